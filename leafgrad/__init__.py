@@ -1,0 +1,1 @@
+"""leafgrad: define-by-run reverse-mode autodiff on NumPy with PyTorch semantics."""
