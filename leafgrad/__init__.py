@@ -1,1 +1,52 @@
-"""leafgrad: define-by-run reverse-mode autodiff on NumPy with PyTorch semantics."""
+"""leafgrad: define-by-run reverse-mode autodiff on NumPy, with PyTorch's semantics.
+
+``import leafgrad as torch`` runs PyTorch programs: the same printed output, the same
+gradients, the same errors, on a small engine that anyone can read.
+"""
+from . import backend
+from .backend import (bool_ as bool, device, dtype, float16, float32, float64, get_default_dtype, int8, int16,
+                      int32, int64, promote_types, result_type as _result_type, set_default_dtype, uint8)
+from .tensor import Size, Tensor
+from . import autograd
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                                 no_grad, set_grad_enabled)
+from .ops import *  # noqa: F401,F403  the op library's functions
+from .ops import FUNCTIONS as _OP_FUNCTIONS
+from .creation import (Generator, arange, as_tensor, asarray, default_generator, empty, empty_like, eye,
+                       from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed,
+                       normal, bernoulli, multinomial, ones, ones_like, rand, rand_like, randint, randint_like, randn,
+                       randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
+from ._tensor_str import set_printoptions, get_printoptions
+
+half = float16
+float = float32
+double = float64
+long = int64
+int = int32
+short = int16
+cfloat = None
+__version__ = '0.1.0'
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def result_type(tensor1, tensor2):
+    return _result_type(tensor1, tensor2)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def __getattr__(name):
+    # Subpackages load on first use, so that `import leafgrad` stays fast.
+    import importlib
+    if name in ('nn', 'optim', 'utils', 'cuda', 'testing', 'linalg', 'viz', 'distributed', 'func', 'special'):
+        return importlib.import_module(f'.{name}', __name__)
+    raise AttributeError(f"module 'leafgrad' has no attribute '{name}'")

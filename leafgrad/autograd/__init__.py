@@ -1,0 +1,135 @@
+"""Reverse-mode automatic differentiation: ``backward`` and ``grad``."""
+from . import grad_mode
+from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
+from .engine import run_backward
+from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .graph import Node, gradient_edge
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    from ..tensor import Tensor
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grads, is_grads_batched=False):
+    """Check user-given output gradients, or create ones for scalar outputs."""
+    from ..tensor import Tensor
+    from .. import ones_like
+    result = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if out._requires_grad:
+                if out._data.size != 1:
+                    raise RuntimeError('grad can be implicitly created only for scalar outputs')
+                if out._data.dtype.kind != 'f':
+                    raise RuntimeError('grad can be implicitly created only for real scalar outputs '
+                                       f'but got {out.dtype}')
+                g = ones_like(out)
+            result.append(g)
+            continue
+        if not isinstance(g, Tensor):
+            from .. import tensor as make_tensor
+            g = make_tensor(g, dtype=out.dtype)
+        if g._data.shape != out._data.shape:
+            raise RuntimeError(f'Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and '
+                               f'output[{i}] has a shape of {out.shape}.')
+        if g._data.dtype.kind != out._data.dtype.kind:
+            raise TypeError(f'For output at index {i}: expected grad_output of dtype {out.dtype} '
+                            f'but got {g.dtype}')
+        result.append(g)
+    return result
+
+
+def _root_edges(tensors):
+    edges = []
+    for i, t in enumerate(tensors):
+        if not t._requires_grad:
+            raise RuntimeError(f'element {i} of tensors does not require grad and does not have a grad_fn')
+        edges.append(gradient_edge(t))
+    return edges
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+             inputs=None):
+    """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (sum over them)."""
+    tensors = _as_tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f'got {len(grad_tensors)} tensors and {len(tensors)} gradients')
+    inputs = _as_tuple(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError('`inputs` argument to `backward()` cannot be empty.')
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges = _root_edges(tensors)
+    grads = _make_grads(tensors, grad_tensors)
+    input_edges = None
+    if inputs is not None:
+        input_edges = []
+        for t in inputs:
+            if not t._requires_grad:
+                raise RuntimeError('One of the differentiated Tensors does not require grad')
+            input_edges.append(gradient_edge(t))
+    captured = run_backward(edges, grads, retain_graph, create_graph, input_edges)
+    if inputs is not None:
+        # Leaves accumulated through their AccumulateGrad; a non-leaf input gets its
+        # gradient in .grad as retain_grad would give it.
+        for t, g in zip(inputs, captured):
+            if t._grad_fn is not None and g is not None:
+                t._grad = g.detach() if t._grad is None else t._grad + g
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated."""
+    if is_grads_batched:
+        raise NotImplementedError('is_grads_batched=True is not supported')
+    if materialize_grads and allow_unused is False:
+        raise ValueError('Expected allow_unused to be True or not passed when materialize_grads=True, '
+                         'but got: allow_unused=False.')
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    single_input = not isinstance(inputs, (tuple, list))
+    inputs = _as_tuple(inputs)
+    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f'grad requires one grad_output per output: got {len(grad_outputs)} '
+                           f'grad_outputs and {len(outputs)} outputs')
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError('One of the differentiated Tensors does not require grad')
+    # Outputs that do not require grad contribute nothing (PyTorch skips them too).
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o._requires_grad]
+    if not pairs:
+        raise RuntimeError('element 0 of tensors does not require grad and does not have a grad_fn')
+    outs = [o for o, _ in pairs]
+    edges = _root_edges(outs)
+    grads = _make_grads(outs, [g for _, g in pairs])
+    input_edges = [gradient_edge(t) for t in inputs]
+    captured = run_backward(edges, grads, retain_graph, create_graph, input_edges, capture=True)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, captured)):
+        if g is None:
+            if materialize_grads:
+                from .. import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(f'The differentiated Tensor at index {i} appears to not have been '
+                                   'used in the graph. Set allow_unused=True if this is the desired behavior.')
+        elif not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
+
+
+__all__ = ['backward', 'grad', 'no_grad', 'enable_grad', 'set_grad_enabled', 'inference_mode',
+           'detect_anomaly', 'set_detect_anomaly', 'grad_mode', 'Node']

@@ -1,0 +1,76 @@
+"""Anomaly detection: name the node whose derivative produced NaN, and where it was created.
+
+While enabled, every recorded node keeps the traceback of the forward call that created it,
+and the engine checks each derivative's outputs for NaN.
+"""
+import threading
+import traceback
+
+from .grad_mode import _DecoratorContextManager
+
+
+class _AnomalyState(threading.local):
+    enabled = False
+    check_nan = True
+
+
+anomaly_state = _AnomalyState()
+
+
+def is_anomaly_enabled():
+    return anomaly_state.enabled
+
+
+def is_anomaly_check_nan_enabled():
+    return anomaly_state.check_nan
+
+
+def forward_trace():
+    """The stack of the op call being recorded, minus leafgrad's own frames."""
+    frames = [f for f in traceback.extract_stack()[:-1] if '/leafgrad/' not in f.filename.replace('\\', '/')]
+    return ''.join(traceback.format_list(frames))
+
+
+def check_nan(node, grads):
+    if not anomaly_state.check_nan:
+        return
+    for i, g in enumerate(grads):
+        if g is not None and g._data.dtype.kind == 'f' and bool(g._data.__ne__(g._data).any()):
+            if node._anomaly_trace:
+                import sys
+                print('Traceback of forward call that caused the error:\n' + node._anomaly_trace, file=sys.stderr)
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+class detect_anomaly(_DecoratorContextManager):
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
+        self.prev = None
+
+    def __enter__(self):
+        self.prev = (anomaly_state.enabled, anomaly_state.check_nan)
+        anomaly_state.enabled = True
+        anomaly_state.check_nan = self.check_nan
+
+    def __exit__(self, *exc):
+        anomaly_state.enabled, anomaly_state.check_nan = self.prev
+
+    def clone(self):
+        return self.__class__(self.check_nan)
+
+
+class set_detect_anomaly(_DecoratorContextManager):
+    def __init__(self, mode, check_nan=True):
+        self.prev = (anomaly_state.enabled, anomaly_state.check_nan)
+        self.mode, self.check_nan = mode, check_nan
+        anomaly_state.enabled = bool(mode)
+        anomaly_state.check_nan = check_nan
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        anomaly_state.enabled, anomaly_state.check_nan = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode, self.check_nan)

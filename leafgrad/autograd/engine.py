@@ -1,0 +1,208 @@
+"""The backward walk.
+
+Design note. Given root edges and their gradients, the engine
+
+1. counts, for every node reachable from the roots, how many edges point at it (an
+   iterative walk, so a 100,000-node chain needs no recursion);
+2. keeps one input buffer per node (one slot per output of the node) where the gradients
+   arriving along different edges are summed; a node is *ready* when all its counted edges
+   have delivered. Ready nodes run newest first (highest sequence number, as PyTorch orders
+   them); AccumulateGrad nodes run as soon as they are ready;
+3. runs each ready node, in this order of hooks (as PyTorch documents):
+   a. tensor hooks registered with ``register_hook`` on that output, in registration order,
+      each able to replace the gradient;
+   b. ``retain_grad``: the gradient, as the hooks left it, is added to the tensor's ``.grad``;
+   c. node pre-hooks (``grad_fn.register_prehook``);
+   d. the node's derivative (``apply``), then, unless ``retain_graph``, the release of what it
+      saved;
+   e. node post-hooks (``grad_fn.register_hook``);
+   and routes each input gradient to the next node's buffer;
+4. drops each buffer the moment its node has consumed it, so an intermediate gradient lives
+   only until the op below it has used it.
+
+With ``create_graph=True`` the walk runs with grad mode on, so the derivatives (written with
+leafgrad's ops) are themselves recorded. When ``inputs`` are given, only nodes that lead to
+one of them run, and the gradients arriving at them are captured (``autograd.grad``) or
+accumulated (``backward(inputs=...)``).
+"""
+import heapq
+import itertools
+
+from . import grad_mode
+from .anomaly import anomaly_state, check_nan
+from .graph import AccumulateGrad
+
+
+def _count_dependencies(roots):
+    """{node: number of edges into it} over the graph reachable from ``roots``."""
+    deps = {}
+    seen = set(roots)
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    return deps, seen
+
+
+def _nodes_leading_to(targets, nodes):
+    """The nodes from which an edge path reaches a target node (targets included)."""
+    leads = {}
+    for start in nodes:
+        if start in leads:
+            continue
+        # Iterative post-order: a node is decided once all of its successors are.
+        stack = [(start, iter(start.next_functions))]
+        leads[start] = start in targets
+        while stack:
+            node, it = stack[-1]
+            for nxt, _ in it:
+                if nxt is None:
+                    continue
+                if nxt not in leads:
+                    leads[nxt] = nxt in targets
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    break
+                if leads[nxt]:
+                    leads[node] = True
+            else:
+                stack.pop()
+                if stack and leads[node]:
+                    leads[stack[-1][0]] = True
+    return {node for node, ok in leads.items() if ok}
+
+
+def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=None, capture=False):
+    """Walk the graph from ``root_edges`` seeded with ``root_grads``.
+
+    ``input_edges``: restrict the walk to what reaches these edges. With ``capture`` the
+    gradients arriving there are returned (one per edge, None where none arrived) instead of
+    being accumulated.
+    """
+    roots = [node for node, _ in root_edges]
+    deps, nodes = _count_dependencies(roots)
+
+    targets = None
+    runnable = None
+    captured = None
+    if input_edges is not None:
+        targets = {}
+        for pos, (node, nr) in enumerate(input_edges):
+            if node is not None:
+                targets.setdefault(node, []).append((nr, pos))
+        runnable = _nodes_leading_to(targets, nodes)
+        captured = [None] * len(input_edges)
+
+    buffers = {}
+    for (node, nr), grad in zip(root_edges, root_grads):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node.num_outputs
+        buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+
+    order = itertools.count()
+    ready = []
+    for node in buffers:
+        if deps.get(node, 0) == 0 and (runnable is None or node in runnable):
+            heapq.heappush(ready, (-node._seq, next(order), node))
+
+    check_anomaly = anomaly_state.enabled
+    with grad_mode.set_grad_enabled(create_graph):
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node)
+
+            if node._tensor_pre_hooks is not None:
+                _run_tensor_hooks(node._tensor_pre_hooks, grads)
+            if type(node) is AccumulateGrad:
+                meta = node.variable._meta
+                if meta is not None and meta.hooks:
+                    _run_tensor_hooks({0: meta.hooks}, grads)
+            if node._retained is not None:
+                _retain(node._retained, grads)
+
+            if targets is not None and node in targets:
+                for nr, pos in targets[node]:
+                    captured[pos] = grads[nr]
+                if capture and not any(nxt in runnable for nxt, _ in node.next_functions if nxt is not None):
+                    continue
+
+            if node._pre_hooks is not None:
+                for hook in tuple(node._pre_hooks.values()):
+                    new = hook(tuple(grads))
+                    if new is not None:
+                        grads = list(new)
+
+            if all(g is None for g in grads):
+                # Nothing arrived (every consumer's gradient was None): pass None along.
+                outs = (None,) * len(node.next_functions)
+            elif check_anomaly:
+                outs = _apply_with_anomaly(node, grads)
+            else:
+                outs = node.apply(*grads)
+            if not keep_graph:
+                node.release()
+
+            if node._post_hooks is not None:
+                for hook in tuple(node._post_hooks.values()):
+                    new = hook(tuple(outs), tuple(grads))
+                    if new is not None:
+                        outs = tuple(new)
+
+            for (nxt, nr), grad in zip(node.next_functions, outs):
+                if nxt is None:
+                    continue
+                if grad is not None:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                    old = buf[nr]
+                    buf[nr] = grad if old is None else old + grad
+                count = deps[nxt] - 1
+                deps[nxt] = count
+                if count == 0:
+                    if runnable is None or nxt in runnable:
+                        if nxt not in buffers:
+                            buffers[nxt] = [None] * nxt.num_outputs
+                        heapq.heappush(ready, (-nxt._seq, next(order), nxt))
+                    else:
+                        buffers.pop(nxt, None)
+    return captured
+
+
+def _run_tensor_hooks(hooks_by_output, grads):
+    for nr, hooks in hooks_by_output.items():
+        if grads[nr] is None or not hooks:
+            continue
+        for hook in tuple(hooks.values()):
+            new = hook(grads[nr])
+            if new is not None:
+                grads[nr] = new
+
+
+def _retain(retained, grads):
+    for nr, ref in retained.items():
+        tensor = ref()
+        grad = grads[nr]
+        if tensor is None or grad is None:
+            continue
+        if tensor._grad is None:
+            tensor._grad = grad.clone() if grad_mode.state.grad_enabled else grad.detach()._owned_copy()
+        else:
+            tensor._grad = tensor._grad + grad
+
+
+def _apply_with_anomaly(node, grads):
+    try:
+        outs = node.apply(*grads)
+    except Exception:
+        if node._anomaly_trace:
+            import sys
+            print('Traceback of forward call that caused the error:\n' + node._anomaly_trace, file=sys.stderr)
+        raise
+    check_nan(node, outs)
+    return outs

@@ -1,0 +1,239 @@
+"""The one place that knows which array library holds a tensor's data.
+
+Everything else asks this module for the array module (`xp`), for dtypes and for type
+promotion, so that a CuPy backend (``device='cuda'``) changes no op. Dtypes follow PyTorch:
+``float32`` is the default for Python floats, ``int64`` for Python ints, and mixing a tensor
+with a Python scalar keeps the tensor's dtype unless the scalar is of a higher category.
+"""
+import numpy as np
+
+try:  # CuPy is optional: only needed for device='cuda'.
+    import cupy as _cupy
+except Exception:  # ImportError, or a CuPy without a usable CUDA driver
+    _cupy = None
+
+numpy = np
+
+
+class dtype:
+    """A tensor element type, printed as PyTorch prints it (with leafgrad's name)."""
+    __slots__ = ('name', 'np', 'is_floating_point', 'is_complex', 'is_signed', 'itemsize', 'category')
+
+    def __init__(self, name, np_dtype, category):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.category = category  # 0 bool, 1 integer, 2 floating: orders promotion
+        self.is_floating_point = category == 2
+        self.is_complex = False
+        self.is_signed = self.np.kind in 'if'
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self):
+        return 'leafgrad.' + self.name
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+    def to_real(self):
+        return self
+
+    def to_complex(self):
+        raise TypeError('leafgrad has no complex dtypes')
+
+
+bool_ = dtype('bool', np.bool_, 0)
+uint8 = dtype('uint8', np.uint8, 1)
+int8 = dtype('int8', np.int8, 1)
+int16 = dtype('int16', np.int16, 1)
+int32 = dtype('int32', np.int32, 1)
+int64 = dtype('int64', np.int64, 1)
+float16 = dtype('float16', np.float16, 2)
+float32 = dtype('float32', np.float32, 2)
+float64 = dtype('float64', np.float64, 2)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+_BY_NP = {d.np: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME.update({'float': float32, 'double': float64, 'half': float16, 'int': int32,
+                 'long': int64, 'short': int16})
+
+_default_float = float32
+
+
+def _dtype_by_name(name):
+    return _BY_NAME[name]
+
+
+def get_default_dtype():
+    return _default_float
+
+
+def set_default_dtype(d):
+    global _default_float
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f'only floating-point types are supported as the default type, got {d}')
+    _default_float = d
+
+
+def to_dtype(d):
+    """Accept a leafgrad dtype, a NumPy dtype or a Python type, as torch accepts its own."""
+    if type(d) is dtype:
+        return d
+    if d is float:
+        return _default_float
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    try:
+        return _BY_NP[np.dtype(d)]
+    except (TypeError, KeyError):
+        raise TypeError(f'unsupported dtype: {d!r}') from None
+
+
+def from_np(np_dtype):
+    """The leafgrad dtype of a NumPy dtype (float64 arrays stay float64)."""
+    try:
+        return _BY_NP[np_dtype]
+    except KeyError:
+        raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
+                        'float64, float32, float16, int64, int32, int16, int8, uint8, and bool.') from None
+
+
+def promote_types(a, b):
+    """PyTorch's promotion of two dtypes: the higher category wins, else NumPy's lattice."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+def scalar_dtype(value):
+    """The dtype a Python scalar takes when it stands alone (a 'wrapped number')."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    return _default_float
+
+
+def _combine(higher, lower):
+    # torch's combine_categories: a lower-priority participant only matters when it is of
+    # a higher category (e.g. a float scalar with an int tensor).
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.is_floating_point:
+        return higher
+    if higher is bool_ or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands):
+    """torch.result_type over tensors and Python scalars.
+
+    Dimensioned tensors take priority over zero-dim tensors, which take priority over Python
+    scalars; a lower-priority operand only changes the result when its category is higher.
+    """
+    dim_result = zero_result = wrapped_result = None
+    for x in operands:
+        d = getattr(x, 'dtype', None)
+        if d is None:
+            d = scalar_dtype(x)
+            wrapped_result = d if wrapped_result is None else promote_types(wrapped_result, d)
+        elif x.ndim == 0:
+            zero_result = d if zero_result is None else promote_types(zero_result, d)
+        else:
+            dim_result = d if dim_result is None else promote_types(dim_result, d)
+    return _combine(dim_result, _combine(zero_result, wrapped_result))
+
+
+# ---- devices ---------------------------------------------------------------------------
+
+class device:
+    """A place where tensor data lives: 'cpu' (NumPy) or 'cuda[:i]' (CuPy)."""
+    __slots__ = ('type', 'index')
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        elif ':' in type:
+            type, idx = type.split(':', 1)
+            index = int(idx)
+        if type not in ('cpu', 'cuda'):
+            raise RuntimeError(f'Expected one of cpu, cuda device type at start of device string: {type}')
+        self.type = type
+        self.index = index
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __str__(self):
+        return self.type if self.index is None else f'{self.type}:{self.index}'
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+
+CPU = device('cpu')
+
+
+def cuda_available():
+    if _cupy is None:
+        return False
+    try:
+        return _cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def array_module(array):
+    """NumPy for NumPy arrays, CuPy for CuPy arrays (Chainer's get_array_module)."""
+    if _cupy is not None and type(array) is not np.ndarray and isinstance(array, _cupy.ndarray):
+        return _cupy
+    return np
+
+
+def module_for(dev):
+    if dev is None:
+        return np
+    dev = device(dev) if not isinstance(dev, device) else dev
+    if dev.type == 'cpu':
+        return np
+    if not cuda_available():
+        raise RuntimeError('Torch not compiled with CUDA enabled' if _cupy is None else
+                           'No CUDA GPUs are available')
+    return _cupy
+
+
+def device_of(array):
+    if type(array) is np.ndarray:
+        return CPU
+    if _cupy is not None and isinstance(array, _cupy.ndarray):
+        return device('cuda', array.device.id)
+    return CPU
+
+
+def to_device(array, dev):
+    """Move an array to a device; returns the same array when it already lives there."""
+    dev = device(dev) if not isinstance(dev, device) else dev
+    if dev.type == 'cpu':
+        return array if type(array) is np.ndarray else array.get()
+    xp = module_for(dev)
+    with xp.cuda.Device(dev.index or 0):
+        return xp.asarray(array)
+
+
+def to_numpy(array):
+    return array if type(array) is np.ndarray else array.get()

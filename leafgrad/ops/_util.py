@@ -1,0 +1,194 @@
+"""What every op shares: wrapping results, recording nodes, undoing broadcasting.
+
+An op's forward computes on raw arrays, then calls ``record`` (or ``record_many`` for
+several outputs). ``record`` returns the node only when grad mode is on and an input requires
+grad; otherwise the op has taken its fast path and recorded nothing.
+
+NumPy functions are called through ``xp`` (NumPy). CuPy arrays implement NumPy's dispatch
+protocols (``__array_ufunc__``, ``__array_function__``), so the same call runs on the GPU.
+"""
+from .. import backend
+from ..autograd.grad_mode import state
+from ..autograd.anomaly import anomaly_state, forward_trace
+from ..autograd.graph import Node, SavedOutput, grad_accumulator
+from ..tensor import Tensor
+
+xp = backend.numpy
+_ndarray = xp.ndarray
+_generic = xp.generic
+_Tensor = Tensor
+_wrap = Tensor._wrap
+
+
+def wrap(data):
+    """A tensor around an op's result. NumPy returns scalars for 0-d results; a tensor always
+    holds an array."""
+    if type(data) is not _ndarray and isinstance(data, _generic):
+        data = xp.asarray(data)
+    return _wrap(data)
+
+
+def edge(t):
+    """The edge along which ``t`` receives its gradient, (None, 0) if it needs none."""
+    if type(t) is _Tensor or isinstance(t, _Tensor):
+        fn = t._grad_fn
+        if fn is not None:
+            return (fn, t._output_nr)
+        if t._requires_grad:
+            return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+def needs_grad(*inputs):
+    if not state.grad_enabled:
+        return False
+    for t in inputs:
+        if isinstance(t, _Tensor) and t._requires_grad:
+            return True
+    return False
+
+
+def record(out_data, node_cls, inputs):
+    """Wrap ``out_data``; when an input needs grad, record a ``node_cls`` node producing it.
+
+    Returns (output tensor, node or None).
+    """
+    if type(out_data) is not _ndarray and isinstance(out_data, _generic):
+        out_data = xp.asarray(out_data)
+    out = _wrap(out_data)
+    if not state.grad_enabled:
+        return out, None
+    for t in inputs:
+        if isinstance(t, _Tensor) and t._requires_grad:
+            break
+    else:
+        return out, None
+    node = node_cls(tuple([edge(t) for t in inputs]))
+    out._grad_fn = node
+    out._requires_grad = True
+    if anomaly_state.enabled:
+        node._anomaly_trace = forward_trace()
+    return out, node
+
+
+def record_many(out_datas, node_cls, inputs, differentiable=None):
+    """Like ``record`` for an op with several outputs; ``differentiable`` flags which of
+    them carry gradient (an argmax's indices do not). Returns (outputs, node or None)."""
+    outs = [wrap(d) for d in out_datas]
+    if not needs_grad(*inputs):
+        return outs, None
+    node = node_cls(tuple([edge(t) for t in inputs]))
+    node.num_outputs = len(outs)
+    node.output_meta = [(d.shape, d.dtype) for d in out_datas]
+    for i, out in enumerate(outs):
+        if differentiable is None or differentiable[i]:
+            out._grad_fn = node
+            out._requires_grad = True
+            out._output_nr = i
+    if anomaly_state.enabled:
+        node._anomaly_trace = forward_trace()
+    return outs, node
+
+
+def saved_output(t):
+    return SavedOutput(t)
+
+
+def as_tensor_arg(x, like):
+    """A Python scalar operand as a 0-dim array of the tensor's kind (for ops needing arrays)."""
+    if isinstance(x, _Tensor):
+        return x
+    return wrap(xp.asarray(x, dtype=like._data.dtype))
+
+
+def binary_operands(a, b):
+    """The two operands' arrays, cast to PyTorch's result dtype.
+
+    Python scalars stay Python scalars when NumPy's weak-scalar rule already gives PyTorch's
+    dtype (a float tensor with any number), which is the common, fast case.
+    """
+    a_t = isinstance(a, _Tensor)
+    b_t = isinstance(b, _Tensor)
+    if a_t and b_t:
+        ad, bd = a._data, b._data
+        if ad.dtype is bd.dtype or ad.dtype == bd.dtype:
+            return ad, bd
+        dt = backend.result_type(a, b).np
+        return ad.astype(dt, copy=False), bd.astype(dt, copy=False)
+    if a_t:
+        return a._data, _scalar_for(a._data, b, a)
+    if b_t:
+        return _scalar_for(b._data, a, b), b._data
+    raise TypeError('expected at least one tensor operand')
+
+
+def _scalar_for(arr, scalar, tensor):
+    if not isinstance(scalar, (int, float, bool)):
+        if hasattr(scalar, 'dtype') and hasattr(scalar, 'shape'):  # a NumPy array or scalar
+            return xp.asarray(scalar)
+        raise TypeError(f'unsupported operand type: {type(scalar).__name__}')
+    kind = arr.dtype.kind
+    if kind == 'f' and type(scalar) is not bool:
+        return scalar
+    dt = backend.result_type(tensor, scalar).np
+    return xp.asarray(scalar).astype(dt)
+
+
+def binary_arrays(a, b):
+    """Like ``binary_operands``, but the tensor operand's array is also cast (so the result of
+    NumPy's op has PyTorch's dtype) and scalars become arrays of that dtype."""
+    x, y = binary_operands(a, b)
+    dt = None
+    if not isinstance(a, _Tensor) or not isinstance(b, _Tensor):
+        t = a if isinstance(a, _Tensor) else b
+        dt = backend.result_type(a, b).np
+        if t._data.dtype != dt:
+            if t is a:
+                x = x.astype(dt)
+            else:
+                y = y.astype(dt)
+    return x, y
+
+
+def sum_to(grad, shape):
+    """Undo broadcasting: sum ``grad`` down to ``shape`` (the one broadcasting rule)."""
+    gshape = grad._data.shape
+    if gshape == shape:
+        return grad
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    from .reduction import sum as _sum
+    out = _sum(grad, dims, keepdim=True) if dims else grad
+    if lead:
+        from .shape import reshape
+        out = reshape(out, shape)
+    return out
+
+
+def wrap_dim(dim, ndim):
+    from ..tensor import _wrap_dim
+    return _wrap_dim(dim, ndim)
+
+
+def wrap_dims(dim, ndim):
+    """Normalize an int, a tuple of ints or None (all dims) to a sorted tuple of dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        return (wrap_dim(dim, ndim),)
+    dims = tuple(wrap_dim(d, ndim) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f'dim {dims[0]} appears multiple times in the list of dims')
+    return dims
+
+
+def float_dtype_for(arr):
+    """Ops such as exp turn integer input into the default float dtype, as PyTorch does."""
+    if arr.dtype.kind == 'f':
+        return arr
+    return arr.astype(backend.get_default_dtype().np)
+
+
+__all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'record_many', 'saved_output', 'sum_to',
+           'binary_operands', 'binary_arrays', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
+           'as_tensor_arg', 'state']

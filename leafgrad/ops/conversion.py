@@ -1,0 +1,92 @@
+"""Moving a tensor to another dtype or device (``to``, ``float``, ``cuda`` …)."""
+from .. import backend
+from ._util import Node, record
+from ..tensor import Tensor
+
+
+class ToCopyBackward0(Node):
+    def apply(self, grad):
+        return to(grad, dtype=self.self_dtype, device=self.self_device),
+
+
+def _parse_to(args, kwargs):
+    dtype = kwargs.pop('dtype', None)
+    device = kwargs.pop('device', None)
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (backend.dtype,)) or a in (float, int, bool):
+            dtype = a
+        elif isinstance(a, (str, backend.device)):
+            device = a
+        elif a is None:
+            continue
+        else:
+            raise TypeError(f'to() received an invalid combination of arguments: {a!r}')
+    return dtype, device, kwargs.pop('copy', False)
+
+
+def to(input, *args, **kwargs):
+    dtype, device, copy = _parse_to(args, kwargs)
+    data = input._data
+    new = data
+    if device is not None:
+        dev = backend.device(device) if not isinstance(device, backend.device) else device
+        if dev != backend.device_of(data) and not (dev.type == 'cuda' and dev.index is None and
+                                                    backend.device_of(data).type == 'cuda'):
+            new = backend.to_device(new, dev)
+    if dtype is not None:
+        new = new.astype(backend.to_dtype(dtype).np, copy=False)
+    if new is data:
+        if not copy:
+            return input
+        new = data.copy()
+    out, node = record(new, ToCopyBackward0, (input,))
+    if node is not None:
+        if new.dtype.kind != 'f':
+            out._grad_fn, out._requires_grad = None, False
+        node.self_dtype, node.self_device = input.dtype, input.device
+    return out
+
+
+def _caster(name, dtype):
+    def cast(input, memory_format=None):
+        return to(input, dtype)
+    cast.__name__ = name
+    return cast
+
+
+float_ = _caster('float', backend.float32)
+double = _caster('double', backend.float64)
+half = _caster('half', backend.float16)
+long = _caster('long', backend.int64)
+int_ = _caster('int', backend.int32)
+short = _caster('short', backend.int16)
+bool_ = _caster('bool', backend.bool_)
+byte = _caster('byte', backend.uint8)
+char = _caster('char', backend.int8)
+
+
+def type_as(input, other):
+    return to(input, other.dtype)
+
+
+def cpu(input):
+    return to(input, device='cpu')
+
+
+def cuda(input, device=None, non_blocking=False):
+    return to(input, device='cuda' if device is None else (f'cuda:{device}' if isinstance(device, int) else device))
+
+
+def type_(input, dtype=None, non_blocking=False):
+    if dtype is None:
+        from ..tensor import legacy_type_name
+        return legacy_type_name(input._data)
+    if isinstance(dtype, str):
+        name = dtype.rsplit('.', 1)[-1]
+        table = {'FloatTensor': backend.float32, 'DoubleTensor': backend.float64, 'LongTensor': backend.int64,
+                 'IntTensor': backend.int32, 'BoolTensor': backend.bool_, 'HalfTensor': backend.float16,
+                 'ByteTensor': backend.uint8}
+        dtype = table[name]
+    return to(input, dtype)

@@ -1,0 +1,515 @@
+"""Elementwise ops: arithmetic and the core unary functions, each with its derivative.
+
+Derivatives are written with leafgrad ops on tensors, so that ``create_graph=True`` records
+them; under a plain ``backward()`` grad mode is off and those ops take their fast path.
+"""
+from ..autograd.grad_mode import state
+from ._util import Node, binary_operands, float_dtype_for, record, saved_output, sum_to, wrap, xp
+from ..tensor import Tensor
+
+
+def _shape(x):
+    return x._data.shape if isinstance(x, Tensor) else ()
+
+
+class _BinaryNode(Node):
+    """Binary ops remember their operands' shapes to undo broadcasting."""
+    __slots__ = ('self_shape', 'other_shape', 'other_scalar', 'alpha')
+
+
+# ---- add, sub ----------------------------------------------------------------------------
+
+class AddBackward0(_BinaryNode):
+    __slots__ = ()
+
+    def apply(self, grad):
+        a = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
+        b = None
+        if self.next_functions[1][0] is not None:
+            b = sum_to(grad if self.alpha == 1 else grad * self.alpha, self.other_shape)
+        return a, b
+
+
+class SubBackward0(_BinaryNode):
+    __slots__ = ()
+
+    def apply(self, grad):
+        a = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
+        b = None
+        if self.next_functions[1][0] is not None:
+            b = sum_to(-grad if self.alpha == 1 else grad * -self.alpha, self.other_shape)
+        return a, b
+
+
+class RsubBackward1(Node):
+    """``scalar - tensor``."""
+    __slots__ = ('alpha',)
+
+    def apply(self, grad):
+        return (-grad if self.alpha == 1 else grad * -self.alpha),
+
+
+def add(input, other, *, alpha=1, out=None):
+    x, y = binary_operands(input, other)
+    data = x + y if alpha == 1 else x + y * alpha
+    result, node = record(data, AddBackward0, (input, other))
+    if node is not None:
+        node.self_shape, node.other_shape, node.alpha = _shape(input), _shape(other), alpha
+    return result
+
+
+def sub(input, other, *, alpha=1, out=None):
+    if isinstance(input, Tensor) and input._data.dtype.kind == 'b' and isinstance(other, Tensor) \
+            and other._data.dtype.kind == 'b':
+        raise RuntimeError('Subtraction, the `-` operator, with two bool tensors is not supported. '
+                           'Use the `^` or `logical_xor()` operator instead.')
+    x, y = binary_operands(input, other)
+    data = x - y if alpha == 1 else x - y * alpha
+    if not isinstance(input, Tensor):  # scalar - tensor
+        result, node = record(data, RsubBackward1, (other,))
+        if node is not None:
+            node.alpha = alpha
+        return result
+    result, node = record(data, SubBackward0, (input, other))
+    if node is not None:
+        node.self_shape, node.other_shape, node.alpha = _shape(input), _shape(other), alpha
+    return result
+
+
+def rsub(input, other, *, alpha=1):
+    return sub(other, input, alpha=alpha)
+
+
+# ---- mul, div ----------------------------------------------------------------------------
+
+class MulBackward0(_BinaryNode):
+    __slots__ = ()
+
+    def apply(self, grad):
+        saved = self.saved_tensors
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            other = saved[1] if self.other_scalar is None else self.other_scalar
+            ga = sum_to(grad * other, self.self_shape)
+        if self.next_functions[1][0] is not None:
+            gb = sum_to(grad * saved[0], self.other_shape)
+        return ga, gb
+
+
+def mul(input, other):
+    x, y = binary_operands(input, other)
+    if not isinstance(input, Tensor):
+        input, other = other, input  # scalar * tensor: the tensor is "self"
+    result, node = record(x * y, MulBackward0, (input, other))
+    if node is not None:
+        node.self_shape, node.other_shape = _shape(input), _shape(other)
+        node.other_scalar = None if isinstance(other, Tensor) else other
+        # Save only what the derivative needs: other for self's gradient, self for other's.
+        if node.other_scalar is not None:
+            node.save()
+        elif node.next_functions[1][0] is None:
+            node.save(_Empty, other)  # self is needed only for other's gradient
+        else:
+            node.save(input, other)
+    return result
+
+
+class DivBackward0(_BinaryNode):
+    __slots__ = ()
+
+    def apply(self, grad):
+        saved = self.saved_tensors
+        ga = gb = None
+        if self.other_scalar is not None:
+            return sum_to(grad / self.other_scalar, self.self_shape), None
+        other = saved[1]
+        if self.next_functions[0][0] is not None:
+            ga = sum_to(grad / other, self.self_shape)
+        if self.next_functions[1][0] is not None:
+            gb = sum_to(-grad * saved[0] / (other * other), self.other_shape)
+        return ga, gb
+
+
+class _RDivBackward(Node):
+    """``scalar / tensor``: recorded by PyTorch as reciprocal then mul."""
+    __slots__ = ('numerator',)
+
+
+def div(input, other, *, rounding_mode=None):
+    if rounding_mode is not None:
+        from .rounding import div_rounded
+        return div_rounded(input, other, rounding_mode)
+    if not isinstance(input, Tensor):
+        return mul(reciprocal(other), input)
+    x, y = binary_operands(input, other)
+    if x.dtype.kind in 'biu' and (not hasattr(y, 'dtype') or y.dtype.kind in 'biu') and not isinstance(y, float):
+        # true division of integers gives the default float dtype
+        from .. import backend
+        fdt = backend.get_default_dtype().np
+        x = x.astype(fdt)
+        y = y.astype(fdt) if hasattr(y, 'astype') else y
+    result, node = record(x / y, DivBackward0, (input, other))
+    if node is not None:
+        node.self_shape, node.other_shape = _shape(input), _shape(other)
+        node.other_scalar = None if isinstance(other, Tensor) else other
+        if node.other_scalar is not None:
+            node.save()
+        elif node.next_functions[1][0] is None:
+            node.save(_Empty, other)
+        else:
+            node.save(input, other)
+    return result
+
+
+true_divide = divide = div
+multiply = mul
+subtract = sub
+
+
+class ReciprocalBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        return (-grad * result * result),
+
+
+def reciprocal(input):
+    result, node = record(1 / float_dtype_for(input._data), ReciprocalBackward0, (input,))
+    if node is not None:
+        node.save(saved_output(result))
+    return result
+
+
+# ---- pow ---------------------------------------------------------------------------------
+
+class PowBackward0(Node):
+    """``tensor ** scalar``."""
+    __slots__ = ('exponent',)
+
+    def apply(self, grad):
+        (base,) = self.saved_tensors
+        p = self.exponent
+        if p == 0:
+            return grad * 0,
+        if p == 2:
+            return grad * (base * 2),
+        return grad * (pow(base, p - 1) * p),
+
+
+class PowBackward1(Node):
+    """``tensor ** tensor``."""
+    __slots__ = ('self_shape', 'other_shape')
+
+    def apply(self, grad):
+        base, exponent, result = self.saved_tensors
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            # where the exponent is 0 the gradient is 0 (also at base 0)
+            g = grad * exponent * pow(base, exponent - 1)
+            ga = sum_to(where(exponent == 0, 0.0, g), self.self_shape)
+        if self.next_functions[1][0] is not None:
+            g = grad * result * log(base)
+            gb = sum_to(where((base == 0) & (exponent >= 0), 0.0, g), self.other_shape)
+        return ga, gb
+
+
+class PowBackward2(Node):
+    """``scalar ** tensor``."""
+    __slots__ = ('base',)
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        import math
+        if self.base == 0:
+            return grad * 0 * result,
+        return grad * result * math.log(self.base),
+
+
+def pow(input, exponent):
+    if not isinstance(input, Tensor):
+        x, y = binary_operands(input, exponent)
+        if y.dtype.kind != 'f' and isinstance(input, float):
+            y = float_dtype_for(y)
+        result, node = record(xp.power(x, y), PowBackward2, (exponent,))
+        if node is not None:
+            node.base = input
+            node.save(saved_output(result))
+        return result
+    if isinstance(exponent, Tensor):
+        x, y = binary_operands(input, exponent)
+        result, node = record(xp.power(x, y), PowBackward1, (input, exponent))
+        if node is not None:
+            node.self_shape, node.other_shape = input._data.shape, exponent._data.shape
+            node.save(input, exponent, saved_output(result))
+        return result
+    x, y = binary_operands(input, exponent)
+    if x.dtype.kind in 'iu' and isinstance(exponent, int) and exponent < 0:
+        raise RuntimeError('Integers to negative integer powers are not allowed.')
+    if y == 2:
+        data = x * x
+    elif y == 1:
+        data = x.copy()
+    elif y == 0.5:
+        data = xp.sqrt(x)
+    else:
+        data = xp.power(x, y)
+    result, node = record(data, PowBackward0, (input,))
+    if node is not None:
+        node.exponent = exponent
+        node.save(input)
+    return result
+
+
+def rpow(input, other):
+    return pow(other, input)
+
+
+def square(input):
+    return pow(input, 2)
+
+
+# ---- unary functions ---------------------------------------------------------------------
+
+class NegBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        return -grad,
+
+
+def neg(input):
+    if input._data.dtype.kind == 'b':
+        raise RuntimeError('Negation, the `-` operator, on a bool tensor is not supported. If you are '
+                           'trying to invert a mask, use the `~` or `logical_not()` operator instead.')
+    return record(-input._data, NegBackward0, (input,))[0]
+
+
+negative = neg
+
+
+class ExpBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        return grad * result,
+
+
+def exp(input):
+    result, node = record(xp.exp(float_dtype_for(input._data)), ExpBackward0, (input,))
+    if node is not None:
+        node.save(saved_output(result))
+    return result
+
+
+class LogBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad / x,
+
+
+def log(input):
+    with xp.errstate(divide='ignore', invalid='ignore'):
+        data = xp.log(float_dtype_for(input._data))
+    result, node = record(data, LogBackward0, (input,))
+    if node is not None:
+        node.save(input)
+    return result
+
+
+class SqrtBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        return grad / (result * 2),
+
+
+def sqrt(input):
+    with xp.errstate(invalid='ignore'):
+        data = xp.sqrt(float_dtype_for(input._data))
+    result, node = record(data, SqrtBackward0, (input,))
+    if node is not None:
+        node.save(saved_output(result))
+    return result
+
+
+class AbsBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * sign(x),
+
+
+def abs(input):
+    result, node = record(xp.abs(input._data), AbsBackward0, (input,))
+    if node is not None:
+        node.save(input)
+    return result
+
+
+absolute = abs
+
+
+def sign(input):
+    """Piecewise constant: its gradient is zero everywhere (SignBackward0)."""
+    result, node = record(xp.sign(input._data), SignBackward0, (input,))
+    return result
+
+
+class SignBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        return grad * 0,
+
+
+class TanhBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        return grad * (1 - result * result),
+
+
+def tanh(input):
+    result, node = record(xp.tanh(float_dtype_for(input._data)), TanhBackward0, (input,))
+    if node is not None:
+        node.save(saved_output(result))
+    return result
+
+
+class SigmoidBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        return grad * (result * (1 - result)),
+
+
+def _sigmoid_array(x):
+    # exp of a negative argument only, so large |x| neither overflows nor warns
+    x = float_dtype_for(x)
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def sigmoid(input):
+    result, node = record(_sigmoid_array(input._data), SigmoidBackward0, (input,))
+    if node is not None:
+        node.save(saved_output(result))
+    return result
+
+
+class ReluBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        return grad * (result > 0),
+
+
+def relu(input):
+    data = input._data
+    result, node = record(xp.maximum(data, data.dtype.type(0)), ReluBackward0, (input,))
+    if node is not None:
+        node.save(saved_output(result))
+    return result
+
+
+class SinBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * cos(x),
+
+
+def sin(input):
+    result, node = record(xp.sin(float_dtype_for(input._data)), SinBackward0, (input,))
+    if node is not None:
+        node.save(input)
+    return result
+
+
+class CosBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * -sin(x),
+
+
+def cos(input):
+    result, node = record(xp.cos(float_dtype_for(input._data)), CosBackward0, (input,))
+    if node is not None:
+        node.save(input)
+    return result
+
+
+# ---- where (used by derivatives above) -----------------------------------------------------
+
+class WhereBackward0(Node):
+    __slots__ = ('x_shape', 'y_shape')
+
+    def apply(self, grad):
+        (cond,) = self.saved_tensors
+        zero = grad * 0
+        gx = sum_to(where(cond, grad, zero), self.x_shape) if self.next_functions[0][0] is not None else None
+        gy = sum_to(where(cond, zero, grad), self.y_shape) if self.next_functions[1][0] is not None else None
+        return gx, gy
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        from .indexing import nonzero
+        return nonzero(condition, as_tuple=True)
+    x, y = binary_operands(input, other) if (isinstance(input, Tensor) or isinstance(other, Tensor)) \
+        else (xp.asarray(input), xp.asarray(other))
+    cond = condition._data if isinstance(condition, Tensor) else xp.asarray(condition)
+    if cond.dtype.kind != 'b':
+        raise RuntimeError(f'where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype}')
+    data = xp.where(cond, x, y)
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        pass
+    elif isinstance(input, Tensor) or isinstance(other, Tensor):
+        t = input if isinstance(input, Tensor) else other
+        if data.dtype != t._data.dtype and t._data.dtype.kind == 'f':
+            data = data.astype(t._data.dtype)
+    result, node = record(data, WhereBackward0, (input, other))
+    if node is not None:
+        node.x_shape, node.y_shape = _shape(input), _shape(other)
+        node.save(condition if isinstance(condition, Tensor) else wrap(cond))
+    return result
+
+
+# ---- comparison (no gradient) --------------------------------------------------------------
+
+def _compare(ufunc):
+    def compare(input, other):
+        x, y = binary_operands(input, other)
+        return wrap(ufunc(x, y))
+    compare.__name__ = ufunc.__name__
+    return compare
+
+
+eq = _compare(xp.equal)
+ne = _compare(xp.not_equal)
+lt = _compare(xp.less)
+le = _compare(xp.less_equal)
+gt = _compare(xp.greater)
+ge = _compare(xp.greater_equal)
+less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
+
+
+class _EmptyType:
+    """A placeholder in a node's saved tuple for an operand it does not need."""
+    __slots__ = ()
+    _version_counter = (0,)
+
+
+_Empty = _EmptyType()

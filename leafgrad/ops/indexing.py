@@ -1,0 +1,207 @@
+"""Indexing: ``t[idx]`` for reading and ``t[idx] = v`` for writing.
+
+Basic indexing (ints, slices, None, ...) is a chain of views (select, slice, unsqueeze), named
+as PyTorch names them. Any tensor, list or boolean index makes it advanced indexing: a copy,
+recorded as one IndexBackward0 whose derivative scatters the gradient back (summing repeats).
+"""
+from .. import backend
+from ._util import Node, record, sum_to, wrap, xp
+from ..tensor import Tensor
+from . import shape as _shape
+
+
+def _is_basic(c):
+    return c is None or c is Ellipsis or isinstance(c, slice) or (isinstance(c, int) and not isinstance(c, bool))
+
+
+def _normalize(index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    out = []
+    for c in index:
+        if isinstance(c, Tensor):
+            if c._data.ndim == 0 and c._data.dtype.kind in 'iu':
+                c = int(c._data)
+            else:
+                c = c._data
+        out.append(c)
+    return tuple(out)
+
+
+def _to_numpy_index(index, shape):
+    """Advanced index components as arrays, checked against the shape with PyTorch's errors."""
+    out = []
+    dim = 0
+    consumed = sum((c.ndim if hasattr(c, 'dtype') and c.dtype.kind == 'b' else 1)
+                   for c in index if c is not None and c is not Ellipsis)
+    n_ellipsis_dims = len(shape) - consumed
+    for c in index:
+        if c is Ellipsis:
+            out.append(c)
+            dim += max(n_ellipsis_dims, 0)
+            continue
+        if c is None:
+            out.append(c)
+            continue
+        if isinstance(c, (list, tuple)):
+            c = xp.asarray(c)
+            if c.dtype.kind == 'f':
+                raise IndexError('tensors used as indices must be long, int, byte or bool tensors')
+        if hasattr(c, 'dtype'):
+            if c.dtype.kind == 'b':
+                if dim + c.ndim <= len(shape) and c.shape != shape[dim:dim + c.ndim]:
+                    raise IndexError(f'The shape of the mask {list(c.shape)} at index {dim} does not match the '
+                                     f'shape of the indexed tensor {list(shape[dim:dim + c.ndim])} at index {dim}')
+                dim += c.ndim
+            elif c.dtype.kind in 'iu':
+                if dim < len(shape) and c.size:
+                    size = shape[dim]
+                    bad = c[(c >= size) | (c < -size)]
+                    if bad.size:
+                        raise IndexError(f'index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} '
+                                         f'with size {size}')
+                dim += 1
+            else:
+                raise IndexError('tensors used as indices must be long, int, byte or bool tensors')
+        else:
+            dim += 1
+        out.append(c)
+    if dim > len(shape):
+        raise IndexError(f'too many indices for tensor of dimension {len(shape)}')
+    return tuple(out)
+
+
+class AliasBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        return grad,
+
+
+def alias(input):
+    return _shape.make_view(input, input._data.view(), AliasBackward0, alias)[0]
+
+
+def _basic_getitem(input, index):
+    nd = input._data.ndim
+    consumed = sum(1 for c in index if c is not None and c is not Ellipsis)
+    if consumed > nd:
+        raise IndexError(f'too many indices for tensor of dimension {nd}')
+    if sum(1 for c in index if c is Ellipsis) > 1:
+        raise IndexError('an index can only have a single ellipsis')
+    out = input
+    dim = 0
+    for c in index:
+        if c is Ellipsis:
+            dim += nd - consumed
+        elif c is None:
+            out = _shape.unsqueeze(out, dim)
+            dim += 1
+        elif isinstance(c, int):
+            out = _shape.select(out, dim, c)
+        else:
+            if c != slice(None):
+                out = _shape.slice_dim(out, dim, c.start, c.stop, c.step)
+            dim += 1
+    if out is input:
+        out = alias(input)
+    return out
+
+
+class IndexBackward0(Node):
+    def apply(self, grad):
+        return index_put_embed(grad, self.self_shape, self.index),
+
+
+def getitem(input, index):
+    index = _normalize(index)
+    if all(_is_basic(c) for c in index):
+        return _basic_getitem(input, index)
+    np_index = _to_numpy_index(index, input._data.shape)
+    data = input._data[np_index]
+    out, node = record(data, IndexBackward0, (input,))
+    if node is not None:
+        node.self_shape, node.index = input._data.shape, np_index
+    return out
+
+
+class IndexPutEmbedBackward0(Node):
+    """The derivative of scattering ``values`` into zeros is reading them back."""
+
+    def apply(self, grad):
+        return _read(grad, self.index),
+
+
+def _read(t, index):
+    out, node = record(t._data[index], IndexBackward0, (t,))
+    if node is not None:
+        node.self_shape, node.index = t._data.shape, index
+    return out
+
+
+def index_put_embed(values, shape, index):
+    """Zeros of ``shape`` with ``values`` added at ``index`` (repeated indices sum)."""
+    data = xp.zeros(shape, dtype=values._data.dtype)
+    if all(_is_basic(c) for c in index):
+        data[index] = values._data
+    else:
+        xp.add.at(data, index, values._data)
+    out, node = record(data, IndexPutEmbedBackward0, (values,))
+    if node is not None:
+        node.index = index
+    return out
+
+
+# ---- writing: t[idx] = v ---------------------------------------------------------------
+
+class IndexPutBackward0(Node):
+    def apply(self, grad):
+        gs = gv = None
+        if self.next_functions[0][0] is not None:
+            keep = xp.ones(self.self_shape, dtype=bool)
+            keep[self.index] = False
+            gs = grad * wrap(keep)
+        if self.next_functions[1][0] is not None:
+            gv = sum_to(_read(grad, self.index), self.values_shape)
+        return gs, gv
+
+
+def _index_put(input, index, values):
+    """Out of place: ``input`` with ``values`` written at an advanced ``index``."""
+    data = input._data.copy()
+    v = values._data if isinstance(values, Tensor) else values
+    data[index] = v
+    out, node = record(data, IndexPutBackward0, (input, values))
+    if node is not None:
+        node.self_shape, node.index = input._data.shape, index
+        node.values_shape = values._data.shape if isinstance(values, Tensor) else ()
+    return out
+
+
+def setitem(input, index, value):
+    from .inplace import copy_, inplace
+    index = _normalize(index)
+    if not isinstance(value, Tensor):
+        value = wrap(xp.asarray(value, dtype=input._data.dtype))
+    if all(_is_basic(c) for c in index):
+        copy_(_basic_getitem(input, index), value)
+        return
+    np_index = _to_numpy_index(index, input._data.shape)
+    target_shape = input._data[np_index].shape
+    try:
+        xp.broadcast_shapes(value._data.shape, target_shape)
+    except ValueError:
+        raise RuntimeError(f'shape mismatch: value tensor of shape {list(value._data.shape)} cannot be '
+                           f'broadcast to indexing result of shape {list(target_shape)}') from None
+    if value._data.dtype != input._data.dtype:
+        value = value.to(backend.from_np(input._data.dtype))
+    inplace(input, lambda s: _index_put(s, np_index, value), (value,))
+
+
+def nonzero(input, *, as_tuple=False):
+    idx = xp.nonzero(input._data)
+    if as_tuple:
+        if input._data.ndim == 0:
+            return (wrap(xp.arange(int(bool(input._data))).astype(xp.int64)),)
+        return tuple(wrap(i.astype(xp.int64)) for i in idx)
+    return wrap(xp.stack(idx, axis=1).astype(xp.int64) if idx else xp.zeros((int(bool(input._data)), 0), xp.int64))

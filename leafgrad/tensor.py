@@ -1,0 +1,436 @@
+"""Tensor: an array plus what autograd needs to know about it.
+
+A tensor is a *leaf* when no recorded op produced it (``grad_fn is None``). Only leaves with
+``requires_grad=True`` keep ``.grad`` after ``backward()``; a non-leaf's gradient passes
+through the walk and is freed, unless ``retain_grad()`` asked to keep it.
+
+Ops live in ``leafgrad.ops``; ``ops/__init__.py`` installs them here as methods and operators,
+so that this file holds only the tensor's own state and the autograd entry points.
+"""
+import warnings
+
+from . import backend
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator
+from ._tensor_str import tensor_repr
+
+_state = grad_mode.state
+_np = backend.numpy
+_ndarray = _np.ndarray
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information.")
+
+_LEGACY_NAMES = {'float32': 'FloatTensor', 'float64': 'DoubleTensor', 'float16': 'HalfTensor',
+                 'int64': 'LongTensor', 'int32': 'IntTensor', 'int16': 'ShortTensor',
+                 'int8': 'CharTensor', 'uint8': 'ByteTensor', 'bool': 'BoolTensor'}
+
+
+def legacy_type_name(array):
+    """'leafgrad.FloatTensor' for a float32 NumPy array, as PyTorch names types in errors."""
+    prefix = 'leafgrad.' if type(array) is _ndarray else 'leafgrad.cuda.'
+    return prefix + _LEGACY_NAMES[array.dtype.name]
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``leafgrad.Size([2, 3])``."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return f'leafgrad.Size({list(self)})'
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class _Meta:
+    """The rarely used parts of a tensor, kept out of the hot path of creating one."""
+    __slots__ = ('hooks', 'post_acc_hooks', 'retains_grad', 'view_of', 'name', 'is_inference')
+
+    def __init__(self):
+        self.hooks = None            # {id: hook} of a leaf (a non-leaf's live on its grad_fn)
+        self.post_acc_hooks = None   # {id: hook(tensor)} after .grad is written
+        self.retains_grad = False
+        self.view_of = None          # (base, function making this view from the base's data)
+        self.name = None
+        self.is_inference = False
+
+
+class Tensor:
+    __slots__ = ('_data', '_requires_grad', '_grad', '_grad_fn', '_output_nr',
+                 '_version_counter', '_base', '_meta', '_accumulator', '__weakref__')
+    __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
+
+    def __new__(cls, *args, **kwargs):
+        self = object.__new__(cls)
+        self._requires_grad = False
+        self._grad = None
+        self._grad_fn = None
+        self._output_nr = 0
+        self._version_counter = [0]
+        self._base = None
+        self._meta = None
+        self._accumulator = None
+        return self
+
+    def __init__(self, *args, device=None, dtype=None):
+        # leafgrad.Tensor(2, 3) is uninitialised float data; leafgrad.Tensor([1, 2]) copies data.
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = args[0]
+            data = data._data if isinstance(data, Tensor) else _np.asarray(data, dtype=_np.float32)
+        else:
+            xp = backend.module_for(device)
+            data = xp.empty(tuple(args), dtype=backend.get_default_dtype().np)
+        self._data = data
+
+    @classmethod
+    def _wrap(cls, data, requires_grad=False):
+        """Fast construction around an existing array (no copy, no checks)."""
+        self = object.__new__(cls)
+        self._data = data
+        self._requires_grad = requires_grad
+        self._grad = None
+        self._grad_fn = None
+        self._output_nr = 0
+        self._version_counter = [0]
+        self._base = None
+        self._meta = None
+        self._accumulator = None
+        return self
+
+    @classmethod
+    def _from_saved_output(cls, saved, node):
+        """An op's saved output, re-wrapped and connected to the node that produced it."""
+        self = cls._wrap(saved.data, saved.requires_grad)
+        self._grad_fn = node if saved.requires_grad else None
+        self._output_nr = saved.output_nr
+        self._version_counter = saved.version_counter
+        return self
+
+    def _get_meta(self):
+        meta = self._meta
+        if meta is None:
+            meta = self._meta = _Meta()
+        return meta
+
+    # ---- what a tensor is ------------------------------------------------------------------
+    @property
+    def data(self):
+        """A tensor sharing this one's storage but not its history (prefer ``detach()``)."""
+        out = Tensor._wrap(self._data)
+        out._version_counter = self._version_counter
+        return out
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data if isinstance(value, Tensor) else _np.asarray(value)
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self):
+        return self._data.ndim
+
+    ndim = property(dim)
+
+    def ndimension(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return backend.from_np(self._data.dtype)
+
+    @property
+    def device(self):
+        return backend.device_of(self._data)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == 'cuda'
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _version(self):
+        return self._version_counter[0]
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == 'f'
+
+    def is_complex(self):
+        return False
+
+    def is_inference(self):
+        return self._meta is not None and self._meta.is_inference
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def is_contiguous(self, memory_format=None):
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim=None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def data_ptr(self):
+        return self._data.__array_interface__['data'][0] if type(self._data) is _ndarray else self._data.data.ptr
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError('len() of a 0-d tensor')
+        return self._data.shape[0]
+
+    def __hash__(self):
+        return id(self)
+
+    # ---- requires_grad and the leaf rules --------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self._set_requires_grad(flag, 'only Tensors of floating point and complex dtype can require gradients')
+
+    def requires_grad_(self, requires_grad=True):
+        self._set_requires_grad(requires_grad, 'only Tensors of floating point dtype can require gradients')
+        return self
+
+    def _set_requires_grad(self, flag, dtype_message):
+        flag = bool(flag)
+        if self._grad_fn is not None:
+            if flag:
+                return  # a non-leaf that requires grad: nothing to change
+            raise RuntimeError(
+                'you can only change requires_grad flags of leaf variables. If you want to use a '
+                "computed variable in a subgraph that doesn't require differentiation use "
+                'var_no_grad = var.detach().')
+        if flag and self._data.dtype.kind != 'f':
+            raise RuntimeError(dtype_message)
+        self._requires_grad = flag
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not (self._meta is not None and self._meta.retains_grad):
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f'assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}')
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor of "
+                    f"size '{list(self._data.shape)}'. Please ensure that the gradient and the tensor "
+                    'are the same size')
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype.name}' to a tensor with "
+                    f"dtype '{self.dtype.name}'. The gradient must match the tensor's dtype.")
+        self._grad = value
+
+    @property
+    def retains_grad(self):
+        return self._meta is not None and self._meta.retains_grad
+
+    def retain_grad(self):
+        """Keep this non-leaf's gradient in ``.grad`` at the next backward (a no-op on leaves)."""
+        if self._grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        meta = self._get_meta()
+        if meta.retains_grad:
+            return
+        meta.retains_grad = True
+        _attach_retain(self)
+
+    def register_hook(self, hook):
+        """hook(grad) runs when this tensor's gradient is computed; it may return a new one."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is None:
+            meta = self._get_meta()
+            if meta.hooks is None:
+                meta.hooks = {}
+            return add_hook(meta.hooks, hook)
+        node = self._grad_fn
+        if node._tensor_pre_hooks is None:
+            node._tensor_pre_hooks = {}
+        hooks = node._tensor_pre_hooks.setdefault(self._output_nr, {})
+        return add_hook(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after a backward has accumulated into this leaf's ``.grad``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError('post accumulate grad hooks cannot be registered on non-leaf tensors')
+        meta = self._get_meta()
+        if meta.post_acc_hooks is None:
+            meta.post_acc_hooks = {}
+        return add_hook(meta.post_acc_hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """The same data (shared storage and version counter) with no history."""
+        out = Tensor._wrap(self._data)
+        out._version_counter = self._version_counter
+        return out
+
+    def detach_(self):
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        return self
+
+    # ---- in-place bookkeeping (used by every in-place op) ----------------------------------
+    def _check_inplace(self):
+        """Raise before an in-place op that would corrupt the graph; change nothing."""
+        if self._requires_grad and self._grad_fn is None and _state.grad_enabled:
+            raise RuntimeError('a leaf Variable that requires grad is being used in an in-place operation.')
+        base = self._base
+        if base is not None and base._requires_grad and base._grad_fn is None and _state.grad_enabled:
+            raise RuntimeError('a view of a leaf Variable that requires grad is being used in an '
+                               'in-place operation.')
+
+    def _bump_version(self):
+        self._version_counter[0] += 1
+
+    def _accumulate_(self, other):
+        """``self += other`` on the arrays: the engine's in-place gradient accumulation."""
+        self._data += other._data
+        self._version_counter[0] += 1
+
+    def _owned_copy(self):
+        return Tensor._wrap(self._data.copy())
+
+    # ---- conversion ------------------------------------------------------------------------
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if type(self._data) is not _ndarray:
+            if not force:
+                raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
+                                'copy the tensor to host memory first.')
+            return backend.to_numpy(self._data)
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        arr = backend.to_numpy(self._data)
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f'a Tensor with {self._data.size} elements cannot be converted to Scalar')
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in 'iub' or self._data.size != 1:
+            raise TypeError('only integer tensors of a single element can be converted to an index')
+        return int(self.item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f'Boolean value of Tensor with more than one value is ambiguous')
+        return bool(self._data.reshape(()).item())
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError('iteration over a 0-d tensor')
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __repr__(self, *, tensor_contents=None):
+        fn = self._grad_fn
+        return tensor_repr(backend.to_numpy(self._data),
+                           device=None if type(self._data) is _ndarray else str(self.device),
+                           requires_grad=self._requires_grad and fn is None,
+                           grad_fn_name=fn.name() if fn is not None else None)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError('leafgrad tensors are not pickled; use leafgrad.save')
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError('Only Tensors created explicitly by the user (graph leaves) support '
+                               'the deepcopy protocol at the moment.')
+        out = type(self)._wrap(self._data.copy(), self._requires_grad)
+        if type(self) is not Tensor:
+            out = type(self).__new__(type(self))
+            out._data = self._data.copy()
+            out._requires_grad = self._requires_grad
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        return out
+
+
+def _attach_retain(tensor):
+    """Register ``tensor`` (weakly) on its grad_fn, which writes its gradient to ``.grad``."""
+    import weakref
+    node = tensor._grad_fn
+    if node._retained is None:
+        node._retained = {}
+    node._retained[tensor._output_nr] = weakref.ref(tensor)
+
+
+def _wrap_dim(dim, ndim):
+    lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
+    if not lo <= dim <= hi:
+        raise IndexError(f'Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})')
+    return dim + ndim if dim < 0 else dim
+
+
+__all__ = ['Tensor', 'Size', 'legacy_type_name', 'gradient_edge', 'grad_accumulator', 'AccumulateGrad']
