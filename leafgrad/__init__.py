@@ -11,7 +11,6 @@ from . import autograd
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                                  no_grad, set_grad_enabled)
 from .ops import *  # noqa: F401,F403  the op library's functions
-from .ops import FUNCTIONS as _OP_FUNCTIONS
 from .creation import (Generator, arange, as_tensor, asarray, default_generator, empty, empty_like, eye,
                        from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed,
                        normal, bernoulli, multinomial, ones, ones_like, rand, rand_like, randint, randint_like, randn,

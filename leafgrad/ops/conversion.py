@@ -90,3 +90,8 @@ def type_(input, dtype=None, non_blocking=False):
                  'ByteTensor': backend.uint8}
         dtype = table[name]
     return to(input, dtype)
+
+
+FUNCTIONS = ['to']
+METHODS = {'float': float_, 'double': double, 'half': half, 'long': long, 'int': int_, 'short': short, 'bool': bool_,
+           'byte': byte, 'char': char, 'type_as': type_as, 'cpu': cpu, 'cuda': cuda, 'type': type_}

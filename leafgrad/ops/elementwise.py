@@ -513,3 +513,11 @@ class _EmptyType:
 
 
 _Empty = _EmptyType()
+
+
+FUNCTIONS = ['add', 'sub', 'subtract', 'rsub', 'mul', 'multiply', 'div', 'divide', 'true_divide', 'reciprocal',
+             'pow', 'square', 'neg', 'negative', 'exp', 'log', 'sqrt', 'abs', 'absolute', 'sign', 'tanh', 'sigmoid',
+             'relu', 'sin', 'cos', 'where', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'less', 'less_equal', 'greater',
+             'greater_equal', 'not_equal']
+NOT_METHODS = ['where']
+METHODS = {'where': lambda self, condition, other: where(condition, self, other)}

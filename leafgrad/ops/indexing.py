@@ -205,3 +205,6 @@ def nonzero(input, *, as_tuple=False):
             return (wrap(xp.arange(int(bool(input._data))).astype(xp.int64)),)
         return tuple(wrap(i.astype(xp.int64)) for i in idx)
     return wrap(xp.stack(idx, axis=1).astype(xp.int64) if idx else xp.zeros((int(bool(input._data)), 0), xp.int64))
+
+
+FUNCTIONS = ['nonzero']

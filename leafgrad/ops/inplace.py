@@ -237,3 +237,7 @@ def copy_(self, src, non_blocking=False):
         self._version_counter[0] += 1
         return self
     return inplace(self, lambda s: _copied(s, src), (src,))
+
+
+METHODS = {'add_': add_, 'sub_': sub_, 'mul_': mul_, 'div_': div_, 'pow_': pow_, 'zero_': zero_, 'fill_': fill_,
+           'copy_': copy_}

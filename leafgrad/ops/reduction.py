@@ -89,3 +89,72 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             count *= data.shape[d]
         node.self_shape, node.dims, node.keepdim, node.count = data.shape, dims, keepdim, count
     return result
+
+
+class VarBackward0(Node):
+    __slots__ = ('dims', 'keepdim', 'correction', 'count')
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        centered = x - mean(x, self.dims, keepdim=True)
+        g = grad if self.keepdim else _unsqueeze_dims(grad, self.dims)
+        return g * centered * (2.0 / max(self.count - self.correction, 0)),
+
+
+class StdBackward0(Node):
+    __slots__ = ('dims', 'keepdim', 'correction', 'count')
+
+    def apply(self, grad):
+        x, result = self.saved_tensors
+        centered = x - mean(x, self.dims, keepdim=True)
+        g = grad / result
+        if not self.keepdim:
+            g = _unsqueeze_dims(g, self.dims)
+        return g * centered * (1.0 / max(self.count - self.correction, 0)),
+
+
+def _unsqueeze_dims(t, dims):
+    from .shape import unsqueeze
+    for d in sorted(dims):
+        t = unsqueeze(t, d)
+    return t
+
+
+def _var_args(input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    dims = wrap_dims(dim, input._data.ndim)
+    count = 1
+    for d in dims:
+        count *= input._data.shape[d]
+    return dims, correction, count
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction)
+    data = input._data
+    with xp.errstate(divide='ignore', invalid='ignore'):
+        out = xp.asarray(data.var(axis=dims, ddof=correction, keepdims=keepdim))
+    result, node = record(out.astype(data.dtype, copy=False), VarBackward0, (input,))
+    if node is not None:
+        node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
+        node.save(input)
+    return result
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction)
+    data = input._data
+    with xp.errstate(divide='ignore', invalid='ignore'):
+        out = xp.asarray(data.std(axis=dims, ddof=correction, keepdims=keepdim))
+    result, node = record(out.astype(data.dtype, copy=False), StdBackward0, (input,))
+    if node is not None:
+        node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
+        from ._util import saved_output
+        node.save(input, saved_output(result))
+    return result
+
+
+FUNCTIONS = ['sum', 'mean', 'var', 'std']

@@ -363,3 +363,10 @@ def narrow(input, dim, start, length):
     if not 0 <= start <= size or length < 0 or start + length > size:
         raise RuntimeError(f'start ({start}) + length ({length}) exceeds dimension size ({size}).')
     return slice_dim(input, d, start, start + length, 1)
+
+
+FUNCTIONS = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'contiguous', 'clone', 'transpose', 'swapaxes',
+             'swapdims', 't', 'permute', 'unsqueeze', 'squeeze', 'expand', 'expand_as', 'broadcast_to', 'select',
+             'narrow']
+NOT_METHODS = ['view']
+METHODS = {'view': view, 'T': property(_T), 'mT': property(_mT)}

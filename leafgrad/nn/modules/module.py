@@ -1,0 +1,343 @@
+"""nn.Module: parameters, buffers and submodules registered by attribute assignment."""
+from collections import OrderedDict
+
+from ..parameter import Parameter
+from ...tensor import Tensor
+
+
+def _addindent(s, n):
+    lines = s.split('\n')
+    if len(lines) == 1:
+        return s
+    return lines[0] + '\n' + '\n'.join(' ' * n + line for line in lines[1:])
+
+
+class Module:
+    training = True
+
+    def __init__(self, *args, **kwargs):
+        object.__setattr__(self, 'training', True)
+        object.__setattr__(self, '_parameters', {})
+        object.__setattr__(self, '_buffers', {})
+        object.__setattr__(self, '_non_persistent_buffers_set', set())
+        object.__setattr__(self, '_modules', {})
+        object.__setattr__(self, '_forward_hooks', OrderedDict())
+        object.__setattr__(self, '_forward_pre_hooks', OrderedDict())
+        object.__setattr__(self, '_backward_hooks', OrderedDict())
+
+    def forward(self, *input):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        for hook in tuple(self._forward_pre_hooks.values()):
+            res = hook(self, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
+        if self._backward_hooks:
+            from .hooks import backward_hook_call
+            return backward_hook_call(self, args, kwargs)
+        out = self.forward(*args, **kwargs)
+        for hook in tuple(self._forward_hooks.values()):
+            res = hook(self, args, out)
+            if res is not None:
+                out = res
+        return out
+
+    # ---- registration ------------------------------------------------------------------
+    def __setattr__(self, name, value):
+        params = self.__dict__.get('_parameters')
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError('cannot assign parameters before Module.__init__() call')
+            self._remove_from(name)
+            params[name] = value
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}' as parameter "
+                                f"'{name}' (torch.nn.Parameter or None expected)")
+            params[name] = None
+            return
+        modules = self.__dict__.get('_modules')
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError('cannot assign module before Module.__init__() call')
+            self._remove_from(name)
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                                '(torch.nn.Module or None expected)')
+            modules[name] = None
+            return
+        buffers = self.__dict__.get('_buffers')
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                '(torch.Tensor or None expected)')
+            buffers[name] = value
+            return
+        object.__setattr__(self, name, value)
+
+    def _remove_from(self, name):
+        for d in (self.__dict__, self._parameters, self._buffers, self._modules):
+            if name in d:
+                del d[name]
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        for store in ('_parameters', '_buffers', '_modules'):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for store in (self._parameters, self._buffers, self._modules):
+            if name in store:
+                del store[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name, param):
+        if '.' in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                            '(torch.nn.Parameter or None required)')
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        if '.' in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            '(torch Tensor or None required)')
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f'{type(module).__name__} is not a Module subclass')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target):
+        mod = self
+        if target == '':
+            return mod
+        for item in target.split('.'):
+            if item not in mod._modules:
+                raise AttributeError(f'{mod._get_name()} has no attribute `{item}`')
+            mod = mod._modules[item]
+        return mod
+
+    def get_parameter(self, target):
+        module_path, _, name = target.rpartition('.')
+        mod = self.get_submodule(module_path)
+        if name not in mod._parameters:
+            raise AttributeError(f'`{name}` is not an nn.Parameter')
+        return mod._parameters[name]
+
+    # ---- iteration -----------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix='', remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if self in memo and remove_duplicate:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ('.' if prefix else '') + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        memo = set()
+        for name, m in self._modules.items():
+            if m is not None and m not in memo:
+                memo.add(m)
+                yield name, m
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, get_members, prefix='', recurse=True, remove_duplicate=True):
+        memo = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for k, v in get_members(module):
+                if v is None or (remove_duplicate and id(v) in memo):
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield module_prefix + ('.' if module_prefix else '') + k, v
+
+    def named_parameters(self, prefix='', recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix='', recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    # ---- modes and gradients ---------------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError('training mode is expected to be boolean')
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if p._grad is not None:
+                if set_to_none:
+                    p._grad = None
+                else:
+                    if p._grad._grad_fn is not None:
+                        p._grad.detach_()
+                    else:
+                        p._grad.requires_grad_(False)
+                    p._grad.zero_()
+
+    def apply(self, fn):
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn):
+        for m in self.children():
+            m._apply(fn)
+        from ...autograd.grad_mode import no_grad
+        for key, p in self._parameters.items():
+            if p is None:
+                continue
+            with no_grad():
+                new = fn(p)
+            p._data = new._data
+            if p._grad is not None:
+                p._grad._data = fn(p._grad)._data
+        for key, b in self._buffers.items():
+            if b is not None:
+                self._buffers[key] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs):
+        from ...ops.conversion import _parse_to
+        dtype, device, _ = _parse_to(args, dict(kwargs))
+
+        def convert(t):
+            return t.to(dtype=dtype if t.is_floating_point() else None, device=device)
+        return self._apply(convert)
+
+    def cpu(self):
+        return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device=None):
+        return self._apply(lambda t: t.cuda(device))
+
+    def float(self):
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self):
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self):
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def type(self, dst_type):
+        return self._apply(lambda t: t.type(dst_type))
+
+    # ---- hooks ---------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook):
+        from ...autograd.graph import add_hook
+        return add_hook(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook):
+        from ...autograd.graph import add_hook
+        return add_hook(self._forward_hooks, hook)
+
+    def register_full_backward_hook(self, hook):
+        from ...autograd.graph import add_hook
+        return add_hook(self._backward_hooks, hook)
+
+    # ---- state ---------------------------------------------------------------------------
+    def state_dict(self, destination=None, prefix='', keep_vars=False):
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + '.', keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        from .state import load_state_dict
+        return load_state_dict(self, state_dict, strict, assign)
+
+    # ---- printing ------------------------------------------------------------------------
+    def extra_repr(self):
+        return ''
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        extra_lines = []
+        extra = self.extra_repr()
+        if extra:
+            extra_lines = extra.split('\n')
+        child_lines = []
+        for key, module in self._modules.items():
+            mod_str = _addindent(repr(module), 2)
+            child_lines.append('(' + key + '): ' + mod_str)
+        lines = extra_lines + child_lines
+        main_str = self._get_name() + '('
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main_str += extra_lines[0]
+            else:
+                main_str += '\n  ' + '\n  '.join(lines) + '\n'
+        main_str += ')'
+        return main_str
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(self._parameters) | set(self._modules) | set(self._buffers))

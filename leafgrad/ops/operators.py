@@ -1,0 +1,33 @@
+"""Python's operators on tensors (``a + b``, ``a @ b``, ``a[i] = v`` …), delegating to ops."""
+from . import conversion, elementwise as ew, indexing, inplace
+from .linalg import matmul
+
+
+def _reflected(fn):
+    def reflected(self, other):
+        return fn(other, self)
+    reflected.__name__ = '__r' + fn.__name__ + '__'
+    return reflected
+
+
+def _rmatmul(self, other):
+    from ..creation import as_tensor
+    return matmul(as_tensor(other), self)
+
+
+def _hash(self):
+    return id(self)  # __eq__ is elementwise, so tensors hash by identity
+
+
+METHODS = {
+    '__add__': ew.add, '__radd__': _reflected(ew.add), '__iadd__': inplace.add_,
+    '__sub__': ew.sub, '__rsub__': _reflected(ew.sub), '__isub__': inplace.sub_,
+    '__mul__': ew.mul, '__rmul__': _reflected(ew.mul), '__imul__': inplace.mul_,
+    '__truediv__': ew.div, '__rtruediv__': _reflected(ew.div), '__itruediv__': inplace.div_,
+    '__pow__': ew.pow, '__rpow__': _reflected(ew.pow), '__ipow__': inplace.pow_,
+    '__matmul__': matmul, '__rmatmul__': _rmatmul,
+    '__neg__': ew.neg, '__abs__': ew.abs,
+    '__eq__': ew.eq, '__ne__': ew.ne, '__lt__': ew.lt, '__le__': ew.le, '__gt__': ew.gt, '__ge__': ew.ge,
+    '__getitem__': indexing.getitem, '__setitem__': indexing.setitem,
+    '__hash__': _hash,
+}
