@@ -137,7 +137,7 @@ class _RDivBackward(Node):
 
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is not None:
-        from .rounding import div_rounded
+        from .rounding import div_rounded  # trunc/floor division: a step function, DivBackward2
         return div_rounded(input, other, rounding_mode)
     if not isinstance(input, Tensor):
         return mul(reciprocal(other), input)

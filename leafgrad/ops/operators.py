@@ -1,5 +1,5 @@
 """Python's operators on tensors (``a + b``, ``a @ b``, ``a[i] = v`` …), delegating to ops."""
-from . import conversion, elementwise as ew, indexing, inplace
+from . import conversion, elementwise as ew, indexing, inplace, logical, rounding
 from .linalg import matmul
 
 
@@ -30,4 +30,11 @@ METHODS = {
     '__eq__': ew.eq, '__ne__': ew.ne, '__lt__': ew.lt, '__le__': ew.le, '__gt__': ew.gt, '__ge__': ew.ge,
     '__getitem__': indexing.getitem, '__setitem__': indexing.setitem,
     '__hash__': _hash,
+    '__and__': logical.bitwise_and, '__rand__': _reflected(logical.bitwise_and), '__iand__': logical.METHODS['bitwise_and_'],
+    '__or__': logical.bitwise_or, '__ror__': _reflected(logical.bitwise_or), '__ior__': logical.METHODS['bitwise_or_'],
+    '__xor__': logical.bitwise_xor, '__rxor__': _reflected(logical.bitwise_xor), '__ixor__': logical.METHODS['bitwise_xor_'],
+    '__invert__': logical.invert,
+    '__mod__': rounding.remainder, '__rmod__': _reflected(rounding.remainder), '__imod__': rounding.remainder_,
+    '__floordiv__': rounding.floor_divide, '__rfloordiv__': _reflected(rounding.floor_divide),
+    '__ifloordiv__': rounding.floor_divide_,
 }

@@ -1,6 +1,12 @@
-"""Reductions: sum and mean (the op library adds the rest of the family here)."""
+"""Reductions: sum, mean, prod, var/std (and var_mean/std_mean), logsumexp, the vector norms,
+cumsum/cumprod, all/any/count_nonzero. (max, min, argmax, median: ``minmax.py``.)
+
+Backward of a reduction broadcasts the output's gradient back over the reduced dims
+(``_expand_back``); derivatives are written with leafgrad ops so they can be differentiated
+again.
+"""
 from .. import backend
-from ._util import Node, record, wrap_dims, xp
+from ._util import Node, record, record_many, saved_output, wrap, wrap_dims, xp
 
 
 def _reduced_shape_for_grad(shape, dims):
@@ -107,7 +113,9 @@ class StdBackward0(Node):
     def apply(self, grad):
         x, result = self.saved_tensors
         centered = x - mean(x, self.dims, keepdim=True)
-        g = grad / result
+        # where the std is 0 PyTorch gives a zero gradient rather than 0/0
+        zero = result._data == 0
+        g = grad / (result + wrap(zero.astype(result._data.dtype))) * wrap(~zero)
         if not self.keepdim:
             g = _unsqueeze_dims(g, self.dims)
         return g * centered * (1.0 / max(self.count - self.correction, 0)),
@@ -121,6 +129,8 @@ def _unsqueeze_dims(t, dims):
 
 
 def _var_args(input, dim, unbiased, keepdim, correction):
+    if input._data.dtype.kind != 'f':
+        raise RuntimeError('std and var only support floating point and complex dtypes')
     if isinstance(dim, bool):  # var(input, unbiased)
         dim, unbiased = None, dim
     if correction is None:
@@ -157,4 +167,329 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return result
 
 
-FUNCTIONS = ['sum', 'mean', 'var', 'std']
+def _check_float(input, name):
+    if input._data.dtype.kind != 'f':
+        raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
+                           f'{input.dtype.name.capitalize().replace("Int64", "Long")}')
+
+
+# ---- var_mean, std_mean ----------------------------------------------------------------------
+
+class VarMeanBackward0(Node):
+    """Two outputs: the variance (or std) and the mean."""
+    # no __slots__: record_many sets num_outputs and output_meta on multi-output nodes
+
+    def apply(self, grad_var, grad_mean):
+        x, result = self.saved_tensors
+        g = None
+        if grad_var is not None:
+            centered = x - mean(x, self.dims, keepdim=True)
+            if self.is_std:
+                zero = result._data == 0
+                gv = grad_var / (result + wrap(zero.astype(result._data.dtype))) * wrap(~zero)
+                scale = 1.0 / max(self.count - self.correction, 0)
+            else:
+                gv, scale = grad_var, 2.0 / max(self.count - self.correction, 0)
+            gv = gv if self.keepdim else _unsqueeze_dims(gv, self.dims)
+            g = gv * centered * scale
+        if grad_mean is not None:
+            gm = _expand_back(grad_mean / self.count, x._data.shape, self.dims, self.keepdim)
+            g = gm if g is None else g + gm
+        return g,
+
+
+class StdMeanBackward0(VarMeanBackward0):
+    pass
+
+
+def _var_mean(input, dim, unbiased, keepdim, correction, is_std):
+    dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction)
+    data = input._data
+    with xp.errstate(divide='ignore', invalid='ignore'):
+        v = xp.asarray(data.std(axis=dims, ddof=correction, keepdims=keepdim) if is_std
+                       else data.var(axis=dims, ddof=correction, keepdims=keepdim)).astype(data.dtype, copy=False)
+        m = xp.asarray(data.mean(axis=dims, keepdims=keepdim)).astype(data.dtype, copy=False)
+    (out_v, out_m), node = record_many([v, m], StdMeanBackward0 if is_std else VarMeanBackward0, (input,))
+    if node is not None:
+        node.dims, node.keepdim, node.correction, node.count, node.is_std = dims, keepdim, correction, count, is_std
+        node.save(input, saved_output(out_v))
+    return out_v, out_m
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var_mean(input, dim, unbiased, keepdim, correction, False)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var_mean(input, dim, unbiased, keepdim, correction, True)
+
+
+# ---- prod --------------------------------------------------------------------------------
+
+def _prod_others(x, dim):
+    """prod over ``dim`` of all elements but the k-th, for each k: correct with zeros.
+
+    Built as an (n, n) stack of x with the diagonal set to 1 (O(n^2) memory along ``dim``),
+    so that it stays a product of leafgrad ops and can be differentiated again.
+    """
+    from .shape import transpose, unsqueeze
+    from .elementwise import where
+    n = x._data.shape[dim]
+    moved = transpose(x, dim, -1)                      # (..., n)
+    rows = unsqueeze(moved, -2)                       # (..., 1, n): row k will drop x_k
+    eye = wrap(xp.eye(n, dtype=bool))
+    stacked = where(eye, wrap(xp.ones((), dtype=x._data.dtype)), rows)  # (..., n, n)
+    return transpose(prod(stacked, -1), dim, -1)
+
+
+class ProdBackward0(Node):
+    """Full product: grad * prod of the others (PyTorch's formula; exact with zeros)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        from .shape import reshape
+        x, result = self.saved_tensors
+        if x._data.size == 0:
+            return grad.expand(x._data.shape) * 1,
+        if not (x._data == 0).any():
+            return grad * result / x,
+        flat = reshape(x, (-1,))
+        return reshape(_prod_others(flat, 0), x._data.shape) * grad,
+
+
+class ProdBackward1(Node):
+    __slots__ = ('dim', 'keepdim')
+
+    def apply(self, grad):
+        x, result = self.saved_tensors
+        if not self.keepdim and x._data.ndim:
+            from .shape import unsqueeze
+            grad, result = unsqueeze(grad, self.dim), unsqueeze(result, self.dim)
+        if x._data.size == 0 or not (x._data == 0).any():
+            return grad * result / x if x._data.size else grad.expand(x._data.shape) * 1,
+        return grad * _prod_others(x, self.dim),
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    data = input._data
+    out_dtype = _sum_dtype(data, dtype)
+    if dim is None:
+        result, node = record(xp.asarray(data.prod(dtype=out_dtype)), ProdBackward0, (input,))
+        if node is not None:
+            node.save(input, saved_output(result))
+        return result
+    if not isinstance(dim, int):
+        raise TypeError('prod(): argument \'dim\' must be int, not ' + type(dim).__name__)
+    d = wrap_dims(dim, data.ndim)
+    axis = d[0] if data.ndim else None
+    out = xp.asarray(data.prod(axis=axis, keepdims=keepdim and data.ndim > 0, dtype=out_dtype))
+    result, node = record(out, ProdBackward1, (input,))
+    if node is not None:
+        node.dim, node.keepdim = axis if axis is not None else 0, keepdim
+        node.save(input, saved_output(result))
+    return result
+
+
+# ---- logsumexp ---------------------------------------------------------------------------
+
+class LogsumexpBackward0(Node):
+    __slots__ = ('dims', 'keepdim')
+
+    def apply(self, grad):
+        from .elementwise import exp
+        x, result = self.saved_tensors
+        if not self.keepdim:
+            grad, result = _unsqueeze_dims(grad, self.dims), _unsqueeze_dims(result, self.dims)
+        return grad * exp(x - result),
+
+
+def logsumexp(input, dim, keepdim=False):
+    data = input._data
+    if data.dtype.kind != 'f':
+        data = data.astype(backend.get_default_dtype().np)
+    dims = wrap_dims(dim, data.ndim) if dim != () else tuple(range(data.ndim))
+    with xp.errstate(divide='ignore', invalid='ignore', over='ignore'):
+        if data.size:
+            m = data.max(axis=dims, keepdims=True)
+            m = xp.where(xp.isfinite(m), m, 0)  # all -inf (or inf) rows: shift by 0, not by inf
+            out = xp.log(xp.exp(data - m).sum(axis=dims, keepdims=True)) + m
+        else:
+            out = xp.log(xp.exp(data).sum(axis=dims, keepdims=True))
+    if not keepdim:
+        out = out.reshape(tuple(s for i, s in enumerate(data.shape) if i not in dims))
+    result, node = record(out.astype(data.dtype, copy=False), LogsumexpBackward0, (input,))
+    if node is not None:
+        node.dims, node.keepdim = dims, keepdim
+        node.save(input, saved_output(result))
+    return result
+
+
+# ---- vector norms ------------------------------------------------------------------------
+
+class LinalgVectorNormBackward0(Node):
+    __slots__ = ('ord', 'dims', 'keepdim')
+
+    def apply(self, grad):
+        from .elementwise import abs as _abs, pow as _pow, sign
+        x, result = self.saved_tensors
+        p = self.ord
+        if not self.keepdim:
+            grad, result = _unsqueeze_dims(grad, self.dims), _unsqueeze_dims(result, self.dims)
+        if p == 0:
+            return grad * x * 0,
+        if p == 1:
+            return grad * sign(x),
+        zero = result._data == 0
+        # where the norm is 0 the gradient is 0, as PyTorch masks it
+        safe = result + wrap(zero.astype(result._data.dtype))
+        keep = wrap(~zero)
+        if p == 2:
+            return grad * x / safe * keep,
+        if p in (float('inf'), float('-inf')):
+            hit = wrap((xp.abs(x._data) == result._data).astype(x._data.dtype))
+            count = sum(hit, self.dims, keepdim=True)
+            return grad * sign(x) * hit / count,
+        return grad * x * _pow(_abs(x), p - 2) / _pow(safe, p - 1) * keep,
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    _check_float(x, 'linalg.vector_norm')
+    data = x._data
+    if dtype is not None:
+        data = data.astype(backend.to_dtype(dtype).np)
+    if isinstance(dim, int):
+        dim = (dim,)
+    dims = wrap_dims(dim, data.ndim) if dim is not None and len(dim) else tuple(range(data.ndim))
+    a = xp.abs(data)
+    p = float(ord)
+    if p in (float('inf'), float('-inf')) and data.size == 0 and any(data.shape[d] == 0 for d in dims):
+        raise RuntimeError(f'linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the '
+                           'operation does not have an identity')
+    with xp.errstate(divide='ignore', invalid='ignore', over='ignore'):
+        if p == float('inf'):
+            out = a.max(axis=dims, keepdims=keepdim)
+        elif p == float('-inf'):
+            out = a.min(axis=dims, keepdims=keepdim)
+        elif p == 0:
+            out = (a != 0).sum(axis=dims, keepdims=keepdim).astype(data.dtype)
+        elif p == 1:
+            out = a.sum(axis=dims, keepdims=keepdim)
+        elif p == 2:
+            out = xp.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
+        else:
+            out = (a ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
+    result, node = record(xp.asarray(out).astype(data.dtype, copy=False), LinalgVectorNormBackward0, (x,))
+    if node is not None:
+        node.ord, node.dims, node.keepdim = p, dims, keepdim
+        node.save(x, saved_output(result))
+    return result
+
+
+def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
+    """torch.norm: a vector norm over ``dim`` (all dims by default); 'fro' is the 2-norm,
+    'nuc' the nuclear matrix norm."""
+    if p == 'nuc':
+        from ..linalg import matrix_norm
+        return matrix_norm(input, 'nuc', dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+    if p == 'fro' or p is None:
+        p = 2
+    if isinstance(p, str):
+        raise RuntimeError(f'norm(): unsupported norm type {p!r}')
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+# ---- cumulative sums and products ------------------------------------------------------------
+
+class CumsumBackward0(Node):
+    """The gradient of a cumulative sum is the reversed cumulative sum of the gradient."""
+    __slots__ = ('dim', 'reverse')
+
+    def apply(self, grad):
+        return _cumsum(grad, self.dim, not self.reverse),
+
+
+def _cumsum(input, dim, reverse=False, dtype=None):
+    data = input._data
+    d = wrap_dims(dim, data.ndim)[0] if data.ndim else None
+    out_dtype = _sum_dtype(data, dtype)
+    if d is None:
+        out = data.astype(out_dtype or data.dtype, copy=True)
+    elif reverse:
+        out = xp.flip(xp.cumsum(xp.flip(data, d), axis=d, dtype=out_dtype), d)
+    else:
+        out = xp.cumsum(data, axis=d, dtype=out_dtype)
+    result, node = record(xp.ascontiguousarray(out), CumsumBackward0, (input,))
+    if node is not None:
+        node.dim, node.reverse = d if d is not None else 0, reverse
+    return result
+
+
+def cumsum(input, dim, *, dtype=None):
+    if input._data.ndim == 0:
+        wrap_dims(dim, 0)
+        return _cumsum(input, None, dtype=dtype)
+    return _cumsum(input, dim, dtype=dtype)
+
+
+class CumprodBackward0(Node):
+    __slots__ = ('dim',)
+
+    def apply(self, grad):
+        from .elementwise import where
+        from .shape import transpose, unsqueeze
+        x, result = self.saved_tensors
+        d = self.dim
+        if x._data.ndim == 0 or x._data.size == 0:
+            return grad * 1,
+        if not (x._data == 0).any():
+            # sum_{j>=k} g_j * out_j / x_k
+            return _cumsum(grad * result, d, reverse=True) / x,
+        # with zeros: grad_k = sum_{j>=k} g_j * prod_{i<=j, i!=k} x_i, from an (n, n) stack of x
+        # with x_k replaced by 1 in row k (O(n^2), kept as leafgrad ops for double backward)
+        n = x._data.shape[d]
+        xm = unsqueeze(transpose(x, d, -1), -2)           # (..., 1, n)
+        eye = wrap(xp.eye(n, dtype=bool))
+        rows = cumprod(where(eye, wrap(xp.ones((), dtype=x._data.dtype)), xm), -1)   # (..., n, n)
+        upper = wrap(xp.triu(xp.ones((n, n), dtype=x._data.dtype)))               # j >= k
+        g = unsqueeze(transpose(grad, d, -1), -2)
+        return transpose(sum(rows * upper * g, -1), d, -1),
+
+
+def cumprod(input, dim, *, dtype=None):
+    data = input._data
+    d = wrap_dims(dim, data.ndim)[0] if data.ndim else (wrap_dims(dim, 0), None)[1]
+    out_dtype = _sum_dtype(data, dtype)
+    out = data.astype(out_dtype or data.dtype, copy=True) if d is None else xp.cumprod(data, axis=d, dtype=out_dtype)
+    result, node = record(out, CumprodBackward0, (input,))
+    if node is not None:
+        node.dim = d if d is not None else 0
+        node.save(input, saved_output(result))
+    return result
+
+
+# ---- all, any, count_nonzero -------------------------------------------------------------
+
+def _logical_reduce(np_fn):
+    def op(input, dim=None, keepdim=False):
+        data = input._data
+        dims = None if dim is None else wrap_dims(dim, data.ndim)
+        out = xp.asarray(np_fn(data, axis=dims, keepdims=keepdim))
+        # uint8 input gives uint8 output, as PyTorch keeps it for backward compatibility
+        return wrap(out.astype(xp.uint8) if data.dtype == xp.uint8 else out)
+    op.__name__ = np_fn.__name__
+    return op
+
+
+all = _logical_reduce(xp.all)
+any = _logical_reduce(xp.any)
+
+
+def count_nonzero(input, dim=None):
+    data = input._data
+    dims = None if dim is None else wrap_dims(dim, data.ndim)
+    return wrap(xp.asarray(xp.count_nonzero(data, axis=dims)).astype(xp.int64))
+
+
+FUNCTIONS = ['sum', 'mean', 'var', 'std', 'var_mean', 'std_mean', 'prod', 'logsumexp', 'norm', 'cumsum',
+             'cumprod', 'all', 'any', 'count_nonzero']
+NOT_METHODS = ['var_mean', 'std_mean']

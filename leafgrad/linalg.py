@@ -1,0 +1,60 @@
+"""leafgrad.linalg: linear algebra as ``torch.linalg``.
+
+This module starts with the norms (vector_norm, matrix_norm, norm); the decompositions and
+solvers (inv, det, solve, svd ...) are added here by the linear-algebra part of the op library.
+"""
+from .ops._util import wrap_dim
+from .ops.reduction import _check_float, vector_norm
+
+
+def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
+    """'fro' is the 2-norm of the entries; 1/-1 (inf/-inf) the max/min absolute column (row)
+    sum; 2/-2 and 'nuc' need the singular values (``svdvals``)."""
+    _check_float(A, 'linalg.matrix_norm')
+    if A.ndim < 2:
+        raise RuntimeError('linalg.matrix_norm: The input tensor A must have at least 2 dimensions.')
+    if dtype is not None:
+        A = A.to(dtype)
+    d0, d1 = (wrap_dim(d, A.ndim) for d in dim)
+    if ord == 'fro':
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ('nuc', 2, -2):
+        svdvals = globals().get('svdvals')
+        if svdvals is None:
+            raise NotImplementedError(f'linalg.matrix_norm: ord={ord!r} needs linalg.svdvals')
+        from .ops.shape import movedim
+        s = svdvals(movedim(A, (d0, d1), (-2, -1)))
+        out = s.sum(-1) if ord == 'nuc' else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                out = out.unsqueeze(d)
+        return out
+    if ord in (1, -1, float('inf'), float('-inf')):
+        # 1-norms sum over rows (dim0) then take the max over columns; inf-norms the reverse
+        sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = A.abs().sum(sum_dim, keepdim=keepdim)
+        if not keepdim and sum_dim < red_dim:
+            red_dim -= 1
+        return sums.amax(red_dim, keepdim=keepdim) if ord > 0 else sums.amin(red_dim, keepdim=keepdim)
+    raise RuntimeError(f'linalg.matrix_norm: Order {ord} not supported.')
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """A vector norm when ``dim`` is an int or ``A`` is 1-D (or ord is None); else a matrix norm."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if ord is None:
+        if dim is not None and len(dim) == 2 and A.ndim >= 2:
+            return matrix_norm(A, 'fro', dim, keepdim, dtype=dtype)
+        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    if dim is not None and len(dim) == 2 or (dim is None and A.ndim == 2):
+        return matrix_norm(A, ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+    if dim is None and A.ndim != 1:
+        raise RuntimeError(f'linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. '
+                           f'Got {A.ndim}D.')
+    if isinstance(ord, str):
+        raise RuntimeError(f'linalg.vector_norm: Order {ord} not supported.')
+    return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+__all__ = ['vector_norm', 'matrix_norm', 'norm']

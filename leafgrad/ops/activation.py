@@ -1,0 +1,409 @@
+"""Activation functions: leaky_relu, elu/selu/celu, gelu, silu, softplus, hardtanh/relu6,
+logsigmoid, mish, hardswish, hardsigmoid, threshold, hardshrink/softshrink, softsign,
+tanhshrink.
+
+Most are ``torch.nn.functional`` functions only; ``FUNCTIONAL`` lists what ``nn.functional``
+re-exports from here, and ``FUNCTIONS`` only those PyTorch also has as ``torch.<name>``.
+Derivatives are written with leafgrad ops, so that second derivatives work; where PyTorch's
+derivative at a kink takes one side, the masks below use the same strict or non-strict
+comparison as PyTorch's kernels.
+"""
+import math
+
+from . import elementwise as ew
+from ._util import Node, float_dtype_for, record, saved_output, wrap, xp
+from .inplace import inplace as _run_inplace
+from .unary import erf
+
+
+def _maybe_inplace(fn, input, inplace, *args):
+    if inplace:
+        return _run_inplace(input, lambda s: fn(s, *args))
+    return fn(input, *args)
+
+
+def _mask(cond, like):
+    """A constant 0/1 tensor of ``like``'s dtype (a derivative's piecewise factor)."""
+    return wrap(cond.astype(like._data.dtype))
+
+
+def _float(input, kernel):
+    data = input._data
+    if data.dtype.kind != 'f':
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{input.dtype.name.capitalize()}\'')
+    return data
+
+
+# ---- leaky_relu ----------------------------------------------------------------------------
+
+class LeakyReluBackward0(Node):
+    __slots__ = ('negative_slope',)
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        pos = x._data > 0
+        return grad * wrap(xp.where(pos, 1.0, self.negative_slope).astype(x._data.dtype)),
+
+
+def _leaky_relu(input, negative_slope=0.01):
+    x = _float(input, 'leaky_relu_cpu')
+    result, node = record(xp.where(x > 0, x, x * x.dtype.type(negative_slope)), LeakyReluBackward0, (input,))
+    if node is not None:
+        node.negative_slope = negative_slope
+        node.save(input)
+    return result
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _maybe_inplace(_leaky_relu, input, inplace, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+# ---- elu, selu, celu -----------------------------------------------------------------------
+
+class EluBackward0(Node):
+    """scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))."""
+    __slots__ = ('alpha', 'scale', 'input_scale')
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        pos = _mask(x._data > 0, x)
+        neg = ew.exp(x * self.input_scale) * (self.alpha * self.input_scale)
+        return grad * (pos * self.scale + (1 - pos) * (neg * self.scale)),
+
+
+class CeluBackward0(EluBackward0):
+    __slots__ = ()
+
+
+def _elu_forward(input, alpha, scale, input_scale, node_cls):
+    x = _float(input, 'elu_cpu')
+    with xp.errstate(over='ignore'):
+        neg = xp.expm1(xp.minimum(x, 0) * input_scale) * alpha
+    data = (xp.where(x > 0, x, neg) * scale).astype(x.dtype, copy=False)
+    result, node = record(data, node_cls, (input,))
+    if node is not None:
+        node.alpha, node.scale, node.input_scale = alpha, scale, input_scale
+        node.save(input)
+    return result
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _maybe_inplace(lambda s: _elu_forward(s, alpha, 1.0, 1.0, EluBackward0), input, inplace)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    return _maybe_inplace(lambda s: _elu_forward(s, _SELU_ALPHA, _SELU_SCALE, 1.0, EluBackward0), input, inplace)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise RuntimeError('ZeroDivisionError')
+    return _maybe_inplace(lambda s: _elu_forward(s, alpha, 1.0, 1.0 / alpha, CeluBackward0), input, inplace)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+# ---- gelu ----------------------------------------------------------------------------------
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+class GeluBackward0(Node):
+    __slots__ = ('approximate',)
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        if self.approximate == 'tanh':
+            inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
+            t = ew.tanh(inner)
+            d_inner = (x * x * (3 * 0.044715) + 1) * _SQRT_2_OVER_PI
+            return grad * ((t + 1) * 0.5 + x * 0.5 * (-t * t + 1) * d_inner),
+        cdf = (erf(x * _INV_SQRT_2) + 1) * 0.5
+        pdf = ew.exp(x * x * -0.5) * _INV_SQRT_2PI
+        return grad * (cdf + x * pdf),
+
+
+def gelu(input, approximate='none'):
+    if approximate not in ('none', 'tanh'):
+        raise RuntimeError(f'approximate argument must be either none or tanh.')
+    x = _float(input, 'gelu_cpu')
+    if approximate == 'tanh':
+        inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
+        data = x * 0.5 * (1 + xp.tanh(inner))
+    else:
+        data = x * 0.5 * (1 + erf(wrap(x * x.dtype.type(_INV_SQRT_2)))._data)
+    result, node = record(data.astype(x.dtype, copy=False), GeluBackward0, (input,))
+    if node is not None:
+        node.approximate = approximate
+        node.save(input)
+    return result
+
+
+# ---- silu, mish ----------------------------------------------------------------------------
+
+class SiluBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        s = ew.sigmoid(x)
+        return grad * (s * (x * (1 - s) + 1)),
+
+
+def _silu(input):
+    x = _float(input, 'silu_cpu')
+    result, node = record(x * ew._sigmoid_array(x), SiluBackward0, (input,))
+    if node is not None:
+        node.save(input)
+    return result
+
+
+def silu(input, inplace=False):
+    return _maybe_inplace(_silu, input, inplace)
+
+
+def _softplus_array(x):
+    # log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|)
+    return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+
+
+class MishBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        t = ew.tanh(softplus(x))
+        return grad * (t + x * ew.sigmoid(x) * (-t * t + 1)),
+
+
+def _mish(input):
+    x = _float(input, 'mish_cpu')
+    result, node = record(x * xp.tanh(_softplus_array(x)), MishBackward0, (input,))
+    if node is not None:
+        node.save(input)
+    return result
+
+
+def mish(input, inplace=False):
+    return _maybe_inplace(_mish, input, inplace)
+
+
+# ---- softplus, logsigmoid ------------------------------------------------------------------
+
+class SoftplusBackward0(Node):
+    __slots__ = ('beta', 'threshold')
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        linear = _mask(x._data * self.beta > self.threshold, x)
+        return grad * (linear + (1 - linear) * ew.sigmoid(x * self.beta)),
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    x = _float(input, 'softplus_cpu')
+    bx = x * x.dtype.type(beta)
+    data = xp.where(bx > threshold, x, _softplus_array(bx) / x.dtype.type(beta)).astype(x.dtype, copy=False)
+    result, node = record(data, SoftplusBackward0, (input,))
+    if node is not None:
+        node.beta, node.threshold = beta, threshold
+        node.save(input)
+    return result
+
+
+class LogSigmoidBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * ew.sigmoid(-x),  # d/dx log(sigmoid(x)) = 1 - sigmoid(x)
+
+
+def logsigmoid(input):
+    x = _float(input, 'logsigmoid_cpu')
+    result, node = record(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), LogSigmoidBackward0, (input,))
+    if node is not None:
+        node.save(input)
+    return result
+
+
+# ---- hardtanh, relu6, hardswish, hardsigmoid -----------------------------------------------
+
+class HardtanhBackward0(Node):
+    """The gradient passes strictly inside (min_val, max_val), as PyTorch's kernel."""
+    __slots__ = ('min_val', 'max_val')
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        d = x._data
+        return grad * _mask((d > self.min_val) & (d < self.max_val), x),
+
+
+def _hardtanh(input, min_val=-1.0, max_val=1.0):
+    if min_val > max_val:
+        raise ValueError('min_val cannot be greater than max_val')
+    x = input._data
+    if x.dtype.kind == 'b':
+        raise NotImplementedError('"hardtanh_cpu" not implemented for \'Bool\'')
+    data = xp.where(x < min_val, x.dtype.type(min_val), xp.where(x > max_val, x.dtype.type(max_val), x))
+    result, node = record(data, HardtanhBackward0, (input,))
+    if node is not None:
+        node.min_val, node.max_val = min_val, max_val
+        node.save(input)
+    return result
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return _maybe_inplace(_hardtanh, input, inplace, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+class HardswishBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        d = x._data
+        mid = _mask((d > -3) & (d < 3), x)
+        high = _mask(d >= 3, x)
+        return grad * (mid * (x / 3 + 0.5) + high),
+
+
+def _hardswish(input):
+    x = _float(input, 'hardswish_cpu')
+    result, node = record(x * xp.clip(x + 3, 0, 6) / 6, HardswishBackward0, (input,))
+    if node is not None:
+        node.save(input)
+    return result
+
+
+def hardswish(input, inplace=False):
+    return _maybe_inplace(_hardswish, input, inplace)
+
+
+class HardsigmoidBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        d = x._data
+        return grad * (_mask((d > -3) & (d < 3), x) / 6),
+
+
+def _hardsigmoid(input):
+    x = _float(input, 'hardsigmoid_cpu')
+    result, node = record(xp.clip(x + 3, 0, 6) / 6, HardsigmoidBackward0, (input,))
+    if node is not None:
+        node.save(input)
+    return result
+
+
+def hardsigmoid(input, inplace=False):
+    return _maybe_inplace(_hardsigmoid, input, inplace)
+
+
+# ---- threshold, shrinks, softsign, tanhshrink ----------------------------------------------
+
+class ThresholdBackward0(Node):
+    __slots__ = ('threshold',)
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * _mask(x._data > self.threshold, x),
+
+
+def _threshold(input, threshold, value):
+    x = input._data
+    result, node = record(xp.where(x > threshold, x, x.dtype.type(value)), ThresholdBackward0, (input,))
+    if node is not None:
+        node.threshold = threshold
+        node.save(input)
+    return result
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _maybe_inplace(_threshold, input, inplace, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return _maybe_inplace(_threshold, input, True, threshold, value)
+
+
+class HardshrinkBackward0(Node):
+    __slots__ = ('lambd',)
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        d = x._data
+        return grad * _mask((d > self.lambd) | (d < -self.lambd), x),
+
+
+class SoftshrinkBackward0(HardshrinkBackward0):
+    __slots__ = ()
+
+
+def hardshrink(input, lambd=0.5):
+    x = _float(input, 'hardshrink_cpu')
+    keep = (x > lambd) | (x < -lambd)
+    result, node = record(xp.where(keep, x, x.dtype.type(0)), HardshrinkBackward0, (input,))
+    if node is not None:
+        node.lambd = lambd
+        node.save(input)
+    return result
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f'lambda must be greater or equal to 0, but found to be {lambd}.')
+    x = _float(input, 'softshrink_cpu')
+    data = xp.where(x > lambd, x - x.dtype.type(lambd), xp.where(x < -lambd, x + x.dtype.type(lambd), 0))
+    result, node = record(data.astype(x.dtype, copy=False), SoftshrinkBackward0, (input,))
+    if node is not None:
+        node.lambd = lambd
+        node.save(input)
+    return result
+
+
+def softsign(input):
+    """x / (1 + |x|), recorded as its parts (as PyTorch: DivBackward0)."""
+    return input / (ew.abs(input) + 1)
+
+
+def tanhshrink(input):
+    """x - tanh(x), recorded as its parts (as PyTorch: SubBackward0)."""
+    return input - ew.tanh(input)
+
+
+# what nn.functional re-exports from this module
+FUNCTIONAL = ['leaky_relu', 'leaky_relu_', 'elu', 'elu_', 'selu', 'selu_', 'celu', 'celu_', 'gelu', 'silu', 'mish',
+              'softplus', 'logsigmoid', 'hardtanh', 'hardtanh_', 'relu6', 'hardswish', 'hardsigmoid', 'threshold',
+              'threshold_', 'hardshrink', 'softshrink', 'softsign', 'tanhshrink']
+# what PyTorch also has as torch.<name>; hardshrink is the only one that is also a Tensor method
+FUNCTIONS = ['selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_', 'hardshrink']
+NOT_METHODS = ['selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_']

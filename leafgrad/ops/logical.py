@@ -1,0 +1,99 @@
+"""Logical and bitwise ops, and the floating-point class tests (isnan, isinf, isfinite).
+
+None of these is differentiable: their results are bool or integer tensors, recorded nowhere.
+"""
+from .. import backend
+from ._util import binary_operands, wrap, xp
+from .inplace import inplace
+from ..tensor import Tensor
+
+_LABELS = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
+           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+
+
+def _array(x):
+    return x._data if isinstance(x, Tensor) else xp.asarray(x)
+
+
+def _logical(ufunc):
+    def op(input, other):
+        return wrap(ufunc(_array(input), _array(other)))
+    op.__name__ = ufunc.__name__
+    return op
+
+
+logical_and = _logical(xp.logical_and)
+logical_or = _logical(xp.logical_or)
+logical_xor = _logical(xp.logical_xor)
+
+
+def logical_not(input):
+    return wrap(xp.logical_not(input._data))
+
+
+def _bitwise(ufunc, kernel):
+    def op(input, other):
+        x, y = binary_operands(input, other)
+        x = xp.asarray(x)
+        dt = backend.result_type(input, other).np
+        if dt.kind == 'f':
+            raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_LABELS[dt.name]}\'')
+        return wrap(ufunc(x.astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False)))
+    op.__name__ = ufunc.__name__
+    return op
+
+
+bitwise_and = _bitwise(xp.bitwise_and, 'bitwise_and')
+bitwise_or = _bitwise(xp.bitwise_or, 'bitwise_or')
+bitwise_xor = _bitwise(xp.bitwise_xor, 'bitwise_xor')
+
+
+def bitwise_not(input):
+    if input._data.dtype.kind == 'f':
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_LABELS[input._data.dtype.name]}\'')
+    return wrap(xp.invert(input._data))
+
+
+def invert(self):
+    """The ``~`` operator."""
+    if self._data.dtype.kind == 'f':
+        raise TypeError('~ (operator.invert) is only implemented on integer and Boolean-type tensors')
+    return wrap(xp.invert(self._data))
+
+
+def isnan(input):
+    return wrap(xp.isnan(input._data))
+
+
+def isinf(input):
+    return wrap(xp.isinf(input._data))
+
+
+def isposinf(input):
+    return wrap(xp.isposinf(input._data))
+
+
+def isneginf(input):
+    return wrap(xp.isneginf(input._data))
+
+
+def isfinite(input):
+    return wrap(xp.isfinite(input._data))
+
+
+def isreal(input):
+    return wrap(xp.ones(input._data.shape, dtype=bool))
+
+
+def _inplace_of(fn):
+    def op_(self, *args):
+        return inplace(self, lambda s: fn(s, *args), tuple(a for a in args if isinstance(a, Tensor)))
+    op_.__name__ = fn.__name__ + '_'
+    return op_
+
+
+FUNCTIONS = ['logical_and', 'logical_or', 'logical_xor', 'logical_not', 'bitwise_and', 'bitwise_or',
+             'bitwise_xor', 'bitwise_not', 'isnan', 'isinf', 'isposinf', 'isneginf', 'isfinite', 'isreal']
+METHODS = {name + '_': _inplace_of(globals()[name]) for name in
+           ['logical_and', 'logical_or', 'logical_xor', 'logical_not', 'bitwise_and', 'bitwise_or',
+            'bitwise_xor', 'bitwise_not']}

@@ -1,0 +1,297 @@
+"""Selecting reductions: max, min, amax, amin, aminmax, argmax, argmin, median.
+
+Two gradient rules, as PyTorch:
+- a reduction over all elements (``x.max()``, ``amax``, ``median()``) splits the gradient
+  evenly among the elements equal to the result (ties share it);
+- a reduction along a dim that returns indices (``x.max(1)``, ``median(x, 1)``) sends the whole
+  gradient to the chosen index (the first one, for ties).
+"""
+import builtins
+
+from .. import return_types
+from ._util import Node, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
+from ..tensor import Tensor
+
+
+# ---- moving gradients to and from chosen indices ----------------------------------------------
+
+class ScatterBackward0(Node):
+    """``zeros(shape)`` with ``src`` written at ``index`` along ``dim``; its derivative reads
+    the gradient back at the same places."""
+    __slots__ = ('dim', 'index')
+
+    def apply(self, grad):
+        return _take_along(grad, self.index, self.dim),
+
+
+class GatherBackward0(Node):
+    """``x`` read at ``index`` along ``dim``; its derivative writes the gradient back there."""
+    __slots__ = ('dim', 'index', 'shape')
+
+    def apply(self, grad):
+        return _embed(grad, self.index, self.dim, self.shape),
+
+
+def _embed(src, index, dim, shape):
+    out = xp.zeros(shape, dtype=src._data.dtype)
+    xp.put_along_axis(out, index, src._data, axis=dim)
+    result, node = record(out, ScatterBackward0, (src,))
+    if node is not None:
+        node.dim, node.index = dim, index
+    return result
+
+
+def _take_along(x, index, dim):
+    result, node = record(xp.take_along_axis(x._data, index, axis=dim), GatherBackward0, (x,))
+    if node is not None:
+        node.dim, node.index, node.shape = dim, index, x._data.shape
+    return result
+
+
+class _SelectAlongDim(Node):
+    """values, indices = op(x, dim): the values' gradient goes to the chosen indices."""
+    # no __slots__: record_many sets num_outputs and output_meta on multi-output nodes
+
+    def apply(self, grad, grad_indices=None):
+        if not self.shape:  # a 0-d input is its own max
+            return grad,
+        from .shape import unsqueeze
+        if not self.keepdim:
+            grad = unsqueeze(grad, self.dim)
+        return _embed(grad, self.index, self.dim, self.shape),
+
+
+class MaxBackward0(_SelectAlongDim):
+    pass
+
+
+class MinBackward0(_SelectAlongDim):
+    pass
+
+
+class MedianBackward1(_SelectAlongDim):
+    pass
+
+
+def _select_along_dim(input, dim, keepdim, name, pick, node_cls, return_type):
+    data = input._data
+    d = wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        values, idx = data.copy(), xp.zeros((), dtype=xp.int64)
+    else:
+        if data.shape[d] == 0:
+            raise IndexError(f'{name}(): Expected reduction dim {d} to have non-zero size.')
+        idx = xp.expand_dims(pick(data, d), d).astype(xp.int64)
+        values = xp.take_along_axis(data, idx, axis=d)
+        if not keepdim:
+            values, idx = xp.squeeze(values, d), xp.squeeze(idx, d)
+    (out, indices), node = record_many([values, idx], node_cls, (input,), differentiable=(True, False))
+    if node is not None:
+        node.dim, node.keepdim, node.shape = d, keepdim, data.shape
+        node.index = idx if keepdim or data.ndim == 0 else xp.expand_dims(idx, d)
+    return return_type(out, indices)
+
+
+def _argmax_nan_first(data, d):
+    # NumPy's argmax already returns the first NaN (NaN is the max, as in PyTorch)
+    return xp.argmax(data, axis=d)
+
+
+def _argmin_nan_first(data, d):
+    return xp.argmin(data, axis=d)
+
+
+# ---- full reductions: the gradient split among ties ------------------------------------------
+
+class _EvenlyDistribute(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        x, result = self.saved_tensors
+        r = result._data
+        mask = xp.isnan(x._data) if xp.isnan(r) else x._data == r
+        share = wrap((mask / builtins.max(int(mask.sum()), 1)).astype(x._data.dtype))
+        return grad * share,
+
+
+class MaxBackward1(_EvenlyDistribute):
+    __slots__ = ()
+
+
+class MinBackward1(_EvenlyDistribute):
+    __slots__ = ()
+
+
+class MedianBackward0(_EvenlyDistribute):
+    __slots__ = ()
+
+
+def _full(input, name, np_fn, node_cls):
+    data = input._data
+    if data.size == 0:
+        raise RuntimeError(f'{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify '
+                           "the reduction dim with the 'dim' argument.")
+    result, node = record(xp.asarray(np_fn(data)), node_cls, (input,))
+    if node is not None:
+        node.save(input, saved_output(result))
+    return result
+
+
+def max(input, dim=None, keepdim=False, *, out=None):
+    if isinstance(dim, Tensor):  # max(a, b) is maximum
+        from .unary import maximum
+        return maximum(input, dim)
+    if dim is None:
+        return _full(input, 'max', xp.max, MaxBackward1)
+    return _select_along_dim(input, dim, keepdim, 'max', _argmax_nan_first, MaxBackward0, return_types.max)
+
+
+def min(input, dim=None, keepdim=False, *, out=None):
+    if isinstance(dim, Tensor):
+        from .unary import minimum
+        return minimum(input, dim)
+    if dim is None:
+        return _full(input, 'min', xp.min, MinBackward1)
+    return _select_along_dim(input, dim, keepdim, 'min', _argmin_nan_first, MinBackward0, return_types.min)
+
+
+# ---- amax, amin, aminmax -------------------------------------------------------------------
+
+class AmaxBackward0(Node):
+    """The gradient split evenly among the elements equal to the result, per reduced slice."""
+    __slots__ = ('dims', 'keepdim')
+
+    def apply(self, grad):
+        x, result = self.saved_tensors
+        r = result._data if self.keepdim else xp.expand_dims(result._data, self.dims)
+        if not self.keepdim:
+            from .reduction import _unsqueeze_dims
+            grad = _unsqueeze_dims(grad, self.dims)
+        mask = x._data == r
+        share = mask / mask.sum(axis=self.dims, keepdims=True)
+        return grad * wrap(share.astype(x._data.dtype)),
+
+
+class AminBackward0(AmaxBackward0):
+    __slots__ = ()
+
+
+def _amax_dims(input, dim, name):
+    data = input._data
+    if isinstance(dim, int):
+        dim = (dim,)
+    dims = wrap_dims(dim, data.ndim) if dim else tuple(range(data.ndim))
+    for d in dims:
+        if data.ndim and data.shape[d] == 0:
+            raise IndexError(f'{name}(): Expected reduction dim {d} to have non-zero size.')
+    if data.size == 0 and not data.ndim:
+        raise IndexError(f'{name}(): Expected reduction dim to be specified for input.numel() == 0.')
+    return dims
+
+
+def _amax_like(input, dim, keepdim, name, np_fn, node_cls):
+    dims = _amax_dims(input, dim, name)
+    result, node = record(xp.asarray(np_fn(input._data, axis=dims, keepdims=keepdim)), node_cls, (input,))
+    if node is not None:
+        node.dims, node.keepdim = dims, keepdim
+        node.save(input, saved_output(result))
+    return result
+
+
+def amax(input, dim=(), keepdim=False):
+    return _amax_like(input, dim, keepdim, 'amax', xp.max, AmaxBackward0)
+
+
+def amin(input, dim=(), keepdim=False):
+    return _amax_like(input, dim, keepdim, 'amin', xp.min, AminBackward0)
+
+
+class AminmaxBackward0(Node):
+    # no __slots__: a multi-output node (see _SelectAlongDim)
+
+    def apply(self, grad_min, grad_max):
+        x, lo, hi = self.saved_tensors
+        total = None
+        for g, r in ((grad_min, lo), (grad_max, hi)):
+            if g is None:
+                continue
+            part = AmaxBackward0.apply(_Saved((x, r), self.dims, self.keepdim), g)[0]
+            total = part if total is None else total + part
+        return total,
+
+
+class _Saved:
+    """Lets AminmaxBackward0 reuse AmaxBackward0's derivative for each of its outputs."""
+    __slots__ = ('saved_tensors', 'dims', 'keepdim')
+
+    def __init__(self, saved, dims, keepdim):
+        self.saved_tensors, self.dims, self.keepdim = saved, dims, keepdim
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    dims = _amax_dims(input, dim, 'aminmax') if dim is not None else tuple(range(input._data.ndim))
+    if dim is None and input._data.size == 0:
+        raise RuntimeError('aminmax(): cannot compute aminmax over an empty dimension as the operation has '
+                           'no identity.')
+    data = input._data
+    lo = xp.asarray(data.min(axis=dims, keepdims=keepdim))
+    hi = xp.asarray(data.max(axis=dims, keepdims=keepdim))
+    (out_lo, out_hi), node = record_many([lo, hi], AminmaxBackward0, (input,))
+    if node is not None:
+        node.dims, node.keepdim = dims, keepdim
+        node.save(input, saved_output(out_lo), saved_output(out_hi))
+    return return_types.aminmax(out_lo, out_hi)
+
+
+# ---- argmax, argmin ------------------------------------------------------------------------
+
+def _arg(input, dim, keepdim, name, np_fn):
+    data = input._data
+    if dim is None:
+        if data.size == 0:
+            raise RuntimeError(f'{name}(): Expected reduction dim to be specified for input.numel() == 0.')
+        out = xp.asarray(np_fn(data.reshape(-1)), dtype=xp.int64)
+        return wrap(out.reshape((1,) * data.ndim) if keepdim else out)
+    d = wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        return wrap(xp.zeros((), dtype=xp.int64))
+    if data.shape[d] == 0:
+        raise IndexError(f'{name}(): Expected reduction dim {d} to have non-zero size.')
+    out = np_fn(data, axis=d).astype(xp.int64)
+    return wrap(xp.expand_dims(out, d) if keepdim else out)
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _arg(input, dim, keepdim, 'argmax', xp.argmax)
+
+
+def argmin(input, dim=None, keepdim=False):
+    return _arg(input, dim, keepdim, 'argmin', xp.argmin)
+
+
+# ---- median --------------------------------------------------------------------------------
+
+def _lower_median_index(data, d):
+    """The index of the lower median along ``d`` (PyTorch's median of an even count); a slice
+    holding NaN picks its first NaN."""
+    n = data.shape[d]
+    order = xp.argsort(data, axis=d, kind='stable')  # NaN sorts last
+    idx = xp.take(order, (n - 1) // 2, axis=d)
+    has_nan = xp.isnan(data).any(axis=d) if data.dtype.kind == 'f' else None
+    if has_nan is not None and has_nan.any():
+        idx = xp.where(has_nan, xp.argmax(xp.isnan(data), axis=d), idx)
+    return idx
+
+
+def median(input, dim=None, keepdim=False):
+    data = input._data
+    if dim is None:
+        if data.size == 0:
+            return record(xp.asarray(xp.nan, dtype=data.dtype), MedianBackward0, (input,))[0]
+        flat = data.reshape(-1)
+        return _full(input, 'median', lambda a: flat[_lower_median_index(flat, 0)], MedianBackward0)
+    return _select_along_dim(input, dim, keepdim, 'median', _lower_median_index, MedianBackward1,
+                             return_types.median)
+
+
+FUNCTIONS = ['max', 'min', 'amax', 'amin', 'aminmax', 'argmax', 'argmin', 'median']

@@ -1,0 +1,287 @@
+"""Rounding, integer division and remainders: floor, ceil, round, trunc, frac, div with a
+rounding mode, fmod, remainder, floor_divide.
+
+These functions are piecewise constant (or piecewise identity), so their derivatives are
+zeros (or the gradient itself) almost everywhere, as PyTorch defines them.
+"""
+from .. import backend
+from ._util import Node, binary_operands, record, sum_to, wrap, xp
+from .inplace import inplace
+from ..tensor import Tensor
+
+
+def _shape(x):
+    return x._data.shape if isinstance(x, Tensor) else ()
+
+
+def _type_label(arr):
+    return {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
+            'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}[arr.dtype.name]
+
+
+class _ZeroGrad(Node):
+    """The derivative of a step function: zero, shaped like the input."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        return grad * 0,
+
+
+class FloorBackward0(_ZeroGrad):
+    __slots__ = ()
+
+
+class CeilBackward0(_ZeroGrad):
+    __slots__ = ()
+
+
+class TruncBackward0(_ZeroGrad):
+    __slots__ = ()
+
+
+class RoundBackward0(_ZeroGrad):
+    __slots__ = ()
+
+
+class RoundBackward1(_ZeroGrad):
+    """round(decimals=d)."""
+    __slots__ = ()
+
+
+def _step(np_fn, node_cls, kernel):
+    def op(input):
+        data = input._data
+        if data.dtype.kind == 'b':
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+        if data.dtype.kind in 'iu':  # integers are already whole: PyTorch returns a copy
+            return record(data.copy(), node_cls, (input,))[0]
+        return record(np_fn(data), node_cls, (input,))[0]
+    op.__name__ = np_fn.__name__
+    return op
+
+
+floor = _step(xp.floor, FloorBackward0, 'floor_vml_cpu')
+ceil = _step(xp.ceil, CeilBackward0, 'ceil_vml_cpu')
+trunc = _step(xp.trunc, TruncBackward0, 'trunc_vml_cpu')
+fix = trunc
+
+
+def round(input, *, decimals=0):
+    data = input._data
+    if decimals == 0:
+        if data.dtype.kind == 'b':
+            raise NotImplementedError('"round_vml_cpu" not implemented for \'Bool\'')
+        out = data.copy() if data.dtype.kind in 'iu' else xp.round(data)  # half to even, as PyTorch
+        return record(out, RoundBackward0, (input,))[0]
+    if data.dtype.kind != 'f':
+        raise NotImplementedError(f'"round_cpu" not implemented for \'{_type_label(data)}\'')
+    return record(xp.round(data, decimals).astype(data.dtype, copy=False), RoundBackward1, (input,))[0]
+
+
+class FracBackward0(Node):
+    """frac(x) = x - trunc(x): its derivative is 1."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        return grad,
+
+
+def frac(input):
+    data = input._data
+    if data.dtype.kind != 'f':
+        raise NotImplementedError(f'"frac_cpu" not implemented for \'{_type_label(data)}\'')
+    return record(data - xp.trunc(data), FracBackward0, (input,))[0]
+
+
+# ---- division with a rounding mode -----------------------------------------------------------
+
+class DivBackward2(Node):
+    """div(rounding_mode='trunc'|'floor'): a step function of both operands."""
+    __slots__ = ('self_shape', 'other_shape')
+
+    def apply(self, grad):
+        ga = sum_to(grad * 0, self.self_shape) if self.next_functions[0][0] is not None else None
+        gb = None
+        if len(self.next_functions) > 1 and self.next_functions[1][0] is not None:
+            gb = sum_to(grad * 0, self.other_shape)
+        return ga, gb
+
+
+def _int_operands(x, y):
+    x, y = xp.asarray(x), xp.asarray(y)
+    if x.dtype.kind in 'biu' and y.dtype.kind in 'biu':
+        if (y == 0).any():
+            raise RuntimeError('ZeroDivisionError')
+        return True
+    return False
+
+
+def _result_dtype(input, other):
+    return backend.result_type(input, other).np
+
+
+def _arrays(input, other):
+    """Both operands as arrays of PyTorch's result dtype (so integer division stays integral)."""
+    x, y = binary_operands(input, other)
+    dt = _result_dtype(input, other)
+    return xp.asarray(x).astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False)
+
+
+def _trunc_divide(x, y):
+    if x.dtype.kind in 'biu':
+        q = xp.floor_divide(x, y)
+        # floor and trunc differ where the remainder is non-zero and the signs differ
+        return q + ((xp.remainder(x, y) != 0) & ((x < 0) != (y < 0)))
+    with xp.errstate(divide='ignore', invalid='ignore'):
+        return xp.trunc(x / y)
+
+
+def _floor_divide(x, y):
+    with xp.errstate(divide='ignore', invalid='ignore'):
+        if x.dtype.kind == 'b':
+            x, y = x.astype(xp.int64), y.astype(xp.int64)
+        return xp.floor_divide(x, y)
+
+
+def div_rounded(input, other, rounding_mode):
+    if rounding_mode not in ('trunc', 'floor'):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    x, y = _arrays(input, other)
+    _int_operands(x, y)
+    data = _trunc_divide(x, y) if rounding_mode == 'trunc' else _floor_divide(x, y)
+    data = xp.asarray(data).astype(_result_dtype(input, other), copy=False)
+    inputs = (input, other) if isinstance(input, Tensor) else (other,)
+    result, node = record(data, DivBackward2, inputs)
+    if node is not None:
+        node.self_shape, node.other_shape = _shape(inputs[0]), _shape(inputs[-1])
+    return result
+
+
+class NotImplementedNode(Node):
+    """An op PyTorch gives no derivative: using it in backward raises."""
+    __slots__ = ('op_name',)
+
+    def apply(self, grad):
+        raise RuntimeError(f'derivative for aten::{self.op_name} is not implemented')
+
+    def name(self):
+        return 'leafgrad::autograd::NotImplemented'
+
+
+def floor_divide(input, other):
+    x, y = _arrays(input, other)
+    _int_operands(x, y)
+    data = xp.asarray(_floor_divide(x, y)).astype(_result_dtype(input, other), copy=False)
+    result, node = record(data, NotImplementedNode, (input, other))
+    if node is not None:
+        node.op_name = 'floor_divide'
+    return result
+
+
+# ---- remainders ----------------------------------------------------------------------------
+
+class FmodBackward0(Node):
+    """fmod(tensor, scalar): self's derivative is 1."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        return grad,
+
+
+class FmodBackward1(Node):
+    """fmod(a, b) = a - b * trunc(a / b)."""
+    __slots__ = ('self_shape', 'other_shape')
+
+    def apply(self, grad):
+        a, b = self.saved_tensors
+        ga = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
+        gb = None
+        if self.next_functions[1][0] is not None:
+            gb = sum_to(-grad * div_rounded(a, b, 'trunc'), self.other_shape)
+        return ga, gb
+
+
+class RemainderBackward0(FmodBackward0):
+    __slots__ = ()
+
+
+class RemainderBackward1(Node):
+    """remainder(a, b) = a - b * floor(a / b)."""
+    __slots__ = ('self_shape', 'other_shape')
+
+    def apply(self, grad):
+        a, b = self.saved_tensors
+        ga = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
+        gb = None
+        if self.next_functions[1][0] is not None:
+            gb = sum_to(-grad * div_rounded(a, b, 'floor'), self.other_shape)
+        return ga, gb
+
+
+def _mod(input, other, np_fn, scalar_node, tensor_node):
+    x, y = _arrays(input, other)
+    _int_operands(x, y)
+    with xp.errstate(divide='ignore', invalid='ignore'):
+        data = xp.asarray(np_fn(x, y)).astype(_result_dtype(input, other), copy=False)
+    if not isinstance(other, Tensor):
+        return record(data, scalar_node, (input,))[0]
+    result, node = record(data, tensor_node, (input, other))
+    if node is not None:
+        node.self_shape, node.other_shape = _shape(input), _shape(other)
+        node.save(input, other)
+    return result
+
+
+def fmod(input, other):
+    return _mod(input, other, xp.fmod, FmodBackward0, FmodBackward1)
+
+
+def remainder(input, other):
+    if not isinstance(input, Tensor):  # scalar % tensor
+        from ..creation import tensor as _tensor
+        input = _tensor(input, dtype=backend.result_type(input, other))
+        return _mod(input, other, xp.remainder, RemainderBackward0, RemainderBackward1)
+    return _mod(input, other, xp.remainder, RemainderBackward0, RemainderBackward1)
+
+
+def _rfloordiv(self, other):
+    return floor_divide(other, self)
+
+
+def _rmod(self, other):
+    return remainder(other, self)
+
+
+# ---- in-place variants ---------------------------------------------------------------------
+
+def _unary_inplace(fn):
+    def op_(self, *args, **kwargs):
+        return inplace(self, lambda s: fn(s, *args, **kwargs))
+    op_.__name__ = fn.__name__ + '_'
+    return op_
+
+
+floor_ = _unary_inplace(floor)
+ceil_ = _unary_inplace(ceil)
+trunc_ = _unary_inplace(trunc)
+fix_ = trunc_
+round_ = _unary_inplace(round)
+frac_ = _unary_inplace(frac)
+
+
+def fmod_(self, other):
+    return inplace(self, lambda s: fmod(s, other), (other,))
+
+
+def remainder_(self, other):
+    return inplace(self, lambda s: remainder(s, other), (other,))
+
+
+def floor_divide_(self, other):
+    return inplace(self, lambda s: floor_divide(s, other), (other,))
+
+
+FUNCTIONS = ['floor', 'ceil', 'trunc', 'fix', 'round', 'frac', 'floor_divide', 'fmod', 'remainder',
+             'floor_', 'ceil_', 'trunc_', 'fix_', 'round_', 'frac_']
+METHODS = {'fmod_': fmod_, 'remainder_': remainder_, 'floor_divide_': floor_divide_}

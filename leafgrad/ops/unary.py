@@ -1,0 +1,471 @@
+"""More elementwise math: the remaining unary functions (rsqrt, expm1, log1p, the inverse
+trigonometric and hyperbolic functions, erf), atan2, clamp, maximum/minimum, lerp and
+nan_to_num, and the in-place variants of the elementwise family.
+
+Each derivative is written with leafgrad ops, so that it is itself differentiable
+(``create_graph=True``). Integer and bool inputs to a float function give the default float
+dtype, as in PyTorch.
+"""
+import math
+
+from .. import backend
+from . import elementwise as ew
+from ._util import Node, binary_operands, float_dtype_for, record, saved_output, sum_to, xp
+from .inplace import inplace
+from ..tensor import Tensor
+
+
+def _shape(x):
+    return x._data.shape if isinstance(x, Tensor) else ()
+
+
+def _unary(np_fn, node_cls, save_output=False):
+    """A float function of one tensor; the node saves the input (or the output)."""
+    def op(input):
+        with xp.errstate(divide='ignore', invalid='ignore', over='ignore'):
+            data = np_fn(float_dtype_for(input._data))
+        result, node = record(data, node_cls, (input,))
+        if node is not None:
+            node.save(saved_output(result) if save_output else input)
+        return result
+    op.__name__ = np_fn.__name__
+    return op
+
+
+class RsqrtBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        return grad * (result * result * result) * -0.5,  # d x^(-1/2) = -1/2 x^(-3/2)
+
+
+class Expm1Backward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        return grad * (result + 1),
+
+
+class Log1PBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad / (x + 1),
+
+
+class Log2Backward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad / (x * math.log(2.0)),
+
+
+class Log10Backward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad / (x * math.log(10.0)),
+
+
+class TanBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        return grad * (result * result + 1),
+
+
+class AsinBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * ew.pow(-x * x + 1, -0.5),
+
+
+class AcosBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * -ew.pow(-x * x + 1, -0.5),
+
+
+class AtanBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad / (x * x + 1),
+
+
+class SinhBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * cosh(x),
+
+
+class CoshBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * sinh(x),
+
+
+class AsinhBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * ew.pow(x * x + 1, -0.5),
+
+
+class AcoshBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * ew.pow(x * x - 1, -0.5),
+
+
+class AtanhBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad / (-x * x + 1),
+
+
+def _erf_array(x):
+    # NumPy has no erf; math.erf is exact to the last bit, elementwise (computed in float64).
+    out = _ERF(x.astype(xp.float64, copy=False)) if x.size else x.astype(xp.float64)
+    return xp.asarray(out, dtype=xp.float64).astype(x.dtype, copy=False)
+
+
+_ERF = xp.frompyfunc(math.erf, 1, 1)
+_ERFC = xp.frompyfunc(math.erfc, 1, 1)
+
+
+def _erfc_array(x):
+    out = _ERFC(x.astype(xp.float64, copy=False)) if x.size else x.astype(xp.float64)
+    return xp.asarray(out, dtype=xp.float64).astype(x.dtype, copy=False)
+
+
+class ErfBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * (ew.exp(-x * x) * (2.0 / math.sqrt(math.pi))),
+
+
+class ErfcBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * (ew.exp(-x * x) * (-2.0 / math.sqrt(math.pi))),
+
+
+rsqrt = _unary(lambda x: 1 / xp.sqrt(x), RsqrtBackward0, save_output=True)
+rsqrt.__name__ = 'rsqrt'
+expm1 = _unary(xp.expm1, Expm1Backward0, save_output=True)
+log1p = _unary(xp.log1p, Log1PBackward0)
+log2 = _unary(xp.log2, Log2Backward0)
+log10 = _unary(xp.log10, Log10Backward0)
+tan = _unary(xp.tan, TanBackward0, save_output=True)
+asin = _unary(xp.arcsin, AsinBackward0)
+acos = _unary(xp.arccos, AcosBackward0)
+atan = _unary(xp.arctan, AtanBackward0)
+sinh = _unary(xp.sinh, SinhBackward0)
+cosh = _unary(xp.cosh, CoshBackward0)
+asinh = _unary(xp.arcsinh, AsinhBackward0)
+acosh = _unary(xp.arccosh, AcoshBackward0)
+atanh = _unary(xp.arctanh, AtanhBackward0)
+erf = _unary(_erf_array, ErfBackward0)
+erfc = _unary(_erfc_array, ErfcBackward0)
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+
+
+# ---- atan2 ---------------------------------------------------------------------------------
+
+class Atan2Backward0(Node):
+    __slots__ = ('self_shape', 'other_shape')
+
+    def apply(self, grad):
+        y, x = self.saved_tensors
+        denom = y * y + x * x
+        gy = sum_to(grad * x / denom, self.self_shape) if self.next_functions[0][0] is not None else None
+        gx = sum_to(grad * -y / denom, self.other_shape) if self.next_functions[1][0] is not None else None
+        return gy, gx
+
+
+def atan2(input, other):
+    y, x = binary_operands(input, other)
+    result, node = record(xp.arctan2(float_dtype_for(xp.asarray(y)), x), Atan2Backward0, (input, other))
+    if node is not None:
+        node.self_shape, node.other_shape = _shape(input), _shape(other)
+        node.save(input, other)
+    return result
+
+
+arctan2 = atan2
+
+
+# ---- clamp ---------------------------------------------------------------------------------
+
+class ClampBackward1(Node):
+    """clamp with number bounds: the gradient passes where min <= x <= max."""
+    __slots__ = ('min', 'max')
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        mask = x._data == x._data  # all True except NaN, as PyTorch (NaN compares false)
+        if self.min is not None:
+            mask = mask & (x._data >= self.min)
+        if self.max is not None:
+            mask = mask & (x._data <= self.max)
+        return grad * ew.wrap(mask),
+
+
+class ClampBackward0(Node):
+    """clamp with tensor bounds; a bound gets the gradient where it was the one chosen."""
+    __slots__ = ('shapes',)
+
+    def apply(self, grad):
+        # an absent bound was saved as the placeholder ``_Empty``
+        x, lo, hi = [None if t is ew._Empty else t for t in self.saved_tensors]
+        xd = x._data
+        zero = grad * 0
+        mask = xd == xd
+        if lo is not None:
+            mask = mask & (xd >= lo._data)
+        if hi is not None:
+            mask = mask & (xd <= hi._data)
+        outs = [ew.where(ew.wrap(mask), grad, zero) if self.next_functions[0][0] is not None else None]
+        if lo is not None:
+            m = xd < lo._data
+            if hi is not None:
+                m = m & (lo._data < hi._data)
+            outs.append(ew.where(ew.wrap(m), grad, zero))
+        if hi is not None:
+            m = xd > hi._data
+            if lo is not None:
+                m = m | (hi._data < lo._data)
+            outs.append(ew.where(ew.wrap(m), grad, zero))
+        return tuple(None if (g is None or fn is None) else sum_to(g, shape)
+                     for g, (fn, _), shape in zip(outs, self.next_functions, self.shapes))
+
+
+def clamp(input, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("leafgrad.clamp: At least one of 'min' or 'max' must not be None")
+    bounds = [b for b in (min, max) if b is not None]
+    if any(isinstance(b, Tensor) for b in bounds):
+        if not all(isinstance(b, Tensor) for b in bounds):
+            raise TypeError('clamp() received an invalid combination of arguments - got (Tensor, Tensor, Number): '
+                            'min and max must both be tensors or both be numbers')
+        dt = backend.result_type(input, *bounds).np
+        data = input._data.astype(dt, copy=False)
+        lo = min._data.astype(dt, copy=False) if min is not None else None
+        hi = max._data.astype(dt, copy=False) if max is not None else None
+        if lo is not None:
+            data = xp.maximum(data, lo)  # NaN bounds and NaN inputs propagate, as PyTorch
+        if hi is not None:
+            data = xp.minimum(data, hi)
+        inputs = (input,) + tuple(bounds)
+        result, node = record(xp.array(data, dtype=dt), ClampBackward0, inputs)
+        if node is not None:
+            node.shapes = tuple(t._data.shape for t in inputs)
+            node.save(input, ew._Empty if min is None else min, ew._Empty if max is None else max)
+        return result
+    dt = backend.result_type(input, *bounds).np
+    data = input._data.astype(dt, copy=True)
+    if min is not None:
+        data = xp.where(data < min, dt.type(min), data)  # where, not maximum: NaN stays NaN
+    if max is not None:
+        data = xp.where(data > max, dt.type(max), data)
+    result, node = record(data, ClampBackward1, (input,))
+    if node is not None:
+        node.min, node.max = min, max
+        node.save(input)
+    return result
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+clip = clamp
+
+
+# ---- maximum, minimum ----------------------------------------------------------------------
+
+class MaximumBackward0(Node):
+    """Where the operands tie, each gets half of the gradient (as PyTorch)."""
+    __slots__ = ('self_shape', 'other_shape', 'sign')
+
+    def apply(self, grad):
+        a, b = self.saved_tensors
+        ad, bd = a._data, b._data
+        # ``sign`` flips the comparison for minimum
+        a_wins = ad > bd if self.sign > 0 else ad < bd
+        tie = ad == bd
+        scale_a = ew.wrap(xp.where(tie, 0.5, a_wins * 1.0).astype(grad._data.dtype))
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            ga = sum_to(grad * scale_a, self.self_shape)
+        if self.next_functions[1][0] is not None:
+            b_wins = ew.wrap(xp.where(tie, 0.5, (~a_wins & ~tie) * 1.0).astype(grad._data.dtype))
+            gb = sum_to(grad * b_wins, self.other_shape)
+        return ga, gb
+
+
+class MinimumBackward0(MaximumBackward0):
+    __slots__ = ()
+
+
+def _extremum(input, other, np_fn, node_cls, sign):
+    if not isinstance(other, Tensor):
+        raise TypeError(f'{np_fn.__name__}(): argument \'other\' (position 2) must be Tensor, not '
+                        f'{type(other).__name__}')
+    x, y = binary_operands(input, other)
+    result, node = record(np_fn(x, y), node_cls, (input, other))
+    if node is not None:
+        node.self_shape, node.other_shape, node.sign = _shape(input), _shape(other), sign
+        node.save(input, other)
+    return result
+
+
+def maximum(input, other):
+    return _extremum(input, other, xp.maximum, MaximumBackward0, 1)
+
+
+def minimum(input, other):
+    return _extremum(input, other, xp.minimum, MinimumBackward0, -1)
+
+
+# ---- lerp ----------------------------------------------------------------------------------
+
+class LerpBackward0(Node):
+    """lerp with a number weight."""
+    __slots__ = ('weight', 'self_shape', 'end_shape')
+
+    def apply(self, grad):
+        ga = sum_to(grad * (1 - self.weight), self.self_shape) if self.next_functions[0][0] is not None else None
+        gb = sum_to(grad * self.weight, self.end_shape) if self.next_functions[1][0] is not None else None
+        return ga, gb
+
+
+class LerpBackward1(Node):
+    """lerp with a tensor weight."""
+    __slots__ = ('shapes',)
+
+    def apply(self, grad):
+        start, end, weight = self.saved_tensors
+        fns = self.next_functions
+        ga = sum_to(grad * (1 - weight), self.shapes[0]) if fns[0][0] is not None else None
+        gb = sum_to(grad * weight, self.shapes[1]) if fns[1][0] is not None else None
+        gw = sum_to(grad * (end - start), self.shapes[2]) if fns[2][0] is not None else None
+        return ga, gb, gw
+
+
+def lerp(input, end, weight):
+    x, e = input._data, end._data
+    if x.dtype.kind != 'f':
+        raise NotImplementedError(f'"lerp_kernel_scalar" not implemented for \'{input.dtype.name.capitalize()}\'')
+    if e.dtype != x.dtype:
+        raise RuntimeError(f'expected dtype {_short(x)} for `end` but got dtype {_short(e)}')
+    w = weight._data if isinstance(weight, Tensor) else weight
+    if isinstance(weight, Tensor) and w.dtype != x.dtype:
+        raise RuntimeError(f'expected dtype {_short(x)} for `weight` but got dtype {_short(w)}')
+    # PyTorch's formula: exact at both ends (weight 0 gives start, weight 1 gives end)
+    diff = e - x
+    data = xp.where(xp.abs(w) < 0.5, x + w * diff, e - diff * (1 - w)).astype(x.dtype, copy=False)
+    if isinstance(weight, Tensor):
+        result, node = record(data, LerpBackward1, (input, end, weight))
+        if node is not None:
+            node.shapes = (x.shape, e.shape, w.shape)
+            node.save(input, end, weight)
+        return result
+    result, node = record(data, LerpBackward0, (input, end))
+    if node is not None:
+        node.weight, node.self_shape, node.end_shape = weight, x.shape, e.shape
+    return result
+
+
+def _short(arr):
+    return {'float32': 'float', 'float64': 'double', 'float16': 'half'}.get(arr.dtype.name, arr.dtype.name)
+
+
+# ---- nan_to_num ----------------------------------------------------------------------------
+
+class NanToNumBackward0(Node):
+    """The gradient passes where the input was finite."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * ew.wrap(xp.isfinite(x._data)),
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    data = input._data
+    if data.dtype.kind != 'f':
+        return record(data.copy(), NanToNumBackward0, (input,))[0]
+    info = xp.finfo(data.dtype)
+    out = xp.nan_to_num(data, nan=nan, posinf=info.max if posinf is None else posinf,
+                        neginf=info.min if neginf is None else neginf)
+    result, node = record(out, NanToNumBackward0, (input,))
+    if node is not None:
+        node.save(input)
+    return result
+
+
+# ---- in-place variants ---------------------------------------------------------------------
+
+def _inplace_of(fn):
+    def op_(self, *args, **kwargs):
+        others = tuple(a for a in args + tuple(kwargs.values()) if isinstance(a, Tensor))
+        return inplace(self, lambda s: fn(s, *args, **kwargs), others)
+    op_.__name__ = fn.__name__ + '_'
+    return op_
+
+
+_INPLACE = {name: _inplace_of(fn) for name, fn in {
+    'rsqrt': rsqrt, 'expm1': expm1, 'log1p': log1p, 'log2': log2, 'log10': log10, 'tan': tan, 'asin': asin,
+    'acos': acos, 'atan': atan, 'sinh': sinh, 'cosh': cosh, 'asinh': asinh, 'acosh': acosh, 'atanh': atanh,
+    'erf': erf, 'erfc': erfc, 'atan2': atan2, 'clamp': clamp, 'clip': clip, 'clamp_min': clamp_min,
+    'clamp_max': clamp_max, 'lerp': lerp, 'nan_to_num': nan_to_num, 'exp': ew.exp, 'log': ew.log,
+    'sqrt': ew.sqrt, 'abs': ew.abs, 'neg': ew.neg, 'sign': ew.sign, 'tanh': ew.tanh, 'sigmoid': ew.sigmoid,
+    'relu': ew.relu, 'sin': ew.sin, 'cos': ew.cos, 'reciprocal': ew.reciprocal, 'square': ew.square,
+    'arcsin': asin, 'arccos': acos, 'arctan': atan, 'absolute': ew.abs, 'negative': ew.neg,
+    'arctan2': atan2, 'maximum': maximum, 'minimum': minimum,
+}.items()}
+globals().update({name + '_': fn for name, fn in _INPLACE.items()})
+
+# in-place functions that PyTorch also exports at the top level (torch.exp_ ...); the others are
+# Tensor methods only
+_TOP_LEVEL_INPLACE = ['rsqrt_', 'expm1_', 'log1p_', 'log2_', 'log10_', 'tan_', 'asin_', 'acos_', 'atan_',
+                      'sinh_', 'cosh_', 'asinh_', 'acosh_', 'atanh_', 'erf_', 'erfc_', 'clamp_', 'clip_',
+                      'clamp_min_', 'clamp_max_', 'nan_to_num_', 'exp_', 'log_', 'sqrt_', 'abs_', 'neg_',
+                      'tanh_', 'sigmoid_', 'relu_', 'sin_', 'cos_', 'reciprocal_', 'square_', 'arcsin_',
+                      'arccos_', 'arctan_', 'absolute_', 'negative_']
+
+FUNCTIONS = ['rsqrt', 'expm1', 'log1p', 'log2', 'log10', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'asinh',
+             'acosh', 'atanh', 'arcsin', 'arccos', 'arctan', 'arcsinh', 'arccosh', 'arctanh', 'erf', 'erfc',
+             'atan2', 'arctan2', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'maximum', 'minimum', 'lerp',
+             'nan_to_num'] + _TOP_LEVEL_INPLACE
+METHODS = {name + '_': fn for name, fn in _INPLACE.items() if name + '_' not in _TOP_LEVEL_INPLACE}

@@ -1,0 +1,40 @@
+"""The named tuples some ops return (``values, indices = x.max(1)``), printed as PyTorch's
+``torch.return_types.*`` with leafgrad's name."""
+
+
+def _make(name, fields):
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], (tuple, list)) and len(args[0]) == len(fields):
+            args = tuple(args[0])
+        values = list(args) + [kwargs[f] for f in fields[len(args):]]
+        return tuple.__new__(cls, values)
+
+    def __repr__(self):
+        body = ',\n'.join(f'{f}={v!r}' for f, v in zip(fields, self))
+        return f'leafgrad.return_types.{name}(\n{body})'
+
+    def __reduce__(self):
+        return (type(self), tuple(self))
+
+    namespace = {'__new__': __new__, '__repr__': __repr__, '__reduce__': __reduce__, '__slots__': (),
+                 '_fields': fields, 'n_fields': len(fields), 'n_sequence_fields': len(fields),
+                 '__module__': 'leafgrad.return_types'}
+    for i, f in enumerate(fields):
+        namespace[f] = property(lambda self, i=i: tuple.__getitem__(self, i))
+    return type(name, (tuple,), namespace)
+
+
+_VI = ('values', 'indices')
+max = _make('max', _VI)
+min = _make('min', _VI)
+median = _make('median', _VI)
+nanmedian = _make('nanmedian', _VI)
+mode = _make('mode', _VI)
+kthvalue = _make('kthvalue', _VI)
+sort = _make('sort', _VI)
+topk = _make('topk', _VI)
+cummax = _make('cummax', _VI)
+cummin = _make('cummin', _VI)
+aminmax = _make('aminmax', ('min', 'max'))
+
+__all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'topk', 'cummax', 'cummin', 'aminmax']
