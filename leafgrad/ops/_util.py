@@ -116,10 +116,20 @@ def binary_operands(a, b):
         dt = backend.result_type(a, b).np
         return ad.astype(dt, copy=False), bd.astype(dt, copy=False)
     if a_t:
-        return a._data, _scalar_for(a._data, b, a)
+        y = _scalar_for(a._data, b, a)
+        return _cast_like_scalar(a._data, y, b), y
     if b_t:
-        return _scalar_for(b._data, a, b), b._data
+        x = _scalar_for(b._data, a, b)
+        return x, _cast_like_scalar(b._data, x, a)
     raise TypeError('expected at least one tensor operand')
+
+
+def _cast_like_scalar(arr, scalar_arr, scalar):
+    # A Python number of a higher category (int tensor + 1.5) made the result dtype; the tensor's
+    # array must take it too, or NumPy would promote int64 with float32 to float64.
+    if isinstance(scalar, (int, float)) and hasattr(scalar_arr, 'dtype') and scalar_arr.dtype != arr.dtype:
+        return arr.astype(scalar_arr.dtype)
+    return arr
 
 
 def _scalar_for(arr, scalar, tensor):

@@ -41,8 +41,8 @@ class LeakyReluBackward0(Node):
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        pos = x._data > 0
-        return grad * wrap(xp.where(pos, 1.0, self.negative_slope).astype(x._data.dtype)),
+        slope = xp.where(x._data > 0, 1.0, self.negative_slope)
+        return ew.masked_grad(grad, slope, x, 'LeakyReluBackwardBackward0'),
 
 
 def _leaky_relu(input, negative_slope=0.01):
@@ -255,7 +255,7 @@ class HardtanhBackward0(Node):
     def apply(self, grad):
         (x,) = self.saved_tensors
         d = x._data
-        return grad * _mask((d > self.min_val) & (d < self.max_val), x),
+        return ew.masked_grad(grad, (d > self.min_val) & (d < self.max_val), x, 'HardtanhBackwardBackward0'),
 
 
 def _hardtanh(input, min_val=-1.0, max_val=1.0):
@@ -313,7 +313,13 @@ class HardsigmoidBackward0(Node):
     def apply(self, grad):
         (x,) = self.saved_tensors
         d = x._data
-        return grad * (_mask((d > -3) & (d < 3), x) / 6),
+        # PyTorch has no second derivative here: differentiating this gradient raises
+        from .rounding import NotImplementedNode
+        mask = (((d > -3) & (d < 3)) / 6).astype(d.dtype)
+        out, node = record(grad._data * mask, NotImplementedNode, (grad, x))
+        if node is not None:
+            node.op_name = 'hardsigmoid_backward'
+        return out,
 
 
 def _hardsigmoid(input):
@@ -335,7 +341,7 @@ class ThresholdBackward0(Node):
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return grad * _mask(x._data > self.threshold, x),
+        return ew.masked_grad(grad, x._data > self.threshold, x, 'ThresholdBackwardBackward0'),
 
 
 def _threshold(input, threshold, value):
@@ -357,15 +363,17 @@ def threshold_(input, threshold, value):
 
 class HardshrinkBackward0(Node):
     __slots__ = ('lambd',)
+    double_backward_name = 'HardshrinkBackwardBackward0'
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         d = x._data
-        return grad * _mask((d > self.lambd) | (d < -self.lambd), x),
+        return ew.masked_grad(grad, (d > self.lambd) | (d < -self.lambd), x, self.double_backward_name),
 
 
 class SoftshrinkBackward0(HardshrinkBackward0):
     __slots__ = ()
+    double_backward_name = 'SoftshrinkBackwardBackward0'
 
 
 def hardshrink(input, lambd=0.5):

@@ -410,7 +410,32 @@ class ReluBackward0(Node):
 
     def apply(self, grad):
         (result,) = self.saved_tensors
-        return grad * (result > 0),
+        return masked_grad(grad, result._data > 0, result, 'ThresholdBackwardBackward0'),
+
+
+class MaskedGradBackward(Node):
+    """The derivative of a piecewise-linear function, ``grad * mask(x)``, recorded with x as an
+    input whose own derivative is zero (as PyTorch records ThresholdBackwardBackward0 and its
+    kin), so that differentiating a relu's gradient again gives zeros rather than an error."""
+    __slots__ = ('mask', 'label')
+
+    def apply(self, grad):
+        gg = grad * self.mask if self.next_functions[0][0] is not None else None
+        gx = grad * 0 if self.next_functions[1][0] is not None else None
+        return gg, gx
+
+    def name(self):
+        return self.label
+
+
+def masked_grad(grad, mask, wrt, name):
+    """``grad * mask`` (mask: an array of 0/1 or slopes, shaped like grad) as a function of
+    ``grad`` and, with zero derivative, of ``wrt``."""
+    m = mask.astype(grad._data.dtype, copy=False)
+    result, node = record(grad._data * m, MaskedGradBackward, (grad, wrt))
+    if node is not None:
+        node.mask, node.label = wrap(m), name
+    return result
 
 
 def relu(input):
