@@ -184,6 +184,11 @@ def wrap_dims(dim, ndim):
     """Normalize an int, a tuple of ints or None (all dims) to a sorted tuple of dims."""
     if dim is None:
         return tuple(range(ndim))
+    if ndim == 0:
+        # a 0-d tensor accepts dim 0 or -1 (checked here) and has no dim to reduce
+        for d in ((dim,) if isinstance(dim, int) else dim):
+            wrap_dim(d, 0)
+        return ()
     if isinstance(dim, int):
         return (wrap_dim(dim, ndim),)
     dims = tuple(wrap_dim(d, ndim) for d in dim)

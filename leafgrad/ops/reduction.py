@@ -249,8 +249,10 @@ class ProdBackward0(Node):
     def apply(self, grad):
         from .shape import reshape
         x, result = self.saved_tensors
+        if x._data.ndim == 0:
+            return grad,
         if x._data.size == 0:
-            return grad.expand(x._data.shape) * 1,
+            return grad * x,  # empty: any product with x has the right (empty) shape
         if not (x._data == 0).any():
             return grad * result / x,
         flat = reshape(x, (-1,))
@@ -262,11 +264,15 @@ class ProdBackward1(Node):
 
     def apply(self, grad):
         x, result = self.saved_tensors
-        if not self.keepdim and x._data.ndim:
+        if x._data.ndim == 0:
+            return grad,
+        if not self.keepdim:
             from .shape import unsqueeze
             grad, result = unsqueeze(grad, self.dim), unsqueeze(result, self.dim)
-        if x._data.size == 0 or not (x._data == 0).any():
-            return grad * result / x if x._data.size else grad.expand(x._data.shape) * 1,
+        if x._data.size == 0:
+            return grad * x,
+        if not (x._data == 0).any():
+            return grad * result / x,
         return grad * _prod_others(x, self.dim),
 
 
@@ -418,7 +424,7 @@ def _cumsum(input, dim, reverse=False, dtype=None):
         out = xp.flip(xp.cumsum(xp.flip(data, d), axis=d, dtype=out_dtype), d)
     else:
         out = xp.cumsum(data, axis=d, dtype=out_dtype)
-    result, node = record(xp.ascontiguousarray(out), CumsumBackward0, (input,))
+    result, node = record(out.copy() if reverse else out, CumsumBackward0, (input,))  # flip made a view
     if node is not None:
         node.dim, node.reverse = d if d is not None else 0, reverse
     return result

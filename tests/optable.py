@@ -1,0 +1,191 @@
+"""The generic half of the op tests: input generators, the Case row, and the checks every
+row gets (forward vs torch, node name, first and second derivatives vs torch, finite
+differences). Each test file holds one table of Case rows and parametrizes these checks."""
+import numpy as np
+import pytest
+
+import leafgrad as lg
+
+torch = pytest.importorskip('torch')
+
+from fd import check_grad, check_gradgrad  # noqa: E402
+
+
+# ---- input generators -------------------------------------------------------------------------
+# r: normal; p: positive; u: in (-0.9, 0.9); z: normal, away from 0; g: > 1.2; s: normal * 4
+# (reaching the kinks of hardtanh/relu6/hardswish); t: small whole numbers (ties); o, w: normal with
+# one or two zeros; i: small integers; b: bool
+
+def make(kind, shape, rng):
+    if kind == 'r':
+        return rng.standard_normal(shape)
+    if kind == 'p':
+        return rng.uniform(0.5, 2.0, shape)
+    if kind == 'u':
+        return rng.uniform(-0.9, 0.9, shape)
+    if kind == 'z':
+        return rng.choice([-1.0, 1.0], shape) * rng.uniform(0.5, 2.0, shape)
+    if kind == 'g':
+        return rng.uniform(1.2, 3.0, shape)
+    if kind == 's':
+        return rng.standard_normal(shape) * 4
+    if kind == 't':  # many ties
+        return rng.integers(0, 3, shape).astype(np.float64)
+    if kind in 'ow':  # normal with one ('o') or two ('w') zeros
+        a = rng.standard_normal(shape)
+        if a.size:
+            a.reshape(-1)[rng.choice(a.size, 1 if kind == 'o' or a.size < 2 else 2, replace=False)] = 0
+        return a
+    if kind == 'i':
+        return rng.integers(-5, 6, shape)
+    if kind == 'b':
+        return rng.random(shape) > 0.5
+    raise ValueError(kind)
+
+
+class Case:
+    """One row: ``fn(T, *xs)`` runs with T = leafgrad or torch; ``kinds`` one generator letter
+    per tensor argument; ``shapes`` the list of shape tuples to run; ``grad``/``gradgrad``/``fd``
+    whether to compare derivatives / second derivatives / finite differences; ``ints`` whether
+    to run the forward on integer inputs too."""
+
+    def __init__(self, name, fn, kinds, shapes, grad=True, gradgrad=True, ints=False, fd=True):
+        self.name, self.fn, self.kinds, self.shapes = name, fn, kinds, shapes
+        self.grad, self.gradgrad, self.ints, self.fd = grad, gradgrad, ints, fd
+
+    def __repr__(self):
+        return self.name
+
+
+def _inputs(case, shapes, rng, dtype):
+    arrays = []
+    for kind, shape in zip(case.kinds, shapes):
+        a = make(kind, shape, rng)
+        if a.dtype.kind == 'f':
+            a = a.astype(dtype)
+        arrays.append(a)
+    return arrays
+
+
+def _pair(arrays, requires_grad=False):
+    lgs = [lg.tensor(a.copy(), requires_grad=requires_grad and a.dtype.kind == 'f') for a in arrays]
+    ths = [torch.tensor(a.copy(), requires_grad=requires_grad and a.dtype.kind == 'f') for a in arrays]
+    return lgs, ths
+
+
+def _outs(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _np(t):
+    return t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else np.asarray(t.detach()._data)
+
+
+def _same(a, b, atol, rtol=1e-5, what=''):
+    assert tuple(a.shape) == tuple(b.shape), (what, a.shape, b.shape)
+    assert str(a.dtype).split('.')[-1] == str(b.dtype).split('.')[-1], (what, a.dtype, b.dtype)
+    np.testing.assert_allclose(_np(a), _np(b), rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+def _id(case, shapes):
+    return f'{case.name}-{"x".join(str(list(s)) for s in shapes)}'
+
+
+def params(cases, which='all'):
+    """pytest params (case, shapes): every shape set; 'grad': of differentiable rows; 'fd': the
+    first two shape sets of rows checked by finite differences."""
+    out = []
+    for case in cases:
+        if which != 'all' and not case.grad:
+            continue
+        if which == 'fd' and not case.fd:
+            continue
+        for shapes in (case.shapes[:2] if which == 'fd' else case.shapes):
+            out.append(pytest.param(case, shapes, id=_id(case, shapes)))
+    return out
+
+
+def _float_outs(outs):
+    return [o for o in outs if o.dtype.is_floating_point]
+
+
+def check_forward(case, shapes):
+    """Values, dtype and shape of every output vs torch: float32 inputs, then integer ones."""
+    rng = np.random.default_rng(1)
+    with np.errstate(all='ignore'):
+        a = _inputs(case, shapes, rng, np.float32)
+        lx, tx = _pair(a)
+        lo, to = _outs(case.fn(lg, *lx)), _outs(case.fn(torch, *tx))
+        assert len(lo) == len(to)
+        for l, t in zip(lo, to):
+            _same(l, t, atol=1e-5, what='float32 forward')
+        if case.ints:
+            a = [np.round(x * 3).astype(np.int64) if x.dtype.kind == 'f' else x for x in a]
+            lx, tx = _pair(a)
+            for l, t in zip(_outs(case.fn(lg, *lx)), _outs(case.fn(torch, *tx))):
+                _same(l, t, atol=1e-5, what='integer forward')
+
+
+def _weighted_sum(outs, weights):
+    total = None
+    for o, w in zip(outs, weights):
+        s = (o * w).sum()
+        total = s if total is None else total + s
+    return total
+
+
+def check_derivatives(case, shapes):
+    """float64: node names, first derivatives of a randomly weighted sum of the outputs, and
+    second derivatives (the gradient of a weighted sum of the create_graph gradients)."""
+    rng = np.random.default_rng(2)
+    a = _inputs(case, shapes, rng, np.float64)
+    lx, tx = _pair(a, requires_grad=True)
+    lo, to = _outs(case.fn(lg, *lx)), _outs(case.fn(torch, *tx))
+    for l, t in zip(lo, to):
+        _same(l, t, atol=1e-9, what='float64 forward')
+        if t.grad_fn is not None:
+            assert l.grad_fn is not None and l.grad_fn.name() == t.grad_fn.name(), (l.grad_fn, t.grad_fn)
+        else:
+            assert l.grad_fn is None, l.grad_fn
+    lo, to = _float_outs(lo), _float_outs(to)
+    w = [rng.standard_normal(t.shape) for t in to]
+    ls = _weighted_sum(lo, [lg.tensor(x) for x in w])
+    ts = _weighted_sum(to, [torch.tensor(x) for x in w])
+    l_inputs = [x for x in lx if x.requires_grad]
+    t_inputs = [x for x in tx if x.requires_grad]
+    lg_g = lg.autograd.grad(ls, l_inputs, create_graph=True, allow_unused=True)
+    th_g = torch.autograd.grad(ts, t_inputs, create_graph=True, allow_unused=True)
+    for l, t in zip(lg_g, th_g):
+        if t is None:
+            assert l is None or not np.any(_np(l)), l
+            continue
+        _same(l, t, atol=1e-9, what='first derivative')
+    if not case.gradgrad:
+        return
+    v = [rng.standard_normal(x.shape) for x in t_inputs]
+    l2 = [(g * lg.tensor(x)).sum() for g, x in zip(lg_g, v) if g is not None and g.requires_grad]
+    t2 = [(g * torch.tensor(x)).sum() for g, x in zip(th_g, v) if g is not None and g.requires_grad]
+    assert len(l2) == len(t2), 'which first derivatives are differentiable differs from torch'
+    if not t2:
+        return
+    lg_gg = lg.autograd.grad(sum(l2[1:], l2[0]), l_inputs, allow_unused=True)
+    th_gg = torch.autograd.grad(sum(t2[1:], t2[0]), t_inputs, allow_unused=True)
+    for l, t in zip(lg_gg, th_gg):
+        ln = np.zeros(1) if l is None else _np(l)
+        tn = np.zeros(1) if t is None else _np(t)
+        shape = np.broadcast_shapes(ln.shape, tn.shape)
+        np.testing.assert_allclose(np.broadcast_to(ln, shape), np.broadcast_to(tn, shape), rtol=1e-5, atol=1e-8,
+                                   err_msg='second derivative')
+
+
+def check_finite_differences(case, shapes):
+    """float64 Jacobians (first, and second unless gradgrad=False) vs central differences."""
+    rng = np.random.default_rng(3)
+    a = _inputs(case, shapes, rng, np.float64)
+    xs = [lg.tensor(x, requires_grad=True) for x in a if x.dtype.kind == 'f']
+
+    def fn(*args):
+        return case.fn(lg, *args)
+    check_grad(fn, xs)
+    if case.gradgrad:
+        check_gradgrad(fn, xs)

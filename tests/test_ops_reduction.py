@@ -1,0 +1,157 @@
+"""Reductions against PyTorch, driven by one table (CASES); the generic checks are in
+tests/optable.py (forward values/dtype/shape, node names, first and second derivatives vs torch,
+float64 finite differences). Rows with ties (kind 't') compare the tie-splitting rule with torch
+but skip finite differences, which are meaningless where the function has a kink."""
+import numpy as np
+import pytest
+
+import leafgrad as lg
+
+torch = pytest.importorskip('torch')
+
+from optable import (Case, check_derivatives, check_finite_differences, check_forward,  # noqa: E402
+                     params)
+
+M = [((3, 4),), ((2, 3, 4),)]                 # matrices and a batch
+ALL = M + [((),)]                             # ... and 0-d
+EMPTY = ALL + [((0, 3),)]                     # ... and empty, where the reduction has an identity
+VEC = [((5,),), ((3, 4),)]
+INF = float('inf')
+
+
+def LN(T):
+    """torch.linalg or leafgrad.linalg."""
+    return T.linalg
+
+
+def C(name, fn, kinds='r', shapes=ALL, **kw):
+    return Case(name, fn, kinds, shapes, **kw)
+
+
+CASES = [
+    # sum, mean
+    C('sum', lambda T, x: T.sum(x), shapes=EMPTY, ints=True),
+    C('sum_dim', lambda T, x: x.sum(-1), shapes=EMPTY, ints=True),
+    C('sum_dims_keepdim', lambda T, x: x.sum((0, -1), keepdim=True), shapes=M),
+    C('sum_dtype', lambda T, x: x.sum(dtype=T.float64), shapes=M, ints=True),
+    C('sum_dim_dtype', lambda T, x: T.sum(x, 0, dtype=T.float64), shapes=M),
+    C('mean', lambda T, x: T.mean(x), shapes=ALL),
+    C('mean_dim', lambda T, x: x.mean(-2, keepdim=True), shapes=M),
+    C('mean_dims', lambda T, x: x.mean((0, 1)), shapes=M),
+    # prod (with zeros)
+    C('prod', lambda T, x: T.prod(x), shapes=EMPTY, ints=True),
+    C('prod_one_zero', lambda T, x: x.prod(), 'o', shapes=M),
+    C('prod_two_zeros', lambda T, x: x.prod(), 'w', shapes=M),
+    C('prod_dim', lambda T, x: x.prod(1), shapes=M + [((0, 3),)], ints=True),
+    C('prod_dim_keepdim', lambda T, x: x.prod(-1, keepdim=True), shapes=M),
+    C('prod_dim_zeros', lambda T, x: x.prod(0), 'w', shapes=M),
+    C('prod_dim_one_zero', lambda T, x: x.prod(-1), 'o', shapes=M),
+    C('prod_0d_dim', lambda T, x: x.prod(0), shapes=[((),)]),
+    C('prod_dtype', lambda T, x: x.prod(dtype=T.float64), shapes=M),
+    # max / min / amax / amin / argmax / median
+    C('max', lambda T, x: T.max(x), shapes=ALL),
+    C('max_ties', lambda T, x: x.max(), 't', shapes=M, fd=False),
+    C('min', lambda T, x: x.min(), shapes=ALL),
+    C('min_ties', lambda T, x: T.min(x), 't', shapes=M, fd=False),
+    C('max_dim', lambda T, x: T.max(x, 1), shapes=M),
+    C('max_dim_keepdim', lambda T, x: x.max(dim=-1, keepdim=True), shapes=M),
+    C('max_dim_ties', lambda T, x: x.max(0), 't', shapes=M, fd=False),
+    C('max_dim_0d', lambda T, x: x.max(0), shapes=[((),)]),
+    C('max_dim_empty_other', lambda T, x: x.max(1), shapes=[((0, 3),)]),
+    C('min_dim', lambda T, x: T.min(x, -1), shapes=M),
+    C('min_dim_keepdim_ties', lambda T, x: x.min(0, True), 't', shapes=M, fd=False),
+    C('max_values_indices', lambda T, x: T.max(x, 1).values * 2 + T.max(x, 1).indices, shapes=M),
+    C('amax', lambda T, x: T.amax(x, 1), shapes=M),
+    C('amax_all', lambda T, x: x.amax(), shapes=ALL),
+    C('amax_dims_keepdim', lambda T, x: x.amax((0, -1), keepdim=True), shapes=M),
+    C('amax_ties', lambda T, x: x.amax(-1), 't', shapes=M, fd=False),
+    C('amin_ties', lambda T, x: T.amin(x, (0, 1)), 't', shapes=M, fd=False),
+    C('amin', lambda T, x: x.amin(0), shapes=M),
+    C('aminmax', lambda T, x: T.aminmax(x), shapes=ALL),
+    C('aminmax_dim', lambda T, x: T.aminmax(x, dim=1, keepdim=True), shapes=M),
+    C('aminmax_ties', lambda T, x: T.aminmax(x, dim=0), 't', shapes=M, fd=False),
+    C('argmax', lambda T, x: T.argmax(x), 't', shapes=ALL, grad=False, ints=True),
+    C('argmax_dim', lambda T, x: x.argmax(-1), 't', shapes=M, grad=False, ints=True),
+    C('argmax_keepdim', lambda T, x: x.argmax(1, keepdim=True), shapes=M, grad=False),
+    C('argmin_dim', lambda T, x: T.argmin(x, 0), 't', shapes=M, grad=False),
+    C('argmin', lambda T, x: x.argmin(), shapes=ALL, grad=False),
+    C('median', lambda T, x: T.median(x), shapes=ALL + [((4,),)]),
+    C('median_ties', lambda T, x: x.median(), 't', shapes=M, fd=False),
+    C('median_dim', lambda T, x: T.median(x, 1), shapes=M),
+    C('median_dim_keepdim', lambda T, x: x.median(-1, keepdim=True), shapes=M),
+    # var / std
+    C('var', lambda T, x: T.var(x), shapes=M),
+    C('var_dim', lambda T, x: x.var(1), shapes=M),
+    C('var_unbiased_false', lambda T, x: T.var(x, 0, unbiased=False, keepdim=True), shapes=M),
+    C('var_positional_unbiased', lambda T, x: x.var(False), shapes=M),
+    C('var_correction', lambda T, x: T.var(x, (0, -1), correction=2), shapes=M),
+    C('std', lambda T, x: x.std(), shapes=M),
+    C('std_dim_keepdim', lambda T, x: T.std(x, -1, keepdim=True), shapes=M),
+    C('std_correction0', lambda T, x: x.std(dim=0, correction=0), shapes=M),
+    C('var_mean', lambda T, x: T.var_mean(x), shapes=M),
+    C('var_mean_dim', lambda T, x: T.var_mean(x, 1, keepdim=True), shapes=M),
+    C('std_mean', lambda T, x: T.std_mean(x, -1), shapes=M),
+    C('std_mean_correction', lambda T, x: T.std_mean(x, (0, 1), correction=0), shapes=M),
+    # norms
+    C('norm', lambda T, x: x.norm(), shapes=EMPTY),
+    C('norm_p1', lambda T, x: T.norm(x, p=1), shapes=ALL),
+    C('norm_pinf', lambda T, x: x.norm(p=INF), shapes=ALL),
+    C('norm_pinf_ties', lambda T, x: x.norm(p=INF), 't', shapes=M, fd=False),
+    C('norm_p3', lambda T, x: x.norm(p=3), shapes=M),
+    C('norm_fro', lambda T, x: x.norm(p='fro'), shapes=M),
+    C('norm_dim', lambda T, x: T.norm(x, dim=1), shapes=M),
+    C('norm_dim_keepdim_p1', lambda T, x: x.norm(1, -1, True), shapes=M),
+    C('vector_norm', lambda T, x: LN(T).vector_norm(x), shapes=EMPTY),
+    C('vector_norm_ord', lambda T, x: LN(T).vector_norm(x, 0.5, dim=-1), 'z', shapes=M),
+    C('vector_norm_neg_inf', lambda T, x: LN(T).vector_norm(x, -INF, dim=(0, 1)), shapes=M),
+    # torch's second derivatives at a zero norm (and of the 0-"norm") are NaN from 0/0: not matched
+    C('vector_norm_0', lambda T, x: LN(T).vector_norm(x, 0), shapes=M, gradgrad=False),
+    C('vector_norm_dtype', lambda T, x: LN(T).vector_norm(x, dtype=T.float64), shapes=M),
+    C('matrix_norm_fro', lambda T, x: LN(T).matrix_norm(x), shapes=M),
+    C('matrix_norm_1', lambda T, x: LN(T).matrix_norm(x, 1), shapes=M),
+    C('matrix_norm_neg1_keepdim', lambda T, x: LN(T).matrix_norm(x, -1, keepdim=True), shapes=M),
+    C('matrix_norm_inf', lambda T, x: LN(T).matrix_norm(x, INF, dim=(0, -1)), shapes=M),
+    C('matrix_norm_neg_inf', lambda T, x: LN(T).matrix_norm(x, -INF), shapes=M),
+    C('linalg_norm', lambda T, x: LN(T).norm(x), shapes=EMPTY),
+    C('linalg_norm_ord_matrix', lambda T, x: LN(T).norm(x, 1), shapes=[((3, 4),)]),
+    C('linalg_norm_vector_dim', lambda T, x: LN(T).norm(x, 3, dim=-1), shapes=M),
+    C('zero_norm', lambda T, x: (x * 0).norm(), shapes=M, gradgrad=False),
+    # logsumexp
+    C('logsumexp', lambda T, x: T.logsumexp(x, 1), shapes=M),
+    C('logsumexp_keepdim', lambda T, x: x.logsumexp(-1, keepdim=True), shapes=M),
+    C('logsumexp_dims', lambda T, x: x.logsumexp((0, 1)), shapes=M),
+    C('logsumexp_large', lambda T, x: T.logsumexp(x * 1000, 0), shapes=M),
+    C('logsumexp_empty', lambda T, x: x.logsumexp(0), shapes=[((0, 3),)]),
+    C('logsumexp_int', lambda T, x: T.logsumexp(x, 0), shapes=M, ints=True, grad=False),
+    # cumulative
+    C('cumsum', lambda T, x: T.cumsum(x, 1), shapes=M, ints=True),
+    C('cumsum_neg_dim', lambda T, x: x.cumsum(-1), shapes=ALL + [((0, 3),)]),
+    C('cumsum_dtype', lambda T, x: x.cumsum(0, dtype=T.float64), shapes=M),
+    C('cumprod', lambda T, x: T.cumprod(x, 1), shapes=M, ints=True),
+    C('cumprod_one_zero', lambda T, x: x.cumprod(-1), 'o', shapes=M),
+    C('cumprod_two_zeros', lambda T, x: x.cumprod(0), 'w', shapes=M),
+    C('cumprod_0d', lambda T, x: x.cumprod(0), shapes=[((),)]),
+    # logical reductions (no gradient)
+    C('all', lambda T, x: T.all(x > 0), shapes=EMPTY, grad=False),
+    C('all_dim', lambda T, x: (x > -1).all(1), shapes=M, grad=False),
+    C('any_dim_keepdim', lambda T, x: T.any(x > 1, -1, keepdim=True), shapes=M, grad=False),
+    C('all_float', lambda T, x: x.all(), 't', shapes=ALL, grad=False),
+    C('any_int', lambda T, x: x.any(0), shapes=M, grad=False, ints=True),
+    C('count_nonzero', lambda T, x: T.count_nonzero(x), 't', shapes=EMPTY, grad=False),
+    C('count_nonzero_dims', lambda T, x: x.count_nonzero((0, -1)), 't', shapes=M, grad=False),
+]
+
+
+@pytest.mark.parametrize('case,shapes', params(CASES))
+def test_forward(case, shapes):
+    check_forward(case, shapes)
+
+
+@pytest.mark.parametrize('case,shapes', params(CASES, 'grad'))
+def test_derivatives(case, shapes):
+    check_derivatives(case, shapes)
+
+
+@pytest.mark.parametrize('case,shapes', params(CASES, 'fd'))
+def test_finite_differences(case, shapes):
+    check_finite_differences(case, shapes)
