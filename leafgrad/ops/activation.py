@@ -27,10 +27,14 @@ def _mask(cond, like):
     return wrap(cond.astype(like._data.dtype))
 
 
+_DTYPE_LABEL = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
+                'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+
+
 def _float(input, kernel):
     data = input._data
     if data.dtype.kind != 'f':
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{input.dtype.name.capitalize()}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL[data.dtype.name]}\'')
     return data
 
 
@@ -45,9 +49,14 @@ class LeakyReluBackward0(Node):
         return ew.masked_grad(grad, slope, x, 'LeakyReluBackwardBackward0'),
 
 
-def _leaky_relu(input, negative_slope=0.01):
+class LeakyReluBackward1(LeakyReluBackward0):
+    """The in-place variant's node (PyTorch names it apart)."""
+    __slots__ = ()
+
+
+def _leaky_relu(input, negative_slope=0.01, node_cls=LeakyReluBackward0):
     x = _float(input, 'leaky_relu_cpu')
-    result, node = record(xp.where(x > 0, x, x * x.dtype.type(negative_slope)), LeakyReluBackward0, (input,))
+    result, node = record(xp.where(x > 0, x, x * x.dtype.type(negative_slope)), node_cls, (input,))
     if node is not None:
         node.negative_slope = negative_slope
         node.save(input)
@@ -55,7 +64,9 @@ def _leaky_relu(input, negative_slope=0.01):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _maybe_inplace(_leaky_relu, input, inplace, negative_slope)
+    if inplace:
+        return _run_inplace(input, lambda s: _leaky_relu(s, negative_slope, LeakyReluBackward1))
+    return _leaky_relu(input, negative_slope)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -79,6 +90,15 @@ class CeluBackward0(EluBackward0):
     __slots__ = ()
 
 
+class EluBackward1(EluBackward0):
+    """The in-place variants' nodes (PyTorch names them apart)."""
+    __slots__ = ()
+
+
+class CeluBackward1(EluBackward0):
+    __slots__ = ()
+
+
 def _elu_forward(input, alpha, scale, input_scale, node_cls):
     x = _float(input, 'elu_cpu')
     with xp.errstate(over='ignore'):
@@ -91,8 +111,14 @@ def _elu_forward(input, alpha, scale, input_scale, node_cls):
     return result
 
 
+def _elu_like(input, inplace, alpha, scale, input_scale, node_cls, inplace_node_cls):
+    if inplace:
+        return _run_inplace(input, lambda s: _elu_forward(s, alpha, scale, input_scale, inplace_node_cls))
+    return _elu_forward(input, alpha, scale, input_scale, node_cls)
+
+
 def elu(input, alpha=1.0, inplace=False):
-    return _maybe_inplace(lambda s: _elu_forward(s, alpha, 1.0, 1.0, EluBackward0), input, inplace)
+    return _elu_like(input, inplace, alpha, 1.0, 1.0, EluBackward0, EluBackward1)
 
 
 def elu_(input, alpha=1.0):
@@ -104,7 +130,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def selu(input, inplace=False):
-    return _maybe_inplace(lambda s: _elu_forward(s, _SELU_ALPHA, _SELU_SCALE, 1.0, EluBackward0), input, inplace)
+    return _elu_like(input, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0, EluBackward0, EluBackward1)
 
 
 def selu_(input):
@@ -113,8 +139,8 @@ def selu_(input):
 
 def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
-        raise RuntimeError('ZeroDivisionError')
-    return _maybe_inplace(lambda s: _elu_forward(s, alpha, 1.0, 1.0 / alpha, CeluBackward0), input, inplace)
+        raise RuntimeError('ZeroDivisionError: alpha cannot be 0 for CELU')
+    return _elu_like(input, inplace, alpha, 1.0, 1.0 / alpha, CeluBackward0, CeluBackward1)
 
 
 def celu_(input, alpha=1.0):
@@ -239,7 +265,7 @@ class LogSigmoidBackward0(Node):
 
 
 def logsigmoid(input):
-    x = _float(input, 'logsigmoid_cpu')
+    x = _float(input, 'log_sigmoid_cpu')
     result, node = record(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), LogSigmoidBackward0, (input,))
     if node is not None:
         node.save(input)
@@ -315,7 +341,8 @@ class HardsigmoidBackward0(Node):
         d = x._data
         # PyTorch has no second derivative here: differentiating this gradient raises
         from .rounding import NotImplementedNode
-        mask = (((d > -3) & (d < 3)) / 6).astype(d.dtype)
+        # PyTorch's kernel multiplies by 1/6 rounded to float32, in every dtype
+        mask = (((d > -3) & (d < 3)) * float(xp.float32(1.0) / xp.float32(6.0))).astype(d.dtype)
         out, node = record(grad._data * mask, NotImplementedNode, (grad, x))
         if node is not None:
             node.op_name = 'hardsigmoid_backward'
@@ -344,9 +371,14 @@ class ThresholdBackward0(Node):
         return ew.masked_grad(grad, x._data > self.threshold, x, 'ThresholdBackwardBackward0'),
 
 
-def _threshold(input, threshold, value):
+class ThresholdBackward1(ThresholdBackward0):
+    """The in-place variant's node."""
+    __slots__ = ()
+
+
+def _threshold(input, threshold, value, node_cls=ThresholdBackward0):
     x = input._data
-    result, node = record(xp.where(x > threshold, x, x.dtype.type(value)), ThresholdBackward0, (input,))
+    result, node = record(xp.where(x > threshold, x, x.dtype.type(value)), node_cls, (input,))
     if node is not None:
         node.threshold = threshold
         node.save(input)
@@ -354,11 +386,13 @@ def _threshold(input, threshold, value):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _maybe_inplace(_threshold, input, inplace, threshold, value)
+    if inplace:
+        return _run_inplace(input, lambda s: _threshold(s, threshold, value, ThresholdBackward1))
+    return _threshold(input, threshold, value)
 
 
 def threshold_(input, threshold, value):
-    return _maybe_inplace(_threshold, input, True, threshold, value)
+    return globals()['threshold'](input, threshold, value, inplace=True)
 
 
 class HardshrinkBackward0(Node):
@@ -387,9 +421,10 @@ def hardshrink(input, lambd=0.5):
 
 
 def softshrink(input, lambd=0.5):
-    if lambd < 0:
-        raise RuntimeError(f'lambda must be greater or equal to 0, but found to be {lambd}.')
     x = _float(input, 'softshrink_cpu')
+    if lambd < 0:
+        raise RuntimeError(f'lambda must be in range [0, {float(xp.finfo(x.dtype).max):g}] for input dtype '
+                           f'{_DTYPE_LABEL[x.dtype.name]}, but found {lambd:g}')
     data = xp.where(x > lambd, x - x.dtype.type(lambd), xp.where(x < -lambd, x + x.dtype.type(lambd), 0))
     result, node = record(data.astype(x.dtype, copy=False), SoftshrinkBackward0, (input,))
     if node is not None:

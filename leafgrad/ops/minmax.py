@@ -249,7 +249,7 @@ def _arg(input, dim, keepdim, name, np_fn):
     data = input._data
     if dim is None:
         if data.size == 0:
-            raise RuntimeError(f'{name}(): Expected reduction dim to be specified for input.numel() == 0.')
+            raise IndexError(f'{name}(): Expected reduction dim to be specified for input.numel() == 0.')
         out = xp.asarray(np_fn(data.reshape(-1)), dtype=xp.int64)
         return wrap(out.reshape((1,) * data.ndim) if keepdim else out)
     d = wrap_dim(dim, data.ndim)

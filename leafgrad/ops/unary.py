@@ -265,14 +265,34 @@ class ClampBackward0(Node):
                      for g, (fn, _), shape in zip(outs, self.next_functions, self.shapes))
 
 
-def clamp(input, min=None, max=None):
+class ClampMinBackward0(ClampBackward1):
+    __slots__ = ()
+
+
+class ClampMaxBackward0(ClampBackward1):
+    __slots__ = ()
+
+
+class ClampMinBackward1(ClampBackward0):
+    __slots__ = ()
+
+
+class ClampMaxBackward1(ClampBackward0):
+    __slots__ = ()
+
+
+def clamp(input, min=None, max=None, *, _nodes=(ClampBackward1, ClampBackward0)):
+    # _nodes: the node classes for number and tensor bounds (clamp_min/clamp_max name theirs apart)
     if min is None and max is None:
         raise RuntimeError("leafgrad.clamp: At least one of 'min' or 'max' must not be None")
     bounds = [b for b in (min, max) if b is not None]
     if any(isinstance(b, Tensor) for b in bounds):
-        if not all(isinstance(b, Tensor) for b in bounds):
-            raise TypeError('clamp() received an invalid combination of arguments - got (Tensor, Tensor, Number): '
-                            'min and max must both be tensors or both be numbers')
+        # a number beside a tensor bound acts as a 0-d tensor (no gradient)
+        if min is not None and not isinstance(min, Tensor):
+            min = ew.wrap(xp.asarray(min, dtype=backend.result_type(input, min).np))
+        if max is not None and not isinstance(max, Tensor):
+            max = ew.wrap(xp.asarray(max, dtype=backend.result_type(input, max).np))
+        bounds = [b for b in (min, max) if b is not None]
         dt = backend.result_type(input, *bounds).np
         data = input._data.astype(dt, copy=False)
         lo = min._data.astype(dt, copy=False) if min is not None else None
@@ -282,7 +302,7 @@ def clamp(input, min=None, max=None):
         if hi is not None:
             data = xp.minimum(data, hi)
         inputs = (input,) + tuple(bounds)
-        result, node = record(xp.array(data, dtype=dt), ClampBackward0, inputs)
+        result, node = record(xp.array(data, dtype=dt), _nodes[1], inputs)
         if node is not None:
             node.shapes = tuple(t._data.shape for t in inputs)
             node.save(input, ew._Empty if min is None else min, ew._Empty if max is None else max)
@@ -293,7 +313,7 @@ def clamp(input, min=None, max=None):
         data = xp.where(data < min, dt.type(min), data)  # where, not maximum: NaN stays NaN
     if max is not None:
         data = xp.where(data > max, dt.type(max), data)
-    result, node = record(data, ClampBackward1, (input,))
+    result, node = record(data, _nodes[0], (input,))
     if node is not None:
         node.min, node.max = min, max
         node.save(input)
@@ -301,11 +321,11 @@ def clamp(input, min=None, max=None):
 
 
 def clamp_min(input, min):
-    return clamp(input, min=min)
+    return clamp(input, min=min, _nodes=(ClampMinBackward0, ClampMinBackward1))
 
 
 def clamp_max(input, max):
-    return clamp(input, max=max)
+    return clamp(input, max=max, _nodes=(ClampMaxBackward0, ClampMaxBackward1))
 
 
 clip = clamp
@@ -385,7 +405,8 @@ class LerpBackward1(Node):
 def lerp(input, end, weight):
     x, e = input._data, end._data
     if x.dtype.kind != 'f':
-        raise NotImplementedError(f'"lerp_kernel_scalar" not implemented for \'{input.dtype.name.capitalize()}\'')
+        from .activation import _DTYPE_LABEL
+        raise NotImplementedError(f'"lerp_kernel_scalar" not implemented for \'{_DTYPE_LABEL[x.dtype.name]}\'')
     if e.dtype != x.dtype:
         raise RuntimeError(f'expected dtype {_short(x)} for `end` but got dtype {_short(e)}')
     w = weight._data if isinstance(weight, Tensor) else weight
