@@ -152,3 +152,92 @@ def test_against_torch(case, shapes):
 @pytest.mark.parametrize('case,shapes', params(CASES, 'fd'))
 def test_finite_differences(case, shapes):
     check_finite_differences(case, shapes)
+
+
+# ---- errors: the same exception type and message as torch ---------------------------------------
+
+def _x(T):
+    return T.tensor([[0.5, -1.5, 2.0], [1.0, -0.25, 3.0]])
+
+
+ERRORS = [
+    ('max_bad_dim', lambda T: _x(T).max(2)),
+    ('amax_bad_dim', lambda T: _x(T).amax(-3)),
+    ('amax_repeated_dim', lambda T: _x(T).amax((0, 0))),
+    ('argmax_bad_dim', lambda T: _x(T).argmax(5)),
+    ('cumsum_bad_dim', lambda T: _x(T).cumsum(2)),
+    ('logsumexp_bad_dim', lambda T: _x(T).logsumexp(3)),
+    ('sum_bad_dim_0d', lambda T: T.tensor(1.0).sum(1)),
+    ('var_int', lambda T: T.tensor([1, 2]).var()),
+    ('std_int', lambda T: T.tensor([1, 2]).std()),
+    ('norm_int', lambda T: T.tensor([1, 2]).norm()),
+    ('vector_norm_int', lambda T: T.linalg.vector_norm(T.tensor([1, 2]))),
+    ('matrix_norm_1d', lambda T: T.linalg.matrix_norm(T.ones(3))),
+    ('matrix_norm_order', lambda T: T.linalg.matrix_norm(_x(T), 3)),
+    ('mean_int', lambda T: T.tensor([1, 2]).mean()),
+    ('max_empty', lambda T: T.tensor([]).max()),
+    ('max_empty_dim', lambda T: T.zeros(0, 3).max(0)),
+    ('amax_empty_dim', lambda T: T.zeros(0, 3).amax(0)),
+    ('median_empty_dim', lambda T: T.zeros(0, 3).median(0)),
+    ('argmax_empty', lambda T: T.zeros(0).argmax()),
+    ('inf_norm_empty', lambda T: T.linalg.vector_norm(T.zeros(0), float('inf'))),
+    ('aminmax_empty', lambda T: T.aminmax(T.zeros(0))),
+]
+
+
+@pytest.mark.parametrize('name,fn', ERRORS, ids=[e[0] for e in ERRORS])
+def test_errors_match_torch(name, fn):
+    with pytest.raises(Exception) as t_info:
+        fn(torch)
+    with pytest.raises(type(t_info.value)) as l_info:
+        fn(lg)
+    assert str(l_info.value).replace('leafgrad', 'torch') == str(t_info.value)
+
+
+def test_logsumexp_requires_dim_and_prod_rejects_tuples():
+    with pytest.raises(TypeError):
+        lg.logsumexp(_x(lg))
+    with pytest.raises(TypeError):
+        _x(lg).prod((0, 1))
+
+
+# ---- return types, ties, zeros -----------------------------------------------------------------
+
+def test_max_along_dim_returns_named_values_and_indices():
+    x = [[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]]
+    r_lg, r_t = lg.tensor(x, requires_grad=True).max(1), torch.tensor(x, requires_grad=True).max(1)
+    assert type(r_lg).__name__ == type(r_t).__name__ == 'max' and isinstance(r_lg, tuple)
+    values, indices = r_lg
+    assert values is r_lg.values and indices is r_lg.indices and len(r_lg) == 2
+    assert repr(r_lg).replace('leafgrad', 'torch') == repr(r_t)
+    assert r_lg.indices.tolist() == r_t.indices.tolist() == [1, 0]  # the first of tied maxima
+    assert repr(lg.aminmax(lg.tensor([1.0, 2.0]))).replace('leafgrad', 'torch') == \
+        repr(torch.aminmax(torch.tensor([1.0, 2.0])))
+
+
+def test_full_max_splits_gradient_among_ties_and_dim_max_picks_one():
+    for T in (lg, torch):
+        x = T.tensor([[1.0, 3.0, 3.0], [3.0, 0.0, 2.0]], dtype=T.float64, requires_grad=True)
+        x.max().backward()
+        assert x.grad.tolist() == [[0, 1 / 3, 1 / 3], [1 / 3, 0, 0]]
+        x.grad = None
+        x.max(1).values.sum().backward()
+        assert x.grad.tolist() == [[0, 1, 0], [1, 0, 0]]
+
+
+def test_prod_gradient_with_zeros_is_exact():
+    for data, expected in [([2.0, 0.0, 3.0], [0.0, 6.0, 0.0]), ([0.0, 0.0, 3.0], [0.0, 0.0, 0.0]),
+                           ([2.0, 4.0, 3.0], [12.0, 6.0, 8.0])]:
+        for T in (lg, torch):
+            x = T.tensor(data, requires_grad=True)
+            x.prod().backward()
+            assert x.grad.tolist() == expected
+
+
+def test_logsumexp_is_stable():
+    x = [[1000.0, 1000.0], [-1000.0, -1000.0], [float('-inf'), float('-inf')]]
+    np.testing.assert_allclose(lg.logsumexp(lg.tensor(x), 1).numpy(), torch.logsumexp(torch.tensor(x), 1).numpy())
+
+
+def test_linalg_module():
+    assert {'vector_norm', 'matrix_norm', 'norm'} <= set(dir(lg.linalg))

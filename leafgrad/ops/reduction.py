@@ -5,8 +5,15 @@ Backward of a reduction broadcasts the output's gradient back over the reduced d
 (``_expand_back``); derivatives are written with leafgrad ops so they can be differentiated
 again.
 """
+import builtins
+
 from .. import backend
 from ._util import Node, record, record_many, saved_output, wrap, wrap_dims, xp
+
+
+# dtype names as PyTorch's messages spell them
+_LABELS = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
+           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
 
 
 def _reduced_shape_for_grad(shape, dims):
@@ -81,7 +88,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         data = data.astype(backend.to_dtype(dtype).np)
     if data.dtype.kind != 'f':
         raise RuntimeError('mean(): could not infer output dtype. Input dtype must be either a floating '
-                           f'point or complex dtype. Got: {backend.from_np(data.dtype).name.capitalize()}')
+                           f'point or complex dtype. Got: {_LABELS[data.dtype.name]}')
     if dim is None:
         result, node = record(xp.asarray(data.mean()), MeanBackward0, (input,))
         if node is not None:
@@ -104,7 +111,7 @@ class VarBackward0(Node):
         (x,) = self.saved_tensors
         centered = x - mean(x, self.dims, keepdim=True)
         g = grad if self.keepdim else _unsqueeze_dims(grad, self.dims)
-        return g * centered * (2.0 / max(self.count - self.correction, 0)),
+        return g * centered * (_per_dof(2.0, self.count - self.correction)),
 
 
 class StdBackward0(Node):
@@ -118,7 +125,27 @@ class StdBackward0(Node):
         g = grad / (result + wrap(zero.astype(result._data.dtype))) * wrap(~zero)
         if not self.keepdim:
             g = _unsqueeze_dims(g, self.dims)
-        return g * centered * (1.0 / max(self.count - self.correction, 0)),
+        return g * centered * (_per_dof(1.0, self.count - self.correction)),
+
+
+def _quiet(dof):
+    """Silence NumPy's own warnings for a variance with no degrees of freedom (PyTorch's
+    warning was given by _var_args)."""
+    import contextlib
+    import warnings
+    if dof > 0:
+        return contextlib.nullcontext()
+    stack = contextlib.ExitStack()
+    stack.enter_context(warnings.catch_warnings())
+    warnings.simplefilter('ignore', RuntimeWarning)
+    stack.enter_context(xp.errstate(divide='ignore', invalid='ignore'))
+    return stack
+
+
+def _per_dof(k, dof):
+    """k / dof, inf when there are no degrees of freedom left (PyTorch's var of one element
+    has gradient NaN, not an exception)."""
+    return k / dof if dof > 0 else float('inf')
 
 
 def _unsqueeze_dims(t, dims):
@@ -128,7 +155,7 @@ def _unsqueeze_dims(t, dims):
     return t
 
 
-def _var_args(input, dim, unbiased, keepdim, correction):
+def _var_args(input, dim, unbiased, keepdim, correction, name):
     if input._data.dtype.kind != 'f':
         raise RuntimeError('std and var only support floating point and complex dtypes')
     if isinstance(dim, bool):  # var(input, unbiased)
@@ -139,13 +166,17 @@ def _var_args(input, dim, unbiased, keepdim, correction):
     count = 1
     for d in dims:
         count *= input._data.shape[d]
+    if count - correction <= 0:
+        import warnings
+        warnings.warn(f'{name}(): degrees of freedom is <= 0. Correction should be strictly less than the '
+                      'reduction factor (input numel divided by output numel).', UserWarning, stacklevel=3)
     return dims, correction, count
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction)
+    dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'var')
     data = input._data
-    with xp.errstate(divide='ignore', invalid='ignore'):
+    with _quiet(count - correction):
         out = xp.asarray(data.var(axis=dims, ddof=correction, keepdims=keepdim))
     result, node = record(out.astype(data.dtype, copy=False), VarBackward0, (input,))
     if node is not None:
@@ -155,9 +186,9 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction)
+    dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'std')
     data = input._data
-    with xp.errstate(divide='ignore', invalid='ignore'):
+    with _quiet(count - correction):
         out = xp.asarray(data.std(axis=dims, ddof=correction, keepdims=keepdim))
     result, node = record(out.astype(data.dtype, copy=False), StdBackward0, (input,))
     if node is not None:
@@ -170,7 +201,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def _check_float(input, name):
     if input._data.dtype.kind != 'f':
         raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
-                           f'{input.dtype.name.capitalize().replace("Int64", "Long")}')
+                           f'{_LABELS[input._data.dtype.name]}')
 
 
 # ---- var_mean, std_mean ----------------------------------------------------------------------
@@ -187,9 +218,9 @@ class VarMeanBackward0(Node):
             if self.is_std:
                 zero = result._data == 0
                 gv = grad_var / (result + wrap(zero.astype(result._data.dtype))) * wrap(~zero)
-                scale = 1.0 / max(self.count - self.correction, 0)
+                scale = _per_dof(1.0, self.count - self.correction)
             else:
-                gv, scale = grad_var, 2.0 / max(self.count - self.correction, 0)
+                gv, scale = grad_var, _per_dof(2.0, self.count - self.correction)
             gv = gv if self.keepdim else _unsqueeze_dims(gv, self.dims)
             g = gv * centered * scale
         if grad_mean is not None:
@@ -203,9 +234,9 @@ class StdMeanBackward0(VarMeanBackward0):
 
 
 def _var_mean(input, dim, unbiased, keepdim, correction, is_std):
-    dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction)
+    dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'std_mean' if is_std else 'var_mean')
     data = input._data
-    with xp.errstate(divide='ignore', invalid='ignore'):
+    with _quiet(count - correction):
         v = xp.asarray(data.std(axis=dims, ddof=correction, keepdims=keepdim) if is_std
                        else data.var(axis=dims, ddof=correction, keepdims=keepdim)).astype(data.dtype, copy=False)
         m = xp.asarray(data.mean(axis=dims, keepdims=keepdim)).astype(data.dtype, copy=False)
@@ -368,7 +399,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     dims = wrap_dims(dim, data.ndim) if dim is not None and len(dim) else tuple(range(data.ndim))
     a = xp.abs(data)
     p = float(ord)
-    if p in (float('inf'), float('-inf')) and data.size == 0 and any(data.shape[d] == 0 for d in dims):
+    if p in (float('inf'), float('-inf')) and data.size == 0 and builtins.any(data.shape[d] == 0 for d in dims):
         raise RuntimeError(f'linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the '
                            'operation does not have an identity')
     with xp.errstate(divide='ignore', invalid='ignore', over='ignore'):
