@@ -241,3 +241,16 @@ def test_logsumexp_is_stable():
 
 def test_linalg_module():
     assert {'vector_norm', 'matrix_norm', 'norm'} <= set(dir(lg.linalg))
+
+
+def test_cumulative_inplace():
+    results = []
+    for T in (lg, torch):
+        leaf = T.tensor([[1.0, 2.0, 0.0], [3.0, -1.0, 2.0]], requires_grad=True)
+        y = leaf * 1
+        y.cumsum_(1).cumprod_(0)
+        (y * T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+        results.append((y.detach().numpy(), y.grad_fn.name(), leaf.grad.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0])
+    assert results[0][1] == results[1][1]
+    np.testing.assert_allclose(results[0][2], results[1][2])

@@ -163,13 +163,17 @@ class AmaxBackward0(Node):
 
     def apply(self, grad):
         x, result = self.saved_tensors
-        r = result._data if self.keepdim else xp.expand_dims(result._data, self.dims)
-        if not self.keepdim:
-            from .reduction import _unsqueeze_dims
-            grad = _unsqueeze_dims(grad, self.dims)
-        mask = x._data == r
-        share = mask / mask.sum(axis=self.dims, keepdims=True)
-        return grad * wrap(share.astype(x._data.dtype)),
+        return _split_among_ties(grad, x, result, self.dims, self.keepdim),
+
+
+def _split_among_ties(grad, x, result, dims, keepdim):
+    r = result._data if keepdim else xp.expand_dims(result._data, dims)
+    if not keepdim:
+        from .reduction import _unsqueeze_dims
+        grad = _unsqueeze_dims(grad, dims)
+    mask = x._data == r
+    share = mask / mask.sum(axis=dims, keepdims=True)
+    return grad * wrap(share.astype(x._data.dtype))
 
 
 class AminBackward0(AmaxBackward0):
@@ -213,19 +217,10 @@ class AminmaxBackward0(Node):
         x, lo, hi = self.saved_tensors
         total = None
         for g, r in ((grad_min, lo), (grad_max, hi)):
-            if g is None:
-                continue
-            part = AmaxBackward0.apply(_Saved((x, r), self.dims, self.keepdim), g)[0]
-            total = part if total is None else total + part
+            if g is not None:
+                part = _split_among_ties(g, x, r, self.dims, self.keepdim)
+                total = part if total is None else total + part
         return total,
-
-
-class _Saved:
-    """Lets AminmaxBackward0 reuse AmaxBackward0's derivative for each of its outputs."""
-    __slots__ = ('saved_tensors', 'dims', 'keepdim')
-
-    def __init__(self, saved, dims, keepdim):
-        self.saved_tensors, self.dims, self.keepdim = saved, dims, keepdim
 
 
 def aminmax(input, *, dim=None, keepdim=False):

@@ -530,3 +530,16 @@ def count_nonzero(input, dim=None):
 FUNCTIONS = ['sum', 'mean', 'var', 'std', 'var_mean', 'std_mean', 'prod', 'logsumexp', 'norm', 'cumsum',
              'cumprod', 'all', 'any', 'count_nonzero']
 NOT_METHODS = ['var_mean', 'std_mean']
+
+
+def cumsum_(self, dim, *, dtype=None):
+    from .inplace import inplace
+    return inplace(self, lambda s: cumsum(s, dim, dtype=dtype))
+
+
+def cumprod_(self, dim, *, dtype=None):
+    from .inplace import inplace
+    return inplace(self, lambda s: cumprod(s, dim, dtype=dtype))
+
+
+METHODS = {'cumsum_': cumsum_, 'cumprod_': cumprod_}
