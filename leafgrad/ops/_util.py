@@ -116,38 +116,24 @@ def binary_operands(a, b):
         dt = backend.result_type(a, b).np
         return ad.astype(dt, copy=False), bd.astype(dt, copy=False)
     if a_t:
-        return a._data, _scalar_for(a._data, b, a)
+        return _with_scalar(a, b)
     if b_t:
-        return _scalar_for(b._data, a, b), b._data
+        y, x = _with_scalar(b, a)
+        return x, y
     raise TypeError('expected at least one tensor operand')
 
 
-def _scalar_for(arr, scalar, tensor):
+def _with_scalar(tensor, scalar):
+    """(tensor's array, scalar) cast so that NumPy computes in PyTorch's result dtype."""
+    arr = tensor._data
     if not isinstance(scalar, (int, float, bool)):
         if hasattr(scalar, 'dtype') and hasattr(scalar, 'shape'):  # a NumPy array or scalar
-            return xp.asarray(scalar)
+            return arr, xp.asarray(scalar)
         raise TypeError(f'unsupported operand type: {type(scalar).__name__}')
-    kind = arr.dtype.kind
-    if kind == 'f' and type(scalar) is not bool:
-        return scalar
+    if arr.dtype.kind == 'f' and type(scalar) is not bool:
+        return arr, scalar  # NumPy's weak Python scalars already keep the tensor's dtype
     dt = backend.result_type(tensor, scalar).np
-    return xp.asarray(scalar).astype(dt)
-
-
-def binary_arrays(a, b):
-    """Like ``binary_operands``, but the tensor operand's array is also cast (so the result of
-    NumPy's op has PyTorch's dtype) and scalars become arrays of that dtype."""
-    x, y = binary_operands(a, b)
-    dt = None
-    if not isinstance(a, _Tensor) or not isinstance(b, _Tensor):
-        t = a if isinstance(a, _Tensor) else b
-        dt = backend.result_type(a, b).np
-        if t._data.dtype != dt:
-            if t is a:
-                x = x.astype(dt)
-            else:
-                y = y.astype(dt)
-    return x, y
+    return arr.astype(dt, copy=False), xp.asarray(scalar).astype(dt)
 
 
 def sum_to(grad, shape):
@@ -190,5 +176,5 @@ def float_dtype_for(arr):
 
 
 __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'record_many', 'saved_output', 'sum_to',
-           'binary_operands', 'binary_arrays', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
+           'binary_operands', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
            'as_tensor_arg', 'state']
