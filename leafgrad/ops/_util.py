@@ -123,6 +123,19 @@ def binary_operands(a, b):
     raise TypeError('expected at least one tensor operand')
 
 
+def broadcast_error(a, b):
+    """PyTorch's error for operands whose shapes do not broadcast."""
+    sa = a._data.shape if isinstance(a, _Tensor) else xp.shape(a)
+    sb = b._data.shape if isinstance(b, _Tensor) else xp.shape(b)
+    n = max(len(sa), len(sb))
+    pa, pb = (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
+    for dim in range(n - 1, -1, -1):
+        if pa[dim] != pb[dim] and pa[dim] != 1 and pb[dim] != 1:
+            return RuntimeError(f'The size of tensor a ({pa[dim]}) must match the size of tensor b ({pb[dim]}) '
+                                f'at non-singleton dimension {dim}')
+    return RuntimeError(f'shapes {list(sa)} and {list(sb)} cannot be broadcast')
+
+
 def _with_scalar(tensor, scalar):
     """(tensor's array, scalar) cast so that NumPy computes in PyTorch's result dtype."""
     arr = tensor._data
@@ -176,5 +189,5 @@ def float_dtype_for(arr):
 
 
 __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'record_many', 'saved_output', 'sum_to',
-           'binary_operands', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
+           'binary_operands', 'broadcast_error', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
            'as_tensor_arg', 'state']
