@@ -28,6 +28,9 @@ def wrap(data):
     return _wrap(data)
 
 
+_NO_EDGE = (None, 0)
+
+
 def edge(t):
     """The edge along which ``t`` receives its gradient, (None, 0) if it needs none."""
     if type(t) is _Tensor or isinstance(t, _Tensor):
@@ -63,7 +66,18 @@ def record(out_data, node_cls, inputs):
             break
     else:
         return out, None
-    node = node_cls(tuple([edge(t) for t in inputs]))
+    edges = []
+    for t in inputs:
+        if isinstance(t, _Tensor):
+            fn = t._grad_fn
+            if fn is not None:
+                edges.append((fn, t._output_nr))
+                continue
+            if t._requires_grad:
+                edges.append((grad_accumulator(t), 0))
+                continue
+        edges.append(_NO_EDGE)
+    node = node_cls(tuple(edges))
     out._grad_fn = node
     out._requires_grad = True
     if anomaly_state.enabled:

@@ -509,6 +509,8 @@ def where(condition, input=None, other=None):
 
 def _compare(ufunc):
     def compare(input, other):
+        if other is None:  # `t == None` is a plain comparison with None, as in PyTorch
+            return ufunc is xp.not_equal
         x, y = binary_operands(input, other)
         try:
             return wrap(ufunc(x, y))
