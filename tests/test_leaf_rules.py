@@ -287,3 +287,25 @@ def test_graph_and_intermediate_grads_freed():
     loss.backward()
     del loss
     assert ref() is None  # the graph is freed with its root, no reference cycles
+
+
+def test_grad_mode_is_thread_local():
+    import threading
+    seen = []
+    with lg.no_grad():
+        t = threading.Thread(target=lambda: seen.append(lg.is_grad_enabled()))
+        t.start()
+        t.join()
+        seen.append(lg.is_grad_enabled())
+    assert seen == [True, False]
+
+
+def test_inference_mode_decorator_and_flags():
+    @lg.inference_mode()
+    def f(x):
+        return x * 2
+    x = lg.ones(2, requires_grad=True)
+    y = f(x)
+    assert not y.requires_grad and lg.is_grad_enabled()
+    with lg.inference_mode():
+        assert lg.is_inference_mode_enabled() and not lg.is_grad_enabled()
