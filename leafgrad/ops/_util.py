@@ -184,8 +184,11 @@ def wrap_dim(dim, ndim):
 
 
 def wrap_dims(dim, ndim):
-    """Normalize an int, a tuple of ints or None (all dims) to a sorted tuple of dims."""
-    if dim is None:
+    """Normalize an int, a tuple of ints or None (all dims) to a sorted tuple of dims.
+
+    An empty tuple or list also means all dims: PyTorch's rule for sum, mean, var, std, amax.
+    """
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
         return tuple(range(ndim))
     if ndim == 0:
         # a 0-d tensor accepts dim 0 or -1 (checked here) and has no dim to reduce

@@ -509,7 +509,8 @@ def cumprod(input, dim, *, dtype=None):
 def _logical_reduce(np_fn):
     def op(input, dim=None, keepdim=False):
         data = input._data
-        dims = None if dim is None else wrap_dims(dim, data.ndim)
+        # all(()) and any(()) reduce nothing, unlike sum(())
+        dims = None if dim is None else () if not isinstance(dim, int) and not len(dim) else wrap_dims(dim, data.ndim)
         out = xp.asarray(np_fn(data, axis=dims, keepdims=keepdim))
         # uint8 input gives uint8 output, as PyTorch keeps it for backward compatibility
         return wrap(out.astype(xp.uint8) if data.dtype == xp.uint8 else out)
