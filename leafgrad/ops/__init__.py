@@ -10,7 +10,7 @@ import importlib
 
 from ..tensor import Tensor
 
-FAMILIES = ['elementwise', 'unary', 'rounding', 'logical', 'activation', 'reduction', 'minmax', 'shape', 'indexing', 'linalg', 'inplace', 'conversion', 'operators']
+FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax', 'shape', 'indexing', 'linalg', 'inplace', 'conversion', 'operators']
 
 __all__ = []
 for _family in FAMILIES:
