@@ -135,6 +135,20 @@ CASES = [
     C('cumprod_one_zero', lambda T, x: x.cumprod(-1), 'o', shapes=M),
     C('cumprod_two_zeros', lambda T, x: x.cumprod(0), 'w', shapes=M),
     C('cumprod_0d', lambda T, x: x.cumprod(0), shapes=[((),)]),
+    C('cummax', lambda T, x: T.cummax(x, 1), shapes=M),
+    C('cummax_ties', lambda T, x: x.cummax(-1), 't', shapes=M, fd=False),
+    C('cummin_ties', lambda T, x: T.cummin(x, 0), 't', shapes=M + [((),)], fd=False),
+    C('cummin_empty', lambda T, x: T.cummin(x, 0), shapes=[((0, 3),)], grad=False),
+    C('cummax_nan', lambda T, x: T.cummax(T.log(x), 1), shapes=M, grad=False),
+    # nansum, nanmean
+    # (no finite differences: the gradient at a NaN is NaN, as torch's, where differences see 0)
+    C('nansum', lambda T, x: T.nansum(T.sqrt(x)), shapes=EMPTY, fd=False),
+    C('nansum_dim', lambda T, x: T.sqrt(x).nansum(1, keepdim=True), shapes=M, fd=False),
+    C('nansum_no_nan', lambda T, x: x.nansum((0, 1)), shapes=M),
+    C('nansum_int', lambda T, x: T.nansum(x), shapes=M, grad=False, ints=True),
+    C('nanmean', lambda T, x: T.nanmean(T.sqrt(x)), shapes=M, fd=False),
+    C('nanmean_dim', lambda T, x: T.sqrt(x).nanmean(-1), shapes=M, fd=False),
+    C('nanmean_no_nan', lambda T, x: x.nanmean(0), shapes=M),
     # logical reductions (no gradient)
     C('all', lambda T, x: T.all(x > 0), shapes=EMPTY, grad=False),
     C('all_dim', lambda T, x: (x > -1).all(1), shapes=M, grad=False),
@@ -187,6 +201,8 @@ ERRORS = [
     ('argmax_empty', lambda T: T.zeros(0).argmax()),
     ('inf_norm_empty', lambda T: T.linalg.vector_norm(T.zeros(0), float('inf'))),
     ('aminmax_empty', lambda T: T.aminmax(T.zeros(0))),
+    ('nanmean_int', lambda T: T.tensor([1, 2]).nanmean()),
+    ('cummax_bad_dim', lambda T: _x(T).cummax(2)),
 ]
 
 

@@ -16,7 +16,7 @@ from ..tensor import Tensor
 # ---- moving gradients to and from chosen indices ----------------------------------------------
 
 class ScatterBackward0(Node):
-    """``zeros(shape)`` with ``src`` written at ``index`` along ``dim``; its derivative reads
+    """``zeros(shape)`` with ``src`` added at ``index`` along ``dim``; its derivative reads
     the gradient back at the same places."""
     __slots__ = ('dim', 'index')
 
@@ -25,26 +25,33 @@ class ScatterBackward0(Node):
 
 
 class GatherBackward0(Node):
-    """``x`` read at ``index`` along ``dim``; its derivative writes the gradient back there."""
-    __slots__ = ('dim', 'index', 'shape')
+    """``x`` read at ``index`` along ``dim``; its derivative adds the gradient back there."""
+    __slots__ = ('dim', 'index', 'shape', 'unique')
 
     def apply(self, grad):
-        return _embed(grad, self.index, self.dim, self.shape),
+        return _embed(grad, self.index, self.dim, self.shape, self.unique),
 
 
-def _embed(src, index, dim, shape):
+def _embed(src, index, dim, shape, unique=True):
+    """zeros(shape) plus src at index along dim; ``unique``: no index repeats within a slice
+    (one write each, faster than accumulating)."""
     out = xp.zeros(shape, dtype=src._data.dtype)
-    xp.put_along_axis(out, index, src._data, axis=dim)
+    if unique:
+        xp.put_along_axis(out, index, src._data, axis=dim)
+    else:
+        where = list(xp.indices(index.shape, sparse=True))
+        where[dim] = index
+        xp.add.at(out, tuple(where), src._data)
     result, node = record(out, ScatterBackward0, (src,))
     if node is not None:
         node.dim, node.index = dim, index
     return result
 
 
-def _take_along(x, index, dim):
+def _take_along(x, index, dim, unique=False):
     result, node = record(xp.take_along_axis(x._data, index, axis=dim), GatherBackward0, (x,))
     if node is not None:
-        node.dim, node.index, node.shape = dim, index, x._data.shape
+        node.dim, node.index, node.shape, node.unique = dim, index, x._data.shape, unique
     return result
 
 
@@ -289,4 +296,51 @@ def median(input, dim=None, keepdim=False):
                              return_types.median)
 
 
-FUNCTIONS = ['max', 'min', 'amax', 'amin', 'aminmax', 'argmax', 'argmin', 'median']
+# ---- cummax, cummin ------------------------------------------------------------------------
+
+class CummaxBackward0(Node):
+    """Each output's gradient goes to the index it was taken from (summed where repeated)."""
+    # no __slots__: a multi-output node (see _SelectAlongDim)
+
+    def apply(self, grad, grad_indices=None):
+        if not self.shape:
+            return grad,
+        return _embed(grad, self.index, self.dim, self.shape, unique=False),
+
+
+class CumminBackward0(CummaxBackward0):
+    pass
+
+
+def _cumulative_extremum(input, dim, ufunc, better, node_cls, return_type):
+    data = input._data
+    d = wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        values, idx = data.copy(), xp.zeros((), dtype=xp.int64)
+    else:
+        values = ufunc.accumulate(data, axis=d)  # np.maximum/minimum: NaN propagates, as PyTorch
+        prev = xp.concatenate([xp.take(values, [0], axis=d), xp.delete(values, -1, axis=d)], axis=d) \
+            if data.shape[d] else values
+        # a new extremum (ties: the latest index), or a NaN (each NaN takes the index, as PyTorch)
+        new = better(data, prev) | (xp.isnan(data) if data.dtype.kind == 'f' else False)
+        shape = [1] * data.ndim
+        shape[d] = data.shape[d]
+        positions = xp.arange(data.shape[d]).reshape(shape)
+        idx = xp.maximum.accumulate(xp.where(new, positions, 0), axis=d) if data.size else \
+            xp.zeros(data.shape, dtype=xp.int64)
+    (out, indices), node = record_many([values, idx.astype(xp.int64)], node_cls, (input,),
+                                       differentiable=(True, False))
+    if node is not None:
+        node.dim, node.shape, node.index = d, data.shape, idx.astype(xp.int64)
+    return return_type(out, indices)
+
+
+def cummax(input, dim):
+    return _cumulative_extremum(input, dim, xp.maximum, xp.greater_equal, CummaxBackward0, return_types.cummax)
+
+
+def cummin(input, dim):
+    return _cumulative_extremum(input, dim, xp.minimum, xp.less_equal, CumminBackward0, return_types.cummin)
+
+
+FUNCTIONS = ['max', 'min', 'amax', 'amin', 'aminmax', 'argmax', 'argmin', 'median', 'cummax', 'cummin']

@@ -528,7 +528,40 @@ def count_nonzero(input, dim=None):
     return wrap(xp.asarray(xp.count_nonzero(data, axis=dims)).astype(xp.int64))
 
 
-FUNCTIONS = ['sum', 'mean', 'var', 'std', 'var_mean', 'std_mean', 'prod', 'logsumexp', 'norm', 'cumsum',
+# ---- nansum, nanmean -------------------------------------------------------------------------
+
+class NansumBackward0(Node):
+    """The gradient reaches the elements that are not NaN."""
+    __slots__ = ('dims', 'keepdim')
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        g = _expand_back(grad, x._data.shape, self.dims, self.keepdim)
+        return g * wrap(~xp.isnan(x._data)),
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    data = input._data
+    dims = wrap_dims(dim, data.ndim)
+    out = xp.asarray(xp.nansum(data, axis=dims, keepdims=keepdim, dtype=_sum_dtype(data, dtype)))
+    result, node = record(out, NansumBackward0, (input,))
+    if node is not None:
+        node.dims, node.keepdim = dims, keepdim
+        node.save(input)
+    return result
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """nansum / (number of non-NaN elements), recorded as its parts (as PyTorch)."""
+    if input._data.dtype.kind != 'f':
+        raise RuntimeError('nanmean(): expected input to have floating point or complex dtype but got '
+                           f'{_LABELS[input._data.dtype.name]}')
+    from .logical import isnan, logical_not
+    count = sum(logical_not(isnan(input)), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+FUNCTIONS = ['sum', 'mean', 'nansum', 'nanmean', 'var', 'std', 'var_mean', 'std_mean', 'prod', 'logsumexp', 'norm', 'cumsum',
              'cumprod', 'all', 'any', 'count_nonzero']
 NOT_METHODS = ['var_mean', 'std_mean']
 
