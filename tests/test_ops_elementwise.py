@@ -376,3 +376,20 @@ def test_operators_and_dtypes():
 def test_erf_is_exact_in_float64():
     x = np.linspace(-5, 5, 41)
     np.testing.assert_allclose(lg.erf(lg.tensor(x)).numpy(), torch.erf(torch.tensor(x)).numpy(), rtol=1e-15, atol=1e-16)
+
+
+def test_names_exist_in_torch_where_leafgrad_exports_them():
+    """Every op family's exports exist in torch under the same name and kind (torch.<f>,
+    Tensor.<method>, nn.functional.<f>), and functions torch lacks as methods are not methods."""
+    import importlib
+    for family in ['unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax']:
+        module = importlib.import_module('leafgrad.ops.' + family)
+        not_methods = set(getattr(module, 'NOT_METHODS', ()))
+        for name in module.FUNCTIONS:
+            assert hasattr(torch, name), (family, name)
+            assert hasattr(torch.Tensor, name) == (name not in not_methods), (family, name)
+            assert hasattr(lg, name) and (hasattr(lg.Tensor, name) == (name not in not_methods)), (family, name)
+        for name in getattr(module, 'METHODS', {}):
+            assert hasattr(torch.Tensor, name) and hasattr(lg.Tensor, name), (family, name)
+        for name in getattr(module, 'FUNCTIONAL', ()):
+            assert hasattr(torch_F, name), (family, name)

@@ -473,7 +473,7 @@ _INPLACE = {name: _inplace_of(fn) for name, fn in {
     'sqrt': ew.sqrt, 'abs': ew.abs, 'neg': ew.neg, 'sign': ew.sign, 'tanh': ew.tanh, 'sigmoid': ew.sigmoid,
     'relu': ew.relu, 'sin': ew.sin, 'cos': ew.cos, 'reciprocal': ew.reciprocal, 'square': ew.square,
     'arcsin': asin, 'arccos': acos, 'arctan': atan, 'absolute': ew.abs, 'negative': ew.neg,
-    'arctan2': atan2, 'maximum': maximum, 'minimum': minimum,
+    'arctan2': atan2,
 }.items()}
 globals().update({name + '_': fn for name, fn in _INPLACE.items()})
 
@@ -483,7 +483,7 @@ _TOP_LEVEL_INPLACE = ['rsqrt_', 'expm1_', 'log1p_', 'log2_', 'log10_', 'tan_', '
                       'sinh_', 'cosh_', 'asinh_', 'acosh_', 'atanh_', 'erf_', 'erfc_', 'clamp_', 'clip_',
                       'clamp_min_', 'clamp_max_', 'nan_to_num_', 'exp_', 'log_', 'sqrt_', 'abs_', 'neg_',
                       'tanh_', 'sigmoid_', 'relu_', 'sin_', 'cos_', 'reciprocal_', 'square_', 'arcsin_',
-                      'arccos_', 'arctan_', 'absolute_', 'negative_']
+                      'arccos_', 'arctan_', 'negative_']
 
 FUNCTIONS = ['rsqrt', 'expm1', 'log1p', 'log2', 'log10', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'asinh',
              'acosh', 'atanh', 'arcsin', 'arccos', 'arctan', 'arcsinh', 'arccosh', 'arctanh', 'erf', 'erfc',
