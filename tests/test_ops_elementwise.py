@@ -100,6 +100,11 @@ CASES = [
     C('positive', lambda T, x: +T.positive(x) * 2, 'r'),
     C('deg2rad', lambda T, x: T.deg2rad(x * 90), 'r'),
     C('rad2deg', lambda T, x: x.rad2deg(), 'r'),
+    # torch.special names
+    C('special_expit', lambda T, x: T.special.expit(x), 'r'),
+    C('special_erf', lambda T, x: T.special.erfc(x) * T.special.erf(x), 'r'),
+    C('special_round', lambda T, x: T.special.round(x * 3), 'r'),
+    C('special_logit_xlogy', lambda T, x, y: T.special.xlogy(x, y) + T.special.logit(y / 3), 'rp'),
     # clamp, maximum, minimum, lerp
     C('clamp', lambda T, x: T.clamp(x, -0.5, 0.5), 'r', ints=True),
     C('clamp_min', lambda T, x: T.clamp(x, min=0.1), 'r'),

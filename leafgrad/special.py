@@ -1,0 +1,31 @@
+"""leafgrad.special: PyTorch's ``torch.special`` names for the elementwise ops that leafgrad has
+(the same functions, recorded under the same nodes as PyTorch records them)."""
+from .ops.elementwise import sigmoid as expit
+from .ops.pointwise import exp2, logit, sinc, xlogy
+from .ops.reduction import logsumexp
+from .ops.rounding import RoundBackward1
+from .ops.unary import erf, erfc, expm1, log1p
+from .ops._util import record, xp
+
+
+def round(input, *, decimals=0):
+    """torch.special.round records RoundBackward1 even with decimals=0."""
+    data = input._data
+    if data.dtype.kind != 'f':
+        from .ops.rounding import round as _round
+        return _round(input, decimals=decimals)
+    return record(xp.round(data, decimals).astype(data.dtype, copy=False), RoundBackward1, (input,))[0]
+
+
+def softmax(input, dim, *, dtype=None):
+    from .nn.functional import softmax as _softmax
+    return _softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    from .nn.functional import log_softmax as _log_softmax
+    return _log_softmax(input, dim, dtype=dtype)
+
+
+__all__ = ['expit', 'erf', 'erfc', 'exp2', 'expm1', 'log1p', 'logit', 'logsumexp', 'round', 'sinc', 'xlogy',
+           'softmax', 'log_softmax']
