@@ -75,6 +75,8 @@ CASES = [
     C('atanh', lambda T, x: T.atanh(x), 'u'),
     C('erf', lambda T, x: T.erf(x), 'r', ints=True),
     C('erfc', lambda T, x: T.erfc(x), 'r'),
+    C('erfinv', lambda T, x: T.erfinv(x), 'u'),
+    C('erfinv_tails', lambda T, x: (x * 1e-4 + 0.9998).erfinv(), 'u'),
     C('atan2', lambda T, x, y: T.atan2(x, y), 'rz'),
     C('exp', lambda T, x: T.exp(x), 'r'),
     C('sin', lambda T, x: x.sin(), 'r'),
@@ -282,6 +284,7 @@ INPLACE = [
     ('square_', lambda x: x.square_()), ('reciprocal_', lambda x: x.reciprocal_()),
     ('addcmul_', lambda x: x.addcmul_(x * 2, x * 0 + 3, value=0.5)), ('hypot_', lambda x: x.hypot_(x * 0 + 1)),
     ('exp2_', lambda x: x.exp2_()), ('deg2rad_', lambda x: x.deg2rad_()),
+    ('erfinv_', lambda x: x.mul_(0.3).erfinv_()),
     ('torch.exp_', 'exp_'), ('torch.selu_', 'selu_'), ('torch.celu_', 'celu_'),
     ('clamp_max_tensor', lambda x: x.clamp_max_(x * 0 + 0.2)), ('torch.threshold_', 'threshold_'),
     ('leaky_relu_', None),  # nn.functional's: made per library by _inplace_fn
@@ -376,6 +379,14 @@ def test_operators_and_dtypes():
         c ^= 1
         assert c.tolist() == [5, 4, 5]
         assert (T.tensor([1, 2], dtype=T.int32) + 1.5).dtype == T.float32
+
+
+def test_erfinv_edges():
+    y = [-1.0, -0.999999999999, -0.0, 0.0, 1e-300, 0.5, 1 - 2 ** -53, 1.0, 1.5, float('nan')]
+    signed = y[:8]  # the sign of zero and of infinity (not of NaN)
+    np.testing.assert_array_equal(np.signbit(lg.erfinv(lg.tensor(signed)).numpy()),
+                                  np.signbit(torch.erfinv(torch.tensor(signed)).numpy()))
+    np.testing.assert_allclose(lg.erfinv(lg.tensor(y)).numpy(), torch.erfinv(torch.tensor(y)).numpy(), rtol=1e-14)
 
 
 def test_erf_is_exact_in_float64():

@@ -175,6 +175,35 @@ class ErfcBackward0(Node):
         return grad * (ew.exp(-x * x) * (-2.0 / math.sqrt(math.pi))),
 
 
+def _erfinv_array(y):
+    """erfinv: Winitzki's closed-form estimate (relative error ~2e-3), then Halley steps, each
+    of which roughly triples the correct digits (in float64). For |y| >= 0.5 the steps solve
+    erfc(x) = 1 - |y| instead, which keeps its digits as |y| approaches 1."""
+    y64 = y.astype(xp.float64, copy=False)
+    a = xp.abs(y64)
+    inner = a < 1
+    with xp.errstate(divide='ignore', invalid='ignore', over='ignore'):
+        ln = xp.log((1 - a) * (1 + a))
+        t = 2 / (math.pi * 0.147) + ln / 2
+        x = xp.where(inner, xp.sqrt(xp.sqrt(t * t - ln / 0.147) - t), 0.0)
+        tail = a >= 0.5
+        for _ in range(4):
+            # f(x) = erf(x) - a, or erfc(x) - (1 - a) = -(erf(x) - a) computed without cancellation
+            f = xp.where(tail, (1 - a) - _erfc_array(x), _erf_array(x) - a)
+            d = 2 / math.sqrt(math.pi) * xp.exp(-x * x)
+            x = xp.where(inner, x - f / (d + x * f), x)
+        x = xp.copysign(xp.where(a == 1, xp.inf, xp.where(a > 1, xp.nan, x)), y64)
+    return x.astype(y.dtype, copy=False)
+
+
+class ErfinvBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        return grad * (ew.exp(result * result) * (math.sqrt(math.pi) / 2)),
+
+
 rsqrt = _unary(lambda x: 1 / xp.sqrt(x), RsqrtBackward0, save_output=True)
 rsqrt.__name__ = 'rsqrt'
 expm1 = _unary(xp.expm1, Expm1Backward0, save_output=True)
@@ -192,6 +221,7 @@ acosh = _unary(xp.arccosh, AcoshBackward0)
 atanh = _unary(xp.arctanh, AtanhBackward0)
 erf = _unary(_erf_array, ErfBackward0)
 erfc = _unary(_erfc_array, ErfcBackward0)
+erfinv = _unary(_erfinv_array, ErfinvBackward0, save_output=True)
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 
 
@@ -468,7 +498,7 @@ def _inplace_of(fn):
 _INPLACE = {name: _inplace_of(fn) for name, fn in {
     'rsqrt': rsqrt, 'expm1': expm1, 'log1p': log1p, 'log2': log2, 'log10': log10, 'tan': tan, 'asin': asin,
     'acos': acos, 'atan': atan, 'sinh': sinh, 'cosh': cosh, 'asinh': asinh, 'acosh': acosh, 'atanh': atanh,
-    'erf': erf, 'erfc': erfc, 'atan2': atan2, 'clamp': clamp, 'clip': clip, 'clamp_min': clamp_min,
+    'erf': erf, 'erfc': erfc, 'erfinv': erfinv, 'atan2': atan2, 'clamp': clamp, 'clip': clip, 'clamp_min': clamp_min,
     'clamp_max': clamp_max, 'lerp': lerp, 'nan_to_num': nan_to_num, 'exp': ew.exp, 'log': ew.log,
     'sqrt': ew.sqrt, 'abs': ew.abs, 'neg': ew.neg, 'sign': ew.sign, 'tanh': ew.tanh, 'sigmoid': ew.sigmoid,
     'relu': ew.relu, 'sin': ew.sin, 'cos': ew.cos, 'reciprocal': ew.reciprocal, 'square': ew.square,
@@ -486,7 +516,7 @@ _TOP_LEVEL_INPLACE = ['rsqrt_', 'expm1_', 'log1p_', 'log2_', 'log10_', 'tan_', '
                       'arccos_', 'arctan_', 'negative_']
 
 FUNCTIONS = ['rsqrt', 'expm1', 'log1p', 'log2', 'log10', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'asinh',
-             'acosh', 'atanh', 'arcsin', 'arccos', 'arctan', 'arcsinh', 'arccosh', 'arctanh', 'erf', 'erfc',
+             'acosh', 'atanh', 'arcsin', 'arccos', 'arctan', 'arcsinh', 'arccosh', 'arctanh', 'erf', 'erfc', 'erfinv',
              'atan2', 'arctan2', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'maximum', 'minimum', 'lerp',
              'nan_to_num'] + _TOP_LEVEL_INPLACE
 METHODS = {name + '_': fn for name, fn in _INPLACE.items() if name + '_' not in _TOP_LEVEL_INPLACE}
