@@ -192,7 +192,7 @@ def _erfinv_array(y):
             f = xp.where(tail, (1 - a) - _erfc_array(x), _erf_array(x) - a)
             d = 2 / math.sqrt(math.pi) * xp.exp(-x * x)
             x = xp.where(inner, x - f / (d + x * f), x)
-        x = xp.copysign(xp.where(a == 1, xp.inf, xp.where(a > 1, xp.nan, x)), y64)
+        x = xp.copysign(xp.where(a == 1, xp.inf, xp.where((a > 1) | xp.isnan(a), xp.nan, x)), y64)
     return x.astype(y.dtype, copy=False)
 
 
