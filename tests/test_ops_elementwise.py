@@ -409,3 +409,10 @@ def test_names_exist_in_torch_where_leafgrad_exports_them():
             assert hasattr(torch.Tensor, name) and hasattr(lg.Tensor, name), (family, name)
         for name in getattr(module, 'FUNCTIONAL', ()):
             assert hasattr(torch_F, name), (family, name)
+
+
+def test_maximum_out_as_amsgrad_uses_it():
+    for T in (lg, torch):
+        running, new = T.tensor([1.0, 5.0, 2.0]), T.tensor([3.0, 4.0, 2.5])
+        assert T.maximum(running, new, out=running) is running
+        assert running.tolist() == [3.0, 5.0, 2.5]

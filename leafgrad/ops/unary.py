@@ -399,12 +399,20 @@ def _extremum(input, other, np_fn, node_cls, sign):
     return result
 
 
-def maximum(input, other):
-    return _extremum(input, other, xp.maximum, MaximumBackward0, 1)
+def _into(out, result):
+    """``out=``: write the result into an existing tensor (as optimizers use it)."""
+    if out is None:
+        return result
+    from .inplace import copy_
+    return copy_(out, result)
 
 
-def minimum(input, other):
-    return _extremum(input, other, xp.minimum, MinimumBackward0, -1)
+def maximum(input, other, *, out=None):
+    return _into(out, _extremum(input, other, xp.maximum, MaximumBackward0, 1))
+
+
+def minimum(input, other, *, out=None):
+    return _into(out, _extremum(input, other, xp.minimum, MinimumBackward0, -1))
 
 
 # ---- lerp ----------------------------------------------------------------------------------
