@@ -140,6 +140,9 @@ CASES = [
     C('cummin_ties', lambda T, x: T.cummin(x, 0), 't', shapes=M + [((),)], fd=False),
     C('cummin_empty', lambda T, x: T.cummin(x, 0), shapes=[((0, 3),)], grad=False),
     C('cummax_nan', lambda T, x: T.cummax(T.log(x), 1), shapes=M, grad=False),
+    C('logcumsumexp', lambda T, x: T.logcumsumexp(x, 1), shapes=M),
+    C('logcumsumexp_wide', lambda T, x: (x * 300).logcumsumexp(-1), shapes=M),
+    C('logcumsumexp_0d_empty', lambda T, x: x.logcumsumexp(0), shapes=[((),), ((0, 3),)], grad=False),
     # nansum, nanmean
     # (no finite differences: the gradient at a NaN is NaN, as torch's, where differences see 0)
     C('nansum', lambda T, x: T.nansum(T.sqrt(x)), shapes=EMPTY, fd=False),

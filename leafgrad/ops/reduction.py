@@ -504,6 +504,53 @@ def cumprod(input, dim, *, dtype=None):
     return result
 
 
+class LogcumsumexpBackward0(Node):
+    """dx_k = sum_{j>=k} g_j exp(x_k - out_j), computed in log space for the positive and the
+    negative parts of g (PyTorch's method), so that nothing overflows."""
+    __slots__ = ('dim', 'reverse')
+
+    def apply(self, grad):
+        from .elementwise import exp, log, where
+        x, result = self.saved_tensors
+        if x._data.ndim == 0 or x._data.size == 0:
+            return grad * 1,
+        total = None
+        for sign in (1, -1):
+            g = grad * sign
+            positive = wrap(g._data > 0)
+            # log(g_j) - out_j where g_j > 0, else -inf: masked before subtracting, so that no
+            # -inf - -inf makes a NaN that would swallow other gradients in double backward
+            logs = where(positive, log(where(positive, g, 1.0)) - result, float('-inf'))
+            part = exp(x + _logcumsumexp(logs, self.dim, not self.reverse))
+            total = part if total is None else total - part
+        return total,
+
+
+def _logcumsumexp(input, dim, reverse=False):
+    data = input._data
+    d = wrap_dims(dim, data.ndim)[0] if data.ndim else None
+    if data.dtype.kind != 'f':
+        data = data.astype(backend.get_default_dtype().np)
+    if d is None or data.size == 0:
+        out = data.copy()
+    else:
+        with xp.errstate(invalid='ignore'):
+            src = xp.flip(data, d) if reverse else data
+            out = xp.logaddexp.accumulate(src, axis=d)  # log(e^a + e^b) without overflow, step by step
+            out = xp.flip(out, d).copy() if reverse else out
+    result, node = record(out, LogcumsumexpBackward0, (input,))
+    if node is not None:
+        node.dim, node.reverse = d if d is not None else 0, reverse
+        node.save(input, saved_output(result))
+    return result
+
+
+def logcumsumexp(input, dim):
+    if input._data.ndim == 0:
+        wrap_dims(dim, 0)
+    return _logcumsumexp(input, dim)
+
+
 # ---- all, any, count_nonzero -------------------------------------------------------------
 
 def _logical_reduce(np_fn):
@@ -561,7 +608,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
-FUNCTIONS = ['sum', 'mean', 'nansum', 'nanmean', 'var', 'std', 'var_mean', 'std_mean', 'prod', 'logsumexp', 'norm', 'cumsum',
+FUNCTIONS = ['sum', 'mean', 'nansum', 'nanmean', 'logcumsumexp', 'var', 'std', 'var_mean', 'std_mean', 'prod', 'logsumexp', 'norm', 'cumsum',
              'cumprod', 'all', 'any', 'count_nonzero']
 NOT_METHODS = ['var_mean', 'std_mean']
 
