@@ -81,6 +81,12 @@ CASES = [
     C('median_ties', lambda T, x: x.median(), 't', shapes=M, fd=False),
     C('median_dim', lambda T, x: T.median(x, 1), shapes=M),
     C('median_dim_keepdim', lambda T, x: x.median(-1, keepdim=True), shapes=M),
+    C('kthvalue', lambda T, x: T.kthvalue(x, 2, 1), shapes=M),
+    C('kthvalue_keepdim', lambda T, x: x.kthvalue(3, dim=0, keepdim=True), shapes=[((4, 3),), ((3, 4, 2),)]),
+    C('kthvalue_0d', lambda T, x: x.kthvalue(1), shapes=[((),)]),
+    C('mode', lambda T, x: T.mode(x), 't', shapes=M, fd=False),
+    C('mode_dim_keepdim', lambda T, x: x.mode(0, keepdim=True), 't', shapes=M, fd=False),
+    C('mode_distinct', lambda T, x: T.mode(x, 1), shapes=M),
     # var / std
     C('var', lambda T, x: T.var(x), shapes=M),
     C('var_dim', lambda T, x: x.var(1), shapes=M),
@@ -206,6 +212,7 @@ ERRORS = [
     ('aminmax_empty', lambda T: T.aminmax(T.zeros(0))),
     ('nanmean_int', lambda T: T.tensor([1, 2]).nanmean()),
     ('cummax_bad_dim', lambda T: _x(T).cummax(2)),
+    ('kthvalue_k_too_large', lambda T: _x(T).kthvalue(4, 1)),
 ]
 
 

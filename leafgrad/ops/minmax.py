@@ -296,6 +296,55 @@ def median(input, dim=None, keepdim=False):
                              return_types.median)
 
 
+# ---- kthvalue, mode ------------------------------------------------------------------------
+
+class KthvalueBackward0(_SelectAlongDim):
+    pass
+
+
+class ModeBackward0(_SelectAlongDim):
+    pass
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The k-th smallest along dim (among equal values PyTorch's index may differ: its kernel
+    does not promise which one; this takes the first in a stable sort)."""
+    data = input._data
+    d = wrap_dim(dim, data.ndim)
+    n = data.shape[d] if data.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f'kthvalue(): selected number k out of range for dimension {d}')
+
+    def pick(a, axis):
+        return xp.take(xp.argsort(a, axis=axis, kind='stable'), k - 1, axis=axis)
+    return _select_along_dim(input, dim, keepdim, 'kthvalue', pick, KthvalueBackward0, return_types.kthvalue)
+
+
+def _mode_index(data, d):
+    """The most frequent value along d (the smallest such), at its last occurrence."""
+    moved = xp.moveaxis(data, d, -1)
+    order = xp.argsort(moved, axis=-1, kind='stable')
+    s = xp.take_along_axis(moved, order, axis=-1)
+    n = s.shape[-1]
+    # run lengths in the sorted slice: count[i] = length of the run that ends at i
+    start = xp.concatenate([xp.ones(s.shape[:-1] + (1,), bool), s[..., 1:] != s[..., :-1]], axis=-1)
+    positions = xp.arange(n)
+    run_start = xp.maximum.accumulate(xp.where(start, positions, 0), axis=-1)
+    count = positions - run_start + 1
+    end = xp.concatenate([start[..., 1:], xp.ones(s.shape[:-1] + (1,), bool)], axis=-1)
+    count = xp.where(end, count, 0)
+    best = xp.argmax(count, axis=-1)  # the first maximal run: the smallest value
+    # last occurrence in the original order: the largest original index within that run
+    run_end = xp.expand_dims(best, -1)
+    run_first = xp.take_along_axis(run_start, run_end, axis=-1)
+    in_run = (positions >= run_first) & (positions <= run_end)
+    return xp.where(in_run, order, -1).max(axis=-1)
+
+
+def mode(input, dim=-1, keepdim=False):
+    return _select_along_dim(input, dim, keepdim, 'mode', _mode_index, ModeBackward0, return_types.mode)
+
+
 # ---- cummax, cummin ------------------------------------------------------------------------
 
 class CummaxBackward0(Node):
@@ -343,4 +392,5 @@ def cummin(input, dim):
     return _cumulative_extremum(input, dim, xp.minimum, xp.less_equal, CumminBackward0, return_types.cummin)
 
 
-FUNCTIONS = ['max', 'min', 'amax', 'amin', 'aminmax', 'argmax', 'argmin', 'median', 'cummax', 'cummin']
+FUNCTIONS = ['max', 'min', 'amax', 'amin', 'aminmax', 'argmax', 'argmin', 'median', 'kthvalue', 'mode', 'cummax',
+             'cummin']
