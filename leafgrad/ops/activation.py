@@ -11,7 +11,7 @@ comparison as PyTorch's kernels.
 import math
 
 from . import elementwise as ew
-from ._util import Node, float_dtype_for, record, saved_output, wrap, xp
+from ._util import Node, record, wrap, xp
 from .inplace import inplace as _run_inplace
 from .unary import erf
 

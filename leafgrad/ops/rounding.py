@@ -5,7 +5,7 @@ These functions are piecewise constant (or piecewise identity), so their derivat
 zeros (or the gradient itself) almost everywhere, as PyTorch defines them.
 """
 from .. import backend
-from ._util import Node, binary_operands, record, sum_to, wrap, xp
+from ._util import Node, binary_operands, record, sum_to, xp
 from .inplace import inplace
 from ..tensor import Tensor
 
