@@ -133,3 +133,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 __all__ = ['backward', 'grad', 'no_grad', 'enable_grad', 'set_grad_enabled', 'inference_mode',
            'detect_anomaly', 'set_detect_anomaly', 'grad_mode', 'Node']
+
+
+def __getattr__(name):
+    # The memory report loads on first use, keeping `import leafgrad` fast.
+    if name in ('memory_report', 'memory'):
+        from . import memory
+        return memory if name == 'memory' else memory.memory_report
+    raise AttributeError(f"module 'leafgrad.autograd' has no attribute '{name}'")
