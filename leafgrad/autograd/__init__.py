@@ -138,6 +138,7 @@ __all__ = ['backward', 'grad', 'no_grad', 'enable_grad', 'set_grad_enabled', 'in
 def __getattr__(name):
     # The memory report loads on first use, keeping `import leafgrad` fast.
     if name in ('memory_report', 'memory'):
-        from . import memory
+        import importlib
+        memory = importlib.import_module('.memory', __name__)
         return memory if name == 'memory' else memory.memory_report
     raise AttributeError(f"module 'leafgrad.autograd' has no attribute '{name}'")
