@@ -142,32 +142,31 @@ def _explain_leaf(t, lines, names):
 
 
 def _leaf_grad_none(t, lines, names):
-    copies = [(c, o) for c, o in origins.copies_of(t) if o.kind != 'frozen']
-    acc_ref = t._accumulator
-    if acc_ref is None:
-        lines.append('Its .grad is None because no op recorded with grad mode on has used it yet, so no '
-                     'graph leads to it and no backward() can reach it.')
-        for _, o in copies[:3]:
-            how = {'detach': 'detach()', 'data': '.data', 'tensor': 'leafgrad.tensor(...)',
-                   'no_grad': 'an op under no_grad()', 'inference_mode': 'an op under inference_mode()'}.get(
-                       o.kind, o.kind)
-            where = f' at {o.where}' if o.where else ''
-            lines.append(f'A copy of it was made by {how}{where}: if your computation used that copy, '
-                         'the gradient went nowhere. Use this tensor itself in the computation.')
-        if not copies:
-            lines.append('Check that the computation uses this very tensor (not a copy, a detach() or a '
-                         'tensor re-created with leafgrad.tensor(...)) and does not run under no_grad().')
-        return 'never_used'
     if origins.walks == 0:
         lines.append('Its .grad is None because no backward() has run yet. That is healthy: .grad starts '
                      'as None and fills during the first backward() through a graph that uses it.')
-        return 'no_backward_yet'
-    lines.append(f'Its .grad is None although backward() has run ({origins.walks} walk(s) so far) and a '
-                 'recorded op used it: either no backward() has run yet through the graph that uses it, '
-                 'or the loss you called backward() on is not connected to it (look for detach(), .data, '
-                 'leafgrad.tensor(...) or a no_grad() block between it and the loss), or backward(inputs=...) '
-                 'left it out.')
-    return 'not_reached'
+        reason = 'no_backward_yet'
+    elif t._accumulator is None:
+        lines.append('Its .grad is None and no op recorded with grad mode on has used it, so no graph leads '
+                     'to it. Before its first forward pass that is expected (.grad starts as None); if a '
+                     'forward and backward() have run, the computation did not use this tensor: check that '
+                     'it uses this very tensor (not a copy, a detach() or a tensor re-created with '
+                     'leafgrad.tensor(...)) and does not run under no_grad().')
+        reason = 'never_used'
+    else:
+        lines.append(f'Its .grad is None although backward() has run ({origins.walks} walk(s) so far) and a '
+                     'recorded op used it: either no backward() has run yet through the graph that uses it, '
+                     'or the loss you called backward() on is not connected to it (look for detach(), .data, '
+                     'leafgrad.tensor(...) or a no_grad() block between it and the loss), or '
+                     'backward(inputs=...) left it out.')
+        reason = 'not_reached'
+    hows = {'detach': 'detach()', 'data': '.data', 'tensor': 'leafgrad.tensor(...)',
+            'no_grad': 'an op under no_grad()', 'inference_mode': 'an op under inference_mode()'}
+    for _, o in [(c, o) for c, o in origins.copies_of(t) if o.kind in hows][:3]:
+        where = f' at {o.where}' if o.where else ''
+        lines.append(f'A copy of it was made by {hows[o.kind]}{where}: the gradient of anything computed '
+                     'from that copy stops at the copy. Use this tensor itself in the computation.')
+    return reason
 
 
 # ---- non-leaves ------------------------------------------------------------------------------
