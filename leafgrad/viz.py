@@ -302,6 +302,7 @@ class _Drawer:
             grad = '\n.grad: ' + ('None (kept at backward)' if t._grad is None else f'kept {list(t._grad._data.shape)}')
         label = f'{self._tensor_name(t, "tensor")}\n{_desc(t._data)}' + (grad or '\ngrad passes, freed')
         nid = self._add(t, 'retained' if retained else 'intermediate', label)
+        self.ids.setdefault(id(t._data), nid)  # its grad_fn may save it as a SavedOutput
         self.tensor_at[(id(t._grad_fn), t._output_nr)] = nid
         self.produced.append((t._grad_fn, t._output_nr, nid))
         return nid
