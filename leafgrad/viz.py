@@ -168,15 +168,17 @@ def _attrs(d):
     return ', '.join(f'{k}={_quote(str(v))}' for k, v in d.items())
 
 
-def _legend_cluster():
+def _legend_cluster(columns=3):
     lines = ['  subgraph cluster_legend {', '    label="legend"; fontsize=10; color="#adb5bd";']
-    prev = None
-    for kind, text in LEGEND:
-        nid = f'legend_{kind}'
+    ids = [f'legend_{kind}' for kind, _ in LEGEND]
+    for nid, (kind, text) in zip(ids, LEGEND):
         lines.append(f'    {nid} [label={_quote(text)}, {_attrs(STYLES[kind])}];')
-        if prev is not None:
-            lines.append(f'    {prev} -> {nid} [style=invis];')
-        prev = nid
+    for row in range(0, len(ids), columns):   # a grid: rows share a rank, columns are chained
+        lines.append('    { rank=same; ' + '; '.join(ids[row:row + columns]) + '; }')
+        lines.append('    ' + ' -> '.join(ids[row:row + columns]) + ' [style=invis];')  # keep the order
+        for i in range(row, min(row + columns, len(ids))):
+            if i + columns < len(ids):
+                lines.append(f'    {ids[i]} -> {ids[i + columns]} [style=invis];')
     lines.append('  }')
     return lines
 
