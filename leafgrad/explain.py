@@ -135,9 +135,12 @@ def _explain_leaf(t, lines, names):
         return 'frozen'
     lines.append('It is a leaf that did not ask for a gradient, so backward() ignores it and its .grad is '
                  f'None{stale}. That is right for data and labels. If it should get a gradient, create it '
-                 'with requires_grad=True or call `t.requires_grad_()`. If it was computed from tensors '
-                 'that require grad, a no_grad() block cut it off (turn on '
-                 '`leafgrad.explain.watch_no_grad()` before the computation to have that recorded).')
+                 'with requires_grad=True or call `t.requires_grad_()`.')
+    lines.append('If it was computed from tensors you expected to require grad, the graph was cut upstream: '
+                 'a detach(), .data, a leafgrad.tensor(...) re-wrap, frozen parameters, or a no_grad() block '
+                 '(turn on `leafgrad.explain.watch_no_grad()` before the computation to have no_grad() '
+                 'recorded); backward() on it raises "element 0 of tensors does not require grad and does '
+                 'not have a grad_fn". Explain its inputs to find where.')
     return 'no_grad_asked'
 
 

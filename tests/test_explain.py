@@ -265,3 +265,18 @@ def test_explain_is_a_module_and_a_function_and_loads_lazily():
     code = 'import sys, leafgrad; print(any(m in sys.modules for m in ("leafgrad.explain", "leafgrad.viz", "leafgrad.autograd.memory")))'
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == 'False'
+
+
+def test_loss_cut_upstream_quotes_the_backward_error():
+    w = lg.ones(2, requires_grad=True)
+    loss = (w.detach() * 2).sum()
+    tw = torch.ones(2, requires_grad=True)
+    tloss = (tw.detach() * 2).sum()
+    same_facts(loss, tloss)
+    e = loss.explain()
+    assert e.reason == 'no_grad_asked' and 'the graph was cut upstream' in e
+    with pytest.raises(RuntimeError) as ours:
+        loss.backward()
+    with pytest.raises(RuntimeError) as theirs:
+        tloss.backward()
+    assert str(ours.value) == str(theirs.value) and f'"{ours.value}"' in e
