@@ -35,7 +35,7 @@ import shutil
 import subprocess
 
 from .autograd.graph import AccumulateGrad
-from .autograd.memory import saved_entries
+from .autograd.memory import saved_entries, storage_of
 from .tensor import Tensor
 
 STYLES = {
@@ -101,6 +101,12 @@ class Graph:
             if n.label.startswith(label_start):
                 return n
         raise KeyError(label_start)
+
+    def node_by_id(self, node_id):
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise KeyError(node_id)
 
     @property
     def source(self):
@@ -259,6 +265,7 @@ class _Drawer:
         self.keep = []         # objects whose id() is a key: kept alive while drawing
         self.tensor_at = {}    # (id(node), output_nr) -> dot id of a known intermediate tensor
         self.produced = []     # (node, output_nr, dot id of that known intermediate tensor)
+        self._storages = None
 
     def _add(self, obj, kind, label):
         nid = f'n{len(self.nodes)}'
@@ -291,6 +298,7 @@ class _Drawer:
                     self._hook(hook, nid, 'post-accumulate hook')
         else:
             nid = self._add(t, 'leaf_nograd', f'{self._tensor_name(t, "leaf")}\n{desc}\nno gradient')
+        self._storages = None
         return nid
 
     def intermediate(self, t):
@@ -335,18 +343,28 @@ class _Drawer:
 
     def saved(self, node, nid):
         for n, (i, role, s, array) in enumerate(saved_entries(node)):
-            if role == 'output':
-                sid = self.ids.get(id(array))
-                if sid is None:
-                    sid = self._add(array, 'saved', f'saved output\n{_desc(array)}\n{_fmt_bytes(array.nbytes)}')
-            elif role == 'leaf':
+            if role == 'leaf':
                 sid = self.leaf(s)   # a leaf (with or without grad) is drawn as itself
-            elif id(s) in self.ids:
+            elif role == 'intermediate' and id(s) in self.ids:
                 sid = self.ids[id(s)]
             else:
-                sid = self._add(s, 'saved', f'saved input\n(output of {s._grad_fn.name()})\n'
-                                          f'{_desc(s._data)}\n{_fmt_bytes(s._data.nbytes)}')
+                # One note per array: an op's saved output is often saved again as the next
+                # op's input (ReLU's result, used by the next Linear).
+                sid = self.ids.get(id(array))
+                if sid is None:
+                    producer = node if role == 'output' else s._grad_fn
+                    owner = self._leaf_storage().get(id(storage_of(array)))
+                    view = f'\nview of {owner}' if owner else ''
+                    sid = self._add(array, 'saved', f'saved: output of {producer.name()}{view}\n'
+                                                    f'{_desc(array)}\n{_fmt_bytes(array.nbytes)}')
             self._edge(sid, nid, 'saved', 'saved' if n == 0 else '')
+
+    def _leaf_storage(self):
+        """{id(storage): name} of the leaves drawn so far (a saved view of a weight says so)."""
+        if self._storages is None:
+            self._storages = {id(storage_of(g.obj._data)): g.label.split('\n')[0]
+                              for g in self.nodes if g.kind in ('leaf_grad', 'leaf_nograd')}
+        return self._storages
 
     def run(self, roots, legend):
         # Tensors the caller knows are drawn first, so edges can pass through them.

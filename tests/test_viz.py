@@ -52,7 +52,7 @@ def test_lesson_graph_node_by_node():
     assert 'fillcolor="#dee2e6"' in labels['MulBackward0']          # w * 2 saves nothing
     assert labels['MulBackward0\nsaved 12 B'].startswith('shape="box", style="rounded,filled"')
     assert 'ExpBackward0\nsaved 12 B' in labels                      # exp saves its result
-    assert 'saved output\n[3] float32\n12 B' in labels
+    assert 'saved: output of ExpBackward0\n[3] float32\n12 B' in labels
     assert 'SumBackward0' in labels
     assert len(nodes) == len(g.nodes) == 9
     # edges follow the forward computation: w -> AccumulateGrad -> MulBackward0 -> ...
@@ -63,7 +63,7 @@ def test_lesson_graph_node_by_node():
     assert (ids['MulBackward0'], ids['MulBackward0\nsaved 12 B']) in edges
     assert (ids['SumBackward0'], ids['loss\n[] float32\ngrad passes, freed']) in edges
     assert 'dotted' in edges[(ids['data\n[3] float32\nno gradient'], ids['MulBackward0\nsaved 12 B'])]
-    assert 'dotted' in edges[(ids['saved output\n[3] float32\n12 B'], ids['ExpBackward0\nsaved 12 B'])]
+    assert 'dotted' in edges[(ids['saved: output of ExpBackward0\n[3] float32\n12 B'], ids['ExpBackward0\nsaved 12 B'])]
     assert len(edges) == len(g.edges) == 8
 
 
@@ -149,6 +149,19 @@ def test_node_names_match_torch_for_an_mlp():
     assert ours == sorted(theirs)
     names = sorted(n.label.split('\n')[0] for n in g.nodes_of('leaf_grad'))
     assert names == sorted(name for name, _ in tm.named_parameters())
+
+
+def test_saved_arrays_drawn_once_and_views_of_weights_named():
+    model = lnn.Sequential(lnn.Linear(4, 3), lnn.ReLU(), lnn.Linear(3, 1))
+    out = model(lg.randn(2, 4)).sum()
+    g = viz.draw(out, params=dict(model.named_parameters()))
+    saved = sorted(n.label for n in g.nodes_of('saved'))
+    assert saved == ['saved: output of ReluBackward0\n[2, 3] float32\n24 B',
+                     'saved: output of TBackward0\nview of 0.weight\n[4, 3] float32\n48 B',
+                     'saved: output of TBackward0\nview of 2.weight\n[3, 1] float32\n12 B']
+    relu_out = g.node('saved: output of ReluBackward0').id
+    heads = sorted(g.node_by_id(b).label.split('\n')[0] for a, b, k, _ in g.edges if a == relu_out)
+    assert heads == ['AddmmBackward0', 'ReluBackward0']
 
 
 def test_graph_without_history_and_leaf_root():
