@@ -301,7 +301,7 @@ class _Drawer:
         self._storages = None
         return nid
 
-    def intermediate(self, t):
+    def intermediate(self, t, default='tensor'):
         """A known non-leaf tensor, drawn between its grad_fn and that op's consumers."""
         nid = self.ids.get(id(t))
         if nid is not None:
@@ -310,7 +310,7 @@ class _Drawer:
         grad = ''
         if retained:
             grad = '\n.grad: ' + ('None (kept at backward)' if t._grad is None else f'kept {list(t._grad._data.shape)}')
-        label = f'{self._tensor_name(t, "tensor")}\n{_desc(t._data)}' + (grad or '\ngrad passes, freed')
+        label = f'{self._tensor_name(t, default)}\n{_desc(t._data)}' + (grad or '\ngrad passes, freed')
         nid = self._add(t, 'retained' if retained else 'intermediate', label)
         self.ids.setdefault(id(t._data), nid)  # its grad_fn may save it as a SavedOutput
         self.tensor_at[(id(t._grad_fn), t._output_nr)] = nid
@@ -368,9 +368,9 @@ class _Drawer:
 
     def run(self, roots, legend):
         # Tensors the caller knows are drawn first, so edges can pass through them.
-        for t in list(roots) + self.named:
+        for k, t in enumerate(list(roots) + self.named):
             if t._grad_fn is not None:
-                self.intermediate(t)
+                self.intermediate(t, 'output' if k < len(roots) else 'tensor')
         for t in roots:
             if t._grad_fn is None:
                 self.leaf(t)
