@@ -216,7 +216,19 @@ def test_svg_and_png_rendering(tmp_path):
     assert open(dot_path).read() == g.source
 
 
-def test_missing_dot_is_a_clear_error(monkeypatch, tmp_path):
+@pytest.mark.skipif(shutil.which('dot') is None, reason="Graphviz's dot is not installed")
+def test_rendering_without_the_graphviz_package_runs_dot(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, 'graphviz', None)   # `import graphviz` now fails
+    svg = viz.draw(lg.ones(2, requires_grad=True).exp().sum()).pipe('svg')
+    assert b'<svg' in svg and b'ExpBackward0' in svg
+
+
+@pytest.mark.parametrize('without_package', [False, True])
+def test_missing_dot_is_a_clear_error(monkeypatch, tmp_path, without_package):
+    if without_package:
+        import sys
+        monkeypatch.setitem(sys.modules, 'graphviz', None)
     monkeypatch.setenv('PATH', str(tmp_path))          # no dot anywhere
     g = viz.draw(lg.ones(1, requires_grad=True).exp())
     with pytest.raises(viz.GraphvizNotFound, match="Graphviz's `dot` program"):
