@@ -14,6 +14,11 @@ torch = pytest.importorskip('torch')
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LESSONS = os.path.join(ROOT, 'examples', 'lessons')
 HAS_DOT = shutil.which('dot') is not None
+try:
+    import matplotlib  # noqa: F401  (the examples skip their pictures without it)
+    HAS_MPL = True
+except ImportError:
+    HAS_MPL = False
 
 
 def run(script, *args):
@@ -127,8 +132,9 @@ def test_vanishing_gradients_picture(tmp_path):
     ratios = [float(line.split(':')[1]) for line in out.splitlines() if 'ratio' in line]
     relu, sigmoid = ratios
     assert sigmoid < relu and sigmoid < 0.05        # earlier layers' gradients vanish under Sigmoid
-    png = tmp_path / 'vanishing_gradients.png'
-    assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    if HAS_MPL:
+        png = tmp_path / 'vanishing_gradients.png'
+        assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
 def test_fgsm_and_saliency(tmp_path):
@@ -136,8 +142,11 @@ def test_fgsm_and_saliency(tmp_path):
     lines = dict(line.split(': ', 1) for line in out.splitlines() if ': ' in line)
     clean = float(lines['accuracy on clean inputs'])
     adv = float(lines['accuracy after FGSM (eps=0.1)'])
-    assert clean > 0.7 and adv < clean
-    assert (tmp_path / 'saliency.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    if lines['data'].startswith('digits'):    # random stand-in data learns too slowly to test
+        assert clean > 0.7 and adv < clean
+    assert lines['saliency map shape'] == '(8, 64)'
+    if HAS_MPL:
+        assert (tmp_path / 'saliency.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
 def test_input_gradients_match_torch(lessons_path):
