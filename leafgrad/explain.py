@@ -68,10 +68,12 @@ def _explain_leaf(t, lines, names):
     if t._requires_grad:
         if type(t).__name__ == 'Parameter':
             lines.append('It is a leaf: no recorded op produced it. It requires grad because it is an '
-                         'nn.Parameter (parameters require grad unless frozen).')
+                         'nn.Parameter (parameters require grad unless frozen), so backward() keeps its '
+                         'gradient in .grad.')
         else:
             lines.append('It is a leaf: no recorded op produced it (you created it). It requires grad '
-                         'because it was created with requires_grad=True (or requires_grad_() was called).')
+                         'because it was created with requires_grad=True (or requires_grad_() was called), '
+                         'so backward() keeps its gradient in .grad.')
         if t._grad is not None:
             lines.append(f'Its .grad is kept: a leaf that requires grad stores its gradient '
                          f'({list(t._grad._data.shape)}, {t._grad.dtype}). backward() adds (+=) into it, '
@@ -161,7 +163,8 @@ def _leaf_grad_none(t, lines, names):
                      'recorded op used it: either no backward() has run yet through the graph that uses it, '
                      'or the loss you called backward() on is not connected to it (look for detach(), .data, '
                      'leafgrad.tensor(...) or a no_grad() block between it and the loss), or '
-                     'backward(inputs=...) left it out.')
+                     'backward(inputs=...) left it out, or .grad was reset to None after the last backward() '
+                     '(optimizer.zero_grad() does that).')
         reason = 'not_reached'
     hows = {'detach': 'detach()', 'data': '.data', 'tensor': 'leafgrad.tensor(...)',
             'no_grad': 'an op under no_grad()', 'inference_mode': 'an op under inference_mode()'}
