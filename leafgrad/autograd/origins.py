@@ -4,8 +4,13 @@ Design note. ``explain(t)`` must say *why* a tensor has no gradient: detached, r
 ``leafgrad.tensor(t)``, frozen with ``requires_grad_(False)``, computed under ``no_grad``. Those
 facts are only knowable at the moment they happen, so the few places that cut a tensor off its
 history call ``note`` -- and only when the source required grad, so ordinary code pays one
-attribute test. A fact is kept in a dict keyed by ``id(tensor)`` whose entry dies with the tensor
-(a weakref callback), never in the tensor itself: nothing here keeps a tensor or a graph alive.
+attribute test. The fact is stored on the tensor itself (its instance ``__dict__``), so it dies
+with it; it holds the source only weakly and the source's op only by class, so nothing here
+keeps a tensor or a graph alive. A note costs about a microsecond: the user's line is kept as
+(filename, line) and formatted only when explained.
+
+``copies_of(leaf)`` looks through the most recent copies made of leaves (a bounded ring of weak
+references) to tell a leaf "a copy of you was made at line 12".
 
 Ops computed under ``no_grad`` are *not* watched by default: checking every op's inputs costs
 about a tenth of a no-grad op. ``watch_no_grad(True)`` turns that on (see ``leafgrad.explain``).
@@ -13,77 +18,97 @@ about a tenth of a no-grad op. ``watch_no_grad(True)`` turns that on (see ``leaf
 ``walks`` counts backward walks (the engine adds one per walk), so that ``explain`` can tell
 "no backward has run yet" (healthy) from "a backward ran and never reached this leaf" (broken).
 """
+import collections
 import os
 import sys
 import weakref
 
 walks = 0                 # backward walks run so far (written by the engine)
-_facts = {}               # id(tensor) -> (weakref to tensor, Origin)
+_recent = collections.deque(maxlen=256)   # weakrefs to recently noted tensors (for copies_of)
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Origin:
     """How a tensor was cut from the graph: ``kind`` is one of 'detach', 'detach_', 'data',
-    'tensor' (re-wrapped by leafgrad.tensor), 'frozen' (requires_grad_(False)), 'no_grad'
-    (an op run with grad mode off on a tensor that requires grad)."""
-    __slots__ = ('kind', 'source', 'source_desc', 'where')
+    'tensor' (re-wrapped by leafgrad.tensor), 'frozen' (requires_grad_(False)), 'no_grad' /
+    'inference_mode' (an op run with grad mode off on a tensor that requires grad)."""
+    __slots__ = ('kind', 'source', '_source_op', '_frame')
 
-    def __init__(self, kind, source, source_desc, where):
+    def __init__(self, kind, source, source_op, frame):
         self.kind = kind
         self.source = source            # weakref to the tensor it came from (or None)
-        self.source_desc = source_desc  # e.g. 'a leaf that requires grad', 'the output of MulBackward0'
-        self.where = where              # 'file.py:12' of the user's code, or None
+        self._source_op = source_op     # the class of the source's grad_fn then; False: a leaf
+        self._frame = frame             # (filename, line) of the user's code, or None
+
+    @property
+    def source_desc(self):
+        """'a leaf that requires grad' or 'the output of MulBackward0', as the source was."""
+        op = self._source_op
+        if op is None:
+            return None
+        return 'a leaf that requires grad' if op is False else f'the output of {op.__name__}'
+
+    @property
+    def where(self):
+        """'file.py:12' of the user's code, or None."""
+        if self._frame is None:
+            return None
+        return f'{os.path.basename(self._frame[0])}:{self._frame[1]}'
 
     def __repr__(self):
         return f'Origin({self.kind!r}, from {self.source_desc}, at {self.where})'
 
 
-def describe(t):
-    """A short phrase for a tensor's place in the graph."""
-    fn = t._grad_fn
-    if fn is not None:
-        return f'the output of {fn.name()}'
-    if t._requires_grad:
-        return 'a leaf that requires grad'
-    return 'a tensor that does not require grad'
-
-
-def user_location():
-    """'file:line' of the innermost frame outside the leafgrad package (the user's line)."""
-    f = sys._getframe(2)
-    while f is not None:
-        filename = f.f_code.co_filename
-        if not os.path.abspath(filename).startswith(_PKG_DIR + os.sep):
-            return f'{os.path.basename(filename)}:{f.f_lineno}'
-        f = f.f_back
-    return None
+_inside = {}              # co_filename -> whether it belongs to the leafgrad package
+_getframe = sys._getframe
 
 
 def note(t, kind, source):
-    """Record that ``t`` was made from ``source`` (which required grad) by ``kind``."""
-    key = id(t)
+    """Record on ``t`` that it was made from ``source`` (which required grad) by ``kind``.
+
+    Kept cheap (a tuple on the tensor, the user's frame as (filename, line), the package test
+    cached per file), since ``loss.detach()`` may run every step."""
+    if source is None:
+        src = op = None
+    else:
+        fn = source._grad_fn
+        op = type(fn) if fn is not None else False
+        src = weakref.ref(source) if source is not t else None
+    frame = None
+    f = _getframe(1)
+    while f is not None:      # the innermost frame outside leafgrad: the user's line
+        filename = f.f_code.co_filename
+        inside = _inside.get(filename)
+        if inside is None:
+            inside = _inside[filename] = os.path.abspath(filename).startswith(_PKG_DIR + os.sep)
+        if not inside:
+            frame = (filename, f.f_lineno)
+            break
+        f = f.f_back
     try:
-        ref = weakref.ref(t, lambda _r, key=key: _facts.pop(key, None))
-        src = weakref.ref(source) if source is not None and source is not t else None
-    except TypeError:
+        t.__dict__['_origin'] = (kind, src, op, frame)
+    except AttributeError:     # a tensor type without an instance dict: nothing to note on
         return
-    _facts[key] = (ref, Origin(kind, src, describe(source) if source is not None else None, user_location()))
+    if op is False and src is not None:
+        _recent.append(weakref.ref(t))   # a copy of a leaf: copies_of(leaf) may look for it
 
 
 def origin_of(t):
     """The recorded Origin of ``t``, or None."""
-    entry = _facts.get(id(t))
-    if entry is None or entry[0]() is not t:
-        return None
-    return entry[1]
+    d = getattr(t, '__dict__', None)
+    fact = d.get('_origin') if d is not None else None
+    return Origin(*fact) if fact is not None else None
 
 
 def copies_of(source):
-    """Origins of live tensors made from ``source`` (its detached or re-wrapped copies)."""
+    """(tensor, Origin) of live, recently noted tensors made from ``source``."""
     out = []
-    for ref, origin in list(_facts.values()):
+    for ref in list(_recent):
         t = ref()
-        if t is not None and origin.source is not None and origin.source() is source:
+        if t is None:
+            continue
+        origin = origin_of(t)
+        if origin is not None and origin.source is not None and origin.source() is source:
             out.append((t, origin))
     return out
 
