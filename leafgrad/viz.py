@@ -423,6 +423,8 @@ class _Drawer:
             producer = self.ids.get(id(fn))
             if producer is not None:
                 self._edge(producer, tid, 'flow', str(nr) if fn.num_outputs > 1 else '')
+        for n in self.nodes:
+            n.obj = None   # a kept Graph must not keep the tensors and their graph alive
         return Graph(self.nodes, self.edges, legend=legend)
 
 

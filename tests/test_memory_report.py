@@ -56,7 +56,7 @@ def test_elementwise_chain_per_node_and_roles():
     h = (w * data).exp()
     loss = h.sum()
     rep = memory_report(loss)
-    assert [(s.node.name(), s.role, s.shape, s.nbytes) for s in rep.saved] == [
+    assert [(s.node, s.role, s.shape, s.nbytes) for s in rep.saved] == [
         ('ExpBackward0', 'output', (3, 5), 120), ('MulBackward0', 'leaf', (3, 5), 120)]
     assert rep.per_node == [('ExpBackward0', 120), ('MulBackward0', 120)]
     assert (rep.total_bytes, rep.leaf_bytes, rep.freed_by_backward) == (240, 120, 120)
@@ -100,3 +100,16 @@ def test_roots_without_graph_and_several_roots():
     assert rep.nodes == 2 and rep.total_bytes == 24 and rep.leaves == 1
     import leafgrad.autograd as ag
     assert ag.memory_report is memory_report
+
+
+def test_a_kept_report_keeps_no_memory_alive():
+    import gc
+    import weakref
+    x = lg.ones(3, requires_grad=True)
+    y = x.exp()
+    loss = y.sum()
+    ref = weakref.ref(loss.grad_fn)
+    rep = memory_report(loss)
+    del y, loss
+    gc.collect()
+    assert ref() is None and rep.total_bytes == 12 and rep.saved[0].node == 'ExpBackward0'

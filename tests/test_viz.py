@@ -235,3 +235,17 @@ def test_missing_dot_is_a_clear_error(monkeypatch, tmp_path, without_package):
         g.pipe('svg')
     assert g._repr_svg_() is None                        # Jupyter falls back to repr
     assert str(g).startswith('digraph')                  # DOT text needs nothing
+
+
+def test_a_kept_drawing_does_not_keep_the_graph_alive():
+    import gc
+    import weakref
+    x = lg.ones(3, requires_grad=True)
+    y = x.exp()
+    loss = y.sum()
+    ref = weakref.ref(loss.grad_fn)
+    saved = weakref.ref(y)
+    g = viz.draw(loss, params=dict(x=x, y=y))
+    del y, loss
+    gc.collect()
+    assert ref() is None and saved() is None and len(g.nodes) > 3

@@ -47,20 +47,26 @@ def _fmt(n):
 
 
 class SavedTensor:
-    """One saved entry: which node, its position, role, shape, dtype, bytes."""
-    __slots__ = ('node', 'index', 'role', 'shape', 'dtype', 'nbytes', 'storage')
+    """One saved entry: the node's name (``node``) and its place in the walk (``node_nr``), the
+    entry's position, role, shape, dtype, bytes, and the id and size of its storage. It holds
+    no array, so a kept report keeps no memory alive."""
+    __slots__ = ('node', 'node_nr', 'index', 'role', 'shape', 'dtype', 'nbytes', 'storage_id',
+                 'storage_nbytes')
 
-    def __init__(self, node, index, role, array):
-        self.node = node
+    def __init__(self, node, node_nr, index, role, array):
+        self.node = node.name()
+        self.node_nr = node_nr
         self.index = index
         self.role = role
         self.shape = tuple(array.shape)
         self.dtype = array.dtype.name
         self.nbytes = int(array.nbytes)
-        self.storage = storage_of(array)
+        storage = storage_of(array)
+        self.storage_id = id(storage)
+        self.storage_nbytes = int(storage.nbytes)
 
     def __repr__(self):
-        return f'SavedTensor({self.node.name()}[{self.index}], {self.role}, {list(self.shape)} {self.dtype}, {self.nbytes} B)'
+        return f'SavedTensor({self.node}[{self.index}], {self.role}, {list(self.shape)} {self.dtype}, {self.nbytes} B)'
 
 
 class MemoryReport:
@@ -84,9 +90,9 @@ class MemoryReport:
         # a view (``w.t()`` saved by mm is an intermediate tensor on the weight's memory).
         leaf_storages = {id(storage_of(v._data)) for v in leaves}
         for s in saved:
-            storages[id(s.storage)] = s.storage.nbytes
+            storages[s.storage_id] = s.storage_nbytes
             if s.role == 'leaf':
-                leaf_storages.add(id(s.storage))
+                leaf_storages.add(s.storage_id)
         leaf_storages &= storages.keys()
         self.total_bytes = sum(storages.values())
         self.leaf_bytes = sum(storages[k] for k in leaf_storages)
@@ -94,13 +100,10 @@ class MemoryReport:
         self.grad_bytes = sum(v._data.nbytes for v in leaves if v._grad is None)
         self.leaves = len(leaves)
         per = {}
-        order = []
         for s in saved:
-            if id(s.node) not in per:
-                order.append(s.node)
-                per[id(s.node)] = 0
-            per[id(s.node)] += s.nbytes
-        self.per_node = [(n.name(), per[id(n)]) for n in order]
+            name, total = per.get(s.node_nr, (s.node, 0))
+            per[s.node_nr] = (name, total + s.nbytes)
+        self.per_node = [per[k] for k in sorted(per)]
 
     def __str__(self):
         lines = [f'graph: {self.nodes} op node(s), {self.leaves} leaf tensor(s) that require grad']
@@ -114,7 +117,7 @@ class MemoryReport:
         if self.saved:
             lines.append('per saved tensor:')
             for s in self.saved:
-                lines.append(f'  {s.node.name():<24} [{s.index}] {s.role:<12} {str(list(s.shape)):<14} '
+                lines.append(f'  {s.node:<24} [{s.index}] {s.role:<12} {str(list(s.shape)):<14} '
                              f'{s.dtype:<8} {_fmt(s.nbytes)}')
         return '\n'.join(lines)
 
@@ -142,7 +145,7 @@ def memory_report(*roots):
         if node._saved is None:
             freed += 1
         for i, role, _, array in saved_entries(node):
-            saved.append(SavedTensor(node, i, role, array))
+            saved.append(SavedTensor(node, nodes, i, role, array))
         for nxt, _ in reversed(node.next_functions):
             if nxt is not None and nxt not in seen:
                 seen.add(nxt)
