@@ -48,8 +48,8 @@ def explain(t, params=None):
     lines = []
     fn = t._grad_fn
     shape = list(t._data.shape)
-    kind = 'nn.Parameter' if type(t).__name__ == 'Parameter' else 'tensor'
-    lines.append(f'{this} a {kind} of shape {shape} ({t.dtype}): is_leaf={fn is None}, '
+    kind = 'an nn.Parameter' if type(t).__name__ == 'Parameter' else 'a tensor'
+    lines.append(f'{this} {kind} of shape {shape} ({t.dtype}): is_leaf={fn is None}, '
                  f'requires_grad={t._requires_grad}.')
     if fn is None:
         reason = _explain_leaf(t, lines, names)

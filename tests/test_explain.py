@@ -67,7 +67,7 @@ def test_mistake_reading_grad_before_any_backward(fresh_session):
     same_facts(model[0].weight, tmodel[0].weight)
     e = model[0].weight.explain(dict(model.named_parameters()))
     assert e.reason == 'no_backward_yet'
-    assert '`0.weight` is a nn.Parameter' in e and 'because it is an nn.Parameter' in e
+    assert '`0.weight` is an nn.Parameter' in e and 'because it is an nn.Parameter' in e
     assert 'healthy' in e
 
 
