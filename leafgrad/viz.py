@@ -127,8 +127,11 @@ class Graph:
                '  edge [fontname="Helvetica", fontsize=9, arrowsize=0.7];']
         for n in self.nodes:
             out.append(f'  {n.id} [label={_quote(n.label)}, {_attrs(STYLES[n.kind])}];')
+        kinds = {n.id: n.kind for n in self.nodes}
         for tail, head, kind, label in self.edges:
             attrs = dict(EDGE_STYLES[kind])
+            if kind == 'saved' and kinds.get(tail) in ('intermediate', 'retained'):
+                attrs['constraint'] = 'false'  # an op saving its own output: no loop in the layout
             if label:
                 attrs['label'] = label
             extra = f' [{_attrs(attrs)}]' if attrs else ''
