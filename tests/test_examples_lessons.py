@@ -169,3 +169,26 @@ def test_input_gradients_match_torch(lessons_path):
     torch.nn.functional.cross_entropy(tmodel(tx), torch.tensor(ys[:20])).backward()
     np.testing.assert_allclose(grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-7)
     assert all(p.requires_grad for p in model.parameters())   # unfrozen again after FGSM
+
+
+def test_saliency_matches_float64_finite_differences(lessons_path):
+    import leafgrad as lg
+    import fgsm_saliency as fs
+    lg.manual_seed(1)
+    model = lg.nn.Sequential(lg.nn.Linear(5, 4, dtype=lg.float64), lg.nn.Tanh(),
+                             lg.nn.Linear(4, 3, dtype=lg.float64))
+    x = np.random.randn(2, 5)
+    sal, pred = fs.saliency(model, lg.tensor(x))
+
+    def score(xs):
+        with lg.no_grad():
+            out = model(lg.tensor(xs)).numpy()
+        return out[np.arange(len(xs)), pred]
+
+    h = 1e-6
+    numeric = np.zeros_like(x)
+    for j in range(x.shape[1]):
+        e = np.zeros_like(x)
+        e[:, j] = h
+        numeric[:, j] = (score(x + e) - score(x - e)) / (2 * h)
+    np.testing.assert_allclose(sal, np.abs(numeric), rtol=1e-6, atol=1e-9)
