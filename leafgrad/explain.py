@@ -209,6 +209,10 @@ def _explain_non_leaf(t, fn, lines, names):
             lines.append('retain_grad() was called on it, so its .grad will be kept at the next backward() '
                          'through it (None until then).')
             reason = 'retain_pending'
+    elif t._grad is not None:
+        lines.append('Its .grad holds a gradient although it is not a leaf: a backward(inputs=[...]) that '
+                     'named it (or an assignment to .grad) put it there; backward() adds into it.')
+        reason = 'kept'
     elif replaced is not None:
         name = f'`{names[id(replaced)]}`' if id(replaced) in names else 'a leaf of the same shape'
         lines.append(f'It was computed from {name}, which has a .grad, by {fn.name()} with grad mode on: '

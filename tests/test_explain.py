@@ -280,3 +280,16 @@ def test_loss_cut_upstream_quotes_the_backward_error():
     with pytest.raises(RuntimeError) as theirs:
         tloss.backward()
     assert str(ours.value) == str(theirs.value) and f'"{ours.value}"' in e
+
+
+def test_non_leaf_given_to_backward_inputs_keeps_its_grad():
+    w = lg.ones(2, requires_grad=True)
+    h = w * 2
+    (h * h).sum().backward(inputs=[h])
+    tw = torch.ones(2, requires_grad=True)
+    th = tw * 2
+    (th * th).sum().backward(inputs=[th])
+    same_facts(h, th)
+    same_facts(w, tw)
+    e = h.explain()
+    assert e.reason == 'kept' and 'backward(inputs=[...])' in e
