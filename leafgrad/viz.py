@@ -346,7 +346,7 @@ class _Drawer:
 
     def saved(self, node, nid):
         for n, (i, role, s, array) in enumerate(saved_entries(node)):
-            if role == 'leaf':
+            if role == 'leaf' and s is not None:
                 sid = self.leaf(s)   # a leaf (with or without grad) is drawn as itself
             elif role == 'intermediate' and id(s) in self.ids:
                 sid = self.ids[id(s)]
@@ -355,11 +355,15 @@ class _Drawer:
                 # op's input (ReLU's result, used by the next Linear).
                 sid = self.ids.get(id(array))
                 if sid is None:
-                    producer = node if role == 'output' else s._grad_fn
+                    if role == 'output':
+                        what = f'saved: output of {node.name()}'
+                    elif s is None:    # kept by a saved_tensors_hooks pack hook
+                        what = f'saved by a pack hook ({role})'
+                    else:
+                        what = f'saved: output of {s._grad_fn.name()}'
                     owner = self._leaf_storage().get(id(storage_of(array)))
                     view = f'\nview of {owner}' if owner else ''
-                    sid = self._add(array, 'saved', f'saved: output of {producer.name()}{view}\n'
-                                                    f'{_desc(array)}\n{_fmt_bytes(array.nbytes)}')
+                    sid = self._add(array, 'saved', f'{what}{view}\n{_desc(array)}\n{_fmt_bytes(array.nbytes)}')
             self._edge(sid, nid, 'saved', 'saved' if n == 0 else '')
 
     def _leaf_storage(self):

@@ -53,6 +53,13 @@ def _root_edges(tensors):
     return edges
 
 
+def memory_report(*roots):
+    """The bytes the graph leading to ``roots`` saved for backward, and what backward() will
+    free: see ``leafgrad.autograd.memory`` (loaded on first use)."""
+    from .memory import memory_report as report
+    return report(*roots)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
     """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (sum over them)."""
@@ -133,12 +140,3 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 __all__ = ['backward', 'grad', 'no_grad', 'enable_grad', 'set_grad_enabled', 'inference_mode',
            'detect_anomaly', 'set_detect_anomaly', 'grad_mode', 'Node']
-
-
-def __getattr__(name):
-    # The memory report loads on first use, keeping `import leafgrad` fast.
-    if name in ('memory_report', 'memory'):
-        import importlib
-        memory = importlib.import_module('.memory', __name__)
-        return memory if name == 'memory' else memory.memory_report
-    raise AttributeError(f"module 'leafgrad.autograd' has no attribute '{name}'")

@@ -28,9 +28,10 @@ accumulated (``backward(inputs=...)``).
 import heapq
 import itertools
 
-from . import grad_mode, origins
+from . import grad_mode
 from .anomaly import anomaly_state, check_nan
 from .graph import AccumulateGrad
+from . import origins
 
 
 def _count_dependencies(roots):

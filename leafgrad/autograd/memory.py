@@ -19,17 +19,30 @@ from .graph import AccumulateGrad, SavedOutput
 def saved_entries(node):
     """[(index, role, tensor or None, array)] for what ``node`` saved; role is 'output',
     'leaf' or 'intermediate'. Placeholders (ops may save a stand-in for an unneeded operand)
-    are skipped."""
+    are skipped. An entry packed by a ``saved_tensors_hooks`` pack hook is counted when the
+    hook kept a tensor or an array (its ``packed``), and skipped otherwise: what a hook stores
+    elsewhere (on disk, on another device) is not the graph's memory."""
     out = []
     for i, s in enumerate(node._saved or ()):
         if type(s) is SavedOutput:
             out.append((i, 'output', None, s.data))
+            continue
+        packed = getattr(s, 'packed', _MISSING)
+        if packed is not _MISSING:
+            data = getattr(packed, '_data', packed)
+            if hasattr(data, 'nbytes') and hasattr(data, 'shape'):
+                role = 'output' if getattr(s, 'is_output', False) else (
+                    'leaf' if getattr(s, 'grad_fn', None) is None else 'intermediate')
+                out.append((i, role, None, data))
             continue
         data = getattr(s, '_data', None)
         if data is None or not hasattr(data, 'nbytes'):
             continue
         out.append((i, 'leaf' if s._grad_fn is None else 'intermediate', s, data))
     return out
+
+
+_MISSING = object()
 
 
 def storage_of(array):
