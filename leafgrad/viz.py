@@ -362,7 +362,7 @@ class _Drawer:
                     else:
                         what = f'saved: output of {s._grad_fn.name()}'
                     owner = self._leaf_storage().get(id(storage_of(array)))
-                    view = f'\nview of {owner}' if owner else ''
+                    view = f'\nmemory of {owner}' if owner else ''
                     sid = self._add(array, 'saved', f'{what}{view}\n{_desc(array)}\n{_fmt_bytes(array.nbytes)}')
             self._edge(sid, nid, 'saved', 'saved' if n == 0 else '')
 

@@ -157,8 +157,8 @@ def test_saved_arrays_drawn_once_and_views_of_weights_named():
     g = viz.draw(out, params=dict(model.named_parameters()))
     saved = sorted(n.label for n in g.nodes_of('saved'))
     assert saved == ['saved: output of ReluBackward0\n[2, 3] float32\n24 B',
-                     'saved: output of TBackward0\nview of 0.weight\n[4, 3] float32\n48 B',
-                     'saved: output of TBackward0\nview of 2.weight\n[3, 1] float32\n12 B']
+                     'saved: output of TBackward0\nmemory of 0.weight\n[4, 3] float32\n48 B',
+                     'saved: output of TBackward0\nmemory of 2.weight\n[3, 1] float32\n12 B']
     relu_out = g.node('saved: output of ReluBackward0').id
     heads = sorted(g.node_by_id(b).label.split('\n')[0] for a, b, k, _ in g.edges if a == relu_out)
     assert heads == ['AddmmBackward0', 'ReluBackward0']
