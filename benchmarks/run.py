@@ -8,7 +8,8 @@ For every workload it first checks that the implementations compute the
 same gradients (leafgrad vs torch and vs NumPy, NumPy vs torch; float32,
 rtol 1e-4), then times them round-robin (each round times every
 implementation once, in rotating order, so machine noise hits all equally),
-single-threaded, and reports medians and ratios.  An implementation that
+single-threaded, and reports medians and ratios (median over rounds of the
+per-round ratio).  An implementation that
 errors, or whose gradients disagree, is reported as such and not timed;
 the others still run.
 
@@ -220,7 +221,17 @@ def verdicts(wid, mod, res):
     """Fill ratios and target verdicts into res['variants']."""
     for vname, vres in res["variants"].items():
         med = {i: e.get("median") for i, e in vres["impls"].items()}
-        vres["ratios"] = {f"{a}/{b}": _ratio(med, a, b) for a, b in RATIOS}
+        vres["ratio_of_medians"] = {f"{a}/{b}": _ratio(med, a, b) for a, b in RATIOS}
+        vres["ratios"] = {}
+        for a, b in RATIOS:
+            # Median of per-round ratios: the two samples of a round were taken
+            # back to back, so load that drifts over the run cancels out.
+            sa = vres["impls"].get(a, {}).get("samples")
+            sb = vres["impls"].get(b, {}).get("samples")
+            if sa and sb and len(sa) == len(sb) and med.get(a) and med.get(b):
+                vres["ratios"][f"{a}/{b}"] = statistics.median(x / y for x, y in zip(sa, sb))
+            else:
+                vres["ratios"][f"{a}/{b}"] = vres["ratio_of_medians"][f"{a}/{b}"]
         lg = vres["impls"].get("leafgrad", {})
         if mod.KIND == "import":
             vres["target"] = f"leafgrad <= {mod.TARGET_S} s"

@@ -21,6 +21,7 @@ steady-state peak of a training step:
   buffers to tracemalloc): peak traced allocation during a second fwd+bwd.
 
 Both include the parameter gradients (64 MiB), which must exist at the end.
+The children run with MALLOC_MMAP_THRESHOLD_=131072 (see MMAP_THRESHOLD).
 Target: leafgrad's rss_delta <= 1.1x torch's.
 """
 import _common  # noqa: F401
@@ -40,6 +41,12 @@ VARIANTS = [("peak fwd+bwd", "MiB", 1.0)]
 TARGETS = {"peak fwd+bwd": ("leafgrad/torch", 1.1)}
 LAYERS, WIDTH, BATCH = 16, 1024, 512
 GRAD_BATCH = 32   # the gradient check uses the same net on a smaller batch
+# glibc's *dynamic* mmap threshold (raised each time a big mmapped block is
+# freed) sends later buffers to the brk heap, whose retention made torch's
+# peak vary 108-136 MiB between identical runs.  Pinning the threshold at its
+# default start value keeps every buffer >= 128 KiB in its own mapping, so RSS
+# tracks live memory: torch 68.0 +- 0.1 MiB.  Same setting for every impl.
+MMAP_THRESHOLD = 128 * 1024
 MIB = 1024.0 * 1024.0
 
 
@@ -229,8 +236,10 @@ def measure_in_subprocess(impl, leafgrad_path=None, as_module=None, timeout=300)
         cmd += ["--leafgrad-path", leafgrad_path]
     if as_module:
         cmd += ["--impl-as-leafgrad", as_module]
+    env = dict(os.environ)
+    env.setdefault("MALLOC_MMAP_THRESHOLD_", str(MMAP_THRESHOLD))
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout}s"
     for line in p.stdout.splitlines():
