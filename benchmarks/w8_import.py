@@ -1,5 +1,6 @@
 """W8: import time -- wall time of ``python -c "import leafgrad"`` in a fresh
-subprocess, best of 5, next to ``import torch`` and ``import numpy`` (which
+subprocess, best of 5, next to ``import torch`` (best of 2: it takes
+seconds) and ``import numpy`` (which
 leafgrad has to pay for) and a bare ``python -c pass`` (interpreter start-up,
 included in every number).  Target: leafgrad <= 0.15 s (whole command).
 """
