@@ -22,8 +22,9 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
         svdvals = globals().get('svdvals')
         if svdvals is None:
             raise NotImplementedError(f'linalg.matrix_norm: ord={ord!r} needs linalg.svdvals')
-        from .ops.shape import movedim
-        s = svdvals(movedim(A, (d0, d1), (-2, -1)))
+        from .ops.shape import permute
+        rest = [d for d in range(A.ndim) if d not in (d0, d1)]
+        s = svdvals(permute(A, rest + [d0, d1]))
         out = s.sum(-1) if ord == 'nuc' else (s.amax(-1) if ord == 2 else s.amin(-1))
         if keepdim:
             for d in sorted((d0, d1)):
