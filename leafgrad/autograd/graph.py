@@ -60,12 +60,68 @@ class SavedOutput:
         self.requires_grad = tensor._requires_grad
 
 
+# ---- saved-tensor hooks (leafgrad.autograd.graph.saved_tensors_hooks) ----------------------
+# The innermost (pack, unpack) pair applies when a node saves. Kept as a plain module list so
+# that Node.save pays one truth test when no hooks are set.
+saved_hooks_stack = []
+
+
+class _Packed:
+    """What a pack hook returned, with what is needed to reconnect the unpacked tensor."""
+    __slots__ = ('packed', 'unpack_hook', 'requires_grad', 'grad_fn', 'output_nr', 'accumulator', 'is_output')
+
+    def __init__(self, packed, unpack_hook, requires_grad, grad_fn, output_nr, accumulator, is_output):
+        self.packed = packed
+        self.unpack_hook = unpack_hook
+        self.requires_grad = requires_grad
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self.accumulator = accumulator
+        self.is_output = is_output
+
+    def unpack(self, node):
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, _tensor.Tensor):
+            raise TypeError('Output of saved tensor unpack_hook expected to be a Tensor but got result '
+                            f'of type {type(t).__name__}')
+        # As in PyTorch, the unpacked tensor takes the saved tensor's place in the graph: an
+        # output is connected to this node, an input to its producer (or its leaf accumulator).
+        out = _tensor.Tensor._wrap(t._data, self.requires_grad)
+        out._version_counter = t._version_counter
+        out._output_nr = self.output_nr
+        if self.requires_grad:
+            out._grad_fn = node if self.is_output else self.grad_fn
+            out._accumulator = self.accumulator
+        return out
+
+
+def _pack_all(node, tensors):
+    pack, unpack = saved_hooks_stack[-1]
+    packed = []
+    for t in tensors:
+        if type(t) is SavedOutput:
+            as_tensor = _tensor.Tensor._from_saved_output(t, node)
+            packed.append(_Packed(pack(as_tensor), unpack, t.requires_grad, None, t.output_nr, None, True))
+        elif isinstance(t, _tensor.Tensor):
+            packed.append(_Packed(pack(t), unpack, t._requires_grad, t._grad_fn, t._output_nr,
+                                  t._accumulator, False))
+        else:  # a placeholder for an operand the derivative does not need
+            packed.append(t)
+    return tuple(packed)
+
+
 class Node:
     """A recorded op. Subclasses are named as PyTorch names them (``MulBackward0``)."""
     __slots__ = ('next_functions', '_seq', '_saved', '_saved_versions', '_tensor_pre_hooks',
                  '_retained', '_pre_hooks', '_post_hooks', '_metadata', '_anomaly_trace',
                  '__weakref__')
     num_outputs = 1
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        names = cls.__dict__.get('saved_names') or SAVED_NAMES.get(cls.__name__)
+        if names:
+            _install_saved_properties(cls, names)
 
     def __init__(self, next_functions):
         self.next_functions = next_functions
@@ -82,6 +138,9 @@ class Node:
     # -- what the op's forward uses ------------------------------------------------------
     def save(self, *tensors):
         """Keep tensors (inputs, or SavedOutput of outputs) for the derivative."""
+        if saved_hooks_stack:  # saved_tensors_hooks are active: one list test on the hot path
+            self._saved, self._saved_versions = _pack_all(self, tensors), None
+            return
         self._saved = tensors
         self._saved_versions = tuple(t.version_counter[0] if type(t) is SavedOutput
                                      else t._version_counter[0] for t in tensors)
@@ -93,6 +152,8 @@ class Node:
         saved = self._saved
         if saved is None:
             raise RuntimeError(_FREED)
+        if self._saved_versions is None:
+            return [p.unpack(self) if type(p) is _Packed else p for p in saved]
         out = []
         for t, version in zip(saved, self._saved_versions):
             if type(t) is SavedOutput:
@@ -120,6 +181,16 @@ class Node:
         """Free what the derivative needed; a second backward through this node then fails."""
         if self._saved:
             self._saved = None
+
+    def _saved_slot(self, i, name):
+        """The i-th saved tensor (``grad_fn._saved_<name>``); None where the op kept none, or
+        the Python scalar operand as a 0-dim tensor."""
+        saved = self.saved_tensors
+        t = saved[i] if i < len(saved) else None
+        if isinstance(t, _tensor.Tensor):
+            return t
+        scalar = getattr(self, name + '_scalar', None)
+        return None if scalar is None else _wrapped_number(scalar)
 
     def needs_input_grad(self, i):
         return self.next_functions[i][0] is not None
@@ -154,6 +225,43 @@ class Node:
 
     def __repr__(self):
         return f'<{self.name()} object at {hex(id(self))}>'
+
+
+# ---- grad_fn._saved_<name>, as PyTorch exposes what a node saved ------------------------------
+# Per node class: the names of its saved tensors in the order its forward passes them to
+# ``save``, and ``name=attr`` for a non-tensor it keeps as an attribute. A node class may also
+# declare its own ``saved_names`` tuple in the same form.
+SAVED_NAMES = {
+    'MulBackward0': ('self', 'other'), 'DivBackward0': ('self', 'other'),
+    'PowBackward0': ('self', 'exponent=exponent'), 'PowBackward1': ('self', 'exponent', 'result'),
+    'PowBackward2': ('result', 'self=base'),
+    'ExpBackward0': ('result',), 'LogBackward0': ('self',), 'SqrtBackward0': ('result',),
+    'AbsBackward0': ('self',), 'TanhBackward0': ('result',), 'SigmoidBackward0': ('result',),
+    'ReluBackward0': ('result',), 'SinBackward0': ('self',), 'CosBackward0': ('self',),
+    'ReciprocalBackward0': ('result',), 'WhereBackward0': ('condition',),
+    'MmBackward0': ('self', 'mat2'), 'MvBackward0': ('self', 'vec'), 'DotBackward0': ('self', 'tensor'),
+    'BmmBackward0': ('self', 'mat2'), 'VarBackward0': ('self',), 'StdBackward0': ('self', 'result'),
+    'AddmmBackward0': ('mat1', 'mat2', 'alpha=alpha', 'beta=beta'), 'MseLossBackward0': ('self', 'target'),
+}
+
+
+def _wrapped_number(value):
+    """A Python scalar operand as PyTorch keeps it: a 0-dim float64/int64/bool tensor."""
+    import numpy
+    dtype = numpy.bool_ if isinstance(value, bool) else numpy.int64 if isinstance(value, int) else numpy.float64
+    return _tensor.Tensor._wrap(numpy.asarray(value, dtype=dtype))
+
+
+def _install_saved_properties(cls, names):
+    position = 0
+    for entry in names:
+        name, _, attr = entry.partition('=')
+        if attr:
+            prop = property(lambda self, attr=attr: getattr(self, attr, None))
+        else:
+            prop = property(lambda self, i=position, name=name: self._saved_slot(i, name))
+            position += 1
+        setattr(cls, f'_saved_{name}', prop)
 
 
 def _short_name(node):
