@@ -1,0 +1,179 @@
+"""``leafgrad.func``: function transforms for pure functions (``grad``, ``grad_and_value``,
+``vjp``), as ``torch.func`` offers them.
+
+A transform calls the function on copies of the differentiated arguments that require grad
+and takes ``autograd.grad`` of the result. An argument that already requires grad (an outer
+transform's input, as in ``grad(grad(f))``) is used through a view, so the inner result stays
+differentiable for the outer transform; otherwise the result is returned detached. Arguments
+may be tensors or tuples/lists/dicts of them.
+"""
+from .autograd import grad as _autograd_grad
+from .autograd.grad_mode import enable_grad
+from .tensor import Tensor
+
+__all__ = ['grad', 'grad_and_value', 'vjp']
+
+
+# ---- a minimal pytree: tensors in (nested) tuples, lists and dicts ---------------------------
+def _flatten(tree):
+    if isinstance(tree, (tuple, list)):
+        leaves, specs = [], []
+        for item in tree:
+            lv, spec = _flatten(item)
+            leaves += lv
+            specs.append(spec)
+        return leaves, (type(tree), specs)
+    if isinstance(tree, dict):
+        leaves, specs = [], []
+        for key, item in tree.items():
+            lv, spec = _flatten(item)
+            leaves += lv
+            specs.append((key, spec))
+        return leaves, (dict, specs)
+    return [tree], None
+
+
+def _unflatten(leaves, spec):
+    it = iter(leaves)
+
+    def build(spec):
+        if spec is None:
+            return next(it)
+        kind, children = spec
+        if kind is dict:
+            return {key: build(child) for key, child in children}
+        return kind(build(child) for child in children)
+    return build(spec)
+
+
+def _detach_tree(tree):
+    leaves, spec = _flatten(tree)
+    return _unflatten([leaf.detach() if isinstance(leaf, Tensor) else leaf for leaf in leaves], spec)
+
+
+def _differentiable(leaf, nested):
+    if not isinstance(leaf, Tensor):
+        raise ValueError(f'Thing passed to transform API must be Tensor, got {type(leaf)}')
+    if leaf._requires_grad:
+        nested[0] = True
+        return leaf.view_as(leaf)
+    return leaf.detach().requires_grad_(True)
+
+
+def _argnums_tuple(argnums, nargs):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    for n in nums:
+        if not isinstance(n, int):
+            raise RuntimeError(f'argnums must be int or Tuple[int, ...], got: {type(argnums)}')
+        if not -nargs <= n < nargs:
+            raise RuntimeError(f'Got argnum={n}, but only {nargs} positional inputs')
+    return single, tuple(n % nargs for n in nums)
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """``grad_and_value(f)(*args)`` -> (gradient of f w.r.t. args[argnums], f(*args)); with
+    ``has_aux``, f returns (output, aux) and the value is (output, aux)."""
+    def wrapper(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        args = list(args)
+        nested = [False]
+        specs, flat_inputs = [], []
+        with enable_grad():
+            for n in nums:
+                leaves, spec = _flatten(args[n])
+                leaves = [_differentiable(leaf, nested) for leaf in leaves]
+                flat_inputs.append(leaves)
+                specs.append(spec)
+                args[n] = _unflatten(leaves, spec)
+            result = func(*args, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError('grad_and_value(f)(*args): output of function f should be a tuple: '
+                                       '(output, aux) if has_aux is True')
+                result, aux = result
+            if not isinstance(result, Tensor):
+                raise RuntimeError(f'grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got '
+                                   f'{type(result)}')
+            if result.dim() != 0:
+                raise RuntimeError('grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, '
+                                   f'got tensor with {result.dim()} dims. Maybe you wanted to use the vjp or '
+                                   'jacrev APIs instead?')
+            inputs = [leaf for leaves in flat_inputs for leaf in leaves]
+            if result._requires_grad:
+                grads = _autograd_grad(result, inputs, create_graph=nested[0], allow_unused=True,
+                                       materialize_grads=True)
+            else:
+                from . import zeros_like
+                grads = [zeros_like(leaf) for leaf in inputs]
+        if not nested[0]:
+            result = result.detach()
+            aux = _detach_tree(aux)
+        out, pos = [], 0
+        for leaves, spec in zip(flat_inputs, specs):
+            out.append(_unflatten(grads[pos:pos + len(leaves)], spec))
+            pos += len(leaves)
+        g = out[0] if single else tuple(out)
+        return (g, (result, aux)) if has_aux else (g, result)
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """``grad(f)(*args)``: the gradient of the scalar ``f(*args)`` w.r.t. ``args[argnums]``
+    (with ``has_aux``: (gradient, aux))."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """``output, vjp_fn = vjp(f, *primals)``; ``vjp_fn(cotangents)`` is the tuple of
+    vector-Jacobian products, one per primal (``has_aux``: also returns aux)."""
+    nested = [False]
+    with enable_grad():
+        flat, spec = _flatten(primals)
+        flat = [_differentiable(leaf, nested) for leaf in flat]
+        result = func(*_unflatten(flat, spec))
+        aux = None
+        if has_aux:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError('vjp(f, *primals): output of function f should be a tuple: (output, aux) '
+                                   'if has_aux is True')
+            result, aux = result
+    out_leaves, out_spec = _flatten(result)
+    for leaf in out_leaves:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f'vjp(f, *primals): Expected f to be a function that has non-empty output and '
+                               f'returns a Tensor or a tuple of Tensors, got {type(leaf)}')
+    if has_aux:
+        for leaf in _flatten(aux)[0]:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(f'Expected tensors, got unsupported type {type(leaf)}')
+
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        if create_graph is None:
+            create_graph = nested[0] or any(isinstance(c, Tensor) and c._requires_grad
+                                            for c in _flatten(cotangents)[0])
+        cots = _flatten(cotangents)[0]
+        if len(cots) != len(out_leaves):
+            raise RuntimeError('Expected pytree structure of cotangents to be the same as pytree structure of '
+                               'outputs to the function')
+        pairs = [(o, c) for o, c in zip(out_leaves, cots) if o._requires_grad]
+        if not pairs:
+            from . import zeros_like
+            grads = [zeros_like(leaf) for leaf in flat]
+        else:
+            with enable_grad():
+                grads = _autograd_grad([o for o, _ in pairs], flat, [c for _, c in pairs],
+                                       retain_graph=retain_graph, create_graph=create_graph, allow_unused=True,
+                                       materialize_grads=True)
+        return _unflatten(list(grads), spec)
+
+    if not nested[0]:
+        result = _unflatten([leaf.detach() for leaf in out_leaves], out_spec)
+        aux = _detach_tree(aux)
+    return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
