@@ -324,3 +324,59 @@ def gradient_edge(tensor):
 
 
 from .. import tensor as _tensor  # noqa: E402  (tensor.py imports this module first)
+
+
+class saved_tensors_hooks:
+    """Within this context, a node saving a tensor for its derivative keeps
+    ``pack_hook(tensor)`` instead, and its derivative gets ``unpack_hook(packed)`` back.
+    Contexts nest; the innermost applies."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _disabled_message is not None:
+            raise RuntimeError(_disabled_message)
+        saved_hooks_stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        saved_hooks_stack.pop()
+
+
+_disabled_message = None
+
+
+class disable_saved_tensors_hooks:
+    """Within this context, entering saved_tensors_hooks raises ``error_message``."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        global _disabled_message
+        self.prev = _disabled_message
+        _disabled_message = self.error_message
+
+    def __exit__(self, *exc):
+        global _disabled_message
+        _disabled_message = self.prev
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept in host memory and moved back to their device when the
+    derivative needs them (a no-op copy-free pass for tensors already on the CPU)."""
+
+    def __init__(self, pin_memory=False, device_type='cuda'):
+        def pack(tensor):
+            device = tensor.device
+            if device.type == 'cpu':
+                return device, tensor
+            return device, tensor.cpu()
+
+        def unpack(packed):
+            device, tensor = packed
+            return tensor if device.type == 'cpu' else tensor.to(device)
+
+        super().__init__(pack, unpack)
