@@ -29,7 +29,7 @@ import heapq
 import itertools
 
 from . import grad_mode
-from .anomaly import anomaly_state, check_nan
+from .anomaly import anomaly_state, check_nan, warn_forward_trace
 from .graph import AccumulateGrad
 
 
@@ -199,10 +199,8 @@ def _retain(retained, grads):
 def _apply_with_anomaly(node, grads):
     try:
         outs = node.apply(*grads)
+        check_nan(node, outs)
     except Exception:
-        if node._anomaly_trace:
-            import sys
-            print('Traceback of forward call that caused the error:\n' + node._anomaly_trace, file=sys.stderr)
+        warn_forward_trace(node)
         raise
-    check_nan(node, outs)
     return outs
