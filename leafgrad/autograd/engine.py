@@ -137,7 +137,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                     if new is not None:
                         grads = list(new)
 
-            if all(g is None for g in grads):
+            if not _any_grad(grads):
                 # Nothing arrived (every consumer's gradient was None): pass None along.
                 outs = (None,) * len(node.next_functions)
             elif check_anomaly:
@@ -172,6 +172,13 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                     else:
                         buffers.pop(nxt, None)
     return captured
+
+
+def _any_grad(grads):
+    for g in grads:
+        if g is not None:
+            return True
+    return False
 
 
 def _run_tensor_hooks(hooks_by_output, grads):
