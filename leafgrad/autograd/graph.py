@@ -274,6 +274,13 @@ class AccumulateGrad(Node):
     """The terminal node of a leaf that requires grad: ``leaf.grad += grad``."""
     __slots__ = ('variable',)
 
+    def name(self):
+        # PyTorch names it by its C++ class: torch::autograd::AccumulateGrad
+        return 'leafgrad::autograd::AccumulateGrad'
+
+    def __repr__(self):
+        return f'<AccumulateGrad object at {hex(id(self))}>'
+
     def __init__(self, variable):
         super().__init__(())
         self._seq = float('inf')  # runs as soon as it is ready, as in PyTorch
