@@ -185,8 +185,13 @@ class Node:
     def _saved_slot(self, i, name):
         """The i-th saved tensor (``grad_fn._saved_<name>``); None where the op kept none, or
         the Python scalar operand as a 0-dim tensor."""
-        saved = self.saved_tensors
-        t = saved[i] if i < len(saved) else None
+        if self._saved_versions is None and self._saved is not None:
+            # packed by saved-tensor hooks: unpack this slot only, as PyTorch does
+            p = self._saved[i] if i < len(self._saved) else None
+            t = p.unpack(self) if type(p) is _Packed else p
+        else:
+            saved = self.saved_tensors
+            t = saved[i] if i < len(saved) else None
         if isinstance(t, _tensor.Tensor):
             return t
         scalar = getattr(self, name + '_scalar', None)
