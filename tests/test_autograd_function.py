@@ -378,3 +378,86 @@ def test_custom_function_gradcheck_float64():
     x = lg.tensor(np.linspace(-2, 2, 5), requires_grad=True)
     assert gradcheck(Softplus.apply, (x, 1.5))
     assert gradgradcheck(lambda t: Softplus.apply(t, 1.5), (x,))
+
+
+def _edge_cases(mod):
+    """Run PyTorch's corner cases of Function; return a log of what happened."""
+    log = []
+    x = mod.ones(2, requires_grad=True)
+
+    class NonTensorOut(mod.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2, 3
+
+        @staticmethod
+        def backward(ctx, g, g2):
+            log.append(('g2', g2))
+            return g
+
+    class DirtyLeaf(mod.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.mark_dirty(a)
+            a.mul_(2)
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class SaveInt(mod.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(3)
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class OnlyVjp(mod.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def vjp(ctx, g):
+            return g * 5
+
+    class NoBackward(mod.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+    class GradMode(mod.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            log.append(('fwd grad enabled', mod.is_grad_enabled()))
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            log.append(('bwd grad enabled', mod.is_grad_enabled()))
+            return g
+
+    out = NonTensorOut.apply(x)
+    log.append(('second output', out[1]))
+    out[0].sum().backward()
+    for fn in (lambda: DirtyLeaf.apply(x), lambda: SaveInt.apply(x),
+               lambda: NoBackward.apply(x).sum().backward()):
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001  (type and message are compared with torch's)
+            log.append((type(e).__name__, str(e)))
+    x.grad = None
+    OnlyVjp.apply(x).sum().backward()
+    log.append(('vjp grad', x.grad.tolist()))
+    GradMode.apply(x).sum().backward()
+    mod.autograd.grad(GradMode.apply(x).sum(), x, create_graph=True)
+    log.append(('is Node', isinstance(OnlyVjp.apply(x).grad_fn, mod.autograd.graph.Node)))
+    return log
+
+
+def test_corner_cases_match_torch():
+    assert _edge_cases(lg) == _edge_cases(torch)

@@ -169,3 +169,17 @@ def test_peak_memory_lower_by_the_expected_amount():
     assert 5 <= held_ckpt <= 9, held_ckpt           # 3 segment inputs + 4 layers
     assert peak_ckpt < 0.7 * peak_plain, (peak_ckpt, peak_plain)
     assert peak_plain - peak_ckpt > 6, (peak_ckpt, peak_plain)  # at least ~6 activations saved
+
+
+def test_autograd_grad_and_double_backward_through_non_reentrant_checkpoint():
+    xa, wa = _data()
+    res = []
+    for mod, ck in ((lg, checkpoint), (torch, tcp.checkpoint)):
+        x = mod.tensor(xa, requires_grad=True)
+        w = mod.tensor(wa, requires_grad=True)
+        y = ck(block, x, w, use_reentrant=False).pow(2).sum()
+        gx, gw = mod.autograd.grad(y, (x, w), create_graph=True)
+        (ggx,) = mod.autograd.grad((gx * gx).sum() + gw.sum(), x)
+        res.append((gx, gw, ggx))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-10, atol=1e-12)

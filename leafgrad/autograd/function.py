@@ -86,7 +86,8 @@ class BackwardCFunction(Node, FunctionCtx):
     def apply(self, *grads):
         if self.materialize_grads:
             from .. import zeros
-            grads = tuple(zeros(shape, dtype=dtype) if g is None else g
+            # a tensor output that received no gradient gets zeros; a non-tensor output None
+            grads = tuple(zeros(shape, dtype=dtype) if g is None and dtype is not None else g
                           for g, (shape, dtype) in zip(grads, self.output_meta))
         cls = self._forward_cls
         backward = cls.backward if cls.backward is not Function.backward or cls.vjp is Function.vjp else cls.vjp
