@@ -89,7 +89,10 @@ def _mismatch_msg(identifier, extra, abs_diff, abs_idx, atol, rel_diff, rel_idx,
     equality = rtol == 0 and atol == 0
 
     def diff_msg(kind, diff, idx, tol):
-        msg = f'{kind.title()} difference: {diff}' if idx is None else f'Greatest {kind} difference: {diff} at index {idx}'
+        if idx is None:
+            msg = f'{kind.title()} difference: {diff}'
+        else:
+            msg = f'Greatest {kind} difference: {diff} at index {idx}'
         if not equality:
             msg += f' (up to {tol} allowed)'
         return msg + '\n'

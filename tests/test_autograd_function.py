@@ -461,3 +461,24 @@ def _edge_cases(mod):
 
 def test_corner_cases_match_torch():
     assert _edge_cases(lg) == _edge_cases(torch)
+
+
+def test_saved_output_modified_in_place_error_matches_torch():
+    def run(mod):
+        class E(mod.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                y = a.exp()
+                ctx.save_for_backward(y)
+                return y
+
+            @staticmethod
+            def backward(ctx, g):
+                (y,) = ctx.saved_tensors
+                return g * y
+        y = E.apply(mod.ones(2, requires_grad=True))
+        with mod.no_grad():
+            y.mul_(2)
+        y.sum().backward()
+    m1, m2 = raises_like(lambda: run(lg), lambda: run(torch))
+    assert same_message(m1, m2)

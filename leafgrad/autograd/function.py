@@ -186,8 +186,9 @@ class Function:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._backward_cls = type(cls.__name__ + 'Backward', (BackwardCFunction,),
-                                 {'_forward_cls': cls, '__module__': __name__, '__qualname__': cls.__name__ + 'Backward'})
+        name = cls.__name__ + 'Backward'
+        cls._backward_cls = type(name, (BackwardCFunction,),
+                                 {'_forward_cls': cls, '__module__': __name__, '__qualname__': name})
 
     def __init__(self, *args, **kwargs):
         warnings.warn(f'{self.__class__} should not be instantiated. Methods on autograd functions are all '

@@ -40,218 +40,222 @@ def _stack_class():
 _Stack = _stack_class()
 
 
-def _as_tuple_nocheck(x):
-    if isinstance(x, tuple):
-        return x
-    elif isinstance(x, list):
-        return tuple(x)
-    else:
-        return (x,)
+_TENSOR_OR_TUPLE = 'must be either a Tensor or a tuple of Tensors but'
 
-def _as_tuple(inp, arg_name=None, fn_name=None):
-    if arg_name is None and fn_name is None:
-        return _as_tuple_nocheck(inp)
-    is_inp_tuple = True
-    if not isinstance(inp, tuple):
+
+def _as_tuple(inp, arg_name, fn_name):
+    """(was it a tuple, the tuple of tensors), checking that each element is a tensor."""
+    is_tuple = isinstance(inp, tuple)
+    if not is_tuple:
         inp = (inp,)
-        is_inp_tuple = False
     for i, el in enumerate(inp):
         if not isinstance(el, Tensor):
-            if is_inp_tuple:
-                raise TypeError(f'The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the value at index {i} has type {type(el)}.')
-            else:
-                raise TypeError(f'The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the given {arg_name} has type {type(el)}.')
-    return (is_inp_tuple, inp)
+            where = f'the value at index {i}' if is_tuple else f'the given {arg_name}'
+            raise TypeError(f'The {arg_name} given to {fn_name} {_TENSOR_OR_TUPLE} {where} has type {type(el)}.')
+    return is_tuple, inp
+
 
 def _tuple_postprocess(res, to_unpack):
+    """Undo the tuple-wrapping of inputs/outputs that were single tensors."""
     if isinstance(to_unpack, tuple):
-        if len(to_unpack) != 2:
-            raise ValueError('Expected to_unpack tuple to have exactly 2 elements')
         if not to_unpack[1]:
-            res = tuple((el[0] for el in res))
+            res = tuple(el[0] for el in res)
         if not to_unpack[0]:
             res = res[0]
     elif not to_unpack:
         res = res[0]
     return res
 
+
 def _grad_preprocess(inputs, create_graph, need_graph):
-    res = []
-    for inp in inputs:
-        if create_graph and inp.requires_grad:
-            res.append(inp.view_as(inp))
-        else:
-            res.append(inp.detach().requires_grad_(need_graph))
-    return tuple(res)
+    """Fresh graph inputs: a view of an input that requires grad (so the result stays connected
+    to the caller's graph) under create_graph, otherwise a detached copy."""
+    return tuple(inp.view_as(inp) if create_graph and inp.requires_grad
+                 else inp.detach().requires_grad_(need_graph) for inp in inputs)
+
 
 def _grad_postprocess(inputs, create_graph):
     if isinstance(inputs[0], Tensor):
-        if not create_graph:
-            return tuple((inp.detach() for inp in inputs))
-        else:
-            return inputs
-    else:
-        return tuple((_grad_postprocess(inp, create_graph) for inp in inputs))
+        return inputs if create_graph else tuple(inp.detach() for inp in inputs)
+    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
+
 
 def _validate_v(v, other, is_other_tuple):
     if len(other) != len(v):
         if is_other_tuple:
             raise RuntimeError(f'v is a tuple of invalid length: should be {len(other)} but got {len(v)}.')
-        else:
-            raise RuntimeError('The given v should contain a single Tensor.')
+        raise RuntimeError('The given v should contain a single Tensor.')
     for idx, (el_v, el_other) in enumerate(zip(v, other)):
         if el_v.size() != el_other.size():
-            prepend = ''
-            if is_other_tuple:
-                prepend = f'Entry {idx} in '
+            prepend = f'Entry {idx} in ' if is_other_tuple else ''
             raise RuntimeError(f'{prepend}v has invalid size: should be {el_other.size()} but got {el_v.size()}.')
+
+
+_STRICT = 'This is not allowed in strict mode.'
+
 
 def _check_requires_grad(inputs, input_type, strict):
     if not strict:
         return
-    if input_type not in ['outputs', 'grad_inputs', 'jacobian', 'hessian']:
-        raise RuntimeError('Invalid input_type to _check_requires_grad')
     for i, inp in enumerate(inputs):
         if inp is None:
-            raise RuntimeError(f'The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.')
-        if not inp.requires_grad:
-            if input_type == 'hessian':
-                raise RuntimeError(f'The hessian of the user-provided function with respect to input {i} is independent of the input. This is not allowed in strict mode. You should ensure that your function is thrice differentiable and that the hessian depends on the inputs.')
-            elif input_type == 'jacobian':
-                raise RuntimeError(f'While computing the hessian, found that the jacobian of the user-provided function with respect to input {i} is independent of the input. This is not allowed in strict mode. You should ensure that your function is twice differentiable and that the jacobian depends on the inputs (this would be violated by a linear function for example).')
-            elif input_type == 'grad_inputs':
-                raise RuntimeError(f'The gradient with respect to input {i} is independent of the inputs of the user-provided function. This is not allowed in strict mode.')
-            else:
-                raise RuntimeError(f'Output {i} of the user-provided function does not require gradients. The outputs must be computed in a differentiable manner from the input when running in strict mode.')
+            raise RuntimeError(f'The output of the user-provided function is independent of input {i}. {_STRICT}')
+        if inp.requires_grad:
+            continue
+        if input_type == 'hessian':
+            raise RuntimeError(f'The hessian of the user-provided function with respect to input {i} is independent '
+                               f'of the input. {_STRICT} You should ensure that your function is thrice '
+                               'differentiable and that the hessian depends on the inputs.')
+        if input_type == 'jacobian':
+            raise RuntimeError('While computing the hessian, found that the jacobian of the user-provided function '
+                               f'with respect to input {i} is independent of the input. {_STRICT} You should ensure '
+                               'that your function is twice differentiable and that the jacobian depends on the '
+                               'inputs (this would be violated by a linear function for example).')
+        if input_type == 'grad_inputs':
+            raise RuntimeError(f'The gradient with respect to input {i} is independent of the inputs of the '
+                               f'user-provided function. {_STRICT}')
+        raise RuntimeError(f'Output {i} of the user-provided function does not require gradients. The outputs must '
+                           'be computed in a differentiable manner from the input when running in strict mode.')
 
-def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None, is_grads_batched=False):  # noqa: E501
-    if not isinstance(outputs, tuple):
-        raise ValueError('Expected outputs to be a tuple')
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+    """autograd.grad over the outputs that require grad; all None when none does."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
-    if not isinstance(grad_outputs, tuple):
-        raise ValueError('Expected grad_outputs to be a tuple')
-    if len(outputs) != len(grad_outputs):
-        raise ValueError(f'Expected outputs and grad_outputs to have the same length, but got {len(outputs)} and {len(grad_outputs)}')
-    new_outputs = ()
-    new_grad_outputs = ()
-    for out, grad_out in zip(outputs, grad_outputs):
-        if out is not None and out.requires_grad:
-            new_outputs += (out,)
-            new_grad_outputs += (grad_out,)
-    if len(new_outputs) == 0:
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
+    if not pairs:
         return (None,) * len(inputs)
-    else:
-        return leafgrad.autograd.grad(new_outputs, inputs, new_grad_outputs, allow_unused=True, create_graph=create_graph, retain_graph=retain_graph)
+    return leafgrad.autograd.grad(tuple(o for o, _ in pairs), inputs, tuple(g for _, g in pairs),
+                                  allow_unused=True, create_graph=create_graph, retain_graph=retain_graph)
+
+
+_STRICT_NONE = {
+    'back': 'The output of the user-provided function is independent of input {i}. ' + _STRICT,
+    'back_trick': ('The gradient with respect to the input is independent of entry {i} in the grad_outputs when '
+                   'using the double backward trick to compute forward mode gradients. ' + _STRICT),
+    'double_back': 'The jacobian of the user-provided function is independent of input {i}. ' + _STRICT,
+    'double_back_trick': ('The hessian of the user-provided function is independent of entry {i} in the '
+                          'grad_jacobian. This is not allowed in strict mode as it prevents from using the double '
+                          'backward trick to replace forward mode AD.'),
+}
+
 
 def _fill_in_zeros(grads, refs, strict, create_graph, stage):
-    if stage not in ['back', 'back_trick', 'double_back', 'double_back_trick']:
-        raise RuntimeError(f"Invalid stage argument '{stage}' to _fill_in_zeros")
+    """None gradients become zeros (or, with strict, errors)."""
     res = ()
     for i, grads_i in enumerate(grads):
         if grads_i is None:
             if strict:
-                if stage == 'back':
-                    raise RuntimeError(f'The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.')
-                elif stage == 'back_trick':
-                    raise RuntimeError(f'The gradient with respect to the input is independent of entry {i} in the grad_outputs when using the double backward trick to compute forward mode gradients. This is not allowed in strict mode.')
-                elif stage == 'double_back':
-                    raise RuntimeError(f'The jacobian of the user-provided function is independent of input {i}. This is not allowed in strict mode.')
-                else:
-                    raise RuntimeError(f'The hessian of the user-provided function is independent of entry {i} in the grad_jacobian. This is not allowed in strict mode as it prevents from using the double backward trick to replace forward mode AD.')
+                raise RuntimeError(_STRICT_NONE[stage].format(i=i))
             grads_i = leafgrad.zeros_like(refs[i])
-        elif strict and create_graph and (not grads_i.requires_grad):
-            if 'double' not in stage:
-                raise RuntimeError(f'The jacobian of the user-provided function is independent of input {i}. This is not allowed in strict mode when create_graph=True.')
-            else:
-                raise RuntimeError(f'The hessian of the user-provided function is independent of input {i}. This is not allowed in strict mode when create_graph=True.')
+        elif strict and create_graph and not grads_i.requires_grad:
+            what = 'hessian' if 'double' in stage else 'jacobian'
+            raise RuntimeError(f'The {what} of the user-provided function is independent of input {i}. This is not '
+                               'allowed in strict mode when create_graph=True.')
         res += (grads_i,)
     return res
 
+
+def _prepare(inputs, v, create_graph, fn_name, v_like_inputs=True):
+    """The inputs as fresh graph inputs, and v checked against them."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', fn_name)
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+    if v is not None:
+        _, v = _as_tuple(v, 'v', fn_name)
+        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        if v_like_inputs:
+            _validate_v(v, inputs, is_inputs_tuple)
+    elif v_like_inputs and (len(inputs) != 1 or inputs[0].nelement() != 1):
+        raise RuntimeError('The vector v can only be None if the input to the user-provided function is a single '
+                           'Tensor with a single element.')
+    return is_inputs_tuple, inputs, v
+
+
+def _outputs(func, inputs, fn_name, strict):
+    is_outputs_tuple, outputs = _as_tuple(func(*inputs), 'outputs of the user-provided function', fn_name)
+    _check_requires_grad(outputs, 'outputs', strict=strict)
+    return is_outputs_tuple, outputs
+
+
+def _single_scalar(is_outputs_tuple, outputs, fn_name):
+    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
+        raise RuntimeError(f'The function given to {fn_name} should return a single Tensor')
+    if outputs[0].nelement() != 1:
+        raise RuntimeError(f'The Tensor returned by the function given to {fn_name} should contain a single element')
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), v^T J): the vector-Jacobian product."""
     with leafgrad.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'vjp')
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, 'outputs of the user-provided function', 'vjp')
-        _check_requires_grad(outputs, 'outputs', strict=strict)
+        is_inputs_tuple, inputs, _ = _prepare(inputs, None, create_graph, 'vjp', v_like_inputs=False)
+        is_outputs_tuple, outputs = _outputs(func, inputs, 'vjp', strict)
         if v is not None:
             _, v = _as_tuple(v, 'v', 'vjp')
             v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
             _validate_v(v, outputs, is_outputs_tuple)
         elif len(outputs) != 1 or outputs[0].nelement() != 1:
-            raise RuntimeError('The vector v can only be None if the user-provided function returns a single Tensor with a single element.')
-    enable_grad = True if create_graph else leafgrad.is_grad_enabled()
-    with leafgrad.set_grad_enabled(enable_grad):
+            raise RuntimeError('The vector v can only be None if the user-provided function returns a single Tensor '
+                               'with a single element.')
+    with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        vjp = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'back')
-    outputs = _grad_postprocess(outputs, create_graph)
-    vjp = _grad_postprocess(vjp, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(vjp, is_inputs_tuple))
+        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'back')
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), J v): the Jacobian-vector product, by the double-backward trick."""
     with leafgrad.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'jvp')
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, 'v', 'jvp')
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            raise RuntimeError('The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.')
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, 'outputs of the user-provided function', 'jvp')
-        _check_requires_grad(outputs, 'outputs', strict=strict)
-        grad_outputs = tuple((leafgrad.zeros_like(out, requires_grad=True) for out in outputs))
+        is_inputs_tuple, inputs, v = _prepare(inputs, v, create_graph, 'jvp')
+        is_outputs_tuple, outputs = _outputs(func, inputs, 'jvp', strict)
+        # u -> J^T u is linear in u; its derivative in direction v is J v.
+        grad_outputs = tuple(leafgrad.zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, 'grad_inputs', strict=strict)
-    if create_graph:
-        with leafgrad.enable_grad():
-            grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-            jvp = _fill_in_zeros(grad_res, outputs, strict, create_graph, 'back_trick')
-    else:
+    with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
         grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        jvp = _fill_in_zeros(grad_res, outputs, strict, create_graph, 'back_trick')
-    outputs = _grad_postprocess(outputs, create_graph)
-    jvp = _grad_postprocess(jvp, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(jvp, is_outputs_tuple))
+        result = _fill_in_zeros(grad_res, outputs, strict, create_graph, 'back_trick')
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_outputs_tuple))
+
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy='reverse-mode'):
+    """The Jacobian of func at inputs: for each output and input, a tensor of shape
+    output.shape + input.shape, built one output element (one backward) at a time."""
     if strategy not in ('forward-mode', 'reverse-mode'):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function has more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to use "reverse-mode".')
+        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function has '
+                         'more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to '
+                         'use "reverse-mode".')
     if strategy == 'forward-mode':
-        if create_graph:
-            raise NotImplementedError('leafgrad.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-mode"` are not supported together (yet). Please either set `create_graph=False` or `strategy="reverse-mode"`.')
         raise NotImplementedError('leafgrad has no forward-mode AD: use strategy="reverse-mode"')
     with leafgrad.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'jacobian')
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, 'outputs of the user-provided function', 'jacobian')
-        _check_requires_grad(outputs, 'outputs', strict=strict)
+        is_inputs_tuple, inputs, _ = _prepare(inputs, None, create_graph, 'jacobian', v_like_inputs=False)
+        is_outputs_tuple, outputs = _outputs(func, inputs, 'jacobian', strict)
         # vectorize=True asks for a batched backward (vmap); leafgrad has none, so both
-        # settings take the loop below and give the same result.
-        jacobian = ()
+        # settings take this loop and give the same result.
+        result = ()
         for i, out in enumerate(outputs):
-            jac_i = tuple(([] for _ in range(len(inputs))))
+            rows = tuple([] for _ in inputs)
+            flat = out.reshape(-1)
             for j in range(out.nelement()):
-                vj = _autograd_grad((out.reshape(-1)[j],), inputs, retain_graph=True, create_graph=create_graph)
-                for el_idx, (jac_i_el, vj_el, inp_el) in enumerate(zip(jac_i, vj, inputs)):
-                    if vj_el is not None:
-                        if strict and create_graph and (not vj_el.requires_grad):
-                            msg = f'The jacobian of the user-provided function is independent of input {i}. This is not allowed in strict mode when create_graph=True.'
-                            raise RuntimeError(msg)
-                        jac_i_el.append(vj_el)
-                    else:
+                vj = _autograd_grad((flat[j],), inputs, retain_graph=True, create_graph=create_graph)
+                for k, (row, vj_el, inp) in enumerate(zip(rows, vj, inputs)):
+                    if vj_el is None:
                         if strict:
-                            msg = f'Output {i} of the user-provided function is independent of input {el_idx}. This is not allowed in strict mode.'
-                            raise RuntimeError(msg)
-                        jac_i_el.append(leafgrad.zeros_like(inp_el))
-            jacobian += (tuple((_stack(jac_i_el).view(out.size() + inputs[el_idx].size()) for el_idx, jac_i_el in enumerate(jac_i))),)
-        jacobian = _grad_postprocess(jacobian, create_graph)
-        return _tuple_postprocess(jacobian, (is_outputs_tuple, is_inputs_tuple))
+                            raise RuntimeError(f'Output {i} of the user-provided function is independent of input '
+                                               f'{k}. {_STRICT}')
+                        vj_el = leafgrad.zeros_like(inp)
+                    elif strict and create_graph and not vj_el.requires_grad:
+                        raise RuntimeError(f'The jacobian of the user-provided function is independent of input {i}. '
+                                           'This is not allowed in strict mode when create_graph=True.')
+                    row.append(vj_el)
+            result += (tuple(_stack(row).view(out.size() + inp.size()) for row, inp in zip(rows, inputs)),)
+        result = _grad_postprocess(result, create_graph)
+        return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
+
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy='reverse-mode'):
+    """The Hessian of a scalar func: the Jacobian of its gradient."""
     is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'hessian')
     if outer_jacobian_strategy not in ('forward-mode', 'reverse-mode'):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
@@ -260,74 +264,46 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         out = func(*inp)
         is_out_tuple, t_out = _as_tuple(out, 'outputs of the user-provided function', 'hessian')
         _check_requires_grad(t_out, 'outputs', strict=strict)
-        if is_out_tuple or not isinstance(out, Tensor):
-            raise RuntimeError('The function given to hessian should return a single Tensor')
-        if out.nelement() != 1:
-            raise RuntimeError('The Tensor returned by the function given to hessian should contain a single element')
+        _single_scalar(is_out_tuple, t_out, 'hessian')
         return out.squeeze()
 
     def jac_func(*inp):
-        if outer_jacobian_strategy == 'forward-mode':
-            inp = tuple((t.requires_grad_(True) for t in inp))
         jac = jacobian(ensure_single_output_function, inp, create_graph=True)
         _check_requires_grad(jac, 'jacobian', strict=strict)
         return jac
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize, strategy=outer_jacobian_strategy)
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                   strategy=outer_jacobian_strategy)
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
 
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), v^T H) for a scalar func."""
     with leafgrad.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'vhp')
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, 'v', 'vhp')
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            raise RuntimeError('The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.')
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, 'outputs of the user-provided function', 'vhp')
-        _check_requires_grad(outputs, 'outputs', strict=strict)
-        if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-            raise RuntimeError('The function given to vhp should return a single Tensor')
-        if outputs[0].nelement() != 1:
-            raise RuntimeError('The Tensor returned by the function given to vhp should contain a single element')
+        is_inputs_tuple, inputs, v = _prepare(inputs, v, create_graph, 'vhp')
+        is_outputs_tuple, outputs = _outputs(func, inputs, 'vhp', strict)
+        _single_scalar(is_outputs_tuple, outputs, 'vhp')
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, 'jacobian', strict=strict)
-    enable_grad = True if create_graph else leafgrad.is_grad_enabled()
-    with leafgrad.set_grad_enabled(enable_grad):
+    with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        vhp = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'double_back')
-    outputs = _grad_postprocess(outputs, create_graph)
-    vhp = _grad_postprocess(vhp, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(vhp, is_inputs_tuple))
+        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'double_back')
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), H v) for a scalar func, by the double-backward trick on the gradient."""
     with leafgrad.enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'hvp')
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, 'v', 'hvp')
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            raise RuntimeError('The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.')
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, 'outputs of the user-provided function', 'hvp')
-        _check_requires_grad(outputs, 'outputs', strict=strict)
-        if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-            raise RuntimeError('The function given to hvp should return a single Tensor')
-        if outputs[0].nelement() != 1:
-            raise RuntimeError('The Tensor returned by the function given to hvp should contain a single element')
+        is_inputs_tuple, inputs, v = _prepare(inputs, v, create_graph, 'hvp')
+        is_outputs_tuple, outputs = _outputs(func, inputs, 'hvp', strict)
+        _single_scalar(is_outputs_tuple, outputs, 'hvp')
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, 'jacobian', strict=strict)
-        grad_jac = tuple((leafgrad.zeros_like(inp, requires_grad=True) for inp in inputs))
+        grad_jac = tuple(leafgrad.zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, 'hessian', strict=strict)
-    enable_grad = True if create_graph else leafgrad.is_grad_enabled()
-    with leafgrad.set_grad_enabled(enable_grad):
+    with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        hvp = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'double_back_trick')
-    outputs = _grad_postprocess(outputs, create_graph)
-    hvp = _grad_postprocess(hvp, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(hvp, is_inputs_tuple))
+        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'double_back_trick')
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
