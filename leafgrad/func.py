@@ -1,5 +1,6 @@
 """``leafgrad.func``: function transforms for pure functions (``grad``, ``grad_and_value``,
-``vjp``), as ``torch.func`` offers them.
+``vjp``, ``jacrev``, ``hessian``), as ``torch.func`` offers them (without vmap: a Jacobian is
+built one output element, one backward, at a time).
 
 A transform calls the function on copies of the differentiated arguments that require grad
 and takes ``autograd.grad`` of the result. An argument that already requires grad (an outer
@@ -11,7 +12,7 @@ from .autograd import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad
 from .tensor import Tensor
 
-__all__ = ['grad', 'grad_and_value', 'vjp']
+__all__ = ['grad', 'grad_and_value', 'vjp', 'jacrev', 'hessian']
 
 
 # ---- a minimal pytree: tensors in (nested) tuples, lists and dicts ---------------------------
@@ -177,3 +178,74 @@ def vjp(func, *primals, has_aux=False):
         result = _unflatten([leaf.detach() for leaf in out_leaves], out_spec)
         aux = _detach_tree(aux)
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """``jacrev(f)(*args)``: the Jacobian of f w.r.t. ``args[argnums]`` by reverse mode; for
+    each output, a tensor of shape ``output.shape + input.shape`` (a tuple over argnums when
+    argnums is a tuple)."""
+    from .autograd.functional import _stack
+
+    def wrapper(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        args = list(args)
+        nested = [False]
+        specs, flat_inputs = [], []
+        with enable_grad():
+            for n in nums:
+                leaves, spec = _flatten(args[n])
+                leaves = [_differentiable(leaf, nested) for leaf in leaves]
+                flat_inputs.append(leaves)
+                specs.append(spec)
+                args[n] = _unflatten(leaves, spec)
+            result = func(*args, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError('jacrev(f, ...)(*args): output of function f should be a tuple: '
+                                       '(output, aux) if has_aux is True')
+                result, aux = result
+            out_leaves, out_spec = _flatten(result)
+            for leaf in out_leaves:
+                if not isinstance(leaf, Tensor):
+                    raise RuntimeError('vjp(f, *primals): expected f(*primals) to return only tensors, got '
+                                       f'unsupported type {type(leaf)}')
+            inputs = [leaf for leaves in flat_inputs for leaf in leaves]
+            jacobians = []
+            for out in out_leaves:
+                rows = [[] for _ in inputs]
+                flat = out.reshape(-1)
+                for j in range(out.numel()):
+                    if out._requires_grad:
+                        grads = _autograd_grad(flat[j], inputs, retain_graph=True, create_graph=nested[0],
+                                               allow_unused=True, materialize_grads=True)
+                    else:
+                        from . import zeros_like
+                        grads = [zeros_like(leaf) for leaf in inputs]
+                    for row, g in zip(rows, grads):
+                        row.append(g)
+                per_input = []
+                for row, leaf in zip(rows, inputs):
+                    shape = tuple(out.shape) + tuple(leaf.shape)
+                    if row:
+                        jac = _stack(row).reshape(shape)
+                    else:  # an output with no elements
+                        from . import zeros
+                        jac = zeros(shape, dtype=leaf.dtype)
+                    per_input.append(jac if nested[0] else jac.detach())
+                grouped, pos = [], 0
+                for leaves, spec in zip(flat_inputs, specs):
+                    grouped.append(_unflatten(per_input[pos:pos + len(leaves)], spec))
+                    pos += len(leaves)
+                jacobians.append(grouped[0] if single else tuple(grouped))
+        jac = _unflatten(jacobians, out_spec)
+        if has_aux:
+            return jac, (aux if nested[0] else _detach_tree(aux))
+        return jac
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """``hessian(f)(*args)``: the Jacobian of the Jacobian of f (both by reverse mode here;
+    torch.func uses forward over reverse, with the same result)."""
+    return jacrev(jacrev(func, argnums), argnums)

@@ -189,3 +189,32 @@ def test_func_vjp():
 def test_func_errors_match_torch(call):
     m1, m2 = raises_like(lambda: call(lfunc, lg), lambda: call(tfunc, torch))
     assert same_message(m1, m2), (m1, m2)
+
+
+@pytest.mark.parametrize('argnums', [0, 1, (0, 1)])
+def test_func_jacrev_matches_torch(argnums):
+    x, y = R.standard_normal(3), R.standard_normal(2)
+
+    def g(x, y):
+        return x.sin() * y.sum(), (x * x).sum() * y
+    a = lfunc.jacrev(g, argnums=argnums)(lg.tensor(x), lg.tensor(y))
+    b = tfunc.jacrev(g, argnums=argnums)(torch.tensor(x), torch.tensor(y))
+    assert _structure(a) == _structure(b)
+    for p, q in zip(_flat(a), _flat(b)):
+        assert tuple(p.shape) == tuple(q.shape)
+        np.testing.assert_allclose(to_np(p), to_np(q), rtol=1e-12)
+        assert p.requires_grad == q.requires_grad
+
+
+def test_func_hessian_matches_torch_and_functional():
+    x, y = R.standard_normal(3), R.standard_normal(2)
+
+    def f(x, y):
+        return (x.sin() * x * y.sum()).sum()
+    a = lfunc.hessian(f, argnums=(0, 1))(lg.tensor(x), lg.tensor(y))
+    b = tfunc.hessian(f, argnums=(0, 1))(torch.tensor(x), torch.tensor(y))
+    for p, q in zip(_flat(a), _flat(b)):
+        np.testing.assert_allclose(to_np(p), to_np(q), rtol=1e-12)
+    h = LF.hessian(f, (lg.tensor(x), lg.tensor(y)))
+    for p, q in zip(_flat(a), _flat(h)):
+        np.testing.assert_allclose(to_np(p), to_np(q), rtol=1e-12)
