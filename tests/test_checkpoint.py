@@ -183,3 +183,35 @@ def test_autograd_grad_and_double_backward_through_non_reentrant_checkpoint():
         res.append((gx, gw, ggx))
     for a, b in zip(*res):
         np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-10, atol=1e-12)
+
+
+def _nested(mod, ck):
+    class Cube(mod.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x * x
+
+    x = mod.tensor([0.5, -1.0, 2.0], dtype=mod.float64, requires_grad=True)
+
+    def inner(t):
+        return Cube.apply(t.sin()) * t
+
+    def outer(t):
+        return ck(inner, t.exp(), use_reentrant=False).tanh()
+    ck(outer, x, use_reentrant=False).sum().backward()
+    g1 = x.grad
+    x.grad = None
+    a, b = ck(lambda t: (Cube.apply(t), t * 2), x, use_reentrant=False)
+    (a.sum() + b.sum()).backward()
+    return g1, x.grad
+
+
+def test_nested_checkpoints_and_custom_function_inside():
+    for a, b in zip(_nested(lg, checkpoint), _nested(torch, tcp.checkpoint)):
+        np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-12)
