@@ -214,4 +214,4 @@ def _nested(mod, ck):
 
 def test_nested_checkpoints_and_custom_function_inside():
     for a, b in zip(_nested(lg, checkpoint), _nested(torch, tcp.checkpoint)):
-        np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-12)
+        np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-10)  # tanh' near 0: rounding
