@@ -163,3 +163,18 @@ def test_autograd_gradcheck_is_the_function_after_submodule_import():
     import leafgrad.autograd.gradcheck  # noqa: F401  (sets the package attribute in plain Python)
     assert callable(lg.autograd.gradcheck)
     assert lg.autograd.gradcheck is gradcheck
+
+
+def test_non_contiguous_and_zero_dim_inputs():
+    base = np.random.default_rng(4).uniform(0.5, 1.5, (3, 4))
+    lt = lg.tensor(base).t().detach().requires_grad_()
+    tt = torch.tensor(base).t().detach().requires_grad_()
+    assert not lt.is_contiguous() and not tt.is_contiguous()
+    assert gradcheck(lambda a: (a.exp() * a).sum(0), (lt,))
+    assert torch.autograd.gradcheck(lambda a: (a.exp() * a).sum(0), (tt,))
+    np.testing.assert_array_equal(np.asarray(lt.detach()._data), base.T)  # perturbations undone
+    s = lg.tensor(0.7, dtype=lg.float64, requires_grad=True)
+    assert gradcheck(lambda a: a.exp() * a, (s,))
+    m1, m2 = _report(lambda: gradcheck(lambda a: _wrong_mul(lg).apply(a, a * 2), (lt,)),
+                     lambda: torch.autograd.gradcheck(lambda a: _wrong_mul(torch).apply(a, a * 2), (tt,)))
+    assert m1.replace('leafgrad', 'torch') == m2

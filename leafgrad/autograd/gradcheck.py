@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 
+from .. import backend
+
 from ..tensor import Tensor
 
 
@@ -46,6 +48,11 @@ def _check_inputs(inputs):
                          'have requires_grad=True.')
 
 
+def _host_copy(t):
+    """A NumPy copy of a tensor's values (the device's too: the Jacobians live on the host)."""
+    return np.array(backend.to_numpy(t._data), copy=True)
+
+
 def _eval(func, inputs):
     return _differentiable_outputs(_as_tuple(func(*inputs)))
 
@@ -56,18 +63,16 @@ def _numerical_jacobians(func, inputs, outputs, eps):
     for i, x in enumerate(inputs):
         if not (isinstance(x, Tensor) and x._requires_grad):
             continue
-        flat = x._data.reshape(-1)  # a view when contiguous; otherwise copy back below
-        shares = np.shares_memory(flat, x._data) if x._data.size else True
-        if not shares:
-            raise ValueError('gradcheck needs contiguous inputs')
-        mats = [np.zeros((x._data.size, o._data.size), dtype=o._data.dtype) for o in outputs]
-        for k in range(flat.size):
-            orig = flat[k].copy()
-            flat[k] = orig - eps
-            minus = [np.array(o._data, copy=True) for o in _eval(func, inputs)]
-            flat[k] = orig + eps
-            plus = [np.array(o._data, copy=True) for o in _eval(func, inputs)]
-            flat[k] = orig
+        data = x._data  # perturbed in place, element by element, whatever its strides
+        mats = [np.zeros((data.size, o._data.size), dtype=o._data.dtype) for o in outputs]
+        for k in range(data.size):
+            idx = np.unravel_index(k, data.shape)
+            orig = data[idx].copy()
+            data[idx] = orig - eps
+            minus = [_host_copy(o) for o in _eval(func, inputs)]
+            data[idx] = orig + eps
+            plus = [_host_copy(o) for o in _eval(func, inputs)]
+            data[idx] = orig
             for j, (p, m) in enumerate(zip(plus, minus)):
                 if p.dtype.kind == 'f':
                     mats[j][k] = ((p - m) / (2 * eps)).reshape(-1)
@@ -88,7 +93,7 @@ def _analytical_jacobians(outputs, inputs):
                 jac[(j, i)] = mats[i]
             continue
         for k in range(out._data.size):
-            seed = np.zeros(out._data.size, dtype=out._data.dtype)
+            seed = np.zeros_like(out._data).reshape(-1)  # on the output's device
             seed[k] = 1
             seed_t = Tensor._wrap(seed.reshape(out._data.shape))
             grads = autograd_grad((out,), [x for _, x in diff], (seed_t,), retain_graph=True, allow_unused=True)
@@ -97,7 +102,7 @@ def _analytical_jacobians(outputs, inputs):
                     continue
                 if tuple(g._data.shape) != tuple(x._data.shape):
                     raise GradcheckError('Gradient has incorrect shape')
-                mats[i][:, k] = np.asarray(g._data, dtype=out._data.dtype).reshape(-1)
+                mats[i][:, k] = _host_copy(g).astype(out._data.dtype, copy=False).reshape(-1)
         for i, _ in diff:
             jac[(j, i)] = mats[i]
     return jac
