@@ -278,10 +278,12 @@ def test_once_differentiable():
     L = make(lg, 'Sq', forward, once_differentiable(backward))
     T = make(torch, 'Sq', forward, torch.autograd.function.once_differentiable(backward))
     lx, tx = pair([1.0, 3.0], True)
-    (lg1,) = lg.autograd.grad(L.apply(lx).sum(), lx, create_graph=True)
-    (tg1,) = torch.autograd.grad(T.apply(tx).sum(), tx, create_graph=True)
+    lv, tv = pair([1.0, 1.0], True)  # grad_outputs that require grad: the vjp is differentiable
+    (lg1,) = lg.autograd.grad(L.apply(lx), lx, lv, create_graph=True)
+    (tg1,) = torch.autograd.grad(T.apply(tx), tx, tv, create_graph=True)
     assert_same(lg1, tg1)
-    assert lg1.requires_grad == tg1.requires_grad
+    assert lg1.requires_grad and tg1.requires_grad
+    assert lg1.grad_fn.name().replace('leafgrad::', 'torch::') == tg1.grad_fn.name() == 'torch::autograd::Error'
     m1, m2 = raises_like(lambda: lg1.sum().backward(), lambda: tg1.sum().backward())
     assert same_message(m1, m2)
     # without create_graph the gradient is a plain tensor

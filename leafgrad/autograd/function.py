@@ -149,6 +149,9 @@ class DelayedError(Node):
         super().__init__(next_functions)
         self.message = message
 
+    def name(self):
+        return 'leafgrad::autograd::Error'  # PyTorch: torch::autograd::Error
+
     def apply(self, *grads):
         raise RuntimeError(self.message)
 
