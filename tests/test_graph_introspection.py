@@ -308,3 +308,22 @@ def test_frozen_subnetwork_is_not_visited():
     assert lfrozen.count('AddmmBackward0') == 1  # only the trainable last layer's matmul runs
     assert lfull.count('AddmmBackward0') == 3
     assert lgrads == tgrads == [False, False, False, False, True, True]
+
+
+def test_disable_saved_tensors_hooks_and_increment_version():
+    for mod in (lg, torch):
+        graph = mod.autograd.graph
+        with pytest.raises(RuntimeError, match='^no hooks here$'):
+            with graph.disable_saved_tensors_hooks('no hooks here'):
+                with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                    pass
+        with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            with pytest.raises(RuntimeError, match='^no hooks here$'):
+                with graph.disable_saved_tensors_hooks('no hooks here'):
+                    pass
+        x = mod.ones(2, requires_grad=True)
+        y = x.exp()
+        graph.increment_version(y)
+        assert y._version == 1
+        with pytest.raises(RuntimeError, match='is at version 1; expected version 0 instead'):
+            y.sum().backward()

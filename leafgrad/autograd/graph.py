@@ -368,6 +368,8 @@ class disable_saved_tensors_hooks:
 
     def __enter__(self):
         global _disabled_message
+        if saved_hooks_stack:
+            raise RuntimeError(self.error_message)
         self.prev = _disabled_message
         _disabled_message = self.error_message
 
@@ -392,3 +394,10 @@ class save_on_cpu(saved_tensors_hooks):
             return tensor if device.type == 'cpu' else tensor.to(device)
 
         super().__init__(pack, unpack)
+
+
+def increment_version(tensor):
+    """Mark ``tensor`` as modified in place (for changes made behind autograd's back)."""
+    tensors = (tensor,) if isinstance(tensor, _tensor.Tensor) else tensor
+    for t in tensors:
+        t._version_counter[0] += 1
