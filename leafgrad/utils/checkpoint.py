@@ -21,7 +21,15 @@ from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
 from ..tensor import Tensor
 
-__all__ = ['checkpoint', 'checkpoint_sequential', 'CheckpointFunction']
+__all__ = ['checkpoint', 'checkpoint_sequential', 'CheckpointFunction', 'CheckpointError']
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation did not save what the first run saved."""
+
+
+def _metadata(tensor):
+    return {'shape': tensor.shape, 'dtype': tensor.dtype, 'device': tensor.device}
 
 
 class _fork_rng:
@@ -60,16 +68,19 @@ noop_context_fn = _noop_context_fn
 class _Frame:
     """One checkpointed call: what recomputation needs, and the recomputed tensors."""
 
-    def __init__(self, fn, args, kwargs, rng_state, recompute_context):
+    def __init__(self, fn, args, kwargs, rng_state, recompute_context, check_metadata):
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self.rng_state = rng_state
         self.recompute_context = recompute_context
+        self.metadata = [] if check_metadata else None  # per handle, to check the recomputation
         self.num_saved = 0
         self.recomputed = {}
 
     def pack(self, tensor):
         handle = self.num_saved
         self.num_saved += 1
+        if self.metadata is not None:
+            self.metadata.append(_metadata(tensor))
         return handle
 
     def unpack(self, handle):
@@ -89,17 +100,32 @@ class _Frame:
         with _fork_rng(self.rng_state), grad_mode.enable_grad(), self.recompute_context, \
                 saved_tensors_hooks(collect, lambda packed: packed):
             self.fn(*args, **self.kwargs)
-        if len(collected) != self.num_saved:
-            raise RuntimeError('torch.utils.checkpoint: A different number of tensors was saved during the '
-                               'original forward and recomputation.\n'
-                               f'Number of tensors saved during forward: {self.num_saved}\n'
-                               f'Number of tensors saved during recomputation: {len(collected)}.')
+        if self.metadata is not None:
+            self.check(collected)
         self.recomputed = dict(enumerate(collected))
 
+    def check(self, collected):
+        if len(collected) != self.num_saved:
+            raise CheckpointError('leafgrad.utils.checkpoint: A different number of tensors was saved during the '
+                                  'original forward and recomputation.\n'
+                                  f'Number of tensors saved during forward: {self.num_saved}\n'
+                                  f'Number of tensors saved during recomputation: {len(collected)}.\n')
+        mismatched = ''
+        for idx, (meta, t) in enumerate(zip(self.metadata, collected)):
+            now = _metadata(t)
+            if now != meta:
+                mismatched += f'tensor at position {idx}:\nsaved metadata: {meta}\nrecomputed metadata: {now}\n'
+        if mismatched:
+            raise CheckpointError('leafgrad.utils.checkpoint: Recomputed values for the following tensors have '
+                                  f'different metadata than during the forward pass.\n{mismatched}.\n')
 
-def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, args, kwargs):
+
+def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, determinism_check, args, kwargs):
+    if determinism_check not in ('default', 'none'):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
     forward_context, recompute_context = context_fn()
-    frame = _Frame(function, args, kwargs, _rng_state(preserve_rng_state), recompute_context)
+    frame = _Frame(function, args, kwargs, _rng_state(preserve_rng_state), recompute_context,
+                   determinism_check == 'default')
     with forward_context, saved_tensors_hooks(frame.pack, frame.unpack):
         return function(*args, **kwargs)
 
@@ -136,7 +162,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
     """``function(*args, **kwargs)``, keeping its inputs instead of its activations for the
     backward, which recomputes them (see the module docstring)."""
     if use_reentrant is None:
-        warnings.warn('torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. '
+        warnings.warn('leafgrad.utils.checkpoint: the use_reentrant parameter should be passed explicitly. '
                       'Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an '
                       'exception. use_reentrant=False is recommended, but if you need to preserve the current '
                       'default behavior, you can pass use_reentrant=True. Refer to docs for more details on the '
@@ -152,14 +178,14 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
             warnings.warn('None of the inputs have requires_grad=True. Gradients will be None', UserWarning,
                           stacklevel=2)
         return CheckpointFunction.apply(function, preserve, *args)
-    return _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs)
+    return _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check, args, kwargs)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
     """Run ``functions`` (a list or nn.Sequential) on ``input`` in ``segments`` pieces, each but
     the last checkpointed."""
     if use_reentrant is None:
-        warnings.warn('torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be '
+        warnings.warn('leafgrad.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be '
                       'passed explicitly. In version 2.9 we will raise an exception if use_reentrant is not '
                       'passed. use_reentrant=False is recommended, but if you need to preserve the current '
                       'default behavior, you can pass use_reentrant=True. Refer to docs for more details on '
