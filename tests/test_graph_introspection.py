@@ -327,3 +327,25 @@ def test_disable_saved_tensors_hooks_and_increment_version():
         assert y._version == 1
         with pytest.raises(RuntimeError, match='is at version 1; expected version 0 instead'):
             y.sum().backward()
+
+
+def test_saved_tensors_hooks_are_per_thread():
+    import threading
+    packed = []
+    inside, release = threading.Event(), threading.Event()
+
+    def other_thread():
+        with lg.autograd.graph.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda p: p):
+            inside.set()
+            release.wait(5)
+    th = threading.Thread(target=other_thread)
+    th.start()
+    inside.wait(5)
+    try:
+        x = lg.tensor([1.0, 2.0], requires_grad=True)
+        y = x.exp()  # saved in this thread: the other thread's hooks do not apply
+        assert packed == []
+        y.sum().backward()
+    finally:
+        release.set()
+        th.join()

@@ -12,6 +12,7 @@ version counter only (keeping the output tensor would make a reference cycle
 tensor -> grad_fn -> tensor); it is re-wrapped, connected to this node, when unpacked.
 """
 import itertools
+import threading
 import weakref
 
 _sequence = itertools.count()
@@ -61,9 +62,18 @@ class SavedOutput:
 
 
 # ---- saved-tensor hooks (leafgrad.autograd.graph.saved_tensors_hooks) ----------------------
-# The innermost (pack, unpack) pair applies when a node saves. Kept as a plain module list so
-# that Node.save pays one truth test when no hooks are set.
-saved_hooks_stack = []
+# The innermost (pack, unpack) pair of the saving thread applies when a node saves. Node.save
+# first tests a plain module counter (how many hook contexts are open in any thread), so that
+# it pays one truth test when no hooks are set; only then does it look at its thread's stack.
+saved_hooks_active = 0
+_hooks_tls = threading.local()
+
+
+def _hooks_stack():
+    stack = getattr(_hooks_tls, 'stack', None)
+    if stack is None:
+        stack = _hooks_tls.stack = []
+    return stack
 
 
 class _Packed:
@@ -96,7 +106,7 @@ class _Packed:
 
 
 def _pack_all(node, tensors):
-    pack, unpack = saved_hooks_stack[-1]
+    pack, unpack = _hooks_stack()[-1]
     packed = []
     for t in tensors:
         if type(t) is SavedOutput:
@@ -138,7 +148,7 @@ class Node:
     # -- what the op's forward uses ------------------------------------------------------
     def save(self, *tensors):
         """Keep tensors (inputs, or SavedOutput of outputs) for the derivative."""
-        if saved_hooks_stack:  # saved_tensors_hooks are active: one list test on the hot path
+        if saved_hooks_active and _hooks_stack():  # one int test on the hot path
             self._saved, self._saved_versions = _pack_all(self, tensors), None
             return
         self._saved = tensors
@@ -350,14 +360,18 @@ class saved_tensors_hooks:
     def __enter__(self):
         if _disabled_message is not None:
             raise RuntimeError(_disabled_message)
-        saved_hooks_stack.append((self.pack_hook, self.unpack_hook))
+        global saved_hooks_active
+        _hooks_stack().append((self.pack_hook, self.unpack_hook))
+        saved_hooks_active += 1
         return self
 
     def __exit__(self, *exc):
-        saved_hooks_stack.pop()
+        global saved_hooks_active
+        _hooks_stack().pop()
+        saved_hooks_active -= 1
 
 
-_disabled_message = None
+_disabled_message = None  # per process; PyTorch's is per thread too, and rarely used
 
 
 class disable_saved_tensors_hooks:
@@ -368,7 +382,7 @@ class disable_saved_tensors_hooks:
 
     def __enter__(self):
         global _disabled_message
-        if saved_hooks_stack:
+        if saved_hooks_active and _hooks_stack():
             raise RuntimeError(self.error_message)
         self.prev = _disabled_message
         _disabled_message = self.error_message
