@@ -484,3 +484,29 @@ def test_saved_output_modified_in_place_error_matches_torch():
         y.sum().backward()
     m1, m2 = raises_like(lambda: run(lg), lambda: run(torch))
     assert same_message(m1, m2)
+
+
+def test_outputs_taken_over_as_torch_does():
+    """An input returned unchanged is aliased (it keeps its history); any other tensor with a
+    history becomes this node's output and loses that history, in torch as here."""
+    res = []
+    for mod in (lg, torch):
+        w = mod.tensor([1.0, 2.0], requires_grad=True)
+        outside = w * 3  # a tensor with a history, returned by the forward
+
+        class Leak(mod.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_non_differentiable(x)
+                return x, outside
+
+            @staticmethod
+            def backward(ctx, gx, go):
+                return gx
+
+        x = mod.tensor([5.0, 6.0], requires_grad=True)
+        a, b = Leak.apply(x)
+        res.append((a.requires_grad, a is x, b is outside, b.grad_fn.name(), x.grad_fn))
+        outside.sum().backward()
+        res.append(w.grad)
+    assert res[:2] == res[2:]

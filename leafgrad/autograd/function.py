@@ -283,19 +283,20 @@ def _connect_outputs(ctx, outputs, tensor_args, dirty):
             result.append(o)
             continue
         meta.append((o._data.shape, o._data.dtype))
-        is_dirty = any(o is d for d in dirty)
-        if is_dirty:
+        differentiable = o._data.dtype.kind == 'f' and not any(o is n for n in non_diff)
+        if any(o is d for d in dirty):
             if o._requires_grad and o._grad_fn is None:
                 raise RuntimeError('a leaf Variable that requires grad has been used in an in-place operation.')
             o._version_counter[0] += 1
         elif any(o is t for t in tensor_args):
             # An input returned unchanged: the output is a new tensor over the same data
-            # (PyTorch makes it a view), so that the input keeps its own history.
+            # (PyTorch makes it a view), so that the input keeps its own history. (Any other
+            # tensor is taken over by this node, history and all, as PyTorch does.)
             alias = Tensor._wrap(o._data)
             alias._version_counter = o._version_counter
             alias._base = o
             o = alias
-        if any(o is n for n in non_diff) or o._data.dtype.kind != 'f':
+        if not differentiable:
             o._requires_grad = False
             o._grad_fn = None
         else:
