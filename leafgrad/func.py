@@ -1,6 +1,8 @@
 """``leafgrad.func``: function transforms for pure functions (``grad``, ``grad_and_value``,
-``vjp``, ``jacrev``, ``hessian``), as ``torch.func`` offers them (without vmap: a Jacobian is
-built one output element, one backward, at a time).
+``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``), as ``torch.func`` offers them. leafgrad
+has reverse mode only: ``jvp`` uses the double-backward trick (the vjp ``u -> J^T u`` is linear
+in ``u``; its derivative in the direction ``v`` is ``J v``), and a Jacobian is built one output
+element, one backward, at a time (no vmap), ``jacfwd`` giving the same values as ``jacrev``.
 
 A transform calls the function on copies of the differentiated arguments that require grad
 and takes ``autograd.grad`` of the result. An argument that already requires grad (an outer
@@ -12,7 +14,7 @@ from .autograd import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad
 from .tensor import Tensor
 
-__all__ = ['grad', 'grad_and_value', 'vjp', 'jacrev', 'hessian']
+__all__ = ['grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian']
 
 
 # ---- a minimal pytree: tensors in (nested) tuples, lists and dicts ---------------------------
@@ -249,3 +251,59 @@ def hessian(func, argnums=0):
     """``hessian(f)(*args)``: the Jacobian of the Jacobian of f (both by reverse mode here;
     torch.func uses forward over reverse, with the same result)."""
     return jacrev(jacrev(func, argnums), argnums)
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``output, jvp_out = jvp(f, primals, tangents)``: f(*primals) and its directional
+    derivative along ``tangents`` (same structure as ``primals``)."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError('jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid '
+                           'to call f(*primals).')
+    flat, spec = _flatten(primals)
+    flat_t, spec_t = _flatten(tangents)
+    if spec != spec_t or not isinstance(tangents, tuple):
+        raise RuntimeError('jvp(f, primals, tangents): Expected primals and tangents to have the same python '
+                           'structure. For example, if primals is a tuple of 3 tensors, tangents also must be.')
+    for p, t in zip(flat, flat_t):
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError('Trying to set a forward gradient that has a different size than that of the '
+                               f'original Tensor, this is not supported. Tensor is of size {list(p.shape)} while '
+                               f'the given forward gradient is of size {list(t.shape)}.')
+    nested = [False]
+    from . import zeros_like
+    with enable_grad():
+        flat = [_differentiable(leaf, nested) for leaf in flat]
+        result = func(*_unflatten(flat, spec))
+        aux = None
+        if has_aux:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError('jvp(f, primals, tangents): output of function f should be a tuple: '
+                                   '(output, aux) if has_aux is True')
+            result, aux = result
+        outs, out_spec = _flatten(result)
+        for leaf in outs:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError('jvp(f, primals, tangents): expected f(*primals) to return only tensors, got '
+                                   f'unsupported type {type(leaf)}')
+        live = [o for o in outs if o._requires_grad]
+        us = [zeros_like(o).requires_grad_(True) for o in live]
+        gs = _autograd_grad(live, flat, us, create_graph=True, allow_unused=True) if live else [None] * len(flat)
+        pairs = [(g, t) for g, t in zip(gs, flat_t) if g is not None and g._requires_grad]
+        if pairs:
+            dirs = _autograd_grad([g for g, _ in pairs], us, [t for _, t in pairs], create_graph=nested[0],
+                                  allow_unused=True, materialize_grads=True)
+        else:
+            dirs = [zeros_like(u) for u in us]
+    by_output = dict(zip(map(id, live), dirs))
+    tangent_out = [by_output[id(o)] if id(o) in by_output else zeros_like(o) for o in outs]
+    if not nested[0]:
+        outs = [o.detach() for o in outs]
+        tangent_out = [t.detach() for t in tangent_out]
+        aux = _detach_tree(aux)
+    result = (_unflatten(outs, out_spec), _unflatten(tangent_out, out_spec))
+    return result + (aux,) if has_aux else result
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
+    """The Jacobian, as ``torch.func.jacfwd`` gives it; computed here by reverse mode."""
+    return jacrev(func, argnums, has_aux=has_aux)

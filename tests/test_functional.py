@@ -218,3 +218,39 @@ def test_func_hessian_matches_torch_and_functional():
     h = LF.hessian(f, (lg.tensor(x), lg.tensor(y)))
     for p, q in zip(_flat(a), _flat(h)):
         np.testing.assert_allclose(to_np(p), to_np(q), rtol=1e-12)
+
+
+def test_func_jvp_matches_torch():
+    x = np.linspace(-1, 1, 3)
+
+    def f(a, b):
+        return a.sin() * b, a.sum()
+    res = []
+    for mod, F in ((lg, lfunc), (torch, tfunc)):
+        xs = (mod.tensor(x), mod.tensor(x * 2))
+        ts = (mod.ones(3, dtype=mod.float64), mod.tensor(x))
+        out, tan = F.jvp(f, xs, ts)
+        const = F.jvp(lambda a: mod.ones(2, dtype=mod.float64), (xs[0],), (ts[0],))
+        o2, t2, aux = F.jvp(lambda a: (a.exp(), a), (xs[0],), (ts[1],), has_aux=True)
+        res.append(_flat(out) + _flat(tan) + _flat(const) + [o2, t2, aux])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-12)
+        assert a.requires_grad == b.requires_grad
+
+
+@pytest.mark.parametrize('call', [
+    lambda F, m: F.jvp(lambda x: x.sin(), m.ones(3), m.ones(3)),
+    lambda F, m: F.jvp(lambda x: x.sin(), (m.ones(3),), (m.ones(2),)),
+    lambda F, m: F.jvp(lambda x: 3.0, (m.ones(3),), (m.ones(3),)),
+])
+def test_func_jvp_errors_match_torch(call):
+    m1, m2 = raises_like(lambda: call(lfunc, lg), lambda: call(tfunc, torch))
+    assert same_message(m1, m2), (m1, m2)
+
+
+def test_func_jacfwd_equals_torch():
+    x = np.linspace(-1, 1, 3)
+    a = lfunc.jacfwd(lambda p, q: p.exp() * q, argnums=(0, 1))(lg.tensor(x), lg.tensor(x))
+    b = tfunc.jacfwd(lambda p, q: p.exp() * q, argnums=(0, 1))(torch.tensor(x), torch.tensor(x))
+    for p, q in zip(a, b):
+        np.testing.assert_allclose(to_np(p), to_np(q), rtol=1e-12)
