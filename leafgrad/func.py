@@ -63,6 +63,30 @@ def _differentiable(leaf, nested):
     return leaf.detach().requires_grad_(True)
 
 
+def _reaches_outer(outputs, own, nested):
+    """Whether the results must stay connected to the caller's graph: the inputs are an outer
+    transform's (``nested``), or the outputs depend on another tensor that requires grad (a
+    closed-over parameter), as torch.func composes with autograd. Otherwise they are detached."""
+    if nested[0]:
+        return True
+    from .autograd.graph import AccumulateGrad
+    own_ids = {id(t) for t in own}
+    stack = [o._grad_fn for o in outputs if isinstance(o, Tensor) and o._grad_fn is not None]
+    seen = set()
+    while stack:
+        fn = stack.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        if type(fn) is AccumulateGrad:
+            if id(fn.variable) not in own_ids:
+                nested[0] = True
+                return True
+            continue
+        stack.extend(n for n, _ in fn.next_functions)
+    return False
+
+
 def _argnums_tuple(argnums, nargs):
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
@@ -104,6 +128,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                    f'got tensor with {result.dim()} dims. Maybe you wanted to use the vjp or '
                                    'jacrev APIs instead?')
             inputs = [leaf for leaves in flat_inputs for leaf in leaves]
+            _reaches_outer([result], inputs, nested)
             if result._requires_grad:
                 grads = _autograd_grad(result, inputs, create_graph=nested[0], allow_unused=True,
                                        materialize_grads=True)
@@ -148,6 +173,7 @@ def vjp(func, *primals, has_aux=False):
                                    'if has_aux is True')
             result, aux = result
     out_leaves, out_spec = _flatten(result)
+    _reaches_outer(out_leaves, flat, nested)
     for leaf in out_leaves:
         if not isinstance(leaf, Tensor):
             raise RuntimeError(f'vjp(f, *primals): Expected f to be a function that has non-empty output and '
@@ -213,6 +239,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                     raise RuntimeError('vjp(f, *primals): expected f(*primals) to return only tensors, got '
                                        f'unsupported type {type(leaf)}')
             inputs = [leaf for leaves in flat_inputs for leaf in leaves]
+            _reaches_outer(out_leaves, inputs, nested)
             jacobians = []
             for out in out_leaves:
                 rows = [[] for _ in inputs]
@@ -285,6 +312,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             if not isinstance(leaf, Tensor):
                 raise RuntimeError('jvp(f, primals, tangents): expected f(*primals) to return only tensors, got '
                                    f'unsupported type {type(leaf)}')
+        _reaches_outer(outs, flat, nested)
         live = [o for o in outs if o._requires_grad]
         us = [zeros_like(o).requires_grad_(True) for o in live]
         gs = _autograd_grad(live, flat, us, create_graph=True, allow_unused=True) if live else [None] * len(flat)

@@ -254,3 +254,21 @@ def test_func_jacfwd_equals_torch():
     b = tfunc.jacfwd(lambda p, q: p.exp() * q, argnums=(0, 1))(torch.tensor(x), torch.tensor(x))
     for p, q in zip(a, b):
         np.testing.assert_allclose(to_np(p), to_np(q), rtol=1e-12)
+
+
+def test_func_transforms_compose_with_outer_autograd():
+    """A closed-over tensor that requires grad keeps the transform's result connected (as
+    torch.func composes with autograd); without one, the result is a plain tensor."""
+    res = []
+    for mod, F in ((lg, lfunc), (torch, tfunc)):
+        y = mod.tensor([0.5, -1.0, 2.0], dtype=mod.float64, requires_grad=True)
+        x = mod.tensor([1.0, 2.0, 3.0], dtype=mod.float64)
+        g = F.grad(lambda t: (t.sin() * y * y).sum())(x)
+        (g * g).sum().backward()
+        _, fn = F.vjp(lambda t: t.exp() * y, x)
+        (v,) = fn(mod.ones(3, dtype=mod.float64))
+        j = F.jacrev(lambda t: t * t)(x)
+        res.append((g, y.grad, v, j))
+        assert g.requires_grad and v.requires_grad and not j.requires_grad
+    for a, b in zip(*res):
+        np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-12)
