@@ -1,4 +1,7 @@
-"""Reverse-mode automatic differentiation: ``backward`` and ``grad``."""
+"""Reverse-mode automatic differentiation: ``backward`` and ``grad``, grad modes, anomaly
+detection; and, loaded on first use, the toolkit: ``Function`` (custom ops, function.py),
+``gradcheck``/``gradgradcheck`` (gradcheck.py), ``functional`` (vjp, jvp, jacobian, hessian,
+hvp, vhp) and ``graph`` (Node, saved_tensors_hooks, save_on_cpu)."""
 from . import grad_mode, graph
 from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import run_backward
@@ -145,9 +148,9 @@ def __getattr__(name):
     raise AttributeError(f"module 'leafgrad.autograd' has no attribute '{name}'")
 
 
-__all__ = ['backward', 'grad', 'Function', 'gradcheck', 'gradgradcheck', 'functional', 'graph',
-           'once_differentiable', 'is_anomaly_enabled', 'is_anomaly_check_nan_enabled',  'no_grad', 'enable_grad', 'set_grad_enabled', 'inference_mode',
-           'detect_anomaly', 'set_detect_anomaly', 'grad_mode', 'Node']
+__all__ = ['backward', 'grad', 'no_grad', 'enable_grad', 'set_grad_enabled', 'inference_mode', 'grad_mode',
+           'Node', 'graph', 'Function', 'once_differentiable', 'gradcheck', 'gradgradcheck', 'functional',
+           'detect_anomaly', 'set_detect_anomaly', 'is_anomaly_enabled', 'is_anomaly_check_nan_enabled']
 
 
 class _AutogradModule(type(grad_mode)):
