@@ -81,7 +81,7 @@ def test_set_detect_anomaly_modes():
         @ag.detect_anomaly()
         def f():
             return ag.is_anomaly_enabled()
-    assert f() and not ag.is_anomaly_enabled()
+        assert f() and not ag.is_anomaly_enabled()
 
 
 def test_error_inside_custom_backward_is_attributed_to_its_node():
