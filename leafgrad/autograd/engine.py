@@ -29,7 +29,7 @@ import heapq
 import itertools
 
 from . import grad_mode
-from .anomaly import anomaly_state, check_nan, warn_forward_trace
+from .anomaly import anomaly_state, check_nan
 from .graph import AccumulateGrad
 
 
@@ -223,6 +223,7 @@ def _apply_with_anomaly(node, grads):
         outs = node.apply(*grads)
         check_nan(node, outs)
     except Exception:
+        from .anomaly import warn_forward_trace
         warn_forward_trace(node)
         raise
     return outs
