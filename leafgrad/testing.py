@@ -46,6 +46,18 @@ def _as_array(x):
     return None
 
 
+def _kind(x):
+    """Which comparison handles x: both sides must be of the same kind (as in PyTorch, a
+    tensor and a NumPy array, or a tensor and a number, are not compared)."""
+    if isinstance(x, Tensor):
+        return 'tensor'
+    if isinstance(x, np.ndarray):
+        return 'ndarray'
+    if isinstance(x, (bool, int, float)):
+        return 'scalar'
+    return None
+
+
 def _dtype_name(dtype):
     return repr(backend.from_np(dtype))
 
@@ -133,9 +145,8 @@ def _compare_leaf(actual, expected, rtol, atol, equal_nan, check_dtype):
 
 
 def _compare(actual, expected, path, rtol, atol, equal_nan, check_dtype):
-    if _as_array(actual) is not None and _as_array(expected) is not None \
-            and (isinstance(actual, (Tensor, np.ndarray)) == isinstance(expected, (Tensor, np.ndarray))) \
-            and (isinstance(actual, Tensor) or not isinstance(expected, Tensor)):
+    kind = _kind(actual)
+    if kind is not None and kind == _kind(expected):
         try:
             _compare_leaf(actual, expected, rtol, atol, equal_nan, check_dtype)
         except _Fail as f:
@@ -164,8 +175,13 @@ def _compare(actual, expected, path, rtol, atol, equal_nan, check_dtype):
         return
     if actual is None and expected is None:
         return
-    raise _Fail(TypeError, f'No comparison pair was able to handle inputs of type {type(actual)} and '
-                           f'{type(expected)}.')
+    raise _Fail(TypeError, f'No comparison pair was able to handle inputs of type {_type_repr(actual)} and '
+                           f'{_type_repr(expected)}.')
+
+
+def _type_repr(x):
+    # the tensor class as the public name spells it (leafgrad.Tensor, as torch.Tensor)
+    return "<class 'leafgrad.Tensor'>" if type(x) is Tensor else repr(type(x))
 
 
 def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=None, equal_nan=False,

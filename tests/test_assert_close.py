@@ -42,6 +42,14 @@ CASES = [
     (lambda m: (m.tensor([1., 2.], dtype=m.float16), m.tensor([1., 2.01], dtype=m.float16)), {}),
     (lambda m: (m.tensor([1, 2]), m.tensor([1, 2])), {}),
     (lambda m: (np.array([1., 2.]), np.array([1., 3.])), {}),
+    (lambda m: (m.tensor([1.]), np.array([1.])), {}),
+    (lambda m: (np.array([1.]), m.tensor([1.])), {}),
+    (lambda m: (m.tensor(1.), 1.0), {}),
+    (lambda m: (np.float64(1.0), 1.0), {}),
+    (lambda m: (np.array(1.0), 1.0), {}),
+    (lambda m: (True, True), {}),
+    (lambda m: (None, None), {}),
+    (lambda m: ('a', 'a'), {}),
 ]
 
 

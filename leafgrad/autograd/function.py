@@ -36,10 +36,10 @@ class FunctionCtx:
     """What ``ctx`` offers ``forward``/``setup_context``/``backward``."""
 
     def save_for_backward(self, *tensors):
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError('save_for_backward can only save variables, but argument '
-                                f'{tensors.index(t)} is of type {type(t).__name__}')
+                raise TypeError(f'save_for_backward can only save variables, but argument {i} is of type '
+                                f'{type(t).__name__}')
         self.to_save = tensors
 
     def save_for_forward(self, *tensors):
@@ -127,7 +127,8 @@ class BackwardCFunction(Node, FunctionCtx):
                 from ..ops._util import sum_to
                 g = sum_to(g, shape)
             if g._data.dtype != dtype:
-                g = g.to(dtype) if hasattr(g, 'to') else Tensor._wrap(g._data.astype(dtype))
+                from .. import backend
+                g = g.to(backend.from_np(dtype))
             out.append(g)
         return tuple(out)
 
@@ -171,8 +172,7 @@ def once_differentiable(fn):
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         err = DelayedError(tuple(gradient_edge(a) for a in requiring),
-                                'trying to differentiate twice a function that was marked with '
-                                '@once_differentiable')
+                           'trying to differentiate twice a function that was marked with @once_differentiable')
         wrapped = []
         for o in outs:
             if isinstance(o, Tensor):
