@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import to_np, torch
+from oracle import raises_like, same_message, to_np, torch
 import leafgrad as lg
 from leafgrad.utils.checkpoint import checkpoint, checkpoint_sequential
 import torch.utils.checkpoint as tcp
@@ -239,3 +239,15 @@ def test_recomputation_mismatch_is_reported_like_torch():
         tname, tmsg = _nondeterministic(torch, tcp.checkpoint, shapes)
         assert lname == tname == 'CheckpointError'
         assert lmsg.replace('leafgrad.', 'x.') == tmsg.replace('leafgrad.', 'x.'), (lmsg, tmsg)
+
+
+def test_input_modified_in_place_before_backward_is_detected():
+    def run(mod, ck):
+        x = mod.tensor([0.5, 1.5], dtype=mod.float64, requires_grad=True)
+        h = x * 2
+        y = ck(lambda t: t.sin() * t, h, use_reentrant=False)
+        with mod.no_grad():
+            h.add_(1)
+        y.sum().backward()
+    m1, m2 = raises_like(lambda: run(lg, checkpoint), lambda: run(torch, tcp.checkpoint))
+    assert same_message(m1, m2), (m1, m2)

@@ -18,7 +18,7 @@ import warnings
 from .. import autograd
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..autograd.graph import saved_tensors_hooks
+from ..autograd.graph import Node, saved_tensors_hooks
 from ..tensor import Tensor
 
 __all__ = ['checkpoint', 'checkpoint_sequential', 'CheckpointFunction', 'CheckpointError']
@@ -70,6 +70,9 @@ class _Frame:
 
     def __init__(self, fn, args, kwargs, rng_state, recompute_context, check_metadata):
         self.fn, self.args, self.kwargs = fn, args, kwargs
+        # the inputs are kept, as a node keeps what it saves: an in-place change before the
+        # backward would make the recomputation wrong, so it is detected the same way
+        self.versions = [a._version_counter[0] if isinstance(a, Tensor) else None for a in args]
         self.rng_state = rng_state
         self.recompute_context = recompute_context
         self.metadata = [] if check_metadata else None  # per handle, to check the recomputation
@@ -95,6 +98,9 @@ class _Frame:
             collected.append(tensor.detach())
             return None
 
+        for a, version in zip(self.args, self.versions):
+            if version is not None and a._version_counter[0] != version:
+                Node._raise_modified(a._data, a._version_counter[0], version, a._grad_fn, a._output_nr)
         args = tuple(a.detach().requires_grad_(a._requires_grad) if isinstance(a, Tensor) else a
                      for a in self.args)
         with _fork_rng(self.rng_state), grad_mode.enable_grad(), self.recompute_context, \
