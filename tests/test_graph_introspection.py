@@ -349,3 +349,39 @@ def test_saved_tensors_hooks_are_per_thread():
     finally:
         release.set()
         th.join()
+
+
+def _raw_saved_log(mod):
+    log = []
+    x = mod.tensor([1., 2., 3.], requires_grad=True)
+    y = x.pow(2) * x.exp()
+    pow_node = y.grad_fn.next_functions[0][0]
+    pow_node._raw_saved_self.register_hooks(lambda t: log.append('pack') or t * 1,
+                                            lambda t: log.append('unpack') or t)
+    log.append(list(log))
+    for fn in (lambda: pow_node._raw_saved_self.register_hooks(lambda t: t, lambda t: t),):
+        try:
+            fn()
+        except RuntimeError as e:
+            log.append(str(e))
+    y.grad_fn._raw_saved_other.register_hooks(lambda t: log.append('pack2') or t,
+                                              lambda t: log.append('unpack2') or t)
+    y.sum().backward()
+    log.append(x.grad.tolist())
+    try:
+        y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    except RuntimeError as e:
+        log.append(str(e))
+    w = x * x  # a hook on one slot; the other keeps its in-place check
+    w.grad_fn._raw_saved_self.register_hooks(lambda t: t.detach().clone(), lambda t: t)
+    with mod.no_grad():
+        x.mul_(1)
+    try:
+        w.sum().backward()
+    except RuntimeError as e:
+        log.append(str(e).replace('torch', 'leafgrad'))
+    return log
+
+
+def test_raw_saved_register_hooks_match_torch():
+    assert _raw_saved_log(lg) == _raw_saved_log(torch)

@@ -120,6 +120,28 @@ def _pack_all(node, tensors):
     return tuple(packed)
 
 
+class _Kept:
+    """A saved slot kept as is (with its version check) in a node whose other slots were
+    packed by hooks (``grad_fn._raw_saved_<name>.register_hooks``)."""
+    __slots__ = ('saved', 'version')
+
+    def __init__(self, saved, version):
+        self.saved, self.version = saved, version
+
+    def unpack(self, node):
+        t = self.saved
+        if type(t) is SavedOutput:
+            if t.version_counter[0] != self.version:
+                node._raise_modified(t.data, t.version_counter[0], self.version, node, t.output_nr)
+            return _tensor.Tensor._from_saved_output(t, node)
+        if t._version_counter[0] != self.version:
+            node._raise_modified(t._data, t._version_counter[0], self.version, t._grad_fn, t._output_nr)
+        return t
+
+
+_UNPACKS = (_Packed, _Kept)
+
+
 class Node:
     """A recorded op. Subclasses are named as PyTorch names them (``MulBackward0``)."""
     # Rarely set fields are class-level defaults; an instance stores them (in its __dict__)
@@ -163,7 +185,7 @@ class Node:
         if saved is None:
             raise RuntimeError(_FREED)
         if self._saved_versions is None:
-            return [p.unpack(self) if type(p) is _Packed else p for p in saved]
+            return [p.unpack(self) if type(p) in _UNPACKS else p for p in saved]
         out = []
         for t, version in zip(saved, self._saved_versions):
             if type(t) is SavedOutput:
@@ -198,7 +220,7 @@ class Node:
         if self._saved_versions is None and self._saved is not None:
             # packed by saved-tensor hooks: unpack this slot only, as PyTorch does
             p = self._saved[i] if i < len(self._saved) else None
-            t = p.unpack(self) if type(p) is _Packed else p
+            t = p.unpack(self) if type(p) in _UNPACKS else p
         else:
             saved = self.saved_tensors
             t = saved[i] if i < len(saved) else None
@@ -275,8 +297,45 @@ def _install_saved_properties(cls, names):
             prop = property(lambda self, attr=attr: getattr(self, attr, None))
         else:
             prop = property(lambda self, i=position, name=name: self._saved_slot(i, name))
+            setattr(cls, f'_raw_saved_{name}', property(lambda self, i=position: SavedTensor(self, i)))
             position += 1
         setattr(cls, f'_saved_{name}', prop)
+
+
+class SavedTensor:
+    """``grad_fn._raw_saved_<name>``: one saved slot, on which a pair of saved-tensor hooks
+    can be set for that tensor alone."""
+    __slots__ = ('node', 'index')
+
+    def __init__(self, node, index):
+        self.node, self.index = node, index
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError('register_hooks(): incompatible function arguments: pack_hook and unpack_hook must '
+                            'be callable')
+        node, i = self.node, self.index
+        if node._saved is None:
+            raise RuntimeError('Calling register_hooks on a saved tensor after it has been freed. Saved '
+                               'intermediate values of the graph are freed when you call .backward() or '
+                               'autograd.grad(). Specify retain_graph=True if you need to backward through the '
+                               'graph a second time or if you need to access saved variables after calling '
+                               'backward.')
+        saved = list(node._saved)
+        if i >= len(saved) or not isinstance(saved[i], (SavedOutput, _tensor.Tensor, _Kept)):
+            raise RuntimeError('Calling register_hooks on a saved tensor whose hooks have already been set. '
+                               'Hint: only one pair of hooks is allowed at a time.')
+        if node._saved_versions is not None:  # switch the node to per-slot unpacking
+            saved = [_Kept(t, v) if isinstance(t, (SavedOutput, _tensor.Tensor)) else t
+                     for t, v in zip(saved, node._saved_versions)]
+        entry = saved[i].saved
+        stack = _hooks_stack()  # _pack_all packs with the innermost pair: push this one briefly
+        stack.append((pack_hook, unpack_hook))
+        try:
+            saved[i] = _pack_all(node, (entry,))[0]
+        finally:
+            stack.pop()
+        node._saved, node._saved_versions = tuple(saved), None
 
 
 def _short_name(node):
