@@ -367,7 +367,7 @@ def _raw_saved_log(mod):
     y.grad_fn._raw_saved_other.register_hooks(lambda t: log.append('pack2') or t,
                                               lambda t: log.append('unpack2') or t)
     y.sum().backward()
-    log.append(x.grad.tolist())
+    log.append([round(v, 3) for v in x.grad.tolist()])
     try:
         y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
     except RuntimeError as e:
