@@ -128,6 +128,11 @@ class _Kept:
     def __init__(self, saved, version):
         self.saved, self.version = saved, version
 
+    # read like a _Packed entry by tools that measure saved memory (autograd.memory)
+    packed = property(lambda self: self.saved.data if type(self.saved) is SavedOutput else self.saved)
+    is_output = property(lambda self: type(self.saved) is SavedOutput)
+    grad_fn = property(lambda self: None if type(self.saved) is SavedOutput else self.saved._grad_fn)
+
     def unpack(self, node):
         t = self.saved
         if type(t) is SavedOutput:
