@@ -226,10 +226,9 @@ def _retain(retained, grads):
 def _apply_with_anomaly(node, grads):
     try:
         outs = node.apply(*grads)
+        check_nan(node, outs)
     except Exception:
-        if node._anomaly_trace:
-            import sys
-            print('Traceback of forward call that caused the error:\n' + node._anomaly_trace, file=sys.stderr)
+        from .anomaly import warn_forward_trace
+        warn_forward_trace(node)
         raise
-    check_nan(node, outs)
     return outs
