@@ -12,8 +12,8 @@ def round(input, *, decimals=0):
     """torch.special.round records RoundBackward1 even with decimals=0."""
     data = input._data
     if data.dtype.kind != 'f':
-        from .ops.rounding import round as _round
-        return _round(input, decimals=decimals)
+        from .ops.activation import _DTYPE_LABEL
+        raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{_DTYPE_LABEL[data.dtype.name]}\'')
     return record(xp.round(data, decimals).astype(data.dtype, copy=False), RoundBackward1, (input,))[0]
 
 

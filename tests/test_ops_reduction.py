@@ -213,6 +213,7 @@ ERRORS = [
     ('nanmean_int', lambda T: T.tensor([1, 2]).nanmean()),
     ('cummax_bad_dim', lambda T: _x(T).cummax(2)),
     ('kthvalue_k_too_large', lambda T: _x(T).kthvalue(4, 1)),
+    ('logcumsumexp_int', lambda T: T.tensor([1, 2]).logcumsumexp(0)),
 ]
 
 

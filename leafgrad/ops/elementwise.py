@@ -49,8 +49,14 @@ class RsubBackward1(Node):
         return (-grad if self.alpha == 1 else grad * -self.alpha),
 
 
+def _check_alpha(x, alpha):
+    if alpha != 1 and isinstance(alpha, float) and x.dtype.kind in 'biu':
+        raise RuntimeError('For integral input tensors, argument alpha must not be a floating point number.')
+
+
 def add(input, other, *, alpha=1, out=None):
     x, y = binary_operands(input, other)
+    _check_alpha(xp.asarray(x), alpha)
     try:
         data = x + y if alpha == 1 else x + y * alpha
     except ValueError:
@@ -67,6 +73,7 @@ def sub(input, other, *, alpha=1, out=None):
         raise RuntimeError('Subtraction, the `-` operator, with two bool tensors is not supported. '
                            'Use the `^` or `logical_xor()` operator instead.')
     x, y = binary_operands(input, other)
+    _check_alpha(xp.asarray(x), alpha)
     try:
         data = x - y if alpha == 1 else x - y * alpha
     except ValueError:
@@ -240,6 +247,17 @@ class PowBackward2(Node):
         return grad * result * math.log(self.base),
 
 
+def _int_power(x, y):
+    """Integer powers with integer exponents, negative ones as PyTorch: 1 and -1 keep their
+    magnitude, every other base gives 0 (NumPy refuses negative integer exponents)."""
+    negative = y < 0
+    if not negative.any():
+        return xp.power(x, y)
+    base = xp.broadcast_to(x, xp.broadcast_shapes(x.shape, y.shape))
+    small = xp.where(base == 1, 1, xp.where(base == -1, xp.where(y % 2 == 0, 1, -1), 0)).astype(x.dtype)
+    return xp.where(negative, small, xp.power(x, xp.abs(y)))
+
+
 def pow(input, exponent):
     if not isinstance(input, Tensor):
         x, y = binary_operands(input, exponent)
@@ -253,7 +271,7 @@ def pow(input, exponent):
     if isinstance(exponent, Tensor):
         x, y = binary_operands(input, exponent)
         try:
-            data = xp.power(x, y)
+            data = _int_power(x, y) if x.dtype.kind in 'iu' else xp.power(x, y)
         except ValueError:
             raise broadcast_error(input, exponent) from None
         result, node = record(data, PowBackward1, (input, exponent))

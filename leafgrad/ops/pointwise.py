@@ -152,7 +152,15 @@ class LogaddexpBackward0(Node):
         return ga, gb
 
 
+def _float_only(kernel, *operands):
+    from .activation import _DTYPE_LABEL
+    dt = backend.result_type(*operands)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL[dt.name]}\'')
+
+
 def logaddexp(input, other):
+    _float_only('logaddexp_cpu', input, other)
     x, y = binary_operands(input, other)
     x, y = float_dtype_for(xp.asarray(x)), float_dtype_for(xp.asarray(y))
     with xp.errstate(invalid='ignore'):
@@ -175,6 +183,7 @@ class HypotBackward0(Node):
 
 
 def hypot(input, other):
+    _float_only('hypot_cpu', input, other)
     x, y = binary_operands(input, other)
     result, node = record(xp.hypot(x, y), HypotBackward0, (input, other))
     if node is not None:

@@ -530,7 +530,7 @@ def _logcumsumexp(input, dim, reverse=False):
     data = input._data
     d = wrap_dims(dim, data.ndim)[0] if data.ndim else None
     if data.dtype.kind != 'f':
-        data = data.astype(backend.get_default_dtype().np)
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{_LABELS[data.dtype.name]}\'')
     if d is None or data.size == 0:
         out = data.copy()
     else:

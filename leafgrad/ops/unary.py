@@ -240,7 +240,8 @@ class Atan2Backward0(Node):
 
 def atan2(input, other):
     y, x = binary_operands(input, other)
-    result, node = record(xp.arctan2(float_dtype_for(xp.asarray(y)), x), Atan2Backward0, (input, other))
+    y = float_dtype_for(xp.asarray(y))
+    result, node = record(xp.arctan2(y, xp.asarray(x).astype(y.dtype, copy=False)), Atan2Backward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
         node.save(input, other)
