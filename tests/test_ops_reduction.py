@@ -214,6 +214,7 @@ ERRORS = [
     ('cummax_bad_dim', lambda T: _x(T).cummax(2)),
     ('kthvalue_k_too_large', lambda T: _x(T).kthvalue(4, 1)),
     ('logcumsumexp_int', lambda T: T.tensor([1, 2]).logcumsumexp(0)),
+    ('argmax_bool', lambda T: T.tensor([True, False]).argmax()),
 ]
 
 

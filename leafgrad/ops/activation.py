@@ -289,7 +289,7 @@ def _hardtanh(input, min_val=-1.0, max_val=1.0):
         raise ValueError('min_val cannot be greater than max_val')
     x = input._data
     if x.dtype.kind == 'b':
-        raise NotImplementedError('"hardtanh_cpu" not implemented for \'Bool\'')
+        raise RuntimeError('Bool inputs not supported for hardtanh')
     data = xp.where(x < min_val, x.dtype.type(min_val), xp.where(x > max_val, x.dtype.type(max_val), x))
     result, node = record(data, HardtanhBackward0, (input,))
     if node is not None:

@@ -249,6 +249,8 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def _arg(input, dim, keepdim, name, np_fn):
     data = input._data
+    if data.dtype.kind == 'b':
+        raise RuntimeError(f'{name}(): does not support bool input')
     if dim is None:
         if data.size == 0:
             raise IndexError(f'{name}(): Expected reduction dim to be specified for input.numel() == 0.')

@@ -337,12 +337,13 @@ class SgnBackward0(Node):
 
 
 def sgn(input):
-    return record(xp.sign(input._data), SgnBackward0, (input,))[0]
+    data = input._data
+    return record(data.copy() if data.dtype.kind == 'b' else xp.sign(data), SgnBackward0, (input,))[0]
 
 
 def positive(input):
     if input._data.dtype.kind == 'b':
-        raise TypeError('The `+` operator, on a bool tensor is not supported.')
+        raise RuntimeError('The `+` operator, on a bool tensor is not supported.')
     return input
 
 
