@@ -229,6 +229,8 @@ ERRORS = [  # (name, fn(T), compare the message too)
     ('round_decimals_int', lambda T: T.round(_i(T), decimals=1), True),
     ('clamp_no_bounds', lambda T: T.clamp(_x(T)), True),
     ('positive_bool', lambda T: +T.tensor([True]), True),
+    ('relu_bool', lambda T: T.relu(T.tensor([True])), True),
+    ('abs_bool', lambda T: T.tensor([True]).abs(), True),
     ('hardtanh_bool', lambda T: F(T).hardtanh(T.tensor([True])), True),
     ('int_add_float_alpha', lambda T: T.add(_i(T), _i(T), alpha=0.5), True),
     ('int_sub_float_alpha', lambda T: _i(T).sub(_i(T), alpha=1.5), True),

@@ -382,6 +382,8 @@ class AbsBackward0(Node):
 
 
 def abs(input):
+    if input._data.dtype.kind == 'b':
+        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
     result, node = record(xp.abs(input._data), AbsBackward0, (input,))
     if node is not None:
         node.save(input)
@@ -476,6 +478,8 @@ def masked_grad(grad, mask, wrt, name):
 
 def relu(input):
     data = input._data
+    if data.dtype.kind == 'b':
+        raise RuntimeError('Boolean inputs not supported for relu')
     result, node = record(xp.maximum(data, data.dtype.type(0)), ReluBackward0, (input,))
     if node is not None:
         node.save(saved_output(result))
