@@ -52,7 +52,7 @@ class Size(tuple):
 
 class _Meta:
     """The rarely used parts of a tensor, kept out of the hot path of creating one."""
-    __slots__ = ('hooks', 'post_acc_hooks', 'retains_grad', 'view_of', 'name', 'is_inference')
+    __slots__ = ('hooks', 'post_acc_hooks', 'retains_grad', 'view_of', 'name', 'is_inference', 'views')
 
     def __init__(self):
         self.hooks = None            # {id: hook} of a leaf (a non-leaf's live on its grad_fn)
@@ -61,6 +61,7 @@ class _Meta:
         self.view_of = None          # (base, function making this view from the base's data)
         self.name = None
         self.is_inference = False
+        self.views = None            # a base's live views (WeakSet), to refresh after in-place ops
 
 
 class Tensor:

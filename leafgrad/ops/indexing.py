@@ -5,7 +5,7 @@ as PyTorch names them. Any tensor, list or boolean index makes it advanced index
 recorded as one IndexBackward0 whose derivative scatters the gradient back (summing repeats).
 """
 from .. import backend
-from ._util import Node, record, sum_to, wrap, xp
+from ._util import Node, record, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
 from . import shape as _shape
 
@@ -207,4 +207,156 @@ def nonzero(input, *, as_tuple=False):
     return wrap(xp.stack(idx, axis=1).astype(xp.int64) if idx else xp.zeros((int(bool(input._data)), 0), xp.int64))
 
 
-FUNCTIONS = ['nonzero']
+# ---- index_select / gather / take / masked_select (reading) -------------------------------------
+
+def index_array(index, fname, what='index'):
+    """An index tensor's array, checked to be of an integer dtype."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{fname}(): argument '{what}' must be Tensor, not {type(index).__name__}")
+    data = index._data
+    if data.dtype.kind not in 'iu':
+        raise RuntimeError(f'{fname}(): Expected dtype int64 for {what}')
+    return data
+
+
+class IndexSelectBackward0(Node):
+    __slots__ = ('self_shape', 'dim', 'index')
+
+    def apply(self, grad):
+        from .scatter import index_add
+        zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
+        return index_add(zeros, self.dim, self.index, grad),
+
+
+def index_select(input, dim, index):
+    idx = index._data if isinstance(index, Tensor) else xp.asarray(index)
+    if idx.dtype.kind not in 'iu':
+        raise RuntimeError('index_select(): Expected dtype int32 or int64 for index')
+    if idx.ndim > 1:
+        raise IndexError('index_select(): Index is supposed to be a vector')
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    size = shape[d] if shape else 1
+    flat = idx.reshape(-1)
+    if flat.size and (flat.min() < -size or flat.max() >= size):
+        raise IndexError('index out of range in self')
+    data = xp.take(input._data, flat, axis=d) if shape else input._data.reshape(-1)[flat].reshape(())
+    out, node = record(data, IndexSelectBackward0, (input,))
+    if node is not None:
+        node.self_shape, node.dim = shape, d
+        node.index = index if isinstance(index, Tensor) else wrap(idx)
+    return out
+
+
+def _check_index_bounds(idx, size, dim):
+    if idx.size:
+        bad = idx[(idx >= size) | (idx < 0)]
+        if bad.size:
+            raise RuntimeError(f'index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} with size {size}')
+
+
+def scatter_coords(index, dim):
+    """NumPy's fancy-index tuple addressing ``out[i][index[i][j]]...`` (scatter/gather's rule)."""
+    coords = list(xp.indices(index.shape, sparse=True))
+    coords[dim] = index
+    return tuple(coords)
+
+
+def _gather_check(shape, idx, d, fname='gather'):
+    if idx.ndim != len(shape) and not (idx.ndim <= 1 and len(shape) <= 1):
+        raise RuntimeError('Index tensor must have the same number of dimensions as input tensor')
+    for k in range(idx.ndim):
+        if k != d and idx.shape[k] > (shape[k] if shape else 1):
+            raise RuntimeError(f'Size does not match at dimension {k} expected index {list(idx.shape)} to be no '
+                               f'larger than self {list(shape)} apart from dimension {d}')
+    _check_index_bounds(idx, shape[d] if shape else 1, d)
+
+
+class GatherBackward0(Node):
+    __slots__ = ('self_shape', 'dim', 'index')
+
+    def apply(self, grad):
+        from .scatter import scatter_add
+        zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
+        return scatter_add(zeros, self.dim, self.index, grad),
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    idx = index_array(index, 'gather')
+    shape = input._data.shape
+    d = wrap_dim(dim, max(len(shape), 1))
+    _gather_check(shape, idx, d)
+    src = input._data.reshape(idx.shape[:0] + (1,)) if not shape else input._data
+    i = idx if idx.ndim else idx.reshape(1)
+    data = src[scatter_coords(i, d)].reshape(idx.shape)
+    result, node = record(data, GatherBackward0, (input,))
+    if node is not None:
+        node.self_shape, node.dim, node.index = shape, d, index
+    return result
+
+
+class TakeBackward0(Node):
+    __slots__ = ('self_shape', 'index')
+
+    def apply(self, grad):
+        n = 1
+        for s in self.self_shape:
+            n *= s
+        flat = index_put_embed(grad, (n,), (self.index,))
+        return _shape.reshape(flat, self.self_shape),
+
+
+def take(input, index):
+    idx = index._data if isinstance(index, Tensor) else xp.asarray(index)
+    if idx.dtype.kind not in 'iu':
+        raise RuntimeError(f'take(): Expected a long tensor for index, but got {_legacy(idx.dtype)}')
+    n = input._data.size
+    if idx.size:
+        bad = idx[(idx >= n) | (idx < -n)]
+        if bad.size:
+            raise IndexError(f'out of range: tried to access index {int(bad.reshape(-1)[0])} on a tensor of {n} '
+                             'elements.')
+    idx = xp.where(idx < 0, idx + n, idx)
+    result, node = record(input._data.reshape(-1)[idx], TakeBackward0, (input,))
+    if node is not None:
+        node.self_shape, node.index = input._data.shape, idx
+    return result
+
+
+def _legacy(np_dtype):
+    return {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
+            'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}[np_dtype.name]
+
+
+class MaskedSelectBackward0(Node):
+    __slots__ = ('self_shape', 'shape', 'coords')
+
+    def apply(self, grad):
+        return sum_to(index_put_embed(grad, self.shape, self.coords), self.self_shape),
+
+
+def masked_select(input, mask):
+    m = mask._data
+    if m.dtype.kind != 'b':
+        raise RuntimeError('masked_select: expected BoolTensor for mask')
+    try:
+        shape = xp.broadcast_shapes(input._data.shape, m.shape)
+    except ValueError:
+        raise RuntimeError(_broadcast_message(input._data.shape, m.shape)) from None
+    coords = xp.nonzero(xp.broadcast_to(m, shape))
+    result, node = record(xp.broadcast_to(input._data, shape)[coords], MaskedSelectBackward0, (input,))
+    if node is not None:
+        node.self_shape, node.shape, node.coords = input._data.shape, shape, coords
+    return result
+
+
+def _broadcast_message(a, b):
+    """PyTorch's message for shapes that do not broadcast (the first mismatch from the right)."""
+    for k in range(1, min(len(a), len(b)) + 1):
+        if a[-k] != b[-k] and a[-k] != 1 and b[-k] != 1:
+            return (f'The size of tensor a ({a[-k]}) must match the size of tensor b ({b[-k]}) at non-singleton '
+                    f'dimension {max(len(a), len(b)) - k}')
+    return 'shapes do not broadcast'
+
+
+FUNCTIONS = ['nonzero', 'index_select', 'gather', 'take', 'masked_select']

@@ -11,7 +11,7 @@ through the in-place op and the rest straight through; x's own ``grad_fn`` becom
 the base's new history.
 """
 from .. import backend
-from ._util import Node, needs_grad, wrap, xp
+from ._util import Node, needs_grad, state, wrap, xp
 from ..autograd.graph import gradient_edge
 from ..tensor import Tensor
 
@@ -20,9 +20,8 @@ def _view_chain(t):
     """The functions that make ``t`` from its base, base-first."""
     chain = []
     while t._base is not None:
-        parent, make = t._meta.view_of
-        chain.append(make)
-        t = parent
+        chain.append(t._meta.view_of[1])
+        t = t._meta.view_of[0]
     chain.reverse()
     return chain
 
@@ -34,14 +33,18 @@ def _apply_chain(chain, t):
 
 
 class CopySlices(Node):
-    """The base's history after an in-place op on one of its views."""
+    """The base's history after an in-place op on one of its views: the base's gradient
+    passes unchanged outside the view; inside it, it goes through the in-place op's
+    derivative ``fn`` (whose gradients for the op's other inputs are routed as they are)."""
 
     def apply(self, grad):
         result = grad.clone()
         region = _apply_chain(self.chain, result)
         res = self.fn.apply(region.clone())
         if res[0] is None:
-            region._data[...] = 0
+            res = (wrap(xp.zeros(region._data.shape, dtype=region._data.dtype)),) + tuple(res[1:])
+        if state.grad_enabled:
+            copy_(region, res[0])  # create_graph: the write itself must be recorded
         else:
             region._data[...] = res[0]._data
         return (result,) + tuple(res[1:])
@@ -50,7 +53,63 @@ class CopySlices(Node):
         self.fn.release()
 
     def name(self):
-        return 'CopySlices'
+        return 'leafgrad::autograd::CopySlices'
+
+
+class AsStridedBackward0(Node):
+    """The history of a view whose base changed in place: the view's own derivative chain
+    (select, slice, transpose, ...) replayed from the base's new history.
+
+    PyTorch names this node AsStridedBackward0 (it regenerates the view with as_strided);
+    here the chain of view derivatives runs in turn, each written with leafgrad ops."""
+
+    def apply(self, grad):
+        for node in reversed(self.nodes):
+            grad = node.apply(grad)[0]
+        return grad,
+
+
+def _regenerate(view, base):
+    """Give ``view`` a history through ``base``'s current one."""
+    chain = _view_chain(view)
+    nodes = []
+    t = base
+    for make in chain:
+        t = make(t)
+        nodes.append(t._grad_fn)
+    node = AsStridedBackward0((gradient_edge(base),))
+    node.nodes = nodes
+    _rebase(view, node)
+
+
+def _refresh_views(base, modified):
+    """After ``modified`` (the base or one of its views) changed in place, every other live
+    view of the base sees the change, so it takes a history through the base's new one."""
+    meta = base._meta
+    views = meta.views if meta is not None else None
+    if not views:
+        return
+    for v in list(views):
+        if v is not modified and v._version_counter is base._version_counter:
+            _regenerate(v, base)
+
+
+def _check_writable(self):
+    if not self._data.flags.writeable:
+        raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to a single '
+                           'memory location. Please clone() the tensor before performing the operation.')
+
+
+def _check_multi_output_view(self):
+    t = self
+    while t._base is not None:
+        link = t._meta.view_of
+        if len(link) == 3 and t._requires_grad:
+            raise RuntimeError(f'Output {t._output_nr} of {link[2]} is a view and is being modified inplace. This view '
+                               'is the output of a function that returns multiple views. Such functions do not allow '
+                               'the output views to be modified inplace. You should replace the inplace operation by '
+                               'an out-of-place one.')
+        t = link[0]
 
 
 def _check_result(self, result):
@@ -70,12 +129,14 @@ def _type_name(d):
 def inplace(self, op, others=()):
     """Run ``op`` (an out-of-place function of self) and write its result into ``self``."""
     self._check_inplace()
+    _check_writable(self)
     if not needs_grad(self, *others):
         result = op(self)
         _check_result(self, result)
         self._data[...] = result._data
         self._version_counter[0] += 1
         return self
+    _check_multi_output_view(self)
     snapshot = Tensor._wrap(self._data.copy(), self._requires_grad)
     snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
     result = op(snapshot)
@@ -85,14 +146,14 @@ def inplace(self, op, others=()):
     self._version_counter[0] += 1
     if self._base is None:
         _rebase(self, node)
+        _refresh_views(self, self)
         return self
     base = self._base
-    chain = _view_chain(self)
     copy_slices = CopySlices((gradient_edge(base),) + node.next_functions[1:])
-    copy_slices.fn, copy_slices.chain = node, chain
+    copy_slices.fn, copy_slices.chain = node, _view_chain(self)
     _rebase(base, copy_slices)
-    regenerated = _apply_chain(chain, base)
-    _rebase(self, regenerated._grad_fn)
+    _regenerate(self, base)
+    _refresh_views(base, self)
     return self
 
 
@@ -111,6 +172,7 @@ def _rebase(t, node):
 def inplace_binary(self, other, ufunc, op, **kwargs):
     """``self op= other``: a single in-place ufunc call when nothing is recorded."""
     self._check_inplace()
+    _check_writable(self)
     if needs_grad(self, other):
         return inplace(self, lambda s: op(s, other, **kwargs), (other,))
     y = other._data if isinstance(other, Tensor) else other
@@ -194,6 +256,7 @@ def fill_(self, value):
 
 def zero_(self):
     self._check_inplace()
+    _check_writable(self)
     if not needs_grad(self):
         self._data[...] = 0
         self._version_counter[0] += 1
@@ -232,6 +295,7 @@ def _copied(s, src):
 def copy_(self, src, non_blocking=False):
     if not needs_grad(self, src):
         self._check_inplace()
+        _check_writable(self)
         result = _copied(self, src)
         self._data[...] = result._data
         self._version_counter[0] += 1

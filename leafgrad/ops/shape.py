@@ -5,17 +5,53 @@ is seen by nodes that saved the other. Every view remembers how it was made from
 (``meta.view_of = (parent, make)``, ``make(parent) -> view``), which lets an in-place op on a
 view rewrite the base's history (see ``inplace.py``).
 """
-from ._util import Node, record, sum_to, wrap_dim, xp
+import weakref
+
+from ._util import Node, record, record_many, state, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
+
+
+def _link_view(input, out, make, multi=None):
+    """Make ``out`` a view of ``input``: shared version counter, the base, how it was made.
+
+    ``multi`` names the op when the view is one of several outputs (unbind, split): such
+    views may not be modified in place while recording, as in PyTorch. While grad mode is
+    on, the base also keeps (weakly) its live views, so that an in-place change of the base
+    or of another view can give them a history through the change (``inplace.py``).
+    """
+    out._version_counter = input._version_counter
+    base = input if input._base is None else input._base
+    out._base = base
+    out._get_meta().view_of = (input, make) if multi is None else (input, make, multi)
+    if state.grad_enabled:
+        meta = base._get_meta()
+        views = meta.views
+        if views is None:
+            views = meta.views = weakref.WeakSet()
+        views.add(out)
 
 
 def make_view(input, data, node_cls, make):
     """Record a view op: ``data`` is a NumPy view of ``input._data`` made by ``make``."""
     out, node = record(data, node_cls, (input,))
-    out._version_counter = input._version_counter
-    out._base = input if input._base is None else input._base
-    out._get_meta().view_of = (input, make)
+    _link_view(input, out, make)
     return out, node
+
+
+def make_views(input, datas, node_cls, makes, op_name):
+    """Record an op with several outputs, each a view of ``input`` (``makes[i]`` makes the i-th)."""
+    outs, node = record_many(datas, node_cls, (input,))
+    for out, make in zip(outs, makes):
+        _link_view(input, out, make, op_name)
+    return outs, node
+
+
+def grads_or_zeros(node, grads):
+    """A multi-output node's gradients, with zeros where an output received none."""
+    out = []
+    for g, (shape, dtype) in zip(grads, node.output_meta):
+        out.append(g if g is not None else wrap(xp.zeros(shape, dtype=dtype)))
+    return out
 
 
 def shape_args(args):
@@ -223,7 +259,7 @@ class SqueezeBackward1(SqueezeBackward0):
     __slots__ = ()
 
 
-class SqueezeBackward4(SqueezeBackward0):
+class SqueezeBackward2(SqueezeBackward0):
     __slots__ = ()
 
 
@@ -242,13 +278,15 @@ def squeeze(input, dim=None):
         axes = tuple(i for i, s in enumerate(shape) if s == 1)
         cls = SqueezeBackward0
     elif isinstance(dim, int):
-        axes = (wrap_dim(dim, len(shape)),) if shape else ()
+        axes = (wrap_dim(dim, len(shape)),)
+        if not shape:
+            axes = ()
         cls = SqueezeBackward1
         if axes and shape[axes[0]] != 1:
             axes = ()
     else:
-        axes = tuple(d for d in (wrap_dim(d, len(shape)) for d in dim) if shape[d] == 1)
-        cls = SqueezeBackward4
+        axes = tuple(d for d in (wrap_dim(d, max(len(shape), 1)) for d in dim) if shape and shape[d] == 1)
+        cls = SqueezeBackward2
     out, node = make_view(input, xp.squeeze(input._data, axes) if axes else input._data.view(), cls,
                           lambda t: squeeze(t, dim))
     if node is not None:
@@ -358,15 +396,220 @@ def slice_dim(input, dim, start, end, step):
 def narrow(input, dim, start, length):
     d = wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
+    if length < 0:
+        raise RuntimeError('narrow(): length must be non-negative.')
     if start < 0:
         start += size
-    if not 0 <= start <= size or length < 0 or start + length > size:
+    if not 0 <= start <= size or start + length > size:
         raise RuntimeError(f'start ({start}) + length ({length}) exceeds dimension size ({size}).')
     return slice_dim(input, d, start, start + length, 1)
 
 
-FUNCTIONS = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'contiguous', 'clone', 'transpose', 'swapaxes',
-             'swapdims', 't', 'permute', 'unsqueeze', 'squeeze', 'expand', 'expand_as', 'broadcast_to', 'select',
-             'narrow']
+def ravel(input):
+    return reshape(input, (-1,))
+
+
+def unflatten(input, dim, sizes):
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    sizes = tuple(int(x) for x in sizes)
+    n = 1
+    for x in sizes:
+        if x != -1:
+            n *= x
+    if (-1 not in sizes and n != shape[d]) or (-1 in sizes and (n == 0 or shape[d] % n)):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f'({shape[d]}) in the input tensor')
+    return view(input, shape[:d] + sizes + shape[d + 1:])
+
+
+def movedim(input, source, destination):
+    nd = input._data.ndim
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f'movedim: Invalid source or destination dims: source ({list(src)} dims) should contain '
+                           f'the same number of dims as destination ({list(dst)} dims)')
+    src = tuple(wrap_dim(d, nd) for d in src)
+    dst = tuple(wrap_dim(d, nd) for d in dst)
+    for name, ds in (('source', src), ('destination', dst)):
+        if len(set(ds)) != len(ds):
+            raise RuntimeError(f'movedim: repeated dim in `{name}` ({list(ds)})')
+    order = [None] * nd
+    for s_, d_ in zip(src, dst):
+        order[d_] = s_
+    rest = iter(d for d in range(nd) if d not in src)
+    order = tuple(o if o is not None else next(rest) for o in order)
+    return permute(input, order)
+
+
+moveaxis = movedim
+
+
+# ---- diagonal -----------------------------------------------------------------------------
+
+def _diagonal_array(a, offset, d1, d2):
+    """A *writable* NumPy view of a diagonal (``numpy.diagonal`` returns a read-only one)."""
+    n1, n2 = a.shape[d1], a.shape[d2]
+    if offset >= 0:
+        n = max(min(n1, n2 - offset), 0)
+        start = (0, offset)
+    else:
+        n = max(min(n1 + offset, n2), 0)
+        start = (-offset, 0)
+    index = [slice(None)] * a.ndim
+    if n:
+        index[d1], index[d2] = slice(start[0], None), slice(start[1], None)
+    else:
+        index[d1], index[d2] = slice(0, 0), slice(0, 0)
+    sub = a[tuple(index)]
+    keep = [i for i in range(a.ndim) if i not in (d1, d2)]
+    shape = tuple(a.shape[i] for i in keep) + (n,)
+    strides = tuple(sub.strides[i] for i in keep) + (sub.strides[d1] + sub.strides[d2],)
+    return xp.lib.stride_tricks.as_strided(sub, shape, strides, writeable=a.flags.writeable)
+
+
+class DiagonalBackward0(Node):
+    __slots__ = ('self_shape', 'offset', 'dim1', 'dim2')
+
+    def apply(self, grad):
+        return diagonal_embed_into(grad, self.self_shape, self.offset, self.dim1, self.dim2),
+
+
+class DiagonalBackwardBackward0(Node):
+    __slots__ = ('offset', 'dim1', 'dim2')
+
+    def apply(self, grad):
+        return diagonal(grad, self.offset, self.dim1, self.dim2),
+
+
+def diagonal_embed_into(values, shape, offset, d1, d2):
+    """Zeros of ``shape`` with ``values`` on the given diagonal (diagonal's derivative)."""
+    data = xp.zeros(shape, dtype=values._data.dtype)
+    _diagonal_array(data, offset, d1, d2)[...] = values._data
+    out, node = record(data, DiagonalBackwardBackward0, (values,))
+    if node is not None:
+        node.offset, node.dim1, node.dim2 = offset, d1, d2
+    return out
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    nd = input._data.ndim
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f'diagonal dimensions cannot be identical {dim1}, {dim2}')
+    out, node = make_view(input, _diagonal_array(input._data, offset, d1, d2), DiagonalBackward0,
+                          lambda t: diagonal(t, offset, d1, d2))
+    if node is not None:
+        node.self_shape, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2
+    return out
+
+
+# ---- unbind / split / chunk: several views at once ------------------------------------------
+
+class UnbindBackward0(Node):
+    __slots__ = ('dim', 'num_outputs', 'output_meta')
+
+    def apply(self, *grads):
+        from .rearrange import stack
+        return stack(grads_or_zeros(self, grads), self.dim),
+
+
+def unbind(input, dim=0):
+    shape = input._data.shape
+    if not shape:
+        raise IndexError(f'Dimension specified as {dim} but tensor has no dimensions')
+    d = wrap_dim(dim, len(shape))
+    datas = [input._data[(slice(None),) * d + (i,)] for i in range(shape[d])]
+    makes = [(lambda t, i=i: select(t, d, i)) for i in range(shape[d])]
+    outs, node = make_views(input, datas, UnbindBackward0, makes, 'Unbind')
+    if node is not None:
+        node.dim = d
+    return tuple(outs)
+
+
+class SplitBackward0(Node):
+    __slots__ = ('dim', 'num_outputs', 'output_meta')
+
+    def apply(self, *grads):
+        from .rearrange import cat
+        return cat(grads_or_zeros(self, grads), self.dim),
+
+
+class SplitWithSizesBackward0(SplitBackward0):
+    __slots__ = ()
+
+
+def _split_views(input, d, sizes, node_cls, op_name):
+    datas, makes = [], []
+    start = 0
+    for n in sizes:
+        datas.append(input._data[(slice(None),) * d + (slice(start, start + n),)])
+        makes.append(lambda t, s=start, e=start + n: slice_dim(t, d, s, e, 1))
+        start += n
+    outs, node = make_views(input, datas, node_cls, makes, op_name)
+    if node is not None:
+        node.dim = d
+    return tuple(outs)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    shape = tensor._data.shape
+    d = wrap_dim(dim, len(shape))
+    size = shape[d]
+    if isinstance(split_size_or_sections, int):
+        n = split_size_or_sections
+        if n < 0:
+            raise RuntimeError(f'split expects split_size be non-negative, but got split_size={n}')
+        if n == 0 and size != 0:
+            raise RuntimeError(f'split_size can only be 0 if dimension size is 0, but got dimension size of {size}')
+        sizes = [n] * (size // n) + ([size % n] if size % n else []) if n else [0]
+        if not sizes:
+            sizes = [0]
+        return _split_views(tensor, d, sizes, SplitBackward0, 'Split')
+    return split_with_sizes(tensor, split_size_or_sections, d)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    sizes = [int(n) for n in split_sizes]
+    if sum(sizes) != shape[d] or any(n < 0 for n in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {shape[d]} (input tensor's size "
+                           f'at dimension {d}), but got split_sizes={sizes}')
+    return _split_views(input, d, sizes, SplitWithSizesBackward0, 'SplitWithSizes')
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f'chunk expects `chunks` to be greater than 0, got: {chunks}')
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    size = shape[d]
+    return split(input, -(-size // chunks), d)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    d = wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f'number of sections must be larger than 0, got {n}')
+        q, r = divmod(size, n)
+        bounds = [0]
+        for i in range(n):
+            bounds.append(bounds[-1] + q + (1 if i < r else 0))
+    else:
+        idx = [int(i) for i in indices_or_sections]
+        bounds = [0] + idx + [size]
+    return tuple(slice_dim(input, d, min(max(bounds[i], 0), size), min(max(bounds[i + 1], bounds[i], 0), size), 1)
+                 for i in range(len(bounds) - 1))
+
+
+FUNCTIONS = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'unflatten', 'ravel', 'contiguous', 'clone',
+             'transpose', 'swapaxes', 'swapdims', 't', 'permute', 'movedim', 'moveaxis', 'unsqueeze', 'squeeze',
+             'expand', 'expand_as', 'broadcast_to', 'select', 'narrow', 'diagonal', 'unbind', 'split',
+             'split_with_sizes', 'chunk', 'tensor_split']
 NOT_METHODS = ['view']
 METHODS = {'view': view, 'T': property(_T), 'mT': property(_mT)}
