@@ -128,12 +128,14 @@ def _atleast(tensors, n):
         nd = t._data.ndim
         if nd >= n:
             out.append(t)
-        elif n == 3 and nd == 2:
-            out.append(_shape.unsqueeze(t, -1))
-        elif n == 3 and nd == 1:
+        elif nd == 0:
+            out.append(_shape.reshape(t, (1,) * n))
+        elif nd == 1 and n == 2:
+            out.append(_shape.unsqueeze(t, 0))
+        elif nd == 1:
             out.append(_shape.unsqueeze(_shape.unsqueeze(t, 0), -1))
         else:
-            out.append(_shape.reshape(t, (1,) * (n - nd) + t._data.shape))
+            out.append(_shape.unsqueeze(t, -1))
     return out[0] if single else tuple(out)
 
 
@@ -475,37 +477,45 @@ def pad(input, pad, mode='constant', value=None):
 
 
 def _circular_pad(input, pad):
-    """As PyTorch writes it: copy the input into the middle of a new tensor, then copy the
-    wrapped-around borders from inside it (so the result's history is a CopySlices)."""
+    """As PyTorch writes it: a new tensor whose regions are copied in place from blocks of the
+    input (so the result's history is a CopySlices). Along each padded dim the output is the
+    (cropped) input's positions -left .. size+right-1 taken modulo size: at most three blocks."""
+    import itertools
     from .. import creation
     shape = list(input._data.shape)
     nd = len(shape)
     k = len(pad) // 2
-    for i in range(k):
-        d = nd - 1 - i
-        if pad[2 * i] > shape[d] or pad[2 * i + 1] > shape[d]:
-            raise RuntimeError('Padding value causes wrapping around more than once.')
-        if shape[d] + pad[2 * i] + pad[2 * i + 1] < 0:
-            raise RuntimeError('Negative padding value is resulting in an empty dimension.')
+    segments = [[(slice(None), slice(None))] for _ in range(nd - k)]
     out_shape = list(shape)
-    src, dst = [slice(None)] * nd, [slice(None)] * nd
-    for i in range(k):
+    for i in reversed(range(k)):
         d = nd - 1 - i
-        left, right = pad[2 * i], pad[2 * i + 1]
-        out_shape[d] = shape[d] + left + right
-        src[d] = slice(max(-left, 0), shape[d] - max(-right, 0))
-        dst[d] = slice(max(left, 0), out_shape[d] - max(right, 0))
-    out = creation.zeros(out_shape, dtype=input.dtype)
-    out[tuple(dst)] = input[tuple(src)]
-    for i in range(k):
-        d = nd - 1 - i
-        left, right, size = pad[2 * i], pad[2 * i + 1], out_shape[d]
-        pre = (slice(None),) * d
+        left, right, size = pad[2 * i], pad[2 * i + 1], shape[d]
+        if left > size or right > size:
+            raise RuntimeError('Padding value causes wrapping around more than once.')
+        if size + left + right < 0:
+            raise RuntimeError('Negative padding value is resulting in an empty dimension.')
+        out_shape[d] = size + left + right
+        # Negative pads crop first; the wrapped borders come from the cropped input.
+        lo, start = max(left, 0), max(-left, 0)
+        c = size - start - max(-right, 0)
+        segs = []
         if left > 0:
-            out[pre + (slice(0, left),)] = out[pre + (slice(size - right - left, size - right),)]
+            segs.append((slice(0, left), slice(start + c - left, start + c)))
+        segs.append((slice(lo, lo + c), slice(start, start + c)))
         if right > 0:
-            out[pre + (slice(size - right, size),)] = out[pre + (slice(left, left + right),)]
+            segs.append((slice(lo + c, lo + c + right), slice(start, start + right)))
+        segments.append(segs)
+    out = creation.zeros(out_shape, dtype=input.dtype)
+    for combo in itertools.product(*segments):
+        out[tuple(dst for dst, _ in combo)] = input[tuple(src for _, src in combo)]
     return out
+
+
+class Rot90Backward0(Node):
+    __slots__ = ('k', 'dims')
+
+    def apply(self, grad):
+        return rot90(grad, -self.k, self.dims),
 
 
 def rot90(input, k=1, dims=(0, 1)):
@@ -515,14 +525,10 @@ def rot90(input, k=1, dims=(0, 1)):
     d0, d1 = wrap_dim(dims[0], nd), wrap_dim(dims[1], nd)
     if d0 == d1:
         raise RuntimeError(f'expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}')
-    k %= 4
-    if k == 1:
-        return _shape.transpose(flip(input, (d1,)), d0, d1)
-    if k == 2:
-        return flip(input, (d0, d1))
-    if k == 3:
-        return flip(_shape.transpose(input, d0, d1), (d1,))
-    return _shape.clone(input)
+    result, node = record(xp.rot90(input._data, k, (d0, d1)).copy(), Rot90Backward0, (input,))
+    if node is not None:
+        node.k, node.dims = k, (d0, d1)
+    return result
 
 
 FUNCTIONS = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack', 'column_stack',

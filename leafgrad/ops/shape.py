@@ -228,9 +228,7 @@ def permute(input, *dims):
 
 def _T(input):
     nd = input._data.ndim
-    if nd == 2:
-        return t(input)
-    return permute(input, tuple(range(nd - 1, -1, -1)))
+    return permute(input, tuple(range(nd - 1, -1, -1)))  # PyTorch records a permute, even for 2-D
 
 
 def _mT(input):
