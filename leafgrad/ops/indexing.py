@@ -49,9 +49,10 @@ def _to_numpy_index(index, shape):
                 raise IndexError('tensors used as indices must be long, int, byte or bool tensors')
         if hasattr(c, 'dtype'):
             if c.dtype.kind == 'b':
-                if dim + c.ndim <= len(shape) and c.shape != shape[dim:dim + c.ndim]:
-                    raise IndexError(f'The shape of the mask {list(c.shape)} at index {dim} does not match the '
-                                     f'shape of the indexed tensor {list(shape[dim:dim + c.ndim])} at index {dim}')
+                for j in range(c.ndim):
+                    if dim + j < len(shape) and c.shape[j] != shape[dim + j]:
+                        raise IndexError(f'The shape of the mask {list(c.shape)} at index {j} does not match the '
+                                         f'shape of the indexed tensor {list(shape)} at index {dim + j}')
                 dim += c.ndim
             elif c.dtype.kind in 'iu':
                 if dim < len(shape) and c.size:
@@ -323,6 +324,12 @@ def take(input, index):
     return result
 
 
+def scalar_type_name(np_dtype):
+    """The C++ name PyTorch prints for a dtype in some messages ('float', 'double', 'long')."""
+    return {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'long int', 'int32': 'int',
+            'int16': 'short int', 'int8': 'signed char', 'uint8': 'unsigned char', 'bool': 'bool'}[np_dtype.name]
+
+
 def _legacy(np_dtype):
     return {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
             'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}[np_dtype.name]
@@ -342,7 +349,7 @@ def masked_select(input, mask):
     try:
         shape = xp.broadcast_shapes(input._data.shape, m.shape)
     except ValueError:
-        raise RuntimeError(_broadcast_message(input._data.shape, m.shape)) from None
+        raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
     coords = xp.nonzero(xp.broadcast_to(m, shape))
     result, node = record(xp.broadcast_to(input._data, shape)[coords], MaskedSelectBackward0, (input,))
     if node is not None:

@@ -91,7 +91,27 @@ def _refresh_views(base, modified):
         return
     for v in list(views):
         if v is not modified and v._version_counter is base._version_counter:
-            _regenerate(v, base)
+            link = v._meta.view_of
+            if len(link) == 3 and v._requires_grad:
+                node = _InvalidMultiOutputView(((None, 0),))
+                node.message = (f'Output {v._output_nr} of {link[2]} is a view and its base or another view of its '
+                                'base has been modified inplace. This view is the output of a function that returns '
+                                'multiple views. Such functions do not allow the output views to be modified '
+                                'inplace. You should replace the inplace operation by an out-of-place one.')
+                _rebase(v, node)
+            else:
+                _regenerate(v, base)
+
+
+class _InvalidMultiOutputView(Node):
+    """The history of an unbind/split output whose base changed in place: PyTorch refuses
+    to use it (it raises when the grad_fn is read; here, when a backward reaches it)."""
+
+    def apply(self, grad):
+        raise RuntimeError(self.message)
+
+    def name(self):
+        raise RuntimeError(self.message)
 
 
 def _check_writable(self):
@@ -265,6 +285,9 @@ def zero_(self):
 
 
 class CopyBackwards(Node):
+    def name(self):
+        return 'leafgrad::autograd::CopyBackwards'
+
     def apply(self, grad):
         from ._util import sum_to
         gs = grad * 0 if self.next_functions[0][0] is not None else None

@@ -8,7 +8,7 @@ gather; index_select's is an index_add and index_add's (for source) an index_sel
 from ._util import Node, record, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
 from .indexing import (_broadcast_message, _check_index_bounds, _index_put, _legacy, _to_numpy_index, _normalize,
-                       gather, index_array, index_select, scatter_coords)
+                       gather, index_array, index_select, scalar_type_name, scatter_coords)
 from .inplace import inplace
 
 
@@ -245,14 +245,14 @@ class MaskedFillBackward1(Node):
 def masked_fill(input, mask, value):
     m = mask._data
     if m.dtype.kind != 'b':
-        raise RuntimeError(f'masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}')
+        raise RuntimeError(f'masked_fill_ only supports boolean masks, but got mask with dtype {scalar_type_name(m.dtype)}')
     if isinstance(value, Tensor) and value._data.ndim != 0:
         raise RuntimeError(f'masked_fill_ only supports a 0-dimensional value tensor, but got tensor with '
                            f'{value._data.ndim} dimension(s).')
     try:
         shape = xp.broadcast_shapes(input._data.shape, m.shape)
     except ValueError:
-        raise RuntimeError(_broadcast_message(input._data.shape, m.shape)) from None
+        raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
     data = xp.where(m, _scalar_array(value, input._data), input._data)
     if data.shape != shape:
         data = xp.broadcast_to(data, shape).copy()

@@ -1,0 +1,323 @@
+"""Indexing, scatter/gather and in-place writes through views, against torch: values, dtypes,
+node names, gradients, second derivatives and finite differences; version-counter errors;
+bad input; random in-place sequences on views (hypothesis)."""
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+import leafgrad as lg
+from fd_shape import check_case, node_name
+
+
+def R(*shape, seed=0):
+    return np.random.default_rng(seed + 7 * len(shape)).standard_normal(shape)
+
+
+def I(m, *values):
+    return m.tensor(list(values) if len(values) != 1 or not isinstance(values[0], list) else values[0])
+
+
+A, B, C = R(2, 3, 4), R(4, 3), R(6)
+IDX = [[0, 2, 1], [3, 3, 0]]
+
+
+def setitem(y, index, value):
+    y[index] = value
+    return y
+
+
+def inplace_view_chain(m, x, w):
+    y = x * 1.5                        # a non-leaf
+    v = y.t()[1:]                      # a view of a view
+    v.mul_(w)                          # in place on the chained view
+    v[0, 1:].add_(w[0, :3] ** 2)       # and on a view of it
+    return y
+
+
+def other_views_see_change(m, x):
+    y = x.clone()
+    a = y[:, 0]                        # overlaps the row modified below
+    b = y[1:]
+    y[0].mul_(3)
+    b.pow_(2)
+    return a * 1, b * 1, y
+
+
+def modify_base_then_use_view(m, x):
+    y = x * 1.5
+    v = y.diagonal()
+    y.mul_(2)
+    return v * v
+
+
+CASES = [
+    # advanced reading
+    ('index_int_list', lambda m, x: x[[0, 2, 2]], [B]),
+    ('index_tensor', lambda m, x: x[m.tensor(IDX)], [B]),
+    ('index_two_tensors', lambda m, x: x[m.tensor([0, 1, 3]), m.tensor([2, 2, 0])], [B]),
+    ('index_bool_mask', lambda m, x: x[x > 0], [B]),
+    ('index_bool_rows', lambda m, x: x[m.tensor([True, False, True, True])], [B]),
+    ('index_mixed_slice', lambda m, x: x[1:, [0, 0, 2]], [B]),
+    ('index_mixed_none_ellipsis', lambda m, x: x[None, ..., m.tensor([1, 0])], [A]),
+    ('index_separated', lambda m, x: x[[0, 1], :, [3, 0]], [A]),
+    ('index_negative', lambda m, x: x[m.tensor([-1, -4])], [B]),
+    ('index_basic_mix', lambda m, x: x[1, None, ::2, -1], [A]),
+    ('index_ellipsis_alias', lambda m, x: x[...], [A]),
+    ('index_step', lambda m, x: x[::2, 1:], [B]),
+    # gather / scatter / index_* / masked_* / take
+    ('gather', lambda m, x: x.gather(1, m.tensor([[0, 0, 2], [1, 2, 0], [2, 2, 2], [0, 1, 0]])), [B]),
+    ('gather_small', lambda m, x: m.gather(x, 0, m.tensor([[3, 0], [1, 1]])), [B]),
+    ('scatter_src', lambda m, x, s: x.scatter(0, m.tensor([[1, 0, 3], [2, 2, 0]]), s), [B, R(2, 3, seed=1)]),
+    ('scatter_src_same', lambda m, x, s: m.scatter(x, 1, m.tensor([[2, 1, 0]] * 4), s), [B, R(4, 3, seed=1)]),
+    ('scatter_value', lambda m, x: x.scatter(1, m.tensor([[2, 1], [0, 0]]), 0.5), [B]),
+    ('scatter_add', lambda m, x, s: x.scatter_add(0, m.tensor([[1, 1, 3], [1, 1, 0]]), s), [B, R(2, 3, seed=1)]),
+    ('index_select', lambda m, x: x.index_select(0, m.tensor([3, 0, 3])), [B]),
+    ('index_select_dim', lambda m, x: m.index_select(x, -1, m.tensor([2, 0])), [A]),
+    ('index_add', lambda m, x, s: x.index_add(0, m.tensor([1, 1, 3]), s), [B, R(3, 3, seed=1)]),
+    ('index_add_alpha', lambda m, x, s: m.index_add(x, 1, m.tensor([2, 0]), s, alpha=-2.), [B, R(4, 2, seed=1)]),
+    ('index_fill', lambda m, x: x.index_fill(1, m.tensor([0, 2]), -1.), [B]),
+    ('index_fill_tensor', lambda m, x, v: x.index_fill(0, m.tensor([1, 1, 3]), v.sum()), [B, R(2)]),
+    ('masked_fill', lambda m, x: x.masked_fill(x > 0.3, 2.), [B]),
+    ('masked_fill_bcast', lambda m, x: x.masked_fill(m.tensor([True, False, True]), 0.), [B]),
+    ('masked_fill_self_bcast', lambda m, x: x.masked_fill(m.ones(2, 4, 3, dtype=m.bool), 1.), [B]),
+    ('masked_fill_tensor', lambda m, x, v: x.masked_fill(x < 0, v[0]), [B, R(2)]),
+    ('masked_select', lambda m, x: x.masked_select(x > 0), [B]),
+    ('masked_select_bcast', lambda m, x: m.masked_select(x, m.tensor([[True], [False], [True], [True]])), [B]),
+    ('masked_select_self_bcast', lambda m, x: m.masked_select(x[0], m.tensor([[True, False, True]] * 2)), [B]),
+    ('take', lambda m, x: x.take(m.tensor([[0, 11], [5, 5]])), [B]),
+    ('take_negative', lambda m, x: m.take(x, m.tensor([-1, 3])), [B]),
+    ('index_put', lambda m, x, v: x.index_put((m.tensor([0, 2]),), v), [B, R(3)]),
+    ('index_put_acc', lambda m, x, v: x.index_put((m.tensor([0, 2, 0]), m.tensor([1, 1, 1])), v, accumulate=True),
+     [B, R(3)]),
+    # in-place forms (on non-leaf clones)
+    ('scatter_', lambda m, x, s: x.clone().scatter_(1, m.tensor([[0, 2], [1, 0]]), s), [B, R(2, 2)]),
+    ('scatter_value_', lambda m, x: x.clone().scatter_(0, m.tensor([[0, 2, 3]]), value=7.), [B]),
+    ('scatter_add_', lambda m, x, s: x.clone().scatter_add_(1, m.tensor([[0, 0], [1, 1]]), s), [B, R(2, 2)]),
+    ('index_add_', lambda m, x, s: x.clone().index_add_(0, m.tensor([2, 2]), s), [B, R(2, 3)]),
+    ('index_fill_', lambda m, x: x.clone().index_fill_(0, m.tensor([0]), 3.), [B]),
+    ('masked_fill_', lambda m, x: x.clone().masked_fill_(x > 0, 0.), [B]),
+    ('index_put_', lambda m, x, v: x.clone().index_put_((m.tensor([1, 3]),), v), [B, R(3)]),
+    # writing: t[idx] = v, and in place through views (CopySlices)
+    ('setitem_select_leaf', lambda m, w: setitem(m.zeros(3, 3, dtype=m.float64), 0, w), [R(3)]),
+    ('setitem_slice', lambda m, x, w: setitem(x.clone(), (slice(1, None), 1), w), [B, R(3)]),
+    ('setitem_advanced', lambda m, x, w: setitem(x.clone(), [0, 2], w), [B, R(3)]),
+    ('setitem_bool', lambda m, x: setitem(x * 2, x > 0, 0.), [B]),
+    ('setitem_bool_tensor', lambda m, x, w: setitem(x * 2, x > 0, w[0]), [B, R(2)]),
+    ('setitem_mixed', lambda m, x, w: setitem(x.clone(), (slice(None), m.tensor([2, 0])), w), [B, R(4, 1)]),
+    ('setitem_tensor_pair', lambda m, x, w: setitem(x.clone(), (m.tensor([0, 1]), m.tensor([2, 2])), w), [B, R(2)]),
+    ('setitem_broadcast', lambda m, x, w: setitem(x.clone(), (Ellipsis, 0), w), [A, R(3)]),
+    ('imul_column', lambda m, x: (lambda y: (y[:, 1].__imul__(5), y)[1])(x.clone()), [B]),
+    ('imul_column_op', lambda m, x: (lambda y: [y[:, 1].mul_(5), y][1])(x * 1), [B]),
+    ('inplace_on_view_of_nonleaf', lambda m, x, w: (lambda y: [y[1:].add_(w), y][1])(x * 2), [B, R(3, 3)]),
+    ('inplace_on_view_of_nonleaf_mul', lambda m, x, w: (lambda y: [y[1:].mul_(w), y.sin()][1])(x * 2), [B, R(3, 3)]),
+    ('inplace_chained_views', inplace_view_chain, [B, R(2, 4)]),
+    ('inplace_then_view_grad', lambda m, x: (lambda y: [y[0].mul_(2), y[0] * y[1]][1])(x.clone()), [B]),
+    ('other_views_see_change', other_views_see_change, [B]),
+    ('modify_base_then_use_view', modify_base_then_use_view, [R(3, 3)]),
+    ('inplace_diagonal_view', lambda m, x: (lambda y: [y.diagonal().pow_(2), y][1])(x * 1), [B]),
+    ('inplace_transposed', lambda m, x, w: (lambda y: [y.t().mul_(w), y][1])(x + 0), [B, R(3, 4)]),
+    ('copy_into_view', lambda m, x, w: (lambda y: [y[1:3].copy_(w), y][1])(x.clone()), [B, R(2, 3)]),
+    ('fill_view', lambda m, x: (lambda y: [y[:, 0].fill_(2.), y * y][1])(x.clone()), [B]),
+    ('circular_pad_like', lambda m, x: (lambda y: [setitem(y, (slice(None), slice(0, 1)), y[:, 2:3]), y][1])(
+        x.clone()), [B]),
+]
+
+FORWARD_ONLY = [
+    ('where_one_arg', lambda m, x: m.where(x > 0), [B]),
+    ('nonzero', lambda m, x: (x > 0).nonzero(), [B]),
+    ('nonzero_tuple', lambda m, x: m.nonzero(x > 0, as_tuple=True), [A]),
+    ('repeat_interleave_counts', lambda m, x: m.repeat_interleave(m.tensor([2, 0, 3])), [B]),
+    ('gather_int', lambda m, x: (x > 0).long().gather(0, m.tensor([[1, 0, 0]])), [B]),
+    ('scatter_reduce_add', lambda m, x: x.scatter(0, m.tensor([[1, 1, 0]]), x[:1], reduce='add'), [B]),
+    ('scatter_reduce_mul', lambda m, x: x.scatter(0, m.tensor([[1, 1, 0]]), 2., reduce='multiply'), [B]),
+    ('index_int_tensor', lambda m, x: m.arange(12).reshape(4, 3)[[1, 2], 1:], [B]),
+]
+
+
+@pytest.mark.parametrize('case', CASES, ids=[c[0] for c in CASES])
+def test_against_torch(case):
+    check_case(case[1], case[2], **(case[3] if len(case) > 3 else {}))
+
+
+@pytest.mark.parametrize('case', FORWARD_ONLY, ids=[c[0] for c in FORWARD_ONLY])
+def test_forward_only(case):
+    check_case(case[1], case[2], grad=False)
+
+
+# ---- node names of writes and versions ---------------------------------------------------------
+
+def _names(m):
+    x = m.ones(3, 3, requires_grad=True)
+    w = m.ones(3, requires_grad=True)
+    y = x.clone()
+    v = y[0]
+    v.mul_(2)
+    z = m.zeros(3, 3)
+    z[0] = w
+    q = x.clone()
+    q[[0, 1]] = w
+    return [node_name(t) for t in (v, y, z, q)], (y._version, v._version, z._version, q._version)
+
+
+def test_write_node_names_and_versions():
+    assert _names(lg) == _names(torch)
+
+
+def test_modified_saved_view_raises_version_error():
+    msgs = []
+    for m in (lg, torch):
+        x = m.ones(2, 3, requires_grad=True)
+        y = x * 2
+        z = y.exp()          # saves its output (a tensor sharing y's storage)
+        y_base_view = y[0]
+        s = z.sum()
+        z_view = z[1]
+        z_view.mul_(3)       # modifies the saved output through a view
+        with pytest.raises(RuntimeError) as info:
+            s.backward()
+        msgs.append(str(info.value))
+        w = m.ones(3, requires_grad=True)
+        p = w.clone()
+        r = p.pow(2)         # saves its input p
+        p[1:].add_(1)        # the input changes through a view
+        with pytest.raises(RuntimeError) as info:
+            r.sum().backward()
+        msgs.append(str(info.value))
+        del y_base_view
+    assert [s.replace('leafgrad', 'torch') for s in msgs[:2]] == msgs[2:]
+    assert 'is at version 1; expected version 0 instead' in msgs[0]
+
+
+def test_leaf_view_inplace_raises():
+    for m in (lg, torch):
+        x = m.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match='a view of a leaf Variable that requires grad'):
+            x[0].mul_(2)
+        with pytest.raises(RuntimeError, match='a leaf Variable that requires grad'):
+            x[0] = 1.
+
+
+def test_retained_view_grad_after_inplace():
+    # PyTorch moves retain_grad to the view's regenerated node, which this backward never
+    # reaches: the view's .grad stays None; the leaf's gradient goes through the change.
+    grads = []
+    for m in (lg, torch):
+        x = m.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 1
+        v = y[1:]
+        v.retain_grad()
+        v.mul_(x[:2])
+        (y * m.tensor([1., 10., 100.])).sum().backward()
+        grads.append((x.grad.numpy().copy(), v.grad))
+    np.testing.assert_allclose(grads[0][0], grads[1][0])
+    assert grads[0][1] is None and grads[1][1] is None
+
+
+# ---- bad input -----------------------------------------------------------------------------------
+
+X = np.arange(24.).reshape(4, 3, 2)
+
+ERRORS = [
+    ('gather_ndim', lambda m, x: x.gather(0, m.tensor([0]))),
+    ('gather_size', lambda m, x: x.gather(0, m.zeros(1, 4, 2, dtype=m.int64))),
+    ('gather_oob', lambda m, x: x.gather(0, m.full((1, 3, 2), 5))),
+    ('gather_negative', lambda m, x: x.gather(0, m.full((1, 3, 2), -1))),
+    ('scatter_oob', lambda m, x: x.scatter(0, m.full((1, 3, 2), 5), 1.)),
+    ('scatter_src_small', lambda m, x: x.scatter(0, m.zeros(2, 3, 2, dtype=m.int64), m.zeros(1, 3, 2, dtype=m.float64))),
+    ('scatter_dtype', lambda m, x: x.scatter(0, m.zeros(1, 3, 2, dtype=m.int64), x.float())),
+    ('index_select_2d', lambda m, x: x.index_select(0, m.tensor([[0]]))),
+    ('index_select_oob', lambda m, x: x.index_select(0, m.tensor([9]))),
+    ('index_select_float', lambda m, x: x.index_select(0, m.tensor([0.]))),
+    ('index_add_count', lambda m, x: x.index_add(0, m.tensor([0, 1, 2]), x[:2])),
+    ('index_add_shape', lambda m, x: x.index_add(0, m.tensor([0, 1]), x[:2, :2])),
+    ('index_add_oob', lambda m, x: x.index_add(0, m.tensor([0, 9]), x[:2])),
+    ('index_add_dtype', lambda m, x: x.index_add(0, m.tensor([0, 1]), x[:2].float())),
+    ('masked_fill_float_mask', lambda m, x: x.masked_fill(x, 0.)),
+    ('masked_fill_value_dims', lambda m, x: x.masked_fill(x > 0, m.zeros(2))),
+    ('masked_fill_shape', lambda m, x: x.masked_fill(m.ones(5, 1, dtype=m.bool), 0.)),
+    ('masked_fill__broadcast_self', lambda m, x: x[0].clone().masked_fill_(m.ones(4, 3, 2, dtype=m.bool), 0.)),
+    ('masked_select_float', lambda m, x: x.masked_select(x)),
+    ('take_oob', lambda m, x: x.take(m.tensor([100]))),
+    ('take_float', lambda m, x: x.take(m.tensor([1.]))),
+    ('index_oob', lambda m, x: x[m.tensor([5])]),
+    ('index_float', lambda m, x: x[m.tensor([1.])]),
+    ('index_mask_shape', lambda m, x: x[m.ones(3, dtype=m.bool)]),
+    ('index_too_many', lambda m, x: x[0, 0, 0, 0]),
+    ('index_int_oob', lambda m, x: x[4]),
+    ('setitem_shape', lambda m, x: x.__setitem__(m.tensor([0, 1]), m.zeros(3, 3, 2, dtype=m.float64))),
+    ('index_fill_oob', lambda m, x: x.index_fill(0, m.tensor([5]), 1.)),
+    ('index_fill_value_dims', lambda m, x: x.index_fill(0, m.tensor([1]), m.ones(2))),
+]
+
+
+@pytest.mark.parametrize('name,fn', ERRORS, ids=[e[0] for e in ERRORS])
+def test_errors_like_torch(name, fn):
+    try:
+        fn(torch, torch.tensor(X))
+    except Exception as e:
+        expected = e
+    else:
+        raise AssertionError('torch did not raise')
+    with pytest.raises(type(expected)) as info:
+        fn(lg, lg.tensor(X))
+    assert str(info.value).replace('leafgrad', 'torch') == str(expected)
+
+
+# ---- random in-place sequences on views -----------------------------------------------------------
+
+VIEW_MAKERS = [
+    lambda t: t[0], lambda t: t[:, 1], lambda t: t[1:, ::2], lambda t: t.t(), lambda t: t.diagonal(),
+    lambda t: t.view(-1)[2:7], lambda t: t[..., None][:, 2, 0], lambda t: t,
+]
+INPLACE_OPS = [
+    lambda v, w: v.mul_(w[:1].exp() if False else 1.5), lambda v, w: v.add_(w.sum()),
+    lambda v, w: v.mul_(v.detach() * 0 + w.sum()), lambda v, w: v.pow_(2), lambda v, w: v.div_(2.),
+    lambda v, w: v.sub_(w.mean(), alpha=0.5), lambda v, w: v.zero_(),
+    lambda v, w: v.copy_(w.sum() * 2), lambda v, w: v.masked_fill_(v.detach() > 0, 0.25),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(VIEW_MAKERS) - 1), st.integers(0, len(INPLACE_OPS) - 1)),
+                min_size=1, max_size=4),
+       st.integers(0, 2 ** 16))
+def test_random_inplace_sequences_on_views(steps, seed):
+    data = np.random.default_rng(seed).standard_normal((4, 5))
+    wdata = np.random.default_rng(seed + 1).standard_normal(3)
+    results = []
+    for m in (lg, torch):
+        x = m.tensor(data, requires_grad=True)
+        w = m.tensor(wdata, requires_grad=True)
+        y = x * 1.0
+        views = []
+        for vi, oi in steps:
+            v = VIEW_MAKERS[vi](y)
+            INPLACE_OPS[oi](v, w)
+            views.append(v)
+        loss = (y * m.arange(20.).reshape(4, 5)).sum() + sum((v * 0.1).sum() for v in views)
+        loss.backward()
+        results.append((y.detach().numpy().copy(), x.grad.numpy().copy(),
+                        None if w.grad is None else w.grad.numpy().copy(), y._version,
+                        [node_name(v) for v in views]))
+    (ly, lx, lw, lv, ln), (ty, tx, tw, tv, tn) = results
+    np.testing.assert_allclose(ly, ty, rtol=1e-10)
+    np.testing.assert_allclose(lx, tx, rtol=1e-8, atol=1e-10)
+    assert (lw is None) == (tw is None)
+    if lw is not None:
+        np.testing.assert_allclose(lw, tw, rtol=1e-8, atol=1e-10)
+    assert lv == tv
+    assert ln == tn
+
+
+def test_multi_output_view_of_modified_base_refuses_use():
+    msgs = []
+    for m in (lg, torch):
+        y = m.ones(3, 2, requires_grad=True).clone()
+        first = y.unbind(0)[0]
+        y.mul_(2)
+        with pytest.raises(RuntimeError) as info:
+            (first * 1).sum().backward()
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1]
+    assert 'its base or another view of its base has been modified inplace' in msgs[0]
