@@ -106,6 +106,8 @@ CASES = [
     ('setitem_bool_tensor', lambda m, x, w: setitem(x * 2, x > 0, w[0]), [B, R(2)]),
     ('setitem_mixed', lambda m, x, w: setitem(x.clone(), (slice(None), m.tensor([2, 0])), w), [B, R(4, 1)]),
     ('setitem_tensor_pair', lambda m, x, w: setitem(x.clone(), (m.tensor([0, 1]), m.tensor([2, 2])), w), [B, R(2)]),
+    ('setitem_advanced_on_view', lambda m, x, w: setitem(x.clone()[1:], [0, 2], w), [B, R(3)]),
+    ('setitem_advanced_into_view', lambda m, x, w: (lambda y: [setitem(y[1:], [[0, 1]], w), y][1])(x * 1), [B, R(3)]),
     ('setitem_broadcast', lambda m, x, w: setitem(x.clone(), (Ellipsis, 0), w), [A, R(3)]),
     ('imul_column', lambda m, x: (lambda y: (y[:, 1].__imul__(5), y)[1])(x.clone()), [B]),
     ('imul_column_op', lambda m, x: (lambda y: [y[:, 1].mul_(5), y][1])(x * 1), [B]),
@@ -129,7 +131,6 @@ FORWARD_ONLY = [
     ('nonzero_tuple', lambda m, x: m.nonzero(x > 0, as_tuple=True), [A]),
     ('repeat_interleave_counts', lambda m, x: m.repeat_interleave(m.tensor([2, 0, 3])), [B]),
     ('gather_int', lambda m, x: (x > 0).long().gather(0, m.tensor([[1, 0, 0]])), [B]),
-    ('scatter_reduce_add', lambda m, x: x.scatter(0, m.tensor([[1, 1, 0]]), x[:1], reduce='add'), [B]),
     ('scatter_reduce_mul', lambda m, x: x.scatter(0, m.tensor([[1, 1, 0]]), 2., reduce='multiply'), [B]),
     ('index_int_tensor', lambda m, x: m.arange(12).reshape(4, 3)[[1, 2], 1:], [B]),
 ]
@@ -219,6 +220,7 @@ def test_retained_view_grad_after_inplace():
 X = np.arange(24.).reshape(4, 3, 2)
 
 ERRORS = [
+    ('expand_few_sizes', lambda m, x: x.expand(3)),
     ('gather_ndim', lambda m, x: x.gather(0, m.tensor([0]))),
     ('gather_size', lambda m, x: x.gather(0, m.zeros(1, 4, 2, dtype=m.int64))),
     ('gather_oob', lambda m, x: x.gather(0, m.full((1, 3, 2), 5))),
@@ -321,3 +323,17 @@ def test_multi_output_view_of_modified_base_refuses_use():
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
     assert 'its base or another view of its base has been modified inplace' in msgs[0]
+
+
+def test_scatter_reduce_warns_and_has_no_derivative():
+    msgs = []
+    for m in (lg, torch):
+        x = m.ones(3, 2, requires_grad=True)
+        with pytest.warns(UserWarning, match='The reduce argument of .*scatter with Tensor src is deprecated'):
+            y = x.scatter(0, m.tensor([[0, 1]]), x * 2, reduce='add')
+        np.testing.assert_array_equal(y.detach().numpy(), [[3., 1.], [1., 3.], [1., 1.]])
+        assert node_name(y) == 'leafgrad::autograd::NotImplemented'  # torch:: names normalised
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1]

@@ -5,6 +5,8 @@ in-place writes into views and the version counter work as for every in-place op
 The derivatives pair up: gather's is a scatter_add into zeros and scatter_add's (for src) is a
 gather; index_select's is an index_add and index_add's (for source) an index_select.
 """
+import warnings
+
 from ._util import Node, record, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
 from .indexing import (_broadcast_message, _check_index_bounds, _index_put, _legacy, _to_numpy_index, _normalize,
@@ -46,7 +48,7 @@ class NotImplemented_(Node):
     __slots__ = ('what',)
 
     def apply(self, *grads):
-        raise RuntimeError(f'the derivative for {self.what} is not implemented.')
+        raise RuntimeError(f'derivative for {self.what} is not implemented')
 
     def name(self):
         return 'leafgrad::autograd::NotImplemented'
@@ -102,9 +104,13 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     values = src._data if is_tensor else _scalar_array(src, input._data)
     data = _scatter_data(input, d, idx, values, reduce)
     if reduce is not None:
+        if is_tensor:
+            warnings.warn('The reduce argument of leafgrad.scatter with Tensor src is deprecated and will be removed in '
+                          'a future PyTorch release. Use leafgrad.scatter_reduce instead for more reduction options.',
+                          UserWarning, stacklevel=2)
         out, node = record(data, NotImplemented_, (input, src) if is_tensor else (input,))
         if node is not None:
-            node.what = 'aten::scatter.reduce' if is_tensor else 'aten::scatter.value_reduce'
+            node.what = 'aten::scatter'
         return out
     if is_tensor:
         out, node = record(data, ScatterBackward0, (input, src))

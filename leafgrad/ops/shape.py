@@ -303,7 +303,8 @@ def expand(input, *sizes):
     sizes = shape_args(sizes)
     shape = input._data.shape
     if len(sizes) < len(shape):
-        raise RuntimeError(f'expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the number of sizes '
+        from ..tensor import legacy_type_name
+        raise RuntimeError(f'expand({legacy_type_name(input._data)}{{{list(shape)}}}, size={list(sizes)}): the number of sizes '
                            f'provided ({len(sizes)}) must be greater or equal to the number of dimensions in '
                            f'the tensor ({len(shape)})')
     lead = len(sizes) - len(shape)
