@@ -60,6 +60,8 @@ CASES = [
     ('index_bool_rows', lambda m, x: x[m.tensor([True, False, True, True])], [B]),
     ('index_mixed_slice', lambda m, x: x[1:, [0, 0, 2]], [B]),
     ('index_mixed_none_ellipsis', lambda m, x: x[None, ..., m.tensor([1, 0])], [A]),
+    ('index_list_as_tuple', lambda m, x: x[[[0, 1]]] + x[[slice(None), 1]].sum(), [B], {'warns': True}),
+    ('index_list_with_tensor', lambda m, x: x[[0, m.tensor([1, 2])]], [B], {'warns': True}),
     ('index_separated', lambda m, x: x[[0, 1], :, [3, 0]], [A]),
     ('index_negative', lambda m, x: x[m.tensor([-1, -4])], [B]),
     ('index_basic_mix', lambda m, x: x[1, None, ::2, -1], [A]),
@@ -107,7 +109,7 @@ CASES = [
     ('setitem_mixed', lambda m, x, w: setitem(x.clone(), (slice(None), m.tensor([2, 0])), w), [B, R(4, 1)]),
     ('setitem_tensor_pair', lambda m, x, w: setitem(x.clone(), (m.tensor([0, 1]), m.tensor([2, 2])), w), [B, R(2)]),
     ('setitem_advanced_on_view', lambda m, x, w: setitem(x.clone()[1:], [0, 2], w), [B, R(3)]),
-    ('setitem_advanced_into_view', lambda m, x, w: (lambda y: [setitem(y[1:], [[0, 1]], w), y][1])(x * 1), [B, R(3)]),
+    ('setitem_advanced_into_view', lambda m, x, w: (lambda y: [setitem(y[1:], [0, 1], w), y][1])(x * 1), [B, R(3)]),
     ('setitem_broadcast', lambda m, x, w: setitem(x.clone(), (Ellipsis, 0), w), [A, R(3)]),
     ('imul_column', lambda m, x: (lambda y: (y[:, 1].__imul__(5), y)[1])(x.clone()), [B]),
     ('imul_column_op', lambda m, x: (lambda y: [y[:, 1].mul_(5), y][1])(x * 1), [B]),
@@ -138,7 +140,12 @@ FORWARD_ONLY = [
 
 @pytest.mark.parametrize('case', CASES, ids=[c[0] for c in CASES])
 def test_against_torch(case):
-    check_case(case[1], case[2], **(case[3] if len(case) > 3 else {}))
+    options = dict(case[3]) if len(case) > 3 else {}
+    if options.pop('warns', False):  # both libraries warn about a list read as a tuple
+        with pytest.warns(UserWarning, match='non-tuple sequence for multidimensional indexing'):
+            check_case(case[1], case[2], **options)
+        return
+    check_case(case[1], case[2], **options)
 
 
 @pytest.mark.parametrize('case', FORWARD_ONLY, ids=[c[0] for c in FORWARD_ONLY])

@@ -14,7 +14,18 @@ def _is_basic(c):
     return c is None or c is Ellipsis or isinstance(c, slice) or (isinstance(c, int) and not isinstance(c, bool))
 
 
+_SEQUENCE_AS_TUPLE = ('Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in '
+                      'pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as '
+                      'tensor index, x[leafgrad.tensor(seq)], which will result either in an error or a different result')
+
+
 def _normalize(index):
+    if isinstance(index, list) and len(index) < 32 and any(
+            isinstance(c, (list, tuple, slice, Tensor)) or c is None or c is Ellipsis for c in index):
+        # PyTorch (like old NumPy) still reads such a list as a tuple of indices, with a warning.
+        import warnings
+        warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=3)
+        index = tuple(index)
     if not isinstance(index, tuple):
         index = (index,)
     out = []
