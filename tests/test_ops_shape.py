@@ -74,6 +74,8 @@ CASES = [
     ('split_with_sizes', lambda m, x: x.split_with_sizes([2, 2], -1), [A]),
     ('chunk', lambda m, x: x.chunk(3, 0), [R(5, 2)]),
     ('chunk_uneven', lambda m, x: m.chunk(x, 4, 1), [R(2, 7)]),
+    ('chunk_empty', lambda m, x: m.chunk(x[:, :0], 3, 1), [R(2, 3)]),
+    ('repeat_interleave_t1', lambda m, x: x.repeat_interleave(m.tensor([2]), dim=1), [B]),
     ('tensor_split', lambda m, x: x.tensor_split(3), [R(7, 2)]),
     ('tensor_split_idx', lambda m, x: x.tensor_split([1, 4], dim=1), [R(2, 6)]),
     ('cat', lambda m, x, y: m.cat([x, y, x], 0), [B, R(2, 4)]),

@@ -212,8 +212,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         dim = 0
     d = wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
-    if isinstance(repeats, Tensor) and repeats._data.size != 1:
+    if isinstance(repeats, Tensor):  # a tensor of counts (even of one) reads through index_select
         counts = repeats._data
+        if counts.size == 1:
+            counts = xp.full(size, counts.reshape(()))
         if counts.ndim != 1 or counts.shape[0] != size:
             raise RuntimeError(f'repeats must have the same size as input along dim, but got '
                                f'repeats.size(0) = {counts.shape[0] if counts.ndim else 1} and input.size({d}) = {size}')

@@ -585,6 +585,8 @@ def chunk(input, chunks, dim=0):
     shape = input._data.shape
     d = wrap_dim(dim, len(shape))
     size = shape[d]
+    if size == 0:  # PyTorch gives `chunks` empty pieces
+        return _split_views(input, d, [0] * chunks, SplitWithSizesBackward0, 'SplitWithSizes')
     return split(input, -(-size // chunks), d)
 
 
