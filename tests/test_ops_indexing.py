@@ -121,6 +121,10 @@ CASES = [
     ('modify_base_then_use_view', modify_base_then_use_view, [R(3, 3)]),
     ('inplace_diagonal_view', lambda m, x: (lambda y: [y.diagonal().pow_(2), y][1])(x * 1), [B]),
     ('inplace_transposed', lambda m, x, w: (lambda y: [y.t().mul_(w), y][1])(x + 0), [B, R(3, 4)]),
+    ('expanded_view_of_modified_base', lambda m, x: (lambda y, e: [y.pow_(2), e * e][1])(
+        *(lambda y: (y, y.expand(2, 4, 3)))(x.clone())), [B]),
+    ('view_of_view_refreshed', lambda m, x: (lambda y, v: [y[:, 1].pow_(2), v.exp()][1])(
+        *(lambda y: (y, y.t()[1:, ::2]))(x * 1)), [B]),
     ('copy_into_view', lambda m, x, w: (lambda y: [y[1:3].copy_(w), y][1])(x.clone()), [B, R(2, 3)]),
     ('fill_view', lambda m, x: (lambda y: [y[:, 0].fill_(2.), y * y][1])(x.clone()), [B]),
     ('circular_pad_like', lambda m, x: (lambda y: [setitem(y, (slice(None), slice(0, 1)), y[:, 2:3]), y][1])(
