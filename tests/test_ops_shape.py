@@ -76,6 +76,9 @@ CASES = [
     ('chunk_uneven', lambda m, x: m.chunk(x, 4, 1), [R(2, 7)]),
     ('chunk_empty', lambda m, x: m.chunk(x[:, :0], 3, 1), [R(2, 3)]),
     ('repeat_interleave_t1', lambda m, x: x.repeat_interleave(m.tensor([2]), dim=1), [B]),
+    ('unfold', lambda m, x: x.unfold(0, 2, 1), [B]),
+    ('unfold_step', lambda m, x: x.unfold(-1, 2, 2) ** 2, [R(2, 5)]),
+    ('unfold_full', lambda m, x: x.unfold(1, 3, 1), [B]),
     ('tensor_split', lambda m, x: x.tensor_split(3), [R(7, 2)]),
     ('tensor_split_idx', lambda m, x: x.tensor_split([1, 4], dim=1), [R(2, 6)]),
     ('cat', lambda m, x, y: m.cat([x, y, x], 0), [B, R(2, 4)]),
@@ -159,6 +162,7 @@ VIEWS = [
     ('split', lambda t: t.split(2, 1)[1]),
     ('chunk', lambda t: t.chunk(2)[0]),
     ('t', lambda t: t.t()),
+    ('unfold', lambda t: t.unfold(1, 2, 2)),
     ('alias', lambda t: t[...]),
 ]
 
@@ -259,6 +263,9 @@ ERRORS = [
     ('unbind_0d', lambda m, x: x.sum().unbind()),
     ('repeat_interleave_size', lambda m, x: x.repeat_interleave(m.tensor([1, 2]), dim=0)),
     ('repeat_interleave_negative', lambda m, x: x.repeat_interleave(-1)),
+    ('unfold_too_big', lambda m, x: x.unfold(1, 4, 1)),
+    ('unfold_step_zero', lambda m, x: x.unfold(1, 2, 0)),
+    ('unfold_negative', lambda m, x: x.unfold(1, -1, 1)),
     ('pad_odd', lambda m, x: F(m)(x, (1,))),
     ('pad_too_long', lambda m, x: F(m)(x, (1, 1) * 4)),
     ('pad_reflect_too_big', lambda m, x: F(m)(x, (2, 2), mode='reflect')),

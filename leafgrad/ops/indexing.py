@@ -377,4 +377,26 @@ def _broadcast_message(a, b):
     return 'shapes do not broadcast'
 
 
-FUNCTIONS = ['nonzero', 'index_select', 'gather', 'take', 'masked_select']
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        return gather(_shape.reshape(input, (-1,)), 0, _shape.reshape(indices, (-1,)))
+    nd = input._data.ndim
+    d = wrap_dim(dim, nd)
+    if indices._data.ndim != nd:
+        raise RuntimeError(f'leafgrad.take_along_dim(): input and indices should have the same number of dimensions, '
+                           f'but got {nd} dimensions for input, and {indices._data.ndim} dimensions for indices')
+    # Broadcast everything but ``dim``, then it is a gather.
+    a = list(input._data.shape)
+    b = list(indices._data.shape)
+    a[d] = b[d] = 1
+    shape = list(xp.broadcast_shapes(tuple(a), tuple(b)))
+    in_shape, idx_shape = list(shape), list(shape)
+    in_shape[d], idx_shape[d] = input._data.shape[d], indices._data.shape[d]
+    if tuple(in_shape) != input._data.shape:
+        input = _shape.expand(input, in_shape)
+    if tuple(idx_shape) != indices._data.shape:
+        indices = _shape.expand(indices, idx_shape)
+    return gather(input, d, indices)
+
+
+FUNCTIONS = ['nonzero', 'index_select', 'gather', 'take', 'take_along_dim', 'masked_select']

@@ -311,6 +311,92 @@ def index_put(input, indices, values, accumulate=False):
     return out
 
 
+# ---- index_copy / masked_scatter ------------------------------------------------------------------
+
+class IndexCopyBackward0(Node):
+    __slots__ = ('dim', 'index', 'source_shape')
+
+    def apply(self, grad):
+        gs = index_fill(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
+        gsrc = None
+        if self.needs_input_grad(1):
+            gsrc = index_select(grad, self.dim, self.index) if grad._data.ndim else grad
+            if gsrc._data.shape != self.source_shape:
+                from .shape import reshape
+                gsrc = reshape(gsrc, self.source_shape)
+        return gs, gsrc
+
+
+def index_copy(input, dim, index, source):
+    idx = index._data
+    if idx.dtype.kind not in 'iu':
+        raise RuntimeError('index_copy_(): Expected a long tensor for index, but got ' + _legacy(idx.dtype))
+    shape = input._data.shape
+    d = wrap_dim(dim, max(len(shape), 1))
+    flat = idx.reshape(-1)
+    sshape = source._data.shape
+    if flat.size != (sshape[d] if sshape else 1):
+        raise IndexError(f'index_copy_(): Number of indices ({flat.size}) should be equal to source.size(dim) '
+                           f'({sshape[d] if sshape else 1})')
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f'index_copy_(): self and source expected to have the same dtype, but got (self) '
+                           f'{_legacy(input._data.dtype)} and (source) {_legacy(source._data.dtype)}')
+    size = shape[d] if shape else 1
+    bad = flat[(flat < 0) | (flat >= size)]
+    if bad.size:
+        raise IndexError(f'index_copy_(): index {int(bad[0])} is out of bounds for dimension {d} with size {size}')
+    data = input._data.copy()
+    if shape:
+        xp.moveaxis(data, d, 0)[flat] = xp.moveaxis(source._data, d, 0)
+    else:
+        data[...] = source._data.reshape(())
+    out, node = record(data, IndexCopyBackward0, (input, source))
+    if node is not None:
+        node.dim, node.index, node.source_shape = d, index, sshape
+    return out
+
+
+class MaskedScatterBackward0(Node):
+    __slots__ = ('mask', 'self_shape', 'source_shape')
+
+    def apply(self, grad):
+        from .indexing import masked_select
+        from .rearrange import _constant_pad
+        from .shape import reshape
+        gs = sum_to(masked_fill(grad, self.mask, 0), self.self_shape) if self.needs_input_grad(0) else None
+        gsrc = None
+        if self.needs_input_grad(1):
+            n = 1
+            for s_ in self.source_shape:
+                n *= s_
+            taken = masked_select(grad, self.mask)  # the first k source elements were used
+            gsrc = reshape(_constant_pad(taken, (0, n - taken._data.shape[0]), 0), self.source_shape)
+        return gs, gsrc
+
+
+def masked_scatter(input, mask, source):
+    m = mask._data
+    if m.dtype.kind != 'b':
+        raise RuntimeError(f'masked_scatter_ only supports boolean masks, but got mask with dtype {_legacy(m.dtype)}')
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f'masked_scatter: expected self and source to have same dtypes but got'
+                           f'{_legacy(input._data.dtype)} and {_legacy(source._data.dtype)}')
+    try:
+        shape = xp.broadcast_shapes(input._data.shape, m.shape)
+    except ValueError:
+        raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
+    mb = xp.broadcast_to(m, shape)
+    k = int(mb.sum())
+    if k > source._data.size:
+        raise RuntimeError('Number of elements of source < number of ones in mask')
+    data = xp.broadcast_to(input._data, shape).copy()
+    data[mb] = source._data.reshape(-1)[:k]
+    out, node = record(data, MaskedScatterBackward0, (input, source))
+    if node is not None:
+        node.mask, node.self_shape, node.source_shape = mask, input._data.shape, source._data.shape
+    return out
+
+
 # ---- the in-place forms ---------------------------------------------------------------------------
 
 def _others(*xs):
@@ -337,10 +423,20 @@ def masked_fill_(self, mask, value):
     return inplace(self, lambda s: masked_fill(s, mask, value), _others(value))
 
 
+def index_copy_(self, dim, index, source):
+    return inplace(self, lambda s: index_copy(s, dim, index, source), (source,))
+
+
+def masked_scatter_(self, mask, source):
+    return inplace(self, lambda s: masked_scatter(s, mask, source), (source,))
+
+
 def index_put_(self, indices, values, accumulate=False):
     return inplace(self, lambda s: index_put(s, indices, values, accumulate), _others(values))
 
 
-FUNCTIONS = ['scatter', 'scatter_add', 'index_add', 'index_fill', 'masked_fill', 'index_put']
+FUNCTIONS = ['scatter', 'scatter_add', 'index_add', 'index_fill', 'masked_fill', 'index_put', 'index_copy',
+             'masked_scatter']
 METHODS = {'scatter_': scatter_, 'scatter_add_': scatter_add_, 'index_add_': index_add_, 'index_fill_': index_fill_,
-           'masked_fill_': masked_fill_, 'index_put_': index_put_}
+           'masked_fill_': masked_fill_, 'index_put_': index_put_, 'index_copy_': index_copy_,
+           'masked_scatter_': masked_scatter_}

@@ -608,9 +608,52 @@ def tensor_split(input, indices_or_sections, dim=0):
                  for i in range(len(bounds) - 1))
 
 
+# ---- unfold: sliding windows as a view ----------------------------------------------------------
+
+class UnfoldBackward0(Node):
+    """Each window element adds back into its source position: one index_add per offset."""
+    __slots__ = ('self_shape', 'dim', 'size', 'step')
+
+    def apply(self, grad):
+        from .scatter import index_add
+        n = grad._data.shape[self.dim] if self.self_shape else 1
+        out = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
+        if not self.self_shape:
+            return reshape(select(grad, -1, 0), ()),
+        for k in range(self.size):
+            index = wrap(xp.arange(n, dtype=xp.int64) * self.step + k)
+            out = index_add(out, self.dim, index, select(grad, -1, k))
+        return out,
+
+
+def unfold(input, dimension, size, step):
+    a = input._data
+    shape = a.shape
+    d = wrap_dim(dimension, max(len(shape), 1))
+    length = shape[d] if shape else 1
+    if size < 0:
+        raise RuntimeError(f'size is {size} but must be >= 0')
+    if size > length:
+        raise RuntimeError(f'maximum size for tensor at dimension {d} is {length} but size is {size}')
+    if step <= 0:
+        raise RuntimeError(f'step is {step} but must be > 0')
+    n = (length - size) // step + 1
+    if shape:
+        new_shape = shape[:d] + (n,) + shape[d + 1:] + (size,)
+        strides = a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1:] + (a.strides[d],)
+    else:
+        new_shape, strides = (size,), (a.itemsize,)
+    # Overlapping windows alias one element several times: such a view is read-only.
+    data = xp.lib.stride_tricks.as_strided(a, new_shape, strides, writeable=a.flags.writeable and step >= size)
+    out, node = make_view(input, data, UnfoldBackward0, lambda t: unfold(t, d, size, step))
+    if node is not None:
+        node.self_shape, node.dim, node.size, node.step = shape, d, size, step
+    return out
+
+
 FUNCTIONS = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'unflatten', 'ravel', 'contiguous', 'clone',
              'transpose', 'swapaxes', 'swapdims', 't', 'permute', 'movedim', 'moveaxis', 'unsqueeze', 'squeeze',
              'expand', 'expand_as', 'broadcast_to', 'select', 'narrow', 'diagonal', 'unbind', 'split',
-             'split_with_sizes', 'chunk', 'tensor_split']
-NOT_METHODS = ['view']
-METHODS = {'view': view, 'T': property(_T), 'mT': property(_mT)}
+             'split_with_sizes', 'chunk', 'tensor_split', 'unfold']
+NOT_METHODS = ['view', 'unfold']  # leafgrad.unfold is not a function in PyTorch (nn.functional.unfold is im2col)
+METHODS = {'view': view, 'unfold': unfold, 'T': property(_T), 'mT': property(_mT)}
