@@ -300,7 +300,7 @@ VIEW_MAKERS = [
     lambda t: t.view(-1)[2:7], lambda t: t[..., None][:, 2, 0], lambda t: t,
 ]
 INPLACE_OPS = [
-    lambda v, w: v.mul_(w[:1].exp() if False else 1.5), lambda v, w: v.add_(w.sum()),
+    lambda v, w: v.mul_(1.5), lambda v, w: v.add_(w.sum()),
     lambda v, w: v.mul_(v.detach() * 0 + w.sum()), lambda v, w: v.pow_(2), lambda v, w: v.div_(2.),
     lambda v, w: v.sub_(w.mean(), alpha=0.5), lambda v, w: v.zero_(),
     lambda v, w: v.copy_(w.sum() * 2), lambda v, w: v.masked_fill_(v.detach() > 0, 0.25),
@@ -364,3 +364,23 @@ def test_scatter_reduce_warns_and_has_no_derivative():
             y.sum().backward()
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
+
+
+SELF_ALIASING = [
+    ('mul_self', lambda m, a: a.mul_(a)),
+    ('row_times_other_row', lambda m, a: a[0].mul_(a[1])),
+    ('pow_then_view_mul', lambda m, a: (a.t()[0].pow_(2), a[1].mul_(a[0]))),
+]
+
+
+@pytest.mark.parametrize('name,fn', SELF_ALIASING, ids=[s[0] for s in SELF_ALIASING])
+def test_inplace_with_aliased_operand_version_error(name, fn):
+    msgs = []
+    for m in (torch, lg):
+        x = m.ones(2, 3, requires_grad=True) if name != 'mul_self' else m.ones(3, requires_grad=True)
+        a = x * 2
+        fn(m, a)
+        with pytest.raises(RuntimeError) as info:
+            a.sum().backward()
+        msgs.append(str(info.value))
+    assert msgs[1].replace('leafgrad', 'torch') == msgs[0]
