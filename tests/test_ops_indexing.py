@@ -74,6 +74,12 @@ CASES = [
     ('scatter_src_same', lambda m, x, s: m.scatter(x, 1, m.tensor([[2, 1, 0]] * 4), s), [B, R(4, 3, seed=1)]),
     ('scatter_value', lambda m, x: x.scatter(1, m.tensor([[2, 1], [0, 0]]), 0.5), [B]),
     ('scatter_add', lambda m, x, s: x.scatter_add(0, m.tensor([[1, 1, 3], [1, 1, 0]]), s), [B, R(2, 3, seed=1)]),
+    *[(f'scatter_reduce_{r}_{inc}', lambda m, x, s, r=r, inc=inc: x.scatter_reduce(
+        0, m.tensor([[1, 0, 3], [1, 2, 3], [1, 2, 2]]), s, r, include_self=inc), [B, R(3, 3, seed=1)])
+      for r in ('sum', 'prod', 'mean', 'amax', 'amin') for inc in (True, False)],
+    ('scatter_reduce_ties', lambda m, x, s: m.scatter_reduce(x, 1, m.tensor([[0, 0], [2, 2]]), s, 'amax'),
+     [np.array([[1., 2, 3], [3, 0, 3], [0, 0, 0], [1, 1, 1]]), np.array([[1., 1], [3, 2]])], {'fd': False}),
+    ('scatter_reduce_', lambda m, x, s: (x * 1).scatter_reduce_(1, m.tensor([[0, 0]]), s, 'mean'), [B, R(1, 2)]),
     ('index_select', lambda m, x: x.index_select(0, m.tensor([3, 0, 3])), [B]),
     ('index_select_dim', lambda m, x: m.index_select(x, -1, m.tensor([2, 0])), [A]),
     ('index_add', lambda m, x, s: x.index_add(0, m.tensor([1, 1, 3]), s), [B, R(3, 3, seed=1)]),
@@ -144,6 +150,8 @@ FORWARD_ONLY = [
     ('nonzero', lambda m, x: (x > 0).nonzero(), [B]),
     ('nonzero_tuple', lambda m, x: m.nonzero(x > 0, as_tuple=True), [A]),
     ('repeat_interleave_counts', lambda m, x: m.repeat_interleave(m.tensor([2, 0, 3])), [B]),
+    ('scatter_reduce_int_mean', lambda m, x: m.arange(12).reshape(4, 3).scatter_reduce(
+        0, m.tensor([[0, 0, 1]]), m.tensor([[5, 6, 7]]), 'mean'), [B]),
     ('gather_int', lambda m, x: (x > 0).long().gather(0, m.tensor([[1, 0, 0]])), [B]),
     ('scatter_reduce_mul', lambda m, x: x.scatter(0, m.tensor([[1, 1, 0]]), 2., reduce='multiply'), [B]),
     ('index_int_tensor', lambda m, x: m.arange(12).reshape(4, 3)[[1, 2], 1:], [B]),

@@ -132,6 +132,78 @@ def scatter_add(input, dim, index, src):
     return out
 
 
+# ---- scatter_reduce -------------------------------------------------------------------------------
+
+_REDUCE_INIT = {'sum': 0, 'prod': 1, 'mean': 0, 'amax': -xp.inf, 'amin': xp.inf}
+_REDUCE_UFUNC = {'sum': xp.add, 'prod': xp.multiply, 'mean': xp.add, 'amax': xp.maximum, 'amin': xp.minimum}
+
+
+class ScatterReduceBackward0(Node):
+    """PyTorch's scatter_reduce_backward, formula by formula (``prod`` assumes no zeros)."""
+    __slots__ = ('dim', 'index', 'reduce', 'include_self')
+
+    def apply(self, grad):
+        from .elementwise import eq
+        d, index, reduce = self.dim, self.index, self.reduce
+        input, src, result = self.saved_tensors
+        if reduce == 'sum':
+            gs, gsrc = grad, gather(grad, d, index)
+        elif reduce == 'prod':
+            gs = grad * result / input
+            gsrc = gather(grad * result, d, index) / src
+        elif reduce == 'mean':
+            base = xp.ones if self.include_self else xp.zeros
+            n = scatter_add(wrap(base(grad._data.shape, dtype=grad._data.dtype)), d, index,
+                            wrap(xp.ones(src._data.shape, dtype=grad._data.dtype)))
+            n = wrap(xp.where(n._data == 0, 1, n._data))
+            gs = grad / n
+            gsrc = gather(gs, d, index)
+        else:  # amax / amin: the gradient is shared evenly by every element equal to the result
+            value = gather(result, d, index)
+            self_is = eq(input, result).to(result.dtype)
+            src_is = eq(src, value).to(result.dtype)
+            share = grad / scatter_add(self_is, d, index, src_is)
+            gs = self_is * share
+            gsrc = src_is * gather(share, d, index)
+        if not self.include_self:
+            gs = scatter(gs, d, index, 0)
+        return (gs if self.needs_input_grad(0) else None), (gsrc if self.needs_input_grad(1) else None)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    if reduce not in _REDUCE_INIT:
+        raise RuntimeError(f'reduce argument must be either sum, prod, mean, amax or amin, got {reduce}')
+    idx = index_array(index, 'scatter_reduce')
+    d = wrap_dim(dim, max(input._data.ndim, 1))
+    _scatter_check('scatter_reduce', input, d, idx, src)
+    data = input._data.copy()
+    target = data if data.ndim else data.reshape(1)
+    i = idx if idx.ndim else idx.reshape(1)
+    coords = scatter_coords(i, d)
+    values = src._data[tuple(slice(0, n) for n in i.shape)] if src._data.ndim else src._data.reshape(1)
+    if not include_self:
+        target[coords] = _REDUCE_INIT[reduce]
+    _REDUCE_UFUNC[reduce].at(target, coords, values)
+    if reduce == 'mean':
+        count = xp.full(target.shape, 1 if include_self else 0, dtype=xp.int64)
+        xp.add.at(count, coords, 1)
+        count = xp.maximum(count, 1)
+        if data.dtype.kind == 'f':
+            target /= count
+        else:
+            target //= count
+    out, node = record(data, ScatterReduceBackward0, (input, src))
+    if node is not None:
+        node.dim, node.index, node.reduce, node.include_self = d, index, reduce, include_self
+        from ._util import saved_output
+        node.save(input, src, saved_output(out))
+    return out
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    return inplace(self, lambda s: scatter_reduce(s, dim, index, src, reduce, include_self=include_self), (src,))
+
+
 # ---- index_add / index_fill ---------------------------------------------------------------------
 
 class IndexAddBackward0(Node):
@@ -435,8 +507,8 @@ def index_put_(self, indices, values, accumulate=False):
     return inplace(self, lambda s: index_put(s, indices, values, accumulate), _others(values))
 
 
-FUNCTIONS = ['scatter', 'scatter_add', 'index_add', 'index_fill', 'masked_fill', 'index_put', 'index_copy',
+FUNCTIONS = ['scatter', 'scatter_add', 'scatter_reduce', 'index_add', 'index_fill', 'masked_fill', 'index_put', 'index_copy',
              'masked_scatter']
-METHODS = {'scatter_': scatter_, 'scatter_add_': scatter_add_, 'index_add_': index_add_, 'index_fill_': index_fill_,
+METHODS = {'scatter_': scatter_, 'scatter_add_': scatter_add_, 'scatter_reduce_': scatter_reduce_, 'index_add_': index_add_, 'index_fill_': index_fill_,
            'masked_fill_': masked_fill_, 'index_put_': index_put_, 'index_copy_': index_copy_,
            'masked_scatter_': masked_scatter_}
