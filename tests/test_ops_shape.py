@@ -126,6 +126,9 @@ CASES = [
     ('pad_circular_2d', lambda m, x: F(m)(x, (1, 2, 2, 1), mode='circular'), [A]),
     ('pad_circular_neg', lambda m, x: F(m)(x, (-1, 2), mode='circular'), [A]),
     ('pad_circular_neg_right', lambda m, x: F(m)(x, (2, -1, -1, 1), mode='circular'), [A]),
+    ('meshgrid_ij', lambda m, x, y: m.meshgrid(x, y, indexing='ij'), [R(3), R(2)]),
+    ('meshgrid_xy', lambda m, x, y, z: m.meshgrid([x, y, z], indexing='xy'), [R(3), R(2), R(2, seed=4)]),
+    ('meshgrid_product', lambda m, x, y: (lambda a, b: a * b)(*m.meshgrid(x, y, indexing='xy')), [R(3), R(2)]),
     # nonlinear compositions: second derivatives with respect to the inputs are nonzero
     ('flip_times', lambda m, x: x.flip(0) * x, [B]),
     ('cat_square', lambda m, x, y: m.cat([x, y]) ** 2, [B, R(1, 4)]),
@@ -140,6 +143,28 @@ CASES = [
 @pytest.mark.parametrize('case', CASES, ids=[c[0] for c in CASES])
 def test_against_torch(case):
     check_case(case[1], case[2], **(case[3] if len(case) > 3 else {}))
+
+
+INDEX_HELPERS = [
+    ('tril_indices', lambda m: m.tril_indices(3, 4, 1)),
+    ('triu_indices', lambda m: m.triu_indices(4, 3, -1)),
+    ('argwhere', lambda m: m.argwhere(m.tensor([[0, 1], [2, 0]]))),
+]
+
+
+@pytest.mark.parametrize('name,fn', INDEX_HELPERS, ids=[h[0] for h in INDEX_HELPERS])
+def test_index_helpers(name, fn):
+    lt, tt = fn(lg), fn(torch)
+    assert str(lt.dtype).split('.')[-1] == str(tt.dtype).split('.')[-1]
+    np.testing.assert_array_equal(lt.numpy(), tt.numpy())
+
+
+def test_meshgrid_warns_without_indexing():
+    for m in (lg, torch):
+        with pytest.warns(UserWarning, match='meshgrid: in an upcoming release, it will be required to pass the '
+                                              'indexing argument'):
+            a, b = m.meshgrid(m.arange(3), m.arange(2))
+        assert tuple(a.shape) == (3, 2)
 
 
 # ---- views share storage and the version counter --------------------------------------------------
@@ -266,6 +291,8 @@ ERRORS = [
     ('unfold_too_big', lambda m, x: x.unfold(1, 4, 1)),
     ('unfold_step_zero', lambda m, x: x.unfold(1, 2, 0)),
     ('unfold_negative', lambda m, x: x.unfold(1, -1, 1)),
+    ('meshgrid_dtype', lambda m, x: m.meshgrid(x[0, 0], x[0, 0].float(), indexing='ij')),
+    ('meshgrid_empty', lambda m, x: m.meshgrid([], indexing='ij')),
     ('pad_odd', lambda m, x: F(m)(x, (1,))),
     ('pad_too_long', lambda m, x: F(m)(x, (1, 1) * 4)),
     ('pad_reflect_too_big', lambda m, x: F(m)(x, (2, 2), mode='reflect')),

@@ -533,8 +533,64 @@ def rot90(input, k=1, dims=(0, 1)):
     return result
 
 
+# ---- meshgrid and index helpers --------------------------------------------------------------------
+
+_MESHGRID_WARNING = ('leafgrad.meshgrid: in an upcoming release, it will be required to pass the indexing argument.')
+
+
+def meshgrid(*tensors, indexing=None):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+        indexing = 'ij'
+    if indexing not in ('ij', 'xy'):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError('meshgrid expects a non-empty TensorList')
+    for t in tensors:
+        if t._data.dtype != tensors[0]._data.dtype:
+            raise RuntimeError('meshgrid expects all tensors to have the same dtype')
+        if t._data.ndim > 1:
+            raise RuntimeError(f'torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}')
+    swap = indexing == 'xy' and len(tensors) >= 2
+    ts = list(tensors)
+    if swap:  # 'xy' is 'ij' with the first two inputs (and outputs) swapped, as PyTorch does it
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t._data.size for t in ts)
+    grids = []
+    for i, t in enumerate(ts):
+        view_shape = [1] * len(ts)
+        view_shape[i] = -1
+        grids.append(_shape.expand(_shape.view(t, view_shape), shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def argwhere(input):
+    from .indexing import nonzero
+    return nonzero(input)
+
+
+def _triangle_indices(row, col, offset, lower):
+    r, c = xp.indices((row, col))
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    return wrap(xp.stack([r[keep], c[keep]]).astype(xp.int64))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _triangle_indices(row, col, offset, True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _triangle_indices(row, col, offset, False)
+
+
 FUNCTIONS = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack', 'column_stack',
              'atleast_1d', 'atleast_2d', 'atleast_3d', 'repeat', 'tile', 'repeat_interleave', 'flip', 'fliplr',
-             'flipud', 'roll', 'tril', 'triu', 'diag', 'diag_embed', 'pad', 'rot90']
-NOT_METHODS = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack', 'column_stack',
+             'flipud', 'roll', 'tril', 'triu', 'diag', 'diag_embed', 'pad', 'rot90', 'meshgrid', 'argwhere',
+             'tril_indices', 'triu_indices']
+NOT_METHODS = ['meshgrid', 'tril_indices', 'triu_indices', 'cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack', 'column_stack',
                'atleast_1d', 'atleast_2d', 'atleast_3d', 'pad']
