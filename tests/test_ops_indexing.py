@@ -116,6 +116,9 @@ CASES = [
     ('index_put_', lambda m, x, v: x.clone().index_put_((m.tensor([1, 3]),), v), [B, R(3)]),
     # writing: t[idx] = v, and in place through views (CopySlices)
     ('setitem_select_leaf', lambda m, w: setitem(m.zeros(3, 3, dtype=m.float64), 0, w), [R(3)]),
+    ('setitem_advanced_leaf', lambda m, w: setitem(m.zeros(4, 3, dtype=m.float64), [0, 2], w), [R(3)]),
+    ('setitem_mask_leaf', lambda m, w: setitem(m.eye(3, dtype=m.float64), m.eye(3, dtype=m.bool), w), [R(3)]),
+    ('setitem_int_value', lambda m, x: setitem(x * 1, (0, slice(None)), 2), [B]),
     ('setitem_slice', lambda m, x, w: setitem(x.clone(), (slice(1, None), 1), w), [B, R(3)]),
     ('setitem_advanced', lambda m, x, w: setitem(x.clone(), [0, 2], w), [B, R(3)]),
     ('setitem_bool', lambda m, x: setitem(x * 2, x > 0, 0.), [B]),

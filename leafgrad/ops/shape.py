@@ -562,9 +562,9 @@ def split(tensor, split_size_or_sections, dim=0):
             raise RuntimeError(f'split expects split_size be non-negative, but got split_size={n}')
         if n == 0 and size != 0:
             raise RuntimeError(f'split_size can only be 0 if dimension size is 0, but got dimension size of {size}')
-        sizes = [n] * (size // n) + ([size % n] if size % n else []) if n else [0]
-        if not sizes:
-            sizes = [0]
+        # Full pieces of n, then the remainder; an empty dim still gives one (empty) piece.
+        sizes = ([n] * (size // n) + ([size % n] if size % n else [])) if n else []
+        sizes = sizes or [0]
         return _split_views(tensor, d, sizes, SplitBackward0, 'Split')
     return split_with_sizes(tensor, split_size_or_sections, d)
 
