@@ -228,7 +228,14 @@ def permute(input, *dims):
 
 def _T(input):
     nd = input._data.ndim
+    if nd < 2:
+        return alias_view(input)
     return permute(input, tuple(range(nd - 1, -1, -1)))  # PyTorch records a permute, even for 2-D
+
+
+def alias_view(input):
+    from .indexing import alias
+    return alias(input)
 
 
 def _mT(input):
@@ -257,7 +264,11 @@ class SqueezeBackward1(SqueezeBackward0):
     __slots__ = ()
 
 
-class SqueezeBackward2(SqueezeBackward0):
+class SqueezeBackward2(SqueezeBackward0):  # squeeze(dims)
+    __slots__ = ()
+
+
+class SqueezeBackward4(SqueezeBackward0):  # the squeeze inside matmul of a 1-D by a 2-D tensor
     __slots__ = ()
 
 
