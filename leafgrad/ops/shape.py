@@ -3,10 +3,13 @@
 A view shares its base's storage *and version counter*, so an in-place change through either
 is seen by nodes that saved the other. Every view remembers how it was made from its parent
 (``meta.view_of = (parent, make)``, ``make(parent) -> view``), which lets an in-place op on a
-view rewrite the base's history (see ``inplace.py``).
+view rewrite the base's history (see ``inplace.py``). Ops with several view outputs (unbind,
+split, chunk) record one node for all of them (``make_views``); its derivative gets None for
+an output that received no gradient and treats it as zeros (``grads_or_zeros``).
 """
 import weakref
 
+from .. import backend
 from ._util import Node, record, record_many, state, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
 
@@ -476,7 +479,15 @@ def _diagonal_array(a, offset, d1, d2):
     keep = [i for i in range(a.ndim) if i not in (d1, d2)]
     shape = tuple(a.shape[i] for i in keep) + (n,)
     strides = tuple(sub.strides[i] for i in keep) + (sub.strides[d1] + sub.strides[d2],)
-    return xp.lib.stride_tricks.as_strided(sub, shape, strides, writeable=a.flags.writeable)
+    return as_strided_array(sub, shape, strides, a.flags.writeable)
+
+
+def as_strided_array(a, shape, strides, writeable):
+    """A strided view of ``a``'s memory; NumPy's can be made read-only (CuPy's cannot)."""
+    module = backend.array_module(a)
+    if module is xp:
+        return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
+    return module.lib.stride_tricks.as_strided(a, shape, strides)
 
 
 class DiagonalBackward0(Node):
@@ -655,7 +666,7 @@ def unfold(input, dimension, size, step):
     else:
         new_shape, strides = (size,), (a.itemsize,)
     # Overlapping windows alias one element several times: such a view is read-only.
-    data = xp.lib.stride_tricks.as_strided(a, new_shape, strides, writeable=a.flags.writeable and step >= size)
+    data = as_strided_array(a, new_shape, strides, a.flags.writeable and step >= size)
     out, node = make_view(input, data, UnfoldBackward0, lambda t: unfold(t, d, size, step))
     if node is not None:
         node.self_shape, node.dim, node.size, node.step = shape, d, size, step
