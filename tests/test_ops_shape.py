@@ -245,10 +245,6 @@ def test_multi_output_views_refuse_inplace(op):
 X = np.arange(24.).reshape(4, 3, 2)
 
 
-def _err(fn):
-    return fn
-
-
 ERRORS = [
     ('movedim_len', lambda m, x: x.movedim((0, 1), (1,))),
     ('movedim_repeat', lambda m, x: x.movedim((0, 0), (1, 2))),

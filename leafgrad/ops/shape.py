@@ -11,7 +11,6 @@ import weakref
 
 from .. import backend
 from ._util import Node, record, record_many, state, sum_to, wrap, wrap_dim, xp
-from ..tensor import Tensor
 
 
 def _link_view(input, out, make, multi=None):
