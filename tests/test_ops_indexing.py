@@ -195,6 +195,53 @@ def test_write_node_names_and_versions():
     assert _names(lg) == _names(torch)
 
 
+NAMED_FORMS = [
+    ('get_single_full_slice', lambda m, z, v: z[0:4]),
+    ('get_tuple_full_slices', lambda m, z, v: z[0:4, :]),
+    ('get_colon', lambda m, z, v: z[:]),
+    ('get_ellipsis', lambda m, z, v: z[...]),
+    ('get_int_then_list', lambda m, z, v: z[0, [0, 1]]),
+    ('get_0d', lambda m, z, v: z[1, 2]),
+    ('set_number_all', lambda m, z, v: setitem(z, slice(None), 2.)),
+    ('set_number_ellipsis', lambda m, z, v: setitem(z, Ellipsis, 2.)),
+    ('set_number_row', lambda m, z, v: setitem(z, 0, 2.)),
+    ('set_number_0d', lambda m, z, v: setitem(z, (1, 2), 2.)),
+    ('set_tensor_all', lambda m, z, v: setitem(z, slice(0, 4), v[0])),
+    ('set_tensor_rows', lambda m, z, v: setitem(z, slice(0, 2), v[0])),
+    ('set_0d_tensor', lambda m, z, v: setitem(z, (0, 0), v[0, 0])),
+    ('set_none', lambda m, z, v: setitem(z, None, 2.)),
+    ('set_mask_number', lambda m, z, v: setitem(z, z > 0, 2.)),
+    ('set_list_0d', lambda m, z, v: setitem(z, [0, 1], v[0, 0])),
+    ('set_int_list', lambda m, z, v: setitem(z, (0, [0, 1]), 2.)),
+    ('set_colon_list', lambda m, z, v: setitem(z, (slice(None), [0, 1]), 2.)),
+    ('fill_number', lambda m, z, v: z.fill_(3.)),
+    ('fill_tensor', lambda m, z, v: z.fill_(v[0, 0])),
+    ('zero', lambda m, z, v: z.zero_()),
+]
+
+
+@pytest.mark.parametrize('name,fn', NAMED_FORMS, ids=[f[0] for f in NAMED_FORMS])
+def test_indexing_forms_node_names_and_grads(name, fn):
+    results = []
+    for m in (lg, torch):
+        x = m.tensor(np.arange(12.).reshape(4, 3) - 5, requires_grad=True)
+        v = m.tensor(np.ones((2, 3)) * 0.5, requires_grad=True)
+        z = x * 1
+        out = fn(m, z, v)
+        out = z if out is None else out
+        (out * m.arange(float(out.numel())).reshape(out.shape)).sum().backward()
+        results.append((node_name(out), out.detach().numpy().copy(), x.grad.numpy().copy(),
+                        None if v.grad is None else v.grad.numpy().copy(), z._version))
+    (ln, lo, lx, lv, lver), (tn, to, tx, tv, tver) = results
+    assert ln == tn
+    np.testing.assert_array_equal(lo, to)
+    np.testing.assert_array_equal(lx, tx)
+    assert (lv is None) == (tv is None)
+    if lv is not None:
+        np.testing.assert_array_equal(lv, tv)
+    assert lver == tver
+
+
 def test_modified_saved_view_raises_version_error():
     msgs = []
     for m in (lg, torch):
@@ -395,3 +442,83 @@ def test_inplace_with_aliased_operand_version_error(name, fn):
             a.sum().backward()
         msgs.append(str(info.value))
     assert msgs[1].replace('leafgrad', 'torch') == msgs[0]
+
+
+# ---- random index expressions (reading and writing) against torch ----------------------------------
+
+SHAPE = (4, 3, 5)
+
+
+@st.composite
+def index_exprs(draw):
+    """A random mix of ints, slices, None, Ellipsis, int lists/tensors and bool masks."""
+    parts = []
+    dim = 0
+    used_ellipsis = False
+    n = draw(st.integers(1, 4))
+    for _ in range(n):
+        if dim >= len(SHAPE):
+            break
+        size = SHAPE[dim]
+        kind = draw(st.sampled_from(['int', 'slice', 'none', 'ellipsis', 'list', 'mask']))
+        if kind == 'int':
+            parts.append(('int', draw(st.integers(-size, size - 1))))
+            dim += 1
+        elif kind == 'slice':
+            start = draw(st.one_of(st.none(), st.integers(-size - 1, size + 1)))
+            stop = draw(st.one_of(st.none(), st.integers(-size - 1, size + 1)))
+            step = draw(st.one_of(st.none(), st.integers(1, 3)))
+            parts.append(('slice', (start, stop, step)))
+            dim += 1
+        elif kind == 'none':
+            parts.append(('none', None))
+        elif kind == 'ellipsis' and not used_ellipsis:
+            used_ellipsis = True
+            parts.append(('ellipsis', None))
+            dim = len(SHAPE) - sum(1 for k, _ in parts[:-1] if k in ('int', 'slice', 'list', 'mask'))
+            dim = max(dim, 0)
+            break
+        elif kind == 'list':
+            parts.append(('list', draw(st.lists(st.integers(-size, size - 1), min_size=1, max_size=3))))
+            dim += 1
+        else:
+            parts.append(('mask', draw(st.lists(st.booleans(), min_size=size, max_size=size))))
+            dim += 1
+    return parts
+
+
+def _build(m, parts):
+    out = []
+    for kind, v in parts:
+        out.append({'int': lambda: v, 'slice': lambda: slice(*v), 'none': lambda: None, 'ellipsis': lambda: Ellipsis,
+                    'list': lambda: m.tensor(v), 'mask': lambda: m.tensor(v)}[kind]())
+    return tuple(out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(index_exprs(), st.integers(0, 2 ** 16))
+def test_random_index_read_and_write(parts, seed):
+    data = np.random.default_rng(seed).standard_normal(SHAPE)
+    results = []
+    for m in (lg, torch):
+        x = m.tensor(data, requires_grad=True)
+        index = _build(m, parts)
+        try:
+            y = x[index]
+        except Exception as e:  # both must refuse the same way
+            results.append(('error', type(e).__name__))
+            continue
+        w = m.tensor(np.random.default_rng(seed + 1).standard_normal(tuple(y.shape)), requires_grad=True)
+        z = x * 1
+        z[index] = w * 2  # writing the same region
+        loss = (y * y).sum() + (z * m.arange(60.).reshape(SHAPE)).sum()
+        loss.backward()
+        results.append((y.detach().numpy().copy(), z.detach().numpy().copy(), x.grad.numpy().copy(),
+                        w.grad.numpy().copy(), node_name(y), node_name(z)))
+    a, b = results
+    if isinstance(a[0], str) or isinstance(b[0], str):
+        assert a == b
+        return
+    for u, v in zip(a[:4], b[:4]):
+        np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-12)
+    assert a[4:] == b[4:]

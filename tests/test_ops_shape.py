@@ -177,6 +177,8 @@ VIEWS = [
     ('unsqueeze', lambda t: t.unsqueeze(0)),
     ('squeeze', lambda t: t.unsqueeze(1).squeeze(1)),
     ('select', lambda t: t[1]),
+    ('select_0d', lambda t: t[1, 2]),
+    ('unbind_0d', lambda t: t[0].unbind()[3]),
     ('slice', lambda t: t[:, 1:3]),
     ('narrow', lambda t: t.narrow(1, 1, 2)),
     ('diagonal', lambda t: t.diagonal()),

@@ -94,30 +94,73 @@ def alias(input):
     return _shape.make_view(input, input._data.view(), AliasBackward0, alias)[0]
 
 
-def _basic_getitem(input, index):
+def _index_ndim(c):
+    """How many of the indexed tensor's dims an index component consumes."""
+    if c is None or c is Ellipsis:
+        return 0
+    if hasattr(c, 'dtype') and c.dtype.kind == 'b':
+        return c.ndim
+    return 1
+
+
+def _full_slice(c, size):
+    start, stop, step = c.indices(size)
+    return start == 0 and stop == size and step == 1
+
+
+def _apply_basic(input, index, skip_full_slices=True):
+    """PyTorch's first stage of indexing: ints, slices, None and ... applied as views (select,
+    slice, unsqueeze), in order. Returns the view and the advanced components left over, each
+    with the view's dim where it applies (ints never count as advanced, unlike NumPy).
+
+    Slices spanning a whole dim are skipped, as PyTorch skips them (except in ``t[a:b]``)."""
     nd = input._data.ndim
-    consumed = sum(1 for c in index if c is not None and c is not Ellipsis)
+    consumed = 0
+    for c in index:
+        if isinstance(c, (list, tuple)):
+            c = xp.asarray(c)
+        consumed += _index_ndim(c)
     if consumed > nd:
         raise IndexError(f'too many indices for tensor of dimension {nd}')
     if sum(1 for c in index if c is Ellipsis) > 1:
         raise IndexError('an index can only have a single ellipsis')
     out = input
     dim = 0
+    advanced = []
     for c in index:
         if c is Ellipsis:
             dim += nd - consumed
         elif c is None:
             out = _shape.unsqueeze(out, dim)
             dim += 1
-        elif isinstance(c, int):
+        elif isinstance(c, int) and not isinstance(c, bool):
             out = _shape.select(out, dim, c)
-        else:
-            if c != slice(None):
+        elif isinstance(c, slice):
+            if not (skip_full_slices and c.step in (None, 1) and _full_slice(c, out._data.shape[dim])):
                 out = _shape.slice_dim(out, dim, c.start, c.stop, c.step)
             dim += 1
-    if out is input:
-        out = alias(input)
-    return out
+        else:
+            if isinstance(c, (list, tuple)):
+                c = xp.asarray(c)
+            advanced.append((dim, c))
+            dim += _index_ndim(c) if hasattr(c, 'dtype') else 1
+    return out, advanced
+
+
+def _advanced_index(view, advanced):
+    """The NumPy index (checked, with PyTorch's errors) applying ``advanced`` to ``view``."""
+    parts = []
+    dim = 0
+    for d, c in advanced:
+        parts.extend([slice(None)] * (d - dim))
+        parts.append(c)
+        dim = d + (_index_ndim(c) if hasattr(c, 'dtype') else 1)
+    return _to_numpy_index(tuple(parts), view._data.shape)
+
+
+def _basic_getitem(input, index):
+    out, _ = _apply_basic(input, index)
+    return alias(input) if out is input else out
 
 
 class IndexBackward0(Node):
@@ -126,14 +169,16 @@ class IndexBackward0(Node):
 
 
 def getitem(input, index):
+    single_slice = isinstance(index, slice)
     index = _normalize(index)
-    if all(_is_basic(c) for c in index):
-        return _basic_getitem(input, index)
-    np_index = _to_numpy_index(index, input._data.shape)
-    data = input._data[np_index]
-    out, node = record(data, IndexBackward0, (input,))
+    # t[a:b] always records its slice; inside a tuple a slice spanning the dim is skipped.
+    view, advanced = _apply_basic(input, index, skip_full_slices=not single_slice)
+    if not advanced:
+        return alias(input) if view is input else view
+    np_index = _advanced_index(view, advanced)
+    out, node = record(view._data[np_index], IndexBackward0, (view,))
     if node is not None:
-        node.self_shape, node.index = input._data.shape, np_index
+        node.self_shape, node.index = view._data.shape, np_index
     return out
 
 
@@ -191,15 +236,23 @@ def _index_put(input, index, values):
 
 
 def setitem(input, index, value):
-    from .inplace import copy_, inplace
+    """``input[index] = value`` as PyTorch does it: the basic part of the index gives a view;
+    a Python number fills it (FillBackward3), a tensor is copied into it (CopyBackwards), and
+    the advanced part is an in-place index_put on it (IndexPutBackward0). When the view is a
+    proper part of ``input``, ``input``'s history becomes a CopySlices."""
+    from .inplace import copy_, fill_, inplace
     index = _normalize(index)
+    view, advanced = _apply_basic(input, index)
     if not isinstance(value, Tensor):
         value = wrap(xp.asarray(value, dtype=input._data.dtype))
-    if all(_is_basic(c) for c in index):
-        copy_(_basic_getitem(input, index), value)
+        if not advanced:
+            fill_(view, value)
+            return
+    if not advanced:
+        copy_(view, value)
         return
-    np_index = _to_numpy_index(index, input._data.shape)
-    target_shape = input._data[np_index].shape
+    np_index = _advanced_index(view, advanced)
+    target_shape = view._data[np_index].shape
     try:
         xp.broadcast_shapes(value._data.shape, target_shape)
     except ValueError:
@@ -207,7 +260,7 @@ def setitem(input, index, value):
                            f'broadcast to indexing result of shape {list(target_shape)}') from None
     if value._data.dtype != input._data.dtype:
         value = value.to(backend.from_np(input._data.dtype))
-    inplace(input, lambda s: _index_put(s, np_index, value), (value,))
+    inplace(view, lambda s: _index_put(s, np_index, value), (value,))
 
 
 def nonzero(input, *, as_tuple=False):

@@ -250,23 +250,35 @@ def pow_(self, exponent):
     return inplace(self, lambda s: pow(s, exponent), (exponent,))
 
 
-class FillBackward(Node):
-    """Overwriting with a constant: no gradient reaches the old value."""
+class FillBackward2(Node):
+    """``fill_(number)``: overwritten with a constant, no gradient reaches the old value."""
 
     def apply(self, grad):
         return grad * 0,
 
-    def name(self):
-        return 'FillBackward0'
+
+class ZeroBackward0(FillBackward2):
+    pass
 
 
-class ZeroBackward0(FillBackward):
-    def name(self):
-        return 'ZeroBackward0'
+class FillBackward3(Node):
+    """``fill_(0-dim tensor)`` (also ``t[i] = number``): the value gets the sum of the gradient."""
+
+    def apply(self, grad):
+        from .reduction import sum as _sum
+        gs = grad * 0 if self.needs_input_grad(0) else None
+        gv = _sum(grad) if self.needs_input_grad(1) else None
+        return gs, gv
+
+
+FillBackward = FillBackward2  # the name other modules may know it by
 
 
 def _filled(s, value, cls):
     from ._util import record
+    if isinstance(value, Tensor):
+        data = xp.full_like(s._data, value._data.reshape(()))
+        return record(data, cls, (s, value))[0]
     data = xp.full_like(s._data, value)
     return record(data, cls, (s,))[0]
 
@@ -276,8 +288,8 @@ def fill_(self, value):
         if value._data.ndim != 0:
             raise RuntimeError(f'fill_ only supports 0-dimension value tensor but got tensor with '
                                f'{value._data.ndim} dimensions.')
-        return copy_(self, value)
-    return inplace(self, lambda s: _filled(s, value, FillBackward))
+        return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,))
+    return inplace(self, lambda s: _filled(s, value, FillBackward2))
 
 
 def zero_(self):

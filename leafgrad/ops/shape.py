@@ -384,7 +384,8 @@ def select(input, dim, index):
     if not -size <= index < size:
         raise IndexError(f'index {index} is out of bounds for dimension {d} with size {size}')
     i = index + size if index < 0 else index
-    out, node = make_view(input, input._data[(slice(None),) * d + (i,)], SelectBackward0,
+    # The trailing ... keeps a 0-d result a view (a bare int index would copy it to a scalar).
+    out, node = make_view(input, input._data[(slice(None),) * d + (i, Ellipsis)], SelectBackward0,
                           lambda t: select(t, d, i))
     if node is not None:
         node.self_shape, node.dim, node.index = shape, d, i
@@ -540,7 +541,7 @@ def unbind(input, dim=0):
     if not shape:
         raise IndexError(f'Dimension specified as {dim} but tensor has no dimensions')
     d = wrap_dim(dim, len(shape))
-    datas = [input._data[(slice(None),) * d + (i,)] for i in range(shape[d])]
+    datas = [input._data[(slice(None),) * d + (i, Ellipsis)] for i in range(shape[d])]
     makes = [(lambda t, i=i: select(t, d, i)) for i in range(shape[d])]
     outs, node = make_views(input, datas, UnbindBackward0, makes, 'Unbind')
     if node is not None:
