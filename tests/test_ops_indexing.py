@@ -199,6 +199,8 @@ NAMED_FORMS = [
     ('get_single_full_slice', lambda m, z, v: z[0:4]),
     ('get_tuple_full_slices', lambda m, z, v: z[0:4, :]),
     ('get_colon', lambda m, z, v: z[:]),
+    ('get_negative_full_slice', lambda m, z, v: z[-4:, 0:3]),
+    ('get_long_slice', lambda m, z, v: z[0:10, :]),
     ('get_ellipsis', lambda m, z, v: z[...]),
     ('get_int_then_list', lambda m, z, v: z[0, [0, 1]]),
     ('get_0d', lambda m, z, v: z[1, 2]),

@@ -104,8 +104,10 @@ def _index_ndim(c):
 
 
 def _full_slice(c, size):
-    start, stop, step = c.indices(size)
-    return start == 0 and stop == size and step == 1
+    """PyTorch's test, on the slice as written: start 0, stop at or past the end, step 1
+    (so ``-4:`` on a dim of 4 is still recorded as a slice)."""
+    start = 0 if c.start is None else c.start
+    return start == 0 and (c.stop is None or c.stop >= size) and c.step in (None, 1)
 
 
 def _apply_basic(input, index, skip_full_slices=True):
@@ -136,7 +138,7 @@ def _apply_basic(input, index, skip_full_slices=True):
         elif isinstance(c, int) and not isinstance(c, bool):
             out = _shape.select(out, dim, c)
         elif isinstance(c, slice):
-            if not (skip_full_slices and c.step in (None, 1) and _full_slice(c, out._data.shape[dim])):
+            if not (skip_full_slices and _full_slice(c, out._data.shape[dim])):
                 out = _shape.slice_dim(out, dim, c.start, c.stop, c.step)
             dim += 1
         else:
