@@ -364,6 +364,8 @@ INPLACE_OPS = [
     lambda v, w: v.mul_(v.detach() * 0 + w.sum()), lambda v, w: v.pow_(2), lambda v, w: v.div_(2.),
     lambda v, w: v.sub_(w.mean(), alpha=0.5), lambda v, w: v.zero_(),
     lambda v, w: v.copy_(w.sum() * 2), lambda v, w: v.masked_fill_(v.detach() > 0, 0.25),
+    lambda v, w: v.__setitem__(0, w[1] * 3), lambda v, w: v.__setitem__(v.detach() < 0, w[2]),
+    lambda v, w: v.__setitem__(-1, 0.5), lambda v, w: v.fill_(w[0]),
 ]
 
 
