@@ -67,6 +67,8 @@ CASES = [
     ('narrow', lambda m, x: x.narrow(1, 1, 2), [A]),
     ('narrow_neg', lambda m, x: m.narrow(x, -1, -3, 2), [A]),
     ('unbind', lambda m, x: x.unbind(1), [A]),
+    ('iterate', lambda m, x: tuple(x), [B]),
+    ('iterate_unpack', lambda m, x: (lambda a, b, c: a * c)(*x), [B]),
     ('unbind_one_used', lambda m, x: x.unbind(0)[1] * 3, [B]),
     ('split', lambda m, x: x.split(2, 1), [R(2, 5)]),
     ('split_list', lambda m, x: m.split(x, [1, 3, 1], 1), [R(2, 5)]),

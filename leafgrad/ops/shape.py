@@ -673,9 +673,17 @@ def unfold(input, dimension, size, step):
     return out
 
 
+def _iter(input):
+    """``for row in t``: PyTorch iterates over ``t.unbind(0)`` (so the rows are UnbindBackward0
+    views, which may not be modified in place while recording)."""
+    if input._data.ndim == 0:
+        raise TypeError('iteration over a 0-d tensor')
+    return iter(unbind(input, 0))
+
+
 FUNCTIONS = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'unflatten', 'ravel', 'contiguous', 'clone',
              'transpose', 'swapaxes', 'swapdims', 't', 'permute', 'movedim', 'moveaxis', 'unsqueeze', 'squeeze',
              'expand', 'expand_as', 'broadcast_to', 'select', 'narrow', 'diagonal', 'unbind', 'split',
              'split_with_sizes', 'chunk', 'tensor_split', 'unfold']
 NOT_METHODS = ['view', 'unfold']  # leafgrad.unfold is not a function in PyTorch (nn.functional.unfold is im2col)
-METHODS = {'view': view, 'unfold': unfold, 'T': property(_T), 'mT': property(_mT)}
+METHODS = {'view': view, 'unfold': unfold, '__iter__': _iter, 'T': property(_T), 'mT': property(_mT)}
