@@ -131,6 +131,17 @@ CASES = [
     ('meshgrid_ij', lambda m, x, y: m.meshgrid(x, y, indexing='ij'), [R(3), R(2)]),
     ('meshgrid_xy', lambda m, x, y, z: m.meshgrid([x, y, z], indexing='xy'), [R(3), R(2), R(2, seed=4)]),
     ('meshgrid_product', lambda m, x, y: (lambda a, b: a * b)(*m.meshgrid(x, y, indexing='xy')), [R(3), R(2)]),
+    ('unsqueeze_', lambda m, x: (x * 1).unsqueeze_(1), [B]),
+    ('squeeze_all_', lambda m, x: (x * 1).squeeze_(), [R(1, 3, 1)]),
+    ('squeeze_dim_', lambda m, x: (x * 1).squeeze_(-1), [R(1, 3, 1)]),
+    ('squeeze_dims_', lambda m, x: (x * 1).squeeze_((0, 2)), [R(1, 3, 1)]),
+    ('t_', lambda m, x: (x * 1).t_(), [B]),
+    ('transpose_', lambda m, x: (x * 1).transpose_(0, 2), [A]),
+    ('swapaxes_', lambda m, x: (x * 1).swapaxes_(0, 1), [A]),
+    ('unsqueeze_view_then_write', lambda m, x: (lambda y, v: [v.unsqueeze_(0), v.pow_(2), y][2])(
+        *(lambda y: (y, y[1]))(x * 1)), [B]),
+    ('t_view_then_write', lambda m, x, w: (lambda y, v: [v.t_(), v.mul_(w), y][2])(
+        *(lambda y: (y, y[1:]))(x * 1)), [B, R(4, 2)]),
     # nonlinear compositions: second derivatives with respect to the inputs are nonzero
     ('flip_times', lambda m, x: x.flip(0) * x, [B]),
     ('cat_square', lambda m, x, y: m.cat([x, y]) ** 2, [B, R(1, 4)]),
@@ -210,6 +221,18 @@ def test_views_share_storage_and_version(name, make):
     np.testing.assert_array_equal(lv, tv)
     assert (lbv, lvv) == (tbv, tvv)
     assert lbase == tbase
+
+
+def test_inplace_shape_ops_bump_version_and_keep_storage():
+    for m in (lg, torch):
+        base = m.arange(6.).reshape(2, 3).clone()
+        v = base[1]
+        v.unsqueeze_(0)
+        v.mul_(10)
+        assert tuple(v.shape) == (1, 3) and v._version == 2 and v._base is base
+        np.testing.assert_array_equal(base.numpy(), [[0, 1, 2], [30, 40, 50]])
+        with pytest.raises(RuntimeError, match='a leaf Variable that requires grad is being used in an in-place'):
+            m.ones(2, requires_grad=True).unsqueeze_(0)
 
 
 def test_reshape_copy_is_not_a_view():

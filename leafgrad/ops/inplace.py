@@ -344,5 +344,58 @@ def copy_(self, src, non_blocking=False):
     return inplace(self, lambda s: _copied(s, src), (src,))
 
 
+# ---- in-place shape changes (x.unsqueeze_(0)): the tensor becomes its own reshaped view --------
+
+def _reshape_inplace(self, make, node_name):
+    """Give ``self`` the shape of ``make(self)`` (a view op) in place: same storage, version
+    bumped, history through the view op's node (renamed as PyTorch names the in-place form)."""
+    self._check_inplace()
+    new = make(self)
+    self._data = new._data
+    self._version_counter[0] += 1
+    node = new._grad_fn
+    if node is not None:
+        node.__class__ = _renamed(type(node), node_name)
+        _rebase(self, node)
+    if self._base is not None:  # still a view of its base: one more step in its recipe
+        link = self._meta.view_of
+        old_make = link[1]
+        self._meta.view_of = (link[0], lambda t: make(old_make(t))) + tuple(link[2:])
+    return self
+
+
+_RENAMED = {}
+
+
+def _renamed(cls, name):
+    """A subclass of a view op's node class, named for its in-place form (same behaviour)."""
+    key = (cls, name)
+    if key not in _RENAMED:
+        _RENAMED[key] = type(name, (cls,), {'__slots__': ()})
+    return _RENAMED[key]
+
+
+def unsqueeze_(self, dim):
+    from .shape import unsqueeze
+    return _reshape_inplace(self, lambda t: unsqueeze(t, dim), 'UnsqueezeBackward1')
+
+
+def squeeze_(self, dim=None):
+    from .shape import squeeze
+    name = 'SqueezeBackward3' if dim is None else 'SqueezeBackward4' if isinstance(dim, int) else 'SqueezeBackward5'
+    return _reshape_inplace(self, lambda t: squeeze(t, dim), name)
+
+
+def t_(self):
+    from .shape import t
+    return _reshape_inplace(self, t, 'TBackward1')
+
+
+def transpose_(self, dim0, dim1):
+    from .shape import transpose
+    return _reshape_inplace(self, lambda t: transpose(t, dim0, dim1), 'TransposeBackward1')
+
+
 METHODS = {'add_': add_, 'sub_': sub_, 'mul_': mul_, 'div_': div_, 'pow_': pow_, 'zero_': zero_, 'fill_': fill_,
-           'copy_': copy_}
+           'copy_': copy_, 'unsqueeze_': unsqueeze_, 'squeeze_': squeeze_, 't_': t_, 'transpose_': transpose_,
+           'swapaxes_': transpose_, 'swapdims_': transpose_}
