@@ -142,6 +142,11 @@ CASES = [
         *(lambda y: (y, y[1]))(x * 1)), [B]),
     ('t_view_then_write', lambda m, x, w: (lambda y, v: [v.t_(), v.mul_(w), y][2])(
         *(lambda y: (y, y[1:]))(x * 1)), [B, R(4, 2)]),
+    ('select_scatter', lambda m, x, s: m.select_scatter(x, s, 1, -1), [B, R(3)]),
+    ('slice_scatter', lambda m, x, s: m.slice_scatter(x, s, 1, 0, 4, 2), [B, R(3, 2)]),
+    ('slice_scatter_default', lambda m, x, s: x.slice_scatter(s, start=1), [B, R(2, 4)]),
+    ('diagonal_scatter', lambda m, x, s: m.diagonal_scatter(x, s, 1), [B, R(3)]),
+    ('diagonal_scatter_square', lambda m, x, s: m.diagonal_scatter(x, s) ** 2, [B, R(3)]),
     # nonlinear compositions: second derivatives with respect to the inputs are nonzero
     ('flip_times', lambda m, x: x.flip(0) * x, [B]),
     ('cat_square', lambda m, x, y: m.cat([x, y]) ** 2, [B, R(1, 4)]),
@@ -316,6 +321,9 @@ ERRORS = [
     ('unfold_negative', lambda m, x: x.unfold(1, -1, 1)),
     ('meshgrid_dtype', lambda m, x: m.meshgrid(x[0, 0], x[0, 0].float(), indexing='ij')),
     ('meshgrid_empty', lambda m, x: m.meshgrid([], indexing='ij')),
+    ('select_scatter_size', lambda m, x: m.select_scatter(x, m.zeros(3, dtype=m.float64), 0, 1)),
+    ('select_scatter_index', lambda m, x: m.select_scatter(x, m.zeros(3, 2, dtype=m.float64), 0, 5)),
+    ('slice_scatter_size', lambda m, x: m.slice_scatter(x, m.zeros(2, 3, 2, dtype=m.float64), 0, 0, 1)),
     ('pad_odd', lambda m, x: F(m)(x, (1,))),
     ('pad_too_long', lambda m, x: F(m)(x, (1, 1) * 4)),
     ('pad_reflect_too_big', lambda m, x: F(m)(x, (2, 2), mode='reflect')),

@@ -533,6 +533,74 @@ def rot90(input, k=1, dims=(0, 1)):
     return result
 
 
+# ---- select_scatter / slice_scatter / diagonal_scatter: the functional forms of writing a view ----
+
+class _ViewScatterBackward(Node):
+    """``input`` with ``src`` written into one of its views: the input's gradient is the
+    gradient with that view zeroed, src's is the gradient's view."""
+    __slots__ = ('region', 'view')
+
+    def apply(self, grad):
+        gi = gs = None
+        if self.needs_input_grad(0):
+            zeros = wrap(xp.zeros(self.region(grad._data).shape, dtype=grad._data.dtype))
+            gi = _view_scatter(grad, zeros, self.region, self.view, type(self))
+        if self.needs_input_grad(1):
+            gs = self.view(grad)
+        return gi, gs
+
+
+class SelectScatterBackward0(_ViewScatterBackward):
+    __slots__ = ()
+
+
+class SliceScatterBackward0(_ViewScatterBackward):
+    __slots__ = ()
+
+
+class DiagonalScatterBackward0(_ViewScatterBackward):
+    __slots__ = ()
+
+
+def _view_scatter(input, src, region, view, node_cls):
+    """``region(array)`` is the NumPy view written; ``view(tensor)`` the same as a leafgrad op."""
+    data = input._data.copy()
+    target = region(data)
+    if target.shape != src._data.shape:
+        raise RuntimeError(f'expected src to have a size equal to the slice of self. src size = '
+                           f'{list(src._data.shape)}, slice size = {list(target.shape)}')
+    target[...] = src._data
+    out, node = record(data, node_cls, (input, src))
+    if node is not None:
+        node.region, node.view = region, view
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    if not -shape[d] <= index < shape[d]:
+        raise IndexError(f'select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}')
+    i = index % shape[d]
+    return _view_scatter(input, src, lambda a: a[(slice(None),) * d + (i, Ellipsis)],
+                         lambda t: _shape.select(t, d, i), SelectScatterBackward0)
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    d = wrap_dim(dim, input._data.ndim)
+    s, e, st = slice(start, end, step).indices(input._data.shape[d])
+    e = max(e, s)
+    return _view_scatter(input, src, lambda a: a[(slice(None),) * d + (slice(s, e, st),)],
+                         lambda t: _shape.slice_dim(t, d, s, e, st), SliceScatterBackward0)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    nd = input._data.ndim
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    return _view_scatter(input, src, lambda a: _shape._diagonal_array(a, offset, d1, d2),
+                         lambda t: _shape.diagonal(t, offset, d1, d2), DiagonalScatterBackward0)
+
+
 # ---- meshgrid and index helpers --------------------------------------------------------------------
 
 _MESHGRID_WARNING = ('leafgrad.meshgrid: in an upcoming release, it will be required to pass the indexing argument.')
@@ -591,6 +659,6 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 FUNCTIONS = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack', 'column_stack',
              'atleast_1d', 'atleast_2d', 'atleast_3d', 'repeat', 'tile', 'repeat_interleave', 'flip', 'fliplr',
              'flipud', 'roll', 'tril', 'triu', 'diag', 'diag_embed', 'pad', 'rot90', 'meshgrid', 'argwhere',
-             'tril_indices', 'triu_indices']
+             'tril_indices', 'triu_indices', 'select_scatter', 'slice_scatter', 'diagonal_scatter']
 NOT_METHODS = ['meshgrid', 'tril_indices', 'triu_indices', 'cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack', 'column_stack',
                'atleast_1d', 'atleast_2d', 'atleast_3d', 'pad']
