@@ -529,3 +529,18 @@ def test_random_index_read_and_write(parts, seed):
     for u, v in zip(a[:4], b[:4]):
         np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-12)
     assert a[4:] == b[4:]
+
+
+def test_version_error_names_copyslices():
+    msgs = []
+    for m in (torch, lg):
+        x = m.ones(2, 3, requires_grad=True)
+        y = x * 1
+        y[0].mul_(2)
+        z = y * y          # saves y, whose history is now a CopySlices
+        y[1].add_(1)
+        with pytest.raises(RuntimeError) as info:
+            z.sum().backward()
+        msgs.append(str(info.value))
+    assert msgs[1].replace('leafgrad', 'torch') == msgs[0]
+    assert 'output 0 of torch::autograd::CopySlices, is at version 2; expected version 1' in msgs[0]
