@@ -544,3 +544,16 @@ def test_version_error_names_copyslices():
         msgs.append(str(info.value))
     assert msgs[1].replace('leafgrad', 'torch') == msgs[0]
     assert 'output 0 of torch::autograd::CopySlices, is at version 2; expected version 1' in msgs[0]
+
+
+def test_view_of_plain_tensor_joins_graph_after_write():
+    results = []
+    for m in (torch, lg):
+        x = m.zeros(3)
+        a = x[0:2]                       # a view taken before anything required grad
+        w = m.ones(2, requires_grad=True)
+        x[1:] = w
+        (a * m.tensor([1., 5.])).sum().backward()
+        results.append((a.requires_grad, node_name(a), w.grad.numpy().copy()))
+    assert results[0][:2] == results[1][:2] == (True, 'AsStridedBackward0')
+    np.testing.assert_array_equal(results[0][2], results[1][2])
