@@ -59,7 +59,7 @@ class _Meta:
         self.hooks = None            # {id: hook} of a leaf (a non-leaf's live on its grad_fn)
         self.post_acc_hooks = None   # {id: hook(tensor)} after .grad is written
         self.retains_grad = False
-        self.view_of = None          # (base, function making this view from the base's data)
+        self.view_of = None          # (parent, make: parent -> this view[, op name if one of several outputs])
         self.name = None
         self.is_inference = False
         self.views = None            # a base's live views (WeakSet), to refresh after in-place ops

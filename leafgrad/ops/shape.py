@@ -240,6 +240,28 @@ def alias_view(input):
     return alias(input)
 
 
+def _H(input):
+    nd = input._data.ndim
+    if nd != 2:
+        raise RuntimeError(f'tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor. For batches of '
+                           'matrices, consider using tensor.mH')
+    return transpose(input, 0, 1)  # the conjugate of a real tensor is itself
+
+
+def _mH(input):
+    if input._data.ndim < 2:
+        raise RuntimeError(f'tensor.mH is only supported on matrices or batches of matrices. Got '
+                           f'{input._data.ndim}-D tensor.')
+    return transpose(input, -2, -1)
+
+
+def adjoint(input):
+    if input._data.ndim < 2:
+        raise RuntimeError(f'tensor.adjoint() is only supported on matrices or batches of matrices. Got '
+                           f'{input._data.ndim}-D tensor.')
+    return transpose(input, -2, -1)
+
+
 def _mT(input):
     if input._data.ndim < 2:
         raise RuntimeError('tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.')
@@ -684,6 +706,7 @@ def _iter(input):
 FUNCTIONS = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'unflatten', 'ravel', 'contiguous', 'clone',
              'transpose', 'swapaxes', 'swapdims', 't', 'permute', 'movedim', 'moveaxis', 'unsqueeze', 'squeeze',
              'expand', 'expand_as', 'broadcast_to', 'select', 'narrow', 'diagonal', 'unbind', 'split',
-             'split_with_sizes', 'chunk', 'tensor_split', 'unfold']
+             'split_with_sizes', 'chunk', 'tensor_split', 'unfold', 'adjoint']
 NOT_METHODS = ['view', 'unfold']  # leafgrad.unfold is not a function in PyTorch (nn.functional.unfold is im2col)
-METHODS = {'view': view, 'unfold': unfold, '__iter__': _iter, 'T': property(_T), 'mT': property(_mT)}
+METHODS = {'view': view, 'unfold': unfold, '__iter__': _iter, 'T': property(_T), 'mT': property(_mT),
+           'H': property(_H), 'mH': property(_mH)}
