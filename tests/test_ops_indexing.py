@@ -557,3 +557,26 @@ def test_view_of_plain_tensor_joins_graph_after_write():
         results.append((a.requires_grad, node_name(a), w.grad.numpy().copy()))
     assert results[0][:2] == results[1][:2] == (True, 'AsStridedBackward0')
     np.testing.assert_array_equal(results[0][2], results[1][2])
+
+
+def test_copyslices_retain_graph_and_create_graph():
+    results = []
+    for m in (torch, lg):
+        x = m.ones(3, requires_grad=True)
+        y = x * 1
+        y[1:].pow_(2)
+        s = y.sum()
+        s.backward(retain_graph=True)
+        s.backward()
+        with pytest.raises(RuntimeError, match='Trying to backward through the graph a second time'):
+            s.backward()
+        x2 = m.tensor([1., 2., 3.], requires_grad=True)
+        y2 = x2 * 1
+        y2[1:].pow_(3)
+        g, = m.autograd.grad(y2.sum(), x2, create_graph=True)
+        gg, = m.autograd.grad(g.sum(), x2)
+        results.append((x.grad.numpy().copy(), node_name(g), g.detach().numpy().copy(), gg.numpy().copy()))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    assert results[0][1] == results[1][1]
+    np.testing.assert_allclose(results[0][2], results[1][2])
+    np.testing.assert_allclose(results[0][3], results[1][3])
