@@ -316,7 +316,8 @@ ERRORS = [
     ('gather_oob', lambda m, x: x.gather(0, m.full((1, 3, 2), 5))),
     ('gather_negative', lambda m, x: x.gather(0, m.full((1, 3, 2), -1))),
     ('scatter_oob', lambda m, x: x.scatter(0, m.full((1, 3, 2), 5), 1.)),
-    ('scatter_src_small', lambda m, x: x.scatter(0, m.zeros(2, 3, 2, dtype=m.int64), m.zeros(1, 3, 2, dtype=m.float64))),
+    ('scatter_src_small', lambda m, x: x.scatter(0, m.zeros(2, 3, 2, dtype=m.int64),
+                                                 m.zeros(1, 3, 2, dtype=m.float64))),
     ('scatter_dtype', lambda m, x: x.scatter(0, m.zeros(1, 3, 2, dtype=m.int64), x.float())),
     ('index_select_2d', lambda m, x: x.index_select(0, m.tensor([[0]]))),
     ('index_select_oob', lambda m, x: x.index_select(0, m.tensor([9]))),
@@ -410,6 +411,7 @@ def test_multi_output_view_of_modified_base_refuses_use():
         y = m.ones(3, 2, requires_grad=True).clone()
         first = y.unbind(0)[0]
         y.mul_(2)
+        y.add_(1)  # a second change must not trip over the refused view
         with pytest.raises(RuntimeError) as info:
             (first * 1).sum().backward()
         msgs.append(str(info.value))

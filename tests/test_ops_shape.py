@@ -260,13 +260,14 @@ def test_expanded_view_refuses_inplace():
             e.mul_(2)
 
 
-@pytest.mark.parametrize('op', ['unbind', 'split', 'chunk', 'split_with_sizes'])
+@pytest.mark.parametrize('op', ['unbind', 'split', 'chunk', 'split_with_sizes', 'view_of_unbind', 'iterate'])
 def test_multi_output_views_refuse_inplace(op):
     msgs = []
     for m in (lg, torch):
         x = m.randn(4, 2, requires_grad=True).clone()
         outs = {'unbind': lambda: x.unbind(0), 'split': lambda: x.split(2), 'chunk': lambda: x.chunk(2),
-                'split_with_sizes': lambda: x.split([1, 3])}[op]()
+                'split_with_sizes': lambda: x.split([1, 3]), 'view_of_unbind': lambda: [v[1:] for v in x.unbind(0)],
+                'iterate': lambda: list(x)}[op]()
         with pytest.raises(RuntimeError) as info:
             outs[1].mul_(2)
         msgs.append(str(info.value))

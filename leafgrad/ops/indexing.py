@@ -16,7 +16,8 @@ def _is_basic(c):
 
 _SEQUENCE_AS_TUPLE = ('Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in '
                       'pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as '
-                      'tensor index, x[leafgrad.tensor(seq)], which will result either in an error or a different result')
+                      'tensor index, x[leafgrad.tensor(seq)], which will result either in an error or a different '
+                      'result')
 
 
 def _normalize(index):

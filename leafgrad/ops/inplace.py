@@ -18,7 +18,7 @@ view, and into one output of unbind/split/chunk while recording.
 """
 from .. import backend
 from ._util import Node, needs_grad, state, wrap, xp
-from ..autograd.graph import gradient_edge
+from ..autograd.graph import _short_name, gradient_edge
 from ..tensor import Tensor
 
 
@@ -97,13 +97,15 @@ def _refresh_views(base, modified):
         return
     for v in list(views):
         if v is not modified and v._version_counter is base._version_counter:
-            link = v._meta.view_of
-            if len(link) == 3 and v._requires_grad:
+            if type(v._grad_fn) is _InvalidMultiOutputView:
+                continue  # already refused
+            if v._requires_grad and v._grad_fn is not None and _from_multi_output(v):
                 node = _InvalidMultiOutputView(((None, 0),))
-                node.message = (f'Output {v._output_nr} of {link[2]} is a view and its base or another view of its '
-                                'base has been modified inplace. This view is the output of a function that returns '
-                                'multiple views. Such functions do not allow the output views to be modified '
-                                'inplace. You should replace the inplace operation by an out-of-place one.')
+                node.message = (f'Output {v._output_nr} of {_short_name(v._grad_fn)} is a view and its base or '
+                                'another view of its base has been modified inplace. This view is the output of a '
+                                'function that returns multiple views. Such functions do not allow the output views '
+                                'to be modified inplace. You should replace the inplace operation by an out-of-place '
+                                'one.')
                 _rebase(v, node)
             else:
                 _regenerate(v, base)
@@ -126,16 +128,22 @@ def _check_writable(self):
                            'memory location. Please clone() the tensor before performing the operation.')
 
 
-def _check_multi_output_view(self):
-    t = self
+def _from_multi_output(t):
+    """Whether ``t`` is (a view of) one of several views returned together (unbind, split)."""
     while t._base is not None:
         link = t._meta.view_of
-        if len(link) == 3 and t._requires_grad:
-            raise RuntimeError(f'Output {t._output_nr} of {link[2]} is a view and is being modified inplace. This view '
-                               'is the output of a function that returns multiple views. Such functions do not allow '
-                               'the output views to be modified inplace. You should replace the inplace operation by '
-                               'an out-of-place one.')
+        if len(link) == 3:
+            return True
         t = link[0]
+    return False
+
+
+def _check_multi_output_view(self):
+    if self._requires_grad and self._grad_fn is not None and _from_multi_output(self):
+        raise RuntimeError(f'Output {self._output_nr} of {_short_name(self._grad_fn)} is a view and is being modified '
+                           'inplace. This view is the output of a function that returns multiple views. Such functions '
+                           'do not allow the output views to be modified inplace. You should replace the inplace '
+                           'operation by an out-of-place one.')
 
 
 def _check_result(self, result):
@@ -313,7 +321,10 @@ class CopyBackwards(Node):
         if self.next_functions[1][0] is not None:
             gsrc = sum_to(grad, self.src_shape)
             if gsrc._data.dtype != self.src_dtype:
-                gsrc = wrap(gsrc._data.astype(self.src_dtype)) if not gsrc._requires_grad else gsrc.to(backend.from_np(self.src_dtype))
+                if gsrc._requires_grad:
+                    gsrc = gsrc.to(backend.from_np(self.src_dtype))
+                else:
+                    gsrc = wrap(gsrc._data.astype(self.src_dtype))
         return gs, gsrc
 
 

@@ -217,8 +217,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if counts.size == 1:
             counts = xp.full(size, counts.reshape(()))
         if counts.ndim != 1 or counts.shape[0] != size:
+            n = counts.shape[0] if counts.ndim else 1
             raise RuntimeError(f'repeats must have the same size as input along dim, but got '
-                               f'repeats.size(0) = {counts.shape[0] if counts.ndim else 1} and input.size({d}) = {size}')
+                               f'repeats.size(0) = {n} and input.size({d}) = {size}')
         if (counts < 0).any():
             raise RuntimeError('repeats can not be negative')
         from .indexing import index_select
@@ -660,5 +661,5 @@ FUNCTIONS = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_s
              'atleast_1d', 'atleast_2d', 'atleast_3d', 'repeat', 'tile', 'repeat_interleave', 'flip', 'fliplr',
              'flipud', 'roll', 'tril', 'triu', 'diag', 'diag_embed', 'pad', 'rot90', 'meshgrid', 'argwhere',
              'tril_indices', 'triu_indices', 'select_scatter', 'slice_scatter', 'diagonal_scatter']
-NOT_METHODS = ['meshgrid', 'tril_indices', 'triu_indices', 'cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack', 'column_stack',
-               'atleast_1d', 'atleast_2d', 'atleast_3d', 'pad']
+NOT_METHODS = ['meshgrid', 'tril_indices', 'triu_indices', 'cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack',
+               'row_stack', 'dstack', 'column_stack', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'pad']

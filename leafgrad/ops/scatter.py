@@ -105,8 +105,9 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     data = _scatter_data(input, d, idx, values, reduce)
     if reduce is not None:
         if is_tensor:
-            warnings.warn('The reduce argument of leafgrad.scatter with Tensor src is deprecated and will be removed in '
-                          'a future PyTorch release. Use leafgrad.scatter_reduce instead for more reduction options.',
+            warnings.warn('The reduce argument of leafgrad.scatter with Tensor src is deprecated and will be removed '
+                          'in a future PyTorch release. Use leafgrad.scatter_reduce instead for more reduction '
+                          'options.',
                           UserWarning, stacklevel=2)
         out, node = record(data, NotImplemented_, (input, src) if is_tensor else (input,))
         if node is not None:
@@ -323,7 +324,8 @@ class MaskedFillBackward1(Node):
 def masked_fill(input, mask, value):
     m = mask._data
     if m.dtype.kind != 'b':
-        raise RuntimeError(f'masked_fill_ only supports boolean masks, but got mask with dtype {scalar_type_name(m.dtype)}')
+        raise RuntimeError(f'masked_fill_ only supports boolean masks, but got mask with dtype '
+                           f'{scalar_type_name(m.dtype)}')
     if isinstance(value, Tensor) and value._data.ndim != 0:
         raise RuntimeError(f'masked_fill_ only supports a 0-dimensional value tensor, but got tensor with '
                            f'{value._data.ndim} dimension(s).')
@@ -507,8 +509,8 @@ def index_put_(self, indices, values, accumulate=False):
     return inplace(self, lambda s: index_put(s, indices, values, accumulate), _others(values))
 
 
-FUNCTIONS = ['scatter', 'scatter_add', 'scatter_reduce', 'index_add', 'index_fill', 'masked_fill', 'index_put', 'index_copy',
-             'masked_scatter']
-METHODS = {'scatter_': scatter_, 'scatter_add_': scatter_add_, 'scatter_reduce_': scatter_reduce_, 'index_add_': index_add_, 'index_fill_': index_fill_,
-           'masked_fill_': masked_fill_, 'index_put_': index_put_, 'index_copy_': index_copy_,
-           'masked_scatter_': masked_scatter_}
+FUNCTIONS = ['scatter', 'scatter_add', 'scatter_reduce', 'index_add', 'index_fill', 'masked_fill', 'index_put',
+             'index_copy', 'masked_scatter']
+METHODS = {'scatter_': scatter_, 'scatter_add_': scatter_add_, 'scatter_reduce_': scatter_reduce_,
+           'index_add_': index_add_, 'index_fill_': index_fill_, 'masked_fill_': masked_fill_,
+           'index_put_': index_put_, 'index_copy_': index_copy_, 'masked_scatter_': masked_scatter_}

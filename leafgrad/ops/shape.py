@@ -339,7 +339,8 @@ def expand(input, *sizes):
     shape = input._data.shape
     if len(sizes) < len(shape):
         from ..tensor import legacy_type_name
-        raise RuntimeError(f'expand({legacy_type_name(input._data)}{{{list(shape)}}}, size={list(sizes)}): the number of sizes '
+        raise RuntimeError(f'expand({legacy_type_name(input._data)}{{{list(shape)}}}, size={list(sizes)}): the number '
+                           f'of sizes '
                            f'provided ({len(sizes)}) must be greater or equal to the number of dimensions in '
                            f'the tensor ({len(shape)})')
     lead = len(sizes) - len(shape)
