@@ -340,9 +340,8 @@ def expand(input, *sizes):
     if len(sizes) < len(shape):
         from ..tensor import legacy_type_name
         raise RuntimeError(f'expand({legacy_type_name(input._data)}{{{list(shape)}}}, size={list(sizes)}): the number '
-                           f'of sizes '
-                           f'provided ({len(sizes)}) must be greater or equal to the number of dimensions in '
-                           f'the tensor ({len(shape)})')
+                           f'of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions '
+                           f'in the tensor ({len(shape)})')
     lead = len(sizes) - len(shape)
     target = []
     for i, s in enumerate(sizes):
