@@ -339,6 +339,10 @@ ERRORS = [
     ('index_too_many', lambda m, x: x[0, 0, 0, 0]),
     ('index_int_oob', lambda m, x: x[4]),
     ('setitem_shape', lambda m, x: x.__setitem__(m.tensor([0, 1]), m.zeros(3, 3, 2, dtype=m.float64))),
+    ('index_put_shape', lambda m, x: x.index_put((m.tensor([0]),), m.ones(3, dtype=m.float64))),
+    ('index_put_dtype', lambda m, x: x.index_put((m.tensor([0]),), m.ones(3, 2))),
+    ('index_put_not_tuple', lambda m, x: x.index_put(m.tensor([0]), m.ones(3, 2, dtype=m.float64))),
+    ('index_put_oob', lambda m, x: x.index_put((m.tensor([9]),), m.ones(3, 2, dtype=m.float64))),
     ('index_fill_oob', lambda m, x: x.index_fill(0, m.tensor([5]), 1.)),
     ('index_fill_value_dims', lambda m, x: x.index_fill(0, m.tensor([1]), m.ones(2))),
 ]

@@ -361,14 +361,15 @@ class IndexPutBackward0_accumulate(Node):  # noqa: N801
 
 def index_put(input, indices, values, accumulate=False):
     if not isinstance(indices, (tuple, list)):
-        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}")
+        raise TypeError(f"index_put(): argument 'indices' (position 1) must be tuple of Tensors, not "
+                        f'{type(indices).__name__}')
     np_index = _to_numpy_index(_normalize(tuple(indices)), input._data.shape)
     if not isinstance(values, Tensor):
         values = wrap(xp.asarray(values, dtype=input._data.dtype))
     if values._data.dtype != input._data.dtype:
         raise RuntimeError(f'Index put requires the source and destination dtypes match, got '
-                           f'{input.dtype.name.capitalize()} for the destination and '
-                           f'{values.dtype.name.capitalize()} for the source.')
+                           f'{_legacy(input._data.dtype)} for the destination and '
+                           f'{_legacy(values._data.dtype)} for the source.')
     target_shape = input._data[np_index].shape
     try:
         xp.broadcast_shapes(values._data.shape, target_shape)
