@@ -188,6 +188,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                         heapq.heappush(ready, (-pending._seq, next(order), pending))
                         pending = None
                     heapq.heappush(ready, (-nxt._seq, next(order), nxt))
+            # Drop this step's references, so that a buffer consumed here can be freed (or
+            # taken by AccumulateGrad without a copy) as soon as its last consumer has run.
+            grads = outs = grad = old = None
     return captured
 
 

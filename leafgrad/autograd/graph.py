@@ -12,6 +12,7 @@ version counter only (keeping the output tensor would make a reference cycle
 tensor -> grad_fn -> tensor); it is re-wrapped, connected to this node, when unpacked.
 """
 import itertools
+import sys
 import weakref
 
 _sequence = itertools.count()
@@ -176,9 +177,14 @@ class AccumulateGrad(Node):
         var = self.variable
         old = var._grad
         if old is None:
-            # The first write allocates: the engine may hand the same buffer to several
-            # consumers, so .grad gets its own copy (detached unless recording the walk).
-            var._grad = grad.clone() if state.grad_enabled else grad.detach()._owned_copy()
+            # The first write allocates, unless nobody else can see the incoming buffer: then
+            # .grad takes it as it is (PyTorch "steals" it the same way, by reference count).
+            if state.grad_enabled:
+                var._grad = grad.clone()
+            elif _unshared(grad):
+                var._grad = grad
+            else:
+                var._grad = grad.detach()._owned_copy()
         elif state.grad_enabled:
             var._grad = old + grad  # out of place, so that the new .grad has a history
         else:
@@ -191,6 +197,20 @@ class AccumulateGrad(Node):
 
     def release(self):
         pass
+
+
+# References to an incoming gradient while AccumulateGrad runs when no one else holds it: the
+# engine's buffer list, apply's parameter, and getrefcount's own argument.
+_ENGINE_REFS = 3
+
+
+def _unshared(grad):
+    """True when ``grad`` and its array are referenced only by the engine's walk: no user
+    tensor, no other buffer and no view can see them, so .grad may take them without a copy."""
+    arr = grad._data
+    return (type(grad) is _tensor.Tensor and sys.getrefcount(grad) <= _ENGINE_REFS and grad._grad_fn is None
+            and grad._meta is None and getattr(arr, 'base', True) is None and sys.getrefcount(arr) <= 2
+            and arr.flags.writeable)
 
 
 def grad_accumulator(tensor):
