@@ -10,7 +10,8 @@ import importlib
 
 from ..tensor import Tensor
 
-FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax', 'shape', 'indexing', 'linalg', 'inplace', 'conversion', 'operators']
+FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax', 'shape',
+            'rearrange', 'indexing', 'scatter', 'linalg', 'inplace', 'conversion', 'operators']
 
 __all__ = []
 for _family in FAMILIES:
