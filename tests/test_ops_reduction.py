@@ -87,6 +87,20 @@ CASES = [
     C('mode', lambda T, x: T.mode(x), 't', shapes=M, fd=False),
     C('mode_dim_keepdim', lambda T, x: x.mode(0, keepdim=True), 't', shapes=M, fd=False),
     C('mode_distinct', lambda T, x: T.mode(x, 1), shapes=M),
+    C('sort', lambda T, x: T.sort(x), shapes=ALL),
+    C('sort_dim_descending', lambda T, x: x.sort(0, descending=True), shapes=M),
+    C('sort_stable_ties', lambda T, x: T.sort(x, dim=1, stable=True), 't', shapes=M, fd=False),
+    C('sort_stable_descending_ties', lambda T, x: x.sort(dim=-1, descending=True, stable=True), 't', shapes=M,
+      fd=False),
+    C('sort_nan', lambda T, x: T.sort(T.log(x), dim=1, descending=True, stable=True), shapes=M, grad=False),
+    C('sort_nan_ascending', lambda T, x: T.log(x).sort(0), shapes=M, grad=False),
+    C('sort_int', lambda T, x: x.sort(stable=True), 't', shapes=M, grad=False, ints=True),
+    C('argsort', lambda T, x: T.argsort(x, 1, descending=True), shapes=M, grad=False, ints=False),
+    C('argsort_stable_ties', lambda T, x: x.argsort(stable=True), 't', shapes=M + [((),)], grad=False),
+    C('msort', lambda T, x: T.msort(x), shapes=M),
+    C('topk', lambda T, x: T.topk(x, 2), shapes=M),
+    C('topk_smallest_dim', lambda T, x: x.topk(2, dim=0, largest=False), shapes=M),
+    C('topk_0d', lambda T, x: x.topk(1), shapes=[((),)]),
     # var / std
     C('var', lambda T, x: T.var(x), shapes=M),
     C('var_dim', lambda T, x: x.var(1), shapes=M),
@@ -215,6 +229,8 @@ ERRORS = [
     ('kthvalue_k_too_large', lambda T: _x(T).kthvalue(4, 1)),
     ('logcumsumexp_int', lambda T: T.tensor([1, 2]).logcumsumexp(0)),
     ('argmax_bool', lambda T: T.tensor([True, False]).argmax()),
+    ('topk_k_too_large', lambda T: _x(T).topk(4)),
+    ('sort_bad_dim', lambda T: _x(T).sort(2)),
 ]
 
 

@@ -347,6 +347,81 @@ def mode(input, dim=-1, keepdim=False):
     return _select_along_dim(input, dim, keepdim, 'mode', _mode_index, ModeBackward0, return_types.mode)
 
 
+# ---- sort, argsort, msort, topk -----------------------------------------------------------------
+
+class SortBackward0(Node):
+    """values, indices = sort(x): each value's gradient goes back to where it came from."""
+    # no __slots__: a multi-output node (see _SelectAlongDim)
+
+    def apply(self, grad, grad_indices=None):
+        if not self.shape:
+            return grad,
+        return _embed(grad, self.index, self.dim, self.shape),
+
+
+class SortBackward1(SortBackward0):
+    """sort(..., stable=...): PyTorch records its stable overload under this name."""
+
+
+class TopkBackward0(SortBackward0):
+    pass
+
+
+def _order(data, d, descending):
+    """A stable argsort along d; NaN counts as the largest value, as in PyTorch."""
+    if data.dtype.kind == 'b' or data.dtype.kind == 'u':
+        data = data.astype(xp.int64)
+    if not descending:
+        return xp.argsort(data, axis=d, kind='stable')
+    key = -data if data.dtype.kind != 'f' else xp.where(xp.isnan(data), -xp.inf, -data)
+    return xp.argsort(key, axis=d, kind='stable')
+
+
+def _sorted(input, dim, descending, k, node_cls, return_type):
+    data = input._data
+    d = wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        values, idx = data.copy(), xp.zeros((), dtype=xp.int64)
+    else:
+        idx = _order(data, d, descending)
+        if k is not None:
+            idx = xp.take(idx, xp.arange(k), axis=d)
+        idx = idx.astype(xp.int64)
+        values = xp.take_along_axis(data, idx, axis=d)
+    (out, indices), node = record_many([values, idx], node_cls, (input,), differentiable=(True, False))
+    if node is not None:
+        node.dim, node.shape, node.index = d, data.shape, idx
+    return return_type(out, indices)
+
+
+def sort(input, dim=-1, descending=False, *, stable=None):
+    # (a stable sort either way; ``stable`` only chooses the node's name, as in PyTorch)
+    return _sorted(input, dim, descending, None, SortBackward0 if stable is None else SortBackward1,
+                   return_types.sort)
+
+
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    data = input._data
+    d = wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        return wrap(xp.zeros((), dtype=xp.int64))
+    return wrap(_order(data, d, descending).astype(xp.int64))
+
+
+def msort(input):
+    return sort(input, 0).values
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The k largest (or smallest) along dim, in order (among equal values PyTorch's indices
+    may differ: its kernel does not promise which)."""
+    data = input._data
+    n = data.shape[wrap_dim(dim, data.ndim)] if data.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError('selected index k out of range')
+    return _sorted(input, dim, largest, k, TopkBackward0, return_types.topk)
+
+
 # ---- cummax, cummin ------------------------------------------------------------------------
 
 class CummaxBackward0(Node):
@@ -395,4 +470,4 @@ def cummin(input, dim):
 
 
 FUNCTIONS = ['max', 'min', 'amax', 'amin', 'aminmax', 'argmax', 'argmin', 'median', 'kthvalue', 'mode', 'cummax',
-             'cummin']
+             'cummin', 'sort', 'argsort', 'msort', 'topk']
