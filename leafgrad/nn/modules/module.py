@@ -5,6 +5,24 @@ from ..parameter import Parameter
 from ...tensor import Tensor
 
 
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        from ...tensor import legacy_type_name
+        return legacy_type_name(obj._data)
+    module = type(obj).__module__
+    return type(obj).__qualname__ if module in ('builtins', None) else f'{module}.{type(obj).__qualname__}'
+
+
+def _check_name(name, kind):
+    if not isinstance(name, str):
+        raise TypeError(f'{kind} name should be a string. Got {type(name).__name__}')
+    if name == '':
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if '.' in name:
+        # PyTorch names the offending name only for modules
+        raise KeyError(f'{kind} name can\'t contain "."' + (f', got: {name}' if kind == 'module' else ''))
+
+
 def _addindent(s, n):
     lines = s.split('\n')
     if len(lines) == 1:
@@ -24,12 +42,14 @@ class Module:
         object.__setattr__(self, '_forward_hooks', OrderedDict())
         object.__setattr__(self, '_forward_pre_hooks', OrderedDict())
         object.__setattr__(self, '_backward_hooks', OrderedDict())
+        object.__setattr__(self, '_backward_pre_hooks', OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or
+                self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -38,7 +58,7 @@ class Module:
             res = hook(self, args)
             if res is not None:
                 args = res if isinstance(res, tuple) else (res,)
-        if self._backward_hooks:
+        if self._backward_hooks or self._backward_pre_hooks:
             from .hooks import backward_hook_call
             return backward_hook_call(self, args, kwargs)
         out = self.forward(*args, **kwargs)
@@ -59,7 +79,7 @@ class Module:
             return
         if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}' as parameter "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter "
                                 f"'{name}' (torch.nn.Parameter or None expected)")
             params[name] = None
             return
@@ -72,14 +92,14 @@ class Module:
             return
         if modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 '(torch.nn.Module or None expected)')
             modules[name] = None
             return
         buffers = self.__dict__.get('_buffers')
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                 '(torch.Tensor or None expected)')
             buffers[name] = value
             return
@@ -105,18 +125,28 @@ class Module:
         object.__delattr__(self, name)
 
     def register_parameter(self, name, param):
-        if '.' in name:
-            raise KeyError('parameter name can\'t contain "."')
+        if '_parameters' not in self.__dict__:
+            raise AttributeError('cannot assign parameter before Module.__init__() call')
+        _check_name(name, 'parameter')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
                             '(torch.nn.Parameter or None required)')
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                             'created explicitly. To express \'{name}\' as a function of another Tensor, compute '
+                             'the value in the forward() method.'.replace('{name}', name))
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
-        if '.' in name:
-            raise KeyError('buffer name can\'t contain "."')
+        if '_buffers' not in self.__dict__:
+            raise AttributeError('cannot assign buffer before Module.__init__() call')
+        _check_name(name, 'buffer')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             '(torch Tensor or None required)')
         self._buffers[name] = tensor
         if persistent:
@@ -126,7 +156,10 @@ class Module:
 
     def add_module(self, name, module):
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f'{type(module).__name__} is not a Module subclass')
+            raise TypeError(f'{_typename(module)} is not a Module subclass')
+        _check_name(name, 'module')
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
         self._modules[name] = module
 
     register_module = add_module
@@ -282,17 +315,33 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     # ---- hooks ---------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook):
+    def register_forward_pre_hook(self, hook, *, prepend=False):
         from ...autograd.graph import add_hook
-        return add_hook(self._forward_pre_hooks, hook)
+        handle = add_hook(self._forward_pre_hooks, hook)
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
 
-    def register_forward_hook(self, hook):
+    def register_forward_hook(self, hook, *, prepend=False):
         from ...autograd.graph import add_hook
-        return add_hook(self._forward_hooks, hook)
+        handle = add_hook(self._forward_hooks, hook)
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
 
-    def register_full_backward_hook(self, hook):
+    def register_full_backward_hook(self, hook, prepend=False):
         from ...autograd.graph import add_hook
-        return add_hook(self._backward_hooks, hook)
+        handle = add_hook(self._backward_hooks, hook)
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        from ...autograd.graph import add_hook
+        handle = add_hook(self._backward_pre_hooks, hook)
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     # ---- state ---------------------------------------------------------------------------
     def state_dict(self, destination=None, prefix='', keep_vars=False):
