@@ -48,4 +48,7 @@ def __getattr__(name):
     import importlib
     if name in ('nn', 'optim', 'utils', 'cuda', 'testing', 'linalg', 'viz', 'distributed', 'func', 'special'):
         return importlib.import_module(f'.{name}', __name__)
+    if name in ('save', 'load'):
+        from . import serialization
+        return getattr(serialization, name)
     raise AttributeError(f"module 'leafgrad' has no attribute '{name}'")
