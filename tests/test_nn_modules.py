@@ -275,7 +275,7 @@ ACTIVATIONS = [
     ('Hardsigmoid', (), 'hardsigmoid'), ('Hardswish', (), 'hardswish'), ('Sigmoid', (), 'sigmoid'),
     ('LogSigmoid', (), 'logsigmoid'), ('Tanh', (), 'tanh'), ('Tanhshrink', (), 'tanhshrink'),
     ('Threshold', (0.1, -2.0), 'threshold'), ('Softmax', (1,), 'softmax'), ('Softmin', (0,), 'softmin'),
-    ('LogSoftmax', (-1,), 'log_softmax'), ('Softmax2d', (), 'softmax'), ('GLU', (1,), 'glu'), ('PReLU', (3,), 'prelu'),
+    ('LogSoftmax', (-1,), 'log_softmax'), ('Softmax2d', (), 'softmax'), ('GLU', (2,), 'glu'), ('PReLU', (3,), 'prelu'),
 ]
 
 
