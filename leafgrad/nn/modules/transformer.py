@@ -9,11 +9,11 @@ from .normalization import LayerNorm
 
 
 def _activation(name):
-    if name == 'relu':
-        return F.relu
-    if name == 'gelu':
-        return F.gelu
-    raise RuntimeError(f'activation should be relu/gelu, not {name}')
+    if name not in ('relu', 'gelu'):
+        raise RuntimeError(f'activation should be relu/gelu, not {name}')
+    fn = getattr(F, name, None)
+    # looked up when called if the op library does not provide it yet
+    return fn if fn is not None else (lambda x: getattr(F, name)(x))
 
 
 class TransformerEncoderLayer(Module):
