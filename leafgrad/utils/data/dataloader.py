@@ -199,9 +199,12 @@ class DataLoader:
         return len(self._index_sampler())
 
     def __iter__(self):
+        # As in PyTorch, every epoch first draws the workers' base seed from the loader's generator
+        # (in single-process mode too), so the shuffling order does not depend on num_workers.
+        base_seed = int(creation.randint(0, 2 ** 62, (1,), generator=self.generator)._data[0])
         if self.num_workers == 0:
             return self._single_process()
-        return self._multi_process()
+        return self._multi_process(base_seed)
 
     # ---- in the main process -----------------------------------------------------------------
     def _single_process(self):
@@ -232,10 +235,8 @@ class DataLoader:
         methods = multiprocessing.get_all_start_methods()
         return multiprocessing.get_context('fork' if 'fork' in methods else methods[0])
 
-    def _multi_process(self):
+    def _multi_process(self, base_seed):
         ctx = self._context()
-        # the base seed comes from the loader's generator, so workers' randomness is reproducible
-        base_seed = int(creation.randint(0, 2 ** 62, (1,), generator=self.generator)._data[0])
         result_queue = ctx.Queue()
         index_queues, workers = [], []
         for wid in range(self.num_workers):
