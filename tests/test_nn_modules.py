@@ -752,3 +752,43 @@ def test_parameters_vector_round_trip():
     lm, tm = raises_like(lambda: lnn.utils.vector_to_parameters([1.0], lmod.parameters()),
                          lambda: tnn.utils.vector_to_parameters([1.0], tmod.parameters()))
     assert lm == tm
+
+
+def test_hooks_with_kwargs_and_assign_and_deepcopy():
+    import copy
+    results = []
+    for lib, nn in ((lg, lnn), (torch, tnn)):
+        class Scale(nn.Module):
+            def forward(self, x, factor=1.0):
+                return x * factor
+        m = Scale()
+        m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {'factor': kwargs.get('factor', 1.0) * 3}),
+                                    with_kwargs=True)
+        m.register_forward_hook(lambda mod, args, kwargs, out: out + kwargs['factor'], with_kwargs=True)
+        results.append(m(lib.tensor([1.0, 2.0]), factor=2.0).tolist())
+    assert results[0] == results[1] == [12.0, 18.0]
+    # assign=True puts the given tensors in the module (as Parameters), copy_ does not
+    lin = lnn.Linear(2, 2)
+    new_w = lg.ones(2, 2)
+    lin.load_state_dict({'weight': new_w, 'bias': lg.zeros(2)}, assign=True)
+    assert isinstance(lin.weight, lnn.Parameter) and lin.weight._data is new_w._data and lin.weight.requires_grad
+    lmsg, tmsg = raises_like(lambda: lnn.Linear(2, 2).load_state_dict({'weight': 3, 'bias': lg.zeros(2)}),
+                             lambda: tnn.Linear(2, 2).load_state_dict({'weight': 3, 'bias': torch.zeros(2)}))
+    assert same_message(lmsg, tmsg), (lmsg, tmsg)
+    lmsg, tmsg = raises_like(lambda: lnn.Linear(2, 2).load_state_dict([1]), lambda: tnn.Linear(2, 2).load_state_dict([1]))
+    assert same_message(lmsg, tmsg), (lmsg, tmsg)
+    # deepcopy gives independent parameters of the same values
+    net = _Net.make(lg)
+    twin = copy.deepcopy(net)
+    for (n1, p1), (n2, p2) in zip(net.named_parameters(), twin.named_parameters()):
+        assert n1 == n2 and p1 is not p2 and isinstance(p2, lnn.Parameter)
+        np.testing.assert_array_equal(p1.detach().numpy(), p2.detach().numpy())
+    with lg.no_grad():
+        twin.fc1.weight.add_(1)
+    assert not np.array_equal(twin.fc1.weight.detach().numpy(), net.fc1.weight.detach().numpy())
+    assert twin.shared is twin.fc1  # sharing is preserved
+    with pytest.warns(UserWarning, match='zero-element'):
+        lnn.init.kaiming_uniform_(lg.empty(0, 3))
+    lmsg, tmsg = raises_like(lambda: lnn.init.kaiming_uniform_(lg.empty(2, 3), mode='fan'),
+                             lambda: tnn.init.kaiming_uniform_(torch.empty(2, 3), mode='fan'))
+    assert lmsg == tmsg

@@ -273,3 +273,12 @@ def test_updates_are_in_place():
     opt.step()
     assert w._data is data and w._version == v + 1
     assert math.isclose(float(w[0]), -0.1, rel_tol=1e-6)
+
+
+def test_sgd_without_momentum_keeps_no_state():
+    for lib in (lg, torch):
+        w = lib.zeros(2, requires_grad=True)
+        opt = lib.optim.SGD([w], lr=0.1)
+        w.sum().backward()
+        opt.step()
+        assert opt.state_dict()['state'] == {} and len(opt.state) == 0

@@ -83,20 +83,37 @@ def eye_(tensor):
     return _fill(tensor, lambda s: np.eye(*s))
 
 
-def _fan(tensor, mode):
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    valid_modes = ['fan_in', 'fan_out']
+    if mode not in valid_modes:
+        raise ValueError(f'Mode {mode} not supported, please use one of {valid_modes}')
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    if mode not in ('fan_in', 'fan_out'):
-        raise ValueError(f'Mode {mode} not supported, please use one of fan_in, fan_out')
     return fan_in if mode == 'fan_in' else fan_out
 
 
+_fan = _calculate_correct_fan
+
+
+def _zero_element(tensor):
+    if 0 in tuple(tensor.shape):
+        import warnings
+        warnings.warn('Initializing zero-element tensors is a no-op', stacklevel=3)
+        return True
+    return False
+
+
 def kaiming_uniform_(tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None):
+    if _zero_element(tensor):
+        return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None):
+    if _zero_element(tensor):
+        return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0, std, generator)
 

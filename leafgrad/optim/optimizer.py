@@ -121,7 +121,11 @@ class Optimizer:
                     grad = p._grad._data
                     if group.get('maximize', False):
                         grad = -grad
-                    self._update(p, grad, self.state[p], group)
+                    # state is stored only once an update writes some (SGD without momentum keeps none)
+                    state = self.state[p] if p in self.state else {}
+                    self._update(p, grad, state, group)
+                    if state and p not in self.state:
+                        self.state[p] = state
                     p._version_counter[0] += 1
         return loss
 

@@ -86,11 +86,7 @@ def backward_hook_call(module, args, kwargs):
             return None
         in_node.register_prehook(on_inputs)
 
-    out = module.forward(*args, **kwargs)
-    for hook in tuple(module._forward_hooks.values()):
-        res = hook(module, args, out)
-        if res is not None:
-            out = res
+    out = module._run_forward_hooks(args, kwargs, module.forward(*args, **kwargs))
 
     out_tensors, out_pos, single = _split(out if isinstance(out, (Tensor, tuple)) else (out,))
     if not any(t._requires_grad for t in out_tensors):

@@ -43,6 +43,7 @@ class Module:
         object.__setattr__(self, '_forward_pre_hooks', OrderedDict())
         object.__setattr__(self, '_backward_hooks', OrderedDict())
         object.__setattr__(self, '_backward_pre_hooks', OrderedDict())
+        object.__setattr__(self, '_hooks_with_kwargs', set())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -54,16 +55,27 @@ class Module:
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args, kwargs):
-        for hook in tuple(self._forward_pre_hooks.values()):
-            res = hook(self, args)
-            if res is not None:
-                args = res if isinstance(res, tuple) else (res,)
+        for hid, hook in tuple(self._forward_pre_hooks.items()):
+            if hid in self._hooks_with_kwargs:
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    if not (isinstance(res, tuple) and len(res) == 2):
+                        raise RuntimeError('forward pre-hook must return None or a tuple of (new_args, new_kwargs), '
+                                           f'but got {res}.')
+                    args, kwargs = res
+            else:
+                res = hook(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
         if self._backward_hooks or self._backward_pre_hooks:
             from .hooks import backward_hook_call
             return backward_hook_call(self, args, kwargs)
         out = self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_hooks.values()):
-            res = hook(self, args, out)
+        return self._run_forward_hooks(args, kwargs, out)
+
+    def _run_forward_hooks(self, args, kwargs, out):
+        for hid, hook in tuple(self._forward_hooks.items()):
+            res = hook(self, args, kwargs, out) if hid in self._hooks_with_kwargs else hook(self, args, out)
             if res is not None:
                 out = res
         return out
@@ -315,16 +327,24 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     # ---- hooks ---------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook, *, prepend=False):
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) (or hook(module, args, kwargs) with_kwargs) before forward; it may
+        return new args (or (args, kwargs))."""
         from ...autograd.graph import add_hook
         handle = add_hook(self._forward_pre_hooks, hook)
+        if with_kwargs:
+            self._hooks_with_kwargs.add(handle.id)
         if prepend:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_hook(self, hook, *, prepend=False):
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """hook(module, args, output) (or hook(module, args, kwargs, output)) after forward; it may
+        return a new output."""
         from ...autograd.graph import add_hook
         handle = add_hook(self._forward_hooks, hook)
+        if with_kwargs:
+            self._hooks_with_kwargs.add(handle.id)
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
