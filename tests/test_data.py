@@ -246,3 +246,28 @@ def test_random_split_errors_and_samplers():
     assert [b[1].tolist() for b in custom] == [[9, 0], [4]]
     # a custom collate_fn receives the list of samples
     assert list(ld.DataLoader(range(5), batch_size=2, collate_fn=lambda b: sum(b))) == [1, 5, 4]
+
+
+class _Big(ld.Dataset):
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        return lg.full((50000,), float(i))  # 200 kB samples travel through shared memory
+
+
+def test_large_batches_and_early_break_leave_nothing_behind():
+    import os
+    import time
+    shm = set(os.listdir('/dev/shm')) if os.path.isdir('/dev/shm') else set()
+    batches = list(ld.DataLoader(_Big(), batch_size=4, num_workers=2))
+    assert len(batches) == 16
+    assert [float(b[0, 0]) for b in batches] == [4.0 * i for i in range(16)]
+    assert batches[3].numpy().flags.writeable
+    start = time.monotonic()
+    for i, b in enumerate(ld.DataLoader(_Big(), batch_size=4, num_workers=2)):
+        if i == 1:
+            break
+    assert time.monotonic() - start < 8
+    if os.path.isdir('/dev/shm'):
+        assert set(os.listdir('/dev/shm')) <= shm

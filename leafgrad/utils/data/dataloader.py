@@ -11,7 +11,9 @@ import itertools
 import multiprocessing
 import queue
 import random
+import time
 import traceback
+from multiprocessing import shared_memory
 
 import numpy as np
 
@@ -39,12 +41,36 @@ def get_worker_info():
     return _worker_info
 
 
-class _PackedTensor:
-    """A tensor on its way between processes: its array and requires_grad flag."""
-    __slots__ = ('data', 'requires_grad')
+_SHM_MIN_BYTES = 1 << 16
 
-    def __init__(self, data, requires_grad):
-        self.data, self.requires_grad = data, requires_grad
+
+class _PackedTensor:
+    """A tensor on its way between processes: its array (large ones in a shared-memory block,
+    which the main process copies out and unlinks) and its requires_grad flag."""
+    __slots__ = ('data', 'shm', 'shape', 'dtype', 'requires_grad')
+
+    def __init__(self, array, requires_grad):
+        self.requires_grad = requires_grad
+        self.shm = None
+        self.data = array
+        if array.nbytes >= _SHM_MIN_BYTES:
+            try:
+                block = shared_memory.SharedMemory(create=True, size=array.nbytes)
+            except OSError:  # no /dev/shm: fall back to the pipe
+                return
+            np.ndarray(array.shape, array.dtype, buffer=block.buf)[...] = array
+            self.shm, self.shape, self.dtype, self.data = block.name, array.shape, array.dtype.str, None
+            block.close()
+
+    def unpack(self):
+        if self.shm is None:
+            return self.data
+        block = shared_memory.SharedMemory(name=self.shm)
+        try:
+            return np.ndarray(self.shape, np.dtype(self.dtype), buffer=block.buf).copy()
+        finally:
+            block.close()
+            block.unlink()
 
 
 def _pack(obj):
@@ -61,7 +87,7 @@ def _pack(obj):
 
 def _unpack(obj):
     if isinstance(obj, _PackedTensor):
-        return Tensor._wrap(obj.data, obj.requires_grad)
+        return Tensor._wrap(obj.unpack(), obj.requires_grad)
     if isinstance(obj, dict):
         return type(obj)((k, _unpack(v)) for k, v in obj.items())
     if isinstance(obj, tuple) and hasattr(obj, '_fields'):
@@ -69,6 +95,22 @@ def _unpack(obj):
     if isinstance(obj, (list, tuple)):
         return type(obj)(_unpack(v) for v in obj)
     return obj
+
+
+def _discard(obj):
+    """Free the shared memory held by a packed batch that will not be used."""
+    if isinstance(obj, _PackedTensor):
+        if obj.shm is not None:
+            try:
+                obj.unpack()
+            except FileNotFoundError:
+                pass
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _discard(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _discard(v)
 
 
 class _WorkerError:
@@ -237,6 +279,10 @@ class DataLoader:
 
     def _multi_process(self, base_seed):
         ctx = self._context()
+        # One resource tracker for the main process and its workers: a worker registers the
+        # shared-memory blocks it creates, the main process unregisters them when it unlinks.
+        from multiprocessing import resource_tracker
+        resource_tracker.ensure_running()
         result_queue = ctx.Queue()
         index_queues, workers = [], []
         for wid in range(self.num_workers):
@@ -251,15 +297,34 @@ class DataLoader:
         try:
             yield from self._drive(index_queues, result_queue, workers)
         finally:
-            for iq in index_queues:
-                iq.put(None)
-            for w in workers:
-                w.join(timeout=5)
-                if w.is_alive():
-                    w.terminate()
-            for q in index_queues + [result_queue]:
-                q.cancel_join_thread()
-                q.close()
+            self._shutdown(index_queues, result_queue, workers)
+
+    @staticmethod
+    def _shutdown(index_queues, result_queue, workers):
+        for iq in index_queues:
+            iq.put(None)
+        # Drain what the workers still send (an early `break`), so that they can exit, and free
+        # the shared memory of batches nobody will read.
+        deadline = time.monotonic() + 10
+        while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+            try:
+                _, data = result_queue.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            _discard(data)
+        while True:
+            try:
+                _, data = result_queue.get_nowait()
+            except (queue.Empty, OSError, ValueError):
+                break
+            _discard(data)
+        for w in workers:
+            w.join(timeout=1)
+            if w.is_alive():
+                w.terminate()
+        for q in index_queues + [result_queue]:
+            q.cancel_join_thread()
+            q.close()
 
     def _drive(self, index_queues, result_queue, workers):
         n = self.num_workers
