@@ -360,29 +360,33 @@ class DataLoader:
         for _ in range(self.prefetch_factor * n):
             if not send():
                 break
-        timeout = self.timeout if self.timeout > 0 else None
-        while next_yield < next_send:
-            while next_yield not in pending:
-                try:
-                    idx, data = result_queue.get(timeout=timeout if timeout else 5.0)
-                except queue.Empty:
-                    if timeout:
-                        raise RuntimeError(f'DataLoader timed out after {self.timeout} seconds')
-                    dead = [w.pid for w in workers if not w.is_alive()]
-                    if dead:
-                        raise RuntimeError(f'DataLoader worker (pid(s) {", ".join(map(str, dead))}) exited '
-                                           'unexpectedly')
-                    continue
-                if isinstance(data, _WorkerError):
-                    data.reraise()
-                pending[idx] = data
-            data = pending.pop(next_yield)
-            next_yield += 1
-            if isinstance(data, _Exhausted):
-                active.discard(data.worker_id)
-            send()  # keep the pipeline full (skips exhausted workers)
-            if not isinstance(data, _Exhausted):
-                yield _unpack(data)
+        try:
+            timeout = self.timeout if self.timeout > 0 else None
+            while next_yield < next_send:
+                while next_yield not in pending:
+                    try:
+                        idx, data = result_queue.get(timeout=timeout if timeout else 5.0)
+                    except queue.Empty:
+                        if timeout:
+                            raise RuntimeError(f'DataLoader timed out after {self.timeout} seconds')
+                        dead = [w.pid for w in workers if not w.is_alive()]
+                        if dead:
+                            raise RuntimeError(f'DataLoader worker (pid(s) {", ".join(map(str, dead))}) exited '
+                                               'unexpectedly')
+                        continue
+                    if isinstance(data, _WorkerError):
+                        data.reraise()
+                    pending[idx] = data
+                data = pending.pop(next_yield)
+                next_yield += 1
+                if isinstance(data, _Exhausted):
+                    active.discard(data.worker_id)
+                send()  # keep the pipeline full (skips exhausted workers)
+                if not isinstance(data, _Exhausted):
+                    yield _unpack(data)
+        finally:
+            for data in pending.values():  # received out of order, never yielded
+                _discard(data)
 
 
 __all__ = ['DataLoader', 'get_worker_info', 'WorkerInfo']
