@@ -16,7 +16,7 @@ import math
 import os
 import struct
 import tempfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -65,8 +65,9 @@ def _encode(obj, arrays, ids):
     if isinstance(obj, backend.device):
         return {'__device__': str(obj)}
     if isinstance(obj, dict):
+        kind = 'counter' if isinstance(obj, Counter) else 'ordered' if isinstance(obj, OrderedDict) else 'dict'
         return {'__dict__': [[_encode(k, arrays, ids), _encode(v, arrays, ids)] for k, v in obj.items()],
-                'ordered': isinstance(obj, OrderedDict)}
+                'kind': kind}
     if isinstance(obj, tuple):
         return {'__tuple__': [_encode(v, arrays, ids) for v in obj]}
     if isinstance(obj, list):
@@ -115,7 +116,8 @@ def _decode(obj, arrays, cache):
         return set(_decode(v, arrays, cache) for v in obj['__set__'])
     if '__dict__' in obj:
         items = [(_hashable(_decode(k, arrays, cache)), _decode(v, arrays, cache)) for k, v in obj['__dict__']]
-        return OrderedDict(items) if obj.get('ordered') else dict(items)
+        kind = obj.get('kind', 'dict')  # MultiStepLR keeps its milestones in a Counter
+        return OrderedDict(items) if kind == 'ordered' else Counter(dict(items)) if kind == 'counter' else dict(items)
     raise CheckpointError('leafgrad.load: unrecognised entry in the checkpoint structure')
 
 
