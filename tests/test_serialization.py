@@ -202,6 +202,7 @@ def _sched_run(lib, path=None, resume_from=None):
     lrs = []
     start = 3 if resume_from is not None else 0
     for i in range(start, 6):
+        opt.zero_grad()
         (w * lib.tensor([1.0, 2.0])).sum().backward()
         opt.step()
         ms.step()
