@@ -442,24 +442,52 @@ def test_recurrent_initial_state_unbatched_relu(cls):
         run_both(make, [randn(5, 4)])  # unbatched
 
 
-def test_recurrent_gradcheck_float64():
-    """Finite differences through the LSTM written with leafgrad ops."""
-    need('stack', 'cat')
-    lg.manual_seed(0)
-    m = lnn.LSTM(2, 2).double()
-    x = lg.tensor(randn(3, 1, 2), requires_grad=True)
-    out, _ = m(x)
-    out.sum().backward()
-    g = x.grad.numpy().copy()
+def _fd_check(module, arrays, index=None):
+    """Gradients of sum(w * output) w.r.t. every input and parameter against central differences."""
+    rng = np.random.default_rng(7)
+    module = module.double()
+    inputs = [lg.tensor(a, requires_grad=True) for a in arrays]
+
+    def value():
+        out = module(*inputs)
+        out = out if index is None else out[index]
+        return out
+    out = value()
+    w = lg.tensor(rng.standard_normal(tuple(out.shape)))
+    (out * w).sum().backward()
+    leaves = inputs + list(module.parameters())
+    analytic = [t.grad.numpy().copy() for t in leaves]
     eps = 1e-6
-    num = np.zeros_like(g)
-    base = x.detach().numpy()
-    for i in np.ndindex(g.shape):
-        for sgn in (1, -1):
-            xp = base.copy()
-            xp[i] += sgn * eps
-            num[i] += sgn * float(m(lg.tensor(xp))[0].sum()) / (2 * eps)
-    np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-8)
+    with lg.no_grad():
+        for t, g in zip(leaves, analytic):
+            data = t._data
+            for i in list(np.ndindex(data.shape))[:12]:  # a sample of the entries keeps this fast
+                old = data[i]
+                data[i] = old + eps
+                plus = float((value() * w).sum())
+                data[i] = old - eps
+                minus = float((value() * w).sum())
+                data[i] = old
+                np.testing.assert_allclose(g[i], (plus - minus) / (2 * eps), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize('case', ['lstm', 'gru', 'rnn_relu_bidir', 'bilinear', 'mha', 'encoder'])
+def test_finite_differences_float64(case):
+    """Modules composed of leafgrad ops (recurrences, attention, bilinear) differentiate correctly."""
+    lg.manual_seed(0)
+    if case in ('lstm', 'gru', 'rnn_relu_bidir'):
+        need('stack', 'cat')
+        m = {'lstm': lambda: lnn.LSTM(2, 3), 'gru': lambda: lnn.GRU(2, 3, batch_first=True),
+             'rnn_relu_bidir': lambda: lnn.RNN(2, 3, 2, nonlinearity='relu', bidirectional=True)}[case]()
+        _fd_check(m, [randn(3, 2, 2)], index=0)
+    elif case == 'bilinear':
+        _fd_check(lnn.Bilinear(3, 2, 2), [randn(4, 3), randn(4, 2)])
+    elif case == 'mha':
+        need('softmax')
+        _fd_check(lnn.MultiheadAttention(4, 2), [randn(3, 2, 4), randn(5, 2, 4), randn(5, 2, 4)], index=0)
+    else:
+        need('softmax', 'layer_norm', 'dropout')
+        _fd_check(lnn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, norm_first=True), [randn(3, 2, 4)])
 
 
 def test_recurrent_errors():
