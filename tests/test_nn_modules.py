@@ -107,7 +107,8 @@ CONSTRUCTORS = [
                                                              scale_grad_by_freq=True)),
     ('RNN', (3, 4), {}), ('RNN', (3, 4, 2), dict(nonlinearity='relu', bias=False, batch_first=True)),
     ('LSTM', (3, 4, 2), dict(batch_first=True, bidirectional=True, dropout=0.1)),
-    ('GRU', (3, 4), dict(bidirectional=True)),
+    ('GRU', (3, 4), dict(bidirectional=True)), ('RNNCell', (3, 4), dict(nonlinearity='relu')),
+    ('LSTMCell', (3, 4), dict(bias=False)), ('GRUCell', (3, 4), {}),
     ('MultiheadAttention', (4, 2), {}), ('MultiheadAttention', (4, 2), dict(kdim=3, vdim=5, bias=False)),
     ('TransformerEncoderLayer', (4, 2, 8), {}), ('TransformerEncoderLayer', (4, 2), dict(norm_first=True,
                                                                                        batch_first=True)),
@@ -488,6 +489,31 @@ def test_finite_differences_float64(case):
     else:
         need('softmax', 'layer_norm', 'dropout')
         _fd_check(lnn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, norm_first=True), [randn(3, 2, 4)])
+
+
+@pytest.mark.parametrize('cls', ['RNNCell', 'LSTMCell', 'GRUCell'])
+def test_recurrent_cells(cls):
+    run_both(lambda nn: getattr(nn, cls)(4, 3), [randn(5, 4)])
+    run_both(lambda nn: getattr(nn, cls)(4, 3, bias=False), [randn(4)])  # unbatched
+
+    def with_state(nn):
+        lib = torch if nn is tnn else lg
+        m = getattr(nn, cls)(4, 3)
+        orig = m.forward
+        h = lib.tensor(randn(2, 3))
+        m.forward = (lambda x: orig(x, (h, h * 0.5))) if cls == 'LSTMCell' else (lambda x: orig(x, h))
+        return m
+    run_both(with_state, [randn(2, 4)])
+
+
+def test_transformer_encoder():
+    need('softmax', 'layer_norm', 'dropout')
+
+    def make(nn):
+        layer = nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0)
+        return nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(4), enable_nested_tensor=False)
+    lm, tm = run_both(make, [randn(3, 2, 4)], rtol=1e-5, atol=1e-6)
+    assert repr(lm) == repr(tm)
 
 
 def test_recurrent_errors():

@@ -10,6 +10,6 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .dropout import Dropout
 from .sparse import Embedding
-from .rnn import GRU, LSTM, RNN, RNNBase
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .attention import MultiheadAttention
-from .transformer import TransformerEncoderLayer
+from .transformer import TransformerEncoder, TransformerEncoderLayer

@@ -192,6 +192,33 @@ class RNNBase(Module):
         return output, hidden
 
 
+def _rnn_step(x_proj, h, w_hh, b_hh, relu=False):
+    """h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh); x_proj is the input part, already computed."""
+    pre = ew.add(x_proj, F.linear(h, w_hh, b_hh))
+    return ew.relu(pre) if relu else ew.tanh(pre)
+
+
+def _lstm_step(x_proj, state, w_hh, b_hh):
+    h, c = state
+    H = h.shape[-1]
+    gates = ew.add(x_proj, F.linear(h, w_hh, b_hh))
+    i = ew.sigmoid(gates.narrow(-1, 0, H))
+    f = ew.sigmoid(gates.narrow(-1, H, H))
+    g = ew.tanh(gates.narrow(-1, 2 * H, H))
+    o = ew.sigmoid(gates.narrow(-1, 3 * H, H))
+    c = f * c + i * g
+    return o * ew.tanh(c), c
+
+
+def _gru_step(x_proj, h, w_hh, b_hh):
+    H = h.shape[-1]
+    hp = F.linear(h, w_hh, b_hh)
+    r = ew.sigmoid(x_proj.narrow(-1, 0, H) + hp.narrow(-1, 0, H))
+    z = ew.sigmoid(x_proj.narrow(-1, H, H) + hp.narrow(-1, H, H))
+    n = ew.tanh(x_proj.narrow(-1, 2 * H, H) + r * hp.narrow(-1, 2 * H, H))
+    return (1 - z) * n + z * h
+
+
 class RNN(RNNBase):
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, device=None, dtype=None):
@@ -206,8 +233,7 @@ class RNN(RNNBase):
                          device=device, dtype=dtype)
 
     def _cell(self, x_t, h, w_hh, b_hh):
-        pre = ew.add(x_t, F.linear(h, w_hh, b_hh))
-        return ew.tanh(pre) if self.mode == 'RNN_TANH' else ew.relu(pre)
+        return _rnn_step(x_t, h, w_hh, b_hh, relu=self.mode == 'RNN_RELU')
 
 
 class LSTM(RNNBase):
@@ -215,15 +241,7 @@ class LSTM(RNNBase):
         super().__init__('LSTM', *args, **kwargs)
 
     def _cell(self, x_t, state, w_hh, b_hh):
-        h, c = state
-        gates = ew.add(x_t, F.linear(h, w_hh, b_hh))
-        H = self.hidden_size
-        i = ew.sigmoid(gates.narrow(1, 0, H))
-        f = ew.sigmoid(gates.narrow(1, H, H))
-        g = ew.tanh(gates.narrow(1, 2 * H, H))
-        o = ew.sigmoid(gates.narrow(1, 3 * H, H))
-        c = f * c + i * g
-        return o * ew.tanh(c), c
+        return _lstm_step(x_t, state, w_hh, b_hh)
 
 
 class GRU(RNNBase):
@@ -231,12 +249,96 @@ class GRU(RNNBase):
         super().__init__('GRU', *args, **kwargs)
 
     def _cell(self, x_t, h, w_hh, b_hh):
-        H = self.hidden_size
-        hp = F.linear(h, w_hh, b_hh)
-        r = ew.sigmoid(x_t.narrow(1, 0, H) + hp.narrow(1, 0, H))
-        z = ew.sigmoid(x_t.narrow(1, H, H) + hp.narrow(1, H, H))
-        n = ew.tanh(x_t.narrow(1, 2 * H, H) + r * hp.narrow(1, 2 * H, H))
-        return (1 - z) * n + z * h
+        return _gru_step(x_t, h, w_hh, b_hh)
 
 
-__all__ = ['RNNBase', 'RNN', 'LSTM', 'GRU']
+# ---- single steps ------------------------------------------------------------------------------
+class RNNCellBase(Module):
+    _num_chunks = 1
+
+    def __init__(self, input_size, hidden_size, bias, num_chunks=None, device=None, dtype=None):
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        n = self._num_chunks * hidden_size
+        kw = dict(device=device, dtype=dtype)
+        self.weight_ih = Parameter(creation.empty((n, input_size), **kw))
+        self.weight_hh = Parameter(creation.empty((n, hidden_size), **kw))
+        if bias:
+            self.bias_ih = Parameter(creation.empty(n, **kw))
+            self.bias_hh = Parameter(creation.empty(n, **kw))
+        else:
+            self.register_parameter('bias_ih', None)
+            self.register_parameter('bias_hh', None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self):
+        s = f'{self.input_size}, {self.hidden_size}'
+        if self.bias is not True:
+            s += f', bias={self.bias}'
+        if getattr(self, 'nonlinearity', 'tanh') != 'tanh':
+            s += f', nonlinearity={self.nonlinearity}'
+        return s
+
+    def _prepare(self, input, hx, name):
+        if input.dim() not in (1, 2):
+            raise ValueError(f'{name}: Expected input to be 1D or 2D, got {input.dim()}D instead')
+        hs = hx if isinstance(hx, tuple) else (hx,)
+        for h in hs:
+            if h is not None and h.dim() not in (1, 2):
+                raise ValueError(f'{name}: Expected hidden to be 1D or 2D, got {h.dim()}D instead')
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        zeros = lambda: creation.zeros((input.shape[0], self.hidden_size), dtype=input.dtype,  # noqa: E731
+                                       device=input.device)
+        hs = tuple(zeros() if h is None else (h if batched else h.unsqueeze(0)) for h in hs)
+        return input, hs, batched
+
+
+class RNNCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity='tanh', device=None, dtype=None):
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        input, (h,), batched = self._prepare(input, hx, 'RNNCell')
+        if self.nonlinearity not in ('tanh', 'relu'):
+            raise RuntimeError(f'Unknown nonlinearity: {self.nonlinearity}')
+        out = _rnn_step(F.linear(input, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
+                        relu=self.nonlinearity == 'relu')
+        return out if batched else out.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    _num_chunks = 4
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        hx = (None, None) if hx is None else tuple(hx)
+        input, (h, c), batched = self._prepare(input, hx, 'LSTMCell')
+        h, c = _lstm_step(F.linear(input, self.weight_ih, self.bias_ih), (h, c), self.weight_hh, self.bias_hh)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    _num_chunks = 3
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        input, (h,), batched = self._prepare(input, hx, 'GRUCell')
+        out = _gru_step(F.linear(input, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return out if batched else out.squeeze(0)
+
+
+__all__ = ['RNNBase', 'RNN', 'LSTM', 'GRU', 'RNNCellBase', 'RNNCell', 'LSTMCell', 'GRUCell']

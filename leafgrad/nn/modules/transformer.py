@@ -53,4 +53,26 @@ class TransformerEncoderLayer(Module):
         return x
 
 
-__all__ = ['TransformerEncoderLayer']
+class TransformerEncoder(Module):
+    """num_layers deep copies of encoder_layer, then an optional norm."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+        super().__init__()
+        import copy
+        from .container import ModuleList
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        output = src
+        for mod in self.layers:
+            output = mod(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+__all__ = ['TransformerEncoderLayer', 'TransformerEncoder']
