@@ -1,7 +1,10 @@
 """TransformerEncoderLayer: self-attention and a feed-forward block, each with residual and LayerNorm
 (post-norm by default, pre-norm with ``norm_first``), as PyTorch composes them."""
+import copy
+
 from .. import functional as F
 from .attention import MultiheadAttention
+from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
 from .module import Module
@@ -58,8 +61,6 @@ class TransformerEncoder(Module):
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
         super().__init__()
-        import copy
-        from .container import ModuleList
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm
