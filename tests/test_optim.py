@@ -137,6 +137,8 @@ SCHEDULERS = [
     ('OneCycleLR', dict(max_lr=0.05, total_steps=25)),
     ('OneCycleLR', dict(max_lr=[0.05, 0.1], total_steps=25, anneal_strategy='linear', three_phase=True)),
     ('ReduceLROnPlateau', dict(factor=0.5, patience=1, cooldown=1)),
+    ('MultiplicativeLR', dict(lr_lambda=lambda e: 0.9)), ('ConstantLR', dict(factor=0.5, total_iters=4)),
+    ('PolynomialLR', dict(total_iters=8, power=2.0)), ('CosineAnnealingWarmRestarts', dict(T_0=3, T_mult=2)),
     ('ReduceLROnPlateau', dict(mode='max', factor=0.5, patience=0, threshold_mode='abs', min_lr=0.004)),
 ]
 
@@ -164,6 +166,23 @@ def _sequential(lib):
 
 def test_sequential_lr():
     np.testing.assert_allclose(_sequential(lg), _sequential(torch), rtol=1e-12)
+
+
+def _chained(lib):
+    w = lib.tensor([1.0, 2.0], requires_grad=True)
+    opt = lib.optim.SGD([w], lr=0.1)
+    sched = lib.optim.lr_scheduler.ChainedScheduler([lib.optim.lr_scheduler.ConstantLR(opt, 0.5, 3),
+                                                     lib.optim.lr_scheduler.ExponentialLR(opt, 0.9)])
+    lrs = []
+    for _ in range(8):
+        opt.step()
+        sched.step()
+        lrs.append(sched.get_last_lr()[0])
+    return lrs
+
+
+def test_chained_scheduler():
+    np.testing.assert_allclose(_chained(lg), _chained(torch), rtol=1e-12)
 
 
 def test_scheduler_warns_before_optimizer_step():

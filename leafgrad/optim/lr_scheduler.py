@@ -483,3 +483,146 @@ class ReduceLROnPlateau(LRScheduler):
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+class MultiplicativeLR(LambdaLR):
+    """lr *= lr_lambda(epoch) at every step."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        lambdas = lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * len(optimizer.param_groups)
+        for fn in lambdas:
+            if not callable(fn):
+                raise TypeError(f'lr_lambda should be a function, but got {type(fn).__name__}')
+        super().__init__(optimizer, lr_lambda, last_epoch)
+
+    def get_lr(self):
+        self._warn_get_lr()
+        if self._is_initial:
+            return _lrs(self.optimizer)
+        return [group['lr'] * lmbda(self.last_epoch)
+                for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
+
+
+class ConstantLR(LRScheduler):
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError('Constant multiplicative factor expected to be between 0 and 1.')
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_get_lr()
+        if self.last_epoch == 0:
+            return [group['lr'] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return _lrs(self.optimizer)
+        return [group['lr'] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_get_lr()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _lrs(self.optimizer)
+        decay = ((1.0 - self.last_epoch / self.total_iters) /
+                 (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group['lr'] * decay for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f'Expected positive integer T_0, but got {T_0}')
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f'Expected integer T_mult >= 1, but got {T_mult}')
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f'Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}')
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_get_lr()
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None):
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f'Expected non-negative epoch, but got {epoch}')
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group['lr'] = lr
+        self._last_lr = _lrs(self.optimizer)
+
+
+class ChainedScheduler(LRScheduler):
+    """Steps every scheduler in turn (their factors compose)."""
+
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            raise ValueError(f'{type(self).__name__} expects at least one scheduler to be chained, but got no '
+                             'scheduler.')
+        optimizer = optimizer or schedulers[0].optimizer
+        for idx, s in enumerate(schedulers):
+            if not hasattr(s, 'optimizer'):
+                raise TypeError(f'{type(self).__name__} at index {idx} should have `optimizer` as its attribute.')
+            if isinstance(s, ReduceLROnPlateau):
+                raise ValueError(f'{type(self).__name__} does not support `ReduceLROnPlateau` scheduler as it '
+                                 'requires additional kwargs to be specified when calling `step`, but got one at '
+                                 f'index {idx} in the given schedulers sequence.')
+            if optimizer is not s.optimizer:
+                raise ValueError(f'{type(self).__name__} expects all schedulers to belong to the same optimizer, but '
+                                 f'got scheduler {type(s).__name__} at index {idx} has {s.optimizer}, which is '
+                                 f'different from {type(optimizer).__name__}.')
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _lrs(schedulers[-1].optimizer)
+
+    def step(self):
+        for s in self._schedulers:
+            s.step()
+        self._last_lr = _lrs(self._schedulers[-1].optimizer)
+
+    state_dict = SequentialLR.state_dict
+    load_state_dict = SequentialLR.load_state_dict
