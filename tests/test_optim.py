@@ -301,3 +301,19 @@ def test_sgd_without_momentum_keeps_no_state():
         w.sum().backward()
         opt.step()
         assert opt.state_dict()['state'] == {} and len(opt.state) == 0
+
+
+def test_step_hooks():
+    calls = []
+    for lib in (lg, torch):
+        w = lib.zeros(2, requires_grad=True)
+        opt = lib.optim.Adam([w], lr=0.1)
+        h1 = opt.register_step_pre_hook(lambda o, a, k: calls.append(('pre', type(o).__name__)))
+        opt.register_step_post_hook(lambda o, a, k: calls.append(('post', float(w.detach()[0]))))
+        w.sum().backward()
+        opt.step()
+        h1.remove()
+        opt.step()
+    half = len(calls) // 2
+    assert calls[:half] == calls[half:]
+    assert [c[0] for c in calls[:half]] == ['pre', 'post', 'post']

@@ -106,7 +106,33 @@ class Optimizer:
                             p._grad.requires_grad_(False)
                         p._grad.zero_()
 
-    def step(self, closure=None):
+    def register_step_pre_hook(self, hook):
+        """hook(optimizer, args, kwargs) before each step; it may return new (args, kwargs)."""
+        from ..autograd.graph import add_hook
+        return add_hook(self.__dict__.setdefault('_step_pre_hooks', {}), hook)
+
+    def register_step_post_hook(self, hook):
+        """hook(optimizer, args, kwargs) after each step."""
+        from ..autograd.graph import add_hook
+        return add_hook(self.__dict__.setdefault('_step_post_hooks', {}), hook)
+
+    def step(self, *args, **kwargs):
+        pre, post = self.__dict__.get('_step_pre_hooks'), self.__dict__.get('_step_post_hooks')
+        if pre:
+            for hook in tuple(pre.values()):
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    if not (isinstance(res, tuple) and len(res) == 2):
+                        raise RuntimeError(f'{hook} must return None or a tuple of (new_args, new_kwargs), but '
+                                           f'got {res}.')
+                    args, kwargs = res
+        out = self._step(*args, **kwargs)
+        if post:
+            for hook in tuple(post.values()):
+                hook(self, args, kwargs)
+        return out
+
+    def _step(self, closure=None):
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad
