@@ -9,7 +9,7 @@ torch = pytest.importorskip('torch')
 import leafgrad as lg  # noqa: E402
 from leafgrad.utils import data as ld  # noqa: E402
 from torch.utils import data as td  # noqa: E402
-from oracle import assert_same, raises_like, same_message  # noqa: E402
+from oracle import assert_same, raises_like  # noqa: E402
 
 
 def _datasets():

@@ -4,7 +4,6 @@ import collections.abc
 
 import numpy as np
 
-from ... import backend
 from ...tensor import Tensor
 
 
@@ -60,4 +59,3 @@ def default_convert(data):
     return data
 
 
-del backend

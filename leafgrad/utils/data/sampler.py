@@ -1,5 +1,5 @@
 """Samplers: the order in which a DataLoader visits a map-style dataset."""
-from ... import backend, creation
+from ... import creation
 
 
 class Sampler:
@@ -100,4 +100,3 @@ class BatchSampler(Sampler):
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
 
 
-del backend
