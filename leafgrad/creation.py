@@ -88,6 +88,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         warnings.warn('To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() '
                       'or sourceTensor.detach().clone().requires_grad_(True), rather than leafgrad.tensor(sourceTensor).',
                       UserWarning, stacklevel=2)
+        out = _finish(_to_array(data, dtype, device), requires_grad)
+        if data._requires_grad:
+            from .autograd.origins import note
+            note(out, 'tensor', data)  # a re-wrapped copy: leafgrad.explain reports it
+        return out
     return _finish(_to_array(data, dtype, device), requires_grad)
 
 

@@ -53,6 +53,13 @@ def _root_edges(tensors):
     return edges
 
 
+def memory_report(*roots):
+    """The bytes the graph leading to ``roots`` saved for backward, and what backward() will
+    free: see ``leafgrad.autograd.memory`` (loaded on first use)."""
+    from .memory import memory_report as report
+    return report(*roots)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
     """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (sum over them)."""

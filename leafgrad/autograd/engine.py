@@ -31,6 +31,7 @@ import itertools
 from . import grad_mode
 from .anomaly import anomaly_state, check_nan
 from .graph import AccumulateGrad
+from . import origins
 
 
 def _count_dependencies(roots):
@@ -83,6 +84,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
     gradients arriving there are returned (one per edge, None where none arrived) instead of
     being accumulated.
     """
+    origins.walks += 1  # lets leafgrad.explain tell "no backward yet" from "never reached"
     roots = [node for node, _ in root_edges]
     deps, nodes = _count_dependencies(roots)
 
