@@ -121,6 +121,7 @@ class Module:
         for d in (self.__dict__, self._parameters, self._buffers, self._modules):
             if name in d:
                 del d[name]
+        self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name):
         d = self.__dict__
@@ -133,6 +134,7 @@ class Module:
         for store in (self._parameters, self._buffers, self._modules):
             if name in store:
                 del store[name]
+                self._non_persistent_buffers_set.discard(name)
                 return
         object.__delattr__(self, name)
 
