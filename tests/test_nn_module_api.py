@@ -302,3 +302,26 @@ def test_hooks_with_kwargs_and_assign_and_deepcopy():
     lmsg, tmsg = raises_like(lambda: lnn.init.kaiming_uniform_(lg.empty(2, 3), mode='fan'),
                              lambda: tnn.init.kaiming_uniform_(torch.empty(2, 3), mode='fan'))
     assert lmsg == tmsg
+
+
+def test_backward_hook_argument_layout_like_torch():
+    """grad_input/grad_output list every argument/output, None where it is not a tensor."""
+    need('stack', 'cat')
+    seen = {}
+    for name, lib, nn in (('l', lg, lnn), ('t', torch, tnn)):
+        lib.manual_seed(0)
+        m = nn.LSTM(3, 2)
+        seen[name] = []
+        m.register_full_backward_hook(lambda mod, gi, go, key=name: seen[key].append(
+            ([None if g is None else tuple(g.shape) for g in gi], [None if g is None else tuple(g.shape) for g in go])))
+        x = lib.randn(4, 1, 3, requires_grad=True)
+        out, _ = m(x)
+        out.sum().backward()
+        # a module called with a non-tensor argument, and without any input requiring grad
+        lin = nn.Bilinear(2, 2, 1)
+        lin.register_full_backward_hook(lambda mod, gi, go, key=name: seen[key].append(
+            ([None if g is None else tuple(g.shape) for g in gi], [tuple(g.shape) for g in go])))
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            lin(lib.ones(3, 2), lib.ones(3, 2)).sum().backward()
+    assert seen['l'] == seen['t']

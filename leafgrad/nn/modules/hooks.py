@@ -71,9 +71,19 @@ def _run_pre_hooks(module, grad_output):
     return grad_output
 
 
+def _full(grads, positions, n):
+    """Gradients at the tensors' positions of an n-long argument tuple, None elsewhere (PyTorch
+    lists one entry per argument, tensor or not)."""
+    out = [None] * n
+    for pos, g in zip(positions, grads):
+        out[pos] = g
+    return tuple(out)
+
+
 def backward_hook_call(module, args, kwargs):
     """Run ``module.forward`` with its forward hooks, wrapped so the backward hooks fire."""
     captured = {}
+    n_inputs = len(args)
     in_tensors, in_pos, _ = _split(args)
     wants_input_grad = any(t._requires_grad for t in in_tensors)
     if wants_input_grad:
@@ -81,30 +91,33 @@ def backward_hook_call(module, args, kwargs):
         args = _rebuild(args, in_pos, new_in, False)
 
         def on_inputs(grads):
-            if module._backward_hooks:
-                return _call_hooks(module, tuple(grads), captured.get('grad_output', ()))
-            return None
+            if not module._backward_hooks:
+                return None
+            full = _call_hooks(module, _full(grads, in_pos, n_inputs), captured.get('grad_output', ()))
+            return [full[pos] for pos in in_pos]
         in_node.register_prehook(on_inputs)
 
     out = module._run_forward_hooks(args, kwargs, module.forward(*args, **kwargs))
 
-    out_tensors, out_pos, single = _split(out if isinstance(out, (Tensor, tuple)) else (out,))
+    packed = out if isinstance(out, (Tensor, tuple)) else (out,)
+    out_tensors, out_pos, single = _split(packed)
     if not any(t._requires_grad for t in out_tensors):
         return out
+    n_outputs = 1 if single else len(packed)
     new_out, out_node = _identity(out_tensors)
 
     def on_outputs(grads):
-        grads = tuple(grads)
+        full = _full(grads, out_pos, n_outputs)
         if module._backward_pre_hooks:
-            grads = _run_pre_hooks(module, grads)
-        captured['grad_output'] = grads
+            full = _run_pre_hooks(module, full)
+        captured['grad_output'] = full
         if not wants_input_grad and module._backward_hooks:
             warnings.warn('Full backward hook is firing when gradients are computed with respect to module outputs '
                           'since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/'
                           'torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.',
                           UserWarning, stacklevel=2)
-            _call_hooks(module, (None,), grads)
-        return grads
+            _call_hooks(module, (None,) * n_inputs, full)
+        return [full[pos] for pos in out_pos]
     out_node.register_prehook(on_outputs)
     if not isinstance(out, (Tensor, tuple)):
         return new_out[0]
