@@ -5,7 +5,8 @@ gradients with respect to the module's inputs are known. As PyTorch does, the fo
 tensors entering and leaving the module in an identity node (``BackwardHookFunctionBackward``).
 The node on the outputs captures ``grad_output`` when the walk reaches it; the node on the inputs
 then receives ``grad_input`` and calls the hooks, whose return value replaces ``grad_input``.
-When no input requires grad, the hooks run at the output node with ``grad_input = (None,)``.
+When no input requires grad, the hooks run at the output node with ``grad_input`` all None.
+Both tuples have one entry per argument (per output), None where it is not a tensor.
 """
 import warnings
 
