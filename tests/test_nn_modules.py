@@ -553,6 +553,18 @@ def test_transformer_encoder_layer(norm_first):
     need('softmax', 'layer_norm', 'dropout', 'gelu')
     run_both(lambda nn: nn.TransformerEncoderLayer(6, 2, 10, dropout=0.0, norm_first=norm_first, batch_first=True),
              [randn(2, 4, 6)], rtol=1e-5, atol=1e-6)
+    # masks: a causal float mask and a boolean key-padding mask
+    kpm = np.zeros((2, 4), dtype=bool)
+    kpm[0, -1] = True
+    causal = np.triu(np.full((4, 4), -np.inf), 1)
+
+    def masked(nn):
+        lib = torch if nn is tnn else lg
+        m = nn.TransformerEncoderLayer(6, 2, 10, dropout=0.0, norm_first=norm_first, batch_first=True)
+        orig = m.forward
+        m.forward = lambda x: orig(x, src_mask=lib.tensor(causal), src_key_padding_mask=lib.tensor(kpm))
+        return m
+    run_both(masked, [randn(2, 4, 6)], rtol=1e-5, atol=1e-6)
     # eval mode (no dropout) with the default dropout
     run_both(lambda nn: nn.TransformerEncoderLayer(6, 3, 8, activation='gelu'), [randn(4, 2, 6)], train=False,
              rtol=1e-5, atol=1e-6)
