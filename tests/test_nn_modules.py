@@ -564,7 +564,8 @@ def test_transformer_encoder_layer(norm_first):
         orig = m.forward
         m.forward = lambda x: orig(x, src_mask=lib.tensor(causal), src_key_padding_mask=lib.tensor(kpm))
         return m
-    run_both(masked, [randn(2, 4, 6)], rtol=1e-5, atol=1e-6)
+    with pytest.warns(UserWarning, match='mismatched src_key_padding_mask and src_mask'):
+        run_both(masked, [randn(2, 4, 6)], rtol=1e-5, atol=1e-6)
     # eval mode (no dropout) with the default dropout
     run_both(lambda nn: nn.TransformerEncoderLayer(6, 3, 8, activation='gelu'), [randn(4, 2, 6)], train=False,
              rtol=1e-5, atol=1e-6)

@@ -13,6 +13,14 @@ class NonDynamicallyQuantizableLinear(Linear):
     """PyTorch's name for the output projection (kept so that reprs match)."""
 
 
+def _warn_mismatched(mask, other, mask_name, other_name):
+    """PyTorch's deprecation warning for a boolean mask combined with a float one."""
+    if mask is not None and other is not None and (mask.dtype == backend.bool_) != (other.dtype == backend.bool_):
+        import warnings
+        warnings.warn(f'Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both '
+                      'instead.', UserWarning, stacklevel=3)
+
+
 def _additive_mask(mask, dtype):
     """A boolean mask (True = not allowed) as a float mask of -inf / 0; a float mask unchanged."""
     if mask is None:
@@ -111,6 +119,7 @@ class MultiheadAttention(Module):
         k = k.reshape(src_len, bsz * H, hd).transpose(0, 1)
         v = v.reshape(src_len, bsz * H, hd).transpose(0, 1)
 
+        _warn_mismatched(key_padding_mask, attn_mask, 'key_padding_mask', 'attn_mask')
         mask = _additive_mask(attn_mask, query.dtype)
         if mask is not None and mask.dim() == 2:
             mask = mask.unsqueeze(0)

@@ -46,6 +46,11 @@ class TransformerEncoderLayer(Module):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        from .attention import _additive_mask, _warn_mismatched
+        _warn_mismatched(src_key_padding_mask, src_mask, 'src_key_padding_mask', 'src_mask')
+        # masks become float (-inf / 0) here, as PyTorch canonicalises them before attention
+        src_key_padding_mask = _additive_mask(src_key_padding_mask, src.dtype)
+        src_mask = _additive_mask(src_mask, src.dtype)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
