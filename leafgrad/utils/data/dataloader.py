@@ -332,7 +332,6 @@ class DataLoader:
             tasks = ((i, None) for i in itertools.count())
         else:
             tasks = enumerate(self._index_sampler())
-        worker_of = {}
         active = set(range(n))
         cycle = itertools.cycle(range(n))
         pending = {}
@@ -353,7 +352,6 @@ class DataLoader:
             except StopIteration:
                 return False
             index_queues[wid].put((idx, indices))
-            worker_of[idx] = wid
             next_send = idx + 1
             return True
 
