@@ -97,6 +97,15 @@ CONSTRUCTORS = [
     ('Conv2d', (4, 4, (3, 2)), dict(stride=2, padding=1, dilation=2, groups=2, bias=False,
                                     padding_mode='reflect')),
     ('ConvTranspose2d', (2, 4, 3), dict(stride=2, output_padding=1)),
+    ('Conv3d', (2, 4, 3), dict(stride=(1, 2, 1), bias=False)), ('ConvTranspose1d', (2, 3, 3), dict(stride=2)),
+    ('ConvTranspose3d', (2, 3, 2), dict(groups=1, dilation=2)),
+    ('MaxPool1d', (2,), {}), ('MaxPool3d', (2,), {}), ('AvgPool1d', (3,), {}), ('AvgPool3d', (2,), {}),
+    ('AdaptiveAvgPool1d', (4,), {}), ('AdaptiveAvgPool3d', (2,), {}), ('Dropout1d', (), {}), ('Dropout2d', (0.3,), {}),
+    ('InstanceNorm1d', (3,), {}), ('InstanceNorm2d', (3,), dict(affine=True, track_running_stats=True)),
+    ('BatchNorm3d', (2,), {}), ('Upsample', (), dict(scale_factor=2)),
+    ('Upsample', (), dict(size=(3, 4), mode='bilinear', align_corners=False)), ('Fold', ((4, 5), (2, 2)), {}),
+    ('Unfold', (2,), dict(padding=1)), ('ZeroPad2d', (1,), {}), ('ConstantPad1d', ((1, 2), 3.5), {}),
+    ('ReflectionPad2d', (2,), {}), ('ReplicationPad1d', (1,), {}), ('CircularPad2d', (1,), {}), ('ZeroPad1d', (2,), {}),
     ('MaxPool2d', (2,), {}), ('MaxPool2d', (3, 2, 1), dict(ceil_mode=True)), ('AvgPool2d', (2,), {}),
     ('AdaptiveAvgPool2d', ((2, 3),), {}), ('AdaptiveAvgPool2d', (1,), {}),
     ('BatchNorm1d', (3,), {}), ('BatchNorm2d', (3,), dict(momentum=None, affine=False)),
@@ -353,6 +362,25 @@ def test_conv_modules():
     if hasattr(F, 'pad'):
         run_both(lambda nn: nn.Conv2d(2, 3, 3, padding=1, padding_mode='reflect'), [randn(1, 2, 5, 5)])
         run_both(lambda nn: nn.Conv2d(2, 3, 3, padding=2, padding_mode='circular'), [randn(1, 2, 5, 5)])
+
+
+def test_more_layer_families():
+    need('conv3d', 'conv_transpose1d', 'max_pool1d', 'avg_pool1d', 'adaptive_avg_pool1d', 'instance_norm', 'pad',
+         'interpolate', 'fold', 'unfold')
+    run_both(lambda nn: nn.Conv3d(2, 3, 2, padding=1), [randn(1, 2, 3, 4, 3)])
+    run_both(lambda nn: nn.ConvTranspose1d(2, 3, 3, stride=2, output_padding=1), [randn(2, 2, 5)])
+    run_both(lambda nn: nn.MaxPool1d(2), [randn(2, 3, 8)])
+    run_both(lambda nn: nn.AvgPool1d(3, 2, 1), [randn(2, 3, 8)])
+    run_both(lambda nn: nn.AdaptiveAvgPool1d(3), [randn(2, 3, 7)])
+    run_both(lambda nn: nn.InstanceNorm1d(3), [randn(2, 3, 6)])
+    run_both(lambda nn: nn.InstanceNorm2d(3, affine=True, track_running_stats=True), [randn(2, 3, 4, 4)])
+    run_both(lambda nn: nn.InstanceNorm1d(3), [randn(3, 6)])  # unbatched
+    run_both(lambda nn: nn.Sequential(nn.ReflectionPad2d(2), nn.ZeroPad2d((1, 0, 2, 1)), nn.ReplicationPad2d(1)),
+             [randn(1, 2, 4, 5)])
+    run_both(lambda nn: nn.ConstantPad1d((1, 2), 3.5), [randn(2, 3, 4)])
+    run_both(lambda nn: nn.Upsample(scale_factor=2), [randn(1, 2, 3, 3)])
+    run_both(lambda nn: nn.Upsample(size=(5, 4), mode='bilinear', align_corners=False), [randn(1, 2, 3, 3)])
+    run_both(lambda nn: nn.Sequential(nn.Unfold(2, padding=1), nn.Fold((4, 5), 2, padding=1)), [randn(1, 2, 4, 5)])
 
 
 def test_pool_modules():

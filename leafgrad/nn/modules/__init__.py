@@ -5,10 +5,12 @@ from .flatten import Flatten, Unflatten
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .activation import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
-from .conv import Conv1d, Conv2d, ConvTranspose2d
-from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
-from .dropout import Dropout
+from .conv import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .upsampling import Fold, Unfold, Upsample
+from .normalization import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
 from .sparse import Embedding
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .attention import MultiheadAttention

@@ -1,4 +1,4 @@
-"""Convolutions: Conv1d, Conv2d, ConvTranspose2d, with PyTorch's parameters and initialisation."""
+"""Convolutions (1, 2, 3-d) and transposed convolutions, with PyTorch's parameters and initialisation."""
 import math
 
 from .. import functional as F, init
@@ -15,7 +15,7 @@ def _ntuple(n):
     return parse
 
 
-_single, _pair = _ntuple(1), _ntuple(2)
+_single, _pair, _triple = _ntuple(1), _ntuple(2), _ntuple(3)
 
 
 class _ConvNd(Module):
@@ -120,21 +120,40 @@ class Conv2d(_ConvNd):
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
-class ConvTranspose2d(_ConvNd):
+class Conv3d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode='zeros', device=None, dtype=None):
+        padding = padding if isinstance(padding, str) else _triple(padding)
+        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride), padding,
+                         _triple(dilation), False, _triple(0), groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input):
+        if self.padding_mode != 'zeros':
+            return F.conv3d(self._padded(input, 3), self.weight, self.bias, self.stride, _triple(0), self.dilation,
+                            self.groups)
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _n = 2
+    _fn = 'conv_transpose2d'
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode='zeros', device=None, dtype=None):
         if padding_mode != 'zeros':
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride), _pair(padding),
-                         _pair(dilation), True, _pair(output_padding), groups, bias, padding_mode, device, dtype)
+        t = _ntuple(self._n)
+        super().__init__(in_channels, out_channels, t(kernel_size), t(stride), t(padding), t(dilation), True,
+                         t(output_padding), groups, bias, padding_mode, device, dtype)
 
     def _output_padding(self, input, output_size):
         if output_size is None:
             return self.output_padding
-        output_size = tuple(output_size)[-2:]
+        n = self._n
+        output_size = tuple(output_size)[-n:]
         pads = []
-        for d in range(2):
-            size = input.shape[d - 2]
+        for d in range(n):
+            size = input.shape[d - n]
             min_size = ((size - 1) * self.stride[d] - 2 * self.padding[d] +
                         self.dilation[d] * (self.kernel_size[d] - 1) + 1)
             extra = output_size[d] - min_size
@@ -145,8 +164,23 @@ class ConvTranspose2d(_ConvNd):
         return tuple(pads)
 
     def forward(self, input, output_size=None):
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups, self.dilation)
+        return getattr(F, self._fn)(input, self.weight, self.bias, self.stride, self.padding,
+                                    self._output_padding(input, output_size), self.groups, self.dilation)
 
 
-__all__ = ['Conv1d', 'Conv2d', 'ConvTranspose2d']
+class ConvTranspose1d(_ConvTransposeNd):
+    _n = 1
+    _fn = 'conv_transpose1d'
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _n = 2
+    _fn = 'conv_transpose2d'
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _n = 3
+    _fn = 'conv_transpose3d'
+
+
+__all__ = ['Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d', 'ConvTranspose3d']

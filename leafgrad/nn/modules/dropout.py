@@ -4,6 +4,8 @@ from .module import Module
 
 
 class Dropout(Module):
+    _fn = 'dropout'
+
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if p < 0 or p > 1:
@@ -12,10 +14,24 @@ class Dropout(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.training, self.inplace)
+        return getattr(F, self._fn)(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f'p={self.p}, inplace={self.inplace}'
 
 
-__all__ = ['Dropout']
+class Dropout1d(Dropout):
+    """Zeroes whole channels of (N, C, L) input."""
+    _fn = 'dropout1d'
+
+
+class Dropout2d(Dropout):
+    """Zeroes whole channels of (N, C, H, W) input."""
+    _fn = 'dropout2d'
+
+
+class AlphaDropout(Dropout):
+    _fn = 'alpha_dropout'
+
+
+__all__ = ['Dropout', 'Dropout1d', 'Dropout2d', 'AlphaDropout']

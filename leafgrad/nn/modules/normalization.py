@@ -76,6 +76,12 @@ class BatchNorm2d(_BatchNorm):
             raise ValueError(f'expected 4D input (got {input.dim()}D input)')
 
 
+class BatchNorm3d(_BatchNorm):
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f'expected 5D input (got {input.dim()}D input)')
+
+
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
@@ -143,4 +149,51 @@ class GroupNorm(Module):
                f'bias={self.bias is not None}'
 
 
-__all__ = ['BatchNorm1d', 'BatchNorm2d', 'LayerNorm', 'GroupNorm']
+class _InstanceNorm(_BatchNorm):
+    """Normalises each sample's channels over their spatial extent; no affine parameters and no
+    running statistics unless asked for (PyTorch's defaults)."""
+    _batch_dims = None
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (self._batch_dims - 1, self._batch_dims):
+            raise ValueError(f'expected {self._batch_dims - 1}D or {self._batch_dims}D input '
+                             f'(got {input.dim()}D input)')
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        feature_dim = input.dim() - (self._batch_dims - 1)
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f'({self.num_features}), but got: {input.shape[feature_dim]}.')
+            import warnings
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          'warning by not passing in num_features, which is not used because affine=False',
+                          stacklevel=2)
+        unbatched = input.dim() == self._batch_dims - 1
+        if unbatched:
+            input = input.unsqueeze(0)
+        out = F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.0, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _batch_dims = 3
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _batch_dims = 4
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _batch_dims = 5
+
+
+__all__ = ['BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'LayerNorm', 'GroupNorm', 'InstanceNorm1d', 'InstanceNorm2d',
+           'InstanceNorm3d']
