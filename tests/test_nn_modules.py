@@ -133,6 +133,10 @@ CONSTRUCTORS = [
     ('NLLLoss', (), dict(ignore_index=1)), ('BCELoss', (), {}), ('BCEWithLogitsLoss', (), {}),
     ('SmoothL1Loss', (), dict(beta=0.5)), ('HuberLoss', (), dict(delta=2.0)), ('KLDivLoss', (), dict(log_target=True)),
     ('CrossEntropyLoss', (), dict(weight='w')), ('BCEWithLogitsLoss', (), dict(pos_weight='w')),
+    ('MarginRankingLoss', (0.5,), {}), ('CosineEmbeddingLoss', (), {}), ('HingeEmbeddingLoss', (), {}),
+    ('SoftMarginLoss', (), {}), ('MultiLabelMarginLoss', (), {}), ('MultiLabelSoftMarginLoss', (), dict(weight='w')),
+    ('MultiMarginLoss', (2, 0.5), {}), ('PoissonNLLLoss', (), dict(full=True)), ('GaussianNLLLoss', (), dict(eps=1e-3)),
+    ('TripletMarginLoss', (), dict(swap=True)),
 ]
 
 
@@ -351,6 +355,27 @@ def test_loss(name, kwargs, op, kind):
                 kw[k] = lib.tensor([1.0, 2.0, 0.5, 1.5], dtype=lib.float64)
         return getattr(nn, name)(**kw)
     run_both(make, inputs)
+
+
+@pytest.mark.parametrize('name,args,kwargs,op,inputs', [
+    ('MarginRankingLoss', (0.5,), {}, 'margin_ranking_loss', lambda r: [r.standard_normal(5), r.standard_normal(5),
+                                                                        np.sign(r.standard_normal(5))]),
+    ('CosineEmbeddingLoss', (), dict(margin=0.1), 'cosine_embedding_loss',
+     lambda r: [r.standard_normal((4, 3)), r.standard_normal((4, 3)), np.array([1.0, -1.0, 1.0, -1.0])]),
+    ('HingeEmbeddingLoss', (), {}, 'hinge_embedding_loss', lambda r: [r.standard_normal(6), np.sign(r.standard_normal(6))]),
+    ('SoftMarginLoss', (), {}, 'soft_margin_loss', lambda r: [r.standard_normal(6), np.sign(r.standard_normal(6))]),
+    ('MultiLabelSoftMarginLoss', (), {}, 'multilabel_soft_margin_loss',
+     lambda r: [r.standard_normal((3, 4)), (r.uniform(size=(3, 4)) > 0.5).astype(float)]),
+    ('MultiMarginLoss', (), {}, 'multi_margin_loss', lambda r: [r.standard_normal((3, 4)), np.array([0, 3, 1])]),
+    ('PoissonNLLLoss', (), dict(full=True), 'poisson_nll_loss', lambda r: [r.standard_normal(6), r.integers(1, 5, 6) * 1.0]),
+    ('GaussianNLLLoss', (), {}, 'gaussian_nll_loss', lambda r: [r.standard_normal((3, 2)), r.standard_normal((3, 2)),
+                                                                r.uniform(0.5, 2, (3, 2))]),
+    ('TripletMarginLoss', (), dict(swap=True), 'triplet_margin_loss',
+     lambda r: [r.standard_normal((4, 3)), r.standard_normal((4, 3)), r.standard_normal((4, 3))]),
+])
+def test_more_losses(name, args, kwargs, op, inputs):
+    need(op)
+    run_both(lambda nn: getattr(nn, name)(*args, **kwargs), inputs(np.random.default_rng(5)))
 
 
 def test_conv_modules():
