@@ -188,6 +188,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                         heapq.heappush(ready, (-pending._seq, next(order), pending))
                         pending = None
                     heapq.heappush(ready, (-nxt._seq, next(order), nxt))
+            # Drop this step's references, so that a buffer consumed here can be freed (or
+            # taken by AccumulateGrad without a copy) as soon as its last consumer has run.
+            grads = outs = grad = old = None
     return captured
 
 
@@ -223,10 +226,9 @@ def _retain(retained, grads):
 def _apply_with_anomaly(node, grads):
     try:
         outs = node.apply(*grads)
+        check_nan(node, outs)
     except Exception:
-        if node._anomaly_trace:
-            import sys
-            print('Traceback of forward call that caused the error:\n' + node._anomaly_trace, file=sys.stderr)
+        from .anomaly import warn_forward_trace
+        warn_forward_trace(node)
         raise
-    check_nan(node, outs)
     return outs
