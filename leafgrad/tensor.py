@@ -53,15 +53,16 @@ class Size(tuple):
 
 class _Meta:
     """The rarely used parts of a tensor, kept out of the hot path of creating one."""
-    __slots__ = ('hooks', 'post_acc_hooks', 'retains_grad', 'view_of', 'name', 'is_inference')
+    __slots__ = ('hooks', 'post_acc_hooks', 'retains_grad', 'view_of', 'name', 'is_inference', 'views')
 
     def __init__(self):
         self.hooks = None            # {id: hook} of a leaf (a non-leaf's live on its grad_fn)
         self.post_acc_hooks = None   # {id: hook(tensor)} after .grad is written
         self.retains_grad = False
-        self.view_of = None          # (base, function making this view from the base's data)
+        self.view_of = None          # (parent, make: parent -> this view[, op name if one of several outputs])
         self.name = None
         self.is_inference = False
+        self.views = None            # a base's live views (WeakSet), to refresh after in-place ops
 
 
 class Tensor:
