@@ -1,0 +1,304 @@
+"""softmax, log_softmax, dropout, normalize, cosine_similarity, one_hot, embedding.
+
+softmax and log_softmax are single nodes computed stably (the row's maximum subtracted first);
+their derivatives use only the saved output, written with leafgrad ops so they differentiate
+again.
+"""
+import warnings
+
+from ... import backend
+from ...ops._util import Node, record, saved_output, sum_to, wrap, wrap_dim, xp
+from ...ops import elementwise as _ew
+from ...ops import shape as _shape
+from ...ops.reduction import sum as _sum
+from ...tensor import Tensor, legacy_type_name
+from .common import const
+
+
+def _softmax_dim(name, ndim, stacklevel=4):
+    warnings.warn(f'Implicit dimension choice for {name} has been deprecated. Change the call to include '
+                  'dim=X as an argument.', UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_input(input, dim, dtype, name):
+    if dtype is not None:
+        input = input.to(backend.to_dtype(dtype))
+    data = input._data
+    if data.dtype.kind != 'f':
+        raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for '
+                                  f"'{backend.from_np(data.dtype).name.capitalize()}'")
+    if dim is None:
+        dim = _softmax_dim(name, data.ndim)
+    d = wrap_dim(dim, max(data.ndim, 1))
+    return input, data.reshape(1) if data.ndim == 0 else data, d
+
+
+class SoftmaxBackward0(Node):
+    __slots__ = ('dim',)
+
+    def apply(self, grad):
+        (y,) = self.saved_tensors
+        return y * (grad - _sum(grad * y, self.dim, keepdim=True)),
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, data, d = _softmax_input(input, dim, dtype, 'softmax')
+    shifted = data - data.max(axis=d, keepdims=True) if data.size else data
+    e = xp.exp(shifted)
+    out = e / e.sum(axis=d, keepdims=True)
+    result, node = record(out.reshape(input._data.shape), SoftmaxBackward0, (input,))
+    if node is not None:
+        node.dim = d if input._data.ndim else ()
+        node.save(saved_output(result))
+    return result
+
+
+class LogSoftmaxBackward0(Node):
+    __slots__ = ('dim',)
+
+    def apply(self, grad):
+        (y,) = self.saved_tensors
+        return grad - _ew.exp(y) * _sum(grad, self.dim, keepdim=True),
+
+
+def _log_softmax_array(data, d):
+    if not data.size:
+        return data.copy()
+    shifted = data - data.max(axis=d, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=d, keepdims=True))
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, data, d = _softmax_input(input, dim, dtype, 'log_softmax')
+    out = _log_softmax_array(data, d)
+    result, node = record(out.reshape(input._data.shape), LogSoftmaxBackward0, (input,))
+    if node is not None:
+        node.dim = d if input._data.ndim else ()
+        node.save(saved_output(result))
+    return result
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim('softmin', input._data.ndim)
+    if dtype is not None:
+        input = input.to(backend.to_dtype(dtype))
+    return softmax(-input, dim)
+
+
+# ---- dropout ------------------------------------------------------------------------------
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f'dropout probability has to be between 0 and 1, but got {p}')
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p and scale the rest by 1/(1-p): one multiply by a
+    mask drawn from leafgrad's generator (PyTorch records it as MulBackward0)."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    from ...creation import _rng
+    data = input._data
+    keep = _rng(None).random(data.shape) >= p
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    mask = const(keep * scale, input if data.dtype.kind == 'f' else None)
+    if inplace:
+        from ...ops import inplace as _inplace
+        return _inplace.mul_(input, mask)
+    return input * mask
+
+
+def _feature_dropout(input, p, training, inplace, batched_ndim, name):
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    from ...creation import _rng
+    shape = input._data.shape
+    batched = len(shape) == batched_ndim
+    feature_dims = 2 if batched else 1
+    mask_shape = shape[:feature_dims] + (1,) * (len(shape) - feature_dims)
+    keep = _rng(None).random(mask_shape) >= p
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    mask = const(keep * scale, input)
+    if inplace:
+        from ...ops import inplace as _inplace
+        return _inplace.mul_(input, mask)
+    return input * mask
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    if input._data.ndim not in (2, 3):
+        raise RuntimeError(f'dropout1d: Expected 2D or 3D input, but received a {input._data.ndim}D input. Note '
+                           'that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial '
+                           'dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).')
+    return _feature_dropout(input, p, training, inplace, 3, 'dropout1d')
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 4, 'dropout2d')
+
+
+# ---- norms of vectors ---------------------------------------------------------------------
+
+class LinalgVectorNormBackward0(Node):
+    __slots__ = ('dim', 'ord')
+
+    def apply(self, grad):
+        x, norm = self.saved_tensors
+        if self.ord == 2:
+            # x / |x|, and 0 where the norm is 0 (the subgradient PyTorch picks)
+            safe = _ew.where(norm == 0, 1.0, norm)
+            return x * (grad / safe) * (norm != 0),
+        if self.ord == 1:
+            return _ew.sign(x) * grad,
+        p = self.ord
+        safe = _ew.where(norm == 0, 1.0, norm)
+        ax = _ew.abs(x)
+        return _ew.sign(x) * ax ** (p - 1) * (grad / safe ** (p - 1)) * (norm != 0),
+
+
+def _vector_norm(x, p, dim):
+    """|x|_p over ``dim`` (keepdim), the piece normalize and cosine_similarity need."""
+    data = x._data
+    if p == 2:
+        out = xp.sqrt((data * data).sum(axis=dim, keepdims=True))
+    elif p == 1:
+        out = xp.abs(data).sum(axis=dim, keepdims=True)
+    else:
+        out = (xp.abs(data) ** p).sum(axis=dim, keepdims=True) ** (1.0 / p)
+    result, node = record(out, LinalgVectorNormBackward0, (x,))
+    if node is not None:
+        node.dim, node.ord = dim, p
+        node.save(x, saved_output(result))
+    return result
+
+
+def _clamp_min(t, lo):
+    # the gradient passes where t >= lo, as clamp_min's does
+    return _ew.where(t >= lo, t, const(xp.asarray(lo), t))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    d = wrap_dim(dim, input._data.ndim)
+    denom = _shape.expand_as(_clamp_min(_vector_norm(input, p, d), eps), input)
+    return input / denom
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    try:
+        shape = xp.broadcast_shapes(x1._data.shape, x2._data.shape)
+    except ValueError:
+        x1 + x2  # raises PyTorch's broadcasting message
+        raise
+    d = wrap_dim(dim, len(shape))
+    if x1._data.shape != shape:
+        x1 = _shape.expand(x1, shape)
+    if x2._data.shape != shape:
+        x2 = _shape.expand(x2, shape)
+    n1 = _vector_norm(x1, 2, d)
+    n2 = _vector_norm(x2, 2, d)
+    # PyTorch clamps the norms in place under no_grad: the value changes, the gradient does not
+    n1 = n1 + const(xp.maximum(n1._data, eps) - n1._data)
+    n2 = n2 + const(xp.maximum(n2._data, eps) - n2._data)
+    return _sum((x1 / n1) * (x2 / n2), d)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    diff = x1 - x2 + eps
+    nd = diff._data.ndim
+    out = _vector_norm(diff, p, nd - 1 if nd else ())
+    return out if keepdim else _shape.squeeze(out, -1)
+
+
+# ---- one_hot, embedding -------------------------------------------------------------------
+
+def one_hot(tensor, num_classes=-1):
+    data = tensor._data
+    if data.dtype != xp.int64:
+        raise RuntimeError('one_hot is only applicable to index tensor of type LongTensor.')
+    if num_classes == -1:
+        if data.size == 0:
+            raise RuntimeError('Can not infer total number of classes from empty tensor.')
+        num_classes = int(data.max()) + 1
+    if data.size:
+        if data.min() < 0:
+            raise RuntimeError('Class values must be non-negative.')
+        if data.max() >= num_classes:
+            raise RuntimeError('Class values must be smaller than num_classes.')
+    return wrap((data[..., None] == xp.arange(num_classes)).astype(xp.int64))
+
+
+class EmbeddingBackward0(Node):
+    __slots__ = ('num_weights', 'padding_idx')
+
+    def apply(self, grad):
+        (indices,) = self.saved_tensors
+        return None, _embedding_backward(grad, indices, self.num_weights, self.padding_idx)
+
+
+class EmbeddingDenseBackwardBackward0(Node):
+    __slots__ = ('padding_idx',)
+
+    def apply(self, grad):
+        (indices,) = self.saved_tensors
+        return embedding(indices, grad, self.padding_idx, _backward=True),
+
+
+def _embedding_backward(grad, indices, num_weights, padding_idx):
+    """Rows of the gradient summed into the rows they were read from (padding_idx's row stays 0)."""
+    idx = indices._data.reshape(-1)
+    g = grad._data.reshape(idx.size, -1)
+    out = xp.zeros((num_weights, g.shape[1]), dtype=g.dtype)
+    xp.add.at(out, idx, g)
+    if padding_idx is not None:
+        out[padding_idx] = 0
+    result, node = record(out, EmbeddingDenseBackwardBackward0, (grad,))
+    if node is not None:
+        node.padding_idx = padding_idx
+        node.save(indices)
+    return result
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False, _backward=False):
+    idx = input._data
+    if idx.dtype.kind not in 'iu':
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {legacy_type_name(idx)} instead (while checking arguments for embedding)")
+    n = weight._data.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= n:
+                raise AssertionError('Padding_idx must be within num_embeddings')
+        elif padding_idx < 0:
+            if padding_idx < -n:
+                raise AssertionError('Padding_idx must be within num_embeddings')
+            padding_idx = n + padding_idx
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError('index out of range in self')
+    if max_norm is not None:
+        _renorm_rows(weight, idx, max_norm, norm_type)
+    if _backward:  # reading rows of a gradient: the padding row reads as zero
+        data = weight._data[idx]
+        if padding_idx is not None:
+            data = data * (idx != padding_idx)[..., None]
+        out, node = record(data, EmbeddingBackward0, (input, weight))
+    else:
+        out, node = record(weight._data[idx], EmbeddingBackward0, (input, weight))
+    if node is not None:
+        node.num_weights, node.padding_idx = n, padding_idx
+        node.save(input)
+    return out
+
+
+def _renorm_rows(weight, idx, max_norm, norm_type):
+    """max_norm: the rows looked up are rescaled in place to norm <= max_norm (no gradient)."""
+    rows = xp.unique(idx.reshape(-1))
+    w = weight._data
+    norms = (xp.abs(w[rows]) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    w[rows] *= scale[:, None].astype(w.dtype)
+    weight._bump_version()
