@@ -1,0 +1,454 @@
+"""Decompositions and solvers of ``leafgrad.linalg``: inv, det, slogdet, solve, cholesky, qr,
+eigh, svd. Forward with NumPy's LAPACK; derivatives as PyTorch defines them (FunctionsManual),
+written with leafgrad ops (matmul, solve, masks), so they differentiate again.
+
+Matrices are real here (leafgrad has no complex dtypes), so every ``^H`` is a transpose.
+"""
+import collections
+
+from ._util import Node, record, record_many, saved_output, wrap, xp
+from . import shape as _shape
+from .linalg import matmul
+from .reduction import sum as _sum
+
+
+class LinAlgError(RuntimeError):
+    """Raised for singular or non-positive-definite input (``torch.linalg.LinAlgError``)."""
+
+
+def _named(typename, fields):
+    base = collections.namedtuple(typename, fields)
+
+    def __repr__(self):
+        body = ',\n'.join(f'{f}={v!r}' for f, v in zip(fields, self))
+        return f'leafgrad.return_types.{typename}(\n{body})'
+    return type(typename, (base,), {'__slots__': (), '__repr__': __repr__})
+
+
+slogdet_result = _named('linalg_slogdet', ['sign', 'logabsdet'])
+qr_result = _named('linalg_qr', ['Q', 'R'])
+eigh_result = _named('linalg_eigh', ['eigenvalues', 'eigenvectors'])
+svd_result = _named('linalg_svd', ['U', 'S', 'Vh'])
+
+
+# ---- helpers: checks, transposes, masks -----------------------------------------------------
+
+def _check_matrix(A, name, square=True):
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError(f'{name}: The input tensor A must have at least 2 dimensions.')
+    if a.dtype.kind != 'f':
+        raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
+                           f'{A.dtype.name.capitalize()}')
+    if square and a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f'{name}: A must be batches of square matrices, but they are {a.shape[-2]} by '
+                           f'{a.shape[-1]} matrices')
+
+
+def _mT(t):
+    return _shape.transpose(t, -2, -1)
+
+
+def _mask(n, m, k, dtype, lower=True):
+    """The constant 0/1 matrix of tril(., k) (or triu) as a tensor."""
+    ones = xp.ones((n, m), dtype=dtype)
+    return wrap(xp.tril(ones, k) if lower else xp.triu(ones, k))
+
+
+def _tril(t, k=0):
+    n, m = t._data.shape[-2:]
+    return t * _mask(n, m, k, t._data.dtype, True)
+
+
+def _triu(t, k=0):
+    n, m = t._data.shape[-2:]
+    return t * _mask(n, m, k, t._data.dtype, False)
+
+
+def _eye_like(t):
+    n = t._data.shape[-1]
+    return wrap(xp.eye(n, dtype=t._data.dtype))
+
+
+def _diag_embed(v):
+    """Batched diagonal matrices from vectors (last dim)."""
+    return _shape.unsqueeze(v, -1) * _eye_like(v)
+
+
+def _zero_pivot(a):
+    """1-based index of the first zero pivot of LU with partial pivoting (PyTorch's message)."""
+    a = a.astype(xp.float64).copy()
+    n = a.shape[0]
+    for j in range(n):
+        p = j + int(xp.argmax(xp.abs(a[j:, j])))
+        if a[p, j] == 0:
+            return j + 1
+        a[[j, p]] = a[[p, j]]
+        a[j + 1:] -= xp.outer(a[j + 1:, j] / a[j, j], a[j])
+    return n
+
+
+def _batch_prefix(a, index):
+    return f'(Batch element {index}): ' if a.ndim > 2 else ''
+
+
+def _singular_index(a):
+    """(flat batch index, zero pivot) of the first singular matrix in a batch, or None."""
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for b in range(flat.shape[0]):
+        with xp.errstate(all='ignore'):
+            if xp.linalg.matrix_rank(flat[b]) < flat.shape[-1] or not xp.isfinite(xp.linalg.cond(flat[b])):
+                return b, _zero_pivot(flat[b])
+    return None
+
+
+# ---- inv --------------------------------------------------------------------------------------
+
+class LinalgInvExBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (inv_a,) = self.saved_tensors
+        inv_t = _mT(inv_a)
+        return -matmul(inv_t, matmul(grad, inv_t)),
+
+
+def inv(A, *, out=None):
+    _check_matrix(A, 'linalg.inv')
+    a = A._data
+    try:
+        data = xp.linalg.inv(a)
+    except xp.linalg.LinAlgError:
+        b, k = _singular_index(a) or (0, a.shape[-1])
+        raise LinAlgError(f'linalg.inv: {_batch_prefix(a, b)}The diagonal element {k} is zero, the inversion could '
+                          'not be completed because the input matrix is singular.') from None
+    result, node = record(data, LinalgInvExBackward0, (A,))
+    if node is not None:
+        node.save(saved_output(result))
+    return result
+
+
+inverse = inv
+
+
+# ---- det, slogdet, logdet -----------------------------------------------------------------------
+
+class LinalgDetBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        A, det_a = self.saved_tensors
+        # d det / dA = det * A^{-T}
+        g = _shape.unsqueeze(_shape.unsqueeze(grad * det_a, -1), -1)
+        return g * _mT(inv(A)),
+
+
+def det(A, *, out=None):
+    _check_matrix(A, 'linalg.det')
+    result, node = record(xp.asarray(xp.linalg.det(A._data)), LinalgDetBackward0, (A,))
+    if node is not None:
+        node.save(A, saved_output(result))
+    return result
+
+
+class LinalgSlogdetBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad_sign, grad_logabs):
+        (A,) = self.saved_tensors
+        if grad_logabs is None:
+            return None,
+        g = _shape.unsqueeze(_shape.unsqueeze(grad_logabs, -1), -1)
+        return g * _mT(inv(A)),
+
+
+def slogdet(A, *, out=None):
+    _check_matrix(A, 'linalg.slogdet')
+    sign, logabs = xp.linalg.slogdet(A._data)
+    (s, l), node = record_many([xp.asarray(sign), xp.asarray(logabs)], LinalgSlogdetBackward0, (A,),
+                               differentiable=[False, True])
+    if node is not None:
+        node.save(A)
+    return slogdet_result(s, l)
+
+
+def logdet(input):
+    """log det A: NaN for a negative determinant, as PyTorch's logdet."""
+    s, l = slogdet(input)
+    from .elementwise import where
+    return where(s < 0, float('nan'), where(s == 0, float('-inf'), l))
+
+
+# ---- solve ------------------------------------------------------------------------------------
+
+class LinalgSolveExBackward0(Node):
+    __slots__ = ('vector', 'left', 'b_shape')
+
+    def apply(self, grad):
+        A, X = self.saved_tensors
+        # left: A X = B  =>  gB = A^{-T} g,  gA = -gB X^T
+        gB = solve(_mT(A), grad) if self.left else solve(_mT(A), grad, left=False)
+        gA = None
+        if self.next_functions[0][0] is not None:
+            if self.vector:
+                gA = -_shape.unsqueeze(gB, -1) * _shape.unsqueeze(X, -2)
+            else:
+                gA = -matmul(gB, _mT(X)) if self.left else -matmul(_mT(X), gB)
+            gA = _sum_to_batch(gA, A._data.shape)
+        gB_out = None
+        if self.next_functions[1][0] is not None:
+            gB_out = _sum_to_batch(gB, self.b_shape)
+        return gA, gB_out
+
+
+def _sum_to_batch(t, shape):
+    from ._util import sum_to
+    return sum_to(t, shape) if t._data.shape != shape else t
+
+
+def solve(A, B, *, left=True, out=None):
+    _check_matrix(A, 'linalg.solve')
+    a, b = A._data, B._data
+    n = a.shape[-1]
+    # B is a batch of vectors when it has one dimension less than A (or is 1-D)
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    if not left:
+        if vector:
+            raise RuntimeError('linalg.solve: Vector broadcasting of the left hand side is not supported for left=False.'
+                               ' In this case linalg.solve is equivalent to B / A.squeeze(-1)')
+        x = xp.swapaxes(_solve_array(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), A, B, n), -1, -2)
+    else:
+        if vector:
+            if b.shape[-1] != n:
+                raise RuntimeError(f'linalg.solve: Incompatible shapes of A and B for the equation AX = B '
+                                   f'({a.shape[-2]}x{n} and {b.shape[-1]}x1)')
+            x = _solve_array(a, b[..., None], A, B, n)[..., 0]
+        else:
+            x = _solve_array(a, b, A, B, n)
+    result, node = record(x, LinalgSolveExBackward0, (A, B))
+    if node is not None:
+        node.vector, node.left, node.b_shape = vector, left, b.shape
+        node.save(A, saved_output(result))
+    return result
+
+
+def _solve_array(a, b, A, B, n):
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise RuntimeError(f'linalg.solve: Incompatible shapes of A and B for the equation AX = B ({a.shape[-2]}x{n} '
+                           f'and {b.shape[-2]}x{b.shape[-1]})')
+    if a.dtype != b.dtype:
+        raise RuntimeError(f'linalg.solve: Expected A and B to have the same dtype, but found A of type '
+                           f'{A.dtype.name.capitalize()} and B of type {B.dtype.name.capitalize()} instead')
+    try:
+        return xp.linalg.solve(a, b)
+    except xp.linalg.LinAlgError:
+        raise LinAlgError('leafgrad.linalg.solve: The solver failed because the input matrix is singular.') from None
+    except ValueError:
+        batch = xp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        return xp.linalg.solve(xp.broadcast_to(a, batch + a.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:]))
+
+
+# ---- cholesky ---------------------------------------------------------------------------------
+
+class LinalgCholeskyExBackward0(Node):
+    __slots__ = ('upper',)
+
+    def apply(self, grad):
+        (L,) = self.saved_tensors
+        if self.upper:
+            L, grad = _mT(L), _mT(grad)
+        # gA = L^{-T} Phi L^{-1}, Phi = 0.5 (tril(L^T gL) + tril(L^T gL, -1)^T)
+        phi = _tril(matmul(_mT(L), grad))
+        phi = (phi + _mT(_tril(phi, -1))) * 0.5
+        left = solve(_mT(L), phi)                     # L^{-T} Phi
+        return _mT(solve(L, _mT(left))),              # (L^{-T} Phi) L^{-1}
+
+
+def cholesky(A, *, upper=False, out=None):
+    _check_matrix(A, 'linalg.cholesky')
+    a = A._data
+    try:
+        low = xp.linalg.cholesky(a)
+    except xp.linalg.LinAlgError:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        for bi in range(flat.shape[0]):
+            for k in range(1, a.shape[-1] + 1):
+                try:
+                    xp.linalg.cholesky(flat[bi, :k, :k])
+                except xp.linalg.LinAlgError:
+                    raise LinAlgError(f'linalg.cholesky: {_batch_prefix(a, bi)}The factorization could not be '
+                                      'completed because the input is not positive-definite (the leading minor of '
+                                      f'order {k} is not positive-definite).') from None
+        raise
+    data = xp.ascontiguousarray(xp.swapaxes(low, -1, -2)) if upper else low
+    result, node = record(data, LinalgCholeskyExBackward0, (A,))
+    if node is not None:
+        node.upper = upper
+        node.save(saved_output(result))
+    return result
+
+
+# ---- qr ---------------------------------------------------------------------------------------
+
+class LinalgQrBackward0(Node):
+    __slots__ = ('mode',)
+
+    def apply(self, gQ, gR):
+        Q, R = self.saved_tensors
+        m, n = Q._data.shape[-2], R._data.shape[-1]
+        if self.mode == 'complete' and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+        if m >= n:
+            return _qr_backward_tall(gQ, gR, Q, R),
+        # A = Q [X | Y] with X square: Y = Q^T A2 gives gA2 = Q gY and adds Y gY^T to gQ
+        X = _shape.narrow(R, -1, 0, m)
+        Y = _shape.narrow(R, -1, m, n - m)
+        gX = gY = None
+        if gR is not None:
+            gX, gY = _shape.narrow(gR, -1, 0, m), _shape.narrow(gR, -1, m, n - m)
+        if gY is not None:
+            extra = matmul(Y, _mT(gY))
+            gQ = matmul(Q, extra) if gQ is None else gQ + matmul(Q, extra)
+        gA1 = _qr_backward_tall(gQ, gX, Q, X)
+        gA2 = matmul(Q, gY) if gY is not None else None
+        from .indexing import index_put_embed
+        shape = Q._data.shape[:-1] + (n,)
+        lead = (slice(None),) * (len(shape) - 1)
+        out = index_put_embed(gA1, shape, lead + (slice(0, m),))
+        if gA2 is not None:
+            out = out + index_put_embed(gA2, shape, lead + (slice(m, n),))
+        return out,
+
+
+def _qr_backward_tall(gQ, gR, Q, R):
+    """gA = (gQ + Q syminvadj(triu(gR R^T - Q^T gQ))) R^{-T}   (m >= n)."""
+    M = None
+    if gR is not None:
+        M = matmul(gR, _mT(R))
+    if gQ is not None:
+        qtg = matmul(_mT(Q), gQ)
+        M = -qtg if M is None else M - qtg
+    M = _triu(M)
+    eye = _eye_like(M)
+    S = M + _mT(M) - M * eye  # the diagonal counted once
+    gA = matmul(Q, S)
+    if gQ is not None:
+        gA = gA + gQ
+    # right-solve X R^T = gA  <=>  R X^T = gA^T
+    return _mT(solve(R, _mT(gA)))
+
+
+def qr(A, mode='reduced', *, out=None):
+    if mode not in ('reduced', 'complete', 'r'):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
+                           "'complete'")
+    _check_matrix(A, 'linalg.qr', square=False)
+    q, r = xp.linalg.qr(A._data, mode='complete' if mode == 'complete' else 'reduced')
+    if mode == 'r':
+        q = xp.zeros((0,), dtype=r.dtype)
+    (Q, R), node = record_many([q, r], LinalgQrBackward0, (A,))
+    if node is not None:
+        if mode == 'r':
+            Q._grad_fn, Q._requires_grad = None, False
+        node.mode = mode
+        node.save(saved_output(Q), saved_output(R))
+    return qr_result(Q, R)
+
+
+# ---- eigh -------------------------------------------------------------------------------------
+
+class LinalgEighBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, gL, gV):
+        L, V = self.saved_tensors
+        gA = None
+        if gV is not None:
+            vtg = matmul(_mT(V), gV)
+            vtg = (vtg - _mT(vtg)) * 0.5
+            # E_ij = L_j - L_i, with 1 on the diagonal (where the skew part is 0)
+            E = _shape.unsqueeze(L, -2) - _shape.unsqueeze(L, -1)
+            E = E + _eye_like(E)
+            gA = vtg / E
+        if gL is not None:
+            gA = _diag_embed(gL) if gA is None else gA + _diag_embed(gL)
+        return matmul(V, matmul(gA, _mT(V))),
+
+
+def eigh(A, UPLO='L', *, out=None):
+    _check_matrix(A, 'linalg.eigh')
+    if UPLO not in ('L', 'U'):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    w, v = xp.linalg.eigh(A._data, UPLO=UPLO)
+    (L, V), node = record_many([w, v], LinalgEighBackward0, (A,))
+    if node is not None:
+        node.save(saved_output(L), saved_output(V))
+    return eigh_result(L, V)
+
+
+def eigvalsh(A, UPLO='L', *, out=None):
+    return eigh(A, UPLO)[0]
+
+
+# ---- svd --------------------------------------------------------------------------------------
+
+class LinalgSvdBackward0(Node):
+    __slots__ = ('full_matrices',)
+
+    def apply(self, gU, gS, gVh):
+        U, S, Vh = self.saved_tensors
+        m, n = U._data.shape[-2], Vh._data.shape[-1]
+        k = S._data.shape[-1]
+        if self.full_matrices and m != n:
+            # only the first k singular vectors enter A; the rest are arbitrary
+            U = _shape.narrow(U, -1, 0, k)
+            Vh = _shape.narrow(Vh, -2, 0, k)
+            gU = _shape.narrow(gU, -1, 0, k) if gU is not None else None
+            gVh = _shape.narrow(gVh, -2, 0, k) if gVh is not None else None
+        if gU is None and gVh is None:
+            if gS is None:
+                return None,
+            return matmul(U * _shape.unsqueeze(gS, -2), Vh),
+        V = _mT(Vh)
+        gV = _mT(gVh) if gVh is not None else None
+        skew = lambda X: X - _mT(X)  # noqa: E731
+        S2 = S * S
+        E = _shape.unsqueeze(S2, -2) - _shape.unsqueeze(S2, -1)
+        E = E + _eye_like(E)
+        Srow, Scol = _shape.unsqueeze(S, -2), _shape.unsqueeze(S, -1)
+        if gU is not None and gV is not None:
+            gA = (skew(matmul(_mT(U), gU)) * Srow + Scol * skew(matmul(Vh, gV))) / E
+        elif gU is not None:
+            gA = skew(matmul(_mT(U), gU)) / E * Srow
+        else:
+            gA = Scol * (skew(matmul(Vh, gV)) / E)
+        if gS is not None:
+            gA = gA + _diag_embed(gS)
+        if m > n and gU is not None:
+            gA = matmul(U, gA)
+            gUSinv = gU / Srow
+            gA = gA + gUSinv - matmul(U, matmul(_mT(U), gUSinv))
+            return matmul(gA, Vh),
+        if m < n and gV is not None:
+            gA = matmul(gA, Vh)
+            gVSinv = gV / Srow
+            gA = gA + _mT(gVSinv) - matmul(matmul(_mT(gVSinv), V), Vh)
+            return matmul(U, gA),
+        return matmul(U, matmul(gA, Vh)),
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    _check_matrix(A, 'linalg.svd', square=False)
+    u, s, vh = xp.linalg.svd(A._data, full_matrices=full_matrices)
+    (U, S, Vh), node = record_many([u, s, vh], LinalgSvdBackward0, (A,))
+    if node is not None:
+        node.full_matrices = full_matrices
+        node.save(saved_output(U), saved_output(S), saved_output(Vh))
+    return svd_result(U, S, Vh)
+
+
+def svdvals(A, *, driver=None, out=None):
+    return svd(A, full_matrices=False)[1]
+
+
+FUNCTIONS = ['inverse', 'det', 'logdet', 'slogdet']
