@@ -64,20 +64,21 @@ class _Meta:
 
 
 class Tensor:
-    __slots__ = ('_data', '_requires_grad', '_grad', '_grad_fn', '_output_nr',
-                 '_version_counter', '_base', '_meta', '_accumulator', '__weakref__')
+    # The fields every tensor sets are slots; the rest are class-level defaults that an
+    # instance overrides (in its __dict__) only when it needs them, keeping creation cheap.
+    __slots__ = ('_data', '_requires_grad', '_grad_fn', '_version_counter', '__dict__', '__weakref__')
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
+    _grad = None
+    _output_nr = 0
+    _base = None         # the tensor whose storage this view shares
+    _meta = None         # a _Meta once hooks, retain_grad or view information are attached
+    _accumulator = None  # weakref to this leaf's AccumulateGrad
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
         self._requires_grad = False
-        self._grad = None
         self._grad_fn = None
-        self._output_nr = 0
         self._version_counter = [0]
-        self._base = None
-        self._meta = None
-        self._accumulator = None
         return self
 
     def __init__(self, *args, device=None, dtype=None):
@@ -96,13 +97,8 @@ class Tensor:
         self = object.__new__(cls)
         self._data = data
         self._requires_grad = requires_grad
-        self._grad = None
         self._grad_fn = None
-        self._output_nr = 0
         self._version_counter = [0]
-        self._base = None
-        self._meta = None
-        self._accumulator = None
         return self
 
     @classmethod

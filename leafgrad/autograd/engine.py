@@ -111,9 +111,17 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             heapq.heappush(ready, (-node._seq, next(order), node))
 
     check_anomaly = anomaly_state.enabled
+    # `pending` is a node that became ready while no other was: it would be popped next
+    # anyway, so it skips the heap (the common case in a chain of ops).
+    pending = None
     with grad_mode.set_grad_enabled(create_graph):
-        while ready:
-            node = heapq.heappop(ready)[2]
+        while True:
+            if pending is not None:
+                node, pending = pending, None
+            elif ready:
+                node = heapq.heappop(ready)[2]
+            else:
+                break
             grads = buffers.pop(node)
 
             if node._tensor_pre_hooks is not None:
@@ -137,7 +145,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                     if new is not None:
                         grads = list(new)
 
-            if all(g is None for g in grads):
+            if not _any_grad(grads):
                 # Nothing arrived (every consumer's gradient was None): pass None along.
                 outs = (None,) * len(node.next_functions)
             elif check_anomaly:
@@ -164,14 +172,28 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                     buf[nr] = grad if old is None else old + grad
                 count = deps[nxt] - 1
                 deps[nxt] = count
-                if count == 0:
-                    if runnable is None or nxt in runnable:
-                        if nxt not in buffers:
-                            buffers[nxt] = [None] * nxt.num_outputs
-                        heapq.heappush(ready, (-nxt._seq, next(order), nxt))
-                    else:
-                        buffers.pop(nxt, None)
+                if count:
+                    continue
+                if runnable is not None and nxt not in runnable:
+                    buffers.pop(nxt, None)
+                    continue
+                if nxt not in buffers:
+                    buffers[nxt] = [None] * nxt.num_outputs
+                if pending is None and not ready:
+                    pending = nxt
+                else:
+                    if pending is not None:
+                        heapq.heappush(ready, (-pending._seq, next(order), pending))
+                        pending = None
+                    heapq.heappush(ready, (-nxt._seq, next(order), nxt))
     return captured
+
+
+def _any_grad(grads):
+    for g in grads:
+        if g is not None:
+            return True
+    return False
 
 
 def _run_tensor_hooks(hooks_by_output, grads):

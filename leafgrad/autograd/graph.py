@@ -62,22 +62,22 @@ class SavedOutput:
 
 class Node:
     """A recorded op. Subclasses are named as PyTorch names them (``MulBackward0``)."""
-    __slots__ = ('next_functions', '_seq', '_saved', '_saved_versions', '_tensor_pre_hooks',
-                 '_retained', '_pre_hooks', '_post_hooks', '_metadata', '_anomaly_trace',
-                 '__weakref__')
+    # Rarely set fields are class-level defaults; an instance stores them (in its __dict__)
+    # only once a hook or metadata is attached, so recording a node sets just two fields.
+    __slots__ = ('next_functions', '_seq', '_saved', '_saved_versions', '__dict__', '__weakref__')
     num_outputs = 1
+    _tensor_pre_hooks = None  # {output_nr: {id: hook}}: hooks of the non-leaf tensors it produced
+    _retained = None          # {output_nr: weakref to a tensor that retains its grad}
+    _pre_hooks = None         # {id: hook(grad_outputs)}
+    _post_hooks = None        # {id: hook(grad_inputs, grad_outputs)}
+    _metadata = None
+    _anomaly_trace = None
 
     def __init__(self, next_functions):
         self.next_functions = next_functions
         self._seq = next(_sequence)
         self._saved = ()
         self._saved_versions = ()
-        self._tensor_pre_hooks = None  # {output_nr: {id: hook}} for non-leaf tensor hooks
-        self._retained = None          # {output_nr: weakref to a tensor that retains grad}
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._metadata = None
-        self._anomaly_trace = None
 
     # -- what the op's forward uses ------------------------------------------------------
     def save(self, *tensors):

@@ -28,6 +28,9 @@ def wrap(data):
     return _wrap(data)
 
 
+_NO_EDGE = (None, 0)
+
+
 def edge(t):
     """The edge along which ``t`` receives its gradient, (None, 0) if it needs none."""
     if type(t) is _Tensor or isinstance(t, _Tensor):
@@ -63,7 +66,18 @@ def record(out_data, node_cls, inputs):
             break
     else:
         return out, None
-    node = node_cls(tuple([edge(t) for t in inputs]))
+    edges = []
+    for t in inputs:
+        if isinstance(t, _Tensor):
+            fn = t._grad_fn
+            if fn is not None:
+                edges.append((fn, t._output_nr))
+                continue
+            if t._requires_grad:
+                edges.append((grad_accumulator(t), 0))
+                continue
+        edges.append(_NO_EDGE)
+    node = node_cls(tuple(edges))
     out._grad_fn = node
     out._requires_grad = True
     if anomaly_state.enabled:
@@ -116,38 +130,37 @@ def binary_operands(a, b):
         dt = backend.result_type(a, b).np
         return ad.astype(dt, copy=False), bd.astype(dt, copy=False)
     if a_t:
-        return a._data, _scalar_for(a._data, b, a)
+        return _with_scalar(a, b)
     if b_t:
-        return _scalar_for(b._data, a, b), b._data
+        y, x = _with_scalar(b, a)
+        return x, y
     raise TypeError('expected at least one tensor operand')
 
 
-def _scalar_for(arr, scalar, tensor):
+def broadcast_error(a, b):
+    """PyTorch's error for operands whose shapes do not broadcast."""
+    sa = a._data.shape if isinstance(a, _Tensor) else xp.shape(a)
+    sb = b._data.shape if isinstance(b, _Tensor) else xp.shape(b)
+    n = max(len(sa), len(sb))
+    pa, pb = (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
+    for dim in range(n - 1, -1, -1):
+        if pa[dim] != pb[dim] and pa[dim] != 1 and pb[dim] != 1:
+            return RuntimeError(f'The size of tensor a ({pa[dim]}) must match the size of tensor b ({pb[dim]}) '
+                                f'at non-singleton dimension {dim}')
+    return RuntimeError(f'shapes {list(sa)} and {list(sb)} cannot be broadcast')
+
+
+def _with_scalar(tensor, scalar):
+    """(tensor's array, scalar) cast so that NumPy computes in PyTorch's result dtype."""
+    arr = tensor._data
     if not isinstance(scalar, (int, float, bool)):
         if hasattr(scalar, 'dtype') and hasattr(scalar, 'shape'):  # a NumPy array or scalar
-            return xp.asarray(scalar)
+            return arr, xp.asarray(scalar)
         raise TypeError(f'unsupported operand type: {type(scalar).__name__}')
-    kind = arr.dtype.kind
-    if kind == 'f' and type(scalar) is not bool:
-        return scalar
+    if arr.dtype.kind == 'f' and type(scalar) is not bool:
+        return arr, scalar  # NumPy's weak Python scalars already keep the tensor's dtype
     dt = backend.result_type(tensor, scalar).np
-    return xp.asarray(scalar).astype(dt)
-
-
-def binary_arrays(a, b):
-    """Like ``binary_operands``, but the tensor operand's array is also cast (so the result of
-    NumPy's op has PyTorch's dtype) and scalars become arrays of that dtype."""
-    x, y = binary_operands(a, b)
-    dt = None
-    if not isinstance(a, _Tensor) or not isinstance(b, _Tensor):
-        t = a if isinstance(a, _Tensor) else b
-        dt = backend.result_type(a, b).np
-        if t._data.dtype != dt:
-            if t is a:
-                x = x.astype(dt)
-            else:
-                y = y.astype(dt)
-    return x, y
+    return arr.astype(dt, copy=False), xp.asarray(scalar).astype(dt)
 
 
 def sum_to(grad, shape):
@@ -190,5 +203,5 @@ def float_dtype_for(arr):
 
 
 __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'record_many', 'saved_output', 'sum_to',
-           'binary_operands', 'binary_arrays', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
+           'binary_operands', 'broadcast_error', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
            'as_tensor_arg', 'state']

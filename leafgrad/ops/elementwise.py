@@ -4,7 +4,7 @@ Derivatives are written with leafgrad ops on tensors, so that ``create_graph=Tru
 them; under a plain ``backward()`` grad mode is off and those ops take their fast path.
 """
 from ..autograd.grad_mode import state
-from ._util import Node, binary_operands, float_dtype_for, record, saved_output, sum_to, wrap, xp
+from ._util import Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, sum_to, wrap, xp
 from ..tensor import Tensor
 
 
@@ -51,7 +51,10 @@ class RsubBackward1(Node):
 
 def add(input, other, *, alpha=1, out=None):
     x, y = binary_operands(input, other)
-    data = x + y if alpha == 1 else x + y * alpha
+    try:
+        data = x + y if alpha == 1 else x + y * alpha
+    except ValueError:
+        raise broadcast_error(input, other) from None
     result, node = record(data, AddBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape, node.alpha = _shape(input), _shape(other), alpha
@@ -64,7 +67,10 @@ def sub(input, other, *, alpha=1, out=None):
         raise RuntimeError('Subtraction, the `-` operator, with two bool tensors is not supported. '
                            'Use the `^` or `logical_xor()` operator instead.')
     x, y = binary_operands(input, other)
-    data = x - y if alpha == 1 else x - y * alpha
+    try:
+        data = x - y if alpha == 1 else x - y * alpha
+    except ValueError:
+        raise broadcast_error(input, other) from None
     if not isinstance(input, Tensor):  # scalar - tensor
         result, node = record(data, RsubBackward1, (other,))
         if node is not None:
@@ -100,7 +106,11 @@ def mul(input, other):
     x, y = binary_operands(input, other)
     if not isinstance(input, Tensor):
         input, other = other, input  # scalar * tensor: the tensor is "self"
-    result, node = record(x * y, MulBackward0, (input, other))
+    try:
+        data = x * y
+    except ValueError:
+        raise broadcast_error(input, other) from None
+    result, node = record(data, MulBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
         node.other_scalar = None if isinstance(other, Tensor) else other
@@ -148,7 +158,11 @@ def div(input, other, *, rounding_mode=None):
         fdt = backend.get_default_dtype().np
         x = x.astype(fdt)
         y = y.astype(fdt) if hasattr(y, 'astype') else y
-    result, node = record(x / y, DivBackward0, (input, other))
+    try:
+        data = x / y
+    except ValueError:
+        raise broadcast_error(input, other) from None
+    result, node = record(data, DivBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
         node.other_scalar = None if isinstance(other, Tensor) else other
@@ -210,7 +224,7 @@ class PowBackward1(Node):
             ga = sum_to(where(exponent == 0, 0.0, g), self.self_shape)
         if self.next_functions[1][0] is not None:
             g = grad * result * log(base)
-            gb = sum_to(where((base == 0) & (exponent >= 0), 0.0, g), self.other_shape)
+            gb = sum_to(where(base == 0, where(exponent >= 0, 0.0, g), g), self.other_shape)
         return ga, gb
 
 
@@ -238,7 +252,11 @@ def pow(input, exponent):
         return result
     if isinstance(exponent, Tensor):
         x, y = binary_operands(input, exponent)
-        result, node = record(xp.power(x, y), PowBackward1, (input, exponent))
+        try:
+            data = xp.power(x, y)
+        except ValueError:
+            raise broadcast_error(input, exponent) from None
+        result, node = record(data, PowBackward1, (input, exponent))
         if node is not None:
             node.self_shape, node.other_shape = input._data.shape, exponent._data.shape
             node.save(input, exponent, saved_output(result))
@@ -491,8 +509,13 @@ def where(condition, input=None, other=None):
 
 def _compare(ufunc):
     def compare(input, other):
+        if other is None:  # `t == None` is a plain comparison with None, as in PyTorch
+            return ufunc is xp.not_equal
         x, y = binary_operands(input, other)
-        return wrap(ufunc(x, y))
+        try:
+            return wrap(ufunc(x, y))
+        except ValueError:
+            raise broadcast_error(input, other) from None
     compare.__name__ = ufunc.__name__
     return compare
 

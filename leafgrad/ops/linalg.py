@@ -145,7 +145,11 @@ def matmul(input, other):
     if da == 2 and db == 1:
         return mv(input, other)
     if da == 1 and db == 2:
-        return _shape.squeeze(mm(_shape.unsqueeze(input, 0), other), 0)
+        product = mm(_shape.unsqueeze(input, 0), other)
+        out, node = _shape.make_view(product, product._data[0], _shape.SqueezeBackward4, lambda t: t[0])
+        if node is not None:
+            node.self_shape = product._data.shape
+        return out
     if da == 2 and db == 2:
         return mm(input, other)
     a_shape, b_shape = input._data.shape, other._data.shape

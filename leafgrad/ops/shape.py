@@ -192,9 +192,14 @@ def permute(input, *dims):
 
 def _T(input):
     nd = input._data.ndim
-    if nd == 2:
-        return t(input)
+    if nd < 2:
+        return alias_view(input)
     return permute(input, tuple(range(nd - 1, -1, -1)))
+
+
+def alias_view(input):
+    from .indexing import alias
+    return alias(input)
 
 
 def _mT(input):

@@ -1,0 +1,189 @@
+"""The foundation's ops against torch: values, dtypes, gradients, second derivatives, and a
+float64 finite-difference check of every gradient."""
+import numpy as np
+import pytest
+
+from oracle import lg, torch
+
+
+def positive(shape):
+    return lambda rng: rng.uniform(0.5, 2.0, shape)
+
+
+def normal(shape):
+    return lambda rng: rng.standard_normal(shape)
+
+
+def away_from_zero(shape):
+    return lambda rng: rng.uniform(0.3, 2.0, shape) * rng.choice([-1, 1], shape)
+
+
+# name, function of (module, *tensors), input generators, twice differentiable
+OPS = [
+    ('add', lambda T, a, b: a + b, [normal((3, 4)), normal((4,))], True),
+    ('add_scalar', lambda T, a: 2.5 + a, [normal((3,))], True),
+    ('add_alpha', lambda T, a, b: T.add(a, b, alpha=2), [normal((2, 3)), normal((2, 3))], True),
+    ('sub', lambda T, a, b: a - b, [normal((2, 1, 3)), normal((4, 1))], True),
+    ('rsub', lambda T, a: 1 - a, [normal((3,))], True),
+    ('mul', lambda T, a, b: a * b, [normal((3, 4)), normal((3, 1))], True),
+    ('mul_scalar', lambda T, a: a * 3, [normal((3,))], True),
+    ('div', lambda T, a, b: a / b, [normal((3, 4)), away_from_zero((4,))], True),
+    ('rdiv', lambda T, a: 2 / a, [away_from_zero((5,))], True),
+    ('pow_scalar', lambda T, a: a ** 3, [normal((4,))], True),
+    ('pow_half', lambda T, a: a ** 0.5, [positive((4,))], True),
+    ('pow_tensor', lambda T, a, b: a ** b, [positive((3,)), normal((3,))], True),
+    ('rpow', lambda T, a: 2 ** a, [normal((3,))], True),
+    ('neg', lambda T, a: -a, [normal((2, 2))], True),
+    ('exp', lambda T, a: T.exp(a), [normal((2, 3))], True),
+    ('log', lambda T, a: T.log(a), [positive((2, 3))], True),
+    ('sqrt', lambda T, a: T.sqrt(a), [positive((5,))], True),
+    ('abs', lambda T, a: T.abs(a), [away_from_zero((5,))], True),
+    ('tanh', lambda T, a: T.tanh(a), [normal((2, 3))], True),
+    ('sigmoid', lambda T, a: T.sigmoid(a), [normal((2, 3))], True),
+    ('relu', lambda T, a: T.relu(a), [away_from_zero((6,))], True),
+    ('sin', lambda T, a: T.sin(a), [normal((4,))], True),
+    ('cos', lambda T, a: T.cos(a), [normal((4,))], True),
+    ('sum', lambda T, a: a.sum(), [normal((2, 3))], True),
+    ('sum_dim', lambda T, a: a.sum(-1, keepdim=True), [normal((2, 3))], True),
+    ('sum_dims', lambda T, a: a.sum((0, 2)), [normal((2, 3, 4))], True),
+    ('mean', lambda T, a: a.mean(), [normal((2, 3))], True),
+    ('mean_dim', lambda T, a: a.mean(1), [normal((2, 3, 2))], True),
+    ('std', lambda T, a: a.std(0), [normal((4, 3))], True),
+    ('matmul_dot', lambda T, a, b: a @ b, [normal((4,)), normal((4,))], True),
+    ('matmul_mv', lambda T, a, b: a @ b, [normal((3, 4)), normal((4,))], True),
+    ('matmul_vm', lambda T, a, b: a @ b, [normal((3,)), normal((3, 4))], True),
+    ('matmul_mm', lambda T, a, b: a @ b, [normal((2, 3)), normal((3, 4))], True),
+    ('matmul_batched', lambda T, a, b: a @ b, [normal((2, 2, 3)), normal((3, 4))], True),
+    ('matmul_broadcast', lambda T, a, b: a @ b, [normal((2, 1, 2, 3)), normal((3, 3, 2))], True),
+    ('reshape', lambda T, a: a.reshape(3, -1), [normal((2, 3))], True),
+    ('view', lambda T, a: a.view(6), [normal((2, 3))], True),
+    ('transpose', lambda T, a: a.transpose(0, 2), [normal((2, 3, 4))], True),
+    ('t', lambda T, a: a.t(), [normal((2, 3))], True),
+    ('T', lambda T, a: a.T, [normal((2, 3))], True),
+    ('permute', lambda T, a: a.permute(2, 0, 1), [normal((2, 3, 4))], True),
+    ('unsqueeze', lambda T, a: a.unsqueeze(-1), [normal((2, 3))], True),
+    ('squeeze', lambda T, a: a.squeeze(), [normal((2, 1, 3))], True),
+    ('squeeze_dim', lambda T, a: a.squeeze(1), [normal((2, 1, 3))], True),
+    ('index_int', lambda T, a: a[1], [normal((3, 4))], True),
+    ('index_slice', lambda T, a: a[:, 1:3], [normal((3, 4))], True),
+    ('index_step', lambda T, a: a[::2, ..., None], [normal((5, 4))], True),
+    ('index_mixed', lambda T, a: a[1, None, ::-1 if False else 2], [normal((3, 4))], True),
+    ('index_ellipsis', lambda T, a: a[..., 0], [normal((2, 3, 4))], True),
+    ('index_list', lambda T, a: a[[0, 2, 0]], [normal((3, 4))], True),
+    ('index_mask', lambda T, a: a[a > 0], [normal((3, 4))], True),
+]
+IDS = [op[0] for op in OPS]
+
+
+def inputs(gens, seed=0):
+    rng = np.random.default_rng(seed)
+    return [g(rng) for g in gens]
+
+
+def run(T, fn, arrays, dtype):
+    ts = [T.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
+    return ts, fn(T, *ts)
+
+
+@pytest.mark.parametrize('name,fn,gens,twice', OPS, ids=IDS)
+def test_forward_and_grads_match_torch(name, fn, gens, twice):
+    arrays = inputs(gens)
+    lts, lout = run(lg, fn, arrays, lg.float32)
+    tts, tout = run(torch, fn, arrays, torch.float32)
+    assert tuple(lout.shape) == tuple(tout.shape)
+    assert lout.dtype.name == str(tout.dtype).split('.')[-1]
+    np.testing.assert_allclose(lout.detach().numpy(), tout.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert lout.grad_fn.name() == tout.grad_fn.name()
+    weights = np.random.default_rng(1).standard_normal(tuple(tout.shape)).astype(np.float32)
+    (lout * lg.tensor(weights)).sum().backward()
+    (tout * torch.tensor(weights)).sum().backward()
+    for a, b in zip(lts, tts):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize('name,fn,gens,twice', [op for op in OPS if op[3]], ids=[op[0] for op in OPS if op[3]])
+def test_second_derivatives_match_torch(name, fn, gens, twice):
+    arrays = inputs(gens)
+    results = []
+    for T in (lg, torch):
+        ts, out = run(T, fn, arrays, T.float64)
+        weights = T.tensor(np.random.default_rng(1).standard_normal(tuple(out.shape)))
+        grads = T.autograd.grad((out * weights).sum(), ts, create_graph=True)
+        total = sum((g * g).sum() for g in grads if g is not None and g.requires_grad)
+        if not (isinstance(total, T.Tensor) and total.requires_grad):
+            results.append([None] * len(ts))  # the first derivative is constant in the inputs
+            continue
+        second = T.autograd.grad(total, ts, allow_unused=True)
+        results.append([None if s is None else (s.detach().numpy(force=True) if T is torch else s.numpy())
+                        for s in second])
+    lres, tres = results
+    for a, b in zip(lres, tres):
+        if b is None or a is None:
+            assert a is None or not np.any(a), (a, b)
+            continue
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+def numerical_jacobian(f, arrays, i, eps=1e-6):
+    x = arrays[i]
+    out0 = f(arrays)
+    jac = np.zeros((x.size, out0.size))
+    flat = x.reshape(-1)
+    for k in range(x.size):
+        old = flat[k]
+        flat[k] = old + eps
+        plus = f(arrays).reshape(-1).copy()
+        flat[k] = old - eps
+        minus = f(arrays).reshape(-1).copy()
+        flat[k] = old
+        jac[k] = (plus - minus) / (2 * eps)
+    return jac
+
+
+@pytest.mark.parametrize('name,fn,gens,twice', OPS, ids=IDS)
+def test_gradcheck_float64(name, fn, gens, twice):
+    arrays = [np.array(a, dtype=np.float64) for a in inputs(gens)]
+
+    def forward(arrs):
+        with lg.no_grad():
+            return fn(lg, *[lg.tensor(a) for a in arrs]).numpy().astype(np.float64)
+    ts = [lg.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(lg, *ts)
+    n_out = out.numel()
+    analytical = [np.zeros((a.size, n_out)) for a in arrays]
+    for j in range(n_out):
+        seed = np.zeros(n_out)
+        seed[j] = 1
+        grads = lg.autograd.grad(out, ts, grad_outputs=lg.tensor(seed.reshape(tuple(out.shape))),
+                                 retain_graph=True, allow_unused=True)
+        for i, g in enumerate(grads):
+            if g is not None:
+                analytical[i][:, j] = g.numpy().reshape(-1)
+    for i in range(len(arrays)):
+        numerical = numerical_jacobian(forward, arrays, i)
+        np.testing.assert_allclose(analytical[i], numerical, rtol=1e-5, atol=1e-6,
+                                   err_msg=f'{name}: input {i}\nanalytical:\n{analytical[i]}\nnumerical:\n{numerical}')
+
+
+def test_errors_match_torch():
+    cases = [
+        lambda T: T.ones(2, 3) @ T.ones(2, 3),
+        lambda T: T.ones(2, 3).view(4),
+        lambda T: T.ones(2, 3).reshape(5, -1),
+        lambda T: T.ones(2, 3).transpose(0, 3),
+        lambda T: T.ones(2, 3)[3],
+        lambda T: T.ones(2, 3)[0, 0, 0],
+        lambda T: T.ones(2, 3) + T.ones(3, 2),
+        lambda T: T.ones(2, 3).sum(2),
+        lambda T: T.ones(3).expand(2, 4),
+        lambda T: T.ones(2, 3).t().view(6),
+    ]
+    for case in cases:
+        try:
+            case(torch)
+        except Exception as e:
+            texc = e
+        else:
+            raise AssertionError('torch did not raise')
+        with pytest.raises(type(texc)):
+            case(lg)

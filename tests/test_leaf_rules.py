@@ -1,0 +1,311 @@
+"""PyTorch's leaf rules, checked against torch on the same programs."""
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import lg, pair, raises_like, same_message, torch, assert_same
+
+
+def both(fn):
+    return fn(lg), fn(torch)
+
+
+def test_leaf_flags_and_grads():
+    def prog(T):
+        w = T.tensor([1., 2., 3.], requires_grad=True)
+        d = T.tensor([10., 10., 10.])
+        h = w * 2
+        loss = (h * d).sum()
+        flags = (w.is_leaf, d.is_leaf, h.is_leaf, loss.is_leaf, w.requires_grad, d.requires_grad, h.requires_grad)
+        loss.backward()
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            return flags, w.grad.tolist(), h.grad, d.grad, type(h.grad_fn).__name__, loss.grad_fn.name()
+    a, b = both(prog)
+    assert a[:4] == b[:4]
+    assert a[4] == b[4] or a[4] == 'SumBackward0'
+
+
+def test_accumulation_and_zero_grad():
+    def prog(T):
+        w = T.tensor([1., 2.], requires_grad=True)
+        out = []
+        for _ in range(3):
+            (w * w).sum().backward()
+            out.append(w.grad.tolist())
+        g = w.grad
+        (w * 3).sum().backward()
+        out.append(g is w.grad)  # accumulation is in place
+        w.grad.zero_()
+        out.append(w.grad.tolist())
+        w.grad = None
+        (w * 3).sum().backward()
+        out.append(w.grad.tolist())
+        return out
+    assert both(prog)[0] == both(prog)[1]
+
+
+def test_fan_in_sums():
+    def prog(T):
+        x = T.tensor([1., 2., 3.], requires_grad=True)
+        y = x * x + x.exp() + x * 2
+        y.sum().backward()
+        return x.grad.numpy() if T is torch else x.grad.numpy()
+    a, b = both(prog)
+    np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_retain_grad_and_hooks_order():
+    def prog(T):
+        calls = []
+        x = T.tensor([1., 2.], requires_grad=True)
+        h = x * 2
+        h.retain_grad()
+        h.register_hook(lambda g: calls.append(('h1', g.tolist())))
+        h.register_hook(lambda g: g * 10)  # replaces the gradient in flight
+        h.register_hook(lambda g: calls.append(('h3', g.tolist())))
+        x.register_hook(lambda g: calls.append(('x', g.tolist())))
+        x.register_post_accumulate_grad_hook(lambda t: calls.append(('post', t.grad.tolist())))
+        (h * 3).sum().backward()
+        return calls, h.grad.tolist(), x.grad.tolist()
+    a, b = both(prog)
+    assert a == b
+
+
+def test_hook_handle_remove():
+    def prog(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        handle = x.register_hook(lambda g: g * 100)
+        handle.remove()
+        (x * 2).sum().backward()
+        return x.grad.tolist()
+    a, b = both(prog)
+    assert a == b
+
+
+def test_detach_no_grad_inference_mode():
+    def prog(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        d = x.detach()
+        with T.no_grad():
+            n = x * 2
+        with T.inference_mode():
+            i = x * 2
+        with T.enable_grad():
+            e = x * 2
+        T.set_grad_enabled(False)
+        s = x * 2
+        T.set_grad_enabled(True)
+
+        @T.no_grad()
+        def f(t):
+            return t * 2
+        return [(t.requires_grad, t.is_leaf, t.grad_fn is None) for t in (d, n, i, e, s, f(x))] + [T.is_grad_enabled()]
+    a, b = both(prog)
+    assert a == b
+
+
+def test_detach_shares_storage_and_version():
+    x = lg.tensor([1., 2.], requires_grad=True)
+    d = x.detach()
+    d.add_(1)
+    assert x.tolist() == [2., 3.] and x._version == 1
+
+
+def test_requires_grad_errors():
+    m1, m2 = raises_like(lambda: lg.tensor([1], requires_grad=True), lambda: torch.tensor([1], requires_grad=True))
+    assert same_message(m1, m2)
+    m1, m2 = raises_like(lambda: lg.tensor([1]).requires_grad_(), lambda: torch.tensor([1]).requires_grad_())
+    assert same_message(m1, m2)
+    wl, wt = pair([1., 2.], requires_grad=True)
+    m1, m2 = raises_like(lambda: (wl * 2).requires_grad_(False), lambda: (wt * 2).requires_grad_(False))
+    assert same_message(m1, m2)
+    m1, m2 = raises_like(lambda: (wl * 2).backward(), lambda: (wt * 2).backward())
+    assert same_message(m1, m2)
+    m1, m2 = raises_like(lambda: lg.ones(3).sum().backward(), lambda: torch.ones(3).sum().backward())
+    assert same_message(m1, m2)
+    m1, m2 = raises_like(lambda: wl.numpy(), lambda: wt.numpy())
+    assert same_message(m1, m2)
+    m1, m2 = raises_like(lambda: wl.add_(1), lambda: wt.add_(1))
+    assert same_message(m1, m2)
+    assert wl._version == 0 and wl.tolist() == [1., 2.]
+
+
+def test_second_backward_fails_and_retain_graph_works():
+    def prog(T, retain):
+        x = T.tensor([1., 2.], requires_grad=True)
+        y = (x * x).sum()
+        y.backward(retain_graph=retain)
+        try:
+            y.backward()
+        except RuntimeError as e:
+            return str(e).split('.')[0]
+        return x.grad.tolist()
+    assert prog(lg, False) == prog(torch, False)
+    assert prog(lg, True) == prog(torch, True) == [4., 8.]
+
+
+def test_saved_tensor_modified_inplace_message():
+    def prog(T):
+        x = T.ones(3, requires_grad=True)
+        a = x * 1
+        y = a * a
+        a.add_(1)
+        try:
+            y.sum().backward()
+        except RuntimeError as e:
+            return str(e)
+    m1, m2 = prog(lg), prog(torch)
+    assert m1.replace('leafgrad', 'torch') == m2
+
+
+def test_failed_op_changes_nothing():
+    x = lg.tensor([1., 2., 3.], requires_grad=True)
+    y = x * 2
+    with pytest.raises(RuntimeError):
+        y.view(2, 2)
+    with pytest.raises(RuntimeError):
+        y.add_(lg.ones(2, 3))
+    assert y._version == 0 and y.grad_fn.name() == 'MulBackward0'
+    y.sum().backward()
+    assert x.grad.tolist() == [2., 2., 2.]
+
+
+def test_warnings():
+    x = lg.tensor([1., 2.], requires_grad=True)
+    with pytest.warns(UserWarning, match='not a leaf Tensor'):
+        (x * 2).grad
+    with pytest.warns(UserWarning, match='recommended to use sourceTensor.detach'):
+        lg.tensor(x)
+
+
+def test_rewrapping_severs_the_graph():
+    def prog(T):
+        w = T.tensor([1., 2.], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            w2 = T.tensor(w * 2)
+        return w2.is_leaf, w2.requires_grad, w2.grad_fn is None
+    assert both(prog)[0] == both(prog)[1]
+
+
+def test_create_graph_higher_order():
+    def prog(T):
+        x = T.tensor([2.0, -1.0], requires_grad=True)
+        y = (x ** 3).sum()
+        g, = T.autograd.grad(y, x, create_graph=True)
+        g2, = T.autograd.grad(g.sum(), x, create_graph=True)
+        g3, = T.autograd.grad(g2.sum(), x)
+        return g.tolist(), g2.tolist(), g3.tolist()
+    assert both(prog)[0] == both(prog)[1]
+
+
+def test_hessian_vector_product():
+    rng = np.random.default_rng(0)
+    W = rng.standard_normal((5, 5))
+    xv = rng.standard_normal(5)
+    v = rng.standard_normal(5)
+
+    def prog(T):
+        Wt, x, vt = T.tensor(W), T.tensor(xv, requires_grad=True), T.tensor(v)
+        f = T.tanh(Wt @ x).sum()
+        g, = T.autograd.grad(f, x, create_graph=True)
+        hv, = T.autograd.grad((g * vt).sum(), x)
+        return hv.numpy()
+    np.testing.assert_allclose(prog(lg), prog(torch), rtol=1e-10)
+
+
+def test_backward_inputs_and_grad_allow_unused():
+    def prog(T):
+        a = T.tensor([1., 2.], requires_grad=True)
+        b = T.tensor([3., 4.], requires_grad=True)
+        (a * b).sum().backward(inputs=[a])
+        res = [a.grad.tolist(), b.grad]
+        c = T.tensor([1.], requires_grad=True)
+        ga, gc = T.autograd.grad((a * 2).sum(), [a, c], allow_unused=True)
+        res += [ga.tolist(), gc]
+        try:
+            T.autograd.grad((a * 2).sum(), [a, c])
+        except RuntimeError as e:
+            res.append(str(e))
+        return res
+    assert both(prog)[0] == both(prog)[1]
+
+
+def test_grad_outputs_and_shape_mismatch():
+    def prog(T):
+        x = T.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 2
+        g, = T.autograd.grad(y, x, grad_outputs=T.tensor([1., 0., 2.]))
+        try:
+            (x * 2).backward(T.ones(2))
+        except RuntimeError as e:
+            return g.tolist(), str(e).replace('torch', 'leafgrad')
+    assert both(prog)[0] == both(prog)[1]
+
+
+def test_nonleaf_inplace_records_and_views():
+    def prog(T):
+        x = T.ones(2, 3, requires_grad=True)
+        y = x * 1
+        y[:, 1] *= 5
+        y[0] = y[0] * 2
+        z = T.zeros(2, 3)
+        w = T.tensor([1., 2., 3.], requires_grad=True)
+        z[1] = w * w
+        (y.sum() + z.sum()).backward()
+        return x.grad.tolist(), w.grad.tolist(), z.is_leaf, z.requires_grad, y._version
+    assert both(prog)[0] == both(prog)[1]
+
+
+def test_deep_chain_has_no_recursion_limit():
+    x = lg.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(20000):
+        y = y * 1.0
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0]
+
+
+def test_graph_and_intermediate_grads_freed():
+    import gc
+    import weakref
+    x = lg.ones(4, requires_grad=True)
+    y = x.exp()
+    z = y.tanh()
+    node = z.grad_fn
+    loss = z.sum()
+    loss.backward()
+    assert node._saved is None  # saved tensors released after backward
+    gc.collect()
+    x2 = lg.ones(4, requires_grad=True)
+    h = x2 * 2
+    ref = weakref.ref(h.grad_fn)
+    loss = (h * 3).sum()
+    del h
+    loss.backward()
+    del loss
+    assert ref() is None  # the graph is freed with its root, no reference cycles
+
+
+def test_grad_mode_is_thread_local():
+    import threading
+    seen = []
+    with lg.no_grad():
+        t = threading.Thread(target=lambda: seen.append(lg.is_grad_enabled()))
+        t.start()
+        t.join()
+        seen.append(lg.is_grad_enabled())
+    assert seen == [True, False]
+
+
+def test_inference_mode_decorator_and_flags():
+    @lg.inference_mode()
+    def f(x):
+        return x * 2
+    x = lg.ones(2, requires_grad=True)
+    y = f(x)
+    assert not y.requires_grad and lg.is_grad_enabled()
+    with lg.inference_mode():
+        assert lg.is_inference_mode_enabled() and not lg.is_grad_enabled()
