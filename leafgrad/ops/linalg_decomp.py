@@ -261,7 +261,7 @@ class LinalgCholeskyExBackward0(Node):
         phi = _tril(matmul(_mT(L), grad))
         phi = (phi + _mT(_tril(phi, -1))) * 0.5
         left = solve(_mT(L), phi)                     # L^{-T} Phi
-        return _mT(solve(L, _mT(left))),              # (L^{-T} Phi) L^{-1}
+        return _mT(solve(_mT(L), _mT(left))),         # Y L^{-1} = (L^{-T} Y^T)^T
 
 
 def cholesky(A, *, upper=False, out=None):
