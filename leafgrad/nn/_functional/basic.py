@@ -12,7 +12,7 @@ from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
 from ...tensor import Tensor, legacy_type_name
-from .common import const
+from .common import const, dtype_name
 
 
 def _softmax_dim(name, ndim, stacklevel=4):
@@ -26,8 +26,7 @@ def _softmax_input(input, dim, dtype, name):
         input = input.to(backend.to_dtype(dtype))
     data = input._data
     if data.dtype.kind != 'f':
-        raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for '
-                                  f"'{backend.from_np(data.dtype).name.capitalize()}'")
+        raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for \'{dtype_name(input)}\'')
     if dim is None:
         dim = _softmax_dim(name, data.ndim)
     d = wrap_dim(dim, max(data.ndim, 1))

@@ -42,8 +42,13 @@ def size_str(shape):
     return f'torch.Size({list(shape)})'.replace('torch', 'leafgrad')
 
 
+_SCALAR_NAMES = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
+                 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+
+
 def dtype_name(t):
-    return backend.from_np(t._data.dtype).name.capitalize() if isinstance(t, Tensor) else type(t).__name__
+    """PyTorch's scalar type name (Float, Long …) of a tensor, as its error messages print it."""
+    return _SCALAR_NAMES.get(t._data.dtype.name, t._data.dtype.name) if isinstance(t, Tensor) else type(t).__name__
 
 
 def ntuple(x, n, name='kernel_size'):

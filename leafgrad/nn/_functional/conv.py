@@ -200,7 +200,8 @@ def _check_conv(input, weight, bias, nsp, groups, transposed, stride, padding, d
     if groups <= 0:
         raise RuntimeError('non-positive groups is not supported')
     if x.dtype != w.dtype:
-        raise RuntimeError(f'Input type ({_tname(input)}) and weight type ({_tname(weight)}) should be the same')
+        from .common import dtype_name
+        raise RuntimeError(f'expected scalar type {dtype_name(input)} but found {dtype_name(weight)}')
     c = x.shape[-nsp - 1]
     if not transposed:
         if w.shape[0] % groups:

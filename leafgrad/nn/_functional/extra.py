@@ -51,8 +51,10 @@ class GluBackward0(Node):
         s = _ew.sigmoid(b)
         ga = grad * s
         gb = grad * a * s * (1 - s)
-        from ...ops.rearrange import cat
-        return cat([ga, gb], self.dim),
+        from ...ops.indexing import index_put_embed
+        shape = x._data.shape
+        lead = (slice(None),) * self.dim
+        return index_put_embed(ga, shape, lead + (slice(0, n),)) + index_put_embed(gb, shape, lead + (slice(n, 2 * n),)),
 
 
 def glu(input, dim=-1):
@@ -147,4 +149,11 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     p = ConvParams(ntuple(stride, 2), pad, pad, ntuple(dilation, 2), 1)
     n, ck, L = input._data.shape
     size = ntuple(output_size, 2)
+    blocks = [(size[i] + 2 * pad[i] - p.dilation[i] * (k[i] - 1) - 1) // p.stride[i] + 1 for i in range(2)]
+    if blocks[0] * blocks[1] != L:
+        raise RuntimeError(f'Given output_size=({size[0]}, {size[1]}), kernel_size=({k[0]}, {k[1]}), dilation='
+                           f'({p.dilation[0]}, {p.dilation[1]}), padding=({pad[0]}, {pad[1]}), stride=({p.stride[0]}, '
+                           f"{p.stride[1]}), expected size of input's dimension 2 to match the calculated number of "
+                           f'sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got '
+                           f'input.size(2)={L}.')
     return _fold_op(input, p, k, (n, ck // (k[0] * k[1])) + size)

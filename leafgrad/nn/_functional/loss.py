@@ -226,14 +226,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def _class_layout(input, target):
     """Check nll_loss's shapes; returns (number of classes, class dim)."""
     x, t = input._data, target._data
-    if t.dtype.kind not in 'iu':
-        from .common import dtype_name
-        raise RuntimeError(f'expected scalar type Long but found {dtype_name(target)}')
     if x.ndim == 0:
         raise ValueError(f'Expected 1 or more dimensions (got {x.ndim})')
     if x.ndim == 1:
         if t.ndim > 1:
             raise RuntimeError('0D or 1D target tensor expected, multi-target not supported')
+        _check_target_dtype(target)
         return x.shape[0], 0
     if x.ndim == 2 and t.ndim != 1:
         raise RuntimeError('0D or 1D target tensor expected, multi-target not supported')
@@ -241,7 +239,14 @@ def _class_layout(input, target):
         raise ValueError(f'Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0] if t.ndim else 1}).')
     if x.ndim > 2 and t.shape[1:] != x.shape[2:]:
         raise RuntimeError(f'Expected target size {list(x.shape[:1] + x.shape[2:])}, got {list(t.shape)}')
+    _check_target_dtype(target)
     return x.shape[1], 1
+
+
+def _check_target_dtype(target):
+    if target._data.dtype.kind not in 'iu' or target._data.dtype not in (xp.int64, xp.uint8):
+        from .common import dtype_name
+        raise RuntimeError(f'expected target dtype to be Long or Byte, but got {dtype_name(target)}')
 
 
 class NllLossBackward0(Node):
@@ -314,8 +319,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     wshape = (C,) + (1,) * (input._data.ndim - cdim - 1)
     if input._data.shape == target._data.shape:  # class probabilities
         if target._data.dtype.kind != 'f':
-            raise RuntimeError('Expected floating point type for target with class probabilities, got '
-                               f'{target.dtype.name.capitalize()}')
+            from .common import dtype_name
+            raise RuntimeError(f'Expected floating point type for target with class probabilities, got '
+                               f'{dtype_name(target)}')
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / C
         prod = logp * target
@@ -327,10 +333,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if reduction == 'sum':
             return -_sum(prod)
         return -_sum(prod, cdim)
-    if target._data.dtype.kind == 'f':
-        raise RuntimeError(f'Expected floating point type for target with class probabilities, got '
-                           f'{target.dtype.name.capitalize()}') if target._data.ndim == input._data.ndim else \
-            RuntimeError('expected scalar type Long but found Float')
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing <= 0:
         return nll

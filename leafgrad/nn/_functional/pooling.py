@@ -362,6 +362,9 @@ def _adaptive_avg_poolnd(input, output_size, nsp):
     if isinstance(output_size, int) or output_size is None:
         output_size = (output_size,) * nsp
     out = tuple(size[i] if o is None else int(o) for i, o in enumerate(output_size))
+    if nsp == 2 and out == (1, 1):  # PyTorch takes the mean for a global pool
+        from ...ops.reduction import mean
+        return mean(input, (-2, -1), keepdim=True)
     cls = {1: AdaptiveAvgPool1DBackward0, 2: AdaptiveAvgPool2DBackward0, 3: AdaptiveAvgPool3DBackward0}[nsp]
     return _separable(input, [_adaptive_matrix(size[i], out[i]).astype(x.dtype) for i in range(nsp)], cls)
 
