@@ -344,7 +344,7 @@ def tensordot(a, b, dims=2, out=None):
             raise RuntimeError(f'tensordot expects dims >= 0, but got dims={n}')
         if n > min(na, nb):
             raise RuntimeError(f'tensordot expects dims < ndim_a or ndim_b, but got dims={n}')
-        da, db = list(range(na - n, na)), list(range(n))
+        da, db = list(range(-n, 0)), list(range(n))
     else:
         da, db = dims
         da = [int(d) for d in (da.tolist() if hasattr(da, 'tolist') else ([da] if isinstance(da, int) else da))]

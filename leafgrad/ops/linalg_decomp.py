@@ -33,13 +33,16 @@ svd_result = _named('linalg_svd', ['U', 'S', 'Vh'])
 
 # ---- helpers: checks, transposes, masks -----------------------------------------------------
 
+_SCALAR_NAMES = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+
+
 def _check_matrix(A, name, square=True):
     a = A._data
     if a.ndim < 2:
         raise RuntimeError(f'{name}: The input tensor A must have at least 2 dimensions.')
     if a.dtype.kind != 'f':
         raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
-                           f'{A.dtype.name.capitalize()}')
+                           f'{_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)}')
     if square and a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f'{name}: A must be batches of square matrices, but they are {a.shape[-2]} by '
                            f'{a.shape[-1]} matrices')
