@@ -53,15 +53,22 @@ def _out_size(size, k, p, lo, hi):
 
 
 def _cols(x, k, p, out):
-    """im2col: (N, G, P, Cg*K), P the output positions, K the kernel positions (one copy)."""
+    """im2col, kernel-major: (G, Cg*K, N*P), P the output positions, K the kernel offsets.
+
+    One copy out of the strided window view, in an order that reads the input row by row."""
     n, c = x.shape[:2]
     g = p.groups
-    win = _windows(_pad(x, p.lo, p.hi), k, p.stride, p.dilation, out)  # (N, C, *out, *k)
     nsp = len(k)
-    win = win.reshape((n, g, c // g) + win.shape[2:])
-    # -> (N, G, *out, Cg, *k)
-    order = (0, 1) + tuple(range(3, 3 + nsp)) + (2,) + tuple(range(3 + nsp, 3 + 2 * nsp))
-    return xp.transpose(win, order).reshape(n, g, math.prod(out), -1)
+    win = _windows(_pad(x, p.lo, p.hi), k, p.stride, p.dilation, out)  # (N, C, *out, *k)
+    # -> (C, *k, N, *out)
+    order = (1,) + tuple(range(2 + nsp, 2 + 2 * nsp)) + (0,) + tuple(range(2, 2 + nsp))
+    return xp.ascontiguousarray(xp.transpose(win, order)).reshape(g, -1, n * math.prod(out))
+
+
+def _gy_rows(gy, g):
+    """The output gradient as (G, Og, N*P)."""
+    n, o = gy.shape[:2]
+    return xp.ascontiguousarray(xp.transpose(gy.reshape(n, g, o // g, -1), (1, 2, 0, 3))).reshape(g, o // g, -1)
 
 
 def conv_fwd(x, w, p):
@@ -69,53 +76,45 @@ def conv_fwd(x, w, p):
     o, k = w.shape[0], w.shape[2:]
     g = p.groups
     out = _out_size(x.shape[2:], k, p, p.lo, p.hi)
-    cols = _cols(x, k, p, out)                                   # (N, G, P, CgK)
-    wm = w.reshape(g, o // g, -1)                                # (G, Og, CgK)
-    if g == 1:
-        y = cols.reshape(-1, cols.shape[-1]) @ wm[0].T          # one GEMM: (N*P, CK) @ (CK, O)
-        return xp.ascontiguousarray(xp.moveaxis(y.reshape((n,) + out + (o,)), -1, 1))
-    y = xp.matmul(cols, xp.swapaxes(wm, 1, 2)[None])            # (N, G, P, Og)
-    y = xp.swapaxes(y, 2, 3).reshape((n, o) + out)
-    return xp.ascontiguousarray(y)
+    cols = _cols(x, k, p, out)                                   # (G, CgK, N*P)
+    y = xp.matmul(w.reshape(g, o // g, -1), cols)                # one (batched over groups) GEMM
+    y = y.reshape(g, o // g, n, -1)
+    return xp.ascontiguousarray(xp.transpose(y, (2, 0, 1, 3))).reshape((n, o) + out)
 
 
 def conv_gw(x, gy, p, wshape):
-    n = x.shape[0]
     o, k = wshape[0], wshape[2:]
     g = p.groups
-    out = gy.shape[2:]
-    cols = _cols(x, k, p, out)                                   # (N, G, P, CgK)
-    gm = gy.reshape(n, g, o // g, -1)                            # (N, G, Og, P)
-    # (G, Og, N*P) @ (G, N*P, CgK)
-    a = xp.transpose(gm, (1, 2, 0, 3)).reshape(g, o // g, -1)
-    b = xp.transpose(cols, (1, 0, 2, 3)).reshape(g, -1, cols.shape[-1])
-    return xp.matmul(a, b).reshape(wshape)
+    cols = _cols(x, k, p, gy.shape[2:])                          # (G, CgK, N*P)
+    # gw^T = cols @ gy^T: (G, CgK, N*P) @ (G, N*P, Og). OpenBLAS is several times faster with
+    # the long N*P dimension contiguous on both sides than with gy @ cols^T.
+    gwt = xp.matmul(cols, xp.swapaxes(_gy_rows(gy, g), 1, 2))    # (G, CgK, Og)
+    return xp.ascontiguousarray(xp.swapaxes(gwt, 1, 2)).reshape(wshape)
 
 
 def conv_gi(gy, w, p, xshape):
     n, c = xshape[:2]
     o, k = w.shape[0], w.shape[2:]
     g = p.groups
-    cg = c // g
+    cg, og = c // g, o // g
     nsp = len(k)
     out = gy.shape[2:]
-    gm = xp.swapaxes(gy.reshape(n, g, o // g, -1), 2, 3)        # (N, G, P, Og)
-    wm = w.reshape(g, o // g, -1)                                # (G, Og, CgK)
-    dcols = xp.matmul(gm, wm[None])                              # (N, G, P, CgK)
-    dcols = dcols.reshape((n, g) + tuple(out) + (cg,) + tuple(k))
-    # -> (N, G, Cg, *k, *out)
-    order = (0, 1, 2 + nsp) + tuple(range(3 + nsp, 3 + 2 * nsp)) + tuple(range(2, 2 + nsp))
-    dcols = xp.transpose(dcols, order)
+    # weight as (G, K*Cg, Og), kernel-major, so that each kernel offset's block is contiguous
+    wk = xp.transpose(w.reshape((g, og, cg) + tuple(k)), (0,) + tuple(range(3, 3 + nsp)) + (2, 1))
+    wk = wk.reshape(g, -1, og)
+    dcols = xp.matmul(wk, _gy_rows(gy, g))                       # (G, K*Cg, N*P)
+    dcols = dcols.reshape((g,) + tuple(k) + (cg, n) + tuple(out))
     padded = tuple(xshape[2 + i] + p.lo[i] + max(p.hi[i], 0) for i in range(nsp))
-    acc = xp.zeros((n, g, cg) + padded, dtype=gy.dtype)
-    # col2im: one slice-add per kernel offset
+    acc = xp.zeros((g, cg, n) + padded, dtype=gy.dtype)
+    # col2im: one slice-add of a contiguous (G, Cg, N, *out) block per kernel offset
     for offs in xp.ndindex(*k):
         sl = tuple(slice(offs[i] * p.dilation[i], offs[i] * p.dilation[i] + p.stride[i] * (out[i] - 1) + 1,
                          p.stride[i]) for i in range(nsp))
-        acc[(slice(None),) * 3 + sl] += dcols[(slice(None),) * 3 + tuple(offs)]
-    acc = acc.reshape((n, c) + padded)
+        acc[(slice(None),) * 3 + sl] += dcols[(slice(None),) + tuple(offs)]
     crop = tuple(slice(p.lo[i], p.lo[i] + xshape[2 + i]) for i in range(nsp))
-    return xp.ascontiguousarray(acc[(slice(None), slice(None)) + crop])
+    acc = acc[(slice(None),) * 3 + crop]
+    # (G, Cg, N, *S) -> (N, C, *S)
+    return xp.ascontiguousarray(xp.moveaxis(acc.reshape((c, n) + acc.shape[3:]), 1, 0))
 
 
 # ---- the three recorded ops -------------------------------------------------------------

@@ -110,8 +110,8 @@ def _unfold_op(t, p, k):
     x = t._data
     out = tuple((x.shape[2 + i] + 2 * p.lo[i] - p.dilation[i] * (k[i] - 1) - 1) // p.stride[i] + 1
                 for i in range(2))
-    cols = _cols(x, k, p, out)  # (N, 1, L, C*K)
-    data = xp.ascontiguousarray(xp.swapaxes(cols[:, 0], 1, 2))
+    cols = _cols(x, k, p, out)  # (1, C*K, N*L)
+    data = xp.ascontiguousarray(xp.swapaxes(cols.reshape(cols.shape[1], x.shape[0], -1), 0, 1))
     res, node = record(data, Im2ColBackward0, (t,))
     if node is not None:
         node.params, node.k, node.x_shape = p, k, x.shape
