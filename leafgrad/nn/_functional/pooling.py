@@ -130,10 +130,21 @@ def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return
     n, c = x.shape[:2]
     size = x.shape[2:]
     fill = -xp.inf if x.dtype.kind == 'f' else xp.iinfo(x.dtype).min
-    win = _windows(_pad(x, p, hi, fill), k, s, d, out).reshape((n, c) + out + (-1,))
-    # NaN wins, as in PyTorch: argmax of a NaN-aware key
-    arg = xp.argmax(xp.where(xp.isnan(win), xp.inf, win), axis=-1) if x.dtype.kind == 'f' else xp.argmax(win, -1)
-    values = xp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+    xpad = _pad(x, p, hi, fill)
+    # a running max over the kernel offsets (k slices of the whole batch); as PyTorch, a later
+    # element wins only if greater, or NaN
+    values = arg = None
+    for j, offs in enumerate(xp.ndindex(*k)):
+        sl = tuple(slice(offs[i] * d[i], offs[i] * d[i] + s[i] * (out[i] - 1) + 1, s[i]) for i in range(nsp))
+        v = xpad[(slice(None), slice(None)) + sl]
+        if values is None:
+            values, arg = v.copy(), xp.zeros(v.shape, dtype=xp.int64)
+            continue
+        upd = v > values
+        if x.dtype.kind == 'f':
+            upd |= xp.isnan(v)
+        values = xp.maximum(values, v)  # NaN propagates, as the rule above keeps it
+        arg[upd] = j
     # window position -> input position -> flat spatial index
     koff = xp.unravel_index(arg, k)
     flat = xp.zeros(arg.shape, dtype=xp.int64)
