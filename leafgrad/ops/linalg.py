@@ -4,6 +4,15 @@ from ._util import Node, record, sum_to, xp
 from . import shape as _shape
 
 
+_SCALAR = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
+           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+
+
+def _sname(t):
+    """PyTorch's scalar type name (Float, Double …) as its error messages print it."""
+    return _SCALAR.get(t._data.dtype.name, t._data.dtype.name)
+
+
 def _tname(t):
     return {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'long int',
             'int32': 'int'}.get(t._data.dtype.name, t._data.dtype.name)
@@ -53,7 +62,8 @@ def mv(input, vec):
     if a.shape[1] != v.shape[0]:
         raise RuntimeError(f'size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
     if a.dtype != v.dtype:
-        raise RuntimeError(f'expected m1 and m2 to have the same dtype, but got: {_tname(input)} != {_tname(vec)}')
+        raise RuntimeError(f'addmv input tensors must have the same dtype, but got {_sname(vec)}, {_sname(input)}, and '
+                           f'{_sname(vec)}')
     out, node = record(a @ v, MvBackward0, (input, vec))
     if node is not None:
         node.save(input, vec)
@@ -78,8 +88,7 @@ def dot(input, other):
         raise RuntimeError(f'inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have '
                            'the same number of elements, but got {} and {} elements respectively'.format(a.shape[0], b.shape[0]))
     if a.dtype != b.dtype:
-        raise RuntimeError(f'dot : expected both vectors to have same dtype, but found {input.dtype.name.capitalize()} '
-                           f'and {other.dtype.name.capitalize()}')
+        raise RuntimeError(f'dot : expected both vectors to have same dtype, but found {_sname(input)} and {_sname(other)}')
     out, node = record(xp.asarray(a @ b), DotBackward0, (input, other))
     if node is not None:
         node.save(input, other)
@@ -129,6 +138,8 @@ def bmm(input, mat2):
     if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
         raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] '
                            f'but got: [{b.shape[0]}, {b.shape[1]}].')
+    if a.dtype != b.dtype:
+        raise RuntimeError(f'expected scalar type {_sname(input)} but found {_sname(mat2)}')
     out, node = record(xp.matmul(a, b), BmmBackward0, (input, mat2))
     if node is not None:
         node.save(input, mat2)
@@ -153,6 +164,10 @@ def matmul(input, other):
     if da == 2 and db == 2:
         return mm(input, other)
     a_shape, b_shape = input._data.shape, other._data.shape
+    if db == 1:
+        # fold the batch into the rows of one matrix-vector product, as PyTorch does
+        rows = _shape.reshape(input, (-1, a_shape[-1]))
+        return _unsafe_view(mv(rows, other), a_shape[:-1])
     if db <= 2:
         # fold the batch into the rows: one mm, as PyTorch does
         a = input if da > 1 else _shape.unsqueeze(input, 0)
@@ -169,15 +184,29 @@ def matmul(input, other):
     n, k = a._data.shape[-2:]
     k2, m = b._data.shape[-2:]
     if k != k2:
-        batch = tuple(xp.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2]))
+        batch = _broadcast_batch(a._data.shape[:-2], b._data.shape[:-2])
         count = int(xp.prod(batch)) if batch else 1
         raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{count}, {k}] but got: '
                            f'[{count}, {k2}].')
-    batch = tuple(xp.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2]))
+    batch = _broadcast_batch(a._data.shape[:-2], b._data.shape[:-2])
     a3 = _shape.reshape(_shape.expand(a, batch + (n, k)), (-1, n, k))
     b3 = _shape.reshape(_shape.expand(b, batch + (k, m)), (-1, k, m))
     out_shape = batch + ((n,) if da > 1 else ()) + (m,)
     return _unsafe_view(bmm(a3, b3), out_shape)
+
+
+def _broadcast_batch(sa, sb):
+    """The broadcast batch shape, with PyTorch's message when the batch dims do not broadcast."""
+    n = max(len(sa), len(sb))
+    out = []
+    for i in range(n):
+        x = sa[i - n + len(sa)] if i - n + len(sa) >= 0 else 1
+        y = sb[i - n + len(sb)] if i - n + len(sb) >= 0 else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f'The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton '
+                               f'dimension {i}')
+        out.append(max(x, y) if x != 0 and y != 0 else 0)
+    return tuple(out)
 
 
 def _unsafe_view(t, shape):
@@ -241,6 +270,10 @@ def _check_mm(mat1, mat2):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2) as one node (nn.Linear records it on 2-D input)."""
+    if input._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f'self and mat2 must have the same dtype, but got {_sname(input)} and {_sname(mat2)}')
+    if mat1._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f'mat1 and mat2 must have the same dtype, but got {_sname(mat1)} and {_sname(mat2)}')
     _check_mm(mat1, mat2)
     data = _fused_add(mat1._data @ mat2._data, input, beta, alpha)
     out, node = record(data, AddmmBackward0, (input, mat1, mat2))
@@ -471,6 +504,9 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     subs, out = _parse_einsum(equation, operands)
+    for op in operands[1:]:
+        if op._data.dtype != operands[0]._data.dtype:
+            raise RuntimeError(f'expected scalar type {_sname(operands[0])} but found {_sname(op)}')
     sizes = {}
     for i, (s, op) in enumerate(zip(subs, operands)):
         for c, n in zip(s, op._data.shape):

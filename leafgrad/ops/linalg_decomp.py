@@ -8,7 +8,7 @@ import collections
 
 from ._util import Node, record, record_many, saved_output, wrap, xp
 from . import shape as _shape
-from .linalg import matmul
+from .linalg import _sname, matmul
 from .reduction import sum as _sum
 
 
@@ -241,7 +241,7 @@ def _solve_array(a, b, A, B, n):
                            f'and {b.shape[-2]}x{b.shape[-1]})')
     if a.dtype != b.dtype:
         raise RuntimeError(f'linalg.solve: Expected A and B to have the same dtype, but found A of type '
-                           f'{A.dtype.name.capitalize()} and B of type {B.dtype.name.capitalize()} instead')
+                           f'{_sname(A)} and B of type {_sname(B)} instead')
     try:
         return xp.linalg.solve(a, b)
     except xp.linalg.LinAlgError:
