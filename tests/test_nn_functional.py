@@ -395,3 +395,39 @@ def test_errors_match_torch(fn):
         with pytest.raises(type(t_info.value)) as l_info:
             fn(lg, LF)
     assert str(l_info.value).replace('leafgrad', 'torch') == str(t_info.value)
+
+
+@pytest.mark.parametrize('mode,align', [('nearest', None), ('nearest-exact', None), ('bilinear', False),
+                                        ('bilinear', True), ('area', None)])
+def test_interpolate_index_rules_match_torch(mode, align):
+    """PyTorch's source-index rules (float32 scales, whole-ratio shortcuts, 1/scale_factor vs
+    in/out) over a grid of sizes and factors."""
+    rng = np.random.default_rng(0)
+    for h, w in ((1, 3), (3, 4), (7, 9), (13, 11)):
+        x = rng.standard_normal((1, 2, h, w)).astype(np.float32)
+        for kw in (dict(size=(3, 5)), dict(scale_factor=1.5), dict(scale_factor=(0.5, 2.3)),
+                   dict(scale_factor=(2.5, 3.3)), dict(scale_factor=0.7, recompute_scale_factor=True),
+                   dict(size=(2 * h, 3 * w))):
+            try:
+                ref = TF.interpolate(torch.tensor(x), mode=mode, align_corners=align, **kw)
+            except RuntimeError as e:
+                with pytest.raises(RuntimeError, match='sizes should be greater than 0'):
+                    LF.interpolate(lg.tensor(x), mode=mode, align_corners=align, **kw)
+                assert 'greater than 0' in str(e)
+                continue
+            out = LF.interpolate(lg.tensor(x), mode=mode, align_corners=align, **kw)
+            assert tuple(out.shape) == tuple(ref.shape)
+            np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_embedding_max_norm_and_scale_grad_by_freq_match_torch():
+    w = np.random.default_rng(0).standard_normal((5, 3)) * 3
+    idx = np.array([[1, 2, 1], [4, 1, 0]])
+    res = []
+    for T, F in ((lg, LF), (torch, TF)):
+        weight = T.tensor(w.copy(), requires_grad=True)
+        out = F.embedding(T.tensor(idx), weight, max_norm=1.5, scale_grad_by_freq=True)
+        (out * T.tensor(np.arange(18.0).reshape(2, 3, 3))).sum().backward()
+        res.append((_np(out), _np(weight), weight.grad.numpy()))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)

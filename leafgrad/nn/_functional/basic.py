@@ -231,10 +231,15 @@ def one_hot(tensor, num_classes=-1):
 
 
 class EmbeddingBackward0(Node):
-    __slots__ = ('num_weights', 'padding_idx')
+    __slots__ = ('num_weights', 'padding_idx', 'scale_grad_by_freq')
 
     def apply(self, grad):
         (indices,) = self.saved_tensors
+        if self.scale_grad_by_freq:
+            # each row's gradient divided by how often its index occurs in the batch
+            idx = indices._data
+            counts = xp.bincount(idx.reshape(-1), minlength=self.num_weights)[idx]
+            grad = grad / const(counts[..., None], grad)
         return None, _embedding_backward(grad, indices, self.num_weights, self.padding_idx)
 
 
@@ -289,6 +294,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         out, node = record(weight._data[idx], EmbeddingBackward0, (input, weight))
     if node is not None:
         node.num_weights, node.padding_idx = n, padding_idx
+        node.scale_grad_by_freq = scale_grad_by_freq and not _backward
         node.save(input)
     return out
 

@@ -48,13 +48,20 @@ class UpsampleTrilinear3DBackward0(_SeparableBackward):
     __slots__ = ()
 
 
-def _nearest_matrix(size, out, scale, exact):
-    """PyTorch: src = min(floor(dst * scale), size - 1), nearest-exact adds half a pixel."""
-    dst = xp.arange(out, dtype=xp.float64)
-    src = xp.floor((dst + 0.5) * scale) if exact else xp.floor((dst * xp.float32(scale)).astype(xp.float32))
-    src = xp.minimum(src.astype(xp.int64), size - 1)
+def _nearest_matrix(size, out, scale_factor, exact):
+    """PyTorch's nearest_idx: the same size copies, twice the size halves the index (no float
+    error); otherwise floor(dst * scale) in float32, scale = 1/scale_factor (or in/out)."""
+    dst = xp.arange(out)
+    if not exact and out == size:
+        src = dst
+    elif not exact and out == 2 * size:
+        src = dst >> 1
+    else:
+        scale = xp.float32(1.0 / scale_factor) if scale_factor else xp.float32(size) / xp.float32(out)
+        pos = (dst.astype(xp.float32) + xp.float32(0.5)) * scale if exact else dst.astype(xp.float32) * scale
+        src = xp.minimum(xp.floor(pos).astype(xp.int64), size - 1)
     m = xp.zeros((out, size))
-    m[xp.arange(out), src] = 1.0
+    m[dst, src] = 1.0
     return m
 
 
@@ -105,7 +112,8 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
             raise ValueError(f'Input and output must have the same number of spatial dimensions, but got input with '
                              f'spatial dimensions of {list(in_size)} and output size of {list(out)}. Please provide '
                              'input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.')
-        scales = [in_size[i] / out[i] for i in range(nsp)]
+        scales = [in_size[i] / max(out[i], 1) for i in range(nsp)]
+        factors = [None] * nsp
     else:
         sf = tuple(float(s) for s in scale_factor) if isinstance(scale_factor, (tuple, list)) else \
             (float(scale_factor),) * nsp
@@ -115,13 +123,15 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
                              'provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, '
                              '...,sK) format.')
         out = tuple(int(math.floor(in_size[i] * sf[i])) for i in range(nsp))
-        scales = [in_size[i] / out[i] if recompute_scale_factor else 1.0 / sf[i] for i in range(nsp)]
+        scales = [in_size[i] / max(out[i], 1) if recompute_scale_factor else 1.0 / sf[i] for i in range(nsp)]
+        factors = [None if recompute_scale_factor else sf[i] for i in range(nsp)]
     if mode == 'area':
         from .pooling import _adaptive_avg_poolnd
         return _adaptive_avg_poolnd(input, out, nsp)
+    _check_sizes(in_size, out)
     if mode in ('nearest', 'nearest-exact'):
         exact = mode == 'nearest-exact'
-        mats = [_nearest_matrix(in_size[i], out[i], scales[i], exact) for i in range(nsp)]
+        mats = [_nearest_matrix(in_size[i], out[i], factors[i], exact) for i in range(nsp)]
         names = {False: {1: UpsampleNearest1DBackward0, 2: UpsampleNearest2DBackward0, 3: UpsampleNearest3DBackward0},
                  True: {1: UpsampleNearestExact1DBackward0, 2: UpsampleNearestExact2DBackward0,
                         3: UpsampleNearest3DBackward0}}
@@ -130,6 +140,14 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
         mats = [_linear_matrix(in_size[i], out[i], scales[i], align_corners) for i in range(nsp)]
         cls = {1: UpsampleLinear1DBackward0, 2: UpsampleBilinear2DBackward0, 3: UpsampleTrilinear3DBackward0}[nsp]
     return _separable(input, [m.astype(x.dtype) for m in mats], cls)
+
+
+def _check_sizes(in_size, out):
+    if any(o <= 0 for o in out) or any(i <= 0 for i in in_size):
+        names = 'DHW'[3 - len(out):]
+        fmt = lambda sizes: ', '.join(f'{n}: {v}' for n, v in zip(names, sizes))  # noqa: E731
+        raise RuntimeError(f'Input and output sizes should be greater than 0, but got input ({fmt(in_size)}) output '
+                           f'({fmt(out)})')
 
 
 def upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None):
