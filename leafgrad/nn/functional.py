@@ -11,10 +11,13 @@ from ._functional.basic import (cosine_similarity, dropout, dropout1d, dropout2d
                                 one_hot, pairwise_distance, softmax, softmin)
 from ._functional.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d)
 from ._functional.extra import bilinear, glu, prelu, unfold, fold
-from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss,
-                               kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
+                               cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
+                               margin_ranking_loss, mse_loss, multilabel_soft_margin_loss, nll_loss, poisson_nll_loss,
+                               smooth_l1_loss, soft_margin_loss, triplet_margin_loss)
 from ._functional.norm import batch_norm, group_norm, instance_norm, layer_norm
-from ._functional.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, avg_pool1d,
+from ._functional.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
+                                  adaptive_max_pool2d, avg_pool1d,
                                   avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d)
 from ._functional.sampling import interpolate, scaled_dot_product_attention, upsample
 

@@ -4,7 +4,7 @@ from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
 from .common import const, ntuple
-from .conv import ConvParams, _cols, conv_gi
+from .conv import ConvParams, _cols
 
 
 class PreluKernelBackward0(Node):
@@ -122,9 +122,15 @@ def _fold_op(t, p, k, x_shape):
     n, ck, L = t._data.shape
     c = x_shape[1]
     out = tuple((x_shape[2 + i] + 2 * p.lo[i] - p.dilation[i] * (k[i] - 1) - 1) // p.stride[i] + 1 for i in range(2))
-    # col2im is the input gradient of a convolution with an identity weight
-    eye = xp.eye(c * k[0] * k[1], dtype=t._data.dtype).reshape(c * k[0] * k[1], c, k[0], k[1])
-    data = conv_gi(t._data.reshape((n, ck) + out), eye, p, x_shape)
+    cols = t._data.reshape((n, c) + tuple(k) + out)
+    padded = tuple(x_shape[2 + i] + 2 * p.lo[i] for i in range(2))
+    acc = xp.zeros((n, c) + padded, dtype=t._data.dtype)
+    # col2im: one slice-add per kernel offset
+    for i, j in xp.ndindex(*k):
+        di, dj = i * p.dilation[0], j * p.dilation[1]
+        acc[:, :, di:di + p.stride[0] * (out[0] - 1) + 1:p.stride[0],
+            dj:dj + p.stride[1] * (out[1] - 1) + 1:p.stride[1]] += cols[:, :, i, j]
+    data = xp.ascontiguousarray(acc[:, :, p.lo[0]:p.lo[0] + x_shape[2], p.lo[1]:p.lo[1] + x_shape[3]])
     res, node = record(data, Col2ImBackward0, (t,))
     if node is not None:
         node.params, node.k, node.x_shape = p, k, x_shape

@@ -382,3 +382,109 @@ def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_
         total = _sum(loss)
         return total / input._data.shape[0] if input._data.ndim else total
     return reduce_loss(loss, reduction)
+
+
+# ---- composite losses (composed of leafgrad ops, as PyTorch composes them) ------------------
+
+def _relu(t):
+    return _ew.relu(t)
+
+
+def _log_sigmoid(t):
+    # -softplus(-t), stable: -(log(1 + e^-|t|) + max(-t, 0))
+    return -(_ew.log(1 + _ew.exp(-_ew.abs(t))) + _relu(-t))
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if log_input:
+        loss = _ew.exp(input) - target * input
+    else:
+        loss = input - target * _ew.log(input + eps)
+    if full:
+        # Stirling's term where target > 1 (a safe stand-in elsewhere keeps the gradient finite)
+        big = target > 1
+        t = _ew.where(big, target, 2.0)
+        stirling = t * _ew.log(t) - t + _ew.log(t * (2 * float(xp.pi))) * 0.5
+        loss = loss + _ew.where(big, stirling, 0.0)
+    return reduce_loss(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction='mean'):
+    if isinstance(var, (int, float)):
+        var = const(xp.full(input._data.shape, float(var)), input)
+    vs, xs = var._data.shape, input._data.shape
+    if vs != xs:
+        if xs[:-1] == vs:
+            var = _shape.unsqueeze(var, -1)
+        elif not (xs[:-1] == vs[:-1] and vs[-1:] == (1,)):
+            raise ValueError('var is of incorrect size')
+    check_reduction(reduction)
+    if (var._data < 0).any():
+        raise ValueError('var has negative entry/entries')
+    # clamped without gradient, as PyTorch clamps a clone under no_grad
+    var = var + const(xp.maximum(var._data, eps) - var._data, var)
+    d = input - target
+    loss = (_ew.log(var) + d * d / var) * 0.5
+    if full:
+        loss = loss + 0.5 * float(xp.log(2 * xp.pi))
+    return reduce_loss(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    return reduce_loss(_relu(-target * (input1 - input2) + margin), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    zeros = input * 0
+    out = _ew.where(target != 1, _relu(margin - input), zeros) + _ew.where(target != -1, input, zeros)
+    return reduce_loss(out, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    return reduce_loss(-_log_sigmoid(target * input), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    loss = -(target * _log_sigmoid(input) + (1 - target) * _log_sigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = _sum(loss, input._data.ndim - 1) / input._data.shape[-1]
+    return reduce_loss(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    eps = 1e-12
+    d = input1._data.ndim - 1
+    prod = _sum(input1 * input2, d)
+    m1 = _sum(input1 * input1, d) + eps
+    m2 = _sum(input2 * input2, d) + eps
+    cos = prod / _ew.sqrt(m1 * m2)
+    zeros = cos * 0
+    out = _ew.where(target == 1, 1 - cos, zeros) + _ew.where(target == -1, _relu(cos - margin), zeros)
+    return reduce_loss(out, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    from .basic import pairwise_distance
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_swap = pairwise_distance(positive, negative, p, eps)
+        d_neg = _ew.where(d_swap < d_neg, d_swap, d_neg)
+    return reduce_loss(_relu(margin + d_pos - d_neg), reduction)

@@ -393,3 +393,53 @@ def adaptive_avg_pool2d(input, output_size):
 
 def adaptive_avg_pool3d(input, output_size):
     return _adaptive_avg_poolnd(input, output_size, 3)
+
+
+# ---- adaptive max pooling ------------------------------------------------------------------
+
+class AdaptiveMaxPool2DBackward0(_MaxPoolBackward):
+    __slots__ = ()
+
+
+def _adaptive_index(size, out):
+    """Per output cell, the input positions of its window, padded by repeating the last one
+    (a repeat never changes the max nor, coming later, the first argmax)."""
+    i = xp.arange(out)
+    start = (i * size) // out
+    end = -((-(i + 1) * size) // out)
+    span = int((end - start).max())
+    return xp.minimum(start[:, None] + xp.arange(span), end[:, None] - 1)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    x = input._data
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f'adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(x.shape)}')
+    h, w = x.shape[-2:]
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * 2
+    oh, ow = (h if output_size[0] is None else int(output_size[0]), w if output_size[1] is None else
+              int(output_size[1]))
+    rows, cols = _adaptive_index(h, oh), _adaptive_index(w, ow)          # (oh, Lh), (ow, Lw)
+    win = x[..., rows[:, :, None, None], cols[None, None, :, :]]         # (..., oh, Lh, ow, Lw)
+    win = xp.moveaxis(win, -3, -2).reshape(x.shape[:-2] + (oh, ow, -1))  # (..., oh, ow, Lh*Lw)
+    key = xp.where(xp.isnan(win), xp.inf, win) if x.dtype.kind == 'f' else win
+    arg = xp.argmax(key, axis=-1)
+    values = xp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+    lw = cols.shape[1]
+    # window position -> input row and column (arg has shape (..., oh, ow))
+    r = rows[xp.arange(oh)[:, None], arg // lw]
+    c = cols[xp.arange(ow)[None, :], arg % lw]
+    flat = (r * w + c).astype(xp.int64)
+    result, node = record(xp.ascontiguousarray(values), AdaptiveMaxPool2DBackward0, (input,))
+    indices = wrap(flat)
+    if node is not None:
+        node.nsp = 2
+        node.save(input, indices)
+    return (result, indices) if return_indices else result
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if input._data.ndim not in (2, 3):
+        raise RuntimeError(f'adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: {list(input._data.shape)}')
+    return _via_2d(adaptive_max_pool2d, input, (1,) + ntuple(output_size, 1), return_indices)
