@@ -9,7 +9,6 @@ import collections
 from ._util import Node, record, record_many, saved_output, wrap, xp
 from . import shape as _shape
 from .linalg import _sname, matmul
-from .reduction import sum as _sum
 
 
 class LinAlgError(RuntimeError):

@@ -7,11 +7,11 @@ again.
 import warnings
 
 from ... import backend
-from ...ops._util import Node, record, saved_output, sum_to, wrap, wrap_dim, xp
+from ...ops._util import Node, record, saved_output, wrap, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
-from ...tensor import Tensor, legacy_type_name
+from ...tensor import legacy_type_name
 from .common import const, dtype_name
 
 

@@ -1,7 +1,6 @@
 """What the functional modules share: argument checks with PyTorch's messages, constants."""
 import warnings
 
-from ... import backend
 from ...ops._util import wrap, xp
 from ...tensor import Tensor
 

@@ -13,7 +13,7 @@ differentiate any number of times. ``conv_transpose`` is ``gi`` with a bias.
 """
 import math
 
-from ...ops._util import Node, record, sum_to, wrap, xp
+from ...ops._util import Node, record, xp
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
 from .common import ntuple
@@ -218,10 +218,6 @@ def _check_conv(input, weight, bias, nsp, groups, transposed, stride, padding, d
     if bias is not None and (bias._data.ndim != 1 or bias._data.shape[0] != out_ch):
         raise RuntimeError(f'Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with {out_ch} '
                            f'elements, but got bias of size {list(bias._data.shape)} instead')
-
-
-def _tname(t):
-    return {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half'}.get(t._data.dtype.name, t._data.dtype.name)
 
 
 def _conv_padding(padding, nsp, k, dilation, stride):

@@ -2,8 +2,7 @@
 from ...ops._util import Node, record, sum_to, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
-from ...ops.reduction import sum as _sum
-from .common import const, ntuple
+from .common import ntuple
 from .conv import ConvParams, _cols
 
 

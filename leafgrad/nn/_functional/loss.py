@@ -4,11 +4,10 @@ kl_div, cross_entropy). Every derivative is written with leafgrad ops, so losses
 twice."""
 import warnings
 
-from ...ops._util import Node, record, sum_to, wrap, xp
+from ...ops._util import Node, record, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
-from ...ops.reduction import sum as _sum, mean as _mean
-from ...tensor import Tensor
+from ...ops.reduction import sum as _sum
 from .basic import log_softmax
 from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str
 

@@ -9,7 +9,7 @@ import math
 
 from ...ops._util import Node, record, wrap, xp
 from ...ops import shape as _shape
-from .common import const, ntuple
+from .common import ntuple
 from .conv import _pad, _windows
 
 _NAMES = {1: '1D', 2: '2D', 3: '3D'}

@@ -5,9 +5,8 @@ op builds one small (out x in) matrix per dim, exactly as PyTorch computes its s
 and weights, and applies them with matmuls (see ``pooling._separable``).
 """
 import math
-import warnings
 
-from ...ops._util import Node, xp
+from ...ops._util import xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.linalg import matmul
