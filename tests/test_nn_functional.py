@@ -188,6 +188,7 @@ CASES = [
     case('interpolate_bilinear', lambda T, F, x: F.interpolate(x, size=(5, 7), mode='bilinear'), [normal(1, 2, 3, 4)]),
     case('interpolate_bilinear_corners', lambda T, F, x: F.interpolate(x, scale_factor=1.5, mode='bilinear',
                                                                        align_corners=True), [normal(1, 2, 3, 4)]),
+    case('interpolate_bicubic', lambda T, F, x: F.interpolate(x, size=(5, 7), mode='bicubic'), [normal(1, 2, 3, 4)]),
     case('interpolate_linear', lambda T, F, x: F.interpolate(x, size=7, mode='linear'), [normal(2, 2, 4)]),
     # attention, linear layers, misc
     case('sdpa', lambda T, F, q, k, v: F.scaled_dot_product_attention(q, k, v), [normal(2, 3, 4), normal(2, 5, 4),
@@ -400,6 +401,25 @@ ERRORS = [
     ('cosine_broadcast', lambda T, F: F.cosine_similarity(T.tensor(_r(2, 3)), T.tensor(_r(4, 3)))),
     ('interpolate_mode_dims', lambda T, F: F.interpolate(T.tensor(_r(2, 3, 4)), scale_factor=2, mode='bilinear')),
     ('glu_odd', lambda T, F: F.glu(T.tensor(_r(2, 3)))),
+    ('conv_weight_dims', lambda T, F: F.conv2d(T.tensor(_r(2, 3, 5, 5)), T.tensor(_r(4, 3, 3)))),
+    ('conv_input_dims', lambda T, F: F.conv2d(T.tensor(_r(2, 3)), T.tensor(_r(4, 3, 3, 3)))),
+    ('conv_transpose_channels', lambda T, F: F.conv_transpose2d(T.tensor(_r(2, 3, 5, 5)), T.tensor(_r(4, 3, 3, 3)))),
+    ('avg_pool_pad', lambda T, F: F.avg_pool2d(T.tensor(_r(2, 3, 5, 5)), 3, padding=2)),
+    ('group_norm_weight', lambda T, F: F.group_norm(T.tensor(_r(2, 4, 3)), 2, T.tensor(_r(3)))),
+    ('gaussian_nll_negative', lambda T, F: F.gaussian_nll_loss(T.tensor(_r(3, 4)), T.tensor(_r(3, 4)),
+                                                               -T.ones(3, 4, dtype=T.float64))),
+    ('gaussian_nll_size', lambda T, F: F.gaussian_nll_loss(T.tensor(_r(3, 4)), T.tensor(_r(3, 4)),
+                                                           T.ones(2, dtype=T.float64))),
+    ('interpolate_align_nearest', lambda T, F: F.interpolate(T.tensor(_r(1, 2, 3, 3)), size=(2, 2),
+                                                             align_corners=True)),
+    ('interpolate_zero_size', lambda T, F: F.interpolate(T.tensor(_r(1, 2, 1, 3)), size=(0, 2))),
+    ('sdpa_mask_and_causal', lambda T, F: F.scaled_dot_product_attention(
+        T.tensor(_r(2, 3, 4)), T.tensor(_r(2, 3, 4)), T.tensor(_r(2, 3, 4)), attn_mask=T.ones(3, 3, dtype=T.bool),
+        is_causal=True)),
+    ('label_smoothing_range', lambda T, F: F.cross_entropy(T.tensor(_r(3, 4)), T.tensor([0, 1, 2]),
+                                                           label_smoothing=1.5)),
+    ('prelu_channels', lambda T, F: F.prelu(T.tensor(_r(2, 3)), T.tensor(_r(4)))),
+    ('embedding_padding_range', lambda T, F: F.embedding(T.tensor([1]), T.tensor(_r(3, 2)), padding_idx=5)),
     ('fold_blocks', lambda T, F: F.fold(T.tensor(_r(2, 8, 20)), (4, 5), 2, padding=1)),
     ('nll_float_target', lambda T, F: F.nll_loss(T.tensor(_r(3, 4)), T.tensor([1.0, 2.0, 3.0]))),
     ('ce_prob_int', lambda T, F: F.cross_entropy(T.tensor(_r(3, 4)), T.zeros(3, 4, dtype=T.int64))),
@@ -417,7 +437,8 @@ def test_errors_match_torch(fn):
     assert str(l_info.value).replace('leafgrad', 'torch') == str(t_info.value)
 
 
-@pytest.mark.parametrize('mode,align', [('nearest', None), ('nearest-exact', None), ('bilinear', False),
+@pytest.mark.parametrize('mode,align', [('nearest', None), ('nearest-exact', None), ('bilinear', False), ('bicubic', False),
+                                        ('bicubic', True),
                                         ('bilinear', True), ('area', None)])
 def test_interpolate_index_rules_match_torch(mode, align):
     """PyTorch's source-index rules (float32 scales, whole-ratio shortcuts, 1/scale_factor vs

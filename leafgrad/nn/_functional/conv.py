@@ -185,10 +185,12 @@ def _conv_op(kind, a, b, p, shape):
 
 def _check_conv(input, weight, bias, nsp, groups, transposed, stride, padding, dilation):
     x, w = input._data, weight._data
+    if w.ndim < 3:
+        raise RuntimeError('weight should have at least three dimensions')
     if w.ndim != nsp + 2:
-        raise RuntimeError(f'weight should have at least three dimensions' if w.ndim < 3 else
-                           f'Expected {nsp + 2}-dimensional input for {nsp + 2}-dimensional weight {list(w.shape)}, '
-                           f'but got {x.ndim}-dimensional input of size {list(x.shape)} instead')
+        # PyTorch infers the dims from the weight, then finds the stride of the wrong length
+        raise RuntimeError(f'expected stride to be a single integer value or a list of {w.ndim - 2} values to match '
+                           f'the convolution dimensions, but got stride={list(ntuple(stride, nsp))}')
     if x.ndim not in (nsp + 1, nsp + 2):
         raise RuntimeError(f'Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input to conv{nsp}d, but got '
                            f'input of size: {list(x.shape)}')

@@ -414,6 +414,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction='mean'):
     if isinstance(var, (int, float)):
         var = const(xp.full(input._data.shape, float(var)), input)
+    if (var._data < 0).any():
+        raise ValueError('var has negative entry/entries')
     vs, xs = var._data.shape, input._data.shape
     if vs != xs:
         if xs[:-1] == vs:
@@ -421,8 +423,6 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction='mean'
         elif not (xs[:-1] == vs[:-1] and vs[-1:] == (1,)):
             raise ValueError('var is of incorrect size')
     check_reduction(reduction)
-    if (var._data < 0).any():
-        raise ValueError('var has negative entry/entries')
     # clamped without gradient, as PyTorch clamps a clone under no_grad
     var = var + const(xp.maximum(var._data, eps) - var._data, var)
     d = input - target

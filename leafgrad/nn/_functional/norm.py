@@ -212,6 +212,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if c % num_groups:
         raise RuntimeError(f'Expected number of channels in input to be divisible by num_groups, but got input of '
                            f'shape {list(x.shape)} and num_groups={num_groups}')
+    for name, t in (('weight', weight), ('bias', bias)):
+        if t is not None and (t._data.ndim != 1 or t._data.size != c):
+            raise RuntimeError(f'Expected {name} to be a vector of size equal to the number of channels in input, but '
+                               f'got {name} of shape {list(t._data.shape)} and input of shape {list(x.shape)}')
     chan = (1, c) + (1,) * (x.ndim - 2)
     xg = x.reshape(n, num_groups, -1)
     mu, var, rstd = _array_stats(xg, (2,), eps)

@@ -33,12 +33,9 @@ def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, na
     p = ntuple(padding, nsp)
     d = ntuple(dilation, nsp)
     for i in range(nsp):
-        if p[i] * 2 > (d[i] * (k[i] - 1) + 1 if name == 'max' else k[i]):
-            if name == 'max':
-                raise RuntimeError(f'pad should be at most half of effective kernel size, but got pad={p[i]}, '
-                                   f'kernel_size={k[i]} and dilation={d[i]}')
-            raise RuntimeError('pad should be at most half of kernel size, but got pad='
-                               f'{p[i]} and kernel_size={k[i]}')
+        if p[i] * 2 > d[i] * (k[i] - 1) + 1:
+            raise RuntimeError(f'pad should be at most half of effective kernel size, but got pad={p[i]}, '
+                               f'kernel_size={k[i]} and dilation={d[i]}')
     size = x.shape[-nsp:]
     out = tuple(_pool_out(size[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(nsp))
     if any(o <= 0 for o in out):

@@ -47,6 +47,31 @@ class UpsampleTrilinear3DBackward0(_SeparableBackward):
     __slots__ = ()
 
 
+class UpsampleBicubic2DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+def _cubic_matrix(size, out, scale, align_corners):
+    """PyTorch's bicubic taps: cubic convolution (A = -0.75) over src-1 .. src+2, the indices
+    clamped to the edge; the source index is not clamped at 0 (unlike linear)."""
+    A = -0.75
+    dst = xp.arange(out, dtype=xp.float64)
+    if align_corners:
+        src = dst * ((size - 1) / (out - 1)) if out > 1 else dst * 0
+    else:
+        src = (dst + 0.5) * scale - 0.5
+    i0 = xp.floor(src).astype(xp.int64)
+    t = src - i0
+    c1 = lambda x: ((A + 2) * x - (A + 3)) * x * x + 1  # noqa: E731
+    c2 = lambda x: ((A * x - 5 * A) * x + 8 * A) * x - 4 * A  # noqa: E731
+    coeffs = [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+    m = xp.zeros((out, size))
+    rows = xp.arange(out)
+    for j, c in enumerate(coeffs):
+        xp.add.at(m, (rows, xp.clip(i0 - 1 + j, 0, size - 1)), c)
+    return m
+
+
 def _nearest_matrix(size, out, scale_factor, exact):
     """PyTorch's nearest_idx: the same size copies, twice the size halves the index (no float
     error); otherwise floor(dst * scale) in float32, scale = 1/scale_factor (or in/out)."""
@@ -84,7 +109,7 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
                 recompute_scale_factor=None, antialias=False):
     x = input._data
     nsp = x.ndim - 2
-    linear_modes = {'linear': 1, 'bilinear': 2, 'trilinear': 3}
+    linear_modes = {'linear': 1, 'bilinear': 2, 'trilinear': 3, 'bicubic': 2}
     if mode in ('nearest', 'nearest-exact', 'area'):
         if align_corners is not None:
             raise ValueError('align_corners option can only be set with the interpolating modes: '
@@ -135,6 +160,9 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
                  True: {1: UpsampleNearestExact1DBackward0, 2: UpsampleNearestExact2DBackward0,
                         3: UpsampleNearest3DBackward0}}
         cls = names[exact][nsp]
+    elif mode == 'bicubic':
+        mats = [_cubic_matrix(in_size[i], out[i], scales[i], align_corners) for i in range(nsp)]
+        cls = UpsampleBicubic2DBackward0
     else:
         mats = [_linear_matrix(in_size[i], out[i], scales[i], align_corners) for i in range(nsp)]
         cls = {1: UpsampleLinear1DBackward0, 2: UpsampleBilinear2DBackward0, 3: UpsampleTrilinear3DBackward0}[nsp]
