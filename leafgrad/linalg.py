@@ -1,4 +1,5 @@
 """leafgrad.linalg: linear algebra as ``torch.linalg``."""
 from .ops.linalg_decomp import inv, det, slogdet, solve, cholesky, qr, eigh, svd
-from .ops.linalg_decomp import LinAlgError, eigvalsh, svdvals  # noqa: F401
+from .ops.linalg_decomp import (LinAlgError, cholesky_ex, cross, eigvalsh, inv_ex, matrix_power, matrix_rank,  # noqa
+                                multi_dot, pinv, solve_triangular, svdvals, vecdot)
 from .ops.linalg import matmul  # noqa: F401

@@ -88,6 +88,21 @@ CASES = [
     case('svd_u', lambda T, a: T.linalg.svd(a, full_matrices=False)[0] ** 2, [normal(4, 3)], node=False),
     case('svd_vh_wide', lambda T, a: T.linalg.svd(a, full_matrices=False)[2] ** 2, [normal(3, 5)], node=False),
     case('svd_full', lambda T, a: T.linalg.svd(a)[0][:, :3] ** 2, [normal(4, 3)], node=False),
+    case('solve_triangular_lower', lambda T, a, b: T.linalg.solve_triangular(a, b, upper=False),
+         [well_conditioned(3), normal(3, 2)]),
+    case('solve_triangular_upper_right_unit', lambda T, a, b: T.linalg.solve_triangular(a, b, upper=True, left=False,
+                                                                                         unitriangular=True),
+         [well_conditioned(3), normal(2, 3)]),
+    case('pinv_tall', lambda T, a: T.linalg.pinv(a), [normal(4, 3)]),
+    case('pinv_wide_batch', lambda T, a: T.linalg.pinv(a), [normal(2, 2, 4)]),
+    case('pinverse', lambda T, a: T.pinverse(a), [normal(3, 2)]),
+    case('matrix_power_5', lambda T, a: T.linalg.matrix_power(a, 5), [normal(3, 3)]),
+    case('matrix_power_neg', lambda T, a: T.linalg.matrix_power(a, -2), [well_conditioned(3)]),
+    case('matrix_power_1', lambda T, a: a.matrix_power(1), [normal(3, 3)]),
+    case('multi_dot', lambda T, a, b, c: T.linalg.multi_dot([a, b, c]), [normal(3), normal(3, 4), normal(4, 2)],
+         node=False),
+    case('vecdot', lambda T, a, b: T.linalg.vecdot(a, b), [normal(2, 3), normal(2, 3)]),
+    case('cross', lambda T, a, b: T.linalg.cross(a, b), [normal(2, 3), normal(1, 3)]),
     case('svd_low_rank_product', lambda T, a: (lambda u, s, vh: u[:, :2] * s[:2] @ vh[:2])(*T.linalg.svd(a)),
          [normal(3, 5)], node=False),
 ]
@@ -180,6 +195,21 @@ def test_decompositions_reconstruct_and_return_types():
     assert issubclass(lg.linalg.LinAlgError, RuntimeError)
 
 
+def test_ex_variants_report_info_like_torch():
+    good = np.array([[2.0, 1.0], [1.0, 2.0]])
+    bad = np.array([[1.0, 2.0], [2.0, 1.0]])
+    for fn in ('inv_ex', 'cholesky_ex'):
+        for a in (good, bad):
+            lres = getattr(lg.linalg, fn)(lg.tensor(a))
+            tres = getattr(torch.linalg, fn)(torch.tensor(a))
+            assert int(lres.info) == int(tres.info) and lres.info.dtype.name == 'int32'
+            if int(tres.info) == 0:
+                np.testing.assert_allclose(lres[0].numpy(), tres[0].numpy(), rtol=1e-12)
+    with pytest.raises(lg.linalg.LinAlgError):
+        lg.linalg.cholesky_ex(lg.tensor(bad), check_errors=True)
+    assert int(lg.linalg.matrix_rank(lg.tensor(np.outer([1.0, 2, 3], [1.0, 1, 2])))) == 1
+
+
 def test_addmm_beta_zero_ignores_nan_like_torch():
     c = np.full((2, 2), np.nan)
     a, b = np.eye(2), np.ones((2, 2))
@@ -234,6 +264,10 @@ ERRORS = [
     ('solve_dtype', lambda T: T.linalg.solve(T.tensor(_r(3, 3)), T.tensor(_r(3, 2)).float())),
     ('solve_singular', lambda T: T.linalg.solve(T.zeros(3, 3), T.ones(3, 2))),
     ('cholesky_batch', lambda T: T.linalg.cholesky(T.tensor(np.stack([np.eye(2), -np.eye(2)])))),
+    ('cross_length', lambda T: T.linalg.cross(T.tensor(_r(3, 3)), T.tensor(_r(3, 2)))),
+    ('matrix_power_square', lambda T: T.linalg.matrix_power(T.tensor(_r(2, 3)), 2)),
+    ('multi_dot_one', lambda T: T.linalg.multi_dot([T.tensor(_r(2, 2))])),
+    ('pinv_1d', lambda T: T.linalg.pinv(T.tensor(_r(3)))),
     ('qr_complete_backward', lambda T: T.linalg.qr(T.tensor(_r(4, 3), requires_grad=True),
                                                    mode='complete')[0].sum().backward()),
 ]

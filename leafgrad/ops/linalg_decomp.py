@@ -9,6 +9,7 @@ import collections
 from ._util import Node, record, record_many, saved_output, wrap, xp
 from . import shape as _shape
 from .linalg import _sname, matmul
+from .reduction import sum as _sum
 
 
 class LinAlgError(RuntimeError):
@@ -453,4 +454,201 @@ def svdvals(A, *, driver=None, out=None):
     return svd(A, full_matrices=False)[1]
 
 
-FUNCTIONS = ['inverse', 'det', 'logdet', 'slogdet']
+# ---- more of torch.linalg: _ex variants, triangular solve, pinv, powers, products ------------
+
+inv_ex_result = _named('linalg_inv_ex', ['inverse', 'info'])
+cholesky_ex_result = _named('linalg_cholesky_ex', ['L', 'info'])
+
+
+def _info(batch_shape, value=0):
+    return wrap(xp.full(batch_shape, value, dtype=xp.int32))
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    try:
+        return inv_ex_result(inv(A), _info(A._data.shape[:-2]))
+    except LinAlgError:
+        if check_errors:
+            raise
+        b, k = _singular_index(A._data)
+        info = xp.zeros(A._data.shape[:-2], dtype=xp.int32)
+        info.reshape(-1)[b] = k
+        with xp.errstate(all='ignore'):
+            return inv_ex_result(wrap(xp.full(A._data.shape, xp.nan, dtype=A._data.dtype)), wrap(info))
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    try:
+        return cholesky_ex_result(cholesky(A, upper=upper), _info(A._data.shape[:-2]))
+    except LinAlgError as e:
+        if check_errors:
+            raise
+        order = int(str(e).split('order ')[1].split(' ')[0])
+        return cholesky_ex_result(wrap(xp.zeros_like(A._data)), _info(A._data.shape[:-2], order))
+
+
+class LinalgSolveTriangularBackward0(Node):
+    __slots__ = ('upper', 'left', 'unitriangular')
+
+    def apply(self, grad):
+        A, X = self.saved_tensors
+        gB = solve_triangular(_mT(A), grad, upper=not self.upper, left=self.left, unitriangular=self.unitriangular)
+        gA = None
+        if self.next_functions[0][0] is not None:
+            gA = -matmul(gB, _mT(X)) if self.left else -matmul(_mT(X), gB)
+            k = 1 if self.unitriangular else 0
+            gA = _triu(gA, k) if self.upper else _tril(gA, -k)
+        return gA, (gB if self.next_functions[1][0] is not None else None)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    _check_matrix(A, 'linalg.solve_triangular')
+    a = A._data
+    n = a.shape[-1]
+    tri = xp.triu(a) if upper else xp.tril(a)
+    if unitriangular:
+        tri = tri - tri * xp.eye(n, dtype=a.dtype) + xp.eye(n, dtype=a.dtype)
+    b = B._data
+    with xp.errstate(all='ignore'):
+        if left:
+            x = _solve_array(tri, b, A, B, n)
+        else:
+            x = xp.swapaxes(_solve_array(xp.swapaxes(tri, -1, -2), xp.swapaxes(b, -1, -2), A, B, n), -1, -2)
+    result, node = record(x, LinalgSolveTriangularBackward0, (A, B))
+    if node is not None:
+        node.upper, node.left, node.unitriangular = upper, left, unitriangular
+        node.save(A, saved_output(result))
+    return result
+
+
+class LinalgPinvBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        A, P = self.saved_tensors
+        m, n = A._data.shape[-2:]
+        Ph, gh = _mT(P), _mT(grad)
+        # PyTorch's pinv_backward, arranged to multiply the smallest matrices
+        if m <= n:
+            K = matmul(gh, P)
+            KPh = matmul(K, Ph)
+            return (-_mT(matmul(P, K)) + KPh - matmul(matmul(A, P), KPh)
+                    + matmul(matmul(Ph, P), gh - matmul(K, A))),
+        K = matmul(P, gh)
+        PhK = matmul(Ph, K)
+        return (-_mT(matmul(K, P)) + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK
+                - matmul(matmul(PhK, P), A)),
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    if A._data.ndim < 2 or A._data.dtype.kind != 'f':
+        name = {'float32': 'Float', 'float64': 'Double'}.get(A._data.dtype.name, _SCALAR_NAMES.get(A._data.dtype.name))
+        raise RuntimeError(f'linalg.pinv({name}{{{list(A._data.shape)}}}): expected a tensor with 2 or more dimensions '
+                           'of float, double, cfloat or cdouble types')
+    a = A._data
+    u, sv, vh = xp.linalg.svd(a, full_matrices=False)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else xp.finfo(a.dtype).eps * max(a.shape[-2:])
+    smax = sv[..., :1] if sv.shape[-1] else xp.zeros(sv.shape[:-1] + (1,), dtype=a.dtype)
+    cutoff = xp.maximum(atol or 0.0, rtol * smax)
+    with xp.errstate(divide='ignore'):
+        sinv = xp.where(sv > cutoff, 1 / sv, 0).astype(a.dtype)
+    data = xp.matmul(xp.swapaxes(vh, -1, -2) * sinv[..., None, :], xp.swapaxes(u, -1, -2))
+    result, node = record(data, LinalgPinvBackward0, (A,))
+    if node is not None:
+        node.save(A, saved_output(result))
+    return result
+
+
+def matrix_power(A, n):
+    """Binary powering with matmuls, as PyTorch computes it (so the same nodes are recorded)."""
+    _check_matrix(A, 'linalg.matrix_power')
+    if n == 0:
+        return wrap(xp.broadcast_to(xp.eye(A._data.shape[-1], dtype=A._data.dtype), A._data.shape).copy())
+    if n < 0:
+        A, n = inv(A), -n
+    if n == 1:
+        return _shape.clone(A)
+    if n == 2:
+        return matmul(A, A)
+    if n == 3:
+        return matmul(matmul(A, A), A)
+    z = result = None
+    while n > 0:
+        bit, n = n % 2, n // 2
+        z = A if z is None else matmul(z, z)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return result
+
+
+def multi_dot(tensors, *, out=None):
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f'multi_dot(): expected at least 2 tensors but got {len(tensors)}')
+    first_1d, last_1d = tensors[0]._data.ndim == 1, tensors[-1]._data.ndim == 1
+    if first_1d:
+        tensors[0] = _shape.unsqueeze(tensors[0], 0)
+    if last_1d:
+        tensors[-1] = _shape.unsqueeze(tensors[-1], -1)
+    for i, t in enumerate(tensors):
+        if t._data.ndim != 2:
+            where = 'first' if i == 0 else 'last' if i == len(tensors) - 1 else None
+            raise RuntimeError(f'multi_dot(): the {where} tensor must be 1D or 2D but got {t._data.ndim}D' if where
+                               else f'multi_dot(): tensor {i} must be 2D but got {t._data.ndim}D')
+    from .linalg import mm
+    out_t = tensors[0]
+    for t in tensors[1:]:
+        out_t = mm(out_t, t)
+    if first_1d or last_1d:
+        shape = out_t._data.shape
+        out_t = _shape.reshape(out_t, tuple(s for i, s in enumerate(shape) if not (i == 0 and first_1d)
+                                            and not (i == 1 and last_1d)))
+    return out_t
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    return _sum(x * y, dim)
+
+
+class LinalgCrossBackward0(Node):
+    __slots__ = ('dim', 'a_shape', 'b_shape')
+
+    def apply(self, grad):
+        a, b = self.saved_tensors
+        from ._util import sum_to
+        ga = sum_to(cross(b, grad, dim=self.dim), self.a_shape) if self.next_functions[0][0] is not None else None
+        gb = sum_to(cross(grad, a, dim=self.dim), self.b_shape) if self.next_functions[1][0] is not None else None
+        return ga, gb
+
+
+def cross(input, other, *, dim=-1, out=None):
+    x, y = input._data, other._data
+    from ._util import wrap_dim
+    d = wrap_dim(dim, max(x.ndim, y.ndim))
+    if x.shape[d - x.ndim] != 3 or y.shape[d - y.ndim] != 3:
+        raise RuntimeError(f'linalg.cross: inputs dimension {dim} must have length 3. Got {x.shape[d - x.ndim]} and '
+                           f'{y.shape[d - y.ndim]}')
+    result, node = record(xp.cross(x, y, axis=d - max(x.ndim, y.ndim)), LinalgCrossBackward0, (input, other))
+    if node is not None:
+        node.dim, node.a_shape, node.b_shape = dim, x.shape, y.shape
+        node.save(input, other)
+    return result
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    _check_matrix(A, 'linalg.matrix_rank', square=False)
+    sv = xp.linalg.svd(A._data, compute_uv=False)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else xp.finfo(sv.dtype).eps * max(A._data.shape[-2:])
+    cutoff = xp.maximum(atol or 0.0, rtol * (sv[..., :1] if sv.shape[-1] else 0))
+    return wrap((sv > cutoff).sum(-1).astype(xp.int64))
+
+
+FUNCTIONS = ['inverse', 'det', 'logdet', 'slogdet', 'matrix_power', 'pinverse']
+NOT_METHODS = ['pinverse']
+METHODS = {'pinverse': lambda self, rcond=1e-15: pinv(self, rtol=rcond), 'matrix_power': matrix_power}
+
+
+def pinverse(input, rcond=1e-15):
+    return pinv(input, rtol=rcond)
