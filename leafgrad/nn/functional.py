@@ -53,19 +53,22 @@ tanh = _ew.tanh
 
 
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias, recorded as PyTorch records it (AddmmBackward0 on 2-D input)."""
-    if input._data.shape[-1] != weight._data.shape[-1]:
-        a = input._data.shape
+    """input @ weight.T + bias, recorded as PyTorch records it: one AddmmBackward0 for 2-D input,
+    a flattened addmm and a view for other contiguous input with a bias, else matmul (+ add)."""
+    x = input._data
+    if x.shape[-1:] != weight._data.shape[-1:]:
         rows = 1
-        for s in a[:-1]:
+        for s in x.shape[:-1]:
             rows *= s
-        raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows}x{a[-1]} and '
-                           f'{weight._data.shape[1]}x{weight._data.shape[0]})')
-    if input._data.dtype != weight._data.dtype:
-        raise RuntimeError(f'mat1 and mat2 must have the same dtype, but got {input.dtype.name.capitalize()} '
-                           f'and {weight.dtype.name.capitalize()}')
+        raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and '
+                           f'{weight._data.shape[-1]}x{weight._data.shape[0]})')
     wt = _t(weight)
-    if input._data.ndim == 2:
-        return mm(input, wt) if bias is None else addmm(bias, input, wt)
-    out = matmul(input, wt)
-    return out if bias is None else _ew.add(out, bias)
+    if bias is not None:
+        if x.ndim == 2:
+            return addmm(bias, input, wt)
+        if x.flags.c_contiguous:
+            from ..ops.shape import reshape, view
+            out = addmm(bias, reshape(input, (-1, x.shape[-1])), wt)
+            return view(out, x.shape[:-1] + (weight._data.shape[0],))
+        return _ew.add(matmul(input, wt), bias)
+    return mm(input, wt) if x.ndim == 2 else matmul(input, wt)
