@@ -207,6 +207,8 @@ CASES = [
                                                                       normal(5)], node=False),
     case('prelu', lambda T, F, x, w: F.prelu(x, w), [normal(2, 3, 4), uniform(0.1, 0.5, 3)]),
     case('glu', lambda T, F, x: F.glu(x, 1), [normal(2, 4, 3)]),
+    case('pixel_shuffle', lambda T, F, x: F.pixel_shuffle(x, 2), [normal(2, 8, 3, 2)]),
+    case('pixel_unshuffle', lambda T, F, x: F.pixel_unshuffle(x, 2), [normal(2, 3, 4, 6)]),
     case('unfold', lambda T, F, x: F.unfold(x, 2, padding=1, stride=2), [normal(2, 3, 5, 4)]),
     case('fold', lambda T, F, x: F.fold(x, (4, 5), 2, padding=1), [normal(2, 8, 30)]),
 ]
@@ -349,7 +351,7 @@ def test_cross_entropy_float32_extreme_logits_are_finite():
     np.testing.assert_allclose(a.item(), b.item(), rtol=1e-6)
 
 
-def test_conv2d_float32_large_matches_torch_quickly():
+def test_conv2d_float32_realistic_size_matches_torch():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((8, 16, 32, 32)).astype(np.float32)
     w = rng.standard_normal((32, 16, 3, 3)).astype(np.float32)
@@ -357,6 +359,32 @@ def test_conv2d_float32_large_matches_torch_quickly():
     b = TF.conv2d(torch.tensor(x), torch.tensor(w), padding=1)
     np.testing.assert_allclose(a.detach().numpy(), b.numpy(), rtol=1e-4, atol=1e-3)
     a.sum().backward()
+
+
+EMPTY = [
+    ('conv2d', lambda T, F, x: F.conv2d(x, T.ones(4, 3, 3, 3, dtype=x.dtype)), (0, 3, 5, 5)),
+    ('conv_transpose2d', lambda T, F, x: F.conv_transpose2d(x, T.ones(3, 2, 3, 3, dtype=x.dtype)), (0, 3, 5, 5)),
+    ('max_pool2d', lambda T, F, x: F.max_pool2d(x, 2), (0, 3, 4, 4)),
+    ('avg_pool2d', lambda T, F, x: F.avg_pool2d(x, 2), (0, 3, 4, 4)),
+    ('softmax', lambda T, F, x: F.softmax(x, 1), (0, 3)),
+    ('log_softmax_empty_dim', lambda T, F, x: F.log_softmax(x, 1), (2, 0)),
+    ('cross_entropy', lambda T, F, x: F.cross_entropy(x, T.zeros(0, dtype=T.int64)), (0, 3)),
+    ('mse_loss', lambda T, F, x: F.mse_loss(x, x.detach()), (0,)),
+    ('layer_norm', lambda T, F, x: F.layer_norm(x, (3,)), (0, 3)),
+    ('linear', lambda T, F, x: F.linear(x, T.ones(4, 3, dtype=x.dtype), T.ones(4, dtype=x.dtype)), (0, 3)),
+    ('interpolate', lambda T, F, x: F.interpolate(x, scale_factor=2), (0, 2, 3, 3)),
+]
+
+
+@pytest.mark.parametrize('fn,shape', [e[1:] for e in EMPTY], ids=[e[0] for e in EMPTY])
+def test_empty_inputs_match_torch(fn, shape):
+    outs = []
+    for T, F in ((lg, LF), (torch, TF)):
+        x = T.zeros(shape, dtype=T.float64, requires_grad=True)
+        out = _call(T, F, fn, [x])
+        out.sum().backward()
+        outs.append((tuple(out.shape), np.nan_to_num(_np(out)).tolist(), tuple(x.grad.shape)))
+    assert outs[0] == outs[1]
 
 
 # ---- errors: torch's exception type and message ----------------------------------------------

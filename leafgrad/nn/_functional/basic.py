@@ -43,9 +43,10 @@ class SoftmaxBackward0(Node):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, data, d = _softmax_input(input, dim, dtype, 'softmax')
-    shifted = data - data.max(axis=d, keepdims=True) if data.size else data
+    work = data.astype(xp.float32) if data.dtype == xp.float16 else data  # half computes in float, as PyTorch
+    shifted = work - work.max(axis=d, keepdims=True) if work.size else work
     e = xp.exp(shifted)
-    out = e / e.sum(axis=d, keepdims=True)
+    out = (e / e.sum(axis=d, keepdims=True)).astype(data.dtype, copy=False)
     result, node = record(out.reshape(input._data.shape), SoftmaxBackward0, (input,))
     if node is not None:
         node.dim = d if input._data.ndim else ()
@@ -70,7 +71,8 @@ def _log_softmax_array(data, d):
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, data, d = _softmax_input(input, dim, dtype, 'log_softmax')
-    out = _log_softmax_array(data, d)
+    work = data.astype(xp.float32) if data.dtype == xp.float16 else data
+    out = _log_softmax_array(work, d).astype(data.dtype, copy=False)
     result, node = record(out.reshape(input._data.shape), LogSoftmaxBackward0, (input,))
     if node is not None:
         node.dim = d if input._data.ndim else ()

@@ -62,13 +62,14 @@ def _cols(x, k, p, out):
     win = _windows(_pad(x, p.lo, p.hi), k, p.stride, p.dilation, out)  # (N, C, *out, *k)
     # -> (C, *k, N, *out)
     order = (1,) + tuple(range(2 + nsp, 2 + 2 * nsp)) + (0,) + tuple(range(2, 2 + nsp))
-    return xp.ascontiguousarray(xp.transpose(win, order)).reshape(g, -1, n * math.prod(out))
+    return xp.ascontiguousarray(xp.transpose(win, order)).reshape(g, (c // g) * math.prod(k), n * math.prod(out))
 
 
 def _gy_rows(gy, g):
     """The output gradient as (G, Og, N*P)."""
     n, o = gy.shape[:2]
-    return xp.ascontiguousarray(xp.transpose(gy.reshape(n, g, o // g, -1), (1, 2, 0, 3))).reshape(g, o // g, -1)
+    p = math.prod(gy.shape[2:])
+    return xp.ascontiguousarray(xp.transpose(gy.reshape(n, g, o // g, p), (1, 2, 0, 3))).reshape(g, o // g, n * p)
 
 
 def conv_fwd(x, w, p):
@@ -78,7 +79,7 @@ def conv_fwd(x, w, p):
     out = _out_size(x.shape[2:], k, p, p.lo, p.hi)
     cols = _cols(x, k, p, out)                                   # (G, CgK, N*P)
     y = xp.matmul(w.reshape(g, o // g, -1), cols)                # one (batched over groups) GEMM
-    y = y.reshape(g, o // g, n, -1)
+    y = y.reshape(g, o // g, n, math.prod(out))
     return xp.ascontiguousarray(xp.transpose(y, (2, 0, 1, 3))).reshape((n, o) + out)
 
 

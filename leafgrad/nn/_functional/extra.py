@@ -162,3 +162,60 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f'sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got '
                            f'input.size(2)={L}.')
     return _fold_op(input, p, k, (n, ck // (k[0] * k[1])) + size)
+
+
+# ---- pixel_shuffle / pixel_unshuffle ------------------------------------------------------
+
+class PixelShuffleBackward0(Node):
+    __slots__ = ('r',)
+
+    def apply(self, grad):
+        return pixel_unshuffle(grad, self.r),
+
+
+class PixelUnshuffleBackward0(Node):
+    __slots__ = ('r',)
+
+    def apply(self, grad):
+        return pixel_shuffle(grad, self.r),
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): a reshape and a transpose (one copy)."""
+    x, r = input._data, int(upscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(f'pixel_shuffle expects input to have at least 3 dimensions, but got input with {x.ndim} '
+                           'dimension(s)')
+    c, h, w = x.shape[-3:]
+    if c % (r * r):
+        raise RuntimeError(f'pixel_shuffle expects its input\'s \'channel\' dimension to be divisible by the square of '
+                           f'upscale_factor, but input.size(-3)={c} is not divisible by {r * r}')
+    lead = x.shape[:-3]
+    y = x.reshape(lead + (c // (r * r), r, r, h, w))
+    n = len(lead)
+    y = xp.transpose(y, tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2)).reshape(lead + (c // (r * r), h * r, w * r))
+    out, node = record(xp.ascontiguousarray(y), PixelShuffleBackward0, (input,))
+    if node is not None:
+        node.r = r
+    return out
+
+
+def pixel_unshuffle(input, downscale_factor):
+    x, r = input._data, int(downscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(f'pixel_unshuffle expects input to have at least 3 dimensions, but got input with {x.ndim} '
+                           'dimension(s)')
+    c, h, w = x.shape[-3:]
+    if h % r or w % r:
+        raise RuntimeError(f'pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)={h}'
+                           f' is not divisible by {r}' if h % r else
+                           f'pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)={w}'
+                           f' is not divisible by {r}')
+    lead = x.shape[:-3]
+    n = len(lead)
+    y = x.reshape(lead + (c, h // r, r, w // r, r))
+    y = xp.transpose(y, tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)).reshape(lead + (c * r * r, h // r, w // r))
+    out, node = record(xp.ascontiguousarray(y), PixelUnshuffleBackward0, (input,))
+    if node is not None:
+        node.r = r
+    return out

@@ -95,7 +95,8 @@ def _flat_index(idx, x_shape, nsp):
     """Indices into the flattened array: per-(n, c) spatial indices offset by their plane."""
     nc = math.prod(x_shape[:-nsp])
     plane = math.prod(x_shape[-nsp:])
-    return (idx.reshape(nc, -1) + (xp.arange(nc) * plane)[:, None]).reshape(-1)
+    per = math.prod(idx.shape[-nsp:])
+    return (idx.reshape(nc, per) + (xp.arange(nc) * plane)[:, None]).reshape(-1)
 
 
 def _scatter_flat(grad, idx, x_shape, nsp, x=None):
