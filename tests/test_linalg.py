@@ -210,6 +210,22 @@ def test_ex_variants_report_info_like_torch():
     assert int(lg.linalg.matrix_rank(lg.tensor(np.outer([1.0, 2, 3], [1.0, 1, 2])))) == 1
 
 
+@pytest.mark.parametrize('create_graph', [False, True])
+def test_det_gradient_of_singular_matrices_like_torch(create_graph):
+    """PyTorch gives 0 for an exactly singular matrix in a plain backward, and the cofactor
+    matrix (from an SVD) when recording the backward."""
+    rng = np.random.default_rng(0)
+    for a in (np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]), np.array([[1.0, 2.0], [2.0, 4.0]]),
+              np.stack([rng.standard_normal((3, 3)), np.zeros((3, 3))])):
+        grads = []
+        for T in (lg, torch):
+            x = T.tensor(a, requires_grad=True)
+            (g,) = T.autograd.grad(T.linalg.det(x).sum(), x, create_graph=create_graph)
+            grads.append(_np(g))
+        np.testing.assert_allclose(grads[0], grads[1], atol=1e-10)
+        assert np.isfinite(grads[0]).all()
+
+
 def test_addmm_beta_zero_ignores_nan_like_torch():
     c = np.full((2, 2), np.nan)
     a, b = np.eye(2), np.ones((2, 2))

@@ -6,7 +6,7 @@ Matrices are real here (leafgrad has no complex dtypes), so every ``^H`` is a tr
 """
 import collections
 
-from ._util import Node, record, record_many, saved_output, wrap, xp
+from ._util import Node, record, record_many, saved_output, state, wrap, xp
 from . import shape as _shape
 from .linalg import _sname, matmul
 from .reduction import sum as _sum
@@ -141,9 +141,33 @@ class LinalgDetBackward0(Node):
 
     def apply(self, grad):
         A, det_a = self.saved_tensors
-        # d det / dA = det * A^{-T}
+        singular = det_a._data == 0
+        if singular.any():
+            if state.grad_enabled:  # create_graph: PyTorch takes the cofactors from an SVD
+                return _det_backward_svd(grad, A),
+            # a plain backward: PyTorch's det * A^{-T} is 0 for an exactly singular A
+            a = xp.where(singular[..., None, None], xp.eye(A._data.shape[-1], dtype=A._data.dtype), A._data)
+            g = (grad._data * det_a._data)[..., None, None]
+            return wrap(g * xp.swapaxes(xp.linalg.inv(a), -1, -2)),
+        # d det / dA = det * A^{-T} (the cofactor matrix)
         g = _shape.unsqueeze(_shape.unsqueeze(grad * det_a, -1), -1)
         return g * _mT(inv(A)),
+
+
+def _det_backward_svd(grad, A):
+    """The cofactor matrix of a singular A, as PyTorch computes it: with A = U S V^T,
+    cof(A) = det(U) det(V) U diag(prod_{j != i} S_j) V^T, finite when A has no inverse."""
+    U, S, Vh = svd(A)
+    alpha = xp.linalg.det(U._data) * xp.linalg.det(Vh._data)
+    n = S._data.shape[-1]
+    eye = xp.eye(n, dtype=S._data.dtype)
+    # M[..., i, j] = S_j off the diagonal, 1 on it: the product over j excludes S_i
+    M = _shape.unsqueeze(S, -2) * wrap(1 - eye) + wrap(eye)
+    D = _shape.select(M, -1, 0)
+    for j in range(1, n):
+        D = D * _shape.select(M, -1, j)
+    g = _shape.unsqueeze(_shape.unsqueeze(grad * wrap(xp.asarray(alpha, dtype=S._data.dtype)), -1), -1)
+    return matmul(U * _shape.unsqueeze(D, -2), Vh) * g
 
 
 def det(A, *, out=None):
