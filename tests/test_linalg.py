@@ -103,6 +103,16 @@ CASES = [
          node=False),
     case('vecdot', lambda T, a, b: T.linalg.vecdot(a, b), [normal(2, 3), normal(2, 3)]),
     case('cross', lambda T, a, b: T.linalg.cross(a, b), [normal(2, 3), normal(1, 3)]),
+    case('cdist', lambda T, a, b: T.cdist(a, b), [normal(4, 3), normal(5, 3)], twice=False),  # torch: no 2nd
+    case('cdist_p1_batch', lambda T, a, b: T.cdist(a, b, p=1), [normal(2, 4, 3), normal(2, 2, 3)], twice=False),
+    case('cdist_p3', lambda T, a, b: T.cdist(a, b, p=3), [normal(4, 3), normal(2, 3)], twice=False),
+    case('cdist_inf', lambda T, a, b: T.cdist(a, b, p=float('inf')), [normal(4, 3), normal(2, 3)], twice=False),
+    case('torch_svd', lambda T, a: (lambda u, s, v: s.sum() + (v ** 2).sum(0) @ T.arange(3.0, dtype=a.dtype))(
+        *T.svd(a)), [normal(4, 3)], node=False),
+    case('torch_cholesky', lambda T, a: T.cholesky(sym(T, a)), [spd(3)]),
+    case('torch_qr', lambda T, a: T.qr(a)[1] ** 2, [normal(4, 3)], node=False),
+    case('chain_matmul', lambda T, a, b, c: T.chain_matmul(a, b, c), [normal(2, 3), normal(3, 4), normal(4, 2)],
+         node=False),
     case('svd_low_rank_product', lambda T, a: (lambda u, s, vh: u[:, :2] * s[:2] @ vh[:2])(*T.linalg.svd(a)),
          [normal(3, 5)], node=False),
 ]
@@ -284,6 +294,8 @@ ERRORS = [
     ('matrix_power_square', lambda T: T.linalg.matrix_power(T.tensor(_r(2, 3)), 2)),
     ('multi_dot_one', lambda T: T.linalg.multi_dot([T.tensor(_r(2, 2))])),
     ('pinv_1d', lambda T: T.linalg.pinv(T.tensor(_r(3)))),
+    ('cdist_columns', lambda T: T.cdist(T.tensor(_r(3, 2)), T.tensor(_r(3, 4)))),
+    ('cdist_1d', lambda T: T.cdist(T.tensor(_r(3)), T.tensor(_r(3, 4)))),
     ('qr_complete_backward', lambda T: T.linalg.qr(T.tensor(_r(4, 3), requires_grad=True),
                                                    mode='complete')[0].sum().backward()),
 ]
