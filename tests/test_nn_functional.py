@@ -141,6 +141,9 @@ CASES = [
     case('cosine_similarity', lambda T, F, x, y: F.cosine_similarity(x, y), [normal(3, 4), normal(3, 4)]),
     case('cosine_similarity_broadcast', lambda T, F, x, y: F.cosine_similarity(x, y, dim=-1),
          [normal(2, 3, 4), normal(3, 4)]),
+    case('pairwise_distance', lambda T, F, x, y: F.pairwise_distance(x, y), [normal(3, 4), normal(3, 4)], node=False),
+    case('pairwise_distance_p1_keepdim', lambda T, F, x, y: F.pairwise_distance(x, y, p=1.0, keepdim=True),
+         [normal(3, 4), normal(4)], node=False),
     case('embedding', lambda T, F, i, w: F.embedding(i, w), [ints(5, 2, 3), normal(5, 3)]),
     case('embedding_padding', lambda T, F, i, w: F.embedding(i, w, padding_idx=1),
          [fixed([[1, 2, 1], [0, 4, 2]]), normal(5, 3)], fd=False),  # the padding row gets no gradient

@@ -142,6 +142,10 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 4, 'dropout2d')
 
 
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 5, 'dropout3d')
+
+
 # ---- norms of vectors ---------------------------------------------------------------------
 
 class LinalgVectorNormBackward0(Node):
