@@ -200,6 +200,12 @@ CASES = [
          [normal(2, 4, 3), normal(2, 4, 3), normal(2, 4, 3)]),
     case('sdpa_mask', lambda T, F, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
          [normal(1, 2, 3, 4), normal(1, 2, 5, 4), normal(1, 2, 5, 4), normal(3, 5)]),
+    case('sdpa_bool_mask_scale', lambda T, F, q, k, v: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=T.tensor(np.tril(np.ones((3, 5), dtype=bool), 1)), scale=0.3),
+        [normal(2, 3, 4), normal(2, 5, 4), normal(2, 5, 4)]),
+    # 4-D input without a mask takes PyTorch's fused CPU flash kernel (another node, no 2nd derivative)
+    case('sdpa_gqa', lambda T, F, q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+         [normal(1, 4, 3, 2), normal(1, 2, 3, 2), normal(1, 2, 3, 2)], twice=False, node=False),
     case('linear', lambda T, F, x, w, b: F.linear(x, w, b), [normal(3, 4), normal(2, 4), normal(2)]),
     case('linear_3d', lambda T, F, x, w: F.linear(x, w), [normal(2, 3, 4), normal(2, 4)]),
     case('linear_3d_bias', lambda T, F, x, w, b: F.linear(x, w, b), [normal(2, 3, 4), normal(2, 4), normal(2)]),
