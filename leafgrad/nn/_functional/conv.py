@@ -1,4 +1,4 @@
-"""Convolution and pooling on strided views: no Python loop over pixels.
+"""Convolution on strided views: no Python loop over pixels.
 
 A convolution reads its input through a strided view (windows of the padded input: im2col
 without a loop) and does one matmul. Its derivatives are two more ops of the same kind:
@@ -171,7 +171,6 @@ def _conv_op(kind, a, b, p, shape):
         out, node = record(conv_fwd(a._data, b._data, p), ConvolutionBackward0, (a, b, None))
         if node is not None:
             node.params, node.transposed, node.x_shape, node.w_shape = p, False, a._data.shape, b._data.shape
-        if node is not None:
             node.save(a, b)
         return out
     data = conv_gi(a._data, b._data, p, shape) if kind == 'gi' else conv_gw(a._data, b._data, p, shape)
