@@ -362,6 +362,27 @@ def test_one_hot_matches_torch():
         assert a.dtype.name == 'int64'
 
 
+@pytest.mark.parametrize('name', ['mse_loss', 'l1_loss', 'smooth_l1_loss', 'bce_with_logits'])
+def test_loss_dtype_promotion_matches_torch(name):
+    rng = np.random.default_rng(0)
+    x, y = rng.random(4).astype(np.float32), rng.random(4)
+    res = []
+    for T, F in ((lg, LF), (torch, TF)):
+        fn = {'mse_loss': F.mse_loss, 'l1_loss': F.l1_loss, 'smooth_l1_loss': F.smooth_l1_loss,
+              'bce_with_logits': F.binary_cross_entropy_with_logits}[name]
+        xt = T.tensor(x, requires_grad=True)
+        for target in (T.tensor(y), T.tensor(y.astype(np.float32))):
+            out = fn(xt, target)
+            out.backward()
+            # (the dtype of x.grad is the engine's business: it should cast to the leaf's dtype)
+            res.append((str(out.dtype).split('.')[-1], float(out.detach()), np.asarray(_np(xt.grad), dtype=np.float64)))
+            xt.grad = None
+    for a, b in zip(res[:2], res[2:]):
+        assert a[0] == b[0]
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-6)
+        np.testing.assert_allclose(a[2], b[2], rtol=1e-5)
+
+
 def test_cross_entropy_float32_extreme_logits_are_finite():
     x = np.array([[1000.0, -1000.0, 0.0], [-1e4, 1e4, 3.0]], dtype=np.float32)
     t = np.array([1, 0])
@@ -455,6 +476,14 @@ ERRORS = [
     ('cosine_broadcast', lambda T, F: F.cosine_similarity(T.tensor(_r(2, 3)), T.tensor(_r(4, 3)))),
     ('interpolate_mode_dims', lambda T, F: F.interpolate(T.tensor(_r(2, 3, 4)), scale_factor=2, mode='bilinear')),
     ('glu_odd', lambda T, F: F.glu(T.tensor(_r(2, 3)))),
+    ('bce_mixed_dtype_backward', lambda T, F: F.binary_cross_entropy(
+        T.tensor(np.full(3, 0.5), dtype=T.float32, requires_grad=True), T.tensor(np.full(3, 0.3))).backward()),
+    ('huber_mixed_dtype_backward', lambda T, F: F.huber_loss(
+        T.tensor(_r(3), dtype=T.float32, requires_grad=True), T.tensor([1, 2, 3])).backward()),
+    ('ce_weight_dtype', lambda T, F: F.cross_entropy(T.tensor(_r(2, 3)).float(), T.tensor([0, 1]),
+                                                     weight=T.tensor(_r(3)))),
+    ('bce_logits_long_target', lambda T, F: F.binary_cross_entropy_with_logits(T.tensor(_r(3)).float(),
+                                                                               T.tensor([1, 0, 1]))),
     ('grid_sample_last_dim', lambda T, F: F.grid_sample(T.tensor(_r(2, 3, 4, 5)), T.tensor(_r(2, 4, 5, 1)),
                                                         align_corners=False)),
     ('affine_grid_size', lambda T, F: F.affine_grid(T.tensor(_r(2, 2, 3)), (2, 3, 4), align_corners=False)),

@@ -4,7 +4,7 @@ kl_div, cross_entropy). Every derivative is written with leafgrad ops, so losses
 twice."""
 import warnings
 
-from ...ops._util import Node, record, wrap, xp
+from ...ops._util import Node, binary_operands, record, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
@@ -58,7 +58,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', we
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     input, target = _broadcast_pair(input, target)
-    diff = input._data - target._data
+    x, y = binary_operands(input, target)  # PyTorch's result dtype (float32 with an int target)
+    diff = x - y
     out, node = record(_reduce_array(diff * diff, reduction), MseLossBackward0, (input, target))
     if node is not None:
         node.reduction, node.count = reduction, diff.size
@@ -95,7 +96,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mea
     if beta == 0:
         return l1_loss(input, target, reduction=reduction)
     input, target = _broadcast_pair(input, target)
-    d = input._data - target._data
+    x, y = binary_operands(input, target)
+    d = x - y
     ad = xp.abs(d)
     loss = xp.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
     out, node = record(_reduce_array(loss, reduction), SmoothL1LossBackward0, (input, target))
@@ -105,11 +107,19 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mea
     return out
 
 
+def _check_backward_dtypes(x, y):
+    """PyTorch's fused backward kernels of some losses need one dtype; it fails only then."""
+    if x._data.dtype != y._data.dtype:
+        from .common import dtype_name
+        raise RuntimeError(f'Found dtype {dtype_name(y)} but expected {dtype_name(x)}')
+
+
 class HuberLossBackward0(Node):
     __slots__ = ('reduction', 'count', 'delta')
 
     def apply(self, grad):
         x, y = self.saved_tensors
+        _check_backward_dtypes(x, y)
         d = x - y
         inner = _ew.abs(d) < self.delta
         g = _ew.where(inner, d, _ew.sign(d) * self.delta) * _scale_grad(grad, self.reduction, self.count)
@@ -122,7 +132,8 @@ def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError('huber_loss does not support non-positive values for delta.')
     input, target = _broadcast_pair(input, target)
-    d = input._data - target._data
+    x, y = binary_operands(input, target)
+    d = x - y
     ad = xp.abs(d)
     loss = xp.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
     out, node = record(_reduce_array(loss, reduction), HuberLossBackward0, (input, target))
@@ -139,6 +150,7 @@ class BinaryCrossEntropyBackward0(Node):
 
     def apply(self, grad):
         x, t, *w = self.saved_tensors
+        _check_backward_dtypes(x, t)
         g = _scale_grad(grad, self.reduction, self.count)
         if w:
             g = g * w[0]
@@ -200,7 +212,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if input._data.shape != target._data.shape:
         raise ValueError(f'Target size ({size_str(target._data.shape)}) must be the same as input size '
                          f'({size_str(input._data.shape)})')
-    x, t = input._data, target._data
+    if target._data.dtype.kind != 'f':
+        from .common import dtype_name
+        raise RuntimeError(f"result type {dtype_name(input)} can't be cast to the desired output type "
+                           f'{dtype_name(target)}')
+    x, t = binary_operands(input, target)
     # (1 - t) x + l (log(1 + e^-|x|) + max(-x, 0)) with l = 1 + (pw - 1) t: no overflow for any x
     softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)
     if pos_weight is not None:
@@ -274,6 +290,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise IndexError(f'Target {int(t[bad][0])} is out of bounds.')
     ts = xp.where(valid, t, 0)
     if weight is not None:
+        if weight._data.dtype != input._data.dtype:
+            from .common import dtype_name
+            raise RuntimeError(f'expected scalar type {dtype_name(input)} but found {dtype_name(weight)}')
         if weight._data.shape != (C,):
             raise RuntimeError(f'weight tensor should be defined either for all {C} classes or no classes but got '
                                f'weight tensor of shape: {list(weight._data.shape)}')
