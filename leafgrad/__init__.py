@@ -43,9 +43,19 @@ def is_floating_point(input):
     return input.is_floating_point()
 
 
+def _tensor_explain(self, params=None):
+    """A few plain sentences on this tensor's gradient: see ``leafgrad.explain``."""
+    from .explain import explain
+    return explain(self, params)
+
+
+Tensor.explain = _tensor_explain  # leafgrad.explain loads only when first used
+
+
 def __getattr__(name):
     # Subpackages load on first use, so that `import leafgrad` stays fast.
     import importlib
-    if name in ('nn', 'optim', 'utils', 'cuda', 'testing', 'linalg', 'viz', 'distributed', 'func', 'special'):
+    if name in ('nn', 'optim', 'utils', 'cuda', 'testing', 'linalg', 'viz', 'distributed', 'func', 'special',
+                'explain'):
         return importlib.import_module(f'.{name}', __name__)
     raise AttributeError(f"module 'leafgrad' has no attribute '{name}'")

@@ -88,6 +88,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         warnings.warn('To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() '
                       'or sourceTensor.detach().clone().requires_grad_(True), rather than leafgrad.tensor(sourceTensor).',
                       UserWarning, stacklevel=2)
+        out = _finish(_to_array(data, dtype, device), requires_grad)
+        if data._requires_grad:
+            from .autograd.origins import note
+            note(out, 'tensor', data)  # a re-wrapped copy: leafgrad.explain reports it
+        return out
     return _finish(_to_array(data, dtype, device), requires_grad)
 
 
@@ -227,11 +232,22 @@ class Generator:
     def __init__(self, device='cpu'):
         self.device = backend.device(device) if isinstance(device, str) else device
         self._seed = 67280421310721
-        self.rng = _np.random.Generator(_np.random.PCG64(self._seed))
+        self._rng = None
+
+    @property
+    def rng(self):
+        # Made on first use: numpy.random costs a noticeable part of `import leafgrad`.
+        if self._rng is None:
+            self._rng = _np.random.Generator(_np.random.PCG64(self._seed))
+        return self._rng
+
+    @rng.setter
+    def rng(self, value):
+        self._rng = value
 
     def manual_seed(self, seed):
         self._seed = int(seed)
-        self.rng = _np.random.Generator(_np.random.PCG64(self._seed))
+        self._rng = None
         return self
 
     def seed(self):

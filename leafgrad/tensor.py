@@ -12,6 +12,7 @@ import warnings
 from . import backend
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator
+from .autograd.origins import note as _note_origin
 from ._tensor_str import tensor_repr
 
 _state = grad_mode.state
@@ -52,15 +53,16 @@ class Size(tuple):
 
 class _Meta:
     """The rarely used parts of a tensor, kept out of the hot path of creating one."""
-    __slots__ = ('hooks', 'post_acc_hooks', 'retains_grad', 'view_of', 'name', 'is_inference')
+    __slots__ = ('hooks', 'post_acc_hooks', 'retains_grad', 'view_of', 'name', 'is_inference', 'views')
 
     def __init__(self):
         self.hooks = None            # {id: hook} of a leaf (a non-leaf's live on its grad_fn)
         self.post_acc_hooks = None   # {id: hook(tensor)} after .grad is written
         self.retains_grad = False
-        self.view_of = None          # (base, function making this view from the base's data)
+        self.view_of = None          # (parent, make: parent -> this view[, op name if one of several outputs])
         self.name = None
         self.is_inference = False
+        self.views = None            # a base's live views (WeakSet), to refresh after in-place ops
 
 
 class Tensor:
@@ -122,6 +124,8 @@ class Tensor:
         """A tensor sharing this one's storage but not its history (prefer ``detach()``)."""
         out = Tensor._wrap(self._data)
         out._version_counter = self._version_counter
+        if self._requires_grad:
+            _note_origin(out, 'data', self)  # for leafgrad.explain
         return out
 
     @data.setter
@@ -232,6 +236,8 @@ class Tensor:
                 'var_no_grad = var.detach().')
         if flag and self._data.dtype.kind != 'f':
             raise RuntimeError(dtype_message)
+        if self._requires_grad and not flag:
+            _note_origin(self, 'frozen', None)  # for leafgrad.explain
         self._requires_grad = flag
 
     @property
@@ -306,11 +312,15 @@ class Tensor:
         """The same data (shared storage and version counter) with no history."""
         out = Tensor._wrap(self._data)
         out._version_counter = self._version_counter
+        if self._requires_grad:
+            _note_origin(out, 'detach', self)  # for leafgrad.explain
         return out
 
     def detach_(self):
         if self._base is not None and self._base._requires_grad:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if self._requires_grad:
+            _note_origin(self, 'detach_', self)  # for leafgrad.explain (source: itself, as it was)
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0

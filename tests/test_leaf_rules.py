@@ -309,3 +309,20 @@ def test_inference_mode_decorator_and_flags():
     assert not y.requires_grad and lg.is_grad_enabled()
     with lg.inference_mode():
         assert lg.is_inference_mode_enabled() and not lg.is_grad_enabled()
+
+
+def test_grads_never_alias_each_other_or_user_tensors():
+    x, y = lg.ones(3, requires_grad=True), lg.ones(3, requires_grad=True)
+    (x + y).sum().backward()
+    assert not np.shares_memory(x.grad.numpy(), y.grad.numpy())
+    x.grad.add_(1)
+    assert y.grad.tolist() == [1., 1., 1.]
+    g = lg.tensor([1., 2., 3.])
+    z = lg.zeros(3, requires_grad=True)
+    z.backward(g)
+    assert z.grad is not g and not np.shares_memory(z.grad.numpy(), g.numpy())
+    w = lg.ones(2, 3, requires_grad=True)
+    h = w.reshape(6)  # the gradient arrives as a view: .grad must own its memory
+    h.backward(lg.ones(6))
+    w.grad.add_(1)
+    assert w.grad.tolist() == [[2.] * 3] * 2

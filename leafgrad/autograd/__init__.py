@@ -1,5 +1,8 @@
-"""Reverse-mode automatic differentiation: ``backward`` and ``grad``."""
-from . import grad_mode
+"""Reverse-mode automatic differentiation: ``backward`` and ``grad``, grad modes, anomaly
+detection; and, loaded on first use, the toolkit: ``Function`` (custom ops, function.py),
+``gradcheck``/``gradgradcheck`` (gradcheck.py), ``functional`` (vjp, jvp, jacobian, hessian,
+hvp, vhp) and ``graph`` (Node, saved_tensors_hooks, save_on_cpu)."""
+from . import grad_mode, graph
 from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import run_backward
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
@@ -51,6 +54,13 @@ def _root_edges(tensors):
             raise RuntimeError(f'element {i} of tensors does not require grad and does not have a grad_fn')
         edges.append(gradient_edge(t))
     return edges
+
+
+def memory_report(*roots):
+    """The bytes the graph leading to ``roots`` saved for backward, and what backward() will
+    free: see ``leafgrad.autograd.memory`` (loaded on first use)."""
+    from .memory import memory_report as report
+    return report(*roots)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
@@ -131,5 +141,39 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-__all__ = ['backward', 'grad', 'no_grad', 'enable_grad', 'set_grad_enabled', 'inference_mode',
-           'detect_anomaly', 'set_detect_anomaly', 'grad_mode', 'Node']
+_LAZY = {'Function': 'function', 'FunctionCtx': 'function', 'once_differentiable': 'function',
+         'InplaceFunction': 'function', 'gradgradcheck': 'gradcheck', 'GradcheckError': 'gradcheck'}
+
+
+def __getattr__(name):
+    # The toolkit loads on first use, so that `import leafgrad` stays fast.
+    import importlib
+    if name in _LAZY:
+        return getattr(importlib.import_module(f'.{_LAZY[name]}', __name__), name)
+    if name in ('function', 'functional'):
+        return importlib.import_module(f'.{name}', __name__)
+    raise AttributeError(f"module 'leafgrad.autograd' has no attribute '{name}'")
+
+
+__all__ = ['backward', 'grad', 'no_grad', 'enable_grad', 'set_grad_enabled', 'inference_mode', 'grad_mode',
+           'Node', 'graph', 'Function', 'once_differentiable', 'gradcheck', 'gradgradcheck', 'functional',
+           'detect_anomaly', 'set_detect_anomaly', 'is_anomaly_enabled', 'is_anomaly_check_nan_enabled']
+
+
+class _AutogradModule(type(grad_mode)):
+    """``leafgrad.autograd.gradcheck`` is the function, as in PyTorch, although a submodule of
+    the same name exists: importing a submodule sets the package's attribute of its name, and
+    this property ignores that."""
+
+    @property
+    def gradcheck(self):
+        from .gradcheck import gradcheck
+        return gradcheck
+
+    @gradcheck.setter
+    def gradcheck(self, value):
+        pass
+
+
+import sys as _sys  # noqa: E402
+_sys.modules[__name__].__class__ = _AutogradModule

@@ -5,6 +5,7 @@ and the engine checks each derivative's outputs for NaN.
 """
 import threading
 import traceback
+import warnings
 
 from .grad_mode import _DecoratorContextManager
 
@@ -36,16 +37,30 @@ def check_nan(node, grads):
         return
     for i, g in enumerate(grads):
         if g is not None and g._data.dtype.kind == 'f' and bool(g._data.__ne__(g._data).any()):
-            if node._anomaly_trace:
-                import sys
-                print('Traceback of forward call that caused the error:\n' + node._anomaly_trace, file=sys.stderr)
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
+def warn_forward_trace(node):
+    """As PyTorch does when a derivative fails under anomaly mode: a warning naming the node,
+    with the traceback of the forward call that created it."""
+    if node._anomaly_trace:
+        message = (f'Error detected in {node.name()}. Traceback of forward call that caused the error:\n'
+                   + node._anomaly_trace)
+    else:
+        message = (f'Error detected in {node.name()}. No forward pass information available. Enable detect '
+                   'anomaly during forward pass for more information.')
+    warnings.warn(message, UserWarning, stacklevel=4)
+
+
 class detect_anomaly(_DecoratorContextManager):
+    """Context manager (and decorator) turning anomaly detection on: nodes keep the traceback
+    of their forward call, and a derivative returning NaN raises naming its node."""
+
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
         self.prev = None
+        warnings.warn('Anomaly Detection has been enabled. This mode will increase the runtime and should only '
+                      'be enabled for debugging.', UserWarning, stacklevel=2)
 
     def __enter__(self):
         self.prev = (anomaly_state.enabled, anomaly_state.check_nan)
@@ -60,6 +75,8 @@ class detect_anomaly(_DecoratorContextManager):
 
 
 class set_detect_anomaly(_DecoratorContextManager):
+    """Turn anomaly detection on or off (as a call, or as a context manager restoring it)."""
+
     def __init__(self, mode, check_nan=True):
         self.prev = (anomaly_state.enabled, anomaly_state.check_nan)
         self.mode, self.check_nan = mode, check_nan

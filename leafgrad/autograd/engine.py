@@ -31,6 +31,7 @@ import itertools
 from . import grad_mode
 from .anomaly import anomaly_state, check_nan
 from .graph import AccumulateGrad
+from . import origins
 
 
 def _count_dependencies(roots):
@@ -83,6 +84,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
     gradients arriving there are returned (one per edge, None where none arrived) instead of
     being accumulated.
     """
+    origins.walks += 1  # lets leafgrad.explain tell "no backward yet" from "never reached"
     roots = [node for node, _ in root_edges]
     deps, nodes = _count_dependencies(roots)
 
@@ -186,6 +188,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                         heapq.heappush(ready, (-pending._seq, next(order), pending))
                         pending = None
                     heapq.heappush(ready, (-nxt._seq, next(order), nxt))
+            # Drop this step's references, so that a buffer consumed here can be freed (or
+            # taken by AccumulateGrad without a copy) as soon as its last consumer has run.
+            grads = outs = grad = old = None
     return captured
 
 
@@ -221,10 +226,9 @@ def _retain(retained, grads):
 def _apply_with_anomaly(node, grads):
     try:
         outs = node.apply(*grads)
+        check_nan(node, outs)
     except Exception:
-        if node._anomaly_trace:
-            import sys
-            print('Traceback of forward call that caused the error:\n' + node._anomaly_trace, file=sys.stderr)
+        from .anomaly import warn_forward_trace
+        warn_forward_trace(node)
         raise
-    check_nan(node, outs)
     return outs

@@ -12,6 +12,8 @@ version counter only (keeping the output tensor would make a reference cycle
 tensor -> grad_fn -> tensor); it is re-wrapped, connected to this node, when unpacked.
 """
 import itertools
+import sys
+import threading
 import weakref
 
 _sequence = itertools.count()
@@ -60,6 +62,92 @@ class SavedOutput:
         self.requires_grad = tensor._requires_grad
 
 
+# ---- saved-tensor hooks (leafgrad.autograd.graph.saved_tensors_hooks) ----------------------
+# The innermost (pack, unpack) pair of the saving thread applies when a node saves. Node.save
+# first tests a plain module counter (how many hook contexts are open in any thread), so that
+# it pays one truth test when no hooks are set; only then does it look at its thread's stack.
+saved_hooks_active = 0
+_hooks_tls = threading.local()
+
+
+def _hooks_stack():
+    stack = getattr(_hooks_tls, 'stack', None)
+    if stack is None:
+        stack = _hooks_tls.stack = []
+    return stack
+
+
+class _Packed:
+    """What a pack hook returned, with what is needed to reconnect the unpacked tensor."""
+    __slots__ = ('packed', 'unpack_hook', 'requires_grad', 'grad_fn', 'output_nr', 'accumulator', 'is_output')
+
+    def __init__(self, packed, unpack_hook, requires_grad, grad_fn, output_nr, accumulator, is_output):
+        self.packed = packed
+        self.unpack_hook = unpack_hook
+        self.requires_grad = requires_grad
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self.accumulator = accumulator
+        self.is_output = is_output
+
+    def unpack(self, node):
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, _tensor.Tensor):
+            raise TypeError('Output of saved tensor unpack_hook expected to be a Tensor but got result '
+                            f'of type {type(t).__name__}')
+        # As in PyTorch, the unpacked tensor takes the saved tensor's place in the graph: an
+        # output is connected to this node, an input to its producer (or its leaf accumulator).
+        out = _tensor.Tensor._wrap(t._data, self.requires_grad)
+        out._version_counter = t._version_counter
+        out._output_nr = self.output_nr
+        if self.requires_grad:
+            out._grad_fn = node if self.is_output else self.grad_fn
+            out._accumulator = self.accumulator
+        return out
+
+
+def _pack_all(node, tensors):
+    pack, unpack = _hooks_stack()[-1]
+    packed = []
+    for t in tensors:
+        if type(t) is SavedOutput:
+            as_tensor = _tensor.Tensor._from_saved_output(t, node)
+            packed.append(_Packed(pack(as_tensor), unpack, t.requires_grad, None, t.output_nr, None, True))
+        elif isinstance(t, _tensor.Tensor):
+            packed.append(_Packed(pack(t), unpack, t._requires_grad, t._grad_fn, t._output_nr,
+                                  t._accumulator, False))
+        else:  # a placeholder for an operand the derivative does not need
+            packed.append(t)
+    return tuple(packed)
+
+
+class _Kept:
+    """A saved slot kept as is (with its version check) in a node whose other slots were
+    packed by hooks (``grad_fn._raw_saved_<name>.register_hooks``)."""
+    __slots__ = ('saved', 'version')
+
+    def __init__(self, saved, version):
+        self.saved, self.version = saved, version
+
+    # read like a _Packed entry by tools that measure saved memory (autograd.memory)
+    packed = property(lambda self: self.saved.data if type(self.saved) is SavedOutput else self.saved)
+    is_output = property(lambda self: type(self.saved) is SavedOutput)
+    grad_fn = property(lambda self: None if type(self.saved) is SavedOutput else self.saved._grad_fn)
+
+    def unpack(self, node):
+        t = self.saved
+        if type(t) is SavedOutput:
+            if t.version_counter[0] != self.version:
+                node._raise_modified(t.data, t.version_counter[0], self.version, node, t.output_nr)
+            return _tensor.Tensor._from_saved_output(t, node)
+        if t._version_counter[0] != self.version:
+            node._raise_modified(t._data, t._version_counter[0], self.version, t._grad_fn, t._output_nr)
+        return t
+
+
+_UNPACKS = (_Packed, _Kept)
+
+
 class Node:
     """A recorded op. Subclasses are named as PyTorch names them (``MulBackward0``)."""
     # Rarely set fields are class-level defaults; an instance stores them (in its __dict__)
@@ -73,6 +161,12 @@ class Node:
     _metadata = None
     _anomaly_trace = None
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        names = cls.__dict__.get('saved_names') or SAVED_NAMES.get(cls.__name__)
+        if names:
+            _install_saved_properties(cls, names)
+
     def __init__(self, next_functions):
         self.next_functions = next_functions
         self._seq = next(_sequence)
@@ -82,6 +176,9 @@ class Node:
     # -- what the op's forward uses ------------------------------------------------------
     def save(self, *tensors):
         """Keep tensors (inputs, or SavedOutput of outputs) for the derivative."""
+        if saved_hooks_active and _hooks_stack():  # one int test on the hot path
+            self._saved, self._saved_versions = _pack_all(self, tensors), None
+            return
         self._saved = tensors
         self._saved_versions = tuple(t.version_counter[0] if type(t) is SavedOutput
                                      else t._version_counter[0] for t in tensors)
@@ -93,6 +190,8 @@ class Node:
         saved = self._saved
         if saved is None:
             raise RuntimeError(_FREED)
+        if self._saved_versions is None:
+            return [p.unpack(self) if type(p) in _UNPACKS else p for p in saved]
         out = []
         for t, version in zip(saved, self._saved_versions):
             if type(t) is SavedOutput:
@@ -120,6 +219,21 @@ class Node:
         """Free what the derivative needed; a second backward through this node then fails."""
         if self._saved:
             self._saved = None
+
+    def _saved_slot(self, i, name):
+        """The i-th saved tensor (``grad_fn._saved_<name>``); None where the op kept none, or
+        the Python scalar operand as a 0-dim tensor."""
+        if self._saved_versions is None and self._saved is not None:
+            # packed by saved-tensor hooks: unpack this slot only, as PyTorch does
+            p = self._saved[i] if i < len(self._saved) else None
+            t = p.unpack(self) if type(p) in _UNPACKS else p
+        else:
+            saved = self.saved_tensors
+            t = saved[i] if i < len(saved) else None
+        if isinstance(t, _tensor.Tensor):
+            return t
+        scalar = getattr(self, name + '_scalar', None)
+        return None if scalar is None else _wrapped_number(scalar)
 
     def needs_input_grad(self, i):
         return self.next_functions[i][0] is not None
@@ -156,6 +270,80 @@ class Node:
         return f'<{self.name()} object at {hex(id(self))}>'
 
 
+# ---- grad_fn._saved_<name>, as PyTorch exposes what a node saved ------------------------------
+# Per node class: the names of its saved tensors in the order its forward passes them to
+# ``save``, and ``name=attr`` for a non-tensor it keeps as an attribute. A node class may also
+# declare its own ``saved_names`` tuple in the same form.
+SAVED_NAMES = {
+    'MulBackward0': ('self', 'other'), 'DivBackward0': ('self', 'other'),
+    'PowBackward0': ('self', 'exponent=exponent'), 'PowBackward1': ('self', 'exponent', 'result'),
+    'PowBackward2': ('result', 'self=base'),
+    'ExpBackward0': ('result',), 'LogBackward0': ('self',), 'SqrtBackward0': ('result',),
+    'AbsBackward0': ('self',), 'TanhBackward0': ('result',), 'SigmoidBackward0': ('result',),
+    'ReluBackward0': ('result',), 'SinBackward0': ('self',), 'CosBackward0': ('self',),
+    'ReciprocalBackward0': ('result',), 'WhereBackward0': ('condition',),
+    'MmBackward0': ('self', 'mat2'), 'MvBackward0': ('self', 'vec'), 'DotBackward0': ('self', 'tensor'),
+    'BmmBackward0': ('self', 'mat2'), 'VarBackward0': ('self',), 'StdBackward0': ('self', 'result'),
+    'AddmmBackward0': ('mat1', 'mat2', 'alpha=alpha', 'beta=beta'), 'MseLossBackward0': ('self', 'target'),
+}
+
+
+def _wrapped_number(value):
+    """A Python scalar operand as PyTorch keeps it: a 0-dim float64/int64/bool tensor."""
+    import numpy
+    dtype = numpy.bool_ if isinstance(value, bool) else numpy.int64 if isinstance(value, int) else numpy.float64
+    return _tensor.Tensor._wrap(numpy.asarray(value, dtype=dtype))
+
+
+def _install_saved_properties(cls, names):
+    position = 0
+    for entry in names:
+        name, _, attr = entry.partition('=')
+        if attr:
+            prop = property(lambda self, attr=attr: getattr(self, attr, None))
+        else:
+            prop = property(lambda self, i=position, name=name: self._saved_slot(i, name))
+            setattr(cls, f'_raw_saved_{name}', property(lambda self, i=position: SavedTensor(self, i)))
+            position += 1
+        setattr(cls, f'_saved_{name}', prop)
+
+
+class SavedTensor:
+    """``grad_fn._raw_saved_<name>``: one saved slot, on which a pair of saved-tensor hooks
+    can be set for that tensor alone."""
+    __slots__ = ('node', 'index')
+
+    def __init__(self, node, index):
+        self.node, self.index = node, index
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError('register_hooks(): incompatible function arguments: pack_hook and unpack_hook must '
+                            'be callable')
+        node, i = self.node, self.index
+        if node._saved is None:
+            raise RuntimeError('Calling register_hooks on a saved tensor after it has been freed. Saved '
+                               'intermediate values of the graph are freed when you call .backward() or '
+                               'autograd.grad(). Specify retain_graph=True if you need to backward through the '
+                               'graph a second time or if you need to access saved variables after calling '
+                               'backward.')
+        saved = list(node._saved)
+        if i >= len(saved) or not isinstance(saved[i], (SavedOutput, _tensor.Tensor, _Kept)):
+            raise RuntimeError('Calling register_hooks on a saved tensor whose hooks have already been set. '
+                               'Hint: only one pair of hooks is allowed at a time.')
+        if node._saved_versions is not None:  # switch the node to per-slot unpacking
+            saved = [_Kept(t, v) if isinstance(t, (SavedOutput, _tensor.Tensor)) else t
+                     for t, v in zip(saved, node._saved_versions)]
+        entry = saved[i].saved
+        stack = _hooks_stack()  # _pack_all packs with the innermost pair: push this one briefly
+        stack.append((pack_hook, unpack_hook))
+        try:
+            saved[i] = _pack_all(node, (entry,))[0]
+        finally:
+            stack.pop()
+        node._saved, node._saved_versions = tuple(saved), None
+
+
 def _short_name(node):
     name = node.name()
     i = name.find('Backward')
@@ -165,6 +353,13 @@ def _short_name(node):
 class AccumulateGrad(Node):
     """The terminal node of a leaf that requires grad: ``leaf.grad += grad``."""
     __slots__ = ('variable',)
+
+    def name(self):
+        # PyTorch names it by its C++ class: torch::autograd::AccumulateGrad
+        return 'leafgrad::autograd::AccumulateGrad'
+
+    def __repr__(self):
+        return f'<AccumulateGrad object at {hex(id(self))}>'
 
     def __init__(self, variable):
         super().__init__(())
@@ -176,9 +371,14 @@ class AccumulateGrad(Node):
         var = self.variable
         old = var._grad
         if old is None:
-            # The first write allocates: the engine may hand the same buffer to several
-            # consumers, so .grad gets its own copy (detached unless recording the walk).
-            var._grad = grad.clone() if state.grad_enabled else grad.detach()._owned_copy()
+            # The first write allocates, unless nobody else can see the incoming buffer: then
+            # .grad takes it as it is (PyTorch "steals" it the same way, by reference count).
+            if state.grad_enabled:
+                var._grad = grad.clone()
+            elif _unshared(grad):
+                var._grad = grad
+            else:
+                var._grad = grad.detach()._owned_copy()
         elif state.grad_enabled:
             var._grad = old + grad  # out of place, so that the new .grad has a history
         else:
@@ -191,6 +391,20 @@ class AccumulateGrad(Node):
 
     def release(self):
         pass
+
+
+# References to an incoming gradient while AccumulateGrad runs when no one else holds it: the
+# engine's buffer list, apply's parameter, and getrefcount's own argument.
+_ENGINE_REFS = 3
+
+
+def _unshared(grad):
+    """True when ``grad`` and its array are referenced only by the engine's walk: no user
+    tensor, no other buffer and no view can see them, so .grad may take them without a copy."""
+    arr = grad._data
+    return (type(grad) is _tensor.Tensor and sys.getrefcount(grad) <= _ENGINE_REFS and grad._grad_fn is None
+            and grad._meta is None and getattr(arr, 'base', True) is None and sys.getrefcount(arr) <= 2
+            and arr.flags.writeable)
 
 
 def grad_accumulator(tensor):
@@ -216,3 +430,72 @@ def gradient_edge(tensor):
 
 
 from .. import tensor as _tensor  # noqa: E402  (tensor.py imports this module first)
+
+
+class saved_tensors_hooks:
+    """Within this context, a node saving a tensor for its derivative keeps
+    ``pack_hook(tensor)`` instead, and its derivative gets ``unpack_hook(packed)`` back.
+    Contexts nest; the innermost applies."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _disabled_message is not None:
+            raise RuntimeError(_disabled_message)
+        global saved_hooks_active
+        _hooks_stack().append((self.pack_hook, self.unpack_hook))
+        saved_hooks_active += 1
+        return self
+
+    def __exit__(self, *exc):
+        global saved_hooks_active
+        _hooks_stack().pop()
+        saved_hooks_active -= 1
+
+
+_disabled_message = None  # per process; PyTorch's is per thread too, and rarely used
+
+
+class disable_saved_tensors_hooks:
+    """Within this context, entering saved_tensors_hooks raises ``error_message``."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        global _disabled_message
+        if saved_hooks_active and _hooks_stack():
+            raise RuntimeError(self.error_message)
+        self.prev = _disabled_message
+        _disabled_message = self.error_message
+
+    def __exit__(self, *exc):
+        global _disabled_message
+        _disabled_message = self.prev
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept in host memory and moved back to their device when the
+    derivative needs them (a no-op copy-free pass for tensors already on the CPU)."""
+
+    def __init__(self, pin_memory=False, device_type='cuda'):
+        def pack(tensor):
+            device = tensor.device
+            if device.type == 'cpu':
+                return device, tensor
+            return device, tensor.cpu()
+
+        def unpack(packed):
+            device, tensor = packed
+            return tensor if device.type == 'cpu' else tensor.to(device)
+
+        super().__init__(pack, unpack)
+
+
+def increment_version(tensor):
+    """Mark ``tensor`` as modified in place (for changes made behind autograd's back)."""
+    tensors = (tensor,) if isinstance(tensor, _tensor.Tensor) else tensor
+    for t in tensors:
+        t._version_counter[0] += 1

@@ -10,7 +10,8 @@ import importlib
 
 from ..tensor import Tensor
 
-FAMILIES = ['elementwise', 'reduction', 'shape', 'indexing', 'linalg', 'linalg_decomp', 'linalg_extra', 'inplace', 'conversion', 'operators']
+FAMILIES = ['elementwise', 'reduction', 'shape', 'rearrange', 'indexing', 'scatter', 'linalg', 'linalg_decomp',
+            'linalg_extra', 'inplace', 'conversion', 'operators']
 
 __all__ = []
 for _family in FAMILIES:

@@ -5,7 +5,7 @@ as PyTorch names them. Any tensor, list or boolean index makes it advanced index
 recorded as one IndexBackward0 whose derivative scatters the gradient back (summing repeats).
 """
 from .. import backend
-from ._util import Node, record, sum_to, wrap, xp
+from ._util import Node, record, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
 from . import shape as _shape
 
@@ -14,7 +14,19 @@ def _is_basic(c):
     return c is None or c is Ellipsis or isinstance(c, slice) or (isinstance(c, int) and not isinstance(c, bool))
 
 
+_SEQUENCE_AS_TUPLE = ('Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in '
+                      'pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as '
+                      'tensor index, x[leafgrad.tensor(seq)], which will result either in an error or a different '
+                      'result')
+
+
 def _normalize(index):
+    if isinstance(index, list) and len(index) < 32 and any(
+            isinstance(c, (list, tuple, slice, Tensor)) or c is None or c is Ellipsis for c in index):
+        # PyTorch (like old NumPy) still reads such a list as a tuple of indices, with a warning.
+        import warnings
+        warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=3)
+        index = tuple(index)
     if not isinstance(index, tuple):
         index = (index,)
     out = []
@@ -49,9 +61,10 @@ def _to_numpy_index(index, shape):
                 raise IndexError('tensors used as indices must be long, int, byte or bool tensors')
         if hasattr(c, 'dtype'):
             if c.dtype.kind == 'b':
-                if dim + c.ndim <= len(shape) and c.shape != shape[dim:dim + c.ndim]:
-                    raise IndexError(f'The shape of the mask {list(c.shape)} at index {dim} does not match the '
-                                     f'shape of the indexed tensor {list(shape[dim:dim + c.ndim])} at index {dim}')
+                for j in range(c.ndim):
+                    if dim + j < len(shape) and c.shape[j] != shape[dim + j]:
+                        raise IndexError(f'The shape of the mask {list(c.shape)} at index {j} does not match the '
+                                         f'shape of the indexed tensor {list(shape)} at index {dim + j}')
                 dim += c.ndim
             elif c.dtype.kind in 'iu':
                 if dim < len(shape) and c.size:
@@ -82,30 +95,75 @@ def alias(input):
     return _shape.make_view(input, input._data.view(), AliasBackward0, alias)[0]
 
 
-def _basic_getitem(input, index):
+def _index_ndim(c):
+    """How many of the indexed tensor's dims an index component consumes."""
+    if c is None or c is Ellipsis:
+        return 0
+    if hasattr(c, 'dtype') and c.dtype.kind == 'b':
+        return c.ndim
+    return 1
+
+
+def _full_slice(c, size):
+    """PyTorch's test, on the slice as written: start 0, stop at or past the end, step 1
+    (so ``-4:`` on a dim of 4 is still recorded as a slice)."""
+    start = 0 if c.start is None else c.start
+    return start == 0 and (c.stop is None or c.stop >= size) and c.step in (None, 1)
+
+
+def _apply_basic(input, index, skip_full_slices=True):
+    """PyTorch's first stage of indexing: ints, slices, None and ... applied as views (select,
+    slice, unsqueeze), in order. Returns the view and the advanced components left over, each
+    with the view's dim where it applies (ints never count as advanced, unlike NumPy).
+
+    Slices spanning a whole dim are skipped, as PyTorch skips them (except in ``t[a:b]``)."""
     nd = input._data.ndim
-    consumed = sum(1 for c in index if c is not None and c is not Ellipsis)
+    consumed = 0
+    for c in index:
+        if isinstance(c, (list, tuple)):
+            c = xp.asarray(c)
+        consumed += _index_ndim(c)
     if consumed > nd:
         raise IndexError(f'too many indices for tensor of dimension {nd}')
     if sum(1 for c in index if c is Ellipsis) > 1:
         raise IndexError('an index can only have a single ellipsis')
     out = input
     dim = 0
+    advanced = []
     for c in index:
         if c is Ellipsis:
             dim += nd - consumed
         elif c is None:
             out = _shape.unsqueeze(out, dim)
             dim += 1
-        elif isinstance(c, int):
+        elif isinstance(c, int) and not isinstance(c, bool):
             out = _shape.select(out, dim, c)
-        else:
-            if c != slice(None):
+        elif isinstance(c, slice):
+            if not (skip_full_slices and _full_slice(c, out._data.shape[dim])):
                 out = _shape.slice_dim(out, dim, c.start, c.stop, c.step)
             dim += 1
-    if out is input:
-        out = alias(input)
-    return out
+        else:
+            if isinstance(c, (list, tuple)):
+                c = xp.asarray(c)
+            advanced.append((dim, c))
+            dim += _index_ndim(c) if hasattr(c, 'dtype') else 1
+    return out, advanced
+
+
+def _advanced_index(view, advanced):
+    """The NumPy index (checked, with PyTorch's errors) applying ``advanced`` to ``view``."""
+    parts = []
+    dim = 0
+    for d, c in advanced:
+        parts.extend([slice(None)] * (d - dim))
+        parts.append(c)
+        dim = d + (_index_ndim(c) if hasattr(c, 'dtype') else 1)
+    return _to_numpy_index(tuple(parts), view._data.shape)
+
+
+def _basic_getitem(input, index):
+    out, _ = _apply_basic(input, index)
+    return alias(input) if out is input else out
 
 
 class IndexBackward0(Node):
@@ -114,14 +172,16 @@ class IndexBackward0(Node):
 
 
 def getitem(input, index):
+    single_slice = isinstance(index, slice)
     index = _normalize(index)
-    if all(_is_basic(c) for c in index):
-        return _basic_getitem(input, index)
-    np_index = _to_numpy_index(index, input._data.shape)
-    data = input._data[np_index]
-    out, node = record(data, IndexBackward0, (input,))
+    # t[a:b] always records its slice; inside a tuple a slice spanning the dim is skipped.
+    view, advanced = _apply_basic(input, index, skip_full_slices=not single_slice)
+    if not advanced:
+        return alias(input) if view is input else view
+    np_index = _advanced_index(view, advanced)
+    out, node = record(view._data[np_index], IndexBackward0, (view,))
     if node is not None:
-        node.self_shape, node.index = input._data.shape, np_index
+        node.self_shape, node.index = view._data.shape, np_index
     return out
 
 
@@ -179,15 +239,23 @@ def _index_put(input, index, values):
 
 
 def setitem(input, index, value):
-    from .inplace import copy_, inplace
+    """``input[index] = value`` as PyTorch does it: the basic part of the index gives a view;
+    a Python number fills it (FillBackward3), a tensor is copied into it (CopyBackwards), and
+    the advanced part is an in-place index_put on it (IndexPutBackward0). When the view is a
+    proper part of ``input``, ``input``'s history becomes a CopySlices."""
+    from .inplace import copy_, fill_, inplace
     index = _normalize(index)
+    view, advanced = _apply_basic(input, index)
     if not isinstance(value, Tensor):
         value = wrap(xp.asarray(value, dtype=input._data.dtype))
-    if all(_is_basic(c) for c in index):
-        copy_(_basic_getitem(input, index), value)
+        if not advanced:
+            fill_(view, value)
+            return
+    if not advanced:
+        copy_(view, value)
         return
-    np_index = _to_numpy_index(index, input._data.shape)
-    target_shape = input._data[np_index].shape
+    np_index = _advanced_index(view, advanced)
+    target_shape = view._data[np_index].shape
     try:
         xp.broadcast_shapes(value._data.shape, target_shape)
     except ValueError:
@@ -195,7 +263,7 @@ def setitem(input, index, value):
                            f'broadcast to indexing result of shape {list(target_shape)}') from None
     if value._data.dtype != input._data.dtype:
         value = value.to(backend.from_np(input._data.dtype))
-    inplace(input, lambda s: _index_put(s, np_index, value), (value,))
+    inplace(view, lambda s: _index_put(s, np_index, value), (value,))
 
 
 def nonzero(input, *, as_tuple=False):
@@ -207,4 +275,184 @@ def nonzero(input, *, as_tuple=False):
     return wrap(xp.stack(idx, axis=1).astype(xp.int64) if idx else xp.zeros((int(bool(input._data)), 0), xp.int64))
 
 
-FUNCTIONS = ['nonzero']
+# ---- index_select / gather / take / masked_select (reading) -------------------------------------
+
+def index_array(index, fname, what='index'):
+    """An index tensor's array, checked to be of an integer dtype."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{fname}(): argument '{what}' must be Tensor, not {type(index).__name__}")
+    data = index._data
+    if data.dtype.kind not in 'iu':
+        raise RuntimeError(f'{fname}(): Expected dtype int64 for {what}')
+    return data
+
+
+class IndexSelectBackward0(Node):
+    __slots__ = ('self_shape', 'dim', 'index')
+
+    def apply(self, grad):
+        from .scatter import index_add
+        zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
+        return index_add(zeros, self.dim, self.index, grad),
+
+
+def index_select(input, dim, index):
+    idx = index._data if isinstance(index, Tensor) else xp.asarray(index)
+    if idx.dtype.kind not in 'iu':
+        raise RuntimeError('index_select(): Expected dtype int32 or int64 for index')
+    if idx.ndim > 1:
+        raise IndexError('index_select(): Index is supposed to be a vector')
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    size = shape[d] if shape else 1
+    flat = idx.reshape(-1)
+    if flat.size and (flat.min() < -size or flat.max() >= size):
+        raise IndexError('index out of range in self')
+    data = xp.take(input._data, flat, axis=d) if shape else input._data.reshape(-1)[flat].reshape(())
+    out, node = record(data, IndexSelectBackward0, (input,))
+    if node is not None:
+        node.self_shape, node.dim = shape, d
+        node.index = index if isinstance(index, Tensor) else wrap(idx)
+    return out
+
+
+def _check_index_bounds(idx, size, dim):
+    if idx.size:
+        bad = idx[(idx >= size) | (idx < 0)]
+        if bad.size:
+            raise RuntimeError(f'index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} with size {size}')
+
+
+def scatter_coords(index, dim):
+    """NumPy's fancy-index tuple addressing ``out[i][index[i][j]]...`` (scatter/gather's rule)."""
+    coords = list(xp.indices(index.shape, sparse=True))
+    coords[dim] = index
+    return tuple(coords)
+
+
+def _gather_check(shape, idx, d, fname='gather'):
+    if idx.ndim != len(shape) and not (idx.ndim <= 1 and len(shape) <= 1):
+        raise RuntimeError('Index tensor must have the same number of dimensions as input tensor')
+    for k in range(idx.ndim):
+        if k != d and idx.shape[k] > (shape[k] if shape else 1):
+            raise RuntimeError(f'Size does not match at dimension {k} expected index {list(idx.shape)} to be no '
+                               f'larger than self {list(shape)} apart from dimension {d}')
+    _check_index_bounds(idx, shape[d] if shape else 1, d)
+
+
+class GatherBackward0(Node):
+    __slots__ = ('self_shape', 'dim', 'index')
+
+    def apply(self, grad):
+        from .scatter import scatter_add
+        zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
+        return scatter_add(zeros, self.dim, self.index, grad),
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    idx = index_array(index, 'gather')
+    shape = input._data.shape
+    d = wrap_dim(dim, max(len(shape), 1))
+    _gather_check(shape, idx, d)
+    src = input._data.reshape(idx.shape[:0] + (1,)) if not shape else input._data
+    i = idx if idx.ndim else idx.reshape(1)
+    data = src[scatter_coords(i, d)].reshape(idx.shape)
+    result, node = record(data, GatherBackward0, (input,))
+    if node is not None:
+        node.self_shape, node.dim, node.index = shape, d, index
+    return result
+
+
+class TakeBackward0(Node):
+    __slots__ = ('self_shape', 'index')
+
+    def apply(self, grad):
+        n = 1
+        for s in self.self_shape:
+            n *= s
+        flat = index_put_embed(grad, (n,), (self.index,))
+        return _shape.reshape(flat, self.self_shape),
+
+
+def take(input, index):
+    idx = index._data if isinstance(index, Tensor) else xp.asarray(index)
+    if idx.dtype.kind not in 'iu':
+        raise RuntimeError(f'take(): Expected a long tensor for index, but got {_legacy(idx.dtype)}')
+    n = input._data.size
+    if idx.size:
+        bad = idx[(idx >= n) | (idx < -n)]
+        if bad.size:
+            raise IndexError(f'out of range: tried to access index {int(bad.reshape(-1)[0])} on a tensor of {n} '
+                             'elements.')
+    idx = xp.where(idx < 0, idx + n, idx)
+    result, node = record(input._data.reshape(-1)[idx], TakeBackward0, (input,))
+    if node is not None:
+        node.self_shape, node.index = input._data.shape, idx
+    return result
+
+
+def scalar_type_name(np_dtype):
+    """The C++ name PyTorch prints for a dtype in some messages ('float', 'double', 'long')."""
+    return {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'long int', 'int32': 'int',
+            'int16': 'short int', 'int8': 'signed char', 'uint8': 'unsigned char', 'bool': 'bool'}[np_dtype.name]
+
+
+def _legacy(np_dtype):
+    return {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
+            'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}[np_dtype.name]
+
+
+class MaskedSelectBackward0(Node):
+    __slots__ = ('self_shape', 'shape', 'coords')
+
+    def apply(self, grad):
+        return sum_to(index_put_embed(grad, self.shape, self.coords), self.self_shape),
+
+
+def masked_select(input, mask):
+    m = mask._data
+    if m.dtype.kind != 'b':
+        raise RuntimeError('masked_select: expected BoolTensor for mask')
+    try:
+        shape = xp.broadcast_shapes(input._data.shape, m.shape)
+    except ValueError:
+        raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
+    coords = xp.nonzero(xp.broadcast_to(m, shape))
+    result, node = record(xp.broadcast_to(input._data, shape)[coords], MaskedSelectBackward0, (input,))
+    if node is not None:
+        node.self_shape, node.shape, node.coords = input._data.shape, shape, coords
+    return result
+
+
+def _broadcast_message(a, b):
+    """PyTorch's message for shapes that do not broadcast (the first mismatch from the right)."""
+    for k in range(1, min(len(a), len(b)) + 1):
+        if a[-k] != b[-k] and a[-k] != 1 and b[-k] != 1:
+            return (f'The size of tensor a ({a[-k]}) must match the size of tensor b ({b[-k]}) at non-singleton '
+                    f'dimension {max(len(a), len(b)) - k}')
+    return 'shapes do not broadcast'
+
+
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        return gather(_shape.reshape(input, (-1,)), 0, _shape.reshape(indices, (-1,)))
+    nd = input._data.ndim
+    d = wrap_dim(dim, nd)
+    if indices._data.ndim != nd:
+        raise RuntimeError(f'leafgrad.take_along_dim(): input and indices should have the same number of dimensions, '
+                           f'but got {nd} dimensions for input, and {indices._data.ndim} dimensions for indices')
+    # Broadcast everything but ``dim``, then it is a gather.
+    a = list(input._data.shape)
+    b = list(indices._data.shape)
+    a[d] = b[d] = 1
+    shape = list(xp.broadcast_shapes(tuple(a), tuple(b)))
+    in_shape, idx_shape = list(shape), list(shape)
+    in_shape[d], idx_shape[d] = input._data.shape[d], indices._data.shape[d]
+    if tuple(in_shape) != input._data.shape:
+        input = _shape.expand(input, in_shape)
+    if tuple(idx_shape) != indices._data.shape:
+        indices = _shape.expand(indices, idx_shape)
+    return gather(input, d, indices)
+
+
+FUNCTIONS = ['nonzero', 'index_select', 'gather', 'take', 'take_along_dim', 'masked_select']

@@ -8,11 +8,17 @@ any node that saved x's old value refuses to use it.
 When x is a view, its base's history changes too: the base's new ``grad_fn`` is a
 ``CopySlices`` node, which routes the part of the base's gradient that falls inside the view
 through the in-place op and the rest straight through; x's own ``grad_fn`` becomes a view of
-the base's new history.
+the base's new history (``AsStridedBackward0``, as PyTorch names it). Every *other* live view
+of the base (the base keeps them in a WeakSet while grad mode is on) sees the new values too,
+so it is given such a history as well: PyTorch does this lazily, when the view's grad_fn is
+next read; here it is done at the in-place op, which is the only moment it can change.
+
+Writing is refused where PyTorch refuses it: into an expanded (read-only, self-overlapping)
+view, and into one output of unbind/split/chunk while recording.
 """
 from .. import backend
-from ._util import Node, needs_grad, wrap, xp
-from ..autograd.graph import gradient_edge
+from ._util import Node, needs_grad, state, wrap, xp
+from ..autograd.graph import _short_name, gradient_edge
 from ..tensor import Tensor
 
 
@@ -20,9 +26,8 @@ def _view_chain(t):
     """The functions that make ``t`` from its base, base-first."""
     chain = []
     while t._base is not None:
-        parent, make = t._meta.view_of
-        chain.append(make)
-        t = parent
+        chain.append(t._meta.view_of[1])
+        t = t._meta.view_of[0]
     chain.reverse()
     return chain
 
@@ -34,14 +39,18 @@ def _apply_chain(chain, t):
 
 
 class CopySlices(Node):
-    """The base's history after an in-place op on one of its views."""
+    """The base's history after an in-place op on one of its views: the base's gradient
+    passes unchanged outside the view; inside it, it goes through the in-place op's
+    derivative ``fn`` (whose gradients for the op's other inputs are routed as they are)."""
 
     def apply(self, grad):
         result = grad.clone()
         region = _apply_chain(self.chain, result)
         res = self.fn.apply(region.clone())
         if res[0] is None:
-            region._data[...] = 0
+            res = (wrap(xp.zeros(region._data.shape, dtype=region._data.dtype)),) + tuple(res[1:])
+        if state.grad_enabled:
+            copy_(region, res[0])  # create_graph: the write itself must be recorded
         else:
             region._data[...] = res[0]._data
         return (result,) + tuple(res[1:])
@@ -50,7 +59,91 @@ class CopySlices(Node):
         self.fn.release()
 
     def name(self):
-        return 'CopySlices'
+        return 'leafgrad::autograd::CopySlices'
+
+
+class AsStridedBackward0(Node):
+    """The history of a view whose base changed in place: the view's own derivative chain
+    (select, slice, transpose, ...) replayed from the base's new history.
+
+    PyTorch names this node AsStridedBackward0 (it regenerates the view with as_strided);
+    here the chain of view derivatives runs in turn, each written with leafgrad ops."""
+
+    def apply(self, grad):
+        for node in reversed(self.nodes):
+            grad = node.apply(grad)[0]
+        return grad,
+
+
+def _regenerate(view, base):
+    """Give ``view`` a history through ``base``'s current one."""
+    chain = _view_chain(view)
+    nodes = []
+    t = base
+    for make in chain:
+        t = make(t)
+        nodes.append(t._grad_fn)
+    node = AsStridedBackward0((gradient_edge(base),))
+    node.nodes = nodes
+    _rebase(view, node)
+
+
+def _refresh_views(base, modified):
+    """After ``modified`` (the base or one of its views) changed in place, every other live
+    view of the base sees the change, so it takes a history through the base's new one."""
+    meta = base._meta
+    views = meta.views if meta is not None else None
+    if not views:
+        return
+    for v in list(views):
+        if v is not modified and v._version_counter is base._version_counter:
+            if type(v._grad_fn) is _InvalidMultiOutputView:
+                continue  # already refused
+            if v._requires_grad and v._grad_fn is not None and _from_multi_output(v):
+                node = _InvalidMultiOutputView(((None, 0),))
+                node.message = (f'Output {v._output_nr} of {_short_name(v._grad_fn)} is a view and its base or '
+                                'another view of its base has been modified inplace. This view is the output of a '
+                                'function that returns multiple views. Such functions do not allow the output views '
+                                'to be modified inplace. You should replace the inplace operation by an out-of-place '
+                                'one.')
+                _rebase(v, node)
+            else:
+                _regenerate(v, base)
+
+
+class _InvalidMultiOutputView(Node):
+    """The history of an unbind/split output whose base changed in place: PyTorch refuses
+    to use it (it raises when the grad_fn is read; here, when a backward reaches it)."""
+
+    def apply(self, grad):
+        raise RuntimeError(self.message)
+
+    def name(self):
+        raise RuntimeError(self.message)
+
+
+def _check_writable(self):
+    if not self._data.flags.writeable:
+        raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to a single '
+                           'memory location. Please clone() the tensor before performing the operation.')
+
+
+def _from_multi_output(t):
+    """Whether ``t`` is (a view of) one of several views returned together (unbind, split)."""
+    while t._base is not None:
+        link = t._meta.view_of
+        if len(link) == 3:
+            return True
+        t = link[0]
+    return False
+
+
+def _check_multi_output_view(self):
+    if self._requires_grad and self._grad_fn is not None and _from_multi_output(self):
+        raise RuntimeError(f'Output {self._output_nr} of {_short_name(self._grad_fn)} is a view and is being modified '
+                           'inplace. This view is the output of a function that returns multiple views. Such functions '
+                           'do not allow the output views to be modified inplace. You should replace the inplace '
+                           'operation by an out-of-place one.')
 
 
 def _check_result(self, result):
@@ -70,12 +163,14 @@ def _type_name(d):
 def inplace(self, op, others=()):
     """Run ``op`` (an out-of-place function of self) and write its result into ``self``."""
     self._check_inplace()
+    _check_writable(self)
     if not needs_grad(self, *others):
         result = op(self)
         _check_result(self, result)
         self._data[...] = result._data
         self._version_counter[0] += 1
         return self
+    _check_multi_output_view(self)
     snapshot = Tensor._wrap(self._data.copy(), self._requires_grad)
     snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
     result = op(snapshot)
@@ -85,14 +180,14 @@ def inplace(self, op, others=()):
     self._version_counter[0] += 1
     if self._base is None:
         _rebase(self, node)
+        _refresh_views(self, self)
         return self
     base = self._base
-    chain = _view_chain(self)
     copy_slices = CopySlices((gradient_edge(base),) + node.next_functions[1:])
-    copy_slices.fn, copy_slices.chain = node, chain
+    copy_slices.fn, copy_slices.chain = node, _view_chain(self)
     _rebase(base, copy_slices)
-    regenerated = _apply_chain(chain, base)
-    _rebase(self, regenerated._grad_fn)
+    _regenerate(self, base)
+    _refresh_views(base, self)
     return self
 
 
@@ -111,6 +206,7 @@ def _rebase(t, node):
 def inplace_binary(self, other, ufunc, op, **kwargs):
     """``self op= other``: a single in-place ufunc call when nothing is recorded."""
     self._check_inplace()
+    _check_writable(self)
     if needs_grad(self, other):
         return inplace(self, lambda s: op(s, other, **kwargs), (other,))
     y = other._data if isinstance(other, Tensor) else other
@@ -162,23 +258,35 @@ def pow_(self, exponent):
     return inplace(self, lambda s: pow(s, exponent), (exponent,))
 
 
-class FillBackward(Node):
-    """Overwriting with a constant: no gradient reaches the old value."""
+class FillBackward2(Node):
+    """``fill_(number)``: overwritten with a constant, no gradient reaches the old value."""
 
     def apply(self, grad):
         return grad * 0,
 
-    def name(self):
-        return 'FillBackward0'
+
+class ZeroBackward0(FillBackward2):
+    pass
 
 
-class ZeroBackward0(FillBackward):
-    def name(self):
-        return 'ZeroBackward0'
+class FillBackward3(Node):
+    """``fill_(0-dim tensor)`` (also ``t[i] = number``): the value gets the sum of the gradient."""
+
+    def apply(self, grad):
+        from .reduction import sum as _sum
+        gs = grad * 0 if self.needs_input_grad(0) else None
+        gv = _sum(grad) if self.needs_input_grad(1) else None
+        return gs, gv
+
+
+FillBackward = FillBackward2  # the name other modules may know it by
 
 
 def _filled(s, value, cls):
     from ._util import record
+    if isinstance(value, Tensor):
+        data = xp.full_like(s._data, value._data.reshape(()))
+        return record(data, cls, (s, value))[0]
     data = xp.full_like(s._data, value)
     return record(data, cls, (s,))[0]
 
@@ -188,12 +296,13 @@ def fill_(self, value):
         if value._data.ndim != 0:
             raise RuntimeError(f'fill_ only supports 0-dimension value tensor but got tensor with '
                                f'{value._data.ndim} dimensions.')
-        return copy_(self, value)
-    return inplace(self, lambda s: _filled(s, value, FillBackward))
+        return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,))
+    return inplace(self, lambda s: _filled(s, value, FillBackward2))
 
 
 def zero_(self):
     self._check_inplace()
+    _check_writable(self)
     if not needs_grad(self):
         self._data[...] = 0
         self._version_counter[0] += 1
@@ -202,6 +311,9 @@ def zero_(self):
 
 
 class CopyBackwards(Node):
+    def name(self):
+        return 'leafgrad::autograd::CopyBackwards'
+
     def apply(self, grad):
         from ._util import sum_to
         gs = grad * 0 if self.next_functions[0][0] is not None else None
@@ -209,7 +321,10 @@ class CopyBackwards(Node):
         if self.next_functions[1][0] is not None:
             gsrc = sum_to(grad, self.src_shape)
             if gsrc._data.dtype != self.src_dtype:
-                gsrc = wrap(gsrc._data.astype(self.src_dtype)) if not gsrc._requires_grad else gsrc.to(backend.from_np(self.src_dtype))
+                if gsrc._requires_grad:
+                    gsrc = gsrc.to(backend.from_np(self.src_dtype))
+                else:
+                    gsrc = wrap(gsrc._data.astype(self.src_dtype))
         return gs, gsrc
 
 
@@ -232,6 +347,7 @@ def _copied(s, src):
 def copy_(self, src, non_blocking=False):
     if not needs_grad(self, src):
         self._check_inplace()
+        _check_writable(self)
         result = _copied(self, src)
         self._data[...] = result._data
         self._version_counter[0] += 1
@@ -239,5 +355,58 @@ def copy_(self, src, non_blocking=False):
     return inplace(self, lambda s: _copied(s, src), (src,))
 
 
+# ---- in-place shape changes (x.unsqueeze_(0)): the tensor becomes its own reshaped view --------
+
+def _reshape_inplace(self, make, node_name):
+    """Give ``self`` the shape of ``make(self)`` (a view op) in place: same storage, version
+    bumped, history through the view op's node (renamed as PyTorch names the in-place form)."""
+    self._check_inplace()
+    new = make(self)
+    self._data = new._data
+    self._version_counter[0] += 1
+    node = new._grad_fn
+    if node is not None:
+        node.__class__ = _renamed(type(node), node_name)
+        _rebase(self, node)
+    if self._base is not None:  # still a view of its base: one more step in its recipe
+        link = self._meta.view_of
+        old_make = link[1]
+        self._meta.view_of = (link[0], lambda t: make(old_make(t))) + tuple(link[2:])
+    return self
+
+
+_RENAMED = {}
+
+
+def _renamed(cls, name):
+    """A subclass of a view op's node class, named for its in-place form (same behaviour)."""
+    key = (cls, name)
+    if key not in _RENAMED:
+        _RENAMED[key] = type(name, (cls,), {'__slots__': ()})
+    return _RENAMED[key]
+
+
+def unsqueeze_(self, dim):
+    from .shape import unsqueeze
+    return _reshape_inplace(self, lambda t: unsqueeze(t, dim), 'UnsqueezeBackward1')
+
+
+def squeeze_(self, dim=None):
+    from .shape import squeeze
+    name = 'SqueezeBackward3' if dim is None else 'SqueezeBackward4' if isinstance(dim, int) else 'SqueezeBackward5'
+    return _reshape_inplace(self, lambda t: squeeze(t, dim), name)
+
+
+def t_(self):
+    from .shape import t
+    return _reshape_inplace(self, t, 'TBackward1')
+
+
+def transpose_(self, dim0, dim1):
+    from .shape import transpose
+    return _reshape_inplace(self, lambda t: transpose(t, dim0, dim1), 'TransposeBackward1')
+
+
 METHODS = {'add_': add_, 'sub_': sub_, 'mul_': mul_, 'div_': div_, 'pow_': pow_, 'zero_': zero_, 'fill_': fill_,
-           'copy_': copy_}
+           'copy_': copy_, 'unsqueeze_': unsqueeze_, 'squeeze_': squeeze_, 't_': t_, 'transpose_': transpose_,
+           'swapaxes_': transpose_, 'swapdims_': transpose_}

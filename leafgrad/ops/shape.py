@@ -3,19 +3,57 @@
 A view shares its base's storage *and version counter*, so an in-place change through either
 is seen by nodes that saved the other. Every view remembers how it was made from its parent
 (``meta.view_of = (parent, make)``, ``make(parent) -> view``), which lets an in-place op on a
-view rewrite the base's history (see ``inplace.py``).
+view rewrite the base's history (see ``inplace.py``). Ops with several view outputs (unbind,
+split, chunk) record one node for all of them (``make_views``); its derivative gets None for
+an output that received no gradient and treats it as zeros (``grads_or_zeros``).
 """
-from ._util import Node, record, sum_to, wrap_dim, xp
-from ..tensor import Tensor
+import weakref
+
+from .. import backend
+from ._util import Node, record, record_many, state, sum_to, wrap, wrap_dim, xp
+
+
+def _link_view(input, out, make, multi=None):
+    """Make ``out`` a view of ``input``: shared version counter, the base, how it was made.
+
+    ``multi`` names the op when the view is one of several outputs (unbind, split): such
+    views may not be modified in place while recording, as in PyTorch. While grad mode is
+    on, the base also keeps (weakly) its live views, so that an in-place change of the base
+    or of another view can give them a history through the change (``inplace.py``).
+    """
+    out._version_counter = input._version_counter
+    base = input if input._base is None else input._base
+    out._base = base
+    out._get_meta().view_of = (input, make) if multi is None else (input, make, multi)
+    if state.grad_enabled:
+        meta = base._get_meta()
+        views = meta.views
+        if views is None:
+            views = meta.views = weakref.WeakSet()
+        views.add(out)
 
 
 def make_view(input, data, node_cls, make):
     """Record a view op: ``data`` is a NumPy view of ``input._data`` made by ``make``."""
     out, node = record(data, node_cls, (input,))
-    out._version_counter = input._version_counter
-    out._base = input if input._base is None else input._base
-    out._get_meta().view_of = (input, make)
+    _link_view(input, out, make)
     return out, node
+
+
+def make_views(input, datas, node_cls, makes, op_name):
+    """Record an op with several outputs, each a view of ``input`` (``makes[i]`` makes the i-th)."""
+    outs, node = record_many(datas, node_cls, (input,))
+    for out, make in zip(outs, makes):
+        _link_view(input, out, make, op_name)
+    return outs, node
+
+
+def grads_or_zeros(node, grads):
+    """A multi-output node's gradients, with zeros where an output received none."""
+    out = []
+    for g, (shape, dtype) in zip(grads, node.output_meta):
+        out.append(g if g is not None else wrap(xp.zeros(shape, dtype=dtype)))
+    return out
 
 
 def shape_args(args):
@@ -31,10 +69,10 @@ def _infer_shape(shape, numel):
     if len(neg) > 1:
         raise RuntimeError('only one dimension can be inferred')
     known = 1
-    for s in shape:
+    for i, s in enumerate(shape):
         if s != -1:
             if s < 0:
-                raise RuntimeError(f'invalid shape dimension {s}')
+                raise RuntimeError(f'invalid shape dimension {s} at index {i} of shape {shape}')
             known *= s
     if neg:
         if known == 0 or numel % known:
@@ -194,12 +232,34 @@ def _T(input):
     nd = input._data.ndim
     if nd < 2:
         return alias_view(input)
-    return permute(input, tuple(range(nd - 1, -1, -1)))
+    return permute(input, tuple(range(nd - 1, -1, -1)))  # PyTorch records a permute, even for 2-D
 
 
 def alias_view(input):
     from .indexing import alias
     return alias(input)
+
+
+def _H(input):
+    nd = input._data.ndim
+    if nd != 2:
+        raise RuntimeError(f'tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor. For batches of '
+                           'matrices, consider using tensor.mH')
+    return transpose(input, 0, 1)  # the conjugate of a real tensor is itself
+
+
+def _mH(input):
+    if input._data.ndim < 2:
+        raise RuntimeError(f'tensor.mH is only supported on matrices or batches of matrices. Got '
+                           f'{input._data.ndim}-D tensor.')
+    return transpose(input, -2, -1)
+
+
+def adjoint(input):
+    if input._data.ndim < 2:
+        raise RuntimeError(f'tensor.adjoint() is only supported on matrices or batches of matrices. Got '
+                           f'{input._data.ndim}-D tensor.')
+    return transpose(input, -2, -1)
 
 
 def _mT(input):
@@ -228,7 +288,11 @@ class SqueezeBackward1(SqueezeBackward0):
     __slots__ = ()
 
 
-class SqueezeBackward4(SqueezeBackward0):
+class SqueezeBackward2(SqueezeBackward0):  # squeeze(dims)
+    __slots__ = ()
+
+
+class SqueezeBackward4(SqueezeBackward0):  # the squeeze inside matmul of a 1-D by a 2-D tensor
     __slots__ = ()
 
 
@@ -247,13 +311,15 @@ def squeeze(input, dim=None):
         axes = tuple(i for i, s in enumerate(shape) if s == 1)
         cls = SqueezeBackward0
     elif isinstance(dim, int):
-        axes = (wrap_dim(dim, len(shape)),) if shape else ()
+        axes = (wrap_dim(dim, len(shape)),)
+        if not shape:
+            axes = ()
         cls = SqueezeBackward1
         if axes and shape[axes[0]] != 1:
             axes = ()
     else:
-        axes = tuple(d for d in (wrap_dim(d, len(shape)) for d in dim) if shape[d] == 1)
-        cls = SqueezeBackward4
+        axes = tuple(d for d in (wrap_dim(d, max(len(shape), 1)) for d in dim) if shape and shape[d] == 1)
+        cls = SqueezeBackward2
     out, node = make_view(input, xp.squeeze(input._data, axes) if axes else input._data.view(), cls,
                           lambda t: squeeze(t, dim))
     if node is not None:
@@ -272,9 +338,10 @@ def expand(input, *sizes):
     sizes = shape_args(sizes)
     shape = input._data.shape
     if len(sizes) < len(shape):
-        raise RuntimeError(f'expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the number of sizes '
-                           f'provided ({len(sizes)}) must be greater or equal to the number of dimensions in '
-                           f'the tensor ({len(shape)})')
+        from ..tensor import legacy_type_name
+        raise RuntimeError(f'expand({legacy_type_name(input._data)}{{{list(shape)}}}, size={list(sizes)}): the number '
+                           f'of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions '
+                           f'in the tensor ({len(shape)})')
     lead = len(sizes) - len(shape)
     target = []
     for i, s in enumerate(sizes):
@@ -339,7 +406,8 @@ def select(input, dim, index):
     if not -size <= index < size:
         raise IndexError(f'index {index} is out of bounds for dimension {d} with size {size}')
     i = index + size if index < 0 else index
-    out, node = make_view(input, input._data[(slice(None),) * d + (i,)], SelectBackward0,
+    # The trailing ... keeps a 0-d result a view (a bare int index would copy it to a scalar).
+    out, node = make_view(input, input._data[(slice(None),) * d + (i, Ellipsis)], SelectBackward0,
                           lambda t: select(t, d, i))
     if node is not None:
         node.self_shape, node.dim, node.index = shape, d, i
@@ -363,15 +431,282 @@ def slice_dim(input, dim, start, end, step):
 def narrow(input, dim, start, length):
     d = wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
+    if length < 0:
+        raise RuntimeError('narrow(): length must be non-negative.')
     if start < 0:
         start += size
-    if not 0 <= start <= size or length < 0 or start + length > size:
+    if not 0 <= start <= size or start + length > size:
         raise RuntimeError(f'start ({start}) + length ({length}) exceeds dimension size ({size}).')
     return slice_dim(input, d, start, start + length, 1)
 
 
-FUNCTIONS = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'contiguous', 'clone', 'transpose', 'swapaxes',
-             'swapdims', 't', 'permute', 'unsqueeze', 'squeeze', 'expand', 'expand_as', 'broadcast_to', 'select',
-             'narrow']
-NOT_METHODS = ['view']
-METHODS = {'view': view, 'T': property(_T), 'mT': property(_mT)}
+def ravel(input):
+    return reshape(input, (-1,))
+
+
+def unflatten(input, dim, sizes):
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    sizes = tuple(int(x) for x in sizes)
+    n = 1
+    for x in sizes:
+        if x != -1:
+            n *= x
+    if (-1 not in sizes and n != shape[d]) or (-1 in sizes and (n == 0 or shape[d] % n)):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f'({shape[d]}) in the input tensor')
+    return view(input, shape[:d] + sizes + shape[d + 1:])
+
+
+def movedim(input, source, destination):
+    nd = input._data.ndim
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f'movedim: Invalid source or destination dims: source ({list(src)} dims) should contain '
+                           f'the same number of dims as destination ({list(dst)} dims)')
+    src = tuple(wrap_dim(d, nd) for d in src)
+    dst = tuple(wrap_dim(d, nd) for d in dst)
+    for name, ds in (('source', src), ('destination', dst)):
+        if len(set(ds)) != len(ds):
+            raise RuntimeError(f'movedim: repeated dim in `{name}` ({list(ds)})')
+    order = [None] * nd
+    for s_, d_ in zip(src, dst):
+        order[d_] = s_
+    rest = iter(d for d in range(nd) if d not in src)
+    order = tuple(o if o is not None else next(rest) for o in order)
+    return permute(input, order)
+
+
+moveaxis = movedim
+
+
+# ---- diagonal -----------------------------------------------------------------------------
+
+def _diagonal_array(a, offset, d1, d2):
+    """A *writable* NumPy view of a diagonal (``numpy.diagonal`` returns a read-only one)."""
+    n1, n2 = a.shape[d1], a.shape[d2]
+    if offset >= 0:
+        n = max(min(n1, n2 - offset), 0)
+        start = (0, offset)
+    else:
+        n = max(min(n1 + offset, n2), 0)
+        start = (-offset, 0)
+    index = [slice(None)] * a.ndim
+    if n:
+        index[d1], index[d2] = slice(start[0], None), slice(start[1], None)
+    else:
+        index[d1], index[d2] = slice(0, 0), slice(0, 0)
+    sub = a[tuple(index)]
+    keep = [i for i in range(a.ndim) if i not in (d1, d2)]
+    shape = tuple(a.shape[i] for i in keep) + (n,)
+    strides = tuple(sub.strides[i] for i in keep) + (sub.strides[d1] + sub.strides[d2],)
+    return as_strided_array(sub, shape, strides, a.flags.writeable)
+
+
+def as_strided_array(a, shape, strides, writeable):
+    """A strided view of ``a``'s memory; NumPy's can be made read-only (CuPy's cannot)."""
+    module = backend.array_module(a)
+    if module is xp:
+        return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
+    return module.lib.stride_tricks.as_strided(a, shape, strides)
+
+
+class DiagonalBackward0(Node):
+    __slots__ = ('self_shape', 'offset', 'dim1', 'dim2')
+
+    def apply(self, grad):
+        return diagonal_embed_into(grad, self.self_shape, self.offset, self.dim1, self.dim2),
+
+
+class DiagonalBackwardBackward0(Node):
+    __slots__ = ('offset', 'dim1', 'dim2')
+
+    def apply(self, grad):
+        return diagonal(grad, self.offset, self.dim1, self.dim2),
+
+
+def diagonal_embed_into(values, shape, offset, d1, d2):
+    """Zeros of ``shape`` with ``values`` on the given diagonal (diagonal's derivative)."""
+    data = xp.zeros(shape, dtype=values._data.dtype)
+    _diagonal_array(data, offset, d1, d2)[...] = values._data
+    out, node = record(data, DiagonalBackwardBackward0, (values,))
+    if node is not None:
+        node.offset, node.dim1, node.dim2 = offset, d1, d2
+    return out
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    nd = input._data.ndim
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f'diagonal dimensions cannot be identical {dim1}, {dim2}')
+    out, node = make_view(input, _diagonal_array(input._data, offset, d1, d2), DiagonalBackward0,
+                          lambda t: diagonal(t, offset, d1, d2))
+    if node is not None:
+        node.self_shape, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2
+    return out
+
+
+# ---- unbind / split / chunk: several views at once ------------------------------------------
+
+class UnbindBackward0(Node):
+    __slots__ = ('dim', 'num_outputs', 'output_meta')
+
+    def apply(self, *grads):
+        from .rearrange import stack
+        return stack(grads_or_zeros(self, grads), self.dim),
+
+
+def unbind(input, dim=0):
+    shape = input._data.shape
+    if not shape:
+        raise IndexError(f'Dimension specified as {dim} but tensor has no dimensions')
+    d = wrap_dim(dim, len(shape))
+    datas = [input._data[(slice(None),) * d + (i, Ellipsis)] for i in range(shape[d])]
+    makes = [(lambda t, i=i: select(t, d, i)) for i in range(shape[d])]
+    outs, node = make_views(input, datas, UnbindBackward0, makes, 'Unbind')
+    if node is not None:
+        node.dim = d
+    return tuple(outs)
+
+
+class SplitBackward0(Node):
+    __slots__ = ('dim', 'num_outputs', 'output_meta')
+
+    def apply(self, *grads):
+        from .rearrange import cat
+        return cat(grads_or_zeros(self, grads), self.dim),
+
+
+class SplitWithSizesBackward0(SplitBackward0):
+    __slots__ = ()
+
+
+def _split_views(input, d, sizes, node_cls, op_name):
+    datas, makes = [], []
+    start = 0
+    for n in sizes:
+        datas.append(input._data[(slice(None),) * d + (slice(start, start + n),)])
+        makes.append(lambda t, s=start, e=start + n: slice_dim(t, d, s, e, 1))
+        start += n
+    outs, node = make_views(input, datas, node_cls, makes, op_name)
+    if node is not None:
+        node.dim = d
+    return tuple(outs)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    shape = tensor._data.shape
+    d = wrap_dim(dim, len(shape))
+    size = shape[d]
+    if isinstance(split_size_or_sections, int):
+        n = split_size_or_sections
+        if n < 0:
+            raise RuntimeError(f'split expects split_size be non-negative, but got split_size={n}')
+        if n == 0 and size != 0:
+            raise RuntimeError(f'split_size can only be 0 if dimension size is 0, but got dimension size of {size}')
+        # Full pieces of n, then the remainder; an empty dim still gives one (empty) piece.
+        sizes = ([n] * (size // n) + ([size % n] if size % n else [])) if n else []
+        sizes = sizes or [0]
+        return _split_views(tensor, d, sizes, SplitBackward0, 'Split')
+    return split_with_sizes(tensor, split_size_or_sections, d)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    sizes = [int(n) for n in split_sizes]
+    if sum(sizes) != shape[d] or any(n < 0 for n in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {shape[d]} (input tensor's size "
+                           f'at dimension {d}), but got split_sizes={sizes}')
+    return _split_views(input, d, sizes, SplitWithSizesBackward0, 'SplitWithSizes')
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f'chunk expects `chunks` to be greater than 0, got: {chunks}')
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    size = shape[d]
+    if size == 0:  # PyTorch gives `chunks` empty pieces
+        return _split_views(input, d, [0] * chunks, SplitWithSizesBackward0, 'SplitWithSizes')
+    return split(input, -(-size // chunks), d)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    d = wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f'number of sections must be larger than 0, got {n}')
+        q, r = divmod(size, n)
+        bounds = [0]
+        for i in range(n):
+            bounds.append(bounds[-1] + q + (1 if i < r else 0))
+    else:
+        idx = [int(i) for i in indices_or_sections]
+        bounds = [0] + idx + [size]
+    return tuple(slice_dim(input, d, min(max(bounds[i], 0), size), min(max(bounds[i + 1], bounds[i], 0), size), 1)
+                 for i in range(len(bounds) - 1))
+
+
+# ---- unfold: sliding windows as a view ----------------------------------------------------------
+
+class UnfoldBackward0(Node):
+    """Each window element adds back into its source position: one index_add per offset."""
+    __slots__ = ('self_shape', 'dim', 'size', 'step')
+
+    def apply(self, grad):
+        from .scatter import index_add
+        n = grad._data.shape[self.dim] if self.self_shape else 1
+        out = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
+        if not self.self_shape:
+            return reshape(select(grad, -1, 0), ()),
+        for k in range(self.size):
+            index = wrap(xp.arange(n, dtype=xp.int64) * self.step + k)
+            out = index_add(out, self.dim, index, select(grad, -1, k))
+        return out,
+
+
+def unfold(input, dimension, size, step):
+    a = input._data
+    shape = a.shape
+    d = wrap_dim(dimension, max(len(shape), 1))
+    length = shape[d] if shape else 1
+    if size < 0:
+        raise RuntimeError(f'size is {size} but must be >= 0')
+    if size > length:
+        raise RuntimeError(f'maximum size for tensor at dimension {d} is {length} but size is {size}')
+    if step <= 0:
+        raise RuntimeError(f'step is {step} but must be > 0')
+    n = (length - size) // step + 1
+    if shape:
+        new_shape = shape[:d] + (n,) + shape[d + 1:] + (size,)
+        strides = a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1:] + (a.strides[d],)
+    else:
+        new_shape, strides = (size,), (a.itemsize,)
+    # Overlapping windows alias one element several times: such a view is read-only.
+    data = as_strided_array(a, new_shape, strides, a.flags.writeable and step >= size)
+    out, node = make_view(input, data, UnfoldBackward0, lambda t: unfold(t, d, size, step))
+    if node is not None:
+        node.self_shape, node.dim, node.size, node.step = shape, d, size, step
+    return out
+
+
+def _iter(input):
+    """``for row in t``: PyTorch iterates over ``t.unbind(0)`` (so the rows are UnbindBackward0
+    views, which may not be modified in place while recording)."""
+    if input._data.ndim == 0:
+        raise TypeError('iteration over a 0-d tensor')
+    return iter(unbind(input, 0))
+
+
+FUNCTIONS = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'unflatten', 'ravel', 'contiguous', 'clone',
+             'transpose', 'swapaxes', 'swapdims', 't', 'permute', 'movedim', 'moveaxis', 'unsqueeze', 'squeeze',
+             'expand', 'expand_as', 'broadcast_to', 'select', 'narrow', 'diagonal', 'unbind', 'split',
+             'split_with_sizes', 'chunk', 'tensor_split', 'unfold', 'adjoint']
+NOT_METHODS = ['view', 'unfold']  # leafgrad.unfold is not a function in PyTorch (nn.functional.unfold is im2col)
+METHODS = {'view': view, 'unfold': unfold, '__iter__': _iter, 'T': property(_T), 'mT': property(_mT),
+           'H': property(_H), 'mH': property(_mH)}

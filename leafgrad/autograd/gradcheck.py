@@ -1,0 +1,210 @@
+"""``gradcheck`` and ``gradgradcheck``: analytical gradients against finite differences.
+
+The numerical Jacobian of each (output, input) pair is built one input element at a time by
+central differences, ``(f(x + eps) - f(x - eps)) / (2 eps)``, perturbing the input's array in
+place (no new graph needed). The analytical Jacobian is built one output element at a time:
+a backward seeded with a one-hot gradient gives one column of every input's Jacobian. Both
+are laid out as PyTorch lays them out, ``[input.numel(), output.numel()]``, and compared with
+``|analytical - numerical| <= atol + rtol * |numerical|``.
+
+Run them in float64: with float32 the differences are dominated by rounding.
+"""
+import warnings
+
+import numpy as np
+
+from .. import backend
+
+from ..tensor import Tensor
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck and gradgradcheck (a RuntimeError, as in PyTorch)."""
+
+
+def _as_tuple(x):
+    if isinstance(x, Tensor):
+        return (x,)
+    if isinstance(x, (tuple, list)):
+        return tuple(x)
+    return (x,)
+
+
+def _differentiable_outputs(outputs):
+    return tuple(o for o in outputs if isinstance(o, Tensor))
+
+
+def _check_inputs(inputs):
+    any_requires = False
+    for i, t in enumerate(inputs):
+        if isinstance(t, Tensor) and t._requires_grad:
+            if t._data.dtype != np.float64:
+                warnings.warn(f'Input #{i} requires gradient and is not a double precision floating point or '
+                              'complex. This check will likely fail if all the inputs are not of double '
+                              'precision floating point or complex. ', UserWarning, stacklevel=3)
+            any_requires = True
+    if not any_requires:
+        raise ValueError('gradcheck expects at least one input tensor to require gradient, but none of them '
+                         'have requires_grad=True.')
+
+
+def _host_copy(t):
+    """A NumPy copy of a tensor's values (the device's too: the Jacobians live on the host)."""
+    return np.array(backend.to_numpy(t._data), copy=True)
+
+
+def _eval(func, inputs):
+    return _differentiable_outputs(_as_tuple(func(*inputs)))
+
+
+def _numerical_jacobians(func, inputs, outputs, eps):
+    """{(out_i, in_i): array [input numel, output numel]} by central differences."""
+    jac = {}
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, Tensor) and x._requires_grad):
+            continue
+        data = x._data  # perturbed in place, element by element, whatever its strides
+        mats = [np.zeros((data.size, o._data.size), dtype=o._data.dtype) for o in outputs]
+        for k in range(data.size):
+            idx = np.unravel_index(k, data.shape)
+            orig = data[idx].copy()
+            data[idx] = orig - eps
+            minus = [_host_copy(o) for o in _eval(func, inputs)]
+            data[idx] = orig + eps
+            plus = [_host_copy(o) for o in _eval(func, inputs)]
+            data[idx] = orig
+            for j, (p, m) in enumerate(zip(plus, minus)):
+                if p.dtype.kind == 'f':
+                    mats[j][k] = ((p - m) / (2 * eps)).reshape(-1)
+        for j in range(len(outputs)):
+            jac[(j, i)] = mats[j]
+    return jac
+
+
+def _analytical_jacobians(outputs, inputs):
+    """{(out_i, in_i): array [input numel, output numel]}, one backward per output element."""
+    from . import grad as autograd_grad
+    diff = [(i, x) for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
+    jac = {}
+    for j, out in enumerate(outputs):
+        mats = {i: np.zeros((x._data.size, out._data.size), dtype=out._data.dtype) for i, x in diff}
+        if not out._requires_grad:
+            for i, _ in diff:
+                jac[(j, i)] = mats[i]
+            continue
+        for k in range(out._data.size):
+            seed = np.zeros_like(out._data).reshape(-1)  # on the output's device
+            seed[k] = 1
+            seed_t = Tensor._wrap(seed.reshape(out._data.shape))
+            grads = autograd_grad((out,), [x for _, x in diff], (seed_t,), retain_graph=True, allow_unused=True)
+            for (i, x), g in zip(diff, grads):
+                if g is None:
+                    continue
+                if tuple(g._data.shape) != tuple(x._data.shape):
+                    raise GradcheckError('Gradient has incorrect shape')
+                mats[i][:, k] = _host_copy(g).astype(out._data.dtype, copy=False).reshape(-1)
+        for i, _ in diff:
+            jac[(j, i)] = mats[i]
+    return jac
+
+
+def _fmt(array, dtype):
+    return repr(Tensor._wrap(np.asarray(array, dtype=dtype)))
+
+
+def _fail(message, raise_exception):
+    if raise_exception:
+        raise GradcheckError(message)
+    return False
+
+
+def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
+              fast_mode=False, masked=None):
+    """Check the gradients of ``func`` at ``inputs`` against finite differences.
+
+    Returns True, or raises GradcheckError (returns False with ``raise_exception=False``)
+    naming the output and input whose Jacobians differ.
+    """
+    if check_forward_ad or check_batched_grad or check_batched_forward_grad:
+        raise NotImplementedError('leafgrad has no forward-mode AD or vmap: check_forward_ad, '
+                                  'check_batched_grad and check_batched_forward_grad must be False')
+    inputs = _as_tuple(inputs)
+    _check_inputs(inputs)
+    outputs = _eval(func, inputs)
+    if not check_backward_ad:
+        return True
+
+    numerical = _numerical_jacobians(func, inputs, outputs, eps)
+
+    # Outputs that do not require grad must have a zero numerical Jacobian.
+    for j, out in enumerate(outputs):
+        if out._requires_grad:
+            continue
+        for (jj, i), n in numerical.items():
+            if jj == j and not np.allclose(n, 0, rtol=rtol, atol=atol):
+                return _fail('Numerical gradient for function expected to be zero', raise_exception)
+
+    analytical = _analytical_jacobians(outputs, inputs)
+    if check_grad_dtypes:
+        from . import grad as autograd_grad
+        diff = [x for x in inputs if isinstance(x, Tensor) and x._requires_grad]
+        for out in outputs:
+            if out._requires_grad:
+                grads = autograd_grad(out, diff, Tensor._wrap(np.ones_like(out._data)), retain_graph=True,
+                                      allow_unused=True)
+                for x, g in zip(diff, grads):
+                    if g is not None and g._data.dtype != x._data.dtype:
+                        return _fail('Gradient has dtype mismatch', raise_exception)
+
+    for (j, i), a in analytical.items():
+        n = numerical[(j, i)]
+        if not np.allclose(a, n, rtol=rtol, atol=atol):
+            dtype = outputs[j]._data.dtype
+            return _fail(f'Jacobian mismatch for output {j} with respect to input {i},\n'
+                         f'numerical:{_fmt(n, dtype)}\nanalytical:{_fmt(a, dtype)}\n', raise_exception)
+
+    # Reentrancy: the backward pass run again gives the same result.
+    again = _analytical_jacobians(_eval(func, inputs), inputs)
+    for key, a in analytical.items():
+        if np.abs(again[key] - a).max(initial=0.0) > nondet_tol:
+            return _fail('Backward is not reentrant, i.e., running backward with same input and grad_output '
+                         'multiple times gives different values, although analytical gradient matches '
+                         f'numerical gradient.The tolerance for nondeterminism was {nondet_tol}.',
+                         raise_exception)
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rtol=0.001,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
+    """Check second derivatives: gradcheck of the map (inputs, grad_outputs) -> vjp, which
+    ``create_graph=True`` makes differentiable."""
+    from . import grad as autograd_grad
+    inputs = _as_tuple(inputs)
+    outputs = _eval(func, inputs)
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(
+            Tensor._wrap(rng.uniform(-1, 1, o._data.shape).astype(o._data.dtype), requires_grad=True)
+            for o in outputs if o._requires_grad)
+    else:
+        grad_outputs = _as_tuple(grad_outputs)
+    num_outputs = len(grad_outputs)
+    diff_positions = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
+
+    def new_func(*args):
+        inp, gos = args[:-num_outputs] if num_outputs else args, args[-num_outputs:] if num_outputs else ()
+        outs = [o for o in _eval(func, inp) if o._requires_grad]
+        diff = [inp[i] for i in diff_positions]
+        grads = autograd_grad(outs, diff, gos, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(new_func, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes)
+
+
+__all__ = ['gradcheck', 'gradgradcheck', 'GradcheckError']

@@ -1,0 +1,179 @@
+"""Small provenance facts that ``leafgrad.explain`` reads: where a tensor lost its history.
+
+Design note. ``explain(t)`` must say *why* a tensor has no gradient: detached, re-wrapped with
+``leafgrad.tensor(t)``, frozen with ``requires_grad_(False)``, computed under ``no_grad``. Those
+facts are only knowable at the moment they happen, so the few places that cut a tensor off its
+history call ``note`` -- and only when the source required grad, so ordinary code pays one
+attribute test. The fact is stored on the tensor itself (its instance ``__dict__``), so it dies
+with it; it holds the source only weakly and the source's op only by class, so nothing here
+keeps a tensor or a graph alive. A note costs about a microsecond: the user's line is kept as
+(filename, line) and formatted only when explained.
+
+``copies_of(leaf)`` looks through the most recent copies made of leaves (a bounded ring of weak
+references) to tell a leaf "a copy of you was made at line 12".
+
+Ops computed under ``no_grad`` are *not* watched by default: checking every op's inputs costs
+about a tenth of a no-grad op. ``watch_no_grad(True)`` turns that on (see ``leafgrad.explain``).
+
+``walks`` counts backward walks (the engine adds one per walk), so that ``explain`` can tell
+"no backward has run yet" (healthy) from "a backward ran and never reached this leaf" (broken).
+"""
+import collections
+import os
+import sys
+import weakref
+
+walks = 0                 # backward walks run so far (written by the engine)
+_recent = collections.deque(maxlen=256)   # weakrefs to recently noted tensors (for copies_of)
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Origin:
+    """How a tensor was cut from the graph: ``kind`` is one of 'detach', 'detach_', 'data',
+    'tensor' (re-wrapped by leafgrad.tensor), 'frozen' (requires_grad_(False)), 'no_grad' /
+    'inference_mode' (an op run with grad mode off on a tensor that requires grad)."""
+    __slots__ = ('kind', 'source', '_source_op', '_frame')
+
+    def __init__(self, kind, source, source_op, frame):
+        self.kind = kind
+        self.source = source            # weakref to the tensor it came from (or None)
+        self._source_op = source_op     # the class of the source's grad_fn then; False: a leaf
+        self._frame = frame             # (filename, line) of the user's code, or None
+
+    @property
+    def source_desc(self):
+        """'a leaf that requires grad' or 'the output of MulBackward0', as the source was."""
+        op = self._source_op
+        if op is None:
+            return None
+        return 'a leaf that requires grad' if op is False else f'the output of {op.__name__}'
+
+    @property
+    def where(self):
+        """'file.py:12' of the user's code, or None."""
+        if self._frame is None:
+            return None
+        return f'{os.path.basename(self._frame[0])}:{self._frame[1]}'
+
+    def __repr__(self):
+        return f'Origin({self.kind!r}, from {self.source_desc}, at {self.where})'
+
+
+_inside = {}              # co_filename -> whether it belongs to the leafgrad package
+_getframe = sys._getframe
+
+
+def note(t, kind, source):
+    """Record on ``t`` that it was made from ``source`` (which required grad) by ``kind``.
+
+    Kept cheap (a tuple on the tensor, the user's frame as (filename, line), the package test
+    cached per file), since ``loss.detach()`` may run every step."""
+    if source is None:
+        src = op = None
+    else:
+        fn = source._grad_fn
+        op = type(fn) if fn is not None else False
+        src = weakref.ref(source) if source is not t else None
+    frame = None
+    f = _getframe(1)
+    while f is not None:      # the innermost frame outside leafgrad: the user's line
+        filename = f.f_code.co_filename
+        inside = _inside.get(filename)
+        if inside is None:
+            inside = _inside[filename] = os.path.abspath(filename).startswith(_PKG_DIR + os.sep)
+        if not inside:
+            frame = (filename, f.f_lineno)
+            break
+        f = f.f_back
+    try:
+        t.__dict__['_origin'] = (kind, src, op, frame)
+    except AttributeError:     # a tensor type without an instance dict: nothing to note on
+        return
+    if op is False and src is not None:
+        _recent.append(weakref.ref(t))   # a copy of a leaf: copies_of(leaf) may look for it
+
+
+def origin_of(t):
+    """The recorded Origin of ``t``, or None."""
+    d = getattr(t, '__dict__', None)
+    fact = d.get('_origin') if d is not None else None
+    return Origin(*fact) if fact is not None else None
+
+
+def copies_of(source):
+    """(tensor, Origin) of live, recently noted tensors made from ``source``."""
+    out = []
+    for ref in list(_recent):
+        t = ref()
+        if t is None:
+            continue
+        origin = origin_of(t)
+        if origin is not None and origin.source is not None and origin.source() is source:
+            out.append((t, origin))
+    return out
+
+
+# ---- watching ops under no_grad (opt-in) -------------------------------------------------
+
+_watching = False
+
+
+def _noting_record(record):
+    def record_watched(out_data, node_cls, inputs):
+        out, node = record(out_data, node_cls, inputs)
+        if node is None:
+            _note_no_grad(out, inputs)
+        return out, node
+    record_watched.__wrapped__ = record
+    return record_watched
+
+
+def _noting_record_many(record_many):
+    def record_many_watched(out_datas, node_cls, inputs, differentiable=None):
+        outs, node = record_many(out_datas, node_cls, inputs, differentiable)
+        if node is None:
+            for out in outs:
+                _note_no_grad(out, inputs)
+        return outs, node
+    record_many_watched.__wrapped__ = record_many
+    return record_many_watched
+
+
+def _note_no_grad(out, inputs):
+    from .grad_mode import state
+    if state.grad_enabled:
+        return
+    for t in inputs:
+        if getattr(t, '_requires_grad', False) is True:
+            note(out, 'inference_mode' if state.inference else 'no_grad', t)
+            return
+
+
+def watch_no_grad(enabled=True):
+    """Record which tensors were computed under ``no_grad``/``inference_mode`` from tensors
+    that require grad. Off by default (it costs ~0.1 us per op while on). The ops modules bind
+    ``record`` by name, so turning it on rebinds that name in every loaded leafgrad module;
+    modules imported later pick up the rebound ``_util.record``."""
+    global _watching
+    from ..ops import _util
+    enabled = bool(enabled)
+    if enabled == _watching:
+        return
+    plain = (_util.record, _util.record_many)
+    if enabled:
+        new = (_noting_record(plain[0]), _noting_record_many(plain[1]))
+    else:
+        new = (plain[0].__wrapped__, plain[1].__wrapped__)
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not (name == 'leafgrad' or name.startswith('leafgrad.')):
+            continue
+        d = getattr(mod, '__dict__', {})
+        if d.get('record') is plain[0]:
+            mod.record = new[0]
+        if d.get('record_many') is plain[1]:
+            mod.record_many = new[1]
+    _watching = enabled
+
+
+def watching_no_grad():
+    return _watching

@@ -1,0 +1,337 @@
+"""``leafgrad.func``: function transforms for pure functions (``grad``, ``grad_and_value``,
+``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``), as ``torch.func`` offers them. leafgrad
+has reverse mode only: ``jvp`` uses the double-backward trick (the vjp ``u -> J^T u`` is linear
+in ``u``; its derivative in the direction ``v`` is ``J v``), and a Jacobian is built one output
+element, one backward, at a time (no vmap), ``jacfwd`` giving the same values as ``jacrev``.
+
+A transform calls the function on copies of the differentiated arguments that require grad
+and takes ``autograd.grad`` of the result. An argument that already requires grad (an outer
+transform's input, as in ``grad(grad(f))``) is used through a view, so the inner result stays
+differentiable for the outer transform; otherwise the result is returned detached. Arguments
+may be tensors or tuples/lists/dicts of them.
+"""
+from .autograd import grad as _autograd_grad
+from .autograd.grad_mode import enable_grad
+from .tensor import Tensor
+
+__all__ = ['grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian']
+
+
+# ---- a minimal pytree: tensors in (nested) tuples, lists and dicts ---------------------------
+def _flatten(tree):
+    if isinstance(tree, (tuple, list)):
+        leaves, specs = [], []
+        for item in tree:
+            lv, spec = _flatten(item)
+            leaves += lv
+            specs.append(spec)
+        return leaves, (type(tree), specs)
+    if isinstance(tree, dict):
+        leaves, specs = [], []
+        for key, item in tree.items():
+            lv, spec = _flatten(item)
+            leaves += lv
+            specs.append((key, spec))
+        return leaves, (dict, specs)
+    return [tree], None
+
+
+def _unflatten(leaves, spec):
+    it = iter(leaves)
+
+    def build(spec):
+        if spec is None:
+            return next(it)
+        kind, children = spec
+        if kind is dict:
+            return {key: build(child) for key, child in children}
+        return kind(build(child) for child in children)
+    return build(spec)
+
+
+def _detach_tree(tree):
+    leaves, spec = _flatten(tree)
+    return _unflatten([leaf.detach() if isinstance(leaf, Tensor) else leaf for leaf in leaves], spec)
+
+
+def _differentiable(leaf, nested):
+    if not isinstance(leaf, Tensor):
+        raise ValueError(f'Thing passed to transform API must be Tensor, got {type(leaf)}')
+    if leaf._requires_grad:
+        nested[0] = True
+        return leaf.view_as(leaf)
+    return leaf.detach().requires_grad_(True)
+
+
+def _reaches_outer(outputs, own, nested):
+    """Whether the results must stay connected to the caller's graph: the inputs are an outer
+    transform's (``nested``), or the outputs depend on another tensor that requires grad (a
+    closed-over parameter), as torch.func composes with autograd. Otherwise they are detached."""
+    if nested[0]:
+        return True
+    from .autograd.graph import AccumulateGrad
+    own_ids = {id(t) for t in own}
+    stack = [o._grad_fn for o in outputs if isinstance(o, Tensor) and o._grad_fn is not None]
+    seen = set()
+    while stack:
+        fn = stack.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        if type(fn) is AccumulateGrad:
+            if id(fn.variable) not in own_ids:
+                nested[0] = True
+                return True
+            continue
+        stack.extend(n for n, _ in fn.next_functions)
+    return False
+
+
+def _argnums_tuple(argnums, nargs):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    for n in nums:
+        if not isinstance(n, int):
+            raise RuntimeError(f'argnums must be int or Tuple[int, ...], got: {type(argnums)}')
+        if not -nargs <= n < nargs:
+            raise RuntimeError(f'Got argnum={n}, but only {nargs} positional inputs')
+    return single, tuple(n % nargs for n in nums)
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """``grad_and_value(f)(*args)`` -> (gradient of f w.r.t. args[argnums], f(*args)); with
+    ``has_aux``, f returns (output, aux) and the value is (output, aux)."""
+    def wrapper(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        args = list(args)
+        nested = [False]
+        specs, flat_inputs = [], []
+        with enable_grad():
+            for n in nums:
+                leaves, spec = _flatten(args[n])
+                leaves = [_differentiable(leaf, nested) for leaf in leaves]
+                flat_inputs.append(leaves)
+                specs.append(spec)
+                args[n] = _unflatten(leaves, spec)
+            result = func(*args, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError('grad_and_value(f)(*args): output of function f should be a tuple: '
+                                       '(output, aux) if has_aux is True')
+                result, aux = result
+            if not isinstance(result, Tensor):
+                raise RuntimeError(f'grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got '
+                                   f'{type(result)}')
+            if result.dim() != 0:
+                raise RuntimeError('grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, '
+                                   f'got tensor with {result.dim()} dims. Maybe you wanted to use the vjp or '
+                                   'jacrev APIs instead?')
+            inputs = [leaf for leaves in flat_inputs for leaf in leaves]
+            _reaches_outer([result], inputs, nested)
+            if result._requires_grad:
+                grads = _autograd_grad(result, inputs, create_graph=nested[0], allow_unused=True,
+                                       materialize_grads=True)
+            else:
+                from . import zeros_like
+                grads = [zeros_like(leaf) for leaf in inputs]
+        if not nested[0]:
+            result = result.detach()
+            aux = _detach_tree(aux)
+        out, pos = [], 0
+        for leaves, spec in zip(flat_inputs, specs):
+            out.append(_unflatten(grads[pos:pos + len(leaves)], spec))
+            pos += len(leaves)
+        g = out[0] if single else tuple(out)
+        return (g, (result, aux)) if has_aux else (g, result)
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """``grad(f)(*args)``: the gradient of the scalar ``f(*args)`` w.r.t. ``args[argnums]``
+    (with ``has_aux``: (gradient, aux))."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """``output, vjp_fn = vjp(f, *primals)``; ``vjp_fn(cotangents)`` is the tuple of
+    vector-Jacobian products, one per primal (``has_aux``: also returns aux)."""
+    nested = [False]
+    with enable_grad():
+        flat, spec = _flatten(primals)
+        flat = [_differentiable(leaf, nested) for leaf in flat]
+        result = func(*_unflatten(flat, spec))
+        aux = None
+        if has_aux:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError('vjp(f, *primals): output of function f should be a tuple: (output, aux) '
+                                   'if has_aux is True')
+            result, aux = result
+    out_leaves, out_spec = _flatten(result)
+    _reaches_outer(out_leaves, flat, nested)
+    for leaf in out_leaves:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f'vjp(f, *primals): Expected f to be a function that has non-empty output and '
+                               f'returns a Tensor or a tuple of Tensors, got {type(leaf)}')
+    if has_aux:
+        for leaf in _flatten(aux)[0]:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(f'Expected tensors, got unsupported type {type(leaf)}')
+
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        if create_graph is None:
+            create_graph = nested[0] or any(isinstance(c, Tensor) and c._requires_grad
+                                            for c in _flatten(cotangents)[0])
+        cots = _flatten(cotangents)[0]
+        if len(cots) != len(out_leaves):
+            raise RuntimeError('Expected pytree structure of cotangents to be the same as pytree structure of '
+                               'outputs to the function')
+        pairs = [(o, c) for o, c in zip(out_leaves, cots) if o._requires_grad]
+        if not pairs:
+            from . import zeros_like
+            grads = [zeros_like(leaf) for leaf in flat]
+        else:
+            with enable_grad():
+                grads = _autograd_grad([o for o, _ in pairs], flat, [c for _, c in pairs],
+                                       retain_graph=retain_graph, create_graph=create_graph, allow_unused=True,
+                                       materialize_grads=True)
+        return _unflatten(list(grads), spec)
+
+    if not nested[0]:
+        result = _unflatten([leaf.detach() for leaf in out_leaves], out_spec)
+        aux = _detach_tree(aux)
+    return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """``jacrev(f)(*args)``: the Jacobian of f w.r.t. ``args[argnums]`` by reverse mode; for
+    each output, a tensor of shape ``output.shape + input.shape`` (a tuple over argnums when
+    argnums is a tuple)."""
+    from .autograd.functional import _stack
+
+    def wrapper(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        args = list(args)
+        nested = [False]
+        specs, flat_inputs = [], []
+        with enable_grad():
+            for n in nums:
+                leaves, spec = _flatten(args[n])
+                leaves = [_differentiable(leaf, nested) for leaf in leaves]
+                flat_inputs.append(leaves)
+                specs.append(spec)
+                args[n] = _unflatten(leaves, spec)
+            result = func(*args, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError('jacrev(f, ...)(*args): output of function f should be a tuple: '
+                                       '(output, aux) if has_aux is True')
+                result, aux = result
+            out_leaves, out_spec = _flatten(result)
+            for leaf in out_leaves:
+                if not isinstance(leaf, Tensor):
+                    raise RuntimeError('vjp(f, *primals): expected f(*primals) to return only tensors, got '
+                                       f'unsupported type {type(leaf)}')
+            inputs = [leaf for leaves in flat_inputs for leaf in leaves]
+            _reaches_outer(out_leaves, inputs, nested)
+            jacobians = []
+            for out in out_leaves:
+                rows = [[] for _ in inputs]
+                flat = out.reshape(-1)
+                for j in range(out.numel()):
+                    if out._requires_grad:
+                        grads = _autograd_grad(flat[j], inputs, retain_graph=True, create_graph=nested[0],
+                                               allow_unused=True, materialize_grads=True)
+                    else:
+                        from . import zeros_like
+                        grads = [zeros_like(leaf) for leaf in inputs]
+                    for row, g in zip(rows, grads):
+                        row.append(g)
+                per_input = []
+                for row, leaf in zip(rows, inputs):
+                    shape = tuple(out.shape) + tuple(leaf.shape)
+                    if row:
+                        jac = _stack(row).reshape(shape)
+                    else:  # an output with no elements
+                        from . import zeros
+                        jac = zeros(shape, dtype=leaf.dtype)
+                    per_input.append(jac if nested[0] else jac.detach())
+                grouped, pos = [], 0
+                for leaves, spec in zip(flat_inputs, specs):
+                    grouped.append(_unflatten(per_input[pos:pos + len(leaves)], spec))
+                    pos += len(leaves)
+                jacobians.append(grouped[0] if single else tuple(grouped))
+        jac = _unflatten(jacobians, out_spec)
+        if has_aux:
+            return jac, (aux if nested[0] else _detach_tree(aux))
+        return jac
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """``hessian(f)(*args)``: the Jacobian of the Jacobian of f (both by reverse mode here;
+    torch.func uses forward over reverse, with the same result)."""
+    return jacrev(jacrev(func, argnums), argnums)
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``output, jvp_out = jvp(f, primals, tangents)``: f(*primals) and its directional
+    derivative along ``tangents`` (same structure as ``primals``)."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError('jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid '
+                           'to call f(*primals).')
+    flat, spec = _flatten(primals)
+    flat_t, spec_t = _flatten(tangents)
+    if spec != spec_t or not isinstance(tangents, tuple):
+        raise RuntimeError('jvp(f, primals, tangents): Expected primals and tangents to have the same python '
+                           'structure. For example, if primals is a tuple of 3 tensors, tangents also must be.')
+    for p, t in zip(flat, flat_t):
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError('Trying to set a forward gradient that has a different size than that of the '
+                               f'original Tensor, this is not supported. Tensor is of size {list(p.shape)} while '
+                               f'the given forward gradient is of size {list(t.shape)}.')
+    nested = [False]
+    from . import zeros_like
+    with enable_grad():
+        flat = [_differentiable(leaf, nested) for leaf in flat]
+        result = func(*_unflatten(flat, spec))
+        aux = None
+        if has_aux:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError('jvp(f, primals, tangents): output of function f should be a tuple: '
+                                   '(output, aux) if has_aux is True')
+            result, aux = result
+        outs, out_spec = _flatten(result)
+        for leaf in outs:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError('jvp(f, primals, tangents): expected f(*primals) to return only tensors, got '
+                                   f'unsupported type {type(leaf)}')
+        _reaches_outer(outs, flat, nested)
+        live = [o for o in outs if o._requires_grad]
+        us = [zeros_like(o).requires_grad_(True) for o in live]
+        gs = _autograd_grad(live, flat, us, create_graph=True, allow_unused=True) if live else [None] * len(flat)
+        pairs = [(g, t) for g, t in zip(gs, flat_t) if g is not None and g._requires_grad]
+        if pairs:
+            dirs = _autograd_grad([g for g, _ in pairs], us, [t for _, t in pairs], create_graph=nested[0],
+                                  allow_unused=True, materialize_grads=True)
+        else:
+            dirs = [zeros_like(u) for u in us]
+    by_output = dict(zip(map(id, live), dirs))
+    tangent_out = [by_output[id(o)] if id(o) in by_output else zeros_like(o) for o in outs]
+    if not nested[0]:
+        outs = [o.detach() for o in outs]
+        tangent_out = [t.detach() for t in tangent_out]
+        aux = _detach_tree(aux)
+    result = (_unflatten(outs, out_spec), _unflatten(tangent_out, out_spec))
+    return result + (aux,) if has_aux else result
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
+    """The Jacobian, as ``torch.func.jacfwd`` gives it; computed here by reverse mode."""
+    return jacrev(func, argnums, has_aux=has_aux)

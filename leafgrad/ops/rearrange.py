@@ -1,0 +1,665 @@
+"""Ops that rearrange or join data into a new tensor (copies, not views).
+
+cat/stack and their variants, repeat/tile/repeat_interleave, flip/roll, tril/triu, diag and
+diag_embed, and ``pad`` (``nn.functional.pad``). Each derivative is written with leafgrad ops:
+cat's is a narrow per input, repeat's a reshape and a sum, flip's a flip, and so on, so that a
+second derivative records too.
+"""
+from .. import backend
+from ._util import Node, record, wrap, wrap_dim, xp
+from ..tensor import Tensor
+from . import shape as _shape
+from .shape import shape_args
+
+
+def _tensor_list(tensors, fname):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fname}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f'not {type(tensors).__name__}')
+    return list(tensors)
+
+
+def _to_dtype(t, np_dtype):
+    if t._data.dtype == np_dtype:
+        return t
+    return t.to(backend.from_np(np_dtype))
+
+
+# ---- cat / stack -----------------------------------------------------------------------------
+
+class CatBackward0(Node):
+    __slots__ = ('dim', 'sizes', 'shapes', 'dtypes')
+
+    def apply(self, grad):
+        grads = []
+        offset = 0
+        for shape, size, dtype, (fn, _) in zip(self.shapes, self.sizes, self.dtypes, self.next_functions):
+            if size is None:  # a skipped legacy empty 1-D input
+                grads.append(wrap(xp.zeros(shape, dtype=dtype)) if fn is not None else None)
+                continue
+            g = _shape.narrow(grad, self.dim, offset, size) if fn is not None else None
+            offset += size
+            grads.append(_to_dtype(g, dtype) if g is not None else None)
+        return tuple(grads)
+
+
+def cat(tensors, dim=0, *, out=None):
+    tensors = _tensor_list(tensors, 'cat')
+    if not tensors:
+        raise ValueError('leafgrad.cat(): expected a non-empty list of Tensors')
+    # PyTorch still accepts (and skips) 1-D empty tensors of any other shape (legacy behaviour).
+    used = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+    dtype = tensors[0]._data.dtype
+    for t in tensors[1:]:
+        dtype = backend.promote_types(backend.from_np(dtype), backend.from_np(t._data.dtype)).np
+    if not used:
+        return record(xp.zeros((0,), dtype=dtype), CatBackward0, tuple(tensors))[0]
+    ref = used[0]._data.shape
+    d = wrap_dim(dim, len(ref))
+    for i, t in enumerate(tensors):
+        s = t._data.shape
+        if t._data.ndim == 1 and s[0] == 0:
+            continue
+        if len(s) != len(ref):
+            raise RuntimeError(f'Tensors must have same number of dimensions: got {len(ref)} and {len(s)}')
+        for k in range(len(ref)):
+            if k != d and s[k] != ref[k]:
+                raise RuntimeError(f'Sizes of tensors must match except in dimension {d}. Expected size {ref[k]} but '
+                                   f'got size {s[k]} for tensor number {i} in the list.')
+    data = xp.concatenate([t._data for t in used], axis=d).astype(dtype, copy=False)
+    result, node = record(data, CatBackward0, tuple(tensors))
+    if node is not None:
+        node.dim = d
+        node.shapes = [t._data.shape for t in tensors]
+        node.dtypes = [t._data.dtype for t in tensors]
+        node.sizes = [None if (t._data.ndim == 1 and t._data.shape[0] == 0) else t._data.shape[d] for t in tensors]
+    return result
+
+
+concat = concatenate = cat
+
+
+class StackBackward0(Node):
+    __slots__ = ('dim', 'dtypes')
+
+    def apply(self, grad):
+        return tuple(_to_dtype(_shape.select(grad, self.dim, i), dt) if fn is not None else None
+                     for i, ((fn, _), dt) in enumerate(zip(self.next_functions, self.dtypes)))
+
+
+def stack(tensors, dim=0, *, out=None):
+    tensors = _tensor_list(tensors, 'stack')
+    if not tensors:
+        raise RuntimeError('stack expects a non-empty TensorList')
+    ref = tensors[0]._data.shape
+    for i, t in enumerate(tensors[1:], 1):
+        if t._data.shape != ref:
+            raise RuntimeError(f'stack expects each tensor to be equal size, but got {list(ref)} at entry 0 and '
+                               f'{list(t._data.shape)} at entry {i}')
+    d = wrap_dim(dim, len(ref) + 1)
+    dtype = tensors[0]._data.dtype
+    for t in tensors[1:]:
+        dtype = backend.promote_types(backend.from_np(dtype), backend.from_np(t._data.dtype)).np
+    data = xp.stack([t._data for t in tensors], axis=d).astype(dtype, copy=False)
+    result, node = record(data, StackBackward0, tuple(tensors))
+    if node is not None:
+        node.dim, node.dtypes = d, [t._data.dtype for t in tensors]
+    return result
+
+
+def atleast_1d(*tensors):
+    return _atleast(tensors, 1)
+
+
+def atleast_2d(*tensors):
+    return _atleast(tensors, 2)
+
+
+def atleast_3d(*tensors):
+    return _atleast(tensors, 3)
+
+
+def _atleast(tensors, n):
+    single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+    if len(tensors) == 1 and not single:
+        tensors = tuple(tensors[0])
+    out = []
+    for t in tensors:
+        nd = t._data.ndim
+        if nd >= n:
+            out.append(t)
+        elif nd == 0:
+            out.append(_shape.reshape(t, (1,) * n))
+        elif nd == 1 and n == 2:
+            out.append(_shape.unsqueeze(t, 0))
+        elif nd == 1:
+            out.append(_shape.unsqueeze(_shape.unsqueeze(t, 0), -1))
+        else:
+            out.append(_shape.unsqueeze(t, -1))
+    return out[0] if single else tuple(out)
+
+
+def hstack(tensors):
+    tensors = _atleast(tuple(_tensor_list(tensors, 'hstack')), 1)
+    return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat(_atleast(tuple(_tensor_list(tensors, 'vstack')), 2), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    return cat(_atleast(tuple(_tensor_list(tensors, 'dstack')), 3), 2)
+
+
+def column_stack(tensors):
+    tensors = [_shape.reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t
+               for t in _tensor_list(tensors, 'column_stack')]
+    return cat(tensors, 1)
+
+
+# ---- repeat / tile / repeat_interleave ----------------------------------------------------------
+
+class RepeatBackward0(Node):
+    __slots__ = ('self_shape', 'repeats')
+
+    def apply(self, grad):
+        from .reduction import sum as _sum
+        reps = self.repeats
+        padded = (1,) * (len(reps) - len(self.self_shape)) + tuple(self.self_shape)
+        # Each output dim of size r*s is r copies of the input dim: split it as (r, s), sum r.
+        split_shape = []
+        for r, s in zip(reps, padded):
+            split_shape += [r, s]
+        g = _shape.reshape(grad, tuple(split_shape))
+        g = _sum(g, tuple(range(0, 2 * len(reps), 2)))
+        return _shape.reshape(g, self.self_shape),
+
+
+def repeat(input, *sizes):
+    reps = shape_args(sizes)
+    shape = input._data.shape
+    if len(reps) < len(shape):
+        raise RuntimeError('Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor')
+    padded = (1,) * (len(reps) - len(shape)) + shape
+    target = [r * s for r, s in zip(reps, padded)]
+    if any(r < 0 for r in reps):
+        raise RuntimeError(f'Trying to create tensor with negative dimension {min(target)}: {target}')
+    data = xp.tile(input._data.reshape(padded), reps)
+    result, node = record(data, RepeatBackward0, (input,))
+    if node is not None:
+        node.self_shape, node.repeats = shape, reps
+    return result
+
+
+def tile(input, dims):
+    dims = shape_args((dims,)) if not isinstance(dims, int) else (dims,)
+    nd = input._data.ndim
+    if len(dims) < nd:
+        dims = (1,) * (nd - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if repeats is None:  # repeat_interleave(repeats): the indices, each repeated
+        counts = input._data
+        return wrap(xp.repeat(xp.arange(counts.shape[0], dtype=xp.int64), counts))
+    if dim is None:
+        input = _shape.flatten(input)
+        dim = 0
+    d = wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    if isinstance(repeats, Tensor):  # a tensor of counts (even of one) reads through index_select
+        counts = repeats._data
+        if counts.size == 1:
+            counts = xp.full(size, counts.reshape(()))
+        if counts.ndim != 1 or counts.shape[0] != size:
+            n = counts.shape[0] if counts.ndim else 1
+            raise RuntimeError(f'repeats must have the same size as input along dim, but got '
+                               f'repeats.size(0) = {n} and input.size({d}) = {size}')
+        if (counts < 0).any():
+            raise RuntimeError('repeats can not be negative')
+        from .indexing import index_select
+        return index_select(input, d, wrap(xp.repeat(xp.arange(size, dtype=xp.int64), counts)))
+    n = int(repeats)
+    if n < 0:
+        raise RuntimeError('Repeats must be non-negative')
+    shape = input._data.shape
+    # Each element followed by its n - 1 copies: a new axis after dim, expanded, then merged.
+    expanded = _shape.expand(_shape.unsqueeze(input, d + 1), shape[:d + 1] + (n,) + shape[d + 1:])
+    return _shape.view(_shape.clone(expanded), shape[:d] + (size * n,) + shape[d + 1:])
+
+
+# ---- flip / roll -------------------------------------------------------------------------------
+
+def _dims_list(dims, nd, what='dims'):
+    dims = [wrap_dim(d, nd) for d in dims]
+    seen = set()
+    for d in dims:
+        if d in seen:
+            raise RuntimeError(f'dim {d} appears multiple times in the list of dims')
+        seen.add(d)
+    return tuple(dims)
+
+
+class FlipBackward0(Node):
+    __slots__ = ('dims',)
+
+    def apply(self, grad):
+        return flip(grad, self.dims),
+
+
+def flip(input, *args, dims=None):
+    if dims is None:
+        dims = shape_args(args)
+    elif isinstance(dims, int):
+        dims = (dims,)
+    dims = _dims_list(dims, input._data.ndim)
+    data = xp.flip(input._data, dims).copy() if dims else input._data.copy()
+    result, node = record(data, FlipBackward0, (input,))
+    if node is not None:
+        node.dims = dims
+    return result
+
+
+def fliplr(input):
+    if input._data.ndim < 2:
+        raise RuntimeError('Input must be >= 2-d.')
+    return flip(input, (1,))
+
+
+def flipud(input):
+    if input._data.ndim < 1:
+        raise RuntimeError('Input must be >= 1-d.')
+    return flip(input, (0,))
+
+
+class RollBackward0(Node):
+    __slots__ = ('shifts', 'dims')
+
+    def apply(self, grad):
+        return roll(grad, tuple(-s for s in self.shifts), self.dims),
+
+
+def roll(input, shifts, dims=None):
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:0')
+        data = xp.roll(input._data.reshape(-1), shifts[0]).reshape(input._data.shape)
+        node_dims = None
+    else:
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        if len(shifts) != len(dims):
+            raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}')
+        dims = tuple(wrap_dim(d, input._data.ndim) for d in dims)
+        data = xp.roll(input._data, shifts, dims)
+        node_dims = dims
+    result, node = record(data, RollBackward0, (input,))
+    if node is not None:
+        node.shifts, node.dims = shifts, node_dims
+    return result
+
+
+# ---- tril / triu / diag -------------------------------------------------------------------------
+
+class TrilBackward0(Node):
+    __slots__ = ('diagonal',)
+
+    def apply(self, grad):
+        return tril(grad, self.diagonal),
+
+
+class TriuBackward0(Node):
+    __slots__ = ('diagonal',)
+
+    def apply(self, grad):
+        return triu(grad, self.diagonal),
+
+
+def _triangle(input, diagonal, fn, node_cls, name):
+    if input._data.ndim < 2:
+        raise RuntimeError(f'{name}: input tensor must have at least 2 dimensions')
+    result, node = record(fn(input._data, diagonal), node_cls, (input,))
+    if node is not None:
+        node.diagonal = diagonal
+    return result
+
+
+def tril(input, diagonal=0):
+    return _triangle(input, diagonal, xp.tril, TrilBackward0, 'tril')
+
+
+def triu(input, diagonal=0):
+    return _triangle(input, diagonal, xp.triu, TriuBackward0, 'triu')
+
+
+class DiagEmbedBackward0(Node):
+    __slots__ = ('offset', 'dim1', 'dim2')
+
+    def apply(self, grad):
+        return _shape.diagonal(grad, self.offset, self.dim1, self.dim2),
+
+
+class DiagonalBackward0_copy(Node):  # noqa: N801  (PyTorch's name for diag of a matrix)
+    __slots__ = ('self_shape', 'offset')
+
+    def apply(self, grad):
+        return _shape.diagonal_embed_into(grad, self.self_shape, self.offset, 0, 1),
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    nd = input._data.ndim + 1
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f'diagonal dimensions cannot be identical {dim1}, {dim2}')
+    n = input._data.shape[-1] + abs(offset) if input._data.ndim else 1 + abs(offset)
+    rest = list(input._data.shape[:-1])
+    shape = []
+    for k in range(nd):
+        shape.append(n if k in (d1, d2) else rest.pop(0))
+    data = xp.zeros(shape, dtype=input._data.dtype)
+    _shape._diagonal_array(data, offset, d1, d2)[...] = input._data
+    result, node = record(data, DiagEmbedBackward0, (input,))
+    if node is not None:
+        node.offset, node.dim1, node.dim2 = offset, d1, d2
+    return result
+
+
+def diag(input, diagonal=0):
+    nd = input._data.ndim
+    if nd == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if nd != 2:
+        raise RuntimeError(f'diag(): Supports 1D or 2D tensors. Got {nd}D')
+    data = _shape._diagonal_array(input._data, diagonal, 0, 1).copy()
+    result, node = record(data, DiagonalBackward0_copy, (input,))
+    if node is not None:
+        node.self_shape, node.offset = input._data.shape, diagonal
+    return result
+
+
+# ---- pad (nn.functional.pad) --------------------------------------------------------------------
+
+class ConstantPadNdBackward0(Node):
+    __slots__ = ('pad',)
+
+    def apply(self, grad):
+        return _constant_pad(grad, tuple(-p for p in self.pad), 0),
+
+
+def _constant_pad(input, pad, value):
+    shape = list(input._data.shape)
+    nd = len(shape)
+    src, dst = [slice(None)] * nd, [slice(None)] * nd
+    for i in range(len(pad) // 2):
+        d = nd - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        size = shape[d] + left + right
+        if size < 0:
+            raise RuntimeError('narrow(): length must be non-negative.')
+        keep = shape[d] - max(-left, 0) - max(-right, 0)
+        src[d] = slice(max(-left, 0), max(-left, 0) + max(keep, 0))
+        dst[d] = slice(max(left, 0), max(left, 0) + max(keep, 0))
+        shape[d] = size
+    data = xp.full(shape, value, dtype=input._data.dtype)
+    data[tuple(dst)] = input._data[tuple(src)]
+    result, node = record(data, ConstantPadNdBackward0, (input,))
+    if node is not None:
+        node.pad = tuple(pad)
+    return result
+
+
+class _IndexPadBackward(Node):
+    """reflect/replicate padding gathers along each padded dim; the derivative sums back."""
+    __slots__ = ('indices', 'shape', 'node_name')
+
+    def apply(self, grad):
+        from .scatter import index_add
+        g = grad
+        for d, idx in reversed(self.indices):
+            shape = list(g._data.shape)
+            shape[d] = self.shape[d]
+            g = index_add(wrap(xp.zeros(shape, dtype=g._data.dtype)), d, wrap(idx), g)
+        return g,
+
+    def name(self):
+        return self.node_name
+
+
+_NON_CONSTANT = ('Supported combinations for non-constant padding:\n'
+                 '  - 2D or 3D input: padding size = 2 (pads last dimension)\n'
+                 '  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n'
+                 '  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)')
+
+
+def pad(input, pad, mode='constant', value=None):
+    pad = tuple(int(p) for p in pad)
+    nd = input._data.ndim
+    if len(pad) % 2:
+        raise RuntimeError('Padding length must be divisible by 2')
+    if len(pad) // 2 > nd:
+        raise RuntimeError(f'Padding length should be less than or equal to two times the input dimension but got '
+                           f'padding length {len(pad)} and input of dimension {nd}')
+    if mode == 'constant':
+        return _constant_pad(input, pad, 0 if value is None else value)
+    if mode not in ('reflect', 'replicate', 'circular'):
+        raise NotImplementedError(f'Unrecognised padding mode {mode}')
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    k = len(pad) // 2
+    if k not in (1, 2, 3) or nd not in (k + 1, k + 2):
+        raise NotImplementedError(f'Padding size {len(pad)} is not supported for {nd}D input tensor.\n' + _NON_CONSTANT)
+    shape = input._data.shape
+    if mode == 'circular':
+        return _circular_pad(input, pad)
+    indices = []
+    data = input._data
+    for i in range(k):
+        d = nd - 1 - i
+        left, right, size = pad[2 * i], pad[2 * i + 1], shape[d]
+        if mode == 'reflect' and (left >= size or right >= size):
+            raise RuntimeError(f'Argument #4: Padding size should be less than the corresponding input dimension, '
+                               f'but got: padding ({left}, {right}) at dimension {d} of input {list(shape)}')
+        pos = xp.arange(-left, size + right)
+        if mode == 'reflect':
+            pos = xp.abs(pos)
+            pos = xp.where(pos >= size, 2 * (size - 1) - pos, pos)
+        else:
+            pos = xp.clip(pos, 0, size - 1)
+        indices.append((d, pos))
+        data = xp.take(data, pos, axis=d)
+    result, node = record(data, _IndexPadBackward, (input,))
+    if node is not None:
+        name = 'Reflection' if mode == 'reflect' else 'Replication'
+        node.indices, node.shape, node.node_name = indices, shape, f'{name}Pad{k}DBackward0'
+    return result
+
+
+def _circular_pad(input, pad):
+    """As PyTorch writes it: a new tensor whose regions are copied in place from blocks of the
+    input (so the result's history is a CopySlices). Along each padded dim the output is the
+    (cropped) input's positions -left .. size+right-1 taken modulo size: at most three blocks."""
+    import itertools
+    from .. import creation
+    shape = list(input._data.shape)
+    nd = len(shape)
+    k = len(pad) // 2
+    segments = [[(slice(None), slice(None))] for _ in range(nd - k)]
+    out_shape = list(shape)
+    for i in reversed(range(k)):
+        d = nd - 1 - i
+        left, right, size = pad[2 * i], pad[2 * i + 1], shape[d]
+        if left > size or right > size:
+            raise RuntimeError('Padding value causes wrapping around more than once.')
+        if size + left + right < 0:
+            raise RuntimeError('Negative padding value is resulting in an empty dimension.')
+        out_shape[d] = size + left + right
+        # Negative pads crop first; the wrapped borders come from the cropped input.
+        lo, start = max(left, 0), max(-left, 0)
+        c = size - start - max(-right, 0)
+        segs = []
+        if left > 0:
+            segs.append((slice(0, left), slice(start + c - left, start + c)))
+        segs.append((slice(lo, lo + c), slice(start, start + c)))
+        if right > 0:
+            segs.append((slice(lo + c, lo + c + right), slice(start, start + right)))
+        segments.append(segs)
+    out = creation.zeros(out_shape, dtype=input.dtype)
+    for combo in itertools.product(*segments):
+        out[tuple(dst for dst, _ in combo)] = input[tuple(src for _, src in combo)]
+    return out
+
+
+class Rot90Backward0(Node):
+    __slots__ = ('k', 'dims')
+
+    def apply(self, grad):
+        return rot90(grad, -self.k, self.dims),
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    nd = input._data.ndim
+    if len(dims) != 2:
+        raise RuntimeError(f'expected total rotation dims == 2, but got dims = {len(dims)}')
+    d0, d1 = wrap_dim(dims[0], nd), wrap_dim(dims[1], nd)
+    if d0 == d1:
+        raise RuntimeError(f'expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}')
+    result, node = record(xp.rot90(input._data, k, (d0, d1)).copy(), Rot90Backward0, (input,))
+    if node is not None:
+        node.k, node.dims = k, (d0, d1)
+    return result
+
+
+# ---- select_scatter / slice_scatter / diagonal_scatter: the functional forms of writing a view ----
+
+class _ViewScatterBackward(Node):
+    """``input`` with ``src`` written into one of its views: the input's gradient is the
+    gradient with that view zeroed, src's is the gradient's view."""
+    __slots__ = ('region', 'view')
+
+    def apply(self, grad):
+        gi = gs = None
+        if self.needs_input_grad(0):
+            zeros = wrap(xp.zeros(self.region(grad._data).shape, dtype=grad._data.dtype))
+            gi = _view_scatter(grad, zeros, self.region, self.view, type(self))
+        if self.needs_input_grad(1):
+            gs = self.view(grad)
+        return gi, gs
+
+
+class SelectScatterBackward0(_ViewScatterBackward):
+    __slots__ = ()
+
+
+class SliceScatterBackward0(_ViewScatterBackward):
+    __slots__ = ()
+
+
+class DiagonalScatterBackward0(_ViewScatterBackward):
+    __slots__ = ()
+
+
+def _view_scatter(input, src, region, view, node_cls):
+    """``region(array)`` is the NumPy view written; ``view(tensor)`` the same as a leafgrad op."""
+    data = input._data.copy()
+    target = region(data)
+    if target.shape != src._data.shape:
+        raise RuntimeError(f'expected src to have a size equal to the slice of self. src size = '
+                           f'{list(src._data.shape)}, slice size = {list(target.shape)}')
+    target[...] = src._data
+    out, node = record(data, node_cls, (input, src))
+    if node is not None:
+        node.region, node.view = region, view
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    if not -shape[d] <= index < shape[d]:
+        raise IndexError(f'select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}')
+    i = index % shape[d]
+    return _view_scatter(input, src, lambda a: a[(slice(None),) * d + (i, Ellipsis)],
+                         lambda t: _shape.select(t, d, i), SelectScatterBackward0)
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    d = wrap_dim(dim, input._data.ndim)
+    s, e, st = slice(start, end, step).indices(input._data.shape[d])
+    e = max(e, s)
+    return _view_scatter(input, src, lambda a: a[(slice(None),) * d + (slice(s, e, st),)],
+                         lambda t: _shape.slice_dim(t, d, s, e, st), SliceScatterBackward0)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    nd = input._data.ndim
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    return _view_scatter(input, src, lambda a: _shape._diagonal_array(a, offset, d1, d2),
+                         lambda t: _shape.diagonal(t, offset, d1, d2), DiagonalScatterBackward0)
+
+
+# ---- meshgrid and index helpers --------------------------------------------------------------------
+
+_MESHGRID_WARNING = ('leafgrad.meshgrid: in an upcoming release, it will be required to pass the indexing argument.')
+
+
+def meshgrid(*tensors, indexing=None):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+        indexing = 'ij'
+    if indexing not in ('ij', 'xy'):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError('meshgrid expects a non-empty TensorList')
+    for t in tensors:
+        if t._data.dtype != tensors[0]._data.dtype:
+            raise RuntimeError('meshgrid expects all tensors to have the same dtype')
+        if t._data.ndim > 1:
+            raise RuntimeError(f'torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}')
+    swap = indexing == 'xy' and len(tensors) >= 2
+    ts = list(tensors)
+    if swap:  # 'xy' is 'ij' with the first two inputs (and outputs) swapped, as PyTorch does it
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t._data.size for t in ts)
+    grids = []
+    for i, t in enumerate(ts):
+        view_shape = [1] * len(ts)
+        view_shape[i] = -1
+        grids.append(_shape.expand(_shape.view(t, view_shape), shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def argwhere(input):
+    from .indexing import nonzero
+    return nonzero(input)
+
+
+def _triangle_indices(row, col, offset, lower):
+    r, c = xp.indices((row, col))
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    return wrap(xp.stack([r[keep], c[keep]]).astype(xp.int64))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _triangle_indices(row, col, offset, True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _triangle_indices(row, col, offset, False)
+
+
+FUNCTIONS = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack', 'column_stack',
+             'atleast_1d', 'atleast_2d', 'atleast_3d', 'repeat', 'tile', 'repeat_interleave', 'flip', 'fliplr',
+             'flipud', 'roll', 'tril', 'triu', 'diag', 'diag_embed', 'pad', 'rot90', 'meshgrid', 'argwhere',
+             'tril_indices', 'triu_indices', 'select_scatter', 'slice_scatter', 'diagonal_scatter']
+NOT_METHODS = ['meshgrid', 'tril_indices', 'triu_indices', 'cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack',
+               'row_stack', 'dstack', 'column_stack', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'pad']

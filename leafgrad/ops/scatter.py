@@ -1,0 +1,517 @@
+"""Writing at indices: scatter, scatter_add, index_add, index_fill, masked_fill, index_put,
+each out of place and in place (``x.scatter_(...)``: recorded by ``inplace.inplace``, so
+in-place writes into views and the version counter work as for every in-place op).
+
+The derivatives pair up: gather's is a scatter_add into zeros and scatter_add's (for src) is a
+gather; index_select's is an index_add and index_add's (for source) an index_select.
+"""
+import warnings
+
+from ._util import Node, record, sum_to, wrap, wrap_dim, xp
+from ..tensor import Tensor
+from .indexing import (_broadcast_message, _check_index_bounds, _index_put, _legacy, _to_numpy_index, _normalize,
+                       gather, index_array, index_select, scalar_type_name, scatter_coords)
+from .inplace import inplace
+
+
+def _scalar_array(value, like):
+    return xp.asarray(value._data if isinstance(value, Tensor) else value).astype(like.dtype)
+
+
+# ---- scatter / scatter_add -------------------------------------------------------------------
+
+class ScatterBackward0(Node):
+    __slots__ = ('dim', 'index')
+
+    def apply(self, grad):
+        gs = scatter(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
+        gsrc = gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None
+        return gs, gsrc
+
+
+class ScatterBackward1(Node):
+    __slots__ = ('dim', 'index')
+
+    def apply(self, grad):
+        return scatter(grad, self.dim, self.index, 0),
+
+
+class ScatterAddBackward0(Node):
+    __slots__ = ('dim', 'index')
+
+    def apply(self, grad):
+        return grad, (gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None)
+
+
+class NotImplemented_(Node):
+    """Recorded where PyTorch has no derivative (scatter with ``reduce=``); fails if reached."""
+    __slots__ = ('what',)
+
+    def apply(self, *grads):
+        raise RuntimeError(f'derivative for {self.what} is not implemented')
+
+    def name(self):
+        return 'leafgrad::autograd::NotImplemented'
+
+
+def _scatter_check(fname, input, d, idx, src):
+    shape = input._data.shape
+    if idx.ndim != len(shape) and not (idx.ndim <= 1 and len(shape) <= 1):
+        raise RuntimeError('Index tensor must have the same number of dimensions as self tensor')
+    if src is not None:
+        if src._data.dtype != input._data.dtype:
+            raise RuntimeError(f'{fname}(): Expected self.dtype to be equal to src.dtype')
+        sshape = src._data.shape
+        if src._data.ndim != idx.ndim:
+            raise RuntimeError('Index tensor must have the same number of dimensions as src tensor')
+        for k in range(idx.ndim):
+            if (k != d and idx.shape[k] > shape[k]) or idx.shape[k] > sshape[k]:
+                raise RuntimeError(f'Expected index {list(idx.shape)} to be no larger than self {list(shape)} apart '
+                                   f'from dimension {d} and to be no larger size than src {list(sshape)}')
+    else:
+        for k in range(idx.ndim):
+            if k != d and idx.shape[k] > shape[k]:
+                raise RuntimeError(f'Expected index {list(idx.shape)} to be no larger than self {list(shape)} apart '
+                                   f'from dimension {d}')
+    _check_index_bounds(idx, shape[d] if shape else 1, d)
+
+
+def _scatter_data(input, d, idx, values, reduce):
+    data = input._data.copy()
+    target = data if data.ndim else data.reshape(1)
+    i = idx if idx.ndim else idx.reshape(1)
+    coords = scatter_coords(i, d)
+    if values.ndim:
+        values = values[tuple(slice(0, n) for n in i.shape)]
+    if reduce is None:
+        target[coords] = values
+    elif reduce == 'add':
+        xp.add.at(target, coords, values)
+    elif reduce == 'multiply':
+        xp.multiply.at(target, coords, values)
+    else:
+        raise RuntimeError(f'reduce argument must be either add or multiply. Got {reduce}')
+    return data
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    if src is None:
+        src = value
+    idx = index_array(index, 'scatter')
+    d = wrap_dim(dim, max(input._data.ndim, 1))
+    is_tensor = isinstance(src, Tensor)
+    _scatter_check('scatter', input, d, idx, src if is_tensor else None)
+    values = src._data if is_tensor else _scalar_array(src, input._data)
+    data = _scatter_data(input, d, idx, values, reduce)
+    if reduce is not None:
+        if is_tensor:
+            warnings.warn('The reduce argument of leafgrad.scatter with Tensor src is deprecated and will be removed '
+                          'in a future PyTorch release. Use leafgrad.scatter_reduce instead for more reduction '
+                          'options.',
+                          UserWarning, stacklevel=2)
+        out, node = record(data, NotImplemented_, (input, src) if is_tensor else (input,))
+        if node is not None:
+            node.what = 'aten::scatter'
+        return out
+    if is_tensor:
+        out, node = record(data, ScatterBackward0, (input, src))
+    else:
+        out, node = record(data, ScatterBackward1, (input,))
+    if node is not None:
+        node.dim, node.index = d, index
+    return out
+
+
+def scatter_add(input, dim, index, src):
+    idx = index_array(index, 'scatter_add')
+    d = wrap_dim(dim, max(input._data.ndim, 1))
+    _scatter_check('scatter_add', input, d, idx, src)
+    data = _scatter_data(input, d, idx, src._data, 'add')
+    out, node = record(data, ScatterAddBackward0, (input, src))
+    if node is not None:
+        node.dim, node.index = d, index
+    return out
+
+
+# ---- scatter_reduce -------------------------------------------------------------------------------
+
+_REDUCE_INIT = {'sum': 0, 'prod': 1, 'mean': 0, 'amax': -xp.inf, 'amin': xp.inf}
+_REDUCE_UFUNC = {'sum': xp.add, 'prod': xp.multiply, 'mean': xp.add, 'amax': xp.maximum, 'amin': xp.minimum}
+
+
+class ScatterReduceBackward0(Node):
+    """PyTorch's scatter_reduce_backward, formula by formula (``prod`` assumes no zeros)."""
+    __slots__ = ('dim', 'index', 'reduce', 'include_self')
+
+    def apply(self, grad):
+        from .elementwise import eq
+        d, index, reduce = self.dim, self.index, self.reduce
+        input, src, result = self.saved_tensors
+        if reduce == 'sum':
+            gs, gsrc = grad, gather(grad, d, index)
+        elif reduce == 'prod':
+            gs = grad * result / input
+            gsrc = gather(grad * result, d, index) / src
+        elif reduce == 'mean':
+            base = xp.ones if self.include_self else xp.zeros
+            n = scatter_add(wrap(base(grad._data.shape, dtype=grad._data.dtype)), d, index,
+                            wrap(xp.ones(src._data.shape, dtype=grad._data.dtype)))
+            n = wrap(xp.where(n._data == 0, 1, n._data))
+            gs = grad / n
+            gsrc = gather(gs, d, index)
+        else:  # amax / amin: the gradient is shared evenly by every element equal to the result
+            value = gather(result, d, index)
+            self_is = eq(input, result).to(result.dtype)
+            src_is = eq(src, value).to(result.dtype)
+            share = grad / scatter_add(self_is, d, index, src_is)
+            gs = self_is * share
+            gsrc = src_is * gather(share, d, index)
+        if not self.include_self:
+            gs = scatter(gs, d, index, 0)
+        return (gs if self.needs_input_grad(0) else None), (gsrc if self.needs_input_grad(1) else None)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    if reduce not in _REDUCE_INIT:
+        raise RuntimeError(f'reduce argument must be either sum, prod, mean, amax or amin, got {reduce}')
+    idx = index_array(index, 'scatter_reduce')
+    d = wrap_dim(dim, max(input._data.ndim, 1))
+    _scatter_check('scatter_reduce', input, d, idx, src)
+    data = input._data.copy()
+    target = data if data.ndim else data.reshape(1)
+    i = idx if idx.ndim else idx.reshape(1)
+    coords = scatter_coords(i, d)
+    values = src._data[tuple(slice(0, n) for n in i.shape)] if src._data.ndim else src._data.reshape(1)
+    if not include_self:
+        target[coords] = _REDUCE_INIT[reduce]
+    _REDUCE_UFUNC[reduce].at(target, coords, values)
+    if reduce == 'mean':
+        count = xp.full(target.shape, 1 if include_self else 0, dtype=xp.int64)
+        xp.add.at(count, coords, 1)
+        count = xp.maximum(count, 1)
+        if data.dtype.kind == 'f':
+            target /= count
+        else:
+            target //= count
+    out, node = record(data, ScatterReduceBackward0, (input, src))
+    if node is not None:
+        node.dim, node.index, node.reduce, node.include_self = d, index, reduce, include_self
+        from ._util import saved_output
+        node.save(input, src, saved_output(out))
+    return out
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    return inplace(self, lambda s: scatter_reduce(s, dim, index, src, reduce, include_self=include_self), (src,))
+
+
+# ---- index_add / index_fill ---------------------------------------------------------------------
+
+class IndexAddBackward0(Node):
+    __slots__ = ('dim', 'index', 'alpha', 'source_shape')
+
+    def apply(self, grad):
+        gsrc = None
+        if self.needs_input_grad(1):
+            gsrc = index_select(grad, self.dim, self.index) if grad._data.ndim else grad
+            if self.alpha != 1:
+                gsrc = gsrc * self.alpha
+            if gsrc._data.shape != self.source_shape:
+                from .shape import reshape
+                gsrc = reshape(gsrc, self.source_shape)
+        return (grad if self.needs_input_grad(0) else None), gsrc
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    idx = index._data
+    if idx.dtype.kind not in 'iu':
+        raise RuntimeError('index_add_(): Expected dtype int32/int64 for index')
+    if idx.ndim > 1:
+        raise IndexError('index_add_(): Index is supposed to be a vector')
+    shape = input._data.shape
+    d = wrap_dim(dim, max(len(shape), 1))
+    flat = idx.reshape(-1)
+    sshape = source._data.shape
+    n_src = sshape[d] if sshape else 1
+    if flat.size != n_src:
+        raise RuntimeError(f'index_add_(): Number of indices ({flat.size}) should be equal to source.size(dim): '
+                           f'({n_src}), for dim: {d}')
+    if len(sshape) != len(shape) or any(a != b for k, (a, b) in enumerate(zip(shape, sshape)) if k != d):
+        if sshape or shape:
+            raise RuntimeError('source tensor shape must match self tensor shape, excluding the specified dimension. '
+                               f'Got self.shape = {list(shape)} source.shape = {list(sshape)}')
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f'index_add_(): self ({_legacy(input._data.dtype)}) and source '
+                           f'({_legacy(source._data.dtype)}) must have the same scalar type')
+    _check_index_bounds(flat, shape[d] if shape else 1, d)
+    data = input._data.copy()
+    src = source._data * alpha if alpha != 1 else source._data
+    if shape:
+        xp.add.at(xp.moveaxis(data, d, 0), flat, xp.moveaxis(src, d, 0))
+    else:
+        data += src.reshape(())
+    out, node = record(data, IndexAddBackward0, (input, source))
+    if node is not None:
+        node.dim, node.index, node.alpha, node.source_shape = d, index, alpha, sshape
+    return out
+
+
+class IndexFillBackward0(Node):
+    __slots__ = ('dim', 'index')
+
+    def apply(self, grad):
+        return index_fill(grad, self.dim, self.index, 0),
+
+
+class IndexFillBackward1(Node):
+    __slots__ = ('dim', 'index')
+
+    def apply(self, grad):
+        from .reduction import sum as _sum
+        gs = index_fill(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
+        gv = None
+        if self.needs_input_grad(1):
+            unique = wrap(xp.unique(self.index._data.reshape(-1) % max(grad._data.shape[self.dim], 1)))
+            gv = _sum(index_select(grad, self.dim, unique))
+        return gs, gv
+
+
+def index_fill(input, dim, index, value):
+    idx = index._data
+    if idx.dtype.kind not in 'iu':
+        raise RuntimeError('index_fill_(): Expected dtype int64 for index.')
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError(f'index_fill_ only supports a 0-dimensional value tensor, but got tensor with '
+                           f'{value._data.ndim} dimension(s).')
+    shape = input._data.shape
+    d = wrap_dim(dim, max(len(shape), 1))
+    size = shape[d] if shape else 1
+    flat = idx.reshape(-1)
+    if flat.size and (flat.min() < -size or flat.max() >= size):
+        bad = flat[(flat < -size) | (flat >= size)][0]
+        raise IndexError(f'index {int(bad)} is out of bounds for dimension {d} with size {size}')
+    data = input._data.copy()
+    target = xp.moveaxis(data, d, 0) if shape else data.reshape(1)
+    target[flat] = _scalar_array(value, data)
+    if isinstance(value, Tensor):
+        out, node = record(data, IndexFillBackward1, (input, value))
+    else:
+        out, node = record(data, IndexFillBackward0, (input,))
+    if node is not None:
+        node.dim, node.index = d, index
+    return out
+
+
+# ---- masked_fill ----------------------------------------------------------------------------------
+
+class MaskedFillBackward0(Node):
+    __slots__ = ('mask', 'self_shape')
+
+    def apply(self, grad):
+        return sum_to(masked_fill(grad, self.mask, 0), self.self_shape),
+
+
+class MaskedFillBackward1(Node):
+    __slots__ = ('mask', 'self_shape')
+
+    def apply(self, grad):
+        from .reduction import sum as _sum
+        gs = sum_to(masked_fill(grad, self.mask, 0), self.self_shape) if self.needs_input_grad(0) else None
+        gv = _sum(masked_fill(grad, wrap(~self.mask._data), 0)) if self.needs_input_grad(1) else None
+        return gs, gv
+
+
+def masked_fill(input, mask, value):
+    m = mask._data
+    if m.dtype.kind != 'b':
+        raise RuntimeError(f'masked_fill_ only supports boolean masks, but got mask with dtype '
+                           f'{scalar_type_name(m.dtype)}')
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError(f'masked_fill_ only supports a 0-dimensional value tensor, but got tensor with '
+                           f'{value._data.ndim} dimension(s).')
+    try:
+        shape = xp.broadcast_shapes(input._data.shape, m.shape)
+    except ValueError:
+        raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
+    data = xp.where(m, _scalar_array(value, input._data), input._data)
+    if data.shape != shape:
+        data = xp.broadcast_to(data, shape).copy()
+    if isinstance(value, Tensor):
+        out, node = record(data, MaskedFillBackward1, (input, value))
+    else:
+        out, node = record(data, MaskedFillBackward0, (input,))
+    if node is not None:
+        node.mask, node.self_shape = mask, input._data.shape
+    return out
+
+
+# ---- index_put ------------------------------------------------------------------------------------
+
+class IndexPutBackward0_accumulate(Node):  # noqa: N801
+    __slots__ = ('index', 'values_shape')
+
+    def apply(self, grad):
+        from .indexing import _read
+        gv = sum_to(_read(grad, self.index), self.values_shape) if self.needs_input_grad(1) else None
+        return (grad if self.needs_input_grad(0) else None), gv
+
+    def name(self):
+        return 'IndexPutBackward0'
+
+
+def index_put(input, indices, values, accumulate=False):
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): argument 'indices' (position 1) must be tuple of Tensors, not "
+                        f'{type(indices).__name__}')
+    np_index = _to_numpy_index(_normalize(tuple(indices)), input._data.shape)
+    if not isinstance(values, Tensor):
+        values = wrap(xp.asarray(values, dtype=input._data.dtype))
+    if values._data.dtype != input._data.dtype:
+        raise RuntimeError(f'Index put requires the source and destination dtypes match, got '
+                           f'{_legacy(input._data.dtype)} for the destination and '
+                           f'{_legacy(values._data.dtype)} for the source.')
+    target_shape = input._data[np_index].shape
+    try:
+        xp.broadcast_shapes(values._data.shape, target_shape)
+    except ValueError:
+        raise RuntimeError(f'shape mismatch: value tensor of shape {list(values._data.shape)} cannot be '
+                           f'broadcast to indexing result of shape {list(target_shape)}') from None
+    if not accumulate:
+        return _index_put(input, np_index, values)
+    data = input._data.copy()
+    xp.add.at(data, np_index, xp.broadcast_to(values._data, target_shape))
+    out, node = record(data, IndexPutBackward0_accumulate, (input, values))
+    if node is not None:
+        node.index, node.values_shape = np_index, values._data.shape
+    return out
+
+
+# ---- index_copy / masked_scatter ------------------------------------------------------------------
+
+class IndexCopyBackward0(Node):
+    __slots__ = ('dim', 'index', 'source_shape')
+
+    def apply(self, grad):
+        gs = index_fill(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
+        gsrc = None
+        if self.needs_input_grad(1):
+            gsrc = index_select(grad, self.dim, self.index) if grad._data.ndim else grad
+            if gsrc._data.shape != self.source_shape:
+                from .shape import reshape
+                gsrc = reshape(gsrc, self.source_shape)
+        return gs, gsrc
+
+
+def index_copy(input, dim, index, source):
+    idx = index._data
+    if idx.dtype.kind not in 'iu':
+        raise RuntimeError('index_copy_(): Expected a long tensor for index, but got ' + _legacy(idx.dtype))
+    shape = input._data.shape
+    d = wrap_dim(dim, max(len(shape), 1))
+    flat = idx.reshape(-1)
+    sshape = source._data.shape
+    if flat.size != (sshape[d] if sshape else 1):
+        raise IndexError(f'index_copy_(): Number of indices ({flat.size}) should be equal to source.size(dim) '
+                           f'({sshape[d] if sshape else 1})')
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f'index_copy_(): self and source expected to have the same dtype, but got (self) '
+                           f'{_legacy(input._data.dtype)} and (source) {_legacy(source._data.dtype)}')
+    size = shape[d] if shape else 1
+    bad = flat[(flat < 0) | (flat >= size)]
+    if bad.size:
+        raise IndexError(f'index_copy_(): index {int(bad[0])} is out of bounds for dimension {d} with size {size}')
+    data = input._data.copy()
+    if shape:
+        xp.moveaxis(data, d, 0)[flat] = xp.moveaxis(source._data, d, 0)
+    else:
+        data[...] = source._data.reshape(())
+    out, node = record(data, IndexCopyBackward0, (input, source))
+    if node is not None:
+        node.dim, node.index, node.source_shape = d, index, sshape
+    return out
+
+
+class MaskedScatterBackward0(Node):
+    __slots__ = ('mask', 'self_shape', 'source_shape')
+
+    def apply(self, grad):
+        from .indexing import masked_select
+        from .rearrange import _constant_pad
+        from .shape import reshape
+        gs = sum_to(masked_fill(grad, self.mask, 0), self.self_shape) if self.needs_input_grad(0) else None
+        gsrc = None
+        if self.needs_input_grad(1):
+            n = 1
+            for s_ in self.source_shape:
+                n *= s_
+            taken = masked_select(grad, self.mask)  # the first k source elements were used
+            gsrc = reshape(_constant_pad(taken, (0, n - taken._data.shape[0]), 0), self.source_shape)
+        return gs, gsrc
+
+
+def masked_scatter(input, mask, source):
+    m = mask._data
+    if m.dtype.kind != 'b':
+        raise RuntimeError(f'masked_scatter_ only supports boolean masks, but got mask with dtype {_legacy(m.dtype)}')
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f'masked_scatter: expected self and source to have same dtypes but got'
+                           f'{_legacy(input._data.dtype)} and {_legacy(source._data.dtype)}')
+    try:
+        shape = xp.broadcast_shapes(input._data.shape, m.shape)
+    except ValueError:
+        raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
+    mb = xp.broadcast_to(m, shape)
+    k = int(mb.sum())
+    if k > source._data.size:
+        raise RuntimeError('Number of elements of source < number of ones in mask')
+    data = xp.broadcast_to(input._data, shape).copy()
+    data[mb] = source._data.reshape(-1)[:k]
+    out, node = record(data, MaskedScatterBackward0, (input, source))
+    if node is not None:
+        node.mask, node.self_shape, node.source_shape = mask, input._data.shape, source._data.shape
+    return out
+
+
+# ---- the in-place forms ---------------------------------------------------------------------------
+
+def _others(*xs):
+    return tuple(x for x in xs if isinstance(x, Tensor))
+
+
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    return inplace(self, lambda s: scatter(s, dim, index, src, value=value, reduce=reduce), _others(src))
+
+
+def scatter_add_(self, dim, index, src):
+    return inplace(self, lambda s: scatter_add(s, dim, index, src), (src,))
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    return inplace(self, lambda s: index_add(s, dim, index, source, alpha=alpha), (source,))
+
+
+def index_fill_(self, dim, index, value):
+    return inplace(self, lambda s: index_fill(s, dim, index, value), _others(value))
+
+
+def masked_fill_(self, mask, value):
+    return inplace(self, lambda s: masked_fill(s, mask, value), _others(value))
+
+
+def index_copy_(self, dim, index, source):
+    return inplace(self, lambda s: index_copy(s, dim, index, source), (source,))
+
+
+def masked_scatter_(self, mask, source):
+    return inplace(self, lambda s: masked_scatter(s, mask, source), (source,))
+
+
+def index_put_(self, indices, values, accumulate=False):
+    return inplace(self, lambda s: index_put(s, indices, values, accumulate), _others(values))
+
+
+FUNCTIONS = ['scatter', 'scatter_add', 'scatter_reduce', 'index_add', 'index_fill', 'masked_fill', 'index_put',
+             'index_copy', 'masked_scatter']
+METHODS = {'scatter_': scatter_, 'scatter_add_': scatter_add_, 'scatter_reduce_': scatter_reduce_,
+           'index_add_': index_add_, 'index_fill_': index_fill_, 'masked_fill_': masked_fill_,
+           'index_put_': index_put_, 'index_copy_': index_copy_, 'masked_scatter_': masked_scatter_}

@@ -1,0 +1,11 @@
+"""``leafgrad.utils``: subpackages load on first use (``leafgrad.utils.checkpoint``,
+``leafgrad.utils.data``), so that importing one does not import the others."""
+import importlib
+
+_SUBMODULES = ('checkpoint', 'data', 'hooks')
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f'.{name}', __name__)
+    raise AttributeError(f"module 'leafgrad.utils' has no attribute '{name}'")

@@ -1,0 +1,387 @@
+"""Looking at the recorded graph as in PyTorch: node names and edges, saved tensors, hooks and
+their order, saved-tensor hooks; and the researcher examples of the lesson (FGSM, a saliency
+map, frozen parameters pruning the backward walk)."""
+import numpy as np
+import pytest
+
+from oracle import assert_same, pair, raises_like, same_message, to_np, torch
+import leafgrad as lg
+
+
+def name_tree(fn):
+    if fn is None:
+        return None
+    return (fn.name().replace('torch::', 'leafgrad::'), tuple(name_tree(n) for n, _ in fn.next_functions))
+
+
+def expr(mod, x, w):
+    return ((x.mm(w).tanh() * 2 + x.sum()) / w.sum().exp()).sigmoid().sum()
+
+
+def _xw(requires_grad=True):
+    r = np.random.default_rng(0)
+    return pair(r.standard_normal((2, 3)), requires_grad), pair(r.standard_normal((3, 2)), requires_grad)
+
+
+def test_names_and_next_functions_match_torch():
+    (lx, tx), (lw, tw) = _xw()
+    ly, ty = expr(lg, lx, lw), expr(torch, tx, tw)
+    assert name_tree(ly.grad_fn) == name_tree(ty.grad_fn)
+    acc = ly.grad_fn.next_functions[0][0]
+    while acc.next_functions:
+        acc = acc.next_functions[0][0]
+    assert acc.name() == 'leafgrad::autograd::AccumulateGrad'
+    assert repr(acc).startswith('<AccumulateGrad object at')
+
+
+def test_accumulate_grad_variable_and_shared_accumulator():
+    lx = lg.tensor([1.0, 2.0], requires_grad=True)
+    y = lx * lx
+    a, b = y.grad_fn.next_functions
+    assert a[0] is b[0] and a[0].variable is lx
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    ty = tx * tx
+    assert ty.grad_fn.next_functions[0][0] is ty.grad_fn.next_functions[1][0]
+
+
+def test_input_not_requiring_grad_has_none_edge():
+    lx, tx = pair([1.0, 2.0], True)
+    lc, tc = pair([3.0, 4.0], False)
+    assert [e[0] is None for e in (lx * lc).grad_fn.next_functions] == \
+           [e[0] is None for e in (tx * tc).grad_fn.next_functions] == [False, True]
+
+
+def test_metadata_is_a_persistent_dict():
+    y = lg.tensor([1.0], requires_grad=True) * 2
+    assert y.grad_fn.metadata == {}
+    y.grad_fn.metadata['tag'] = 'layer1'
+    assert y.grad_fn.metadata == {'tag': 'layer1'}
+
+
+SAVED_CASES = [
+    ('mul', lambda x, y: x * y, ['_saved_self', '_saved_other']),
+    ('mul_scalar', lambda x, y: x * 2.5, ['_saved_self', '_saved_other']),
+    ('div', lambda x, y: x / y, ['_saved_self', '_saved_other']),
+    ('div_int', lambda x, y: x / 2, ['_saved_self', '_saved_other']),
+    ('pow_scalar', lambda x, y: x ** 3, ['_saved_self', '_saved_exponent']),
+    ('pow_tensor', lambda x, y: x.abs() ** y, ['_saved_self', '_saved_exponent', '_saved_result']),
+    ('exp', lambda x, y: x.exp(), ['_saved_result']),
+    ('tanh', lambda x, y: x.tanh(), ['_saved_result']),
+    ('sigmoid', lambda x, y: x.sigmoid(), ['_saved_result']),
+    ('log', lambda x, y: x.abs().log(), ['_saved_self']),
+    ('sin', lambda x, y: x.sin(), ['_saved_self']),
+    ('relu', lambda x, y: x.relu(), ['_saved_result']),
+    ('mm', lambda x, y: x.view(3, 1).mm(y.view(1, 3)), ['_saved_self', '_saved_mat2']),
+]
+
+
+@pytest.mark.parametrize('name,fn,attrs', SAVED_CASES, ids=[c[0] for c in SAVED_CASES])
+def test_saved_tensors_match_torch(name, fn, attrs):
+    r = np.random.default_rng(5)
+    (lx, tx), (ly, ty) = pair(r.standard_normal(3), True), pair(r.standard_normal(3), True)
+    lo, to = fn(lx, ly), fn(tx, ty)
+    for attr in attrs:
+        a, b = getattr(lo.grad_fn, attr), getattr(to.grad_fn, attr)
+        if isinstance(b, torch.Tensor):
+            assert_same(a, b, rtol=1e-15, atol=0)
+            assert (a.grad_fn is None) == (b.grad_fn is None)
+        else:
+            assert a == b
+    if '_saved_self' in attrs and name in ('mul', 'div', 'sin'):
+        assert lo.grad_fn._saved_self is lx and to.grad_fn._saved_self is tx
+    if '_saved_result' in attrs:
+        res = lo.grad_fn._saved_result
+        assert res.grad_fn is lo.grad_fn  # the output, reconnected to its producer
+    lo.sum().backward()
+    to.sum().backward()
+    for attr in attrs:  # freed after the backward where torch frees them
+        if name in ('mul_scalar', 'div_int') and attr == '_saved_other':
+            continue  # torch keeps a Python scalar operand as a saved tensor; leafgrad as a number
+        try:
+            getattr(to.grad_fn, attr)
+        except RuntimeError:
+            m1, m2 = raises_like(lambda: getattr(lo.grad_fn, attr), lambda: getattr(to.grad_fn, attr))
+            assert same_message(m1, m2)
+        else:
+            getattr(lo.grad_fn, attr)
+
+
+def test_saved_operand_not_needed_is_none():
+    lx, tx = pair([1.0, 2.0], True)
+    lc, tc = pair([3.0, 4.0], False)
+    assert (lx * lc).grad_fn._saved_self is None and (tx * tc).grad_fn._saved_self is None
+    assert (lx * lc).grad_fn._saved_other is lc and (tx * tc).grad_fn._saved_other is tc
+
+
+def _hook_log(mod):
+    """Register every kind of hook on x -> a = x * 2 -> b = a.exp() -> s = b.sum(); return the
+    log of calls after a backward, and a's retained grad."""
+    log = []
+    x = mod.tensor([0.5, 1.0], requires_grad=True)
+    a = x * 2
+    b = a.exp()
+    s = b.sum()
+    a.register_hook(lambda g: log.append('a tensor hook 1') or g * 10)
+    a.retain_grad()
+    a.register_hook(lambda g: log.append('a tensor hook 2'))
+    for node, label in ((a.grad_fn, 'Mul'), (b.grad_fn, 'Exp'), (s.grad_fn, 'Sum'),
+                        (a.grad_fn.next_functions[0][0], 'Acc')):
+        node.register_prehook(lambda go, label=label: log.append(f'{label} prehook'))
+        node.register_hook(lambda gi, go, label=label: log.append(f'{label} hook'))
+    x.register_hook(lambda g: log.append('x tensor hook'))
+    x.register_post_accumulate_grad_hook(lambda t: log.append('x post accumulate'))
+    b.register_hook(lambda g: log.append('b tensor hook'))
+    s.backward()
+    return log, a.grad, x.grad
+
+
+def test_hook_order_matches_torch():
+    llog, la, lxg = _hook_log(lg)
+    tlog, ta, txg = _hook_log(torch)
+    assert llog == tlog
+    assert_same(la, ta)  # retain_grad sees the gradient after the tensor hooks
+    assert_same(lxg, txg)
+
+
+def test_prehook_and_hook_can_replace_gradients():
+    res = []
+    for mod in (lg, torch):
+        x = mod.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        z = y.sin().sum()
+        y.grad_fn.register_prehook(lambda go: (go[0] * 2,))
+        y.grad_fn.register_hook(lambda gi, go: (gi[0] + 1, gi[1]) if len(gi) > 1 else (gi[0] + 1,))
+        z.backward()
+        res.append(x.grad)
+    assert_same(*res)
+
+
+def test_hook_handle_remove():
+    calls = []
+    x = lg.tensor([1.0], requires_grad=True)
+    y = x * 2
+    h = y.grad_fn.register_prehook(lambda go: calls.append(1))
+    h.remove()
+    y.sum().backward()
+    assert calls == []
+
+
+# ---- saved-tensor hooks ------------------------------------------------------------------------
+
+def _with_pack_hooks(mod):
+    events = []
+
+    def pack(t):
+        events.append(('pack', tuple(t.shape), t.requires_grad))
+        return t.detach().clone()
+
+    def unpack(p):
+        events.append(('unpack',))
+        return p
+    x = mod.tensor([0.3, 0.6, 0.9], dtype=mod.float64, requires_grad=True)
+    with mod.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = x.exp()
+        z = (y * x).sum()
+    infos = (y.grad_fn._saved_result.grad_fn is y.grad_fn, z.grad_fn.next_functions[0][0]._saved_other.is_leaf)
+    z.backward()
+    return sorted(events), x.grad, infos
+
+
+def test_saved_tensors_hooks_match_torch():
+    lev, lgrad, linfo = _with_pack_hooks(lg)
+    tev, tgrad, tinfo = _with_pack_hooks(torch)
+    assert lev == tev
+    assert linfo == tinfo == (True, True)
+    assert_same(lgrad, tgrad)
+
+
+def test_saved_tensors_hooks_nest_and_in_place_is_not_checked():
+    outer, inner = [], []
+    x = lg.tensor([1.0, 2.0], requires_grad=True)
+    with lg.autograd.graph.saved_tensors_hooks(lambda t: outer.append(1) or t, lambda p: p):
+        with lg.autograd.graph.saved_tensors_hooks(lambda t: inner.append(1) or t.clone(), lambda p: p):
+            y = x.sin()
+        z = y.cos()
+    assert inner == [1] and outer == [1]
+    with lg.no_grad():
+        x.mul_(1)  # the packed copy is not the tensor: no version error (as in torch)
+    z.sum().backward()
+
+
+def test_unpack_must_return_a_tensor():
+    def run(mod):
+        x = mod.tensor([1.0], requires_grad=True)
+        with mod.autograd.graph.saved_tensors_hooks(lambda t: t, lambda p: 5):
+            y = x.exp()
+        y.sum().backward()
+    m1, m2 = raises_like(lambda: run(lg), lambda: run(torch))
+    assert m1 == m2
+
+
+def test_save_on_cpu_gives_the_same_gradients():
+    (lx, tx), (lw, tw) = _xw()
+    with lg.autograd.graph.save_on_cpu():
+        ly = expr(lg, lx, lw)
+    with torch.autograd.graph.save_on_cpu():
+        ty = expr(torch, tx, tw)
+    ly.backward()
+    ty.backward()
+    assert_same(lx.grad, tx.grad)
+    assert_same(lw.grad, tw.grad)
+
+
+# ---- researcher examples -----------------------------------------------------------------------
+
+def _small_mlp(mod):
+    r = np.random.default_rng(42)
+    net = mod.nn.Sequential(mod.nn.Linear(6, 8), mod.nn.Tanh(), mod.nn.Linear(8, 3))
+    with mod.no_grad():
+        for p in net.parameters():
+            p.copy_(mod.tensor(r.standard_normal(tuple(p.shape)) * 0.5, dtype=mod.float32))
+    return net
+
+
+def _fgsm(mod, eps=0.1):
+    net = _small_mlp(mod)
+    x = mod.tensor(np.random.default_rng(1).standard_normal((4, 6)), dtype=mod.float32, requires_grad=True)
+    target = mod.tensor(np.eye(3)[[0, 2, 1, 0]], dtype=mod.float32)
+    loss = mod.nn.functional.mse_loss(net(x).sigmoid(), target)
+    loss.backward()
+    x_adv = (x + eps * x.grad.sign()).detach()
+    loss_adv = mod.nn.functional.mse_loss(net(x_adv).sigmoid(), target)
+    return x_adv, loss, loss_adv
+
+
+def test_fgsm_matches_torch():
+    lx, lloss, ladv = _fgsm(lg)
+    tx, tloss, tadv = _fgsm(torch)
+    assert_same(lx, tx, rtol=1e-6, atol=1e-6)
+    assert_same(lloss, tloss)
+    assert_same(ladv, tadv)
+    assert ladv.item() > lloss.item()  # the step increases the loss
+
+
+def _saliency(mod):
+    net = _small_mlp(mod)
+    x = mod.tensor(np.random.default_rng(2).standard_normal((1, 6)), dtype=mod.float32, requires_grad=True)
+    scores = net(x)
+    k = int(np.argmax(to_np(scores)))
+    scores[0, k].backward()
+    return x.grad.abs()[0], k
+
+
+def test_saliency_map_matches_torch():
+    (ls, lk), (ts, tk) = _saliency(lg), _saliency(torch)
+    assert lk == tk
+    assert_same(ls, ts)
+
+
+def _visits(mod, freeze_first):
+    net = mod.nn.Sequential(mod.nn.Linear(4, 4), mod.nn.Tanh(), mod.nn.Linear(4, 4), mod.nn.Tanh(),
+                            mod.nn.Linear(4, 2))
+    if freeze_first:
+        for p in list(net[0].parameters()) + list(net[2].parameters()):
+            p.requires_grad_(False)
+    loss = net(mod.ones(3, 4)).sum()
+    visited = []
+    seen = set()
+    stack = [loss.grad_fn]
+    while stack:  # a prehook on every node reachable from the loss
+        fn = stack.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        fn.register_prehook(lambda go, fn=fn: visited.append(fn.name().replace('torch::', 'leafgrad::')))
+        stack.extend(n for n, _ in fn.next_functions)
+    loss.backward()
+    grads = [p.grad is not None for p in net.parameters()]
+    return sorted(visited), grads
+
+
+def test_frozen_subnetwork_is_not_visited():
+    lfull, _ = _visits(lg, False)
+    lfrozen, lgrads = _visits(lg, True)
+    tfull, _ = _visits(torch, False)
+    tfrozen, tgrads = _visits(torch, True)
+    assert lfull == tfull and lfrozen == tfrozen
+    assert len(lfrozen) < len(lfull)
+    assert lfrozen.count('AddmmBackward0') == 1  # only the trainable last layer's matmul runs
+    assert lfull.count('AddmmBackward0') == 3
+    assert lgrads == tgrads == [False, False, False, False, True, True]
+
+
+def test_disable_saved_tensors_hooks_and_increment_version():
+    for mod in (lg, torch):
+        graph = mod.autograd.graph
+        with pytest.raises(RuntimeError, match='^no hooks here$'):
+            with graph.disable_saved_tensors_hooks('no hooks here'):
+                with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                    pass
+        with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            with pytest.raises(RuntimeError, match='^no hooks here$'):
+                with graph.disable_saved_tensors_hooks('no hooks here'):
+                    pass
+        x = mod.ones(2, requires_grad=True)
+        y = x.exp()
+        graph.increment_version(y)
+        assert y._version == 1
+        with pytest.raises(RuntimeError, match='is at version 1; expected version 0 instead'):
+            y.sum().backward()
+
+
+def test_saved_tensors_hooks_are_per_thread():
+    import threading
+    packed = []
+    inside, release = threading.Event(), threading.Event()
+
+    def other_thread():
+        with lg.autograd.graph.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda p: p):
+            inside.set()
+            release.wait(5)
+    th = threading.Thread(target=other_thread)
+    th.start()
+    inside.wait(5)
+    try:
+        x = lg.tensor([1.0, 2.0], requires_grad=True)
+        y = x.exp()  # saved in this thread: the other thread's hooks do not apply
+        assert packed == []
+        y.sum().backward()
+    finally:
+        release.set()
+        th.join()
+
+
+def _raw_saved_log(mod):
+    log = []
+    x = mod.tensor([1., 2., 3.], requires_grad=True)
+    y = x.pow(2) * x.exp()
+    pow_node = y.grad_fn.next_functions[0][0]
+    pow_node._raw_saved_self.register_hooks(lambda t: log.append('pack') or t * 1,
+                                            lambda t: log.append('unpack') or t)
+    log.append(list(log))
+    for fn in (lambda: pow_node._raw_saved_self.register_hooks(lambda t: t, lambda t: t),):
+        try:
+            fn()
+        except RuntimeError as e:
+            log.append(str(e))
+    y.grad_fn._raw_saved_other.register_hooks(lambda t: log.append('pack2') or t,
+                                              lambda t: log.append('unpack2') or t)
+    y.sum().backward()
+    log.append([round(v, 3) for v in x.grad.tolist()])
+    try:
+        y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    except RuntimeError as e:
+        log.append(str(e))
+    w = x * x  # a hook on one slot; the other keeps its in-place check
+    w.grad_fn._raw_saved_self.register_hooks(lambda t: t.detach().clone(), lambda t: t)
+    with mod.no_grad():
+        x.mul_(1)
+    try:
+        w.sum().backward()
+    except RuntimeError as e:
+        log.append(str(e).replace('torch', 'leafgrad'))
+    return log
+
+
+def test_raw_saved_register_hooks_match_torch():
+    assert _raw_saved_log(lg) == _raw_saved_log(torch)
