@@ -155,6 +155,8 @@ CASES = [
     case('batch_norm_no_running', lambda T, F, x: F.batch_norm(x, None, None, training=True), [normal(4, 3)]),
     case('group_norm', lambda T, F, x, w, b: F.group_norm(x, 2, w, b), [normal(2, 4, 3), normal(4), normal(4)]),
     case('instance_norm', lambda T, F, x: F.instance_norm(x), [normal(2, 3, 4)], node=False),
+    case('local_response_norm', lambda T, F, x: F.local_response_norm(x, 3), [normal(2, 5, 3, 2)]),
+    case('local_response_norm_3d', lambda T, F, x: F.local_response_norm(x, 2, alpha=0.1, k=2.0), [normal(2, 4, 3)]),
     # convolution
     case('conv1d', lambda T, F, x, w, b: F.conv1d(x, w, b, stride=2, padding=1), [normal(2, 3, 7), normal(4, 3, 3),
                                                                                    normal(4)]),

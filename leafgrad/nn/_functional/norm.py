@@ -229,3 +229,28 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         node.groups, node.eps, node.has_w = num_groups, eps, weight is not None
         node.save(input, *([weight] if weight is not None else []))
     return out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta, composed as PyTorch
+    composes it (pad, average pooling over channels)."""
+    from ...ops.rearrange import pad
+    from .pooling import avg_pool2d, avg_pool3d
+    x = input._data
+    if x.ndim < 3:
+        raise ValueError(f'Expected 3D or higher dimensionality input (got {x.ndim} dimensions)')
+    if input.numel() == 0:
+        return input
+    div = input * input
+    if x.ndim == 3:
+        div = _shape.unsqueeze(div, 1)
+        div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = _shape.squeeze(avg_pool2d(div, (size, 1), stride=1), 1)
+    else:
+        shape = x.shape
+        div = _shape.reshape(div, (shape[0], 1, shape[1], shape[2], -1))
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = _shape.squeeze(avg_pool3d(div, (size, 1, 1), stride=1), 1)
+        div = _shape.reshape(div, shape)
+    div = _ew.pow(div * alpha + k, beta)
+    return input / div
