@@ -254,3 +254,21 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         div = _shape.reshape(div, shape)
     div = _ew.pow(div * alpha + k, beta)
     return input / div
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) * weight over the last dims, composed as PyTorch composes it."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    shape = tuple(int(s) for s in normalized_shape)
+    x = input._data
+    k = len(shape)
+    if x.shape[x.ndim - k:] != shape or x.ndim < k:
+        raise RuntimeError(f'Given normalized_shape={list(shape)}, expected input with shape [*, '
+                           f'{", ".join(str(s) for s in shape)}], but got input of size{list(x.shape)}')
+    if eps is None:
+        eps = float(xp.finfo(x.dtype).eps)
+    dims = tuple(range(x.ndim - k, x.ndim))
+    r = _ew.pow(_mean(input * input, dims, keepdim=True) + eps, -0.5)
+    out = input * r
+    return out * weight if weight is not None else out

@@ -186,8 +186,6 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
-max_pool1d_with_indices = max_pool1d
-max_pool2d_with_indices = max_pool2d
 
 
 # ---- average pooling --------------------------------------------------------------------
@@ -441,3 +439,40 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     if input._data.ndim not in (2, 3):
         raise RuntimeError(f'adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: {list(input._data.shape)}')
     return _via_2d(adaptive_max_pool2d, input, (1,) + ntuple(output_size, 1), return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum of x^p over each window)^(1/p), composed as PyTorch composes it."""
+    from ...ops import elementwise as _ew
+    kh, kw = ntuple(kernel_size, 2)
+    out = avg_pool2d(_ew.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    return _ew.pow((_ew.sign(out) * _ew.relu(_ew.abs(out))) * (kw * kh), 1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    from ...ops import elementwise as _ew
+    out = avg_pool1d(_ew.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    return _ew.pow((_ew.sign(out) * _ew.relu(_ew.abs(out))) * kernel_size, 1.0 / norm_type)

@@ -5,6 +5,7 @@ op builds one small (out x in) matrix per dim, exactly as PyTorch computes its s
 and weights, and applies them with matmuls (see ``pooling._separable``).
 """
 import math
+import warnings
 
 from ...ops._util import xp
 from ...ops import elementwise as _ew
@@ -216,3 +217,15 @@ def _repeat_heads(t, rep):
     x = _shape.unsqueeze(t, -3)
     x = _shape.expand(x, shape[:-2] + (rep,) + shape[-2:])
     return _shape.reshape(x, shape[:-3] + (shape[-3] * rep,) + shape[-2:])
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn('`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.',
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode='nearest')
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn('`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.',
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)
