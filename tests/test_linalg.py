@@ -107,6 +107,8 @@ CASES = [
     case('cdist_p1_batch', lambda T, a, b: T.cdist(a, b, p=1), [normal(2, 4, 3), normal(2, 2, 3)], twice=False),
     case('cdist_p3', lambda T, a, b: T.cdist(a, b, p=3), [normal(4, 3), normal(2, 3)], twice=False),
     case('cdist_inf', lambda T, a, b: T.cdist(a, b, p=float('inf')), [normal(4, 3), normal(2, 3)], twice=False),
+    case('pdist', lambda T, a: T.nn.functional.pdist(a), [normal(4, 3)], twice=False),
+    case('pdist_p1', lambda T, a: T.pdist(a, p=1), [normal(5, 2)], twice=False),
     case('torch_svd', lambda T, a: (lambda u, s, v: s.sum() + (v ** 2).sum(0) @ T.arange(3.0, dtype=a.dtype))(
         *T.svd(a)), [normal(4, 3)], node=False),
     case('torch_cholesky', lambda T, a: T.cholesky(sym(T, a)), [spd(3)]),

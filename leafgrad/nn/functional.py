@@ -11,6 +11,7 @@ from ._functional.basic import (cosine_similarity, dropout, dropout1d, dropout2d
                                 normalize, one_hot, pairwise_distance, softmax, softmin)
 from ._functional.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d)
 from ._functional.grid import affine_grid, grid_sample
+from ..ops.linalg_extra import pdist
 from ._functional.extra import bilinear, fold, glu, pixel_shuffle, pixel_unshuffle, prelu, unfold
 from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                                cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,

@@ -69,24 +69,29 @@ class CdistBackward0(Node):
 
     def apply(self, grad):
         x1, x2, dist = self.saved_tensors
-        diff = _shape.unsqueeze(x1, -2) - _shape.unsqueeze(x2, -3)       # (..., P, R, M)
-        p = self.p
-        g = _shape.unsqueeze(grad, -1)
-        d = _shape.unsqueeze(dist, -1)
-        if p == 0:  # a count: piecewise constant
+        w = _cdist_weights(x1, x2, dist, grad, self.p)
+        if w is None:  # p = 0 counts: piecewise constant
             return None, None
-        if p == 1:
-            w = _ew.sign(diff) * g
-        elif p == float('inf'):
-            w = _ew.sign(diff) * (_ew.abs(diff) == d) * g
-        elif p == 2:
-            w = diff * (g / _ew.where(d == 0, 1.0, d)) * (d != 0)
-        else:
-            a = _ew.abs(diff)
-            w = _ew.sign(diff) * _ew.pow(a, p - 1) * (g / _ew.where(d == 0, 1.0, _ew.pow(d, p - 1))) * (d != 0)
         g1 = _sum(w, -2) if self.next_functions[0][0] is not None else None
         g2 = -_sum(w, -3) if self.next_functions[1][0] is not None else None
         return g1, g2
+
+
+def _cdist_weights(x1, x2, dist, grad, p):
+    """d dist[i, j] / d x1[i] times grad[i, j], as (..., P, R, M) (minus that for x2[j])."""
+    diff = _shape.unsqueeze(x1, -2) - _shape.unsqueeze(x2, -3)       # (..., P, R, M)
+    g = _shape.unsqueeze(grad, -1)
+    d = _shape.unsqueeze(dist, -1)
+    if p == 0:
+        return None
+    if p == 1:
+        return _ew.sign(diff) * g
+    if p == float('inf'):
+        return _ew.sign(diff) * (_ew.abs(diff) == d) * g
+    if p == 2:
+        return diff * (g / _ew.where(d == 0, 1.0, d)) * (d != 0)
+    a = _ew.abs(diff)
+    return _ew.sign(diff) * _ew.pow(a, p - 1) * (g / _ew.where(d == 0, 1.0, _ew.pow(d, p - 1))) * (d != 0)
 
 
 def cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'):
@@ -116,5 +121,39 @@ def cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'):
     return out
 
 
-FUNCTIONS = ['svd', 'qr', 'cholesky', 'chain_matmul', 'cdist']
-NOT_METHODS = ['chain_matmul', 'cdist']
+class PdistBackward0(Node):
+    __slots__ = ('p',)
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        n = x._data.shape[0]
+        rows, cols = xp.triu_indices(n, 1)
+        from .indexing import index_put_embed
+        full = index_put_embed(grad, (n, n), (rows, cols))      # the pairs' gradients, upper triangle
+        dist = cdist(x, x, self.p)
+        w = _cdist_weights(x, x, dist, full, self.p)
+        if w is None:
+            return None,
+        return _sum(w, -2) - _sum(w, -3),
+
+
+def pdist(input, p=2):
+    """The distances between the rows of an (N, M) matrix, pairs i < j in row-major order."""
+    x = input._data
+    if x.ndim != 2:
+        raise RuntimeError(f'pdist only supports 2D tensors, got: {x.ndim}D')
+    if p < 0:
+        raise RuntimeError('pdist only supports non-negative p values')
+    from .. import autograd
+    with autograd.grad_mode.no_grad():
+        full = cdist(input, input, p)._data
+    rows, cols = xp.triu_indices(x.shape[0], 1)
+    out, node = record(xp.ascontiguousarray(full[rows, cols]), PdistBackward0, (input,))
+    if node is not None:
+        node.p = p
+        node.save(input)
+    return out
+
+
+FUNCTIONS = ['svd', 'qr', 'cholesky', 'chain_matmul', 'cdist', 'pdist']
+NOT_METHODS = ['chain_matmul', 'cdist', 'pdist']
