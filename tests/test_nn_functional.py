@@ -182,6 +182,10 @@ CASES = [
     case('max_pool2d_indices', lambda T, F, x: F.max_pool2d(x, 3, 2, 1, return_indices=True)[0], [spaced(1, 2, 5, 5)]),
     case('max_pool1d', lambda T, F, x: F.max_pool1d(x, 3, stride=2), [spaced(2, 3, 7)]),
     case('max_pool2d_with_indices', lambda T, F, x: F.max_pool2d_with_indices(x, 2)[0], [spaced(1, 2, 4, 4)]),
+    case('max_unpool2d', lambda T, F, x: F.max_unpool2d(x, T.tensor([[[[0, 3], [9, 14]], [[5, 6], [12, 15]]]]), 2),
+         [normal(1, 2, 2, 2)]),
+    case('max_unpool1d', lambda T, F, x: F.max_unpool1d(x, T.tensor([[[1, 2, 5]]]), 2, output_size=(7,)),
+         [normal(1, 1, 3)]),
     case('lp_pool2d', lambda T, F, x: F.lp_pool2d(x, 2, 2), [uniform(0.5, 2, 1, 2, 4, 4)]),
     case('lp_pool1d', lambda T, F, x: F.lp_pool1d(x, 3, 2, stride=1), [uniform(0.5, 2, 2, 3, 5)]),
     case('avg_pool2d', lambda T, F, x: F.avg_pool2d(x, 2), [normal(2, 3, 4, 6)]),
@@ -352,6 +356,22 @@ def test_dropout_uses_leafgrad_generator_and_scales():
     np.testing.assert_array_equal(x.grad.numpy(), a.detach().numpy())
     assert LF.dropout(x, 0.5, training=False) is x
     assert float(LF.dropout(x, 1.0).detach().abs().sum()) == 0.0
+
+
+def test_alpha_dropout_and_gumbel_softmax():
+    lg.manual_seed(0)
+    x = lg.randn(200000)
+    y = LF.alpha_dropout(x, 0.2, training=True)
+    assert abs(float(y.mean()) - float(x.mean())) < 0.02 and abs(float(y.std()) - float(x.std())) < 0.02
+    assert LF.alpha_dropout(x, 0.2) is x  # training defaults to False
+    logits = lg.tensor(np.log([[0.7, 0.2, 0.1]] * 4000), requires_grad=True)
+    soft = LF.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.detach().numpy().sum(-1), 1.0, rtol=1e-12)
+    hard = LF.gumbel_softmax(logits, hard=True)
+    counts = hard.detach().numpy().mean(0)
+    assert set(np.unique(hard.detach().numpy())) <= {0.0, 1.0} and abs(counts[0] - 0.7) < 0.03
+    (hard * lg.tensor(np.arange(3.0))).sum().backward()  # straight-through: the soft sample's gradient
+    assert np.abs(logits.grad.numpy()).sum() > 0
 
 
 def test_max_pool_indices_match_torch():

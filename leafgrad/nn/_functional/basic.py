@@ -313,3 +313,35 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
     scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
     w[rows] *= scale[:, None].astype(w.dtype)
     weight._bump_version()
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's mean and variance: dropped values become -alpha*scale, then an
+    affine map a * x + b restores the statistics (PyTorch's formula)."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    from ...creation import _rng
+    alpha_p = -1.7580993408473766  # -selu's alpha * scale
+    keep = _rng(None).random(input._data.shape) >= p
+    if p == 1:
+        return input * 0
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    # (x * keep + alpha_p * (1 - keep)) * a + b, as one multiply and one add of constants
+    return input * const(keep * a, input) + const((1 - keep) * alpha_p * a + b, input)
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + Gumbel noise) / tau); ``hard`` returns one-hot values whose gradient is
+    the soft sample's (the straight-through estimator)."""
+    from ...creation import _rng
+    g = -xp.log(_rng(None).exponential(size=logits._data.shape))
+    y = softmax((logits + const(g, logits)) / tau, dim)
+    if not hard:
+        return y
+    d = wrap_dim(dim, y._data.ndim)
+    idx = y._data.argmax(axis=d)
+    onehot = xp.zeros_like(y._data)
+    xp.put_along_axis(onehot, xp.expand_dims(idx, d), 1.0, axis=d)
+    return const(onehot, y) - y.detach() + y

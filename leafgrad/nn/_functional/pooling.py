@@ -476,3 +476,65 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     from ...ops import elementwise as _ew
     out = avg_pool1d(_ew.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
     return _ew.pow((_ew.sign(out) * _ew.relu(_ew.abs(out))) * kernel_size, 1.0 / norm_type)
+
+
+# ---- max unpooling -------------------------------------------------------------------------
+
+class MaxUnpool2DBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (idx,) = self.saved_tensors
+        return _gather_flat(grad, idx, 2), None
+
+
+def _unpool_size(input, kernel_size, stride, padding, output_size, nsp):
+    k = ntuple(kernel_size, nsp)
+    s = ntuple(stride, nsp) if stride is not None else k
+    p = ntuple(padding, nsp)
+    size = input._data.shape[-nsp:]
+    default = tuple((size[i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(nsp))
+    if output_size is None:
+        return default
+    out = tuple(int(o) for o in output_size)
+    if len(out) == nsp + 2:
+        out = out[2:]
+    elif len(out) == nsp + 1:
+        out = out[1:]
+    if len(out) != nsp:
+        raise ValueError(f'output_size should be a sequence containing {nsp} or {nsp + 2} elements, but it has a '
+                         f'length of \'{len(output_size)}\'')
+    for i in range(nsp):
+        lo, hi = default[i] - s[i], default[i] + s[i]
+        if not lo < out[i] < hi:
+            raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {i} must be between {lo} and {hi})')
+    return out
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The values written back at max_pool2d's indices, zeros elsewhere."""
+    out_hw = _unpool_size(input, kernel_size, stride, padding, output_size, 2)
+    x, idx = input._data, indices._data
+    lead = x.shape[:-2]
+    plane = out_hw[0] * out_hw[1]
+    bad = (idx < 0) | (idx >= plane)
+    if bad.any():
+        raise RuntimeError(f'Found an invalid max index: {int(idx[bad].reshape(-1)[0])} (output volumes are of size '
+                           f'{out_hw[0]}x{out_hw[1]})')
+    data = xp.zeros(lead + (plane,), dtype=x.dtype)
+    nc = math.prod(lead)
+    flat = data.reshape(nc, plane)
+    xp.put_along_axis(flat, idx.reshape(nc, -1), x.reshape(nc, -1), axis=1)
+    out, node = record(data.reshape(lead + out_hw), MaxUnpool2DBackward0, (input, indices))
+    if node is not None:
+        node.save(indices)
+    return out
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k = ntuple(kernel_size, 1)
+    s = ntuple(stride, 1) if stride is not None else k
+    size = _unpool_size(input, kernel_size, stride, padding, output_size, 1)
+    out = max_unpool2d(_shape.unsqueeze(input, -2), _shape.unsqueeze(indices, -2), (1,) + k, (1,) + s,
+                       (0,) + ntuple(padding, 1), (1,) + size)
+    return _shape.squeeze(out, -2)
