@@ -15,8 +15,9 @@ from ._functional.extra import bilinear, fold, glu, pixel_shuffle, pixel_unshuff
 from ._functional.grid import affine_grid, grid_sample
 from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                                cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
-                               margin_ranking_loss, mse_loss, multilabel_soft_margin_loss, nll_loss, poisson_nll_loss,
-                               smooth_l1_loss, soft_margin_loss, triplet_margin_loss)
+                               margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
+                               multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
+                               triplet_margin_loss)
 from ._functional.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, rms_norm
 from ._functional.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                                   adaptive_max_pool1d_with_indices, adaptive_max_pool2d,

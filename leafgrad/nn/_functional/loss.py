@@ -506,3 +506,56 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
         d_swap = pairwise_distance(positive, negative, p, eps)
         d_neg = _ew.where(d_swap < d_neg, d_swap, d_neg)
     return reduce_loss(_relu(margin + d_pos - d_neg), reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction='mean'):
+    """sum over j != y of max(0, margin - x[y] + x[j])^p / C (PyTorch has one fused node)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if p not in (1, 2):
+        raise ValueError('only p == 1 and p == 2 supported')
+    x = input if input._data.ndim == 2 else _shape.unsqueeze(input, 0)
+    t = target._data.reshape(-1)
+    n, c = x._data.shape
+    if t.shape[0] != n:
+        raise RuntimeError(f'inconsistent target size, expected {n} but got {list(target._data.shape)}')
+    onehot = xp.zeros((n, c), dtype=x._data.dtype)
+    onehot[xp.arange(n), t] = 1
+    x_y = _sum(x * const(onehot, x), 1, keepdim=True)
+    z = _relu(x - x_y + margin) * const(1 - onehot, x)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * _shape.unsqueeze(_gather_rows(weight, t), 1)
+    loss = _sum(z, 1) / c
+    if input._data.ndim == 1:
+        loss = _shape.reshape(loss, ())
+    return reduce_loss(loss, reduction)
+
+
+def _gather_rows(weight, t):
+    from ...ops.indexing import getitem
+    return getitem(weight, wrap(t))
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+    """Targets are class indices padded with -1 after the last one; every (target, non-target)
+    pair contributes max(0, 1 - (x[target] - x[other])) / C."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    x = input if input._data.ndim == 2 else _shape.unsqueeze(input, 0)
+    t = target._data.reshape(x._data.shape)
+    n, c = x._data.shape
+    # the targets of each row: the indices before the first -1
+    valid = xp.cumprod(t >= 0, axis=1).astype(bool)
+    is_target = xp.zeros((n, c), dtype=bool)
+    rows = xp.repeat(xp.arange(n), c).reshape(n, c)
+    is_target[rows[valid], t[valid]] = True
+    # pairs: (row, target j, other i) with j a target and i not
+    pair = (is_target[:, :, None] & ~is_target[:, None, :]).astype(x._data.dtype)
+    margins = _relu(1 - (_shape.unsqueeze(x, 2) - _shape.unsqueeze(x, 1)))    # [n, j, i]
+    loss = _sum(margins * const(pair, x), (1, 2)) / c
+    if input._data.ndim == 1:
+        loss = _shape.reshape(loss, ())
+    return reduce_loss(loss, reduction)
