@@ -58,4 +58,7 @@ def __getattr__(name):
     if name in ('nn', 'optim', 'utils', 'cuda', 'testing', 'linalg', 'viz', 'distributed', 'func', 'special',
                 'explain'):
         return importlib.import_module(f'.{name}', __name__)
+    if name in ('save', 'load'):
+        from . import serialization
+        return getattr(serialization, name)
     raise AttributeError(f"module 'leafgrad' has no attribute '{name}'")

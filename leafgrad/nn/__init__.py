@@ -1,4 +1,5 @@
-"""leafgrad.nn: modules, parameters, functional ops and initialisation."""
+"""leafgrad.nn: modules, parameters, functional ops, initialisation and utilities."""
 from .parameter import Parameter
 from .modules import *  # noqa: F401,F403
-from . import functional, init
+from .modules import MultiheadAttention, TransformerEncoderLayer  # noqa: F401
+from . import functional, init, utils

@@ -14,7 +14,12 @@ def calculate_gain(nonlinearity, param=None):
     if nonlinearity == 'relu':
         return math.sqrt(2.0)
     if nonlinearity == 'leaky_relu':
-        slope = 0.01 if param is None else param
+        if param is None:
+            slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, (int, float)):
+            slope = param
+        else:
+            raise ValueError(f'negative_slope {param} not a valid number')
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == 'selu':
         return 3.0 / 4
@@ -32,6 +37,7 @@ def _calculate_fan_in_and_fan_out(tensor):
 
 
 def _fill(tensor, sample):
+    """Write sample(shape) into the tensor's array in place (as PyTorch's init runs under no_grad)."""
     with no_grad():
         tensor._data[...] = sample(tensor._data.shape)
         tensor._version_counter[0] += 1
@@ -77,20 +83,37 @@ def eye_(tensor):
     return _fill(tensor, lambda s: np.eye(*s))
 
 
-def _fan(tensor, mode):
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    valid_modes = ['fan_in', 'fan_out']
+    if mode not in valid_modes:
+        raise ValueError(f'Mode {mode} not supported, please use one of {valid_modes}')
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    if mode not in ('fan_in', 'fan_out'):
-        raise ValueError(f'Mode {mode} not supported, please use one of fan_in, fan_out')
     return fan_in if mode == 'fan_in' else fan_out
 
 
+_fan = _calculate_correct_fan
+
+
+def _zero_element(tensor):
+    if 0 in tuple(tensor.shape):
+        import warnings
+        warnings.warn('Initializing zero-element tensors is a no-op', stacklevel=3)
+        return True
+    return False
+
+
 def kaiming_uniform_(tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None):
+    if _zero_element(tensor):
+        return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None):
+    if _zero_element(tensor):
+        return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0, std, generator)
 
@@ -104,3 +127,85 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
 def xavier_normal_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one, signs fixed by
+    diag(R), as PyTorch builds it; extra dimensions are flattened into columns."""
+    import numpy as np
+    if tensor.dim() < 2:
+        raise ValueError('Only tensors with 2 or more dimensions are supported')
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+
+    def sample(shape):
+        flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
+        if rows < cols:
+            flat = flat.T
+        q, r = np.linalg.qr(flat)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return (q * gain).reshape(shape)
+    return _fill(tensor, sample)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """N(0, std) with ceil(sparsity * rows) zeros in each column."""
+    import numpy as np
+    if tensor.dim() != 2:
+        raise ValueError('Only tensors with 2 dimensions are supported')
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+
+    def sample(shape):
+        rng = _rng(generator)
+        out = rng.normal(0.0, std, shape)
+        for c in range(cols):
+            out[rng.permutation(rows)[:num_zeros], c] = 0
+        return out
+    return _fill(tensor, sample)
+
+
+def dirac_(tensor, groups=1):
+    """The identity for convolutions: each output channel passes its input channel through."""
+    import numpy as np
+    dims = tensor.dim()
+    if dims not in (3, 4, 5):
+        raise ValueError('Only tensors with 3, 4, or 5 dimensions are supported')
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError('dim 0 must be divisible by groups')
+    out_per_group = sizes[0] // groups
+    min_dim = min(out_per_group, sizes[1])
+
+    def sample(shape):
+        out = np.zeros(shape)
+        centre = tuple(s // 2 for s in shape[2:])
+        for g in range(groups):
+            for d in range(min_dim):
+                out[(g * out_per_group + d, d) + centre] = 1
+        return out
+    return _fill(tensor, sample)
+
+
+def uniform(tensor, a=0.0, b=1.0):
+    return uniform_(tensor, a, b)
+
+
+def normal(tensor, mean=0.0, std=1.0):
+    return normal_(tensor, mean, std)
+
+
+def constant(tensor, val):
+    return constant_(tensor, val)
+
+
+xavier_uniform = xavier_uniform_
+xavier_normal = xavier_normal_
+kaiming_uniform = kaiming_uniform_
+kaiming_normal = kaiming_normal_
+orthogonal = orthogonal_
+sparse = sparse_

@@ -1,3 +1,6 @@
-"""leafgrad.optim: optimizers that update leaves in place under no_grad."""
+"""leafgrad.optim: optimizers that update leaves in place under no_grad, and lr schedulers."""
 from .optimizer import Optimizer
 from .sgd import SGD
+from .adam import Adam, AdamW, Adamax, NAdam, RAdam
+from .rmsprop import Adadelta, Adagrad, RMSprop
+from . import lr_scheduler

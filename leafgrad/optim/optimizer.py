@@ -1,4 +1,15 @@
-"""Optimizer: parameter groups, per-parameter state, in-place updates under no_grad."""
+"""Optimizer: parameter groups, per-parameter state, in-place updates under no_grad.
+
+Updates run on the parameters' arrays (``p._data``) with vectorised NumPy, one array operation
+per step and parameter, following PyTorch's single-tensor algorithms operation by operation so
+that trajectories agree. State tensors are leafgrad tensors with PyTorch's keys (``step`` is a
+float32 0-d tensor, as in PyTorch), so ``state_dict`` has PyTorch's layout.
+"""
+import copy
+from collections import defaultdict
+
+import numpy as np
+
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
@@ -11,14 +22,37 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+def _t(array):
+    return Tensor._wrap(array)
+
+
+def _step_tensor():
+    return _t(np.zeros((), dtype=np.float32))
+
+
+def _increment(state):
+    """state['step'] += 1 (a float32 tensor, as in PyTorch); returns the step as a float."""
+    step = state['step']
+    step._data = np.asarray(step._data + np.float32(1), dtype=np.float32)
+    return float(step._data)
+
+
+def _lerp_(a, b, weight):
+    """a.lerp_(b, weight) with PyTorch's formula (so rounding agrees)."""
+    if weight < 0.5:
+        a += weight * (b - a)
+    else:
+        a[...] = b - (b - a) * (1 - weight)
+
+
 class Optimizer:
     def __init__(self, params, defaults):
         self.defaults = defaults
-        self.state = {}
+        self.state = defaultdict(dict)
         self.param_groups = []
         if isinstance(params, Tensor):
             raise TypeError('params argument given to the optimizer should be an iterable of Tensors or dicts, '
-                            f'but got {type(params).__name__}')
+                            f'but got {_typename(params)}')
         groups = list(params)
         if len(groups) == 0:
             raise ValueError('optimizer got an empty parameter list')
@@ -28,21 +62,36 @@ class Optimizer:
             self.add_param_group(g)
 
     def add_param_group(self, param_group):
+        if not isinstance(param_group, dict):
+            raise TypeError(f'param_group must be a dict, but got {type(param_group).__name__}')
         params = param_group['params']
-        param_group['params'] = [params] if isinstance(params, Tensor) else list(params)
-        for p in param_group['params']:
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError('optimizer parameters need to be organized in ordered collections, but the ordering '
+                            'of tensors in sets will change between runs. Please use a list instead.')
+        params = list(params)
+        if params and isinstance(params[0], tuple):  # named parameters
+            param_group['param_names'] = [n for n, _ in params]
+            params = [p for _, p in params]
+        param_group['params'] = params
+        for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError('optimizer can only optimize Tensors, but one of the params is ' + type(p).__name__)
+                raise TypeError('optimizer can only optimize Tensors, but one of the params is ' + _typename(p))
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for k, v in self.defaults.items():
             if v is required and k not in param_group:
-                raise ValueError(f'parameter group didn\'t specify a value of required optimization parameter {k}')
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {k}")
             param_group.setdefault(k, v)
         seen = {id(p) for g in self.param_groups for p in g['params']}
-        if any(id(p) in seen for p in param_group['params']):
+        if any(id(p) in seen for p in params):
             raise ValueError('some parameters appear in more than one parameter group')
         self.param_groups.append(param_group)
+        self._init_group_state(param_group)
+
+    def _init_group_state(self, group):
+        """Eager state (Adagrad's accumulators); most optimizers create state on the first step."""
 
     def zero_grad(self, set_to_none=True):
         for group in self.param_groups:
@@ -51,21 +100,63 @@ class Optimizer:
                     if set_to_none:
                         p._grad = None
                     else:
-                        p._grad.detach_()
+                        if p._grad._grad_fn is not None:
+                            p._grad.detach_()
+                        else:
+                            p._grad.requires_grad_(False)
                         p._grad.zero_()
 
-    def step(self, closure=None):
+    def register_step_pre_hook(self, hook):
+        """hook(optimizer, args, kwargs) before each step; it may return new (args, kwargs)."""
+        from ..autograd.graph import add_hook
+        return add_hook(self.__dict__.setdefault('_step_pre_hooks', {}), hook)
+
+    def register_step_post_hook(self, hook):
+        """hook(optimizer, args, kwargs) after each step."""
+        from ..autograd.graph import add_hook
+        return add_hook(self.__dict__.setdefault('_step_post_hooks', {}), hook)
+
+    def step(self, *args, **kwargs):
+        pre, post = self.__dict__.get('_step_pre_hooks'), self.__dict__.get('_step_post_hooks')
+        if pre:
+            for hook in tuple(pre.values()):
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    if not (isinstance(res, tuple) and len(res) == 2):
+                        raise RuntimeError(f'{hook} must return None or a tuple of (new_args, new_kwargs), but '
+                                           f'got {res}.')
+                    args, kwargs = res
+        out = self._step(*args, **kwargs)
+        if post:
+            for hook in tuple(post.values()):
+                hook(self, args, kwargs)
+        return out
+
+    def _step(self, closure=None):
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
+        self._opt_called = True  # lr schedulers warn when they step before the optimizer
         with no_grad():
             for group in self.param_groups:
-                self._update_group(group)
+                for p in group['params']:
+                    if p._grad is None:
+                        continue
+                    grad = p._grad._data
+                    if group.get('maximize', False):
+                        grad = -grad
+                    # state is stored only once an update writes some (SGD without momentum keeps none)
+                    state = self.state[p] if p in self.state else {}
+                    self._update(p, grad, state, group)
+                    if state and p not in self.state:
+                        self.state[p] = state
+                    p._version_counter[0] += 1
         return loss
 
-    def _update_group(self, group):
+    def _update(self, p, grad, state, group):
+        """Update p._data in place from its gradient array (maximize already applied)."""
         raise NotImplementedError
 
     def __repr__(self):
@@ -77,38 +168,76 @@ class Optimizer:
                     s += '\n    {}: {}'.format(key, group[key])
         return s + '\n)'
 
+    def __getstate__(self):
+        return {'defaults': self.defaults, 'state': self.state, 'param_groups': self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
     def state_dict(self):
+        """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}, as PyTorch packs it."""
         index = {}
-        packed_groups = []
         start = 0
-        for g in self.param_groups:
-            packed = {k: v for k, v in g.items() if k != 'params'}
-            ids = list(range(start, start + len(g['params'])))
-            for i, p in zip(ids, g['params']):
-                index[id(p)] = i
-            packed['params'] = ids
-            start += len(ids)
-            packed_groups.append(packed)
-        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
-        return {'state': state, 'param_groups': packed_groups}
+
+        def pack(group):
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != 'params'}
+            for i, p in enumerate(group['params'], start):
+                index.setdefault(id(p), i)
+            packed['params'] = [index[id(p)] for p in group['params']]
+            start += len(packed['params'])
+            return packed
+        groups = [pack(g) for g in self.param_groups]
+        state = {index[id(k)] if isinstance(k, Tensor) else k: v for k, v in self.state.items()}
+        return {'state': state, 'param_groups': groups}
 
     def load_state_dict(self, state_dict):
-        groups = state_dict['param_groups']
-        if len(groups) != len(self.param_groups):
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict['param_groups'])
+        if len(groups) != len(saved_groups):
             raise ValueError('loaded state dict has a different number of parameter groups')
-        params = [p for g in self.param_groups for p in g['params']]
-        by_index = {}
-        for saved, g in zip(groups, self.param_groups):
-            if len(saved['params']) != len(g['params']):
-                raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
-                                 "optimizer's group")
-            for i, p in zip(saved['params'], g['params']):
-                by_index[i] = p
-            for k, v in saved.items():
-                if k != 'params':
-                    g[k] = v
-        self.state = {}
-        for i, s in state_dict['state'].items():
-            p = by_index[int(i)]
-            self.state[p] = {k: (v.clone() if isinstance(v, Tensor) else v) for k, v in s.items()}
-        del params
+        if any(len(g['params']) != len(s['params']) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        id_map = {}
+        for g, s in zip(groups, saved_groups):
+            for i, p in zip(s['params'], g['params']):
+                id_map[i] = p
+
+        def cast(param, value, key=None):
+            if isinstance(value, Tensor):
+                # state follows the parameter's dtype, except the step counter (PyTorch's policy); like
+                # PyTorch's .to(), a tensor already of that dtype is kept, not copied
+                data = value._data
+                if key != 'step' and data.dtype.kind == 'f' and data.dtype != param._data.dtype:
+                    return _t(data.astype(param._data.dtype))
+                return value
+            if isinstance(value, dict):
+                return {k: cast(param, v, k) for k, v in value.items()}
+            return copy.deepcopy(value)
+
+        state = defaultdict(dict)
+        for k, v in state_dict['state'].items():
+            key = int(k) if isinstance(k, str) and k.isdigit() else k
+            if key in id_map:
+                state[id_map[key]] = cast(id_map[key], v)
+            else:
+                state[key] = v
+        new_groups = []
+        for g, s in zip(groups, saved_groups):
+            s['params'] = g['params']
+            if 'param_names' in g and 'param_names' not in s:
+                s['param_names'] = g['param_names']
+            new_groups.append(s)
+        self.state = state
+        self.param_groups = new_groups
+
+
+def _typename(obj):
+    from ..nn.modules.module import _typename as name
+    return name(obj)
+
+
+def _check(cond, message):
+    if not cond:
+        raise ValueError(message)

@@ -1,4 +1,17 @@
+"""The module zoo, one file per family (as PyTorch lays it out)."""
 from .module import Module
-from .linear import Identity, Linear
-from .activation import ReLU, Sigmoid, Tanh
-from .container import Sequential
+from .linear import Bilinear, Identity, Linear
+from .flatten import Flatten, Unflatten
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .activation import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .upsampling import Fold, Unfold, Upsample
+from .normalization import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .sparse import Embedding
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
+from .attention import MultiheadAttention
+from .transformer import TransformerEncoder, TransformerEncoderLayer

@@ -5,6 +5,24 @@ from ..parameter import Parameter
 from ...tensor import Tensor
 
 
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        from ...tensor import legacy_type_name
+        return legacy_type_name(obj._data)
+    module = type(obj).__module__
+    return type(obj).__qualname__ if module in ('builtins', None) else f'{module}.{type(obj).__qualname__}'
+
+
+def _check_name(name, kind):
+    if not isinstance(name, str):
+        raise TypeError(f'{kind} name should be a string. Got {type(name).__name__}')
+    if name == '':
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if '.' in name:
+        # PyTorch names the offending name only for modules
+        raise KeyError(f'{kind} name can\'t contain "."' + (f', got: {name}' if kind == 'module' else ''))
+
+
 def _addindent(s, n):
     lines = s.split('\n')
     if len(lines) == 1:
@@ -24,26 +42,40 @@ class Module:
         object.__setattr__(self, '_forward_hooks', OrderedDict())
         object.__setattr__(self, '_forward_pre_hooks', OrderedDict())
         object.__setattr__(self, '_backward_hooks', OrderedDict())
+        object.__setattr__(self, '_backward_pre_hooks', OrderedDict())
+        object.__setattr__(self, '_hooks_with_kwargs', set())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or
+                self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args, kwargs):
-        for hook in tuple(self._forward_pre_hooks.values()):
-            res = hook(self, args)
-            if res is not None:
-                args = res if isinstance(res, tuple) else (res,)
-        if self._backward_hooks:
+        for hid, hook in tuple(self._forward_pre_hooks.items()):
+            if hid in self._hooks_with_kwargs:
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    if not (isinstance(res, tuple) and len(res) == 2):
+                        raise RuntimeError('forward pre-hook must return None or a tuple of (new_args, new_kwargs), '
+                                           f'but got {res}.')
+                    args, kwargs = res
+            else:
+                res = hook(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+        if self._backward_hooks or self._backward_pre_hooks:
             from .hooks import backward_hook_call
             return backward_hook_call(self, args, kwargs)
         out = self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_hooks.values()):
-            res = hook(self, args, out)
+        return self._run_forward_hooks(args, kwargs, out)
+
+    def _run_forward_hooks(self, args, kwargs, out):
+        for hid, hook in tuple(self._forward_hooks.items()):
+            res = hook(self, args, kwargs, out) if hid in self._hooks_with_kwargs else hook(self, args, out)
             if res is not None:
                 out = res
         return out
@@ -59,7 +91,7 @@ class Module:
             return
         if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}' as parameter "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter "
                                 f"'{name}' (torch.nn.Parameter or None expected)")
             params[name] = None
             return
@@ -72,14 +104,14 @@ class Module:
             return
         if modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 '(torch.nn.Module or None expected)')
             modules[name] = None
             return
         buffers = self.__dict__.get('_buffers')
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                 '(torch.Tensor or None expected)')
             buffers[name] = value
             return
@@ -89,6 +121,7 @@ class Module:
         for d in (self.__dict__, self._parameters, self._buffers, self._modules):
             if name in d:
                 del d[name]
+        self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name):
         d = self.__dict__
@@ -101,22 +134,33 @@ class Module:
         for store in (self._parameters, self._buffers, self._modules):
             if name in store:
                 del store[name]
+                self._non_persistent_buffers_set.discard(name)
                 return
         object.__delattr__(self, name)
 
     def register_parameter(self, name, param):
-        if '.' in name:
-            raise KeyError('parameter name can\'t contain "."')
+        if '_parameters' not in self.__dict__:
+            raise AttributeError('cannot assign parameter before Module.__init__() call')
+        _check_name(name, 'parameter')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
                             '(torch.nn.Parameter or None required)')
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                             'created explicitly. To express \'{name}\' as a function of another Tensor, compute '
+                             'the value in the forward() method.'.replace('{name}', name))
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
-        if '.' in name:
-            raise KeyError('buffer name can\'t contain "."')
+        if '_buffers' not in self.__dict__:
+            raise AttributeError('cannot assign buffer before Module.__init__() call')
+        _check_name(name, 'buffer')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             '(torch Tensor or None required)')
         self._buffers[name] = tensor
         if persistent:
@@ -126,7 +170,10 @@ class Module:
 
     def add_module(self, name, module):
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f'{type(module).__name__} is not a Module subclass')
+            raise TypeError(f'{_typename(module)} is not a Module subclass')
+        _check_name(name, 'module')
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
         self._modules[name] = module
 
     register_module = add_module
@@ -282,17 +329,41 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     # ---- hooks ---------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook):
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) (or hook(module, args, kwargs) with_kwargs) before forward; it may
+        return new args (or (args, kwargs))."""
         from ...autograd.graph import add_hook
-        return add_hook(self._forward_pre_hooks, hook)
+        handle = add_hook(self._forward_pre_hooks, hook)
+        if with_kwargs:
+            self._hooks_with_kwargs.add(handle.id)
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
 
-    def register_forward_hook(self, hook):
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """hook(module, args, output) (or hook(module, args, kwargs, output)) after forward; it may
+        return a new output."""
         from ...autograd.graph import add_hook
-        return add_hook(self._forward_hooks, hook)
+        handle = add_hook(self._forward_hooks, hook)
+        if with_kwargs:
+            self._hooks_with_kwargs.add(handle.id)
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
 
-    def register_full_backward_hook(self, hook):
+    def register_full_backward_hook(self, hook, prepend=False):
         from ...autograd.graph import add_hook
-        return add_hook(self._backward_hooks, hook)
+        handle = add_hook(self._backward_hooks, hook)
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        from ...autograd.graph import add_hook
+        handle = add_hook(self._backward_pre_hooks, hook)
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     # ---- state ---------------------------------------------------------------------------
     def state_dict(self, destination=None, prefix='', keep_vars=False):

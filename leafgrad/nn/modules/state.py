@@ -1,7 +1,13 @@
-"""Loading a state dict into a module, with PyTorch's report of missing and unexpected keys."""
+"""Loading a state dict into a module, with PyTorch's report of missing and unexpected keys.
+
+Everything is checked (types, shapes) before anything is copied, so a failed load leaves the
+module unchanged.
+"""
 from collections import namedtuple
+from collections.abc import Mapping
 
 from ...autograd.grad_mode import no_grad
+from ...tensor import Tensor
 
 IncompatibleKeys = namedtuple('IncompatibleKeys', ['missing_keys', 'unexpected_keys'])
 
@@ -15,7 +21,23 @@ class _IncompatibleKeys(IncompatibleKeys):
     __str__ = __repr__
 
 
+def _targets(module):
+    """{key: (owning module, attribute name, 'param'|'buffer')} for every entry of state_dict()."""
+    out = {}
+    for prefix, m in module.named_modules(remove_duplicate=False):
+        pre = prefix + '.' if prefix else ''
+        for name, p in m._parameters.items():
+            if p is not None:
+                out.setdefault(pre + name, (m, name, 'param'))
+        for name, b in m._buffers.items():
+            if b is not None and name not in m._non_persistent_buffers_set:
+                out.setdefault(pre + name, (m, name, 'buffer'))
+    return out
+
+
 def load_state_dict(module, state_dict, strict=True, assign=False):
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f'Expected state_dict to be dict-like, got {type(state_dict)}.')
     own = module.state_dict(keep_vars=True)
     missing = [k for k in own if k not in state_dict]
     unexpected = [k for k in state_dict if k not in own]
@@ -24,6 +46,10 @@ def load_state_dict(module, state_dict, strict=True, assign=False):
         if k not in state_dict:
             continue
         src = state_dict[k]
+        if not isinstance(src, Tensor):
+            errors.append(f'While copying the parameter named "{k}", expected torch.Tensor or Tensor-like object '
+                          f'from checkpoint but received {type(src)}')
+            continue
         if tuple(src.shape) != tuple(target.shape):
             errors.append(f'size mismatch for {k}: copying a param with shape {src.shape} from checkpoint, '
                           f'the shape in current model is {target.shape}.')
@@ -35,9 +61,20 @@ def load_state_dict(module, state_dict, strict=True, assign=False):
     if errors:
         raise RuntimeError('Error(s) in loading state_dict for {}:\n\t{}'.format(
             type(module).__name__, '\n\t'.join(errors)))
-    with no_grad():
-        for k, target in own.items():
-            if k in state_dict:
-                src = state_dict[k]
-                target.copy_(src)
+    if assign:
+        from ..parameter import Parameter
+        for k, (m, name, kind) in _targets(module).items():
+            if k not in state_dict:
+                continue
+            src = state_dict[k]
+            if kind == 'param':
+                old = m._parameters[name]
+                m._parameters[name] = src if isinstance(src, Parameter) else Parameter(src, old.requires_grad)
+            else:
+                m._buffers[name] = src
+    else:
+        with no_grad():
+            for k, target in own.items():
+                if k in state_dict:
+                    target.copy_(state_dict[k])
     return _IncompatibleKeys(missing, unexpected)

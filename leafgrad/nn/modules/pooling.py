@@ -1,0 +1,102 @@
+"""Pooling modules: max, average and adaptive average pooling in 1, 2 and 3 dimensions (PyTorch's
+options and reprs)."""
+from .. import functional as F
+from .module import Module
+
+
+class MaxPool2d(Module):
+    _fn = 'max_pool2d'
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self):
+        return (f'kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, '
+                f'dilation={self.dilation}, ceil_mode={self.ceil_mode}')
+
+
+class AvgPool2d(Module):
+    _fn = 'avg_pool2d'
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f'kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}'
+
+
+class AdaptiveAvgPool2d(Module):
+    _fn = 'adaptive_avg_pool2d'
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, self.output_size)
+
+    def extra_repr(self):
+        return f'output_size={self.output_size}'
+
+
+class MaxPool1d(MaxPool2d):
+    _fn = 'max_pool1d'
+
+
+class MaxPool3d(MaxPool2d):
+    _fn = 'max_pool3d'
+
+
+class AvgPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        single = lambda x: tuple(x) if isinstance(x, (tuple, list)) else (x,)  # noqa: E731
+        self.kernel_size = single(kernel_size)
+        self.stride = single(stride if stride is not None else kernel_size)
+        self.padding = single(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self):
+        return f'kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}'
+
+
+class AvgPool3d(AvgPool2d):
+    _fn = 'avg_pool3d'
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    _fn = 'adaptive_avg_pool1d'
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    _fn = 'adaptive_avg_pool3d'
+
+
+__all__ = ['MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveAvgPool1d',
+           'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d']

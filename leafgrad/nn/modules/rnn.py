@@ -1,0 +1,344 @@
+"""Recurrent layers RNN, LSTM and GRU, written with leafgrad ops (so autograd needs nothing new).
+
+Each layer and direction projects the whole input sequence at once (one matmul), then steps
+through time with the hidden-to-hidden product; gates are slices (``narrow``) of one
+pre-activation, in PyTorch's order (LSTM: i, f, g, o; GRU: r, z, n). Parameter names, shapes
+and initialisation (U(-1/sqrt(hidden), 1/sqrt(hidden)) for all) are PyTorch's.
+"""
+import math
+import numbers
+import warnings
+
+from .. import functional as F, init
+from ..parameter import Parameter
+from .module import Module
+from ... import creation, ops
+from ...ops import elementwise as ew
+
+
+def _stack(tensors, dim):
+    return ops.stack(tensors, dim)
+
+
+def _cat(tensors, dim):
+    return ops.cat(tensors, dim)
+
+
+class RNNBase(Module):
+    _gates = {'LSTM': 4, 'GRU': 3, 'RNN_TANH': 1, 'RNN_RELU': 1}
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
+            raise ValueError('dropout should be a number in range [0, 1] representing the probability of an '
+                             'element being zeroed')
+        if dropout > 0 and num_layers == 1:
+            warnings.warn('dropout option adds dropout after all but last recurrent layer, so non-zero dropout '
+                          f'expects num_layers greater than 1, but got dropout={dropout} and '
+                          f'num_layers={num_layers}', stacklevel=2)
+        if not isinstance(input_size, int):
+            raise TypeError(f'input_size should be of type int, got: {type(input_size).__name__}')
+        if input_size <= 0:
+            raise ValueError('input_size must be greater than zero')
+        if not isinstance(hidden_size, int):
+            raise TypeError(f'hidden_size should be of type int, got: {type(hidden_size).__name__}')
+        if hidden_size <= 0:
+            raise ValueError('hidden_size must be greater than zero')
+        if num_layers <= 0:
+            raise ValueError('num_layers must be greater than zero')
+        if proj_size != 0:
+            raise NotImplementedError('leafgrad: proj_size is not supported')
+        if mode not in self._gates:
+            raise ValueError('Unrecognized RNN mode: ' + mode)
+        gate_size = self._gates[mode] * hidden_size
+        num_directions = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        self._all_weights = []
+        for layer in range(num_layers):
+            for direction in range(num_directions):
+                layer_input = input_size if layer == 0 else hidden_size * num_directions
+                suffix = '_reverse' if direction == 1 else ''
+                shapes = [('weight_ih_l{}{}', (gate_size, layer_input)), ('weight_hh_l{}{}', (gate_size, hidden_size))]
+                if bias:
+                    shapes += [('bias_ih_l{}{}', (gate_size,)), ('bias_hh_l{}{}', (gate_size,))]
+                names = []
+                for fmt, shape in shapes:
+                    name = fmt.format(layer, suffix)
+                    setattr(self, name, Parameter(creation.empty(shape, device=device, dtype=dtype)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    @property
+    def all_weights(self):
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    def extra_repr(self):
+        s = f'{self.input_size}, {self.hidden_size}'
+        if self.num_layers != 1:
+            s += f', num_layers={self.num_layers}'
+        if self.bias is not True:
+            s += f', bias={self.bias}'
+        if self.batch_first is not False:
+            s += f', batch_first={self.batch_first}'
+        if self.dropout != 0:
+            s += f', dropout={self.dropout}'
+        if self.bidirectional is not False:
+            s += f', bidirectional={self.bidirectional}'
+        return s
+
+    # ---- the recurrence ------------------------------------------------------------------
+    def _weights(self, layer, direction):
+        suffix = '_reverse' if direction == 1 else ''
+        get = lambda n: getattr(self, f'{n}_l{layer}{suffix}')  # noqa: E731
+        if self.bias:
+            return get('weight_ih'), get('weight_hh'), get('bias_ih'), get('bias_hh')
+        return get('weight_ih'), get('weight_hh'), None, None
+
+    def _cell(self, x_t, state, w_hh, b_hh):
+        """One step: x_t is the input projection at this step; returns the new state."""
+        raise NotImplementedError
+
+    def _run_direction(self, x, state, layer, direction):
+        """x: (T, N, in). Returns outputs (T, N, H) and the final state."""
+        w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
+        proj = F.linear(x, w_ih, b_ih)  # all time steps at once
+        steps = range(x.shape[0] - 1, -1, -1) if direction == 1 else range(x.shape[0])
+        outs = [None] * x.shape[0]
+        for t in steps:
+            state = self._cell(proj.select(0, t), state, w_hh, b_hh)
+            outs[t] = state[0] if isinstance(state, tuple) else state
+        return _stack(outs, 0), state
+
+    def _check_input(self, input, batched):
+        expected = 3 if batched else 2
+        if input.dim() != expected:
+            raise ValueError(f'input must have {expected} dimensions, got {input.dim()}')
+        if self.input_size != input.shape[-1]:
+            raise RuntimeError(f'input.size(-1) must be equal to input_size. Expected {self.input_size}, '
+                               f'got {input.shape[-1]}')
+
+    def _forward(self, input, hx):
+        """input (T, N, in); hx: (L*D, N, H) tensor or tuple of them. Returns output and final states."""
+        num_directions = 2 if self.bidirectional else 1
+        is_lstm = self.mode == 'LSTM'
+        finals = []
+        layer_input = input
+        for layer in range(self.num_layers):
+            dir_outs = []
+            for d in range(num_directions):
+                idx = layer * num_directions + d
+                state = (hx[0].select(0, idx), hx[1].select(0, idx)) if is_lstm else hx.select(0, idx)
+                out, state = self._run_direction(layer_input, state, layer, d)
+                dir_outs.append(out)
+                finals.append(state)
+            layer_input = dir_outs[0] if num_directions == 1 else _cat(dir_outs, 2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        if is_lstm:
+            h_n = _stack([s[0] for s in finals], 0)
+            c_n = _stack([s[1] for s in finals], 0)
+            return layer_input, (h_n, c_n)
+        return layer_input, _stack(finals, 0)
+
+    def forward(self, input, hx=None):
+        batched = input.dim() == 3
+        self._check_input(input, batched)
+        if not batched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        num_directions = 2 if self.bidirectional else 1
+        batch = input.shape[1]
+        shape = (self.num_layers * num_directions, batch, self.hidden_size)
+        is_lstm = self.mode == 'LSTM'
+        if hx is None:
+            zeros = creation.zeros(shape, dtype=input.dtype, device=input.device)
+            hx = (zeros, creation.zeros(shape, dtype=input.dtype, device=input.device)) if is_lstm else zeros
+        else:
+            hs = hx if is_lstm else (hx,)
+            if not batched:
+                for h in hs:
+                    if h.dim() != 2:
+                        raise RuntimeError(f'For unbatched 2-D input, hx should also be 2-D but got {h.dim()}-D '
+                                           'tensor')
+                hs = tuple(h.unsqueeze(1) for h in hs)
+            for h in hs:
+                if tuple(h.shape) != shape:
+                    raise RuntimeError(f'Expected hidden size {shape}, got {list(h.shape)}')
+            hx = hs if is_lstm else hs[0]
+        output, hidden = self._forward(input, hx)
+        if not batched:
+            output = output.squeeze(1)
+            hidden = tuple(h.squeeze(1) for h in hidden) if is_lstm else hidden.squeeze(1)
+        elif self.batch_first:
+            output = output.transpose(0, 1)
+        return output, hidden
+
+
+def _rnn_step(x_proj, h, w_hh, b_hh, relu=False):
+    """h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh); x_proj is the input part, already computed."""
+    pre = ew.add(x_proj, F.linear(h, w_hh, b_hh))
+    return ew.relu(pre) if relu else ew.tanh(pre)
+
+
+def _lstm_step(x_proj, state, w_hh, b_hh):
+    h, c = state
+    H = h.shape[-1]
+    gates = ew.add(x_proj, F.linear(h, w_hh, b_hh))
+    i = ew.sigmoid(gates.narrow(-1, 0, H))
+    f = ew.sigmoid(gates.narrow(-1, H, H))
+    g = ew.tanh(gates.narrow(-1, 2 * H, H))
+    o = ew.sigmoid(gates.narrow(-1, 3 * H, H))
+    c = f * c + i * g
+    return o * ew.tanh(c), c
+
+
+def _gru_step(x_proj, h, w_hh, b_hh):
+    H = h.shape[-1]
+    hp = F.linear(h, w_hh, b_hh)
+    r = ew.sigmoid(x_proj.narrow(-1, 0, H) + hp.narrow(-1, 0, H))
+    z = ew.sigmoid(x_proj.narrow(-1, H, H) + hp.narrow(-1, H, H))
+    n = ew.tanh(x_proj.narrow(-1, 2 * H, H) + r * hp.narrow(-1, 2 * H, H))
+    return (1 - z) * n + z * h
+
+
+class RNN(RNNBase):
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        if nonlinearity == 'tanh':
+            mode = 'RNN_TANH'
+        elif nonlinearity == 'relu':
+            mode = 'RNN_RELU'
+        else:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device=device, dtype=dtype)
+
+    def _cell(self, x_t, h, w_hh, b_hh):
+        return _rnn_step(x_t, h, w_hh, b_hh, relu=self.mode == 'RNN_RELU')
+
+
+class LSTM(RNNBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__('LSTM', *args, **kwargs)
+
+    def _cell(self, x_t, state, w_hh, b_hh):
+        return _lstm_step(x_t, state, w_hh, b_hh)
+
+
+class GRU(RNNBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__('GRU', *args, **kwargs)
+
+    def _cell(self, x_t, h, w_hh, b_hh):
+        return _gru_step(x_t, h, w_hh, b_hh)
+
+
+# ---- single steps ------------------------------------------------------------------------------
+class RNNCellBase(Module):
+    _num_chunks = 1
+
+    def __init__(self, input_size, hidden_size, bias, num_chunks=None, device=None, dtype=None):
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        n = self._num_chunks * hidden_size
+        kw = dict(device=device, dtype=dtype)
+        self.weight_ih = Parameter(creation.empty((n, input_size), **kw))
+        self.weight_hh = Parameter(creation.empty((n, hidden_size), **kw))
+        if bias:
+            self.bias_ih = Parameter(creation.empty(n, **kw))
+            self.bias_hh = Parameter(creation.empty(n, **kw))
+        else:
+            self.register_parameter('bias_ih', None)
+            self.register_parameter('bias_hh', None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self):
+        s = f'{self.input_size}, {self.hidden_size}'
+        if self.bias is not True:
+            s += f', bias={self.bias}'
+        if getattr(self, 'nonlinearity', 'tanh') != 'tanh':
+            s += f', nonlinearity={self.nonlinearity}'
+        return s
+
+    def _prepare(self, input, hx, name):
+        if input.dim() not in (1, 2):
+            raise ValueError(f'{name}: Expected input to be 1D or 2D, got {input.dim()}D instead')
+        hs = hx if isinstance(hx, tuple) else (hx,)
+        for h in hs:
+            if h is not None and h.dim() not in (1, 2):
+                raise ValueError(f'{name}: Expected hidden to be 1D or 2D, got {h.dim()}D instead')
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        zeros = lambda: creation.zeros((input.shape[0], self.hidden_size), dtype=input.dtype,  # noqa: E731
+                                       device=input.device)
+        hs = tuple(zeros() if h is None else (h if batched else h.unsqueeze(0)) for h in hs)
+        return input, hs, batched
+
+
+class RNNCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity='tanh', device=None, dtype=None):
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        input, (h,), batched = self._prepare(input, hx, 'RNNCell')
+        if self.nonlinearity not in ('tanh', 'relu'):
+            raise RuntimeError(f'Unknown nonlinearity: {self.nonlinearity}')
+        out = _rnn_step(F.linear(input, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
+                        relu=self.nonlinearity == 'relu')
+        return out if batched else out.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    _num_chunks = 4
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        hx = (None, None) if hx is None else tuple(hx)
+        input, (h, c), batched = self._prepare(input, hx, 'LSTMCell')
+        h, c = _lstm_step(F.linear(input, self.weight_ih, self.bias_ih), (h, c), self.weight_hh, self.bias_hh)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    _num_chunks = 3
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        input, (h,), batched = self._prepare(input, hx, 'GRUCell')
+        out = _gru_step(F.linear(input, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return out if batched else out.squeeze(0)
+
+
+__all__ = ['RNNBase', 'RNN', 'LSTM', 'GRU', 'RNNCellBase', 'RNNCell', 'LSTMCell', 'GRUCell']

@@ -1,0 +1,71 @@
+"""Embedding: a lookup table of rows, initialised N(0, 1) with the padding row zeroed."""
+from .. import functional as F, init
+from ..parameter import Parameter
+from .module import Module
+from ... import creation
+from ...autograd.grad_mode import no_grad
+
+
+class Embedding(Module):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        if padding_idx is not None:
+            if padding_idx > 0 and padding_idx >= num_embeddings:
+                raise AssertionError('Padding_idx must be within num_embeddings')
+            if padding_idx < 0:
+                if padding_idx < -num_embeddings:
+                    raise AssertionError('Padding_idx must be within num_embeddings')
+                padding_idx = num_embeddings + padding_idx
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if _weight is None:
+            self.weight = Parameter(creation.empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError('Shape of weight does not match num_embeddings and embedding_dim')
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        self.sparse = sparse
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight._data[self.padding_idx] = 0
+                self.weight._version_counter[0] += 1
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        if embeddings.dim() != 2:
+            raise AssertionError('Embeddings parameter is expected to be 2-dimensional')
+        rows, cols = embeddings.shape
+        return cls(rows, cols, _weight=embeddings, _freeze=freeze, padding_idx=padding_idx, max_norm=max_norm,
+                   norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+    def extra_repr(self):
+        s = f'{self.num_embeddings}, {self.embedding_dim}'
+        if self.padding_idx is not None:
+            s += f', padding_idx={self.padding_idx}'
+        if self.max_norm is not None:
+            s += f', max_norm={self.max_norm}'
+        if self.norm_type != 2:
+            s += f', norm_type={self.norm_type}'
+        if self.scale_grad_by_freq is not False:
+            s += f', scale_grad_by_freq={self.scale_grad_by_freq}'
+        if self.sparse is not False:
+            s += ', sparse=True'
+        return s
+
+
+__all__ = ['Embedding']

@@ -1,0 +1,171 @@
+"""Adam, AdamW (decoupled weight decay), Adamax, NAdam and RAdam: PyTorch's single-tensor
+updates, operation by operation."""
+import math
+
+import numpy as np
+
+from .optimizer import Optimizer, _check, _increment, _lerp_, _step_tensor, _t
+
+
+def _check_common(lr, eps, betas, weight_decay):
+    _check(0.0 <= lr, f'Invalid learning rate: {lr}')
+    _check(0.0 <= eps, f'Invalid epsilon value: {eps}')
+    _check(0.0 <= betas[0] < 1.0, f'Invalid beta parameter at index 0: {betas[0]}')
+    _check(0.0 <= betas[1] < 1.0, f'Invalid beta parameter at index 1: {betas[1]}')
+    _check(0.0 <= weight_decay, f'Invalid weight_decay value: {weight_decay}')
+
+
+def _zeros(p):
+    return _t(np.zeros_like(p._data))
+
+
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        _check_common(lr, eps, betas, weight_decay)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    def _update(self, p, g, state, group):
+        lr, (beta1, beta2), eps, wd = group['lr'], group['betas'], group['eps'], group['weight_decay']
+        if not state:
+            state['step'] = _step_tensor()
+            state['exp_avg'] = _zeros(p)
+            state['exp_avg_sq'] = _zeros(p)
+            if group['amsgrad']:
+                state['max_exp_avg_sq'] = _zeros(p)
+        step = _increment(state)
+        if wd != 0:
+            if group['decoupled_weight_decay']:
+                p._data *= 1 - lr * wd
+            else:
+                g = g + wd * p._data
+        m, v = state['exp_avg']._data, state['exp_avg_sq']._data
+        _lerp_(m, g, 1 - beta1)
+        v *= beta2
+        v += (1 - beta2) * g * g
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size = lr / bias_correction1
+        bias_correction2_sqrt = math.sqrt(bias_correction2)
+        if group['amsgrad']:
+            vmax = state['max_exp_avg_sq']._data
+            np.maximum(vmax, v, out=vmax)
+            denom = np.sqrt(vmax) / bias_correction2_sqrt + eps
+        else:
+            denom = np.sqrt(v) / bias_correction2_sqrt + eps
+        p._data += (-step_size * m) / denom
+
+
+class AdamW(Adam):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+
+class Adamax(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
+                 maximize=False, differentiable=False, capturable=False):
+        _check_common(lr, eps, betas, weight_decay)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, capturable=capturable))
+
+    def _update(self, p, g, state, group):
+        lr, (beta1, beta2), eps, wd = group['lr'], group['betas'], group['eps'], group['weight_decay']
+        if not state:
+            state['step'] = _step_tensor()
+            state['exp_avg'] = _zeros(p)
+            state['exp_inf'] = _zeros(p)
+        step = _increment(state)
+        if wd != 0:
+            g = g + wd * p._data
+        m, u = state['exp_avg']._data, state['exp_inf']._data
+        _lerp_(m, g, 1 - beta1)
+        u *= beta2
+        np.maximum(u, np.abs(g) + eps, out=u)
+        clr = lr / (1 - beta1 ** step)
+        p._data += (-clr * m) / u
+
+
+class NAdam(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False):
+        _check_common(lr, eps, betas, weight_decay)
+        _check(0.0 <= momentum_decay, f'Invalid momentum_decay value: {momentum_decay}')
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable))
+
+    def _update(self, p, g, state, group):
+        lr, (beta1, beta2), eps, wd = group['lr'], group['betas'], group['eps'], group['weight_decay']
+        psi = group['momentum_decay']
+        if not state:
+            state['step'] = _step_tensor()
+            state['mu_product'] = _t(np.ones((), dtype=np.float32))
+            state['exp_avg'] = _zeros(p)
+            state['exp_avg_sq'] = _zeros(p)
+        step = _increment(state)
+        bias_correction2 = 1 - beta2 ** step
+        if wd != 0:
+            if group['decoupled_weight_decay']:
+                p._data *= 1 - lr * wd
+            else:
+                g = g + wd * p._data
+        mu = beta1 * (1. - 0.5 * (0.96 ** (step * psi)))
+        mu_next = beta1 * (1. - 0.5 * (0.96 ** ((step + 1) * psi)))
+        # the running product is a float32 tensor in PyTorch: keep its rounding
+        prod = state['mu_product']
+        prod._data = np.asarray(prod._data * np.float32(mu), dtype=np.float32)
+        mu_product = float(prod._data)
+        m, v = state['exp_avg']._data, state['exp_avg_sq']._data
+        _lerp_(m, g, 1 - beta1)
+        v *= beta2
+        v += (1 - beta2) * g * g
+        denom = np.sqrt(v / bias_correction2) + eps
+        mu_product_next = mu_product * mu_next
+        p._data += (-lr * (1. - mu) / (1. - mu_product)) * g / denom
+        p._data += ((-lr * mu_next) / (1. - mu_product_next)) * m / denom
+
+
+class RAdam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
+                 *, foreach=None, maximize=False, capturable=False, differentiable=False):
+        _check_common(lr, eps, betas, weight_decay)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                                      foreach=foreach, capturable=capturable,
+                                      decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable))
+
+    def _update(self, p, g, state, group):
+        lr, (beta1, beta2), eps, wd = group['lr'], group['betas'], group['eps'], group['weight_decay']
+        if not state:
+            state['step'] = _step_tensor()
+            state['exp_avg'] = _zeros(p)
+            state['exp_avg_sq'] = _zeros(p)
+        step = _increment(state)
+        if wd != 0:
+            if group['decoupled_weight_decay']:
+                p._data *= 1 - lr * wd
+            else:
+                g = g + wd * p._data
+        m, v = state['exp_avg']._data, state['exp_avg_sq']._data
+        _lerp_(m, g, 1 - beta1)
+        v *= beta2
+        v += (1 - beta2) * g * g
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        corrected = m / bias_correction1
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+        if rho_t > 5.0:
+            rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            adaptive = math.sqrt(bias_correction2) / (np.sqrt(v) + eps)
+            p._data -= corrected * lr * adaptive * rect
+        else:
+            p._data -= corrected * lr

@@ -1,0 +1,109 @@
+"""RMSprop, Adagrad and Adadelta: PyTorch's single-tensor updates."""
+import numpy as np
+
+from .optimizer import Optimizer, _check, _increment, _lerp_, _step_tensor, _t
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        _check(0.0 <= lr, f'Invalid learning rate: {lr}')
+        _check(0.0 <= eps, f'Invalid epsilon value: {eps}')
+        _check(0.0 <= momentum, f'Invalid momentum value: {momentum}')
+        _check(0.0 <= weight_decay, f'Invalid weight_decay value: {weight_decay}')
+        _check(0.0 <= alpha, f'Invalid alpha value: {alpha}')
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                                      weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable))
+
+    def _update(self, p, g, state, group):
+        lr, alpha, eps, wd, momentum = group['lr'], group['alpha'], group['eps'], group['weight_decay'], \
+            group['momentum']
+        if not state:
+            state['step'] = _step_tensor()
+            state['square_avg'] = _t(np.zeros_like(p._data))
+            if momentum > 0:
+                state['momentum_buffer'] = _t(np.zeros_like(p._data))
+            if group['centered']:
+                state['grad_avg'] = _t(np.zeros_like(p._data))
+        _increment(state)
+        if wd != 0:
+            g = g + wd * p._data
+        sq = state['square_avg']._data
+        sq *= alpha
+        sq += (1 - alpha) * g * g
+        if group['centered']:
+            ga = state['grad_avg']._data
+            _lerp_(ga, g, 1 - alpha)
+            avg = np.sqrt(sq + (-1 * ga) * ga)
+        else:
+            avg = np.sqrt(sq)
+        avg += eps
+        if momentum > 0:
+            buf = state['momentum_buffer']._data
+            buf *= momentum
+            buf += g / avg
+            p._data += -lr * buf
+        else:
+            p._data += (-lr * g) / avg
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        _check(0.0 <= lr, f'Invalid learning rate: {lr}')
+        _check(0.0 <= lr_decay, f'Invalid lr_decay value: {lr_decay}')
+        _check(0.0 <= weight_decay, f'Invalid weight_decay value: {weight_decay}')
+        _check(0.0 <= initial_accumulator_value,
+               f'Invalid initial_accumulator_value value: {initial_accumulator_value}')
+        _check(0.0 <= eps, f'Invalid epsilon value: {eps}')
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, fused=fused))
+
+    def _init_group_state(self, group):
+        # PyTorch creates Adagrad's accumulators when the group is added, not on the first step
+        for p in group['params']:
+            state = self.state[p]
+            state['step'] = _step_tensor()
+            state['sum'] = _t(np.full_like(p._data, group['initial_accumulator_value']))
+
+    def _update(self, p, g, state, group):
+        lr, lr_decay, eps, wd = group['lr'], group['lr_decay'], group['eps'], group['weight_decay']
+        step = _increment(state)
+        if wd != 0:
+            g = g + wd * p._data
+        clr = lr / (1 + (step - 1) * lr_decay)
+        s = state['sum']._data
+        s += g * g
+        std = np.sqrt(s) + eps
+        p._data += (-clr * g) / std
+
+
+class Adadelta(Optimizer):
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
+                 maximize=False, differentiable=False):
+        _check(0.0 <= lr, f'Invalid learning rate: {lr}')
+        _check(0.0 <= rho <= 1.0, f'Invalid rho value: {rho}')
+        _check(0.0 <= eps, f'Invalid epsilon value: {eps}')
+        _check(0.0 <= weight_decay, f'Invalid weight_decay value: {weight_decay}')
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                                      capturable=capturable, foreach=foreach, differentiable=differentiable))
+
+    def _update(self, p, g, state, group):
+        lr, rho, eps, wd = group['lr'], group['rho'], group['eps'], group['weight_decay']
+        if not state:
+            state['step'] = _step_tensor()
+            state['square_avg'] = _t(np.zeros_like(p._data))
+            state['acc_delta'] = _t(np.zeros_like(p._data))
+        _increment(state)
+        if wd != 0:
+            g = g + wd * p._data
+        sq, acc = state['square_avg']._data, state['acc_delta']._data
+        sq *= rho
+        sq += (1 - rho) * g * g
+        std = np.sqrt(sq + eps)
+        delta = np.sqrt(acc + eps) / std * g
+        acc *= rho
+        acc += (1 - rho) * delta * delta
+        p._data += -lr * delta
