@@ -127,8 +127,9 @@ CASES = [
          [normal(5), normal(5), fixed([1.0, -1.0, 1.0, 1.0, -1.0])]),
     case('hinge_embedding_loss', lambda T, F, x, y: F.hinge_embedding_loss(x, y, margin=0.8),
          [normal(6), fixed([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])], node=False),
-    case('soft_margin_loss', lambda T, F, x, y: F.soft_margin_loss(x, y), [normal(6), fixed([1.0, -1.0] * 3)],
-         node=False),
+    case('soft_margin_loss', lambda T, F, x, y: F.soft_margin_loss(x, y), [normal(6), fixed([1.0, -1.0] * 3)]),
+    case('soft_margin_loss_int_target', lambda T, F, x, y: F.soft_margin_loss(x, y, reduction='none'),
+         [normal(2, 3), fixed([[1, -1, 1], [-1, -1, 1]])]),
     case('multilabel_soft_margin_loss', lambda T, F, x, y: F.multilabel_soft_margin_loss(x, y),
          [normal(3, 4), fixed(np.eye(3, 4))], node=False),
     # PyTorch has no second derivative of these two (leafgrad's composition has one)
@@ -512,6 +513,7 @@ ERRORS = [
     ('cosine_broadcast', lambda T, F: F.cosine_similarity(T.tensor(_r(2, 3)), T.tensor(_r(4, 3)))),
     ('interpolate_mode_dims', lambda T, F: F.interpolate(T.tensor(_r(2, 3, 4)), scale_factor=2, mode='bilinear')),
     ('glu_odd', lambda T, F: F.glu(T.tensor(_r(2, 3)))),
+    ('soft_margin_target_grad', lambda T, F: F.soft_margin_loss(T.tensor(_r(3)), T.tensor(_r(3), requires_grad=True))),
     ('bce_mixed_dtype_backward', lambda T, F: F.binary_cross_entropy(
         T.tensor(np.full(3, 0.5), dtype=T.float32, requires_grad=True), T.tensor(np.full(3, 0.3))).backward()),
     ('huber_mixed_dtype_backward', lambda T, F: F.huber_loss(

@@ -465,10 +465,31 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return reduce_loss(out, reduction)
 
 
+class SoftMarginLossBackward0(Node):
+    __slots__ = ('reduction', 'count')
+
+    def apply(self, grad):
+        x, y = self.saved_tensors
+        g = _scale_grad(grad, self.reduction, self.count)
+        return -y * _ew.sigmoid(-(y * x)) * g, None
+
+
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+    """log(1 + exp(-y x)), one node as in PyTorch (which refuses a target that requires grad)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    return reduce_loss(-_log_sigmoid(target * input), reduction)
+    if target.requires_grad:
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
+                           'This input cannot have requires_grad True.')
+    input, target = _broadcast_pair(input, target)
+    x, y = binary_operands(input, target)
+    z = -(y * x)
+    loss = xp.log1p(xp.exp(-xp.abs(z))) + xp.maximum(z, 0)
+    out, node = record(_reduce_array(loss, reduction), SoftMarginLossBackward0, (input, target))
+    if node is not None:
+        node.reduction, node.count = reduction, loss.size
+        node.save(input, target)
+    return out
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
