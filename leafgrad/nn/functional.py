@@ -27,20 +27,20 @@ from ._functional.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adap
 from ._functional.sampling import (interpolate, scaled_dot_product_attention, upsample, upsample_bilinear,
                                    upsample_nearest)
 
-# Activations are written in ops/activation.py; until that family is present only the core ones
-# below exist.
+# The activations live in ops/activation.py (another family of the op library), pad with the
+# shape ops; each name is re-exported when that family provides it.
 try:
-    from ..ops.activation import (elu, gelu, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish,  # noqa
-                                  relu6, selu, silu, softplus)
-except ImportError:  # pragma: no cover - the activation family lands separately
-    pass
-try:
-    from ..ops.activation import (celu, hardshrink, softshrink, softsign, tanhshrink, threshold)  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
+    from ..ops import activation as _activation
+except ImportError:  # pragma: no cover - the family lands separately
+    _activation = None
+for _name in ('elu', 'elu_', 'selu', 'selu_', 'celu', 'celu_', 'gelu', 'silu', 'mish', 'softplus', 'logsigmoid',
+              'leaky_relu', 'leaky_relu_', 'hardtanh', 'hardtanh_', 'relu6', 'hardswish', 'hardsigmoid', 'threshold',
+              'threshold_', 'hardshrink', 'softshrink', 'softsign', 'tanhshrink', 'rrelu', 'rrelu_'):
+    if hasattr(_activation, _name):
+        globals()[_name] = getattr(_activation, _name)
 try:
     from ..ops.rearrange import pad  # noqa: F401
-except ImportError:  # pragma: no cover - the padding op lands with the shape family
+except ImportError:  # pragma: no cover
     pass
 
 
