@@ -156,6 +156,13 @@ CASES = [
     case('embedding', lambda T, F, i, w: F.embedding(i, w), [ints(5, 2, 3), normal(5, 3)]),
     case('embedding_padding', lambda T, F, i, w: F.embedding(i, w, padding_idx=1),
          [fixed([[1, 2, 1], [0, 4, 2]]), normal(5, 3)], fd=False),  # the padding row gets no gradient
+    case('embedding_bag_mean', lambda T, F, i, w, o: F.embedding_bag(i, w, o),
+         [fixed([1, 2, 4, 5, 4, 3, 2, 9]), normal(10, 3), fixed([0, 0, 4])]),
+    case('embedding_bag_sum_2d_padding', lambda T, F, i, w: F.embedding_bag(i, w, mode='sum', padding_idx=2),
+         [fixed([[1, 2, 4], [2, 2, 0]]), normal(5, 3)], fd=False),
+    case('embedding_bag_per_sample', lambda T, F, i, w, o, p: F.embedding_bag(
+        i, w, o, mode='sum', per_sample_weights=p, include_last_offset=True),
+        [fixed([1, 2, 4, 1, 3]), normal(6, 2), fixed([0, 2, 5]), normal(5)], twice=False),  # torch: no 2nd
     # normalization
     case('layer_norm', lambda T, F, x, w, b: F.layer_norm(x, (4,), w, b), [normal(3, 4), normal(4), normal(4)]),
     case('layer_norm_2d_plain', lambda T, F, x: F.layer_norm(x, (3, 4)), [normal(2, 3, 4)]),

@@ -345,3 +345,80 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     onehot = xp.zeros_like(y._data)
     xp.put_along_axis(onehot, xp.expand_dims(idx, d), 1.0, axis=d)
     return const(onehot, y) - y.detach() + y
+
+
+# ---- embedding_bag ---------------------------------------------------------------------------
+
+class EmbeddingBagBackward0(Node):
+    __slots__ = ('num_weights', 'padding_idx', 'bag', 'scale', 'num_bags')
+
+    def apply(self, grad):
+        indices, weight, *psw = self.saved_tensors
+        from ...ops.indexing import getitem
+        g_rows = getitem(grad, wrap(self.bag))                      # each element's bag gradient
+        gw = gp = None
+        if self.next_functions[1][0] is not None:
+            scale = const(self.scale[:, None], grad)
+            rows_grad = g_rows * (scale if not psw else scale * _shape.unsqueeze(psw[0], 1))
+            gw = _embedding_backward(rows_grad, indices, self.num_weights, self.padding_idx)
+        if psw and self.next_functions[2][0] is not None:
+            rows = embedding(indices, weight, self.padding_idx)
+            gp = _sum(g_rows * rows, 1) * const(self.scale, grad)
+        return None, gw, gp
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode='mean',
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums or means of bags of embeddings, one node (no per-bag Python loop): each looked-up row
+    is added into its bag's output with np.add.at."""
+    if mode not in ('sum', 'mean'):
+        raise NotImplementedError(f"embedding_bag: mode '{mode}' is not supported by leafgrad (sum and mean are)"
+                                  if mode == 'max' else f'mode has to be one of sum, mean or max')
+    if per_sample_weights is not None and mode != 'sum':
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    idx = input._data
+    n = weight._data.shape[0]
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError('if input is 2D, then offsets has to be None, as input is treated is a mini-batch of '
+                             'fixed length sequences. However, found offsets of type Tensor')
+        num_bags, length = idx.shape
+        bag = xp.repeat(xp.arange(num_bags), length)
+        flat = input.reshape(-1)
+    elif idx.ndim == 1:
+        if offsets is None:
+            raise ValueError('offsets has to be a 1D Tensor but got None')
+        off = offsets._data.astype(xp.int64)
+        if include_last_offset:
+            off = off[:-1]
+        num_bags = off.shape[0]
+        bag = xp.searchsorted(off, xp.arange(idx.shape[0]), side='right') - 1
+        flat = input
+    else:
+        raise ValueError(f'input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}')
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += n
+    ids = flat._data
+    if ids.size and (ids.min() < 0 or ids.max() >= n):
+        raise IndexError('index out of range in self')
+    keep = xp.ones(ids.shape, dtype=weight._data.dtype) if padding_idx is None else \
+        (ids != padding_idx).astype(weight._data.dtype)
+    if mode == 'mean':
+        counts = xp.bincount(bag, weights=keep, minlength=num_bags)
+        scale = keep / xp.maximum(counts, 1)[bag]
+    else:
+        scale = keep
+    rows = weight._data[ids] * scale[:, None]
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights._data.reshape(-1)[:, None]
+    out = xp.zeros((num_bags, weight._data.shape[1]), dtype=weight._data.dtype)
+    xp.add.at(out, bag, rows)
+    psw = [per_sample_weights.reshape(-1)] if per_sample_weights is not None else []
+    result, node = record(out, EmbeddingBagBackward0, (flat, weight, *psw))
+    if node is not None:
+        node.num_weights, node.padding_idx = n, padding_idx
+        node.bag, node.scale, node.num_bags = bag, scale.astype(weight._data.dtype), num_bags
+        node.save(flat, weight, *psw)
+    return result
