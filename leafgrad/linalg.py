@@ -1,10 +1,13 @@
 """leafgrad.linalg: linear algebra as ``torch.linalg``.
 
-This module starts with the norms (vector_norm, matrix_norm, norm); the decompositions and
-solvers (inv, det, solve, svd ...) are added here by the linear-algebra part of the op library.
+The norms are written here; the decompositions and solvers live in ``ops/linalg_decomp.py``.
 """
 from .ops._util import wrap_dim
 from .ops.reduction import _check_float, vector_norm
+from .ops.linalg_decomp import inv, det, slogdet, solve, cholesky, qr, eigh, svd  # noqa: F401
+from .ops.linalg_decomp import (LinAlgError, cholesky_ex, cross, eigvalsh, inv_ex, matrix_power, matrix_rank,  # noqa
+                                multi_dot, pinv, solve_triangular, svdvals, vecdot)
+from .ops.linalg import matmul  # noqa: F401
 
 
 def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
@@ -19,9 +22,6 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord == 'fro':
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ('nuc', 2, -2):
-        svdvals = globals().get('svdvals')
-        if svdvals is None:
-            raise NotImplementedError(f'linalg.matrix_norm: ord={ord!r} needs linalg.svdvals')
         from .ops.shape import permute
         rest = [d for d in range(A.ndim) if d not in (d0, d1)]
         s = svdvals(permute(A, rest + [d0, d1]))

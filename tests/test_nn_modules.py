@@ -363,7 +363,9 @@ def test_loss(name, kwargs, op, kind):
     ('CosineEmbeddingLoss', (), dict(margin=0.1), 'cosine_embedding_loss',
      lambda r: [r.standard_normal((4, 3)), r.standard_normal((4, 3)), np.array([1.0, -1.0, 1.0, -1.0])]),
     ('HingeEmbeddingLoss', (), {}, 'hinge_embedding_loss', lambda r: [r.standard_normal(6), np.sign(r.standard_normal(6))]),
-    ('SoftMarginLoss', (), {}, 'soft_margin_loss', lambda r: [r.standard_normal(6), np.sign(r.standard_normal(6))]),
+    # (an integer target: PyTorch refuses a soft_margin_loss target that requires grad)
+    ('SoftMarginLoss', (), {}, 'soft_margin_loss',
+     lambda r: [r.standard_normal(6), np.sign(r.standard_normal(6)).astype(np.int64)]),
     ('MultiLabelSoftMarginLoss', (), {}, 'multilabel_soft_margin_loss',
      lambda r: [r.standard_normal((3, 4)), (r.uniform(size=(3, 4)) > 0.5).astype(float)]),
     ('MultiMarginLoss', (), {}, 'multi_margin_loss', lambda r: [r.standard_normal((3, 4)), np.array([0, 3, 1])]),

@@ -1,10 +1,48 @@
-"""nn.functional: the neural-network ops (the op library grows this module)."""
-from .. import backend
+"""leafgrad.nn.functional: the neural-network ops, as ``torch.nn.functional``.
+
+The implementations live in ``nn/_functional/`` by kind (basic, loss, norm, conv, pooling,
+sampling); the activations come from ``ops/activation.py`` and ``pad`` from the shape ops.
+"""
 from ..ops import elementwise as _ew
 from ..ops import inplace as _inplace
-from ..ops._util import Node, record, xp
-from ..ops.linalg import mm
-from ..ops.shape import reshape, t
+from ..ops.linalg import addmm, matmul, mm
+from ..ops.shape import t as _t
+from ..ops.linalg_extra import pdist
+from ._functional.basic import (alpha_dropout, cosine_similarity, dropout, dropout1d, dropout2d, dropout3d, embedding,
+                                embedding_bag, gumbel_softmax, log_softmax, normalize, one_hot, pairwise_distance,
+                                softmax, softmin)
+from ._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ._functional.extra import bilinear, fold, glu, pixel_shuffle, pixel_unshuffle, prelu, unfold
+from ._functional.grid import affine_grid, grid_sample
+from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
+                               cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
+                               margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
+                               multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
+                               triplet_margin_loss)
+from ._functional.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, rms_norm
+from ._functional.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
+                                  adaptive_max_pool1d_with_indices, adaptive_max_pool2d,
+                                  adaptive_max_pool2d_with_indices, avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d,
+                                  lp_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices,
+                                  max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d)
+from ._functional.sampling import (interpolate, scaled_dot_product_attention, upsample, upsample_bilinear,
+                                   upsample_nearest)
+
+# The activations live in ops/activation.py (another family of the op library), pad with the
+# shape ops; each name is re-exported when that family provides it.
+try:
+    from ..ops import activation as _activation
+except ImportError:  # pragma: no cover - the family lands separately
+    _activation = None
+for _name in ('elu', 'elu_', 'selu', 'selu_', 'celu', 'celu_', 'gelu', 'silu', 'mish', 'softplus', 'logsigmoid',
+              'leaky_relu', 'leaky_relu_', 'hardtanh', 'hardtanh_', 'relu6', 'hardswish', 'hardsigmoid', 'threshold',
+              'threshold_', 'hardshrink', 'softshrink', 'softsign', 'tanhshrink', 'rrelu', 'rrelu_'):
+    if hasattr(_activation, _name):
+        globals()[_name] = getattr(_activation, _name)
+try:
+    from ..ops.rearrange import pad  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
 
 
 def relu(input, inplace=False):
@@ -13,92 +51,31 @@ def relu(input, inplace=False):
     return _ew.relu(input)
 
 
+def relu_(input):
+    return relu(input, inplace=True)
+
+
 sigmoid = _ew.sigmoid
 tanh = _ew.tanh
 
 
-class AddmmBackward0(Node):
-    def apply(self, grad):
-        mat1, mat2 = self.saved_tensors
-        gb = None
-        if self.next_functions[0][0] is not None:
-            from ..ops._util import sum_to
-            gb = sum_to(grad, self.bias_shape)
-        g1 = mm(grad, t(mat2)) if self.next_functions[1][0] is not None else None
-        g2 = mm(t(mat1), grad) if self.next_functions[2][0] is not None else None
-        return gb, g1, g2
-
-
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    if beta != 1 or alpha != 1:
-        return _ew.add(_ew.mul(input, beta), _ew.mul(mm(mat1, mat2), alpha))
-    a, b = mat1._data, mat2._data
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[-1]} and '
-                           f'{b.shape[0]}x{b.shape[-1]})')
-    data = a @ b
-    data += input._data
-    out, node = record(data, AddmmBackward0, (input, mat1, mat2))
-    if node is not None:
-        node.bias_shape = input._data.shape
-        node.save(mat1, mat2)
-    return out
-
-
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias, recorded as PyTorch records it (AddmmBackward0 on 2-D input)."""
-    if input._data.shape[-1] != weight._data.shape[-1]:
-        a = input._data.shape
+    """input @ weight.T + bias, recorded as PyTorch records it: one AddmmBackward0 for 2-D input,
+    a flattened addmm and a view for other contiguous input with a bias, else matmul (+ add)."""
+    x = input._data
+    if x.shape[-1:] != weight._data.shape[-1:]:
         rows = 1
-        for s in a[:-1]:
+        for s in x.shape[:-1]:
             rows *= s
-        raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows}x{a[-1]} and '
-                           f'{weight._data.shape[1]}x{weight._data.shape[0]})')
-    if input._data.dtype != weight._data.dtype:
-        raise RuntimeError(f'mat1 and mat2 must have the same dtype, but got {input.dtype.name.capitalize()} '
-                           f'and {weight.dtype.name.capitalize()}')
-    wt = t(weight)
-    if input._data.ndim == 2:
-        return mm(input, wt) if bias is None else addmm(bias, input, wt)
-    from ..ops.linalg import matmul
-    out = matmul(input, wt)
-    return out if bias is None else _ew.add(out, bias)
-
-
-class MseLossBackward0(Node):
-    def apply(self, grad):
-        x, y = self.saved_tensors
-        diff = x - y
-        if self.reduction == 'mean':
-            g = diff * (grad * (2.0 / max(self.count, 1)))
-        else:
-            g = diff * (grad * 2.0)
-        gx = g if self.next_functions[0][0] is not None else None
-        gy = -g if self.next_functions[1][0] is not None else None
-        return gx, gy
-
-
-def mse_loss(input, target, size_average=None, reduce=None, reduction='mean'):
-    if input._data.shape != target._data.shape:
-        import warnings
-        warnings.warn(f'Using a target size ({target.shape}) that is different to the input size ({input.shape}). '
-                      'This will likely lead to incorrect results due to broadcasting. Please ensure they have the '
-                      'same size.', UserWarning, stacklevel=2)
-        shape = xp.broadcast_shapes(input._data.shape, target._data.shape)
-        from ..ops.shape import expand
-        input, target = expand(input, shape), expand(target, shape)
-    diff = input._data - target._data
-    sq = diff * diff
-    if reduction == 'mean':
-        data = xp.asarray(sq.mean())
-    elif reduction == 'sum':
-        data = xp.asarray(sq.sum())
-    elif reduction == 'none':
-        data = sq
-    else:
-        raise ValueError(f'{reduction} is not a valid value for reduction')
-    out, node = record(data, MseLossBackward0, (input, target))
-    if node is not None:
-        node.reduction, node.count = reduction, sq.size
-        node.save(input, target)
-    return out
+        raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and '
+                           f'{weight._data.shape[-1]}x{weight._data.shape[0]})')
+    wt = _t(weight)
+    if bias is not None:
+        if x.ndim == 2:
+            return addmm(bias, input, wt)
+        if x.flags.c_contiguous:
+            from ..ops.shape import reshape, view
+            out = addmm(bias, reshape(input, (-1, x.shape[-1])), wt)
+            return view(out, x.shape[:-1] + (weight._data.shape[0],))
+        return _ew.add(matmul(input, wt), bias)
+    return mm(input, wt) if x.ndim == 2 else matmul(input, wt)

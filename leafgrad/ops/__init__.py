@@ -10,8 +10,9 @@ import importlib
 
 from ..tensor import Tensor
 
-FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax', 'shape',
-            'rearrange', 'indexing', 'scatter', 'linalg', 'inplace', 'conversion', 'operators']
+FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax',
+            'shape', 'rearrange', 'indexing', 'scatter', 'linalg', 'linalg_decomp', 'linalg_extra',
+            'inplace', 'conversion', 'operators']
 
 __all__ = []
 for _family in FAMILIES:

@@ -1,7 +1,16 @@
 """Matrix products. ``matmul`` dispatches on dimensions as PyTorch does, so the recorded
 nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names."""
-from ._util import Node, record, xp
+from ._util import Node, record, sum_to, xp
 from . import shape as _shape
+
+
+_SCALAR = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
+           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+
+
+def _sname(t):
+    """PyTorch's scalar type name (Float, Double …) as its error messages print it."""
+    return _SCALAR.get(t._data.dtype.name, t._data.dtype.name)
 
 
 def _tname(t):
@@ -53,7 +62,8 @@ def mv(input, vec):
     if a.shape[1] != v.shape[0]:
         raise RuntimeError(f'size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
     if a.dtype != v.dtype:
-        raise RuntimeError(f'expected m1 and m2 to have the same dtype, but got: {_tname(input)} != {_tname(vec)}')
+        raise RuntimeError(f'addmv input tensors must have the same dtype, but got {_sname(vec)}, {_sname(input)}, and '
+                           f'{_sname(vec)}')
     out, node = record(a @ v, MvBackward0, (input, vec))
     if node is not None:
         node.save(input, vec)
@@ -78,8 +88,7 @@ def dot(input, other):
         raise RuntimeError(f'inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have '
                            'the same number of elements, but got {} and {} elements respectively'.format(a.shape[0], b.shape[0]))
     if a.dtype != b.dtype:
-        raise RuntimeError(f'dot : expected both vectors to have same dtype, but found {input.dtype.name.capitalize()} '
-                           f'and {other.dtype.name.capitalize()}')
+        raise RuntimeError(f'dot : expected both vectors to have same dtype, but found {_sname(input)} and {_sname(other)}')
     out, node = record(xp.asarray(a @ b), DotBackward0, (input, other))
     if node is not None:
         node.save(input, other)
@@ -98,6 +107,9 @@ class OuterBackward(Node):
 
 
 def outer(input, vec2):
+    for name, t in (('self', input), ('vec2', vec2)):
+        if t._data.ndim != 1:
+            raise RuntimeError(f'outer: Expected 1-D argument {name}, but got {t._data.ndim}-D')
     out, node = record(xp.multiply.outer(input._data, vec2._data), OuterBackward, (input, vec2))
     if node is not None:
         node.save(input, vec2)
@@ -126,6 +138,8 @@ def bmm(input, mat2):
     if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
         raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] '
                            f'but got: [{b.shape[0]}, {b.shape[1]}].')
+    if a.dtype != b.dtype:
+        raise RuntimeError(f'expected scalar type {_sname(input)} but found {_sname(mat2)}')
     out, node = record(xp.matmul(a, b), BmmBackward0, (input, mat2))
     if node is not None:
         node.save(input, mat2)
@@ -150,6 +164,10 @@ def matmul(input, other):
     if da == 2 and db == 2:
         return mm(input, other)
     a_shape, b_shape = input._data.shape, other._data.shape
+    if db == 1:
+        # fold the batch into the rows of one matrix-vector product, as PyTorch does
+        rows = _shape.reshape(input, (-1, a_shape[-1]))
+        return _unsafe_view(mv(rows, other), a_shape[:-1])
     if db <= 2:
         # fold the batch into the rows: one mm, as PyTorch does
         a = input if da > 1 else _shape.unsqueeze(input, 0)
@@ -166,12 +184,29 @@ def matmul(input, other):
     n, k = a._data.shape[-2:]
     k2, m = b._data.shape[-2:]
     if k != k2:
-        raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{1}, {k}] but got: [{1}, {k2}].')
-    batch = tuple(xp.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2]))
+        batch = _broadcast_batch(a._data.shape[:-2], b._data.shape[:-2])
+        count = int(xp.prod(batch)) if batch else 1
+        raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{count}, {k}] but got: '
+                           f'[{count}, {k2}].')
+    batch = _broadcast_batch(a._data.shape[:-2], b._data.shape[:-2])
     a3 = _shape.reshape(_shape.expand(a, batch + (n, k)), (-1, n, k))
     b3 = _shape.reshape(_shape.expand(b, batch + (k, m)), (-1, k, m))
     out_shape = batch + ((n,) if da > 1 else ()) + (m,)
     return _unsafe_view(bmm(a3, b3), out_shape)
+
+
+def _broadcast_batch(sa, sb):
+    """The broadcast batch shape, with PyTorch's message when the batch dims do not broadcast."""
+    n = max(len(sa), len(sb))
+    out = []
+    for i in range(n):
+        x = sa[i - n + len(sa)] if i - n + len(sa) >= 0 else 1
+        y = sb[i - n + len(sb)] if i - n + len(sb) >= 0 else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f'The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton '
+                               f'dimension {i}')
+        out.append(max(x, y) if x != 0 and y != 0 else 0)
+    return tuple(out)
 
 
 def _unsafe_view(t, shape):
@@ -181,4 +216,383 @@ def _unsafe_view(t, shape):
     return out
 
 
-FUNCTIONS = ['matmul', 'mm', 'mv', 'dot', 'outer', 'ger', 'bmm']
+
+
+# ---- fused products with an added term: addmm, addmv, baddbmm, addbmm ---------------------
+
+def _scaled(t, c):
+    return t if c == 1 else t * c
+
+
+def _broadcast_input(input, shape):
+    """``input``'s array broadcast to the product's shape, with expand's error when it cannot be."""
+    try:
+        return xp.broadcast_to(input._data, shape)
+    except ValueError:
+        _shape.expand(input, shape)  # raises PyTorch's message
+        raise
+
+
+def _fused_add(prod, input, beta, alpha):
+    """alpha * prod + beta * input, where beta == 0 ignores input (even NaN), as in PyTorch."""
+    if alpha != 1:
+        prod = prod * alpha
+    if beta != 0:
+        prod = prod + (_broadcast_input(input, prod.shape) if beta == 1 else beta * _broadcast_input(input, prod.shape))
+    else:
+        _broadcast_input(input, prod.shape)
+    return prod
+
+
+class AddmmBackward0(Node):
+    __slots__ = ('self_shape', 'alpha', 'beta')
+
+    def apply(self, grad):
+        mat1, mat2 = self.saved_tensors
+        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if self.next_functions[0][0] is not None else None
+        g1 = _scaled(mm(grad, _shape.t(mat2)), self.alpha) if self.next_functions[1][0] is not None else None
+        g2 = _scaled(mm(_shape.t(mat1), grad), self.alpha) if self.next_functions[2][0] is not None else None
+        return gs, g1, g2
+
+
+def _check_mm(mat1, mat2):
+    a, b = mat1._data, mat2._data
+    if a.ndim != 2:
+        raise RuntimeError(f'mat1 must be a matrix, got {a.ndim}-D tensor')
+    if b.ndim != 2:
+        raise RuntimeError(f'mat2 must be a matrix, got {b.ndim}-D tensor')
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and '
+                           f'{b.shape[0]}x{b.shape[1]})')
+    if a.dtype != b.dtype:
+        raise RuntimeError(f'expected m1 and m2 to have the same dtype, but got: {_tname(mat1)} != {_tname(mat2)}')
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2) as one node (nn.Linear records it on 2-D input)."""
+    if input._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f'self and mat2 must have the same dtype, but got {_sname(input)} and {_sname(mat2)}')
+    if mat1._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f'mat1 and mat2 must have the same dtype, but got {_sname(mat1)} and {_sname(mat2)}')
+    _check_mm(mat1, mat2)
+    data = _fused_add(mat1._data @ mat2._data, input, beta, alpha)
+    out, node = record(data, AddmmBackward0, (input, mat1, mat2))
+    if node is not None:
+        node.self_shape, node.alpha, node.beta = input._data.shape, alpha, beta
+        node.save(mat1, mat2)
+    return out
+
+
+class AddmvBackward0(Node):
+    __slots__ = ('self_shape', 'alpha', 'beta')
+
+    def apply(self, grad):
+        mat, vec = self.saved_tensors
+        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if self.next_functions[0][0] is not None else None
+        gm = _scaled(outer(grad, vec), self.alpha) if self.next_functions[1][0] is not None else None
+        gv = _scaled(mv(_shape.t(mat), grad), self.alpha) if self.next_functions[2][0] is not None else None
+        return gs, gm, gv
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    a, v = mat._data, vec._data
+    if a.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f'vector + matrix @ vector expected, got {input._data.ndim}, {a.ndim}, {v.ndim}')
+    if a.shape[1] != v.shape[0] or (input._data.ndim == 1 and input._data.shape[0] not in (1, a.shape[0])):
+        raise RuntimeError(f'size mismatch, got input ({input._data.shape[0] if input._data.ndim else 1}), '
+                           f'mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
+    data = _fused_add(a @ v, input, beta, alpha)
+    out, node = record(data, AddmvBackward0, (input, mat, vec))
+    if node is not None:
+        node.self_shape, node.alpha, node.beta = input._data.shape, alpha, beta
+        node.save(mat, vec)
+    return out
+
+
+def _check_bmm(batch1, batch2):
+    a, b = batch1._data, batch2._data
+    if a.ndim != 3:
+        raise RuntimeError('batch1 must be a 3D tensor')
+    if b.ndim != 3:
+        raise RuntimeError('batch2 must be a 3D tensor')
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, '
+                           f'{a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].')
+
+
+class BaddbmmBackward0(Node):
+    __slots__ = ('self_shape', 'alpha', 'beta')
+
+    def apply(self, grad):
+        b1, b2 = self.saved_tensors
+        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if self.next_functions[0][0] is not None else None
+        g1 = _scaled(bmm(grad, _shape.transpose(b2, 1, 2)), self.alpha) if self.next_functions[1][0] is not None else None
+        g2 = _scaled(bmm(_shape.transpose(b1, 1, 2), grad), self.alpha) if self.next_functions[2][0] is not None else None
+        return gs, g1, g2
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    _check_bmm(batch1, batch2)
+    data = _fused_add(xp.matmul(batch1._data, batch2._data), input, beta, alpha)
+    out, node = record(data, BaddbmmBackward0, (input, batch1, batch2))
+    if node is not None:
+        node.self_shape, node.alpha, node.beta = input._data.shape, alpha, beta
+        node.save(batch1, batch2)
+    return out
+
+
+class AddbmmBackward0(Node):
+    __slots__ = ('self_shape', 'alpha', 'beta', 'batch')
+
+    def apply(self, grad):
+        b1, b2 = self.saved_tensors
+        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if self.next_functions[0][0] is not None else None
+        g = _shape.expand(_shape.unsqueeze(_scaled(grad, self.alpha), 0), (self.batch,) + tuple(grad.shape))
+        g1 = bmm(g, _shape.transpose(b2, 1, 2)) if self.next_functions[1][0] is not None else None
+        g2 = bmm(_shape.transpose(b1, 1, 2), g) if self.next_functions[2][0] is not None else None
+        return gs, g1, g2
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * sum_b batch1[b] @ batch2[b]: one matmul over the folded batch."""
+    _check_bmm(batch1, batch2)
+    a, b = batch1._data, batch2._data
+    prod = xp.transpose(a, (1, 0, 2)).reshape(a.shape[1], -1) @ b.reshape(-1, b.shape[2])
+    data = _fused_add(prod, input, beta, alpha)
+    out, node = record(data, AddbmmBackward0, (input, batch1, batch2))
+    if node is not None:
+        node.self_shape, node.alpha, node.beta, node.batch = input._data.shape, alpha, beta, a.shape[0]
+        node.save(batch1, batch2)
+    return out
+
+
+# ---- tensordot ----------------------------------------------------------------------------
+
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``dims`` of a with ``dims`` of b: permute, reshape, one mm, view (as PyTorch)."""
+    na, nb = a._data.ndim, b._data.ndim
+    if isinstance(dims, int) or (hasattr(dims, 'ndim') and dims.ndim == 0):
+        n = int(dims)
+        if n < 0:
+            raise RuntimeError(f'tensordot expects dims >= 0, but got dims={n}')
+        if n > min(na, nb):
+            raise RuntimeError(f'tensordot expects dims < ndim_a or ndim_b, but got dims={n}')
+        da, db = list(range(-n, 0)), list(range(n))
+    else:
+        da, db = dims
+        da = [int(d) for d in (da.tolist() if hasattr(da, 'tolist') else ([da] if isinstance(da, int) else da))]
+        db = [int(d) for d in (db.tolist() if hasattr(db, 'tolist') else ([db] if isinstance(db, int) else db))]
+        if len(da) != len(db):
+            raise RuntimeError(f'both dimension lists should have same length, but got {len(da)} and {len(db)}')
+    sa, sb = a._data.shape, b._data.shape
+    shown_a, shown_b = list(da), list(db)
+    da = [d % na if na else d for d in da]
+    db = [d % nb if nb else d for d in db]
+    for i, (x, y) in enumerate(zip(da, db)):
+        if sa[x] != sb[y]:
+            raise RuntimeError(f'contracted dimensions need to match, but first has size {sa[x]} in dim {shown_a[i]} '
+                               f'and second has size {sb[y]} in dim {shown_b[i]}')
+    free_a = [d for d in range(na) if d not in da]
+    free_b = [d for d in range(nb) if d not in db]
+    k = 1
+    for d in da:
+        k *= sa[d]
+    rows = 1
+    for d in free_a:
+        rows *= sa[d]
+    cols = 1
+    for d in free_b:
+        cols *= sb[d]
+    ma = _shape.reshape(_shape.permute(a, free_a + da), (rows, k))
+    mb = _shape.reshape(_shape.permute(b, db + free_b), (k, cols))
+    return _shape.reshape(mm(ma, mb), tuple(sa[d] for d in free_a) + tuple(sb[d] for d in free_b))
+
+
+# ---- einsum -------------------------------------------------------------------------------
+
+class DiagonalBackward0(Node):
+    __slots__ = ('self_shape', 'subs', 'out_subs')
+
+    def apply(self, grad):
+        return _diag_embed(grad, self.out_subs, self.subs, self.self_shape),
+
+
+class DiagonalBackwardBackward0(Node):
+    __slots__ = ('subs', 'out_subs')
+
+    def apply(self, grad):
+        return _diagonal(grad, self.subs, self.out_subs),
+
+
+def _diagonal(t, subs, out_subs):
+    """The generalised diagonal: ``np.einsum('iij->ij')`` as a differentiable view-like op."""
+    data = xp.einsum(f'{subs}->{out_subs}', t._data).copy()
+    out, node = record(data, DiagonalBackward0, (t,))
+    if node is not None:
+        node.self_shape, node.subs, node.out_subs = t._data.shape, subs, out_subs
+    return out
+
+
+def _diag_embed(t, subs, full_subs, full_shape):
+    """Zeros of ``full_shape`` with ``t`` written on its diagonal (the adjoint of _diagonal)."""
+    data = xp.zeros(full_shape, dtype=t._data.dtype)
+    xp.einsum(f'{full_subs}->{subs}', data)[...] = t._data  # einsum returns a writable diagonal view
+    out, node = record(data, DiagonalBackwardBackward0, (t,))
+    if node is not None:
+        node.subs, node.out_subs = full_subs, subs
+    return out
+
+
+def _parse_einsum(equation, operands):
+    eq = equation.replace(' ', '')
+    if '->' in eq:
+        lhs, rhs = eq.split('->', 1)
+    else:
+        lhs, rhs = eq, None
+    terms = lhs.split(',')
+    if len(terms) > len(operands):
+        raise RuntimeError('einsum(): fewer operands were provided than specified in the equation')
+    if len(terms) < len(operands):
+        raise RuntimeError('einsum(): more operands were provided than specified in the equation')
+    # ellipsis dims get capital letters not used in the equation, aligned from the right
+    spare = [c for c in 'ZYXWVUTSRQPONMLKJIHGFEDCBA' if c not in eq]
+    ell_ndim = 0
+    parsed = []
+    for i, (term, op) in enumerate(zip(terms, operands)):
+        nd = op._data.ndim
+        if '...' in term:
+            n = nd - (len(term) - 3)
+            if n < 0:
+                raise RuntimeError(f'einsum(): the number of subscripts in the equation ({len(term) - 3}) is more '
+                                   f'than the number of dimensions ({nd}) for operand {i}')
+            ell_ndim = max(ell_ndim, n)
+            parsed.append((term, n))
+        else:
+            if len(term) != nd:
+                raise RuntimeError(f'einsum(): the number of subscripts in the equation ({len(term)}) does not match '
+                                   f'the number of dimensions ({nd}) for operand {i} and no ellipsis was given')
+            parsed.append((term, 0))
+        for c in term.replace('...', ''):
+            if not c.isalpha():
+                raise RuntimeError(f'einsum(): invalid subscript given at index {lhs.find(c)} in the equation string, '
+                                   'subscripts must be in [a-zA-Z]')
+    ell = ''.join(spare[:ell_ndim][::-1])
+    subs = [term.replace('...', ell[ell_ndim - n:]) for term, n in parsed]
+    if rhs is None:
+        counts = {}
+        for s in subs:
+            for c in s:
+                counts[c] = counts.get(c, 0) + 1
+        rhs_letters = sorted(c for c in counts if counts[c] == 1 and c not in ell)
+        out = ell + ''.join(rhs_letters)
+    else:
+        out = rhs.replace('...', ell)
+        seen = set()
+        for c in out:
+            if c in seen:
+                raise RuntimeError(f'einsum(): output subscript {c} appears more than once in the output')
+            seen.add(c)
+            if not any(c in s for s in subs):
+                raise RuntimeError(f'einsum(): output subscript {c} does not appear in the equation for any input '
+                                   'operand')
+    return subs, out
+
+
+def einsum(equation, *operands):
+    """Einstein summation, composed of leafgrad ops as PyTorch composes it: diagonals, sums over
+    letters only one operand has, then pairwise contractions as one batched matmul each."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    subs, out = _parse_einsum(equation, operands)
+    for op in operands[1:]:
+        if op._data.dtype != operands[0]._data.dtype:
+            raise RuntimeError(f'expected scalar type {_sname(operands[0])} but found {_sname(op)}')
+    sizes = {}
+    for i, (s, op) in enumerate(zip(subs, operands)):
+        for c, n in zip(s, op._data.shape):
+            if c in sizes and sizes[c] != n and n != 1 and sizes[c] != 1:
+                raise RuntimeError(f'einsum(): subscript {c} has size {n} for operand {i} which does not broadcast '
+                                   f'with previously seen size {sizes[c]}')
+            sizes[c] = max(sizes.get(c, 1), n) if c in sizes else n
+    # layout: output letters, then contracted ones in order of appearance
+    letters = list(out)
+    for s in subs:
+        for c in s:
+            if c not in letters:
+                letters.append(c)
+    pos = {c: i for i, c in enumerate(letters)}
+    from .reduction import sum as _sum
+    aligned = []
+    for s, op in zip(subs, operands):
+        if len(set(s)) != len(s):  # repeated subscripts: take the diagonal first
+            uniq = ''.join(dict.fromkeys(s))
+            op, s = _diagonal(op, s, uniq), uniq
+        # move to layout order, with size-1 dims for the letters it lacks
+        order = sorted(range(len(s)), key=lambda i: pos[s[i]])
+        if order != list(range(len(s))):
+            op = _shape.permute(op, order)
+        s = ''.join(s[i] for i in order)
+        full_shape = tuple(op._data.shape[s.index(c)] if c in s else 1 for c in letters)
+        if op._data.shape != full_shape:
+            op = _shape.reshape(op, full_shape)
+        aligned.append(op)
+    present = [set(c for c, n in zip(letters, op._data.shape) if c in s) for op, s in zip(aligned, subs)]
+    # letters in one operand only and not in the output are summed out at once
+    for i in range(len(aligned)):
+        alone = [pos[c] for c in present[i] if c not in out and not any(c in present[j] for j in range(len(aligned)) if j != i)]
+        if alone:
+            # with one operand the sum is the result: drop the dims there, as PyTorch does
+            aligned[i] = _sum(aligned[i], sorted(alone), keepdim=len(aligned) > 1)
+            present[i] -= {letters[d] for d in alone}
+    result, rpresent = aligned[0], present[0]
+    for i in range(1, len(aligned)):
+        later = set().union(*present[i + 1:]) if i + 1 < len(aligned) else set()
+        contract = [c for c in letters if c in rpresent and c in present[i] and c not in out and c not in later]
+        result = _sumproduct(result, aligned[i], [pos[c] for c in contract])
+        rpresent = (rpresent | present[i]) - set(contract)
+    # drop the contracted (now size-1) dims
+    if result._data.ndim > len(out):
+        result = _shape.reshape(result, tuple(result._data.shape[:len(out)]))
+    return result
+
+
+def _sumproduct(a, b, sum_dims):
+    """sum over ``sum_dims`` of a * b (both in the same layout): one bmm over the batch dims."""
+    from .reduction import sum as _sum
+    # a contracted letter of size 1 on one side is summed on the other side first
+    keep = []
+    for d in sum_dims:
+        n_a, n_b = a._data.shape[d], b._data.shape[d]
+        if n_a == 1 and n_b != 1:
+            b = _sum(b, d, keepdim=True)
+        elif n_b == 1 and n_a != 1:
+            a = _sum(a, d, keepdim=True)
+        elif n_a != 1:
+            keep.append(d)
+    sum_dims = keep
+    if not sum_dims:
+        return a * b
+    sa, sb = a._data.shape, b._data.shape
+    nd = len(sa)
+    batch = [d for d in range(nd) if d not in sum_dims and sa[d] != 1 and sb[d] != 1]
+    lo = [d for d in range(nd) if d not in sum_dims and d not in batch and sa[d] != 1]
+    ro = [d for d in range(nd) if d not in sum_dims and d not in batch and d not in lo and sb[d] != 1]
+    ones = [d for d in range(nd) if d not in sum_dims and d not in batch and d not in lo and d not in ro]
+    size = lambda shape, dims: int(xp.prod([shape[d] for d in dims])) if dims else 1
+    ma = _shape.reshape(_shape.permute(a, batch + lo + sum_dims + ro + ones),
+                        (size(sa, batch), size(sa, lo), size(sa, sum_dims)))
+    mb = _shape.reshape(_shape.permute(b, batch + lo + sum_dims + ro + ones),
+                        (size(sb, batch), size(sb, sum_dims), size(sb, ro)))
+    prod = bmm(ma, mb)
+    perm = batch + lo + ro + sum_dims + ones
+    shape = [sa[d] for d in batch] + [sa[d] for d in lo] + [sb[d] for d in ro] + [1] * (len(sum_dims) + len(ones))
+    prod = _shape.reshape(prod, tuple(shape))
+    inverse = [0] * nd
+    for i, d in enumerate(perm):
+        inverse[d] = i
+    return _shape.permute(prod, inverse) if inverse != list(range(nd)) else prod
+
+
+FUNCTIONS = ['matmul', 'mm', 'mv', 'dot', 'outer', 'ger', 'bmm', 'addmm', 'addmv', 'baddbmm', 'addbmm', 'tensordot',
+             'einsum']
+NOT_METHODS = ['tensordot', 'einsum']

@@ -1,0 +1,1 @@
+"""nn.functional's implementation, one module per kind of op; ``nn/functional.py`` re-exports."""

@@ -1,0 +1,424 @@
+"""softmax, log_softmax, dropout, normalize, cosine_similarity, one_hot, embedding.
+
+softmax and log_softmax are single nodes computed stably (the row's maximum subtracted first);
+their derivatives use only the saved output, written with leafgrad ops so they differentiate
+again.
+"""
+import warnings
+
+from ... import backend
+from ...ops._util import Node, record, saved_output, wrap, wrap_dim, xp
+from ...ops import elementwise as _ew
+from ...ops import shape as _shape
+from ...ops.reduction import sum as _sum
+from ...tensor import legacy_type_name
+from .common import const, dtype_name
+
+
+def _softmax_dim(name, ndim, stacklevel=4):
+    warnings.warn(f'Implicit dimension choice for {name} has been deprecated. Change the call to include '
+                  'dim=X as an argument.', UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_input(input, dim, dtype, name):
+    if dtype is not None:
+        input = input.to(backend.to_dtype(dtype))
+    data = input._data
+    if data.dtype.kind != 'f':
+        raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for \'{dtype_name(input)}\'')
+    if dim is None:
+        dim = _softmax_dim(name, data.ndim)
+    d = wrap_dim(dim, max(data.ndim, 1))
+    return input, data.reshape(1) if data.ndim == 0 else data, d
+
+
+class SoftmaxBackward0(Node):
+    __slots__ = ('dim',)
+
+    def apply(self, grad):
+        (y,) = self.saved_tensors
+        return y * (grad - _sum(grad * y, self.dim, keepdim=True)),
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, data, d = _softmax_input(input, dim, dtype, 'softmax')
+    work = data.astype(xp.float32) if data.dtype == xp.float16 else data  # half computes in float, as PyTorch
+    shifted = work - work.max(axis=d, keepdims=True) if work.size else work
+    e = xp.exp(shifted)
+    out = (e / e.sum(axis=d, keepdims=True)).astype(data.dtype, copy=False)
+    result, node = record(out.reshape(input._data.shape), SoftmaxBackward0, (input,))
+    if node is not None:
+        node.dim = d if input._data.ndim else ()
+        node.save(saved_output(result))
+    return result
+
+
+class LogSoftmaxBackward0(Node):
+    __slots__ = ('dim',)
+
+    def apply(self, grad):
+        (y,) = self.saved_tensors
+        return grad - _ew.exp(y) * _sum(grad, self.dim, keepdim=True),
+
+
+def _log_softmax_array(data, d):
+    if not data.size:
+        return data.copy()
+    shifted = data - data.max(axis=d, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=d, keepdims=True))
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, data, d = _softmax_input(input, dim, dtype, 'log_softmax')
+    work = data.astype(xp.float32) if data.dtype == xp.float16 else data
+    out = _log_softmax_array(work, d).astype(data.dtype, copy=False)
+    result, node = record(out.reshape(input._data.shape), LogSoftmaxBackward0, (input,))
+    if node is not None:
+        node.dim = d if input._data.ndim else ()
+        node.save(saved_output(result))
+    return result
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim('softmin', input._data.ndim)
+    if dtype is not None:
+        input = input.to(backend.to_dtype(dtype))
+    return softmax(-input, dim)
+
+
+# ---- dropout ------------------------------------------------------------------------------
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f'dropout probability has to be between 0 and 1, but got {p}')
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p and scale the rest by 1/(1-p): one multiply by a
+    mask drawn from leafgrad's generator (PyTorch records it as MulBackward0)."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    from ...creation import _rng
+    data = input._data
+    keep = _rng(None).random(data.shape) >= p
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    mask = const(keep * scale, input if data.dtype.kind == 'f' else None)
+    if inplace:
+        from ...ops import inplace as _inplace
+        return _inplace.mul_(input, mask)
+    return input * mask
+
+
+def _feature_dropout(input, p, training, inplace, batched_ndim, name):
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    from ...creation import _rng
+    shape = input._data.shape
+    batched = len(shape) == batched_ndim
+    feature_dims = 2 if batched else 1
+    mask_shape = shape[:feature_dims] + (1,) * (len(shape) - feature_dims)
+    keep = _rng(None).random(mask_shape) >= p
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    mask = const(keep * scale, input)
+    if inplace:
+        from ...ops import inplace as _inplace
+        return _inplace.mul_(input, mask)
+    return input * mask
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    if input._data.ndim not in (2, 3):
+        raise RuntimeError(f'dropout1d: Expected 2D or 3D input, but received a {input._data.ndim}D input. Note '
+                           'that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial '
+                           'dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).')
+    return _feature_dropout(input, p, training, inplace, 3, 'dropout1d')
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 4, 'dropout2d')
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 5, 'dropout3d')
+
+
+# ---- norms of vectors ---------------------------------------------------------------------
+
+class LinalgVectorNormBackward0(Node):
+    __slots__ = ('dim', 'ord')
+
+    def apply(self, grad):
+        x, norm = self.saved_tensors
+        if self.ord == 2:
+            # x / |x|, and 0 where the norm is 0 (the subgradient PyTorch picks)
+            safe = _ew.where(norm == 0, 1.0, norm)
+            return x * (grad / safe) * (norm != 0),
+        if self.ord == 1:
+            return _ew.sign(x) * grad,
+        p = self.ord
+        safe = _ew.where(norm == 0, 1.0, norm)
+        ax = _ew.abs(x)
+        return _ew.sign(x) * ax ** (p - 1) * (grad / safe ** (p - 1)) * (norm != 0),
+
+
+def _vector_norm(x, p, dim):
+    """|x|_p over ``dim`` (keepdim), the piece normalize and cosine_similarity need."""
+    data = x._data
+    if p == 2:
+        out = xp.sqrt((data * data).sum(axis=dim, keepdims=True))
+    elif p == 1:
+        out = xp.abs(data).sum(axis=dim, keepdims=True)
+    else:
+        out = (xp.abs(data) ** p).sum(axis=dim, keepdims=True) ** (1.0 / p)
+    result, node = record(out, LinalgVectorNormBackward0, (x,))
+    if node is not None:
+        node.dim, node.ord = dim, p
+        node.save(x, saved_output(result))
+    return result
+
+
+def _clamp_min(t, lo):
+    # the gradient passes where t >= lo, as clamp_min's does
+    return _ew.where(t >= lo, t, const(xp.asarray(lo), t))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    d = wrap_dim(dim, input._data.ndim)
+    denom = _shape.expand_as(_clamp_min(_vector_norm(input, p, d), eps), input)
+    return input / denom
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    try:
+        shape = xp.broadcast_shapes(x1._data.shape, x2._data.shape)
+    except ValueError:
+        x1 + x2  # raises PyTorch's broadcasting message
+        raise
+    d = wrap_dim(dim, len(shape))
+    if x1._data.shape != shape:
+        x1 = _shape.expand(x1, shape)
+    if x2._data.shape != shape:
+        x2 = _shape.expand(x2, shape)
+    n1 = _vector_norm(x1, 2, d)
+    n2 = _vector_norm(x2, 2, d)
+    # PyTorch clamps the norms in place under no_grad: the value changes, the gradient does not
+    n1 = n1 + const(xp.maximum(n1._data, eps) - n1._data)
+    n2 = n2 + const(xp.maximum(n2._data, eps) - n2._data)
+    return _sum((x1 / n1) * (x2 / n2), d)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    diff = x1 - x2 + eps
+    nd = diff._data.ndim
+    out = _vector_norm(diff, p, nd - 1 if nd else ())
+    return out if keepdim else _shape.squeeze(out, -1)
+
+
+# ---- one_hot, embedding -------------------------------------------------------------------
+
+def one_hot(tensor, num_classes=-1):
+    data = tensor._data
+    if data.dtype != xp.int64:
+        raise RuntimeError('one_hot is only applicable to index tensor of type LongTensor.')
+    if num_classes == -1:
+        if data.size == 0:
+            raise RuntimeError('Can not infer total number of classes from empty tensor.')
+        num_classes = int(data.max()) + 1
+    if data.size:
+        if data.min() < 0:
+            raise RuntimeError('Class values must be non-negative.')
+        if data.max() >= num_classes:
+            raise RuntimeError('Class values must be smaller than num_classes.')
+    return wrap((data[..., None] == xp.arange(num_classes)).astype(xp.int64))
+
+
+class EmbeddingBackward0(Node):
+    __slots__ = ('num_weights', 'padding_idx', 'scale_grad_by_freq')
+
+    def apply(self, grad):
+        (indices,) = self.saved_tensors
+        if self.scale_grad_by_freq:
+            # each row's gradient divided by how often its index occurs in the batch
+            idx = indices._data
+            counts = xp.bincount(idx.reshape(-1), minlength=self.num_weights)[idx]
+            grad = grad / const(counts[..., None], grad)
+        return None, _embedding_backward(grad, indices, self.num_weights, self.padding_idx)
+
+
+class EmbeddingDenseBackwardBackward0(Node):
+    __slots__ = ('padding_idx',)
+
+    def apply(self, grad):
+        (indices,) = self.saved_tensors
+        return embedding(indices, grad, self.padding_idx, _backward=True),
+
+
+def _embedding_backward(grad, indices, num_weights, padding_idx):
+    """Rows of the gradient summed into the rows they were read from (padding_idx's row stays 0)."""
+    idx = indices._data.reshape(-1)
+    g = grad._data.reshape(idx.size, -1)
+    out = xp.zeros((num_weights, g.shape[1]), dtype=g.dtype)
+    xp.add.at(out, idx, g)
+    if padding_idx is not None:
+        out[padding_idx] = 0
+    result, node = record(out, EmbeddingDenseBackwardBackward0, (grad,))
+    if node is not None:
+        node.padding_idx = padding_idx
+        node.save(indices)
+    return result
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False, _backward=False):
+    idx = input._data
+    if idx.dtype.kind not in 'iu':
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {legacy_type_name(idx)} instead (while checking arguments for embedding)")
+    n = weight._data.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= n:
+                raise AssertionError('Padding_idx must be within num_embeddings')
+        elif padding_idx < 0:
+            if padding_idx < -n:
+                raise AssertionError('Padding_idx must be within num_embeddings')
+            padding_idx = n + padding_idx
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError('index out of range in self')
+    if max_norm is not None:
+        _renorm_rows(weight, idx, max_norm, norm_type)
+    if _backward:  # reading rows of a gradient: the padding row reads as zero
+        data = weight._data[idx]
+        if padding_idx is not None:
+            data = data * (idx != padding_idx)[..., None]
+        out, node = record(data, EmbeddingBackward0, (input, weight))
+    else:
+        out, node = record(weight._data[idx], EmbeddingBackward0, (input, weight))
+    if node is not None:
+        node.num_weights, node.padding_idx = n, padding_idx
+        node.scale_grad_by_freq = scale_grad_by_freq and not _backward
+        node.save(input)
+    return out
+
+
+def _renorm_rows(weight, idx, max_norm, norm_type):
+    """max_norm: the rows looked up are rescaled in place to norm <= max_norm (no gradient)."""
+    rows = xp.unique(idx.reshape(-1))
+    w = weight._data
+    norms = (xp.abs(w[rows]) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    w[rows] *= scale[:, None].astype(w.dtype)
+    weight._bump_version()
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's mean and variance: dropped values become -alpha*scale, then an
+    affine map a * x + b restores the statistics (PyTorch's formula)."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    from ...creation import _rng
+    alpha_p = -1.7580993408473766  # -selu's alpha * scale
+    keep = _rng(None).random(input._data.shape) >= p
+    if p == 1:
+        return input * 0
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    # (x * keep + alpha_p * (1 - keep)) * a + b, as one multiply and one add of constants
+    return input * const(keep * a, input) + const((1 - keep) * alpha_p * a + b, input)
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + Gumbel noise) / tau); ``hard`` returns one-hot values whose gradient is
+    the soft sample's (the straight-through estimator)."""
+    from ...creation import _rng
+    g = -xp.log(_rng(None).exponential(size=logits._data.shape))
+    y = softmax((logits + const(g, logits)) / tau, dim)
+    if not hard:
+        return y
+    d = wrap_dim(dim, y._data.ndim)
+    idx = y._data.argmax(axis=d)
+    onehot = xp.zeros_like(y._data)
+    xp.put_along_axis(onehot, xp.expand_dims(idx, d), 1.0, axis=d)
+    return const(onehot, y) - y.detach() + y
+
+
+# ---- embedding_bag ---------------------------------------------------------------------------
+
+class EmbeddingBagBackward0(Node):
+    __slots__ = ('num_weights', 'padding_idx', 'bag', 'scale', 'num_bags')
+
+    def apply(self, grad):
+        indices, weight, *psw = self.saved_tensors
+        from ...ops.indexing import getitem
+        g_rows = getitem(grad, wrap(self.bag))                      # each element's bag gradient
+        gw = gp = None
+        if self.next_functions[1][0] is not None:
+            scale = const(self.scale[:, None], grad)
+            rows_grad = g_rows * (scale if not psw else scale * _shape.unsqueeze(psw[0], 1))
+            gw = _embedding_backward(rows_grad, indices, self.num_weights, self.padding_idx)
+        if psw and self.next_functions[2][0] is not None:
+            rows = embedding(indices, weight, self.padding_idx)
+            gp = _sum(g_rows * rows, 1) * const(self.scale, grad)
+        return None, gw, gp
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode='mean',
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums or means of bags of embeddings, one node (no per-bag Python loop): each looked-up row
+    is added into its bag's output with np.add.at."""
+    if mode not in ('sum', 'mean'):
+        raise NotImplementedError(f"embedding_bag: mode '{mode}' is not supported by leafgrad (sum and mean are)"
+                                  if mode == 'max' else f'mode has to be one of sum, mean or max')
+    if per_sample_weights is not None and mode != 'sum':
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    idx = input._data
+    n = weight._data.shape[0]
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError('if input is 2D, then offsets has to be None, as input is treated is a mini-batch of '
+                             'fixed length sequences. However, found offsets of type Tensor')
+        num_bags, length = idx.shape
+        bag = xp.repeat(xp.arange(num_bags), length)
+        flat = input.reshape(-1)
+    elif idx.ndim == 1:
+        if offsets is None:
+            raise ValueError('offsets has to be a 1D Tensor but got None')
+        off = offsets._data.astype(xp.int64)
+        if include_last_offset:
+            off = off[:-1]
+        num_bags = off.shape[0]
+        bag = xp.searchsorted(off, xp.arange(idx.shape[0]), side='right') - 1
+        flat = input
+    else:
+        raise ValueError(f'input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}')
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += n
+    ids = flat._data
+    if ids.size and (ids.min() < 0 or ids.max() >= n):
+        raise IndexError('index out of range in self')
+    keep = xp.ones(ids.shape, dtype=weight._data.dtype) if padding_idx is None else \
+        (ids != padding_idx).astype(weight._data.dtype)
+    if mode == 'mean':
+        counts = xp.bincount(bag, weights=keep, minlength=num_bags)
+        scale = keep / xp.maximum(counts, 1)[bag]
+    else:
+        scale = keep
+    rows = weight._data[ids] * scale[:, None]
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights._data.reshape(-1)[:, None]
+    out = xp.zeros((num_bags, weight._data.shape[1]), dtype=weight._data.dtype)
+    xp.add.at(out, bag, rows)
+    psw = [per_sample_weights.reshape(-1)] if per_sample_weights is not None else []
+    result, node = record(out, EmbeddingBagBackward0, (flat, weight, *psw))
+    if node is not None:
+        node.num_weights, node.padding_idx = n, padding_idx
+        node.bag, node.scale, node.num_bags = bag, scale.astype(weight._data.dtype), num_bags
+        node.save(flat, weight, *psw)
+    return result

@@ -1,0 +1,320 @@
+"""Convolution on strided views: no Python loop over pixels.
+
+A convolution reads its input through a strided view (windows of the padded input: im2col
+without a loop) and does one matmul. Its derivatives are two more ops of the same kind:
+
+* ``fwd(x, w)``  the convolution,
+* ``gi(g, w)``   the input gradient (a transposed convolution; col2im is a loop over the kernel
+  offsets, kh * kw slice-adds of the whole batch),
+* ``gw(x, g)``   the weight gradient (the windows times the gradient, one matmul).
+
+All three are bilinear, and the derivative of each is made of the others, so convolutions
+differentiate any number of times. ``conv_transpose`` is ``gi`` with a bias.
+"""
+import math
+
+from ...ops._util import Node, record, xp
+from ...ops import shape as _shape
+from ...ops.reduction import sum as _sum
+from .common import ntuple
+
+as_strided = xp.lib.stride_tricks.as_strided
+
+
+class ConvParams:
+    __slots__ = ('stride', 'lo', 'hi', 'dilation', 'groups')
+
+    def __init__(self, stride, lo, hi, dilation, groups):
+        self.stride, self.lo, self.hi, self.dilation, self.groups = stride, lo, hi, dilation, groups
+
+
+def _pad(x, lo, hi, value=0.0):
+    """Pad the spatial dims; a negative high padding (output_padding's adjoint) crops instead."""
+    if any(h < 0 for h in hi):
+        x = x[(slice(None), slice(None)) + tuple(slice(0, x.shape[2 + i] + min(h, 0)) for i, h in enumerate(hi))]
+        hi = tuple(max(h, 0) for h in hi)
+    if not any(lo) and not any(hi):
+        return x
+    return xp.pad(x, [(0, 0), (0, 0)] + list(zip(lo, hi)), constant_values=value)
+
+
+def _windows(xpad, k, s, d, out):
+    """The (N, C, *out, *k) strided view: element [n, c, o.., i..] = xpad[n, c, o*s + i*d ..]."""
+    st = xpad.strides
+    nsp = len(k)
+    shape = xpad.shape[:2] + tuple(out) + tuple(k)
+    strides = st[:2] + tuple(st[2 + i] * s[i] for i in range(nsp)) + tuple(st[2 + i] * d[i] for i in range(nsp))
+    return as_strided(xpad, shape, strides, writeable=False)
+
+
+def _out_size(size, k, p, lo, hi):
+    return tuple((size[i] + lo[i] + hi[i] - p.dilation[i] * (k[i] - 1) - 1) // p.stride[i] + 1
+                 for i in range(len(k)))
+
+
+def _cols(x, k, p, out):
+    """im2col, kernel-major: (G, Cg*K, N*P), P the output positions, K the kernel offsets.
+
+    One copy out of the strided window view, in an order that reads the input row by row."""
+    n, c = x.shape[:2]
+    g = p.groups
+    nsp = len(k)
+    win = _windows(_pad(x, p.lo, p.hi), k, p.stride, p.dilation, out)  # (N, C, *out, *k)
+    # -> (C, *k, N, *out)
+    order = (1,) + tuple(range(2 + nsp, 2 + 2 * nsp)) + (0,) + tuple(range(2, 2 + nsp))
+    return xp.ascontiguousarray(xp.transpose(win, order)).reshape(g, (c // g) * math.prod(k), n * math.prod(out))
+
+
+def _gy_rows(gy, g):
+    """The output gradient as (G, Og, N*P)."""
+    n, o = gy.shape[:2]
+    p = math.prod(gy.shape[2:])
+    return xp.ascontiguousarray(xp.transpose(gy.reshape(n, g, o // g, p), (1, 2, 0, 3))).reshape(g, o // g, n * p)
+
+
+def conv_fwd(x, w, p):
+    n = x.shape[0]
+    o, k = w.shape[0], w.shape[2:]
+    g = p.groups
+    out = _out_size(x.shape[2:], k, p, p.lo, p.hi)
+    cols = _cols(x, k, p, out)                                   # (G, CgK, N*P)
+    y = xp.matmul(w.reshape(g, o // g, -1), cols)                # one (batched over groups) GEMM
+    y = y.reshape(g, o // g, n, math.prod(out))
+    return xp.ascontiguousarray(xp.transpose(y, (2, 0, 1, 3))).reshape((n, o) + out)
+
+
+def conv_gw(x, gy, p, wshape):
+    o, k = wshape[0], wshape[2:]
+    g = p.groups
+    cols = _cols(x, k, p, gy.shape[2:])                          # (G, CgK, N*P)
+    # gw^T = cols @ gy^T: (G, CgK, N*P) @ (G, N*P, Og). OpenBLAS is several times faster with
+    # the long N*P dimension contiguous on both sides than with gy @ cols^T.
+    gwt = xp.matmul(cols, xp.swapaxes(_gy_rows(gy, g), 1, 2))    # (G, CgK, Og)
+    return xp.ascontiguousarray(xp.swapaxes(gwt, 1, 2)).reshape(wshape)
+
+
+def conv_gi(gy, w, p, xshape):
+    n, c = xshape[:2]
+    o, k = w.shape[0], w.shape[2:]
+    g = p.groups
+    cg, og = c // g, o // g
+    nsp = len(k)
+    out = gy.shape[2:]
+    # weight as (G, K*Cg, Og), kernel-major, so that each kernel offset's block is contiguous
+    wk = xp.transpose(w.reshape((g, og, cg) + tuple(k)), (0,) + tuple(range(3, 3 + nsp)) + (2, 1))
+    wk = wk.reshape(g, -1, og)
+    dcols = xp.matmul(wk, _gy_rows(gy, g))                       # (G, K*Cg, N*P)
+    dcols = dcols.reshape((g,) + tuple(k) + (cg, n) + tuple(out))
+    padded = tuple(xshape[2 + i] + p.lo[i] + max(p.hi[i], 0) for i in range(nsp))
+    acc = xp.zeros((g, cg, n) + padded, dtype=gy.dtype)
+    # col2im: one slice-add of a contiguous (G, Cg, N, *out) block per kernel offset
+    for offs in xp.ndindex(*k):
+        sl = tuple(slice(offs[i] * p.dilation[i], offs[i] * p.dilation[i] + p.stride[i] * (out[i] - 1) + 1,
+                         p.stride[i]) for i in range(nsp))
+        acc[(slice(None),) * 3 + sl] += dcols[(slice(None),) + tuple(offs)]
+    crop = tuple(slice(p.lo[i], p.lo[i] + xshape[2 + i]) for i in range(nsp))
+    acc = acc[(slice(None),) * 3 + crop]
+    # (G, Cg, N, *S) -> (N, C, *S)
+    return xp.ascontiguousarray(xp.moveaxis(acc.reshape((c, n) + acc.shape[3:]), 1, 0))
+
+
+# ---- the three recorded ops -------------------------------------------------------------
+
+class ConvolutionBackward0(Node):
+    """fwd(x, w) + b (a convolution), or gi(x, w) + b (a transposed convolution)."""
+    __slots__ = ('params', 'transposed', 'x_shape', 'w_shape')
+
+    def apply(self, grad):
+        x, w = self.saved_tensors
+        p = self.params
+        need = [f[0] is not None for f in self.next_functions]
+        gx = gw = gb = None
+        if self.transposed:  # y = gi(x, w): d/dx = fwd(g, w), d/dw = gw(g, x)
+            if need[0]:
+                gx = _conv_op('fwd', grad, w, p, None)
+            if need[1]:
+                gw = _conv_op('gw', grad, x, p, self.w_shape)
+        else:
+            if need[0]:
+                gx = _conv_op('gi', grad, w, p, self.x_shape)
+            if need[1]:
+                gw = _conv_op('gw', x, grad, p, self.w_shape)
+        if need[2]:
+            gb = _sum(grad, (0,) + tuple(range(2, grad._data.ndim)))
+        return gx, gw, gb
+
+
+class ConvolutionBackwardBackward0(Node):
+    """gi(g, w) or gw(x, g) recorded inside a convolution's derivative."""
+    __slots__ = ('params', 'kind')
+
+    def apply(self, grad):
+        a, b = self.saved_tensors
+        p = self.params
+        need = [f[0] is not None for f in self.next_functions]
+        ga = gb = None
+        if self.kind == 'gi':   # gi(g, w): d/dg = fwd(h, w), d/dw = gw(h, g)
+            if need[0]:
+                ga = _conv_op('fwd', grad, b, p, None)
+            if need[1]:
+                gb = _conv_op('gw', grad, a, p, b._data.shape)
+        else:                   # gw(x, g): d/dx = gi(g, h), d/dg = fwd(x, h)
+            if need[0]:
+                ga = _conv_op('gi', b, grad, p, a._data.shape)
+            if need[1]:
+                gb = _conv_op('fwd', a, grad, p, None)
+        return ga, gb
+
+
+def _conv_op(kind, a, b, p, shape):
+    if kind == 'fwd':
+        out, node = record(conv_fwd(a._data, b._data, p), ConvolutionBackward0, (a, b, None))
+        if node is not None:
+            node.params, node.transposed, node.x_shape, node.w_shape = p, False, a._data.shape, b._data.shape
+            node.save(a, b)
+        return out
+    data = conv_gi(a._data, b._data, p, shape) if kind == 'gi' else conv_gw(a._data, b._data, p, shape)
+    out, node = record(data, ConvolutionBackwardBackward0, (a, b))
+    if node is not None:
+        node.params, node.kind = p, kind
+        node.save(a, b)
+    return out
+
+
+# ---- the public convolutions ------------------------------------------------------------
+
+def _check_conv(input, weight, bias, nsp, groups, transposed, stride, padding, dilation):
+    x, w = input._data, weight._data
+    if w.ndim < 3:
+        raise RuntimeError('weight should have at least three dimensions')
+    if w.ndim != nsp + 2:
+        # PyTorch infers the dims from the weight, then finds the stride of the wrong length
+        raise RuntimeError(f'expected stride to be a single integer value or a list of {w.ndim - 2} values to match '
+                           f'the convolution dimensions, but got stride={list(ntuple(stride, nsp))}')
+    if x.ndim not in (nsp + 1, nsp + 2):
+        raise RuntimeError(f'Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input to conv{nsp}d, but got '
+                           f'input of size: {list(x.shape)}')
+    for name, v in (('stride', stride), ('padding', padding), ('dilation', dilation)):
+        if isinstance(v, (tuple, list)) and len(v) not in (1, nsp):
+            raise RuntimeError(f'expected {name} to be a single integer value or a list of {nsp} values to match '
+                               f'the convolution dimensions, but got {name}={list(v)}')
+    if groups <= 0:
+        raise RuntimeError('non-positive groups is not supported')
+    if x.dtype != w.dtype:
+        from .common import dtype_name
+        raise RuntimeError(f'expected scalar type {dtype_name(input)} but found {dtype_name(weight)}')
+    c = x.shape[-nsp - 1]
+    if not transposed:
+        if w.shape[0] % groups:
+            raise RuntimeError(f'Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, '
+                               f'but got weight of size [{list(w.shape)}] instead')
+        if c != w.shape[1] * groups:
+            raise RuntimeError(f'Given groups={groups}, weight of size {list(w.shape)}, expected input'
+                               f'{list(x.shape)} to have {w.shape[1] * groups} channels, but got {c} channels instead')
+        out_ch = w.shape[0]
+    else:
+        if c != w.shape[0]:
+            raise RuntimeError(f'Given transposed=1, weight of size {list(w.shape)}, expected input{list(x.shape)} to '
+                               f'have {w.shape[0]} channels, but got {c} channels instead')
+        out_ch = w.shape[1] * groups
+    if bias is not None and (bias._data.ndim != 1 or bias._data.shape[0] != out_ch):
+        raise RuntimeError(f'Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with {out_ch} '
+                           f'elements, but got bias of size {list(bias._data.shape)} instead')
+
+
+def _conv_padding(padding, nsp, k, dilation, stride):
+    if isinstance(padding, str):
+        if padding == 'valid':
+            return (0,) * nsp, (0,) * nsp
+        if padding == 'same':
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            total = [dilation[i] * (k[i] - 1) for i in range(nsp)]
+            lo = tuple(t // 2 for t in total)
+            return lo, tuple(t - l for t, l in zip(total, lo))
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    pad = ntuple(padding, nsp)
+    if any(v < 0 for v in pad):
+        raise RuntimeError('negative padding is not supported')
+    return pad, pad
+
+
+def _convnd(input, weight, bias, stride, padding, dilation, groups, nsp):
+    _check_conv(input, weight, bias, nsp, groups, False, stride, padding, dilation)
+    unbatched = input._data.ndim == nsp + 1
+    if unbatched:
+        input = _shape.unsqueeze(input, 0)
+    stride, dilation = ntuple(stride, nsp), ntuple(dilation, nsp)
+    k = weight._data.shape[2:]
+    lo, hi = _conv_padding(padding, nsp, k, dilation, stride)
+    size = input._data.shape[2:]
+    padded = tuple(size[i] + lo[i] + hi[i] for i in range(nsp))
+    eff = tuple(dilation[i] * (k[i] - 1) + 1 for i in range(nsp))
+    if any(eff[i] > padded[i] for i in range(nsp)):
+        raise RuntimeError(f'Calculated padded input size per channel: ({" x ".join(map(str, padded))}). Kernel '
+                           f"size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
+    p = ConvParams(stride, lo, hi, dilation, groups)
+    y = conv_fwd(input._data, weight._data, p)
+    if bias is not None:
+        y += bias._data.reshape((1, -1) + (1,) * nsp)
+    out, node = record(y, ConvolutionBackward0, (input, weight, bias))
+    if node is not None:
+        node.params, node.transposed = p, False
+        node.x_shape, node.w_shape = input._data.shape, weight._data.shape
+        node.save(input, weight)
+    return _shape.squeeze(out, 0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, nsp):
+    _check_conv(input, weight, bias, nsp, groups, True, stride, padding, dilation)
+    unbatched = input._data.ndim == nsp + 1
+    if unbatched:
+        input = _shape.unsqueeze(input, 0)
+    stride, dilation = ntuple(stride, nsp), ntuple(dilation, nsp)
+    pad, opad = ntuple(padding, nsp), ntuple(output_padding, nsp)
+    for i in range(nsp):
+        if opad[i] >= stride[i] and opad[i] >= dilation[i]:
+            raise RuntimeError('output padding must be smaller than either stride or dilation, but got '
+                               f'output_padding_height: {opad[0]} output_padding_width: {opad[-1]} stride_height: '
+                               f'{stride[0]} stride_width: {stride[-1]} dilation_height: {dilation[0]} '
+                               f'dilation_width: {dilation[-1]}')
+    k = weight._data.shape[2:]
+    n = input._data.shape[0]
+    size = input._data.shape[2:]
+    out = tuple((size[i] - 1) * stride[i] - 2 * pad[i] + dilation[i] * (k[i] - 1) + opad[i] + 1 for i in range(nsp))
+    # output_padding: extra rows at the high end, which no window of the adjoint conv reaches
+    p = ConvParams(stride, pad, tuple(pad[i] - opad[i] for i in range(nsp)), dilation, groups)
+    xshape = (n, weight._data.shape[1] * groups) + out
+    y = conv_gi(input._data, weight._data, p, xshape)
+    if bias is not None:
+        y += bias._data.reshape((1, -1) + (1,) * nsp)
+    out_t, node = record(y, ConvolutionBackward0, (input, weight, bias))
+    if node is not None:
+        node.params, node.transposed = p, True
+        node.x_shape, node.w_shape = input._data.shape, weight._data.shape
+        node.save(input, weight)
+    return _shape.squeeze(out_t, 0) if unbatched else out_t
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)

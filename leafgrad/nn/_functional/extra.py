@@ -1,0 +1,221 @@
+"""prelu, glu, bilinear, unfold/fold: ops that modules build on."""
+from ...ops._util import Node, record, sum_to, wrap_dim, xp
+from ...ops import elementwise as _ew
+from ...ops import shape as _shape
+from .common import ntuple
+from .conv import ConvParams, _cols
+
+
+class PreluKernelBackward0(Node):
+    __slots__ = ('w_shape',)
+
+    def apply(self, grad):
+        x, w = self.saved_tensors
+        pos = x > 0
+        wb = _shape.reshape(w, self.w_shape)
+        gx = _ew.where(pos, grad, grad * wb) if self.next_functions[0][0] is not None else None
+        gw = None
+        if self.next_functions[1][0] is not None:
+            gw = _shape.reshape(sum_to(_ew.where(pos, 0.0, grad * x), self.w_shape), w._data.shape)
+        return gx, gw
+
+
+def prelu(input, weight):
+    x, w = input._data, weight._data
+    if w.size != 1:
+        if x.ndim < 2:
+            raise RuntimeError('Not allow zero-dim input tensor.' if x.ndim == 0 else
+                               f'Mismatch of parameter numbers and input channel size. Found parameter numbers = '
+                               f'{w.size} and channel size = 1.')
+        if x.shape[1] != w.size:
+            raise RuntimeError(f'Mismatch of parameter numbers and input channel size. Found parameter numbers = '
+                               f'{w.size} and channel size = {x.shape[1]}.')
+    shape = (1, w.size) + (1,) * (x.ndim - 2) if w.size != 1 and x.ndim >= 2 else (1,) * max(x.ndim, 1)
+    wb = w.reshape(shape) if x.ndim else w.reshape(())
+    out, node = record(xp.where(x > 0, x, x * wb).astype(x.dtype, copy=False), PreluKernelBackward0, (input, weight))
+    if node is not None:
+        node.w_shape = shape if x.ndim else ()
+        node.save(input, weight)
+    return out
+
+
+class GluBackward0(Node):
+    __slots__ = ('dim',)
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        n = x._data.shape[self.dim] // 2
+        a = _shape.narrow(x, self.dim, 0, n)
+        b = _shape.narrow(x, self.dim, n, n)
+        s = _ew.sigmoid(b)
+        ga = grad * s
+        gb = grad * a * s * (1 - s)
+        from ...ops.indexing import index_put_embed
+        shape = x._data.shape
+        lead = (slice(None),) * self.dim
+        return index_put_embed(ga, shape, lead + (slice(0, n),)) + index_put_embed(gb, shape, lead + (slice(n, 2 * n),)),
+
+
+def glu(input, dim=-1):
+    x = input._data
+    if x.ndim == 0:
+        raise RuntimeError('glu does not support scalars because halving size must be even')
+    d = wrap_dim(dim, x.ndim)
+    if x.shape[d] % 2:
+        raise RuntimeError(f'Halving dimension must be even, but dimension {d} is size {x.shape[d]}')
+    a, b = xp.split(x, 2, axis=d)
+    with xp.errstate(over='ignore'):
+        out, node = record(a / (1 + xp.exp(-b)), GluBackward0, (input,))
+    if node is not None:
+        node.dim = d
+        node.save(input)
+    return out
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y_k = x1 W_k x2 + b_k, as one einsum (leafgrad ops, so it differentiates)."""
+    from ...ops.linalg import einsum
+    if input1._data.shape[:-1] != input2._data.shape[:-1]:
+        raise RuntimeError(f'bilinear(): input batch dimensions do not match: got {list(input1._data.shape[:-1])} and '
+                           f'{list(input2._data.shape[:-1])}')
+    w = weight._data.shape
+    if input1._data.shape[-1] != w[1]:
+        raise RuntimeError(f'bilinear(): input1 size does not match weight size: got {input1._data.shape[-1]} but '
+                           f'expected {w[1]}')
+    if input2._data.shape[-1] != w[2]:
+        raise RuntimeError(f'bilinear(): input2 size does not match weight size: got {input2._data.shape[-1]} but '
+                           f'expected {w[2]}')
+    out = einsum('...i,kij,...j->...k', input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+# ---- unfold / fold (im2col / col2im as ops) ---------------------------------------------
+
+class Im2ColBackward0(Node):
+    __slots__ = ('params', 'k', 'x_shape')
+
+    def apply(self, grad):
+        return _fold_op(grad, self.params, self.k, self.x_shape),
+
+
+class Col2ImBackward0(Node):
+    __slots__ = ('params', 'k', 'x_shape')
+
+    def apply(self, grad):
+        return _unfold_op(grad, self.params, self.k),
+
+
+def _unfold_op(t, p, k):
+    x = t._data
+    out = tuple((x.shape[2 + i] + 2 * p.lo[i] - p.dilation[i] * (k[i] - 1) - 1) // p.stride[i] + 1
+                for i in range(2))
+    cols = _cols(x, k, p, out)  # (1, C*K, N*L)
+    data = xp.ascontiguousarray(xp.swapaxes(cols.reshape(cols.shape[1], x.shape[0], -1), 0, 1))
+    res, node = record(data, Im2ColBackward0, (t,))
+    if node is not None:
+        node.params, node.k, node.x_shape = p, k, x.shape
+    return res
+
+
+def _fold_op(t, p, k, x_shape):
+    n, ck, L = t._data.shape
+    c = x_shape[1]
+    out = tuple((x_shape[2 + i] + 2 * p.lo[i] - p.dilation[i] * (k[i] - 1) - 1) // p.stride[i] + 1 for i in range(2))
+    cols = t._data.reshape((n, c) + tuple(k) + out)
+    padded = tuple(x_shape[2 + i] + 2 * p.lo[i] for i in range(2))
+    acc = xp.zeros((n, c) + padded, dtype=t._data.dtype)
+    # col2im: one slice-add per kernel offset
+    for i, j in xp.ndindex(*k):
+        di, dj = i * p.dilation[0], j * p.dilation[1]
+        acc[:, :, di:di + p.stride[0] * (out[0] - 1) + 1:p.stride[0],
+            dj:dj + p.stride[1] * (out[1] - 1) + 1:p.stride[1]] += cols[:, :, i, j]
+    data = xp.ascontiguousarray(acc[:, :, p.lo[0]:p.lo[0] + x_shape[2], p.lo[1]:p.lo[1] + x_shape[3]])
+    res, node = record(data, Col2ImBackward0, (t,))
+    if node is not None:
+        node.params, node.k, node.x_shape = p, k, x_shape
+    return res
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    if input._data.ndim != 4:
+        raise NotImplementedError(f'Input Error: Only 4D input Tensors are supported (got {input._data.ndim}D)')
+    k = ntuple(kernel_size, 2)
+    pad = ntuple(padding, 2)
+    p = ConvParams(ntuple(stride, 2), pad, pad, ntuple(dilation, 2), 1)
+    return _unfold_op(input, p, k)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    if input._data.ndim != 3:
+        raise NotImplementedError(f'Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported '
+                                  f'(got {input._data.ndim}D)')
+    k = ntuple(kernel_size, 2)
+    pad = ntuple(padding, 2)
+    p = ConvParams(ntuple(stride, 2), pad, pad, ntuple(dilation, 2), 1)
+    n, ck, L = input._data.shape
+    size = ntuple(output_size, 2)
+    blocks = [(size[i] + 2 * pad[i] - p.dilation[i] * (k[i] - 1) - 1) // p.stride[i] + 1 for i in range(2)]
+    if blocks[0] * blocks[1] != L:
+        raise RuntimeError(f'Given output_size=({size[0]}, {size[1]}), kernel_size=({k[0]}, {k[1]}), dilation='
+                           f'({p.dilation[0]}, {p.dilation[1]}), padding=({pad[0]}, {pad[1]}), stride=({p.stride[0]}, '
+                           f"{p.stride[1]}), expected size of input's dimension 2 to match the calculated number of "
+                           f'sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got '
+                           f'input.size(2)={L}.')
+    return _fold_op(input, p, k, (n, ck // (k[0] * k[1])) + size)
+
+
+# ---- pixel_shuffle / pixel_unshuffle ------------------------------------------------------
+
+class PixelShuffleBackward0(Node):
+    __slots__ = ('r',)
+
+    def apply(self, grad):
+        return pixel_unshuffle(grad, self.r),
+
+
+class PixelUnshuffleBackward0(Node):
+    __slots__ = ('r',)
+
+    def apply(self, grad):
+        return pixel_shuffle(grad, self.r),
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): a reshape and a transpose (one copy)."""
+    x, r = input._data, int(upscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(f'pixel_shuffle expects input to have at least 3 dimensions, but got input with {x.ndim} '
+                           'dimension(s)')
+    c, h, w = x.shape[-3:]
+    if c % (r * r):
+        raise RuntimeError(f'pixel_shuffle expects its input\'s \'channel\' dimension to be divisible by the square of '
+                           f'upscale_factor, but input.size(-3)={c} is not divisible by {r * r}')
+    lead = x.shape[:-3]
+    y = x.reshape(lead + (c // (r * r), r, r, h, w))
+    n = len(lead)
+    y = xp.transpose(y, tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2)).reshape(lead + (c // (r * r), h * r, w * r))
+    out, node = record(xp.ascontiguousarray(y), PixelShuffleBackward0, (input,))
+    if node is not None:
+        node.r = r
+    return out
+
+
+def pixel_unshuffle(input, downscale_factor):
+    x, r = input._data, int(downscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(f'pixel_unshuffle expects input to have at least 3 dimensions, but got input with {x.ndim} '
+                           'dimension(s)')
+    c, h, w = x.shape[-3:]
+    if h % r or w % r:
+        raise RuntimeError(f'pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)={h}'
+                           f' is not divisible by {r}' if h % r else
+                           f'pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)={w}'
+                           f' is not divisible by {r}')
+    lead = x.shape[:-3]
+    n = len(lead)
+    y = x.reshape(lead + (c, h // r, r, w // r, r))
+    y = xp.transpose(y, tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)).reshape(lead + (c * r * r, h // r, w // r))
+    out, node = record(xp.ascontiguousarray(y), PixelUnshuffleBackward0, (input,))
+    if node is not None:
+        node.r = r
+    return out

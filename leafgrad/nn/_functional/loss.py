@@ -1,0 +1,582 @@
+"""Loss functions. Fused single nodes where PyTorch has one (MseLossBackward0, NllLossBackward0,
+BinaryCrossEntropyBackward0 …), compositions of leafgrad ops where PyTorch composes (l1_loss,
+kl_div, cross_entropy). Every derivative is written with leafgrad ops, so losses differentiate
+twice."""
+import warnings
+
+from ...ops._util import Node, binary_operands, record, wrap, xp
+from ...ops import elementwise as _ew
+from ...ops import shape as _shape
+from ...ops.reduction import sum as _sum
+from .basic import log_softmax
+from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str
+
+
+def _reduce_array(a, reduction):
+    if reduction == 'mean':
+        return xp.asarray(a.mean())
+    if reduction == 'sum':
+        return xp.asarray(a.sum())
+    return a
+
+
+def _scale_grad(grad, reduction, count):
+    """The incoming gradient of a reduced loss, as a tensor broadcasting over the elements."""
+    if reduction == 'mean':
+        return grad / max(count, 1) if count else grad * float('nan')
+    return grad
+
+
+def _broadcast_pair(input, target, stacklevel=4):
+    """PyTorch warns when a pointwise loss's target has another shape, then broadcasts."""
+    if input._data.shape == target._data.shape:
+        return input, target
+    warnings.warn(f'Using a target size ({size_str(target._data.shape)}) that is different to the input size '
+                  f'({size_str(input._data.shape)}). This will likely lead to incorrect results due to '
+                  'broadcasting. Please ensure they have the same size.', UserWarning, stacklevel=stacklevel)
+    try:
+        shape = xp.broadcast_shapes(input._data.shape, target._data.shape)
+    except ValueError:
+        input + target  # PyTorch's broadcasting error
+        raise
+    return _shape.expand(input, shape), _shape.expand(target, shape)
+
+
+# ---- pointwise regression losses --------------------------------------------------------
+
+class MseLossBackward0(Node):
+    __slots__ = ('reduction', 'count')
+
+    def apply(self, grad):
+        x, y = self.saved_tensors
+        g = (x - y) * (_scale_grad(grad, self.reduction, self.count) * 2.0)
+        return (g if self.next_functions[0][0] is not None else None,
+                -g if self.next_functions[1][0] is not None else None)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    input, target = _broadcast_pair(input, target)
+    x, y = binary_operands(input, target)  # PyTorch's result dtype (float32 with an int target)
+    diff = x - y
+    out, node = record(_reduce_array(diff * diff, reduction), MseLossBackward0, (input, target))
+    if node is not None:
+        node.reduction, node.count = reduction, diff.size
+        node.save(input, target)
+    if weight is not None:
+        raise NotImplementedError('mse_loss: weight is not supported by leafgrad')
+    return out
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    input, target = _broadcast_pair(input, target)
+    return reduce_loss(_ew.abs(input - target), reduction)
+
+
+class SmoothL1LossBackward0(Node):
+    __slots__ = ('reduction', 'count', 'beta')
+
+    def apply(self, grad):
+        x, y = self.saved_tensors
+        d = x - y
+        inner = _ew.abs(d) < self.beta
+        g = _ew.where(inner, d / self.beta, _ew.sign(d)) * _scale_grad(grad, self.reduction, self.count)
+        return (g if self.next_functions[0][0] is not None else None,
+                -g if self.next_functions[1][0] is not None else None)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError('smooth_l1_loss does not support negative values for beta.')
+    if beta == 0:
+        return l1_loss(input, target, reduction=reduction)
+    input, target = _broadcast_pair(input, target)
+    x, y = binary_operands(input, target)
+    d = x - y
+    ad = xp.abs(d)
+    loss = xp.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+    out, node = record(_reduce_array(loss, reduction), SmoothL1LossBackward0, (input, target))
+    if node is not None:
+        node.reduction, node.count, node.beta = reduction, d.size, beta
+        node.save(input, target)
+    return out
+
+
+def _check_backward_dtypes(x, y):
+    """PyTorch's fused backward kernels of some losses need one dtype; it fails only then."""
+    if x._data.dtype != y._data.dtype:
+        from .common import dtype_name
+        raise RuntimeError(f'Found dtype {dtype_name(y)} but expected {dtype_name(x)}')
+
+
+class HuberLossBackward0(Node):
+    __slots__ = ('reduction', 'count', 'delta')
+
+    def apply(self, grad):
+        x, y = self.saved_tensors
+        _check_backward_dtypes(x, y)
+        d = x - y
+        inner = _ew.abs(d) < self.delta
+        g = _ew.where(inner, d, _ew.sign(d) * self.delta) * _scale_grad(grad, self.reduction, self.count)
+        return (g if self.next_functions[0][0] is not None else None,
+                -g if self.next_functions[1][0] is not None else None)
+
+
+def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
+    check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError('huber_loss does not support non-positive values for delta.')
+    input, target = _broadcast_pair(input, target)
+    x, y = binary_operands(input, target)
+    d = x - y
+    ad = xp.abs(d)
+    loss = xp.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    out, node = record(_reduce_array(loss, reduction), HuberLossBackward0, (input, target))
+    if node is not None:
+        node.reduction, node.count, node.delta = reduction, d.size, delta
+        node.save(input, target)
+    return out
+
+
+# ---- binary cross-entropy ---------------------------------------------------------------
+
+class BinaryCrossEntropyBackward0(Node):
+    __slots__ = ('reduction', 'count')
+
+    def apply(self, grad):
+        x, t, *w = self.saved_tensors
+        _check_backward_dtypes(x, t)
+        g = _scale_grad(grad, self.reduction, self.count)
+        if w:
+            g = g * w[0]
+        gx = gt = None
+        if self.next_functions[0][0] is not None:
+            denom = (1 - x) * x
+            gx = g * (x - t) / _ew.where(denom > 1e-12, denom, 1e-12)
+        if self.next_functions[1][0] is not None:
+            gt = g * (_ew.log(1 - x) - _ew.log(x))
+        return gx, gt
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if input._data.shape != target._data.shape:
+        raise ValueError(f'Using a target size ({size_str(target._data.shape)}) that is different to the input size '
+                         f'({size_str(input._data.shape)}) is deprecated. Please ensure they have the same size.')
+    x, t = input._data, target._data
+    if x.size and (x.min() < 0 or x.max() > 1):
+        raise RuntimeError('all elements of input should be between 0 and 1')
+    with xp.errstate(divide='ignore'):
+        loss = -(t * xp.maximum(xp.log(x), -100) + (1 - t) * xp.maximum(xp.log1p(-x), -100))
+    if weight is not None:
+        weight = _shape.expand(weight, xp.broadcast_shapes(t.shape, weight._data.shape))
+        loss = loss * weight._data
+    out, node = record(_reduce_array(loss.astype(x.dtype, copy=False), reduction), BinaryCrossEntropyBackward0,
+                       (input, target))
+    if node is not None:
+        node.reduction, node.count = reduction, x.size
+        node.save(input, target, *([weight] if weight is not None else []))
+    return out
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    __slots__ = ('reduction', 'count', 'has_w', 'has_pw')
+
+    def apply(self, grad):
+        x, t, *rest = self.saved_tensors
+        w = rest.pop(0) if self.has_w else None
+        pw = rest.pop(0) if self.has_pw else None
+        g = _scale_grad(grad, self.reduction, self.count)
+        if w is not None:
+            g = g * w
+        gx = gt = None
+        if self.next_functions[0][0] is not None:
+            s = _ew.sigmoid(x)
+            gx = g * (s - t) if pw is None else g * ((pw * t + 1 - t) * s - pw * t)
+        if self.next_functions[1][0] is not None:
+            # d/dt of (1 - t) x + (1 + (pw - 1) t) softplus(-x); softplus(-x) = -log(sigmoid(x))
+            gt = g * -x if pw is None else g * ((pw - 1) * -_ew.log(_ew.sigmoid(x)) - x)
+        return gx, gt
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction='mean',
+                                     pos_weight=None):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if input._data.shape != target._data.shape:
+        raise ValueError(f'Target size ({size_str(target._data.shape)}) must be the same as input size '
+                         f'({size_str(input._data.shape)})')
+    if target._data.dtype.kind != 'f':
+        from .common import dtype_name
+        raise RuntimeError(f"result type {dtype_name(input)} can't be cast to the desired output type "
+                           f'{dtype_name(target)}')
+    x, t = binary_operands(input, target)
+    # (1 - t) x + l (log(1 + e^-|x|) + max(-x, 0)) with l = 1 + (pw - 1) t: no overflow for any x
+    softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)
+    if pos_weight is not None:
+        lw = 1 + (pos_weight._data - 1) * t
+        loss = (1 - t) * x + lw * softplus_neg
+    else:
+        loss = (1 - t) * x + softplus_neg
+    if weight is not None:
+        loss = loss * weight._data
+    out, node = record(_reduce_array(loss.astype(x.dtype, copy=False), reduction), BinaryCrossEntropyWithLogitsBackward0,
+                       (input, target))
+    if node is not None:
+        node.reduction, node.count = reduction, loss.size
+        node.has_w, node.has_pw = weight is not None, pos_weight is not None
+        node.save(input, target, *([weight] if weight is not None else []),
+                  *([pos_weight] if pos_weight is not None else []))
+    return out
+
+
+# ---- negative log-likelihood and cross-entropy --------------------------------------------
+
+def _class_layout(input, target):
+    """Check nll_loss's shapes; returns (number of classes, class dim)."""
+    x, t = input._data, target._data
+    if x.ndim == 0:
+        raise ValueError(f'Expected 1 or more dimensions (got {x.ndim})')
+    if x.ndim == 1:
+        if t.ndim > 1:
+            raise RuntimeError('0D or 1D target tensor expected, multi-target not supported')
+        _check_target_dtype(target)
+        return x.shape[0], 0
+    if x.ndim == 2 and t.ndim != 1:
+        raise RuntimeError('0D or 1D target tensor expected, multi-target not supported')
+    if t.shape[:1] != x.shape[:1]:
+        raise ValueError(f'Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0] if t.ndim else 1}).')
+    if x.ndim > 2 and t.shape[1:] != x.shape[2:]:
+        raise RuntimeError(f'Expected target size {list(x.shape[:1] + x.shape[2:])}, got {list(t.shape)}')
+    _check_target_dtype(target)
+    return x.shape[1], 1
+
+
+def _check_target_dtype(target):
+    if target._data.dtype.kind not in 'iu' or target._data.dtype not in (xp.int64, xp.uint8):
+        from .common import dtype_name
+        raise RuntimeError(f'expected target dtype to be Long or Byte, but got {dtype_name(target)}')
+
+
+class NllLossBackward0(Node):
+    __slots__ = ('class_dim', 'reduction')
+
+    def apply(self, grad):
+        (coef,) = self.saved_tensors  # d loss / d input per unit of incoming gradient
+        if self.reduction == 'none' and coef._data.ndim > 1:
+            grad = _shape.unsqueeze(grad, self.class_dim)
+        return grad * coef, None, None
+
+
+class NllLoss2DBackward0(NllLossBackward0):
+    __slots__ = ()
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    C, cdim = _class_layout(input, target)
+    x = xp.moveaxis(input._data, cdim, -1).reshape(-1, C)
+    t = target._data.reshape(-1)
+    valid = t != ignore_index
+    bad = valid & ((t < 0) | (t >= C))
+    if bad.any():
+        raise IndexError(f'Target {int(t[bad][0])} is out of bounds.')
+    ts = xp.where(valid, t, 0)
+    if weight is not None:
+        if weight._data.dtype != input._data.dtype:
+            from .common import dtype_name
+            raise RuntimeError(f'expected scalar type {dtype_name(input)} but found {dtype_name(weight)}')
+        if weight._data.shape != (C,):
+            raise RuntimeError(f'weight tensor should be defined either for all {C} classes or no classes but got '
+                               f'weight tensor of shape: {list(weight._data.shape)}')
+        w = weight._data[ts] * valid
+    else:
+        w = valid.astype(x.dtype)
+    rows = xp.arange(t.size)
+    losses = -(w * x[rows, ts])
+    coef = xp.zeros_like(x)
+    coef[rows, ts] = -w
+    if reduction == 'none':
+        data = losses.reshape(target._data.shape)
+    elif reduction == 'sum':
+        data = xp.asarray(losses.sum())
+    else:
+        total = w.sum()
+        with xp.errstate(invalid='ignore', divide='ignore'):
+            data = xp.asarray(losses.sum() / total)
+            coef = coef / total
+    coef = xp.moveaxis(coef.reshape(input._data.shape[:cdim] + input._data.shape[cdim + 1:] + (C,)), -1, cdim)
+    cls = NllLoss2DBackward0 if input._data.ndim >= 3 else NllLossBackward0
+    out, node = record(data.astype(x.dtype, copy=False), cls, (input, target, weight))
+    if node is not None:
+        node.class_dim, node.reduction = cdim, reduction
+        node.save(wrap(xp.ascontiguousarray(coef).astype(x.dtype, copy=False)))
+    return out
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean',
+                  label_smoothing=0.0):
+    """log_softmax then nll_loss (class indices), or -sum(target * log_softmax) (probabilities),
+    composed as PyTorch composes them, so the recorded nodes are PyTorch's."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f'label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}')
+    cdim = 0 if input._data.ndim == 1 else 1
+    if input._data.ndim == 0:
+        raise RuntimeError('cross_entropy: input must have at least one dimension')
+    C = input._data.shape[cdim]
+    logp = log_softmax(input, cdim)
+    wshape = (C,) + (1,) * (input._data.ndim - cdim - 1)
+    if input._data.shape == target._data.shape:  # class probabilities
+        if target._data.dtype.kind != 'f':
+            from .common import dtype_name
+            raise RuntimeError(f'Expected floating point type for target with class probabilities, got '
+                               f'{dtype_name(target)}')
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / C
+        prod = logp * target
+        if weight is not None:
+            prod = prod * _shape.reshape(weight, wshape)
+        if reduction == 'mean':
+            n = input._data.size // C if C else 0
+            return -_sum(prod) / n
+        if reduction == 'sum':
+            return -_sum(prod)
+        return -_sum(prod, cdim)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0:
+        return nll
+    keep = const(target._data != ignore_index, logp)
+    if weight is not None:
+        smooth = -_sum(logp * _shape.reshape(weight, wshape), cdim)
+    else:
+        smooth = -_sum(logp, cdim)
+    smooth = smooth * keep
+    if reduction == 'mean':
+        if weight is not None:
+            t = target._data[target._data != ignore_index]
+            smooth = _sum(smooth) / float(weight._data[t].sum())
+        else:
+            smooth = _sum(smooth) / float((target._data != ignore_index).sum())
+    elif reduction == 'sum':
+        smooth = _sum(smooth)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / C)
+
+
+# ---- divergence -------------------------------------------------------------------------
+
+def _xlogy_self(t):
+    """t * log(t), 0 where t == 0, differentiable in t."""
+    if not t.requires_grad:
+        d = t._data
+        with xp.errstate(divide='ignore', invalid='ignore'):
+            return const(xp.where(d == 0, 0, d * xp.log(xp.where(d == 0, 1, d))), t)
+    pos = t > 0
+    return _ew.where(pos, t * _ew.log(_ew.where(pos, t, 1.0)), 0.0)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction == 'mean':
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    elif reduction not in ('batchmean', 'sum', 'none'):
+        raise ValueError(f'{reduction} is not a valid value for reduction')
+    if log_target:
+        loss = _ew.exp(target) * (target - input)
+    else:
+        loss = _xlogy_self(target) - target * input
+    if reduction == 'batchmean':
+        total = _sum(loss)
+        return total / input._data.shape[0] if input._data.ndim else total
+    return reduce_loss(loss, reduction)
+
+
+# ---- composite losses (composed of leafgrad ops, as PyTorch composes them) ------------------
+
+def _relu(t):
+    return _ew.relu(t)
+
+
+def _log_sigmoid(t):
+    # -softplus(-t), stable: -(log(1 + e^-|t|) + max(-t, 0))
+    return -(_ew.log(1 + _ew.exp(-_ew.abs(t))) + _relu(-t))
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if log_input:
+        loss = _ew.exp(input) - target * input
+    else:
+        loss = input - target * _ew.log(input + eps)
+    if full:
+        # Stirling's term where target > 1 (a safe stand-in elsewhere keeps the gradient finite)
+        big = target > 1
+        t = _ew.where(big, target, 2.0)
+        stirling = t * _ew.log(t) - t + _ew.log(t * (2 * float(xp.pi))) * 0.5
+        loss = loss + _ew.where(big, stirling, 0.0)
+    return reduce_loss(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction='mean'):
+    if isinstance(var, (int, float)):
+        var = const(xp.full(input._data.shape, float(var)), input)
+    if (var._data < 0).any():
+        raise ValueError('var has negative entry/entries')
+    vs, xs = var._data.shape, input._data.shape
+    if vs != xs:
+        if xs[:-1] == vs:
+            var = _shape.unsqueeze(var, -1)
+        elif not (xs[:-1] == vs[:-1] and vs[-1:] == (1,)):
+            raise ValueError('var is of incorrect size')
+    check_reduction(reduction)
+    # clamped without gradient, as PyTorch clamps a clone under no_grad
+    var = var + const(xp.maximum(var._data, eps) - var._data, var)
+    d = input - target
+    loss = (_ew.log(var) + d * d / var) * 0.5
+    if full:
+        loss = loss + 0.5 * float(xp.log(2 * xp.pi))
+    return reduce_loss(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    return reduce_loss(_relu(-target * (input1 - input2) + margin), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    zeros = input * 0
+    out = _ew.where(target != 1, _relu(margin - input), zeros) + _ew.where(target != -1, input, zeros)
+    return reduce_loss(out, reduction)
+
+
+class SoftMarginLossBackward0(Node):
+    __slots__ = ('reduction', 'count')
+
+    def apply(self, grad):
+        x, y = self.saved_tensors
+        g = _scale_grad(grad, self.reduction, self.count)
+        return -y * _ew.sigmoid(-(y * x)) * g, None
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+    """log(1 + exp(-y x)), one node as in PyTorch (which refuses a target that requires grad)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if target.requires_grad:
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
+                           'This input cannot have requires_grad True.')
+    input, target = _broadcast_pair(input, target)
+    x, y = binary_operands(input, target)
+    z = -(y * x)
+    loss = xp.log1p(xp.exp(-xp.abs(z))) + xp.maximum(z, 0)
+    out, node = record(_reduce_array(loss, reduction), SoftMarginLossBackward0, (input, target))
+    if node is not None:
+        node.reduction, node.count = reduction, loss.size
+        node.save(input, target)
+    return out
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    loss = -(target * _log_sigmoid(input) + (1 - target) * _log_sigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = _sum(loss, input._data.ndim - 1) / input._data.shape[-1]
+    return reduce_loss(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    eps = 1e-12
+    d = input1._data.ndim - 1
+    prod = _sum(input1 * input2, d)
+    m1 = _sum(input1 * input1, d) + eps
+    m2 = _sum(input2 * input2, d) + eps
+    cos = prod / _ew.sqrt(m1 * m2)
+    zeros = cos * 0
+    out = _ew.where(target == 1, 1 - cos, zeros) + _ew.where(target == -1, _relu(cos - margin), zeros)
+    return reduce_loss(out, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    from .basic import pairwise_distance
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_swap = pairwise_distance(positive, negative, p, eps)
+        d_neg = _ew.where(d_swap < d_neg, d_swap, d_neg)
+    return reduce_loss(_relu(margin + d_pos - d_neg), reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction='mean'):
+    """sum over j != y of max(0, margin - x[y] + x[j])^p / C (PyTorch has one fused node)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if p not in (1, 2):
+        raise ValueError('only p == 1 and p == 2 supported')
+    x = input if input._data.ndim == 2 else _shape.unsqueeze(input, 0)
+    t = target._data.reshape(-1)
+    n, c = x._data.shape
+    if t.shape[0] != n:
+        raise RuntimeError(f'inconsistent target size, expected {n} but got {list(target._data.shape)}')
+    onehot = xp.zeros((n, c), dtype=x._data.dtype)
+    onehot[xp.arange(n), t] = 1
+    x_y = _sum(x * const(onehot, x), 1, keepdim=True)
+    z = _relu(x - x_y + margin) * const(1 - onehot, x)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * _shape.unsqueeze(_gather_rows(weight, t), 1)
+    loss = _sum(z, 1) / c
+    if input._data.ndim == 1:
+        loss = _shape.reshape(loss, ())
+    return reduce_loss(loss, reduction)
+
+
+def _gather_rows(weight, t):
+    from ...ops.indexing import getitem
+    return getitem(weight, wrap(t))
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+    """Targets are class indices padded with -1 after the last one; every (target, non-target)
+    pair contributes max(0, 1 - (x[target] - x[other])) / C."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    x = input if input._data.ndim == 2 else _shape.unsqueeze(input, 0)
+    t = target._data.reshape(x._data.shape)
+    n, c = x._data.shape
+    # the targets of each row: the indices before the first -1
+    valid = xp.cumprod(t >= 0, axis=1).astype(bool)
+    is_target = xp.zeros((n, c), dtype=bool)
+    rows = xp.repeat(xp.arange(n), c).reshape(n, c)
+    is_target[rows[valid], t[valid]] = True
+    # pairs: (row, target j, other i) with j a target and i not
+    pair = (is_target[:, :, None] & ~is_target[:, None, :]).astype(x._data.dtype)
+    margins = _relu(1 - (_shape.unsqueeze(x, 2) - _shape.unsqueeze(x, 1)))    # [n, j, i]
+    loss = _sum(margins * const(pair, x), (1, 2)) / c
+    if input._data.ndim == 1:
+        loss = _shape.reshape(loss, ())
+    return reduce_loss(loss, reduction)

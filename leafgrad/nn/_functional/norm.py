@@ -1,0 +1,274 @@
+"""layer_norm, batch_norm, group_norm: single nodes named as PyTorch's native kernels.
+
+Forward on arrays; the derivatives recompute mean and 1/std from the saved input with leafgrad
+ops, so that a second derivative also sees how the statistics depend on the input.
+"""
+from ...ops._util import Node, record, xp
+from ...ops import elementwise as _ew
+from ...ops import shape as _shape
+from ...ops.reduction import mean as _mean, sum as _sum
+from .common import const, size_str
+
+
+def _stats(x, dims, eps):
+    """Mean and 1/sqrt(var + eps) of a leafgrad tensor over dims (kept), with leafgrad ops."""
+    mu = _mean(x, dims, keepdim=True)
+    c = x - mu
+    var = _mean(c * c, dims, keepdim=True)
+    return c * _ew.pow(var + eps, -0.5), _ew.pow(var + eps, -0.5)
+
+
+def _normalized_grad(gxhat, xhat, rstd, dims):
+    """d loss / d x for xhat = (x - mean) * rstd, given d loss / d xhat."""
+    return rstd * (gxhat - _mean(gxhat, dims, keepdim=True) - xhat * _mean(gxhat * xhat, dims, keepdim=True))
+
+
+def _array_stats(x, dims, eps):
+    mu = x.mean(axis=dims, keepdims=True)
+    c = x - mu
+    var = (c * c).mean(axis=dims, keepdims=True)
+    return mu, var, 1.0 / xp.sqrt(var + eps)
+
+
+# ---- layer_norm ---------------------------------------------------------------------------
+
+class NativeLayerNormBackward0(Node):
+    __slots__ = ('dims', 'eps')
+
+    def apply(self, grad):
+        x, w = self.saved_tensors
+        xhat, rstd = _stats(x, self.dims, self.eps)
+        lead = tuple(range(x._data.ndim - len(self.dims)))
+        gx = gw = gb = None
+        if self.next_functions[0][0] is not None:
+            gx = _normalized_grad(grad if w is None else grad * w, xhat, rstd, self.dims)
+        if self.next_functions[1][0] is not None:
+            gw = _sum(grad * xhat, lead) if lead else grad * xhat
+        if self.next_functions[2][0] is not None:
+            gb = _sum(grad, lead) if lead else grad
+        return gx, gw, gb
+
+    @property
+    def saved_tensors(self):
+        s = Node.saved_tensors.fget(self)
+        return s if len(s) == 2 else s + [None]
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    shape = tuple(int(s) for s in normalized_shape)
+    x = input._data
+    k = len(shape)
+    if k == 0 or x.shape[x.ndim - k:] != shape or x.ndim < k:
+        raise RuntimeError(f'Given normalized_shape={list(shape)}, expected input with shape [*, '
+                           f'{", ".join(str(s) for s in shape)}], but got input of size{list(x.shape)}')
+    for name, p in (('weight', weight), ('bias', bias)):
+        if p is not None and p._data.shape != shape:
+            raise RuntimeError(f'Expected {name} to be of same shape as normalized_shape, but got {name} of shape '
+                               f'{list(p._data.shape)} and normalized_shape = {list(shape)}')
+    dims = tuple(range(x.ndim - k, x.ndim))
+    mu, var, rstd = _array_stats(x, dims, eps)
+    y = (x - mu) * rstd
+    if weight is not None:
+        y = y * weight._data
+    if bias is not None:
+        y = y + bias._data
+    out, node = record(y.astype(x.dtype, copy=False), NativeLayerNormBackward0, (input, weight, bias))
+    if node is not None:
+        node.dims, node.eps = dims, eps
+        node.save(input, *([weight] if weight is not None else []))
+    return out
+
+
+# ---- batch_norm ---------------------------------------------------------------------------
+
+class NativeBatchNormBackward0(Node):
+    __slots__ = ('dims', 'eps', 'training', 'has_w', 'chan_shape')
+
+    def apply(self, grad):
+        saved = self.saved_tensors
+        x = saved[0]
+        w = _shape.reshape(saved[1], self.chan_shape) if self.has_w else None
+        gx = gw = gb = None
+        if self.training:
+            xhat, rstd = _stats(x, self.dims, self.eps)
+        else:
+            rstd = saved[-1]  # constants: the running statistics do not depend on the input
+            xhat = (x - saved[-2]) * rstd
+        if self.next_functions[0][0] is not None:
+            gxhat = grad if w is None else grad * w
+            gx = _normalized_grad(gxhat, xhat, rstd, self.dims) if self.training else gxhat * rstd
+        if self.next_functions[1][0] is not None:
+            gw = _sum(grad * xhat, self.dims)
+        if self.next_functions[2][0] is not None:
+            gb = _sum(grad, self.dims)
+        return gx, gw, gb
+
+
+def _verify_batch_size(shape):
+    n = shape[0]
+    for s in shape[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError(f'Expected more than 1 value per channel when training, got input size {size_str(shape)}')
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    x = input._data
+    if x.ndim < 2:
+        raise ValueError(f'Expected 2D or more input (got {x.ndim}D input)')
+    if training:
+        _verify_batch_size(x.shape)
+    C = x.shape[1]
+    for name, t in (('running_mean', running_mean), ('running_var', running_var), ('weight', weight),
+                    ('bias', bias)):
+        if t is not None and t._data.size != C:
+            raise RuntimeError(f'{name} should contain {C} elements not {t._data.size}')
+    dims = (0,) + tuple(range(2, x.ndim))
+    chan = (1, C) + (1,) * (x.ndim - 2)
+    use_batch = training or running_mean is None or running_var is None
+    if use_batch:
+        mu, var, rstd = _array_stats(x, dims, eps)
+        if training and running_mean is not None:
+            n = x.size // C
+            with xp.errstate(divide='ignore', invalid='ignore'):
+                unbiased = var.reshape(C) * (n / (n - 1)) if n > 1 else var.reshape(C)
+            _update_running(running_mean, mu.reshape(C), momentum)
+            _update_running(running_var, unbiased, momentum)
+    else:
+        mu = running_mean._data.reshape(chan)
+        rstd = 1.0 / xp.sqrt(running_var._data.reshape(chan) + eps)
+    y = (x - mu) * rstd
+    if weight is not None:
+        y = y * weight._data.reshape(chan)
+    if bias is not None:
+        y = y + bias._data.reshape(chan)
+    out, node = record(y.astype(x.dtype, copy=False), NativeBatchNormBackward0, (input, weight, bias))
+    if node is not None:
+        node.dims, node.eps, node.training = dims, eps, use_batch
+        node.has_w, node.chan_shape = weight is not None, chan
+        extra = [] if use_batch else [const(mu, input), const(rstd, input)]
+        node.save(input, *([weight] if weight is not None else []), *extra)
+    return out
+
+
+def _update_running(t, value, momentum):
+    """running = (1 - momentum) * running + momentum * value, in place (no graph)."""
+    d = t._data
+    d *= (1 - momentum)
+    d += (momentum * value).astype(d.dtype, copy=False)
+    t._bump_version()
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """batch_norm of the input seen as a batch of one with N*C channels (as PyTorch computes it)."""
+    shape = input._data.shape
+    n, c = shape[:2]
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    x = _shape.reshape(input, (1, n * c) + shape[2:])
+    out = batch_norm(x, None, None, None, None, True, momentum, eps)
+    out = _shape.reshape(out, shape)
+    chan = (1, c) + (1,) * (len(shape) - 2)
+    if weight is not None:
+        out = out * _shape.reshape(weight, chan)
+    if bias is not None:
+        out = out + _shape.reshape(bias, chan)
+    return out
+
+
+# ---- group_norm ---------------------------------------------------------------------------
+
+class NativeGroupNormBackward0(Node):
+    __slots__ = ('groups', 'eps', 'has_w')
+
+    def apply(self, grad):
+        saved = self.saved_tensors
+        x = saved[0]
+        shape = x._data.shape
+        n, c = shape[:2]
+        chan = (1, c) + (1,) * (len(shape) - 2)
+        xg = _shape.reshape(x, (n, self.groups, -1))
+        xhat, rstd = _stats(xg, (2,), self.eps)
+        gx = gw = gb = None
+        dims = (0,) + tuple(range(2, len(shape)))
+        if self.next_functions[0][0] is not None:
+            gxhat = grad * _shape.reshape(saved[1], chan) if self.has_w else grad
+            gx = _shape.reshape(_normalized_grad(_shape.reshape(gxhat, (n, self.groups, -1)), xhat, rstd, (2,)), shape)
+        if self.next_functions[1][0] is not None:
+            gw = _sum(grad * _shape.reshape(xhat, shape), dims)
+        if self.next_functions[2][0] is not None:
+            gb = _sum(grad, dims)
+        return gx, gw, gb
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    x = input._data
+    if x.ndim < 2:
+        raise RuntimeError(f'Expected at least 2 dimensions for input tensor but received {x.ndim}')
+    n, c = x.shape[:2]
+    if c % num_groups:
+        raise RuntimeError(f'Expected number of channels in input to be divisible by num_groups, but got input of '
+                           f'shape {list(x.shape)} and num_groups={num_groups}')
+    for name, t in (('weight', weight), ('bias', bias)):
+        if t is not None and (t._data.ndim != 1 or t._data.size != c):
+            raise RuntimeError(f'Expected {name} to be a vector of size equal to the number of channels in input, but '
+                               f'got {name} of shape {list(t._data.shape)} and input of shape {list(x.shape)}')
+    chan = (1, c) + (1,) * (x.ndim - 2)
+    xg = x.reshape(n, num_groups, -1)
+    mu, var, rstd = _array_stats(xg, (2,), eps)
+    y = ((xg - mu) * rstd).reshape(x.shape)
+    if weight is not None:
+        y = y * weight._data.reshape(chan)
+    if bias is not None:
+        y = y + bias._data.reshape(chan)
+    out, node = record(y.astype(x.dtype, copy=False), NativeGroupNormBackward0, (input, weight, bias))
+    if node is not None:
+        node.groups, node.eps, node.has_w = num_groups, eps, weight is not None
+        node.save(input, *([weight] if weight is not None else []))
+    return out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta, composed as PyTorch
+    composes it (pad, average pooling over channels)."""
+    from ...ops.rearrange import pad
+    from .pooling import avg_pool2d, avg_pool3d
+    x = input._data
+    if x.ndim < 3:
+        raise ValueError(f'Expected 3D or higher dimensionality input (got {x.ndim} dimensions)')
+    if input.numel() == 0:
+        return input
+    div = input * input
+    if x.ndim == 3:
+        div = _shape.unsqueeze(div, 1)
+        div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = _shape.squeeze(avg_pool2d(div, (size, 1), stride=1), 1)
+    else:
+        shape = x.shape
+        div = _shape.reshape(div, (shape[0], 1, shape[1], shape[2], -1))
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = _shape.squeeze(avg_pool3d(div, (size, 1, 1), stride=1), 1)
+        div = _shape.reshape(div, shape)
+    div = _ew.pow(div * alpha + k, beta)
+    return input / div
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) * weight over the last dims, composed as PyTorch composes it."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    shape = tuple(int(s) for s in normalized_shape)
+    x = input._data
+    k = len(shape)
+    if x.shape[x.ndim - k:] != shape or x.ndim < k:
+        raise RuntimeError(f'Given normalized_shape={list(shape)}, expected input with shape [*, '
+                           f'{", ".join(str(s) for s in shape)}], but got input of size{list(x.shape)}')
+    if eps is None:
+        eps = float(xp.finfo(x.dtype).eps)
+    dims = tuple(range(x.ndim - k, x.ndim))
+    r = _ew.pow(_mean(input * input, dims, keepdim=True) + eps, -0.5)
+    out = input * r
+    return out * weight if weight is not None else out

@@ -1,0 +1,540 @@
+"""Pooling on strided windows, vectorised over the batch, channels and positions.
+
+max pooling takes the argmax of each window (returned as PyTorch's flat input indices); its
+derivative scatters the gradient to those indices and the derivative of that gathers, so max
+pooling differentiates twice. Average pooling's derivative spreads the gradient back with one
+slice-add per kernel offset; its derivative is average pooling again.
+"""
+import math
+
+from ...ops._util import Node, record, wrap, xp
+from ...ops import shape as _shape
+from .common import ntuple
+from .conv import _pad, _windows
+
+_NAMES = {1: '1D', 2: '2D', 3: '3D'}
+
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    """Output length along one dim, as PyTorch's pooling_output_shape."""
+    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, name):
+    x = input._data
+    if x.ndim not in (nsp + 1, nsp + 2):
+        raise RuntimeError(f'non-empty {nsp + 1}D or {nsp + 2}D (batch mode) tensor expected for input')
+    k = ntuple(kernel_size, nsp)
+    s = ntuple(stride, nsp) if stride not in (None, ()) and stride != [] else k
+    p = ntuple(padding, nsp)
+    d = ntuple(dilation, nsp)
+    for i in range(nsp):
+        if p[i] * 2 > d[i] * (k[i] - 1) + 1:
+            raise RuntimeError(f'pad should be at most half of effective kernel size, but got pad={p[i]}, '
+                               f'kernel_size={k[i]} and dilation={d[i]}')
+    size = x.shape[-nsp:]
+    out = tuple(_pool_out(size[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(nsp))
+    if any(o <= 0 for o in out):
+        c = x.shape[-nsp - 1]
+        raise RuntimeError(f'Given input size: ({c}x{"x".join(map(str, size))}). Calculated output size: '
+                           f'({c}x{"x".join(map(str, out))}). Output size is too small')
+    # high padding so that every window (ceil_mode's last one included) lies in the array
+    hi = tuple(max((out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 - size[i] - p[i], 0) for i in range(nsp))
+    return k, s, p, d, out, hi
+
+
+# ---- max pooling --------------------------------------------------------------------------
+
+class _MaxPoolBackward(Node):
+    __slots__ = ('nsp',)
+
+    def apply(self, grad):
+        x, idx = self.saved_tensors
+        return _scatter_flat(grad, idx, x._data.shape, self.nsp, x),
+
+
+class MaxPool1DWithIndicesBackward0(_MaxPoolBackward):
+    __slots__ = ()
+
+
+class MaxPool2DWithIndicesBackward0(_MaxPoolBackward):
+    __slots__ = ()
+
+
+class MaxPool3DWithIndicesBackward0(_MaxPoolBackward):
+    __slots__ = ()
+
+
+class MaxPoolWithIndicesBackwardBackward0(Node):
+    """The scatter in max pooling's derivative; its own derivative gathers. Like PyTorch's, it
+    also takes the pooled input, whose gradient is zero."""
+    __slots__ = ('nsp',)
+
+    def apply(self, grad):
+        (idx,) = self.saved_tensors
+        gx = wrap(xp.zeros_like(grad._data)) if self.next_functions[1][0] is not None else None
+        return _gather_flat(grad, idx, self.nsp), gx
+
+
+class GatherFlatBackward(Node):
+    __slots__ = ('x_shape', 'nsp')
+
+    def apply(self, grad):
+        (idx,) = self.saved_tensors
+        return _scatter_flat(grad, idx, self.x_shape, self.nsp),
+
+    def name(self):
+        return 'MaxPool2DWithIndicesBackwardBackward0'
+
+
+def _flat_index(idx, x_shape, nsp):
+    """Indices into the flattened array: per-(n, c) spatial indices offset by their plane."""
+    nc = math.prod(x_shape[:-nsp])
+    plane = math.prod(x_shape[-nsp:])
+    per = math.prod(idx.shape[-nsp:])
+    return (idx.reshape(nc, per) + (xp.arange(nc) * plane)[:, None]).reshape(-1)
+
+
+def _scatter_flat(grad, idx, x_shape, nsp, x=None):
+    """Zeros of x_shape with grad added at the spatial indices idx (repeats sum): one bincount."""
+    flat = _flat_index(idx._data, x_shape, nsp)
+    g = grad._data.reshape(-1)
+    data = xp.bincount(flat, weights=g, minlength=math.prod(x_shape)).astype(g.dtype).reshape(x_shape)
+    out, node = record(data, MaxPoolWithIndicesBackwardBackward0, (grad, x))
+    if node is not None:
+        node.nsp = nsp
+        node.save(idx)
+    return out
+
+
+def _gather_flat(t, idx, nsp):
+    flat = _flat_index(idx._data, t._data.shape, nsp)
+    data = t._data.reshape(-1)[flat].reshape(idx._data.shape)
+    out, node = record(data, GatherFlatBackward, (t,))
+    if node is not None:
+        node.x_shape, node.nsp = t._data.shape, nsp
+        node.save(idx)
+    return out
+
+
+def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nsp):
+    k, s, p, d, out, hi = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, 'max')
+    unbatched = input._data.ndim == nsp + 1
+    x = input._data[None] if unbatched else input._data
+    n, c = x.shape[:2]
+    size = x.shape[2:]
+    fill = -xp.inf if x.dtype.kind == 'f' else xp.iinfo(x.dtype).min
+    xpad = _pad(x, p, hi, fill)
+    # a running max over the kernel offsets (k slices of the whole batch); as PyTorch, a later
+    # element wins only if greater, or NaN
+    values = arg = None
+    for j, offs in enumerate(xp.ndindex(*k)):
+        sl = tuple(slice(offs[i] * d[i], offs[i] * d[i] + s[i] * (out[i] - 1) + 1, s[i]) for i in range(nsp))
+        v = xpad[(slice(None), slice(None)) + sl]
+        if values is None:
+            values, arg = v.copy(), xp.zeros(v.shape, dtype=xp.int64)
+            continue
+        upd = v > values
+        if x.dtype.kind == 'f':
+            upd |= xp.isnan(v)
+        values = xp.maximum(values, v)  # NaN propagates, as the rule above keeps it
+        arg[upd] = j
+    # window position -> input position -> flat spatial index
+    koff = xp.unravel_index(arg, k)
+    flat = xp.zeros(arg.shape, dtype=xp.int64)
+    for i in range(nsp):
+        o = xp.arange(out[i]).reshape((-1,) + (1,) * (nsp - 1 - i)) * s[i] - p[i]
+        flat = flat * size[i] + (o + koff[i] * d[i])
+    cls = {1: MaxPool1DWithIndicesBackward0, 2: MaxPool2DWithIndicesBackward0, 3: MaxPool3DWithIndicesBackward0}[nsp]
+    if unbatched:
+        values, flat = values[0], flat[0]
+    result, node = record(xp.ascontiguousarray(values), cls, (input,))
+    indices = wrap(flat)
+    if node is not None:
+        node.nsp = nsp
+        node.save(input, indices)
+    return (result, indices) if return_indices else result
+
+
+def _via_2d(fn, input, *args):
+    """PyTorch's 1-d pooling: unsqueeze, 2-d pooling with a 1-high kernel, squeeze."""
+    x = _shape.unsqueeze(input, -2)
+    out = fn(x, *args)
+    if isinstance(out, tuple):
+        return _shape.squeeze(out[0], -2), _shape.squeeze(out[1], -2)
+    return _shape.squeeze(out, -2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if input._data.ndim not in (2, 3):
+        raise RuntimeError(f'max_pool1d() Expected 2D or 3D input tensor, but got {list(input._data.shape)}')
+    k = (1,) + ntuple(kernel_size, 1)
+    s = k if stride is None or stride == [] else (1,) + ntuple(stride, 1)
+    return _via_2d(_max_poolnd, input, k, s, (0,) + ntuple(padding, 1), (1,) + ntuple(dilation, 1), ceil_mode,
+                   return_indices, 2)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
+
+
+
+
+# ---- average pooling --------------------------------------------------------------------
+
+class _AvgPoolBackward(Node):
+    __slots__ = ('args',)
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return _avg_spread(grad, self.args, x),
+
+
+class AvgPool1DBackward0(_AvgPoolBackward):
+    __slots__ = ()
+
+
+class AvgPool2DBackward0(_AvgPoolBackward):
+    __slots__ = ()
+
+
+class AvgPool3DBackward0(_AvgPoolBackward):
+    __slots__ = ()
+
+
+class AvgPoolBackwardBackward0(Node):
+    """Average pooling's derivative spreads; its derivative pools. Like PyTorch's, it also takes
+    the pooled input, whose gradient is zero."""
+    __slots__ = ('args',)
+
+    def apply(self, grad):
+        gx = wrap(xp.zeros_like(grad._data)) if self.next_functions[1][0] is not None else None
+        return _avg_pool_op(grad, self.args), gx
+
+
+class _AvgArgs:
+    __slots__ = ('k', 's', 'p', 'hi', 'out', 'x_shape', 'divisor', 'nsp', 'unbatched')
+
+
+def _divisor(size, k, s, p, out, count_include_pad, divisor_override, dtype):
+    if divisor_override:
+        return dtype.type(divisor_override)
+    div = None
+    for i in range(len(k)):
+        start = xp.arange(out[i]) * s[i] - p[i]
+        end = xp.minimum(start + k[i], size[i] + p[i])
+        count = end - start if count_include_pad else xp.minimum(end, size[i]) - xp.maximum(start, 0)
+        count = count.reshape((-1,) + (1,) * (len(k) - 1 - i))
+        div = count if div is None else div * count
+    return div.astype(dtype)
+
+
+def _avg_pool_op(t, a):
+    """Sum of each window divided by its divisor (the forward, also the spread's derivative)."""
+    x = t._data[None] if a.unbatched else t._data
+    win = _windows(_pad(x, a.p, a.hi), a.k, a.s, (1,) * a.nsp, a.out)
+    data = win.sum(axis=tuple(range(-a.nsp, 0))) / a.divisor
+    cls = {1: AvgPool1DBackward0, 2: AvgPool2DBackward0, 3: AvgPool3DBackward0}[a.nsp]
+    out, node = record(data[0] if a.unbatched else data, cls, (t,))
+    if node is not None:
+        node.args = a
+        node.save(t)
+    return out
+
+
+def _avg_spread(grad, a, x=None):
+    """Each output's gradient / divisor added back over its window: one slice-add per offset."""
+    g = (grad._data[None] if a.unbatched else grad._data) / a.divisor
+    n, c = (1,) + a.x_shape[:1] if a.unbatched else a.x_shape[:2]
+    padded = tuple(a.x_shape[-a.nsp + i] + a.p[i] + a.hi[i] for i in range(a.nsp))
+    acc = xp.zeros((n, c) + padded, dtype=grad._data.dtype)
+    for offs in xp.ndindex(*a.k):
+        sl = tuple(slice(offs[i], offs[i] + a.s[i] * (a.out[i] - 1) + 1, a.s[i]) for i in range(a.nsp))
+        acc[(slice(None), slice(None)) + sl] += g
+    crop = tuple(slice(a.p[i], a.p[i] + a.x_shape[-a.nsp + i]) for i in range(a.nsp))
+    data = xp.ascontiguousarray(acc[(slice(None), slice(None)) + crop])
+    out, node = record(data[0] if a.unbatched else data, AvgPoolBackwardBackward0, (grad, x))
+    if node is not None:
+        node.args = a
+    return out
+
+
+def _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nsp):
+    k, s, p, d, out, hi = _pool_args(input, kernel_size, stride, padding, 1, ceil_mode, nsp, 'avg')
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError('divisor must be not zero')
+    a = _AvgArgs()
+    a.k, a.s, a.p, a.hi, a.out, a.x_shape, a.nsp = k, s, p, hi, out, input._data.shape, nsp
+    a.unbatched = input._data.ndim == nsp + 1
+    a.divisor = _divisor(input._data.shape[-nsp:], k, s, p, out, count_include_pad, divisor_override,
+                         input._data.dtype)
+    return _avg_pool_op(input, a)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    if input._data.ndim not in (2, 3):
+        raise RuntimeError(f'avg_pool1d() Expected 2D or 3D input tensor, but got {list(input._data.shape)}')
+    k = (1,) + ntuple(kernel_size, 1)
+    s = k if stride is None or stride == [] else (1,) + ntuple(stride, 1)
+    return _via_2d(_avg_poolnd, input, k, s, (0,) + ntuple(padding, 1), ceil_mode, count_include_pad, None, 2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
+
+
+# ---- separable linear resampling: adaptive average pooling, interpolation ----------------
+
+class _SeparableBackward(Node):
+    """y = A_1 · x · A_2^T along the spatial dims, A constant: dx = A_1^T · dy · A_2."""
+    __slots__ = ('mats',)
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return _separable(grad, [m.T for m in self.mats], SeparableBackwardBackward0, x, type(self)),
+
+
+class SeparableBackwardBackward0(Node):
+    """The derivative of a resampling (linear in the gradient; like PyTorch's, it also takes
+    the resampled input, whose gradient is zero)."""
+    __slots__ = ('mats', 'forward_cls')
+
+    def apply(self, grad):
+        gx = wrap(xp.zeros_like(grad._data)) if self.next_functions[1][0] is not None else None
+        return _separable(grad, [m.T for m in self.mats], self.forward_cls), gx
+
+    def name(self):
+        return self.forward_cls.__name__.replace('Backward0', 'BackwardBackward0')
+
+
+def _separable(input, mats, cls, x=None, forward_cls=None):
+    """Apply mats[i] (out_i x in_i) along spatial dim i: one matmul per spatial dim."""
+    data = input._data
+    nsp = len(mats)
+    y = data
+    for i, m in enumerate(mats):
+        y = xp.moveaxis(xp.moveaxis(y, data.ndim - nsp + i, -1) @ m.T, -1, data.ndim - nsp + i)
+    out, node = record(xp.ascontiguousarray(y), cls, (input,) if x is None else (input, x))
+    if node is not None:
+        node.mats = [m.astype(data.dtype) for m in mats]
+        if x is None:
+            node.save(input)
+        else:
+            node.forward_cls = forward_cls
+    return out
+
+
+class AdaptiveAvgPool1DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class AdaptiveAvgPool2DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class AdaptiveAvgPool3DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+def _adaptive_matrix(size, out):
+    """Row i averages input[floor(i*size/out) : ceil((i+1)*size/out)], as PyTorch's windows."""
+    i = xp.arange(out)
+    start = (i * size) // out
+    end = -((-(i + 1) * size) // out)
+    j = xp.arange(size)
+    inside = (j >= start[:, None]) & (j < end[:, None])
+    return inside / (end - start)[:, None]
+
+
+def _adaptive_avg_poolnd(input, output_size, nsp):
+    x = input._data
+    if x.ndim not in (nsp + 1, nsp + 2):
+        raise RuntimeError(f'adaptive_avg_pool{nsp}d(): Expected {nsp + 1}D or {nsp + 2}D tensor, but got '
+                           f'{list(x.shape)}')
+    size = x.shape[-nsp:]
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * nsp
+    out = tuple(size[i] if o is None else int(o) for i, o in enumerate(output_size))
+    if nsp == 2 and out == (1, 1):  # PyTorch takes the mean for a global pool
+        from ...ops.reduction import mean
+        return mean(input, (-2, -1), keepdim=True)
+    cls = {1: AdaptiveAvgPool1DBackward0, 2: AdaptiveAvgPool2DBackward0, 3: AdaptiveAvgPool3DBackward0}[nsp]
+    return _separable(input, [_adaptive_matrix(size[i], out[i]).astype(x.dtype) for i in range(nsp)], cls)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    if input._data.ndim not in (2, 3):
+        raise RuntimeError(f'adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {list(input._data.shape)}')
+    out = ntuple(output_size, 1)
+    return _via_2d(_adaptive_avg_poolnd, input, (1,) + out, 2)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _adaptive_avg_poolnd(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg_poolnd(input, output_size, 3)
+
+
+# ---- adaptive max pooling ------------------------------------------------------------------
+
+class AdaptiveMaxPool2DBackward0(_MaxPoolBackward):
+    __slots__ = ()
+
+
+def _adaptive_index(size, out):
+    """Per output cell, the input positions of its window, padded by repeating the last one
+    (a repeat never changes the max nor, coming later, the first argmax)."""
+    i = xp.arange(out)
+    start = (i * size) // out
+    end = -((-(i + 1) * size) // out)
+    span = int((end - start).max())
+    return xp.minimum(start[:, None] + xp.arange(span), end[:, None] - 1)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    x = input._data
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f'adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(x.shape)}')
+    h, w = x.shape[-2:]
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * 2
+    oh, ow = (h if output_size[0] is None else int(output_size[0]), w if output_size[1] is None else
+              int(output_size[1]))
+    rows, cols = _adaptive_index(h, oh), _adaptive_index(w, ow)          # (oh, Lh), (ow, Lw)
+    win = x[..., rows[:, :, None, None], cols[None, None, :, :]]         # (..., oh, Lh, ow, Lw)
+    win = xp.moveaxis(win, -3, -2).reshape(x.shape[:-2] + (oh, ow, -1))  # (..., oh, ow, Lh*Lw)
+    key = xp.where(xp.isnan(win), xp.inf, win) if x.dtype.kind == 'f' else win
+    arg = xp.argmax(key, axis=-1)
+    values = xp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+    lw = cols.shape[1]
+    # window position -> input row and column (arg has shape (..., oh, ow))
+    r = rows[xp.arange(oh)[:, None], arg // lw]
+    c = cols[xp.arange(ow)[None, :], arg % lw]
+    flat = (r * w + c).astype(xp.int64)
+    result, node = record(xp.ascontiguousarray(values), AdaptiveMaxPool2DBackward0, (input,))
+    indices = wrap(flat)
+    if node is not None:
+        node.nsp = 2
+        node.save(input, indices)
+    return (result, indices) if return_indices else result
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if input._data.ndim not in (2, 3):
+        raise RuntimeError(f'adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: {list(input._data.shape)}')
+    return _via_2d(adaptive_max_pool2d, input, (1,) + ntuple(output_size, 1), return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum of x^p over each window)^(1/p), composed as PyTorch composes it."""
+    from ...ops import elementwise as _ew
+    kh, kw = ntuple(kernel_size, 2)
+    out = avg_pool2d(_ew.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    return _ew.pow((_ew.sign(out) * _ew.relu(_ew.abs(out))) * (kw * kh), 1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    from ...ops import elementwise as _ew
+    out = avg_pool1d(_ew.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    return _ew.pow((_ew.sign(out) * _ew.relu(_ew.abs(out))) * kernel_size, 1.0 / norm_type)
+
+
+# ---- max unpooling -------------------------------------------------------------------------
+
+class MaxUnpool2DBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (idx,) = self.saved_tensors
+        return _gather_flat(grad, idx, 2), None
+
+
+def _unpool_size(input, kernel_size, stride, padding, output_size, nsp):
+    k = ntuple(kernel_size, nsp)
+    s = ntuple(stride, nsp) if stride is not None else k
+    p = ntuple(padding, nsp)
+    size = input._data.shape[-nsp:]
+    default = tuple((size[i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(nsp))
+    if output_size is None:
+        return default
+    out = tuple(int(o) for o in output_size)
+    if len(out) == nsp + 2:
+        out = out[2:]
+    elif len(out) == nsp + 1:
+        out = out[1:]
+    if len(out) != nsp:
+        raise ValueError(f'output_size should be a sequence containing {nsp} or {nsp + 2} elements, but it has a '
+                         f'length of \'{len(output_size)}\'')
+    for i in range(nsp):
+        lo, hi = default[i] - s[i], default[i] + s[i]
+        if not lo < out[i] < hi:
+            raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {i} must be between {lo} and {hi})')
+    return out
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The values written back at max_pool2d's indices, zeros elsewhere."""
+    out_hw = _unpool_size(input, kernel_size, stride, padding, output_size, 2)
+    x, idx = input._data, indices._data
+    lead = x.shape[:-2]
+    plane = out_hw[0] * out_hw[1]
+    bad = (idx < 0) | (idx >= plane)
+    if bad.any():
+        raise RuntimeError(f'Found an invalid max index: {int(idx[bad].reshape(-1)[0])} (output volumes are of size '
+                           f'{out_hw[0]}x{out_hw[1]})')
+    data = xp.zeros(lead + (plane,), dtype=x.dtype)
+    nc = math.prod(lead)
+    flat = data.reshape(nc, plane)
+    xp.put_along_axis(flat, idx.reshape(nc, -1), x.reshape(nc, -1), axis=1)
+    out, node = record(data.reshape(lead + out_hw), MaxUnpool2DBackward0, (input, indices))
+    if node is not None:
+        node.save(indices)
+    return out
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k = ntuple(kernel_size, 1)
+    s = ntuple(stride, 1) if stride is not None else k
+    size = _unpool_size(input, kernel_size, stride, padding, output_size, 1)
+    out = max_unpool2d(_shape.unsqueeze(input, -2), _shape.unsqueeze(indices, -2), (1,) + k, (1,) + s,
+                       (0,) + ntuple(padding, 1), (1,) + size)
+    return _shape.squeeze(out, -2)

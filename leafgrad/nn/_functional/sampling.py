@@ -1,0 +1,231 @@
+"""interpolate (nearest, linear, bilinear, bicubic-free) and scaled_dot_product_attention.
+
+Nearest and (bi)linear resampling are linear maps acting on each spatial dim separately: the
+op builds one small (out x in) matrix per dim, exactly as PyTorch computes its source indices
+and weights, and applies them with matmuls (see ``pooling._separable``).
+"""
+import math
+import warnings
+
+from ...ops._util import xp
+from ...ops import elementwise as _ew
+from ...ops import shape as _shape
+from ...ops.linalg import matmul
+from .basic import dropout, softmax
+from .common import const
+from .pooling import _separable, _SeparableBackward
+
+
+class UpsampleNearest1DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class UpsampleNearest2DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class UpsampleNearest3DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class UpsampleNearestExact1DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class UpsampleNearestExact2DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class UpsampleLinear1DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class UpsampleBilinear2DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class UpsampleTrilinear3DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class UpsampleBicubic2DBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+def _cubic_matrix(size, out, scale, align_corners):
+    """PyTorch's bicubic taps: cubic convolution (A = -0.75) over src-1 .. src+2, the indices
+    clamped to the edge; the source index is not clamped at 0 (unlike linear)."""
+    A = -0.75
+    dst = xp.arange(out, dtype=xp.float64)
+    if align_corners:
+        src = dst * ((size - 1) / (out - 1)) if out > 1 else dst * 0
+    else:
+        src = (dst + 0.5) * scale - 0.5
+    i0 = xp.floor(src).astype(xp.int64)
+    t = src - i0
+    c1 = lambda x: ((A + 2) * x - (A + 3)) * x * x + 1  # noqa: E731
+    c2 = lambda x: ((A * x - 5 * A) * x + 8 * A) * x - 4 * A  # noqa: E731
+    coeffs = [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+    m = xp.zeros((out, size))
+    rows = xp.arange(out)
+    for j, c in enumerate(coeffs):
+        xp.add.at(m, (rows, xp.clip(i0 - 1 + j, 0, size - 1)), c)
+    return m
+
+
+def _nearest_matrix(size, out, scale_factor, exact):
+    """PyTorch's nearest_idx: the same size copies, twice the size halves the index (no float
+    error); otherwise floor(dst * scale) in float32, scale = 1/scale_factor (or in/out)."""
+    dst = xp.arange(out)
+    if not exact and out == size:
+        src = dst
+    elif not exact and out == 2 * size:
+        src = dst >> 1
+    else:
+        scale = xp.float32(1.0 / scale_factor) if scale_factor else xp.float32(size) / xp.float32(out)
+        pos = (dst.astype(xp.float32) + xp.float32(0.5)) * scale if exact else dst.astype(xp.float32) * scale
+        src = xp.minimum(xp.floor(pos).astype(xp.int64), size - 1)
+    m = xp.zeros((out, size))
+    m[dst, src] = 1.0
+    return m
+
+
+def _linear_matrix(size, out, scale, align_corners):
+    dst = xp.arange(out, dtype=xp.float64)
+    if align_corners:
+        src = dst * ((size - 1) / (out - 1)) if out > 1 else dst * 0
+    else:
+        src = xp.maximum((dst + 0.5) * scale - 0.5, 0.0)
+    i0 = xp.minimum(xp.floor(src).astype(xp.int64), size - 1)
+    i1 = xp.minimum(i0 + 1, size - 1)
+    lam = src - i0
+    m = xp.zeros((out, size))
+    rows = xp.arange(out)
+    m[rows, i0] += 1 - lam
+    m[rows, i1] += lam
+    return m
+
+
+def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    x = input._data
+    nsp = x.ndim - 2
+    linear_modes = {'linear': 1, 'bilinear': 2, 'trilinear': 3, 'bicubic': 2}
+    if mode in ('nearest', 'nearest-exact', 'area'):
+        if align_corners is not None:
+            raise ValueError('align_corners option can only be set with the interpolating modes: '
+                             'linear | bilinear | bicubic | trilinear')
+    elif mode in linear_modes:
+        if nsp != linear_modes[mode]:
+            raise NotImplementedError(f'Got {x.ndim}D input, but {mode} mode needs {linear_modes[mode] + 2}D input')
+        align_corners = bool(align_corners)
+    else:
+        raise NotImplementedError(f'Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the '
+                                  f'modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact '
+                                  f'(got {mode})')
+    if nsp < 1 or nsp > 3:
+        raise NotImplementedError(f'Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the '
+                                  f'modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact '
+                                  f'(got {mode})')
+    in_size = x.shape[2:]
+    if (size is None) == (scale_factor is None):
+        raise ValueError('only one of size or scale_factor should be defined' if size is not None else
+                         'either size or scale_factor should be defined')
+    if size is not None:
+        out = tuple(int(s) for s in size) if isinstance(size, (tuple, list)) else (int(size),) * nsp
+        if len(out) != nsp:
+            raise ValueError(f'Input and output must have the same number of spatial dimensions, but got input with '
+                             f'spatial dimensions of {list(in_size)} and output size of {list(out)}. Please provide '
+                             'input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.')
+        scales = [in_size[i] / max(out[i], 1) for i in range(nsp)]
+        factors = [None] * nsp
+    else:
+        sf = tuple(float(s) for s in scale_factor) if isinstance(scale_factor, (tuple, list)) else \
+            (float(scale_factor),) * nsp
+        if len(sf) != nsp:
+            raise ValueError(f'Input and scale_factor must have the same number of spatial dimensions, but got input '
+                             f'with spatial dimensions of {list(in_size)} and scale_factor of shape {list(sf)}. Please '
+                             'provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, '
+                             '...,sK) format.')
+        out = tuple(int(math.floor(in_size[i] * sf[i])) for i in range(nsp))
+        scales = [in_size[i] / max(out[i], 1) if recompute_scale_factor else 1.0 / sf[i] for i in range(nsp)]
+        factors = [None if recompute_scale_factor else sf[i] for i in range(nsp)]
+    if mode == 'area':
+        from .pooling import _adaptive_avg_poolnd
+        return _adaptive_avg_poolnd(input, out, nsp)
+    _check_sizes(in_size, out)
+    if mode in ('nearest', 'nearest-exact'):
+        exact = mode == 'nearest-exact'
+        mats = [_nearest_matrix(in_size[i], out[i], factors[i], exact) for i in range(nsp)]
+        names = {False: {1: UpsampleNearest1DBackward0, 2: UpsampleNearest2DBackward0, 3: UpsampleNearest3DBackward0},
+                 True: {1: UpsampleNearestExact1DBackward0, 2: UpsampleNearestExact2DBackward0,
+                        3: UpsampleNearest3DBackward0}}
+        cls = names[exact][nsp]
+    elif mode == 'bicubic':
+        mats = [_cubic_matrix(in_size[i], out[i], scales[i], align_corners) for i in range(nsp)]
+        cls = UpsampleBicubic2DBackward0
+    else:
+        mats = [_linear_matrix(in_size[i], out[i], scales[i], align_corners) for i in range(nsp)]
+        cls = {1: UpsampleLinear1DBackward0, 2: UpsampleBilinear2DBackward0, 3: UpsampleTrilinear3DBackward0}[nsp]
+    return _separable(input, [m.astype(x.dtype) for m in mats], cls)
+
+
+def _check_sizes(in_size, out):
+    if any(o <= 0 for o in out) or any(i <= 0 for i in in_size):
+        names = 'DHW'[3 - len(out):]
+        fmt = lambda sizes: ', '.join(f'{n}: {v}' for n, v in zip(names, sizes))  # noqa: E731
+        raise RuntimeError(f'Input and output sizes should be greater than 0, but got input ({fmt(in_size)}) output '
+                           f'({fmt(out)})')
+
+
+def upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+# ---- attention ----------------------------------------------------------------------------
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(q k^T * scale + mask) v, composed of leafgrad ops as PyTorch's math path composes it
+    (q and k are each scaled by sqrt(scale), which keeps the products small)."""
+    q, k = query._data, key._data
+    L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
+    if is_causal and attn_mask is not None:
+        raise RuntimeError('_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True')
+    if enable_gqa and q.ndim >= 3 and q.shape[-3] != k.shape[-3]:
+        rep = q.shape[-3] // k.shape[-3]
+        key = _repeat_heads(key, rep)
+        value = _repeat_heads(value, rep)
+    factor = math.sqrt(1.0 / math.sqrt(E) if scale is None else scale)
+    attn = matmul(query * factor, _shape.transpose(key, -2, -1) * factor)
+    if is_causal:
+        keep = xp.tril(xp.ones((L, S), dtype=bool))
+        attn = _ew.where(const(keep), attn, const(xp.asarray(-xp.inf, dtype=attn._data.dtype)))
+    elif attn_mask is not None:
+        if attn_mask._data.dtype == xp.bool_:
+            attn = _ew.where(attn_mask, attn, const(xp.asarray(-xp.inf, dtype=attn._data.dtype)))
+        else:
+            attn = attn + attn_mask
+    attn = softmax(attn, -1)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, True)
+    return matmul(attn, value)
+
+
+def _repeat_heads(t, rep):
+    shape = t._data.shape
+    x = _shape.unsqueeze(t, -3)
+    x = _shape.expand(x, shape[:-2] + (rep,) + shape[-2:])
+    return _shape.reshape(x, shape[:-3] + (shape[-3] * rep,) + shape[-2:])
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn('`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.',
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode='nearest')
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn('`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.',
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)

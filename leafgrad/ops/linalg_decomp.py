@@ -1,0 +1,678 @@
+"""Decompositions and solvers of ``leafgrad.linalg``: inv, det, slogdet, solve, cholesky, qr,
+eigh, svd. Forward with NumPy's LAPACK; derivatives as PyTorch defines them (FunctionsManual),
+written with leafgrad ops (matmul, solve, masks), so they differentiate again.
+
+Matrices are real here (leafgrad has no complex dtypes), so every ``^H`` is a transpose.
+"""
+import collections
+
+from ._util import Node, record, record_many, saved_output, state, wrap, xp
+from . import shape as _shape
+from .linalg import _sname, matmul
+from .reduction import sum as _sum
+
+
+class LinAlgError(RuntimeError):
+    """Raised for singular or non-positive-definite input (``torch.linalg.LinAlgError``)."""
+
+
+def _named(typename, fields):
+    base = collections.namedtuple(typename, fields)
+
+    def __repr__(self):
+        body = ',\n'.join(f'{f}={v!r}' for f, v in zip(fields, self))
+        return f'leafgrad.return_types.{typename}(\n{body})'
+    return type(typename, (base,), {'__slots__': (), '__repr__': __repr__})
+
+
+slogdet_result = _named('linalg_slogdet', ['sign', 'logabsdet'])
+qr_result = _named('linalg_qr', ['Q', 'R'])
+eigh_result = _named('linalg_eigh', ['eigenvalues', 'eigenvectors'])
+svd_result = _named('linalg_svd', ['U', 'S', 'Vh'])
+
+
+# ---- helpers: checks, transposes, masks -----------------------------------------------------
+
+_SCALAR_NAMES = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+
+
+def _check_matrix(A, name, square=True):
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError(f'{name}: The input tensor A must have at least 2 dimensions.')
+    if a.dtype.kind != 'f':
+        raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
+                           f'{_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)}')
+    if square and a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f'{name}: A must be batches of square matrices, but they are {a.shape[-2]} by '
+                           f'{a.shape[-1]} matrices')
+
+
+def _mT(t):
+    return _shape.transpose(t, -2, -1)
+
+
+def _mask(n, m, k, dtype, lower=True):
+    """The constant 0/1 matrix of tril(., k) (or triu) as a tensor."""
+    ones = xp.ones((n, m), dtype=dtype)
+    return wrap(xp.tril(ones, k) if lower else xp.triu(ones, k))
+
+
+def _tril(t, k=0):
+    n, m = t._data.shape[-2:]
+    return t * _mask(n, m, k, t._data.dtype, True)
+
+
+def _triu(t, k=0):
+    n, m = t._data.shape[-2:]
+    return t * _mask(n, m, k, t._data.dtype, False)
+
+
+def _eye_like(t):
+    n = t._data.shape[-1]
+    return wrap(xp.eye(n, dtype=t._data.dtype))
+
+
+def _diag_embed(v):
+    """Batched diagonal matrices from vectors (last dim)."""
+    return _shape.unsqueeze(v, -1) * _eye_like(v)
+
+
+def _zero_pivot(a):
+    """1-based index of the first zero pivot of LU with partial pivoting (PyTorch's message)."""
+    a = a.astype(xp.float64).copy()
+    n = a.shape[0]
+    for j in range(n):
+        p = j + int(xp.argmax(xp.abs(a[j:, j])))
+        if a[p, j] == 0:
+            return j + 1
+        a[[j, p]] = a[[p, j]]
+        a[j + 1:] -= xp.outer(a[j + 1:, j] / a[j, j], a[j])
+    return n
+
+
+def _batch_prefix(a, index):
+    return f'(Batch element {index}): ' if a.ndim > 2 else ''
+
+
+def _singular_index(a):
+    """(flat batch index, zero pivot) of the first singular matrix in a batch, or None."""
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for b in range(flat.shape[0]):
+        with xp.errstate(all='ignore'):
+            if xp.linalg.matrix_rank(flat[b]) < flat.shape[-1] or not xp.isfinite(xp.linalg.cond(flat[b])):
+                return b, _zero_pivot(flat[b])
+    return None
+
+
+# ---- inv --------------------------------------------------------------------------------------
+
+class LinalgInvExBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (inv_a,) = self.saved_tensors
+        inv_t = _mT(inv_a)
+        return -matmul(inv_t, matmul(grad, inv_t)),
+
+
+def inv(A, *, out=None):
+    _check_matrix(A, 'linalg.inv')
+    a = A._data
+    try:
+        data = xp.linalg.inv(a)
+    except xp.linalg.LinAlgError:
+        b, k = _singular_index(a) or (0, a.shape[-1])
+        raise LinAlgError(f'linalg.inv: {_batch_prefix(a, b)}The diagonal element {k} is zero, the inversion could '
+                          'not be completed because the input matrix is singular.') from None
+    result, node = record(data, LinalgInvExBackward0, (A,))
+    if node is not None:
+        node.save(saved_output(result))
+    return result
+
+
+inverse = inv
+
+
+# ---- det, slogdet, logdet -----------------------------------------------------------------------
+
+class LinalgDetBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        A, det_a = self.saved_tensors
+        singular = det_a._data == 0
+        if singular.any():
+            if state.grad_enabled:  # create_graph: PyTorch takes the cofactors from an SVD
+                return _det_backward_svd(grad, A),
+            # a plain backward: PyTorch's det * A^{-T} is 0 for an exactly singular A
+            a = xp.where(singular[..., None, None], xp.eye(A._data.shape[-1], dtype=A._data.dtype), A._data)
+            g = (grad._data * det_a._data)[..., None, None]
+            return wrap(g * xp.swapaxes(xp.linalg.inv(a), -1, -2)),
+        # d det / dA = det * A^{-T} (the cofactor matrix)
+        g = _shape.unsqueeze(_shape.unsqueeze(grad * det_a, -1), -1)
+        return g * _mT(inv(A)),
+
+
+def _det_backward_svd(grad, A):
+    """The cofactor matrix of a singular A, as PyTorch computes it: with A = U S V^T,
+    cof(A) = det(U) det(V) U diag(prod_{j != i} S_j) V^T, finite when A has no inverse."""
+    U, S, Vh = svd(A)
+    alpha = xp.linalg.det(U._data) * xp.linalg.det(Vh._data)
+    n = S._data.shape[-1]
+    eye = xp.eye(n, dtype=S._data.dtype)
+    # M[..., i, j] = S_j off the diagonal, 1 on it: the product over j excludes S_i
+    M = _shape.unsqueeze(S, -2) * wrap(1 - eye) + wrap(eye)
+    D = _shape.select(M, -1, 0)
+    for j in range(1, n):
+        D = D * _shape.select(M, -1, j)
+    g = _shape.unsqueeze(_shape.unsqueeze(grad * wrap(xp.asarray(alpha, dtype=S._data.dtype)), -1), -1)
+    return matmul(U * _shape.unsqueeze(D, -2), Vh) * g
+
+
+def det(A, *, out=None):
+    _check_matrix(A, 'linalg.det')
+    result, node = record(xp.asarray(xp.linalg.det(A._data)), LinalgDetBackward0, (A,))
+    if node is not None:
+        node.save(A, saved_output(result))
+    return result
+
+
+class LinalgSlogdetBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad_sign, grad_logabs):
+        (A,) = self.saved_tensors
+        if grad_logabs is None:
+            return None,
+        g = _shape.unsqueeze(_shape.unsqueeze(grad_logabs, -1), -1)
+        return g * _mT(inv(A)),
+
+
+def slogdet(A, *, out=None):
+    _check_matrix(A, 'linalg.slogdet')
+    sign, logabs = xp.linalg.slogdet(A._data)
+    (s, l), node = record_many([xp.asarray(sign), xp.asarray(logabs)], LinalgSlogdetBackward0, (A,),
+                               differentiable=[False, True])
+    if node is not None:
+        node.save(A)
+    return slogdet_result(s, l)
+
+
+def logdet(input):
+    """log det A: NaN for a negative determinant, as PyTorch's logdet."""
+    s, l = slogdet(input)
+    from .elementwise import where
+    return where(s < 0, float('nan'), where(s == 0, float('-inf'), l))
+
+
+# ---- solve ------------------------------------------------------------------------------------
+
+class LinalgSolveExBackward0(Node):
+    __slots__ = ('vector', 'left', 'b_shape')
+
+    def apply(self, grad):
+        A, X = self.saved_tensors
+        # left: A X = B  =>  gB = A^{-T} g,  gA = -gB X^T
+        gB = solve(_mT(A), grad) if self.left else solve(_mT(A), grad, left=False)
+        gA = None
+        if self.next_functions[0][0] is not None:
+            if self.vector:
+                gA = -_shape.unsqueeze(gB, -1) * _shape.unsqueeze(X, -2)
+            else:
+                gA = -matmul(gB, _mT(X)) if self.left else -matmul(_mT(X), gB)
+            gA = _sum_to_batch(gA, A._data.shape)
+        gB_out = None
+        if self.next_functions[1][0] is not None:
+            gB_out = _sum_to_batch(gB, self.b_shape)
+        return gA, gB_out
+
+
+def _sum_to_batch(t, shape):
+    from ._util import sum_to
+    return sum_to(t, shape) if t._data.shape != shape else t
+
+
+def solve(A, B, *, left=True, out=None):
+    _check_matrix(A, 'linalg.solve')
+    a, b = A._data, B._data
+    n = a.shape[-1]
+    # B is a batch of vectors when it has one dimension less than A (or is 1-D)
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    if not left:
+        if vector:
+            raise RuntimeError('linalg.solve: Vector broadcasting of the left hand side is not supported for left=False.'
+                               ' In this case linalg.solve is equivalent to B / A.squeeze(-1)')
+        x = xp.swapaxes(_solve_array(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), A, B, n), -1, -2)
+    else:
+        if vector:
+            if b.shape[-1] != n:
+                raise RuntimeError(f'linalg.solve: Incompatible shapes of A and B for the equation AX = B '
+                                   f'({a.shape[-2]}x{n} and {b.shape[-1]}x1)')
+            x = _solve_array(a, b[..., None], A, B, n)[..., 0]
+        else:
+            x = _solve_array(a, b, A, B, n)
+    result, node = record(x, LinalgSolveExBackward0, (A, B))
+    if node is not None:
+        node.vector, node.left, node.b_shape = vector, left, b.shape
+        node.save(A, saved_output(result))
+    return result
+
+
+def _solve_array(a, b, A, B, n):
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise RuntimeError(f'linalg.solve: Incompatible shapes of A and B for the equation AX = B ({a.shape[-2]}x{n} '
+                           f'and {b.shape[-2]}x{b.shape[-1]})')
+    if a.dtype != b.dtype:
+        raise RuntimeError(f'linalg.solve: Expected A and B to have the same dtype, but found A of type '
+                           f'{_sname(A)} and B of type {_sname(B)} instead')
+    try:
+        return xp.linalg.solve(a, b)
+    except xp.linalg.LinAlgError:
+        raise LinAlgError('leafgrad.linalg.solve: The solver failed because the input matrix is singular.') from None
+    except ValueError:
+        batch = xp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        return xp.linalg.solve(xp.broadcast_to(a, batch + a.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:]))
+
+
+# ---- cholesky ---------------------------------------------------------------------------------
+
+class LinalgCholeskyExBackward0(Node):
+    __slots__ = ('upper',)
+
+    def apply(self, grad):
+        (L,) = self.saved_tensors
+        if self.upper:
+            L, grad = _mT(L), _mT(grad)
+        # gA = L^{-T} Phi L^{-1}, Phi = 0.5 (tril(L^T gL) + tril(L^T gL, -1)^T)
+        phi = _tril(matmul(_mT(L), grad))
+        phi = (phi + _mT(_tril(phi, -1))) * 0.5
+        left = solve(_mT(L), phi)                     # L^{-T} Phi
+        return _mT(solve(_mT(L), _mT(left))),         # Y L^{-1} = (L^{-T} Y^T)^T
+
+
+def cholesky(A, *, upper=False, out=None):
+    _check_matrix(A, 'linalg.cholesky')
+    a = A._data
+    try:
+        low = xp.linalg.cholesky(a)
+    except xp.linalg.LinAlgError:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        for bi in range(flat.shape[0]):
+            for k in range(1, a.shape[-1] + 1):
+                try:
+                    xp.linalg.cholesky(flat[bi, :k, :k])
+                except xp.linalg.LinAlgError:
+                    raise LinAlgError(f'linalg.cholesky: {_batch_prefix(a, bi)}The factorization could not be '
+                                      'completed because the input is not positive-definite (the leading minor of '
+                                      f'order {k} is not positive-definite).') from None
+        raise
+    data = xp.ascontiguousarray(xp.swapaxes(low, -1, -2)) if upper else low
+    result, node = record(data, LinalgCholeskyExBackward0, (A,))
+    if node is not None:
+        node.upper = upper
+        node.save(saved_output(result))
+    return result
+
+
+# ---- qr ---------------------------------------------------------------------------------------
+
+class LinalgQrBackward0(Node):
+    __slots__ = ('mode',)
+
+    def apply(self, gQ, gR):
+        Q, R = self.saved_tensors
+        m, n = Q._data.shape[-2], R._data.shape[-1]
+        if self.mode == 'complete' and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+        if m >= n:
+            return _qr_backward_tall(gQ, gR, Q, R),
+        # A = Q [X | Y] with X square: Y = Q^T A2 gives gA2 = Q gY and adds Y gY^T to gQ
+        X = _shape.narrow(R, -1, 0, m)
+        Y = _shape.narrow(R, -1, m, n - m)
+        gX = gY = None
+        if gR is not None:
+            gX, gY = _shape.narrow(gR, -1, 0, m), _shape.narrow(gR, -1, m, n - m)
+        if gY is not None:
+            extra = matmul(Y, _mT(gY))
+            gQ = matmul(Q, extra) if gQ is None else gQ + matmul(Q, extra)
+        gA1 = _qr_backward_tall(gQ, gX, Q, X)
+        gA2 = matmul(Q, gY) if gY is not None else None
+        from .indexing import index_put_embed
+        shape = Q._data.shape[:-1] + (n,)
+        lead = (slice(None),) * (len(shape) - 1)
+        out = index_put_embed(gA1, shape, lead + (slice(0, m),))
+        if gA2 is not None:
+            out = out + index_put_embed(gA2, shape, lead + (slice(m, n),))
+        return out,
+
+
+def _qr_backward_tall(gQ, gR, Q, R):
+    """gA = (gQ + Q syminvadj(triu(gR R^T - Q^T gQ))) R^{-T}   (m >= n)."""
+    M = None
+    if gR is not None:
+        M = matmul(gR, _mT(R))
+    if gQ is not None:
+        qtg = matmul(_mT(Q), gQ)
+        M = -qtg if M is None else M - qtg
+    M = _triu(M)
+    eye = _eye_like(M)
+    S = M + _mT(M) - M * eye  # the diagonal counted once
+    gA = matmul(Q, S)
+    if gQ is not None:
+        gA = gA + gQ
+    # right-solve X R^T = gA  <=>  R X^T = gA^T
+    return _mT(solve(R, _mT(gA)))
+
+
+def qr(A, mode='reduced', *, out=None):
+    if mode not in ('reduced', 'complete', 'r'):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
+                           "'complete'")
+    _check_matrix(A, 'linalg.qr', square=False)
+    q, r = xp.linalg.qr(A._data, mode='complete' if mode == 'complete' else 'reduced')
+    if mode == 'r':
+        q = xp.zeros((0,), dtype=r.dtype)
+    (Q, R), node = record_many([q, r], LinalgQrBackward0, (A,))
+    if node is not None:
+        if mode == 'r':
+            Q._grad_fn, Q._requires_grad = None, False
+        node.mode = mode
+        node.save(saved_output(Q), saved_output(R))
+    return qr_result(Q, R)
+
+
+# ---- eigh -------------------------------------------------------------------------------------
+
+class LinalgEighBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, gL, gV):
+        L, V = self.saved_tensors
+        gA = None
+        if gV is not None:
+            vtg = matmul(_mT(V), gV)
+            vtg = (vtg - _mT(vtg)) * 0.5
+            # E_ij = L_j - L_i, with 1 on the diagonal (where the skew part is 0)
+            E = _shape.unsqueeze(L, -2) - _shape.unsqueeze(L, -1)
+            E = E + _eye_like(E)
+            gA = vtg / E
+        if gL is not None:
+            gA = _diag_embed(gL) if gA is None else gA + _diag_embed(gL)
+        return matmul(V, matmul(gA, _mT(V))),
+
+
+def eigh(A, UPLO='L', *, out=None):
+    _check_matrix(A, 'linalg.eigh')
+    if UPLO not in ('L', 'U'):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    w, v = xp.linalg.eigh(A._data, UPLO=UPLO)
+    (L, V), node = record_many([w, v], LinalgEighBackward0, (A,))
+    if node is not None:
+        node.save(saved_output(L), saved_output(V))
+    return eigh_result(L, V)
+
+
+def eigvalsh(A, UPLO='L', *, out=None):
+    return eigh(A, UPLO)[0]
+
+
+# ---- svd --------------------------------------------------------------------------------------
+
+class LinalgSvdBackward0(Node):
+    __slots__ = ('full_matrices',)
+
+    def apply(self, gU, gS, gVh):
+        U, S, Vh = self.saved_tensors
+        m, n = U._data.shape[-2], Vh._data.shape[-1]
+        k = S._data.shape[-1]
+        if self.full_matrices and m != n:
+            # only the first k singular vectors enter A; the rest are arbitrary
+            U = _shape.narrow(U, -1, 0, k)
+            Vh = _shape.narrow(Vh, -2, 0, k)
+            gU = _shape.narrow(gU, -1, 0, k) if gU is not None else None
+            gVh = _shape.narrow(gVh, -2, 0, k) if gVh is not None else None
+        if gU is None and gVh is None:
+            if gS is None:
+                return None,
+            return matmul(U * _shape.unsqueeze(gS, -2), Vh),
+        V = _mT(Vh)
+        gV = _mT(gVh) if gVh is not None else None
+        skew = lambda X: X - _mT(X)  # noqa: E731
+        S2 = S * S
+        E = _shape.unsqueeze(S2, -2) - _shape.unsqueeze(S2, -1)
+        E = E + _eye_like(E)
+        Srow, Scol = _shape.unsqueeze(S, -2), _shape.unsqueeze(S, -1)
+        if gU is not None and gV is not None:
+            gA = (skew(matmul(_mT(U), gU)) * Srow + Scol * skew(matmul(Vh, gV))) / E
+        elif gU is not None:
+            gA = skew(matmul(_mT(U), gU)) / E * Srow
+        else:
+            gA = Scol * (skew(matmul(Vh, gV)) / E)
+        if gS is not None:
+            gA = gA + _diag_embed(gS)
+        if m > n and gU is not None:
+            gA = matmul(U, gA)
+            gUSinv = gU / Srow
+            gA = gA + gUSinv - matmul(U, matmul(_mT(U), gUSinv))
+            return matmul(gA, Vh),
+        if m < n and gV is not None:
+            gA = matmul(gA, Vh)
+            gVSinv = gV / Srow
+            gA = gA + _mT(gVSinv) - matmul(matmul(_mT(gVSinv), V), Vh)
+            return matmul(U, gA),
+        return matmul(U, matmul(gA, Vh)),
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    _check_matrix(A, 'linalg.svd', square=False)
+    u, s, vh = xp.linalg.svd(A._data, full_matrices=full_matrices)
+    (U, S, Vh), node = record_many([u, s, vh], LinalgSvdBackward0, (A,))
+    if node is not None:
+        node.full_matrices = full_matrices
+        node.save(saved_output(U), saved_output(S), saved_output(Vh))
+    return svd_result(U, S, Vh)
+
+
+def svdvals(A, *, driver=None, out=None):
+    return svd(A, full_matrices=False)[1]
+
+
+# ---- more of torch.linalg: _ex variants, triangular solve, pinv, powers, products ------------
+
+inv_ex_result = _named('linalg_inv_ex', ['inverse', 'info'])
+cholesky_ex_result = _named('linalg_cholesky_ex', ['L', 'info'])
+
+
+def _info(batch_shape, value=0):
+    return wrap(xp.full(batch_shape, value, dtype=xp.int32))
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    try:
+        return inv_ex_result(inv(A), _info(A._data.shape[:-2]))
+    except LinAlgError:
+        if check_errors:
+            raise
+        b, k = _singular_index(A._data)
+        info = xp.zeros(A._data.shape[:-2], dtype=xp.int32)
+        info.reshape(-1)[b] = k
+        with xp.errstate(all='ignore'):
+            return inv_ex_result(wrap(xp.full(A._data.shape, xp.nan, dtype=A._data.dtype)), wrap(info))
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    try:
+        return cholesky_ex_result(cholesky(A, upper=upper), _info(A._data.shape[:-2]))
+    except LinAlgError as e:
+        if check_errors:
+            raise
+        order = int(str(e).split('order ')[1].split(' ')[0])
+        return cholesky_ex_result(wrap(xp.zeros_like(A._data)), _info(A._data.shape[:-2], order))
+
+
+class LinalgSolveTriangularBackward0(Node):
+    __slots__ = ('upper', 'left', 'unitriangular')
+
+    def apply(self, grad):
+        A, X = self.saved_tensors
+        gB = solve_triangular(_mT(A), grad, upper=not self.upper, left=self.left, unitriangular=self.unitriangular)
+        gA = None
+        if self.next_functions[0][0] is not None:
+            gA = -matmul(gB, _mT(X)) if self.left else -matmul(_mT(X), gB)
+            k = 1 if self.unitriangular else 0
+            gA = _triu(gA, k) if self.upper else _tril(gA, -k)
+        return gA, (gB if self.next_functions[1][0] is not None else None)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    _check_matrix(A, 'linalg.solve_triangular')
+    a = A._data
+    n = a.shape[-1]
+    tri = xp.triu(a) if upper else xp.tril(a)
+    if unitriangular:
+        tri = tri - tri * xp.eye(n, dtype=a.dtype) + xp.eye(n, dtype=a.dtype)
+    b = B._data
+    with xp.errstate(all='ignore'):
+        if left:
+            x = _solve_array(tri, b, A, B, n)
+        else:
+            x = xp.swapaxes(_solve_array(xp.swapaxes(tri, -1, -2), xp.swapaxes(b, -1, -2), A, B, n), -1, -2)
+    result, node = record(x, LinalgSolveTriangularBackward0, (A, B))
+    if node is not None:
+        node.upper, node.left, node.unitriangular = upper, left, unitriangular
+        node.save(A, saved_output(result))
+    return result
+
+
+class LinalgPinvBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        A, P = self.saved_tensors
+        m, n = A._data.shape[-2:]
+        Ph, gh = _mT(P), _mT(grad)
+        # PyTorch's pinv_backward, arranged to multiply the smallest matrices
+        if m <= n:
+            K = matmul(gh, P)
+            KPh = matmul(K, Ph)
+            return (-_mT(matmul(P, K)) + KPh - matmul(matmul(A, P), KPh)
+                    + matmul(matmul(Ph, P), gh - matmul(K, A))),
+        K = matmul(P, gh)
+        PhK = matmul(Ph, K)
+        return (-_mT(matmul(K, P)) + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK
+                - matmul(matmul(PhK, P), A)),
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    if A._data.ndim < 2 or A._data.dtype.kind != 'f':
+        name = {'float32': 'Float', 'float64': 'Double'}.get(A._data.dtype.name, _SCALAR_NAMES.get(A._data.dtype.name))
+        raise RuntimeError(f'linalg.pinv({name}{{{list(A._data.shape)}}}): expected a tensor with 2 or more dimensions '
+                           'of float, double, cfloat or cdouble types')
+    a = A._data
+    u, sv, vh = xp.linalg.svd(a, full_matrices=False)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else xp.finfo(a.dtype).eps * max(a.shape[-2:])
+    smax = sv[..., :1] if sv.shape[-1] else xp.zeros(sv.shape[:-1] + (1,), dtype=a.dtype)
+    cutoff = xp.maximum(atol or 0.0, rtol * smax)
+    with xp.errstate(divide='ignore'):
+        sinv = xp.where(sv > cutoff, 1 / sv, 0).astype(a.dtype)
+    data = xp.matmul(xp.swapaxes(vh, -1, -2) * sinv[..., None, :], xp.swapaxes(u, -1, -2))
+    result, node = record(data, LinalgPinvBackward0, (A,))
+    if node is not None:
+        node.save(A, saved_output(result))
+    return result
+
+
+def matrix_power(A, n):
+    """Binary powering with matmuls, as PyTorch computes it (so the same nodes are recorded)."""
+    _check_matrix(A, 'linalg.matrix_power')
+    if n == 0:
+        return wrap(xp.broadcast_to(xp.eye(A._data.shape[-1], dtype=A._data.dtype), A._data.shape).copy())
+    if n < 0:
+        A, n = inv(A), -n
+    if n == 1:
+        return _shape.clone(A)
+    if n == 2:
+        return matmul(A, A)
+    if n == 3:
+        return matmul(matmul(A, A), A)
+    z = result = None
+    while n > 0:
+        bit, n = n % 2, n // 2
+        z = A if z is None else matmul(z, z)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return result
+
+
+def multi_dot(tensors, *, out=None):
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f'multi_dot(): expected at least 2 tensors but got {len(tensors)}')
+    first_1d, last_1d = tensors[0]._data.ndim == 1, tensors[-1]._data.ndim == 1
+    if first_1d:
+        tensors[0] = _shape.unsqueeze(tensors[0], 0)
+    if last_1d:
+        tensors[-1] = _shape.unsqueeze(tensors[-1], -1)
+    for i, t in enumerate(tensors):
+        if t._data.ndim != 2:
+            where = 'first' if i == 0 else 'last' if i == len(tensors) - 1 else None
+            raise RuntimeError(f'multi_dot(): the {where} tensor must be 1D or 2D but got {t._data.ndim}D' if where
+                               else f'multi_dot(): tensor {i} must be 2D but got {t._data.ndim}D')
+    from .linalg import mm
+    out_t = tensors[0]
+    for t in tensors[1:]:
+        out_t = mm(out_t, t)
+    if first_1d or last_1d:
+        shape = out_t._data.shape
+        out_t = _shape.reshape(out_t, tuple(s for i, s in enumerate(shape) if not (i == 0 and first_1d)
+                                            and not (i == 1 and last_1d)))
+    return out_t
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    return _sum(x * y, dim)
+
+
+class LinalgCrossBackward0(Node):
+    __slots__ = ('dim', 'a_shape', 'b_shape')
+
+    def apply(self, grad):
+        a, b = self.saved_tensors
+        from ._util import sum_to
+        ga = sum_to(cross(b, grad, dim=self.dim), self.a_shape) if self.next_functions[0][0] is not None else None
+        gb = sum_to(cross(grad, a, dim=self.dim), self.b_shape) if self.next_functions[1][0] is not None else None
+        return ga, gb
+
+
+def cross(input, other, *, dim=-1, out=None):
+    x, y = input._data, other._data
+    from ._util import wrap_dim
+    d = wrap_dim(dim, max(x.ndim, y.ndim))
+    if x.shape[d - x.ndim] != 3 or y.shape[d - y.ndim] != 3:
+        raise RuntimeError(f'linalg.cross: inputs dimension {dim} must have length 3. Got {x.shape[d - x.ndim]} and '
+                           f'{y.shape[d - y.ndim]}')
+    result, node = record(xp.cross(x, y, axis=d - max(x.ndim, y.ndim)), LinalgCrossBackward0, (input, other))
+    if node is not None:
+        node.dim, node.a_shape, node.b_shape = dim, x.shape, y.shape
+        node.save(input, other)
+    return result
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    _check_matrix(A, 'linalg.matrix_rank', square=False)
+    sv = xp.linalg.svd(A._data, compute_uv=False)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else xp.finfo(sv.dtype).eps * max(A._data.shape[-2:])
+    cutoff = xp.maximum(atol or 0.0, rtol * (sv[..., :1] if sv.shape[-1] else 0))
+    return wrap((sv > cutoff).sum(-1).astype(xp.int64))
+
+
+FUNCTIONS = ['inverse', 'det', 'logdet', 'slogdet', 'matrix_power', 'pinverse']
+NOT_METHODS = ['pinverse']
+METHODS = {'pinverse': lambda self, rcond=1e-15: pinv(self, rtol=rcond), 'matrix_power': matrix_power}
+
+
+def pinverse(input, rcond=1e-15):
+    return pinv(input, rtol=rcond)

@@ -1,0 +1,315 @@
+"""Matrix products, einsum, tensordot and the linalg decompositions against torch: values,
+node names, gradients, second derivatives, float64 finite differences, errors."""
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import lg, torch
+from fd_nn import check_directional, check_second_directional
+
+
+def normal(*shape):
+    return lambda rng: rng.standard_normal(shape)
+
+
+def spd(n, batch=()):
+    """A well-conditioned symmetric positive-definite matrix (as a free parameter: A, used as A A^T + n I)."""
+    return lambda rng: rng.standard_normal(batch + (n, n))
+
+
+def well_conditioned(n, batch=()):
+    return lambda rng: rng.standard_normal(batch + (n, n)) + 3 * np.eye(n)
+
+
+def sym(T, a):
+    n = a.shape[-1]
+    return a @ a.mT + n * T.eye(n, dtype=a.dtype)
+
+
+def case(name, fn, gens, twice=True, node=True):
+    return pytest.param(fn, gens, twice, node, id=name)
+
+
+# decompositions are compared through functions that do not depend on the sign (or rotation) of
+# singular vectors and eigenvectors, which LAPACK builds may choose differently
+CASES = [
+    case('mm', lambda T, a, b: T.mm(a, b), [normal(2, 3), normal(3, 4)]),
+    case('mv', lambda T, a, b: T.mv(a, b), [normal(2, 3), normal(3)]),
+    case('dot', lambda T, a, b: T.dot(a, b), [normal(4), normal(4)]),
+    case('outer', lambda T, a, b: T.outer(a, b), [normal(3), normal(4)]),
+    case('bmm', lambda T, a, b: T.bmm(a, b), [normal(2, 3, 4), normal(2, 4, 2)]),
+    case('matmul_broadcast', lambda T, a, b: T.matmul(a, b), [normal(2, 1, 3, 4), normal(3, 4, 2)]),
+    case('matmul_vec_batch', lambda T, a, b: T.matmul(a, b), [normal(4), normal(2, 4, 3)]),
+    case('addmm', lambda T, c, a, b: T.addmm(c, a, b), [normal(2, 4), normal(2, 3), normal(3, 4)]),
+    case('addmm_scaled_broadcast', lambda T, c, a, b: T.addmm(c, a, b, beta=0.5, alpha=2.0),
+         [normal(4), normal(2, 3), normal(3, 4)]),
+    case('addmv', lambda T, c, a, b: T.addmv(c, a, b, beta=2, alpha=-1), [normal(2), normal(2, 3), normal(3)]),
+    case('baddbmm', lambda T, c, a, b: T.baddbmm(c, a, b, alpha=0.5), [normal(1, 3, 2), normal(2, 3, 4),
+                                                                     normal(2, 4, 2)]),
+    case('addbmm', lambda T, c, a, b: T.addbmm(c, a, b), [normal(3, 2), normal(2, 3, 4), normal(2, 4, 2)]),
+    case('tensordot_int', lambda T, a, b: T.tensordot(a, b, 2), [normal(2, 3, 4), normal(3, 4, 5)]),
+    case('tensordot_lists', lambda T, a, b: T.tensordot(a, b, ([0, 2], [2, 0])), [normal(2, 3, 4), normal(4, 5, 2)]),
+    case('einsum_mm', lambda T, a, b: T.einsum('ij,jk->ik', a, b), [normal(2, 3), normal(3, 4)]),
+    case('einsum_batch', lambda T, a, b: T.einsum('bij,bjk->bik', a, b), [normal(2, 3, 4), normal(2, 4, 2)]),
+    case('einsum_trace', lambda T, a: T.einsum('ii', a), [normal(3, 3)], node=False),
+    case('einsum_diag', lambda T, a: T.einsum('ii->i', a), [normal(3, 3)], node=False),
+    case('einsum_sum', lambda T, a: T.einsum('ij->', a), [normal(2, 3)]),
+    case('einsum_outer', lambda T, a, b: T.einsum('i,j->ij', a, b), [normal(3), normal(4)]),
+    case('einsum_implicit', lambda T, a, b: T.einsum('ij,kj', a, b), [normal(2, 3), normal(4, 3)]),
+    case('einsum_ellipsis', lambda T, a, b: T.einsum('...ij,...jk', a, b), [normal(2, 1, 3, 4), normal(5, 4, 2)]),
+    case('einsum_three', lambda T, a, b, c: T.einsum('abc,cd,de->ae', a, b, c), [normal(2, 3, 4), normal(4, 5),
+                                                                                normal(5, 2)]),
+    case('einsum_attention', lambda T, q, k: T.einsum('bhqd,bhkd->bhqk', q, k), [normal(2, 3, 4, 5), normal(2, 3, 6, 5)]),
+    case('einsum_repeated_contract', lambda T, a, b: T.einsum('iij,jk->ik', a, b), [normal(3, 3, 2), normal(2, 4)],
+         node=False),
+    case('einsum_broadcast_one', lambda T, a, b: T.einsum('ij,j->i', a, b), [normal(3, 1), normal(4)]),
+    case('einsum_list_operands', lambda T, a, b: T.einsum('ij,ij->i', [a, b]), [normal(2, 3), normal(2, 3)]),
+    case('inv', lambda T, a: T.linalg.inv(a), [well_conditioned(3)]),
+    case('inv_batch', lambda T, a: T.linalg.inv(a), [well_conditioned(3, (2,))]),
+    case('inverse', lambda T, a: T.inverse(a), [well_conditioned(3)]),
+    case('det', lambda T, a: T.linalg.det(a), [normal(2, 3, 3)]),
+    case('det_method', lambda T, a: a.det(), [normal(3, 3)]),
+    case('slogdet', lambda T, a: T.linalg.slogdet(a)[1], [normal(2, 3, 3)]),
+    case('logdet', lambda T, a: T.logdet(sym(T, a)), [normal(3, 3)], node=False),
+    case('solve', lambda T, a, b: T.linalg.solve(a, b), [well_conditioned(3), normal(3, 2)]),
+    case('solve_vector', lambda T, a, b: T.linalg.solve(a, b), [well_conditioned(3), normal(3)]),
+    case('solve_batch_broadcast', lambda T, a, b: T.linalg.solve(a, b), [well_conditioned(3, (2,)), normal(3, 2)]),
+    case('solve_right', lambda T, a, b: T.linalg.solve(a, b, left=False), [well_conditioned(3), normal(2, 3)]),
+    case('cholesky', lambda T, a: T.linalg.cholesky(sym(T, a)), [spd(3)]),
+    case('cholesky_upper_batch', lambda T, a: T.linalg.cholesky(sym(T, a), upper=True), [spd(3, (2,))]),
+    case('qr_r_squared', lambda T, a: T.linalg.qr(a)[1] ** 2, [normal(4, 3)], node=False),
+    case('qr_product', lambda T, a: (lambda q, r: q @ r)(*T.linalg.qr(a)), [normal(4, 3)], node=False),
+    case('qr_q_squared', lambda T, a: T.linalg.qr(a)[0] ** 2, [normal(4, 3)], node=False),
+    case('qr_wide', lambda T, a: (lambda q, r: q ** 2 + r[:, :3] ** 2)(*T.linalg.qr(a)), [normal(3, 5)], node=False),
+    case('eigh_values', lambda T, a: T.linalg.eigh(sym(T, a))[0], [normal(3, 3)]),
+    case('eigh_vectors', lambda T, a: T.linalg.eigh(sym(T, a))[1] ** 2, [normal(3, 3)], node=False),
+    case('svd_values', lambda T, a: T.linalg.svd(a, full_matrices=False)[1], [normal(4, 3)]),
+    case('svd_u', lambda T, a: T.linalg.svd(a, full_matrices=False)[0] ** 2, [normal(4, 3)], node=False),
+    case('svd_vh_wide', lambda T, a: T.linalg.svd(a, full_matrices=False)[2] ** 2, [normal(3, 5)], node=False),
+    case('svd_full', lambda T, a: T.linalg.svd(a)[0][:, :3] ** 2, [normal(4, 3)], node=False),
+    case('solve_triangular_lower', lambda T, a, b: T.linalg.solve_triangular(a, b, upper=False),
+         [well_conditioned(3), normal(3, 2)]),
+    case('solve_triangular_upper_right_unit', lambda T, a, b: T.linalg.solve_triangular(a, b, upper=True, left=False,
+                                                                                         unitriangular=True),
+         [well_conditioned(3), normal(2, 3)]),
+    case('pinv_tall', lambda T, a: T.linalg.pinv(a), [normal(4, 3)]),
+    case('pinv_wide_batch', lambda T, a: T.linalg.pinv(a), [normal(2, 2, 4)]),
+    case('pinverse', lambda T, a: T.pinverse(a), [normal(3, 2)]),
+    case('matrix_power_5', lambda T, a: T.linalg.matrix_power(a, 5), [normal(3, 3)]),
+    case('matrix_power_neg', lambda T, a: T.linalg.matrix_power(a, -2), [well_conditioned(3)]),
+    case('matrix_power_1', lambda T, a: a.matrix_power(1), [normal(3, 3)]),
+    case('multi_dot', lambda T, a, b, c: T.linalg.multi_dot([a, b, c]), [normal(3), normal(3, 4), normal(4, 2)],
+         node=False),
+    case('vecdot', lambda T, a, b: T.linalg.vecdot(a, b), [normal(2, 3), normal(2, 3)]),
+    case('cross', lambda T, a, b: T.linalg.cross(a, b), [normal(2, 3), normal(1, 3)]),
+    case('cdist', lambda T, a, b: T.cdist(a, b), [normal(4, 3), normal(5, 3)], twice=False),  # torch: no 2nd
+    case('cdist_p1_batch', lambda T, a, b: T.cdist(a, b, p=1), [normal(2, 4, 3), normal(2, 2, 3)], twice=False),
+    case('cdist_p3', lambda T, a, b: T.cdist(a, b, p=3), [normal(4, 3), normal(2, 3)], twice=False),
+    case('cdist_inf', lambda T, a, b: T.cdist(a, b, p=float('inf')), [normal(4, 3), normal(2, 3)], twice=False),
+    case('pdist', lambda T, a: T.nn.functional.pdist(a), [normal(4, 3)], twice=False),
+    case('pdist_p1', lambda T, a: T.pdist(a, p=1), [normal(5, 2)], twice=False),
+    case('torch_svd', lambda T, a: (lambda u, s, v: s.sum() + (v ** 2).sum(0) @ T.arange(3.0, dtype=a.dtype))(
+        *T.svd(a)), [normal(4, 3)], node=False),
+    case('torch_cholesky', lambda T, a: T.cholesky(sym(T, a)), [spd(3)]),
+    case('torch_qr', lambda T, a: T.qr(a)[1] ** 2, [normal(4, 3)], node=False),
+    case('chain_matmul', lambda T, a, b, c: T.chain_matmul(a, b, c), [normal(2, 3), normal(3, 4), normal(4, 2)],
+         node=False),
+    case('svd_low_rank_product', lambda T, a: (lambda u, s, vh: u[:, :2] * s[:2] @ vh[:2])(*T.linalg.svd(a)),
+         [normal(3, 5)], node=False),
+]
+
+
+def _make(gens, seed=0):
+    rng = np.random.default_rng(seed)
+    return [g(rng) for g in gens]
+
+
+def _np(t):
+    return t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else t.detach().numpy()
+
+
+def _run(T, fn, arrays, dtype):
+    ts = [T.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        return ts, fn(T, *ts)
+
+
+@pytest.mark.parametrize('fn,gens,twice,node', CASES)
+def test_forward_and_grads_match_torch(fn, gens, twice, node):
+    arrays = _make(gens)
+    lts, lout = _run(lg, fn, arrays, lg.float32)
+    tts, tout = _run(torch, fn, arrays, torch.float32)
+    assert tuple(lout.shape) == tuple(tout.shape)
+    assert lout.dtype.name == str(tout.dtype).split('.')[-1]
+    np.testing.assert_allclose(_np(lout), _np(tout), rtol=1e-4, atol=1e-4)
+    if node:
+        assert lout.grad_fn.name() == tout.grad_fn.name()
+    w = np.random.default_rng(1).standard_normal(tuple(tout.shape)).astype(np.float32)
+    (lout * lg.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+    for a, b in zip(lts, tts):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-3, atol=1e-3)
+
+
+def _second(T, fn, arrays):
+    ts, out = _run(T, fn, arrays, T.float64)
+    w = T.tensor(np.random.default_rng(1).standard_normal(tuple(out.shape)))
+    grads = T.autograd.grad((out * w).sum(), ts, create_graph=True, allow_unused=True)
+    terms = [(g * g).sum() for g in grads if g is not None and g.requires_grad]
+    if not terms:
+        return None
+    second = T.autograd.grad(sum(terms[1:], terms[0]), ts, allow_unused=True)
+    return [np.zeros(tuple(t.shape)) if s is None else _np(s) for t, s in zip(ts, second)]
+
+
+@pytest.mark.parametrize('fn,gens,twice,node', [c for c in CASES if c.values[2]],
+                         ids=[c.id for c in CASES if c.values[2]])
+def test_second_derivatives_match_torch(fn, gens, twice, node):
+    arrays = _make(gens)
+    lres, tres = _second(lg, fn, arrays), _second(torch, fn, arrays)
+    if tres is None or lres is None:
+        assert lres is None or all(not np.any(r) for r in lres)
+        assert tres is None or all(not np.any(r) for r in tres)
+        return
+    for a, b in zip(lres, tres):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize('fn,gens,twice,node', CASES)
+def test_finite_differences_float64(fn, gens, twice, node):
+    arrays = _make(gens)
+    f = lambda *ts: fn(lg, *ts)  # noqa: E731
+    check_directional(f, arrays, [True] * len(arrays))
+    if twice:
+        check_second_directional(f, arrays, [True] * len(arrays))
+
+
+def test_decompositions_reconstruct_and_return_types():
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    A = lg.tensor(a)
+    U, S, Vh = lg.linalg.svd(A, full_matrices=False)
+    np.testing.assert_allclose((U * S @ Vh).numpy(), a, atol=1e-12)
+    Q, R = lg.linalg.qr(A)
+    np.testing.assert_allclose((Q @ R).numpy(), a, atol=1e-12)
+    assert np.allclose(np.tril(R.numpy(), -1), 0)
+    s = lg.tensor(a.T @ a)
+    L, V = lg.linalg.eigh(s)
+    np.testing.assert_allclose((V * L @ V.mT).numpy(), a.T @ a, atol=1e-12)
+    C = lg.linalg.cholesky(s)
+    np.testing.assert_allclose((C @ C.mT).numpy(), a.T @ a, atol=1e-12)
+    sign, logabs = lg.linalg.slogdet(s)
+    t_repr = repr(torch.linalg.slogdet(torch.tensor(a.T @ a)))
+    assert repr(lg.linalg.slogdet(s)).replace('leafgrad', 'torch') == t_repr
+    assert float(sign) == 1.0 and abs(float(logabs) - np.log(np.linalg.det(a.T @ a))) < 1e-12
+    assert L.eigenvalues if False else lg.linalg.eigh(s).eigenvalues is not None
+    assert issubclass(lg.linalg.LinAlgError, RuntimeError)
+
+
+def test_ex_variants_report_info_like_torch():
+    good = np.array([[2.0, 1.0], [1.0, 2.0]])
+    bad = np.array([[1.0, 2.0], [2.0, 1.0]])
+    for fn in ('inv_ex', 'cholesky_ex'):
+        for a in (good, bad):
+            lres = getattr(lg.linalg, fn)(lg.tensor(a))
+            tres = getattr(torch.linalg, fn)(torch.tensor(a))
+            assert int(lres.info) == int(tres.info) and lres.info.dtype.name == 'int32'
+            if int(tres.info) == 0:
+                np.testing.assert_allclose(lres[0].numpy(), tres[0].numpy(), rtol=1e-12)
+    with pytest.raises(lg.linalg.LinAlgError):
+        lg.linalg.cholesky_ex(lg.tensor(bad), check_errors=True)
+    assert int(lg.linalg.matrix_rank(lg.tensor(np.outer([1.0, 2, 3], [1.0, 1, 2])))) == 1
+
+
+@pytest.mark.parametrize('create_graph', [False, True])
+def test_det_gradient_of_singular_matrices_like_torch(create_graph):
+    """PyTorch gives 0 for an exactly singular matrix in a plain backward, and the cofactor
+    matrix (from an SVD) when recording the backward."""
+    rng = np.random.default_rng(0)
+    for a in (np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]), np.array([[1.0, 2.0], [2.0, 4.0]]),
+              np.stack([rng.standard_normal((3, 3)), np.zeros((3, 3))])):
+        grads = []
+        for T in (lg, torch):
+            x = T.tensor(a, requires_grad=True)
+            (g,) = T.autograd.grad(T.linalg.det(x).sum(), x, create_graph=create_graph)
+            grads.append(_np(g))
+        np.testing.assert_allclose(grads[0], grads[1], atol=1e-10)
+        assert np.isfinite(grads[0]).all()
+
+
+def test_addmm_beta_zero_ignores_nan_like_torch():
+    c = np.full((2, 2), np.nan)
+    a, b = np.eye(2), np.ones((2, 2))
+    out = lg.addmm(lg.tensor(c), lg.tensor(a), lg.tensor(b), beta=0)
+    ref = torch.addmm(torch.tensor(c), torch.tensor(a), torch.tensor(b), beta=0)
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())
+
+
+def _r(*shape):
+    return np.random.default_rng(0).standard_normal(shape)
+
+
+ERRORS = [
+    ('mm_shapes', lambda T: T.mm(T.tensor(_r(2, 3)), T.tensor(_r(2, 3)))),
+    ('mm_dtype', lambda T: T.mm(T.tensor(_r(2, 3)).float(), T.tensor(_r(3, 2)))),
+    ('mv_size', lambda T: T.mv(T.tensor(_r(2, 3)), T.tensor(_r(2)))),
+    ('bmm_dim', lambda T: T.bmm(T.tensor(_r(2, 3)), T.tensor(_r(2, 3)))),
+    ('matmul_batch', lambda T: T.matmul(T.tensor(_r(2, 2, 3)), T.tensor(_r(2, 2, 3)))),
+    ('dot_size', lambda T: T.dot(T.tensor(_r(2)), T.tensor(_r(3)))),
+    ('outer_dim', lambda T: T.outer(T.tensor(_r(2, 3)), T.tensor(_r(3)))),
+    ('addmm_shapes', lambda T: T.addmm(T.tensor(_r(2, 2)), T.tensor(_r(2, 3)), T.tensor(_r(2, 3)))),
+    ('addmm_input', lambda T: T.addmm(T.tensor(_r(3, 2)), T.tensor(_r(2, 3)), T.tensor(_r(3, 2)))),
+    ('baddbmm_shapes', lambda T: T.baddbmm(T.tensor(_r(2, 2, 2)), T.tensor(_r(2, 2, 3)), T.tensor(_r(3, 3, 2)))),
+    ('addmv_size', lambda T: T.addmv(T.tensor(_r(2)), T.tensor(_r(2, 3)), T.tensor(_r(4)))),
+    ('tensordot_size', lambda T: T.tensordot(T.tensor(_r(2, 3)), T.tensor(_r(2, 3)), 1)),
+    ('tensordot_lists', lambda T: T.tensordot(T.tensor(_r(2, 3)), T.tensor(_r(2, 3)), ([0], [1]))),
+    ('einsum_size', lambda T: T.einsum('ij,jk->ik', T.tensor(_r(2, 3)), T.tensor(_r(2, 3)))),
+    ('einsum_operands', lambda T: T.einsum('ij,jk', T.tensor(_r(2, 3)))),
+    ('einsum_output', lambda T: T.einsum('ij->k', T.tensor(_r(2, 3)))),
+    ('einsum_dims', lambda T: T.einsum('ijk->ij', T.tensor(_r(2, 3)))),
+    ('inv_singular', lambda T: T.linalg.inv(T.tensor([[1.0, 2.0], [2.0, 4.0]]))),
+    ('inv_singular_batch', lambda T: T.linalg.inv(T.tensor([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]]))),
+    ('inv_square', lambda T: T.linalg.inv(T.tensor(_r(2, 3)))),
+    ('inv_1d', lambda T: T.linalg.inv(T.tensor(_r(3)))),
+    ('inv_int', lambda T: T.linalg.inv(T.zeros(3, 3, dtype=T.int64))),
+    ('det_square', lambda T: T.linalg.det(T.tensor(_r(2, 3)))),
+    ('solve_shapes', lambda T: T.linalg.solve(T.eye(3), T.zeros(4, 2))),
+    ('cholesky_not_pd', lambda T: T.linalg.cholesky(T.tensor([[1.0, 2.0], [2.0, 1.0]]))),
+    ('cholesky_not_pd_first', lambda T: T.linalg.cholesky(T.tensor([[-1.0, 2.0], [2.0, 1.0]]))),
+    ('eigh_square', lambda T: T.linalg.eigh(T.tensor(_r(2, 3)))),
+    ('qr_1d', lambda T: T.linalg.qr(T.tensor(_r(3)))),
+    ('qr_mode', lambda T: T.linalg.qr(T.eye(3), mode='foo')),
+    ('svd_1d', lambda T: T.linalg.svd(T.tensor(_r(3)))),
+    ('bmm_dtype', lambda T: T.bmm(T.tensor(_r(2, 2, 3)), T.tensor(_r(2, 3, 2)).float())),
+    ('mv_dtype', lambda T: T.mv(T.tensor(_r(2, 3)), T.tensor(_r(3)).float())),
+    ('matmul_fold_vector', lambda T: T.matmul(T.tensor(_r(2, 5, 3)), T.tensor(_r(2)))),
+    ('matmul_batch_broadcast', lambda T: T.matmul(T.tensor(_r(4, 3, 5, 3)), T.tensor(_r(2, 1, 3, 2)))),
+    ('dot_dtype', lambda T: T.dot(T.tensor(_r(2)), T.tensor(_r(2)).float())),
+    ('einsum_dtype', lambda T: T.einsum('ij,jk', T.tensor(_r(2, 3)).float(), T.tensor(_r(3, 2)))),
+    ('addmm_self_dtype', lambda T: T.addmm(T.tensor(_r(2, 2)).float(), T.tensor(_r(2, 3)), T.tensor(_r(3, 2)))),
+    ('addmm_mat1_dtype', lambda T: T.addmm(T.tensor(_r(2, 2)), T.tensor(_r(2, 3)).float(), T.tensor(_r(3, 2)))),
+    ('solve_dtype', lambda T: T.linalg.solve(T.tensor(_r(3, 3)), T.tensor(_r(3, 2)).float())),
+    ('solve_singular', lambda T: T.linalg.solve(T.zeros(3, 3), T.ones(3, 2))),
+    ('cholesky_batch', lambda T: T.linalg.cholesky(T.tensor(np.stack([np.eye(2), -np.eye(2)])))),
+    ('cross_length', lambda T: T.linalg.cross(T.tensor(_r(3, 3)), T.tensor(_r(3, 2)))),
+    ('matrix_power_square', lambda T: T.linalg.matrix_power(T.tensor(_r(2, 3)), 2)),
+    ('multi_dot_one', lambda T: T.linalg.multi_dot([T.tensor(_r(2, 2))])),
+    ('pinv_1d', lambda T: T.linalg.pinv(T.tensor(_r(3)))),
+    ('cdist_columns', lambda T: T.cdist(T.tensor(_r(3, 2)), T.tensor(_r(3, 4)))),
+    ('cdist_1d', lambda T: T.cdist(T.tensor(_r(3)), T.tensor(_r(3, 4)))),
+    ('qr_complete_backward', lambda T: T.linalg.qr(T.tensor(_r(4, 3), requires_grad=True),
+                                                   mode='complete')[0].sum().backward()),
+]
+
+
+@pytest.mark.parametrize('fn', [e[1] for e in ERRORS], ids=[e[0] for e in ERRORS])
+def test_errors_match_torch(fn):
+    with pytest.raises(Exception) as t_info:
+        fn(torch)
+    expected = type(t_info.value)
+    if expected.__name__ == '_LinAlgError':
+        expected = lg.linalg.LinAlgError
+    with pytest.raises(expected) as l_info:
+        fn(lg)
+    assert str(l_info.value).replace('leafgrad', 'torch') == str(t_info.value)

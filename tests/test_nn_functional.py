@@ -1,0 +1,605 @@
+"""nn.functional against torch: values, dtypes, node names, gradients, second derivatives,
+float64 finite differences (tests/fd_nn.py), and errors (type and message)."""
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import lg, torch
+from fd_nn import check_directional, check_second_directional
+
+LF = lg.nn.functional
+TF = torch.nn.functional
+
+
+# ---- input generators: (make(rng) -> array, requires_grad) ------------------------------------
+
+def normal(*shape):
+    return (lambda rng: rng.standard_normal(shape)), True
+
+
+def uniform(lo, hi, *shape, grad=True):
+    return (lambda rng: rng.uniform(lo, hi, shape)), grad
+
+
+def ints(high, *shape, low=0):
+    return (lambda rng: rng.integers(low, high, shape)), False
+
+
+def fixed(value, grad=False):
+    return (lambda rng: np.asarray(value)), grad
+
+
+def probs(*shape):
+    def make(rng):
+        e = np.exp(rng.standard_normal(shape))
+        return e / e.sum(1, keepdims=True)
+    return make, False
+
+
+def spaced(*shape):
+    """Distinct values at least 0.05 apart (max pooling without near-ties)."""
+    def make(rng):
+        n = int(np.prod(shape))
+        return (rng.permutation(n) * 0.05 - n * 0.025).reshape(shape)
+    return make, True
+
+
+def case(name, fn, gens, twice=True, node=True, fd=True):
+    return pytest.param(fn, gens, twice, node, fd, id=name)
+
+
+def bn_train(T, F, x, w, b):
+    rm = T.zeros(x.shape[1], dtype=x.dtype)
+    rv = T.ones(x.shape[1], dtype=x.dtype)
+    return F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.3)
+
+
+def bn_eval(T, F, x, w, b):
+    rm = T.tensor(np.linspace(-0.5, 0.5, x.shape[1]), dtype=x.dtype)
+    rv = T.tensor(np.linspace(0.5, 2.0, x.shape[1]), dtype=x.dtype)
+    return F.batch_norm(x, rm, rv, w, b, training=False)
+
+
+CASES = [
+    # softmax family
+    case('softmax', lambda T, F, x: F.softmax(x, dim=1), [normal(3, 5)]),
+    case('softmax_dim0_3d', lambda T, F, x: F.softmax(x, 0), [normal(2, 3, 4)]),
+    case('softmax_dtype', lambda T, F, x: F.softmax(x, -1, dtype=T.float64), [normal(2, 4)], node=False),
+    case('log_softmax', lambda T, F, x: F.log_softmax(x, dim=-1), [normal(3, 5)]),
+    case('log_softmax_large', lambda T, F, x: F.log_softmax(x * 100, dim=1), [normal(3, 5)]),
+    case('softmin', lambda T, F, x: F.softmin(x, 1), [normal(3, 4)]),
+    # losses
+    case('cross_entropy', lambda T, F, x, t: F.cross_entropy(x, t), [normal(4, 5), ints(5, 4)]),
+    case('cross_entropy_weight', lambda T, F, x, t, w: F.cross_entropy(x, t, weight=w),
+         [normal(4, 5), ints(5, 4), uniform(0.5, 2, 5, grad=False)]),
+    case('cross_entropy_ignore', lambda T, F, x, t: F.cross_entropy(x, t, ignore_index=2),
+         [normal(6, 3), fixed([0, 2, 1, 2, 1, 0])]),
+    case('cross_entropy_smoothing', lambda T, F, x, t: F.cross_entropy(x, t, label_smoothing=0.2),
+         [normal(4, 5), ints(5, 4)]),
+    case('cross_entropy_smoothing_weight_ignore',
+         lambda T, F, x, t, w: F.cross_entropy(x, t, weight=w, ignore_index=0, label_smoothing=0.1),
+         [normal(6, 3), fixed([0, 2, 1, 2, 1, 0]), uniform(0.5, 2, 3, grad=False)]),
+    case('cross_entropy_sum', lambda T, F, x, t: F.cross_entropy(x, t, reduction='sum'), [normal(4, 5), ints(5, 4)]),
+    case('cross_entropy_none', lambda T, F, x, t: F.cross_entropy(x, t, reduction='none'),
+         [normal(4, 5), ints(5, 4)]),
+    case('cross_entropy_probs', lambda T, F, x, p: F.cross_entropy(x, p), [normal(4, 5), probs(4, 5)], node=False),
+    case('cross_entropy_probs_smoothing_none',
+         lambda T, F, x, p: F.cross_entropy(x, p, label_smoothing=0.3, reduction='none'),
+         [normal(4, 5), probs(4, 5)]),
+    case('cross_entropy_spatial', lambda T, F, x, t: F.cross_entropy(x, t), [normal(2, 3, 4, 5), ints(3, 2, 4, 5)]),
+    case('cross_entropy_unbatched', lambda T, F, x, t: F.cross_entropy(x, t), [normal(5), fixed(3)]),
+    case('nll_loss', lambda T, F, x, t: F.nll_loss(x, t), [normal(4, 5), ints(5, 4)]),
+    case('nll_loss_weight_none', lambda T, F, x, t, w: F.nll_loss(x, t, w, reduction='none'),
+         [normal(4, 5), ints(5, 4), uniform(0.5, 2, 5, grad=False)]),
+    case('nll_loss_3d', lambda T, F, x, t: F.nll_loss(x, t, reduction='sum'), [normal(2, 3, 4), ints(3, 2, 4)]),
+    case('mse_loss', lambda T, F, x, y: F.mse_loss(x, y), [normal(3, 4), normal(3, 4)]),
+    case('mse_loss_sum', lambda T, F, x, y: F.mse_loss(x, y, reduction='sum'), [normal(3, 4), normal(3, 4)]),
+    case('mse_loss_none', lambda T, F, x, y: F.mse_loss(x, y, reduction='none'), [normal(3, 4), normal(3, 4)]),
+    case('l1_loss', lambda T, F, x, y: F.l1_loss(x, y), [normal(3, 4), normal(3, 4)]),
+    case('l1_loss_none', lambda T, F, x, y: F.l1_loss(x, y, reduction='none'), [normal(3, 4), normal(3, 4)]),
+    case('smooth_l1_loss', lambda T, F, x, y: F.smooth_l1_loss(x, y, beta=0.5), [normal(3, 4), normal(3, 4)]),
+    case('smooth_l1_loss_none', lambda T, F, x, y: F.smooth_l1_loss(x, y, reduction='none'),
+         [normal(3, 4), normal(3, 4)]),
+    case('huber_loss', lambda T, F, x, y: F.huber_loss(x, y, delta=0.7), [normal(3, 4), normal(3, 4)]),
+    case('huber_loss_sum', lambda T, F, x, y: F.huber_loss(x, y, reduction='sum'), [normal(3, 4), normal(3, 4)]),
+    case('binary_cross_entropy', lambda T, F, x, y: F.binary_cross_entropy(x, y),
+         [uniform(0.05, 0.95, 3, 4), uniform(0, 1, 3, 4)]),
+    case('binary_cross_entropy_weight_none', lambda T, F, x, y, w: F.binary_cross_entropy(x, y, w, reduction='none'),
+         [uniform(0.05, 0.95, 3, 4), uniform(0, 1, 3, 4, grad=False), uniform(0.5, 2, 4, grad=False)]),
+    case('bce_with_logits', lambda T, F, x, y: F.binary_cross_entropy_with_logits(x, y),
+         [normal(3, 4), uniform(0, 1, 3, 4)]),
+    case('bce_with_logits_pos_weight',
+         lambda T, F, x, y, w, pw: F.binary_cross_entropy_with_logits(x, y, w, pos_weight=pw, reduction='sum'),
+         [normal(3, 4), uniform(0, 1, 3, 4), uniform(0.5, 2, 4, grad=False), uniform(0.5, 3, 4, grad=False)]),
+    case('kl_div_batchmean', lambda T, F, x, y: F.kl_div(x, y, reduction='batchmean'),
+         [normal(3, 4), uniform(0.05, 1, 3, 4)]),
+    case('kl_div_log_target', lambda T, F, x, y: F.kl_div(x, y, reduction='sum', log_target=True),
+         [normal(3, 4), normal(3, 4)]),
+    case('kl_div_none', lambda T, F, x, y: F.kl_div(x, y, reduction='none'), [normal(3, 4), uniform(0.05, 1, 3, 4)]),
+    case('poisson_nll_loss', lambda T, F, x, y: F.poisson_nll_loss(x, y), [normal(3, 4), uniform(0, 3, 3, 4)],
+         node=False),
+    case('poisson_nll_loss_full', lambda T, F, x, y: F.poisson_nll_loss(x, y, log_input=False, full=True),
+         [uniform(0.5, 2, 3, 4), uniform(0, 3, 3, 4)], node=False),
+    case('gaussian_nll_loss', lambda T, F, x, y, v: F.gaussian_nll_loss(x, y, v), [normal(3, 4), normal(3, 4),
+                                                                               uniform(0.5, 2, 3)], node=False),
+    case('margin_ranking_loss', lambda T, F, a, b, y: F.margin_ranking_loss(a, b, y, margin=0.3),
+         [normal(5), normal(5), fixed([1.0, -1.0, 1.0, 1.0, -1.0])]),
+    case('hinge_embedding_loss', lambda T, F, x, y: F.hinge_embedding_loss(x, y, margin=0.8),
+         [normal(6), fixed([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])], node=False),
+    case('soft_margin_loss', lambda T, F, x, y: F.soft_margin_loss(x, y), [normal(6), fixed([1.0, -1.0] * 3)]),
+    case('soft_margin_loss_int_target', lambda T, F, x, y: F.soft_margin_loss(x, y, reduction='none'),
+         [normal(2, 3), fixed([[1, -1, 1], [-1, -1, 1]])]),
+    case('multilabel_soft_margin_loss', lambda T, F, x, y: F.multilabel_soft_margin_loss(x, y),
+         [normal(3, 4), fixed(np.eye(3, 4))], node=False),
+    # PyTorch has no second derivative of these two (leafgrad's composition has one)
+    case('multi_margin_loss', lambda T, F, x, t: F.multi_margin_loss(x, t), [normal(4, 5), fixed([0, 3, 1, 4])],
+         node=False, twice=False),
+    case('multi_margin_loss_p2_weight', lambda T, F, x, t, w: F.multi_margin_loss(x, t, p=2, margin=0.7, weight=w,
+                                                                                  reduction='none'),
+         [normal(4, 5), fixed([0, 3, 1, 4]), uniform(0.5, 2, 5, grad=False)], node=False, twice=False),
+    case('multilabel_margin_loss', lambda T, F, x, t: F.multilabel_margin_loss(x, t),
+         [normal(3, 4), fixed([[3, 0, -1, 1], [0, 1, 2, 3], [1, -1, 0, 0]])], node=False, twice=False),
+    case('cosine_embedding_loss', lambda T, F, a, b, y: F.cosine_embedding_loss(a, b, y, margin=0.1),
+         [normal(4, 3), normal(4, 3), fixed([1.0, -1.0, -1.0, 1.0])], node=False),
+    case('triplet_margin_loss', lambda T, F, a, p, n: F.triplet_margin_loss(a, p, n, swap=True),
+         [normal(4, 3), normal(4, 3), normal(4, 3)], node=False),
+    # vectors, embeddings
+    case('normalize', lambda T, F, x: F.normalize(x, dim=1), [normal(3, 4)]),
+    case('normalize_p1', lambda T, F, x: F.normalize(x, p=1, dim=0), [normal(3, 4)]),
+    case('cosine_similarity', lambda T, F, x, y: F.cosine_similarity(x, y), [normal(3, 4), normal(3, 4)]),
+    case('cosine_similarity_broadcast', lambda T, F, x, y: F.cosine_similarity(x, y, dim=-1),
+         [normal(2, 3, 4), normal(3, 4)]),
+    case('pairwise_distance', lambda T, F, x, y: F.pairwise_distance(x, y), [normal(3, 4), normal(3, 4)], node=False),
+    case('pairwise_distance_p1_keepdim', lambda T, F, x, y: F.pairwise_distance(x, y, p=1.0, keepdim=True),
+         [normal(3, 4), normal(4)], node=False),
+    case('embedding', lambda T, F, i, w: F.embedding(i, w), [ints(5, 2, 3), normal(5, 3)]),
+    case('embedding_padding', lambda T, F, i, w: F.embedding(i, w, padding_idx=1),
+         [fixed([[1, 2, 1], [0, 4, 2]]), normal(5, 3)], fd=False),  # the padding row gets no gradient
+    case('embedding_bag_mean', lambda T, F, i, w, o: F.embedding_bag(i, w, o),
+         [fixed([1, 2, 4, 5, 4, 3, 2, 9]), normal(10, 3), fixed([0, 0, 4])]),
+    case('embedding_bag_sum_2d_padding', lambda T, F, i, w: F.embedding_bag(i, w, mode='sum', padding_idx=2),
+         [fixed([[1, 2, 4], [2, 2, 0]]), normal(5, 3)], fd=False),
+    case('embedding_bag_per_sample', lambda T, F, i, w, o, p: F.embedding_bag(
+        i, w, o, mode='sum', per_sample_weights=p, include_last_offset=True),
+        [fixed([1, 2, 4, 1, 3]), normal(6, 2), fixed([0, 2, 5]), normal(5)], twice=False),  # torch: no 2nd
+    # normalization
+    case('layer_norm', lambda T, F, x, w, b: F.layer_norm(x, (4,), w, b), [normal(3, 4), normal(4), normal(4)]),
+    case('layer_norm_2d_plain', lambda T, F, x: F.layer_norm(x, (3, 4)), [normal(2, 3, 4)]),
+    case('batch_norm_train', bn_train, [normal(4, 3, 2), normal(3), normal(3)]),
+    case('batch_norm_eval', bn_eval, [normal(4, 3, 2, 2), normal(3), normal(3)]),
+    case('batch_norm_no_running', lambda T, F, x: F.batch_norm(x, None, None, training=True), [normal(4, 3)]),
+    case('group_norm', lambda T, F, x, w, b: F.group_norm(x, 2, w, b), [normal(2, 4, 3), normal(4), normal(4)]),
+    case('instance_norm', lambda T, F, x: F.instance_norm(x), [normal(2, 3, 4)], node=False),
+    case('rms_norm', lambda T, F, x, w: F.rms_norm(x, (4,), w), [normal(2, 3, 4), normal(4)]),
+    case('rms_norm_eps', lambda T, F, x: F.rms_norm(x, (3, 4), eps=1e-3), [normal(2, 3, 4)]),
+    case('local_response_norm', lambda T, F, x: F.local_response_norm(x, 3), [normal(2, 5, 3, 2)]),
+    case('local_response_norm_3d', lambda T, F, x: F.local_response_norm(x, 2, alpha=0.1, k=2.0), [normal(2, 4, 3)]),
+    # convolution
+    case('conv1d', lambda T, F, x, w, b: F.conv1d(x, w, b, stride=2, padding=1), [normal(2, 3, 7), normal(4, 3, 3),
+                                                                                   normal(4)]),
+    case('conv2d', lambda T, F, x, w: F.conv2d(x, w), [normal(2, 3, 5, 4), normal(2, 3, 3, 2)]),
+    case('conv2d_full', lambda T, F, x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(1, 2),
+                                                       groups=2),
+         [normal(2, 4, 6, 5), normal(6, 2, 3, 2), normal(6)]),
+    case('conv2d_same', lambda T, F, x, w: F.conv2d(x, w, padding='same', dilation=2),
+         [normal(1, 2, 6, 5), normal(3, 2, 3, 3)]),
+    case('conv2d_valid_unbatched', lambda T, F, x, w: F.conv2d(x, w, padding='valid'),
+         [normal(2, 5, 5), normal(3, 2, 2, 2)], node=False),
+    case('conv_transpose2d', lambda T, F, x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
+         [normal(2, 3, 3, 4), normal(3, 2, 3, 3), normal(2)]),
+    case('conv_transpose2d_groups', lambda T, F, x, w: F.conv_transpose2d(x, w, groups=2, dilation=2),
+         [normal(1, 4, 3, 3), normal(4, 1, 2, 2)]),
+    case('conv3d', lambda T, F, x, w: F.conv3d(x, w, stride=2), [normal(1, 2, 4, 3, 4), normal(2, 2, 2, 2, 2)]),
+    # pooling
+    case('max_pool2d', lambda T, F, x: F.max_pool2d(x, 2), [spaced(2, 3, 4, 6)]),
+    case('max_pool2d_full', lambda T, F, x: F.max_pool2d(x, (3, 2), stride=2, padding=1, dilation=(1, 2),
+                                                         ceil_mode=True), [spaced(2, 2, 7, 6)]),
+    case('max_pool2d_indices', lambda T, F, x: F.max_pool2d(x, 3, 2, 1, return_indices=True)[0], [spaced(1, 2, 5, 5)]),
+    case('max_pool1d', lambda T, F, x: F.max_pool1d(x, 3, stride=2), [spaced(2, 3, 7)]),
+    case('max_pool2d_with_indices', lambda T, F, x: F.max_pool2d_with_indices(x, 2)[0], [spaced(1, 2, 4, 4)]),
+    case('max_unpool2d', lambda T, F, x: F.max_unpool2d(x, T.tensor([[[[0, 3], [9, 14]], [[5, 6], [12, 15]]]]), 2),
+         [normal(1, 2, 2, 2)]),
+    case('max_unpool1d', lambda T, F, x: F.max_unpool1d(x, T.tensor([[[1, 2, 5]]]), 2, output_size=(7,)),
+         [normal(1, 1, 3)]),
+    case('lp_pool2d', lambda T, F, x: F.lp_pool2d(x, 2, 2), [uniform(0.5, 2, 1, 2, 4, 4)]),
+    case('lp_pool1d', lambda T, F, x: F.lp_pool1d(x, 3, 2, stride=1), [uniform(0.5, 2, 2, 3, 5)]),
+    case('avg_pool2d', lambda T, F, x: F.avg_pool2d(x, 2), [normal(2, 3, 4, 6)]),
+    case('avg_pool2d_pad', lambda T, F, x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+         [normal(2, 2, 6, 5)]),
+    case('avg_pool2d_divisor', lambda T, F, x: F.avg_pool2d(x, 3, 2, 1, divisor_override=4), [normal(1, 2, 5, 5)]),
+    case('avg_pool1d', lambda T, F, x: F.avg_pool1d(x, 2), [normal(2, 3, 7)]),
+    case('adaptive_max_pool2d', lambda T, F, x: F.adaptive_max_pool2d(x, (3, 2)), [spaced(2, 3, 7, 5)]),
+    case('adaptive_max_pool1d', lambda T, F, x: F.adaptive_max_pool1d(x, 3), [spaced(2, 3, 7)]),
+    case('adaptive_avg_pool2d', lambda T, F, x: F.adaptive_avg_pool2d(x, (3, 2)), [normal(2, 3, 7, 5)]),
+    case('adaptive_avg_pool2d_global', lambda T, F, x: F.adaptive_avg_pool2d(x, 1), [normal(2, 3, 4, 4)]),
+    case('interpolate_nearest', lambda T, F, x: F.interpolate(x, scale_factor=2), [normal(1, 2, 3, 4)]),
+    case('interpolate_nearest_size', lambda T, F, x: F.interpolate(x, size=(5, 3)), [normal(1, 2, 3, 4)]),
+    case('interpolate_bilinear', lambda T, F, x: F.interpolate(x, size=(5, 7), mode='bilinear'), [normal(1, 2, 3, 4)]),
+    case('interpolate_bilinear_corners', lambda T, F, x: F.interpolate(x, scale_factor=1.5, mode='bilinear',
+                                                                       align_corners=True), [normal(1, 2, 3, 4)]),
+    case('interpolate_bicubic', lambda T, F, x: F.interpolate(x, size=(5, 7), mode='bicubic'), [normal(1, 2, 3, 4)]),
+    case('upsample_bilinear', lambda T, F, x: F.upsample_bilinear(x, scale_factor=2), [normal(1, 2, 3, 3)]),
+    case('interpolate_linear', lambda T, F, x: F.interpolate(x, size=7, mode='linear'), [normal(2, 2, 4)]),
+    case('affine_grid', lambda T, F, t: F.affine_grid(t, (2, 3, 4, 5), align_corners=False), [normal(2, 2, 3)]),
+    case('affine_grid_corners', lambda T, F, t: F.affine_grid(t, (1, 1, 3, 2), align_corners=True), [normal(1, 2, 3)]),
+    # PyTorch records grid_sample as one GridSampler2DBackward0; leafgrad composes it
+    case('grid_sample', lambda T, F, x, g: F.grid_sample(x, g, align_corners=False),
+         [normal(2, 3, 4, 5), uniform(-1.2, 1.2, 2, 3, 2, 2)], node=False),
+    case('grid_sample_border_corners', lambda T, F, x, g: F.grid_sample(x, g, padding_mode='border',
+                                                                        align_corners=True),
+         [normal(1, 2, 4, 3), uniform(-1.3, 1.3, 1, 4, 3, 2)], node=False),
+    case('grid_sample_nearest', lambda T, F, x, g: F.grid_sample(x, g, mode='nearest', align_corners=False),
+         [normal(1, 2, 4, 3), uniform(-1.1, 1.1, 1, 4, 3, 2)], node=False),
+    # attention, linear layers, misc
+    case('sdpa', lambda T, F, q, k, v: F.scaled_dot_product_attention(q, k, v), [normal(2, 3, 4), normal(2, 5, 4),
+                                                                                  normal(2, 5, 4)]),
+    case('sdpa_causal', lambda T, F, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+         [normal(2, 4, 3), normal(2, 4, 3), normal(2, 4, 3)]),
+    case('sdpa_mask', lambda T, F, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+         [normal(1, 2, 3, 4), normal(1, 2, 5, 4), normal(1, 2, 5, 4), normal(3, 5)]),
+    case('sdpa_bool_mask_scale', lambda T, F, q, k, v: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=T.tensor(np.tril(np.ones((3, 5), dtype=bool), 1)), scale=0.3),
+        [normal(2, 3, 4), normal(2, 5, 4), normal(2, 5, 4)]),
+    # 4-D input without a mask takes PyTorch's fused CPU flash kernel (another node, no 2nd derivative)
+    case('sdpa_gqa', lambda T, F, q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+         [normal(1, 4, 3, 2), normal(1, 2, 3, 2), normal(1, 2, 3, 2)], twice=False, node=False),
+    case('linear', lambda T, F, x, w, b: F.linear(x, w, b), [normal(3, 4), normal(2, 4), normal(2)]),
+    case('linear_3d', lambda T, F, x, w: F.linear(x, w), [normal(2, 3, 4), normal(2, 4)]),
+    case('linear_3d_bias', lambda T, F, x, w, b: F.linear(x, w, b), [normal(2, 3, 4), normal(2, 4), normal(2)]),
+    case('linear_1d_bias', lambda T, F, x, w, b: F.linear(x, w, b), [normal(4), normal(2, 4), normal(2)]),
+    case('linear_noncontiguous_bias', lambda T, F, x, w, b: F.linear(x.transpose(0, 2), w, b),
+         [normal(4, 3, 2), normal(2, 4), normal(2)]),
+    case('bilinear', lambda T, F, x, y, w, b: F.bilinear(x, y, w, b), [normal(3, 2), normal(3, 4), normal(5, 2, 4),
+                                                                      normal(5)], node=False),
+    case('prelu', lambda T, F, x, w: F.prelu(x, w), [normal(2, 3, 4), uniform(0.1, 0.5, 3)]),
+    case('glu', lambda T, F, x: F.glu(x, 1), [normal(2, 4, 3)]),
+    case('pixel_shuffle', lambda T, F, x: F.pixel_shuffle(x, 2), [normal(2, 8, 3, 2)]),
+    case('pixel_unshuffle', lambda T, F, x: F.pixel_unshuffle(x, 2), [normal(2, 3, 4, 6)]),
+    case('unfold', lambda T, F, x: F.unfold(x, 2, padding=1, stride=2), [normal(2, 3, 5, 4)]),
+    case('fold', lambda T, F, x: F.fold(x, (4, 5), 2, padding=1), [normal(2, 8, 30)]),
+]
+
+
+def _make(gens, seed=0):
+    rng = np.random.default_rng(seed)
+    return [make(rng) for make, _ in gens], [grad for _, grad in gens]
+
+
+def _tensors(T, arrays, mask, float_dtype):
+    out = []
+    for a, m in zip(arrays, mask):
+        a = np.asarray(a)
+        if a.dtype.kind == 'f':
+            out.append(T.tensor(a, dtype=float_dtype, requires_grad=m))
+        else:
+            out.append(T.tensor(a))
+    return out
+
+
+def _np(t):
+    return t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else t.detach().numpy()
+
+
+def _call(T, F, fn, ts):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        return fn(T, F, *ts)
+
+
+@pytest.mark.parametrize('fn,gens,twice,node,fd', CASES)
+def test_forward_and_grads_match_torch(fn, gens, twice, node, fd):
+    arrays, mask = _make(gens)
+    lts = _tensors(lg, arrays, mask, lg.float32)
+    tts = _tensors(torch, arrays, mask, torch.float32)
+    lout, tout = _call(lg, LF, fn, lts), _call(torch, TF, fn, tts)
+    assert tuple(lout.shape) == tuple(tout.shape)
+    assert lout.dtype.name == str(tout.dtype).split('.')[-1]
+    np.testing.assert_allclose(_np(lout), _np(tout), rtol=1e-4, atol=1e-5)
+    if node:
+        assert lout.grad_fn.name() == tout.grad_fn.name()
+    w = np.random.default_rng(1).standard_normal(tuple(tout.shape)).astype(np.float32)
+    (lout * lg.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+    for a, b in zip(lts, tts):
+        if b.requires_grad:
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-3, atol=1e-4)
+
+
+def _second(T, F, fn, arrays, mask):
+    ts = _tensors(T, arrays, mask, T.float64)
+    wrt = [t for t, m in zip(ts, mask) if m]
+    out = _call(T, F, fn, ts)
+    w = T.tensor(np.random.default_rng(1).standard_normal(tuple(out.shape)))
+    grads = T.autograd.grad((out * w).sum(), wrt, create_graph=True, allow_unused=True)
+    terms = [(g * g).sum() for g in grads if g is not None and g.requires_grad]
+    if not terms:
+        return None
+    second = T.autograd.grad(sum(terms[1:], terms[0]), wrt, allow_unused=True)
+    return [np.zeros(tuple(t.shape)) if s is None else _np(s) for t, s in zip(wrt, second)]
+
+
+@pytest.mark.parametrize('fn,gens,twice,node,fd', [c for c in CASES if c.values[2]],
+                         ids=[c.id for c in CASES if c.values[2]])
+def test_second_derivatives_match_torch(fn, gens, twice, node, fd):
+    arrays, mask = _make(gens)
+    lres, tres = _second(lg, LF, fn, arrays, mask), _second(torch, TF, fn, arrays, mask)
+    if tres is None or lres is None:
+        assert lres is None or all(not np.any(r) for r in lres)
+        assert tres is None or all(not np.any(r) for r in tres)
+        return
+    for a, b in zip(lres, tres):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize('fn,gens,twice,node,fd', CASES)
+def test_finite_differences_float64(fn, gens, twice, node, fd):
+    arrays, mask = _make(gens)
+    arrays = [np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind == 'f' else np.asarray(a) for a in arrays]
+    if fd:
+        check_directional(lambda *ts: _call(lg, LF, fn, ts), arrays, mask)
+    if twice:
+        check_second_directional(lambda *ts: _call(lg, LF, fn, ts), arrays, mask)
+
+
+# ---- behaviour beyond values --------------------------------------------------------------
+
+def test_batch_norm_updates_running_stats_like_torch():
+    x = np.random.default_rng(0).standard_normal((5, 3, 4))
+    stats = []
+    for T, F in ((lg, LF), (torch, TF)):
+        rm, rv = T.zeros(3, dtype=T.float64), T.ones(3, dtype=T.float64)
+        F.batch_norm(T.tensor(x), rm, rv, training=True, momentum=0.2)
+        F.batch_norm(T.tensor(x * 2 + 1), rm, rv, training=True, momentum=0.2)
+        stats.append((_np(rm), _np(rv)))
+    for a, b in zip(*stats):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert not np.allclose(stats[0][0], 0)
+
+
+def test_dropout_uses_leafgrad_generator_and_scales():
+    x = lg.ones(20000, requires_grad=True)
+    lg.manual_seed(3)
+    a = LF.dropout(x, 0.25)
+    lg.manual_seed(3)
+    b = LF.dropout(x, 0.25)
+    assert np.array_equal(a.detach().numpy(), b.detach().numpy())
+    vals = set(np.unique(a.detach().numpy()).tolist())
+    assert vals == {0.0, np.float32(1 / 0.75)}
+    assert abs((a.detach().numpy() == 0).mean() - 0.25) < 0.02
+    assert a.grad_fn.name() == TF.dropout(torch.ones(3, requires_grad=True), 0.25).grad_fn.name()
+    a.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), a.detach().numpy())
+    assert LF.dropout(x, 0.5, training=False) is x
+    assert float(LF.dropout(x, 1.0).detach().abs().sum()) == 0.0
+
+
+def test_alpha_dropout_and_gumbel_softmax():
+    lg.manual_seed(0)
+    x = lg.randn(200000)
+    y = LF.alpha_dropout(x, 0.2, training=True)
+    assert abs(float(y.mean()) - float(x.mean())) < 0.02 and abs(float(y.std()) - float(x.std())) < 0.02
+    assert LF.alpha_dropout(x, 0.2) is x  # training defaults to False
+    logits = lg.tensor(np.log([[0.7, 0.2, 0.1]] * 4000), requires_grad=True)
+    soft = LF.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.detach().numpy().sum(-1), 1.0, rtol=1e-12)
+    hard = LF.gumbel_softmax(logits, hard=True)
+    counts = hard.detach().numpy().mean(0)
+    assert set(np.unique(hard.detach().numpy())) <= {0.0, 1.0} and abs(counts[0] - 0.7) < 0.03
+    (hard * lg.tensor(np.arange(3.0))).sum().backward()  # straight-through: the soft sample's gradient
+    assert np.abs(logits.grad.numpy()).sum() > 0
+
+
+def test_max_pool_indices_match_torch():
+    x = np.random.default_rng(0).standard_normal((2, 3, 7, 6))
+    lo, li = LF.max_pool2d(lg.tensor(x), 3, 2, 1, ceil_mode=True, return_indices=True)
+    to, ti = TF.max_pool2d(torch.tensor(x), 3, 2, 1, ceil_mode=True, return_indices=True)
+    np.testing.assert_array_equal(li.numpy(), ti.numpy())
+    assert li.dtype.name == 'int64'
+
+
+def test_one_hot_matches_torch():
+    t = np.array([[0, 3], [2, 1]])
+    for n in (-1, 6):
+        a, b = LF.one_hot(lg.tensor(t), n), TF.one_hot(torch.tensor(t), n)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        assert a.dtype.name == 'int64'
+
+
+@pytest.mark.parametrize('name', ['mse_loss', 'l1_loss', 'smooth_l1_loss', 'bce_with_logits'])
+def test_loss_dtype_promotion_matches_torch(name):
+    rng = np.random.default_rng(0)
+    x, y = rng.random(4).astype(np.float32), rng.random(4)
+    res = []
+    for T, F in ((lg, LF), (torch, TF)):
+        fn = {'mse_loss': F.mse_loss, 'l1_loss': F.l1_loss, 'smooth_l1_loss': F.smooth_l1_loss,
+              'bce_with_logits': F.binary_cross_entropy_with_logits}[name]
+        xt = T.tensor(x, requires_grad=True)
+        for target in (T.tensor(y), T.tensor(y.astype(np.float32))):
+            out = fn(xt, target)
+            out.backward()
+            # (the dtype of x.grad is the engine's business: it should cast to the leaf's dtype)
+            res.append((str(out.dtype).split('.')[-1], float(out.detach()), np.asarray(_np(xt.grad), dtype=np.float64)))
+            xt.grad = None
+    for a, b in zip(res[:2], res[2:]):
+        assert a[0] == b[0]
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-6)
+        np.testing.assert_allclose(a[2], b[2], rtol=1e-5)
+
+
+def test_cross_entropy_float32_extreme_logits_are_finite():
+    x = np.array([[1000.0, -1000.0, 0.0], [-1e4, 1e4, 3.0]], dtype=np.float32)
+    t = np.array([1, 0])
+    a = LF.cross_entropy(lg.tensor(x, requires_grad=True), lg.tensor(t))
+    b = TF.cross_entropy(torch.tensor(x), torch.tensor(t))
+    np.testing.assert_allclose(a.item(), b.item(), rtol=1e-6)
+
+
+def test_conv2d_float32_realistic_size_matches_torch():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 16, 32, 32)).astype(np.float32)
+    w = rng.standard_normal((32, 16, 3, 3)).astype(np.float32)
+    a = LF.conv2d(lg.tensor(x, requires_grad=True), lg.tensor(w, requires_grad=True), padding=1)
+    b = TF.conv2d(torch.tensor(x), torch.tensor(w), padding=1)
+    np.testing.assert_allclose(a.detach().numpy(), b.numpy(), rtol=1e-4, atol=1e-3)
+    a.sum().backward()
+
+
+EMPTY = [
+    ('conv2d', lambda T, F, x: F.conv2d(x, T.ones(4, 3, 3, 3, dtype=x.dtype)), (0, 3, 5, 5)),
+    ('conv_transpose2d', lambda T, F, x: F.conv_transpose2d(x, T.ones(3, 2, 3, 3, dtype=x.dtype)), (0, 3, 5, 5)),
+    ('max_pool2d', lambda T, F, x: F.max_pool2d(x, 2), (0, 3, 4, 4)),
+    ('avg_pool2d', lambda T, F, x: F.avg_pool2d(x, 2), (0, 3, 4, 4)),
+    ('softmax', lambda T, F, x: F.softmax(x, 1), (0, 3)),
+    ('log_softmax_empty_dim', lambda T, F, x: F.log_softmax(x, 1), (2, 0)),
+    ('cross_entropy', lambda T, F, x: F.cross_entropy(x, T.zeros(0, dtype=T.int64)), (0, 3)),
+    ('mse_loss', lambda T, F, x: F.mse_loss(x, x.detach()), (0,)),
+    ('layer_norm', lambda T, F, x: F.layer_norm(x, (3,)), (0, 3)),
+    ('linear', lambda T, F, x: F.linear(x, T.ones(4, 3, dtype=x.dtype), T.ones(4, dtype=x.dtype)), (0, 3)),
+    ('interpolate', lambda T, F, x: F.interpolate(x, scale_factor=2), (0, 2, 3, 3)),
+]
+
+
+@pytest.mark.parametrize('fn,shape', [e[1:] for e in EMPTY], ids=[e[0] for e in EMPTY])
+def test_empty_inputs_match_torch(fn, shape):
+    outs = []
+    for T, F in ((lg, LF), (torch, TF)):
+        x = T.zeros(shape, dtype=T.float64, requires_grad=True)
+        out = _call(T, F, fn, [x])
+        out.sum().backward()
+        outs.append((tuple(out.shape), np.nan_to_num(_np(out)).tolist(), tuple(x.grad.shape)))
+    assert outs[0] == outs[1]
+
+
+# ---- errors: torch's exception type and message ----------------------------------------------
+
+def _r(*shape):
+    return np.random.default_rng(0).standard_normal(shape)
+
+
+ERRORS = [
+    ('softmax_int', lambda T, F: F.softmax(T.tensor([1, 2]), 0)),
+    ('softmax_dim', lambda T, F: F.softmax(T.tensor(_r(2, 3)), 2)),
+    ('one_hot_float', lambda T, F: F.one_hot(T.tensor([1.0, 2.0]))),
+    ('one_hot_negative', lambda T, F: F.one_hot(T.tensor([-1, 2]))),
+    ('one_hot_small', lambda T, F: F.one_hot(T.tensor([1, 2]), 2)),
+    ('one_hot_empty', lambda T, F: F.one_hot(T.tensor([], dtype=T.int64))),
+    ('dropout_p', lambda T, F: F.dropout(T.tensor(_r(2)), 1.5)),
+    ('nll_batch', lambda T, F: F.nll_loss(T.tensor(_r(3, 4)), T.tensor([1, 2]))),
+    ('nll_bounds', lambda T, F: F.nll_loss(T.tensor(_r(3, 4)), T.tensor([1, 2, 7]))),
+    ('nll_multi_target', lambda T, F: F.cross_entropy(T.tensor(_r(3, 4)), T.tensor(_r(3, 5)))),
+    ('ce_batch', lambda T, F: F.cross_entropy(T.tensor(_r(3, 4)), T.tensor([1, 2]))),
+    ('bce_size', lambda T, F: F.binary_cross_entropy(T.tensor([0.5] * 3), T.tensor([0.5] * 4))),
+    ('bce_range', lambda T, F: F.binary_cross_entropy(T.tensor([1.5]), T.tensor([0.5]))),
+    ('bce_logits_size', lambda T, F: F.binary_cross_entropy_with_logits(T.tensor(_r(3)), T.tensor(_r(4)))),
+    ('mse_reduction', lambda T, F: F.mse_loss(T.tensor(_r(2)), T.tensor(_r(2)), reduction='foo')),
+    ('smooth_l1_beta', lambda T, F: F.smooth_l1_loss(T.tensor(_r(2)), T.tensor(_r(2)), beta=-1.0)),
+    ('embedding_range', lambda T, F: F.embedding(T.tensor([5]), T.tensor(_r(3, 2)))),
+    ('embedding_float', lambda T, F: F.embedding(T.tensor([1.0]), T.tensor(_r(3, 2)))),
+    ('layer_norm_shape', lambda T, F: F.layer_norm(T.tensor(_r(2, 3)), (4,))),
+    ('batch_norm_one', lambda T, F: F.batch_norm(T.tensor(_r(1, 3)), T.zeros(3, dtype=T.float64),
+                                                 T.ones(3, dtype=T.float64), training=True)),
+    ('batch_norm_running', lambda T, F: F.batch_norm(T.tensor(_r(2, 3)), T.zeros(4, dtype=T.float64),
+                                                     T.ones(4, dtype=T.float64), training=True)),
+    ('group_norm_groups', lambda T, F: F.group_norm(T.tensor(_r(2, 3, 4)), 2)),
+    ('conv_channels', lambda T, F: F.conv2d(T.tensor(_r(2, 3, 5, 5)), T.tensor(_r(4, 2, 3, 3)))),
+    ('conv_stride_len', lambda T, F: F.conv1d(T.tensor(_r(2, 3, 5)), T.tensor(_r(4, 3, 3)), stride=(1, 1))),
+    ('conv_kernel_big', lambda T, F: F.conv2d(T.tensor(_r(2, 3, 2, 2)), T.tensor(_r(4, 3, 3, 3)))),
+    ('conv_groups', lambda T, F: F.conv2d(T.tensor(_r(2, 4, 5, 5)), T.tensor(_r(4, 2, 3, 3)), groups=3)),
+    ('conv_same_strided', lambda T, F: F.conv2d(T.tensor(_r(2, 3, 5, 5)), T.tensor(_r(4, 3, 3, 3)), padding='same',
+                                                stride=2)),
+    ('conv_bias', lambda T, F: F.conv2d(T.tensor(_r(2, 3, 5, 5)), T.tensor(_r(4, 3, 3, 3)), T.tensor(_r(3)))),
+    ('conv_dtype', lambda T, F: F.conv2d(T.tensor(_r(1, 3, 5, 5)), T.tensor(_r(4, 3, 3, 3)).float())),
+    ('max_pool_pad', lambda T, F: F.max_pool2d(T.tensor(_r(2, 3, 5, 5)), 3, padding=2)),
+    ('max_pool_small', lambda T, F: F.max_pool2d(T.tensor(_r(2, 3, 2, 2)), 3)),
+    ('avg_pool_small', lambda T, F: F.avg_pool2d(T.tensor(_r(2, 3, 2, 2)), 3)),
+    ('linear_shapes', lambda T, F: F.linear(T.tensor(_r(2, 3)), T.tensor(_r(4, 5)))),
+    ('linear_dtype', lambda T, F: F.linear(T.tensor(_r(2, 3)), T.tensor(_r(4, 3)).float())),
+    ('linear_dtype_bias', lambda T, F: F.linear(T.tensor(_r(2, 3)).float(), T.tensor(_r(4, 3)), T.tensor(_r(4)).float())),
+    ('linear_bias_size', lambda T, F: F.linear(T.tensor(_r(2, 2, 3)), T.tensor(_r(4, 3)), T.tensor(_r(3)))),
+    ('cosine_broadcast', lambda T, F: F.cosine_similarity(T.tensor(_r(2, 3)), T.tensor(_r(4, 3)))),
+    ('interpolate_mode_dims', lambda T, F: F.interpolate(T.tensor(_r(2, 3, 4)), scale_factor=2, mode='bilinear')),
+    ('glu_odd', lambda T, F: F.glu(T.tensor(_r(2, 3)))),
+    ('soft_margin_target_grad', lambda T, F: F.soft_margin_loss(T.tensor(_r(3)), T.tensor(_r(3), requires_grad=True))),
+    ('bce_mixed_dtype_backward', lambda T, F: F.binary_cross_entropy(
+        T.tensor(np.full(3, 0.5), dtype=T.float32, requires_grad=True), T.tensor(np.full(3, 0.3))).backward()),
+    ('huber_mixed_dtype_backward', lambda T, F: F.huber_loss(
+        T.tensor(_r(3), dtype=T.float32, requires_grad=True), T.tensor([1, 2, 3])).backward()),
+    ('ce_weight_dtype', lambda T, F: F.cross_entropy(T.tensor(_r(2, 3)).float(), T.tensor([0, 1]),
+                                                     weight=T.tensor(_r(3)))),
+    ('bce_logits_long_target', lambda T, F: F.binary_cross_entropy_with_logits(T.tensor(_r(3)).float(),
+                                                                               T.tensor([1, 0, 1]))),
+    ('grid_sample_last_dim', lambda T, F: F.grid_sample(T.tensor(_r(2, 3, 4, 5)), T.tensor(_r(2, 4, 5, 1)),
+                                                        align_corners=False)),
+    ('affine_grid_size', lambda T, F: F.affine_grid(T.tensor(_r(2, 2, 3)), (2, 3, 4), align_corners=False)),
+    ('conv_weight_dims', lambda T, F: F.conv2d(T.tensor(_r(2, 3, 5, 5)), T.tensor(_r(4, 3, 3)))),
+    ('conv_input_dims', lambda T, F: F.conv2d(T.tensor(_r(2, 3)), T.tensor(_r(4, 3, 3, 3)))),
+    ('conv_transpose_channels', lambda T, F: F.conv_transpose2d(T.tensor(_r(2, 3, 5, 5)), T.tensor(_r(4, 3, 3, 3)))),
+    ('avg_pool_pad', lambda T, F: F.avg_pool2d(T.tensor(_r(2, 3, 5, 5)), 3, padding=2)),
+    ('group_norm_weight', lambda T, F: F.group_norm(T.tensor(_r(2, 4, 3)), 2, T.tensor(_r(3)))),
+    ('gaussian_nll_negative', lambda T, F: F.gaussian_nll_loss(T.tensor(_r(3, 4)), T.tensor(_r(3, 4)),
+                                                               -T.ones(3, 4, dtype=T.float64))),
+    ('gaussian_nll_size', lambda T, F: F.gaussian_nll_loss(T.tensor(_r(3, 4)), T.tensor(_r(3, 4)),
+                                                           T.ones(2, dtype=T.float64))),
+    ('interpolate_align_nearest', lambda T, F: F.interpolate(T.tensor(_r(1, 2, 3, 3)), size=(2, 2),
+                                                             align_corners=True)),
+    ('interpolate_zero_size', lambda T, F: F.interpolate(T.tensor(_r(1, 2, 1, 3)), size=(0, 2))),
+    ('sdpa_mask_and_causal', lambda T, F: F.scaled_dot_product_attention(
+        T.tensor(_r(2, 3, 4)), T.tensor(_r(2, 3, 4)), T.tensor(_r(2, 3, 4)), attn_mask=T.ones(3, 3, dtype=T.bool),
+        is_causal=True)),
+    ('label_smoothing_range', lambda T, F: F.cross_entropy(T.tensor(_r(3, 4)), T.tensor([0, 1, 2]),
+                                                           label_smoothing=1.5)),
+    ('prelu_channels', lambda T, F: F.prelu(T.tensor(_r(2, 3)), T.tensor(_r(4)))),
+    ('embedding_padding_range', lambda T, F: F.embedding(T.tensor([1]), T.tensor(_r(3, 2)), padding_idx=5)),
+    ('fold_blocks', lambda T, F: F.fold(T.tensor(_r(2, 8, 20)), (4, 5), 2, padding=1)),
+    ('nll_float_target', lambda T, F: F.nll_loss(T.tensor(_r(3, 4)), T.tensor([1.0, 2.0, 3.0]))),
+    ('ce_prob_int', lambda T, F: F.cross_entropy(T.tensor(_r(3, 4)), T.zeros(3, 4, dtype=T.int64))),
+]
+
+
+@pytest.mark.parametrize('fn', [e[1] for e in ERRORS], ids=[e[0] for e in ERRORS])
+def test_errors_match_torch(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        with pytest.raises(Exception) as t_info:
+            fn(torch, TF)
+        with pytest.raises(type(t_info.value)) as l_info:
+            fn(lg, LF)
+    assert str(l_info.value).replace('leafgrad', 'torch') == str(t_info.value)
+
+
+@pytest.mark.parametrize('mode,align', [('nearest', None), ('nearest-exact', None), ('bilinear', False), ('bicubic', False),
+                                        ('bicubic', True),
+                                        ('bilinear', True), ('area', None)])
+def test_interpolate_index_rules_match_torch(mode, align):
+    """PyTorch's source-index rules (float32 scales, whole-ratio shortcuts, 1/scale_factor vs
+    in/out) over a grid of sizes and factors."""
+    rng = np.random.default_rng(0)
+    for h, w in ((1, 3), (3, 4), (7, 9), (13, 11)):
+        x = rng.standard_normal((1, 2, h, w)).astype(np.float32)
+        for kw in (dict(size=(3, 5)), dict(scale_factor=1.5), dict(scale_factor=(0.5, 2.3)),
+                   dict(scale_factor=(2.5, 3.3)), dict(scale_factor=0.7, recompute_scale_factor=True),
+                   dict(size=(2 * h, 3 * w))):
+            try:
+                ref = TF.interpolate(torch.tensor(x), mode=mode, align_corners=align, **kw)
+            except RuntimeError as e:
+                with pytest.raises(RuntimeError, match='sizes should be greater than 0'):
+                    LF.interpolate(lg.tensor(x), mode=mode, align_corners=align, **kw)
+                assert 'greater than 0' in str(e)
+                continue
+            out = LF.interpolate(lg.tensor(x), mode=mode, align_corners=align, **kw)
+            assert tuple(out.shape) == tuple(ref.shape)
+            np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_embedding_max_norm_and_scale_grad_by_freq_match_torch():
+    w = np.random.default_rng(0).standard_normal((5, 3)) * 3
+    idx = np.array([[1, 2, 1], [4, 1, 0]])
+    res = []
+    for T, F in ((lg, LF), (torch, TF)):
+        weight = T.tensor(w.copy(), requires_grad=True)
+        out = F.embedding(T.tensor(idx), weight, max_norm=1.5, scale_grad_by_freq=True)
+        (out * T.tensor(np.arange(18.0).reshape(2, 3, 3))).sum().backward()
+        res.append((_np(out), _np(weight), weight.grad.numpy()))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
