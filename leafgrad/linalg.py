@@ -58,4 +58,6 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return vector_norm(A, ord, dim, keepdim, dtype=dtype)
 
 
-__all__ = ['vector_norm', 'matrix_norm', 'norm']
+__all__ = ['vector_norm', 'matrix_norm', 'norm', 'inv', 'det', 'slogdet', 'solve', 'cholesky', 'qr', 'eigh', 'svd',
+           'LinAlgError', 'cholesky_ex', 'cross', 'eigvalsh', 'inv_ex', 'matrix_power', 'matrix_rank', 'multi_dot',
+           'pinv', 'solve_triangular', 'svdvals', 'vecdot', 'matmul']
