@@ -61,3 +61,15 @@ def test_manual_seed_reproducible():
     lg.manual_seed(3)
     b = lg.randn(5)
     assert a.tolist() == b.tolist() and a.dtype is lg.float32
+
+
+def test_gradient_takes_the_dtype_of_its_tensor():
+    def prog(T):
+        x = T.ones(3, requires_grad=True)
+        w = T.ones(3, dtype=T.float64)
+        h = x * 1
+        h.retain_grad()
+        (h * w).sum().backward()
+        g, = T.autograd.grad((x * w).sum(), x)
+        return [str(t.dtype).split('.')[-1] for t in (x.grad, h.grad, g)]
+    assert prog(lg) == prog(torch) == ['float32'] * 3

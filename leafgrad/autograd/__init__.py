@@ -135,8 +135,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             elif not allow_unused:
                 raise RuntimeError(f'The differentiated Tensor at index {i} appears to not have been '
                                    'used in the graph. Set allow_unused=True if this is the desired behavior.')
-        elif not create_graph:
-            g = g.detach()
+        else:
+            if g._data.dtype != t._data.dtype:
+                g = g.to(t.dtype)
+            if not create_graph:
+                g = g.detach()
         result.append(g)
     return tuple(result)
 

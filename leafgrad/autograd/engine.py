@@ -217,6 +217,8 @@ def _retain(retained, grads):
         grad = grads[nr]
         if tensor is None or grad is None:
             continue
+        if grad._data.dtype != tensor._data.dtype:
+            grad = grad.to(tensor.dtype)
         if tensor._grad is None:
             tensor._grad = grad.clone() if grad_mode.state.grad_enabled else grad.detach()._owned_copy()
         else:

@@ -369,6 +369,8 @@ class AccumulateGrad(Node):
     def apply(self, grad):
         from .grad_mode import state
         var = self.variable
+        if grad._data.dtype != var._data.dtype:
+            grad = grad.to(var.dtype)  # a float32 leaf gets a float32 .grad, as in PyTorch
         old = var._grad
         if old is None:
             # The first write allocates, unless nobody else can see the incoming buffer: then
