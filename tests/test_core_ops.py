@@ -187,3 +187,23 @@ def test_errors_match_torch():
             raise AssertionError('torch did not raise')
         with pytest.raises(type(texc)):
             case(lg)
+
+
+@pytest.mark.parametrize('op', ['tanh', 'sigmoid', 'relu', 'exp'])
+def test_derivative_graph_names_match_torch(op):
+    """Derivatives are ops of their own (tanh_backward …), recorded under create_graph."""
+    names = []
+    for T in (lg, torch):
+        x = T.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+        g, = T.autograd.grad(getattr(T, op)(x).sum(), x, create_graph=True)
+        names.append(g.grad_fn.name().split('::')[-1])
+    assert names[0] == names[1]
+
+
+def test_sigmoid_extremes_without_warnings():
+    import warnings
+    x = np.array([-200., -90., -50., 0., 50., 200., np.inf, -np.inf], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        out = lg.sigmoid(lg.tensor(x)).numpy()
+    np.testing.assert_allclose(out, torch.sigmoid(torch.tensor(x)).numpy(), rtol=1e-6, atol=1e-38)

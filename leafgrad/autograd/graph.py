@@ -180,8 +180,8 @@ class Node:
             self._saved, self._saved_versions = _pack_all(self, tensors), None
             return
         self._saved = tensors
-        self._saved_versions = tuple(t.version_counter[0] if type(t) is SavedOutput
-                                     else t._version_counter[0] for t in tensors)
+        self._saved_versions = tuple([t.version_counter[0] if type(t) is SavedOutput
+                                      else t._version_counter[0] for t in tensors])
 
     # -- what the derivative uses ----------------------------------------------------------
     @property

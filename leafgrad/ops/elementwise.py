@@ -411,7 +411,26 @@ class TanhBackward0(Node):
 
     def apply(self, grad):
         (result,) = self.saved_tensors
-        return grad * (1 - result * result),
+        return tanh_backward(grad, result),
+
+
+class TanhBackwardBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, gg):
+        grad, result = self.saved_tensors
+        g_grad = tanh_backward(gg, result) if self.next_functions[0][0] is not None else None
+        g_result = gg * grad * result * -2 if self.next_functions[1][0] is not None else None
+        return g_grad, g_result
+
+
+def tanh_backward(grad, result):
+    """``grad * (1 - result**2)`` as one op (PyTorch's tanh_backward), from tanh's own output."""
+    r = result._data
+    out, node = record(grad._data * (1 - r * r), TanhBackwardBackward0, (grad, result))
+    if node is not None:
+        node.save(grad, result)
+    return out
 
 
 def tanh(input):
@@ -426,14 +445,42 @@ class SigmoidBackward0(Node):
 
     def apply(self, grad):
         (result,) = self.saved_tensors
-        return grad * (result * (1 - result)),
+        return sigmoid_backward(grad, result),
+
+
+class SigmoidBackwardBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, gg):
+        grad, result = self.saved_tensors
+        g_grad = sigmoid_backward(gg, result) if self.next_functions[0][0] is not None else None
+        g_result = gg * grad * (1 - result * 2) if self.next_functions[1][0] is not None else None
+        return g_grad, g_result
+
+
+def sigmoid_backward(grad, result):
+    """``grad * result * (1 - result)`` as one op (PyTorch's sigmoid_backward)."""
+    r = result._data
+    out, node = record(grad._data * (r * (1 - r)), SigmoidBackwardBackward0, (grad, result))
+    if node is not None:
+        node.save(grad, result)
+    return out
+
+
+# Below these inputs exp(-x) would overflow: sigmoid then takes the stable (slower) path.
+_SIGMOID_FAST_MIN = {'float16': -11.0, 'float32': -87.0, 'float64': -708.0}
 
 
 def _sigmoid_array(x):
-    # exp of a negative argument only, so large |x| neither overflows nor warns
     x = float_dtype_for(x)
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    if x.ndim == 0 or (x.size and not xp.minimum.reduce(x, axis=None) >= _SIGMOID_FAST_MIN.get(x.dtype.name, 0.0)):
+        # exp of a negative argument only, so large |x| neither overflows nor warns
+        e = xp.exp(-xp.abs(x))
+        return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    t = xp.negative(x)
+    xp.exp(t, out=t)
+    t += 1
+    return xp.reciprocal(t, out=t)
 
 
 def sigmoid(input):
