@@ -468,19 +468,17 @@ def sigmoid_backward(grad, result):
 
 
 # Below these inputs exp(-x) would overflow: sigmoid then takes the stable (slower) path.
-_SIGMOID_FAST_MIN = {'float16': -11.0, 'float32': -87.0, 'float64': -708.0}
+_SIGMOID_FAST_MIN = {xp.dtype(xp.float16): -11.0, xp.dtype(xp.float32): -87.0, xp.dtype(xp.float64): -708.0}
 
 
 def _sigmoid_array(x):
     x = float_dtype_for(x)
-    if x.ndim == 0 or (x.size and not xp.minimum.reduce(x, axis=None) >= _SIGMOID_FAST_MIN.get(x.dtype.name, 0.0)):
+    if x.ndim == 0 or (x.size and not xp.minimum.reduce(x, axis=None) >= _SIGMOID_FAST_MIN.get(x.dtype, 0.0)):
         # exp of a negative argument only, so large |x| neither overflows nor warns
         e = xp.exp(-xp.abs(x))
-        return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
-    t = xp.negative(x)
-    xp.exp(t, out=t)
-    t += 1
-    return xp.reciprocal(t, out=t)
+        r = 1 / (1 + e)
+        return xp.where(x >= 0, r, e * r)
+    return 1 / (1 + xp.exp(-x))
 
 
 def sigmoid(input):

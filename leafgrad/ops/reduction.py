@@ -55,12 +55,13 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     out_dtype = _sum_dtype(data, dtype)
     if dim is None:
-        result, node = record(xp.asarray(data.sum(dtype=out_dtype)), SumBackward0, (input,))
+        # ufunc.reduce directly: ndarray.sum adds a Python-level wrapper around the same call
+        result, node = record(xp.asarray(xp.add.reduce(data, axis=None, dtype=out_dtype)), SumBackward0, (input,))
         if node is not None:
             node.self_shape = data.shape
         return result
     dims = wrap_dims(dim, data.ndim)
-    result, node = record(xp.asarray(data.sum(axis=dims, keepdims=keepdim, dtype=out_dtype)),
+    result, node = record(xp.asarray(xp.add.reduce(data, axis=dims, keepdims=keepdim, dtype=out_dtype)),
                           SumBackward1, (input,))
     if node is not None:
         node.self_shape, node.dims, node.keepdim = data.shape, dims, keepdim
