@@ -326,3 +326,20 @@ def test_grads_never_alias_each_other_or_user_tensors():
     h.backward(lg.ones(6))
     w.grad.add_(1)
     assert w.grad.tolist() == [[2.] * 3] * 2
+
+
+def test_fresh_gradient_buffers_are_kept_without_a_copy():
+    """AccumulateGrad takes an unshared buffer as PyTorch steals it (memory is a feature)."""
+    import sys
+    tensor_cls = sys.modules['leafgrad.tensor'].Tensor
+    copies = []
+    original = tensor_cls._owned_copy
+    tensor_cls._owned_copy = lambda self: copies.append(tuple(self.shape)) or original(self)
+    try:
+        x = lg.randn(5, requires_grad=True)
+        (x * x).sum().backward()
+        b = lg.zeros(3, requires_grad=True)
+        (lg.ones(4, 3) + b).sum().backward()
+    finally:
+        tensor_cls._owned_copy = original
+    assert copies == []

@@ -16,6 +16,8 @@ import sys
 import threading
 import weakref
 
+from .. import backend
+
 _sequence = itertools.count()
 
 _FREED = ('Trying to backward through the graph a second time (or directly access saved tensors '
@@ -378,7 +380,7 @@ class AccumulateGrad(Node):
             if state.grad_enabled:
                 var._grad = grad.clone()
             elif _unshared(grad):
-                var._grad = grad
+                var._grad = _tensor.Tensor._wrap(grad._data)
             else:
                 var._grad = grad.detach()._owned_copy()
         elif state.grad_enabled:
@@ -395,18 +397,26 @@ class AccumulateGrad(Node):
         pass
 
 
-# References to an incoming gradient while AccumulateGrad runs when no one else holds it: the
-# engine's buffer list, apply's parameter, and getrefcount's own argument.
-_ENGINE_REFS = 3
+# References to an incoming gradient when no one else holds it, counted inside _unshared: the
+# engine's buffer list, the argument tuple of apply(*grads), apply's parameter, _unshared's
+# parameter, and getrefcount's own argument; and to its array: the tensor, _unshared's local,
+# the argument.
+_GRAD_REFS = 5
+_ARRAY_REFS = 3
+_ndarray = backend.numpy.ndarray
 
 
 def _unshared(grad):
-    """True when ``grad`` and its array are referenced only by the engine's walk: no user
-    tensor, no other buffer and no view can see them, so .grad may take them without a copy."""
+    """True when ``grad`` and its memory are seen by nothing but the engine's walk (no user
+    tensor, no other buffer, no view) and laid out contiguously like a parameter: then .grad
+    may take the buffer without a copy. Views are always copied."""
+    if type(grad) is not _tensor.Tensor or sys.getrefcount(grad) > _GRAD_REFS or grad._grad_fn is not None:
+        return False
     arr = grad._data
-    return (type(grad) is _tensor.Tensor and sys.getrefcount(grad) <= _ENGINE_REFS and grad._grad_fn is None
-            and grad._meta is None and getattr(arr, 'base', True) is None and sys.getrefcount(arr) <= 2
-            and arr.flags.writeable)
+    if type(arr) is not _ndarray or arr.base is not None or sys.getrefcount(arr) > _ARRAY_REFS:
+        return False
+    flags = arr.flags  # (a flags object holds its array: counted above, before it existed)
+    return flags.c_contiguous and flags.writeable
 
 
 def grad_accumulator(tensor):

@@ -169,9 +169,12 @@ def sum_to(grad, shape):
     if gshape == shape:
         return grad
     lead = len(gshape) - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    kept = tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
     from .reduction import sum as _sum
-    out = _sum(grad, dims, keepdim=True) if dims else grad
+    if not kept:
+        # only leading dims to drop (a bias, say): one reduction gives the shape, no view
+        return _sum(grad, tuple(range(lead)))
+    out = _sum(grad, tuple(range(lead)) + kept, keepdim=True)
     if lead:
         from .shape import reshape
         out = reshape(out, shape)

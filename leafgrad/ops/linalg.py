@@ -18,13 +18,23 @@ def _tname(t):
             'int32': 'int'}.get(t._data.dtype.name, t._data.dtype.name)
 
 
+def mat2_grad(grad, mat1, mat2):
+    """``mat1.T @ grad``, laid out like ``mat2`` (PyTorch's mm_mat2_backward): when mat2 is a
+    transposed view (a Linear's ``weight.t()``) the product is computed transposed, so that the
+    weight's gradient arrives contiguous and AccumulateGrad can keep it without a copy."""
+    m = mat2._data
+    if m.ndim == 2 and m.flags.f_contiguous and not m.flags.c_contiguous:
+        return _shape.t(mm(_shape.t(grad), mat1))
+    return mm(_shape.t(mat1), grad)
+
+
 class MmBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
         a, b = self.saved_tensors
         ga = mm(grad, _shape.t(b)) if self.next_functions[0][0] is not None else None
-        gb = mm(_shape.t(a), grad) if self.next_functions[1][0] is not None else None
+        gb = mat2_grad(grad, a, b) if self.next_functions[1][0] is not None else None
         return ga, gb
 
 
@@ -251,7 +261,7 @@ class AddmmBackward0(Node):
         mat1, mat2 = self.saved_tensors
         gs = sum_to(_scaled(grad, self.beta), self.self_shape) if self.next_functions[0][0] is not None else None
         g1 = _scaled(mm(grad, _shape.t(mat2)), self.alpha) if self.next_functions[1][0] is not None else None
-        g2 = _scaled(mm(_shape.t(mat1), grad), self.alpha) if self.next_functions[2][0] is not None else None
+        g2 = _scaled(mat2_grad(grad, mat1, mat2), self.alpha) if self.next_functions[2][0] is not None else None
         return gs, g1, g2
 
 
