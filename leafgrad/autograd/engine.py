@@ -147,7 +147,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                     if new is not None:
                         grads = list(new)
 
-            if not _any_grad(grads):
+            if (grads[0] is None) if len(grads) == 1 else not _any_grad(grads):
                 # Nothing arrived (every consumer's gradient was None): pass None along.
                 outs = (None,) * len(node.next_functions)
             elif check_anomaly:
