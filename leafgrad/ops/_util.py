@@ -85,6 +85,17 @@ def record(out_data, node_cls, inputs):
     return out, node
 
 
+def unary(node_cls, input, out_data, save=None):
+    """Record a one-input op whose derivative needs its ``'input'``, its ``'output'`` or nothing."""
+    result, node = record(out_data, node_cls, (input,))
+    if node is not None:
+        if save == 'output':
+            node.save(SavedOutput(result))
+        elif save == 'input':
+            node.save(input)
+    return result
+
+
 def record_many(out_datas, node_cls, inputs, differentiable=None):
     """Like ``record`` for an op with several outputs; ``differentiable`` flags which of
     them carry gradient (an argmax's indices do not). Returns (outputs, node or None)."""
@@ -213,6 +224,6 @@ def float_dtype_for(arr):
     return arr.astype(backend.get_default_dtype().np)
 
 
-__all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'record_many', 'saved_output', 'sum_to',
+__all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'unary', 'record_many', 'saved_output', 'sum_to',
            'binary_operands', 'broadcast_error', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
            'as_tensor_arg', 'state']

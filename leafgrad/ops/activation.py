@@ -11,7 +11,7 @@ comparison as PyTorch's kernels.
 import math
 
 from . import elementwise as ew
-from ._util import Node, record, wrap, xp
+from ._util import Node, record, unary, wrap, xp
 from .inplace import inplace as _run_inplace
 from .unary import erf
 
@@ -198,10 +198,7 @@ class SiluBackward0(Node):
 
 def _silu(input):
     x = _float(input, 'silu_cpu')
-    result, node = record(x * ew._sigmoid_array(x), SiluBackward0, (input,))
-    if node is not None:
-        node.save(input)
-    return result
+    return unary(SiluBackward0, input, x * ew._sigmoid_array(x), save='input')
 
 
 def silu(input, inplace=False):
@@ -224,10 +221,7 @@ class MishBackward0(Node):
 
 def _mish(input):
     x = _float(input, 'mish_cpu')
-    result, node = record(x * xp.tanh(_softplus_array(x)), MishBackward0, (input,))
-    if node is not None:
-        node.save(input)
-    return result
+    return unary(MishBackward0, input, x * xp.tanh(_softplus_array(x)), save='input')
 
 
 def mish(input, inplace=False):
@@ -266,10 +260,7 @@ class LogSigmoidBackward0(Node):
 
 def logsigmoid(input):
     x = _float(input, 'log_sigmoid_cpu')
-    result, node = record(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), LogSigmoidBackward0, (input,))
-    if node is not None:
-        node.save(input)
-    return result
+    return unary(LogSigmoidBackward0, input, xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), save='input')
 
 
 # ---- hardtanh, relu6, hardswish, hardsigmoid -----------------------------------------------
@@ -323,10 +314,7 @@ class HardswishBackward0(Node):
 
 def _hardswish(input):
     x = _float(input, 'hardswish_cpu')
-    result, node = record(x * xp.clip(x + 3, 0, 6) / 6, HardswishBackward0, (input,))
-    if node is not None:
-        node.save(input)
-    return result
+    return unary(HardswishBackward0, input, x * xp.clip(x + 3, 0, 6) / 6, save='input')
 
 
 def hardswish(input, inplace=False):
@@ -351,10 +339,7 @@ class HardsigmoidBackward0(Node):
 
 def _hardsigmoid(input):
     x = _float(input, 'hardsigmoid_cpu')
-    result, node = record(xp.clip(x + 3, 0, 6) / 6, HardsigmoidBackward0, (input,))
-    if node is not None:
-        node.save(input)
-    return result
+    return unary(HardsigmoidBackward0, input, xp.clip(x + 3, 0, 6) / 6, save='input')
 
 
 def hardsigmoid(input, inplace=False):

@@ -4,7 +4,8 @@ Derivatives are written with leafgrad ops on tensors, so that ``create_graph=Tru
 them; under a plain ``backward()`` grad mode is off and those ops take their fast path.
 """
 from ..autograd.grad_mode import state
-from ._util import Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, sum_to, wrap, xp
+from ._util import (Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, sum_to,
+                    unary, wrap, xp)
 from ..tensor import Tensor
 
 
@@ -196,10 +197,7 @@ class ReciprocalBackward0(Node):
 
 
 def reciprocal(input):
-    result, node = record(1 / float_dtype_for(input._data), ReciprocalBackward0, (input,))
-    if node is not None:
-        node.save(saved_output(result))
-    return result
+    return unary(ReciprocalBackward0, input, 1 / float_dtype_for(input._data), save='output')
 
 
 # ---- pow ---------------------------------------------------------------------------------
@@ -333,10 +331,7 @@ class ExpBackward0(Node):
 
 
 def exp(input):
-    result, node = record(xp.exp(float_dtype_for(input._data)), ExpBackward0, (input,))
-    if node is not None:
-        node.save(saved_output(result))
-    return result
+    return unary(ExpBackward0, input, xp.exp(float_dtype_for(input._data)), save='output')
 
 
 class LogBackward0(Node):
@@ -350,10 +345,7 @@ class LogBackward0(Node):
 def log(input):
     with xp.errstate(divide='ignore', invalid='ignore'):
         data = xp.log(float_dtype_for(input._data))
-    result, node = record(data, LogBackward0, (input,))
-    if node is not None:
-        node.save(input)
-    return result
+    return unary(LogBackward0, input, data, save='input')
 
 
 class SqrtBackward0(Node):
@@ -367,10 +359,7 @@ class SqrtBackward0(Node):
 def sqrt(input):
     with xp.errstate(invalid='ignore'):
         data = xp.sqrt(float_dtype_for(input._data))
-    result, node = record(data, SqrtBackward0, (input,))
-    if node is not None:
-        node.save(saved_output(result))
-    return result
+    return unary(SqrtBackward0, input, data, save='output')
 
 
 class AbsBackward0(Node):
@@ -384,10 +373,7 @@ class AbsBackward0(Node):
 def abs(input):
     if input._data.dtype.kind == 'b':
         raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
-    result, node = record(xp.abs(input._data), AbsBackward0, (input,))
-    if node is not None:
-        node.save(input)
-    return result
+    return unary(AbsBackward0, input, xp.abs(input._data), save='input')
 
 
 absolute = abs
@@ -434,10 +420,7 @@ def tanh_backward(grad, result):
 
 
 def tanh(input):
-    result, node = record(xp.tanh(float_dtype_for(input._data)), TanhBackward0, (input,))
-    if node is not None:
-        node.save(saved_output(result))
-    return result
+    return unary(TanhBackward0, input, xp.tanh(float_dtype_for(input._data)), save='output')
 
 
 class SigmoidBackward0(Node):
@@ -482,10 +465,7 @@ def _sigmoid_array(x):
 
 
 def sigmoid(input):
-    result, node = record(_sigmoid_array(input._data), SigmoidBackward0, (input,))
-    if node is not None:
-        node.save(saved_output(result))
-    return result
+    return unary(SigmoidBackward0, input, _sigmoid_array(input._data), save='output')
 
 
 class ReluBackward0(Node):
@@ -525,10 +505,7 @@ def relu(input):
     data = input._data
     if data.dtype.kind == 'b':
         raise RuntimeError('Boolean inputs not supported for relu')
-    result, node = record(xp.maximum(data, data.dtype.type(0)), ReluBackward0, (input,))
-    if node is not None:
-        node.save(saved_output(result))
-    return result
+    return unary(ReluBackward0, input, xp.maximum(data, data.dtype.type(0)), save='output')
 
 
 class SinBackward0(Node):
@@ -540,10 +517,7 @@ class SinBackward0(Node):
 
 
 def sin(input):
-    result, node = record(xp.sin(float_dtype_for(input._data)), SinBackward0, (input,))
-    if node is not None:
-        node.save(input)
-    return result
+    return unary(SinBackward0, input, xp.sin(float_dtype_for(input._data)), save='input')
 
 
 class CosBackward0(Node):
@@ -555,10 +529,7 @@ class CosBackward0(Node):
 
 
 def cos(input):
-    result, node = record(xp.cos(float_dtype_for(input._data)), CosBackward0, (input,))
-    if node is not None:
-        node.save(input)
-    return result
+    return unary(CosBackward0, input, xp.cos(float_dtype_for(input._data)), save='input')
 
 
 # ---- where (used by derivatives above) -----------------------------------------------------

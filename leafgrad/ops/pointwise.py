@@ -8,7 +8,7 @@ import math
 
 from .. import backend
 from . import elementwise as ew
-from ._util import Node, binary_operands, float_dtype_for, record, saved_output, sum_to, wrap, xp
+from ._util import Node, binary_operands, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
 from .inplace import inplace
 from ..tensor import Tensor
 
@@ -276,10 +276,7 @@ class Exp2Backward0(Node):
 
 
 def exp2(input):
-    result, node = record(xp.exp2(float_dtype_for(input._data)), Exp2Backward0, (input,))
-    if node is not None:
-        node.save(saved_output(result))
-    return result
+    return unary(Exp2Backward0, input, xp.exp2(float_dtype_for(input._data)), save='output')
 
 
 class LogitBackward0(Node):
@@ -321,10 +318,7 @@ class SincBackward0(Node):
 
 def sinc(input):
     x = float_dtype_for(input._data)
-    result, node = record(xp.sinc(x).astype(x.dtype, copy=False), SincBackward0, (input,))
-    if node is not None:
-        node.save(input)
-    return result
+    return unary(SincBackward0, input, xp.sinc(x).astype(x.dtype, copy=False), save='input')
 
 
 # ---- sgn, positive, angle conversions ------------------------------------------------------

@@ -10,7 +10,7 @@ import math
 
 from .. import backend
 from . import elementwise as ew
-from ._util import Node, binary_operands, float_dtype_for, record, saved_output, sum_to, xp
+from ._util import Node, binary_operands, float_dtype_for, record, saved_output, sum_to, unary, xp
 from .inplace import inplace
 from ..tensor import Tensor
 
@@ -488,10 +488,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     info = xp.finfo(data.dtype)
     out = xp.nan_to_num(data, nan=nan, posinf=info.max if posinf is None else posinf,
                         neginf=info.min if neginf is None else neginf)
-    result, node = record(out, NanToNumBackward0, (input,))
-    if node is not None:
-        node.save(input)
-    return result
+    return unary(NanToNumBackward0, input, out, save='input')
 
 
 # ---- in-place variants ---------------------------------------------------------------------
