@@ -340,6 +340,9 @@ def test_fresh_gradient_buffers_are_kept_without_a_copy():
         (x * x).sum().backward()
         b = lg.zeros(3, requires_grad=True)
         (lg.ones(4, 3) + b).sum().backward()
+        layer = lg.nn.Linear(4, 3)  # the weight's gradient arrives through t(): kept too
+        (layer(lg.randn(5, 4)) ** 2).sum().backward()
+        assert layer.weight.grad.numpy().flags.c_contiguous
     finally:
         tensor_cls._owned_copy = original
     assert copies == []

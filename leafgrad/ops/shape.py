@@ -179,7 +179,25 @@ class TBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
+        if not state.grad_enabled:
+            base = _transposed_buffer(grad._data)
+            if base is not None:
+                # t() of a transposed buffer is the buffer itself: handing it on as a plain
+                # array (not a view of a view) lets AccumulateGrad keep a Linear weight's
+                # gradient without copying it. Nothing is recorded in a plain backward.
+                return wrap(base),
         return t(grad),
+
+
+def _transposed_buffer(array):
+    """The contiguous buffer whose transpose ``array`` is, or None."""
+    base = getattr(array, 'base', None)
+    if (base is None or array.ndim != 2 or base.ndim != 2 or base.base is not None
+            or not base.flags.c_contiguous or array.T.shape != base.shape or array.T.strides != base.strides):
+        return None
+    if array.__array_interface__['data'][0] != base.__array_interface__['data'][0]:
+        return None
+    return base
 
 
 class PermuteBackward0(Node):
