@@ -173,7 +173,7 @@ def matmul(input, other):
         return out
     if da == 2 and db == 2:
         return mm(input, other)
-    a_shape, b_shape = input._data.shape, other._data.shape
+    a_shape = input._data.shape
     if db == 1:
         # fold the batch into the rows of one matrix-vector product, as PyTorch does
         rows = _shape.reshape(input, (-1, a_shape[-1]))

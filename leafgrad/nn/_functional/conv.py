@@ -84,7 +84,7 @@ def conv_fwd(x, w, p):
 
 
 def conv_gw(x, gy, p, wshape):
-    o, k = wshape[0], wshape[2:]
+    k = wshape[2:]
     g = p.groups
     cols = _cols(x, k, p, gy.shape[2:])                          # (G, CgK, N*P)
     # gw^T = cols @ gy^T: (G, CgK, N*P) @ (G, N*P, Og). OpenBLAS is several times faster with
