@@ -98,28 +98,36 @@ def _argnums_tuple(argnums, nargs):
     return single, tuple(n % nargs for n in nums)
 
 
+def _call_differentiable(func, args, kwargs, argnums, has_aux, nested, caller):
+    """Call ``func`` with ``args[argnums]`` made differentiable leaves (inside enable_grad).
+
+    Returns (output, aux, the leaves per argnum, their tree specs)."""
+    _, nums = _argnums_tuple(argnums, len(args))
+    args = list(args)
+    specs, flat_inputs = [], []
+    for n in nums:
+        leaves, spec = _flatten(args[n])
+        leaves = [_differentiable(leaf, nested) for leaf in leaves]
+        flat_inputs.append(leaves)
+        specs.append(spec)
+        args[n] = _unflatten(leaves, spec)
+    result = func(*args, **kwargs)
+    aux = None
+    if has_aux:
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise RuntimeError(f'{caller}: output of function f should be a tuple: (output, aux) if has_aux is True')
+        result, aux = result
+    return result, aux, flat_inputs, specs
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
     """``grad_and_value(f)(*args)`` -> (gradient of f w.r.t. args[argnums], f(*args)); with
     ``has_aux``, f returns (output, aux) and the value is (output, aux)."""
     def wrapper(*args, **kwargs):
-        single, nums = _argnums_tuple(argnums, len(args))
-        args = list(args)
-        nested = [False]
-        specs, flat_inputs = [], []
+        single, nested = _argnums_tuple(argnums, len(args))[0], [False]
         with enable_grad():
-            for n in nums:
-                leaves, spec = _flatten(args[n])
-                leaves = [_differentiable(leaf, nested) for leaf in leaves]
-                flat_inputs.append(leaves)
-                specs.append(spec)
-                args[n] = _unflatten(leaves, spec)
-            result = func(*args, **kwargs)
-            aux = None
-            if has_aux:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError('grad_and_value(f)(*args): output of function f should be a tuple: '
-                                       '(output, aux) if has_aux is True')
-                result, aux = result
+            result, aux, flat_inputs, specs = _call_differentiable(
+                func, args, kwargs, argnums, has_aux, nested, 'grad_and_value(f)(*args)')
             if not isinstance(result, Tensor):
                 raise RuntimeError(f'grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got '
                                    f'{type(result)}')
@@ -215,24 +223,10 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     from .autograd.functional import _stack
 
     def wrapper(*args, **kwargs):
-        single, nums = _argnums_tuple(argnums, len(args))
-        args = list(args)
-        nested = [False]
-        specs, flat_inputs = [], []
+        single, nested = _argnums_tuple(argnums, len(args))[0], [False]
         with enable_grad():
-            for n in nums:
-                leaves, spec = _flatten(args[n])
-                leaves = [_differentiable(leaf, nested) for leaf in leaves]
-                flat_inputs.append(leaves)
-                specs.append(spec)
-                args[n] = _unflatten(leaves, spec)
-            result = func(*args, **kwargs)
-            aux = None
-            if has_aux:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError('jacrev(f, ...)(*args): output of function f should be a tuple: '
-                                       '(output, aux) if has_aux is True')
-                result, aux = result
+            result, aux, flat_inputs, specs = _call_differentiable(
+                func, args, kwargs, argnums, has_aux, nested, 'jacrev(f, ...)(*args)')
             out_leaves, out_spec = _flatten(result)
             for leaf in out_leaves:
                 if not isinstance(leaf, Tensor):
