@@ -118,31 +118,9 @@ def copies_of(source):
 _watching = False
 
 
-def _noting_record(record):
-    def record_watched(out_data, node_cls, inputs):
-        out, node = record(out_data, node_cls, inputs)
-        if node is None:
-            _note_no_grad(out, inputs)
-        return out, node
-    record_watched.__wrapped__ = record
-    return record_watched
-
-
-def _noting_record_many(record_many):
-    def record_many_watched(out_datas, node_cls, inputs, differentiable=None):
-        outs, node = record_many(out_datas, node_cls, inputs, differentiable)
-        if node is None:
-            for out in outs:
-                _note_no_grad(out, inputs)
-        return outs, node
-    record_many_watched.__wrapped__ = record_many
-    return record_many_watched
-
-
-def _note_no_grad(out, inputs):
+def note_no_grad(out, inputs):
+    """Called by ``_util.record`` for an op run with grad mode off, while watching."""
     from .grad_mode import state
-    if state.grad_enabled:
-        return
     for t in inputs:
         if getattr(t, '_requires_grad', False) is True:
             note(out, 'inference_mode' if state.inference else 'no_grad', t)
@@ -151,28 +129,9 @@ def _note_no_grad(out, inputs):
 
 def watch_no_grad(enabled=True):
     """Record which tensors were computed under ``no_grad``/``inference_mode`` from tensors
-    that require grad. Off by default (it costs ~0.1 us per op while on). The ops modules bind
-    ``record`` by name, so turning it on rebinds that name in every loaded leafgrad module;
-    modules imported later pick up the rebound ``_util.record``."""
+    that require grad. Off by default: while off, an op pays one flag test (in ``_util.record``)."""
     global _watching
-    from ..ops import _util
-    enabled = bool(enabled)
-    if enabled == _watching:
-        return
-    plain = (_util.record, _util.record_many)
-    if enabled:
-        new = (_noting_record(plain[0]), _noting_record_many(plain[1]))
-    else:
-        new = (plain[0].__wrapped__, plain[1].__wrapped__)
-    for name, mod in list(sys.modules.items()):
-        if mod is None or not (name == 'leafgrad' or name.startswith('leafgrad.')):
-            continue
-        d = getattr(mod, '__dict__', {})
-        if d.get('record') is plain[0]:
-            mod.record = new[0]
-        if d.get('record_many') is plain[1]:
-            mod.record_many = new[1]
-    _watching = enabled
+    _watching = bool(enabled)
 
 
 def watching_no_grad():

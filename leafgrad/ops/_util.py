@@ -9,6 +9,7 @@ protocols (``__array_ufunc__``, ``__array_function__``), so the same call runs o
 """
 from .. import backend
 from ..autograd.grad_mode import state
+from ..autograd import origins
 from ..autograd.anomaly import anomaly_state, forward_trace
 from ..autograd.graph import Node, SavedOutput, grad_accumulator
 from ..tensor import Tensor
@@ -60,6 +61,8 @@ def record(out_data, node_cls, inputs):
         out_data = xp.asarray(out_data)
     out = _wrap(out_data)
     if not state.grad_enabled:
+        if origins._watching:  # leafgrad.explain.watch_no_grad(): remember why out has no history
+            origins.note_no_grad(out, inputs)
         return out, None
     for t in inputs:
         if isinstance(t, _Tensor) and t._requires_grad:
@@ -101,6 +104,9 @@ def record_many(out_datas, node_cls, inputs, differentiable=None):
     them carry gradient (an argmax's indices do not). Returns (outputs, node or None)."""
     outs = [wrap(d) for d in out_datas]
     if not needs_grad(*inputs):
+        if origins._watching and not state.grad_enabled:
+            for out in outs:
+                origins.note_no_grad(out, inputs)
         return outs, None
     node = node_cls(tuple([edge(t) for t in inputs]))
     node.num_outputs = len(outs)
