@@ -193,10 +193,10 @@ def _transposed_buffer(array):
     """The contiguous buffer whose transpose ``array`` is, or None."""
     base = getattr(array, 'base', None)
     if (base is None or array.ndim != 2 or base.ndim != 2 or base.base is not None
-            or not base.flags.c_contiguous or array.T.shape != base.shape or array.T.strides != base.strides):
+            or array.shape[::-1] != base.shape or array.strides[::-1] != base.strides
+            or not base.flags.c_contiguous):
         return None
-    if array.__array_interface__['data'][0] != base.__array_interface__['data'][0]:
-        return None
+    # Same extent as the whole buffer, so the view starts where the buffer does.
     return base
 
 
