@@ -39,16 +39,9 @@ class MmBackward0(Node):
 
 
 def mm(input, mat2):
+    # torch.mm words its rank errors differently from addmm
+    _check_mm(input, mat2, rank_errors=('self must be a matrix', 'mat2 must be a matrix'))
     a, b = input._data, mat2._data
-    if a.ndim != 2:
-        raise RuntimeError(f'self must be a matrix')
-    if b.ndim != 2:
-        raise RuntimeError(f'mat2 must be a matrix')
-    if a.shape[1] != b.shape[0]:
-        raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and '
-                           f'{b.shape[0]}x{b.shape[1]})')
-    if a.dtype != b.dtype:
-        raise RuntimeError(f'expected m1 and m2 to have the same dtype, but got: {_tname(input)} != {_tname(mat2)}')
     out, node = record(a @ b, MmBackward0, (input, mat2))
     if node is not None:
         node.save(input, mat2)
@@ -265,12 +258,13 @@ class AddmmBackward0(Node):
         return gs, g1, g2
 
 
-def _check_mm(mat1, mat2):
+def _check_mm(mat1, mat2, rank_errors=None):
+    """PyTorch's checks for a matrix product: ranks, inner sizes, dtypes."""
     a, b = mat1._data, mat2._data
     if a.ndim != 2:
-        raise RuntimeError(f'mat1 must be a matrix, got {a.ndim}-D tensor')
+        raise RuntimeError(rank_errors[0] if rank_errors else f'mat1 must be a matrix, got {a.ndim}-D tensor')
     if b.ndim != 2:
-        raise RuntimeError(f'mat2 must be a matrix, got {b.ndim}-D tensor')
+        raise RuntimeError(rank_errors[1] if rank_errors else f'mat2 must be a matrix, got {b.ndim}-D tensor')
     if a.shape[1] != b.shape[0]:
         raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and '
                            f'{b.shape[0]}x{b.shape[1]})')
