@@ -19,6 +19,26 @@ def _zeros(p):
     return _t(np.zeros_like(p._data))
 
 
+def _weight_decay(p, g, group):
+    """L2 penalty added to the gradient, or (decoupled, as AdamW) the parameter shrunk in place."""
+    lr, wd = group['lr'], group['weight_decay']
+    if wd == 0:
+        return g
+    if group['decoupled_weight_decay']:
+        p._data *= 1 - lr * wd
+        return g
+    return g + wd * p._data
+
+
+def _update_moments(state, g, beta1, beta2):
+    """The running first and second moments, updated in place: m <- lerp(m, g), v <- b2 v + (1-b2) g^2."""
+    m, v = state['exp_avg']._data, state['exp_avg_sq']._data
+    _lerp_(m, g, 1 - beta1)
+    v *= beta2
+    v += (1 - beta2) * g * g
+    return m, v
+
+
 class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
@@ -30,7 +50,7 @@ class Adam(Optimizer):
                                       decoupled_weight_decay=decoupled_weight_decay))
 
     def _update(self, p, g, state, group):
-        lr, (beta1, beta2), eps, wd = group['lr'], group['betas'], group['eps'], group['weight_decay']
+        lr, (beta1, beta2), eps = group['lr'], group['betas'], group['eps']
         if not state:
             state['step'] = _step_tensor()
             state['exp_avg'] = _zeros(p)
@@ -38,15 +58,8 @@ class Adam(Optimizer):
             if group['amsgrad']:
                 state['max_exp_avg_sq'] = _zeros(p)
         step = _increment(state)
-        if wd != 0:
-            if group['decoupled_weight_decay']:
-                p._data *= 1 - lr * wd
-            else:
-                g = g + wd * p._data
-        m, v = state['exp_avg']._data, state['exp_avg_sq']._data
-        _lerp_(m, g, 1 - beta1)
-        v *= beta2
-        v += (1 - beta2) * g * g
+        g = _weight_decay(p, g, group)
+        m, v = _update_moments(state, g, beta1, beta2)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         step_size = lr / bias_correction1
@@ -104,7 +117,7 @@ class NAdam(Optimizer):
                                       differentiable=differentiable))
 
     def _update(self, p, g, state, group):
-        lr, (beta1, beta2), eps, wd = group['lr'], group['betas'], group['eps'], group['weight_decay']
+        lr, (beta1, beta2), eps = group['lr'], group['betas'], group['eps']
         psi = group['momentum_decay']
         if not state:
             state['step'] = _step_tensor()
@@ -113,21 +126,14 @@ class NAdam(Optimizer):
             state['exp_avg_sq'] = _zeros(p)
         step = _increment(state)
         bias_correction2 = 1 - beta2 ** step
-        if wd != 0:
-            if group['decoupled_weight_decay']:
-                p._data *= 1 - lr * wd
-            else:
-                g = g + wd * p._data
+        g = _weight_decay(p, g, group)
         mu = beta1 * (1. - 0.5 * (0.96 ** (step * psi)))
         mu_next = beta1 * (1. - 0.5 * (0.96 ** ((step + 1) * psi)))
         # the running product is a float32 tensor in PyTorch: keep its rounding
         prod = state['mu_product']
         prod._data = np.asarray(prod._data * np.float32(mu), dtype=np.float32)
         mu_product = float(prod._data)
-        m, v = state['exp_avg']._data, state['exp_avg_sq']._data
-        _lerp_(m, g, 1 - beta1)
-        v *= beta2
-        v += (1 - beta2) * g * g
+        m, v = _update_moments(state, g, beta1, beta2)
         denom = np.sqrt(v / bias_correction2) + eps
         mu_product_next = mu_product * mu_next
         p._data += (-lr * (1. - mu) / (1. - mu_product)) * g / denom
@@ -143,21 +149,14 @@ class RAdam(Optimizer):
                                       decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable))
 
     def _update(self, p, g, state, group):
-        lr, (beta1, beta2), eps, wd = group['lr'], group['betas'], group['eps'], group['weight_decay']
+        lr, (beta1, beta2), eps = group['lr'], group['betas'], group['eps']
         if not state:
             state['step'] = _step_tensor()
             state['exp_avg'] = _zeros(p)
             state['exp_avg_sq'] = _zeros(p)
         step = _increment(state)
-        if wd != 0:
-            if group['decoupled_weight_decay']:
-                p._data *= 1 - lr * wd
-            else:
-                g = g + wd * p._data
-        m, v = state['exp_avg']._data, state['exp_avg_sq']._data
-        _lerp_(m, g, 1 - beta1)
-        v *= beta2
-        v += (1 - beta2) * g * g
+        g = _weight_decay(p, g, group)
+        m, v = _update_moments(state, g, beta1, beta2)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         corrected = m / bias_correction1
