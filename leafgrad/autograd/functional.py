@@ -184,6 +184,13 @@ def _single_scalar(is_outputs_tuple, outputs, fn_name):
         raise RuntimeError(f'The Tensor returned by the function given to {fn_name} should contain a single element')
 
 
+def _pair_result(outputs, is_outputs_tuple, result, is_result_tuple, create_graph):
+    """(outputs, result) shaped as the caller passed them (tensor or tuple), detached unless
+    create_graph."""
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_result_tuple))
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): the vector-Jacobian product."""
     with leafgrad.enable_grad():
@@ -199,8 +206,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'back')
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+    return _pair_result(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -215,8 +221,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
         grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, outputs, strict, create_graph, 'back_trick')
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_outputs_tuple))
+    return _pair_result(outputs, is_outputs_tuple, result, is_outputs_tuple, create_graph)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy='reverse-mode'):
@@ -287,8 +292,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'double_back')
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+    return _pair_result(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -305,5 +309,4 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'double_back_trick')
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+    return _pair_result(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
