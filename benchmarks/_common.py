@@ -101,6 +101,33 @@ def load_leafgrad(leafgrad_path=None, as_module=None):
     return leafgrad, None
 
 
+def training_step(build, T, seed):
+    """One timed step of a workload built as (params, forward_backward, update)."""
+    _, forward_backward, update = build(T, seed)
+
+    def step():
+        forward_backward()
+        update()
+    return step
+
+
+def first_grads(build, T, seed, names):
+    """The parameters' gradients after one forward and backward, as NumPy arrays."""
+    params, forward_backward, _ = build(T, seed)
+    forward_backward()
+    return {k: to_numpy(params[k].grad) for k in names}
+
+
+def sgd_update(T, params, lr):
+    """Plain SGD in place under no_grad, resetting the gradients (set_to_none)."""
+    def update():
+        with T.no_grad():
+            for p in params.values():
+                p -= lr * p.grad
+                p.grad = None
+    return update
+
+
 def to_numpy(t):
     """Tensor (torch / leafgrad) or ndarray -> float ndarray copy."""
     if isinstance(t, np.ndarray):

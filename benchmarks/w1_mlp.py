@@ -59,18 +59,11 @@ def _build(T, seed):
 
 
 def make(T, seed=0, variant="step"):
-    _, fb, upd = _build(T, seed)
-
-    def step():
-        fb()
-        upd()
-    return step
+    return _common.training_step(_build, T, seed)
 
 
 def grads(T, seed=0):
-    P, fb, _ = _build(T, seed)
-    fb()
-    return {k: _common.to_numpy(P[k].grad) for k in NAMES}
+    return _common.first_grads(_build, T, seed, NAMES)
 
 
 # ---------------------------------------------------------------- hand-written NumPy

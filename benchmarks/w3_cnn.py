@@ -57,28 +57,15 @@ def _build(T, seed):
         loss.backward()
         return loss
 
-    def update():
-        with T.no_grad():
-            for p in P.values():
-                p -= LR * p.grad
-                p.grad = None
-
-    return P, forward_backward, update
+    return P, forward_backward, _common.sgd_update(T, P, LR)
 
 
 def make(T, seed=0, variant="step"):
-    _, fb, upd = _build(T, seed)
-
-    def step():
-        fb()
-        upd()
-    return step
+    return _common.training_step(_build, T, seed)
 
 
 def grads(T, seed=0):
-    P, fb, _ = _build(T, seed)
-    fb()
-    return {k: _common.to_numpy(P[k].grad) for k in NAMES}
+    return _common.first_grads(_build, T, seed, NAMES)
 
 
 # ---------------------------------------------------------------- hand-written NumPy (CNHW)
