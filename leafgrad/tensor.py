@@ -53,16 +53,14 @@ class Size(tuple):
 
 class _Meta:
     """The rarely used parts of a tensor, kept out of the hot path of creating one."""
-    __slots__ = ('hooks', 'post_acc_hooks', 'retains_grad', 'view_of', 'name', 'is_inference', 'views')
+    __slots__ = ('hooks', 'post_acc_hooks', 'retains_grad', 'name', 'is_inference')
 
     def __init__(self):
         self.hooks = None            # {id: hook} of a leaf (a non-leaf's live on its grad_fn)
         self.post_acc_hooks = None   # {id: hook(tensor)} after .grad is written
         self.retains_grad = False
-        self.view_of = None          # (parent, make: parent -> this view[, op name if one of several outputs])
         self.name = None
         self.is_inference = False
-        self.views = None            # a base's live views (WeakSet), to refresh after in-place ops
 
 
 class Tensor:
@@ -75,6 +73,8 @@ class Tensor:
     _base = None         # the tensor whose storage this view shares
     _meta = None         # a _Meta once hooks, retain_grad or view information are attached
     _accumulator = None  # weakref to this leaf's AccumulateGrad
+    _view_of = None      # a view's (parent, make: parent -> view[, op name if one of several outputs])
+    _views = None        # a base's live views (ops.shape.LiveViews), to refresh after in-place ops
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)

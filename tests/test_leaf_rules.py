@@ -345,3 +345,48 @@ def test_fresh_gradient_buffers_are_kept_without_a_copy():
     finally:
         tensor_cls._owned_copy = original
     assert copies == []
+
+
+def test_summed_gradients_never_change_a_tensor_someone_holds():
+    """The engine sums gradients arriving at one input in place only in a buffer nobody else
+    sees: gradients kept by hooks, passed on unchanged by add, given as the root gradient or
+    captured by autograd.grad keep their values, as in torch."""
+    def prog(T):
+        x = T.tensor([1., 2., 3.], requires_grad=True)
+        kept = []
+        a = x * 2
+        b = a + 1                      # AddBackward0 passes b's gradient on to a as is
+        b.register_hook(lambda g: kept.append(g))
+        c = a * 4                      # ... and a second gradient then arrives at a
+        s = a.sin()                    # ... and a third
+        loss = (b * 3).sum() + c.sum() + s.sum()
+        root = T.ones(())
+        loss.backward(root, retain_graph=True)
+        first = [g.tolist() for g in kept]
+        ga, = T.autograd.grad(loss, a, retain_graph=True)
+        gb, = T.autograd.grad(loss, b, retain_graph=True)
+        (b + b + a).sum().backward()   # one tensor delivered twice to the same input
+        return first, [g.tolist() for g in kept], ga.tolist(), gb.tolist(), root.tolist(), x.grad.tolist()
+    out_lg, out_torch = prog(lg), prog(torch)
+    np.testing.assert_allclose(np.array(out_lg[-1]), np.array(out_torch[-1]), rtol=1e-6)
+    assert out_lg[:-1] == out_torch[:-1]
+
+
+def test_summed_gradients_are_made_in_place_when_unshared():
+    """Fifty gradients summed for one weight (an unrolled RNN) allocate once, not fifty times:
+    every sum after the first is made in the first gradient's own buffer."""
+    w = lg.randn(8, 8, requires_grad=True)
+    h = lg.randn(4, 8)
+    outs = []
+    for _ in range(50):
+        outs.append(h @ w)
+    sums = []
+    tensor_cls = type(w)
+    original = tensor_cls._accumulate_
+    tensor_cls._accumulate_ = lambda self, other: sums.append(id(self)) or original(self, other)
+    try:
+        lg.stack(outs).sum().backward()
+    finally:
+        tensor_cls._accumulate_ = original
+    assert len(sums) == 49 and len(set(sums)) == 1
+    np.testing.assert_allclose(w.grad.numpy(), 50 * h.numpy().T @ np.ones((4, 8)), rtol=1e-5)

@@ -30,7 +30,7 @@ import itertools
 
 from . import grad_mode
 from .anomaly import anomaly_state, check_nan
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, unshared
 from . import origins
 
 
@@ -171,7 +171,10 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                     if buf is None:
                         buf = buffers[nxt] = [None] * nxt.num_outputs
                     old = buf[nr]
-                    buf[nr] = grad if old is None else old + grad
+                    if old is None:
+                        buf[nr] = grad
+                    elif create_graph or not _sum_in_place(old, grad):
+                        buf[nr] = old + grad
                 count = deps[nxt] - 1
                 deps[nxt] = count
                 if count:
@@ -192,6 +195,17 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             # taken by AccumulateGrad without a copy) as soon as its last consumer has run.
             grads = outs = grad = old = None
     return captured
+
+
+def _sum_in_place(old, grad):
+    """``old += grad`` when the walk alone holds ``old`` (its buffer slot, the loop's local and
+    this function's parameter) and the sum keeps its shape and dtype: one allocation less per
+    summed gradient."""
+    # (no local name for old's array: unshared counts the references to it)
+    if old._data.shape != grad._data.shape or old._data.dtype != grad._data.dtype or not unshared(old, 3):
+        return False
+    old._accumulate_(grad)
+    return True
 
 
 def _any_grad(grads):

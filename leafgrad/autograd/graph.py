@@ -17,6 +17,7 @@ import threading
 import weakref
 
 from .. import backend
+from .grad_mode import state
 
 _sequence = itertools.count()
 
@@ -369,7 +370,6 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def apply(self, grad):
-        from .grad_mode import state
         var = self.variable
         if grad._data.dtype != var._data.dtype:
             grad = grad.to(var.dtype)  # a float32 leaf gets a float32 .grad, as in PyTorch
@@ -379,7 +379,7 @@ class AccumulateGrad(Node):
             # .grad takes it as it is (PyTorch "steals" it the same way, by reference count).
             if state.grad_enabled:
                 var._grad = grad.clone()
-            elif _unshared(grad):
+            elif unshared(grad, 3):  # the engine's buffer list, apply's argument tuple and parameter
                 var._grad = _tensor.Tensor._wrap(grad._data)
             else:
                 var._grad = grad.detach()._owned_copy()
@@ -397,23 +397,26 @@ class AccumulateGrad(Node):
         pass
 
 
-# References to an incoming gradient when no one else holds it, counted inside _unshared: the
-# engine's buffer list, the argument tuple of apply(*grads), apply's parameter, _unshared's
-# parameter, and getrefcount's own argument; and to its array: the tensor, _unshared's local,
-# the argument.
-_GRAD_REFS = 5
-_ARRAY_REFS = 3
 _ndarray = backend.numpy.ndarray
+# The counts below hold for CPython up to 3.13 (checked on 3.10-3.13; 3.10 counts more, so it
+# never reuses). Later versions may borrow references on the stack, and a lower count would no
+# longer prove that nobody else holds a buffer: there the walk always copies.
+_COUNTS_PROVE_UNSHARED = sys.implementation.name == 'cpython' and sys.version_info < (3, 14)
 
 
-def _unshared(grad):
+def unshared(grad, holders):
     """True when ``grad`` and its memory are seen by nothing but the engine's walk (no user
-    tensor, no other buffer, no view) and laid out contiguously like a parameter: then .grad
-    may take the buffer without a copy. Views are always copied."""
-    if type(grad) is not _tensor.Tensor or sys.getrefcount(grad) > _GRAD_REFS or grad._grad_fn is not None:
+    tensor, no other buffer, no view) and laid out contiguously and writable: then the walk may
+    reuse the buffer (AccumulateGrad keeps it as .grad, a sum is made in it) instead of
+    allocating. ``holders``: the references the caller itself has to ``grad``; any other one
+    means someone else can see it (PyTorch decides the same way, by reference count)."""
+    # getrefcount sees, besides the holders, this function's parameter and its own argument;
+    # the array is held by the tensor, the local ``arr`` and getrefcount's argument.
+    if (not _COUNTS_PROVE_UNSHARED or type(grad) is not _tensor.Tensor or sys.getrefcount(grad) > holders + 2
+            or grad._grad_fn is not None):
         return False
     arr = grad._data
-    if type(arr) is not _ndarray or arr.base is not None or sys.getrefcount(arr) > _ARRAY_REFS:
+    if type(arr) is not _ndarray or arr.base is not None or sys.getrefcount(arr) > 3:
         return False
     flags = arr.flags  # (a flags object holds its array: counted above, before it existed)
     return flags.c_contiguous and flags.writeable

@@ -12,7 +12,7 @@ from ..autograd.grad_mode import state
 from ..autograd import origins
 from ..autograd.anomaly import anomaly_state, forward_trace
 from ..autograd.graph import Node, SavedOutput, grad_accumulator
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap_dim
 
 xp = backend.numpy
 _ndarray = xp.ndarray
@@ -187,20 +187,16 @@ def sum_to(grad, shape):
         return grad
     lead = len(gshape) - len(shape)
     kept = tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
-    from .reduction import sum as _sum
     if not kept:
         # only leading dims to drop (a bias, say): one reduction gives the shape, no view
-        return _sum(grad, tuple(range(lead)))
-    out = _sum(grad, tuple(range(lead)) + kept, keepdim=True)
+        return _reduction.sum(grad, tuple(range(lead)))
+    out = _reduction.sum(grad, tuple(range(lead)) + kept, keepdim=True)
     if lead:
-        from .shape import reshape
-        out = reshape(out, shape)
+        out = _shape.reshape(out, shape)
     return out
 
 
-def wrap_dim(dim, ndim):
-    from ..tensor import _wrap_dim
-    return _wrap_dim(dim, ndim)
+wrap_dim = _wrap_dim
 
 
 def wrap_dims(dim, ndim):
@@ -233,3 +229,6 @@ def float_dtype_for(arr):
 __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'unary', 'record_many', 'saved_output', 'sum_to',
            'binary_operands', 'broadcast_error', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
            'as_tensor_arg', 'state']
+
+# Imported last: these modules import this one.
+from . import reduction as _reduction, shape as _shape  # noqa: E402

@@ -451,17 +451,20 @@ def sigmoid_backward(grad, result):
 
 
 # Below these inputs exp(-x) would overflow: sigmoid then takes the stable (slower) path.
+_min = xp.minimum.reduce
 _SIGMOID_FAST_MIN = {xp.dtype(xp.float16): -11.0, xp.dtype(xp.float32): -87.0, xp.dtype(xp.float64): -708.0}
 
 
 def _sigmoid_array(x):
     x = float_dtype_for(x)
-    if x.ndim == 0 or (x.size and not xp.minimum.reduce(x, axis=None) >= _SIGMOID_FAST_MIN.get(x.dtype, 0.0)):
+    if x.ndim == 0 or (x.size and not _min(x, axis=None) >= _SIGMOID_FAST_MIN.get(x.dtype, 0.0)):
         # exp of a negative argument only, so large |x| neither overflows nor warns
         e = xp.exp(-xp.abs(x))
         r = 1 / (1 + e)
         return xp.where(x >= 0, r, e * r)
-    return 1 / (1 + xp.exp(-x))
+    e = xp.exp(-x)  # 1 / (1 + exp(-x)), in place in one fresh buffer
+    e += 1
+    return xp.reciprocal(e, out=e)
 
 
 def sigmoid(input):

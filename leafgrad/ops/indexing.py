@@ -171,8 +171,18 @@ class IndexBackward0(Node):
         return index_put_embed(grad, self.self_shape, self.index),
 
 
+_INDEX_0DIM = ('invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to '
+               'convert a 0-dim tensor to a number')
+
+
 def getitem(input, index):
+    if type(index) is int:  # t[i], the commonest index: one select view
+        if not input._data.ndim:
+            raise IndexError(_INDEX_0DIM)
+        return _shape.select(input, 0, index)
     single_slice = isinstance(index, slice)
+    if single_slice and not input._data.ndim:
+        raise IndexError('slice() cannot be applied to a 0-dim tensor.')
     index = _normalize(index)
     # t[a:b] always records its slice; inside a tuple a slice spanning the dim is skipped.
     view, advanced = _apply_basic(input, index, skip_full_slices=not single_slice)

@@ -26,8 +26,8 @@ def _view_chain(t):
     """The functions that make ``t`` from its base, base-first."""
     chain = []
     while t._base is not None:
-        chain.append(t._meta.view_of[1])
-        t = t._meta.view_of[0]
+        chain.append(t._view_of[1])
+        t = t._view_of[0]
     chain.reverse()
     return chain
 
@@ -91,11 +91,10 @@ def _regenerate(view, base):
 def _refresh_views(base, modified):
     """After ``modified`` (the base or one of its views) changed in place, every other live
     view of the base sees the change, so it takes a history through the base's new one."""
-    meta = base._meta
-    views = meta.views if meta is not None else None
-    if not views:
+    views = base._views
+    if views is None:
         return
-    for v in list(views):
+    for v in views.alive():
         if v is not modified and v._version_counter is base._version_counter:
             if type(v._grad_fn) is _InvalidMultiOutputView:
                 continue  # already refused
@@ -131,7 +130,7 @@ def _check_writable(self):
 def _from_multi_output(t):
     """Whether ``t`` is (a view of) one of several views returned together (unbind, split)."""
     while t._base is not None:
-        link = t._meta.view_of
+        link = t._view_of
         if len(link) == 3:
             return True
         t = link[0]
@@ -369,9 +368,9 @@ def _reshape_inplace(self, make, node_name):
         node.__class__ = _renamed(type(node), node_name)
         _rebase(self, node)
     if self._base is not None:  # still a view of its base: one more step in its recipe
-        link = self._meta.view_of
+        link = self._view_of
         old_make = link[1]
-        self._meta.view_of = (link[0], lambda t: make(old_make(t))) + tuple(link[2:])
+        self._view_of = (link[0], lambda t: make(old_make(t))) + tuple(link[2:])
     return self
 
 

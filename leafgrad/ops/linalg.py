@@ -2,6 +2,7 @@
 nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names."""
 from ._util import Node, record, sum_to, xp
 from . import shape as _shape
+from .reduction import sum as _sum
 
 
 _SCALAR = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
@@ -237,13 +238,18 @@ def _broadcast_input(input, shape):
 
 
 def _fused_add(prod, input, beta, alpha):
-    """alpha * prod + beta * input, where beta == 0 ignores input (even NaN), as in PyTorch."""
+    """alpha * prod + beta * input, where beta == 0 ignores input (even NaN), as in PyTorch.
+    ``prod`` is the op's fresh product, so the sum is made in it, in place."""
     if alpha != 1:
         prod = prod * alpha
-    if beta != 0:
-        prod = prod + (_broadcast_input(input, prod.shape) if beta == 1 else beta * _broadcast_input(input, prod.shape))
-    else:
-        _broadcast_input(input, prod.shape)
+    if beta == 0:
+        _broadcast_input(input, prod.shape)  # only checked
+        return prod
+    try:
+        prod += input._data if beta == 1 else beta * input._data
+    except ValueError:
+        _broadcast_input(input, prod.shape)  # raises expand's message
+        raise
     return prod
 
 
@@ -525,7 +531,6 @@ def einsum(equation, *operands):
             if c not in letters:
                 letters.append(c)
     pos = {c: i for i, c in enumerate(letters)}
-    from .reduction import sum as _sum
     aligned = []
     for s, op in zip(subs, operands):
         if len(set(s)) != len(s):  # repeated subscripts: take the diagonal first
@@ -562,7 +567,6 @@ def einsum(equation, *operands):
 
 def _sumproduct(a, b, sum_dims):
     """sum over ``sum_dims`` of a * b (both in the same layout): one bmm over the batch dims."""
-    from .reduction import sum as _sum
     # a contracted letter of size 1 on one side is summed on the other side first
     keep = []
     for d in sum_dims:

@@ -9,6 +9,7 @@ import builtins
 
 from .. import backend
 from ._util import Node, record, record_many, saved_output, wrap, wrap_dims, xp
+from .shape import expand, reshape, transpose, unsqueeze
 
 
 # dtype names as PyTorch's messages spell them
@@ -22,7 +23,6 @@ def _reduced_shape_for_grad(shape, dims):
 
 
 def _expand_back(grad, shape, dims, keepdim):
-    from .shape import expand, reshape
     if not keepdim and dims:
         grad = reshape(grad, _reduced_shape_for_grad(shape, dims))
     return expand(grad, shape)
@@ -32,7 +32,6 @@ class SumBackward0(Node):
     __slots__ = ('self_shape',)
 
     def apply(self, grad):
-        from .shape import expand
         return expand(grad, self.self_shape),
 
 
@@ -72,7 +71,6 @@ class MeanBackward0(Node):
     __slots__ = ('self_shape', 'count')
 
     def apply(self, grad):
-        from .shape import expand
         return expand(grad / self.count, self.self_shape),
 
 
@@ -150,7 +148,6 @@ def _per_dof(k, dof):
 
 
 def _unsqueeze_dims(t, dims):
-    from .shape import unsqueeze
     for d in sorted(dims):
         t = unsqueeze(t, d)
     return t
@@ -264,7 +261,6 @@ def _prod_others(x, dim):
     Built as an (n, n) stack of x with the diagonal set to 1 (O(n^2) memory along ``dim``),
     so that it stays a product of leafgrad ops and can be differentiated again.
     """
-    from .shape import transpose, unsqueeze
     from .elementwise import where
     n = x._data.shape[dim]
     moved = transpose(x, dim, -1)                      # (..., n)
@@ -279,7 +275,6 @@ class ProdBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
-        from .shape import reshape
         x, result = self.saved_tensors
         if x._data.ndim == 0:
             return grad,
@@ -299,7 +294,6 @@ class ProdBackward1(Node):
         if x._data.ndim == 0:
             return grad,
         if not self.keepdim:
-            from .shape import unsqueeze
             grad, result = unsqueeze(grad, self.dim), unsqueeze(result, self.dim)
         if x._data.size == 0:
             return grad * x,
@@ -474,7 +468,6 @@ class CumprodBackward0(Node):
 
     def apply(self, grad):
         from .elementwise import where
-        from .shape import transpose, unsqueeze
         x, result = self.saved_tensors
         d = self.dim
         if x._data.ndim == 0 or x._data.size == 0:

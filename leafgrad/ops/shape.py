@@ -2,7 +2,7 @@
 
 A view shares its base's storage *and version counter*, so an in-place change through either
 is seen by nodes that saved the other. Every view remembers how it was made from its parent
-(``meta.view_of = (parent, make)``, ``make(parent) -> view``), which lets an in-place op on a
+(``view._view_of = (parent, make)``, ``make(parent) -> view``), which lets an in-place op on a
 view rewrite the base's history (see ``inplace.py``). Ops with several view outputs (unbind,
 split, chunk) record one node for all of them (``make_views``); its derivative gets None for
 an output that received no gradient and treats it as zeros (``grads_or_zeros``).
@@ -24,13 +24,32 @@ def _link_view(input, out, make, multi=None):
     out._version_counter = input._version_counter
     base = input if input._base is None else input._base
     out._base = base
-    out._get_meta().view_of = (input, make) if multi is None else (input, make, multi)
+    out._view_of = (input, make) if multi is None else (input, make, multi)
     if state.grad_enabled:
-        meta = base._get_meta()
-        views = meta.views
+        views = base._views
         if views is None:
-            views = meta.views = weakref.WeakSet()
+            views = base._views = LiveViews()
         views.add(out)
+
+
+class LiveViews:
+    """A base's views, held weakly. Plain weak references (no callbacks, unlike a WeakSet,
+    which costs a view op a microsecond); dead ones are dropped each time the list doubles."""
+    __slots__ = ('refs', 'limit')
+
+    def __init__(self):
+        self.refs = []
+        self.limit = 16
+
+    def add(self, view):
+        refs = self.refs
+        refs.append(weakref.ref(view))
+        if len(refs) > self.limit:
+            refs[:] = [r for r in refs if r() is not None]
+            self.limit = max(16, 2 * len(refs))
+
+    def alive(self):
+        return [v for v in (r() for r in self.refs) if v is not None]
 
 
 def make_view(input, data, node_cls, make):
