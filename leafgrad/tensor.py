@@ -290,6 +290,7 @@ class Tensor:
         node = self._grad_fn
         if node._tensor_pre_hooks is None:
             node._tensor_pre_hooks = {}
+            node._hooked = True
         hooks = node._tensor_pre_hooks.setdefault(self._output_nr, {})
         return add_hook(hooks, hook)
 
@@ -429,6 +430,7 @@ def _attach_retain(tensor):
     node = tensor._grad_fn
     if node._retained is None:
         node._retained = {}
+        node._hooked = True
     node._retained[tensor._output_nr] = weakref.ref(tensor)
 
 

@@ -125,15 +125,10 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             else:
                 break
             grads = buffers.pop(node)
+            hooked = node._hooked
 
-            if node._tensor_pre_hooks is not None:
-                _run_tensor_hooks(node._tensor_pre_hooks, grads)
-            if type(node) is AccumulateGrad:
-                meta = node.variable._meta
-                if meta is not None and meta.hooks:
-                    _run_tensor_hooks({0: meta.hooks}, grads)
-            if node._retained is not None:
-                _retain(node._retained, grads)
+            if hooked:
+                _run_tensor_hooks_and_retain(node, grads)
 
             if targets is not None and node in targets:
                 for nr, pos in targets[node]:
@@ -141,7 +136,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                 if capture and not any(nxt in runnable for nxt, _ in node.next_functions if nxt is not None):
                     continue
 
-            if node._pre_hooks is not None:
+            if hooked and node._pre_hooks is not None:
                 for hook in tuple(node._pre_hooks.values()):
                     new = hook(tuple(grads))
                     if new is not None:
@@ -157,7 +152,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             if not keep_graph:
                 node.release()
 
-            if node._post_hooks is not None:
+            if hooked and node._post_hooks is not None:
                 for hook in tuple(node._post_hooks.values()):
                     new = hook(tuple(outs), tuple(grads))
                     if new is not None:
@@ -213,6 +208,19 @@ def _any_grad(grads):
         if g is not None:
             return True
     return False
+
+
+def _run_tensor_hooks_and_retain(node, grads):
+    """Steps a and b: the hooks of the tensors ``node`` produced (or of its leaf), then
+    ``retain_grad``."""
+    if node._tensor_pre_hooks is not None:
+        _run_tensor_hooks(node._tensor_pre_hooks, grads)
+    if type(node) is AccumulateGrad:
+        meta = node.variable._meta
+        if meta is not None and meta.hooks:
+            _run_tensor_hooks({0: meta.hooks}, grads)
+    if node._retained is not None:
+        _retain(node._retained, grads)
 
 
 def _run_tensor_hooks(hooks_by_output, grads):

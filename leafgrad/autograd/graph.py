@@ -161,6 +161,7 @@ class Node:
     _retained = None          # {output_nr: weakref to a tensor that retains its grad}
     _pre_hooks = None         # {id: hook(grad_outputs)}
     _post_hooks = None        # {id: hook(grad_inputs, grad_outputs)}
+    _hooked = False           # set once any of the four above is: the walk looks at them only then
     _metadata = None
     _anomaly_trace = None
 
@@ -183,8 +184,12 @@ class Node:
             self._saved, self._saved_versions = _pack_all(self, tensors), None
             return
         self._saved = tensors
-        self._saved_versions = tuple([t.version_counter[0] if type(t) is SavedOutput
-                                      else t._version_counter[0] for t in tensors])
+        if len(tensors) == 1:  # the common case, without building a list
+            t = tensors[0]
+            self._saved_versions = (t.version_counter[0] if type(t) is SavedOutput else t._version_counter[0],)
+        else:
+            self._saved_versions = tuple([t.version_counter[0] if type(t) is SavedOutput
+                                          else t._version_counter[0] for t in tensors])
 
     # -- what the derivative uses ----------------------------------------------------------
     @property
@@ -258,12 +263,14 @@ class Node:
         """fn(grad_inputs, grad_outputs) runs after this node; it may return new grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = {}
+            self._hooked = True
         return add_hook(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) runs before this node; it may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
+            self._hooked = True
         return add_hook(self._pre_hooks, fn)
 
     def __call__(self, *grads):
@@ -356,6 +363,7 @@ def _short_name(node):
 class AccumulateGrad(Node):
     """The terminal node of a leaf that requires grad: ``leaf.grad += grad``."""
     __slots__ = ('variable',)
+    _hooked = True  # the leaf's own hooks (variable._meta.hooks) run here
 
     def name(self):
         # PyTorch names it by its C++ class: torch::autograd::AccumulateGrad

@@ -64,22 +64,22 @@ def record(out_data, node_cls, inputs):
         if origins._watching:  # leafgrad.explain.watch_no_grad(): remember why out has no history
             origins.note_no_grad(out, inputs)
         return out, None
-    for t in inputs:
-        if isinstance(t, _Tensor) and t._requires_grad:
-            break
-    else:
-        return out, None
     edges = []
+    needed = False
     for t in inputs:
         if isinstance(t, _Tensor):
             fn = t._grad_fn
             if fn is not None:
                 edges.append((fn, t._output_nr))
+                needed = True
                 continue
             if t._requires_grad:
                 edges.append((grad_accumulator(t), 0))
+                needed = True
                 continue
         edges.append(_NO_EDGE)
+    if not needed:
+        return out, None
     node = node_cls(tuple(edges))
     out._grad_fn = node
     out._requires_grad = True
@@ -89,14 +89,30 @@ def record(out_data, node_cls, inputs):
 
 
 def unary(node_cls, input, out_data, save=None):
-    """Record a one-input op whose derivative needs its ``'input'``, its ``'output'`` or nothing."""
-    result, node = record(out_data, node_cls, (input,))
-    if node is not None:
-        if save == 'output':
-            node.save(SavedOutput(result))
-        elif save == 'input':
-            node.save(input)
-    return result
+    """Record a one-input op whose derivative needs its ``'input'``, its ``'output'`` or nothing.
+
+    This is ``record`` for one input, written out without its loops: most ops have one input.
+    """
+    if type(out_data) is not _ndarray and isinstance(out_data, _generic):
+        out_data = xp.asarray(out_data)
+    out = _wrap(out_data)
+    if not state.grad_enabled:
+        if origins._watching:
+            origins.note_no_grad(out, (input,))
+        return out
+    if not input._requires_grad:
+        return out
+    fn = input._grad_fn
+    node = node_cls(((fn, input._output_nr) if fn is not None else (grad_accumulator(input), 0),))
+    out._grad_fn = node
+    out._requires_grad = True
+    if anomaly_state.enabled:
+        node._anomaly_trace = forward_trace()
+    if save == 'output':
+        node.save(SavedOutput(out))
+    elif save == 'input':
+        node.save(input)
+    return out
 
 
 def record_many(out_datas, node_cls, inputs, differentiable=None):

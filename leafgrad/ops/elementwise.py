@@ -86,7 +86,7 @@ def sub(input, other, *, alpha=1, out=None):
         return result
     result, node = record(data, SubBackward0, (input, other))
     if node is not None:
-        node.self_shape, node.other_shape, node.alpha = _shape(input), _shape(other), alpha
+        node.self_shape, node.other_shape, node.alpha = input._data.shape, _shape(other), alpha
     return result
 
 
@@ -410,10 +410,24 @@ class TanhBackwardBackward0(Node):
         return g_grad, g_result
 
 
+_ONES = {}
+
+
+def _one_minus(a):
+    """``1 - a``. NumPy converts a Python scalar operand on every call (half the cost of the
+    op on a small array): a cached 0-d one of ``a``'s dtype spares that (NumPy arrays only)."""
+    if type(a) is not xp.ndarray:
+        return 1 - a
+    one = _ONES.get(a.dtype)
+    if one is None:
+        one = _ONES[a.dtype] = xp.ones((), a.dtype)
+    return one - a
+
+
 def tanh_backward(grad, result):
     """``grad * (1 - result**2)`` as one op (PyTorch's tanh_backward), from tanh's own output."""
     r = result._data
-    out, node = record(grad._data * (1 - r * r), TanhBackwardBackward0, (grad, result))
+    out, node = record(grad._data * _one_minus(r * r), TanhBackwardBackward0, (grad, result))
     if node is not None:
         node.save(grad, result)
     return out
@@ -444,7 +458,7 @@ class SigmoidBackwardBackward0(Node):
 def sigmoid_backward(grad, result):
     """``grad * result * (1 - result)`` as one op (PyTorch's sigmoid_backward)."""
     r = result._data
-    out, node = record(grad._data * (r * (1 - r)), SigmoidBackwardBackward0, (grad, result))
+    out, node = record(grad._data * (r * _one_minus(r)), SigmoidBackwardBackward0, (grad, result))
     if node is not None:
         node.save(grad, result)
     return out
@@ -497,10 +511,12 @@ class MaskedGradBackward(Node):
 def masked_grad(grad, mask, wrt, name):
     """``grad * mask`` (mask: an array of 0/1 or slopes, shaped like grad) as a function of
     ``grad`` and, with zero derivative, of ``wrt``."""
-    m = mask.astype(grad._data.dtype, copy=False)
-    result, node = record(grad._data * m, MaskedGradBackward, (grad, wrt))
+    g = grad._data
+    # a boolean mask multiplies as 0/1 as it is: no float copy of it
+    result, node = record(g * mask if mask.dtype == bool else g * mask.astype(g.dtype, copy=False),
+                          MaskedGradBackward, (grad, wrt))
     if node is not None:
-        node.mask, node.label = wrap(m), name
+        node.mask, node.label = wrap(mask.astype(g.dtype, copy=False)), name
     return result
 
 
