@@ -109,7 +109,7 @@ class Tensor:
         self = cls._wrap(saved.data, saved.requires_grad)
         self._grad_fn = node if saved.requires_grad else None
         self._output_nr = saved.output_nr
-        self._version_counter = saved.version_counter
+        self._version_counter = saved._version_counter
         return self
 
     def _get_meta(self):

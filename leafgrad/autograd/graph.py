@@ -56,11 +56,11 @@ def add_hook(hooks, fn):
 
 class SavedOutput:
     """An op's own output, saved without keeping the output tensor alive."""
-    __slots__ = ('data', 'version_counter', 'output_nr', 'requires_grad')
+    __slots__ = ('data', '_version_counter', 'output_nr', 'requires_grad')
 
     def __init__(self, tensor):
         self.data = tensor._data
-        self.version_counter = tensor._version_counter
+        self._version_counter = tensor._version_counter  # named as a tensor's: save() reads either
         self.output_nr = tensor._output_nr
         self.requires_grad = tensor._requires_grad
 
@@ -140,8 +140,8 @@ class _Kept:
     def unpack(self, node):
         t = self.saved
         if type(t) is SavedOutput:
-            if t.version_counter[0] != self.version:
-                node._raise_modified(t.data, t.version_counter[0], self.version, node, t.output_nr)
+            if t._version_counter[0] != self.version:
+                node._raise_modified(t.data, t._version_counter[0], self.version, node, t.output_nr)
             return _tensor.Tensor._from_saved_output(t, node)
         if t._version_counter[0] != self.version:
             node._raise_modified(t._data, t._version_counter[0], self.version, t._grad_fn, t._output_nr)
@@ -184,12 +184,14 @@ class Node:
             self._saved, self._saved_versions = _pack_all(self, tensors), None
             return
         self._saved = tensors
-        if len(tensors) == 1:  # the common case, without building a list
-            t = tensors[0]
-            self._saved_versions = (t.version_counter[0] if type(t) is SavedOutput else t._version_counter[0],)
+        # one or two tensors written out: a comprehension costs a function call (Python < 3.12)
+        n = len(tensors)
+        if n == 1:
+            self._saved_versions = (tensors[0]._version_counter[0],)
+        elif n == 2:
+            self._saved_versions = (tensors[0]._version_counter[0], tensors[1]._version_counter[0])
         else:
-            self._saved_versions = tuple([t.version_counter[0] if type(t) is SavedOutput
-                                          else t._version_counter[0] for t in tensors])
+            self._saved_versions = tuple([t._version_counter[0] for t in tensors])
 
     # -- what the derivative uses ----------------------------------------------------------
     @property
@@ -203,8 +205,8 @@ class Node:
         out = []
         for t, version in zip(saved, self._saved_versions):
             if type(t) is SavedOutput:
-                if t.version_counter[0] != version:
-                    self._raise_modified(t.data, t.version_counter[0], version, self, t.output_nr)
+                if t._version_counter[0] != version:
+                    self._raise_modified(t.data, t._version_counter[0], version, self, t.output_nr)
                 t = _tensor.Tensor._from_saved_output(t, self)
             elif t._version_counter[0] != version:
                 self._raise_modified(t._data, t._version_counter[0], version, t._grad_fn, t._output_nr)
