@@ -50,11 +50,16 @@ def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, na
 # ---- max pooling --------------------------------------------------------------------------
 
 class _MaxPoolBackward(Node):
-    __slots__ = ('nsp',)
+    """Scatters the gradient to each window's max: through the saved flat indices, or, for
+    non-overlapping windows, through ``win`` (a _Windows) without any index arithmetic."""
+    __slots__ = ('nsp', 'win')
 
     def apply(self, grad):
-        x, idx = self.saved_tensors
-        return _scatter_flat(grad, idx, x._data.shape, self.nsp, x),
+        saved = self.saved_tensors
+        x = saved[0]
+        if self.win is not None:
+            return _scatter_windows(grad, self.win, x, type(self)),
+        return _scatter_flat(grad, saved[1], x._data.shape, self.nsp, x, type(self)),
 
 
 class MaxPool1DWithIndicesBackward0(_MaxPoolBackward):
@@ -69,15 +74,23 @@ class MaxPool3DWithIndicesBackward0(_MaxPoolBackward):
     __slots__ = ()
 
 
+_MAX_POOL_NODES = {1: MaxPool1DWithIndicesBackward0, 2: MaxPool2DWithIndicesBackward0,
+                   3: MaxPool3DWithIndicesBackward0}
+
+
 class MaxPoolWithIndicesBackwardBackward0(Node):
     """The scatter in max pooling's derivative; its own derivative gathers. Like PyTorch's, it
-    also takes the pooled input, whose gradient is zero."""
-    __slots__ = ('nsp',)
+    also takes the pooled input, whose gradient is zero. Named after the forward's node, as
+    PyTorch names it (MaxPool2DWithIndicesBackwardBackward0)."""
+    __slots__ = ('nsp', 'forward_cls')
 
     def apply(self, grad):
         (idx,) = self.saved_tensors
         gx = wrap(xp.zeros_like(grad._data)) if self.next_functions[1][0] is not None else None
         return _gather_flat(grad, idx, self.nsp), gx
+
+    def name(self):
+        return self.forward_cls.__name__.replace('Backward0', 'BackwardBackward0')
 
 
 class GatherFlatBackward(Node):
@@ -99,14 +112,14 @@ def _flat_index(idx, x_shape, nsp):
     return (idx.reshape(nc, per) + (xp.arange(nc) * plane)[:, None]).reshape(-1)
 
 
-def _scatter_flat(grad, idx, x_shape, nsp, x=None):
+def _scatter_flat(grad, idx, x_shape, nsp, x=None, forward_cls=MaxPool2DWithIndicesBackward0):
     """Zeros of x_shape with grad added at the spatial indices idx (repeats sum): one bincount."""
     flat = _flat_index(idx._data, x_shape, nsp)
     g = grad._data.reshape(-1)
     data = xp.bincount(flat, weights=g, minlength=math.prod(x_shape)).astype(g.dtype).reshape(x_shape)
     out, node = record(data, MaxPoolWithIndicesBackwardBackward0, (grad, x))
     if node is not None:
-        node.nsp = nsp
+        node.nsp, node.forward_cls = nsp, forward_cls
         node.save(idx)
     return out
 
@@ -121,12 +134,134 @@ def _gather_flat(t, idx, nsp):
     return out
 
 
+# ---- max pooling over non-overlapping windows (stride == kernel, no padding, dilation 1) ----
+# The window max is reduced one kernel axis at a time, the last first: along an axis, the k
+# strided slices x[..., j::k] (every window's j-th element) meet in a running np.maximum, and
+# a boolean (or small int) ``sel`` per axis records which slice won. Reducing the last axis
+# first makes the winner the first max in row-major window order, PyTorch's rule for ties.
+# Every step is a whole-array ufunc with long inner loops (no argmax over short rows, no
+# int64 index arithmetic); the flat indices are built only when someone asks for them.
+
+class _Windows:
+    """Where each window's max is: ``sels[a]`` for kernel axis a (None where k[a] == 1),
+    shaped as the array that axis was reduced in (axes before a not yet reduced)."""
+    __slots__ = ('k', 'out', 'sels', 'x_shape')
+
+
+def _window_max(x, k, out):
+    """(values, _Windows) of non-overlapping max pooling of (N, C, *S) x, or None when a
+    window holds NaN (PyTorch's NaN rule, a later NaN wins, is the general loop's)."""
+    nsp = len(k)
+    sels = [None] * nsp
+    m = x[(slice(None),) * 2 + tuple(slice(0, out[a] * k[a]) for a in range(nsp))]  # whole windows
+    for a in reversed(range(nsp)):
+        if k[a] == 1:
+            continue
+        parts = [m[(slice(None),) * (2 + a) + (slice(j, None, k[a]),)] for j in range(k[a])]
+        best, sel = parts[0], None
+        for j in range(1, k[a]):
+            v = parts[j]
+            gt = v > best  # a later element wins only if greater: the first max wins ties
+            # (v, best): on ties NumPy's maximum returns its second operand, the earlier one
+            # (all that can differ is the sign of a zero); it also propagates NaN, caught below
+            best = xp.maximum(v, best)
+            if k[a] == 2:
+                sel = gt
+            else:
+                sel = xp.where(gt, xp.int16(j), xp.int16(0) if sel is None else sel)
+        sels[a], m = sel, best
+    if m.dtype.kind in 'fc' and xp.isnan(m).any():
+        return None
+    win = _Windows()
+    win.k, win.out, win.sels, win.x_shape = k, out, sels, x.shape
+    return xp.ascontiguousarray(m), win
+
+
+def _window_scatter(g, win):
+    """Zeros of the input's shape with g at each window's max: the reduction undone axis by
+    axis, the first axis first (g * sel, and g - that for the other slice of a pair)."""
+    k, out = win.k, win.out
+    d = g
+    for a in range(len(k)):
+        sel = win.sels[a]
+        if sel is None:
+            continue
+        ax = 2 + a
+        e = xp.empty(d.shape[:ax] + (out[a] * k[a],) + d.shape[ax + 1:], dtype=g.dtype)
+        part = [e[(slice(None),) * ax + (slice(j, None, k[a]),)] for j in range(k[a])]
+        if sel.dtype == bool:
+            xp.multiply(d, sel, out=part[1])
+            xp.subtract(d, part[1], out=part[0])  # exact: d is finite here
+        else:
+            for j in range(k[a]):
+                xp.multiply(d, sel == j, out=part[j])
+        d = e
+    if d.shape == win.x_shape:
+        return d
+    full = xp.zeros(win.x_shape, dtype=g.dtype)  # rows/columns past the last window
+    full[tuple(slice(0, s) for s in d.shape)] = d
+    return full
+
+
+def _window_flat(win):
+    """PyTorch's flat spatial indices (into each input plane) of the window maxima."""
+    k, out, size = win.k, win.out, win.x_shape[2:]
+    grids = list(xp.ogrid[tuple(slice(0, s) for s in win.x_shape[:2] + tuple(out))])
+    pos = []
+    for a in range(len(k)):
+        sel = win.sels[a]
+        # axis a was reduced before the axes above it: look its sel up at their winners
+        off = 0 if sel is None else sel[tuple(grids[:2] + pos + grids[2 + a:])].astype(xp.int64)
+        pos.append(grids[2 + a] * k[a] + off)
+    flat = 0
+    for a in range(len(k)):
+        flat = flat * size[a] + pos[a]
+    return xp.broadcast_to(flat, win.x_shape[:2] + tuple(out)).astype(xp.int64)
+
+
+def _scatter_windows(grad, win, x, forward_cls):
+    g = grad._data
+    unbatched = g.ndim == len(win.x_shape) - 1
+
+    def indices():
+        flat = _window_flat(win)
+        return wrap(flat[0] if unbatched else flat)
+    if g.dtype.kind == 'f' and not xp.isfinite(g.sum()):
+        # inf or NaN must not leak into the other window positions (as 0 * inf): the
+        # bincount (an overflowing sum of finite values lands here too, and is still right)
+        return _scatter_flat(grad, indices(), x._data.shape, len(win.k), x, forward_cls)
+    data = _window_scatter(g[None] if unbatched else g, win)
+    out, node = record(data[0] if unbatched else data, MaxPoolWithIndicesBackwardBackward0, (grad, x))
+    if node is not None:  # differentiated again: the gather needs the flat indices
+        node.nsp, node.forward_cls = len(win.k), forward_cls
+        node.save(indices())
+    return out
+
+
 def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nsp):
     k, s, p, d, out, hi = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, 'max')
     unbatched = input._data.ndim == nsp + 1
     x = input._data[None] if unbatched else input._data
     n, c = x.shape[:2]
     size = x.shape[2:]
+    fast = None
+    if s == k and not any(p) and all(v == 1 for v in d) and not any(hi) and x.size:
+        fast = _window_max(x, k, out)
+    if fast is not None:
+        values, win = fast
+        cls = _MAX_POOL_NODES[nsp]
+        result, node = record(values[0] if unbatched else values, cls, (input,))
+        indices = None
+        if return_indices:
+            flat = _window_flat(win)
+            indices = wrap(flat[0] if unbatched else flat)
+        if node is not None:
+            node.nsp, node.win = nsp, win
+            if return_indices:  # saved for its version check: PyTorch saves the indices
+                node.save(input, indices)
+            else:
+                node.save(input)
+        return (result, indices) if return_indices else result
     fill = -xp.inf if x.dtype.kind == 'f' else xp.iinfo(x.dtype).min
     xpad = _pad(x, p, hi, fill)
     # a running max over the kernel offsets (k slices of the whole batch); as PyTorch, a later
@@ -149,13 +284,13 @@ def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return
     for i in range(nsp):
         o = xp.arange(out[i]).reshape((-1,) + (1,) * (nsp - 1 - i)) * s[i] - p[i]
         flat = flat * size[i] + (o + koff[i] * d[i])
-    cls = {1: MaxPool1DWithIndicesBackward0, 2: MaxPool2DWithIndicesBackward0, 3: MaxPool3DWithIndicesBackward0}[nsp]
+    cls = _MAX_POOL_NODES[nsp]
     if unbatched:
         values, flat = values[0], flat[0]
     result, node = record(xp.ascontiguousarray(values), cls, (input,))
     indices = wrap(flat)
     if node is not None:
-        node.nsp = nsp
+        node.nsp, node.win = nsp, None
         node.save(input, indices)
     return (result, indices) if return_indices else result
 
@@ -430,7 +565,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     result, node = record(xp.ascontiguousarray(values), AdaptiveMaxPool2DBackward0, (input,))
     indices = wrap(flat)
     if node is not None:
-        node.nsp = 2
+        node.nsp, node.win = 2, None
         node.save(input, indices)
     return (result, indices) if return_indices else result
 
