@@ -47,3 +47,42 @@ def test_input_without_grad():
 
 def test_under_saved_tensor_hooks():
     _check(hooks=True)
+
+
+# conv_gi in 2-d with stride 1 runs its col2im over whole planes (conv.py, _gi_planes)
+GI_CASES = [
+    ('conv_pad_dilation_groups', lambda T, x, w: T.nn.functional.conv2d(x, w, padding=(2, 1), dilation=(2, 1),
+                                                                        groups=2), (2, 4, 7, 6), (6, 2, 3, 2)),
+    ('conv_same', lambda T, x, w: T.nn.functional.conv2d(x, w, padding='same'), (3, 2, 5, 6), (3, 2, 3, 3)),
+    ('transpose_output_padding', lambda T, x, w: T.nn.functional.conv_transpose2d(
+        x, w, padding=1, output_padding=(1, 0), dilation=(2, 1)), (2, 3, 4, 5), (3, 2, 3, 3)),
+]
+
+
+def _gi_case(T, fn, xs, ws, w_fill=None):
+    rng = np.random.default_rng(0)
+    x = T.tensor(rng.standard_normal(xs), requires_grad=True)
+    wa = rng.standard_normal(ws)
+    if w_fill is not None:
+        wa[0, 0, 0, 0] = w_fill
+    w = T.tensor(wa, requires_grad=True)
+    out = fn(T, x, w)
+    u = T.tensor(rng.standard_normal(tuple(out.shape)))
+    (gx,) = T.autograd.grad((out * u).sum(), x, create_graph=True)
+    (gw,) = T.autograd.grad((gx * gx).sum(), w)
+    return gx.detach().numpy(), gw.numpy()
+
+
+def test_plane_col2im_matches_torch():
+    for name, fn, xs, ws in GI_CASES:
+        for a, b in zip(_gi_case(lg, fn, xs, ws), _gi_case(torch, fn, xs, ws)):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_non_finite_weight_keeps_nan_where_torch_has_it():
+    # the planes' zero padding would turn into NaN (0 * inf): such weights take the other path
+    for fill in (np.inf, np.nan):
+        name, fn, xs, ws = GI_CASES[1]
+        a, b = _gi_case(lg, fn, xs, ws, fill)[0], _gi_case(torch, fn, xs, ws, fill)[0]
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

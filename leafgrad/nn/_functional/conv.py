@@ -106,6 +106,8 @@ def conv_gi(gy, w, p, xshape):
     # weight as (G, K*Cg, Og), kernel-major, so that each kernel offset's block is contiguous
     wk = xp.transpose(w.reshape((g, og, cg) + tuple(k)), (0,) + tuple(range(3, 3 + nsp)) + (2, 1))
     wk = wk.reshape(g, -1, og)
+    if nsp == 2 and tuple(p.stride) == (1, 1) and xp.isfinite(w).all():
+        return _gi_planes(gy, wk, p, xshape, k)
     dcols = xp.matmul(wk, _gy_rows(gy, g))                       # (G, K*Cg, N*P)
     dcols = dcols.reshape((g,) + tuple(k) + (cg, n) + tuple(out))
     padded = tuple(xshape[2 + i] + p.lo[i] + max(p.hi[i], 0) for i in range(nsp))
@@ -119,6 +121,32 @@ def conv_gi(gy, w, p, xshape):
     acc = acc[(slice(None),) * 3 + crop]
     # (G, Cg, N, *S) -> (N, C, *S)
     return xp.ascontiguousarray(xp.moveaxis(acc.reshape((c, n) + acc.shape[3:]), 1, 0))
+
+
+def _gi_planes(gy, wk, p, xshape, k):
+    """conv_gi in 2-d with stride 1, its col2im one slab per (channel, sample) plane.
+
+    The gradient's rows are zero-padded to the padded input's width wp, so that the position
+    a kernel offset (a, b) adds an output (i, j) to is i*wp + j + (a*dh*wp + b*dw) in the
+    padded plane: each offset's add is then one run oh*wp long instead of oh runs ow long
+    (NumPy pays a loop call per run). The padding columns hold zeros (w is finite here) and
+    add zeros where they land; valid columns never run past their row."""
+    n, c = xshape[:2]
+    g, _, og = wk.shape
+    cg = c // g
+    (oh, ow), (dh, dw) = gy.shape[2:], p.dilation
+    hp, wp = (xshape[2 + i] + p.lo[i] + max(p.hi[i], 0) for i in range(2))
+    rows = xp.zeros((g, og, n, oh, wp), dtype=gy.dtype)
+    rows[..., :ow] = xp.moveaxis(gy.reshape((n, g, og, oh, ow)), 0, 2)
+    dcols = xp.matmul(wk, rows.reshape(g, og, -1))               # (G, K*Cg, N*oh*wp)
+    dcols = dcols.reshape(g, k[0] * k[1], cg, n, oh * wp)
+    acc = xp.zeros((g, cg, n, hp * wp + wp), dtype=gy.dtype)     # + wp: the last offsets' overhang
+    for j, (a, b) in enumerate(xp.ndindex(*k)):
+        s = a * dh * wp + b * dw
+        acc[..., s:s + oh * wp] += dcols[:, j]
+    acc = acc[..., :hp * wp].reshape(c, n, hp, wp)
+    acc = acc[:, :, p.lo[0]:p.lo[0] + xshape[2], p.lo[1]:p.lo[1] + xshape[3]]
+    return xp.ascontiguousarray(xp.moveaxis(acc, 1, 0))
 
 
 # ---- the three recorded ops -------------------------------------------------------------
