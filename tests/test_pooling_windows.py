@@ -17,8 +17,9 @@ def _pool(F, x, kernel, indices=True):
     return fn(x, kernel[0] if nsp == 1 else kernel, return_indices=indices)
 
 
-# (input shape, kernel): divisible and not (rows/columns past the last window), kernels of
-# 1, 2 (boolean winners) and 3 (small-int winners), 1-d, 3-d and unbatched
+# (input shape, kernel): divisible (whole rows: the columns split apart by one copy) and not
+# (rows/columns past the last window), kernels of 1, 2 (boolean winners) and 3 (small-int
+# winners), 1-d, 3-d and unbatched
 SHAPES = [
     ((3, 4, 8, 6), (2, 2)),
     ((3, 4, 9, 7), (2, 2)),
@@ -29,6 +30,8 @@ SHAPES = [
     ((2, 3, 11), (3,)),
     ((2, 2, 7, 6, 5), (2, 2, 2)),
     ((2, 2, 7, 6, 5), (3, 1, 2)),
+    ((2, 2, 4, 6, 4), (2, 3, 2)),
+    ((2, 3, 12), (3,)),
 ]
 
 

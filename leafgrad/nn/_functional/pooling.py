@@ -157,7 +157,13 @@ def _window_max(x, k, out):
     for a in reversed(range(nsp)):
         if k[a] == 1:
             continue
-        parts = [m[(slice(None),) * (2 + a) + (slice(j, None, k[a]),)] for j in range(k[a])]
+        if a == nsp - 1 and m.flags.c_contiguous:
+            # whole rows: one copy sorts the k columns of every window apart, and the compares
+            # below read them at unit stride (several times faster than at stride k)
+            split = m.reshape(-1, k[a]).T.copy()
+            parts = [split[j].reshape(m.shape[:-1] + (out[a],)) for j in range(k[a])]
+        else:
+            parts = [m[(slice(None),) * (2 + a) + (slice(j, None, k[a]),)] for j in range(k[a])]
         best, sel = parts[0], None
         for j in range(1, k[a]):
             v = parts[j]
