@@ -1,6 +1,6 @@
-"""Convolution's forward keeps its im2col matrix for the weight gradient (conv.py,
-ConvolutionBackward0.cols): gradients stay right when the graph is walked twice, when only
-some inputs need grad, and under saved-tensor hooks (which get nothing kept behind their back)."""
+"""Convolution paths against torch: gradients when the graph is walked twice, when only some
+inputs need grad and under saved-tensor hooks; and conv_gi's whole-plane col2im (2-d, stride 1)
+with padding, dilation, groups, output padding and non-finite weights."""
 import numpy as np
 
 from oracle import lg, torch
@@ -33,11 +33,11 @@ def _check(**kw):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
-def test_weight_gradient_from_kept_columns():
+def test_gradients():
     _check()
 
 
-def test_second_walk_recomputes_the_columns():
+def test_second_walk():
     _check(retain_twice=True)
 
 

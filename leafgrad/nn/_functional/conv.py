@@ -13,7 +13,6 @@ differentiate any number of times. ``conv_transpose`` is ``gi`` with a bias.
 """
 import math
 
-from ...autograd import graph as _graph
 from ...ops._util import Node, record, xp
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
@@ -73,23 +72,21 @@ def _gy_rows(gy, g):
     return xp.ascontiguousarray(xp.transpose(gy.reshape(n, g, o // g, p), (1, 2, 0, 3))).reshape(g, o // g, n * p)
 
 
-def conv_fwd(x, w, p, cols=None):
+def conv_fwd(x, w, p):
     n = x.shape[0]
     o, k = w.shape[0], w.shape[2:]
     g = p.groups
     out = _out_size(x.shape[2:], k, p, p.lo, p.hi)
-    if cols is None:
-        cols = _cols(x, k, p, out)                               # (G, CgK, N*P)
+    cols = _cols(x, k, p, out)                                   # (G, CgK, N*P)
     y = xp.matmul(w.reshape(g, o // g, -1), cols)                # one (batched over groups) GEMM
     y = y.reshape(g, o // g, n, math.prod(out))
     return xp.ascontiguousarray(xp.transpose(y, (2, 0, 1, 3))).reshape((n, o) + out)
 
 
-def conv_gw(x, gy, p, wshape, cols=None):
+def conv_gw(x, gy, p, wshape):
     k = wshape[2:]
     g = p.groups
-    if cols is None:
-        cols = _cols(x, k, p, gy.shape[2:])                      # (G, CgK, N*P)
+    cols = _cols(x, k, p, gy.shape[2:])                          # (G, CgK, N*P)
     # gw^T = cols @ gy^T: (G, CgK, N*P) @ (G, N*P, Og). OpenBLAS is several times faster with
     # the long N*P dimension contiguous on both sides than with gy @ cols^T.
     gwt = xp.matmul(cols, xp.swapaxes(_gy_rows(gy, g), 1, 2))    # (G, CgK, Og)
@@ -152,12 +149,8 @@ def _gi_planes(gy, wk, p, xshape, k):
 # ---- the three recorded ops -------------------------------------------------------------
 
 class ConvolutionBackward0(Node):
-    """fwd(x, w) + b (a convolution), or gi(x, w) + b (a transposed convolution).
-
-    ``cols``: the forward's im2col matrix, kept for the weight gradient (which would copy it
-    out of x again) until the backward has used it or the node is released. Not kept under
-    saved-tensor hooks, which are to see (and may offload) all that a node holds."""
-    __slots__ = ('params', 'transposed', 'x_shape', 'w_shape', 'cols')
+    """fwd(x, w) + b (a convolution), or gi(x, w) + b (a transposed convolution)."""
+    __slots__ = ('params', 'transposed', 'x_shape', 'w_shape')
 
     def apply(self, grad):
         x, w = self.saved_tensors
@@ -173,15 +166,10 @@ class ConvolutionBackward0(Node):
             if need[0]:
                 gx = _conv_op('gi', grad, w, p, self.x_shape)
             if need[1]:
-                gw = _conv_op('gw', x, grad, p, self.w_shape, self.cols)
-                self.cols = None
+                gw = _conv_op('gw', x, grad, p, self.w_shape)
         if need[2]:
             gb = _sum(grad, (0,) + tuple(range(2, grad._data.ndim)))
         return gx, gw, gb
-
-    def release(self):
-        super().release()
-        self.cols = None
 
 
 class ConvolutionBackwardBackward0(Node):
@@ -206,15 +194,14 @@ class ConvolutionBackwardBackward0(Node):
         return ga, gb
 
 
-def _conv_op(kind, a, b, p, shape, cols=None):
+def _conv_op(kind, a, b, p, shape):
     if kind == 'fwd':
         out, node = record(conv_fwd(a._data, b._data, p), ConvolutionBackward0, (a, b, None))
         if node is not None:
             node.params, node.transposed, node.x_shape, node.w_shape = p, False, a._data.shape, b._data.shape
-            node.cols = None
             node.save(a, b)
         return out
-    data = conv_gi(a._data, b._data, p, shape) if kind == 'gi' else conv_gw(a._data, b._data, p, shape, cols)
+    data = conv_gi(a._data, b._data, p, shape) if kind == 'gi' else conv_gw(a._data, b._data, p, shape)
     out, node = record(data, ConvolutionBackwardBackward0, (a, b))
     if node is not None:
         node.params, node.kind = p, kind
@@ -295,16 +282,13 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nsp):
         raise RuntimeError(f'Calculated padded input size per channel: ({" x ".join(map(str, padded))}). Kernel '
                            f"size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
     p = ConvParams(stride, lo, hi, dilation, groups)
-    cols = _cols(input._data, k, p, _out_size(size, k, p, lo, hi))
-    y = conv_fwd(input._data, weight._data, p, cols)
+    y = conv_fwd(input._data, weight._data, p)
     if bias is not None:
         y += bias._data.reshape((1, -1) + (1,) * nsp)
     out, node = record(y, ConvolutionBackward0, (input, weight, bias))
     if node is not None:
         node.params, node.transposed = p, False
         node.x_shape, node.w_shape = input._data.shape, weight._data.shape
-        keep = node.next_functions[1][0] is not None and not _graph.saved_hooks_active
-        node.cols = cols if keep else None
         node.save(input, weight)
     return _shape.squeeze(out, 0) if unbatched else out
 
@@ -346,7 +330,7 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
         y += bias._data.reshape((1, -1) + (1,) * nsp)
     out_t, node = record(y, ConvolutionBackward0, (input, weight, bias))
     if node is not None:
-        node.params, node.transposed, node.cols = p, True, None
+        node.params, node.transposed = p, True
         node.x_shape, node.w_shape = input._data.shape, weight._data.shape
         node.save(input, weight)
     return _shape.squeeze(out_t, 0) if unbatched else out_t
