@@ -86,3 +86,22 @@ def test_non_finite_weight_keeps_nan_where_torch_has_it():
         a, b = _gi_case(lg, fn, xs, ws, fill)[0], _gi_case(torch, fn, xs, ws, fill)[0]
         np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_padded_rows_with_inf_input_match_torch():
+    # 2-d stride-1 convolutions of narrow images run on padded rows (conv.py, _cols_rows); an
+    # inf in the input's last column lands in the dropped positions, where 0 * inf would make
+    # the weight gradient NaN: the window path must take over
+    res = []
+    for T in (lg, torch):
+        rng = np.random.default_rng(0)
+        xa = rng.standard_normal((2, 2, 6, 5))
+        xa[0, 1, 2, 4] = np.inf
+        x = T.tensor(xa, requires_grad=True)
+        w = T.tensor(rng.standard_normal((3, 2, 2, 3)), requires_grad=True)
+        out = T.nn.functional.conv2d(x, w, padding=(1, 0), dilation=(2, 1))
+        (out * T.tensor(rng.standard_normal(tuple(out.shape)))).sum().backward()
+        res.append((out.detach().numpy(), x.grad.numpy(), w.grad.numpy()))
+    for a, b in zip(*res):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
