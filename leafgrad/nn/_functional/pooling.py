@@ -251,7 +251,8 @@ def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return
     n, c = x.shape[:2]
     size = x.shape[2:]
     fast = None
-    if s == k and not any(p) and all(v == 1 for v in d) and not any(hi) and x.size:
+    windows = s == k and not any(p) and all(v == 1 for v in d) and not any(hi)  # non-overlapping
+    if windows and x.size and x.dtype.kind in 'fiu':
         fast = _window_max(x, k, out)
     if fast is not None:
         values, win = fast
