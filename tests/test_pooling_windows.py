@@ -1,5 +1,5 @@
 """Max pooling over non-overlapping windows (stride == kernel, no padding, dilation 1) takes a
-path of its own (pooling._window_max): values, indices, node names, gradients, second
+path of its own (max_windows.py): values, indices, node names, gradients, second
 derivatives and the NaN / non-finite-gradient fallbacks, each against torch."""
 import numpy as np
 import pytest
