@@ -2,8 +2,10 @@
 
 max pooling takes the argmax of each window (returned as PyTorch's flat input indices); its
 derivative scatters the gradient to those indices and the derivative of that gathers, so max
-pooling differentiates twice. Average pooling's derivative spreads the gradient back with one
-slice-add per kernel offset; its derivative is average pooling again.
+pooling differentiates twice. Non-overlapping windows (the common stride == kernel) find and
+scatter to their max without index arithmetic (max_windows.py). Average pooling's derivative
+spreads the gradient back with one slice-add per kernel offset; its derivative is average
+pooling again.
 """
 import math
 
@@ -11,6 +13,7 @@ from ...ops._util import Node, record, wrap, xp
 from ...ops import shape as _shape
 from .common import ntuple
 from .conv import _pad, _windows
+from .max_windows import window_flat, window_max, window_scatter
 
 _NAMES = {1: '1D', 2: '2D', 3: '3D'}
 
@@ -50,11 +53,16 @@ def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, na
 # ---- max pooling --------------------------------------------------------------------------
 
 class _MaxPoolBackward(Node):
-    __slots__ = ('nsp',)
+    """Scatters the gradient to each window's max: through the saved flat indices, or, for
+    non-overlapping windows, through ``win`` (max_windows.Windows) without index arithmetic."""
+    __slots__ = ('nsp', 'win')
 
     def apply(self, grad):
-        x, idx = self.saved_tensors
-        return _scatter_flat(grad, idx, x._data.shape, self.nsp, x),
+        saved = self.saved_tensors
+        x = saved[0]
+        if self.win is not None:
+            return _scatter_windows(grad, self.win, x, type(self)),
+        return _scatter_flat(grad, saved[1], x._data.shape, self.nsp, x, type(self)),
 
 
 class MaxPool1DWithIndicesBackward0(_MaxPoolBackward):
@@ -69,15 +77,23 @@ class MaxPool3DWithIndicesBackward0(_MaxPoolBackward):
     __slots__ = ()
 
 
+_MAX_POOL_NODES = {1: MaxPool1DWithIndicesBackward0, 2: MaxPool2DWithIndicesBackward0,
+                   3: MaxPool3DWithIndicesBackward0}
+
+
 class MaxPoolWithIndicesBackwardBackward0(Node):
     """The scatter in max pooling's derivative; its own derivative gathers. Like PyTorch's, it
-    also takes the pooled input, whose gradient is zero."""
-    __slots__ = ('nsp',)
+    also takes the pooled input, whose gradient is zero. Named after the forward's node, as
+    PyTorch names it (MaxPool2DWithIndicesBackwardBackward0)."""
+    __slots__ = ('nsp', 'forward_cls')
 
     def apply(self, grad):
         (idx,) = self.saved_tensors
         gx = wrap(xp.zeros_like(grad._data)) if self.next_functions[1][0] is not None else None
         return _gather_flat(grad, idx, self.nsp), gx
+
+    def name(self):
+        return self.forward_cls.__name__.replace('Backward0', 'BackwardBackward0')
 
 
 class GatherFlatBackward(Node):
@@ -99,14 +115,14 @@ def _flat_index(idx, x_shape, nsp):
     return (idx.reshape(nc, per) + (xp.arange(nc) * plane)[:, None]).reshape(-1)
 
 
-def _scatter_flat(grad, idx, x_shape, nsp, x=None):
+def _scatter_flat(grad, idx, x_shape, nsp, x=None, forward_cls=MaxPool2DWithIndicesBackward0):
     """Zeros of x_shape with grad added at the spatial indices idx (repeats sum): one bincount."""
     flat = _flat_index(idx._data, x_shape, nsp)
     g = grad._data.reshape(-1)
     data = xp.bincount(flat, weights=g, minlength=math.prod(x_shape)).astype(g.dtype).reshape(x_shape)
     out, node = record(data, MaxPoolWithIndicesBackwardBackward0, (grad, x))
     if node is not None:
-        node.nsp = nsp
+        node.nsp, node.forward_cls = nsp, forward_cls
         node.save(idx)
     return out
 
@@ -121,12 +137,51 @@ def _gather_flat(t, idx, nsp):
     return out
 
 
+def _scatter_windows(grad, win, x, forward_cls):
+    """max pooling's derivative for non-overlapping windows (win: max_windows.Windows)."""
+    g = grad._data
+    unbatched = g.ndim == len(win.x_shape) - 1
+
+    def indices():
+        flat = window_flat(win)
+        return wrap(flat[0] if unbatched else flat)
+    if g.dtype.kind == 'f' and not xp.isfinite(g.sum()):
+        # inf or NaN must not leak into the other window positions (as 0 * inf): the
+        # bincount (an overflowing sum of finite values lands here too, and is still right)
+        return _scatter_flat(grad, indices(), x._data.shape, len(win.k), x, forward_cls)
+    data = window_scatter(g[None] if unbatched else g, win)
+    out, node = record(data[0] if unbatched else data, MaxPoolWithIndicesBackwardBackward0, (grad, x))
+    if node is not None:  # differentiated again: the gather needs the flat indices
+        node.nsp, node.forward_cls = len(win.k), forward_cls
+        node.save(indices())
+    return out
+
+
 def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nsp):
     k, s, p, d, out, hi = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, 'max')
     unbatched = input._data.ndim == nsp + 1
     x = input._data[None] if unbatched else input._data
     n, c = x.shape[:2]
     size = x.shape[2:]
+    fast = None
+    windows = s == k and not any(p) and all(v == 1 for v in d) and not any(hi)  # non-overlapping
+    if windows and x.size and x.dtype.kind in 'fiu':
+        fast = window_max(x, k, out)
+    if fast is not None:
+        values, win = fast
+        cls = _MAX_POOL_NODES[nsp]
+        result, node = record(values[0] if unbatched else values, cls, (input,))
+        indices = None
+        if return_indices:
+            flat = window_flat(win)
+            indices = wrap(flat[0] if unbatched else flat)
+        if node is not None:
+            node.nsp, node.win = nsp, win
+            if return_indices:  # saved for its version check: PyTorch saves the indices
+                node.save(input, indices)
+            else:
+                node.save(input)
+        return (result, indices) if return_indices else result
     fill = -xp.inf if x.dtype.kind == 'f' else xp.iinfo(x.dtype).min
     xpad = _pad(x, p, hi, fill)
     # a running max over the kernel offsets (k slices of the whole batch); as PyTorch, a later
@@ -149,13 +204,13 @@ def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return
     for i in range(nsp):
         o = xp.arange(out[i]).reshape((-1,) + (1,) * (nsp - 1 - i)) * s[i] - p[i]
         flat = flat * size[i] + (o + koff[i] * d[i])
-    cls = {1: MaxPool1DWithIndicesBackward0, 2: MaxPool2DWithIndicesBackward0, 3: MaxPool3DWithIndicesBackward0}[nsp]
+    cls = _MAX_POOL_NODES[nsp]
     if unbatched:
         values, flat = values[0], flat[0]
     result, node = record(xp.ascontiguousarray(values), cls, (input,))
     indices = wrap(flat)
     if node is not None:
-        node.nsp = nsp
+        node.nsp, node.win = nsp, None
         node.save(input, indices)
     return (result, indices) if return_indices else result
 
@@ -430,7 +485,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     result, node = record(xp.ascontiguousarray(values), AdaptiveMaxPool2DBackward0, (input,))
     indices = wrap(flat)
     if node is not None:
-        node.nsp = 2
+        node.nsp, node.win = 2, None
         node.save(input, indices)
     return (result, indices) if return_indices else result
 
