@@ -106,10 +106,13 @@ class Tensor:
     @classmethod
     def _from_saved_output(cls, saved, node):
         """An op's saved output, re-wrapped and connected to the node that produced it."""
-        self = cls._wrap(saved.data, saved.requires_grad)
-        self._grad_fn = node if saved.requires_grad else None
-        self._output_nr = saved.output_nr
+        self = object.__new__(cls)  # (as _wrap, without a second call: once per saved output in backward)
+        self._data = saved.data
+        self._requires_grad = requires_grad = saved.requires_grad
+        self._grad_fn = node if requires_grad else None
         self._version_counter = saved._version_counter
+        if saved.output_nr:
+            self._output_nr = saved.output_nr
         return self
 
     def _get_meta(self):

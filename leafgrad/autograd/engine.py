@@ -124,7 +124,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                 node = heapq.heappop(ready)[2]
             else:
                 break
-            grads = buffers.pop(node)
+            grads = buffers.pop(node, None) or [None] * node.num_outputs  # none arrived: all None
             hooked = node._hooked
 
             if hooked:
@@ -177,8 +177,6 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                 if runnable is not None and nxt not in runnable:
                     buffers.pop(nxt, None)
                     continue
-                if nxt not in buffers:
-                    buffers[nxt] = [None] * nxt.num_outputs
                 if pending is None and not ready:
                     pending = nxt
                 else:

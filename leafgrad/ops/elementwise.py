@@ -51,13 +51,14 @@ class RsubBackward1(Node):
 
 
 def _check_alpha(x, alpha):
-    if alpha != 1 and isinstance(alpha, float) and x.dtype.kind in 'biu':
+    if isinstance(alpha, float) and x.dtype.kind in 'biu':
         raise RuntimeError('For integral input tensors, argument alpha must not be a floating point number.')
 
 
 def add(input, other, *, alpha=1, out=None):
     x, y = binary_operands(input, other)
-    _check_alpha(xp.asarray(x), alpha)
+    if alpha != 1:
+        _check_alpha(xp.asarray(x), alpha)
     try:
         data = x + y if alpha == 1 else x + y * alpha
     except ValueError:
@@ -74,7 +75,8 @@ def sub(input, other, *, alpha=1, out=None):
         raise RuntimeError('Subtraction, the `-` operator, with two bool tensors is not supported. '
                            'Use the `^` or `logical_xor()` operator instead.')
     x, y = binary_operands(input, other)
-    _check_alpha(xp.asarray(x), alpha)
+    if alpha != 1:
+        _check_alpha(xp.asarray(x), alpha)
     try:
         data = x - y if alpha == 1 else x - y * alpha
     except ValueError:
@@ -120,8 +122,11 @@ def mul(input, other):
         raise broadcast_error(input, other) from None
     result, node = record(data, MulBackward0, (input, other))
     if node is not None:
-        node.self_shape, node.other_shape = _shape(input), _shape(other)
-        node.other_scalar = None if isinstance(other, Tensor) else other
+        node.self_shape = input._data.shape
+        if isinstance(other, Tensor):
+            node.other_shape, node.other_scalar = other._data.shape, None
+        else:
+            node.other_shape, node.other_scalar = (), other
         # Save only what the derivative needs: other for self's gradient, self for other's.
         if node.other_scalar is not None:
             node.save()
@@ -172,8 +177,11 @@ def div(input, other, *, rounding_mode=None):
         raise broadcast_error(input, other) from None
     result, node = record(data, DivBackward0, (input, other))
     if node is not None:
-        node.self_shape, node.other_shape = _shape(input), _shape(other)
-        node.other_scalar = None if isinstance(other, Tensor) else other
+        node.self_shape = input._data.shape
+        if isinstance(other, Tensor):
+            node.other_shape, node.other_scalar = other._data.shape, None
+        else:
+            node.other_shape, node.other_scalar = (), other
         if node.other_scalar is not None:
             node.save()
         elif node.next_functions[1][0] is None:
