@@ -421,15 +421,20 @@ class TanhBackwardBackward0(Node):
 _ONES = {}
 
 
-def _one_minus(a):
-    """``1 - a``. NumPy converts a Python scalar operand on every call (half the cost of the
-    op on a small array): a cached 0-d one of ``a``'s dtype spares that (NumPy arrays only)."""
+def _one(a):
+    """1 as an operand for ``a``. NumPy converts a Python scalar operand on every call (half
+    the cost of an op on a small array): a cached 0-d one of ``a``'s dtype spares that
+    (NumPy arrays only; CuPy takes the Python scalar)."""
     if type(a) is not xp.ndarray:
-        return 1 - a
+        return 1
     one = _ONES.get(a.dtype)
     if one is None:
         one = _ONES[a.dtype] = xp.ones((), a.dtype)
-    return one - a
+    return one
+
+
+def _one_minus(a):
+    return _one(a) - a
 
 
 def tanh_backward(grad, result):
@@ -485,7 +490,7 @@ def _sigmoid_array(x):
         r = 1 / (1 + e)
         return xp.where(x >= 0, r, e * r)
     e = xp.exp(-x)  # 1 / (1 + exp(-x)), in place in one fresh buffer
-    e += 1
+    e += _one(e)
     return xp.reciprocal(e, out=e)
 
 
