@@ -35,19 +35,25 @@ from . import origins
 
 
 def _count_dependencies(roots):
-    """{node: number of edges into it} over the graph reachable from ``roots``."""
+    """{node: number of edges into it} over the graph reachable from ``roots``.
+
+    A node is walked from when its first incoming edge is counted (its count is then new),
+    so the counts double as the visited set; roots start on the stack."""
     deps = {}
-    seen = set(roots)
-    stack = list(seen)
+    roots = set(roots)
+    stack = list(roots)
     while stack:
         node = stack.pop()
         for nxt, _ in node.next_functions:
             if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-    return deps, seen
+                count = deps.get(nxt)
+                if count is None:
+                    deps[nxt] = 1
+                    if nxt not in roots:
+                        stack.append(nxt)
+                else:
+                    deps[nxt] = count + 1
+    return deps, roots
 
 
 def _nodes_leading_to(targets, nodes):
@@ -86,7 +92,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
     """
     origins.walks += 1  # lets leafgrad.explain tell "no backward yet" from "never reached"
     roots = [node for node, _ in root_edges]
-    deps, nodes = _count_dependencies(roots)
+    deps, root_nodes = _count_dependencies(roots)
 
     targets = None
     runnable = None
@@ -96,7 +102,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
         for pos, (node, nr) in enumerate(input_edges):
             if node is not None:
                 targets.setdefault(node, []).append((nr, pos))
-        runnable = _nodes_leading_to(targets, nodes)
+        runnable = _nodes_leading_to(targets, root_nodes | deps.keys())
         captured = [None] * len(input_edges)
 
     buffers = {}
