@@ -18,6 +18,7 @@ view, and into one output of unbind/split/chunk while recording.
 """
 from .. import backend
 from ._util import Node, needs_grad, state, wrap, xp
+from .elementwise import add, div, mul, pow, sub
 from ..autograd.graph import _short_name, gradient_edge
 from ..tensor import Tensor
 
@@ -209,12 +210,16 @@ def inplace_binary(self, other, ufunc, op, **kwargs):
     if needs_grad(self, other):
         return inplace(self, lambda s: op(s, other, **kwargs), (other,))
     y = other._data if isinstance(other, Tensor) else other
-    rt = backend.result_type(self, other)
-    if ufunc is xp.true_divide and rt.category < 2:
-        rt = backend.get_default_dtype()
-    sd = backend.from_np(self._data.dtype)
-    if rt.category > sd.category:
-        raise RuntimeError(f"result type {_type_name(rt)} can't be cast to the desired output type {_type_name(sd)}")
+    d = self._data.dtype
+    if not (d.kind == 'f' and (type(y) is float or type(y) is int or getattr(y, 'dtype', None) is d)):
+        # (a float tensor with a number or with its own dtype keeps its dtype: nothing to check)
+        rt = backend.result_type(self, other)
+        if ufunc is xp.true_divide and rt.category < 2:
+            rt = backend.get_default_dtype()
+        sd = backend.from_np(d)
+        if rt.category > sd.category:
+            raise RuntimeError(f"result type {_type_name(rt)} can't be cast to the desired output type "
+                               f"{_type_name(sd)}")
     alpha = kwargs.get('alpha', 1)
     if alpha != 1:
         y = y * alpha
@@ -231,29 +236,24 @@ def inplace_binary(self, other, ufunc, op, **kwargs):
 # ---- the in-place ops of the foundation -----------------------------------------------
 
 def add_(self, other, *, alpha=1):
-    from .elementwise import add
     return inplace_binary(self, other, xp.add, add, alpha=alpha)
 
 
 def sub_(self, other, *, alpha=1):
-    from .elementwise import sub
     return inplace_binary(self, other, xp.subtract, sub, alpha=alpha)
 
 
 def mul_(self, other):
-    from .elementwise import mul
     return inplace_binary(self, other, xp.multiply, mul)
 
 
 def div_(self, other, *, rounding_mode=None):
-    from .elementwise import div
     if rounding_mode is not None:
         return inplace(self, lambda s: div(s, other, rounding_mode=rounding_mode), (other,))
     return inplace_binary(self, other, xp.true_divide, div)
 
 
 def pow_(self, exponent):
-    from .elementwise import pow
     return inplace(self, lambda s: pow(s, exponent), (exponent,))
 
 
