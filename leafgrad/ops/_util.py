@@ -186,6 +186,8 @@ def broadcast_error(a, b):
 def _with_scalar(tensor, scalar):
     """(tensor's array, scalar) cast so that NumPy computes in PyTorch's result dtype."""
     arr = tensor._data
+    if type(scalar) is float and arr.dtype.kind == 'f':
+        return arr, scalar  # the commonest case first (see below)
     if not isinstance(scalar, (int, float, bool)):
         if hasattr(scalar, 'dtype') and hasattr(scalar, 'shape'):  # a NumPy array or scalar
             return arr, xp.asarray(scalar)
