@@ -5,7 +5,8 @@ Design note. Given root edges and their gradients, the engine
 1. counts, for every node reachable from the roots, how many edges point at it (an
    iterative walk, so a 100,000-node chain needs no recursion);
 2. keeps one input buffer per node (one slot per output of the node) where the gradients
-   arriving along different edges are summed; a node is *ready* when all its counted edges
+   arriving along different edges are summed (in place into the first, when the walk alone
+   holds it: ``graph.unshared``); a node is *ready* when all its counted edges
    have delivered. Ready nodes run newest first (highest sequence number, as PyTorch orders
    them); AccumulateGrad nodes run as soon as they are ready;
 3. runs each ready node, in this order of hooks (as PyTorch documents):
