@@ -118,6 +118,25 @@ def first_grads(build, T, seed, names):
     return {k: to_numpy(params[k].grad) for k in names}
 
 
+def numpy_training_step(build_numpy, seed):
+    """One timed step of a hand-written NumPy workload built as (forward_backward -> (loss,
+    grads), update(grads))."""
+    forward_backward, update = build_numpy(seed)
+
+    def step():
+        _, grads = forward_backward()
+        update(grads)
+    return step
+
+
+def numpy_sgd_update(params, lr):
+    """Plain SGD in place on NumPy arrays, given the gradients by name."""
+    def update(grads):
+        for k, p in params.items():
+            p -= lr * grads[k]
+    return update
+
+
 def sgd_update(T, params, lr):
     """Plain SGD in place under no_grad, resetting the gradients (set_to_none)."""
     def update():

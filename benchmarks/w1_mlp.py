@@ -115,12 +115,7 @@ def _build_numpy(seed):
 
 
 def make_numpy(seed=0, variant="step"):
-    fb, upd = _build_numpy(seed)
-
-    def step():
-        _, g = fb()
-        upd(g)
-    return step
+    return _common.numpy_training_step(_build_numpy, seed)
 
 
 def grads_numpy(seed=0):

@@ -102,20 +102,11 @@ def _build_numpy(seed):
         g["W_xh"], g["W_hh"], g["b_h"] = gxh, ghh, gb
         return loss, g
 
-    def update(g):
-        for k, p in P.items():
-            p -= LR * g[k]
-
-    return forward_backward, update
+    return forward_backward, _common.numpy_sgd_update(P, LR)
 
 
 def make_numpy(seed=0, variant="step"):
-    fb, upd = _build_numpy(seed)
-
-    def step():
-        _, g = fb()
-        upd(g)
-    return step
+    return _common.numpy_training_step(_build_numpy, seed)
 
 
 def grads_numpy(seed=0):
