@@ -317,3 +317,26 @@ def test_step_hooks():
     half = len(calls) // 2
     assert calls[:half] == calls[half:]
     assert [c[0] for c in calls[:half]] == ['pre', 'post', 'post']
+
+
+def test_combined_schedulers_refuse_what_torch_refuses():
+    def messages(T):
+        out = []
+        opt = T.optim.SGD([T.nn.Parameter(T.ones(2))], lr=0.1)
+        other = T.optim.SGD([T.nn.Parameter(T.ones(2))], lr=0.1)
+        step, plateau = T.optim.lr_scheduler.StepLR(opt, 1), T.optim.lr_scheduler.ReduceLROnPlateau(opt)
+        foreign = T.optim.lr_scheduler.StepLR(other, 1)
+        for make in (lambda: T.optim.lr_scheduler.SequentialLR(opt, [step, plateau], [1]),
+                     lambda: T.optim.lr_scheduler.SequentialLR(opt, [step, foreign], [1]),
+                     lambda: T.optim.lr_scheduler.ChainedScheduler([step, plateau]),
+                     lambda: T.optim.lr_scheduler.SequentialLR(opt, [step, object()], [1])):
+            try:
+                make()
+            except Exception as e:  # the optimizer's repr differs between the two: compare up to it
+                out.append((type(e).__name__, str(e).split(' has ')[0].replace('leafgrad', 'torch')))
+            else:
+                out.append(None)
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        assert messages(lg) == messages(torch)

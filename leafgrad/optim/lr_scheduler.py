@@ -329,21 +329,27 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
+def _check_scheduler_list(composite, schedulers, optimizer):
+    """PyTorch's checks on the schedulers that SequentialLR and ChainedScheduler combine."""
+    name = type(composite).__name__
+    for idx, s in enumerate(schedulers):
+        if not hasattr(s, 'optimizer'):
+            raise TypeError(f'{name} at index {idx} should have `optimizer` as its attribute.')
+        if isinstance(s, ReduceLROnPlateau):
+            raise ValueError(f'{name} does not support `ReduceLROnPlateau` scheduler as it requires additional '
+                             'kwargs to be specified when calling `step`, but got one at index '
+                             f'{idx} in the given schedulers sequence.')
+        if optimizer is not s.optimizer:
+            raise ValueError(f'{name} expects all schedulers to belong to the same optimizer, but got scheduler '
+                             f'{type(s).__name__} at index {idx} has {s.optimizer}, which is different from '
+                             f'{type(optimizer).__name__}.')
+
+
 class SequentialLR(LRScheduler):
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         if len(schedulers) < 1:
             raise ValueError(f'{type(self).__name__} expects at least one scheduler, but got no scheduler.')
-        for idx, s in enumerate(schedulers):
-            if not hasattr(s, 'optimizer'):
-                raise TypeError(f'{type(self).__name__} at index {idx} should have `optimizer` as its attribute.')
-            if isinstance(s, ReduceLROnPlateau):
-                raise ValueError(f'{type(self).__name__} does not support `ReduceLROnPlateau` scheduler as it '
-                                 'requires additional kwargs to be specified when calling `step`, but got one at '
-                                 f'index {idx} in the given schedulers sequence.')
-            if optimizer is not s.optimizer:
-                raise ValueError(f'{type(self).__name__} expects all schedulers to belong to the same optimizer, but '
-                                 f'got scheduler {type(s).__name__} at index {idx} has {s.optimizer}, which is '
-                                 f'different from {type(optimizer).__name__}.')
+        _check_scheduler_list(self, schedulers, optimizer)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError('Sequential Schedulers expects number of schedulers provided to be one more than the '
                              f'number of milestone points, but got number of schedulers {len(schedulers)} and the '
@@ -604,17 +610,7 @@ class ChainedScheduler(LRScheduler):
             raise ValueError(f'{type(self).__name__} expects at least one scheduler to be chained, but got no '
                              'scheduler.')
         optimizer = optimizer or schedulers[0].optimizer
-        for idx, s in enumerate(schedulers):
-            if not hasattr(s, 'optimizer'):
-                raise TypeError(f'{type(self).__name__} at index {idx} should have `optimizer` as its attribute.')
-            if isinstance(s, ReduceLROnPlateau):
-                raise ValueError(f'{type(self).__name__} does not support `ReduceLROnPlateau` scheduler as it '
-                                 'requires additional kwargs to be specified when calling `step`, but got one at '
-                                 f'index {idx} in the given schedulers sequence.')
-            if optimizer is not s.optimizer:
-                raise ValueError(f'{type(self).__name__} expects all schedulers to belong to the same optimizer, but '
-                                 f'got scheduler {type(s).__name__} at index {idx} has {s.optimizer}, which is '
-                                 f'different from {type(optimizer).__name__}.')
+        _check_scheduler_list(self, schedulers, optimizer)
         self._schedulers = schedulers
         self.optimizer = optimizer
         self._last_lr = _lrs(schedulers[-1].optimizer)
