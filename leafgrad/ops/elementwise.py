@@ -3,7 +3,6 @@
 Derivatives are written with leafgrad ops on tensors, so that ``create_graph=True`` records
 them; under a plain ``backward()`` grad mode is off and those ops take their fast path.
 """
-from ..autograd.grad_mode import state
 from ._util import (Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, sum_to,
                     unary, wrap, xp)
 from ..tensor import Tensor

@@ -9,9 +9,10 @@ When x is a view, its base's history changes too: the base's new ``grad_fn`` is 
 ``CopySlices`` node, which routes the part of the base's gradient that falls inside the view
 through the in-place op and the rest straight through; x's own ``grad_fn`` becomes a view of
 the base's new history (``AsStridedBackward0``, as PyTorch names it). Every *other* live view
-of the base (the base keeps them in a WeakSet while grad mode is on) sees the new values too,
-so it is given such a history as well: PyTorch does this lazily, when the view's grad_fn is
-next read; here it is done at the in-place op, which is the only moment it can change.
+of the base (the base keeps weak references to them, ``shape.LiveViews``, while grad mode is
+on) sees the new values too, so it is given such a history as well: PyTorch does this lazily,
+when the view's grad_fn is next read; here it is done at the in-place op, which is the only
+moment it can change.
 
 Writing is refused where PyTorch refuses it: into an expanded (read-only, self-overlapping)
 view, and into one output of unbind/split/chunk while recording.
