@@ -390,3 +390,33 @@ def test_summed_gradients_are_made_in_place_when_unshared():
         tensor_cls._accumulate_ = original
     assert len(sums) == 49 and len(set(sums)) == 1
     np.testing.assert_allclose(w.grad.numpy(), 50 * h.numpy().T @ np.ones((4, 8)), rtol=1e-5)
+
+
+def test_relu_masks_a_gradient_only_the_walk_holds_in_place():
+    """relu's derivative zeroes the incoming gradient where it lies when nobody else sees it
+    (as a hand-written backward does); a gradient kept by a hook or given as the root keeps
+    its values, as in torch."""
+    def prog(T):
+        x = T.tensor([[-1., 2.], [3., -4.]], requires_grad=True)
+        kept = []
+        h = x * 2
+        h.register_hook(lambda g: kept.append(g))  # relu's incoming gradient, held by the user
+        r = h.relu()
+        root = T.ones(2, 2)
+        r.backward(root)
+        (x * 3).relu().sum().backward()
+        return [g.tolist() for g in kept], root.tolist(), x.grad.tolist()
+    assert prog(lg) == prog(torch)
+
+    from leafgrad.ops import elementwise
+    allocations = []
+    original = elementwise.masked_grad
+    elementwise.masked_grad = lambda *args: allocations.append(1) or original(*args)
+    try:
+        x = lg.tensor([[-1., 2.], [3., -4.]], requires_grad=True)
+        ((x * 2).relu() * 3).sum().backward()   # mul's derivative hands relu a fresh gradient
+        held = lg.ones(2, 2)
+        (x * 2).relu().backward(held)              # the root gradient is the user's: not reused
+    finally:
+        elementwise.masked_grad = original
+    assert len(allocations) == 1 and held.tolist() == [[1., 1.], [1., 1.]]

@@ -5,6 +5,8 @@ them; under a plain ``backward()`` grad mode is off and those ops take their fas
 """
 from ._util import (Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, sum_to,
                     unary, wrap, xp)
+from ..autograd.grad_mode import state
+from ..autograd.graph import unshared
 from ..tensor import Tensor
 
 
@@ -502,7 +504,14 @@ class ReluBackward0(Node):
 
     def apply(self, grad):
         (result,) = self.saved_tensors
-        return masked_grad(grad, result._data > 0, result, 'ThresholdBackwardBackward0'),
+        mask = result._data > 0
+        # (no local name for grad's array before unshared has counted the references to it)
+        if not state.grad_enabled and grad._data.shape == mask.shape and unshared(grad, 3):
+            # Only the walk sees this gradient (its buffer list, apply's arguments): mask it
+            # where it lies, as a hand-written backward would, instead of allocating.
+            xp.multiply(grad._data, mask, out=grad._data)
+            return grad,
+        return masked_grad(grad, mask, result, 'ThresholdBackwardBackward0'),
 
 
 class MaskedGradBackward(Node):
