@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import lg, torch
+from oracle import lg, raises_like, same_message, torch
 from fd_nn import check_directional, check_second_directional
 
 LF = lg.nn.functional
@@ -603,3 +603,40 @@ def test_embedding_max_norm_and_scale_grad_by_freq_match_torch():
         res.append((_np(out), _np(weight), weight.grad.numpy()))
     for a, b in zip(*res):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize('targets, kwargs', [
+    ([0, 2, 1, 1], {}),
+    ([1, -100, 2, -100], {}),                                # ignored rows: +0 gradient
+    ([1, -100, 2, -100], dict(reduction='none')),            # ... and a +0 loss
+    ([-100] * 4, {}),                                        # nothing counts: nan loss, zero gradient
+    ([-100] * 4, dict(reduction='sum')),
+    ([0, 0, 2, -100], dict(weight=[0., 1., 0.])),            # zero total weight: -0/0 where counted
+    ([0, 0, 2, -100], dict(weight=[0., 1., 0.], reduction='sum')),
+    ([2, 1, 1, 0], dict(weight=[0.5, 2., 1.], ignore_index=1)),
+])
+def test_nll_loss_ignored_rows_and_zero_weights_match_torch(targets, kwargs):
+    """Signs of zeros included: an ignored row's gradient and loss are +0, a counted row with
+    weight 0 gets -0 (or -0/0 = nan for a mean), as PyTorch's kernel writes them."""
+    def run(T):
+        x = T.tensor(np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+        kw = dict(kwargs)
+        if 'weight' in kw:
+            kw['weight'] = T.tensor(kw['weight'])
+        loss = T.nn.functional.nll_loss(x, T.tensor(targets), **kw)
+        loss.sum().backward()
+        return loss.detach().numpy(), x.grad.numpy()
+    for got, want in zip(run(lg), run(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+        number = ~np.isnan(want)  # (a NaN's sign bit is not part of the answer)
+        np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(want[number]))
+
+
+def test_nll_loss_target_changed_in_place_is_caught():
+    def run(T):
+        x = T.zeros(4, 3, requires_grad=True)
+        target = T.tensor([0, 2, 1, 1])
+        loss = T.nn.functional.nll_loss(x, target)
+        target[0] = 1
+        loss.backward()
+    assert same_message(*raises_like(lambda: run(lg), lambda: run(torch)))

@@ -6,6 +6,7 @@ import warnings
 
 from ...ops._util import Node, binary_operands, record, wrap, xp
 from ...ops import elementwise as _ew
+from ...ops.elementwise import _Empty
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
 from .basic import log_softmax
@@ -265,13 +266,23 @@ def _check_target_dtype(target):
 
 
 class NllLossBackward0(Node):
-    __slots__ = ('class_dim', 'reduction')
+    """The gradient is ``-weight[t] / total_weight`` at each row's target class ``t`` and 0
+    elsewhere, and in the ignored rows. The target and weight are saved, as PyTorch saves them
+    (so that changing them in place is caught); the forward keeps the rows that count, their
+    classes and coefficients for the derivative."""
+    __slots__ = ('class_dim', 'reduction', 'input_shape', 'rows', 'counted', 'classes', 'coefs')
+    saved_names = ('target', 'weight')
 
     def apply(self, grad):
-        (coef,) = self.saved_tensors  # d loss / d input per unit of incoming gradient
-        if self.reduction == 'none' and coef._data.ndim > 1:
-            grad = _shape.unsqueeze(grad, self.class_dim)
-        return grad * coef, None, None
+        self.saved_tensors  # the version check of target and weight
+        shape, C, cdim = self.input_shape, self.input_shape[self.class_dim], self.class_dim
+        coef = xp.zeros((self.rows, C), dtype=self.coefs.dtype)
+        coef[self.counted, self.classes] = self.coefs
+        if len(shape) != 2:  # rows back to the input's layout, the classes along class_dim
+            coef = xp.moveaxis(coef.reshape(shape[:cdim] + shape[cdim + 1:] + (C,)), -1, cdim)
+        if self.reduction == 'none' and len(shape) > 1:
+            grad = _shape.unsqueeze(grad, cdim)
+        return grad * wrap(coef), None, None
 
 
 class NllLoss2DBackward0(NllLossBackward0):
@@ -282,13 +293,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     C, cdim = _class_layout(input, target)
-    x = xp.moveaxis(input._data, cdim, -1).reshape(-1, C)
+    x = input._data
+    if x.ndim != 2:  # one row per target, the classes last
+        x = xp.moveaxis(x, cdim, -1).reshape(-1, C)
     t = target._data.reshape(-1)
     valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= C))
+    classes = xp.where(valid, t, 0)  # an ignored row picks class 0, with weight 0
+    bad = (classes < 0) | (classes >= C)
     if bad.any():
         raise IndexError(f'Target {int(t[bad][0])} is out of bounds.')
-    ts = xp.where(valid, t, 0)
     if weight is not None:
         if weight._data.dtype != input._data.dtype:
             from .common import dtype_name
@@ -296,28 +309,37 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         if weight._data.shape != (C,):
             raise RuntimeError(f'weight tensor should be defined either for all {C} classes or no classes but got '
                                f'weight tensor of shape: {list(weight._data.shape)}')
-        w = weight._data[ts] * valid
+        w = weight._data[classes] * valid
     else:
         w = valid.astype(x.dtype)
     rows = xp.arange(t.size)
-    losses = -(w * x[rows, ts])
-    coef = xp.zeros_like(x)
-    coef[rows, ts] = -w
+    losses = -(w * x[rows, classes])
+    counted = rows if valid.all() else rows[valid]
+    total = None
     if reduction == 'none':
+        if counted is not rows:
+            losses[~valid] = 0  # +0, as PyTorch leaves an ignored row
         data = losses.reshape(target._data.shape)
     elif reduction == 'sum':
-        data = xp.asarray(losses.sum())
+        data = losses.sum()
     else:
         total = w.sum()
-        with xp.errstate(invalid='ignore', divide='ignore'):
-            data = xp.asarray(losses.sum() / total)
-            coef = coef / total
-    coef = xp.moveaxis(coef.reshape(input._data.shape[:cdim] + input._data.shape[cdim + 1:] + (C,)), -1, cdim)
+        data = losses.sum() / total if total else xp.asarray(xp.nan)  # no weight at all: 0/0
     cls = NllLoss2DBackward0 if input._data.ndim >= 3 else NllLossBackward0
-    out, node = record(data.astype(x.dtype, copy=False), cls, (input, target, weight))
+    out, node = record(xp.asarray(data, dtype=x.dtype), cls, (input, target, weight))
     if node is not None:
-        node.class_dim, node.reduction = cdim, reduction
-        node.save(wrap(xp.ascontiguousarray(coef).astype(x.dtype, copy=False)))
+        node.class_dim, node.reduction, node.input_shape, node.rows = cdim, reduction, input._data.shape, t.size
+        if counted is not rows:
+            w, classes = w[valid], classes[valid]
+        node.counted, node.classes = counted, classes
+        if total is None:
+            node.coefs = -w
+        elif total:
+            node.coefs = w / -total
+        else:  # no weight at all: -w / 0 in the rows that count, as PyTorch
+            with xp.errstate(divide='ignore', invalid='ignore'):
+                node.coefs = w / -total
+        node.save(target, _Empty if weight is None else weight)
     return out
 
 
