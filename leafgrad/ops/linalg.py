@@ -1,6 +1,6 @@
 """Matrix products. ``matmul`` dispatches on dimensions as PyTorch does, so the recorded
 nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names."""
-from ._util import Node, record, sum_to, xp
+from ._util import Node, record, state, sum_to, wrap, xp
 from . import shape as _shape
 from .reduction import sum as _sum
 
@@ -19,12 +19,23 @@ def _tname(t):
             'int32': 'int'}.get(t._data.dtype.name, t._data.dtype.name)
 
 
+def mat1_grad(grad, mat2):
+    """``grad @ mat2.T``, the gradient of a matrix product's first factor."""
+    if not state.grad_enabled:  # a plain backward records nothing: the product of the arrays
+        return wrap(grad._data @ mat2._data.T)
+    return mm(grad, _shape.t(mat2))
+
+
 def mat2_grad(grad, mat1, mat2):
     """``mat1.T @ grad``, laid out like ``mat2`` (PyTorch's mm_mat2_backward): when mat2 is a
     transposed view (a Linear's ``weight.t()``) the product is computed transposed, so that the
     weight's gradient arrives contiguous and AccumulateGrad can keep it without a copy."""
     m = mat2._data
-    if m.ndim == 2 and m.flags.f_contiguous and not m.flags.c_contiguous:
+    transposed = m.ndim == 2 and m.flags.f_contiguous and not m.flags.c_contiguous
+    if not state.grad_enabled:  # as in mat1_grad
+        g, a = grad._data, mat1._data
+        return wrap((g.T @ a).T if transposed else a.T @ g)
+    if transposed:
         return _shape.t(mm(_shape.t(grad), mat1))
     return mm(_shape.t(mat1), grad)
 
@@ -34,7 +45,7 @@ class MmBackward0(Node):
 
     def apply(self, grad):
         a, b = self.saved_tensors
-        ga = mm(grad, _shape.t(b)) if self.next_functions[0][0] is not None else None
+        ga = mat1_grad(grad, b) if self.next_functions[0][0] is not None else None
         gb = mat2_grad(grad, a, b) if self.next_functions[1][0] is not None else None
         return ga, gb
 
@@ -259,7 +270,7 @@ class AddmmBackward0(Node):
     def apply(self, grad):
         mat1, mat2 = self.saved_tensors
         gs = sum_to(_scaled(grad, self.beta), self.self_shape) if self.next_functions[0][0] is not None else None
-        g1 = _scaled(mm(grad, _shape.t(mat2)), self.alpha) if self.next_functions[1][0] is not None else None
+        g1 = _scaled(mat1_grad(grad, mat2), self.alpha) if self.next_functions[1][0] is not None else None
         g2 = _scaled(mat2_grad(grad, mat1, mat2), self.alpha) if self.next_functions[2][0] is not None else None
         return gs, g1, g2
 
