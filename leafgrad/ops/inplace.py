@@ -206,10 +206,11 @@ def _rebase(t, node):
 
 def inplace_binary(self, other, ufunc, op, **kwargs):
     """``self op= other``: a single in-place ufunc call when nothing is recorded."""
-    self._check_inplace()
+    if state.grad_enabled:  # (under no_grad, as in an optimizer's step, nothing can be refused)
+        self._check_inplace()
+        if needs_grad(self, other):
+            return inplace(self, lambda s: op(s, other, **kwargs), (other,))
     _check_writable(self)
-    if needs_grad(self, other):
-        return inplace(self, lambda s: op(s, other, **kwargs), (other,))
     y = other._data if isinstance(other, Tensor) else other
     d = self._data.dtype
     if not (d.kind == 'f' and (type(y) is float or type(y) is int or getattr(y, 'dtype', None) is d)):
