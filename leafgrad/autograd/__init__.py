@@ -12,16 +12,13 @@ from .graph import Node, gradient_edge
 def _as_tuple(x):
     if x is None:
         return None
-    from ..tensor import Tensor
-    if isinstance(x, Tensor):
+    if isinstance(x, _tensor.Tensor):
         return (x,)
     return tuple(x)
 
 
 def _make_grads(outputs, grads, is_grads_batched=False):
     """Check user-given output gradients, or create ones for scalar outputs."""
-    from ..tensor import Tensor
-    from .. import ones_like
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if g is None:
@@ -31,10 +28,10 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                 if out._data.dtype.kind != 'f':
                     raise RuntimeError('grad can be implicitly created only for real scalar outputs '
                                        f'but got {out.dtype}')
-                g = ones_like(out)
+                g = _tensor.Tensor._wrap(_ones_like(out._data))
             result.append(g)
             continue
-        if not isinstance(g, Tensor):
+        if not isinstance(g, _tensor.Tensor):
             from .. import tensor as make_tensor
             g = make_tensor(g, dtype=out.dtype)
         if g._data.shape != out._data.shape:
@@ -177,5 +174,8 @@ class _AutogradModule(type(grad_mode)):
         pass
 
 
+from .. import tensor as _tensor  # noqa: E402  (tensor.py imports this package first)
+from ..backend import numpy as _np  # noqa: E402
+_ones_like = _np.ones_like
 import sys as _sys  # noqa: E402
 _sys.modules[__name__].__class__ = _AutogradModule
