@@ -614,22 +614,36 @@ def test_embedding_max_norm_and_scale_grad_by_freq_match_torch():
     ([0, 0, 2, -100], dict(weight=[0., 1., 0.])),            # zero total weight: -0/0 where counted
     ([0, 0, 2, -100], dict(weight=[0., 1., 0.], reduction='sum')),
     ([2, 1, 1, 0], dict(weight=[0.5, 2., 1.], ignore_index=1)),
+    ([2, 2, 0, 0], dict(ignore_index=1)),                    # ignore_index between the targets
+    ([2, 1, 2, 2], dict(ignore_index=2, reduction='none')),
+    ([], {}),                                                 # no rows
 ])
 def test_nll_loss_ignored_rows_and_zero_weights_match_torch(targets, kwargs):
     """Signs of zeros included: an ignored row's gradient and loss are +0, a counted row with
     weight 0 gets -0 (or -0/0 = nan for a mean), as PyTorch's kernel writes them."""
     def run(T):
-        x = T.tensor(np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+        x = T.tensor(np.random.default_rng(0).standard_normal((len(targets), 3)).astype(np.float32),
+                     requires_grad=True)
         kw = dict(kwargs)
         if 'weight' in kw:
             kw['weight'] = T.tensor(kw['weight'])
-        loss = T.nn.functional.nll_loss(x, T.tensor(targets), **kw)
+        loss = T.nn.functional.nll_loss(x, T.tensor(targets, dtype=T.int64), **kw)
         loss.sum().backward()
         return loss.detach().numpy(), x.grad.numpy()
     for got, want in zip(run(lg), run(torch)):
         np.testing.assert_allclose(got, want, rtol=1e-6)
         number = ~np.isnan(want)  # (a NaN's sign bit is not part of the answer)
         np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(want[number]))
+
+
+@pytest.mark.parametrize('targets', [[1, 0, 3], [1, -1, 2], [1, -100, 3], [-5, -100, 0]])
+@pytest.mark.parametrize('dtype', ['int64', 'uint8'])
+def test_nll_loss_targets_out_of_range_match_torch(targets, dtype):
+    def run(T):
+        target = T.tensor(np.array(targets).astype(dtype) if dtype == 'int64' or min(targets) >= 0 else [1, 0, 3],
+                          dtype=getattr(T, dtype))
+        return T.nn.functional.nll_loss(T.zeros(3, 3), target)
+    assert same_message(*raises_like(lambda: run(lg), lambda: run(torch)))
 
 
 def test_nll_loss_target_changed_in_place_is_caught():

@@ -289,6 +289,15 @@ class NllLoss2DBackward0(NllLossBackward0):
     __slots__ = ()
 
 
+def _every_row_counts(t, C, ignore_index):
+    """Whether every target is a class in range and none is ``ignore_index``: two reductions
+    spare the masks that the general case needs."""
+    if not t.size:
+        return False
+    low, high = xp.minimum.reduce(t), xp.maximum.reduce(t)
+    return 0 <= low and high < C and not low <= ignore_index <= high
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
@@ -297,11 +306,14 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if x.ndim != 2:  # one row per target, the classes last
         x = xp.moveaxis(x, cdim, -1).reshape(-1, C)
     t = target._data.reshape(-1)
-    valid = t != ignore_index
-    classes = xp.where(valid, t, 0)  # an ignored row picks class 0, with weight 0
-    bad = (classes < 0) | (classes >= C)
-    if bad.any():
-        raise IndexError(f'Target {int(t[bad][0])} is out of bounds.')
+    rows = xp.arange(t.size)
+    valid = None if _every_row_counts(t, C, ignore_index) else t != ignore_index
+    classes = t if valid is None else xp.where(valid, t, 0)  # an ignored row picks class 0, weight 0
+    if valid is not None:
+        bad = (classes < 0) | (classes >= C)
+        if bad.any():
+            raise IndexError(f'Target {int(t[bad][0])} is out of bounds.')
+    w = None  # the rows' weights; None: all 1
     if weight is not None:
         if weight._data.dtype != input._data.dtype:
             from .common import dtype_name
@@ -309,28 +321,32 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         if weight._data.shape != (C,):
             raise RuntimeError(f'weight tensor should be defined either for all {C} classes or no classes but got '
                                f'weight tensor of shape: {list(weight._data.shape)}')
-        w = weight._data[classes] * valid
-    else:
+        w = weight._data[classes] if valid is None else weight._data[classes] * valid
+    elif valid is not None:
         w = valid.astype(x.dtype)
-    rows = xp.arange(t.size)
-    losses = -(w * x[rows, classes])
-    counted = rows if valid.all() else rows[valid]
+    picked = x[rows, classes]
+    losses = -picked if w is None else -(w * picked)
+    counted = rows if valid is None or valid.all() else rows[valid]
     total = None
     if reduction == 'none':
         if counted is not rows:
             losses[~valid] = 0  # +0, as PyTorch leaves an ignored row
         data = losses.reshape(target._data.shape)
     elif reduction == 'sum':
-        data = losses.sum()
+        data = xp.add.reduce(losses)
     else:
-        total = w.sum()
-        data = losses.sum() / total if total else xp.asarray(xp.nan)  # no weight at all: 0/0
+        total = x.dtype.type(t.size) if w is None else xp.add.reduce(w)
+        data = xp.add.reduce(losses) / total if total else xp.asarray(xp.nan)  # no weight at all: 0/0
     cls = NllLoss2DBackward0 if input._data.ndim >= 3 else NllLossBackward0
     out, node = record(xp.asarray(data, dtype=x.dtype), cls, (input, target, weight))
     if node is not None:
         node.class_dim, node.reduction, node.input_shape, node.rows = cdim, reduction, input._data.shape, t.size
+        if w is None:
+            w = xp.ones((), dtype=x.dtype)  # one weight for every row
+        elif counted is not rows:
+            w = w[valid]
         if counted is not rows:
-            w, classes = w[valid], classes[valid]
+            classes = classes[valid]
         node.counted, node.classes = counted, classes
         if total is None:
             node.coefs = -w
