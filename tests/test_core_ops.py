@@ -207,3 +207,19 @@ def test_sigmoid_extremes_without_warnings():
         warnings.simplefilter('error')
         out = lg.sigmoid(lg.tensor(x)).numpy()
     np.testing.assert_allclose(out, torch.sigmoid(torch.tensor(x)).numpy(), rtol=1e-6, atol=1e-38)
+
+
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64'])
+def test_sigmoid_fast_and_stable_paths_match_torch(dtype):
+    """sigmoid takes 1/(1+exp(-x)) unless its smallest input would overflow exp: the smallest
+    element is found in a transposed (non-contiguous) array too, and a NaN anywhere is kept."""
+    import warnings
+    cases = [np.array([[3., -1.], [0.5, -800.]]).T, np.array([[3., -1.], [0.5, -2.]]).T,
+             np.array([[np.nan, -1.], [0.5, 2.]]), np.array([[1.0]]), np.zeros((0, 2))]
+    for x in cases:
+        x = x.astype(dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            got = lg.sigmoid(lg.tensor(x)).numpy()
+        want = torch.sigmoid(torch.tensor(x)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-3 if dtype == 'float16' else 1e-6, atol=1e-38)
