@@ -28,7 +28,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                 if out._data.dtype.kind != 'f':
                     raise RuntimeError('grad can be implicitly created only for real scalar outputs '
                                        f'but got {out.dtype}')
-                g = _tensor.Tensor._wrap(_ones_like(out._data))
+                g = _tensor.Tensor._wrap(_np.ones_like(out._data))
             result.append(g)
             continue
         if not isinstance(g, _tensor.Tensor):
@@ -176,6 +176,5 @@ class _AutogradModule(type(grad_mode)):
 
 from .. import tensor as _tensor  # noqa: E402  (tensor.py imports this package first)
 from ..backend import numpy as _np  # noqa: E402
-_ones_like = _np.ones_like
 import sys as _sys  # noqa: E402
 _sys.modules[__name__].__class__ = _AutogradModule

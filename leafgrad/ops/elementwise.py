@@ -3,9 +3,8 @@
 Derivatives are written with leafgrad ops on tensors, so that ``create_graph=True`` records
 them; under a plain ``backward()`` grad mode is off and those ops take their fast path.
 """
-from ._util import (Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, sum_to,
-                    unary, wrap, xp)
-from ..autograd.grad_mode import state
+from ._util import (Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, state,
+                    sum_to, unary, wrap, xp)
 from ..autograd.graph import unshared
 from ..tensor import Tensor
 
@@ -479,7 +478,6 @@ def sigmoid_backward(grad, result):
 
 
 # Below these inputs exp(-x) would overflow: sigmoid then takes the stable (slower) path.
-_min = xp.minimum.reduce
 _SIGMOID_FAST_MIN = {xp.dtype(xp.float16): -11.0, xp.dtype(xp.float32): -87.0, xp.dtype(xp.float64): -708.0}
 
 
@@ -488,7 +486,7 @@ def _lowest(x):
     third of a min reduction."""
     if type(x) is xp.ndarray:
         return x.item(x.argmin())
-    return _min(x, axis=None)
+    return xp.minimum.reduce(x, axis=None)
 
 
 def _sigmoid_array(x):

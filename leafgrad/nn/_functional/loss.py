@@ -270,13 +270,13 @@ class NllLossBackward0(Node):
     elsewhere, and in the ignored rows. The target and weight are saved, as PyTorch saves them
     (so that changing them in place is caught); the forward keeps the rows that count, their
     classes and coefficients for the derivative."""
-    __slots__ = ('class_dim', 'reduction', 'input_shape', 'rows', 'counted', 'classes', 'coefs')
+    __slots__ = ('class_dim', 'reduction', 'input_shape', 'n_rows', 'counted', 'classes', 'coefs')
     saved_names = ('target', 'weight')
 
     def apply(self, grad):
         self.saved_tensors  # the version check of target and weight
         shape, C, cdim = self.input_shape, self.input_shape[self.class_dim], self.class_dim
-        coef = xp.zeros((self.rows, C), dtype=self.coefs.dtype)
+        coef = xp.zeros((self.n_rows, C), dtype=self.coefs.dtype)
         coef[self.counted, self.classes] = self.coefs
         if len(shape) != 2:  # rows back to the input's layout, the classes along class_dim
             coef = xp.moveaxis(coef.reshape(shape[:cdim] + shape[cdim + 1:] + (C,)), -1, cdim)
@@ -340,7 +340,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     cls = NllLoss2DBackward0 if input._data.ndim >= 3 else NllLossBackward0
     out, node = record(xp.asarray(data, dtype=x.dtype), cls, (input, target, weight))
     if node is not None:
-        node.class_dim, node.reduction, node.input_shape, node.rows = cdim, reduction, input._data.shape, t.size
+        node.class_dim, node.reduction, node.input_shape, node.n_rows = cdim, reduction, input._data.shape, t.size
         if w is None:
             w = xp.ones((), dtype=x.dtype)  # one weight for every row
         elif counted is not rows:
