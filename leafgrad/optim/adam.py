@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .optimizer import Optimizer, _check, _increment, _lerp_, _step_tensor, _t
+from .optimizer import Optimizer, _check, _increment, _lerp_, _scaled_square, _step_tensor, _t
 
 
 def _check_common(lr, eps, betas, weight_decay):
@@ -35,8 +35,9 @@ def _update_moments(state, g, beta1, beta2):
     m, v = state['exp_avg']._data, state['exp_avg_sq']._data
     _lerp_(m, g, 1 - beta1)
     v *= beta2
-    v += (1 - beta2) * g * g
+    v += _scaled_square(g, 1 - beta2)
     return m, v
+
 
 
 class Adam(Optimizer):
@@ -67,10 +68,14 @@ class Adam(Optimizer):
         if group['amsgrad']:
             vmax = state['max_exp_avg_sq']._data
             np.maximum(vmax, v, out=vmax)
-            denom = np.sqrt(vmax) / bias_correction2_sqrt + eps
-        else:
-            denom = np.sqrt(v) / bias_correction2_sqrt + eps
-        p._data += (-step_size * m) / denom
+            v = vmax
+        # p += (-step_size * m) / (sqrt(v) / bias_correction2_sqrt + eps), in two buffers
+        denom = np.sqrt(v)
+        denom /= bias_correction2_sqrt
+        denom += eps
+        change = m * -step_size
+        change /= denom
+        p._data += change
 
 
 class AdamW(Adam):

@@ -37,6 +37,14 @@ def _increment(state):
     return float(step._data)
 
 
+def _scaled_square(g, c):
+    """``c * g * g``, multiplied in that order (as PyTorch's addcmul rounds it), in one fresh
+    buffer instead of two."""
+    out = g * c
+    out *= g
+    return out
+
+
 def _lerp_(a, b, weight):
     """a.lerp_(b, weight) with PyTorch's formula (so rounding agrees)."""
     if weight < 0.5:

@@ -1,7 +1,7 @@
 """RMSprop, Adagrad and Adadelta: PyTorch's single-tensor updates."""
 import numpy as np
 
-from .optimizer import Optimizer, _check, _increment, _lerp_, _step_tensor, _t
+from .optimizer import Optimizer, _check, _increment, _lerp_, _scaled_square, _step_tensor, _t
 
 
 class RMSprop(Optimizer):
@@ -31,7 +31,7 @@ class RMSprop(Optimizer):
             g = g + wd * p._data
         sq = state['square_avg']._data
         sq *= alpha
-        sq += (1 - alpha) * g * g
+        sq += _scaled_square(g, 1 - alpha)
         if group['centered']:
             ga = state['grad_avg']._data
             _lerp_(ga, g, 1 - alpha)
@@ -45,7 +45,9 @@ class RMSprop(Optimizer):
             buf += g / avg
             p._data += -lr * buf
         else:
-            p._data += (-lr * g) / avg
+            change = g * -lr
+            change /= avg
+            p._data += change
 
 
 class Adagrad(Optimizer):
@@ -101,9 +103,9 @@ class Adadelta(Optimizer):
             g = g + wd * p._data
         sq, acc = state['square_avg']._data, state['acc_delta']._data
         sq *= rho
-        sq += (1 - rho) * g * g
+        sq += _scaled_square(g, 1 - rho)
         std = np.sqrt(sq + eps)
         delta = np.sqrt(acc + eps) / std * g
         acc *= rho
-        acc += (1 - rho) * delta * delta
+        acc += _scaled_square(delta, 1 - rho)
         p._data += -lr * delta

@@ -27,6 +27,6 @@ class SGD(Optimizer):
             else:
                 b = buf._data
                 b *= momentum
-                b += (1 - dampening) * g
+                b += (1 - dampening) * g if dampening else g
             g = g + momentum * buf._data if group['nesterov'] else buf._data
         p._data -= lr * g
