@@ -19,10 +19,22 @@ TARGET_S = 0.15
 REPEATS = 5
 
 
+def compile_bytecode(module, path):
+    """Write ``module``'s bytecode caches under ``path``, as ``pip install`` does, so that the
+    timing measures an installed package. Without this a checkout whose caches are stale is
+    recompiled on every import when PYTHONDONTWRITEBYTECODE is set (this machine sets it):
+    ~50 ms more, which is not what a user pays."""
+    import compileall
+    package = os.path.join(path, module)
+    if os.path.isdir(package):
+        compileall.compile_dir(package, quiet=1)
+
+
 def time_import(module, extra_path=None, repeats=REPEATS):
     """Best-of-``repeats`` wall time (s) of ``python -c 'import module'``."""
     env = dict(os.environ)
     if extra_path:
+        compile_bytecode(module, extra_path)
         env["PYTHONPATH"] = os.pathsep.join([extra_path] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     code = "pass" if module is None else f"import {module}"
     best, err = None, None
