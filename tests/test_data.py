@@ -21,7 +21,7 @@ def _datasets():
 def _same_batches(lbs, tbs):
     assert len(lbs) == len(tbs)
     for lb, tb in zip(lbs, tbs):
-        assert type(lb) is type(tb)
+        assert type(lb) is type(tb) or (isinstance(lb, lg.Tensor) and isinstance(tb, torch.Tensor))
         if isinstance(tb, (list, tuple)):
             assert len(lb) == len(tb)
             for a, b in zip(lb, tb):
@@ -271,3 +271,123 @@ def test_large_batches_and_early_break_leave_nothing_behind():
     assert time.monotonic() - start < 8
     if os.path.isdir('/dev/shm'):
         assert set(os.listdir('/dev/shm')) <= shm
+
+
+# ---- fetching a batch: __getitems__ and the gathered TensorDataset ---------------------------
+
+class _Batches:
+    """A sampler of fixed index lists (as a batch_sampler)."""
+
+    def __init__(self, batches):
+        self.batches = batches
+
+    def __iter__(self):
+        return iter(self.batches)
+
+    def __len__(self):
+        return len(self.batches)
+
+
+def _wide_datasets():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((12, 3, 2)).astype(np.float32)
+    z = np.asfortranarray(rng.standard_normal((12, 4)))  # float64, not C-contiguous
+    y = rng.integers(0, 5, 12)
+    lds = ld.TensorDataset(lg.tensor(x), lg.tensor(z).t().t(), lg.tensor(y))
+    tds = td.TensorDataset(torch.tensor(x), torch.tensor(z), torch.tensor(y))
+    return lds, tds
+
+
+@pytest.mark.parametrize('num_workers', [0, 1])
+@pytest.mark.parametrize('subset', [False, True])
+def test_tensor_dataset_batches_like_torch(subset, num_workers):
+    """A TensorDataset (or a Subset of one, as random_split makes) is gathered a batch at a
+    time: the batches equal torch's per-sample ones, negative indices included."""
+    lds, tds = _wide_datasets()
+    if subset:
+        lds, tds = ld.Subset(ld.Subset(lds, list(range(11, -1, -1))), [0, 2, 4, 6, 8, 10, 1]), \
+            td.Subset(td.Subset(tds, list(range(11, -1, -1))), [0, 2, 4, 6, 8, 10, 1])
+    batches = [[0, 3, 1], [-1, 2], [4, 5, 6], [6]]
+    assert all(ld.dataset.gathered_rows(lds, b) is not None for b in batches)  # the gathering path runs
+    lb = list(ld.DataLoader(lds, batch_sampler=_Batches(batches), num_workers=num_workers))
+    tb = list(td.DataLoader(tds, batch_sampler=_Batches(batches)))
+    _same_batches(lb, tb)
+    for batch in lb:
+        assert all(t._data.flags.c_contiguous and not t.requires_grad for t in batch)
+    # the same as collating the samples one by one
+    for batch, indices in zip(lb, batches):
+        for a, b in zip(batch, ld.default_collate([lds[i] for i in indices])):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_tensor_dataset_bad_indices_fail_as_per_sample():
+    """Out-of-range or non-integer indices take the per-sample path and fail as it does."""
+    lds, tds = _datasets()
+    lm, tm = raises_like(lambda: list(ld.DataLoader(lds, batch_sampler=_Batches([[1, 10]]))),
+                         lambda: list(td.DataLoader(tds, batch_sampler=_Batches([[1, 10]]))))
+    assert lm == tm
+    # booleans are not row numbers (x[True] is x with a new leading dim): as in torch
+    lb = list(ld.DataLoader(lds, batch_sampler=_Batches([[True, True]])))
+    tb = list(td.DataLoader(tds, batch_sampler=_Batches([[True, True]])))
+    _same_batches(lb, tb)
+    assert tuple(lb[0][0].shape) == (2, 1, 10, 3)
+    lm, tm = raises_like(lambda: list(ld.DataLoader(lds, batch_sampler=_Batches([[True, False]]))),
+                         lambda: list(td.DataLoader(tds, batch_sampler=_Batches([[True, False]]))))
+    assert lm == tm
+
+
+class _Batched:
+    """A map-style dataset that fetches a whole batch at once."""
+
+    def __init__(self, module):
+        self.T, self.calls = module, []
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        self.calls.append(('item', i))
+        return self.T.tensor([float(i)])
+
+    def __getitems__(self, indices):
+        self.calls.append(('items', list(indices)))
+        return [self.T.tensor([10.0 * i]) for i in indices]
+
+
+@pytest.mark.parametrize('subset', [False, True])
+def test_getitems_is_used_like_torch(subset):
+    """PyTorch's fetcher asks a dataset with ``__getitems__`` for the whole batch (a Subset
+    forwards it with its own indices); without auto-collation it indexes one sample."""
+    ldata, tdata = _Batched(lg), _Batched(torch)
+    lds, tds = (ld.Subset(ldata, [7, 5, 3, 1, 0]), td.Subset(tdata, [7, 5, 3, 1, 0])) if subset else (ldata, tdata)
+    for kwargs in (dict(batch_size=2), dict(batch_size=None)):
+        del ldata.calls[:], tdata.calls[:]
+        _same_batches(list(ld.DataLoader(lds, **kwargs)), list(td.DataLoader(tds, **kwargs)))
+        assert ldata.calls == tdata.calls and ldata.calls
+    # a custom collate_fn gets __getitems__'s samples as they are
+    del ldata.calls[:], tdata.calls[:]
+    lb = list(ld.DataLoader(lds, batch_size=3, collate_fn=len))
+    assert lb == list(td.DataLoader(tds, batch_size=3, collate_fn=len))
+    assert ldata.calls == tdata.calls
+
+
+def test_batches_of_samples_that_require_grad_are_recorded_like_torch():
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    lx, tx = lg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (lb,) = next(iter(ld.DataLoader(ld.TensorDataset(lx), batch_size=3)))
+    (tb,) = next(iter(td.DataLoader(td.TensorDataset(tx), batch_size=3)))
+    lrows = next(iter(ld.DataLoader([lx[i] for i in range(4)], batch_size=2)))
+    trows = next(iter(td.DataLoader([tx[i] for i in range(4)], batch_size=2)))
+    for a, b in ((lb, tb), (lrows, trows)):
+        assert_same(a, b)
+        assert a.grad_fn.name() == b.grad_fn.name() == 'StackBackward0'
+    (lb.sum() + (lrows * 2).sum()).backward()
+    (tb.sum() + (trows * 2).sum()).backward()
+    assert_same(lx.grad, tx.grad)
+    with lg.no_grad():  # nothing to record: gathered at once
+        (lb,) = next(iter(ld.DataLoader(ld.TensorDataset(lx), batch_size=3)))
+    assert lb.grad_fn is None and not lb.requires_grad
+    # samples of different sizes: torch's error, not NumPy's
+    lm, tm = raises_like(lambda: ld.default_collate([lg.zeros(2), lg.zeros(3)]),
+                         lambda: td.default_collate([torch.zeros(2), torch.zeros(3)]))
+    assert lm == tm

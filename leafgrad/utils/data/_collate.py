@@ -4,22 +4,19 @@ import collections.abc
 
 import numpy as np
 
+from ...ops.rearrange import stack
 from ...tensor import Tensor
-
-
-def _stack(arrays):
-    return Tensor._wrap(np.stack(arrays))
 
 
 def default_collate(batch):
     elem = batch[0]
     if isinstance(elem, Tensor):
-        return _stack([b._data for b in batch])
+        return stack(batch)  # as PyTorch: recorded when a sample requires grad, its size errors
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in 'OUS':
             raise TypeError(f'default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; '
                             f'found {elem.dtype}')
-        return _stack(batch)
+        return Tensor._wrap(np.stack(batch))
     if isinstance(elem, np.generic):
         return Tensor._wrap(np.asarray(batch))
     if isinstance(elem, bool):

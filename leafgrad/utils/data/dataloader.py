@@ -20,8 +20,20 @@ import numpy as np
 from ... import creation
 from ...tensor import Tensor
 from ._collate import default_collate, default_convert
-from .dataset import IterableDataset
+from .dataset import IterableDataset, gathered_rows
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+
+def _fetch(dataset, indices, collate_fn):
+    """One batch of a map-style dataset, as PyTorch's fetcher makes it: the samples from
+    ``dataset.__getitems__(indices)`` where the dataset has it, else one ``dataset[i]`` per
+    index, then collated. A TensorDataset with the default collation is gathered at once."""
+    if collate_fn is default_collate:
+        batch = gathered_rows(dataset, indices)
+        if batch is not None:
+            return batch
+    getitems = getattr(dataset, '__getitems__', None)
+    return collate_fn(getitems(indices) if getitems else [dataset[i] for i in indices])
 
 
 class WorkerInfo:
@@ -154,7 +166,7 @@ def _worker_loop(dataset, index_queue, result_queue, collate_fn, auto_collation,
                     continue
                 data = collate_fn(items) if auto_collation else collate_fn(items[0])
             elif auto_collation:
-                data = collate_fn([dataset[i] for i in indices])
+                data = _fetch(dataset, indices, collate_fn)
             else:
                 data = collate_fn(dataset[indices])
             result_queue.put((idx, _pack(data)))
@@ -263,7 +275,7 @@ class DataLoader:
                 yield self.collate_fn(items)
         for indices in self._index_sampler():
             if self._auto_collation:
-                yield self.collate_fn([self.dataset[i] for i in indices])
+                yield _fetch(self.dataset, indices, self.collate_fn)
             else:
                 yield self.collate_fn(self.dataset[indices])
 

@@ -3,7 +3,11 @@ import bisect
 import math
 import warnings
 
+import numpy as np
+
 from ... import creation
+from ...autograd.grad_mode import is_grad_enabled
+from ...tensor import Tensor
 
 
 class Dataset:
@@ -48,8 +52,39 @@ class Subset(Dataset):
             return self.dataset[[self.indices[i] for i in idx]]
         return self.dataset[self.indices[idx]]
 
+    def __getitems__(self, indices):
+        """A batch of samples (the DataLoader's fetcher calls this), batched through the parent
+        dataset's own ``__getitems__`` when it has one, as in PyTorch."""
+        getitems = getattr(self.dataset, '__getitems__', None)
+        if callable(getitems):
+            return getitems([self.indices[i] for i in indices])
+        return [self.dataset[self.indices[i]] for i in indices]
+
     def __len__(self):
         return len(self.indices)
+
+
+def gathered_rows(dataset, indices):
+    """What ``default_collate([dataset[i] for i in indices])`` gives when ``dataset`` is a
+    TensorDataset, or a Subset of one (``random_split``): a list with, per tensor, its rows at
+    ``indices``. One gather per tensor instead of a view per sample and a stack of them.
+    None for any other dataset, for an index that is not an in-range integer, or when the
+    stack would be recorded (a tensor requires grad): the per-sample path then runs (and
+    raises its errors)."""
+    while type(dataset) is Subset:
+        try:
+            indices = [dataset.indices[i] for i in indices]
+        except (IndexError, TypeError):
+            return None
+        dataset = dataset.dataset
+    if type(dataset) is not TensorDataset or (is_grad_enabled() and any(t.requires_grad for t in dataset.tensors)):
+        return None
+    rows = np.asarray(indices)
+    n = len(dataset)
+    if rows.ndim != 1 or rows.dtype.kind not in 'iu' or not rows.size or rows.min() < -n or rows.max() >= n:
+        return None
+    # (contiguous, as a stack of the rows is)
+    return [Tensor._wrap(np.ascontiguousarray(t._data[rows])) for t in dataset.tensors]
 
 
 class ConcatDataset(Dataset):
