@@ -444,8 +444,8 @@ def select(input, dim, index):
         raise IndexError(f'index {index} is out of bounds for dimension {d} with size {size}')
     i = index + size if index < 0 else index
     # The trailing ... keeps a 0-d result a view (a bare int index would copy it to a scalar).
-    out, node = make_view(input, input._data[(slice(None),) * d + (i, Ellipsis)], SelectBackward0,
-                          lambda t: select(t, d, i))
+    data = input._data[i, ...] if d == 0 else input._data[(slice(None),) * d + (i, Ellipsis)]
+    out, node = make_view(input, data, SelectBackward0, lambda t: select(t, d, i))
     if node is not None:
         node.self_shape, node.dim, node.index = shape, d, i
     return out
