@@ -39,7 +39,6 @@ def _update_moments(state, g, beta1, beta2):
     return m, v
 
 
-
 class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,

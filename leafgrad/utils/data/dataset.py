@@ -68,9 +68,9 @@ def gathered_rows(dataset, indices):
     """What ``default_collate([dataset[i] for i in indices])`` gives when ``dataset`` is a
     TensorDataset, or a Subset of one (``random_split``): a list with, per tensor, its rows at
     ``indices``. One gather per tensor instead of a view per sample and a stack of them.
-    None for any other dataset, for an index that is not an in-range integer, or when the
-    stack would be recorded (a tensor requires grad): the per-sample path then runs (and
-    raises its errors)."""
+    None for any other dataset, for an index that is not an in-range integer, when the stack
+    would be recorded (a tensor requires grad) or for tensors on the GPU: the per-sample path
+    then runs (and raises its errors)."""
     while type(dataset) is Subset:
         try:
             indices = [dataset.indices[i] for i in indices]
@@ -79,6 +79,8 @@ def gathered_rows(dataset, indices):
         dataset = dataset.dataset
     if type(dataset) is not TensorDataset or (is_grad_enabled() and any(t.requires_grad for t in dataset.tensors)):
         return None
+    if any(type(t._data) is not np.ndarray for t in dataset.tensors):
+        return None  # (GPU arrays: the per-sample path)
     rows = np.asarray(indices)
     n = len(dataset)
     if rows.ndim != 1 or rows.dtype.kind not in 'iu' or not rows.size or rows.min() < -n or rows.max() >= n:
