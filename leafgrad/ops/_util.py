@@ -241,6 +241,26 @@ def wrap_dims(dim, ndim):
     return dims
 
 
+def times(grad, other):
+    """``grad * other`` in a derivative. In a plain backward (grad mode off: nothing is recorded)
+    the arrays are multiplied directly when NumPy gives the recorded op's dtype (``other`` of
+    grad's dtype, or a Python float), sparing the op's dispatch; otherwise the op runs."""
+    if not state.grad_enabled:
+        o = other._data if type(other) is _Tensor else other
+        if type(o) is float or (type(o) is _ndarray and o.dtype is grad._data.dtype):
+            return wrap(grad._data * o)
+    return grad * other
+
+
+def divided(grad, other):
+    """``grad / other`` in a derivative, as ``times``."""
+    if not state.grad_enabled:
+        o = other._data if type(other) is _Tensor else other
+        if type(o) is float or (type(o) is _ndarray and o.dtype is grad._data.dtype):
+            return wrap(grad._data / o)
+    return grad / other
+
+
 def float_dtype_for(arr):
     """Ops such as exp turn integer input into the default float dtype, as PyTorch does."""
     if arr.dtype.kind == 'f':
@@ -250,7 +270,7 @@ def float_dtype_for(arr):
 
 __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'unary', 'record_many', 'saved_output', 'sum_to',
            'binary_operands', 'broadcast_error', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
-           'as_tensor_arg', 'state']
+           'as_tensor_arg', 'state', 'times', 'divided']
 
 # Imported last: these modules import this one.
 from . import reduction as _reduction, shape as _shape  # noqa: E402

@@ -3,8 +3,8 @@
 Derivatives are written with leafgrad ops on tensors, so that ``create_graph=True`` records
 them; under a plain ``backward()`` grad mode is off and those ops take their fast path.
 """
-from ._util import (Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, state,
-                    sum_to, unary, wrap, xp)
+from ._util import (Node, binary_operands, broadcast_error, divided, float_dtype_for, record, saved_output,
+                    state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import unshared
 from ..tensor import Tensor
 
@@ -106,9 +106,9 @@ class MulBackward0(_BinaryNode):
         ga = gb = None
         if self.next_functions[0][0] is not None:
             other = saved[1] if self.other_scalar is None else self.other_scalar
-            ga = sum_to(grad * other, self.self_shape)
+            ga = sum_to(times(grad, other), self.self_shape)
         if self.next_functions[1][0] is not None:
-            gb = sum_to(grad * saved[0], self.other_shape)
+            gb = sum_to(times(grad, saved[0]), self.other_shape)
         return ga, gb
 
 
@@ -144,10 +144,10 @@ class DivBackward0(_BinaryNode):
         saved = self.saved_tensors
         ga = gb = None
         if self.other_scalar is not None:
-            return sum_to(grad / self.other_scalar, self.self_shape), None
+            return sum_to(divided(grad, self.other_scalar), self.self_shape), None
         other = saved[1]
         if self.next_functions[0][0] is not None:
-            ga = sum_to(grad / other, self.self_shape)
+            ga = sum_to(divided(grad, other), self.self_shape)
         if self.next_functions[1][0] is not None:
             gb = sum_to(-grad * saved[0] / (other * other), self.other_shape)
         return ga, gb
@@ -335,7 +335,7 @@ class ExpBackward0(Node):
 
     def apply(self, grad):
         (result,) = self.saved_tensors
-        return grad * result,
+        return times(grad, result),
 
 
 def exp(input):
