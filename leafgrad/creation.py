@@ -367,3 +367,38 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         out.append(rng.choice(len(p), size=num_samples, replace=replacement, p=p))
     arr = _np.array(out, dtype=_np.int64)
     return _wrap(arr.reshape(probs.shape[:-1] + (num_samples,)))
+
+
+# ---- Tensor.new_*: a new tensor with this tensor's dtype and device unless told otherwise ------
+
+def _new_like(self, dtype, device):
+    return (self.dtype if dtype is None else dtype), (self.device if device is None else device)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    dtype, device = _new_like(self, dtype, device)
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    dtype, device = _new_like(self, dtype, device)
+    return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    dtype, device = _new_like(self, dtype, device)
+    return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    dtype, device = _new_like(self, dtype, device)
+    return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    dtype, device = _new_like(self, dtype, device)
+    return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+for _method in (new_zeros, new_ones, new_empty, new_full, new_tensor):
+    setattr(Tensor, _method.__name__, _method)

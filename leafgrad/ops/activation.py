@@ -433,5 +433,16 @@ FUNCTIONAL = ['leaky_relu', 'leaky_relu_', 'elu', 'elu_', 'selu', 'selu_', 'celu
               'softplus', 'logsigmoid', 'hardtanh', 'hardtanh_', 'relu6', 'hardswish', 'hardsigmoid', 'threshold',
               'threshold_', 'hardshrink', 'softshrink', 'softsign', 'tanhshrink']
 # what PyTorch also has as torch.<name>; hardshrink is the only one that is also a Tensor method
-FUNCTIONS = ['selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_', 'hardshrink']
+def softmax(input, dim, dtype=None):
+    """``torch.softmax`` and ``Tensor.softmax``: nn.functional's, with ``dim`` required."""
+    from ..nn.functional import softmax as _softmax  # (nn loads on first use)
+    return _softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    from ..nn.functional import log_softmax as _log_softmax
+    return _log_softmax(input, dim, dtype=dtype)
+
+
+FUNCTIONS = ['selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_', 'hardshrink', 'softmax', 'log_softmax']
 NOT_METHODS = ['selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_']

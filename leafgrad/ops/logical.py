@@ -3,7 +3,7 @@
 None of these is differentiable: their results are bool or integer tensors, recorded nowhere.
 """
 from .. import backend
-from ._util import binary_operands, wrap, xp
+from ._util import binary_operands, broadcast_error, wrap, xp
 from .inplace import inplace
 from ..tensor import Tensor
 
@@ -92,8 +92,47 @@ def _inplace_of(fn):
     return op_
 
 
+# ---- comparing whole tensors ----------------------------------------------------------------
+
+def _check_pair(name, input, other):
+    for pos, (arg, t) in enumerate((('input', input), ('other', other)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(t).__name__}")
+
+
+def _close(name, input, other, rtol, atol, equal_nan):
+    """|input - other| <= atol + rtol * |other| elementwise (equal infinities are close; NaNs
+    only with ``equal_nan``), as an array; both tensors of one dtype, as PyTorch requires."""
+    _check_pair(name, input, other)
+    a, b = input._data, other._data
+    if a.dtype != b.dtype:
+        raise RuntimeError(f'{_LABELS[a.dtype.name]} did not match {_LABELS[b.dtype.name]}')
+    try:
+        xp.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise broadcast_error(input, other) from None
+    return xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return wrap(_close('isclose', input, other, rtol, atol, equal_nan))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element is ``isclose``: a Python bool."""
+    return bool(_close('allclose', input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    """Whether the two tensors have the same size and elements (compared after promotion; NaN
+    equals nothing): a Python bool."""
+    _check_pair('equal', input, other)
+    return bool(xp.array_equal(input._data, other._data))
+
+
 FUNCTIONS = ['logical_and', 'logical_or', 'logical_xor', 'logical_not', 'bitwise_and', 'bitwise_or',
-             'bitwise_xor', 'bitwise_not', 'isnan', 'isinf', 'isposinf', 'isneginf', 'isfinite', 'isreal']
+             'bitwise_xor', 'bitwise_not', 'isnan', 'isinf', 'isposinf', 'isneginf', 'isfinite', 'isreal',
+             'isclose', 'allclose', 'equal']
 METHODS = {name + '_': _inplace_of(globals()[name]) for name in
            ['logical_and', 'logical_or', 'logical_xor', 'logical_not', 'bitwise_and', 'bitwise_or',
             'bitwise_xor', 'bitwise_not']}
