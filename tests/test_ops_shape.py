@@ -355,3 +355,23 @@ ERRORS = [
 @pytest.mark.parametrize('name,fn', ERRORS, ids=[e[0] for e in ERRORS])
 def test_errors_like_torch(name, fn):
     assert same_message(*raises_like(lambda: fn(lg, lg.tensor(X)), lambda: fn(torch, torch.tensor(X))))
+
+
+@pytest.mark.parametrize('numel,shape', [
+    (12, (3, 4)), (12, (-1,)), (12, (2, -1, 3)), (12, (12, 1, -1)), (0, (3, 0)), (0, (-1,)), (0, (2, -1)), (1, ()),
+    (12, (0, -1)), (0, (0, -1)), (0, (-1, 0, 3)), (12, (-1, -1)), (12, (5, -1)), (12, (-2, -6)), (12, (3, 5)),
+    (12, (-3, -4)), (12, (-2, 3, -1)),
+])
+def test_view_and_reshape_shapes_like_torch(numel, shape):
+    """The inferred size, or torch's error, for every kind of target shape (the common ones
+    take a shorter path than the ones that fail)."""
+    for op in ('view', 'reshape'):
+        results = []
+        for T in (lg, torch):
+            x = T.arange(float(numel), requires_grad=True) * 1
+            try:
+                y = getattr(x, op)(*shape) if shape else getattr(x, op)(())
+                results.append((tuple(y.shape), y.grad_fn.name()))
+            except RuntimeError as e:
+                results.append(str(e))
+        assert results[0] == results[1], (op, results)

@@ -7,6 +7,7 @@ view rewrite the base's history (see ``inplace.py``). Ops with several view outp
 split, chunk) record one node for all of them (``make_views``); its derivative gets None for
 an output that received no gradient and treats it as zeros (``grads_or_zeros``).
 """
+import math
 import weakref
 
 from .. import backend
@@ -79,10 +80,19 @@ def shape_args(args):
     """Accept f(2, 3), f((2, 3)) and f([2, 3]) as PyTorch does."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
-    return tuple(int(a) for a in args)
+    return tuple(map(int, args))
 
 
 def _infer_shape(shape, numel):
+    """``shape`` (a tuple) with its -1 inferred from ``numel``, or PyTorch's error."""
+    if not shape or min(shape) >= -1:  # the common cases first, without building a list
+        holes = shape.count(-1)
+        if holes == 0 and math.prod(shape) == numel:
+            return shape
+        known = -math.prod(shape)
+        if holes == 1 and known and numel % known == 0:
+            i = shape.index(-1)
+            return shape[:i] + (numel // known,) + shape[i + 1:]
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
@@ -94,6 +104,9 @@ def _infer_shape(shape, numel):
                 raise RuntimeError(f'invalid shape dimension {s} at index {i} of shape {shape}')
             known *= s
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f'cannot reshape tensor of 0 elements into shape {shape} because the unspecified '
+                               'dimension size -1 can be any value and is ambiguous')
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known
@@ -143,7 +156,7 @@ def reshape(input, *shape):
     shape = _infer_shape(shape_args(shape), input._data.size)
     src = input._data
     data = src.reshape(shape)
-    if xp.may_share_memory(data, src):
+    if src.flags.c_contiguous or xp.may_share_memory(data, src):  # (contiguous data: always a view)
         out, node = make_view(input, data, ViewBackward0, lambda t: reshape(t, shape))
     else:  # a copy, as PyTorch's reshape of non-contiguous data: _reshape_alias/clone + view
         out, node = record(data, UnsafeViewBackward0, (input,))
