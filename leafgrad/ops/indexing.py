@@ -111,12 +111,13 @@ def _full_slice(c, size):
     return start == 0 and (c.stop is None or c.stop >= size) and c.step in (None, 1)
 
 
-def _apply_basic(input, index, skip_full_slices=True):
+def _apply_basic(input, index):
     """PyTorch's first stage of indexing: ints, slices, None and ... applied as views (select,
     slice, unsqueeze), in order. Returns the view and the advanced components left over, each
     with the view's dim where it applies (ints never count as advanced, unlike NumPy).
 
-    Slices spanning a whole dim are skipped, as PyTorch skips them (except in ``t[a:b]``)."""
+    Slices spanning a whole dim are skipped, as PyTorch skips them (``t[a:b]`` alone is not
+    read here: getitem records it as a slice)."""
     nd = input._data.ndim
     consumed = 0
     for c in index:
@@ -139,7 +140,7 @@ def _apply_basic(input, index, skip_full_slices=True):
         elif isinstance(c, int) and not isinstance(c, bool):
             out = _shape.select(out, dim, c)
         elif isinstance(c, slice):
-            if not (skip_full_slices and _full_slice(c, out._data.shape[dim])):
+            if not _full_slice(c, out._data.shape[dim]):
                 out = _shape.slice_dim(out, dim, c.start, c.stop, c.step)
             dim += 1
         else:
@@ -180,12 +181,13 @@ def getitem(input, index):
         if not input._data.ndim:
             raise IndexError(_INDEX_0DIM)
         return _shape.select(input, 0, index)
-    single_slice = isinstance(index, slice)
-    if single_slice and not input._data.ndim:
-        raise IndexError('slice() cannot be applied to a 0-dim tensor.')
+    if isinstance(index, slice):  # t[a:b]: one slice view, recorded even when it spans the dim
+        if not input._data.ndim:
+            raise IndexError('slice() cannot be applied to a 0-dim tensor.')
+        return _shape.slice_dim(input, 0, index.start, index.stop, index.step)
     index = _normalize(index)
-    # t[a:b] always records its slice; inside a tuple a slice spanning the dim is skipped.
-    view, advanced = _apply_basic(input, index, skip_full_slices=not single_slice)
+    # (inside a tuple, a slice spanning its whole dim is skipped, as PyTorch skips it)
+    view, advanced = _apply_basic(input, index)
     if not advanced:
         return alias(input) if view is input else view
     np_index = _advanced_index(view, advanced)
