@@ -81,6 +81,15 @@ class MeanBackward1(Node):
         return _expand_back(grad / self.count, self.self_shape, self.dims, self.keepdim),
 
 
+def _mean_all(data):
+    """The mean of every element. For float32/float64 NumPy's own mean is this sum and division
+    (the same pairwise sum, the same rounding) behind a Python-level wrapper; half precision
+    and the empty case keep NumPy's (float32 accumulation, NaN with its warning)."""
+    if data.size and type(data) is xp.ndarray and (data.dtype == xp.float32 or data.dtype == xp.float64):
+        return xp.add.reduce(data, axis=None) / data.size
+    return data.mean()
+
+
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     if dtype is not None:
@@ -89,7 +98,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError('mean(): could not infer output dtype. Input dtype must be either a floating '
                            f'point or complex dtype. Got: {_LABELS[data.dtype.name]}')
     if dim is None:
-        result, node = record(xp.asarray(data.mean()), MeanBackward0, (input,))
+        result, node = record(xp.asarray(_mean_all(data)), MeanBackward0, (input,))
         if node is not None:
             node.self_shape, node.count = data.shape, max(data.size, 1) if data.size else 0
         return result
