@@ -349,7 +349,9 @@ class SqueezeBackward4(SqueezeBackward0):  # the squeeze inside matmul of a 1-D 
 def unsqueeze(input, dim):
     nd = input._data.ndim
     d = wrap_dim(dim, nd + 1)
-    out, node = make_view(input, xp.expand_dims(input._data, d), UnsqueezeBackward0, lambda t: unsqueeze(t, d))
+    shape = input._data.shape
+    data = input._data.reshape(shape[:d] + (1,) + shape[d:])  # (what expand_dims does, without its wrapper)
+    out, node = make_view(input, data, UnsqueezeBackward0, lambda t: unsqueeze(t, d))
     if node is not None:
         node.dim = d
     return out
