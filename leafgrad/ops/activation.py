@@ -428,11 +428,6 @@ def tanhshrink(input):
     return input - ew.tanh(input)
 
 
-# what nn.functional re-exports from this module
-FUNCTIONAL = ['leaky_relu', 'leaky_relu_', 'elu', 'elu_', 'selu', 'selu_', 'celu', 'celu_', 'gelu', 'silu', 'mish',
-              'softplus', 'logsigmoid', 'hardtanh', 'hardtanh_', 'relu6', 'hardswish', 'hardsigmoid', 'threshold',
-              'threshold_', 'hardshrink', 'softshrink', 'softsign', 'tanhshrink']
-# what PyTorch also has as torch.<name>; hardshrink is the only one that is also a Tensor method
 def softmax(input, dim, dtype=None):
     """``torch.softmax`` and ``Tensor.softmax``: nn.functional's, with ``dim`` required."""
     from ..nn.functional import softmax as _softmax  # (nn loads on first use)
@@ -444,5 +439,10 @@ def log_softmax(input, dim, dtype=None):
     return _log_softmax(input, dim, dtype=dtype)
 
 
+# what nn.functional re-exports from this module
+FUNCTIONAL = ['leaky_relu', 'leaky_relu_', 'elu', 'elu_', 'selu', 'selu_', 'celu', 'celu_', 'gelu', 'silu', 'mish',
+              'softplus', 'logsigmoid', 'hardtanh', 'hardtanh_', 'relu6', 'hardswish', 'hardsigmoid', 'threshold',
+              'threshold_', 'hardshrink', 'softshrink', 'softsign', 'tanhshrink']
+# what PyTorch also has as torch.<name>; hardshrink, softmax and log_softmax are also Tensor methods
 FUNCTIONS = ['selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_', 'hardshrink', 'softmax', 'log_softmax']
 NOT_METHODS = ['selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_']
