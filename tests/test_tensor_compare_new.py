@@ -83,3 +83,46 @@ def test_new_tensors_like_torch(base_dtype):
         assert lr.requires_grad == tr.requires_grad and lr.is_leaf
     grad_base = lg.ones(2, requires_grad=True) * 2
     assert not grad_base.new_zeros(2).requires_grad and grad_base.new_zeros(2).grad_fn is None
+
+
+# ---- sampling in place: normal_, uniform_ -------------------------------------------------------
+
+@pytest.mark.parametrize('method,args,kernel_name', [('normal_', (), 'NormalBackward0'),
+                                                     ('uniform_', (-1.0, 2.0), 'UniformBackward0')])
+def test_sampling_in_place_like_torch(method, args, kernel_name):
+    names, grads, versions = [], [], []
+    for T in (lg, torch):
+        x = T.zeros(3, requires_grad=True)
+        y = x * 2
+        getattr(y, method)(*args)
+        names.append(y.grad_fn.name())
+        versions.append(y._version)
+        y.sum().backward()
+        grads.append(x.grad.numpy())
+        # through .data or under no_grad a leaf that requires grad takes it
+        getattr(x.data, method)(*args)
+        with T.no_grad():
+            getattr(x, method)(*args)
+    assert names == [kernel_name] * 2 and versions[0] == versions[1] == 1
+    lm, tm = raises_like(lambda: getattr(lg.zeros(3, requires_grad=True), method)(*args),
+                         lambda: getattr(torch.zeros(3, requires_grad=True), method)(*args))
+    assert lm == tm
+    np.testing.assert_array_equal(grads[0], grads[1])  # zeros: the old values do not matter
+
+
+def test_sampling_values_dtypes_and_errors():
+    gen = lg.Generator().manual_seed(0)
+    for dtype in (lg.float16, lg.float32, lg.float64):
+        n = lg.zeros(20000, dtype=dtype).normal_(3.0, 0.5, generator=gen)
+        u = lg.empty(20000, dtype=dtype).uniform_(-2, to=5, generator=gen)
+        assert n.dtype == u.dtype == dtype
+        assert abs(float(n.mean()) - 3.0) < 0.02 and abs(float(n.float().std()) - 0.5) < 0.02
+        assert float(u.min()) >= -2 and float(u.max()) <= 5 and abs(float(u.float().mean()) - 1.5) < 0.1
+    a = lg.zeros(5).normal_(generator=lg.Generator().manual_seed(7))
+    b = lg.zeros(5).normal_(generator=lg.Generator().manual_seed(7))
+    assert lg.equal(a, b)  # the generator decides
+    for make in (lambda T: T.zeros(2, dtype=T.int64).uniform_(), lambda T: T.zeros(2, dtype=T.bool).normal_(),
+                 lambda T: T.zeros(3).uniform_(2, 1), lambda T: T.zeros(3).normal_(0, -1)):
+        lm, tm = raises_like(lambda: make(lg), lambda: make(torch))
+        assert lm == tm
+    assert lg.equal(lg.zeros(3).uniform_(0, 0), lg.zeros(3))

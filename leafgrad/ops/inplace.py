@@ -301,6 +301,46 @@ def fill_(self, value):
     return inplace(self, lambda s: _filled(s, value, FillBackward2))
 
 
+class NormalBackward0(FillBackward2):
+    """``normal_``: overwritten with samples, no gradient reaches the old value."""
+
+
+class UniformBackward0(FillBackward2):
+    """``uniform_``: as NormalBackward0."""
+
+
+def _sample_(self, cls, kernel, sample):
+    d = self._data.dtype
+    if d.kind != 'f':
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(backend.from_np(d))}\'')
+    from ._util import record
+    return inplace(self, lambda s: record(sample(s._data.shape).astype(d, copy=False), cls, (s,))[0])
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Overwrite with samples of N(mean, std^2) from leafgrad's generator."""
+    if std < 0:
+        raise RuntimeError(f'normal expects std >= 0.0, but found std {std}')
+    from ..creation import _rng
+    return _sample_(self, NormalBackward0, 'normal_kernel_cpu', lambda shape: _rng(generator).normal(mean, std, shape))
+
+
+def uniform_(self, *bounds, generator=None, **named):
+    """Overwrite with samples of U[from, to) (``uniform_(from=0, to=1)``) from leafgrad's
+    generator. PyTorch names the bounds ``from`` and ``to``; ``from`` being a Python keyword,
+    named bounds arrive in ``named``."""
+    if len(bounds) > 2:
+        raise TypeError(f'uniform_() takes at most 2 positional arguments ({len(bounds)} given)')
+    low = bounds[0] if len(bounds) > 0 else named.pop('from', 0.0)
+    high = bounds[1] if len(bounds) > 1 else named.pop('to', 1.0)
+    if named:
+        raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(named))}'")
+    if self._data.dtype.kind == 'f' and low > high:
+        raise RuntimeError(f'uniform_ expects to return a [from, to) range, but found from={low} > to={high}')
+    from ..creation import _rng
+    return _sample_(self, UniformBackward0, 'check_uniform_bounds', lambda shape: _rng(generator).uniform(low, high, shape))
+
+
 def zero_(self):
     self._check_inplace()
     _check_writable(self)
@@ -409,5 +449,6 @@ def transpose_(self, dim0, dim1):
 
 
 METHODS = {'add_': add_, 'sub_': sub_, 'mul_': mul_, 'div_': div_, 'pow_': pow_, 'zero_': zero_, 'fill_': fill_,
+           'normal_': normal_, 'uniform_': uniform_,
            'copy_': copy_, 'unsqueeze_': unsqueeze_, 'squeeze_': squeeze_, 't_': t_, 'transpose_': transpose_,
            'swapaxes_': transpose_, 'swapdims_': transpose_}
