@@ -1,5 +1,6 @@
 """leafgrad.special: PyTorch's ``torch.special`` names for the elementwise ops that leafgrad has
 (the same functions, recorded under the same nodes as PyTorch records them)."""
+from .ops.activation import log_softmax, softmax
 from .ops.elementwise import sigmoid as expit
 from .ops.pointwise import exp2, logit, sinc, xlogy
 from .ops.reduction import logsumexp
@@ -15,16 +16,6 @@ def round(input, *, decimals=0):
         from .ops.activation import _DTYPE_LABEL
         raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{_DTYPE_LABEL[data.dtype.name]}\'')
     return record(xp.round(data, decimals).astype(data.dtype, copy=False), RoundBackward1, (input,))[0]
-
-
-def softmax(input, dim, *, dtype=None):
-    from .nn.functional import softmax as _softmax
-    return _softmax(input, dim, dtype=dtype)
-
-
-def log_softmax(input, dim, *, dtype=None):
-    from .nn.functional import log_softmax as _log_softmax
-    return _log_softmax(input, dim, dtype=dtype)
 
 
 __all__ = ['expit', 'erf', 'erfc', 'exp2', 'expm1', 'log1p', 'logit', 'logsumexp', 'round', 'sinc', 'xlogy',

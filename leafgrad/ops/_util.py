@@ -7,6 +7,8 @@ grad; otherwise the op has taken its fast path and recorded nothing.
 NumPy functions are called through ``xp`` (NumPy). CuPy arrays implement NumPy's dispatch
 protocols (``__array_ufunc__``, ``__array_function__``), so the same call runs on the GPU.
 """
+import operator as _operator
+
 from .. import backend
 from ..autograd.grad_mode import state
 from ..autograd import origins
@@ -241,24 +243,21 @@ def wrap_dims(dim, ndim):
     return dims
 
 
-def times(grad, other):
-    """``grad * other`` in a derivative. In a plain backward (grad mode off: nothing is recorded)
-    the arrays are multiplied directly when NumPy gives the recorded op's dtype (``other`` of
-    grad's dtype, or a Python float), sparing the op's dispatch; otherwise the op runs."""
-    if not state.grad_enabled:
-        o = other._data if type(other) is _Tensor else other
-        if type(o) is float or (type(o) is _ndarray and o.dtype is grad._data.dtype):
-            return wrap(grad._data * o)
-    return grad * other
+def _derivative_op(ufunc, op):
+    """``op(grad, other)`` for a derivative. In a plain backward (grad mode off: nothing is
+    recorded) ``ufunc`` runs on the arrays when NumPy gives the recorded op's dtype (``other``
+    of grad's dtype, or a Python float), sparing the op's dispatch; otherwise the op runs."""
+    def apply(grad, other):
+        if not state.grad_enabled:
+            o = other._data if type(other) is _Tensor else other
+            if type(o) is float or (type(o) is _ndarray and o.dtype is grad._data.dtype):
+                return wrap(ufunc(grad._data, o))
+        return op(grad, other)
+    return apply
 
 
-def divided(grad, other):
-    """``grad / other`` in a derivative, as ``times``."""
-    if not state.grad_enabled:
-        o = other._data if type(other) is _Tensor else other
-        if type(o) is float or (type(o) is _ndarray and o.dtype is grad._data.dtype):
-            return wrap(grad._data / o)
-    return grad / other
+times = _derivative_op(xp.multiply, _operator.mul)
+divided = _derivative_op(xp.true_divide, _operator.truediv)
 
 
 def float_dtype_for(arr):

@@ -85,34 +85,24 @@ def shape_args(args):
 
 def _infer_shape(shape, numel):
     """``shape`` (a tuple) with its -1 inferred from ``numel``, or PyTorch's error."""
-    if not shape or min(shape) >= -1:  # the common cases first, without building a list
-        holes = shape.count(-1)
-        if holes == 0 and math.prod(shape) == numel:
-            return shape
-        known = -math.prod(shape)
-        if holes == 1 and known and numel % known == 0:
-            i = shape.index(-1)
-            return shape[:i] + (numel // known,) + shape[i + 1:]
-    shape = list(shape)
-    neg = [i for i, s in enumerate(shape) if s == -1]
-    if len(neg) > 1:
+    holes = shape.count(-1)
+    if holes > 1:
         raise RuntimeError('only one dimension can be inferred')
-    known = 1
-    for i, s in enumerate(shape):
-        if s != -1:
-            if s < 0:
-                raise RuntimeError(f'invalid shape dimension {s} at index {i} of shape {shape}')
-            known *= s
-    if neg:
-        if known == 0 and numel == 0:
-            raise RuntimeError(f'cannot reshape tensor of 0 elements into shape {shape} because the unspecified '
-                               'dimension size -1 can be any value and is ambiguous')
-        if known == 0 or numel % known:
+    if shape and min(shape) < -1:
+        i = next(i for i, s in enumerate(shape) if s < -1)
+        raise RuntimeError(f'invalid shape dimension {shape[i]} at index {i} of shape {list(shape)}')
+    known = math.prod(shape) * (-1 if holes else 1)  # the product of the given sizes
+    if not holes:
+        if known != numel:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape[neg[0]] = numel // known
-    elif known != numel:
+        return shape
+    if known == 0 and numel == 0:
+        raise RuntimeError(f'cannot reshape tensor of 0 elements into shape {list(shape)} because the unspecified '
+                           'dimension size -1 can be any value and is ambiguous')
+    if known == 0 or numel % known:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return tuple(shape)
+    i = shape.index(-1)
+    return shape[:i] + (numel // known,) + shape[i + 1:]
 
 
 # ---- view / reshape ----------------------------------------------------------------------
