@@ -25,6 +25,9 @@ def test_softmax_function_and_method(dim, log):
     for a_, b_ in zip(results[0][:4], results[1][:4]):
         assert_same(a_, b_, rtol=1e-10, atol=1e-12) if a_.dtype == lg.float64 else assert_same(a_, b_)
     assert results[0][4] == results[1][4]
+    fn = lg.log_softmax if log else lg.softmax
+    assert lg.autograd.gradcheck(lambda t: fn(t, dim), (lg.tensor(a, requires_grad=True),))
+    assert lg.autograd.gradgradcheck(lambda t: fn(t, dim), (lg.tensor(a, requires_grad=True),))
     assert raises_like(lambda: lg.softmax(lg.zeros(2)), lambda: torch.softmax(torch.zeros(2)))
 
 
