@@ -149,11 +149,14 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                     if new is not None:
                         grads = list(new)
 
-            if (grads[0] is None) if len(grads) == 1 else not _any_grad(grads):
+            grad = grads[0] if len(grads) == 1 else _any_grad(grads)
+            if grad is None:
                 # Nothing arrived (every consumer's gradient was None): pass None along.
                 outs = (None,) * len(node.next_functions)
             elif check_anomaly:
                 outs = _apply_with_anomaly(node, grads)
+            elif len(grads) == 1:
+                outs = node.apply(grad)  # (a star-call would build an argument tuple first)
             else:
                 outs = node.apply(*grads)
             if not keep_graph:
@@ -165,9 +168,12 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                     if new is not None:
                         outs = tuple(new)
 
-            for (nxt, nr), grad in zip(node.next_functions, outs):
+            i = -1
+            for nxt, nr in node.next_functions:  # (indexing outs costs less than a zip)
+                i += 1
                 if nxt is None:
                     continue
+                grad = outs[i]
                 if grad is not None:
                     buf = buffers.get(nxt)
                     if buf is None:
@@ -209,10 +215,11 @@ def _sum_in_place(old, grad):
 
 
 def _any_grad(grads):
+    """A gradient that arrived (any one), or None."""
     for g in grads:
         if g is not None:
-            return True
-    return False
+            return g
+    return None
 
 
 def _run_tensor_hooks_and_retain(node, grads):
