@@ -159,6 +159,37 @@ def test_saved_tensor_modified_inplace_message():
     assert m1.replace('leafgrad', 'torch') == m2
 
 
+@pytest.mark.parametrize('op', ['exp', 'tanh', 'sigmoid'])
+@pytest.mark.parametrize('create_graph', [False, True])
+def test_saved_output_modified_in_place_message(op, create_graph):
+    """These ops' derivatives read their saved output as an array in a plain backward and as a
+    tensor with create_graph: both check its version."""
+    def prog(T):
+        x = T.tensor([0.5, -1., 2.], requires_grad=True)
+        y = getattr(T, op)(x)
+        y.mul_(2)
+        y.sum().backward(create_graph=create_graph)
+    m1, m2 = raises_like(lambda: prog(lg), lambda: prog(torch))
+    assert same_message(m1, m2)
+
+
+@pytest.mark.parametrize('op', ['exp', 'tanh', 'sigmoid'])
+def test_saved_output_unpacked_by_hooks_in_plain_backward(op):
+    def prog(T):
+        unpacked = []
+
+        def unpack(t):
+            unpacked.append(tuple(t.shape))
+            return t
+        x = T.tensor([0.5, -1., 2.], requires_grad=True)
+        with T.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            y = getattr(T, op)(x)
+        (y * y).sum().backward()
+        return x.grad.tolist(), unpacked
+    (g1, u1), (g2, u2) = prog(lg), prog(torch)
+    assert np.allclose(g1, g2, rtol=1e-6) and u1 == u2 == [(3,)]
+
+
 def test_failed_op_changes_nothing():
     x = lg.tensor([1., 2., 3.], requires_grad=True)
     y = x * 2

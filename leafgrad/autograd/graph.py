@@ -202,8 +202,10 @@ class Node:
             raise RuntimeError(_FREED)
         if self._saved_versions is None:
             return [p.unpack(self) if type(p) in _UNPACKS else p for p in saved]
+        versions = self._saved_versions
         out = []
-        for t, version in zip(saved, self._saved_versions):
+        for t in saved:  # (indexing versions costs less than a zip)
+            version = versions[len(out)]
             if type(t) is SavedOutput:
                 if t._version_counter[0] != version:
                     self._raise_modified(t.data, t._version_counter[0], version, self, t.output_nr)
@@ -211,6 +213,23 @@ class Node:
             elif t._version_counter[0] != version:
                 self._raise_modified(t._data, t._version_counter[0], version, t._grad_fn, t._output_nr)
             out.append(t)
+        return out
+
+    def saved_arrays(self):
+        """The saved tensors' arrays, checked as ``saved_tensors`` checks them, without
+        re-wrapping a saved output: for a derivative computed on arrays in a plain backward,
+        where nothing is recorded and no tensor is needed."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_FREED)
+        versions = self._saved_versions
+        if versions is None:  # packed by saved-tensor hooks: their unpack runs
+            return [t._data for t in self.saved_tensors]
+        out = []
+        for t in saved:
+            if t._version_counter[0] != versions[len(out)]:
+                self.saved_tensors  # raises PyTorch's message for it
+            out.append(t.data if type(t) is SavedOutput else t._data)
         return out
 
     @staticmethod

@@ -334,6 +334,9 @@ class ExpBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
+        if not state.grad_enabled:  # a plain backward records nothing: on the arrays
+            (r,) = self.saved_arrays()
+            return wrap(grad._data * r),
         (result,) = self.saved_tensors
         return times(grad, result),
 
@@ -404,6 +407,9 @@ class TanhBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
+        if not state.grad_enabled:  # as ExpBackward0
+            (r,) = self.saved_arrays()
+            return wrap(_tanh_derivative(grad._data, r)),
         (result,) = self.saved_tensors
         return tanh_backward(grad, result),
 
@@ -437,10 +443,13 @@ def _one_minus(a):
     return _one(a) - a
 
 
+def _tanh_derivative(g, r):
+    return g * _one_minus(r * r)
+
+
 def tanh_backward(grad, result):
     """``grad * (1 - result**2)`` as one op (PyTorch's tanh_backward), from tanh's own output."""
-    r = result._data
-    out, node = record(grad._data * _one_minus(r * r), TanhBackwardBackward0, (grad, result))
+    out, node = record(_tanh_derivative(grad._data, result._data), TanhBackwardBackward0, (grad, result))
     if node is not None:
         node.save(grad, result)
     return out
@@ -454,6 +463,9 @@ class SigmoidBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
+        if not state.grad_enabled:  # as ExpBackward0
+            (r,) = self.saved_arrays()
+            return wrap(_sigmoid_derivative(grad._data, r)),
         (result,) = self.saved_tensors
         return sigmoid_backward(grad, result),
 
@@ -468,10 +480,13 @@ class SigmoidBackwardBackward0(Node):
         return g_grad, g_result
 
 
+def _sigmoid_derivative(g, r):
+    return g * (r * _one_minus(r))
+
+
 def sigmoid_backward(grad, result):
     """``grad * result * (1 - result)`` as one op (PyTorch's sigmoid_backward)."""
-    r = result._data
-    out, node = record(grad._data * (r * _one_minus(r)), SigmoidBackwardBackward0, (grad, result))
+    out, node = record(_sigmoid_derivative(grad._data, result._data), SigmoidBackwardBackward0, (grad, result))
     if node is not None:
         node.save(grad, result)
     return out
