@@ -654,3 +654,18 @@ def test_nll_loss_target_changed_in_place_is_caught():
         target[0] = 1
         loss.backward()
     assert same_message(*raises_like(lambda: run(lg), lambda: run(torch)))
+
+
+@pytest.mark.parametrize('kwargs', [{}, dict(reduction='sum'), dict(ignore_index=1)])
+def test_nll_loss_gradient_is_computed_as_torch_computes_it(kwargs):
+    """-(grad / total) at the target classes, bit for bit (the upstream gradient divided by the
+    number of rows, not multiplied by a rounded -1/n)."""
+    rng = np.random.default_rng(3)
+    logp = rng.standard_normal((13, 5)).astype(np.float32)
+    target = rng.integers(0, 5, 13)
+
+    def grad(T):
+        x = T.tensor(logp, requires_grad=True)
+        (T.nn.functional.nll_loss(x, T.tensor(target), **kwargs) * 0.3).backward()
+        return x.grad.numpy()
+    np.testing.assert_array_equal(grad(lg), grad(torch))

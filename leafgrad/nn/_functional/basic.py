@@ -7,7 +7,7 @@ again.
 import warnings
 
 from ... import backend
-from ...ops._util import Node, record, saved_output, wrap, wrap_dim, xp
+from ...ops._util import Node, record, saved_output, state, wrap, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
@@ -55,9 +55,14 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 class LogSoftmaxBackward0(Node):
-    __slots__ = ('dim',)
+    __slots__ = ('dim', 'dtype')
 
     def apply(self, grad):
+        if not state.grad_enabled and grad._data.dtype == self.dtype:
+            # a plain backward records nothing: the same formula on the arrays
+            (y,) = self.saved_arrays()
+            g = grad._data
+            return wrap(g - xp.exp(y) * xp.add.reduce(g, axis=self.dim, keepdims=True)),
         (y,) = self.saved_tensors
         return grad - _ew.exp(y) * _sum(grad, self.dim, keepdim=True),
 
@@ -65,17 +70,21 @@ class LogSoftmaxBackward0(Node):
 def _log_softmax_array(data, d):
     if not data.size:
         return data.copy()
-    shifted = data - data.max(axis=d, keepdims=True)
-    return shifted - xp.log(xp.exp(shifted).sum(axis=d, keepdims=True))
+    # (the ufuncs' own reductions: the ndarray methods wrap them in Python)
+    shifted = data - xp.maximum.reduce(data, axis=d, keepdims=True)
+    sums = xp.add.reduce(xp.exp(shifted), axis=d, keepdims=True)
+    shifted -= xp.log(sums, out=sums)
+    return shifted
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, data, d = _softmax_input(input, dim, dtype, 'log_softmax')
     work = data.astype(xp.float32) if data.dtype == xp.float16 else data
     out = _log_softmax_array(work, d).astype(data.dtype, copy=False)
-    result, node = record(out.reshape(input._data.shape), LogSoftmaxBackward0, (input,))
+    result, node = record(out.reshape(input._data.shape) if input._data.ndim == 0 else out, LogSoftmaxBackward0,
+                          (input,))
     if node is not None:
-        node.dim = d if input._data.ndim else ()
+        node.dim, node.dtype = (d if input._data.ndim else ()), out.dtype
         node.save(saved_output(result))
     return result
 

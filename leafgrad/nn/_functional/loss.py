@@ -4,7 +4,7 @@ kl_div, cross_entropy). Every derivative is written with leafgrad ops, so losses
 twice."""
 import warnings
 
-from ...ops._util import Node, binary_operands, record, wrap, xp
+from ...ops._util import Node, binary_operands, record, state, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops.elementwise import _Empty
 from ...ops import shape as _shape
@@ -260,7 +260,7 @@ def _class_layout(input, target):
 
 
 def _check_target_dtype(target):
-    if target._data.dtype.kind not in 'iu' or target._data.dtype not in (xp.int64, xp.uint8):
+    if target._data.dtype.type is not xp.int64 and target._data.dtype.type is not xp.uint8:
         from .common import dtype_name
         raise RuntimeError(f'expected target dtype to be Long or Byte, but got {dtype_name(target)}')
 
@@ -269,20 +269,37 @@ class NllLossBackward0(Node):
     """The gradient is ``-weight[t] / total_weight`` at each row's target class ``t`` and 0
     elsewhere, and in the ignored rows. The target and weight are saved, as PyTorch saves them
     (so that changing them in place is caught); the forward keeps the rows that count, their
-    classes and coefficients for the derivative."""
-    __slots__ = ('class_dim', 'reduction', 'input_shape', 'n_rows', 'counted', 'classes', 'coefs')
+    classes, their weights (None: all 1) and the total weight (None: no mean) for the derivative."""
+    __slots__ = ('class_dim', 'reduction', 'input_shape', 'n_rows', 'counted', 'classes', 'weights', 'total',
+                 'dtype')
     saved_names = ('target', 'weight')
 
     def apply(self, grad):
         self.saved_tensors  # the version check of target and weight
-        shape, C, cdim = self.input_shape, self.input_shape[self.class_dim], self.class_dim
-        coef = xp.zeros((self.n_rows, C), dtype=self.coefs.dtype)
-        coef[self.counted, self.classes] = self.coefs
+        w, total, g = self.weights, self.total, grad._data
+        if not state.grad_enabled and g.ndim == 0 and g.dtype == self.dtype and total != 0:
+            # A reduced loss in a plain backward: its gradient is folded into the coefficients
+            # before they are scattered, as PyTorch computes them: -(grad / total) * weight.
+            scale = -g if total is None else g / -total  # (the same number as -(grad / total))
+            return wrap(self._scattered(scale if w is None else w * scale)), None, None
+        if total is None:
+            coefs = -1 if w is None else -w
+        else:
+            with xp.errstate(divide='ignore', invalid='ignore'):  # no weight at all: -w / 0, as PyTorch
+                coefs = (xp.ones((), self.dtype) if w is None else w) / -total
+        if self.reduction == 'none' and len(self.input_shape) > 1:
+            grad = _shape.unsqueeze(grad, self.class_dim)
+        return grad * wrap(self._scattered(coefs)), None, None
+
+    def _scattered(self, values):
+        """``values`` at each counted row's target class, 0 elsewhere, in the input's layout."""
+        shape, cdim = self.input_shape, self.class_dim
+        C = shape[cdim]
+        coef = xp.zeros((self.n_rows, C), dtype=self.dtype)
+        coef[self.counted, self.classes] = values
         if len(shape) != 2:  # rows back to the input's layout, the classes along class_dim
             coef = xp.moveaxis(coef.reshape(shape[:cdim] + shape[cdim + 1:] + (C,)), -1, cdim)
-        if self.reduction == 'none' and len(shape) > 1:
-            grad = _shape.unsqueeze(grad, cdim)
-        return grad * wrap(coef), None, None
+        return coef
 
 
 class NllLoss2DBackward0(NllLossBackward0):
@@ -325,36 +342,26 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     elif valid is not None:
         w = valid.astype(x.dtype)
     picked = x[rows, classes]
-    losses = -picked if w is None else -(w * picked)
     counted = rows if valid is None or valid.all() else rows[valid]
+    losses = -picked if w is None else -(w * picked)
     total = None
     if reduction == 'none':
         if counted is not rows:
             losses[~valid] = 0  # +0, as PyTorch leaves an ignored row
         data = losses.reshape(target._data.shape)
-    elif reduction == 'sum':
-        data = xp.add.reduce(losses)
     else:
-        total = x.dtype.type(t.size) if w is None else xp.add.reduce(w)
-        data = xp.add.reduce(losses) / total if total else xp.asarray(xp.nan)  # no weight at all: 0/0
+        data = xp.add.reduce(losses)
+        if reduction == 'mean':
+            total = t.size if w is None else xp.add.reduce(w)
+            data = data / total if total else xp.asarray(xp.nan, dtype=x.dtype)  # no weight at all: 0/0
     cls = NllLoss2DBackward0 if input._data.ndim >= 3 else NllLossBackward0
-    out, node = record(xp.asarray(data, dtype=x.dtype), cls, (input, target, weight))
+    out, node = record(data, cls, (input, target, weight))
     if node is not None:
         node.class_dim, node.reduction, node.input_shape, node.n_rows = cdim, reduction, input._data.shape, t.size
-        if w is None:
-            w = xp.ones((), dtype=x.dtype)  # one weight for every row
-        elif counted is not rows:
-            w = w[valid]
-        if counted is not rows:
-            classes = classes[valid]
-        node.counted, node.classes = counted, classes
-        if total is None:
-            node.coefs = -w
-        elif total:
-            node.coefs = w / -total
-        else:  # no weight at all: -w / 0 in the rows that count, as PyTorch
-            with xp.errstate(divide='ignore', invalid='ignore'):
-                node.coefs = w / -total
+        node.counted, node.weights, node.total, node.dtype = counted, w, total, x.dtype
+        node.classes = classes
+        if counted is not rows:  # (w is set: the rows' weights are 0 where they do not count)
+            node.classes, node.weights = classes[valid], w[valid]
         node.save(target, _Empty if weight is None else weight)
     return out
 
