@@ -223,3 +223,25 @@ def test_sigmoid_fast_and_stable_paths_match_torch(dtype):
             got = lg.sigmoid(lg.tensor(x)).numpy()
         want = torch.sigmoid(torch.tensor(x)).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-3 if dtype == 'float16' else 1e-6, atol=1e-38)
+
+
+@pytest.mark.parametrize('grad_mode', [False, True])
+@pytest.mark.parametrize('op', ['add_', 'sub_', 'mul_', 'div_'])
+def test_in_place_into_expanded_or_unbroadcastable_output_raises_like_torch(op, grad_mode):
+    """In-place ops refuse a written-to tensor whose elements share memory (an expand) and an
+    operand that broadcasts beyond it, with PyTorch's messages, and change nothing."""
+    def run(T, make, operand):
+        with T.set_grad_enabled(grad_mode):
+            t = make(T)
+            before = t.clone()
+            try:
+                getattr(t, op)(operand(T))
+            except RuntimeError as e:
+                return str(e), bool((t == before).all())
+        raise AssertionError('did not raise')
+    cases = [(lambda T: T.zeros(3).expand(2, 3), lambda T: 1.5),
+             (lambda T: T.zeros(3).expand(2, 3), lambda T: T.ones(2, 3)),
+             (lambda T: T.zeros(3), lambda T: T.ones(2, 3)),
+             (lambda T: T.zeros(3), lambda T: T.ones(2, 3, dtype=T.float64))]
+    for make, operand in cases:
+        assert run(lg, make, operand) == run(torch, make, operand)

@@ -34,6 +34,17 @@ def test_names_and_next_functions_match_torch():
     assert repr(acc).startswith('<AccumulateGrad object at')
 
 
+@pytest.mark.parametrize('expr', [lambda x: 2 + x, lambda x: 2 * x, lambda x: 2.5 - x, lambda x: 2 / x,
+                                  lambda x: x + 2, lambda x: x * 2])
+def test_number_on_the_left_records_the_tensor_first(expr):
+    """``2 + x`` records AddBackward0 with x's edge first, as PyTorch does."""
+    def edges(T):
+        y = expr(T.tensor([1., 2.], requires_grad=True))
+        return [(n.name().replace('torch', 'leafgrad') if n is not None else None, i)
+                for n, i in y.grad_fn.next_functions]
+    assert edges(lg) == edges(torch)
+
+
 def test_accumulate_grad_variable_and_shared_accumulator():
     lx = lg.tensor([1.0, 2.0], requires_grad=True)
     y = lx * lx

@@ -204,17 +204,27 @@ def _rebase(t, node):
         _attach_retain(t)
 
 
-def inplace_binary(self, other, ufunc, op, **kwargs):
+def inplace_binary(self, other, ufunc, op, alpha=1):
     """``self op= other``: a single in-place ufunc call when nothing is recorded."""
     if state.grad_enabled:  # (under no_grad, as in an optimizer's step, nothing can be refused)
         self._check_inplace()
         if needs_grad(self, other):
-            return inplace(self, lambda s: op(s, other, **kwargs), (other,))
-    _check_writable(self)
+            if alpha == 1:
+                return inplace(self, lambda s: op(s, other), (other,))
+            return inplace(self, lambda s: op(s, other, alpha=alpha), (other,))
+    data = self._data
     y = other._data if isinstance(other, Tensor) else other
-    d = self._data.dtype
-    if not (d.kind == 'f' and (type(y) is float or type(y) is int or getattr(y, 'dtype', None) is d)):
-        # (a float tensor with a number or with its own dtype keeps its dtype: nothing to check)
+    d = data.dtype
+    if d.kind == 'f' and alpha == 1 and (type(y) is float or type(y) is int or getattr(y, 'dtype', None) is d):
+        # The common case: a float tensor with a number or with its own dtype keeps its dtype,
+        # nothing to check first (NumPy refuses a read-only output before writing).
+        try:
+            ufunc(data, y, data)
+        except ValueError:
+            _check_writable(self)
+            raise _broadcast_error(data, y) from None
+    else:
+        _check_writable(self)
         rt = backend.result_type(self, other)
         if ufunc is xp.true_divide and rt.category < 2:
             rt = backend.get_default_dtype()
@@ -222,27 +232,29 @@ def inplace_binary(self, other, ufunc, op, **kwargs):
         if rt.category > sd.category:
             raise RuntimeError(f"result type {_type_name(rt)} can't be cast to the desired output type "
                                f"{_type_name(sd)}")
-    alpha = kwargs.get('alpha', 1)
-    if alpha != 1:
-        y = y * alpha
-    try:
-        ufunc(self._data, y, out=self._data, casting='unsafe')
-    except ValueError:
-        shape = xp.broadcast_shapes(self._data.shape, xp.shape(y))
-        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                           f'{list(shape)}') from None
+        if alpha != 1:
+            y = y * alpha
+        try:
+            ufunc(data, y, out=data, casting='unsafe')
+        except ValueError:
+            raise _broadcast_error(data, y) from None
     self._version_counter[0] += 1
     return self
+
+
+def _broadcast_error(data, y):
+    shape = xp.broadcast_shapes(data.shape, xp.shape(y))
+    return RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
 
 
 # ---- the in-place ops of the foundation -----------------------------------------------
 
 def add_(self, other, *, alpha=1):
-    return inplace_binary(self, other, xp.add, add, alpha=alpha)
+    return inplace_binary(self, other, xp.add, add, alpha)
 
 
 def sub_(self, other, *, alpha=1):
-    return inplace_binary(self, other, xp.subtract, sub, alpha=alpha)
+    return inplace_binary(self, other, xp.subtract, sub, alpha)
 
 
 def mul_(self, other):

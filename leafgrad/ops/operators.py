@@ -19,10 +19,12 @@ def _hash(self):
     return id(self)  # __eq__ is elementwise, so tensors hash by identity
 
 
+# Addition and multiplication commute exactly, so ``number + t`` is ``t + number`` (the tensor
+# is the op's first input, as PyTorch records it).
 METHODS = {
-    '__add__': ew.add, '__radd__': _reflected(ew.add), '__iadd__': inplace.add_,
+    '__add__': ew.add, '__radd__': ew.add, '__iadd__': inplace.add_,
     '__sub__': ew.sub, '__rsub__': _reflected(ew.sub), '__isub__': inplace.sub_,
-    '__mul__': ew.mul, '__rmul__': _reflected(ew.mul), '__imul__': inplace.mul_,
+    '__mul__': ew.mul, '__rmul__': ew.mul, '__imul__': inplace.mul_,
     '__truediv__': ew.div, '__rtruediv__': _reflected(ew.div), '__itruediv__': inplace.div_,
     '__pow__': ew.pow, '__rpow__': _reflected(ew.pow), '__ipow__': inplace.pow_,
     '__matmul__': matmul, '__rmatmul__': _rmatmul,
