@@ -524,15 +524,18 @@ class ReluBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
-        (result,) = self.saved_tensors
-        mask = result._data > 0
+        if state.grad_enabled:  # create_graph: recorded, with the result as an input
+            (result,) = self.saved_tensors
+            return masked_grad(grad, result._data > 0, result, 'ThresholdBackwardBackward0'),
+        (r,) = self.saved_arrays()
+        mask = r > 0
         # (no local name for grad's array before unshared has counted the references to it)
-        if not state.grad_enabled and grad._data.shape == mask.shape and unshared(grad, 3):
+        if grad._data.shape == mask.shape and unshared(grad, 3):
             # Only the walk sees this gradient (its buffer list, apply's arguments): mask it
             # where it lies, as a hand-written backward would, instead of allocating.
             xp.multiply(grad._data, mask, out=grad._data)
             return grad,
-        return masked_grad(grad, mask, result, 'ThresholdBackwardBackward0'),
+        return wrap(grad._data * mask),
 
 
 class MaskedGradBackward(Node):
