@@ -206,14 +206,15 @@ def sum_to(grad, shape):
     if gshape == shape:
         return grad
     lead = len(gshape) - len(shape)
-    kept = tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    if gshape[lead:] == shape:  # only leading dims to drop (a bias, say): the common case first
+        if not state.grad_enabled and grad._data.dtype.kind == 'f':
+            return wrap(xp.add.reduce(grad._data, axis=0 if lead == 1 else tuple(range(lead))))
+        return _reduction.sum(grad, tuple(range(lead)))
+    kept = tuple([i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1])
     if not state.grad_enabled and grad._data.dtype.kind == 'f':
         # a plain backward records nothing: one reduction of the array
         summed = xp.add.reduce(grad._data, axis=tuple(range(lead)) + kept, keepdims=bool(kept))
         return wrap(summed.reshape(shape) if kept else summed)
-    if not kept:
-        # only leading dims to drop (a bias, say): one reduction gives the shape, no view
-        return _reduction.sum(grad, tuple(range(lead)))
     out = _reduction.sum(grad, tuple(range(lead)) + kept, keepdim=True)
     if lead:
         out = _shape.reshape(out, shape)

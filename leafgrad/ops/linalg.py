@@ -31,7 +31,8 @@ def mat2_grad(grad, mat1, mat2):
     transposed view (a Linear's ``weight.t()``) the product is computed transposed, so that the
     weight's gradient arrives contiguous and AccumulateGrad can keep it without a copy."""
     m = mat2._data
-    transposed = m.ndim == 2 and m.flags.f_contiguous and not m.flags.c_contiguous
+    flags = m.flags
+    transposed = m.ndim == 2 and flags.f_contiguous and not flags.c_contiguous
     if not state.grad_enabled:  # as in mat1_grad
         g, a = grad._data, mat1._data
         return wrap((g.T @ a).T if transposed else a.T @ g)
