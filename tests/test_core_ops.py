@@ -242,6 +242,8 @@ def test_in_place_into_expanded_or_unbroadcastable_output_raises_like_torch(op, 
     cases = [(lambda T: T.zeros(3).expand(2, 3), lambda T: 1.5),
              (lambda T: T.zeros(3).expand(2, 3), lambda T: T.ones(2, 3)),
              (lambda T: T.zeros(3), lambda T: T.ones(2, 3)),
+             (lambda T: T.zeros(3), lambda T: T.ones(4)),
+             (lambda T: T.zeros(2, 3), lambda T: T.ones(4, 1)),
              (lambda T: T.zeros(3), lambda T: T.ones(2, 3, dtype=T.float64))]
     for make, operand in cases:
         assert run(lg, make, operand) == run(torch, make, operand)

@@ -18,7 +18,7 @@ Writing is refused where PyTorch refuses it: into an expanded (read-only, self-o
 view, and into one output of unbind/split/chunk while recording.
 """
 from .. import backend
-from ._util import Node, needs_grad, state, wrap, xp
+from ._util import Node, broadcast_error, needs_grad, state, wrap, xp
 from .elementwise import add, div, mul, pow, sub
 from ..autograd.graph import _short_name, gradient_edge
 from ..tensor import Tensor
@@ -222,7 +222,7 @@ def inplace_binary(self, other, ufunc, op, alpha=1):
             ufunc(data, y, data)
         except ValueError:
             _check_writable(self)
-            raise _broadcast_error(data, y) from None
+            raise _broadcast_error(self, other, y) from None
     else:
         _check_writable(self)
         rt = backend.result_type(self, other)
@@ -237,14 +237,19 @@ def inplace_binary(self, other, ufunc, op, alpha=1):
         try:
             ufunc(data, y, out=data, casting='unsafe')
         except ValueError:
-            raise _broadcast_error(data, y) from None
+            raise _broadcast_error(self, other, y) from None
     self._version_counter[0] += 1
     return self
 
 
-def _broadcast_error(data, y):
-    shape = xp.broadcast_shapes(data.shape, xp.shape(y))
-    return RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
+def _broadcast_error(self, other, y):
+    """PyTorch's error for an operand that does not broadcast to ``self``'s shape."""
+    try:
+        shape = xp.broadcast_shapes(self._data.shape, xp.shape(y))
+    except ValueError:  # nor to any shape
+        return broadcast_error(self, other)
+    return RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                        f"{list(shape)}")
 
 
 # ---- the in-place ops of the foundation -----------------------------------------------

@@ -342,8 +342,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     elif valid is not None:
         w = valid.astype(x.dtype)
     picked = x[rows, classes]
-    counted = rows if valid is None or valid.all() else rows[valid]
     losses = -picked if w is None else -(w * picked)
+    counted = rows if valid is None or valid.all() else rows[valid]
     total = None
     if reduction == 'none':
         if counted is not rows:
