@@ -10,6 +10,7 @@ so that this file holds only the tensor's own state and the autograd entry point
 import warnings
 
 from . import backend
+from . import autograd as _autograd
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator
 from .autograd.origins import note as _note_origin
@@ -309,8 +310,7 @@ class Tensor:
         return add_hook(meta.post_acc_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """The same data (shared storage and version counter) with no history."""

@@ -190,6 +190,26 @@ def test_saved_output_unpacked_by_hooks_in_plain_backward(op):
     assert np.allclose(g1, g2, rtol=1e-6) and u1 == u2 == [(3,)]
 
 
+@pytest.mark.parametrize('create_graph', [False, True])
+@pytest.mark.parametrize('outer_mode', [False, True])
+def test_grad_mode_restored_after_a_failed_backward(create_graph, outer_mode):
+    """The walk sets grad mode to create_graph for the derivatives and restores the caller's,
+    also when a derivative raises, as in PyTorch."""
+    def prog(T):
+        x = T.tensor([0.5, -1., 2.], requires_grad=True)
+        y = x.exp()
+        loss = y.sum()
+        with T.no_grad():
+            y.mul_(2)
+        with T.set_grad_enabled(outer_mode):
+            try:
+                loss.backward(create_graph=create_graph)
+            except RuntimeError as e:
+                assert 'modified by an inplace operation' in str(e)
+                return T.is_grad_enabled()
+    assert prog(lg) == prog(torch) == outer_mode
+
+
 def test_failed_op_changes_nothing():
     x = lg.tensor([1., 2., 3.], requires_grad=True)
     y = x * 2

@@ -123,7 +123,11 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
     # `pending` is a node that became ready while no other was: it would be popped next
     # anyway, so it skips the heap (the common case in a chain of ops).
     pending = None
-    with grad_mode.set_grad_enabled(create_graph):
+    # grad mode for the derivatives, restored however the walk ends (a context manager's
+    # three calls, without them)
+    prev_grad_mode = grad_mode.state.grad_enabled
+    grad_mode.state.grad_enabled = bool(create_graph)
+    try:
         while True:
             if pending is not None:
                 node, pending = pending, None
@@ -200,6 +204,8 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             # Drop this step's references, so that a buffer consumed here can be freed (or
             # taken by AccumulateGrad without a copy) as soon as its last consumer has run.
             grads = outs = grad = old = None
+    finally:
+        grad_mode.state.grad_enabled = prev_grad_mode
     return captured
 
 
