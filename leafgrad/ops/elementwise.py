@@ -330,15 +330,23 @@ def neg(input):
 negative = neg
 
 
-class ExpBackward0(Node):
+class _OutputDerivative(Node):
+    """A one-input op whose derivative is a function of the gradient and of the op's own
+    output: ``on_arrays(grad, result)`` in a plain backward (nothing is recorded, so no tensor
+    is needed), ``recorded(grad, result)``, written with leafgrad ops, under create_graph."""
     __slots__ = ()
 
     def apply(self, grad):
-        if not state.grad_enabled:  # a plain backward records nothing: on the arrays
+        if not state.grad_enabled:
             (r,) = self.saved_arrays()
-            return wrap(grad._data * r),
+            return wrap(self.on_arrays(grad._data, r)),
         (result,) = self.saved_tensors
-        return times(grad, result),
+        return self.recorded(grad, result),
+
+
+class ExpBackward0(_OutputDerivative):
+    __slots__ = ()
+    on_arrays, recorded = staticmethod(xp.multiply), staticmethod(times)
 
 
 def exp(input):
@@ -403,17 +411,6 @@ class SignBackward0(Node):
         return grad * 0,
 
 
-class TanhBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        if not state.grad_enabled:  # as ExpBackward0
-            (r,) = self.saved_arrays()
-            return wrap(_tanh_derivative(grad._data, r)),
-        (result,) = self.saved_tensors
-        return tanh_backward(grad, result),
-
-
 class TanhBackwardBackward0(Node):
     __slots__ = ()
 
@@ -455,19 +452,13 @@ def tanh_backward(grad, result):
     return out
 
 
+class TanhBackward0(_OutputDerivative):
+    __slots__ = ()
+    on_arrays, recorded = staticmethod(_tanh_derivative), staticmethod(tanh_backward)
+
+
 def tanh(input):
     return unary(TanhBackward0, input, xp.tanh(float_dtype_for(input._data)), save='output')
-
-
-class SigmoidBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        if not state.grad_enabled:  # as ExpBackward0
-            (r,) = self.saved_arrays()
-            return wrap(_sigmoid_derivative(grad._data, r)),
-        (result,) = self.saved_tensors
-        return sigmoid_backward(grad, result),
 
 
 class SigmoidBackwardBackward0(Node):
@@ -514,6 +505,11 @@ def _sigmoid_array(x):
     e = xp.exp(-x)  # 1 / (1 + exp(-x)), in place in one fresh buffer
     e += _one(e)
     return xp.reciprocal(e, out=e)
+
+
+class SigmoidBackward0(_OutputDerivative):
+    __slots__ = ()
+    on_arrays, recorded = staticmethod(_sigmoid_derivative), staticmethod(sigmoid_backward)
 
 
 def sigmoid(input):

@@ -18,7 +18,7 @@ Writing is refused where PyTorch refuses it: into an expanded (read-only, self-o
 view, and into one output of unbind/split/chunk while recording.
 """
 from .. import backend
-from ._util import Node, broadcast_error, needs_grad, state, wrap, xp
+from ._util import Node, broadcast_error, needs_grad, record, state, wrap, xp
 from .elementwise import add, div, mul, pow, sub
 from ..autograd.graph import _short_name, gradient_edge
 from ..tensor import Tensor
@@ -330,7 +330,6 @@ def _sample_(self, cls, kernel, sample):
     d = self._data.dtype
     if d.kind != 'f':
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(backend.from_np(d))}\'')
-    from ._util import record
     return inplace(self, lambda s: record(sample(s._data.shape).astype(d, copy=False), cls, (s,))[0])
 
 
