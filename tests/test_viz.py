@@ -108,7 +108,7 @@ def test_freed_after_backward_and_kept_with_retain_graph():
     loss.backward()
     g = viz.draw(loss, params=dict(w=w))
     freed = sorted(n.label for n in g.nodes_of('op_freed'))
-    assert freed == ['ExpBackward0\nsaved tensors freed', 'MulBackward0\nsaved tensors freed']
+    assert freed == ['ExpBackward0\nsaved tensors freed'] + ['MulBackward0\nsaved tensors freed'] * 2
     assert not g.nodes_of('saved')                      # nothing is saved any more
     assert 'style="rounded,dashed,filled"' in g.source
     assert g.node('w\n').label == 'w\n[3] float32\n.grad: kept [3]'
@@ -118,6 +118,10 @@ def test_freed_after_backward_and_kept_with_retain_graph():
     tl.backward()
     with pytest.raises(RuntimeError, match='backward through the graph a second time'):
         tl.grad_fn.next_functions[0][0]._saved_result
+    times_two = tl.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
+    assert times_two.name() == 'MulBackward0'
+    with pytest.raises(RuntimeError, match='backward through the graph a second time'):
+        times_two._saved_other  # the Python scalar 2, saved as a tensor and freed
     with pytest.raises(RuntimeError, match='backward through the graph a second time'):
         loss.grad_fn.next_functions[0][0].saved_tensors
 

@@ -11,6 +11,7 @@ A saved *input* is kept as the tensor itself. A saved *output* is kept as its ar
 version counter only (keeping the output tensor would make a reference cycle
 tensor -> grad_fn -> tensor); it is re-wrapped, connected to this node, when unpacked.
 """
+import functools
 import itertools
 import sys
 import threading
@@ -151,6 +152,15 @@ class _Kept:
 _UNPACKS = (_Packed, _Kept)
 
 
+def _refused_once_released(apply):
+    @functools.wraps(apply)
+    def checked_apply(self, *grads):
+        if self._saved is None:
+            raise RuntimeError(_FREED)
+        return apply(self, *grads)
+    return checked_apply
+
+
 class Node:
     """A recorded op. Subclasses are named as PyTorch names them (``MulBackward0``)."""
     # Rarely set fields are class-level defaults; an instance stores them (in its __dict__)
@@ -164,12 +174,21 @@ class Node:
     _hooked = False           # set once any of the four above is: the walk looks at them only then
     _metadata = None
     _anomaly_trace = None
+    # Slots that hold what the derivative needs besides saved tensors (an index, a mask) and
+    # that PyTorch saves as tensors: release() frees them with the saved tensors, and a second
+    # backward through the node then fails as PyTorch's does.
+    saved_state = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         names = cls.__dict__.get('saved_names') or SAVED_NAMES.get(cls.__name__)
         if names:
             _install_saved_properties(cls, names)
+        if cls.saved_state:  # its derivative reads state that release() frees: refuse once freed
+            if 'release' not in cls.__dict__:
+                cls.release = Node._release_with_state
+            if 'apply' in cls.__dict__:
+                cls.apply = _refused_once_released(cls.__dict__['apply'])
 
     def __init__(self, next_functions):
         self.next_functions = next_functions
@@ -245,9 +264,16 @@ class Node:
             'leafgrad.autograd.set_detect_anomaly(True, check_nan=False).')
 
     def release(self):
-        """Free what the derivative needed; a second backward through this node then fails."""
+        """Free what the derivative needed; a second backward through this node then fails.
+        A node that kept nothing (an add) stays usable, as in PyTorch."""
         if self._saved:
             self._saved = None
+
+    def _release_with_state(self):
+        """release() of a class that names a ``saved_state`` (installed by __init_subclass__)."""
+        self._saved = None
+        for name in self.saved_state:
+            setattr(self, name, None)
 
     def _saved_slot(self, i, name):
         """The i-th saved tensor (``grad_fn._saved_<name>``); None where the op kept none, or
@@ -256,6 +282,9 @@ class Node:
             # packed by saved-tensor hooks: unpack this slot only, as PyTorch does
             p = self._saved[i] if i < len(self._saved) else None
             t = p.unpack(self) if type(p) in _UNPACKS else p
+        elif self._saved is None and self._saved_versions is not None and i >= len(self._saved_versions) \
+                and getattr(self, name + '_scalar', None) is None:
+            return None  # released, but this slot never held anything: no error, as in PyTorch
         else:
             saved = self.saved_tensors
             t = saved[i] if i < len(saved) else None

@@ -18,6 +18,12 @@ class _BinaryNode(Node):
     __slots__ = ('self_shape', 'other_shape', 'other_scalar', 'alpha')
 
 
+def _release_even_a_scalar(node):
+    """Node.release for mul and div, whose Python scalar operand PyTorch saves as a tensor: the
+    node is released even when it saved no tensor, and its derivative then raises."""
+    node._saved = None
+
+
 # ---- add, sub ----------------------------------------------------------------------------
 
 class AddBackward0(_BinaryNode):
@@ -100,6 +106,7 @@ def rsub(input, other, *, alpha=1):
 
 class MulBackward0(_BinaryNode):
     __slots__ = ()
+    release = _release_even_a_scalar
 
     def apply(self, grad):
         saved = self.saved_tensors
@@ -132,6 +139,8 @@ def mul(input, other):
             node.save()
         elif node.next_functions[1][0] is None:
             node.save(_Empty, other)  # self is needed only for other's gradient
+        elif node.next_functions[0][0] is None:
+            node.save(input, _Empty)  # and other only for self's
         else:
             node.save(input, other)
     return result
@@ -139,6 +148,7 @@ def mul(input, other):
 
 class DivBackward0(_BinaryNode):
     __slots__ = ()
+    release = _release_even_a_scalar
 
     def apply(self, grad):
         saved = self.saved_tensors

@@ -168,6 +168,7 @@ def _basic_getitem(input, index):
 
 
 class IndexBackward0(Node):
+    saved_state = ('index',)
     def apply(self, grad):
         return index_put_embed(grad, self.self_shape, self.index),
 
@@ -227,6 +228,7 @@ def index_put_embed(values, shape, index):
 # ---- writing: t[idx] = v ---------------------------------------------------------------
 
 class IndexPutBackward0(Node):
+    saved_state = ('index',)
     def apply(self, grad):
         gs = gv = None
         if self.next_functions[0][0] is not None:
@@ -300,6 +302,7 @@ def index_array(index, fname, what='index'):
 
 
 class IndexSelectBackward0(Node):
+    saved_state = ('index',)
     __slots__ = ('self_shape', 'dim', 'index')
 
     def apply(self, grad):
@@ -353,6 +356,7 @@ def _gather_check(shape, idx, d, fname='gather'):
 
 
 class GatherBackward0(Node):
+    saved_state = ('index',)
     __slots__ = ('self_shape', 'dim', 'index')
 
     def apply(self, grad):
@@ -376,6 +380,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 
 
 class TakeBackward0(Node):
+    saved_state = ('index',)
     __slots__ = ('self_shape', 'index')
 
     def apply(self, grad):
@@ -415,6 +420,7 @@ def _legacy(np_dtype):
 
 
 class MaskedSelectBackward0(Node):
+    saved_state = ('coords',)
     __slots__ = ('self_shape', 'shape', 'coords')
 
     def apply(self, grad):

@@ -18,6 +18,7 @@ from ..tensor import Tensor
 class ScatterBackward0(Node):
     """``zeros(shape)`` with ``src`` added at ``index`` along ``dim``; its derivative reads
     the gradient back at the same places."""
+    saved_state = ('index',)
     __slots__ = ('dim', 'index')
 
     def apply(self, grad):
@@ -26,6 +27,7 @@ class ScatterBackward0(Node):
 
 class GatherBackward0(Node):
     """``x`` read at ``index`` along ``dim``; its derivative adds the gradient back there."""
+    saved_state = ('index',)
     __slots__ = ('dim', 'index', 'shape', 'unique')
 
     def apply(self, grad):
@@ -57,6 +59,7 @@ def _take_along(x, index, dim, unique=False):
 
 class _SelectAlongDim(Node):
     """values, indices = op(x, dim): the values' gradient goes to the chosen indices."""
+    saved_state = ('index',)
     # no __slots__: record_many sets num_outputs and output_meta on multi-output nodes
 
     def apply(self, grad, grad_indices=None):
@@ -351,6 +354,7 @@ def mode(input, dim=-1, keepdim=False):
 
 class SortBackward0(Node):
     """values, indices = sort(x): each value's gradient goes back to where it came from."""
+    saved_state = ('index',)
     # no __slots__: a multi-output node (see _SelectAlongDim)
 
     def apply(self, grad, grad_indices=None):
@@ -426,6 +430,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 class CummaxBackward0(Node):
     """Each output's gradient goes to the index it was taken from (summed where repeated)."""
+    saved_state = ('index',)
     # no __slots__: a multi-output node (see _SelectAlongDim)
 
     def apply(self, grad, grad_indices=None):

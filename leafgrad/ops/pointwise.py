@@ -27,10 +27,12 @@ class AddcmulBackward0(Node):
     __slots__ = ('value', 'shapes')
 
     def apply(self, grad):
-        t1, t2 = self.saved_tensors
         g0 = sum_to(grad, self.shapes[0]) if _needs(self, 0) else None
-        g1 = sum_to(grad * t2 * self.value, self.shapes[1]) if _needs(self, 1) else None
-        g2 = sum_to(grad * t1 * self.value, self.shapes[2]) if _needs(self, 2) else None
+        g1 = g2 = None
+        if _needs(self, 1) or _needs(self, 2):
+            t1, t2 = self.saved_tensors
+            g1 = sum_to(grad * t2 * self.value, self.shapes[1]) if _needs(self, 1) else None
+            g2 = sum_to(grad * t1 * self.value, self.shapes[2]) if _needs(self, 2) else None
         return g0, g1, g2
 
 
@@ -43,7 +45,8 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     result, node = record(xp.asarray(out), AddcmulBackward0, (input, tensor1, tensor2))
     if node is not None:
         node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
-        node.save(tensor1, tensor2)
+        if _needs(node, 1) or _needs(node, 2):  # input's gradient needs neither (PyTorch saves neither)
+            node.save(tensor1, tensor2)
     return result
 
 

@@ -416,6 +416,7 @@ def _constant_pad(input, pad, value):
 class _IndexPadBackward(Node):
     """reflect/replicate padding gathers along each padded dim; the derivative sums back."""
     __slots__ = ('indices', 'shape', 'node_name')
+    saved_state = ('indices',)
 
     def apply(self, grad):
         from .scatter import index_add

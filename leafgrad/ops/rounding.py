@@ -97,7 +97,8 @@ def frac(input):
 
 class DivBackward2(Node):
     """div(rounding_mode='trunc'|'floor'): a step function of both operands."""
-    __slots__ = ('self_shape', 'other_shape')
+    __slots__ = ('self_shape', 'other_shape', 'operands')
+    saved_state = ('operands',)  # unused by the zero derivative, but PyTorch saves them
 
     def apply(self, grad):
         ga = sum_to(grad * 0, self.self_shape) if self.next_functions[0][0] is not None else None
@@ -154,7 +155,7 @@ def div_rounded(input, other, rounding_mode):
     inputs = (input, other) if isinstance(input, Tensor) else (other,)
     result, node = record(data, DivBackward2, inputs)
     if node is not None:
-        node.self_shape, node.other_shape = _shape(inputs[0]), _shape(inputs[-1])
+        node.self_shape, node.other_shape, node.operands = _shape(inputs[0]), _shape(inputs[-1]), inputs
     return result
 
 
@@ -194,10 +195,10 @@ class FmodBackward1(Node):
     __slots__ = ('self_shape', 'other_shape')
 
     def apply(self, grad):
-        a, b = self.saved_tensors
         ga = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
         gb = None
         if self.next_functions[1][0] is not None:
+            a, b = self.saved_tensors
             gb = sum_to(-grad * div_rounded(a, b, 'trunc'), self.other_shape)
         return ga, gb
 
@@ -211,10 +212,10 @@ class RemainderBackward1(Node):
     __slots__ = ('self_shape', 'other_shape')
 
     def apply(self, grad):
-        a, b = self.saved_tensors
         ga = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
         gb = None
         if self.next_functions[1][0] is not None:
+            a, b = self.saved_tensors
             gb = sum_to(-grad * div_rounded(a, b, 'floor'), self.other_shape)
         return ga, gb
 
@@ -229,7 +230,8 @@ def _mod(input, other, np_fn, scalar_node, tensor_node):
     result, node = record(data, tensor_node, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
-        node.save(input, other)
+        if node.next_functions[1][0] is not None:  # only other's gradient needs them
+            node.save(input, other)
     return result
 
 

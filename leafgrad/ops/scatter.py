@@ -21,6 +21,7 @@ def _scalar_array(value, like):
 # ---- scatter / scatter_add -------------------------------------------------------------------
 
 class ScatterBackward0(Node):
+    saved_state = ('index',)
     __slots__ = ('dim', 'index')
 
     def apply(self, grad):
@@ -30,6 +31,7 @@ class ScatterBackward0(Node):
 
 
 class ScatterBackward1(Node):
+    saved_state = ('index',)
     __slots__ = ('dim', 'index')
 
     def apply(self, grad):
@@ -37,6 +39,7 @@ class ScatterBackward1(Node):
 
 
 class ScatterAddBackward0(Node):
+    saved_state = ('index',)
     __slots__ = ('dim', 'index')
 
     def apply(self, grad):
@@ -208,6 +211,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 # ---- index_add / index_fill ---------------------------------------------------------------------
 
 class IndexAddBackward0(Node):
+    saved_state = ('index',)
     __slots__ = ('dim', 'index', 'alpha', 'source_shape')
 
     def apply(self, grad):
@@ -257,6 +261,7 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 
 class IndexFillBackward0(Node):
+    saved_state = ('index',)
     __slots__ = ('dim', 'index')
 
     def apply(self, grad):
@@ -264,6 +269,7 @@ class IndexFillBackward0(Node):
 
 
 class IndexFillBackward1(Node):
+    saved_state = ('index',)
     __slots__ = ('dim', 'index')
 
     def apply(self, grad):
@@ -305,6 +311,7 @@ def index_fill(input, dim, index, value):
 # ---- masked_fill ----------------------------------------------------------------------------------
 
 class MaskedFillBackward0(Node):
+    saved_state = ('mask',)
     __slots__ = ('mask', 'self_shape')
 
     def apply(self, grad):
@@ -312,6 +319,7 @@ class MaskedFillBackward0(Node):
 
 
 class MaskedFillBackward1(Node):
+    saved_state = ('mask',)
     __slots__ = ('mask', 'self_shape')
 
     def apply(self, grad):
@@ -349,6 +357,7 @@ def masked_fill(input, mask, value):
 
 class IndexPutBackward0_accumulate(Node):  # noqa: N801
     __slots__ = ('index', 'values_shape')
+    saved_state = ('index',)
 
     def apply(self, grad):
         from .indexing import _read
@@ -389,6 +398,7 @@ def index_put(input, indices, values, accumulate=False):
 # ---- index_copy / masked_scatter ------------------------------------------------------------------
 
 class IndexCopyBackward0(Node):
+    saved_state = ('index',)
     __slots__ = ('dim', 'index', 'source_shape')
 
     def apply(self, grad):
@@ -432,6 +442,7 @@ def index_copy(input, dim, index, source):
 
 
 class MaskedScatterBackward0(Node):
+    saved_state = ('mask',)
     __slots__ = ('mask', 'self_shape', 'source_shape')
 
     def apply(self, grad):
