@@ -33,6 +33,8 @@ CASES = {
     'scatter value': lambda T, x: x.scatter(0, _i(T, [[1, 0]]), 5.0),
     'scatter_add': lambda T, x: x.scatter_add(0, _i(T, [[1, 0]]), x[:1]),
     'index_add': lambda T, x: x.index_add(0, _i(T, [1]), x[:1]),
+    'index_add source constant': lambda T, x: x.index_add(0, _i(T, [1]), x.detach()[:1]),
+    'scatter_add source constant': lambda T, x: x.scatter_add(0, _i(T, [[1, 0]]), x.detach()[:1]),
     'index_fill': lambda T, x: x.index_fill(0, _i(T, [1]), 3.0),
     'index_fill tensor': lambda T, x: x.index_fill(0, _i(T, [1]), T.tensor(3.0)),
     'index_copy': lambda T, x: x.index_copy(0, _i(T, [1]), x[:1]),

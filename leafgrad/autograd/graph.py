@@ -270,10 +270,15 @@ class Node:
             self._saved = None
 
     def _release_with_state(self):
-        """release() of a class that names a ``saved_state`` (installed by __init_subclass__)."""
-        self._saved = None
+        """release() of a class that names a ``saved_state`` (installed by __init_subclass__);
+        state left None (not needed for the inputs that need grad) counts as nothing kept."""
+        kept = self._saved
         for name in self.saved_state:
-            setattr(self, name, None)
+            if getattr(self, name, None) is not None:
+                setattr(self, name, None)
+                kept = True
+        if kept:
+            self._saved = None
 
     def _saved_slot(self, i, name):
         """The i-th saved tensor (``grad_fn._saved_<name>``); None where the op kept none, or

@@ -302,8 +302,8 @@ def index_array(index, fname, what='index'):
 
 
 class IndexSelectBackward0(Node):
-    saved_state = ('index',)
     __slots__ = ('self_shape', 'dim', 'index')
+    saved_state = ('index',)
 
     def apply(self, grad):
         from .scatter import index_add
@@ -356,8 +356,8 @@ def _gather_check(shape, idx, d, fname='gather'):
 
 
 class GatherBackward0(Node):
-    saved_state = ('index',)
     __slots__ = ('self_shape', 'dim', 'index')
+    saved_state = ('index',)
 
     def apply(self, grad):
         from .scatter import scatter_add
@@ -380,8 +380,8 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 
 
 class TakeBackward0(Node):
-    saved_state = ('index',)
     __slots__ = ('self_shape', 'index')
+    saved_state = ('index',)
 
     def apply(self, grad):
         n = 1
@@ -420,8 +420,8 @@ def _legacy(np_dtype):
 
 
 class MaskedSelectBackward0(Node):
-    saved_state = ('coords',)
     __slots__ = ('self_shape', 'shape', 'coords')
+    saved_state = ('coords',)
 
     def apply(self, grad):
         return sum_to(index_put_embed(grad, self.shape, self.coords), self.self_shape),

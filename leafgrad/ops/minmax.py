@@ -18,8 +18,8 @@ from ..tensor import Tensor
 class ScatterBackward0(Node):
     """``zeros(shape)`` with ``src`` added at ``index`` along ``dim``; its derivative reads
     the gradient back at the same places."""
-    saved_state = ('index',)
     __slots__ = ('dim', 'index')
+    saved_state = ('index',)
 
     def apply(self, grad):
         return _take_along(grad, self.index, self.dim),
@@ -27,8 +27,8 @@ class ScatterBackward0(Node):
 
 class GatherBackward0(Node):
     """``x`` read at ``index`` along ``dim``; its derivative adds the gradient back there."""
-    saved_state = ('index',)
     __slots__ = ('dim', 'index', 'shape', 'unique')
+    saved_state = ('index',)
 
     def apply(self, grad):
         return _embed(grad, self.index, self.dim, self.shape, self.unique),

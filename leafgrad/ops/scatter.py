@@ -21,8 +21,8 @@ def _scalar_array(value, like):
 # ---- scatter / scatter_add -------------------------------------------------------------------
 
 class ScatterBackward0(Node):
-    saved_state = ('index',)
     __slots__ = ('dim', 'index')
+    saved_state = ('index',)
 
     def apply(self, grad):
         gs = scatter(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
@@ -31,16 +31,16 @@ class ScatterBackward0(Node):
 
 
 class ScatterBackward1(Node):
-    saved_state = ('index',)
     __slots__ = ('dim', 'index')
+    saved_state = ('index',)
 
     def apply(self, grad):
         return scatter(grad, self.dim, self.index, 0),
 
 
 class ScatterAddBackward0(Node):
-    saved_state = ('index',)
     __slots__ = ('dim', 'index')
+    saved_state = ('index',)
 
     def apply(self, grad):
         return grad, (gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None)
@@ -132,7 +132,7 @@ def scatter_add(input, dim, index, src):
     data = _scatter_data(input, d, idx, src._data, 'add')
     out, node = record(data, ScatterAddBackward0, (input, src))
     if node is not None:
-        node.dim, node.index = d, index
+        node.dim, node.index = d, index if node.needs_input_grad(1) else None  # as index_add
     return out
 
 
@@ -211,8 +211,8 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 # ---- index_add / index_fill ---------------------------------------------------------------------
 
 class IndexAddBackward0(Node):
-    saved_state = ('index',)
     __slots__ = ('dim', 'index', 'alpha', 'source_shape')
+    saved_state = ('index',)
 
     def apply(self, grad):
         gsrc = None
@@ -256,21 +256,23 @@ def index_add(input, dim, index, source, *, alpha=1):
         data += src.reshape(())
     out, node = record(data, IndexAddBackward0, (input, source))
     if node is not None:
-        node.dim, node.index, node.alpha, node.source_shape = d, index, alpha, sshape
+        # only source's gradient reads the index (PyTorch saves it only then)
+        node.dim, node.alpha, node.source_shape = d, alpha, sshape
+        node.index = index if node.needs_input_grad(1) else None
     return out
 
 
 class IndexFillBackward0(Node):
-    saved_state = ('index',)
     __slots__ = ('dim', 'index')
+    saved_state = ('index',)
 
     def apply(self, grad):
         return index_fill(grad, self.dim, self.index, 0),
 
 
 class IndexFillBackward1(Node):
-    saved_state = ('index',)
     __slots__ = ('dim', 'index')
+    saved_state = ('index',)
 
     def apply(self, grad):
         from .reduction import sum as _sum
@@ -311,16 +313,16 @@ def index_fill(input, dim, index, value):
 # ---- masked_fill ----------------------------------------------------------------------------------
 
 class MaskedFillBackward0(Node):
-    saved_state = ('mask',)
     __slots__ = ('mask', 'self_shape')
+    saved_state = ('mask',)
 
     def apply(self, grad):
         return sum_to(masked_fill(grad, self.mask, 0), self.self_shape),
 
 
 class MaskedFillBackward1(Node):
-    saved_state = ('mask',)
     __slots__ = ('mask', 'self_shape')
+    saved_state = ('mask',)
 
     def apply(self, grad):
         from .reduction import sum as _sum
@@ -398,8 +400,8 @@ def index_put(input, indices, values, accumulate=False):
 # ---- index_copy / masked_scatter ------------------------------------------------------------------
 
 class IndexCopyBackward0(Node):
-    saved_state = ('index',)
     __slots__ = ('dim', 'index', 'source_shape')
+    saved_state = ('index',)
 
     def apply(self, grad):
         gs = index_fill(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
@@ -442,8 +444,8 @@ def index_copy(input, dim, index, source):
 
 
 class MaskedScatterBackward0(Node):
-    saved_state = ('mask',)
     __slots__ = ('mask', 'self_shape', 'source_shape')
+    saved_state = ('mask',)
 
     def apply(self, grad):
         from .indexing import masked_select
