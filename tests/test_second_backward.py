@@ -121,3 +121,42 @@ def test_an_operand_not_saved_may_change_in_place():
                 results.append(type(e))
         assert results[0] == results[1], (change_y, results)
         assert (results[0] == [3.0, 4.0]) == change_y
+
+
+# ---- what a product saves: only the operands its derivative needs ------------------------------
+
+PRODUCTS = {
+    'mm': lambda T, a, b: a @ b, 'mv': lambda T, a, b: T.mv(a, b[0]), 'dot': lambda T, a, b: T.dot(a[0], b[0]),
+    'outer': lambda T, a, b: T.outer(a[0], b[0]), 'bmm': lambda T, a, b: T.bmm(a[None], b[None]),
+    'linear': lambda T, a, b: T.nn.functional.linear(a, b), 'linear bias': lambda T, a, b: T.nn.functional.linear(a, b, b[0]),
+    'addmm': lambda T, a, b: T.addmm(a, a, b), 'addmv': lambda T, a, b: T.addmv(a[0], a, b[0]),
+    'baddbmm': lambda T, a, b: T.baddbmm(a[None], a[None], b[None]), 'addbmm': lambda T, a, b: T.addbmm(a, a[None], b[None]),
+    'einsum': lambda T, a, b: T.einsum('ij,jk->ik', a, b), 'mul': lambda T, a, b: a * b,
+    'hypot': lambda T, a, b: T.hypot(a, b), 'copysign': lambda T, a, b: T.copysign(a, b),
+    'addcmul': lambda T, a, b: T.addcmul(a.detach(), a, b), 'addcdiv': lambda T, a, b: T.addcdiv(a.detach(), a, b + 3),
+    'lerp': lambda T, a, b: T.lerp(a, b, b.detach() * 0.1), 'lerp weight': lambda T, a, b: T.lerp(a.detach(), b.detach(), b),
+    'embedding_bag': lambda T, a, b: T.nn.functional.embedding_bag(T.tensor([1, 0]), a, T.tensor([0]), mode='sum',
+                                                                   per_sample_weights=b[0]),
+}
+
+
+@pytest.mark.parametrize('needs', ['a', 'b', 'ab'])
+@pytest.mark.parametrize('modified', ['a', 'b'])
+@pytest.mark.parametrize('name', list(PRODUCTS))
+def test_changing_an_operand_in_place_after_a_product(name, modified, needs):
+    """The in-place change of an operand the derivative does not need is no error (PyTorch saves
+    no more than its formulas use); of one it needs, it is PyTorch's error."""
+    results = []
+    for T in (lg, torch):
+        a0 = T.tensor([[1.0, -2.0], [0.5, 4.0]], requires_grad='a' in needs)
+        b0 = T.tensor([[0.3, 2.0], [-3.0, 1.5]], requires_grad='b' in needs)
+        a = a0 + 0 if 'a' in needs else a0.clone()  # non-leaf operands may change in place
+        b = b0 + 0 if 'b' in needs else b0.clone()
+        y = PRODUCTS[name](T, a, b)
+        (a if modified == 'a' else b).mul_(1.5)
+        try:
+            y.sum().backward()
+            results.append([None if t.grad is None else t.grad.tolist() for t in (a0, b0)])
+        except RuntimeError as e:
+            results.append(str(e).split(':')[0])
+    assert results[0] == results[1]

@@ -152,6 +152,16 @@ class _Kept:
 _UNPACKS = (_Packed, _Kept)
 
 
+class _EmptyType:
+    """A placeholder in a node's saved tuple for an operand it does not need (reads as None
+    from ``grad_fn._saved_<name>``, as PyTorch's unsaved slots do)."""
+    __slots__ = ()
+    _version_counter = (0,)
+
+
+_Empty = _EmptyType()
+
+
 def _refused_once_released(apply):
     @functools.wraps(apply)
     def checked_apply(self, *grads):
@@ -211,6 +221,15 @@ class Node:
             self._saved_versions = (tensors[0]._version_counter[0], tensors[1]._version_counter[0])
         else:
             self._saved_versions = tuple([t._version_counter[0] for t in tensors])
+
+    def save_crosswise(self, a, b, first=0):
+        """Save a product's two factors (inputs ``first`` and ``first + 1``) as its derivative
+        needs them and no more, as PyTorch does: ``b`` when ``a`` needs grad, ``a`` when ``b``
+        does. An operand nobody needs is neither kept alive nor checked for in-place changes."""
+        needs_a = self.next_functions[first][0] is not None
+        needs_b = self.next_functions[first + 1][0] is not None
+        if needs_a or needs_b:
+            self.save(a if needs_b else _Empty, b if needs_a else _Empty)
 
     # -- what the derivative uses ----------------------------------------------------------
     @property

@@ -5,7 +5,7 @@ them; under a plain ``backward()`` grad mode is off and those ops take their fas
 """
 from ._util import (Node, binary_operands, broadcast_error, divided, float_dtype_for, record, saved_output,
                     state, sum_to, times, unary, wrap, xp)
-from ..autograd.graph import unshared
+from ..autograd.graph import _Empty, unshared
 from ..tensor import Tensor
 
 
@@ -134,9 +134,9 @@ def mul(input, other):
             node.other_shape, node.other_scalar = other._data.shape, None
         else:
             node.other_shape, node.other_scalar = (), other
-        # Save only what the derivative needs: other for self's gradient, self for other's.
+        # node.save_crosswise(input, other), written out: mul is the commonest recorded op
         if node.other_scalar is not None:
-            node.save()
+            pass  # nothing saved (release() still counts the scalar as saved)
         elif node.next_functions[1][0] is None:
             node.save(_Empty, other)  # self is needed only for other's gradient
         elif node.next_functions[0][0] is None:
@@ -660,15 +660,6 @@ le = _compare(xp.less_equal)
 gt = _compare(xp.greater)
 ge = _compare(xp.greater_equal)
 less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
-
-
-class _EmptyType:
-    """A placeholder in a node's saved tuple for an operand it does not need."""
-    __slots__ = ()
-    _version_counter = (0,)
-
-
-_Empty = _EmptyType()
 
 
 FUNCTIONS = ['add', 'sub', 'subtract', 'rsub', 'mul', 'multiply', 'div', 'divide', 'true_divide', 'reciprocal',

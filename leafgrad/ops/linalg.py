@@ -26,13 +26,16 @@ def mat1_grad(grad, mat2):
     return mm(grad, _shape.t(mat2))
 
 
-def mat2_grad(grad, mat1, mat2):
-    """``mat1.T @ grad``, laid out like ``mat2`` (PyTorch's mm_mat2_backward): when mat2 is a
-    transposed view (a Linear's ``weight.t()``) the product is computed transposed, so that the
+def is_transposed(mat):
+    """Whether a matrix is laid out column by column (a Linear's ``weight.t()``)."""
+    flags = mat._data.flags
+    return flags.f_contiguous and not flags.c_contiguous
+
+
+def mat2_grad(grad, mat1, transposed):
+    """``mat1.T @ grad``, laid out like mat2 (PyTorch's mm_mat2_backward): when mat2 was a
+    transposed view (``is_transposed``) the product is computed transposed, so that the
     weight's gradient arrives contiguous and AccumulateGrad can keep it without a copy."""
-    m = mat2._data
-    flags = m.flags
-    transposed = m.ndim == 2 and flags.f_contiguous and not flags.c_contiguous
     if not state.grad_enabled:  # as in mat1_grad
         g, a = grad._data, mat1._data
         return wrap((g.T @ a).T if transposed else a.T @ g)
@@ -42,12 +45,12 @@ def mat2_grad(grad, mat1, mat2):
 
 
 class MmBackward0(Node):
-    __slots__ = ()
+    __slots__ = ('mat2_transposed',)
 
     def apply(self, grad):
-        a, b = self.saved_tensors
+        a, b = self.saved_tensors  # (each only where the other factor needs grad)
         ga = mat1_grad(grad, b) if self.next_functions[0][0] is not None else None
-        gb = mat2_grad(grad, a, b) if self.next_functions[1][0] is not None else None
+        gb = mat2_grad(grad, a, self.mat2_transposed) if self.next_functions[1][0] is not None else None
         return ga, gb
 
 
@@ -57,7 +60,8 @@ def mm(input, mat2):
     a, b = input._data, mat2._data
     out, node = record(a @ b, MmBackward0, (input, mat2))
     if node is not None:
-        node.save(input, mat2)
+        node.mat2_transposed = is_transposed(mat2)
+        node.save_crosswise(input, mat2)
     return out
 
 
@@ -82,7 +86,7 @@ def mv(input, vec):
                            f'{_sname(vec)}')
     out, node = record(a @ v, MvBackward0, (input, vec))
     if node is not None:
-        node.save(input, vec)
+        node.save_crosswise(input, vec)
     return out
 
 
@@ -107,7 +111,7 @@ def dot(input, other):
         raise RuntimeError(f'dot : expected both vectors to have same dtype, but found {_sname(input)} and {_sname(other)}')
     out, node = record(xp.asarray(a @ b), DotBackward0, (input, other))
     if node is not None:
-        node.save(input, other)
+        node.save_crosswise(input, other)
     return out
 
 
@@ -128,7 +132,7 @@ def outer(input, vec2):
             raise RuntimeError(f'outer: Expected 1-D argument {name}, but got {t._data.ndim}-D')
     out, node = record(xp.multiply.outer(input._data, vec2._data), OuterBackward, (input, vec2))
     if node is not None:
-        node.save(input, vec2)
+        node.save_crosswise(input, vec2)
     return out
 
 
@@ -158,7 +162,7 @@ def bmm(input, mat2):
         raise RuntimeError(f'expected scalar type {_sname(input)} but found {_sname(mat2)}')
     out, node = record(xp.matmul(a, b), BmmBackward0, (input, mat2))
     if node is not None:
-        node.save(input, mat2)
+        node.save_crosswise(input, mat2)
     return out
 
 
@@ -266,13 +270,16 @@ def _fused_add(prod, input, beta, alpha):
 
 
 class AddmmBackward0(Node):
-    __slots__ = ('self_shape', 'alpha', 'beta')
+    __slots__ = ('self_shape', 'alpha', 'beta', 'mat2_transposed')
 
     def apply(self, grad):
-        mat1, mat2 = self.saved_tensors
-        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if self.next_functions[0][0] is not None else None
-        g1 = _scaled(mat1_grad(grad, mat2), self.alpha) if self.next_functions[1][0] is not None else None
-        g2 = _scaled(mat2_grad(grad, mat1, mat2), self.alpha) if self.next_functions[2][0] is not None else None
+        nf = self.next_functions
+        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if nf[0][0] is not None else None
+        g1 = g2 = None
+        if nf[1][0] is not None or nf[2][0] is not None:  # (else nothing was saved)
+            mat1, mat2 = self.saved_tensors
+            g1 = _scaled(mat1_grad(grad, mat2), self.alpha) if nf[1][0] is not None else None
+            g2 = _scaled(mat2_grad(grad, mat1, self.mat2_transposed), self.alpha) if nf[2][0] is not None else None
         return gs, g1, g2
 
 
@@ -301,7 +308,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     out, node = record(data, AddmmBackward0, (input, mat1, mat2))
     if node is not None:
         node.self_shape, node.alpha, node.beta = input._data.shape, alpha, beta
-        node.save(mat1, mat2)
+        node.mat2_transposed = is_transposed(mat2)
+        node.save_crosswise(mat1, mat2, first=1)
     return out
 
 
@@ -309,10 +317,13 @@ class AddmvBackward0(Node):
     __slots__ = ('self_shape', 'alpha', 'beta')
 
     def apply(self, grad):
-        mat, vec = self.saved_tensors
-        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if self.next_functions[0][0] is not None else None
-        gm = _scaled(outer(grad, vec), self.alpha) if self.next_functions[1][0] is not None else None
-        gv = _scaled(mv(_shape.t(mat), grad), self.alpha) if self.next_functions[2][0] is not None else None
+        nf = self.next_functions
+        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if nf[0][0] is not None else None
+        gm = gv = None
+        if nf[1][0] is not None or nf[2][0] is not None:  # (else nothing was saved)
+            mat, vec = self.saved_tensors
+            gm = _scaled(outer(grad, vec), self.alpha) if nf[1][0] is not None else None
+            gv = _scaled(mv(_shape.t(mat), grad), self.alpha) if nf[2][0] is not None else None
         return gs, gm, gv
 
 
@@ -327,7 +338,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     out, node = record(data, AddmvBackward0, (input, mat, vec))
     if node is not None:
         node.self_shape, node.alpha, node.beta = input._data.shape, alpha, beta
-        node.save(mat, vec)
+        node.save_crosswise(mat, vec, first=1)
     return out
 
 
@@ -346,10 +357,13 @@ class BaddbmmBackward0(Node):
     __slots__ = ('self_shape', 'alpha', 'beta')
 
     def apply(self, grad):
-        b1, b2 = self.saved_tensors
-        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if self.next_functions[0][0] is not None else None
-        g1 = _scaled(bmm(grad, _shape.transpose(b2, 1, 2)), self.alpha) if self.next_functions[1][0] is not None else None
-        g2 = _scaled(bmm(_shape.transpose(b1, 1, 2), grad), self.alpha) if self.next_functions[2][0] is not None else None
+        nf = self.next_functions
+        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if nf[0][0] is not None else None
+        g1 = g2 = None
+        if nf[1][0] is not None or nf[2][0] is not None:  # (else nothing was saved)
+            b1, b2 = self.saved_tensors
+            g1 = _scaled(bmm(grad, _shape.transpose(b2, 1, 2)), self.alpha) if nf[1][0] is not None else None
+            g2 = _scaled(bmm(_shape.transpose(b1, 1, 2), grad), self.alpha) if nf[2][0] is not None else None
         return gs, g1, g2
 
 
@@ -359,7 +373,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     out, node = record(data, BaddbmmBackward0, (input, batch1, batch2))
     if node is not None:
         node.self_shape, node.alpha, node.beta = input._data.shape, alpha, beta
-        node.save(batch1, batch2)
+        node.save_crosswise(batch1, batch2, first=1)
     return out
 
 
@@ -367,11 +381,14 @@ class AddbmmBackward0(Node):
     __slots__ = ('self_shape', 'alpha', 'beta', 'batch')
 
     def apply(self, grad):
-        b1, b2 = self.saved_tensors
-        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if self.next_functions[0][0] is not None else None
-        g = _shape.expand(_shape.unsqueeze(_scaled(grad, self.alpha), 0), (self.batch,) + tuple(grad.shape))
-        g1 = bmm(g, _shape.transpose(b2, 1, 2)) if self.next_functions[1][0] is not None else None
-        g2 = bmm(_shape.transpose(b1, 1, 2), g) if self.next_functions[2][0] is not None else None
+        nf = self.next_functions
+        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if nf[0][0] is not None else None
+        g1 = g2 = None
+        if nf[1][0] is not None or nf[2][0] is not None:  # (else nothing was saved)
+            b1, b2 = self.saved_tensors
+            g = _shape.expand(_shape.unsqueeze(_scaled(grad, self.alpha), 0), (self.batch,) + tuple(grad.shape))
+            g1 = bmm(g, _shape.transpose(b2, 1, 2)) if nf[1][0] is not None else None
+            g2 = bmm(_shape.transpose(b1, 1, 2), g) if nf[2][0] is not None else None
         return gs, g1, g2
 
 
@@ -384,7 +401,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     out, node = record(data, AddbmmBackward0, (input, batch1, batch2))
     if node is not None:
         node.self_shape, node.alpha, node.beta, node.batch = input._data.shape, alpha, beta, a.shape[0]
-        node.save(batch1, batch2)
+        node.save_crosswise(batch1, batch2, first=1)
     return out
 
 

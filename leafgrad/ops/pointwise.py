@@ -45,8 +45,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     result, node = record(xp.asarray(out), AddcmulBackward0, (input, tensor1, tensor2))
     if node is not None:
         node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
-        if _needs(node, 1) or _needs(node, 2):  # input's gradient needs neither (PyTorch saves neither)
-            node.save(tensor1, tensor2)
+        node.save_crosswise(tensor1, tensor2, first=1)  # input's gradient needs neither
     return result
 
 
@@ -78,7 +77,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
                           (input, tensor1, tensor2))
     if node is not None:
         node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
-        node.save(tensor1, tensor2)
+        node.save(tensor1 if _needs(node, 2) else ew._Empty, tensor2)  # tensor1: for tensor2's gradient only
     return result
 
 
@@ -191,7 +190,8 @@ def hypot(input, other):
     result, node = record(xp.hypot(x, y), HypotBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
-        node.save(input, other, saved_output(result))
+        node.save(input if _needs(node, 0) else ew._Empty, other if _needs(node, 1) else ew._Empty,
+                  saved_output(result))
     return result
 
 
@@ -202,9 +202,9 @@ class CopysignBackward0(Node):
     __slots__ = ('self_shape', 'other_shape')
 
     def apply(self, grad):
-        x, result = self.saved_tensors
         gx = gy = None
         if _needs(self, 0):
+            x, result = self.saved_tensors
             # result / self (a function of both, as PyTorch records it), 0 where self is 0
             zero = x._data == 0
             safe = x + ew.wrap(zero.astype(x._data.dtype))
@@ -220,7 +220,8 @@ def copysign(input, other):
     result, node = record(xp.copysign(x, y).astype(x.dtype, copy=False), CopysignBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
-        node.save(input, saved_output(result))
+        if _needs(node, 0):  # other's derivative is zero: nothing saved for it
+            node.save(input, saved_output(result))
     return result
 
 

@@ -458,7 +458,11 @@ def lerp(input, end, weight):
         result, node = record(data, LerpBackward1, (input, end, weight))
         if node is not None:
             node.shapes = (x.shape, e.shape, w.shape)
-            node.save(input, end, weight)
+            fns, empty = node.next_functions, ew._Empty
+            ends_needed = fns[2][0] is not None  # input and end: for the weight's gradient only
+            weight_needed = fns[0][0] is not None or fns[1][0] is not None
+            node.save(input if ends_needed else empty, end if ends_needed else empty,
+                      weight if weight_needed else empty)
         return result
     result, node = record(data, LerpBackward0, (input, end))
     if node is not None:

@@ -7,6 +7,7 @@ again.
 import warnings
 
 from ... import backend
+from ...autograd.graph import _Empty
 from ...ops._util import Node, record, saved_output, state, wrap, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
@@ -429,5 +430,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if node is not None:
         node.num_weights, node.padding_idx = n, padding_idx
         node.bag, node.scale, node.num_bags = bag, scale.astype(weight._data.dtype), num_bags
-        node.save(flat, weight, *psw)
+        weight_needed = bool(psw) and node.next_functions[2][0] is not None  # by the weights' gradient only
+        node.save(flat, weight if weight_needed else _Empty, *psw)
     return result
