@@ -5,7 +5,15 @@ promotion, so that a CuPy backend (``device='cuda'``) changes no op. Dtypes foll
 ``float32`` is the default for Python floats, ``int64`` for Python ints, and mixing a tensor
 with a Python scalar keeps the tensor's dtype unless the scalar is of a higher category.
 """
+import warnings
+
 import numpy as np
+
+# NumPy reports a floating-point exception (1/0, inf - inf, an overflow) as a RuntimeWarning;
+# PyTorch computes the same inf or nan silently. Silenced only where leafgrad's own modules call
+# NumPy (the warning names the calling module): the user's own NumPy code warns as before.
+warnings.filterwarnings('ignore', r'(divide by zero|invalid value|overflow|underflow) encountered',
+                        RuntimeWarning, r'leafgrad(\.|$)')
 
 try:  # CuPy is optional: only needed for device='cuda'.
     import cupy as _cupy

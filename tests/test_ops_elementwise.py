@@ -427,3 +427,48 @@ def test_maximum_out_as_amsgrad_uses_it():
         running, new = T.tensor([1.0, 5.0, 2.0]), T.tensor([3.0, 4.0, 2.5])
         assert T.maximum(running, new, out=running) is running
         assert running.tolist() == [3.0, 5.0, 2.5]
+
+
+
+
+# floating-point exceptions, as expressions of T (leafgrad or torch) and grad(T, fn, values)
+FP_EXCEPTIONS = {
+    '1 / 0': 'T.tensor([1.0, 0.0, -1.0]) / T.tensor([0.0, 0.0, 0.0])', 'x / 0.0': 'T.tensor([1.0]) / 0.0',
+    'exp overflow': 'T.tensor([1000.0]).exp()', 'inf * 0': "T.tensor([float('inf')]) * 0",
+    'inf - inf': "T.tensor([float('inf')]) - float('inf')", '0 ** -1': 'T.tensor([0.0]) ** -1.0',
+    'reciprocal 0': 'T.tensor([0.0]).reciprocal()', 'float32 overflow': 'T.tensor([3e38]) * 10.0',
+    'sum overflow': 'T.tensor([3e38, 3e38]).sum()', 'softmax inf': "T.tensor([float('inf'), 1.0]).softmax(0)",
+    'nan to int': "T.tensor([float('nan')]).long()", 'log 0 grad': 'grad(T, lambda x: x.log(), [0.0])',
+    'sqrt 0 grad': 'grad(T, lambda x: x.sqrt(), [0.0])', 'x / x grad at 0': 'grad(T, lambda x: x / x, [0.0])',
+    '1 / 0 grad': 'grad(T, lambda x: x / T.tensor([0.0]), [1.0])',
+}
+_GRAD = """
+def grad(T, fn, values):
+    x = T.tensor(values, requires_grad=True)
+    fn(x).sum().backward()
+    return x.grad
+"""
+
+
+def _evaluate(expr, T):
+    scope = {'T': T}
+    exec(_GRAD, scope)
+    return eval(expr, scope)
+
+
+@pytest.mark.parametrize('name', list(FP_EXCEPTIONS))
+def test_floating_point_exceptions_give_torchs_values(name):
+    expr = FP_EXCEPTIONS[name]
+    np.testing.assert_array_equal(_evaluate(expr, lg).numpy(), _evaluate(expr, torch).numpy())
+
+
+def test_floating_point_exceptions_are_silent_as_in_torch():
+    """NumPy's RuntimeWarnings for 1/0, inf - inf, overflow do not leak out of leafgrad (PyTorch
+    gives none), even under -W error; the user's own NumPy code still warns."""
+    import subprocess
+    import sys
+    source = '\n'.join(['import numpy as np', 'import leafgrad as T', _GRAD]
+                       + [f'{expr}' for expr in FP_EXCEPTIONS.values()]
+                       + ['try:', '    np.array([1.0]) / 0', 'except RuntimeWarning:', "    print('user warns')"])
+    run = subprocess.run([sys.executable, '-W', 'error', '-c', source], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout == 'user warns\n', run.stderr[-2000:]
