@@ -134,15 +134,15 @@ def mul(input, other):
             node.other_shape, node.other_scalar = other._data.shape, None
         else:
             node.other_shape, node.other_scalar = (), other
-        # node.save_crosswise(input, other), written out: mul is the commonest recorded op
-        if node.other_scalar is not None:
-            pass  # nothing saved (release() still counts the scalar as saved)
-        elif node.next_functions[1][0] is None:
-            node.save(_Empty, other)  # self is needed only for other's gradient
-        elif node.next_functions[0][0] is None:
-            node.save(input, _Empty)  # and other only for self's
-        else:
-            node.save(input, other)
+        # node.save_crosswise(input, other) written out, mul being the commonest recorded op.
+        # A Python scalar operand saves nothing (release() still counts it as saved).
+        if node.other_scalar is None:
+            if node.next_functions[1][0] is None:
+                node.save(_Empty, other)  # self is needed only for other's gradient
+            elif node.next_functions[0][0] is None:
+                node.save(input, _Empty)  # and other only for self's
+            else:
+                node.save(input, other)
     return result
 
 

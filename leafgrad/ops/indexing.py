@@ -169,6 +169,7 @@ def _basic_getitem(input, index):
 
 class IndexBackward0(Node):
     saved_state = ('index',)
+
     def apply(self, grad):
         return index_put_embed(grad, self.self_shape, self.index),
 
@@ -229,6 +230,7 @@ def index_put_embed(values, shape, index):
 
 class IndexPutBackward0(Node):
     saved_state = ('index',)
+
     def apply(self, grad):
         gs = gv = None
         if self.next_functions[0][0] is not None:
