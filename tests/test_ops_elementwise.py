@@ -441,6 +441,8 @@ FP_EXCEPTIONS = {
     'nan to int': "T.tensor([float('nan')]).long()", 'log 0 grad': 'grad(T, lambda x: x.log(), [0.0])',
     'sqrt 0 grad': 'grad(T, lambda x: x.sqrt(), [0.0])', 'x / x grad at 0': 'grad(T, lambda x: x / x, [0.0])',
     '1 / 0 grad': 'grad(T, lambda x: x / T.tensor([0.0]), [1.0])',
+    'mean of nothing': 'T.zeros(0, 3).mean()', 'mean of empty columns': 'T.zeros(0, 3).mean(0)',
+    'mse of nothing': 'T.nn.functional.mse_loss(T.zeros(0), T.zeros(0))',
 }
 _GRAD = """
 def grad(T, fn, values):

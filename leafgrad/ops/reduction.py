@@ -81,13 +81,19 @@ class MeanBackward1(Node):
         return _expand_back(grad / self.count, self.self_shape, self.dims, self.keepdim),
 
 
-def _mean_all(data):
-    """The mean of every element. For float32/float64 NumPy's own mean is this sum and division
-    (the same pairwise sum, the same rounding) behind a Python-level wrapper; half precision
-    and the empty case keep NumPy's (float32 accumulation, NaN with its warning)."""
-    if data.size and type(data) is xp.ndarray and (data.dtype == xp.float32 or data.dtype == xp.float64):
-        return xp.add.reduce(data, axis=None) / data.size
-    return data.mean()
+def mean_array(data, axis=None, keepdims=False):
+    """The mean over ``axis`` (None: every element). For float32/float64 NumPy's own mean is this
+    sum and division (the same pairwise sum, the same rounding) behind a Python-level wrapper,
+    which also warns on an empty slice where PyTorch gives NaN silently (0 / 0 here, whose
+    floating-point warning leafgrad silences); half precision keeps NumPy's float32 accumulation."""
+    if type(data) is xp.ndarray and (data.dtype == xp.float32 or data.dtype == xp.float64):
+        count = data.size
+        if axis is not None:
+            count = 1
+            for d in axis:
+                count *= data.shape[d]
+        return xp.add.reduce(data, axis=axis, keepdims=keepdims) / count
+    return data.mean(axis=axis, keepdims=keepdims)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -98,12 +104,12 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError('mean(): could not infer output dtype. Input dtype must be either a floating '
                            f'point or complex dtype. Got: {_LABELS[data.dtype.name]}')
     if dim is None:
-        result, node = record(xp.asarray(_mean_all(data)), MeanBackward0, (input,))
+        result, node = record(xp.asarray(mean_array(data)), MeanBackward0, (input,))
         if node is not None:
             node.self_shape, node.count = data.shape, max(data.size, 1) if data.size else 0
         return result
     dims = wrap_dims(dim, data.ndim)
-    result, node = record(xp.asarray(data.mean(axis=dims, keepdims=keepdim)), MeanBackward1, (input,))
+    result, node = record(xp.asarray(mean_array(data, dims, keepdim)), MeanBackward1, (input,))
     if node is not None:
         count = 1
         for d in dims:

@@ -8,14 +8,14 @@ from ...ops._util import Node, binary_operands, record, state, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops.elementwise import _Empty
 from ...ops import shape as _shape
-from ...ops.reduction import sum as _sum
+from ...ops.reduction import mean_array, sum as _sum
 from .basic import log_softmax
 from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str
 
 
 def _reduce_array(a, reduction):
     if reduction == 'mean':
-        return xp.asarray(a.mean())
+        return xp.asarray(mean_array(a))
     if reduction == 'sum':
         return xp.asarray(a.sum())
     return a
