@@ -162,11 +162,16 @@ class _EmptyType:
 _Empty = _EmptyType()
 
 
-def _refused_once_released(apply):
+def _checking_what_was_saved(apply):
+    """apply() of a node whose derivative reads ``saved_state``: refused once released, and
+    its saved tensors (which PyTorch saves too, though the derivative needs only their shape or
+    nothing) are checked for in-place changes first."""
     @functools.wraps(apply)
     def checked_apply(self, *grads):
         if self._saved is None:
             raise RuntimeError(_FREED)
+        if self._saved:
+            self.saved_tensors  # (the version check)
         return apply(self, *grads)
     return checked_apply
 
@@ -198,7 +203,7 @@ class Node:
             if 'release' not in cls.__dict__:
                 cls.release = Node._release_with_state
             if 'apply' in cls.__dict__:
-                cls.apply = _refused_once_released(cls.__dict__['apply'])
+                cls.apply = _checking_what_was_saved(cls.__dict__['apply'])
 
     def __init__(self, next_functions):
         self.next_functions = next_functions
@@ -361,7 +366,7 @@ class Node:
 SAVED_NAMES = {
     'MulBackward0': ('self', 'other'), 'DivBackward0': ('self', 'other'),
     'PowBackward0': ('self', 'exponent=exponent'), 'PowBackward1': ('self', 'exponent', 'result'),
-    'PowBackward2': ('result', 'self=base'),
+    'PowBackward2': ('exponent', 'result', 'self=base'),
     'ExpBackward0': ('result',), 'LogBackward0': ('self',), 'SqrtBackward0': ('result',),
     'AbsBackward0': ('self',), 'TanhBackward0': ('result',), 'SigmoidBackward0': ('result',),
     'ReluBackward0': ('result',), 'SinBackward0': ('self',), 'CosBackward0': ('self',),

@@ -256,7 +256,7 @@ class PowBackward2(Node):
     __slots__ = ('base',)
 
     def apply(self, grad):
-        (result,) = self.saved_tensors
+        _, result = self.saved_tensors  # (the exponent is saved as PyTorch saves it: checked only)
         import math
         if self.base == 0:
             return grad * 0 * result,
@@ -282,7 +282,7 @@ def pow(input, exponent):
         result, node = record(xp.power(x, y), PowBackward2, (exponent,))
         if node is not None:
             node.base = input
-            node.save(saved_output(result))
+            node.save(exponent, saved_output(result))
         return result
     if isinstance(exponent, Tensor):
         x, y = binary_operands(input, exponent)

@@ -378,6 +378,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     result, node = record(data, GatherBackward0, (input,))
     if node is not None:
         node.self_shape, node.dim, node.index = shape, d, index
+        node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
     return result
 
 
@@ -407,6 +408,7 @@ def take(input, index):
     result, node = record(input._data.reshape(-1)[idx], TakeBackward0, (input,))
     if node is not None:
         node.self_shape, node.index = input._data.shape, idx
+        node.save(input)  # as in gather
     return result
 
 
@@ -441,6 +443,7 @@ def masked_select(input, mask):
     result, node = record(xp.broadcast_to(input._data, shape)[coords], MaskedSelectBackward0, (input,))
     if node is not None:
         node.self_shape, node.shape, node.coords = input._data.shape, shape, coords
+        node.save(input)  # as in gather
     return result
 
 

@@ -463,6 +463,7 @@ def _cumulative_extremum(input, dim, ufunc, better, node_cls, return_type):
                                        differentiable=(True, False))
     if node is not None:
         node.dim, node.shape, node.index = d, data.shape, idx.astype(xp.int64)
+        node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
     return return_type(out, indices)
 
 

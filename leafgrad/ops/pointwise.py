@@ -202,9 +202,9 @@ class CopysignBackward0(Node):
     __slots__ = ('self_shape', 'other_shape')
 
     def apply(self, grad):
+        x, result = self.saved_tensors  # (the result is saved even for other's zero gradient, as in PyTorch)
         gx = gy = None
         if _needs(self, 0):
-            x, result = self.saved_tensors
             # result / self (a function of both, as PyTorch records it), 0 where self is 0
             zero = x._data == 0
             safe = x + ew.wrap(zero.astype(x._data.dtype))
@@ -220,8 +220,7 @@ def copysign(input, other):
     result, node = record(xp.copysign(x, y).astype(x.dtype, copy=False), CopysignBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
-        if _needs(node, 0):  # other's derivative is zero: nothing saved for it
-            node.save(input, saved_output(result))
+        node.save(input if _needs(node, 0) else ew._Empty, saved_output(result))
     return result
 
 

@@ -477,6 +477,7 @@ def pad(input, pad, mode='constant', value=None):
     if node is not None:
         name = 'Reflection' if mode == 'reflect' else 'Replication'
         node.indices, node.shape, node.node_name = indices, shape, f'{name}Pad{k}DBackward0'
+        node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
     return result
 
 

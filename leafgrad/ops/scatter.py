@@ -259,6 +259,8 @@ def index_add(input, dim, index, source, *, alpha=1):
         # only source's gradient reads the index (PyTorch saves it only then)
         node.dim, node.alpha, node.source_shape = d, alpha, sshape
         node.index = index if node.needs_input_grad(1) else None
+        if node.needs_input_grad(1):
+            node.save(source)  # as PyTorch saves it (so that an in-place change of it is caught)
     return out
 
 
@@ -440,6 +442,8 @@ def index_copy(input, dim, index, source):
     out, node = record(data, IndexCopyBackward0, (input, source))
     if node is not None:
         node.dim, node.index, node.source_shape = d, index, sshape
+        if node.needs_input_grad(1):
+            node.save(source)  # as in index_add
     return out
 
 

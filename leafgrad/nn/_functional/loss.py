@@ -267,15 +267,15 @@ def _check_target_dtype(target):
 
 class NllLossBackward0(Node):
     """The gradient is ``-weight[t] / total_weight`` at each row's target class ``t`` and 0
-    elsewhere, and in the ignored rows. The target and weight are saved, as PyTorch saves them
-    (so that changing them in place is caught); the forward keeps the rows that count, their
+    elsewhere, and in the ignored rows. The input, target and weight are saved, as PyTorch saves
+    them (so that changing them in place is caught); the forward keeps the rows that count, their
     classes, their weights (None: all 1) and the total weight (None: no mean) for the derivative."""
     __slots__ = ('class_dim', 'reduction', 'input_shape', 'n_rows', 'counted', 'classes', 'weights', 'total',
                  'dtype')
-    saved_names = ('target', 'weight')
+    saved_names = ('self', 'target', 'weight')
 
     def apply(self, grad):
-        self.saved_tensors  # the version check of target and weight
+        self.saved_tensors  # the version check of input, target and weight
         w, total, g = self.weights, self.total, grad._data
         if not state.grad_enabled and g.ndim == 0 and g.dtype == self.dtype and total != 0:
             # A reduced loss in a plain backward: its gradient is folded into the coefficients
@@ -362,7 +362,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         node.classes = classes
         if counted is not rows:  # (w is set: the rows' weights are 0 where they do not count)
             node.classes, node.weights = classes[valid], w[valid]
-        node.save(target, _Empty if weight is None else weight)
+        node.save(input, target, _Empty if weight is None else weight)
     return out
 
 
