@@ -269,18 +269,36 @@ def _fused_add(prod, input, beta, alpha):
     return prod
 
 
-class AddmmBackward0(Node):
-    __slots__ = ('self_shape', 'alpha', 'beta', 'mat2_transposed')
+class _ScaledProductBackward(Node):
+    """beta * input + alpha * product(a, b), in its four forms (addmm, addmv, baddbmm, addbmm):
+    input's gradient undoes broadcasting; the factors' come from ``factor_grads`` and need the
+    factors, saved only where the other factor needs grad (``_record_scaled_product``)."""
+    __slots__ = ('self_shape', 'alpha', 'beta')
 
     def apply(self, grad):
         nf = self.next_functions
         gs = sum_to(_scaled(grad, self.beta), self.self_shape) if nf[0][0] is not None else None
-        g1 = g2 = None
-        if nf[1][0] is not None or nf[2][0] is not None:  # (else nothing was saved)
-            mat1, mat2 = self.saved_tensors
-            g1 = _scaled(mat1_grad(grad, mat2), self.alpha) if nf[1][0] is not None else None
-            g2 = _scaled(mat2_grad(grad, mat1, self.mat2_transposed), self.alpha) if nf[2][0] is not None else None
-        return gs, g1, g2
+        need_a, need_b = nf[1][0] is not None, nf[2][0] is not None
+        if not (need_a or need_b):  # (nothing was saved)
+            return gs, None, None
+        a, b = self.saved_tensors
+        return (gs,) + self.factor_grads(grad, a, b, need_a, need_b)
+
+
+def _record_scaled_product(data, node_cls, input, a, b, beta, alpha):
+    out, node = record(data, node_cls, (input, a, b))
+    if node is not None:
+        node.self_shape, node.alpha, node.beta = input._data.shape, alpha, beta
+        node.save_crosswise(a, b, first=1)
+    return out, node
+
+
+class AddmmBackward0(_ScaledProductBackward):
+    __slots__ = ('mat2_transposed',)
+
+    def factor_grads(self, grad, mat1, mat2, need_mat1, need_mat2):
+        return (_scaled(mat1_grad(grad, mat2), self.alpha) if need_mat1 else None,
+                _scaled(mat2_grad(grad, mat1, self.mat2_transposed), self.alpha) if need_mat2 else None)
 
 
 def _check_mm(mat1, mat2, rank_errors=None):
@@ -305,26 +323,18 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f'mat1 and mat2 must have the same dtype, but got {_sname(mat1)} and {_sname(mat2)}')
     _check_mm(mat1, mat2)
     data = _fused_add(mat1._data @ mat2._data, input, beta, alpha)
-    out, node = record(data, AddmmBackward0, (input, mat1, mat2))
+    out, node = _record_scaled_product(data, AddmmBackward0, input, mat1, mat2, beta, alpha)
     if node is not None:
-        node.self_shape, node.alpha, node.beta = input._data.shape, alpha, beta
         node.mat2_transposed = is_transposed(mat2)
-        node.save_crosswise(mat1, mat2, first=1)
     return out
 
 
-class AddmvBackward0(Node):
-    __slots__ = ('self_shape', 'alpha', 'beta')
+class AddmvBackward0(_ScaledProductBackward):
+    __slots__ = ()
 
-    def apply(self, grad):
-        nf = self.next_functions
-        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if nf[0][0] is not None else None
-        gm = gv = None
-        if nf[1][0] is not None or nf[2][0] is not None:  # (else nothing was saved)
-            mat, vec = self.saved_tensors
-            gm = _scaled(outer(grad, vec), self.alpha) if nf[1][0] is not None else None
-            gv = _scaled(mv(_shape.t(mat), grad), self.alpha) if nf[2][0] is not None else None
-        return gs, gm, gv
+    def factor_grads(self, grad, mat, vec, need_mat, need_vec):
+        return (_scaled(outer(grad, vec), self.alpha) if need_mat else None,
+                _scaled(mv(_shape.t(mat), grad), self.alpha) if need_vec else None)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
@@ -335,11 +345,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
         raise RuntimeError(f'size mismatch, got input ({input._data.shape[0] if input._data.ndim else 1}), '
                            f'mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
     data = _fused_add(a @ v, input, beta, alpha)
-    out, node = record(data, AddmvBackward0, (input, mat, vec))
-    if node is not None:
-        node.self_shape, node.alpha, node.beta = input._data.shape, alpha, beta
-        node.save_crosswise(mat, vec, first=1)
-    return out
+    return _record_scaled_product(data, AddmvBackward0, input, mat, vec, beta, alpha)[0]
 
 
 def _check_bmm(batch1, batch2):
@@ -353,43 +359,27 @@ def _check_bmm(batch1, batch2):
                            f'{a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].')
 
 
-class BaddbmmBackward0(Node):
-    __slots__ = ('self_shape', 'alpha', 'beta')
+class BaddbmmBackward0(_ScaledProductBackward):
+    __slots__ = ()
 
-    def apply(self, grad):
-        nf = self.next_functions
-        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if nf[0][0] is not None else None
-        g1 = g2 = None
-        if nf[1][0] is not None or nf[2][0] is not None:  # (else nothing was saved)
-            b1, b2 = self.saved_tensors
-            g1 = _scaled(bmm(grad, _shape.transpose(b2, 1, 2)), self.alpha) if nf[1][0] is not None else None
-            g2 = _scaled(bmm(_shape.transpose(b1, 1, 2), grad), self.alpha) if nf[2][0] is not None else None
-        return gs, g1, g2
+    def factor_grads(self, grad, b1, b2, need_b1, need_b2):
+        return (_scaled(bmm(grad, _shape.transpose(b2, 1, 2)), self.alpha) if need_b1 else None,
+                _scaled(bmm(_shape.transpose(b1, 1, 2), grad), self.alpha) if need_b2 else None)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _check_bmm(batch1, batch2)
     data = _fused_add(xp.matmul(batch1._data, batch2._data), input, beta, alpha)
-    out, node = record(data, BaddbmmBackward0, (input, batch1, batch2))
-    if node is not None:
-        node.self_shape, node.alpha, node.beta = input._data.shape, alpha, beta
-        node.save_crosswise(batch1, batch2, first=1)
-    return out
+    return _record_scaled_product(data, BaddbmmBackward0, input, batch1, batch2, beta, alpha)[0]
 
 
-class AddbmmBackward0(Node):
-    __slots__ = ('self_shape', 'alpha', 'beta', 'batch')
+class AddbmmBackward0(_ScaledProductBackward):
+    __slots__ = ('batch',)
 
-    def apply(self, grad):
-        nf = self.next_functions
-        gs = sum_to(_scaled(grad, self.beta), self.self_shape) if nf[0][0] is not None else None
-        g1 = g2 = None
-        if nf[1][0] is not None or nf[2][0] is not None:  # (else nothing was saved)
-            b1, b2 = self.saved_tensors
-            g = _shape.expand(_shape.unsqueeze(_scaled(grad, self.alpha), 0), (self.batch,) + tuple(grad.shape))
-            g1 = bmm(g, _shape.transpose(b2, 1, 2)) if nf[1][0] is not None else None
-            g2 = bmm(_shape.transpose(b1, 1, 2), g) if nf[2][0] is not None else None
-        return gs, g1, g2
+    def factor_grads(self, grad, b1, b2, need_b1, need_b2):
+        g = _shape.expand(_shape.unsqueeze(_scaled(grad, self.alpha), 0), (self.batch,) + tuple(grad.shape))
+        return (bmm(g, _shape.transpose(b2, 1, 2)) if need_b1 else None,
+                bmm(_shape.transpose(b1, 1, 2), g) if need_b2 else None)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
@@ -398,10 +388,9 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     a, b = batch1._data, batch2._data
     prod = xp.transpose(a, (1, 0, 2)).reshape(a.shape[1], -1) @ b.reshape(-1, b.shape[2])
     data = _fused_add(prod, input, beta, alpha)
-    out, node = record(data, AddbmmBackward0, (input, batch1, batch2))
+    out, node = _record_scaled_product(data, AddbmmBackward0, input, batch1, batch2, beta, alpha)
     if node is not None:
-        node.self_shape, node.alpha, node.beta, node.batch = input._data.shape, alpha, beta, a.shape[0]
-        node.save_crosswise(batch1, batch2, first=1)
+        node.batch = a.shape[0]
     return out
 
 

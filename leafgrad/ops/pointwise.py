@@ -10,6 +10,7 @@ from .. import backend
 from . import elementwise as ew
 from ._util import Node, binary_operands, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
 from .inplace import inplace
+from ..autograd.graph import _Empty
 from ..tensor import Tensor
 
 
@@ -77,7 +78,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
                           (input, tensor1, tensor2))
     if node is not None:
         node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
-        node.save(tensor1 if _needs(node, 2) else ew._Empty, tensor2)  # tensor1: for tensor2's gradient only
+        node.save(tensor1 if _needs(node, 2) else _Empty, tensor2)  # tensor1: for tensor2's gradient only
     return result
 
 
@@ -190,7 +191,7 @@ def hypot(input, other):
     result, node = record(xp.hypot(x, y), HypotBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
-        node.save(input if _needs(node, 0) else ew._Empty, other if _needs(node, 1) else ew._Empty,
+        node.save(input if _needs(node, 0) else _Empty, other if _needs(node, 1) else _Empty,
                   saved_output(result))
     return result
 
@@ -220,7 +221,7 @@ def copysign(input, other):
     result, node = record(xp.copysign(x, y).astype(x.dtype, copy=False), CopysignBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
-        node.save(input if _needs(node, 0) else ew._Empty, saved_output(result))
+        node.save(input if _needs(node, 0) else _Empty, saved_output(result))
     return result
 
 

@@ -81,17 +81,21 @@ class MeanBackward1(Node):
         return _expand_back(grad / self.count, self.self_shape, self.dims, self.keepdim),
 
 
+def _count(shape, dims):
+    """How many elements a reduction over ``dims`` takes for each of its results."""
+    count = 1
+    for d in dims:
+        count *= shape[d]
+    return count
+
+
 def mean_array(data, axis=None, keepdims=False):
     """The mean over ``axis`` (None: every element). For float32/float64 NumPy's own mean is this
     sum and division (the same pairwise sum, the same rounding) behind a Python-level wrapper,
     which also warns on an empty slice where PyTorch gives NaN silently (0 / 0 here, whose
     floating-point warning leafgrad silences); half precision keeps NumPy's float32 accumulation."""
     if type(data) is xp.ndarray and (data.dtype == xp.float32 or data.dtype == xp.float64):
-        count = data.size
-        if axis is not None:
-            count = 1
-            for d in axis:
-                count *= data.shape[d]
+        count = data.size if axis is None else _count(data.shape, axis)
         return xp.add.reduce(data, axis=axis, keepdims=keepdims) / count
     return data.mean(axis=axis, keepdims=keepdims)
 
@@ -111,10 +115,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     dims = wrap_dims(dim, data.ndim)
     result, node = record(xp.asarray(mean_array(data, dims, keepdim)), MeanBackward1, (input,))
     if node is not None:
-        count = 1
-        for d in dims:
-            count *= data.shape[d]
-        node.self_shape, node.dims, node.keepdim, node.count = data.shape, dims, keepdim, count
+        node.self_shape, node.dims, node.keepdim, node.count = data.shape, dims, keepdim, _count(data.shape, dims)
     return result
 
 
@@ -176,9 +177,7 @@ def _var_args(input, dim, unbiased, keepdim, correction, name):
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     dims = wrap_dims(dim, input._data.ndim)
-    count = 1
-    for d in dims:
-        count *= input._data.shape[d]
+    count = _count(input._data.shape, dims)
     if count - correction <= 0:
         import warnings
         warnings.warn(f'{name}(): degrees of freedom is <= 0. Correction should be strictly less than the '

@@ -12,6 +12,7 @@ from .. import backend
 from . import elementwise as ew
 from ._util import Node, binary_operands, float_dtype_for, record, saved_output, sum_to, unary, xp
 from .inplace import inplace
+from ..autograd.graph import _Empty
 from ..tensor import Tensor
 
 
@@ -273,7 +274,7 @@ class ClampBackward0(Node):
 
     def apply(self, grad):
         # an absent bound was saved as the placeholder ``_Empty``
-        x, lo, hi = [None if t is ew._Empty else t for t in self.saved_tensors]
+        x, lo, hi = [None if t is _Empty else t for t in self.saved_tensors]
         xd = x._data
         zero = grad * 0
         mask = xd == xd
@@ -336,7 +337,7 @@ def clamp(input, min=None, max=None, *, _nodes=(ClampBackward1, ClampBackward0))
         result, node = record(xp.array(data, dtype=dt), _nodes[1], inputs)
         if node is not None:
             node.shapes = tuple(t._data.shape for t in inputs)
-            node.save(input, ew._Empty if min is None else min, ew._Empty if max is None else max)
+            node.save(input, _Empty if min is None else min, _Empty if max is None else max)
         return result
     dt = backend.result_type(input, *bounds).np
     data = input._data.astype(dt, copy=True)
@@ -458,7 +459,7 @@ def lerp(input, end, weight):
         result, node = record(data, LerpBackward1, (input, end, weight))
         if node is not None:
             node.shapes = (x.shape, e.shape, w.shape)
-            fns, empty = node.next_functions, ew._Empty
+            fns, empty = node.next_functions, _Empty
             ends_needed = fns[2][0] is not None  # input and end: for the weight's gradient only
             weight_needed = fns[0][0] is not None or fns[1][0] is not None
             node.save(input if ends_needed else empty, end if ends_needed else empty,

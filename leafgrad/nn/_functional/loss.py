@@ -4,9 +4,9 @@ kl_div, cross_entropy). Every derivative is written with leafgrad ops, so losses
 twice."""
 import warnings
 
+from ...autograd.graph import _Empty
 from ...ops._util import Node, binary_operands, record, state, wrap, xp
 from ...ops import elementwise as _ew
-from ...ops.elementwise import _Empty
 from ...ops import shape as _shape
 from ...ops.reduction import mean_array, sum as _sum
 from .basic import log_softmax
