@@ -185,3 +185,28 @@ def test_changing_an_operand_in_place_after_a_product(name, modified, needs):
         except RuntimeError as e:
             results.append(str(e).split(':')[0])
     assert results[0] == results[1]
+
+
+SCALED_PRODUCTS = {
+    'addmm': (lambda T, c, a, b: T.addmm(c, a, b, beta=0.5), [(2, 4), (2, 3), (3, 4)]),
+    'addmv': (lambda T, c, a, b: T.addmv(c, a, b, beta=2), [(2,), (2, 3), (3,)]),
+    'baddbmm': (lambda T, c, a, b: T.baddbmm(c, a, b, beta=-1), [(1, 3, 2), (2, 3, 4), (2, 4, 2)]),
+    'addbmm': (lambda T, c, a, b: T.addbmm(c, a, b, beta=3), [(3, 2), (2, 3, 4), (2, 4, 2)]),
+}
+
+
+@pytest.mark.parametrize('name', list(SCALED_PRODUCTS))
+def test_a_scaled_product_of_constants_saves_nothing(name):
+    """beta * input + alpha * (a @ b) where only input needs grad: its gradient (beta, summed
+    back to its shape) as torch's, and nothing saved, so a second backward runs, as in torch."""
+    fn, shapes = SCALED_PRODUCTS[name]
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    grads = []
+    for T in (lg, torch):
+        c = T.tensor(arrays[0], requires_grad=True)
+        y = fn(T, c, T.tensor(arrays[1]), T.tensor(arrays[2]))
+        y.sum().backward()
+        y.sum().backward()  # nothing was saved: no error
+        grads.append(c.grad)
+    assert_same(*grads)
