@@ -4,7 +4,6 @@ While enabled, every recorded node keeps the traceback of the forward call that 
 and the engine checks each derivative's outputs for NaN.
 """
 import threading
-import traceback
 import warnings
 
 from .grad_mode import _DecoratorContextManager
@@ -28,6 +27,7 @@ def is_anomaly_check_nan_enabled():
 
 def forward_trace():
     """The stack of the op call being recorded, minus leafgrad's own frames."""
+    import traceback  # only anomaly mode needs it: a few ms of every `import leafgrad` otherwise
     frames = [f for f in traceback.extract_stack()[:-1] if '/leafgrad/' not in f.filename.replace('\\', '/')]
     return ''.join(traceback.format_list(frames))
 
