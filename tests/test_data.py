@@ -391,3 +391,20 @@ def test_batches_of_samples_that_require_grad_are_recorded_like_torch():
     lm, tm = raises_like(lambda: ld.default_collate([lg.zeros(2), lg.zeros(3)]),
                          lambda: td.default_collate([torch.zeros(2), torch.zeros(3)]))
     assert lm == tm
+
+
+def test_worker_machinery_loads_only_for_loaders_with_workers():
+    """A single-process loader does not import multiprocessing (~30 ms); one with workers does."""
+    import subprocess
+    import sys
+    code = ('import sys\n'
+            'from leafgrad.utils import data as ld\n'
+            'import leafgrad as lg\n'
+            'ds = ld.TensorDataset(lg.arange(8.))\n'
+            'print("multiprocessing" in sys.modules, end=" ")\n'
+            'list(ld.DataLoader(ds, batch_size=4))\n'
+            'print("multiprocessing" in sys.modules, end=" ")\n'
+            'print([b[0].tolist() for b in ld.DataLoader(ds, batch_size=4, num_workers=1)], end=" ")\n'
+            'print("multiprocessing" in sys.modules)\n')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == 'False False [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]] True'

@@ -1,0 +1,266 @@
+"""DataLoader's worker processes (``num_workers > 0``), loaded only by loaders that use them.
+
+Each worker is a separate process (``multiprocessing``; ``fork`` where available, so the dataset
+need not be picklable). The main process hands out lists of indices round-robin, keeps
+``prefetch_factor`` batches in flight per worker and yields results in sampler order. Tensors
+cross the process boundary as NumPy arrays (large ones through shared memory; leafgrad never
+pickles tensors) and are re-wrapped in the main process. An exception in a worker is re-raised
+in the main process with its type and the worker's traceback.
+"""
+import itertools
+import multiprocessing
+import queue
+import random
+import time
+import traceback
+from multiprocessing import shared_memory
+
+import numpy as np
+
+from ... import creation
+from ...tensor import Tensor
+from .dataloader import WorkerInfo, _fetch, _set_worker_info
+
+
+_SHM_MIN_BYTES = 1 << 16
+
+
+class _PackedTensor:
+    """A tensor on its way between processes: its array (large ones in a shared-memory block,
+    which the main process copies out and unlinks) and its requires_grad flag."""
+    __slots__ = ('data', 'shm', 'shape', 'dtype', 'requires_grad')
+
+    def __init__(self, array, requires_grad):
+        self.requires_grad = requires_grad
+        self.shm = None
+        self.data = array
+        if array.nbytes >= _SHM_MIN_BYTES:
+            try:
+                block = shared_memory.SharedMemory(create=True, size=array.nbytes)
+            except OSError:  # no /dev/shm: fall back to the pipe
+                return
+            np.ndarray(array.shape, array.dtype, buffer=block.buf)[...] = array
+            self.shm, self.shape, self.dtype, self.data = block.name, array.shape, array.dtype.str, None
+            block.close()
+
+    def unpack(self):
+        if self.shm is None:
+            return self.data
+        block = shared_memory.SharedMemory(name=self.shm)
+        try:
+            return np.ndarray(self.shape, np.dtype(self.dtype), buffer=block.buf).copy()
+        finally:
+            block.close()
+            block.unlink()
+
+
+def _pack(obj):
+    if isinstance(obj, Tensor):
+        return _PackedTensor(np.asarray(obj._data), obj._requires_grad)
+    if isinstance(obj, dict):
+        return type(obj)((k, _pack(v)) for k, v in obj.items())
+    if isinstance(obj, tuple) and hasattr(obj, '_fields'):
+        return type(obj)(*(_pack(v) for v in obj))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_pack(v) for v in obj)
+    return obj
+
+
+def _unpack(obj):
+    if isinstance(obj, _PackedTensor):
+        return Tensor._wrap(obj.unpack(), obj.requires_grad)
+    if isinstance(obj, dict):
+        return type(obj)((k, _unpack(v)) for k, v in obj.items())
+    if isinstance(obj, tuple) and hasattr(obj, '_fields'):
+        return type(obj)(*(_unpack(v) for v in obj))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_unpack(v) for v in obj)
+    return obj
+
+
+def _discard(obj):
+    """Free the shared memory held by a packed batch that will not be used."""
+    if isinstance(obj, _PackedTensor):
+        if obj.shm is not None:
+            try:
+                obj.unpack()
+            except FileNotFoundError:
+                pass
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _discard(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _discard(v)
+
+
+class _WorkerError:
+    def __init__(self, exc, worker_id):
+        self.exc_type = type(exc)
+        self.message = (f'Caught {type(exc).__name__} in DataLoader worker process {worker_id}.\n'
+                        f'Original {traceback.format_exc()}')
+
+    def reraise(self):
+        try:
+            err = self.exc_type(self.message)
+        except Exception:
+            err = RuntimeError(self.message)
+        raise err
+
+
+def _worker_loop(dataset, index_queue, result_queue, collate_fn, auto_collation, seed, worker_id, num_workers,
+                 init_fn, iterable, batch_size, drop_last):
+    creation.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed % 2 ** 32)
+    _set_worker_info(WorkerInfo(worker_id, num_workers, seed, dataset))
+    try:
+        if init_fn is not None:
+            init_fn(worker_id)
+    except Exception as e:
+        result_queue.put((None, _WorkerError(e, worker_id)))
+        return
+    stream = iter(dataset) if iterable else None
+    while True:
+        task = index_queue.get()
+        if task is None:
+            break
+        idx, indices = task
+        try:
+            if iterable:
+                items = list(itertools.islice(stream, batch_size if auto_collation else 1))
+                if not items or (auto_collation and drop_last and len(items) < batch_size):
+                    result_queue.put((idx, _Exhausted(worker_id)))
+                    continue
+                data = collate_fn(items) if auto_collation else collate_fn(items[0])
+            elif auto_collation:
+                data = _fetch(dataset, indices, collate_fn)
+            else:
+                data = collate_fn(dataset[indices])
+            result_queue.put((idx, _pack(data)))
+        except Exception as e:
+            result_queue.put((idx, _WorkerError(e, worker_id)))
+
+
+class _Exhausted:
+    def __init__(self, worker_id):
+        self.worker_id = worker_id
+
+
+def _context(loader):
+    ctx = loader.multiprocessing_context
+    if isinstance(ctx, str):
+        return multiprocessing.get_context(ctx)
+    if ctx is not None:
+        return ctx
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context('fork' if 'fork' in methods else methods[0])
+
+def iterate_with_workers(loader, base_seed):
+    """The batches of ``loader``, made by ``loader.num_workers`` worker processes."""
+    ctx = _context(loader)
+    # One resource tracker for the main process and its workers: a worker registers the
+    # shared-memory blocks it creates, the main process unregisters them when it unlinks.
+    from multiprocessing import resource_tracker
+    resource_tracker.ensure_running()
+    result_queue = ctx.Queue()
+    index_queues, workers = [], []
+    for wid in range(loader.num_workers):
+        iq = ctx.Queue()
+        w = ctx.Process(target=_worker_loop, daemon=True,
+                        args=(loader.dataset, iq, result_queue, loader.collate_fn, loader._auto_collation,
+                              base_seed + wid, wid, loader.num_workers, loader.worker_init_fn, loader._iterable,
+                              loader.batch_size, loader.drop_last))
+        w.start()
+        index_queues.append(iq)
+        workers.append(w)
+    try:
+        yield from _drive(loader, index_queues, result_queue, workers)
+    finally:
+        _shutdown(index_queues, result_queue, workers)
+
+def _shutdown(index_queues, result_queue, workers):
+    for iq in index_queues:
+        iq.put(None)
+    # Drain what the workers still send (an early `break`), so that they can exit, and free
+    # the shared memory of batches nobody will read.
+    deadline = time.monotonic() + 10
+    while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+        try:
+            _, data = result_queue.get(timeout=0.05)
+        except queue.Empty:
+            continue
+        _discard(data)
+    while True:
+        try:
+            _, data = result_queue.get_nowait()
+        except (queue.Empty, OSError, ValueError):
+            break
+        _discard(data)
+    for w in workers:
+        w.join(timeout=1)
+        if w.is_alive():
+            w.terminate()
+    for q in index_queues + [result_queue]:
+        q.cancel_join_thread()
+        q.close()
+
+def _drive(loader, index_queues, result_queue, workers):
+    n = loader.num_workers
+    if loader._iterable:
+        tasks = ((i, None) for i in itertools.count())
+    else:
+        tasks = enumerate(loader._index_sampler())
+    active = set(range(n))
+    cycle = itertools.cycle(range(n))
+    pending = {}
+    next_send, next_yield = 0, 0
+
+    def send():
+        nonlocal next_send
+        if not active:
+            return False
+        for _ in range(n):
+            wid = next(cycle)
+            if wid in active:
+                break
+        else:
+            return False
+        try:
+            idx, indices = next(tasks)
+        except StopIteration:
+            return False
+        index_queues[wid].put((idx, indices))
+        next_send = idx + 1
+        return True
+
+    for _ in range(loader.prefetch_factor * n):
+        if not send():
+            break
+    try:
+        timeout = loader.timeout if loader.timeout > 0 else None
+        while next_yield < next_send:
+            while next_yield not in pending:
+                try:
+                    idx, data = result_queue.get(timeout=timeout if timeout else 5.0)
+                except queue.Empty:
+                    if timeout:
+                        raise RuntimeError(f'DataLoader timed out after {loader.timeout} seconds')
+                    dead = [w.pid for w in workers if not w.is_alive()]
+                    if dead:
+                        raise RuntimeError(f'DataLoader worker (pid(s) {", ".join(map(str, dead))}) exited '
+                                           'unexpectedly')
+                    continue
+                if isinstance(data, _WorkerError):
+                    data.reraise()
+                pending[idx] = data
+            data = pending.pop(next_yield)
+            next_yield += 1
+            if isinstance(data, _Exhausted):
+                active.discard(data.worker_id)
+            send()  # keep the pipeline full (skips exhausted workers)
+            if not isinstance(data, _Exhausted):
+                yield _unpack(data)
+    finally:
+        for data in pending.values():  # received out of order, never yielded
+            _discard(data)
