@@ -54,44 +54,39 @@ class _PackedTensor:
             block.unlink()
 
 
-def _pack(obj):
-    if isinstance(obj, Tensor):
-        return _PackedTensor(np.asarray(obj._data), obj._requires_grad)
+def _map_leaves(obj, leaf_type, fn):
+    """``obj`` with every ``leaf_type`` inside it (through dicts, named tuples, lists and
+    tuples, the containers a batch is collated into) replaced by ``fn(leaf)``."""
+    if isinstance(obj, leaf_type):
+        return fn(obj)
     if isinstance(obj, dict):
-        return type(obj)((k, _pack(v)) for k, v in obj.items())
+        return type(obj)((k, _map_leaves(v, leaf_type, fn)) for k, v in obj.items())
     if isinstance(obj, tuple) and hasattr(obj, '_fields'):
-        return type(obj)(*(_pack(v) for v in obj))
+        return type(obj)(*(_map_leaves(v, leaf_type, fn) for v in obj))
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_pack(v) for v in obj)
+        return type(obj)(_map_leaves(v, leaf_type, fn) for v in obj)
     return obj
+
+
+def _pack(obj):
+    return _map_leaves(obj, Tensor, lambda t: _PackedTensor(np.asarray(t._data), t._requires_grad))
 
 
 def _unpack(obj):
-    if isinstance(obj, _PackedTensor):
-        return Tensor._wrap(obj.unpack(), obj.requires_grad)
-    if isinstance(obj, dict):
-        return type(obj)((k, _unpack(v)) for k, v in obj.items())
-    if isinstance(obj, tuple) and hasattr(obj, '_fields'):
-        return type(obj)(*(_unpack(v) for v in obj))
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_unpack(v) for v in obj)
-    return obj
+    return _map_leaves(obj, _PackedTensor, lambda p: Tensor._wrap(p.unpack(), p.requires_grad))
 
 
 def _discard(obj):
     """Free the shared memory held by a packed batch that will not be used."""
-    if isinstance(obj, _PackedTensor):
-        if obj.shm is not None:
-            try:
-                obj.unpack()
-            except FileNotFoundError:
-                pass
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            _discard(v)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            _discard(v)
+    _map_leaves(obj, _PackedTensor, _free_block)
+
+
+def _free_block(packed):
+    if packed.shm is not None:
+        try:
+            packed.unpack()  # (copies out, then unlinks the block)
+        except FileNotFoundError:
+            pass
 
 
 class _WorkerError:
