@@ -36,5 +36,15 @@ topk = _make('topk', _VI)
 cummax = _make('cummax', _VI)
 cummin = _make('cummin', _VI)
 aminmax = _make('aminmax', ('min', 'max'))
+svd = _make('svd', ('U', 'S', 'V'))
+qr = _make('qr', ('Q', 'R'))
+linalg_svd = _make('linalg_svd', ('U', 'S', 'Vh'))
+linalg_qr = _make('linalg_qr', ('Q', 'R'))
+linalg_eigh = _make('linalg_eigh', ('eigenvalues', 'eigenvectors'))
+linalg_slogdet = _make('linalg_slogdet', ('sign', 'logabsdet'))
+linalg_inv_ex = _make('linalg_inv_ex', ('inverse', 'info'))
+linalg_cholesky_ex = _make('linalg_cholesky_ex', ('L', 'info'))
 
-__all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'topk', 'cummax', 'cummin', 'aminmax']
+__all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'topk', 'cummax', 'cummin', 'aminmax',
+           'svd', 'qr', 'linalg_svd', 'linalg_qr', 'linalg_eigh', 'linalg_slogdet', 'linalg_inv_ex',
+           'linalg_cholesky_ex']

@@ -313,3 +313,26 @@ def test_errors_match_torch(fn):
     with pytest.raises(expected) as l_info:
         fn(lg)
     assert str(l_info.value).replace('leafgrad', 'torch') == str(t_info.value)
+
+
+@pytest.mark.parametrize('call', ['linalg.svd', 'linalg.qr', 'linalg.eigh', 'linalg.slogdet', 'linalg.inv_ex',
+                                  'linalg.cholesky_ex', 'svd', 'qr'])
+def test_decomposition_results_are_return_types_like_torch(call):
+    """Named results print, name their type and fields, and unpack as torch.return_types do."""
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+
+    def run(mod):
+        fn = mod
+        for part in call.split('.'):
+            fn = getattr(fn, part)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')  # torch.svd and torch.qr are deprecated
+            return fn(mod.tensor(a))
+    ours, theirs = run(lg), run(torch)
+    assert repr(ours).replace('leafgrad', 'torch') == repr(theirs)
+    assert type(ours).__name__ == type(theirs).__name__
+    assert type(ours) is getattr(lg.return_types, type(theirs).__name__)
+    assert isinstance(ours, tuple) and len(ours) == len(theirs)
+    for field in ('U', 'S', 'V', 'Vh', 'Q', 'R', 'eigenvalues', 'eigenvectors', 'sign', 'logabsdet', 'inverse',
+                  'info', 'L'):
+        assert hasattr(ours, field) == hasattr(theirs, field), field

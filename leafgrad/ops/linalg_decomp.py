@@ -4,8 +4,7 @@ written with leafgrad ops (matmul, solve, masks), so they differentiate again.
 
 Matrices are real here (leafgrad has no complex dtypes), so every ``^H`` is a transpose.
 """
-import collections
-
+from .. import return_types
 from ._util import Node, record, record_many, saved_output, state, wrap, xp
 from . import shape as _shape
 from .linalg import _sname, matmul
@@ -14,21 +13,6 @@ from .reduction import sum as _sum
 
 class LinAlgError(RuntimeError):
     """Raised for singular or non-positive-definite input (``torch.linalg.LinAlgError``)."""
-
-
-def _named(typename, fields):
-    base = collections.namedtuple(typename, fields)
-
-    def __repr__(self):
-        body = ',\n'.join(f'{f}={v!r}' for f, v in zip(fields, self))
-        return f'leafgrad.return_types.{typename}(\n{body})'
-    return type(typename, (base,), {'__slots__': (), '__repr__': __repr__})
-
-
-slogdet_result = _named('linalg_slogdet', ['sign', 'logabsdet'])
-qr_result = _named('linalg_qr', ['Q', 'R'])
-eigh_result = _named('linalg_eigh', ['eigenvalues', 'eigenvectors'])
-svd_result = _named('linalg_svd', ['U', 'S', 'Vh'])
 
 
 # ---- helpers: checks, transposes, masks -----------------------------------------------------
@@ -196,7 +180,7 @@ def slogdet(A, *, out=None):
                                differentiable=[False, True])
     if node is not None:
         node.save(A)
-    return slogdet_result(s, l)
+    return return_types.linalg_slogdet(s, l)
 
 
 def logdet(input):
@@ -379,7 +363,7 @@ def qr(A, mode='reduced', *, out=None):
             Q._grad_fn, Q._requires_grad = None, False
         node.mode = mode
         node.save(saved_output(Q), saved_output(R))
-    return qr_result(Q, R)
+    return return_types.linalg_qr(Q, R)
 
 
 # ---- eigh -------------------------------------------------------------------------------------
@@ -410,7 +394,7 @@ def eigh(A, UPLO='L', *, out=None):
     (L, V), node = record_many([w, v], LinalgEighBackward0, (A,))
     if node is not None:
         node.save(saved_output(L), saved_output(V))
-    return eigh_result(L, V)
+    return return_types.linalg_eigh(L, V)
 
 
 def eigvalsh(A, UPLO='L', *, out=None):
@@ -471,7 +455,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     if node is not None:
         node.full_matrices = full_matrices
         node.save(saved_output(U), saved_output(S), saved_output(Vh))
-    return svd_result(U, S, Vh)
+    return return_types.linalg_svd(U, S, Vh)
 
 
 def svdvals(A, *, driver=None, out=None):
@@ -480,8 +464,6 @@ def svdvals(A, *, driver=None, out=None):
 
 # ---- more of torch.linalg: _ex variants, triangular solve, pinv, powers, products ------------
 
-inv_ex_result = _named('linalg_inv_ex', ['inverse', 'info'])
-cholesky_ex_result = _named('linalg_cholesky_ex', ['L', 'info'])
 
 
 def _info(batch_shape, value=0):
@@ -490,7 +472,7 @@ def _info(batch_shape, value=0):
 
 def inv_ex(A, *, check_errors=False, out=None):
     try:
-        return inv_ex_result(inv(A), _info(A._data.shape[:-2]))
+        return return_types.linalg_inv_ex(inv(A), _info(A._data.shape[:-2]))
     except LinAlgError:
         if check_errors:
             raise
@@ -498,17 +480,17 @@ def inv_ex(A, *, check_errors=False, out=None):
         info = xp.zeros(A._data.shape[:-2], dtype=xp.int32)
         info.reshape(-1)[b] = k
         with xp.errstate(all='ignore'):
-            return inv_ex_result(wrap(xp.full(A._data.shape, xp.nan, dtype=A._data.dtype)), wrap(info))
+            return return_types.linalg_inv_ex(wrap(xp.full(A._data.shape, xp.nan, dtype=A._data.dtype)), wrap(info))
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     try:
-        return cholesky_ex_result(cholesky(A, upper=upper), _info(A._data.shape[:-2]))
+        return return_types.linalg_cholesky_ex(cholesky(A, upper=upper), _info(A._data.shape[:-2]))
     except LinAlgError as e:
         if check_errors:
             raise
         order = int(str(e).split('order ')[1].split(' ')[0])
-        return cholesky_ex_result(wrap(xp.zeros_like(A._data)), _info(A._data.shape[:-2], order))
+        return return_types.linalg_cholesky_ex(wrap(xp.zeros_like(A._data)), _info(A._data.shape[:-2], order))
 
 
 class LinalgSolveTriangularBackward0(Node):

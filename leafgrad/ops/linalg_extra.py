@@ -2,22 +2,20 @@
 and cdist."""
 import warnings
 
+from .. import return_types
 from ._util import Node, record, saved_output, xp
 from . import elementwise as _ew
 from . import shape as _shape
-from .linalg_decomp import _named, cholesky as _cholesky, qr as _qr, svd as _svd, multi_dot
+from .linalg_decomp import cholesky as _cholesky, qr as _qr, svd as _svd, multi_dot
 from .reduction import sum as _sum
-
-svd_result = _named('svd', ['U', 'S', 'V'])
-qr_result = _named('qr', ['Q', 'R'])
 
 
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: V rather than Vh, and ``some`` for the reduced factorisation."""
     U, S, Vh = _svd(input, full_matrices=not some)
     if not compute_uv:
-        return svd_result(U * 0, S, Vh * 0)
-    return svd_result(U, S, _shape.transpose(Vh, -2, -1))
+        return return_types.svd(U * 0, S, Vh * 0)
+    return return_types.svd(U, S, _shape.transpose(Vh, -2, -1))
 
 
 def qr(input, some=True, *, out=None):
@@ -26,7 +24,7 @@ def qr(input, some=True, *, out=None):
                   'Q, R = torch.qr(A, some)\nshould be replaced with\n'
                   "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning, stacklevel=2)
     Q, R = _qr(input, 'reduced' if some else 'complete')
-    return qr_result(Q, R)
+    return return_types.qr(Q, R)
 
 
 class CholeskyBackward0(Node):
