@@ -465,7 +465,6 @@ def svdvals(A, *, driver=None, out=None):
 # ---- more of torch.linalg: _ex variants, triangular solve, pinv, powers, products ------------
 
 
-
 def _info(batch_shape, value=0):
     return wrap(xp.full(batch_shape, value, dtype=xp.int32))
 
