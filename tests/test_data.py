@@ -9,6 +9,7 @@ torch = pytest.importorskip('torch')
 import leafgrad as lg  # noqa: E402
 from leafgrad.utils import data as ld  # noqa: E402
 from torch.utils import data as td  # noqa: E402
+from fresh import fresh_python_output  # noqa: E402
 from oracle import assert_same, raises_like  # noqa: E402
 
 
@@ -395,8 +396,6 @@ def test_batches_of_samples_that_require_grad_are_recorded_like_torch():
 
 def test_worker_machinery_loads_only_for_loaders_with_workers():
     """A single-process loader does not import multiprocessing (~30 ms); one with workers does."""
-    import subprocess
-    import sys
     code = ('import sys\n'
             'from leafgrad.utils import data as ld\n'
             'import leafgrad as lg\n'
@@ -406,5 +405,4 @@ def test_worker_machinery_loads_only_for_loaders_with_workers():
             'print("multiprocessing" in sys.modules, end=" ")\n'
             'print([b[0].tolist() for b in ld.DataLoader(ds, batch_size=4, num_workers=1)], end=" ")\n'
             'print("multiprocessing" in sys.modules)\n')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == 'False False [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]] True'
+    assert fresh_python_output(code) == 'False False [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]] True'

@@ -3,8 +3,6 @@
 Each test checks the facts the explanation states against what torch does with the same
 program (is_leaf, requires_grad, whether .grad is None), then the reason and the advice.
 """
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -13,6 +11,7 @@ import pytest
 import leafgrad as lg
 import leafgrad.nn as lnn
 from leafgrad.autograd import origins
+from fresh import fresh_python_output
 
 torch = pytest.importorskip('torch')
 
@@ -263,8 +262,7 @@ def test_explain_is_a_module_and_a_function_and_loads_lazily():
     with pytest.raises(TypeError):
         lg.explain(np.ones(2))
     code = 'import sys, leafgrad; print(any(m in sys.modules for m in ("leafgrad.explain", "leafgrad.viz", "leafgrad.autograd.memory")))'
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == 'False'
+    assert fresh_python_output(code) == 'False'
 
 
 def test_loss_cut_upstream_quotes_the_backward_error():
