@@ -110,7 +110,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dim is None:
         result, node = record(xp.asarray(mean_array(data)), MeanBackward0, (input,))
         if node is not None:
-            node.self_shape, node.count = data.shape, max(data.size, 1) if data.size else 0
+            node.self_shape, node.count = data.shape, data.size
         return result
     dims = wrap_dims(dim, data.ndim)
     result, node = record(xp.asarray(mean_array(data, dims, keepdim)), MeanBackward1, (input,))

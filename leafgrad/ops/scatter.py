@@ -256,11 +256,12 @@ def index_add(input, dim, index, source, *, alpha=1):
         data += src.reshape(())
     out, node = record(data, IndexAddBackward0, (input, source))
     if node is not None:
-        # only source's gradient reads the index (PyTorch saves it only then)
-        node.dim, node.alpha, node.source_shape = d, alpha, sshape
-        node.index = index if node.needs_input_grad(1) else None
+        node.dim, node.alpha, node.source_shape, node.index = d, alpha, sshape, None
+        # Only source's gradient reads the index and source: PyTorch saves them only then (and
+        # so catches an in-place change of source).
         if node.needs_input_grad(1):
-            node.save(source)  # as PyTorch saves it (so that an in-place change of it is caught)
+            node.index = index
+            node.save(source)
     return out
 
 
