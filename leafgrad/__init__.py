@@ -16,6 +16,7 @@ from .creation import (Generator, arange, as_tensor, asarray, default_generator,
                        normal, bernoulli, multinomial, ones, ones_like, rand, rand_like, randint, randint_like, randn,
                        randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
 from ._tensor_str import set_printoptions, get_printoptions
+from math import e, inf, nan, pi
 
 half = float16
 float = float32
@@ -24,6 +25,7 @@ long = int64
 int = int32
 short = int16
 cfloat = None
+newaxis = None
 __version__ = '0.1.0'
 
 
@@ -56,9 +58,12 @@ def __getattr__(name):
     # Subpackages load on first use, so that `import leafgrad` stays fast.
     import importlib
     if name in ('nn', 'optim', 'utils', 'cuda', 'testing', 'linalg', 'viz', 'distributed', 'func', 'special',
-                'explain'):
+                'explain', 'version'):
         return importlib.import_module(f'.{name}', __name__)
     if name in ('save', 'load'):
         from . import serialization
         return getattr(serialization, name)
+    if name in ('finfo', 'iinfo'):
+        from . import _type_info
+        return getattr(_type_info, name)
     raise AttributeError(f"module 'leafgrad' has no attribute '{name}'")

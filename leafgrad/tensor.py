@@ -171,6 +171,15 @@ class Tensor:
         return self.device.type == 'cuda'
 
     @property
+    def is_cpu(self):
+        return self.device.type == 'cpu'
+
+    # Devices, layouts and kinds of tensor that leafgrad has none of (dense, strided, on CPU or
+    # CUDA): PyTorch programs read these flags, e.g. `if input.is_xpu and self.ngpu > 1`.
+    is_xpu = is_mps = is_meta = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = property(lambda self: False)
+    is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
+
+    @property
     def is_leaf(self):
         return self._grad_fn is None
 

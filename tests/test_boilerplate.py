@@ -1,0 +1,132 @@
+"""The names PyTorch programs touch in their first lines (constants, dtype limits, device flags,
+``torch.version``), each compared with torch: values, reprs, errors and warnings."""
+import math
+import re
+import warnings
+
+import pytest
+
+from oracle import lg, torch
+
+
+def outcome(fn):
+    """What calling ``fn`` did, in words that compare across the two libraries: its result's repr
+    (or the exception's type and message) and the warnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        try:
+            result = ('returned', repr(fn()))
+        except Exception as e:  # noqa: BLE001  the exception is what is compared
+            result = ('raised', type(e).__name__, str(e))
+    said = [(w.category.__name__, re.sub(r' \(Triggered internally at .*\)$', '', str(w.message)))
+            for w in caught]
+    return _normalise((result, said))
+
+
+def _normalise(value):
+    if isinstance(value, str):
+        return value.replace('leafgrad', 'torch')
+    if isinstance(value, (tuple, list)):
+        return type(value)(_normalise(v) for v in value)
+    return value
+
+
+def same(lg_fn, torch_fn=None):
+    """``lg_fn(leafgrad)`` and ``lg_fn(torch)`` (or ``torch_fn(torch)``) do the same."""
+    ours, theirs = outcome(lambda: lg_fn(lg)), outcome(lambda: (torch_fn or lg_fn)(torch))
+    assert ours == theirs
+
+
+# ---- constants -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('name', ['inf', 'nan', 'pi', 'e', 'newaxis'])
+def test_constants(name):
+    ours, theirs = getattr(lg, name), getattr(torch, name)
+    assert type(ours) is type(theirs)
+    assert ours is theirs or ours == theirs or (math.isnan(ours) and math.isnan(theirs))
+
+
+# ---- finfo and iinfo ---------------------------------------------------------------------------
+
+FLOATS = ['float16', 'float32', 'float64']
+INTS = ['uint8', 'int8', 'int16', 'int32', 'int64']
+
+
+@pytest.mark.parametrize('name', FLOATS)
+def test_finfo_values_and_repr(name):
+    ours, theirs = lg.finfo(getattr(lg, name)), torch.finfo(getattr(torch, name))
+    for attr in ('bits', 'eps', 'max', 'min', 'tiny', 'smallest_normal', 'resolution', 'dtype'):
+        assert getattr(ours, attr) == getattr(theirs, attr), attr
+        assert type(getattr(ours, attr)) is type(getattr(theirs, attr)), attr
+    assert repr(ours) == repr(theirs) and str(ours) == str(theirs)
+
+
+@pytest.mark.parametrize('name', INTS)
+def test_iinfo_values_and_repr(name):
+    ours, theirs = lg.iinfo(getattr(lg, name)), torch.iinfo(getattr(torch, name))
+    for attr in ('bits', 'min', 'max', 'dtype'):
+        assert getattr(ours, attr) == getattr(theirs, attr), attr
+        assert type(getattr(ours, attr)) is type(getattr(theirs, attr)), attr
+    assert repr(ours) == repr(theirs) and str(ours) == str(theirs)
+
+
+@pytest.mark.parametrize('call', [
+    lambda t: t.finfo(),
+    lambda t: t.finfo(float),
+    lambda t: t.finfo(type=t.float64),
+    lambda t: t.finfo(t.int32),
+    lambda t: t.finfo(t.bool),
+    lambda t: t.finfo(bool),
+    lambda t: t.finfo('float32'),
+    lambda t: t.finfo(None),
+    lambda t: t.finfo(t.float32, t.float64),
+    lambda t: t.finfo(t.float32) == t.finfo(t.float32),
+    lambda t: t.finfo(t.float32) == t.finfo(t.float64),
+    lambda t: t.finfo(t.float32) is t.finfo(t.float32),
+    lambda t: hash(t.finfo(t.float32)),
+    lambda t: t.finfo(t.float32).__setattr__('eps', 1.0),
+    lambda t: t.iinfo(),
+    lambda t: t.iinfo(int),
+    lambda t: t.iinfo(t.bool),
+    lambda t: t.iinfo(t.float32),
+    lambda t: t.iinfo(float),
+    lambda t: t.iinfo(None),
+    lambda t: t.iinfo(t.int8) == t.iinfo(t.int8),
+    lambda t: t.iinfo(t.int8) == t.finfo(t.float32),
+    lambda t: t.iinfo(t.int8).__setattr__('max', 1),
+], ids=lambda c: '')
+def test_finfo_iinfo_calls_and_errors(call):
+    same(call)
+
+
+def test_finfo_follows_the_default_dtype():
+    try:
+        lg.set_default_dtype(lg.float64)
+        torch.set_default_dtype(torch.float64)
+        assert repr(lg.finfo()) == repr(torch.finfo())
+    finally:
+        lg.set_default_dtype(lg.float32)
+        torch.set_default_dtype(torch.float32)
+
+
+# ---- what a tensor says about where it lives ---------------------------------------------------
+
+FLAGS = ['is_cpu', 'is_cuda', 'is_xpu', 'is_mps', 'is_meta', 'is_sparse', 'is_sparse_csr', 'is_quantized',
+         'is_mkldnn', 'is_nested', 'is_ipu', 'is_maia', 'is_mtia', 'is_vulkan', 'is_xla']
+
+
+@pytest.mark.parametrize('flag', FLAGS)
+def test_tensor_device_and_layout_flags(flag):
+    ours, theirs = getattr(lg.zeros(2), flag), getattr(torch.zeros(2), flag)
+    assert ours is theirs
+    with pytest.raises(AttributeError):
+        setattr(lg.zeros(2), flag, not ours)
+
+
+# ---- torch.version -----------------------------------------------------------------------------
+
+def test_version_module():
+    assert lg.version.__version__ == lg.__version__
+    assert lg.version.cuda is None and torch.version.cuda is None  # neither has a CUDA runtime here
+    assert lg.version.hip is torch.version.hip is None
+    assert lg.version.debug is torch.version.debug is False
