@@ -54,6 +54,13 @@ def _tensor_explain(self, params=None):
 Tensor.explain = _tensor_explain  # leafgrad.explain loads only when first used
 
 
+_SETTINGS = ('get_num_threads', 'set_num_threads', 'get_num_interop_threads', 'set_num_interop_threads',
+             'set_default_device', 'get_default_device', 'set_float32_matmul_precision',
+             'get_float32_matmul_precision', 'use_deterministic_algorithms', 'are_deterministic_algorithms_enabled',
+             'is_deterministic_algorithms_warn_only_enabled', 'set_deterministic_debug_mode',
+             'get_deterministic_debug_mode', 'set_flush_denormal')  # in _settings.py, loaded on first use
+
+
 def __getattr__(name):
     # Subpackages load on first use, so that `import leafgrad` stays fast.
     import importlib
@@ -66,4 +73,7 @@ def __getattr__(name):
     if name in ('finfo', 'iinfo'):
         from . import _type_info
         return getattr(_type_info, name)
+    if name in _SETTINGS:
+        from . import _settings
+        return getattr(_settings, name)
     raise AttributeError(f"module 'leafgrad' has no attribute '{name}'")

@@ -170,7 +170,10 @@ class device:
         if isinstance(type, device):
             type, index = type.type, type.index
         elif ':' in type:
+            text = type
             type, idx = type.split(':', 1)
+            if not idx.isdigit() or (idx.startswith('0') and idx != '0'):
+                raise RuntimeError(f"Invalid device string: '{text}'")
             index = int(idx)
         if type not in ('cpu', 'cuda'):
             raise RuntimeError(f'Expected one of cpu, cuda device type at start of device string: {type}')
@@ -195,6 +198,7 @@ class device:
 
 
 CPU = device('cpu')
+_default_device = None  # where factories put tensors without device= (leafgrad.set_default_device); None: CPU
 
 
 def cuda_available():
@@ -214,14 +218,18 @@ def array_module(array):
 
 
 def module_for(dev):
+    """The array module for a device (None: the default device, the CPU unless set otherwise)."""
     if dev is None:
-        return np
+        dev = _default_device
+        if dev is None:
+            return np
     dev = device(dev) if not isinstance(dev, device) else dev
     if dev.type == 'cpu':
         return np
     if not cuda_available():
-        raise RuntimeError('Torch not compiled with CUDA enabled' if _cupy is None else
-                           'No CUDA GPUs are available')
+        if _cupy is None:
+            raise AssertionError('Torch not compiled with CUDA enabled')  # PyTorch's error, type and words
+        raise RuntimeError('No CUDA GPUs are available')
     return _cupy
 
 

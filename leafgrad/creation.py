@@ -101,7 +101,8 @@ def as_tensor(data, dtype=None, device=None):
         if (dtype is None or backend.to_dtype(dtype) is data.dtype) and device is None:
             return data
         return data.to(device=device, dtype=dtype)
-    if type(data) is _np.ndarray and device is None and (dtype is None or backend.to_dtype(dtype).np == data.dtype):
+    if (type(data) is _np.ndarray and device is None and backend._default_device is None
+            and (dtype is None or backend.to_dtype(dtype).np == data.dtype)):
         return _wrap(data)
     return _finish(_to_array(data, dtype, device), False)
 
@@ -142,7 +143,21 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None):
-    return _finish(backend.module_for(device).empty(_size(size), dtype=_dtype_np(dtype)), requires_grad)
+    data = backend.module_for(device).empty(_size(size), dtype=_dtype_np(dtype))
+    if _fill_uninitialized:
+        _fill_as_uninitialized(data)
+    return _finish(data, requires_grad)
+
+
+# Set by leafgrad.use_deterministic_algorithms (its home: _settings.py): PyTorch then fills the
+# memory that empty() hands out, so that reading it before writing it gives the same every run.
+_fill_uninitialized = False
+
+
+def _fill_as_uninitialized(data):
+    """NaN for floating types, the largest value for integers (True for bool), as PyTorch fills."""
+    kind = data.dtype.kind
+    data.fill(_np.nan if kind == 'f' else True if kind == 'b' else _np.iinfo(data.dtype).max)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -304,9 +319,18 @@ def _rng(generator):
 
 def _random(sample, size, dtype, device, requires_grad):
     data = sample(_size(size)).astype(_dtype_np(dtype), copy=False)
-    if device is not None and backend.device(device) != backend.CPU if not isinstance(device, backend.device) else device.type != 'cpu':
+    return _finish(_place(data, device), requires_grad)
+
+
+def _place(data, device):
+    """``data``, drawn on the CPU by leafgrad's generator, on ``device`` (None: the default device)."""
+    if device is None:
+        device = backend._default_device
+        if device is None:
+            return data
+    if backend.device(device).type != 'cpu':
         data = backend.to_device(data, device)
-    return _finish(data, requires_grad)
+    return data
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
@@ -323,23 +347,27 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     if low >= high:
         raise RuntimeError(f'random_ expects \'from\' to be less than \'to\', but got from={low} >= to={high}')
     data = _rng(generator).integers(low, high, size=_size((size,)), dtype=_np.int64)
-    return _finish(data.astype(_dtype_np(dtype, backend.int64)), requires_grad)
+    return _finish(_place(data.astype(_dtype_np(dtype, backend.int64)), device), requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    return _finish(_rng(generator).permutation(n).astype(_dtype_np(dtype, backend.int64)), requires_grad)
+    data = _rng(generator).permutation(n).astype(_dtype_np(dtype, backend.int64))
+    return _finish(_place(data, device), requires_grad)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
-    return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return rand(input._data.shape, dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False):
-    return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return randn(input._data.shape, dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
-    return randint(low, high, input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return randint(low, high, input._data.shape, dtype=dtype or input.dtype, device=device or input.device,
+                   requires_grad=requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):

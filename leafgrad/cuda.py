@@ -13,8 +13,7 @@ def device_count():
 
 
 def current_device():
-    if not is_available():
-        raise RuntimeError('Torch not compiled with CUDA enabled')
+    backend.module_for('cuda')  # PyTorch's error without CuPy or without a GPU
     return backend._cupy.cuda.Device().id
 
 

@@ -568,6 +568,8 @@ def _unpool_size(input, kernel_size, stride, padding, output_size, nsp):
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The values written back at max_pool2d's indices, zeros elsewhere."""
+    from ... import _settings  # PyTorch has no deterministic max_unpool (indices may repeat)
+    _settings.alert_not_deterministic('max_unpooling2d_forward_out')
     out_hw = _unpool_size(input, kernel_size, stride, padding, output_size, 2)
     x, idx = input._data, indices._data
     lead = x.shape[:-2]
