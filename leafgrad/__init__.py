@@ -61,12 +61,27 @@ _SETTINGS = ('get_num_threads', 'set_num_threads', 'get_num_interop_threads', 's
              'get_deterministic_debug_mode', 'set_flush_denormal')  # in _settings.py, loaded on first use
 
 
+def install_as_torch():
+    """Make every later ``import torch`` (``torch.nn``, ``torch.utils.data`` ...) in this process
+    resolve to leafgrad's modules, as ``python -m leafgrad script.py`` does for a whole program.
+
+    For a notebook or a program that cannot be started through ``python -m leafgrad``: call it
+    before the first ``import torch``. Calling it again does nothing more. Raises RuntimeError if
+    PyTorch itself is already imported.
+
+    >>> import leafgrad
+    >>> leafgrad.install_as_torch()
+    >>> import torch.nn.functional as F
+    >>> F is leafgrad.nn.functional
+    True
+    """
+    from ._torch_alias import install
+    install()
+
+
 def __getattr__(name):
-    # Subpackages load on first use, so that `import leafgrad` stays fast.
-    import importlib
-    if name in ('nn', 'optim', 'utils', 'cuda', 'testing', 'linalg', 'viz', 'distributed', 'func', 'special',
-                'explain', 'version'):
-        return importlib.import_module(f'.{name}', __name__)
+    # Any subpackage or module of leafgrad loads on first use (leafgrad.nn, leafgrad.linalg ...),
+    # so that `import leafgrad` stays fast and a new one needs no entry here.
     if name in ('save', 'load'):
         from . import serialization
         return getattr(serialization, name)
@@ -76,4 +91,11 @@ def __getattr__(name):
     if name in _SETTINGS:
         from . import _settings
         return getattr(_settings, name)
-    raise AttributeError(f"module 'leafgrad' has no attribute '{name}'")
+    if not name.startswith('__'):
+        import importlib
+        try:
+            return importlib.import_module(f'{__name__}.{name}')
+        except ModuleNotFoundError as e:
+            if e.name != f'{__name__}.{name}':
+                raise  # an existing submodule failed to import something: that is its error
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

@@ -1,0 +1,91 @@
+"""``import torch`` answered by leafgrad: every ``torch`` and ``torch.A.B`` import resolves to
+``leafgrad`` and ``leafgrad.A.B``, the very module objects (``torch.nn is leafgrad.nn``), and
+PyTorch, even where it is installed, is never loaded.
+
+One meta-path finder, first in ``sys.meta_path``, claims the names ``torch`` and ``torch.*`` and
+maps them by name, so that any module or package leafgrad has is found under its ``torch`` name
+without being listed anywhere. Its loader hands the import system the leafgrad module itself.
+The import system then sets that module's ``__spec__`` to the ``torch`` spec
+(``importlib._bootstrap._init_module_attrs`` always does); the loader puts leafgrad's own spec
+back, which leafgrad's relative imports and ``importlib.reload`` read. Python's import system
+then records the module under its ``torch`` name in ``sys.modules`` and as an attribute of its
+parent, which is already there.
+
+Used by ``python -m leafgrad`` (``leafgrad/__main__.py``) and ``leafgrad.install_as_torch()``.
+"""
+import sys
+
+ALIAS = 'torch'
+TARGET = __name__.rpartition('.')[0]  # 'leafgrad'
+
+
+def _leafgrad_name(fullname):
+    """'torch.nn.functional' -> 'leafgrad.nn.functional'; None for a name outside torch."""
+    if fullname == ALIAS or fullname.startswith(ALIAS + '.'):
+        return TARGET + fullname[len(ALIAS):]
+    return None
+
+
+class TorchAliasFinder:
+    """Finds ``torch`` and ``torch.*`` as leafgrad's modules of the same names."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        name = _leafgrad_name(fullname)
+        if name is None:
+            return None  # every import in the process asks here first: keep this path short
+        import importlib.util
+        if name not in sys.modules and not _exists(name):
+            raise ModuleNotFoundError(f"No module named '{fullname}': leafgrad, which stands in for PyTorch "
+                                      f"here, does not have {fullname}", name=fullname)
+        return importlib.util.spec_from_loader(fullname, _LeafgradLoader(name))
+
+    def __repr__(self):
+        return f'<{type(self).__name__}: {ALIAS} -> {TARGET}>'
+
+
+def _exists(name):
+    """Whether leafgrad has the module ``name`` (found, not run)."""
+    import importlib.util
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # its parent is a module, not a package
+        return False
+
+
+class _LeafgradLoader:
+    """Hands the import system leafgrad's module ``name`` for its torch name."""
+
+    def __init__(self, name):
+        self.name = name
+        self.spec = None
+
+    def create_module(self, spec):
+        __import__(self.name)  # a builtin: no frame of its own in a traceback
+        module = sys.modules[self.name]
+        self.spec = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        module.__spec__ = self.spec  # _init_module_attrs replaced it with the torch spec
+
+
+FINDER = TorchAliasFinder()
+
+
+def install():
+    """Put the finder first in ``sys.meta_path`` (once); refuse if PyTorch is already loaded."""
+    for name, module in sorted(sys.modules.items(), key=lambda item: item[0]):  # 'torch' first
+        if _leafgrad_name(name) is None:
+            continue
+        if module is None:  # a remembered failed import: forget it, leafgrad may have the module
+            del sys.modules[name]
+        elif not getattr(module, '__name__', '').startswith(TARGET):
+            raise RuntimeError(
+                f"PyTorch is already imported in this process (sys.modules['{name}'] is {module!r}), so "
+                "'import torch' can no longer mean leafgrad: call leafgrad.install_as_torch() before the first "
+                "'import torch' (in a notebook: restart the kernel), or run the program with "
+                "'python -m leafgrad script.py'")
+    if not sys.meta_path or sys.meta_path[0] is not FINDER:
+        if FINDER in sys.meta_path:
+            sys.meta_path.remove(FINDER)
+        sys.meta_path.insert(0, FINDER)
