@@ -25,6 +25,7 @@ numpy = np
 
 class dtype:
     """A tensor element type, printed as PyTorch prints it (with leafgrad's name)."""
+    __module__ = 'leafgrad'  # the public name, as type() prints it: <class 'leafgrad.dtype'>
     __slots__ = ('name', 'np', 'is_floating_point', 'is_complex', 'is_signed', 'itemsize', 'category')
 
     def __init__(self, name, np_dtype, category):
@@ -164,6 +165,7 @@ def result_type(*operands):
 
 class device:
     """A place where tensor data lives: 'cpu' (NumPy) or 'cuda[:i]' (CuPy)."""
+    __module__ = 'leafgrad'  # the public name, as type() prints it: <class 'leafgrad.device'>
     __slots__ = ('type', 'index')
 
     def __init__(self, type, index=None):

@@ -40,6 +40,7 @@ def legacy_type_name(array):
 
 class Size(tuple):
     """A tensor's shape: a tuple that prints as ``leafgrad.Size([2, 3])``."""
+    __module__ = 'leafgrad'  # the public name, as type() prints it: <class 'leafgrad.Size'>
     __slots__ = ()
 
     def __repr__(self):
@@ -65,6 +66,7 @@ class _Meta:
 
 
 class Tensor:
+    __module__ = 'leafgrad'  # the public name, as type() prints it: <class 'leafgrad.Tensor'>
     # The fields every tensor sets are slots; the rest are class-level defaults that an
     # instance overrides (in its __dict__) only when it needs them, keeping creation cheap.
     __slots__ = ('_data', '_requires_grad', '_grad_fn', '_version_counter', '__dict__', '__weakref__')

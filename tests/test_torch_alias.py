@@ -18,7 +18,7 @@ TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 
 # A PyTorch program's imports, and what they should be under `python -m leafgrad`.
 PROGRAM = '''
-import json, os, sys
+import json, os, sys, typing
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -38,7 +38,25 @@ except ImportError as e:
 torch_dir = sys.argv[1]
 real_torch = [name for name, m in list(sys.modules.items())
               if os.path.abspath(getattr(m, '__file__', None) or '/').startswith(torch_dir + os.sep)]
+class MyTensor(torch.Tensor):
+    pass
+
+
+def annotated(x: torch.Tensor) -> torch.Tensor:
+    return x
+
+
+x = torch.ones(2, 3)
+isinstance_checks = [
+    isinstance(x, torch.Tensor), isinstance(nn.Parameter(x), torch.Tensor), isinstance(MyTensor([1.0]), torch.Tensor),
+    isinstance(x.shape, torch.Size), isinstance(x.shape, tuple), isinstance(x.dtype, torch.dtype),
+    isinstance(torch.float64, torch.dtype), isinstance(x.device, torch.device),
+    isinstance(torch.device('cpu'), torch.device),
+    isinstance(torch.Generator(), torch.Generator), isinstance(torch.default_generator, torch.Generator),
+    typing.get_type_hints(annotated) == {'x': torch.Tensor, 'return': torch.Tensor}]
 print(json.dumps({
+    'isinstance': isinstance_checks,
+    'types': [str(type(x)), str(type(x.shape)), str(type(x.dtype)), str(type(x.device)), str(type(nn.Parameter(x)))],
     'same_objects': [torch is leafgrad, nn is leafgrad.nn, F is leafgrad.nn.functional, optim is leafgrad.optim,
                      torch.utils.data is leafgrad.utils.data, DataLoader is leafgrad.utils.data.DataLoader,
                      relu is leafgrad.nn.functional.relu, sys.modules['torch.nn'] is leafgrad.nn,
@@ -73,6 +91,9 @@ def test_script_imports_resolve_to_leafgrad_and_never_load_torch(tmp_path):
     assert message.startswith("No module named 'torch.no_such_submodule'") and 'leafgrad' in message
     assert out['real_torch'] == []
     assert out['hasattr'] == [False, True, True]
+    assert out['isinstance'] == [True] * 12
+    assert out['types'] == ["<class 'leafgrad.Tensor'>", "<class 'leafgrad.Size'>", "<class 'leafgrad.dtype'>",
+                            "<class 'leafgrad.device'>", "<class 'leafgrad.nn.parameter.Parameter'>"]
     assert out['main'] == ['__main__', str(tmp_path / 'prog.py'), [script, TORCH_DIR], str(tmp_path),
                            str(tmp_path / 'helper.py')]
 
@@ -229,3 +250,37 @@ def test_import_error_inside_a_submodule_propagates(extra_leafgrad_modules):
         hasattr(leafgrad, 'alias_probe_broken')
     assert info.value.name == 'alias_probe_absent_dependency'
 
+
+# ---- types print as PyTorch's, with leafgrad's name ------------------------------------------------
+
+def _function(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+    return Double
+
+
+TYPED = {
+    'tensor': lambda lib: lib.ones(2),
+    'parameter': lambda lib: lib.nn.Parameter(lib.ones(2)),
+    'size': lambda lib: lib.ones(2, 3).shape,
+    'dtype': lambda lib: lib.float32,
+    'device': lambda lib: lib.device('cpu'),
+    'op node': lambda lib: (lib.ones(2, requires_grad=True) * 2).grad_fn,
+    'reduction node': lambda lib: lib.ones(2, requires_grad=True).sum().grad_fn,
+    'AccumulateGrad': lambda lib: (lib.ones(2, requires_grad=True) * 2).grad_fn.next_functions[0][0],
+    'custom Function node': lambda lib: _function(lib).apply(lib.ones(2, requires_grad=True)).grad_fn,
+    'module': lambda lib: lib.nn.Linear(2, 3),
+}
+
+
+@pytest.mark.parametrize('what', TYPED)
+def test_type_prints_as_torch(what):
+    theirs = str(type(TYPED[what](torch)))
+    ours = str(type(TYPED[what](leafgrad)))
+    assert ours.replace('leafgrad', 'torch') == theirs

@@ -196,6 +196,8 @@ class Node:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if '_forward_cls' not in cls.__dict__:  # an op's node, not a custom Function's
+            cls.__module__ = 'builtins'  # type() prints <class 'MulBackward0'>, as for PyTorch's nodes
         names = cls.__dict__.get('saved_names') or SAVED_NAMES.get(cls.__name__)
         if names:
             _install_saved_properties(cls, names)
