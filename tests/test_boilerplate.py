@@ -130,3 +130,12 @@ def test_version_module():
     assert lg.version.cuda is None and torch.version.cuda is None  # neither has a CUDA runtime here
     assert lg.version.hip is torch.version.hip is None
     assert lg.version.debug is torch.version.debug is False
+
+
+# ---- nothing of this is loaded by `import leafgrad` ----------------------------------------------
+
+def test_import_leafgrad_loads_none_of_it():
+    from fresh import fresh_python_output
+    lazy = ['leafgrad._type_info', 'leafgrad._settings', 'leafgrad.version', 'leafgrad.backends', 'threadpoolctl']
+    code = f'import sys, leafgrad; print([m for m in {lazy!r} if m in sys.modules])'
+    assert fresh_python_output(code) == '[]'

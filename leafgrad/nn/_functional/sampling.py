@@ -188,6 +188,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  enable_gqa=False):
     """softmax(q k^T * scale + mask) v, composed of leafgrad ops as PyTorch's math path composes it
     (q and k are each scaled by sqrt(scale), which keeps the products small)."""
+    from ...backends import cuda as _kernels  # the attention kernels switched on (leafgrad's is math or flash)
+    _kernels.check_sdp_kernel()
     q, k = query._data, key._data
     L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
     if is_causal and attn_mask is not None:
