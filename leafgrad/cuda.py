@@ -1,5 +1,21 @@
-"""leafgrad.cuda: whether a GPU backend (CuPy with a CUDA device) is usable."""
+"""``leafgrad.cuda``: the GPU backend (CuPy with a CUDA device) and the calls programs make of it.
+
+Without CuPy, every call answers as a CPU-only PyTorch answers: ``is_available()`` is False,
+``device_count()`` 0, the memory counters 0 (``memory_stats()`` empty), ``empty_cache`` and
+``manual_seed`` do nothing, and what needs a device (``current_device``, ``set_device``,
+``get_device_name``, ``synchronize`` …) raises PyTorch's ``AssertionError: Torch not compiled
+with CUDA enabled``. With CuPy and a GPU they ask CuPy; CuPy's memory pool keeps no peaks, so
+``max_memory_allocated`` and kin raise there rather than guess.
+
+leafgrad has no bfloat16 and never computes in TF32: ``is_bf16_supported()`` and
+``is_tf32_supported()`` are False on any GPU.
+"""
+import collections
+import warnings
+
 from . import backend
+
+_NOT_COMPILED = 'Torch not compiled with CUDA enabled'
 
 
 def is_available():
@@ -12,10 +28,105 @@ def device_count():
     return backend._cupy.cuda.runtime.getDeviceCount()
 
 
-def current_device():
-    backend.module_for('cuda')  # PyTorch's error without CuPy or without a GPU
-    return backend._cupy.cuda.Device().id
+def _cupy():
+    """CuPy, once a GPU is known to be there; PyTorch's error otherwise."""
+    backend.module_for('cuda')
+    return backend._cupy
 
+
+def is_initialized():
+    """Whether CUDA has been set up: as soon as CuPy has found a GPU."""
+    return is_available()
+
+
+def init():
+    _cupy()
+
+
+def _index(device):
+    """A device index from None (the current device), an int, a string or a device."""
+    if device is None:
+        return current_device()
+    if isinstance(device, int):
+        return device
+    device = backend.device(device) if not isinstance(device, backend.device) else device
+    if device.type != 'cuda':
+        raise ValueError(f'Expected a cuda device, but got: {device}')
+    return current_device() if device.index is None else device.index
+
+
+def current_device():
+    return _cupy().cuda.Device().id
+
+
+def set_device(device):
+    """Make ``device`` the current GPU (a negative index does nothing, as in PyTorch)."""
+    index = device if isinstance(device, int) else _index(device)
+    if index >= 0:
+        _cupy().cuda.Device(index).use()
+
+
+class device:
+    """Context manager: ``device`` is the current GPU inside the block (None or negative: no change)."""
+
+    def __init__(self, device):
+        self.device = device
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.device is None or (isinstance(self.device, int) and self.device < 0):
+            return
+        if backend._cupy is None:
+            raise RuntimeError('leafgrad was compiled without CUDA support (CuPy is not installed)')
+        self.prev_idx = current_device()
+        set_device(self.device)
+
+    def __exit__(self, *exc):
+        if self.prev_idx >= 0:
+            set_device(self.prev_idx)
+        return False
+
+
+def synchronize(device=None):
+    cp = _cupy()
+    with cp.cuda.Device(_index(device)):
+        cp.cuda.runtime.deviceSynchronize()
+
+
+def get_device_properties(device=None):
+    """CUDA's properties of a GPU: ``name``, ``major``, ``minor``, ``total_memory``, ``multi_processor_count``."""
+    props = _cupy().cuda.runtime.getDeviceProperties(_index(device))
+    return _DeviceProperties(props['name'].decode(), props['major'], props['minor'], props['totalGlobalMem'],
+                             props['multiProcessorCount'])
+
+
+_DeviceProperties = collections.namedtuple('_CudaDeviceProperties',
+                                           'name major minor total_memory multi_processor_count')
+
+
+def get_device_name(device=None):
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    props = get_device_properties(device)
+    return props.major, props.minor
+
+
+def get_arch_list():
+    """The architectures leafgrad's kernels were built for: none (CuPy compiles at run time)."""
+    return []
+
+
+def is_bf16_supported(including_emulation=True):
+    return False
+
+
+def is_tf32_supported():
+    return False
+
+
+# ---- random numbers (leafgrad draws on the CPU generator and copies: see creation.py) ----------
 
 def manual_seed(seed):
     if is_available():
@@ -25,6 +136,96 @@ def manual_seed(seed):
 manual_seed_all = manual_seed
 
 
-def synchronize(device=None):
+def seed():
+    pass
+
+
+seed_all = seed
+
+
+def initial_seed():
+    _cupy()
+    raise RuntimeError('leafgrad keeps no CUDA generator: random tensors on CUDA are drawn by the CPU generator')
+
+
+def get_rng_state_all():
+    return [] if not is_available() else [get_rng_state(i) for i in range(device_count())]
+
+
+def get_rng_state(device='cuda'):
+    _cupy()
+    raise RuntimeError('leafgrad keeps no CUDA generator: random tensors on CUDA are drawn by the CPU generator')
+
+
+# ---- memory ------------------------------------------------------------------------------------
+
+def _pool():
+    return backend._cupy.get_default_memory_pool() if is_available() else None
+
+
+def empty_cache():
+    """Give the GPU memory CuPy's pool holds unused back to the driver (nothing without a GPU)."""
+    pool = _pool()
+    if pool is not None:
+        pool.free_all_blocks()
+
+
+def memory_allocated(device=None):
+    pool = _pool()
+    return 0 if pool is None else pool.used_bytes()
+
+
+def memory_reserved(device=None):
+    pool = _pool()
+    return 0 if pool is None else pool.total_bytes()
+
+
+def memory_stats(device=None):
+    pool = _pool()
+    if pool is None:
+        return collections.OrderedDict()
+    return collections.OrderedDict([('allocated_bytes.all.current', pool.used_bytes()),
+                                    ('reserved_bytes.all.current', pool.total_bytes())])
+
+
+def _no_peaks():
     if is_available():
-        backend._cupy.cuda.Device(device or 0).synchronize()
+        raise RuntimeError("leafgrad cannot report CUDA memory peaks: CuPy's memory pool does not keep them")
+
+
+def max_memory_allocated(device=None):
+    _no_peaks()
+    return 0
+
+
+def max_memory_reserved(device=None):
+    _no_peaks()
+    return 0
+
+
+def memory_cached(device=None):
+    warnings.warn('`leafgrad.cuda.memory_cached` has been renamed to `leafgrad.cuda.memory_reserved`', FutureWarning,
+                  stacklevel=2)
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None):
+    warnings.warn('`leafgrad.cuda.max_memory_cached` has been renamed to `leafgrad.cuda.max_memory_reserved`',
+                  FutureWarning, stacklevel=2)
+    return max_memory_reserved(device)
+
+
+def reset_peak_memory_stats(device=None):
+    _cupy()
+    _no_peaks()
+
+
+def reset_accumulated_memory_stats(device=None):
+    _cupy()
+    _no_peaks()
+
+
+def memory_summary(device=None, abbreviated=False):
+    _cupy()
+    return (f'CUDA memory (CuPy pool) on device {_index(device)}: {memory_allocated(device)} bytes allocated, '
+            f'{memory_reserved(device)} bytes reserved')
