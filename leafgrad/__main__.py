@@ -61,9 +61,14 @@ def _fresh_main(**attributes):
 def _run_script(path, args):
     import os
     sys.argv = [path, *args]
-    if os.path.isdir(path) or not path.endswith('.py') and _is_zipfile(path):
-        import runpy  # a directory or zip file with __main__.py
-        runpy.run_path(path, run_name='__main__')
+    if _is_directory_or_zip(path):  # runs its __main__.py; python puts it first on the path
+        import runpy
+        if sys.flags.safe_path:
+            sys.path.insert(0, os.path.abspath(path))
+        else:
+            sys.path[0] = os.path.abspath(path)
+        _fresh_main()
+        runpy._run_module_as_main('__main__', alter_argv=False)
         return
     file = os.path.abspath(path)
     try:
@@ -80,9 +85,12 @@ def _run_script(path, args):
     exec(compile(source, file, 'exec', dont_inherit=True), main.__dict__)
 
 
-def _is_zipfile(path):
+def _is_directory_or_zip(path):
+    import os
+    if os.path.isdir(path):
+        return True
     import zipfile
-    return zipfile.is_zipfile(path)
+    return not path.endswith('.py') and zipfile.is_zipfile(path)
 
 
 def _run_module(name, args):

@@ -148,6 +148,18 @@ def test_ending_as_python(tmp_path, ending):
         assert alias.returncode == -signal.SIGINT
 
 
+def test_directory_runs_as_python(tmp_path):
+    app = tmp_path / 'app'
+    app.mkdir()
+    write(app / '__main__.py', '''
+        import sys
+        print(__name__, __spec__.name, __file__, sys.argv, sys.path[0])
+        ''')
+    direct = run_python('app', 'x', cwd=tmp_path)
+    alias = run_python('-m', 'leafgrad', 'app', 'x', cwd=tmp_path)
+    assert direct.returncode == 0 and (alias.returncode, alias.stdout, alias.stderr) == (0, direct.stdout, '')
+
+
 def test_failed_torch_import_traceback_shows_only_the_program(tmp_path):
     write(tmp_path / 'prog.py', '''
         import torch
