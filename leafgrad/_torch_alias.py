@@ -35,6 +35,8 @@ class TorchAliasFinder:
             return None  # every import in the process asks here first: keep this path short
         import importlib.util
         if name not in sys.modules and not _exists(name):
+            # Raised here rather than answered with None, after which the import system would say
+            # only "No module named 'torch.X'"; importlib.util.find_spec('torch.X') raises it too.
             raise ModuleNotFoundError(f"No module named '{fullname}': leafgrad, which stands in for PyTorch "
                                       f"here, does not have {fullname}", name=fullname)
         return importlib.util.spec_from_loader(fullname, _LeafgradLoader(name))
