@@ -8,7 +8,6 @@ import pytest
 pytest.importorskip('sklearn')
 pytest.importorskip('tqdm')
 pytest.importorskip('matplotlib')
-pytest.importorskip('safetensors')
 import leafgrad as lg  # noqa: E402
 from leafgrad.nn import functional as F  # noqa: E402
 
