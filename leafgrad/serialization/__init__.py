@@ -4,9 +4,19 @@
 holds the object's structure as JSON and a SHA-256 digest; paths are replaced atomically
 (``_files``).
 
-``leafgrad.load`` reads leafgrad's files and, for a path ending in ``.safetensors``, any
-safetensors file, as a dict of tensors (as torch.load does). A file that is not a complete,
-intact checkpoint raises CheckpointError (a RuntimeError).
+``leafgrad.load`` reads, by their first bytes,
+
+- leafgrad's files (``_native``);
+- the files ``torch.save`` writes, zip archives and the legacy stream (``_torch``), through a
+  pickle reader of leafgrad's own (``_unpickler``) that builds what
+  ``torch.load(weights_only=True)`` builds and nothing else;
+- for a path ending in ``.safetensors``, any safetensors file, as a dict of tensors (as
+  torch.load does).
+
+``weights_only=False`` loads the same things: leafgrad has no unrestricted unpickler. A file that
+is not a complete, intact checkpoint raises CheckpointError (a RuntimeError); a pickle that asks
+for more than tensors, numbers, strings and containers of them raises UnsafeCheckpointError,
+which is also a ``pickle.UnpicklingError`` as torch.load's refusals are.
 """
 import os
 import pickle
@@ -44,14 +54,14 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
-    """Read an object written by ``leafgrad.save`` from ``f`` (a path or a seekable binary file
-    object).
+    """Read an object written by ``leafgrad.save`` or ``torch.save`` from ``f`` (a path or a
+    seekable binary file object).
 
     ``map_location`` places the storages as in PyTorch: a device or device string for all of
     them, a dict renaming location tags (``{'cuda:0': 'cpu'}``), or a callable
     ``(storage, location)`` returning a storage or None. ``mmap=True`` maps a file instead of
     reading it (copy-on-write: tensors may change, the file does not). The whole file is checked
-    (sizes, the SHA-256 digest, every field's type) as it is read; nothing is returned
+    (sizes, CRC-32s or the SHA-256 digest, every field's type) as it is read; nothing is returned
     from a bad file.
     """
     if pickle_module is not None:
@@ -67,10 +77,44 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     restore = restorer(map_location)
     source = _files.Source.open(f)
     try:
-        plain = source.path is not None and source.path.endswith('.safetensors')
-        return _native.read(source, restore, mmap=bool(mmap), plain=plain)
+        kind = _kind(source)
+        if kind == 'native':
+            plain = source.path is not None and source.path.endswith('.safetensors')
+            return _native.read(source, restore, mmap=bool(mmap), plain=plain)
+        from . import _torch
+        if kind == 'zip':
+            return _torch.load_zip(source, restore, bool(mmap), encoding, errors)
+        if mmap:
+            shown = f'{f}, ' if isinstance(f, str) else ''
+            raise RuntimeError(f'mmap can only be used with files saved with `torch.save({shown}'
+                               '_use_new_zipfile_serialization=True), please torch.save your checkpoint with this '
+                               'option in order to use mmap.')
+        if kind == 'legacy':
+            return _torch.load_legacy(source, restore, encoding, errors)
+        raise CheckpointError(f'leafgrad.load: {source.name} is in the legacy .tar format of PyTorch before 0.4, '
+                              'which leafgrad does not read (torch.load refuses it with weights_only=True too)')
     finally:
         source.close_if_opened()
+
+
+_LEGACY_MAGIC = (0x1950A86A20F9469CFC6C).to_bytes(10, 'little')
+
+
+def _kind(source):
+    """'native', 'zip', 'legacy' or 'tar', from the first bytes of ``source``."""
+    if source.size is None:  # a device or pipe: only leafgrad's own format streams from those
+        return 'native'
+    head = source.read(min(source.size, 512))
+    source.seek(0)
+    if head[:4] == b'PK\x03\x04':
+        return 'zip'
+    if head[:2] in (b'\x80\x02', b'\x80\x03') and head[2:14] == b'\x8a\x0a' + _LEGACY_MAGIC:
+        return 'legacy'
+    if head[:2] in (b'\x80\x04', b'\x80\x05') and head[2:3] == b'\x95' and head[11:23] == b'\x8a\x0a' + _LEGACY_MAGIC:
+        return 'legacy'
+    if head[257:262] == b'ustar':
+        return 'tar'
+    return 'native'
 
 
 __all__ = ['save', 'load', 'CheckpointError', 'UnsafeCheckpointError', 'UntypedStorage']
