@@ -13,7 +13,7 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, i
 from .ops import *  # noqa: F401,F403  the op library's functions
 from .creation import (Generator, arange, as_tensor, asarray, default_generator, empty, empty_like, eye,
                        from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed,
-                       normal, bernoulli, multinomial, ones, ones_like, rand, rand_like, randint, randint_like, randn,
+                       normal, multinomial, ones, ones_like, rand, rand_like, randint, randint_like, randn,
                        randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
 from ._tensor_str import set_printoptions, get_printoptions
 from math import e, inf, nan, pi

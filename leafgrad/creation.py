@@ -242,10 +242,17 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 # ---- random ---------------------------------------------------------------------------
 
 class Generator:
-    """A random stream (NumPy's PCG64). leafgrad's numbers differ from PyTorch's for a seed."""
+    """A random stream: NumPy's PCG64 started from the generator's seed. For a given seed
+    leafgrad's numbers differ from PyTorch's; the same seed gives the same numbers run to run.
+
+    >>> g = Generator().manual_seed(7)
+    >>> a = rand(3, generator=g)
+    >>> bool((rand(3, generator=g.manual_seed(7)) == a).all())
+    True
+    """
 
     def __init__(self, device='cpu'):
-        self.device = backend.device(device) if isinstance(device, str) else device
+        self.device = _generator_device(device)
         self._seed = 67280421310721
         self._rng = None
 
@@ -261,33 +268,82 @@ class Generator:
         self._rng = value
 
     def manual_seed(self, seed):
-        self._seed = int(seed)
+        """Restart the stream from ``seed`` (an int in [-2**63, 2**64); negative seeds wrap
+        around 2**64, as PyTorch's do). Returns the generator."""
+        if type(seed) is bool or not isinstance(seed, int):
+            raise RuntimeError(f'manual_seed expected a long, but got {type(seed).__name__}')
+        if not -2 ** 63 <= seed < 2 ** 64:
+            raise ValueError('Overflow when unpacking long long')
+        self._seed = seed % 2 ** 64
         self._rng = None
         return self
 
     def seed(self):
-        import random
-        return self.manual_seed(random.getrandbits(63))._seed
+        """Seed from the operating system's randomness; returns the seed."""
+        import os
+        return self.manual_seed(int.from_bytes(os.urandom(8), 'little'))._seed
 
     def initial_seed(self):
         return self._seed
 
     def get_state(self):
-        import json
-        state_json = json.dumps(self.rng.bit_generator.state)
-        return tensor(list(state_json.encode()), dtype=backend.uint8)
+        """The state as a uint8 tensor of ``_STATE_BYTES`` bytes: the seed, then PCG64's state,
+        increment and buffered 32-bit half (``set_state`` takes it back)."""
+        bits = self.rng.bit_generator.state
+        packed = (self._seed.to_bytes(8, 'little') + bits['state']['state'].to_bytes(16, 'little')
+                  + bits['state']['inc'].to_bytes(16, 'little') + bytes([bits['has_uint32']])
+                  + bits['uinteger'].to_bytes(4, 'little'))
+        return _wrap(_np.frombuffer(packed, dtype=_np.uint8).copy())
 
     def set_state(self, new_state):
-        import json
-        data = bytes(new_state._data.tolist()).decode()
-        self.rng.bit_generator.state = json.loads(data)
+        """Continue from a state ``get_state`` returned (of this or another generator)."""
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f'expected a leafgrad.ByteTensor, but got {type(new_state).__name__}')
+        if new_state._data.dtype != _np.uint8:
+            raise TypeError('RNG state must be a leafgrad.ByteTensor')
+        if new_state._data.size != _STATE_BYTES:
+            raise RuntimeError(f'Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found the input RNG '
+                               f'state size to be {new_state._data.size}')
+        packed = backend.to_numpy(new_state._data).reshape(-1).tobytes()
+        seed = int.from_bytes(packed[:8], 'little')
+        bits = {'bit_generator': 'PCG64',
+                'state': {'state': int.from_bytes(packed[8:24], 'little'), 'inc': int.from_bytes(packed[24:40], 'little')},
+                'has_uint32': packed[40], 'uinteger': int.from_bytes(packed[41:45], 'little')}
+        rng = _np.random.Generator(_np.random.PCG64())
+        rng.bit_generator.state = bits
+        self._seed, self._rng = seed, rng
         return self
+
+    def clone_state(self):
+        """A new generator in this one's state."""
+        return Generator(self.device).set_state(self.get_state())
+
+
+_STATE_BYTES = 45
+
+
+def _generator_device(device):
+    dev = device if isinstance(device, backend.device) else None
+    if dev is None:
+        if isinstance(device, int) and not isinstance(device, bool):
+            dev = backend.device('cuda', device)
+        else:
+            if isinstance(device, str) and device.split(':')[0] == 'meta':
+                raise RuntimeError('META device type not an accelerator.')
+            dev = backend.device(device)
+    if dev.type == 'cuda' and not backend.cuda_available():
+        if not isinstance(device, (str, backend.device)):
+            raise RuntimeError('Cannot access accelerator device when none is available.')
+        raise RuntimeError('Cannot get CUDA generator: CUDA is not available (leafgrad runs on a GPU through CuPy)')
+    return dev
 
 
 default_generator = Generator()
 
 
 def manual_seed(seed):
+    """Seed the default generator (and CuPy's, when there is a GPU); returns the default generator."""
+    seed = int(seed)
     default_generator.manual_seed(seed)
     try:
         from . import cuda
@@ -313,8 +369,14 @@ def set_rng_state(new_state):
     default_generator.set_state(new_state)
 
 
-def _rng(generator):
-    return (generator or default_generator).rng
+def _rng(generator, op='generator'):
+    """The NumPy stream of ``generator`` (the default one when None); PyTorch's TypeError for
+    anything else."""
+    if generator is None:
+        return default_generator.rng
+    if type(generator) is not Generator:
+        raise TypeError(f"{op}(): argument 'generator' must be leafgrad.Generator, not {type(generator).__name__}")
+    return generator.rng
 
 
 def _random(sample, size, dtype, device, requires_grad):
@@ -334,60 +396,61 @@ def _place(data, device):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    return _random(lambda s: _rng(generator).random(s, dtype=_np.float64), size, dtype, device, requires_grad)
+    rng = _rng(generator, 'rand')
+    return _random(lambda s: rng.random(s, dtype=_np.float64), size, dtype, device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    return _random(lambda s: _rng(generator).standard_normal(s), size, dtype, device, requires_grad)
+    rng = _rng(generator, 'randn')
+    return _random(lambda s: rng.standard_normal(s), size, dtype, device, requires_grad)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     if low >= high:
         raise RuntimeError(f'random_ expects \'from\' to be less than \'to\', but got from={low} >= to={high}')
-    data = _rng(generator).integers(low, high, size=_size((size,)), dtype=_np.int64)
+    data = _rng(generator, 'randint').integers(low, high, size=_size((size,)), dtype=_np.int64)
     return _finish(_place(data.astype(_dtype_np(dtype, backend.int64)), device), requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    data = _rng(generator).permutation(n).astype(_dtype_np(dtype, backend.int64))
+    data = _rng(generator, 'randperm').permutation(n).astype(_dtype_np(dtype, backend.int64))
     return _finish(_place(data, device), requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False):
-    return rand(input._data.shape, dtype=dtype or input.dtype, device=device or input.device,
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return rand(input._data.shape, generator=generator, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
-    return randn(input._data.shape, dtype=dtype or input.dtype, device=device or input.device,
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return randn(input._data.shape, generator=generator, dtype=dtype or input.dtype, device=device or input.device,
                  requires_grad=requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
-    return randint(low, high, input._data.shape, dtype=dtype or input.dtype, device=device or input.device,
-                   requires_grad=requires_grad)
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+                 memory_format=None):
+    return randint(low, high, input._data.shape, generator=generator, dtype=dtype or input.dtype,
+                   device=device or input.device, requires_grad=requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
+    rng = _rng(generator, 'normal')
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._data if isinstance(mean, Tensor) else mean
         s = std._data if isinstance(std, Tensor) else std
         shape = _np.broadcast_shapes(_np.shape(m), _np.shape(s))
         like = mean if isinstance(mean, Tensor) else std
-        return _wrap((m + s * _rng(generator).standard_normal(shape)).astype(like._data.dtype))
-    return _random(lambda sh: mean + std * _rng(generator).standard_normal(sh), (size,), dtype, None, requires_grad)
-
-
-def bernoulli(input, p=None, *, generator=None):
-    probs = input._data if p is None else _np.full(input._data.shape, p)
-    return _wrap((_rng(generator).random(input._data.shape) < probs).astype(input._data.dtype))
+        return _wrap((m + s * rng.standard_normal(shape)).astype(like._data.dtype))
+    return _random(lambda sh: mean + std * rng.standard_normal(sh), (size,), dtype, None, requires_grad)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
+    rng = _rng(generator, 'multinomial')
     probs = backend.to_numpy(input._data).astype(_np.float64)
-    rng = _rng(generator)
     rows = probs.reshape(-1, probs.shape[-1])
     out = []
     for row in rows:

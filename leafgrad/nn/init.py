@@ -45,16 +45,16 @@ def _fill(tensor, sample):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    return _fill(tensor, lambda s: _rng(generator).uniform(a, b, s))
+    return _fill(tensor, lambda s: _rng(generator, 'uniform_').uniform(a, b, s))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    return _fill(tensor, lambda s: _rng(generator).normal(mean, std, s))
+    return _fill(tensor, lambda s: _rng(generator, 'normal_').normal(mean, std, s))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     def sample(shape):
-        rng = _rng(generator)
+        rng = _rng(generator, 'normal_')
         out = rng.normal(mean, std, shape)
         bad = (out < a) | (out > b)
         while bad.any():
@@ -141,7 +141,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     cols = tensor.numel() // rows
 
     def sample(shape):
-        flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
+        flat = _rng(generator, 'normal_').normal(0.0, 1.0, (rows, cols))
         if rows < cols:
             flat = flat.T
         q, r = np.linalg.qr(flat)
@@ -161,7 +161,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     num_zeros = int(math.ceil(sparsity * rows))
 
     def sample(shape):
-        rng = _rng(generator)
+        rng = _rng(generator, 'normal_')
         out = rng.normal(0.0, std, shape)
         for c in range(cols):
             out[rng.permutation(rows)[:num_zeros], c] = 0

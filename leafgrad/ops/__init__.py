@@ -12,7 +12,7 @@ from ..tensor import Tensor
 
 FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax',
             'shape', 'rearrange', 'indexing', 'scatter', 'linalg', 'linalg_decomp', 'linalg_extra',
-            'inplace', 'conversion', 'operators']
+            'inplace', 'sampling', 'conversion', 'operators']
 
 __all__ = []
 for _family in FAMILIES:

@@ -338,7 +338,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f'normal expects std >= 0.0, but found std {std}')
     from ..creation import _rng
-    return _sample_(self, NormalBackward0, 'normal_kernel_cpu', lambda shape: _rng(generator).normal(mean, std, shape))
+    return _sample_(self, NormalBackward0, 'normal_kernel_cpu', lambda shape: _rng(generator, 'normal_').normal(mean, std, shape))
 
 
 def uniform_(self, *bounds, generator=None, **named):
@@ -354,7 +354,7 @@ def uniform_(self, *bounds, generator=None, **named):
     if self._data.dtype.kind == 'f' and low > high:
         raise RuntimeError(f'uniform_ expects to return a [from, to) range, but found from={low} > to={high}')
     from ..creation import _rng
-    return _sample_(self, UniformBackward0, 'check_uniform_bounds', lambda shape: _rng(generator).uniform(low, high, shape))
+    return _sample_(self, UniformBackward0, 'check_uniform_bounds', lambda shape: _rng(generator, 'uniform_').uniform(low, high, shape))
 
 
 def zero_(self):

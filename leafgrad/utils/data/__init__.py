@@ -1,9 +1,10 @@
 """leafgrad.utils.data: datasets, samplers and the DataLoader."""
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+                      WeightedRandomSampler)
 from ._collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
 
 __all__ = ['Dataset', 'IterableDataset', 'TensorDataset', 'Subset', 'ConcatDataset', 'random_split', 'Sampler',
-           'SequentialSampler', 'RandomSampler', 'SubsetRandomSampler', 'BatchSampler', 'DataLoader',
-           'default_collate', 'default_convert', 'get_worker_info']
+           'SequentialSampler', 'RandomSampler', 'SubsetRandomSampler', 'WeightedRandomSampler', 'BatchSampler',
+           'DataLoader', 'default_collate', 'default_convert', 'get_worker_info']

@@ -1,5 +1,5 @@
 """Samplers: the order in which a DataLoader visits a map-style dataset."""
-from ... import creation
+from ... import backend, creation
 
 
 class Sampler:
@@ -70,6 +70,31 @@ class SubsetRandomSampler(Sampler):
 
     def __len__(self):
         return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights`` (with or
+    without replacement), from ``generator``."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f'num_samples should be a positive integer value, but got num_samples={num_samples}')
+        if not isinstance(replacement, bool):
+            raise ValueError(f'replacement should be a boolean value, but got replacement={replacement}')
+        weights = creation.as_tensor(weights, dtype=backend.float64)
+        if weights.dim() != 1:
+            raise ValueError(f'weights should be a 1d sequence but given weights have shape {tuple(weights.shape)}')
+        self.weights = weights
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        yield from creation.multinomial(self.weights, self.num_samples, self.replacement,
+                                        generator=self.generator).tolist()
+
+    def __len__(self):
+        return self.num_samples
 
 
 class BatchSampler(Sampler):
