@@ -306,9 +306,9 @@ class Generator:
                                f'state size to be {new_state._data.size}')
         packed = backend.to_numpy(new_state._data).reshape(-1).tobytes()
         seed = int.from_bytes(packed[:8], 'little')
-        bits = {'bit_generator': 'PCG64',
-                'state': {'state': int.from_bytes(packed[8:24], 'little'), 'inc': int.from_bytes(packed[24:40], 'little')},
-                'has_uint32': packed[40], 'uinteger': int.from_bytes(packed[41:45], 'little')}
+        words = {'state': int.from_bytes(packed[8:24], 'little'), 'inc': int.from_bytes(packed[24:40], 'little')}
+        bits = {'bit_generator': 'PCG64', 'state': words, 'has_uint32': packed[40],
+                'uinteger': int.from_bytes(packed[41:45], 'little')}
         rng = _np.random.Generator(_np.random.PCG64())
         rng.bit_generator.state = bits
         self._seed, self._rng = seed, rng

@@ -149,7 +149,7 @@ def __getattr__(name):
     import importlib
     if name in _LAZY:
         return getattr(importlib.import_module(f'.{_LAZY[name]}', __name__), name)
-    if name in ('function', 'functional'):
+    if name in ('function', 'functional', 'profiler', 'profiler_util'):
         return importlib.import_module(f'.{name}', __name__)
     raise AttributeError(f"module 'leafgrad.autograd' has no attribute '{name}'")
 

@@ -34,6 +34,10 @@ from .anomaly import anomaly_state, check_nan
 from .graph import AccumulateGrad, unshared
 from . import origins
 
+# Set by the profiler while it records (autograd/_instrument.py): called as
+# profile_node(node, grads, apply) for each node instead of applying it directly.
+profile_node = None
+
 
 def _count_dependencies(roots):
     """{node: number of edges into it} over the graph reachable from ``roots``.
@@ -119,7 +123,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
         if deps.get(node, 0) == 0 and (runnable is None or node in runnable):
             heapq.heappush(ready, (-node._seq, next(order), node))
 
-    check_anomaly = anomaly_state.enabled
+    # Anomaly detection and the profiler take the watched path; read once per walk, so the
+    # plain loop pays nothing per node for either.
+    watched = anomaly_state.enabled or profile_node is not None
     # `pending` is a node that became ready while no other was: it would be popped next
     # anyway, so it skips the heap (the common case in a chain of ops).
     pending = None
@@ -157,8 +163,8 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             if grad is None:
                 # Nothing arrived (every consumer's gradient was None): pass None along.
                 outs = (None,) * len(node.next_functions)
-            elif check_anomaly:
-                outs = _apply_with_anomaly(node, grads)
+            elif watched:
+                outs = _apply_watched(node, grads)
             elif len(grads) == 1:
                 outs = node.apply(grad)  # (a star-call would build an argument tuple first)
             else:
@@ -263,6 +269,19 @@ def _retain(retained, grads):
             tensor._grad = grad.clone() if grad_mode.state.grad_enabled else grad.detach()._owned_copy()
         else:
             tensor._grad = tensor._grad + grad
+
+
+def _apply_watched(node, grads):
+    """A node's derivative under anomaly detection or a profiler."""
+    apply = _apply_with_anomaly if anomaly_state.enabled else _apply
+    hook = profile_node
+    return apply(node, grads) if hook is None else hook(node, grads, apply)
+
+
+def _apply(node, grads):
+    # as the plain loop calls it: a star-call's tuple would be one more reference to the
+    # gradient, and AccumulateGrad would copy a buffer it could have kept
+    return node.apply(grads[0]) if len(grads) == 1 else node.apply(*grads)
 
 
 def _apply_with_anomaly(node, grads):

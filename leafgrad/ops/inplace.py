@@ -338,7 +338,8 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f'normal expects std >= 0.0, but found std {std}')
     from ..creation import _rng
-    return _sample_(self, NormalBackward0, 'normal_kernel_cpu', lambda shape: _rng(generator, 'normal_').normal(mean, std, shape))
+    rng = _rng(generator, 'normal_')
+    return _sample_(self, NormalBackward0, 'normal_kernel_cpu', lambda shape: rng.normal(mean, std, shape))
 
 
 def uniform_(self, *bounds, generator=None, **named):
@@ -354,7 +355,8 @@ def uniform_(self, *bounds, generator=None, **named):
     if self._data.dtype.kind == 'f' and low > high:
         raise RuntimeError(f'uniform_ expects to return a [from, to) range, but found from={low} > to={high}')
     from ..creation import _rng
-    return _sample_(self, UniformBackward0, 'check_uniform_bounds', lambda shape: _rng(generator, 'uniform_').uniform(low, high, shape))
+    rng = _rng(generator, 'uniform_')
+    return _sample_(self, UniformBackward0, 'check_uniform_bounds', lambda shape: rng.uniform(low, high, shape))
 
 
 def zero_(self):

@@ -1,0 +1,378 @@
+"""What the profiler measures, and how it costs nothing when no profiler runs.
+
+Design note. leafgrad has no central dispatcher every op passes through, so there is no single
+place to time an op. Instead, while a profiler records:
+
+* every public op (the op families' functions and Tensor methods, ``nn.functional``, the
+  factories, ``linalg`` and ``special``) is replaced, wherever a module's globals or the
+  ``Tensor`` class hold it, by a wrapper that times the call. Ops call one another through
+  their modules' globals (``linear`` calls ``t`` and ``addmm``), so nested calls are recorded
+  as the children of the op that made them, as PyTorch records ``aten::linear`` around
+  ``aten::t`` and ``aten::addmm``;
+* the engine hands each backward node to ``profile_node``, which records PyTorch's two events
+  ``autograd::engine::evaluate_function: MulBackward0`` and ``MulBackward0``;
+* ``record_function`` ranges are pushed and popped on the same stack.
+
+When the last profiler stops, every wrapper is replaced by its original again (found by
+identity, also in modules imported while profiling), and the engine's hook is cleared: an op
+run outside a profile is the very function it always was.
+
+Events carry PyTorch's names: ``aten::<op>`` for the ops (``aten::t``, ``aten::addmm``,
+``aten::cross_entropy_loss`` …). A call nested directly in a call of the same name (``F.relu``
+calling the op ``relu``) is one event, as PyTorch keeps one.
+
+Only the thread that started recording is recorded (PyTorch records the profiling thread's
+ops, not those of other threads). Nested profilers on that thread each keep the events of
+their own window.
+"""
+import sys
+import threading
+import time
+from types import ModuleType
+
+from . import engine
+
+_now = time.perf_counter_ns
+_get_ident = threading.get_ident
+
+# The recording thread's ident while any profiler records, else None (read by every wrapper).
+_thread = None
+_stack = []          # the open events of the recording thread, innermost last
+_sessions = []       # the recording profilers, in start order
+_options = {'record_shapes': False, 'profile_memory': False, 'with_stack': False}
+_lock = threading.Lock()
+_ops = None          # {id(function): (function, wrapper)}, built on the first profile
+_originals = {}      # {id(wrapper): original}
+
+
+class RawEvent:
+    """One recorded range, in nanoseconds; made into a FunctionEvent when its profiler stops."""
+    __slots__ = ('name', 'parent', 'start', 'end', 'shapes', 'stack', 'memory', 'scope', 'user', 'seq')
+
+    def __init__(self, name, parent, scope=0, user=False):
+        self.name = name
+        self.parent = parent
+        self.scope = scope  # PyTorch's RecordScope: 0 an op, 1 a backward node, 7 a user range
+        self.user = user
+        self.shapes = self.stack = None
+        self.memory = 0
+        self.seq = -1
+        self.start = self.end = 0
+
+
+class Session:
+    """The events one profiler receives while it records."""
+
+    def __init__(self, record_shapes=False, profile_memory=False, with_stack=False):
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.events = []
+        self.thread = None
+        self.start_ns = self.end_ns = 0
+
+
+def start(session):
+    """Start recording into ``session`` on the calling thread."""
+    global _thread
+    with _lock:
+        me = _get_ident()
+        if _thread is not None and _thread != me:
+            raise RuntimeError('A profiler is already recording in another thread; leafgrad profiles one '
+                               'thread at a time')
+        session.thread = me
+        session.start_ns = _now()
+        session.events = []
+        _sessions.append(session)
+        _update_options()
+        if _thread is None:
+            _install()
+            _thread = me
+
+
+def stop(session):
+    """Stop recording into ``session``; when no profiler records any more, restore every op."""
+    global _thread
+    with _lock:
+        session.end_ns = _now()
+        if session in _sessions:
+            _sessions.remove(session)
+        _update_options()
+        if not _sessions and _thread is not None:
+            _thread = None
+            _stack.clear()
+            _uninstall()
+
+
+def _update_options():
+    for option in _options:
+        _options[option] = any(getattr(s, option) for s in _sessions)
+
+
+def _emit(event):
+    for session in _sessions:
+        if event.start >= session.start_ns:
+            session.events.append(event)
+
+
+# ---- the timed call -----------------------------------------------------------------------
+
+def push(name, scope=0, user=False, shapes=None):
+    """Open a range on the recording thread's stack (a record_function, a backward node)."""
+    event = RawEvent(name, _stack[-1] if _stack else None, scope, user)
+    if shapes is not None and _options['record_shapes']:
+        event.shapes = shapes
+    if _options['with_stack']:
+        event.stack = _python_stack()
+    _stack.append(event)
+    event.start = _now()
+    return event
+
+
+def pop(event):
+    """Close ``event`` (and any range left open inside it by an exception)."""
+    event.end = _now()
+    while _stack:
+        if _stack.pop() is event:
+            break
+    _emit(event)
+
+
+def _call(name, fn, args, kwargs):
+    if _stack and _stack[-1].name == name:  # F.relu calling the op relu: one event
+        return fn(*args, **kwargs)
+    event = push(name, shapes=_input_shapes(args, kwargs) if _options['record_shapes'] else None)
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        pop(event)
+    if _options['profile_memory']:
+        event.memory = _new_bytes(out, args, kwargs)
+    return out
+
+
+def _make_wrapper(fn, name):
+    def profiled(*args, **kwargs):
+        if _thread != _get_ident():
+            return fn(*args, **kwargs)
+        return _call(name, fn, args, kwargs)
+    _copy_identity(profiled, fn)
+    return profiled
+
+
+def _make_index_wrapper(fn, writes):
+    """``t[i]`` and ``t[i] = v``: a basic index is recorded by the views it makes (``aten::select``,
+    ``aten::slice``), an advanced one as ``aten::index`` / ``aten::index_put_`` as in PyTorch; a
+    basic write as the ``aten::copy_`` or ``aten::fill_`` that does it."""
+    def profiled(self, index, *value):
+        if _thread != _get_ident():
+            return fn(self, index, *value)
+        advanced = _is_advanced(index)
+        if writes:
+            from ..tensor import Tensor
+            name = ('aten::index_put_' if advanced else
+                    'aten::copy_' if isinstance(value[0], Tensor) else 'aten::fill_')
+        elif advanced:
+            name = 'aten::index'
+        else:
+            return fn(self, index)
+        return _call(name, fn, (self, index) + value, {})
+    _copy_identity(profiled, fn)
+    return profiled
+
+
+def _copy_identity(wrapper, fn):
+    for attr in ('__name__', '__qualname__', '__doc__', '__module__'):
+        try:
+            setattr(wrapper, attr, getattr(fn, attr))
+        except (AttributeError, TypeError):
+            pass
+    wrapper.__wrapped__ = fn
+
+
+def _is_advanced(index):
+    import numpy
+    from ..tensor import Tensor
+    parts = index if type(index) is tuple else (index,)
+    return any(isinstance(p, (Tensor, list, numpy.ndarray, bool)) for p in parts)
+
+
+def profile_node(node, grads, apply):
+    """The engine's hook while recording: ``apply(node, grads)`` inside PyTorch's two events."""
+    if _thread != _get_ident():
+        return apply(node, grads)
+    name = node.name()
+    outer = push('autograd::engine::evaluate_function: ' + name)
+    inner = push(name, scope=1, shapes=[_shape(g) for g in grads])
+    seq = getattr(node, '_seq', -1)
+    outer.seq = inner.seq = seq if type(seq) is int else -1  # (AccumulateGrad's is infinite)
+    try:
+        outs = apply(node, grads)
+    finally:
+        pop(inner)
+        pop(outer)
+    if _options['profile_memory']:
+        inner.memory = outer.memory = _new_bytes(outs, grads, {})
+    return outs
+
+
+# ---- what an event records -------------------------------------------------------------------
+
+def _shape(value):
+    from ..tensor import Tensor
+    return list(value._data.shape) if isinstance(value, Tensor) else []
+
+
+def _input_shapes(args, kwargs):
+    """PyTorch's ``input_shapes``: a tensor's shape, ``[]`` for anything else (lists included)."""
+    return [_shape(a) for a in args] + [_shape(v) for v in kwargs.values()]
+
+
+def _tensors(value):
+    from ..tensor import Tensor
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [v for v in value if isinstance(v, Tensor)]
+    return []
+
+
+def _new_bytes(out, args, kwargs):
+    """The bytes of the outputs that own new memory (not views of an input, not the input
+    changed in place): what the call allocated and handed back. Temporaries it freed before
+    returning are not seen (PyTorch's allocator hooks see them)."""
+    import numpy
+    inputs = [t._data for v in (*args, *kwargs.values()) for t in _tensors(v)]
+    total = 0
+    for t in _tensors(out):
+        data = t._data
+        if not isinstance(data, numpy.ndarray):
+            continue
+        if not any(isinstance(i, numpy.ndarray) and numpy.may_share_memory(data, i) for i in inputs):
+            total += data.nbytes
+    return total
+
+
+_PACKAGE_DIR = None
+
+
+def _python_stack():
+    """The Python frames that led to the call, innermost first, as ``file(line): function``;
+    leafgrad's own frames are left out."""
+    global _PACKAGE_DIR
+    if _PACKAGE_DIR is None:
+        import os
+        _PACKAGE_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep
+    frame = sys._getframe(2)
+    entries = []
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIR):
+            entries.append(f'{filename}({frame.f_lineno}): {frame.f_code.co_name}')
+        frame = frame.f_back
+    return entries
+
+
+# ---- which functions are ops, and their names ------------------------------------------------
+
+# Names PyTorch records where leafgrad's function is named otherwise.
+_ATEN_NAMES = {
+    'float': 'to', 'double': 'to', 'half': 'to', 'long': 'to', 'int': 'to', 'short': 'to', 'bool': 'to',
+    'byte': 'to', 'char': 'to', 'cpu': 'to', 'cuda': 'to', 'type_as': 'to', 'type': 'to', 'bfloat16': 'to',
+    '__rsub__': 'rsub', '__rtruediv__': 'div', '__rpow__': 'pow', '__rmatmul__': 'matmul',
+    '__rand__': 'bitwise_and', '__ror__': 'bitwise_or', '__rxor__': 'bitwise_xor', '__invert__': 'bitwise_not',
+    '__rmod__': 'remainder', '__rfloordiv__': 'floor_divide', '__pos__': 'positive',
+    'cross_entropy': 'cross_entropy_loss', 'nll_loss': 'nll_loss_nd', 'slice_dim': 'slice',
+}
+# Tensor methods that are not ops (PyTorch records nothing for them).
+_NOT_OPS = {'__hash__', '__iter__', '__len__', '__repr__', '__format__', '__bool__', 'size', 'dim', 'numel'}
+_FACTORIES = ('zeros', 'ones', 'empty', 'full', 'arange', 'linspace', 'logspace', 'eye', 'zeros_like', 'ones_like',
+              'empty_like', 'full_like', 'rand', 'randn', 'randint', 'randperm', 'rand_like', 'randn_like',
+              'randint_like', 'normal', 'multinomial')
+
+
+def _build_ops():
+    """{id(function): (function, wrapper)} for every public op, each wrapper named as PyTorch
+    names the op; the first name a function is listed under wins (``mul`` before ``multiply``)."""
+    import importlib
+    from .. import creation, ops
+    from ..ops import indexing, shape
+    from ..tensor import Tensor
+    table = {}
+
+    def add(fn, name):
+        if callable(fn) and not isinstance(fn, type) and id(fn) not in table and name not in _NOT_OPS:
+            plain = name[2:-2] if name.startswith('__') and name.endswith('__') else name  # __neg__: neg
+            table[id(fn)] = (fn, _make_wrapper(fn, 'aten::' + _ATEN_NAMES.get(name, plain)))
+
+    table[id(indexing.getitem)] = (indexing.getitem, _make_index_wrapper(indexing.getitem, False))
+    table[id(indexing.setitem)] = (indexing.setitem, _make_index_wrapper(indexing.setitem, True))
+    for family in ops.FAMILIES:
+        module = importlib.import_module(f'..ops.{family}', __package__)
+        for name in getattr(module, 'FUNCTIONS', ()):
+            add(getattr(module, name), name)
+        for name, fn in getattr(module, 'METHODS', {}).items():
+            add(fn, name)
+    add(shape.slice_dim, 'slice_dim')
+    for name in ('detach', 'detach_', 'item'):
+        add(Tensor.__dict__[name], name)
+    for name in _FACTORIES:
+        add(getattr(creation, name), name)
+    for name in ('new_zeros', 'new_ones', 'new_empty', 'new_full', 'new_tensor'):
+        add(getattr(creation, name), name)
+    # the functions these namespaces define (not the helpers they import)
+    for module_name, home, prefix in (('nn.functional', 'leafgrad.nn', ''), ('linalg', 'leafgrad.linalg', 'linalg_'),
+                                      ('special', 'leafgrad.special', 'special_')):
+        module = importlib.import_module(f'..{module_name}', __package__)
+        for name, fn in vars(module).items():
+            if not name.startswith('_') and (getattr(fn, '__module__', None) or '').startswith(home):
+                add(fn, prefix + name)
+    return table
+
+
+def _install():
+    """Put each op's wrapper wherever a module's globals or the Tensor class hold the op."""
+    global _ops
+    if _ops is None:
+        _ops = _build_ops()
+        _originals.update((id(wrapper), fn) for fn, wrapper in _ops.values())
+    engine.profile_node = profile_node
+    _replace(_ops, _wrapper_of)
+
+
+def _uninstall():
+    engine.profile_node = None
+    _replace(_originals, _original_of)
+
+
+def _wrapper_of(value):
+    entry = _ops.get(id(value))
+    return entry[1] if entry is not None and entry[0] is value else None
+
+
+def _original_of(wrapper):
+    return _originals[id(wrapper)]
+
+
+def _replace(by_id, substitute):
+    """Replace every module global and ``Tensor`` attribute whose id is a key of ``by_id`` by
+    ``substitute(value)`` (unless that is None)."""
+    from ..tensor import Tensor
+    this = sys.modules[__name__]
+    wanted = by_id.__contains__
+    for module in list(sys.modules.values()):
+        if not isinstance(module, ModuleType) or module is this:
+            continue
+        namespace = module.__dict__
+        if not any(map(wanted, map(id, list(namespace.values())))):  # (most modules: one C-level pass)
+            continue
+        for key, value in list(namespace.items()):
+            if wanted(id(value)):
+                new = substitute(value)
+                if new is not None:
+                    namespace[key] = new
+    for key, value in list(vars(Tensor).items()):
+        if wanted(id(value)):
+            new = substitute(value)
+            if new is not None:
+                setattr(Tensor, key, new)
