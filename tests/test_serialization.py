@@ -253,7 +253,8 @@ def _forge(path, structure, arrays=None, header=None):
         header = {'__metadata__': {'format': 'leafgrad-checkpoint/1', 'structure': text, 'sha256': h.hexdigest()}}
         offset = 0
         for key, a in arrays.items():
-            header[key] = {'dtype': _CODES[a.dtype], 'shape': list(a.shape), 'data_offsets': [offset, offset + a.nbytes]}
+            header[key] = {'dtype': _CODES[a.dtype], 'shape': list(a.shape),
+                           'data_offsets': [offset, offset + a.nbytes]}
             offset += a.nbytes
     raw = header if isinstance(header, bytes) else json.dumps(header).encode()
     raw += b' ' * (-len(raw) % 8)
@@ -267,7 +268,8 @@ _T = {'__tensor__': 't0', 'shape': [3], 'requires_grad': False, 'parameter': Fal
 _ODD_STRUCTURES = {
     'tensor key of another type': {'__tensor__': 5}, 'missing array': {'__tensor__': 't9'},
     'shape a string': {**_T, 'shape': 'abc'}, 'negative dim': {**_T, 'shape': [-3]},
-    'huge dim': {**_T, 'shape': [2 ** 70, 0]}, 'float dim': {**_T, 'shape': [3.0]}, 'bool dim': {**_T, 'shape': [True, 3]},
+    'huge dim': {**_T, 'shape': [2 ** 70, 0]}, 'float dim': {**_T, 'shape': [3.0]},
+    'bool dim': {**_T, 'shape': [True, 3]},
     'other element count': {**_T, 'shape': [2, 2]}, 'requires_grad a string': {**_T, 'requires_grad': 'yes'},
     'parameter a number': {**_T, 'parameter': 1}, 'unknown tensor field': {**_T, 'grad': None},
     'one array two shapes': [_T, {**_T, 'shape': [3, 1]}], 'float tag garbage': {'__float__': 'abc'},
@@ -276,7 +278,8 @@ _ODD_STRUCTURES = {
     'dtype alias': {'__dtype__': 'float'}, 'device unknown': {'__device__': 'xpu'},
     'device malformed': {'__device__': 'cuda:x'}, 'device a number': {'__device__': 5},
     'tuple of a number': {'__tuple__': 3}, 'tuple of a string': {'__tuple__': 'abc'},
-    'set of a list': {'__set__': [[1]]}, 'dict of a number': {'__dict__': 3}, 'dict item not a pair': {'__dict__': [[1]]},
+    'set of a list': {'__set__': [[1]]}, 'dict of a number': {'__dict__': 3},
+    'dict item not a pair': {'__dict__': [[1]]},
     'dict key a list': {'__dict__': [[[1], 2]]}, 'dict kind unknown': {'__dict__': [], 'kind': 'weird'},
     'dict kind a number': {'__dict__': [], 'kind': 5}, 'unknown tag': {'__unknown__': 1}, 'untagged dict': {'a': 1},
     'two tags': {'__tuple__': [], '__set__': []}, 'lists 900 deep': '[' * 900 + ']' * 900,

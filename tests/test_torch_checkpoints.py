@@ -39,7 +39,8 @@ def _same_tensor(lt, tt):
     assert isinstance(lt, lg.Tensor), type(lt)
     assert str(lt.dtype).split('.')[-1] == str(tt.dtype).split('.')[-1], (lt.dtype, tt.dtype)
     assert tuple(lt.shape) == tuple(tt.shape) and lt.stride() == tt.stride(), (lt.shape, lt.stride(), tt.stride())
-    assert lt.requires_grad == tt.requires_grad and isinstance(lt, lg.nn.Parameter) == isinstance(tt, torch.nn.Parameter)
+    assert lt.requires_grad == tt.requires_grad
+    assert isinstance(lt, lg.nn.Parameter) == isinstance(tt, torch.nn.Parameter)
     a, b = _np(lt), _np(tt)
     if a.dtype.kind == 'f':  # bit for bit: nan payloads, -0.0
         a, b = a.view(f'u{a.itemsize}'), b.view(f'u{b.itemsize}')
@@ -149,8 +150,8 @@ def test_nested_plain_containers(tmp_path, fmt):
     obj = OrderedDict(
         n=None, b=True, i=-(2 ** 70), f=1.5, nan=float('nan'), inf=-float('inf'), s='ünïcode', by=b'\x00\xffraw',
         ba=bytearray(b'xy'), c=1 + 2j, tup=(1, (2, [3, {'k': torch.ones(2)}])), lst=[[], {}, ()], st={1, 'a', (2, 3)},
-        cnt=Counter('aab'), size=torch.Size([2, 3]), dev=torch.device('cpu'), dt=torch.float64, keys={1: 'a', (2, 3): 'b',
-                                                                                                          2.5: 'c'})
+        cnt=Counter('aab'), size=torch.Size([2, 3]), dev=torch.device('cpu'), dt=torch.float64,
+        keys={1: 'a', (2, 3): 'b', 2.5: 'c'})
     ours, theirs = _both(_save(obj, tmp_path / 'c.pt', fmt))
     _same(ours, theirs)
     assert isinstance(ours['size'], lg.Size) and ours['size'] == (2, 3)

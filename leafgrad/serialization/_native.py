@@ -160,8 +160,8 @@ class _Decoder:
             raise self.fail(f'a tensor with the fields {sorted(node)[:8]}')
         if type(key) is not str or key not in self.arrays:
             raise self.fail(f'a tensor refers to a missing array {_short(key)}')
-        shape, requires_grad, parameter = node.get('shape'), node.get('requires_grad', False), node.get('parameter',
-                                                                                                      False)
+        shape = node.get('shape')
+        requires_grad, parameter = node.get('requires_grad', False), node.get('parameter', False)
         if type(requires_grad) is not bool or type(parameter) is not bool:
             raise self.fail(f'tensor {key!r} has requires_grad {_short(requires_grad)}, parameter {_short(parameter)}')
         array = self.arrays[key]

@@ -230,8 +230,8 @@ def _make_size(*args):
 
 
 def _make_device(*args):
-    if not 1 <= len(args) <= 2 or type(args[0]) is not str or (len(args) == 2 and type(args[1]) not in (int,
-                                                                                                         type(None))):
+    index = args[1] if len(args) == 2 else None
+    if not 1 <= len(args) <= 2 or type(args[0]) is not str or (index is not None and type(index) is not int):
         raise _fail(f'torch.device{args!r:.60}')
     try:
         return backend.device(*args)

@@ -14,7 +14,7 @@ import _compat_pickle
 import struct
 from collections import Counter, OrderedDict
 
-from ._files import CheckpointError, UnsafeCheckpointError, refusal
+from ._files import CheckpointError, refusal
 
 MAX_TUPLE_DEPTH = 1000  # tuples inside tuples; hash() of a deeper one recurses without a limit
 _MAX_LINE = 4096        # a GLOBAL's module or name
