@@ -1,0 +1,139 @@
+"""Run real PyTorch programs on PyTorch and on leafgrad and compare what they print.
+
+    python compat/run.py --corpus DIR [NAME ...] [--json out.json] [--timeout S]
+
+Each program of ``compat/programs.py`` is copied from the corpus directory (built by
+``compat/fetch.py``) into a fresh temporary folder and run twice from there: with PyTorch
+(``python script.py``) and with leafgrad (``python -m leafgrad script.py``). The two outputs
+(stdout and stderr, the commands' exit status) are normalised — leafgrad's name read as torch's,
+timings and addresses masked — and compared line by line, numbers within the program's
+tolerance. A program whose two runs raise the same error counts as agreeing: leafgrad promises
+PyTorch's errors too.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from programs import PROGRAMS  # noqa: E402
+
+_NUMBER = re.compile(r'[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?')
+_ADDRESS = re.compile(r'0x[0-9a-fA-F]+')
+
+
+def normalise(text, program):
+    """What the comparison reads: leafgrad's name as torch's, volatile parts masked."""
+    text = text.replace('leafgrad', 'torch')
+    text = _ADDRESS.sub('0x?', text)
+    for pattern in program.get('mask', ()):
+        text = re.sub(pattern, '<masked>', text)
+    lines = [line.rstrip() for line in text.splitlines()]
+    return [line for line in lines if line and not any(re.search(p, line) for p in program.get('drop', ()))]
+
+
+def _numbers_close(a, b, rtol):
+    """Two printed numbers agree when they differ by at most one unit of the coarser printed
+    place, or by rtol relative."""
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return a == b
+    places = max(len(s.split('.')[1].split('e')[0].split('E')[0]) if '.' in s else 0 for s in (a, b))
+    return abs(x - y) <= 1.01 * 10.0 ** -places + rtol * abs(y)
+
+
+def compare(torch_lines, leafgrad_lines, rtol):
+    """'same', 'close' or the first line that differs."""
+    if torch_lines == leafgrad_lines:
+        return 'same', None
+    for i, (t, g) in enumerate(zip(torch_lines, leafgrad_lines)):
+        if t == g:
+            continue
+        if _NUMBER.sub('#', t) != _NUMBER.sub('#', g):
+            return 'differs', (i, t, g)
+        if not all(_numbers_close(b, a, rtol) for a, b in zip(_NUMBER.findall(t), _NUMBER.findall(g))):
+            return 'differs', (i, t, g)
+    if len(torch_lines) != len(leafgrad_lines):
+        i = min(len(torch_lines), len(leafgrad_lines))
+        return 'differs', (i, torch_lines[i] if i < len(torch_lines) else '<end>',
+                           leafgrad_lines[i] if i < len(leafgrad_lines) else '<end>')
+    return 'close', None
+
+
+def run_once(program, corpus, engine, timeout):
+    """Run the program's commands in a fresh copy; returns (output, exit status, seconds)."""
+    work = tempfile.mkdtemp(prefix='compat-')
+    try:
+        source = os.path.join(corpus, program['dir'])
+        shutil.copytree(source, os.path.join(work, 'p'), ignore=shutil.ignore_patterns('.git'))
+        cwd = os.path.join(work, 'p')
+        paths = [os.path.join(cwd, p) for p in program.get('pythonpath', ())] + [ROOT] * (engine == 'leafgrad')
+        env = dict(os.environ, MPLBACKEND='Agg', PYTHONHASHSEED='0', OMP_NUM_THREADS='1',
+                   PYTHONPATH=os.pathsep.join(paths))
+        for step in program.get('setup', ()):
+            step(cwd)
+        out, status, start = [], 0, time.perf_counter()
+        for argv in program['run']:
+            prefix = [sys.executable, '-m', 'leafgrad'] if engine == 'leafgrad' else [sys.executable]
+            try:
+                done = subprocess.run(prefix + list(argv), cwd=cwd, env=env, capture_output=True, text=True,
+                                      timeout=timeout)
+            except subprocess.TimeoutExpired:
+                out.append(f'<timed out after {timeout} s>')
+                status = 'timeout'
+                break
+            out.append(done.stdout)
+            if done.returncode:
+                # the error itself, not the traceback's frames (their line numbers are the runner's)
+                lines = done.stderr.strip().splitlines()
+                out.append(lines[-1] if lines else '')
+                status = done.returncode
+                break
+        return '\n'.join(out), status, time.perf_counter() - start
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('names', nargs='*', help='programs to run (default: all)')
+    parser.add_argument('--corpus', default=os.environ.get('LEAFGRAD_CORPUS', os.path.join(ROOT, 'compat', 'corpus')))
+    parser.add_argument('--timeout', type=float, default=600)
+    parser.add_argument('--json', help='write the results here')
+    parser.add_argument('-v', '--verbose', action='store_true', help='print both outputs of a program that differs')
+    args = parser.parse_args()
+    chosen = [p for p in PROGRAMS if not args.names or p['name'] in args.names]
+    results = []
+    for program in chosen:
+        t_out, t_status, t_time = run_once(program, args.corpus, 'torch', args.timeout)
+        g_out, g_status, g_time = run_once(program, args.corpus, 'leafgrad', args.timeout)
+        verdict, where = compare(normalise(t_out, program), normalise(g_out, program), program.get('rtol', 1e-3))
+        if verdict != 'differs' and t_status != g_status:
+            verdict, where = 'differs', (None, f'exit {t_status}', f'exit {g_status}')
+        row = {'name': program['name'], 'verdict': verdict, 'torch_status': t_status, 'leafgrad_status': g_status,
+               'torch_s': round(t_time, 1), 'leafgrad_s': round(g_time, 1), 'first_difference': where,
+               'issue': program.get('issue')}
+        results.append(row)
+        print(f"{program['name']:<42} {verdict:<8} torch {t_time:6.1f} s (exit {t_status})  "
+              f"leafgrad {g_time:6.1f} s (exit {g_status})", flush=True)
+        if where is not None:
+            print(f'    line {where[0]}:\n      torch:    {where[1][:200]}\n      leafgrad: {where[2][:200]}')
+            if args.verbose:
+                print('---- torch ----\n' + t_out + '\n---- leafgrad ----\n' + g_out)
+    agree = sum(r['verdict'] in ('same', 'close') for r in results)
+    print(f'\n{agree} of {len(results)} programs print what PyTorch prints')
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == '__main__':
+    main()
