@@ -39,6 +39,13 @@ def _shakespeare_stand_in(cwd):
         f.write(text * 4)
 
 
+def _cartpole_solved_sooner(cwd):
+    # the programs train until CartPole's reward threshold (475): minutes. The program stays as it
+    # is; a sitecustomize on the path lowers the threshold it reads from gymnasium's registry.
+    with open(os.path.join(cwd, 'sitecustomize.py'), 'w') as f:
+        f.write('import gymnasium\ngymnasium.envs.registration.registry["CartPole-v1"].reward_threshold = 15\n')
+
+
 def _tutorial(name, path, **extra):
     return dict(name=name, dir=os.path.join(TUTORIALS, os.path.dirname(path)),
                 run=[[os.path.basename(path)]], **extra)
@@ -61,9 +68,9 @@ PROGRAMS = [
               ['generate.py', '--data', 'small', '--checkpoint', 'model.pt', '--words', '30', '--log-interval', '10']],
          mask=TIMINGS),
     dict(name='examples/reinforcement_learning reinforce', dir=f'{EXAMPLES}/reinforcement_learning',
-         run=[['reinforce.py', '--log-interval', '1']], mask=TIMINGS),
+         setup=[_cartpole_solved_sooner], pythonpath=['.'], run=[['reinforce.py', '--log-interval', '1']], mask=TIMINGS),
     dict(name='examples/reinforcement_learning actor_critic', dir=f'{EXAMPLES}/reinforcement_learning',
-         run=[['actor_critic.py', '--log-interval', '1']], mask=TIMINGS),
+         setup=[_cartpole_solved_sooner], pythonpath=['.'], run=[['actor_critic.py', '--log-interval', '1']], mask=TIMINGS),
     # ---- karpathy/nanoGPT (MIT) -------------------------------------------------------------
     dict(name='nanoGPT train+sample (char, cpu)', dir=NANOGPT, setup=[_shakespeare_stand_in],
          run=[['data/shakespeare_char/prepare.py'],
