@@ -394,3 +394,25 @@ def _raw_saved_log(mod):
 
 def test_raw_saved_register_hooks_match_torch():
     assert _raw_saved_log(lg) == _raw_saved_log(torch)
+
+
+def test_callbacks_queued_during_backward_run_after_it_as_in_torch():
+    # (DistributedDataParallel waits for its last all-reduce in such a callback)
+    lg_msg, torch_msg = raises_like(lambda: lg.autograd.engine.queue_callback(lambda: None),
+                                    lambda: torch.autograd.Variable._execution_engine.queue_callback(lambda: None))
+    assert lg_msg == torch_msg
+
+    def run(L, queue):
+        log = []
+        w = L.ones(3, requires_grad=True)
+        v = L.ones(3, requires_grad=True)
+
+        def on_w(p):
+            log.append('w')
+            queue(lambda: log.append(('callback', v.grad is not None)))
+        w.register_post_accumulate_grad_hook(on_w)
+        v.register_post_accumulate_grad_hook(lambda p: log.append('v'))
+        ((w * 2).sum() * (v * 3).sum()).backward()
+        return log
+    assert run(lg, lg.autograd.engine.queue_callback) == \
+        run(torch, torch.autograd.Variable._execution_engine.queue_callback)

@@ -25,9 +25,13 @@ With ``create_graph=True`` the walk runs with grad mode on, so the derivatives (
 leafgrad's ops) are themselves recorded. When ``inputs`` are given, only nodes that lead to
 one of them run, and the gradients arriving at them are captured (``autograd.grad``) or
 accumulated (``backward(inputs=...)``).
+
+Callbacks queued with ``queue_callback`` while a walk runs (DistributedDataParallel's: wait
+for the last gradient all-reduce) run once the outermost walk of the thread has finished.
 """
 import heapq
 import itertools
+import threading
 
 from . import grad_mode
 from .anomaly import anomaly_state, check_nan
@@ -88,6 +92,21 @@ def _nodes_leading_to(targets, nodes):
     return {node for node, ok in leads.items() if ok}
 
 
+class _Callbacks(threading.local):
+    pending = None  # the outermost running walk's callbacks (None when no walk runs)
+
+
+_callbacks = _Callbacks()
+
+
+def queue_callback(callback):
+    """Run ``callback()`` when the backward walk now running (the outermost one, if a walk runs
+    inside another) has finished, as PyTorch's ``Variable._execution_engine.queue_callback``."""
+    if _callbacks.pending is None:
+        raise RuntimeError('Final callbacks can only be installed during backward pass.')
+    _callbacks.pending.append(callback)
+
+
 def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=None, capture=False):
     """Walk the graph from ``root_edges`` seeded with ``root_grads``.
 
@@ -133,6 +152,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
     # three calls, without them)
     prev_grad_mode = grad_mode.state.grad_enabled
     grad_mode.state.grad_enabled = bool(create_graph)
+    outermost = _callbacks.pending is None
+    if outermost:
+        _callbacks.pending = []
     try:
         while True:
             if pending is not None:
@@ -212,6 +234,11 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             grads = outs = grad = old = None
     finally:
         grad_mode.state.grad_enabled = prev_grad_mode
+        if outermost:
+            callbacks, _callbacks.pending = _callbacks.pending, None
+    if outermost and callbacks:
+        for callback in callbacks:
+            callback()
     return captured
 
 
