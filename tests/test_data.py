@@ -1,6 +1,7 @@
 """leafgrad.utils.data against torch.utils.data: datasets, samplers, collation, DataLoader
 (in the main process and with worker processes), random_split."""
 import collections
+import itertools
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ import leafgrad as lg  # noqa: E402
 from leafgrad.utils import data as ld  # noqa: E402
 from torch.utils import data as td  # noqa: E402
 from fresh import fresh_python_output  # noqa: E402
-from oracle import assert_same, raises_like  # noqa: E402
+from oracle import assert_same, raises_like, same_message  # noqa: E402
 
 
 def _datasets():
@@ -406,3 +407,32 @@ def test_worker_machinery_loads_only_for_loaders_with_workers():
             'print([b[0].tolist() for b in ld.DataLoader(ds, batch_size=4, num_workers=1)], end=" ")\n'
             'print("multiprocessing" in sys.modules)\n')
     assert fresh_python_output(code) == 'False False [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]] True'
+
+
+def test_distributed_sampler_gives_torchs_index_lists():
+    from torch.utils.data.distributed import DistributedSampler as TorchSampler
+    for n, replicas, shuffle, drop_last, seed, epoch in itertools.product(
+            [0, 1, 5, 7, 10, 13, 1797], [1, 2, 3, 4], [True, False], [True, False], [0, 3], [0, 2]):
+        dataset = list(range(n))
+        for rank in range(replicas):
+            theirs = TorchSampler(dataset, replicas, rank, shuffle, seed, drop_last)
+            ours = lg.utils.data.DistributedSampler(dataset, replicas, rank, shuffle, seed, drop_last)
+            theirs.set_epoch(epoch)
+            ours.set_epoch(epoch)
+            assert list(ours) == list(theirs) and len(ours) == len(theirs), (n, replicas, rank, shuffle, drop_last)
+
+
+def test_distributed_sampler_permutation_for_large_seeds_and_errors():
+    from torch.utils.data.distributed import DistributedSampler as TorchSampler
+    dataset = list(range(5000))
+    for seed in (2 ** 32 + 7, 2 ** 40 + 1, 123456789):
+        assert list(lg.utils.data.DistributedSampler(dataset, 3, 1, seed=seed)) == \
+            list(TorchSampler(dataset, 3, 1, seed=seed))
+    for replicas, rank in ((2, 2), (2, -1)):
+        lg_msg, torch_msg = raises_like(lambda: lg.utils.data.DistributedSampler(dataset, replicas, rank),
+                                        lambda: TorchSampler(dataset, replicas, rank))
+        assert lg_msg == torch_msg
+    lg_msg, torch_msg = raises_like(lambda: lg.utils.data.DistributedSampler(dataset),
+                                    lambda: TorchSampler(dataset))
+    assert same_message(lg_msg, torch_msg)
+    assert lg.utils.data.DistributedSampler is lg.utils.data.distributed.DistributedSampler

@@ -4,7 +4,8 @@ from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, S
                       WeightedRandomSampler)
 from ._collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
+from .distributed import DistributedSampler
 
 __all__ = ['Dataset', 'IterableDataset', 'TensorDataset', 'Subset', 'ConcatDataset', 'random_split', 'Sampler',
            'SequentialSampler', 'RandomSampler', 'SubsetRandomSampler', 'WeightedRandomSampler', 'BatchSampler',
-           'DataLoader', 'default_collate', 'default_convert', 'get_worker_info']
+           'DistributedSampler', 'DataLoader', 'default_collate', 'default_convert', 'get_worker_info']
