@@ -10,6 +10,7 @@ from .pooling import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .upsampling import Fold, Unfold, Upsample
 from .normalization import *  # noqa: F401,F403
+from .sync_batchnorm import SyncBatchNorm
 from .dropout import *  # noqa: F401,F403
 from .sparse import Embedding
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
