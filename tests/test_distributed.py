@@ -256,3 +256,13 @@ def test_a_failing_rank_ends_the_job_within_the_timeout(case, says):
     assert says in output, output[-4000:]
     assert took < 60, took  # the group's timeout is 4 s; rank 1 sleeps 60 s in 'hang'
 
+
+@pytest.mark.slow
+def test_ddp_digits_example_on_two_ranks():
+    pytest.importorskip('sklearn')
+    done = mpiexec(2, TESTS.parent / 'examples' / 'ddp_digits.py', '--epochs', '3', '--min-accuracy', '0.9')
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert '2 rank(s), 45 steps of 16 examples per rank and epoch' in done.stdout
+    assert 'replicas identical on all ranks: True' in done.stdout
+    accuracy = float(done.stdout.split('test accuracy: ')[1].split('%')[0])
+    assert accuracy >= 90.0
