@@ -18,10 +18,11 @@ import numpy as np
 __all__ = ["tensor_repr", "tensor_str", "set_printoptions", "get_printoptions"]
 
 _PREFIX = "tensor("
-# torch prints no dtype suffix for its default dtypes (default float dtype is
-# float32); an empty tensor shows every dtype except the default float one.
+# torch prints no dtype suffix for its default dtypes (the default float dtype,
+# float32 unless set otherwise, int64 and bool); an empty tensor shows every
+# dtype except the default float one.
 _DEFAULT_FLOAT = np.dtype(np.float32)
-_DEFAULT_DTYPES = (np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.bool_))
+_INT64, _BOOL = np.dtype(np.int64), np.dtype(np.bool_)
 
 _DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80}
 _PROFILES = {
@@ -212,8 +213,9 @@ def _dtype_suffix(dtype):
     return ("dtype=leafgrad." + dtype.name, len("dtype=torch." + dtype.name))
 
 
-def tensor_repr(array, *, device=None, requires_grad=False, grad_fn_name=None):
-    """``repr`` of a tensor holding ``array``, exactly as torch prints it."""
+def tensor_repr(array, *, device=None, requires_grad=False, grad_fn_name=None, default_float=_DEFAULT_FLOAT):
+    """``repr`` of a tensor holding ``array``, exactly as torch prints it (``default_float``: the
+    NumPy dtype of the default float dtype, whose name is not printed)."""
     array = np.asarray(array)
     if array.dtype.kind not in "biuf":
         raise TypeError(f"cannot print arrays of dtype {array.dtype}")
@@ -226,12 +228,12 @@ def tensor_repr(array, *, device=None, requires_grad=False, grad_fn_name=None):
         if array.ndim != 1:
             suffixes.append(_plain(f"size={tuple(array.shape)}"))
         # No element hints at the type, so only the default float is implied.
-        if array.dtype != _DEFAULT_FLOAT:
+        if array.dtype != default_float:
             suffixes.append(_dtype_suffix(array.dtype))
     else:
         if not _opts["edgeitems"]:
             suffixes.append(_plain(f"size={tuple(array.shape)}"))
-        if array.dtype not in _DEFAULT_DTYPES:
+        if array.dtype not in (default_float, _INT64, _BOOL):
             suffixes.append(_dtype_suffix(array.dtype))
     body = _body_str(array, indent)
     if grad_fn_name is not None:

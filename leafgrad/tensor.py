@@ -411,7 +411,8 @@ class Tensor:
         return tensor_repr(backend.to_numpy(self._data),
                            device=None if type(self._data) is _ndarray else str(self.device),
                            requires_grad=self._requires_grad and fn is None,
-                           grad_fn_name=fn.name() if fn is not None else None)
+                           grad_fn_name=fn.name() if fn is not None else None,
+                           default_float=backend.get_default_dtype().np)
 
     __str__ = __repr__
 

@@ -259,3 +259,17 @@ def test_random_against_torch(array, precision, threshold, edgeitems, linewidth,
         grad_fn_name=grad if grad == "MulBackward0" else None,
     )
     assert got == want
+
+
+def test_repr_hides_the_default_dtype_after_set_default_dtype():
+    import leafgrad as lg
+    try:
+        for t in (lg, torch):
+            t.set_default_dtype(t.float64)
+        for make in (lambda t: t.tensor([1.5]), lambda t: t.tensor([1.5], dtype=t.float32), lambda t: t.tensor([1, 2]),
+                     lambda t: t.tensor([True]), lambda t: t.tensor([], dtype=t.float32), lambda t: t.zeros(0),
+                     lambda t: t.tensor([1], dtype=t.int32)):
+            assert repr(make(lg)).replace('leafgrad', 'torch') == repr(make(torch))
+    finally:
+        for t in (lg, torch):
+            t.set_default_dtype(t.float32)
