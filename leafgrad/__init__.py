@@ -59,6 +59,8 @@ _SETTINGS = ('get_num_threads', 'set_num_threads', 'get_num_interop_threads', 's
              'get_float32_matmul_precision', 'use_deterministic_algorithms', 'are_deterministic_algorithms_enabled',
              'is_deterministic_algorithms_warn_only_enabled', 'set_deterministic_debug_mode',
              'get_deterministic_debug_mode', 'set_flush_denormal')  # in _settings.py, loaded on first use
+_LEGACY_TYPES = ('FloatTensor', 'DoubleTensor', 'HalfTensor', 'LongTensor', 'IntTensor', 'ShortTensor', 'CharTensor',
+                 'ByteTensor', 'BoolTensor', 'set_default_tensor_type')  # in _tensor_types.py, likewise
 
 
 def install_as_torch():
@@ -91,6 +93,9 @@ def __getattr__(name):
     if name in _SETTINGS:
         from . import _settings
         return getattr(_settings, name)
+    if name in _LEGACY_TYPES:
+        from . import _tensor_types
+        return getattr(_tensor_types, name)
     if not name.startswith('__'):
         import importlib
         try:

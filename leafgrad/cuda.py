@@ -229,3 +229,11 @@ def memory_summary(device=None, abbreviated=False):
     _cupy()
     return (f'CUDA memory (CuPy pool) on device {_index(device)}: {memory_allocated(device)} bytes allocated, '
             f'{memory_reserved(device)} bytes reserved')
+
+
+def __getattr__(name):
+    # leafgrad.cuda.FloatTensor and kin: the legacy types, loaded on first use
+    from . import _tensor_types
+    if name in _tensor_types.CUDA_TYPES:
+        return _tensor_types.CUDA_TYPES[name]
+    raise AttributeError(f"module 'leafgrad.cuda' has no attribute '{name}'")

@@ -86,15 +86,15 @@ class Tensor:
         self._version_counter = [0]
         return self
 
-    def __init__(self, *args, device=None, dtype=None):
-        # leafgrad.Tensor(2, 3) is uninitialised float data; leafgrad.Tensor([1, 2]) copies data.
-        if len(args) == 1 and not isinstance(args[0], int):
-            data = args[0]
-            data = data._data if isinstance(data, Tensor) else _np.asarray(data, dtype=_np.float32)
-        else:
-            xp = backend.module_for(device)
-            data = xp.empty(tuple(args), dtype=backend.get_default_dtype().np)
-        self._data = data
+    def __init__(self, *args, **kwargs):
+        # PyTorch's legacy constructor: leafgrad.Tensor(2, 3) is uninitialised memory and
+        # leafgrad.Tensor([1, 2]) a copy of the data, both of the default dtype; leafgrad.Tensor(t)
+        # shares t's memory and version counter (not its history, unlike PyTorch's alias).
+        if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
+            self._data, self._version_counter = args[0]._data, args[0]._version_counter
+            return
+        from ._tensor_types import legacy_new
+        self._data = legacy_new(backend.get_default_dtype(), 'cpu', args, kwargs)._data
 
     @classmethod
     def _wrap(cls, data, requires_grad=False):
@@ -180,6 +180,17 @@ class Tensor:
     # CUDA): PyTorch programs read these flags, e.g. `if input.is_xpu and self.ngpu > 1`.
     is_xpu = is_mps = is_meta = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = property(lambda self: False)
     is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
+
+    @property
+    def volatile(self):
+        warnings.warn('volatile was removed (Variable.volatile is always False)', UserWarning, stacklevel=2)
+        return False
+
+    def new(self, *args, **kwargs):
+        """PyTorch's legacy constructor with this tensor's dtype and device (``new_empty``,
+        ``new_tensor`` say what they make)."""
+        from ._tensor_types import legacy_new
+        return legacy_new(self.dtype, self.device.type, args, kwargs)
 
     @property
     def is_leaf(self):

@@ -137,6 +137,6 @@ def test_version_module():
 def test_import_leafgrad_loads_none_of_it():
     from fresh import fresh_python_output
     lazy = ['leafgrad._type_info', 'leafgrad._settings', 'leafgrad.version', 'leafgrad.backends', 'leafgrad.accelerator',
-            'leafgrad.cuda', 'leafgrad.jit', 'threadpoolctl']
+            'leafgrad.cuda', 'leafgrad.jit', 'leafgrad._tensor_types', 'leafgrad.autograd.variable', 'threadpoolctl']
     code = f'import sys, leafgrad; print([m for m in {lazy!r} if m in sys.modules])'
     assert fresh_python_output(code) == '[]'

@@ -141,7 +141,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 _LAZY = {'Function': 'function', 'FunctionCtx': 'function', 'once_differentiable': 'function',
-         'InplaceFunction': 'function', 'gradgradcheck': 'gradcheck', 'GradcheckError': 'gradcheck'}
+         'InplaceFunction': 'function', 'gradgradcheck': 'gradcheck', 'GradcheckError': 'gradcheck',
+         'Variable': 'variable'}
 
 
 def __getattr__(name):

@@ -79,17 +79,9 @@ def cuda(input, device=None, non_blocking=False):
     return to(input, device='cuda' if device is None else (f'cuda:{device}' if isinstance(device, int) else device))
 
 
-def type_(input, dtype=None, non_blocking=False):
-    if dtype is None:
-        from ..tensor import legacy_type_name
-        return legacy_type_name(input._data)
-    if isinstance(dtype, str):
-        name = dtype.rsplit('.', 1)[-1]
-        table = {'FloatTensor': backend.float32, 'DoubleTensor': backend.float64, 'LongTensor': backend.int64,
-                 'IntTensor': backend.int32, 'BoolTensor': backend.bool_, 'HalfTensor': backend.float16,
-                 'ByteTensor': backend.uint8}
-        dtype = table[name]
-    return to(input, dtype)
+def type_(input, dtype=None, non_blocking=False, **kwargs):
+    from .._tensor_types import tensor_type  # the legacy types' home
+    return tensor_type(input, dtype, non_blocking, **kwargs)
 
 
 FUNCTIONS = ['to']
