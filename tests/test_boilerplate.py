@@ -140,3 +140,19 @@ def test_import_leafgrad_loads_none_of_it():
             'leafgrad.cuda', 'leafgrad.jit', 'leafgrad._tensor_types', 'leafgrad.autograd.variable', 'threadpoolctl']
     code = f'import sys, leafgrad; print([m for m in {lazy!r} if m in sys.modules])'
     assert fresh_python_output(code) == '[]'
+
+
+# ---- torch.functional ------------------------------------------------------------------------
+
+def test_functional_module_holds_leafgrads_functions():
+    import importlib
+    import torch.functional as tf
+    ours = importlib.import_module('leafgrad.functional')
+    assert lg.functional is ours
+    present = [n for n in tf.__all__ if hasattr(lg, n)]
+    assert ours.__all__ == present and {'einsum', 'split', 'norm', 'meshgrid', 'tensordot'} <= set(present)
+    for name in tf.__all__:
+        assert getattr(ours, name, None) is getattr(lg, name, None), name  # the same function, or absent in both
+    x = lg.arange(6.0).reshape(2, 3)
+    y = tf.einsum('ij->ji', torch.arange(6.0).reshape(2, 3))
+    assert ours.einsum('ij->ji', x).tolist() == y.tolist()
