@@ -12,7 +12,7 @@ import warnings
 from . import backend
 from . import autograd as _autograd
 from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator
+from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator, registration_lock as _registration_lock
 from .autograd.origins import note as _note_origin
 from ._tensor_str import tensor_repr
 
@@ -120,8 +120,8 @@ class Tensor:
 
     def _get_meta(self):
         meta = self._meta
-        if meta is None:
-            meta = self._meta = _Meta()
+        if meta is None:  # (setdefault: two threads attaching a hook at once get one _Meta)
+            meta = self.__dict__.setdefault('_meta', _Meta())
         return meta
 
     # ---- what a tensor is ------------------------------------------------------------------
@@ -299,26 +299,28 @@ class Tensor:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
         meta = self._get_meta()
-        if meta.retains_grad:
-            return
-        meta.retains_grad = True
-        _attach_retain(self)
+        with _registration_lock:
+            if meta.retains_grad:
+                return
+            meta.retains_grad = True
+            _attach_retain(self)
 
     def register_hook(self, hook):
         """hook(grad) runs when this tensor's gradient is computed; it may return a new one."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is None:
-            meta = self._get_meta()
-            if meta.hooks is None:
-                meta.hooks = {}
-            return add_hook(meta.hooks, hook)
-        node = self._grad_fn
-        if node._tensor_pre_hooks is None:
-            node._tensor_pre_hooks = {}
-            node._hooked = True
-        hooks = node._tensor_pre_hooks.setdefault(self._output_nr, {})
-        return add_hook(hooks, hook)
+        with _registration_lock:
+            if self._grad_fn is None:
+                meta = self._get_meta()
+                if meta.hooks is None:
+                    meta.hooks = {}
+                return add_hook(meta.hooks, hook)
+            node = self._grad_fn
+            if node._tensor_pre_hooks is None:
+                node._tensor_pre_hooks = {}
+                node._hooked = True
+            hooks = node._tensor_pre_hooks.setdefault(self._output_nr, {})
+            return add_hook(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
         """hook(tensor) runs after a backward has accumulated into this leaf's ``.grad``."""
@@ -327,9 +329,10 @@ class Tensor:
         if self._grad_fn is not None:
             raise RuntimeError('post accumulate grad hooks cannot be registered on non-leaf tensors')
         meta = self._get_meta()
-        if meta.post_acc_hooks is None:
-            meta.post_acc_hooks = {}
-        return add_hook(meta.post_acc_hooks, hook)
+        with _registration_lock:
+            if meta.post_acc_hooks is None:
+                meta.post_acc_hooks = {}
+            return add_hook(meta.post_acc_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)

@@ -4,7 +4,7 @@ detection; and, loaded on first use, the toolkit: ``Function`` (custom ops, func
 hvp, vhp) and ``graph`` (Node, saved_tensors_hooks, save_on_cpu)."""
 from . import grad_mode, graph
 from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
-from .engine import run_backward
+from .engine import add_to_nonleaf_grad, run_backward
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .graph import Node, gradient_edge
 
@@ -89,7 +89,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         # gradient in .grad as retain_grad would give it.
         for t, g in zip(inputs, captured):
             if t._grad_fn is not None and g is not None:
-                t._grad = g.detach() if t._grad is None else t._grad + g
+                add_to_nonleaf_grad(t, g, copy=False)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

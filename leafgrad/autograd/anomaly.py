@@ -1,15 +1,16 @@
 """Anomaly detection: name the node whose derivative produced NaN, and where it was created.
 
 While enabled, every recorded node keeps the traceback of the forward call that created it,
-and the engine checks each derivative's outputs for NaN.
+and the engine checks each derivative's outputs for NaN. The mode is one for the whole
+process, as PyTorch's is (unlike grad mode, which is per thread): turned on in one thread,
+it is on in all.
 """
-import threading
 import warnings
 
 from .grad_mode import _DecoratorContextManager
 
 
-class _AnomalyState(threading.local):
+class _AnomalyState:
     enabled = False
     check_nan = True
 

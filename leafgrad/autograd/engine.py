@@ -28,6 +28,19 @@ accumulated (``backward(inputs=...)``).
 
 Callbacks queued with ``queue_callback`` while a walk runs (DistributedDataParallel's: wait
 for the last gradient all-reduce) run once the outermost walk of the thread has finished.
+
+Threads, as PyTorch promises them: a walk keeps its state (counts, buffers, ready queue) to
+itself, so backward and ``autograd.grad`` run in several threads at once, on separate graphs
+or through a shared one (which needs ``retain_graph=True``: the first walk to finish frees its
+saved tensors, as in PyTorch). What walks share is guarded: a leaf's ``.grad`` is updated under
+its AccumulateGrad's lock, a retained non-leaf ``.grad`` under one lock, a leaf gets one
+AccumulateGrad however many threads record ops on it, and hook tables are made under a lock.
+Grad mode and inference mode are per thread (a new thread starts recording); anomaly mode is
+one for the process (``anomaly.py``). Hooks run in the thread that runs the walk, unguarded,
+as in PyTorch. Not guarded: in-place changes of one tensor from two threads (a data race on
+its memory, as in NumPy); its version counter's ``+= 1`` on a list item runs without a
+thread switch in CPython with its GIL (no call between the read and the write), so no bump
+is lost.
 """
 import heapq
 import itertools
@@ -285,17 +298,31 @@ def _run_tensor_hooks(hooks_by_output, grads):
 
 
 def _retain(retained, grads):
-    for nr, ref in retained.items():
+    for nr, ref in tuple(retained.items()):
         tensor = ref()
         grad = grads[nr]
         if tensor is None or grad is None:
             continue
         if grad._data.dtype != tensor._data.dtype:
             grad = grad.to(tensor.dtype)
+        add_to_nonleaf_grad(tensor, grad, copy=True)
+
+
+def add_to_nonleaf_grad(tensor, grad, copy):
+    """``tensor.grad += grad`` (out of place) for a non-leaf's retained gradient, under one
+    lock: walks in several threads through a shared graph (``retain_graph=True``) may deliver
+    to the same tensor at once."""
+    with _nonleaf_grad_lock:
         if tensor._grad is None:
-            tensor._grad = grad.clone() if grad_mode.state.grad_enabled else grad.detach()._owned_copy()
+            if not copy:
+                tensor._grad = grad.detach()
+            else:
+                tensor._grad = grad.clone() if grad_mode.state.grad_enabled else grad.detach()._owned_copy()
         else:
             tensor._grad = tensor._grad + grad
+
+
+_nonleaf_grad_lock = threading.Lock()
 
 
 def _apply_watched(node, grads):

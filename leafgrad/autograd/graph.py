@@ -14,6 +14,7 @@ tensor -> grad_fn -> tensor); it is re-wrapped, connected to this node, when unp
 import functools
 import itertools
 import sys
+import _thread
 import threading
 import weakref
 
@@ -46,6 +47,11 @@ class RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+# Held while a hook table is created and filled (rare: at registration), so that two threads
+# registering on the same tensor or node at once do not each make a table and lose one.
+registration_lock = threading.RLock()
 
 
 def add_hook(hooks, fn):
@@ -342,17 +348,19 @@ class Node:
 
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) runs after this node; it may return new grad_inputs."""
-        if self._post_hooks is None:
-            self._post_hooks = {}
-            self._hooked = True
-        return add_hook(self._post_hooks, fn)
+        with registration_lock:
+            if self._post_hooks is None:
+                self._post_hooks = {}
+                self._hooked = True
+            return add_hook(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) runs before this node; it may return new grad_outputs."""
-        if self._pre_hooks is None:
-            self._pre_hooks = {}
-            self._hooked = True
-        return add_hook(self._pre_hooks, fn)
+        with registration_lock:
+            if self._pre_hooks is None:
+                self._pre_hooks = {}
+                self._hooked = True
+            return add_hook(self._pre_hooks, fn)
 
     def __call__(self, *grads):
         return self.apply(*grads)
@@ -442,8 +450,15 @@ def _short_name(node):
 
 
 class AccumulateGrad(Node):
-    """The terminal node of a leaf that requires grad: ``leaf.grad += grad``."""
-    __slots__ = ('variable',)
+    """The terminal node of a leaf that requires grad: ``leaf.grad += grad``.
+
+    Backward calls in several threads may accumulate into the same leaf at once (NumPy
+    releases the GIL inside a large addition, so an unguarded ``+=`` loses updates): the
+    update of ``.grad`` and the post-accumulate hooks run under the node's lock, as PyTorch
+    locks its AccumulateGrad. ``grad_accumulator`` gives a leaf one node at a time, so that
+    lock is the leaf's. (Re-entrant, so that a post-accumulate hook may run a backward into
+    the same leaf.) Tensor hooks run before it, unguarded, as in PyTorch."""
+    __slots__ = ('variable', '_lock')
     _hooked = True  # the leaf's own hooks (variable._meta.hooks) run here
 
     def name(self):
@@ -457,29 +472,36 @@ class AccumulateGrad(Node):
         super().__init__(())
         self._seq = float('inf')  # runs as soon as it is ready, as in PyTorch
         self.variable = variable
+        self._lock = _RLock()
 
     def apply(self, grad):
         var = self.variable
         if grad._data.dtype != var._data.dtype:
             grad = grad.to(var.dtype)  # a float32 leaf gets a float32 .grad, as in PyTorch
-        old = var._grad
-        if old is None:
-            # The first write allocates, unless nobody else can see the incoming buffer: then
-            # .grad takes it as it is (PyTorch "steals" it the same way, by reference count).
-            if state.grad_enabled:
-                var._grad = grad.clone()
-            elif unshared(grad, 3):  # the engine's buffer list, apply's argument tuple and parameter
-                var._grad = _tensor.Tensor._wrap(grad._data)
+        lock = self._lock  # (acquire/release: half the instructions of a with-statement)
+        lock.acquire()
+        try:
+            old = var._grad
+            if old is None:
+                # The first write allocates, unless nobody else can see the incoming buffer:
+                # then .grad takes it as it is (PyTorch "steals" it the same way, by
+                # reference count).
+                if state.grad_enabled:
+                    var._grad = grad.clone()
+                elif unshared(grad, 3):  # the engine's buffer list, apply's argument tuple and parameter
+                    var._grad = _tensor.Tensor._wrap(grad._data)
+                else:
+                    var._grad = grad.detach()._owned_copy()
+            elif state.grad_enabled:
+                var._grad = old + grad  # out of place, so that the new .grad has a history
             else:
-                var._grad = grad.detach()._owned_copy()
-        elif state.grad_enabled:
-            var._grad = old + grad  # out of place, so that the new .grad has a history
-        else:
-            old._accumulate_(grad)
-        meta = var._meta
-        if meta is not None and meta.post_acc_hooks:
-            for hook in tuple(meta.post_acc_hooks.values()):
-                hook(var)
+                old._accumulate_(grad)
+            meta = var._meta
+            if meta is not None and meta.post_acc_hooks:
+                for hook in tuple(meta.post_acc_hooks.values()):
+                    hook(var)
+        finally:
+            lock.release()
         return ()
 
     def release(self):
@@ -513,13 +535,25 @@ def unshared(grad, holders):
 
 def grad_accumulator(tensor):
     """The (cached) AccumulateGrad of a leaf; weakly referenced so that it is shared by
-    every use of the leaf while a graph holds it, and freed with the graph."""
+    every use of the leaf while a graph holds it, and freed with the graph. Made under a
+    lock, so that graphs recorded at once in several threads share one node (and its lock)."""
     ref = tensor._accumulator
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(tensor)
-        tensor._accumulator = weakref.ref(node)
+        _accumulator_creation.acquire()
+        try:
+            ref = tensor._accumulator
+            node = ref() if ref is not None else None
+            if node is None:
+                node = AccumulateGrad(tensor)
+                tensor._accumulator = weakref.ref(node)
+        finally:
+            _accumulator_creation.release()
     return node
+
+
+_accumulator_creation = _thread.allocate_lock()
+_RLock = _thread.RLock  # (the C type itself: half the cost of threading.RLock())
 
 
 def gradient_edge(tensor):
@@ -546,38 +580,43 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
-        if _disabled_message is not None:
-            raise RuntimeError(_disabled_message)
-        global saved_hooks_active
+        message = getattr(_hooks_tls, 'disabled_message', None)
+        if message is not None:
+            raise RuntimeError(message)
         _hooks_stack().append((self.pack_hook, self.unpack_hook))
-        saved_hooks_active += 1
+        _count_hook_contexts(1)
         return self
 
     def __exit__(self, *exc):
-        global saved_hooks_active
         _hooks_stack().pop()
-        saved_hooks_active -= 1
+        _count_hook_contexts(-1)
 
 
-_disabled_message = None  # per process; PyTorch's is per thread too, and rarely used
+_hooks_count_lock = threading.Lock()
+
+
+def _count_hook_contexts(step):
+    # (a bare ``+=`` on a module global can lose an update between two threads)
+    global saved_hooks_active
+    with _hooks_count_lock:
+        saved_hooks_active += step
 
 
 class disable_saved_tensors_hooks:
-    """Within this context, entering saved_tensors_hooks raises ``error_message``."""
+    """Within this context, entering saved_tensors_hooks raises ``error_message`` (in this
+    thread: the setting is per thread, as PyTorch's)."""
 
     def __init__(self, error_message):
         self.error_message = error_message
 
     def __enter__(self):
-        global _disabled_message
         if saved_hooks_active and _hooks_stack():
             raise RuntimeError(self.error_message)
-        self.prev = _disabled_message
-        _disabled_message = self.error_message
+        self.prev = getattr(_hooks_tls, 'disabled_message', None)
+        _hooks_tls.disabled_message = self.error_message
 
     def __exit__(self, *exc):
-        global _disabled_message
-        _disabled_message = self.prev
+        _hooks_tls.disabled_message = self.prev
 
 
 class save_on_cpu(saved_tensors_hooks):
