@@ -1,4 +1,4 @@
-"""Creating tensors: from data, filled, ranges, and random (leafgrad's own RNG stream)."""
+"""Creating tensors: from data, filled, ranges, and random (PyTorch's streams: generator.py)."""
 import math
 import warnings
 
@@ -239,149 +239,10 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     return _finish(backend.module_for(device).eye(n, m if m is not None else n, dtype=_dtype_np(dtype)), requires_grad)
 
 
-# ---- random ---------------------------------------------------------------------------
+# ---- random: PyTorch's streams (generator.py) through PyTorch's kernels (_random_kernels.py) ----
 
-class Generator:
-    """A random stream: NumPy's PCG64 started from the generator's seed. For a given seed
-    leafgrad's numbers differ from PyTorch's; the same seed gives the same numbers run to run.
-
-    >>> g = Generator().manual_seed(7)
-    >>> a = rand(3, generator=g)
-    >>> bool((rand(3, generator=g.manual_seed(7)) == a).all())
-    True
-    """
-
-    def __init__(self, device='cpu'):
-        self.device = _generator_device(device)
-        self._seed = 67280421310721
-        self._rng = None
-
-    @property
-    def rng(self):
-        # Made on first use: numpy.random costs a noticeable part of `import leafgrad`.
-        if self._rng is None:
-            self._rng = _np.random.Generator(_np.random.PCG64(self._seed))
-        return self._rng
-
-    @rng.setter
-    def rng(self, value):
-        self._rng = value
-
-    def manual_seed(self, seed):
-        """Restart the stream from ``seed`` (an int in [-2**63, 2**64); negative seeds wrap
-        around 2**64, as PyTorch's do). Returns the generator."""
-        if type(seed) is bool or not isinstance(seed, int):
-            raise RuntimeError(f'manual_seed expected a long, but got {type(seed).__name__}')
-        if not -2 ** 63 <= seed < 2 ** 64:
-            raise ValueError('Overflow when unpacking long long')
-        self._seed = seed % 2 ** 64
-        self._rng = None
-        return self
-
-    def seed(self):
-        """Seed from the operating system's randomness; returns the seed."""
-        import os
-        return self.manual_seed(int.from_bytes(os.urandom(8), 'little'))._seed
-
-    def initial_seed(self):
-        return self._seed
-
-    def get_state(self):
-        """The state as a uint8 tensor of ``_STATE_BYTES`` bytes: the seed, then PCG64's state,
-        increment and buffered 32-bit half (``set_state`` takes it back)."""
-        bits = self.rng.bit_generator.state
-        packed = (self._seed.to_bytes(8, 'little') + bits['state']['state'].to_bytes(16, 'little')
-                  + bits['state']['inc'].to_bytes(16, 'little') + bytes([bits['has_uint32']])
-                  + bits['uinteger'].to_bytes(4, 'little'))
-        return _wrap(_np.frombuffer(packed, dtype=_np.uint8).copy())
-
-    def set_state(self, new_state):
-        """Continue from a state ``get_state`` returned (of this or another generator)."""
-        if not isinstance(new_state, Tensor):
-            raise TypeError(f'expected a leafgrad.ByteTensor, but got {type(new_state).__name__}')
-        if new_state._data.dtype != _np.uint8:
-            raise TypeError('RNG state must be a leafgrad.ByteTensor')
-        if new_state._data.size != _STATE_BYTES:
-            raise RuntimeError(f'Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found the input RNG '
-                               f'state size to be {new_state._data.size}')
-        packed = backend.to_numpy(new_state._data).reshape(-1).tobytes()
-        seed = int.from_bytes(packed[:8], 'little')
-        words = {'state': int.from_bytes(packed[8:24], 'little'), 'inc': int.from_bytes(packed[24:40], 'little')}
-        bits = {'bit_generator': 'PCG64', 'state': words, 'has_uint32': packed[40],
-                'uinteger': int.from_bytes(packed[41:45], 'little')}
-        rng = _np.random.Generator(_np.random.PCG64())
-        rng.bit_generator.state = bits
-        self._seed, self._rng = seed, rng
-        return self
-
-    def clone_state(self):
-        """A new generator in this one's state."""
-        return Generator(self.device).set_state(self.get_state())
-
-
-_STATE_BYTES = 45
-
-
-def _generator_device(device):
-    dev = device if isinstance(device, backend.device) else None
-    if dev is None:
-        if isinstance(device, int) and not isinstance(device, bool):
-            dev = backend.device('cuda', device)
-        else:
-            if isinstance(device, str) and device.split(':')[0] == 'meta':
-                raise RuntimeError('META device type not an accelerator.')
-            dev = backend.device(device)
-    if dev.type == 'cuda' and not backend.cuda_available():
-        if not isinstance(device, (str, backend.device)):
-            raise RuntimeError('Cannot access accelerator device when none is available.')
-        raise RuntimeError('Cannot get CUDA generator: CUDA is not available (leafgrad runs on a GPU through CuPy)')
-    return dev
-
-
-default_generator = Generator()
-
-
-def manual_seed(seed):
-    """Seed the default generator (and CuPy's, when there is a GPU); returns the default generator."""
-    seed = int(seed)
-    default_generator.manual_seed(seed)
-    try:
-        from . import cuda
-        cuda.manual_seed_all(seed)
-    except Exception:
-        pass
-    return default_generator
-
-
-def seed():
-    return default_generator.seed()
-
-
-def initial_seed():
-    return default_generator.initial_seed()
-
-
-def get_rng_state():
-    return default_generator.get_state()
-
-
-def set_rng_state(new_state):
-    default_generator.set_state(new_state)
-
-
-def _rng(generator, op='generator'):
-    """The NumPy stream of ``generator`` (the default one when None); PyTorch's TypeError for
-    anything else."""
-    if generator is None:
-        return default_generator.rng
-    if type(generator) is not Generator:
-        raise TypeError(f"{op}(): argument 'generator' must be leafgrad.Generator, not {type(generator).__name__}")
-    return generator.rng
-
-
-def _random(sample, size, dtype, device, requires_grad):
-    data = sample(_size(size)).astype(_dtype_np(dtype), copy=False)
-    return _finish(_place(data, device), requires_grad)
+from .generator import (Generator, default_generator, generator_of as _generator_of,  # noqa: E402
+                        get_rng_state, initial_seed, manual_seed, seed, set_rng_state)
 
 
 def _place(data, device):
@@ -395,69 +256,193 @@ def _place(data, device):
     return data
 
 
+def _sampled(shape, dtype, device, requires_grad, draw, like=None):
+    """A new tensor of ``shape`` filled by ``draw(n, contiguous)`` (values in the order PyTorch's
+    kernel writes them: memory order). A ``*_like`` result keeps ``like``'s layout when that is
+    dense, as PyTorch's ``empty_like`` does, and is then filled in that memory order."""
+    from . import _random_kernels as kernels
+    np_dtype = _np.dtype(dtype.np)
+    out = _np.empty(shape, dtype=np_dtype)
+    if (isinstance(like, _np.ndarray) and like.ndim > 1 and not like.flags.c_contiguous
+            and kernels.is_dense(like)):
+        out = _np.empty_like(like, dtype=np_dtype, order='K')
+    out[...] = kernels.fill_in_memory_order(out, draw(out.size, out.flags.c_contiguous))
+    return _finish(_place(out, device), requires_grad)
+
+
+def _floating(dtype, op):
+    dtype = backend.get_default_dtype() if dtype is None else backend.to_dtype(dtype)
+    if not dtype.is_floating_point:
+        raise RuntimeError(f'"{op}" not implemented for \'{_type_name(dtype)}\'')
+    return dtype
+
+
+def _type_name(dtype):
+    from .ops.inplace import _type_name
+    return _type_name(dtype)
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    rng = _rng(generator, 'rand')
-    return _random(lambda s: rng.random(s, dtype=_np.float64), size, dtype, device, requires_grad)
+    """Uniform samples on [0, 1): PyTorch's for the same generator state."""
+    g = _generator_of(generator, 'rand')
+    from . import _random_kernels as kernels
+    dtype = _floating(dtype, 'check_uniform_bounds')
+    return _sampled(_size(size), dtype, device, requires_grad,
+                    lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.np)))
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    rng = _rng(generator, 'randn')
-    return _random(lambda s: rng.standard_normal(s), size, dtype, device, requires_grad)
+    """Standard normal samples: PyTorch's for the same generator state."""
+    g = _generator_of(generator, 'randn')
+    from . import _random_kernels as kernels
+    dtype = _floating(dtype, 'normal_kernel_cpu')
+    return _sampled(_size(size), dtype, device, requires_grad,
+                    lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.np), 0.0, 1.0, contiguous))
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Integers drawn uniformly from [low, high): ``empty(size).random_(low, high)``."""
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    if low >= high:
-        raise RuntimeError(f'random_ expects \'from\' to be less than \'to\', but got from={low} >= to={high}')
-    data = _rng(generator, 'randint').integers(low, high, size=_size((size,)), dtype=_np.int64)
-    return _finish(_place(data.astype(_dtype_np(dtype, backend.int64)), device), requires_grad)
+    g = _generator_of(generator, 'randint')
+    from .ops.sampling import random_values
+    dtype = backend.int64 if dtype is None else backend.to_dtype(dtype)
+    draw = random_values(_np.dtype(dtype.np), (int(low), int(high)), g)
+    return _sampled(_size((size,)), dtype, device, requires_grad, lambda n, contiguous: draw(n))
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    data = _rng(generator, 'randperm').permutation(n).astype(_dtype_np(dtype, backend.int64))
-    return _finish(_place(data, device), requires_grad)
+    """A random permutation of 0 .. n-1: PyTorch's Fisher-Yates shuffle on its stream."""
+    g = _generator_of(generator, 'randperm')
+    from . import _random_kernels as kernels
+    n = int(n)
+    _size((n,))
+    dtype = backend.int64 if dtype is None else backend.to_dtype(dtype)
+    if dtype.np.kind in 'iu' and n > 0 and n - 1 > _np.iinfo(dtype.np).max:
+        raise RuntimeError(f'value cannot be converted to type {dtype.np.name}_t without overflow')
+    return _finish(_place(kernels.randperm(g, n).astype(dtype.np), device), requires_grad)
 
 
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return rand(input._data.shape, generator=generator, dtype=dtype or input.dtype, device=device or input.device,
-                requires_grad=requires_grad)
+    g = _generator_of(generator, 'rand_like')
+    from . import _random_kernels as kernels
+    dtype = _floating(dtype or input.dtype, 'check_uniform_bounds')
+    return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
+                    lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.np)), like=input._data)
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return randn(input._data.shape, generator=generator, dtype=dtype or input.dtype, device=device or input.device,
-                 requires_grad=requires_grad)
+    g = _generator_of(generator, 'randn_like')
+    from . import _random_kernels as kernels
+    dtype = _floating(dtype or input.dtype, 'normal_kernel_cpu')
+    return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
+                    lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.np), 0.0, 1.0, contiguous),
+                    like=input._data)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad=False,
                  memory_format=None):
-    return randint(low, high, input._data.shape, generator=generator, dtype=dtype or input.dtype,
-                   device=device or input.device, requires_grad=requires_grad)
+    if high is None:
+        low, high = 0, low
+    g = _generator_of(generator, 'randint_like')
+    from .ops.sampling import random_values
+    dtype = backend.to_dtype(dtype or input.dtype)
+    draw = random_values(_np.dtype(dtype.np), (int(low), int(high)), g)
+    return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
+                    lambda n, contiguous: draw(n), like=input._data)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
-    rng = _rng(generator, 'normal')
+    """Normal samples. With tensors, PyTorch's order of operations: standard normals of the
+    broadcast shape, times ``std``, plus ``mean``, each rounded in the result's type."""
+    g = _generator_of(generator, 'normal')
+    from . import _random_kernels as kernels
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        like = mean if isinstance(mean, Tensor) else std
         m = mean._data if isinstance(mean, Tensor) else mean
         s = std._data if isinstance(std, Tensor) else std
-        shape = _np.broadcast_shapes(_np.shape(m), _np.shape(s))
-        like = mean if isinstance(mean, Tensor) else std
-        return _wrap((m + s * rng.standard_normal(shape)).astype(like._data.dtype))
-    return _random(lambda sh: mean + std * rng.standard_normal(sh), (size,), dtype, None, requires_grad)
+        if isinstance(std, Tensor):
+            if s.size and not (s >= 0).all():
+                raise RuntimeError('normal expects all elements of std >= 0.0')
+        elif std < 0:
+            raise RuntimeError(f'normal expects std >= 0.0, but found std {_g(std)}')
+        try:
+            shape = _np.broadcast_shapes(_np.shape(m), _np.shape(s))
+        except ValueError:
+            from .ops._util import broadcast_error
+            raise broadcast_error(m, s) from None
+        d = _np.dtype(like._data.dtype)
+        z = kernels.normal(g, int(_np.prod(shape)), d, 0.0, 1.0 if isinstance(std, Tensor) else std).reshape(shape)
+        out = z if not isinstance(std, Tensor) else _in_place_op(z, backend.to_numpy(s), _np.multiply)
+        out = _in_place_op(out, backend.to_numpy(m) if isinstance(mean, Tensor) else m, _np.add)
+        return _finish(_np.asarray(out, dtype=d), requires_grad)
+    if std < 0:
+        raise RuntimeError(f'normal expects std >= 0.0, but found std {_g(std)}')
+    dtype = _floating(dtype, 'normal_kernel_cpu')
+    return _sampled(_size((size,)), dtype, None, requires_grad,
+                    lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.np), mean, std, contiguous))
+
+
+def _check_multinomial(probs, num_samples, replacement):
+    if probs.ndim not in (1, 2):
+        raise RuntimeError('prob_dist must be 1 or 2 dim')
+    if probs.dtype.kind != 'f':
+        raise RuntimeError('multinomial only supports floating-point dtypes for input, got: '
+                           f'{_type_name(backend.from_np(probs.dtype))}')
+    if num_samples <= 0:
+        raise RuntimeError('cannot sample n_sample <= 0 samples')
+    if not replacement and num_samples > probs.shape[-1]:
+        raise RuntimeError('cannot sample n_sample > prob_dist.size(-1) samples without replacement')
+    rows = probs.reshape(-1, probs.shape[-1]).astype(_np.float64)
+    if not replacement or num_samples == 1:
+        if not (_np.isfinite(rows) & (rows >= 0)).all():
+            raise RuntimeError('probability tensor contains either `inf`, `nan` or element < 0')
+    elif not (rows >= 0).all():
+        raise RuntimeError('invalid multinomial distribution (encountering probability entry < 0)')
+    elif not _np.isfinite(rows).all():
+        raise RuntimeError('invalid multinomial distribution (encountering probability entry = infinity or NaN)')
+    if (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError('invalid multinomial distribution (sum of probabilities <= 0)')
+
+
+def _in_place_op(out, other, ufunc):
+    """``out.op_(other)`` as PyTorch computes it: in the promoted type of two tensors, with a
+    number in out's type (float for float16, the number unrounded), the result in out's type."""
+    d = out.dtype
+    if isinstance(other, _np.ndarray):
+        work = _np.promote_types(d, other.dtype)
+        return ufunc(out.astype(work, copy=False), other.astype(work, copy=False)).astype(d, copy=False)
+    work = _np.float32 if d.itemsize == 2 else d.type
+    return ufunc(out.astype(work, copy=False), work(other)).astype(d, copy=False)
+
+
+def _g(number):
+    """A number as PyTorch's C++ prints it in messages (``-1``, not ``-1.0``)."""
+    return f'{number:g}' if isinstance(number, float) else number
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
-    rng = _rng(generator, 'multinomial')
-    probs = backend.to_numpy(input._data).astype(_np.float64)
+    """Category indices drawn with the (unnormalised) probabilities in ``input``'s last dim.
+    As PyTorch: without replacement (or for one sample) the ``num_samples`` largest of
+    p / Exp(1) samples (exponential_ on a tensor like ``input``); with replacement a search of
+    each float64 uniform in the normalised running sum."""
+    g = _generator_of(generator, 'multinomial')
+    from . import _random_kernels as kernels
+    probs = backend.to_numpy(input._data)
+    _check_multinomial(probs, num_samples, replacement)
     rows = probs.reshape(-1, probs.shape[-1])
-    out = []
-    for row in rows:
-        p = row / row.sum()
-        out.append(rng.choice(len(p), size=num_samples, replace=replacement, p=p))
-    arr = _np.array(out, dtype=_np.int64)
-    return _wrap(arr.reshape(probs.shape[:-1] + (num_samples,)))
+    if not replacement or num_samples == 1:
+        q = kernels.cast(kernels.exponential(g, rows.size, 1.0), rows.dtype).reshape(rows.shape)
+        with _np.errstate(divide='ignore', invalid='ignore'):
+            keys = (rows / q).astype(rows.dtype)
+        # the largest first; among equal keys the lower index first (PyTorch's order there is
+        # its partial sort's)
+        picks = _np.argsort(-keys.astype(_np.float64), axis=1, kind='stable')[:, :num_samples]
+    else:
+        picks = kernels.multinomial_with_replacement(g, rows, num_samples)
+    return _wrap(picks.reshape(probs.shape[:-1] + (num_samples,)))
 
 
 # ---- Tensor.new_*: a new tensor with this tensor's dtype and device unless told otherwise ------

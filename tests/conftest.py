@@ -16,6 +16,8 @@ except ImportError:  # users may run without the oracle; CI may not
 @pytest.fixture(autouse=True)
 def _seed():
     np.random.seed(0)
+    import leafgrad
+    leafgrad.manual_seed(0)  # (unseeded, leafgrad's stream starts from the OS's randomness, as torch's)
     if torch is not None:
         torch.manual_seed(0)
     yield

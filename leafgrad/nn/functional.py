@@ -9,8 +9,8 @@ from ..ops.linalg import addmm, matmul, mm
 from ..ops.shape import t as _t
 from ..ops.linalg_extra import pdist
 from ._functional.basic import (alpha_dropout, cosine_similarity, dropout, dropout1d, dropout2d, dropout3d, embedding,
-                                embedding_bag, gumbel_softmax, log_softmax, normalize, one_hot, pairwise_distance,
-                                softmax, softmin)
+                                embedding_bag, feature_alpha_dropout, gumbel_softmax, log_softmax, normalize, one_hot,
+                                pairwise_distance, softmax, softmin)
 from ._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._functional.extra import bilinear, fold, glu, pixel_shuffle, pixel_unshuffle, prelu, unfold
 from ._functional.grid import affine_grid, grid_sample

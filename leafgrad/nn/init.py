@@ -1,8 +1,10 @@
-"""Weight initialisation, with PyTorch's distributions and bounds (leafgrad's RNG stream)."""
+"""Weight initialisation: PyTorch's formulas, drawing through the same tensor methods in the same
+order (``tensor.uniform_``, ``tensor.normal_`` ...), so that a seeded model starts from PyTorch's
+weights."""
 import math
+import warnings
 
 from ..autograd.grad_mode import no_grad
-from ..creation import _rng
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -45,23 +47,62 @@ def _fill(tensor, sample):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    return _fill(tensor, lambda s: _rng(generator, 'uniform_').uniform(a, b, s))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    return _fill(tensor, lambda s: _rng(generator, 'normal_').normal(mean, std, s))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    def sample(shape):
-        rng = _rng(generator, 'normal_')
-        out = rng.normal(mean, std, shape)
-        bad = (out < a) | (out > b)
-        while bad.any():
-            out[bad] = rng.normal(mean, std, int(bad.sum()))
-            bad = (out < a) | (out > b)
-        return out
-    return _fill(tensor, sample)
+    """N(mean, std^2) restricted to [a, b], drawn as PyTorch draws it: when [a, b] holds more
+    than 30% of the mass, normal samples with the rejected ones redrawn (a whole new tensor of
+    samples per round); otherwise uniform candidates on [a, b] accepted where log(U) is below
+    their log density relative to the mode's."""
+    from .. import where
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn('mean is more than 2 std from [a, b] in nn.init.trunc_normal_. '
+                      'The distribution of values may be incorrect.', stacklevel=2)
+    with no_grad():
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if p > 0.3:
+            lo = tensor.new_tensor(a, device='cpu').item()
+            hi = tensor.new_tensor(b, device='cpu').item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                from ..creation import empty_like
+                result = where(mask, empty_like(result).normal_(mean, std, generator=generator), result)
+            if tensor is not result:
+                tensor.copy_(result)
+            return tensor
+        from ..creation import empty_like
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        candidates = empty_like(tensor)
+        accept_buf = empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = accept_buf.uniform_(generator=generator).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = where(pending, candidates, result)
+                candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                pending = where(pending, accept_buf.uniform_(generator=generator).log_().gt(candidates), pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
+        return tensor
 
 
 def constant_(tensor, val):
@@ -120,53 +161,54 @@ def kaiming_normal_(tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', gener
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    a = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std  # (the bound as PyTorch rounds it)
     return uniform_(tensor, -a, a, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def orthogonal_(tensor, gain=1, generator=None):
     """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one, signs fixed by
     diag(R), as PyTorch builds it; extra dimensions are flattened into columns."""
-    import numpy as np
+    from .. import diag, linalg
     if tensor.dim() < 2:
         raise ValueError('Only tensors with 2 or more dimensions are supported')
     if tensor.numel() == 0:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-
-    def sample(shape):
-        flat = _rng(generator, 'normal_').normal(0.0, 1.0, (rows, cols))
-        if rows < cols:
-            flat = flat.T
-        q, r = np.linalg.qr(flat)
-        q = q * np.sign(np.diag(r))
-        if rows < cols:
-            q = q.T
-        return (q * gain).reshape(shape)
-    return _fill(tensor, sample)
+    flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+    if rows < cols:
+        flattened.t_()
+    q, r = linalg.qr(flattened)
+    q *= diag(r, 0).sign()
+    if rows < cols:
+        q.t_()
+    with no_grad():
+        tensor.view_as(q).copy_(q)
+        tensor.mul_(gain)
+    return tensor
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
-    """N(0, std) with ceil(sparsity * rows) zeros in each column."""
-    import numpy as np
+    """N(0, std) with ceil(sparsity * rows) zeros in each column (the rows to zero drawn from the
+    default generator, as PyTorch draws them)."""
+    from .. import randperm
     if tensor.dim() != 2:
         raise ValueError('Only tensors with 2 dimensions are supported')
     rows, cols = tensor.shape
-    num_zeros = int(math.ceil(sparsity * rows))
-
-    def sample(shape):
-        rng = _rng(generator, 'normal_')
-        out = rng.normal(0.0, std, shape)
-        for c in range(cols):
-            out[rng.permutation(rows)[:num_zeros], c] = 0
-        return out
-    return _fill(tensor, sample)
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col_idx in range(cols):
+            row_indices = randperm(rows)
+            zero_indices = row_indices[:num_zeros]
+            tensor[zero_indices, col_idx] = 0
+    return tensor
 
 
 def dirac_(tensor, groups=1):

@@ -327,25 +327,36 @@ class UniformBackward0(FillBackward2):
 
 
 def _sample_(self, cls, kernel, sample):
-    d = self._data.dtype
+    """Overwrite a floating tensor with ``sample(n, contiguous)`` (in the order PyTorch's kernel
+    writes them: memory order), recorded as ``cls``."""
+    from .. import _random_kernels as kernels
+    target = self._data  # (inplace hands op a contiguous copy when it records: read the layout here)
+    d = target.dtype
     if d.kind != 'f':
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(backend.from_np(d))}\'')
-    return inplace(self, lambda s: record(sample(s._data.shape).astype(d, copy=False), cls, (s,))[0])
+
+    def op(s):
+        values = kernels.fill_in_memory_order(target, sample(target.size, target.flags.c_contiguous))
+        return record(xp.asarray(values).astype(d, copy=False), cls, (s,))[0]
+    return inplace(self, op)
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    """Overwrite with samples of N(mean, std^2) from leafgrad's generator."""
+    """Overwrite with samples of N(mean, std^2): PyTorch's for the same generator state."""
     if std < 0:
         raise RuntimeError(f'normal expects std >= 0.0, but found std {std}')
-    from ..creation import _rng
-    rng = _rng(generator, 'normal_')
-    return _sample_(self, NormalBackward0, 'normal_kernel_cpu', lambda shape: rng.normal(mean, std, shape))
+    from .. import _random_kernels as kernels
+    from ..generator import generator_of
+    g = generator_of(generator, 'normal_')
+    d = self._data.dtype
+    return _sample_(self, NormalBackward0, 'normal_kernel_cpu',
+                    lambda n, contiguous: kernels.normal(g, n, d, mean, std, contiguous))
 
 
 def uniform_(self, *bounds, generator=None, **named):
-    """Overwrite with samples of U[from, to) (``uniform_(from=0, to=1)``) from leafgrad's
-    generator. PyTorch names the bounds ``from`` and ``to``; ``from`` being a Python keyword,
-    named bounds arrive in ``named``."""
+    """Overwrite with samples of U[from, to) (``uniform_(from=0, to=1)``): PyTorch's for the same
+    generator state. PyTorch names the bounds ``from`` and ``to``; ``from`` being a Python
+    keyword, named bounds arrive in ``named``."""
     if len(bounds) > 2:
         raise TypeError(f'uniform_() takes at most 2 positional arguments ({len(bounds)} given)')
     low = bounds[0] if len(bounds) > 0 else named.pop('from', 0.0)
@@ -354,9 +365,12 @@ def uniform_(self, *bounds, generator=None, **named):
         raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(named))}'")
     if self._data.dtype.kind == 'f' and low > high:
         raise RuntimeError(f'uniform_ expects to return a [from, to) range, but found from={low} > to={high}')
-    from ..creation import _rng
-    rng = _rng(generator, 'uniform_')
-    return _sample_(self, UniformBackward0, 'check_uniform_bounds', lambda shape: rng.uniform(low, high, shape))
+    from .. import _random_kernels as kernels
+    from ..generator import generator_of
+    g = generator_of(generator, 'uniform_')
+    d = self._data.dtype
+    return _sample_(self, UniformBackward0, 'check_uniform_bounds',
+                    lambda n, contiguous: kernels.uniform(g, n, d, low, high))
 
 
 def zero_(self):

@@ -4,10 +4,10 @@ None): ``random_``, ``bernoulli_``, ``exponential_``, ``geometric_``, ``log_norm
 
 As in PyTorch, an overwritten tensor gets no gradient from its old value (each op records a
 node, named as PyTorch names it, that passes zeros), a leaf that requires grad is refused, and
-each distribution refuses the dtypes and parameters PyTorch refuses. The numbers come from
-leafgrad's own stream (they differ from PyTorch's for the same seed).
+each distribution refuses the dtypes and parameters PyTorch refuses. The numbers are PyTorch's
+for the same generator state: its kernels (``_random_kernels.py``) on its stream, written in the
+order PyTorch writes them (memory order, for a transposed tensor too).
 """
-import math
 import warnings
 
 from .. import backend
@@ -65,41 +65,120 @@ def _g(number):
     return f'{number:g}' if isinstance(number, float) else number
 
 
-def _rng(generator, op):
-    from ..creation import _rng as stream
-    return stream(generator, op)
+def _generator(generator, op):
+    from ..generator import generator_of
+    return generator_of(generator, op)
 
 
-def _fill_(self, node_cls, draw, others=()):
-    """Overwrite ``self`` with ``draw(shape)`` (cast to self's dtype), recorded as ``node_cls``."""
-    d = self._data.dtype
-    return inplace(self, lambda s: record(xp.asarray(draw(s._data.shape)).astype(d, copy=False), node_cls,
-                                          (s,) + others)[0], others)
+def _fill_(self, node_cls, sample, others=()):
+    """Overwrite ``self`` with ``sample(n)`` (its n elements in the order PyTorch's kernel
+    writes them: memory order), cast to self's dtype, recorded as ``node_cls``."""
+    from .. import _random_kernels as kernels
+    target = self._data  # (inplace hands op a contiguous copy when it records: read the layout here)
+    d = target.dtype
+
+    def op(s):
+        values = kernels.fill_in_memory_order(target, kernels.cast(sample(target.size), d))
+        return record(xp.asarray(values), node_cls, (s,) + others)[0]
+    return inplace(self, op, others)
 
 
 # ---- random_: integers, uniformly ------------------------------------------------------------
 
 _C_NAMES = {'uint8': 'unsigned char', 'int8': 'signed char', 'int16': 'short', 'int32': 'int', 'int64': 'long int',
-            'bool': 'bool'}
-_MANTISSA = {'float16': 11, 'float32': 24, 'float64': 53}
+            'bool': 'bool', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16', 'float32': 'float',
+            'float64': 'double'}
+_MANTISSA = {'float16': 11, 'bfloat16': 8, 'float32': 24, 'float64': 53}
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
 
 
-def _dtype_range(d):
-    """The [low, high] random_() may draw for dtype ``d``: a float's exactly representable
-    integers, an integer type's bounds."""
-    if d.kind == 'f':
-        digits = _MANTISSA.get(d.name, 8)
-        return -2 ** digits, 2 ** digits
+def _round_to_digits(value, digits):
+    """The integer ``value`` rounded to ``digits`` significant bits, ties to even (as a cast of
+    an int64 to a floating type rounds it)."""
+    shift = abs(value).bit_length() - digits
+    if shift <= 0:
+        return value
+    q, r = divmod(abs(value), 1 << shift)
+    if r > 1 << (shift - 1) or (r == 1 << (shift - 1) and q & 1):
+        q += 1
+    return (q << shift) * (1 if value > 0 else -1)
+
+
+def _dtype_bounds(d):
+    """[lowest, max] of dtype ``d``, and its mantissa width for floating types (else None)."""
+    digits = _MANTISSA.get(d.name)
+    if digits is not None:
+        info = backend.numpy.finfo(d)
+        return float(info.min), float(info.max), digits
     if d.kind == 'b':
-        return 0, 1
-    info = xp.iinfo(d)
-    return int(info.min), int(info.max)
+        return 0, 1, None
+    info = backend.numpy.iinfo(d)
+    return int(info.min), int(info.max), None
+
+
+def _check_in_range(d, start, last):
+    """PyTorch's check_from_to_in_range: an error outside the dtype, a warning outside the
+    integers a floating type holds exactly."""
+    lowest, highest, digits = _dtype_bounds(d)
+    for value, name in ((start, 'from'), (last, 'to - 1')):
+        if not lowest <= value <= highest:
+            raise RuntimeError(f'{name} is out of bounds for {_C_NAMES[d.name]}')
+    if digits is not None:
+        for value, name in ((start, 'from'), (last, 'to - 1')):
+            if not -2 ** digits <= value <= 2 ** digits:
+                warnings.warn(f'{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations '
+                              f'{_C_NAMES[d.name]} can support discrete uniform distribution only within this range. '
+                              'This warning will become an error in version 1.7 release, please fix the code in '
+                              'advance', UserWarning, stacklevel=4)
+
+
+def random_values(d, bounds, g):
+    """``random_(*bounds)`` for a tensor of NumPy dtype ``d``: checks PyTorch's bounds (errors and
+    warnings as it gives them) and returns the sampler n -> n values in kernel order. ``bounds``
+    is (), (to,), (from, to) or (from, None)."""
+    from .. import _random_kernels as kernels
+    if not bounds:
+        return lambda n: kernels.random_bits(g, n, d)
+    start, stop = (0, bounds[0]) if len(bounds) == 1 else bounds
+    digits = _MANTISSA.get(d.name)
+    if stop is not None:
+        if start >= stop:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={start} >= to={stop}")
+        if digits is not None:  # the bounds as the floating type holds them
+            lifted = _round_to_digits(start + 1, digits)
+            if lifted < start:
+                start = lifted + (1 << ((abs(start + 1).bit_length() - 1) - digits + 1))
+            lowered = _round_to_digits(stop - 1, digits)
+            if lowered >= stop:
+                stop = lowered - (1 << ((abs(stop - 1).bit_length() - 1) - digits + 1))
+            if start >= stop:
+                raise RuntimeError("random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but "
+                                   f'got from={start} >= to={stop}')
+        _check_in_range(d, start, stop - 1)
+        return lambda n: kernels.random_from_to(g, n, d, stop - start, start)
+    if start == _INT64_MIN:  # [-2**63, 2**63): every 64-bit value
+        if d.name not in ('int64', 'float64', 'float32', 'bfloat16'):
+            raise RuntimeError('random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16')
+        return lambda n: kernels.random_full_range(g, n, d)
+    if digits is not None:
+        last = min(2 ** digits, _INT64_MAX)
+        lifted = _round_to_digits(start + 1, digits)
+        if lifted < start:
+            start = lifted + (1 << ((abs(start + 1).bit_length() - 1) - digits + 1))
+        if start >= last:
+            raise RuntimeError("random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted to "
+                               f'dtype, but got from={start} > to_inc={last}')
+    else:
+        last = _dtype_bounds(d)[1]
+    _check_in_range(d, start, last)
+    return lambda n: kernels.random_from_to(g, n, d, last - start + 1, start)
 
 
 def random_(self, *bounds, generator=None, **named):
     """Integers drawn uniformly: ``random_(from, to)`` from [from, to), ``random_(to)`` from
-    [0, to), ``random_()`` from [0, the largest integer the dtype holds exactly]. ``from``
-    being a Python keyword, it may also be passed by name (``**{'from': 2}``)."""
+    [0, to), ``random_()`` from [0, the largest integer the dtype holds exactly],
+    ``random_(from, None)`` from [from, that largest integer]. ``from`` being a Python keyword,
+    it may also be passed by name (``**{'from': 2}``)."""
     if len(bounds) > 2:
         raise TypeError(f'random_() takes at most 2 positional arguments ({len(bounds)} given)')
     if 'from' in named:
@@ -108,67 +187,53 @@ def random_(self, *bounds, generator=None, **named):
         bounds = bounds + (named.pop('to'),)
     if named:
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(named))}'")
-    rng = _rng(generator, 'random_')
-    d = self._data.dtype
-    low, high = _dtype_range(d)
-    if len(bounds) == 2 and bounds[1] is not None:
-        start, stop, node_cls = int(bounds[0]), int(bounds[1]), RandomBackward0
-    elif len(bounds) == 2:
-        start, stop, node_cls = int(bounds[0]), high + 1, RandomBackward0
-    elif len(bounds) == 1:
-        start, stop, node_cls = 0, int(bounds[0]), RandomBackward1
-    else:
-        start, stop, node_cls = 0, high + 1, RandomBackward2
-    if start >= stop:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={start} >= to={stop}")
-    if d.kind == 'f':
-        if not low <= stop - 1 <= high and len(bounds):
-            name = {'float16': 'c10::Half', 'float32': 'float', 'float64': 'double'}.get(d.name, d.name)
-            exp = _MANTISSA.get(d.name, 8)
-            warnings.warn(f'to - 1 is out of bounds [-(2^{exp}), 2^{exp}]. Due to precision limitations {name} can '
-                          'support discrete uniform distribution only within this range. This warning will become an '
-                          'error in version 1.7 release, please fix the code in advance', UserWarning, stacklevel=2)
-    else:
-        if not low <= start <= high:
-            raise RuntimeError(f'from is out of bounds for {_C_NAMES[d.name]}')
-        if not low <= stop - 1 <= high:
-            raise RuntimeError(f'to - 1 is out of bounds for {_C_NAMES[d.name]}')
-    return _fill_(self, node_cls, lambda shape: rng.integers(start, stop - 1, shape, dtype=xp.int64, endpoint=True)
-                  if stop - 1 < 2 ** 63 else rng.integers(start, stop - 1, shape, dtype=xp.uint64, endpoint=True))
+    g = _generator(generator, 'random_')
+    bounds = tuple(None if b is None else int(b) for b in bounds)
+    node_cls = (RandomBackward2, RandomBackward1, RandomBackward0)[len(bounds)]
+    sample = random_values(self._data.dtype, bounds, g)
+    return _fill_(self, node_cls, sample)
 
 
 # ---- Bernoulli -------------------------------------------------------------------------------
 
+def _check_probabilities(probs):
+    if probs.size and not ((probs >= 0) & (probs <= 1)).all():
+        raise RuntimeError('Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error '
+                           'message be improved?  If so, please report an enhancement request to PyTorch.)')
+
+
 def bernoulli_(self, p=0.5, *, generator=None):
     """Each element becomes 1 with probability ``p`` (a number, or a tensor that broadcasts to
-    this one's shape), else 0."""
-    rng = _rng(generator, 'bernoulli_')
+    this one's shape), else 0: a float64 uniform < p (a float32 one for float32 or float16
+    probability tensors), element after element in memory order."""
+    from .. import _random_kernels as kernels
+    g = _generator(generator, 'bernoulli_')
     if isinstance(p, Tensor):
-        probs = expand(p, self._data.shape)._data
-        if probs.size and not ((probs >= 0) & (probs <= 1)).all():
-            raise RuntimeError('Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error '
-                               'message be improved?  If so, please report an enhancement request to PyTorch.)')
-        return _fill_(self, BernoulliBackward1, lambda shape: rng.random(shape) < probs, (p,))
+        probs = backend.to_numpy(expand(p, self._data.shape)._data)
+        _check_probabilities(probs)
+        in_order = kernels.in_memory_order(self._data, probs)
+        return _fill_(self, BernoulliBackward1, lambda n: kernels.bernoulli_probabilities(g, in_order), (p,))
     if not 0 <= p <= 1:
         raise RuntimeError(f'bernoulli_ expects p to be in [0, 1], but got p={_g(p)}')
-    return _fill_(self, BernoulliBackward2, lambda shape: rng.random(shape) < p)
+    return _fill_(self, BernoulliBackward2, lambda n: kernels.bernoulli_number(g, n, p))
 
 
 def bernoulli(input, p=None, *, generator=None):
     """Samples 0 or 1 with the probabilities in ``input`` (or ``p`` for every element)."""
-    rng = _rng(generator, 'bernoulli')
+    from .. import _random_kernels as kernels
+    g = _generator(generator, 'bernoulli')
     d = input._data.dtype
     if p is not None:
         if not 0 <= p <= 1:
             raise RuntimeError(f'bernoulli_ expects p to be in [0, 1], but got p={_g(p)}')
-        return record(xp.asarray(rng.random(input._data.shape) < p).astype(d), BernoulliBackward0, ())[0]
+        values = kernels.bernoulli_number(g, input._data.size, p).reshape(input._data.shape)
+        return record(xp.asarray(values).astype(d), BernoulliBackward0, ())[0]
     if d.kind != 'f':
         raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_type_name(backend.from_np(d))}\'')
-    probs = input._data
-    if probs.size and not ((probs >= 0) & (probs <= 1)).all():
-        raise RuntimeError('Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message '
-                           'be improved?  If so, please report an enhancement request to PyTorch.)')
-    return record(xp.asarray(rng.random(probs.shape) < probs).astype(d), BernoulliBackward0, (input,))[0]
+    probs = backend.to_numpy(input._data)
+    _check_probabilities(probs)
+    values = kernels.bernoulli_probabilities(g, probs.reshape(-1)).reshape(probs.shape)  # a contiguous result
+    return record(xp.asarray(values).astype(d), BernoulliBackward0, (input,))[0]
 
 
 # ---- continuous distributions ----------------------------------------------------------------
@@ -182,42 +247,46 @@ def _continuous(self, what, ctype=False):
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    """Samples of the exponential distribution with rate ``lambd``."""
-    rng = _rng(generator, 'exponential_')
+    """Samples of the exponential distribution with rate ``lambd``: -log1p(-u) / lambd."""
+    from .. import _random_kernels as kernels
+    g = _generator(generator, 'exponential_')
     _continuous(self, 'Exponential')
     if not lambd > 0:
         raise RuntimeError(f'exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}')
-    return _fill_(self, ExponentialBackward0, lambda shape: rng.exponential(1.0 / lambd, shape))
+    return _fill_(self, ExponentialBackward0, lambda n: kernels.exponential(g, n, lambd))
 
 
 def geometric_(self, p, *, generator=None):
     """The number of Bernoulli(p) trials up to the first success (1, 2, …)."""
-    rng = _rng(generator, 'geometric_')
+    from .. import _random_kernels as kernels
+    g = _generator(generator, 'geometric_')
     if self._data.dtype.kind == 'b':
         raise NotImplementedError('"geometric_cpu" not implemented for \'Bool\'')
     if not 0 < p < 1:
         raise RuntimeError(f'geometric_ expects p to be in (0, 1), but got p={_g(p)}')
-    return _fill_(self, GeometricBackward0, lambda shape: rng.geometric(p, shape))
+    return _fill_(self, GeometricBackward0, lambda n: kernels.geometric(g, n, p))
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
-    """exp of N(mean, std^2) samples."""
-    rng = _rng(generator, 'log_normal_')
+    """exp of N(mean, std^2) samples (the scalar normal sampler, its cached sample included)."""
+    from .. import _random_kernels as kernels
+    g = _generator(generator, 'log_normal_')
     d = self._data.dtype
     if d.kind != 'f':
         raise NotImplementedError(f'"log_normal_cpu" not implemented for \'{_type_name(backend.from_np(d))}\'')
     if not std > 0:
         raise RuntimeError(f'log_normal_ expects std > 0.0, but found std={_g(std)}')
-    return _fill_(self, LogNormalBackward0, lambda shape: rng.lognormal(mean, std, shape))
+    return _fill_(self, LogNormalBackward0, lambda n: kernels.log_normal(g, n, mean, std))
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Samples of the Cauchy distribution centred on ``median`` with scale ``sigma``."""
-    rng = _rng(generator, 'cauchy_')
+    from .. import _random_kernels as kernels
+    g = _generator(generator, 'cauchy_')
     _continuous(self, 'Cauchy', ctype=True)
     if not sigma > 0:
         raise RuntimeError(f'cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}')
-    return _fill_(self, CauchyBackward0, lambda shape: median + sigma * xp.tan(math.pi * (rng.random(shape) - 0.5)))
+    return _fill_(self, CauchyBackward0, lambda n: kernels.cauchy(g, n, median, sigma))
 
 
 def _multinomial(self, num_samples, replacement=False, *, generator=None):

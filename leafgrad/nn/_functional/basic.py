@@ -4,6 +4,7 @@ softmax and log_softmax are single nodes computed stably (the row's maximum subt
 their derivatives use only the saved output, written with leafgrad ops so they differentiate
 again.
 """
+import math
 import warnings
 
 from ... import backend
@@ -105,55 +106,120 @@ def _check_p(p):
         raise ValueError(f'dropout probability has to be between 0 and 1, but got {p}')
 
 
+def _dropout_noise(input, p, feature):
+    """PyTorch's dropout noise: 1 with probability 1 - p, else 0, in input's dtype: a Bernoulli
+    draw per element of a tensor laid out as the input (``empty_like``), in its memory order; for
+    feature dropout one per (sample, channel) of a contiguous (N, C, 1, ...) tensor."""
+    from ... import _random_kernels as kernels
+    from ...generator import default_generator
+    data = input._data
+    if feature:
+        if data.ndim < 2:
+            raise RuntimeError('Feature dropout requires at least 2 dimensions in the input')
+        template = xp.empty(data.shape[:2] + (1,) * (data.ndim - 2), dtype=data.dtype)
+    else:
+        template = data if kernels.is_dense(data) else xp.empty(data.shape, dtype=data.dtype)
+    keep = kernels.bernoulli_number(default_generator, template.size, 1 - p)
+    return xp.asarray(kernels.fill_in_memory_order(template, keep)).astype(data.dtype)
+
+
+def _dropout(input, p, training, inplace, feature=False, alpha=False):
+    """at::dropout and its feature and alpha variants, as PyTorch computes them: the noise
+    divided by 1 - p in input's dtype, one multiply (MulBackward0); alpha dropout maps the kept
+    values through a * x and the dropped ones to a constant b, multiply then add."""
+    _check_p(p)
+    if not training or p == 0 or input._data.size == 0:
+        return input
+    from ...ops import inplace as _inplace
+    if p == 1:
+        zero = const(xp.zeros((), dtype=input._data.dtype))
+        return _inplace.mul_(input, zero) if inplace else input * zero
+    noise = _dropout_noise(input, p, feature)
+    d = noise.dtype
+    if d.kind != 'f':
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {dtype_name(input)}")
+    # a tensor op with a Python number computes in float for float16 (the number unrounded)
+    opmath = xp.float32 if d.itemsize == 2 else d.type
+    if not alpha:
+        noise = (noise.astype(opmath) / opmath(1 - p)).astype(d)
+        return _inplace.mul_(input, const(noise)) if inplace else input * const(noise)
+    selu_alpha = 1.7580993408473766  # SELU's scale * alpha: where SELU saturates, negated
+    a = 1. / math.sqrt((selu_alpha * selu_alpha * p + 1) * (1 - p))
+    b = ((noise - d.type(1)).astype(opmath) * opmath(selu_alpha * a)).astype(d)
+    b = (b.astype(opmath) + opmath(selu_alpha * a * p)).astype(d)
+    noise = (noise.astype(opmath) * opmath(a)).astype(d)
+    out = _inplace.mul_(input, const(noise)) if inplace else input * const(noise)
+    return _inplace.add_(out, const(b))
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p): one multiply by a
-    mask drawn from leafgrad's generator (PyTorch records it as MulBackward0)."""
-    _check_p(p)
-    if not training or p == 0:
-        return input
-    from ...creation import _rng
-    data = input._data
-    keep = _rng(None).random(data.shape) >= p
-    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    mask = const(keep * scale, input if data.dtype.kind == 'f' else None)
-    if inplace:
-        from ...ops import inplace as _inplace
-        return _inplace.mul_(input, mask)
-    return input * mask
+    noise tensor drawn as PyTorch draws it (its numbers for the same seed)."""
+    return _dropout(input, p, training, inplace)
 
 
-def _feature_dropout(input, p, training, inplace, batched_ndim, name):
-    _check_p(p)
-    if not training or p == 0:
-        return input
-    from ...creation import _rng
-    shape = input._data.shape
-    batched = len(shape) == batched_ndim
-    feature_dims = 2 if batched else 1
-    mask_shape = shape[:feature_dims] + (1,) * (len(shape) - feature_dims)
-    keep = _rng(None).random(mask_shape) >= p
-    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    mask = const(keep * scale, input)
-    if inplace:
-        from ...ops import inplace as _inplace
-        return _inplace.mul_(input, mask)
-    return input * mask
+def _unsqueezed(input, inplace):
+    return input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+
+
+def _squeezed(result, inplace):
+    return result.squeeze_(0) if inplace else result.squeeze(0)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    if input._data.ndim not in (2, 3):
-        raise RuntimeError(f'dropout1d: Expected 2D or 3D input, but received a {input._data.ndim}D input. Note '
+    _check_p(p)
+    ndim = input._data.ndim
+    if ndim not in (2, 3):
+        raise RuntimeError(f'dropout1d: Expected 2D or 3D input, but received a {ndim}D input. Note '
                            'that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial '
                            'dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).')
-    return _feature_dropout(input, p, training, inplace, 3, 'dropout1d')
+    if ndim == 3:
+        return _dropout(input, p, training, inplace, feature=True)
+    return _squeezed(_dropout(_unsqueezed(input, inplace), p, training, inplace, feature=True), inplace)
+
+
+def _warn_feature_dims(name, ndim, expected, spatial):
+    if ndim not in expected:
+        warnings.warn(f'{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an '
+                      f'error in a future release. To retain the behavior and silence this warning, please use '
+                      f'dropout instead. Note that {name} exists to provide channel-wise dropout on inputs with '
+                      f'{spatial} spatial dimensions, a channel dimension, and an optional batch dimension '
+                      f'(i.e. {expected[0]}D or {expected[1]}D inputs).', stacklevel=3)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 4, 'dropout2d')
+    """Channel dropout of (N, C, H, W) input. As in PyTorch, a 3-D input is taken as (N, C, L)
+    (with a warning), not as an unbatched (C, H, W)."""
+    _check_p(p)
+    ndim = input._data.ndim
+    _warn_feature_dims('dropout2d', ndim, (3, 4), 2)
+    if ndim == 3:
+        warnings.warn('dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout '
+                      'behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. '
+                      'This behavior will change in a future release to interpret the input as one without a '
+                      'batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, '
+                      'please switch to using dropout1d instead.', stacklevel=2)
+    return _dropout(input, p, training, inplace, feature=True)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 5, 'dropout3d')
+    _check_p(p)
+    ndim = input._data.ndim
+    _warn_feature_dims('dropout3d', ndim, (4, 5), 3)
+    if ndim == 5:
+        return _dropout(input, p, training, inplace, feature=True)
+    return _squeezed(_dropout(_unsqueezed(input, inplace), p, training, inplace, feature=True), inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's mean and variance: dropped values become -alpha*scale, then an
+    affine map a * x + b restores the statistics (PyTorch's formula and draws)."""
+    return _dropout(input, p, training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels."""
+    return _dropout(input, p, training, inplace, feature=True, alpha=True)
 
 
 # ---- norms of vectors ---------------------------------------------------------------------
@@ -325,28 +391,15 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
     weight._bump_version()
 
 
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """Dropout that keeps SELU's mean and variance: dropped values become -alpha*scale, then an
-    affine map a * x + b restores the statistics (PyTorch's formula)."""
-    _check_p(p)
-    if not training or p == 0:
-        return input
-    from ...creation import _rng
-    alpha_p = -1.7580993408473766  # -selu's alpha * scale
-    keep = _rng(None).random(input._data.shape) >= p
-    if p == 1:
-        return input * 0
-    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
-    b = -a * alpha_p * p
-    # (x * keep + alpha_p * (1 - keep)) * a + b, as one multiply and one add of constants
-    return input * const(keep * a, input) + const((1 - keep) * alpha_p * a + b, input)
-
-
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     """softmax((logits + Gumbel noise) / tau); ``hard`` returns one-hot values whose gradient is
     the soft sample's (the straight-through estimator)."""
-    from ...creation import _rng
-    g = -xp.log(_rng(None).exponential(size=logits._data.shape))
+    from ... import _random_kernels as kernels
+    from ...generator import default_generator
+    d = logits._data.dtype
+    # -log of Exp(1) samples of logits' dtype (a contiguous tensor's exponential_), as PyTorch draws them
+    e = kernels.cast(kernels.exponential(default_generator, logits._data.size, 1.0), d).reshape(logits._data.shape)
+    g = -xp.log(xp.asarray(e))
     y = softmax((logits + const(g, logits)) / tau, dim)
     if not hard:
         return y

@@ -30,8 +30,18 @@ class Dropout2d(Dropout):
     _fn = 'dropout2d'
 
 
+class Dropout3d(Dropout):
+    """Zeroes whole channels of (N, C, D, H, W) input."""
+    _fn = 'dropout3d'
+
+
 class AlphaDropout(Dropout):
     _fn = 'alpha_dropout'
 
 
-__all__ = ['Dropout', 'Dropout1d', 'Dropout2d', 'AlphaDropout']
+class FeatureAlphaDropout(Dropout):
+    """AlphaDropout of whole channels."""
+    _fn = 'feature_alpha_dropout'
+
+
+__all__ = ['Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d', 'AlphaDropout', 'FeatureAlphaDropout']

@@ -103,11 +103,45 @@ class _WorkerError:
         raise err
 
 
+def _numpy_seed(base_seed, worker_id):
+    """The four 32-bit words PyTorch's workers seed ``numpy.random`` with (its _generate_state: a
+    SeedSequence-style hash of the worker id and the base seed)."""
+    mask = 0xFFFFFFFF
+    shift = 16
+    multiplier_a = [0x43B0D7E5]
+
+    def hashed(value):
+        value = (value ^ multiplier_a[0]) & mask
+        multiplier_a[0] = (multiplier_a[0] * 0x931E8875) & mask
+        value = (value * multiplier_a[0]) & mask
+        return (value ^ (value >> shift)) & mask
+
+    def mix(x, y):
+        result = (((0xCA01F9DD * x) & mask) - ((0x4973F715 * y) & mask)) & mask
+        return (result ^ (result >> shift)) & mask
+
+    pool = [hashed(v) for v in (worker_id, base_seed & mask, base_seed >> 32, 0)]
+    for src in range(4):
+        for dst in range(4):
+            if src != dst:
+                pool[dst] = mix(pool[dst], hashed(pool[src]))
+    multiplier_b = 0x8B51F9DD
+    state = []
+    for value in pool:
+        value = (value ^ multiplier_b) & mask
+        multiplier_b = (multiplier_b * 0x58F38DED) & mask
+        value = (value * multiplier_b) & mask
+        state.append((value ^ (value >> shift)) & mask)
+    return state
+
+
 def _worker_loop(dataset, index_queue, result_queue, collate_fn, auto_collation, seed, worker_id, num_workers,
                  init_fn, iterable, batch_size, drop_last):
-    creation.manual_seed(seed)
+    # seeded as PyTorch seeds its workers: base seed + worker id for random and leafgrad,
+    # _generate_state's four words for numpy.random
     random.seed(seed)
-    np.random.seed(seed % 2 ** 32)
+    creation.manual_seed(seed)
+    np.random.seed(_numpy_seed(seed - worker_id, worker_id))
     _set_worker_info(WorkerInfo(worker_id, num_workers, seed, dataset))
     try:
         if init_fn is not None:

@@ -2,7 +2,7 @@
 worker processes (``_workers.py``)."""
 import itertools
 
-from ... import creation
+from ... import backend, creation
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset, gathered_rows
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -118,7 +118,7 @@ class DataLoader:
     def __iter__(self):
         # As in PyTorch, every epoch first draws the workers' base seed from the loader's generator
         # (in single-process mode too), so the shuffling order does not depend on num_workers.
-        base_seed = int(creation.randint(0, 2 ** 62, (1,), generator=self.generator)._data[0])
+        base_seed = int(creation.empty((), dtype=backend.int64).random_(generator=self.generator).item())
         if self.num_workers == 0:
             return self._single_process()
         # (the worker machinery, and multiprocessing with it, loads only for loaders that use it:

@@ -1,32 +1,12 @@
 """DistributedSampler: each rank's share of a dataset, the same index lists as PyTorch's.
 
-With ``shuffle`` the permutation is PyTorch's own: ``torch.randperm(n)`` on a CPU generator
-seeded with ``seed + epoch`` (a Fisher-Yates shuffle driven by MT19937, seeded as
-``torch.Generator().manual_seed`` seeds it), reproduced here with NumPy's MT19937. leafgrad's
-own random numbers come from another generator; this one sampler follows PyTorch's, so that a
-job sees the same examples in the same order as under PyTorch.
+With ``shuffle`` the permutation is PyTorch's: ``randperm(n)`` on a generator seeded with
+``seed + epoch``, so that a job sees the same examples in the same order as under PyTorch.
 """
 import math
 
-import numpy as np
-
+from ... import creation
 from .sampler import Sampler
-
-
-def torch_randperm(n, seed):
-    """``torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()``."""
-    # PyTorch seeds MT19937 with init_genrand(seed & 0xffffffff), as NumPy's legacy seeding does
-    state = np.random.RandomState(seed & 0xFFFFFFFF).get_state(legacy=False)
-    bits = np.random.MT19937()
-    bits.state = state
-    perm = list(range(n))
-    if n < 2:
-        return perm
-    draws = bits.random_raw(n - 1).tolist()  # one 32-bit output per swap
-    for i, r in enumerate(draws):
-        j = i + r % (n - i)
-        perm[i], perm[j] = perm[j], perm[i]
-    return perm
 
 
 class DistributedSampler(Sampler):
@@ -61,7 +41,12 @@ class DistributedSampler(Sampler):
 
     def __iter__(self):
         n = len(self.dataset)
-        indices = torch_randperm(n, self.seed + self.epoch) if self.shuffle else list(range(n))
+        if self.shuffle:
+            g = creation.Generator()
+            g.manual_seed(self.seed + self.epoch)
+            indices = creation.randperm(n, generator=g).tolist()
+        else:
+            indices = list(range(n))
         if not self.drop_last:
             padding_size = self.total_size - len(indices)
             if padding_size <= len(indices):

@@ -44,12 +44,14 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         generator = self.generator
         if generator is None:
-            seed = int(creation.randint(0, 2 ** 62, (1,))._data[0])
-            generator = creation.Generator().manual_seed(seed)
+            seed = int(creation.empty((), dtype=backend.int64).random_().item())
+            generator = creation.Generator()
+            generator.manual_seed(seed)
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from creation.randint(0, n, (32,), generator=generator).tolist()
-            yield from creation.randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
+                yield from creation.randint(high=n, size=(32,), dtype=backend.int64, generator=generator).tolist()
+            yield from creation.randint(high=n, size=(self.num_samples % 32,), dtype=backend.int64,
+                                        generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
                 yield from creation.randperm(n, generator=generator).tolist()
