@@ -1,12 +1,17 @@
 """Process groups on MPI: the default group, sub-groups, the progress thread and work handles.
 
 Design note. Every process group wraps an MPI communicator (a duplicate of ``COMM_WORLD`` or
-a split of it). One *progress thread* per process issues all MPI calls, in the order the
-program made them (MPI requires collectives to be started in the same order on every rank):
-it starts each queued operation as a non-blocking MPI request and polls all outstanding
-ones, sleeping briefly (50 µs, doubling up to 1 ms) when none advanced, so that a rank
-waiting on a collective leaves its core to the computation it may overlap (DDP's backward).
-The caller gets a ``Work``; waiting on it is waiting on an event, with the group's timeout.
+a split of it). An operation is started at once, as non-blocking MPI requests, by the thread
+that calls it (MPI requires collectives to be started in the same order on every rank: here,
+program order; every MPI call is made under one lock). Then someone must poll the requests:
+the caller itself when it waits right away (a synchronous call: no hand-over between threads,
+which costs milliseconds on a loaded machine), otherwise the *progress thread*, so that the
+operation advances while the program computes (DDP's buckets during backward). Whoever waits
+on a Work takes it back from the progress thread and polls it. A waiting caller tests in a
+tight loop for 0.2 ms (a small all-reduce completes within microseconds of the peer's call),
+the progress thread yields the GIL between tests for as long; then both sleep 50 µs, doubling
+up to 1 ms, so that a rank waiting on a collective leaves its core to the computation it may
+overlap.
 
 Faults never hang a job:
 
@@ -19,7 +24,6 @@ Faults never hang a job:
   instead of waiting in ``MPI_Finalize``.
 """
 import atexit
-import collections
 import os
 import sys
 import threading
@@ -130,21 +134,27 @@ class ProcessGroup:
         return f'<leafgrad.distributed.ProcessGroup {self.group_name} ranks={self._ranks}>'
 
     # -- operations ------------------------------------------------------------------------
-    def submit(self, optype, start, finish=None, result=(), numel=0, status=None):
-        """Queue an operation; ``start()`` posts its MPI requests on the progress thread and
-        returns them, ``finish()`` runs there once they have completed."""
+    def submit(self, optype, start, finish=None, result=(), numel=0, status=None, poll_in_background=True):
+        """Start an operation now, in this thread: ``start()`` posts its MPI requests and
+        returns them; ``finish()`` runs once they have completed. The progress thread polls
+        them (``poll_in_background``), or whoever waits on the Work."""
         if _state.broken is not None:
             raise DistBackendError(f'[Rank {_state.world._rank}] this process group cannot run {optype}: an '
                                    f'earlier collective timed out ({_state.broken})')
-        if _state.progress is None:
+        progress = _state.progress
+        if progress is None:
             raise ValueError('Invalid process group specified')  # destroyed
         self._seq += 1
         work = Work(self, self._seq, optype, numel, result)
-        _state.progress.submit(_Op(work, start, finish, status))
+        op = work._op = _Op(work, finish, status)
+        with progress.mpi_lock:  # (starts in program order, whichever thread submits)
+            op.requests = start() or []
+        if poll_in_background:
+            progress.adopt(op)
         return work
 
     def run(self, optype, start, finish=None, result=(), numel=0, async_op=False):
-        work = self.submit(optype, start, finish, result, numel)
+        work = self.submit(optype, start, finish, result, numel, poll_in_background=async_op)
         if async_op:
             return work
         work.wait()
@@ -153,7 +163,7 @@ class ProcessGroup:
 
 class Work:
     """The handle of an operation that may still be running (``async_op=True``)."""
-    __slots__ = ('_group', '_seq', '_optype', '_numel', '_result', '_event', '_error', '_source', '_started')
+    __slots__ = ('_group', '_seq', '_optype', '_numel', '_result', '_event', '_error', '_source', '_started', '_op')
 
     def __init__(self, group, seq, optype, numel, result):
         self._group = group
@@ -165,6 +175,7 @@ class Work:
         self._error = None
         self._source = -1
         self._started = time.monotonic()
+        self._op = None
 
     def is_completed(self):
         return self._event.is_set()
@@ -187,11 +198,20 @@ class Work:
 
     def wait(self, timeout=None):
         """Block until the operation has completed (True), or raise its error; past the
-        timeout (the group's unless given) raise ``DistBackendError``."""
+        timeout (the group's unless given) raise ``DistBackendError``. The waiting thread
+        polls the operation itself (taking it from the progress thread): no hand-over
+        between threads on the way back."""
         if timeout is None:
             timeout = self._group._timeout
         seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
-        if not self._event.wait(max(seconds - (time.monotonic() - self._started), 0.0)):
+        deadline = self._started + seconds
+        op = self._op
+        progress = _state.progress
+        if not self._event.is_set() and op is not None and progress is not None and \
+                (not op.in_background or progress.release(op)):
+            if not op.poll_until(deadline, progress.mpi_lock):
+                raise self._timed_out(seconds)
+        elif not self._event.wait(max(deadline - time.monotonic(), 0.0)):
             raise self._timed_out(seconds)
         if self._error is not None:
             raise self._error
@@ -212,39 +232,87 @@ class Work:
 
 ProcessGroup.__module__ = Work.__module__ = 'leafgrad.distributed'
 
+_SPIN_SECONDS = 2e-4  # how long a poller tests without sleeping after the last progress
+
 
 class _Op:
-    __slots__ = ('work', 'start', 'finish', 'requests', 'statuses')
+    """An operation's MPI requests, polled by one thread at a time (the progress thread, or
+    the thread waiting for it), and what to do once they have completed."""
+    __slots__ = ('work', 'finish', 'requests', 'statuses', 'in_background')
 
-    def __init__(self, work, start, finish, status):
+    def __init__(self, work, finish, status):
         self.work = work
-        self.start = start
         self.finish = finish
+        self.in_background = False  # polled by the progress thread
         self.requests = None
         self.statuses = None if status is None else [status]
 
+    def test(self, mpi_lock):
+        """True once complete (finished, or failed: the error is kept for the waiter)."""
+        try:
+            if self.requests:
+                with mpi_lock:
+                    if not _state.mpi.Request.Testall(self.requests, self.statuses):
+                        return False
+            if self.finish is not None:
+                self.finish()
+        except BaseException as e:  # noqa: BLE001  (delivered to the waiter)
+            if not isinstance(e, RuntimeError):
+                e = DistBackendError(f'{type(e).__name__}: {e}')
+            self.work._error = e
+        self.work._event.set()
+        return True
 
-_SPIN_SECONDS = 2e-4  # how long the progress thread polls without sleeping after the last progress
+    def poll_until(self, deadline, mpi_lock):
+        """Test until complete (True) or past ``deadline`` (False): in a tight loop for a
+        moment, then sleeping 50 µs, doubling up to 1 ms, so that a long wait leaves the core
+        to the other threads."""
+        spin_until = time.perf_counter() + _SPIN_SECONDS
+        delay = 5e-5
+        while not self.test(mpi_lock):
+            if time.monotonic() > deadline:
+                return False
+            if time.perf_counter() < spin_until:
+                pass  # (a small operation completes within microseconds of the peer's call)
+            else:
+                time.sleep(delay)
+                delay = min(delay * 2, 1e-3)
+        return True
 
 
 class _Progress(threading.Thread):
-    """Starts queued operations in order and polls their MPI requests to completion."""
+    """Polls the requests of operations nobody waits for yet (``async_op=True``, DDP's
+    buckets), so that they progress while the program computes. Every MPI call is made under
+    ``mpi_lock`` (MPI_THREAD_SERIALIZED suffices)."""
 
     def __init__(self, mpi):
         super().__init__(name='leafgrad-mpi-progress', daemon=True)
-        self._mpi = mpi
-        self._queue = collections.deque()
+        self.mpi_lock = threading.Lock()
+        self._ops = []
         self._cond = threading.Condition()
         self._stopping = False
-        self.active = 0
 
-    def submit(self, op):
+    @property
+    def active(self):
+        return len(self._ops)
+
+    def adopt(self, op):
         with self._cond:
-            self._queue.append(op)
+            op.in_background = True
+            self._ops.append(op)
             self._cond.notify()
 
+    def release(self, op):
+        """Take ``op`` back (True), unless it has completed or is completing."""
+        with self._cond:
+            if op in self._ops:
+                self._ops.remove(op)
+                op.in_background = False
+                return True
+        return False
+
     def stop(self, timeout):
-        """Finish what was queued (for at most ``timeout`` seconds), then end; False if an
+        """Finish what is being polled (for at most ``timeout`` seconds), then end; False if an
         operation is still unfinished."""
         with self._cond:
             self._stopping = True
@@ -253,61 +321,30 @@ class _Progress(threading.Thread):
         return not self.is_alive()
 
     def run(self):
-        testall = self._mpi.Request.Testall
-        active = []
         delay = 0.0
         idle_since = None
         while True:
             with self._cond:
-                if not active:
-                    while not self._queue and not self._stopping:
+                if not self._ops:
+                    while not self._ops and not self._stopping:
                         self._cond.wait()
-                elif not self._queue and delay:
+                    if not self._ops:
+                        return
+                elif delay:
                     self._cond.wait(delay)  # a new operation wakes us early
-                if self._stopping and not self._queue and not active:
-                    return
-                new = list(self._queue)
-                self._queue.clear()
-            progressed = bool(new)
-            for op in new:
-                try:
-                    op.requests = op.start() or []
-                except BaseException as e:  # noqa: BLE001  (delivered to the waiter)
-                    _fail(op, e)
-                    continue
-                active.append(op)
-            still = []
-            for op in active:
-                try:
-                    done = testall(op.requests, op.statuses) if op.requests else True
-                    if done and op.finish is not None:
-                        op.finish()
-                except BaseException as e:  # noqa: BLE001
-                    _fail(op, e)
-                    progressed = True
-                    continue
-                if done:
-                    op.work._event.set()
-                    progressed = True
-                else:
-                    still.append(op)
-            active = still
-            self.active = len(active)
-            if progressed or not active:
+                # tested under the condition, so that release() never hands over an op mid-test
+                done = [op for op in self._ops if op.test(self.mpi_lock)]
+                for op in done:
+                    self._ops.remove(op)
+                busy = bool(self._ops)
+            if done or not busy:
                 delay, idle_since = 0.0, None
             elif idle_since is None:
                 idle_since = time.perf_counter()
             elif time.perf_counter() - idle_since < _SPIN_SECONDS:
-                time.sleep(0)  # yield the GIL, poll again soon: a small operation completes in microseconds
+                time.sleep(0)
             else:
                 delay = min(max(delay * 2, 5e-5), 1e-3)
-
-
-def _fail(op, error):
-    if not isinstance(error, RuntimeError):
-        error = DistBackendError(f'{type(error).__name__}: {error}')
-    op.work._error = error
-    op.work._event.set()
 
 
 # ---- initialisation ----------------------------------------------------------------------
