@@ -27,20 +27,29 @@ def fma(a, b, c):
 
     The product of two float32 numbers is exact in float64; the sum is rounded to float64 and
     then to float32, which rounds twice. That differs from one rounding only when the float64 sum
-    lands exactly halfway between two float32 numbers while the exact sum does not: there the
-    error of the float64 sum (recovered exactly by Knuth's two-sum) says which way to go."""
-    p = np.multiply(a, b, dtype=f64)
-    c = np.asarray(c, dtype=f64)
-    s = p + c
+    lands exactly halfway between two float32 numbers (its low 29 mantissa bits 1000...0) while
+    the exact sum does not: there the error of the float64 sum (recovered exactly by Knuth's
+    two-sum) says which way to go."""
+    s = np.multiply(a, b, dtype=f64)
+    s += c
     out = s.astype(f32)
-    t = s - p
-    err = (p - (s - t)) + (c - t)
-    # a float32 rounding tie: s has nothing beyond float32's 24 bits but the next one
-    mant, _ = np.frexp(s)
-    tie = ((mant * 2.0 ** 25) % 2 == 1) & (err != 0)
+    tie = (s.view(np.uint64) & 0x1FFFFFFF) == 0x10000000
     if tie.any():
-        out = np.where(tie, np.nextafter(s, s + err).astype(f32), out)
+        p = np.broadcast_to(np.multiply(a, b, dtype=f64), s.shape)[tie]
+        cc = np.broadcast_to(np.asarray(c, dtype=f64), s.shape)[tie]
+        st = s[tie]
+        t = st - p
+        err = (p - (st - t)) + (cc - t)
+        out[tie] = np.nextafter(st, st + err).astype(f32)  # (err == 0: a true tie, rounded to even)
     return out
+
+
+def mul_add(a, b, c):
+    """a * b + c with the exact float64 product and sum, rounded to float32: ``fma`` without its
+    check for the one case where the two differ (a float64 sum rounded onto a float32 tie)."""
+    s = np.multiply(a, b, dtype=f64)
+    s += c
+    return s.astype(f32)
 
 
 _SPLIT = 134217729.0  # 2**27 + 1: Veltkamp's split of a double into two 26-bit halves
@@ -100,8 +109,12 @@ _LOG_P = tuple(f32(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e
 _LN2_HI, _LN2_LO = f32(0.693359375), f32(-2.12194440e-4)  # ln 2 = hi + lo, hi with few bits
 
 
-def log(x):
-    """Natural logarithm of positive normal float32 numbers, as PyTorch's kernel computes it."""
+def log(x, fused=mul_add):
+    """Natural logarithm of positive normal float32 numbers, as PyTorch's kernel computes it.
+    (e * ln2_hi and z * 0.5 are exact in float32: adding them rounds once, as the fused
+    multiply-add does.) ``fused`` computes the fused multiply-adds: ``mul_add`` is exact on the
+    sampler's arguments 1 - u (u any of the 2**24 float uniforms: checked for every one), ``fma``
+    on any."""
     m, e = np.frexp(x)  # x = m * 2**e, m in [0.5, 1)
     m = m.astype(f32)
     e = e.astype(f32)
@@ -109,12 +122,14 @@ def log(x):
     e -= low  # take m in [sqrt(1/2), sqrt(2)) instead
     x = (m - f32(1)) + np.where(low, m, f32(0))
     z = x * x
-    y = np.full_like(x, _LOG_P[0])
-    for coefficient in _LOG_P[1:]:
-        y = fma(y, x, coefficient)
-    y = fma(y * x, z, e * _LN2_LO)
-    y = fma(z, f32(-0.5), y)
-    return fma(e, _LN2_HI, x + y)
+    y = fused(_LOG_P[0], x, _LOG_P[1])
+    for coefficient in _LOG_P[2:]:
+        y = fused(y, x, coefficient)
+    y = fused(y * x, z, e * _LN2_LO)
+    y -= z * f32(0.5)
+    y += x
+    y += e * _LN2_HI
+    return y
 
 
 # Cephes sinf/cosf: x reduced by multiples of pi/4 (pi/4 split in three parts), then a polynomial
@@ -124,23 +139,30 @@ _COS_P = (f32(2.443315711809948e-5), f32(-1.388731625493765e-3), f32(4.166664568
 _SIN_P = (f32(-1.9515295891e-4), f32(8.3321608736e-3), f32(-1.6666654611e-1))
 
 
-def sincos(x):
-    """(sin x, cos x) of float32 numbers, as PyTorch's kernel computes them."""
+def sincos(x, fused=mul_add):
+    """(sin x, cos x) of float32 numbers with |x| < 2**15, as PyTorch's kernel computes them.
+    (The first two parts of pi/4 have 8 and 11 significant bits: their products with the
+    octant are exact in float32, so those reductions round once, as the fused ones do.)
+    ``fused`` as for ``log``: ``mul_add`` is exact on the sampler's angles 2 pi u (checked for
+    all 2**24 of them), ``fma`` on any."""
     sin_negative = np.signbit(x)
     x = np.abs(x)
     j = (x * _FOUR_OVER_PI).astype(np.int32)
     j = (j + 1) & ~1  # the even octant at or above
     y = j.astype(f32)
-    for part in _PI4_PARTS:
-        x = fma(y, part, x)
+    x += y * _PI4_PARTS[0]
+    x += y * _PI4_PARTS[1]
+    x = fused(y, _PI4_PARTS[2], x)
     sin_negative ^= (j & 4) != 0
     cos_negative = ((j - 2) & 4) == 0
     use_cos_poly_for_cos = (j & 2) == 0
     z = x * x
-    c = fma(fma(_COS_P[0], z, _COS_P[1]), z, _COS_P[2]) * z
-    c = fma(c, z, -(z * f32(0.5))) + f32(1)
-    s = fma(fma(_SIN_P[0], z, _SIN_P[1]), z, _SIN_P[2]) * z
-    s = fma(s, x, x)
+    c = fused(fused(_COS_P[0], z, _COS_P[1]), z, _COS_P[2]) * z
+    c = fused(c, z, -(z * f32(0.5))) + f32(1)
+    s = fused(fused(_SIN_P[0], z, _SIN_P[1]), z, _SIN_P[2]) * z
+    s = fused(s, x, x)
     sin = np.where(use_cos_poly_for_cos, s, c)
     cos = np.where(use_cos_poly_for_cos, c, s)
-    return np.where(sin_negative, -sin, sin), np.where(cos_negative, -cos, cos)
+    np.negative(sin, out=sin, where=sin_negative)
+    np.negative(cos, out=cos, where=cos_negative)
+    return sin, cos

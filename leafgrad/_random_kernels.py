@@ -29,6 +29,8 @@ f32 = np.float32
 f64 = np.float64
 _MANTISSA = {'float16': 11, 'bfloat16': 8, 'float32': 24, 'float64': 53}
 _TWO_PI = 2.0 * math.pi
+_CHUNK = 16384  # elements per float64 temporary of a vectorised transform: 128 KiB stay in cache and
+#                come from the allocator's pool (larger ones are fresh pages each time, ~10x slower)
 
 
 def cast(values, dtype):
@@ -65,28 +67,46 @@ def in_memory_order(array, values):
 
 # ---- uniform ---------------------------------------------------------------------------------
 
+def _in_chunks(n, dtype, make):
+    """An array of n elements of dtype filled ``_CHUNK`` at a time by make(m) (the next m values):
+    the draws and temporaries of a large tensor stay small."""
+    out = np.empty(n, dtype=dtype)
+    for start in range(0, n, _CHUNK):
+        out[start:start + _CHUNK] = make(min(_CHUNK, n - start))
+    return out
+
+
+def _unit_float(g, m):
+    return np.multiply(g._u32(m) & 0xFFFFFF, f32(2.0 ** -24), dtype=f32, casting='unsafe')  # (exact)
+
+
+def _unit_double(g, m):
+    return np.multiply(g._u64(m) & (2 ** 53 - 1), 2.0 ** -53, dtype=f64, casting='unsafe')  # (exact)
+
+
 def _unit(g, n, dtype):
     """n uniforms on [0, 1): float64 ones for float64, float32 ones (24 bits) for the others."""
     if dtype == f64:
         return unit_double(g, n)
-    return (g._u32(n) & 0xFFFFFF).astype(f32) * f32(2.0 ** -24)
+    return _in_chunks(n, f32, lambda m: _unit_float(g, m))
 
 
 def unit_double(g, n):
     """n float64 uniforms on [0, 1) (53 bits of a 64-bit draw each)."""
-    return (g._u64(n) & (2 ** 53 - 1)).astype(f64) * 2.0 ** -53
+    return _in_chunks(n, f64, lambda m: _unit_double(g, m))
 
 
 def uniform(g, n, dtype, low=0.0, high=1.0):
     """``uniform_(low, high)``: n samples of dtype (a NumPy floating dtype), computed in float64
     for float64 and float32 otherwise; a sample that rounds to ``high`` becomes ``low``."""
-    x = _unit(g, n, dtype)
     if dtype == f64:
-        out = km.fma64(x, float(high) - float(low), float(low))
+        span, lo = float(high) - float(low), float(low)
+        out = _in_chunks(n, f64, lambda m: km.fma64(_unit_double(g, m), span, lo))
     elif low == 0 and high == 1:
-        out = x.astype(dtype)
+        out = _in_chunks(n, dtype, lambda m: _unit_float(g, m))
     else:
-        out = km.fma(x, f32(high) - f32(low), f32(low)).astype(dtype)
+        span, lo = f32(high) - f32(low), f32(low)
+        out = _in_chunks(n, dtype, lambda m: km.fma(_unit_float(g, m), span, lo))
     if dtype != f32 or not (low == 0 and high == 1):  # (a float32 x never reaches 1)
         out[out == dtype.type(high)] = dtype.type(low)
     return out
@@ -121,13 +141,17 @@ def _normal_fill_float(g, n, mean, std):
 
 
 def _box_muller_float(u, mean, std):
-    u = u.reshape(-1, 16)
-    radius = np.sqrt(f32(-2) * km.log(f32(1) - u[:, :8]))
-    sin, cos = km.sincos(f32(_TWO_PI) * u[:, 8:])
-    pairs = np.concatenate([radius * cos, radius * sin], axis=1).reshape(-1)
+    out = np.empty_like(u)
+    for start in range(0, u.size, 2 * _CHUNK):  # (each half of a block of 16 is a temporary)
+        block = u[start:start + 2 * _CHUNK].reshape(-1, 16)
+        radius = np.sqrt(f32(-2) * km.log(f32(1) - block[:, :8]))
+        sin, cos = km.sincos(f32(_TWO_PI) * block[:, 8:])
+        pairs = out[start:start + 2 * _CHUNK].reshape(-1, 16)
+        np.multiply(radius, cos, out=pairs[:, :8])
+        np.multiply(radius, sin, out=pairs[:, 8:])
     if mean == 0 and std == 1:
-        return pairs + f32(0)
-    return km.fma(pairs, std, mean)
+        return out + f32(0)
+    return km.fma(out, std, mean)
 
 
 def _normal_fill_double(g, n, mean, std):
@@ -178,9 +202,9 @@ def normal_scalar(g, n, mean=0.0, std=1.0):
 
 def random_from_to(g, n, dtype, span, base):
     """``random_(base, base + span)``: (draw % span) + base as a 64-bit integer, in dtype."""
-    draws = g._u64(n) if span >= 1 << 28 else g._u32(n)
-    values = (draws % np.uint64(span) + np.uint64(base % 2 ** 64)).view(np.int64)
-    return values.astype(dtype)
+    draw = g._u64 if span >= 1 << 28 else g._u32
+    span, base = np.uint64(span), np.uint64(base % 2 ** 64)
+    return _in_chunks(n, dtype, lambda m: (draw(m) % span + base).view(np.int64))
 
 
 def random_full_range(g, n, dtype):
@@ -202,15 +226,54 @@ def random_bits(g, n, dtype):
 
 
 def randperm(g, n):
-    """``randperm(n)``: Fisher-Yates, swapping element i with element i + draw % (n - i)."""
+    """``randperm(n)``: PyTorch's Fisher-Yates shuffle of 0 .. n-1, step i swapping positions i and
+    t_i = i + draw % (n - i) (and for n of 2**32 / 20 or more, its 'inside-out' variant on 64-bit
+    draws).
+
+    The swaps run as array operations rather than one after another. Step i fixes position i to
+    the value then at t_i; that value is the one the last earlier step aimed at t_i brought
+    there, or t_i itself if none did. And the value step k brought (the one at k before step k)
+    is likewise the one the last earlier step aimed at k brought, or k: following those links
+    back to a step nobody aimed at gives it (by pointer jumping, a few rounds)."""
+    if n >= 2 ** 32 // 20:
+        return _randperm_inside_out(g, n)
+    if n < 2:
+        return np.arange(n, dtype=np.int64)
+    steps = np.arange(n - 1, dtype=np.int64)
+    targets = steps + (g._u32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).astype(np.int64)
+    order = _stable_argsort(targets, n)  # the steps grouped by target, in step order
+    grouped = targets[order]
+    repeat = grouped[1:] == grouped[:-1]
+    earlier = np.full(n - 1, -1, dtype=np.int64)  # the last earlier step with the same target
+    earlier[order[1:][repeat]] = order[:-1][repeat]
+    last = np.ones(n - 1, dtype=bool)
+    last[:-1] = ~repeat
+    brought_by = np.full(n, -1, dtype=np.int64)  # position k: the last step before k aimed at k
+    brought_by[grouped[last]] = order[last]
+    stays = np.nonzero(targets == steps)[0]  # (a step aimed at itself is not before itself)
+    brought_by[stays] = earlier[stays]
+    origin = np.where(brought_by < 0, np.arange(n), brought_by)
+    while True:  # origin[k]: the value at k before step k
+        further = origin[origin]
+        if np.array_equal(further, origin):
+            break
+        origin = further
+    perm = np.empty(n, dtype=np.int64)
+    perm[:-1] = np.where(earlier >= 0, origin[np.maximum(earlier, 0)], targets)
+    perm[-1] = origin[-1]
+    return perm
+
+
+def _stable_argsort(keys, n):
+    """argsort(keys, stable) of integers in [0, n), n < 2**32, as radix passes on 16-bit digits."""
+    if n <= 1 << 16:
+        return np.argsort(keys.astype(np.uint16), kind='stable')
+    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind='stable')
+    return low[np.argsort((keys[low] >> 16).astype(np.uint16), kind='stable')]
+
+
+def _randperm_inside_out(g, n):
     perm = list(range(n))
-    if n < 2 ** 32 // 20:
-        picks = (g._u32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).tolist() if n > 1 else []
-        for i, z in enumerate(picks):
-            j = i + z
-            perm[i], perm[j] = perm[j], perm[i]
-        return np.array(perm, dtype=np.int64)
-    # PyTorch's variant for huge n (64-bit draws, the 'inside-out' shuffle)
     for i, draw in enumerate(g._u64(n).tolist()):
         z = draw % (i + 1)
         perm[i] = perm[z]
