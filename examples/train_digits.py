@@ -9,7 +9,8 @@ are identical, and draws the loss curve to examples/out/digits_loss.png.
     python examples/train_digits.py --epochs 3     # a quick run (the test suite's reduced mode)
     LEAFGRAD_DIGITS_EPOCHS=3 python examples/train_digits.py
 
-The default network is an MLP (about 99% test accuracy in a few seconds); ``--model cnn``
+The default network is an MLP (98% test accuracy in a few seconds, as PyTorch gets with this
+script: the seeded split, shuffle and weights are its numbers); ``--model cnn``
 trains a small CNN (as accurate, slower on NumPy).
 """
 import argparse
