@@ -163,6 +163,11 @@ def result_type(*operands):
 
 # ---- devices ---------------------------------------------------------------------------
 
+# the device types PyTorch's device parser knows, in the order its error lists them
+_PYTORCH_DEVICE_TYPES = ('cpu', 'cuda', 'ipu', 'xpu', 'mkldnn', 'opengl', 'opencl', 'ideep', 'hip', 've', 'fpga', 'maia',
+                         'xla', 'lazy', 'vulkan', 'mps', 'meta', 'hpu', 'mtia', 'privateuseone')
+
+
 class device:
     """A place where tensor data lives: 'cpu' (NumPy) or 'cuda[:i]' (CuPy)."""
     __module__ = 'leafgrad'  # the public name, as type() prints it: <class 'leafgrad.device'>
@@ -178,7 +183,12 @@ class device:
                 raise RuntimeError(f"Invalid device string: '{text}'")
             index = int(idx)
         if type not in ('cpu', 'cuda'):
-            raise RuntimeError(f'Expected one of cpu, cuda device type at start of device string: {type}')
+            if not type:
+                raise RuntimeError('Device string must not be empty')
+            if type in _PYTORCH_DEVICE_TYPES:
+                raise RuntimeError(f"leafgrad has no '{type}' device: its tensors live on cpu (NumPy) or cuda (CuPy)")
+            raise RuntimeError(f'Expected one of {", ".join(_PYTORCH_DEVICE_TYPES)} device type at start of device '
+                               f'string: {type}')
         self.type = type
         self.index = index
 

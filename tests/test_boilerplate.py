@@ -156,3 +156,19 @@ def test_functional_module_holds_leafgrads_functions():
     x = lg.arange(6.0).reshape(2, 3)
     y = tf.einsum('ij->ji', torch.arange(6.0).reshape(2, 3))
     assert ours.einsum('ij->ji', x).tolist() == y.tolist()
+
+
+@pytest.mark.parametrize('text', ['tpu', 'foo:1', 'CPU', ''])
+def test_unknown_device_strings_refused_as_torch(text):
+    """A device string PyTorch does not know: its error, naming every device type it knows."""
+    with pytest.raises(RuntimeError) as lg_err:
+        lg.device(text)
+    with pytest.raises(RuntimeError) as torch_err:
+        torch.device(text)
+    assert str(lg_err.value) == str(torch_err.value)
+
+
+def test_a_device_leafgrad_lacks_is_named():
+    """'meta', 'mps' ... are PyTorch's devices but not leafgrad's: the error says so."""
+    with pytest.raises(RuntimeError, match="leafgrad has no 'meta' device"):
+        lg.device('meta')
