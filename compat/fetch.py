@@ -19,9 +19,50 @@ REPOSITORIES = {
     'karpathy+minGPT': ('https://github.com/karpathy/minGPT', '37baab71b9abea1b76ab957409a1cc2fbfba8a26', 'MIT'),
 }
 
-# single files of pytorch/tutorials (BSD-3-Clause), a repository too large to clone for them
-TUTORIALS_COMMIT = 'main'
-TUTORIALS = []
+# single files of pytorch/tutorials (BSD-3-Clause), a repository too large to clone for them: each
+# at the commit it was read at (files of one tutorial series were read at different commits)
+TUTORIALS = [
+    ('beginner_source/examples_tensor/polynomial_numpy.py', '06782c92ebe7f6bf491fd4e03446a3c17200914c'),
+    ('beginner_source/examples_tensor/polynomial_tensor.py', '4fe88118795089fb1d5d4b1e91834ea6e31f67e4'),
+    ('beginner_source/examples_autograd/polynomial_autograd.py', '92f11a171bb3f3f6bbd8dfb102c59d67c2385032'),
+    ('beginner_source/examples_autograd/polynomial_custom_function.py', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
+    ('beginner_source/examples_nn/polynomial_nn.py', '90fb0068a1941e996b100fd9b4e05dbaa497076e'),
+    ('beginner_source/examples_nn/polynomial_optim.py', '96efa19f4e1be1b64c5474c1f3ae18a47d98aa90'),
+    ('beginner_source/examples_nn/polynomial_module.py', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
+    ('beginner_source/examples_nn/dynamic_net.py', '1d189709801e98f5f184af0567c7f06b8b5156c2'),
+    ('beginner_source/basics/tensorqs_tutorial.py', '0dea8a155bb46fd384abe428afcbb65e0a391739'),
+    ('beginner_source/basics/autogradqs_tutorial.py', '1532c0de875b79f541371438d8d1d08be18f87de'),
+    ('beginner_source/blitz/neural_networks_tutorial.py', '7a017bba463ba73cfd9d48aabc7e05827a680906'),
+    ('beginner_source/blitz/tensor_tutorial.py', '08c4ec986e5eddc66264d3f00f256aafe22d2786'),
+    ('beginner_source/blitz/autograd_tutorial.py', '56d1da96ef0e5acf5187d89c27d6ca6178170bc5'),
+    ('beginner_source/nlp/pytorch_tutorial.py', 'cb7cc08cd2e436ace74fa66ae823382abd39fc6d'),
+    ('beginner_source/nlp/deep_learning_tutorial.py', '016d0cc077f60c82b8497d4c7f92051ce40cafee'),
+    ('beginner_source/nlp/word_embeddings_tutorial.py', '537d2173d209f790135701fa4dcdea2f73e718b7'),
+    ('beginner_source/nlp/sequence_models_tutorial.py', 'f77e1c2c11be5d612ed9adbc73a8b82904162c23'),
+    ('beginner_source/nlp/advanced_tutorial.py', '546ebc600c1972a19cc2aa858b081b85ac7bbf12'),
+    ('beginner_source/introyt/autogradyt_tutorial.py', 'd228d10c8ad34972ab9a1f64a1fb0dada930b04c'),
+    ('beginner_source/introyt/modelsyt_tutorial.py', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
+    ('beginner_source/understanding_leaf_vs_nonleaf_tutorial.py', '679432430fced456808254e3ae1476cd7d633ef0'),
+    ('recipes_source/recipes/what_is_state_dict.py', '7c05b6bfde8f379c2bc9ec1f2af7acf21b25d8fa'),
+    ('recipes_source/recipes/saving_and_loading_a_general_checkpoint.py', '68067f2f60ec60ae243dde00d68164cdea53c755'),
+    ('recipes_source/recipes/saving_multiple_models_in_one_file.py', '39784aabea64449d046263eb4de22c34c24b408b'),
+    ('recipes_source/recipes/warmstarting_model_using_parameters_from_a_different_model.py',
+     '1291d4b5471ed9ba38dbd4cf61a3bf0a8c0cb4c3'),
+    ('recipes_source/recipes/defining_a_neural_network.py', '1fba4578a1d9396b06ef21f53d96ec38a19447b9'),
+    ('recipes_source/recipes/saving_and_loading_models_for_inference.py', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
+    ('recipes_source/recipes/module_load_state_dict_tips.py', '903b8c4b4181b10fa40a6aa7acb2c0b19ba54492'),
+    ('recipes_source/recipes/reasoning_about_shapes.py', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
+    ('intermediate_source/forward_ad_usage.py', '2dac3e41051684b8a9ad78263220c053bf35f5b2'),
+    ('intermediate_source/jacobians_hessians.py', '2dac3e41051684b8a9ad78263220c053bf35f5b2'),
+    ('intermediate_source/per_sample_grads.py', 'db77dcf6e3637924f43852c014f2af9978b0f891'),
+    ('intermediate_source/ensembling.py', '5130967035247c8343376ee69f49d6e10d61eaca'),
+    ('intermediate_source/autograd_saved_tensors_hooks_tutorial.py', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
+    ('intermediate_source/visualizing_gradients_tutorial.py', 'd54656f9c54d0f9f476e9ba9864606ad731005ab'),
+    ('recipes_source/recipes/swap_tensors.py', '23b2e00b6562c9252acc1c05c326f09ac3aedb71'),
+    ('recipes_source/recipes/changing_default_device.py', '0a659232c0d83868b55cdd02c4d9363f8a4b862e'),
+    ('beginner_source/introyt/tensors_deeper_tutorial.py', 'ef26e61a99db1fc39331898a14e93beba8e3ab93'),
+    ('LICENSE', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
+]
 
 
 def fetch(target):
@@ -31,17 +72,12 @@ def fetch(target):
         if not os.path.isdir(dest):
             subprocess.run(['git', 'clone', '--quiet', url, dest], check=True)
         subprocess.run(['git', '-C', dest, 'checkout', '--quiet', commit], check=True)
-    for path in TUTORIALS:
+    for path, commit in TUTORIALS:
         dest = os.path.join(target, 'pytorch+tutorials', path)
         if os.path.exists(dest):
             continue
         os.makedirs(os.path.dirname(dest), exist_ok=True)
-        raw = f'https://raw.githubusercontent.com/pytorch/tutorials/{TUTORIALS_COMMIT}/{path}'
-        urllib.request.urlretrieve(raw, dest)
-    licence = os.path.join(target, 'pytorch+tutorials', 'LICENSE')
-    if TUTORIALS and not os.path.exists(licence):
-        urllib.request.urlretrieve(f'https://raw.githubusercontent.com/pytorch/tutorials/{TUTORIALS_COMMIT}/LICENSE',
-                                   licence)
+        urllib.request.urlretrieve(f'https://raw.githubusercontent.com/pytorch/tutorials/{commit}/{path}', dest)
 
 
 if __name__ == '__main__':

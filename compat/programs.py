@@ -3,9 +3,10 @@
 Each entry names the folder of the corpus it runs in (``dir``, as ``compat/fetch.py`` lays it
 out), the commands to run there (``run``: argv lists for ``python``), optional ``setup`` steps
 (functions of the working folder: small data files made locally, never downloaded), regexes to
-``mask`` or lines to ``drop`` before comparing (timings), the numeric tolerance ``rtol``, ``unseeded`` for a program whose numbers come from an unseeded
-generator (PyTorch seeds from the operating system: only the words are compared), and,
-where leafgrad does not yet print what PyTorch prints, the ``issue`` that covers it.
+``mask`` or lines to ``drop`` before comparing (timings), the numeric tolerances ``rtol`` and
+``atol``, ``unseeded`` for a program whose numbers come from an unseeded generator (PyTorch
+seeds from the operating system: only the words are compared), and, where leafgrad does not yet
+print what PyTorch prints, ``why`` and the ``issue`` that covers it.
 """
 import os
 
@@ -14,7 +15,10 @@ TUTORIALS = 'pytorch+tutorials'
 NANOGPT = 'karpathy+nanoGPT'
 MINGPT = 'karpathy+minGPT'
 
-TIMINGS = [r'\d+(\.\d+)?\s*(ms|s)\b', r'ms/batch\s+[\d.]+', r'time:\s*[\d.]+s', r'iter_dt [\d.]+ms']
+TIMINGS = [r'\d+(\.\d+)?\s*(us|ms|s)\b', r'ms/batch\s+[\d.]+', r'time:\s*[\d.]+s', r'iter_dt [\d.]+ms']
+PERCENT = [r'[\d.]+ percent']
+# a profiler's table: its rows are sorted by measured time, so only its absence or presence is compared
+PROFILER_TABLE = [r'^-{5,}', r'^\s*Name\s+Self CPU', r'^\S+::\S+\s+[\d.]+%', r'^Self CPU time total']
 
 
 def _head_lines(src, dst, start, stop):
@@ -70,9 +74,76 @@ PROGRAMS = [
               ['generate.py', '--data', 'small', '--checkpoint', 'model.pt', '--words', '30', '--log-interval', '10']],
          mask=TIMINGS),
     dict(name='examples/reinforcement_learning reinforce', dir=f'{EXAMPLES}/reinforcement_learning',
-         setup=[_cartpole_solved_sooner], pythonpath=['.'], run=[['reinforce.py', '--log-interval', '1']], mask=TIMINGS),
+         setup=[_cartpole_solved_sooner], pythonpath=['.'], run=[['reinforce.py', '--log-interval', '1']],
+         mask=TIMINGS),
     dict(name='examples/reinforcement_learning actor_critic', dir=f'{EXAMPLES}/reinforcement_learning',
-         setup=[_cartpole_solved_sooner], pythonpath=['.'], run=[['actor_critic.py', '--log-interval', '1']], mask=TIMINGS),
+         setup=[_cartpole_solved_sooner], pythonpath=['.'], run=[['actor_critic.py', '--log-interval', '1']],
+         mask=TIMINGS),
+    # ---- pytorch/tutorials (BSD-3-Clause), single files -------------------------------------
+    _tutorial('tutorials/polynomial_numpy', 'beginner_source/examples_tensor/polynomial_numpy.py', unseeded=True),
+    _tutorial('tutorials/polynomial_tensor', 'beginner_source/examples_tensor/polynomial_tensor.py', unseeded=True),
+    _tutorial('tutorials/polynomial_autograd', 'beginner_source/examples_autograd/polynomial_autograd.py',
+              unseeded=True),
+    # deterministic; a and c train to ~1e-9, zero within float32's rounding of 2,000-element sums
+    _tutorial('tutorials/polynomial_custom_function', 'beginner_source/examples_autograd/polynomial_custom_function.py',
+              atol=1e-7),
+    _tutorial('tutorials/polynomial_nn', 'beginner_source/examples_nn/polynomial_nn.py', unseeded=True),
+    _tutorial('tutorials/polynomial_optim', 'beginner_source/examples_nn/polynomial_optim.py', unseeded=True),
+    _tutorial('tutorials/polynomial_module', 'beginner_source/examples_nn/polynomial_module.py', unseeded=True),
+    _tutorial('tutorials/dynamic_net', 'beginner_source/examples_nn/dynamic_net.py', unseeded=True),
+    _tutorial('tutorials/basics tensorqs', 'beginner_source/basics/tensorqs_tutorial.py', unseeded=True),
+    _tutorial('tutorials/basics autogradqs', 'beginner_source/basics/autogradqs_tutorial.py', unseeded=True),
+    _tutorial('tutorials/blitz tensor', 'beginner_source/blitz/tensor_tutorial.py', unseeded=True),
+    _tutorial('tutorials/blitz autograd', 'beginner_source/blitz/autograd_tutorial.py', unseeded=True),
+    _tutorial('tutorials/blitz neural_networks', 'beginner_source/blitz/neural_networks_tutorial.py', unseeded=True),
+    _tutorial('tutorials/nlp pytorch_tutorial', 'beginner_source/nlp/pytorch_tutorial.py'),
+    _tutorial('tutorials/nlp deep_learning', 'beginner_source/nlp/deep_learning_tutorial.py'),
+    _tutorial('tutorials/nlp word_embeddings', 'beginner_source/nlp/word_embeddings_tutorial.py'),
+    _tutorial('tutorials/nlp sequence_models', 'beginner_source/nlp/sequence_models_tutorial.py'),
+    _tutorial('tutorials/nlp advanced (BiLSTM-CRF)', 'beginner_source/nlp/advanced_tutorial.py'),
+    _tutorial('tutorials/introyt autogradyt', 'beginner_source/introyt/autogradyt_tutorial.py', unseeded=True,
+              drop=PROFILER_TABLE),
+    _tutorial('tutorials/introyt modelsyt', 'beginner_source/introyt/modelsyt_tutorial.py', unseeded=True),
+    _tutorial('tutorials/introyt tensors_deeper', 'beginner_source/introyt/tensors_deeper_tutorial.py',
+              unseeded=True),  # seeded, but it prints torch.empty's uninitialised memory
+    _tutorial('tutorials/understanding_leaf_vs_nonleaf', 'beginner_source/understanding_leaf_vs_nonleaf_tutorial.py'),
+    _tutorial('tutorials/forward_ad_usage', 'intermediate_source/forward_ad_usage.py', unseeded=True),
+    _tutorial('tutorials/jacobians_hessians', 'intermediate_source/jacobians_hessians.py', mask=TIMINGS + PERCENT),
+    _tutorial('tutorials/per_sample_grads', 'intermediate_source/per_sample_grads.py'),
+    _tutorial('tutorials/ensembling', 'intermediate_source/ensembling.py'),
+    _tutorial('tutorials/autograd_saved_tensors_hooks', 'intermediate_source/autograd_saved_tensors_hooks_tutorial.py',
+              unseeded=True),
+    _tutorial('tutorials/visualizing_gradients', 'intermediate_source/visualizing_gradients_tutorial.py',
+              unseeded=True),
+    _tutorial('recipes/defining_a_neural_network', 'recipes_source/recipes/defining_a_neural_network.py',
+              unseeded=True),
+    _tutorial('recipes/what_is_state_dict', 'recipes_source/recipes/what_is_state_dict.py'),
+    _tutorial('recipes/saving_and_loading_a_general_checkpoint',
+              'recipes_source/recipes/saving_and_loading_a_general_checkpoint.py'),
+    _tutorial('recipes/saving_and_loading_models_for_inference',
+              'recipes_source/recipes/saving_and_loading_models_for_inference.py'),
+    _tutorial('recipes/saving_multiple_models_in_one_file',
+              'recipes_source/recipes/saving_multiple_models_in_one_file.py'),
+    _tutorial('recipes/warmstarting_model', 'recipes_source/recipes/'
+              'warmstarting_model_using_parameters_from_a_different_model.py'),
+    _tutorial('recipes/module_load_state_dict_tips', 'recipes_source/recipes/module_load_state_dict_tips.py',
+              mask=[r'loading time with(out)? mmap=\S+']),
+    _tutorial('recipes/reasoning_about_shapes', 'recipes_source/recipes/reasoning_about_shapes.py',
+              mask=[r'Time taken: \S+']),
+    _tutorial('recipes/swap_tensors', 'recipes_source/recipes/swap_tensors.py', unseeded=True),
+    _tutorial('recipes/changing_default_device', 'recipes_source/recipes/changing_default_device.py', unseeded=True),
+    # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------
+    dict(name='examples/fx inline_function', dir=f'{EXAMPLES}/fx', run=[['inline_function.py']]),
+    dict(name='examples/fx invert', dir=f'{EXAMPLES}/fx', run=[['invert.py']]),
+    dict(name='examples/fx primitive_library', dir=f'{EXAMPLES}/fx', run=[['primitive_library.py']]),
+    dict(name='examples/fx profiling_tracer', dir=f'{EXAMPLES}/fx', run=[['profiling_tracer.py']], unseeded=True,
+         drop=PROFILER_TABLE),
+    dict(name='examples/fx proxy_based_graph_creation', dir=f'{EXAMPLES}/fx', run=[['proxy_based_graph_creation.py']]),
+    dict(name='examples/fx replace_op', dir=f'{EXAMPLES}/fx', run=[['replace_op.py']], unseeded=True),
+    dict(name='examples/fx subgraph_rewriter_basic_use', dir=f'{EXAMPLES}/fx',
+         run=[['subgraph_rewriter_basic_use.py']]),
+    dict(name='examples/fx wrap_output_dynamically', dir=f'{EXAMPLES}/fx', run=[['wrap_output_dynamically.py']],
+         unseeded=True),
     # ---- karpathy/nanoGPT (MIT) -------------------------------------------------------------
     dict(name='nanoGPT train+sample (char, cpu)', dir=NANOGPT, setup=[_shakespeare_stand_in],
          run=[['data/shakespeare_char/prepare.py'],

@@ -28,32 +28,44 @@ from programs import PROGRAMS  # noqa: E402
 
 _NUMBER = re.compile(r'[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?')
 _ADDRESS = re.compile(r'0x[0-9a-fA-F]+')
+_CACHE_FORMAT = 2  # what a kept run holds (stdout, then the error line of a failed command)
 
 
 def normalise(text, program):
-    """What the comparison reads: leafgrad's name as torch's, volatile parts masked."""
+    """What the comparison reads: leafgrad's name as torch's, volatile parts masked.
+
+    For an unseeded program every number reads '#' and, since a tensor's printed width (signs,
+    digits) and so its line breaks follow its values, a line continued on indented lines is one
+    line, compared without its spaces."""
     text = text.replace('leafgrad', 'torch')
     text = _ADDRESS.sub('0x?', text)
     for pattern in program.get('mask', ()):
         text = re.sub(pattern, '<masked>', text)
-    if program.get('unseeded'):
-        text = _NUMBER.sub('#', text)
     lines = [line.rstrip() for line in text.splitlines()]
-    return [line for line in lines if line and not any(re.search(p, line) for p in program.get('drop', ()))]
+    lines = [line for line in lines if line and not any(re.search(p, line) for p in program.get('drop', ()))]
+    if program.get('unseeded'):
+        joined = []
+        for line in lines:
+            if joined and line[:1].isspace():
+                joined[-1] += line
+            else:
+                joined.append(line)
+        lines = [re.sub(r'\s+', '', _NUMBER.sub('#', line)) for line in joined]
+    return lines
 
 
-def _numbers_close(a, b, rtol):
+def _numbers_close(a, b, rtol, atol):
     """Two printed numbers agree when they differ by at most one unit of the coarser printed
-    place, or by rtol relative."""
+    place, plus rtol relative and atol absolute."""
     try:
         x, y = float(a), float(b)
     except ValueError:
         return a == b
     places = max(len(s.split('.')[1].split('e')[0].split('E')[0]) if '.' in s else 0 for s in (a, b))
-    return abs(x - y) <= 1.01 * 10.0 ** -places + rtol * abs(y)
+    return abs(x - y) <= 1.01 * 10.0 ** -places + rtol * abs(y) + atol
 
 
-def compare(torch_lines, leafgrad_lines, rtol):
+def compare(torch_lines, leafgrad_lines, rtol, atol=0.0):
     """'same', 'close' or the first line that differs."""
     if torch_lines == leafgrad_lines:
         return 'same', None
@@ -62,13 +74,25 @@ def compare(torch_lines, leafgrad_lines, rtol):
             continue
         if _NUMBER.sub('#', t) != _NUMBER.sub('#', g):
             return 'differs', (i, t, g)
-        if not all(_numbers_close(b, a, rtol) for a, b in zip(_NUMBER.findall(t), _NUMBER.findall(g))):
+        if not all(_numbers_close(b, a, rtol, atol) for a, b in zip(_NUMBER.findall(t), _NUMBER.findall(g))):
             return 'differs', (i, t, g)
     if len(torch_lines) != len(leafgrad_lines):
         i = min(len(torch_lines), len(leafgrad_lines))
         return 'differs', (i, torch_lines[i] if i < len(torch_lines) else '<end>',
                            leafgrad_lines[i] if i < len(leafgrad_lines) else '<end>')
     return 'close', None
+
+
+def exception_line(stderr):
+    """The error a failed command ended with: its type and its message's first line, not the
+    traceback's frames (their paths and line numbers differ between the two runs)."""
+    lines = stderr.rstrip().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith('Traceback (most recent call last):')]
+    if starts:
+        rest = [line for line in lines[starts[-1] + 1:] if not line[:1].isspace()]
+        if rest:
+            return rest[0]
+    return lines[-1] if lines else ''
 
 
 def run_once(program, corpus, engine, timeout):
@@ -95,9 +119,7 @@ def run_once(program, corpus, engine, timeout):
                 break
             out.append(done.stdout)
             if done.returncode:
-                # the error itself, not the traceback's frames (their line numbers are the runner's)
-                lines = done.stderr.strip().splitlines()
-                out.append(lines[-1] if lines else '')
+                out.append(exception_line(done.stderr))
                 status = done.returncode
                 break
         return '\n'.join(out), status, time.perf_counter() - start
@@ -108,7 +130,8 @@ def run_once(program, corpus, engine, timeout):
 def _torch_run(program, args):
     if not args.torch_cache:
         return run_once(program, args.corpus, 'torch', args.timeout)
-    key = hashlib.sha256(repr((program['dir'], program['run'], [s.__name__ for s in program.get('setup', ())]))
+    key = hashlib.sha256(repr((_CACHE_FORMAT, program['dir'], program['run'],
+                               [s.__name__ for s in program.get('setup', ())]))
                          .encode()).hexdigest()[:16]
     path = os.path.join(args.torch_cache, key + '.json')
     if os.path.exists(path):
@@ -136,7 +159,8 @@ def main():
     for program in chosen:
         t_out, t_status, t_time = _torch_run(program, args)
         g_out, g_status, g_time = run_once(program, args.corpus, 'leafgrad', args.timeout)
-        verdict, where = compare(normalise(t_out, program), normalise(g_out, program), program.get('rtol', 1e-3))
+        verdict, where = compare(normalise(t_out, program), normalise(g_out, program), program.get('rtol', 1e-3),
+                                  program.get('atol', 0.0))
         if verdict != 'differs' and t_status != g_status:
             verdict, where = 'differs', (None, f'exit {t_status}', f'exit {g_status}')
         row = {'name': program['name'], 'verdict': verdict, 'torch_status': t_status, 'leafgrad_status': g_status,
