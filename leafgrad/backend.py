@@ -208,9 +208,21 @@ class device:
             return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self.index})"
 
+    def __enter__(self):
+        """``with torch.device(d):`` puts factories' tensors on ``d`` until the block ends."""
+        global _default_device
+        _devices_entered.append(_default_device)
+        _default_device = self
+        return self
+
+    def __exit__(self, *exc_info):
+        global _default_device
+        _default_device = _devices_entered.pop()
+
 
 CPU = device('cpu')
 _default_device = None  # where factories put tensors without device= (leafgrad.set_default_device); None: CPU
+_devices_entered = []  # the default devices that `with device(...)` blocks will put back
 
 
 def cuda_available():

@@ -110,6 +110,37 @@ def test_default_device_set_back_to_cpu(default_device_restored):
     same(lambda t: t.get_default_device())
 
 
+def _device_blocks(t):
+    """A device used as a context manager, nested and around set_default_device, as programs do."""
+    seen = []
+    with t.device('cpu') as d:
+        seen += [isinstance(d, t.device), str(t.zeros(2).device), str(t.get_default_device())]
+        with t.device('cuda:0'):
+            seen.append(str(t.get_default_device()))
+        seen.append(str(t.get_default_device()))
+    t.set_default_device('cuda:0')
+    with t.device('cpu'):
+        seen.append(str(t.ones(1).device))
+    seen.append(str(t.get_default_device()))
+    t.set_default_device(None)
+    seen.append(str(t.get_default_device()))
+    return seen
+
+
+def test_device_as_a_context_manager(default_device_restored):
+    same(_device_blocks)
+    same(_inside_a_cuda_block)
+
+
+def _inside_a_cuda_block(t):
+    """No GPU: the block is entered, the first factory in it fails with PyTorch's error."""
+    with t.device('cuda'):
+        try:
+            t.nn.Linear(2, 2)
+        except AssertionError as e:
+            return str(e)
+
+
 # ---- float32 matrix-product precision -----------------------------------------------------------
 
 @pytest.fixture
