@@ -144,6 +144,26 @@ def _torch_run(program, args):
     return result
 
 
+def _source(program):
+    """The repository and the scripts run, as 'pytorch/examples `regression/main.py`'."""
+    folder, _, sub = program['dir'].partition('/')
+    scripts = ' + '.join(f'`{os.path.join(sub, argv[0])}`' for argv in program['run'])
+    return f"{folder.replace('+', '/')} {scripts}"
+
+
+def markdown_table(programs, results):
+    """The results as the table compat/README.md shows."""
+    rows = ['| program | source | verdict | why it differs | issue |', '| --- | --- | --- | --- | --- |']
+    for program, row in zip(programs, results):
+        verdict = {'same': 'agrees', 'close': 'agrees (within tolerance)'}.get(row['verdict'], 'differs')
+        if verdict != 'differs' and row['torch_status']:
+            verdict += ", both stop at PyTorch's error"
+        why = program.get('why', '') if verdict == 'differs' else program.get('note', '')
+        issue = program.get('issue', '') if verdict == 'differs' else ''
+        rows.append(f"| {program['name']} | {_source(program)} | {verdict} | {why} | {issue} |")
+    return '\n'.join(rows) + '\n'
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('names', nargs='*', help='programs to run (default: all)')
@@ -153,6 +173,8 @@ def main():
     parser.add_argument('--torch-cache', help="a folder keeping PyTorch's runs, reused when a program's commands "
                         'are unchanged (PyTorch is the slower half of a run)')
     parser.add_argument('-v', '--verbose', action='store_true', help='print both outputs of a program that differs')
+    parser.add_argument('--markdown', help="write the results here as a Markdown table (program, source, verdict, "
+                        "and for a program that differs: why, and the issue that covers it)")
     args = parser.parse_args()
     chosen = [p for p in PROGRAMS if not args.names or p['name'] in args.names]
     results = []
@@ -165,7 +187,7 @@ def main():
             verdict, where = 'differs', (None, f'exit {t_status}', f'exit {g_status}')
         row = {'name': program['name'], 'verdict': verdict, 'torch_status': t_status, 'leafgrad_status': g_status,
                'torch_s': round(t_time, 1), 'leafgrad_s': round(g_time, 1), 'first_difference': where,
-               'issue': program.get('issue')}
+               'why': program.get('why'), 'issue': program.get('issue')}
         results.append(row)
         print(f"{program['name']:<42} {verdict:<8} torch {t_time:6.1f} s (exit {t_status})  "
               f"leafgrad {g_time:6.1f} s (exit {g_status})", flush=True)
@@ -175,6 +197,9 @@ def main():
                 print('---- torch ----\n' + t_out + '\n---- leafgrad ----\n' + g_out)
     agree = sum(r['verdict'] in ('same', 'close') for r in results)
     print(f'\n{agree} of {len(results)} programs print what PyTorch prints')
+    if args.markdown:
+        with open(args.markdown, 'w') as f:
+            f.write(markdown_table(chosen, results))
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(results, f, indent=1)
