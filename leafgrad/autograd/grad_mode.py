@@ -65,15 +65,20 @@ class enable_grad(_DecoratorContextManager):
 
 
 class set_grad_enabled(_DecoratorContextManager):
-    """Sets grad mode at once (usable as a function), and restores it on exit."""
+    """Sets grad mode at once (usable as a function), and restores it on exit. As a decorator
+    it puts back the mode it set when made, and sets its own at each call."""
 
     def __init__(self, mode):
         self.prev = state.grad_enabled
         self.mode = bool(mode)
         state.grad_enabled = self.mode
 
+    def __call__(self, func):
+        state.grad_enabled = self.prev
+        return super().__call__(func)
+
     def __enter__(self):
-        pass
+        state.grad_enabled = self.mode
 
     def __exit__(self, *exc):
         state.grad_enabled = self.prev
@@ -95,11 +100,10 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (state.grad_enabled, state.inference)
-        if self.mode:
-            state.grad_enabled = False
-            state.inference = True
-        else:
-            state.inference = False
+        # as PyTorch's InferenceMode(enabled): grad mode is the opposite of ``enabled``, so
+        # inference_mode(False) turns recording on, even inside no_grad
+        state.grad_enabled = not self.mode
+        state.inference = bool(self.mode)
 
     def __exit__(self, *exc):
         state.grad_enabled, state.inference = self.prev
