@@ -101,9 +101,17 @@ def load_leafgrad(leafgrad_path=None, as_module=None):
     return leafgrad, None
 
 
-def training_step(build, T, seed):
+def compiled(T, fn):
+    """``T.compile(fn)`` for leafgrad. torch.compile is not timed here: its inductor backend
+    compiles C++ for minutes on this machine; benchmarks/README quotes its figures."""
+    if T.__name__ == "torch":
+        raise RuntimeError("torch.compile not measured here")
+    return T.compile(fn)
+
+
+def training_step(build, T, seed, **options):
     """One timed step of a workload built as (params, forward_backward, update)."""
-    _, forward_backward, update = build(T, seed)
+    _, forward_backward, update = build(T, seed, **options)
 
     def step():
         forward_backward()

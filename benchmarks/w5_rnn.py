@@ -14,8 +14,8 @@ import numpy as np
 ID = "W5"
 TITLE = "tanh RNN in64 hid128 batch32, 50 steps BPTT, SGD"
 KIND = "timed"
-VARIANTS = [("step", "ms/step", 1e3)]
-TARGETS = {"step": ("leafgrad/numpy", 1.2)}
+VARIANTS = [("step", "ms/step", 1e3), ("compiled step", "ms/step", 1e3)]
+TARGETS = {"step": ("leafgrad/numpy", 1.2), "compiled step": ("leafgrad/numpy", 1.1)}
 
 STEPS, BATCH, NIN, NH, NOUT = 50, 32, 64, 128, 10
 LR = 0.01
@@ -37,19 +37,24 @@ def init(seed=0):
 
 
 # ---------------------------------------------------------------- T-style
-def _build(T, seed):
+def _build(T, seed, compiled=False):
     F = T.nn.functional
     d = init(seed)
     P = {k: T.tensor(d[k], requires_grad=True) for k in NAMES}
     x, target = T.tensor(d["x"]), T.tensor(d["target"])
     h0 = T.tensor(np.zeros((BATCH, NH), np.float32))
 
-    def forward_backward():
+    def loss_of():
         h = h0
         for t in range(STEPS):
             h = T.tanh(F.linear(x[t], P["W_xh"], P["b_h"]) + F.linear(h, P["W_hh"]))
         err = F.linear(h, P["W_o"], P["b_o"]) - target
-        loss = (err * err).mean()
+        return (err * err).mean()
+
+    loss_fn = _common.compiled(T, loss_of) if compiled else loss_of
+
+    def forward_backward():
+        loss = loss_fn()
         loss.backward()
         return loss
 
@@ -57,7 +62,7 @@ def _build(T, seed):
 
 
 def make(T, seed=0, variant="step"):
-    return _common.training_step(_build, T, seed)
+    return _common.training_step(_build, T, seed, compiled=variant.startswith("compiled"))
 
 
 def grads(T, seed=0):

@@ -84,6 +84,9 @@ def install_as_torch():
 def __getattr__(name):
     # Any subpackage or module of leafgrad loads on first use (leafgrad.nn, leafgrad.linalg ...),
     # so that `import leafgrad` stays fast and a new one needs no entry here.
+    if name == 'compile':
+        from ._compile import compile
+        return compile
     if name in ('save', 'load'):
         from . import serialization
         return getattr(serialization, name)

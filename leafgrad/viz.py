@@ -336,6 +336,9 @@ class _Drawer:
             nid = self._add(node, 'op_freed', f'{node.name()}\nsaved tensors freed')
         else:
             label = node.name()
+            summary = getattr(node, 'compiled_summary', None)  # a compiled region: what it holds
+            if summary is not None:
+                label += '\n' + summary()
             if saved:
                 label += f'\nsaved {_fmt_bytes(_saved_bytes(node))}'
             nid = self._add(node, 'op', label)

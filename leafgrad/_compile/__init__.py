@@ -1,0 +1,353 @@
+"""leafgrad.compile: torch.compile's contract on leafgrad's own tracer and replay.
+
+Design note. ``compile(fn)`` returns a callable that, per *signature* of its arguments (each
+tensor's shape, dtype, device and requires_grad; every other argument's value; grad mode;
+the training flags of the modules involved), traces ``fn`` once (``trace.py``: one eager
+run recording its top-level op calls) and then replays the recording on arrays
+(``program.py``: a generated forward, and a generated backward run by the one autograd node
+the call records). Guards check the signature on every call; a new signature traces again,
+up to ``_dynamo.config.recompile_limit`` signatures, after which the function runs eagerly
+(with one warning), as torch.compile does.
+
+The first call of a signature is the traced eager run itself, so its values and graph are
+eager's; replay begins with the second. A graph break (``.item()``, ``if t.sum() > 0``,
+``.tolist()``, printing a tensor, a NumPy round trip) or a call the trace cannot replay makes
+that signature run eagerly on every call, and ``report()`` says why; ``fullgraph=True``
+raises ``leafgrad._dynamo.exc.Unsupported`` instead, as torch raises.
+
+``backend='eager'`` runs the traced function eagerly after tracing (torch's 'eager' backend
+keeps eager's autograd graph too); every other backend name replays (torch's 'inductor',
+'aot_eager' and the others all record one ``CompiledFunctionBackward`` node per call).
+"""
+import functools
+import threading
+import time
+import warnings
+import weakref
+
+from ..autograd.grad_mode import state as _grad_state
+from ..tensor import Tensor
+from . import trace as _trace
+
+_MODES = ('default', 'lite', 'reduce-overhead', 'max-autotune-no-cudagraphs', 'max-autotune')
+_BACKENDS = ('inductor', 'eager', 'aot_eager', 'aot_eager_decomp_partition', 'cudagraphs', 'tvm', 'openxla',
+             'onnxrt')
+_all_compiled = weakref.WeakSet()
+_rules = None
+
+
+def _rule_table():
+    global _rules
+    if _rules is None:
+        from .rules import table
+        _rules = table()
+    return _rules
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None, options=None,
+            disable=False):
+    """Optimise ``model`` (a function or an ``nn.Module``) as ``torch.compile`` does; see the
+    module's design note. Without ``model``, a decorator."""
+    from .. import _dynamo
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if mode is not None and mode not in _MODES:
+        raise RuntimeError(f'Unrecognized mode={mode}, should be one of: {", ".join(_MODES)}')
+    if options is not None:
+        if not isinstance(options, dict):
+            raise TypeError(f'options must be a dict, got {type(options).__name__}')
+        for key in options:
+            raise RuntimeError(f'Unexpected optimization option {key}, known options are []')
+    if isinstance(backend, str):
+        if backend not in _BACKENDS:
+            raise _dynamo.exc.InvalidBackend(
+                f"Invalid backend: '{backend}', see `torch._dynamo.list_backends()` for available backends.")
+    elif callable(backend):
+        raise NotImplementedError('a callable backend receives an FX graph, which leafgrad does not build; use '
+                                  "a backend name ('inductor', 'aot_eager', 'eager')")
+    else:
+        raise _dynamo.exc.InvalidBackend(f'Invalid backend: {backend!r}')
+    if dynamic not in (None, True, False):
+        raise TypeError(f'dynamic must be None, True or False, got {dynamic!r}')
+
+    def decorate(obj):
+        if not callable(obj):
+            raise AssertionError(f'A callable function is expected, but {type(obj)} is provided.')
+        if disable:
+            return obj
+        if isinstance(obj, _Module):
+            return OptimizedModule(obj, _Compiled(obj.__call__, fullgraph, backend, obj))
+        compiled = _Compiled(obj, fullgraph, backend, None)
+
+        @functools.wraps(obj)
+        def compiled_function(*args, **kwargs):
+            return compiled(*args, **kwargs)
+        compiled_function._torchdynamo_orig_callable = obj
+        compiled_function._leafgrad_compiled = compiled
+        compiled_function.report = compiled.report
+        return compiled_function
+
+    if model is None:
+        return decorate
+    return decorate(model)
+
+
+from ..nn.modules.module import Module as _Module  # noqa: E402
+
+
+class OptimizedModule(_Module):
+    """A module whose forward is compiled: ``_orig_mod`` is the module itself (its state
+    dict's keys carry the ``_orig_mod.`` prefix, as PyTorch's)."""
+
+    def __init__(self, mod, compiled):
+        super().__init__()
+        self._orig_mod = mod
+        object.__setattr__(self, '_compiled', compiled)
+        object.__setattr__(self, 'forward', compiled)
+        object.__setattr__(self, 'training', mod.training)
+
+    def __getattr__(self, name):
+        modules = self.__dict__.get('_modules')
+        if modules is None or '_orig_mod' not in modules:
+            raise AttributeError(name)
+        if name == '_orig_mod':
+            return modules['_orig_mod']
+        return getattr(modules['_orig_mod'], name)
+
+    def report(self):
+        """compile's report of this module's forward (see ``leafgrad._dynamo.explain``)."""
+        return self._compiled.report()
+
+
+OptimizedModule.__module__ = 'leafgrad._dynamo.eval_frame'
+
+
+class _Entry:
+    """One traced signature: its program (None: runs eagerly) and the reason."""
+    __slots__ = ('program', 'reason', 'out_template', 'calls', 'captured_meta')
+
+    def __init__(self, program, reason, out_template=None):
+        self.program, self.reason, self.out_template = program, reason, out_template
+        self.calls = 0
+
+
+class _Compiled:
+    """The state of one compiled callable: its cache of traced signatures and its log."""
+
+    def __init__(self, fn, fullgraph, backend, module):
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.backend = backend
+        self.module = module
+        self.cache = {}
+        self.log = []             # plain sentences, in order
+        self.limit_hit = False
+        self.compile_seconds = []
+        _all_compiled.add(self)
+
+    def reset(self):
+        self.cache.clear()
+        self.log.clear()
+        self.limit_hit = False
+        self.compile_seconds = []
+
+    def __call__(self, *args, **kwargs):
+        from .. import _dynamo
+        if _trace.active is not None or _dynamo._disabled[0] or _profiling():
+            return self.fn(*args, **kwargs)  # inside another trace: inlined there
+        inputs = []
+        key = _signature(args, kwargs, inputs, self.module)
+        if key is None:
+            return self.fn(*args, **kwargs)
+        entry = self.cache.get(key)
+        if entry is not None:
+            program = entry.program
+            if program is None:
+                entry.calls += 1
+                return self.fn(*args, **kwargs)
+            if _captured_unchanged(program):
+                entry.calls += 1
+                return _rebuild(entry.out_template, program.out_slots, program.run(inputs))
+            del self.cache[key]
+            self.log.append('a captured tensor changed its shape, dtype or requires_grad: traced again')
+        if len(self.cache) >= _dynamo.config.recompile_limit:
+            if not self.limit_hit:
+                self.limit_hit = True
+                name = getattr(self.fn, '__qualname__', repr(self.fn))
+                warnings.warn(f'leafgrad._dynamo hit config.recompile_limit ({_dynamo.config.recompile_limit})\n'
+                              f"   function: '{name}'\n   last reason: {_describe_key(key)}\n"
+                              'New signatures now run eagerly.', UserWarning, stacklevel=2)
+                self.log.append(f'recompile limit ({_dynamo.config.recompile_limit}) reached: new signatures run '
+                                'eagerly')
+            return self.fn(*args, **kwargs)
+        return self._trace(key, args, kwargs, inputs)
+
+    def _trace(self, key, args, kwargs, inputs):
+        from .. import _dynamo
+        if not _trace._lock.acquire(blocking=False):  # another thread is tracing: eager this once
+            return self.fn(*args, **kwargs)
+        start = time.perf_counter()
+        try:
+            modules = (self.module,) if self.module is not None else ()
+            tracer = _trace.Tracer(inputs, _trace.known_tensors(self.fn, modules))
+            _trace.install(tracer)
+            try:
+                out = self.fn(*args, **kwargs)
+            finally:
+                _trace.uninstall()
+        finally:
+            _trace._lock.release()
+        n = len(self.cache)
+        what = 'traced' if n == 0 else f'traced again (signature {n + 1}: {_describe_key(key)})'
+        if tracer.breaks:
+            reason = tracer.breaks[0]
+            if self.fullgraph:
+                raise _dynamo.exc.Unsupported(reason)
+            self.cache[key] = _Entry(None, reason)
+            self.log.append(f'{what}; graph break: {reason}. This signature runs eagerly.')
+            return out
+        program = None
+        reason = tracer.unsupported
+        out_slots = []
+        out_template = None
+        if reason is None:
+            try:
+                out_template = _out_template(tracer, out, out_slots)
+            except _trace.Unsupported as e:
+                reason = str(e)
+        if reason is None and self.backend == 'eager':
+            reason = "backend='eager' runs the traced function eagerly"
+        if reason is None:
+            from .program import Program
+            program = Program(tracer, out_template, out_slots, _rule_table())
+        elif self.fullgraph and self.backend != 'eager':
+            raise _dynamo.exc.Unsupported(reason)
+        entry = _Entry(program, reason, out_template)
+        self.cache[key] = entry
+        seconds = time.perf_counter() - start
+        self.compile_seconds.append(seconds)
+        if program is None:
+            self.log.append(f'{what}; not replayed: {reason}. This signature runs eagerly.')
+        else:
+            self.log.append(f'{what}: {len(tracer.calls)} ops, {program.array_ops} replayed on arrays and '
+                            f'{program.islands} through their eager op; guards: {_describe_guards(key, program)} '
+                            f'({seconds * 1e3:.0f} ms).')
+        return out
+
+    def report(self):
+        """What compile did, in plain sentences: signatures traced, graph breaks, guards."""
+        lines = list(self.log)
+        for i, entry in enumerate(self.cache.values()):
+            state = 'replayed' if entry.program is not None else 'eager'
+            lines.append(f'signature {i + 1}: {state}, called {entry.calls} times after tracing')
+        return '\n'.join(lines) if lines else 'not called yet'
+
+
+def _profiling():
+    from ..autograd import _instrument
+    return _instrument._thread is not None
+
+
+def _signature(args, kwargs, inputs, module):
+    """The guard key of a call (None when an argument cannot be hashed); ``inputs`` receives
+    the argument tensors in order."""
+    parts = []
+    try:
+        _key_of(args, parts, inputs)
+        if kwargs:
+            _key_of(kwargs, parts, inputs)
+        parts.append(_grad_state.grad_enabled)
+        if module is not None:
+            parts.append(tuple([m.training for m in module.modules()]))
+        key = tuple(parts)
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _key_of(value, parts, inputs):
+    if isinstance(value, Tensor):
+        d = value._data
+        parts.append((d.shape, d.dtype, value._requires_grad, type(d)))
+        inputs.append(value)
+        return
+    t = type(value)
+    if t is tuple or t is list:
+        parts.append((t, len(value)))
+        for v in value:
+            _key_of(v, parts, inputs)
+        return
+    if t is dict:
+        parts.append((dict, tuple(value)))
+        for v in value.values():
+            _key_of(v, parts, inputs)
+        return
+    if t in (int, float, bool, str, type(None), complex):
+        parts.append((t, value))
+        return
+    from ..nn.modules.module import Module
+    if isinstance(value, Module):
+        parts.append((id(value), tuple([m.training for m in value.modules()])))
+        return
+    parts.append((t, id(value)))
+
+
+def _describe_key(key):
+    tensors = [p for p in key if type(p) is tuple and len(p) == 4 and type(p[0]) is tuple]
+    bits = [f'{list(s)} {dt}{" requires_grad" if rg else ""}' for s, dt, rg, _ in tensors]
+    return 'tensors ' + ', '.join(bits) if bits else 'no tensor arguments'
+
+
+def _describe_guards(key, program):
+    n_in = len(program.input_slots)
+    s = (f'{n_in} input tensor{"s" if n_in != 1 else ""} (shape, dtype, device, requires_grad), grad mode, '
+         f'{len(program.captured)} captured tensors (shape, dtype, requires_grad)')
+    return s
+
+
+def _captured_unchanged(program):
+    for t, (shape, dtype, rg) in zip(program.captured, program.captured_meta):
+        d = t._data
+        if d.shape != shape or d.dtype != dtype or t._requires_grad != rg:
+            return False
+    return True
+
+
+def _out_template(tracer, value, out_slots):
+    if isinstance(value, Tensor):
+        s = tracer.slot(value, 'the output')
+        out_slots.append(s)
+        return _trace.Ref(len(out_slots) - 1)
+    t = type(value)
+    if t is tuple or t is list:
+        return t([_out_template(tracer, v, out_slots) for v in value])
+    if t is dict:
+        return {k: _out_template(tracer, v, out_slots) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, '_fields'):
+        return ('namedtuple', t, [_out_template(tracer, v, out_slots) for v in value])
+    if value is None or t in (int, float, bool, str):
+        return value
+    raise _trace.Unsupported(f'the function returns a {t.__name__}, which compile does not replay')
+
+
+def _rebuild(template, out_slots, results):
+    if type(template) is _trace.Ref:
+        return results[template.slot]
+    t = type(template)
+    if t is tuple and len(template) == 3 and template[0] == 'namedtuple':
+        return template[1](*[_rebuild(v, out_slots, results) for v in template[2]])
+    if t is tuple or t is list:
+        return t([_rebuild(v, out_slots, results) for v in template])
+    if t is dict:
+        return {k: _rebuild(v, out_slots, results) for k, v in template.items()}
+    return template
+
+
+def reset():
+    """Forget every compiled callable's traces (torch._dynamo.reset / torch.compiler.reset)."""
+    for c in list(_all_compiled):
+        c.reset()
+
+
+_ = threading

@@ -1,0 +1,354 @@
+"""The replayable program made from a trace: a generated forward and backward on arrays.
+
+Design note. A trace (``trace.Tracer``) is a list of calls on numbered *slots*. ``build``
+turns it into two straight-line Python functions, generated as source and compiled once:
+
+* ``forward(v0, v1, ...)``: the arrays of the inputs and captured tensors in, the arrays of
+  the outputs out (and, when a gradient is needed, a tuple of what the backward reads: only
+  the arrays its derivatives use, as eager nodes save only those). Each call becomes the
+  NumPy expression of its rule (``rules.py``), the same kernels in the same order as the eager
+  op, so the values are bit-identical; an array nobody reads later is deleted where it is
+  last used, so that it is freed when eager would free it.
+* ``backward(saved, grads)``: the gradients of the outputs in, those of the inputs and
+  captured tensors that require grad out. Calls run in reverse order (the order eager's
+  engine runs their nodes: newest first) and gradients arriving at one slot are summed in the
+  order eager sums them.
+
+A call without a rule is an *island*: replayed by calling the op itself on tensors around the
+arrays (an eager graph confined to that op, differentiated by the engine in the backward).
+That keeps every op replayable (convolutions, losses, dropout drawing from the generator in
+eager's order, batch norm updating its running statistics) at eager's cost for that op.
+
+The compiled region appears to autograd as one node, ``CompiledFunctionBackward`` (PyTorch's
+name), whose edges lead to the inputs and captured tensors that require grad: gradients
+accumulate into the real parameters' ``.grad``, their hooks fire, and ``retain_graph`` keeps
+what the node saved, as for any node.
+"""
+import numpy
+
+from ..autograd import grad_mode
+from ..autograd.engine import run_backward
+from ..autograd.graph import Node, gradient_edge, _FREED
+from ..tensor import Tensor
+from .trace import Ref
+
+_state = grad_mode.state
+_wrap = Tensor._wrap
+_ndarray = numpy.ndarray
+
+
+class Gen:
+    """Emits the lines of one generated function; ``names`` binds the constants they use."""
+
+    def __init__(self, names):
+        self.lines = []      # (text, names read)
+        self.names = names
+
+    def const(self, value, hint='k'):
+        if callable(value):  # a function is bound once, under one name
+            for name, v in self.names.items():
+                if v is value:
+                    return name
+        name = f'_{hint}{len(self.names)}'
+        self.names[name] = value
+        return name
+
+    def emit(self, text, reads=()):
+        self.lines.append((text, set(reads)))
+
+
+def _v(slot):
+    return f'v{slot}'
+
+
+def _g(slot):
+    return f'g{slot}'
+
+
+class Island:
+    """A call replayed through the op itself (see the module's design note)."""
+
+    def __init__(self, call, tracer):
+        self.fn = call.fn
+        self.name = call.name
+        self.args, self.kwargs = call.args, call.kwargs
+        self.grad_mode = call.grad_mode
+        self.ins = call.ins
+        meta = tracer.meta
+        self.rg = [meta[s][2] and call.grad_mode for s in call.ins]
+        # a captured tensor that needs no gradient is passed itself (an op may update it in
+        # place: batch norm's running statistics); everything else as a tensor around the array
+        self.real = [tracer.captured.get(s) if not meta[s][2] else None for s in call.ins]
+        self.differentiable = any(meta[s][2] for s in call.outs)
+
+    def forward(self, *arrays):
+        tensors = []
+        for i, a in enumerate(arrays):
+            real = self.real[i]
+            tensors.append(real if real is not None else _wrap(a, self.rg[i]))
+        it = iter(tensors)
+        args = _fill(self.args, it)
+        kwargs = _fill(self.kwargs, it)
+        prev = _state.grad_enabled
+        _state.grad_enabled = self.grad_mode
+        try:
+            out = self.fn(*args, **kwargs)
+        finally:
+            _state.grad_enabled = prev
+        outs = list(_flat_tensors(out))
+        arrays_out = [o._data for o in outs]
+        if not self.differentiable:
+            return arrays_out, None
+        leaves = [t for t, rg in zip(tensors, self.rg) if rg]
+        return arrays_out, (outs, leaves)
+
+    def backward(self, state, grads):
+        outs, leaves = state
+        edges, roots = [], []
+        for o, g in zip(outs, grads):
+            if g is not None and o._grad_fn is not None:
+                edges.append((o._grad_fn, o._output_nr))
+                roots.append(_wrap(_as_array(g)))
+        if not edges:
+            return [numpy.zeros_like(leaf._data) for leaf in leaves]
+        got = run_backward(edges, roots, True, False, [gradient_edge(leaf) for leaf in leaves], capture=True)
+        return [c._data if c is not None else numpy.zeros_like(leaf._data) for c, leaf in zip(got, leaves)]
+
+
+def _as_array(a):
+    return a if type(a) is _ndarray else numpy.asarray(a)
+
+
+def _fill(template, it):
+    if type(template) is Ref:
+        return next(it)
+    t = type(template)
+    if t is list or t is tuple:
+        return t([_fill(v, it) for v in template])
+    if t is dict:
+        return {k: _fill(v, it) for k, v in template.items()}
+    return template
+
+
+def _flat_tensors(value):
+    if isinstance(value, Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _flat_tensors(v)
+
+
+class Program:
+    """The generated forward and backward of one traced signature."""
+
+    def __init__(self, tracer, out_template, out_slots, rules):
+        self.tracer_meta = tracer.meta
+        self.n_ops = len(tracer.calls)
+        self.out_template = out_template
+        self.out_slots = out_slots
+        kinds = tracer.kind
+        self.input_slots = [s for s, k in enumerate(kinds) if k == 'input']
+        self.captured_slots = sorted(tracer.captured)
+        self.captured = [tracer.captured[s] for s in self.captured_slots]
+        self.captured_meta = [tracer.meta[s] for s in self.captured_slots]
+        params = self.input_slots + self.captured_slots
+        meta = tracer.meta
+        self.grad_slots = [s for s in params if meta[s][2]]
+        self.differentiable = any(meta[s][2] for s in out_slots)
+        self.islands = 0
+        self.array_ops = 0
+        names = {'numpy': numpy}
+        self.names = names
+
+        # ---- backward first: it decides what the forward saves
+        bwd = Gen(names)
+        touched = set()
+        for i, s in enumerate(out_slots):
+            if not meta[s][2]:
+                continue
+            shape, dtype = meta[s][0], meta[s][1]
+            z = bwd.const((shape, dtype), 'meta')
+            if s in touched:
+                bwd.emit(f'{_g(s)} = {_g(s)} + (grads[{i}] if grads[{i}] is not None else numpy.zeros(*{z}))',
+                         [_g(s)])
+            else:
+                bwd.emit(f'{_g(s)} = grads[{i}] if grads[{i}] is not None else numpy.zeros(*{z})')
+            touched.add(s)
+        forward_parts = []
+        saved_states = []
+        for k, call in enumerate(tracer.calls):
+            rule = rules.get(call.fn)
+            spec = rule(call, meta) if rule is not None else None
+            forward_parts.append((call, spec))
+        for k in range(len(forward_parts) - 1, -1, -1):
+            call, spec = forward_parts[k]
+            if not any(s in touched for s in call.outs):
+                continue
+            gouts = [_g(s) if s in touched else None for s in call.outs]
+            need = [meta[s][2] and call.grad_mode for s in call.ins]
+            if not any(need):
+                continue
+            if spec is None:
+                st = f'st{k}'
+                saved_states.append(st)
+                isl = f'_I{k}'
+                res = f'r{k}'
+                bwd.emit(f'{res} = {isl}.backward({st}, [{", ".join(g or "None" for g in gouts)}])',
+                         [st] + [g for g in gouts if g])
+                j = 0
+                exprs = []
+                for i, s in enumerate(call.ins):
+                    if need[i]:
+                        exprs.append((s, f'{res}[{j}]', [res]))
+                        j += 1
+            else:
+                exprs = spec.backward(bwd, gouts, need)
+            for s, expr, reads in exprs:
+                if s in touched:
+                    bwd.emit(f'{_g(s)} = {_g(s)} + {expr}', [_g(s)] + list(reads))
+                else:
+                    bwd.emit(f'{_g(s)} = {expr}', reads)
+                    touched.add(s)
+        ret = ', '.join(_g(s) if s in touched else 'None' for s in self.grad_slots)
+        bwd_reads = set()
+        for _, reads in bwd.lines:
+            bwd_reads |= reads
+        saved = sorted(r for r in bwd_reads if r.startswith('v')) + [st for st in saved_states if st in bwd_reads]
+
+        # ---- forward
+        fwd = Gen(names)
+        for k, (call, spec) in enumerate(forward_parts):
+            if spec is None:
+                isl = Island(call, tracer)
+                names[f'_I{k}'] = isl
+                self.islands += 1
+                outs = ''.join(_v(s) + ', ' for s in call.outs)
+                ins = ', '.join(_v(s) for s in call.ins)
+                st = f'st{k}' if f'st{k}' in saved else '_'
+                fwd.emit(f'({outs}), {st} = _I{k}.forward({ins})', [_v(s) for s in call.ins])
+            else:
+                self.array_ops += 1
+                spec.forward(fwd)
+                for s in call.outs:
+                    if not meta[s][0]:  # NumPy gives a scalar for a 0-d result; a tensor holds an array
+                        fwd.emit(f'{_v(s)} = numpy.asarray({_v(s)})', [_v(s)])
+        self.saved_names = saved
+        out_names = [_v(s) for s in out_slots]
+        src_grad = _function('forward_grad', [_v(s) for s in params], fwd.lines,
+                             f'({"".join(n + ", " for n in out_names)}), ({"".join(n + ", " for n in saved)})',
+                             set(out_names) | set(saved))
+        src_nograd = _function('forward_nograd', [_v(s) for s in params],
+                               [(t.replace(', st', ', _st') if False else t, r) for t, r in fwd.lines],
+                               f'({"".join(n + ", " for n in out_names)})', set(out_names))
+        unpack = [(f'({"".join(n + ", " for n in saved)}) = saved', set())] if saved else []
+        src_bwd = _function('backward', ['saved', 'grads'], unpack + bwd.lines, f'({ret},)' if ret else '()',
+                            {_g(s) for s in self.grad_slots})
+        self.source = '\n'.join((src_grad, src_nograd, src_bwd))
+        code = compile(self.source, '<leafgrad.compile generated>', 'exec')
+        exec(code, names)
+        self.forward_grad = names['forward_grad']
+        self.forward_nograd = names['forward_nograd']
+        self.backward = names['backward']
+
+    def run(self, inputs):
+        arrays = [t._data for t in inputs]
+        arrays += [t._data for t in self.captured]
+        if self.differentiable and _state.grad_enabled:
+            outs, saved = self.forward_grad(*arrays)
+            tensors = list(inputs) + self.captured
+            edges = tuple(gradient_edge(tensors[i]) for i, s in enumerate(self.input_slots + self.captured_slots)
+                          if self.tracer_meta[s][2])
+            node = CompiledFunctionBackward(edges)
+            node.program, node.state = self, saved
+            node.num_outputs = len(self.out_slots)
+            result = []
+            for i, (s, a) in enumerate(zip(self.out_slots, outs)):
+                t = _wrap(a)
+                if self.tracer_meta[s][2]:
+                    t._grad_fn, t._requires_grad = node, True
+                    if i:
+                        t._output_nr = i
+                result.append(t)
+            return result
+        return [_wrap(a) for a in self.forward_nograd(*arrays)]
+
+
+def _function(name, params, lines, ret, keep):
+    """Source of a function of ``params`` running ``lines``, each name deleted after its last
+    read unless it is in ``keep`` (what the function returns)."""
+    last = {}
+    for i, (_, reads) in enumerate(lines):
+        for r in reads:
+            last[r] = i
+    body = []
+    for i, (text, reads) in enumerate(lines):
+        body.append('    ' + text)
+        dead = sorted(r for r in reads if last.get(r) == i and r not in keep and r[0] in 'vgr' and r != 'grads')
+        if dead:
+            body.append('    del ' + ', '.join(dead))
+    body.append(f'    return {ret}')
+    return f'def {name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
+
+
+_DOUBLE_BACKWARD = 'torch.compile with aot_autograd does not currently support double backward'
+
+
+class CompiledFunctionBackward(Node):
+    """The node of one call of a compiled region: its backward is the generated backward."""
+    _forward_cls = None  # (keeps the class's module: named as PyTorch's, autograd.function)
+    __module__ = 'leafgrad.autograd.function'
+
+    def __init__(self, next_functions):
+        super().__init__(next_functions)
+        self.program = None
+        self.state = None
+
+    def __repr__(self):
+        return f'<leafgrad.autograd.function.{self.name()} object at {hex(id(self))}>'
+
+    def compiled_summary(self):
+        p = self.program
+        return f'{p.n_ops} ops ({p.array_ops} replayed on arrays, {p.islands} through their eager op)'
+
+    def apply(self, *grads):
+        if self.state is None:
+            raise RuntimeError(_FREED)
+        arrays = [g._data if g is not None else None for g in grads]
+        if _state.grad_enabled:  # create_graph: the gradients' own backward raises, as PyTorch's
+            _state.grad_enabled = False
+            try:
+                res = self.program.backward(self.state, arrays)
+            finally:
+                _state.grad_enabled = True
+            edges = tuple(gradient_edge(g) for g in grads if g is not None and g._requires_grad) or self.next_functions
+            err = _DoubleBackward(edges)
+            out = []
+            for r in res:
+                if r is None:
+                    out.append(None)
+                    continue
+                t = _wrap(_as_array(r))
+                t._grad_fn, t._requires_grad = err, True
+                out.append(t)
+            return tuple(out)
+        return tuple(_wrap(_as_array(r)) if r is not None else None for r in self.program.backward(self.state, arrays))
+
+    def release(self):
+        self.state = None
+        self._saved = None
+
+
+class _DoubleBackward(Node):
+    """What PyTorch records for the gradients a compiled region computed under create_graph:
+    differentiating them again raises."""
+    _forward_cls = None
+    __module__ = 'leafgrad.autograd.function'
+
+    def name(self):
+        return 'CompiledFunctionBackwardBackward'
+
+    def __repr__(self):
+        return f'<leafgrad.autograd.function.CompiledFunctionBackwardBackward object at {hex(id(self))}>'
+
+    def apply(self, *grads):
+        raise RuntimeError(_DOUBLE_BACKWARD)

@@ -1,0 +1,341 @@
+"""How recorded calls replay on arrays: per op, its forward and derivative as NumPy source.
+
+Each rule looks at one recorded call (its arguments, the meta of its slots) and either
+declines (the call then replays through the op itself: ``program.Island``) or returns a spec
+whose ``forward(gen)`` emits the op's NumPy expression and whose ``backward(gen, gouts,
+need)`` returns, per input that needs a gradient, ``(slot, expression, names read)``.
+
+The expressions are those the eager op and its node compute (the same NumPy calls in the same
+order, often the same helper functions), so compiled values and gradients are bit-identical
+to eager's. A rule declines whatever it does not mirror exactly (mixed dtypes, integer
+tensors, arguments it does not know).
+"""
+import numpy
+
+from ..tensor import Tensor
+from .trace import Ref
+
+_FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
+
+
+def _sum_to(g, shape):
+    """ops._util.sum_to on arrays, as a plain backward runs it (float gradients)."""
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if gshape[lead:] == shape:
+        return numpy.add.reduce(g, axis=0 if lead == 1 else tuple(range(lead)))
+    kept = tuple([i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1])
+    summed = numpy.add.reduce(g, axis=tuple(range(lead)) + kept, keepdims=bool(kept))
+    return summed.reshape(shape) if kept else summed
+
+
+def _select_backward(g, shape, index):
+    out = numpy.zeros(shape, dtype=g.dtype)
+    out[index] = g
+    return out
+
+
+class Spec:
+    """A call replayed on arrays: ``fwd`` and ``bwd`` emit its code (see the module docstring)."""
+
+    def __init__(self, call, meta, fwd, bwd):
+        self.call, self.meta = call, meta
+        self._fwd, self._bwd = fwd, bwd
+
+    def forward(self, gen):
+        self._fwd(self, gen)
+
+    def backward(self, gen, gouts, need):
+        return self._bwd(self, gen, gouts, need)
+
+
+def _v(s):
+    return f'v{s}'
+
+
+def _float_tensor(meta, ref):
+    return type(ref) is Ref and meta[ref.slot][1] in _FLOATS
+
+
+def _operand(gen, meta, value, dtype):
+    """Source for a binary op's operand: a slot's array, or a Python number as eager passes it."""
+    if type(value) is Ref:
+        return _v(value.slot), [_v(value.slot)]
+    return _number(gen, value), []
+
+
+def _number(gen, value):
+    """A Python number in generated source: its literal when that reads back exactly."""
+    if type(value) is float and value == value and abs(value) != float('inf'):
+        return repr(value)
+    if type(value) is int:
+        return repr(value)
+    return gen.const(value)
+
+
+def _binary(op):
+    """add, sub, mul, div of two float tensors of one dtype, or of a float tensor and a Python
+    number, with ``alpha``/``rounding_mode`` absent."""
+    symbol = {'add': '+', 'sub': '-', 'mul': '*', 'div': '/'}[op]
+
+    def rule(call, meta):
+        if call.kwargs and any(v is not None for v in call.kwargs.values()) and \
+                not (op in ('add', 'sub') and call.kwargs.get('alpha', 1) == 1 and len(call.kwargs) == 1):
+            return None
+        if len(call.args) != 2:
+            return None
+        a, b = call.args
+        if not _float_tensor(meta, a):
+            return None
+        dt = meta[a.slot][1]
+        if type(b) is Ref:
+            if meta[b.slot][1] != dt:
+                return None
+        elif type(b) not in (float, int) or isinstance(b, bool):
+            return None
+        out = call.outs[0]
+
+        def fwd(spec, gen):
+            x, rx = _operand(gen, meta, a, dt)
+            y, ry = _operand(gen, meta, b, dt)
+            gen.emit(f'{_v(out)} = {x} {symbol} {y}', rx + ry)
+
+        def bwd(spec, gen, gouts, need):
+            g = gouts[0]
+            res = []
+            sa, sha = a.slot, meta[a.slot][0]
+            shb = meta[b.slot][0] if type(b) is Ref else ()
+            oshape = meta[out][0]
+            st = gen.const(_sum_to, 'sum_to')
+
+            def reduce(expr, shape, reads):
+                if shape == oshape:
+                    return expr, reads
+                return f'{st}({expr}, {shape!r})', reads
+
+            if op in ('add', 'sub'):
+                if need[0]:
+                    res.append((sa,) + reduce(g, sha, [g]))
+                if type(b) is Ref and need[1]:
+                    res.append((b.slot,) + reduce(g if op == 'add' else f'(-{g})', shb, [g]))
+            elif op == 'mul':
+                if type(b) is Ref:
+                    if need[0]:
+                        res.append((sa,) + reduce(f'{g} * {_v(b.slot)}', sha, [g, _v(b.slot)]))
+                    if need[1]:
+                        res.append((b.slot,) + reduce(f'{g} * {_v(sa)}', shb, [g, _v(sa)]))
+                elif need[0]:
+                    res.append((sa,) + reduce(f'{g} * {_number(gen, b)}',
+                                              sha, [g]))
+            else:  # div
+                if type(b) is Ref:
+                    vb = _v(b.slot)
+                    if need[0]:
+                        res.append((sa,) + reduce(f'{g} / {vb}', sha, [g, vb]))
+                    if need[1]:
+                        # DivBackward0: -grad * self / (other * other), as leafgrad ops (float arrays)
+                        res.append((b.slot,) + reduce(f'(-{g}) * {_v(sa)} / ({vb} * {vb})', shb, [g, _v(sa), vb]))
+                elif need[0]:
+                    res.append((sa,) + reduce(f'{g} / {_number(gen, b)}',
+                                              sha, [g]))
+            return res
+        return Spec(call, meta, fwd, bwd)
+    return rule
+
+
+def _unary(forward_fn, derivative, saves):
+    """A one-input float op: ``out = forward_fn(x)``; the derivative ``derivative(g, saved)``
+    where saved is the input or the output (``saves``), as the eager node computes it."""
+    def rule(call, meta):
+        if len(call.args) != 1 or call.kwargs:
+            if not (call.kwargs == {'inplace': False} and len(call.args) == 1):
+                return None
+        a = call.args[0]
+        if not _float_tensor(meta, a):
+            return None
+        out = call.outs[0]
+
+        def fwd(spec, gen):
+            f = gen.const(forward_fn, getattr(forward_fn, '__name__', 'f').strip('_'))
+            gen.emit(f'{_v(out)} = {f}({_v(a.slot)})', [_v(a.slot)])
+
+        def bwd(spec, gen, gouts, need):
+            d = gen.const(derivative, 'd')
+            s = _v(out) if saves == 'output' else _v(a.slot)
+            return [(a.slot, f'{d}({gouts[0]}, {s})', [gouts[0], s])]
+        return Spec(call, meta, fwd, bwd)
+    return rule
+
+
+def _relu_array(x):
+    return numpy.maximum(x, x.dtype.type(0))
+
+
+def _relu_derivative(g, r):
+    return g * (r > 0)
+
+
+def _linear(call, meta):
+    """F.linear(x, w, b): addmm(b, x, w.t()) for 2-D input (and for contiguous input of more
+    dimensions, flattened to 2-D and viewed back), mm(x, w.t()) for 2-D input without a bias."""
+    args = list(call.args) + [None] * (3 - len(call.args))
+    x, w, b = args[:3]
+    if call.kwargs:
+        if set(call.kwargs) - {'bias'}:
+            return None
+        b = call.kwargs.get('bias', b)
+    if not (_float_tensor(meta, x) and _float_tensor(meta, w)) or (b is not None and not _float_tensor(meta, b)):
+        return None
+    xs, ws = meta[x.slot][0], meta[w.slot][0]
+    dt = meta[x.slot][1]
+    if meta[w.slot][1] != dt or (b is not None and meta[b.slot][1] != dt) or len(ws) != 2 or xs[-1:] != ws[-1:]:
+        return None
+    if len(xs) < 2 or (len(xs) > 2 and b is None):
+        return None
+    out = call.outs[0]
+    oshape = meta[out][0]
+    rows = (-1, xs[-1])
+
+    def fwd(spec, gen):
+        vx, vw, vo = _v(x.slot), _v(w.slot), _v(out)
+        src = vx if len(xs) == 2 else f'{vx}.reshape({rows!r})'
+        reads = [vx, vw]
+        if b is None:
+            gen.emit(f'{vo} = {src} @ {vw}.T', reads)
+            return
+        gen.emit(f'{vo} = {src} @ {vw}.T', reads)
+        gen.emit(f'{vo} += {_v(b.slot)}', [vo, _v(b.slot)])
+        if len(xs) > 2:
+            gen.emit(f'{vo} = {vo}.reshape({oshape!r})', [vo])
+
+    def bwd(spec, gen, gouts, need):
+        g = gouts[0]
+        g2 = g if len(xs) == 2 else f'{g}.reshape({(-1, ws[0])!r})'
+        res = []
+        x2 = _v(x.slot) if len(xs) == 2 else f'{_v(x.slot)}.reshape({rows!r})'
+        if b is not None and need[2 if len(call.ins) == 3 else -1]:
+            bs = meta[b.slot][0]
+            st = gen.const(_sum_to, 'sum_to')
+            res.append((b.slot, f'{st}({g2}, {bs!r})', [g]))
+        if need[0]:
+            e = f'{g2} @ {_v(w.slot)}'
+            if len(xs) > 2:
+                e = f'({e}).reshape({xs!r})'
+            res.append((x.slot, e, [g, _v(w.slot)]))
+        if need[1]:
+            res.append((w.slot, f'{g2}.T @ {x2}', [g, _v(x.slot)]))
+        # eager's node order: addmm(bias, x, w.t()) delivers bias, x, then w
+        return res
+    return Spec(call, meta, fwd, bwd)
+
+
+def _sum_or_mean(mean):
+    def rule(call, meta):
+        if len(call.args) != 1 or call.kwargs:
+            return None
+        a = call.args[0]
+        if not _float_tensor(meta, a):
+            return None
+        out = call.outs[0]
+        shape = meta[a.slot][0]
+        count = 1
+        for n in shape:
+            count *= n
+
+        def fwd(spec, gen):
+            if mean:
+                # reduction.mean_array for float32/float64 NumPy arrays
+                gen.emit(f'{_v(out)} = numpy.asarray(numpy.add.reduce({_v(a.slot)}, axis=None) / {count})',
+                         [_v(a.slot)])
+            else:
+                gen.emit(f'{_v(out)} = numpy.asarray(numpy.add.reduce({_v(a.slot)}, axis=None))', [_v(a.slot)])
+
+        def bwd(spec, gen, gouts, need):
+            g = gouts[0]
+            e = f'({g} / {count})' if mean else g
+            return [(a.slot, f'numpy.broadcast_to({e}, {shape!r})', [g])]
+        return Spec(call, meta, fwd, bwd)
+    return rule
+
+
+def _getitem(call, meta):
+    """t[i] with an int i on a float tensor: a select view; its derivative scatters into zeros."""
+    if len(call.args) != 2 or call.kwargs:
+        return None
+    a, i = call.args
+    if not _float_tensor(meta, a) or type(i) is not int:
+        return None
+    shape = meta[a.slot][0]
+    if not shape or not -shape[0] <= i < shape[0]:
+        return None
+    i = i + shape[0] if i < 0 else i
+    out = call.outs[0]
+
+    def fwd(spec, gen):
+        gen.emit(f'{_v(out)} = {_v(a.slot)}[{i}, ...]', [_v(a.slot)])
+
+    def bwd(spec, gen, gouts, need):
+        f = gen.const(_select_backward, 'select_backward')
+        return [(a.slot, f'{f}({gouts[0]}, {shape!r}, {i})', [gouts[0]])]
+    return Spec(call, meta, fwd, bwd)
+
+
+def _reshape(call, meta):
+    """reshape/view of a contiguous float tensor to a shape (ints or a tuple)."""
+    if call.kwargs or not call.args or type(call.args[0]) is not Ref:
+        return None
+    a = call.args[0]
+    if not _float_tensor(meta, a):
+        return None
+    for s in call.args[1:]:
+        if not (type(s) is int or (isinstance(s, (tuple, list)) and all(type(n) is int for n in s))):
+            return None
+    out = call.outs[0]
+    src, dst = meta[a.slot][0], meta[out][0]
+
+    def fwd(spec, gen):
+        gen.emit(f'{_v(out)} = {_v(a.slot)}.reshape({dst!r})', [_v(a.slot)])
+
+    def bwd(spec, gen, gouts, need):
+        return [(a.slot, f'{gouts[0]}.reshape({src!r})', [gouts[0]])]
+    return Spec(call, meta, fwd, bwd)
+
+
+def _alias(call, meta):
+    """detach() and .data: the same array, no gradient."""
+    if len(call.args) != 1 or call.kwargs or type(call.args[0]) is not Ref:
+        return None
+    a, out = call.args[0], call.outs[0]
+
+    def fwd(spec, gen):
+        gen.emit(f'{_v(out)} = {_v(a.slot)}', [_v(a.slot)])
+
+    def bwd(spec, gen, gouts, need):
+        return []
+    return Spec(call, meta, fwd, bwd)
+
+
+def table():
+    """{op function: rule}, the functions as leafgrad's modules define them."""
+    from ..ops import elementwise as ew, reduction, indexing, shape
+    from ..nn import functional as F
+    from ..tensor import Tensor as T
+    data_getter = T.__dict__['data'].fget
+    return {
+        ew.add: _binary('add'), ew.sub: _binary('sub'), ew.mul: _binary('mul'), ew.div: _binary('div'),
+        ew.tanh: _unary(numpy.tanh, ew._tanh_derivative, 'output'),
+        ew.sigmoid: _unary(ew._sigmoid_array, ew._sigmoid_derivative, 'output'),
+        ew.exp: _unary(numpy.exp, numpy.multiply, 'output'),
+        ew.relu: _unary(_relu_array, _relu_derivative, 'output'),
+        F.relu: _unary(_relu_array, _relu_derivative, 'output'),
+        F.linear: _linear,
+        reduction.sum: _sum_or_mean(False), reduction.mean: _sum_or_mean(True),
+        indexing.getitem: _getitem,
+        shape.reshape: _reshape, shape.view: _reshape,
+        T.__dict__['detach']: _alias, data_getter: _alias,
+    }
+
+
+__all__ = ['table', 'Tensor']

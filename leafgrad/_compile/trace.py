@@ -1,0 +1,413 @@
+"""Tracing: one eager run of the function that records its top-level op calls.
+
+Design note. leafgrad has no central dispatcher, so tracing borrows the profiler's mechanism
+(``autograd/_instrument.py``): while a trace runs, every public op (the op families'
+functions and Tensor methods, ``nn.functional``, the factories, ``linalg``, ``special``) is
+replaced, wherever a module's globals or the ``Tensor`` class hold it, by a wrapper that runs
+the op and records the call: the function, its arguments with each tensor replaced by the
+*slot* that holds it, and the slots of its outputs. Only top-level calls are recorded (``F.linear``,
+not the ``t`` and ``addmm`` it calls); the wrappers are removed when the trace ends, so an
+op outside a trace is the very function it always was.
+
+A tensor the recorded calls read is an input of the compiled function, the output of an
+earlier recorded call, or a tensor that existed before the call and is reachable from the
+function (a module's parameters and buffers, tensors in its closure and globals): those are
+*captured* and read afresh on every call. Any other tensor was made by something the trace
+did not see; the call is then not replayable and runs eagerly (the report says why).
+
+Data-dependent Python (``.item()``, ``bool(t)``, ``.tolist()``, ``.numpy()``, printing a
+tensor, ``float(t)``) is a *graph break*: the wrappers of those methods note it, and the
+function then runs eagerly for that signature, as torch.compile runs the code around a break
+eagerly (``fullgraph=True`` raises instead).
+"""
+import sys
+import threading
+
+from ..tensor import Tensor
+
+_get_ident = threading.get_ident
+
+# The tracer recording in this process (one at a time), else None: read by every wrapper.
+active = None
+_lock = threading.Lock()
+_wrappers = None     # {id(original): (original, wrapper)}
+_originals = {}      # {id(wrapper): original}
+
+
+class Unsupported(Exception):
+    """Raised inside the tracer's bookkeeping: the traced call cannot be replayed."""
+
+
+class Ref:
+    """A tensor argument's place in a recorded call: the slot that holds it."""
+    __slots__ = ('slot',)
+
+    def __init__(self, slot):
+        self.slot = slot
+
+    def __repr__(self):
+        return f'%{self.slot}'
+
+
+class Call:
+    """One recorded top-level op call."""
+    __slots__ = ('fn', 'name', 'args', 'kwargs', 'ins', 'outs', 'out_template', 'grad_mode', 'inplace')
+
+    def __init__(self, fn, name, args, kwargs, ins, outs, out_template, grad_mode, inplace):
+        self.fn, self.name, self.args, self.kwargs = fn, name, args, kwargs
+        self.ins, self.outs, self.out_template = ins, outs, out_template
+        self.grad_mode, self.inplace = grad_mode, inplace
+
+    def __repr__(self):
+        return f'{self.outs} = {self.name}{self.args}'
+
+
+class Tracer:
+    """What one traced call recorded (see the module's design note)."""
+
+    def __init__(self, inputs, known):
+        self.thread = _get_ident()
+        self.depth = 0
+        self.calls = []
+        self.slot_of = {}        # id(tensor) -> slot (the tensor's current value)
+        self.keep = []           # every tensor seen: kept alive so that ids stay unique
+        self.meta = []           # slot -> (shape, dtype, requires_grad)
+        self.kind = []           # slot -> 'input', 'captured' or 'op'
+        self.captured = {}       # slot -> the pre-existing tensor
+        self.known = known       # id -> pre-existing tensor that may be captured
+        self.breaks = []         # graph-break reasons, in order
+        self.unsupported = None  # why the trace cannot be replayed (first reason)
+        self.opaque = {}         # id(tensor) -> name of the untraced op that made it
+        for t in inputs:
+            self._new_slot(t, 'input')
+
+    def _new_slot(self, t, kind):
+        s = len(self.meta)
+        self.meta.append((t._data.shape, t._data.dtype, t._requires_grad))
+        self.kind.append(kind)
+        self.slot_of[id(t)] = s
+        self.keep.append(t)
+        if kind == 'captured':
+            self.captured[s] = t
+        return s
+
+    def fail(self, reason):
+        if self.unsupported is None:
+            self.unsupported = reason
+
+    def slot(self, t, name):
+        s = self.slot_of.get(id(t))
+        if s is None:
+            if id(t) in self.opaque:
+                raise Unsupported(f'{name} reads a tensor made by {self.opaque[id(t)]}, which compile cannot replay')
+            if id(t) not in self.known:
+                raise Unsupported(f'{name} reads a tensor made outside the traced ops (not an input, nor a '
+                                  'parameter, buffer or tensor reachable from the function)')
+            return self._new_slot(t, 'captured')
+        if self.meta[s][2] != t._requires_grad:
+            raise Unsupported(f'{name} reads a tensor whose requires_grad changed inside the function')
+        return s
+
+    def template(self, value, name, ins):
+        """``value`` with every tensor replaced by its Ref (lists, tuples and dicts searched)."""
+        if isinstance(value, Tensor):
+            s = self.slot(value, name)
+            ins.append(s)
+            return Ref(s)
+        tv = type(value)
+        if tv is list or tv is tuple:
+            return tv([self.template(v, name, ins) for v in value])
+        if tv is dict:
+            return {k: self.template(v, name, ins) for k, v in value.items()}
+        return value
+
+    def record(self, fn, name, args, kwargs, out):
+        from ..autograd.grad_mode import state
+        if self.unsupported is not None:
+            return
+        try:
+            if 'out' in kwargs and kwargs['out'] is not None:
+                raise Unsupported(f'{name}(out=...) is not replayed')
+            ins = []
+            targs = self.template(args, name, ins)
+            tkw = self.template(kwargs, name, ins)
+            in_tensors = [t for t in _tensors((args, kwargs))]
+            inplace = any(o is t for o in _tensors(out) for t in in_tensors)
+            if inplace and state.grad_enabled and any(t._requires_grad for t in in_tensors):
+                raise Unsupported(f'{name} changes a tensor in place under autograd')
+            if not isinstance(out, (Tensor, tuple, list)) and out is not None:
+                if getattr(fn, '__name__', '') in _DATA_DEPENDENT:
+                    self.breaks.append(f'{name}() returned a Python {type(out).__name__} computed from tensor data')
+                return
+            outs = []
+            tout = self._out_template(out, outs)
+            self.calls.append(Call(fn, name, targs, tkw, ins, outs, tout, state.grad_enabled, inplace))
+        except Unsupported as e:
+            self.fail(str(e))
+
+    def _out_template(self, value, outs):
+        if isinstance(value, Tensor):
+            s = self._new_slot(value, 'op')
+            outs.append(s)
+            return Ref(s)
+        if isinstance(value, (tuple, list)):
+            items = [self._out_template(v, outs) for v in value]
+            if type(value) in (tuple, list):
+                return type(value)(items)
+            return (type(value), items)  # a named tuple (return_types.max ...)
+        return value
+
+    def note_opaque(self, out, name):
+        for t in _tensors(out):
+            if id(t) not in self.slot_of:
+                self.opaque[id(t)] = name
+                self.keep.append(t)
+
+
+def _tensors(value):
+    if isinstance(value, Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensors(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors(v)
+
+
+# ---- the wrappers ------------------------------------------------------------------------------
+
+def _make_wrapper(fn, name):
+    def traced(*args, **kwargs):
+        tr = active
+        if tr is None or tr.depth or tr.thread != _get_ident():
+            return fn(*args, **kwargs)
+        tr.depth = 1
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            tr.depth = 0
+        tr.record(fn, name, args, kwargs, out)
+        return out
+    _copy_identity(traced, fn)
+    return traced
+
+
+def _make_break_wrapper(fn, name, what):
+    """A Tensor method that turns tensor data into Python data: a graph break at top level."""
+    def breaking(self, *args, **kwargs):
+        tr = active
+        if tr is not None and not tr.depth and tr.thread == _get_ident():
+            tr.breaks.append(what)
+            tr.depth = 1
+            try:
+                return fn(self, *args, **kwargs)
+            finally:
+                tr.depth = 0
+        return fn(self, *args, **kwargs)
+    _copy_identity(breaking, fn)
+    return breaking
+
+
+def _make_property_wrapper(prop, name):
+    """``t.data``, ``t.T``, ``t.mT``: recorded as calls of their getter."""
+    getter = _make_wrapper(prop.fget, name)
+    return property(getter, prop.fset, prop.fdel, prop.__doc__)
+
+
+def _copy_identity(wrapper, fn):
+    for attr in ('__name__', '__qualname__', '__doc__', '__module__'):
+        try:
+            setattr(wrapper, attr, getattr(fn, attr))
+        except (AttributeError, TypeError):
+            pass
+    wrapper.__wrapped__ = fn
+
+
+# Tensor methods that hand tensor data to Python: a graph break, as in torch.compile.
+_BREAKS = {
+    'item': 'Tensor.item() reads a tensor value into Python',
+    'tolist': 'Tensor.tolist() reads tensor values into Python',
+    'numpy': 'Tensor.numpy() hands the data to NumPy',
+    '__array__': 'a tensor converted to a NumPy array',
+    '__bool__': 'data-dependent branching (bool of a tensor, e.g. `if t.sum() > 0:`)',
+    '__float__': 'float() of a tensor', '__int__': 'int() of a tensor', '__index__': 'a tensor used as an index',
+    '__complex__': 'complex() of a tensor',
+    '__repr__': 'a tensor printed (repr)', '__str__': 'a tensor printed (str)', '__format__': 'a tensor formatted',
+    'register_hook': 'Tensor.register_hook inside the compiled region',
+    'retain_grad': 'Tensor.retain_grad inside the compiled region',
+    'register_post_accumulate_grad_hook': 'a post-accumulate-grad hook registered inside the compiled region',
+    'backward': 'Tensor.backward() inside the compiled region',
+}
+_PROPERTIES = ('data', 'T', 'mT', 'H', 'mH', 'grad')
+
+
+# Tensor methods that read metadata or attach hooks: not ops, never recorded.
+_NOT_OPS = {'size', 'dim', 'numel', 'ndimension', 'nelement', 'stride', 'storage_offset', 'is_contiguous',
+            'data_ptr', 'element_size', 'get_device', 'is_floating_point', 'is_complex', 'is_signed', 'untyped_storage',
+            'storage', 'is_shared', 'share_memory_', 'is_pinned', 'pin_memory', 'new', 'type', 'is_set_to',
+            'dim_order', 'is_inference', 'is_same_size', 'has_names', 'is_coalesced'}
+
+
+def _build():
+    import importlib
+    import types
+    from ..autograd import _instrument
+    from .. import ops
+    table = {}
+
+    def add(fn):
+        if isinstance(fn, types.FunctionType) and id(fn) not in table and fn.__name__ not in _BREAKS \
+                and fn.__name__ not in _NOT_OPS and (fn.__module__ or '').startswith('leafgrad'):
+            table[id(fn)] = (fn, _make_wrapper(fn, _name_of(fn)))
+
+    for fn, _ in _instrument._build_ops().values():
+        add(fn)
+    # also what the profiler's table leaves out: every public function of the op families and
+    # of nn.functional, and every public Tensor method
+    modules = [importlib.import_module(f'..ops.{family}', __package__) for family in ops.FAMILIES]
+    modules.append(importlib.import_module('..nn.functional', __package__))
+    for module in modules:
+        for name, fn in list(vars(module).items()):
+            if not name.startswith('_'):
+                add(fn)
+    for name, fn in list(vars(Tensor).items()):
+        if not name.startswith('_') or (name.startswith('__') and name.endswith('__') and name not in _NOT_DUNDERS):
+            add(fn)
+    return table
+
+
+_NOT_DUNDERS = {'__init__', '__new__', '__getattr__', '__setattr__', '__delattr__', '__hash__', '__len__',
+                '__iter__', '__reduce__', '__reduce_ex__', '__getstate__', '__setstate__', '__deepcopy__',
+                '__copy__', '__dir__', '__sizeof__', '__init_subclass__', '__class_getitem__', '__contains__',
+                '__torch_function__', '__array_wrap__', '__array_priority__', '__dlpack__', '__dlpack_device__'}
+# Functions whose Python result depends on tensor data: a graph break.
+_DATA_DEPENDENT = {'equal', 'allclose', 'is_nonzero', 'isclose_all'}
+
+
+def _name_of(fn):
+    mod = getattr(fn, '__module__', '') or ''
+    name = getattr(fn, '__name__', type(fn).__name__)
+    if mod.startswith('leafgrad.nn'):
+        return 'F.' + name
+    return name
+
+
+_tensor_saved = {}   # name -> original attribute of Tensor
+
+
+def install(tracer):
+    """Start recording ``tracer`` (the caller holds ``_lock``)."""
+    global active, _wrappers
+    from ..autograd import _instrument
+    if _wrappers is None:
+        _wrappers = _build()
+        _originals.update((id(w), fn) for fn, w in _wrappers.values())
+    _instrument._replace(_wrappers, _wrapper_of)
+    for name, what in _BREAKS.items():
+        original = Tensor.__dict__.get(name)
+        if original is None:
+            for klass in Tensor.__mro__[1:]:
+                if name in klass.__dict__ and klass is not object:
+                    original = klass.__dict__[name]
+                    break
+        if original is None or not callable(original):
+            continue
+        _tensor_saved[name] = Tensor.__dict__.get(name, _ABSENT)
+        setattr(Tensor, name, _make_break_wrapper(original, name, what))
+    for name in _PROPERTIES:
+        prop = Tensor.__dict__.get(name)
+        if isinstance(prop, property):
+            _tensor_saved[name] = prop
+            if name == 'grad':
+                setattr(Tensor, name, property(_make_break_wrapper(prop.fget, name, 'Tensor.grad read inside the '
+                                                                   'compiled region'), prop.fset, prop.fdel))
+            else:
+                setattr(Tensor, name, _make_property_wrapper(prop, '.' + name))
+    active = tracer
+
+
+_ABSENT = object()
+
+
+def uninstall():
+    global active
+    from ..autograd import _instrument
+    active = None
+    for name, original in _tensor_saved.items():
+        if original is _ABSENT:
+            delattr(Tensor, name)
+        else:
+            setattr(Tensor, name, original)
+    _tensor_saved.clear()
+    _instrument._replace(_originals, lambda w: _originals[id(w)])
+
+
+def _wrapper_of(value):
+    entry = _wrappers.get(id(value))
+    return entry[1] if entry is not None and entry[0] is value else None
+
+
+def known_tensors(fn, extra=()):
+    """{id: tensor} of the tensors that exist before the call and that the function can reach:
+    a module's parameters, buffers and tensor attributes (``extra``: modules), the tensors in
+    the function's closure and globals (directly, or one level down in a dict, list, tuple or
+    module)."""
+    from ..nn.modules.module import Module
+    found = {}
+
+    def add_module(m):
+        for sub in m.modules():
+            for v in vars(sub).values():
+                add(v, 0)
+            for p in sub._parameters.values():
+                if p is not None:
+                    found[id(p)] = p
+            for b in sub._buffers.values():
+                if b is not None:
+                    found[id(b)] = b
+
+    def add(v, depth):
+        if isinstance(v, Tensor):
+            found[id(v)] = v
+        elif isinstance(v, Module):
+            if depth < 2:
+                add_module(v)
+        elif depth < 1 and isinstance(v, (dict, list, tuple)):
+            for item in (v.values() if isinstance(v, dict) else v):
+                add(item, depth + 1)
+
+    for m in extra:
+        add_module(m)
+    seen = set()
+    while fn is not None and id(fn) not in seen:
+        seen.add(id(fn))
+        self = getattr(fn, '__self__', None)
+        if self is not None:
+            add(self, 0)
+        code_fn = getattr(fn, '__func__', fn)
+        for cell in getattr(code_fn, '__closure__', None) or ():
+            try:
+                add(cell.cell_contents, 0)
+            except ValueError:
+                pass
+        g = getattr(code_fn, '__globals__', None)
+        code = getattr(code_fn, '__code__', None)
+        if g is not None and code is not None:
+            for name in _names_used(code):
+                if name in g:
+                    add(g[name], 0)
+        fn = getattr(fn, '__wrapped__', None)
+    return found
+
+
+def _names_used(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, 'co_names'):
+            names |= _names_used(const)
+    return names
+
+
+__all__ = ['Tracer', 'Call', 'Ref', 'install', 'uninstall', 'known_tensors', 'Unsupported']
+_ = sys

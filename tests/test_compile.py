@@ -1,0 +1,500 @@
+"""leafgrad.compile: compiled calls against eager (bit for bit) and the API against torch.compile."""
+import warnings
+
+import numpy as np
+import pytest
+
+import leafgrad as lg
+from leafgrad import nn
+from leafgrad._compile import trace as _trace
+
+F = nn.functional
+
+# torch.compile runs in a separate process: Dynamo installs a frame-evaluation hook for the
+# rest of the process, which would change reference counts (and so leafgrad's buffer reuse)
+# in the tests that run after these.
+_TORCH_FACTS = r"""
+import json, torch
+facts = {}
+def branchy(x):
+    y = x * 2
+    if y.sum() > 0:
+        return y + 1
+    return y - 1
+try:
+    torch.compile(branchy, fullgraph=True, backend='eager')(torch.ones(3))
+except Exception as e:
+    facts['fullgraph'] = [c.__name__ for c in type(e).__mro__[:3]]
+m = torch.nn.Linear(2, 3)
+om = torch.compile(m, backend='eager')
+facts['type'] = type(om).__name__
+facts['orig'] = om._orig_mod is m
+facts['keys'] = list(om.state_dict())
+facts['repr'] = repr(om)
+facts['disable'] = torch.compile(m, disable=True) is m
+def f(x):
+    return x
+errors = []
+for kw in (dict(mode='bogus'), dict(mode='max-autotune', options={'a': 1}), dict(backend='nope')):
+    try:
+        torch.compile(f, **kw)
+    except Exception as e:
+        errors.append([type(e).__name__, str(e)])
+try:
+    torch.compile(3)
+except Exception as e:
+    errors.append([type(e).__name__, str(e)])
+facts['errors'] = errors
+w = torch.randn(3, requires_grad=True)
+c = torch.compile(lambda x: (x * w).tanh().sum(), backend='aot_eager')
+y = c(torch.randn(3))
+facts['node'] = y.grad_fn.name()
+(g,) = torch.autograd.grad(c(torch.randn(3)), w, create_graph=True)
+facts['create_graph_node'] = g.grad_fn.name()
+try:
+    g.sum().backward()
+except Exception as e:
+    facts['double_backward'] = [type(e).__name__, str(e)]
+print(json.dumps(facts))
+"""
+
+
+@pytest.fixture(scope='module')
+def torch_facts():
+    pytest.importorskip('torch')
+    import json
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, '-c', _TORCH_FACTS], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _same(a, b):
+    assert a.shape == b.shape and a.dtype == b.dtype
+    assert np.array_equal(a._data, b._data, equal_nan=True), np.abs(a._data - b._data).max()
+
+
+def _program(compiled):
+    state = getattr(compiled, '_leafgrad_compiled', None) or compiled._compiled
+    return [e.program for e in state.cache.values()]
+
+
+# ---- values and gradients: compiled == eager, bit for bit ------------------------------------
+
+FUNCTIONS = {
+    'arith': lambda x, y: ((x + y) * (x - 0.5) / (y * y + 1.0) - x / 3 + 2 * y).sum(),
+    'broadcast': lambda x, y: (x * y[0] + y[1:2] - x[0] / (y[0] + 3.0)).mean(),
+    'unary': lambda x, y: (lg.tanh(x) + lg.sigmoid(y) * lg.exp(x * 0.1) + F.relu(x - y) + x.relu()).mean(),
+    'shape': lambda x, y: (x.reshape(-1) * y.view(12) + x.detach().reshape(12)).sum() + x[1].sum() + y[-1].mean(),
+    'islands': lambda x, y: (lg.softmax(x, 1) * lg.log_softmax(y, 0) + x.abs().pow(1.5) + x @ y.t()[:, :1]).sum(),
+}
+
+
+@pytest.mark.parametrize('name', sorted(FUNCTIONS))
+def test_function_matches_eager(name):
+    fn = FUNCTIONS[name]
+    rng = np.random.default_rng(1)
+    xs, ys = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+    compiled = lg.compile(fn)
+    for step in range(3):
+        x1, y1 = lg.tensor(xs, requires_grad=True), lg.tensor(ys, requires_grad=True)
+        x2, y2 = lg.tensor(xs, requires_grad=True), lg.tensor(ys, requires_grad=True)
+        e, c = fn(x1, y1), compiled(x2, y2)
+        _same(e, c)
+        e.backward()
+        c.backward()
+        _same(x1.grad, x2.grad)
+        _same(y1.grad, y2.grad)
+    assert type(c.grad_fn).__name__ == 'CompiledFunctionBackward'
+    assert _program(compiled)[0] is not None
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(20, 32), nn.Linear(32, 5)
+
+    def forward(self, x, y):
+        return F.cross_entropy(self.l2(F.relu(self.l1(x))), y)
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c, self.bn, self.f, self.d = nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.Linear(36, 3), nn.Dropout(0.3)
+
+    def forward(self, x, y):
+        h = F.max_pool2d(F.relu(self.bn(self.c(x))), 2)
+        return F.cross_entropy(self.f(self.d(h.reshape(h.shape[0], -1))), y)
+
+
+class RNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.h, self.o = nn.Linear(6, 8), nn.Linear(8, 8, bias=False), nn.Linear(8, 2)
+
+    def forward(self, x, t):
+        h = lg.zeros(x.shape[1], 8)
+        for i in range(x.shape[0]):
+            h = lg.tanh(self.a(x[i]) + self.h(h))
+        e = self.o(h) - t
+        return (e * e).mean()
+
+
+class Block(nn.Module):
+    """A nanoGPT-style model: embeddings, causal self-attention, MLP with GELU, layer norms."""
+    def __init__(self, vocab=11, n=8, heads=2, block=4):
+        super().__init__()
+        self.n, self.heads = n, heads
+        self.wte, self.wpe = nn.Embedding(vocab, n), nn.Embedding(block, n)
+        self.ln1, self.ln2, self.lnf = nn.LayerNorm(n), nn.LayerNorm(n), nn.LayerNorm(n)
+        self.attn, self.proj = nn.Linear(n, 3 * n), nn.Linear(n, n)
+        self.mlp = nn.Sequential(nn.Linear(n, 4 * n), nn.GELU(), nn.Linear(4 * n, n), nn.Dropout(0.1))
+        self.head = nn.Linear(n, vocab, bias=False)
+        self.register_buffer('mask', lg.tril(lg.ones(block, block)).view(1, 1, block, block))
+
+    def forward(self, idx, targets):
+        B, T = idx.size()
+        x = self.wte(idx) + self.wpe(lg.arange(0, T, dtype=lg.long))
+        q, k, v = self.attn(self.ln1(x)).split(self.n, dim=2)
+        q, k, v = (z.view(B, T, self.heads, self.n // self.heads).transpose(1, 2) for z in (q, k, v))
+        a = (q @ k.transpose(-2, -1)) * (1.0 / (self.n // self.heads) ** 0.5)
+        a = F.softmax(a.masked_fill(self.mask[:, :, :T, :T] == 0, float('-inf')), dim=-1)
+        x = x + self.proj((a @ v).transpose(1, 2).contiguous().view(B, T, self.n))
+        x = x + self.mlp(self.ln2(x))
+        logits = self.head(self.lnf(x))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+def _inputs(kind):
+    if kind is MLP:
+        return lg.randn(16, 20), lg.randint(0, 5, (16,))
+    if kind is CNN:
+        return lg.randn(4, 1, 8, 8), lg.randint(0, 3, (4,))
+    if kind is RNN:
+        return lg.randn(5, 3, 6), lg.randn(3, 2)
+    return lg.randint(0, 11, (2, 4)), lg.randint(0, 11, (2, 4))
+
+
+@pytest.mark.parametrize('kind', [MLP, CNN, RNN, Block], ids=lambda k: k.__name__)
+def test_module_matches_eager(kind):
+    lg.manual_seed(0)
+    eager = kind()
+    lg.manual_seed(0)
+    model = kind()
+    compiled = lg.compile(model)
+    inputs = _inputs(kind)
+    for step in range(3):
+        lg.manual_seed(step)  # dropout draws the same numbers in both
+        le = eager(*inputs)
+        le.backward()
+        lg.manual_seed(step)
+        lc = compiled(*inputs)
+        lc.backward()
+        _same(le, lc)
+        for p, q in zip(eager.parameters(), model.parameters()):
+            _same(p.grad, q.grad)
+            p.grad = q.grad = None
+        for a, b in zip(eager.buffers(), model.buffers()):
+            _same(a, b)  # batch norm's running statistics updated as eagerly
+    assert type(lc.grad_fn).__name__ == 'CompiledFunctionBackward'
+    assert _program(compiled)[0] is not None, compiled.report()
+
+
+def test_nanogpt_training_loop_adamw():
+    """A small GPT trained for a few AdamW steps compiled end to end: the same losses and
+    weights as eager, bit for bit."""
+    runs = []
+    for compile_it in (False, True):
+        lg.manual_seed(0)
+        model = Block()
+        opt = lg.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+        step_model = lg.compile(model) if compile_it else model
+        losses = []
+        for step in range(4):
+            lg.manual_seed(100 + step)
+            idx, tgt = lg.randint(0, 11, (2, 4)), lg.randint(0, 11, (2, 4))
+            loss = step_model(idx, tgt)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            losses.append(loss._data.copy())
+        runs.append((losses, [p._data.copy() for p in model.parameters()]))
+    for a, b in zip(runs[0][0], runs[1][0]):
+        assert np.array_equal(a, b)
+    for a, b in zip(runs[0][1], runs[1][1]):
+        assert np.array_equal(a, b)
+
+
+# ---- guards and retracing -------------------------------------------------------------------
+
+def _signatures(compiled):
+    return len(_program(compiled))
+
+
+def test_each_guard_retraces():
+    calls = []
+
+    def fn(x):
+        calls.append(1)
+        return (x * 2).tanh().sum()
+
+    compiled = lg.compile(fn)
+    x = lg.randn(3, 4)
+    compiled(x), compiled(lg.randn(3, 4))
+    assert _signatures(compiled) == 1 and len(calls) == 1  # the second call replayed
+    compiled(lg.randn(5, 4))                             # shape
+    compiled(lg.randn(3, 4, dtype=lg.float64))           # dtype
+    xr = lg.randn(3, 4, requires_grad=True)
+    compiled(xr)                                         # requires_grad
+    out = compiled(xr)
+    out.backward()
+    np.testing.assert_allclose(xr.grad._data, ((1 - (xr * 2).tanh() ** 2) * 2)._data, rtol=1e-6)
+    with lg.no_grad():                                   # grad mode
+        r = compiled(xr)
+        r2 = compiled(xr)
+    assert not r2.requires_grad and np.array_equal(r._data, r2._data)
+    assert _signatures(compiled) == 5 and len(calls) == 5
+    assert 'traced again' in compiled.report()
+
+
+def test_train_eval_retraces():
+    model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
+    compiled = lg.compile(model)
+    x = lg.randn(4, 3)
+    compiled(x), compiled(x)
+    compiled.eval()
+    a, b = compiled(x), compiled(x)
+    assert _signatures(compiled) == 2
+    _same(a, b)
+    _same(a, model(x))  # eval: dropout off, deterministic
+    compiled.train()
+    compiled(x)
+    assert _signatures(compiled) == 2  # back to the first signature
+
+
+def test_captured_tensor_change_retraces():
+    w = lg.randn(3, 3)
+
+    def fn(x):
+        return x @ w
+
+    compiled = lg.compile(fn)
+    x = lg.randn(3, 3)
+    compiled(x), compiled(x)
+    w.data = lg.randn(3, 2)
+    _same(compiled(x), x @ w)
+    w.data = lg.randn(3, 2) * 2   # same shape: replayed with the new values
+    _same(compiled(x), x @ w)
+
+
+def test_recompile_limit_warns_once_then_eager():
+    from leafgrad import _dynamo
+    compiled = lg.compile(lambda x: x * 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        for n in range(1, _dynamo.config.recompile_limit + 4):
+            _same(compiled(lg.ones(n)), lg.ones(n) * 2)
+    assert len([w for w in caught if 'recompile_limit' in str(w.message)]) == 1
+    assert _signatures(compiled) == _dynamo.config.recompile_limit
+
+
+# ---- graph breaks ---------------------------------------------------------------------------
+
+def _branchy(x):
+    y = x * 2
+    if y.sum() > 0:
+        return y + 1
+    return y - 1
+
+
+BREAKS = {
+    'bool': (_branchy, 'data-dependent branching'),
+    'item': (lambda x: x * x.sum().item(), 'item()'),
+    'tolist': (lambda x: x + len([v for v in x.tolist() if v > 0]), 'tolist()'),
+    'numpy': (lambda x: x * float(np.asarray(x.detach().numpy()).max()), 'numpy()'),
+    'print': (lambda x: (print(x), x * 3)[1], 'printed'),
+}
+
+
+@pytest.mark.parametrize('name', sorted(BREAKS))
+def test_graph_break_runs_eagerly_and_correctly(name, capsys):
+    fn, words = BREAKS[name]
+    compiled = lg.compile(fn)
+    for sign in (1, -1, 1):
+        x1 = lg.tensor(np.float32(sign) * np.arange(1, 5, dtype=np.float32), requires_grad=True)
+        x2 = lg.tensor(np.float32(sign) * np.arange(1, 5, dtype=np.float32), requires_grad=True)
+        e, c = fn(x1), compiled(x2)
+        _same(e, c)
+        e.sum().backward()
+        c.sum().backward()
+        _same(x1.grad, x2.grad)
+    assert _program(compiled) == [None]
+    assert words in compiled.report() and 'graph break' in compiled.report()
+
+
+def test_fullgraph_raises_torchs_error_type(torch_facts):
+    from leafgrad import _dynamo
+    with pytest.raises(_dynamo.exc.Unsupported) as mine:
+        lg.compile(_branchy, fullgraph=True)(lg.ones(3))
+    assert isinstance(mine.value, RuntimeError)
+    assert [c.__name__ for c in type(mine.value).__mro__[:3]] == torch_facts['fullgraph']
+
+
+def test_explain_reports_breaks_and_ops():
+    from leafgrad import _dynamo
+    out = _dynamo.explain(_branchy)(lg.ones(3))
+    assert out.graph_break_count == 1 and 'data-dependent' in out.break_reasons[0]
+    out = _dynamo.explain(lambda x: (x * 2).tanh().sum())(lg.ones(3))
+    assert out.graph_count == 1 and out.graph_break_count == 0 and out.op_count == 3
+    assert 'Graph Count: 1' in str(out)
+
+
+# ---- autograd through a compiled region -----------------------------------------------------
+
+def test_parameter_hooks_fire_and_optimizer_steps():
+    model = nn.Linear(3, 2)
+    seen, post = [], []
+    model.weight.register_hook(lambda g: seen.append(g.shape))
+    model.bias.register_post_accumulate_grad_hook(lambda p: post.append(p.grad.shape))
+    compiled = lg.compile(model)
+    opt = lg.optim.SGD(model.parameters(), lr=0.1)
+    x = lg.randn(4, 3)
+    for _ in range(3):
+        before = model.weight._data.copy()
+        opt.zero_grad()
+        compiled(x).sum().backward()
+        opt.step()
+        assert not np.array_equal(before, model.weight._data)
+    assert len(seen) == 3 and len(post) == 3
+
+
+def test_retain_graph_and_second_backward():
+    w = lg.randn(3, requires_grad=True)
+    compiled = lg.compile(lambda x: (x * w).tanh().sum())
+    x = lg.randn(3)
+    compiled(x)
+    y = compiled(x)
+    y.backward(retain_graph=True)
+    g1 = w.grad.clone()
+    y.backward()
+    _same(w.grad, g1 * 2)
+    with pytest.raises(RuntimeError, match='Trying to backward through the graph a second time'):
+        y.backward()
+
+
+def test_autograd_grad_and_create_graph(torch_facts):
+    w = lg.randn(3, requires_grad=True)
+    compiled = lg.compile(lambda x: (x * w).tanh().sum())
+    x = lg.randn(3)
+    compiled(x)
+    y = compiled(x)
+    assert y.grad_fn.name() == torch_facts['node']
+    (g,) = lg.autograd.grad(y, w)
+    (ge,) = lg.autograd.grad((x * w).tanh().sum(), w)
+    _same(g, ge)
+    (g2,) = lg.autograd.grad(compiled(x), w, create_graph=True)
+    _same(g2, ge)
+    assert g2.grad_fn.name() == torch_facts['create_graph_node']
+    with pytest.raises(RuntimeError) as mine:
+        g2.sum().backward()
+    assert ['RuntimeError', str(mine.value)] == torch_facts['double_backward']
+
+
+def test_one_node_in_viz_with_op_count():
+    from leafgrad import viz
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    compiled = lg.compile(model)
+    x = lg.randn(2, 3)
+    compiled(x)
+    out = compiled(x).sum()
+    labels = [n.label for n in viz.draw(out).nodes if n.kind in ('op', 'op_freed')]
+    assert labels[0].startswith('SumBackward0')
+    assert len(labels) == 2 and labels[1].startswith('CompiledFunctionBackward\n3 ops'), labels
+
+
+def test_eager_unchanged_after_tracing():
+    from leafgrad.ops import elementwise
+    add = elementwise.add
+    compiled = lg.compile(lambda x: x + 1)
+    compiled(lg.ones(2, requires_grad=True))
+    assert elementwise.add is add and lg.Tensor.__add__ is add and _trace.active is None
+    assert type((lg.ones(2, requires_grad=True) * 2).grad_fn).__name__ == 'MulBackward0'
+    assert 'leafgrad' not in repr(lg.Tensor.item)  or lg.Tensor.item.__name__ == 'item'
+    assert not hasattr(lg.Tensor.item, '__wrapped__')
+
+
+def test_untraceable_falls_back_with_reason():
+    w = lg.randn(3, requires_grad=True)
+
+    def fn(x):
+        y = x * w
+        y.add_(1)   # in place on a tensor that requires grad: eager keeps its checks
+        return y.sum()
+
+    compiled = lg.compile(fn)
+    for _ in range(2):
+        x1 = lg.randn(3)
+        _same(compiled(x1), fn(x1))
+    assert _program(compiled) == [None] and 'in place' in compiled.report()
+
+
+# ---- the API, as torch.compile's -------------------------------------------------------------
+
+def test_optimized_module_api_as_torch(torch_facts):
+    lm = nn.Linear(2, 3)
+    lo = lg.compile(lm)
+    assert type(lo).__name__ == torch_facts['type'] and isinstance(lo, nn.Module)
+    assert lo._orig_mod is lm and torch_facts['orig']
+    assert list(lo.state_dict()) == torch_facts['keys'] == ['_orig_mod.weight', '_orig_mod.bias']
+    assert lo.weight is lm.weight and lo.in_features == 2
+    assert repr(lo) == torch_facts['repr']
+    assert (lg.compile(lm, disable=True) is lm) == torch_facts['disable'] is True
+
+
+def test_function_and_decorator_forms():
+    @lg.compile
+    def f(x):
+        return x * 2
+
+    @lg.compile(fullgraph=True, mode='max-autotune')
+    def g(x):
+        return x + 1
+
+    x = lg.ones(2)
+    _same(f(x), x * 2), _same(f(x), x * 2), _same(g(x), x + 1), _same(g(x), x + 1)
+    assert f.__name__ == 'f' and f._torchdynamo_orig_callable.__name__ == 'f'
+    assert 'replayed' in f.report()
+
+
+def test_argument_errors_as_torch(torch_facts):
+    def f(x):
+        return x
+
+    mine = []
+    for kw in (dict(mode='bogus'), dict(mode='max-autotune', options={'a': 1}), dict(backend='nope')):
+        with pytest.raises(Exception) as e:
+            lg.compile(f, **kw)
+        mine.append([type(e.value).__name__, str(e.value)])
+    with pytest.raises(Exception) as e:
+        lg.compile(3)
+    mine.append([type(e.value).__name__, str(e.value)])
+    assert mine == torch_facts['errors']
+
+
+def test_backend_eager_keeps_eager_graph():
+    compiled = lg.compile(lambda x: (x * 2).sum(), backend='eager')
+    x = lg.ones(3, requires_grad=True)
+    compiled(x)
+    assert type(compiled(x).grad_fn).__name__ == 'SumBackward0'
+
+
+def test_reset_forgets_traces():
+    from leafgrad import _dynamo
+    compiled = lg.compile(lambda x: x * 2)
+    compiled(lg.ones(2))
+    assert _signatures(compiled) == 1
+    _dynamo.reset()
+    assert _signatures(compiled) == 0
+    lg.compiler.reset()
