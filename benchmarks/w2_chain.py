@@ -27,8 +27,10 @@ TITLE = "chain of 200 elementwise ops on (16,), per-op overhead"
 KIND = "timed"
 N_OPS = 200
 SIZE = 16
-VARIANTS = [("fwd+bwd", "us/op", 1e6 / N_OPS), ("nograd fwd", "us/op", 1e6 / N_OPS)]
-TARGETS = {"fwd+bwd": ("leafgrad/torch", 1.0), "nograd fwd": ("leafgrad/torch", 1.0)}
+VARIANTS = [("fwd+bwd", "us/op", 1e6 / N_OPS), ("nograd fwd", "us/op", 1e6 / N_OPS),
+            ("compiled fwd+bwd", "us/op", 1e6 / N_OPS)]
+TARGETS = {"fwd+bwd": ("leafgrad/torch", 1.0), "nograd fwd": ("leafgrad/torch", 1.0),
+           "compiled fwd+bwd": ("leafgrad/numpy", 1.0)}
 SHIFT = -0.85
 CYCLE = 7
 
@@ -76,10 +78,15 @@ def make(T, seed=0, variant="fwd+bwd"):
                 return chain(T, x, c, d)
         return fwd
     x = T.tensor(a["x"], requires_grad=True)
+    if variant.startswith("compiled"):
+        loss_fn = _common.compiled(T, lambda x: chain(T, x, c, d).sum())
+    else:
+        def loss_fn(x):
+            return chain(T, x, c, d).sum()
 
     def fwd_bwd():
         x.grad = None
-        chain(T, x, c, d).sum().backward()
+        loss_fn(x).backward()
     return fwd_bwd
 
 

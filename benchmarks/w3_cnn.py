@@ -19,8 +19,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 ID = "W3"
 TITLE = "CNN conv8-pool-conv16-pool-linear, batch 64, 28x28, SGD"
 KIND = "timed"
-VARIANTS = [("step", "ms/step", 1e3)]
-TARGETS = {"step": ("leafgrad/torch", 1.0)}
+VARIANTS = [("step", "ms/step", 1e3), ("compiled step", "ms/step", 1e3)]
+TARGETS = {"step": ("leafgrad/torch", 1.0), "compiled step": ("leafgrad/torch", 0.85)}
 
 BATCH, H, C1, C2, NCLS = 64, 28, 8, 16, 10
 LR = 0.01
@@ -43,17 +43,22 @@ def init(seed=0):
 
 
 # ---------------------------------------------------------------- T-style
-def _build(T, seed):
+def _build(T, seed, compiled=False):
     F = T.nn.functional
     d = init(seed)
     P = {k: T.tensor(d[k], requires_grad=True) for k in NAMES}
     x, y = T.tensor(d["x"]), T.tensor(d["y"])
 
-    def forward_backward():
+    def loss_of():
         h = F.max_pool2d(F.relu(F.conv2d(x, P["conv1_w"], P["conv1_b"])), 2)
         h = F.max_pool2d(F.relu(F.conv2d(h, P["conv2_w"], P["conv2_b"])), 2)
         logits = F.linear(h.reshape(h.shape[0], -1), P["fc_w"], P["fc_b"])
-        loss = F.cross_entropy(logits, y)
+        return F.cross_entropy(logits, y)
+
+    loss_fn = _common.compiled(T, loss_of) if compiled else loss_of
+
+    def forward_backward():
+        loss = loss_fn()
         loss.backward()
         return loss
 
@@ -61,7 +66,7 @@ def _build(T, seed):
 
 
 def make(T, seed=0, variant="step"):
-    return _common.training_step(_build, T, seed)
+    return _common.training_step(_build, T, seed, compiled=variant.startswith("compiled"))
 
 
 def grads(T, seed=0):

@@ -87,6 +87,7 @@ FUNCTIONS = {
     'broadcast': lambda x, y: (x * y[0] + y[1:2] - x[0] / (y[0] + 3.0)).mean(),
     'unary': lambda x, y: (lg.tanh(x) + lg.sigmoid(y) * lg.exp(x * 0.1) + F.relu(x - y) + x.relu()).mean(),
     'shape': lambda x, y: (x.reshape(-1) * y.view(12) + x.detach().reshape(12)).sum() + x[1].sum() + y[-1].mean(),
+    'relu_alias': lambda x, y: (F.relu(x * y) + x * y).sum() + (F.relu(y) * 2).relu().sum(),
     'islands': lambda x, y: (lg.softmax(x, 1) * lg.log_softmax(y, 0) + x.abs().pow(1.5) + x @ y.t()[:, :1]).sum(),
 }
 

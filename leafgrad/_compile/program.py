@@ -28,7 +28,7 @@ import numpy
 
 from ..autograd import grad_mode
 from ..autograd.engine import run_backward
-from ..autograd.graph import Node, gradient_edge, _FREED
+from ..autograd.graph import Node, gradient_edge, grad_accumulator, _FREED
 from ..tensor import Tensor
 from .trace import Ref
 
@@ -53,8 +53,10 @@ class Gen:
         self.names[name] = value
         return name
 
-    def emit(self, text, reads=()):
-        self.lines.append((text, set(reads)))
+    def emit(self, text, reads=(), consuming=None):
+        """A line reading ``reads``; ``consuming=(name, text2)``: text2 instead where this line
+        is the last to read ``name`` (a derivative may then reuse that gradient's buffer)."""
+        self.lines.append((text, set(reads), consuming))
 
 
 def _v(slot):
@@ -99,20 +101,23 @@ class Island:
         arrays_out = [o._data for o in outs]
         if not self.differentiable:
             return arrays_out, None
-        leaves = [t for t, rg in zip(tensors, self.rg) if rg]
-        return arrays_out, (outs, leaves)
+        # Kept for the backward: the edges only, not the output tensors (eager frees an output
+        # that no node saved as soon as its consumers have run)
+        out_edges = [(o._grad_fn, o._output_nr) if o._grad_fn is not None else None for o in outs]
+        leaves = [(gradient_edge(t), t._data.shape, t._data.dtype) for t, rg in zip(tensors, self.rg) if rg]
+        return arrays_out, (out_edges, leaves)
 
     def backward(self, state, grads):
-        outs, leaves = state
+        out_edges, leaves = state
         edges, roots = [], []
-        for o, g in zip(outs, grads):
-            if g is not None and o._grad_fn is not None:
-                edges.append((o._grad_fn, o._output_nr))
+        for e, g in zip(out_edges, grads):
+            if g is not None and e is not None:
+                edges.append(e)
                 roots.append(_wrap(_as_array(g)))
         if not edges:
-            return [numpy.zeros_like(leaf._data) for leaf in leaves]
-        got = run_backward(edges, roots, True, False, [gradient_edge(leaf) for leaf in leaves], capture=True)
-        return [c._data if c is not None else numpy.zeros_like(leaf._data) for c, leaf in zip(got, leaves)]
+            return [numpy.zeros(shape, dtype) for _, shape, dtype in leaves]
+        got = run_backward(edges, roots, True, False, [edge for edge, _, _ in leaves], capture=True)
+        return [c._data if c is not None else numpy.zeros(shape, dtype) for c, (_, shape, dtype) in zip(got, leaves)]
 
 
 def _as_array(a):
@@ -154,6 +159,9 @@ class Program:
         params = self.input_slots + self.captured_slots
         meta = tracer.meta
         self.grad_slots = [s for s in params if meta[s][2]]
+        self.n_inputs = len(self.input_slots)
+        self.grad_params = [i for i, s in enumerate(params) if meta[s][2]]  # their edges, in this order
+        self.out_requires_grad = [meta[s][2] for s in out_slots]
         self.differentiable = any(meta[s][2] for s in out_slots)
         self.islands = 0
         self.array_ops = 0
@@ -203,15 +211,16 @@ class Program:
                         j += 1
             else:
                 exprs = spec.backward(bwd, gouts, need)
-            for s, expr, reads in exprs:
+            for s, expr, reads, *alt in exprs:
                 if s in touched:
                     bwd.emit(f'{_g(s)} = {_g(s)} + {expr}', [_g(s)] + list(reads))
                 else:
-                    bwd.emit(f'{_g(s)} = {expr}', reads)
+                    consuming = (alt[0][0], f'{_g(s)} = {alt[0][1]}') if alt else None
+                    bwd.emit(f'{_g(s)} = {expr}', reads, consuming)
                     touched.add(s)
         ret = ', '.join(_g(s) if s in touched else 'None' for s in self.grad_slots)
         bwd_reads = set()
-        for _, reads in bwd.lines:
+        for _, reads, _ in bwd.lines:
             bwd_reads |= reads
         saved = sorted(r for r in bwd_reads if r.startswith('v')) + [st for st in saved_states if st in bwd_reads]
 
@@ -238,9 +247,9 @@ class Program:
                              f'({"".join(n + ", " for n in out_names)}), ({"".join(n + ", " for n in saved)})',
                              set(out_names) | set(saved))
         src_nograd = _function('forward_nograd', [_v(s) for s in params],
-                               [(t.replace(', st', ', _st') if False else t, r) for t, r in fwd.lines],
+                               fwd.lines,
                                f'({"".join(n + ", " for n in out_names)})', set(out_names))
-        unpack = [(f'({"".join(n + ", " for n in saved)}) = saved', set())] if saved else []
+        unpack = [(f'({"".join(n + ", " for n in saved)}) = saved', set(), None)] if saved else []
         src_bwd = _function('backward', ['saved', 'grads'], unpack + bwd.lines, f'({ret},)' if ret else '()',
                             {_g(s) for s in self.grad_slots})
         self.source = '\n'.join((src_grad, src_nograd, src_bwd))
@@ -252,36 +261,43 @@ class Program:
 
     def run(self, inputs):
         arrays = [t._data for t in inputs]
-        arrays += [t._data for t in self.captured]
-        if self.differentiable and _state.grad_enabled:
-            outs, saved = self.forward_grad(*arrays)
-            tensors = list(inputs) + self.captured
-            edges = tuple(gradient_edge(tensors[i]) for i, s in enumerate(self.input_slots + self.captured_slots)
-                          if self.tracer_meta[s][2])
-            node = CompiledFunctionBackward(edges)
-            node.program, node.state = self, saved
-            node.num_outputs = len(self.out_slots)
-            result = []
-            for i, (s, a) in enumerate(zip(self.out_slots, outs)):
-                t = _wrap(a)
-                if self.tracer_meta[s][2]:
-                    t._grad_fn, t._requires_grad = node, True
-                    if i:
-                        t._output_nr = i
-                result.append(t)
-            return result
-        return [_wrap(a) for a in self.forward_nograd(*arrays)]
+        for t in self.captured:
+            arrays.append(t._data)
+        if not (self.differentiable and _state.grad_enabled):
+            return [_wrap(a) for a in self.forward_nograd(*arrays)]
+        outs, saved = self.forward_grad(*arrays)
+        edges = []
+        for t in (inputs[i] if i < self.n_inputs else self.captured[i - self.n_inputs] for i in self.grad_params):
+            fn = t._grad_fn  # (gradient_edge written out: once per input per call)
+            edges.append((fn, t._output_nr) if fn is not None else (grad_accumulator(t), 0))
+        node = CompiledFunctionBackward(tuple(edges))
+        node.program, node.state = self, saved
+        node.num_outputs = len(outs)
+        result = []
+        i = 0
+        for a, rg in zip(outs, self.out_requires_grad):
+            t = _wrap(a)
+            if rg:
+                t._grad_fn, t._requires_grad = node, True
+                if i:
+                    t._output_nr = i
+            result.append(t)
+            i += 1
+        return result
 
 
 def _function(name, params, lines, ret, keep):
     """Source of a function of ``params`` running ``lines``, each name deleted after its last
     read unless it is in ``keep`` (what the function returns)."""
+    lines = [line if len(line) == 3 else line + (None,) for line in lines]
     last = {}
-    for i, (_, reads) in enumerate(lines):
+    for i, (_, reads, _) in enumerate(lines):
         for r in reads:
             last[r] = i
     body = []
-    for i, (text, reads) in enumerate(lines):
+    for i, (text, reads, consuming) in enumerate(lines):
+        if consuming is not None and last.get(consuming[0]) == i and consuming[0] not in keep:
+            text = consuming[1]
         body.append('    ' + text)
         dead = sorted(r for r in reads if last.get(r) == i and r not in keep and r[0] in 'vgr' and r != 'grads')
         if dead:

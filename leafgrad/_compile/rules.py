@@ -10,6 +10,8 @@ order, often the same helper functions), so compiled values and gradients are bi
 to eager's. A rule declines whatever it does not mirror exactly (mixed dtypes, integer
 tensors, arguments it does not know).
 """
+import sys
+
 import numpy
 
 from ..tensor import Tensor
@@ -145,7 +147,7 @@ def _binary(op):
     return rule
 
 
-def _unary(forward_fn, derivative, saves):
+def _unary(forward_fn, derivative, saves, in_place=None):
     """A one-input float op: ``out = forward_fn(x)``; the derivative ``derivative(g, saved)``
     where saved is the input or the output (``saves``), as the eager node computes it."""
     def rule(call, meta):
@@ -164,7 +166,10 @@ def _unary(forward_fn, derivative, saves):
         def bwd(spec, gen, gouts, need):
             d = gen.const(derivative, 'd')
             s = _v(out) if saves == 'output' else _v(a.slot)
-            return [(a.slot, f'{d}({gouts[0]}, {s})', [gouts[0], s])]
+            if in_place is None:
+                return [(a.slot, f'{d}({gouts[0]}, {s})', [gouts[0], s])]
+            ip = gen.const(in_place, 'd')
+            return [(a.slot, f'{d}({gouts[0]}, {s})', [gouts[0], s], (gouts[0], f'{ip}({gouts[0]}, {s})'))]
         return Spec(call, meta, fwd, bwd)
     return rule
 
@@ -175,6 +180,22 @@ def _relu_array(x):
 
 def _relu_derivative(g, r):
     return g * (r > 0)
+
+
+_COUNTS_PROVE_UNSHARED = sys.implementation.name == 'cpython' and sys.version_info < (3, 14)
+
+
+def _relu_derivative_consuming(g, r):
+    """``g * (r > 0)``, in g's own buffer when nothing else can see it (the generated
+    backward's last read of that gradient, no other name or view holding it), as eager's
+    ReluBackward0 masks a gradient only its walk holds."""
+    mask = r > 0
+    # the caller's local, this parameter and getrefcount's argument
+    if (_COUNTS_PROVE_UNSHARED and type(g) is numpy.ndarray and g.base is None and sys.getrefcount(g) <= 3
+            and g.shape == mask.shape and g.flags.writeable and g.flags.c_contiguous):
+        numpy.multiply(g, mask, out=g)
+        return g
+    return g * mask
 
 
 def _linear(call, meta):
@@ -328,8 +349,8 @@ def table():
         ew.tanh: _unary(numpy.tanh, ew._tanh_derivative, 'output'),
         ew.sigmoid: _unary(ew._sigmoid_array, ew._sigmoid_derivative, 'output'),
         ew.exp: _unary(numpy.exp, numpy.multiply, 'output'),
-        ew.relu: _unary(_relu_array, _relu_derivative, 'output'),
-        F.relu: _unary(_relu_array, _relu_derivative, 'output'),
+        ew.relu: _unary(_relu_array, _relu_derivative, 'output', _relu_derivative_consuming),
+        F.relu: _unary(_relu_array, _relu_derivative, 'output', _relu_derivative_consuming),
         F.linear: _linear,
         reduction.sum: _sum_or_mean(False), reduction.mean: _sum_or_mean(True),
         indexing.getitem: _getitem,
