@@ -275,6 +275,17 @@ def test_train_eval_retraces():
     assert _signatures(compiled) == 2  # back to the first signature
 
 
+def test_train_eval_of_a_module_the_function_calls_retraces():
+    model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
+    compiled = lg.compile(lambda x: model(x).sum())
+    x = lg.randn(4, 3)
+    compiled(x), compiled(x)
+    model.eval()
+    _same(compiled(x), model(x).sum())
+    _same(compiled(x), model(x).sum())
+    assert _signatures(compiled) == 2
+
+
 def test_captured_tensor_change_retraces():
     w = lg.randn(3, 3)
 

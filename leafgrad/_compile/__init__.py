@@ -28,6 +28,8 @@ import weakref
 from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor
 from . import trace as _trace
+from .. import _dynamo
+from ..autograd import _instrument
 
 _MODES = ('default', 'lite', 'reduce-overhead', 'max-autotune-no-cudagraphs', 'max-autotune')
 _BACKENDS = ('inductor', 'eager', 'aot_eager', 'aot_eager_decomp_partition', 'cudagraphs', 'tvm', 'openxla',
@@ -139,6 +141,9 @@ class _Compiled:
         self.fullgraph = fullgraph
         self.backend = backend
         self.module = module
+        # modules whose training flags guard each call: the compiled module, or those the
+        # function reaches (a train/eval switch changes what their forward records)
+        self.guard_modules = [module] if module is not None else _trace.reachable_modules(fn)
         self.cache = {}
         self.log = []             # plain sentences, in order
         self.limit_hit = False
@@ -152,11 +157,10 @@ class _Compiled:
         self.compile_seconds = []
 
     def __call__(self, *args, **kwargs):
-        from .. import _dynamo
-        if _trace.active is not None or _dynamo._disabled[0] or _profiling():
-            return self.fn(*args, **kwargs)  # inside another trace: inlined there
+        if _trace.active is not None or _instrument._thread is not None:  # in a trace: inlined there
+            return self.fn(*args, **kwargs)  # (under a profiler: eagerly, so that its ops are seen)
         inputs = []
-        key = _signature(args, kwargs, inputs, self.module)
+        key = _signature(args, kwargs, inputs, self.guard_modules)
         if key is None:
             return self.fn(*args, **kwargs)
         entry = self.cache.get(key)
@@ -243,12 +247,7 @@ class _Compiled:
         return '\n'.join(lines) if lines else 'not called yet'
 
 
-def _profiling():
-    from ..autograd import _instrument
-    return _instrument._thread is not None
-
-
-def _signature(args, kwargs, inputs, module):
+def _signature(args, kwargs, inputs, modules):
     """The guard key of a call (None when an argument cannot be hashed); ``inputs`` receives
     the argument tensors in order."""
     parts = []
@@ -257,7 +256,7 @@ def _signature(args, kwargs, inputs, module):
         if kwargs:
             _key_of(kwargs, parts, inputs)
         parts.append(_grad_state.grad_enabled)
-        if module is not None:
+        for module in modules:
             parts.append(tuple([m.training for m in module.modules()]))
         key = tuple(parts)
         hash(key)

@@ -171,6 +171,7 @@ class Program:
         # ---- backward first: it decides what the forward saves
         bwd = Gen(names)
         touched = set()
+        summed = set()
         for i, s in enumerate(out_slots):
             if not meta[s][2]:
                 continue
@@ -212,8 +213,11 @@ class Program:
             else:
                 exprs = spec.backward(bwd, gouts, need)
             for s, expr, reads, *alt in exprs:
-                if s in touched:
+                if s in summed:  # the sum is this backward's own fresh array: add in place
+                    bwd.emit(f'{_g(s)} += {expr}', [_g(s)] + list(reads))
+                elif s in touched:  # (the first gradient may be another's: a new array)
                     bwd.emit(f'{_g(s)} = {_g(s)} + {expr}', [_g(s)] + list(reads))
+                    summed.add(s)
                 else:
                     consuming = (alt[0][0], f'{_g(s)} = {alt[0][1]}') if alt else None
                     bwd.emit(f'{_g(s)} = {expr}', reads, consuming)

@@ -348,7 +348,15 @@ def _wrapper_of(value):
     return entry[1] if entry is not None and entry[0] is value else None
 
 
-def known_tensors(fn, extra=()):
+def reachable_modules(fn):
+    """The nn.Modules the function reaches through its closure, globals and ``self``: their
+    training flags are part of every call's guard."""
+    modules = {}
+    known_tensors(fn, (), modules)
+    return list(modules.values())
+
+
+def known_tensors(fn, extra=(), modules=None):
     """{id: tensor} of the tensors that exist before the call and that the function can reach:
     a module's parameters, buffers and tensor attributes (``extra``: modules), the tensors in
     the function's closure and globals (directly, or one level down in a dict, list, tuple or
@@ -357,6 +365,8 @@ def known_tensors(fn, extra=()):
     found = {}
 
     def add_module(m):
+        if modules is not None:
+            modules[id(m)] = m
         for sub in m.modules():
             for v in vars(sub).values():
                 add(v, 0)

@@ -2,7 +2,6 @@
 ``exc``, ``list_backends``, ``disable``, ``is_compiling``."""
 from . import exc
 
-_disabled = [False]
 
 
 class _Config:
@@ -84,7 +83,7 @@ def explain(f, *extra_args, **extra_kwargs):
         from .. import _compile
         from .._compile import trace
         inputs = []
-        key = _compile._signature(args, kwargs, inputs, None)
+        key = _compile._signature(args, kwargs, inputs, [])
         compiled = _compile._Compiled(f, False, 'inductor', None)
         compiled._trace(key, args, kwargs, inputs)
         entry = next(iter(compiled.cache.values()))
