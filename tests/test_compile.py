@@ -87,6 +87,7 @@ FUNCTIONS = {
     'broadcast': lambda x, y: (x * y[0] + y[1:2] - x[0] / (y[0] + 3.0)).mean(),
     'unary': lambda x, y: (lg.tanh(x) + lg.sigmoid(y) * lg.exp(x * 0.1) + F.relu(x - y) + x.relu()).mean(),
     'shape': lambda x, y: (x.reshape(-1) * y.view(12) + x.detach().reshape(12)).sum() + x[1].sum() + y[-1].mean(),
+    'sigmoid_tails': lambda x, y: (lg.sigmoid(x * 100.0) + lg.sigmoid(y) * lg.exp(-y)).sum(),
     'relu_alias': lambda x, y: (F.relu(x * y) + x * y).sum() + (F.relu(y) * 2).relu().sum(),
     'islands': lambda x, y: (lg.softmax(x, 1) * lg.log_softmax(y, 0) + x.abs().pow(1.5) + x @ y.t()[:, :1]).sum(),
 }
@@ -510,3 +511,35 @@ def test_reset_forgets_traces():
     _dynamo.reset()
     assert _signatures(compiled) == 0
     lg.compiler.reset()
+
+
+def test_error_in_the_traced_call_propagates_and_leaves_nothing():
+    calls = []
+
+    def fn(x):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError('first call fails')
+        return x * 2
+
+    compiled = lg.compile(fn)
+    with pytest.raises(ValueError, match='first call fails'):
+        compiled(lg.ones(2))
+    assert _trace.active is None and _signatures(compiled) == 0
+    _same(compiled(lg.ones(2)), lg.ones(2) * 2)
+    _same(compiled(lg.ones(2)), lg.ones(2) * 2)
+    assert len(calls) == 2
+
+
+def test_under_python_m_leafgrad_torch_compile_is_leafgrads(tmp_path):
+    from fresh import run_python
+    script = tmp_path / 'prog.py'
+    script.write_text('import torch\n'
+                      'm = torch.compile(torch.nn.Linear(2, 1))\n'
+                      'x = torch.ones(3, 2)\n'
+                      'm(x); y = m(x); y.sum().backward()\n'
+                      'print(type(m).__name__, y.grad_fn.name(), torch._dynamo.config.cache_size_limit,\n'
+                      '      torch.compiler.is_compiling(), list(m.state_dict())[0])\n')
+    out = run_python('-m', 'leafgrad', str(script), cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ['OptimizedModule', 'CompiledFunctionBackward', '8', 'False', '_orig_mod.weight']

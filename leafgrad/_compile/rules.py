@@ -33,6 +33,13 @@ def _sum_to(g, shape):
     return summed.reshape(shape) if kept else summed
 
 
+def _filled(shape, value):
+    """``value`` (a 0-d gradient) expanded to ``shape``, as a small new array."""
+    out = numpy.empty(shape, value.dtype)
+    out.fill(value)
+    return out
+
+
 def _select_backward(g, shape, index):
     out = numpy.zeros(shape, dtype=g.dtype)
     out[index] = g
@@ -147,7 +154,19 @@ def _binary(op):
     return rule
 
 
-def _unary(forward_fn, derivative, saves, in_place=None):
+def _consuming(ufunc_call):
+    """The forward ``ufunc_call(x, out)`` writing into x's own buffer when the generated forward
+    reads x for the last time here and nothing else holds it (not a tensor's array, not a view's
+    base): the same numbers without a new buffer, as a hand-written forward would."""
+    def forward(x):
+        if (_COUNTS_PROVE_UNSHARED and type(x) is numpy.ndarray and x.base is None and sys.getrefcount(x) <= 3
+                and x.flags.writeable and x.dtype in _FLOATS):
+            return ufunc_call(x, x)
+        return ufunc_call(x, None)
+    return forward
+
+
+def _unary(forward_fn, derivative, saves, in_place=None, consuming_forward=None):
     """A one-input float op: ``out = forward_fn(x)``; the derivative ``derivative(g, saved)``
     where saved is the input or the output (``saves``), as the eager node computes it."""
     def rule(call, meta):
@@ -161,11 +180,18 @@ def _unary(forward_fn, derivative, saves, in_place=None):
 
         def fwd(spec, gen):
             f = gen.const(forward_fn, getattr(forward_fn, '__name__', 'f').strip('_'))
-            gen.emit(f'{_v(out)} = {f}({_v(a.slot)})', [_v(a.slot)])
+            consuming = None
+            if consuming_forward is not None:
+                c = gen.const(consuming_forward, 'consuming')
+                consuming = (_v(a.slot), f'{_v(out)} = {c}({_v(a.slot)})')
+            gen.emit(f'{_v(out)} = {f}({_v(a.slot)})', [_v(a.slot)], consuming)
 
         def bwd(spec, gen, gouts, need):
-            d = gen.const(derivative, 'd')
             s = _v(out) if saves == 'output' else _v(a.slot)
+            if isinstance(derivative, str):  # source, with {g}, {s} and {one}: a 0-d one of the dtype
+                one = gen.const(numpy.ones((), meta[a.slot][1]), 'one')
+                return [(a.slot, derivative.format(g=gouts[0], s=s, one=one), [gouts[0], s])]
+            d = gen.const(derivative, 'd')
             if in_place is None:
                 return [(a.slot, f'{d}({gouts[0]}, {s})', [gouts[0], s])]
             ip = gen.const(in_place, 'd')
@@ -276,6 +302,9 @@ def _sum_or_mean(mean):
         def bwd(spec, gen, gouts, need):
             g = gouts[0]
             e = f'({g} / {count})' if mean else g
+            if count <= 4096:  # a small array filled costs less than NumPy's Python-level broadcast_to
+                f = gen.const(_filled, 'filled')
+                return [(a.slot, f'{f}({shape!r}, {e})', [g])]
             return [(a.slot, f'numpy.broadcast_to({e}, {shape!r})', [g])]
         return Spec(call, meta, fwd, bwd)
     return rule
@@ -338,19 +367,42 @@ def _alias(call, meta):
     return Spec(call, meta, fwd, bwd)
 
 
+_SIGMOID_FAST_MIN = {numpy.dtype(numpy.float32): -87.0, numpy.dtype(numpy.float64): -708.0}
+_ONES = {dt: numpy.ones((), dt) for dt in _FLOATS}
+
+
+def _sigmoid_array(x):
+    """ew._sigmoid_array's numbers for a float32/float64 array, its common case written out:
+    1 / (1 + exp(-x)) in one buffer where no element is below exp's overflow bound (NaN
+    included: the comparison fails), the stable form otherwise."""
+    if x.ndim and x.size and x.item(x.argmin()) >= _SIGMOID_FAST_MIN[x.dtype]:
+        e = numpy.exp(-x)
+        e += _ONES[x.dtype]
+        return numpy.reciprocal(e, out=e)
+    return _ew_sigmoid_array(x)
+
+
+_tanh_consuming = _consuming(lambda x, out: numpy.tanh(x, out=out))
+_exp_consuming = _consuming(lambda x, out: numpy.exp(x, out=out))
+_relu_consuming = _consuming(lambda x, out: numpy.maximum(x, x.dtype.type(0), out=out))
+
+
 def table():
     """{op function: rule}, the functions as leafgrad's modules define them."""
+    global _ew_sigmoid_array
     from ..ops import elementwise as ew, reduction, indexing, shape
+    _ew_sigmoid_array = ew._sigmoid_array
     from ..nn import functional as F
     from ..tensor import Tensor as T
     data_getter = T.__dict__['data'].fget
     return {
         ew.add: _binary('add'), ew.sub: _binary('sub'), ew.mul: _binary('mul'), ew.div: _binary('div'),
-        ew.tanh: _unary(numpy.tanh, ew._tanh_derivative, 'output'),
-        ew.sigmoid: _unary(ew._sigmoid_array, ew._sigmoid_derivative, 'output'),
-        ew.exp: _unary(numpy.exp, numpy.multiply, 'output'),
-        ew.relu: _unary(_relu_array, _relu_derivative, 'output', _relu_derivative_consuming),
-        F.relu: _unary(_relu_array, _relu_derivative, 'output', _relu_derivative_consuming),
+        # the derivatives as ew._tanh_derivative and ew._sigmoid_derivative compute them
+        ew.tanh: _unary(numpy.tanh, '{g} * ({one} - {s} * {s})', 'output', consuming_forward=_tanh_consuming),
+        ew.sigmoid: _unary(_sigmoid_array, '{g} * ({s} * ({one} - {s}))', 'output'),
+        ew.exp: _unary(numpy.exp, '{g} * {s}', 'output', consuming_forward=_exp_consuming),
+        ew.relu: _unary(_relu_array, _relu_derivative, 'output', _relu_derivative_consuming, _relu_consuming),
+        F.relu: _unary(_relu_array, _relu_derivative, 'output', _relu_derivative_consuming, _relu_consuming),
         F.linear: _linear,
         reduction.sum: _sum_or_mean(False), reduction.mean: _sum_or_mean(True),
         indexing.getitem: _getitem,
