@@ -13,7 +13,7 @@ from . import backend
 from . import autograd as _autograd
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator, registration_lock as _registration_lock
-from .autograd.origins import note as _note_origin
+from .autograd.origins import bump as _bump, note as _note_origin
 from ._tensor_str import tensor_repr
 
 _state = grad_mode.state
@@ -366,7 +366,7 @@ class Tensor:
                                'in-place operation.')
 
     def _bump_version(self):
-        self._version_counter[0] += 1
+        _bump(self)
 
     def _accumulate_(self, other):
         """``self += other`` on the arrays: the engine's in-place gradient accumulation."""

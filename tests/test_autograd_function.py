@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import assert_same, pair, raises_like, same_message, to_np, torch  # noqa: F401
+from oracle import assert_same, pair, raises_like, same_message, to_np, torch, torch_part  # noqa: F401
 import leafgrad as lg
 from leafgrad.autograd import Function, gradcheck, gradgradcheck, once_differentiable
 
@@ -220,7 +220,7 @@ def test_save_none_and_version_check():
     with torch.no_grad():
         tx.add_(1)
     m1, m2 = raises_like(lambda: lo.sum().backward(), lambda: to.sum().backward())
-    assert same_message(m1, m2)
+    assert same_message(torch_part(m1), m2)
 
 
 def test_saved_output_is_connected_for_double_backward():
@@ -483,7 +483,7 @@ def test_saved_output_modified_in_place_error_matches_torch():
             y.mul_(2)
         y.sum().backward()
     m1, m2 = raises_like(lambda: run(lg), lambda: run(torch))
-    assert same_message(m1, m2)
+    assert same_message(torch_part(m1), m2)
 
 
 def test_outputs_taken_over_as_torch_does():

@@ -388,7 +388,7 @@ def _raw_saved_log(mod):
     try:
         w.sum().backward()
     except RuntimeError as e:
-        log.append(str(e).replace('torch', 'leafgrad'))
+        log.append(str(e).split('\n')[0].replace('torch', 'leafgrad'))  # (leafgrad's second line: where)
     return log
 
 

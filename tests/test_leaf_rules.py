@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle import lg, pair, raises_like, same_message, torch, assert_same
+from oracle import lg, pair, raises_like, same_message, torch, assert_same, torch_part
 
 
 def both(fn):
@@ -156,7 +156,7 @@ def test_saved_tensor_modified_inplace_message():
         except RuntimeError as e:
             return str(e)
     m1, m2 = prog(lg), prog(torch)
-    assert m1.replace('leafgrad', 'torch') == m2
+    assert torch_part(m1).replace('leafgrad', 'torch') == m2
 
 
 @pytest.mark.parametrize('op', ['exp', 'tanh', 'sigmoid'])
@@ -170,7 +170,7 @@ def test_saved_output_modified_in_place_message(op, create_graph):
         y.mul_(2)
         y.sum().backward(create_graph=create_graph)
     m1, m2 = raises_like(lambda: prog(lg), lambda: prog(torch))
-    assert same_message(m1, m2)
+    assert same_message(torch_part(m1), m2)
 
 
 @pytest.mark.parametrize('op', ['exp', 'tanh', 'sigmoid'])

@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 import leafgrad as lg
-from oracle import raises_like, same_message
+from oracle import raises_like, same_message, torch_part
 from fd_shape import check_case, node_name
 
 
@@ -260,14 +260,14 @@ def test_modified_saved_view_raises_version_error():
         z_view.mul_(3)       # modifies the saved output through a view
         with pytest.raises(RuntimeError) as info:
             s.backward()
-        msgs.append(str(info.value))
+        msgs.append(torch_part(str(info.value)))
         w = m.ones(3, requires_grad=True)
         p = w.clone()
         r = p.pow(2)         # saves its input p
         p[1:].add_(1)        # the input changes through a view
         with pytest.raises(RuntimeError) as info:
             r.sum().backward()
-        msgs.append(str(info.value))
+        msgs.append(torch_part(str(info.value)))
         del y_base_view
     assert [s.replace('leafgrad', 'torch') for s in msgs[:2]] == msgs[2:]
     assert 'is at version 1; expected version 0 instead' in msgs[0]
@@ -450,7 +450,7 @@ def test_inplace_with_aliased_operand_version_error(name, fn):
         fn(m, a)
         with pytest.raises(RuntimeError) as info:
             a.sum().backward()
-        msgs.append(str(info.value))
+        msgs.append(torch_part(str(info.value)))
     assert msgs[1].replace('leafgrad', 'torch') == msgs[0]
 
 
@@ -544,7 +544,7 @@ def test_version_error_names_copyslices():
         y[1].add_(1)
         with pytest.raises(RuntimeError) as info:
             z.sum().backward()
-        msgs.append(str(info.value))
+        msgs.append(torch_part(str(info.value)))
     assert msgs[1].replace('leafgrad', 'torch') == msgs[0]
     assert 'output 0 of torch::autograd::CopySlices, is at version 2; expected version 1' in msgs[0]
 

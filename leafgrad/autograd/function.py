@@ -287,7 +287,7 @@ def _connect_outputs(ctx, outputs, tensor_args, dirty):
         if any(o is d for d in dirty):
             if o._requires_grad and o._grad_fn is None:
                 raise RuntimeError('a leaf Variable that requires grad has been used in an in-place operation.')
-            o._version_counter[0] += 1
+            o._bump_version()
         elif any(o is t for t in tensor_args):
             # An input returned unchanged: the output is a new tensor over the same data
             # (PyTorch makes it a view), so that the input keeps its own history. (Any other

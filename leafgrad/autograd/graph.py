@@ -20,6 +20,7 @@ import weakref
 
 from .. import backend
 from .grad_mode import state
+from .origins import bump, modified_at
 
 _sequence = itertools.count()
 
@@ -148,10 +149,11 @@ class _Kept:
         t = self.saved
         if type(t) is SavedOutput:
             if t._version_counter[0] != self.version:
-                node._raise_modified(t.data, t._version_counter[0], self.version, node, t.output_nr)
+                node._raise_modified(t.data, t._version_counter[0], self.version, node, t.output_nr, t._version_counter)
             return _tensor.Tensor._from_saved_output(t, node)
         if t._version_counter[0] != self.version:
-            node._raise_modified(t._data, t._version_counter[0], self.version, t._grad_fn, t._output_nr)
+            node._raise_modified(t._data, t._version_counter[0], self.version, t._grad_fn, t._output_nr,
+                                 t._version_counter)
         return t
 
 
@@ -259,10 +261,11 @@ class Node:
             version = versions[len(out)]
             if type(t) is SavedOutput:
                 if t._version_counter[0] != version:
-                    self._raise_modified(t.data, t._version_counter[0], version, self, t.output_nr)
+                    self._raise_modified(t.data, t._version_counter[0], version, self, t.output_nr, t._version_counter)
                 t = _tensor.Tensor._from_saved_output(t, self)
             elif t._version_counter[0] != version:
-                self._raise_modified(t._data, t._version_counter[0], version, t._grad_fn, t._output_nr)
+                self._raise_modified(t._data, t._version_counter[0], version, t._grad_fn, t._output_nr,
+                                     t._version_counter)
             out.append(t)
         return out
 
@@ -284,7 +287,9 @@ class Node:
         return out
 
     @staticmethod
-    def _raise_modified(data, now, expected, producer, output_nr):
+    def _raise_modified(data, now, expected, producer, output_nr, counter=None):
+        """PyTorch's error for a saved tensor found at version ``now``, then (a second line)
+        the user's line that changed it, when its version ``counter`` recorded one."""
         where = ''
         if producer is not None:
             where = f', which is output {output_nr} of {_short_name(producer)},'
@@ -293,7 +298,8 @@ class Node:
             f'operation: [{_tensor.legacy_type_name(data)} {list(data.shape)}]{where} is at version {now}; '
             f'expected version {expected} instead. Hint: enable anomaly detection to find the '
             'operation that failed to compute its gradient, with '
-            'leafgrad.autograd.set_detect_anomaly(True, check_nan=False).')
+            'leafgrad.autograd.set_detect_anomaly(True, check_nan=False).'
+            + (modified_at(counter, expected) if counter is not None else ''))
 
     def release(self):
         """Free what the derivative needed; a second backward through this node then fails.
@@ -641,4 +647,4 @@ def increment_version(tensor):
     """Mark ``tensor`` as modified in place (for changes made behind autograd's back)."""
     tensors = (tensor,) if isinstance(tensor, _tensor.Tensor) else tensor
     for t in tensors:
-        t._version_counter[0] += 1
+        bump(t)

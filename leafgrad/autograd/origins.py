@@ -17,11 +17,20 @@ about a tenth of a no-grad op. ``watch_no_grad(True)`` turns that on (see ``leaf
 
 ``walks`` counts backward walks (the engine adds one per walk), so that ``explain`` can tell
 "no backward has run yet" (healthy) from "a backward ran and never reached this leaf" (broken).
+
+``bump(t)`` is how an in-place change bumps a tensor's version counter: it also keeps, beside
+the count, the user's line that made the change, so that the error "one of the variables
+needed for gradient computation has been modified by an inplace operation" can name it
+without anomaly mode (``modified_at``). Each change is kept with the version it made (the
+latest few): one frame walk and one tuple per in-place op (the engine's own
+accumulation into its buffers bumps without it).
 """
 import collections
 import os
 import sys
 import weakref
+
+from .grad_mode import state as _grad_mode
 
 walks = 0                 # backward walks run so far (written by the engine)
 _recent = collections.deque(maxlen=256)   # weakrefs to recently noted tensors (for copies_of)
@@ -74,23 +83,74 @@ def note(t, kind, source):
         fn = source._grad_fn
         op = type(fn) if fn is not None else False
         src = weakref.ref(source) if source is not t else None
-    frame = None
-    f = _getframe(1)
-    while f is not None:      # the innermost frame outside leafgrad: the user's line
-        filename = f.f_code.co_filename
-        inside = _inside.get(filename)
-        if inside is None:
-            inside = _inside[filename] = os.path.abspath(filename).startswith(_PKG_DIR + os.sep)
-        if not inside:
-            frame = (filename, f.f_lineno)
-            break
-        f = f.f_back
+    f = user_frame(_getframe(1))
+    frame = None if f is None else (f.f_code.co_filename, f.f_lineno)
     try:
         t.__dict__['_origin'] = (kind, src, op, frame)
     except AttributeError:     # a tensor type without an instance dict: nothing to note on
         return
     if op is False and src is not None:
         _recent.append(weakref.ref(t))   # a copy of a leaf: copies_of(leaf) may look for it
+
+
+def user_frame(f):
+    """The innermost frame from ``f`` outwards that is not leafgrad's own: the user's line."""
+    while f is not None:
+        code = f.f_code
+        inside = _inside.get(code.co_filename)
+        if inside is None:
+            inside = _inside[code.co_filename] = os.path.abspath(code.co_filename).startswith(_PKG_DIR + os.sep)
+        if not inside:
+            return f
+        f = f.f_back
+    return None
+
+
+_KEPT_CHANGES = 4
+
+
+def bump(t):
+    """``t`` was changed in place: add one to its version counter (shared with its views and
+    its base) and remember, after the count, the user's line that changed it (the latest
+    ``_KEPT_CHANGES`` changes, each as (version it made, file, line, function)). Called by
+    leafgrad's own code only."""
+    counter = t._version_counter
+    counter[0] += 1
+    if not (_grad_mode.grad_enabled or t._requires_grad):
+        # Nothing here can be recorded, and a tensor that needs no grad, changed under
+        # no_grad, is rarely one a node saved: the frame walk is spared (a no_grad x.add_(1)
+        # costs 14k instructions, the walk and its record 9k).
+        return
+    # The caller of bump is leafgrad's own code: start at its caller (a frame skipped by
+    # _getframe is not made into a frame object, and each one made costs ~1.4k instructions).
+    try:
+        f = _getframe(2)
+    except ValueError:
+        return
+    while True:  # (user_frame, written out: this runs on every recorded in-place op)
+        if f is None:
+            return
+        code = f.f_code
+        inside = _inside.get(code.co_filename)
+        if inside is None:
+            inside = _inside[code.co_filename] = os.path.abspath(code.co_filename).startswith(_PKG_DIR + os.sep)
+        if not inside:
+            break
+        f = f.f_back
+    counter.append((counter[0], code.co_filename, f.f_lineno, code.co_name))
+    if len(counter) > _KEPT_CHANGES + 1:
+        del counter[1]
+
+
+def modified_at(counter, expected):
+    """'It was modified in place at FILE:LINE (in FUNC)': the change that took a version
+    counter past the ``expected`` version, else the latest change kept; '' if none was."""
+    for change in counter[1:]:
+        if change[0] == expected + 1:
+            return '\nIt was modified in place at {1}:{2} (in {3})'.format(*change)
+    if len(counter) > 1:
+        return '\nIt was last modified in place at {1}:{2} (in {3})'.format(*counter[-1])
+    return ''
 
 
 def origin_of(t):

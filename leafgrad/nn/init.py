@@ -42,7 +42,7 @@ def _fill(tensor, sample):
     """Write sample(shape) into the tensor's array in place (as PyTorch's init runs under no_grad)."""
     with no_grad():
         tensor._data[...] = sample(tensor._data.shape)
-        tensor._version_counter[0] += 1
+        tensor._bump_version()
     return tensor
 
 

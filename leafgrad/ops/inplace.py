@@ -21,6 +21,7 @@ from .. import backend
 from ._util import Node, broadcast_error, needs_grad, record, state, wrap, xp
 from .elementwise import add, div, mul, pow, sub
 from ..autograd.graph import _short_name, gradient_edge
+from ..autograd.origins import bump as _bump
 from ..tensor import Tensor
 
 
@@ -169,7 +170,7 @@ def inplace(self, op, others=()):
         result = op(self)
         _check_result(self, result)
         self._data[...] = result._data
-        self._version_counter[0] += 1
+        _bump(self)
         return self
     _check_multi_output_view(self)
     snapshot = Tensor._wrap(self._data.copy(), self._requires_grad)
@@ -178,7 +179,7 @@ def inplace(self, op, others=()):
     _check_result(self, result)
     node = result._grad_fn
     self._data[...] = result._data
-    self._version_counter[0] += 1
+    _bump(self)
     if self._base is None:
         _rebase(self, node)
         _refresh_views(self, self)
@@ -238,7 +239,7 @@ def inplace_binary(self, other, ufunc, op, alpha=1):
             ufunc(data, y, out=data, casting='unsafe')
         except ValueError:
             raise _broadcast_error(self, other, y) from None
-    self._version_counter[0] += 1
+    _bump(self)
     return self
 
 
@@ -378,7 +379,7 @@ def zero_(self):
     _check_writable(self)
     if not needs_grad(self):
         self._data[...] = 0
-        self._version_counter[0] += 1
+        _bump(self)
         return self
     return inplace(self, lambda s: _filled(s, 0, ZeroBackward0))
 
@@ -423,7 +424,7 @@ def copy_(self, src, non_blocking=False):
         _check_writable(self)
         result = _copied(self, src)
         self._data[...] = result._data
-        self._version_counter[0] += 1
+        _bump(self)
         return self
     return inplace(self, lambda s: _copied(s, src), (src,))
 
@@ -436,7 +437,7 @@ def _reshape_inplace(self, make, node_name):
     self._check_inplace()
     new = make(self)
     self._data = new._data
-    self._version_counter[0] += 1
+    _bump(self)
     node = new._grad_fn
     if node is not None:
         node.__class__ = _renamed(type(node), node_name)

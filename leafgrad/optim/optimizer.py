@@ -160,7 +160,7 @@ class Optimizer:
                     self._update(p, grad, state, group)
                     if state and p not in self.state:
                         self.state[p] = state
-                    p._version_counter[0] += 1
+                    p._bump_version()
         return loss
 
     def _update(self, p, grad, state, group):

@@ -38,7 +38,7 @@ class Embedding(Module):
         if self.padding_idx is not None:
             with no_grad():
                 self.weight._data[self.padding_idx] = 0
-                self.weight._version_counter[0] += 1
+                self.weight._bump_version()
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
