@@ -13,7 +13,9 @@ from . import backend
 from . import autograd as _autograd
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator, registration_lock as _registration_lock
-from .autograd.origins import bump as _bump, note as _note_origin
+from .autograd.origins import note as _note_origin
+from .autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
+    views_require_grad as _views_require_grad
 from ._tensor_str import tensor_repr
 
 _state = grad_mode.state
@@ -76,8 +78,16 @@ class Tensor:
     _base = None         # the tensor whose storage this view shares
     _meta = None         # a _Meta once hooks, retain_grad or view information are attached
     _accumulator = None  # weakref to this leaf's AccumulateGrad
+    # Views (autograd/views.py): a view's history is regenerated, when next read, after its
+    # base or another of its views changed in place (every read of a view's grad_fn calls
+    # _fresh first).
     _view_of = None      # a view's (parent, make: parent -> view[, op name if one of several outputs])
-    _views = None        # a base's live views (ops.shape.LiveViews), to refresh after in-place ops
+    _views = None        # a base's live views (views.LiveViews)
+    _attr_version = 0    # a view's version counter when its history was made
+    _creation = None     # a view made without recording: 'no_grad', 'inference'; or 'multi'
+    _chain = None        # a view's chain of view derivatives, once regenerated
+    _view_node = None    # the node a view op recorded for the view (its derivative)
+    _makes = None        # a view's chain of view ops from its base, once needed
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
@@ -194,10 +204,14 @@ class Tensor:
 
     @property
     def is_leaf(self):
+        if self._base is not None:
+            _fresh(self)
         return self._grad_fn is None
 
     @property
     def grad_fn(self):
+        if self._base is not None:
+            _fresh(self)
         return self._grad_fn
 
     @property
@@ -264,10 +278,14 @@ class Tensor:
             raise RuntimeError(dtype_message)
         if self._requires_grad and not flag:
             _note_origin(self, 'frozen', None)  # for leafgrad.explain
+        elif flag and not self._requires_grad and self._views is not None:
+            _views_require_grad(self)
         self._requires_grad = flag
 
     @property
     def grad(self):
+        if self._base is not None:
+            _fresh(self)
         if self._grad_fn is not None and not (self._meta is not None and self._meta.retains_grad):
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
@@ -294,6 +312,8 @@ class Tensor:
 
     def retain_grad(self):
         """Keep this non-leaf's gradient in ``.grad`` at the next backward (a no-op on leaves)."""
+        if self._base is not None:
+            _fresh(self)
         if self._grad_fn is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -309,6 +329,8 @@ class Tensor:
         """hook(grad) runs when this tensor's gradient is computed; it may return a new one."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._base is not None:
+            _fresh(self)
         with _registration_lock:
             if self._grad_fn is None:
                 meta = self._get_meta()
@@ -357,11 +379,17 @@ class Tensor:
 
     # ---- in-place bookkeeping (used by every in-place op) ----------------------------------
     def _check_inplace(self):
-        """Raise before an in-place op that would corrupt the graph; change nothing."""
-        if self._requires_grad and self._grad_fn is None and _state.grad_enabled:
-            raise RuntimeError('a leaf Variable that requires grad is being used in an in-place operation.')
+        """Raise before an in-place op that would corrupt the graph; change nothing. (The
+        checks of PyTorch's check_inplace, in its order, for a tensor that requires grad.)"""
+        if not (self._requires_grad and _state.grad_enabled):
+            return
         base = self._base
-        if base is not None and base._requires_grad and base._grad_fn is None and _state.grad_enabled:
+        if base is None:
+            if self._grad_fn is None:
+                raise RuntimeError('a leaf Variable that requires grad is being used in an in-place operation.')
+            return
+        _check_view_inplace(self)
+        if base._grad_fn is None:
             raise RuntimeError('a view of a leaf Variable that requires grad is being used in an '
                                'in-place operation.')
 
@@ -421,6 +449,8 @@ class Tensor:
         return (self[i] for i in range(self._data.shape[0]))
 
     def __repr__(self, *, tensor_contents=None):
+        if self._base is not None:
+            _fresh(self)
         fn = self._grad_fn
         return tensor_repr(backend.to_numpy(self._data),
                            device=None if type(self._data) is _ndarray else str(self.device),
@@ -439,6 +469,8 @@ class Tensor:
         raise TypeError('leafgrad tensors are not pickled; use leafgrad.save')
 
     def __deepcopy__(self, memo):
+        if self._base is not None:
+            _fresh(self)
         if self._grad_fn is not None:
             raise RuntimeError('Only Tensors created explicitly by the user (graph leaves) support '
                                'the deepcopy protocol at the moment.')

@@ -20,7 +20,7 @@ import weakref
 
 from .. import backend
 from .grad_mode import state
-from .origins import bump, modified_at
+from .origins import modified_at
 
 _sequence = itertools.count()
 
@@ -152,7 +152,7 @@ class _Kept:
                 node._raise_modified(t.data, t._version_counter[0], self.version, node, t.output_nr, t._version_counter)
             return _tensor.Tensor._from_saved_output(t, node)
         if t._version_counter[0] != self.version:
-            node._raise_modified(t._data, t._version_counter[0], self.version, t._grad_fn, t._output_nr,
+            node._raise_modified(t._data, t._version_counter[0], self.version, _current_grad_fn(t), t._output_nr,
                                  t._version_counter)
         return t
 
@@ -264,7 +264,7 @@ class Node:
                     self._raise_modified(t.data, t._version_counter[0], version, self, t.output_nr, t._version_counter)
                 t = _tensor.Tensor._from_saved_output(t, self)
             elif t._version_counter[0] != version:
-                self._raise_modified(t._data, t._version_counter[0], version, t._grad_fn, t._output_nr,
+                self._raise_modified(t._data, t._version_counter[0], version, _current_grad_fn(t), t._output_nr,
                                      t._version_counter)
             out.append(t)
         return out
@@ -449,6 +449,14 @@ class SavedTensor:
         node._saved, node._saved_versions = tuple(saved), None
 
 
+def _current_grad_fn(t):
+    """A saved input's grad_fn as it is now (a view's is regenerated: PyTorch's message names
+    the node the tensor has when the error is raised)."""
+    if t._base is not None:
+        _views.fresh(t)
+    return t._grad_fn
+
+
 def _short_name(node):
     name = node.name()
     i = name.find('Backward')
@@ -546,6 +554,8 @@ def grad_accumulator(tensor):
     ref = tensor._accumulator
     node = ref() if ref is not None else None
     if node is None:
+        if tensor._base is not None and tensor._base._requires_grad:
+            return None  # a view that requires grad only as its base does (PyTorch's: no accumulator)
         _accumulator_creation.acquire()
         try:
             ref = tensor._accumulator
@@ -564,6 +574,8 @@ _RLock = _thread.RLock  # (the C type itself: half the cost of threading.RLock()
 
 def gradient_edge(tensor):
     """The edge a gradient for ``tensor`` flows along: its grad_fn, or its accumulator."""
+    if tensor._base is not None:
+        _views.fresh(tensor)
     fn = tensor._grad_fn
     if fn is not None:
         return (fn, tensor._output_nr)
@@ -574,6 +586,7 @@ def gradient_edge(tensor):
 
 
 from .. import tensor as _tensor  # noqa: E402  (tensor.py imports this module first)
+from . import views as _views  # noqa: E402  (views.py imports this module)
 
 
 class saved_tensors_hooks:
@@ -647,4 +660,4 @@ def increment_version(tensor):
     """Mark ``tensor`` as modified in place (for changes made behind autograd's back)."""
     tensors = (tensor,) if isinstance(tensor, _tensor.Tensor) else tensor
     for t in tensors:
-        bump(t)
+        _views.bump(t)

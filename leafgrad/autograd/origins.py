@@ -18,19 +18,16 @@ about a tenth of a no-grad op. ``watch_no_grad(True)`` turns that on (see ``leaf
 ``walks`` counts backward walks (the engine adds one per walk), so that ``explain`` can tell
 "no backward has run yet" (healthy) from "a backward ran and never reached this leaf" (broken).
 
-``bump(t)`` is how an in-place change bumps a tensor's version counter: it also keeps, beside
-the count, the user's line that made the change, so that the error "one of the variables
-needed for gradient computation has been modified by an inplace operation" can name it
-without anomaly mode (``modified_at``). Each change is kept with the version it made (the
-latest few): one frame walk and one tuple per in-place op (the engine's own
-accumulation into its buffers bumps without it).
+``note_change`` keeps, beside the count of a version counter bumped by an in-place change
+(``views.bump``), the user's line that made the change, so that the error "one of the
+variables needed for gradient computation has been modified by an inplace operation" can name
+it without anomaly mode (``modified_at``). Each change is kept with the version it made (the
+latest few): one frame walk and one tuple per in-place op.
 """
 import collections
 import os
 import sys
 import weakref
-
-from .grad_mode import state as _grad_mode
 
 walks = 0                 # backward walks run so far (written by the engine)
 _recent = collections.deque(maxlen=256)   # weakrefs to recently noted tensors (for copies_of)
@@ -109,24 +106,12 @@ def user_frame(f):
 _KEPT_CHANGES = 4
 
 
-def bump(t):
-    """``t`` was changed in place: add one to its version counter (shared with its views and
-    its base) and remember, after the count, the user's line that changed it (the latest
-    ``_KEPT_CHANGES`` changes, each as (version it made, file, line, function)). Called by
-    leafgrad's own code only."""
-    counter = t._version_counter
-    counter[0] += 1
-    if not (_grad_mode.grad_enabled or t._requires_grad):
-        # Nothing here can be recorded, and a tensor that needs no grad, changed under
-        # no_grad, is rarely one a node saved: the frame walk is spared (a no_grad x.add_(1)
-        # costs 14k instructions, the walk and its record 9k).
-        return
-    # The caller of bump is leafgrad's own code: start at its caller (a frame skipped by
-    # _getframe is not made into a frame object, and each one made costs ~1.4k instructions).
-    try:
-        f = _getframe(2)
-    except ValueError:
-        return
+def note_change(counter, f):
+    """Remember, after the count of a version ``counter`` just bumped, the user's line that
+    changed it (the latest ``_KEPT_CHANGES`` changes, each as (version it made, file, line,
+    function)): the innermost frame from ``f`` outwards that is not leafgrad's own.
+    (``views.bump`` calls it, with its caller's caller: a frame skipped by _getframe is not
+    made into a frame object, and each one made costs ~1.4k instructions.)"""
     while True:  # (user_frame, written out: this runs on every recorded in-place op)
         if f is None:
             return

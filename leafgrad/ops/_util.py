@@ -13,6 +13,7 @@ from .. import backend
 from ..autograd.grad_mode import state
 from ..autograd import origins
 from ..autograd.anomaly import anomaly_state, forward_trace
+from ..autograd import views as _views
 from ..autograd.graph import Node, SavedOutput, grad_accumulator
 from ..tensor import Tensor, _wrap_dim
 
@@ -21,6 +22,7 @@ _ndarray = xp.ndarray
 _generic = xp.generic
 _Tensor = Tensor
 _wrap = Tensor._wrap
+_fresh = _views.fresh
 
 
 def wrap(data):
@@ -37,6 +39,8 @@ _NO_EDGE = (None, 0)
 def edge(t):
     """The edge along which ``t`` receives its gradient, (None, 0) if it needs none."""
     if type(t) is _Tensor or isinstance(t, _Tensor):
+        if _views.changed and t._base is not None:
+            _fresh(t)
         fn = t._grad_fn
         if fn is not None:
             return (fn, t._output_nr)
@@ -70,6 +74,8 @@ def record(out_data, node_cls, inputs):
     needed = False
     for t in inputs:
         if isinstance(t, _Tensor):
+            if _views.changed and t._base is not None:  # (one flag test unless views were changed)
+                _fresh(t)
             fn = t._grad_fn
             if fn is not None:
                 edges.append((fn, t._output_nr))
@@ -104,6 +110,8 @@ def unary(node_cls, input, out_data, save=None):
         return out
     if not input._requires_grad:
         return out
+    if _views.changed and input._base is not None:
+        _fresh(input)
     fn = input._grad_fn
     node = node_cls(((fn, input._output_nr) if fn is not None else (grad_accumulator(input), 0),))
     out._grad_fn = node

@@ -8,35 +8,31 @@ any node that saved x's old value refuses to use it.
 When x is a view, its base's history changes too: the base's new ``grad_fn`` is a
 ``CopySlices`` node, which routes the part of the base's gradient that falls inside the view
 through the in-place op and the rest straight through; x's own ``grad_fn`` becomes a view of
-the base's new history (``AsStridedBackward0``, as PyTorch names it). Every *other* live view
-of the base (the base keeps weak references to them, ``shape.LiveViews``, while grad mode is
-on) sees the new values too, so it is given such a history as well: PyTorch does this lazily,
-when the view's grad_fn is next read; here it is done at the in-place op, which is the only
-moment it can change.
+the base's new history (``AsStridedBackward0``, as PyTorch names it). Every *other* view of
+the base sees the new values too: it is given such a history when it is next used
+(``autograd/views.py``), so that an in-place op costs the same however many views are alive.
 
 Writing is refused where PyTorch refuses it: into an expanded (read-only, self-overlapping)
-view, and into one output of unbind/split/chunk while recording.
+view, into one output of unbind/split/chunk while recording, and into a view made without
+recording while recording.
 """
 from .. import backend
 from ._util import Node, broadcast_error, needs_grad, record, state, wrap, xp
 from .elementwise import add, div, mul, pow, sub
-from ..autograd.graph import _short_name, gradient_edge
-from ..autograd.origins import bump as _bump
+from .shape import as_strided_array
+from ..autograd.graph import gradient_edge
+from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
+    makes_of as _makes_of, regenerate as _regenerate, reroot as _reroot, set_history as _rebase
 from ..tensor import Tensor
 
 
-def _view_chain(t):
-    """The functions that make ``t`` from its base, base-first."""
+def _apply_makes(makes, t):
+    """The view of ``t`` that the view ops ``makes`` (innermost first, views.makes_of) make."""
     chain = []
-    while t._base is not None:
-        chain.append(t._view_of[1])
-        t = t._view_of[0]
-    chain.reverse()
-    return chain
-
-
-def _apply_chain(chain, t):
-    for make in chain:
+    while makes is not None:
+        chain.append(makes.make)
+        makes = makes.rest
+    for make in reversed(chain):
         t = make(t)
     return t
 
@@ -44,11 +40,30 @@ def _apply_chain(chain, t):
 class CopySlices(Node):
     """The base's history after an in-place op on one of its views: the base's gradient
     passes unchanged outside the view; inside it, it goes through the in-place op's
-    derivative ``fn`` (whose gradients for the op's other inputs are routed as they are)."""
+    derivative ``fn`` (whose gradients for the op's other inputs are routed as they are).
+
+    The view's region of the gradient is found, in a plain backward, from the view's place
+    in its base's memory (``geometry``, when the base is a C-contiguous NumPy array: one
+    strided view, however deep the chain of views), else by making the view again from the
+    gradient with each of its view ops (``makes``; recorded, under create_graph)."""
+
+    def __init__(self, next_functions, fn, view, base):
+        super().__init__(next_functions)
+        self.fn, self.makes = fn, _makes_of(view)
+        self.geometry = _geometry(view._data, base._data)
 
     def apply(self, grad):
+        geometry = self.geometry
+        if geometry is not None and not state.grad_enabled:
+            shape, strides, offset, base_shape, dtype = geometry
+            if grad._data.shape == base_shape and grad._data.dtype == dtype and type(grad._data) is xp.ndarray:
+                result = xp.array(grad._data, order='C')  # (a copy)
+                region = as_strided_array(result.reshape(-1)[offset:], shape, strides, True)
+                res = self.fn.apply(wrap(region.copy()))
+                region[...] = 0 if res[0] is None else res[0]._data
+                return (wrap(result),) + tuple(res[1:])
         result = grad.clone()
-        region = _apply_chain(self.chain, result)
+        region = _apply_makes(self.makes, result)
         res = self.fn.apply(region.clone())
         if res[0] is None:
             res = (wrap(xp.zeros(region._data.shape, dtype=region._data.dtype)),) + tuple(res[1:])
@@ -65,87 +80,22 @@ class CopySlices(Node):
         return 'leafgrad::autograd::CopySlices'
 
 
-class AsStridedBackward0(Node):
-    """The history of a view whose base changed in place: the view's own derivative chain
-    (select, slice, transpose, ...) replayed from the base's new history.
-
-    PyTorch names this node AsStridedBackward0 (it regenerates the view with as_strided);
-    here the chain of view derivatives runs in turn, each written with leafgrad ops."""
-
-    def apply(self, grad):
-        for node in reversed(self.nodes):
-            grad = node.apply(grad)[0]
-        return grad,
-
-
-def _regenerate(view, base):
-    """Give ``view`` a history through ``base``'s current one."""
-    chain = _view_chain(view)
-    nodes = []
-    t = base
-    for make in chain:
-        t = make(t)
-        nodes.append(t._grad_fn)
-    node = AsStridedBackward0((gradient_edge(base),))
-    node.nodes = nodes
-    _rebase(view, node)
-
-
-def _refresh_views(base, modified):
-    """After ``modified`` (the base or one of its views) changed in place, every other live
-    view of the base sees the change, so it takes a history through the base's new one."""
-    views = base._views
-    if views is None:
-        return
-    for v in views.alive():
-        if v is not modified and v._version_counter is base._version_counter:
-            if type(v._grad_fn) is _InvalidMultiOutputView:
-                continue  # already refused
-            if v._requires_grad and v._grad_fn is not None and _from_multi_output(v):
-                node = _InvalidMultiOutputView(((None, 0),))
-                node.message = (f'Output {v._output_nr} of {_short_name(v._grad_fn)} is a view and its base or '
-                                'another view of its base has been modified inplace. This view is the output of a '
-                                'function that returns multiple views. Such functions do not allow the output views '
-                                'to be modified inplace. You should replace the inplace operation by an out-of-place '
-                                'one.')
-                _rebase(v, node)
-            else:
-                _regenerate(v, base)
-
-
-class _InvalidMultiOutputView(Node):
-    """The history of an unbind/split output whose base changed in place: PyTorch refuses
-    to use it (it raises when the grad_fn is read; here, when a backward reaches it)."""
-
-    def apply(self, grad):
-        raise RuntimeError(self.message)
-
-    def name(self):
-        raise RuntimeError(self.message)
+def _geometry(view, base):
+    """(shape, strides, offset in items, base shape, dtype) of array ``view`` inside array ``base``,
+    when ``base`` is a C-contiguous NumPy array (its gradient, copied C-contiguous, has the
+    same layout); else None."""
+    if type(base) is not xp.ndarray or type(view) is not xp.ndarray or not base.flags.c_contiguous:
+        return None
+    offset, rest = divmod(view.__array_interface__['data'][0] - base.__array_interface__['data'][0], base.itemsize)
+    if rest or view.dtype != base.dtype:
+        return None
+    return view.shape, view.strides, offset, base.shape, base.dtype
 
 
 def _check_writable(self):
     if not self._data.flags.writeable:
         raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to a single '
                            'memory location. Please clone() the tensor before performing the operation.')
-
-
-def _from_multi_output(t):
-    """Whether ``t`` is (a view of) one of several views returned together (unbind, split)."""
-    while t._base is not None:
-        link = t._view_of
-        if len(link) == 3:
-            return True
-        t = link[0]
-    return False
-
-
-def _check_multi_output_view(self):
-    if self._requires_grad and self._grad_fn is not None and _from_multi_output(self):
-        raise RuntimeError(f'Output {self._output_nr} of {_short_name(self._grad_fn)} is a view and is being modified '
-                           'inplace. This view is the output of a function that returns multiple views. Such functions '
-                           'do not allow the output views to be modified inplace. You should replace the inplace '
-                           'operation by an out-of-place one.')
 
 
 def _check_result(self, result):
@@ -172,7 +122,10 @@ def inplace(self, op, others=()):
         self._data[...] = result._data
         _bump(self)
         return self
-    _check_multi_output_view(self)
+    base = self._base
+    if base is not None:
+        _check_view_inplace(self)
+        _fresh(self)
     snapshot = Tensor._wrap(self._data.copy(), self._requires_grad)
     snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
     result = op(snapshot)
@@ -180,29 +133,13 @@ def inplace(self, op, others=()):
     node = result._grad_fn
     self._data[...] = result._data
     _bump(self)
-    if self._base is None:
+    if base is None:
         _rebase(self, node)
-        _refresh_views(self, self)
         return self
-    base = self._base
-    copy_slices = CopySlices((gradient_edge(base),) + node.next_functions[1:])
-    copy_slices.fn, copy_slices.chain = node, _view_chain(self)
+    copy_slices = CopySlices((gradient_edge(base),) + node.next_functions[1:], node, self, base)
     _rebase(base, copy_slices)
-    _regenerate(self, base)
-    _refresh_views(base, self)
+    _regenerate(self)
     return self
-
-
-def _rebase(t, node):
-    retained = t._grad_fn is not None and t._meta is not None and t._meta.retains_grad
-    if retained:
-        t._grad_fn._retained.pop(t._output_nr, None)
-    t._grad_fn = node
-    t._output_nr = 0
-    t._requires_grad = True
-    if retained:
-        from ..tensor import _attach_retain
-        _attach_retain(t)
 
 
 def inplace_binary(self, other, ufunc, op, alpha=1):
@@ -431,14 +368,18 @@ def copy_(self, src, non_blocking=False):
 
 # ---- in-place shape changes (x.unsqueeze_(0)): the tensor becomes its own reshaped view --------
 
-def _reshape_inplace(self, make, node_name):
+def _reshape_inplace(self, make, node_name, inverse):
     """Give ``self`` the shape of ``make(self)`` (a view op) in place: same storage, version
-    bumped, history through the view op's node (renamed as PyTorch names the in-place form)."""
+    bumped, history through the view op's node (renamed as PyTorch names the in-place form).
+    ``inverse`` makes the old shape from the new: the views made from the old one are
+    re-rooted through it."""
     self._check_inplace()
+    old_data = self._data
     new = make(self)
     self._data = new._data
-    _bump(self)
     node = new._grad_fn
+    del new  # (a view of self no more)
+    _bump(self)
     if node is not None:
         node.__class__ = _renamed(type(node), node_name)
         _rebase(self, node)
@@ -446,6 +387,9 @@ def _reshape_inplace(self, make, node_name):
         link = self._view_of
         old_make = link[1]
         self._view_of = (link[0], lambda t: make(old_make(t))) + tuple(link[2:])
+        self._chain = self._view_node = self._makes = None  # (made again from the new recipe)
+        self._attr_version = self._version_counter[0]  # its new history is current
+    _reroot(self, old_data, inverse)
     return self
 
 
@@ -455,30 +399,34 @@ _RENAMED = {}
 def _renamed(cls, name):
     """A subclass of a view op's node class, named for its in-place form (same behaviour)."""
     key = (cls, name)
-    if key not in _RENAMED:
-        _RENAMED[key] = type(name, (cls,), {'__slots__': ()})
-    return _RENAMED[key]
+    made = _RENAMED.get(key)
+    if made is None:  # (setdefault: two threads get one class)
+        made = _RENAMED.setdefault(key, type(name, (cls,), {'__slots__': ()}))
+    return made
 
 
 def unsqueeze_(self, dim):
-    from .shape import unsqueeze
-    return _reshape_inplace(self, lambda t: unsqueeze(t, dim), 'UnsqueezeBackward1')
+    from .shape import reshape, unsqueeze
+    shape = self._data.shape
+    return _reshape_inplace(self, lambda t: unsqueeze(t, dim), 'UnsqueezeBackward1', lambda t: reshape(t, shape))
 
 
 def squeeze_(self, dim=None):
-    from .shape import squeeze
+    from .shape import reshape, squeeze
     name = 'SqueezeBackward3' if dim is None else 'SqueezeBackward4' if isinstance(dim, int) else 'SqueezeBackward5'
-    return _reshape_inplace(self, lambda t: squeeze(t, dim), name)
+    shape = self._data.shape
+    return _reshape_inplace(self, lambda t: squeeze(t, dim), name, lambda t: reshape(t, shape))
 
 
 def t_(self):
     from .shape import t
-    return _reshape_inplace(self, t, 'TBackward1')
+    return _reshape_inplace(self, t, 'TBackward1', t)
 
 
 def transpose_(self, dim0, dim1):
     from .shape import transpose
-    return _reshape_inplace(self, lambda t: transpose(t, dim0, dim1), 'TransposeBackward1')
+    return _reshape_inplace(self, lambda t: transpose(t, dim0, dim1), 'TransposeBackward1',
+                            lambda t: transpose(t, dim0, dim1))
 
 
 METHODS = {'add_': add_, 'sub_': sub_, 'mul_': mul_, 'div_': div_, 'pow_': pow_, 'zero_': zero_, 'fill_': fill_,

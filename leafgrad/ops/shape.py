@@ -2,61 +2,23 @@
 
 A view shares its base's storage *and version counter*, so an in-place change through either
 is seen by nodes that saved the other. Every view remembers how it was made from its parent
-(``view._view_of = (parent, make)``, ``make(parent) -> view``), which lets an in-place op on a
-view rewrite the base's history (see ``inplace.py``). Ops with several view outputs (unbind,
-split, chunk) record one node for all of them (``make_views``); its derivative gets None for
-an output that received no gradient and treats it as zeros (``grads_or_zeros``).
+(``make(parent) -> view``, ``autograd.views.link``), which lets an in-place op on a view
+rewrite the base's history (see ``inplace.py``) and a view's history be regenerated after its
+base changed (``autograd/views.py``). Ops with several view outputs (unbind, split, chunk)
+record one node for all of them (``make_views``); its derivative gets None for an output that
+received no gradient and treats it as zeros (``grads_or_zeros``).
 """
 import math
-import weakref
 
 from .. import backend
+from ..autograd.views import link as _link
 from ._util import Node, record, record_many, state, sum_to, wrap, wrap_dim, xp
-
-
-def _link_view(input, out, make, multi=None):
-    """Make ``out`` a view of ``input``: shared version counter, the base, how it was made.
-
-    ``multi`` names the op when the view is one of several outputs (unbind, split): such
-    views may not be modified in place while recording, as in PyTorch. While grad mode is
-    on, the base also keeps (weakly) its live views, so that an in-place change of the base
-    or of another view can give them a history through the change (``inplace.py``).
-    """
-    out._version_counter = input._version_counter
-    base = input if input._base is None else input._base
-    out._base = base
-    out._view_of = (input, make) if multi is None else (input, make, multi)
-    if state.grad_enabled:
-        views = base._views
-        if views is None:
-            views = base._views = LiveViews()
-        views.add(out)
-
-
-class LiveViews:
-    """A base's views, held weakly. Plain weak references (no callbacks, unlike a WeakSet,
-    which costs a view op a microsecond); dead ones are dropped each time the list doubles."""
-    __slots__ = ('refs', 'limit')
-
-    def __init__(self):
-        self.refs = []
-        self.limit = 16
-
-    def add(self, view):
-        refs = self.refs
-        refs.append(weakref.ref(view))
-        if len(refs) > self.limit:
-            refs[:] = [r for r in refs if r() is not None]
-            self.limit = max(16, 2 * len(refs))
-
-    def alive(self):
-        return [v for v in (r() for r in self.refs) if v is not None]
 
 
 def make_view(input, data, node_cls, make):
     """Record a view op: ``data`` is a NumPy view of ``input._data`` made by ``make``."""
     out, node = record(data, node_cls, (input,))
-    _link_view(input, out, make)
+    _link(input, out, make)
     return out, node
 
 
@@ -64,7 +26,7 @@ def make_views(input, datas, node_cls, makes, op_name):
     """Record an op with several outputs, each a view of ``input`` (``makes[i]`` makes the i-th)."""
     outs, node = record_many(datas, node_cls, (input,))
     for out, make in zip(outs, makes):
-        _link_view(input, out, make, op_name)
+        _link(input, out, make, op_name)
     return outs, node
 
 

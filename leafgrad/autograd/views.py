@@ -1,0 +1,333 @@
+"""Views and in-place changes: how a view is linked to its base, how a change bumps the shared
+version counter, and how a view's history is regenerated, lazily, after its base changed.
+
+Design note. A view shares its base's storage and version counter. It remembers how it was
+made from its parent (``_view_of = (parent, make[, op name of a multi-output op])``, with
+``make(parent) -> view``), the counter's value when its history was last made
+(``_attr_version``), and, when it was not made while recording, how it was made (``_creation``:
+'no_grad' or 'inference'; 'multi' for an output of unbind/split/chunk, inherited by the
+views made from it, as PyTorch's creation meta).
+
+An in-place change (``bump``) adds one to the shared counter and changes only two histories:
+the changed tensor's and, when it is a view, its base's (a CopySlices, made by the in-place
+op). Every other view of the base is brought up to date when its history is next needed, as
+PyTorch does it: ``fresh(view)``, called wherever a view's grad_fn is read (an op recording
+it as an input, a backward from it, ``.grad_fn``, ``.is_leaf``, hooks), finds its recorded
+version behind the counter and gives it an ``AsStridedBackward0`` whose one edge is the
+base's current history and whose derivative runs the view's own chain of view derivatives
+(select, slice, transpose ...). That chain is made once per view, from its parent's (a
+shared linked list), so an in-place change costs O(1) however many views are alive, and a
+view 100,000 views deep is regenerated in linear time once. A view made without recording,
+or an output of a multi-output op, refuses to be regenerated, with PyTorch's errors.
+
+The check costs a recording op one flag test per input (``changed``): it turns on the first
+time a tensor with live views (or a view) is changed in place, so a program that never does
+that pays nothing more. ``requires_grad`` is kept eagerly instead: a base starts to require
+grad at most once, and then its live views (kept weakly, ``LiveViews``) are told.
+
+Threads: two threads regenerating one view at once may each make a node; either one is a
+correct history (PyTorch serialises this with a lock per view).
+"""
+import sys
+
+from . import origins
+from .grad_mode import state
+from .graph import Node, gradient_edge
+
+changed = False  # a view's history may be out of date somewhere (see the design note)
+
+
+# ---- linking a view ---------------------------------------------------------------------------
+
+class LiveViews:
+    """A base's views, held weakly. Plain weak references (no callbacks, unlike a WeakSet,
+    which costs a view op a microsecond); dead ones are dropped each time the list doubles."""
+    __slots__ = ('refs', 'limit')
+
+    def __init__(self):
+        self.refs = []
+        self.limit = 16
+
+    def add(self, view):
+        refs = self.refs
+        refs.append(_weakref(view))
+        if len(refs) > self.limit:
+            refs[:] = [r for r in refs if r() is not None]
+            self.limit = max(16, 2 * len(refs))
+
+    def alive(self):
+        return [v for v in (r() for r in self.refs) if v is not None]
+
+    def any_alive(self):
+        """Whether a view is alive; drops the dead ones met on the way (each once)."""
+        refs = self.refs
+        for i, r in enumerate(refs):
+            if r() is not None:
+                if i:
+                    del refs[:i]
+                return True
+        refs.clear()
+        return False
+
+
+def link(input, out, make, multi=None):
+    """Make ``out`` a view of ``input``: shared version counter, the base, how it was made.
+
+    ``multi`` names the op when the view is one of several outputs (unbind, split): such
+    views may not be changed in place while recording, nor used after their base was."""
+    counter = out._version_counter = input._version_counter
+    if input._base is None:
+        base, inherited = input, None
+    else:
+        base, inherited = input._base, input._creation
+    out._base = base
+    out._view_of = (input, make) if multi is None else (input, make, multi)
+    out._attr_version = counter[0]
+    if state.inference:
+        creation = 'inference'
+    elif not state.grad_enabled:
+        creation = 'no_grad'
+    else:
+        creation = 'multi' if multi is not None else None
+    if inherited is not None and (creation is None or inherited == 'inference'):
+        creation = inherited  # the stricter of the two, as PyTorch propagates it
+    if creation is not None:
+        out._creation = creation
+    node = out._grad_fn
+    if node is not None:
+        out._view_node = node  # its derivative, for the chain of a regenerated history
+    if base._requires_grad and not out._requires_grad:
+        out._requires_grad = True  # (made without recording) PyTorch's view asks its base
+    views = base._views
+    if views is None:
+        views = base._views = LiveViews()
+    views.add(out)
+
+
+# ---- an in-place change ---------------------------------------------------------------------
+
+def bump(t):
+    """``t`` was changed in place: one more on its version counter (shared with its base and
+    views), its views' histories out of date, and the user's line that changed it noted (for
+    the version error, ``origins``). Called by leafgrad's own code only."""
+    global changed
+    counter = t._version_counter
+    counter[0] += 1
+    if not changed and (t._base is not None or t._views is not None):
+        base = t._base if t._base is not None else t
+        if t._base is not None or base._views.any_alive():
+            changed = True
+    if state.grad_enabled or t._requires_grad:
+        # (a tensor that needs no grad, changed under no_grad, is rarely one a node saved:
+        # the frame walk is spared there; a no_grad x.add_(1) costs 14k instructions, the
+        # walk and its note ~7k)
+        try:
+            f = _getframe(2)  # (the caller of bump is leafgrad's: start at its caller)
+        except ValueError:
+            return
+        origins.note_change(counter, f)
+
+
+def set_history(t, node):
+    """``t`` is now output 0 of ``node`` (after an in-place op): its retain_grad moves there,
+    and a base that starts to require grad tells its live views."""
+    retained = t._grad_fn is not None and t._meta is not None and t._meta.retains_grad
+    if retained:
+        t._grad_fn._retained.pop(t._output_nr, None)
+    t._grad_fn = node
+    t._output_nr = 0
+    if not t._requires_grad:
+        t._requires_grad = True
+        if t._views is not None:
+            views_require_grad(t)
+    if retained:
+        from ..tensor import _attach_retain
+        _attach_retain(t)
+
+
+def views_require_grad(base):
+    """``base`` has started to require grad: so do its views (PyTorch asks the base)."""
+    for v in base._views.alive():
+        v._requires_grad = True
+
+
+def reroot(t, old_data, inverse):
+    """``t`` (a base or a view) changed shape in place (``t_``, ``unsqueeze_`` ...): the views
+    made from it, recipes for its old shape, become views of a stand-in for the old shape,
+    itself a view of ``t`` made by ``inverse`` (its new shape back to the old). Rare; it
+    costs one pass over the base's live views, whose chains are made again when needed."""
+    base = t._base if t._base is not None else t
+    views = base._views.alive() if base._views is not None else ()
+    if not views:
+        return
+    from ..tensor import Tensor
+    old = Tensor._wrap(old_data, t._requires_grad)
+    old._version_counter = t._version_counter
+    old._base = base
+    old._view_of = (t, inverse)
+    old._attr_version = t._version_counter[0]
+    old._creation = t._creation
+    base._views.add(old)  # (re-rooted in turn if t changes shape again)
+    for v in views:
+        link = v._view_of
+        if link is not None and link[0] is t:
+            v._view_of = (old,) + link[1:]
+        v._chain = v._makes = None
+
+
+# ---- regenerating a view's history ------------------------------------------------------------
+
+def fresh(t):
+    """Bring ``t``'s history up to date if it is a view whose base (or another view of it)
+    changed in place since its history was made."""
+    if t._base is not None and t._version_counter[0] != t._attr_version:
+        regenerate(t)
+
+
+def regenerate(view):
+    """Give ``view`` a history through its base's current one (AsStridedBackward0), or raise
+    PyTorch's error for a view that may not have one."""
+    base = view._base
+    if view._view_of is None or (view._grad_fn is None and not base._requires_grad):
+        return  # nothing to regenerate (and, as PyTorch, the recorded version stays)
+    if view._creation is not None:
+        raise RuntimeError(rebase_error(view, indirect=True))
+    node = AsStridedBackward0((gradient_edge(base),))
+    node.chain = _chain_of(view)
+    set_history(view, node)
+    view._attr_version = view._version_counter[0]
+
+
+def check_inplace(view):
+    """Before a recorded in-place change of ``view``: PyTorch's error for a view made
+    without recording or by a multi-output op."""
+    if view._creation is not None:
+        raise RuntimeError(rebase_error(view, indirect=False))
+
+
+def rebase_error(view, indirect):
+    """PyTorch's message for a view whose history may not be rebased."""
+    creation = view._creation
+    what = 'its base or another view of its base has been modified inplace' if indirect else \
+        'is being modified inplace'
+    fn = view._grad_fn
+    if creation in ('no_grad', 'inference') or fn is None:
+        prefix = (f'Output {view._output_nr} of {_short_name(fn)} is a view of a view which was created in'
+                  if fn is not None else 'A view was created in')
+        if creation == 'inference':
+            msg = f'{prefix} inference mode and {what} in normal mode.'
+        else:
+            msg = f'{prefix} no_grad mode and {what} with grad mode enabled.'
+    else:
+        msg = f'Output {view._output_nr} of {_short_name(fn)} is a view and {what}.'
+    if creation == 'multi':
+        return (msg + ' This view is the output of a function that returns multiple views. Such functions do '
+                'not allow the output views to be modified inplace. You should replace the inplace operation by '
+                'an out-of-place one.')
+    block = 'inference_mode' if creation == 'inference' else 'no_grad'
+    return (msg + ' Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your '
+            f'code by moving both the view and the inplace either both inside the {block} block (if you '
+            "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+class AsStridedBackward0(Node):
+    """The history of a view whose base changed in place: the view's own chain of view
+    derivatives (select, slice, transpose ...), innermost first, from the gradient of the
+    view to that of its base. (PyTorch regenerates the view with as_strided and names the
+    node so; here each view op's derivative runs, written with leafgrad's ops.)"""
+
+    def apply(self, grad):
+        link = self.chain
+        while link is not None:
+            grad = link.node.apply(grad)[0]
+            link = link.rest
+        return grad,
+
+
+class _ViewChain:
+    """One view's derivative node, then its parent's chain (None at the base): shared by
+    all the views made from one parent."""
+    __slots__ = ('node', 'rest')
+
+    def __init__(self, node, rest):
+        self.node, self.rest = node, rest
+
+
+class _StandIn(Node):
+    """The history of the stand-in parent a view op is replayed on to get its node."""
+
+
+_STAND_IN = _StandIn(())
+
+
+def _chain_of(view):
+    """``view``'s chain of view derivatives (made once per view, from its parent's): the
+    node recorded when the view was made, or, for a view made without recording (or reshaped
+    in place since), the nodes of its view op replayed on a stand-in for its parent."""
+    todo = []
+    t = view
+    while t._base is not None and t._chain is None and t._view_of is not None:
+        todo.append(t)
+        t = t._view_of[0]
+    rest = t._chain
+    for v in reversed(todo):
+        node = v._view_node
+        if node is not None:
+            rest = _ViewChain(node, rest)
+        else:
+            for node in _replayed_nodes(v):
+                rest = _ViewChain(node, rest)
+        v._chain = rest
+    return rest
+
+
+class _Makes:
+    """One view's view op (``make(parent) -> view``), then its parent's (None at the base):
+    shared by all the views made from one parent, holding no tensor."""
+    __slots__ = ('make', 'rest')
+
+    def __init__(self, make, rest):
+        self.make, self.rest = make, rest
+
+
+def makes_of(view):
+    """The view ops that make ``view`` from its base, innermost first (linked, made once per
+    view from its parent's); a CopySlices makes the view's region of a gradient with them."""
+    todo = []
+    t = view
+    while t._base is not None and t._makes is None and t._view_of is not None:
+        todo.append(t)
+        t = t._view_of[0]
+    rest = t._makes
+    for v in reversed(todo):
+        rest = v._makes = _Makes(v._view_of[1], rest)
+    return rest
+
+
+def _replayed_nodes(view):
+    """The nodes of ``view``'s own view op(s), replayed on a stand-in for its parent that
+    requires grad (whatever the parent's history is), the one next to the parent first."""
+    from ..tensor import Tensor
+    stand_in = Tensor._wrap(view._view_of[0]._data, True)
+    stand_in._grad_fn = _STAND_IN
+    prev, state.grad_enabled = state.grad_enabled, True
+    try:
+        node = view._view_of[1](stand_in)._grad_fn
+    finally:
+        state.grad_enabled = prev
+    nodes = []
+    while node is not _STAND_IN:
+        nodes.append(node)
+        node = node.next_functions[0][0]
+    nodes.reverse()
+    return nodes
+
+
+def _short_name(node):
+    name = node.name()
+    i = name.find('Backward')
+    return name[:i] if i > 0 else name
+
+
+from weakref import ref as _weakref  # noqa: E402
+_getframe = sys._getframe
