@@ -130,6 +130,23 @@ NO_GRAD_VIEW_ERRORS = {
 }
 
 
+
+@pytest.mark.parametrize('call', ['backward', 'autograd.grad'])
+@pytest.mark.parametrize('base', ['leaf', 'non-leaf'])
+def test_backward_from_a_view_made_under_no_grad_is_refused(call, base):
+    """It requires grad as its base does but has no history and no accumulator: PyTorch's
+    'does not require grad' (found by the differential fuzzer: an AttributeError leaked)."""
+    def run(m):
+        x = m.tensor([[-0.2, 0.5]], requires_grad=True)
+        y = x if base == 'leaf' else x * 1
+        with m.no_grad():
+            v = y.unsqueeze(1)
+        if call == 'backward':
+            v.backward(m.ones_like(v))
+        else:
+            m.autograd.grad(v, x, m.ones_like(v))
+    assert same_message(*raises_like(lambda: run(lg), lambda: run(torch)))
+
 def _under_no_grad(m, fn):
     with m.no_grad():
         return fn()

@@ -47,9 +47,10 @@ def _make_grads(outputs, grads, is_grads_batched=False):
 def _root_edges(tensors):
     edges = []
     for i, t in enumerate(tensors):
-        if not t._requires_grad:
+        edge = gradient_edge(t) if t._requires_grad else (None, 0)
+        if edge[0] is None:  # (also a view made under no_grad: it has no accumulator of its own)
             raise RuntimeError(f'element {i} of tensors does not require grad and does not have a grad_fn')
-        edges.append(gradient_edge(t))
+        edges.append(edge)
     return edges
 
 
