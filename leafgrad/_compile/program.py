@@ -24,6 +24,8 @@ name), whose edges lead to the inputs and captured tensors that require grad: gr
 accumulate into the real parameters' ``.grad``, their hooks fire, and ``retain_graph`` keeps
 what the node saved, as for any node.
 """
+import sys
+
 import numpy
 
 from ..autograd import grad_mode
@@ -253,7 +255,8 @@ class Program:
         src_nograd = _function('forward_nograd', [_v(s) for s in params],
                                fwd.lines,
                                f'({"".join(n + ", " for n in out_names)})', set(out_names))
-        unpack = [(f'({"".join(n + ", " for n in saved)}) = saved', set(), None)] if saved else []
+        # (saved: a one-item list holding the state, emptied once unpacked)
+        unpack = [(f'({"".join(n + ", " for n in saved)}) = saved.pop()', set(), None)] if saved else []
         src_bwd = _function('backward', ['saved', 'grads'], unpack + bwd.lines, f'({ret},)' if ret else '()',
                             {_g(s) for s in self.grad_slots})
         self.source = '\n'.join((src_grad, src_nograd, src_bwd))
@@ -310,6 +313,16 @@ def _function(name, params, lines, ret, keep):
     return f'def {name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
 
 
+def _engine_keeps_graph():
+    """Whether the backward walk now calling a node keeps the graph (``retain_graph``): read
+    from the engine's frame; True (keep) wherever it cannot be read (anomaly mode, the
+    profiler, a direct call)."""
+    frame = sys._getframe(2)
+    if frame.f_code is not run_backward.__code__:
+        return True
+    return frame.f_locals.get('keep_graph', True)
+
+
 _DOUBLE_BACKWARD = 'torch.compile with aot_autograd does not currently support double backward'
 
 
@@ -337,7 +350,7 @@ class CompiledFunctionBackward(Node):
         if _state.grad_enabled:  # create_graph: the gradients' own backward raises, as PyTorch's
             _state.grad_enabled = False
             try:
-                res = self.program.backward(self.state, arrays)
+                res = self.program.backward([self.state], arrays)
             finally:
                 _state.grad_enabled = True
             edges = tuple(gradient_edge(g) for g in grads if g is not None and g._requires_grad) or self.next_functions
@@ -351,7 +364,13 @@ class CompiledFunctionBackward(Node):
                 t._grad_fn, t._requires_grad = err, True
                 out.append(t)
             return tuple(out)
-        return tuple(_wrap(_as_array(r)) if r is not None else None for r in self.program.backward(self.state, arrays))
+        if not _engine_keeps_graph():
+            # the last backward through this call: hand the saved arrays over, so that each is
+            # freed at its last use in the generated backward (as eager frees node by node)
+            state, self.state = self.state, None
+            return tuple(_wrap(_as_array(r)) if r is not None else None
+                         for r in self.program.backward([state], arrays))
+        return tuple(_wrap(_as_array(r)) if r is not None else None for r in self.program.backward([self.state], arrays))
 
     def release(self):
         self.state = None
