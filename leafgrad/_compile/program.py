@@ -306,7 +306,7 @@ def _function(name, params, lines, ret, keep):
         if consuming is not None and last.get(consuming[0]) == i and consuming[0] not in keep:
             text = consuming[1]
         body.append('    ' + text)
-        dead = sorted(r for r in reads if last.get(r) == i and r not in keep and r[0] in 'vgr' and r != 'grads')
+        dead = sorted(r for r in reads if last.get(r) == i and r not in keep and r[0] in 'vgrs' and r not in ('grads', 'saved'))
         if dead:
             body.append('    del ' + ', '.join(dead))
     body.append(f'    return {ret}')
@@ -367,9 +367,9 @@ class CompiledFunctionBackward(Node):
         if not _engine_keeps_graph():
             # the last backward through this call: hand the saved arrays over, so that each is
             # freed at its last use in the generated backward (as eager frees node by node)
-            state, self.state = self.state, None
+            box, self.state = [self.state], None  # (no local name may hold the state: popped inside)
             return tuple(_wrap(_as_array(r)) if r is not None else None
-                         for r in self.program.backward([state], arrays))
+                         for r in self.program.backward(box, arrays))
         return tuple(_wrap(_as_array(r)) if r is not None else None for r in self.program.backward([self.state], arrays))
 
     def release(self):
