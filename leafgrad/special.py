@@ -5,7 +5,12 @@ from .ops.elementwise import sigmoid as expit
 from .ops.pointwise import exp2, logit, sinc, xlogy
 from .ops.reduction import logsumexp
 from .ops.rounding import RoundBackward1
-from .ops.unary import erf, erfc, expm1, log1p
+from .ops.unary import erf, erfc, erfinv, expm1, log1p
+from .ops.special_functions import (digamma, i0, lgamma as gammaln, mvlgamma as multigammaln, polygamma,
+                                    special_entr as entr, special_erfcx as erfcx, special_gammainc as gammainc,
+                                    special_gammaincc as gammaincc, special_i0e as i0e, special_i1 as i1,
+                                    special_i1e as i1e, special_log_ndtr as log_ndtr, special_ndtr as ndtr,
+                                    special_ndtri as ndtri, special_xlog1py as xlog1py, special_zeta as zeta)
 from .ops._util import record, xp
 
 
@@ -18,5 +23,9 @@ def round(input, *, decimals=0):
     return record(xp.round(data, decimals).astype(data.dtype, copy=False), RoundBackward1, (input,))[0]
 
 
+psi = digamma
+
 __all__ = ['expit', 'erf', 'erfc', 'exp2', 'expm1', 'log1p', 'logit', 'logsumexp', 'round', 'sinc', 'xlogy',
-           'softmax', 'log_softmax']
+           'softmax', 'log_softmax', 'digamma', 'psi', 'gammaln', 'multigammaln', 'polygamma', 'i0', 'i0e', 'i1',
+           'i1e', 'erfinv', 'erfcx', 'ndtr', 'log_ndtr', 'ndtri', 'entr', 'xlog1py', 'zeta', 'gammainc',
+           'gammaincc']

@@ -375,3 +375,19 @@ def test_view_and_reshape_shapes_like_torch(numel, shape):
             except RuntimeError as e:
                 results.append(str(e))
         assert results[0] == results[1], (op, results)
+
+
+def test_broadcast_tensors_and_shapes():
+    for shapes in [((2,), (2, 1)), ((3, 1, 4), (5, 1), ()), ((0, 1), (3,))]:
+        data = [np.random.default_rng(0).standard_normal(s) for s in shapes]
+        mine = lg.broadcast_tensors(*[lg.tensor(d, requires_grad=True) for d in data])
+        theirs = torch.broadcast_tensors(*[torch.tensor(d, requires_grad=True) for d in data])
+        for m, t in zip(mine, theirs):
+            assert m.shape == t.shape and m.grad_fn.name() == t.grad_fn.name()
+            np.testing.assert_array_equal(m.detach().numpy(), t.detach().numpy())
+        assert tuple(lg.broadcast_shapes(*shapes)) == tuple(torch.broadcast_shapes(*shapes))
+    assert type(lg.broadcast_shapes(2, (3, 1))) is lg.Size and lg.broadcast_shapes(2, (3, 1)) == (3, 2)
+    for fn in [lambda T: T.broadcast_tensors(T.ones(2), T.ones(3)), lambda T: T.broadcast_shapes((2,), (3,)),
+               lambda T: T.broadcast_tensors(T.ones(2), 1.0)]:
+        lg_msg, torch_msg = raises_like(lambda: fn(lg), lambda: fn(torch))
+        assert same_message(lg_msg, torch_msg), (lg_msg, torch_msg)

@@ -13,6 +13,7 @@ import math
 from .. import backend
 from ..autograd.views import link as _link
 from ._util import Node, record, record_many, state, sum_to, wrap, wrap_dim, xp
+from ..tensor import Size, Tensor
 
 
 def make_view(input, data, node_cls, make):
@@ -707,10 +708,42 @@ def _iter(input):
     return iter(unbind(input, 0))
 
 
+def broadcast_shapes(*shapes):
+    """The shape that tensors of the given shapes (tuples or ints) broadcast to, as a Size."""
+    result = []
+    for k, shape in enumerate(shapes):
+        dims = (shape,) if isinstance(shape, int) else tuple(shape)
+        for i in range(1, len(dims) + 1):
+            d = dims[-i]
+            if i > len(result):
+                result.insert(0, d)
+            elif result[-i] == 1:
+                result[-i] = d
+            elif d != 1 and d != result[-i]:
+                raise RuntimeError(f'Attempting to broadcast a dimension of length {d} at {-i}! Mismatching argument '
+                                   f'at index {k} had {shape}; but expected shape should be broadcastable to {result}')
+    return Size(result)
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded (views) to their common shape."""
+    for k, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f'expected Tensor as element {k} in argument 0, but got {type(t).__name__}')
+    shape = tensors[0]._data.shape if tensors else ()
+    for t in tensors[1:]:
+        try:
+            shape = xp.broadcast_shapes(shape, t._data.shape)
+        except ValueError:
+            from ._util import broadcast_error
+            raise broadcast_error(wrap(xp.empty(shape)), t) from None
+    return tuple(expand(t, shape) for t in tensors)
+
+
 FUNCTIONS = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'unflatten', 'ravel', 'contiguous', 'clone',
              'transpose', 'swapaxes', 'swapdims', 't', 'permute', 'movedim', 'moveaxis', 'unsqueeze', 'squeeze',
              'expand', 'expand_as', 'broadcast_to', 'select', 'narrow', 'diagonal', 'unbind', 'split',
-             'split_with_sizes', 'chunk', 'tensor_split', 'unfold', 'adjoint']
-NOT_METHODS = ['view', 'unfold']  # leafgrad.unfold is not a function in PyTorch (nn.functional.unfold is im2col)
+             'split_with_sizes', 'chunk', 'tensor_split', 'unfold', 'adjoint', 'broadcast_shapes', 'broadcast_tensors']
+NOT_METHODS = ['view', 'unfold', 'broadcast_shapes', 'broadcast_tensors']  # leafgrad.unfold is not a function in PyTorch (nn.functional.unfold is im2col)
 METHODS = {'view': view, 'unfold': unfold, '__iter__': _iter, 'T': property(_T), 'mT': property(_mT),
            'H': property(_H), 'mH': property(_mH)}

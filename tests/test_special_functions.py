@@ -1,0 +1,456 @@
+"""The special functions (ops/special_functions.py) and the random variates behind the
+distributions (ops/random_variates.py) against PyTorch.
+
+Values: float64 on dense grids (relative 1e-12 where PyTorch is itself that accurate) and at
+the edges (0, -0, poles, +-inf, NaN); dtypes; node names, first and second derivatives and
+finite differences through the op-table harness; float64 gradcheck/gradgradcheck; errors.
+Samplers: moments and two-sample Kolmogorov-Smirnov distances against PyTorch's samplers,
+seeded; the reparametrised derivatives of gamma and Dirichlet samples against PyTorch's
+approximations and against the exact implicit derivative by finite differences.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import leafgrad as lg
+
+torch = pytest.importorskip('torch')
+
+from optable import Case, check_derivatives, check_finite_differences, check_forward, params  # noqa: E402
+from oracle import raises_like, same_message  # noqa: E402
+
+
+def _run(fn, x, lib):
+    return fn(lib, lib.tensor(x)).detach().numpy() if lib is torch else np.asarray(fn(lib, lib.tensor(x))._data)
+
+
+def _relative_error(mine, theirs, floor=1e-300):
+    both_nan = np.isnan(mine) & np.isnan(theirs)
+    same = mine == theirs  # equal infinities
+    with np.errstate(invalid="ignore"):
+        err = np.abs(mine - theirs) / np.maximum(np.abs(theirs), floor)
+    return np.where(both_nan | same, 0.0, err)
+
+
+GRID = np.concatenate([np.linspace(-30.3, 50.1, 4001), np.random.default_rng(0).uniform(-5, 5, 500),
+                       np.logspace(-300, 300, 121), -np.logspace(-300, 5, 61), 1 + np.logspace(-10, -1, 10),
+                       2 - np.logspace(-10, -1, 10)])
+GRID = GRID[GRID != np.round(GRID)]
+POSITIVE = GRID[GRID > 0]
+PROBABILITIES = np.concatenate([np.logspace(-300, -0.01, 300), 1 - np.logspace(-16, -0.01, 100),
+                                np.linspace(0.001, 0.999, 999)])
+
+
+def _near_a_zero(fn, x):
+    """Points near a zero of the function, where relative error means nothing (lgamma at 1, 2
+    and between the negative poles; digamma at its roots)."""
+    y = fn(torch, torch.tensor(x)).numpy()
+    return np.abs(y) < 1e-3
+
+
+UNARY_VALUES = [
+    ('lgamma', lambda T, x: T.lgamma(x), GRID),
+    ('digamma', lambda T, x: T.digamma(x), GRID),
+    ('trigamma', lambda T, x: T.polygamma(1, x), GRID),
+    ('polygamma2', lambda T, x: T.polygamma(2, x), GRID[np.abs(GRID) < 1e5]),
+    ('polygamma3', lambda T, x: T.polygamma(3, x), GRID[np.abs(GRID) < 1e5]),
+    ('polygamma6', lambda T, x: T.special.polygamma(6, x), POSITIVE[POSITIVE < 1e50]),
+    ('mvlgamma3', lambda T, x: T.mvlgamma(x, 3), POSITIVE + 1),
+    ('i0', lambda T, x: T.i0(x), GRID),
+    ('i0e', lambda T, x: T.special.i0e(x), GRID),
+    ('i1', lambda T, x: T.special.i1(x), GRID),
+    ('i1e', lambda T, x: T.special.i1e(x), GRID),
+    ('erfcx', lambda T, x: T.special.erfcx(x), GRID),
+    ('ndtr', lambda T, x: T.special.ndtr(x), GRID[GRID > -8]),
+    ('log_ndtr', lambda T, x: T.special.log_ndtr(x), GRID),
+    ('ndtri', lambda T, x: T.special.ndtri(x), PROBABILITIES),
+    ('erfinv', lambda T, x: T.erfinv(x), np.concatenate([2 * PROBABILITIES - 1, -PROBABILITIES])),
+    ('entr', lambda T, x: T.special.entr(x), GRID),
+    ('gammaln', lambda T, x: T.special.gammaln(x), GRID),
+    ('psi', lambda T, x: T.special.psi(x), GRID),
+    ('multigammaln', lambda T, x: T.special.multigammaln(x, 2), POSITIVE + 0.5),
+]
+
+
+@pytest.mark.parametrize('name,fn,x', UNARY_VALUES, ids=[row[0] for row in UNARY_VALUES])
+def test_float64_values_on_a_dense_grid(name, fn, x):
+    with np.errstate(all='ignore'):
+        mine, theirs = _run(fn, x, lg), _run(fn, x, torch)
+        err = _relative_error(mine, theirs)
+        err[_near_a_zero(fn, x)] = 0
+    worst = int(np.argmax(err))
+    assert err[worst] < 1e-12, (x[worst], mine[worst], theirs[worst])
+
+
+EDGES = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, -2.0, 1.0, 2.0, 10.0, 1e-320, -1e-320, 1e17, 1e18, 709.0,
+                  714.0, -714.0, 800.0])
+
+
+@pytest.mark.parametrize('name,fn,x', UNARY_VALUES, ids=[row[0] for row in UNARY_VALUES])
+def test_values_at_the_edges(name, fn, x):
+    x = np.concatenate([EDGES, [0.5, 1 - 1e-17, 1.5, -0.5]])
+    with np.errstate(all='ignore'):
+        mine, theirs = _run(fn, x, lg), _run(fn, x, torch)
+    np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=0, equal_nan=True)
+    assert np.array_equal(np.signbit(mine[mine == 0]), np.signbit(theirs[mine == 0])) or name == 'entr'
+
+
+def test_binary_values_zeta_xlog1py():
+    rng = np.random.default_rng(1)
+    s = np.concatenate([rng.uniform(1.01, 30, 400), np.arange(2, 12.0), [1.0, 0.5, np.inf, 2, 2, 3, 1.5]])
+    q = np.concatenate([rng.uniform(-20, 40, 400), rng.uniform(0.01, 3, 10), [1, 1, 1, -3, -2.5, -np.inf, -2.5]])
+    mine = lg.special.zeta(lg.tensor(s), lg.tensor(q)).numpy()
+    theirs = torch.special.zeta(torch.tensor(s), torch.tensor(q)).numpy()
+    assert _relative_error(mine, theirs).max() < 1e-12
+    x = np.concatenate([rng.standard_normal(300), [0, 0, 0, 1, -1]])
+    y = np.concatenate([rng.uniform(-0.99, 5, 300), [np.nan, -1, -2, -1, np.inf]])
+    with np.errstate(all='ignore'):
+        mine = lg.special.xlog1py(lg.tensor(x), lg.tensor(y)).numpy()
+    theirs = torch.special.xlog1py(torch.tensor(x), torch.tensor(y)).numpy()
+    np.testing.assert_allclose(mine, theirs, rtol=1e-14, atol=0, equal_nan=True)
+
+
+def test_incomplete_gamma_values():
+    rng = np.random.default_rng(2)
+    a = np.concatenate([rng.uniform(0.01, 20, 3000), [0, 0, 1, 1, -1, np.inf, np.inf, 2, np.nan, 1, 0.5, 1e-3]])
+    x = np.concatenate([rng.uniform(0, 40, 3000), [0, 1, 0, np.inf, 1, 1, np.inf, -1, 1, np.nan, 1e-5, 3]])
+    for lower, (mine_fn, torch_fn) in enumerate([(lg.special.gammaincc, torch.special.gammaincc),
+                                                 (lg.special.gammainc, torch.special.gammainc)]):
+        mine = mine_fn(lg.tensor(a), lg.tensor(x)).numpy()
+        theirs = torch_fn(torch.tensor(a), torch.tensor(x)).numpy()
+        err = _relative_error(mine, theirs)
+        assert err[theirs > 1e-250].max() < 1e-12, lower
+        np.testing.assert_array_equal(np.isnan(mine), np.isnan(theirs))
+
+
+def test_incomplete_gamma_for_large_a_is_accurate():
+    """Above a = 20 PyTorch's uniform asymptotic expansion is accurate to about 2e-9; leafgrad's
+    series and continued fraction to about 1e-13 (mpmath's values, 40 digits)."""
+    cases = [(204.30935948148206, 140.70592494311836, 2.9378886166265053e-07), (50.0, 45.0, 0.24680203440017026),
+             (30.0, 30.0, 0.52428301389368)]
+    for a, x, exact in cases:
+        value = lg.special.gammainc(lg.tensor([a], dtype=lg.float64), lg.tensor([x], dtype=lg.float64)).item()
+        assert abs(value - exact) < 1e-13 * exact
+        theirs = torch.special.gammainc(torch.tensor([a], dtype=torch.float64), torch.tensor([x], dtype=torch.float64))
+        assert abs(theirs.item() - exact) < 3e-9 * exact
+
+
+# ---- dtypes, methods, in-place, errors ----------------------------------------------------------
+
+DTYPE_CASES = [
+    ('lgamma', lambda T, x: T.lgamma(x)), ('digamma', lambda T, x: T.digamma(x)),
+    ('polygamma', lambda T, x: T.polygamma(1, x)), ('mvlgamma', lambda T, x: T.mvlgamma(x + 3, 2)),
+    ('i0', lambda T, x: T.i0(x)), ('i0e', lambda T, x: T.special.i0e(x)), ('i1', lambda T, x: T.special.i1(x)),
+    ('i1e', lambda T, x: T.special.i1e(x)), ('erfcx', lambda T, x: T.special.erfcx(x)),
+    ('ndtr', lambda T, x: T.special.ndtr(x)), ('log_ndtr', lambda T, x: T.special.log_ndtr(x)),
+    ('ndtri', lambda T, x: T.special.ndtri(x)), ('entr', lambda T, x: T.special.entr(x)),
+    ('xlog1py', lambda T, x: T.special.xlog1py(x, x)), ('xlog1py_number', lambda T, x: T.special.xlog1py(2, x)),
+    ('zeta', lambda T, x: T.special.zeta(x + 2, x)), ('zeta_number', lambda T, x: T.special.zeta(x + 2, 2.0)),
+]
+
+
+@pytest.mark.parametrize('name,fn', DTYPE_CASES, ids=[c[0] for c in DTYPE_CASES])
+@pytest.mark.parametrize('dtype', ['int64', 'bool', 'float32', 'float64', 'float16'])
+def test_dtypes(name, fn, dtype):
+    data = np.array([1, 2, 0]) if dtype != 'bool' else np.array([True, False, True])
+    try:
+        theirs = fn(torch, torch.tensor(data.astype(dtype)))
+    except NotImplementedError:  # no half-precision kernel
+        lg_msg, torch_msg = raises_like(lambda: fn(lg, lg.tensor(data.astype(dtype))),
+                                        lambda: fn(torch, torch.tensor(data.astype(dtype))))
+        assert same_message(lg_msg, torch_msg), (lg_msg, torch_msg)
+        return
+    mine = fn(lg, lg.tensor(data.astype(dtype)))
+    assert str(mine.dtype).split('.')[-1] == str(theirs.dtype).split('.')[-1]
+    rtol = 1e-3 if dtype == 'float16' else 1e-6
+    np.testing.assert_allclose(mine.numpy().astype(np.float64), theirs.numpy().astype(np.float64), rtol=rtol,
+                               equal_nan=True)
+
+
+def test_methods_and_in_place_variants():
+    for T in (lg, torch):
+        x = T.tensor([0.5, 1.5, 3.0], dtype=T.float64)
+        y = T.tensor([1.0, 2.0, 0.5], dtype=T.float64)
+        got = [x.lgamma(), x.digamma(), x.polygamma(2), x.mvlgamma(1), x.i0(), x.igamma(y), x.igammac(y)]
+        for name, args in [('lgamma_', ()), ('digamma_', ()), ('polygamma_', (2,)), ('mvlgamma_', (1,)), ('i0_', ()),
+                           ('igamma_', (y,)), ('igammac_', (y,))]:
+            z = x.clone()
+            assert getattr(z, name)(*args) is z
+            got.append(z)
+        z = x.clone()
+        T.i0_(z)
+        got.append(z)
+        if T is lg:
+            mine = [t.numpy() for t in got]
+        else:
+            theirs = [t.numpy() for t in got]
+    for m, t in zip(mine, theirs):
+        np.testing.assert_allclose(m, t, rtol=1e-13)
+
+
+def test_in_place_on_integers_refused():
+    for op in ('lgamma_', 'digamma_', 'i0_'):
+        lg_msg, torch_msg = raises_like(lambda: getattr(lg.tensor([1, 2]), op)(),
+                                        lambda: getattr(torch.tensor([1, 2]), op)())
+        assert same_message(lg_msg, torch_msg), (lg_msg, torch_msg)
+
+
+ERRORS = [
+    lambda T: T.polygamma(-1, T.tensor([0.5])),
+    lambda T: T.polygamma(1.5, T.tensor([0.5])),
+    lambda T: T.mvlgamma(T.tensor([2.5]), 0),
+    lambda T: T.mvlgamma(T.tensor([2.5]), 1.5),
+    lambda T: T.lgamma(2.0),
+    lambda T: T.digamma([1.0]),
+    lambda T: T.special.gammainc(T.tensor([1, 2]), T.tensor([1, 2])),
+    lambda T: T.igamma(T.tensor([1.0]), 2.0),
+    lambda T: T.special.zeta(2.0, 3.0),
+    lambda T: T.special.xlog1py(2.0, 3.0),
+    lambda T: T.special.ndtri(1.0),
+]
+
+
+@pytest.mark.parametrize('k', range(len(ERRORS)))
+def test_errors(k):
+    lg_msg, torch_msg = raises_like(lambda: ERRORS[k](lg), lambda: ERRORS[k](torch))
+    assert same_message(lg_msg.replace('special_ndtri', 'special_ndtri'), torch_msg), (lg_msg, torch_msg)
+
+
+NO_DERIVATIVE = [
+    lambda T, x: T.special.gammainc(x, x.detach() + 1),
+    lambda T, x: T.special.gammaincc(x, x.detach() + 1),
+    lambda T, x: T.special.zeta(x + 1, x.detach()),
+    lambda T, x: T.special.zeta(x + 1, 2.0),
+    lambda T, x: T._standard_gamma_grad(x, x.detach()),
+    lambda T, x: T.binomial(x * 10, x.detach() * 0.5),
+    lambda T, x: T._sample_dirichlet(x),
+    lambda T, x: T._dirichlet_grad(x * 0.5, x, x + 1),
+]
+
+
+@pytest.mark.parametrize('k', range(len(NO_DERIVATIVE)))
+def test_derivatives_pytorch_does_not_have(k):
+    def run(T):
+        x = T.tensor([0.7, 1.3], dtype=T.float64, requires_grad=True)
+        NO_DERIVATIVE[k](T, x).sum().backward()
+    lg_msg, torch_msg = raises_like(lambda: run(lg), lambda: run(torch))
+    assert same_message(lg_msg, torch_msg), (lg_msg, torch_msg)
+
+
+# ---- derivatives: the op-table harness --------------------------------------------------------
+
+U = [((3, 4),), ((),), ((0, 3),), ((2, 1, 3),)]
+B = [((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2, 3))]
+
+CASES = [
+    Case('lgamma', lambda T, x: T.lgamma(x), 'p', U, ints=True),
+    Case('lgamma_negative', lambda T, x: T.lgamma(-x - 0.25), 'p', U[:2]),
+    Case('digamma', lambda T, x: T.digamma(x), 'p', U, ints=True),
+    Case('polygamma1', lambda T, x: T.polygamma(1, x), 'p', U),
+    Case('polygamma3', lambda T, x: T.polygamma(3, x), 'p', U),
+    Case('mvlgamma', lambda T, x: T.mvlgamma(x + 1.5, 3), 'p', U),
+    Case('i0', lambda T, x: T.i0(x), 'r', U, ints=True),
+    Case('i0e', lambda T, x: T.special.i0e(x), 'z', U),
+    Case('i1', lambda T, x: T.special.i1(x), 'o', U),
+    Case('i1e', lambda T, x: T.special.i1e(x), 'o', U),
+    Case('erfcx', lambda T, x: T.special.erfcx(x), 'r', U),
+    Case('ndtr', lambda T, x: T.special.ndtr(x), 'r', U, ints=True),
+    Case('log_ndtr', lambda T, x: T.special.log_ndtr(x * 3), 'r', U),
+    Case('ndtri', lambda T, x: T.special.ndtri(x / 2.5), 'p', U),
+    Case('entr', lambda T, x: T.special.entr(x), 'p', U),
+    Case('xlog1py', lambda T, x, y: T.special.xlog1py(x, y), 'rp', B),
+    Case('xlog1py_zero', lambda T, x, y: T.special.xlog1py(x, y), 'op', B[:1]),
+    Case('xlog1py_number_x', lambda T, y: T.special.xlog1py(2.5, y), 'p', U),
+    Case('xlog1py_number_y', lambda T, x: T.special.xlog1py(x, 1.5), 'o', U),
+    Case('xlog1py_number_y_below', lambda T, x: T.special.xlog1py(x, -2.0), 'o', U[:1], grad=False),
+    Case('zeta_q', lambda T, x: T.special.zeta(3.5, x), 'p', U),
+    Case('zeta_q_tensor', lambda T, q: T.special.zeta(T.tensor([[2.5], [4.0], [7.0]], dtype=q.dtype), q), 'p', [((3, 4),), ((3, 1),), ((1, 5),)]),
+    Case('igamma_x', lambda T, x: T.igamma(T.tensor([[0.5], [2.0], [9.0]], dtype=x.dtype), x), 'p', [((3, 4),), ((3, 1),), ((1, 5),)]),
+    Case('igammac_x', lambda T, x: T.igammac(T.tensor([[0.5], [2.0], [9.0]], dtype=x.dtype), x), 'p', [((3, 4),), ((3, 1),), ((1, 5),)]),
+]
+
+
+@pytest.mark.parametrize('case,shapes', params(CASES))
+def test_forward(case, shapes):
+    check_forward(case, shapes)
+
+
+@pytest.mark.parametrize('case,shapes', params(CASES, 'grad'))
+def test_derivatives(case, shapes):
+    check_derivatives(case, shapes)
+
+
+@pytest.mark.parametrize('case,shapes', params(CASES, 'fd'))
+def test_finite_differences(case, shapes):
+    check_finite_differences(case, shapes)
+
+
+GRADCHECK = [
+    ('lgamma', lg.lgamma, [0.3, 2.7, -1.5]), ('digamma', lg.digamma, [0.3, 2.7, -1.5]),
+    ('polygamma2', lambda x: lg.polygamma(2, x), [0.3, 2.7, 13.0]), ('mvlgamma', lambda x: lg.mvlgamma(x, 4), [3.1, 5.0]),
+    ('i0', lg.i0, [-1.0, 0.0, 31.0]), ('i0e', lg.special.i0e, [-1.0, 0.5, 31.0]),
+    ('i1', lg.special.i1, [-1.0, 0.0, 31.0]), ('i1e', lg.special.i1e, [-1.0, 0.0, 31.0]),
+    ('erfcx', lg.special.erfcx, [-1.0, 0.5, 30.0]), ('log_ndtr', lg.special.log_ndtr, [-40.0, -2.0, 3.0]),
+    ('ndtri', lg.special.ndtri, [1e-3, 0.3, 0.9]), ('entr', lg.special.entr, [0.1, 2.0]),
+    ('ndtr', lg.special.ndtr, [-1.0, 2.0]),
+    ('xlog1py', lambda x: lg.special.xlog1py(x, x * 0.5), [0.3, 2.0]),
+    ('zeta', lambda q: lg.special.zeta(lg.tensor([2.5, 4.0], dtype=lg.float64), q), [0.3, 2.0]),
+    ('igamma', lambda x: lg.igamma(lg.tensor([0.5, 3.0], dtype=lg.float64), x), [0.3, 2.0]),
+    ('igammac', lambda x: lg.igammac(lg.tensor([0.5, 3.0], dtype=lg.float64), x), [0.3, 2.0]),
+]
+
+
+@pytest.mark.parametrize('name,fn,x', GRADCHECK, ids=[g[0] for g in GRADCHECK])
+def test_gradcheck_and_gradgradcheck(name, fn, x):
+    t = lg.tensor(x, dtype=lg.float64, requires_grad=True)
+    assert lg.autograd.gradcheck(fn, (t,))
+    assert lg.autograd.gradgradcheck(fn, (t,))
+
+
+# ---- samplers ----------------------------------------------------------------------------------
+
+def _ks_distance(a, b):
+    """The two-sample Kolmogorov-Smirnov statistic."""
+    a, b = np.sort(a), np.sort(b)
+    grid = np.concatenate([a, b])
+    return np.max(np.abs(np.searchsorted(a, grid, side='right') / a.size - np.searchsorted(b, grid, side='right') / b.size))
+
+
+def _ks_bound(n, m, alpha=1e-6):
+    """The KS distance two samples of the same distribution exceed with probability alpha."""
+    return math.sqrt(-math.log(alpha / 2) * 0.5) * math.sqrt((n + m) / (n * m))
+
+
+N = 20000
+
+
+@pytest.mark.parametrize('alpha', [0.05, 0.5, 1.0, 2.5, 40.0])
+def test_standard_gamma_samples(alpha):
+    lg.manual_seed(1)
+    mine = lg._standard_gamma(lg.full((N,), alpha, dtype=lg.float64)).numpy()
+    theirs = torch._standard_gamma(torch.full((N,), alpha, dtype=torch.float64)).numpy()
+    assert _ks_distance(mine, theirs) < _ks_bound(N, N)
+    assert abs(mine.mean() - alpha) < 6 * math.sqrt(alpha / N)
+
+
+@pytest.mark.parametrize('rate', [0.3, 4.0, 9.99, 10.0, 37.0, 2000.0])
+def test_poisson_samples(rate):
+    lg.manual_seed(2)
+    mine = lg.poisson(lg.full((N,), rate)).numpy()
+    theirs = torch.poisson(torch.full((N,), rate)).numpy()
+    assert mine.dtype == np.float32 and np.all(mine == np.round(mine))
+    assert _ks_distance(mine, theirs) < _ks_bound(N, N)
+
+
+@pytest.mark.parametrize('count,prob', [(5, 0.3), (40, 0.2), (100, 0.5), (1000, 0.93), (30, 0.99), (7, 1.0), (0, 0.5)])
+def test_binomial_samples(count, prob):
+    lg.manual_seed(3)
+    mine = lg.binomial(lg.full((N,), float(count)), lg.full((N,), prob)).numpy()
+    theirs = torch.binomial(torch.full((N,), float(count)), torch.full((N,), prob)).numpy()
+    assert mine.min() >= 0 and mine.max() <= count
+    assert _ks_distance(mine, theirs) < _ks_bound(N, N)
+
+
+def test_dirichlet_samples():
+    lg.manual_seed(4)
+    conc = [0.3, 1.0, 4.0]
+    mine = lg._sample_dirichlet(lg.tensor([conc] * N, dtype=lg.float64)).numpy()
+    theirs = torch._sample_dirichlet(torch.tensor([conc] * N, dtype=torch.float64)).numpy()
+    np.testing.assert_allclose(mine.sum(-1), 1, rtol=1e-12)
+    for k in range(3):
+        assert _ks_distance(mine[:, k], theirs[:, k]) < _ks_bound(N, N)
+    # all-zero concentrations: tiny gammas, equal shares (as PyTorch)
+    np.testing.assert_array_equal(lg._sample_dirichlet(lg.zeros(2, 2)).numpy(), np.full((2, 2), 0.5, np.float32))
+
+
+def test_sampler_edges_and_errors():
+    np.testing.assert_array_equal(lg._standard_gamma(lg.tensor([-1.0, 0.0, float('nan'), float('inf')])).numpy(),
+                                  torch._standard_gamma(torch.tensor([-1.0, 0.0, float('nan'), float('inf')])).numpy())
+    np.testing.assert_array_equal(lg.binomial(lg.tensor([-1.0, 5.0, 3.0]), lg.tensor([0.5, 1.5, 0.0])).numpy(),
+                                  [0.0, 5.0, 0.0])
+    for fn in [lambda T: T.poisson(T.tensor([-1.0])), lambda T: T.poisson(T.tensor([float('nan')])),
+               lambda T: T.poisson(T.tensor([1, 2])), lambda T: T._standard_gamma(T.tensor([1, 2])),
+               lambda T: T.binomial(T.tensor([1, 2]), T.tensor([0.5, 0.5])),
+               lambda T: T.binomial(T.tensor([1.0]), T.tensor([1])),
+               lambda T: T.binomial(T.tensor([1.0]), T.tensor([0.5], dtype=T.float64)),
+               lambda T: T._sample_dirichlet(T.tensor([1, 2])),
+               lambda T: T.poisson(T.tensor([1.0]), generator=5)]:
+        lg_msg, torch_msg = raises_like(lambda: fn(lg), lambda: fn(torch))
+        assert same_message(lg_msg, torch_msg), (lg_msg, torch_msg)
+
+
+def test_samplers_follow_the_generator():
+    g1, g2 = lg.Generator().manual_seed(7), lg.Generator().manual_seed(7)
+    alpha = lg.tensor([0.5, 2.0, 30.0])
+    assert np.array_equal(lg._standard_gamma(alpha, generator=g1).numpy(), lg._standard_gamma(alpha, generator=g2).numpy())
+    assert np.array_equal(lg.poisson(alpha * 5, generator=g1).numpy(), lg.poisson(alpha * 5, generator=g2).numpy())
+    lg.manual_seed(5)
+    a = lg.poisson(alpha * 5).numpy()
+    lg.manual_seed(5)
+    assert np.array_equal(a, lg.poisson(alpha * 5).numpy())
+
+
+def test_poisson_records_a_zero_gradient():
+    for T in (lg, torch):
+        rate = T.tensor([1.0, 20.0], requires_grad=True)
+        out = T.poisson(rate)
+        assert type(out.grad_fn).__name__ == 'PoissonBackward0'
+        out.sum().backward()
+        assert rate.grad.tolist() == [0.0, 0.0]
+
+
+# ---- reparametrised derivatives ----------------------------------------------------------------
+
+def _exact_gamma_grad(alpha, x, h=1e-5):
+    """-(dP(alpha, x)/dalpha) / density, dP by central differences of leafgrad's igamma."""
+    a = lg.tensor([alpha - h, alpha + h], dtype=lg.float64)
+    p = lg.igamma(a, lg.tensor([x, x], dtype=lg.float64)).numpy()
+    density = math.exp((alpha - 1) * math.log(x) - x - math.lgamma(alpha))
+    return -(p[1] - p[0]) / (2 * h) / density
+
+
+def test_standard_gamma_grad():
+    rng = np.random.default_rng(5)
+    for alpha in [0.05, 0.3, 1.0, 2.0, 7.9, 8.5, 30.0, 200.0]:
+        x = np.concatenate([rng.gamma(alpha, size=20), [alpha, alpha + 1]])
+        a = np.full_like(x, alpha)
+        mine = lg._standard_gamma_grad(lg.tensor(a), lg.tensor(x)).numpy()
+        theirs = torch._standard_gamma_grad(torch.tensor(a), torch.tensor(x)).numpy()
+        np.testing.assert_allclose(mine, theirs, rtol=2e-3)  # PyTorch's approximation error
+        for k in range(0, x.size, 5):
+            assert abs(mine[k] - _exact_gamma_grad(alpha, x[k])) < 1e-6 * abs(mine[k]), (alpha, x[k])
+
+
+def test_standard_gamma_rsample_gradient():
+    for T in (lg, torch):
+        T.manual_seed(0)
+        alpha = T.tensor([0.4, 2.0, 9.0], dtype=T.float64, requires_grad=True)
+        sample = T._standard_gamma(alpha)
+        assert type(sample.grad_fn).__name__ == 'StandardGammaBackward0'
+        (sample * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).sum().backward()
+        expected = T._standard_gamma_grad(alpha.detach(), sample.detach()) * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)
+        np.testing.assert_allclose(alpha.grad.numpy(), expected.numpy(), rtol=1e-15)
+
+
+def _exact_beta_grad(x, a, b, h=1e-5):
+    """-(dI_x(a, b)/da) / density / (1 - x), by central differences of the beta cdf integrated
+    with mpmath."""
+    mp = pytest.importorskip('mpmath')
+    mp.mp.dps = 30
+    d = mp.diff(lambda s: mp.betainc(s, b, 0, x, regularized=True), a)
+    density = mp.mpf(x) ** (a - 1) * (1 - mp.mpf(x)) ** (b - 1) / mp.beta(a, b)
+    return float(-d / density / (1 - x))
+
+
+def test_dirichlet_grad():
+    rng = np.random.default_rng(6)
+    for a, b in [(0.3, 0.5), (1.0, 2.0), (2.0, 1.0), (5.0, 3.0), (10.0, 12.0), (0.9, 30.0), (40.0, 2.0)]:
+        x = np.clip(rng.beta(a, b, size=10), 1e-9, 1 - 1e-9)
+        mine = lg._dirichlet_grad(lg.tensor(x), lg.tensor(np.full_like(x, a)), lg.tensor(np.full_like(x, a + b))).numpy()
+        theirs = torch._dirichlet_grad(torch.tensor(x), torch.tensor(np.full_like(x, a)),
+                                       torch.tensor(np.full_like(x, a + b))).numpy()
+        np.testing.assert_allclose(mine, theirs, rtol=2e-3, atol=1e-12)
+        for k in range(0, 10, 4):
+            exact = _exact_beta_grad(x[k], a, b)
+            assert abs(mine[k] - exact) < 1e-10 * abs(exact), (a, b, x[k])
