@@ -1,0 +1,56 @@
+"""leafgrad.distributions: PyTorch's ``torch.distributions``, probability distributions with
+sampling (reparametrised where PyTorch's are), log densities, moments, constraints, transforms and
+the KL-divergence registry. Loaded on first use (``import leafgrad`` does not import it).
+
+>>> from leafgrad.distributions import Categorical
+>>> m = Categorical(logits=leafgrad.zeros(3))
+>>> m.log_prob(leafgrad.tensor(1))
+tensor(-1.0986)
+"""
+from . import constraints, transforms
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
+from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .pareto import Pareto
+from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F401,F403
+from .transforms import __all__ as _transforms_all
+from .uniform import Uniform
+from .von_mises import VonMises
+from .weibull import Weibull
+
+__all__ = ['Bernoulli', 'Beta', 'Binomial', 'Categorical', 'Cauchy', 'Chi2', 'Dirichlet', 'Distribution',
+           'Exponential', 'ExponentialFamily', 'Gamma', 'Geometric', 'Gumbel', 'HalfCauchy', 'HalfNormal',
+           'Independent', 'Laplace', 'LogNormal', 'LowRankMultivariateNormal', 'MixtureSameFamily', 'Multinomial',
+           'MultivariateNormal', 'NegativeBinomial', 'Normal', 'OneHotCategorical',
+           'OneHotCategoricalStraightThrough', 'Pareto', 'Poisson', 'RelaxedBernoulli', 'RelaxedOneHotCategorical',
+           'StudentT', 'TransformedDistribution', 'Uniform', 'VonMises', 'Weibull', 'biject_to', 'kl_divergence',
+           'register_kl', 'transform_to'] + list(_transforms_all)

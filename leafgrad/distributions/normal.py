@@ -1,0 +1,82 @@
+"""Normal(loc, scale): the Gaussian distribution."""
+import math
+
+import leafgrad as lg
+from . import constraints
+from .exp_family import ExponentialFamily
+from .utils import _batch_shape, _is_number, _standard_normal, broadcast_all
+
+__all__ = ['Normal']
+
+
+class Normal(ExponentialFamily):
+    """The normal distribution with mean ``loc`` and standard deviation ``scale``.
+
+    >>> m = Normal(leafgrad.tensor([0.0]), leafgrad.tensor([1.0]))
+    >>> m.log_prob(leafgrad.tensor([0.0]))  # -log(sqrt(2 pi))
+    tensor([-0.9189])
+    """
+    arg_constraints = {'loc': constraints.real, 'scale': constraints.positive}
+    support = constraints.real
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(_batch_shape((self.loc,), (loc, scale)), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Normal, _instance)
+        return self._expanded(Normal, new, batch_shape, loc=self.loc.expand(batch_shape),
+                              scale=self.scale.expand(batch_shape))
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def sample(self, sample_shape=lg.Size()):
+        shape = self._extended_shape(sample_shape)
+        with lg.no_grad():
+            return lg.normal(self.loc.expand(shape), self.scale.expand(shape))
+
+    def rsample(self, sample_shape=lg.Size()):
+        shape = self._extended_shape(sample_shape)
+        eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        var = self.scale ** 2
+        log_scale = math.log(self.scale) if _is_number(self.scale) else self.scale.log()
+        return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + lg.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+
+    def icdf(self, value):
+        return self.loc + self.scale * lg.erfinv(2 * value - 1) * math.sqrt(2)
+
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + lg.log(self.scale)
+
+    @property
+    def _natural_params(self):
+        return self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal()
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * lg.log(-math.pi / y)
