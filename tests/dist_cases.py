@@ -6,6 +6,7 @@ distribution passed as an argument. Options:
 
 ``exact``  samples (and rsample's gradients) equal torch's bit for bit under the same seed
            ('ulp': within 64 units in the last place, as after a cancellation);
+``rsample_grad_rtol``  tolerance of rsample's gradients (torch approximates those of gamma draws);
 ``value``  a function (lib, torch distribution) -> the values to score, else torch's samples;
 ``atol``   tolerance of the value comparisons.
 """
@@ -67,13 +68,16 @@ CASES = [
     ('poisson', 'Poisson', {'rate': _u(4, low=0.5, high=30.0)}, {}),
     ('exponential', 'Exponential', {'rate': _u(3)}, {'exact': True}),
     ('exponential-f32', 'Exponential', {'rate': _u(2, 2, dtype=np.float32)}, {'exact': True}),
-    ('gamma', 'Gamma', {'concentration': _u(3, low=0.3, high=5.0), 'rate': _u(3)}, {}),
-    ('chi2', 'Chi2', {'df': _u(3, low=1.0, high=6.0)}, {}),
-    ('beta', 'Beta', {'concentration1': _u(3, low=0.5, high=4.0), 'concentration0': _u(3, low=0.5, high=4.0)}, {}),
-    ('dirichlet', 'Dirichlet', {'concentration': _u(2, 4, low=0.5, high=4.0)}, {}),
+    ('gamma', 'Gamma', {'concentration': _u(3, low=0.3, high=5.0), 'rate': _u(3)}, {'exact': True, 'rsample_grad_rtol': 5e-3}),
+    ('chi2', 'Chi2', {'df': _u(3, low=1.0, high=6.0)}, {'exact': True, 'rsample_grad_rtol': 5e-3}),
+    ('beta', 'Beta', {'concentration1': _u(3, low=0.5, high=4.0), 'concentration0': _u(3, low=0.5, high=4.0)},
+     {'exact': True, 'rsample_grad_rtol': 5e-3}),
+    ('gamma-f32', 'Gamma', {'concentration': np.array([0.2, 0.6, 1.0, 40.0], dtype=np.float32), 'rate': 2.0},
+     {'exact': True, 'rsample_grad_rtol': 5e-3}),
+    ('dirichlet', 'Dirichlet', {'concentration': _u(2, 4, low=0.5, high=4.0)}, {'exact': True, 'rsample_grad_rtol': 5e-3}),
     ('laplace', 'Laplace', {'loc': _n(3), 'scale': _u(3)}, {'exact': 'ulp'}),  # torch's log1p is SLEEF's
     ('cauchy', 'Cauchy', {'loc': _n(3), 'scale': _u(3)}, {'exact': True}),
-    ('studentt', 'StudentT', {'df': _u(3, low=1.5, high=8.0), 'loc': _n(3), 'scale': _u(3)}, {}),
+    ('studentt', 'StudentT', {'df': _u(3, low=1.5, high=8.0), 'loc': _n(3), 'scale': _u(3)}, {'exact': True, 'rsample_grad_rtol': 5e-3}),
     ('geometric-probs', 'Geometric', {'probs': _u(3, low=0.1, high=0.9)}, {'exact': True}),
     ('geometric-logits', 'Geometric', {'logits': _n(3)}, {'exact': True}),
     ('gumbel', 'Gumbel', {'loc': _n(3), 'scale': _u(3)}, {'exact': 'ulp'}),

@@ -186,7 +186,10 @@ def test_samples_are_torchs_draws(case, seed):
     if d_torch.has_rsample:
         x_lg, x_torch = d_lg.rsample((4,)), d_torch.rsample((4,))
         _same_draws(x_lg, x_torch, case[3]['exact'])
-        compare(x_lg, x_torch, leaves_lg, leaves_torch, *_tolerance(case, leaves_torch))
+        atol, rtol = _tolerance(case, leaves_torch)
+        # (torch approximates the implicit reparametrisation gradient of gamma samples, to ~1e-3)
+        rtol = case[3].get('rsample_grad_rtol', 10 * rtol) / 10
+        compare(x_lg, x_torch, leaves_lg, leaves_torch, atol, rtol)
 
 
 @pytest.mark.parametrize('case', [c for c in CASES if not c[3].get('exact')],

@@ -1,8 +1,8 @@
 """Programs that use leafgrad.distributions the way pytorch/examples does, run under the same
 seeds in leafgrad and torch: REINFORCE and actor-critic updates (Categorical over a policy
-network's softmax), a Gaussian policy, a VAE's reparametrised KL term; and reparametrised
-gradients of samplers whose draws are leafgrad's own (Gamma, Beta, Dirichlet, StudentT) checked
-against torch's derivative formulas at leafgrad's draws."""
+network's softmax), a Gaussian policy, a VAE's reparametrised KL term; rsample gradients of
+Gamma, Beta and Dirichlet (which leafgrad computes exactly) against torch's approximate
+formulas at the same draws; the gamma sampler's edge cases."""
 import numpy as np
 import pytest
 
@@ -139,3 +139,28 @@ def test_studentt_rsample_is_normal_over_chi2():
     np.testing.assert_allclose(to_np(x), to_np(1.0 + 2.0 * eps * lg.rsqrt(z / df.detach())), rtol=1e-14)
     x.sum().backward()
     assert np.all(np.isfinite(to_np(df.grad))) and np.all(to_np(df.grad) != 0)
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_gamma_and_dirichlet_draws_are_torchs_at_the_edges(dtype):
+    """_standard_gamma over alpha 0, NaN, inf, negative, tiny and huge (each consumes the draws
+    PyTorch's kernel consumes: the next randn is torch's too), and Dirichlet/Beta shares kept
+    below 1 in float32 where a component's gamma draw underflows."""
+    alpha = np.array([0.0, np.nan, np.inf, -1.0, 1e-3, 0.7, 1.0, 1e3, 2.5] * 3, dtype=dtype)
+    out = []
+    for lib in (lg, torch):
+        lib.manual_seed(11)
+        first = lib._standard_gamma(lib.tensor(alpha))
+        out.append((to_np(first), to_np(lib.randn(5, dtype=getattr(lib, dtype)))))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    conc = np.array([[0.02, 0.05, 3.0], [0.01, 0.01, 0.01]], dtype=dtype)
+    draws = []
+    for lib, dists in ((lg, D), (torch, torch.distributions)):
+        lib.manual_seed(2)
+        d = lib._sample_dirichlet(lib.tensor(conc).expand(50, 2, 3))
+        b = dists.Beta(lib.tensor(conc[:, 0]), lib.tensor(conc[:, 1])).sample((50,))
+        draws.append((to_np(d), to_np(b)))
+    for x, y in zip(*draws):
+        np.testing.assert_array_equal(x, y)
+    assert draws[0][1].max() < 1

@@ -474,3 +474,17 @@ def test_floating_point_exceptions_are_silent_as_in_torch():
                        + ['try:', '    np.array([1.0]) / 0', 'except RuntimeWarning:', "    print('user warns')"])
     run = subprocess.run([sys.executable, '-W', 'error', '-c', source], capture_output=True, text=True)
     assert run.returncode == 0 and run.stdout == 'user warns\n', run.stderr[-2000:]
+
+
+@pytest.mark.parametrize('other', ['tensor', 2.0, 0.0, -1.0, float('nan'), float('inf')])
+def test_xlogy_gradient_where_x_is_zero(other):
+    """d xlogy(x, y)/dx is log y also at x = 0 (a Gamma or Dirichlet log_prob at concentration 1),
+    taken as 0 only where y <= 0 (a number y: unless y > 0), as PyTorch takes it."""
+    xs = [0.0, 0.0, 0.0, 1.0, float('nan'), 0.0, 0.0, 0.0, 2.0]
+    ys = [0.0, 2.0, float('nan'), 0.0, 1.0, -1.0, float('inf'), -float('inf'), -1.0]
+    grads = []
+    for lib in (lg, torch):
+        x = lib.tensor(xs, requires_grad=True)
+        lib.xlogy(x, lib.tensor(ys) if other == 'tensor' else other).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])

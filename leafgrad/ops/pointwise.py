@@ -91,8 +91,8 @@ class XlogyBackward0(Node):
         x, y = self.saved_tensors
         gx = gy = None
         if _needs(self, 0):
-            # d/dx x log y = log y, and 0 where x == 0 (as xlogy(x != 0, y))
-            gx = sum_to(grad * xlogy(ew.wrap((x._data != 0).astype(grad._data.dtype)), y), self.self_shape)
+            # d/dx x log y = log y, taken as 0 where x == 0 and y <= 0 (PyTorch's rule: NaN y keeps NaN)
+            gx = sum_to(grad * y.log().masked_fill(ew.wrap((x._data == 0) & (y._data <= 0)), 0.0), self.self_shape)
         if _needs(self, 1):
             gy = sum_to(grad * x / y, self.other_shape)
         return gx, gy
@@ -114,8 +114,9 @@ class XlogyBackward2(Node):
     def apply(self, grad):
         (x,) = self.saved_tensors
         with xp.errstate(divide='ignore', invalid='ignore'):
-            d = xp.where(x._data != 0, math.log(self.scalar) if self.scalar > 0 else
-                         (-math.inf if self.scalar == 0 else math.nan), 0).astype(x._data.dtype)
+            # log(number), taken as 0 where x == 0 unless the number is positive (PyTorch's rule)
+            log_scalar = math.log(self.scalar) if self.scalar > 0 else (-math.inf if self.scalar == 0 else math.nan)
+            d = xp.where((x._data == 0) & (not self.scalar > 0), 0, log_scalar).astype(x._data.dtype)
         return grad * ew.wrap(d),
 
 

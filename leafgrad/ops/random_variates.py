@@ -3,13 +3,15 @@ derivative), ``_sample_dirichlet``, ``poisson`` and ``binomial``, and the functi
 derivatives of Gamma, Beta and Dirichlet samples, ``_standard_gamma_grad`` and
 ``_dirichlet_grad``.
 
-The samplers draw their uniforms and normals from ``leafgrad.rand``/``randn`` with the
-``generator`` given, so they follow whatever stream leafgrad's generators produce. The methods
-are the textbook ones PyTorch also uses (Marsaglia and Tsang's rejection for the gamma
-distribution, boosted below alpha = 1; Hormann's transformed rejection for Poisson rates of 10
-and more and for binomials with count * p of 10 and more, inversion below), vectorised: every
-round of a rejection loop draws for the elements still waiting. The samples follow PyTorch's
-distributions; the stream of numbers is leafgrad's own.
+The gamma sampler (behind ``_standard_gamma``, ``_sample_dirichlet`` and so Gamma, Chi2, Beta,
+Dirichlet and StudentT) is PyTorch's: Marsaglia and Tsang's rejection, boosted below
+alpha = 1, run element by element in memory order on float64 uniforms and Box-Muller normals
+of the generator's stream, with its float32 constants: a seeded program draws PyTorch's numbers
+and leaves the generator where PyTorch's leaves it. ``poisson`` and ``binomial`` use the
+textbook methods PyTorch also uses (Hormann's transformed rejection for rates, or count * p,
+of 10 and more; inversion below), vectorised through ``leafgrad.rand`` with the ``generator``
+given: every round of a rejection loop draws for the elements still waiting, so they follow
+PyTorch's distributions with leafgrad's own numbers.
 
 Reparametrised derivatives (``rsample``): a sample x of Gamma(alpha, 1) moves with alpha by
 dx/dalpha = -(dP(alpha, x)/dalpha) / p(x; alpha), where P is the gamma cdf and p its density
@@ -20,6 +22,8 @@ and up to about 1e-2 for alpha near 1); leafgrad computes it to ~1e-13: the powe
 term by term. ``_dirichlet_grad`` is the same quantity for the Beta(alpha, total - alpha)
 marginal of a Dirichlet sample, from the continued fraction of the incomplete beta function.
 """
+import math
+
 import numpy as np
 
 from . import special_kernels as K
@@ -206,32 +210,90 @@ def _not_implemented_for(kernel, arr):
     return NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL[arr.dtype.name]}\'')
 
 
-def sample_gamma(alpha, generator):
-    """Gamma(alpha, 1) samples (float64, alpha flat): Marsaglia and Tsang's method; below 1,
-    a sample for alpha + 1 times U^(1/alpha)."""
-    out = np.zeros(alpha.shape)
-    with np.errstate(all='ignore'):
-        valid = (alpha > 0) & np.isfinite(alpha)
-        out[alpha == np.inf] = np.inf
-        small = valid & (alpha < 1)
-        scale = np.ones(alpha.shape)
-        if small.any():
-            scale[small] = (1 - _uniform(int(small.sum()), generator)) ** (1 / alpha[small])
-        boosted = np.where(small, alpha + 1, alpha)
-        d = boosted - 1 / 3
-        c = 1 / np.sqrt(9 * d)
-        pending = np.flatnonzero(valid)
-        while pending.size:
-            x = _normal(pending.size, generator)
-            u = 1 - _uniform(pending.size, generator)
-            y = 1 + c[pending] * x
-            v = y * y * y
-            xx = x * x
-            dp = d[pending]
-            accept = (y > 0) & ((u < 1 - 0.0331 * xx * xx) | (np.log(u) < 0.5 * xx + dp * (1 - v + np.log(v))))
-            done = pending[accept]
-            out[done] = scale[done] * dp[accept] * v[accept]
-            pending = pending[~accept]
+class _SerialDraws:
+    """Float64 uniforms (``at::uniform_real_distribution<double>``: 53 bits of one 64-bit draw)
+    and normals (``at::normal_distribution<double>``: Box-Muller on two such uniforms, the
+    second value cached in the generator) taken one at a time, as PyTorch's serial CPU kernels
+    take them. The 64-bit draws come from the generator in blocks; ``close()`` leaves the
+    generator exactly where the draws consumed would have (unused ones given back)."""
+
+    def __init__(self, generator, expected):
+        from ..generator import generator_of
+        self.g = generator_of(generator)
+        self.start = self.g.clone_state()
+        self.cached = self.g._normal_double
+        self.words = []
+        self.used = 0
+        self.block = max(16, int(expected))
+
+    def uniform(self):
+        if self.used == len(self.words):
+            self.words += [(int(w) & (2 ** 53 - 1)) * 2.0 ** -53 for w in self.g._u64(self.block)]
+            self.block *= 2
+        self.used += 1
+        return self.words[self.used - 1]
+
+    def normal(self):
+        if self.cached is not None:
+            z, self.cached = self.cached, None
+            return z
+        u1 = self.uniform()
+        u2 = self.uniform()
+        radius = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        self.cached = radius * math.sin(theta)
+        return radius * math.cos(theta)
+
+    def close(self):
+        g = self.g
+        g.set_state(self.start.get_state())
+        if self.used:
+            g._u64(self.used)
+        g._normal_double = self.cached
+
+
+_ONE_THIRD_F = float(np.float32(1) / np.float32(3))  # PyTorch's kernel writes 1.0f / 3.0f
+_0331_F = float(np.float32(0.0331))  # and 0.0331f
+
+
+def _gamma_one(alpha, draws, single):
+    """One Gamma(alpha, 1) sample by PyTorch's ``sample_gamma``: Marsaglia and Tsang's
+    rejection in float64, alpha below 1 boosted by 1 with a U^(1/alpha) factor; ``single``: alpha
+    is a float32, whose boost and d = alpha - 1/3 PyTorch computes in float32."""
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        exponent = float(np.float32(1) / np.float32(alpha)) if single else 1.0 / alpha
+        scale = math.pow(1.0 - draws.uniform(), exponent)
+        alpha = float(np.float32(alpha) + np.float32(1)) if single else alpha + 1.0
+    d = float(np.float32(alpha) - np.float32(_ONE_THIRD_F)) if single else alpha - _ONE_THIRD_F
+    # (C's arithmetic where Python's raises: a negative or NaN alpha gives NaN, which the caller
+    # turns into the smallest normal number, as PyTorch's std::max does)
+    c = 1.0 / math.sqrt(9.0 * d) if d > 0 else (math.inf if d == 0 else math.nan)
+    while True:
+        y = 0.0
+        while y <= 0:
+            x = draws.normal()
+            y = 1.0 + c * x
+        v = y * y * y
+        u = 1.0 - draws.uniform()
+        xx = x * x
+        if u < 1.0 - _0331_F * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            return scale * d * v
+
+
+def sample_gamma(alpha, generator, single=False):
+    """Gamma(alpha, 1) samples (float64, alpha a flat float64 array), element by element in
+    memory order from the generator's stream: PyTorch's numbers (NaN for a NaN or negative
+    alpha, inf for an infinite one)."""
+    out = np.empty(alpha.shape)
+    draws = _SerialDraws(generator, 2.5 * alpha.size)
+    try:
+        for i, a in enumerate(alpha.tolist()):
+            out[i] = _gamma_one(a, draws, single)
+    finally:
+        draws.close()
     return out
 
 
@@ -340,8 +402,9 @@ def _standard_gamma(input, generator=None):
     data = input._data
     if data.dtype.kind != 'f':
         raise _not_implemented_for('gamma_cpu', data)
-    flat = sample_gamma(data.astype(np.float64).reshape(-1), generator).reshape(data.shape).astype(data.dtype)
-    data = np.maximum(flat, np.finfo(data.dtype).tiny)
+    flat = sample_gamma(data.astype(np.float64).reshape(-1), generator, single=data.dtype != np.float64)
+    flat = flat.reshape(data.shape).astype(data.dtype)
+    data = np.fmax(flat, np.finfo(data.dtype).tiny)  # (NaN too becomes the smallest normal)
     result, node = record(data, StandardGammaBackward0, (input,))
     if node is not None:
         from ._util import saved_output
@@ -396,15 +459,18 @@ def _dirichlet_grad(x, alpha, total):
 
 def _sample_dirichlet(input, generator=None):
     """Dirichlet samples along the last dimension: gamma samples (at least the smallest normal
-    float64) divided by their sum, in float64."""
+    float64) divided by their sum in float64, rounded to the input's dtype and kept inside
+    [smallest normal, largest number below 1], as PyTorch's kernel keeps them."""
     _check_generator(generator, '_sample_dirichlet')
     data = input._data
     if data.dtype.kind != 'f':
         raise _not_implemented_for('dirichlet', data)
     gammas = sample_gamma(data.astype(np.float64).reshape(-1), generator).reshape(data.shape)
-    gammas = np.maximum(gammas, np.finfo(np.float64).tiny)
+    gammas = np.fmax(gammas, np.finfo(np.float64).tiny)
     total = gammas.sum(-1, keepdims=True) if gammas.ndim else gammas
-    return _not_implemented((gammas / total).astype(data.dtype), '_sample_dirichlet', (input,))
+    dtype = data.dtype
+    shares = np.clip((gammas / total).astype(dtype), np.finfo(dtype).tiny, np.nextafter(dtype.type(1), dtype.type(0)))
+    return _not_implemented(shares, '_sample_dirichlet', (input,))
 
 
 class PoissonBackward0(Node):
