@@ -5,15 +5,52 @@ promotion, so that a CuPy backend (``device='cuda'``) changes no op. Dtypes foll
 ``float32`` is the default for Python floats, ``int64`` for Python ints, and mixing a tensor
 with a Python scalar keeps the tensor's dtype unless the scalar is of a higher category.
 """
+import re
 import warnings
 
 import numpy as np
 
 # NumPy reports a floating-point exception (1/0, inf - inf, an overflow) as a RuntimeWarning;
 # PyTorch computes the same inf or nan silently. Silenced only where leafgrad's own modules call
-# NumPy (the warning names the calling module): the user's own NumPy code warns as before.
-warnings.filterwarnings('ignore', r'(divide by zero|invalid value|overflow|underflow) encountered',
-                        RuntimeWarning, r'leafgrad(\.|$)')
+# NumPy (the filter matches the calling module): the user's own NumPy code warns as before.
+# The filter is kept first in warnings.filters whenever the filters change (a -W option, a
+# catch_warnings block, pytest's filters for each test): a filter added once at import would be
+# dropped when a catch_warnings block that was open at import time ends, and overridden by any
+# filter added after it. Keeping it first costs nothing per op, unlike np.errstate around each.
+_FP_FILTER = ('ignore', re.compile(r'(divide by zero|invalid value|overflow|underflow) encountered', re.I),
+              RuntimeWarning, re.compile(r'leafgrad(\.|$)'), 0)
+
+
+def _keep_fp_filter_first():
+    filters = warnings.filters
+    if not filters or filters[0] is not _FP_FILTER:
+        while _FP_FILTER in filters:
+            filters.remove(_FP_FILTER)
+        filters.insert(0, _FP_FILTER)
+
+
+def _hook_filter_changes():
+    """Run _keep_fp_filter_first after every change of the warning filters: warnings.py calls
+    its module-level notifier (_filters_mutated; _filters_mutated_lock_held from Python 3.14)
+    from filterwarnings, simplefilter, resetwarnings and catch_warnings."""
+    for name in ('_filters_mutated_lock_held', '_filters_mutated'):
+        notify = getattr(warnings, name, None)
+        if notify is not None:
+            break
+    else:
+        return
+    if getattr(notify, '_keeps_leafgrad_filter', False):
+        return
+
+    def filters_mutated(*args, **kwargs):
+        _keep_fp_filter_first()
+        return notify(*args, **kwargs)
+    filters_mutated._keeps_leafgrad_filter = True
+    setattr(warnings, name, filters_mutated)
+
+
+_hook_filter_changes()
+warnings.filterwarnings(*_FP_FILTER[:1], _FP_FILTER[1].pattern, RuntimeWarning, _FP_FILTER[3].pattern)
 
 try:  # CuPy is optional: only needed for device='cuda'.
     import cupy as _cupy

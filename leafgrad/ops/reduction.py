@@ -97,6 +97,9 @@ def mean_array(data, axis=None, keepdims=False):
     if type(data) is xp.ndarray and (data.dtype == xp.float32 or data.dtype == xp.float64):
         count = data.size if axis is None else _count(data.shape, axis)
         return xp.add.reduce(data, axis=axis, keepdims=keepdims) / count
+    if type(data) is xp.ndarray and data.dtype == xp.float16:  # (NumPy's own mean warns from its module)
+        count = data.size if axis is None else _count(data.shape, axis)
+        return (xp.add.reduce(data, axis=axis, dtype=xp.float32, keepdims=keepdims) / count).astype(xp.float16)
     return data.mean(axis=axis, keepdims=keepdims)
 
 
@@ -144,16 +147,17 @@ class StdBackward0(Node):
 
 
 def _quiet(dof):
-    """Silence NumPy's own warnings for a variance with no degrees of freedom (PyTorch's
-    warning was given by _var_args)."""
+    """No floating-point warnings (NumPy's var and std are Python code in NumPy's own module,
+    which leafgrad's warning filter does not name: inf - inf there would warn), nor NumPy's
+    warning for a variance with no degrees of freedom (PyTorch's was given by _var_args)."""
     import contextlib
     import warnings
     if dof > 0:
-        return contextlib.nullcontext()
+        return xp.errstate(all='ignore')
     stack = contextlib.ExitStack()
     stack.enter_context(warnings.catch_warnings())
     warnings.simplefilter('ignore', RuntimeWarning)
-    stack.enter_context(xp.errstate(divide='ignore', invalid='ignore'))
+    stack.enter_context(xp.errstate(all='ignore'))
     return stack
 
 

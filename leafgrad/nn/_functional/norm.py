@@ -6,7 +6,7 @@ ops, so that a second derivative also sees how the statistics depend on the inpu
 from ...ops._util import Node, record, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
-from ...ops.reduction import mean as _mean, sum as _sum
+from ...ops.reduction import mean as _mean, mean_array as _mean_array, sum as _sum
 from .common import const, size_str
 
 
@@ -24,9 +24,9 @@ def _normalized_grad(gxhat, xhat, rstd, dims):
 
 
 def _array_stats(x, dims, eps):
-    mu = x.mean(axis=dims, keepdims=True)
+    mu = _mean_array(x, dims, keepdims=True)
     c = x - mu
-    var = (c * c).mean(axis=dims, keepdims=True)
+    var = _mean_array(c * c, dims, keepdims=True)
     return mu, var, 1.0 / xp.sqrt(var + eps)
 
 
