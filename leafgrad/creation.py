@@ -2,7 +2,7 @@
 import math
 import warnings
 
-from . import backend
+from . import _sequence, backend
 from .autograd.grad_mode import state
 from .tensor import Tensor
 
@@ -23,38 +23,6 @@ def _raise_int_grad():
     raise RuntimeError('Only Tensors of floating point and complex dtype can require gradients')
 
 
-def _infer_np_dtype(data):
-    """PyTorch's inference: Python floats -> default float, ints -> int64, bools -> bool."""
-    kinds = set()
-
-    def walk(x):
-        if isinstance(x, Tensor):
-            kinds.add(('t', x._data.dtype))
-        elif isinstance(x, bool):
-            kinds.add('b')
-        elif isinstance(x, int):
-            kinds.add('i')
-        elif isinstance(x, float):
-            kinds.add('f')
-        elif isinstance(x, (list, tuple)):
-            for y in x:
-                walk(y)
-        elif hasattr(x, 'dtype'):
-            kinds.add(('t', _np.dtype(x.dtype)))
-        else:
-            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
-
-    walk(data)
-    dt = None
-    for k in kinds:
-        if isinstance(k, tuple):
-            d = backend.from_np(k[1])
-        else:
-            d = {'b': backend.bool_, 'i': backend.int64, 'f': backend.get_default_dtype()}[k]
-        dt = d if dt is None else backend.promote_types(dt, d)
-    return (dt or backend.get_default_dtype()).np
-
-
 def _to_array(data, dtype, device):
     xp = backend.module_for(device)
     if isinstance(data, Tensor):
@@ -65,21 +33,15 @@ def _to_array(data, dtype, device):
     if type(data) is _np.ndarray or (hasattr(data, 'dtype') and hasattr(data, 'shape')):
         np_dtype = backend.to_dtype(dtype).np if dtype is not None else backend.from_np(_np.dtype(data.dtype)).np
         return xp.array(data, dtype=np_dtype, copy=True)
-    np_dtype = backend.to_dtype(dtype).np if dtype is not None else _infer_np_dtype(data)
-    if isinstance(data, (list, tuple)):
-        data = _unwrap_nested(data)
-    try:
-        return xp.array(data, dtype=np_dtype)
-    except ValueError as e:
-        raise ValueError(f'expected sequence of equal-length lists: {e}') from None
-
-
-def _unwrap_nested(data):
-    if isinstance(data, (list, tuple)):
-        return [_unwrap_nested(x) for x in data]
-    if isinstance(data, Tensor):
-        return backend.to_numpy(data._data)
-    return data
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    shape = _sequence.shape_of(data)
+    np_dtype = backend.to_dtype(dtype).np if dtype is not None else _sequence.infer_dtype(data).np
+    if shape:
+        arr = _sequence.to_array(data, np_dtype)
+    else:
+        arr = _sequence.to_array([data], np_dtype).reshape(())
+    return arr if xp is _np else xp.asarray(arr)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -118,14 +80,53 @@ def from_numpy(ndarray):
     return _wrap(ndarray)
 
 
-def _size(size):
+def _size(size, fname):
+    """The shape in ``*size`` (ints, or one sequence of ints), with the TypeError of PyTorch's
+    argument parser for anything else and its RuntimeError for a negative size."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    size = tuple(int(s) for s in size)
-    for s in size:
+        seq = size[0]
+    elif size and isinstance(size[0], (tuple, list)):
+        raise TypeError(f'{fname}() takes 1 positional argument but {len(size)} were given')
+    elif len(size) == 1 and not _is_int(size[0]):
+        raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, not {type(size[0]).__name__}")
+    else:
+        seq = size
+    shape = []
+    for i, s in enumerate(seq):
+        if not _is_int(s):
+            if isinstance(s, (tuple, list)):
+                raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, but found element "
+                                f'of type {type(s).__name__} at pos {i}')
+            raise TypeError(f"{fname}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+                            f'"type must be tuple of ints,but got {type(s).__name__}"')
+        shape.append(int(s))
+    for s in shape:
         if s < 0:
-            raise RuntimeError(f'Trying to create tensor with negative dimension {s}: {list(size)}')
-    return size
+            if fname == 'zeros':
+                raise RuntimeError('zeros: Dimension size must be non-negative.')
+            raise RuntimeError(f'Trying to create tensor with negative dimension {s}: {shape}')
+    return tuple(shape)
+
+
+def _is_int(s):
+    if isinstance(s, Tensor):
+        return s._data.ndim == 0 and s._data.dtype.kind in 'iu'
+    return (isinstance(s, int) and not isinstance(s, bool)) or isinstance(s, _np.integer)
+
+
+def _allocate(make, shape, np_dtype, *args):
+    """``make(shape, *args, dtype=np_dtype)``, with PyTorch's errors for a size whose byte count
+    overflows and for memory that cannot be had."""
+    nbytes = _np.dtype(np_dtype).itemsize
+    for s in shape:
+        nbytes *= s
+    if nbytes >= 2 ** 63:
+        raise RuntimeError(f'Storage size calculation overflowed with sizes={list(shape)}')
+    try:
+        return make(shape, *args, dtype=np_dtype)
+    except MemoryError:
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+                           f'you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)') from None
 
 
 def _dtype_np(dtype, default=None):
@@ -135,15 +136,18 @@ def _dtype_np(dtype, default=None):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
-    return _finish(backend.module_for(device).zeros(_size(size), dtype=_dtype_np(dtype)), requires_grad)
+    shape = _size(size, 'zeros')
+    return _finish(_allocate(backend.module_for(device).zeros, shape, _dtype_np(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
-    return _finish(backend.module_for(device).ones(_size(size), dtype=_dtype_np(dtype)), requires_grad)
+    shape = _size(size, 'ones')
+    return _finish(_allocate(backend.module_for(device).ones, shape, _dtype_np(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None):
-    data = backend.module_for(device).empty(_size(size), dtype=_dtype_np(dtype))
+    shape = _size(size, 'empty')
+    data = _allocate(backend.module_for(device).empty, shape, _dtype_np(dtype))
     if _fill_uninitialized:
         _fill_as_uninitialized(data)
     return _finish(data, requires_grad)
@@ -161,9 +165,17 @@ def _fill_as_uninitialized(data):
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    if not isinstance(fill_value, (int, float, _np.number, _np.bool_)) and not (
+            isinstance(fill_value, Tensor) and fill_value._data.ndim == 0):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
     if dtype is None:
         dtype = backend.scalar_dtype(fill_value)
-    return _finish(backend.module_for(device).full(_size((size,)), fill_value, dtype=_dtype_np(dtype)), requires_grad)
+    shape = _size((size,), 'full')
+    return _finish(_allocate(backend.module_for(device).full, shape, _dtype_np(dtype), fill_value), requires_grad)
 
 
 def _like(fn, input, dtype, device, requires_grad, *args):
@@ -273,7 +285,7 @@ def _sampled(shape, dtype, device, requires_grad, draw, like=None):
 def _floating(dtype, op):
     dtype = backend.get_default_dtype() if dtype is None else backend.to_dtype(dtype)
     if not dtype.is_floating_point:
-        raise RuntimeError(f'"{op}" not implemented for \'{_type_name(dtype)}\'')
+        raise NotImplementedError(f'"{op}" not implemented for \'{_type_name(dtype)}\'')
     return dtype
 
 
@@ -287,7 +299,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     g = _generator_of(generator, 'rand')
     from . import _random_kernels as kernels
     dtype = _floating(dtype, 'check_uniform_bounds')
-    return _sampled(_size(size), dtype, device, requires_grad,
+    return _sampled(_size(size, 'rand'), dtype, device, requires_grad,
                     lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.np)))
 
 
@@ -296,7 +308,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     g = _generator_of(generator, 'randn')
     from . import _random_kernels as kernels
     dtype = _floating(dtype, 'normal_kernel_cpu')
-    return _sampled(_size(size), dtype, device, requires_grad,
+    return _sampled(_size(size, 'randn'), dtype, device, requires_grad,
                     lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.np), 0.0, 1.0, contiguous))
 
 
@@ -310,7 +322,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     from .ops.sampling import random_values
     dtype = backend.int64 if dtype is None else backend.to_dtype(dtype)
     draw = random_values(_np.dtype(dtype.np), (int(low), int(high)), g)
-    return _sampled(_size((size,)), dtype, device, requires_grad, lambda n, contiguous: draw(n))
+    return _sampled(_size((size,), 'randint'), dtype, device, requires_grad, lambda n, contiguous: draw(n))
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -318,7 +330,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     g = _generator_of(generator, 'randperm')
     from . import _random_kernels as kernels
     n = int(n)
-    _size((n,))
+    _size((n,), 'randperm')
     dtype = backend.int64 if dtype is None else backend.to_dtype(dtype)
     if dtype.np.kind in 'iu' and n > 0 and n - 1 > _np.iinfo(dtype.np).max:
         raise RuntimeError(f'value cannot be converted to type {dtype.np.name}_t without overflow')
@@ -381,7 +393,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires
     if std < 0:
         raise RuntimeError(f'normal expects std >= 0.0, but found std {_g(std)}')
     dtype = _floating(dtype, 'normal_kernel_cpu')
-    return _sampled(_size((size,)), dtype, None, requires_grad,
+    return _sampled(_size((size,), 'normal'), dtype, None, requires_grad,
                     lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.np), mean, std, contiguous))
 
 

@@ -369,7 +369,11 @@ class Tensor:
 
     def detach_(self):
         if self._base is not None and self._base._requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               'DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as '
+                               'True, gradients are views of DDP buckets, and hence detach_() cannot be called on '
+                               'these gradients. To fix this error, please refer to the Optimizer.zero_grad() '
+                               'function in torch/optim/optimizer.py as the solution.')
         if self._requires_grad:
             _note_origin(self, 'detach_', self)  # for leafgrad.explain (source: itself, as it was)
         self._grad_fn = None
@@ -427,11 +431,16 @@ class Tensor:
     def tolist(self):
         return self._data.tolist()
 
+    def _python_scalar(self):
+        if self._data.size != 1:
+            raise ValueError('only one element tensors can be converted to Python scalars')
+        return self._data.reshape(()).item()
+
     def __float__(self):
-        return float(self.item())
+        return float(self._python_scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._python_scalar())
 
     def __index__(self):
         if self._data.dtype.kind not in 'iub' or self._data.size != 1:
@@ -440,7 +449,8 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f'Boolean value of Tensor with more than one value is ambiguous')
+            raise RuntimeError('Boolean value of Tensor with ' + ('no values' if self._data.size == 0 else
+                                                                  'more than one value') + ' is ambiguous')
         return bool(self._data.reshape(()).item())
 
     def __iter__(self):

@@ -4,6 +4,8 @@ The implementations live in ``nn/_functional/`` by kind (basic, loss, norm, conv
 sampling); the activations come from ``ops/activation.py`` and ``pad`` from the shape ops.
 """
 from ..ops import elementwise as _ew
+from ..tensor import Tensor as _Tensor
+from ._functional.common import not_tensor as _not_tensor
 from ..ops import inplace as _inplace
 from ..ops.linalg import addmm, matmul, mm
 from ..ops.shape import t as _t
@@ -46,6 +48,8 @@ except ImportError:  # pragma: no cover
 
 
 def relu(input, inplace=False):
+    if not isinstance(input, _Tensor):
+        raise _not_tensor('relu', input)
     if inplace:
         return _inplace.inplace(input, _ew.relu)
     return _ew.relu(input)
@@ -62,6 +66,8 @@ tanh = _ew.tanh
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, recorded as PyTorch records it: one AddmmBackward0 for 2-D input,
     a flattened addmm and a view for other contiguous input with a bias, else matmul (+ add)."""
+    if not isinstance(input, _Tensor):
+        raise _not_tensor('linear', input)
     x = input._data
     if x.shape[-1:] != weight._data.shape[-1:]:
         rows = 1

@@ -158,11 +158,13 @@ def as_tensor_arg(x, like):
     return wrap(xp.asarray(x, dtype=like._data.dtype))
 
 
-def binary_operands(a, b):
+def binary_operands(a, b, check_mixed=None):
     """The two operands' arrays, cast to PyTorch's result dtype.
 
     Python scalars stay Python scalars when NumPy's weak-scalar rule already gives PyTorch's
     dtype (a float tensor with any number), which is the common, fast case.
+    ``check_mixed(a, b)`` runs first when the dtypes differ (or the number is not a float beside a
+    float tensor): an op's check that costs nothing in the common case.
     """
     a_t = isinstance(a, _Tensor)
     b_t = isinstance(b, _Tensor)
@@ -170,34 +172,41 @@ def binary_operands(a, b):
         ad, bd = a._data, b._data
         if ad.dtype is bd.dtype or ad.dtype == bd.dtype:
             return ad, bd
+        if check_mixed is not None:
+            check_mixed(a, b)
         dt = backend.result_type(a, b).np
         return ad.astype(dt, copy=False), bd.astype(dt, copy=False)
     if a_t:
-        return _with_scalar(a, b)
+        return _with_scalar(a, b, check_mixed)
     if b_t:
-        y, x = _with_scalar(b, a)
+        y, x = _with_scalar(b, a, check_mixed)
         return x, y
     raise TypeError('expected at least one tensor operand')
 
 
-def broadcast_error(a, b):
-    """PyTorch's error for operands whose shapes do not broadcast."""
-    sa = a._data.shape if isinstance(a, _Tensor) else xp.shape(a)
-    sb = b._data.shape if isinstance(b, _Tensor) else xp.shape(b)
-    n = max(len(sa), len(sb))
-    pa, pb = (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
-    for dim in range(n - 1, -1, -1):
-        if pa[dim] != pb[dim] and pa[dim] != 1 and pb[dim] != 1:
-            return RuntimeError(f'The size of tensor a ({pa[dim]}) must match the size of tensor b ({pb[dim]}) '
-                                f'at non-singleton dimension {dim}')
-    return RuntimeError(f'shapes {list(sa)} and {list(sb)} cannot be broadcast')
+def broadcast_error(*operands):
+    """PyTorch's error for operands whose shapes do not broadcast: it broadcasts them left to
+    right and names the first size that does not fit the shape so far."""
+    shapes = [x._data.shape if isinstance(x, _Tensor) else xp.shape(x) for x in operands]
+    so_far = shapes[0]
+    for sb in shapes[1:]:
+        n = max(len(so_far), len(sb))
+        pa, pb = (1,) * (n - len(so_far)) + tuple(so_far), (1,) * (n - len(sb)) + tuple(sb)
+        for dim in range(n - 1, -1, -1):
+            if pa[dim] != pb[dim] and pa[dim] != 1 and pb[dim] != 1:
+                return RuntimeError(f'The size of tensor a ({pa[dim]}) must match the size of tensor b ({pb[dim]}) '
+                                    f'at non-singleton dimension {dim}')
+        so_far = tuple(max(x, y) if x != 0 and y != 0 else 0 for x, y in zip(pa, pb))
+    return RuntimeError(f'shapes {[list(s) for s in shapes]} cannot be broadcast')
 
 
-def _with_scalar(tensor, scalar):
+def _with_scalar(tensor, scalar, check_mixed=None):
     """(tensor's array, scalar) cast so that NumPy computes in PyTorch's result dtype."""
     arr = tensor._data
     if type(scalar) is float and arr.dtype.kind == 'f':
         return arr, scalar  # the commonest case first (see below)
+    if check_mixed is not None:
+        check_mixed(tensor, scalar)
     if not isinstance(scalar, (int, float, bool)):
         if hasattr(scalar, 'dtype') and hasattr(scalar, 'shape'):  # a NumPy array or scalar
             return arr, xp.asarray(scalar)

@@ -172,7 +172,7 @@ class GeluBackward0(Node):
 def gelu(input, approximate='none'):
     if approximate not in ('none', 'tanh'):
         raise RuntimeError(f'approximate argument must be either none or tanh.')
-    x = _float(input, 'gelu_cpu')
+    x = _float(input, 'GeluKernelImpl')
     if approximate == 'tanh':
         inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
         data = x * 0.5 * (1 + xp.tanh(inner))
@@ -406,7 +406,7 @@ def hardshrink(input, lambd=0.5):
 
 
 def softshrink(input, lambd=0.5):
-    x = _float(input, 'softshrink_cpu')
+    x = _float(input, 'softshrink_check')
     if lambd < 0:
         raise RuntimeError(f'lambda must be in range [0, {float(xp.finfo(x.dtype).max):g}] for input dtype '
                            f'{_DTYPE_LABEL[x.dtype.name]}, but found {lambd:g}')

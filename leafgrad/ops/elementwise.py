@@ -57,13 +57,15 @@ class RsubBackward1(Node):
 
 
 def _check_alpha(x, alpha):
+    if isinstance(alpha, bool) and x.dtype.kind != 'b':
+        raise RuntimeError('Boolean alpha only supported for Boolean results.')
     if isinstance(alpha, float) and x.dtype.kind in 'biu':
         raise RuntimeError('For integral input tensors, argument alpha must not be a floating point number.')
 
 
 def add(input, other, *, alpha=1, out=None):
     x, y = binary_operands(input, other)
-    if alpha != 1:
+    if alpha != 1 or alpha is True:
         _check_alpha(xp.asarray(x), alpha)
     try:
         data = x + y if alpha == 1 else x + y * alpha
@@ -75,18 +77,32 @@ def add(input, other, *, alpha=1, out=None):
     return result
 
 
+def _is_bool(x):
+    return x.__class__ is bool or (isinstance(x, Tensor) and x._data.dtype.kind == 'b')
+
+
+def _refuse_bool_subtraction(a, b):
+    """PyTorch's errors for ``-`` with a bool operand (checked only where the dtypes differ:
+    NumPy itself refuses two bool arrays)."""
+    if _is_bool(a) or _is_bool(b):
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and _is_bool(a) and _is_bool(b):
+            raise RuntimeError('Subtraction, the `-` operator, with two bool tensors is not supported. '
+                               'Use the `^` or `logical_xor()` operator instead.')
+        raise RuntimeError('Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying '
+                           'to invert a mask, use the `~` or `logical_not()` operator instead.')
+
+
 def sub(input, other, *, alpha=1, out=None):
-    if isinstance(input, Tensor) and input._data.dtype.kind == 'b' and isinstance(other, Tensor) \
-            and other._data.dtype.kind == 'b':
-        raise RuntimeError('Subtraction, the `-` operator, with two bool tensors is not supported. '
-                           'Use the `^` or `logical_xor()` operator instead.')
-    x, y = binary_operands(input, other)
-    if alpha != 1:
+    x, y = binary_operands(input, other, _refuse_bool_subtraction)
+    if alpha != 1 or alpha is True:
         _check_alpha(xp.asarray(x), alpha)
     try:
         data = x - y if alpha == 1 else x - y * alpha
     except ValueError:
         raise broadcast_error(input, other) from None
+    except TypeError:  # (NumPy refuses two bool arrays)
+        _refuse_bool_subtraction(input, other)
+        raise
     if not isinstance(input, Tensor):  # scalar - tensor
         result, node = record(data, RsubBackward1, (other,))
         if node is not None:
@@ -279,7 +295,8 @@ def pow(input, exponent):
         x, y = binary_operands(input, exponent)
         if y.dtype.kind != 'f' and isinstance(input, float):
             y = float_dtype_for(y)
-        result, node = record(xp.power(x, y), PowBackward2, (exponent,))
+        data = _int_power(xp.asarray(x), y) if y.dtype.kind in 'iu' else xp.power(x, y)
+        result, node = record(data, PowBackward2, (exponent,))
         if node is not None:
             node.base = input
             node.save(exponent, saved_output(result))
@@ -410,7 +427,8 @@ absolute = abs
 
 def sign(input):
     """Piecewise constant: its gradient is zero everywhere (SignBackward0)."""
-    result, node = record(xp.sign(input._data), SignBackward0, (input,))
+    data = input._data
+    result, node = record(data.copy() if data.dtype.kind == 'b' else xp.sign(data), SignBackward0, (input,))
     return result
 
 
@@ -530,18 +548,19 @@ class ReluBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
+        # PyTorch's threshold_backward: zero where the result is <= 0, grad elsewhere (at a NaN too)
         if state.grad_enabled:  # create_graph: recorded, with the result as an input
             (result,) = self.saved_tensors
-            return masked_grad(grad, result._data > 0, result, 'ThresholdBackwardBackward0'),
+            return masked_grad(grad, ~(result._data <= 0), result, 'ThresholdBackwardBackward0'),
         (r,) = self.saved_arrays()
-        mask = r > 0
+        dead = r <= 0
         # (no local name for grad's array before unshared has counted the references to it)
-        if grad._data.shape == mask.shape and unshared(grad, 3):
-            # Only the walk sees this gradient (its buffer list, apply's arguments): mask it
+        if grad._data.shape == dead.shape and unshared(grad, 3):
+            # Only the walk sees this gradient (its buffer list, apply's arguments): zero it
             # where it lies, as a hand-written backward would, instead of allocating.
-            xp.multiply(grad._data, mask, out=grad._data)
+            xp.copyto(grad._data, 0, where=dead)
             return grad,
-        return wrap(grad._data * mask),
+        return wrap(xp.where(dead, grad._data.dtype.type(0), grad._data)),
 
 
 class MaskedGradBackward(Node):
@@ -624,7 +643,10 @@ def where(condition, input=None, other=None):
     cond = condition._data if isinstance(condition, Tensor) else xp.asarray(condition)
     if cond.dtype.kind != 'b':
         raise RuntimeError(f'where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype}')
-    data = xp.where(cond, x, y)
+    try:
+        data = xp.where(cond, x, y)
+    except ValueError:
+        raise broadcast_error(condition if isinstance(condition, Tensor) else cond, input, other) from None
     if isinstance(input, Tensor) and isinstance(other, Tensor):
         pass
     elif isinstance(input, Tensor) or isinstance(other, Tensor):
@@ -640,11 +662,17 @@ def where(condition, input=None, other=None):
 
 # ---- comparison (no gradient) --------------------------------------------------------------
 
-def _compare(ufunc):
+def _compare(ufunc, operator=False):
+    """The comparison function, or (``operator``) its Python operator, which answers
+    NotImplemented for an operand that is no number, array or tensor: Python then gives its
+    own answer (``t == None`` is False, ``t < None`` a TypeError), as for torch's tensors."""
     def compare(input, other):
-        if other is None:  # `t == None` is a plain comparison with None, as in PyTorch
-            return ufunc is xp.not_equal
-        x, y = binary_operands(input, other)
+        try:
+            x, y = binary_operands(input, other)
+        except TypeError:
+            if operator:
+                return NotImplemented
+            raise
         try:
             return wrap(ufunc(x, y))
         except ValueError:
@@ -660,6 +688,9 @@ le = _compare(xp.less_equal)
 gt = _compare(xp.greater)
 ge = _compare(xp.greater_equal)
 less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
+COMPARISON_OPERATORS = {f'__{name}__': _compare(ufunc, operator=True) for name, ufunc in (
+    ('eq', xp.equal), ('ne', xp.not_equal), ('lt', xp.less), ('le', xp.less_equal), ('gt', xp.greater),
+    ('ge', xp.greater_equal))}
 
 
 FUNCTIONS = ['add', 'sub', 'subtract', 'rsub', 'mul', 'multiply', 'div', 'divide', 'true_divide', 'reciprocal',

@@ -21,8 +21,8 @@ _SEQUENCE_AS_TUPLE = ('Using a non-tuple sequence for multidimensional indexing 
 
 
 def _normalize(index):
-    if isinstance(index, list) and len(index) < 32 and any(
-            isinstance(c, (list, tuple, slice, Tensor)) or c is None or c is Ellipsis for c in index):
+    if isinstance(index, (list, str)) and len(index) < 32 and any(  # (a string is a sequence of strings)
+            isinstance(c, (list, tuple, slice, Tensor, str)) or c is None or c is Ellipsis for c in index):
         # PyTorch (like old NumPy) still reads such a list as a tuple of indices, with a warning.
         import warnings
         warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=3)
@@ -36,14 +36,26 @@ def _normalize(index):
                 c = int(c._data)
             else:
                 c = c._data
+        elif not (c is None or c is Ellipsis or isinstance(c, (int, slice, list, tuple, range, xp.ndarray, xp.integer))):
+            raise _invalid_index(c)
         out.append(c)
     return tuple(out)
+
+
+def _invalid_index(c):
+    kind = type(c)
+    if kind in (str, bytes):  # PyTorch tries to make a tensor of it
+        return TypeError(f"new(): invalid data type '{kind.__name__}'")
+    name = kind.__qualname__ if kind.__module__ == 'builtins' else f'{kind.__module__}.{kind.__qualname__}'
+    return IndexError('only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid '
+                      f'indices (got {name})')
 
 
 def _to_numpy_index(index, shape):
     """Advanced index components as arrays, checked against the shape with PyTorch's errors."""
     out = []
     dim = 0
+    position = 0  # PyTorch's errors count index tensors (a k-dim mask is k of them), not dims
     consumed = sum((c.ndim if hasattr(c, 'dtype') and c.dtype.kind == 'b' else 1)
                    for c in index if c is not None and c is not Ellipsis)
     n_ellipsis_dims = len(shape) - consumed
@@ -66,14 +78,16 @@ def _to_numpy_index(index, shape):
                         raise IndexError(f'The shape of the mask {list(c.shape)} at index {j} does not match the '
                                          f'shape of the indexed tensor {list(shape)} at index {dim + j}')
                 dim += c.ndim
+                position += c.ndim
             elif c.dtype.kind in 'iu':
                 if dim < len(shape) and c.size:
                     size = shape[dim]
                     bad = c[(c >= size) | (c < -size)]
                     if bad.size:
-                        raise IndexError(f'index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} '
+                        raise IndexError(f'index {int(bad.reshape(-1)[0])} is out of bounds for dimension {position} '
                                          f'with size {size}')
                 dim += 1
+                position += 1
             else:
                 raise IndexError('tensors used as indices must be long, int, byte or bool tensors')
         else:
@@ -131,14 +145,18 @@ def _apply_basic(input, index):
     out = input
     dim = 0
     advanced = []
-    for c in index:
+    for position, c in enumerate(index):
         if c is Ellipsis:
             dim += nd - consumed
         elif c is None:
             out = _shape.unsqueeze(out, dim)
             dim += 1
         elif isinstance(c, int) and not isinstance(c, bool):
-            out = _shape.select(out, dim, c)
+            try:
+                out = _shape.select(out, dim, c)
+            except IndexError:  # PyTorch names the index's position in the tuple
+                raise IndexError(f'index {c} is out of bounds for dimension {position} with size '
+                                 f'{out._data.shape[dim]}') from None
         elif isinstance(c, slice):
             if not _full_slice(c, out._data.shape[dim]):
                 out = _shape.slice_dim(out, dim, c.start, c.stop, c.step)
@@ -181,8 +199,11 @@ _INDEX_0DIM = ('invalid index of a 0-dim tensor. Use `tensor.item()` in Python o
 def getitem(input, index):
     if type(index) is int:  # t[i], the commonest index: one select view
         if not input._data.ndim:
-            raise IndexError(_INDEX_0DIM)
-        return _shape.select(input, 0, index)
+            raise IndexError(_INDEX_0DIM if index == 0 else f'index {index} is out of bounds for dimension 0 with size 0')
+        try:
+            return _shape.select(input, 0, index)
+        except IndexError:  # (select words it its own way)
+            raise IndexError(f'index {index} is out of bounds for dimension 0 with size {input._data.shape[0]}') from None
     if isinstance(index, slice):  # t[a:b]: one slice view, recorded even when it spans the dim
         if not input._data.ndim:
             raise IndexError('slice() cannot be applied to a 0-dim tensor.')
@@ -261,6 +282,11 @@ def setitem(input, index, value):
     proper part of ``input``, ``input``'s history becomes a CopySlices."""
     from .inplace import copy_, fill_, inplace
     index = _normalize(index)
+    if not isinstance(value, (Tensor, int, float, xp.generic)):
+        from ..tensor import legacy_type_name
+        kind = type(value)
+        name = kind.__qualname__ if kind.__module__ == 'builtins' else f'{kind.__module__}.{kind.__qualname__}'
+        raise TypeError(f"can't assign a {name} to a {legacy_type_name(input._data)}")
     view, advanced = _apply_basic(input, index)
     if not isinstance(value, Tensor):
         value = wrap(xp.asarray(value, dtype=input._data.dtype))
@@ -268,6 +294,14 @@ def setitem(input, index, value):
             fill_(view, value)
             return
     if not advanced:
+        if value._data.shape != view._data.shape:
+            # PyTorch views the value without its leading 1s, then expands it to the view (its
+            # error if it can't)
+            vshape = value._data.shape
+            ones = next((i for i, s in enumerate(vshape) if s != 1), len(vshape))
+            _shape.expand(wrap(value._data.reshape(vshape[ones:])), view._data.shape)
+            if ones:
+                value = _shape.view(value, vshape[ones:])
         copy_(view, value)
         return
     np_index = _advanced_index(view, advanced)
@@ -299,7 +333,9 @@ def index_array(index, fname, what='index'):
         raise TypeError(f"{fname}(): argument '{what}' must be Tensor, not {type(index).__name__}")
     data = index._data
     if data.dtype.kind not in 'iu':
-        raise RuntimeError(f'{fname}(): Expected dtype int64 for {what}')
+        if data.size == 0:  # (PyTorch looks at no dtype of an empty index)
+            return data.astype(xp.int64)
+        raise RuntimeError(f'{fname}(): Expected dtype int32/int64 for {what}')
     return data
 
 
@@ -323,8 +359,11 @@ def index_select(input, dim, index):
     d = wrap_dim(dim, len(shape))
     size = shape[d] if shape else 1
     flat = idx.reshape(-1)
-    if flat.size and (flat.min() < -size or flat.max() >= size):
-        raise IndexError('index out of range in self')
+    if flat.size and (flat.min() < 0 or flat.max() >= size):
+        if d == 0 or len(shape) < 2:  # PyTorch's two kernels word it differently
+            raise IndexError('index out of range in self')
+        bad = flat[(flat < 0) | (flat >= size)][0]
+        raise RuntimeError(f'INDICES element is out of DATA bounds, id={int(bad)} axis_dim={size}')
     data = xp.take(input._data, flat, axis=d) if shape else input._data.reshape(-1)[flat].reshape(())
     out, node = record(data, IndexSelectBackward0, (input,))
     if node is not None:

@@ -18,7 +18,7 @@ recording while recording.
 """
 from .. import backend
 from ._util import Node, broadcast_error, needs_grad, record, state, wrap, xp
-from .elementwise import add, div, mul, pow, sub
+from .elementwise import _refuse_bool_subtraction, add, div, mul, pow, sub
 from .shape import as_strided_array
 from ..autograd.graph import gradient_edge
 from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
@@ -142,8 +142,9 @@ def inplace(self, op, others=()):
     return self
 
 
-def inplace_binary(self, other, ufunc, op, alpha=1):
-    """``self op= other``: a single in-place ufunc call when nothing is recorded."""
+def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
+    """``self op= other``: a single in-place ufunc call when nothing is recorded (``check_mixed``:
+    as binary_operands's, where the operands are not both of self's float dtype)."""
     if state.grad_enabled:  # (under no_grad, as in an optimizer's step, nothing can be refused)
         self._check_inplace()
         if needs_grad(self, other):
@@ -162,6 +163,8 @@ def inplace_binary(self, other, ufunc, op, alpha=1):
             _check_writable(self)
             raise _broadcast_error(self, other, y) from None
     else:
+        if check_mixed is not None:
+            check_mixed(self, other)
         _check_writable(self)
         rt = backend.result_type(self, other)
         if ufunc is xp.true_divide and rt.category < 2:
@@ -193,11 +196,15 @@ def _broadcast_error(self, other, y):
 # ---- the in-place ops of the foundation -----------------------------------------------
 
 def add_(self, other, *, alpha=1):
+    if alpha is True or alpha is False:
+        add(self, other, alpha=alpha)  # PyTorch's error for a boolean alpha unless the result is bool
     return inplace_binary(self, other, xp.add, add, alpha)
 
 
 def sub_(self, other, *, alpha=1):
-    return inplace_binary(self, other, xp.subtract, sub, alpha)
+    if alpha is True or alpha is False:
+        sub(self, other, alpha=alpha)  # PyTorch's error for a boolean alpha
+    return inplace_binary(self, other, xp.subtract, sub, alpha, _refuse_bool_subtraction)
 
 
 def mul_(self, other):
@@ -248,6 +255,11 @@ def _filled(s, value, cls):
 
 
 def fill_(self, value):
+    if not isinstance(value, (Tensor, int, float, xp.generic)):
+        raise TypeError(f'fill_() received an invalid combination of arguments - got ({type(value).__name__}), but '
+                        'expected one of:\n * (Tensor value)\n      didn\'t match because some of the arguments have '
+                        f'invalid types: (!{type(value).__name__}!)\n * (Number value)\n      didn\'t match because some '
+                        f'of the arguments have invalid types: (!{type(value).__name__}!)\n')
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(f'fill_ only supports 0-dimension value tensor but got tensor with '
@@ -345,9 +357,7 @@ def _copied(s, src):
     try:
         data = xp.broadcast_to(data, s._data.shape).astype(s._data.dtype, copy=True)
     except ValueError:
-        raise RuntimeError(f'The size of tensor a ({s._data.shape[-1] if s._data.ndim else 1}) must match the size of '
-                           f'tensor b ({xp.shape(data)[-1] if xp.ndim(data) else 1}) at non-singleton dimension '
-                           f'{max(s._data.ndim - 1, 0)}') from None
+        raise _broadcast_error(s, src, data) from None
     out, node = record(data, CopyBackwards, (s, src))
     if node is not None:
         node.src_shape = src._data.shape if isinstance(src, Tensor) else ()
@@ -356,6 +366,8 @@ def _copied(s, src):
 
 
 def copy_(self, src, non_blocking=False):
+    if not isinstance(src, (Tensor, int, float, xp.generic)):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     if not needs_grad(self, src):
         self._check_inplace()
         _check_writable(self)

@@ -84,6 +84,8 @@ def mv(input, vec):
     if a.dtype != v.dtype:
         raise RuntimeError(f'addmv input tensors must have the same dtype, but got {_sname(vec)}, {_sname(input)}, and '
                            f'{_sname(vec)}')
+    if a.dtype.kind == 'b':
+        _refuse_bool('addmv_impl_cpu')
     out, node = record(a @ v, MvBackward0, (input, vec))
     if node is not None:
         node.save_crosswise(input, vec)
@@ -109,6 +111,8 @@ def dot(input, other):
                            'the same number of elements, but got {} and {} elements respectively'.format(a.shape[0], b.shape[0]))
     if a.dtype != b.dtype:
         raise RuntimeError(f'dot : expected both vectors to have same dtype, but found {_sname(input)} and {_sname(other)}')
+    if a.dtype.kind == 'b':
+        _refuse_bool('dot')
     out, node = record(xp.asarray(a @ b), DotBackward0, (input, other))
     if node is not None:
         node.save_crosswise(input, other)
@@ -160,6 +164,8 @@ def bmm(input, mat2):
                            f'but got: [{b.shape[0]}, {b.shape[1]}].')
     if a.dtype != b.dtype:
         raise RuntimeError(f'expected scalar type {_sname(input)} but found {_sname(mat2)}')
+    if a.dtype.kind == 'b':
+        _refuse_bool('bmm')
     out, node = record(xp.matmul(a, b), BmmBackward0, (input, mat2))
     if node is not None:
         node.save_crosswise(input, mat2)
@@ -180,39 +186,66 @@ def matmul(input, other):
         out, node = _shape.make_view(product, product._data[0], _shape.SqueezeBackward4, lambda t: t[0])
         if node is not None:
             node.self_shape = product._data.shape
+        out._version_counter[0] += 1  # (PyTorch squeezes in place: its result is at version 1)
         return out
     if da == 2 and db == 2:
         return mm(input, other)
-    a_shape = input._data.shape
-    if db == 1:
-        # fold the batch into the rows of one matrix-vector product, as PyTorch does
-        rows = _shape.reshape(input, (-1, a_shape[-1]))
-        return _unsafe_view(mv(rows, other), a_shape[:-1])
-    if db <= 2:
-        # fold the batch into the rows: one mm, as PyTorch does
-        a = input if da > 1 else _shape.unsqueeze(input, 0)
-        rows = _shape.reshape(a, (-1, a._data.shape[-1]))
-        b = other if db == 2 else _shape.unsqueeze(other, 1)
-        if rows._data.shape[1] != b._data.shape[0]:
+    if _should_fold(input, other):
+        # fold the batch of the larger operand into the rows of one mm (or mv), as PyTorch does
+        transpose = db > da
+        t1 = _shape.transpose(other, -1, -2) if transpose else input
+        t2 = (_shape.t(input) if da == 2 else input) if transpose else other
+        sizes = t1._data.shape
+        rows = _shape.reshape(t1, (-1, sizes[-1]))
+        if t2._data.ndim == 1:
+            return _unsafe_view(mv(rows, t2), sizes[:-1])
+        if rows._data.shape[1] != t2._data.shape[0]:
             raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows._data.shape[0]}x{rows._data.shape[1]} '
-                               f'and {b._data.shape[0]}x{b._data.shape[1]})')
-        out_shape = a_shape[:-1] + (b._data.shape[1],) if db == 2 else a_shape[:-1]
-        return _unsafe_view(mm(rows, b), out_shape)
-    # broadcast batch dims, then bmm
-    a = input if da > 1 else _shape.unsqueeze(input, 0)
-    b = other
-    n, k = a._data.shape[-2:]
-    k2, m = b._data.shape[-2:]
+                               f'and {t2._data.shape[0]}x{t2._data.shape[1]})')
+        out = _unsafe_view(mm(rows, t2), sizes[:-1] + (t2._data.shape[1],))
+        return _shape.transpose(out, -1, -2).contiguous() if transpose else out
+    # broadcast the batch dims, then one bmm (a vector operand expanded as a row or a column)
+    sa, sb = input._data.shape, other._data.shape
+    if da == 3 and db == 3 and sa[0] != sb[0]:
+        # a batch of one that requires grad is taken as a matrix (a smaller gradient), as PyTorch does
+        if sa[0] == 1 and input._requires_grad:
+            return matmul(_shape.squeeze(input, 0), other)
+        if sb[0] == 1 and other._requires_grad:
+            return matmul(input, _shape.squeeze(other, 0))
+    n, k = (sa[-2] if da > 1 else 1), sa[-1]
+    k2, m = (sb[-2], sb[-1]) if db > 1 else (sb[0], 1)
+    batch = _broadcast_batch(sa[:-2], sb[:-2])
+    count = 1
+    for size in batch:
+        count *= size
     if k != k2:
-        batch = _broadcast_batch(a._data.shape[:-2], b._data.shape[:-2])
-        count = int(xp.prod(batch)) if batch else 1
         raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{count}, {k}] but got: '
                            f'[{count}, {k2}].')
-    batch = _broadcast_batch(a._data.shape[:-2], b._data.shape[:-2])
-    a3 = _shape.reshape(_shape.expand(a, batch + (n, k)), (-1, n, k))
-    b3 = _shape.reshape(_shape.expand(b, batch + (k, m)), (-1, k, m))
-    out_shape = batch + ((n,) if da > 1 else ()) + (m,)
-    return _unsafe_view(bmm(a3, b3), out_shape)
+    a3 = _shape.reshape(_shape.expand(input, batch + (n, k)), (count, n, k))
+    b = _shape.expand(other, batch + ((k2, m) if db > 1 else (k2,)))
+    b3 = _shape.reshape(b, (count, k2, m)) if db > 1 else _shape.unsqueeze(_shape.reshape(b, (count, k2)), 2)
+    product = bmm(a3, b3)
+    out_shape = batch + ((n,) if da > 1 else ()) + ((m,) if db > 1 else ())
+    return _unsafe_view(product if db > 1 else _shape.squeeze(product, -1), out_shape)
+
+
+def _should_fold(a, b):
+    """PyTorch's choice for a product of a >= 3-D and a <= 2-D operand: fold the larger one's
+    batch into one mm (its graph: MmBackward0 and views) when the smaller one requires grad (a
+    smaller gradient), else when the fold needs no copy; otherwise expand both and use bmm."""
+    da, db = a._data.ndim, b._data.ndim
+    larger, smaller = (a, b) if da >= db else (b, a)
+    if not (larger._data.ndim >= 3 and smaller._data.ndim <= 2):
+        return False
+    if smaller._requires_grad:
+        return True
+    if da == 2:
+        return False
+    t1 = a._data if da >= db else xp.swapaxes(b._data, -1, -2)
+    if t1.size == 0:
+        return True
+    shape, strides = t1.shape, t1.strides
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(t1.ndim - 2))
 
 
 def _broadcast_batch(sa, sb):
@@ -313,6 +346,12 @@ def _check_mm(mat1, mat2, rank_errors=None):
                            f'{b.shape[0]}x{b.shape[1]})')
     if a.dtype != b.dtype:
         raise RuntimeError(f'expected m1 and m2 to have the same dtype, but got: {_tname(mat1)} != {_tname(mat2)}')
+    if a.dtype.kind == 'b':
+        _refuse_bool('addmm_impl_cpu_')
+
+
+def _refuse_bool(kernel):
+    raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):

@@ -17,7 +17,10 @@ def _array(x):
 
 def _logical(ufunc):
     def op(input, other):
-        return wrap(ufunc(_array(input), _array(other)))
+        try:
+            return wrap(ufunc(_array(input), _array(other)))
+        except ValueError:
+            raise broadcast_error(input, other) from None
     op.__name__ = ufunc.__name__
     return op
 
@@ -38,7 +41,10 @@ def _bitwise(ufunc, kernel):
         dt = backend.result_type(input, other).np
         if dt.kind == 'f':
             raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_LABELS[dt.name]}\'')
-        return wrap(ufunc(x.astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False)))
+        try:
+            return wrap(ufunc(x.astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False)))
+        except ValueError:
+            raise broadcast_error(input, other) from None
     op.__name__ = ufunc.__name__
     return op
 

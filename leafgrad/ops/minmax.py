@@ -292,6 +292,8 @@ def _lower_median_index(data, d):
 
 def median(input, dim=None, keepdim=False):
     data = input._data
+    if data.dtype.kind == 'b':
+        raise NotImplementedError('"median_cpu" not implemented for \'Bool\'')
     if dim is None:
         if data.size == 0:
             return record(xp.asarray(xp.nan, dtype=data.dtype), MedianBackward0, (input,))[0]
@@ -420,6 +422,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) along dim, in order (among equal values PyTorch's indices
     may differ: its kernel does not promise which)."""
     data = input._data
+    if data.dtype.kind == 'b':
+        raise RuntimeError('topk does not support bool dtypes on CPU')
     n = data.shape[wrap_dim(dim, data.ndim)] if data.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError('selected index k out of range')

@@ -1,6 +1,7 @@
 """Python's operators on tensors (``a + b``, ``a @ b``, ``a[i] = v`` …), delegating to ops."""
 from . import conversion, elementwise as ew, indexing, inplace, logical, rounding
 from .linalg import matmul
+from ..tensor import Tensor
 
 
 def _reflected(fn):
@@ -10,9 +11,16 @@ def _reflected(fn):
     return reflected
 
 
+def _matmul(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented  # (Python's TypeError for `t @ [1, 2]`, as for torch's tensors)
+    return matmul(self, other)
+
+
 def _rmatmul(self, other):
-    from ..creation import as_tensor
-    return matmul(as_tensor(other), self)
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(other, self)
 
 
 def _hash(self):
@@ -27,9 +35,9 @@ METHODS = {
     '__mul__': ew.mul, '__rmul__': ew.mul, '__imul__': inplace.mul_,
     '__truediv__': ew.div, '__rtruediv__': _reflected(ew.div), '__itruediv__': inplace.div_,
     '__pow__': ew.pow, '__rpow__': _reflected(ew.pow), '__ipow__': inplace.pow_,
-    '__matmul__': matmul, '__rmatmul__': _rmatmul,
+    '__matmul__': _matmul, '__rmatmul__': _rmatmul,
     '__neg__': ew.neg, '__abs__': ew.abs,
-    '__eq__': ew.eq, '__ne__': ew.ne, '__lt__': ew.lt, '__le__': ew.le, '__gt__': ew.gt, '__ge__': ew.ge,
+    **ew.COMPARISON_OPERATORS,
     '__getitem__': indexing.getitem, '__setitem__': indexing.setitem,
     '__hash__': _hash,
     '__and__': logical.bitwise_and, '__rand__': _reflected(logical.bitwise_and), '__iand__': logical.METHODS['bitwise_and_'],

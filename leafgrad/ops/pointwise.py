@@ -8,7 +8,7 @@ import math
 
 from .. import backend
 from . import elementwise as ew
-from ._util import Node, binary_operands, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
+from ._util import Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
 from .inplace import inplace
 from ..autograd.graph import _Empty
 from ..tensor import Tensor
@@ -40,9 +40,12 @@ class AddcmulBackward0(Node):
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
     prod = binary_operands(tensor1, tensor2)
-    product = prod[0] * prod[1]
-    data = binary_operands(input, wrap(xp.asarray(product)))
-    out = data[0] + data[1] * value if value != 1 else data[0] + data[1]
+    try:
+        product = prod[0] * prod[1]
+        data = binary_operands(input, wrap(xp.asarray(product)))
+        out = data[0] + data[1] * value if value != 1 else data[0] + data[1]
+    except ValueError:
+        raise broadcast_error(input, tensor1, tensor2) from None
     result, node = record(xp.asarray(out), AddcmulBackward0, (input, tensor1, tensor2))
     if node is not None:
         node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
@@ -71,11 +74,14 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
                            'future addcdiv behavior is just the latter implementation: (input + value * tensor1 / '
                            'tensor2), for all dtypes.')
     a, b = binary_operands(tensor1, tensor2)
-    with xp.errstate(divide='ignore', invalid='ignore'):
-        quotient = xp.asarray(a / b)
-    x, q = binary_operands(input, wrap(quotient))
-    result, node = record(xp.asarray(x + q * value if value != 1 else x + q), AddcdivBackward0,
-                          (input, tensor1, tensor2))
+    try:
+        with xp.errstate(divide='ignore', invalid='ignore'):
+            quotient = xp.asarray(a / b)
+        x, q = binary_operands(input, wrap(quotient))
+        data = xp.asarray(x + q * value if value != 1 else x + q)
+    except ValueError:
+        raise broadcast_error(input, tensor1, tensor2) from None
+    result, node = record(data, AddcdivBackward0, (input, tensor1, tensor2))
     if node is not None:
         node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
         node.save(tensor1 if _needs(node, 2) else _Empty, tensor2)  # tensor1: for tensor2's gradient only
@@ -125,8 +131,11 @@ def xlogy(input, other):
     dt = dt.np if dt.is_floating_point else backend.get_default_dtype().np
     x, y = binary_operands(input, other)
     x, y = xp.asarray(x, dtype=dt), xp.asarray(y, dtype=dt)
-    with xp.errstate(divide='ignore', invalid='ignore'):
-        data = xp.where((x == 0) & ~xp.isnan(y), dt.type(0), x * xp.log(y))
+    try:
+        with xp.errstate(divide='ignore', invalid='ignore'):
+            data = xp.where((x == 0) & ~xp.isnan(y), dt.type(0), x * xp.log(y))
+    except ValueError:
+        raise broadcast_error(input, other) from None
     if not isinstance(input, Tensor):  # number * log(tensor)
         result, node = record(data, XlogyBackward1, (other,))
         if node is not None:
@@ -167,8 +176,11 @@ def logaddexp(input, other):
     _float_only('logaddexp_cpu', input, other)
     x, y = binary_operands(input, other)
     x, y = float_dtype_for(xp.asarray(x)), float_dtype_for(xp.asarray(y))
-    with xp.errstate(invalid='ignore'):
-        data = xp.logaddexp(x, y)
+    try:
+        with xp.errstate(invalid='ignore'):
+            data = xp.logaddexp(x, y)
+    except ValueError:
+        raise broadcast_error(input, other) from None
     result, node = record(data, LogaddexpBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
@@ -189,7 +201,11 @@ class HypotBackward0(Node):
 def hypot(input, other):
     _float_only('hypot_cpu', input, other)
     x, y = binary_operands(input, other)
-    result, node = record(xp.hypot(x, y), HypotBackward0, (input, other))
+    try:
+        data = xp.hypot(x, y)
+    except ValueError:
+        raise broadcast_error(input, other) from None
+    result, node = record(data, HypotBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
         node.save(input if _needs(node, 0) else _Empty, other if _needs(node, 1) else _Empty,
@@ -219,7 +235,11 @@ class CopysignBackward0(Node):
 def copysign(input, other):
     x, y = binary_operands(input, other)
     x = float_dtype_for(xp.asarray(x))
-    result, node = record(xp.copysign(x, y).astype(x.dtype, copy=False), CopysignBackward0, (input, other))
+    try:
+        data = xp.copysign(x, y).astype(x.dtype, copy=False)
+    except ValueError:
+        raise broadcast_error(input, other) from None
+    result, node = record(data, CopysignBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
         node.save(input if _needs(node, 0) else _Empty, saved_output(result))
@@ -246,7 +266,11 @@ class FminBackward0(FmaxBackward0):
 
 def _fextremum(input, other, np_fn, node_cls, sign):
     x, y = binary_operands(input, other)
-    result, node = record(np_fn(x, y), node_cls, (input, other))
+    try:
+        data = np_fn(x, y)
+    except ValueError:
+        raise broadcast_error(input, other) from None
+    result, node = record(data, node_cls, (input, other))
     if node is not None:
         node.self_shape, node.other_shape, node.sign = _shape(input), _shape(other), sign
         node.save(input, other)

@@ -47,6 +47,9 @@ def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, 'cat')
     if not tensors:
         raise ValueError('leafgrad.cat(): expected a non-empty list of Tensors')
+    for i, t in enumerate(tensors):
+        if not t._data.ndim:
+            raise RuntimeError(f'zero-dimensional tensor (at position {i}) cannot be concatenated')
     # PyTorch still accepts (and skips) 1-D empty tensors of any other shape (legacy behaviour).
     used = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
     dtype = tensors[0]._data.dtype

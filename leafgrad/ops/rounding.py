@@ -5,7 +5,7 @@ These functions are piecewise constant (or piecewise identity), so their derivat
 zeros (or the gradient itself) almost everywhere, as PyTorch defines them.
 """
 from .. import backend
-from ._util import Node, binary_operands, record, sum_to, xp
+from ._util import Node, binary_operands, broadcast_error, record, sum_to, xp
 from .inplace import inplace
 from ..tensor import Tensor
 
@@ -173,7 +173,10 @@ class NotImplementedNode(Node):
 def floor_divide(input, other):
     x, y = _arrays(input, other)
     _int_operands(x, y)
-    data = xp.asarray(_floor_divide(x, y)).astype(_result_dtype(input, other), copy=False)
+    try:
+        data = xp.asarray(_floor_divide(x, y)).astype(_result_dtype(input, other), copy=False)
+    except ValueError:
+        raise broadcast_error(input, other) from None
     result, node = record(data, NotImplementedNode, (input, other))
     if node is not None:
         node.op_name = 'floor_divide'
@@ -223,8 +226,11 @@ class RemainderBackward1(Node):
 def _mod(input, other, np_fn, scalar_node, tensor_node):
     x, y = _arrays(input, other)
     _int_operands(x, y)
-    with xp.errstate(divide='ignore', invalid='ignore'):
-        data = xp.asarray(np_fn(x, y)).astype(_result_dtype(input, other), copy=False)
+    try:
+        with xp.errstate(divide='ignore', invalid='ignore'):
+            data = xp.asarray(np_fn(x, y)).astype(_result_dtype(input, other), copy=False)
+    except ValueError:
+        raise broadcast_error(input, other) from None
     if not isinstance(other, Tensor):
         return record(data, scalar_node, (input,))[0]
     result, node = record(data, tensor_node, (input, other))

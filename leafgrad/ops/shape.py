@@ -409,7 +409,7 @@ def select(input, dim, index):
     d = wrap_dim(dim, len(shape))
     size = shape[d]
     if not -size <= index < size:
-        raise IndexError(f'index {index} is out of bounds for dimension {d} with size {size}')
+        raise IndexError(f'select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}')
     i = index + size if index < 0 else index
     # The trailing ... keeps a 0-d result a view (a bare int index would copy it to a scalar).
     data = input._data[i, ...] if d == 0 else input._data[(slice(None),) * d + (i, Ellipsis)]
@@ -423,7 +423,7 @@ def slice_dim(input, dim, start, end, step):
     shape = input._data.shape
     d = wrap_dim(dim, len(shape))
     if step is not None and step <= 0:
-        raise ValueError('step must be greater than zero')
+        raise ValueError('slice step cannot be zero' if step == 0 else 'step must be greater than zero')
     s, e, st = slice(start, end, step).indices(shape[d])
     e = max(e, s)
     out, node = make_view(input, input._data[(slice(None),) * d + (slice(s, e, st),)], SliceBackward0,

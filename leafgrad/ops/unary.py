@@ -10,7 +10,7 @@ import math
 
 from .. import backend
 from . import elementwise as ew
-from ._util import Node, binary_operands, float_dtype_for, record, saved_output, sum_to, unary, xp
+from ._util import Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, sum_to, unary, xp
 from .inplace import inplace
 from ..autograd.graph import _Empty
 from ..tensor import Tensor
@@ -234,6 +234,10 @@ class Atan2Backward0(Node):
     def apply(self, grad):
         y, x = self.saved_tensors
         denom = y * y + x * x
+        # at (0, 0) PyTorch's gradient is 0 (and -0), not 0/0: the numerators are 0 there
+        at_origin = denom._data == 0
+        if at_origin.any():
+            denom = denom + ew.wrap(at_origin.astype(denom._data.dtype))
         gy = sum_to(grad * x / denom, self.self_shape) if self.next_functions[0][0] is not None else None
         gx = sum_to(grad * -y / denom, self.other_shape) if self.next_functions[1][0] is not None else None
         return gy, gx
@@ -242,7 +246,11 @@ class Atan2Backward0(Node):
 def atan2(input, other):
     y, x = binary_operands(input, other)
     y = float_dtype_for(xp.asarray(y))
-    result, node = record(xp.arctan2(y, xp.asarray(x).astype(y.dtype, copy=False)), Atan2Backward0, (input, other))
+    try:
+        data = xp.arctan2(y, xp.asarray(x).astype(y.dtype, copy=False))
+    except ValueError:
+        raise broadcast_error(input, other) from None
+    result, node = record(data, Atan2Backward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
         node.save(input, other)
@@ -329,10 +337,13 @@ def clamp(input, min=None, max=None, *, _nodes=(ClampBackward1, ClampBackward0))
         data = input._data.astype(dt, copy=False)
         lo = min._data.astype(dt, copy=False) if min is not None else None
         hi = max._data.astype(dt, copy=False) if max is not None else None
-        if lo is not None:
-            data = xp.maximum(data, lo)  # NaN bounds and NaN inputs propagate, as PyTorch
-        if hi is not None:
-            data = xp.minimum(data, hi)
+        try:
+            if lo is not None:
+                data = xp.maximum(data, lo)  # NaN bounds and NaN inputs propagate, as PyTorch
+            if hi is not None:
+                data = xp.minimum(data, hi)
+        except ValueError:
+            raise broadcast_error(input, *bounds) from None
         inputs = (input,) + tuple(bounds)
         result, node = record(xp.array(data, dtype=dt), _nodes[1], inputs)
         if node is not None:
@@ -372,16 +383,17 @@ class MaximumBackward0(Node):
     def apply(self, grad):
         a, b = self.saved_tensors
         ad, bd = a._data, b._data
-        # ``sign`` flips the comparison for minimum
-        a_wins = ad > bd if self.sign > 0 else ad < bd
+        # PyTorch's rule: half to each at a tie, nothing to the loser, all to both where a NaN
+        # makes neither lose (``sign`` flips the comparisons for minimum)
+        a_loses, b_loses = (ad < bd, ad > bd) if self.sign > 0 else (ad > bd, ad < bd)
         tie = ad == bd
-        scale_a = ew.wrap(xp.where(tie, 0.5, a_wins * 1.0).astype(grad._data.dtype))
         ga = gb = None
         if self.next_functions[0][0] is not None:
+            scale_a = ew.wrap(xp.where(tie, 0.5, ~a_loses * 1.0).astype(grad._data.dtype))
             ga = sum_to(grad * scale_a, self.self_shape)
         if self.next_functions[1][0] is not None:
-            b_wins = ew.wrap(xp.where(tie, 0.5, (~a_wins & ~tie) * 1.0).astype(grad._data.dtype))
-            gb = sum_to(grad * b_wins, self.other_shape)
+            scale_b = ew.wrap(xp.where(tie, 0.5, ~b_loses * 1.0).astype(grad._data.dtype))
+            gb = sum_to(grad * scale_b, self.other_shape)
         return ga, gb
 
 
@@ -394,7 +406,11 @@ def _extremum(input, other, np_fn, node_cls, sign):
         raise TypeError(f'{np_fn.__name__}(): argument \'other\' (position 2) must be Tensor, not '
                         f'{type(other).__name__}')
     x, y = binary_operands(input, other)
-    result, node = record(np_fn(x, y), node_cls, (input, other))
+    try:
+        data = np_fn(x, y)
+    except ValueError:
+        raise broadcast_error(input, other) from None
+    result, node = record(data, node_cls, (input, other))
     if node is not None:
         node.self_shape, node.other_shape, node.sign = _shape(input), _shape(other), sign
         node.save(input, other)
@@ -453,8 +469,11 @@ def lerp(input, end, weight):
     if isinstance(weight, Tensor) and w.dtype != x.dtype:
         raise RuntimeError(f'expected dtype {_short(x)} for `weight` but got dtype {_short(w)}')
     # PyTorch's formula: exact at both ends (weight 0 gives start, weight 1 gives end)
-    diff = e - x
-    data = xp.where(xp.abs(w) < 0.5, x + w * diff, e - diff * (1 - w)).astype(x.dtype, copy=False)
+    try:
+        diff = e - x
+        data = xp.where(xp.abs(w) < 0.5, x + w * diff, e - diff * (1 - w)).astype(x.dtype, copy=False)
+    except ValueError:
+        raise broadcast_error(input, end, weight) from None
     if isinstance(weight, Tensor):
         result, node = record(data, LerpBackward1, (input, end, weight))
         if node is not None:

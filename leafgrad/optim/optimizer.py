@@ -157,6 +157,9 @@ class Optimizer:
                         grad = -grad
                     # state is stored only once an update writes some (SGD without momentum keeps none)
                     state = self.state[p] if p in self.state else {}
+                    for value in state.values():  # (a 0-d entry is a counter: step, NAdam's mu_product)
+                        if type(value) is Tensor and value._data.shape != grad.shape and value._data.ndim:
+                            raise _state_shape_error(value, grad)
                     self._update(p, grad, state, group)
                     if state and p not in self.state:
                         self.state[p] = state
@@ -239,6 +242,17 @@ class Optimizer:
             new_groups.append(s)
         self.state = state
         self.param_groups = new_groups
+
+
+def _state_shape_error(value, grad):
+    """PyTorch's error from the first in-place update of a (loaded) state tensor whose shape is
+    not its parameter's; raised here before the step changes anything."""
+    from ..ops._util import broadcast_error
+    try:
+        shape = np.broadcast_shapes(value._data.shape, grad.shape)
+    except ValueError:
+        return broadcast_error(value, _t(grad))
+    return RuntimeError(f"output with shape {list(value._data.shape)} doesn't match the broadcast shape {list(shape)}")
 
 
 def _typename(obj):

@@ -27,11 +27,12 @@ def _softmax_input(input, dim, dtype, name):
     if dtype is not None:
         input = input.to(backend.to_dtype(dtype))
     data = input._data
-    if data.dtype.kind != 'f':
-        raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for \'{dtype_name(input)}\'')
     if dim is None:
         dim = _softmax_dim(name, data.ndim)
     d = wrap_dim(dim, max(data.ndim, 1))
+    if data.dtype.kind != 'f':  # (PyTorch's kernel for the last dim has its own name)
+        kernel = f'{name}_lastdim_kernel_impl' if d == max(data.ndim, 1) - 1 else f'{name}_kernel_impl'
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dtype_name(input)}\'')
     return input, data.reshape(1) if data.ndim == 0 else data, d
 
 
@@ -263,6 +264,10 @@ def _clamp_min(t, lo):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    if input._data.dtype.kind != 'f':
+        from .common import dtype_name
+        raise RuntimeError('linalg.vector_norm: Expected a floating point or complex tensor as input. Got '
+                           f'{dtype_name(input)}')
     d = wrap_dim(dim, input._data.ndim)
     denom = _shape.expand_as(_clamp_min(_vector_norm(input, p, d), eps), input)
     return input / denom

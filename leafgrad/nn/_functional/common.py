@@ -68,3 +68,8 @@ def reduce_loss(t, reduction):
     if reduction == 'sum':
         return _sum(t)
     return t
+
+
+def not_tensor(fname, value, name='input', position=1):
+    """PyTorch's argument-parser TypeError for a non-tensor where a tensor is required."""
+    return TypeError(f"{fname}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")

@@ -63,6 +63,9 @@ def glu(input, dim=-1):
     d = wrap_dim(dim, x.ndim)
     if x.shape[d] % 2:
         raise RuntimeError(f'Halving dimension must be even, but dimension {d} is size {x.shape[d]}')
+    if x.dtype.kind != 'f':
+        from .common import dtype_name
+        raise NotImplementedError(f'"glu_cpu" not implemented for \'{dtype_name(input)}\'')
     a, b = xp.split(x, 2, axis=d)
     with xp.errstate(over='ignore'):
         out, node = record(a / (1 + xp.exp(-b)), GluBackward0, (input,))

@@ -171,7 +171,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f'Using a target size ({size_str(target._data.shape)}) that is different to the input size '
                          f'({size_str(input._data.shape)}) is deprecated. Please ensure they have the same size.')
     x, t = input._data, target._data
-    if x.size and (x.min() < 0 or x.max() > 1):
+    if x.size and not (x.min() >= 0 and x.max() <= 1):  # NaN fails too, as in PyTorch
         raise RuntimeError('all elements of input should be between 0 and 1')
     with xp.errstate(divide='ignore'):
         loss = -(t * xp.maximum(xp.log(x), -100) + (1 - t) * xp.maximum(xp.log1p(-x), -100))

@@ -32,6 +32,7 @@ def _addindent(s, n):
 
 class Module:
     training = True
+    _version = 1  # the layout of this module's state_dict entries (a checkpoint records it)
 
     def __init__(self, *args, **kwargs):
         object.__setattr__(self, 'training', True)
@@ -369,6 +370,9 @@ class Module:
     def state_dict(self, destination=None, prefix='', keep_vars=False):
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        if hasattr(destination, '_metadata'):
+            destination._metadata[prefix[:-1]] = {'version': self._version}
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()

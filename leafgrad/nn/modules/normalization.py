@@ -28,6 +28,8 @@ def _reset_affine(module, affine):
 
 
 class _BatchNorm(Module):
+    _version = 2  # version 1 checkpoints (PyTorch < 0.4.1) have no num_batches_tracked
+
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None, *, bias=True):
         super().__init__()
@@ -46,6 +48,13 @@ class _BatchNorm(Module):
             self.register_buffer('running_var', None)
             self.register_buffer('num_batches_tracked', None)
         self.reset_parameters()
+
+    def _absent_in_version(self, version):
+        """The state_dict keys a checkpoint of this ``version`` (None: unrecorded) may lack; the
+        module keeps its own values for them."""
+        if (version is None or version < 2) and self.num_batches_tracked is not None:
+            return ('num_batches_tracked',)
+        return ()
 
     def reset_running_stats(self):
         if self.track_running_stats:

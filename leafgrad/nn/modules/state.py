@@ -39,6 +39,14 @@ def load_state_dict(module, state_dict, strict=True, assign=False):
     if not isinstance(state_dict, Mapping):
         raise TypeError(f'Expected state_dict to be dict-like, got {type(state_dict)}.')
     own = module.state_dict(keep_vars=True)
+    metadata = getattr(state_dict, '_metadata', None) or {}
+    for prefix, m in module.named_modules():
+        absent_in_version = getattr(m, '_absent_in_version', None)
+        if absent_in_version is not None:
+            pre = prefix + '.' if prefix else ''
+            for name in absent_in_version(metadata.get(prefix, {}).get('version')):
+                if pre + name not in state_dict:
+                    del own[pre + name]  # an older checkpoint: not missing, and left as it is
     missing = [k for k in own if k not in state_dict]
     unexpected = [k for k in state_dict if k not in own]
     errors = []

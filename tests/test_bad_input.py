@@ -1,0 +1,361 @@
+"""Wrong input, as a careless user writes it, against torch: the same exception type and message
+(or the same result where PyTorch accepts it) and the same warnings; no NumPy exception or
+warning leaks. One table drives the generic test; what needs more than one call has its own."""
+import json
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import leafgrad as lg
+
+NAN, INF = float('nan'), float('inf')
+
+
+def _x(T):
+    return T.arange(9.).reshape(3, 3)
+
+
+def _linear_bad_state(T):
+    p = T.nn.Parameter(T.ones(3))
+    opt = T.optim.Adam([p])
+    p.grad = T.ones(3)
+    opt.step()
+    state = opt.state_dict()
+    state['state'][0]['exp_avg'] = T.ones(4)
+    opt.load_state_dict(state)
+    opt.step()
+
+
+def _multinomial_sorted(T, *args):
+    out = T.multinomial(*args)
+    return out.sort().values.shape, out.dtype  # the draws themselves differ (leafgrad's own RNG)
+
+
+# (name, f(T)): f runs with T = leafgrad and T = torch.
+CASES = [
+    # creation from Python data
+    ('tensor with None', lambda T: T.tensor([1, None])),
+    ('tensor of None', lambda T: T.tensor(None)),
+    ('nested None', lambda T: T.tensor([[1.], [None]])),
+    ('tensor of object', lambda T: T.tensor([1, object()])),
+    ('tensor of dict', lambda T: T.tensor({1: 2})),
+    ('tensor of set', lambda T: T.tensor({1, 2})),
+    ('tensor of str', lambda T: T.tensor('a')),
+    ('list of str', lambda T: T.tensor(['a'])),
+    ('str among ints', lambda T: T.tensor([1, 'a'])),
+    ('ragged', lambda T: T.tensor([[1, 2], [1, 2, 3]])),
+    ('ragged shorter', lambda T: T.tensor([[1, 2, 3], [1, 2]])),
+    ('ragged deep', lambda T: T.tensor([[[1], [2]], [[1], [2, 3]]])),
+    ('ragged tuples', lambda T: T.tensor(((1, 2), (3,)))),
+    ('list after scalar', lambda T: T.tensor([1, [2]])),
+    ('list after scalar, float', lambda T: T.tensor([1., [2.]])),
+    ('scalar after list', lambda T: T.tensor([[2], 1])),
+    ('empty then full', lambda T: T.tensor([[1], []])),
+    ('full then empty', lambda T: T.tensor([[], [1]])),
+    ('tensors in a list', lambda T: T.tensor([T.ones(2), T.ones(2)])),
+    ('one-element tensors in a list', lambda T: T.tensor([T.ones(1), 5])),
+    ('tensor rows of another length', lambda T: T.tensor([[1, 2], T.ones(3)])),
+    ('int too big', lambda T: T.tensor([2 ** 63])),
+    ('int too big for int32', lambda T: T.tensor([2 ** 40], dtype=T.int32)),
+    ('int too big for int8', lambda T: T.tensor([300], dtype=T.int8)),
+    ('negative uint8 wraps', lambda T: T.tensor([-1, -255], dtype=T.uint8)),
+    ('too negative for uint8', lambda T: T.tensor([-256], dtype=T.uint8)),
+    ('nan to int', lambda T: T.tensor([NAN], dtype=T.int64)),
+    ('inf to int', lambda T: T.tensor([INF], dtype=T.int64)),
+    ('float to int truncates', lambda T: T.tensor([1.7, -1.7], dtype=T.int64)),
+    ('float16 overflow is inf', lambda T: T.tensor([1e10], dtype=T.float16)),
+    ('None with a dtype', lambda T: T.tensor([1, None], dtype=T.float32)),
+    ('str with a dtype', lambda T: T.tensor([1, 'a'], dtype=T.float32)),
+    ('list with an int dtype', lambda T: T.tensor([1, [2]], dtype=T.int32)),
+    # sizes
+    ('empty of impossible size', lambda T: T.empty(10 ** 12, 10 ** 12)),
+    ('zeros of impossible size', lambda T: T.zeros(10 ** 10, 10 ** 10)),
+    ('ones of impossible size', lambda T: T.ones((2 ** 62, 4))),
+    ('rand of impossible size', lambda T: T.rand(10 ** 12, 10 ** 12)),
+    ('zeros negative', lambda T: T.zeros(-1)),
+    ('ones negative', lambda T: T.ones(2, -1)),
+    ('empty negative', lambda T: T.empty((2, -1))),
+    ('randn negative', lambda T: T.randn(-2)),
+    ('zeros float size', lambda T: T.zeros(2.5)),
+    ('zeros float in sizes', lambda T: T.zeros(2, 2.5)),
+    ('ones float in tuple', lambda T: T.ones((2, 2.5))),
+    ('empty str size', lambda T: T.empty('a')),
+    ('zeros None size', lambda T: T.zeros(None)),
+    ('zeros tuple and int', lambda T: T.zeros((2,), 3)),
+    ('ones tensor size', lambda T: T.ones(T.tensor([2, 3]))),
+    ('ones float tensor size', lambda T: T.ones(T.tensor(2.))),
+    ('ones 0-d int tensor size', lambda T: T.ones(T.tensor(2), 3)),
+    ('ones bool size', lambda T: T.ones(True)),
+    ('zeros nested size', lambda T: T.zeros([[2]])),
+    ('full of str', lambda T: T.full((2,), 'a')),
+    ('full int size', lambda T: T.full(2, 1.)),
+    ('nn.Linear float features', lambda T: T.nn.Linear(3.5, 2)),
+    ('rand int dtype', lambda T: T.rand(3, dtype=T.int64)),
+    ('randn int dtype', lambda T: T.randn(3, dtype=T.int64)),
+    # multinomial
+    ('multinomial negative', lambda T: T.multinomial(T.tensor([0.5, -0.1, 0.6]), 1)),
+    ('multinomial 0-d', lambda T: T.multinomial(T.tensor(0.5), 1)),
+    ('multinomial 3-d', lambda T: T.multinomial(T.ones(2, 2, 2), 1)),
+    ('multinomial too many', lambda T: T.multinomial(T.ones(3), 4)),
+    ('multinomial zeros', lambda T: T.multinomial(T.zeros(3), 1)),
+    ('multinomial int', lambda T: T.multinomial(T.ones(3, dtype=T.int64), 1)),
+    ('multinomial no samples', lambda T: T.multinomial(T.ones(3), 0)),
+    ('multinomial inf', lambda T: T.multinomial(T.tensor([1., INF]), 1)),
+    ('multinomial nan', lambda T: T.multinomial(T.tensor([1., NAN]), 1)),
+    ('multinomial zero row', lambda T: T.multinomial(T.tensor([[1., 1.], [0., 0.]]), 1)),
+    ('multinomial float count', lambda T: T.multinomial(T.ones(3), 1.0)),
+    ('multinomial replacement negative', lambda T: T.multinomial(T.tensor([1., -1.]), 2, True)),
+    ('multinomial replacement inf', lambda T: T.multinomial(T.tensor([1., INF]), 2, True)),
+    ('multinomial replacement nan', lambda T: T.multinomial(T.tensor([1., NAN]), 2, True)),
+    ('multinomial replacement zeros', lambda T: T.multinomial(T.zeros(2), 2, True)),
+    ('multinomial past the nonzero ones', lambda T: _multinomial_sorted(T, T.tensor([1., 0., 1.]), 3)),
+    ('multinomial of no rows', lambda T: T.multinomial(T.ones(0, 3), 2)),
+    # joining and broadcasting
+    ('where shapes', lambda T: T.where(T.ones(2, 3) > 0, T.ones(2, 3), T.ones(4))),
+    ('where condition shape', lambda T: T.where(T.ones(4) > 0, T.ones(2, 3), T.ones(2, 3))),
+    ('where three shapes', lambda T: T.where(T.ones(4) > 0, T.ones(2, 3), T.ones(5, 1, 1))),
+    ('where scalar other', lambda T: T.where(T.ones(2, 3) > 0, T.ones(3, 2), 1.0)),
+    ('cat 0-d', lambda T: T.cat([T.tensor(1.), T.tensor(2.)])),
+    ('cat 0-d second', lambda T: T.cat([T.ones(2), T.tensor(2.)])),
+    # indexing
+    ('x[0, 7]', lambda T: _x(T)[0, 7]),
+    ('x[None, 0, 7]', lambda T: _x(T)[None, 0, 7]),
+    ('x[..., 7]', lambda T: T.zeros(3, 3, 3)[..., 7]),
+    ('x[:, None, :, 7]', lambda T: T.zeros(3, 3, 3)[:, None, :, 7]),
+    ('x[7]', lambda T: _x(T)[7]),
+    ('x[-4]', lambda T: _x(T)[-4]),
+    ('x[:, [7]]', lambda T: _x(T)[:, [7]]),
+    ('x[[0], :, [7]]', lambda T: T.zeros(3, 3, 3)[[0], :, [7]]),
+    ('x[mask, [7]]', lambda T: T.zeros(3, 3, 3)[T.tensor([True, False, True]), [7]]),
+    ('x[1.5]', lambda T: _x(T)[1.5]),
+    ('x[0, 1.5]', lambda T: _x(T)[0, 1.5]),
+    ('x[str]', lambda T: _x(T)['a']),
+    ('x[0, str]', lambda T: _x(T)[0, 'a']),
+    ('x[dict]', lambda T: _x(T)[{}]),
+    ('x[complex]', lambda T: _x(T)[1j]),
+    ('x[np.float64]', lambda T: _x(T)[np.float64(1.)]),
+    ('x[::0]', lambda T: _x(T)[::0]),
+    ('x[0, 7] = 1', lambda T: _x(T).__setitem__((0, 7), 1.)),
+    ('x[0] = str', lambda T: _x(T).__setitem__(0, 'a')),
+    ('x[0] = list', lambda T: _x(T).__setitem__(0, [1., 2.])),
+    ('x[0] = None', lambda T: _x(T).__setitem__(0, None)),
+    ('long x[0] = None', lambda T: T.zeros(3, dtype=T.int64).__setitem__(0, None)),
+    ('x[0] = ndarray', lambda T: _x(T).__setitem__(0, np.array([1., 2., 3.]))),
+    ('x[0] = wrong shape', lambda T: _x(T).__setitem__(0, T.ones(4))),
+    ('x[0] = too many dims', lambda T: _x(T).__setitem__(0, T.ones(2, 1, 3))),
+    ('select out of range', lambda T: _x(T).select(1, 3)),
+    ('index_select out of range', lambda T: T.index_select(T.zeros(3), 0, T.tensor([5]))),
+    ('index_select negative', lambda T: T.index_select(_x(T), 0, T.tensor([-1]))),
+    ('index_select out of range, dim 1', lambda T: T.index_select(_x(T), 1, T.tensor([3]))),
+    ('gather float index', lambda T: T.gather(_x(T), 1, T.tensor([[0.]]))),
+    ('scatter float index', lambda T: _x(T).scatter(0, T.tensor([[0.]]), 1.)),
+    # conversions to Python
+    ('float of 2 elements', lambda T: float(T.zeros(2))),
+    ('int of 2 elements', lambda T: int(T.zeros(2))),
+    ('float of none', lambda T: float(T.zeros(0))),
+    ('complex of 2 elements', lambda T: complex(T.zeros(2))),
+    ('bool of 2 elements', lambda T: bool(T.zeros(2))),
+    ('bool of none', lambda T: bool(T.zeros(0))),
+    ('item of 2 elements', lambda T: T.zeros(2).item()),
+    ('int of nan', lambda T: int(T.tensor(NAN))),
+    ('0-d int index 4', lambda T: T.tensor(1)[4]),
+    ('0-d int index 0', lambda T: T.tensor(1)[0]),
+    ('setitem broadcast prefix of ones', lambda T: _x(T).__setitem__(0, T.ones(1, 1, 3))),
+    # arithmetic and comparisons
+    ('bool - float', lambda T: T.tensor([True, False]) - T.tensor([0.5, 1.])),
+    ('float - bool', lambda T: T.tensor([0.5, 1.]) - T.tensor([True, False])),
+    ('bool - bool', lambda T: T.tensor([True]) - T.tensor([False])),
+    ('bool - 1', lambda T: T.tensor([True]) - 1),
+    ('1 - bool', lambda T: 1 - T.tensor([True])),
+    ('float - True', lambda T: T.ones(2) - True),
+    ('sub_ of a bool', lambda T: T.tensor([0.5, 1.]).sub_(T.tensor([True, False]))),
+    ('rsub bool', lambda T: T.rsub(T.tensor([True]), 1.)),
+    ('tanhshrink bool', lambda T: T.nn.functional.tanhshrink(T.tensor([True, False]))),
+    ('sub bool alpha', lambda T: T.sub(T.ones(2), T.ones(2), alpha=True)),
+    ('add bool alpha', lambda T: T.ones(2).add(T.ones(2), alpha=True)),
+    ('add_ bool alpha', lambda T: T.ones(2).add_(T.ones(2), alpha=True)),
+    ('bool add bool alpha', lambda T: T.tensor([True]).add(T.tensor([True]), alpha=True)),
+    ('int ** negative tensor', lambda T: T.tensor([2, 1, -1, -2, 0]) ** T.tensor([-1, -2, -3, -2, 0])),
+    ('2 ** negative int tensor', lambda T: 2 ** T.tensor([-1, 0, 2])),
+    ('== None', lambda T: T.ones(2) == None),  # noqa: E711
+    ('!= None', lambda T: T.ones(2) != None),  # noqa: E711
+    ('== str', lambda T: T.ones(2) == 'a'),
+    ('< None', lambda T: T.ones(2) < None),
+    ('>= str', lambda T: T.ones(2) >= 'a'),
+    ('@ list', lambda T: T.ones(2) @ [1., 2.]),
+    ('list @', lambda T: [1., 2.] @ T.ones(2)),
+    ('@ float', lambda T: T.ones(2) @ 2.),
+    ('ndarray @', lambda T: np.ones(2) @ T.ones(2)),
+    ('bool matmul', lambda T: T.ones(2, 2, dtype=T.bool) @ T.ones(2, 2, dtype=T.bool)),
+    ('bool dot', lambda T: T.ones(2, dtype=T.bool) @ T.ones(2, dtype=T.bool)),
+    ('bool mv', lambda T: T.ones(2, 2, dtype=T.bool) @ T.ones(2, dtype=T.bool)),
+    ('bool bmm', lambda T: T.ones(2, 2, 2, dtype=T.bool) @ T.ones(2, 2, 2, dtype=T.bool)),
+    ('matmul dtypes, batched vector', lambda T: T.ones(1, 3, dtype=T.float64) @ T.ones(2, 3, 2)),
+    ('matmul dtypes, folded', lambda T: T.ones(1, 3, dtype=T.float64, requires_grad=True) @ T.ones(2, 3, 2)),
+    ('matmul dtypes, 3-d @ 2-d', lambda T: T.ones(2, 2, 3, dtype=T.float64) @ T.ones(3, 2)),
+    ('matmul a batch of one', lambda T: T.ones(2, 2, 3) @ T.ones(1, 2, 3, requires_grad=True)),
+    ('matmul a batch of one, other side', lambda T: T.ones(1, 2, 3, requires_grad=True) @ T.ones(2, 2, 3)),
+    ('sign of bool', lambda T: T.sign(T.tensor([True, False]))),
+    ('median of bool', lambda T: T.tensor([True, False]).median()),
+    ('topk of bool', lambda T: T.tensor([True, False]).topk(1)),
+    ('softmax of long, not last dim', lambda T: T.softmax(T.ones(2, 2, dtype=T.int64), 0)),
+    ('log_softmax of long, last dim', lambda T: T.log_softmax(T.ones(2, 2, dtype=T.int64), 1)),
+    ('gelu of long', lambda T: T.nn.functional.gelu(T.tensor([1, 2]))),
+    ('softshrink of long', lambda T: T.nn.functional.softshrink(T.tensor([1, 2]))),
+    ('glu of bool', lambda T: T.nn.functional.glu(T.tensor([True, False]))),
+    ('glu of long, odd', lambda T: T.nn.functional.glu(T.tensor([1, 2, 3]))),
+    ('normalize long', lambda T: T.nn.functional.normalize(T.tensor([1, 2]))),
+    ('dropout long', lambda T: T.nn.functional.dropout(T.tensor([1, 2]))),
+    ('gather empty float index', lambda T: T.gather(T.ones(2, 3), 0, T.ones(2, 0))),
+    ('detach_ a view', lambda T: T.ones(3, requires_grad=True)[0].detach_()),
+] + [(f'{name} without broadcasting', lambda T, name=name: getattr(T, name)(T.ones(2, 3), T.ones(4)))
+     for name in ('maximum', 'minimum', 'atan2', 'hypot', 'fmod', 'remainder', 'copysign', 'fmax', 'fmin',
+                  'logaddexp', 'xlogy', 'floor_divide', 'eq', 'lt')] + [
+    ('logical_and without broadcasting', lambda T: T.logical_and(T.ones(2, 3) > 0, T.ones(4) > 0)),
+    ('bitwise_and without broadcasting', lambda T: T.bitwise_and(T.ones(2, 3) > 0, T.ones(4) > 0)),
+    ('lerp without broadcasting', lambda T: T.lerp(T.ones(2, 3), T.ones(4), 0.5)),
+    ('addcmul without broadcasting', lambda T: T.addcmul(T.ones(2, 3), T.ones(4), T.ones(2, 3))),
+    ('addcdiv without broadcasting', lambda T: T.addcdiv(T.ones(2, 3), T.ones(4), T.ones(2, 3))),
+    ('clamp without broadcasting', lambda T: T.clamp(T.ones(2, 3), T.ones(4))),
+    ('copy_ without broadcasting', lambda T: T.zeros(2, 0).copy_(T.ones(2, 1, 2))),
+    ('copy_ into a smaller shape', lambda T: T.zeros(3).copy_(T.ones(2, 3))),
+    ('copy_ rows', lambda T: T.zeros(2, 3).copy_(T.ones(3, 3))),
+    ('copy_ a list', lambda T: T.zeros(3).copy_([1., 2., 3.])),
+    ('copy_ a number', lambda T: T.zeros(3).copy_(2.0)),
+    ('fill_ str', lambda T: T.zeros(3).fill_('a')),
+    ('fill_ None', lambda T: T.zeros(3).fill_(None)),
+    ('std of inf', lambda T: T.tensor([-0.6, INF, 1.4], dtype=T.float64).std()),
+    ('var of inf, a dim', lambda T: T.tensor([[INF, -INF]]).var(1)),
+    ('layer_norm of inf', lambda T: T.nn.functional.layer_norm(T.tensor([[INF, 1.0]]), (2,))),
+    ('half mean of nothing', lambda T: T.tensor([], dtype=T.float16).mean()),
+    # nn and losses
+    ('list into nn.Linear', lambda T: T.nn.Linear(3, 2)([1., 2., 3.])),
+    ('list into nn.ReLU', lambda T: T.nn.ReLU()([1., 2., 3.])),
+    ('binary_cross_entropy of nan', lambda T: T.nn.functional.binary_cross_entropy(T.tensor([NAN]), T.tensor([1.]))),
+    # optimizers
+    ('Adam with a loaded state of another shape', _linear_bad_state),
+]
+
+
+def _outcome(fn, T):
+    """('raised', type, message) or ('returned', summary), and the warnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        try:
+            result = fn(T)
+        except Exception as e:  # noqa: BLE001 (the exception is what is compared)
+            outcome = ('raised', type(e).__name__, str(e).replace('leafgrad', 'torch'))
+        else:
+            outcome = ('returned', _summary(result))
+    # (PyTorch's C++ warnings end with where in its source they were raised)
+    return outcome, [(w.category.__name__, str(w.message).split(' (Triggered internally')[0].replace('leafgrad', 'torch'))
+                     for w in caught]
+
+
+def _summary(x):
+    if isinstance(x, (lg.Tensor, torch.Tensor)):
+        values = x.detach().numpy() if isinstance(x, torch.Tensor) else np.asarray(x.detach()._data)
+        return tuple(x.shape), str(x.dtype).split('.')[-1], json.dumps(values.tolist())  # (NaN equals NaN)
+    if isinstance(x, tuple):
+        return tuple(_summary(v) for v in x)
+    if isinstance(x, (lg.dtype, torch.dtype)):
+        return str(x).split('.')[-1]
+    return repr(x).replace('leafgrad', 'torch')
+
+
+@pytest.mark.parametrize('name', [c[0] for c in CASES])
+def test_bad_input_as_torch(name):
+    fn = dict(CASES)[name]
+    expected = _outcome(fn, torch)
+    assert _outcome(fn, lg) == expected
+
+
+def test_the_table_has_no_duplicate_names():
+    names = [c[0] for c in CASES]
+    assert len(names) == len(set(names))
+
+
+# ---- what needs more than one call ------------------------------------------------------------
+
+def test_relu_gradient_at_nan_passes_as_torchs():
+    """PyTorch's threshold_backward zeroes the gradient where the result is <= 0: a NaN passes."""
+    data = [NAN, 1., -1., 0., INF, -INF]
+    grads = []
+    for T in (lg, torch):
+        x = T.tensor(data, requires_grad=True)
+        T.relu(x).backward(T.tensor([INF, 2., 3., 4., 5., 6.]))
+        grads.append(x.grad.tolist())
+    np.testing.assert_array_equal(*grads)
+
+
+def test_relu_second_derivative_at_nan_as_torchs():
+    grads = []
+    for T in (lg, torch):
+        x = T.tensor([NAN, 1., -1.], requires_grad=True)
+        g = T.ones(3, requires_grad=True)
+        (gx,) = T.autograd.grad(T.relu(x), x, g, create_graph=True)
+        (gg,) = T.autograd.grad(gx.sum(), g)
+        grads.append((gx.tolist(), gg.tolist()))
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    np.testing.assert_array_equal(grads[0][1], grads[1][1])
+
+
+def test_adam_refuses_a_loaded_state_of_another_shape_before_changing_anything():
+    p = lg.nn.Parameter(lg.ones(3))
+    opt = lg.optim.Adam([p])
+    p.grad = lg.ones(3)
+    opt.step()
+    state = opt.state_dict()
+    state['state'][0]['exp_avg'] = lg.ones(1)
+    opt.load_state_dict(state)
+    before = p.detach().clone().tolist(), opt.state[p]['exp_avg_sq'].tolist()
+    with pytest.raises(RuntimeError, match=r"output with shape \[1\] doesn't match the broadcast shape \[3\]"):
+        opt.step()
+    assert (p.tolist(), opt.state[p]['exp_avg_sq'].tolist()) == before
+
+
+def _batchnorm_loads(T, make_state):
+    m = T.nn.Sequential(T.nn.BatchNorm1d(3))
+    m[0].num_batches_tracked.fill_(5)
+    state = make_state(m)
+    try:
+        keys = m.load_state_dict(state)
+    except RuntimeError as e:
+        return 'raised', str(e)
+    return repr(keys), int(m[0].num_batches_tracked)
+
+
+def _without_count(m):
+    state = m.state_dict()
+    del state['0.num_batches_tracked']
+    return state
+
+
+def _old_checkpoint(m):  # a plain dict (no recorded versions), as older PyTorch wrote them
+    return {k: v for k, v in _without_count(m).items()}
+
+
+def _version_1(m):
+    state = _without_count(m)
+    state._metadata['0']['version'] = 1
+    return state
+
+
+def _old_without_mean(m):
+    state = _old_checkpoint(m)
+    del state['0.running_mean']
+    return state
+
+
+@pytest.mark.parametrize('make_state', [_without_count, _old_checkpoint, _version_1, _old_without_mean])
+def test_batchnorm_checkpoint_without_num_batches_tracked(make_state):
+    """Before version 2 BatchNorm kept no count: such a checkpoint loads and the module keeps its
+    own; a checkpoint of the present version must have it."""
+    assert _batchnorm_loads(lg, make_state) == _batchnorm_loads(torch, make_state)
+
+
+def test_state_dict_records_versions_as_torch():
+    assert lg.nn.Sequential(lg.nn.Linear(2, 2), lg.nn.BatchNorm1d(2)).state_dict()._metadata == \
+        torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2)).state_dict()._metadata
