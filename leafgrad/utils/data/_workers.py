@@ -11,9 +11,10 @@ import itertools
 import multiprocessing
 import queue
 import random
+import signal
 import time
 import traceback
-from multiprocessing import shared_memory
+from multiprocessing import connection as mp_connection, shared_memory
 
 import numpy as np
 
@@ -89,17 +90,34 @@ def _free_block(packed):
             pass
 
 
+class _KeyErrorMessage(str):
+    """A KeyError's message: KeyError prints the repr of its argument, which would show the
+    worker's traceback as one quoted line."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return self
+
+
 class _WorkerError:
+    """An exception raised in a worker, re-raised in the main process as PyTorch re-raises it:
+    the same type, with "Caught X in DataLoader worker process N." and the worker's traceback."""
+
     def __init__(self, exc, worker_id):
         self.exc_type = type(exc)
         self.message = (f'Caught {type(exc).__name__} in DataLoader worker process {worker_id}.\n'
-                        f'Original {traceback.format_exc()}')
+                        f'Original {"".join(traceback.format_exception(exc))}')
 
     def reraise(self):
+        message = self.message
+        if self.exc_type is KeyError:
+            message = _KeyErrorMessage(message)
+        elif getattr(self.exc_type, 'message', None):  # an exception that takes message= (as PyTorch handles)
+            raise self.exc_type(message=message)
         try:
-            err = self.exc_type(self.message)
+            err = self.exc_type(message)
         except Exception:
-            err = RuntimeError(self.message)
+            raise RuntimeError(message) from None
         raise err
 
 
@@ -135,26 +153,37 @@ def _numpy_seed(base_seed, worker_id):
     return state
 
 
-def _worker_loop(dataset, index_queue, result_queue, collate_fn, auto_collation, seed, worker_id, num_workers,
-                 init_fn, iterable, batch_size, drop_last):
+def _worker_loop(*args):
+    try:
+        _work(*args)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C reaches the whole process group: the main process reports it, once
+
+
+def _work(dataset, index_queue, result_queue, collate_fn, auto_collation, seed, worker_id, num_workers,
+          init_fn, iterable, batch_size, drop_last):
     # seeded as PyTorch seeds its workers: base seed + worker id for random and leafgrad,
     # _generate_state's four words for numpy.random
     random.seed(seed)
     creation.manual_seed(seed)
     np.random.seed(_numpy_seed(seed - worker_id, worker_id))
     _set_worker_info(WorkerInfo(worker_id, num_workers, seed, dataset))
+    init_error = stream = None
     try:
         if init_fn is not None:
             init_fn(worker_id)
+        stream = iter(dataset) if iterable else None
     except Exception as e:
-        result_queue.put((None, _WorkerError(e, worker_id)))
-        return
-    stream = iter(dataset) if iterable else None
+        init_error = _WorkerError(e, worker_id)  # the answer to the first task, as in PyTorch
     while True:
         task = index_queue.get()
         if task is None:
             break
         idx, indices = task
+        if init_error is not None:
+            result_queue.put((idx, init_error))
+            init_error = None
+            continue
         try:
             if iterable:
                 items = list(itertools.islice(stream, batch_size if auto_collation else 1))
@@ -205,15 +234,29 @@ def iterate_with_workers(loader, base_seed):
         workers.append(w)
     try:
         yield from _drive(loader, index_queues, result_queue, workers)
+    except Exception:
+        # An error (a worker's, a dead worker): the others are stopped, not awaited, so that
+        # the error reaches the caller at once.
+        _shutdown(index_queues, result_queue, workers, patience=0)
+        raise
     finally:
         _shutdown(index_queues, result_queue, workers)
 
-def _shutdown(index_queues, result_queue, workers):
+
+def _shutdown(index_queues, result_queue, workers, patience=10):
+    if not index_queues:
+        return  # (already shut down)
     for iq in index_queues:
         iq.put(None)
+    if not patience:
+        for w in workers:
+            if w.is_alive():
+                w.terminate()
+        for w in workers:
+            w.join(timeout=1)
     # Drain what the workers still send (an early `break`), so that they can exit, and free
     # the shared memory of batches nobody will read.
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + patience
     while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
         try:
             _, data = result_queue.get(timeout=0.05)
@@ -233,6 +276,8 @@ def _shutdown(index_queues, result_queue, workers):
     for q in index_queues + [result_queue]:
         q.cancel_join_thread()
         q.close()
+    index_queues.clear()
+
 
 def _drive(loader, index_queues, result_queue, workers):
     n = loader.num_workers
@@ -267,22 +312,14 @@ def _drive(loader, index_queues, result_queue, workers):
         if not send():
             break
     try:
-        timeout = loader.timeout if loader.timeout > 0 else None
         while next_yield < next_send:
             while next_yield not in pending:
-                try:
-                    idx, data = result_queue.get(timeout=timeout if timeout else 5.0)
-                except queue.Empty:
-                    if timeout:
-                        raise RuntimeError(f'DataLoader timed out after {loader.timeout} seconds')
-                    dead = [w.pid for w in workers if not w.is_alive()]
-                    if dead:
-                        raise RuntimeError(f'DataLoader worker (pid(s) {", ".join(map(str, dead))}) exited '
-                                           'unexpectedly')
-                    continue
+                idx, data = _receive(result_queue, workers, loader.timeout)
                 if isinstance(data, _WorkerError):
                     data.reraise()
                 pending[idx] = data
+            if mp_connection.wait([w.sentinel for w in workers], 0):  # a batch at hand: still, a death first
+                _receive(result_queue, workers, 0)
             data = pending.pop(next_yield)
             next_yield += 1
             if isinstance(data, _Exhausted):
@@ -293,3 +330,42 @@ def _drive(loader, index_queues, result_queue, workers):
     finally:
         for data in pending.values():  # received out of order, never yielded
             _discard(data)
+
+
+def _receive(result_queue, workers, timeout):
+    """The next (index, data) a worker sent. Waits on the queue and on the workers' sentinels
+    at once, so that a worker that dies (killed, or exiting with an error) is reported at once,
+    as PyTorch's SIGCHLD handler reports it; ``timeout`` (seconds, 0: none) as PyTorch's."""
+    reader = getattr(result_queue, '_reader', None)  # (the queue's end of its pipe)
+    deadline = time.monotonic() + timeout if timeout > 0 else None
+    while True:
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        if reader is None:  # not CPython's Queue: poll, ten times a second
+            try:
+                return result_queue.get(timeout=0.1 if left is None else min(left, 0.1))
+            except queue.Empty:
+                ready = []
+        else:
+            ready = mp_connection.wait([reader] + [w.sentinel for w in workers], left)
+            if ready == [reader]:
+                return result_queue.get()
+        dead = [w for w in workers if not w.is_alive()]  # (a worker ends only when told to)
+        if dead:
+            raise _died(dead)
+        if deadline is not None and time.monotonic() >= deadline:
+            raise RuntimeError(f'DataLoader timed out after {timeout} seconds')
+
+
+def _died(dead):
+    """PyTorch's error for workers that ended while the loader still needed them; its cause
+    says how the first one ended."""
+    error = RuntimeError(f'DataLoader worker (pid(s) {", ".join(str(w.pid) for w in dead)}) exited unexpectedly')
+    code = dead[0].exitcode
+    if code is not None and code < 0:
+        error.__cause__ = RuntimeError(f'DataLoader worker (pid {dead[0].pid}) is killed by signal: '
+                                       f'{signal.strsignal(-code)}. ')
+    elif code:
+        error.__cause__ = RuntimeError(f'DataLoader worker (pid {dead[0].pid}) exited unexpectedly with exit code '
+                                       f'{code}. Details are lost due to multiprocessing. Rerunning with '
+                                       'num_workers=0 may give better error trace.')
+    return error
