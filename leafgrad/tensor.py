@@ -368,7 +368,7 @@ class Tensor:
         return out
 
     def detach_(self):
-        if self._base is not None and self._base._requires_grad:
+        if self._base is not None:  # (any view, as in PyTorch)
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                                'DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as '
                                'True, gradients are views of DDP buckets, and hence detach_() cannot be called on '
@@ -465,7 +465,7 @@ class Tensor:
         return tensor_repr(backend.to_numpy(self._data),
                            device=None if type(self._data) is _ndarray else str(self.device),
                            requires_grad=self._requires_grad and fn is None,
-                           grad_fn_name=fn.name() if fn is not None else None,
+                           grad_fn_name=fn.name().rsplit('::', 1)[-1] if fn is not None else None,
                            default_float=backend.get_default_dtype().np)
 
     __str__ = __repr__

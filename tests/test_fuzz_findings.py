@@ -94,3 +94,114 @@ def test_relu_of_a_chain_through_nan():
         (T.relu(x * 2) * 3).sum().backward()
         return {'g': x.grad}
     assert_same(program)
+
+
+@pytest.mark.parametrize('shape_a,shape_b', [((2, 3), (3, 4)), ((1, 3), (3, 1)), ((3, 1), (1, 3)), ((1, 1), (1, 2))])
+@pytest.mark.parametrize('a_by_columns', [False, True])
+@pytest.mark.parametrize('b_by_columns', [False, True])
+@pytest.mark.parametrize('bias', [False, True])
+def test_matrix_product_gradients_are_laid_out_as_torch(shape_a, shape_b, a_by_columns, b_by_columns, bias):
+    """PyTorch computes a factor's gradient transposed when that factor is laid out by columns
+    (strides (1, rows)): with create_graph the gradient's history says so (TBackward0)."""
+    def program(T):
+        rng = np.random.default_rng(1)
+        a = T.tensor(rng.standard_normal(shape_a[::-1] if a_by_columns else shape_a), requires_grad=True)
+        b = T.tensor(rng.standard_normal(shape_b[::-1] if b_by_columns else shape_b), requires_grad=True)
+        a_used, b_used = (a.t() if a_by_columns else a), (b.t() if b_by_columns else b)
+        out = T.addmm(T.zeros(shape_a[0], shape_b[1]), a_used, b_used) if bias else a_used @ b_used
+        ga, gb = T.autograd.grad(out.sum(), [a_used, b_used], create_graph=True)
+        return {'ga': ga, 'gb': gb, 'names': (_name(ga), _name(gb))}
+    assert_same(program)
+
+
+def test_step_functions_pass_zeros_not_nan():
+    """sign, floor, ceil, round, trunc: zeros_like(grad) as PyTorch, not grad * 0 (NaN at inf)."""
+    def program(T):
+        x = T.tensor([1.5, -0.5], requires_grad=True)
+        return {f: T.autograd.grad(getattr(T, f)(x), x, T.tensor([float('inf'), 1.0]))[0]
+                for f in ('sign', 'floor', 'ceil', 'round', 'trunc')}
+    assert_same(program)
+
+
+def test_sign_of_nan_is_zero_as_torch():
+    assert_same(lambda T: {'s': T.sign(T.tensor([NAN, -0.0, 2.0, -3.0]))})
+
+
+def test_remainder_keeps_fmods_sign_of_zero():
+    assert_same(lambda T: {'r': T.remainder(T.tensor([1., -1., -0., 5.5, 2.]), T.tensor([-1., 1., 1., -2., 0.]))})
+
+
+@pytest.mark.parametrize('exponent', [3, -0.5, -1, -2])
+def test_pow_by_special_exponents_as_torch(exponent):
+    """PyTorch computes x**3 as x*x*x, x**-0.5 as 1/sqrt(x) (so (-0.0)**-0.5 is -inf), and so on."""
+    def program(T):
+        x = T.tensor([-0.0, 0.0, 1.7, 3.1, -2.3], requires_grad=True)
+        y = x ** exponent
+        (g,) = T.autograd.grad(y.sum(), x)
+        return {'y': y, 'g': g}
+    assert_same(program)
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float16', 'float64'])
+@pytest.mark.parametrize('op', ['cumsum', 'cumprod'])
+def test_scans_accumulate_in_a_wider_type_as_torch(dtype, op):
+    """PyTorch's CPU cumsum/cumprod accumulate float in double and half in float."""
+    def program(T):
+        rng = np.random.default_rng(0)
+        x = T.tensor((1 + rng.standard_normal((60, 2)) * 0.05).astype(dtype))
+        return {'y': getattr(x, op)(0)}
+    mine, theirs = _both(program)
+    assert np.array_equal(mine['y'].numpy(), theirs['y'].numpy())
+
+
+@pytest.mark.parametrize('op', ['var', 'std'])
+def test_variance_of_one_element_has_a_constant_gradient(op):
+    """With no degrees of freedom left, PyTorch's derivative is where(x == mean, nan, inf), a
+    constant: with create_graph it has no history."""
+    def program(T):
+        x = T.tensor([-1.7], dtype=T.float64, requires_grad=True)
+        (g,) = T.autograd.grad(getattr(x, op)(), x, create_graph=True)
+        return {'g': g, 'requires_grad': g.requires_grad and op == 'var'}
+    assert_same(program)
+
+
+def test_index_into_an_empty_dim_as_torch():
+    assert_same(lambda T: {'e': _both_error(lambda: T.ones(2, 0)[:, [1]])})
+
+
+def _both_error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return (type(e).__name__, str(e))
+    return None
+
+
+def test_vector_matrix_product_is_no_view():
+    """1-D @ 2-D: PyTorch squeezes the product in place, so the result is no view (detach_ may)."""
+    def program(T):
+        v = T.tensor([1.0, 2.0], requires_grad=True)
+        m = T.tensor([[1.0, 0.5], [2.0, -1.0]], requires_grad=True)
+        out = v @ m
+        out.detach_()
+        return {'out': out, 'version': out._version, 'requires_grad': out.requires_grad}
+    assert_same(program)
+
+
+def test_setitem_with_a_0d_tensor_fills():
+    def program(T):
+        x = T.ones(3, requires_grad=True) * 1
+        x[...] = T.tensor(2.0, dtype=T.float64)
+        y = T.ones(2, 3, requires_grad=True) * 1
+        y[0] = T.tensor(3.0)
+        return {'x': x, 'x_fn': _name(x), 'y': y, 'y_fn': _name(y)}
+    assert_same(program)
+
+
+def test_grad_fn_prints_without_namespace():
+    def program(T):
+        x = T.ones(2, requires_grad=True) * 1
+        y = x.clone()
+        y.copy_(x)
+        return {'repr': repr(y).replace('leafgrad', 'torch'), 'fn': repr(y.grad_fn).split(' object')[0]}
+    assert_same(program)

@@ -371,8 +371,8 @@ class Node:
     def __call__(self, *grads):
         return self.apply(*grads)
 
-    def __repr__(self):
-        return f'<{self.name()} object at {hex(id(self))}>'
+    def __repr__(self):  # (the class name: name() may add a namespace, as PyTorch's does)
+        return f"<{self.name().rsplit('::', 1)[-1]} object at {hex(id(self))}>"
 
 
 # ---- grad_fn._saved_<name>, as PyTorch exposes what a node saved ------------------------------

@@ -315,12 +315,19 @@ def pow(input, exponent):
     x, y = binary_operands(input, exponent)
     if x.dtype.kind in 'iu' and isinstance(exponent, int) and exponent < 0:
         raise RuntimeError('Integers to negative integer powers are not allowed.')
+    # PyTorch's kernel computes these exponents as products, roots and reciprocals (their
+    # rounding, and 1 / sqrt(-0.0) = -inf where pow(-0.0, -0.5) = inf)
     if y == 2:
         data = x * x
     elif y == 1:
         data = x.copy()
     elif y == 0.5:
         data = xp.sqrt(x)
+    elif y == 3:
+        data = x * x * x
+    elif y == -0.5 or y == -1 or y == -2:
+        root = xp.sqrt(x) if y == -0.5 else x if y == -1 else x * x
+        data = xp.true_divide(root.dtype.type(1), root) if x.dtype.kind == 'f' else xp.power(x, y)
     else:
         data = xp.power(x, y)
     result, node = record(data, PowBackward0, (input,))
@@ -428,7 +435,11 @@ absolute = abs
 def sign(input):
     """Piecewise constant: its gradient is zero everywhere (SignBackward0)."""
     data = input._data
-    result, node = record(data.copy() if data.dtype.kind == 'b' else xp.sign(data), SignBackward0, (input,))
+    if data.dtype.kind == 'f':  # PyTorch's (0 < x) - (x < 0): 0 at NaN, where NumPy's sign gives NaN
+        out = (data > 0).astype(data.dtype) - (data < 0).astype(data.dtype)
+    else:
+        out = data.copy() if data.dtype.kind == 'b' else xp.sign(data)
+    result, node = record(out, SignBackward0, (input,))
     return result
 
 
@@ -436,7 +447,7 @@ class SignBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
-        return grad * 0,
+        return wrap(xp.zeros_like(grad._data)),  # (zeros_like(grad), as PyTorch: not grad * 0)
 
 
 class TanhBackwardBackward0(Node):

@@ -84,6 +84,8 @@ def _to_numpy_index(index, shape):
                     size = shape[dim]
                     bad = c[(c >= size) | (c < -size)]
                     if bad.size:
+                        if not size:  # (PyTorch's check for an empty dim words it without the numbers)
+                            raise IndexError('index is out of bounds for dimension with size 0')
                         raise IndexError(f'index {int(bad.reshape(-1)[0])} is out of bounds for dimension {position} '
                                          f'with size {size}')
                 dim += 1
@@ -294,6 +296,9 @@ def setitem(input, index, value):
             fill_(view, value)
             return
     if not advanced:
+        if value._data.ndim == 0 and view._data.ndim:  # a 0-d value fills the view, as PyTorch's copy_to
+            fill_(view, value)
+            return
         if value._data.shape != view._data.shape:
             # PyTorch views the value without its leading 1s, then expands it to the view (its
             # error if it can't)

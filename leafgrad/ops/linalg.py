@@ -19,17 +19,22 @@ def _tname(t):
             'int32': 'int'}.get(t._data.dtype.name, t._data.dtype.name)
 
 
-def mat1_grad(grad, mat2):
-    """``grad @ mat2.T``, the gradient of a matrix product's first factor."""
+def mat1_grad(grad, mat2, transposed=False):
+    """``grad @ mat2.T``, the gradient of a matrix product's first factor, laid out like mat1
+    (PyTorch's mm_mat1_backward: computed transposed when mat1 was laid out by columns)."""
     if not state.grad_enabled:  # a plain backward records nothing: the product of the arrays
-        return wrap(grad._data @ mat2._data.T)
+        g, b = grad._data, mat2._data
+        return wrap((b @ g.T).T if transposed else g @ b.T)
+    if transposed:
+        return _shape.t(mm(mat2, _shape.t(grad)))
     return mm(grad, _shape.t(mat2))
 
 
 def is_transposed(mat):
-    """Whether a matrix is laid out column by column (a Linear's ``weight.t()``)."""
-    flags = mat._data.flags
-    return flags.f_contiguous and not flags.c_contiguous
+    """Whether a matrix is laid out column by column (a Linear's ``weight.t()``), by PyTorch's
+    test on its strides: stride 1 along rows, one column apart along columns."""
+    a = mat._data
+    return a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
 
 
 def mat2_grad(grad, mat1, transposed):
@@ -45,11 +50,11 @@ def mat2_grad(grad, mat1, transposed):
 
 
 class MmBackward0(Node):
-    __slots__ = ('mat2_transposed',)
+    __slots__ = ('mat1_transposed', 'mat2_transposed')
 
     def apply(self, grad):
         a, b = self.saved_tensors  # (each only where the other factor needs grad)
-        ga = mat1_grad(grad, b) if self.next_functions[0][0] is not None else None
+        ga = mat1_grad(grad, b, self.mat1_transposed) if self.next_functions[0][0] is not None else None
         gb = mat2_grad(grad, a, self.mat2_transposed) if self.next_functions[1][0] is not None else None
         return ga, gb
 
@@ -60,7 +65,7 @@ def mm(input, mat2):
     a, b = input._data, mat2._data
     out, node = record(a @ b, MmBackward0, (input, mat2))
     if node is not None:
-        node.mat2_transposed = is_transposed(mat2)
+        node.mat1_transposed, node.mat2_transposed = is_transposed(input), is_transposed(mat2)
         node.save_crosswise(input, mat2)
     return out
 
@@ -182,11 +187,12 @@ def matmul(input, other):
     if da == 2 and db == 1:
         return mv(input, other)
     if da == 1 and db == 2:
+        # PyTorch squeezes the product in place: its result is no view, and at version 1
         product = mm(_shape.unsqueeze(input, 0), other)
-        out, node = _shape.make_view(product, product._data[0], _shape.SqueezeBackward4, lambda t: t[0])
+        out, node = record(product._data[0], _shape.SqueezeBackward4, (product,))
         if node is not None:
             node.self_shape = product._data.shape
-        out._version_counter[0] += 1  # (PyTorch squeezes in place: its result is at version 1)
+        out._version_counter[0] += 1
         return out
     if da == 2 and db == 2:
         return mm(input, other)
@@ -196,7 +202,10 @@ def matmul(input, other):
         t1 = _shape.transpose(other, -1, -2) if transpose else input
         t2 = (_shape.t(input) if da == 2 else input) if transpose else other
         sizes = t1._data.shape
-        rows = _shape.reshape(t1, (-1, sizes[-1]))
+        folded = 1
+        for size in sizes[:-1]:
+            folded *= size
+        rows = _shape.reshape(t1, (folded, sizes[-1]))
         if t2._data.ndim == 1:
             return _unsafe_view(mv(rows, t2), sizes[:-1])
         if rows._data.shape[1] != t2._data.shape[0]:
@@ -327,10 +336,10 @@ def _record_scaled_product(data, node_cls, input, a, b, beta, alpha):
 
 
 class AddmmBackward0(_ScaledProductBackward):
-    __slots__ = ('mat2_transposed',)
+    __slots__ = ('mat1_transposed', 'mat2_transposed')
 
     def factor_grads(self, grad, mat1, mat2, need_mat1, need_mat2):
-        return (_scaled(mat1_grad(grad, mat2), self.alpha) if need_mat1 else None,
+        return (_scaled(mat1_grad(grad, mat2, self.mat1_transposed), self.alpha) if need_mat1 else None,
                 _scaled(mat2_grad(grad, mat1, self.mat2_transposed), self.alpha) if need_mat2 else None)
 
 
@@ -364,7 +373,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     data = _fused_add(mat1._data @ mat2._data, input, beta, alpha)
     out, node = _record_scaled_product(data, AddmmBackward0, input, mat1, mat2, beta, alpha)
     if node is not None:
-        node.mat2_transposed = is_transposed(mat2)
+        node.mat1_transposed, node.mat2_transposed = is_transposed(mat1), is_transposed(mat2)
     return out
 
 

@@ -122,25 +122,36 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return result
 
 
+def _no_dof_factor(x):
+    """PyTorch's derivative of a variance over all elements with no degrees of freedom left: the
+    constant where(x == mean, NaN, inf) (inf * 0 and inf * c), not a function of x."""
+    xd = x._data
+    return wrap(xp.where(xd == mean_array(xd), xp.nan, xp.inf).astype(xd.dtype))
+
+
 class VarBackward0(Node):
-    __slots__ = ('dims', 'keepdim', 'correction', 'count')
+    __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
 
     def apply(self, grad):
         (x,) = self.saved_tensors
+        if self.full and self.count - self.correction <= 0:
+            return grad * _no_dof_factor(x),
         centered = x - mean(x, self.dims, keepdim=True)
         g = grad if self.keepdim else _unsqueeze_dims(grad, self.dims)
         return g * centered * (_per_dof(2.0, self.count - self.correction)),
 
 
 class StdBackward0(Node):
-    __slots__ = ('dims', 'keepdim', 'correction', 'count')
+    __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
 
     def apply(self, grad):
         x, result = self.saved_tensors
-        centered = x - mean(x, self.dims, keepdim=True)
         # where the std is 0 PyTorch gives a zero gradient rather than 0/0
         zero = result._data == 0
         g = grad / (result + wrap(zero.astype(result._data.dtype))) * wrap(~zero)
+        if self.full and self.count - self.correction <= 0:
+            return g * 0.5 * _no_dof_factor(x),
+        centered = x - mean(x, self.dims, keepdim=True)
         if not self.keepdim:
             g = _unsqueeze_dims(g, self.dims)
         return g * centered * (_per_dof(1.0, self.count - self.correction)),
@@ -197,6 +208,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     result, node = record(out.astype(data.dtype, copy=False), VarBackward0, (input,))
     if node is not None:
         node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
+        node.full = dim is None or data.ndim == 0
         node.save(input)
     return result
 
@@ -209,6 +221,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     result, node = record(out.astype(data.dtype, copy=False), StdBackward0, (input,))
     if node is not None:
         node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
+        node.full = dim is None or data.ndim == 0
         from ._util import saved_output
         node.save(input, saved_output(result))
     return result
@@ -324,7 +337,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     out_dtype = _sum_dtype(data, dtype)
     if dim is None:
-        result, node = record(xp.asarray(data.prod(dtype=out_dtype)), ProdBackward0, (input,))
+        result, node = record(xp.asarray(xp.multiply.reduce(data, axis=None, dtype=out_dtype)), ProdBackward0, (input,))
         if node is not None:
             node.save(input, saved_output(result))
         return result
@@ -332,7 +345,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         raise TypeError('prod(): argument \'dim\' must be int, not ' + type(dim).__name__)
     d = wrap_dims(dim, data.ndim)
     axis = d[0] if data.ndim else None
-    out = xp.asarray(data.prod(axis=axis, keepdims=keepdim and data.ndim > 0, dtype=out_dtype))
+    out = xp.asarray(xp.multiply.reduce(data, axis=axis, keepdims=keepdim and data.ndim > 0, dtype=out_dtype))
     result, node = record(out, ProdBackward1, (input,))
     if node is not None:
         node.dim, node.keepdim = axis if axis is not None else 0, keepdim
@@ -458,6 +471,20 @@ class CumsumBackward0(Node):
         return _cumsum(grad, self.dim, not self.reverse),
 
 
+# PyTorch's CPU scans accumulate half in float and float in double, then round once
+_SCAN_ACCUMULATOR = {xp.dtype(xp.float16): xp.float32, xp.dtype(xp.float32): xp.float64}
+
+
+def _scan(ufunc, data, axis, out_dtype):
+    """``ufunc.accumulate`` along ``axis`` as PyTorch computes it (called here, not through
+    NumPy's cumsum, so that leafgrad's floating-point warning filter sees the call)."""
+    dtype = xp.dtype(out_dtype or data.dtype)
+    acc = _SCAN_ACCUMULATOR.get(dtype)
+    if acc is None:
+        return ufunc.accumulate(data, axis=axis, dtype=dtype)
+    return ufunc.accumulate(data, axis=axis, dtype=acc).astype(dtype)
+
+
 def _cumsum(input, dim, reverse=False, dtype=None):
     data = input._data
     d = wrap_dims(dim, data.ndim)[0] if data.ndim else None
@@ -465,9 +492,9 @@ def _cumsum(input, dim, reverse=False, dtype=None):
     if d is None:
         out = data.astype(out_dtype or data.dtype, copy=True)
     elif reverse:
-        out = xp.flip(xp.cumsum(xp.flip(data, d), axis=d, dtype=out_dtype), d)
+        out = xp.flip(_scan(xp.add, xp.flip(data, d), d, out_dtype), d)
     else:
-        out = xp.cumsum(data, axis=d, dtype=out_dtype)
+        out = _scan(xp.add, data, d, out_dtype)
     result, node = record(out.copy() if reverse else out, CumsumBackward0, (input,))  # flip made a view
     if node is not None:
         node.dim, node.reverse = d if d is not None else 0, reverse
@@ -508,7 +535,7 @@ def cumprod(input, dim, *, dtype=None):
     data = input._data
     d = wrap_dims(dim, data.ndim)[0] if data.ndim else (wrap_dims(dim, 0), None)[1]
     out_dtype = _sum_dtype(data, dtype)
-    out = data.astype(out_dtype or data.dtype, copy=True) if d is None else xp.cumprod(data, axis=d, dtype=out_dtype)
+    out = data.astype(out_dtype or data.dtype, copy=True) if d is None else _scan(xp.multiply, data, d, out_dtype)
     result, node = record(out, CumprodBackward0, (input,))
     if node is not None:
         node.dim = d if d is not None else 0
@@ -602,7 +629,8 @@ class NansumBackward0(Node):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     dims = wrap_dims(dim, data.ndim)
-    out = xp.asarray(xp.nansum(data, axis=dims, keepdims=keepdim, dtype=_sum_dtype(data, dtype)))
+    with xp.errstate(all='ignore'):  # (NumPy's nansum is Python code in NumPy's module)
+        out = xp.asarray(xp.nansum(data, axis=dims, keepdims=keepdim, dtype=_sum_dtype(data, dtype)))
     result, node = record(out, NansumBackward0, (input,))
     if node is not None:
         node.dims, node.keepdim = dims, keepdim

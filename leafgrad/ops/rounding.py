@@ -5,7 +5,7 @@ These functions are piecewise constant (or piecewise identity), so their derivat
 zeros (or the gradient itself) almost everywhere, as PyTorch defines them.
 """
 from .. import backend
-from ._util import Node, binary_operands, broadcast_error, record, sum_to, xp
+from ._util import Node, binary_operands, broadcast_error, record, sum_to, wrap, xp
 from .inplace import inplace
 from ..tensor import Tensor
 
@@ -20,11 +20,12 @@ def _type_label(arr):
 
 
 class _ZeroGrad(Node):
-    """The derivative of a step function: zero, shaped like the input."""
+    """The derivative of a step function: zeros shaped like the input (zeros_like(grad), as
+    PyTorch: not grad * 0, which is NaN where grad is infinite)."""
     __slots__ = ()
 
     def apply(self, grad):
-        return grad * 0,
+        return wrap(xp.zeros_like(grad._data)),
 
 
 class FloorBackward0(_ZeroGrad):
@@ -245,12 +246,21 @@ def fmod(input, other):
     return _mod(input, other, xp.fmod, FmodBackward0, FmodBackward1)
 
 
+def _remainder(x, y):
+    """PyTorch's remainder: fmod, moved by the divisor where the signs differ (so that a zero
+    keeps fmod's sign, where NumPy's remainder gives the divisor's)."""
+    if x.dtype.kind != 'f':
+        return xp.remainder(x, y)
+    mod = xp.fmod(x, y)
+    return xp.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
+
+
 def remainder(input, other):
     if not isinstance(input, Tensor):  # scalar % tensor
         from ..creation import tensor as _tensor
         input = _tensor(input, dtype=backend.result_type(input, other))
-        return _mod(input, other, xp.remainder, RemainderBackward0, RemainderBackward1)
-    return _mod(input, other, xp.remainder, RemainderBackward0, RemainderBackward1)
+        return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1)
+    return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1)
 
 
 def _rfloordiv(self, other):

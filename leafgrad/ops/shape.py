@@ -348,13 +348,14 @@ def expand(input, *sizes):
                            f'of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions '
                            f'in the tensor ({len(shape)})')
     lead = len(sizes) - len(shape)
-    target = []
-    for i, s in enumerate(sizes):
+    target = [0] * len(sizes)
+    for i in range(len(sizes) - 1, -1, -1):  # from the last dim, as PyTorch checks
+        s = sizes[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError(f'The expanded size of the tensor ({s}) isn\'t allowed in a leading, '
-                                   'non-existing dimension 0')
-            target.append(s)
+                                   f'non-existing dimension {i}')
+            target[i] = s
             continue
         cur = shape[i - lead]
         if s == -1:
@@ -363,7 +364,7 @@ def expand(input, *sizes):
             raise RuntimeError(f'The expanded size of the tensor ({s}) must match the existing size ({cur}) at '
                                f'non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: '
                                f'{list(shape)}')
-        target.append(s)
+        target[i] = s
     target = tuple(target)
     if target == shape:
         data = input._data.view()

@@ -1,0 +1,766 @@
+"""Random programs for the differential fuzzer (tests/test_fuzz_differential.py).
+
+A program is a list of lines of Python, each one statement on variables ``v0, v1, ...`` and the
+module ``T`` (leafgrad or torch): leaves, elementwise ops, reductions, matmul, shape ops and
+views, indexing, in-place ops (on views too), hooks that change the gradient, ``retain_grad``,
+``detach``, grad-mode switches, ``backward`` (with ``retain_graph``) and ``autograd.grad``.
+
+The generator runs each line in torch as soon as it has chosen it and looks at torch's tensors
+(their shapes, which require grad, which exist) to choose the next line, so that most lines are
+valid; a few are made invalid on purpose, to compare errors. ``run`` then executes the same
+lines with any module and returns what a user could observe at each step: values, dtypes,
+``requires_grad``/``is_leaf``/``grad_fn`` names, gradients of leaves and retained gradients,
+what the hooks saw, version counters, exceptions and warnings. ``differences`` compares two such
+logs; ``minimize`` removes lines from a failing program while it still fails.
+
+Choices come from a ``chooser``: hypothesis's ``data.draw`` (in CI: shrinking, a fixed
+derandomized budget) or ``random.Random`` (the long mode).
+"""
+import random
+import re
+import warnings
+
+import numpy as np
+
+SHAPES = [(), (1,), (3,), (2, 3), (3, 1), (1, 3), (3, 3), (2, 1, 3), (2, 3, 2)]
+UNARY = ['neg', 'exp', 'tanh', 'sigmoid', 'relu', 'abs', 'sin', 'cos', 'log', 'sqrt', 'reciprocal', 'square',
+         'sign', 'floor', 'expm1', 'log1p', 'rsqrt', 'atan', 'erf']
+F_UNARY = ['gelu', 'silu', 'softplus', 'elu', 'leaky_relu', 'hardtanh', 'logsigmoid', 'mish', 'relu6']
+BINARY = ['+', '-', '*', '/']
+BINARY_FN = ['maximum', 'minimum', 'atan2', 'hypot', 'fmod', 'remainder', 'copysign']
+SCALARS = ['2.0', '0.5', '-1.5', '3', '0.0']
+INPLACE_UNARY = ['relu_', 'sigmoid_', 'exp_', 'tanh_', 'neg_', 'abs_', 'zero_', 'sqrt_']
+INPLACE_SCALAR = ['mul_', 'add_', 'sub_', 'div_', 'pow_', 'clamp_']
+INPLACE_TENSOR = ['add_', 'mul_', 'sub_', 'div_', 'copy_']
+
+
+class RandomChooser:
+    """Choices from ``random.Random(seed)`` (the long mode)."""
+
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+
+    def int(self, lo, hi):
+        return self.rng.randint(lo, hi)
+
+    def pick(self, seq):
+        return seq[self.int(0, len(seq) - 1)]
+
+    def chance(self, p):
+        return self.rng.random() < p
+
+
+class DrawChooser:
+    """Choices drawn through hypothesis (``data.draw``), so that a failure shrinks."""
+
+    def __init__(self, data):
+        from hypothesis import strategies as st
+        self.data, self.st = data, st
+
+    def int(self, lo, hi):
+        return self.data.draw(self.st.integers(lo, hi))
+
+    def pick(self, seq):
+        return seq[self.int(0, len(seq) - 1)]
+
+    def chance(self, p):
+        return self.int(0, 999) < p * 1000
+
+
+# ---- running and observing -------------------------------------------------------------------
+
+def _hook_factory(log):
+    """H(k, kind): a tensor hook that notes the gradient it sees, then changes it (or not)."""
+    def make(k, kind):
+        def hook(g):
+            log.append(('hook', k, kind, summary(g)))
+            if kind == 'double':
+                return g * 2
+            if kind == 'negate':
+                return -g
+            if kind == 'clone':
+                return g.clone()
+            return None
+        return hook
+    return make
+
+
+def namespace(T):
+    log = []
+    # GRADS: the variables autograd.grad returned (their version counters are the engine's
+    # business: PyTorch may have summed into them in place)
+    return {'T': T, 'H': _hook_factory(log), 'LOG': log, 'GRADS': set()}
+
+
+def summary(x):
+    """What a user sees of a value: for a tensor its shape, dtype, flags, grad_fn name and values
+    (or the exception that reading them raises)."""
+    try:
+        return _summary(x)
+    except Exception as e:  # noqa: BLE001
+        return ('unreadable', type(e).__name__, _message(e))
+
+
+def _summary(x):
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return ('py', x)
+    if isinstance(x, (tuple, list)):
+        return ('seq', tuple(summary(v) for v in x))
+    if hasattr(type(x), 'grad_fn'):
+        fn = x.grad_fn
+        values = np.array(x.detach().numpy(), dtype=np.float64, copy=True)
+        return ('tensor', tuple(x.shape), str(x.dtype).split('.')[-1], bool(x.requires_grad), bool(x.is_leaf),
+                None if fn is None else fn.name().replace('leafgrad', 'torch'), values)
+    return ('other', type(x).__name__)
+
+
+def _variables(ns):
+    return sorted((n for n in ns if n.startswith('v') and n[1:].isdigit()), key=lambda n: int(n[1:]))
+
+
+def _guarded(read):
+    try:
+        return read()
+    except Exception as e:  # noqa: BLE001
+        return ('unreadable', type(e).__name__, _message(e))
+
+
+def _final_state(ns):
+    out = []
+    for name in _variables(ns):
+        t = ns[name]
+        if not hasattr(type(t), 'grad_fn'):
+            out.append(('final', name, summary(t)))
+            continue
+        grad = _guarded(lambda: summary(t.grad) if (t.is_leaf or t.retains_grad) else ('not read',))
+        version = None if name in ns['GRADS'] else _guarded(lambda: int(t._version))
+        out.append(('final', name, summary(t), version, _guarded(lambda: bool(t.retains_grad)), grad))
+    return out
+
+
+def _grads(ns):
+    out = []
+    for name in _variables(ns):
+        t = ns[name]
+        read = _guarded(lambda: hasattr(type(t), 'grad_fn') and (t.is_leaf or t.retains_grad) and t.requires_grad)
+        if read is True:
+            out.append(('grad', name, _guarded(lambda: summary(t.grad))))
+        elif read is not False:
+            out.append(('grad', name, read))
+    return out
+
+
+def _message(e):
+    return str(e).split(' (Triggered internally')[0].replace('leafgrad', 'torch')
+
+
+def run_line(ns, line, index):
+    """Execute one line in ``ns``; returns what it showed (exception, warnings, new variables,
+    gradients after a backward, what the hooks saw)."""
+    before = set(ns)
+    start = len(ns['LOG'])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        try:
+            exec(line, ns)
+            outcome = ('ok',)
+        except Exception as e:  # noqa: BLE001  (the exception is what is compared)
+            outcome = ('raised', type(e).__name__, _message(e))
+    record = [('line', index, outcome,
+               tuple((w.category.__name__, _message(w.message)) for w in caught))]
+    record.extend(ns['LOG'][start:])
+    from_grads = 'autograd.grad(' in line or any(re.search(rf'\b{g}\b', line) for g in ns['GRADS'])
+    for name in sorted(set(ns) - before):
+        if not name.startswith('__'):
+            record.append(('new', name, summary(ns[name]), _guarded(lambda: repr(ns[name]).replace('leafgrad', 'torch'))))
+            if from_grads:  # (and what was made from them: a view shares their counter)
+                ns['GRADS'].add(name)
+    if 'backward(' in line or 'autograd.grad(' in line:
+        record.extend(_grads(ns))
+    return record
+
+
+def run(T, lines):
+    """The log of running ``lines`` with module ``T``."""
+    ns = namespace(T)
+    log = []
+    for i, line in enumerate(lines):
+        log.extend(run_line(ns, line, i))
+    log.extend(_final_state(ns))
+    return log
+
+
+# ---- comparing ---------------------------------------------------------------------------------
+
+def _close(a, b):
+    if a.shape != b.shape:
+        return False
+    if not np.array_equal(np.isnan(a), np.isnan(b)):
+        return False
+    finite = np.isfinite(a) & np.isfinite(b)
+    if not np.array_equal(a[~finite & ~np.isnan(a)], b[~finite & ~np.isnan(b)]):
+        return False  # infinities (and their signs) where the other has them
+    if not np.array_equal(np.isfinite(a), np.isfinite(b)):
+        return False
+    return np.allclose(a[finite], b[finite], rtol=1e-4, atol=1e-4)
+
+
+def same(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and _close(a, b)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _exactly(a, b):
+    """Equal to the last bit, the sign of a zero included (a matrix product's zeros take the
+    sign its summation order gives them)."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.shape == b.shape and np.array_equal(a, b, equal_nan=True) and np.array_equal(
+            np.signbit(a), np.signbit(b))
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_exactly(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _same_record(a, b):
+    """Records agree; a new tensor's printed form is compared only when its values agree to the
+    last bit (a rounding difference within the tolerance may print otherwise)."""
+    if a[0] == b[0] == 'new' and len(a) == len(b) == 4:
+        return same(a[:3], b[:3]) and (a[3] == b[3] or not _exactly(a[2], b[2]))
+    return same(a, b)
+
+
+def differences(mine, theirs):
+    """The first record where the two logs differ, as (index, leafgrad's, torch's); None if none."""
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        if not _same_record(a, b):
+            return i, a, b
+    if len(mine) != len(theirs):
+        i = min(len(mine), len(theirs))
+        return i, mine[i] if i < len(mine) else None, theirs[i] if i < len(theirs) else None
+    return None
+
+
+# Differences found and reported elsewhere (they belong to other parts: the view machinery, the
+# engine). ``known(lines, difference)`` names the one a difference is, so that CI stays green
+# while they are open and the long mode counts them apart; each is a minimal program in the report.
+def _is_view_in_no_grad(lines, diff):
+    # PyTorch: a view made under no_grad of a tensor that requires grad still requires grad
+    _, mine, theirs = diff
+    return (bool(mine) and bool(theirs) and mine[0] in ('new', 'final') and mine[2][0] == theirs[2][0] == 'tensor'
+            and theirs[2][3:6] == (True, True, None) and mine[2][3] is False
+            and any(('no_grad' in line or 'set_grad_enabled(False)' in line) for line in lines))
+
+
+def _is_multi_output_view_modified(lines, diff):
+    # PyTorch refuses to read a view from split/chunk/unbind once its base changed in place
+    return 'output of a function that returns multiple views' in repr(diff)
+
+
+def _is_grad_of_a_leaf_that_stopped_requiring_it(lines, diff):
+    # PyTorch's AccumulateGrad skips a leaf whose requires_grad was switched off after use
+    return (any('.requires_grad_(False)' in line or '.detach_()' in line for line in lines)
+            and bool(diff[2]) and diff[2][0] in ('grad', 'final'))
+
+
+def _is_copy_onto_overlapping_memory(lines, diff):
+    # PyTorch refuses to copy a tensor onto memory it partly shares
+    return 'some elements of the input tensor and the written-to tensor refer to a single memory location' in \
+        repr(diff[2])
+
+
+def _is_detach_of_an_engine_gradient(lines, diff):
+    # the gradient autograd.grad returns is, in PyTorch, often a view (of an expanded ones)
+    return any('autograd.grad(' in line for line in lines) and 'detach' in repr(diff)
+
+
+def _is_view_regenerated_after_inplace_on_base(lines, diff):
+    # PyTorch names a view's history AsStridedBackward0 after its base changed in place
+    return 'AsStridedBackward0' in repr(diff[2])
+
+
+def _is_no_grad_view_modified(lines, diff):
+    # PyTorch refuses an in-place change, with grad mode on, of a view made under no_grad
+    return 'A view was created in no_grad mode and is being modified inplace' in repr(diff)
+
+
+def _is_uncast_gradient(lines, diff):
+    # PyTorch's engine casts each gradient to its input's dtype as it leaves a node; leafgrad's
+    # only when it is accumulated: a hook or a retained grad of a float32 tensor used with a
+    # float64 one sees float64
+    _, mine, theirs = diff
+    if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('hook', 'grad', 'final')):
+        return False
+    a, b = repr(mine), repr(theirs)
+    return 'float64' in a and a.replace('float64', 'float32') != b and a.count('float64') > b.count('float64')
+
+
+def _is_nan_sign(lines, diff):
+    # NumPy's sqrt/log/pow of a negative number is a NaN with its sign bit set, PyTorch's is not:
+    # seen only through copysign (or signbit)
+    _, mine, theirs = diff
+    if not any('copysign' in line for line in lines) or not (mine and theirs):
+        return False
+    return same(_unsigned(mine), _unsigned(theirs))
+
+
+def _unsigned(record):
+    if isinstance(record, np.ndarray):
+        return np.abs(record)
+    if isinstance(record, tuple):
+        return tuple(_unsigned(x) for x in record)
+    return record.replace('-', '') if isinstance(record, str) else record
+
+
+def _is_empty_write_to_expanded(lines, diff):
+    # an in-place op on an empty slice of an expanded tensor: PyTorch does nothing
+    return 'refers to a single memory location' in repr(diff[1]) and 'refers to' not in repr(diff[2])
+
+
+def _is_view_of_detached_leaf(lines, diff):
+    # PyTorch still refuses an in-place change of a view of a leaf that detach_() cut loose
+    return 'a view of a leaf Variable that requires grad is being used in an in-place operation' in repr(diff[2]) \
+        and any('detach_()' in line for line in lines)
+
+
+def _is_other_version_error(lines, diff):
+    # both refuse a backward through a tensor changed in place, naming another saved tensor
+    text = 'one of the variables needed for gradient computation has been modified by an inplace operation'
+    return text in repr(diff[1]) and text in repr(diff[2])
+
+
+def _is_view_of_a_tensor_that_later_requires_grad(lines, diff):
+    # PyTorch's view of a tensor whose requires_grad_(True) came after the view requires grad too
+    return any('requires_grad_(True)' in line for line in lines) and any(
+        f'.{op}(' in line or '[' in line.split('=', 1)[-1] for line in lines
+        for op in ('unbind', 'view', 'reshape', 'expand', 'transpose', 'permute', 'select', 'narrow', 'squeeze',
+                   'unsqueeze', 'diagonal', 'split', 'chunk', 't', 'flatten'))
+
+
+def _is_torch_median_of_expanded(lines, diff):
+    # a PyTorch bug: median along a dim of an expanded tensor (autograd.grad's gradient of a sum
+    # is one) reads garbage (denormals such as 4.6e-41)
+    theirs = diff[2]
+    values = theirs[2][6] if theirs and len(theirs) > 2 and isinstance(theirs[2], tuple) and \
+        theirs[2][0] == 'tensor' else None
+    return (any('median(' in line for line in lines) and isinstance(values, np.ndarray)
+            and bool(((values != 0) & (np.abs(values) < 1e-30)).any()))
+
+
+def _is_fused_double_backward(lines, diff):
+    # with create_graph, PyTorch records some gradients as one fused node
+    # (SoftmaxBackwardDataBackward0 ...) where leafgrad records their parts
+    return any('create_graph=True' in line for line in lines) and 'BackwardBackward0' in repr(diff[2]) \
+        or 'BackwardDataBackward0' in repr(diff[2])
+
+
+KNOWN = [('a view made under no_grad does not require grad', _is_view_in_no_grad),
+         ('a split/chunk/unbind view stays readable after its base changes in place', _is_multi_output_view_modified),
+         ('requires_grad_(False) or detach_() on a used leaf: it still gets .grad',
+          _is_grad_of_a_leaf_that_stopped_requiring_it),
+         ("autograd.grad's result is not a view (detach_ allowed)", _is_detach_of_an_engine_gradient),
+         ('a view keeps its history name after its base changes in place', _is_view_regenerated_after_inplace_on_base),
+         ('a view made under no_grad may be changed in place with grad mode on', _is_no_grad_view_modified),
+         ("gradients keep the other operand's dtype until accumulated", _is_uncast_gradient),
+         ('the sign bit of a NaN from a domain error (copysign shows it)', _is_nan_sign),
+         ('an in-place op on an empty slice of an expanded tensor is refused', _is_empty_write_to_expanded),
+         ('a view of a leaf cut loose by detach_() may be changed in place', _is_view_of_detached_leaf),
+         ('a copy onto memory the source partly shares is allowed', _is_copy_onto_overlapping_memory),
+         ('a version error names another of the saved tensors', _is_other_version_error),
+         ("a view does not follow its base's later requires_grad_(True)",
+          _is_view_of_a_tensor_that_later_requires_grad),
+         ("PyTorch's median of an expanded tensor reads garbage (a PyTorch bug)", _is_torch_median_of_expanded),
+         ("create_graph: a gradient recorded as its parts where PyTorch has one fused node",
+          _is_fused_double_backward)]
+
+
+def known(lines, diff):
+    for label, test in KNOWN:
+        if test(lines, diff):
+            return label
+    return None
+
+
+def minimize(lines, fails):
+    """Drop lines (one at a time, from the end) while ``fails(lines)`` stays true."""
+    lines = list(lines)
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(lines) - 1, -1, -1):
+            trial = lines[:i] + lines[i + 1:]
+            if trial and fails(trial):
+                lines = trial
+                changed = True
+    return lines
+
+
+# ---- generating --------------------------------------------------------------------------------
+
+class Generator:
+    """Chooses lines one by one, running each in torch (``ns``) to see what exists."""
+
+    def __init__(self, chooser, torch, specials=True):
+        self.c = chooser
+        self.torch = torch
+        self.ns = namespace(torch)
+        self.lines = []
+        self.log = []
+        self.count = 0
+        self.hooks = 0
+        self.specials = specials
+
+    # what exists (in torch) --------------------------------------------------------------------
+    def tensors(self, pred=lambda t: True):
+        out = []
+        for name, t in self.ns.items():
+            if name.startswith('v') and name[1:].isdigit() and isinstance(t, self.torch.Tensor) and pred(t):
+                out.append(name)
+        return sorted(out, key=lambda n: int(n[1:]))
+
+    def pick_tensor(self, pred=lambda t: True):
+        names = self.tensors(pred)
+        return self.c.pick(names) if names else None
+
+    def fresh(self):
+        name = f'v{self.count}'
+        self.count += 1
+        return name
+
+    def emit(self, line):
+        self.log.extend(run_line(self.ns, line, len(self.lines)))
+        self.lines.append(line)
+
+    # pieces ----------------------------------------------------------------------------------
+    def number(self):
+        if self.specials and self.c.chance(0.03):
+            return self.c.pick(["float('nan')", "float('inf')", "-float('inf')", '0.0', '-0.0'])
+        return repr(self.c.int(-20, 20) / 10)
+
+    def data(self, shape):
+        if not shape:
+            return self.number()
+        return '[' + ', '.join(self.data(shape[1:]) for _ in range(shape[0])) + ']'
+
+    def leaf(self, shape=None, requires_grad=None):
+        shape = self.c.pick(SHAPES) if shape is None else shape
+        name = self.fresh()
+        if self.c.chance(0.08):  # an integer tensor now and then: promotion, errors on grad
+            data = self.data(shape).replace("float('nan')", '0').replace("-float('inf')", '-9')
+            data = data.replace("float('inf')", '9').replace('-0.0', '0.0')
+            ints = ''.join(ch for ch in data)
+            self.emit(f'{name} = T.tensor({ints}).round().long()')
+            return name
+        dtype = self.c.pick(['float32', 'float32', 'float64'])
+        rg = self.c.chance(0.75) if requires_grad is None else requires_grad
+        self.emit(f'{name} = T.tensor({self.data(shape)}, dtype=T.{dtype}, requires_grad={rg})')
+        return name
+
+    def dim(self, t):
+        nd = max(t.dim(), 1)
+        if self.c.chance(0.04):
+            return self.c.pick([nd, -nd - 1])  # out of range, on purpose
+        return self.c.int(-nd, nd - 1)
+
+    def broadcastable_with(self, a):
+        sa = tuple(self.ns[a].shape)
+
+        def ok(t):
+            try:
+                np.broadcast_shapes(sa, tuple(t.shape))
+                return True
+            except ValueError:
+                return False
+        if self.c.chance(0.05):
+            return self.pick_tensor()
+        return self.pick_tensor(ok)
+
+    def grad_mode(self, stmt):
+        r = self.c.int(0, 19)
+        if r == 0:
+            return f'with T.no_grad(): {stmt}'
+        if r == 1:
+            return f'with T.no_grad(), T.enable_grad(): {stmt}'
+        if r == 2:
+            return f'with T.set_grad_enabled(False): {stmt}'
+        if r == 3:
+            return f'with T.enable_grad(): {stmt}'
+        return stmt
+
+    # statements ------------------------------------------------------------------------------
+    def unary(self):
+        a = self.pick_tensor()
+        op = self.c.pick(UNARY)
+        form = self.c.int(0, 1)
+        expr = f'T.{op}({a})' if form == 0 else f'{a}.{op}()'
+        return f'{self.fresh()} = {expr}'
+
+    def f_unary(self):
+        a = self.pick_tensor()
+        op = self.c.pick(F_UNARY)
+        return f'{self.fresh()} = T.nn.functional.{op}({a})'
+
+    def binary(self):
+        a = self.pick_tensor()
+        b = self.broadcastable_with(a)
+        if self.c.chance(0.5):
+            return f'{self.fresh()} = {a} {self.c.pick(BINARY)} {b}'
+        return f'{self.fresh()} = T.{self.c.pick(BINARY_FN)}({a}, {b})'
+
+    def scalar(self):
+        a = self.pick_tensor()
+        s = self.c.pick(SCALARS)
+        op = self.c.pick(BINARY + ['**'])
+        if op == '**':
+            return f'{self.fresh()} = {a} ** {self.c.pick(["2", "0.5", "3", "-1", "0"])}'
+        return f'{self.fresh()} = {a} {op} {s}' if self.c.chance(0.5) else f'{self.fresh()} = {s} {op} {a}'
+
+    def reduction(self):
+        a = self.pick_tensor()
+        t = self.ns[a]
+        kind = self.c.int(0, 9)
+        if kind == 0 or t.dim() == 0:
+            return f'{self.fresh()} = {a}.{self.c.pick(["sum", "mean", "amax", "prod", "norm", "std", "var"])}()'
+        d = self.dim(t)
+        kd = self.c.chance(0.5)
+        if kind <= 3:
+            op = self.c.pick(['sum', 'mean', 'amax', 'amin', 'prod', 'logsumexp', 'std', 'var'])
+            return f'{self.fresh()} = {a}.{op}({d}, keepdim={kd})'
+        if kind <= 5:
+            op = self.c.pick(['max', 'min', 'median'])
+            return f'{self.fresh()}, {self.fresh()} = {a}.{op}({d}, keepdim={kd})'
+        if kind <= 7:
+            op = self.c.pick(['softmax', 'log_softmax'])
+            return f'{self.fresh()} = T.{op}({a}, {d})'
+        op = self.c.pick(['cumsum', 'cumprod'])
+        return f'{self.fresh()} = {a}.{op}({d})'
+
+    def matmul(self):
+        a = self.pick_tensor(lambda t: 1 <= t.dim() <= 3)
+        if a is None:
+            return None
+        sa = tuple(self.ns[a].shape)
+
+        def ok(t):
+            try:
+                np.matmul(np.zeros(sa), np.zeros(tuple(t.shape)))
+                return True
+            except ValueError:
+                return False
+        b = self.pick_tensor(ok) if not self.c.chance(0.05) else self.pick_tensor()
+        if b is None:
+            n = sa[-1]
+            b = self.leaf(shape=(n, self.c.int(1, 3)))
+        return f'{self.fresh()} = {a} @ {b}'
+
+    def shape_op(self):
+        a = self.pick_tensor()
+        t = self.ns[a]
+        shape, nd = tuple(t.shape), t.dim()
+        k = self.c.int(0, 15)
+        new = self.fresh()
+        if k == 0:
+            return f'{new} = {a}.reshape(-1)'
+        if k == 1:
+            return f'{new} = {a}.view({", ".join(str(s) for s in reversed(shape)) or "()"})' \
+                if self.c.chance(0.5) else f'{new} = {a}.view(-1)'
+        if k == 2 and nd <= 2:
+            return f'{new} = {a}.t()'
+        if k == 3 and nd >= 2:
+            return f'{new} = {a}.transpose({self.dim(t)}, {self.dim(t)})'
+        if k == 4 and nd >= 1:
+            perm = list(range(nd))
+            random.Random(self.c.int(0, 99)).shuffle(perm)
+            return f'{new} = {a}.permute({", ".join(map(str, perm))})'
+        if k == 5:
+            return f'{new} = {a}.unsqueeze({self.c.int(-nd - 1, nd)})'
+        if k == 6:
+            return f'{new} = {a}.squeeze()' if self.c.chance(0.5) else f'{new} = {a}.squeeze({self.dim(t)})'
+        if k == 7:
+            target = [s if s != 1 else self.c.int(1, 3) for s in shape]
+            return f'{new} = {a}.expand({", ".join(map(str, target)) or "()"})'
+        if k == 8 and nd >= 1:
+            d = self.dim(t)
+            size = shape[d] if -nd <= d < nd else 1
+            start = self.c.int(0, max(size - 1, 0))
+            return f'{new} = {a}.narrow({d}, {start}, {self.c.int(0, size - start)})'
+        if k == 9 and nd >= 1:
+            d = self.dim(t)
+            size = shape[d] if -nd <= d < nd else 1
+            return f'{new} = {a}.select({d}, {self.c.int(-size, max(size - 1, 0))})'
+        if k == 10:
+            return f'{new} = {a}[{self.basic_index(shape)}]'
+        if k == 11:
+            return f'{new} = {a}.{self.c.pick(["contiguous", "clone", "flatten", "detach"])}()'
+        if k == 12 and nd >= 1:
+            d = self.dim(t)
+            op = self.c.pick(['unbind({d})[0]', 'chunk(2, {d})[-1]', 'split(1, {d})[0]'])
+            return f'{new} = {a}.{op.format(d=d)}'
+        if k in (13, 14):
+            b = self.pick_tensor(lambda u: u.dim() == nd) if not self.c.chance(0.1) else self.pick_tensor()
+            if k == 13 and nd >= 1:
+                return f'{new} = T.cat([{a}, {b}], {self.dim(t)})'
+            return f'{new} = T.stack([{a}, {b}])'
+        if k == 15 and nd >= 1:
+            return f'{new} = {a}.diagonal()' if nd >= 2 else f'{new} = {a}.flip(0)'
+        return f'{new} = {a}.clone()'
+
+    def basic_index(self, shape):
+        parts = []
+        for size in shape[:self.c.int(0, len(shape))]:
+            r = self.c.int(0, 5)
+            if r == 0:
+                parts.append(str(self.c.int(-size, size - 1)) if size else ':')
+            elif r == 1:
+                parts.append(f'{self.c.int(0, size)}:')
+            elif r == 2:
+                parts.append(f'::{self.c.int(1, 2)}')
+            elif r == 3:
+                parts.append('None')
+            elif r == 4:
+                parts.append(f'{self.c.int(-size, size)}:{self.c.int(-size, size)}')
+            else:
+                parts.append(':')
+        if self.c.chance(0.2):
+            parts.insert(self.c.int(0, len(parts)), '...')
+        if self.c.chance(0.03):
+            parts.append(str(self.c.int(3, 7)))  # out of range, on purpose
+        return ', '.join(parts) if parts else '...'
+
+    def advanced_index(self):
+        a = self.pick_tensor(lambda t: t.dim() >= 1)
+        if a is None:
+            return None
+        t = self.ns[a]
+        size = t.shape[0]
+        k = self.c.int(0, 3)
+        if k == 0:
+            idx = [self.c.int(-size, size - 1) for _ in range(self.c.int(1, 3))] if size else [0]
+            return f'{self.fresh()} = {a}[{idx}]'
+        if k == 1:
+            m = self.pick_tensor(lambda u: tuple(u.shape) == tuple(t.shape) and u.dtype != self.torch.int64)
+            if m is None:
+                return None
+            return f'{self.fresh()} = {a}[{m} > 0]'
+        if k == 2:
+            d = self.dim(t)
+            sz = t.shape[d] if -t.dim() <= d < t.dim() else 1
+            idx = [self.c.int(0, max(sz - 1, 0)) for _ in range(self.c.int(1, 3))]
+            return f'{self.fresh()} = {a}.index_select({d}, T.tensor({idx}))'
+        d = self.c.int(0, t.dim() - 1)
+        shape = list(t.shape)
+        idx = np.zeros(shape, dtype=int)
+        for pos in np.ndindex(*shape):
+            idx[pos] = self.c.int(0, shape[d] - 1) if shape[d] else 0
+        return f'{self.fresh()} = {a}.gather({d}, T.tensor({idx.tolist()}))'
+
+    def inplace(self):
+        a = self.pick_tensor(lambda t: t.dtype != self.torch.int64)
+        if a is None:
+            return None
+        target = a
+        t = self.ns[a]
+        if self.c.chance(0.4) and t.dim() >= 1:
+            target = f'{a}[{self.basic_index(tuple(t.shape))}]'
+        k = self.c.int(0, 3)
+        if k == 0:
+            return f'{target}.{self.c.pick(INPLACE_UNARY)}()'
+        if k == 1:
+            op = self.c.pick(INPLACE_SCALAR)
+            if op == 'clamp_':
+                return f'{target}.clamp_(min={self.c.pick(["-0.5", "0.0", "1.0"])})'
+            return f'{target}.{op}({self.c.pick(SCALARS)})'
+        if k == 2:
+            b = self.pick_tensor()
+            return f'{target}.{self.c.pick(INPLACE_TENSOR)}({b})'
+        return f'{target} = {self.c.pick(SCALARS)}' if self.c.chance(0.5) else \
+            f'{target} = {self.pick_tensor()}'
+
+    def hook(self):
+        a = self.pick_tensor(lambda t: t.requires_grad) if not self.c.chance(0.05) else self.pick_tensor()
+        if a is None:
+            return None
+        self.hooks += 1
+        kind = self.c.pick(['double', 'negate', 'none', 'clone'])
+        return f'{a}.register_hook(H({self.hooks}, {kind!r}))'
+
+    def flags(self):
+        a = self.pick_tensor()
+        k = self.c.int(0, 4)
+        if k == 0:
+            return f'{a}.retain_grad()'
+        if k == 1:
+            return f'{self.fresh()} = {a}.detach()'
+        if k == 2:
+            return f'{a}.requires_grad_({self.c.chance(0.7)})'
+        if k == 3:
+            return f'{a}.grad = None'
+        return f'{a}.detach_()'
+
+    def backward(self):
+        a = self.pick_tensor(lambda t: t.requires_grad) if not self.c.chance(0.05) else self.pick_tensor()
+        if a is None:
+            return None
+        rg = self.c.chance(0.5)
+        t = self.ns[a]
+        k = self.c.int(0, 2)
+        if k == 0 or t.dim() == 0:
+            target = f'{a}.sum()' if t.dim() else a
+            return f'{target}.backward(retain_graph={rg})'
+        if k == 1:
+            return f'{a}.backward(T.ones_like({a}), retain_graph={rg})'
+        return f'T.autograd.backward([{a}.sum()], retain_graph={rg})'
+
+    def autograd_grad(self):
+        a = self.pick_tensor(lambda t: t.requires_grad)
+        if a is None:
+            return None
+        inputs = sorted(set(self.c.pick(self.tensors()) for _ in range(self.c.int(1, 3))), key=lambda n: int(n[1:]))
+        rg, au, cg = self.c.chance(0.5), self.c.chance(0.5), self.c.chance(0.2)
+        outs = ', '.join(self.fresh() for _ in inputs) + ','
+        return (f'{outs} = T.autograd.grad({a}.sum(), [{", ".join(inputs)}], retain_graph={rg}, '
+                f'allow_unused={au}, create_graph={cg})')
+
+    STATEMENTS = [('leaf', 3), ('unary', 4), ('f_unary', 1), ('binary', 4), ('scalar', 2), ('reduction', 3),
+                  ('matmul', 2), ('shape_op', 5), ('advanced_index', 2), ('inplace', 3), ('hook', 2), ('flags', 2),
+                  ('backward', 3), ('autograd_grad', 1)]
+
+    def statement(self):
+        kinds = [k for k, w in self.STATEMENTS for _ in range(w)]
+        for _ in range(10):
+            kind = self.c.pick(kinds)
+            if kind == 'leaf':
+                self.leaf()
+                return
+            if not self.tensors():
+                continue
+            line = getattr(self, kind)()
+            if line is not None:
+                if kind not in ('backward', 'autograd_grad', 'hook', 'flags'):
+                    line = self.grad_mode(line)
+                self.emit(line)
+                return
+
+    def program(self, length):
+        for _ in range(self.c.int(1, 2)):
+            self.leaf(requires_grad=True)
+        for _ in range(length):
+            self.statement()
+        return self.lines
+
+
+def generate(chooser, torch, length=12, specials=True):
+    """(lines, torch's log) of a random program of about ``length`` statements."""
+    g = Generator(chooser, torch, specials)
+    g.program(length)
+    log = g.log + _final_state(g.ns)
+    return g.lines, log
+
+
+def source(lines):
+    """The program as a runnable script."""
+    return '\n'.join(['import torch as T', 'def H(k, kind):', "    return lambda g: g * 2 if kind == 'double' else "
+                      "-g if kind == 'negate' else g.clone() if kind == 'clone' else None"] + list(lines))
+

@@ -1,0 +1,144 @@
+"""Differential fuzzing against torch: random programs (tests/fuzz_programs.py) of elementwise
+ops, reductions, matmul, shape ops and views, indexing, in-place ops on views, hooks that change
+gradients, retain_grad, detach, grad-mode switches, backward with retain_graph and
+autograd.grad, run in leafgrad and in torch from the same inputs; everything a user could
+observe must agree (values, gradients, retained gradients, hooks' arguments, is_leaf,
+requires_grad, grad_fn names, version counters, exceptions and warnings).
+
+CI runs a fixed, derandomized budget (``test_programs_agree_with_torch``). The long mode runs
+``LEAFGRAD_FUZZ_EXAMPLES`` programs from random seeds, keeps going after a failure, minimizes
+one program per kind of failure and reports them all::
+
+    LEAFGRAD_FUZZ_EXAMPLES=100000 python -m pytest -q tests/test_fuzz_differential.py -k long
+
+(``LEAFGRAD_FUZZ_SEED`` picks the first seed; ``LEAFGRAD_FUZZ_REPORT`` a file for progress and
+the minimized programs.)
+"""
+import multiprocessing
+import os
+import queue
+import time
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import leafgrad as lg
+import fuzz_programs as fp
+
+
+def _first_difference(lines, torch_log=None):
+    mine = fp.run(lg, lines)
+    theirs = fp.run(torch, lines) if torch_log is None else torch_log
+    return fp.differences(mine, theirs)
+
+
+def _report(lines, diff):
+    i, mine, theirs = diff
+    return (f'leafgrad and torch differ at record {i}\n  leafgrad: {mine}\n  torch:    {theirs}\n'
+            f'program:\n{fp.source(lines)}')
+
+
+@settings(max_examples=200, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.data())
+def test_programs_agree_with_torch(data):
+    lines, torch_log = fp.generate(fp.DrawChooser(data), torch, length=data.draw(st.integers(1, 14)))
+    diff = _first_difference(lines, torch_log)
+    assert diff is None or fp.known(lines, diff), _report(lines, diff)
+
+
+def test_the_log_sees_what_differs():
+    """The comparison notices a changed value, a changed gradient and a changed error."""
+    lines = ['v0 = T.tensor([1.0, 2.0], requires_grad=True)', 'v1 = (v0 * v0).sum()', 'v1.backward()']
+    log = fp.run(torch, lines)
+    assert fp.differences(log, fp.run(torch, lines)) is None
+    assert fp.differences(fp.run(torch, lines[:1] + ['v1 = (v0 * v0 * 1.001).sum()'] + lines[2:]), log)
+    assert fp.differences(fp.run(torch, lines[:2] + ['v1.backward(); v0.grad.mul_(2)']), log)
+    assert fp.differences(fp.run(torch, lines + ['v1.backward()']), fp.run(torch, lines + ['v0.foo()']))
+
+
+def _signature(diff):
+    """What kind of failure: the kind of record and, for an exception, its type."""
+    _, mine, theirs = diff
+    kind = lambda r: (r[0], r[2][:2] if r and r[0] == 'line' else None) if r else None  # noqa: E731
+    return repr((kind(mine), kind(theirs)))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get('LEAFGRAD_FUZZ_EXAMPLES'), reason='long mode: set LEAFGRAD_FUZZ_EXAMPLES')
+def test_long_run():
+    """The programs run in child processes, a chunk at a time, so that a crash of torch itself
+    (it happens: a segfault) is noted, with its seed, and the run goes on after it."""
+    total = int(os.environ['LEAFGRAD_FUZZ_EXAMPLES'])
+    seed0 = int(os.environ.get('LEAFGRAD_FUZZ_SEED', '0'))
+    report = os.environ.get('LEAFGRAD_FUZZ_REPORT')
+    found, crashes = {}, []
+    start = time.monotonic()
+    ctx = multiprocessing.get_context('fork')
+    seed, end = seed0, seed0 + total
+    while seed < end:
+        progress, results = ctx.Value('q', seed), ctx.Queue()
+        child = ctx.Process(target=_run_chunk, args=(seed, min(seed + 500, end), progress, results, set(found)))
+        child.start()
+        while True:
+            try:
+                item = results.get(timeout=1)
+            except queue.Empty:
+                if child.is_alive():
+                    continue
+                item = 'died'
+            if item is None or item == 'died':
+                break
+            sig, program_seed, text = item
+            found.setdefault(sig, [None])
+            found[sig].append(program_seed)
+            if text is not None:
+                found[sig][0] = text
+        child.join()
+        if item == 'died':
+            crashes.append((progress.value, child.exitcode))
+            seed = progress.value + 1
+        else:
+            seed = min(seed + 500, end)
+        if report:
+            _write(report, seed - seed0, seed0, found, crashes, time.monotonic() - start)
+    unknown = {sig: v for sig, v in found.items() if not sig.startswith('known: ')}
+    assert not unknown, '\n\n'.join(f'{sig}: {len(v) - 1} programs (seeds {v[1:6]}...)\n{v[0]}'
+                                    for sig, v in unknown.items())
+
+
+def _run_chunk(first, last, progress, results, seen):
+    """Run the programs of seeds [first, last) (in a child process); put (kind, seed, report of
+    its minimized program the first time a kind is seen) for each that differs, then None."""
+    seen = set(seen)
+    for seed in range(first, last):
+        progress.value = seed
+        chooser = fp.RandomChooser(seed)
+        lines, torch_log = fp.generate(chooser, torch, length=chooser.int(1, 20))
+        diff = _first_difference(lines, torch_log)
+        if diff is None:
+            continue
+        label = fp.known(lines, diff)
+        sig = f'known: {label}' if label else _signature(diff)
+        text = None
+        if sig not in seen:
+            seen.add(sig)
+            small = fp.minimize(lines, lambda ls: _still(ls, label))
+            text = _report(small, _first_difference(small))
+        results.put((sig, seed, text))
+    results.put(None)
+
+
+def _still(lines, label):
+    """The smaller program still fails (as the same known difference, if it was one)."""
+    diff = _first_difference(lines)
+    return diff is not None and fp.known(lines, diff) == label
+
+
+def _write(path, done, seed0, found, crashes, seconds):
+    with open(path, 'w') as f:
+        f.write(f'{done} programs from seed {seed0} in {seconds:.0f} s; {len(found)} kinds of difference; '
+                f'torch crashed on seeds {crashes}\n\n')
+        for sig, v in sorted(found.items(), key=lambda kv: kv[0].startswith('known: ')):
+            f.write(f'=== {sig}: {len(v) - 1} programs, seeds {v[1:11]}\n{v[0]}\n\n')
