@@ -118,7 +118,7 @@ def set_default_dtype(d):
     global _default_float
     d = to_dtype(d)
     if not d.is_floating_point:
-        raise TypeError(f'only floating-point types are supported as the default type, got {d}')
+        raise TypeError('only floating-point types are supported as the default type')
     _default_float = d
 
 

@@ -207,7 +207,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if step == 0:
         raise RuntimeError('step must be nonzero')
     if (end - start) / step < 0 and end != start:
-        raise RuntimeError('upper bound and larger bound inconsistent with step sign')
+        raise RuntimeError('upper bound and lower bound inconsistent with step sign')
     vals = [_scalar(v) for v in (start, end, step)]
     if dtype is None:
         dtype = backend.get_default_dtype() if any(isinstance(v, float) for v in vals) else backend.int64
@@ -248,6 +248,12 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    for name, v in (('n', n), ('m', m)):
+        if v is not None and not _is_int(v):
+            raise TypeError(f"eye(): argument '{name}' (position {1 if name == 'n' else 2}) must be int, not "
+                            f'{type(v).__name__}')
+        if v is not None and v < 0:
+            raise RuntimeError(f'{name} must be greater or equal to 0, got {v}')
     return _finish(backend.module_for(device).eye(n, m if m is not None else n, dtype=_dtype_np(dtype)), requires_grad)
 
 

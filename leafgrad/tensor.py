@@ -34,6 +34,11 @@ _LEGACY_NAMES = {'float32': 'FloatTensor', 'float64': 'DoubleTensor', 'float16':
                  'int8': 'CharTensor', 'uint8': 'ByteTensor', 'bool': 'BoolTensor'}
 
 
+# the C++ names PyTorch's messages print for some dtypes
+_C_NAMES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'long int', 'int32': 'int',
+            'int16': 'short int', 'int8': 'signed char', 'uint8': 'unsigned char', 'bool': 'bool'}
+
+
 def legacy_type_name(array):
     """'leafgrad.FloatTensor' for a float32 NumPy array, as PyTorch names types in errors."""
     prefix = 'leafgrad.' if type(array) is _ndarray else 'leafgrad.cuda.'
@@ -302,8 +307,12 @@ class Tensor:
                     'are the same size')
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{value.dtype.name}' to a tensor with "
-                    f"dtype '{self.dtype.name}'. The gradient must match the tensor's dtype.")
+                    f"attempting to assign a gradient with dtype '{_C_NAMES[value._data.dtype.name]}' to a tensor "
+                    f"with grad_dtype '{_LEGACY_NAMES[self._data.dtype.name][:-len('Tensor')]}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+                    'grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with '
+                    'caution. Diverging the dtypes of a tensor and its gradient may break downstream systems that '
+                    'assume they match.')
         self._grad = value
 
     @property
@@ -452,6 +461,11 @@ class Tensor:
             raise RuntimeError('Boolean value of Tensor with ' + ('no values' if self._data.size == 0 else
                                                                   'more than one value') + ' is ambiguous')
         return bool(self._data.reshape(()).item())
+
+    def __contains__(self, element):
+        if isinstance(element, (Tensor, int, float)):
+            return bool((element == self).any().item())
+        raise RuntimeError(f'Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.')
 
     def __iter__(self):
         if self._data.ndim == 0:

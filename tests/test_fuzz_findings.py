@@ -205,3 +205,14 @@ def test_grad_fn_prints_without_namespace():
         y.copy_(x)
         return {'repr': repr(y).replace('leafgrad', 'torch'), 'fn': repr(y.grad_fn).split(' object')[0]}
     assert_same(program)
+
+
+def test_matmul_squeezes_a_batch_of_one_under_no_grad_too():
+    """The operand that requires grad decides the fold even when the squeezed view of it,
+    made under no_grad, does not carry requires_grad."""
+    def program(T):
+        a = T.ones(1, 1, 3, requires_grad=True)
+        b = T.ones(2, 1, 3)
+        with T.no_grad():
+            return {'error': _both_error(lambda: a @ b), 'ok': a @ T.ones(2, 3, 1)}
+    assert_same(program)

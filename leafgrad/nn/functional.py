@@ -69,6 +69,9 @@ def linear(input, weight, bias=None):
     if not isinstance(input, _Tensor):
         raise _not_tensor('linear', input)
     x = input._data
+    if not x.ndim:
+        raise RuntimeError(f'both arguments to linear need to be at least 1D, but they are 0D and '
+                           f'{weight._data.ndim}D')
     if x.shape[-1:] != weight._data.shape[-1:]:
         rows = 1
         for s in x.shape[:-1]:

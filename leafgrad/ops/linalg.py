@@ -177,8 +177,10 @@ def bmm(input, mat2):
     return out
 
 
-def matmul(input, other):
-    """PyTorch's matmul: dot, mv, mm, or a batched product with broadcast batch dims."""
+def matmul(input, other, _requires_grad=None):
+    """PyTorch's matmul: dot, mv, mm, or a batched product with broadcast batch dims.
+    (``_requires_grad``: the operands' flags when a batch of one was squeezed away, which under
+    no_grad would not carry them)"""
     da, db = input._data.ndim, other._data.ndim
     if da == 0 or db == 0:
         raise RuntimeError(f'both arguments to matmul need to be at least 1D, but they are {da}D and {db}D')
@@ -196,7 +198,7 @@ def matmul(input, other):
         return out
     if da == 2 and db == 2:
         return mm(input, other)
-    if _should_fold(input, other):
+    if _should_fold(input, other, _requires_grad or (input._requires_grad, other._requires_grad)):
         # fold the batch of the larger operand into the rows of one mm (or mv), as PyTorch does
         transpose = db > da
         t1 = _shape.transpose(other, -1, -2) if transpose else input
@@ -217,10 +219,11 @@ def matmul(input, other):
     sa, sb = input._data.shape, other._data.shape
     if da == 3 and db == 3 and sa[0] != sb[0]:
         # a batch of one that requires grad is taken as a matrix (a smaller gradient), as PyTorch does
+        flags = (input._requires_grad, other._requires_grad)
         if sa[0] == 1 and input._requires_grad:
-            return matmul(_shape.squeeze(input, 0), other)
+            return matmul(_shape.squeeze(input, 0), other, flags)
         if sb[0] == 1 and other._requires_grad:
-            return matmul(input, _shape.squeeze(other, 0))
+            return matmul(input, _shape.squeeze(other, 0), flags)
     n, k = (sa[-2] if da > 1 else 1), sa[-1]
     k2, m = (sb[-2], sb[-1]) if db > 1 else (sb[0], 1)
     batch = _broadcast_batch(sa[:-2], sb[:-2])
@@ -238,7 +241,7 @@ def matmul(input, other):
     return _unsafe_view(product if db > 1 else _shape.squeeze(product, -1), out_shape)
 
 
-def _should_fold(a, b):
+def _should_fold(a, b, requires_grad):
     """PyTorch's choice for a product of a >= 3-D and a <= 2-D operand: fold the larger one's
     batch into one mm (its graph: MmBackward0 and views) when the smaller one requires grad (a
     smaller gradient), else when the fold needs no copy; otherwise expand both and use bmm."""
@@ -246,7 +249,7 @@ def _should_fold(a, b):
     larger, smaller = (a, b) if da >= db else (b, a)
     if not (larger._data.ndim >= 3 and smaller._data.ndim <= 2):
         return False
-    if smaller._requires_grad:
+    if requires_grad[1 if da >= db else 0]:  # the smaller one's
         return True
     if da == 2:
         return False

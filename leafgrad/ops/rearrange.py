@@ -16,7 +16,11 @@ def _tensor_list(tensors, fname):
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{fname}(): argument 'tensors' (position 1) must be tuple of Tensors, "
                         f'not {type(tensors).__name__}')
-    return list(tensors)
+    tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f'expected Tensor as element {i} in argument 0, but got {type(t).__name__}')
+    return tensors
 
 
 def _to_dtype(t, np_dtype):

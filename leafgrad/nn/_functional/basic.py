@@ -24,6 +24,8 @@ def _softmax_dim(name, ndim, stacklevel=4):
 
 
 def _softmax_input(input, dim, dtype, name):
+    if dim is not None and not isinstance(dim, int):
+        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     if dtype is not None:
         input = input.to(backend.to_dtype(dtype))
     data = input._data

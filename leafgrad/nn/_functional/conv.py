@@ -298,6 +298,10 @@ def _check_conv(input, weight, bias, nsp, groups, transposed, stride, padding, d
         if isinstance(v, (tuple, list)) and len(v) not in (1, nsp):
             raise RuntimeError(f'expected {name} to be a single integer value or a list of {nsp} values to match '
                                f'the convolution dimensions, but got {name}={list(v)}')
+    if any(s <= 0 for s in ntuple(stride, nsp)):
+        raise RuntimeError('non-positive stride is not supported')
+    if any(d <= 0 for d in ntuple(dilation, nsp)):
+        raise RuntimeError(f'dilation should be greater than zero, but got {list(ntuple(dilation, nsp))}')
     if groups <= 0:
         raise RuntimeError('non-positive groups is not supported')
     if x.dtype != w.dtype:

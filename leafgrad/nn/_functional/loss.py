@@ -60,6 +60,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', we
     check_reduction(reduction)
     input, target = _broadcast_pair(input, target)
     x, y = binary_operands(input, target)  # PyTorch's result dtype (float32 with an int target)
+    if x.dtype.kind != 'f':
+        from .common import dtype_name
+        raise NotImplementedError(f'"mse_cpu" not implemented for \'{dtype_name(wrap(x))}\'')
     diff = x - y
     out, node = record(_reduce_array(diff * diff, reduction), MseLossBackward0, (input, target))
     if node is not None:
@@ -171,6 +174,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f'Using a target size ({size_str(target._data.shape)}) that is different to the input size '
                          f'({size_str(input._data.shape)}) is deprecated. Please ensure they have the same size.')
     x, t = input._data, target._data
+    if t.dtype != x.dtype:
+        from .common import dtype_name
+        raise RuntimeError(f'Found dtype {dtype_name(target)} but expected {dtype_name(input)}')
     if x.size and not (x.min() >= 0 and x.max() <= 1):  # NaN fails too, as in PyTorch
         raise RuntimeError('all elements of input should be between 0 and 1')
     with xp.errstate(divide='ignore'):
@@ -437,6 +443,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_
                       UserWarning, stacklevel=2)
     elif reduction not in ('batchmean', 'sum', 'none'):
         raise ValueError(f'{reduction} is not a valid value for reduction')
+    if input._data.dtype.kind != 'f' or target._data.dtype.kind != 'f':
+        raise RuntimeError('kl_div: Integral inputs not supported.')
     if log_target:
         loss = _ew.exp(target) * (target - input)
     else:

@@ -67,6 +67,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         if p is not None and p._data.shape != shape:
             raise RuntimeError(f'Expected {name} to be of same shape as normalized_shape, but got {name} of shape '
                                f'{list(p._data.shape)} and normalized_shape = {list(shape)}')
+    if any(p is not None and p._data.dtype != x.dtype for p in (weight, bias)):
+        raise RuntimeError('mixed dtype (CPU): all inputs must share same datatype.')
     dims = tuple(range(x.ndim - k, x.ndim))
     mu, var, rstd = _array_stats(x, dims, eps)
     y = (x - mu) * rstd

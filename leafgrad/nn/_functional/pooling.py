@@ -33,6 +33,8 @@ def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, na
         raise RuntimeError(f'non-empty {nsp + 1}D or {nsp + 2}D (batch mode) tensor expected for input')
     k = ntuple(kernel_size, nsp)
     s = ntuple(stride, nsp) if stride not in (None, ()) and stride != [] else k
+    if 0 in s:
+        raise RuntimeError('stride should not be zero')
     p = ntuple(padding, nsp)
     d = ntuple(dilation, nsp)
     for i in range(nsp):

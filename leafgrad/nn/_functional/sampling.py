@@ -121,11 +121,11 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
         align_corners = bool(align_corners)
     else:
         raise NotImplementedError(f'Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the '
-                                  f'modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact '
+                                  f'modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact '
                                   f'(got {mode})')
     if nsp < 1 or nsp > 3:
         raise NotImplementedError(f'Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the '
-                                  f'modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact '
+                                  f'modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact '
                                   f'(got {mode})')
     in_size = x.shape[2:]
     if (size is None) == (scale_factor is None):

@@ -306,6 +306,8 @@ class Module:
     def to(self, *args, **kwargs):
         from ...ops.conversion import _parse_to
         dtype, device, _ = _parse_to(args, dict(kwargs))
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(f'nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}')
 
         def convert(t):
             return t.to(dtype=dtype if t.is_floating_point() else None, device=device)
