@@ -216,3 +216,62 @@ def test_matmul_squeezes_a_batch_of_one_under_no_grad_too():
         with T.no_grad():
             return {'error': _both_error(lambda: a @ b), 'ok': a @ T.ones(2, 3, 1)}
     assert_same(program)
+
+
+def test_maximum_gives_the_loser_zero_even_of_a_nan_gradient():
+    """PyTorch selects (where/masked_fill) rather than multiplies: the loser gets 0, not NaN."""
+    def program(T):
+        a = T.tensor([-1.4, -1.0, 0.6], requires_grad=True)
+        b = T.tensor([-0.5, -0.2, 0.1])
+        T.maximum(a, b).sqrt().sum().backward()
+        return {'g': a.grad}
+    assert_same(program)
+
+
+def test_empty_reductions_and_indices_as_torch():
+    def program(T):
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            variance = T.ones(1, 0, 3).var(-1)
+        return {'amax': _both_error(lambda: T.ones(0).amax()), 'amin': _both_error(lambda: T.ones(0).amin()),
+                'gather': T.ones(0, 1).gather(1, T.tensor([])), 'gather2': T.ones(2, 1).gather(1, T.tensor([])),
+                'softmax': T.softmax(T.ones(0, 2, dtype=T.int64), 0).dtype == T.int64,
+                'var': variance, 'warned': len(caught)}
+    assert_same(program)
+
+
+def test_dot_checks_dtypes_before_sizes():
+    assert_same(lambda T: {'e': _both_error(lambda: T.dot(T.ones(1, dtype=T.float64), T.ones(4)))})
+
+
+def test_copysign_gradient_records_as_torch():
+    def program(T):
+        x = T.tensor([0.5, 0.0, -2.0], requires_grad=True)
+        y = T.tensor([-1.0, 1.0, 1.0], dtype=T.float64, requires_grad=True)
+        gx, gy = T.autograd.grad(T.copysign(x, y).sum(), [x, y], create_graph=True)
+        return {'gx': gx, 'gy': gy, 'names': (_name(gx), _name(gy)), 'gy_dtype': str(gy.dtype).split('.')[-1]}
+    assert_same(program)
+
+
+def test_amax_names_the_dim_as_given():
+    assert_same(lambda T: {'e': _both_error(lambda: T.ones(0, 1, 1).amin(-3, keepdim=True))})
+
+
+@pytest.mark.parametrize('op', ['elu', 'selu', 'celu'])
+def test_elu_keeps_the_sign_of_zero(op):
+    assert_same(lambda T: {'y': getattr(T.nn.functional, op)(T.tensor([-0.0, 0.0, -1.0, 2.0]))})
+
+
+@pytest.mark.parametrize('values', [[NAN], [2.0], [0.0], [2.0, 3.0], [0.0, 3.0], [0.0, 0.0, 2.0],
+                                    [[0.0, 2.0], [3.0, 0.0]]], ids=str)
+def test_prod_gradient_records_as_torch(values):
+    """prod's derivative node for node as PyTorch's prod_backward: grad * (result / x) without
+    zeros, the exclusive products (and a view for the full product) with them."""
+    def program(T):
+        x = T.tensor(values, requires_grad=True)
+        (g0,) = T.autograd.grad(x.prod(0, keepdim=True).sum(), [x], create_graph=True)
+        (g1,) = T.autograd.grad(x.prod(), [x], create_graph=True)
+        x.prod().backward()
+        return {'g0': g0, 'g1': g1, 'names': (_name(g0), _name(g1)), 'grad': x.grad}
+    assert_same(program)

@@ -102,7 +102,8 @@ class CeluBackward1(EluBackward0):
 def _elu_forward(input, alpha, scale, input_scale, node_cls):
     x = _float(input, 'elu_cpu')
     with xp.errstate(over='ignore'):
-        neg = xp.expm1(xp.minimum(x, 0) * input_scale) * alpha
+        # (where, not minimum: -0.0 stays -0.0, as in PyTorch's kernel)
+        neg = xp.expm1(xp.where(x > 0, x.dtype.type(0), x) * input_scale) * alpha
     data = (xp.where(x > 0, x, neg) * scale).astype(x.dtype, copy=False)
     result, node = record(data, node_cls, (input,))
     if node is not None:

@@ -415,6 +415,8 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     idx = index_array(index, 'gather')
     shape = input._data.shape
     d = wrap_dim(dim, max(len(shape), 1))
+    if idx.size == 0:  # PyTorch checks nothing more of an empty index: an empty result of its shape
+        return _empty_gather(input, idx, d, index)
     _gather_check(shape, idx, d)
     src = input._data.reshape(idx.shape[:0] + (1,)) if not shape else input._data
     i = idx if idx.ndim else idx.reshape(1)
@@ -423,6 +425,14 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     if node is not None:
         node.self_shape, node.dim, node.index = shape, d, index
         node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
+    return result
+
+
+def _empty_gather(input, idx, d, index):
+    result, node = record(xp.zeros(idx.shape, dtype=input._data.dtype), GatherBackward0, (input,))
+    if node is not None:
+        node.self_shape, node.dim, node.index = input._data.shape, d, index
+        node.save(input)
     return result
 
 

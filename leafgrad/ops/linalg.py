@@ -111,11 +111,11 @@ def dot(input, other):
     a, b = input._data, other._data
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f'1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors')
+    if a.dtype != b.dtype:
+        raise RuntimeError(f'dot : expected both vectors to have same dtype, but found {_sname(input)} and {_sname(other)}')
     if a.shape != b.shape:
         raise RuntimeError(f'inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have '
                            'the same number of elements, but got {} and {} elements respectively'.format(a.shape[0], b.shape[0]))
-    if a.dtype != b.dtype:
-        raise RuntimeError(f'dot : expected both vectors to have same dtype, but found {_sname(input)} and {_sname(other)}')
     if a.dtype.kind == 'b':
         _refuse_bool('dot')
     out, node = record(xp.asarray(a @ b), DotBackward0, (input, other))

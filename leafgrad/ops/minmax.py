@@ -194,10 +194,13 @@ def _amax_dims(input, dim, name):
     data = input._data
     if isinstance(dim, int):
         dim = (dim,)
+    if not dim and data.size == 0:  # (all dims, none given)
+        raise RuntimeError(f'{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the '
+                           "reduction dim with the 'dim' argument.")
     dims = wrap_dims(dim, data.ndim) if dim else tuple(range(data.ndim))
-    for d in dims:
-        if data.ndim and data.shape[d] == 0:
-            raise IndexError(f'{name}(): Expected reduction dim {d} to have non-zero size.')
+    for d, given in zip(dims, dim if dim else dims):
+        if data.ndim and data.shape[d] == 0:  # (PyTorch names the dim as given)
+            raise IndexError(f'{name}(): Expected reduction dim {given} to have non-zero size.')
     if data.size == 0 and not data.ndim:
         raise IndexError(f'{name}(): Expected reduction dim to be specified for input.numel() == 0.')
     return dims

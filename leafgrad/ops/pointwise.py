@@ -217,18 +217,20 @@ def hypot(input, other):
 
 class CopysignBackward0(Node):
     """self's derivative is the sign flip (0 where self is 0); other's is zero."""
-    __slots__ = ('self_shape', 'other_shape')
+    __slots__ = ('self_shape', 'other_shape', 'other_dtype')
 
     def apply(self, grad):
         x, result = self.saved_tensors  # (the result is saved even for other's zero gradient, as in PyTorch)
         gx = gy = None
         if _needs(self, 0):
-            # result / self (a function of both, as PyTorch records it), 0 where self is 0
+            # grad * (result / self, 0 where self is 0): a function of both, recorded as PyTorch's
+            # copysign_tensor_self_backward (a MulBackward0 under create_graph)
             zero = x._data == 0
             safe = x + ew.wrap(zero.astype(x._data.dtype))
-            gx = sum_to(ew.where(ew.wrap(zero), grad * 0, grad * result / safe), self.self_shape)
+            ratio = result / safe * ew.wrap((~zero).astype(x._data.dtype)) if zero.any() else result / x
+            gx = sum_to(grad * ratio, self.self_shape)
         if _needs(self, 1):
-            gy = sum_to(grad * 0, self.other_shape)
+            gy = ew.wrap(xp.zeros(self.other_shape, dtype=self.other_dtype))  # zeros_like(other)
         return gx, gy
 
 
@@ -242,6 +244,7 @@ def copysign(input, other):
     result, node = record(data, CopysignBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
+        node.other_dtype = other._data.dtype if isinstance(other, Tensor) else data.dtype
         node.save(input if _needs(node, 0) else _Empty, saved_output(result))
     return result
 

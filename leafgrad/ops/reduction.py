@@ -8,8 +8,8 @@ again.
 import builtins
 
 from .. import backend
-from ._util import Node, record, record_many, saved_output, wrap, wrap_dims, xp
-from .shape import expand, reshape, transpose, unsqueeze
+from ._util import Node, record, record_many, saved_output, state, wrap, wrap_dims, xp
+from .shape import expand, narrow, reshape, transpose, unsqueeze, view
 
 
 # dtype names as PyTorch's messages spell them
@@ -193,7 +193,9 @@ def _var_args(input, dim, unbiased, keepdim, correction, name):
         correction = 1 if unbiased is None or unbiased else 0
     dims = wrap_dims(dim, input._data.ndim)
     count = _count(input._data.shape, dims)
-    if count - correction <= 0:
+    # PyTorch's reduction factor: input numel / output numel (0 when the output is empty)
+    out_numel = _count(input._data.shape, [d for d in range(input._data.ndim) if d not in dims])
+    if (count if out_numel else 0) - correction <= 0:
         import warnings
         warnings.warn(f'{name}(): degrees of freedom is <= 0. Correction should be strictly less than the '
                       'reduction factor (input numel divided by output numel).', UserWarning, stacklevel=3)
@@ -286,35 +288,39 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 # ---- prod --------------------------------------------------------------------------------
 
-def _prod_others(x, dim):
-    """prod over ``dim`` of all elements but the k-th, for each k: correct with zeros.
-
-    Built as an (n, n) stack of x with the diagonal set to 1 (O(n^2) memory along ``dim``),
-    so that it stays a product of leafgrad ops and can be differentiated again.
-    """
-    from .elementwise import where
-    n = x._data.shape[dim]
-    moved = transpose(x, dim, -1)                      # (..., n)
-    rows = unsqueeze(moved, -2)                       # (..., 1, n): row k will drop x_k
-    eye = wrap(xp.eye(n, dtype=bool))
-    stacked = where(eye, wrap(xp.ones((), dtype=x._data.dtype)), rows)  # (..., n, n)
-    return transpose(prod(stacked, -1), dim, -1)
+def _prod_safe_zeros(grad, x, dim):
+    """grad times the product of all but each element along ``dim``, exact with zeros: the
+    exclusive cumulative products from either end, as PyTorch's prod_safe_zeros_backward (leafgrad
+    ops, so that it can be differentiated again)."""
+    from .elementwise import mul
+    from .rearrange import cat, flip
+    shape = x._data.shape
+    if x._data.size == 0:
+        return expand(grad, shape)
+    n = shape[dim]
+    if n == 1:
+        return grad
+    ones = wrap(xp.ones(shape[:dim] + (1,) + shape[dim + 1:], dtype=x._data.dtype))
+    before = cumprod(cat([ones, narrow(x, dim, 0, n - 1)], dim), dim)
+    after = flip(cumprod(cat([ones, flip(narrow(x, dim, 1, n - 1), [dim])], dim), dim), [dim])
+    return mul(grad, mul(before, after))
 
 
 class ProdBackward0(Node):
-    """Full product: grad * prod of the others (PyTorch's formula; exact with zeros)."""
+    """Full product: grad * result / x without zeros, else the products of the others (PyTorch's
+    prod_backward, node for node)."""
     __slots__ = ()
 
     def apply(self, grad):
         x, result = self.saved_tensors
         if x._data.ndim == 0:
             return grad,
-        if x._data.size == 0:
-            return grad * x,  # empty: any product with x has the right (empty) shape
-        if not (x._data == 0).any():
-            return grad * result / x,
-        flat = reshape(x, (-1,))
-        return reshape(_prod_others(flat, 0), x._data.shape) * grad,
+        zeros = x._data == 0
+        if not zeros.any():
+            return grad * (result / x),
+        if not state.grad_enabled and zeros.sum() > 1:
+            return wrap(xp.zeros_like(x._data)),
+        return view(_prod_safe_zeros(grad, reshape(x, (-1,)), 0), x._data.shape),
 
 
 class ProdBackward1(Node):
@@ -326,11 +332,9 @@ class ProdBackward1(Node):
             return grad,
         if not self.keepdim:
             grad, result = unsqueeze(grad, self.dim), unsqueeze(result, self.dim)
-        if x._data.size == 0:
-            return grad * x,
         if not (x._data == 0).any():
-            return grad * result / x,
-        return grad * _prod_others(x, self.dim),
+            return grad * (result / x),
+        return _prod_safe_zeros(grad, x, self.dim),
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):

@@ -385,15 +385,16 @@ class MaximumBackward0(Node):
         ad, bd = a._data, b._data
         # PyTorch's rule: half to each at a tie, nothing to the loser, all to both where a NaN
         # makes neither lose (``sign`` flips the comparisons for minimum)
+        # (selected, not multiplied, as PyTorch's where/masked_fill: an infinite or NaN gradient
+        # gives the loser 0, not NaN)
         a_loses, b_loses = (ad < bd, ad > bd) if self.sign > 0 else (ad > bd, ad < bd)
         tie = ad == bd
+        shared = ew.where(ew.wrap(tie), grad / 2, grad) if tie.any() else grad
         ga = gb = None
         if self.next_functions[0][0] is not None:
-            scale_a = ew.wrap(xp.where(tie, 0.5, ~a_loses * 1.0).astype(grad._data.dtype))
-            ga = sum_to(grad * scale_a, self.self_shape)
+            ga = sum_to(ew.where(ew.wrap(a_loses), 0.0, shared), self.self_shape)
         if self.next_functions[1][0] is not None:
-            scale_b = ew.wrap(xp.where(tie, 0.5, ~b_loses * 1.0).astype(grad._data.dtype))
-            gb = sum_to(grad * scale_b, self.other_shape)
+            gb = sum_to(ew.where(ew.wrap(b_loses), 0.0, shared), self.other_shape)
         return ga, gb
 
 

@@ -32,7 +32,7 @@ def _softmax_input(input, dim, dtype, name):
     if dim is None:
         dim = _softmax_dim(name, data.ndim)
     d = wrap_dim(dim, max(data.ndim, 1))
-    if data.dtype.kind != 'f':  # (PyTorch's kernel for the last dim has its own name)
+    if data.dtype.kind != 'f' and data.size:  # (PyTorch's kernel for the last dim has its own name)
         kernel = f'{name}_lastdim_kernel_impl' if d == max(data.ndim, 1) - 1 else f'{name}_kernel_impl'
         raise NotImplementedError(f'"{kernel}" not implemented for \'{dtype_name(input)}\'')
     return input, data.reshape(1) if data.ndim == 0 else data, d
