@@ -280,7 +280,7 @@ def _sampled(shape, dtype, device, requires_grad, draw, like=None):
     dense, as PyTorch's ``empty_like`` does, and is then filled in that memory order."""
     from . import _random_kernels as kernels
     np_dtype = _np.dtype(dtype.np)
-    out = _np.empty(shape, dtype=np_dtype)
+    out = _allocate(_np.empty, shape, np_dtype)
     if (isinstance(like, _np.ndarray) and like.ndim > 1 and not like.flags.c_contiguous
             and kernels.is_dense(like)):
         out = _np.empty_like(like, dtype=np_dtype, order='K')
@@ -447,6 +447,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     p / Exp(1) samples (exponential_ on a tensor like ``input``); with replacement a search of
     each float64 uniform in the normalised running sum."""
     g = _generator_of(generator, 'multinomial')
+    if not isinstance(num_samples, int) or isinstance(num_samples, bool):
+        raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
+                        f'{type(num_samples).__name__}')
     from . import _random_kernels as kernels
     probs = backend.to_numpy(input._data)
     _check_multinomial(probs, num_samples, replacement)
