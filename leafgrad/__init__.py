@@ -99,6 +99,8 @@ def __getattr__(name):
     if name in _LEGACY_TYPES:
         from . import _tensor_types
         return getattr(_tensor_types, name)
+    if name == 'bfloat16':  # made on first use: ml_dtypes takes ~0.6 s to import
+        return backend._make_bfloat16()
     if not name.startswith('__'):
         import importlib
         try:

@@ -217,7 +217,12 @@ def tensor_repr(array, *, device=None, requires_grad=False, grad_fn_name=None, d
     """``repr`` of a tensor holding ``array``, exactly as torch prints it (``default_float``: the
     NumPy dtype of the default float dtype, whose name is not printed)."""
     array = np.asarray(array)
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind == "V" and array.dtype.name == "bfloat16":
+        # torch formats each bfloat16 value as the Python float it is: float32 holds them all
+        values = array.astype(np.float32)
+    elif array.dtype.kind in "biuf":
+        values = array
+    else:
         raise TypeError(f"cannot print arrays of dtype {array.dtype}")
     indent = len(_PREFIX)
     suffixes = []
@@ -235,7 +240,7 @@ def tensor_repr(array, *, device=None, requires_grad=False, grad_fn_name=None, d
             suffixes.append(_plain(f"size={tuple(array.shape)}"))
         if array.dtype not in (default_float, _INT64, _BOOL):
             suffixes.append(_dtype_suffix(array.dtype))
-    body = _body_str(array, indent)
+    body = _body_str(values, indent)
     if grad_fn_name is not None:
         suffixes.append(_plain(f"grad_fn=<{grad_fn_name}>"))
     elif requires_grad:

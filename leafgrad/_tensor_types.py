@@ -262,7 +262,9 @@ def tensor_type(input, dtype=None, non_blocking=False, **kwargs):
         return legacy_type_name(input._data)
     dtype = kwargs.pop('dtype', dtype)
     if isinstance(dtype, str):
-        dtype = _type_by_name(dtype, error=ValueError)
+        # bfloat16 has no legacy type here (one would load ml_dtypes with these types): its name converts
+        dtype = backend._make_bfloat16() if dtype in ('torch.BFloat16Tensor', 'leafgrad.BFloat16Tensor') \
+            else _type_by_name(dtype, error=ValueError)
     if type(dtype) is tensortype:
         if dtype.is_cuda and backend._cupy is None:
             raise RuntimeError('Torch not compiled with CUDA enabled')

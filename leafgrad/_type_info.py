@@ -71,7 +71,7 @@ class finfo(_Info):
         if not d.is_floating_point:
             raise TypeError("leafgrad.finfo() requires a floating point input type. Use leafgrad.iinfo to handle "
                             "'leafgrad.finfo'")
-        info = _np.finfo(d.np)
+        info = backend.np_finfo(d.np)
         fields = {'bits': info.bits, 'eps': float(info.eps), 'max': float(info.max), 'min': float(info.min),
                   'tiny': float(info.smallest_normal), 'smallest_normal': float(info.smallest_normal),
                   'resolution': 10.0 ** -info.precision, 'dtype': d.name}

@@ -71,7 +71,7 @@ class dtype:
         self.category = category  # 0 bool, 1 integer, 2 floating: orders promotion
         self.is_floating_point = category == 2
         self.is_complex = False
-        self.is_signed = self.np.kind in 'if'
+        self.is_signed = self.np.kind in 'ifV'  # 'V': ml_dtypes' bfloat16 is a NumPy 'void'-kind dtype
         self.itemsize = self.np.itemsize
 
     def __repr__(self):
@@ -106,8 +106,28 @@ _BY_NAME.update({'float': float32, 'double': float64, 'half': float16, 'int': in
 _default_float = float32
 
 
+def _make_bfloat16():
+    """``bfloat16``, made on first use: its NumPy dtype comes from ml_dtypes, whose import
+    takes ~0.6 s, so ``import leafgrad`` does not load it. Its arrays are NumPy 'void'-kind
+    (``kind == 'V'``); a leafgrad tensor holds no other such dtype, so ``kind in 'fV'`` means
+    'floating point'."""
+    global bfloat16
+    d = _BY_NAME.get('bfloat16')
+    if d is None:
+        import ml_dtypes
+        d = dtype('bfloat16', ml_dtypes.bfloat16, 2)
+        _BY_NP[d.np] = _BY_NAME['bfloat16'] = bfloat16 = d
+    return d
+
+
+def __getattr__(name):
+    if name == 'bfloat16':  # backend.bfloat16, until _make_bfloat16 sets it as a global
+        return _make_bfloat16()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _dtype_by_name(name):
-    return _BY_NAME[name]
+    return _make_bfloat16() if name == 'bfloat16' else _BY_NAME[name]
 
 
 def get_default_dtype():
@@ -133,9 +153,22 @@ def to_dtype(d):
     if d is bool:
         return bool_
     try:
-        return _BY_NP[np.dtype(d)]
-    except (TypeError, KeyError):
+        return from_np(np.dtype(d))
+    except TypeError:
         raise TypeError(f'unsupported dtype: {d!r}') from None
+
+
+def is_bfloat16(np_dtype):
+    """Whether a NumPy dtype is ml_dtypes' bfloat16 (without importing ml_dtypes)."""
+    return np_dtype.kind == 'V' and np_dtype.name == 'bfloat16'
+
+
+def np_finfo(np_dtype):
+    """NumPy's finfo of a floating dtype, also of bfloat16 (ml_dtypes' finfo)."""
+    if np_dtype.kind == 'V':
+        import ml_dtypes
+        return ml_dtypes.finfo(np_dtype)
+    return np.finfo(np_dtype)
 
 
 def from_np(np_dtype):
@@ -143,6 +176,8 @@ def from_np(np_dtype):
     try:
         return _BY_NP[np_dtype]
     except KeyError:
+        if is_bfloat16(np_dtype):  # an array made before leafgrad.bfloat16 was first used
+            return _make_bfloat16()
         raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
                         'float64, float32, float16, int64, int32, int16, int8, uint8, and bool.') from None
 

@@ -13,7 +13,7 @@ _wrap = Tensor._wrap
 def _finish(data, requires_grad, dtype=None):
     t = _wrap(data)
     if requires_grad:
-        t.requires_grad_(True) if data.dtype.kind == 'f' else _raise_int_grad()
+        t.requires_grad_(True) if data.dtype.kind in 'fV' else _raise_int_grad()
     if state.inference:
         t._get_meta().is_inference = True
     return t
@@ -31,6 +31,7 @@ def _to_array(data, dtype, device):
             arr = arr.astype(backend.to_dtype(dtype).np)
         return xp.array(backend.to_numpy(arr) if xp is _np else arr, copy=True)
     if type(data) is _np.ndarray or (hasattr(data, 'dtype') and hasattr(data, 'shape')):
+        _check_numpy_dtype(_np.dtype(data.dtype))
         np_dtype = backend.to_dtype(dtype).np if dtype is not None else backend.from_np(_np.dtype(data.dtype)).np
         return xp.array(data, dtype=np_dtype, copy=True)
     if isinstance(data, (str, bytes)):
@@ -65,6 +66,7 @@ def as_tensor(data, dtype=None, device=None):
         return data.to(device=device, dtype=dtype)
     if (type(data) is _np.ndarray and device is None and backend._default_device is None
             and (dtype is None or backend.to_dtype(dtype).np == data.dtype)):
+        _check_numpy_dtype(data.dtype)
         return _wrap(data)
     return _finish(_to_array(data, dtype, device), False)
 
@@ -72,11 +74,20 @@ def as_tensor(data, dtype=None, device=None):
 asarray = as_tensor
 
 
+def _check_numpy_dtype(np_dtype):
+    """Refuse an array whose dtype PyTorch cannot take from NumPy: also ml_dtypes' bfloat16 (a
+    bfloat16 tensor is made with dtype=bfloat16, and has no NumPy view)."""
+    if backend.is_bfloat16(np_dtype):
+        raise TypeError("can't convert np.ndarray of type ml_dtypes.bfloat16. The only supported types are: "
+                        'float64, float32, float16, int64, int32, int16, int8, uint8, and bool.')
+    backend.from_np(np_dtype)
+
+
 def from_numpy(ndarray):
     """A tensor sharing memory with ``ndarray``."""
     if not isinstance(ndarray, _np.ndarray):
         raise TypeError(f'expected np.ndarray (got {type(ndarray).__name__})')
-    backend.from_np(ndarray.dtype)
+    _check_numpy_dtype(ndarray.dtype)
     return _wrap(ndarray)
 
 
@@ -161,7 +172,7 @@ _fill_uninitialized = False
 def _fill_as_uninitialized(data):
     """NaN for floating types, the largest value for integers (True for bool), as PyTorch fills."""
     kind = data.dtype.kind
-    data.fill(_np.nan if kind == 'f' else True if kind == 'b' else _np.iinfo(data.dtype).max)
+    data.fill(_np.nan if kind in 'fV' else True if kind == 'b' else _np.iinfo(data.dtype).max)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -216,7 +227,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     xp = backend.module_for(device)
     np_dtype = backend.to_dtype(dtype).np
     # computed in double then cast, as PyTorch computes start + i * step
-    data = (start + xp.arange(n, dtype=_np.float64) * step).astype(np_dtype) if np_dtype.kind == 'f' \
+    data = (start + xp.arange(n, dtype=_np.float64) * step).astype(np_dtype) if np_dtype.kind in 'fV' \
         else xp.arange(start, start + n * step, step)[:n].astype(np_dtype)
     return _finish(data, requires_grad)
 
@@ -235,9 +246,11 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
         data = xp.full((1,), start, dtype=np_dtype)
     else:
         # PyTorch fills the first half from start and the second half from end (symmetric rounding)
-        step = (end - start) / (steps - 1)
         idx = xp.arange(steps, dtype=_np.float64)
         half = steps // 2
+        if np_dtype.kind == 'V':  # bfloat16: PyTorch's step and each product and sum are rounded to it
+            idx, start, end = idx.astype(np_dtype), np_dtype.type(start), np_dtype.type(end)
+        step = (end - start) / (steps - 1) if np_dtype.kind != 'V' else (end - start) / np_dtype.type(steps - 1)
         data = xp.where(idx < half, start + step * idx, end - step * (steps - idx - 1)).astype(np_dtype)
     return _finish(data, requires_grad)
 
@@ -406,7 +419,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires
 def _check_multinomial(probs, num_samples, replacement):
     if probs.ndim not in (1, 2):
         raise RuntimeError('prob_dist must be 1 or 2 dim')
-    if probs.dtype.kind != 'f':
+    if probs.dtype.kind not in 'fV':
         raise RuntimeError('multinomial only supports floating-point dtypes for input, got: '
                            f'{_type_name(backend.from_np(probs.dtype))}')
     if num_samples <= 0:

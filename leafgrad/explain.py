@@ -127,7 +127,7 @@ def _explain_leaf(t, lines, names):
         lines.append('It was created under inference_mode(): an inference tensor never requires grad and '
                      'its .grad is None. Create it outside inference_mode() if it needs a gradient.')
         return 'inference_mode'
-    if t._data.dtype.kind != 'f':
+    if t._data.dtype.kind not in 'fV':
         lines.append(f'It holds {t.dtype} values: only floating point tensors can require grad, so its '
                      '.grad is None. Convert it with .float() first if it should get a gradient.')
         return 'not_float'

@@ -17,7 +17,7 @@ from .ops._util import record, xp
 def round(input, *, decimals=0):
     """torch.special.round records RoundBackward1 even with decimals=0."""
     data = input._data
-    if data.dtype.kind != 'f':
+    if data.dtype.kind not in 'fV':
         from .ops.activation import _DTYPE_LABEL
         raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{_DTYPE_LABEL[data.dtype.name]}\'')
     return record(xp.round(data, decimals).astype(data.dtype, copy=False), RoundBackward1, (input,))[0]

@@ -31,7 +31,7 @@ _NON_LEAF_GRAD_WARNING = (
 
 _LEGACY_NAMES = {'float32': 'FloatTensor', 'float64': 'DoubleTensor', 'float16': 'HalfTensor',
                  'int64': 'LongTensor', 'int32': 'IntTensor', 'int16': 'ShortTensor',
-                 'int8': 'CharTensor', 'uint8': 'ByteTensor', 'bool': 'BoolTensor'}
+                 'int8': 'CharTensor', 'uint8': 'ByteTensor', 'bool': 'BoolTensor', 'bfloat16': 'BFloat16Tensor'}
 
 
 # the C++ names PyTorch's messages print for some dtypes
@@ -228,7 +228,7 @@ class Tensor:
         return self._version_counter[0]
 
     def is_floating_point(self):
-        return self._data.dtype.kind == 'f'
+        return self._data.dtype.kind in 'fV'  # 'V': bfloat16 (see backend._make_bfloat16)
 
     def is_complex(self):
         return False
@@ -279,7 +279,7 @@ class Tensor:
                 'you can only change requires_grad flags of leaf variables. If you want to use a '
                 "computed variable in a subgraph that doesn't require differentiation use "
                 'var_no_grad = var.detach().')
-        if flag and self._data.dtype.kind != 'f':
+        if flag and self._data.dtype.kind not in 'fV':
             raise RuntimeError(dtype_message)
         if self._requires_grad and not flag:
             _note_origin(self, 'frozen', None)  # for leafgrad.explain
@@ -419,6 +419,8 @@ class Tensor:
 
     # ---- conversion ------------------------------------------------------------------------
     def numpy(self, *, force=False):
+        if self._data.dtype.kind == 'V':
+            raise TypeError('Got unsupported ScalarType BFloat16')  # NumPy has no bfloat16, as in PyTorch
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if type(self._data) is not _ndarray:
@@ -429,6 +431,8 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if self._data.dtype.kind == 'V':
+            raise TypeError('Got unsupported ScalarType BFloat16')
         arr = backend.to_numpy(self._data)
         return arr if dtype is None else arr.astype(dtype, copy=False)
 

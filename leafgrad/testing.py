@@ -89,7 +89,7 @@ def _tensor_msg(actual, expected, matches, rtol, atol):
     rel_diff[m] = 0
 
     def argmax(d):  # torch.max propagates NaN, and reports its index
-        nan = np.isnan(d) if d.dtype.kind == 'f' else None
+        nan = np.isnan(d) if d.dtype.kind in 'fV' else None
         i = int(np.argmax(nan)) if nan is not None and nan.any() else int(np.argmax(d))
         return d[i].item(), tuple(int(k) for k in np.unravel_index(i, matches.shape)) if matches.shape else ()
     abs_v, abs_i = argmax(abs_diff)

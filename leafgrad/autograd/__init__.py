@@ -25,7 +25,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
             if out._requires_grad:
                 if out._data.size != 1:
                     raise RuntimeError('grad can be implicitly created only for scalar outputs')
-                if out._data.dtype.kind != 'f':
+                if out._data.dtype.kind not in 'fV':
                     raise RuntimeError('grad can be implicitly created only for real scalar outputs '
                                        f'but got {out.dtype}')
                 g = _tensor.Tensor._wrap(_np.ones_like(out._data))

@@ -177,6 +177,8 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             else:
                 break
             grads = buffers.pop(node, None) or [None] * node.num_outputs  # none arrived: all None
+            if node._grad_dtype is not None and grads[0] is not None and grads[0]._data.dtype != node._grad_dtype:
+                grads[0] = _to_dtype(grads[0], node._grad_dtype)
             hooked = node._hooked
 
             if hooked:
@@ -253,6 +255,11 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
         for callback in callbacks:
             callback()
     return captured
+
+
+def _to_dtype(grad, np_dtype):
+    from .. import backend
+    return grad.to(backend.from_np(np_dtype))
 
 
 def _sum_in_place(old, grad):

@@ -74,7 +74,7 @@ def _numerical_jacobians(func, inputs, outputs, eps):
             plus = [_host_copy(o) for o in _eval(func, inputs)]
             data[idx] = orig
             for j, (p, m) in enumerate(zip(plus, minus)):
-                if p.dtype.kind == 'f':
+                if p.dtype.kind in 'fV':
                     mats[j][k] = ((p - m) / (2 * eps)).reshape(-1)
         for j in range(len(outputs)):
             jac[(j, i)] = mats[j]

@@ -197,6 +197,9 @@ class Node:
     _hooked = False           # set once any of the four above is: the walk looks at them only then
     _metadata = None
     _anomaly_trace = None
+    # A bfloat16 output's dtype: the walk casts the gradient arriving here to it, as PyTorch
+    # casts each gradient to its input's dtype (a float32 op's gradient reaching bfloat16 input)
+    _grad_dtype = None
     # Slots that hold what the derivative needs besides saved tensors (an index, a mask) and
     # that PyTorch saves as tensors: release() frees them with the saved tensors, and a second
     # backward through the node then fails as PyTorch's does.

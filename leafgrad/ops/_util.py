@@ -91,6 +91,8 @@ def record(out_data, node_cls, inputs):
     node = node_cls(tuple(edges))
     out._grad_fn = node
     out._requires_grad = True
+    if out_data.dtype.kind == 'V':
+        node._grad_dtype = out_data.dtype
     if anomaly_state.enabled:
         node._anomaly_trace = forward_trace()
     return out, node
@@ -116,6 +118,8 @@ def unary(node_cls, input, out_data, save=None):
     node = node_cls(((fn, input._output_nr) if fn is not None else (grad_accumulator(input), 0),))
     out._grad_fn = node
     out._requires_grad = True
+    if out_data.dtype.kind == 'V':
+        node._grad_dtype = out_data.dtype
     if anomaly_state.enabled:
         node._anomaly_trace = forward_trace()
     if save == 'output':
@@ -203,7 +207,8 @@ def broadcast_error(*operands):
 def _with_scalar(tensor, scalar, check_mixed=None):
     """(tensor's array, scalar) cast so that NumPy computes in PyTorch's result dtype."""
     arr = tensor._data
-    if type(scalar) is float and arr.dtype.kind == 'f':
+    kind = arr.dtype.kind
+    if type(scalar) is float and (kind == 'f' or kind == 'V'):  # ('V': bfloat16)
         return arr, scalar  # the commonest case first (see below)
     if check_mixed is not None:
         check_mixed(tensor, scalar)
@@ -211,7 +216,7 @@ def _with_scalar(tensor, scalar, check_mixed=None):
         if hasattr(scalar, 'dtype') and hasattr(scalar, 'shape'):  # a NumPy array or scalar
             return arr, xp.asarray(scalar)
         raise TypeError(f'unsupported operand type: {type(scalar).__name__}')
-    if arr.dtype.kind == 'f' and type(scalar) is not bool:
+    if (kind == 'f' or kind == 'V') and type(scalar) is not bool:
         return arr, scalar  # NumPy's weak Python scalars already keep the tensor's dtype
     dt = backend.result_type(tensor, scalar).np
     return arr.astype(dt, copy=False), xp.asarray(scalar).astype(dt)
@@ -278,16 +283,30 @@ times = _derivative_op(xp.multiply, _operator.mul)
 divided = _derivative_op(xp.true_divide, _operator.truediv)
 
 
+def opmath(arr):
+    """``arr`` as the op computes on it: bfloat16 in float32, as PyTorch computes its bfloat16 ops
+    (the result is cast back with ``.astype(arr.dtype)``, rounding once); other dtypes as they are."""
+    return arr.astype(xp.float32) if arr.dtype.kind == 'V' else arr
+
+
+def in_float32(formula, grad, *saved):
+    """``formula(grad, *saved)`` as PyTorch's fused backward kernels compute bfloat16: on float32
+    copies (the casts recorded under create_graph), the result rounded once to grad's dtype."""
+    if grad._data.dtype.kind != 'V':
+        return formula(grad, *saved)
+    return formula(grad.float(), *[t.float() for t in saved]).to(grad.dtype)
+
+
 def float_dtype_for(arr):
     """Ops such as exp turn integer input into the default float dtype, as PyTorch does."""
-    if arr.dtype.kind == 'f':
+    if (kind := arr.dtype.kind) == 'f' or kind == 'V':
         return arr
     return arr.astype(backend.get_default_dtype().np)
 
 
 __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'unary', 'record_many', 'saved_output', 'sum_to',
            'binary_operands', 'broadcast_error', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
-           'as_tensor_arg', 'state', 'times', 'divided']
+           'as_tensor_arg', 'state', 'times', 'divided', 'opmath', 'in_float32']
 
 # Imported last: these modules import this one.
 from . import reduction as _reduction, shape as _shape  # noqa: E402

@@ -10,8 +10,9 @@ comparison as PyTorch's kernels.
 """
 import math
 
+from .. import backend
 from . import elementwise as ew
-from ._util import Node, record, unary, wrap, xp
+from ._util import Node, in_float32, opmath, record, unary, wrap, xp
 from .inplace import inplace as _run_inplace
 from .unary import erf
 
@@ -28,14 +29,22 @@ def _mask(cond, like):
 
 
 _DTYPE_LABEL = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
-                'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+                'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool', 'bfloat16': 'BFloat16'}
 
 
 def _float(input, kernel):
+    """The array an activation computes on: float32 for bfloat16 (PyTorch's kernels compute in
+    float32 and round once: ``_rounded`` casts the result back)."""
     data = input._data
-    if data.dtype.kind != 'f':
+    if data.dtype.kind not in 'fV':
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL[data.dtype.name]}\'')
-    return data
+    return opmath(data)
+
+
+def _rounded(data, input):
+    """An activation's result in its input's dtype (a bfloat16 input was computed in float32)."""
+    dtype = input._data.dtype
+    return data if data.dtype == dtype else data.astype(dtype)
 
 
 # ---- leaky_relu ----------------------------------------------------------------------------
@@ -56,7 +65,7 @@ class LeakyReluBackward1(LeakyReluBackward0):
 
 def _leaky_relu(input, negative_slope=0.01, node_cls=LeakyReluBackward0):
     x = _float(input, 'leaky_relu_cpu')
-    result, node = record(xp.where(x > 0, x, x * x.dtype.type(negative_slope)), node_cls, (input,))
+    result, node = record(_rounded(xp.where(x > 0, x, x * x.dtype.type(negative_slope)), input), node_cls, (input,))
     if node is not None:
         node.negative_slope = negative_slope
         node.save(input)
@@ -80,10 +89,12 @@ class EluBackward0(Node):
     __slots__ = ('alpha', 'scale', 'input_scale')
 
     def apply(self, grad):
-        (x,) = self.saved_tensors
+        return in_float32(self.formula, grad, *self.saved_tensors),
+
+    def formula(self, grad, x):
         pos = _mask(x._data > 0, x)
         neg = ew.exp(x * self.input_scale) * (self.alpha * self.input_scale)
-        return grad * (pos * self.scale + (1 - pos) * (neg * self.scale)),
+        return grad * (pos * self.scale + (1 - pos) * (neg * self.scale))
 
 
 class CeluBackward0(EluBackward0):
@@ -104,7 +115,7 @@ def _elu_forward(input, alpha, scale, input_scale, node_cls):
     with xp.errstate(over='ignore'):
         # (where, not minimum: -0.0 stays -0.0, as in PyTorch's kernel)
         neg = xp.expm1(xp.where(x > 0, x.dtype.type(0), x) * input_scale) * alpha
-    data = (xp.where(x > 0, x, neg) * scale).astype(x.dtype, copy=False)
+    data = (xp.where(x > 0, x, neg) * scale).astype(input._data.dtype, copy=False)
     result, node = record(data, node_cls, (input,))
     if node is not None:
         node.alpha, node.scale, node.input_scale = alpha, scale, input_scale
@@ -159,15 +170,17 @@ class GeluBackward0(Node):
     __slots__ = ('approximate',)
 
     def apply(self, grad):
-        (x,) = self.saved_tensors
+        return in_float32(self.formula, grad, *self.saved_tensors),
+
+    def formula(self, grad, x):
         if self.approximate == 'tanh':
             inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
             t = ew.tanh(inner)
             d_inner = (x * x * (3 * 0.044715) + 1) * _SQRT_2_OVER_PI
-            return grad * ((t + 1) * 0.5 + x * 0.5 * (-t * t + 1) * d_inner),
+            return grad * ((t + 1) * 0.5 + x * 0.5 * (-t * t + 1) * d_inner)
         cdf = (erf(x * _INV_SQRT_2) + 1) * 0.5
         pdf = ew.exp(x * x * -0.5) * _INV_SQRT_2PI
-        return grad * (cdf + x * pdf),
+        return grad * (cdf + x * pdf)
 
 
 def gelu(input, approximate='none'):
@@ -179,7 +192,7 @@ def gelu(input, approximate='none'):
         data = x * 0.5 * (1 + xp.tanh(inner))
     else:
         data = x * 0.5 * (1 + erf(wrap(x * x.dtype.type(_INV_SQRT_2)))._data)
-    result, node = record(data.astype(x.dtype, copy=False), GeluBackward0, (input,))
+    result, node = record(data.astype(input._data.dtype, copy=False), GeluBackward0, (input,))
     if node is not None:
         node.approximate = approximate
         node.save(input)
@@ -192,14 +205,17 @@ class SiluBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
-        (x,) = self.saved_tensors
+        return in_float32(self.formula, grad, *self.saved_tensors),
+
+    @staticmethod
+    def formula(grad, x):
         s = ew.sigmoid(x)
-        return grad * (s * (x * (1 - s) + 1)),
+        return grad * (s * (x * (1 - s) + 1))
 
 
 def _silu(input):
     x = _float(input, 'silu_cpu')
-    return unary(SiluBackward0, input, x * ew._sigmoid_array(x), save='input')
+    return unary(SiluBackward0, input, _rounded(x * ew._sigmoid_array(x), input), save='input')
 
 
 def silu(input, inplace=False):
@@ -215,14 +231,17 @@ class MishBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
-        (x,) = self.saved_tensors
+        return in_float32(self.formula, grad, *self.saved_tensors),
+
+    @staticmethod
+    def formula(grad, x):
         t = ew.tanh(softplus(x))
-        return grad * (t + x * ew.sigmoid(x) * (-t * t + 1)),
+        return grad * (t + x * ew.sigmoid(x) * (-t * t + 1))
 
 
 def _mish(input):
     x = _float(input, 'mish_cpu')
-    return unary(MishBackward0, input, x * xp.tanh(_softplus_array(x)), save='input')
+    return unary(MishBackward0, input, _rounded(x * xp.tanh(_softplus_array(x)), input), save='input')
 
 
 def mish(input, inplace=False):
@@ -235,15 +254,17 @@ class SoftplusBackward0(Node):
     __slots__ = ('beta', 'threshold')
 
     def apply(self, grad):
-        (x,) = self.saved_tensors
+        return in_float32(self.formula, grad, *self.saved_tensors),
+
+    def formula(self, grad, x):
         linear = _mask(x._data * self.beta > self.threshold, x)
-        return grad * (linear + (1 - linear) * ew.sigmoid(x * self.beta)),
+        return grad * (linear + (1 - linear) * ew.sigmoid(x * self.beta))
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     x = _float(input, 'softplus_cpu')
     bx = x * x.dtype.type(beta)
-    data = xp.where(bx > threshold, x, _softplus_array(bx) / x.dtype.type(beta)).astype(x.dtype, copy=False)
+    data = xp.where(bx > threshold, x, _softplus_array(bx) / x.dtype.type(beta)).astype(input._data.dtype, copy=False)
     result, node = record(data, SoftplusBackward0, (input,))
     if node is not None:
         node.beta, node.threshold = beta, threshold
@@ -255,13 +276,17 @@ class LogSigmoidBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
-        (x,) = self.saved_tensors
-        return grad * ew.sigmoid(-x),  # d/dx log(sigmoid(x)) = 1 - sigmoid(x)
+        return in_float32(self.formula, grad, *self.saved_tensors),
+
+    @staticmethod
+    def formula(grad, x):
+        return grad * ew.sigmoid(-x)  # d/dx log(sigmoid(x)) = 1 - sigmoid(x)
 
 
 def logsigmoid(input):
     x = _float(input, 'log_sigmoid_cpu')
-    return unary(LogSigmoidBackward0, input, xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), save='input')
+    return unary(LogSigmoidBackward0, input, _rounded(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), input),
+                 save='input')
 
 
 # ---- hardtanh, relu6, hardswish, hardsigmoid -----------------------------------------------
@@ -306,16 +331,19 @@ class HardswishBackward0(Node):
     __slots__ = ()
 
     def apply(self, grad):
-        (x,) = self.saved_tensors
+        return in_float32(self.formula, grad, *self.saved_tensors),
+
+    @staticmethod
+    def formula(grad, x):
         d = x._data
         mid = _mask((d > -3) & (d < 3), x)
         high = _mask(d >= 3, x)
-        return grad * (mid * (x / 3 + 0.5) + high),
+        return grad * (mid * (x / 3 + 0.5) + high)
 
 
 def _hardswish(input):
     x = _float(input, 'hardswish_cpu')
-    return unary(HardswishBackward0, input, x * xp.clip(x + 3, 0, 6) / 6, save='input')
+    return unary(HardswishBackward0, input, _rounded(x * xp.clip(x + 3, 0, 6) / 6, input), save='input')
 
 
 def hardswish(input, inplace=False):
@@ -340,7 +368,7 @@ class HardsigmoidBackward0(Node):
 
 def _hardsigmoid(input):
     x = _float(input, 'hardsigmoid_cpu')
-    return unary(HardsigmoidBackward0, input, xp.clip(x + 3, 0, 6) / 6, save='input')
+    return unary(HardsigmoidBackward0, input, _rounded(xp.clip(x + 3, 0, 6) / 6, input), save='input')
 
 
 def hardsigmoid(input, inplace=False):
@@ -399,7 +427,7 @@ class SoftshrinkBackward0(HardshrinkBackward0):
 def hardshrink(input, lambd=0.5):
     x = _float(input, 'hardshrink_cpu')
     keep = (x > lambd) | (x < -lambd)
-    result, node = record(xp.where(keep, x, x.dtype.type(0)), HardshrinkBackward0, (input,))
+    result, node = record(_rounded(xp.where(keep, x, x.dtype.type(0)), input), HardshrinkBackward0, (input,))
     if node is not None:
         node.lambd = lambd
         node.save(input)
@@ -409,10 +437,11 @@ def hardshrink(input, lambd=0.5):
 def softshrink(input, lambd=0.5):
     x = _float(input, 'softshrink_check')
     if lambd < 0:
-        raise RuntimeError(f'lambda must be in range [0, {float(xp.finfo(x.dtype).max):g}] for input dtype '
-                           f'{_DTYPE_LABEL[x.dtype.name]}, but found {lambd:g}')
+        dtype = input._data.dtype
+        raise RuntimeError(f'lambda must be in range [0, {float(backend.np_finfo(dtype).max):g}] for input dtype '
+                           f'{_DTYPE_LABEL[dtype.name]}, but found {lambd:g}')
     data = xp.where(x > lambd, x - x.dtype.type(lambd), xp.where(x < -lambd, x + x.dtype.type(lambd), 0))
-    result, node = record(data.astype(x.dtype, copy=False), SoftshrinkBackward0, (input,))
+    result, node = record(data.astype(input._data.dtype, copy=False), SoftshrinkBackward0, (input,))
     if node is not None:
         node.lambd = lambd
         node.save(input)

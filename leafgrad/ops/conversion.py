@@ -43,7 +43,7 @@ def to(input, *args, **kwargs):
         new = data.copy()
     out, node = record(new, ToCopyBackward0, (input,))
     if node is not None:
-        if new.dtype.kind != 'f':
+        if new.dtype.kind not in 'fV':
             out._grad_fn, out._requires_grad = None, False
         node.self_dtype, node.self_device = input.dtype, input.device
     return out
@@ -67,6 +67,10 @@ byte = _caster('byte', backend.uint8)
 char = _caster('char', backend.int8)
 
 
+def bfloat16(input, memory_format=None):
+    return to(input, backend._make_bfloat16())  # (bfloat16 is made on first use)
+
+
 def type_as(input, other):
     return to(input, other.dtype)
 
@@ -85,5 +89,6 @@ def type_(input, dtype=None, non_blocking=False, **kwargs):
 
 
 FUNCTIONS = ['to']
-METHODS = {'float': float_, 'double': double, 'half': half, 'long': long, 'int': int_, 'short': short, 'bool': bool_,
-           'byte': byte, 'char': char, 'type_as': type_as, 'cpu': cpu, 'cuda': cuda, 'type': type_}
+METHODS = {'float': float_, 'double': double, 'half': half, 'bfloat16': bfloat16, 'long': long, 'int': int_,
+           'short': short, 'bool': bool_, 'byte': byte, 'char': char, 'type_as': type_as, 'cpu': cpu, 'cuda': cuda,
+           'type': type_}

@@ -3,8 +3,8 @@
 Derivatives are written with leafgrad ops on tensors, so that ``create_graph=True`` records
 them; under a plain ``backward()`` grad mode is off and those ops take their fast path.
 """
-from ._util import (Node, binary_operands, broadcast_error, divided, float_dtype_for, record, saved_output,
-                    state, sum_to, times, unary, wrap, xp)
+from ._util import (Node, binary_operands, broadcast_error, divided, float_dtype_for, opmath, record,
+                    saved_output, state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import _Empty, unshared
 from ..tensor import Tensor
 
@@ -63,12 +63,22 @@ def _check_alpha(x, alpha):
         raise RuntimeError('For integral input tensors, argument alpha must not be a floating point number.')
 
 
+def _bf16_with_alpha(x, y, alpha, sign):
+    """bfloat16 ``x + sign * alpha * y``: PyTorch rounds alpha to bfloat16, computes in float32 and
+    rounds once."""
+    a = float(xp.asarray(alpha, dtype=x.dtype)) * sign
+    return (opmath(x) + opmath(xp.asarray(y, dtype=x.dtype)) * xp.float32(a)).astype(x.dtype)
+
+
 def add(input, other, *, alpha=1, out=None):
     x, y = binary_operands(input, other)
     if alpha != 1 or alpha is True:
         _check_alpha(xp.asarray(x), alpha)
     try:
-        data = x + y if alpha == 1 else x + y * alpha
+        if alpha != 1 and type(x) is xp.ndarray and x.dtype.kind == 'V':
+            data = _bf16_with_alpha(x, y, alpha, 1)
+        else:
+            data = x + y if alpha == 1 else x + y * alpha
     except ValueError:
         raise broadcast_error(input, other) from None
     result, node = record(data, AddBackward0, (input, other))
@@ -97,7 +107,10 @@ def sub(input, other, *, alpha=1, out=None):
     if alpha != 1 or alpha is True:
         _check_alpha(xp.asarray(x), alpha)
     try:
-        data = x - y if alpha == 1 else x - y * alpha
+        if alpha != 1 and type(x) is xp.ndarray and x.dtype.kind == 'V':
+            data = _bf16_with_alpha(x, y, alpha, -1)
+        else:
+            data = x - y if alpha == 1 else x - y * alpha
     except ValueError:
         raise broadcast_error(input, other) from None
     except TypeError:  # (NumPy refuses two bool arrays)
@@ -119,6 +132,26 @@ def rsub(input, other, *, alpha=1):
 
 
 # ---- mul, div ----------------------------------------------------------------------------
+
+def _unrounded(t):
+    """A scalar operand of mul/div as float32 (None for a tensor with dims or a bfloat16 one)."""
+    if not isinstance(t, Tensor):
+        return xp.float32(t)
+    d = t._data
+    return xp.float32(d) if d.ndim == 0 and d.dtype.kind != 'V' else None
+
+
+def _bf16_by_scalar(ufunc, a, b, data):
+    """``ufunc(a, b)`` (multiply or divide) with a bfloat16 result ``data`` as NumPy computed it:
+    PyTorch takes a scalar operand (a Python number or a 0-dim tensor of another dtype) unrounded,
+    computes in float32 and rounds once; NumPy rounded the scalar to bfloat16 first."""
+    sa, sb = _unrounded(a), _unrounded(b)
+    if sa is None and sb is None:
+        return data
+    x = sa if sa is not None else a._data.astype(xp.float32)
+    y = sb if sb is not None else b._data.astype(xp.float32)
+    return xp.asarray(ufunc(x, y)).astype(data.dtype)
+
 
 class MulBackward0(_BinaryNode):
     __slots__ = ()
@@ -143,6 +176,8 @@ def mul(input, other):
         data = x * y
     except ValueError:
         raise broadcast_error(input, other) from None
+    if (type(other) is not Tensor or y is not other._data or x is not input._data) and data.dtype.kind == 'V':
+        data = _bf16_by_scalar(xp.multiply, input, other, data)  # (only where a scalar operand was cast)
     result, node = record(data, MulBackward0, (input, other))
     if node is not None:
         node.self_shape = input._data.shape
@@ -201,6 +236,8 @@ def div(input, other, *, rounding_mode=None):
         data = x / y
     except ValueError:
         raise broadcast_error(input, other) from None
+    if (type(other) is not Tensor or y is not other._data or x is not input._data) and data.dtype.kind == 'V':
+        data = _bf16_by_scalar(xp.true_divide, input, other, data)  # (only where a scalar operand was cast)
     result, node = record(data, DivBackward0, (input, other))
     if node is not None:
         node.self_shape = input._data.shape
@@ -293,7 +330,7 @@ def _int_power(x, y):
 def pow(input, exponent):
     if not isinstance(input, Tensor):
         x, y = binary_operands(input, exponent)
-        if y.dtype.kind != 'f' and isinstance(input, float):
+        if y.dtype.kind not in 'fV' and isinstance(input, float):
             y = float_dtype_for(y)
         data = _int_power(xp.asarray(x), y) if y.dtype.kind in 'iu' else xp.power(x, y)
         result, node = record(data, PowBackward2, (exponent,))
@@ -480,6 +517,8 @@ def _one_minus(a):
 
 
 def _tanh_derivative(g, r):
+    if g.dtype.kind == 'V':  # bfloat16: in float32, rounded once (PyTorch's tanh_backward)
+        return _tanh_derivative(opmath(g), opmath(r)).astype(g.dtype)
     return g * _one_minus(r * r)
 
 
@@ -511,6 +550,8 @@ class SigmoidBackwardBackward0(Node):
 
 
 def _sigmoid_derivative(g, r):
+    if g.dtype.kind == 'V':  # bfloat16: in float32, rounded once (PyTorch's sigmoid_backward)
+        return _sigmoid_derivative(opmath(g), opmath(r)).astype(g.dtype)
     return g * (r * _one_minus(r))
 
 
@@ -536,7 +577,12 @@ def _lowest(x):
 
 def _sigmoid_array(x):
     x = float_dtype_for(x)
-    if x.ndim == 0 or (x.size and not _lowest(x) >= _SIGMOID_FAST_MIN.get(x.dtype, 0.0)):
+    fast_min = _SIGMOID_FAST_MIN.get(x.dtype)
+    if fast_min is None:
+        if x.dtype.kind == 'V':  # bfloat16: computed in float32, rounded once, as PyTorch
+            return _sigmoid_array(x.astype(xp.float32)).astype(x.dtype)
+        fast_min = 0.0
+    if x.ndim == 0 or (x.size and not _lowest(x) >= fast_min):
         # exp of a negative argument only, so large |x| neither overflows nor warns
         e = xp.exp(-xp.abs(x))
         r = 1 / (1 + e)
@@ -662,7 +708,7 @@ def where(condition, input=None, other=None):
         pass
     elif isinstance(input, Tensor) or isinstance(other, Tensor):
         t = input if isinstance(input, Tensor) else other
-        if data.dtype != t._data.dtype and t._data.dtype.kind == 'f':
+        if data.dtype != t._data.dtype and t._data.dtype.kind in 'fV':
             data = data.astype(t._data.dtype)
     result, node = record(data, WhereBackward0, (input, other))
     if node is not None:

@@ -69,7 +69,7 @@ def _to_numpy_index(index, shape):
             continue
         if isinstance(c, (list, tuple)):
             c = xp.asarray(c)
-            if c.dtype.kind == 'f':
+            if c.dtype.kind in 'fV':
                 raise IndexError('tensors used as indices must be long, int, byte or bool tensors')
         if hasattr(c, 'dtype'):
             if c.dtype.kind == 'b':

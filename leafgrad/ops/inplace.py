@@ -173,10 +173,12 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
         if rt.category > sd.category:
             raise RuntimeError(f"result type {_type_name(rt)} can't be cast to the desired output type "
                                f"{_type_name(sd)}")
-        if alpha != 1:
-            y = y * alpha
         try:
-            ufunc(data, y, out=data, casting='unsafe')
+            if d.kind == 'V':  # bfloat16: the out-of-place op computes and rounds as PyTorch does
+                out = op(Tensor._wrap(data), other) if alpha == 1 else op(Tensor._wrap(data), other, alpha=alpha)
+                xp.copyto(data, out._data, casting='unsafe')
+            else:
+                ufunc(data, y * alpha if alpha != 1 else y, out=data, casting='unsafe')
         except ValueError:
             raise _broadcast_error(self, other, y) from None
     _bump(self)
@@ -282,7 +284,7 @@ def _sample_(self, cls, kernel, sample):
     from .. import _random_kernels as kernels
     target = self._data  # (inplace hands op a contiguous copy when it records: read the layout here)
     d = target.dtype
-    if d.kind != 'f':
+    if d.kind not in 'fV':
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(backend.from_np(d))}\'')
 
     def op(s):
@@ -313,7 +315,7 @@ def uniform_(self, *bounds, generator=None, **named):
     high = bounds[1] if len(bounds) > 1 else named.pop('to', 1.0)
     if named:
         raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(named))}'")
-    if self._data.dtype.kind == 'f' and low > high:
+    if self._data.dtype.kind in 'fV' and low > high:
         raise RuntimeError(f'uniform_ expects to return a [from, to) range, but found from={low} > to={high}')
     from .. import _random_kernels as kernels
     from ..generator import generator_of

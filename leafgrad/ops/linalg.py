@@ -1,12 +1,27 @@
 """Matrix products. ``matmul`` dispatches on dimensions as PyTorch does, so the recorded
 nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names."""
-from ._util import Node, record, state, sum_to, wrap, xp
+from ._util import Node, opmath, record, state, sum_to, wrap, xp
 from . import shape as _shape
 from .reduction import sum as _sum
 
 
 _SCALAR = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
-           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool', 'bfloat16': 'BFloat16'}
+
+
+def _wide_product(a, b):
+    """``a @ b`` of two arrays; bfloat16 factors multiplied in float32, unrounded (PyTorch
+    accumulates bfloat16 products in float32 and rounds the result once)."""
+    if a.dtype.kind == 'V':
+        return xp.matmul(a.astype(xp.float32), b.astype(xp.float32))
+    return xp.matmul(a, b)
+
+
+def _product(a, b):
+    """``a @ b`` of two arrays, in their dtype (bfloat16: rounded once from float32)."""
+    if a.dtype.kind == 'V':
+        return _wide_product(a, b).astype(a.dtype)
+    return a @ b
 
 
 def _sname(t):
@@ -24,7 +39,7 @@ def mat1_grad(grad, mat2, transposed=False):
     (PyTorch's mm_mat1_backward: computed transposed when mat1 was laid out by columns)."""
     if not state.grad_enabled:  # a plain backward records nothing: the product of the arrays
         g, b = grad._data, mat2._data
-        return wrap((b @ g.T).T if transposed else g @ b.T)
+        return wrap(_product(b, g.T).T if transposed else _product(g, b.T))
     if transposed:
         return _shape.t(mm(mat2, _shape.t(grad)))
     return mm(grad, _shape.t(mat2))
@@ -43,7 +58,7 @@ def mat2_grad(grad, mat1, transposed):
     weight's gradient arrives contiguous and AccumulateGrad can keep it without a copy."""
     if not state.grad_enabled:  # as in mat1_grad
         g, a = grad._data, mat1._data
-        return wrap((g.T @ a).T if transposed else a.T @ g)
+        return wrap(_product(g.T, a).T if transposed else _product(a.T, g))
     if transposed:
         return _shape.t(mm(_shape.t(grad), mat1))
     return mm(_shape.t(mat1), grad)
@@ -63,7 +78,7 @@ def mm(input, mat2):
     # torch.mm words its rank errors differently from addmm
     _check_mm(input, mat2, rank_errors=('self must be a matrix', 'mat2 must be a matrix'))
     a, b = input._data, mat2._data
-    out, node = record(a @ b, MmBackward0, (input, mat2))
+    out, node = record(_product(a, b), MmBackward0, (input, mat2))
     if node is not None:
         node.mat1_transposed, node.mat2_transposed = is_transposed(input), is_transposed(mat2)
         node.save_crosswise(input, mat2)
@@ -91,7 +106,7 @@ def mv(input, vec):
                            f'{_sname(vec)}')
     if a.dtype.kind == 'b':
         _refuse_bool('addmv_impl_cpu')
-    out, node = record(a @ v, MvBackward0, (input, vec))
+    out, node = record(_product(a, v), MvBackward0, (input, vec))
     if node is not None:
         node.save_crosswise(input, vec)
     return out
@@ -118,7 +133,7 @@ def dot(input, other):
                            'the same number of elements, but got {} and {} elements respectively'.format(a.shape[0], b.shape[0]))
     if a.dtype.kind == 'b':
         _refuse_bool('dot')
-    out, node = record(xp.asarray(a @ b), DotBackward0, (input, other))
+    out, node = record(xp.asarray(_product(a, b)), DotBackward0, (input, other))
     if node is not None:
         node.save_crosswise(input, other)
     return out
@@ -171,7 +186,7 @@ def bmm(input, mat2):
         raise RuntimeError(f'expected scalar type {_sname(input)} but found {_sname(mat2)}')
     if a.dtype.kind == 'b':
         _refuse_bool('bmm')
-    out, node = record(xp.matmul(a, b), BmmBackward0, (input, mat2))
+    out, node = record(_product(a, b), BmmBackward0, (input, mat2))
     if node is not None:
         node.save_crosswise(input, mat2)
     return out
@@ -298,20 +313,22 @@ def _broadcast_input(input, shape):
         raise
 
 
-def _fused_add(prod, input, beta, alpha):
+def _fused_add(prod, input, beta, alpha, dtype):
     """alpha * prod + beta * input, where beta == 0 ignores input (even NaN), as in PyTorch.
-    ``prod`` is the op's fresh product, so the sum is made in it, in place."""
+    ``prod`` is the op's fresh product (``_wide_product``), so the sum is made in it, in place, and
+    rounded once to ``dtype`` (bfloat16 is summed in float32)."""
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:
         _broadcast_input(input, prod.shape)  # only checked
-        return prod
-    try:
-        prod += input._data if beta == 1 else beta * input._data
-    except ValueError:
-        _broadcast_input(input, prod.shape)  # raises expand's message
-        raise
-    return prod
+    else:
+        added = opmath(input._data)
+        try:
+            prod += added if beta == 1 else beta * added
+        except ValueError:
+            _broadcast_input(input, prod.shape)  # raises expand's message
+            raise
+    return prod if prod.dtype == dtype else prod.astype(dtype)
 
 
 class _ScaledProductBackward(Node):
@@ -373,7 +390,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if mat1._data.dtype != mat2._data.dtype:
         raise RuntimeError(f'mat1 and mat2 must have the same dtype, but got {_sname(mat1)} and {_sname(mat2)}')
     _check_mm(mat1, mat2)
-    data = _fused_add(mat1._data @ mat2._data, input, beta, alpha)
+    data = _fused_add(_wide_product(mat1._data, mat2._data), input, beta, alpha, mat1._data.dtype)
     out, node = _record_scaled_product(data, AddmmBackward0, input, mat1, mat2, beta, alpha)
     if node is not None:
         node.mat1_transposed, node.mat2_transposed = is_transposed(mat1), is_transposed(mat2)
@@ -395,7 +412,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     if a.shape[1] != v.shape[0] or (input._data.ndim == 1 and input._data.shape[0] not in (1, a.shape[0])):
         raise RuntimeError(f'size mismatch, got input ({input._data.shape[0] if input._data.ndim else 1}), '
                            f'mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
-    data = _fused_add(a @ v, input, beta, alpha)
+    data = _fused_add(_wide_product(a, v), input, beta, alpha, a.dtype)
     return _record_scaled_product(data, AddmvBackward0, input, mat, vec, beta, alpha)[0]
 
 
@@ -420,7 +437,7 @@ class BaddbmmBackward0(_ScaledProductBackward):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _check_bmm(batch1, batch2)
-    data = _fused_add(xp.matmul(batch1._data, batch2._data), input, beta, alpha)
+    data = _fused_add(_wide_product(batch1._data, batch2._data), input, beta, alpha, batch1._data.dtype)
     return _record_scaled_product(data, BaddbmmBackward0, input, batch1, batch2, beta, alpha)[0]
 
 
@@ -437,8 +454,13 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]: one matmul over the folded batch."""
     _check_bmm(batch1, batch2)
     a, b = batch1._data, batch2._data
-    prod = xp.transpose(a, (1, 0, 2)).reshape(a.shape[1], -1) @ b.reshape(-1, b.shape[2])
-    data = _fused_add(prod, input, beta, alpha)
+    if a.dtype.kind == 'V':  # bfloat16: PyTorch adds one batch's product at a time, rounding each sum
+        data = _fused_add(xp.zeros(a.shape[1:2] + b.shape[2:], xp.float32), input, beta, 1, a.dtype)
+        for i in range(a.shape[0]):
+            data = (opmath(data) + _wide_product(a[i], b[i]) * alpha).astype(a.dtype)
+    else:
+        prod = _wide_product(xp.transpose(a, (1, 0, 2)).reshape(a.shape[1], -1), b.reshape(-1, b.shape[2]))
+        data = _fused_add(prod, input, beta, alpha, a.dtype)
     out, node = _record_scaled_product(data, AddbmmBackward0, input, batch1, batch2, beta, alpha)
     if node is not None:
         node.batch = a.shape[0]

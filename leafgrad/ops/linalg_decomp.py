@@ -17,16 +17,28 @@ class LinAlgError(RuntimeError):
 
 # ---- helpers: checks, transposes, masks -----------------------------------------------------
 
-_SCALAR_NAMES = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+_SCALAR_NAMES = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
+                 'float16': 'Half', 'bfloat16': 'BFloat16', 'float32': 'Float', 'float64': 'Double'}
+# PyTorch's LAPACK kernels have no float16/bfloat16 version: the kernel each function names
+_LOW_PRECISION_KERNELS = {'linalg.det': 'lu_cpu', 'linalg.solve': 'lu_cpu', 'linalg.cholesky': 'cholesky_cpu',
+                          'linalg.qr': 'geqrf_cpu', 'linalg.eigh': 'linalg_eigh_cpu', 'linalg.svd': 'linalg_svd_cpu',
+                          'linalg.solve_triangular': 'triangular_solve_cpu'}
 
 
 def _check_matrix(A, name, square=True):
     a = A._data
     if a.ndim < 2:
         raise RuntimeError(f'{name}: The input tensor A must have at least 2 dimensions.')
-    if a.dtype.kind != 'f':
+    if a.dtype.kind not in 'fV':
         raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
                            f'{_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)}')
+    if a.dtype.itemsize == 2 and name != 'linalg.matrix_power':  # float16 or bfloat16
+        label = _SCALAR_NAMES[a.dtype.name]
+        if name in _LOW_PRECISION_KERNELS:
+            raise NotImplementedError(f'"{_LOW_PRECISION_KERNELS[name]}" not implemented for \'{label}\'')
+        if name == 'linalg.matrix_rank':
+            raise RuntimeError("This function doesn't handle types other than float and double")
+        raise RuntimeError(f'{name}: Low precision dtypes not supported. Got {label}')
     if square and a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f'{name}: A must be batches of square matrices, but they are {a.shape[-2]} by '
                            f'{a.shape[-1]} matrices')
@@ -546,8 +558,8 @@ class LinalgPinvBackward0(Node):
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
-    if A._data.ndim < 2 or A._data.dtype.kind != 'f':
-        name = {'float32': 'Float', 'float64': 'Double'}.get(A._data.dtype.name, _SCALAR_NAMES.get(A._data.dtype.name))
+    if A._data.ndim < 2 or A._data.dtype.name not in ('float32', 'float64'):
+        name = _SCALAR_NAMES[A._data.dtype.name]
         raise RuntimeError(f'linalg.pinv({name}{{{list(A._data.shape)}}}): expected a tensor with 2 or more dimensions '
                            'of float, double, cfloat or cdouble types')
     a = A._data

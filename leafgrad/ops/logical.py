@@ -39,7 +39,7 @@ def _bitwise(ufunc, kernel):
         x, y = binary_operands(input, other)
         x = xp.asarray(x)
         dt = backend.result_type(input, other).np
-        if dt.kind == 'f':
+        if dt.kind in 'fV':
             raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_LABELS[dt.name]}\'')
         try:
             return wrap(ufunc(x.astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False)))
@@ -55,14 +55,14 @@ bitwise_xor = _bitwise(xp.bitwise_xor, 'bitwise_xor')
 
 
 def bitwise_not(input):
-    if input._data.dtype.kind == 'f':
+    if input._data.dtype.kind in 'fV':
         raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_LABELS[input._data.dtype.name]}\'')
     return wrap(xp.invert(input._data))
 
 
 def invert(self):
     """The ``~`` operator."""
-    if self._data.dtype.kind == 'f':
+    if self._data.dtype.kind in 'fV':
         raise TypeError('~ (operator.invert) is only implemented on integer and Boolean-type tensors')
     return wrap(xp.invert(self._data))
 

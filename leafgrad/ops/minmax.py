@@ -287,7 +287,7 @@ def _lower_median_index(data, d):
     n = data.shape[d]
     order = xp.argsort(data, axis=d, kind='stable')  # NaN sorts last
     idx = xp.take(order, (n - 1) // 2, axis=d)
-    has_nan = xp.isnan(data).any(axis=d) if data.dtype.kind == 'f' else None
+    has_nan = xp.isnan(data).any(axis=d) if data.dtype.kind in 'fV' else None
     if has_nan is not None and has_nan.any():
         idx = xp.where(has_nan, xp.argmax(xp.isnan(data), axis=d), idx)
     return idx
@@ -382,7 +382,7 @@ def _order(data, d, descending):
         data = data.astype(xp.int64)
     if not descending:
         return xp.argsort(data, axis=d, kind='stable')
-    key = -data if data.dtype.kind != 'f' else xp.where(xp.isnan(data), -xp.inf, -data)
+    key = -data if data.dtype.kind not in 'fV' else xp.where(xp.isnan(data), -xp.inf, -data)
     return xp.argsort(key, axis=d, kind='stable')
 
 
@@ -460,7 +460,7 @@ def _cumulative_extremum(input, dim, ufunc, better, node_cls, return_type):
         prev = xp.concatenate([xp.take(values, [0], axis=d), xp.delete(values, -1, axis=d)], axis=d) \
             if data.shape[d] else values
         # a new extremum (ties: the latest index), or a NaN (each NaN takes the index, as PyTorch)
-        new = better(data, prev) | (xp.isnan(data) if data.dtype.kind == 'f' else False)
+        new = better(data, prev) | (xp.isnan(data) if data.dtype.kind in 'fV' else False)
         shape = [1] * data.ndim
         shape[d] = data.shape[d]
         positions = xp.arange(data.shape[d]).reshape(shape)

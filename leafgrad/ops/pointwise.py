@@ -24,6 +24,12 @@ def _needs(node, i):
 
 # ---- addcmul, addcdiv ----------------------------------------------------------------------
 
+def _in_float32(dtype, *tensors):
+    """The operands of an op with a bfloat16 result as PyTorch computes it: each cast to bfloat16,
+    then to float32, for one rounding of the whole expression at the end."""
+    return [t._data.astype(dtype, copy=False).astype(xp.float32) for t in tensors]
+
+
 class AddcmulBackward0(Node):
     __slots__ = ('value', 'shapes')
 
@@ -46,6 +52,9 @@ def addcmul(input, tensor1, tensor2, *, value=1):
         out = data[0] + data[1] * value if value != 1 else data[0] + data[1]
     except ValueError:
         raise broadcast_error(input, tensor1, tensor2) from None
+    if out.dtype.kind == 'V':
+        s, a, b = _in_float32(out.dtype, input, tensor1, tensor2)
+        out = (s + xp.float32(value) * a * b).astype(out.dtype)
     result, node = record(xp.asarray(out), AddcmulBackward0, (input, tensor1, tensor2))
     if node is not None:
         node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
@@ -66,7 +75,7 @@ class AddcdivBackward0(Node):
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (floating tensors only, as PyTorch)."""
-    if tensor1._data.dtype.kind != 'f' and tensor2._data.dtype.kind != 'f':
+    if tensor1._data.dtype.kind not in 'fV' and tensor2._data.dtype.kind not in 'fV':
         raise RuntimeError('Integer division with addcdiv is no longer supported, and in a future release '
                            'addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv '
                            'behavior can be implemented as (input + value * tensor1 / tensor2).to(input.dtype) '
@@ -78,10 +87,14 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
         with xp.errstate(divide='ignore', invalid='ignore'):
             quotient = xp.asarray(a / b)
         x, q = binary_operands(input, wrap(quotient))
-        data = xp.asarray(x + q * value if value != 1 else x + q)
+        out = x + q * value if value != 1 else x + q
     except ValueError:
         raise broadcast_error(input, tensor1, tensor2) from None
-    result, node = record(data, AddcdivBackward0, (input, tensor1, tensor2))
+    if out.dtype.kind == 'V':
+        s, a, b = _in_float32(out.dtype, input, tensor1, tensor2)
+        with xp.errstate(divide='ignore', invalid='ignore'):
+            out = (s + xp.float32(value) * a / b).astype(out.dtype)
+    result, node = record(xp.asarray(out), AddcdivBackward0, (input, tensor1, tensor2))
     if node is not None:
         node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
         node.save(tensor1 if _needs(node, 2) else _Empty, tensor2)  # tensor1: for tensor2's gradient only

@@ -8,13 +8,13 @@ again.
 import builtins
 
 from .. import backend
-from ._util import Node, record, record_many, saved_output, state, wrap, wrap_dims, xp
+from ._util import Node, opmath, record, record_many, saved_output, state, wrap, wrap_dims, xp
 from .shape import expand, narrow, reshape, transpose, unsqueeze, view
 
 
 # dtype names as PyTorch's messages spell them
 _LABELS = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
-           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool', 'bfloat16': 'BFloat16'}
 
 
 def _reduced_shape_for_grad(shape, dims):
@@ -42,12 +42,24 @@ class SumBackward1(Node):
         return _expand_back(grad, self.self_shape, self.dims, self.keepdim),
 
 
+class _InFloat32:
+    """_sum_dtype's answer for a bfloat16 result: PyTorch accumulates bfloat16 sums (and cumulative
+    sums) in float32 and rounds once; NumPy would round after every addition."""
+
+
 def _sum_dtype(data, dtype):
     if dtype is not None:
-        return backend.to_dtype(dtype).np
-    if data.dtype.kind in 'biu':
+        dtype = backend.to_dtype(dtype).np
+        return _InFloat32 if dtype.kind == 'V' else dtype
+    kind = data.dtype.kind
+    if kind in 'biu':
         return xp.int64
-    return None
+    return _InFloat32 if kind == 'V' else None
+
+
+def _sum_in_float32(data, axis, keepdims):
+    bf16 = backend.bfloat16.np
+    return xp.add.reduce(data.astype(bf16, copy=False), axis=axis, keepdims=keepdims, dtype=xp.float32).astype(bf16)
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
@@ -55,13 +67,16 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     out_dtype = _sum_dtype(data, dtype)
     if dim is None:
         # ufunc.reduce directly: ndarray.sum adds a Python-level wrapper around the same call
-        result, node = record(xp.asarray(xp.add.reduce(data, axis=None, dtype=out_dtype)), SumBackward0, (input,))
+        out = xp.add.reduce(data, axis=None, dtype=out_dtype) if out_dtype is not _InFloat32 \
+            else _sum_in_float32(data, None, False)
+        result, node = record(xp.asarray(out), SumBackward0, (input,))
         if node is not None:
             node.self_shape = data.shape
         return result
     dims = wrap_dims(dim, data.ndim)
-    result, node = record(xp.asarray(xp.add.reduce(data, axis=dims, keepdims=keepdim, dtype=out_dtype)),
-                          SumBackward1, (input,))
+    out = xp.add.reduce(data, axis=dims, keepdims=keepdim, dtype=out_dtype) if out_dtype is not _InFloat32 \
+        else _sum_in_float32(data, dims, keepdim)
+    result, node = record(xp.asarray(out), SumBackward1, (input,))
     if node is not None:
         node.self_shape, node.dims, node.keepdim = data.shape, dims, keepdim
     return result
@@ -93,13 +108,17 @@ def mean_array(data, axis=None, keepdims=False):
     """The mean over ``axis`` (None: every element). For float32/float64 NumPy's own mean is this
     sum and division (the same pairwise sum, the same rounding) behind a Python-level wrapper,
     which also warns on an empty slice where PyTorch gives NaN silently (0 / 0 here, whose
-    floating-point warning leafgrad silences); half precision keeps NumPy's float32 accumulation."""
+    floating-point warning leafgrad silences); half precision keeps NumPy's float32 accumulation, and
+    bfloat16 is summed and divided in float32, then rounded once, as PyTorch does."""
     if type(data) is xp.ndarray and (data.dtype == xp.float32 or data.dtype == xp.float64):
         count = data.size if axis is None else _count(data.shape, axis)
         return xp.add.reduce(data, axis=axis, keepdims=keepdims) / count
     if type(data) is xp.ndarray and data.dtype == xp.float16:  # (NumPy's own mean warns from its module)
         count = data.size if axis is None else _count(data.shape, axis)
         return (xp.add.reduce(data, axis=axis, dtype=xp.float32, keepdims=keepdims) / count).astype(xp.float16)
+    if data.dtype.kind == 'V':
+        count = data.size if axis is None else _count(data.shape, axis)
+        return (xp.add.reduce(data, axis=axis, keepdims=keepdims, dtype=xp.float32) / count).astype(data.dtype)
     return data.mean(axis=axis, keepdims=keepdims)
 
 
@@ -107,7 +126,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     if dtype is not None:
         data = data.astype(backend.to_dtype(dtype).np)
-    if data.dtype.kind != 'f':
+    if data.dtype.kind not in 'fV':
         raise RuntimeError('mean(): could not infer output dtype. Input dtype must be either a floating '
                            f'point or complex dtype. Got: {_LABELS[data.dtype.name]}')
     if dim is None:
@@ -185,7 +204,7 @@ def _unsqueeze_dims(t, dims):
 
 
 def _var_args(input, dim, unbiased, keepdim, correction, name):
-    if input._data.dtype.kind != 'f':
+    if input._data.dtype.kind not in 'fV':
         raise RuntimeError('std and var only support floating point and complex dtypes')
     if isinstance(dim, bool):  # var(input, unbiased)
         dim, unbiased = None, dim
@@ -206,7 +225,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'var')
     data = input._data
     with _quiet(count - correction):
-        out = xp.asarray(data.var(axis=dims, ddof=correction, keepdims=keepdim))
+        out = xp.asarray(opmath(data).var(axis=dims, ddof=correction, keepdims=keepdim))
     result, node = record(out.astype(data.dtype, copy=False), VarBackward0, (input,))
     if node is not None:
         node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
@@ -219,7 +238,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'std')
     data = input._data
     with _quiet(count - correction):
-        out = xp.asarray(data.std(axis=dims, ddof=correction, keepdims=keepdim))
+        out = xp.asarray(opmath(data).std(axis=dims, ddof=correction, keepdims=keepdim))
     result, node = record(out.astype(data.dtype, copy=False), StdBackward0, (input,))
     if node is not None:
         node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
@@ -230,7 +249,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def _check_float(input, name):
-    if input._data.dtype.kind != 'f':
+    if input._data.dtype.kind not in 'fV':
         raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
                            f'{_LABELS[input._data.dtype.name]}')
 
@@ -267,10 +286,11 @@ class StdMeanBackward0(VarMeanBackward0):
 def _var_mean(input, dim, unbiased, keepdim, correction, is_std):
     dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'std_mean' if is_std else 'var_mean')
     data = input._data
+    work = opmath(data)
     with _quiet(count - correction):
-        v = xp.asarray(data.std(axis=dims, ddof=correction, keepdims=keepdim) if is_std
-                       else data.var(axis=dims, ddof=correction, keepdims=keepdim)).astype(data.dtype, copy=False)
-        m = xp.asarray(data.mean(axis=dims, keepdims=keepdim)).astype(data.dtype, copy=False)
+        v = xp.asarray(work.std(axis=dims, ddof=correction, keepdims=keepdim) if is_std
+                       else work.var(axis=dims, ddof=correction, keepdims=keepdim)).astype(data.dtype, copy=False)
+        m = xp.asarray(work.mean(axis=dims, keepdims=keepdim)).astype(data.dtype, copy=False)
     (out_v, out_m), node = record_many([v, m], StdMeanBackward0 if is_std else VarMeanBackward0, (input,))
     if node is not None:
         node.dims, node.keepdim, node.correction, node.count, node.is_std = dims, keepdim, correction, count, is_std
@@ -340,6 +360,8 @@ class ProdBackward1(Node):
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     out_dtype = _sum_dtype(data, dtype)
+    if out_dtype is _InFloat32:  # PyTorch's bfloat16 product rounds after each step, as NumPy's does
+        data, out_dtype = data.astype(backend.bfloat16.np, copy=False), None
     if dim is None:
         result, node = record(xp.asarray(xp.multiply.reduce(data, axis=None, dtype=out_dtype)), ProdBackward0, (input,))
         if node is not None:
@@ -370,18 +392,24 @@ class LogsumexpBackward0(Node):
         return grad * exp(x - result),
 
 
+def _sum_exp(data, dims):
+    if data.dtype.kind == 'V':  # bfloat16: the exponentials summed in float32 (PyTorch's steps)
+        return _sum_in_float32(xp.exp(data), dims, True)
+    return xp.exp(data).sum(axis=dims, keepdims=True)
+
+
 def logsumexp(input, dim, keepdim=False):
     data = input._data
-    if data.dtype.kind != 'f':
+    if data.dtype.kind not in 'fV':
         data = data.astype(backend.get_default_dtype().np)
     dims = wrap_dims(dim, data.ndim) if dim != () else tuple(range(data.ndim))
     with xp.errstate(divide='ignore', invalid='ignore', over='ignore'):
         if data.size:
             m = data.max(axis=dims, keepdims=True)
             m = xp.where(xp.isfinite(m), m, 0)  # all -inf (or inf) rows: shift by 0, not by inf
-            out = xp.log(xp.exp(data - m).sum(axis=dims, keepdims=True)) + m
+            out = xp.log(_sum_exp(data - m, dims)) + m
         else:
-            out = xp.log(xp.exp(data).sum(axis=dims, keepdims=True))
+            out = xp.log(_sum_exp(data, dims))
     if not keepdim:
         out = out.reshape(tuple(s for i, s in enumerate(data.shape) if i not in dims))
     result, node = record(out.astype(data.dtype, copy=False), LogsumexpBackward0, (input,))
@@ -427,7 +455,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if isinstance(dim, int):
         dim = (dim,)
     dims = wrap_dims(dim, data.ndim) if dim is not None and len(dim) else tuple(range(data.ndim))
-    a = xp.abs(data)
+    a = xp.abs(opmath(data))
     p = float(ord)
     if p in (float('inf'), float('-inf')) and data.size == 0 and builtins.any(data.shape[d] == 0 for d in dims):
         raise RuntimeError(f'linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the '
@@ -483,7 +511,8 @@ def _scan(ufunc, data, axis, out_dtype):
     """``ufunc.accumulate`` along ``axis`` as PyTorch computes it (called here, not through
     NumPy's cumsum, so that leafgrad's floating-point warning filter sees the call)."""
     dtype = xp.dtype(out_dtype or data.dtype)
-    acc = _SCAN_ACCUMULATOR.get(dtype)
+    # (bfloat16 is scanned in float32: PyTorch's CPU accumulator type for it is float, not double)
+    acc = _SCAN_ACCUMULATOR.get(dtype) if data.dtype.kind != 'V' else None
     if acc is None:
         return ufunc.accumulate(data, axis=axis, dtype=dtype)
     return ufunc.accumulate(data, axis=axis, dtype=acc).astype(dtype)
@@ -493,12 +522,16 @@ def _cumsum(input, dim, reverse=False, dtype=None):
     data = input._data
     d = wrap_dims(dim, data.ndim)[0] if data.ndim else None
     out_dtype = _sum_dtype(data, dtype)
+    if out_dtype is _InFloat32:
+        data, out_dtype = data.astype(backend.bfloat16.np, copy=False), xp.float32
     if d is None:
         out = data.astype(out_dtype or data.dtype, copy=True)
     elif reverse:
         out = xp.flip(_scan(xp.add, xp.flip(data, d), d, out_dtype), d)
     else:
         out = _scan(xp.add, data, d, out_dtype)
+    if out_dtype is xp.float32 and data.dtype.kind == 'V':
+        out = out.astype(data.dtype)
     result, node = record(out.copy() if reverse else out, CumsumBackward0, (input,))  # flip made a view
     if node is not None:
         node.dim, node.reverse = d if d is not None else 0, reverse
@@ -539,7 +572,11 @@ def cumprod(input, dim, *, dtype=None):
     data = input._data
     d = wrap_dims(dim, data.ndim)[0] if data.ndim else (wrap_dims(dim, 0), None)[1]
     out_dtype = _sum_dtype(data, dtype)
+    if out_dtype is _InFloat32:  # accumulated in float32, rounded once, as PyTorch's
+        data, out_dtype = data.astype(backend.bfloat16.np, copy=False), xp.float32
     out = data.astype(out_dtype or data.dtype, copy=True) if d is None else _scan(xp.multiply, data, d, out_dtype)
+    if out.dtype != data.dtype and data.dtype.kind == 'V':
+        out = out.astype(data.dtype)
     result, node = record(out, CumprodBackward0, (input,))
     if node is not None:
         node.dim = d if d is not None else 0
@@ -572,7 +609,7 @@ class LogcumsumexpBackward0(Node):
 def _logcumsumexp(input, dim, reverse=False):
     data = input._data
     d = wrap_dims(dim, data.ndim)[0] if data.ndim else None
-    if data.dtype.kind != 'f':
+    if data.dtype.kind not in 'fV':
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{_LABELS[data.dtype.name]}\'')
     if d is None or data.size == 0:
         out = data.copy()
@@ -633,8 +670,13 @@ class NansumBackward0(Node):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     dims = wrap_dims(dim, data.ndim)
+    out_dtype = _sum_dtype(data, dtype)
     with xp.errstate(all='ignore'):  # (NumPy's nansum is Python code in NumPy's module)
-        out = xp.asarray(xp.nansum(data, axis=dims, keepdims=keepdim, dtype=_sum_dtype(data, dtype)))
+        if out_dtype is _InFloat32:
+            out = _sum_in_float32(xp.where(xp.isnan(data), 0, data).astype(data.dtype), dims, keepdim)
+        else:
+            out = xp.nansum(data, axis=dims, keepdims=keepdim, dtype=out_dtype)
+    out = xp.asarray(out)
     result, node = record(out, NansumBackward0, (input,))
     if node is not None:
         node.dims, node.keepdim = dims, keepdim
@@ -644,7 +686,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """nansum / (number of non-NaN elements), recorded as its parts (as PyTorch)."""
-    if input._data.dtype.kind != 'f':
+    if input._data.dtype.kind not in 'fV':
         raise RuntimeError('nanmean(): expected input to have floating point or complex dtype but got '
                            f'{_LABELS[input._data.dtype.name]}')
     from .logical import isnan, logical_not

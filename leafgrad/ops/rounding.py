@@ -74,7 +74,7 @@ def round(input, *, decimals=0):
             raise NotImplementedError('"round_vml_cpu" not implemented for \'Bool\'')
         out = data.copy() if data.dtype.kind in 'iu' else xp.round(data)  # half to even, as PyTorch
         return record(out, RoundBackward0, (input,))[0]
-    if data.dtype.kind != 'f':
+    if data.dtype.kind not in 'fV':
         raise NotImplementedError(f'"round_cpu" not implemented for \'{_type_label(data)}\'')
     return record(xp.round(data, decimals).astype(data.dtype, copy=False), RoundBackward1, (input,))[0]
 
@@ -89,7 +89,7 @@ class FracBackward0(Node):
 
 def frac(input):
     data = input._data
-    if data.dtype.kind != 'f':
+    if data.dtype.kind not in 'fV':
         raise NotImplementedError(f'"frac_cpu" not implemented for \'{_type_label(data)}\'')
     return record(data - xp.trunc(data), FracBackward0, (input,))[0]
 
@@ -145,12 +145,22 @@ def _floor_divide(x, y):
         return xp.floor_divide(x, y)
 
 
+def _division_operands(input, other):
+    x, y = _arrays(input, other)
+    _int_operands(x, y)
+    if x.dtype.kind == 'V':  # bfloat16: in float32, a scalar operand unrounded (as div), rounded once
+        from .elementwise import _unrounded
+        sx, sy = _unrounded(input), _unrounded(other)
+        x = x.astype(xp.float32) if sx is None else sx
+        y = y.astype(xp.float32) if sy is None else sy
+    return x, y
+
+
 def div_rounded(input, other, rounding_mode):
     if rounding_mode not in ('trunc', 'floor'):
         raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                            f"'{rounding_mode}'")
-    x, y = _arrays(input, other)
-    _int_operands(x, y)
+    x, y = _division_operands(input, other)
     data = _trunc_divide(x, y) if rounding_mode == 'trunc' else _floor_divide(x, y)
     data = xp.asarray(data).astype(_result_dtype(input, other), copy=False)
     inputs = (input, other) if isinstance(input, Tensor) else (other,)
@@ -172,8 +182,7 @@ class NotImplementedNode(Node):
 
 
 def floor_divide(input, other):
-    x, y = _arrays(input, other)
-    _int_operands(x, y)
+    x, y = _division_operands(input, other)
     try:
         data = xp.asarray(_floor_divide(x, y)).astype(_result_dtype(input, other), copy=False)
     except ValueError:

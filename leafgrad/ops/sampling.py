@@ -228,7 +228,7 @@ def bernoulli(input, p=None, *, generator=None):
             raise RuntimeError(f'bernoulli_ expects p to be in [0, 1], but got p={_g(p)}')
         values = kernels.bernoulli_number(g, input._data.size, p).reshape(input._data.shape)
         return record(xp.asarray(values).astype(d), BernoulliBackward0, ())[0]
-    if d.kind != 'f':
+    if d.kind not in 'fV':
         raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_type_name(backend.from_np(d))}\'')
     probs = backend.to_numpy(input._data)
     _check_probabilities(probs)
@@ -240,7 +240,7 @@ def bernoulli(input, p=None, *, generator=None):
 
 def _continuous(self, what, ctype=False):
     d = self._data.dtype
-    if d.kind != 'f':
+    if d.kind not in 'fV':
         name = _C_NAMES[d.name] if ctype else _type_name(backend.from_np(d))
         raise RuntimeError(f'{what} distribution is a continuous probability distribution. dtype must be a floating '
                            f'point but you specified {name}')
@@ -272,7 +272,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     from .. import _random_kernels as kernels
     g = _generator(generator, 'log_normal_')
     d = self._data.dtype
-    if d.kind != 'f':
+    if d.kind not in 'fV':
         raise NotImplementedError(f'"log_normal_cpu" not implemented for \'{_type_name(backend.from_np(d))}\'')
     if not std > 0:
         raise RuntimeError(f'log_normal_ expects std > 0.0, but found std={_g(std)}')

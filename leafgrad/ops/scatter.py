@@ -192,7 +192,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         count = xp.full(target.shape, 1 if include_self else 0, dtype=xp.int64)
         xp.add.at(count, coords, 1)
         count = xp.maximum(count, 1)
-        if data.dtype.kind == 'f':
+        if data.dtype.kind in 'fV':
             target /= count
         else:
             target //= count

@@ -10,7 +10,8 @@ import math
 
 from .. import backend
 from . import elementwise as ew
-from ._util import Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, sum_to, unary, xp
+from ._util import Node, binary_operands, broadcast_error, float_dtype_for, opmath, record, saved_output, sum_to, unary, \
+    xp
 from .inplace import inplace
 from ..autograd.graph import _Empty
 from ..tensor import Tensor
@@ -23,8 +24,10 @@ def _shape(x):
 def _unary(np_fn, node_cls, save_output=False):
     """A float function of one tensor; the node saves the input (or the output)."""
     def op(input):
+        x = float_dtype_for(input._data)
         with xp.errstate(divide='ignore', invalid='ignore', over='ignore'):
-            data = np_fn(float_dtype_for(input._data))
+            # bfloat16: computed in float32 and rounded once, as PyTorch (rsqrt is two NumPy calls)
+            data = np_fn(x) if x.dtype.kind != 'V' else np_fn(x.astype(xp.float32)).astype(x.dtype)
         result, node = record(data, node_cls, (input,))
         if node is not None:
             node.save(saved_output(result) if save_output else input)
@@ -461,7 +464,7 @@ class LerpBackward1(Node):
 
 def lerp(input, end, weight):
     x, e = input._data, end._data
-    if x.dtype.kind != 'f':
+    if x.dtype.kind not in 'fV':
         from .activation import _DTYPE_LABEL
         raise NotImplementedError(f'"lerp_kernel_scalar" not implemented for \'{_DTYPE_LABEL[x.dtype.name]}\'')
     if e.dtype != x.dtype:
@@ -469,10 +472,13 @@ def lerp(input, end, weight):
     w = weight._data if isinstance(weight, Tensor) else weight
     if isinstance(weight, Tensor) and w.dtype != x.dtype:
         raise RuntimeError(f'expected dtype {_short(x)} for `weight` but got dtype {_short(w)}')
-    # PyTorch's formula: exact at both ends (weight 0 gives start, weight 1 gives end)
+    # PyTorch's formula: exact at both ends (weight 0 gives start, weight 1 gives end); bfloat16
+    # computes in float32 (with a number weight unrounded) and rounds once
+    xo, eo = opmath(x), opmath(e)
+    wo = opmath(w) if isinstance(weight, Tensor) else (xp.float32(w) if xo is not x else w)
     try:
-        diff = e - x
-        data = xp.where(xp.abs(w) < 0.5, x + w * diff, e - diff * (1 - w)).astype(x.dtype, copy=False)
+        diff = eo - xo
+        data = xp.where(xp.abs(wo) < 0.5, xo + wo * diff, eo - diff * (1 - wo)).astype(x.dtype, copy=False)
     except ValueError:
         raise broadcast_error(input, end, weight) from None
     if isinstance(weight, Tensor):
@@ -508,8 +514,14 @@ class NanToNumBackward0(Node):
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     data = input._data
-    if data.dtype.kind != 'f':
+    if data.dtype.kind not in 'fV':
         return record(data.copy(), NanToNumBackward0, (input,))[0]
+    if data.dtype.kind == 'V':  # bfloat16: NumPy's nan_to_num knows only its own dtypes
+        info = backend.np_finfo(data.dtype)
+        fill = [info.max if posinf is None else posinf, info.min if neginf is None else neginf, nan]
+        out = xp.where(data == xp.inf, fill[0], xp.where(data == -xp.inf, fill[1],
+                                                         xp.where(xp.isnan(data), fill[2], data)))
+        return unary(NanToNumBackward0, input, out.astype(data.dtype), save='input')
     info = xp.finfo(data.dtype)
     out = xp.nan_to_num(data, nan=nan, posinf=info.max if posinf is None else posinf,
                         neginf=info.min if neginf is None else neginf)

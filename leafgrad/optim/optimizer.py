@@ -220,7 +220,7 @@ class Optimizer:
                 # state follows the parameter's dtype, except the step counter (PyTorch's policy); like
                 # PyTorch's .to(), a tensor already of that dtype is kept, not copied
                 data = value._data
-                if key != 'step' and data.dtype.kind == 'f' and data.dtype != param._data.dtype:
+                if key != 'step' and data.dtype.kind in 'fV' and data.dtype != param._data.dtype:
                     return _t(data.astype(param._data.dtype))
                 return value
             if isinstance(value, dict):

@@ -32,10 +32,22 @@ def _softmax_input(input, dim, dtype, name):
     if dim is None:
         dim = _softmax_dim(name, data.ndim)
     d = wrap_dim(dim, max(data.ndim, 1))
-    if data.dtype.kind != 'f' and data.size:  # (PyTorch's kernel for the last dim has its own name)
+    if data.dtype.kind not in 'fV' and data.size:  # (PyTorch's kernel for the last dim has its own name)
         kernel = f'{name}_lastdim_kernel_impl' if d == max(data.ndim, 1) - 1 else f'{name}_kernel_impl'
         raise NotImplementedError(f'"{kernel}" not implemented for \'{dtype_name(input)}\'')
     return input, data.reshape(1) if data.ndim == 0 else data, d
+
+
+def _reduced(dtype):
+    """float16 or bfloat16: PyTorch's softmax kernels compute them in float32."""
+    return dtype.itemsize == 2 and dtype.kind in 'fV'
+
+
+def _in_float32(formula, grad, y):
+    """``formula(grad, y)`` for float16/bfloat16 as PyTorch's backward kernels compute it: in float32,
+    rounded once (the casts are recorded under create_graph)."""
+    dtype = grad.dtype
+    return formula(grad.float(), y.float()).to(dtype)
 
 
 class SoftmaxBackward0(Node):
@@ -43,12 +55,17 @@ class SoftmaxBackward0(Node):
 
     def apply(self, grad):
         (y,) = self.saved_tensors
-        return y * (grad - _sum(grad * y, self.dim, keepdim=True)),
+        if _reduced(grad._data.dtype):
+            return _in_float32(self.formula, grad, y),
+        return self.formula(grad, y),
+
+    def formula(self, grad, y):
+        return y * (grad - _sum(grad * y, self.dim, keepdim=True))
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, data, d = _softmax_input(input, dim, dtype, 'softmax')
-    work = data.astype(xp.float32) if data.dtype == xp.float16 else data  # half computes in float, as PyTorch
+    work = data.astype(xp.float32) if _reduced(data.dtype) else data  # half computes in float, as PyTorch
     shifted = work - work.max(axis=d, keepdims=True) if work.size else work
     e = xp.exp(shifted)
     out = (e / e.sum(axis=d, keepdims=True)).astype(data.dtype, copy=False)
@@ -67,25 +84,43 @@ class LogSoftmaxBackward0(Node):
             # a plain backward records nothing: the same formula on the arrays
             (y,) = self.saved_arrays()
             g = grad._data
-            return wrap(g - xp.exp(y) * xp.add.reduce(g, axis=self.dim, keepdims=True)),
+            if _reduced(g.dtype):  # in float32, rounded once, as PyTorch's kernel
+                return wrap(self.on_arrays(g.astype(xp.float32), y.astype(xp.float32)).astype(g.dtype)),
+            return wrap(self.on_arrays(g, y)),
         (y,) = self.saved_tensors
-        return grad - _ew.exp(y) * _sum(grad, self.dim, keepdim=True),
+        if _reduced(grad._data.dtype):
+            return _in_float32(self.formula, grad, y),
+        return self.formula(grad, y),
+
+    def on_arrays(self, g, y):
+        return g - xp.exp(y) * xp.add.reduce(g, axis=self.dim, keepdims=True)
+
+    def formula(self, grad, y):
+        return grad - _ew.exp(y) * _sum(grad, self.dim, keepdim=True)
 
 
-def _log_softmax_array(data, d):
+def _log_softmax_array(data, d, round_to=None):
+    """log_softmax along ``d``. ``round_to`` (float16/bfloat16 along the last dim): PyTorch's
+    last-dim kernel keeps the sum and its log in that dtype, rounding each once."""
     if not data.size:
         return data.copy()
     # (the ufuncs' own reductions: the ndarray methods wrap them in Python)
     shifted = data - xp.maximum.reduce(data, axis=d, keepdims=True)
     sums = xp.add.reduce(xp.exp(shifted), axis=d, keepdims=True)
+    if round_to is not None:
+        sums = xp.log(sums.astype(round_to).astype(data.dtype)).astype(round_to).astype(data.dtype)
+        shifted -= sums
+        return shifted
     shifted -= xp.log(sums, out=sums)
     return shifted
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, data, d = _softmax_input(input, dim, dtype, 'log_softmax')
-    work = data.astype(xp.float32) if data.dtype == xp.float16 else data
-    out = _log_softmax_array(work, d).astype(data.dtype, copy=False)
+    reduced = _reduced(data.dtype)
+    work = data.astype(xp.float32) if reduced else data
+    out = _log_softmax_array(work, d, data.dtype if reduced and d == data.ndim - 1 else None)
+    out = out.astype(data.dtype, copy=False)
     result, node = record(out.reshape(input._data.shape) if input._data.ndim == 0 else out, LogSoftmaxBackward0,
                           (input,))
     if node is not None:
@@ -139,7 +174,7 @@ def _dropout(input, p, training, inplace, feature=False, alpha=False):
         return _inplace.mul_(input, zero) if inplace else input * zero
     noise = _dropout_noise(input, p, feature)
     d = noise.dtype
-    if d.kind != 'f':
+    if d.kind not in 'fV':
         raise RuntimeError(f"result type Float can't be cast to the desired output type {dtype_name(input)}")
     # a tensor op with a Python number computes in float for float16 (the number unrounded)
     opmath = xp.float32 if d.itemsize == 2 else d.type

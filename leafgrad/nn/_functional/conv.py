@@ -13,7 +13,7 @@ differentiate any number of times. ``conv_transpose`` is ``gi`` with a bias.
 """
 import math
 
-from ...ops._util import Node, record, xp
+from ...ops._util import Node, opmath, record, xp
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
 from .common import ntuple
@@ -133,7 +133,7 @@ def _gw_rows(x, gy, p, wshape):
     rows = xp.zeros((g, o // g, n * geo[3]), dtype=gy.dtype)
     _row_outputs(rows, n, geo)[...] = xp.moveaxis(gy.reshape((n, g, o // g) + gy.shape[2:]), 0, 2)
     gwt = xp.matmul(cols, xp.swapaxes(rows, 1, 2))               # (G, CgK, Og), as conv_gw
-    if gwt.dtype.kind == 'f' and not xp.isfinite(gwt).all():
+    if gwt.dtype.kind in 'fV' and not xp.isfinite(gwt).all():
         return None  # maybe 0 * inf from a dropped position: the window path decides
     return xp.ascontiguousarray(xp.swapaxes(gwt, 1, 2)).reshape(wshape)
 
@@ -266,14 +266,22 @@ class ConvolutionBackwardBackward0(Node):
         return ga, gb
 
 
+def _in_float32(kernel, a, b, *args):
+    """A convolution kernel on two arrays; bfloat16 ones are computed in float32 and the result
+    rounded once, as PyTorch's (oneDNN) bfloat16 convolutions accumulate."""
+    if a.dtype.kind != 'V':
+        return kernel(a, b, *args)
+    return kernel(opmath(a), opmath(b), *args).astype(a.dtype)
+
+
 def _conv_op(kind, a, b, p, shape):
     if kind == 'fwd':
-        out, node = record(conv_fwd(a._data, b._data, p), ConvolutionBackward0, (a, b, None))
+        out, node = record(_in_float32(conv_fwd, a._data, b._data, p), ConvolutionBackward0, (a, b, None))
         if node is not None:
             node.params, node.transposed, node.x_shape, node.w_shape = p, False, a._data.shape, b._data.shape
             node.save(a, b)
         return out
-    data = conv_gi(a._data, b._data, p, shape) if kind == 'gi' else conv_gw(a._data, b._data, p, shape)
+    data = _in_float32(conv_gi if kind == 'gi' else conv_gw, a._data, b._data, p, shape)
     out, node = record(data, ConvolutionBackwardBackward0, (a, b))
     if node is not None:
         node.params, node.kind = p, kind
@@ -358,9 +366,12 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nsp):
         raise RuntimeError(f'Calculated padded input size per channel: ({" x ".join(map(str, padded))}). Kernel '
                            f"size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
     p = ConvParams(stride, lo, hi, dilation, groups)
-    y = conv_fwd(input._data, weight._data, p)
+    x = input._data
+    y = conv_fwd(opmath(x), opmath(weight._data), p)  # (bfloat16 in float32, bias included, rounded once)
     if bias is not None:
-        y += bias._data.reshape((1, -1) + (1,) * nsp)
+        y += opmath(bias._data).reshape((1, -1) + (1,) * nsp)
+    if y.dtype != x.dtype:
+        y = y.astype(x.dtype)
     out, node = record(y, ConvolutionBackward0, (input, weight, bias))
     if node is not None:
         node.params, node.transposed = p, False
@@ -401,9 +412,12 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
     # output_padding: extra rows at the high end, which no window of the adjoint conv reaches
     p = ConvParams(stride, pad, tuple(pad[i] - opad[i] for i in range(nsp)), dilation, groups)
     xshape = (n, weight._data.shape[1] * groups) + out
-    y = conv_gi(input._data, weight._data, p, xshape)
+    x = input._data
+    y = conv_gi(opmath(x), opmath(weight._data), p, xshape)
     if bias is not None:
-        y += bias._data.reshape((1, -1) + (1,) * nsp)
+        y += opmath(bias._data).reshape((1, -1) + (1,) * nsp)
+    if y.dtype != x.dtype:
+        y = y.astype(x.dtype)
     out_t, node = record(y, ConvolutionBackward0, (input, weight, bias))
     if node is not None:
         node.params, node.transposed = p, True

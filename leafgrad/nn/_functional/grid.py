@@ -40,7 +40,7 @@ def affine_grid(theta, size, align_corners=None):
     if t.ndim != 3 or t.shape[1:] != (2, 3):
         raise ValueError(f'Expected a batch of 2D affine matrices of shape Nx2x3 for size {list(size)}. Got '
                          f'{list(t.shape)}.')
-    if t.dtype.kind != 'f':
+    if t.dtype.kind not in 'fV':
         raise ValueError(f'Expected theta to have floating point type, but got {theta.dtype}')
     n, _, h, w = size
     align_corners = bool(align_corners)

@@ -8,7 +8,7 @@ from ...autograd.graph import _Empty
 from ...ops._util import Node, binary_operands, record, state, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
-from ...ops.reduction import mean_array, sum as _sum
+from ...ops.reduction import _sum_in_float32, mean_array, sum as _sum
 from .basic import log_softmax
 from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str
 
@@ -17,7 +17,7 @@ def _reduce_array(a, reduction):
     if reduction == 'mean':
         return xp.asarray(mean_array(a))
     if reduction == 'sum':
-        return xp.asarray(a.sum())
+        return xp.asarray(a.sum() if a.dtype.kind != 'V' else _sum_in_float32(a, None, False))
     return a
 
 
@@ -219,7 +219,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if input._data.shape != target._data.shape:
         raise ValueError(f'Target size ({size_str(target._data.shape)}) must be the same as input size '
                          f'({size_str(input._data.shape)})')
-    if target._data.dtype.kind != 'f':
+    if target._data.dtype.kind not in 'fV':
         from .common import dtype_name
         raise RuntimeError(f"result type {dtype_name(input)} can't be cast to the desired output type "
                            f'{dtype_name(target)}')
@@ -321,6 +321,31 @@ def _every_row_counts(t, C, ignore_index):
     return 0 <= low and high < C and not low <= ignore_index <= high
 
 
+def _cascade_sums(t, picked, w, ignore_index):
+    """PyTorch's float16/bfloat16 nll_loss sums, reproduced: the rows' losses (and weights) added
+    into eight partial sums in that dtype, each step rounded, level j + 1 taking level j's sum at
+    every 16**j-th row; then the levels added in order. Returns (loss sum, total weight or None)."""
+    dt = picked.dtype.type
+    losses, weights = [dt(0)] * 8, [dt(0)] * 8
+    terms = (picked if w is None else picked * w).tolist()
+    ws = None if w is None else w.tolist()
+    for b, (cls, term) in enumerate(zip(t.tolist(), terms)):
+        if cls == ignore_index:
+            continue
+        losses[0] = dt(losses[0] - dt(term))
+        if ws is not None:
+            weights[0] = dt(weights[0] + dt(ws[b]))
+        for j in range(7):
+            if b & (15 << (4 * j)):
+                break
+            losses[j + 1], losses[j] = dt(losses[j + 1] + losses[j]), dt(0)
+            weights[j + 1], weights[j] = dt(weights[j + 1] + weights[j]), dt(0)
+    loss = total = dt(0)
+    for j in range(8):
+        loss, total = dt(loss + losses[j]), dt(total + weights[j])
+    return loss, (None if ws is None else total)
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
@@ -355,6 +380,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         if counted is not rows:
             losses[~valid] = 0  # +0, as PyTorch leaves an ignored row
         data = losses.reshape(target._data.shape)
+    elif x.dtype.itemsize == 2 and x.dtype.kind in 'fV' and t.size:  # float16, bfloat16: summed as PyTorch sums
+        weights = None if weight is None else weight._data[classes]
+        data, total = _cascade_sums(t, picked, weights, ignore_index)
+        if reduction == 'mean':
+            total = x.dtype.type(int(counted.size)) if total is None else total  # (rounded to the dtype)
+            data = x.dtype.type(data / total)
+        else:
+            total = None
+        data = xp.asarray(data, dtype=x.dtype)
     else:
         data = xp.add.reduce(losses)
         if reduction == 'mean':
@@ -387,7 +421,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     logp = log_softmax(input, cdim)
     wshape = (C,) + (1,) * (input._data.ndim - cdim - 1)
     if input._data.shape == target._data.shape:  # class probabilities
-        if target._data.dtype.kind != 'f':
+        if target._data.dtype.kind not in 'fV':
             from .common import dtype_name
             raise RuntimeError(f'Expected floating point type for target with class probabilities, got '
                                f'{dtype_name(target)}')

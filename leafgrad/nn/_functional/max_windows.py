@@ -45,7 +45,7 @@ def window_max(x, k, out):
             else:
                 sel = xp.where(gt, xp.int16(j), xp.int16(0) if sel is None else sel)
         sels[a], m = sel, best
-    if m.dtype.kind == 'f' and xp.isnan(m).any():
+    if m.dtype.kind in 'fV' and xp.isnan(m).any():
         return None
     win = Windows()
     win.k, win.out, win.sels, win.x_shape = k, out, sels, x.shape

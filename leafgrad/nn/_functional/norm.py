@@ -3,7 +3,8 @@
 Forward on arrays; the derivatives recompute mean and 1/std from the saved input with leafgrad
 ops, so that a second derivative also sees how the statistics depend on the input.
 """
-from ...ops._util import Node, record, xp
+from ... import backend
+from ...ops._util import Node, opmath, record, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import mean as _mean, mean_array as _mean_array, sum as _sum
@@ -23,6 +24,22 @@ def _normalized_grad(gxhat, xhat, rstd, dims):
     return rstd * (gxhat - _mean(gxhat, dims, keepdim=True) - xhat * _mean(gxhat * xhat, dims, keepdim=True))
 
 
+def _in_float32(node, grad, saved, gradients):
+    """``gradients(grad, saved)`` as PyTorch's norm kernels compute bfloat16: on float32 (the casts
+    recorded, for create_graph), each input's gradient rounded once to that input's dtype
+    (``node.dtypes``: input, weight, bias)."""
+    if grad._data.dtype.kind != 'V' and not any(t is not None and t._data.dtype.kind == 'V' for t in saved):
+        return gradients(grad, saved)
+    wide = [t if t is None or t._data.dtype.kind != 'V' else t.float() for t in saved]
+    out = gradients(grad.float() if grad._data.dtype.kind == 'V' else grad, wide)
+    return tuple(g if g is None or g._data.dtype == dt else g.to(backend.from_np(dt))
+                 for g, dt in zip(out, node.dtypes))
+
+
+def _dtypes(*tensors):
+    return tuple(None if t is None else t._data.dtype for t in tensors)
+
+
 def _array_stats(x, dims, eps):
     mu = _mean_array(x, dims, keepdims=True)
     c = x - mu
@@ -33,10 +50,13 @@ def _array_stats(x, dims, eps):
 # ---- layer_norm ---------------------------------------------------------------------------
 
 class NativeLayerNormBackward0(Node):
-    __slots__ = ('dims', 'eps')
+    __slots__ = ('dims', 'eps', 'dtypes')
 
     def apply(self, grad):
-        x, w = self.saved_tensors
+        return _in_float32(self, grad, self.saved_tensors, self.gradients)
+
+    def gradients(self, grad, saved):
+        x, w = saved
         xhat, rstd = _stats(x, self.dims, self.eps)
         lead = tuple(range(x._data.ndim - len(self.dims)))
         gx = gw = gb = None
@@ -70,15 +90,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if any(p is not None and p._data.dtype != x.dtype for p in (weight, bias)):
         raise RuntimeError('mixed dtype (CPU): all inputs must share same datatype.')
     dims = tuple(range(x.ndim - k, x.ndim))
-    mu, var, rstd = _array_stats(x, dims, eps)
-    y = (x - mu) * rstd
+    xw = opmath(x)  # bfloat16: computed in float32, rounded once (also with float32 weight and bias)
+    mu, var, rstd = _array_stats(xw, dims, eps)
+    y = (xw - mu) * rstd
     if weight is not None:
-        y = y * weight._data
+        y = y * opmath(weight._data)
     if bias is not None:
-        y = y + bias._data
+        y = y + opmath(bias._data)
     out, node = record(y.astype(x.dtype, copy=False), NativeLayerNormBackward0, (input, weight, bias))
     if node is not None:
-        node.dims, node.eps = dims, eps
+        node.dims, node.eps, node.dtypes = dims, eps, _dtypes(input, weight, bias)
         node.save(input, *([weight] if weight is not None else []))
     return out
 
@@ -86,10 +107,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 # ---- batch_norm ---------------------------------------------------------------------------
 
 class NativeBatchNormBackward0(Node):
-    __slots__ = ('dims', 'eps', 'training', 'has_w', 'chan_shape')
+    __slots__ = ('dims', 'eps', 'training', 'has_w', 'chan_shape', 'dtypes')
 
     def apply(self, grad):
-        saved = self.saved_tensors
+        return _in_float32(self, grad, self.saved_tensors, self.gradients)
+
+    def gradients(self, grad, saved):
         x = saved[0]
         w = _shape.reshape(saved[1], self.chan_shape) if self.has_w else None
         gx = gw = gb = None
@@ -130,6 +153,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     dims = (0,) + tuple(range(2, x.ndim))
     chan = (1, C) + (1,) * (x.ndim - 2)
     use_batch = training or running_mean is None or running_var is None
+    x, dtype = opmath(x), x.dtype  # bfloat16: computed in float32, rounded once
     if use_batch:
         mu, var, rstd = _array_stats(x, dims, eps)
         if training and running_mean is not None:
@@ -139,16 +163,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             _update_running(running_mean, mu.reshape(C), momentum)
             _update_running(running_var, unbiased, momentum)
     else:
-        mu = running_mean._data.reshape(chan)
-        rstd = 1.0 / xp.sqrt(running_var._data.reshape(chan) + eps)
+        mu = opmath(running_mean._data).reshape(chan)
+        rstd = 1.0 / xp.sqrt(opmath(running_var._data).reshape(chan) + eps)
     y = (x - mu) * rstd
     if weight is not None:
-        y = y * weight._data.reshape(chan)
+        y = y * opmath(weight._data).reshape(chan)
     if bias is not None:
-        y = y + bias._data.reshape(chan)
-    out, node = record(y.astype(x.dtype, copy=False), NativeBatchNormBackward0, (input, weight, bias))
+        y = y + opmath(bias._data).reshape(chan)
+    out, node = record(y.astype(dtype, copy=False), NativeBatchNormBackward0, (input, weight, bias))
     if node is not None:
-        node.dims, node.eps, node.training = dims, eps, use_batch
+        node.dims, node.eps, node.training, node.dtypes = dims, eps, use_batch, _dtypes(input, weight, bias)
         node.has_w, node.chan_shape = weight is not None, chan
         extra = [] if use_batch else [const(mu, input), const(rstd, input)]
         node.save(input, *([weight] if weight is not None else []), *extra)
@@ -184,10 +208,12 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 # ---- group_norm ---------------------------------------------------------------------------
 
 class NativeGroupNormBackward0(Node):
-    __slots__ = ('groups', 'eps', 'has_w')
+    __slots__ = ('groups', 'eps', 'has_w', 'dtypes')
 
     def apply(self, grad):
-        saved = self.saved_tensors
+        return _in_float32(self, grad, self.saved_tensors, self.gradients)
+
+    def gradients(self, grad, saved):
         x = saved[0]
         shape = x._data.shape
         n, c = shape[:2]
@@ -219,16 +245,17 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f'Expected {name} to be a vector of size equal to the number of channels in input, but '
                                f'got {name} of shape {list(t._data.shape)} and input of shape {list(x.shape)}')
     chan = (1, c) + (1,) * (x.ndim - 2)
-    xg = x.reshape(n, num_groups, -1)
+    xg = opmath(x).reshape(n, num_groups, -1)  # bfloat16: computed in float32, rounded once
     mu, var, rstd = _array_stats(xg, (2,), eps)
     y = ((xg - mu) * rstd).reshape(x.shape)
     if weight is not None:
-        y = y * weight._data.reshape(chan)
+        y = y * opmath(weight._data).reshape(chan)
     if bias is not None:
-        y = y + bias._data.reshape(chan)
+        y = y + opmath(bias._data).reshape(chan)
     out, node = record(y.astype(x.dtype, copy=False), NativeGroupNormBackward0, (input, weight, bias))
     if node is not None:
         node.groups, node.eps, node.has_w = num_groups, eps, weight is not None
+        node.dtypes = _dtypes(input, weight, bias)
         node.save(input, *([weight] if weight is not None else []))
     return out
 

@@ -147,7 +147,7 @@ def _scatter_windows(grad, win, x, forward_cls):
     def indices():
         flat = window_flat(win)
         return wrap(flat[0] if unbatched else flat)
-    if g.dtype.kind == 'f' and not xp.isfinite(g.sum()):
+    if g.dtype.kind in 'fV' and not xp.isfinite(g.sum()):
         # inf or NaN must not leak into the other window positions (as 0 * inf): the
         # bincount (an overflowing sum of finite values lands here too, and is still right)
         return _scatter_flat(grad, indices(), x._data.shape, len(win.k), x, forward_cls)
@@ -184,7 +184,7 @@ def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return
             else:
                 node.save(input)
         return (result, indices) if return_indices else result
-    fill = -xp.inf if x.dtype.kind == 'f' else xp.iinfo(x.dtype).min
+    fill = -xp.inf if x.dtype.kind in 'fV' else xp.iinfo(x.dtype).min
     xpad = _pad(x, p, hi, fill)
     # a running max over the kernel offsets (k slices of the whole batch); as PyTorch, a later
     # element wins only if greater, or NaN
@@ -196,7 +196,7 @@ def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return
             values, arg = v.copy(), xp.zeros(v.shape, dtype=xp.int64)
             continue
         upd = v > values
-        if x.dtype.kind == 'f':
+        if x.dtype.kind in 'fV':
             upd |= xp.isnan(v)
         values = xp.maximum(values, v)  # NaN propagates, as the rule above keeps it
         arg[upd] = j
@@ -476,7 +476,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     rows, cols = _adaptive_index(h, oh), _adaptive_index(w, ow)          # (oh, Lh), (ow, Lw)
     win = x[..., rows[:, :, None, None], cols[None, None, :, :]]         # (..., oh, Lh, ow, Lw)
     win = xp.moveaxis(win, -3, -2).reshape(x.shape[:-2] + (oh, ow, -1))  # (..., oh, ow, Lh*Lw)
-    key = xp.where(xp.isnan(win), xp.inf, win) if x.dtype.kind == 'f' else win
+    key = xp.where(xp.isnan(win), xp.inf, win) if x.dtype.kind in 'fV' else win
     arg = xp.argmax(key, axis=-1)
     values = xp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
     lw = cols.shape[1]
