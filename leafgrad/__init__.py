@@ -62,6 +62,12 @@ _SETTINGS = ('get_num_threads', 'set_num_threads', 'get_num_interop_threads', 's
 _LEGACY_TYPES = ('FloatTensor', 'DoubleTensor', 'HalfTensor', 'LongTensor', 'IntTensor', 'ShortTensor', 'CharTensor',
                  'ByteTensor', 'BoolTensor', 'set_default_tensor_type')  # in _tensor_types.py, likewise
 
+# torch.autocast and autocast's state functions (leafgrad/amp/autocast_mode.py, loaded on first use)
+_AUTOCAST_NAMES = ('autocast', 'is_autocast_enabled', 'set_autocast_enabled', 'get_autocast_dtype',
+                   'set_autocast_dtype', 'is_autocast_cache_enabled', 'set_autocast_cache_enabled',
+                   'clear_autocast_cache', 'autocast_increment_nesting', 'autocast_decrement_nesting',
+                   'is_autocast_cpu_enabled', 'get_autocast_cpu_dtype', 'get_autocast_gpu_dtype')
+
 
 def install_as_torch():
     """Make every later ``import torch`` (``torch.nn``, ``torch.utils.data`` ...) in this process
@@ -101,6 +107,9 @@ def __getattr__(name):
         return getattr(_tensor_types, name)
     if name == 'bfloat16':  # made on first use: ml_dtypes takes ~0.6 s to import
         return backend._make_bfloat16()
+    if name in _AUTOCAST_NAMES:
+        from .amp import autocast_mode
+        return getattr(autocast_mode, name)
     if not name.startswith('__'):
         import importlib
         try:

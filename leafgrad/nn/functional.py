@@ -4,6 +4,7 @@ The implementations live in ``nn/_functional/`` by kind (basic, loss, norm, conv
 sampling); the activations come from ``ops/activation.py`` and ``pad`` from the shape ops.
 """
 from ..ops import elementwise as _ew
+from ..ops._util import autocast
 from ..tensor import Tensor as _Tensor
 from ._functional.common import not_tensor as _not_tensor
 from ..ops import inplace as _inplace
@@ -68,6 +69,8 @@ def linear(input, weight, bias=None):
     a flattened addmm and a view for other contiguous input with a bias, else matmul (+ add)."""
     if not isinstance(input, _Tensor):
         raise _not_tensor('linear', input)
+    if autocast.state.on:
+        input, weight, bias = autocast.lower_precision(input, weight, bias)
     x = input._data
     if not x.ndim:
         raise RuntimeError(f'both arguments to linear need to be at least 1D, but they are 0D and '

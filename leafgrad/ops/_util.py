@@ -10,6 +10,7 @@ protocols (``__array_ufunc__``, ``__array_function__``), so the same call runs o
 import operator as _operator
 
 from .. import backend
+from ..amp import policy as autocast  # autocast's state (one flag read by the ops it casts) and policies
 from ..autograd.grad_mode import state
 from ..autograd import origins
 from ..autograd.anomaly import anomaly_state, forward_trace
@@ -306,7 +307,7 @@ def float_dtype_for(arr):
 
 __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'unary', 'record_many', 'saved_output', 'sum_to',
            'binary_operands', 'broadcast_error', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
-           'as_tensor_arg', 'state', 'times', 'divided', 'opmath', 'in_float32']
+           'as_tensor_arg', 'state', 'times', 'divided', 'opmath', 'in_float32', 'autocast']
 
 # Imported last: these modules import this one.
 from . import reduction as _reduction, shape as _shape  # noqa: E402

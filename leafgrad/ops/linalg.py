@@ -1,6 +1,6 @@
 """Matrix products. ``matmul`` dispatches on dimensions as PyTorch does, so the recorded
 nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names."""
-from ._util import Node, opmath, record, state, sum_to, wrap, xp
+from ._util import Node, autocast, opmath, record, state, sum_to, wrap, xp
 from . import shape as _shape
 from .reduction import sum as _sum
 
@@ -75,6 +75,8 @@ class MmBackward0(Node):
 
 
 def mm(input, mat2):
+    if autocast.state.on:
+        input, mat2 = autocast.lower_precision(input, mat2)
     # torch.mm words its rank errors differently from addmm
     _check_mm(input, mat2, rank_errors=('self must be a matrix', 'mat2 must be a matrix'))
     a, b = input._data, mat2._data
@@ -174,6 +176,8 @@ class BmmBackward0(Node):
 
 
 def bmm(input, mat2):
+    if autocast.state.on:
+        input, mat2 = autocast.lower_precision(input, mat2)
     a, b = input._data, mat2._data
     if a.ndim != 3:
         raise RuntimeError(f'batch1 must be a 3D tensor')
@@ -196,6 +200,8 @@ def matmul(input, other, _requires_grad=None):
     """PyTorch's matmul: dot, mv, mm, or a batched product with broadcast batch dims.
     (``_requires_grad``: the operands' flags when a batch of one was squeezed away, which under
     no_grad would not carry them)"""
+    if autocast.state.on:
+        input, other = autocast.lower_precision(input, other)
     da, db = input._data.ndim, other._data.ndim
     if da == 0 or db == 0:
         raise RuntimeError(f'both arguments to matmul need to be at least 1D, but they are {da}D and {db}D')
@@ -385,6 +391,8 @@ def _refuse_bool(kernel):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2) as one node (nn.Linear records it on 2-D input)."""
+    if autocast.state.on:
+        input, mat1, mat2 = autocast.lower_precision(input, mat1, mat2)
     if input._data.dtype != mat2._data.dtype:
         raise RuntimeError(f'self and mat2 must have the same dtype, but got {_sname(input)} and {_sname(mat2)}')
     if mat1._data.dtype != mat2._data.dtype:
@@ -436,6 +444,8 @@ class BaddbmmBackward0(_ScaledProductBackward):
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if autocast.state.on:
+        input, batch1, batch2 = autocast.lower_precision(input, batch1, batch2)
     _check_bmm(batch1, batch2)
     data = _fused_add(_wide_product(batch1._data, batch2._data), input, beta, alpha, batch1._data.dtype)
     return _record_scaled_product(data, BaddbmmBackward0, input, batch1, batch2, beta, alpha)[0]
@@ -452,6 +462,8 @@ class AddbmmBackward0(_ScaledProductBackward):
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]: one matmul over the folded batch."""
+    if autocast.state.on:
+        input, batch1, batch2 = autocast.lower_precision(input, batch1, batch2)
     _check_bmm(batch1, batch2)
     a, b = batch1._data, batch2._data
     if a.dtype.kind == 'V':  # bfloat16: PyTorch adds one batch's product at a time, rounding each sum

@@ -5,7 +5,7 @@ written with leafgrad ops (matmul, solve, masks), so they differentiate again.
 Matrices are real here (leafgrad has no complex dtypes), so every ``^H`` is a transpose.
 """
 from .. import return_types
-from ._util import Node, record, record_many, saved_output, state, wrap, xp
+from ._util import Node, autocast, record, record_many, saved_output, state, wrap, xp
 from . import shape as _shape
 from .linalg import _sname, matmul
 from .reduction import sum as _sum
@@ -113,6 +113,8 @@ class LinalgInvExBackward0(Node):
 
 
 def inv(A, *, out=None):
+    if autocast.state.on:
+        A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.inv')
     a = A._data
     try:
@@ -230,6 +232,8 @@ def _sum_to_batch(t, shape):
 
 
 def solve(A, B, *, left=True, out=None):
+    if autocast.state.on:
+        A, B = autocast.fp32(A, B)
     _check_matrix(A, 'linalg.solve')
     a, b = A._data, B._data
     n = a.shape[-1]
@@ -288,6 +292,8 @@ class LinalgCholeskyExBackward0(Node):
 
 
 def cholesky(A, *, upper=False, out=None):
+    if autocast.state.on:
+        A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.cholesky')
     a = A._data
     try:
@@ -362,6 +368,8 @@ def _qr_backward_tall(gQ, gR, Q, R):
 
 
 def qr(A, mode='reduced', *, out=None):
+    if autocast.state.on:
+        A, = autocast.fp32(A)
     if mode not in ('reduced', 'complete', 'r'):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
                            "'complete'")
@@ -399,6 +407,8 @@ class LinalgEighBackward0(Node):
 
 
 def eigh(A, UPLO='L', *, out=None):
+    if autocast.state.on:
+        A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.eigh')
     if UPLO not in ('L', 'U'):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -461,6 +471,8 @@ class LinalgSvdBackward0(Node):
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
+    if autocast.state.on:
+        A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.svd', square=False)
     u, s, vh = xp.linalg.svd(A._data, full_matrices=full_matrices)
     (U, S, Vh), node = record_many([u, s, vh], LinalgSvdBackward0, (A,))
@@ -482,6 +494,8 @@ def _info(batch_shape, value=0):
 
 
 def inv_ex(A, *, check_errors=False, out=None):
+    if autocast.state.on:
+        A, = autocast.fp32(A)
     try:
         return return_types.linalg_inv_ex(inv(A), _info(A._data.shape[:-2]))
     except LinAlgError:
@@ -495,6 +509,8 @@ def inv_ex(A, *, check_errors=False, out=None):
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    if autocast.state.on:
+        A, = autocast.fp32(A)
     try:
         return return_types.linalg_cholesky_ex(cholesky(A, upper=upper), _info(A._data.shape[:-2]))
     except LinAlgError as e:
@@ -625,6 +641,8 @@ def multi_dot(tensors, *, out=None):
 
 
 def vecdot(x, y, *, dim=-1, out=None):
+    if autocast.state.on:
+        x, y = autocast.lower_precision(x, y)
     return _sum(x * y, dim)
 
 
@@ -654,6 +672,8 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    if autocast.state.on:
+        A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.matrix_rank', square=False)
     sv = xp.linalg.svd(A._data, compute_uv=False)
     if rtol is None:
@@ -668,4 +688,6 @@ METHODS = {'pinverse': lambda self, rcond=1e-15: pinv(self, rtol=rcond), 'matrix
 
 
 def pinverse(input, rcond=1e-15):
+    if autocast.state.on:
+        input, = autocast.fp32(input)
     return pinv(input, rtol=rcond)

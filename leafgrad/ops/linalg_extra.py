@@ -3,7 +3,7 @@ and cdist."""
 import warnings
 
 from .. import return_types
-from ._util import Node, record, saved_output, xp
+from ._util import Node, autocast, record, saved_output, xp
 from . import elementwise as _ew
 from . import shape as _shape
 from .linalg_decomp import cholesky as _cholesky, qr as _qr, svd as _svd, multi_dot
@@ -12,6 +12,8 @@ from .reduction import sum as _sum
 
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: V rather than Vh, and ``some`` for the reduced factorisation."""
+    if autocast.state.on:
+        input, = autocast.fp32(input)
     U, S, Vh = _svd(input, full_matrices=not some)
     if not compute_uv:
         return return_types.svd(U * 0, S, Vh * 0)
@@ -19,6 +21,8 @@ def svd(input, some=True, compute_uv=True, *, out=None):
 
 
 def qr(input, some=True, *, out=None):
+    if autocast.state.on:
+        input, = autocast.fp32(input)
     warnings.warn('torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n'
                   "The boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
                   'Q, R = torch.qr(A, some)\nshould be replaced with\n'
@@ -37,6 +41,8 @@ class CholeskyBackward0(Node):
 
 
 def cholesky(input, upper=False, *, out=None):
+    if autocast.state.on:
+        input, = autocast.fp32(input)
     warnings.warn('torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future '
                   'PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n'
                   'and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n'
@@ -93,6 +99,8 @@ def _cdist_weights(x1, x2, dist, grad, p):
 
 
 def cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'):
+    if autocast.state.on:
+        x1, x2 = autocast.fp32(x1, x2)
     a, b = x1._data, x2._data
     if a.ndim < 2 or b.ndim < 2:
         raise RuntimeError(f'cdist only supports at least 2D tensors, X1 got: {a.ndim}D' if a.ndim < 2 else

@@ -6,7 +6,7 @@ cat's is a narrow per input, repeat's a reshape and a sum, flip's a flip, and so
 second derivative records too.
 """
 from .. import backend
-from ._util import Node, record, wrap, wrap_dim, xp
+from ._util import Node, autocast, record, wrap, wrap_dim, xp
 from ..tensor import Tensor
 from . import shape as _shape
 from .shape import shape_args
@@ -49,6 +49,8 @@ class CatBackward0(Node):
 
 def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, 'cat')
+    if autocast.state.on:
+        tensors = autocast.promote(tensors)
     if not tensors:
         raise ValueError('leafgrad.cat(): expected a non-empty list of Tensors')
     for i, t in enumerate(tensors):
@@ -96,6 +98,8 @@ class StackBackward0(Node):
 
 def stack(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, 'stack')
+    if autocast.state.on:
+        tensors = autocast.promote(tensors)
     if not tensors:
         raise RuntimeError('stack expects a non-empty TensorList')
     ref = tensors[0]._data.shape
@@ -461,6 +465,8 @@ def pad(input, pad, mode='constant', value=None):
     k = len(pad) // 2
     if k not in (1, 2, 3) or nd not in (k + 1, k + 2):
         raise NotImplementedError(f'Padding size {len(pad)} is not supported for {nd}D input tensor.\n' + _NON_CONSTANT)
+    if autocast.state.on and (mode == 'replicate' or (mode == 'reflect' and k < 3)):  # (reflection_pad3d: not cast)
+        input, = autocast.fp32(input)
     shape = input._data.shape
     if mode == 'circular':
         return _circular_pad(input, pad)

@@ -8,7 +8,7 @@ again.
 import builtins
 
 from .. import backend
-from ._util import Node, opmath, record, record_many, saved_output, state, wrap, wrap_dims, xp
+from ._util import Node, autocast, opmath, record, record_many, saved_output, state, wrap, wrap_dims, xp
 from .shape import expand, narrow, reshape, transpose, unsqueeze, view
 
 
@@ -358,6 +358,8 @@ class ProdBackward1(Node):
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
+    if autocast.state.on:
+        input, = autocast.fp32(input)
     data = input._data
     out_dtype = _sum_dtype(data, dtype)
     if out_dtype is _InFloat32:  # PyTorch's bfloat16 product rounds after each step, as NumPy's does

@@ -7,7 +7,7 @@ gather; index_select's is an index_add and index_add's (for source) an index_sel
 """
 import warnings
 
-from ._util import Node, record, sum_to, wrap, wrap_dim, xp
+from ._util import Node, autocast, record, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
 from .indexing import (_broadcast_message, _check_index_bounds, _index_put, _legacy, _to_numpy_index, _normalize,
                        gather, index_array, index_select, scalar_type_name, scatter_coords)
@@ -418,6 +418,8 @@ class IndexCopyBackward0(Node):
 
 
 def index_copy(input, dim, index, source):
+    if autocast.state.on:
+        input, source = autocast.promote((input, source))
     idx = index._data
     if idx.dtype.kind not in 'iu':
         raise RuntimeError('index_copy_(): Expected a long tensor for index, but got ' + _legacy(idx.dtype))

@@ -13,7 +13,7 @@ differentiate any number of times. ``conv_transpose`` is ``gi`` with a bias.
 """
 import math
 
-from ...ops._util import Node, opmath, record, xp
+from ...ops._util import Node, autocast, opmath, record, xp
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
 from .common import ntuple
@@ -352,6 +352,8 @@ def _conv_padding(padding, nsp, k, dilation, stride):
 
 
 def _convnd(input, weight, bias, stride, padding, dilation, groups, nsp):
+    if autocast.state.on:
+        input, weight, bias = autocast.lower_precision(input, weight, bias)
     _check_conv(input, weight, bias, nsp, groups, False, stride, padding, dilation)
     unbatched = input._data.ndim == nsp + 1
     if unbatched:
@@ -393,6 +395,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, nsp):
+    if autocast.state.on:
+        input, weight, bias = autocast.lower_precision(input, weight, bias)
     _check_conv(input, weight, bias, nsp, groups, True, stride, padding, dilation)
     unbatched = input._data.ndim == nsp + 1
     if unbatched:

@@ -1,5 +1,5 @@
 """prelu, glu, bilinear, unfold/fold: ops that modules build on."""
-from ...ops._util import Node, record, sum_to, wrap_dim, xp
+from ...ops._util import Node, autocast, record, sum_to, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from .common import ntuple
@@ -21,6 +21,8 @@ class PreluKernelBackward0(Node):
 
 
 def prelu(input, weight):
+    if autocast.state.on:
+        input, weight = autocast.lower_precision(input, weight)
     x, w = input._data, weight._data
     if w.size != 1:
         if x.ndim < 2:

@@ -5,7 +5,7 @@ scatters, see ``pooling._gather_flat``) weighted by bilinear weights computed fr
 both gradients (input and grid) and their derivatives come from the parts. PyTorch records one
 GridSampler2DBackward0 node instead.
 """
-from ...ops._util import Node, record, wrap, xp
+from ...ops._util import Node, autocast, record, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.linalg import matmul
@@ -61,6 +61,8 @@ def _unnormalize(coord, size, align_corners):
 
 
 def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None):
+    if autocast.state.on:
+        input, grid = autocast.fp32(input, grid)
     x, g = input._data, grid._data
     if mode not in ('bilinear', 'nearest'):
         raise NotImplementedError(f"grid_sample: mode '{mode}' is not supported by leafgrad"

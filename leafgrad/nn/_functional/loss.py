@@ -5,7 +5,7 @@ twice."""
 import warnings
 
 from ...autograd.graph import _Empty
-from ...ops._util import Node, binary_operands, record, state, wrap, xp
+from ...ops._util import Node, autocast, binary_operands, record, state, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import _sum_in_float32, mean_array, sum as _sum
@@ -56,6 +56,8 @@ class MseLossBackward0(Node):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
+    if autocast.state.on:
+        input, target = autocast.fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     input, target = _broadcast_pair(input, target)
@@ -74,6 +76,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', we
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
+    if autocast.state.on:
+        input, target = autocast.fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     input, target = _broadcast_pair(input, target)
@@ -93,6 +97,8 @@ class SmoothL1LossBackward0(Node):
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0):
+    if autocast.state.on:
+        input, target = autocast.fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if beta < 0:
@@ -132,6 +138,8 @@ class HuberLossBackward0(Node):
 
 
 def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
+    if autocast.state.on:
+        input, target = autocast.fp32(input, target)
     check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError('huber_loss does not support non-positive values for delta.')
@@ -168,6 +176,8 @@ class BinaryCrossEntropyBackward0(Node):
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
+    if autocast.state.on:
+        input, target, weight = autocast.fp32(input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if input._data.shape != target._data.shape:
@@ -214,6 +224,8 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction='mean',
                                      pos_weight=None):
+    if autocast.state.on:
+        input, target, weight, pos_weight = autocast.fp32(input, target, weight, pos_weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if input._data.shape != target._data.shape:
@@ -347,6 +359,8 @@ def _cascade_sums(t, picked, w, ignore_index):
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
+    if autocast.state.on:
+        input, target, weight = autocast.fp32(input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     C, cdim = _class_layout(input, target)
@@ -410,6 +424,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   label_smoothing=0.0):
     """log_softmax then nll_loss (class indices), or -sum(target * log_softmax) (probabilities),
     composed as PyTorch composes them, so the recorded nodes are PyTorch's."""
+    if autocast.state.on:
+        input, target, weight = autocast.fp32(input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -469,6 +485,8 @@ def _xlogy_self(t):
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):
+    if autocast.state.on:
+        input, target = autocast.fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if reduction == 'mean':
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
@@ -502,6 +520,8 @@ def _log_sigmoid(t):
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction='mean'):
+    if autocast.state.on:
+        input, target = autocast.fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if log_input:
@@ -539,12 +559,16 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction='mean'
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
+    if autocast.state.on:
+        input1, input2, target = autocast.fp32(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     return reduce_loss(_relu(-target * (input1 - input2) + margin), reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'):
+    if autocast.state.on:
+        input, target = autocast.fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     zeros = input * 0
@@ -563,6 +587,8 @@ class SoftMarginLossBackward0(Node):
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
     """log(1 + exp(-y x)), one node as in PyTorch (which refuses a target that requires grad)."""
+    if autocast.state.on:
+        input, target = autocast.fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if target.requires_grad:
@@ -590,6 +616,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
+    if autocast.state.on:
+        input1, input2, target = autocast.fp32(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     eps = 1e-12
@@ -605,6 +633,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction='mean'):
+    if autocast.state.on:
+        anchor, positive, negative = autocast.fp32(anchor, positive, negative)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     from .basic import pairwise_distance
@@ -619,6 +649,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction='mean'):
     """sum over j != y of max(0, margin - x[y] + x[j])^p / C (PyTorch has one fused node)."""
+    if autocast.state.on:
+        input, target, weight = autocast.fp32(input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if p not in (1, 2):
@@ -650,6 +682,8 @@ def _gather_rows(weight, t):
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
     """Targets are class indices padded with -1 after the last one; every (target, non-target)
     pair contributes max(0, 1 - (x[target] - x[other])) / C."""
+    if autocast.state.on:
+        input, target = autocast.fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     x = input if input._data.ndim == 2 else _shape.unsqueeze(input, 0)

@@ -9,7 +9,7 @@ pooling again.
 """
 import math
 
-from ...ops._util import Node, record, wrap, xp
+from ...ops._util import Node, autocast, record, wrap, xp
 from ...ops import shape as _shape
 from .common import ntuple
 from .conv import _pad, _windows
@@ -240,6 +240,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if autocast.state.on:
+        input, = autocast.fp32(input)
     return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
@@ -351,6 +353,8 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    if autocast.state.on:
+        input, = autocast.fp32(input)
     return _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
 
 
@@ -445,6 +449,8 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool3d(input, output_size):
+    if autocast.state.on:
+        input, = autocast.fp32(input)
     return _adaptive_avg_poolnd(input, output_size, 3)
 
 
@@ -570,6 +576,8 @@ def _unpool_size(input, kernel_size, stride, padding, output_size, nsp):
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The values written back at max_pool2d's indices, zeros elsewhere."""
+    if autocast.state.on:
+        input, = autocast.fp32(input)
     from ... import _settings  # PyTorch has no deterministic max_unpool (indices may repeat)
     _settings.alert_not_deterministic('max_unpooling2d_forward_out')
     out_hw = _unpool_size(input, kernel_size, stride, padding, output_size, 2)

@@ -7,7 +7,7 @@ and weights, and applies them with matmuls (see ``pooling._separable``).
 import math
 import warnings
 
-from ...ops._util import xp
+from ...ops._util import autocast, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.linalg import matmul
@@ -188,11 +188,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  enable_gqa=False):
     """softmax(q k^T * scale + mask) v, composed of leafgrad ops as PyTorch's math path composes it
     (q and k are each scaled by sqrt(scale), which keeps the products small)."""
+    if autocast.state.on:
+        query, key, value, attn_mask = autocast.lower_precision(query, key, value, attn_mask)
     if query._data.dtype.kind == 'V':  # bfloat16: in float32, rounded once, as PyTorch's CPU kernels
         if attn_mask is not None and attn_mask._data.dtype.kind == 'V':
             attn_mask = attn_mask.float()
-        out = scaled_dot_product_attention(query.float(), key.float(), value.float(), attn_mask, dropout_p,
-                                           is_causal, scale, enable_gqa)
+        with autocast.suspended():
+            out = scaled_dot_product_attention(query.float(), key.float(), value.float(), attn_mask, dropout_p,
+                                               is_causal, scale, enable_gqa)
         return out.to(query.dtype)
     from ...backends import cuda as _kernels  # the attention kernels switched on (leafgrad's is math or flash)
     _kernels.check_sdp_kernel()

@@ -7,13 +7,14 @@ Without CuPy, every call answers as a CPU-only PyTorch answers: ``is_available()
 with CUDA enabled``. With CuPy and a GPU they ask CuPy; CuPy's memory pool keeps no peaks, so
 ``max_memory_allocated`` and kin raise there rather than guess.
 
-leafgrad has no bfloat16 and never computes in TF32: ``is_bf16_supported()`` and
-``is_tf32_supported()`` are False on any GPU.
+CuPy's arrays have no bfloat16 and leafgrad never computes in TF32: ``is_bf16_supported()`` and
+``is_tf32_supported()`` are False on any GPU. ``leafgrad.cuda.amp`` (the deprecated
+``torch.cuda.amp``) loads on first use.
 """
 import collections
 import warnings
 
-from . import backend
+from .. import backend
 
 _NOT_COMPILED = 'Torch not compiled with CUDA enabled'
 
@@ -232,8 +233,11 @@ def memory_summary(device=None, abbreviated=False):
 
 
 def __getattr__(name):
+    if name == 'amp':  # the deprecated torch.cuda.amp
+        import importlib
+        return importlib.import_module('.amp', __name__)
     # leafgrad.cuda.FloatTensor and kin: the legacy types, loaded on first use
-    from . import _tensor_types
+    from .. import _tensor_types
     if name in _tensor_types.CUDA_TYPES:
         return _tensor_types.CUDA_TYPES[name]
     raise AttributeError(f"module 'leafgrad.cuda' has no attribute '{name}'")
