@@ -246,6 +246,16 @@ CASES = [
     ('LayerNorm of ints', lambda T: T.nn.LayerNorm(4)(T.ones(2, 4, dtype=T.int64))),
     ('layer_norm of doubles, float weight', lambda T: T.nn.functional.layer_norm(
         T.ones(2, 4, dtype=T.float64), (4,), T.ones(4), T.ones(4))),
+    ('layer_norm of floats, bfloat16 weight', lambda T: T.nn.functional.layer_norm(
+        T.ones(2, 4), (4,), T.ones(4, dtype=T.bfloat16))),
+    ('layer_norm of bfloat16, double weight', lambda T: T.nn.functional.layer_norm(
+        T.ones(2, 4, dtype=T.bfloat16), (4,), T.ones(4, dtype=T.float64))),
+    ('layer_norm of bfloat16, float weight, bfloat16 bias', lambda T: T.nn.functional.layer_norm(
+        T.ones(2, 4, dtype=T.bfloat16), (4,), T.ones(4), T.ones(4, dtype=T.bfloat16))),
+    ('layer_norm of floats, bfloat16 bias', lambda T: T.nn.functional.layer_norm(
+        T.ones(2, 4), (4,), T.ones(4), T.ones(4, dtype=T.bfloat16))),
+    ('layer_norm of bfloat16, float weight (allowed)', lambda T: T.nn.functional.layer_norm(
+        T.arange(8.0).reshape(2, 4).bfloat16(), (4,), T.ones(4) / 3, T.ones(4) / 7)),
     ('Parameter of ints', lambda T: T.nn.Parameter(T.tensor([1, 2]))),
     ('Module.to an int dtype', lambda T: T.nn.Linear(2, 2).to(T.int64)),
     ('Module.to a str', lambda T: T.nn.Linear(2, 2).to('float')),
@@ -293,7 +303,8 @@ def _outcome(fn, T):
 
 def _summary(x):
     if isinstance(x, (lg.Tensor, torch.Tensor)):
-        values = x.detach().numpy() if isinstance(x, torch.Tensor) else np.asarray(x.detach()._data)
+        y = x.detach().float() if str(x.dtype).endswith('bfloat16') else x.detach()  # (exact in float32)
+        values = y.numpy() if isinstance(x, torch.Tensor) else np.asarray(y._data)
         return tuple(x.shape), str(x.dtype).split('.')[-1], json.dumps(values.tolist())  # (NaN equals NaN)
     if isinstance(x, tuple):
         return tuple(_summary(v) for v in x)

@@ -322,6 +322,28 @@ NN = [
 ]
 
 
+
+# The checks that refuse integer tensors (mse_loss, kl_div, glu, normalize, Parameter, the step
+# functions' NaN) take bfloat16 for the floating dtype it is; pow's products and reciprocals
+# round each step, as PyTorch's bfloat16 kernel does.
+FLOATING_CHECKS = [
+    ('pow3', lambda T, x: x ** 3),
+    ('pow-1', lambda T, x: x ** -1),
+    ('pow-2', lambda T, x: x ** -2),
+    ('pow1.7', lambda T, x: x.abs() ** 1.7),
+    ('sign_nan', lambda T, x: T.sign(T.cat([x.reshape(-1), T.tensor([float('nan')], dtype=x.dtype)]))),
+    ('kl_div', lambda T, x: F(T).kl_div(x, x.exp(), reduction='sum')),
+    ('glu', lambda T, x: F(T).glu(x)),
+    ('normalize', lambda T, x: F(T).normalize(x)),
+    ('parameter', lambda T, x: T.nn.Parameter(x * 1) * 2),
+]
+
+
+@pytest.mark.parametrize('case', FLOATING_CHECKS, ids=[c[0] for c in FLOATING_CHECKS])
+def test_bfloat16_passes_the_floating_checks_as_torch(case):
+    (lx,), (tx,) = _pair((64, 64))
+    assert_same(case[1](lg, lx), case[1](torch, tx), *case[2:])
+
 def _nn_case(fn, shapes, seed=0):
     lx, tx = _pair(*shapes, seed=seed, grad=True)
     lo, to = fn(lg, *lx), fn(torch, *tx)

@@ -353,7 +353,8 @@ def pow(input, exponent):
     if x.dtype.kind in 'iu' and isinstance(exponent, int) and exponent < 0:
         raise RuntimeError('Integers to negative integer powers are not allowed.')
     # PyTorch's kernel computes these exponents as products, roots and reciprocals (their
-    # rounding, and 1 / sqrt(-0.0) = -inf where pow(-0.0, -0.5) = inf)
+    # rounding, and 1 / sqrt(-0.0) = -inf where pow(-0.0, -0.5) = inf); bfloat16 rounds each step
+    # (its -0.5 through ml_dtypes' power: within one rounding of PyTorch's)
     if y == 2:
         data = x * x
     elif y == 1:
@@ -364,7 +365,8 @@ def pow(input, exponent):
         data = x * x * x
     elif y == -0.5 or y == -1 or y == -2:
         root = xp.sqrt(x) if y == -0.5 else x if y == -1 else x * x
-        data = xp.true_divide(root.dtype.type(1), root) if x.dtype.kind == 'f' else xp.power(x, y)
+        exact = x.dtype.kind == 'f' or (x.dtype.kind == 'V' and y != -0.5)
+        data = xp.true_divide(root.dtype.type(1), root) if exact else xp.power(x, y)
     else:
         data = xp.power(x, y)
     result, node = record(data, PowBackward0, (input,))
@@ -472,7 +474,7 @@ absolute = abs
 def sign(input):
     """Piecewise constant: its gradient is zero everywhere (SignBackward0)."""
     data = input._data
-    if data.dtype.kind == 'f':  # PyTorch's (0 < x) - (x < 0): 0 at NaN, where NumPy's sign gives NaN
+    if data.dtype.kind in 'fV':  # PyTorch's (0 < x) - (x < 0): 0 at NaN, where NumPy's sign gives NaN
         out = (data > 0).astype(data.dtype) - (data < 0).astype(data.dtype)
     else:
         out = data.copy() if data.dtype.kind == 'b' else xp.sign(data)

@@ -9,7 +9,7 @@ import warnings
 
 from ... import backend
 from ...autograd.graph import _Empty
-from ...ops._util import Node, record, saved_output, state, wrap, wrap_dim, xp
+from ...ops._util import Node, opmath, record, saved_output, state, wrap, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
@@ -281,14 +281,14 @@ class LinalgVectorNormBackward0(Node):
 
 def _vector_norm(x, p, dim):
     """|x|_p over ``dim`` (keepdim), the piece normalize and cosine_similarity need."""
-    data = x._data
+    data = opmath(x._data)  # (bfloat16: in float32, rounded once, as PyTorch's vector_norm)
     if p == 2:
         out = xp.sqrt((data * data).sum(axis=dim, keepdims=True))
     elif p == 1:
         out = xp.abs(data).sum(axis=dim, keepdims=True)
     else:
         out = (xp.abs(data) ** p).sum(axis=dim, keepdims=True) ** (1.0 / p)
-    result, node = record(out, LinalgVectorNormBackward0, (x,))
+    result, node = record(out.astype(x._data.dtype, copy=False), LinalgVectorNormBackward0, (x,))
     if node is not None:
         node.dim, node.ord = dim, p
         node.save(x, saved_output(result))
@@ -301,7 +301,7 @@ def _clamp_min(t, lo):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    if input._data.dtype.kind != 'f':
+    if input._data.dtype.kind not in 'fV':
         from .common import dtype_name
         raise RuntimeError('linalg.vector_norm: Expected a floating point or complex tensor as input. Got '
                            f'{dtype_name(input)}')

@@ -1,5 +1,5 @@
 """prelu, glu, bilinear, unfold/fold: ops that modules build on."""
-from ...ops._util import Node, autocast, record, sum_to, wrap_dim, xp
+from ...ops._util import Node, autocast, opmath, record, sum_to, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from .common import ntuple
@@ -65,12 +65,12 @@ def glu(input, dim=-1):
     d = wrap_dim(dim, x.ndim)
     if x.shape[d] % 2:
         raise RuntimeError(f'Halving dimension must be even, but dimension {d} is size {x.shape[d]}')
-    if x.dtype.kind != 'f':
+    if x.dtype.kind not in 'fV':
         from .common import dtype_name
         raise NotImplementedError(f'"glu_cpu" not implemented for \'{dtype_name(input)}\'')
-    a, b = xp.split(x, 2, axis=d)
+    a, b = xp.split(opmath(x), 2, axis=d)  # (bfloat16: in float32, rounded once, as PyTorch's)
     with xp.errstate(over='ignore'):
-        out, node = record(a / (1 + xp.exp(-b)), GluBackward0, (input,))
+        out, node = record((a / (1 + xp.exp(-b))).astype(x.dtype, copy=False), GluBackward0, (input,))
     if node is not None:
         node.dim = d
         node.save(input)

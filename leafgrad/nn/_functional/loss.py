@@ -62,7 +62,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', we
     check_reduction(reduction)
     input, target = _broadcast_pair(input, target)
     x, y = binary_operands(input, target)  # PyTorch's result dtype (float32 with an int target)
-    if x.dtype.kind != 'f':
+    if x.dtype.kind not in 'fV':
         from .common import dtype_name
         raise NotImplementedError(f'"mse_cpu" not implemented for \'{dtype_name(wrap(x))}\'')
     diff = x - y
@@ -495,7 +495,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_
                       UserWarning, stacklevel=2)
     elif reduction not in ('batchmean', 'sum', 'none'):
         raise ValueError(f'{reduction} is not a valid value for reduction')
-    if input._data.dtype.kind != 'f' or target._data.dtype.kind != 'f':
+    if input._data.dtype.kind not in 'fV' or target._data.dtype.kind not in 'fV':
         raise RuntimeError('kl_div: Integral inputs not supported.')
     if log_target:
         loss = _ew.exp(target) * (target - input)

@@ -7,6 +7,7 @@ from ... import backend
 from ...ops._util import Node, opmath, record, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
+from ...ops.linalg import _sname
 from ...ops.reduction import mean as _mean, mean_array as _mean_array, sum as _sum
 from .common import const, size_str
 
@@ -74,6 +75,25 @@ class NativeLayerNormBackward0(Node):
         return s if len(s) == 2 else s + [None]
 
 
+def _check_layer_norm_dtypes(input, weight, bias):
+    """PyTorch's dtype checks (its CPU kernel's is_mixed_type): the parameters are "mixed" when
+    the first given one's dtype is not the input's; then they must all be float32 and the input
+    float16/bfloat16 (which is computed in float32); otherwise each must be of the input's dtype."""
+    params = [p for p in (weight, bias) if p is not None]
+    if not params:
+        return
+    x = input._data.dtype
+    if params[0]._data.dtype != x:
+        if any(p._data.dtype != xp.float32 for p in params):
+            raise RuntimeError('mixed dtype (CPU): expect parameter to have scalar type of Float')
+        if not (x.itemsize == 2 and x.kind in 'fV'):
+            raise RuntimeError('mixed dtype (CPU): all inputs must share same datatype.')
+        return
+    for p in params[1:]:
+        if p._data.dtype != x:
+            raise RuntimeError(f'expected scalar type {_sname(input)} but found {_sname(p)}')
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
@@ -87,8 +107,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         if p is not None and p._data.shape != shape:
             raise RuntimeError(f'Expected {name} to be of same shape as normalized_shape, but got {name} of shape '
                                f'{list(p._data.shape)} and normalized_shape = {list(shape)}')
-    if any(p is not None and p._data.dtype != x.dtype for p in (weight, bias)):
-        raise RuntimeError('mixed dtype (CPU): all inputs must share same datatype.')
+    _check_layer_norm_dtypes(input, weight, bias)
     dims = tuple(range(x.ndim - k, x.ndim))
     xw = opmath(x)  # bfloat16: computed in float32, rounded once (also with float32 weight and bias)
     mu, var, rstd = _array_stats(xw, dims, eps)
