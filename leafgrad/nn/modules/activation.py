@@ -1,7 +1,8 @@
 """Activation modules: each holds its options and calls the functional op of the same name.
 
 The functional op is looked up when the module runs (``F.<op>``), so a module works as soon as
-the op library provides it. MultiheadAttention lives in attention.py.
+the op library provides it. MultiheadAttention lives in attention.py and is found here too, where
+PyTorch has it (``torch.nn.modules.activation.MultiheadAttention``, as checkpoints name it).
 """
 from .. import functional as F
 from .. import init
@@ -263,3 +264,6 @@ class PReLU(Module):
 __all__ = ['ReLU', 'ReLU6', 'LeakyReLU', 'ELU', 'CELU', 'SELU', 'GELU', 'SiLU', 'Mish', 'Softplus', 'Softsign',
            'Softshrink', 'Hardshrink', 'Hardtanh', 'Hardsigmoid', 'Hardswish', 'Sigmoid', 'LogSigmoid', 'Tanh',
            'Tanhshrink', 'Threshold', 'Softmax', 'Softmin', 'LogSoftmax', 'Softmax2d', 'GLU', 'PReLU']
+
+
+from .attention import MultiheadAttention  # noqa: E402,F401  (after the classes: attention needs none of them)

@@ -3,14 +3,10 @@ import math
 
 from .. import functional as F, init
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 from ... import backend, creation
 from ...ops import linalg
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """PyTorch's name for the output projection (kept so that reprs match)."""
 
 
 def _warn_mismatched(mask, other, mask_name, other_name):

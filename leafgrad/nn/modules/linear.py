@@ -42,6 +42,10 @@ class Linear(Module):
         return f'in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}'
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """PyTorch's class of MultiheadAttention's output projection (its reprs and checkpoints name it)."""
+
+
 class Bilinear(Module):
     """y_k = x1^T A_k x2 + b_k; weight (out, in1, in2), initialised U(-1/sqrt(in1), 1/sqrt(in1))."""
 

@@ -89,6 +89,10 @@ class RNNBase(Module):
     def all_weights(self):
         return [[getattr(self, name) for name in names] for names in self._all_weights]
 
+    def flatten_parameters(self):
+        """Nothing to do: PyTorch packs the weights into one block for cuDNN, and on the CPU it
+        returns without doing anything, as here."""
+
     def extra_repr(self):
         s = f'{self.input_size}, {self.hidden_size}'
         if self.num_layers != 1:
