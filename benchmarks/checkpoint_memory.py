@@ -1,6 +1,7 @@
 """Memory and time of saving and loading a checkpoint, leafgrad against PyTorch.
 
     python benchmarks/checkpoint_memory.py            # a 256 MiB state dict (8 float32 tensors)
+                                                      # (leafgrad saves .lgt in its format, .pt in torch's)
     python benchmarks/checkpoint_memory.py --mib 64
 
 Each measurement runs in a fresh process: the peak of tracemalloc (NumPy's and PyTorch's tensor
@@ -65,8 +66,9 @@ def main():
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         files = {'leafgrad': os.path.join(tmp, 'ck.lgt'), 'torch zip': os.path.join(tmp, 'ck.pt'),
-                 'torch legacy': os.path.join(tmp, 'legacy.pt')}
+                 'torch legacy': os.path.join(tmp, 'legacy.pt'), 'leafgrad .pt': os.path.join(tmp, 'lg.pt')}
         rows = [('leafgrad.save', _run('save', 'leafgrad', files['leafgrad'], args.mib)),
+                ('leafgrad.save to .pt (zip)', _run('save', 'leafgrad', files['leafgrad .pt'], args.mib)),
                 ('torch.save', _run('save', 'torch', files['torch zip'], args.mib)),
                 ('torch.save (legacy)', _run('save-legacy', 'torch', files['torch legacy'], args.mib))]
         for kind, path in files.items():

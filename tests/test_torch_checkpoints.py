@@ -344,7 +344,8 @@ def test_malicious_pickle_is_refused_with_nothing_run(tmp_path, fmt):
     for weights_only in (None, True, False):
         with pytest.raises(UnsafeCheckpointError) as info:
             lg.load(path, weights_only=weights_only)
-        assert isinstance(info.value, pickle.UnpicklingError) and isinstance(info.value, CheckpointError)
+        # torch's type: a pickle.UnpicklingError, not a RuntimeError (so not a CheckpointError)
+        assert isinstance(info.value, pickle.UnpicklingError) and not isinstance(info.value, RuntimeError)
         assert 'Trying to load unsupported GLOBAL posix.system whose module posix is blocked.' in str(info.value)
     lmsg, tmsg = raises_like(lambda: lg.load(path), lambda: torch.load(path))
     assert 'posix.system' in lmsg and 'posix.system' in tmsg
@@ -379,9 +380,9 @@ def _s(text):
     (b'c__builtin__\ngetattr\n(ccollections\nOrderedDict\n' + _s('__init__') + b'tR.', 'GLOBAL getattr was not', True),
     (b'}(' + _s('k') + b']Qu.', 'persistent_load', True),
     (b'ccollections\nOrderedDict\n)R(' + _s('x') + b'I1\nd.', 'Unsupported operand', True),
-    (b'}}b.', 'Can only build OrderedDict', True),
+    (b'}}b.', 'Can only build Tensor, Parameter, OrderedDict or types allowlisted', True),
     (b'}' + _s('x') + b'a.', 'Can only append to lists', True),
-    (b'ctorch\nTensor\n)\x81.', 'Can only create new object', False),
+    (b'ctorch\nTensor\n)\x81.', 'creates a new object of torch.Tensor', False),
     (b'ccollections\nCounter\n)R)R.', 'Trying to call reduce for unrecognized function', True),
 ])
 def test_forged_pickles(tmp_path, payload, named, torch_refuses):
@@ -390,7 +391,7 @@ def test_forged_pickles(tmp_path, payload, named, torch_refuses):
         got = lg.load(path)
         assert isinstance(got, OrderedDict) and got.k == 'v'
         return
-    with pytest.raises(CheckpointError) as info:
+    with pytest.raises((CheckpointError, UnsafeCheckpointError)) as info:
         lg.load(path)
     assert named in str(info.value), str(info.value)
     if torch_refuses:
@@ -414,6 +415,11 @@ def test_forged_arguments_are_checkpoint_errors(tmp_path, payload):
         lg.load(_pickle_in_archive(tmp_path, payload))
 
 
+# damage gives one of the documented errors: CheckpointError, or (a byte that became an opcode
+# reaching for code, as torch.load says too) UnsafeCheckpointError
+_BAD_FILE = (CheckpointError, UnsafeCheckpointError)
+
+
 def _small_files(tmp_path):
     obj = {'w': torch.arange(6.0).reshape(2, 3), 'v': torch.arange(6.0)[1:4], 'step': 3, 'name': 'x'}
     return {fmt: _save(obj, tmp_path / f'small_{fmt}.pt', fmt).read_bytes() for fmt in FORMATS}
@@ -424,13 +430,13 @@ def test_truncated_at_every_offset(tmp_path, fmt):
     path = tmp_path / 'cut.pt'
     for cut in range(len(data)):
         path.write_bytes(data[:cut])
-        with pytest.raises(CheckpointError):
+        with pytest.raises(_BAD_FILE):
             lg.load(path)
 
 
 def test_corrupted_bytes(tmp_path, fmt):
-    """Any one byte changed: the documented error, or (where the format has no checksum over that
-    byte) an object like the original one."""
+    """Any one byte changed: one of the documented errors, or (where the format has no checksum over
+    that byte) an object like the original one."""
     data = _small_files(tmp_path)[fmt]
     rng = random.Random(1)
     path = tmp_path / 'flip.pt'
@@ -440,7 +446,7 @@ def test_corrupted_bytes(tmp_path, fmt):
         path.write_bytes(bytes(damaged))
         try:
             lg.load(path)
-        except CheckpointError:
+        except _BAD_FILE:
             pass
 
 
@@ -451,7 +457,7 @@ def test_random_bytes_behind_each_magic(tmp_path):
     for prefix in (b'', b'PK\x03\x04', legacy[:14], legacy[:40]):
         for n in (0, 1, 7, 100, 3000):
             path.write_bytes(prefix + bytes(rng.randrange(256) for _ in range(n)))
-            with pytest.raises(CheckpointError):
+            with pytest.raises(_BAD_FILE):
                 lg.load(path)
 
 

@@ -1,22 +1,30 @@
 """leafgrad.save / leafgrad.load: checkpoints that never run code from a file.
 
-``leafgrad.save`` writes leafgrad's own format (``_native``): one safetensors file whose metadata
-holds the object's structure as JSON and a SHA-256 digest; paths are replaced atomically
-(``_files``).
+``leafgrad.save`` writes
+
+- PyTorch's zip archive (``_torch_save``), which ``torch.load`` reads, for a file named ``*.pt``,
+  ``*.pth``, ``*.pt.tar``, ``*.pth.tar`` or ``*.ckpt`` (or ``format='torch'``);
+- leafgrad's own format (``_native``) otherwise (or ``format='leafgrad'``): one safetensors file
+  whose metadata holds the object's structure as JSON and a SHA-256 digest; no pickle at all.
+
+Paths are replaced atomically (``_files``). Objects that torch.save pickles by class (modules,
+NumPy arrays, instances of the program's classes) are saved in both, named as PyTorch names
+their classes (``_names``).
 
 ``leafgrad.load`` reads, by their first bytes,
 
 - leafgrad's files (``_native``);
 - the files ``torch.save`` writes, zip archives and the legacy stream (``_torch``), through a
-  pickle reader of leafgrad's own (``_unpickler``) that builds what
-  ``torch.load(weights_only=True)`` builds and nothing else;
+  pickle reader of leafgrad's own (``_unpickler``);
 - for a path ending in ``.safetensors``, any safetensors file, as a dict of tensors (as
   torch.load does).
 
-``weights_only=False`` loads the same things: leafgrad has no unrestricted unpickler. A file that
-is not a complete, intact checkpoint raises CheckpointError (a RuntimeError); a pickle that asks
-for more than tensors, numbers, strings and containers of them raises UnsafeCheckpointError,
-which is also a ``pickle.UnpicklingError`` as torch.load's refusals are.
+Both build what ``torch.load(weights_only=True)`` builds and, of the classes and functions a file
+names, only those allowlisted (``add_safe_globals``, ``safe_globals``: ``_policy``), exactly as
+PyTorch rebuilds them. ``weights_only=False`` loads nothing more: leafgrad has no unrestricted
+unpickler. A file that is not a complete, intact checkpoint raises CheckpointError (a
+RuntimeError); a file naming a class or function that is not allowlisted raises
+``pickle.UnpicklingError`` (``UnsafeCheckpointError``), as torch.load does.
 """
 import os
 import pickle
@@ -24,31 +32,58 @@ import warnings
 
 from . import _files, _native
 from ._files import CheckpointError, UnsafeCheckpointError
+from ._policy import Passthrough, add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._storage import UntypedStorage, restorer
 
+DEFAULT_PROTOCOL = 2
 
-def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_serialization=True,
-         _disable_byteorder_record=False):
-    """Write ``obj`` (tensors, state dicts, optimizer state, nested containers of them, numbers
-    and strings) to ``f``, a path or a binary file object.
 
-    A path is replaced atomically (the old file stays whole if the save fails or is killed), a
-    symlink is written through, and a new file gets the permissions ``open`` gives (0o666 less the
-    umask). leafgrad writes one format whatever ``pickle_protocol`` and
-    ``_use_new_zipfile_serialization`` say (it pickles nothing); ``torch.load`` does not read it,
-    any safetensors reader reads its arrays.
+# file names that PyTorch programs give torch.save's files: leafgrad writes PyTorch's format there
+TORCH_SUFFIXES = ('.pt', '.pth', '.pt.tar', '.pth.tar', '.ckpt')
+
+
+def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False, *, format=None):
+    """Write ``obj`` to ``f``, a path or a binary file object: tensors, state dicts, optimizer
+    state, containers, numbers, strings, and what torch.save pickles by class (modules, NumPy
+    arrays, objects of the program's classes), which ``load`` rebuilds only once allowlisted.
+
+    ``format`` is ``'torch'`` (torch.save's zip archive, or its legacy stream with
+    ``_use_new_zipfile_serialization=False``: ``torch.load`` reads it) or ``'leafgrad'`` (one
+    safetensors file, the rest as JSON with a SHA-256 digest; no pickle at all). By default a
+    file whose name ends in .pt, .pth, .pt.tar, .pth.tar or .ckpt is written in PyTorch's format,
+    any other file and a buffer in leafgrad's. A path is replaced atomically (the old file stays
+    whole if the save fails or is killed), a symlink is written through, and a new file gets the
+    permissions ``open`` gives (0o666 less the umask). Nothing is written for an object that
+    cannot be stored (pickle's errors: TypeError, PicklingError, AttributeError).
     """
     if pickle_module is not pickle and pickle_module is not None:
-        raise TypeError(f'leafgrad.save pickles nothing, so it takes no pickle_module (got {pickle_module!r})')
+        raise TypeError('leafgrad.save pickles with its own pickler (it names leafgrad\'s classes as PyTorch\'s), so '
+                        f'it takes no pickle_module (got {pickle_module!r})')
     if type(pickle_protocol) is not int or pickle_protocol > pickle.HIGHEST_PROTOCOL:
         raise ValueError(f'pickle protocol must be <= {pickle.HIGHEST_PROTOCOL}')
-    payload = _native.encode(obj)  # (before any file is touched: an object it cannot store changes nothing)
+    if format is None:
+        name = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, 'name', None)
+        format = 'torch' if isinstance(name, str) and name.lower().endswith(TORCH_SUFFIXES) else 'leafgrad'
+    if format == 'leafgrad':
+        write = _native.encode(obj).write  # (before any file is touched: an object it cannot store changes nothing)
+    elif format == 'torch':
+        from . import _torch_save
+        data, storages = _torch_save.pickled(obj, pickle_protocol, legacy=not _use_new_zipfile_serialization)
+        if _use_new_zipfile_serialization:
+            def write(out):
+                _torch_save.write_zip(out, data, storages, byteorder_record=not _disable_byteorder_record)
+        else:
+            def write(out):
+                _torch_save.write_legacy(out, data, storages, pickle_protocol)
+    else:
+        raise ValueError(f"leafgrad.save: format must be 'torch' or 'leafgrad', not {format!r}")
     if isinstance(f, (str, os.PathLike)):
-        _files.write_atomically(f, payload.write)
+        _files.write_atomically(f, write)
         return
     if not hasattr(f, 'write'):
         raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
-    payload.write(f)
+    write(f)
     if hasattr(f, 'flush'):
         f.flush()
 
@@ -63,6 +98,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     reading it (copy-on-write: tensors may change, the file does not). The whole file is checked
     (sizes, CRC-32s or the SHA-256 digest, every field's type) as it is read; nothing is returned
     from a bad file.
+
+    Classes and functions that the file names (a module saved whole, a NumPy array, an
+    ``argparse.Namespace``) are rebuilt only when allowlisted (``add_safe_globals``,
+    ``safe_globals``), as ``torch.load(weights_only=True)`` rebuilds them; any other raises
+    ``pickle.UnpicklingError`` naming the first such global as PyTorch does. ``weights_only=False``
+    does not lift this: leafgrad never calls what the allowlist does not name.
     """
     if pickle_module is not None:
         raise RuntimeError('Can not safely load weights when explicit pickle_module is specified')
@@ -77,24 +118,30 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     restore = restorer(map_location)
     source = _files.Source.open(f)
     try:
-        kind = _kind(source)
-        if kind == 'native':
-            plain = source.path is not None and source.path.endswith('.safetensors')
-            return _native.read(source, restore, mmap=bool(mmap), plain=plain)
-        from . import _torch
-        if kind == 'zip':
-            return _torch.load_zip(source, restore, bool(mmap), encoding, errors)
-        if mmap:
-            shown = f'{f}, ' if isinstance(f, str) else ''
-            raise RuntimeError(f'mmap can only be used with files saved with `torch.save({shown}'
-                               '_use_new_zipfile_serialization=True), please torch.save your checkpoint with this '
-                               'option in order to use mmap.')
-        if kind == 'legacy':
-            return _torch.load_legacy(source, restore, encoding, errors)
-        raise CheckpointError(f'leafgrad.load: {source.name} is in the legacy .tar format of PyTorch before 0.4, '
-                              'which leafgrad does not read (torch.load refuses it with weights_only=True too)')
+        return _load(source, f, restore, mmap, encoding, errors)
+    except Passthrough as e:
+        raise e.error from None
     finally:
         source.close_if_opened()
+
+
+def _load(source, f, restore, mmap, encoding, errors):
+    kind = _kind(source)
+    if kind == 'native':
+        plain = source.path is not None and source.path.endswith('.safetensors')
+        return _native.read(source, restore, mmap=bool(mmap), plain=plain)
+    from . import _torch
+    if kind == 'zip':
+        return _torch.load_zip(source, restore, bool(mmap), encoding, errors)
+    if mmap:
+        shown = f'{f}, ' if isinstance(f, str) else ''
+        raise RuntimeError(f'mmap can only be used with files saved with `torch.save({shown}'
+                           '_use_new_zipfile_serialization=True), please torch.save your checkpoint with this '
+                           'option in order to use mmap.')
+    if kind == 'legacy':
+        return _torch.load_legacy(source, restore, encoding, errors)
+    raise CheckpointError(f'leafgrad.load: {source.name} is in the legacy .tar format of PyTorch before 0.4, '
+                          'which leafgrad does not read (torch.load refuses it with weights_only=True too)')
 
 
 _LEGACY_MAGIC = (0x1950A86A20F9469CFC6C).to_bytes(10, 'little')
@@ -117,4 +164,28 @@ def _kind(source):
     return 'native'
 
 
-__all__ = ['save', 'load', 'CheckpointError', 'UnsafeCheckpointError', 'UntypedStorage']
+def get_unsafe_globals_in_checkpoint(f):
+    """The names (``module.qualname``) of the classes and functions a checkpoint holds that are
+    neither admitted by default nor allowlisted: what ``add_safe_globals`` would need before
+    ``load`` reads it. Nothing is built; for a ``torch.save`` file its pickle is read as data
+    (``pickletools``), as PyTorch disassembles it."""
+    from ._policy import is_allowed, user_allowed
+    user = user_allowed()
+    source = _files.Source.open(f)
+    try:
+        kind = _kind(source)
+        if kind == 'native':
+            names = {f'{module}.{qualname}' for module, qualname in _native.scan(source)}
+        elif kind == 'zip':
+            from . import _torch
+            names = _torch.globals_in_zip(source)
+        else:
+            raise ValueError('Expected input to be a checkpoint returned by torch.save')
+    finally:
+        source.close_if_opened()
+    return [name for name in names if not is_allowed(name, user)]
+
+
+__all__ = ['save', 'load', 'CheckpointError', 'UnsafeCheckpointError', 'UntypedStorage', 'add_safe_globals',
+           'get_safe_globals', 'clear_safe_globals', 'safe_globals', 'get_unsafe_globals_in_checkpoint',
+           'DEFAULT_PROTOCOL']

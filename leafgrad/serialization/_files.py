@@ -28,17 +28,30 @@ class CheckpointError(RuntimeError):
     damaged, malformed, or holding a type leafgrad does not have."""
 
 
-class UnsafeCheckpointError(CheckpointError, pickle.UnpicklingError):
-    """A pickle that asks for something other than tensors, numbers, strings and containers of
-    them. Refused before anything is built; a ``pickle.UnpicklingError`` as torch.load's
-    ``weights_only`` refusals are, and a CheckpointError like every other bad file."""
+# A checkpoint that names a class or function neither admitted by default nor allowlisted, or a
+# pickle that asks for more than data: refused before anything is built from it, with the very
+# type torch.load's weights_only refusals have (not a RuntimeError: ``except RuntimeError``
+# catches neither).
+UnsafeCheckpointError = pickle.UnpicklingError
 
 
-def refusal(detail):
-    """The UnsafeCheckpointError for a pickle that asks for ``detail`` (worded as torch's)."""
-    return UnsafeCheckpointError(
-        'Weights only load failed. leafgrad.load builds only tensors, numbers, strings and containers of them '
-        'from a pickle and never runs code from a file (weights_only=False does not change this).\n\n' + detail)
+_DOCS = ('\n\nCheck the documentation of leafgrad.load to learn more about types accepted by default with '
+         'weights_only https://pytorch.org/docs/stable/generated/torch.load.html.')
+_NO_CODE = ('leafgrad.load never rebuilds a class or calls a function that is not allowlisted, with '
+            '`weights_only=False` neither.')
+
+
+def refusal(detail, kind='other'):
+    """The UnsafeCheckpointError for ``detail`` (torch's words), wrapped as torch.load wraps its
+    weights-only errors: ``kind`` 'global' (a global not allowlisted), 'blocked' (a module never
+    allowed) or 'other'. leafgrad's header says what is true of leafgrad: the allowlist is the one
+    way to load more, whatever ``weights_only`` says."""
+    if kind == 'global':
+        return UnsafeCheckpointError(
+            'Weights only load failed. This file can still be loaded, to do so you have one option, \033[1mdo it '
+            'only if you trust the source of the checkpoint\033[0m: allowlist the global named below, as the '
+            f'following error message recommends ({_NO_CODE})\n\tWeightsUnpickler error: {detail}{_DOCS}')
+    return UnsafeCheckpointError(f'Weights only load failed. {_NO_CODE}\n\n{detail}{_DOCS}')
 
 
 class Source:
@@ -165,12 +178,29 @@ class Source:
         self.pos = position - self.start
 
 
+class _Mapping:
+    """A file mapped copy-on-write; ``mapping[begin:end]`` is a writable uint8 array on those
+    bytes, one per storage (each its own NumPy base, so that saving one saves only its bytes)."""
+
+    def __init__(self, mm, offset):
+        self.mm, self.offset = mm, offset
+        self.size = len(mm) - offset
+
+    def __getitem__(self, part):
+        begin, end = part.start, part.stop
+        if end == begin:
+            return np.empty(0, np.uint8)
+        return np.frombuffer(self.mm, np.uint8, count=end - begin, offset=self.offset + begin)
+
+
 def map_copy_on_write(source, offset):
     """The file of ``source`` from ``offset`` on, mapped copy-on-write (``mmap=True``): tensors
     on it may be changed, the file is not."""
     if source.path is None:
         raise ValueError('f must be a file path in order to use the mmap argument')
-    return np.asarray(np.memmap(source.path, dtype=np.uint8, mode='c', offset=offset))
+    import mmap
+    with open(source.path, 'rb') as f:
+        return _Mapping(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY), offset)
 
 
 def _check_seekable(f):

@@ -1,29 +1,38 @@
-"""leafgrad's own checkpoint format: one safetensors file.
+"""leafgrad's own checkpoint format: one safetensors file, no pickle.
 
-Its arrays are the tensors of the saved object; its ``__metadata__`` holds the rest of the object
-as JSON (dicts with their key types, lists, tuples, sets, numbers, strings, dtypes, devices and
-tensors by reference) and a SHA-256 digest of that JSON and of every array's bytes. Any
-safetensors reader reads the arrays.
+Its arrays are the tensors of the saved object (and its bytes); its ``__metadata__`` holds the
+rest of the object as JSON - dicts with their key types, lists, tuples, sets, numbers, strings,
+dtypes, devices, ``torch.Size``, tensors by reference, and object records for what torch.save
+pickles by class (``_Encoder``) - and a SHA-256 digest of that JSON and of every array's bytes.
+Any safetensors reader reads the arrays.
 
 Reading trusts nothing in the file: the header's size is checked before the header is read, every
-field of the header and of the JSON has the type and range ``write`` gives it (anything else is a
-CheckpointError, never an AttributeError or a RecursionError), arrays are read straight into the
-memory the tensors keep, and nothing is built before the digest matches.
+field of the header and of the JSON has the type and range ``_Encoder`` gives it (anything else is
+a CheckpointError, never an AttributeError or a RecursionError), arrays are read straight into the
+memory the tensors keep (by the safetensors library for a regular file), nothing is built before
+the digest matches, and an object record is built only as ``_policy`` allows: a class or function
+that is not allowlisted is refused by name, as torch.load(weights_only=True) refuses it.
 """
+import copyreg
 import hashlib
 import json
 import math
+import pickle
 import struct
+import types
 from collections import Counter, OrderedDict
 
 import numpy as np
 
 from .. import backend
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 from ._files import CheckpointError, map_copy_on_write
+from ._names import global_name
+from ._policy import Policy, extend_list, set_items
 from ._storage import dtype_named, leafgrad_dtypes, restore_array
 
-FORMAT = 'leafgrad-checkpoint/1'
+FORMAT = 'leafgrad-checkpoint/2'  # /2 adds object records, bytes, torch.Size and references
+FORMATS_READ = ('leafgrad-checkpoint/1', FORMAT)
 # The most header bytes read. Below 0x04034b50 (b'PK\x03\x04' read as a size), so that no zip
 # file passes for a header; a header holds ~250 bytes per tensor.
 MAX_HEADER = 64 << 20
@@ -40,53 +49,151 @@ _CODE_OF = {name: code for code, name in _CODES.items()}
 
 
 # ---- the object tree <-> JSON ------------------------------------------------------------------
-def _encode(obj, arrays, ids):
-    if isinstance(obj, Tensor):
-        key = ids.get(id(obj))
+# Containers, tuples and objects are numbered in the order they are first met (depth first, the
+# same order when reading); a second reference to one is {'__ref__': its number}, so that shared
+# and self-referring objects come back as they were (pickle's memo).
+_PLAIN = (type(None), bool, int, str)
+
+
+class _Encoder:
+    """Turns an object into JSON-able structure and a table of arrays; what ``torch.save``
+    pickles by class or function (modules, NumPy arrays, ``argparse.Namespace`` ...) becomes an
+    object record, built from what the object's ``__reduce_ex__(2)`` says as pickle builds it:
+    ``{'__new__': class, 'args': [...], 'state': ...}`` (``cls.__new__(cls, *args)``, then its
+    state) or ``{'__reduce__': function, 'args': [...], 'state': ...}``, with ``items`` and
+    ``pairs`` for what a list or dict subclass holds; classes and functions are
+    ``{'__global__': [module, qualname]}`` under PyTorch's names (``_names``)."""
+
+    def __init__(self):
+        self.arrays = {}     # key -> NumPy array
+        self.tensors = {}    # id(tensor) -> key
+        self.memo = {}       # id(container or object) -> its number
+        self.unfinished = set()  # ids of tuples and objects whose arguments are being encoded
+        self.keep = []       # everything whose id is in a table (a freed temporary's id may recur)
+
+    def _add_array(self, prefix, array):
+        key = f'{prefix}{len(self.arrays)}'
+        self.arrays[key] = array
+        return key
+
+    def _remember(self, obj):
+        self.memo[id(obj)] = len(self.memo)
+        self.keep.append(obj)
+
+    def encode(self, obj):
+        kind = type(obj)
+        if kind in _PLAIN:
+            return obj
+        if kind is float:
+            # JSON has no inf/nan: keep them as strings, tagged
+            return obj if math.isfinite(obj) else {'__float__': repr(obj)}
+        if isinstance(obj, Tensor):
+            return self.tensor(obj)
+        if kind is backend.dtype:
+            return {'__dtype__': obj.name}
+        if kind is backend.device:
+            return {'__device__': str(obj)}
+        if kind is bytes:
+            if not obj:  # pickle protocol 2 (torch.save's) writes b'' as a call of builtins.bytes, which
+                # torch.load admits only when allowlisted: so does leafgrad.load
+                return {'__reduce__': {'__global__': ['builtins', 'bytes']}, 'args': []}
+            return {'__bytes__': self._add_array('b', np.frombuffer(obj, np.uint8))}
+        if kind is Size:
+            return {'__size__': list(obj)}
+        number = self.memo.get(id(obj))
+        if number is not None:
+            if id(obj) in self.unfinished:
+                raise ValueError(f'leafgrad.save cannot store a {kind.__name__} that contains itself through its '
+                                 'own arguments (pickle cannot either)')
+            return {'__ref__': number}
+        if kind is dict or kind is OrderedDict or kind is Counter:
+            self._remember(obj)
+            return {'__dict__': [[self.encode(k), self.encode(v)] for k, v in obj.items()],
+                    'kind': 'counter' if kind is Counter else 'ordered' if kind is OrderedDict else 'dict'}
+        if kind is list:
+            self._remember(obj)
+            return [self.encode(v) for v in obj]
+        if kind is tuple:
+            self._remember(obj)
+            self.unfinished.add(id(obj))
+            items = [self.encode(v) for v in obj]
+            self.unfinished.discard(id(obj))
+            return {'__tuple__': items}
+        if kind is set:
+            self._remember(obj)
+            return {'__set__': [self.encode(v) for v in obj]}
+        return self.object(obj)
+
+    def tensor(self, t):
+        key = self.tensors.get(id(t))
         if key is None:
-            key = ids[id(obj)] = f't{len(arrays)}'
             # (at least one dimension: scalars are stored as one-element arrays, their shape is below)
-            arrays[key] = np.ascontiguousarray(backend.to_numpy(obj._data))
+            key = self.tensors[id(t)] = self._add_array('t', np.ascontiguousarray(backend.to_numpy(t._data)))
+            self.keep.append(t)
         from ..nn.parameter import Parameter
-        return {'__tensor__': key, 'shape': list(obj._data.shape), 'requires_grad': bool(obj._requires_grad),
-                'parameter': isinstance(obj, Parameter)}
-    if obj is None or isinstance(obj, (bool, str, int)):
-        return obj
-    if isinstance(obj, float):
-        # JSON has no inf/nan: keep them as strings, tagged
-        return obj if math.isfinite(obj) else {'__float__': repr(obj)}
-    if isinstance(obj, np.generic):
-        return _encode(obj.item(), arrays, ids)
-    if isinstance(obj, backend.dtype):
-        return {'__dtype__': obj.name}
-    if isinstance(obj, backend.device):
-        return {'__device__': str(obj)}
-    if isinstance(obj, dict):
-        kind = 'counter' if isinstance(obj, Counter) else 'ordered' if isinstance(obj, OrderedDict) else 'dict'
-        return {'__dict__': [[_encode(k, arrays, ids), _encode(v, arrays, ids)] for k, v in obj.items()],
-                'kind': kind}
-    if isinstance(obj, tuple):
-        return {'__tuple__': [_encode(v, arrays, ids) for v in obj]}
-    if isinstance(obj, list):
-        return [_encode(v, arrays, ids) for v in obj]
-    if isinstance(obj, set):
-        return {'__set__': [_encode(v, arrays, ids) for v in obj]}
-    raise TypeError(f'leafgrad.save cannot store an object of type {type(obj).__name__} (checkpoints hold '
-                    'tensors, numbers, strings, None, and dicts/lists/tuples of them; no pickle)')
+        return {'__tensor__': key, 'shape': list(t._data.shape), 'requires_grad': bool(t._requires_grad),
+                'parameter': isinstance(t, Parameter)}
+
+    def object(self, obj):
+        if isinstance(obj, type) or isinstance(obj, _BY_NAME):
+            return {'__global__': list(global_name(obj))}
+        reduce = copyreg.dispatch_table.get(type(obj))
+        rv = reduce(obj) if reduce is not None else obj.__reduce_ex__(2)
+        if isinstance(rv, str):
+            return {'__global__': list(global_name(obj, rv))}
+        if not isinstance(rv, tuple):
+            raise pickle.PicklingError(f'{type(obj).__name__}.__reduce__ must return a string or tuple, but got '
+                                       f'{type(rv).__name__}')
+        if not 2 <= len(rv) <= 6:
+            raise pickle.PicklingError(f'tuple returned by {type(obj).__name__}.__reduce__ must contain 2 through 6 '
+                                       'elements')
+        func, args, state, listitems, dictitems, setter = rv + (None,) * (6 - len(rv))
+        if not callable(func) or not isinstance(args, tuple):
+            raise pickle.PicklingError(f'{type(obj).__name__}.__reduce__ must give a callable and a tuple of its '
+                                       'arguments')
+        if setter is not None or getattr(func, '__name__', '') == '__newobj_ex__':
+            raise TypeError(f'leafgrad.save cannot store {type(obj).__name__} objects: they are rebuilt with a state '
+                            'setter or keyword arguments, which pickle protocol 2 (torch.save\'s) has no form for')
+        self._remember(obj)
+        self.keep.append(rv)
+        self.unfinished.add(id(obj))
+        if getattr(func, '__name__', '') == '__newobj__':
+            if not args or not isinstance(args[0], type) or args[0] is not type(obj):
+                raise pickle.PicklingError(f'args[0] from __newobj__ args of {type(obj).__name__} is not its class')
+            record = {'__new__': self.encode(args[0]), 'args': [self.encode(a) for a in args[1:]]}
+        else:
+            record = {'__reduce__': self.encode(func), 'args': [self.encode(a) for a in args]}
+        self.unfinished.discard(id(obj))
+        if listitems is not None:
+            record['items'] = [self.encode(v) for v in listitems]
+        if dictitems is not None:
+            record['pairs'] = [[self.encode(k), self.encode(v)] for k, v in dictitems]
+        if state is not None:
+            record['state'] = self.encode(state)
+        return record
 
 
+_BY_NAME = (types.FunctionType, types.BuiltinFunctionType)
 _TENSOR_FIELDS = frozenset(('__tensor__', 'shape', 'requires_grad', 'parameter'))
-_TAGS = frozenset(('__tensor__', '__float__', '__dtype__', '__device__', '__tuple__', '__set__', '__dict__'))
-_DICT_KINDS = {'dict': dict, 'ordered': OrderedDict, 'counter': lambda items: Counter(dict(items))}
+_OBJECT_FIELDS = frozenset(('args', 'state', 'items', 'pairs'))
+_TAGS = frozenset(('__tensor__', '__float__', '__dtype__', '__device__', '__tuple__', '__set__', '__dict__',
+                   '__bytes__', '__size__', '__ref__', '__global__', '__new__', '__reduce__'))
+_DICT_KINDS = {'dict': dict, 'ordered': OrderedDict, 'counter': Counter}
+_UNFINISHED = object()  # the number of a tuple or object whose arguments are still being read
+# what a class, a policy's builder or an allowlisted function raises for arguments that do not fit
+_BUILD_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError)
 
 
 class _Decoder:
-    """Builds the saved object from its JSON, refusing anything ``_encode`` does not write."""
+    """Builds the saved object from its JSON, refusing anything ``_Encoder`` does not write; object
+    records are built through ``policy`` (``_policy.Policy``), as a pickle's opcodes would be."""
 
-    def __init__(self, arrays, name):
+    def __init__(self, arrays, name, policy):
         self.arrays = arrays
         self.name = name
+        self.policy = policy
         self.tensors = {}  # array key -> (tensor, its fields): one saved tensor stays one tensor
+        self.memo = []
 
     def fail(self, what):
         return CheckpointError(f'leafgrad.load: {self.name} has a malformed structure: {what}')
@@ -96,7 +203,10 @@ class _Decoder:
         if kind is list:
             if depth >= MAX_DEPTH:
                 raise self.fail(f'containers nested more than {MAX_DEPTH} deep')
-            return [self.decode(v, depth + 1) for v in node]
+            out = []
+            self.memo.append(out)
+            out.extend(self.decode(v, depth + 1) for v in node)
+            return out
         if kind is float and not math.isfinite(node):
             raise self.fail(f'the number {node} (non-finite numbers are stored tagged)')
         if kind is not dict:
@@ -111,6 +221,8 @@ class _Decoder:
             return self.tensor(node)
         if tag == '__dict__':
             return self.mapping(node, depth)
+        if tag in ('__new__', '__reduce__'):
+            return self.object(node, tag, depth)
         if len(node) != 1:
             raise self.fail(f'an entry {tag} with the fields {sorted(node)[:8]}')
         value = node[tag]
@@ -130,29 +242,84 @@ class _Decoder:
             except (RuntimeError, ValueError):
                 pass
             raise self.fail(f'__device__ {_short(value)}')
+        if tag == '__bytes__':
+            array = self.arrays.get(value) if type(value) is str else None
+            if array is None or array.dtype != np.uint8 or array.ndim != 1:
+                raise self.fail(f'__bytes__ {_short(value)} is not an array of bytes')
+            return array.tobytes()
+        if tag == '__ref__':
+            if type(value) is not int or not 0 <= value < len(self.memo) or self.memo[value] is _UNFINISHED:
+                raise self.fail(f'__ref__ {_short(value)} refers to nothing read before')
+            return self.memo[value]
+        if tag == '__global__':
+            if type(value) is not list or len(value) != 2 or any(type(v) is not str for v in value):
+                raise self.fail(f'__global__ {_short(value)}')
+            return self.policy.find_global(*value)
         if type(value) is not list:
             raise self.fail(f'{tag} holds {type(value).__name__}, not a list')
-        items = [self.decode(v, depth + 1) for v in value]
+        if tag == '__size__':
+            if len(value) > _MAX_NDIM or any(type(d) is not int for d in value):
+                raise self.fail(f'__size__ {_short(value)}')
+            return Size(value)
         if tag == '__tuple__':
-            return tuple(items)
+            number = len(self.memo)
+            self.memo.append(_UNFINISHED)
+            self.memo[number] = out = tuple([self.decode(v, depth + 1) for v in value])
+            return out
+        out = set()  # __set__
+        self.memo.append(out)
         try:
-            return set(items)
+            out.update(self.decode(v, depth + 1) for v in value)
         except TypeError as e:
             raise self.fail(f'a set element ({e})') from None
+        return out
 
     def mapping(self, node, depth):
         pairs, kind = node['__dict__'], node.get('kind', 'dict')
         if not node.keys() <= {'__dict__', 'kind'} or kind not in _DICT_KINDS or type(pairs) is not list:
             raise self.fail(f'a __dict__ entry with the fields {sorted(node)[:8]} and kind {_short(kind)}')
-        items = []
+        out = _DICT_KINDS[kind]()
+        self.memo.append(out)
         for pair in pairs:
             if type(pair) is not list or len(pair) != 2:
                 raise self.fail('a __dict__ item that is not a [key, value] pair')
-            items.append((self.decode(pair[0], depth + 1), self.decode(pair[1], depth + 1)))
+            key = self.decode(pair[0], depth + 1)
+            try:
+                out[key] = self.decode(pair[1], depth + 1)
+            except TypeError as e:
+                raise self.fail(f'a dict key ({e})') from None
+        return out
+
+    def object(self, node, tag, depth):
+        """An object record: built as NEWOBJ or REDUCE, then APPENDS, SETITEMS and BUILD would
+        build it from a pickle (the policy decides each step)."""
+        if not node.keys() <= _OBJECT_FIELDS | {tag} or type(node.get('args', [])) is not list:
+            raise self.fail(f'an object with the fields {sorted(node)[:8]}')
+        for field in ('items', 'pairs'):
+            if type(node.get(field, [])) is not list:
+                raise self.fail(f'an object whose {field} is not a list')
+        number = len(self.memo)
+        self.memo.append(_UNFINISHED)
+        callee = self.decode(node[tag], depth + 1)
+        args = tuple(self.decode(a, depth + 1) for a in node.get('args', ()))
         try:
-            return _DICT_KINDS[kind](items)
-        except TypeError as e:
-            raise self.fail(f'a dict key ({e})') from None
+            obj = self.policy.new(callee, args) if tag == '__new__' else self.policy.call(callee, args)
+            self.memo[number] = obj
+            if 'items' in node:  # (pickle writes one item as APPEND, more as APPENDS)
+                items = [self.decode(v, depth + 1) for v in node['items']]
+                extend_list(obj, items, 'append' if len(items) == 1 else 'extend')
+            if 'pairs' in node:
+                pairs = []
+                for pair in node['pairs']:
+                    if type(pair) is not list or len(pair) != 2:
+                        raise self.fail('an object item that is not a [key, value] pair')
+                    pairs.append((self.decode(pair[0], depth + 1), self.decode(pair[1], depth + 1)))
+                set_items(obj, pairs, 'SETITEM' if len(pairs) == 1 else 'SETITEMS')
+            if 'state' in node:
+                self.policy.build(obj, self.decode(node['state'], depth + 1))
+        except _BUILD_ERRORS as e:
+            raise self.fail(f'an object could not be built ({type(e).__name__}: {e})') from None
+        return obj
 
     def tensor(self, node):
         key = node['__tensor__']
@@ -190,6 +357,24 @@ class _Decoder:
             raise self.fail(f'tensor {key!r}: {e}') from None
         self.tensors[key] = (t, fields)
         return t
+
+
+def globals_named(node, found, depth=0):
+    """Append to ``found`` the [module, qualname] of every class and function the structure
+    ``node`` names, in the order the decoder meets them (nothing is built)."""
+    if depth > MAX_DEPTH:
+        return
+    if type(node) is list:
+        for v in node:
+            globals_named(v, found, depth + 1)
+    elif type(node) is dict:
+        value = node.get('__global__')
+        if type(value) is list and len(value) == 2 and all(type(v) is str for v in value):
+            found.append(value)
+            return
+        for key in ('__new__', '__reduce__', 'args', '__tuple__', '__set__', '__dict__', 'items', 'pairs', 'state'):
+            if key in node:
+                globals_named(node[key], found, depth + 1)
 
 
 def _short(value):
@@ -250,9 +435,11 @@ class Payload:
 
 
 def encode(obj):
-    """The Payload of ``obj``; TypeError for an object that a checkpoint cannot hold."""
-    arrays, ids = {}, {}
-    structure = json.dumps(_encode(obj, arrays, ids), separators=(',', ':'), allow_nan=False)
+    """The Payload of ``obj``; pickle's errors (TypeError, PicklingError, AttributeError) for an
+    object that pickle could not store either."""
+    encoder = _Encoder()
+    structure = json.dumps(encoder.encode(obj), separators=(',', ':'), allow_nan=False)
+    arrays = encoder.arrays
     header = {'__metadata__': {'format': FORMAT, 'structure': structure, 'sha256': _digest(structure, arrays)}}
     order = sorted(arrays, key=lambda k: (-arrays[k].itemsize, k))  # each array aligned to its item size
     offset = 0
@@ -329,17 +516,12 @@ def read(source, restore, mmap=False, plain=False):
     """The object in the leafgrad checkpoint ``source`` (a ``_files.Source``); with ``plain``
     (a ``.safetensors`` path) a safetensors file of other origin gives its arrays as a dict."""
     name = source.name
-    (n,) = struct.unpack('<Q', source.read(8, 'the header size'))
-    if n > MAX_HEADER:
-        raise CheckpointError(f'leafgrad.load: {name} is not a checkpoint leafgrad can read (its first 8 bytes give a '
-                              f'header of {n} bytes; leafgrad reads at most {MAX_HEADER})')
-    header = _parse_json(source.read(n, 'the header'), name, 'header')
-    entries, meta = _check_header(header, name)
+    n, entries, meta = _read_header(source)
     total = entries[-1][4] if entries else 0
     if source.remaining is not None and source.remaining != total:
         raise CheckpointError(f'leafgrad.load: {name} is truncated or corrupted (expected {source.pos + total} bytes, '
                               f'found {source.size})')
-    ours = meta.get('format') == FORMAT
+    ours = meta.get('format') in FORMATS_READ
     if not ours and not plain:
         raise CheckpointError(f'leafgrad.load: {name} is not a leafgrad checkpoint (format {meta.get("format")!r})')
     if ours:
@@ -348,11 +530,14 @@ def read(source, restore, mmap=False, plain=False):
             raise CheckpointError(f'leafgrad.load: {name} has a corrupted header (no structure or digest)')
         structure = _parse_json(text, name, 'structure')
 
-    mapped = map_copy_on_write(source, source.start + 8 + n) if mmap and entries else None
-    raw = {}
-    for key, dtype, shape, begin, end in entries:
-        data = mapped[begin:end] if mapped is not None else source.read_array(end - begin, f'array {key!r}')
-        raw[key] = (data, dtype, shape)
+    if mmap and entries:
+        mapped = map_copy_on_write(source, source.start + 8 + n)
+        raw = {key: (mapped[begin:end], dtype, shape) for key, dtype, shape, begin, end in entries}
+    elif source.path is not None and source.size is not None and entries:
+        raw = _read_arrays_by_path(source.path, entries, name)
+    else:
+        raw = {key: (source.read_array(end - begin, f'array {key!r}'), dtype, shape)
+               for key, dtype, shape, begin, end in entries}
     arrays = {key: data.view(dtype.np).reshape(shape) for key, (data, dtype, shape) in raw.items()}
     if ours and _digest(text, arrays) != digest:
         raise CheckpointError(f'leafgrad.load: {name} failed its integrity check (sha256 mismatch): the file was '
@@ -364,6 +549,53 @@ def read(source, restore, mmap=False, plain=False):
     if not ours:
         return {key: Tensor._wrap(arrays[key]) for key in sorted(arrays)}
     try:
-        return _Decoder(arrays, name).decode(structure)
+        # (classes and functions are looked up as the structure is built, in the order a pickle
+        # of the same object would meet them: the same refusal as torch.load's comes first)
+        return _Decoder(arrays, name, Policy(name)).decode(structure)
     except RecursionError:
         raise CheckpointError(f'leafgrad.load: {name} has a malformed structure: nested too deeply') from None
+
+
+def _read_header(source):
+    """(header size, arrays as _check_header gives them, metadata), read from ``source``."""
+    name = source.name
+    (n,) = struct.unpack('<Q', source.read(8, 'the header size'))
+    if n > MAX_HEADER:
+        raise CheckpointError(f'leafgrad.load: {name} is not a checkpoint leafgrad can read (its first 8 bytes give a '
+                              f'header of {n} bytes; leafgrad reads at most {MAX_HEADER})')
+    header = _parse_json(source.read(n, 'the header'), name, 'header')
+    entries, meta = _check_header(header, name)
+    return n, entries, meta
+
+
+def _read_arrays_by_path(path, entries, name):
+    """The arrays of a regular file, read by the safetensors library (``pread`` into memory the
+    arrays keep: peak memory 1.00x the arrays), as key -> (uint8 bytes, dtype, shape).
+
+    The header was already checked field by field here, and stays so: safetensors' own errors are
+    SafetensorError, not the documented CheckpointError, and it neither bounds the header below
+    its 100 MB nor knows leafgrad's dtypes. File objects, devices and pipes are read by
+    ``_files.Source``, which safetensors cannot read from (it opens a path)."""
+    from safetensors import SafetensorError, safe_open
+    raw = {}
+    try:
+        with safe_open(path, framework='np', backend='pread') as f:
+            for key, dtype, shape, begin, end in entries:
+                array = f.get_tensor(key)
+                if array.shape != shape or array.dtype.itemsize != dtype.itemsize or not array.flags.c_contiguous:
+                    raise CheckpointError(f'leafgrad.load: {name} changed while it was read (array {key!r})')
+                raw[key] = (array.reshape(-1).view(np.uint8), dtype, shape)
+    except SafetensorError as e:  # (the file changed since its header was checked)
+        raise CheckpointError(f'leafgrad.load: {name} is corrupted ({e})') from None
+    return raw
+
+
+def scan(source):
+    """[module, qualname] of every class and function a leafgrad checkpoint names (its arrays
+    are not read)."""
+    _, _, meta = _read_header(source)
+    if meta.get('format') not in FORMATS_READ or type(meta.get('structure')) is not str:
+        raise ValueError('Expected input to be a checkpoint returned by leafgrad.save or torch.save')
+    named = []
+    globals_named(_parse_json(meta['structure'], source.name, 'structure'), named)
+    return named

@@ -12,9 +12,9 @@ C stack.
 """
 import _compat_pickle
 import struct
-from collections import Counter, OrderedDict
 
 from ._files import CheckpointError, refusal
+from ._policy import extend_list, set_items
 
 MAX_TUPLE_DEPTH = 1000  # tuples inside tuples; hash() of a deeper one recurses without a limit
 _MAX_LINE = 4096        # a GLOBAL's module or name
@@ -159,39 +159,25 @@ def _op_dup(self):
 
 def _op_append(self):
     item = self.stack.pop()
-    target = self.stack[-1]
-    if type(target) is not list:
-        raise refusal(f'Can only append to lists, but got {type(target)}')
-    target.append(item)
+    extend_list(self.stack[-1], (item,), 'append')
 
 
 def _op_appends(self):
     items = self.pop_mark()
-    target = self.stack[-1]
-    if type(target) is not list:
-        raise refusal(f'Can only extend lists, but got {type(target)}')
-    target.extend(items)
-
-
-def _set_target(self, opcode):
-    target = self.stack[-1]
-    if type(target) not in (dict, OrderedDict, Counter):
-        raise refusal(f'Can only {opcode} for dict, collections.OrderedDict, collections.Counter, but got '
-                      f'{type(target)}')
-    return target
+    extend_list(self.stack[-1], items, 'extend')
 
 
 def _op_setitem(self):
     value = self.stack.pop()
     key = self.stack.pop()
-    _set_target(self, 'SETITEM')[key] = value
+    set_items(self.stack[-1], ((key, value),), 'SETITEM')
 
 
 def _op_setitems(self):
     items = self.pop_mark()
-    target = _set_target(self, 'SETITEMS')
-    for i in range(0, len(items), 2):
-        target[items[i]] = items[i + 1]
+    if len(items) % 2:
+        raise ValueError(f'SETITEMS of {len(items)} items, not key-value pairs')
+    set_items(self.stack[-1], zip(items[0::2], items[1::2]), 'SETITEMS')
 
 
 def _op_additems(self):
