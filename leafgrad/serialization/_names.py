@@ -24,8 +24,8 @@ _TORCH_NAMES = {
     'leafgrad.nn.modules.upsampling.Unfold': 'torch.nn.modules.fold.Unfold',
     **{f'leafgrad.optim.adam.{c}': f'torch.optim.{c.lower()}.{c}' for c in ('AdamW', 'Adamax', 'NAdam', 'RAdam')},
     **{f'leafgrad.optim.rmsprop.{c}': f'torch.optim.{c.lower()}.{c}' for c in ('Adadelta', 'Adagrad')},
-    'leafgrad.creation.Generator': 'torch._C.Generator',
-    **{f'leafgrad.creation.{f}': f'torch.random.{f}'
+    'leafgrad.generator.Generator': 'torch._C.Generator',
+    **{f'leafgrad.generator.{f}': f'torch.random.{f}'
        for f in ('get_rng_state', 'initial_seed', 'manual_seed', 'seed', 'set_rng_state')},
     'leafgrad.backend.set_default_dtype': 'torch.set_default_dtype',
     'leafgrad.autograd.anomaly.detect_anomaly': 'torch.autograd.anomaly_mode.detect_anomaly',
@@ -37,8 +37,8 @@ _TORCH_NAMES = {
     'leafgrad.utils.data.dataloader.get_worker_info': 'torch.utils.data._utils.worker.get_worker_info',
     # nn.functional: leafgrad defines these in private modules, PyTorch in torch.nn.functional
     **{f'leafgrad.nn._functional.{m}.{f}': f'torch.nn.functional.{f}' for m, fs in (
-        ('basic', 'alpha_dropout dropout dropout1d dropout2d dropout3d embedding embedding_bag gumbel_softmax '
-                  'log_softmax normalize softmax softmin'),
+        ('basic', 'alpha_dropout dropout dropout1d dropout2d dropout3d embedding embedding_bag feature_alpha_dropout '
+                  'gumbel_softmax log_softmax normalize softmax softmin'),
         ('extra', 'fold glu unfold'), ('grid', 'affine_grid grid_sample'),
         ('loss', 'binary_cross_entropy binary_cross_entropy_with_logits cosine_embedding_loss cross_entropy '
                  'gaussian_nll_loss hinge_embedding_loss huber_loss kl_div l1_loss margin_ranking_loss mse_loss '
