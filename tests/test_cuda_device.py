@@ -1,0 +1,86 @@
+"""device='cuda' on a GPU: tensors, a training step and checkpoints on CuPy, against the same program
+on the CPU (and against torch CUDA where this python's torch has a GPU). benchmarks/gpu_check.sh runs
+these on a GPU machine; elsewhere they skip (with LEAFGRAD_REQUIRE_CUDA set, a missing GPU fails)."""
+import os
+
+import numpy as np
+import pytest
+
+import leafgrad as lg
+
+pytestmark = pytest.mark.cuda
+
+if not lg.cuda.is_available():
+    if os.environ.get('LEAFGRAD_REQUIRE_CUDA'):
+        raise RuntimeError('LEAFGRAD_REQUIRE_CUDA is set but leafgrad.cuda.is_available() is False')
+    pytest.skip('no CUDA GPU with CuPy here: these run on a GPU machine (benchmarks/gpu_check.sh)',
+                allow_module_level=True)
+
+try:
+    import torch
+    TORCH_CUDA = torch.cuda.is_available()
+except ImportError:
+    torch, TORCH_CUDA = None, False
+
+
+def test_factories_and_moves_keep_their_device():
+    t = lg.randn(3, 4, device='cuda')
+    assert str(t.device) == 'cuda:0' and t.is_cuda
+    back = t.cpu()
+    assert back.device.type == 'cpu' and np.array_equal(back.numpy(), t.to('cpu').numpy())
+    assert t.to('cuda') is t
+    moved = back.to('cuda')
+    assert moved.is_cuda and np.array_equal(moved.cpu().numpy(), back.numpy())
+    for make in (lambda: lg.zeros(2, 3, device='cuda'), lambda: lg.ones(2, device='cuda'),
+                 lambda: lg.arange(5, device='cuda'), lambda: lg.tensor([1.0, 2.0], device='cuda'),
+                 lambda: lg.full((2,), 3.0, device='cuda'), lambda: lg.empty(4, device='cuda')):
+        assert make().is_cuda
+
+
+def test_mixing_devices_is_refused_as_pytorch_refuses_it():
+    with pytest.raises(RuntimeError, match='Expected all tensors to be on the same device'):
+        lg.ones(2, device='cuda') + lg.ones(2)
+
+
+def _mlp_step(T, device, seed=0):
+    rng = np.random.default_rng(seed)
+    x = T.tensor(rng.standard_normal((32, 20)).astype(np.float32), device=device)
+    y = T.tensor(rng.integers(0, 5, 32), device=device)
+    w1 = T.tensor((rng.standard_normal((16, 20)) * 0.2).astype(np.float32), device=device, requires_grad=True)
+    w2 = T.tensor((rng.standard_normal((5, 16)) * 0.2).astype(np.float32), device=device, requires_grad=True)
+    conv_w = T.tensor((rng.standard_normal((3, 1, 3, 3)) * 0.3).astype(np.float32), device=device,
+                      requires_grad=True)
+    F = T.nn.functional
+    h = F.relu(F.linear(x, w1))
+    loss = F.cross_entropy(F.linear(h, w2), y)
+    img = x.reshape(32, 1, 4, 5)
+    loss = loss + F.conv2d(img, conv_w, padding=1).tanh().mean() + h[:, ::2].softmax(-1).sum() * 0.01
+    loss.backward()
+    return [a.detach().cpu().numpy() for a in (loss, w1.grad, w2.grad, conv_w.grad)]
+
+
+def test_a_training_step_on_the_gpu_gives_the_cpu_step_values():
+    on_gpu, on_cpu = _mlp_step(lg, 'cuda'), _mlp_step(lg, 'cpu')
+    for g, c in zip(on_gpu, on_cpu):
+        np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-5)
+    if TORCH_CUDA:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        for g, t in zip(on_gpu, _mlp_step(torch, 'cuda')):
+            np.testing.assert_allclose(g, t, rtol=1e-4, atol=1e-5)
+
+
+def test_modules_optimizers_and_checkpoints_move_to_the_gpu(tmp_path):
+    model = lg.nn.Sequential(lg.nn.Linear(4, 8), lg.nn.ReLU(), lg.nn.Linear(8, 2)).to('cuda')
+    assert all(p.is_cuda for p in model.parameters())
+    opt = lg.optim.Adam(model.parameters(), lr=0.1)
+    out = model(lg.randn(5, 4, device='cuda'))
+    assert out.is_cuda
+    out.square().sum().backward()
+    opt.step()
+    assert all(p.grad.is_cuda for p in model.parameters())
+    lg.save(model.state_dict(), tmp_path / 'm.pt')
+    state = lg.load(tmp_path / 'm.pt', map_location='cpu')
+    assert all(v.device.type == 'cpu' for v in state.values())
+    state = lg.load(tmp_path / 'm.pt')
+    assert all(v.is_cuda for v in state.values())
