@@ -88,6 +88,9 @@ FUNCTIONS = {
     'unary': lambda x, y: (lg.tanh(x) + lg.sigmoid(y) * lg.exp(x * 0.1) + F.relu(x - y) + x.relu()).mean(),
     'shape': lambda x, y: (x.reshape(-1) * y.view(12) + x.detach().reshape(12)).sum() + x[1].sum() + y[-1].mean(),
     'sigmoid_tails': lambda x, y: (lg.sigmoid(x * 100.0) + lg.sigmoid(y) * lg.exp(-y)).sum(),
+    'transposes': lambda x, y: (((x.t() @ y).permute(1, 0) * 2.0).sum() + (x.mT.T * y.transpose(0, 1).t()).sum()
+                                + (x.t() * y.t()).sum()),
+    'returns_input': lambda x, y: (x.contiguous().float() * y.flatten(0, 0)).sum(),
     'relu_alias': lambda x, y: (F.relu(x * y) + x * y).sum() + (F.relu(y) * 2).relu().sum(),
     'islands': lambda x, y: (lg.softmax(x, 1) * lg.log_softmax(y, 0) + x.abs().pow(1.5) + x @ y.t()[:, :1]).sum(),
 }
@@ -110,6 +113,21 @@ def test_function_matches_eager(name):
         _same(y1.grad, y2.grad)
     assert type(c.grad_fn).__name__ == 'CompiledFunctionBackward'
     assert _program(compiled)[0] is not None
+
+
+@pytest.mark.xfail(strict=True, reason='known: y.grad differs from eager by 1 ulp in one element (unexplained)')
+def test_known_difference_permuted_product_scaled_by_a_sum_of_its_operand():
+    fn = lambda x, y: ((x.t() @ y).permute(1, 0) * y.T.t()[:, :3].sum()).sum()  # noqa: E731
+    rng = np.random.default_rng(1)
+    xs, ys = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+    compiled = lg.compile(fn)
+    compiled(lg.tensor(xs, requires_grad=True), lg.tensor(ys, requires_grad=True))
+    grads = []
+    for f in (fn, compiled):
+        y = lg.tensor(ys, requires_grad=True)
+        f(lg.tensor(xs, requires_grad=True), y).backward()
+        grads.append(y.grad)
+    _same(*grads)
 
 
 class MLP(nn.Module):

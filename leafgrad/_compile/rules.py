@@ -353,6 +353,60 @@ def _reshape(call, meta):
     return Spec(call, meta, fwd, bwd)
 
 
+def _view_rule(call, meta):
+    """transpose(d0, d1), t(), permute(dims) of a float tensor: NumPy's views of the same
+    axes; the derivative puts the gradient's axes back (the inverse permutation)."""
+    if call.kwargs or not call.args or type(call.args[0]) is not Ref:
+        return None
+    a = call.args[0]
+    if not _float_tensor(meta, a):
+        return None
+    nd = len(meta[a.slot][0])
+    rest = call.args[1:]
+    name = call.fn.__name__
+    if name == 't':
+        if rest or nd != 2:
+            return None
+        dims = (1, 0)
+    elif name in ('transpose', 'swapaxes', 'swapdims'):
+        if len(rest) != 2 or not all(type(d) is int and -nd <= d < nd for d in rest) or nd == 0:
+            return None
+        d0, d1 = rest[0] % nd, rest[1] % nd
+        dims = list(range(nd))
+        dims[d0], dims[d1] = d1, d0
+        dims = tuple(dims)
+    elif name == 'permute':
+        ds = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else rest
+        if len(ds) != nd or not all(type(d) is int and -nd <= d < nd for d in ds) or nd == 0:
+            return None
+        dims = tuple(d % nd for d in ds)
+        if len(set(dims)) != nd:
+            return None
+    else:
+        return None
+    inverse = [0] * nd
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    inverse = tuple(inverse)
+    out = call.outs[0]
+
+    def fwd(spec, gen):
+        gen.emit(f'{_v(out)} = numpy.transpose({_v(a.slot)}, {dims!r})', [_v(a.slot)])
+
+    def bwd(spec, gen, gouts, need):
+        if name == 't':  # TBackward0: the contiguous buffer a transposed gradient views, if it is one
+            f = gen.const(_t_backward, 't_backward')
+            return [(a.slot, f'{f}({gouts[0]})', [gouts[0]])]
+        return [(a.slot, f'numpy.transpose({gouts[0]}, {inverse!r})', [gouts[0]])]
+    return Spec(call, meta, fwd, bwd)
+
+
+def _t_backward(g):
+    from ..ops.shape import _transposed_buffer
+    base = _transposed_buffer(g)
+    return base if base is not None else g.T
+
+
 def _alias(call, meta):
     """detach() and .data: the same array, no gradient."""
     if len(call.args) != 1 or call.kwargs or type(call.args[0]) is not Ref:
@@ -407,6 +461,7 @@ def table():
         reduction.sum: _sum_or_mean(False), reduction.mean: _sum_or_mean(True),
         indexing.getitem: _getitem,
         shape.reshape: _reshape, shape.view: _reshape,
+        shape.transpose: _view_rule, shape.t: _view_rule, shape.permute: _view_rule,
         T.__dict__['detach']: _alias, data_getter: _alias,
     }
 

@@ -121,7 +121,7 @@ class Tracer:
             return {k: self.template(v, name, ins) for k, v in value.items()}
         return value
 
-    def record(self, fn, name, args, kwargs, out):
+    def record(self, fn, name, args, kwargs, out, versions=None):
         from ..autograd.grad_mode import state
         if self.unsupported is not None:
             return
@@ -132,7 +132,11 @@ class Tracer:
             targs = self.template(args, name, ins)
             tkw = self.template(kwargs, name, ins)
             in_tensors = [t for t in _tensors((args, kwargs))]
-            inplace = any(o is t for o in _tensors(out) for t in in_tensors)
+            outs_t = list(_tensors(out))
+            if outs_t and versions is not None and all(
+                    any(o is t and t._version_counter[0] == v for t, v in zip(in_tensors, versions)) for o in outs_t):
+                return  # the op handed back its input unchanged (contiguous(), float() of a float): no call
+            inplace = any(o is t for o in outs_t for t in in_tensors)
             if inplace and state.grad_enabled and any(t._requires_grad for t in in_tensors):
                 raise Unsupported(f'{name} changes a tensor in place under autograd')
             if not isinstance(out, (Tensor, tuple, list)) and out is not None:
@@ -182,12 +186,13 @@ def _make_wrapper(fn, name):
         tr = active
         if tr is None or tr.depth or tr.thread != _get_ident():
             return fn(*args, **kwargs)
+        versions = [t._version_counter[0] for t in _tensors((args, kwargs))]
         tr.depth = 1
         try:
             out = fn(*args, **kwargs)
         finally:
             tr.depth = 0
-        tr.record(fn, name, args, kwargs, out)
+        tr.record(fn, name, args, kwargs, out, versions)
         return out
     _copy_identity(traced, fn)
     return traced
