@@ -456,6 +456,27 @@ def test_eager_unchanged_after_tracing():
     assert not hasattr(lg.Tensor.item, '__wrapped__')
 
 
+def test_autocast_runs_eagerly():
+    model = nn.Linear(4, 3)
+    x = lg.randn(2, 4)
+
+    def fn(x):
+        with lg.autocast('cpu', dtype=lg.bfloat16):
+            return model(x)
+
+    compiled = lg.compile(fn)
+    for _ in range(2):
+        a, b = compiled(x), fn(x)
+        assert a.dtype == b.dtype == lg.bfloat16
+        _same(a.float(), b.float())
+    assert _program(compiled) == [None] and 'autocast' in compiled.report()
+    plain = lg.compile(model)
+    plain(x), plain(x)
+    with lg.autocast('cpu', dtype=lg.bfloat16):  # the caller's autocast: another signature
+        assert plain(x).dtype == lg.bfloat16
+    assert _program(plain)[0] is not None and _program(plain)[1] is None
+
+
 def test_untraceable_falls_back_with_reason():
     w = lg.randn(3, requires_grad=True)
 

@@ -30,6 +30,7 @@ from ..tensor import Tensor
 from . import trace as _trace
 from .. import _dynamo
 from ..autograd import _instrument
+from ..amp.policy import state as _autocast
 
 _MODES = ('default', 'lite', 'reduce-overhead', 'max-autotune-no-cudagraphs', 'max-autotune')
 _BACKENDS = ('inductor', 'eager', 'aot_eager', 'aot_eager_decomp_partition', 'cudagraphs', 'tvm', 'openxla',
@@ -256,6 +257,8 @@ def _signature(args, kwargs, inputs, modules):
         if kwargs:
             _key_of(kwargs, parts, inputs)
         parts.append(_grad_state.grad_enabled)
+        if _autocast.on:  # (a region traced under autocast runs eagerly: its own signature)
+            parts.append(('autocast', _autocast.cpu, _autocast.cuda, _autocast.cpu_dtype, _autocast.cuda_dtype))
         for module in modules:
             parts.append(tuple([m.training for m in module.modules()]))
         key = tuple(parts)

@@ -123,7 +123,11 @@ class Tracer:
 
     def record(self, fn, name, args, kwargs, out, versions=None):
         from ..autograd.grad_mode import state
+        from ..amp import policy as autocast
         if self.unsupported is not None:
+            return
+        if autocast.state.on:  # casts and its cast cache are not replayed: eager, correct
+            self.fail(f'{name} runs under autocast, which compile does not replay')
             return
         try:
             if 'out' in kwargs and kwargs['out'] is not None:
