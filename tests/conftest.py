@@ -1,14 +1,41 @@
+"""The torch oracle, and what may skip.
+
+Without PyTorch the suite still runs its torch-free core (grad modes, backward's order, hooks,
+samplers, each op's float64 gradcheck, ...); every test that compares with torch skips, saying
+so. ``LEAFGRAD_NO_ORACLE=1`` runs it that way on a machine that has PyTorch: ``import torch``
+then fails here and in every program the tests start.
+
+``LEAFGRAD_REQUIRE_ORACLE=1`` (CI) makes a missing oracle an error, and any skip a failure
+except the few whose answer depends on the hardware (``MACHINE_SKIPS``): a dependency, a tool
+such as Graphviz's ``dot`` or an op that stops being there fails the run instead of skipping.
+"""
 import os
-import warnings
+import sys
 
 import numpy as np
 import pytest
+
+NO_ORACLE = bool(os.environ.get('LEAFGRAD_NO_ORACLE'))
+REQUIRE_ALL = bool(os.environ.get('LEAFGRAD_REQUIRE_ORACLE'))
+
+# Skips that CI allows: the tests' answers depend on the machine (a GPU, CuPy), not on what
+# was installed for the tests.
+MACHINE_SKIPS = ('CuPy is installed', 'the answers without CuPy', 'checks the CPU-only message')
+
+if NO_ORACLE:
+    if REQUIRE_ALL:
+        raise pytest.UsageError('LEAFGRAD_NO_ORACLE and LEAFGRAD_REQUIRE_ORACLE contradict each other')
+    # tests/_no_oracle/torch is a package whose import raises ModuleNotFoundError; first on the
+    # path of this process and, through PYTHONPATH, of the programs the tests run
+    _blocker = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_no_oracle')
+    sys.path.insert(0, _blocker)
+    os.environ['PYTHONPATH'] = os.pathsep.join(filter(None, [_blocker, os.environ.get('PYTHONPATH')]))
 
 try:
     import torch
     torch.set_num_threads(1)
 except ImportError:  # users may run without the oracle; CI may not
-    if os.environ.get('LEAFGRAD_REQUIRE_ORACLE'):
+    if REQUIRE_ALL:
         raise
     torch = None
 
@@ -21,3 +48,32 @@ def _seed():
     if torch is not None:
         torch.manual_seed(0)
     yield
+
+
+def _skip_reason(report):
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def _fail_if_skipped_in_ci(report):
+    if not REQUIRE_ALL or not report.skipped or hasattr(report, 'wasxfail'):
+        return
+    reason = _skip_reason(report)
+    if any(allowed in reason for allowed in MACHINE_SKIPS):
+        return
+    report.outcome = 'failed'
+    report.longrepr = f'LEAFGRAD_REQUIRE_ORACLE is set (CI), where nothing may skip: {reason}'
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _fail_if_skipped_in_ci(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _fail_if_skipped_in_ci(outcome.get_result())

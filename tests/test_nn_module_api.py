@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip('torch')
 import leafgrad as lg  # noqa: E402
 from oracle import assert_same, raises_like, same_message  # noqa: E402
-from test_nn_modules import copy_weights, need, randn  # noqa: E402
+from test_nn_modules import copy_weights, randn  # noqa: E402
 
 tnn, lnn = torch.nn, lg.nn
 
@@ -249,7 +249,6 @@ def test_clip_grad_value_and_nonfinite():
 
 
 def test_parameters_vector_round_trip():
-    need('cat')
     lmod, tmod = lnn.Linear(3, 2), tnn.Linear(3, 2)
     copy_weights(lmod, tmod)
     lv = lnn.utils.parameters_to_vector(lmod.parameters())
@@ -306,7 +305,6 @@ def test_hooks_with_kwargs_and_assign_and_deepcopy():
 
 def test_backward_hook_argument_layout_like_torch():
     """grad_input/grad_output list every argument/output, None where it is not a tensor."""
-    need('stack', 'cat')
     seen = {}
     for name, lib, nn in (('l', lg, lnn), ('t', torch, tnn)):
         lib.manual_seed(0)

@@ -19,12 +19,6 @@ from oracle import assert_same, raises_like, same_message  # noqa: E402
 tnn, lnn = torch.nn, lg.nn
 
 
-def need(*names):
-    """Skip unless leafgrad provides these ops (nn.functional first, then the top level)."""
-    missing = [n for n in names if not hasattr(F, n) and not hasattr(lg, n)]
-    if missing:
-        pytest.skip(f'leafgrad does not provide {missing} yet')
-
 
 def copy_weights(lm, tm):
     """Load torch's state dict into the leafgrad module (exercises load_state_dict too)."""
@@ -294,14 +288,12 @@ ACTIVATIONS = [
 
 @pytest.mark.parametrize('name,args,op', ACTIVATIONS, ids=[f'{a[0]}-{i}' for i, a in enumerate(ACTIVATIONS)])
 def test_activation(name, args, op):
-    need(op, *(['chunk'] if op == 'glu' else []))
     x = randn(2, 3, 4, 5)
     x[np.abs(x) < 1e-3] = 0.5  # keep away from kinks
     run_both(lambda nn: getattr(nn, name)(*args), [x])
 
 
 def test_activation_inplace():
-    need('relu')
     lx, tx = lg.tensor(randn(3, 4)), torch.tensor(randn(3, 4))
     ly, ty = lnn.ReLU(inplace=True)(lx), tnn.ReLU(inplace=True)(tx)
     assert ly is lx and ty is tx
@@ -325,7 +317,6 @@ LOSSES = [
 
 @pytest.mark.parametrize('name,kwargs,op,kind', LOSSES, ids=[f'{a[0]}-{i}' for i, a in enumerate(LOSSES)])
 def test_loss(name, kwargs, op, kind):
-    need(op)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((6, 4))
     if kind == 'reg':
@@ -376,12 +367,10 @@ def test_loss(name, kwargs, op, kind):
      lambda r: [r.standard_normal((4, 3)), r.standard_normal((4, 3)), r.standard_normal((4, 3))]),
 ])
 def test_more_losses(name, args, kwargs, op, inputs):
-    need(op)
     run_both(lambda nn: getattr(nn, name)(*args, **kwargs), inputs(np.random.default_rng(5)))
 
 
 def test_conv_modules():
-    need('conv1d', 'conv2d', 'conv_transpose2d')
     run_both(lambda nn: nn.Conv1d(2, 4, 3, padding='same'), [randn(2, 2, 7)])
     run_both(lambda nn: nn.Conv2d(3, 4, 3, stride=2, padding=1), [randn(2, 3, 7, 6)])
     run_both(lambda nn: nn.Conv2d(4, 6, (3, 2), dilation=(2, 1), groups=2, bias=False), [randn(1, 4, 8, 5)])
@@ -392,8 +381,6 @@ def test_conv_modules():
 
 
 def test_more_layer_families():
-    need('conv3d', 'conv_transpose1d', 'max_pool1d', 'avg_pool1d', 'adaptive_avg_pool1d', 'instance_norm', 'pad',
-         'interpolate', 'fold', 'unfold')
     run_both(lambda nn: nn.Conv3d(2, 3, 2, padding=1), [randn(1, 2, 3, 4, 3)])
     run_both(lambda nn: nn.ConvTranspose1d(2, 3, 3, stride=2, output_padding=1), [randn(2, 2, 5)])
     run_both(lambda nn: nn.MaxPool1d(2), [randn(2, 3, 8)])
@@ -412,7 +399,6 @@ def test_more_layer_families():
 
 
 def test_pool_modules():
-    need('max_pool2d', 'avg_pool2d', 'adaptive_avg_pool2d')
     run_both(lambda nn: nn.MaxPool2d(2), [randn(2, 3, 6, 6)])
     run_both(lambda nn: nn.MaxPool2d(3, 2, 1, ceil_mode=True), [randn(1, 2, 7, 7)])
     run_both(lambda nn: nn.AvgPool2d(2, padding=1, count_include_pad=False), [randn(1, 2, 5, 5)])
@@ -420,7 +406,6 @@ def test_pool_modules():
 
 
 def test_norm_modules():
-    need('batch_norm', 'layer_norm', 'group_norm')
     lm, tm = run_both(lambda nn: nn.BatchNorm1d(3), [randn(8, 3)])
     run_both(lambda nn: nn.BatchNorm1d(3, momentum=None), [randn(4, 3, 5)])
     lm, tm = run_both(lambda nn: nn.BatchNorm2d(3), [randn(4, 3, 2, 2)])
@@ -435,7 +420,6 @@ def test_norm_modules():
 
 
 def test_dropout_module():
-    need('dropout')
     m = lnn.Dropout(0.5)
     x = lg.ones(1000)
     y = m(x)
@@ -448,7 +432,6 @@ def test_dropout_module():
 
 
 def test_embedding_module():
-    need('embedding')
     idx = np.array([[1, 2, 4], [4, 3, 0]])
     run_both(lambda nn: nn.Embedding(5, 3), [idx])
     run_both(lambda nn: nn.Embedding(5, 3, padding_idx=4), [idx])
@@ -461,14 +444,12 @@ def _rnn_inputs(batch_first, T=5, N=3, F_=4):
 @pytest.mark.parametrize('cls', ['RNN', 'LSTM', 'GRU'])
 @pytest.mark.parametrize('layers,bidir,batch_first', [(1, False, False), (2, True, True), (2, False, True)])
 def test_recurrent(cls, layers, bidir, batch_first):
-    need('stack', 'cat')
     x = _rnn_inputs(batch_first)
     run_both(lambda nn: getattr(nn, cls)(4, 3, layers, batch_first=batch_first, bidirectional=bidir), [x])
 
 
 @pytest.mark.parametrize('cls', ['RNN', 'LSTM', 'GRU'])
 def test_recurrent_initial_state_unbatched_relu(cls):
-    need('stack', 'cat')
     D, L, H = 2, 2, 3
     if cls == 'LSTM':
         class Wrap:
@@ -532,17 +513,14 @@ def test_finite_differences_float64(case):
     """Modules composed of leafgrad ops (recurrences, attention, bilinear) differentiate correctly."""
     lg.manual_seed(0)
     if case in ('lstm', 'gru', 'rnn_relu_bidir'):
-        need('stack', 'cat')
         m = {'lstm': lambda: lnn.LSTM(2, 3), 'gru': lambda: lnn.GRU(2, 3, batch_first=True),
              'rnn_relu_bidir': lambda: lnn.RNN(2, 3, 2, nonlinearity='relu', bidirectional=True)}[case]()
         _fd_check(m, [randn(3, 2, 2)], index=0)
     elif case == 'bilinear':
         _fd_check(lnn.Bilinear(3, 2, 2), [randn(4, 3), randn(4, 2)])
     elif case == 'mha':
-        need('softmax')
         _fd_check(lnn.MultiheadAttention(4, 2), [randn(3, 2, 4), randn(5, 2, 4), randn(5, 2, 4)], index=0)
     else:
-        need('softmax', 'layer_norm', 'dropout')
         _fd_check(lnn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, norm_first=True), [randn(3, 2, 4)])
 
 
@@ -562,7 +540,6 @@ def test_recurrent_cells(cls):
 
 
 def test_transformer_encoder():
-    need('softmax', 'layer_norm', 'dropout')
 
     def make(nn):
         layer = nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0)
@@ -582,7 +559,6 @@ def test_recurrent_errors():
 
 @pytest.mark.parametrize('batch_first', [False, True])
 def test_multihead_attention(batch_first):
-    need('softmax')
     L, S, N, E = 4, 5, 2, 6
     q, k = randn(L, N, E), randn(S, N, E)
     if batch_first:
@@ -606,7 +582,6 @@ def test_multihead_attention(batch_first):
 
 @pytest.mark.parametrize('norm_first', [False, True])
 def test_transformer_encoder_layer(norm_first):
-    need('softmax', 'layer_norm', 'dropout', 'gelu')
     run_both(lambda nn: nn.TransformerEncoderLayer(6, 2, 10, dropout=0.0, norm_first=norm_first, batch_first=True),
              [randn(2, 4, 6)], rtol=1e-5, atol=1e-6)
     # masks: a causal float mask and a boolean key-padding mask

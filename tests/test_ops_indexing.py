@@ -3,12 +3,12 @@ node names, gradients, second derivatives and finite differences; version-counte
 bad input; random in-place sequences on views (hypothesis)."""
 import numpy as np
 import pytest
-import torch
-from hypothesis import given, settings, strategies as st
+torch = pytest.importorskip('torch')
+from hypothesis import given, settings, strategies as st  # noqa: E402
 
-import leafgrad as lg
-from oracle import raises_like, same_message, torch_part
-from fd_shape import check_case, node_name
+import leafgrad as lg  # noqa: E402
+from oracle import raises_like, same_message, torch_part  # noqa: E402
+from fd_shape import check_case, node_name  # noqa: E402
 
 
 def R(*shape, seed=0):

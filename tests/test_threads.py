@@ -7,9 +7,9 @@ import threading
 
 import numpy as np
 import pytest
-import torch
+torch = pytest.importorskip('torch')
 
-import leafgrad as lg
+import leafgrad as lg  # noqa: E402
 
 MODULES = pytest.mark.parametrize('m', [lg, torch], ids=['leafgrad', 'torch'])
 
