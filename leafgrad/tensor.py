@@ -7,7 +7,10 @@ through the walk and is freed, unless ``retain_grad()`` asked to keep it.
 Ops live in ``leafgrad.ops``; ``ops/__init__.py`` installs them here as methods and operators,
 so that this file holds only the tensor's own state and the autograd entry points.
 """
+from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
+
 import warnings
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import backend
 from . import autograd as _autograd
@@ -17,6 +20,10 @@ from .autograd.origins import note as _note_origin
 from .autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
     views_require_grad as _views_require_grad
 from ._tensor_str import tensor_repr
+
+if TYPE_CHECKING:
+    from .autograd.graph import Node
+    from .backend import device as Device, dtype as DType
 
 _state = grad_mode.state
 _np = backend.numpy
@@ -53,7 +60,7 @@ class Size(tuple):
     def __repr__(self):
         return f'leafgrad.Size({list(self)})'
 
-    def numel(self):
+    def numel(self) -> int:
         n = 1
         for s in self:
             n *= s
@@ -73,6 +80,16 @@ class _Meta:
 
 
 class Tensor:
+    """A multi-dimensional array that records the ops applied to it, PyTorch's ``torch.Tensor``.
+
+    A tensor holds its data (a NumPy array, or a CuPy array on a GPU), whether it
+    ``requires_grad``, the node of the op that produced it (``grad_fn``; ``None`` for a leaf),
+    its ``.grad`` once ``backward()`` has filled it, and a version counter that in-place ops
+    bump, so that a tensor saved for backward and changed since is detected. Make tensors with
+    ``leafgrad.tensor``, ``zeros``, ``randn`` and the other factories; the ops (``add``,
+    ``matmul``, ``sum``, indexing, ...) are its methods and operators, installed from
+    ``leafgrad/ops/`` with PyTorch's signatures.
+    """
     __module__ = 'leafgrad'  # the public name, as type() prints it: <class 'leafgrad.Tensor'>
     # The fields every tensor sets are slots; the rest are class-level defaults that an
     # instance overrides (in its __dict__) only when it needs them, keeping creation cheap.
@@ -141,7 +158,7 @@ class Tensor:
 
     # ---- what a tensor is ------------------------------------------------------------------
     @property
-    def data(self):
+    def data(self) -> Tensor:
         """A tensor sharing this one's storage but not its history (prefer ``detach()``)."""
         out = Tensor._wrap(self._data)
         out._version_counter = self._version_counter
@@ -150,45 +167,45 @@ class Tensor:
         return out
 
     @data.setter
-    def data(self, value):
+    def data(self, value: Tensor) -> None:
         self._data = value._data if isinstance(value, Tensor) else _np.asarray(value)
 
     @property
-    def shape(self):
+    def shape(self) -> Size:
         return Size(self._data.shape)
 
-    def size(self, dim=None):
+    def size(self, dim: int | None = None) -> Size | int:
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
-    def dim(self):
+    def dim(self) -> int:
         return self._data.ndim
 
     ndim = property(dim)
 
-    def ndimension(self):
+    def ndimension(self) -> int:
         return self._data.ndim
 
-    def numel(self):
+    def numel(self) -> int:
         return self._data.size
 
     nelement = numel
 
     @property
-    def dtype(self):
+    def dtype(self) -> DType:
         return backend.from_np(self._data.dtype)
 
     @property
-    def device(self):
+    def device(self) -> Device:
         return backend.device_of(self._data)
 
     @property
-    def is_cuda(self):
+    def is_cuda(self) -> bool:
         return self.device.type == 'cuda'
 
     @property
-    def is_cpu(self):
+    def is_cpu(self) -> bool:
         return self.device.type == 'cpu'
 
     # Devices, layouts and kinds of tensor that leafgrad has none of (dense, strided, on CPU or
@@ -197,56 +214,56 @@ class Tensor:
     is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
 
     @property
-    def volatile(self):
+    def volatile(self) -> bool:
         warnings.warn('volatile was removed (Variable.volatile is always False)', UserWarning, stacklevel=2)
         return False
 
-    def new(self, *args, **kwargs):
+    def new(self, *args: Any, **kwargs: Any) -> Tensor:
         """PyTorch's legacy constructor with this tensor's dtype and device (``new_empty``,
         ``new_tensor`` say what they make)."""
         from ._tensor_types import legacy_new
         return legacy_new(self.dtype, self.device.type, args, kwargs)
 
     @property
-    def is_leaf(self):
+    def is_leaf(self) -> bool:
         if self._base is not None:
             _fresh(self)
         return self._grad_fn is None
 
     @property
-    def grad_fn(self):
+    def grad_fn(self) -> Node | None:
         if self._base is not None:
             _fresh(self)
         return self._grad_fn
 
     @property
-    def output_nr(self):
+    def output_nr(self) -> int:
         return self._output_nr
 
     @property
     def _version(self):
         return self._version_counter[0]
 
-    def is_floating_point(self):
+    def is_floating_point(self) -> bool:
         return self._data.dtype.kind in 'fV'  # 'V': bfloat16 (see backend._make_bfloat16)
 
-    def is_complex(self):
+    def is_complex(self) -> bool:
         return False
 
-    def is_inference(self):
+    def is_inference(self) -> bool:
         return self._meta is not None and self._meta.is_inference
 
-    def element_size(self):
+    def element_size(self) -> int:
         return self._data.itemsize
 
-    def is_contiguous(self, memory_format=None):
+    def is_contiguous(self, memory_format: Any = None) -> bool:
         return bool(self._data.flags.c_contiguous)
 
-    def stride(self, dim=None):
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
-    def data_ptr(self):
+    def data_ptr(self) -> int:
         return self._data.__array_interface__['data'][0] if type(self._data) is _ndarray else self._data.data.ptr
 
     def __len__(self):
@@ -259,14 +276,14 @@ class Tensor:
 
     # ---- requires_grad and the leaf rules --------------------------------------------------
     @property
-    def requires_grad(self):
+    def requires_grad(self) -> bool:
         return self._requires_grad
 
     @requires_grad.setter
-    def requires_grad(self, flag):
+    def requires_grad(self, flag: bool) -> None:
         self._set_requires_grad(flag, 'only Tensors of floating point and complex dtype can require gradients')
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         self._set_requires_grad(requires_grad, 'only Tensors of floating point dtype can require gradients')
         return self
 
@@ -288,7 +305,7 @@ class Tensor:
         self._requires_grad = flag
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
         if self._base is not None:
             _fresh(self)
         if self._grad_fn is not None and not (self._meta is not None and self._meta.retains_grad):
@@ -296,7 +313,7 @@ class Tensor:
         return self._grad
 
     @grad.setter
-    def grad(self, value):
+    def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f'assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}')
@@ -316,10 +333,10 @@ class Tensor:
         self._grad = value
 
     @property
-    def retains_grad(self):
+    def retains_grad(self) -> bool:
         return self._meta is not None and self._meta.retains_grad
 
-    def retain_grad(self):
+    def retain_grad(self) -> None:
         """Keep this non-leaf's gradient in ``.grad`` at the next backward (a no-op on leaves)."""
         if self._base is not None:
             _fresh(self)
@@ -334,7 +351,7 @@ class Tensor:
             meta.retains_grad = True
             _attach_retain(self)
 
-    def register_hook(self, hook):
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any:
         """hook(grad) runs when this tensor's gradient is computed; it may return a new one."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -353,7 +370,7 @@ class Tensor:
             hooks = node._tensor_pre_hooks.setdefault(self._output_nr, {})
             return add_hook(hooks, hook)
 
-    def register_post_accumulate_grad_hook(self, hook):
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> Any:
         """hook(tensor) runs after a backward has accumulated into this leaf's ``.grad``."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -365,10 +382,11 @@ class Tensor:
                 meta.post_acc_hooks = {}
             return add_hook(meta.post_acc_hooks, hook)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False,
+                 inputs: Tensor | Sequence[Tensor] | None = None) -> None:
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
-    def detach(self):
+    def detach(self) -> Tensor:
         """The same data (shared storage and version counter) with no history."""
         out = Tensor._wrap(self._data)
         out._version_counter = self._version_counter
@@ -376,7 +394,7 @@ class Tensor:
             _note_origin(out, 'detach', self)  # for leafgrad.explain
         return out
 
-    def detach_(self):
+    def detach_(self) -> Tensor:
         if self._base is not None:  # (any view, as in PyTorch)
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                                'DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as '
@@ -418,7 +436,7 @@ class Tensor:
         return Tensor._wrap(self._data.copy())
 
     # ---- conversion ------------------------------------------------------------------------
-    def numpy(self, *, force=False):
+    def numpy(self, *, force: bool = False) -> Any:
         if self._data.dtype.kind == 'V':
             raise TypeError('Got unsupported ScalarType BFloat16')  # NumPy has no bfloat16, as in PyTorch
         if self._requires_grad and not force:
@@ -436,12 +454,12 @@ class Tensor:
         arr = backend.to_numpy(self._data)
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
-    def item(self):
+    def item(self) -> int | float | bool:
         if self._data.size != 1:
             raise RuntimeError(f'a Tensor with {self._data.size} elements cannot be converted to Scalar')
         return self._data.reshape(()).item()
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return self._data.tolist()
 
     def _python_scalar(self):

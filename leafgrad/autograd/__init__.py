@@ -2,11 +2,20 @@
 detection; and, loaded on first use, the toolkit: ``Function`` (custom ops, function.py),
 ``gradcheck``/``gradgradcheck`` (gradcheck.py), ``functional`` (vjp, jvp, jacobian, hessian,
 hvp, vhp) and ``graph`` (Node, saved_tensors_hooks, save_on_cpu)."""
+from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
+
+from typing import TYPE_CHECKING, Sequence, Union
+
 from . import grad_mode, graph
 from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import add_to_nonleaf_grad, run_backward
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .graph import Node, gradient_edge
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    _Tensors = Union[Tensor, Sequence[Tensor]]
+    _MaybeTensors = Union[Tensor, Sequence[Union[Tensor, None]], None]
 
 
 def _as_tuple(x):
@@ -61,9 +70,28 @@ def memory_report(*roots):
     return report(*roots)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
-             inputs=None):
-    """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (sum over them)."""
+def backward(tensors: _Tensors, grad_tensors: _MaybeTensors = None, retain_graph: bool | None = None,
+             create_graph: bool = False, grad_variables: _MaybeTensors = None,
+             inputs: _Tensors | None = None) -> None:
+    """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (sum over them).
+
+    Parameters
+    ----------
+    tensors
+        The roots: tensors whose gradient is computed (a scalar loss, usually).
+    grad_tensors
+        The gradient with respect to each root (``None`` for a scalar root: 1).
+    retain_graph
+        Keep what the graph saved, so that another backward can run through it (default:
+        ``create_graph``).
+    create_graph
+        Record the backward pass itself, for derivatives of higher order.
+    grad_variables
+        The old name of ``grad_tensors``.
+    inputs
+        Accumulate only into these tensors (leaves, or non-leaves, whose ``.grad`` is then
+        set as ``retain_grad`` would set it).
+    """
     tensors = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
@@ -93,9 +121,37 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 add_to_nonleaf_grad(t, g, copy=False)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
-         allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated."""
+def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: _MaybeTensors = None, retain_graph: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple[Tensor | None, ...]:
+    """The gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated.
+
+    Parameters
+    ----------
+    outputs
+        The roots of the differentiated function.
+    inputs
+        The tensors to differentiate with respect to; nothing is accumulated into their ``.grad``.
+    grad_outputs
+        The gradient with respect to each output (``None`` for a scalar output: 1).
+    retain_graph
+        Keep what the graph saved (default: ``create_graph``).
+    create_graph
+        Record the backward pass, so that the returned gradients can be differentiated again.
+    only_inputs
+        Ignored, as in PyTorch (where it is deprecated).
+    allow_unused
+        Return ``None`` for an input the outputs do not depend on, instead of raising.
+    is_grads_batched
+        Not supported: ``True`` raises ``NotImplementedError``.
+    materialize_grads
+        Return zeros instead of ``None`` for unused inputs (implies ``allow_unused``).
+
+    Returns
+    -------
+    tuple
+        One gradient per input, in order.
+    """
     if is_grads_batched:
         raise NotImplementedError('is_grads_batched=True is not supported')
     if materialize_grads and allow_unused is False:

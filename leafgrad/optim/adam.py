@@ -40,6 +40,48 @@ def _update_moments(state, g, beta1, beta2):
 
 
 class Adam(Optimizer):
+    """Adam (Kingma and Ba, 2014), with AMSGrad as an option.
+
+    With learning rate γ, betas (β1, β2), eps ε and weight decay λ, step t does, for each
+    parameter θ with gradient g (moments m, v start at 0):
+
+    ```text
+    if maximize: g = -g
+    if λ != 0:
+        θ = θ (1 - γ λ)              if decoupled_weight_decay (AdamW)
+        g = g + λ θ                  otherwise
+    m = β1 m + (1 - β1) g
+    v = β2 v + (1 - β2) g²
+    m̂ = m / (1 - β1^t)
+    if amsgrad: v_max = max(v_max, v);  v̂ = v_max / (1 - β2^t)
+    else:       v̂ = v / (1 - β2^t)
+    θ = θ - γ m̂ / (√v̂ + ε)
+    ```
+
+    Parameters
+    ----------
+    params
+        The tensors to optimize, or a list of parameter groups (dicts).
+    lr
+        Learning rate γ.
+    betas
+        Decay rates (β1, β2) of the first and second moment.
+    eps
+        ε, added to the denominator.
+    weight_decay
+        λ: an L2 penalty added to the gradient, or with ``decoupled_weight_decay`` the
+        parameter shrunk by γλ before the step.
+    amsgrad
+        Use the running maximum of the second moment (AMSGrad).
+    maximize
+        Ascend the objective instead of descending.
+    decoupled_weight_decay
+        Decay the parameter itself, as AdamW does.
+    foreach, fused, capturable, differentiable
+        Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
+        single-tensor algorithm above (``differentiable=True`` does not make the step itself
+        differentiable).
+    """
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
@@ -78,6 +120,32 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
+    """AdamW (Loshchilov and Hutter, 2019): Adam with decoupled weight decay.
+
+    Each step first shrinks the parameter, θ = θ (1 - γ λ), then takes Adam's step without an
+    L2 term (see ``Adam`` for the rest of the algorithm). The default weight decay is 1e-2.
+
+    Parameters
+    ----------
+    params
+        The tensors to optimize, or a list of parameter groups (dicts).
+    lr
+        Learning rate γ.
+    betas
+        Decay rates (β1, β2) of the first and second moment.
+    eps
+        ε, added to the denominator.
+    weight_decay
+        λ, the decoupled decay.
+    amsgrad
+        Use the running maximum of the second moment (AMSGrad).
+    maximize
+        Ascend the objective instead of descending.
+    foreach, fused, capturable, differentiable
+        Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
+        single-tensor algorithm above (``differentiable=True`` does not make the step itself
+        differentiable).
+    """
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
                  maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
@@ -86,6 +154,37 @@ class AdamW(Adam):
 
 
 class Adamax(Optimizer):
+    """Adamax (Kingma and Ba, 2014): Adam with the infinity norm in place of the second moment.
+
+    Step t, for each parameter θ with gradient g (m and u start at 0):
+
+    ```text
+    if maximize: g = -g
+    if λ != 0:   g = g + λ θ
+    m = β1 m + (1 - β1) g
+    u = max(β2 u, |g| + ε)
+    θ = θ - γ m / ((1 - β1^t) u)
+    ```
+
+    Parameters
+    ----------
+    params
+        The tensors to optimize, or a list of parameter groups (dicts).
+    lr
+        Learning rate γ.
+    betas
+        Decay rates (β1, β2) of the moment and of the infinity norm.
+    eps
+        ε, added inside the maximum.
+    weight_decay
+        L2 penalty λ, added to the gradient.
+    maximize
+        Ascend the objective instead of descending.
+    foreach, capturable, differentiable
+        Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
+        single-tensor algorithm above (``differentiable=True`` does not make the step itself
+        differentiable).
+    """
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
         _check_common(lr, eps, betas, weight_decay)
@@ -110,6 +209,48 @@ class Adamax(Optimizer):
 
 
 class NAdam(Optimizer):
+    """NAdam (Dozat, 2016): Adam with Nesterov momentum and a momentum schedule.
+
+    With momentum_decay ψ, step t, for each parameter θ with gradient g:
+
+    ```text
+    if maximize: g = -g
+    if λ != 0:
+        θ = θ (1 - γ λ)              if decoupled_weight_decay
+        g = g + λ θ                  otherwise
+    μ_t     = β1 (1 - 0.5 · 0.96^(t ψ))
+    μ_(t+1) = β1 (1 - 0.5 · 0.96^((t+1) ψ))
+    m = β1 m + (1 - β1) g
+    v = β2 v + (1 - β2) g²
+    m̂ = μ_(t+1) m / (1 - μ_1 ··· μ_(t+1)) + (1 - μ_t) g / (1 - μ_1 ··· μ_t)
+    v̂ = v / (1 - β2^t)
+    θ = θ - γ m̂ / (√v̂ + ε)
+    ```
+
+    Parameters
+    ----------
+    params
+        The tensors to optimize, or a list of parameter groups (dicts).
+    lr
+        Learning rate γ.
+    betas
+        Decay rates (β1, β2) of the first and second moment.
+    eps
+        ε, added to the denominator.
+    weight_decay
+        λ: an L2 penalty added to the gradient, or with ``decoupled_weight_decay`` the
+        parameter shrunk by γλ before the step.
+    momentum_decay
+        ψ, the momentum schedule's decay.
+    decoupled_weight_decay
+        Decay the parameter itself, as AdamW does.
+    maximize
+        Ascend the objective instead of descending.
+    foreach, capturable, differentiable
+        Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
+        single-tensor algorithm above (``differentiable=True`` does not make the step itself
+        differentiable).
+    """
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
@@ -145,6 +286,50 @@ class NAdam(Optimizer):
 
 
 class RAdam(Optimizer):
+    """RAdam (Liu et al., 2019): Adam with the variance of its adaptive learning rate rectified.
+
+    Step t, for each parameter θ with gradient g:
+
+    ```text
+    if maximize: g = -g
+    if λ != 0:
+        θ = θ (1 - γ λ)              if decoupled_weight_decay
+        g = g + λ θ                  otherwise
+    m = β1 m + (1 - β1) g
+    v = β2 v + (1 - β2) g²
+    m̂ = m / (1 - β1^t)
+    ρ_∞ = 2 / (1 - β2) - 1
+    ρ_t = ρ_∞ - 2 t β2^t / (1 - β2^t)
+    if ρ_t > 5:
+        l = √(1 - β2^t) / (√v + ε)
+        r = √((ρ_t - 4)(ρ_t - 2) ρ_∞ / ((ρ_∞ - 4)(ρ_∞ - 2) ρ_t))
+        θ = θ - γ m̂ r l
+    else:
+        θ = θ - γ m̂
+    ```
+
+    Parameters
+    ----------
+    params
+        The tensors to optimize, or a list of parameter groups (dicts).
+    lr
+        Learning rate γ.
+    betas
+        Decay rates (β1, β2) of the first and second moment.
+    eps
+        ε, added to the denominator.
+    weight_decay
+        λ: an L2 penalty added to the gradient, or with ``decoupled_weight_decay`` the
+        parameter shrunk by γλ before the step.
+    decoupled_weight_decay
+        Decay the parameter itself, as AdamW does.
+    maximize
+        Ascend the objective instead of descending.
+    foreach, capturable, differentiable
+        Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
+        single-tensor algorithm above (``differentiable=True`` does not make the step itself
+        differentiable).
+    """
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
         _check_common(lr, eps, betas, weight_decay)

@@ -5,8 +5,11 @@ per step and parameter, following PyTorch's single-tensor algorithms operation b
 that trajectories agree. State tensors are leafgrad tensors with PyTorch's keys (``step`` is a
 float32 0-d tensor, as in PyTorch), so ``state_dict`` has PyTorch's layout.
 """
+from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
+
 import copy
 from collections import defaultdict
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -54,7 +57,26 @@ def _lerp_(a, b, weight):
 
 
 class Optimizer:
-    def __init__(self, params, defaults):
+    """The base class of the optimizers, PyTorch's ``torch.optim.Optimizer``.
+
+    An optimizer holds *parameter groups* (``param_groups``: dicts with ``'params'``, a list of
+    leaf tensors, and the group's options, such as ``'lr'``) and per-parameter *state*
+    (``state``: momentum buffers, moment estimates, step counts, keyed by the parameter).
+    ``step()`` updates every parameter that has a ``.grad`` in place, without recording;
+    ``zero_grad()`` clears the gradients; ``state_dict()``/``load_state_dict()`` save and restore
+    groups and state in PyTorch's layout. A subclass gives ``__init__`` its defaults and the
+    update of one parameter.
+
+    Parameters
+    ----------
+    params
+        An iterable of tensors, of ``(name, tensor)`` pairs, or of dicts (parameter groups,
+        each with ``'params'`` and options overriding ``defaults``).
+    defaults
+        The options of a group that does not set them.
+    """
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -69,7 +91,7 @@ class Optimizer:
         for g in groups:
             self.add_param_group(g)
 
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         if not isinstance(param_group, dict):
             raise TypeError(f'param_group must be a dict, but got {type(param_group).__name__}')
         params = param_group['params']
@@ -101,7 +123,7 @@ class Optimizer:
     def _init_group_state(self, group):
         """Eager state (Adagrad's accumulators); most optimizers create state on the first step."""
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:
             for p in group['params']:
                 if p._grad is not None:
@@ -114,17 +136,20 @@ class Optimizer:
                             p._grad.requires_grad_(False)
                         p._grad.zero_()
 
-    def register_step_pre_hook(self, hook):
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> Any:
         """hook(optimizer, args, kwargs) before each step; it may return new (args, kwargs)."""
         from ..autograd.graph import add_hook
         return add_hook(self.__dict__.setdefault('_step_pre_hooks', {}), hook)
 
-    def register_step_post_hook(self, hook):
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> Any:
         """hook(optimizer, args, kwargs) after each step."""
         from ..autograd.graph import add_hook
         return add_hook(self.__dict__.setdefault('_step_post_hooks', {}), hook)
 
-    def step(self, *args, **kwargs):
+    def step(self, *args: Any, **kwargs: Any) -> Any:
+        """One update of every parameter that has a ``.grad``: ``step(closure=None)``, where
+        ``closure`` re-evaluates the model and returns the loss (which ``step`` returns); the
+        step pre- and post-hooks run around it."""
         pre, post = self.__dict__.get('_step_pre_hooks'), self.__dict__.get('_step_post_hooks')
         if pre:
             for hook in tuple(pre.values()):
@@ -185,7 +210,7 @@ class Optimizer:
     def __setstate__(self, state):
         self.__dict__.update(state)
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}, as PyTorch packs it."""
         index = {}
         start = 0
@@ -202,7 +227,7 @@ class Optimizer:
         state = {index[id(k)] if isinstance(k, Tensor) else k: v for k, v in self.state.items()}
         return {'state': state, 'param_groups': groups}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict['param_groups'])
         if len(groups) != len(saved_groups):

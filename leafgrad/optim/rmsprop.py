@@ -5,6 +5,44 @@ from .optimizer import Optimizer, _check, _increment, _lerp_, _scaled_square, _s
 
 
 class RMSprop(Optimizer):
+    """RMSprop (Hinton's lecture notes), optionally centered and with momentum.
+
+    With smoothing α, momentum μ and weight decay λ, each step, for each parameter θ with
+    gradient g (v, the average g̅ and the buffer b start at 0):
+
+    ```text
+    if maximize: g = -g
+    if λ != 0:   g = g + λ θ
+    v = α v + (1 - α) g²
+    ṽ = v
+    if centered: g̅ = α g̅ + (1 - α) g;  ṽ = v - g̅²
+    if μ > 0:    b = μ b + g / (√ṽ + ε);  θ = θ - γ b
+    else:        θ = θ - γ g / (√ṽ + ε)
+    ```
+
+    Parameters
+    ----------
+    params
+        The tensors to optimize, or a list of parameter groups (dicts).
+    lr
+        Learning rate γ.
+    alpha
+        Smoothing constant α of the squared-gradient average.
+    eps
+        ε, added to the denominator.
+    weight_decay
+        L2 penalty λ, added to the gradient.
+    momentum
+        Momentum factor μ.
+    centered
+        Normalise by the estimated variance of the gradient instead of its second moment.
+    maximize
+        Ascend the objective instead of descending.
+    foreach, capturable, differentiable
+        Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
+        single-tensor algorithm above (``differentiable=True`` does not make the step itself
+        differentiable).
+    """
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
         _check(0.0 <= lr, f'Invalid learning rate: {lr}')
@@ -51,6 +89,40 @@ class RMSprop(Optimizer):
 
 
 class Adagrad(Optimizer):
+    """Adagrad (Duchi et al., 2011).
+
+    With learning rate γ, learning-rate decay η and weight decay λ, step t, for each parameter
+    θ with gradient g (the sum s starts at ``initial_accumulator_value``):
+
+    ```text
+    if maximize: g = -g
+    γ̃ = γ / (1 + (t - 1) η)
+    if λ != 0:   g = g + λ θ
+    s = s + g²
+    θ = θ - γ̃ g / (√s + ε)
+    ```
+
+    Parameters
+    ----------
+    params
+        The tensors to optimize, or a list of parameter groups (dicts).
+    lr
+        Learning rate γ.
+    lr_decay
+        η, the learning rate's decay per step.
+    weight_decay
+        L2 penalty λ, added to the gradient.
+    initial_accumulator_value
+        The starting value of the sum of squared gradients.
+    eps
+        ε, added to the denominator.
+    maximize
+        Ascend the objective instead of descending.
+    foreach, fused, differentiable
+        Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
+        single-tensor algorithm above (``differentiable=True`` does not make the step itself
+        differentiable).
+    """
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
         _check(0.0 <= lr, f'Invalid learning rate: {lr}')
@@ -83,6 +155,39 @@ class Adagrad(Optimizer):
 
 
 class Adadelta(Optimizer):
+    """Adadelta (Zeiler, 2012).
+
+    With coefficient ρ and weight decay λ, each step, for each parameter θ with gradient g
+    (v and u start at 0):
+
+    ```text
+    if maximize: g = -g
+    if λ != 0:   g = g + λ θ
+    v = ρ v + (1 - ρ) g²
+    Δ = √(u + ε) / √(v + ε) · g
+    u = ρ u + (1 - ρ) Δ²
+    θ = θ - γ Δ
+    ```
+
+    Parameters
+    ----------
+    params
+        The tensors to optimize, or a list of parameter groups (dicts).
+    lr
+        γ, the factor on Δ before it is applied.
+    rho
+        ρ, the decay of the running averages.
+    eps
+        ε, added inside both square roots.
+    weight_decay
+        L2 penalty λ, added to the gradient.
+    maximize
+        Ascend the objective instead of descending.
+    foreach, capturable, differentiable
+        Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
+        single-tensor algorithm above (``differentiable=True`` does not make the step itself
+        differentiable).
+    """
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
         _check(0.0 <= lr, f'Invalid learning rate: {lr}')

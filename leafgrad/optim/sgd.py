@@ -2,8 +2,44 @@ from .optimizer import Optimizer, _check, _t
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay, in
-    PyTorch's order: decay, then momentum buffer, then the step."""
+    """Stochastic gradient descent, with momentum (optionally Nesterov's), dampening and weight
+    decay, in PyTorch's order: decay, then the momentum buffer, then the step.
+
+    With learning rate γ, momentum μ, dampening τ and weight decay λ, each step does, for each
+    parameter θ with gradient g:
+
+    ```text
+    if maximize: g = -g
+    if λ != 0:   g = g + λ θ
+    if μ != 0:
+        b = g                       (first step)
+        b = μ b + (1 - τ) g         (later steps)
+        g = g + μ b  if nesterov  else  b
+    θ = θ - γ g
+    ```
+
+    Parameters
+    ----------
+    params
+        The tensors to optimize, or a list of parameter groups (dicts with ``'params'`` and any
+        of the options below, which override the defaults for that group).
+    lr
+        Learning rate γ.
+    momentum
+        Momentum factor μ (0: none).
+    dampening
+        Dampening τ of the momentum.
+    weight_decay
+        L2 penalty λ, added to the gradient.
+    nesterov
+        Nesterov momentum (needs momentum > 0 and dampening 0).
+    maximize
+        Ascend the objective instead of descending.
+    foreach, fused, differentiable
+        Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
+        single-tensor algorithm above (``differentiable=True`` does not make the step itself
+        differentiable).
+    """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):

@@ -1,5 +1,8 @@
 """nn.Module: parameters, buffers and submodules registered by attribute assignment."""
+from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
+
 from collections import OrderedDict
+from typing import Any, Callable, Iterator, Mapping
 
 from ..parameter import Parameter
 from ...tensor import Tensor
@@ -31,6 +34,19 @@ def _addindent(s, n):
 
 
 class Module:
+    """The base class of every layer and model, PyTorch's ``torch.nn.Module``.
+
+    A subclass makes its parts in ``__init__`` (after ``super().__init__()``) and computes in
+    ``forward``; calling the module runs ``forward`` between its hooks. Assigning a
+    ``Parameter`` to an attribute registers it as a parameter, a ``Module`` as a submodule
+    (``register_buffer`` registers a tensor as a buffer), so that ``parameters()``,
+    ``state_dict()``, ``to()``, ``train()``/``eval()`` and ``zero_grad()`` reach everything
+    the module holds, recursively, in the order of registration.
+
+    ``training`` says whether the module is in training mode (``train()``, the default) or
+    evaluation mode (``eval()``); layers such as dropout and batch normalisation behave
+    differently in each.
+    """
     training = True
     _version = 1  # the layout of this module's state_dict entries (a checkpoint records it)
 
@@ -46,7 +62,7 @@ class Module:
         object.__setattr__(self, '_backward_pre_hooks', OrderedDict())
         object.__setattr__(self, '_hooks_with_kwargs', set())
 
-    def forward(self, *input):
+    def forward(self, *input: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
@@ -139,7 +155,7 @@ class Module:
                 return
         object.__delattr__(self, name)
 
-    def register_parameter(self, name, param):
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
         if '_parameters' not in self.__dict__:
             raise AttributeError('cannot assign parameter before Module.__init__() call')
         _check_name(name, 'parameter')
@@ -154,7 +170,7 @@ class Module:
                              'the value in the forward() method.'.replace('{name}', name))
         self._parameters[name] = param
 
-    def register_buffer(self, name, tensor, persistent=True):
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         if '_buffers' not in self.__dict__:
             raise AttributeError('cannot assign buffer before Module.__init__() call')
         _check_name(name, 'buffer')
@@ -169,7 +185,7 @@ class Module:
         else:
             self._non_persistent_buffers_set.add(name)
 
-    def add_module(self, name, module):
+    def add_module(self, name: str, module: Module | None) -> None:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f'{_typename(module)} is not a Module subclass')
         _check_name(name, 'module')
@@ -179,7 +195,7 @@ class Module:
 
     register_module = add_module
 
-    def get_submodule(self, target):
+    def get_submodule(self, target: str) -> Module:
         mod = self
         if target == '':
             return mod
@@ -189,7 +205,7 @@ class Module:
             mod = mod._modules[item]
         return mod
 
-    def get_parameter(self, target):
+    def get_parameter(self, target: str) -> Parameter:
         module_path, _, name = target.rpartition('.')
         mod = self.get_submodule(module_path)
         if name not in mod._parameters:
@@ -197,7 +213,8 @@ class Module:
         return mod._parameters[name]
 
     # ---- iteration -----------------------------------------------------------------------
-    def named_modules(self, memo=None, prefix='', remove_duplicate=True):
+    def named_modules(self, memo: set | None = None, prefix: str = '',
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         if memo is None:
             memo = set()
         if self in memo and remove_duplicate:
@@ -211,18 +228,18 @@ class Module:
             sub = prefix + ('.' if prefix else '') + name
             yield from module.named_modules(memo, sub, remove_duplicate)
 
-    def modules(self):
+    def modules(self) -> Iterator[Module]:
         for _, m in self.named_modules():
             yield m
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
         memo = set()
         for name, m in self._modules.items():
             if m is not None and m not in memo:
                 memo.add(m)
                 yield name, m
 
-    def children(self):
+    def children(self) -> Iterator[Module]:
         for _, m in self.named_children():
             yield m
 
@@ -237,22 +254,24 @@ class Module:
                     memo.add(id(v))
                 yield module_prefix + ('.' if module_prefix else '') + k, v
 
-    def named_parameters(self, prefix='', recurse=True, remove_duplicate=True):
+    def named_parameters(self, prefix: str = '', recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
         yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
-    def parameters(self, recurse=True):
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix='', recurse=True, remove_duplicate=True):
+    def named_buffers(self, prefix: str = '', recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
-    def buffers(self, recurse=True):
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     # ---- modes and gradients ---------------------------------------------------------------
-    def train(self, mode=True):
+    def train(self, mode: bool = True) -> Module:
         if not isinstance(mode, bool):
             raise ValueError('training mode is expected to be boolean')
         self.training = mode
@@ -260,15 +279,15 @@ class Module:
             m.train(mode)
         return self
 
-    def eval(self):
+    def eval(self) -> Module:
         return self.train(False)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.parameters():
             if p._grad is not None:
                 if set_to_none:
@@ -280,7 +299,7 @@ class Module:
                         p._grad.requires_grad_(False)
                     p._grad.zero_()
 
-    def apply(self, fn):
+    def apply(self, fn: Callable[[Module], None]) -> Module:
         for m in self.children():
             m.apply(fn)
         fn(self)
@@ -303,7 +322,7 @@ class Module:
                 self._buffers[key] = fn(b)
         return self
 
-    def to(self, *args, **kwargs):
+    def to(self, *args: Any, **kwargs: Any) -> Module:
         from ...ops.conversion import _parse_to
         dtype, device, _ = _parse_to(args, dict(kwargs))
         if dtype is not None and not dtype.is_floating_point:
@@ -313,29 +332,30 @@ class Module:
             return t.to(dtype=dtype if t.is_floating_point() else None, device=device)
         return self._apply(convert)
 
-    def cpu(self):
+    def cpu(self) -> Module:
         return self._apply(lambda t: t.cpu())
 
-    def cuda(self, device=None):
+    def cuda(self, device: Any = None) -> Module:
         return self._apply(lambda t: t.cuda(device))
 
-    def float(self):
+    def float(self) -> Module:
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
-    def double(self):
+    def double(self) -> Module:
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
-    def half(self):
+    def half(self) -> Module:
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
-    def bfloat16(self):
+    def bfloat16(self) -> Module:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
-    def type(self, dst_type):
+    def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.type(dst_type))
 
     # ---- hooks ---------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> Any:
         """hook(module, args) (or hook(module, args, kwargs) with_kwargs) before forward; it may
         return new args (or (args, kwargs))."""
         from ...autograd.graph import add_hook
@@ -346,7 +366,8 @@ class Module:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> Any:
         """hook(module, args, output) (or hook(module, args, kwargs, output)) after forward; it may
         return a new output."""
         from ...autograd.graph import add_hook
@@ -357,14 +378,14 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_full_backward_hook(self, hook, prepend=False):
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> Any:
         from ...autograd.graph import add_hook
         handle = add_hook(self._backward_hooks, hook)
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_full_backward_pre_hook(self, hook, prepend=False):
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> Any:
         from ...autograd.graph import add_hook
         handle = add_hook(self._backward_pre_hooks, hook)
         if prepend:
@@ -372,7 +393,8 @@ class Module:
         return handle
 
     # ---- state ---------------------------------------------------------------------------
-    def state_dict(self, destination=None, prefix='', keep_vars=False):
+    def state_dict(self, destination: dict | None = None, prefix: str = '',
+                   keep_vars: bool = False) -> OrderedDict[str, Tensor]:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
@@ -389,12 +411,12 @@ class Module:
                 m.state_dict(destination=destination, prefix=prefix + name + '.', keep_vars=keep_vars)
         return destination
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         from .state import load_state_dict
         return load_state_dict(self, state_dict, strict, assign)
 
     # ---- printing ------------------------------------------------------------------------
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return ''
 
     def _get_name(self):
