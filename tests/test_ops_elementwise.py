@@ -12,11 +12,10 @@ import pytest
 import leafgrad as lg
 from leafgrad.ops import activation as lg_F
 
-torch = pytest.importorskip('torch')
-import torch.nn.functional as torch_F  # noqa: E402
-
 from optable import (Case, check_derivatives, check_finite_differences, check_forward,  # noqa: E402
-                     params)
+                     needs_torch, params, torch)
+
+torch_F = torch.nn.functional if torch is not None else None
 
 
 def F(T):
@@ -193,6 +192,7 @@ CASES = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize('case,shapes', params(CASES))
 def test_against_torch(case, shapes):
     check_forward(case, shapes)
@@ -266,6 +266,7 @@ def _double_backward(T, fn):
     g.sum().backward()
 
 
+@needs_torch
 @pytest.mark.parametrize('name,fn,message', ERRORS, ids=[e[0] for e in ERRORS])
 def test_errors_match_torch(name, fn, message):
     with pytest.raises(Exception) as t_info:
@@ -312,6 +313,7 @@ def _inplace_fn(name, fn, T):
     return fn
 
 
+@needs_torch
 @pytest.mark.parametrize('name,fn', INPLACE, ids=[n for n, _ in INPLACE])
 def test_inplace(name, fn):
     data = np.array([[0.3, -1.2, 2.5], [-0.7, 0.05, 1.6]])
@@ -335,6 +337,7 @@ def test_inplace(name, fn):
     np.testing.assert_allclose(lgrad.numpy(), tgrad.numpy(), rtol=1e-6, atol=1e-7)
 
 
+@needs_torch
 def test_inplace_activation_keyword():
     values = []
     for T in (lg, torch):
@@ -346,6 +349,7 @@ def test_inplace_activation_keyword():
 
 # ---- specific rules ---------------------------------------------------------------------------
 
+@needs_torch
 def test_maximum_minimum_ties_split_the_gradient():
     for T in (lg, torch):
         a = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -354,6 +358,7 @@ def test_maximum_minimum_ties_split_the_gradient():
         assert a.grad.tolist() == [1.5, 1.0, 1.5] and b.grad.tolist() == [1.5, 2.0, 1.5]
 
 
+@needs_torch
 def test_clamp_gradient_at_the_bounds_passes():
     for T in (lg, torch):
         x = T.tensor([-1.0, -0.5, 0.0, 0.5, 1.0], requires_grad=True)
@@ -361,6 +366,7 @@ def test_clamp_gradient_at_the_bounds_passes():
         assert x.grad.tolist() == [0.0, 1.0, 1.0, 1.0, 0.0]
 
 
+@needs_torch
 def test_kinks_take_torchs_side():
     x = np.array([-3.0, -1.0, 0.0, 1.0, 3.0, 6.0])
     for name in ['relu', 'leaky_relu', 'hardtanh', 'relu6', 'hardswish', 'hardsigmoid', 'elu', 'threshold',
@@ -374,6 +380,7 @@ def test_kinks_take_torchs_side():
         assert grads[0] == grads[1], (name, grads)
 
 
+@needs_torch
 def test_operators_and_dtypes():
     for T in (lg, torch):
         a, b = T.tensor([5, -3, 7]), T.tensor([2, 2, -3])
@@ -392,6 +399,7 @@ def test_operators_and_dtypes():
         assert (T.tensor([1, 2], dtype=T.int32) + 1.5).dtype == T.float32
 
 
+@needs_torch
 def test_erfinv_edges():
     y = np.array([-1.0, -0.999999999999, -0.0, 0.0, 1e-300, 0.5, 1 - 2 ** -53, 1.0, 1.5, float('nan')])
     signed = y[:8]  # the sign of zero and of infinity (not of NaN)
@@ -400,11 +408,13 @@ def test_erfinv_edges():
     np.testing.assert_allclose(lg.erfinv(lg.tensor(y)).numpy(), torch.erfinv(torch.tensor(y)).numpy(), rtol=1e-14)
 
 
+@needs_torch
 def test_erf_is_exact_in_float64():
     x = np.linspace(-5, 5, 41)
     np.testing.assert_allclose(lg.erf(lg.tensor(x)).numpy(), torch.erf(torch.tensor(x)).numpy(), rtol=1e-15, atol=1e-16)
 
 
+@needs_torch
 def test_names_exist_in_torch_where_leafgrad_exports_them():
     """Every op family's exports exist in torch under the same name and kind (torch.<f>,
     Tensor.<method>, nn.functional.<f>), and functions torch lacks as methods are not methods."""
@@ -422,6 +432,7 @@ def test_names_exist_in_torch_where_leafgrad_exports_them():
             assert hasattr(torch_F, name), (family, name)
 
 
+@needs_torch
 def test_maximum_out_as_amsgrad_uses_it():
     for T in (lg, torch):
         running, new = T.tensor([1.0, 5.0, 2.0]), T.tensor([3.0, 4.0, 2.5])
@@ -458,12 +469,14 @@ def _evaluate(expr, T):
     return eval(expr, scope)
 
 
+@needs_torch
 @pytest.mark.parametrize('name', list(FP_EXCEPTIONS))
 def test_floating_point_exceptions_give_torchs_values(name):
     expr = FP_EXCEPTIONS[name]
     np.testing.assert_array_equal(_evaluate(expr, lg).numpy(), _evaluate(expr, torch).numpy())
 
 
+@needs_torch
 def test_floating_point_exceptions_are_silent_as_in_torch():
     """NumPy's RuntimeWarnings for 1/0, inf - inf, overflow do not leak out of leafgrad (PyTorch
     gives none), even under -W error; the user's own NumPy code still warns."""

@@ -7,10 +7,8 @@ import pytest
 
 import leafgrad as lg
 
-torch = pytest.importorskip('torch')
-
 from optable import (Case, check_derivatives, check_finite_differences, check_forward,  # noqa: E402
-                     params)
+                     needs_torch, params, torch)
 
 M = [((3, 4),), ((2, 3, 4),)]                 # matrices and a batch
 ALL = M + [((),)]                             # ... and 0-d
@@ -184,6 +182,7 @@ CASES = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize('case,shapes', params(CASES))
 def test_against_torch(case, shapes):
     check_forward(case, shapes)
@@ -234,6 +233,7 @@ ERRORS = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize('name,fn', ERRORS, ids=[e[0] for e in ERRORS])
 def test_errors_match_torch(name, fn):
     with pytest.raises(Exception) as t_info:
@@ -243,6 +243,7 @@ def test_errors_match_torch(name, fn):
     assert str(l_info.value).replace('leafgrad', 'torch') == str(t_info.value)
 
 
+@needs_torch
 def test_logsumexp_requires_dim_and_prod_rejects_tuples():
     with pytest.raises(TypeError):
         lg.logsumexp(_x(lg))
@@ -252,6 +253,7 @@ def test_logsumexp_requires_dim_and_prod_rejects_tuples():
 
 # ---- return types, ties, zeros -----------------------------------------------------------------
 
+@needs_torch
 def test_max_along_dim_returns_named_values_and_indices():
     x = [[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]]
     r_lg, r_t = lg.tensor(x, requires_grad=True).max(1), torch.tensor(x, requires_grad=True).max(1)
@@ -264,6 +266,7 @@ def test_max_along_dim_returns_named_values_and_indices():
         repr(torch.aminmax(torch.tensor([1.0, 2.0])))
 
 
+@needs_torch
 def test_full_max_splits_gradient_among_ties_and_dim_max_picks_one():
     for T in (lg, torch):
         x = T.tensor([[1.0, 3.0, 3.0], [3.0, 0.0, 2.0]], dtype=T.float64, requires_grad=True)
@@ -274,6 +277,7 @@ def test_full_max_splits_gradient_among_ties_and_dim_max_picks_one():
         assert x.grad.tolist() == [[0, 1, 0], [1, 0, 0]]
 
 
+@needs_torch
 def test_prod_gradient_with_zeros_is_exact():
     for data, expected in [([2.0, 0.0, 3.0], [0.0, 6.0, 0.0]), ([0.0, 0.0, 3.0], [0.0, 0.0, 0.0]),
                            ([2.0, 4.0, 3.0], [12.0, 6.0, 8.0])]:
@@ -283,15 +287,18 @@ def test_prod_gradient_with_zeros_is_exact():
             assert x.grad.tolist() == expected
 
 
+@needs_torch
 def test_logsumexp_is_stable():
     x = [[1000.0, 1000.0], [-1000.0, -1000.0], [float('-inf'), float('-inf')]]
     np.testing.assert_allclose(lg.logsumexp(lg.tensor(x), 1).numpy(), torch.logsumexp(torch.tensor(x), 1).numpy())
 
 
+@needs_torch
 def test_linalg_module():
     assert {'vector_norm', 'matrix_norm', 'norm'} <= set(dir(lg.linalg))
 
 
+@needs_torch
 def test_cumulative_inplace():
     results = []
     for T in (lg, torch):
