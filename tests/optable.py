@@ -196,3 +196,69 @@ def check_finite_differences(case, shapes):
     assert lg.autograd.gradcheck(fn, xs)
     if case.gradgrad:
         assert lg.autograd.gradgradcheck(fn, xs, atol=1e-4)
+
+
+# ---- rows given as data: the shape and indexing tables ---------------------------------------
+# ``check_case(fn, arrays)`` runs ``fn(T, *tensors)`` on the given float64/integer arrays (index
+# tensors, masks) rather than generated ones, and compares with torch forward values and node
+# names, first derivatives for a random upstream gradient, and second derivatives with respect
+# to the inputs and to that upstream gradient; then gradcheck of leafgrad's first derivatives.
+
+def node_name(t):
+    fn = t.grad_fn
+    return None if fn is None else fn.name().replace('torch::', 'leafgrad::')
+
+
+def _close(lt, tt, what, rtol=1e-7, atol=1e-9):
+    _same(lt, tt, atol=atol, rtol=rtol, what=what)
+
+
+def _zeros_for_none(gs, like, T):
+    return [g if g is not None else T.zeros_like(x) for g, x in zip(gs, like)]
+
+
+def _run_row(T, fn, arrays, seed, grad):
+    xs = [T.tensor(a.copy(), requires_grad=grad and a.dtype.kind == 'f') for a in arrays]
+    outs = _outs(fn(T, *xs))
+    result = {'xs': xs, 'outs': outs}
+    if not grad:
+        return result
+    diff = [o for o in outs if o.requires_grad]
+    rng = np.random.default_rng(seed + 1)
+    vs = [T.tensor(rng.standard_normal(tuple(o.shape)), requires_grad=True) for o in diff]
+    wx = [x for x in xs if x.requires_grad]
+    gs = _zeros_for_none(list(T.autograd.grad(diff, wx, vs, create_graph=True, allow_unused=True)), wx, T)
+    ws = [T.tensor(rng.standard_normal(tuple(g.shape))) for g in gs]
+    s = None
+    for g, w in zip(gs, ws):
+        if g.requires_grad:
+            term = (g * w).sum()
+            s = term if s is None else s + term
+    gg = None
+    if s is not None:
+        gg = _zeros_for_none(list(T.autograd.grad(s, wx + vs, allow_unused=True)), wx + vs, T)
+    result.update(vs=vs, gs=gs, gg=gg)
+    return result
+
+
+def check_case(fn, arrays, seed=0, grad=True, fd=True):
+    """One data row against torch, then (``fd``) leafgrad's gradcheck of it."""
+    arrays = [np.asarray(a) for a in arrays]
+    lgr, tr = _run_row(lg, fn, arrays, seed, grad), _run_row(torch, fn, arrays, seed, grad)
+    assert len(lgr['outs']) == len(tr['outs'])
+    for i, (lo, to) in enumerate(zip(lgr['outs'], tr['outs'])):
+        _close(lo, to, f'output {i}')
+        assert node_name(lo) == node_name(to), (i, node_name(lo), node_name(to))
+        assert lo.requires_grad == to.requires_grad, i
+    if not grad:
+        return
+    for i, (lgg, tg) in enumerate(zip(lgr['gs'], tr['gs'])):
+        _close(lgg, tg, f'grad {i}')
+    assert (lgr['gg'] is None) == (tr['gg'] is None)
+    if tr['gg'] is not None:
+        for i, (lgg, tg) in enumerate(zip(lgr['gg'], tr['gg'])):
+            _close(lgg, tg, f'second derivative {i}')
+    if fd and any(a.dtype.kind == 'f' for a in arrays):
+        xs = [lg.tensor(a.copy(), requires_grad=a.dtype.kind == 'f') for a in arrays]
+        assert lg.autograd.gradcheck(lambda *ts: fn(lg, *ts), xs, atol=1e-6, rtol=1e-5)
+

@@ -4,7 +4,7 @@ Each row runs the same function ``fn(T, *xs)`` with T = leafgrad and T = torch o
 and the generic tests compare: forward values, dtype and shape (float32, and integer inputs where
 the op takes them); the node name; first derivatives (backward of a randomly weighted sum);
 second derivatives (create_graph=True, then the gradient of a weighted sum of the gradients);
-and a float64 finite-difference check of both derivatives (tests/fd.py).
+and a float64 gradcheck/gradgradcheck of both derivatives (the only part that runs without torch).
 """
 import numpy as np
 import pytest

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 
 import leafgrad as lg  # noqa: E402
 from oracle import raises_like, same_message, torch_part  # noqa: E402
-from fd_shape import check_case, node_name  # noqa: E402
+from optable import check_case, node_name  # noqa: E402
 
 
 def R(*shape, seed=0):

@@ -6,7 +6,7 @@ torch = pytest.importorskip('torch')
 
 import leafgrad as lg  # noqa: E402
 from oracle import raises_like, same_message  # noqa: E402
-from fd_shape import check_case  # noqa: E402
+from optable import check_case  # noqa: E402
 
 
 def R(*shape, seed=0):
