@@ -3,6 +3,7 @@ node names, gradients, second derivatives and finite differences; version-counte
 bad input; random in-place sequences on views (hypothesis)."""
 import numpy as np
 import pytest
+
 torch = pytest.importorskip('torch')
 from hypothesis import given, settings, strategies as st  # noqa: E402
 

@@ -2,6 +2,7 @@
 second derivatives, finite differences; views share memory and version counters; errors."""
 import numpy as np
 import pytest
+
 torch = pytest.importorskip('torch')
 
 import leafgrad as lg  # noqa: E402

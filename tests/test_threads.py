@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+
 torch = pytest.importorskip('torch')
 
 import leafgrad as lg  # noqa: E402
