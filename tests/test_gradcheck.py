@@ -178,3 +178,71 @@ def test_non_contiguous_and_zero_dim_inputs():
     m1, m2 = _report(lambda: gradcheck(lambda a: _wrong_mul(lg).apply(a, a * 2), (lt,)),
                      lambda: torch.autograd.gradcheck(lambda a: _wrong_mul(torch).apply(a, a * 2), (tt,)))
     assert m1.replace('leafgrad', 'torch') == m2
+
+
+# ---- fast mode: v^T J u for random unit vectors, drawn as torch draws them -----------------------
+
+def _scaled_sin(mod, factor):
+    class ScaledSin(mod.autograd.Function):
+        """sin whose derivative is ``factor`` times too large (1: right)."""
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x.cos() * factor
+    return ScaledSin
+
+
+FAST_CASES = {
+    'right': lambda m, x, y: (x * y + x.exp(), (x / y).tanh()),
+    'sum and mean': lambda m, x, y: ((x.sigmoid() * y).sum(), (x ** 2 - y.sin()).mean()),
+    'matmul': lambda m, x, y: x.view(2, 1).mm(y.view(1, 2)),
+    'sin 1.01x': lambda m, x, y: _scaled_sin(m, 1.01).apply(x) * y,
+    'sin 2x': lambda m, x, y: _scaled_sin(m, 2.0).apply(x) + y,
+    'sin 1.0001x (within rtol)': lambda m, x, y: _scaled_sin(m, 1.0001).apply(x) * y,
+    'wrong mul': lambda m, x, y: _wrong_mul(m).apply(x, y),
+    'second output wrong': lambda m, x, y: (x * y, _scaled_sin(m, 1.5).apply(y)),
+}
+
+
+def _fast_verdict(mod, name, error):
+    r = np.random.default_rng(0)
+    a, b = r.uniform(0.5, 1.5, 2), r.uniform(0.5, 1.5, 2)
+    try:
+        return mod.autograd.gradcheck(lambda x, y: FAST_CASES[name](mod, x, y), _inputs(mod, a, b), fast_mode=True)
+    except error as e:
+        return str(e).split('\n\n')[0]
+
+
+@pytest.mark.parametrize('name', list(FAST_CASES))
+def test_fast_mode_verdict_and_numbers_as_torch(name):
+    """The same verdict and, on failure, the same v^T J u numbers as torch (same vectors)."""
+    ours, theirs = _fast_verdict(lg, name, GradcheckError), _fast_verdict(torch, name, TGradcheckError)
+    if theirs is True:
+        assert ours is True
+        return
+    head, t_head = ours.split('numerical:'), theirs.split('numerical:')
+    assert head[0] == t_head[0]
+    (n, a), (tn, ta) = (h.split('\nanalytical:') for h in (head[1], t_head[1]))
+    assert float(n) == pytest.approx(float(tn), rel=1e-9) and float(a) == pytest.approx(float(ta), rel=1e-9)
+
+
+def test_fast_mode_catches_what_slow_mode_catches_and_gradgradcheck_takes_it():
+    x = lg.tensor(np.random.default_rng(1).standard_normal((4, 5)), requires_grad=True)
+    for factor, ok in ((1.0, True), (1.05, False)):
+        fn = _scaled_sin(lg, factor).apply
+        assert gradcheck(fn, (x,), fast_mode=True, raise_exception=False) is ok
+        assert gradcheck(fn, (x,), fast_mode=False, raise_exception=False) is ok
+    assert gradgradcheck(lambda t: (t.sin() * t).sum(1), (x,), fast_mode=True)
+
+
+def test_fast_mode_leaves_the_default_stream_alone():
+    lg.manual_seed(3)
+    expected = lg.rand(3)
+    lg.manual_seed(3)
+    gradcheck(lambda t: t.exp(), (lg.tensor([0.5, 1.0], dtype=lg.float64, requires_grad=True),), fast_mode=True)
+    assert lg.rand(3).tolist() == expected.tolist()

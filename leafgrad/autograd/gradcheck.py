@@ -7,6 +7,13 @@ a backward seeded with a one-hot gradient gives one column of every input's Jaco
 are laid out as PyTorch lays them out, ``[input.numel(), output.numel()]``, and compared with
 ``|analytical - numerical| <= atol + rtol * |numerical|``.
 
+``fast_mode=True`` checks one number per (output, input) pair instead, as PyTorch's fast mode
+does: for random unit vectors u (one per input) and v (one per output), drawn from a fresh
+generator as PyTorch draws them, ``v^T J u`` from a backward seeded with v (then dotted with u)
+against ``v`` dotted with the central difference of the function along u; atol is scaled by
+``sum(u) * sum(v)``, the size of ``v^T A u`` for a matrix A of atol entries. Two function
+evaluations per input and one backward per output, whatever their sizes.
+
 Run them in float64: with float32 the differences are dominated by rounding.
 """
 import warnings
@@ -136,6 +143,8 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
     if not check_backward_ad:
         return True
 
+    if fast_mode:
+        return _fast_gradcheck(func, inputs, outputs, eps, atol, rtol, nondet_tol, raise_exception)
     numerical = _numerical_jacobians(func, inputs, outputs, eps)
 
     # Outputs that do not require grad must have a zero numerical Jacobian.
@@ -176,6 +185,76 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
     return True
 
 
+def _unit_vector(numel, generator, dtype):
+    """PyTorch's random direction: rand (default float dtype) of the generator, in ``dtype``,
+    divided by its norm."""
+    from ..creation import rand
+    vec = np.asarray(backend.to_numpy(rand(numel, generator=generator)._data)).astype(dtype)
+    norm = np.sqrt((vec * vec).sum())
+    return vec / norm if norm else vec
+
+
+def _fast_gradcheck(func, inputs, outputs, eps, atol, rtol, nondet_tol, raise_exception):
+    from . import grad as autograd_grad
+    from ..generator import Generator
+    generator = Generator()  # (its own: the user's stream is left alone, as in PyTorch)
+    diff = [x for x in inputs if isinstance(x, Tensor) and x._requires_grad]
+    us = [_unit_vector(x._data.size, generator, x._data.dtype) for x in diff]
+    vs = [_unit_vector(o._data.size, generator, o._data.dtype) for o in outputs]
+
+    # numerical[i][j] = v_j . (f_j(x + eps u_i) - f_j(x - eps u_i)) / (2 eps)
+    numerical = []
+    for x, u in zip(diff, us):
+        data = x._data  # perturbed in place, restored after
+        orig = data.copy()
+        step = backend.array_module(data).asarray(u.reshape(data.shape) * eps)  # (on the input's device)
+        data[...] = orig - step
+        minus = [_host_copy(o) for o in _eval(func, inputs)]
+        data[...] = orig + step
+        plus = [_host_copy(o) for o in _eval(func, inputs)]
+        data[...] = orig
+        numerical.append([float(((p - m) / (2 * eps)).reshape(-1) @ v) if p.dtype.kind == 'f' else 0.0
+                          for p, m, v in zip(plus, minus, vs)])
+
+    def vjps():
+        """analytical[j][i] = (v_j^T J_ji) . u_i, one backward per output."""
+        out = []
+        for o, v in zip(outputs, vs):
+            if not o._requires_grad:
+                out.append([0.0] * len(diff))
+                continue
+            seed = Tensor._wrap(backend.array_module(o._data).asarray(v.reshape(o._data.shape)))
+            grads = autograd_grad((o,), diff, (seed,), retain_graph=True, allow_unused=True)
+            row = []
+            for x, g, u in zip(diff, grads, us):
+                if g is not None and tuple(g._data.shape) != tuple(x._data.shape):
+                    raise GradcheckError('Gradient has incorrect shape')
+                row.append(0.0 if g is None else float(_host_copy(g).reshape(-1) @ u))
+            out.append(row)
+        return out
+
+    analytical = vjps()
+    for j, v in enumerate(vs):
+        for i, u in enumerate(us):
+            a, n = analytical[j][i], numerical[i][j]
+            tolerance = atol * float(u.sum()) * float(v.sum()) + rtol * abs(n)
+            if not abs(a - n) <= tolerance:
+                return _fail(f'Jacobian mismatch for output {j} with respect to input {i},\n'
+                             f'numerical:{n}\nanalytical:{a}\n\n'
+                             'The above quantities relating the numerical and analytical jacobians are '
+                             'computed \nin fast mode. See: https://github.com/pytorch/pytorch/issues/53876 '
+                             'for more background \nabout fast mode. Run with fast_mode=False for the '
+                             'full Jacobians.', raise_exception)
+    again = vjps()
+    for row, row_again in zip(analytical, again):
+        if max((abs(a - b) for a, b in zip(row, row_again)), default=0.0) > nondet_tol:
+            return _fail('Backward is not reentrant, i.e., running backward with same input and grad_output '
+                         'multiple times gives different values, although analytical gradient matches '
+                         f'numerical gradient.The tolerance for nondeterminism was {nondet_tol}.',
+                         raise_exception)
+    return True
+
+
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rtol=0.001,
                   gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
                   check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
@@ -204,7 +283,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
 
     return gradcheck(new_func, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
-                     check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes)
+                     check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+                     fast_mode=fast_mode)
 
 
 __all__ = ['gradcheck', 'gradgradcheck', 'GradcheckError']
