@@ -262,3 +262,17 @@ def check_case(fn, arrays, seed=0, grad=True, fd=True):
         xs = [lg.tensor(a.copy(), requires_grad=a.dtype.kind == 'f') for a in arrays]
         assert lg.autograd.gradcheck(lambda *ts: fn(lg, *ts), xs, atol=1e-6, rtol=1e-5)
 
+
+
+# ---- large inputs: gradcheck's fast mode ------------------------------------------------------
+
+def check_fast(fn, arrays, grad_mask, first=True, second=False, rtol=1e-5, atol=1e-7):
+    """float64 first and (``second``) second derivatives of ``fn(*tensors)`` at ``arrays`` by
+    gradcheck/gradgradcheck in fast mode (one v^T J u per output and input): for the nn and
+    linalg tables, whose inputs are too large for full Jacobians. ``grad_mask``: which inputs
+    require grad. Needs no torch."""
+    ts = [lg.tensor(np.array(a, copy=True), requires_grad=m) for a, m in zip(arrays, grad_mask)]
+    if first:
+        assert lg.autograd.gradcheck(fn, ts, fast_mode=True, rtol=rtol, atol=atol)
+    if second:
+        assert lg.autograd.gradgradcheck(fn, ts, fast_mode=True, rtol=rtol * 10, atol=atol * 10)

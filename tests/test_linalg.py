@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from oracle import lg, torch
-from fd_nn import check_directional, check_second_directional
+from optable import check_fast
 
 
 def normal(*shape):
@@ -181,9 +181,7 @@ def test_second_derivatives_match_torch(fn, gens, twice, node):
 def test_finite_differences_float64(fn, gens, twice, node):
     arrays = _make(gens)
     f = lambda *ts: fn(lg, *ts)  # noqa: E731
-    check_directional(f, arrays, [True] * len(arrays))
-    if twice:
-        check_second_directional(f, arrays, [True] * len(arrays))
+    check_fast(f, arrays, [True] * len(arrays), second=twice)
 
 
 def test_decompositions_reconstruct_and_return_types():

@@ -1,12 +1,12 @@
 """nn.functional against torch: values, dtypes, node names, gradients, second derivatives,
-float64 finite differences (tests/fd_nn.py), and errors (type and message)."""
+float64 finite differences (gradcheck's fast mode, tests/optable.py), and errors (type and message)."""
 import warnings
 
 import numpy as np
 import pytest
 
 from oracle import lg, raises_like, same_message, torch
-from fd_nn import check_directional, check_second_directional
+from optable import check_fast
 
 LF = lg.nn.functional
 TF = torch.nn.functional
@@ -336,10 +336,7 @@ def test_second_derivatives_match_torch(fn, gens, twice, node, fd):
 def test_finite_differences_float64(fn, gens, twice, node, fd):
     arrays, mask = _make(gens)
     arrays = [np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind == 'f' else np.asarray(a) for a in arrays]
-    if fd:
-        check_directional(lambda *ts: _call(lg, LF, fn, ts), arrays, mask)
-    if twice:
-        check_second_directional(lambda *ts: _call(lg, LF, fn, ts), arrays, mask)
+    check_fast(lambda *ts: _call(lg, LF, fn, ts), arrays, mask, first=fd, second=twice)
 
 
 # ---- behaviour beyond values --------------------------------------------------------------

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from oracle import lg, torch, raises_like
-from fd_nn import check_directional, check_second_directional
+from optable import check_fast
 
 LF = lg.nn.functional
 TF = torch.nn.functional
@@ -127,8 +127,7 @@ def test_finite_differences_float64(shape, kernel):
     n = int(np.prod(shape))
     x = (np.random.default_rng(0).permutation(n) * 0.05).reshape(shape)  # no near-ties
     fn = lambda t: _pool(LF, t, kernel, indices=False)  # noqa: E731
-    check_directional(fn, [x], [True])
-    check_second_directional(fn, [x], [True])
+    check_fast(fn, [x], [True], second=True)
 
 
 def test_modified_indices_fail_backward_like_torch():
