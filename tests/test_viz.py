@@ -12,6 +12,9 @@ from leafgrad import viz
 
 torch = pytest.importorskip('torch')
 
+needs_dot = pytest.mark.skipif(shutil.which('dot') is None, reason="Graphviz's dot is not installed "
+                               '(apt-get install graphviz, brew install graphviz or conda install graphviz)')
+
 
 def _lesson_graph(retain=False, hook=False):
     w = lg.tensor([1., 2., 3.], requires_grad=True)
@@ -212,7 +215,7 @@ def test_legend_documents_every_kind():
         assert f'legend_{kind}' in src
 
 
-@pytest.mark.skipif(shutil.which('dot') is None, reason="Graphviz's dot is not installed")
+@needs_dot
 def test_svg_and_png_rendering(tmp_path):
     w, data, h, h2, loss = _lesson_graph(retain=True)
     g = viz.draw(loss, params=dict(w=w, h=h))
@@ -224,7 +227,7 @@ def test_svg_and_png_rendering(tmp_path):
     assert open(dot_path).read() == g.source
 
 
-@pytest.mark.skipif(shutil.which('dot') is None, reason="Graphviz's dot is not installed")
+@needs_dot
 def test_rendering_without_the_graphviz_package_runs_dot(monkeypatch):
     import sys
     monkeypatch.setitem(sys.modules, 'graphviz', None)   # `import graphviz` now fails
