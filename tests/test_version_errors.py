@@ -5,10 +5,11 @@ import os
 import sys
 
 import pytest
-import torch
 
-import leafgrad as lg
-from oracle import torch_part
+torch = pytest.importorskip('torch')
+
+import leafgrad as lg  # noqa: E402
+from oracle import torch_part  # noqa: E402
 
 HERE = os.path.abspath(__file__)
 

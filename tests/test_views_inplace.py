@@ -6,10 +6,11 @@ import itertools
 
 import numpy as np
 import pytest
-import torch
 
-import leafgrad as lg
-from oracle import raises_like, same_message
+torch = pytest.importorskip('torch')
+
+import leafgrad as lg  # noqa: E402
+from oracle import raises_like, same_message  # noqa: E402
 
 
 def names(fn, depth=3):
