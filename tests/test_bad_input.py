@@ -6,9 +6,10 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
 
-import leafgrad as lg
+torch = pytest.importorskip('torch')
+
+import leafgrad as lg  # noqa: E402
 
 NAN, INF = float('nan'), float('inf')
 

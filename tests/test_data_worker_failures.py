@@ -9,10 +9,11 @@ import textwrap
 import time
 
 import pytest
-import torch
 
-import leafgrad as lg
-import leafgrad.utils.data as ld
+torch = pytest.importorskip('torch')
+
+import leafgrad as lg  # noqa: E402
+import leafgrad.utils.data as ld  # noqa: E402
 
 
 def _worker_error(T, exc):

@@ -20,11 +20,12 @@ import queue
 import time
 
 import pytest
-import torch
-from hypothesis import HealthCheck, given, settings, strategies as st
 
-import leafgrad as lg
-import fuzz_programs as fp
+torch = pytest.importorskip('torch')
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+import leafgrad as lg  # noqa: E402
+import fuzz_programs as fp  # noqa: E402
 
 
 def _first_difference(lines, torch_log=None):
