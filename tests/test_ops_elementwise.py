@@ -489,6 +489,7 @@ def test_floating_point_exceptions_are_silent_as_in_torch():
     assert run.returncode == 0 and run.stdout == 'user warns\n', run.stderr[-2000:]
 
 
+@needs_torch
 @pytest.mark.parametrize('other', ['tensor', 2.0, 0.0, -1.0, float('nan'), float('inf')])
 def test_xlogy_gradient_where_x_is_zero(other):
     """d xlogy(x, y)/dx is log y also at x = 0 (a Gamma or Dirichlet log_prob at concentration 1),
