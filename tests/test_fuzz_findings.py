@@ -276,3 +276,21 @@ def test_prod_gradient_records_as_torch(values):
         x.prod().backward()
         return {'g0': g0, 'g1': g1, 'names': (_name(g0), _name(g1)), 'grad': x.grad}
     assert_same(program)
+
+
+@pytest.mark.parametrize('op', ['mm', 'mul', 'exp', 'unsqueeze'])
+def test_ops_on_views_made_under_no_grad_record_a_node_backward_passes_by(op):
+    """A view made under no_grad requires grad as its base does but has no accumulator: an op
+    on it records a node with no edge, whose derivative backward does not run (its hooks do)
+    and no leaf gets a gradient (found by the long run: MmBackward0 failed unpacking nothing)."""
+    def program(T):
+        x = T.tensor([[-0.5, 0.9, 0.0], [-0.6, 1.2, -0.7], [0.1, 2.0, 2.0]], dtype=T.float64, requires_grad=True)
+        with T.no_grad():
+            v = x.transpose(1, 1)
+        y = {'mm': lambda: v @ v, 'mul': lambda: v * v, 'exp': lambda: v.exp(), 'unsqueeze': lambda: v.unsqueeze(0)}[op]()
+        seen = []
+        y.grad_fn.register_hook(lambda gi, go: seen.append(tuple(g is None for g in gi)))
+        y.backward(T.ones_like(y))
+        return {'name': type(y.grad_fn).__name__, 'requires_grad': y.requires_grad, 'x.grad': x.grad is None,
+                'hook saw': seen}
+    assert_same(program)

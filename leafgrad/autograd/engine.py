@@ -197,8 +197,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                         grads = list(new)
 
             grad = grads[0] if len(grads) == 1 else _any_grad(grads)
-            if grad is None:
-                # Nothing arrived (every consumer's gradient was None): pass None along.
+            if grad is None or node._inert:
+                # Nothing arrived (every consumer's gradient was None), or nothing can leave
+                # (Node._inert): pass None along.
                 outs = (None,) * len(node.next_functions)
             elif watched:
                 outs = _apply_watched(node, grads)

@@ -200,6 +200,10 @@ class Node:
     # A bfloat16 output's dtype: the walk casts the gradient arriving here to it, as PyTorch
     # casts each gradient to its input's dtype (a float32 op's gradient reaching bfloat16 input)
     _grad_dtype = None
+    # Every input edge is None although an input requires grad (a view made under no_grad has
+    # no accumulator): the walk passes None on without running the derivative, as PyTorch's
+    # derivatives compute nothing when no input needs it (its hooks still run)
+    _inert = False
     # Slots that hold what the derivative needs besides saved tensors (an index, a mask) and
     # that PyTorch saves as tensors: release() frees them with the saved tensors, and a second
     # backward through the node then fails as PyTorch's does.

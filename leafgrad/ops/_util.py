@@ -72,7 +72,7 @@ def record(out_data, node_cls, inputs):
             origins.note_no_grad(out, inputs)
         return out, None
     edges = []
-    needed = False
+    needed = inert = False
     for t in inputs:
         if isinstance(t, _Tensor):
             if _views.changed and t._base is not None:  # (one flag test unless views were changed)
@@ -83,13 +83,18 @@ def record(out_data, node_cls, inputs):
                 needed = True
                 continue
             if t._requires_grad:
-                edges.append((grad_accumulator(t), 0))
+                acc = grad_accumulator(t)
+                edges.append((acc, 0))
                 needed = True
+                if acc is None:  # (a view made under no_grad)
+                    inert = True
                 continue
         edges.append(_NO_EDGE)
     if not needed:
         return out, None
     node = node_cls(tuple(edges))
+    if inert and all(e[0] is None for e in edges):
+        node._inert = True
     out._grad_fn = node
     out._requires_grad = True
     if out_data.dtype.kind == 'V':
@@ -117,6 +122,8 @@ def unary(node_cls, input, out_data, save=None):
         _fresh(input)
     fn = input._grad_fn
     node = node_cls(((fn, input._output_nr) if fn is not None else (grad_accumulator(input), 0),))
+    if fn is None and node.next_functions[0][0] is None:  # (as in record)
+        node._inert = True
     out._grad_fn = node
     out._requires_grad = True
     if out_data.dtype.kind == 'V':
