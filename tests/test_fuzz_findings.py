@@ -294,3 +294,19 @@ def test_ops_on_views_made_under_no_grad_record_a_node_backward_passes_by(op):
         return {'name': type(y.grad_fn).__name__, 'requires_grad': y.requires_grad, 'x.grad': x.grad is None,
                 'hook saw': seen}
     assert_same(program)
+
+
+@pytest.mark.parametrize('overwrite', ['zero_', 'fill_', 'fill_tensor', 'setitem'])
+def test_an_overwritten_tensor_gets_zeros_even_where_the_gradient_is_infinite(overwrite):
+    """fill_/zero_'s derivative is zeros_like(grad), not grad * 0 (NaN where the gradient
+    after it is infinite: x.zero_().div_(0.0); found by the long run, seed 1002727)."""
+    def program(T):
+        x = T.tensor([[1.4, 0.3], [0.0, -1.0]], requires_grad=True)
+        y = x.gather(1, T.tensor([[0, 1], [1, 0]]))
+        v = T.tensor(2.0, requires_grad=True)
+        {'zero_': lambda: y.zero_(), 'fill_': lambda: y.fill_(3.0), 'fill_tensor': lambda: y.fill_(v),
+         'setitem': lambda: y.__setitem__(0, 5.0)}[overwrite]()
+        y.div_(0.0)
+        y.backward(T.ones_like(y))
+        return {'x.grad': x.grad, 'v.grad': v.grad if v.grad is not None else 'none', 'name': y.grad_fn.name()}
+    assert_same(program)

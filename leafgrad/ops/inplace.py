@@ -224,10 +224,11 @@ def pow_(self, exponent):
 
 
 class FillBackward2(Node):
-    """``fill_(number)``: overwritten with a constant, no gradient reaches the old value."""
+    """``fill_(number)``: overwritten with a constant, no gradient reaches the old value
+    (zeros_like(grad), as PyTorch: not grad * 0, which is NaN where grad is infinite)."""
 
     def apply(self, grad):
-        return grad * 0,
+        return wrap(xp.zeros_like(grad._data)),
 
 
 class ZeroBackward0(FillBackward2):
@@ -239,7 +240,7 @@ class FillBackward3(Node):
 
     def apply(self, grad):
         from .reduction import sum as _sum
-        gs = grad * 0 if self.needs_input_grad(0) else None
+        gs = wrap(xp.zeros_like(grad._data)) if self.needs_input_grad(0) else None
         gv = _sum(grad) if self.needs_input_grad(1) else None
         return gs, gv
 
