@@ -310,3 +310,15 @@ def test_an_overwritten_tensor_gets_zeros_even_where_the_gradient_is_infinite(ov
         y.backward(T.ones_like(y))
         return {'x.grad': x.grad, 'v.grad': v.grad if v.grad is not None else 'none', 'name': y.grad_fn.name()}
     assert_same(program)
+
+
+def test_cat_of_empty_tensors_passes_their_gradients():
+    """cat of 1-D empty tensors only (a boolean mask that selected nothing): backward gives each
+    its empty gradient (CatBackward0 lacked its shapes; found by the long run, seed 1010248)."""
+    def program(T):
+        x = T.tensor([[-1.3, 0.1, 1.6], [-0.3, -0.3, -0.8]], requires_grad=True)
+        e = x[T.nn.functional.logsigmoid(x) > 0]
+        y = T.cat([e, e], 0)
+        y.sum().backward()
+        return {'x.grad': x.grad, 'shape': tuple(y.shape), 'name': y.grad_fn.name()}
+    assert_same(program)

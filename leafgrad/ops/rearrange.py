@@ -61,8 +61,12 @@ def cat(tensors, dim=0, *, out=None):
     dtype = tensors[0]._data.dtype
     for t in tensors[1:]:
         dtype = backend.promote_types(backend.from_np(dtype), backend.from_np(t._data.dtype)).np
-    if not used:
-        return record(xp.zeros((0,), dtype=dtype), CatBackward0, tuple(tensors))[0]
+    if not used:  # (every input a skipped empty 1-D one: each gets its own empty gradient)
+        result, node = record(xp.zeros((0,), dtype=dtype), CatBackward0, tuple(tensors))
+        if node is not None:
+            node.dim, node.sizes = 0, [None] * len(tensors)
+            node.shapes, node.dtypes = [t._data.shape for t in tensors], [t._data.dtype for t in tensors]
+        return result
     ref = used[0]._data.shape
     d = wrap_dim(dim, len(ref))
     for i, t in enumerate(tensors):
