@@ -11,6 +11,7 @@ from ..ops import inplace as _inplace
 from ..ops.linalg import addmm, matmul, mm
 from ..ops.shape import t as _t
 from ..ops.linalg_extra import pdist
+from ._functional.attention import multi_head_attention_forward
 from ._functional.basic import (alpha_dropout, cosine_similarity, dropout, dropout1d, dropout2d, dropout3d, embedding,
                                 embedding_bag, feature_alpha_dropout, gumbel_softmax, log_softmax, normalize, one_hot,
                                 pairwise_distance, softmax, softmin)

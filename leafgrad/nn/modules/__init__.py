@@ -15,4 +15,5 @@ from .dropout import *  # noqa: F401,F403
 from .sparse import Embedding
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .attention import MultiheadAttention
-from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                          TransformerEncoderLayer)

@@ -1,30 +1,10 @@
-"""MultiheadAttention, computed as PyTorch's reference path does (scaled q, bmm, softmax, bmm)."""
-import math
-
-from .. import functional as F, init
+"""MultiheadAttention: its parameters, initialised as PyTorch's; the computation is
+``F.multi_head_attention_forward`` (nn/_functional/attention.py)."""
+from .. import init
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
-from ... import backend, creation
-from ...ops import linalg
-
-
-def _warn_mismatched(mask, other, mask_name, other_name):
-    """PyTorch's deprecation warning for a boolean mask combined with a float one."""
-    if mask is not None and other is not None and (mask.dtype == backend.bool_) != (other.dtype == backend.bool_):
-        import warnings
-        warnings.warn(f'Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both '
-                      'instead.', UserWarning, stacklevel=3)
-
-
-def _additive_mask(mask, dtype):
-    """A boolean mask (True = not allowed) as a float mask of -inf / 0; a float mask unchanged."""
-    if mask is None:
-        return None
-    if mask.dtype == backend.bool_:
-        data = backend.numpy.where(mask._data, -math.inf, 0.0).astype(dtype.np)
-        return creation.tensor(data)
-    return mask
+from ... import creation
 
 
 class MultiheadAttention(Module):
@@ -83,67 +63,25 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
-    def _projections(self):
-        E = self.embed_dim
-        b = self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b.narrow(0, 0, E), b.narrow(0, E, E), b.narrow(0, 2 * E, E))
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            return (w.narrow(0, 0, E), bq), (w.narrow(0, E, E), bk), (w.narrow(0, 2 * E, E), bv)
-        return (self.q_proj_weight, bq), (self.k_proj_weight, bk), (self.v_proj_weight, bv)
-
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
-        if self.bias_k is not None or self.add_zero_attn:
-            raise NotImplementedError('leafgrad: add_bias_kv and add_zero_attn are not supported')
-        batched = query.dim() == 3
-        if not batched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif self.batch_first:
-            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        tgt_len, bsz, E = query.shape
-        src_len = key.shape[0]
-        H, hd = self.num_heads, self.head_dim
-        (wq, bq), (wk, bk), (wv, bv) = self._projections()
-        q = F.linear(query, wq, bq)
-        k = F.linear(key, wk, bk)
-        v = F.linear(value, wv, bv)
-        # (L, N, E) -> (N*H, L, hd): each head attends independently
-        q = q.reshape(tgt_len, bsz * H, hd).transpose(0, 1)
-        k = k.reshape(src_len, bsz * H, hd).transpose(0, 1)
-        v = v.reshape(src_len, bsz * H, hd).transpose(0, 1)
-
-        _warn_mismatched(key_padding_mask, attn_mask, 'key_padding_mask', 'attn_mask')
-        mask = _additive_mask(attn_mask, query.dtype)
-        if mask is not None and mask.dim() == 2:
-            mask = mask.unsqueeze(0)
-        kpm = _additive_mask(key_padding_mask, query.dtype)
-        if kpm is not None:
-            kpm = kpm.reshape(bsz, 1, 1, src_len).expand(bsz, H, 1, src_len).reshape(bsz * H, 1, src_len)
-            mask = kpm if mask is None else mask + kpm
-
-        scores = linalg.bmm(q * math.sqrt(1.0 / float(hd)), k.transpose(1, 2))
-        if mask is not None:
-            scores = scores + mask
-        weights = F.softmax(scores, -1)
-        if self.training and self.dropout > 0.0:
-            weights = F.dropout(weights, self.dropout, True)
-        out = linalg.bmm(weights, v)  # (N*H, L, hd)
-        out = out.transpose(0, 1).reshape(tgt_len * bsz, E)
-        out = F.linear(out, self.out_proj.weight, self.out_proj.bias).reshape(tgt_len, bsz, E)
-        if not batched:
-            out = out.squeeze(1)
-        elif self.batch_first:
-            out = out.transpose(0, 1)
-        if not need_weights:
-            return out, None
-        weights = weights.reshape(bsz, H, tgt_len, src_len)
-        if average_attn_weights:
-            weights = weights.mean(1)
-        if not batched:
-            weights = weights.squeeze(0)
+        from .._functional.attention import _canonical_mask, multi_head_attention_forward
+        is_batched = query.dim() == 3
+        key_padding_mask = _canonical_mask(key_padding_mask, 'key_padding_mask',
+                                           None if attn_mask is None else attn_mask.dtype, 'attn_mask', query.dtype)
+        attn_mask = _canonical_mask(attn_mask, 'attn_mask', None, '', query.dtype, check_other=False)
+        if self.batch_first and is_batched:
+            query, key, value = query.transpose(1, 0), key.transpose(1, 0), value.transpose(1, 0)
+        separate = not self._qkv_same_embed_dim
+        out, weights = multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and is_batched:
+            out = out.transpose(1, 0)
         return out, weights
 
 

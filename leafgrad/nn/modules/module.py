@@ -103,7 +103,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError('cannot assign parameters before Module.__init__() call')
-            self._remove_from(name)
+            self._remove_from(name, keep=params)
             params[name] = value
             return
         if params is not None and name in params:
@@ -116,7 +116,7 @@ class Module:
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError('cannot assign module before Module.__init__() call')
-            self._remove_from(name)
+            self._remove_from(name, keep=modules)
             modules[name] = value
             return
         if modules is not None and name in modules:
@@ -134,9 +134,11 @@ class Module:
             return
         object.__setattr__(self, name, value)
 
-    def _remove_from(self, name):
+    def _remove_from(self, name, keep):
+        # the dict being assigned to keeps its entry, so a replaced module or parameter keeps its
+        # place in the order (PyTorch's named_parameters order after self.decoder = Linear(...))
         for d in (self.__dict__, self._parameters, self._buffers, self._modules):
-            if name in d:
+            if name in d and d is not keep:
                 del d[name]
         self._non_persistent_buffers_set.discard(name)
 
