@@ -56,21 +56,27 @@ class RNNBase(Module):
             raise ValueError('hidden_size must be greater than zero')
         if num_layers <= 0:
             raise ValueError('num_layers must be greater than zero')
-        if proj_size != 0:
-            raise NotImplementedError('leafgrad: proj_size is not supported')
+        if proj_size < 0:
+            raise ValueError('proj_size should be a positive integer or zero to disable projections')
+        if proj_size >= hidden_size:
+            raise ValueError('proj_size has to be smaller than hidden_size')
         if mode not in self._gates:
             raise ValueError('Unrecognized RNN mode: ' + mode)
         gate_size = self._gates[mode] * hidden_size
         num_directions = 2 if bidirectional else 1
         self._flat_weights_names = []
         self._all_weights = []
+        real_hidden_size = proj_size if proj_size > 0 else hidden_size
         for layer in range(num_layers):
             for direction in range(num_directions):
-                layer_input = input_size if layer == 0 else hidden_size * num_directions
+                layer_input = input_size if layer == 0 else real_hidden_size * num_directions
                 suffix = '_reverse' if direction == 1 else ''
-                shapes = [('weight_ih_l{}{}', (gate_size, layer_input)), ('weight_hh_l{}{}', (gate_size, hidden_size))]
+                shapes = [('weight_ih_l{}{}', (gate_size, layer_input)),
+                          ('weight_hh_l{}{}', (gate_size, real_hidden_size))]
                 if bias:
                     shapes += [('bias_ih_l{}{}', (gate_size,)), ('bias_hh_l{}{}', (gate_size,))]
+                if proj_size > 0:
+                    shapes.append(('weight_hr_l{}{}', (proj_size, hidden_size)))
                 names = []
                 for fmt, shape in shapes:
                     name = fmt.format(layer, suffix)
@@ -95,6 +101,8 @@ class RNNBase(Module):
 
     def extra_repr(self):
         s = f'{self.input_size}, {self.hidden_size}'
+        if self.proj_size != 0:
+            s += f', proj_size={self.proj_size}'
         if self.num_layers != 1:
             s += f', num_layers={self.num_layers}'
         if self.bias is not True:
@@ -109,26 +117,67 @@ class RNNBase(Module):
 
     # ---- the recurrence ------------------------------------------------------------------
     def _weights(self, layer, direction):
+        """w_ih, w_hh, b_ih, b_hh and the LSTM projection w_hr (None where absent)."""
         suffix = '_reverse' if direction == 1 else ''
         get = lambda n: getattr(self, f'{n}_l{layer}{suffix}')  # noqa: E731
+        w_hr = get('weight_hr') if self.proj_size > 0 else None
         if self.bias:
-            return get('weight_ih'), get('weight_hh'), get('bias_ih'), get('bias_hh')
-        return get('weight_ih'), get('weight_hh'), None, None
+            return get('weight_ih'), get('weight_hh'), get('bias_ih'), get('bias_hh'), w_hr
+        return get('weight_ih'), get('weight_hh'), None, None, w_hr
 
-    def _cell(self, x_t, state, w_hh, b_hh):
+    def _cell(self, x_t, state, w_hh, b_hh, w_hr):
         """One step: x_t is the input projection at this step; returns the new state."""
         raise NotImplementedError
 
     def _run_direction(self, x, state, layer, direction):
         """x: (T, N, in). Returns outputs (T, N, H) and the final state."""
-        w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
         proj = F.linear(x, w_ih, b_ih)  # all time steps at once
         steps = range(x.shape[0] - 1, -1, -1) if direction == 1 else range(x.shape[0])
         outs = [None] * x.shape[0]
         for t in steps:
-            state = self._cell(proj.select(0, t), state, w_hh, b_hh)
+            state = self._cell(proj.select(0, t), state, w_hh, b_hh, w_hr)
             outs[t] = state[0] if isinstance(state, tuple) else state
         return _stack(outs, 0), state
+
+    def _run_packed_direction(self, x, batch_sizes, state, layer, direction):
+        """x: packed (sum(batch_sizes), in). Step t runs the first batch_sizes[t] rows; a sequence's
+        final state is taken at its last step (forward) and its initial state joins at its last
+        step (reverse). Returns the packed outputs and the final state (all rows)."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
+        proj = F.linear(x, w_ih, b_ih)
+        offsets = [0]
+        for b in batch_sizes[:-1]:
+            offsets.append(offsets[-1] + b)
+        is_lstm = isinstance(state, tuple)
+        parts = state if is_lstm else (state,)
+        outs = [None] * len(batch_sizes)
+        if direction == 0:
+            cur = tuple(p.narrow(0, 0, batch_sizes[0]) for p in parts)
+            done = []  # final states of sequences that ended, last rows first
+            for t, (off, b) in enumerate(zip(offsets, batch_sizes)):
+                if b < cur[0].shape[0]:
+                    done.append(tuple(c.narrow(0, b, c.shape[0] - b) for c in cur))
+                    cur = tuple(c.narrow(0, 0, b) for c in cur)
+                new = self._cell(proj.narrow(0, off, b), cur if is_lstm else cur[0], w_hh, b_hh, w_hr)
+                cur = new if is_lstm else (new,)
+                outs[t] = cur[0]
+            pieces = [cur] + done[::-1]
+            final = tuple(_cat([p[i] for p in pieces], 0) if len(pieces) > 1 else pieces[0][i]
+                          for i in range(len(parts)))
+        else:
+            last = batch_sizes[-1]
+            cur = tuple(p.narrow(0, 0, last) for p in parts)
+            for t in range(len(batch_sizes) - 1, -1, -1):
+                b = batch_sizes[t]
+                if b > cur[0].shape[0]:
+                    n = cur[0].shape[0]
+                    cur = tuple(_cat([c, p.narrow(0, n, b - n)], 0) for c, p in zip(cur, parts))
+                new = self._cell(proj.narrow(0, offsets[t], b), cur if is_lstm else cur[0], w_hh, b_hh, w_hr)
+                cur = new if is_lstm else (new,)
+                outs[t] = cur[0]
+            final = cur
+        return _cat(outs, 0), (final if is_lstm else final[0])
 
     def _check_input(self, input, batched):
         expected = 3 if batched else 2
@@ -138,8 +187,9 @@ class RNNBase(Module):
             raise RuntimeError(f'input.size(-1) must be equal to input_size. Expected {self.input_size}, '
                                f'got {input.shape[-1]}')
 
-    def _forward(self, input, hx):
-        """input (T, N, in); hx: (L*D, N, H) tensor or tuple of them. Returns output and final states."""
+    def _forward(self, input, hx, batch_sizes=None):
+        """input (T, N, in) or packed (sum(batch_sizes), in); hx: (L*D, N, H) tensor or tuple of
+        them. Returns output and final states."""
         num_directions = 2 if self.bidirectional else 1
         is_lstm = self.mode == 'LSTM'
         finals = []
@@ -149,10 +199,13 @@ class RNNBase(Module):
             for d in range(num_directions):
                 idx = layer * num_directions + d
                 state = (hx[0].select(0, idx), hx[1].select(0, idx)) if is_lstm else hx.select(0, idx)
-                out, state = self._run_direction(layer_input, state, layer, d)
+                if batch_sizes is None:
+                    out, state = self._run_direction(layer_input, state, layer, d)
+                else:
+                    out, state = self._run_packed_direction(layer_input, batch_sizes, state, layer, d)
                 dir_outs.append(out)
                 finals.append(state)
-            layer_input = dir_outs[0] if num_directions == 1 else _cat(dir_outs, 2)
+            layer_input = dir_outs[0] if num_directions == 1 else _cat(dir_outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, True)
         if is_lstm:
@@ -162,32 +215,57 @@ class RNNBase(Module):
         return layer_input, _stack(finals, 0)
 
     def forward(self, input, hx=None):
-        batched = input.dim() == 3
-        self._check_input(input, batched)
-        if not batched:
-            input = input.unsqueeze(1)
-        elif self.batch_first:
-            input = input.transpose(0, 1)
-        num_directions = 2 if self.bidirectional else 1
-        batch = input.shape[1]
-        shape = (self.num_layers * num_directions, batch, self.hidden_size)
+        from ..utils.rnn import PackedSequence
         is_lstm = self.mode == 'LSTM'
+        num_directions = 2 if self.bidirectional else 1
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        packed = isinstance(input, PackedSequence)
+        batch_sizes = None
+        if packed:
+            input, batch_sizes_t, sorted_indices, unsorted_indices = input
+            batch_sizes = [int(b) for b in batch_sizes_t._data]
+            batched = True
+            if input.dim() != 2:
+                raise RuntimeError(f'input must have 2 dimensions, got {input.dim()}')
+            if self.input_size != input.shape[-1]:
+                raise RuntimeError(f'input.size(-1) must be equal to input_size. Expected {self.input_size}, '
+                                   f'got {input.shape[-1]}')
+            batch = batch_sizes[0]
+        else:
+            sorted_indices = unsorted_indices = None
+            batched = input.dim() == 3
+            self._check_input(input, batched)
+            if not batched:
+                input = input.unsqueeze(1)
+            elif self.batch_first:
+                input = input.transpose(0, 1)
+            batch = input.shape[1]
+        shape = (self.num_layers * num_directions, batch, real_hidden)
+        cell_shape = (self.num_layers * num_directions, batch, self.hidden_size)
         if hx is None:
             zeros = creation.zeros(shape, dtype=input.dtype, device=input.device)
-            hx = (zeros, creation.zeros(shape, dtype=input.dtype, device=input.device)) if is_lstm else zeros
+            hx = (zeros, creation.zeros(cell_shape, dtype=input.dtype, device=input.device)) if is_lstm else zeros
         else:
-            hs = hx if is_lstm else (hx,)
+            hs = tuple(hx) if is_lstm else (hx,)
             if not batched:
                 for h in hs:
                     if h.dim() != 2:
                         raise RuntimeError(f'For unbatched 2-D input, hx should also be 2-D but got {h.dim()}-D '
                                            'tensor')
                 hs = tuple(h.unsqueeze(1) for h in hs)
-            for h in hs:
-                if tuple(h.shape) != shape:
-                    raise RuntimeError(f'Expected hidden size {shape}, got {list(h.shape)}')
+            for i, (h, want) in enumerate(zip(hs, (shape, cell_shape))):
+                if tuple(h.shape) != want:
+                    what = f'hidden[{i}]' if is_lstm else 'hidden'
+                    raise RuntimeError(f'Expected {what} size {want}, got {list(h.shape)}')
+            if sorted_indices is not None:  # the caller's batch order into the packed order
+                hs = tuple(h.index_select(1, sorted_indices) for h in hs)
             hx = hs if is_lstm else hs[0]
-        output, hidden = self._forward(input, hx)
+        output, hidden = self._forward(input, hx, batch_sizes)
+        if packed:
+            if unsorted_indices is not None:
+                hidden = (tuple(h.index_select(1, unsorted_indices) for h in hidden) if is_lstm
+                          else hidden.index_select(1, unsorted_indices))
+            return PackedSequence(output, batch_sizes_t, sorted_indices, unsorted_indices), hidden
         if not batched:
             output = output.squeeze(1)
             hidden = tuple(h.squeeze(1) for h in hidden) if is_lstm else hidden.squeeze(1)
@@ -202,16 +280,19 @@ def _rnn_step(x_proj, h, w_hh, b_hh, relu=False):
     return ew.relu(pre) if relu else ew.tanh(pre)
 
 
-def _lstm_step(x_proj, state, w_hh, b_hh):
+def _lstm_step(x_proj, state, w_hh, b_hh, w_hr=None):
     h, c = state
-    H = h.shape[-1]
+    H = c.shape[-1]
     gates = ew.add(x_proj, F.linear(h, w_hh, b_hh))
     i = ew.sigmoid(gates.narrow(-1, 0, H))
     f = ew.sigmoid(gates.narrow(-1, H, H))
     g = ew.tanh(gates.narrow(-1, 2 * H, H))
     o = ew.sigmoid(gates.narrow(-1, 3 * H, H))
     c = f * c + i * g
-    return o * ew.tanh(c), c
+    h = o * ew.tanh(c)
+    if w_hr is not None:  # LSTM with projections: h is projected to proj_size
+        h = F.linear(h, w_hr)
+    return h, c
 
 
 def _gru_step(x_proj, h, w_hh, b_hh):
@@ -225,7 +306,11 @@ def _gru_step(x_proj, h, w_hh, b_hh):
 
 class RNN(RNNBase):
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+                 dropout=0.0, bidirectional=False, device=None, dtype=None, **kwargs):
+        if 'proj_size' in kwargs:
+            raise ValueError('proj_size argument is only supported for LSTM, not RNN or GRU')
+        if kwargs:
+            raise TypeError(f"RNNBase.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
         if nonlinearity == 'tanh':
             mode = 'RNN_TANH'
         elif nonlinearity == 'relu':
@@ -236,7 +321,7 @@ class RNN(RNNBase):
         super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          device=device, dtype=dtype)
 
-    def _cell(self, x_t, h, w_hh, b_hh):
+    def _cell(self, x_t, h, w_hh, b_hh, w_hr):
         return _rnn_step(x_t, h, w_hh, b_hh, relu=self.mode == 'RNN_RELU')
 
 
@@ -244,15 +329,17 @@ class LSTM(RNNBase):
     def __init__(self, *args, **kwargs):
         super().__init__('LSTM', *args, **kwargs)
 
-    def _cell(self, x_t, state, w_hh, b_hh):
-        return _lstm_step(x_t, state, w_hh, b_hh)
+    def _cell(self, x_t, state, w_hh, b_hh, w_hr):
+        return _lstm_step(x_t, state, w_hh, b_hh, w_hr)
 
 
 class GRU(RNNBase):
     def __init__(self, *args, **kwargs):
+        if 'proj_size' in kwargs:
+            raise ValueError('proj_size argument is only supported for LSTM, not RNN or GRU')
         super().__init__('GRU', *args, **kwargs)
 
-    def _cell(self, x_t, h, w_hh, b_hh):
+    def _cell(self, x_t, h, w_hh, b_hh, w_hr):
         return _gru_step(x_t, h, w_hh, b_hh)
 
 
