@@ -16,7 +16,8 @@ from ._functional.basic import (alpha_dropout, cosine_similarity, dropout, dropo
                                 embedding_bag, feature_alpha_dropout, gumbel_softmax, log_softmax, normalize, one_hot,
                                 pairwise_distance, softmax, softmin)
 from ._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
-from ._functional.extra import bilinear, fold, glu, pixel_shuffle, pixel_unshuffle, prelu, unfold
+from ._functional.extra import (bilinear, channel_shuffle, fold, glu, native_channel_shuffle, pixel_shuffle,
+                                pixel_unshuffle, prelu, unfold)
 from ._functional.grid import affine_grid, grid_sample
 from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                                cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
@@ -26,9 +27,10 @@ from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_l
 from ._functional.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, rms_norm
 from ._functional.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                                   adaptive_max_pool1d_with_indices, adaptive_max_pool2d,
-                                  adaptive_max_pool2d_with_indices, avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d,
+                                  adaptive_max_pool2d_with_indices, adaptive_max_pool3d,
+                                  adaptive_max_pool3d_with_indices, avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d,
                                   lp_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices,
-                                  max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d)
+                                  max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d)
 from ._functional.sampling import (interpolate, scaled_dot_product_attention, upsample, upsample_bilinear,
                                    upsample_nearest)
 

@@ -423,6 +423,46 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     return out
 
 
+class EmbeddingBagMaxBackward0(Node):
+    """Each bag's gradient goes to the row that gave the maximum, per column."""
+    __slots__ = ('num_weights', 'max_indices')
+
+    def apply(self, grad):
+        g = grad._data
+        arg = self.max_indices
+        out = xp.zeros((self.num_weights, g.shape[1]), dtype=g.dtype)
+        hit = arg >= 0
+        cols = xp.broadcast_to(xp.arange(g.shape[1]), arg.shape)
+        xp.add.at(out, (arg[hit], cols[hit]), g[hit])
+        return None, wrap(out)
+
+    def name(self):
+        return 'EmbeddingBagBackward0'
+
+
+def _embedding_bag_max(flat, weight, bag, num_bags, padding_idx):
+    """Per bag and column the largest value of its rows (padding rows left out; an empty bag gives 0)."""
+    ids = flat._data
+    w = weight._data
+    out = xp.zeros((num_bags, w.shape[1]), dtype=w.dtype)
+    max_indices = xp.full((num_bags, w.shape[1]), -1, dtype=xp.int64)
+    if ids.size:
+        rows = w[ids]
+        if padding_idx is not None:
+            rows = xp.where((ids == padding_idx)[:, None], -xp.inf, rows)
+        bags, starts, inverse = xp.unique(bag, return_index=True, return_inverse=True)
+        mx = xp.maximum.reduceat(rows, starts, axis=0)
+        first = xp.minimum.reduceat(xp.where(rows == mx[inverse], xp.arange(ids.size)[:, None], ids.size), starts,
+                                    axis=0)
+        found = xp.isfinite(mx) | (mx == xp.inf)
+        out[bags] = xp.where(found, mx, 0)
+        max_indices[bags] = xp.where(found, ids[xp.minimum(first, ids.size - 1)], -1)
+    result, node = record(out, EmbeddingBagMaxBackward0, (flat, weight))
+    if node is not None:
+        node.num_weights, node.max_indices = w.shape[0], max_indices
+    return result
+
+
 def _renorm_rows(weight, idx, max_norm, norm_type):
     """max_norm: the rows looked up are rescaled in place to norm <= max_norm (no gradient)."""
     rows = xp.unique(idx.reshape(-1))
@@ -474,11 +514,12 @@ class EmbeddingBagBackward0(Node):
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode='mean',
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
-    """Sums or means of bags of embeddings, one node (no per-bag Python loop): each looked-up row
-    is added into its bag's output with np.add.at."""
-    if mode not in ('sum', 'mean'):
-        raise NotImplementedError(f"embedding_bag: mode '{mode}' is not supported by leafgrad (sum and mean are)"
-                                  if mode == 'max' else f'mode has to be one of sum, mean or max')
+    """Sums, means or maxima of bags of embeddings, one node (no per-bag Python loop): each
+    looked-up row is added into its bag's output with np.add.at (sum, mean) or reduced with
+    np.maximum.reduceat (max). ``max_norm`` renormalises the rows looked up in place first;
+    ``scale_grad_by_freq`` divides each row's gradient by how often its index occurs."""
+    if mode not in ('sum', 'mean', 'max'):
+        raise ValueError('mode has to be one of sum, mean or max')
     if per_sample_weights is not None and mode != 'sum':
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
@@ -508,6 +549,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     ids = flat._data
     if ids.size and (ids.min() < 0 or ids.max() >= n):
         raise IndexError('index out of range in self')
+    if max_norm is not None:
+        _renorm_rows(weight, ids, max_norm, norm_type)
+    if mode == 'max':
+        return _embedding_bag_max(flat, weight, bag, num_bags, padding_idx)
     keep = xp.ones(ids.shape, dtype=weight._data.dtype) if padding_idx is None else \
         (ids != padding_idx).astype(weight._data.dtype)
     if mode == 'mean':
@@ -524,7 +569,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     result, node = record(out, EmbeddingBagBackward0, (flat, weight, *psw))
     if node is not None:
         node.num_weights, node.padding_idx = n, padding_idx
-        node.bag, node.scale, node.num_bags = bag, scale.astype(weight._data.dtype), num_bags
+        grad_scale = scale
+        if scale_grad_by_freq:
+            grad_scale = scale / xp.bincount(ids, minlength=n)[ids]
+        node.bag, node.scale, node.num_bags = bag, grad_scale.astype(weight._data.dtype), num_bags
         weight_needed = bool(psw) and node.next_functions[2][0] is not None  # by the weights' gradient only
         node.save(flat, weight if weight_needed else _Empty, *psw)
     return result

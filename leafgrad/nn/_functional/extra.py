@@ -224,3 +224,21 @@ def pixel_unshuffle(input, downscale_factor):
     if node is not None:
         node.r = r
     return out
+
+
+def channel_shuffle(input, groups):
+    """(N, g * c, *) -> channel i of group j moved to i * g + j: a reshape, a transpose, a reshape."""
+    shape = tuple(input._data.shape)
+    if len(shape) <= 2:
+        raise RuntimeError(f'channel_shuffle expects input with > 2 dims, but got input with sizes {list(shape)}')
+    groups = int(groups)
+    if groups <= 0:
+        raise RuntimeError(f'Number of groups to divide channels in must be positive. Value of groups:{groups}')
+    c = shape[1]
+    if c % groups:
+        raise RuntimeError(f'Number of channels must be divisible by groups. Got {c} channels and {groups} groups.')
+    x = _shape.reshape(input, (shape[0], groups, c // groups) + shape[2:])
+    return _shape.reshape(_shape.transpose(x, 1, 2).contiguous(), shape)
+
+
+native_channel_shuffle = channel_shuffle

@@ -460,6 +460,10 @@ class AdaptiveMaxPool2DBackward0(_MaxPoolBackward):
     __slots__ = ()
 
 
+class AdaptiveMaxPool3DBackward0(_MaxPoolBackward):
+    __slots__ = ()
+
+
 def _adaptive_index(size, out):
     """Per output cell, the input positions of its window, padded by repeating the last one
     (a repeat never changes the max nor, coming later, the first argmax)."""
@@ -470,32 +474,53 @@ def _adaptive_index(size, out):
     return xp.minimum(start[:, None] + xp.arange(span), end[:, None] - 1)
 
 
-def adaptive_max_pool2d(input, output_size, return_indices=False):
+def _adaptive_max_poolnd(input, output_size, return_indices, nsp, node_cls):
     x = input._data
-    if x.ndim not in (3, 4):
-        raise RuntimeError(f'adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(x.shape)}')
-    h, w = x.shape[-2:]
+    if x.ndim not in (nsp + 1, nsp + 2):
+        raise RuntimeError(f'adaptive_max_pool{nsp}d(): Expected {nsp + 1}D or {nsp + 2}D tensor, but got: '
+                           f'{list(x.shape)}')
+    sizes = x.shape[-nsp:]
     if isinstance(output_size, int) or output_size is None:
-        output_size = (output_size,) * 2
-    oh, ow = (h if output_size[0] is None else int(output_size[0]), w if output_size[1] is None else
-              int(output_size[1]))
-    rows, cols = _adaptive_index(h, oh), _adaptive_index(w, ow)          # (oh, Lh), (ow, Lw)
-    win = x[..., rows[:, :, None, None], cols[None, None, :, :]]         # (..., oh, Lh, ow, Lw)
-    win = xp.moveaxis(win, -3, -2).reshape(x.shape[:-2] + (oh, ow, -1))  # (..., oh, ow, Lh*Lw)
+        output_size = (output_size,) * nsp
+    outs = tuple(sizes[i] if output_size[i] is None else int(output_size[i]) for i in range(nsp))
+    windows = [_adaptive_index(sizes[i], outs[i]) for i in range(nsp)]  # per dim (out, L)
+    # index arrays broadcasting to (o1, L1, o2, L2, ...): every window's elements at once
+    index = []
+    for i, w in enumerate(windows):
+        shape = [1] * (2 * nsp)
+        shape[2 * i:2 * i + 2] = w.shape
+        index.append(w.reshape(shape))
+    win = x[(Ellipsis,) + tuple(index)]
+    lead = x.ndim - nsp
+    order = tuple(range(lead)) + tuple(lead + 2 * i for i in range(nsp)) + tuple(lead + 2 * i + 1 for i in range(nsp))
+    win = win.transpose(order).reshape(x.shape[:-nsp] + outs + (-1,))      # (..., o1, o2, .., L1*L2*..)
     key = xp.where(xp.isnan(win), xp.inf, win) if x.dtype.kind in 'fV' else win
     arg = xp.argmax(key, axis=-1)
     values = xp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
-    lw = cols.shape[1]
-    # window position -> input row and column (arg has shape (..., oh, ow))
-    r = rows[xp.arange(oh)[:, None], arg // lw]
-    c = cols[xp.arange(ow)[None, :], arg % lw]
-    flat = (r * w + c).astype(xp.int64)
-    result, node = record(xp.ascontiguousarray(values), AdaptiveMaxPool2DBackward0, (input,))
+    # window position -> input position along each dim, then the flat spatial index
+    local = xp.unravel_index(arg, tuple(w.shape[1] for w in windows))
+    flat = xp.zeros(arg.shape, dtype=xp.int64)
+    for i, w in enumerate(windows):
+        o = xp.arange(outs[i]).reshape((outs[i],) + (1,) * (nsp - 1 - i))
+        flat = flat * sizes[i] + w[o, local[i]]
+    result, node = record(xp.ascontiguousarray(values), node_cls, (input,))
     indices = wrap(flat)
     if node is not None:
-        node.nsp, node.win = 2, None
+        node.nsp, node.win = nsp, None
         node.save(input, indices)
     return (result, indices) if return_indices else result
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _adaptive_max_poolnd(input, output_size, return_indices, 2, AdaptiveMaxPool2DBackward0)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max_poolnd(input, output_size, return_indices, 3, AdaptiveMaxPool3DBackward0)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool3d(input, output_size, True)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -543,12 +568,20 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 # ---- max unpooling -------------------------------------------------------------------------
 
-class MaxUnpool2DBackward0(Node):
-    __slots__ = ()
+class _MaxUnpoolBackward(Node):
+    __slots__ = ('nsp',)
 
     def apply(self, grad):
         (idx,) = self.saved_tensors
-        return _gather_flat(grad, idx, 2), None
+        return _gather_flat(grad, idx, self.nsp), None
+
+
+class MaxUnpool2DBackward0(_MaxUnpoolBackward):
+    __slots__ = ()
+
+
+class MaxUnpool3DBackward0(_MaxUnpoolBackward):
+    __slots__ = ()
 
 
 def _unpool_size(input, kernel_size, stride, padding, output_size, nsp):
@@ -574,28 +607,42 @@ def _unpool_size(input, kernel_size, stride, padding, output_size, nsp):
     return out
 
 
-def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    """The values written back at max_pool2d's indices, zeros elsewhere."""
+def _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, nsp, node_cls):
+    """The values written back at max_pool's indices, zeros elsewhere."""
     if autocast.state.on:
         input, = autocast.fp32(input)
     from ... import _settings  # PyTorch has no deterministic max_unpool (indices may repeat)
-    _settings.alert_not_deterministic('max_unpooling2d_forward_out')
-    out_hw = _unpool_size(input, kernel_size, stride, padding, output_size, 2)
+    _settings.alert_not_deterministic(f'max_unpooling{nsp}d_forward_out')
     x, idx = input._data, indices._data
-    lead = x.shape[:-2]
-    plane = out_hw[0] * out_hw[1]
+    if nsp == 3 and x.ndim not in (4, 5):
+        raise RuntimeError(f'Input to max_unpooling3d should be a 4d or 5d Tensor, but got a tensor with {x.ndim} '
+                           'dimensions.')
+    out_size = _unpool_size(input, kernel_size, stride, padding, output_size, nsp)
+    lead = x.shape[:-nsp]
+    plane = math.prod(out_size)
     bad = (idx < 0) | (idx >= plane)
     if bad.any():
         raise RuntimeError(f'Found an invalid max index: {int(idx[bad].reshape(-1)[0])} (output volumes are of size '
-                           f'{out_hw[0]}x{out_hw[1]})')
+                           f'{"x".join(str(o) for o in out_size)})')
     data = xp.zeros(lead + (plane,), dtype=x.dtype)
     nc = math.prod(lead)
     flat = data.reshape(nc, plane)
     xp.put_along_axis(flat, idx.reshape(nc, -1), x.reshape(nc, -1), axis=1)
-    out, node = record(data.reshape(lead + out_hw), MaxUnpool2DBackward0, (input, indices))
+    out, node = record(data.reshape(lead + out_size), node_cls, (input, indices))
     if node is not None:
+        node.nsp = nsp
         node.save(indices)
     return out
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The values written back at max_pool2d's indices, zeros elsewhere."""
+    return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 2, MaxUnpool2DBackward0)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The values written back at max_pool3d's indices, zeros elsewhere."""
+    return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 3, MaxUnpool3DBackward0)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):

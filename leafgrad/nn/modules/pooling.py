@@ -1,5 +1,5 @@
-"""Pooling modules: max, average and adaptive average pooling in 1, 2 and 3 dimensions (PyTorch's
-options and reprs)."""
+"""Pooling modules: max, average, adaptive average and adaptive max pooling, max unpooling in 1, 2
+and 3 dimensions, power-average pooling (PyTorch's options and reprs)."""
 from .. import functional as F
 from .module import Module
 
@@ -98,5 +98,82 @@ class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
     _fn = 'adaptive_avg_pool3d'
 
 
-__all__ = ['MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveAvgPool1d',
+class AdaptiveMaxPool2d(Module):
+    _fn = 'adaptive_max_pool2d'
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f'output_size={self.output_size}'
+
+
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    _fn = 'adaptive_max_pool1d'
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
+    _fn = 'adaptive_max_pool3d'
+
+
+def _ntuple(x, n):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
+
+
+class MaxUnpool2d(Module):
+    """The inverse of MaxPool2d: values back at the indices it returned, zeros elsewhere."""
+    _n = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self._n)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._n)
+        self.padding = _ntuple(padding, self._n)
+
+    def forward(self, input, indices, output_size=None):
+        return getattr(F, f'max_unpool{self._n}d')(input, indices, self.kernel_size, self.stride, self.padding,
+                                                    output_size)
+
+    def extra_repr(self):
+        return f'kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}'
+
+
+class MaxUnpool1d(MaxUnpool2d):
+    _n = 1
+
+
+class MaxUnpool3d(MaxUnpool2d):
+    _n = 3
+
+
+class LPPool2d(Module):
+    _fn = 'lp_pool2d'
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self):
+        return (f'norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, '
+                f'ceil_mode={self.ceil_mode}')
+
+
+class LPPool1d(LPPool2d):
+    _fn = 'lp_pool1d'
+
+
+__all__ = ['AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'MaxUnpool1d', 'MaxUnpool2d', 'MaxUnpool3d',
+           'LPPool1d', 'LPPool2d',
+           'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveAvgPool1d',
            'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d']

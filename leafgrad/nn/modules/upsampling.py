@@ -60,3 +60,13 @@ class Unfold(Module):
 
 
 __all__ = ['Upsample', 'Fold', 'Unfold']
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode='nearest')
+
+
+class UpsamplingBilinear2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode='bilinear', align_corners=True)

@@ -1,0 +1,122 @@
+"""PixelShuffle/PixelUnshuffle, ChannelShuffle, RMSNorm, LocalResponseNorm, AdaptiveMaxPool1d/2d/3d,
+MaxUnpool1d/2d/3d, LPPool1d/2d, EmbeddingBag against torch: values, gradients, reprs, errors."""
+import numpy as np
+import pytest
+
+from oracle import assert_same, raises_like, same_message, torch
+import leafgrad as lg
+from test_nn_modules import run_both
+
+tnn, lnn = torch.nn, lg.nn
+TF, LF = torch.nn.functional, lg.nn.functional
+
+
+def randn(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def both_seeded(make, seed=0):
+    torch.manual_seed(seed)
+    tm = make(torch)
+    lg.manual_seed(seed)
+    return make(lg), tm
+
+
+@pytest.mark.parametrize('make,shape', [
+    ('PixelShuffle(2)', (2, 8, 3, 4)), ('PixelShuffle(3)', (9, 2, 2)), ('PixelUnshuffle(2)', (2, 3, 4, 6)),
+    ('PixelUnshuffle(3)', (1, 2, 1, 6, 3)), ('ChannelShuffle(2)', (2, 6, 3)), ('ChannelShuffle(3)', (1, 6, 2, 2)),
+    ('RMSNorm(4)', (3, 2, 4)), ('RMSNorm([2, 4], eps=1e-3)', (3, 2, 4)),
+    ('RMSNorm(4, elementwise_affine=False)', (3, 4)), ('LocalResponseNorm(3)', (2, 5, 4)),
+    ('LocalResponseNorm(2, alpha=0.1, beta=0.5, k=2.0)', (2, 4, 3, 3)),
+    ('AdaptiveMaxPool1d(3)', (2, 3, 7)), ('AdaptiveMaxPool2d((3, None))', (2, 5, 7)),
+    ('AdaptiveMaxPool2d(4)', (1, 2, 9, 5)), ('AdaptiveMaxPool3d(2)', (2, 3, 5, 4, 6)),
+    ('AdaptiveMaxPool3d((3, 1, 2))', (2, 5, 4, 7)), ('LPPool1d(2, 3, stride=2)', (2, 3, 9)),
+    ('LPPool2d(1.5, (2, 3))', (1, 2, 6, 6)), ('UpsamplingNearest2d(scale_factor=2)', (1, 2, 3, 3)),
+    ('UpsamplingBilinear2d(size=(5, 4))', (1, 2, 3, 3))])
+def test_layer_values_and_gradients(make, shape):
+    x = np.abs(randn(*shape)) + 0.1 if 'LPPool' in make else randn(*shape)
+    lm, tm = run_both(lambda nn: eval('nn.' + make, {'nn': nn}), [x])
+    assert repr(lm) == repr(tm)
+
+
+@pytest.mark.parametrize('n', [1, 2, 3])
+def test_adaptive_max_pool_indices_and_unpool(n):
+    shape = (2, 3) + (6, 4, 4)[:n]
+    x = randn(*shape)
+    outs = []
+    for T, F, nn in ((torch, TF, tnn), (lg, LF, lnn)):
+        xt = T.tensor(x, requires_grad=True)
+        out, idx = getattr(F, f'adaptive_max_pool{n}d')(xt, 3, return_indices=True)
+        pooled, pidx = getattr(nn, f'MaxPool{n}d')(2, return_indices=True)(xt)
+        unpool = getattr(nn, f'MaxUnpool{n}d')(2)
+        up = unpool(pooled, pidx)
+        up2 = unpool(pooled, pidx, output_size=xt.shape)
+        ((out * 2).sum() + (up * T.tensor(randn(*up.shape, seed=1))).sum() + up2.sum()).backward()
+        outs.append((out, idx, up, up2, xt.grad))
+    for a, b in zip(outs[1], outs[0]):
+        assert_same(a, b)
+
+
+@pytest.mark.parametrize('make', ['PairwiseDistance()', 'PairwiseDistance(p=1.0, keepdim=True)',
+                                  'CosineSimilarity()', 'CosineSimilarity(dim=0, eps=1e-3)'])
+def test_distance_modules(make):
+    lm, tm = run_both(lambda nn: eval('nn.' + make, {'nn': nn}), [randn(4, 3), randn(4, 3, seed=1)])
+    assert repr(lm) == repr(tm)
+
+
+def test_unpool_gradcheck():
+    x = lg.tensor(randn(1, 2, 4, 4, 4), requires_grad=True)
+    pooled, idx = LF.max_pool3d(x, 2, return_indices=True)
+    assert lg.autograd.gradcheck(lambda p: LF.max_unpool3d(p, idx, 2), (pooled.detach().requires_grad_(),))
+    assert lg.autograd.gradcheck(lambda x: LF.adaptive_max_pool3d(x, (3, 2, 3)), (x,))
+    y = lg.tensor(randn(2, 6, 3), requires_grad=True)
+    assert lg.autograd.gradcheck(lambda y: LF.channel_shuffle(y, 3), (y,))
+
+
+@pytest.mark.parametrize('case', ['amp3_dim', 'unpool_index', 'unpool3_dim', 'cs_div', 'cs_dims',
+                                  'cs_groups', 'ps_div'])
+def test_errors(case):
+    def run(T, F):
+        z = T.zeros
+        return {
+            'amp3_dim': lambda: F.adaptive_max_pool3d(z(2, 3), 2),
+            'amp2_dim': lambda: F.adaptive_max_pool2d(z(2, 3), 2),
+            'unpool_index': lambda: F.max_unpool3d(z(1, 1, 2, 2, 2), T.full((1, 1, 2, 2, 2), 99), 2),
+            'unpool3_dim': lambda: F.max_unpool3d(z(2, 2, 2), z(2, 2, 2, dtype=T.int64), 2),
+            'cs_div': lambda: (T.nn.ChannelShuffle(3))(z(1, 4, 2)),
+            'cs_dims': lambda: F.channel_shuffle(z(4), 2),
+            'cs_groups': lambda: F.channel_shuffle(z(1, 4, 2), 0),
+            'ps_div': lambda: T.nn.PixelShuffle(2)(z(1, 3, 2, 2)),
+        }[case]()
+    a, b = raises_like(lambda: run(lg, LF), lambda: run(torch, TF))
+    assert same_message(a, b), (a, b)
+
+
+@pytest.mark.parametrize('kw', [dict(), dict(mode='sum'), dict(mode='sum', padding_idx=1),
+                                dict(mode='mean', include_last_offset=True), dict(max_norm=1.0),
+                                dict(mode='max'), dict(mode='max', padding_idx=2, include_last_offset=True),
+                                dict(mode='max', max_norm=0.5, norm_type=1.0)])
+def test_embedding_bag(kw):
+    lm, tm = both_seeded(lambda T: T.nn.EmbeddingBag(6, 3, **kw))
+    assert repr(lm) == repr(tm)
+    assert_same(lm.weight, tm.weight)
+    idx = np.array([1, 2, 4, 5, 4, 3, 2, 1, 1])
+    offsets = np.array([0, 2, 5, 5] + ([9] if kw.get('include_last_offset') else []))  # one bag empty
+    outs = []
+    for T, m in ((torch, tm), (lg, lm)):
+        out = m(T.tensor(idx), T.tensor(offsets))
+        out2 = m(T.tensor(idx[:8].reshape(2, 4)))
+        (out.sum() + (out2 * 2).sum()).backward()
+        outs.append((out, out2, m.weight.grad, m.weight.detach().clone()))
+    for a, b in zip(outs[1], outs[0]):
+        assert_same(a, b)
+
+
+def test_embedding_bag_from_pretrained_and_weights():
+    w = randn(5, 2)
+    lm = lnn.EmbeddingBag.from_pretrained(lg.tensor(w), mode='sum')
+    tm = tnn.EmbeddingBag.from_pretrained(torch.tensor(w), mode='sum')
+    assert repr(lm) == repr(tm) and lm.weight.requires_grad == tm.weight.requires_grad
+    psw = randn(4)
+    assert_same(lm(lg.tensor([[0, 1], [2, 4]]), per_sample_weights=lg.tensor(psw.reshape(2, 2))),
+                tm(torch.tensor([[0, 1], [2, 4]]), per_sample_weights=torch.tensor(psw.reshape(2, 2))))
