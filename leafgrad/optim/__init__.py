@@ -6,3 +6,11 @@ from .rmsprop import Adadelta, Adagrad, RMSprop
 from .rprop import ASGD, Rprop
 from .lbfgs import LBFGS
 from . import lr_scheduler
+
+
+def __getattr__(name):
+    # swa_utils builds on nn (AveragedModel is a Module): loaded on first use
+    if name == 'swa_utils':
+        import importlib
+        return importlib.import_module('.swa_utils', __name__)
+    raise AttributeError(f"module 'leafgrad.optim' has no attribute '{name}'")
