@@ -307,6 +307,9 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
                            f'{dtype_name(input)}')
     d = wrap_dim(dim, input._data.ndim)
     denom = _shape.expand_as(_clamp_min(_vector_norm(input, p, d), eps), input)
+    if out is not None:  # torch.div(input, denom, out=out)
+        out.copy_(input / denom)
+        return out
     return input / denom
 
 

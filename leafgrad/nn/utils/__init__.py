@@ -1,7 +1,11 @@
-"""nn.utils: gradient clipping and flattening parameters to one vector."""
+"""nn.utils: gradient clipping, flattening parameters to one vector, variable-length sequences (rnn),
+parametrizations and weight/spectral normalisation."""
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grad_norm, get_total_norm, clip_grads_with_norm_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
-from . import rnn
+from . import parametrizations, parametrize, rnn
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ['clip_grad_norm_', 'clip_grad_norm', 'clip_grad_value_', 'get_total_norm', 'clip_grads_with_norm_',
-           'parameters_to_vector', 'vector_to_parameters']
+           'parameters_to_vector', 'vector_to_parameters', 'weight_norm', 'remove_weight_norm', 'spectral_norm',
+           'remove_spectral_norm']
