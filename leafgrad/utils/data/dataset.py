@@ -1,4 +1,5 @@
-"""Datasets: map-style Dataset, TensorDataset, Subset, ConcatDataset, IterableDataset, random_split."""
+"""Datasets: map-style Dataset, TensorDataset, Subset, ConcatDataset, StackDataset, IterableDataset,
+ChainDataset, random_split."""
 import bisect
 import math
 import warnings
@@ -25,6 +26,62 @@ class IterableDataset(Dataset):
 
     def __iter__(self):
         raise NotImplementedError('Subclasses of IterableDataset should implement __iter__.')
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after the other."""
+
+    def __init__(self, datasets):
+        super().__init__()
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError('ChainDataset only supports IterableDataset')
+            yield from d
+
+    def __len__(self):
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError('ChainDataset only supports IterableDataset')
+            total += len(d)
+        return total
+
+
+class StackDataset(Dataset):
+    """Datasets of one length side by side: item i is the tuple (or, given by keyword, the dict)
+    of their items i."""
+
+    def __init__(self, *args, **kwargs):
+        if args:
+            if kwargs:
+                raise ValueError('Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like '
+                                 'input/output, but both types are given.')
+            self._length = len(args[0])
+            if any(self._length != len(dataset) for dataset in args):
+                raise ValueError('Size mismatch between datasets')
+            self.datasets = args
+        elif kwargs:
+            datasets = list(kwargs.values())
+            self._length = len(datasets[0])
+            if any(self._length != len(dataset) for dataset in datasets):
+                raise ValueError('Size mismatch between datasets')
+            self.datasets = kwargs
+        else:
+            raise ValueError('At least one dataset should be passed')
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: dataset[index] for k, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __len__(self):
+        return self._length
 
 
 class TensorDataset(Dataset):
