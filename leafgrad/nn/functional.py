@@ -15,6 +15,7 @@ from ._functional.attention import multi_head_attention_forward
 from ._functional.basic import (alpha_dropout, cosine_similarity, dropout, dropout1d, dropout2d, dropout3d, embedding,
                                 embedding_bag, feature_alpha_dropout, gumbel_softmax, log_softmax, normalize, one_hot,
                                 pairwise_distance, softmax, softmin)
+from ._functional.ctc import ctc_loss
 from ._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._functional.extra import (bilinear, channel_shuffle, fold, glu, native_channel_shuffle, pixel_shuffle,
                                 pixel_unshuffle, prelu, unfold)
