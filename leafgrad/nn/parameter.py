@@ -30,3 +30,70 @@ class Parameter(Tensor):
         out = Parameter(Tensor._wrap(self._data.copy()), self._requires_grad)
         memo[id(self)] = out
         return out
+
+
+class _UninitializedMixin:
+    """A parameter or buffer whose shape is not known yet (lazy modules): no data until
+    ``materialize(shape)``, which turns it into a Parameter (or a plain tensor)."""
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None):
+        from .. import empty
+        data = empty(tuple(shape), dtype=dtype if dtype is not None else self._lazy_dtype)
+        self._data = data._data
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually "
+                           'happens in `load_state_dict` when trying to load an uninitialized parameter into an '
+                           'initialized one. Call `forward` to initialize the parameters before accessing their '
+                           'attributes.')
+
+    def __repr__(self):
+        return f'<{type(self).__name__}>'
+
+    __str__ = __repr__
+
+
+class UninitializedParameter(_UninitializedMixin, Parameter):
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        from .. import empty
+        self = Parameter.__new__(cls, empty(0, dtype=dtype), requires_grad)
+        return self
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    @property
+    def _lazy_dtype(self):
+        return self.dtype
+
+
+class UninitializedBuffer(_UninitializedMixin, Tensor):
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        from .. import empty
+        data = empty(0, dtype=dtype)
+        self = Tensor.__new__(cls)
+        self._data = data._data
+        self._version_counter = data._version_counter
+        if requires_grad:
+            self.requires_grad_(True)
+        return self
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        pass
+
+    @property
+    def _lazy_dtype(self):
+        return self.dtype
+
+
+def is_lazy(param):
+    return isinstance(param, _UninitializedMixin)

@@ -4,7 +4,7 @@ Forward on arrays; the derivatives recompute mean and 1/std from the saved input
 ops, so that a second derivative also sees how the statistics depend on the input.
 """
 from ... import backend
-from ...ops._util import Node, opmath, record, xp
+from ...ops._util import Node, opmath, record, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.linalg import _sname
@@ -214,7 +214,15 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     x = _shape.reshape(input, (1, n * c) + shape[2:])
-    out = batch_norm(x, None, None, None, None, True, momentum, eps)
+    # running statistics, if given, are updated as PyTorch does: repeated per sample, updated by
+    # batch_norm, then averaged over the samples
+    rm = None if running_mean is None else wrap(xp.tile(running_mean._data, n))
+    rv = None if running_var is None else wrap(xp.tile(running_var._data, n))
+    out = batch_norm(x, rm, rv, None, None, True, momentum, eps)
+    for running, repeated in ((running_mean, rm), (running_var, rv)):
+        if running is not None:
+            running._data[...] = repeated._data.reshape(n, c).mean(0)
+            running._bump_version()
     out = _shape.reshape(out, shape)
     chan = (1, c) + (1,) * (len(shape) - 2)
     if weight is not None:

@@ -17,5 +17,6 @@ from .sparse import Embedding, EmbeddingBag
 from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .attention import MultiheadAttention
+from .lazy import *  # noqa: F401,F403
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                           TransformerEncoderLayer)
