@@ -120,3 +120,23 @@ def test_embedding_bag_from_pretrained_and_weights():
     psw = randn(4)
     assert_same(lm(lg.tensor([[0, 1], [2, 4]]), per_sample_weights=lg.tensor(psw.reshape(2, 2))),
                 tm(torch.tensor([[0, 1], [2, 4]]), per_sample_weights=torch.tensor(psw.reshape(2, 2))))
+
+
+@pytest.mark.parametrize('kw', [{}, dict(margin=0.5, swap=True, reduction='sum'), dict(reduction='none'),
+                                dict(distance_function='cos')])
+def test_triplet_margin_with_distance_loss(kw):
+    a, p, n = randn(4, 3), randn(4, 3, seed=1), randn(4, 3, seed=2)
+
+    def make(nn):
+        k = dict(kw)
+        if k.get('distance_function') == 'cos':
+            k['distance_function'] = lambda x, y: 1.0 - nn.functional.cosine_similarity(x, y)
+        return nn.TripletMarginWithDistanceLoss(**k)
+    run_both(make, [a, p, n])
+    for T, F in ((torch, TF), (lg, LF)):
+        assert F.triplet_margin_with_distance_loss is not None
+    x, y = raises_like(lambda: LF.triplet_margin_with_distance_loss(lg.zeros(2, 3), lg.zeros(2, 3), lg.zeros(3)),
+                       lambda: TF.triplet_margin_with_distance_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(3)))
+    assert same_message(x, y)
+    x, y = raises_like(lambda: lnn.TripletMarginWithDistanceLoss(margin=0), lambda: tnn.TripletMarginWithDistanceLoss(margin=0))
+    assert same_message(x, y)

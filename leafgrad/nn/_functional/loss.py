@@ -701,3 +701,29 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if input._data.ndim == 1:
         loss = _shape.reshape(loss, ())
     return reduce_loss(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction='mean'):
+    """max(margin + d(a, p) - d(a, n), 0) for any distance d (pairwise_distance by default); with
+    ``swap`` d(a, n) is replaced by min(d(a, n), d(p, n))."""
+    from .basic import pairwise_distance
+    if reduction not in ('mean', 'sum', 'none'):
+        raise ValueError(f'{reduction} is not a valid value for reduction')
+    if margin <= 0:
+        raise ValueError(f'margin must be greater than 0, got {margin}')
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError('The anchor, positive, and negative tensors are expected to have the same number of '
+                           f'dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs')
+    distance = distance_function if distance_function is not None else pairwise_distance
+    dist_pos = distance(anchor, positive)
+    dist_neg = distance(anchor, negative)
+    if swap:
+        dist_neg = dist_neg.minimum(distance(positive, negative))
+    loss = (margin + dist_pos - dist_neg).clamp_min(0)
+    if reduction == 'sum':
+        return loss.sum()
+    if reduction == 'mean':
+        return loss.mean()
+    return loss
