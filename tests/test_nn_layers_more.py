@@ -140,3 +140,34 @@ def test_triplet_margin_with_distance_loss(kw):
     assert same_message(x, y)
     x, y = raises_like(lambda: lnn.TripletMarginWithDistanceLoss(margin=0), lambda: tnn.TripletMarginWithDistanceLoss(margin=0))
     assert same_message(x, y)
+
+
+@pytest.mark.parametrize('kw', [dict(cutoffs=[3, 6]), dict(cutoffs=[2], div_value=2.0, head_bias=True)])
+def test_adaptive_log_softmax(kw):
+    x = randn(7, 8).astype(np.float32)
+    target = np.array([0, 5, 9, 2, 7, 1, 3])
+    res = []
+    for T in (torch, lg):
+        T.manual_seed(0)
+        m = T.nn.AdaptiveLogSoftmaxWithLoss(8, 10, **kw)
+        xin = T.tensor(x, requires_grad=True)
+        out, loss = m(xin, T.tensor(target))
+        loss.backward()
+        single = m(xin[0].detach(), T.tensor(target[3]))
+        res.append((repr(m), out, loss, xin.grad, [p.grad for p in m.parameters()], m.log_prob(xin.detach()),
+                    m.predict(xin.detach()), single.output, single.loss))
+    assert res[1][0] == res[0][0]
+    for a, b in zip(res[1][1:4], res[0][1:4]):
+        assert_same(a, b, rtol=1e-5, atol=1e-6)
+    for a, b in zip(res[1][4], res[0][4]):
+        assert_same(a, b, rtol=1e-5, atol=1e-6)
+    for a, b in zip(res[1][5:], res[0][5:]):
+        assert_same(a, b, rtol=1e-5, atol=1e-6)
+    a, b = raises_like(lambda: lnn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 3]),
+                       lambda: tnn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 3]))
+    assert same_message(a, b)
+    lg.manual_seed(0)
+    torch.manual_seed(0)
+    a, b = raises_like(lambda: lnn.AdaptiveLogSoftmaxWithLoss(8, 10, [3])(lg.zeros(2, 8), lg.tensor([1, 12])),
+                       lambda: tnn.AdaptiveLogSoftmaxWithLoss(8, 10, [3])(torch.zeros(2, 8), torch.tensor([1, 12])))
+    assert same_message(a, b)
