@@ -31,7 +31,9 @@ def both_seeded(make, seed=0):
     ('AdaptiveMaxPool1d(3)', (2, 3, 7)), ('AdaptiveMaxPool2d((3, None))', (2, 5, 7)),
     ('AdaptiveMaxPool2d(4)', (1, 2, 9, 5)), ('AdaptiveMaxPool3d(2)', (2, 3, 5, 4, 6)),
     ('AdaptiveMaxPool3d((3, 1, 2))', (2, 5, 4, 7)), ('LPPool1d(2, 3, stride=2)', (2, 3, 9)),
-    ('LPPool2d(1.5, (2, 3))', (1, 2, 6, 6)), ('UpsamplingNearest2d(scale_factor=2)', (1, 2, 3, 3)),
+    ('LPPool2d(1.5, (2, 3))', (1, 2, 6, 6)), ('LPPool3d(2, 2)', (1, 2, 4, 4, 4)),
+    ('LPPool2d(float("inf"), 2)', (1, 2, 4, 4)), ('LPPool1d(-float("inf"), 3)', (2, 6)),
+    ('LPPool3d(3, (1, 2, 2), stride=1)', (2, 3, 3, 3)), ('UpsamplingNearest2d(scale_factor=2)', (1, 2, 3, 3)),
     ('UpsamplingBilinear2d(size=(5, 4))', (1, 2, 3, 3))])
 def test_layer_values_and_gradients(make, shape):
     x = np.abs(randn(*shape)) + 0.1 if 'LPPool' in make else randn(*shape)

@@ -29,7 +29,7 @@ from ._functional.norm import batch_norm, group_norm, instance_norm, layer_norm,
 from ._functional.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                                   adaptive_max_pool1d_with_indices, adaptive_max_pool2d,
                                   adaptive_max_pool2d_with_indices, adaptive_max_pool3d,
-                                  adaptive_max_pool3d_with_indices, avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d,
+                                  adaptive_max_pool3d_with_indices, avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d, lp_pool3d,
                                   lp_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices,
                                   max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d)
 from ._functional.sampling import (interpolate, scaled_dot_product_attention, upsample, upsample_bilinear,

@@ -552,18 +552,31 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
     return adaptive_max_pool1d(input, output_size, True)
 
 
-def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """(sum of x^p over each window)^(1/p), composed as PyTorch composes it."""
+def _lp_poolnd(input, norm_type, kernel_size, stride, ceil_mode, nsp):
+    """(sum of x^p over each window)^(1/p), composed as PyTorch composes it (a max of |x| for p = inf,
+    minus the max of -|x| for p = -inf)."""
     from ...ops import elementwise as _ew
-    kh, kw = ntuple(kernel_size, 2)
-    out = avg_pool2d(_ew.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
-    return _ew.pow((_ew.sign(out) * _ew.relu(_ew.abs(out))) * (kw * kh), 1.0 / norm_type)
+    max_pool = (max_pool1d, max_pool2d, max_pool3d)[nsp - 1]
+    avg_pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nsp - 1]
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float('inf'):
+            return max_pool(_ew.abs(input), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float('inf'):
+            return -max_pool(-_ew.abs(input), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(_ew.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    return _ew.pow((_ew.sign(out) * _ew.relu(_ew.abs(out))) * math.prod(ntuple(kernel_size, nsp)), 1.0 / norm_type)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    from ...ops import elementwise as _ew
-    out = avg_pool1d(_ew.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
-    return _ew.pow((_ew.sign(out) * _ew.relu(_ew.abs(out))) * kernel_size, 1.0 / norm_type)
+    return _lp_poolnd(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_poolnd(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_poolnd(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
 # ---- max unpooling -------------------------------------------------------------------------

@@ -173,7 +173,11 @@ class LPPool1d(LPPool2d):
     _fn = 'lp_pool1d'
 
 
+class LPPool3d(LPPool2d):
+    _fn = 'lp_pool3d'
+
+
 __all__ = ['AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'MaxUnpool1d', 'MaxUnpool2d', 'MaxUnpool3d',
-           'LPPool1d', 'LPPool2d',
+           'LPPool1d', 'LPPool2d', 'LPPool3d',
            'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveAvgPool1d',
            'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d']
