@@ -21,6 +21,12 @@ _TORCH_NAMES = {
        for c, m in (('BatchNorm', 'batchnorm'), ('InstanceNorm', 'instancenorm')) for d in ('1d', '2d', '3d')},
     'leafgrad.nn.modules.sync_batchnorm.SyncBatchNorm': 'torch.nn.modules.batchnorm.SyncBatchNorm',
     'leafgrad.nn.modules.upsampling.Fold': 'torch.nn.modules.fold.Fold',
+    'leafgrad.nn.modules.pixelshuffle.ChannelShuffle': 'torch.nn.modules.channelshuffle.ChannelShuffle',
+    'leafgrad.nn.modules.lazy.LazyLinear': 'torch.nn.modules.linear.LazyLinear',
+    **{f'leafgrad.nn.modules.lazy.Lazy{c}{d}': f'torch.nn.modules.{m}.Lazy{c}{d}'
+       for c, m in (('Conv', 'conv'), ('ConvTranspose', 'conv'), ('BatchNorm', 'batchnorm'),
+                    ('InstanceNorm', 'instancenorm')) for d in ('1d', '2d', '3d')},
+    'leafgrad.optim.rprop.ASGD': 'torch.optim.asgd.ASGD',
     'leafgrad.nn.modules.upsampling.Unfold': 'torch.nn.modules.fold.Unfold',
     **{f'leafgrad.optim.adam.{c}': f'torch.optim.{c.lower()}.{c}' for c in ('AdamW', 'Adamax', 'NAdam', 'RAdam')},
     **{f'leafgrad.optim.rmsprop.{c}': f'torch.optim.{c.lower()}.{c}' for c in ('Adadelta', 'Adagrad')},
@@ -39,15 +45,17 @@ _TORCH_NAMES = {
     **{f'leafgrad.nn._functional.{m}.{f}': f'torch.nn.functional.{f}' for m, fs in (
         ('basic', 'alpha_dropout dropout dropout1d dropout2d dropout3d embedding embedding_bag feature_alpha_dropout '
                   'gumbel_softmax log_softmax normalize softmax softmin'),
-        ('extra', 'fold glu unfold'), ('grid', 'affine_grid grid_sample'),
+        ('extra', 'fold glu unfold'), ('grid', 'affine_grid grid_sample'), ('attention', 'multi_head_attention_forward'),
+        ('ctc', 'ctc_loss'),
         ('loss', 'binary_cross_entropy binary_cross_entropy_with_logits cosine_embedding_loss cross_entropy '
                  'gaussian_nll_loss hinge_embedding_loss huber_loss kl_div l1_loss margin_ranking_loss mse_loss '
                  'multi_margin_loss multilabel_margin_loss multilabel_soft_margin_loss nll_loss poisson_nll_loss '
-                 'smooth_l1_loss soft_margin_loss triplet_margin_loss'),
+                 'smooth_l1_loss soft_margin_loss triplet_margin_loss triplet_margin_with_distance_loss'),
         ('norm', 'batch_norm group_norm instance_norm layer_norm local_response_norm rms_norm'),
         ('pooling', 'adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d_with_indices '
                     'adaptive_max_pool2d_with_indices lp_pool1d lp_pool2d max_pool1d_with_indices '
-                    'max_pool2d_with_indices max_pool3d_with_indices max_unpool1d max_unpool2d'),
+                    'max_pool2d_with_indices max_pool3d_with_indices max_unpool1d max_unpool2d '
+                    'adaptive_max_pool3d_with_indices lp_pool3d max_unpool3d'),
         ('sampling', 'interpolate upsample upsample_bilinear upsample_nearest')) for f in fs.split()},
     **{f'leafgrad.ops.activation.{f}': f'torch.nn.functional.{f}'
        for f in 'celu elu hardsigmoid hardswish hardtanh leaky_relu mish relu6 selu silu softsign tanhshrink'.split()},
