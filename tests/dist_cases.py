@@ -7,6 +7,7 @@ distribution passed as an argument. Options:
 ``exact``  samples (and rsample's gradients) equal torch's bit for bit under the same seed
            ('ulp': within 64 units in the last place, as after a cancellation);
 ``rsample_grad_rtol``  tolerance of rsample's gradients (torch approximates those of gamma draws);
+``float32_only``  torch's log_prob fails in float64 (no gradcheck);
 ``value``  a function (lib, torch distribution) -> the values to score, else torch's samples;
 ``atol``   tolerance of the value comparisons.
 """
@@ -88,6 +89,23 @@ CASES = [
     ('negbinomial', 'NegativeBinomial', {'total_count': np.array([2.0, 5.0, 0.5]), 'probs': _u(3, low=0.1, high=0.8)},
      {}),
     ('negbinomial-logits', 'NegativeBinomial', {'total_count': 3.0, 'logits': _n(3)}, {}),
+    ('inversegamma', 'InverseGamma', {'concentration': _u(3, low=0.5, high=4.0), 'rate': _u(3)},
+     {'exact': 'ulp', 'rsample_grad_rtol': 5e-3}),
+    ('kumaraswamy', 'Kumaraswamy', {'concentration1': _u(3, low=0.5, high=3.0), 'concentration0': _u(3, low=0.5, high=3.0)},
+     {'exact': 'ulp'}),
+    ('logisticnormal', 'LogisticNormal', {'loc': _n(2, 3), 'scale': _u(2, 3)}, {'exact': 'ulp'}),
+    ('fishersnedecor', 'FisherSnedecor', {'df1': _u(3, low=1.0, high=8.0), 'df2': _u(3, low=3.0, high=9.0)},
+     {'exact': 'ulp', 'rsample_grad_rtol': 5e-3}),
+    # (float32: torch's log_prob compares the concentration with a float32 zero, which fails for float64)
+    ('genpareto', 'GeneralizedPareto', {'loc': _n(3, dtype=np.float32), 'scale': _u(3, dtype=np.float32),
+                                        'concentration': np.array([0.3, 0.0, -0.4], dtype=np.float32)},
+     {'exact': 'ulp', 'float32_only': True}),
+    ('genpareto-scalar', 'GeneralizedPareto', {'loc': 0.5, 'scale': 2.0, 'concentration': 0.7},
+     {'exact': 'ulp', 'atol': 1e-6}),
+    ('contbernoulli', 'ContinuousBernoulli', {'probs': np.array([0.1, 0.4995, 0.7, 0.5])}, {'exact': 'ulp'}),
+    # (float32 variance: its two terms cancel, the gradient keeps ~3 digits)
+    ('contbernoulli-logits', 'ContinuousBernoulli', {'logits': _n(2, 3, dtype=np.float32)},
+     {'exact': 'ulp', 'atol': 2e-4}),
     ('vonmises', 'VonMises', {'loc': _n(3), 'concentration': _u(3, low=0.5, high=8.0)}, {'exact': True}),
     ('vonmises-f32', 'VonMises', {'loc': _n(2, 3, dtype=np.float32), 'concentration': 0.01}, {'exact': True}),
     # (matrix products: NumPy's summation order is not torch's)

@@ -83,6 +83,13 @@ BAD_PARAMETERS = {
     'weibull-concentration': lambda t, d: d.Weibull(t.tensor([1.0]), t.tensor([0.0])),
     'negbinomial-probs': lambda t, d: d.NegativeBinomial(t.tensor([2.0]), t.tensor([1.0])),
     'negbinomial-count': lambda t, d: d.NegativeBinomial(t.tensor([-2.0]), t.tensor([0.5])),
+    'inversegamma-rate': lambda t, d: d.InverseGamma(t.tensor([1.0]), t.tensor([-1.0])),
+    'kumaraswamy-concentration': lambda t, d: d.Kumaraswamy(t.tensor([1.0]), t.tensor([0.0])),
+    'logisticnormal-scale': lambda t, d: d.LogisticNormal(t.zeros(2), -t.ones(2)),
+    'fishersnedecor-df': lambda t, d: d.FisherSnedecor(t.tensor([1.0]), t.tensor([-1.0])),
+    'genpareto-scale': lambda t, d: d.GeneralizedPareto(t.tensor([0.0]), t.tensor([-1.0]), t.tensor([0.5])),
+    'contbernoulli-probs-checked': lambda t, d: d.ContinuousBernoulli(t.tensor([1.5]), validate_args=True),
+    'contbernoulli-both': lambda t, d: d.ContinuousBernoulli(t.tensor([0.5]), t.tensor([0.5])),
     'broadcast-non-tensor': lambda t, d: d.Normal('a', 1.0),
 }
 
@@ -122,6 +129,12 @@ BAD_VALUES = {
     'pareto': lambda t, d: d.Pareto(t.tensor([2.0]), t.ones(1)).log_prob(t.tensor([1.0])),
     'weibull': lambda t, d: d.Weibull(t.ones(1), t.ones(1)).log_prob(t.tensor([0.0])),
     'negbinomial': lambda t, d: d.NegativeBinomial(t.ones(1), t.tensor([0.5])).log_prob(t.tensor([0.5])),
+    'inversegamma': lambda t, d: d.InverseGamma(t.ones(1), t.ones(1)).log_prob(t.tensor([-1.0])),
+    'kumaraswamy': lambda t, d: d.Kumaraswamy(t.ones(1), t.ones(1)).log_prob(t.tensor([1.5])),
+    'logisticnormal': lambda t, d: d.LogisticNormal(t.zeros(2), t.ones(2)).log_prob(t.tensor([0.5, 0.5, 0.5])),
+    'fishersnedecor': lambda t, d: d.FisherSnedecor(t.ones(1), t.ones(1)).log_prob(t.tensor([-1.0])),
+    'genpareto': lambda t, d: d.GeneralizedPareto(t.zeros(1), t.ones(1), t.tensor([-0.5])).log_prob(t.tensor([3.0])),
+    'contbernoulli': lambda t, d: d.ContinuousBernoulli(t.tensor([0.3])).log_prob(t.tensor([1.5])),
     'mixture': lambda t, d: d.MixtureSameFamily(d.Categorical(t.ones(2)),
                                                 d.Exponential(t.ones(2))).log_prob(t.tensor(-1.0)),
 }
@@ -188,3 +201,11 @@ def test_base_class_raises_not_implemented(method):
             return getattr(d, method)
         return attr(lib.zeros(1)) if method in ('cdf', 'icdf') else attr()
     _both(lambda t, d: call(d_l if t is lg else d_t, t))
+
+
+def test_continuous_bernoulli_clamps_probs_unless_validation_was_asked_for():
+    """Without an explicit validate_args, probs outside [0, 1] are clamped (no error), as
+    PyTorch's constructor clamps them before the default validation sees them."""
+    lg_probs = D.ContinuousBernoulli(lg.tensor([1.5, -0.5])).probs
+    t_probs = torch.distributions.ContinuousBernoulli(torch.tensor([1.5, -0.5])).probs
+    np.testing.assert_array_equal(lg_probs.numpy(), t_probs.numpy())

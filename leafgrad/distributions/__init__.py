@@ -15,19 +15,25 @@ from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
@@ -47,10 +53,10 @@ from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
 
-__all__ = ['Bernoulli', 'Beta', 'Binomial', 'Categorical', 'Cauchy', 'Chi2', 'Dirichlet', 'Distribution',
-           'Exponential', 'ExponentialFamily', 'Gamma', 'Geometric', 'Gumbel', 'HalfCauchy', 'HalfNormal',
-           'Independent', 'Laplace', 'LogNormal', 'LowRankMultivariateNormal', 'MixtureSameFamily', 'Multinomial',
-           'MultivariateNormal', 'NegativeBinomial', 'Normal', 'OneHotCategorical',
-           'OneHotCategoricalStraightThrough', 'Pareto', 'Poisson', 'RelaxedBernoulli', 'RelaxedOneHotCategorical',
-           'StudentT', 'TransformedDistribution', 'Uniform', 'VonMises', 'Weibull', 'biject_to', 'kl_divergence',
-           'register_kl', 'transform_to'] + list(_transforms_all)
+__all__ = ['Bernoulli', 'Beta', 'Binomial', 'Categorical', 'Cauchy', 'Chi2', 'ContinuousBernoulli', 'Dirichlet', 'Distribution',
+           'Exponential', 'ExponentialFamily', 'FisherSnedecor', 'Gamma', 'GeneralizedPareto', 'Geometric', 'Gumbel', 'HalfCauchy',
+           'HalfNormal', 'Independent', 'InverseGamma', 'Kumaraswamy', 'Laplace', 'LogNormal', 'LogisticNormal',
+           'LowRankMultivariateNormal', 'MixtureSameFamily', 'Multinomial', 'MultivariateNormal', 'NegativeBinomial',
+           'Normal', 'OneHotCategorical', 'OneHotCategoricalStraightThrough', 'Pareto', 'Poisson', 'RelaxedBernoulli',
+           'RelaxedOneHotCategorical', 'StudentT', 'TransformedDistribution', 'Uniform', 'VonMises', 'Weibull',
+           'biject_to', 'kl_divergence', 'register_kl', 'transform_to'] + list(_transforms_all)
