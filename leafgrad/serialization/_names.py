@@ -65,7 +65,8 @@ _TORCH_NAMES = {
     'leafgrad.ops.rearrange.pad': 'torch.nn.functional.pad',
     **{f'leafgrad.ops.{m}.{f}': f'torch.functional.{f}' for m, fs in (
         ('linalg', 'einsum tensordot'), ('linalg_extra', 'cdist chain_matmul'),
-        ('rearrange', 'atleast_1d atleast_2d atleast_3d meshgrid'), ('reduction', 'norm'), ('shape', 'split'))
+        ('rearrange', 'atleast_1d atleast_2d atleast_3d meshgrid'), ('reduction', 'norm'),
+        ('shape', 'split broadcast_shapes broadcast_tensors'))
        for f in fs.split()},
 }
 
