@@ -3,7 +3,7 @@ import math
 import warnings
 
 from . import _sequence, backend
-from .autograd.grad_mode import state
+from .autograd.grad_mode import InferenceCounter, state
 from .tensor import Tensor
 
 _np = backend.numpy
@@ -15,7 +15,7 @@ def _finish(data, requires_grad, dtype=None):
     if requires_grad:
         t.requires_grad_(True) if data.dtype.kind in 'fV' else _raise_int_grad()
     if state.inference:
-        t._get_meta().is_inference = True
+        t._version_counter = InferenceCounter((0,))
     return t
 
 

@@ -69,14 +69,13 @@ class Size(tuple):
 
 class _Meta:
     """The rarely used parts of a tensor, kept out of the hot path of creating one."""
-    __slots__ = ('hooks', 'post_acc_hooks', 'retains_grad', 'name', 'is_inference')
+    __slots__ = ('hooks', 'post_acc_hooks', 'retains_grad', 'name')
 
     def __init__(self):
         self.hooks = None            # {id: hook} of a leaf (a non-leaf's live on its grad_fn)
         self.post_acc_hooks = None   # {id: hook(tensor)} after .grad is written
         self.retains_grad = False
         self.name = None
-        self.is_inference = False
 
 
 class Tensor:
@@ -242,6 +241,8 @@ class Tensor:
 
     @property
     def _version(self):
+        if type(self._version_counter) is grad_mode.InferenceCounter:
+            raise RuntimeError('Inference tensors do not track version counter.')
         return self._version_counter[0]
 
     def is_floating_point(self) -> bool:
@@ -251,7 +252,7 @@ class Tensor:
         return False
 
     def is_inference(self) -> bool:
-        return self._meta is not None and self._meta.is_inference
+        return type(self._version_counter) is grad_mode.InferenceCounter
 
     def element_size(self) -> int:
         return self._data.itemsize
@@ -298,6 +299,8 @@ class Tensor:
                 'var_no_grad = var.detach().')
         if flag and self._data.dtype.kind not in 'fV':
             raise RuntimeError(dtype_message)
+        if flag and type(self._version_counter) is grad_mode.InferenceCounter and not _state.inference:
+            raise RuntimeError('Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.')
         if self._requires_grad and not flag:
             _note_origin(self, 'frozen', None)  # for leafgrad.explain
         elif flag and not self._requires_grad and self._views is not None:
@@ -412,6 +415,8 @@ class Tensor:
     def _check_inplace(self):
         """Raise before an in-place op that would corrupt the graph; change nothing. (The
         checks of PyTorch's check_inplace, in its order, for a tensor that requires grad.)"""
+        if type(self._version_counter) is grad_mode.InferenceCounter and not _state.inference:
+            raise RuntimeError(grad_mode.INPLACE_ERROR)
         if not (self._requires_grad and _state.grad_enabled):
             return
         base = self._base

@@ -70,6 +70,20 @@ def memory_report(*roots):
     return report(*roots)
 
 
+_warned_create_graph = False
+
+
+def _warn_create_graph():
+    """PyTorch's warning, once a process, for backward() (not grad()) with create_graph=True."""
+    global _warned_create_graph
+    _warned_create_graph = True
+    import warnings
+    warnings.warn('Using backward() with create_graph=True will create a reference cycle between the parameter and '
+                  'its gradient which can cause a memory leak. We recommend using autograd.grad when creating the '
+                  'graph to avoid this. If you have to use this function, make sure to reset the .grad fields of your '
+                  'parameters to None after use to break the cycle and avoid the leak.', UserWarning, stacklevel=3)
+
+
 def backward(tensors: _Tensors, grad_tensors: _MaybeTensors = None, retain_graph: bool | None = None,
              create_graph: bool = False, grad_variables: _MaybeTensors = None,
              inputs: _Tensors | None = None) -> None:
@@ -105,6 +119,8 @@ def backward(tensors: _Tensors, grad_tensors: _MaybeTensors = None, retain_graph
         retain_graph = create_graph
     edges = _root_edges(tensors)
     grads = _make_grads(tensors, grad_tensors)
+    if create_graph and not _warned_create_graph:
+        _warn_create_graph()
     input_edges = None
     if inputs is not None:
         input_edges = []

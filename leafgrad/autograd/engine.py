@@ -107,9 +107,30 @@ def _nodes_leading_to(targets, nodes):
 
 class _Callbacks(threading.local):
     pending = None  # the outermost running walk's callbacks (None when no walk runs)
+    walks = None    # the running walks, innermost last: (id, dependency counts, roots, runnable, grad())
 
 
 _callbacks = _Callbacks()
+_walk_ids = itertools.count()
+
+
+def current_graph_task_id():
+    """The id of the backward walk running in this thread (the innermost), -1 outside one."""
+    walks = _callbacks.walks
+    return walks[-1][0] if walks else -1
+
+
+def will_engine_execute_node(node):
+    """Whether the walk running in this thread reaches ``node`` (a grad_fn or AccumulateGrad),
+    as PyTorch's ``torch._C._will_engine_execute_node``."""
+    walks = _callbacks.walks
+    if not walks:
+        raise RuntimeError('_will_engine_execute_node should only be called during the backward pass')
+    _, deps, roots, runnable, capture = walks[-1]
+    if capture and type(node) is AccumulateGrad:
+        raise RuntimeError('A leaf node was passed to _will_engine_execute_node but we are currently running '
+                           'autograd.grad(). This is currently not supported.')
+    return (node in deps or node in roots) and (runnable is None or node in runnable)
 
 
 def queue_callback(callback):
@@ -168,6 +189,10 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
     outermost = _callbacks.pending is None
     if outermost:
         _callbacks.pending = []
+    walks = _callbacks.walks
+    if walks is None:
+        walks = _callbacks.walks = []
+    walks.append((next(_walk_ids), deps, root_nodes, runnable, capture))
     try:
         while True:
             if pending is not None:
@@ -194,7 +219,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                 for hook in tuple(node._pre_hooks.values()):
                     new = hook(tuple(grads))
                     if new is not None:
-                        grads = list(new)
+                        grads = _checked_all(hook, grads, new)
 
             grad = grads[0] if len(grads) == 1 else _any_grad(grads)
             if grad is None or node._inert:
@@ -214,7 +239,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                 for hook in tuple(node._post_hooks.values()):
                     new = hook(tuple(outs), tuple(grads))
                     if new is not None:
-                        outs = tuple(new)
+                        outs = tuple(_checked_all(hook, outs, new))
 
             i = -1
             for nxt, nr in node.next_functions:  # (indexing outs costs less than a zip)
@@ -249,6 +274,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             # taken by AccumulateGrad without a copy) as soon as its last consumer has run.
             grads = outs = grad = old = None
     finally:
+        walks.pop()
         grad_mode.state.grad_enabled = prev_grad_mode
         if outermost:
             callbacks, _callbacks.pending = _callbacks.pending, None
@@ -295,6 +321,34 @@ def _run_tensor_hooks_and_retain(node, grads):
         _retain(node._retained, grads)
 
 
+from .. import tensor as _tensor  # noqa: E402  (tensor.py imports this module first)
+
+
+def _checked(hook, old, new):
+    """A hook's replacement for the gradient ``old``, refused as PyTorch refuses it when it
+    changes the gradient's shape or dtype."""
+    if old is None or new is None:
+        return new
+    if not isinstance(new, _tensor.Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    name = getattr(hook, '__name__', type(hook).__name__)
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if new._data.dtype != old._data.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_tensor.legacy_type_name(old._data)} "
+                           f"got {_tensor.legacy_type_name(new._data)})")
+    return new
+
+
+def _checked_all(hook, old, new):
+    new = list(new)
+    if len(new) != len(old):
+        name = getattr(hook, '__name__', type(hook).__name__)
+        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got {len(new)}, but "
+                           f"expected {len(old)})")
+    return [_checked(hook, o, n) for o, n in zip(old, new)]
+
+
 def _run_tensor_hooks(hooks_by_output, grads):
     for nr, hooks in hooks_by_output.items():
         if grads[nr] is None or not hooks:
@@ -302,7 +356,7 @@ def _run_tensor_hooks(hooks_by_output, grads):
         for hook in tuple(hooks.values()):
             new = hook(grads[nr])
             if new is not None:
-                grads[nr] = new
+                grads[nr] = _checked(hook, grads[nr], new)
 
 
 def _retain(retained, grads):

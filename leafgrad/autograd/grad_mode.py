@@ -16,6 +16,39 @@ class _State(threading.local):
 state = _State()
 
 
+INPLACE_ERROR = ('Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to '
+                 'get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more '
+                 'details.')
+SAVE_ERROR = ('Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode '
+              'in computation tracked by autograd. To work around this, you can make a clone to get a normal tensor '
+              'and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.')
+
+
+class InferenceCounter(list):
+    """The version counter of an inference tensor (and of its views, which share it): what
+    makes a tensor one. PyTorch's inference tensors track no version; this one refuses the
+    two uses of a version outside inference mode, with PyTorch's errors: reading it to save
+    the tensor for backward (``Node.save`` reads it) and bumping it for an in-place update
+    (the in-place ops check first, so that a refused update writes nothing)."""
+    __slots__ = ()
+
+    def __getitem__(self, i):
+        if not state.inference and state.grad_enabled:
+            raise RuntimeError(SAVE_ERROR)
+        return list.__getitem__(self, i)
+
+    def __setitem__(self, i, value):
+        if not state.inference:
+            raise RuntimeError(INPLACE_ERROR)
+        list.__setitem__(self, i, value)
+
+
+def check_not_inference(t):
+    """PyTorch's error for an in-place update of an inference tensor outside inference mode."""
+    if type(t._version_counter) is InferenceCounter and not state.inference:
+        raise RuntimeError(INPLACE_ERROR)
+
+
 def is_grad_enabled():
     return state.grad_enabled
 
@@ -38,7 +71,16 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """A manager without parameters also decorates bare: ``@no_grad`` as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Ops inside record nothing: their results have requires_grad=False."""
 
     def __init__(self):
@@ -52,7 +94,7 @@ class no_grad(_DecoratorContextManager):
         state.grad_enabled = self.prev
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     def __init__(self):
         self.prev = True
 
@@ -100,6 +142,7 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (state.grad_enabled, state.inference)
+        _count_inference_contexts(1)
         # as PyTorch's InferenceMode(enabled): grad mode is the opposite of ``enabled``, so
         # inference_mode(False) turns recording on, even inside no_grad
         state.grad_enabled = not self.mode
@@ -107,6 +150,19 @@ class inference_mode(_DecoratorContextManager):
 
     def __exit__(self, *exc):
         state.grad_enabled, state.inference = self.prev
+        _count_inference_contexts(-1)
 
     def clone(self):
         return self.__class__(self.mode)
+
+
+_contexts_lock = threading.Lock()
+
+
+def _count_inference_contexts(step):
+    # While any thread is inside inference_mode, ops that record nothing report their outputs
+    # (origins.note_no_grad), which marks them inference tensors: no cost outside.
+    from . import origins
+    with _contexts_lock:
+        origins.inference_contexts += step
+        origins._watching = origins.explain_watching or origins.inference_contexts > 0

@@ -119,16 +119,20 @@ class _Packed:
 
 def _pack_all(node, tensors):
     pack, unpack = _hooks_stack()[-1]
-    packed = []
-    for t in tensors:
+    order = node.pack_order
+    if order is None or len(order) != len(tensors):
+        order = range(len(tensors))
+    packed = [None] * len(tensors)
+    for i in order:  # packed in PyTorch's order, kept in the node's
+        t = tensors[i]
         if type(t) is SavedOutput:
             as_tensor = _tensor.Tensor._from_saved_output(t, node)
-            packed.append(_Packed(pack(as_tensor), unpack, t.requires_grad, None, t.output_nr, None, True))
+            packed[i] = _Packed(pack(as_tensor), unpack, t.requires_grad, None, t.output_nr, None, True)
         elif isinstance(t, _tensor.Tensor):
-            packed.append(_Packed(pack(t), unpack, t._requires_grad, t._grad_fn, t._output_nr,
-                                  t._accumulator, False))
+            t._version_counter[0]  # (an inference tensor's refuses to be saved: PyTorch's error)
+            packed[i] = _Packed(pack(t), unpack, t._requires_grad, t._grad_fn, t._output_nr, t._accumulator, False)
         else:  # a placeholder for an operand the derivative does not need
-            packed.append(t)
+            packed[i] = t
     return tuple(packed)
 
 
@@ -204,6 +208,10 @@ class Node:
     # no accumulator): the walk passes None on without running the derivative, as PyTorch's
     # derivatives compute nothing when no input needs it (its hooks still run)
     _inert = False
+    # The order in which saved-tensor hooks pack and unpack the saved tensors, where PyTorch's
+    # differs from the order they are saved in (its generated code saves what the first
+    # input's derivative needs first: mul packs other, then self).
+    pack_order = None
     # Slots that hold what the derivative needs besides saved tensors (an index, a mask) and
     # that PyTorch saves as tensors: release() frees them with the saved tensors, and a second
     # backward through the node then fails as PyTorch's does.
@@ -261,7 +269,14 @@ class Node:
         if saved is None:
             raise RuntimeError(_FREED)
         if self._saved_versions is None:
-            return [p.unpack(self) if type(p) in _UNPACKS else p for p in saved]
+            order = self.pack_order
+            if order is None or len(order) != len(saved):
+                return [p.unpack(self) if type(p) in _UNPACKS else p for p in saved]
+            out = [None] * len(saved)
+            for i in order:  # unpacked in PyTorch's order
+                p = saved[i]
+                out[i] = p.unpack(self) if type(p) in _UNPACKS else p
+            return out
         versions = self._saved_versions
         out = []
         for t in saved:  # (indexing versions costs less than a zip)
@@ -520,7 +535,11 @@ class AccumulateGrad(Node):
             meta = var._meta
             if meta is not None and meta.post_acc_hooks:
                 for hook in tuple(meta.post_acc_hooks.values()):
-                    hook(var)
+                    returned = hook(var)
+                    if returned is not None:
+                        if not isinstance(returned, _tensor.Tensor):
+                            raise TypeError(f"expected Variable, but hook returned '{type(returned).__name__}'")
+                        raise RuntimeError('Tensor post accumulate grad hooks should return None.')
         finally:
             lock.release()
         return ()
@@ -668,3 +687,118 @@ def increment_version(tensor):
     tensors = (tensor,) if isinstance(tensor, _tensor.Tensor) else tensor
     for t in tensors:
         _views.bump(t)
+
+
+def _grad_fn_or_accumulator(t):
+    if t._grad_fn is not None:
+        return t._grad_fn
+    if t._requires_grad:
+        return grad_accumulator(t)
+    raise RuntimeError('Expected a tensor that requires grad')
+
+
+class _MultiHandle:
+    __slots__ = ('handles',)
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode='all'):
+    """A hook on several tensors at once. ``mode='all'``: ``fn(grads)`` once per backward, when
+    the gradient of every tensor the walk reaches has been computed (None for the others);
+    ``mode='any'``: ``fn(grad)`` with the first of them computed in each backward."""
+    from .engine import current_graph_task_id, will_engine_execute_node
+    supported_modes = ('all', 'any')
+    if mode not in supported_modes:
+        raise ValueError(f'Expects mode to be one of {supported_modes} but got {mode}')
+    lock = threading.Lock()
+    tensors = tuple(tensors)
+    if mode == 'all':
+        count, buffer, expected = {}, {}, [None]
+        grad_fns = [_grad_fn_or_accumulator(t) for t in tensors]
+
+        def inner_hook(idx):
+            def hook(grad):
+                task = current_graph_task_id()
+                with lock:
+                    seen = count.get(task, 0)
+                    count[task] = seen + 1
+                    if seen == 0:
+                        expected[0] = sum(map(will_engine_execute_node, grad_fns))
+                        buffer[task] = [None] * len(tensors)
+                buffer[task][idx] = grad
+                if seen == expected[0] - 1:
+                    grads = buffer.pop(task)
+                    del count[task]
+                    fn(grads)
+            return hook
+        return _MultiHandle(tuple(t.register_hook(inner_hook(i)) for i, t in enumerate(tensors)))
+    ran = {}
+
+    @functools.wraps(fn)
+    def wrapped(grad):
+        task = current_graph_task_id()
+        with lock:
+            first = task not in ran
+            ran[task] = True
+        if first:
+            fn(grad)
+    return _MultiHandle(tuple(t.register_hook(wrapped) for t in tensors if t._requires_grad))
+
+
+_mutation_allowed = [False]
+
+
+class _AllowMutationOnSavedContext:
+    """What ``allow_mutation_on_saved_tensors`` yields: the saved copies, dropped on exit."""
+
+    def __init__(self):
+        self.saved = {}
+
+    def clear(self):
+        self.saved.clear()
+
+
+class allow_mutation_on_saved_tensors:
+    """Within this context, a tensor saved for backward may be changed in place afterwards: the
+    derivative sees the value it had when it was saved. Forward and backward both run inside.
+    (PyTorch copies a saved tensor when it is first changed; leafgrad copies it when it is
+    saved: the same values, more memory while the graph lives.)"""
+
+    _MESSAGE = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+                'in which the graph was originally recorded.')
+
+    def __enter__(self):
+        if _mutation_allowed[0]:
+            raise RuntimeError('allow_mutation_on_saved_tensors contexts cannot be nested')
+        ctx = self.ctx = _AllowMutationOnSavedContext()
+
+        def pack(tensor):
+            key = object()
+            ctx.saved[key] = tensor.detach().clone()
+            return key
+
+        def unpack(key):
+            if not _mutation_allowed[0] or key not in ctx.saved:
+                raise AssertionError(self._MESSAGE)
+            return ctx.saved[key]
+        self.hooks = saved_tensors_hooks(pack, unpack)
+        self.hooks.__enter__()
+        _mutation_allowed[0] = True
+        return ctx
+
+    def __exit__(self, *exc):
+        self.hooks.__exit__(*exc)
+        self.ctx.clear()
+        _mutation_allowed[0] = False

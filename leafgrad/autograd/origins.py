@@ -160,12 +160,20 @@ def copies_of(source):
 
 # ---- watching ops under no_grad (opt-in) -------------------------------------------------
 
-_watching = False
+_watching = False          # explain_watching, or some thread is inside inference_mode
+explain_watching = False
+inference_contexts = 0
 
 
 def note_no_grad(out, inputs):
-    """Called by ``_util.record`` for an op run with grad mode off, while watching."""
-    from .grad_mode import state
+    """Called by ``_util.record`` for an op run with grad mode off, while watching: marks an
+    output made in inference mode an inference tensor (a view's counter is its base's: set
+    after this), and notes for explain why ``out`` has no history."""
+    from .grad_mode import state, InferenceCounter
+    if state.inference and type(out._version_counter) is not InferenceCounter:
+        out._version_counter = InferenceCounter((0,))
+    if not explain_watching:
+        return
     for t in inputs:
         if getattr(t, '_requires_grad', False) is True:
             note(out, 'inference_mode' if state.inference else 'no_grad', t)
@@ -175,9 +183,10 @@ def note_no_grad(out, inputs):
 def watch_no_grad(enabled=True):
     """Record which tensors were computed under ``no_grad``/``inference_mode`` from tensors
     that require grad. Off by default: while off, an op pays one flag test (in ``_util.record``)."""
-    global _watching
-    _watching = bool(enabled)
+    global _watching, explain_watching
+    explain_watching = bool(enabled)
+    _watching = explain_watching or inference_contexts > 0
 
 
 def watching_no_grad():
-    return _watching
+    return explain_watching

@@ -155,6 +155,7 @@ def _bf16_by_scalar(ufunc, a, b, data):
 
 class MulBackward0(_BinaryNode):
     __slots__ = ()
+    pack_order = (1, 0)  # other first, as PyTorch
     release = _release_even_a_scalar
 
     def apply(self, grad):
@@ -199,6 +200,7 @@ def mul(input, other):
 
 class DivBackward0(_BinaryNode):
     __slots__ = ()
+    pack_order = (1, 0)  # other first, as PyTorch
     release = _release_even_a_scalar
 
     def apply(self, grad):
@@ -289,6 +291,7 @@ class PowBackward0(Node):
 
 class PowBackward1(Node):
     """``tensor ** tensor``."""
+    pack_order = (1, 0, 2)  # exponent, self, result, as PyTorch
     __slots__ = ('self_shape', 'other_shape')
 
     def apply(self, grad):

@@ -23,6 +23,7 @@ from .shape import as_strided_array
 from ..autograd.graph import gradient_edge
 from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
     makes_of as _makes_of, regenerate as _regenerate, reroot as _reroot, set_history as _rebase
+from ..autograd.grad_mode import INPLACE_ERROR, InferenceCounter, check_not_inference
 from ..tensor import Tensor
 
 
@@ -93,6 +94,7 @@ def _geometry(view, base):
 
 
 def _check_writable(self):
+    check_not_inference(self)
     if not self._data.flags.writeable:
         raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to a single '
                            'memory location. Please clone() the tensor before performing the operation.')
@@ -151,6 +153,8 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
             if alpha == 1:
                 return inplace(self, lambda s: op(s, other), (other,))
             return inplace(self, lambda s: op(s, other, alpha=alpha), (other,))
+    elif type(self._version_counter) is InferenceCounter and not state.inference:
+        raise RuntimeError(INPLACE_ERROR)
     data = self._data
     y = other._data if isinstance(other, Tensor) else other
     d = data.dtype

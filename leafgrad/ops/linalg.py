@@ -66,6 +66,7 @@ def mat2_grad(grad, mat1, transposed):
 
 class MmBackward0(Node):
     __slots__ = ('mat1_transposed', 'mat2_transposed')
+    pack_order = (1, 0)  # mat2 first, as PyTorch
 
     def apply(self, grad):
         a, b = self.saved_tensors  # (each only where the other factor needs grad)
@@ -167,6 +168,7 @@ ger = outer
 
 class BmmBackward0(Node):
     __slots__ = ()
+    pack_order = (1, 0)  # mat2 first, as PyTorch
 
     def apply(self, grad):
         a, b = self.saved_tensors
