@@ -14,7 +14,8 @@ from .autograd import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad
 from .tensor import Tensor
 
-__all__ = ['grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian']
+__all__ = ['grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian', 'functional_call',
+           'stack_module_state']
 
 
 # ---- a minimal pytree: tensors in (nested) tuples, lists and dicts ---------------------------
@@ -135,6 +136,10 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 raise RuntimeError('grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, '
                                    f'got tensor with {result.dim()} dims. Maybe you wanted to use the vjp or '
                                    'jacrev APIs instead?')
+            if has_aux:
+                for leaf in _flatten(aux)[0]:
+                    if not isinstance(leaf, Tensor):
+                        raise RuntimeError(f'Expected tensors, got unsupported type {type(leaf)}')
             inputs = [leaf for leaves in flat_inputs for leaf in leaves]
             _reaches_outer([result], inputs, nested)
             if result._requires_grad:
@@ -329,3 +334,52 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
     """The Jacobian, as ``torch.func.jacfwd`` gives it; computed here by reverse mode."""
     return jacrev(func, argnums, has_aux=has_aux)
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
+    """``module(*args, **kwargs)`` with the tensors of ``parameter_and_buffer_dicts`` (a dict of
+    name -> tensor, or a sequence of such dicts) in place of the module's own parameters and
+    buffers, put back afterwards."""
+    from .nn.utils.stateless import _functional_call
+    if isinstance(parameter_and_buffer_dicts, dict):
+        parameters_and_buffers = parameter_and_buffer_dicts
+    elif isinstance(parameter_and_buffer_dicts, (tuple, list)):
+        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+            raise ValueError('Expected all elements of parameter_and_buffer_dicts to be dictionaries')
+        counts = {}
+        for d in parameter_and_buffer_dicts:
+            for key in d:
+                counts[key] = counts.get(key, 0) + 1
+        repeated = [key for key, n in counts.items() if n > 1]
+        if repeated:
+            raise ValueError(f'{repeated} appeared in multiple dictionaries; behavior of functional call is ambiguous')
+        parameters_and_buffers = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
+    else:
+        raise ValueError('Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got '
+                         f'{type(parameter_and_buffer_dicts)}')
+    return _functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)
+
+
+def stack_module_state(models):
+    """(params, buffers): each parameter and buffer of ``models`` (modules of one class, in one
+    mode) stacked along a new first dimension, as vmap over an ensemble takes them."""
+    from . import stack
+    models = list(models)
+    if len(models) == 0:
+        raise RuntimeError('stack_module_state: Expected at least one model, got 0.')
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError('stack_module_state: Expected all models to have the same training/eval mode.')
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError('stack_module_state: Expected all models to be of the same class.')
+
+    def stacked(tensors, name):
+        if not (all(t.requires_grad for t in tensors) or not any(t.requires_grad for t in tensors)):
+            raise RuntimeError(f'Expected {name} from each model to have the same .requires_grad')
+        result = stack(tensors)
+        return result.detach().requires_grad_() if tensors[0].requires_grad else result
+
+    all_params = [dict(m.named_parameters()) for m in models]
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    params = {k: stacked(tuple(p[k] for p in all_params), k) for k in all_params[0]}
+    buffers = {k: stacked(tuple(b[k] for b in all_buffers), k) for k in all_buffers[0]}
+    return params, buffers

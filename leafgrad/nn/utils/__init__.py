@@ -2,7 +2,7 @@
 parametrizations and weight/spectral normalisation."""
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grad_norm, get_total_norm, clip_grads_with_norm_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
-from . import parametrizations, parametrize, rnn
+from . import parametrizations, parametrize, rnn, stateless
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
