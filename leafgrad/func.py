@@ -1,20 +1,22 @@
 """``leafgrad.func``: function transforms for pure functions (``grad``, ``grad_and_value``,
-``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``), as ``torch.func`` offers them. leafgrad
-has reverse mode only: ``jvp`` uses the double-backward trick (the vjp ``u -> J^T u`` is linear
-in ``u``; its derivative in the direction ``v`` is ``J v``), and a Jacobian is built one output
-element, one backward, at a time (no vmap), ``jacfwd`` giving the same values as ``jacrev``.
+``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``, ``linearize``, ``functional_call``,
+``stack_module_state``), as ``torch.func`` offers them. Reverse transforms run ``autograd.grad``;
+``jvp`` and ``jacfwd`` run forward mode (``autograd.forward_ad``: dual tensors whose tangents
+the ops' forward rules carry), ``jacfwd`` one forward pass per input element; ``hessian`` is
+forward over reverse. ``vmap`` lives in ``_vmap.py``.
 
-A transform calls the function on copies of the differentiated arguments that require grad
-and takes ``autograd.grad`` of the result. An argument that already requires grad (an outer
-transform's input, as in ``grad(grad(f))``) is used through a view, so the inner result stays
-differentiable for the outer transform; otherwise the result is returned detached. Arguments
-may be tensors or tuples/lists/dicts of them.
+A reverse transform calls the function on copies of the differentiated arguments that require
+grad and takes ``autograd.grad`` of the result. An argument that already requires grad (an
+outer transform's input, as in ``grad(grad(f))``) or carries a tangent (inside ``jacfwd``) is
+used through a view, so the inner result stays differentiable for the outer transform;
+otherwise the result is returned detached. Arguments may be tensors or tuples/lists/dicts of
+them.
 """
 from .autograd import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad
 from .tensor import Tensor
 
-__all__ = ['grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian', 'functional_call',
+__all__ = ['grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian', 'linearize', 'functional_call',
            'stack_module_state']
 
 
@@ -61,6 +63,12 @@ def _differentiable(leaf, nested):
     if leaf._requires_grad:
         nested[0] = True
         return leaf.view_as(leaf)
+    if leaf._fw_grad is not None:
+        # a dual tensor (inside jacfwd/jvp): the reverse pass runs recorded, so that its ops
+        # carry the tangents forward (forward over reverse), and its results keep them
+        from .autograd import forward_ad
+        nested[0] = True
+        return forward_ad.make_dual(leaf.detach().requires_grad_(True), leaf._fw_grad)
     return leaf.detach().requires_grad_(True)
 
 
@@ -273,15 +281,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     return wrapper
 
 
-def hessian(func, argnums=0):
-    """``hessian(f)(*args)``: the Jacobian of the Jacobian of f (both by reverse mode here;
-    torch.func uses forward over reverse, with the same result)."""
-    return jacrev(jacrev(func, argnums), argnums)
-
-
-def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    """``output, jvp_out = jvp(f, primals, tangents)``: f(*primals) and its directional
-    derivative along ``tangents`` (same structure as ``primals``)."""
+def _jvp_by_double_backward(func, primals, tangents, *, strict=False, has_aux=False):
+    """jvp inside an open dual level (a jvp of a jvp): the vjp ``u -> J^T u`` is linear in ``u``;
+    its derivative in the direction ``v`` is ``J v``."""
     if not isinstance(primals, tuple):
         raise RuntimeError('jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid '
                            'to call f(*primals).')
@@ -331,9 +333,182 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     return result + (aux,) if has_aux else result
 
 
+def _check_jvp_args(primals, tangents):
+    if not isinstance(primals, tuple):
+        raise RuntimeError('jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid '
+                           'to call f(*primals).')
+    flat, spec = _flatten(primals)
+    flat_t, spec_t = _flatten(tangents)
+    if spec != spec_t or type(primals) is not type(tangents):
+        raise RuntimeError('jvp(f, primals, tangents): Expected primals and tangents to have the same python '
+                           'structure. For example, if primals is a tuple of 3 tensors, tangents also must be. Got '
+                           f'primals with structure {_treespec(primals)} and tangents with structure '
+                           f'{_treespec(tangents)}')
+    for p, t in zip(flat, flat_t):
+        if not isinstance(p, Tensor) or not isinstance(t, Tensor):
+            bad = p if not isinstance(p, Tensor) else t
+            raise RuntimeError(f'jvp(f, primals, tangents): Expected primals and tangents to only contain Tensors, '
+                               f'got unsupported type {type(bad)}')
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError('Trying to set a forward gradient that has a different size than that of the original '
+                               f'Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given '
+                               f'forward gradient is of size {list(t.shape)}.')
+    return flat, flat_t, spec
+
+
+def _treespec(tree, depth=0):
+    """A structure as PyTorch's pytree prints it: ``TreeSpec(tuple, None, [*, *])``."""
+    if isinstance(tree, (tuple, list, dict)):
+        kind = type(tree).__name__
+        context = repr(list(tree)) if isinstance(tree, dict) else 'None'
+        children = [_treespec(c, depth + 1) for c in (tree.values() if isinstance(tree, dict) else tree)]
+        joined = (',\n' + ' ' * (2 * depth + 2)).join(children)
+        return f'TreeSpec({kind}, {context}, [{joined}])'
+    return '*'
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``output, jvp_out = jvp(f, primals, tangents)``: f(*primals) and its directional
+    derivative along ``tangents`` (same structure as ``primals``), by forward mode: the
+    primals made dual tensors, the ops' forward rules carrying the tangents."""
+    from .autograd import forward_ad
+    flat, flat_t, spec = _check_jvp_args(primals, tangents)
+    if forward_ad._state.level is not None:
+        return _jvp_by_double_backward(func, primals, tangents, strict=strict, has_aux=has_aux)
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(p, t) if p._data.dtype.kind == 'f' else p for p, t in zip(flat, flat_t)]
+        result = func(*_unflatten(duals, spec))
+        aux = None
+        if has_aux:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError('jvp(f, primals, tangents): output of function f should be a tuple: '
+                                   '(output, aux) if has_aux is True')
+            result, aux = result
+        outs, out_spec = _flatten(result)
+        for leaf in outs:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError('jvp(f, primals, tangents): expected f(*primals) to return only tensors, got '
+                                   f'unsupported type {type(leaf)}')
+        from . import zeros_like
+        primal_out, tangent_out = [], []
+        for o in outs:
+            p, t = forward_ad.unpack_dual(o)
+            primal_out.append(p)
+            tangent_out.append(t if t is not None else zeros_like(o))
+        aux = _unflatten([forward_ad.unpack_dual(a).primal if isinstance(a, Tensor) else a
+                          for a in _flatten(aux)[0]], _flatten(aux)[1]) if has_aux else None
+    result = (_unflatten(primal_out, out_spec), _unflatten(tangent_out, out_spec))
+    return result + (aux,) if has_aux else result
+
+
 def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
-    """The Jacobian, as ``torch.func.jacfwd`` gives it; computed here by reverse mode."""
-    return jacrev(func, argnums, has_aux=has_aux)
+    """``jacfwd(f)(*args)``: the Jacobian of f w.r.t. ``args[argnums]`` by forward mode, one
+    forward pass per input element (its tangent one-hot) in one dual level; for each output a
+    tensor of shape ``output.shape + input.shape``."""
+    if randomness not in ('error', 'different', 'same'):
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or 'same'. Got "
+                           f'{randomness}')
+    from .autograd import forward_ad
+
+    def wrapper(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        if forward_ad._state.level is not None:  # a jacfwd inside a dual level: by reverse mode
+            return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
+        args = list(args)
+        flat_inputs, specs = [], []
+        for n in nums:
+            leaves, spec = _flatten(args[n])
+            for leaf in leaves:
+                if not isinstance(leaf, Tensor):
+                    raise ValueError(f'Thing passed to transform API must be Tensor, got {type(leaf)}')
+            flat_inputs.append(leaves)
+            specs.append(spec)
+        inputs = [leaf for leaves in flat_inputs for leaf in leaves]
+        from . import stack, zeros, zeros_like
+        columns = [[] for _ in inputs]  # per input: per element, the flat output tangents
+        out_leaves = out_spec = aux = None
+        with forward_ad.dual_level():
+            for i, x in enumerate(inputs):
+                for k in range(max(x.numel(), 1) if x.numel() else 0):
+                    basis = zeros(x.numel(), dtype=x.dtype)
+                    basis._data[k] = 1
+                    dual = forward_ad.make_dual(x, basis.reshape(x.shape))
+                    pos, call_args, flat_i = 0, list(args), 0
+                    for n, leaves, spec in zip(nums, flat_inputs, specs):
+                        call_leaves = []
+                        for leaf in leaves:
+                            call_leaves.append(dual if flat_i == i else leaf)
+                            flat_i += 1
+                        call_args[n] = _unflatten(call_leaves, spec)
+                    result = func(*call_args, **kwargs)
+                    if has_aux:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            raise RuntimeError('jacfwd(f, ...)(*args): output of function f should be a tuple: '
+                                               '(output, aux) if has_aux is True')
+                        result, aux = result
+                    outs, out_spec = _flatten(result)
+                    for leaf in outs:
+                        if not isinstance(leaf, Tensor):
+                            raise RuntimeError('jacfwd(f, ...)(*args): expected f(*primals) to return only tensors, '
+                                               f'got unsupported type {type(leaf)}')
+                    out_leaves = [forward_ad.unpack_dual(o).primal for o in outs]
+                    tangents = [forward_ad.unpack_dual(o).tangent for o in outs]
+                    columns[i].append([t if t is not None else zeros_like(o) for t, o in zip(tangents, outs)])
+            if out_leaves is None:  # every input empty: evaluate once for the shapes
+                result = func(*args, **kwargs)
+                if has_aux:
+                    result, aux = result
+                out_leaves, out_spec = _flatten(result)
+            jacobians = []
+            for j, out in enumerate(out_leaves):
+                per_input = []
+                for i, x in enumerate(inputs):
+                    shape = tuple(out.shape) + tuple(x.shape)
+                    if columns[i]:
+                        cols = stack([col[j].reshape(-1) for col in columns[i]], -1)  # [out numel, in numel]
+                        per_input.append(cols.reshape(shape))
+                    else:
+                        per_input.append(zeros(shape, dtype=out.dtype))
+                grouped, pos = [], 0
+                for leaves, spec in zip(flat_inputs, specs):
+                    grouped.append(_unflatten(per_input[pos:pos + len(leaves)], spec))
+                    pos += len(leaves)
+                jacobians.append(grouped[0] if single else tuple(grouped))
+        jac = _unflatten(jacobians, out_spec)
+        if not any(x._requires_grad for x in inputs):
+            jac = _detach_tree(jac)
+        if has_aux:
+            return jac, _detach_tree(aux)
+        return jac
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """``hessian(f)(*args)``: the Jacobian of the gradient, forward mode over reverse mode
+    (``jacfwd(jacrev(f))``), as torch.func computes it."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def linearize(func, *primals):
+    """``output, jvp_fn = linearize(f, *primals)``: ``jvp_fn(*tangents)`` is the jvp of f at
+    ``primals`` (computed again at each call: leafgrad keeps no traced graph)."""
+    output = func(*primals)
+    for leaf in _flatten(output)[0]:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f'linearize: Expected f to return only tensors, got {type(leaf)}')
+    saved = tuple(p.detach() if isinstance(p, Tensor) else p for p in primals)
+
+    def jvp_fn(*tangents):
+        flat_p, flat_t = _flatten(saved)[0], _flatten(tangents)[0]
+        if len(flat_t) != len(flat_p):
+            raise RuntimeError(f'Expected the tangents to have the structure of the primals: {len(flat_p)} '
+                               f'tensors, got {len(flat_t)}')
+        for p, t in zip(flat_p, flat_t):
+            if tuple(p.shape) != tuple(t.shape):
+                raise RuntimeError(f'Expected tangent to have the shape of the primal: {list(p.shape)}, got '
+                                   f'{list(t.shape)}')
+        return jvp(func, saved, tuple(tangents))[1]
+    return _detach_tree(output), jvp_fn
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):

@@ -109,6 +109,7 @@ class Tensor:
     _chain = None        # a view's chain of view derivatives, once regenerated
     _view_node = None    # the node a view op recorded for the view (its derivative)
     _makes = None        # a view's chain of view ops from its base, once needed
+    _fw_grad = None      # the tangent of a dual tensor (autograd.forward_ad)
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)

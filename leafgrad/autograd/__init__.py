@@ -223,7 +223,7 @@ def __getattr__(name):
     import importlib
     if name in _LAZY:
         return getattr(importlib.import_module(f'.{_LAZY[name]}', __name__), name)
-    if name in ('function', 'functional', 'profiler', 'profiler_util'):
+    if name in ('function', 'functional', 'profiler', 'profiler_util', 'forward_ad'):
         return importlib.import_module(f'.{name}', __name__)
     raise AttributeError(f"module 'leafgrad.autograd' has no attribute '{name}'")
 

@@ -291,22 +291,33 @@ _FACTORIES = ('zeros', 'ones', 'empty', 'full', 'arange', 'linspace', 'logspace'
               'randint_like', 'normal', 'multinomial')
 
 
-def _build_ops():
+def _profiled(fn, name):
+    plain = name[2:-2] if name.startswith('__') and name.endswith('__') else name  # __neg__: neg
+    return _make_wrapper(fn, 'aten::' + _ATEN_NAMES.get(name, plain))
+
+
+def _build_ops(make_wrapper=None):
     """{id(function): (function, wrapper)} for every public op, each wrapper named as PyTorch
-    names the op; the first name a function is listed under wins (``mul`` before ``multiply``)."""
+    names the op; the first name a function is listed under wins (``mul`` before ``multiply``).
+    ``make_wrapper(function, name)``: another layer's wrappers (forward-mode AD, vmap) over the
+    same set of ops, indexing included."""
     import importlib
     from .. import creation, ops
     from ..ops import indexing, shape
     from ..tensor import Tensor
     table = {}
+    make = make_wrapper or _profiled
 
     def add(fn, name):
         if callable(fn) and not isinstance(fn, type) and id(fn) not in table and name not in _NOT_OPS:
-            plain = name[2:-2] if name.startswith('__') and name.endswith('__') else name  # __neg__: neg
-            table[id(fn)] = (fn, _make_wrapper(fn, 'aten::' + _ATEN_NAMES.get(name, plain)))
+            table[id(fn)] = (fn, make(fn, name))
 
-    table[id(indexing.getitem)] = (indexing.getitem, _make_index_wrapper(indexing.getitem, False))
-    table[id(indexing.setitem)] = (indexing.setitem, _make_index_wrapper(indexing.setitem, True))
+    if make_wrapper is None:
+        table[id(indexing.getitem)] = (indexing.getitem, _make_index_wrapper(indexing.getitem, False))
+        table[id(indexing.setitem)] = (indexing.setitem, _make_index_wrapper(indexing.setitem, True))
+    else:
+        add(indexing.getitem, '__getitem__')
+        add(indexing.setitem, '__setitem__')
     for family in ops.FAMILIES:
         module = importlib.import_module(f'..ops.{family}', __package__)
         for name in getattr(module, 'FUNCTIONS', ()):
@@ -325,7 +336,10 @@ def _build_ops():
                                       ('special', 'leafgrad.special', 'special_')):
         module = importlib.import_module(f'..{module_name}', __package__)
         for name, fn in vars(module).items():
-            if not name.startswith('_') and (getattr(fn, '__module__', None) or '').startswith(home):
+            where = getattr(fn, '__module__', None) or ''
+            if not name.startswith('_') and (where.startswith(home) or (
+                    make_wrapper is not None and module_name == 'nn.functional' and where.startswith('leafgrad.ops.')
+                    and not where.startswith('leafgrad.ops._'))):  # (another layer: also the ops F takes from ops)
                 add(fn, prefix + name)
     return table
 
@@ -371,8 +385,12 @@ def _replace(by_id, substitute):
                 new = substitute(value)
                 if new is not None:
                     namespace[key] = new
-    for key, value in list(vars(Tensor).items()):
-        if wanted(id(value)):
-            new = substitute(value)
-            if new is not None:
-                setattr(Tensor, key, new)
+    declared = sys.modules.get('leafgrad.ops._op')  # the late-bound namespace of declared ops
+    for holder in (Tensor, getattr(declared, 'ops', None)):
+        if holder is None:
+            continue
+        for key, value in list(vars(holder).items()):
+            if wanted(id(value)):
+                new = substitute(value)
+                if new is not None:
+                    setattr(holder, key, new)

@@ -15,6 +15,7 @@ a custom Function is twice differentiable when its backward is written with leaf
 """
 import functools
 import inspect
+import sys as _sys
 import warnings
 
 from . import grad_mode
@@ -251,14 +252,51 @@ class Function:
             if not any(d is o for o in outputs):
                 raise RuntimeError('Some elements marked as dirty during the forward method were not returned as '
                                    'output. The inputs that are modified inplace must all be outputs of the Function.')
+        forward_ad = _sys.modules.get('leafgrad.autograd.forward_ad')
+        duals = forward_ad is not None and forward_ad._state.propagating and any(
+            t._fw_grad is not None for t in tensor_args)
         if not record:
+            if duals:
+                _forward_tangents(cls, ctx, args, outputs, forward_ad)
             return output
         if anomaly_state.enabled:
             ctx._anomaly_trace = forward_trace()
         ctx._input_meta = tuple((t._data.shape, t._data.dtype, t._requires_grad) for t in tensor_args)
         outputs = _connect_outputs(ctx, outputs, tensor_args, dirty)
+        if duals:
+            to_save = ctx.to_save
+            _forward_tangents(cls, ctx, args, outputs, forward_ad)
+            ctx.to_save = to_save
         _save(ctx, outputs, tensor_args)
         return outputs[0] if single else outputs
+
+
+def _forward_tangents(cls, ctx, args, outputs, forward_ad):
+    """Forward mode through a custom Function: ``cls.jvp(ctx, *tangents)`` (a tangent per
+    forward argument: zeros for a tensor without one, None for a non-tensor) gives the outputs'
+    tangents; ``ctx.saved_tensors`` holds what ``save_for_forward`` (else ``save_for_backward``)
+    kept."""
+    from .. import zeros_like
+    tangents = tuple((a._fw_grad if a._fw_grad is not None else zeros_like(a)) if isinstance(a, Tensor) else None
+                     for a in args)
+    kept = getattr(ctx, 'saved_for_forward', None)
+    if kept is None:
+        kept = ctx.to_save or ()
+    previous = (ctx._saved, ctx._saved_versions)
+    Node.save(ctx, *[_NONE if t is None else t for t in kept])
+    try:
+        with forward_ad._off():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._saved, ctx._saved_versions = previous
+    result = result if isinstance(result, tuple) else (result,)
+    tensor_outputs = [o for o in outputs if isinstance(o, Tensor)]
+    if len(result) != len(outputs) and len(result) != len(tensor_outputs):
+        raise RuntimeError(f'function {cls.__name__}_jvp returned an incorrect number of forward gradients (expected '
+                           f'{len(outputs)}, got {len(result)})')
+    for o, t in zip(outputs if len(result) == len(outputs) else tensor_outputs, result):
+        if isinstance(o, Tensor) and t is not None:
+            forward_ad._set(o, t)
 
 
 def _bind(cls, args, kwargs):

@@ -115,6 +115,34 @@ def _analytical_jacobians(outputs, inputs):
     return jac
 
 
+def _forward_jacobians(func, inputs, outputs):
+    """{(out_i, in_i): array [input numel, output numel]} by forward mode: one forward pass per
+    input element, that input's tangent one-hot, the others' zero."""
+    from . import forward_ad
+    diff = [(i, x) for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
+    jac = {}
+    with forward_ad.dual_level():
+        for i, x in diff:
+            mats = [np.zeros((x._data.size, o._data.size), dtype=o._data.dtype) for o in outputs]
+            for k in range(x._data.size):
+                duals = list(inputs)
+                for ii, xx in diff:
+                    tangent = np.zeros_like(xx._data).reshape(-1)
+                    if ii == i:
+                        tangent[k] = 1
+                    duals[ii] = forward_ad.make_dual(xx, Tensor._wrap(tangent.reshape(xx._data.shape)))
+                outs = _eval(func, duals)
+                for j, o in enumerate(outs):
+                    t = forward_ad.unpack_dual(o).tangent
+                    if t is not None:
+                        if tuple(t._data.shape) != tuple(o._data.shape):
+                            raise GradcheckError('Forward-mode gradient has incorrect shape')
+                        mats[j][k] = _host_copy(t).reshape(-1)
+            for j in range(len(outputs)):
+                jac[(j, i)] = mats[j]
+    return jac
+
+
 def _fmt(array, dtype):
     return repr(Tensor._wrap(np.asarray(array, dtype=dtype)))
 
@@ -134,18 +162,28 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
     Returns True, or raises GradcheckError (returns False with ``raise_exception=False``)
     naming the output and input whose Jacobians differ.
     """
-    if check_forward_ad or check_batched_grad or check_batched_forward_grad:
-        raise NotImplementedError('leafgrad has no forward-mode AD or vmap: check_forward_ad, '
-                                  'check_batched_grad and check_batched_forward_grad must be False')
+    if check_batched_grad or check_batched_forward_grad:
+        raise NotImplementedError('leafgrad checks no batched gradients: check_batched_grad and '
+                                  'check_batched_forward_grad must be False')
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
     outputs = _eval(func, inputs)
-    if not check_backward_ad:
+    if not check_backward_ad and not check_forward_ad:
         return True
 
     if fast_mode:
         return _fast_gradcheck(func, inputs, outputs, eps, atol, rtol, nondet_tol, raise_exception)
     numerical = _numerical_jacobians(func, inputs, outputs, eps)
+    if check_forward_ad:
+        forward = _forward_jacobians(func, inputs, outputs)
+        for (j, i), a in forward.items():
+            n = numerical[(j, i)]
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                dtype = outputs[j]._data.dtype
+                return _fail(f'Jacobian computed with forward mode mismatch for output {j} with respect to input '
+                             f'{i},\nnumerical:{_fmt(n, dtype)}\nanalytical:{_fmt(a, dtype)}\n', raise_exception)
+    if not check_backward_ad:
+        return True
 
     # Outputs that do not require grad must have a zero numerical Jacobian.
     for j, out in enumerate(outputs):

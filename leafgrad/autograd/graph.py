@@ -188,6 +188,33 @@ def _checking_what_was_saved(apply):
     return checked_apply
 
 
+def elementwise_jvp(node, tangents):
+    """The forward rule of a one-input elementwise op: its Jacobian is diagonal, so J t is what
+    the reverse derivative gives for t (``jvp = elementwise_jvp`` beside such an op's apply)."""
+    out = node.apply(tangents[0])
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def slice_reduction_jvp(node, tangents, output, dims, keepdim):
+    """The forward rule of an op whose outputs each depend on their own slice of the first input
+    (a max, a norm, a reduced loss): the reverse derivative seeded with ones gives each output's
+    gradient on its slice, and the tangent is that gradient dotted with the inputs' tangents
+    over the slice (``dims``; ``()`` for an elementwise, unreduced one)."""
+    from .. import ones_like
+    from ..ops.reduction import sum as _sum
+    grads = node.apply(ones_like(output))
+    if not isinstance(grads, (tuple, list)):
+        grads = (grads,)
+    out = None
+    for g, t in zip(grads, tangents):
+        if g is not None and t is not None:
+            term = g * t
+            out = term if out is None else out + term
+    if out is None or not dims:
+        return out
+    return _sum(out, dims, keepdim)
+
+
 class Node:
     """A recorded op. Subclasses are named as PyTorch names them (``MulBackward0``)."""
     # Rarely set fields are class-level defaults; an instance stores them (in its __dict__)

@@ -11,6 +11,7 @@ comparison as PyTorch's kernels.
 import math
 
 from .. import backend
+from ..autograd.graph import elementwise_jvp
 from . import elementwise as ew
 from ._util import Node, in_float32, opmath, record, unary, wrap, xp
 from .inplace import inplace as _run_inplace
@@ -52,6 +53,8 @@ def _rounded(data, input):
 class LeakyReluBackward0(Node):
     __slots__ = ('negative_slope',)
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         slope = xp.where(x._data > 0, 1.0, self.negative_slope)
@@ -87,6 +90,8 @@ def leaky_relu_(input, negative_slope=0.01):
 class EluBackward0(Node):
     """scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))."""
     __slots__ = ('alpha', 'scale', 'input_scale')
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
@@ -169,6 +174,8 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 class GeluBackward0(Node):
     __slots__ = ('approximate',)
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
 
@@ -204,6 +211,8 @@ def gelu(input, approximate='none'):
 class SiluBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
 
@@ -230,6 +239,8 @@ def _softplus_array(x):
 class MishBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
 
@@ -253,6 +264,8 @@ def mish(input, inplace=False):
 class SoftplusBackward0(Node):
     __slots__ = ('beta', 'threshold')
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
 
@@ -275,6 +288,8 @@ def softplus(input, beta=1.0, threshold=20.0):
 class LogSigmoidBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
 
@@ -294,6 +309,8 @@ def logsigmoid(input):
 class HardtanhBackward0(Node):
     """The gradient passes strictly inside (min_val, max_val), as PyTorch's kernel."""
     __slots__ = ('min_val', 'max_val')
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -330,6 +347,8 @@ def relu6(input, inplace=False):
 class HardswishBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
 
@@ -352,6 +371,8 @@ def hardswish(input, inplace=False):
 
 class HardsigmoidBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -379,6 +400,8 @@ def hardsigmoid(input, inplace=False):
 
 class ThresholdBackward0(Node):
     __slots__ = ('threshold',)
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -412,6 +435,8 @@ def threshold_(input, threshold, value):
 class HardshrinkBackward0(Node):
     __slots__ = ('lambd',)
     double_backward_name = 'HardshrinkBackwardBackward0'
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors

@@ -5,6 +5,9 @@ from ..tensor import Tensor
 
 
 class ToCopyBackward0(Node):
+    def jvp(self, tangents, output):
+        return tangents[0].to(output.dtype)
+
     def apply(self, grad):
         return to(grad, dtype=self.self_dtype, device=self.self_device),
 

@@ -5,12 +5,19 @@ them; under a plain ``backward()`` grad mode is off and those ops take their fas
 """
 from ._util import (Node, binary_operands, broadcast_error, divided, float_dtype_for, opmath, record,
                     saved_output, state, sum_to, times, unary, wrap, xp)
-from ..autograd.graph import _Empty, unshared
+from ..autograd.graph import _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor
 
 
 def _shape(x):
     return x._data.shape if isinstance(x, Tensor) else ()
+
+
+def _tangent_sum(ta, tb, a_shape, b_shape):
+    """The tangent of a sum of two broadcast operands (either tangent may be None)."""
+    shape = xp.broadcast_shapes(a_shape, b_shape)
+    out = ta if tb is None else tb if ta is None else ta + tb
+    return out if out._data.shape == shape else out.expand(shape)
 
 
 class _BinaryNode(Node):
@@ -29,6 +36,12 @@ def _release_even_a_scalar(node):
 class AddBackward0(_BinaryNode):
     __slots__ = ()
 
+    def jvp(self, tangents):
+        ta, tb = tangents
+        if tb is not None and self.alpha != 1:
+            tb = tb * self.alpha
+        return _tangent_sum(ta, tb, self.self_shape, self.other_shape)
+
     def apply(self, grad):
         a = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
         b = None
@@ -39,6 +52,12 @@ class AddBackward0(_BinaryNode):
 
 class SubBackward0(_BinaryNode):
     __slots__ = ()
+
+    def jvp(self, tangents):
+        ta, tb = tangents
+        if tb is not None:
+            tb = -tb if self.alpha == 1 else tb * -self.alpha
+        return _tangent_sum(ta, tb, self.self_shape, self.other_shape)
 
     def apply(self, grad):
         a = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
@@ -51,6 +70,9 @@ class SubBackward0(_BinaryNode):
 class RsubBackward1(Node):
     """``scalar - tensor``."""
     __slots__ = ('alpha',)
+
+    def jvp(self, tangents):
+        return -tangents[0] if self.alpha == 1 else tangents[0] * -self.alpha
 
     def apply(self, grad):
         return (-grad if self.alpha == 1 else grad * -self.alpha),
@@ -158,6 +180,16 @@ class MulBackward0(_BinaryNode):
     pack_order = (1, 0)  # other first, as PyTorch
     release = _release_even_a_scalar
 
+    def jvp(self, tangents):
+        ta, tb = tangents
+        saved = self.saved_tensors
+        out = None
+        if ta is not None:
+            out = ta * (saved[1] if self.other_scalar is None else self.other_scalar)
+        if tb is not None:
+            out = tb * saved[0] if out is None else out + tb * saved[0]
+        return out
+
     def apply(self, grad):
         saved = self.saved_tensors
         ga = gb = None
@@ -202,6 +234,18 @@ class DivBackward0(_BinaryNode):
     __slots__ = ()
     pack_order = (1, 0)  # other first, as PyTorch
     release = _release_even_a_scalar
+
+    def jvp(self, tangents):
+        ta, tb = tangents
+        if self.other_scalar is not None:
+            return ta / self.other_scalar
+        saved = self.saved_tensors
+        other = saved[1]
+        out = ta / other if ta is not None else None
+        if tb is not None:
+            d = -tb * saved[0] / (other * other)
+            out = d if out is None else out + d
+        return out
 
     def apply(self, grad):
         saved = self.saved_tensors
@@ -264,6 +308,8 @@ subtract = sub
 class ReciprocalBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (result,) = self.saved_tensors
         return (-grad * result * result),
@@ -279,6 +325,8 @@ class PowBackward0(Node):
     """``tensor ** scalar``."""
     __slots__ = ('exponent',)
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (base,) = self.saved_tensors
         p = self.exponent
@@ -293,6 +341,18 @@ class PowBackward1(Node):
     """``tensor ** tensor``."""
     pack_order = (1, 0, 2)  # exponent, self, result, as PyTorch
     __slots__ = ('self_shape', 'other_shape')
+
+    def jvp(self, tangents):
+        ta, tb = tangents
+        base, exponent, result = self.saved_tensors
+        out = None
+        if ta is not None:
+            out = where(exponent == 0, 0.0, ta * exponent * pow(base, exponent - 1))
+        if tb is not None:
+            d = tb * result * log(base)
+            d = where(base == 0, where(exponent >= 0, 0.0, d), d)
+            out = d if out is None else out + d
+        return out
 
     def apply(self, grad):
         base, exponent, result = self.saved_tensors
@@ -310,6 +370,8 @@ class PowBackward1(Node):
 class PowBackward2(Node):
     """``scalar ** tensor``."""
     __slots__ = ('base',)
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         _, result = self.saved_tensors  # (the exponent is saved as PyTorch saves it: checked only)
@@ -392,6 +454,8 @@ def square(input):
 class NegBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         return -grad,
 
@@ -424,6 +488,8 @@ class ExpBackward0(_OutputDerivative):
     __slots__ = ()
     on_arrays, recorded = staticmethod(xp.multiply), staticmethod(times)
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
 
 def exp(input):
     return unary(ExpBackward0, input, xp.exp(float_dtype_for(input._data)), save='output')
@@ -431,6 +497,8 @@ def exp(input):
 
 class LogBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -446,6 +514,8 @@ def log(input):
 class SqrtBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (result,) = self.saved_tensors
         return grad / (result * 2),
@@ -459,6 +529,8 @@ def sqrt(input):
 
 class AbsBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -494,6 +566,15 @@ class SignBackward0(Node):
 
 class TanhBackwardBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, tangents):  # d[grad * (1 - r^2)] = t_grad * (1 - r^2) - grad * 2 r t_r
+        grad, result = self.saved_tensors
+        t_grad, t_result = tangents
+        out = t_grad * (1 - result * result) if t_grad is not None else None
+        if t_result is not None:
+            d = grad * result * t_result * -2
+            out = d if out is None else out + d
+        return out
 
     def apply(self, gg):
         grad, result = self.saved_tensors
@@ -537,7 +618,10 @@ def tanh_backward(grad, result):
 
 class TanhBackward0(_OutputDerivative):
     __slots__ = ()
-    on_arrays, recorded = staticmethod(_tanh_derivative), staticmethod(tanh_backward)
+    on_arrays = staticmethod(_tanh_derivative)
+    recorded = staticmethod(lambda g, r: tanh_backward(g, r))  # (looked up when run: forward AD wraps it)
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
 
 def tanh(input):
@@ -546,6 +630,15 @@ def tanh(input):
 
 class SigmoidBackwardBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, tangents):  # d[grad * r (1 - r)] = t_grad * r (1 - r) + grad * (1 - 2 r) t_r
+        grad, result = self.saved_tensors
+        t_grad, t_result = tangents
+        out = t_grad * (result * (1 - result)) if t_grad is not None else None
+        if t_result is not None:
+            d = grad * (1 - result * 2) * t_result
+            out = d if out is None else out + d
+        return out
 
     def apply(self, gg):
         grad, result = self.saved_tensors
@@ -599,7 +692,10 @@ def _sigmoid_array(x):
 
 class SigmoidBackward0(_OutputDerivative):
     __slots__ = ()
-    on_arrays, recorded = staticmethod(_sigmoid_derivative), staticmethod(sigmoid_backward)
+    on_arrays = staticmethod(_sigmoid_derivative)
+    recorded = staticmethod(lambda g, r: sigmoid_backward(g, r))  # (looked up when run: forward AD wraps it)
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
 
 def sigmoid(input):
@@ -608,6 +704,10 @@ def sigmoid(input):
 
 class ReluBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, tangents):
+        (result,) = self.saved_tensors
+        return tangents[0] * wrap(result._data > 0)
 
     def apply(self, grad):
         # PyTorch's threshold_backward: zero where the result is <= 0, grad elsewhere (at a NaN too)
@@ -630,6 +730,9 @@ class MaskedGradBackward(Node):
     input whose own derivative is zero (as PyTorch records ThresholdBackwardBackward0 and its
     kin), so that differentiating a relu's gradient again gives zeros rather than an error."""
     __slots__ = ('mask', 'label')
+
+    def jvp(self, tangents):
+        return tangents[0] * self.mask if tangents[0] is not None else None
 
     def apply(self, grad):
         gg = grad * self.mask if self.next_functions[0][0] is not None else None
@@ -662,6 +765,8 @@ def relu(input):
 class SinBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * cos(x),
@@ -673,6 +778,8 @@ def sin(input):
 
 class CosBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -687,6 +794,13 @@ def cos(input):
 
 class WhereBackward0(Node):
     __slots__ = ('x_shape', 'y_shape')
+
+    def jvp(self, tangents):
+        (cond,) = self.saved_tensors
+        tx, ty = tangents
+        shape = xp.broadcast_shapes(cond._data.shape, self.x_shape, self.y_shape)
+        zero = wrap(xp.zeros(shape, dtype=(tx if tx is not None else ty)._data.dtype))
+        return where(cond, zero if tx is None else tx, zero if ty is None else ty)
 
     def apply(self, grad):
         (cond,) = self.saved_tensors

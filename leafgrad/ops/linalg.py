@@ -34,6 +34,17 @@ def _tname(t):
             'int32': 'int'}.get(t._data.dtype.name, t._data.dtype.name)
 
 
+def bilinear_jvp(node, tangents, product):
+    """The forward rule of a product ``product(a, b)`` linear in each factor: ``product(ta, b) +
+    product(a, tb)``; the node saved each factor where the other needs one (``save_crosswise``)."""
+    ta, tb = tangents[0], tangents[1]
+    a, b = node.saved_tensors[-2:]
+    out = product(ta, b) if ta is not None else None
+    if tb is not None:
+        out = product(a, tb) if out is None else out + product(a, tb)
+    return out
+
+
 def mat1_grad(grad, mat2, transposed=False):
     """``grad @ mat2.T``, the gradient of a matrix product's first factor, laid out like mat1
     (PyTorch's mm_mat1_backward: computed transposed when mat1 was laid out by columns)."""
@@ -68,6 +79,9 @@ class MmBackward0(Node):
     __slots__ = ('mat1_transposed', 'mat2_transposed')
     pack_order = (1, 0)  # mat2 first, as PyTorch
 
+    def jvp(self, tangents):
+        return bilinear_jvp(self, tangents, mm)
+
     def apply(self, grad):
         a, b = self.saved_tensors  # (each only where the other factor needs grad)
         ga = mat1_grad(grad, b, self.mat1_transposed) if self.next_functions[0][0] is not None else None
@@ -90,6 +104,9 @@ def mm(input, mat2):
 
 class MvBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, tangents):
+        return bilinear_jvp(self, tangents, mv)
 
     def apply(self, grad):
         a, v = self.saved_tensors
@@ -118,6 +135,9 @@ def mv(input, vec):
 class DotBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, tangents):
+        return bilinear_jvp(self, tangents, dot)
+
     def apply(self, grad):
         a, b = self.saved_tensors
         ga = grad * b if self.next_functions[0][0] is not None else None
@@ -143,6 +163,9 @@ def dot(input, other):
 
 
 class OuterBackward(Node):
+    def jvp(self, tangents):
+        return bilinear_jvp(self, tangents, outer)
+
     def apply(self, grad):
         a, b = self.saved_tensors
         ga = mv(grad, b) if self.next_functions[0][0] is not None else None
@@ -169,6 +192,9 @@ ger = outer
 class BmmBackward0(Node):
     __slots__ = ()
     pack_order = (1, 0)  # mat2 first, as PyTorch
+
+    def jvp(self, tangents):
+        return bilinear_jvp(self, tangents, bmm)
 
     def apply(self, grad):
         a, b = self.saved_tensors
@@ -345,6 +371,16 @@ class _ScaledProductBackward(Node):
     factors, saved only where the other factor needs grad (``_record_scaled_product``)."""
     __slots__ = ('self_shape', 'alpha', 'beta')
 
+    def jvp(self, tangents):
+        t_input, ta, tb = tangents
+        out = None
+        if ta is not None or tb is not None:
+            out = _scaled(bilinear_jvp(self, (ta, tb), self.product), self.alpha)
+        if t_input is not None:
+            t_input = _scaled(t_input, self.beta)
+            out = t_input if out is None else out + t_input
+        return out
+
     def apply(self, grad):
         nf = self.next_functions
         gs = sum_to(_scaled(grad, self.beta), self.self_shape) if nf[0][0] is not None else None
@@ -369,6 +405,8 @@ class AddmmBackward0(_ScaledProductBackward):
     def factor_grads(self, grad, mat1, mat2, need_mat1, need_mat2):
         return (_scaled(mat1_grad(grad, mat2, self.mat1_transposed), self.alpha) if need_mat1 else None,
                 _scaled(mat2_grad(grad, mat1, self.mat2_transposed), self.alpha) if need_mat2 else None)
+
+    product = staticmethod(lambda a, b: mm(a, b))
 
 
 def _check_mm(mat1, mat2, rank_errors=None):
@@ -414,6 +452,8 @@ class AddmvBackward0(_ScaledProductBackward):
         return (_scaled(outer(grad, vec), self.alpha) if need_mat else None,
                 _scaled(mv(_shape.t(mat), grad), self.alpha) if need_vec else None)
 
+    product = staticmethod(lambda a, b: mv(a, b))
+
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     a, v = mat._data, vec._data
@@ -444,6 +484,8 @@ class BaddbmmBackward0(_ScaledProductBackward):
         return (_scaled(bmm(grad, _shape.transpose(b2, 1, 2)), self.alpha) if need_b1 else None,
                 _scaled(bmm(_shape.transpose(b1, 1, 2), grad), self.alpha) if need_b2 else None)
 
+    product = staticmethod(lambda a, b: bmm(a, b))
+
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if autocast.state.on:
@@ -460,6 +502,8 @@ class AddbmmBackward0(_ScaledProductBackward):
         g = _shape.expand(_shape.unsqueeze(_scaled(grad, self.alpha), 0), (self.batch,) + tuple(grad.shape))
         return (bmm(g, _shape.transpose(b2, 1, 2)) if need_b1 else None,
                 bmm(_shape.transpose(b1, 1, 2), g) if need_b2 else None)
+
+    product = staticmethod(lambda a, b: _sum(bmm(a, b), 0))
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):

@@ -9,6 +9,7 @@ Two gradient rules, as PyTorch:
 import builtins
 
 from .. import return_types
+from ..autograd.graph import slice_reduction_jvp
 from ._util import Node, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
 from ..tensor import Tensor
 
@@ -61,6 +62,11 @@ class _SelectAlongDim(Node):
     """values, indices = op(x, dim): the values' gradient goes to the chosen indices."""
     saved_state = ('index',)
     # no __slots__: record_many sets num_outputs and output_meta on multi-output nodes
+
+    def jvp(self, tangents, output):
+        if not self.shape:
+            return tangents[0]
+        return slice_reduction_jvp(self, tangents, output, (self.dim,), self.keepdim)
 
     def apply(self, grad, grad_indices=None):
         if not self.shape:  # a 0-d input is its own max
@@ -116,6 +122,9 @@ def _argmin_nan_first(data, d):
 class _EvenlyDistribute(Node):
     __slots__ = ()
 
+    def jvp(self, tangents, output):
+        return slice_reduction_jvp(self, tangents, output, tuple(range(len(tangents[0].shape))), False)
+
     def apply(self, grad):
         x, result = self.saved_tensors
         r = result._data
@@ -170,6 +179,9 @@ def min(input, dim=None, keepdim=False, *, out=None):
 class AmaxBackward0(Node):
     """The gradient split evenly among the elements equal to the result, per reduced slice."""
     __slots__ = ('dims', 'keepdim')
+
+    def jvp(self, tangents, output):
+        return slice_reduction_jvp(self, tangents, output, self.dims, self.keepdim)
 
     def apply(self, grad):
         x, result = self.saved_tensors

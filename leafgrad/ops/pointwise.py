@@ -6,6 +6,7 @@ Derivatives are leafgrad ops (differentiable again); binary ones undo broadcasti
 """
 import math
 
+from ..autograd.graph import elementwise_jvp
 from .. import backend
 from . import elementwise as ew
 from ._util import Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
@@ -315,6 +316,8 @@ def float_power(input, exponent):
 class Exp2Backward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (result,) = self.saved_tensors
         return grad * result * math.log(2.0),
@@ -326,6 +329,8 @@ def exp2(input):
 
 class LogitBackward0(Node):
     __slots__ = ('eps',)
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -352,6 +357,8 @@ def logit(input, eps=None):
 class SincBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         zero = xp.asarray(x._data == 0)
@@ -371,6 +378,8 @@ def sinc(input):
 class SgnBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         return grad * 0,
 
@@ -389,12 +398,16 @@ def positive(input):
 class Deg2RadBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         return grad * (math.pi / 180),
 
 
 class Rad2DegBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         return grad * (180 / math.pi),

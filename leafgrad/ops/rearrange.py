@@ -34,6 +34,11 @@ def _to_dtype(t, np_dtype):
 class CatBackward0(Node):
     __slots__ = ('dim', 'sizes', 'shapes', 'dtypes')
 
+    def jvp(self, tangents, output):
+        parts = [t if t is not None else wrap(xp.zeros(shape, dtype=output._data.dtype))
+                 for t, shape, size in zip(tangents, self.shapes, self.sizes) if size is not None]
+        return cat(parts, self.dim)
+
     def apply(self, grad):
         grads = []
         offset = 0
@@ -94,6 +99,11 @@ concat = concatenate = cat
 
 class StackBackward0(Node):
     __slots__ = ('dim', 'dtypes')
+
+    def jvp(self, tangents, output):
+        shape = output._data.shape[:self.dim] + output._data.shape[self.dim + 1:]
+        return stack([t if t is not None else wrap(xp.zeros(shape, dtype=output._data.dtype)) for t in tangents],
+                     self.dim)
 
     def apply(self, grad):
         return tuple(_to_dtype(_shape.select(grad, self.dim, i), dt) if fn is not None else None

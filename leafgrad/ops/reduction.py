@@ -31,12 +31,18 @@ def _expand_back(grad, shape, dims, keepdim):
 class SumBackward0(Node):
     __slots__ = ('self_shape',)
 
+    def jvp(self, tangents):
+        return sum(tangents[0])
+
     def apply(self, grad):
         return expand(grad, self.self_shape),
 
 
 class SumBackward1(Node):
     __slots__ = ('self_shape', 'dims', 'keepdim')
+
+    def jvp(self, tangents):
+        return sum(tangents[0], self.dims, self.keepdim)
 
     def apply(self, grad):
         return _expand_back(grad, self.self_shape, self.dims, self.keepdim),
@@ -85,12 +91,18 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 class MeanBackward0(Node):
     __slots__ = ('self_shape', 'count')
 
+    def jvp(self, tangents):
+        return sum(tangents[0]) / self.count
+
     def apply(self, grad):
         return expand(grad / self.count, self.self_shape),
 
 
 class MeanBackward1(Node):
     __slots__ = ('self_shape', 'dims', 'keepdim', 'count')
+
+    def jvp(self, tangents):
+        return sum(tangents[0], self.dims, self.keepdim) / self.count
 
     def apply(self, grad):
         return _expand_back(grad / self.count, self.self_shape, self.dims, self.keepdim),
@@ -151,6 +163,11 @@ def _no_dof_factor(x):
 class VarBackward0(Node):
     __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
 
+    def jvp(self, tangents):
+        (x,) = self.saved_tensors
+        centered = x - mean(x, self.dims, keepdim=True)
+        return sum(centered * tangents[0], self.dims, self.keepdim) * _per_dof(2.0, self.count - self.correction)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         if self.full and self.count - self.correction <= 0:
@@ -162,6 +179,13 @@ class VarBackward0(Node):
 
 class StdBackward0(Node):
     __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
+
+    def jvp(self, tangents):
+        x, result = self.saved_tensors
+        centered = x - mean(x, self.dims, keepdim=True)
+        var_t = sum(centered * tangents[0], self.dims, self.keepdim) * _per_dof(1.0, self.count - self.correction)
+        zero = result._data == 0
+        return var_t / (result + wrap(zero.astype(result._data.dtype))) * wrap(~zero)
 
     def apply(self, grad):
         x, result = self.saved_tensors
@@ -386,6 +410,12 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 class LogsumexpBackward0(Node):
     __slots__ = ('dims', 'keepdim')
 
+    def jvp(self, tangents):
+        from .elementwise import exp
+        x, result = self.saved_tensors
+        r = result if self.keepdim else _unsqueeze_dims(result, self.dims)
+        return sum(exp(x - r) * tangents[0], self.dims, self.keepdim)
+
     def apply(self, grad):
         from .elementwise import exp
         x, result = self.saved_tensors
@@ -425,6 +455,11 @@ def logsumexp(input, dim, keepdim=False):
 
 class LinalgVectorNormBackward0(Node):
     __slots__ = ('ord', 'dims', 'keepdim')
+
+    def jvp(self, tangents):
+        # the derivative's directional form: <d norm / dx, t> summed over the reduced dims
+        (g,) = self.apply(wrap(xp.ones(self.saved_tensors[1]._data.shape, dtype=tangents[0]._data.dtype)))
+        return sum(g * tangents[0], self.dims, self.keepdim)
 
     def apply(self, grad):
         from .elementwise import abs as _abs, pow as _pow, sign
@@ -500,6 +535,9 @@ def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
 class CumsumBackward0(Node):
     """The gradient of a cumulative sum is the reversed cumulative sum of the gradient."""
     __slots__ = ('dim', 'reverse')
+
+    def jvp(self, tangents):
+        return _cumsum(tangents[0], self.dim, self.reverse)
 
     def apply(self, grad):
         return _cumsum(grad, self.dim, not self.reverse),

@@ -73,6 +73,9 @@ def _infer_shape(shape, numel):
 class ViewBackward0(Node):
     __slots__ = ('self_shape',)
 
+    def jvp(self, tangents, output):  # (a reshape that copied: views take the generic rule)
+        return reshape(tangents[0], output.shape)
+
     def apply(self, grad):
         return reshape(grad, self.self_shape),
 
@@ -83,6 +86,9 @@ class UnsafeViewBackward0(ViewBackward0):
 
 class CloneBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, tangents):
+        return tangents[0].clone()
 
     def apply(self, grad):
         return grad,
@@ -334,6 +340,9 @@ def squeeze(input, dim=None):
 
 class ExpandBackward0(Node):
     __slots__ = ('self_shape',)
+
+    def jvp(self, tangents, output):
+        return expand(tangents[0], output.shape)
 
     def apply(self, grad):
         return sum_to(grad, self.self_shape),

@@ -8,6 +8,7 @@ dtype, as in PyTorch.
 """
 import math
 
+from ..autograd.graph import elementwise_jvp
 from .. import backend
 from . import elementwise as ew
 from ._util import Node, binary_operands, broadcast_error, float_dtype_for, opmath, record, saved_output, sum_to, unary, \
@@ -39,6 +40,8 @@ def _unary(np_fn, node_cls, save_output=False):
 class RsqrtBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (result,) = self.saved_tensors
         return grad * (result * result * result) * -0.5,  # d x^(-1/2) = -1/2 x^(-3/2)
@@ -46,6 +49,8 @@ class RsqrtBackward0(Node):
 
 class Expm1Backward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (result,) = self.saved_tensors
@@ -55,6 +60,8 @@ class Expm1Backward0(Node):
 class Log1PBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad / (x + 1),
@@ -62,6 +69,8 @@ class Log1PBackward0(Node):
 
 class Log2Backward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -71,6 +80,8 @@ class Log2Backward0(Node):
 class Log10Backward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad / (x * math.log(10.0)),
@@ -78,6 +89,8 @@ class Log10Backward0(Node):
 
 class TanBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (result,) = self.saved_tensors
@@ -87,6 +100,8 @@ class TanBackward0(Node):
 class AsinBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * ew.pow(-x * x + 1, -0.5),
@@ -94,6 +109,8 @@ class AsinBackward0(Node):
 
 class AcosBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -103,6 +120,8 @@ class AcosBackward0(Node):
 class AtanBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad / (x * x + 1),
@@ -110,6 +129,8 @@ class AtanBackward0(Node):
 
 class SinhBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -119,6 +140,8 @@ class SinhBackward0(Node):
 class CoshBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * sinh(x),
@@ -126,6 +149,8 @@ class CoshBackward0(Node):
 
 class AsinhBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -135,6 +160,8 @@ class AsinhBackward0(Node):
 class AcoshBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * ew.pow(x * x - 1, -0.5),
@@ -142,6 +169,8 @@ class AcoshBackward0(Node):
 
 class AtanhBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -166,6 +195,8 @@ def _erfc_array(x):
 class ErfBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * (ew.exp(-x * x) * (2.0 / math.sqrt(math.pi))),
@@ -173,6 +204,8 @@ class ErfBackward0(Node):
 
 class ErfcBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -202,6 +235,8 @@ def _erfinv_array(y):
 
 class ErfinvBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (result,) = self.saved_tensors
@@ -506,6 +541,8 @@ def _short(arr):
 class NanToNumBackward0(Node):
     """The gradient passes where the input was finite."""
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors

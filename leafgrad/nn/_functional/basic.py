@@ -53,6 +53,11 @@ def _in_float32(formula, grad, y):
 class SoftmaxBackward0(Node):
     __slots__ = ('dim',)
 
+    def jvp(self, tangents):
+        (y,) = self.saved_tensors
+        t = tangents[0]
+        return y * (t - _sum(t * y, self.dim, keepdim=True))
+
     def apply(self, grad):
         (y,) = self.saved_tensors
         if _reduced(grad._data.dtype):
@@ -78,6 +83,11 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 class LogSoftmaxBackward0(Node):
     __slots__ = ('dim', 'dtype')
+
+    def jvp(self, tangents):
+        (y,) = self.saved_tensors
+        t = tangents[0]
+        return t - _sum(_ew.exp(y) * t, self.dim, keepdim=True)
 
     def apply(self, grad):
         if not state.grad_enabled and grad._data.dtype == self.dtype:

@@ -4,7 +4,7 @@ kl_div, cross_entropy). Every derivative is written with leafgrad ops, so losses
 twice."""
 import warnings
 
-from ...autograd.graph import _Empty
+from ...autograd.graph import _Empty, slice_reduction_jvp
 from ...ops._util import Node, autocast, binary_operands, record, state, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
@@ -45,8 +45,18 @@ def _broadcast_pair(input, target, stacklevel=4):
 
 # ---- pointwise regression losses --------------------------------------------------------
 
+def pointwise_loss_jvp(node, tangents, output):
+    """The forward rule of a loss computed element by element, then reduced: the derivative
+    seeded with ones gives each element's gradient (scaled for 'mean'), dotted with the
+    tangents, summed unless unreduced."""
+    dims = () if node.reduction == 'none' else tuple(range(max(len(t.shape) for t in tangents if t is not None)))
+    return slice_reduction_jvp(node, tangents, output, dims, False)
+
+
 class MseLossBackward0(Node):
     __slots__ = ('reduction', 'count')
+
+    jvp = pointwise_loss_jvp
 
     def apply(self, grad):
         x, y = self.saved_tensors
@@ -86,6 +96,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', wei
 
 class SmoothL1LossBackward0(Node):
     __slots__ = ('reduction', 'count', 'beta')
+
+    jvp = pointwise_loss_jvp
 
     def apply(self, grad):
         x, y = self.saved_tensors
@@ -127,6 +139,8 @@ def _check_backward_dtypes(x, y):
 class HuberLossBackward0(Node):
     __slots__ = ('reduction', 'count', 'delta')
 
+    jvp = pointwise_loss_jvp
+
     def apply(self, grad):
         x, y = self.saved_tensors
         _check_backward_dtypes(x, y)
@@ -159,6 +173,8 @@ def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
 
 class BinaryCrossEntropyBackward0(Node):
     __slots__ = ('reduction', 'count')
+
+    jvp = pointwise_loss_jvp
 
     def apply(self, grad):
         x, t, *w = self.saved_tensors
@@ -204,6 +220,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     __slots__ = ('reduction', 'count', 'has_w', 'has_pw')
+
+    jvp = pointwise_loss_jvp
 
     def apply(self, grad):
         x, t, *rest = self.saved_tensors
@@ -291,6 +309,13 @@ class NllLossBackward0(Node):
     __slots__ = ('class_dim', 'reduction', 'input_shape', 'n_rows', 'counted', 'classes', 'weights', 'total',
                  'dtype')
     saved_names = ('self', 'target', 'weight')
+
+    def jvp(self, tangents, output):
+        # linear in the input: each output's gradient (seeded with ones) dotted with the tangent
+        dims = tuple(range(len(self.input_shape))) if self.reduction != 'none' else (self.class_dim,)
+        if self.reduction == 'none' and len(self.input_shape) == 1:
+            dims = (0,)
+        return slice_reduction_jvp(self, tangents[:1], output, dims, False)
 
     def apply(self, grad):
         self.saved_tensors  # the version check of input, target and weight
@@ -578,6 +603,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 class SoftMarginLossBackward0(Node):
     __slots__ = ('reduction', 'count')
+
+    jvp = pointwise_loss_jvp
 
     def apply(self, grad):
         x, y = self.saved_tensors

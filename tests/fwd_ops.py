@@ -1,0 +1,112 @@
+"""The ops forward mode and vmap are tested on: name -> (function of (M, *inputs), input makers).
+
+An input maker takes a NumPy generator and returns an array (float64); inputs are positive
+where the op needs it. Shared by the forward-mode and vmap tests."""
+import numpy as np
+
+
+def rand(*shape, low=None):
+    def make(rng):
+        x = rng.standard_normal(shape)
+        return np.abs(x) + 0.5 if low == 'positive' else np.clip(x, -0.9, 0.9) if low == 'unit' else x
+    return make
+
+
+def pos(*shape):
+    return rand(*shape, low='positive')
+
+
+def F(M):
+    return M.nn.functional
+
+
+OPS = {
+    # elementwise arithmetic
+    'add': (lambda M, a, b: a + b, [rand(2, 3), rand(2, 3)]),
+    'add broadcast': (lambda M, a, b: a + b, [rand(2, 3), rand(3)]),
+    'add alpha': (lambda M, a, b: M.add(a, b, alpha=2.5), [rand(2, 3), rand(2, 3)]),
+    'sub': (lambda M, a, b: a - b, [rand(2, 3), rand(1, 3)]),
+    'rsub': (lambda M, a: 2.0 - a, [rand(4)]),
+    'mul': (lambda M, a, b: a * b, [rand(2, 3), rand(2, 3)]),
+    'mul broadcast': (lambda M, a, b: a * b, [rand(3), rand(2, 3)]),
+    'mul scalar': (lambda M, a: a * 3.0, [rand(2, 3)]),
+    'div': (lambda M, a, b: a / b, [rand(2, 3), pos(2, 3)]),
+    'div scalar': (lambda M, a: a / 4.0, [rand(2, 3)]),
+    'rdiv': (lambda M, a: 2.0 / a, [pos(3)]),
+    'pow scalar': (lambda M, a: a ** 3, [rand(2, 3)]),
+    'pow tensor': (lambda M, a, b: a ** b, [pos(2, 3), rand(2, 3)]),
+    'rpow': (lambda M, a: 2.0 ** a, [rand(3)]),
+    'neg': (lambda M, a: -a, [rand(3)]),
+    'where': (lambda M, a, b: M.where(a > 0, a, b), [rand(2, 3), rand(2, 3)]),
+    'maximum-free square': (lambda M, a: a.square(), [rand(3)]),
+    # unary functions and activations
+    'exp': (lambda M, a: a.exp(), [rand(3)]), 'log': (lambda M, a: a.log(), [pos(3)]),
+    'sqrt': (lambda M, a: a.sqrt(), [pos(3)]), 'rsqrt': (lambda M, a: a.rsqrt(), [pos(3)]),
+    'abs': (lambda M, a: a.abs(), [pos(3)]), 'sin': (lambda M, a: a.sin(), [rand(3)]),
+    'cos': (lambda M, a: a.cos(), [rand(3)]), 'tan': (lambda M, a: a.tan(), [rand(3, low='unit')]),
+    'tanh': (lambda M, a: a.tanh(), [rand(3)]), 'sigmoid': (lambda M, a: a.sigmoid(), [rand(3)]),
+    'reciprocal': (lambda M, a: a.reciprocal(), [pos(3)]), 'expm1': (lambda M, a: a.expm1(), [rand(3)]),
+    'log1p': (lambda M, a: a.log1p(), [pos(3)]), 'log2': (lambda M, a: a.log2(), [pos(3)]),
+    'asin': (lambda M, a: a.asin(), [rand(3, low='unit')]), 'atan': (lambda M, a: a.atan(), [rand(3)]),
+    'sinh': (lambda M, a: a.sinh(), [rand(3)]), 'cosh': (lambda M, a: a.cosh(), [rand(3)]),
+    'erf': (lambda M, a: a.erf(), [rand(3)]), 'relu': (lambda M, a: a.relu(), [rand(2, 3)]),
+    'leaky_relu': (lambda M, a: F(M).leaky_relu(a, 0.2), [rand(2, 3)]),
+    'elu': (lambda M, a: F(M).elu(a), [rand(2, 3)]), 'selu': (lambda M, a: F(M).selu(a), [rand(2, 3)]),
+    'gelu': (lambda M, a: F(M).gelu(a), [rand(2, 3)]),
+    'gelu tanh': (lambda M, a: F(M).gelu(a, approximate='tanh'), [rand(2, 3)]),
+    'silu': (lambda M, a: F(M).silu(a), [rand(2, 3)]), 'mish': (lambda M, a: F(M).mish(a), [rand(2, 3)]),
+    'softplus': (lambda M, a: F(M).softplus(a), [rand(2, 3)]),
+    'logsigmoid': (lambda M, a: F(M).logsigmoid(a), [rand(2, 3)]),
+    'hardtanh': (lambda M, a: F(M).hardtanh(a), [rand(2, 3)]),
+    'hardswish': (lambda M, a: F(M).hardswish(a), [rand(2, 3)]),
+    'softmax': (lambda M, a: a.softmax(-1), [rand(2, 3)]),
+    'log_softmax': (lambda M, a: a.log_softmax(1), [rand(2, 3)]),
+    # matrix products
+    'mm': (lambda M, a, b: a @ b, [rand(2, 3), rand(3, 4)]),
+    'mv': (lambda M, a, b: a @ b, [rand(2, 3), rand(3)]),
+    'dot': (lambda M, a, b: a @ b, [rand(3), rand(3)]),
+    'bmm': (lambda M, a, b: a @ b, [rand(2, 2, 3), rand(2, 3, 4)]),
+    'matmul broadcast': (lambda M, a, b: a @ b, [rand(2, 2, 3), rand(3, 4)]),
+    'addmm': (lambda M, c, a, b: M.addmm(c, a, b, beta=0.5, alpha=2.0), [rand(4), rand(2, 3), rand(3, 4)]),
+    'linear': (lambda M, x, w, b: F(M).linear(x, w, b), [rand(5, 3), rand(4, 3), rand(4)]),
+    'linear 3d': (lambda M, x, w, b: F(M).linear(x, w, b), [rand(2, 5, 3), rand(4, 3), rand(4)]),
+    'outer': (lambda M, a, b: M.outer(a, b), [rand(3), rand(2)]),
+    # reductions
+    'sum': (lambda M, a: a.sum(), [rand(2, 3)]), 'sum dim': (lambda M, a: a.sum(1), [rand(2, 3)]),
+    'sum keepdim': (lambda M, a: a.sum(0, keepdim=True), [rand(2, 3)]),
+    'mean': (lambda M, a: a.mean(), [rand(2, 3)]), 'mean dims': (lambda M, a: a.mean((0, 2)), [rand(2, 3, 2)]),
+    'var': (lambda M, a: a.var(1), [rand(2, 3)]), 'std': (lambda M, a: a.std(), [rand(2, 3)]),
+    'logsumexp': (lambda M, a: a.logsumexp(1), [rand(2, 3)]),
+    'norm': (lambda M, a: a.norm(), [rand(2, 3)]), 'norm dim': (lambda M, a: a.norm(dim=1), [rand(2, 3)]),
+    'amax': (lambda M, a: a.amax(1), [rand(2, 3)]), 'max': (lambda M, a: a.max(), [rand(2, 3)]),
+    'max dim': (lambda M, a: a.max(1)[0], [rand(2, 3)]), 'min dim': (lambda M, a: a.min(0).values, [rand(2, 3)]),
+    'cumsum': (lambda M, a: a.cumsum(1), [rand(2, 3)]),
+    # views and copies
+    'view': (lambda M, a: a.view(3, 2), [rand(2, 3)]), 'reshape': (lambda M, a: a.t().reshape(6), [rand(2, 3)]),
+    'transpose': (lambda M, a: a.transpose(0, 1), [rand(2, 3)]), 'permute': (lambda M, a: a.permute(2, 0, 1),
+                                                                            [rand(2, 3, 2)]),
+    'select': (lambda M, a: a[1], [rand(2, 3)]), 'slice': (lambda M, a: a[:, 1:], [rand(2, 3)]),
+    'unsqueeze': (lambda M, a: a.unsqueeze(1), [rand(2, 3)]), 'squeeze': (lambda M, a: a.squeeze(), [rand(2, 1, 3)]),
+    'expand': (lambda M, a: a.expand(4, 3), [rand(1, 3)]), 'flatten': (lambda M, a: a.flatten(), [rand(2, 3)]),
+    'unbind': (lambda M, a: a.unbind(1)[2], [rand(2, 3)]), 'chunk': (lambda M, a: a.chunk(2, 1)[1], [rand(2, 4)]),
+    'clone': (lambda M, a: a.clone(), [rand(3)]), 'contiguous': (lambda M, a: a.t().contiguous(), [rand(2, 3)]),
+    'cat': (lambda M, a, b: M.cat([a, b], 1), [rand(2, 3), rand(2, 2)]),
+    'stack': (lambda M, a, b: M.stack([a, b], 1), [rand(2, 3), rand(2, 3)]),
+    'to float32': (lambda M, a: a.float().double(), [rand(3)]),
+    # losses
+    'mse': (lambda M, a, b: F(M).mse_loss(a, b), [rand(2, 3), rand(2, 3)]),
+    'mse none': (lambda M, a, b: F(M).mse_loss(a, b, reduction='none'), [rand(2, 3), rand(2, 3)]),
+    'cross_entropy': (lambda M, a: F(M).cross_entropy(a, M.tensor([0, 2])), [rand(2, 3)]),
+    'nll none': (lambda M, a: F(M).nll_loss(a, M.tensor([1, 0]), reduction='none'), [rand(2, 3)]),
+    'bce logits': (lambda M, a, b: F(M).binary_cross_entropy_with_logits(a, b.sigmoid()), [rand(2, 3), rand(2, 3)]),
+    'smooth_l1': (lambda M, a, b: F(M).smooth_l1_loss(a, b), [rand(2, 3), rand(2, 3)]),
+    'huber sum': (lambda M, a, b: F(M).huber_loss(a, b, reduction='sum'), [rand(2, 3), rand(2, 3)]),
+    # a small network
+    'mlp': (lambda M, x, w1, b1, w2: (F(M).linear(F(M).linear(x, w1, b1).tanh(), w2).log_softmax(-1)),
+            [rand(4, 3), rand(5, 3), rand(5), rand(2, 5)]),
+}
+
+
+def inputs(name, M, seed=0, dtype='float64'):
+    rng = np.random.default_rng(seed)
+    return [M.tensor(make(rng).astype(dtype)) for make in OPS[name][1]]

@@ -1,0 +1,232 @@
+"""Forward-mode AD (autograd.forward_ad and torch.func.jvp/jacfwd/hessian/linearize) against
+torch: tangents of every op with a forward rule, float64 forward-mode gradcheck, dual tensors
+through views and in-place ops, the API's errors."""
+import numpy as np
+import pytest
+
+from both import T, same
+from fwd_ops import OPS, inputs
+
+torch = pytest.importorskip('torch')
+import leafgrad as lg  # noqa: E402
+
+
+def _tangents(name, M):
+    fn = OPS[name][0]
+    xs = inputs(name, M)
+    ts = inputs(name, M, seed=1)
+    with M.autograd.forward_ad.dual_level():
+        duals = [M.autograd.forward_ad.make_dual(x, t) for x, t in zip(xs, ts)]
+        out = fn(M, *duals)
+        primal, tangent = M.autograd.forward_ad.unpack_dual(out)
+        return primal, tangent
+
+
+@pytest.mark.parametrize('name', sorted(OPS))
+def test_tangent_against_torch(name):
+    ours, theirs = _tangents(name, lg), _tangents(name, torch)
+    assert T(ours[0]) == T(theirs[0])
+    assert T(ours[1]) == T(theirs[1]), (ours[1], theirs[1])
+
+
+@pytest.mark.parametrize('name', sorted(set(OPS) - {'to float32'}))
+def test_forward_gradcheck(name):
+    fn = OPS[name][0]
+    xs = [x.requires_grad_() for x in inputs(name, lg)]
+    assert lg.autograd.gradcheck(lambda *a: fn(lg, *a), xs, check_forward_ad=True, check_backward_ad=False)
+
+
+GRADCHECK_SKIP = {'to float32'}  # (a float32 round trip: finite differences of 1e-6 lose it)
+
+
+def _fw(M):
+    return M.autograd.forward_ad
+
+
+def _api_views_inplace(M):
+    fw = _fw(M)
+    with fw.dual_level():
+        e = fw.make_dual(M.tensor([1.0, 2.0, 3.0]), M.tensor([1.0, 0.0, 0.0]))
+        view = e[1:]
+        view.mul_(fw.make_dual(M.tensor([2.0, 2.0]), M.tensor([1.0, 1.0])))
+        f = M.zeros(3)
+        f[1:].copy_(fw.make_dual(M.ones(2), M.ones(2) * 5))
+        g = fw.make_dual(M.tensor([1.0, -2.0]), M.tensor([3.0, 4.0]))
+        g.add_(g * 2)
+        h = fw.make_dual(M.tensor([1.0, 2.0]), M.tensor([1.0, 1.0]))
+        h.zero_()
+        k = M.zeros(2, 3)
+        k[0] = fw.make_dual(M.tensor([1.0, 2.0, 3.0]), M.tensor([4.0, 5.0, 6.0]))
+        return (e, fw.unpack_dual(e).tangent, fw.unpack_dual(view).tangent, fw.unpack_dual(f).tangent,
+                g, fw.unpack_dual(g).tangent, fw.unpack_dual(h).tangent, fw.unpack_dual(k).tangent)
+
+
+def _api_modes(M):
+    fw = _fw(M)
+    with fw.dual_level():
+        d = fw.make_dual(M.tensor([1.0, 2.0]), M.tensor([1.0, 1.0]))
+        with M.no_grad():
+            a = d * 3
+        w = M.ones(2, requires_grad=True)
+        z = w * d
+        z.sum().backward()
+        c, det = d.clone(), d.detach()
+        return (fw.unpack_dual(a).tangent, a.requires_grad, z.requires_grad, type(z.grad_fn).__name__,
+                fw.unpack_dual(z).tangent.detach(), w.grad, fw.unpack_dual(c).tangent, fw.unpack_dual(det).tangent,
+                d.requires_grad, d.grad_fn is None)
+
+
+def _api_unpack(M):
+    fw = _fw(M)
+    x = M.tensor([1.0, 2.0])
+    outside = fw.unpack_dual(x)
+    with fw.dual_level() as level:
+        d = fw.make_dual(x, M.ones(2))
+        u = fw.unpack_dual(d)
+        plain = fw.unpack_dual(x)
+        fields = type(u).__name__, u._fields, u.primal._base is x, u.primal is d
+    after = fw.unpack_dual(d)
+    return level, outside.tangent, u, plain.tangent, fields, after.tangent
+
+
+def _api_float_tangent(M):
+    fw = _fw(M)
+    with fw.dual_level():
+        d = fw.make_dual(M.tensor([1.0, 2.0]), M.ones(2, dtype=M.float64))
+        return fw.unpack_dual(d).tangent, fw.unpack_dual(d * 2).tangent
+
+
+def _custom_function(M):
+    class Cube(M.autograd.Function):
+        @staticmethod
+        def forward(x, scale):
+            return x ** 3 * scale
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, scale = inputs
+            ctx.save_for_forward(x)
+            ctx.save_for_backward(x)
+            ctx.scale = scale
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2 * ctx.scale, None
+
+        @staticmethod
+        def jvp(ctx, tx, _):
+            (x,) = ctx.saved_tensors
+            return tx * 3 * x ** 2 * ctx.scale
+
+    class NoJvp(M.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    fw = _fw(M)
+    x = M.tensor([1.0, 2.0])
+    with fw.dual_level():
+        y = Cube.apply(fw.make_dual(x, M.tensor([1.0, 0.5])), 2.0)
+        xr = M.tensor([1.0, -1.0], requires_grad=True)
+        yr = Cube.apply(fw.make_dual(xr, M.tensor([2.0, 2.0])), 1.0)
+        yr.sum().backward()
+        result = fw.unpack_dual(y).tangent, fw.unpack_dual(yr).tangent.detach(), xr.grad
+        try:
+            NoJvp.apply(fw.make_dual(x, M.ones(2)))
+        except NotImplementedError as e:
+            result += (str(e),)
+        return result
+
+
+API = {
+    'make_dual outside a level': lambda M: _fw(M).make_dual(M.ones(2), M.ones(2)),
+    'nested level': lambda M: [_fw(M).dual_level().__enter__() for _ in range(2)],
+    'exit without a level': lambda M: _fw(M).exit_dual_level(),
+    'tangent of another size': lambda M: _in_level(M, lambda fw: fw.make_dual(M.ones(2), M.ones(3))),
+    'integer primal': lambda M: _in_level(M, lambda fw: fw.make_dual(M.tensor([1, 2]), M.ones(2))),
+    'integer tangent': lambda M: _in_level(M, lambda fw: fw.make_dual(M.ones(2), M.tensor([1, 2]))),
+    'views and in-place': _api_views_inplace, 'modes': _api_modes, 'unpack': _api_unpack,
+    'float64 tangent': _api_float_tangent, 'custom Function jvp': _custom_function,
+}
+
+
+def _in_level(M, body):
+    with _fw(M).dual_level():
+        return body(_fw(M))
+
+
+@pytest.fixture(autouse=True)
+def _no_level_left():
+    yield
+    for M in (lg, torch):  # a test that failed inside a level leaves none open for the next
+        while True:
+            try:
+                M.autograd.forward_ad.exit_dual_level()
+            except RuntimeError:
+                break
+
+
+@pytest.mark.parametrize('name', sorted(API))
+def test_api(name):
+    same(API[name], warnings_too=False)  # (torch warns of its own jit.script on first use)
+
+
+# ---- torch.func: jvp, jacfwd, hessian, linearize ------------------------------------------------
+
+def _mlp_loss(M, w1, b1, w2, x):
+    F = M.nn.functional
+    return F.cross_entropy(F.linear(F.linear(x, w1, b1).tanh(), w2), M.tensor([0, 1, 1, 0]))
+
+
+def _params(M):
+    rng = np.random.default_rng(3)
+    return [M.tensor(rng.standard_normal(s)) for s in ((5, 3), (5,), (2, 5), (4, 3))]
+
+
+FUNC = {
+    'jvp': lambda M: M.func.jvp(lambda x: (x.sin() * x).softmax(0), (M.tensor([0.5, -1.0, 2.0]),),
+                                (M.tensor([1.0, 2.0, 3.0]),)),
+    'jvp two outputs': lambda M: M.func.jvp(lambda a, b: (a * b, (a + b).exp()), (M.ones(2), M.tensor([1.0, 2.0])),
+                                            (M.ones(2), M.zeros(2))),
+    'jvp has_aux': lambda M: M.func.jvp(lambda x: (x * 2, x.sum()), (M.ones(2),), (M.ones(2),), has_aux=True),
+    'jvp primals not a tuple': lambda M: M.func.jvp(lambda x: x, M.ones(2), (M.ones(2),)),
+    'jvp structure': lambda M: M.func.jvp(lambda x: x, (M.ones(2),), [M.ones(2)]),
+    'jvp shapes': lambda M: M.func.jvp(lambda x: x, (M.ones(2),), (M.ones(3),)),
+    'jacfwd': lambda M: M.func.jacfwd(lambda x: (x.tanh() @ x) * x)(M.tensor([0.5, -1.0, 2.0])),
+    'jacfwd argnums': lambda M: M.func.jacfwd(lambda a, b: a * b.sum(), argnums=(0, 1))(M.ones(2),
+                                                                                     M.tensor([1.0, 2.0, 3.0])),
+    'jacfwd has_aux': lambda M: M.func.jacfwd(lambda x: (x.exp(), x.sum()), has_aux=True)(M.tensor([0.0, 1.0])),
+    'jacfwd = jacrev': lambda M: [M.func.jacfwd(_mlp_loss, argnums=(0, 2))(*_params(M)),
+                                  M.func.jacrev(_mlp_loss, argnums=(0, 2))(*_params(M))],
+    'jacfwd randomness': lambda M: M.func.jacfwd(lambda x: x, randomness='sometimes')(M.ones(2)),
+    'hessian': lambda M: M.func.hessian(lambda x: (x.sin() * x).sum() + (x @ x).exp() * 0.01)(
+        M.tensor([0.5, -1.0, 2.0])),
+    'hessian of an mlp loss': lambda M: M.func.hessian(lambda w2: _mlp_loss(M, *_params(M)[:2], w2, _params(M)[3]))(
+        _params(M)[2]),
+    'hessian sigmoid relu': lambda M: M.func.hessian(lambda x: (x.sigmoid() * x.relu() + x.exp().log_softmax(0)).sum())(
+        M.tensor([0.5, -1.0, 2.0])),
+    'linearize': lambda M: _linearized(M),
+}
+
+
+def _linearized(M):
+    out, fn = M.func.linearize(lambda x: x.sin().exp(), M.tensor([0.5, 1.0]))
+    return out, fn(M.tensor([1.0, 0.0])), fn(M.tensor([0.0, 2.0]))
+
+
+@pytest.mark.parametrize('name', sorted(FUNC))
+def test_func_transforms(name):
+    same(lambda M: _double(M, FUNC[name]), warnings_too=False)
+
+
+def _double(M, program):
+    previous = M.get_default_dtype()
+    M.set_default_dtype(M.float64)
+    try:
+        return program(M)
+    finally:
+        M.set_default_dtype(previous)
