@@ -12,12 +12,14 @@ used through a view, so the inner result stays differentiable for the outer tran
 otherwise the result is returned detached. Arguments may be tensors or tuples/lists/dicts of
 them.
 """
+import sys as _sys
+
 from .autograd import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad
 from .tensor import Tensor
 
 __all__ = ['grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian', 'linearize', 'functional_call',
-           'stack_module_state']
+           'stack_module_state', 'vmap']
 
 
 # ---- a minimal pytree: tensors in (nested) tuples, lists and dicts ---------------------------
@@ -48,6 +50,8 @@ def _unflatten(leaves, spec):
         kind, children = spec
         if kind is dict:
             return {key: build(child) for key, child in children}
+        if hasattr(kind, '_fields'):  # a named tuple (values, indices)
+            return kind(*[build(child) for child in children])
         return kind(build(child) for child in children)
     return build(spec)
 
@@ -133,6 +137,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
     """``grad_and_value(f)(*args)`` -> (gradient of f w.r.t. args[argnums], f(*args)); with
     ``has_aux``, f returns (output, aux) and the value is (output, aux)."""
     def wrapper(*args, **kwargs):
+        vm = _sys.modules.get('leafgrad._vmap')
+        if vm is not None and vm.active():
+            return _grad_and_value_in_vmap(vm, func, argnums, has_aux, args, kwargs)
         single, nested = _argnums_tuple(argnums, len(args))[0], [False]
         with enable_grad():
             result, aux, flat_inputs, specs = _call_differentiable(
@@ -166,6 +173,47 @@ def grad_and_value(func, argnums=0, has_aux=False):
         g = out[0] if single else tuple(out)
         return (g, (result, aux)) if has_aux else (g, result)
     return wrapper
+
+
+def _grad_and_value_in_vmap(vm, func, argnums, has_aux, args, kwargs):
+    """Per-sample gradients: the differentiated inputs batched leaves (``vm.per_sample_leaf``),
+    one backward over the physical graph of the whole batch (samples are independent), each
+    gradient batched as its input."""
+    single, nums = _argnums_tuple(argnums, len(args))
+    args = list(args)
+    flat_inputs, specs = [], []
+    for n in nums:
+        leaves, spec = _flatten(args[n])
+        for leaf in leaves:
+            if not isinstance(leaf, Tensor):
+                raise ValueError(f'Thing passed to transform API must be Tensor, got {type(leaf)}')
+        leaves = [vm.per_sample_leaf(leaf) for leaf in leaves]
+        flat_inputs.append(leaves)
+        specs.append(spec)
+        args[n] = _unflatten(leaves, spec)
+    with enable_grad():
+        result = func(*args, **kwargs)
+        aux = None
+        if has_aux:
+            result, aux = result
+        if result.dim() != 0:
+            raise RuntimeError('grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor '
+                               f'with {result.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?')
+        inputs = [leaf for leaves in flat_inputs for leaf in leaves]
+        with vm.physical():
+            from . import ones_like, zeros_like
+            if result._requires_grad:
+                grads = _autograd_grad(result, inputs, ones_like(result), allow_unused=True, materialize_grads=True)
+            else:
+                grads = [zeros_like(leaf) for leaf in inputs]
+    grads = [vm.rebatch(g.detach(), leaf) for g, leaf in zip(grads, inputs)]
+    value = result.detach()
+    out, pos = [], 0
+    for leaves, spec in zip(flat_inputs, specs):
+        out.append(_unflatten(grads[pos:pos + len(leaves)], spec))
+        pos += len(leaves)
+    g = out[0] if single else tuple(out)
+    return (g, (value, _detach_tree(aux))) if has_aux else (g, value)
 
 
 def grad(func, argnums=0, has_aux=False):
@@ -558,3 +606,10 @@ def stack_module_state(models):
     params = {k: stacked(tuple(p[k] for p in all_params), k) for k in all_params[0]}
     buffers = {k: stacked(tuple(b[k] for b in all_buffers), k) for k in all_buffers[0]}
     return params, buffers
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness='error', *, chunk_size=None):
+    """``vmap(f)(*inputs)``: f over a batch, the batch dimension carried through each op by its
+    batching rule (``_vmap.py``)."""
+    from ._vmap import vmap as _vmap
+    return _vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)

@@ -44,8 +44,7 @@ class _State:
 
 
 _state = _State()
-_table = None       # {id(op): (op, wrapper)}
-_originals = {}     # {id(wrapper): op}
+_table = None       # the wrapped ops and where they are bound (_instrument.Sites)
 
 
 # ---- levels --------------------------------------------------------------------------------
@@ -204,21 +203,17 @@ def _make_wrapper(fn, name):
 def _install():
     global _table
     if _table is None:
-        _table = _instrument._build_ops(_make_wrapper)
+        table = _instrument._build_ops(_make_wrapper)
         from ..ops import elementwise
         for fn in (elementwise.tanh_backward, elementwise.sigmoid_backward, elementwise.masked_grad):
             # derivatives that record their own node: forward over reverse carries tangents through them
-            _table[id(fn)] = (fn, _make_wrapper(fn, fn.__name__))
-        _originals.update((id(wrapper), fn) for fn, wrapper in _table.values())
-
-    def wrapper_of(value):
-        entry = _table.get(id(value))
-        return entry[1] if entry is not None and entry[0] is value else None
-    _instrument._replace(_table, wrapper_of)
+            table[id(fn)] = (fn, _make_wrapper(fn, fn.__name__))
+        _table = _instrument.Sites(table)
+    _table.install()
 
 
 def _uninstall():
-    _instrument._replace(_originals, lambda wrapper: _originals[id(wrapper)])
+    _table.uninstall()
 
 
 def _edge_key(t):

@@ -1,0 +1,862 @@
+"""``func.vmap``: a function of one sample run on a batch, the batch dimension carried through
+each op by its batching rule.
+
+Design note. A batched tensor is an ordinary tensor whose class is switched to
+``BatchedTensor``: its array holds the batch dimensions of the vmap levels it belongs to in
+front (``_levels``, outermost first), then the sample's dimensions; ``shape``, ``dim()``,
+``size()`` and ``numel()`` report the sample's (logical) ones. While vmap runs, every public op
+is wrapped (the profiler's replacement mechanism, ``autograd._instrument``): an op none of
+whose arguments is batched runs as it is; otherwise its family's batching rule turns the call
+into one call on the physical arrays (arguments switched to plain ``Tensor`` for the call, so
+that the op sees and records the physical tensors, and the result switched to batched):
+
+* elementwise ops: each operand's batch dimensions aligned to the union of levels (size 1 where
+  an operand lacks one) and its sample dimensions right-aligned, then broadcast;
+* reductions and other ops with a ``dim``: the dims shifted past the batch dimensions (a full
+  reduction reduces the sample dimensions only);
+* matrix products: folded into one broadcasting ``matmul``;
+* shape ops and indexing: the batch dimensions kept in front of the new shape or index;
+* ``cat``/``stack``: unbatched operands expanded along the batch, dims shifted;
+* losses: the unreduced loss per element, reduced per sample.
+
+An op without a rule runs once per sample and the results are stacked (PyTorch's fallback),
+with PyTorch's performance warning. ``grad`` inside ``vmap`` (per-sample gradients) runs the
+backward on the physical graph (what the forward recorded is the whole batch's computation,
+samples independent), its differentiated inputs expanded along the batch first, so that
+each sample gets its own gradient.
+"""
+import functools
+import math
+import warnings
+
+from . import backend
+from .autograd import _instrument
+from .tensor import Tensor
+
+__all__ = ['vmap']
+
+
+class _State:
+    depth = 0          # open vmap levels
+    sizes = []         # batch size of each level
+    randomness = []    # randomness mode of each level
+    physical = False   # while a backward runs inside vmap: ops and shapes are physical
+
+
+_state = _State()
+_table = None  # the wrapped ops and where they are bound (_instrument.Sites)
+_warned = set()
+
+
+class BatchedTensor(Tensor):
+    """A tensor carrying the batch dimensions of one or more vmap levels (see the design note)."""
+    __slots__ = ()
+
+    @property
+    def shape(self):
+        s = self._data.shape
+        return backend_size(s if _state.physical else s[len(self._levels):])
+
+    def size(self, dim=None):
+        shape = self.shape
+        if dim is None:
+            return shape
+        return shape[dim if dim >= 0 else dim + len(shape)]
+
+    def dim(self):
+        return len(self.shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    def __len__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError('len() of a 0-d tensor')
+        return shape[0]
+
+    def item(self):
+        if _state.physical:
+            return Tensor.item(self)
+        raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
+                           ".item() on a Tensor, please try to rewrite what you're doing with other operations. If "
+                           'error is occurring somewhere inside PyTorch internals, please file a bug report.')
+
+    def __repr__(self):
+        return f'BatchedTensor(lvl={self._levels[-1]}, bdim=0, value=\n{Tensor.__repr__(_plain_copy(self))}\n)'
+
+
+def backend_size(shape):
+    from .tensor import Size
+    return Size(shape)
+
+
+def _plain_copy(t):
+    out = Tensor._wrap(t._data)
+    return out
+
+
+def _batched(t, levels):
+    """Make the plain tensor ``t`` (physical array: one batch dim per level in front) batched."""
+    if levels:
+        t.__class__ = BatchedTensor
+        t._levels = tuple(levels)
+    return t
+
+
+def _levels_of(t):
+    return t._levels if type(t) is BatchedTensor else ()
+
+
+class _Plain:
+    """Within: the given batched tensors are plain tensors of their physical arrays."""
+
+    def __init__(self, tensors):
+        self.tensors = [t for t in tensors if type(t) is BatchedTensor]
+
+    def __enter__(self):
+        self.levels = [t._levels for t in self.tensors]
+        for t in self.tensors:
+            t.__class__ = Tensor
+        self.prev = _state.depth
+        _state.depth = 0  # (the wrapped ops inside pass straight through)
+
+    def __exit__(self, *exc):
+        _state.depth = self.prev
+        for t, levels in zip(self.tensors, self.levels):
+            t.__class__ = BatchedTensor
+            t._levels = levels
+
+
+def _tensors_in(args, kwargs):
+    out = []
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, Tensor):
+            out.append(a)
+        elif isinstance(a, (tuple, list)):
+            out.extend(x for x in a if isinstance(x, Tensor))
+    return out
+
+
+# ---- aligning operands ------------------------------------------------------------------------
+
+def _union(tensors):
+    levels = set()
+    for t in tensors:
+        levels.update(_levels_of(t))
+    return tuple(sorted(levels))
+
+
+def _logical_ndim(t):
+    return t._data.ndim - len(_levels_of(t))
+
+
+def _sizes(levels):
+    return [_state.sizes[level] for level in levels]
+
+
+# ---- the rules --------------------------------------------------------------------------------
+
+def _elementwise(fn, args, kwargs, expand=False):
+    """``expand``: operands broadcast to one shape first (ops that insist on equal shapes)."""
+    tensors = _tensors_in(args, kwargs)
+    levels = _union(tensors)
+    n = max(_logical_ndim(t) for t in tensors)
+    with _Plain(tensors):
+        def aligned(a):
+            return _align_plain(a, tensors, levels, n) if isinstance(a, Tensor) else a
+        new_args = [aligned(a) for a in args]
+        new_kwargs = {k: aligned(v) for k, v in kwargs.items()}
+        if expand:
+            shape = backend.numpy.broadcast_shapes(*[a._data.shape for a in new_args if isinstance(a, Tensor)])
+            new_args = [a.expand(shape) if isinstance(a, Tensor) and a._data.shape != shape else a for a in new_args]
+        out = fn(*new_args, **new_kwargs)
+    return _wrap_out(out, levels)
+
+
+def _align_plain(t, tensors, levels, n):
+    """As _align, for a tensor whose class _Plain has switched (its levels kept aside)."""
+    have = _saved_levels.get(id(t), ())
+    data = t._data
+    own = data.ndim - len(have)
+    shape = []
+    pos = 0
+    for level in levels:
+        if pos < len(have) and have[pos] == level:
+            shape.append(data.shape[pos])
+            pos += 1
+        else:
+            shape.append(1)
+    shape += [1] * (n - own) + list(data.shape[len(have):])
+    if tuple(shape) == data.shape:
+        return t
+    return t.reshape(shape)
+
+
+_saved_levels = {}
+
+
+def _wrap_out(out, levels):
+    if isinstance(out, Tensor):
+        return _batched(out, levels)
+    if isinstance(out, tuple) and hasattr(out, '_fields'):  # a named tuple (values, indices)
+        return type(out)(*[_wrap_out(o, levels) for o in out])
+    if isinstance(out, (tuple, list)):
+        return type(out)(_wrap_out(o, levels) for o in out)
+    return out
+
+
+def _wrap_dim(d, ndim):
+    if d < -ndim - 1 or d > ndim:
+        raise IndexError(f'Dimension out of range (expected to be in range of [{-max(ndim, 1)}, {max(ndim, 1) - 1}], '
+                         f'but got {d})')
+    return d + ndim if d < 0 else d
+
+
+def _shift(dim, ndim, nb):
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        return type(dim)(_wrap_dim(d, max(ndim, 1)) % max(ndim, 1) + nb for d in dim) if ndim else dim
+    if ndim == 0:
+        return dim
+    return _wrap_dim(dim, ndim) % ndim + nb
+
+
+# name -> position of the dim argument
+_DIM_OPS = {'sum': 1, 'mean': 1, 'var': 1, 'std': 1, 'amax': 1, 'amin': 1, 'logsumexp': 1, 'softmax': 1,
+            'log_softmax': 1, 'cumsum': 1, 'cumprod': 1, 'prod': 1, 'argmax': 1, 'argmin': 1, 'max': 1, 'min': 1,
+            'norm': 2, 'all': 1, 'any': 1, 'nansum': 1, 'median': 1, 'count_nonzero': 1, 'unsqueeze': 1,
+            'squeeze': 1, 'select': 1, 'narrow': 1, 'flip': 1, 'unbind': 1, 'chunk': 2, 'split': 2,
+            'roll': 2, 'cummax': 1, 'cummin': 1, 'topk': 3, 'sort': 1, 'argsort': 1, 'var_mean': 1, 'std_mean': 1}
+_FULL_WHEN_NONE = {'sum', 'mean', 'var', 'std', 'amax', 'amin', 'logsumexp', 'prod', 'norm', 'all', 'any',
+                   'nansum', 'count_nonzero', 'var_mean', 'std_mean', 'max', 'min', 'argmax', 'argmin', 'median'}
+
+
+def _with_dim(fn, name, args, kwargs):
+    x = args[0]
+    levels = _levels_of(x)
+    nb = len(levels)
+    ndim = _logical_ndim(x)
+    pos = _DIM_OPS[name]
+    args = list(args)
+    key = 'dim' if 'dim' in kwargs else ('dims' if name == 'flip' and 'dims' in kwargs else None)
+    if key is not None:
+        dim = kwargs[key]
+    elif len(args) > pos:
+        dim = args[pos]
+    else:
+        dim = None
+    if name == 'squeeze' and dim is None:
+        dim = tuple(i for i, s in enumerate(x._data.shape[nb:]) if s == 1)
+    if name in _FULL_WHEN_NONE and (dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)):
+        if name in ('max', 'min', 'argmax', 'argmin', 'median') and ndim:
+            # the whole sample: flatten it, reduce along it
+            with _Plain([x]):
+                flat = x.reshape(tuple(x._data.shape[:nb]) + (-1,))
+                out = fn(flat, nb, *args[2:], **{k: v for k, v in kwargs.items() if k != 'dim'})
+            if name in ('max', 'min', 'median'):
+                out = out[0]
+            return _wrap_out(out, levels)
+        dim = tuple(range(ndim))
+    if name == 'unsqueeze':
+        new = (dim + ndim + 1 if dim < 0 else dim) + nb
+    elif name == 'flip':
+        new = tuple(_wrap_dim(d, ndim) % ndim + nb for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
+    else:
+        new = _shift(dim, ndim, nb)
+    if key is not None:
+        kwargs = dict(kwargs, **{key: new})
+    elif len(args) > pos:
+        args[pos] = new
+    else:
+        kwargs = dict(kwargs, dim=new)
+    with _Plain([x]):
+        out = fn(*args, **kwargs)
+    return _wrap_out(out, levels)
+
+
+def _matmul(fn, name, args, kwargs):
+    a, b = args[0], args[1]
+    if name == '__rmatmul__':
+        a, b = b, a
+    if name == 'linear':
+        out = _vm_call('matmul', a, _vm_call('transpose', b, -1, -2))
+        bias = args[2] if len(args) > 2 else kwargs.get('bias')
+        return out if bias is None else _vm_call('add', out, bias)
+    if isinstance(b, Tensor) and not isinstance(a, Tensor):
+        a, b = b, a
+    tensors = [t for t in (a, b) if isinstance(t, Tensor)]
+    levels = _union(tensors)
+    na, nb_ = _logical_ndim(a), _logical_ndim(b)
+    n = max(na, nb_, 2)
+    with _Plain(tensors):
+        from .ops.linalg import matmul
+        from .ops.shape import squeeze, unsqueeze
+        pa, pb = a, b
+        if na == 1:
+            pa = unsqueeze(pa, -2)
+        if nb_ == 1:
+            pb = unsqueeze(pb, -1)
+        # the sample's batch dims right-aligned after the levels' (padded with 1s)
+        _saved_levels[id(pa)] = _saved_levels.get(id(a), ())
+        _saved_levels[id(pb)] = _saved_levels.get(id(b), ())
+        pa = _align_plain(pa, tensors, levels, n)
+        pb = _align_plain(pb, tensors, levels, n)
+        out = matmul(pa, pb)
+        if nb_ == 1:
+            out = squeeze(out, -1)
+        if na == 1:
+            out = squeeze(out, -1 if nb_ == 1 else -2)
+    return _batched(out, levels)
+
+
+def _vm_call(name, *args, **kwargs):
+    """An op by name, through the wrappers (so that its rule applies)."""
+    return getattr(Tensor, name)(*args, **kwargs)
+
+
+def _reshape(fn, name, args, kwargs):
+    x = args[0]
+    levels = _levels_of(x)
+    lead = tuple(x._data.shape[:len(levels)])
+    rest = args[1:]
+    if name in ('view', 'reshape', 'expand', 'broadcast_to'):
+        shape = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else rest
+        if not shape and 'size' in kwargs:
+            shape = kwargs['size']
+        if 'shape' in kwargs:
+            shape = kwargs['shape']
+        shape = tuple(shape)
+        if name in ('expand', 'broadcast_to'):
+            ndim = _logical_ndim(x)
+            with _Plain([x]):
+                y = x.reshape(lead + (1,) * (len(shape) - ndim) + tuple(x._data.shape[len(levels):]))
+                out = fn(y, lead + shape)
+        else:
+            with _Plain([x]):
+                out = fn(x, lead + shape)
+        return _batched(out, levels)
+    nb = len(levels)
+    ndim = _logical_ndim(x)
+    if name in ('transpose', 'swapaxes', 'swapdims', 'movedim', 'moveaxis'):
+        d0 = rest[0] if rest else kwargs.get('dim0', kwargs.get('source'))
+        d1 = rest[1] if len(rest) > 1 else kwargs.get('dim1', kwargs.get('destination'))
+        with _Plain([x]):
+            out = fn(x, _shift(d0, ndim, nb), _shift(d1, ndim, nb))
+        return _batched(out, levels)
+    if name in ('t', 'T', 'mT'):
+        if ndim < 2:
+            with _Plain([x]):
+                return _batched(x.view_as(x), levels)
+        with _Plain([x]):
+            out = x.transpose(-1, -2)
+        return _batched(out, levels)
+    if name == 'permute':
+        dims = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else rest
+        dims = kwargs.get('dims', dims)
+        with _Plain([x]):
+            out = fn(x, tuple(range(nb)) + tuple(_wrap_dim(d, ndim) % ndim + nb for d in dims))
+        return _batched(out, levels)
+    if name == 'flatten':
+        start = rest[0] if rest else kwargs.get('start_dim', 0)
+        end = rest[1] if len(rest) > 1 else kwargs.get('end_dim', -1)
+        if ndim == 0:
+            with _Plain([x]):
+                return _batched(x.reshape(lead + (1,)), levels)
+        with _Plain([x]):
+            out = fn(x, _shift(start, ndim, nb), _shift(end, ndim, nb))
+        return _batched(out, levels)
+    if name in ('contiguous', 'clone', 'detach', 'float', 'double', 'half', 'to', 'type_as', 'requires_grad_',
+                'view_as', 'reshape_as', 'expand_as'):
+        return None  # (elementwise)
+    return None
+
+
+def _getitem(fn, args, kwargs):
+    x, index = args[0], args[1]
+    levels = _levels_of(x)
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(p, (Tensor, list)) or (hasattr(p, 'dtype') and hasattr(p, 'shape')) for p in parts):
+        return _loop(fn, '__getitem__', args, kwargs)
+    with _Plain([x]):
+        out = fn(x, (slice(None),) * len(levels) + parts)
+    return _batched(out, levels)
+
+
+def _cat_stack(fn, name, args, kwargs):
+    tensors = list(args[0])
+    dim = args[1] if len(args) > 1 else kwargs.get('dim', 0)
+    levels = _union(tensors)
+    nb = len(levels)
+    ndim = max(_logical_ndim(t) for t in tensors)
+    with _Plain(tensors):
+        full = [_align_plain(t, tensors, levels, _saved_ndim(t)) for t in tensors]
+        lead = [max(p._data.shape[i] for p in full) for i in range(nb)]
+        full = [p.expand(tuple(lead) + tuple(p._data.shape[nb:])) if tuple(p._data.shape[:nb]) != tuple(lead) else p
+                for p in full]
+        new_dim = _wrap_dim(dim, ndim + (name == 'stack')) % (ndim + (name == 'stack')) + nb
+        out = fn(full, new_dim)
+    return _batched(out, levels)
+
+
+def _saved_ndim(t):
+    return t._data.ndim - len(_saved_levels.get(id(t), ()))
+
+
+_REDUCTIONS = {'mean': 'mean', 'sum': 'sum', 'none': None}
+
+
+def _loss(fn, name, args, kwargs):
+    """The loss per element (unreduced) on the physical batch, reduced per sample."""
+    from .nn import functional as F
+    x, target = args[0], args[1]
+    reduction = kwargs.get('reduction', 'mean')
+    if name in ('cross_entropy', 'nll_loss'):
+        extra = {k: v for k, v in kwargs.items() if k not in ('reduction',)}
+        ndim = _logical_ndim(x)
+        levels = _union([t for t in (x, target) if isinstance(t, Tensor)])
+        if ndim not in (1, 2) or extra.get('weight') is not None or (target._data.dtype.kind == 'f'):
+            return _loop(fn, name, args, kwargs)
+        with _Plain([x, target]):
+            px = _align_plain(x, [x, target], levels, ndim)
+            pt = _align_plain(target, [x, target], levels, ndim - 1)
+            lead = tuple(max(a, b) for a, b in zip(px._data.shape[:len(levels)], pt._data.shape[:len(levels)]))
+            px = px.expand(lead + tuple(px._data.shape[len(levels):]))
+            pt = pt.expand(lead + tuple(pt._data.shape[len(levels):]))
+            classes = px._data.shape[-1]
+            per = fn(px.reshape(-1, classes), pt.reshape(-1), reduction='none', **extra)
+            per = per.reshape(lead + ((px._data.shape[-2],) if ndim == 2 else ()))
+            if reduction == 'none' or ndim == 1:
+                out = per
+            elif reduction == 'sum':
+                out = per.sum(-1)
+            else:
+                ignore = extra.get('ignore_index', -100)
+                counted = (pt != ignore).sum(-1).to(per.dtype)
+                out = per.sum(-1) / counted
+        return _batched(out, levels)
+    # elementwise losses: unreduced, then reduced over the sample dims
+    per = _elementwise(fn, args[:2], dict(kwargs, reduction='none'), expand=True)
+    if reduction == 'none':
+        return per
+    dims = tuple(range(per.dim()))
+    return per.sum(dims) if reduction == 'sum' else per.mean(dims)
+
+
+def _loop(fn, name, args, kwargs):
+    """PyTorch's fallback: the op once per sample, the results stacked."""
+    if name not in _warned:
+        _warned.add(name)
+        warnings.warn(f'There is a performance drop because we have not yet implemented the batching rule for '
+                      f'aten::{name}. Please file us an issue on GitHub so that we can prioritize its '
+                      'implementation.', UserWarning, stacklevel=4)
+    tensors = _tensors_in(args, kwargs)
+    levels = _union(tensors)
+    level = levels[-1]
+    size = _state.sizes[level]
+    results = []
+    for i in range(size):
+        def pick(a):
+            if isinstance(a, Tensor) and level in _levels_of(a):
+                return _select_level(a, level, i)
+            if isinstance(a, (tuple, list)) and not isinstance(a, Tensor):
+                return type(a)(pick(x) for x in a)
+            return a
+        results.append(fn(*[pick(a) for a in args], **{k: pick(v) for k, v in kwargs.items()}))
+    return _restack(results, level)
+
+
+def _select_level(t, level, i):
+    levels = _levels_of(t)
+    pos = levels.index(level)
+    with _Plain([t]):
+        out = t.select(pos, i)
+    rest = tuple(lv for lv in levels if lv != level)
+    return _batched(out, rest)
+
+
+def _restack(results, level):
+    first = results[0]
+    if isinstance(first, Tensor):
+        inner = _levels_of(first)
+        with _Plain(results):
+            from .ops.rearrange import stack
+            out = stack(results, len([lv for lv in inner if lv < level]))
+        return _batched(out, tuple(sorted(inner + (level,))))
+    if isinstance(first, (tuple, list)):
+        return type(first)(_restack([r[i] for r in results], level) for i in range(len(first)))
+    return first
+
+
+# ---- dispatch -------------------------------------------------------------------------------------
+
+_ELEMENTWISE = set('''add sub mul div true_divide divide multiply subtract pow neg negative exp log sqrt rsqrt abs sin
+cos tan tanh sigmoid relu relu6 gelu silu elu selu celu leaky_relu softplus mish hardtanh hardswish hardsigmoid
+logsigmoid where maximum minimum clamp clip reciprocal square expm1 log1p log2 log10 exp2 erf erfc sign floor ceil
+round trunc frac lerp addcmul addcdiv masked_fill eq ne lt le gt ge logical_and logical_or logical_not logical_xor
+float double half bfloat16 long int bool to type_as clone contiguous detach zeros_like ones_like empty_like full_like
+isnan isinf isfinite nan_to_num atan2 hypot logaddexp xlogy sinh cosh asin acos atan asinh acosh atanh softsign
+tanhshrink hardshrink softshrink threshold logit sinc sgn fmod remainder floor_divide bitwise_and bitwise_or
+bitwise_xor bitwise_not rsub view_as reshape_as expand_as requires_grad_ positive deg2rad rad2deg copysign'''.split())
+_MATMUL = {'matmul', 'mm', 'mv', 'bmm', 'dot', '__matmul__', '__rmatmul__', 'linear', 'inner'}
+_SHAPE = {'view', 'reshape', 'expand', 'broadcast_to', 'transpose', 'swapaxes', 'swapdims', 't', 'permute',
+          'flatten', 'movedim', 'moveaxis'}
+_LOSSES = {'cross_entropy', 'nll_loss', 'mse_loss', 'l1_loss', 'smooth_l1_loss', 'huber_loss',
+           'binary_cross_entropy_with_logits', 'binary_cross_entropy'}
+_RANDOM = {'rand_like', 'randn_like', 'randint_like', 'dropout', 'bernoulli', 'normal_', 'uniform_', 'bernoulli_',
+           'rand', 'randn', 'randint', 'randperm', 'multinomial', 'feature_alpha_dropout', 'alpha_dropout',
+           'dropout1d', 'dropout2d', 'dropout3d'}
+
+
+def _plain_name(name):
+    if name.startswith('__r') and name.endswith('__') and name not in ('__rmatmul__',):
+        return name[3:-2]  # __radd__ -> add (operands reversed below)
+    if name.startswith('__') and name.endswith('__'):
+        return name[2:-2]
+    return name
+
+
+def _apply_rule(fn, name, args, kwargs):
+    plain = _plain_name(name)
+    if plain in ('iadd', 'isub', 'imul', 'itruediv') or (plain.endswith('_') and plain[:-1] in _ELEMENTWISE):
+        return _loop(fn, name, args, kwargs) if _levels_of(args[0]) != _union(_tensors_in(args, kwargs)) \
+            else _elementwise(fn, args, kwargs)
+    if plain in _ELEMENTWISE or plain in ('truediv', 'and', 'or', 'xor', 'invert', 'mod', 'floordiv', 'abs'):
+        return _elementwise(fn, args, kwargs)
+    if plain in _MATMUL:
+        return _matmul(fn, name, args, kwargs)
+    if plain in _DIM_OPS:
+        return _with_dim(fn, plain, args, kwargs)
+    if plain in _SHAPE:
+        out = _reshape(fn, plain, args, kwargs)
+        if out is not None:
+            return out
+    if plain == 'getitem':
+        return _getitem(fn, args, kwargs)
+    if plain in ('cat', 'stack', 'concat', 'concatenate'):
+        return _cat_stack(fn, 'stack' if plain == 'stack' else 'cat', args, kwargs)
+    if plain in _LOSSES:
+        return _loss(fn, plain, args, kwargs)
+    if plain == 'item':
+        return args[0].item()
+    return _loop(fn, name, args, kwargs)
+
+
+def _make_wrapper(fn, name):
+    plain = _plain_name(name)
+    if plain in _RANDOM:
+        def vmapped(*args, **kwargs):
+            if not _state.depth or _state.physical:
+                return fn(*args, **kwargs)
+            return _random(fn, plain, args, kwargs)
+    else:
+        def vmapped(*args, **kwargs):
+            if not _state.depth or _state.physical:
+                return fn(*args, **kwargs)
+            for a in args:
+                if type(a) is BatchedTensor or (type(a) in (tuple, list) and any(type(x) is BatchedTensor for x in a)):
+                    break
+            else:
+                if not any(type(v) is BatchedTensor for v in kwargs.values()):
+                    return fn(*args, **kwargs)
+            return _with_levels_saved(fn, name, args, kwargs)
+    _instrument._copy_identity(vmapped, fn)
+    return vmapped
+
+
+def _with_levels_saved(fn, name, args, kwargs):
+    tensors = _tensors_in(args, kwargs)
+    for t in tensors:
+        if type(t) is BatchedTensor:
+            _saved_levels[id(t)] = t._levels
+    try:
+        return _apply_rule(fn, name, args, kwargs)
+    finally:
+        for t in tensors:
+            _saved_levels.pop(id(t), None)
+
+
+def _random(fn, name, args, kwargs):
+    mode = _state.randomness[-1]
+    if mode == 'error':
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                           "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+                           'of vmap')
+    tensors = _tensors_in(args, kwargs)
+    batched = [t for t in tensors if type(t) is BatchedTensor]
+    level = _state.depth - 1
+    if mode == 'same':
+        if not batched:
+            return fn(*args, **kwargs)
+        if name in ('dropout', 'dropout1d', 'dropout2d', 'dropout3d', 'alpha_dropout', 'feature_alpha_dropout'):
+            x = args[0]
+            from .creation import ones
+            mask = fn(ones(x.shape, dtype=x.dtype), *args[1:], **kwargs)  # one mask for every sample
+            return _vm_call('mul', x, mask)
+        return _loop(fn, name, args, kwargs)
+    # different: draws for the physical batch
+    if not batched:
+        out = fn(*args, **kwargs)
+        from .ops.shape import expand, unsqueeze
+        sizes = _state.sizes[:_state.depth]
+        return _batched(fn(*((tuple(sizes) + tuple(args[0]),) if args and isinstance(args[0], (tuple, list))
+                             else tuple(sizes) + tuple(args)), **kwargs), tuple(range(_state.depth))) \
+            if name in ('rand', 'randn') else out
+    levels = _union(batched)
+    with _Plain(batched):
+        out = fn(*args, **kwargs)
+    return _batched(out, levels)
+
+
+def _install():
+    global _table
+    if _table is None:
+        table = _instrument._build_ops(_make_wrapper)
+        fn = Tensor.__dict__['item']
+        table[id(fn)] = (fn, _make_wrapper(fn, 'item'))
+        _table = _instrument.Sites(table)
+    _table.install()
+
+
+def _uninstall():
+    _table.uninstall()
+
+
+# ---- vmap -------------------------------------------------------------------------------------
+
+def _flatten(tree):
+    from .func import _flatten as flatten
+    return flatten(tree)
+
+
+def _fname(func):
+    return getattr(func, '__name__', repr(func))
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness='error', *, chunk_size=None):
+    """``vmap(f)(*inputs)``: ``f`` applied to each slice of the inputs along ``in_dims``, the
+    results stacked along ``out_dims``, computed in one pass: each op's batching rule carries
+    the batch dimension (see the design note)."""
+    if randomness not in ('error', 'different', 'same'):
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or 'same'. Got "
+                           f'{randomness}')
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f'vmap: chunk_size should be None or greater than 0. (got {chunk_size})')
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        name = _fname(func)
+        if not args:
+            raise ValueError(f'vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are '
+                             'trying to vmap over a function with no inputs. The latter is unsupported.')
+        if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
+            raise ValueError(f'vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): expected `in_dims` to be int or a '
+                             '(potentially nested) tuple matching the structure of inputs, got: '
+                             f'{type(in_dims)}.')
+        dims = _broadcast_in_dims(name, in_dims, args)
+        flat_args, spec = _flatten(args)
+        size = None
+        sizes = []
+        for a, d in zip(flat_args, dims):
+            if d is None:
+                continue
+            if not isinstance(a, Tensor):
+                raise ValueError(f'vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dim={d} for an input but '
+                                 f'the input is of type {type(a)}. We cannot vmap over non-Tensor arguments, please '
+                                 'use None as the respective in_dim')
+            nd = a.dim()
+            if not -nd <= d < nd:
+                raise ValueError(f'vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dim={d} for some input, '
+                                 f'but that input is a Tensor of dimensionality {nd} so expected in_dim to satisfy '
+                                 f'-{nd} <= in_dim < {nd}.')
+            sizes.append(a.shape[d])
+        if not sizes:
+            raise ValueError(f'vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): Got all in_dims=None. At least one '
+                             'input must be batched.' if False else
+                             f'vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): at least one input must be '
+                             'batched (have an in_dim other than None)')
+        if len(set(sizes)) > 1:
+            raise ValueError(f'vmap: Expected all tensors to have the same size in the mapped dimension, got sizes '
+                             f'{sizes} for the mapped dimension')
+        size = sizes[0]
+        if chunk_size is not None and chunk_size < size:
+            return _chunked(func, flat_args, dims, spec, kwargs, size, name, chunk_size, out_dims, randomness)
+        return _run(func, flat_args, dims, spec, kwargs, size, name, out_dims, randomness)
+    return wrapped
+
+
+def _chunked(func, flat_args, dims, spec, kwargs, size, name, chunk_size, out_dims, randomness):
+    """``chunk_size`` samples at a time, the chunks' results concatenated along out_dims."""
+    from .func import _flatten as flatten, _unflatten
+    pieces = []
+    for start in range(0, size, chunk_size):
+        n = min(chunk_size, size - start)
+        args = [a.narrow(d, start, n) if d is not None else a for a, d in zip(flat_args, dims)]
+        pieces.append(_run(func, args, dims, spec, kwargs, n, name, out_dims, randomness))
+    leaves = [flatten(p)[0] for p in pieces]
+    out_spec = flatten(pieces[0])[1]
+    od = _out_dims_list(out_dims, len(leaves[0]), name)
+    from .ops.rearrange import cat
+    return _unflatten([cat([lv[i] for lv in leaves], od[i]) if od[i] is not None else leaves[0][i]
+                       for i in range(len(leaves[0]))], out_spec)
+
+
+def _out_dims_list(out_dims, n, name):
+    if isinstance(out_dims, int) or out_dims is None:
+        return [out_dims] * n
+    if len(out_dims) != n:
+        raise ValueError(f'vmap({name}, ..., out_dims={out_dims!r})(<inputs>): out_dims is not compatible with the '
+                         'structure of `outputs`.')
+    return list(out_dims)
+
+
+def _broadcast_in_dims(name, in_dims, args):
+    """One in_dim per flattened input (None: not batched)."""
+    flat_args, spec = _flatten(args)
+    if isinstance(in_dims, int):
+        return [in_dims if isinstance(a, Tensor) else None for a in flat_args]
+    if len(in_dims) != len(args):
+        from .func import _treespec
+        raise ValueError(f'vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): in_dims is not compatible with the '
+                         f'structure of `inputs`. in_dims has structure {_treespec(in_dims)} but inputs has '
+                         f'structure {_treespec(args)}.')
+    out = []
+    for a, d in zip(args, in_dims):
+        leaves = _flatten(a)[0]
+        if d is None or isinstance(d, int):
+            out.extend([d if isinstance(x, Tensor) or d is not None else None for x in leaves])
+        else:
+            sub = _flatten(d)[0]
+            if len(sub) != len(leaves):
+                from .func import _treespec
+                raise ValueError(f'vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): in_dims is not compatible with '
+                                 f'the structure of `inputs`. in_dims has structure {_treespec(in_dims)} but inputs '
+                                 f'has structure {_treespec(args)}.')
+            out.extend(sub)
+    return out
+
+
+def _run(func, flat_args, dims, spec, kwargs, size, name, out_dims=0, randomness='error'):
+    from .func import _unflatten
+    level = _state.depth
+    if level == 0:
+        _install()
+    _state.sizes = _state.sizes[:level] + [size]
+    _state.randomness = _state.randomness[:level] + [randomness]
+    batched_args = [a if d is None else _enter(a, d, level) for a, d in zip(flat_args, dims)]
+    _state.depth = level + 1
+    try:
+        result = func(*_unflatten(batched_args, spec), **kwargs)
+    finally:
+        _state.depth = level
+    try:
+        return _exit(result, level, name, out_dims)
+    finally:
+        if level == 0:
+            _uninstall()
+
+
+def _enter(a, d, level):
+    """``a`` batched at ``level`` along its logical dim ``d``."""
+    levels = _levels_of(a)
+    nb = len(levels)
+    ndim = a._data.ndim - nb
+    d = d % ndim
+    with _Plain([a]):
+        # the new level's dim goes after the outer levels' dims
+        moved = a.movedim(nb + d, nb)
+    return _batched(moved, levels + (level,))
+
+
+def _exit(result, level, name, out_dims=0):
+    leaves, spec = _flatten(result)
+    od = _out_dims_list(out_dims, len(leaves), name)
+    outs = []
+    for leaf, d in zip(leaves, od):
+        if d is None:
+            if isinstance(leaf, Tensor) and level in _levels_of(leaf):
+                raise ValueError(f'vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None')
+            outs.append(leaf)
+            continue
+        if not isinstance(leaf, Tensor):
+            raise ValueError(f'vmap({name}, ...): `{name}` must only return Tensors, got type {type(leaf)}. Did you '
+                             'mean to set out_dims= to None for output?')
+        outs.append(_unbatch(leaf, level, d))
+    from .func import _unflatten
+    return _unflatten(outs, spec)
+
+
+def _unbatch(t, level, out_dim=0):
+    """``t`` without ``level``: its batch dim moved to ``out_dim`` of the sample's dims."""
+    levels = _levels_of(t)
+    nb = len(levels)
+    ndim = t._data.ndim - nb
+    size = _state.sizes[level]
+    if not -(ndim + 1) <= out_dim <= ndim:
+        raise IndexError(f'Dimension out of range (expected to be in range of [{-(ndim + 1)}, {ndim}], but got '
+                         f'{out_dim})')
+    out_dim %= ndim + 1
+    rest = tuple(lv for lv in levels if lv != level)
+    with _Plain([t]):
+        if level not in levels:  # the same for every sample: expanded along the batch
+            out = t.unsqueeze(nb + out_dim)
+            shape = list(out._data.shape)
+            shape[nb + out_dim] = size
+            out = out.expand(tuple(shape))
+        else:
+            pos = levels.index(level)
+            out = t.movedim(pos, len(rest) + out_dim)
+    return _batched(out, rest) if rest else out
+
+
+# ---- grad inside vmap: per-sample gradients ------------------------------------------------------
+
+def active():
+    return _state.depth > 0 and not _state.physical
+
+
+def per_sample_leaf(x):
+    """A differentiated input inside vmap: a leaf batched along every open level (an unbatched
+    one expanded), so that each sample's gradient is its own."""
+    levels = _levels_of(x)
+    want = tuple(range(_state.depth))
+    with _Plain([x]):
+        if levels != want:
+            p = _align_plain(x, [x], want, x._data.ndim - len(levels)) if False else None
+            data = x
+            shape = list(x._data.shape)
+            # insert a dim for each missing level, then expand to its size
+            for i, level in enumerate(want):
+                if level not in levels:
+                    data = data.unsqueeze(i)
+            full = tuple(_state.sizes[lv] for lv in want) + tuple(data._data.shape[len(want):])
+            data = data.expand(full)
+        else:
+            data = x
+        leaf = data.detach().contiguous().requires_grad_(True) if data is x else data.detach().requires_grad_(True)
+    return _batched(leaf, want)
+
+
+class physical:
+    """Within: a backward over the physical graph (ops and shapes physical)."""
+
+    def __enter__(self):
+        self.prev = _state.physical
+        _state.physical = True
+
+    def __exit__(self, *exc):
+        _state.physical = self.prev
+
+
+def rebatch(t, like):
+    """A plain result of a physical backward, batched as ``like``."""
+    if t is None or type(like) is not BatchedTensor:
+        return t
+    return _batched(t, like._levels)

@@ -1,0 +1,145 @@
+"""func.vmap against torch.func.vmap and against a loop over the samples: every op of the
+forward-mode table batched along dim 0 (all inputs, and the first one only), in_dims/out_dims,
+nesting, chunk_size, randomness, per-sample gradients, PyTorch's errors."""
+import warnings
+
+import numpy as np
+import pytest
+
+from both import T, same
+from fwd_ops import OPS
+
+torch = pytest.importorskip('torch')
+import leafgrad as lg  # noqa: E402
+
+B = 3
+
+
+def _batched_inputs(name, M, seed=0):
+    rng = np.random.default_rng(seed)
+    return [M.tensor(np.stack([make(rng) for _ in range(B)])) for make in OPS[name][1]]
+
+
+def _vmapped(name, M, first_only=False):
+    fn = OPS[name][0]
+    xs = _batched_inputs(name, M)
+    if first_only:
+        xs = [xs[0]] + [x[0] for x in xs[1:]]
+        dims = (0,) + (None,) * (len(xs) - 1)
+    else:
+        dims = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        return M.func.vmap(lambda *a: fn(M, *a), in_dims=dims)(*xs), xs
+
+
+@pytest.mark.parametrize('first_only', [False, True], ids=['all batched', 'first batched'])
+@pytest.mark.parametrize('name', sorted(OPS))
+def test_vmap_against_torch_and_loop(name, first_only):
+    if first_only and len(OPS[name][1]) == 1:
+        pytest.skip('one input')
+    ours, xs = _vmapped(name, lg, first_only)
+    theirs, _ = _vmapped(name, torch, first_only)
+    assert T(ours) == T(theirs)
+    fn = OPS[name][0]
+    loop = lg.stack([fn(lg, *[x[i] if (not first_only or k == 0) else x for k, x in enumerate(xs)])
+                     for i in range(B)])
+    assert T(ours) == T(loop)
+
+
+def _per_sample_grads(M):
+    F = M.nn.functional
+    M.manual_seed(0)
+    model = M.nn.Sequential(M.nn.Linear(4, 8), M.nn.Tanh(), M.nn.Linear(8, 3))
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    x, y = M.randn(5, 4), M.tensor([0, 2, 1, 1, 0])
+
+    def loss(p, xb, yb):
+        return F.cross_entropy(M.func.functional_call(model, p, (xb.unsqueeze(0),)), yb.unsqueeze(0))
+    grads = M.func.vmap(M.func.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+    values = M.func.vmap(M.func.grad_and_value(loss), in_dims=(None, 0, 0))(params, x, y)[1]
+    return grads, values
+
+
+def _ensemble(M):
+    M.manual_seed(1)
+    models = [M.nn.Linear(3, 2) for _ in range(4)]
+    params, buffers = M.func.stack_module_state(models)
+    x = M.randn(5, 3)
+    return M.func.vmap(lambda p, b: M.func.functional_call(models[0], (p, b), (x,)), in_dims=(0, 0))(params, buffers)
+
+
+def _nested(M):
+    x = M.arange(24.0).reshape(2, 3, 4)
+    inner = M.func.vmap(lambda r: r.softmax(0) * r.sum(), in_dims=1)
+    return M.func.vmap(inner)(x), M.func.vmap(M.func.vmap(lambda a, b: a @ b), in_dims=(0, None))(x, M.ones(4))
+
+
+def _dims(M):
+    x = M.arange(24.0).reshape(2, 3, 4)
+    return (M.func.vmap(lambda a: a.sum(0), in_dims=2, out_dims=1)(x),
+            M.func.vmap(lambda a, b: (a * b, a), in_dims=(1, None), out_dims=(0, 1))(x, M.ones(4)),
+            M.func.vmap(lambda d: d['a'] + d['b'], in_dims=({'a': 0, 'b': None},))({'a': x, 'b': M.ones(3, 4)}))
+
+
+def _chunks(M):
+    x = M.arange(30.0).reshape(10, 3)
+    return M.func.vmap(lambda a: (a * a).sum(), chunk_size=3)(x), M.func.vmap(lambda a: a.exp(), chunk_size=20)(x)
+
+
+def _random(M, mode):
+    M.manual_seed(0)
+    out = M.func.vmap(lambda a: M.nn.functional.dropout(a, 0.5), randomness=mode)(M.ones(4, 6))
+    return out.shape, (out == 0).any().item(), bool(((out == out[0]).all()).item())
+
+
+PROGRAMS = {
+    'per-sample gradients': _per_sample_grads, 'ensemble': _ensemble, 'nested': _nested, 'dims': _dims,
+    'chunks': _chunks, 'same randomness': lambda M: _random(M, 'same'),
+    'random error': lambda M: M.func.vmap(lambda a: a + M.rand(3))(M.ones(2, 3)),
+    'random dropout error': lambda M: M.func.vmap(lambda a: M.nn.functional.dropout(a))(M.ones(2, 3)),
+    'in_dims a list': lambda M: M.func.vmap(lambda a: a, in_dims=[0])(M.ones(3, 2)),
+    'in_dims None': lambda M: M.func.vmap(lambda a: a, in_dims=None)(M.ones(3, 2)),
+    'in_dims a float': lambda M: M.func.vmap(lambda a: a, in_dims=0.5)(M.ones(3, 2)),
+    'in_dim out of range': lambda M: M.func.vmap(lambda a: a, in_dims=2)(M.ones(3, 2)),
+    'in_dim for a number': lambda M: M.func.vmap(lambda a, b: a, in_dims=(0, 0))(M.ones(3, 2), 3),
+    'sizes differ': lambda M: M.func.vmap(lambda a, b: a + b)(M.ones(3, 2), M.ones(4)),
+    'in_dims structure': lambda M: M.func.vmap(lambda a: a, in_dims=(0, 0))(M.ones(3, 2)),
+    'no inputs': lambda M: M.func.vmap(lambda: 1)(),
+    'returns a number': lambda M: M.func.vmap(lambda a: 3)(M.ones(3, 2)),
+    'item': lambda M: M.func.vmap(lambda a: a.sum().item())(M.ones(3, 2)),
+    'bad randomness': lambda M: M.func.vmap(lambda a: a, randomness='x')(M.ones(3, 2)),
+    'bad chunk_size': lambda M: M.func.vmap(lambda a: a, chunk_size=0)(M.ones(3, 2)),
+    'out_dim out of range': lambda M: M.func.vmap(lambda a: a, out_dims=3)(M.ones(3, 2)),
+    'shapes inside': lambda M: M.func.vmap(lambda a: M.tensor([a.dim(), a.shape[0], a.size(-1), a.numel()]))(
+        M.ones(3, 2, 5)),
+}
+
+
+@pytest.mark.parametrize('name', sorted(PROGRAMS))
+def test_program(name):
+    same(PROGRAMS[name], warnings_too=False)
+
+
+def test_different_randomness_draws_per_sample():
+    out = lg.func.vmap(lambda a: lg.nn.functional.dropout(a, 0.5), randomness='different')(lg.ones(8, 50))
+    assert out.shape == (8, 50) and not bool((out == out[0]).all())
+
+
+def test_a_batching_rule_is_not_a_loop():
+    """vmap of an MLP calls each op once (on the batch), not once per sample."""
+    calls = []
+    from leafgrad.ops import linalg
+    original = linalg.matmul
+
+    def counting(*a, **k):
+        calls.append(1)
+        return original(*a, **k)
+    linalg.matmul = counting
+    try:
+        x = lg.randn(64, 3)
+        w = lg.randn(3, 4)
+        lg.func.vmap(lambda r: (r @ w).tanh().sum())(x)
+    finally:
+        linalg.matmul = original
+    assert len(calls) == 1
