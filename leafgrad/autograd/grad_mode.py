@@ -26,16 +26,15 @@ SAVE_ERROR = ('Inference tensors cannot be saved for backward. Please do not use
 
 class InferenceCounter(list):
     """The version counter of an inference tensor (and of its views, which share it): what
-    makes a tensor one. PyTorch's inference tensors track no version; this one refuses the
-    two uses of a version outside inference mode, with PyTorch's errors: reading it to save
-    the tensor for backward (``Node.save`` reads it) and bumping it for an in-place update
-    (the in-place ops check first, so that a refused update writes nothing)."""
+    makes a tensor one. PyTorch's inference tensors track no version; this one refuses a bump
+    outside inference mode with PyTorch's error (the in-place ops check first, so that a
+    refused update writes nothing). Once one exists, Node.save refuses to save one."""
     __slots__ = ()
 
-    def __getitem__(self, i):
-        if not state.inference and state.grad_enabled:
-            raise RuntimeError(SAVE_ERROR)
-        return list.__getitem__(self, i)
+    def __init__(self, *args):
+        super().__init__(*args)
+        import sys
+        sys.modules['leafgrad.autograd.graph'].inference_made = True
 
     def __setitem__(self, i, value):
         if not state.inference:

@@ -19,6 +19,7 @@ import threading
 import weakref
 
 from .. import backend
+from . import grad_mode
 from .grad_mode import state
 from .origins import modified_at
 
@@ -78,6 +79,16 @@ class SavedOutput:
 # first tests a plain module counter (how many hook contexts are open in any thread), so that
 # it pays one truth test when no hooks are set; only then does it look at its thread's stack.
 saved_hooks_active = 0
+inference_made = False  # set once an inference tensor exists: Node.save then checks for them
+
+
+def _refuse_inference(tensors):
+    """PyTorch's error for saving an inference tensor for backward (outside inference mode)."""
+    if state.inference:
+        return
+    for t in tensors:
+        if type(getattr(t, '_version_counter', None)) is grad_mode.InferenceCounter:
+            raise RuntimeError(grad_mode.SAVE_ERROR)
 _hooks_tls = threading.local()
 
 
@@ -129,7 +140,6 @@ def _pack_all(node, tensors):
             as_tensor = _tensor.Tensor._from_saved_output(t, node)
             packed[i] = _Packed(pack(as_tensor), unpack, t.requires_grad, None, t.output_nr, None, True)
         elif isinstance(t, _tensor.Tensor):
-            t._version_counter[0]  # (an inference tensor's refuses to be saved: PyTorch's error)
             packed[i] = _Packed(pack(t), unpack, t._requires_grad, t._grad_fn, t._output_nr, t._accumulator, False)
         else:  # a placeholder for an operand the derivative does not need
             packed[i] = t
@@ -266,9 +276,12 @@ class Node:
     # -- what the op's forward uses ------------------------------------------------------
     def save(self, *tensors):
         """Keep tensors (inputs, or SavedOutput of outputs) for the derivative."""
-        if saved_hooks_active and _hooks_stack():  # one int test on the hot path
-            self._saved, self._saved_versions = _pack_all(self, tensors), None
-            return
+        if saved_hooks_active or inference_made:  # two int tests on the hot path
+            if inference_made:
+                _refuse_inference(tensors)
+            if saved_hooks_active and _hooks_stack():
+                self._saved, self._saved_versions = _pack_all(self, tensors), None
+                return
         self._saved = tensors
         # one or two tensors written out: a comprehension costs a function call (Python < 3.12)
         n = len(tensors)
