@@ -305,10 +305,15 @@ def _matmul(fn, name, args, kwargs):
         if nb_ == 1:
             pb = unsqueeze(pb, -1)
         # the sample's batch dims right-aligned after the levels' (padded with 1s)
-        _saved_levels[id(pa)] = _saved_levels.get(id(a), ())
-        _saved_levels[id(pb)] = _saved_levels.get(id(b), ())
-        pa = _align_plain(pa, tensors, levels, n)
-        pb = _align_plain(pb, tensors, levels, n)
+        la, lb = _saved_levels.get(id(a), ()), _saved_levels.get(id(b), ())
+        _saved_levels[id(pa)], _saved_levels[id(pb)] = la, lb
+        try:
+            pa, pb = _align_plain(pa, tensors, levels, n), _align_plain(pb, tensors, levels, n)
+        finally:  # (ids are reused once their objects die: no entry may outlive the call)
+            if pa is not a:
+                _saved_levels.pop(id(pa), None)
+            if pb is not b:
+                _saved_levels.pop(id(pb), None)
         out = matmul(pa, pb)
         if nb_ == 1:
             out = squeeze(out, -1)
