@@ -306,14 +306,16 @@ def _matmul(fn, name, args, kwargs):
             pb = unsqueeze(pb, -1)
         # the sample's batch dims right-aligned after the levels' (padded with 1s)
         la, lb = _saved_levels.get(id(a), ()), _saved_levels.get(id(b), ())
-        _saved_levels[id(pa)], _saved_levels[id(pb)] = la, lb
+        ua, ub = pa, pb
+        _saved_levels[id(ua)], _saved_levels[id(ub)] = la, lb
         try:
-            pa, pb = _align_plain(pa, tensors, levels, n), _align_plain(pb, tensors, levels, n)
+            pa, pb = _align_plain(ua, tensors, levels, n), _align_plain(ub, tensors, levels, n)
         finally:  # (ids are reused once their objects die: no entry may outlive the call)
-            if pa is not a:
-                _saved_levels.pop(id(pa), None)
-            if pb is not b:
-                _saved_levels.pop(id(pb), None)
+            for temp, original, levels_of in ((ua, a, la), (ub, b, lb)):
+                if temp is not original:
+                    _saved_levels.pop(id(temp), None)
+                elif levels_of:
+                    _saved_levels[id(temp)] = levels_of
         out = matmul(pa, pb)
         if nb_ == 1:
             out = squeeze(out, -1)
