@@ -137,7 +137,7 @@ def test_version_module():
 def test_import_leafgrad_loads_none_of_it():
     from fresh import fresh_python_output
     lazy = ['leafgrad._type_info', 'leafgrad._settings', 'leafgrad.version', 'leafgrad.backends', 'leafgrad.accelerator',
-            'leafgrad.cuda', 'leafgrad.jit', 'leafgrad._tensor_types', 'leafgrad.autograd.variable', 'threadpoolctl']
+            'leafgrad.cuda', 'leafgrad.jit', 'leafgrad.onnx', 'leafgrad._tensor_types', 'leafgrad.autograd.variable', 'threadpoolctl']
     code = f'import sys, leafgrad; print([m for m in {lazy!r} if m in sys.modules])'
     assert fresh_python_output(code) == '[]'
 
@@ -172,3 +172,33 @@ def test_a_device_leafgrad_lacks_is_named():
     """'meta', 'mps' ... are PyTorch's devices but not leafgrad's: the error says so."""
     with pytest.raises(RuntimeError, match="leafgrad has no 'meta' device"):
         lg.device('meta')
+
+
+# ---- torch.onnx ------------------------------------------------------------------------------
+
+def test_onnx_module_is_there_without_an_exporter(tmp_path):
+    """A program may import torch.onnx and export only when asked: the import works, nothing is
+    being exported, and export itself says that leafgrad cannot export ONNX, writing nothing."""
+    import torch.onnx
+    ours = lg.onnx
+    assert ours.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
+    assert ours.OnnxExporterError.__mro__[1:] == torch.onnx.OnnxExporterError.__mro__[1:]  # a RuntimeError
+    path = tmp_path / 'model.onnx'
+    with pytest.raises(ours.OnnxExporterError, match='leafgrad cannot export models to ONNX'):
+        ours.export(lg.nn.Linear(2, 2), (lg.ones(1, 2),), str(path))
+    assert not path.exists()
+    same(lambda t: t.onnx.export(t.nn.Linear(2, 2), (t.ones(1, 2),), str(path), no_such_option=1))
+
+
+def test_onnx_imports_under_python_m_leafgrad(tmp_path):
+    script = tmp_path / 'uses_onnx.py'
+    script.write_text('import torch\nimport torch.onnx\nprint(torch.onnx.is_in_onnx_export())\n'
+                      'try:\n    torch.onnx.export(torch.nn.Linear(1, 1), (torch.ones(1, 1),), "m.onnx")\n'
+                      'except RuntimeError as e:\n    print(type(e).__name__)\n')
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, '-m', 'leafgrad', str(script)], capture_output=True, text=True,
+                          cwd=tmp_path, env=dict(os.environ, PYTHONPATH=root))
+    assert (done.returncode, done.stdout) == (0, 'False\nOnnxExporterError\n'), done.stderr
