@@ -127,21 +127,36 @@ def run_once(program, corpus, engine, timeout):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _torch_run(program, args):
-    if not args.torch_cache:
-        return run_once(program, args.corpus, 'torch', args.timeout)
+def _torch_run(program, corpus, torch_cache, timeout):
+    if not torch_cache:
+        return run_once(program, corpus, 'torch', timeout)
     key = hashlib.sha256(repr((_CACHE_FORMAT, program['dir'], program['run'],
                                [s.__name__ for s in program.get('setup', ())]))
                          .encode()).hexdigest()[:16]
-    path = os.path.join(args.torch_cache, key + '.json')
+    path = os.path.join(torch_cache, key + '.json')
     if os.path.exists(path):
         with open(path) as f:
             return tuple(json.load(f))
-    result = run_once(program, args.corpus, 'torch', args.timeout)
-    os.makedirs(args.torch_cache, exist_ok=True)
-    with open(path, 'w') as f:
-        json.dump(result, f)
+    result = run_once(program, corpus, 'torch', timeout)
+    if result[1] != 'timeout':  # a run cut short says nothing about the program: not kept
+        os.makedirs(torch_cache, exist_ok=True)
+        with open(path, 'w') as f:
+            json.dump(result, f)
     return result
+
+
+def run_program(program, corpus, torch_cache=None, timeout=600):
+    """Run one program on PyTorch and on leafgrad; returns its result row and both outputs."""
+    t_out, t_status, t_time = _torch_run(program, corpus, torch_cache, timeout)
+    g_out, g_status, g_time = run_once(program, corpus, 'leafgrad', timeout)
+    verdict, where = compare(normalise(t_out, program), normalise(g_out, program), program.get('rtol', 1e-3),
+                             program.get('atol', 0.0))
+    if verdict != 'differs' and t_status != g_status:
+        verdict, where = 'differs', (None, f'exit {t_status}', f'exit {g_status}')
+    row = {'name': program['name'], 'verdict': verdict, 'torch_status': t_status, 'leafgrad_status': g_status,
+           'torch_s': round(t_time, 1), 'leafgrad_s': round(g_time, 1), 'first_difference': where,
+           'why': program.get('why'), 'issue': program.get('issue')}
+    return row, t_out, g_out
 
 
 def _source(program):
@@ -179,18 +194,11 @@ def main():
     chosen = [p for p in PROGRAMS if not args.names or p['name'] in args.names]
     results = []
     for program in chosen:
-        t_out, t_status, t_time = _torch_run(program, args)
-        g_out, g_status, g_time = run_once(program, args.corpus, 'leafgrad', args.timeout)
-        verdict, where = compare(normalise(t_out, program), normalise(g_out, program), program.get('rtol', 1e-3),
-                                  program.get('atol', 0.0))
-        if verdict != 'differs' and t_status != g_status:
-            verdict, where = 'differs', (None, f'exit {t_status}', f'exit {g_status}')
-        row = {'name': program['name'], 'verdict': verdict, 'torch_status': t_status, 'leafgrad_status': g_status,
-               'torch_s': round(t_time, 1), 'leafgrad_s': round(g_time, 1), 'first_difference': where,
-               'why': program.get('why'), 'issue': program.get('issue')}
+        row, t_out, g_out = run_program(program, args.corpus, args.torch_cache, args.timeout)
         results.append(row)
-        print(f"{program['name']:<42} {verdict:<8} torch {t_time:6.1f} s (exit {t_status})  "
-              f"leafgrad {g_time:6.1f} s (exit {g_status})", flush=True)
+        print(f"{program['name']:<42} {row['verdict']:<8} torch {row['torch_s']:6.1f} s (exit {row['torch_status']})  "
+              f"leafgrad {row['leafgrad_s']:6.1f} s (exit {row['leafgrad_status']})", flush=True)
+        where = row['first_difference']
         if where is not None:
             print(f'    line {where[0]}:\n      torch:    {where[1][:200]}\n      leafgrad: {where[2][:200]}')
             if args.verbose:
