@@ -297,6 +297,9 @@ ERRORS = [
     ('cat_ndim', lambda m, x: m.cat([x, m.zeros(4, 3, dtype=m.float64)])),
     ('cat_dim', lambda m, x: m.cat([x, x], 3)),
     ('cat_tensor', lambda m, x: m.cat(x)),
+    ('cat_0d', lambda m, x: m.cat([x.sum(), x.sum()])),
+    ('cat_0d_later', lambda m, x: m.cat([x, x[0], x.sum()], dim=5)),  # named before the bad dim
+    ('cat_0d_after_empty', lambda m, x: m.cat([m.zeros(0, dtype=m.float64), x.sum()])),
     ('stack_size', lambda m, x: m.stack([x, x[:2]])),
     ('stack_empty', lambda m, x: m.stack([])),
     ('stack_dim', lambda m, x: m.stack([x, x], 5)),
