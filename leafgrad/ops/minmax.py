@@ -7,6 +7,7 @@ Two gradient rules, as PyTorch:
   gradient to the chosen index (the first one, for ties).
 """
 import builtins
+import math
 
 from .. import return_types
 from ..autograd.graph import slice_reduction_jvp
@@ -494,5 +495,58 @@ def cummin(input, dim):
     return _cumulative_extremum(input, dim, xp.minimum, xp.less_equal, CumminBackward0, return_types.cummin)
 
 
+# ---- unique ------------------------------------------------------------------------------
+
+class Unique2Backward0(Node):
+    """unique's node: PyTorch gives unique no derivative, so a backward through it raises."""
+    __slots__ = ()
+    op_name = '_unique2'
+
+    def apply(self, grad):
+        raise NotImplementedError(f"the derivative for '{self.op_name}' is not implemented.")
+
+
+class UniqueDimBackward0(Unique2Backward0):
+    __slots__ = ()
+    op_name = 'unique_dim'
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values of ``input`` (or, with ``dim``, its distinct slices along dim), in
+    ascending order as PyTorch's CPU kernel gives them whatever ``sorted`` says; NaNs are all
+    distinct, -0.0 and 0.0 one value. With ``return_inverse`` each element's (slice's) index in
+    the result, with ``return_counts`` how often each occurs."""
+    data = input._data
+    if dim is None:
+        rows = data.reshape(-1, 1)
+    else:
+        dim = wrap_dim(dim, data.ndim)
+        rest = data.shape[:dim] + data.shape[dim + 1:]
+        rows = xp.moveaxis(data, dim, 0).reshape(data.shape[dim], math.prod(rest))
+    n = rows.shape[0]
+    order = xp.lexsort(rows.T[::-1]) if rows.shape[1] else xp.arange(n)
+    ordered = rows[order]
+    new = xp.ones(n, dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)  # NaN != NaN: each NaN stands alone
+    starts = xp.flatnonzero(new)
+    if dim is None:
+        values = ordered[starts, 0]
+    else:
+        kept = ordered[starts].reshape((len(starts),) + rest)
+        values = xp.moveaxis(kept, 0, dim)
+    result, _ = record(xp.ascontiguousarray(values), UniqueDimBackward0 if dim is not None else Unique2Backward0,
+                       (input,))
+    if not (return_inverse or return_counts):
+        return result
+    out = (result,)
+    if return_inverse:
+        inverse = xp.empty(n, dtype=xp.int64)
+        inverse[order] = xp.cumsum(new) - 1
+        out += (wrap(inverse.reshape(data.shape) if dim is None else inverse),)
+    if return_counts:
+        out += (wrap(xp.diff(xp.append(starts, n)).astype(xp.int64)),)
+    return out
+
+
 FUNCTIONS = ['max', 'min', 'amax', 'amin', 'aminmax', 'argmax', 'argmin', 'median', 'kthvalue', 'mode', 'cummax',
-             'cummin', 'sort', 'argsort', 'msort', 'topk']
+             'cummin', 'sort', 'argsort', 'msort', 'topk', 'unique']
