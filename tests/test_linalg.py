@@ -103,6 +103,9 @@ CASES = [
          node=False),
     case('vecdot', lambda T, a, b: T.linalg.vecdot(a, b), [normal(2, 3), normal(2, 3)]),
     case('cross', lambda T, a, b: T.linalg.cross(a, b), [normal(2, 3), normal(1, 3)]),
+    case('torch_cross', lambda T, a, b: T.cross(a, b, dim=1), [normal(2, 3), normal(1, 3)]),
+    case('torch_cross_method', lambda T, a, b: a.cross(b, 0), [normal(3, 2), normal(3, 2)]),
+    case('torch_cross_first_3', lambda T, a, b: T.cross(a, b), [normal(2, 3, 3), normal(2, 3, 3)]),
     case('cdist', lambda T, a, b: T.cdist(a, b), [normal(4, 3), normal(5, 3)], twice=False),  # torch: no 2nd
     case('cdist_p1_batch', lambda T, a, b: T.cdist(a, b, p=1), [normal(2, 4, 3), normal(2, 2, 3)], twice=False),
     case('cdist_p3', lambda T, a, b: T.cdist(a, b, p=3), [normal(4, 3), normal(2, 3)], twice=False),
@@ -297,6 +300,9 @@ ERRORS = [
     ('solve_singular', lambda T: T.linalg.solve(T.zeros(3, 3), T.ones(3, 2))),
     ('cholesky_batch', lambda T: T.linalg.cholesky(T.tensor(np.stack([np.eye(2), -np.eye(2)])))),
     ('cross_length', lambda T: T.linalg.cross(T.tensor(_r(3, 3)), T.tensor(_r(3, 2)))),
+    ('cross_ndim', lambda T: T.linalg.cross(T.tensor(_r(2, 3)), T.tensor(_r(3)))),
+    ('torch_cross_no_3', lambda T: T.cross(T.tensor(_r(2, 2)), T.tensor(_r(2, 2)))),
+    ('torch_cross_ndim', lambda T: T.cross(T.tensor(_r(2, 3)), T.tensor(_r(3)))),
     ('matrix_power_square', lambda T: T.linalg.matrix_power(T.tensor(_r(2, 3)), 2)),
     ('multi_dot_one', lambda T: T.linalg.multi_dot([T.tensor(_r(2, 2))])),
     ('pinv_1d', lambda T: T.linalg.pinv(T.tensor(_r(3)))),
@@ -342,3 +348,14 @@ def test_decomposition_results_are_return_types_like_torch(call):
     for field in ('U', 'S', 'V', 'Vh', 'Q', 'R', 'eigenvalues', 'eigenvectors', 'sign', 'logabsdet', 'inverse',
                   'info', 'L'):
         assert hasattr(ours, field) == hasattr(theirs, field), field
+
+
+def test_torch_cross_without_dim_warns_once_as_torch():
+    from fresh import fresh_python_output
+    code = ("import warnings; warnings.simplefilter('always'); import {m} as T\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    print(T.cross(T.tensor([0., 1., 0.]), T.tensor([1., 0., 0.])).tolist())\n"
+            "    T.cross(T.ones(2, 3), T.ones(2, 3))\n"
+            "print([(x.category.__name__, str(x.message).split(' (Triggered')[0]) for x in w])")
+    assert fresh_python_output(code.format(m='leafgrad')) == fresh_python_output(code.format(m='torch'))

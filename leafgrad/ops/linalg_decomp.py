@@ -659,6 +659,8 @@ class LinalgCrossBackward0(Node):
 
 def cross(input, other, *, dim=-1, out=None):
     x, y = input._data, other._data
+    if x.ndim != y.ndim:
+        raise RuntimeError('linalg.cross: inputs must have the same number of dimensions.')
     from ._util import wrap_dim
     d = wrap_dim(dim, max(x.ndim, y.ndim))
     if x.shape[d - x.ndim] != 3 or y.shape[d - y.ndim] != 3:

@@ -1,12 +1,12 @@
-"""torch.* linear algebra outside torch.linalg: the older decomposition API (svd, qr, cholesky)
-and cdist."""
+"""torch.* linear algebra outside torch.linalg: the older decomposition API (svd, qr, cholesky),
+cross, and cdist."""
 import warnings
 
 from .. import return_types
 from ._util import Node, autocast, record, saved_output, xp
 from . import elementwise as _ew
 from . import shape as _shape
-from .linalg_decomp import cholesky as _cholesky, qr as _qr, svd as _svd, multi_dot
+from .linalg_decomp import cholesky as _cholesky, cross as _linalg_cross, qr as _qr, svd as _svd, multi_dot
 from .reduction import sum as _sum
 
 
@@ -161,5 +161,24 @@ def pdist(input, p=2):
     return out
 
 
-FUNCTIONS = ['svd', 'qr', 'cholesky', 'chain_matmul', 'cdist', 'pdist']
+_cross_dim_warned = False
+
+
+def cross(input, other, dim=None):
+    """torch.cross: linalg.cross along ``dim``; without one, along input's first dimension of
+    size 3, with PyTorch's deprecation warning (given once a process, as PyTorch's)."""
+    global _cross_dim_warned
+    if dim is None:
+        if not _cross_dim_warned:
+            _cross_dim_warned = True
+            warnings.warn('Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the '
+                          'dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to '
+                          'agree with that of linalg.cross in a future release.', UserWarning, stacklevel=2)
+        dim = next((i for i, n in enumerate(input._data.shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError('no dimension of size 3 in input')
+    return _linalg_cross(input, other, dim=dim)
+
+
+FUNCTIONS = ['svd', 'qr', 'cholesky', 'chain_matmul', 'cdist', 'pdist', 'cross']
 NOT_METHODS = ['chain_matmul', 'cdist', 'pdist']
