@@ -173,7 +173,7 @@ def markdown_table(programs, results):
         verdict = {'same': 'agrees', 'close': 'agrees (within tolerance)'}.get(row['verdict'], 'differs')
         if verdict != 'differs' and row['torch_status']:
             verdict += ", both stop at PyTorch's error"
-        why = program.get('why', '') if verdict == 'differs' else program.get('note', '')
+        why = program.get('why', '') if verdict == 'differs' else ''
         issue = program.get('issue', '') if verdict == 'differs' else ''
         rows.append(f"| {program['name']} | {_source(program)} | {verdict} | {why} | {issue} |")
     return '\n'.join(rows) + '\n'
@@ -199,6 +199,8 @@ def main():
         print(f"{program['name']:<42} {row['verdict']:<8} torch {row['torch_s']:6.1f} s (exit {row['torch_status']})  "
               f"leafgrad {row['leafgrad_s']:6.1f} s (exit {row['leafgrad_status']})", flush=True)
         where = row['first_difference']
+        if where is None and program.get('why'):
+            print("    agrees now: its entry's 'why' (and 'issue') can go")
         if where is not None:
             print(f'    line {where[0]}:\n      torch:    {where[1][:200]}\n      leafgrad: {where[2][:200]}')
             if args.verbose:
