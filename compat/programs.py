@@ -19,7 +19,7 @@ MINGPT = 'karpathy+minGPT'
 TIMINGS = [r'\d+(\.\d+)?\s*(us|ms|s)\b', r'ms/batch\s+[\d.]+', r'time:\s*[\d.]+s', r'iter_dt [\d.]+ms']
 PERCENT = [r'[\d.]+ percent']
 # a profiler's table: its rows are sorted by measured time, so only its absence or presence is compared
-PROFILER_TABLE = [r'^-{5,}', r'^\s*Name\s+Self CPU', r'^\S+::\S+\s+[\d.]+%', r'^Self CPU time total']
+PROFILER_TABLE = [r'^-{5,}', r'^\s*Name\s+Self CPU', r'^\s*\S+::\S+\s+[\d.]+%', r'^Self CPU time total']
 
 # why a program does not yet print what PyTorch prints: its first blocker, and the issue covering it
 PICKLED = dict(why="torch.save of an object that is not a tensor or a container of them (PyTorch pickles it, "
@@ -145,7 +145,8 @@ PROGRAMS = [
     _tutorial('recipes/reasoning_about_shapes', 'recipes_source/recipes/reasoning_about_shapes.py',
               mask=[r'Time taken: \S+'], **META),
     _tutorial('recipes/swap_tensors', 'recipes_source/recipes/swap_tensors.py', unseeded=True,
-              why='torch.utils.swap_tensors', issue='none yet'),
+              why='torch.utils.swap_tensors (then tensor subclasses with __torch_dispatch__, the meta device)',
+              issue='none yet'),
     _tutorial('recipes/changing_default_device', 'recipes_source/recipes/changing_default_device.py', unseeded=True),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------
     dict(name='examples/fx inline_function', dir=f'{EXAMPLES}/fx', run=[['inline_function.py']], **FX),
