@@ -22,8 +22,8 @@ PERCENT = [r'[\d.]+ percent']
 PROFILER_TABLE = [r'^-{5,}', r'^\s*Name\s+Self CPU', r'^\s*\S+::\S+\s+[\d.]+%', r'^Self CPU time total']
 
 # why a program does not yet print what PyTorch prints: its first blocker, and the issue covering it
-PICKLED = dict(why="torch.save of an object that is not a tensor or a container of them (PyTorch pickles it, "
-               "then its weights_only torch.load refuses it; leafgrad's save refuses it at once)",
+PICKLED = dict(why="both torch.load calls refuse the pickled object (weights_only), but PyTorch's message offers "
+               "two ways out and leafgrad's one: allowlisting the global (leafgrad has no weights_only=False)",
                issue='16 (checkpoints)')
 OUT_ARG = dict(why='out= (torch.matmul(..., out=y)): leafgrad.matmul and leafgrad.mul take no out=', issue='23')
 META = dict(why="the 'meta' device (tensors with a shape and no memory)", issue='none yet')
@@ -171,8 +171,7 @@ PROGRAMS = [
                '--always_save_checkpoint=True'],
               ['sample.py', '--out_dir=out-shakespeare-char', '--device=cpu', '--compile=False', '--num_samples=1',
                '--max_new_tokens=40']],
-         mask=TIMINGS + [r'mfu -?[\d.]+%'], why='torch.bfloat16 (train.py picks its dtype when imported)',
-         issue='16 (autocast and bfloat16)'),
+         mask=TIMINGS + [r'mfu -?[\d.]+%']),
     # ---- karpathy/minGPT (MIT) --------------------------------------------------------------
     dict(name='minGPT adder', dir=MINGPT, pythonpath=['.'],
          run=[['projects/adder/adder.py', '--trainer.max_iters=21', '--trainer.batch_size=16',
