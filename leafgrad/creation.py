@@ -1,6 +1,7 @@
 """Creating tensors: from data, filled, ranges, and random (PyTorch's streams: generator.py)."""
 import math
 import warnings
+from collections import abc as _abc
 
 from . import _sequence, backend
 from .autograd.grad_mode import InferenceCounter, state
@@ -36,6 +37,8 @@ def _to_array(data, dtype, device):
         return xp.array(data, dtype=np_dtype, copy=True)
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if not isinstance(data, (list, tuple, range)) and isinstance(data, _abc.Sequence):
+        data = list(data)  # a deque, a UserList...: PyTorch reads any sequence (PySequence_Check)
     shape = _sequence.shape_of(data)
     np_dtype = backend.to_dtype(dtype).np if dtype is not None else _sequence.infer_dtype(data).np
     if shape:
