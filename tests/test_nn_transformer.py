@@ -240,7 +240,7 @@ def test_functional_multi_head_attention_forward():
 def _load_model_py(lib):
     path = os.path.join(CORPUS, 'word_language_model', 'model.py')
     if not os.path.exists(path):
-        pytest.skip('the pytorch/examples corpus is not on this machine')
+        pytest.skip('no corpus of real PyTorch programs here (pytorch/examples is not on this machine)')
     src = open(path).read()
     if lib == 'leafgrad':
         src = (src.replace('import torch.nn.functional as F', 'import leafgrad.nn.functional as F')

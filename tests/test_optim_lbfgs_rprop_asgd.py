@@ -142,7 +142,7 @@ def test_time_sequence_prediction_model():
     LBFGS(lr=0.8) with a closure, on the sine waves its generate_sine_wave.py makes."""
     path = os.path.join(CORPUS, 'time_sequence_prediction', 'train.py')
     if not os.path.exists(path):
-        pytest.skip('the pytorch/examples corpus is not on this machine')
+        pytest.skip('no corpus of real PyTorch programs here (pytorch/examples is not on this machine)')
     src = open(path).read().split("if __name__ == '__main__':")[0]
     src = src.replace('import matplotlib\n', '').replace("matplotlib.use('Agg')\n", '')
     src = src.replace('import matplotlib.pyplot as plt\n', '')
