@@ -329,6 +329,22 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     return wrapper
 
 
+def _jvp_outputs(result, has_aux):
+    """jvp's outputs of f, flattened, with their structure and the aux value, or PyTorch's error."""
+    aux = None
+    if has_aux:
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise RuntimeError('jvp(f, primals, tangents): output of function f should be a tuple: '
+                               '(output, aux) if has_aux is True')
+        result, aux = result
+    outs, out_spec = _flatten(result)
+    for leaf in outs:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError('jvp(f, primals, tangents): expected f(*primals) to return only tensors, got '
+                               f'unsupported type {type(leaf)}')
+    return outs, out_spec, aux
+
+
 def _jvp_by_double_backward(func, primals, tangents, *, strict=False, has_aux=False):
     """jvp inside an open dual level (a jvp of a jvp): the vjp ``u -> J^T u`` is linear in ``u``;
     its derivative in the direction ``v`` is ``J v``."""
@@ -350,17 +366,7 @@ def _jvp_by_double_backward(func, primals, tangents, *, strict=False, has_aux=Fa
     with enable_grad():
         flat = [_differentiable(leaf, nested) for leaf in flat]
         result = func(*_unflatten(flat, spec))
-        aux = None
-        if has_aux:
-            if not (isinstance(result, tuple) and len(result) == 2):
-                raise RuntimeError('jvp(f, primals, tangents): output of function f should be a tuple: '
-                                   '(output, aux) if has_aux is True')
-            result, aux = result
-        outs, out_spec = _flatten(result)
-        for leaf in outs:
-            if not isinstance(leaf, Tensor):
-                raise RuntimeError('jvp(f, primals, tangents): expected f(*primals) to return only tensors, got '
-                                   f'unsupported type {type(leaf)}')
+        outs, out_spec, aux = _jvp_outputs(result, has_aux)
         _reaches_outer(outs, flat, nested)
         live = [o for o in outs if o._requires_grad]
         us = [zeros_like(o).requires_grad_(True) for o in live]
@@ -426,17 +432,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     with forward_ad.dual_level():
         duals = [forward_ad.make_dual(p, t) if p._data.dtype.kind == 'f' else p for p, t in zip(flat, flat_t)]
         result = func(*_unflatten(duals, spec))
-        aux = None
-        if has_aux:
-            if not (isinstance(result, tuple) and len(result) == 2):
-                raise RuntimeError('jvp(f, primals, tangents): output of function f should be a tuple: '
-                                   '(output, aux) if has_aux is True')
-            result, aux = result
-        outs, out_spec = _flatten(result)
-        for leaf in outs:
-            if not isinstance(leaf, Tensor):
-                raise RuntimeError('jvp(f, primals, tangents): expected f(*primals) to return only tensors, got '
-                                   f'unsupported type {type(leaf)}')
+        outs, out_spec, aux = _jvp_outputs(result, has_aux)
         from . import zeros_like
         primal_out, tangent_out = [], []
         for o in outs:
