@@ -3,7 +3,8 @@
 Each entry names the folder of the corpus it runs in (``dir``, as ``compat/fetch.py`` lays it
 out), the commands to run there (``run``: argv lists for ``python``), optional ``setup`` steps
 (functions of the working folder: small data files made locally, never downloaded), regexes to
-``mask`` or lines to ``drop`` before comparing (timings), the numeric tolerances ``rtol`` and
+``mask`` or lines to ``drop`` before comparing (timings), the third-party modules it ``needs``
+(pyproject's ``corpus`` extra installs them), the numeric tolerances ``rtol`` and
 ``atol``, ``unseeded`` for a program whose numbers come from an unseeded generator (PyTorch
 seeds from the operating system: only the words are compared), and, where leafgrad does not yet
 print what PyTorch prints, ``why`` (its first blocker) and the ``issue`` that covers it ('none yet'
@@ -84,10 +85,12 @@ PROGRAMS = [
          mask=TIMINGS, why='nn.Transformer (model.py subclasses it when imported)', issue='17'),
     dict(name='examples/reinforcement_learning reinforce', dir=f'{EXAMPLES}/reinforcement_learning',
          setup=[_cartpole_solved_sooner], pythonpath=['.'], run=[['reinforce.py', '--log-interval', '1']],
+         needs=['gymnasium'],
          mask=TIMINGS, why="torch.tensor of a collections.deque (leafgrad's tensor() takes lists and tuples, not "
          'other sequences)', issue='16'),
     dict(name='examples/reinforcement_learning actor_critic', dir=f'{EXAMPLES}/reinforcement_learning',
          setup=[_cartpole_solved_sooner], pythonpath=['.'], run=[['actor_critic.py', '--log-interval', '1']],
+         needs=['gymnasium'],
          mask=TIMINGS),
     # ---- pytorch/tutorials (BSD-3-Clause), single files -------------------------------------
     _tutorial('tutorials/polynomial_numpy', 'beginner_source/examples_tensor/polynomial_numpy.py', unseeded=True),
@@ -164,6 +167,7 @@ PROGRAMS = [
          unseeded=True, **FX),
     # ---- karpathy/nanoGPT (MIT) -------------------------------------------------------------
     dict(name='nanoGPT train+sample (char, cpu)', dir=NANOGPT, setup=[_shakespeare_stand_in],
+         needs=['requests', 'tiktoken'],
          run=[['data/shakespeare_char/prepare.py'],
               ['train.py', 'config/train_shakespeare_char.py', '--device=cpu', '--compile=False', '--eval_iters=2',
                '--eval_interval=10', '--log_interval=5', '--block_size=32', '--batch_size=4', '--n_layer=2',

@@ -4,11 +4,13 @@ The corpus (``compat/programs.py``: pytorch/examples, pytorch/tutorials, nanoGPT
 pinned commits) is other people's code, fetched by ``compat/fetch.py`` and kept outside the
 repository, so these tests run only where a copy exists: ``$LEAFGRAD_CORPUS``, else
 ``compat/corpus`` (where ``compat/fetch.py`` puts it), else ``/work/corpus`` (the project's shared
-machine). CI has no corpus and skips them, saying so. Each program whose entry gives no ``why``
+machine); elsewhere they skip, saying so. The modules a program ``needs`` besides torch come with
+pyproject's ``corpus`` extra, which CI installs. Each program whose entry gives no ``why``
 (the reason it does not yet agree) runs on PyTorch and under ``python -m leafgrad`` and is
 compared as ``compat/run.py`` compares it. PyTorch's runs are kept in the corpus's
 ``.torch-runs`` folder and reused while a program's commands stay the same.
 """
+import importlib.util
 import os
 import sys
 
@@ -46,6 +48,8 @@ def test_every_program_that_differs_says_why():
                     'or /work/corpus; CI has none: it is third-party code that compat/fetch.py fetches)')
 @pytest.mark.parametrize('program', AGREEING, ids=[p['name'] for p in AGREEING])
 def test_program_prints_what_pytorch_prints(program):
+    missing = [name for name in program.get('needs', ()) if importlib.util.find_spec(name) is None]
+    assert not missing, f"{program['name']} imports {missing}: pip install -e '.[corpus]'"
     row, torch_out, leafgrad_out = compat_run.run_program(program, CORPUS, os.path.join(CORPUS, '.torch-runs'),
                                                           timeout=900)
     assert row['verdict'] in ('same', 'close'), (
