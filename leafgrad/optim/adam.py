@@ -77,10 +77,12 @@ class Adam(Optimizer):
         Ascend the objective instead of descending.
     decoupled_weight_decay
         Decay the parameter itself, as AdamW does.
-    foreach, fused, capturable, differentiable
+    foreach, fused, capturable
         Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
-        single-tensor algorithm above (``differentiable=True`` does not make the step itself
-        differentiable).
+        single-tensor algorithm above.
+    differentiable
+        Record the step in the autograd graph (grad mode on), so that gradients flow through it;
+        non-leaf parameters are then accepted.
     """
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
@@ -118,6 +120,36 @@ class Adam(Optimizer):
         change /= denom
         p._data += change
 
+    def _update_differentiable(self, p, g, state, group):
+        # PyTorch's differentiable path: the bias corrections are float32 tensors of the step tensor
+        lr, (beta1, beta2), eps, wd = group['lr'], group['betas'], group['eps'], group['weight_decay']
+        if not state:
+            state['step'] = _step_tensor()
+            state['exp_avg'] = _zeros(p)
+            state['exp_avg_sq'] = _zeros(p)
+            if group['amsgrad']:
+                state['max_exp_avg_sq'] = _zeros(p)
+        step = state['step']
+        step += 1
+        if wd != 0:
+            if group['decoupled_weight_decay']:
+                p.mul_(1 - lr * wd)
+            else:
+                g = g.add(p, alpha=wd)
+        m, v = state['exp_avg'], state['exp_avg_sq']
+        m.lerp_(g, 1 - beta1)
+        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size_neg = (lr / bias_correction1).neg()
+        bias_correction2_sqrt = bias_correction2.sqrt()
+        if group['amsgrad']:
+            vmax = state['max_exp_avg_sq']
+            vmax.copy_(vmax.clone().maximum(v))
+            v = vmax
+        denom = (v.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(eps / step_size_neg)
+        p.addcdiv_(m.clone(), denom)
+
 
 class AdamW(Adam):
     """AdamW (Loshchilov and Hutter, 2019): Adam with decoupled weight decay.
@@ -141,10 +173,12 @@ class AdamW(Adam):
         Use the running maximum of the second moment (AMSGrad).
     maximize
         Ascend the objective instead of descending.
-    foreach, fused, capturable, differentiable
+    foreach, fused, capturable
         Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
-        single-tensor algorithm above (``differentiable=True`` does not make the step itself
-        differentiable).
+        single-tensor algorithm above.
+    differentiable
+        Record the step in the autograd graph (grad mode on), so that gradients flow through it;
+        non-leaf parameters are then accepted.
     """
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
                  maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
@@ -180,10 +214,11 @@ class Adamax(Optimizer):
         L2 penalty λ, added to the gradient.
     maximize
         Ascend the objective instead of descending.
-    foreach, capturable, differentiable
+    foreach, capturable
         Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
-        single-tensor algorithm above (``differentiable=True`` does not make the step itself
-        differentiable).
+        single-tensor algorithm above.
+    differentiable
+        ``True`` is refused (NotImplementedError): this step runs on arrays, outside autograd.
     """
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
@@ -246,10 +281,11 @@ class NAdam(Optimizer):
         Decay the parameter itself, as AdamW does.
     maximize
         Ascend the objective instead of descending.
-    foreach, capturable, differentiable
+    foreach, capturable
         Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
-        single-tensor algorithm above (``differentiable=True`` does not make the step itself
-        differentiable).
+        single-tensor algorithm above.
+    differentiable
+        ``True`` is refused (NotImplementedError): this step runs on arrays, outside autograd.
     """
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
@@ -325,10 +361,11 @@ class RAdam(Optimizer):
         Decay the parameter itself, as AdamW does.
     maximize
         Ascend the objective instead of descending.
-    foreach, capturable, differentiable
+    foreach, capturable
         Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
-        single-tensor algorithm above (``differentiable=True`` does not make the step itself
-        differentiable).
+        single-tensor algorithm above.
+    differentiable
+        ``True`` is refused (NotImplementedError): this step runs on arrays, outside autograd.
     """
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):

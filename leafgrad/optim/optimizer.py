@@ -4,6 +4,11 @@ Updates run on the parameters' arrays (``p._data``) with vectorised NumPy, one a
 per step and parameter, following PyTorch's single-tensor algorithms operation by operation so
 that trajectories agree. State tensors are leafgrad tensors with PyTorch's keys (``step`` is a
 float32 0-d tensor, as in PyTorch), so ``state_dict`` has PyTorch's layout.
+
+``differentiable=True`` (meta-learning: a step through which gradients flow back to the
+gradients, the state and, for non-leaf parameters, what made them) runs an optimizer's
+``_update_differentiable`` instead: the same algorithm written in tensor operations, recorded
+by autograd with grad mode on, as PyTorch runs it. An optimizer without one refuses the flag.
 """
 from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
 
@@ -13,7 +18,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
 
@@ -77,6 +82,12 @@ class Optimizer:
     """
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        if defaults.get('differentiable') and type(self)._update_differentiable is Optimizer._update_differentiable:
+            raise NotImplementedError(f"leafgrad's {type(self).__name__} has no differentiable step "
+                                      '(differentiable=True): its update runs on arrays, outside autograd; '
+                                      'SGD, Adam and AdamW have one')
+        if defaults.get('differentiable') and defaults.get('fused'):
+            raise RuntimeError('`fused` does not support `differentiable`')
         self.defaults = defaults
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -108,7 +119,7 @@ class Optimizer:
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError('optimizer can only optimize Tensors, but one of the params is ' + _typename(p))
-            if not p.is_leaf:
+            if not (self.defaults.get('differentiable') or p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for k, v in self.defaults.items():
             if v is required and k not in param_group:
@@ -172,6 +183,8 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         self._opt_called = True  # lr schedulers warn when they step before the optimizer
+        if self.defaults.get('differentiable'):
+            return self._step_differentiable(loss)
         with no_grad():
             for group in self.param_groups:
                 for p in group['params']:
@@ -193,6 +206,26 @@ class Optimizer:
 
     def _update(self, p, grad, state, group):
         """Update p._data in place from its gradient array (maximize already applied)."""
+        raise NotImplementedError
+
+    def _step_differentiable(self, loss):
+        with enable_grad():  # (as PyTorch: grad mode on for the step, whatever it was outside)
+            for group in self.param_groups:
+                for p in group['params']:
+                    if p._grad is None:
+                        continue
+                    grad = -p._grad if group['maximize'] else p._grad
+                    state = self.state[p] if p in self.state else {}
+                    step = state.get('step')
+                    if step is not None and step.requires_grad:
+                        raise RuntimeError('`requires_grad` is not supported for `step` in differentiable mode')
+                    self._update_differentiable(p, grad, state, group)
+                    if state and p not in self.state:
+                        self.state[p] = state
+        return loss
+
+    def _update_differentiable(self, p, grad, state, group):
+        """Update the tensor p in place from the tensor grad with recorded tensor operations."""
         raise NotImplementedError
 
     def __repr__(self):

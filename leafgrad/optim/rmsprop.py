@@ -38,10 +38,11 @@ class RMSprop(Optimizer):
         Normalise by the estimated variance of the gradient instead of its second moment.
     maximize
         Ascend the objective instead of descending.
-    foreach, capturable, differentiable
+    foreach, capturable
         Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
-        single-tensor algorithm above (``differentiable=True`` does not make the step itself
-        differentiable).
+        single-tensor algorithm above.
+    differentiable
+        ``True`` is refused (NotImplementedError): this step runs on arrays, outside autograd.
     """
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
@@ -118,10 +119,11 @@ class Adagrad(Optimizer):
         ε, added to the denominator.
     maximize
         Ascend the objective instead of descending.
-    foreach, fused, differentiable
+    foreach, fused
         Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
-        single-tensor algorithm above (``differentiable=True`` does not make the step itself
-        differentiable).
+        single-tensor algorithm above.
+    differentiable
+        ``True`` is refused (NotImplementedError): this step runs on arrays, outside autograd.
     """
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
@@ -183,10 +185,11 @@ class Adadelta(Optimizer):
         L2 penalty λ, added to the gradient.
     maximize
         Ascend the objective instead of descending.
-    foreach, capturable, differentiable
+    foreach, capturable
         Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
-        single-tensor algorithm above (``differentiable=True`` does not make the step itself
-        differentiable).
+        single-tensor algorithm above.
+    differentiable
+        ``True`` is refused (NotImplementedError): this step runs on arrays, outside autograd.
     """
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):

@@ -35,10 +35,12 @@ class SGD(Optimizer):
         Nesterov momentum (needs momentum > 0 and dampening 0).
     maximize
         Ascend the objective instead of descending.
-    foreach, fused, differentiable
+    foreach, fused
         Kept in the parameter groups as PyTorch keeps them; leafgrad has one implementation, the
-        single-tensor algorithm above (``differentiable=True`` does not make the step itself
-        differentiable).
+        single-tensor algorithm above.
+    differentiable
+        Record the step in the autograd graph (grad mode on), so that gradients flow through it;
+        non-leaf parameters are then accepted.
     """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
@@ -66,3 +68,16 @@ class SGD(Optimizer):
                 b += (1 - dampening) * g if dampening else g
             g = g + momentum * buf._data if group['nesterov'] else buf._data
         p._data -= lr * g
+
+    def _update_differentiable(self, p, g, state, group):
+        lr, momentum, dampening, wd = group['lr'], group['momentum'], group['dampening'], group['weight_decay']
+        if wd != 0:
+            g = g.add(p, alpha=wd)
+        if momentum != 0:
+            buf = state.get('momentum_buffer')
+            if buf is None:
+                buf = state['momentum_buffer'] = g.detach().clone()
+            else:
+                buf.mul_(momentum).add_(g, alpha=1 - dampening)
+            g = g.add(buf, alpha=momentum) if group['nesterov'] else buf
+        p.add_(g, alpha=-lr)
