@@ -323,3 +323,55 @@ def test_backward_hook_argument_layout_like_torch():
             warnings.simplefilter('ignore')
             lin(lib.ones(3, 2), lib.ones(3, 2)).sum().backward()
     assert seen['l'] == seen['t']
+
+
+@pytest.mark.parametrize('backward_hook', [False, True])
+@pytest.mark.parametrize('where', ['forward', 'pre_hook', 'hook'])
+def test_always_call_hooks_run_when_the_call_raises(where, backward_hook):
+    """register_forward_hook(always_call=True): when forward, a pre-hook or an earlier forward
+    hook raises, the always-called hooks not yet run get output None, a hook's own exception
+    becomes torch's warning, and the first exception propagates; other hooks do not run."""
+    def run(lib):
+        seen = []
+
+        class Boom(lib.nn.Module):
+            def forward(self, x):
+                if where == 'forward':
+                    raise ValueError('bad forward')
+                return x * 2
+
+        m = Boom()
+        if where == 'pre_hook':
+            m.register_forward_pre_hook(lambda mod, args: (_ for _ in ()).throw(ValueError('bad pre')))
+        if backward_hook:
+            m.register_full_backward_hook(lambda mod, gi, go: None)
+        m.register_forward_hook(lambda mod, args, out: seen.append(('first', out)), always_call=True)
+        if where == 'hook':
+            m.register_forward_hook(lambda mod, args, out: (_ for _ in ()).throw(ValueError('bad hook')))
+        m.register_forward_hook(lambda mod, args, out: seen.append(('plain', out)))
+        m.register_forward_hook(lambda mod, args, kwargs, out: seen.append(('kw', out, sorted(kwargs))),
+                                with_kwargs=True, always_call=True)
+
+        def raising(mod, args, out):
+            seen.append(('raising', out))
+            raise KeyError('from an always-called hook')
+        m.register_forward_hook(raising, always_call=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            with pytest.raises(ValueError) as info:
+                m(lib.ones(2, requires_grad=True))
+        return ([tuple(None if isinstance(v, lib.Tensor) else v for v in entry) for entry in seen], str(info.value),
+                [str(w.message) for w in caught])
+    assert run(lg) == run(torch)
+
+
+def test_always_call_hooks_do_not_run_twice():
+    def run(lib):
+        seen = []
+        m = lib.nn.Linear(2, 2)
+        m.register_forward_hook(lambda mod, args, out: seen.append('always'), always_call=True)
+        m.register_forward_hook(lambda mod, args, out: (_ for _ in ()).throw(RuntimeError('late')))
+        with pytest.raises(RuntimeError, match='late'):
+            m(lib.ones(2))
+        return seen
+    assert run(lg) == run(torch) == ['always']

@@ -81,7 +81,7 @@ def _full(grads, positions, n):
     return tuple(out)
 
 
-def backward_hook_call(module, args, kwargs):
+def backward_hook_call(module, args, kwargs, called):
     """Run ``module.forward`` with its forward hooks, wrapped so the backward hooks fire."""
     captured = {}
     n_inputs = len(args)
@@ -98,7 +98,7 @@ def backward_hook_call(module, args, kwargs):
             return [full[pos] for pos in in_pos]
         in_node.register_prehook(on_inputs)
 
-    out = module._run_forward_hooks(args, kwargs, module.forward(*args, **kwargs))
+    out = module._run_forward_hooks(args, kwargs, module.forward(*args, **kwargs), called)
 
     packed = out if isinstance(out, (Tensor, tuple)) else (out,)
     out_tensors, out_pos, single = _split(packed)

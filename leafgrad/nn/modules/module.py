@@ -1,6 +1,7 @@
 """nn.Module: parameters, buffers and submodules registered by attribute assignment."""
 from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
 
+import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping
 
@@ -61,6 +62,7 @@ class Module:
         object.__setattr__(self, '_backward_hooks', OrderedDict())
         object.__setattr__(self, '_backward_pre_hooks', OrderedDict())
         object.__setattr__(self, '_hooks_with_kwargs', set())
+        object.__setattr__(self, '_forward_hooks_always_called', set())
 
     def forward(self, *input: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -72,30 +74,52 @@ class Module:
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args, kwargs):
-        for hid, hook in tuple(self._forward_pre_hooks.items()):
-            if hid in self._hooks_with_kwargs:
-                res = hook(self, args, kwargs)
-                if res is not None:
-                    if not (isinstance(res, tuple) and len(res) == 2):
-                        raise RuntimeError('forward pre-hook must return None or a tuple of (new_args, new_kwargs), '
-                                           f'but got {res}.')
-                    args, kwargs = res
-            else:
-                res = hook(self, args)
-                if res is not None:
-                    args = res if isinstance(res, tuple) else (res,)
-        if self._backward_hooks or self._backward_pre_hooks:
-            from .hooks import backward_hook_call
-            return backward_hook_call(self, args, kwargs)
-        out = self.forward(*args, **kwargs)
-        return self._run_forward_hooks(args, kwargs, out)
+        called = set()  # the forward hooks run so far, for always_call's hooks if something raises
+        try:
+            for hid, hook in tuple(self._forward_pre_hooks.items()):
+                if hid in self._hooks_with_kwargs:
+                    res = hook(self, args, kwargs)
+                    if res is not None:
+                        if not (isinstance(res, tuple) and len(res) == 2):
+                            raise RuntimeError('forward pre-hook must return None or a tuple of (new_args, '
+                                               f'new_kwargs), but got {res}.')
+                        args, kwargs = res
+                else:
+                    res = hook(self, args)
+                    if res is not None:
+                        args = res if isinstance(res, tuple) else (res,)
+            if self._backward_hooks or self._backward_pre_hooks:
+                from .hooks import backward_hook_call
+                return backward_hook_call(self, args, kwargs, called)
+            return self._run_forward_hooks(args, kwargs, self.forward(*args, **kwargs), called)
+        except Exception:
+            if self._forward_hooks_always_called:
+                self._run_always_called_hooks(args, kwargs, called)
+            raise
 
-    def _run_forward_hooks(self, args, kwargs, out):
+    def _run_forward_hooks(self, args, kwargs, out, called):
         for hid, hook in tuple(self._forward_hooks.items()):
+            called.add(hid)
             res = hook(self, args, kwargs, out) if hid in self._hooks_with_kwargs else hook(self, args, out)
             if res is not None:
                 out = res
         return out
+
+    def _run_always_called_hooks(self, args, kwargs, called):
+        """After an exception in the call: the forward hooks registered with always_call=True that
+        have not run, given None as the output (as PyTorch); an exception of theirs becomes a
+        warning, and the first exception propagates."""
+        result = None
+        for hid, hook in tuple(self._forward_hooks.items()):
+            if hid not in self._forward_hooks_always_called or hid in called:
+                continue
+            try:
+                res = hook(self, args, kwargs, result) if hid in self._hooks_with_kwargs else hook(self, args, result)
+                if res is not None:
+                    result = res
+            except Exception as e:
+                warnings.warn('module forward hook with ``always_call=True`` raised an exception that was silenced '
+                              f'as another error was raised in forward: {e}', stacklevel=3)
 
     # ---- registration ------------------------------------------------------------------
     def __setattr__(self, name, value):
@@ -371,11 +395,14 @@ class Module:
     def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False) -> Any:
         """hook(module, args, output) (or hook(module, args, kwargs, output)) after forward; it may
-        return a new output."""
+        return a new output. With ``always_call``, the hook runs (with output None) also when the
+        call raises, before the exception propagates."""
         from ...autograd.graph import add_hook
         handle = add_hook(self._forward_hooks, hook)
         if with_kwargs:
             self._hooks_with_kwargs.add(handle.id)
+        if always_call:
+            self._forward_hooks_always_called.add(handle.id)
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
