@@ -27,6 +27,7 @@ each sample gets its own gradient.
 """
 import functools
 import math
+import sys as _sys
 import warnings
 
 from . import backend
@@ -41,10 +42,12 @@ class _State:
     sizes = []         # batch size of each level
     randomness = []    # randomness mode of each level
     physical = False   # while a backward runs inside vmap: ops and shapes are physical
+    sites = None       # the installed table
 
 
 _state = _State()
 _table = None  # the wrapped ops and where they are bound (_instrument.Sites)
+_table_over_forward_ad = None  # the same over forward AD's wrappers (see _install)
 _warned = set()
 
 
@@ -108,6 +111,15 @@ def _batched(t, levels):
         t.__class__ = BatchedTensor
         t._levels = tuple(levels)
     return t
+
+
+def on_physical(fn, t):
+    """``fn`` of the batched ``t``'s physical array (a plain tensor, batch dims in front), its
+    result batched as ``t``: for computations that broadcast sample by sample."""
+    levels = t._levels
+    with _Plain([t]):
+        out = fn(t)
+    return _batched(out, levels) if out is not None else None
 
 
 def _levels_of(t):
@@ -623,17 +635,32 @@ def _random(fn, name, args, kwargs):
 
 
 def _install():
-    global _table
-    if _table is None:
-        table = _instrument._build_ops(_make_wrapper)
-        fn = Tensor.__dict__['item']
-        table[id(fn)] = (fn, _make_wrapper(fn, 'item'))
-        _table = _instrument.Sites(table)
-    _table.install()
+    """Wrap the ops. Inside an open forward-AD level (``jacfwd``: vmap over the basis of
+    tangents) the ops in place are forward AD's wrappers, and vmap's wrap those: an op on a
+    batched tensor (a tangent) goes through its batching rule, an op on duals through forward
+    AD, whose forward rule then computes the tangents with the batched ops."""
+    global _table, _table_over_forward_ad
+    forward_ad = _sys.modules.get('leafgrad.autograd.forward_ad')
+    if forward_ad is not None and forward_ad._state.level is not None:
+        if _table_over_forward_ad is None:
+            _table_over_forward_ad = _sites()  # (built now: finds forward AD's wrappers in place)
+        _state.sites = _table_over_forward_ad
+    else:
+        if _table is None:
+            _table = _sites()
+        _state.sites = _table
+    _state.sites.install()
+
+
+def _sites():
+    table = _instrument._build_ops(_make_wrapper)
+    fn = Tensor.__dict__['item']
+    table[id(fn)] = (fn, _make_wrapper(fn, 'item'))
+    return _instrument.Sites(table)
 
 
 def _uninstall():
-    _table.uninstall()
+    _state.sites.uninstall()
 
 
 # ---- vmap -------------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``, ``linearize``, ``functional_call``,
 ``stack_module_state``), as ``torch.func`` offers them. Reverse transforms run ``autograd.grad``;
 ``jvp`` and ``jacfwd`` run forward mode (``autograd.forward_ad``: dual tensors whose tangents
-the ops' forward rules carry), ``jacfwd`` one forward pass per input element; ``hessian`` is
-forward over reverse. ``vmap`` lives in ``_vmap.py``.
+the ops' forward rules carry), ``jacfwd`` one forward pass vmapped over the basis of tangents;
+``hessian`` is forward over reverse. ``vmap`` lives in ``_vmap.py``.
 
 A reverse transform calls the function on copies of the differentiated arguments that require
 grad and takes ``autograd.grad`` of the result. An argument that already requires grad (an
@@ -446,9 +446,12 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
-    """``jacfwd(f)(*args)``: the Jacobian of f w.r.t. ``args[argnums]`` by forward mode, one
-    forward pass per input element (its tangent one-hot) in one dual level; for each output a
-    tensor of shape ``output.shape + input.shape``."""
+    """``jacfwd(f)(*args)``: the Jacobian of f w.r.t. ``args[argnums]`` by forward mode, as
+    torch.func computes it: ``vmap`` of one forward pass over the basis of tangents. The inputs
+    (all differentiated inputs together, n elements) get the rows of the n x n identity as one
+    batched tangent, so that each op's forward rule runs once on the whole basis (its batching
+    rule carrying the batch of tangents) and the output's batched tangent holds every column of
+    the Jacobian; for each output a tensor of shape ``output.shape + input.shape``."""
     if randomness not in ('error', 'different', 'same'):
         raise RuntimeError("Only allowed values for randomness are 'error', 'different', or 'same'. Got "
                            f'{randomness}')
@@ -468,56 +471,64 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
             flat_inputs.append(leaves)
             specs.append(spec)
         inputs = [leaf for leaves in flat_inputs for leaf in leaves]
-        from . import stack, zeros, zeros_like
-        columns = [[] for _ in inputs]  # per input: per element, the flat output tangents
-        out_leaves = out_spec = aux = None
+        sizes = [x.numel() for x in inputs]
+        total = sum(sizes)
+        found = {}  # the primal outputs, their structure and aux, seen from inside the vmap
+
+        def call(duals):
+            call_args, pos = list(args), 0
+            for n, leaves, spec in zip(nums, flat_inputs, specs):
+                call_args[n] = _unflatten(duals[pos:pos + len(leaves)], spec)
+                pos += len(leaves)
+            result = func(*call_args, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError('jacfwd(f, ...)(*args): output of function f should be a tuple: '
+                                       '(output, aux) if has_aux is True')
+                result, aux = result
+            outs, out_spec = _flatten(result)
+            for leaf in outs:
+                if not isinstance(leaf, Tensor):
+                    raise RuntimeError('jacfwd(f, ...)(*args): expected f(*primals) to return only tensors, '
+                                       f'got unsupported type {type(leaf)}')
+            return outs, out_spec, aux
+
+        def push_forward(*basis):
+            duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, basis)]
+            outs, found['spec'], aux = call(duals)
+            unpacked = [forward_ad.unpack_dual(o) for o in outs]
+            found['outs'] = [u.primal for u in unpacked]
+            found['aux'] = aux
+            from . import zeros_like
+            return tuple(u.tangent if u.tangent is not None else zeros_like(o) for u, o in zip(unpacked, outs))
+
+        from . import eye, zeros
         with forward_ad.dual_level():
-            for i, x in enumerate(inputs):
-                for k in range(max(x.numel(), 1) if x.numel() else 0):
-                    basis = zeros(x.numel(), dtype=x.dtype)
-                    basis._data[k] = 1
-                    dual = forward_ad.make_dual(x, basis.reshape(x.shape))
-                    pos, call_args, flat_i = 0, list(args), 0
-                    for n, leaves, spec in zip(nums, flat_inputs, specs):
-                        call_leaves = []
-                        for leaf in leaves:
-                            call_leaves.append(dual if flat_i == i else leaf)
-                            flat_i += 1
-                        call_args[n] = _unflatten(call_leaves, spec)
-                    result = func(*call_args, **kwargs)
-                    if has_aux:
-                        if not (isinstance(result, tuple) and len(result) == 2):
-                            raise RuntimeError('jacfwd(f, ...)(*args): output of function f should be a tuple: '
-                                               '(output, aux) if has_aux is True')
-                        result, aux = result
-                    outs, out_spec = _flatten(result)
-                    for leaf in outs:
-                        if not isinstance(leaf, Tensor):
-                            raise RuntimeError('jacfwd(f, ...)(*args): expected f(*primals) to return only tensors, '
-                                               f'got unsupported type {type(leaf)}')
-                    out_leaves = [forward_ad.unpack_dual(o).primal for o in outs]
-                    tangents = [forward_ad.unpack_dual(o).tangent for o in outs]
-                    columns[i].append([t if t is not None else zeros_like(o) for t, o in zip(tangents, outs)])
-            if out_leaves is None:  # every input empty: evaluate once for the shapes
-                result = func(*args, **kwargs)
-                if has_aux:
-                    result, aux = result
-                out_leaves, out_spec = _flatten(result)
-            jacobians = []
-            for j, out in enumerate(out_leaves):
-                per_input = []
-                for i, x in enumerate(inputs):
-                    shape = tuple(out.shape) + tuple(x.shape)
-                    if columns[i]:
-                        cols = stack([col[j].reshape(-1) for col in columns[i]], -1)  # [out numel, in numel]
-                        per_input.append(cols.reshape(shape))
-                    else:
-                        per_input.append(zeros(shape, dtype=out.dtype))
-                grouped, pos = [], 0
-                for leaves, spec in zip(flat_inputs, specs):
-                    grouped.append(_unflatten(per_input[pos:pos + len(leaves)], spec))
-                    pos += len(leaves)
-                jacobians.append(grouped[0] if single else tuple(grouped))
+            if total:
+                from ._vmap import vmap as _vmap
+                dtype = next((x.dtype for x in inputs if x.is_floating_point()), inputs[0].dtype)
+                identity, basis, pos = eye(total, dtype=dtype), [], 0
+                for x, size in zip(inputs, sizes):
+                    basis.append(identity[:, pos:pos + size].reshape((total,) + tuple(x.shape)).to(x.dtype))
+                    pos += size
+                columns = _vmap(push_forward, randomness=randomness)(*basis)  # per output: [total, *out]
+                out_leaves, out_spec, aux = found['outs'], found['spec'], found['aux']
+            else:  # every input empty: evaluate once for the shapes
+                out_leaves, out_spec, aux = call(inputs)
+                columns = [zeros((0,) + tuple(o.shape), dtype=o.dtype) for o in out_leaves]
+        jacobians = []
+        for out, cols in zip(out_leaves, columns):
+            per_input, pos = [], 0
+            for x, size in zip(inputs, sizes):
+                block = cols[pos:pos + size].reshape((size,) + tuple(out.shape))
+                per_input.append(block.movedim(0, -1).reshape(tuple(out.shape) + tuple(x.shape)))
+                pos += size
+            grouped, pos = [], 0
+            for leaves, spec in zip(flat_inputs, specs):
+                grouped.append(_unflatten(per_input[pos:pos + len(leaves)], spec))
+                pos += len(leaves)
+            jacobians.append(grouped[0] if single else tuple(grouped))
         jac = _unflatten(jacobians, out_spec)
         if not any(x._requires_grad for x in inputs):
             jac = _detach_tree(jac)

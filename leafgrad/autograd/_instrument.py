@@ -408,6 +408,7 @@ class Sites:
         self.scanned = set()      # names of the modules scanned
         self.sites = []           # (namespace dict, key) that held an op
         self.known = set()        # ids of the ops and of their wrappers
+        self.classes = {}         # id(class) -> (class, its number of attributes, names holding ops)
         for op, wrapper in by_id.values():
             self.known.add(id(op))
             self.known.add(id(wrapper))
@@ -442,10 +443,21 @@ class Sites:
         for holder in (Tensor, getattr(declared, 'ops', None)):
             if holder is None:
                 continue
-            for key, value in list(vars(holder).items()):
-                new = lookup(value)
+            for key in self._attributes(holder):
+                new = lookup(getattr(holder, key, None))
                 if new is not None:
                     setattr(holder, key, new)
+
+    def _attributes(self, holder):
+        """The names under which the class ``holder`` holds an op (or its wrapper), found again
+        only when its number of attributes changed (a swap then reads those names only)."""
+        attributes = vars(holder)
+        entry = self.classes.get(id(holder))
+        if entry is None or entry[0] is not holder or entry[1] != len(attributes):
+            known = self.known
+            entry = self.classes[id(holder)] = (
+                holder, len(attributes), [key for key, value in list(attributes.items()) if id(value) in known])
+        return entry[2]
 
     def install(self):
         ops = self.ops

@@ -118,7 +118,7 @@ def make_dual(tensor, tangent, *, level=None):
         raise ValueError(f'Expected primal to be floating point or complex, but got: {tensor.dtype}')
     if tangent._data.dtype.kind != 'f':
         raise ValueError(f'Expected tangent to be floating point or complex, but got: {tangent.dtype}')
-    if tangent._data.shape != tensor._data.shape:
+    if tangent.shape != tensor.shape:  # (logical shapes: a tangent may be batched, as jacfwd's)
         raise RuntimeError('Trying to set a forward gradient that has a different size than that of the original '
                            f'Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given '
                            f'forward gradient is of size {list(tangent.shape)}.')
@@ -309,7 +309,7 @@ def _give_tangents(out, name, truly=None):
             state.grad_enabled, _state.propagating = prev_grad, prev_prop
         if isinstance(result, (tuple, list)):  # one tangent per output of the node
             result = result[o._output_nr]
-        if result is not None and result._data.shape != o._data.shape:
+        if result is not None and result.shape != o.shape:  # (logical: jacfwd's tangents are batched)
             with _off():  # (a rule may leave a broadcast operand's tangent unexpanded)
                 result = result.expand(o.shape)
         if result is not None:

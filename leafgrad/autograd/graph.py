@@ -200,9 +200,25 @@ def _checking_what_was_saved(apply):
 
 def elementwise_jvp(node, tangents):
     """The forward rule of a one-input elementwise op: its Jacobian is diagonal, so J t is what
-    the reverse derivative gives for t (``jvp = elementwise_jvp`` beside such an op's apply)."""
-    out = node.apply(tangents[0])
+    the reverse derivative gives for t (``jvp = elementwise_jvp`` beside such an op's apply).
+    A batched tangent (jacfwd's basis) is given to the derivative as its physical array: the
+    batch dimensions lead, so the saved operands broadcast against it sample by sample."""
+    t = tangents[0]
+    if type(t) is not _tensor.Tensor:
+        return on_samples(lambda p: elementwise_jvp(node, (p,)), t)
+    out = node.apply(t)
     return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def on_samples(fn, t):
+    """``fn(t)`` for a computation that treats the leading dimensions as independent samples
+    (an elementwise derivative on raw arrays, a scan along a dim counted from the end): a
+    batched ``t`` (jacfwd's basis of tangents) is given as its physical array, batch dims in
+    front, and the result batched as ``t``."""
+    vmap = sys.modules.get('leafgrad._vmap')
+    if vmap is not None and type(t) is vmap.BatchedTensor:
+        return vmap.on_physical(fn, t)
+    return fn(t)
 
 
 def slice_reduction_jvp(node, tangents, output, dims, keepdim):

@@ -8,6 +8,7 @@ again.
 import builtins
 
 from .. import backend
+from ..autograd.graph import on_samples
 from ._util import Node, autocast, opmath, record, record_many, saved_output, state, wrap, wrap_dims, xp
 from .shape import expand, narrow, reshape, transpose, unsqueeze, view
 
@@ -536,8 +537,9 @@ class CumsumBackward0(Node):
     """The gradient of a cumulative sum is the reversed cumulative sum of the gradient."""
     __slots__ = ('dim', 'reverse')
 
-    def jvp(self, tangents):
-        return _cumsum(tangents[0], self.dim, self.reverse)
+    def jvp(self, tangents, output):
+        dim = self.dim - output.dim() if output.dim() else self.dim  # (from the end: the same for a batch)
+        return on_samples(lambda t: _cumsum(t, dim, self.reverse), tangents[0])
 
     def apply(self, grad):
         return _cumsum(grad, self.dim, not self.reverse),

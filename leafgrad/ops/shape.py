@@ -289,6 +289,9 @@ class UnsqueezeBackward0(Node):
 class SqueezeBackward0(Node):
     __slots__ = ('self_shape',)
 
+    def jvp(self, tangents, output):
+        return reshape(tangents[0], output.shape)
+
     def apply(self, grad):
         return reshape(grad, self.self_shape),
 
