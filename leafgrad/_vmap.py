@@ -122,6 +122,33 @@ def on_physical(fn, t):
     return _batched(out, levels) if out is not None else None
 
 
+def folded(fn, t, sample_dims):
+    """``fn`` of the batched ``t``'s physical array with its batch dims folded into its first
+    sample dimension, the result unfolded (its first ``sample_dims`` dims being ``t``'s) and
+    batched as ``t``."""
+    levels = t._levels
+    lead = t._data.shape[:len(levels)]
+    with _Plain([t]):
+        out = fn(t.reshape((-1,) + t._data.shape[len(levels) + 1:]))
+        out = out.reshape(lead + t._data.shape[len(levels):len(levels) + sample_dims] + out._data.shape[sample_dims:])
+    return _batched(out, levels)
+
+
+def each_sample(fn, tensors):
+    """``fn(*tensors)`` once per sample of the batched ones (innermost level first, recursively),
+    the results stacked and batched."""
+    levels = _union(tensors)
+    level = levels[-1]
+    results = []
+    for i in range(_state.sizes[level]):
+        picked = [_select_level(a, level, i) if type(a) is BatchedTensor and level in a._levels else a for a in tensors]
+        if any(type(a) is BatchedTensor for a in picked):
+            results.append(each_sample(fn, picked))
+        else:
+            results.append(fn(*picked))
+    return _restack(results, level)
+
+
 def _levels_of(t):
     return t._levels if type(t) is BatchedTensor else ()
 

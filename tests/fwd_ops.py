@@ -16,8 +16,18 @@ def pos(*shape):
     return rand(*shape, low='positive')
 
 
+def wellcond(n):
+    def make(rng):
+        return rng.standard_normal((n, n)) + 3 * np.eye(n)
+    return make
+
+
 def F(M):
     return M.nn.functional
+
+
+def _i64(M, values):
+    return M.tensor(values, dtype=M.int64)
 
 
 OPS = {
@@ -101,6 +111,50 @@ OPS = {
     'bce logits': (lambda M, a, b: F(M).binary_cross_entropy_with_logits(a, b.sigmoid()), [rand(2, 3), rand(2, 3)]),
     'smooth_l1': (lambda M, a, b: F(M).smooth_l1_loss(a, b), [rand(2, 3), rand(2, 3)]),
     'huber sum': (lambda M, a, b: F(M).huber_loss(a, b, reduction='sum'), [rand(2, 3), rand(2, 3)]),
+    # convolutions and pooling
+    'conv1d': (lambda M, x, w, b: F(M).conv1d(x, w, b, padding=1), [rand(2, 3, 6), rand(4, 3, 3), rand(4)]),
+    'conv1d unbatched': (lambda M, x, w: F(M).conv1d(x, w, stride=2), [rand(3, 7), rand(2, 3, 3)]),
+    'conv2d': (lambda M, x, w, b: F(M).conv2d(x, w, b, stride=2, padding=1), [rand(2, 2, 5, 5), rand(3, 2, 3, 3),
+                                                                               rand(3)]),
+    'conv2d groups': (lambda M, x, w: F(M).conv2d(x, w, groups=2, dilation=2), [rand(1, 4, 6, 6), rand(4, 2, 2, 2)]),
+    'conv_transpose2d': (lambda M, x, w, b: F(M).conv_transpose2d(x, w, b, stride=2), [rand(1, 2, 3, 3),
+                                                                                       rand(2, 3, 2, 2), rand(3)]),
+    'max_pool2d': (lambda M, x: F(M).max_pool2d(x, 2), [rand(2, 2, 4, 4)]),
+    'max_pool2d overlapping': (lambda M, x: F(M).max_pool2d(x, 3, stride=1, padding=1), [rand(1, 2, 4, 4)]),
+    'max_pool1d unbatched': (lambda M, x: F(M).max_pool1d(x, 2), [rand(2, 6)]),
+    'avg_pool2d': (lambda M, x: F(M).avg_pool2d(x, 2, stride=1, padding=1, count_include_pad=False),
+                   [rand(2, 2, 4, 4)]),
+    'avg_pool1d unbatched': (lambda M, x: F(M).avg_pool1d(x, 3), [rand(2, 6)]),
+    'adaptive_avg_pool2d': (lambda M, x: F(M).adaptive_avg_pool2d(x, (2, 3)), [rand(1, 2, 5, 4)]),
+    'adaptive_max_pool2d': (lambda M, x: F(M).adaptive_max_pool2d(x, 2), [rand(1, 2, 5, 4)]),
+    'adaptive_avg_pool1d unbatched': (lambda M, x: F(M).adaptive_avg_pool1d(x, 3), [rand(2, 7)]),
+    # normalizations and embeddings
+    'layer_norm': (lambda M, x, w, b: F(M).layer_norm(x, (4,), w, b), [rand(3, 4), rand(4), rand(4)]),
+    'layer_norm 2 dims': (lambda M, x: F(M).layer_norm(x, (2, 3)), [rand(2, 2, 3)]),
+    'batch_norm training': (lambda M, x, w, b: F(M).batch_norm(x, None, None, w, b, training=True),
+                            [rand(4, 3), rand(3), rand(3)]),
+    'batch_norm eval': (lambda M, x, w, b: F(M).batch_norm(x, M.full((3,), 0.1, dtype=M.float64),
+                                                           M.full((3,), 2.0, dtype=M.float64), w, b),
+                        [rand(4, 3, 2), rand(3), rand(3)]),
+    'group_norm': (lambda M, x, w, b: F(M).group_norm(x, 2, w, b), [rand(2, 4, 3), rand(4), rand(4)]),
+    'embedding': (lambda M, w: F(M).embedding(_i64(M, [[0, 2], [1, 0]]), w), [rand(3, 4)]),
+    'embedding 1d': (lambda M, w: F(M).embedding(_i64(M, [2, 0, 2]), w), [rand(3, 4)]),
+    # indexing
+    'index': (lambda M, a: a[_i64(M, [0, 2, 0])], [rand(3, 2)]),
+    'index dim 1': (lambda M, a: a[:, _i64(M, [1, 0])], [rand(2, 3)]),
+    'index_select': (lambda M, a: M.index_select(a, 1, _i64(M, [2, 0])), [rand(2, 3)]),
+    'gather': (lambda M, a: M.gather(a, 1, _i64(M, [[0, 0], [1, 0]])), [rand(2, 3)]),
+    'scatter': (lambda M, a, b: a.scatter(1, _i64(M, [[0], [2]]), b), [rand(2, 3), rand(2, 1)]),
+    'scatter value': (lambda M, a: a.scatter(0, _i64(M, [[1, 0, 1]]), 2.0), [rand(2, 3)]),
+    'scatter_add': (lambda M, a, b: a.scatter_add(1, _i64(M, [[0, 0], [2, 1]]), b), [rand(2, 3), rand(2, 2)]),
+    # linear algebra
+    'inv': (lambda M, a: M.linalg.inv(a), [wellcond(3)]),
+    'det': (lambda M, a: M.linalg.det(a), [wellcond(3)]),
+    'solve': (lambda M, a, b: M.linalg.solve(a, b), [wellcond(3), rand(3, 2)]),
+    'solve vector': (lambda M, a, b: M.linalg.solve(a, b), [wellcond(3), rand(3)]),
+    'solve right': (lambda M, a, b: M.linalg.solve(a, b, left=False), [wellcond(3), rand(2, 3)]),
+    'cholesky': (lambda M, a: M.linalg.cholesky(a @ a.mT + M.eye(3, dtype=a.dtype)), [rand(3, 3)]),
+    'cholesky upper': (lambda M, a: M.linalg.cholesky(a @ a.mT + M.eye(3, dtype=a.dtype), upper=True), [rand(3, 3)]),
     # a small network
     'mlp': (lambda M, x, w1, b1, w2: (F(M).linear(F(M).linear(x, w1, b1).tanh(), w2).log_softmax(-1)),
             [rand(4, 3), rand(5, 3), rand(5), rand(2, 5)]),

@@ -338,8 +338,9 @@ def _build_ops(make_wrapper=None):
         for name, fn in vars(module).items():
             where = getattr(fn, '__module__', None) or ''
             if not name.startswith('_') and (where.startswith(home) or (
-                    make_wrapper is not None and module_name == 'nn.functional' and where.startswith('leafgrad.ops.')
-                    and not where.startswith('leafgrad.ops._'))):  # (another layer: also the ops F takes from ops)
+                    make_wrapper is not None and module_name in ('nn.functional', 'linalg')
+                    and where.startswith('leafgrad.ops.') and not where.startswith('leafgrad.ops._'))):
+                # (another layer: also the ops F and linalg take from ops: linalg.solve, linalg.cholesky)
                 add(fn, prefix + name)
     return table
 

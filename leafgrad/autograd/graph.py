@@ -221,6 +221,26 @@ def on_samples(fn, t):
     return fn(t)
 
 
+def fold_samples(fn, t, sample_dims):
+    """``fn(t)`` for a computation whose result's first ``sample_dims`` dimensions are those of
+    ``t`` and independent (a convolution's or a pooling's batch): a batched ``t`` (jacfwd's
+    basis of tangents) is given with its batch dims folded into its first dimension, and the
+    result unfolded and batched as ``t``."""
+    vmap = sys.modules.get('leafgrad._vmap')
+    if vmap is not None and type(t) is vmap.BatchedTensor:
+        return vmap.folded(fn, t, sample_dims)
+    return fn(t)
+
+
+def each_sample(fn, *tensors):
+    """``fn(*tensors)`` where some tensors may be batched (jacfwd's tangents): once per sample,
+    the results stacked (for a forward rule written on raw arrays that does not batch)."""
+    vmap = sys.modules.get('leafgrad._vmap')
+    if vmap is not None and any(type(t) is vmap.BatchedTensor for t in tensors):
+        return vmap.each_sample(fn, tensors)
+    return fn(*tensors)
+
+
 def slice_reduction_jvp(node, tangents, output, dims, keepdim):
     """The forward rule of an op whose outputs each depend on their own slice of the first input
     (a max, a norm, a reduced loss): the reverse derivative seeded with ones gives each output's

@@ -5,6 +5,7 @@ as PyTorch names them. Any tensor, list or boolean index makes it advanced index
 recorded as one IndexBackward0 whose derivative scatters the gradient back (summing repeats).
 """
 from .. import backend
+from ..autograd.graph import each_sample, on_samples
 from ._util import Node, record, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
 from . import shape as _shape
@@ -190,6 +191,9 @@ def _basic_getitem(input, index):
 class IndexBackward0(Node):
     saved_state = ('index',)
 
+    def jvp(self, tangents):  # linear: the tangent read at the index
+        return each_sample(lambda t: _read(t, self.index), tangents[0])
+
     def apply(self, grad):
         return index_put_embed(grad, self.self_shape, self.index),
 
@@ -348,6 +352,10 @@ class IndexSelectBackward0(Node):
     __slots__ = ('self_shape', 'dim', 'index')
     saved_state = ('index',)
 
+    def jvp(self, tangents, output):  # linear: the tangent's slices at the index (dim from the end: batches)
+        dim = self.dim - output.dim() if output.dim() else self.dim
+        return on_samples(lambda t: index_select(t, dim, self.index), tangents[0])
+
     def apply(self, grad):
         from .scatter import index_add
         zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
@@ -404,6 +412,9 @@ def _gather_check(shape, idx, d, fname='gather'):
 class GatherBackward0(Node):
     __slots__ = ('self_shape', 'dim', 'index')
     saved_state = ('index',)
+
+    def jvp(self, tangents):  # linear: the tangent gathered
+        return each_sample(lambda t: gather(t, self.dim, self.index), tangents[0])
 
     def apply(self, grad):
         from .scatter import scatter_add

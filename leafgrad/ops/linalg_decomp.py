@@ -106,6 +106,10 @@ def _singular_index(a):
 class LinalgInvExBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, tangents):  # d(A^-1) = -A^-1 dA A^-1
+        (inv_a,) = self.saved_tensors
+        return -matmul(inv_a, matmul(tangents[0], inv_a))
+
     def apply(self, grad):
         (inv_a,) = self.saved_tensors
         inv_t = _mT(inv_a)
@@ -136,6 +140,10 @@ inverse = inv
 
 class LinalgDetBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, tangents):  # d det A = det A * tr(A^-1 dA)
+        A, det_a = self.saved_tensors
+        return det_a * _sum(_mT(inv(A)) * tangents[0], (-2, -1))
 
     def apply(self, grad):
         A, det_a = self.saved_tensors
@@ -209,6 +217,17 @@ def logdet(input):
 class LinalgSolveExBackward0(Node):
     __slots__ = ('vector', 'left', 'b_shape')
 
+    def jvp(self, tangents):  # A dX + dA X = dB (left), dX A + X dA = dB (right)
+        tA, rhs = tangents
+        A, X = self.saved_tensors
+        if tA is not None:
+            if self.vector:
+                product = _shape.squeeze(matmul(tA, _shape.unsqueeze(X, -1)), -1)
+            else:
+                product = matmul(tA, X) if self.left else matmul(X, tA)
+            rhs = -product if rhs is None else rhs - product
+        return solve(A, rhs, left=self.left)
+
     def apply(self, grad):
         A, X = self.saved_tensors
         # left: A X = B  =>  gB = A^{-T} g,  gA = -gB X^T
@@ -279,6 +298,16 @@ def _solve_array(a, b, A, B, n):
 
 class LinalgCholeskyExBackward0(Node):
     __slots__ = ('upper',)
+
+    def jvp(self, tangents):  # dL = L Phi(L^-1 dA L^-T), Phi: the lower triangle, its diagonal halved
+        (L,) = self.saved_tensors
+        if self.upper:
+            L = _mT(L)
+        m = _mT(solve(L, _mT(solve(L, tangents[0]))))
+        n = L._data.shape[-1]
+        phi = _tril(m, -1) + m * wrap(xp.eye(n, dtype=L._data.dtype) * 0.5)
+        dL = matmul(L, phi)
+        return _mT(dL) if self.upper else dL
 
     def apply(self, grad):
         (L,) = self.saved_tensors

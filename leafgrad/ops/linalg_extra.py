@@ -35,6 +35,10 @@ class CholeskyBackward0(Node):
     """torch.cholesky's node; the derivative is linalg.cholesky's."""
     __slots__ = ('upper',)
 
+    def jvp(self, tangents):
+        from .linalg_decomp import LinalgCholeskyExBackward0
+        return LinalgCholeskyExBackward0.jvp(self, tangents)
+
     def apply(self, grad):
         from .linalg_decomp import LinalgCholeskyExBackward0
         return LinalgCholeskyExBackward0.apply(self, grad)

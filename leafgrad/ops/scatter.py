@@ -7,6 +7,7 @@ gather; index_select's is an index_add and index_add's (for source) an index_sel
 """
 import warnings
 
+from ..autograd.graph import each_sample
 from ._util import Node, autocast, record, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
 from .indexing import (_broadcast_message, _check_index_bounds, _index_put, _legacy, _to_numpy_index, _normalize,
@@ -20,9 +21,22 @@ def _scalar_array(value, like):
 
 # ---- scatter / scatter_add -------------------------------------------------------------------
 
+def _zeros_of(t):
+    """The zero tangent of an input without one (of the output's shape and dtype)."""
+    return wrap(xp.zeros(t._data.shape, dtype=t._data.dtype))
+
+
 class ScatterBackward0(Node):
     __slots__ = ('dim', 'index')
     saved_state = ('index',)
+
+    def jvp(self, tangents, output):  # the input's tangent with the source's written at the index
+        ts, tsrc = tangents
+        if ts is None:
+            ts = _zeros_of(output)
+        if tsrc is None:
+            return each_sample(lambda t: scatter(t, self.dim, self.index, 0), ts)
+        return each_sample(lambda t, u: scatter(t, self.dim, self.index, u), ts, tsrc)
 
     def apply(self, grad):
         gs = scatter(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
@@ -34,6 +48,9 @@ class ScatterBackward1(Node):
     __slots__ = ('dim', 'index')
     saved_state = ('index',)
 
+    def jvp(self, tangents):  # the input's tangent, zero where the value was written
+        return each_sample(lambda t: scatter(t, self.dim, self.index, 0), tangents[0])
+
     def apply(self, grad):
         return scatter(grad, self.dim, self.index, 0),
 
@@ -41,6 +58,14 @@ class ScatterBackward1(Node):
 class ScatterAddBackward0(Node):
     __slots__ = ('dim', 'index')
     saved_state = ('index',)
+
+    def jvp(self, tangents, output):  # linear in both
+        ts, tsrc = tangents
+        if tsrc is None:
+            return ts
+        if ts is None:
+            ts = _zeros_of(output)
+        return each_sample(lambda t, u: scatter_add(t, self.dim, self.index, u), ts, tsrc)
 
     def apply(self, grad):
         return grad, (gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None)

@@ -8,10 +8,11 @@ import math
 import warnings
 
 from ... import backend
-from ...autograd.graph import _Empty
+from ...autograd.graph import _Empty, on_samples
 from ...ops._util import Node, opmath, record, saved_output, state, wrap, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
+from ...ops.indexing import index_select
 from ...ops.reduction import sum as _sum
 from ...tensor import legacy_type_name
 from .common import const, dtype_name
@@ -369,6 +370,15 @@ def one_hot(tensor, num_classes=-1):
 
 class EmbeddingBackward0(Node):
     __slots__ = ('num_weights', 'padding_idx', 'scale_grad_by_freq')
+
+    def jvp(self, tangents):  # linear in the weight: its tangent's rows, read at the indices
+        (indices,) = self.saved_tensors
+        idx = indices._data
+
+        def rows(t):
+            picked = index_select(t, -2, indices if idx.ndim == 1 else wrap(idx.reshape(-1)))
+            return _shape.reshape(picked, t._data.shape[:-2] + idx.shape + t._data.shape[-1:])
+        return on_samples(rows, tangents[1])
 
     def apply(self, grad):
         (indices,) = self.saved_tensors

@@ -13,6 +13,7 @@ differentiate any number of times. ``conv_transpose`` is ``gi`` with a bias.
 """
 import math
 
+from ...autograd.graph import each_sample, fold_samples
 from ...ops._util import Node, autocast, opmath, record, xp
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
@@ -224,6 +225,22 @@ class ConvolutionBackward0(Node):
     """fwd(x, w) + b (a convolution), or gi(x, w) + b (a transposed convolution)."""
     __slots__ = ('params', 'transposed', 'x_shape', 'w_shape')
 
+    def jvp(self, tangents, output):  # bilinear: conv(tx, w) + conv(x, tw) + tb
+        tx, tw, tb = tangents
+        x, w = self.saved_tensors
+        p = self.params
+        kind, shape = ('gi', tuple(output.shape)) if self.transposed else ('fwd', None)
+        out = None
+        if tx is not None:  # (a batch of tangents, jacfwd's, folded into the convolution's batch)
+            out = fold_samples(lambda t: _conv_op(kind, t, w, p, shape and (t._data.shape[0],) + shape[1:]), tx, 1)
+        if tw is not None:
+            term = each_sample(lambda t: _conv_op(kind, x, t, p, shape), tw)
+            out = term if out is None else out + term
+        if tb is not None:
+            term = _shape.reshape(tb, (-1,) + (1,) * (len(output.shape) - 2))
+            out = term if out is None else out + term
+        return out
+
     def apply(self, grad):
         x, w = self.saved_tensors
         p = self.params
@@ -355,9 +372,9 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nsp):
     if autocast.state.on:
         input, weight, bias = autocast.lower_precision(input, weight, bias)
     _check_conv(input, weight, bias, nsp, groups, False, stride, padding, dilation)
-    unbatched = input._data.ndim == nsp + 1
-    if unbatched:
-        input = _shape.unsqueeze(input, 0)
+    if input._data.ndim == nsp + 1:  # one sample: as a batch of one (through the wrapped op: forward AD sees it)
+        conv = (conv1d, conv2d, conv3d)[nsp - 1]
+        return _shape.squeeze(conv(_shape.unsqueeze(input, 0), weight, bias, stride, padding, dilation, groups), 0)
     stride, dilation = ntuple(stride, nsp), ntuple(dilation, nsp)
     k = weight._data.shape[2:]
     lo, hi = _conv_padding(padding, nsp, k, dilation, stride)
@@ -379,7 +396,7 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nsp):
         node.params, node.transposed = p, False
         node.x_shape, node.w_shape = input._data.shape, weight._data.shape
         node.save(input, weight)
-    return _shape.squeeze(out, 0) if unbatched else out
+    return out
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -398,9 +415,10 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
     if autocast.state.on:
         input, weight, bias = autocast.lower_precision(input, weight, bias)
     _check_conv(input, weight, bias, nsp, groups, True, stride, padding, dilation)
-    unbatched = input._data.ndim == nsp + 1
-    if unbatched:
-        input = _shape.unsqueeze(input, 0)
+    if input._data.ndim == nsp + 1:  # one sample: as a batch of one (through the wrapped op: forward AD sees it)
+        conv = (conv_transpose1d, conv_transpose2d, conv_transpose3d)[nsp - 1]
+        return _shape.squeeze(conv(_shape.unsqueeze(input, 0), weight, bias, stride, padding, output_padding, groups,
+                                   dilation), 0)
     stride, dilation = ntuple(stride, nsp), ntuple(dilation, nsp)
     pad, opad = ntuple(padding, nsp), ntuple(output_padding, nsp)
     for i in range(nsp):
@@ -427,7 +445,7 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
         node.params, node.transposed = p, True
         node.x_shape, node.w_shape = input._data.shape, weight._data.shape
         node.save(input, weight)
-    return _shape.squeeze(out_t, 0) if unbatched else out_t
+    return out_t
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):

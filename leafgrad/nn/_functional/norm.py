@@ -50,8 +50,30 @@ def _array_stats(x, dims, eps):
 
 # ---- layer_norm ---------------------------------------------------------------------------
 
+def _affine_jvp(dxhat, tw, tb, xhat, w, chan=None):
+    """The tangent of ``xhat * w + b`` given the tangent ``dxhat`` of the normalized input (for
+    xhat normalized over dims, ``rstd (tx - mean tx - xhat mean(tx xhat))``: the same map as its
+    reverse derivative, ``_normalized_grad``); ``chan``: the shape w and b take to broadcast."""
+    def channels(p):
+        return p if chan is None else _shape.reshape(p, chan)
+    out = dxhat
+    if out is not None and w is not None:
+        out = out * channels(w)
+    for term in (None if tw is None else xhat * channels(tw), None if tb is None else channels(tb)):
+        if term is not None:
+            out = term if out is None else out + term
+    return out
+
+
 class NativeLayerNormBackward0(Node):
     __slots__ = ('dims', 'eps', 'dtypes')
+
+    def jvp(self, tangents):
+        x, w = self.saved_tensors
+        tx, tw, tb = tangents
+        xhat, rstd = _stats(x, self.dims, self.eps)
+        dxhat = None if tx is None else _normalized_grad(tx, xhat, rstd, self.dims)
+        return _affine_jvp(dxhat, tw, tb, xhat, w)
 
     def apply(self, grad):
         return _in_float32(self, grad, self.saved_tensors, self.gradients)
@@ -127,6 +149,18 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 class NativeBatchNormBackward0(Node):
     __slots__ = ('dims', 'eps', 'training', 'has_w', 'chan_shape', 'dtypes')
+
+    def jvp(self, tangents):
+        saved = self.saved_tensors
+        (tx, tw, tb), w = tangents, saved[1] if self.has_w else None
+        if self.training:
+            xhat, rstd = _stats(saved[0], self.dims, self.eps)
+            dxhat = None if tx is None else _normalized_grad(tx, xhat, rstd, self.dims)
+        else:  # the running statistics: constants
+            rstd = saved[-1]
+            xhat = (saved[0] - saved[-2]) * rstd
+            dxhat = None if tx is None else tx * rstd
+        return _affine_jvp(dxhat, tw, tb, xhat, w, self.chan_shape)
 
     def apply(self, grad):
         return _in_float32(self, grad, self.saved_tensors, self.gradients)
@@ -236,6 +270,17 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 class NativeGroupNormBackward0(Node):
     __slots__ = ('groups', 'eps', 'has_w', 'dtypes')
+
+    def jvp(self, tangents):
+        saved = self.saved_tensors
+        (tx, tw, tb), shape = tangents, saved[0]._data.shape
+        grouped = (shape[0], self.groups, -1)
+        xhat, rstd = _stats(_shape.reshape(saved[0], grouped), (2,), self.eps)
+        dxhat = None
+        if tx is not None:
+            dxhat = _shape.reshape(_normalized_grad(_shape.reshape(tx, grouped), xhat, rstd, (2,)), shape)
+        return _affine_jvp(dxhat, tw, tb, _shape.reshape(xhat, shape), saved[1] if self.has_w else None,
+                           (1, shape[1]) + (1,) * (len(shape) - 2))
 
     def apply(self, grad):
         return _in_float32(self, grad, self.saved_tensors, self.gradients)

@@ -9,8 +9,10 @@ pooling again.
 """
 import math
 
+from ...autograd.graph import on_samples
 from ...ops._util import Node, autocast, record, wrap, xp
 from ...ops import shape as _shape
+from ...tensor import Tensor
 from .common import ntuple
 from .conv import _pad, _windows
 from .max_windows import window_flat, window_max, window_scatter
@@ -58,6 +60,16 @@ class _MaxPoolBackward(Node):
     """Scatters the gradient to each window's max: through the saved flat indices, or, for
     non-overlapping windows, through ``win`` (max_windows.Windows) without index arithmetic."""
     __slots__ = ('nsp', 'win')
+
+    def jvp(self, tangents):  # each output is one input element: the tangent gathered at the maxima
+        saved = self.saved_tensors
+        if self.win is not None:
+            flat = window_flat(self.win)
+            idx = flat[0] if saved[0]._data.ndim == self.nsp + 1 else flat
+        else:
+            idx = saved[1]._data
+        return on_samples(lambda t: _gather_flat(t, wrap(xp.broadcast_to(idx, t._data.shape[:-self.nsp] + idx.shape[-self.nsp:])),
+                                                 self.nsp), tangents[0])
 
     def apply(self, grad):
         saved = self.saved_tensors
@@ -231,8 +243,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise RuntimeError(f'max_pool1d() Expected 2D or 3D input tensor, but got {list(input._data.shape)}')
     k = (1,) + ntuple(kernel_size, 1)
     s = k if stride is None or stride == [] else (1,) + ntuple(stride, 1)
-    return _via_2d(_max_poolnd, input, k, s, (0,) + ntuple(padding, 1), (1,) + ntuple(dilation, 1), ceil_mode,
-                   return_indices, 2)
+    # (through max_pool2d as bound here: forward AD and vmap see the 2-d pooling as an op)
+    return _via_2d(max_pool2d, input, k, s, (0,) + ntuple(padding, 1), (1,) + ntuple(dilation, 1), ceil_mode,
+                   return_indices)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -251,6 +264,12 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 class _AvgPoolBackward(Node):
     __slots__ = ('args',)
+
+    def jvp(self, tangents):  # linear: the tangent pooled
+        a, t = self.args, tangents[0]
+        if type(t) is Tensor:
+            return _avg_pool_op(t, a)
+        return on_samples(lambda p: _on_planes(lambda x: _avg_pool_op(x, a.batched()), p, a.nsp), t)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -281,6 +300,22 @@ class AvgPoolBackwardBackward0(Node):
 
 class _AvgArgs:
     __slots__ = ('k', 's', 'p', 'hi', 'out', 'x_shape', 'divisor', 'nsp', 'unbatched')
+
+    def batched(self):
+        """The same pooling of a batch (N, C, *spatial)."""
+        a = _AvgArgs()
+        for name in self.__slots__:
+            setattr(a, name, getattr(self, name))
+        a.unbatched = False
+        return a
+
+
+def _on_planes(fn, t, nsp):
+    """``fn`` of a batch (N, C, *spatial) applied to ``t`` of any number of leading dims (a
+    batch of tangents' physical array): those folded into N, then unfolded."""
+    lead = t._data.shape[:-(nsp + 1)]
+    out = fn(_shape.reshape(t, (-1,) + t._data.shape[-(nsp + 1):]))
+    return _shape.reshape(out, lead + out._data.shape[1:])
 
 
 def _divisor(size, k, s, p, out, count_include_pad, divisor_override, dtype):
@@ -343,7 +378,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         raise RuntimeError(f'avg_pool1d() Expected 2D or 3D input tensor, but got {list(input._data.shape)}')
     k = (1,) + ntuple(kernel_size, 1)
     s = k if stride is None or stride == [] else (1,) + ntuple(stride, 1)
-    return _via_2d(_avg_poolnd, input, k, s, (0,) + ntuple(padding, 1), ceil_mode, count_include_pad, None, 2)
+    return _via_2d(avg_pool2d, input, k, s, (0,) + ntuple(padding, 1), ceil_mode, count_include_pad, None)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -363,6 +398,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 class _SeparableBackward(Node):
     """y = A_1 · x · A_2^T along the spatial dims, A constant: dx = A_1^T · dy · A_2."""
     __slots__ = ('mats',)
+
+    def jvp(self, tangents):  # linear along the trailing spatial dims: the tangent resampled
+        return on_samples(lambda t: _separable(t, self.mats, type(self)), tangents[0])
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -441,7 +479,7 @@ def adaptive_avg_pool1d(input, output_size):
     if input._data.ndim not in (2, 3):
         raise RuntimeError(f'adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {list(input._data.shape)}')
     out = ntuple(output_size, 1)
-    return _via_2d(_adaptive_avg_poolnd, input, (1,) + out, 2)
+    return _via_2d(adaptive_avg_pool2d, input, (1,) + out)
 
 
 def adaptive_avg_pool2d(input, output_size):
