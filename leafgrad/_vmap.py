@@ -465,35 +465,52 @@ def _loss(fn, name, args, kwargs):
     x, target = args[0], args[1]
     reduction = kwargs.get('reduction', 'mean')
     if name in ('cross_entropy', 'nll_loss'):
-        extra = {k: v for k, v in kwargs.items() if k not in ('reduction',)}
-        ndim = _logical_ndim(x)
-        levels = _union([t for t in (x, target) if isinstance(t, Tensor)])
-        if ndim not in (1, 2) or extra.get('weight') is not None or (target._data.dtype.kind == 'f'):
-            return _loop(fn, name, args, kwargs)
-        with _Plain([x, target]):
-            px = _align_plain(x, [x, target], levels, ndim)
-            pt = _align_plain(target, [x, target], levels, ndim - 1)
-            lead = tuple(max(a, b) for a, b in zip(px._data.shape[:len(levels)], pt._data.shape[:len(levels)]))
-            px = px.expand(lead + tuple(px._data.shape[len(levels):]))
-            pt = pt.expand(lead + tuple(pt._data.shape[len(levels):]))
-            classes = px._data.shape[-1]
-            per = fn(px.reshape(-1, classes), pt.reshape(-1), reduction='none', **extra)
-            per = per.reshape(lead + ((px._data.shape[-2],) if ndim == 2 else ()))
-            if reduction == 'none' or ndim == 1:
-                out = per
-            elif reduction == 'sum':
-                out = per.sum(-1)
-            else:
-                ignore = extra.get('ignore_index', -100)
-                counted = (pt != ignore).sum(-1).to(per.dtype)
-                out = per.sum(-1) / counted
-        return _batched(out, levels)
+        return _class_loss(fn, name, args, kwargs, reduction)
     # elementwise losses: unreduced, then reduced over the sample dims
     per = _elementwise(fn, args[:2], dict(kwargs, reduction='none'), expand=True)
     if reduction == 'none':
         return per
     dims = tuple(range(per.dim()))
     return per.sum(dims) if reduction == 'sum' else per.mean(dims)
+
+
+def _class_loss(fn, name, args, kwargs, reduction):
+    """cross_entropy / nll_loss of a sample (C) or (N, C) with class indices or (cross_entropy)
+    probabilities: unreduced on the flattened physical batch, then reduced per sample as
+    PyTorch reduces (a weighted mean divides by the weights of the counted targets)."""
+    x, target = args[0], args[1]
+    extra = {k: v for k, v in kwargs.items() if k != 'reduction'}
+    weight = extra.get('weight')
+    ndim = _logical_ndim(x)
+    probabilities = target._data.dtype.kind == 'f'
+    if ndim not in (1, 2) or len(args) > 2 or type(weight) is BatchedTensor or (
+            weight is not None and extra.get('label_smoothing', 0.0) and not probabilities) or (
+            probabilities and (name != 'cross_entropy' or _logical_ndim(target) != ndim)):
+        return _loop(fn, name, args, kwargs)
+    levels = _union([x, target])
+    nb = len(levels)
+    with _Plain([x, target]):
+        px = _align_plain(x, [x, target], levels, ndim)
+        pt = _align_plain(target, [x, target], levels, ndim if probabilities else ndim - 1)
+        lead = tuple(max(a, b) for a, b in zip(px._data.shape[:nb], pt._data.shape[:nb]))
+        px = px.expand(lead + tuple(px._data.shape[nb:]))
+        pt = pt.expand(lead + tuple(pt._data.shape[nb:]))
+        classes = px._data.shape[-1]
+        flat_target = pt.reshape(-1, classes) if probabilities else pt.reshape(-1)
+        per = fn(px.reshape(-1, classes), flat_target, reduction='none', **extra)
+        per = per.reshape(lead + ((px._data.shape[-2],) if ndim == 2 else ()))
+        if reduction == 'none':
+            out = per
+        elif reduction == 'sum':
+            out = per.sum(-1) if ndim == 2 else per
+        elif probabilities:  # the mean over the samples' N
+            out = per.mean(-1) if ndim == 2 else per
+        else:
+            counted = (pt != extra.get('ignore_index', -100)).to(per.dtype)
+            if weight is not None:
+                counted = counted * weight.index_select(0, pt.clamp(0).reshape(-1)).reshape(pt._data.shape)
+            out = per.sum(-1) / counted.sum(-1) if ndim == 2 else per / counted
+    return _batched(out, levels)
 
 
 def _loop(fn, name, args, kwargs):
@@ -592,6 +609,11 @@ def _apply_rule(fn, name, args, kwargs):
         return _loss(fn, plain, args, kwargs)
     if plain == 'item':
         return args[0].item()
+    rule = _vmap_nn.rule_for(plain)
+    if rule is not None:
+        out = rule(fn, plain, args, kwargs)
+        if out is not None:
+            return out
     return _loop(fn, name, args, kwargs)
 
 
@@ -921,3 +943,6 @@ def rebatch(t, like):
     if t is None or type(like) is not BatchedTensor:
         return t
     return _batched(t, like._levels)
+
+
+from . import _vmap_nn  # noqa: E402  (the neural-network ops' rules; they use this module's helpers)

@@ -143,3 +143,43 @@ def test_a_batching_rule_is_not_a_loop():
     finally:
         linalg.matmul = original
     assert len(calls) == 1
+
+
+# the ops whose batching rule makes one call for the whole batch (none of them runs per sample)
+RULED = sorted(name for name in OPS if name.split()[0] in (
+    'conv1d', 'conv2d', 'conv_transpose2d', 'max_pool2d', 'max_pool1d', 'avg_pool2d', 'avg_pool1d',
+    'adaptive_avg_pool2d', 'adaptive_max_pool2d', 'adaptive_avg_pool1d', 'layer_norm', 'batch_norm', 'group_norm',
+    'embedding', 'index_select', 'gather', 'softmax', 'log_softmax', 'cross_entropy', 'nll'))
+
+
+@pytest.mark.parametrize('name, first_only', [(name, first) for name in RULED for first in (False, True)
+                                              if not first or len(OPS[name][1]) > 1])
+def test_rule_is_not_the_loop(name, first_only, monkeypatch):
+    """A batched call of each of these ops is one call on the physical batch (not PyTorch's
+    per-sample fallback), its result the same as torch.func.vmap's."""
+    from leafgrad import _vmap
+
+    def no_loop(fn, op, args, kwargs):
+        raise AssertionError(f'{op} ran once per sample')
+    monkeypatch.setattr(_vmap, '_loop', no_loop)
+    ours, _ = _vmapped(name, lg, first_only)
+    assert T(ours) == T(_vmapped(name, torch, first_only)[0])
+
+
+def test_ensemble_of_normalized_convnets():
+    """vmap over stacked conv/group_norm/layer_norm parameters (an ensemble): batched weights."""
+    def run(M):
+        M.manual_seed(0)
+        rng = np.random.default_rng(2)
+        F = M.nn.functional
+        w = M.tensor(rng.standard_normal((3, 4, 2, 3)))
+        g, b = M.tensor(rng.standard_normal((3, 4))), M.tensor(rng.standard_normal((3, 4)))
+        x = M.tensor(rng.standard_normal((2, 2, 6)))
+
+        def model(w, g, b):
+            h = F.group_norm(F.conv1d(x, w), 2, g, b)
+            return F.layer_norm(h.transpose(1, 2), (4,), g, b)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            return M.func.vmap(model)(w, g, b)
+    assert T(run(lg)) == T(run(torch))
