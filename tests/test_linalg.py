@@ -359,3 +359,16 @@ def test_torch_cross_without_dim_warns_once_as_torch():
             "    T.cross(T.ones(2, 3), T.ones(2, 3))\n"
             "print([(x.category.__name__, str(x.message).split(' (Triggered')[0]) for x in w])")
     assert fresh_python_output(code.format(m='leafgrad')) == fresh_python_output(code.format(m='torch'))
+
+
+@needs_torch
+@pytest.mark.parametrize('name', ['svd', 'svdvals'])
+def test_svd_driver_is_refused_on_cpu_as_torch(name):
+    """driver= selects a cuSOLVER routine: on CPU, torch refuses it (None is accepted)."""
+    messages = []
+    for lib in (lg, torch):
+        getattr(lib.linalg, name)(lib.ones(2, 3), driver=None)
+        with pytest.raises(RuntimeError) as info:
+            getattr(lib.linalg, name)(lib.ones(2, 3), driver='gesvd')
+        messages.append(str(info.value).replace('leafgrad', 'torch'))
+    assert messages[0] == messages[1]

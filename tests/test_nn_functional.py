@@ -687,3 +687,83 @@ def test_nll_loss_gradient_is_computed_as_torch_computes_it(kwargs):
         (T.nn.functional.nll_loss(x, T.tensor(target), **kwargs) * 0.3).backward()
         return x.grad.numpy()
     np.testing.assert_array_equal(grad(lg), grad(torch))
+
+
+@needs_torch
+@pytest.mark.parametrize('name', ['l1_loss', 'mse_loss', 'huber_loss'])
+@pytest.mark.parametrize('reduction', ['mean', 'sum', 'none'])
+def test_weighted_pointwise_losses_match_torch(name, reduction):
+    """weight= (per element): PyTorch's composite (weighted 'mean' is over the weights' sum for
+    l1/mse, over the elements for huber): values, gradients to input, target and weight, the
+    graph's node, and the errors for a weight of another size and a bad reduction."""
+    rng = np.random.default_rng(3)
+    x0, y0, w0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4)) * 2, rng.random((3, 4))
+    results = []
+    for lib in (lg, torch):
+        x, y, w = (lib.tensor(a, requires_grad=True) for a in (x0, y0, w0))
+        out = getattr(lib.nn.functional, name)(x, y, reduction=reduction, weight=w)
+        out.sum().backward()
+        results.append((out.detach().numpy(), x.grad.numpy(), y.grad.numpy(), w.grad.numpy(),
+                        type(out.grad_fn).__name__))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12) if not isinstance(a, str) else None
+    assert results[0][4] == results[1][4]
+    for bad in [dict(weight=np.ones(4)), dict(weight=w0, reduction='avg')]:
+        errors = []
+        for lib in (lg, torch):
+            kwargs = {k: lib.tensor(v) if k == 'weight' else v for k, v in bad.items()}
+            kwargs.setdefault('reduction', reduction)
+            with pytest.raises(ValueError) as info:
+                getattr(lib.nn.functional, name)(lib.tensor(x0), lib.tensor(y0), **kwargs)
+            errors.append(str(info.value))
+        assert errors[0] == errors[1]
+
+
+@needs_torch
+@pytest.mark.parametrize('mode', ['bilinear', 'bicubic', 'lanczos'])
+@pytest.mark.parametrize('in_hw,out_hw,align_corners', [((8, 8), (3, 5), False), ((5, 13), (16, 9), False),
+                                                        ((20, 3), (4, 4), False), ((2, 2), (5, 2), False),
+                                                        ((9, 7), (4, 3), True), ((3, 4), (8, 9), True)])
+def test_antialiased_interpolate_matches_torch(mode, in_hw, out_hw, align_corners):
+    """antialias=True (Pillow's resampling, which PyTorch follows): values, gradients and node.
+    (An output width of 1 is left out: PyTorch 2.13's CPU kernel then gives every output row the
+    first row's taps, where leafgrad computes each row's own.)"""
+    if mode == 'lanczos' and align_corners:
+        return
+    rng = np.random.default_rng(7)
+    x0, results = rng.standard_normal((2, 3) + in_hw), []
+    for lib, dtype in ((lg, None), (torch, None)):
+        x = lib.tensor(x0, requires_grad=True)
+        y = lib.nn.functional.interpolate(x, size=out_hw, mode=mode, antialias=True, align_corners=align_corners)
+        y.backward(lib.tensor(np.arange(y.numel(), dtype=np.float64).reshape(tuple(y.shape)) % 5 - 2))
+        results.append((y.detach().numpy(), x.grad.numpy(), type(y.grad_fn).__name__))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-12)
+    assert results[0][2] == results[1][2]
+    y32 = [lib.nn.functional.interpolate(lib.tensor(x0.astype(np.float32)), scale_factor=0.5, mode=mode,
+                                         antialias=True).numpy() for lib in (lg, torch)]
+    if y32[1].shape[-1] > 1:
+        assert y32[0].dtype == y32[1].dtype
+        np.testing.assert_allclose(y32[0], y32[1], rtol=1e-5, atol=1e-6)
+
+
+def test_antialiased_interpolate_gradcheck():
+    x = lg.tensor(np.random.default_rng(1).standard_normal((1, 2, 7, 6)), requires_grad=True)
+    for mode in ('bilinear', 'bicubic', 'lanczos'):
+        assert lg.autograd.gradcheck(lambda t: lg.nn.functional.interpolate(t, size=(3, 4), mode=mode,
+                                                                            antialias=True), (x,))
+
+
+@needs_torch
+@pytest.mark.parametrize('shape,kwargs', [((1, 1, 8, 8), dict(mode='nearest', antialias=True)),
+                                          ((1, 1, 8), dict(mode='linear', antialias=True)),
+                                          ((1, 1, 8, 8), dict(mode='lanczos')),
+                                          ((1, 1, 8, 8), dict(mode='lanczos', antialias=True, align_corners=True)),
+                                          ((1, 1, 8), dict(mode='lanczos'))])
+def test_antialias_and_lanczos_errors_as_torch(shape, kwargs):
+    errors = []
+    for lib in (lg, torch):
+        with pytest.raises(Exception) as info:
+            lib.nn.functional.interpolate(lib.zeros(shape), size=3, **kwargs)
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1]

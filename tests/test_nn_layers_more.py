@@ -173,3 +173,20 @@ def test_adaptive_log_softmax(kw):
     a, b = raises_like(lambda: lnn.AdaptiveLogSoftmaxWithLoss(8, 10, [3])(lg.zeros(2, 8), lg.tensor([1, 12])),
                        lambda: tnn.AdaptiveLogSoftmaxWithLoss(8, 10, [3])(torch.zeros(2, 8), torch.tensor([1, 12])))
     assert same_message(a, b)
+
+
+@pytest.mark.parametrize('make', [lambda: lg.nn.Embedding(5, 3, sparse=True, max_norm=0.5),
+                                  lambda: lg.nn.EmbeddingBag(5, 3, sparse=True, max_norm=0.5, mode='sum')])
+def test_sparse_gradients_are_refused_not_ignored(make):
+    """sparse=True: leafgrad has no sparse tensors, so a lookup that would record a gradient is
+    refused (before max_norm touches the weight); without one (no_grad, frozen) it runs."""
+    m = make()
+    before = m.weight.detach().clone()
+    idx = lg.tensor([[0, 2, 4]])
+    with pytest.raises(NotImplementedError, match='sparse=True needs sparse gradients'):
+        m(idx)
+    assert lg.equal(m.weight, before)
+    with lg.no_grad():
+        m(idx)
+    m.weight.requires_grad_(False)
+    m(idx)

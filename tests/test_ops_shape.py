@@ -395,3 +395,38 @@ def test_broadcast_tensors_and_shapes():
                lambda T: T.broadcast_tensors(T.ones(2), 1.0)]:
         lg_msg, torch_msg = raises_like(lambda: fn(lg), lambda: fn(torch))
         assert same_message(lg_msg, torch_msg), (lg_msg, torch_msg)
+
+
+@pytest.mark.parametrize('name', ['tril_indices', 'triu_indices'])
+@pytest.mark.parametrize('args,kwargs', [((3, 3), {}), ((3, 4, 1), {}), ((4, 3, -1), dict(dtype='int32')),
+                                         ((3, 3), dict(dtype='float32')), ((3, 3), dict(dtype='bool')),
+                                         ((-1, 3), {}), ((3, -2), {}), ((0, 0), {}), ((3, 3), dict(device='cpu'))])
+def test_triangle_indices_dtype_and_errors_as_torch(name, args, kwargs):
+    """dtype= is honoured (int32/int64; others refused with torch's error), sizes checked."""
+    results = []
+    for lib in (lg, torch):
+        kw = {k: getattr(lib, v) if k == 'dtype' else v for k, v in kwargs.items()}
+        try:
+            r = getattr(lib, name)(*args, **kw)
+            results.append((str(r.dtype).split('.')[-1], r.tolist()))
+        except Exception as e:
+            results.append((type(e).__name__, str(e).replace('leafgrad', 'torch')))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize('call', [
+    lambda m, x: m.repeat_interleave(x, 2, output_size=5), lambda m, x: m.repeat_interleave(x, 2, output_size=8),
+    lambda m, x: m.repeat_interleave(x, 2, dim=0, output_size=5),
+    lambda m, x: m.repeat_interleave(x, m.tensor([1, 2]), dim=1, output_size=4),
+    lambda m, x: m.repeat_interleave(x, m.tensor([1, 2]), dim=1, output_size=3),
+    lambda m, x: m.repeat_interleave(m.tensor([1, 2]), output_size=4),
+    lambda m, x: m.repeat_interleave(m.tensor([1, 2]), output_size=3),
+    lambda m, x: x.repeat_interleave(m.tensor([2]), dim=0, output_size=3)])
+def test_repeat_interleave_output_size_is_checked_as_torch(call):
+    results = []
+    for m in (lg, torch):
+        try:
+            results.append(call(m, m.tensor([[1, 2], [3, 4]])).tolist())
+        except RuntimeError as e:
+            results.append(str(e))
+    assert results[0] == results[1]

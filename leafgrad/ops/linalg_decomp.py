@@ -503,6 +503,9 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.svd', square=False)
+    if driver is not None:
+        raise RuntimeError('leafgrad.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with '
+                           'cuSOLVER backend.')
     u, s, vh = xp.linalg.svd(A._data, full_matrices=full_matrices)
     (U, S, Vh), node = record_many([u, s, vh], LinalgSvdBackward0, (A,))
     if node is not None:
@@ -512,7 +515,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 
 
 def svdvals(A, *, driver=None, out=None):
-    return svd(A, full_matrices=False)[1]
+    return svd(A, full_matrices=False, driver=driver)[1]
 
 
 # ---- more of torch.linalg: _ex variants, triangular solve, pinv, powers, products ------------

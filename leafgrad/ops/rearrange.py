@@ -228,9 +228,15 @@ def tile(input, dims):
     return repeat(input, dims)
 
 
+def _check_output_size(counts, output_size):
+    if output_size is not None and output_size != int(counts.sum()):
+        raise RuntimeError('allocated size does not match required size')
+
+
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # repeat_interleave(repeats): the indices, each repeated
         counts = input._data
+        _check_output_size(counts, output_size)
         return wrap(xp.repeat(xp.arange(counts.shape[0], dtype=xp.int64), counts))
     if dim is None:
         input = _shape.flatten(input)
@@ -247,11 +253,14 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
                                f'repeats.size(0) = {n} and input.size({d}) = {size}')
         if (counts < 0).any():
             raise RuntimeError('repeats can not be negative')
+        _check_output_size(counts, output_size)
         from .indexing import index_select
         return index_select(input, d, wrap(xp.repeat(xp.arange(size, dtype=xp.int64), counts)))
     n = int(repeats)
     if n < 0:
         raise RuntimeError('Repeats must be non-negative')
+    if output_size is not None and output_size != n * size:  # (output_size is PyTorch's hint: checked, not trusted)
+        raise RuntimeError(f'repeat_interleave: Invalid output_size, expected {n * size} but got {output_size}')
     shape = input._data.shape
     # Each element followed by its n - 1 copies: a new axis after dim, expanded, then merged.
     expanded = _shape.expand(_shape.unsqueeze(input, d + 1), shape[:d + 1] + (n,) + shape[d + 1:])
@@ -672,18 +681,30 @@ def argwhere(input):
     return nonzero(input)
 
 
-def _triangle_indices(row, col, offset, lower):
+def _triangle_indices(name, row, col, offset, lower, dtype, device, layout):
+    from ..backend import module_for, to_dtype
+    if layout is not None and str(layout) != 'torch.strided':
+        raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the '{layout}' layout: "
+                                  'leafgrad has strided tensors only')
+    dtype = to_dtype(dtype) if dtype is not None else to_dtype('int64')
+    if dtype.np not in (xp.dtype(xp.int32), xp.dtype(xp.int64)):
+        from .indexing import _legacy
+        raise NotImplementedError(f'"{name}" not implemented for \'{_legacy(dtype.np)}\'')
+    if row < 0:
+        raise RuntimeError(f'row must be non-negative, got{row}')
+    if col < 0:
+        raise RuntimeError(f'col must be non-negative, got{col}')
     r, c = xp.indices((row, col))
     keep = (c - r <= offset) if lower else (c - r >= offset)
-    return wrap(xp.stack([r[keep], c[keep]]).astype(xp.int64))
+    return wrap(module_for(device).asarray(xp.stack([r[keep], c[keep]]).astype(dtype.np)))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    return _triangle_indices(row, col, offset, True)
+    return _triangle_indices('tril_indices', row, col, offset, True, dtype, device, layout)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    return _triangle_indices(row, col, offset, False)
+    return _triangle_indices('triu_indices', row, col, offset, False, dtype, device, layout)
 
 
 FUNCTIONS = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack', 'column_stack',

@@ -413,6 +413,14 @@ def _embedding_backward(grad, indices, num_weights, padding_idx):
     return result
 
 
+def _refuse_sparse_gradient(sparse, weight, name):
+    """sparse=True asks for a sparse gradient of the weight: leafgrad has no sparse tensors, so
+    it refuses where a gradient would be recorded (a lookup without one runs as usual)."""
+    if sparse and state.grad_enabled and weight.requires_grad:
+        raise NotImplementedError(f'{name}: sparse=True needs sparse gradients, and leafgrad has no sparse tensors; '
+                                  'sparse=False gives the same rows of gradient as a dense tensor')
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False, _backward=False):
     idx = input._data
@@ -430,6 +438,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             padding_idx = n + padding_idx
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError('index out of range in self')
+    _refuse_sparse_gradient(sparse, weight, 'embedding')
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
     if _backward:  # reading rows of a gradient: the padding row reads as zero
@@ -572,6 +581,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     ids = flat._data
     if ids.size and (ids.min() < 0 or ids.max() >= n):
         raise IndexError('index out of range in self')
+    _refuse_sparse_gradient(sparse, weight, 'embedding_bag')
     if max_norm is not None:
         _renorm_rows(weight, ids, max_norm, norm_type)
     if mode == 'max':

@@ -65,10 +65,29 @@ class MseLossBackward0(Node):
                 -g if self.next_functions[1][0] is not None else None)
 
 
+def _weighted(elementwise_loss, input, weight, reduction, mean_over_weights):
+    """A pointwise loss weighted per element, as PyTorch composes it of tensor operations (its
+    graph: Mul, then Sum, Div or Mean): 'mean' divides by the weights' sum (l1, mse) or by the
+    number of elements (huber)."""
+    if weight.shape != input.shape:
+        raise ValueError('Weights and input must have the same size.')
+    weighted = elementwise_loss() * weight
+    if reduction == 'none':
+        return weighted
+    if reduction == 'sum':
+        return weighted.sum()
+    if reduction == 'mean':
+        return weighted.sum() / weight.sum() if mean_over_weights else weighted.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
     if autocast.state.on:
         input, target = autocast.fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        expanded_input, expanded_target = _broadcast_pair(input, target)
+        return _weighted(lambda: (expanded_input - expanded_target) ** 2, input, weight, reduction, True)
     check_reduction(reduction)
     input, target = _broadcast_pair(input, target)
     x, y = binary_operands(input, target)  # PyTorch's result dtype (float32 with an int target)
@@ -80,8 +99,6 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', we
     if node is not None:
         node.reduction, node.count = reduction, diff.size
         node.save(input, target)
-    if weight is not None:
-        raise NotImplementedError('mse_loss: weight is not supported by leafgrad')
     return out
 
 
@@ -89,6 +106,9 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', wei
     if autocast.state.on:
         input, target = autocast.fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        expanded_input, expanded_target = _broadcast_pair(input, target)
+        return _weighted(lambda: _ew.abs(expanded_input - expanded_target), input, weight, reduction, True)
     check_reduction(reduction)
     input, target = _broadcast_pair(input, target)
     return reduce_loss(_ew.abs(input - target), reduction)
@@ -154,6 +174,8 @@ class HuberLossBackward0(Node):
 def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
     if autocast.state.on:
         input, target = autocast.fp32(input, target)
+    if weight is not None:
+        return _weighted(lambda: huber_loss(input, target, 'none', delta), input, weight, reduction, False)
     check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError('huber_loss does not support non-positive values for delta.')

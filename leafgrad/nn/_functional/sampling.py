@@ -1,8 +1,9 @@
-"""interpolate (nearest, linear, bilinear, bicubic-free) and scaled_dot_product_attention.
+"""interpolate (nearest, nearest-exact, (bi/tri)linear, bicubic, area; antialiased bilinear,
+bicubic and lanczos) and scaled_dot_product_attention.
 
-Nearest and (bi)linear resampling are linear maps acting on each spatial dim separately: the
-op builds one small (out x in) matrix per dim, exactly as PyTorch computes its source indices
-and weights, and applies them with matmuls (see ``pooling._separable``).
+Every resampling mode is a linear map acting on each spatial dim separately: the op builds one
+small (out x in) matrix per dim, exactly as PyTorch computes its source indices and weights, and
+applies them with matmuls (see ``pooling._separable``).
 """
 import math
 import warnings
@@ -50,6 +51,54 @@ class UpsampleTrilinear3DBackward0(_SeparableBackward):
 
 class UpsampleBicubic2DBackward0(_SeparableBackward):
     __slots__ = ()
+
+
+class UpsampleBilinear2DAaBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class UpsampleBicubic2DAaBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+class UpsampleLanczos2DAaBackward0(_SeparableBackward):
+    __slots__ = ()
+
+
+def _triangle(x):
+    return xp.maximum(1 - xp.abs(x), 0.0)
+
+
+def _keys_cubic(x, a=-0.5):
+    x = xp.abs(x)
+    return xp.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                    xp.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0))
+
+
+def _lanczos3(x):
+    return xp.where((x >= -3) & (x < 3), xp.sinc(x) * xp.sinc(x / 3), 0.0)
+
+
+# mode: (the filter, its support in input pixels at scale 1)
+_ANTIALIAS_FILTERS = {'bilinear': (_triangle, 2), 'bicubic': (_keys_cubic, 4), 'lanczos': (_lanczos3, 6)}
+
+
+def _antialias_matrix(size, out, scale, mode):
+    """PyTorch's antialiased taps (Pillow's resampling): when shrinking, the filter is stretched
+    by the scale so that every input pixel under it contributes; each output's taps cover
+    [center - support, center + support) clipped to the input and are normalised to sum to 1."""
+    kernel, width = _ANTIALIAS_FILTERS[mode]
+    support = width / 2 * scale if scale >= 1 else width / 2
+    invscale = 1 / scale if scale >= 1 else 1.0
+    m = xp.zeros((out, size))
+    for i in range(out):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), size)
+        w = kernel((xp.arange(lo, hi) - center + 0.5) * invscale)
+        total = w.sum()
+        m[i, lo:hi] = w / total if total != 0 else w
+    return m
 
 
 def _cubic_matrix(size, out, scale, align_corners):
@@ -119,7 +168,7 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
         if nsp != linear_modes[mode]:
             raise NotImplementedError(f'Got {x.ndim}D input, but {mode} mode needs {linear_modes[mode] + 2}D input')
         align_corners = bool(align_corners)
-    else:
+    elif mode != 'lanczos' or nsp != 2:
         raise NotImplementedError(f'Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the '
                                   f'modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact '
                                   f'(got {mode})')
@@ -150,6 +199,14 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
         out = tuple(int(math.floor(in_size[i] * sf[i])) for i in range(nsp))
         scales = [in_size[i] / max(out[i], 1) if recompute_scale_factor else 1.0 / sf[i] for i in range(nsp)]
         factors = [None if recompute_scale_factor else sf[i] for i in range(nsp)]
+    if antialias and not (mode in ('bilinear', 'bicubic', 'lanczos') and x.ndim == 4):
+        raise ValueError('Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D '
+                         'tensor as input')
+    if mode == 'lanczos':
+        if align_corners:
+            raise ValueError('Lanczos mode does not support align_corners=True')
+        if not antialias:
+            raise ValueError('Lanczos mode requires antialias=True')
     if mode == 'area':
         from .pooling import _adaptive_avg_poolnd
         return _adaptive_avg_poolnd(input, out, nsp)
@@ -161,6 +218,12 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
                  True: {1: UpsampleNearestExact1DBackward0, 2: UpsampleNearestExact2DBackward0,
                         3: UpsampleNearest3DBackward0}}
         cls = names[exact][nsp]
+    elif antialias:
+        if align_corners:  # (the scale then maps the corners' centres onto each other)
+            scales = [(in_size[i] - 1) / (out[i] - 1) if out[i] > 1 else 0.0 for i in range(nsp)]
+        mats = [_antialias_matrix(in_size[i], out[i], scales[i], mode) for i in range(nsp)]
+        cls = {'bilinear': UpsampleBilinear2DAaBackward0, 'bicubic': UpsampleBicubic2DAaBackward0,
+               'lanczos': UpsampleLanczos2DAaBackward0}[mode]
     elif mode == 'bicubic':
         mats = [_cubic_matrix(in_size[i], out[i], scales[i], align_corners) for i in range(nsp)]
         cls = UpsampleBicubic2DBackward0
