@@ -448,6 +448,27 @@ def test_recurrent(cls, layers, bidir, batch_first):
     run_both(lambda nn: getattr(nn, cls)(4, 3, layers, batch_first=batch_first, bidirectional=bidir), [x])
 
 
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('cls,kw', [(cls, kw) for cls in ('RNN', 'LSTM', 'GRU') for kw in (
+    {}, dict(num_layers=2), dict(bidirectional=True), dict(batch_first=True), dict(mkldnn=False))]
+    + [('LSTM', dict(proj_size=2))], ids=repr)
+def test_recurrent_history_named_as_pytorch_cpu(cls, kw, dtype):
+    """An output's grad_fn is named as PyTorch's CPU kernels name it: a float32 LSTM layer is one
+    oneDNN op (MkldnnRnnLayerBackward0) unless it has projections or mkldnn is disabled; GRU and
+    RNN transpose a batch-first output in place (TransposeBackward1)."""
+    kw = dict(kw)
+    mkldnn = kw.pop('mkldnn', True)
+    names = []
+    for lib in (torch, lg):
+        m = getattr(lib.nn, cls)(3, 4, **kw).to(getattr(lib, dtype))
+        x = lib.tensor(randn(2, 5, 3)).to(getattr(lib, dtype))
+        with lib.backends.mkldnn.flags(enabled=mkldnn), warnings.catch_warnings():
+            warnings.simplefilter('ignore')  # PyTorch's LSTM with projections: "not supported with oneDNN"
+            out, h = m(x)
+        names.append((out.grad_fn.name(), (h[0] if cls == 'LSTM' else h).grad_fn.name()))
+    assert names[1] == names[0]
+
+
 @pytest.mark.parametrize('cls', ['RNN', 'LSTM', 'GRU'])
 def test_recurrent_initial_state_unbatched_relu(cls):
     D, L, H = 2, 2, 3

@@ -13,7 +13,9 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 from ... import creation, ops
+from ...backend import float32 as _float32
 from ...ops import elementwise as ew
+from ...ops.inplace import _renamed
 
 
 def _stack(tensors, dim):
@@ -138,7 +140,18 @@ class RNNBase(Module):
         for t in steps:
             state = self._cell(proj.select(0, t), state, w_hh, b_hh, w_hr)
             outs[t] = state[0] if isinstance(state, tuple) else state
-        return _stack(outs, 0), state
+        out = _stack(outs, 0)
+        if out._grad_fn is not None and self._oneDNN_layer(x):
+            out._grad_fn.__class__ = _renamed(type(out._grad_fn), 'MkldnnRnnLayerBackward0')
+        return out, state
+
+    def _oneDNN_layer(self, x):
+        """Whether PyTorch's CPU LSTM runs this layer as one oneDNN op (its history then shows
+        MkldnnRnnLayerBackward0 where leafgrad stacks the steps): an unpacked float32 LSTM without
+        projections while torch.backends.mkldnn.enabled (RNN.cpp's use_mkldnn on a machine without
+        oneDNN's bfloat16/float16 support, as PyTorch's wheels here)."""
+        from ...backends import mkldnn
+        return self.mode == 'LSTM' and not self.proj_size and x.dtype is _float32 and mkldnn.enabled
 
     def _run_packed_direction(self, x, batch_sizes, state, layer, direction):
         """x: packed (sum(batch_sizes), in). Step t runs the first batch_sizes[t] rows; a sequence's
@@ -271,6 +284,8 @@ class RNNBase(Module):
             hidden = tuple(h.squeeze(1) for h in hidden) if is_lstm else hidden.squeeze(1)
         elif self.batch_first:
             output = output.transpose(0, 1)
+            if not is_lstm and output._grad_fn is not None:  # PyTorch's GRU and RNN transpose in place
+                output._grad_fn.__class__ = _renamed(type(output._grad_fn), 'TransposeBackward1')
         return output, hidden
 
 
