@@ -27,7 +27,6 @@ PICKLED = dict(why="both torch.load calls refuse the pickled object (weights_onl
                "two ways out and leafgrad's one: allowlisting the global (leafgrad has no weights_only=False)",
                issue='16 (checkpoints)')
 OUT_ARG = dict(why='out= (torch.matmul(..., out=y)): leafgrad.matmul and leafgrad.mul take no out=', issue='23')
-META = dict(why="the 'meta' device (tensors with a shape and no memory)", issue='none yet')
 FX = dict(why='torch.fx (symbolic tracing, GraphModule)', issue='none yet')
 
 
@@ -148,9 +147,9 @@ PROGRAMS = [
     _tutorial('recipes/warmstarting_model', 'recipes_source/recipes/'
               'warmstarting_model_using_parameters_from_a_different_model.py'),
     _tutorial('recipes/module_load_state_dict_tips', 'recipes_source/recipes/module_load_state_dict_tips.py',
-              mask=[r'loading time with(out)? mmap=\S+'], **META),
+              mask=[r'loading time with(out)? mmap=\S+']),
     _tutorial('recipes/reasoning_about_shapes', 'recipes_source/recipes/reasoning_about_shapes.py',
-              mask=[r'Time taken: \S+'], **META),
+              mask=[r'Time taken: \S+']),
     _tutorial('recipes/swap_tensors', 'recipes_source/recipes/swap_tensors.py', unseeded=True,
               why='torch.utils.swap_tensors (then tensor subclasses with __torch_dispatch__, the meta device)',
               issue='none yet'),

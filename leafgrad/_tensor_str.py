@@ -216,7 +216,22 @@ def _dtype_suffix(dtype):
 def tensor_repr(array, *, device=None, requires_grad=False, grad_fn_name=None, default_float=_DEFAULT_FLOAT):
     """``repr`` of a tensor holding ``array``, exactly as torch prints it (``default_float``: the
     NumPy dtype of the default float dtype, whose name is not printed)."""
-    array = np.asarray(array)
+    if type(array).__name__ == "MetaArray":  # no values: '...', its size, and its dtype unless the default
+        body, suffixes = "...", [_plain("device='meta'"), _plain(f"size={tuple(array.shape)}")]
+        if array.dtype != default_float:
+            suffixes.append(_dtype_suffix(array.dtype))
+    else:
+        body, suffixes = _values_str(np.asarray(array), device, default_float)
+    indent = len(_PREFIX)
+    if grad_fn_name is not None:
+        suffixes.append(_plain(f"grad_fn=<{grad_fn_name}>"))
+    elif requires_grad:
+        suffixes.append(_plain("requires_grad=True"))
+    return _add_suffixes(_PREFIX + body, suffixes, indent)
+
+
+def _values_str(array, device, default_float):
+    """A tensor's printed values and the suffixes they need (device, size, dtype)."""
     if array.dtype.kind == "V" and array.dtype.name == "bfloat16":
         # torch formats each bfloat16 value as the Python float it is: float32 holds them all
         values = array.astype(np.float32)
@@ -240,12 +255,7 @@ def tensor_repr(array, *, device=None, requires_grad=False, grad_fn_name=None, d
             suffixes.append(_plain(f"size={tuple(array.shape)}"))
         if array.dtype not in (default_float, _INT64, _BOOL):
             suffixes.append(_dtype_suffix(array.dtype))
-    body = _body_str(values, indent)
-    if grad_fn_name is not None:
-        suffixes.append(_plain(f"grad_fn=<{grad_fn_name}>"))
-    elif requires_grad:
-        suffixes.append(_plain("requires_grad=True"))
-    return _add_suffixes(_PREFIX + body, suffixes, indent)
+    return _body_str(values, indent), suffixes
 
 
 def tensor_str(array):

@@ -59,6 +59,8 @@ except Exception:  # ImportError, or a CuPy without a usable CUDA driver
 
 numpy = np
 
+from ._meta import META_MODULE, MetaArray  # noqa: E402  (the 'meta' device: shapes without data)
+
 
 class dtype:
     """A tensor element type, printed as PyTorch prints it (with leafgrad's name)."""
@@ -241,7 +243,7 @@ _PYTORCH_DEVICE_TYPES = ('cpu', 'cuda', 'ipu', 'xpu', 'mkldnn', 'opengl', 'openc
 
 
 class device:
-    """A place where tensor data lives: 'cpu' (NumPy) or 'cuda[:i]' (CuPy)."""
+    """A place where tensor data lives: 'cpu' (NumPy), 'cuda[:i]' (CuPy) or 'meta' (no data: _meta.py)."""
     __module__ = 'leafgrad'  # the public name, as type() prints it: <class 'leafgrad.device'>
     __slots__ = ('type', 'index')
 
@@ -254,11 +256,12 @@ class device:
             if not idx.isdigit() or (idx.startswith('0') and idx != '0'):
                 raise RuntimeError(f"Invalid device string: '{text}'")
             index = int(idx)
-        if type not in ('cpu', 'cuda'):
+        if type not in ('cpu', 'cuda', 'meta'):
             if not type:
                 raise RuntimeError('Device string must not be empty')
             if type in _PYTORCH_DEVICE_TYPES:
-                raise RuntimeError(f"leafgrad has no '{type}' device: its tensors live on cpu (NumPy) or cuda (CuPy)")
+                raise RuntimeError(f"leafgrad has no '{type}' device: its tensors live on cpu (NumPy) or cuda (CuPy), "
+                                   "or are shapes without data (meta)")
             raise RuntimeError(f'Expected one of {", ".join(_PYTORCH_DEVICE_TYPES)} device type at start of device '
                                f'string: {type}')
         self.type = type
@@ -293,6 +296,7 @@ class device:
 
 
 CPU = device('cpu')
+META = device('meta')
 _default_device = None  # where factories put tensors without device= (leafgrad.set_default_device); None: CPU
 _devices_entered = []  # the default devices that `with device(...)` blocks will put back
 
@@ -322,6 +326,8 @@ def module_for(dev):
     dev = device(dev) if not isinstance(dev, device) else dev
     if dev.type == 'cpu':
         return np
+    if dev.type == 'meta':
+        return META_MODULE
     if not cuda_available():
         if _cupy is None:
             raise AssertionError('Torch not compiled with CUDA enabled')  # PyTorch's error, type and words
@@ -334,18 +340,30 @@ def device_of(array):
         return CPU
     if _cupy is not None and isinstance(array, _cupy.ndarray):
         return device('cuda', array.device.id)
+    if type(array) is MetaArray:
+        return META
     return CPU
 
 
 def to_device(array, dev):
     """Move an array to a device; returns the same array when it already lives there."""
     dev = device(dev) if not isinstance(dev, device) else dev
+    if type(array) is MetaArray:
+        if dev.type != 'meta':
+            raise NotImplementedError('Cannot copy out of meta tensor; no data!')
+        return array
     if dev.type == 'cpu':
         return array if type(array) is np.ndarray else array.get()
+    if dev.type == 'meta':
+        return MetaArray(array.shape, array.dtype)
     xp = module_for(dev)
     with xp.cuda.Device(dev.index or 0):
         return xp.asarray(array)
 
 
 def to_numpy(array):
-    return array if type(array) is np.ndarray else array.get()
+    if type(array) is np.ndarray:
+        return array
+    if type(array) is MetaArray:
+        raise NotImplementedError('Cannot copy out of meta tensor; no data!')
+    return array.get()

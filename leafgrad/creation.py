@@ -290,12 +290,19 @@ def _place(data, device):
     return data
 
 
+def _on_meta(device):
+    device = backend._default_device if device is None else device
+    return device is not None and backend.device(device).type == 'meta'
+
+
 def _sampled(shape, dtype, device, requires_grad, draw, like=None):
     """A new tensor of ``shape`` filled by ``draw(n, contiguous)`` (values in the order PyTorch's
     kernel writes them: memory order). A ``*_like`` result keeps ``like``'s layout when that is
     dense, as PyTorch's ``empty_like`` does, and is then filled in that memory order."""
     from . import _random_kernels as kernels
     np_dtype = _np.dtype(dtype.np)
+    if _on_meta(device):  # shapes without data: PyTorch draws nothing for them
+        return _finish(backend.MetaArray(shape, np_dtype), requires_grad)
     out = _allocate(_np.empty, shape, np_dtype)
     if (isinstance(like, _np.ndarray) and like.ndim > 1 and not like.flags.c_contiguous
             and kernels.is_dense(like)):

@@ -210,7 +210,8 @@ class Tensor:
 
     # Devices, layouts and kinds of tensor that leafgrad has none of (dense, strided, on CPU or
     # CUDA): PyTorch programs read these flags, e.g. `if input.is_xpu and self.ngpu > 1`.
-    is_xpu = is_mps = is_meta = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = property(lambda self: False)
+    is_xpu = is_mps = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = property(lambda self: False)
+    is_meta = property(lambda self: type(self._data).__name__ == 'MetaArray')
     is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
 
     @property
@@ -449,7 +450,7 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if type(self._data) is not _ndarray:
             if not force:
-                raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
                                 'copy the tensor to host memory first.')
             return backend.to_numpy(self._data)
         return self._data
@@ -504,7 +505,7 @@ class Tensor:
         if self._base is not None:
             _fresh(self)
         fn = self._grad_fn
-        return tensor_repr(backend.to_numpy(self._data),
+        return tensor_repr(self._data if self.is_meta else backend.to_numpy(self._data),
                            device=None if type(self._data) is _ndarray else str(self.device),
                            requires_grad=self._requires_grad and fn is None,
                            grad_fn_name=fn.name().rsplit('::', 1)[-1] if fn is not None else None,

@@ -404,7 +404,7 @@ def test_forged_pickles(tmp_path, payload, named, torch_refuses):
     b'ccollections\nOrderedDict\n(J\x05\x00\x00\x00tR.',     # OrderedDict(5)
     b'ctorch._utils\n_rebuild_tensor_v2\n(NK\x00)))\x89NtR.',  # no storage
     b'ctorch\nSize\n(](' + _s('x') + b'etR.',                  # torch.Size(['x'])
-    b'ctorch\ndevice\n(' + _s('meta') + b'tR.',               # a device leafgrad does not have
+    b'ctorch\ndevice\n(' + _s('mps') + b'tR.',                # a device leafgrad does not have
     b'(' * 50000 + b'.',                                     # marks without end
     b'\x80\x02' + b')' + b'\x85' * 5000 + b'.',              # tuples 5000 deep
     b'}(]' + _s('v') + b'u.',                                  # an unhashable key

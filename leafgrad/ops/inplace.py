@@ -293,6 +293,8 @@ def _sample_(self, cls, kernel, sample):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(backend.from_np(d))}\'')
 
     def op(s):
+        if type(target) is backend.MetaArray:  # nothing to fill, and PyTorch draws nothing for it
+            return record(target.copy(), cls, (s,))[0]
         values = kernels.fill_in_memory_order(target, sample(target.size, target.flags.c_contiguous))
         return record(xp.asarray(values).astype(d, copy=False), cls, (s,))[0]
     return inplace(self, op)
@@ -375,6 +377,8 @@ def _copied(s, src):
 def copy_(self, src, non_blocking=False):
     if not isinstance(src, (Tensor, int, float, xp.generic)):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+    if isinstance(src, Tensor) and type(src._data) is backend.MetaArray and type(self._data) is not backend.MetaArray:
+        raise NotImplementedError('Cannot copy out of meta tensor; no data!')
     if not needs_grad(self, src):
         self._check_inplace()
         _check_writable(self)

@@ -76,14 +76,14 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         # ufunc.reduce directly: ndarray.sum adds a Python-level wrapper around the same call
         out = xp.add.reduce(data, axis=None, dtype=out_dtype) if out_dtype is not _InFloat32 \
             else _sum_in_float32(data, None, False)
-        result, node = record(xp.asarray(out), SumBackward0, (input,))
+        result, node = record(out, SumBackward0, (input,))
         if node is not None:
             node.self_shape = data.shape
         return result
     dims = wrap_dims(dim, data.ndim)
     out = xp.add.reduce(data, axis=dims, keepdims=keepdim, dtype=out_dtype) if out_dtype is not _InFloat32 \
         else _sum_in_float32(data, dims, keepdim)
-    result, node = record(xp.asarray(out), SumBackward1, (input,))
+    result, node = record(out, SumBackward1, (input,))
     if node is not None:
         node.self_shape, node.dims, node.keepdim = data.shape, dims, keepdim
     return result
@@ -143,12 +143,12 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError('mean(): could not infer output dtype. Input dtype must be either a floating '
                            f'point or complex dtype. Got: {_LABELS[data.dtype.name]}')
     if dim is None:
-        result, node = record(xp.asarray(mean_array(data)), MeanBackward0, (input,))
+        result, node = record(mean_array(data), MeanBackward0, (input,))
         if node is not None:
             node.self_shape, node.count = data.shape, data.size
         return result
     dims = wrap_dims(dim, data.ndim)
-    result, node = record(xp.asarray(mean_array(data, dims, keepdim)), MeanBackward1, (input,))
+    result, node = record(mean_array(data, dims, keepdim), MeanBackward1, (input,))
     if node is not None:
         node.self_shape, node.dims, node.keepdim, node.count = data.shape, dims, keepdim, _count(data.shape, dims)
     return result

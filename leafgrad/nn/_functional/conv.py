@@ -14,6 +14,7 @@ differentiate any number of times. ``conv_transpose`` is ``gi`` with a bias.
 import math
 
 from ...autograd.graph import each_sample, fold_samples
+from ...backend import MetaArray
 from ...ops._util import Node, autocast, opmath, record, xp
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
@@ -386,11 +387,14 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nsp):
                            f"size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
     p = ConvParams(stride, lo, hi, dilation, groups)
     x = input._data
-    y = conv_fwd(opmath(x), opmath(weight._data), p)  # (bfloat16 in float32, bias included, rounded once)
-    if bias is not None:
-        y += opmath(bias._data).reshape((1, -1) + (1,) * nsp)
-    if y.dtype != x.dtype:
-        y = y.astype(x.dtype)
+    if type(x) is MetaArray:  # the 'meta' device: the output's shape, no windows to read
+        y = MetaArray(x.shape[:1] + weight._data.shape[:1] + _out_size(size, k, p, lo, hi), x.dtype)
+    else:
+        y = conv_fwd(opmath(x), opmath(weight._data), p)  # (bfloat16 in float32, bias included, rounded once)
+        if bias is not None:
+            y += opmath(bias._data).reshape((1, -1) + (1,) * nsp)
+        if y.dtype != x.dtype:
+            y = y.astype(x.dtype)
     out, node = record(y, ConvolutionBackward0, (input, weight, bias))
     if node is not None:
         node.params, node.transposed = p, False

@@ -14,7 +14,7 @@ from ...ops._util import Node, autocast, record, wrap, xp
 from ...ops import shape as _shape
 from ...tensor import Tensor
 from .common import ntuple
-from .conv import _pad, _windows
+from .conv import MetaArray, _pad, _windows
 from .max_windows import window_flat, window_max, window_scatter
 
 _NAMES = {1: '1D', 2: '2D', 3: '3D'}
@@ -174,6 +174,14 @@ def _scatter_windows(grad, win, x, forward_cls):
 def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nsp):
     k, s, p, d, out, hi = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, 'max')
     unbatched = input._data.ndim == nsp + 1
+    if type(input._data) is MetaArray:  # the 'meta' device: the output's shape, no windows to read
+        shape = input._data.shape[:-nsp] + tuple(out)
+        result, node = record(MetaArray(shape, input._data.dtype), _MAX_POOL_NODES[nsp], (input,))
+        indices = wrap(MetaArray(shape, xp.int64))
+        if node is not None:
+            node.nsp, node.win = nsp, None
+            node.save(input, indices)
+        return (result, indices) if return_indices else result
     x = input._data[None] if unbatched else input._data
     n, c = x.shape[:2]
     size = x.shape[2:]

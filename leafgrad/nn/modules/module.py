@@ -331,9 +331,10 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn):
-        for m in self.children():
-            m._apply(fn)
+    def _apply(self, fn, recurse=True):
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
         from ...autograd.grad_mode import no_grad
         for key, p in self._parameters.items():
             if p is None:
@@ -357,6 +358,12 @@ class Module:
         def convert(t):
             return t.to(dtype=dtype if t.is_floating_point() else None, device=device)
         return self._apply(convert)
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Move the parameters and buffers to ``device`` without copying their values: they are
+        uninitialised there (from the 'meta' device, where they have none, this is the way out)."""
+        from ... import creation
+        return self._apply(lambda t: creation.empty_like(t, device=device), recurse=recurse)
 
     def cpu(self) -> Module:
         return self._apply(lambda t: t.cpu())

@@ -3,6 +3,7 @@
 Everything is checked (types, shapes) before anything is copied, so a failed load leaves the
 module unchanged.
 """
+import warnings
 from collections import namedtuple
 from collections.abc import Mapping
 
@@ -83,6 +84,13 @@ def load_state_dict(module, state_dict, strict=True, assign=False):
     else:
         with no_grad():
             for k, target in own.items():
-                if k in state_dict:
-                    target.copy_(state_dict[k])
+                if k not in state_dict:
+                    continue
+                if target.is_meta and not state_dict[k].is_meta:
+                    warnings.warn(f'for {k}: copying from a non-meta parameter in the checkpoint to a meta parameter in '
+                                  'the current model, which is a no-op. (Did you mean to pass `assign=True` to assign '
+                                  'items in the state dictionary to their corresponding key in the module instead of '
+                                  'copying them in place?)', UserWarning, stacklevel=3)
+                    continue
+                target.copy_(state_dict[k])
     return _IncompatibleKeys(missing, unexpected)
