@@ -151,7 +151,9 @@ PROGRAMS = [
     _tutorial('recipes/reasoning_about_shapes', 'recipes_source/recipes/reasoning_about_shapes.py',
               mask=[r'Time taken: \S+']),
     _tutorial('recipes/swap_tensors', 'recipes_source/recipes/swap_tensors.py', unseeded=True,
-              why='torch.utils.swap_tensors (then tensor subclasses with __torch_dispatch__, the meta device)',
+              why='torch.ops.aten and Tensor._make_wrapper_subclass with __torch_dispatch__ (a tensor subclass that '
+              'intercepts ATen ops), then torch.__future__.set_swap_module_params_on_conversion and '
+              'Tensor.module_load',
               issue='none yet'),
     _tutorial('recipes/changing_default_device', 'recipes_source/recipes/changing_default_device.py', unseeded=True),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------

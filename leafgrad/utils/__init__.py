@@ -6,6 +6,9 @@ _SUBMODULES = ('benchmark', 'checkpoint', 'data', 'deterministic', 'hooks')
 
 
 def __getattr__(name):
+    if name == 'swap_tensors':
+        from ._swap import swap_tensors
+        return swap_tensors
     if name in _SUBMODULES:
         return importlib.import_module(f'.{name}', __name__)
     raise AttributeError(f"module 'leafgrad.utils' has no attribute '{name}'")
