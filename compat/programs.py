@@ -122,9 +122,7 @@ PROGRAMS = [
     _tutorial('tutorials/introyt tensors_deeper', 'beginner_source/introyt/tensors_deeper_tutorial.py',
               unseeded=True, **OUT_ARG),  # seeded, but it prints torch.empty's uninitialised memory
     _tutorial('tutorials/understanding_leaf_vs_nonleaf', 'beginner_source/understanding_leaf_vs_nonleaf_tutorial.py'),
-    _tutorial('tutorials/forward_ad_usage', 'intermediate_source/forward_ad_usage.py', unseeded=True,
-              why="import functorch (the package PyTorch ships beside torch: jvp, make_functional_with_buffers): "
-              'under python -m leafgrad it is the real functorch, which imports torch._functorch', issue='18'),
+    _tutorial('tutorials/forward_ad_usage', 'intermediate_source/forward_ad_usage.py', unseeded=True),
     _tutorial('tutorials/jacobians_hessians', 'intermediate_source/jacobians_hessians.py', mask=TIMINGS + PERCENT,
               why="vmap over the function func.vjp returns (a batch of cotangents through a graph recorded outside "
               "vmap): autograd.grad compares the batched cotangent's physical shape with the output's and raises "

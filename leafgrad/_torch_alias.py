@@ -1,6 +1,7 @@
 """``import torch`` answered by leafgrad: every ``torch`` and ``torch.A.B`` import resolves to
 ``leafgrad`` and ``leafgrad.A.B``, the very module objects (``torch.nn is leafgrad.nn``), and
-PyTorch, even where it is installed, is never loaded.
+PyTorch, even where it is installed, is never loaded. ``functorch``, which PyTorch installs
+beside ``torch``, resolves to ``leafgrad.functorch``.
 
 One meta-path finder, first in ``sys.meta_path``, claims the names ``torch`` and ``torch.*`` and
 maps them by name, so that any module or package leafgrad has is found under its ``torch`` name
@@ -20,9 +21,12 @@ TARGET = __name__.rpartition('.')[0]  # 'leafgrad'
 
 
 def _leafgrad_name(fullname):
-    """'torch.nn.functional' -> 'leafgrad.nn.functional'; None for a name outside torch."""
+    """'torch.nn.functional' -> 'leafgrad.nn.functional', 'functorch' (the package PyTorch ships
+    beside torch) -> 'leafgrad.functorch'; None for a name outside them."""
     if fullname == ALIAS or fullname.startswith(ALIAS + '.'):
         return TARGET + fullname[len(ALIAS):]
+    if fullname == 'functorch' or fullname.startswith('functorch.'):
+        return TARGET + '.' + fullname
     return None
 
 
@@ -76,7 +80,8 @@ FINDER = TorchAliasFinder()
 
 def install():
     """Put the finder first in ``sys.meta_path`` (once); refuse if PyTorch is already loaded."""
-    for name, module in sorted(sys.modules.items(), key=lambda item: item[0]):  # 'torch' first
+    for name, module in sorted(sys.modules.items(), key=lambda item: (item[0].split('.')[0] != ALIAS, item[0])):
+        # ('torch' first, then its submodules, then functorch's)
         if _leafgrad_name(name) is None:
             continue
         if module is None:  # a remembered failed import: forget it, leafgrad may have the module
