@@ -477,6 +477,20 @@ def test_autocast_runs_eagerly():
     assert _program(plain)[0] is not None and _program(plain)[1] is None
 
 
+def test_op_held_in_a_closure_runs_eagerly():
+    """An op reached through a closure is not replaced by the trace's wrapper: the signature
+    runs eagerly (correct on every call), rather than replaying what the op does inside."""
+    def make(op):
+        return lambda x: op(x * 2.0, 1)
+    fn = make(F.log_softmax)
+    compiled = lg.compile(fn)
+    for step in range(3):
+        xs = np.random.default_rng(step).standard_normal((2, 3)).astype(np.float32)
+        _same(fn(lg.tensor(xs)), compiled(lg.tensor(xs)))
+    assert _program(compiled) == [None]
+    assert 'made outside the traced ops' in compiled.report()
+
+
 def test_untraceable_falls_back_with_reason():
     w = lg.randn(3, requires_grad=True)
 

@@ -267,7 +267,8 @@ def _build():
 
     def add(fn):
         if isinstance(fn, types.FunctionType) and id(fn) not in table and fn.__name__ not in _BREAKS \
-                and fn.__name__ not in _NOT_OPS and (fn.__module__ or '').startswith('leafgrad'):
+                and fn.__name__ not in _NOT_OPS and (fn.__module__ or '').startswith('leafgrad') \
+                and fn.__module__ not in _HELPER_MODULES:
             table[id(fn)] = (fn, _make_wrapper(fn, _name_of(fn)))
 
     for fn, _ in _instrument._build_ops().values():
@@ -290,6 +291,12 @@ _NOT_DUNDERS = {'__init__', '__new__', '__getattr__', '__setattr__', '__delattr_
                 '__iter__', '__reduce__', '__reduce_ex__', '__getstate__', '__setstate__', '__deepcopy__',
                 '__copy__', '__dir__', '__sizeof__', '__init_subclass__', '__class_getitem__', '__contains__',
                 '__torch_function__', '__array_wrap__', '__array_priority__', '__dlpack__', '__dlpack_device__'}
+# Modules of the ops' own helpers (``record``, ``wrap``, ``sum_to`` ...), which the op families
+# import into their namespaces: not ops. Recorded, one of them would stand for the op around it
+# wherever that op itself was not wrapped (a function held in a closure or a default argument),
+# and replay a constant.
+_HELPER_MODULES = {'leafgrad.ops._util', 'leafgrad.autograd.graph', 'leafgrad.autograd.grad_mode',
+                   'leafgrad.nn._functional.common'}
 # Functions whose Python result depends on tensor data: a graph break.
 _DATA_DEPENDENT = {'equal', 'allclose', 'is_nonzero', 'isclose_all'}
 
