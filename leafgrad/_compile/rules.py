@@ -449,7 +449,8 @@ def table():
     from ..nn import functional as F
     from ..tensor import Tensor as T
     data_getter = T.__dict__['data'].fget
-    return {
+    from . import nn_rules
+    return nn_rules.table() | {
         ew.add: _binary('add'), ew.sub: _binary('sub'), ew.mul: _binary('mul'), ew.div: _binary('div'),
         # the derivatives as ew._tanh_derivative and ew._sigmoid_derivative compute them
         ew.tanh: _unary(numpy.tanh, '{g} * ({one} - {s} * {s})', 'output', consuming_forward=_tanh_consuming),

@@ -405,16 +405,12 @@ def _cascade_sums(t, picked, w, ignore_index):
     return loss, (None if ws is None else total)
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
-    if autocast.state.on:
-        input, target, weight = autocast.fp32(input, target, weight)
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
-    C, cdim = _class_layout(input, target)
-    x = input._data
-    if x.ndim != 2:  # one row per target, the classes last
-        x = xp.moveaxis(x, cdim, -1).reshape(-1, C)
-    t = target._data.reshape(-1)
+def nll_arrays(x, t, C, weight, ignore_index, reduction, check_weight=None):
+    """nll_loss on arrays: ``x`` (rows, C) log-probabilities, ``t`` the rows' classes (flat),
+    ``weight`` the class weights' array or None (``check_weight()`` runs once the targets are
+    checked, PyTorch's order of errors). Returns (loss array: the rows' losses for
+    'none', else 0-d; counted rows, their classes, their weights (None: all 1) and the total
+    weight (None: no mean) for the derivative). Shared by the op and compile's replay."""
     rows = xp.arange(t.size)
     valid = None if _every_row_counts(t, C, ignore_index) else t != ignore_index
     classes = t if valid is None else xp.where(valid, t, 0)  # an ignored row picks class 0, weight 0
@@ -422,15 +418,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         bad = (classes < 0) | (classes >= C)
         if bad.any():
             raise IndexError(f'Target {int(t[bad][0])} is out of bounds.')
+    if check_weight is not None:
+        check_weight()
     w = None  # the rows' weights; None: all 1
     if weight is not None:
-        if weight._data.dtype != input._data.dtype:
-            from .common import dtype_name
-            raise RuntimeError(f'expected scalar type {dtype_name(input)} but found {dtype_name(weight)}')
-        if weight._data.shape != (C,):
-            raise RuntimeError(f'weight tensor should be defined either for all {C} classes or no classes but got '
-                               f'weight tensor of shape: {list(weight._data.shape)}')
-        w = weight._data[classes] if valid is None else weight._data[classes] * valid
+        w = weight[classes] if valid is None else weight[classes] * valid
     elif valid is not None:
         w = valid.astype(x.dtype)
     picked = x[rows, classes]
@@ -440,9 +432,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if reduction == 'none':
         if counted is not rows:
             losses[~valid] = 0  # +0, as PyTorch leaves an ignored row
-        data = losses.reshape(target._data.shape)
+        data = losses
     elif x.dtype.itemsize == 2 and x.dtype.kind in 'fV' and t.size:  # float16, bfloat16: summed as PyTorch sums
-        weights = None if weight is None else weight._data[classes]
+        weights = None if weight is None else weight[classes]
         data, total = _cascade_sums(t, picked, weights, ignore_index)
         if reduction == 'mean':
             total = x.dtype.type(int(counted.size)) if total is None else total  # (rounded to the dtype)
@@ -455,14 +447,39 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         if reduction == 'mean':
             total = t.size if w is None else xp.add.reduce(w)
             data = data / total if total else xp.asarray(xp.nan, dtype=x.dtype)  # no weight at all: 0/0
+    if counted is not rows:  # (w is set: the rows' weights are 0 where they do not count)
+        classes, w = classes[valid], w[valid]
+    return data, counted, classes, w, total
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
+    if autocast.state.on:
+        input, target, weight = autocast.fp32(input, target, weight)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    C, cdim = _class_layout(input, target)
+    x = input._data
+    if x.ndim != 2:  # one row per target, the classes last
+        x = xp.moveaxis(x, cdim, -1).reshape(-1, C)
+    t = target._data.reshape(-1)
+
+    def check_weight():
+        if weight._data.dtype != input._data.dtype:
+            from .common import dtype_name
+            raise RuntimeError(f'expected scalar type {dtype_name(input)} but found {dtype_name(weight)}')
+        if weight._data.shape != (C,):
+            raise RuntimeError(f'weight tensor should be defined either for all {C} classes or no classes but got '
+                               f'weight tensor of shape: {list(weight._data.shape)}')
+    data, counted, classes, w, total = nll_arrays(x, t, C, None if weight is None else weight._data, ignore_index,
+                                                  reduction, None if weight is None else check_weight)
+    if reduction == 'none':
+        data = data.reshape(target._data.shape)
     cls = NllLoss2DBackward0 if input._data.ndim >= 3 else NllLossBackward0
     out, node = record(data, cls, (input, target, weight))
     if node is not None:
         node.class_dim, node.reduction, node.input_shape, node.n_rows = cdim, reduction, input._data.shape, t.size
         node.counted, node.weights, node.total, node.dtype = counted, w, total, x.dtype
         node.classes = classes
-        if counted is not rows:  # (w is set: the rows' weights are 0 where they do not count)
-            node.classes, node.weights = classes[valid], w[valid]
         node.save(input, target, _Empty if weight is None else weight)
     return out
 

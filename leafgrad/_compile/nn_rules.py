@@ -1,0 +1,288 @@
+"""Array rules for nn.functional's losses, softmaxes, convolutions and pooling.
+
+As in ``rules.py``, each rule mirrors the eager op and the plain backward of its node: the
+forward calls the same array functions the op calls (``_log_softmax_array``, ``nll_arrays``,
+``conv_fwd``, ``window_max`` ...) and the backward those its node calls, in the same order,
+so compiled values and gradients are eager's bit for bit. The difference is what is not done:
+no tensors, no nodes, no engine walk inside the op. Data-dependent choices the eager op makes
+(which targets are ignored, whether a pooling window holds NaN, whether a gradient is finite)
+are made again on every call, by the same code. A rule declines what it does not mirror
+(other dtypes, unbatched inputs, arguments it does not know); the call then replays through
+the op itself.
+
+A rule whose backward needs more than arrays keeps a *state* (``v<slot>s``): the forward
+returns it beside the output, and the generated forward saves it only where the backward
+reads it.
+"""
+import inspect
+
+import numpy
+
+from .rules import Spec, _FLOATS, _v
+from .trace import Ref
+
+_INT64 = numpy.dtype(numpy.int64)
+
+
+def _bind(call):
+    """The call's arguments by parameter name, defaults filled in (None: they do not bind)."""
+    try:
+        bound = inspect.signature(call.fn).bind(*call.args, **call.kwargs)
+    except (TypeError, ValueError):
+        return None
+    bound.apply_defaults()
+    return bound.arguments
+
+
+def _state(out):
+    return f'v{out}s'
+
+
+def _float_ref(meta, value, ndim=None):
+    return type(value) is Ref and meta[value.slot][1] in _FLOATS and (ndim is None or len(meta[value.slot][0]) == ndim)
+
+
+# ---- cross_entropy: log_softmax then nll_loss, as eager composes them ---------------------
+
+def _ce_forward(x, t, weight, ignore_index, reduction):
+    """F.cross_entropy of a (N, C) float array and (N,) int64 classes: the arrays its
+    log_softmax and nll_loss compute, and the state their nodes keep."""
+    logp = _log_softmax_array(x, 1)
+    data, counted, classes, w, total = _nll_arrays(logp, t, x.shape[1], weight, ignore_index, reduction)
+    return data, (logp, counted, classes, w, total, t.size, reduction)
+
+
+def _ce_backward(g, state):
+    """NllLossBackward0 then LogSoftmaxBackward0 of a plain backward, on arrays."""
+    logp, counted, classes, w, total, n_rows, reduction = state
+    dtype = logp.dtype
+    if g.ndim == 0 and g.dtype == dtype and total != 0:
+        scale = -g if total is None else g / -total  # (NllLossBackward0's folded coefficient)
+        if w is None and counted.size == n_rows and scale != 0 and numpy.isfinite(scale):
+            # every row holds `scale` at its class and +0 elsewhere, so each row's sum is
+            # `scale` exactly: coef - exp(y) * scale without making coef or summing it
+            e = numpy.exp(logp)
+            e *= scale
+            picked = e[counted, classes]
+            numpy.subtract(dtype.type(0), e, out=e)
+            e[counted, classes] = scale - picked
+            return e
+        coef = _scattered(scale if w is None else w * scale, logp.shape, counted, classes, dtype)
+    else:
+        if total is None:
+            coefs = -1 if w is None else -w
+        else:
+            with numpy.errstate(divide='ignore', invalid='ignore'):
+                coefs = (numpy.ones((), dtype) if w is None else w) / -total
+        if reduction == 'none':
+            g = g[:, None]
+        coef = g * _scattered(coefs, logp.shape, counted, classes, dtype)
+    return coef - numpy.exp(logp) * numpy.add.reduce(coef, axis=1, keepdims=True)
+
+
+def _scattered(values, shape, counted, classes, dtype):
+    coef = numpy.zeros(shape, dtype=dtype)
+    coef[counted, classes] = values
+    return coef
+
+
+def _cross_entropy(call, meta):
+    """F.cross_entropy of a 2-D float input and int64 class indices (optional class weights,
+    any ignore_index and reduction; no label smoothing, no legacy size_average/reduce)."""
+    a = _bind(call)
+    if a is None or a['size_average'] is not None or a['reduce'] is not None or a['label_smoothing'] != 0.0:
+        return None
+    x, t, w, reduction, ignore_index = a['input'], a['target'], a['weight'], a['reduction'], a['ignore_index']
+    if reduction not in ('mean', 'sum', 'none') or type(ignore_index) is not int or not _float_ref(meta, x, 2):
+        return None
+    xs, dt = meta[x.slot][0], meta[x.slot][1]
+    if type(t) is not Ref or meta[t.slot][1] != _INT64 or meta[t.slot][0] != xs[:1]:
+        return None
+    if w is not None and not (type(w) is Ref and meta[w.slot][1] == dt and meta[w.slot][0] == xs[1:]):
+        return None
+    out = call.outs[0]
+
+    def fwd(spec, gen):
+        f = gen.const(_ce_forward, 'cross_entropy')
+        vw = _v(w.slot) if w is not None else 'None'
+        reads = [_v(x.slot), _v(t.slot)] + ([vw] if w is not None else [])
+        gen.emit(f'{_v(out)}, {_state(out)} = {f}({_v(x.slot)}, {_v(t.slot)}, {vw}, {ignore_index}, {reduction!r})',
+                 reads)
+
+    def bwd(spec, gen, gouts, need):
+        if not need[0]:
+            return []
+        f = gen.const(_ce_backward, 'cross_entropy_backward')
+        return [(x.slot, f'{f}({gouts[0]}, {_state(out)})', [gouts[0], _state(out)])]
+    return Spec(call, meta, fwd, bwd)
+
+
+# ---- log_softmax and softmax --------------------------------------------------------------
+
+def _softmax_rule(log):
+    """F.log_softmax / F.softmax of a float32/float64 tensor along an int dim (no dtype)."""
+    def rule(call, meta):
+        a = _bind(call)
+        if a is None or a['dtype'] is not None or type(a['dim']) is not int or not _float_ref(meta, a['input']):
+            return None
+        x = a['input']
+        nd = len(meta[x.slot][0])
+        if nd == 0 or not -nd <= a['dim'] < nd:
+            return None
+        d = a['dim'] % nd
+        out = call.outs[0]
+
+        def fwd(spec, gen):
+            f = gen.const(_log_softmax_array if log else _softmax_array, 'log_softmax' if log else 'softmax')
+            gen.emit(f'{_v(out)} = {f}({_v(x.slot)}, {d})', [_v(x.slot)])
+
+        def bwd(spec, gen, gouts, need):
+            g, y = gouts[0], _v(out)
+            if log:  # LogSoftmaxBackward0.on_arrays
+                return [(x.slot, f'{g} - numpy.exp({y}) * numpy.add.reduce({g}, axis={d}, keepdims=True)', [g, y])]
+            # SoftmaxBackward0: y * (grad - sum(grad * y, dim, keepdim=True)), as leafgrad ops compute it
+            return [(x.slot, f'{y} * ({g} - numpy.asarray(numpy.add.reduce({g} * {y}, axis=({d},), keepdims=True)))',
+                     [g, y])]
+        return Spec(call, meta, fwd, bwd)
+    return rule
+
+
+def _softmax_array(data, d):
+    """F.softmax's forward for a float32/float64 array."""
+    shifted = data - data.max(axis=d, keepdims=True) if data.size else data
+    e = numpy.exp(shifted)
+    return e / e.sum(axis=d, keepdims=True)
+
+
+# ---- conv2d -------------------------------------------------------------------------------
+
+def _conv2d(call, meta):
+    """F.conv2d of a batched (4-D) float input, a weight and an optional bias of its dtype."""
+    a = _bind(call)
+    if a is None:
+        return None
+    x, w, b = a['input'], a['weight'], a['bias']
+    if not (_float_ref(meta, x, 4) and _float_ref(meta, w, 4)) or type(a['groups']) is not int:
+        return None
+    dt = meta[x.slot][1]
+    if meta[w.slot][1] != dt or (b is not None and not (_float_ref(meta, b, 1) and meta[b.slot][1] == dt)):
+        return None
+    from ..nn._functional.conv import ConvParams, _conv_padding
+    from ..nn._functional.common import ntuple
+    try:
+        stride, dilation = ntuple(a['stride'], 2), ntuple(a['dilation'], 2)
+        lo, hi = _conv_padding(a['padding'], 2, meta[w.slot][0][2:], dilation, stride)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    p = ConvParams(stride, lo, hi, dilation, a['groups'])
+    xshape, wshape = meta[x.slot][0], meta[w.slot][0]
+    out = call.outs[0]
+
+    def fwd(spec, gen):
+        f, pp = gen.const(_conv_fwd, 'conv_fwd'), gen.const(p, 'conv_params')
+        vx, vw, vo = _v(x.slot), _v(w.slot), _v(out)
+        gen.emit(f'{vo} = {f}({vx}, {vw}, {pp})', [vx, vw])
+        if b is not None:
+            gen.emit(f'{vo} += {_v(b.slot)}.reshape((1, -1, 1, 1))', [vo, _v(b.slot)])
+
+    def bwd(spec, gen, gouts, need):
+        # ConvolutionBackward0: gi(g, w), gw(x, g), the bias's sum, in that order
+        g, res = gouts[0], []
+        pp = gen.const(p, 'conv_params')
+        if need[0]:
+            f = gen.const(_conv_gi, 'conv_gi')
+            res.append((x.slot, f'{f}({g}, {_v(w.slot)}, {pp}, {xshape!r})', [g, _v(w.slot)]))
+        if need[1]:
+            f = gen.const(_conv_gw, 'conv_gw')
+            res.append((w.slot, f'{f}({_v(x.slot)}, {g}, {pp}, {wshape!r})', [g, _v(x.slot)]))
+        if b is not None and need[2]:
+            res.append((b.slot, f'numpy.asarray(numpy.add.reduce({g}, axis=(0, 2, 3)))', [g]))
+        return res
+    return Spec(call, meta, fwd, bwd)
+
+
+# ---- max_pool2d ---------------------------------------------------------------------------
+
+def _max_pool_forward(x, k, out, args):
+    """F.max_pool2d's value and the state its node keeps: the window maxima's places for
+    non-overlapping windows without NaN, else the flat indices of the general loop."""
+    fast = _window_max(x, k, out) if k is not None and x.size else None
+    if fast is not None:
+        return fast[0], ('win', fast[1])
+    from ..autograd import grad_mode
+    from ..tensor import Tensor
+    with grad_mode.no_grad():
+        values, indices = _max_poolnd(Tensor._wrap(x), *args, True, 2)
+    return values._data, ('flat', indices._data)
+
+
+def _max_pool_backward(g, state, x_shape):
+    """_MaxPoolBackward's plain backward on arrays."""
+    kind, where = state
+    if kind == 'win':
+        if g.dtype.kind in 'fV' and not numpy.isfinite(g.sum()):
+            return _scatter_flat_array(g, _window_flat(where), x_shape)
+        return _window_scatter(g, where)
+    return _scatter_flat_array(g, where, x_shape)
+
+
+def _scatter_flat_array(g, idx, x_shape):
+    flat = _flat_index(idx, x_shape, 2)
+    size = 1
+    for n in x_shape:
+        size *= n
+    return numpy.bincount(flat, weights=g.reshape(-1), minlength=size).astype(g.dtype).reshape(x_shape)
+
+
+def _max_pool2d(call, meta):
+    """F.max_pool2d of a batched (4-D) float tensor, without return_indices."""
+    a = _bind(call)
+    if a is None or a['return_indices'] is not False or not _float_ref(meta, a['input'], 4):
+        return None
+    x = a['input']
+    xshape = meta[x.slot][0]
+    from ..nn._functional.pooling import _pool_args
+    args = (a['kernel_size'], a['stride'], a['padding'], a['dilation'], a['ceil_mode'])
+    try:
+        k, s, p, d, out, hi = _pool_args(_Shaped(xshape), *args, 2, 'max')
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    windows = s == k and not any(p) and all(v == 1 for v in d) and not any(hi)
+    o = call.outs[0]
+
+    def fwd(spec, gen):
+        f = gen.const(_max_pool_forward, 'max_pool2d')
+        if windows:
+            gen.emit(f'{_v(o)}, {_state(o)} = {f}({_v(x.slot)}, {k!r}, {out!r}, {args!r})', [_v(x.slot)])
+        else:
+            gen.emit(f'{_v(o)}, {_state(o)} = {f}({_v(x.slot)}, None, None, {args!r})', [_v(x.slot)])
+
+    def bwd(spec, gen, gouts, need):
+        f = gen.const(_max_pool_backward, 'max_pool2d_backward')
+        return [(x.slot, f'{f}({gouts[0]}, {_state(o)}, {xshape!r})', [gouts[0], _state(o)])]
+    return Spec(call, meta, fwd, bwd)
+
+
+class _Shaped:
+    """What _pool_args reads of a tensor: an array of its shape (a broadcast zero, no memory)."""
+
+    def __init__(self, shape):
+        self._data = numpy.broadcast_to(numpy.zeros((), numpy.float32), shape)
+
+
+def table():
+    """{op function: rule} for nn.functional's ops (see ``rules.table``)."""
+    global _log_softmax_array, _nll_arrays, _conv_fwd, _conv_gi, _conv_gw, _window_max, _window_scatter
+    global _window_flat, _max_poolnd, _flat_index
+    from ..nn._functional import basic, conv, loss, pooling, max_windows
+    _log_softmax_array, _nll_arrays = basic._log_softmax_array, loss.nll_arrays
+    _conv_fwd, _conv_gi, _conv_gw = conv.conv_fwd, conv.conv_gi, conv.conv_gw
+    _window_max, _window_scatter, _window_flat = max_windows.window_max, max_windows.window_scatter, \
+        max_windows.window_flat
+    _max_poolnd, _flat_index = pooling._max_poolnd, pooling._flat_index
+    return {
+        loss.cross_entropy: _cross_entropy,
+        basic.log_softmax: _softmax_rule(True), basic.softmax: _softmax_rule(False),
+        conv.conv2d: _conv2d,
+        pooling.max_pool2d: _max_pool2d,
+    }
