@@ -720,9 +720,23 @@ class ReluBackward0(Node):
         if grad._data.shape == dead.shape and unshared(grad, 3):
             # Only the walk sees this gradient (its buffer list, apply's arguments): zero it
             # where it lies, as a hand-written backward would, instead of allocating.
-            xp.copyto(grad._data, 0, where=dead)
-            return grad,
+            return wrap(zero_where(grad._data, dead)),
+        if grad._data.shape == dead.shape:
+            return wrap(zero_where(grad._data.copy(), dead)),
         return wrap(xp.where(dead, grad._data.dtype.type(0), grad._data)),
+
+
+def zero_where(g, dead):
+    """``g`` with +0 where ``dead`` (a bool array of its shape), written in g. Done as a bitwise
+    AND of g's bits with all-zero or all-one words (g's own bits, NaN, inf and -0.0 included,
+    where not dead): the same numbers as copyto(g, 0, where=dead), without the per-element
+    branch that makes copyto on an irregular mask 10-15 times slower."""
+    if g.dtype.kind not in 'fV' or g.dtype.itemsize not in (2, 4, 8):
+        xp.copyto(g, 0, where=dead)
+        return g
+    bits = g.view(f'i{g.dtype.itemsize}')
+    xp.bitwise_and(bits, xp.subtract(dead, True, dtype=bits.dtype), out=bits)
+    return g
 
 
 class MaskedGradBackward(Node):
