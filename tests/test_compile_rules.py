@@ -2,6 +2,8 @@
 conv2d, max_pool2d): each replayed on arrays, not through its eager op, with eager's values
 and gradients bit for bit, also where the op's data-dependent branches (ignored targets, NaN
 windows, a non-finite gradient) go another way from one call to the next."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -192,3 +194,73 @@ def test_cnn_step_replays_every_op_on_arrays():
         return [(r.standard_normal((8, 3, 14, 14)).astype(np.float32), False),
                 (r.integers(0, 3, 8), False)] + [(r.standard_normal(sh).astype(np.float32), True) for sh in shapes]
     _check(loss, make)
+
+
+def _pool_input(s, shape=(2, 3, 8, 8), nan=False):
+    x = _rng(s).standard_normal(shape).astype(np.float32)
+    x[0, 0, 1, :] = x[0, 0, 0, :]            # ties
+    x[1, 1, :2, :] = -np.abs(x[1, 1, :2, :])  # windows wholly negative: zero after the ReLU
+    if nan and s % 2:
+        x[1, 2, 3, 3] = np.nan                # a NaN window: ReLU, then the general loop
+    return x
+
+
+@pytest.mark.parametrize('nan', [False, True], ids=['finite', 'nan_windows'])
+@pytest.mark.parametrize('relu', ['F.relu', 'Tensor.relu', 'lg.relu'])
+def test_relu_then_max_pool_fused(relu, nan):
+    """ReLU then max pooling over non-overlapping windows: pooled first, then the ReLU on the
+    pooled values; eager's values bit for bit, and its gradients as numbers (a zero may carry
+    the other sign: the tolerance docs/compile.md states)."""
+    act = {'F.relu': lambda t: F.relu(t), 'Tensor.relu': lambda t: t.relu(), 'lg.relu': lambda t: lg.relu(t)}[relu]
+
+    def fn(x, w):
+        return (F.max_pool2d(act(x * 2.0), 2) * w).sum()
+    compiled = lg.compile(fn)
+    for s in range(4):
+        xs, ws = _pool_input(s, nan=nan), _rng(s, 3).standard_normal((2, 3, 4, 4)).astype(np.float32)
+        grads = []
+        for f in (fn, compiled):
+            x = lg.tensor(xs, requires_grad=True)
+            out = f(x, lg.tensor(ws))
+            out.backward()
+            grads.append((out, x.grad))
+        (e, eg), (c, cg) = grads
+        _same(e, c)
+        assert np.array_equal(eg._data, cg._data, equal_nan=True)
+    (program,) = _program(compiled)
+    assert program.fused == 1 and program.islands == 0
+
+
+def test_relu_read_elsewhere_or_returned_is_not_fused():
+    def read_twice(x):
+        r = F.relu(x)
+        return F.max_pool2d(r, 2).sum() + r.mean()
+
+    def returned(x):
+        r = F.relu(x)
+        return F.max_pool2d(r, 2), r
+    compiled = _check(read_twice, lambda s: [(_pool_input(s), True)])
+    assert _program(compiled)[0].fused == 0
+    c = lg.compile(returned)
+    for s in range(2):
+        xs = _pool_input(s)
+        for a, b in zip(returned(lg.tensor(xs)), c(lg.tensor(xs))):
+            _same(a, b)
+    assert _program(c)[0].fused == 0
+
+
+def test_relu_derivative_as_threshold_backward():
+    """ReLU's derivative as eager's (PyTorch's threshold_backward): the gradient passes at a
+    NaN result, is +0.0 where the result is <= 0 (not -0.0 for a negative gradient), and an
+    infinite gradient there gives 0, not NaN. NumPy's warnings (inf * 0) do not leak from the
+    generated code, as they do not from eager's ops."""
+    def make(s):
+        x = _rng(s).standard_normal((4, 6)).astype(np.float32)
+        x[0, :3] = np.nan
+        scale = _rng(s, 1).standard_normal((4, 6)).astype(np.float32)
+        scale[1, :] = np.inf
+        return [(x, True), (scale, False)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        _check(lambda x, scale: (F.relu(x) * scale).sum() + (lg.relu(x * 2.0) * scale).sum(), make)
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]

@@ -18,7 +18,7 @@ import inspect
 
 import numpy
 
-from .rules import Spec, _FLOATS, _v
+from .rules import Spec, _FLOATS, _relu_derivative, _v
 from .trace import Ref
 
 _INT64 = numpy.dtype(numpy.int64)
@@ -260,7 +260,88 @@ def _max_pool2d(call, meta):
     def bwd(spec, gen, gouts, need):
         f = gen.const(_max_pool_backward, 'max_pool2d_backward')
         return [(x.slot, f'{f}({gouts[0]}, {_state(o)}, {xshape!r})', [gouts[0], _state(o)])]
+    spec = Spec(call, meta, fwd, bwd)
+    if windows and all(n > 1 for n in k):
+        spec.kind, spec.pool = 'max_pool_windows', (k, out, args, xshape)
+    return spec
+
+
+# ---- fusion: ReLU then max pooling -----------------------------------------------------------
+
+def fuse(parts, out_slots):
+    """Fuse, in the list of (call, spec) of a program, each ReLU whose output only a max
+    pooling over non-overlapping windows reads into that pooling: the pooling then runs first
+    and the ReLU on its (k0 * k1 times smaller) output, in the forward and in the derivative,
+    and the ReLU's full-size output is neither made nor saved. max(relu(z)) is relu(max(z)),
+    and the derivative routes each window's gradient to the same element, so values and
+    gradients are eager's, as numbers: a zero may carry the other sign (eager's scatter leaves
+    -0.0 beside a window's max where its gradient is negative, and the ReLU then writes +0.0
+    over the elements <= 0; the fused derivative has no full-size ReLU mask), and an input of
+    exactly -0.0 may come out as +0.0 or the other way round. Returns how many it fused."""
+    readers = {}
+    for call, _ in parts:
+        for s in call.ins:
+            readers[s] = readers.get(s, 0) + 1
+    outputs = set(out_slots)
+    producer = {}
+    for i, (call, spec) in enumerate(parts):
+        if spec is not None and spec.kind == 'relu':
+            producer[call.outs[0]] = i
+    n = 0
+    for i, (call, spec) in enumerate(parts):
+        if spec is None or spec.kind != 'max_pool_windows':
+            continue
+        r = call.ins[0]
+        j = producer.get(r)
+        if j is None or readers.get(r) != 1 or r in outputs or parts[j][0].grad_mode != call.grad_mode:
+            continue
+        relu_call = parts[j][0]
+        parts[j] = (relu_call, _Nothing(relu_call, spec.meta))
+        parts[i] = (call, _relu_pool_spec(call, spec.meta, relu_call.ins[0], spec.pool))
+        n += 1
+    return n
+
+
+class _Nothing(Spec):
+    """A call whose work a fused spec does: no code, no gradient."""
+
+    def __init__(self, call, meta):
+        super().__init__(call, meta, lambda spec, gen: None, lambda spec, gen, gouts, need: [])
+
+
+def _relu_pool_spec(call, meta, z, pool):
+    k, out, args, xshape = pool
+    o = call.outs[0]
+
+    def fwd(spec, gen):
+        f = gen.const(_relu_pool_forward, 'relu_max_pool2d')
+        gen.emit(f'{_v(o)}, {_state(o)} = {f}({_v(z)}, {k!r}, {out!r}, {args!r})', [_v(z)])
+
+    def bwd(spec, gen, gouts, need):
+        f = gen.const(_relu_pool_backward, 'relu_max_pool2d_backward')
+        return [(z, f'{f}({gouts[0]}, {_state(o)}, {xshape!r})', [gouts[0], _state(o)])]
     return Spec(call, meta, fwd, bwd)
+
+
+def _relu_pool_forward(z, k, out, args):
+    """max_pool2d(relu(z)) over non-overlapping windows, pooled first; where a window holds
+    NaN, as eager: ReLU, then the general pooling loop."""
+    fast = _window_max(z, k, out) if z.size else None
+    if fast is None:
+        r = numpy.maximum(z, z.dtype.type(0))
+        value, state = _max_pool_forward(r, k, out, args)
+        return value, ('unfused', state, r)
+    m, win = fast
+    numpy.maximum(m, m.dtype.type(0), out=m)  # (m: a new array, window_max's result)
+    return m, ('fused', win, m)
+
+
+def _relu_pool_backward(g, state, x_shape):
+    if state[0] == 'fused':  # ReLU's derivative on the pooled gradient, then the scatter
+        _, win, p = state
+        return _max_pool_backward(_relu_derivative(g, p), ('win', win), x_shape)
+    _, pool_state, r = state
+    return _relu_derivative(_max_pool_backward(g, pool_state, x_shape), r)
 
 
 class _Shaped:

@@ -167,7 +167,9 @@ class Program:
         self.differentiable = any(meta[s][2] for s in out_slots)
         self.islands = 0
         self.array_ops = 0
-        names = {'numpy': numpy}
+        # (__name__: NumPy's floating-point warnings from the generated code are silenced as from
+        # any leafgrad module, by backend's filter, which matches the calling module's name)
+        names = {'numpy': numpy, '__name__': 'leafgrad._compile.generated'}
         self.names = names
 
         # ---- backward first: it decides what the forward saves
@@ -191,6 +193,8 @@ class Program:
             rule = rules.get(call.fn)
             spec = rule(call, meta) if rule is not None else None
             forward_parts.append((call, spec))
+        from .nn_rules import fuse
+        self.fused = fuse(forward_parts, out_slots)
         for k in range(len(forward_parts) - 1, -1, -1):
             call, spec = forward_parts[k]
             if not any(s in touched for s in call.outs):

@@ -49,6 +49,8 @@ def _select_backward(g, shape, index):
 class Spec:
     """A call replayed on arrays: ``fwd`` and ``bwd`` emit its code (see the module docstring)."""
 
+    kind = None  # what a fusion (nn_rules.fuse) looks for: 'relu', 'max_pool_windows'
+
     def __init__(self, call, meta, fwd, bwd):
         self.call, self.meta = call, meta
         self._fwd, self._bwd = fwd, bwd
@@ -196,7 +198,10 @@ def _unary(forward_fn, derivative, saves, in_place=None, consuming_forward=None)
                 return [(a.slot, f'{d}({gouts[0]}, {s})', [gouts[0], s])]
             ip = gen.const(in_place, 'd')
             return [(a.slot, f'{d}({gouts[0]}, {s})', [gouts[0], s], (gouts[0], f'{ip}({gouts[0]}, {s})'))]
-        return Spec(call, meta, fwd, bwd)
+        spec = Spec(call, meta, fwd, bwd)
+        if forward_fn is _relu_array:
+            spec.kind = 'relu'
+        return spec
     return rule
 
 
@@ -205,23 +210,26 @@ def _relu_array(x):
 
 
 def _relu_derivative(g, r):
-    return g * (r > 0)
+    """ReluBackward0 (PyTorch's threshold_backward): zero where the result is <= 0, the
+    gradient elsewhere, at a NaN result too."""
+    dead = r <= 0
+    if g.shape == dead.shape:
+        return _zero_where(g.copy(), dead)
+    return numpy.where(dead, g.dtype.type(0), g)
 
 
 _COUNTS_PROVE_UNSHARED = sys.implementation.name == 'cpython' and sys.version_info < (3, 14)
 
 
 def _relu_derivative_consuming(g, r):
-    """``g * (r > 0)``, in g's own buffer when nothing else can see it (the generated
+    """_relu_derivative in g's own buffer when nothing else can see it (the generated
     backward's last read of that gradient, no other name or view holding it), as eager's
-    ReluBackward0 masks a gradient only its walk holds."""
-    mask = r > 0
+    ReluBackward0 zeroes a gradient only its walk holds."""
     # the caller's local, this parameter and getrefcount's argument
     if (_COUNTS_PROVE_UNSHARED and type(g) is numpy.ndarray and g.base is None and sys.getrefcount(g) <= 3
-            and g.shape == mask.shape and g.flags.writeable and g.flags.c_contiguous):
-        numpy.multiply(g, mask, out=g)
-        return g
-    return g * mask
+            and g.shape == r.shape and g.flags.writeable and g.flags.c_contiguous):
+        return _zero_where(g, r <= 0)
+    return _relu_derivative(g, r)
 
 
 def _linear(call, meta):
@@ -443,9 +451,9 @@ _relu_consuming = _consuming(lambda x, out: numpy.maximum(x, x.dtype.type(0), ou
 
 def table():
     """{op function: rule}, the functions as leafgrad's modules define them."""
-    global _ew_sigmoid_array
+    global _ew_sigmoid_array, _zero_where
     from ..ops import elementwise as ew, reduction, indexing, shape
-    _ew_sigmoid_array = ew._sigmoid_array
+    _ew_sigmoid_array, _zero_where = ew._sigmoid_array, ew.zero_where
     from ..nn import functional as F
     from ..tensor import Tensor as T
     data_getter = T.__dict__['data'].fget
