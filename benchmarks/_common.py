@@ -196,19 +196,25 @@ def compare(a, ref, rtol=RTOL):
     return ok, worst, detail
 
 
+# The clock of time_calls: wall-clock time, or (run.py --clock cpu) this process's CPU time,
+# which a loaded machine's other processes do not inflate (every library runs one thread).
+clock = time.perf_counter
+
+
 def time_calls(fn, n, prepare=None):
     """Seconds for ``n`` calls of ``fn`` (``prepare`` runs untimed before each)."""
+    now = clock
     if prepare is None:
-        t0 = time.perf_counter()
+        t0 = now()
         for _ in range(n):
             fn()
-        return time.perf_counter() - t0
+        return now() - t0
     total = 0.0
     for _ in range(n):
         prepare()
-        t0 = time.perf_counter()
+        t0 = now()
         fn()
-        total += time.perf_counter() - t0
+        total += now() - t0
     return total
 
 

@@ -329,7 +329,7 @@ def _spawn(wids, impls, args):
     os.close(fd)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--progress", prog,
            "--only", ",".join(wids), "--impls", ",".join(impls),
-           "--rounds", str(args.rounds), "--sample-time", str(args.sample_time)]
+           "--rounds", str(args.rounds), "--sample-time", str(args.sample_time), "--clock", args.clock]
     if args.leafgrad_path:
         cmd += ["--leafgrad-path", args.leafgrad_path]
     if args.impl_as_leafgrad:
@@ -424,7 +424,7 @@ def print_table(results, meta):
         print(f"!! HARNESS TEST MODE: the 'leafgrad' column is {meta['leafgrad_as']}, not leafgrad !!")
     print(f"leafgrad: {lg}")
     print(f"torch {meta.get('torch_version')}  numpy {meta.get('numpy_version')}  "
-          f"python {meta.get('python')}  rounds={meta.get('rounds')}  threads=1")
+          f"python {meta.get('python')}  rounds={meta.get('rounds')}  threads=1  clock={meta.get('clock', 'wall')}")
     head = ("workload", "unit", label, "torch", "numpy", "lg/torch", "lg/numpy", "np/torch",
             "target", "verdict")
     rows = []
@@ -489,6 +489,9 @@ def parse_args(argv):
                          "(default 7; W7 uses at most 3)")
     ap.add_argument("--sample-time", type=float, default=0.1,
                     help="target seconds per timing sample (default 0.1)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time samples by wall clock (default) or by the process's CPU time "
+                         "(time.process_time: on a loaded machine, what other processes take is not counted)")
     ap.add_argument("--json", default=DEFAULT_JSON, help="results file (default results/latest.json)")
     ap.add_argument("--impls", default=",".join(IMPLS), help="subset of leafgrad,torch,numpy")
     ap.add_argument("--leafgrad-path",
@@ -516,6 +519,8 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.clock == "cpu":
+        _common.clock = time.process_time
     if args.child:
         return child_main(args)
     t0 = time.perf_counter()
@@ -545,6 +550,7 @@ def main(argv=None):
         "processor": platform.processor() or None,
         "cpus": os.cpu_count(),
         "rounds": args.rounds,
+        "clock": args.clock,
         "sample_time_s": args.sample_time,
         "rtol": _common.RTOL,
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
