@@ -33,10 +33,15 @@ def _sum_to(g, shape):
     return summed.reshape(shape) if kept else summed
 
 
-def _filled(shape, value):
-    """``value`` (a 0-d gradient) expanded to ``shape``, as a small new array."""
-    out = numpy.empty(shape, value.dtype)
-    out.fill(value)
+def _expanded(shape, value):
+    """``value`` (a 0-d gradient) expanded to ``shape`` as eager's SumBackward0/MeanBackward0
+    expand it: a read-only view with zero strides. (Not a filled array: its layout decides the
+    memory order NumPy gives a product with a transposed operand, and so the order in which a
+    later reduction sums it; a filled one made such a sum differ from eager's by an ulp.) Made
+    by the ndarray constructor: a third of broadcast_to's Python-level cost."""
+    v = numpy.asarray(value)
+    out = numpy.ndarray(shape, v.dtype, v, 0, (0,) * len(shape))
+    out.flags.writeable = False
     return out
 
 
@@ -310,10 +315,8 @@ def _sum_or_mean(mean):
         def bwd(spec, gen, gouts, need):
             g = gouts[0]
             e = f'({g} / {count})' if mean else g
-            if count <= 4096:  # a small array filled costs less than NumPy's Python-level broadcast_to
-                f = gen.const(_filled, 'filled')
-                return [(a.slot, f'{f}({shape!r}, {e})', [g])]
-            return [(a.slot, f'numpy.broadcast_to({e}, {shape!r})', [g])]
+            f = gen.const(_expanded, 'expanded')
+            return [(a.slot, f'{f}({shape!r}, {e})', [g])]
         return Spec(call, meta, fwd, bwd)
     return rule
 
