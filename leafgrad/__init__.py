@@ -4,7 +4,7 @@
 gradients, the same errors, on a small engine that anyone can read.
 """
 from . import backend
-from .backend import (bool_ as bool, device, dtype, float16, float32, float64, get_default_dtype, int8, int16,
+from .backend import (bool_ as bool, complex64, complex128, device, dtype, float16, float32, float64, get_default_dtype, int8, int16,
                       int32, int64, promote_types, result_type as _result_type, set_default_dtype, uint8)
 from .tensor import Size, Tensor
 from . import autograd
@@ -24,7 +24,8 @@ double = float64
 long = int64
 int = int32
 short = int16
-cfloat = None
+cfloat = complex64
+cdouble = complex128
 newaxis = None
 __version__ = '0.1.0'
 

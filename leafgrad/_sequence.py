@@ -61,7 +61,7 @@ def infer_dtype(data):
                 stack.extend(reversed(x))
                 continue
         elif isinstance(x, complex):
-            raise TypeError('leafgrad has no complex dtypes')
+            d = backend.default_complex_dtype()
         else:
             raise RuntimeError(f'Could not infer dtype of {type(x).__name__}')
         found = d if found is None else backend.promote_types(found, d)
@@ -93,7 +93,7 @@ def _unwrap(data, depth, ndim):
         if data._data.size != 1:
             raise ValueError('only one element tensors can be converted to Python scalars')
         return data._data.reshape(()).item()
-    if not isinstance(data, (int, float, _np.generic, _np.ndarray)):
+    if not isinstance(data, (int, float, complex, _np.generic, _np.ndarray)):
         raise TypeError  # None, a string...: NumPy would take some (None as NaN); the walk decides
     return data
 
@@ -161,4 +161,10 @@ def _as_bool(obj, np_dtype):
     raise TypeError(f"'{type(obj).__name__}' object cannot be interpreted as an integer")
 
 
-_SCALAR = {'f': _as_float, 'i': _as_int, 'u': _as_int, 'b': _as_bool}
+def _as_complex(obj, np_dtype):
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f'must be real number, not {type(obj).__name__}')
+    return complex(obj)
+
+
+_SCALAR = {'c': _as_complex, 'f': _as_float, 'i': _as_int, 'u': _as_int, 'b': _as_bool}

@@ -23,6 +23,7 @@ _PREFIX = "tensor("
 # dtype except the default float one.
 _DEFAULT_FLOAT = np.dtype(np.float32)
 _INT64, _BOOL = np.dtype(np.int64), np.dtype(np.bool_)
+_FLOAT64, _COMPLEX64, _COMPLEX128 = np.dtype(np.float64), np.dtype(np.complex64), np.dtype(np.complex128)
 
 _DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80}
 _PROFILES = {
@@ -139,6 +140,23 @@ def _summarized(array):
     return array[np.ix_(*index)]
 
 
+class _ComplexFormatter:
+    """Two formatters, one for the real parts and one for the imaginary parts, as torch prints a
+    complex tensor: ``1.5000+2.0000j``; each part keeps its own notation and width."""
+
+    def __init__(self, values):
+        self.real = _Formatter(values.real)
+        self.imag = _Formatter(values.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 1  # (the 'j')
+
+    def format(self, value):
+        value = complex(value)
+        real = self.real.format(value.real)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        # a negative part (or -0.0, nan with sign...) brings its own sign
+        return real + imag if imag[0] in "+-" else real + "+" + imag
+
+
 def _vector_str(array, indent, summarize, fmt):
     edge = _opts["edgeitems"]
     # Each element takes its width plus ", ".
@@ -182,7 +200,8 @@ def _body_str(array, indent):
     if array.size == 0:
         return "[]"
     summarize = array.size > _opts["threshold"]
-    fmt = _Formatter(_summarized(array) if summarize else array)
+    formatter = _ComplexFormatter if array.dtype.kind == "c" else _Formatter
+    fmt = formatter(_summarized(array) if summarize else array)
     return _nested_str(array, indent, summarize, fmt)
 
 
@@ -235,7 +254,7 @@ def _values_str(array, device, default_float):
     if array.dtype.kind == "V" and array.dtype.name == "bfloat16":
         # torch formats each bfloat16 value as the Python float it is: float32 holds them all
         values = array.astype(np.float32)
-    elif array.dtype.kind in "biuf":
+    elif array.dtype.kind in "biufc":
         values = array
     else:
         raise TypeError(f"cannot print arrays of dtype {array.dtype}")
@@ -253,7 +272,8 @@ def _values_str(array, device, default_float):
     else:
         if not _opts["edgeitems"]:
             suffixes.append(_plain(f"size={tuple(array.shape)}"))
-        if array.dtype not in (default_float, _INT64, _BOOL):
+        default_complex = _COMPLEX128 if default_float == _FLOAT64 else _COMPLEX64
+        if array.dtype not in (default_float, default_complex, _INT64, _BOOL):
             suffixes.append(_dtype_suffix(array.dtype))
     return _body_str(values, indent), suffixes
 

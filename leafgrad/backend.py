@@ -70,10 +70,10 @@ class dtype:
     def __init__(self, name, np_dtype, category):
         self.name = name
         self.np = np.dtype(np_dtype)
-        self.category = category  # 0 bool, 1 integer, 2 floating: orders promotion
+        self.category = category  # 0 bool, 1 integer, 2 floating, 3 complex: orders promotion
         self.is_floating_point = category == 2
-        self.is_complex = False
-        self.is_signed = self.np.kind in 'ifV'  # 'V': ml_dtypes' bfloat16 is a NumPy 'void'-kind dtype
+        self.is_complex = category == 3
+        self.is_signed = self.np.kind in 'ifVc'  # 'V': ml_dtypes' bfloat16 is a NumPy 'void'-kind dtype
         self.itemsize = self.np.itemsize
 
     def __repr__(self):
@@ -83,10 +83,16 @@ class dtype:
         return (_dtype_by_name, (self.name,))
 
     def to_real(self):
-        return self
+        """The real dtype of a complex one's parts (complex64 -> float32); other dtypes themselves."""
+        return _BY_NP[self.np.type(0).real.dtype] if self.category == 3 else self
 
     def to_complex(self):
-        raise TypeError('leafgrad has no complex dtypes')
+        """The complex dtype whose parts are this float dtype (float32 -> complex64)."""
+        if self.category == 3:
+            return self
+        if self.np.kind == 'f' and self.itemsize >= 4:
+            return _BY_NP[np.result_type(self.np, np.complex64)]
+        raise TypeError(f'leafgrad has no complex dtype of {self.name} parts (PyTorch\'s complex32 is not supported)')
 
 
 bool_ = dtype('bool', np.bool_, 0)
@@ -98,12 +104,14 @@ int64 = dtype('int64', np.int64, 1)
 float16 = dtype('float16', np.float16, 2)
 float32 = dtype('float32', np.float32, 2)
 float64 = dtype('float64', np.float64, 2)
+complex64 = dtype('complex64', np.complex64, 3)
+complex128 = dtype('complex128', np.complex128, 3)
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
 _BY_NP = {d.np: d for d in ALL_DTYPES}
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({'float': float32, 'double': float64, 'half': float16, 'int': int32,
-                 'long': int64, 'short': int16})
+                 'long': int64, 'short': int16, 'cfloat': complex64, 'cdouble': complex128})
 
 _default_float = float32
 
@@ -154,6 +162,8 @@ def to_dtype(d):
         return int64
     if d is bool:
         return bool_
+    if d is complex:
+        return complex128
     try:
         return from_np(np.dtype(d))
     except TypeError:
@@ -181,16 +191,26 @@ def from_np(np_dtype):
         if is_bfloat16(np_dtype):  # an array made before leafgrad.bfloat16 was first used
             return _make_bfloat16()
         raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
-                        'float64, float32, float16, int64, int32, int16, int8, uint8, and bool.') from None
+                        'float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and '
+                        'bool.') from None
 
 
 def promote_types(a, b):
-    """PyTorch's promotion of two dtypes: the higher category wins, else NumPy's lattice."""
+    """PyTorch's promotion of two dtypes: the higher category wins, else NumPy's lattice; a
+    complex dtype beside a wider float takes that float's width (complex64, float64: complex128)."""
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == 3 and lo.category == 2 and lo.itemsize > hi.itemsize // 2:
+            return complex128
+        return hi
     return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+def default_complex_dtype():
+    """complex128 when the default float dtype is float64, else complex64 (as PyTorch)."""
+    return complex128 if _default_float is float64 else complex64
 
 
 def scalar_dtype(value):
@@ -199,6 +219,8 @@ def scalar_dtype(value):
         return bool_
     if isinstance(value, int):
         return int64
+    if isinstance(value, complex):
+        return default_complex_dtype()
     return _default_float
 
 
@@ -209,6 +231,10 @@ def _combine(higher, lower):
         return lower
     if lower is None:
         return higher
+    if higher.category == 3:
+        return higher
+    if lower.category == 3:  # a complex lower operand keeps a float higher one's width
+        return higher.to_complex() if higher.category == 2 else lower
     if higher.is_floating_point:
         return higher
     if higher is bool_ or lower.is_floating_point:

@@ -14,7 +14,7 @@ _wrap = Tensor._wrap
 def _finish(data, requires_grad, dtype=None):
     t = _wrap(data)
     if requires_grad:
-        t.requires_grad_(True) if data.dtype.kind in 'fV' else _raise_int_grad()
+        t.requires_grad_(True) if data.dtype.kind in 'fVc' else _raise_int_grad()
     if state.inference:
         t._version_counter = InferenceCounter((0,))
     return t
@@ -313,7 +313,7 @@ def _sampled(shape, dtype, device, requires_grad, draw, like=None):
 
 def _floating(dtype, op):
     dtype = backend.get_default_dtype() if dtype is None else backend.to_dtype(dtype)
-    if not dtype.is_floating_point:
+    if not (dtype.is_floating_point or dtype.is_complex):
         raise NotImplementedError(f'"{op}" not implemented for \'{_type_name(dtype)}\'')
     return dtype
 
@@ -329,7 +329,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     from . import _random_kernels as kernels
     dtype = _floating(dtype, 'check_uniform_bounds')
     return _sampled(_size(size, 'rand'), dtype, device, requires_grad,
-                    lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.np)))
+                    _as_complex_pairs(dtype, lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.to_real().np))))
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
@@ -337,8 +337,17 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     g = _generator_of(generator, 'randn')
     from . import _random_kernels as kernels
     dtype = _floating(dtype, 'normal_kernel_cpu')
-    return _sampled(_size(size, 'randn'), dtype, device, requires_grad,
-                    lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.np), 0.0, 1.0, contiguous))
+    std = 0.5 ** 0.5 if dtype.is_complex else 1.0  # (each part of a complex sample: variance 1/2)
+    return _sampled(_size(size, 'randn'), dtype, device, requires_grad, _as_complex_pairs(
+        dtype, lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.to_real().np), 0.0, std, contiguous)))
+
+
+def _as_complex_pairs(dtype, draw):
+    """``draw`` for a complex dtype as PyTorch samples one: 2n real values, read as n (real, imag)
+    pairs; ``draw`` itself for a real dtype."""
+    if not dtype.is_complex:
+        return draw
+    return lambda n, contiguous: draw(2 * n, True).view(dtype.np)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):

@@ -38,12 +38,14 @@ _NON_LEAF_GRAD_WARNING = (
 
 _LEGACY_NAMES = {'float32': 'FloatTensor', 'float64': 'DoubleTensor', 'float16': 'HalfTensor',
                  'int64': 'LongTensor', 'int32': 'IntTensor', 'int16': 'ShortTensor',
-                 'int8': 'CharTensor', 'uint8': 'ByteTensor', 'bool': 'BoolTensor', 'bfloat16': 'BFloat16Tensor'}
+                 'int8': 'CharTensor', 'uint8': 'ByteTensor', 'bool': 'BoolTensor', 'bfloat16': 'BFloat16Tensor',
+                 'complex64': 'ComplexFloatTensor', 'complex128': 'ComplexDoubleTensor'}
 
 
 # the C++ names PyTorch's messages print for some dtypes
 _C_NAMES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'long int', 'int32': 'int',
-            'int16': 'short int', 'int8': 'signed char', 'uint8': 'unsigned char', 'bool': 'bool'}
+            'int16': 'short int', 'int8': 'signed char', 'uint8': 'unsigned char', 'bool': 'bool',
+            'complex64': 'c10::complex<float>', 'complex128': 'c10::complex<double>'}
 
 
 def legacy_type_name(array):
@@ -251,7 +253,7 @@ class Tensor:
         return self._data.dtype.kind in 'fV'  # 'V': bfloat16 (see backend._make_bfloat16)
 
     def is_complex(self) -> bool:
-        return False
+        return self._data.dtype.kind == 'c'
 
     def is_inference(self) -> bool:
         return type(self._version_counter) is grad_mode.InferenceCounter
@@ -299,7 +301,7 @@ class Tensor:
                 'you can only change requires_grad flags of leaf variables. If you want to use a '
                 "computed variable in a subgraph that doesn't require differentiation use "
                 'var_no_grad = var.detach().')
-        if flag and self._data.dtype.kind not in 'fV':
+        if flag and self._data.dtype.kind not in 'fVc':
             raise RuntimeError(dtype_message)
         if flag and type(self._version_counter) is grad_mode.InferenceCounter and not _state.inference:
             raise RuntimeError('Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.')
@@ -475,10 +477,19 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def __float__(self):
-        return float(self._python_scalar())
+        value = self._python_scalar()
+        if type(value) is complex:
+            raise RuntimeError('value cannot be converted to type double without overflow')
+        return float(value)
 
     def __int__(self):
-        return int(self._python_scalar())
+        value = self._python_scalar()
+        if type(value) is complex:
+            raise RuntimeError('value cannot be converted to type int64_t without overflow')
+        return int(value)
+
+    def __complex__(self):
+        return complex(self._python_scalar())
 
     def __index__(self):
         if self._data.dtype.kind not in 'iub' or self._data.size != 1:

@@ -37,7 +37,7 @@ def check_nan(node, grads):
     if not anomaly_state.check_nan:
         return
     for i, g in enumerate(grads):
-        if g is not None and g._data.dtype.kind in 'fV' and bool(g._data.__ne__(g._data).any()):
+        if g is not None and g._data.dtype.kind in 'fVc' and bool(g._data.__ne__(g._data).any()):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 

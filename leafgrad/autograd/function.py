@@ -321,7 +321,7 @@ def _connect_outputs(ctx, outputs, tensor_args, dirty):
             result.append(o)
             continue
         meta.append((o._data.shape, o._data.dtype))
-        differentiable = o._data.dtype.kind in 'fV' and not any(o is n for n in non_diff)
+        differentiable = o._data.dtype.kind in 'fVc' and not any(o is n for n in non_diff)
         if any(o is d for d in dirty):
             if o._requires_grad and o._grad_fn is None:
                 raise RuntimeError('a leaf Variable that requires grad has been used in an in-place operation.')

@@ -14,6 +14,12 @@ against ``v`` dotted with the central difference of the function along u; atol i
 ``sum(u) * sum(v)``, the size of ``v^T A u`` for a matrix A of atol entries. Two function
 evaluations per input and one backward per output, whatever their sizes.
 
+Complex inputs and outputs are checked through the real function they define: each complex
+input that requires grad becomes two real inputs (its real and imaginary parts, joined by
+``complex``) and each complex output its real pairs (``view_as_real``). The real Jacobian of that
+function is unambiguous, and the gradients flowing through ``complex`` and ``view_as_real`` are
+right only when the op's complex gradient follows PyTorch's convention (dL/dx + i dL/dy).
+
 Run them in float64: with float32 the differences are dominated by rounding.
 """
 import warnings
@@ -45,7 +51,7 @@ def _check_inputs(inputs):
     any_requires = False
     for i, t in enumerate(inputs):
         if isinstance(t, Tensor) and t._requires_grad:
-            if t._data.dtype != np.float64:
+            if t._data.dtype != np.float64 and t._data.dtype != np.complex128:
                 warnings.warn(f'Input #{i} requires gradient and is not a double precision floating point or '
                               'complex. This check will likely fail if all the inputs are not of double '
                               'precision floating point or complex. ', UserWarning, stacklevel=3)
@@ -62,6 +68,26 @@ def _host_copy(t):
 
 def _eval(func, inputs):
     return _differentiable_outputs(_as_tuple(func(*inputs)))
+
+
+def _real_lift(func, inputs):
+    """``func`` as a function of real tensors only, and its inputs (see the module's docstring)."""
+    from ..ops.complex_numbers import complex as join, resolve_conj, view_as_real
+    lifted, parts = [], []
+    for x in inputs:
+        if isinstance(x, Tensor) and x._requires_grad and x._data.dtype.kind == 'c':
+            lifted += [Tensor._wrap(x._data.real.copy(), True), Tensor._wrap(x._data.imag.copy(), True)]
+            parts.append(2)
+        else:
+            lifted.append(x)
+            parts.append(1)
+
+    def real_func(*args):
+        args = iter(args)
+        outs = _as_tuple(func(*[join(next(args), next(args)) if n == 2 else next(args) for n in parts]))
+        return tuple(view_as_real(resolve_conj(o)) if isinstance(o, Tensor) and o._data.dtype.kind == 'c' else o
+                     for o in outs)
+    return real_func, tuple(lifted)
 
 
 def _numerical_jacobians(func, inputs, outputs, eps):
@@ -168,6 +194,9 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
     outputs = _eval(func, inputs)
+    if any(t._data.dtype.kind == 'c' for t in inputs + outputs if isinstance(t, Tensor)):
+        func, inputs = _real_lift(func, inputs)
+        outputs = _eval(func, inputs)
     if not check_backward_ad and not check_forward_ad:
         return True
 
@@ -293,6 +322,13 @@ def _fast_gradcheck(func, inputs, outputs, eps, atol, rtol, nondet_tol, raise_ex
     return True
 
 
+def _random_like(rng, array):
+    values = rng.uniform(-1, 1, array.shape)
+    if array.dtype.kind == 'c':
+        values = values + 1j * rng.uniform(-1, 1, array.shape)
+    return values.astype(array.dtype)
+
+
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rtol=0.001,
                   gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
                   check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
@@ -305,8 +341,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         grad_outputs = tuple(
-            Tensor._wrap(rng.uniform(-1, 1, o._data.shape).astype(o._data.dtype), requires_grad=True)
-            for o in outputs if o._requires_grad)
+            Tensor._wrap(_random_like(rng, o._data), requires_grad=True) for o in outputs if o._requires_grad)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     num_outputs = len(grad_outputs)

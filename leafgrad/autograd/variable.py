@@ -40,7 +40,7 @@ class Variable(metaclass=_VariableMeta):
             data = creation.empty(0)
         elif not isinstance(data, Tensor):
             raise TypeError(f'Variable data has to be a tensor, but got {_arg_name(data)}')
-        if requires_grad and not data.is_floating_point():
+        if requires_grad and data._data.dtype.kind not in 'fVc':
             raise RuntimeError('Only Tensors of floating point and complex dtype can require gradients')
         out = data.detach()
         out._requires_grad = requires_grad

@@ -13,7 +13,7 @@ class Parameter(Tensor):
         self._data = data._data
         self._version_counter = data._version_counter
         if requires_grad:
-            if self._data.dtype.kind not in 'fV':
+            if self._data.dtype.kind not in 'fVc':
                 raise RuntimeError('Only Tensors of floating point and complex dtype can require gradients')
             self.requires_grad_(True)
         return self

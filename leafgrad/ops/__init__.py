@@ -12,7 +12,7 @@ from ..tensor import Tensor
 
 FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax',
             'shape', 'rearrange', 'indexing', 'scatter', 'linalg', 'linalg_decomp', 'linalg_extra',
-            'inplace', 'sampling', 'conversion', 'operators', 'special_functions', 'random_variates']
+            'inplace', 'sampling', 'conversion', 'operators', 'special_functions', 'random_variates', 'complex_numbers']
 
 __all__ = []
 for _family in FAMILIES:

@@ -97,11 +97,20 @@ def record(out_data, node_cls, inputs):
         node._inert = True
     out._grad_fn = node
     out._requires_grad = True
-    if out_data.dtype.kind == 'V':
-        node._grad_dtype = out_data.dtype
+    if out_data.dtype.kind in 'Vc':
+        _unusual_dtype(node, out_data.dtype, inputs)
     if anomaly_state.enabled:
         node._anomaly_trace = forward_trace()
     return out, node
+
+
+def _unusual_dtype(node, dtype, inputs):
+    """A bfloat16 output's node casts the gradient reaching it to bfloat16; a complex output's
+    node computes PyTorch's complex gradients (ops/complex.py)."""
+    if dtype.kind == 'V':
+        node._grad_dtype = dtype
+    else:
+        _complex.complex_convention(node, inputs)
 
 
 def unary(node_cls, input, out_data, save=None):
@@ -126,8 +135,8 @@ def unary(node_cls, input, out_data, save=None):
         node._inert = True
     out._grad_fn = node
     out._requires_grad = True
-    if out_data.dtype.kind == 'V':
-        node._grad_dtype = out_data.dtype
+    if out_data.dtype.kind in 'Vc':
+        _unusual_dtype(node, out_data.dtype, (input,))
     if anomaly_state.enabled:
         node._anomaly_trace = forward_trace()
     if save == 'output':
@@ -154,6 +163,8 @@ def record_many(out_datas, node_cls, inputs, differentiable=None):
             out._grad_fn = node
             out._requires_grad = True
             out._output_nr = i
+    if any(d.dtype.kind == 'c' for d in out_datas):
+        _complex.complex_convention(node, inputs)
     if anomaly_state.enabled:
         node._anomaly_trace = forward_trace()
     return outs, node
@@ -220,11 +231,11 @@ def _with_scalar(tensor, scalar, check_mixed=None):
         return arr, scalar  # the commonest case first (see below)
     if check_mixed is not None:
         check_mixed(tensor, scalar)
-    if not isinstance(scalar, (int, float, bool)):
+    if not isinstance(scalar, (int, float, bool, complex)):
         if hasattr(scalar, 'dtype') and hasattr(scalar, 'shape'):  # a NumPy array or scalar
             return arr, xp.asarray(scalar)
         raise TypeError(f'unsupported operand type: {type(scalar).__name__}')
-    if (kind == 'f' or kind == 'V') and type(scalar) is not bool:
+    if (kind == 'f' or kind == 'V' or kind == 'c') and type(scalar) is not bool and type(scalar) is not complex:
         return arr, scalar  # NumPy's weak Python scalars already keep the tensor's dtype
     dt = backend.result_type(tensor, scalar).np
     return arr.astype(dt, copy=False), xp.asarray(scalar).astype(dt)
@@ -307,7 +318,7 @@ def in_float32(formula, grad, *saved):
 
 def float_dtype_for(arr):
     """Ops such as exp turn integer input into the default float dtype, as PyTorch does."""
-    if (kind := arr.dtype.kind) == 'f' or kind == 'V':
+    if (kind := arr.dtype.kind) == 'f' or kind == 'V' or kind == 'c':
         return arr
     return arr.astype(backend.get_default_dtype().np)
 
@@ -317,4 +328,4 @@ __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'unary', 'record_many', 'save
            'as_tensor_arg', 'state', 'times', 'divided', 'opmath', 'in_float32', 'autocast']
 
 # Imported last: these modules import this one.
-from . import reduction as _reduction, shape as _shape  # noqa: E402
+from . import complex_numbers as _complex, reduction as _reduction, shape as _shape  # noqa: E402

@@ -1,4 +1,6 @@
 """Moving a tensor to another dtype or device (``to``, ``float``, ``cuda`` …)."""
+import warnings
+
 from .. import backend
 from ._util import Node, record
 from ..tensor import Tensor
@@ -9,7 +11,24 @@ class ToCopyBackward0(Node):
         return tangents[0].to(output.dtype)
 
     def apply(self, grad):
+        if grad._data.dtype.kind == 'c' and not self.self_dtype.is_complex:
+            grad = grad.real  # a real input's gradient is the real part, quietly (PyTorch's _to_copy_backward)
         return to(grad, dtype=self.self_dtype, device=self.self_device),
+
+
+_warned_complex_to_real = False
+
+
+def cast_array(data, np_dtype):
+    """``data.astype(np_dtype)``; complex to real keeps the real part with PyTorch's warning (once a
+    process, as its TORCH_WARN_ONCE), where NumPy would warn its own ComplexWarning."""
+    global _warned_complex_to_real
+    if data.dtype.kind == 'c' and np_dtype.kind != 'c':
+        if not _warned_complex_to_real:
+            _warned_complex_to_real = True
+            warnings.warn('Casting complex values to real discards the imaginary part', UserWarning, stacklevel=4)
+        data = data.real
+    return data.astype(np_dtype, copy=False)
 
 
 def _parse_to(args, kwargs):
@@ -18,7 +37,7 @@ def _parse_to(args, kwargs):
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
-        elif isinstance(a, (backend.dtype,)) or a in (float, int, bool):
+        elif isinstance(a, (backend.dtype,)) or a in (float, int, bool, complex):
             dtype = a
         elif isinstance(a, (str, backend.device)):
             device = a
@@ -39,14 +58,15 @@ def to(input, *args, **kwargs):
                                                     backend.device_of(data).type == 'cuda'):
             new = backend.to_device(new, dev)
     if dtype is not None:
-        new = new.astype(backend.to_dtype(dtype).np, copy=False)
+        np_dtype = backend.to_dtype(dtype).np
+        new = new.astype(np_dtype, copy=False) if new.dtype.kind != 'c' else cast_array(new, np_dtype)
     if new is data:
         if not copy:
             return input
         new = data.copy()
     out, node = record(new, ToCopyBackward0, (input,))
     if node is not None:
-        if new.dtype.kind not in 'fV':
+        if new.dtype.kind not in 'fVc':
             out._grad_fn, out._requires_grad = None, False
         node.self_dtype, node.self_device = input.dtype, input.device
     return out
@@ -67,6 +87,8 @@ int_ = _caster('int', backend.int32)
 short = _caster('short', backend.int16)
 bool_ = _caster('bool', backend.bool_)
 byte = _caster('byte', backend.uint8)
+cfloat = _caster('cfloat', backend.complex64)
+cdouble = _caster('cdouble', backend.complex128)
 char = _caster('char', backend.int8)
 
 
@@ -93,5 +115,5 @@ def type_(input, dtype=None, non_blocking=False, **kwargs):
 
 FUNCTIONS = ['to']
 METHODS = {'float': float_, 'double': double, 'half': half, 'bfloat16': bfloat16, 'long': long, 'int': int_,
-           'short': short, 'bool': bool_, 'byte': byte, 'char': char, 'type_as': type_as, 'cpu': cpu, 'cuda': cuda,
+           'short': short, 'bool': bool_, 'cfloat': cfloat, 'cdouble': cdouble, 'byte': byte, 'char': char, 'type_as': type_as, 'cpu': cpu, 'cuda': cuda,
            'type': type_}

@@ -534,6 +534,9 @@ class AbsBackward0(Node):
 
     def apply(self, grad):
         (x,) = self.saved_tensors
+        if x._data.dtype.kind == 'c':
+            from .pointwise import sgn  # z / |z|, whose own derivative is not zero
+            return grad * sgn(x),
         return grad * sign(x),
 
 
@@ -679,6 +682,8 @@ def _sigmoid_array(x):
     if fast_min is None:
         if x.dtype.kind == 'V':  # bfloat16: computed in float32, rounded once, as PyTorch
             return _sigmoid_array(x.astype(xp.float32)).astype(x.dtype)
+        if x.dtype.kind == 'c':
+            return 1 / (1 + xp.exp(-x))
         fast_min = 0.0
     if x.ndim == 0 or (x.size and not _lowest(x) >= fast_min):
         # exp of a negative argument only, so large |x| neither overflows nor warns

@@ -8,7 +8,8 @@ from .inplace import inplace
 from ..tensor import Tensor
 
 _LABELS = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
-           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool', 'complex64': 'ComplexFloat',
+           'complex128': 'ComplexDouble'}
 
 
 def _array(x):

@@ -377,16 +377,23 @@ def sinc(input):
 
 class SgnBackward0(Node):
     __slots__ = ()
+    complex_rule = True  # (its complex rule, sgn_backward, is written in PyTorch's convention)
 
     jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
-        return grad * 0,
+        if not self._saved:
+            return grad * 0,
+        from .complex_numbers import sgn_backward  # (a complex input: sgn is z / |z|)
+        return sgn_backward(self.saved_tensors[0], grad),
 
 
 def sgn(input):
     data = input._data
-    return record(data.copy() if data.dtype.kind == 'b' else xp.sign(data), SgnBackward0, (input,))[0]
+    out, node = record(data.copy() if data.dtype.kind == 'b' else xp.sign(data), SgnBackward0, (input,))
+    if node is not None and data.dtype.kind == 'c':
+        node.save(input)
+    return out
 
 
 def positive(input):

@@ -15,7 +15,8 @@ from .shape import expand, narrow, reshape, transpose, unsqueeze, view
 
 # dtype names as PyTorch's messages spell them
 _LABELS = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
-           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool', 'bfloat16': 'BFloat16'}
+           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool', 'bfloat16': 'BFloat16',
+           'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}
 
 
 def _reduced_shape_for_grad(shape, dims):
@@ -139,7 +140,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     if dtype is not None:
         data = data.astype(backend.to_dtype(dtype).np)
-    if data.dtype.kind not in 'fV':
+    if data.dtype.kind not in 'fVc':
         raise RuntimeError('mean(): could not infer output dtype. Input dtype must be either a floating '
                            f'point or complex dtype. Got: {_LABELS[data.dtype.name]}')
     if dim is None:

@@ -1,0 +1,343 @@
+"""Complex numbers: the parts of a complex tensor, its conjugate, polar form, and the views
+between a complex tensor and its real pairs.
+
+Gradients follow PyTorch's convention: the gradient of a real loss L with respect to
+z = x + iy is dL/dx + i dL/dy (twice the conjugate Wirtinger derivative), so that a step
+``z -= lr * z.grad`` descends L. For an op whose output is complex and whose derivative is
+holomorphic (mul, exp, matmul, sum ...), that gradient is ``grad * conj(f'(z))``: the rules
+written for real numbers compute ``grad * f'(z)``, and ``complex_convention`` (called by
+``record`` when an output is complex) turns one into the other by conjugating the gradient on
+the way in and out, ``conj(rule(conj(grad)))``, and takes the real part for a real input. The
+ops here that are not holomorphic (conj, real, imag, abs, angle, polar, complex, the views)
+declare ``complex_rule = True``: their rules are written in the convention already.
+
+leafgrad's ``conj`` copies: the result reports ``is_conj()`` as PyTorch's lazy conjugate view
+does, but writing into it does not write into its input (see docs/complex.md).
+"""
+from .. import backend
+from ..autograd.views import link as _link
+from ._util import Node, record, state, sum_to, unary, wrap, xp
+from ..tensor import Tensor
+
+
+def _interpret(array, np_dtype, shape, strides):
+    """The memory of ``array`` read as ``np_dtype`` with ``shape`` and byte ``strides``, from
+    ``array``'s first element: a writable NumPy view of the same memory (no copy)."""
+    holder = _Reinterpreted()
+    holder.__array_interface__ = {'shape': tuple(shape), 'typestr': xp.dtype(np_dtype).str,
+                                  'data': (array.__array_interface__['data'][0], False),
+                                  'strides': tuple(strides), 'version': 3}
+    holder.base = array  # keeps the memory alive while the view lives
+    return xp.asarray(holder)
+
+
+class _Reinterpreted:
+    __slots__ = ('__array_interface__', 'base')
+
+
+def _conj_data(grad):
+    """``conj(grad)``: on arrays in a plain backward, else the recorded op."""
+    if grad is None or grad._data.dtype.kind != 'c':
+        return grad
+    if not state.grad_enabled:
+        return wrap(xp.conj(grad._data))
+    return conj_physical(grad)
+
+
+def complex_convention(node, inputs):
+    """Make ``node`` (the node of an op with a complex output) compute PyTorch's complex
+    gradients with its real-number rule: ``conj(rule(conj(grad)))``, and the real part for an
+    input that is real. Called by ``record`` only for complex outputs."""
+    if type(node).__dict__.get('complex_rule') or getattr(type(node), 'complex_rule', False):
+        return
+    real = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._data.dtype.kind != 'c']
+    rule = node.apply
+
+    def apply(*grads):
+        outs = rule(*[_conj_data(g) for g in grads])
+        outs = [_conj_data(g) for g in outs]
+        for i in real:
+            g = outs[i]
+            if g is not None and g._data.dtype.kind == 'c':
+                outs[i] = real_part(g)
+        return tuple(outs)
+    node.apply = apply
+
+
+# ---- real and imaginary parts ------------------------------------------------------------------
+
+class ViewAsRealBackward0(Node):
+    __slots__ = ()
+    complex_rule = True
+
+    def apply(self, grad):
+        return view_as_complex(grad.contiguous()),
+
+
+class ViewAsComplexBackward0(Node):
+    __slots__ = ()
+    complex_rule = True
+
+    def apply(self, grad):
+        return view_as_real(grad.resolve_conj() if grad.is_conj() else grad),
+
+
+def view_as_real(input):
+    """The complex tensor's memory as real pairs: shape ``(*input.shape, 2)``, a view."""
+    data = input._data
+    if data.dtype.kind != 'c':
+        raise RuntimeError('view_as_real is only supported for complex tensors')
+    if input.is_conj():
+        raise RuntimeError('view_as_real doesn\'t work on unresolved conjugated tensors.  To resolve the '
+                           'conjugate tensor so you can view it as real, use self.resolve_conj()')
+    half = data.itemsize // 2
+    out_data = _interpret(data, data.real.dtype, data.shape + (2,), data.strides + (half,))
+    out, node = record(out_data, ViewAsRealBackward0, (input,))
+    _link(input, out, view_as_real)
+    return out
+
+
+def view_as_complex(input):
+    """Real pairs (last dimension of size 2, stride 1) as complex numbers: a view."""
+    data = input._data
+    if data.dtype.kind not in 'fV' or data.dtype.kind == 'V':
+        names = {'float16': 'Half', 'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char',
+                 'uint8': 'Byte', 'bool': 'Bool', 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble',
+                 'bfloat16': 'BFloat16'}
+        raise RuntimeError('view_as_complex is only supported for half, float and double tensors, but got a tensor '
+                           f'of scalar type: {names.get(data.dtype.name, data.dtype.name)}')
+    if data.dtype.itemsize == 2:
+        raise RuntimeError('leafgrad has no complex32: view_as_complex of a float16 tensor is not supported')
+    if data.ndim == 0 or data.shape[-1] != 2:
+        raise RuntimeError('Tensor must have a last dimension of size 2')
+    item = data.itemsize
+    if data.strides[-1] != item:
+        raise RuntimeError('Tensor must have a last dimension with stride 1')
+    if any(s % (2 * item) for s, n in zip(data.strides[:-1], data.shape[:-1]) if n > 1):
+        raise RuntimeError('Tensor must have a stride divisible by 2 for all but last dimension')
+    offset = data.__array_interface__['data'][0] - _root_address(data)
+    if offset % (2 * item):
+        raise RuntimeError('Tensor must have a storage_offset divisible by 2')
+    out_data = _interpret(data, backend.from_np(data.dtype).to_complex().np, data.shape[:-1], data.strides[:-1])
+    out, node = record(out_data, ViewAsComplexBackward0, (input,))
+    _link(input, out, view_as_complex)
+    return out
+
+
+def _root_address(array):
+    while isinstance(getattr(array, 'base', None), xp.ndarray):
+        array = array.base
+    return array.__array_interface__['data'][0]
+
+
+def real(input):
+    """The real parts: a view of a complex tensor (writable); a real tensor itself."""
+    if input._data.dtype.kind != 'c':
+        return input
+    return view_as_real(_resolved(input)).select(-1, 0)
+
+
+def imag(input):
+    """The imaginary parts: a view of a complex tensor (writable)."""
+    if input._data.dtype.kind != 'c':
+        raise RuntimeError('imag is not implemented for tensors with non-complex dtypes.')
+    return view_as_real(_resolved(input)).select(-1, 1)
+
+
+def _resolved(input):
+    return resolve_conj(input) if input.is_conj() else input
+
+
+def real_part(grad):
+    """The real part of a gradient, as a new tensor (no view)."""
+    if not state.grad_enabled:
+        return wrap(grad._data.real.copy())
+    return real(grad).clone()
+
+
+def _set_real(self, value):
+    real(self).copy_(value)
+
+
+def _set_imag(self, value):
+    imag(self).copy_(value)
+
+
+# ---- conjugation -----------------------------------------------------------------------------
+
+class ConjBackward0(Node):
+    __slots__ = ()
+    complex_rule = True
+
+    def apply(self, grad):
+        return conj(grad),
+
+
+class ConjPhysicalBackward0(Node):
+    __slots__ = ()
+    complex_rule = True
+
+    def apply(self, grad):
+        return conj_physical(grad),
+
+
+def conj(input):
+    """The complex conjugate (a real tensor itself). The result is a new tensor that reports
+    ``is_conj()``, as PyTorch's conjugate view."""
+    if input._data.dtype.kind != 'c':
+        return input
+    out = unary(ConjBackward0, input, xp.conj(input._data))
+    out.__dict__['_conj_bit'] = not input.is_conj()
+    return out
+
+
+def conj_physical(input):
+    if input._data.dtype.kind != 'c':
+        return input
+    return unary(ConjPhysicalBackward0, input, xp.conj(input._data))
+
+
+def is_conj(input):
+    return input.__dict__.get('_conj_bit', False) if input._data.dtype.kind == 'c' else False
+
+
+class CloneBackward0(Node):
+    __slots__ = ()
+    complex_rule = True
+
+    def apply(self, grad):
+        return grad,
+
+
+def resolve_conj(input):
+    """``input`` itself unless it reports ``is_conj()``; then a copy that does not."""
+    if not is_conj(input):
+        return input
+    return unary(CloneBackward0, input, input._data.copy())
+
+
+# ---- magnitude, angle, polar form --------------------------------------------------------------
+
+class AngleBackward0(Node):
+    __slots__ = ()
+    complex_rule = True
+
+    def apply(self, grad):
+        (z,) = self.saved_tensors
+        if z._data.dtype.kind != 'c':
+            return grad * 0,
+        # d angle: grad * i z / |z|^2 (zero at z = 0, as PyTorch's angle_backward)
+        return where_zero(z, grad * z / (z.abs() ** 2) * 1j),
+
+
+def sgn_backward(z, grad):
+    """The gradient through ``sgn(z) = z / |z|``: ``(grad - Re(grad conj(s)) s) / |z|``, zero at 0."""
+    from .pointwise import sgn
+    s = sgn(z)
+    return where_zero(z, (grad - real_part(grad * conj_physical(s)) * s) / z.abs())
+
+
+def where_zero(z, value):
+    from .elementwise import where
+    return where(z == 0, Tensor._wrap(xp.zeros((), dtype=value._data.dtype)), value)
+
+
+def angle(input):
+    data = input._data
+    if data.dtype.kind == 'c':
+        return unary(AngleBackward0, input, xp.angle(data), save='input')
+    if data.dtype.kind in 'fV':
+        out = xp.where(data < 0, xp.pi, 0).astype(data.dtype)
+        out[xp.isnan(data)] = xp.nan
+        return unary(AngleBackward0, input, out, save='input')
+    out = xp.where(data < 0, xp.pi, 0).astype(backend.get_default_dtype().np)
+    return wrap(out)
+
+
+class PolarBackward0(Node):
+    __slots__ = ('abs_shape', 'angle_shape')
+    complex_rule = True
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        grad_conj = conj_physical(grad)
+        from .pointwise import sgn
+        grad_abs = grad_angle = None
+        if self.next_functions[0][0] is not None:
+            grad_abs = sum_to(real_part(grad_conj * sgn(result)), self.abs_shape)
+        if self.next_functions[1][0] is not None:
+            grad_angle = sum_to(real_part(grad_conj * (result * 1j)), self.angle_shape)
+        return grad_abs, grad_angle
+
+
+def _same_float_pair(a, b, what):
+    for t, name in ((a, 'abs'), (b, 'angle')):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{what}(): argument '{name}' (position {1 if name == 'abs' else 2}) must be Tensor, "
+                            f'not {type(t).__name__}')
+    da, db = a._data.dtype, b._data.dtype
+    if da.kind != 'f' or db.kind != 'f' or da.itemsize < 4 or db.itemsize < 4:
+        from .reduction import _LABELS
+        raise RuntimeError(f'Expected both inputs to be Half, Float or Double tensors but got '
+                           f'{_LABELS[da.name]} and {_LABELS[db.name]}')
+    if da != db:
+        from .reduction import _LABELS
+        raise RuntimeError(f'Expected object of scalar type {_LABELS[da.name]} but got scalar type '
+                           f'{_LABELS[db.name]} for second argument')
+
+
+def polar(abs, angle, *, out=None):
+    """``abs * (cos(angle) + i sin(angle))``."""
+    if out is not None:
+        raise TypeError('leafgrad.polar does not take out=')
+    _same_float_pair(abs, angle, 'polar')
+    a, t = abs._data, angle._data
+    shape = xp.broadcast_shapes(a.shape, t.shape)
+    data = xp.empty(shape, dtype=backend.from_np(a.dtype).to_complex().np)
+    data.real, data.imag = a * xp.cos(t), a * xp.sin(t)
+    result, node = record(data, PolarBackward0, (abs, angle))
+    if node is not None:
+        from ._util import saved_output
+        node.save(saved_output(result))
+        node.abs_shape, node.angle_shape = a.shape, t.shape
+    return result
+
+
+class ComplexBackward0(Node):
+    __slots__ = ('real_shape', 'imag_shape')
+    complex_rule = True
+
+    def apply(self, grad):
+        re = sum_to(real_part(grad), self.real_shape) if self.next_functions[0][0] is not None else None
+        im = None
+        if self.next_functions[1][0] is not None:
+            im = wrap(grad._data.imag.copy()) if not state.grad_enabled else imag(grad).clone()
+            im = sum_to(im, self.imag_shape)
+        return re, im
+
+
+def complex(real, imag, *, out=None):
+    """The complex tensor ``real + i imag`` (both float32 or both float64)."""
+    if out is not None:
+        raise TypeError('leafgrad.complex does not take out=')
+    for t, name, pos in ((real, 'real', 1), (imag, 'imag', 2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"complex(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
+    _same_float_pair(real, imag, 'complex')
+    r, i = xp.broadcast_arrays(real._data, imag._data)
+    data = xp.empty(r.shape, dtype=backend.from_np(r.dtype).to_complex().np)
+    data.real, data.imag = r, i
+    result, node = record(data, ComplexBackward0, (real, imag))
+    if node is not None:
+        node.real_shape, node.imag_shape = real._data.shape, imag._data.shape
+    return result
+
+
+def is_complex(input):
+    return input._data.dtype.kind == 'c'
+
+
+FUNCTIONS = ['real', 'imag', 'conj', 'conj_physical', 'is_conj', 'resolve_conj', 'angle', 'polar', 'complex',
+             'view_as_real', 'view_as_complex', 'is_complex']
+NOT_METHODS = ['real', 'imag', 'polar', 'complex', 'view_as_real', 'view_as_complex', 'is_complex']
+METHODS = {'real': property(real, _set_real), 'imag': property(imag, _set_imag)}

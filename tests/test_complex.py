@@ -1,0 +1,283 @@
+"""Complex tensors against PyTorch: creation, printing, promotion, the parts and views,
+arithmetic, gradients under PyTorch's convention (dL/dx + i dL/dy), gradcheck, errors."""
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import raises_like, same_message, torch
+
+import leafgrad as lg
+from leafgrad.autograd import gradcheck, gradgradcheck
+
+RNG = np.random.default_rng(7)
+A = RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))
+B = RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))
+R = RNG.standard_normal((3, 3))
+
+
+def _text(t):
+    return str(t).replace('leafgrad', 'torch')
+
+
+# ---- dtypes, creation, printing, promotion --------------------------------------------------
+
+@pytest.mark.parametrize('name', ['complex64', 'complex128', 'cfloat', 'cdouble'])
+def test_dtype_attributes(name):
+    d, td = getattr(lg, name), getattr(torch, name)
+    assert repr(d).replace('leafgrad', 'torch') == repr(td)
+    assert (d.is_complex, d.is_floating_point, d.is_signed, d.itemsize) == \
+        (td.is_complex, td.is_floating_point, td.is_signed, td.itemsize)
+    assert repr(d.to_real()).replace('leafgrad', 'torch') == repr(td.to_real())
+    assert repr(lg.float64.to_complex()).replace('leafgrad', 'torch') == repr(torch.float64.to_complex())
+
+
+PRINTED = [
+    lambda T: T.tensor([1 + 2j, 3 - 1j]),
+    lambda T: T.tensor(1 + 2j),
+    lambda T: T.tensor([1.5 + 2j], dtype=T.cdouble),
+    lambda T: T.tensor([[1e-5 + 2j, 3e6 - 1j], [0j, -0.5 - 0.25j]]),
+    lambda T: T.tensor([]).to(T.cfloat),
+    lambda T: T.zeros(2, 3, dtype=T.cdouble),
+    lambda T: T.ones(2, dtype=T.cfloat, requires_grad=True),
+    lambda T: T.tensor([1 + 2j], requires_grad=True) * 2,
+    lambda T: T.arange(2000.).reshape(1000, 2).to(T.cfloat) * (1 - 0.5j),
+    lambda T: T.tensor([float('nan') + 1j, float('inf') - 2j, 1.25 + 0j]),
+    lambda T: T.tensor([1, 2]) * 1j,
+]
+
+
+@pytest.mark.parametrize('case', range(len(PRINTED)))
+def test_printing(case):
+    assert _text(PRINTED[case](lg)) == str(PRINTED[case](torch))
+
+
+def test_item_list_numpy_and_type():
+    z = lg.tensor([1 + 2j, 3 - 1j])
+    assert z[0].item() == 1 + 2j and complex(z[1]) == 3 - 1j
+    assert z.tolist() == [1 + 2j, 3 - 1j]
+    assert z.numpy().dtype == np.complex64
+    assert z.type() == 'leafgrad.ComplexFloatTensor' and z.is_complex() and not z.is_floating_point()
+    assert lg.is_complex(z) and not lg.tensor([1.]).is_complex()
+    for f in (int, float):
+        msg, tmsg = raises_like(lambda: f(z[0]), lambda: f(torch.tensor([1 + 2j])[0]))
+        assert same_message(msg, tmsg)
+
+
+@pytest.mark.parametrize('dtype', ['cfloat', 'cdouble'])
+@pytest.mark.parametrize('fn', ['randn', 'rand'])
+@pytest.mark.parametrize('shape', [(3,), (5, 4), (40,)])
+def test_random_complex_is_torchs_stream(dtype, fn, shape):
+    torch.manual_seed(3)
+    lg.manual_seed(3)
+    t = getattr(torch, fn)(*shape, dtype=getattr(torch, dtype))
+    out = getattr(lg, fn)(*shape, dtype=getattr(lg, dtype))
+    assert str(out.dtype).split('.')[-1] == str(t.dtype).split('.')[-1]
+    np.testing.assert_allclose(out.numpy(), t.numpy(), rtol=1e-6, atol=1e-7)
+
+
+PROMOTIONS = [
+    lambda T: T.tensor([1., 2.]) * 1j,
+    lambda T: T.tensor([1., 2.], dtype=T.float64) * 1j,
+    lambda T: T.tensor([1, 2]) * 1j,
+    lambda T: T.tensor([1, 2]) * T.tensor(1j),
+    lambda T: T.tensor([1., 2.], dtype=T.float64) * T.tensor([1j]),
+    lambda T: T.tensor([1j]) + T.tensor([1j], dtype=T.cdouble),
+    lambda T: T.tensor([True]) + T.tensor([1j]),
+    lambda T: T.tensor(2., dtype=T.float64) * T.tensor([1j]),
+    lambda T: T.tensor([1, 2]).to(T.cfloat),
+    lambda T: T.zeros(2, dtype=complex),
+]
+
+
+@pytest.mark.parametrize('case', range(len(PROMOTIONS)))
+def test_type_promotion(case):
+    assert _text(PROMOTIONS[case](lg)) == str(PROMOTIONS[case](torch))
+    assert str(lg.promote_types(lg.float64, lg.complex64)).replace('leafgrad', 'torch') == \
+        str(torch.promote_types(torch.float64, torch.complex64))
+    assert str(lg.result_type(lg.tensor([1.]), 1j)).replace('leafgrad', 'torch') == \
+        str(torch.result_type(torch.tensor([1.]), 1j))
+
+
+def test_to_real_warns_once_and_keeps_real_part():
+    import leafgrad.ops.conversion as conversion
+    conversion._warned_complex_to_real = False
+    z = lg.tensor([1 + 2j])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        out = z.float()
+        z.to(lg.float64)
+    assert out.tolist() == [1.0]
+    assert [str(w.message) for w in caught] == ['Casting complex values to real discards the imaginary part']
+
+
+# ---- parts and views ----------------------------------------------------------------------------
+
+def test_real_imag_are_writable_views():
+    for T in (lg, torch):
+        w = T.tensor([1 + 2j, 3 - 1j])
+        w.real[1] = 7
+        w.imag = T.tensor([9., 8.])
+        r = T.view_as_real(w)
+        r[0, 0] = -1
+        c = T.view_as_complex(T.tensor([[1., 2.], [3., 4.]]))
+        c.imag[0] = 5
+        if T is lg:
+            got = (w.tolist(), r.tolist(), c.tolist(), w.real._base is w, r._base is w)
+        else:
+            expected = (w.tolist(), r.tolist(), c.tolist(), w.real._base is w, r._base is w)
+    assert got == expected
+
+
+def test_view_as_complex_shares_memory_with_a_reshape():
+    x = lg.arange(8.).reshape(2, 4)
+    c = lg.view_as_complex(x.reshape(2, 2, 2))
+    x[0, 1] = 10.
+    assert c[0, 0].item() == 10j
+    assert lg.view_as_real(c).shape == (2, 2, 2)
+    assert lg.real(lg.tensor([1., 2.])).tolist() == [1., 2.]
+
+
+def test_conj_and_resolve_conj():
+    z = lg.tensor([1 + 2j, 3 - 1j])
+    tz = torch.tensor([1 + 2j, 3 - 1j])
+    assert z.conj().is_conj() == tz.conj().is_conj()
+    assert z.conj().resolve_conj().is_conj() == tz.conj().resolve_conj().is_conj()
+    assert z.conj().conj().is_conj() == tz.conj().conj().is_conj()
+    assert _text(z.conj()) == str(tz.conj())
+    assert _text(z.conj_physical()) == str(tz.conj_physical())
+    assert lg.tensor([1, 2]).conj().tolist() == [1, 2]
+
+
+# ---- arithmetic and gradients ----------------------------------------------------------------------
+
+CASES = {
+    'mul': lambda T, a, b, r: (a * b).abs().sum(),
+    'div': lambda T, a, b, r: (a / b).real.sum() + (a / b).imag.pow(2).sum(),
+    'add_sub': lambda T, a, b, r: ((a + b) * (a - b)).abs().sum(),
+    'exp': lambda T, a, b, r: T.exp(a).abs().sum(),
+    'log': lambda T, a, b, r: T.log(a).imag.sum(),
+    'sqrt': lambda T, a, b, r: T.sqrt(a).real.sum(),
+    'sin_cos': lambda T, a, b, r: (T.sin(a) * T.cos(b)).abs().sum(),
+    'pow': lambda T, a, b, r: (a ** 2).abs().sum() + (a ** 3.0).real.sum(),
+    'matmul': lambda T, a, b, r: (a @ b).abs().pow(2).sum(),
+    'sum_mean': lambda T, a, b, r: (a.sum(0) * b.mean(1)).abs().sum(),
+    'angle': lambda T, a, b, r: T.angle(a).sum() + T.angle(r).sum(),
+    'conj': lambda T, a, b, r: (a.conj() * b).imag.sum() + (a.conj_physical() * b).real.sum(),
+    'real_times_complex': lambda T, a, b, r: (r * a).abs().sum() + (a * r).angle().sum(),
+    'polar': lambda T, a, b, r: T.polar(r.abs(), r).mul(a).abs().sum(),
+    'complex': lambda T, a, b, r: (T.complex(r, r * 2) * a).angle().sum(),
+    'view_as_real': lambda T, a, b, r: T.view_as_real(a * b).pow(2).sum(),
+    'view_as_complex': lambda T, a, b, r: T.view_as_complex(T.stack([r, r * r], -1)).mul(a).abs().sum(),
+    'views': lambda T, a, b, r: (a.t().reshape(9)[2:5] * b.flatten()[:3]).abs().sum(),
+    'tanh_sigmoid': lambda T, a, b, r: (T.tanh(a * 0.3) + T.sigmoid(b * 0.3)).abs().sum(),
+    'reciprocal': lambda T, a, b, r: (1 / a).abs().sum() + (2 - a).abs().sum(),
+    'to_complex': lambda T, a, b, r: (r.to(T.complex128) * a).abs().sum(),
+    'sgn': lambda T, a, b, r: (T.sgn(a) * b).real.sum(),
+    'abs': lambda T, a, b, r: T.abs(a).sum(),
+    'real_imag': lambda T, a, b, r: (a.real * b.imag).sum() + a.imag.exp().sum(),
+}
+
+
+def _run(T, case):
+    a = T.tensor(A, requires_grad=True)
+    b = T.tensor(B, requires_grad=True)
+    r = T.tensor(R, requires_grad=True)
+    out = CASES[case](T, a, b, r)
+    out.backward()
+    grads = [None if t.grad is None else t.grad.detach() for t in (a, b, r)]
+    if T is torch:
+        grads = [None if g is None else g.resolve_conj() for g in grads]
+    return out, grads
+
+
+@pytest.mark.parametrize('case', list(CASES))
+def test_values_and_gradients_match_torch(case):
+    out, grads = _run(lg, case)
+    tout, tgrads = _run(torch, case)
+    np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-10)
+    for g, tg in zip(grads, tgrads):
+        assert (g is None) == (tg is None)
+        if g is not None:
+            assert str(g.dtype).split('.')[-1] == str(tg.dtype).split('.')[-1]
+            np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_grad_fn_names():
+    z = lg.tensor([1 + 2j], requires_grad=True)
+    x = lg.tensor([1.], requires_grad=True)
+    names = [z.real.grad_fn, lg.conj(z).grad_fn, lg.conj_physical(z).grad_fn, lg.angle(z).grad_fn,
+             lg.view_as_real(z).grad_fn, lg.sgn(z).grad_fn, lg.polar(x, x).grad_fn, lg.complex(x, x).grad_fn,
+             lg.view_as_complex(lg.stack([x, x], -1)).grad_fn, z.conj().resolve_conj().grad_fn]
+    assert [type(n).__name__ for n in names] == [
+        'SelectBackward0', 'ConjBackward0', 'ConjPhysicalBackward0', 'AngleBackward0', 'ViewAsRealBackward0',
+        'SgnBackward0', 'PolarBackward0', 'ComplexBackward0', 'ViewAsComplexBackward0', 'CloneBackward0']
+
+
+def _c(shape):
+    return lg.tensor(RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape), requires_grad=True)
+
+
+def _r(shape):
+    return lg.tensor(RNG.standard_normal(shape), requires_grad=True)
+
+
+GRADCHECKED = {
+    'mul': (lambda a, b: a * b, lambda: (_c(3), _c(3))),
+    'div': (lambda a, b: a / b, lambda: (_c(3), _c(3))),
+    'exp_log_sqrt': (lambda a: lg.exp(a) + lg.log(a) + lg.sqrt(a), lambda: (_c(3),)),
+    'pow': (lambda a: a ** 3, lambda: (_c(3),)),
+    'matmul': (lambda a, b: a @ b, lambda: (_c((2, 3)), _c((3, 2)))),
+    'abs': (lg.abs, lambda: (_c(3),)),
+    'angle': (lg.angle, lambda: (_c(3),)),
+    'conj': (lg.conj, lambda: (_c(3),)),
+    'sgn': (lg.sgn, lambda: (_c(3),)),
+    'real_imag': (lambda a: a.real * a.imag, lambda: (_c(3),)),
+    'polar': (lg.polar, lambda: (_r(3).abs().detach().requires_grad_(), _r(3))),
+    'complex': (lg.complex, lambda: (_r(3), _r(3))),
+    'view_as_real': (lg.view_as_real, lambda: (_c(3),)),
+    'view_as_complex': (lambda x: lg.view_as_complex(x), lambda: (_r((3, 2)),)),
+    'real_times_complex': (lambda a, r: a * r, lambda: (_c(3), _r(3))),
+    'sum_mean': (lambda a: a.sum(0) * a.mean(), lambda: (_c((2, 3)),)),
+}
+
+
+@pytest.mark.parametrize('case', list(GRADCHECKED))
+def test_gradcheck_and_gradgradcheck(case):
+    f, make = GRADCHECKED[case]
+    assert gradcheck(f, make())
+    assert gradgradcheck(f, make())
+
+
+def test_gradcheck_catches_a_rule_without_the_conjugate():
+    from leafgrad.ops import complex_numbers
+    rule = complex_numbers.ConjBackward0.apply
+    complex_numbers.ConjBackward0.apply = lambda self, grad: (grad,)
+    try:
+        assert not gradcheck(lg.conj, (_c(3),), raise_exception=False)
+    finally:
+        complex_numbers.ConjBackward0.apply = rule
+
+
+# ---- errors -----------------------------------------------------------------------------------------
+
+ERRORS = [
+    lambda T: T.view_as_complex(T.ones(3)),
+    lambda T: T.view_as_complex(T.ones(3, 2).t()),
+    lambda T: T.view_as_complex(T.ones(2, 3)[:, :2]),
+    lambda T: T.view_as_complex(T.ones(3, 2, dtype=T.int64)),
+    lambda T: T.view_as_real(T.ones(2)),
+    lambda T: T.polar(T.ones(2), T.ones(2, dtype=T.float64)),
+    lambda T: T.complex(T.ones(2), T.ones(2, dtype=T.float64)),
+    lambda T: T.complex(T.ones(2, dtype=T.int64), T.ones(2, dtype=T.int64)),
+    lambda T: T.tensor([1 + 1j], requires_grad=True).sum().backward(),
+    lambda T: T.tensor([1 + 2j], dtype=T.float32),
+    lambda T: T.tensor([1., 2.]).imag,
+    lambda T: T.tensor([1, 2]).requires_grad_(),
+]
+
+
+@pytest.mark.parametrize('case', range(len(ERRORS)))
+def test_errors_as_torch(case):
+    msg, tmsg = raises_like(lambda: ERRORS[case](lg), lambda: ERRORS[case](torch))
+    assert same_message(msg, tmsg), (msg, tmsg)
