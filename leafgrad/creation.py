@@ -178,16 +178,23 @@ def _fill_as_uninitialized(data):
     data.fill(_np.nan if kind in 'fV' else True if kind == 'b' else _np.iinfo(data.dtype).max)
 
 
+_C_TYPES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'int64_t', 'int32': 'int32_t',
+            'int16': 'int16_t', 'int8': 'int8_t', 'uint8': 'uint8_t', 'bool': 'bool'}
+
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
-    if not isinstance(fill_value, (int, float, _np.number, _np.bool_)) and not (
+    if not isinstance(fill_value, (int, float, complex, _np.number, _np.bool_)) and not (
             isinstance(fill_value, Tensor) and fill_value._data.ndim == 0):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if dtype is None:
         dtype = backend.scalar_dtype(fill_value)
+    elif isinstance(fill_value, complex) and not backend.to_dtype(dtype).is_complex:
+        raise RuntimeError(f'value cannot be converted to type {_C_TYPES.get(backend.to_dtype(dtype).name, "float")} '
+                           'without overflow')
     shape = _size((size,), 'full')
     return _finish(_allocate(backend.module_for(device).full, shape, _dtype_np(dtype), fill_value), requires_grad)
 
@@ -229,6 +236,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     n = max(math.ceil((end - start) / step), 0)
     xp = backend.module_for(device)
     np_dtype = backend.to_dtype(dtype).np
+    if np_dtype.kind == 'c':
+        from .ops.complex_numbers import refused
+        raise refused('arange_cpu', _np.empty(0, np_dtype))
     # computed in double then cast, as PyTorch computes start + i * step
     data = (start + xp.arange(n, dtype=_np.float64) * step).astype(np_dtype) if np_dtype.kind in 'fV' \
         else xp.arange(start, start + n * step, step)[:n].astype(np_dtype)

@@ -176,6 +176,17 @@ CASES = {
     'sgn': lambda T, a, b, r: (T.sgn(a) * b).real.sum(),
     'abs': lambda T, a, b, r: T.abs(a).sum(),
     'real_imag': lambda T, a, b, r: (a.real * b.imag).sum() + a.imag.exp().sum(),
+    'var_std': lambda T, a, b, r: a.var() + b.std(0).sum() + a.var(1, correction=0).sum(),
+    'norms': lambda T, a, b, r: a.norm() + T.linalg.vector_norm(b, 1) + T.linalg.vector_norm(a, 3, dim=0).sum()
+    + T.linalg.vector_norm(b, float('inf')),
+    'logsumexp': lambda T, a, b, r: T.logsumexp(a, 1).abs().sum() + T.logsumexp(b, 0, keepdim=True).angle().sum(),
+    'vdot': lambda T, a, b, r: T.vdot(a.flatten(), b.flatten()).abs(),
+    'cumsum_prod': lambda T, a, b, r: a.cumsum(0).abs().sum() + b.prod(1).abs().sum(),
+    'index_cat_stack': lambda T, a, b, r: T.cat([a[[0, 2]], b[1:]]).abs().sum() + T.stack([a, b]).sum().abs(),
+    'where': lambda T, a, b, r: T.where(r > 0, a, b).abs().sum(),
+    'linear': lambda T, a, b, r: T.nn.functional.linear(a, b).abs().sum(),
+    'square_rsqrt': lambda T, a, b, r: (a.square() + b.reciprocal() + b.rsqrt()).abs().sum(),
+    'einsum': lambda T, a, b, r: T.einsum('ij,jk->ik', a, b).abs().sum(),
 }
 
 
@@ -274,7 +285,34 @@ ERRORS = [
     lambda T: T.tensor([1 + 2j], dtype=T.float32),
     lambda T: T.tensor([1., 2.]).imag,
     lambda T: T.tensor([1, 2]).requires_grad_(),
+    lambda T: T.full((2,), 1 + 1j, dtype=T.float32),
+    lambda T: T.vdot(T.tensor([1j]), T.ones(1)),
+    lambda T: T.arange(3, dtype=T.cfloat),
 ]
+
+Z = [1 + 2j, 3 - 1j]
+REFUSED = {  # what PyTorch does not define for complex numbers (no order, no rounding)
+    'lt': lambda T: T.tensor(Z) < T.tensor(Z), 'le_scalar': lambda T: T.tensor(Z) <= 1,
+    'gt_reflected': lambda T: 1 < T.tensor(Z), 'ge': lambda T: T.ge(T.tensor(Z), T.tensor(Z)),
+    'relu': lambda T: T.relu(T.tensor(Z)), 'clamp': lambda T: T.tensor(Z).clamp(0, 1),
+    'clamp_min': lambda T: T.tensor(Z).clamp_min(0), 'max': lambda T: T.tensor(Z).max(),
+    'min': lambda T: T.tensor(Z).min(), 'max_dim': lambda T: T.tensor(Z).max(0), 'min_dim': lambda T: T.tensor(Z).min(0),
+    'amax': lambda T: T.tensor(Z).amax(), 'amin': lambda T: T.tensor(Z).amin(),
+    'maximum': lambda T: T.maximum(T.tensor(Z), T.tensor(Z)), 'minimum': lambda T: T.minimum(T.tensor(Z), T.tensor(Z)),
+    'sort': lambda T: T.tensor(Z).sort(), 'argsort': lambda T: T.tensor(Z).argsort(), 'topk': lambda T: T.tensor(Z).topk(1),
+    'argmax': lambda T: T.tensor(Z).argmax(), 'argmin': lambda T: T.tensor(Z).argmin(),
+    'floor': lambda T: T.floor(T.tensor(Z)), 'ceil': lambda T: T.ceil(T.tensor(Z)), 'trunc': lambda T: T.tensor(Z).trunc(),
+    'round': lambda T: T.round(T.tensor(Z)), 'sign': lambda T: T.sign(T.tensor(Z)),
+    'atan2': lambda T: T.atan2(T.tensor(Z), T.tensor(Z)), 'remainder': lambda T: T.tensor(Z) % 2,
+    'floor_divide': lambda T: T.tensor(Z) // 2, 'fmod': lambda T: T.tensor(Z).fmod(2), 'erf': lambda T: T.erf(T.tensor(Z)),
+    'softmax': lambda T: T.softmax(T.tensor(Z), 0), 'float': lambda T: float(T.tensor(Z)[0]),
+}
+
+
+@pytest.mark.parametrize('case', list(REFUSED))
+def test_refused_for_complex_as_torch(case):
+    msg, tmsg = raises_like(lambda: REFUSED[case](lg), lambda: REFUSED[case](torch))
+    assert same_message(msg, tmsg), (msg, tmsg)
 
 
 @pytest.mark.parametrize('case', range(len(ERRORS)))

@@ -64,6 +64,29 @@ def complex_convention(node, inputs):
     node.apply = apply
 
 
+# ---- what PyTorch refuses for complex numbers (no order, no rounding) -----------------------------
+
+_LABELS = {'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}
+
+
+def refused(name, data):
+    """The exception PyTorch raises for op ``name`` (or its CPU kernel's name) of a complex array."""
+    if name in ('relu', 'clamp'):
+        return NotImplementedError('clamp is not supported for complex types')
+    if name in ('floor', 'ceil', 'trunc'):
+        return NotImplementedError(f'{name} is not supported for complex inputs')
+    if name in ('argmax', 'argmin', 'max', 'min'):
+        return RuntimeError(f'{name}(): does not support complex input')
+    if name in ('maximum', 'minimum'):
+        return RuntimeError(f'{name} not implemented for complex tensors.')
+    if name in ('Sort', 'topk'):
+        return RuntimeError(f' {name} does not support complex dtypes on CPU')
+    if name == 'sign':
+        return NotImplementedError('Unlike NumPy, leafgrad.sign is not intended to support complex numbers. Please '
+                                   'use leafgrad.sgn instead.')
+    return NotImplementedError(f'"{name}" not implemented for \'{_LABELS[data.dtype.name]}\'')
+
+
 # ---- real and imaginary parts ------------------------------------------------------------------
 
 class ViewAsRealBackward0(Node):
@@ -333,11 +356,23 @@ def complex(real, imag, *, out=None):
     return result
 
 
+def vdot(input, other, *, out=None):
+    """``sum(conj(input) * other)`` of two vectors of one dtype."""
+    if out is not None:
+        raise TypeError('leafgrad.vdot does not take out=')
+    from .linalg import dot
+    if input._data.dtype != other._data.dtype:
+        from .reduction import _LABELS as names
+        raise RuntimeError(f'dot : expected both vectors to have same dtype, but found '
+                           f'{names[input._data.dtype.name]} and {names[other._data.dtype.name]}')
+    return dot(conj_physical(input), other)
+
+
 def is_complex(input):
     return input._data.dtype.kind == 'c'
 
 
 FUNCTIONS = ['real', 'imag', 'conj', 'conj_physical', 'is_conj', 'resolve_conj', 'angle', 'polar', 'complex',
-             'view_as_real', 'view_as_complex', 'is_complex']
+             'view_as_real', 'view_as_complex', 'is_complex', 'vdot']
 NOT_METHODS = ['real', 'imag', 'polar', 'complex', 'view_as_real', 'view_as_complex', 'is_complex']
 METHODS = {'real': property(real, _set_real), 'imag': property(imag, _set_imag)}

@@ -554,6 +554,9 @@ def sign(input):
     data = input._data
     if data.dtype.kind in 'fV':  # PyTorch's (0 < x) - (x < 0): 0 at NaN, where NumPy's sign gives NaN
         out = (data > 0).astype(data.dtype) - (data < 0).astype(data.dtype)
+    elif data.dtype.kind == 'c':
+        from .complex_numbers import refused
+        raise refused('sign', data)
     else:
         out = data.copy() if data.dtype.kind == 'b' else xp.sign(data)
     result, node = record(out, SignBackward0, (input,))
@@ -776,7 +779,10 @@ def masked_grad(grad, mask, wrt, name):
 
 def relu(input):
     data = input._data
-    if data.dtype.kind == 'b':
+    if data.dtype.kind in 'bc':
+        if data.dtype.kind == 'c':
+            from .complex_numbers import refused
+            raise refused('relu', data)
         raise RuntimeError('Boolean inputs not supported for relu')
     return unary(ReluBackward0, input, xp.maximum(data, data.dtype.type(0)), save='output')
 
@@ -857,10 +863,11 @@ def where(condition, input=None, other=None):
 
 # ---- comparison (no gradient) --------------------------------------------------------------
 
-def _compare(ufunc, operator=False):
+def _compare(ufunc, operator=False, kernel=None):
     """The comparison function, or (``operator``) its Python operator, which answers
     NotImplemented for an operand that is no number, array or tensor: Python then gives its
-    own answer (``t == None`` is False, ``t < None`` a TypeError), as for torch's tensors."""
+    own answer (``t == None`` is False, ``t < None`` a TypeError), as for torch's tensors.
+    ``kernel`` names an ordering (lt ...), which complex numbers have none of."""
     def compare(input, other):
         try:
             x, y = binary_operands(input, other)
@@ -868,6 +875,9 @@ def _compare(ufunc, operator=False):
             if operator:
                 return NotImplemented
             raise
+        if kernel is not None and getattr(x, 'dtype', None) is not None and x.dtype.kind == 'c':
+            from .complex_numbers import refused
+            raise refused(kernel, x)
         try:
             return wrap(ufunc(x, y))
         except ValueError:
@@ -878,12 +888,13 @@ def _compare(ufunc, operator=False):
 
 eq = _compare(xp.equal)
 ne = _compare(xp.not_equal)
-lt = _compare(xp.less)
-le = _compare(xp.less_equal)
-gt = _compare(xp.greater)
-ge = _compare(xp.greater_equal)
+lt = _compare(xp.less, kernel='lt_cpu')
+le = _compare(xp.less_equal, kernel='le_cpu')
+gt = _compare(xp.greater, kernel='gt_cpu')
+ge = _compare(xp.greater_equal, kernel='ge_cpu')
 less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
-COMPARISON_OPERATORS = {f'__{name}__': _compare(ufunc, operator=True) for name, ufunc in (
+COMPARISON_OPERATORS = {f'__{name}__': _compare(ufunc, True, None if name in ('eq', 'ne') else f'{name}_cpu')
+                        for name, ufunc in (
     ('eq', xp.equal), ('ne', xp.not_equal), ('lt', xp.less), ('le', xp.less_equal), ('gt', xp.greater),
     ('ge', xp.greater_equal))}
 

@@ -146,8 +146,15 @@ class MedianBackward0(_EvenlyDistribute):
     __slots__ = ()
 
 
+def _refuse_complex(data, name):
+    if data.dtype.kind == 'c':
+        from .complex_numbers import refused
+        raise refused(name, data)
+
+
 def _full(input, name, np_fn, node_cls):
     data = input._data
+    _refuse_complex(data, f'{name}_all')
     if data.size == 0:
         raise RuntimeError(f'{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify '
                            "the reduction dim with the 'dim' argument.")
@@ -163,6 +170,7 @@ def max(input, dim=None, keepdim=False, *, out=None):
         return maximum(input, dim)
     if dim is None:
         return _full(input, 'max', xp.max, MaxBackward1)
+    _refuse_complex(input._data, 'max')
     return _select_along_dim(input, dim, keepdim, 'max', _argmax_nan_first, MaxBackward0, return_types.max)
 
 
@@ -172,6 +180,7 @@ def min(input, dim=None, keepdim=False, *, out=None):
         return minimum(input, dim)
     if dim is None:
         return _full(input, 'min', xp.min, MinBackward1)
+    _refuse_complex(input._data, 'min')
     return _select_along_dim(input, dim, keepdim, 'min', _argmin_nan_first, MinBackward0, return_types.min)
 
 
@@ -220,6 +229,7 @@ def _amax_dims(input, dim, name):
 
 
 def _amax_like(input, dim, keepdim, name, np_fn, node_cls):
+    _refuse_complex(input._data, f'{name[1:]}_values_cpu')
     dims = _amax_dims(input, dim, name)
     result, node = record(xp.asarray(np_fn(input._data, axis=dims, keepdims=keepdim)), node_cls, (input,))
     if node is not None:
@@ -268,7 +278,8 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def _arg(input, dim, keepdim, name, np_fn):
     data = input._data
-    if data.dtype.kind == 'b':
+    if data.dtype.kind in 'bc':
+        _refuse_complex(data, name)
         raise RuntimeError(f'{name}(): does not support bool input')
     if dim is None:
         if data.size == 0:
@@ -401,6 +412,7 @@ def _order(data, d, descending):
 
 def _sorted(input, dim, descending, k, node_cls, return_type):
     data = input._data
+    _refuse_complex(data, 'Sort' if k is None else 'topk')
     d = wrap_dim(dim, data.ndim)
     if data.ndim == 0:
         values, idx = data.copy(), xp.zeros((), dtype=xp.int64)
@@ -424,6 +436,7 @@ def sort(input, dim=-1, descending=False, *, stable=None):
 
 def argsort(input, dim=-1, descending=False, *, stable=False):
     data = input._data
+    _refuse_complex(data, 'Sort')
     d = wrap_dim(dim, data.ndim)
     if data.ndim == 0:
         return wrap(xp.zeros((), dtype=xp.int64))
@@ -438,6 +451,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) along dim, in order (among equal values PyTorch's indices
     may differ: its kernel does not promise which)."""
     data = input._data
+    _refuse_complex(data, 'topk')
     if data.dtype.kind == 'b':
         raise RuntimeError('topk does not support bool dtypes on CPU')
     n = data.shape[wrap_dim(dim, data.ndim)] if data.ndim else 1

@@ -230,7 +230,7 @@ def _unsqueeze_dims(t, dims):
 
 
 def _var_args(input, dim, unbiased, keepdim, correction, name):
-    if input._data.dtype.kind not in 'fV':
+    if input._data.dtype.kind not in 'fVc':
         raise RuntimeError('std and var only support floating point and complex dtypes')
     if isinstance(dim, bool):  # var(input, unbiased)
         dim, unbiased = None, dim
@@ -252,7 +252,8 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     data = input._data
     with _quiet(count - correction):
         out = xp.asarray(opmath(data).var(axis=dims, ddof=correction, keepdims=keepdim))
-    result, node = record(out.astype(data.dtype, copy=False), VarBackward0, (input,))
+    # (a complex input's variance is real: the mean of |x - mean|^2)
+    result, node = record(out.astype(data.real.dtype, copy=False), VarBackward0, (input,))
     if node is not None:
         node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
         node.full = dim is None or data.ndim == 0
@@ -265,7 +266,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     data = input._data
     with _quiet(count - correction):
         out = xp.asarray(opmath(data).std(axis=dims, ddof=correction, keepdims=keepdim))
-    result, node = record(out.astype(data.dtype, copy=False), StdBackward0, (input,))
+    result, node = record(out.astype(data.real.dtype, copy=False), StdBackward0, (input,))
     if node is not None:
         node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
         node.full = dim is None or data.ndim == 0
@@ -434,6 +435,9 @@ def _sum_exp(data, dims):
 
 def logsumexp(input, dim, keepdim=False):
     data = input._data
+    if data.dtype.kind == 'c':  # (no order to shift by the largest: PyTorch's formula, composed)
+        return (input - input.real.amax(dim, keepdim=True).detach()).exp().sum(dim, keepdim).log() + \
+            (input.real.amax(dim, keepdim=True).detach() if keepdim else input.real.amax(dim).detach())
     if data.dtype.kind not in 'fV':
         data = data.astype(backend.get_default_dtype().np)
     dims = wrap_dims(dim, data.ndim) if dim != () else tuple(range(data.ndim))
@@ -466,6 +470,8 @@ class LinalgVectorNormBackward0(Node):
     def apply(self, grad):
         from .elementwise import abs as _abs, pow as _pow, sign
         x, result = self.saved_tensors
+        if x._data.dtype.kind == 'c':
+            from .pointwise import sgn as sign  # (z / |z|: the derivative of |z| in PyTorch's convention)
         p = self.ord
         if not self.keepdim:
             grad, result = _unsqueeze_dims(grad, self.dims), _unsqueeze_dims(result, self.dims)
@@ -487,7 +493,8 @@ class LinalgVectorNormBackward0(Node):
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    _check_float(x, 'linalg.vector_norm')
+    if x._data.dtype.kind != 'c':
+        _check_float(x, 'linalg.vector_norm')
     data = x._data
     if dtype is not None:
         data = data.astype(backend.to_dtype(dtype).np)
@@ -512,7 +519,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
             out = xp.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
         else:
             out = (a ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
-    result, node = record(xp.asarray(out).astype(data.dtype, copy=False), LinalgVectorNormBackward0, (x,))
+    # (the norm of complex numbers is real: of their magnitudes)
+    result, node = record(xp.asarray(out).astype(data.real.dtype, copy=False), LinalgVectorNormBackward0, (x,))
     if node is not None:
         node.ord, node.dims, node.keepdim = p, dims, keepdim
         node.save(x, saved_output(result))

@@ -16,7 +16,8 @@ def _shape(x):
 
 def _type_label(arr):
     return {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
-            'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}[arr.dtype.name]
+            'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool', 'complex64': 'ComplexFloat',
+            'complex128': 'ComplexDouble'}[arr.dtype.name]
 
 
 class _ZeroGrad(Node):
@@ -56,6 +57,9 @@ def _step(np_fn, node_cls, kernel):
             raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
         if data.dtype.kind in 'iu':  # integers are already whole: PyTorch returns a copy
             return record(data.copy(), node_cls, (input,))[0]
+        if data.dtype.kind == 'c':
+            from .complex_numbers import refused
+            raise refused(kernel.split('_')[0], data)
         return record(np_fn(data), node_cls, (input,))[0]
     op.__name__ = np_fn.__name__
     return op
@@ -70,8 +74,8 @@ fix = trunc
 def round(input, *, decimals=0):
     data = input._data
     if decimals == 0:
-        if data.dtype.kind == 'b':
-            raise NotImplementedError('"round_vml_cpu" not implemented for \'Bool\'')
+        if data.dtype.kind in 'bc':
+            raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{_type_label(data)}\'')
         out = data.copy() if data.dtype.kind in 'iu' else xp.round(data)  # half to even, as PyTorch
         return record(out, RoundBackward0, (input,))[0]
     if data.dtype.kind not in 'fV':
@@ -109,8 +113,11 @@ class DivBackward2(Node):
         return ga, gb
 
 
-def _int_operands(x, y):
+def _int_operands(x, y, kernel):
     x, y = xp.asarray(x), xp.asarray(y)
+    if x.dtype.kind == 'c' or y.dtype.kind == 'c':
+        from .complex_numbers import refused
+        raise refused(kernel, x if x.dtype.kind == 'c' else y)
     if x.dtype.kind in 'biu' and y.dtype.kind in 'biu':
         if (y == 0).any():
             raise RuntimeError('ZeroDivisionError')
@@ -145,9 +152,9 @@ def _floor_divide(x, y):
         return xp.floor_divide(x, y)
 
 
-def _division_operands(input, other):
+def _division_operands(input, other, kernel='div_floor_cpu'):
     x, y = _arrays(input, other)
-    _int_operands(x, y)
+    _int_operands(x, y, kernel)
     if x.dtype.kind == 'V':  # bfloat16: in float32, a scalar operand unrounded (as div), rounded once
         from .elementwise import _unrounded
         sx, sy = _unrounded(input), _unrounded(other)
@@ -160,7 +167,7 @@ def div_rounded(input, other, rounding_mode):
     if rounding_mode not in ('trunc', 'floor'):
         raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                            f"'{rounding_mode}'")
-    x, y = _division_operands(input, other)
+    x, y = _division_operands(input, other, f'div_{rounding_mode}_cpu')
     data = _trunc_divide(x, y) if rounding_mode == 'trunc' else _floor_divide(x, y)
     data = xp.asarray(data).astype(_result_dtype(input, other), copy=False)
     inputs = (input, other) if isinstance(input, Tensor) else (other,)
@@ -235,7 +242,7 @@ class RemainderBackward1(Node):
 
 def _mod(input, other, np_fn, scalar_node, tensor_node):
     x, y = _arrays(input, other)
-    _int_operands(x, y)
+    _int_operands(x, y, 'fmod_cpu' if np_fn is xp.fmod else 'remainder_cpu')
     try:
         with xp.errstate(divide='ignore', invalid='ignore'):
             data = xp.asarray(np_fn(x, y)).astype(_result_dtype(input, other), copy=False)

@@ -179,6 +179,9 @@ class AtanhBackward0(Node):
 
 def _erf_array(x):
     # NumPy has no erf; math.erf is exact to the last bit, elementwise (computed in float64).
+    if x.dtype.kind == 'c':
+        from .complex_numbers import refused
+        raise refused('erf_vml_cpu', x)
     out = _ERF(x.astype(xp.float64, copy=False)) if x.size else x.astype(xp.float64)
     return xp.asarray(out, dtype=xp.float64).astype(x.dtype, copy=False)
 
@@ -284,6 +287,9 @@ class Atan2Backward0(Node):
 def atan2(input, other):
     y, x = binary_operands(input, other)
     y = float_dtype_for(xp.asarray(y))
+    if y.dtype.kind == 'c':
+        from .complex_numbers import refused
+        raise refused('atan2_cpu', y)
     try:
         data = xp.arctan2(y, xp.asarray(x).astype(y.dtype, copy=False))
     except ValueError:
@@ -363,6 +369,9 @@ def clamp(input, min=None, max=None, *, _nodes=(ClampBackward1, ClampBackward0))
     # _nodes: the node classes for number and tensor bounds (clamp_min/clamp_max name theirs apart)
     if min is None and max is None:
         raise RuntimeError("leafgrad.clamp: At least one of 'min' or 'max' must not be None")
+    if input._data.dtype.kind == 'c':
+        from .complex_numbers import refused
+        raise refused('clamp', input._data)
     bounds = [b for b in (min, max) if b is not None]
     if any(isinstance(b, Tensor) for b in bounds):
         # a number beside a tensor bound acts as a 0-d tensor (no gradient)
@@ -445,6 +454,9 @@ def _extremum(input, other, np_fn, node_cls, sign):
         raise TypeError(f'{np_fn.__name__}(): argument \'other\' (position 2) must be Tensor, not '
                         f'{type(other).__name__}')
     x, y = binary_operands(input, other)
+    if x.dtype.kind == 'c':
+        from .complex_numbers import refused
+        raise refused(np_fn.__name__, x)
     try:
         data = np_fn(x, y)
     except ValueError:

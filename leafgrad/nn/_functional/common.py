@@ -42,7 +42,8 @@ def size_str(shape):
 
 
 _SCALAR_NAMES = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
-                 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+                 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool', 'complex64': 'ComplexFloat',
+                 'complex128': 'ComplexDouble'}
 
 
 def dtype_name(t):
