@@ -4,8 +4,9 @@
 gradients, the same errors, on a small engine that anyone can read.
 """
 from . import backend
-from .backend import (bool_ as bool, complex64, complex128, device, dtype, float16, float32, float64, get_default_dtype, int8, int16,
-                      int32, int64, promote_types, result_type as _result_type, set_default_dtype, uint8)
+from .backend import (bool_ as bool, complex64, complex128, device, dtype, float16, float32, float64,
+                      get_default_dtype, int8, int16, int32, int64, promote_types, result_type as _result_type,
+                      set_default_dtype, uint8)
 from .tensor import Size, Tensor
 from . import autograd
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
@@ -53,6 +54,20 @@ def _tensor_explain(self, params=None):
 
 
 Tensor.explain = _tensor_explain  # leafgrad.explain loads only when first used
+
+
+def _tensor_stft(self, *args, **kwargs):
+    from ._spectral import stft
+    return stft(self, *args, **kwargs)
+
+
+def _tensor_istft(self, *args, **kwargs):
+    from ._spectral import istft
+    return istft(self, *args, **kwargs)
+
+
+Tensor.stft, Tensor.istft = _tensor_stft, _tensor_istft  # (leafgrad._spectral loads when first used)
+_SPECTRAL = ('stft', 'istft', 'hann_window', 'hamming_window', 'blackman_window', 'bartlett_window')
 
 
 _SETTINGS = ('get_num_threads', 'set_num_threads', 'get_num_interop_threads', 'set_num_interop_threads',
@@ -103,6 +118,9 @@ def __getattr__(name):
     if name in _SETTINGS:
         from . import _settings
         return getattr(_settings, name)
+    if name in _SPECTRAL:
+        from . import _spectral
+        return getattr(_spectral, name)
     if name in _LEGACY_TYPES:
         from . import _tensor_types
         return getattr(_tensor_types, name)

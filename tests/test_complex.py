@@ -319,3 +319,66 @@ def test_refused_for_complex_as_torch(case):
 def test_errors_as_torch(case):
     msg, tmsg = raises_like(lambda: ERRORS[case](lg), lambda: ERRORS[case](torch))
     assert same_message(msg, tmsg), (msg, tmsg)
+
+
+# ---- rotary embeddings (LLaMA's apply_rotary_emb), end to end -----------------------------------------
+
+def _rotary(T, dtype_name='float32'):
+    dtype = getattr(T, dtype_name)
+    T.manual_seed(0)
+    dim, seq, heads, batch = 8, 5, 2, 3
+    freqs = 1.0 / (10000 ** (T.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    freqs = T.outer(T.arange(seq, device=freqs.device), freqs).float()
+    freqs_cis = T.polar(T.ones_like(freqs), freqs)
+    xq = T.randn(batch, seq, heads, dim, dtype=dtype, requires_grad=True)
+    xk = T.randn(batch, seq, heads, dim, dtype=dtype, requires_grad=True)
+    xq_ = T.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    xk_ = T.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+    freqs_cis = freqs_cis.view(1, seq, 1, dim // 2)
+    xq_out = T.view_as_real(xq_ * freqs_cis).flatten(3).type_as(xq)
+    xk_out = T.view_as_real(xk_ * freqs_cis).flatten(3).type_as(xk)
+    loss = (xq_out * xk_out).sum(-1).pow(2).mean()
+    loss.backward()
+    return str(freqs_cis[0, :2, 0]), xq_out.grad_fn.name(), loss.item(), xq.grad.numpy(), xk.grad.numpy()
+
+
+def test_rotary_embedding_pattern_as_torch():
+    got, expected = _rotary(lg), _rotary(torch)
+    assert got[0].replace('leafgrad', 'torch') == expected[0]
+    np.testing.assert_allclose(got[2], expected[2], rtol=1e-6)
+    np.testing.assert_allclose(got[3], expected[3], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[4], expected[4], rtol=1e-5, atol=1e-6)
+
+
+def test_rotary_embedding_gradcheck():
+    angles = lg.tensor(RNG.standard_normal((3, 2)))
+    freqs_cis = lg.polar(lg.ones_like(angles), angles)
+
+    def rotate(x):
+        x_ = lg.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
+        return lg.view_as_real(x_ * freqs_cis).flatten(1)
+    assert gradcheck(rotate, (_r((3, 4)),))
+    assert gradgradcheck(rotate, (_r((3, 4)),))
+
+
+def _in_place(T, path):
+    a = T.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    b = a * 1
+    b.mul_(2j)
+    b.add_(1)
+    b.real.mul_(3)
+    b.abs().sum().backward()
+    z = T.zeros(2, dtype=T.cfloat)
+    z += T.tensor([1j, 2])
+    z[0] = 5 - 1j
+    T.save({'z': z}, path)
+    return a.grad.resolve_conj().tolist(), str(z), b.grad_fn.name().split('::')[-1], str(T.load(path)['z'])
+
+
+def test_in_place_ops_setitem_and_save_load(tmp_path):
+    got = _in_place(lg, str(tmp_path / 'lg.pt'))
+    expected = _in_place(torch, str(tmp_path / 'torch.pt'))
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-6)
+    assert got[1:] == expected[1:]
+    msg, tmsg = raises_like(lambda: lg.ones(2).__setitem__(0, 1j), lambda: torch.ones(2).__setitem__(0, 1j))
+    assert same_message(msg, tmsg)

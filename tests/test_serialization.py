@@ -274,7 +274,7 @@ _ODD_STRUCTURES = {
     'parameter a number': {**_T, 'parameter': 1}, 'unknown tensor field': {**_T, 'grad': None},
     'one array two shapes': [_T, {**_T, 'shape': [3, 1]}], 'float tag garbage': {'__float__': 'abc'},
     'float tag number': {'__float__': 3}, 'float tag extra field': {'__float__': 'inf', 'x': 1},
-    'dtype unknown': {'__dtype__': 'complex64'}, 'dtype a number': {'__dtype__': 7},
+    'dtype unknown': {'__dtype__': 'complex32'}, 'dtype a number': {'__dtype__': 7},
     'dtype alias': {'__dtype__': 'float'}, 'device unknown': {'__device__': 'xpu'},
     'device malformed': {'__device__': 'cuda:x'}, 'device a number': {'__device__': 5},
     'tuple of a number': {'__tuple__': 3}, 'tuple of a string': {'__tuple__': 'abc'},

@@ -875,7 +875,7 @@ def _compare(ufunc, operator=False, kernel=None):
             if operator:
                 return NotImplemented
             raise
-        if kernel is not None and getattr(x, 'dtype', None) is not None and x.dtype.kind == 'c':
+        if kernel is not None and type(x) is xp.ndarray and x.dtype.kind == 'c':
             from .complex_numbers import refused
             raise refused(kernel, x)
         try:

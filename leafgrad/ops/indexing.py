@@ -288,7 +288,11 @@ def setitem(input, index, value):
     proper part of ``input``, ``input``'s history becomes a CopySlices."""
     from .inplace import copy_, fill_, inplace
     index = _normalize(index)
-    if not isinstance(value, (Tensor, int, float, xp.generic)):
+    if isinstance(value, complex) and input._data.dtype.kind != 'c':
+        from ..creation import _C_TYPES
+        raise RuntimeError(f'value cannot be converted to type {_C_TYPES.get(input._data.dtype.name, "float")} '
+                           'without overflow')
+    if not isinstance(value, (Tensor, int, float, complex, xp.generic)):
         from ..tensor import legacy_type_name
         kind = type(value)
         name = kind.__qualname__ if kind.__module__ == 'builtins' else f'{kind.__module__}.{kind.__qualname__}'
