@@ -105,7 +105,14 @@ def test_bfloat16_loads_or_is_refused_clearly(tmp_path, fmt):
             lg.load(path)
 
 
-@pytest.mark.parametrize('dtype', ['complex64', 'uint16', 'float8_e4m3fn'])
+@pytest.mark.parametrize('dtype', ['complex128', 'complex64'])
+def test_complex_tensors_load(tmp_path, fmt, dtype):
+    path = _save({'t': torch.tensor([1 + 2j, -0.5j], dtype=getattr(torch, dtype))}, tmp_path / 'c.pt', fmt)
+    ours, theirs = _both(path)
+    assert str(ours['t']).replace('leafgrad', 'torch') == str(theirs['t'])
+
+
+@pytest.mark.parametrize('dtype', ['uint16', 'float8_e4m3fn'])
 def test_dtypes_leafgrad_lacks_are_refused_by_name(tmp_path, fmt, dtype):
     t = torch.zeros(3, dtype=getattr(torch, dtype))
     path = _save({'t': t}, tmp_path / 'x.pt', fmt)
