@@ -25,8 +25,8 @@ from .ops.rearrange import _constant_pad, roll
 from .ops.shape import narrow
 from .tensor import Tensor
 
-__all__ = ['fft', 'ifft', 'rfft', 'irfft', 'hfft', 'ihfft', 'fft2', 'ifft2', 'rfft2', 'irfft2', 'fftn', 'ifftn',
-           'rfftn', 'irfftn', 'fftfreq', 'rfftfreq', 'fftshift', 'ifftshift']
+__all__ = ['fft', 'ifft', 'rfft', 'irfft', 'hfft', 'ihfft', 'fft2', 'ifft2', 'rfft2', 'irfft2', 'hfft2', 'ihfft2',
+           'fftn', 'ifftn', 'rfftn', 'irfftn', 'hfftn', 'ihfftn', 'fftfreq', 'rfftfreq', 'fftshift', 'ifftshift']
 
 _DUAL = {'backward': 'forward', 'forward': 'backward', 'ortho': 'ortho'}
 _TYPE_NAMES = {'float16': 'Half', 'bfloat16': 'BFloat16', 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}
@@ -67,8 +67,8 @@ class FftR2CBackward0(Node):
 def _r2c(x, dims, norm, forward, onesided):
     data = x._data
     complex_np = backend.from_np(data.dtype).to_complex().np
-    if onesided:
-        out = xp.fft.rfftn(data, axes=dims, norm=norm)
+    if onesided:  # (an inverse one: the conjugate of the forward transform with the dual scaling)
+        out = xp.fft.rfftn(data, axes=dims, norm=norm if forward else _DUAL[norm])
         if not forward:
             out = xp.conj(out)
     else:
@@ -85,9 +85,9 @@ class FftC2RBackward0(Node):
     complex_rule = True
 
     def apply(self, grad):
-        # (an inverse C2R's own scaling is its norm's; hfft's, the forward one, is the dual's)
-        inverse_norm = _DUAL[self.norm] if self.forward else self.norm
-        g = _r2c(grad, self.dims, _DUAL[inverse_norm], not self.forward, True)
+        # the adjoint: a one-sided R2C the other way, with the dual scaling (irfftn's is rfftn's;
+        # hfftn's, the conjugate of an inverse R2C)
+        g = _r2c(grad, self.dims, _DUAL[self.norm], not self.forward, True)
         # each bin strictly between 0 and the Nyquist bin stands for itself and its conjugate twin
         last = self.dims[-1]
         n, half = grad._data.shape[last], g._data.shape[last]
@@ -124,8 +124,12 @@ def _input(x, name, want=None):
     elif kind == 'V' or x._data.dtype.itemsize == 2:
         raise RuntimeError(f'Unsupported dtype {_TYPE_NAMES[x._data.dtype.name]}')
     if want == 'real' and kind == 'c':
-        raise RuntimeError(f'{name} expects a real{"-valued" if name.endswith("n") else ""} input tensor, but got '
-                           f'{_TYPE_NAMES[x._data.dtype.name]}')
+        label = _TYPE_NAMES[x._data.dtype.name]
+        if name in ('ihfft2', 'ihfftn'):
+            raise RuntimeError(f'Only supports floating-point dtypes, but found: {label}')
+        if name in ('rfft2', 'rfftn'):
+            raise RuntimeError(f'rfftn expects a real-valued input tensor, but got {label}')
+        raise RuntimeError(f'{name} expects a real input tensor, but got {label}')
     return x
 
 
@@ -316,6 +320,35 @@ def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     x = _input(input, 'ihfft', want='real')
     dims, sizes = _dims(x, dim, None, n)
     return conj(_r2c(_resized(x, dims, sizes), dims, _DUAL[_norm(norm)], True, True))
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """``hfftn`` over two dims: the real transform of a signal Hermitian-symmetric in them."""
+    _no_out(out, 'hfft2')
+    return _half_to_real(input, s, dim, norm, True, 'hfft2')
+
+
+def hfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-dimensional ``hfft``: its last dim holds the one-sided half."""
+    _no_out(out, 'hfftn')
+    return _half_to_real(input, s, dim, norm, True, 'hfftn')
+
+
+def _inverse_hermitian(input, s, dim, norm, name):
+    x = _input(input, name, want='real')
+    dims, sizes = _dims(x, dim, s)
+    return conj(_r2c(_resized(x, dims, sizes), dims, _DUAL[_norm(norm)], True, True))
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    _no_out(out, 'ihfft2')
+    return _inverse_hermitian(input, s, dim, norm, 'ihfft2')
+
+
+def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The inverse of ``hfftn``: the one-sided half (last dim) of the inverse transform of a real signal."""
+    _no_out(out, 'ihfftn')
+    return _inverse_hermitian(input, s, dim, norm, 'ihfftn')
 
 
 # ---- frequencies and shifts ---------------------------------------------------------------------
