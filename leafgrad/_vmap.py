@@ -273,7 +273,7 @@ _DIM_OPS = {'sum': 1, 'mean': 1, 'var': 1, 'std': 1, 'amax': 1, 'amin': 1, 'logs
             'log_softmax': 1, 'cumsum': 1, 'cumprod': 1, 'prod': 1, 'argmax': 1, 'argmin': 1, 'max': 1, 'min': 1,
             'norm': 2, 'all': 1, 'any': 1, 'nansum': 1, 'median': 1, 'count_nonzero': 1, 'unsqueeze': 1,
             'squeeze': 1, 'select': 1, 'narrow': 1, 'flip': 1, 'unbind': 1, 'chunk': 2, 'split': 2,
-            'roll': 2, 'cummax': 1, 'cummin': 1, 'topk': 3, 'sort': 1, 'argsort': 1, 'var_mean': 1, 'std_mean': 1}
+            'roll': 2, 'cummax': 1, 'cummin': 1, 'topk': 2, 'sort': 1, 'argsort': 1, 'var_mean': 1, 'std_mean': 1}
 _FULL_WHEN_NONE = {'sum', 'mean', 'var', 'std', 'amax', 'amin', 'logsumexp', 'prod', 'norm', 'all', 'any',
                    'nansum', 'count_nonzero', 'var_mean', 'std_mean', 'max', 'min', 'argmax', 'argmin', 'median'}
 
@@ -295,8 +295,8 @@ def _with_dim(fn, name, args, kwargs):
     if name == 'squeeze' and dim is None:
         dim = tuple(i for i, s in enumerate(x._data.shape[nb:]) if s == 1)
     if name in _FULL_WHEN_NONE and (dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)):
-        if name in ('max', 'min', 'argmax', 'argmin', 'median') and ndim:
-            # the whole sample: flatten it, reduce along it
+        if name in ('max', 'min', 'argmax', 'argmin', 'median', 'prod') and ndim:
+            # the whole sample: flatten it, reduce along it (these take one dim)
             with _Plain([x]):
                 flat = x.reshape(tuple(x._data.shape[:nb]) + (-1,))
                 out = fn(flat, nb, *args[2:], **{k: v for k, v in kwargs.items() if k != 'dim'})

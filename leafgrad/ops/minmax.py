@@ -10,7 +10,7 @@ import builtins
 import math
 
 from .. import return_types
-from ..autograd.graph import slice_reduction_jvp
+from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._util import Node, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
 from ..tensor import Tensor
 
@@ -385,6 +385,14 @@ class SortBackward0(Node):
     """values, indices = sort(x): each value's gradient goes back to where it came from."""
     saved_state = ('index',)
     # no __slots__: a multi-output node (see _SelectAlongDim)
+
+    def jvp(self, tangents):  # the values' tangent: the input's, read in the sorted order
+        t = tangents[0]
+        if not self.shape:
+            return t * 1, None
+        idx, dim = self.index, self.dim - len(self.shape)  # (from the end: the same for a batch)
+        return on_samples(lambda p: _take_along(p, xp.broadcast_to(idx, p._data.shape[:p._data.ndim - idx.ndim]
+                                                                   + idx.shape), dim), t), None
 
     def apply(self, grad, grad_indices=None):
         if not self.shape:

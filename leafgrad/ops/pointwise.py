@@ -31,8 +31,25 @@ def _in_float32(dtype, *tensors):
     return [t._data.astype(dtype, copy=False).astype(xp.float32) for t in tensors]
 
 
+def _tangent_terms(*terms):
+    """The sum of the terms that are not None (None when all are)."""
+    out = None
+    for term in terms:
+        if term is not None:
+            out = term if out is None else out + term
+    return out
+
+
 class AddcmulBackward0(Node):
     __slots__ = ('value', 'shapes')
+
+    def jvp(self, tangents):  # d(input + v t1 t2) = d input + v (d t1 t2 + t1 d t2)
+        t_in, t1, t2 = tangents
+        if t1 is None and t2 is None:
+            return t_in
+        a, b = self.saved_tensors
+        return _tangent_terms(t_in, None if t1 is None else t1 * b * self.value,
+                              None if t2 is None else t2 * a * self.value)
 
     def apply(self, grad):
         g0 = sum_to(grad, self.shapes[0]) if _needs(self, 0) else None
@@ -65,6 +82,14 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 
 class AddcdivBackward0(Node):
     __slots__ = ('value', 'shapes')
+
+    def jvp(self, tangents):  # d(input + v t1 / t2) = d input + v (d t1 / t2 - t1 d t2 / t2^2)
+        t_in, t1, t2 = tangents
+        if t1 is None and t2 is None:
+            return t_in
+        a, b = self.saved_tensors
+        return _tangent_terms(t_in, None if t1 is None else t1 * self.value / b,
+                              None if t2 is None else -t2 * self.value * a / (b * b))
 
     def apply(self, grad):
         t1, t2 = self.saved_tensors
@@ -107,6 +132,13 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 class XlogyBackward0(Node):
     __slots__ = ('self_shape', 'other_shape')
 
+    def jvp(self, tangents):  # d(x log y) = dx log y (0 where x == 0 and y <= 0) + x dy / y
+        tx, ty = tangents
+        x, y = self.saved_tensors
+        return _tangent_terms(
+            None if tx is None else tx * y.log().masked_fill(ew.wrap((x._data == 0) & (y._data <= 0)), 0.0),
+            None if ty is None else ty * x / y)
+
     def apply(self, grad):
         x, y = self.saved_tensors
         gx = gy = None
@@ -122,6 +154,8 @@ class XlogyBackward1(Node):
     """xlogy(number, tensor)."""
     __slots__ = ('scalar',)
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
     def apply(self, grad):
         (y,) = self.saved_tensors
         return grad * self.scalar / y,
@@ -130,6 +164,8 @@ class XlogyBackward1(Node):
 class XlogyBackward2(Node):
     """xlogy(tensor, number)."""
     __slots__ = ('scalar',)
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
         (x,) = self.saved_tensors

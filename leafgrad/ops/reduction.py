@@ -8,7 +8,7 @@ again.
 import builtins
 
 from .. import backend
-from ..autograd.graph import on_samples
+from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._util import Node, autocast, opmath, record, record_many, saved_output, state, wrap, wrap_dims, xp
 from .shape import expand, narrow, reshape, transpose, unsqueeze, view
 
@@ -358,6 +358,9 @@ class ProdBackward0(Node):
     prod_backward, node for node)."""
     __slots__ = ()
 
+    def jvp(self, tangents, output):  # the gradient (zeros handled) dotted with the tangent
+        return slice_reduction_jvp(self, tangents, output, tuple(range(len(self.saved_tensors[0].shape))), False)
+
     def apply(self, grad):
         x, result = self.saved_tensors
         if x._data.ndim == 0:
@@ -372,6 +375,10 @@ class ProdBackward0(Node):
 
 class ProdBackward1(Node):
     __slots__ = ('dim', 'keepdim')
+
+    def jvp(self, tangents, output):
+        x = self.saved_tensors[0]
+        return slice_reduction_jvp(self, tangents, output, (self.dim,) if x._data.ndim else (), self.keepdim)
 
     def apply(self, grad):
         x, result = self.saved_tensors
@@ -598,6 +605,23 @@ def cumsum(input, dim, *, dtype=None):
 
 class CumprodBackward0(Node):
     __slots__ = ('dim',)
+
+    def jvp(self, tangents):
+        from .elementwise import where
+        x, result = self.saved_tensors
+        t, d = tangents[0], self.dim
+        if x._data.ndim == 0 or x._data.size == 0:
+            return t * 1
+        if not (x._data == 0).any():  # d out_j = out_j sum_{i<=j} t_i / x_i
+            return result * cumsum(t / x, d)
+        # with zeros: d out_j = sum_{i<=j} t_i prod_{k<=j, k!=i} x_k, rows as in apply
+        n = x._data.shape[d]
+        xm = unsqueeze(transpose(x, d, -1), -2)
+        eye = wrap(xp.eye(n, dtype=bool))
+        rows = cumprod(where(eye, wrap(xp.ones((), dtype=x._data.dtype)), xm), -1)   # (..., i, j)
+        upper = wrap(xp.triu(xp.ones((n, n), dtype=x._data.dtype)))               # j >= i
+        ti = unsqueeze(transpose(t, d, -1), -1)                                     # (..., i, 1)
+        return transpose(sum(rows * upper * ti, -2), d, -1)
 
     def apply(self, grad):
         from .elementwise import where
