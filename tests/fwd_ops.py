@@ -101,6 +101,13 @@ OPS = {
     # pointwise
     'addcmul': (lambda M, a, b, c: M.addcmul(a, b, c, value=0.5), [rand(2, 3), rand(2, 3), rand(3)]),
     'addcdiv': (lambda M, a, b, c: M.addcdiv(a, b, c, value=2.0), [rand(2, 3), rand(2, 3), pos(2, 3)]),
+    'atan2': (lambda M, a, b: M.atan2(a, b), [rand(2, 3), rand(3)]),
+    'maximum': (lambda M, a, b: M.maximum(a, b), [rand(2, 3), rand(2, 3)]),
+    'maximum tie': (lambda M, a: M.maximum(a, M.tensor([0.0, 0.5, 0.0], dtype=a.dtype)),
+                    [lambda rng: np.array([[0.0, 0.5, 1.0], [-1.0, 0.5, 0.0]])]),
+    'minimum': (lambda M, a, b: M.minimum(a, b), [rand(2, 3), rand(3)]),
+    'lerp number': (lambda M, a, b: M.lerp(a, b, 0.3), [rand(2, 3), rand(2, 3)]),
+    'lerp tensor': (lambda M, a, b, w: M.lerp(a, b, w), [rand(2, 3), rand(2, 3), rand(3)]),
     'xlogy': (lambda M, a, b: M.xlogy(a, b), [rand(2, 3), pos(2, 3)]),
     'xlogy number x': (lambda M, b: M.xlogy(2.0, b), [pos(3)]),
     'xlogy number y': (lambda M, a: M.xlogy(a, 3.0), [rand(3)]),

@@ -269,8 +269,26 @@ arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, aco
 
 # ---- atan2 ---------------------------------------------------------------------------------
 
+def _weighted_tangents(*pairs):
+    """The sum of ``tangent * weight`` over the pairs whose tangent is not None (None if none)."""
+    out = None
+    for tangent, weight in pairs:
+        if tangent is not None:
+            term = tangent * weight
+            out = term if out is None else out + term
+    return out
+
+
 class Atan2Backward0(Node):
     __slots__ = ('self_shape', 'other_shape')
+
+    def jvp(self, tangents):  # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2), 0 at the origin
+        y, x = self.saved_tensors
+        denom = y * y + x * x
+        at_origin = denom._data == 0
+        if at_origin.any():
+            denom = denom + ew.wrap(at_origin.astype(denom._data.dtype))
+        return _weighted_tangents((tangents[0], x / denom), (tangents[1], -y / denom))
 
     def apply(self, grad):
         y, x = self.saved_tensors
@@ -427,6 +445,13 @@ class MaximumBackward0(Node):
     """Where the operands tie, each gets half of the gradient (as PyTorch)."""
     __slots__ = ('self_shape', 'other_shape', 'sign')
 
+    def jvp(self, tangents):  # the winner's tangent; at a tie the mean of both (PyTorch's rule)
+        a, b = self.saved_tensors
+        ad, bd = a._data, b._data
+        wins = (ad > bd) if self.sign > 0 else (ad < bd)
+        share = xp.where(ad == bd, 0.5, wins).astype(xp.result_type(ad, bd))
+        return _weighted_tangents((tangents[0], ew.wrap(share)), (tangents[1], ew.wrap(1 - share)))
+
     def apply(self, grad):
         a, b = self.saved_tensors
         ad, bd = a._data, b._data
@@ -490,6 +515,9 @@ class LerpBackward0(Node):
     """lerp with a number weight."""
     __slots__ = ('weight', 'self_shape', 'end_shape')
 
+    def jvp(self, tangents):
+        return _weighted_tangents((tangents[0], 1 - self.weight), (tangents[1], self.weight))
+
     def apply(self, grad):
         ga = sum_to(grad * (1 - self.weight), self.self_shape) if self.next_functions[0][0] is not None else None
         gb = sum_to(grad * self.weight, self.end_shape) if self.next_functions[1][0] is not None else None
@@ -499,6 +527,10 @@ class LerpBackward0(Node):
 class LerpBackward1(Node):
     """lerp with a tensor weight."""
     __slots__ = ('shapes',)
+
+    def jvp(self, tangents):
+        start, end, weight = self.saved_tensors
+        return _weighted_tangents((tangents[0], 1 - weight), (tangents[1], weight), (tangents[2], end - start))
 
     def apply(self, grad):
         start, end, weight = self.saved_tensors
