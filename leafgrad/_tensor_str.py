@@ -232,9 +232,11 @@ def _dtype_suffix(dtype):
     return ("dtype=leafgrad." + dtype.name, len("dtype=torch." + dtype.name))
 
 
-def tensor_repr(array, *, device=None, requires_grad=False, grad_fn_name=None, default_float=_DEFAULT_FLOAT):
+def tensor_repr(array, *, device=None, requires_grad=False, grad_fn_name=None, default_float=_DEFAULT_FLOAT,
+                tangent=None):
     """``repr`` of a tensor holding ``array``, exactly as torch prints it (``default_float``: the
-    NumPy dtype of the default float dtype, whose name is not printed)."""
+    NumPy dtype of the default float dtype, whose name is not printed; ``tangent``: the text of a
+    dual tensor's tangent, formatted as torch formats it)."""
     if type(array).__name__ == "MetaArray":  # no values: '...', its size, and its dtype unless the default
         body, suffixes = "...", [_plain("device='meta'"), _plain(f"size={tuple(array.shape)}")]
         if array.dtype != default_float:
@@ -246,6 +248,9 @@ def tensor_repr(array, *, device=None, requires_grad=False, grad_fn_name=None, d
         suffixes.append(_plain(f"grad_fn=<{grad_fn_name}>"))
     elif requires_grad:
         suffixes.append(_plain("requires_grad=True"))
+    if tangent is not None:
+        suffix = "tangent=" + tangent
+        suffixes.append((suffix, len(suffix.replace("leafgrad.", "torch."))))
     return _add_suffixes(_PREFIX + body, suffixes, indent)
 
 

@@ -520,7 +520,8 @@ class Tensor:
                            device=None if type(self._data) is _ndarray else str(self.device),
                            requires_grad=self._requires_grad and fn is None,
                            grad_fn_name=fn.name().rsplit('::', 1)[-1] if fn is not None else None,
-                           default_float=backend.get_default_dtype().np)
+                           default_float=backend.get_default_dtype().np,
+                           tangent=None if self._fw_grad is None else f'{self._fw_grad}')
 
     __str__ = __repr__
 

@@ -144,6 +144,20 @@ def _custom_function(M):
         return result
 
 
+def _api_repr(M):
+    fw = _fw(M)
+    out = []
+    with fw.dual_level():
+        d = fw.make_dual(M.tensor([1.0, 2.0]), M.tensor([3.0, 4.0]))
+        e = fw.make_dual(M.tensor(1.5, dtype=M.float64), M.tensor(2.0, dtype=M.float64))
+        r = fw.make_dual(M.tensor([1.0, 2.0], requires_grad=True), M.tensor([3.0, 4.0]))
+        out += [repr(d), repr(d * 2), repr(d.sum()), repr(e), str(e), repr(r),
+                repr(fw.make_dual(M.ones(2, 3), M.zeros(2, 3))), repr(fw.make_dual(M.ones(0), M.zeros(0))),
+                repr(fw.make_dual(M.ones(3, dtype=M.float64) * 1e5, M.ones(3, dtype=M.float64) / 3))]
+    out.append(repr(d))  # (the level closed: no tangent)
+    return [text.replace(M.__name__ + '.', 'torch.') for text in out]
+
+
 API = {
     'make_dual outside a level': lambda M: _fw(M).make_dual(M.ones(2), M.ones(2)),
     'nested level': lambda M: [_fw(M).dual_level().__enter__() for _ in range(2)],
@@ -152,7 +166,7 @@ API = {
     'integer primal': lambda M: _in_level(M, lambda fw: fw.make_dual(M.tensor([1, 2]), M.ones(2))),
     'integer tangent': lambda M: _in_level(M, lambda fw: fw.make_dual(M.ones(2), M.tensor([1, 2]))),
     'views and in-place': _api_views_inplace, 'modes': _api_modes, 'unpack': _api_unpack,
-    'float64 tangent': _api_float_tangent, 'custom Function jvp': _custom_function,
+    'float64 tangent': _api_float_tangent, 'custom Function jvp': _custom_function, 'repr': _api_repr,
 }
 
 
