@@ -72,10 +72,15 @@ class MetaArray(NDArrayOperatorsMixin):
         caller = sys._getframe(1).f_code.co_name
         raise NotImplementedError(f"leafgrad's meta device cannot run {caller}: it reads an array's data")
 
-    def _no_item(self, *args):
-        raise RuntimeError('Tensor.item() cannot be called on meta tensors')
+    def item(self, *args):
+        raise RuntimeError('Tensor.item() cannot be called on meta tensors')  # (Tensor.item and its users)
 
-    __float__ = __int__ = __bool__ = __index__ = __complex__ = item = _no_item
+    def _no_value(self, *args):
+        # an op branching on an array's values (a range check, a fast path): it has no meta rule
+        caller = sys._getframe(1).f_code.co_name
+        raise NotImplementedError(f"leafgrad's meta device cannot run {caller}: it reads an array's values")
+
+    __float__ = __int__ = __bool__ = __index__ = __complex__ = _no_value
 
     def tolist(self):
         raise NotImplementedError(NO_DATA)
@@ -347,6 +352,25 @@ def _pad(array, pad_width, mode='constant', **kwargs):
     return MetaArray(tuple(s + int(lo) + int(hi) for s, (lo, hi) in zip(array.shape, widths)), array.dtype)
 
 
+def _tile(a, reps):
+    reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
+    n = max(a.ndim, len(reps))
+    shape, reps = (1,) * (n - a.ndim) + a.shape, (1,) * (n - len(reps)) + reps
+    return MetaArray(tuple(s * r for s, r in zip(shape, reps)), a.dtype)
+
+
+def _take_along_axis(arr, indices, axis=-1):
+    if isinstance(indices, np.ndarray) and indices.ndim:
+        raise RuntimeError('Tensor on device cpu is not on the expected device meta!')
+    if axis is None:
+        return MetaArray(indices.shape, arr.dtype)
+    axis %= arr.ndim
+    shape = list(np.broadcast_shapes(tuple(1 if i == axis else s for i, s in enumerate(arr.shape)),
+                                     tuple(1 if i == axis else s for i, s in enumerate(indices.shape))))
+    shape[axis] = indices.shape[axis]
+    return MetaArray(shape, arr.dtype)
+
+
 def _new_like(a, *args, dtype=None, shape=None, **kwargs):
     return MetaArray(a.shape if shape is None else shape, a.dtype if dtype is None else dtype)
 
@@ -361,6 +385,8 @@ _FUNCTIONS = {
     np.full_like: lambda a, fill_value, *args, **kwargs: _new_like(a, *args, **kwargs),
     np.copy: _same_shape, np.ascontiguousarray: _as_array, np.asarray: _as_array, np.asanyarray: _as_array,
     np.cumsum: _same_shape, np.cumprod: _same_shape, np.tril: _same_shape, np.triu: _same_shape,
+    np.roll: _same_shape, np.sort: _same_shape, np.argsort: lambda a, *args, **kwargs: MetaArray(a.shape, np.intp),
+    np.tile: _tile, np.take_along_axis: _take_along_axis,
     np.clip: lambda a, a_min=None, a_max=None, out=None, **kwargs: out if out is not None else MetaArray(
         np.broadcast_shapes(*[_shape_of(v) for v in (a, a_min, a_max) if v is not None]),
         np.clip(_probe_array(a), a_min if np.ndim(a_min) == 0 else None, a_max if np.ndim(a_max) == 0 else None,
@@ -379,7 +405,7 @@ _VIEWS = {np.transpose, np.swapaxes, np.moveaxis, np.expand_dims, np.squeeze, np
           np.split, np.array_split, np.broadcast_arrays, np.ravel}
 _METHODS = {'sum': np.sum, 'mean': np.mean, 'prod': np.prod, 'max': np.max, 'min': np.min, 'any': np.any,
             'all': np.all, 'std': np.std, 'var': np.var, 'argmax': np.argmax, 'argmin': np.argmin,
-            'cumsum': np.cumsum, 'cumprod': np.cumprod, 'clip': np.clip}
+            'cumsum': np.cumsum, 'cumprod': np.cumprod, 'clip': np.clip, 'argsort': np.argsort, 'sort': np.sort}
 
 
 class _MetaModule:

@@ -94,6 +94,11 @@ OPS = {
     'cat': lambda M, x: M.cat([x, x], 1),
     'stack': lambda M, x: M.stack([x, x]),
     'to float64': lambda M, x: x.to(M.float64),
+    'max along a dim': lambda M, x: x.max(dim=1)[0],
+    'argmax': lambda M, x: x.argmax(-1),
+    'repeat': lambda M, x: x.repeat(2, 1, 3),
+    'roll': lambda M, x: x.roll(1, 0),
+    'argsort': lambda M, x: x.argsort(1),
     'in-place add_': lambda M, x: x.add_(1),
     'in-place fill_': lambda M, x: x.fill_(3),
     'in-place zero_': lambda M, x: x.zero_(),
@@ -223,5 +228,7 @@ def test_an_op_without_a_meta_rule_says_so():
     """An op whose NumPy code has no meta rule raises NotImplementedError naming it, as PyTorch
     does for an op without a meta kernel, rather than computing on something else."""
     x = lg.empty(3, 4, device='meta')
-    with pytest.raises(NotImplementedError, match="meta device"):
+    with pytest.raises(NotImplementedError, match="meta device has no shape rule for numpy.svd"):
         lg.linalg.svd(x)
+    with pytest.raises(NotImplementedError, match="meta device cannot run embedding: it reads an array's values"):
+        lg.nn.functional.embedding(lg.empty(2, dtype=lg.int64, device='meta'), lg.empty(5, 3, device='meta'))
