@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from . import backend
 from . import autograd as _autograd
 from .autograd import grad_mode
+from .autograd import graph as _graph
 from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator, registration_lock as _registration_lock
 from .autograd.origins import note as _note_origin
 from .autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
-    views_require_grad as _views_require_grad
+    views_require_grad as _views_require_grad, views_stop_requiring_grad as _views_stop_requiring_grad
 from ._tensor_str import tensor_repr
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ class Tensor:
     _view_node = None    # the node a view op recorded for the view (its derivative)
     _makes = None        # a view's chain of view ops from its base, once needed
     _fw_grad = None      # the tangent of a dual tensor (autograd.forward_ad)
+    _detached_from = None  # (its grad_fn's _seq, the moment) of its last detach_() of a history
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
@@ -301,12 +303,16 @@ class Tensor:
                 'you can only change requires_grad flags of leaf variables. If you want to use a '
                 "computed variable in a subgraph that doesn't require differentiation use "
                 'var_no_grad = var.detach().')
+        if not flag and self._base is not None and self._base._requires_grad:
+            return  # a view without a history asks its base, as PyTorch's does: it still requires grad
         if flag and self._data.dtype.kind not in 'fVc':
             raise RuntimeError(dtype_message)
         if flag and type(self._version_counter) is grad_mode.InferenceCounter and not _state.inference:
             raise RuntimeError('Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.')
         if self._requires_grad and not flag:
             _note_origin(self, 'frozen', None)  # for leafgrad.explain
+            if self._views is not None:
+                _views_stop_requiring_grad(self)
         elif flag and not self._requires_grad and self._views is not None:
             _views_require_grad(self)
         self._requires_grad = flag
@@ -410,6 +416,11 @@ class Tensor:
                                'function in torch/optim/optimizer.py as the solution.')
         if self._requires_grad:
             _note_origin(self, 'detach_', self)  # for leafgrad.explain (source: itself, as it was)
+        if self._grad_fn is not None:  # a node that saved it before now refuses to use it
+            self._detached_from = (getattr(self._grad_fn, '_seq', -1), next(_graph._sequence))
+        if self._requires_grad and self._views is not None:
+            self._requires_grad = False
+            _views_stop_requiring_grad(self)
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0

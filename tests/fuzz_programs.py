@@ -259,12 +259,6 @@ def _is_multi_output_view_modified(lines, diff):
     return 'output of a function that returns multiple views' in repr(diff)
 
 
-def _is_grad_of_a_leaf_that_stopped_requiring_it(lines, diff):
-    # PyTorch's AccumulateGrad skips a leaf whose requires_grad was switched off after use
-    return (any('.requires_grad_(False)' in line or '.detach_()' in line for line in lines)
-            and bool(diff[2]) and diff[2][0] in ('grad', 'final'))
-
-
 def _is_capture_before_hooks(lines, diff):
     # PyTorch's autograd.grad captures a non-leaf input's gradient before that tensor's hooks run
     record = diff[1]
@@ -330,7 +324,9 @@ def _unsigned(record):
 
 
 def _is_empty_write_to_expanded(lines, diff):
-    # an in-place op on an empty slice of an expanded tensor: PyTorch does nothing
+    # zero_/fill_ of an expanded tensor (PyTorch writes the one element each place shares), or any
+    # in-place op on an empty slice of one (PyTorch does nothing): leafgrad's expanded arrays are
+    # read-only
     return 'refers to a single memory location' in repr(diff[1]) and 'refers to' not in repr(diff[2])
 
 
@@ -373,14 +369,13 @@ def _is_fused_double_backward(lines, diff):
 
 KNOWN = [('a view made under no_grad does not require grad', _is_view_in_no_grad),
          ('a split/chunk/unbind view stays readable after its base changes in place', _is_multi_output_view_modified),
-         ('requires_grad_(False) or detach_() on a used leaf: it still gets .grad',
-          _is_grad_of_a_leaf_that_stopped_requiring_it),
          ("autograd.grad's result is not a view (detach_ allowed)", _is_detach_of_an_engine_gradient),
          ('a view keeps its history name after its base changes in place', _is_view_regenerated_after_inplace_on_base),
          ('a view made under no_grad may be changed in place with grad mode on', _is_no_grad_view_modified),
          ("gradients keep the other operand's dtype until accumulated", _is_uncast_gradient),
          ('the sign bit of a NaN from a domain error (copysign shows it)', _is_nan_sign),
-         ('an in-place op on an empty slice of an expanded tensor is refused', _is_empty_write_to_expanded),
+         ('zero_/fill_ of an expanded tensor, or an in-place op on an empty slice of one, is refused',
+          _is_empty_write_to_expanded),
          ('a view of a leaf cut loose by detach_() may be changed in place', _is_view_of_detached_leaf),
          ('a copy onto memory the source partly shares is allowed', _is_copy_onto_overlapping_memory),
          ('a version error names another of the saved tensors', _is_other_version_error),

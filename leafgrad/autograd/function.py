@@ -28,6 +28,7 @@ class _NoneSaved:
     """Stands for a None passed to ``save_for_backward`` (Node.save expects tensors)."""
     __slots__ = ()
     _version_counter = (0,)
+    _detached_from = None
 
 
 _NONE = _NoneSaved()

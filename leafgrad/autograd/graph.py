@@ -73,6 +73,8 @@ class SavedOutput:
         self.output_nr = tensor._output_nr
         self.requires_grad = tensor._requires_grad
 
+    _detached_from = None  # (read like a tensor's: an output is never detached in place)
+
 
 # ---- saved-tensor hooks (leafgrad.autograd.graph.saved_tensors_hooks) ----------------------
 # The innermost (pack, unpack) pair of the saving thread applies when a node saves. Node.save
@@ -165,10 +167,22 @@ class _Kept:
             if t._version_counter[0] != self.version:
                 node._raise_modified(t.data, t._version_counter[0], self.version, node, t.output_nr, t._version_counter)
             return _tensor.Tensor._from_saved_output(t, node)
+        if t._detached_from is not None:
+            _check_not_detached(t, node)
         if t._version_counter[0] != self.version:
             node._raise_modified(t._data, t._version_counter[0], self.version, _current_grad_fn(t), t._output_nr,
                                  t._version_counter)
         return t
+
+
+def _check_not_detached(t, node):
+    """PyTorch refuses to use a saved input that had a history when ``node`` saved it and lost
+    it to ``detach_()`` since (``t._detached_from``: the sequence numbers of the node it lost and
+    of the moment it lost it)."""
+    lost, when = t._detached_from
+    if t._grad_fn is None and lost < node._seq < when:
+        raise RuntimeError('Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().'
+                           'This is not supported, please use out-of-place `.detach()` instead')
 
 
 _UNPACKS = (_Packed, _Kept)
@@ -179,6 +193,7 @@ class _EmptyType:
     from ``grad_fn._saved_<name>``, as PyTorch's unsaved slots do)."""
     __slots__ = ()
     _version_counter = (0,)
+    _detached_from = None
 
 
 _Empty = _EmptyType()
@@ -361,9 +376,12 @@ class Node:
                 if t._version_counter[0] != version:
                     self._raise_modified(t.data, t._version_counter[0], version, self, t.output_nr, t._version_counter)
                 t = _tensor.Tensor._from_saved_output(t, self)
-            elif t._version_counter[0] != version:
-                self._raise_modified(t._data, t._version_counter[0], version, _current_grad_fn(t), t._output_nr,
-                                     t._version_counter)
+            else:
+                if t._detached_from is not None:
+                    _check_not_detached(t, self)
+                if t._version_counter[0] != version:
+                    self._raise_modified(t._data, t._version_counter[0], version, _current_grad_fn(t), t._output_nr,
+                                         t._version_counter)
             out.append(t)
         return out
 
@@ -379,8 +397,8 @@ class Node:
             return [t._data for t in self.saved_tensors]
         out = []
         for t in saved:
-            if t._version_counter[0] != versions[len(out)]:
-                self.saved_tensors  # raises PyTorch's message for it
+            if t._version_counter[0] != versions[len(out)] or t._detached_from is not None:
+                self.saved_tensors  # raises PyTorch's message for it (if it was detached after saving)
             out.append(t.data if type(t) is SavedOutput else t._data)
         return out
 
@@ -556,9 +574,11 @@ def _current_grad_fn(t):
 
 
 def _short_name(node):
+    """A node's name without its 'Backward' or 'Backward<n>' ending (PyTorch's: MulBackward0 is
+    Mul, a custom Function's EBackward is E, CopyBackwards stays whole)."""
     name = node.name()
-    i = name.find('Backward')
-    return name[:i] if i > 0 else name
+    stem = name.rstrip('0123456789')
+    return stem[:-len('Backward')] if stem.endswith('Backward') else name
 
 
 class AccumulateGrad(Node):
@@ -588,6 +608,10 @@ class AccumulateGrad(Node):
 
     def apply(self, grad):
         var = self.variable
+        if var._grad_fn is not None:
+            raise RuntimeError('leaf variable has been moved into the graph interior')
+        if not var._requires_grad:
+            return ()  # requires_grad_(False) or detach_() since it was used: no .grad, as in PyTorch
         if grad._data.dtype != var._data.dtype:
             grad = grad.to(var.dtype)  # a float32 leaf gets a float32 .grad, as in PyTorch
         lock = self._lock  # (acquire/release: half the instructions of a with-statement)

@@ -151,6 +151,14 @@ def views_require_grad(base):
         v._requires_grad = True
 
 
+def views_stop_requiring_grad(base):
+    """``base`` no longer requires grad (``requires_grad_(False)``, ``detach_()``): nor do its
+    views that have no history of their own (PyTorch's view without a grad_fn asks its base)."""
+    for v in base._views.alive():
+        if v._grad_fn is None:
+            v._requires_grad = False
+
+
 def reroot(t, old_data, inverse):
     """``t`` (a base or a view) changed shape in place (``t_``, ``unsqueeze_`` ...): the views
     made from it, recipes for its old shape, become views of a stand-in for the old shape,

@@ -97,9 +97,10 @@ class EluBackward0(Node):
         return in_float32(self.formula, grad, *self.saved_tensors),
 
     def formula(self, grad, x):
-        pos = _mask(x._data > 0, x)
-        neg = ew.exp(x * self.input_scale) * (self.alpha * self.input_scale)
-        return grad * (pos * self.scale + (1 - pos) * (neg * self.scale))
+        # selected, as PyTorch's kernel (x <= 0 ? negative side : positive side): a NaN or an
+        # infinity takes the positive side's slope, never exp(inf) * 0
+        neg = grad * (ew.exp(x * self.input_scale) * (self.alpha * self.input_scale * self.scale))
+        return ew.where(wrap(x._data <= 0), neg, grad * self.scale)
 
 
 class CeluBackward0(EluBackward0):
@@ -199,6 +200,13 @@ def gelu(input, approximate='none'):
         data = x * 0.5 * (1 + xp.tanh(inner))
     else:
         data = x * 0.5 * (1 + erf(wrap(x * x.dtype.type(_INV_SQRT_2)))._data)
+        raw = input._data
+        if (raw.dtype == xp.float32 or raw.dtype.kind == 'V') and raw.size > 1 and raw.flags.c_contiguous:
+            # PyTorch's vectorized float32/bfloat16 kernel (a contiguous tensor of more than one
+            # element) gives NaN at +inf; its scalar path, as float64's and float16's, inf
+            at_inf = x == xp.inf
+            if at_inf.any():
+                data = xp.where(at_inf, x.dtype.type('nan'), data)
     result, node = record(data.astype(input._data.dtype, copy=False), GeluBackward0, (input,))
     if node is not None:
         node.approximate = approximate
@@ -315,7 +323,8 @@ class HardtanhBackward0(Node):
     def apply(self, grad):
         (x,) = self.saved_tensors
         d = x._data
-        return ew.masked_grad(grad, (d > self.min_val) & (d < self.max_val), x, 'HardtanhBackwardBackward0'),
+        # (PyTorch's test: zero where x <= min_val or x >= max_val; at a NaN the gradient passes)
+        return ew.masked_grad(grad, ~((d <= self.min_val) | (d >= self.max_val)), x, 'HardtanhBackwardBackward0'),
 
 
 def _hardtanh(input, min_val=-1.0, max_val=1.0):
@@ -354,10 +363,10 @@ class HardswishBackward0(Node):
 
     @staticmethod
     def formula(grad, x):
+        # selected, as PyTorch's kernel: 0 where x <= -3, the slope inside, grad elsewhere (NaN too)
         d = x._data
-        mid = _mask((d > -3) & (d < 3), x)
-        high = _mask(d >= 3, x)
-        return grad * (mid * (x / 3 + 0.5) + high)
+        inside = ew.where(wrap(d < 3), grad * (x / 3 + 0.5), grad)
+        return ew.where(wrap(d <= -3), wrap(xp.zeros_like(grad._data)), inside)
 
 
 def _hardswish(input):
@@ -380,8 +389,10 @@ class HardsigmoidBackward0(Node):
         # PyTorch has no second derivative here: differentiating this gradient raises
         from .rounding import NotImplementedNode
         # PyTorch's kernel multiplies by 1/6 rounded to float32, in every dtype
-        mask = (((d > -3) & (d < 3)) * float(xp.float32(1.0) / xp.float32(6.0))).astype(d.dtype)
-        out, node = record(grad._data * mask, NotImplementedNode, (grad, x))
+        g = grad._data
+        # selected (a NaN or infinite gradient outside gives 0, as in PyTorch's kernel)
+        out, node = record(xp.where((d > -3) & (d < 3), g * g.dtype.type(xp.float32(1.0) / xp.float32(6.0)),
+                                    g.dtype.type(0)), NotImplementedNode, (grad, x))
         if node is not None:
             node.op_name = 'hardsigmoid_backward'
         return out,
@@ -405,7 +416,7 @@ class ThresholdBackward0(Node):
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return ew.masked_grad(grad, x._data > self.threshold, x, 'ThresholdBackwardBackward0'),
+        return ew.masked_grad(grad, ~(x._data <= self.threshold), x, 'ThresholdBackwardBackward0'),
 
 
 class ThresholdBackward1(ThresholdBackward0):
@@ -415,7 +426,7 @@ class ThresholdBackward1(ThresholdBackward0):
 
 def _threshold(input, threshold, value, node_cls=ThresholdBackward0):
     x = input._data
-    result, node = record(xp.where(x > threshold, x, x.dtype.type(value)), node_cls, (input,))
+    result, node = record(xp.where(x <= threshold, x.dtype.type(value), x), node_cls, (input,))  # (NaN stays)
     if node is not None:
         node.threshold = threshold
         node.save(input)
@@ -441,7 +452,7 @@ class HardshrinkBackward0(Node):
     def apply(self, grad):
         (x,) = self.saved_tensors
         d = x._data
-        return ew.masked_grad(grad, (d > self.lambd) | (d < -self.lambd), x, self.double_backward_name),
+        return ew.masked_grad(grad, ~((d >= -self.lambd) & (d <= self.lambd)), x, self.double_backward_name),
 
 
 class SoftshrinkBackward0(HardshrinkBackward0):
@@ -451,7 +462,7 @@ class SoftshrinkBackward0(HardshrinkBackward0):
 
 def hardshrink(input, lambd=0.5):
     x = _float(input, 'hardshrink_cpu')
-    keep = (x > lambd) | (x < -lambd)
+    keep = ~((x >= -lambd) & (x <= lambd))  # (NaN stays)
     result, node = record(_rounded(xp.where(keep, x, x.dtype.type(0)), input), HardshrinkBackward0, (input,))
     if node is not None:
         node.lambd = lambd
@@ -465,7 +476,8 @@ def softshrink(input, lambd=0.5):
         dtype = input._data.dtype
         raise RuntimeError(f'lambda must be in range [0, {float(backend.np_finfo(dtype).max):g}] for input dtype '
                            f'{_DTYPE_LABEL[dtype.name]}, but found {lambd:g}')
-    data = xp.where(x > lambd, x - x.dtype.type(lambd), xp.where(x < -lambd, x + x.dtype.type(lambd), 0))
+    # (x * 0 in the middle, as PyTorch's kernel: -0.0 for a negative x, NaN for a NaN)
+    data = xp.where(x > lambd, x - x.dtype.type(lambd), xp.where(x < -lambd, x + x.dtype.type(lambd), x * 0))
     result, node = record(data.astype(input._data.dtype, copy=False), SoftshrinkBackward0, (input,))
     if node is not None:
         node.lambd = lambd

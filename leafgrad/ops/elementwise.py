@@ -769,8 +769,10 @@ def masked_grad(grad, mask, wrt, name):
     """``grad * mask`` (mask: an array of 0/1 or slopes, shaped like grad) as a function of
     ``grad`` and, with zero derivative, of ``wrt``."""
     g = grad._data
-    # a boolean mask multiplies as 0/1 as it is: no float copy of it
-    result, node = record(g * mask if mask.dtype == bool else g * mask.astype(g.dtype, copy=False),
+    # a boolean mask selects, as PyTorch's kernels do (0 where it is false, even for a NaN or
+    # infinite gradient); slopes multiply
+    result, node = record(xp.where(mask, g, g.dtype.type(0)) if mask.dtype == bool
+                          else g * mask.astype(g.dtype, copy=False),
                           MaskedGradBackward, (grad, wrt))
     if node is not None:
         node.mask, node.label = wrap(mask.astype(g.dtype, copy=False)), name

@@ -377,7 +377,10 @@ def index_select(input, dim, index):
     size = shape[d] if shape else 1
     flat = idx.reshape(-1)
     if flat.size and (flat.min() < 0 or flat.max() >= size):
-        if d == 0 or len(shape) < 2:  # PyTorch's two kernels word it differently
+        empty = len(shape) > 1 and input._data.size == 0
+        if empty and size == 0:
+            raise RuntimeError('index_select(): self indexing axis dim should be positive')
+        if (d == 0 and not empty) or len(shape) < 2:  # PyTorch's kernels word it differently
             raise IndexError('index out of range in self')
         bad = flat[(flat < 0) | (flat >= size)][0]
         raise RuntimeError(f'INDICES element is out of DATA bounds, id={int(bad)} axis_dim={size}')

@@ -117,8 +117,8 @@ def _type_name(d):
 def inplace(self, op, others=()):
     """Run ``op`` (an out-of-place function of self) and write its result into ``self``."""
     self._check_inplace()
-    _check_writable(self)
     if not needs_grad(self, *others):
+        _check_writable(self)
         result = op(self)
         _check_result(self, result)
         self._data[...] = result._data
@@ -126,8 +126,9 @@ def inplace(self, op, others=()):
         return self
     base = self._base
     if base is not None:
-        _check_view_inplace(self)
+        _check_view_inplace(self)  # (before the memory check, as PyTorch's check_inplace)
         _fresh(self)
+    _check_writable(self)
     snapshot = Tensor._wrap(self._data.copy(), self._requires_grad)
     snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
     result = op(snapshot)
@@ -334,8 +335,8 @@ def uniform_(self, *bounds, generator=None, **named):
 
 def zero_(self):
     self._check_inplace()
-    _check_writable(self)
     if not needs_grad(self):
+        _check_writable(self)
         self._data[...] = 0
         _bump(self)
         return self

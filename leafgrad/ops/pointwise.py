@@ -249,12 +249,12 @@ class HypotBackward0(Node):
 
 
 def hypot(input, other):
-    _float_only('hypot_cpu', input, other)
     x, y = binary_operands(input, other)
     try:
         data = xp.hypot(x, y)
     except ValueError:
         raise broadcast_error(input, other) from None
+    _float_only('hypot_cpu', input, other)  # (after the shapes, as PyTorch's TensorIterator)
     result, node = record(data, HypotBackward0, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)

@@ -240,9 +240,15 @@ class RemainderBackward1(Node):
         return ga, gb
 
 
-def _mod(input, other, np_fn, scalar_node, tensor_node):
+def _mod(input, other, np_fn, scalar_node, tensor_node, kernel):
     x, y = _arrays(input, other)
-    _int_operands(x, y, 'fmod_cpu' if np_fn is xp.fmod else 'remainder_cpu')
+    try:  # (PyTorch's order: the shapes, the kernel's dtype, then a zero divisor)
+        xp.broadcast_shapes(xp.shape(x), xp.shape(y))
+    except ValueError:
+        raise broadcast_error(input, other) from None
+    if x.dtype == bool:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    _int_operands(x, y, kernel)
     try:
         with xp.errstate(divide='ignore', invalid='ignore'):
             data = xp.asarray(np_fn(x, y)).astype(_result_dtype(input, other), copy=False)
@@ -259,7 +265,7 @@ def _mod(input, other, np_fn, scalar_node, tensor_node):
 
 
 def fmod(input, other):
-    return _mod(input, other, xp.fmod, FmodBackward0, FmodBackward1)
+    return _mod(input, other, xp.fmod, FmodBackward0, FmodBackward1, 'fmod_cpu')
 
 
 def _remainder(x, y):
@@ -275,8 +281,8 @@ def remainder(input, other):
     if not isinstance(input, Tensor):  # scalar % tensor
         from ..creation import tensor as _tensor
         input = _tensor(input, dtype=backend.result_type(input, other))
-        return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1)
-    return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1)
+        return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1, 'remainder_cpu')
+    return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1, 'remainder_cpu')
 
 
 def _rfloordiv(self, other):
