@@ -464,3 +464,15 @@ def test_requires_grad_false_on_a_view_without_history_keeps_asking_its_base():
         handle = v.register_hook(lambda g: None)
         return {'requires_grad': v.requires_grad, 'is_leaf': v.is_leaf, 'hook': handle is not None}
     assert_same(program)
+
+
+@pytest.mark.parametrize('made', ['no_grad', 'grad'])
+def test_reshape_of_non_contiguous_data_without_a_copy_is_reshape_alias(made):
+    """reshape records ViewBackward0 on contiguous data, ReshapeAliasBackward0 on non-contiguous
+    data it can still view, UnsafeViewBackward0 when it copies (a view made under no_grad too)."""
+    def program(T):
+        b = T.ones(3, 3, requires_grad=True) * 1
+        with (T.no_grad() if made == 'no_grad' else T.enable_grad()):
+            views = [b[:, 0:1], b[0:1, :], b.split(1, -1)[0].squeeze(-2), b[::2], b.t()[:, 0:1]]
+        return {'names': tuple(tuple(_name(v.reshape(s)) for s in ((-1,), (1, -1))) for v in views)}
+    assert_same(program)

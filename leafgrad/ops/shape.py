@@ -84,6 +84,11 @@ class UnsafeViewBackward0(ViewBackward0):
     __slots__ = ()
 
 
+class ReshapeAliasBackward0(ViewBackward0):
+    """reshape of non-contiguous data that needs no copy (PyTorch's _reshape_alias)."""
+    __slots__ = ()
+
+
 class CloneBackward0(Node):
     __slots__ = ()
 
@@ -115,8 +120,10 @@ def reshape(input, *shape):
     shape = _infer_shape(shape_args(shape), input._data.size)
     src = input._data
     data = src.reshape(shape)
-    if src.flags.c_contiguous or xp.may_share_memory(data, src):  # (contiguous data: always a view)
+    if src.flags.c_contiguous:  # (contiguous data: always a view)
         out, node = make_view(input, data, ViewBackward0, lambda t: reshape(t, shape))
+    elif xp.may_share_memory(data, src):
+        out, node = make_view(input, data, ReshapeAliasBackward0, lambda t: reshape(t, shape))
     else:  # a copy, as PyTorch's reshape of non-contiguous data: _reshape_alias/clone + view
         out, node = record(data, UnsafeViewBackward0, (input,))
     if node is not None:
