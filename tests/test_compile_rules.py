@@ -264,3 +264,31 @@ def test_relu_derivative_as_threshold_backward():
         warnings.simplefilter('always')
         _check(lambda x, scale: (F.relu(x) * scale).sum() + (lg.relu(x * 2.0) * scale).sum(), make)
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize('layout', ['contiguous', 'transposed'])
+@pytest.mark.parametrize('dtype', [np.float32, np.float64], ids=['float32', 'float64'])
+def test_dropout_draws_as_eager(layout, dtype):
+    """F.dropout and nn.Dropout replayed on arrays: the same draws from the default generator,
+    in eager's order (a transposed input is filled in its memory order), the same scaling."""
+    drop = nn.Dropout(0.3)
+
+    def fn(x):
+        h = x.t() if layout == 'transposed' else x * 1.0
+        return F.dropout(h * 2.0, 0.4) + drop(h) * 0.5
+    compiled = lg.compile(fn)
+    for s in range(3):
+        xs = _rng(s).standard_normal((5, 7)).astype(dtype)
+        results = []
+        for f in (fn, compiled):
+            lg.manual_seed(s)
+            x = lg.tensor(xs, requires_grad=True)
+            out = f(x)
+            out.backward(lg.tensor(_rng(s, 1).standard_normal(out.shape).astype(dtype)))
+            results.append((out, x.grad, lg.rand(2)))
+        (e, eg, er), (c, cg, cr) = results
+        _same(e, c)
+        _same(eg, cg)
+        _same(er, cr)  # the generator left where eager leaves it
+    (program,) = _program(compiled)
+    assert program.islands == 0

@@ -154,6 +154,38 @@ def _softmax_array(data, d):
     return e / e.sum(axis=d, keepdims=True)
 
 
+# ---- dropout -------------------------------------------------------------------------------
+
+def _dropout_noise_scaled(x, p):
+    """F.dropout's multiplier for ``x`` (training, 0 < p < 1): the noise drawn as eager draws it
+    (the same generator, the same order), divided by 1 - p as eager divides it."""
+    from ..tensor import Tensor
+    noise = _dropout_noise(Tensor._wrap(x), p, False)
+    d = noise.dtype
+    return (noise.astype(d.type) / d.type(1 - p)).astype(d)
+
+
+def _dropout(call, meta):
+    """F.dropout of a float32/float64 tensor in training, 0 < p < 1, not in place: one multiply
+    by the scaled noise (MulBackward0's derivative: the gradient times the noise)."""
+    a = _bind(call)
+    if a is None or a['inplace'] is not False or a['training'] is not True or not _float_ref(meta, a['input']):
+        return None
+    p = a['p']
+    if type(p) not in (float, int) or not 0 < p < 1 or not all(meta[a['input'].slot][0]):
+        return None
+    x, o = a['input'], call.outs[0]
+
+    def fwd(spec, gen):
+        f = gen.const(_dropout_noise_scaled, 'dropout_noise')
+        gen.emit(f'{_state(o)} = {f}({_v(x.slot)}, {p!r})', [_v(x.slot)])
+        gen.emit(f'{_v(o)} = {_v(x.slot)} * {_state(o)}', [_v(x.slot), _state(o)])
+
+    def bwd(spec, gen, gouts, need):
+        return [(x.slot, f'{gouts[0]} * {_state(o)}', [gouts[0], _state(o)])]
+    return Spec(call, meta, fwd, bwd)
+
+
 # ---- conv2d -------------------------------------------------------------------------------
 
 def _conv2d(call, meta):
@@ -354,16 +386,17 @@ class _Shaped:
 def table():
     """{op function: rule} for nn.functional's ops (see ``rules.table``)."""
     global _log_softmax_array, _nll_arrays, _conv_fwd, _conv_gi, _conv_gw, _window_max, _window_scatter
-    global _window_flat, _max_poolnd, _flat_index
+    global _window_flat, _max_poolnd, _flat_index, _dropout_noise
     from ..nn._functional import basic, conv, loss, pooling, max_windows
     _log_softmax_array, _nll_arrays = basic._log_softmax_array, loss.nll_arrays
     _conv_fwd, _conv_gi, _conv_gw = conv.conv_fwd, conv.conv_gi, conv.conv_gw
     _window_max, _window_scatter, _window_flat = max_windows.window_max, max_windows.window_scatter, \
         max_windows.window_flat
     _max_poolnd, _flat_index = pooling._max_poolnd, pooling._flat_index
+    _dropout_noise = basic._dropout_noise
     return {
         loss.cross_entropy: _cross_entropy,
-        basic.log_softmax: _softmax_rule(True), basic.softmax: _softmax_rule(False),
+        basic.log_softmax: _softmax_rule(True), basic.softmax: _softmax_rule(False), basic.dropout: _dropout,
         conv.conv2d: _conv2d,
         pooling.max_pool2d: _max_pool2d,
     }
