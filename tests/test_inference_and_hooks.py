@@ -179,6 +179,13 @@ PACKING = {
     'log_softmax': (lambda M, a: a.log_softmax(-1), (2, 3)),
     'mse': (lambda M, a, b: M.nn.functional.mse_loss(a, b), (2, 3), (2, 3)),
     'conv2d': (lambda M, x, w, b: M.nn.functional.conv2d(x, w, b), (1, 2, 4, 4), (3, 2, 2, 2), (3,)),
+    'cross_entropy': (lambda M, a: M.nn.functional.cross_entropy(a, M.tensor([0, 2])), (2, 3)),
+    'cross_entropy weighted sum': (lambda M, a: M.nn.functional.cross_entropy(
+        a, M.tensor([0, 2, -100]), weight=M.tensor([0.5, 2.0, 1.0], dtype=a.dtype), reduction='sum'), (3, 3)),
+    'nll_loss none': (lambda M, a: M.nn.functional.nll_loss(a, M.tensor([1, 0]), reduction='none'), (2, 3)),
+    'layer_norm': (lambda M, x, w, b: M.nn.functional.layer_norm(x, (3,), w, b), (2, 3), (3,), (3,)),
+    'layer_norm weight only': (lambda M, x, w: M.nn.functional.layer_norm(x, (2, 3), w), (2, 2, 3), (2, 3)),
+    'layer_norm no affine': (lambda M, x: M.nn.functional.layer_norm(x, (3,)), (4, 3)),
 }
 
 

@@ -330,7 +330,7 @@ class NllLossBackward0(Node):
     classes, their weights (None: all 1) and the total weight (None: no mean) for the derivative."""
     __slots__ = ('class_dim', 'reduction', 'input_shape', 'n_rows', 'counted', 'classes', 'weights', 'total',
                  'dtype')
-    saved_names = ('self', 'target', 'weight')
+    saved_names = ('self', 'target', 'weight', 'total_weight')
 
     def jvp(self, tangents, output):
         # linear in the input: each output's gradient (seeded with ones) dotted with the tangent
@@ -480,7 +480,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         node.class_dim, node.reduction, node.input_shape, node.n_rows = cdim, reduction, input._data.shape, t.size
         node.counted, node.weights, node.total, node.dtype = counted, w, total, x.dtype
         node.classes = classes
-        node.save(input, target, _Empty if weight is None else weight)
+        # total_weight saved as PyTorch saves it (0 unreduced), so that saved-tensor hooks see its four
+        total_weight = 0 if reduction == 'none' else total if total is not None else (
+            classes.size if w is None else xp.add.reduce(w))
+        node.save(input, target, _Empty if weight is None else weight, wrap(xp.asarray(total_weight, dtype=x.dtype)))
     return out
 
 

@@ -66,7 +66,9 @@ def _affine_jvp(dxhat, tw, tb, xhat, w, chan=None):
 
 
 class NativeLayerNormBackward0(Node):
-    __slots__ = ('dims', 'eps', 'dtypes')
+    """Saves bias, input, weight, mean and 1/std, as PyTorch packs them (the derivative reads
+    the input and the weight)."""
+    __slots__ = ('dims', 'eps', 'dtypes', 'has_w', 'has_b')
 
     def jvp(self, tangents):
         x, w = self.saved_tensors
@@ -92,9 +94,9 @@ class NativeLayerNormBackward0(Node):
         return gx, gw, gb
 
     @property
-    def saved_tensors(self):
-        s = Node.saved_tensors.fget(self)
-        return s if len(s) == 2 else s + [None]
+    def saved_tensors(self):  # (input, weight or None)
+        s = Node.saved_tensors.fget(self)[1 if self.has_b else 0:]
+        return [s[0], s[1] if self.has_w else None]
 
 
 def _check_layer_norm_dtypes(input, weight, bias):
@@ -141,7 +143,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     out, node = record(y.astype(x.dtype, copy=False), NativeLayerNormBackward0, (input, weight, bias))
     if node is not None:
         node.dims, node.eps, node.dtypes = dims, eps, _dtypes(input, weight, bias)
-        node.save(input, *([weight] if weight is not None else []))
+        node.has_w, node.has_b = weight is not None, bias is not None
+        node.save(*([bias] if bias is not None else []), input, *([weight] if weight is not None else []),
+                  wrap(mu), wrap(rstd))
     return out
 
 
