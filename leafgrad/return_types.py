@@ -44,7 +44,8 @@ linalg_eigh = _make('linalg_eigh', ('eigenvalues', 'eigenvectors'))
 linalg_slogdet = _make('linalg_slogdet', ('sign', 'logabsdet'))
 linalg_inv_ex = _make('linalg_inv_ex', ('inverse', 'info'))
 linalg_cholesky_ex = _make('linalg_cholesky_ex', ('L', 'info'))
+histogram = _make('histogram', ('hist', 'bin_edges'))
 
 __all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'topk', 'cummax', 'cummin', 'aminmax',
            'svd', 'qr', 'linalg_svd', 'linalg_qr', 'linalg_eigh', 'linalg_slogdet', 'linalg_inv_ex',
-           'linalg_cholesky_ex']
+           'linalg_cholesky_ex', 'histogram']

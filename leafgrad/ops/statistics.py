@@ -1,0 +1,398 @@
+"""Statistics and finite differences: quantile, nanquantile, nanmedian, cov, corrcoef, diff,
+trapezoid, cumulative_trapezoid, dist, renorm.
+
+Most are compositions of differentiable ops, as PyTorch composes them (so their graphs end in
+the same node and differentiate twice); nanmedian, dist and renorm record nodes of their own
+(NanmedianBackward0/1, DistBackward0, RenormBackward0) whose derivatives are leafgrad ops.
+"""
+from .. import return_types
+from ._util import Node, record, saved_output, sum_to, wrap, wrap_dim, xp
+from . import elementwise as _ew
+from . import shape as _shape
+from .activation import _DTYPE_LABEL
+from .indexing import gather
+from .minmax import _EvenlyDistribute, _SelectAlongDim, _full, _select_along_dim, sort
+from .logical import logical_xor
+from .unary import lerp
+from .reduction import sum as _sum
+
+
+def _float_kind(t):
+    return t._data.dtype.kind in 'fV'
+
+
+# ---- quantile, nanquantile ---------------------------------------------------------------------
+
+_INTERPOLATIONS = ('linear', 'lower', 'higher', 'midpoint', 'nearest')
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
+    """PyTorch's algorithm: sort along the reduced dim (NaN last), the rank q * (n - 1) of the
+    non-NaN values (nanquantile) or of all (quantile: a row holding NaN gives NaN), the values at
+    the ranks below and above, interpolated; q's dims first in the result."""
+    from ..tensor import Tensor
+    a = input._data
+    if a.dtype.kind != 'f' or a.dtype.itemsize < 4:
+        raise RuntimeError(f'{name}() input tensor must be either float or double dtype')
+    if isinstance(q, Tensor):
+        qa = q._data
+        if qa.ndim > 1:
+            raise RuntimeError(f'{name}() q must be a scalar or 1D tensor')
+        if qa.dtype != a.dtype:
+            raise RuntimeError(f'{name}() q tensor must be same dtype as the input tensor')
+        q_scalar = qa.ndim == 0
+        qa = qa.reshape(-1)
+    else:
+        qf = float(q)
+        if not 0 <= qf <= 1:
+            raise RuntimeError(f'{name}() q must be in the range [0, 1] but got {qf:g}')
+        q_scalar, qa = True, xp.asarray([qf], dtype=a.dtype)
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f'{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but '
+                           f'got {interpolation}')
+    if a.size == 0:
+        raise RuntimeError(f'{name}() input tensor must be non-empty')
+    if ((qa < 0) | (qa > 1)).any():
+        raise RuntimeError(f'{name}() q values must be in the range [0, 1]')
+    if dim is None:
+        x = _shape.reshape(input, (-1,))
+        out_shape = (1,) * a.ndim if keepdim else ()
+    else:
+        d = wrap_dim(dim, a.ndim)
+        x = _shape.movedim(input, d, -1) if a.ndim else _shape.reshape(input, (1,))
+        out_shape = a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:] if a.ndim else ()
+    values = sort(x, -1)[0]                                   # (..., n), NaN last
+    s = values._data
+    n = s.shape[-1]
+    # the ranks as a tensor: PyTorch differentiates the interpolation weight with respect to q
+    q_t = _shape.reshape(q, (-1,)) if isinstance(q, Tensor) else wrap(qa)
+    if ignore_nan:
+        last = (xp.sum(~xp.isnan(s), axis=-1, keepdims=True) - 1).astype(a.dtype)
+        ranks_t = q_t * wrap(last)
+        ranks_t = _ew.where(wrap(ranks_t._data < 0), wrap(xp.zeros((), a.dtype)), ranks_t)
+    else:
+        ranks_t = q_t * float(n - 1) + wrap(xp.zeros(s.shape[:-1] + (1,), a.dtype))
+        ranks_t = _ew.where(wrap(xp.isnan(s[..., -1:])), wrap(xp.asarray(n - 1, a.dtype)), ranks_t)
+    ranks = ranks_t._data
+    if interpolation == 'lower':
+        ranks = xp.floor(ranks)
+    elif interpolation == 'higher':
+        ranks = xp.ceil(ranks)
+    elif interpolation == 'nearest':
+        ranks = xp.round(ranks)
+    below = ranks.astype(xp.int64)
+    result = gather(values, -1, wrap(below))
+    if interpolation in ('linear', 'midpoint'):
+        above = gather(values, -1, wrap(xp.ceil(ranks).astype(xp.int64)))
+        weight = wrap(xp.full(ranks.shape, 0.5, dtype=a.dtype)) if interpolation == 'midpoint' else \
+            ranks_t - wrap(below.astype(a.dtype))
+        result = lerp(result, above, weight)
+    # (..., len(q)) -> (len(q), *out_shape); a scalar q drops its dim by an in-place squeeze, as PyTorch
+    result = _shape.reshape(result, out_shape + (qa.shape[0],))
+    if not q_scalar:
+        result = _shape.movedim(result, -1, 0).unsqueeze(-1)
+    return result.squeeze_(-1)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    """The q-th quantiles along ``dim`` (of all elements when None); NaN where a slice holds NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, False, 'quantile')
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    """quantile of the non-NaN values (NaN where a slice holds nothing else)."""
+    return _quantile(input, q, dim, keepdim, interpolation, True, 'quantile')  # (PyTorch's messages say quantile)
+
+
+# ---- nanmedian -------------------------------------------------------------------------------------
+
+class NanmedianBackward0(_EvenlyDistribute):
+    __slots__ = ()
+
+
+class NanmedianBackward1(_SelectAlongDim):
+    pass
+
+
+def _lower_nanmedian_index(data, d):
+    """The lower median's index among the non-NaN values along ``d`` (a slice of NaN only: its
+    first NaN)."""
+    order = xp.argsort(data, axis=d, kind='stable')            # NaN sorts last
+    count = xp.sum(~xp.isnan(data), axis=d, keepdims=True) if data.dtype.kind in 'fV' else \
+        xp.full(data.shape[:d] + (1,) + data.shape[d + 1:], data.shape[d])
+    k = xp.maximum((count - 1) // 2, 0)
+    return xp.squeeze(xp.take_along_axis(order, k, axis=d), d)
+
+
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
+    """median ignoring NaN: the lower median of the non-NaN values."""
+    data = input._data
+    if data.dtype.kind == 'b':
+        raise NotImplementedError('"nanmedian_cpu" not implemented for \'Bool\'')
+    if dim is None:
+        if data.size == 0:
+            return record(xp.asarray(xp.nan, dtype=data.dtype), NanmedianBackward0, (input,))[0]
+        flat = data.reshape(-1)
+        return _full(input, 'nanmedian', lambda a: flat[_lower_nanmedian_index(flat, 0)], NanmedianBackward0)
+    return _select_along_dim(input, dim, keepdim, 'nanmedian', _lower_nanmedian_index, NanmedianBackward1,
+                             return_types.nanmedian)
+
+
+# ---- cov, corrcoef -----------------------------------------------------------------------------------
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the rows of ``input`` (variables) over its columns
+    (observations), weighted by integer frequencies and/or observation weights."""
+    from .reduction import mean as _mean
+    a = input._data
+    if a.ndim > 2:
+        raise RuntimeError(f'cov(): expected input to have two or fewer dimensions but got an input with {a.ndim} '
+                           'dimensions')
+    x = _shape.reshape(input, (1, -1)) if a.ndim < 2 else input
+    n_obs = x._data.shape[1]
+    w = None
+    if fweights is not None:
+        f = fweights._data
+        if f.ndim > 1:
+            raise RuntimeError(f'cov(): expected fweights to have one or fewer dimensions but got fweights with '
+                               f'{f.ndim} dimensions')
+        if f.dtype.kind not in 'iu':
+            raise RuntimeError(f'cov(): expected fweights to have integral dtype but got fweights with '
+                               f'{_DTYPE_LABEL.get(f.dtype.name, f.dtype.name)} dtype')
+        if f.size != n_obs:
+            raise RuntimeError(f'cov(): expected fweights to have the same numel as there are observations in the '
+                               f'input but got {f.size} != {n_obs}')
+        if f.size and f.min() < 0:
+            raise RuntimeError('cov(): fweights cannot be negative')
+        w = fweights
+    if aweights is not None:
+        aw = aweights._data
+        if aw.ndim > 1:
+            raise RuntimeError(f'cov(): expected aweights to have one or fewer dimensions but got aweights with '
+                               f'{aw.ndim} dimensions')
+        if aw.dtype.kind not in 'fV':
+            raise RuntimeError(f'cov(): expected aweights to have floating point dtype but got aweights with '
+                               f'{_DTYPE_LABEL.get(aw.dtype.name, aw.dtype.name)} dtype')
+        if aw.size != n_obs:
+            raise RuntimeError(f'cov(): expected aweights to have the same numel as there are observations in the '
+                               f'input but got {aw.size} != {n_obs}')
+        if aw.size and aw.min() < 0:
+            raise RuntimeError('cov(): aweights cannot be negative')
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = _mean(x, 1) if _float_kind(x) else _mean(x.double(), 1)
+        w_sum = n_obs
+        norm = n_obs - correction
+    else:
+        w_sum = _sum(w)
+        avg = _sum(x * w, 1) / w_sum
+        if correction == 0:
+            norm = w_sum
+        elif aweights is None:
+            norm = w_sum - correction
+        else:
+            norm = w_sum - correction * _sum(w * aweights) / w_sum
+    if isinstance(norm, (int, float)):
+        norm = max(norm, 0)
+    else:
+        norm = _ew.where(norm < 0, wrap(xp.zeros((), dtype=norm._data.dtype)), norm)
+    centred = x - _shape.unsqueeze(avg, 1)
+    weighted = centred if w is None else centred * w
+    from .linalg import mm
+    c = mm(centred, _shape.t(weighted))
+    with xp.errstate(divide='ignore', invalid='ignore'):
+        return (c / norm).squeeze()
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows, clipped to [-1, 1]."""
+    c = cov(input)
+    if c._data.ndim == 0:
+        return c / c
+    from .rearrange import diag
+    std = _ew.sqrt(diag(c))
+    c = c / _shape.unsqueeze(std, 1)
+    c = c / _shape.unsqueeze(std, 0)
+    return c.clamp(-1, 1)
+
+
+# ---- diff, trapezoid -----------------------------------------------------------------------------------
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along ``dim`` (``prepend``/``append`` joined first); for bool
+    tensors the exclusive or of neighbours."""
+    from .rearrange import cat
+    from .shape import narrow
+    a = input._data
+    if a.ndim == 0:
+        raise RuntimeError('diff expects input to be at least one-dimensional')
+    if n < 0:
+        raise RuntimeError(f'order must be non-negative but got {n}')
+    for extra in (prepend, append):
+        if extra is not None and extra._data.ndim != a.ndim:
+            raise RuntimeError('diff expects prepend or append to be the same dimension as input')
+    d = wrap_dim(dim, a.ndim)
+    x = input
+    if prepend is not None or append is not None:
+        x = cat([t for t in (prepend, input, append) if t is not None], d)
+    if n == 0:
+        return _shape.clone(x)
+    for _ in range(n):
+        size = x._data.shape[d]
+        if size == 0:
+            break
+        later, earlier = narrow(x, d, 1, size - 1), narrow(x, d, 0, size - 1)
+        x = logical_xor(later, earlier) if x._data.dtype.kind == 'b' else later - earlier
+    return x
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of ``y`` along ``dim`` by the trapezoidal rule, at spacing ``dx`` (default 1)
+    or at sample points ``x``."""
+    from .shape import narrow, select
+    from ..tensor import Tensor
+    a = y._data
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    if isinstance(x, Tensor):
+        if dx is not None:
+            raise TypeError('trapezoid() received an invalid combination of arguments')
+        xs = x._data
+        if xs.ndim == 1 and xs.shape[0] != n:
+            raise RuntimeError(f'trapezoid: There must be one `x` value for each sample point')
+        if n == 0:
+            return _sum(y, d) * 0
+        spacing = narrow(x, -1 if xs.ndim == 1 else d, 1, xs.shape[-1 if xs.ndim == 1 else d] - 1) - \
+            narrow(x, -1 if xs.ndim == 1 else d, 0, xs.shape[-1 if xs.ndim == 1 else d] - 1)
+        if xs.ndim == 1:
+            spacing = _shape.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
+        heights = narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)
+        return _sum(spacing * heights, d) / 2.
+    step = 1 if dx is None else dx
+    if x is not None:  # trapezoid(y, 2.0): a number is the spacing
+        step = x
+    if n == 0:
+        return _sum(y, d) * step
+    return (_sum(y, d) - (select(y, d, 0) + select(y, d, -1)) * 0.5) * step
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal integral along ``dim`` (one element fewer than ``y``)."""
+    from .shape import narrow
+    from .reduction import cumsum
+    from ..tensor import Tensor
+    a = y._data
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    if n == 0:
+        return narrow(y, d, 0, 0) * 1
+    heights = narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)
+    if isinstance(x, Tensor):
+        xs = x._data
+        axis = -1 if xs.ndim == 1 else d
+        spacing = narrow(x, axis, 1, xs.shape[axis] - 1) - narrow(x, axis, 0, xs.shape[axis] - 1)
+        if xs.ndim == 1:
+            spacing = _shape.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
+        return cumsum(spacing * heights, d) / 2.
+    step = x if x is not None else (1 if dx is None else dx)
+    return cumsum(heights * (step / 2.), d)
+
+
+# ---- dist, renorm ----------------------------------------------------------------------------------------
+
+def _norm_derivative(x, norm, p, dims):
+    """d ||x||_p / dx over ``dims`` (norm kept with those dims), 0 where the norm is 0, as
+    PyTorch's norm_backward."""
+    zero = norm._data == 0
+    safe = norm + wrap(zero.astype(norm._data.dtype))
+    keep = wrap(~zero)
+    if p == 0:
+        return x * 0
+    if p == 1:
+        return _ew.sign(x)
+    if p == 2:
+        return x / safe * keep
+    if p in (float('inf'), float('-inf')):
+        hit = wrap((xp.abs(x._data) == norm._data).astype(x._data.dtype))
+        return _ew.sign(x) * hit / _sum(hit, dims, keepdim=True)
+    return x * _ew.pow(_ew.abs(x), p - 2) / _ew.pow(safe, p - 1) * keep
+
+
+class DistBackward0(Node):
+    __slots__ = ('p', 'self_shape', 'other_shape')
+
+    def apply(self, grad):
+        a, b, result = self.saved_tensors
+        diff_ = a - b
+        g = grad * _norm_derivative(diff_, result, self.p, tuple(range(diff_._data.ndim)))
+        return (sum_to(g, self.self_shape) if self.next_functions[0][0] is not None else None,
+                sum_to(-g, self.other_shape) if self.next_functions[1][0] is not None else None)
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast)."""
+    from .reduction import vector_norm
+    from .. import autograd
+    for t in (input, other):
+        if not _float_kind(t):
+            raise RuntimeError(f'norm(): input dtype should be either floating point or complex. Got '
+                               f'{_DTYPE_LABEL.get(t._data.dtype.name)} instead.')
+    with autograd.grad_mode.no_grad():
+        value = vector_norm(input - other, p)._data
+    out, node = record(value, DistBackward0, (input, other))
+    if node is not None:
+        node.p, node.self_shape, node.other_shape = float(p), input._data.shape, other._data.shape
+        node.save(input, other, saved_output(out))
+    return out
+
+
+class RenormBackward0(Node):
+    __slots__ = ('p', 'dim', 'maxnorm')
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        from .reduction import vector_norm
+        dims = tuple(i for i in range(x._data.ndim) if i != self.dim)
+        norm = vector_norm(x, self.p, dims, keepdim=True)
+        over = wrap(norm._data > self.maxnorm)
+        denom = norm + 1e-7
+        factor = self.maxnorm / denom
+        # d/dx [x * maxnorm / (||x|| + eps)] = grad * factor - x-weighted grad * maxnorm / denom^2 * d||x||/dx
+        slice_dot = _sum(grad * x, dims, keepdim=True)
+        inner = grad * factor - _norm_derivative(x, norm, self.p, dims) * slice_dot * self.maxnorm / (denom * denom)
+        return _ew.where(over, inner, grad),
+
+
+def renorm(input, p, dim, maxnorm):
+    """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled to norm maxnorm (as
+    PyTorch: by maxnorm / (norm + 1e-7))."""
+    a = input._data
+    if a.ndim < 2:
+        raise RuntimeError(f'renorm: input needs at least 2 dimensions, got {a.ndim} dimensions')
+    if p <= 0:
+        raise RuntimeError('renorm: non-positive-norm not supported')
+    if maxnorm < 0:
+        raise RuntimeError(f'renorm: expected maxnorm to be >= 0 but got {maxnorm:g}')
+    if a.dtype.kind not in 'fV':
+        raise RuntimeError(f'linalg.vector_norm: Expected a floating point or complex tensor as input. Got '
+                           f'{_DTYPE_LABEL.get(a.dtype.name)}')
+    d = wrap_dim(dim, a.ndim)
+    dims = tuple(i for i in range(a.ndim) if i != d)
+    from .reduction import vector_norm
+    from .. import autograd
+    with autograd.grad_mode.no_grad():
+        norm = vector_norm(input, p, dims, keepdim=True)._data
+    factor = xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(a.dtype)
+    out, node = record(a * factor, RenormBackward0, (input,))
+    if node is not None:
+        node.p, node.dim, node.maxnorm = float(p), d, maxnorm
+        node.save(input)
+    return out
+
+
+FUNCTIONS = ['quantile', 'nanquantile', 'nanmedian', 'cov', 'corrcoef', 'diff', 'trapezoid', 'trapz',
+             'cumulative_trapezoid', 'dist', 'renorm']
+NOT_METHODS = ['trapezoid', 'trapz', 'cumulative_trapezoid']
