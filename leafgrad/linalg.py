@@ -1,6 +1,7 @@
 """leafgrad.linalg: linear algebra as ``torch.linalg``.
 
-The norms are written here; the decompositions and solvers live in ``ops/linalg_decomp.py``.
+The norms are written here; the decompositions and solvers live in ``ops/linalg_decomp.py`` and
+``ops/linalg_solvers.py``.
 """
 from .ops._util import wrap_dim
 from .ops.reduction import _check_float, vector_norm
@@ -8,6 +9,8 @@ from .ops.linalg_decomp import inv, det, slogdet, solve, cholesky, qr, eigh, svd
 from .ops.linalg_decomp import (LinAlgError, cholesky_ex, cross, eigvalsh, inv_ex, matrix_power, matrix_rank,  # noqa
                                 multi_dot, pinv, solve_triangular, svdvals, vecdot)
 from .ops.linalg import matmul  # noqa: F401
+from .ops.linalg_solvers import (cond, diagonal, householder_product, lstsq, lu, lu_factor, lu_factor_ex,  # noqa
+                                 lu_solve, matrix_exp, solve_ex, tensorinv, tensorsolve, vander)
 
 
 def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
@@ -60,4 +63,6 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 
 __all__ = ['vector_norm', 'matrix_norm', 'norm', 'inv', 'det', 'slogdet', 'solve', 'cholesky', 'qr', 'eigh', 'svd',
            'LinAlgError', 'cholesky_ex', 'cross', 'eigvalsh', 'inv_ex', 'matrix_power', 'matrix_rank', 'multi_dot',
-           'pinv', 'solve_triangular', 'svdvals', 'vecdot', 'matmul']
+           'pinv', 'solve_triangular', 'svdvals', 'vecdot', 'matmul', 'cond', 'diagonal', 'householder_product',
+           'lstsq', 'lu', 'lu_factor', 'lu_factor_ex', 'lu_solve', 'matrix_exp', 'solve_ex', 'tensorinv',
+           'tensorsolve', 'vander']

@@ -45,7 +45,15 @@ linalg_slogdet = _make('linalg_slogdet', ('sign', 'logabsdet'))
 linalg_inv_ex = _make('linalg_inv_ex', ('inverse', 'info'))
 linalg_cholesky_ex = _make('linalg_cholesky_ex', ('L', 'info'))
 histogram = _make('histogram', ('hist', 'bin_edges'))
+linalg_lstsq = _make('linalg_lstsq', ('solution', 'residuals', 'rank', 'singular_values'))
+linalg_lu_factor = _make('linalg_lu_factor', ('LU', 'pivots'))
+linalg_lu_factor_ex = _make('linalg_lu_factor_ex', ('LU', 'pivots', 'info'))
+linalg_lu = _make('linalg_lu', ('P', 'L', 'U'))
+lu_unpack = _make('lu_unpack', ('P', 'L', 'U'))
+linalg_solve_ex = _make('linalg_solve_ex', ('result', 'info'))
+triangular_solve = _make('triangular_solve', ('solution', 'cloned_coefficient'))
 
 __all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'topk', 'cummax', 'cummin', 'aminmax',
            'svd', 'qr', 'linalg_svd', 'linalg_qr', 'linalg_eigh', 'linalg_slogdet', 'linalg_inv_ex',
-           'linalg_cholesky_ex', 'histogram']
+           'linalg_cholesky_ex', 'histogram', 'linalg_lstsq', 'linalg_lu_factor', 'linalg_lu_factor_ex',
+           'linalg_lu', 'lu_unpack', 'linalg_solve_ex', 'triangular_solve']

@@ -66,7 +66,8 @@ _TORCH_NAMES = {
     **{f'leafgrad.ops.{m}.{f}': f'torch.functional.{f}' for m, fs in (
         ('linalg', 'einsum tensordot'), ('linalg_extra', 'cdist chain_matmul'),
         ('rearrange', 'atleast_1d atleast_2d atleast_3d meshgrid'), ('reduction', 'norm'),
-        ('shape', 'split broadcast_shapes broadcast_tensors'))
+        ('shape', 'split broadcast_shapes broadcast_tensors'), ('linalg_products', 'block_diag cartesian_prod'),
+        ('binning', 'unravel_index'))
        for f in fs.split()},
 }
 

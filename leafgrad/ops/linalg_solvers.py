@@ -1,0 +1,811 @@
+"""More of ``torch.linalg``: matrix_exp, lstsq, the LU family (lu_factor, lu_factor_ex, lu,
+lu_solve, torch.lu_unpack), solve_ex, householder_product, vander, tensorinv, tensorsolve, cond,
+diagonal; and torch's cholesky_solve, cholesky_inverse, triangular_solve.
+
+Forward on NumPy arrays (LU with partial pivoting written here: NumPy has none); derivatives as
+PyTorch defines them (FunctionsManual), written with leafgrad ops so that they differentiate
+again. Matrices are real: every ``^H`` is a transpose.
+"""
+import math
+
+from .. import return_types
+from ._util import Node, autocast, record, record_many, saved_output, wrap, wrap_dim, xp
+from . import shape as _shape
+from .linalg import matmul
+from .linalg_decomp import (LinAlgError, _check_matrix, _eye_like, _mT, _sum_to_batch, _tril, _triu, inv,
+                            solve, solve_triangular, svdvals)
+from .linalg_decomp import LinalgSolveExBackward0  # noqa: F401  (solve_ex records solve's node)
+
+
+def _needs(node, i):
+    return node.next_functions[i][0] is not None
+
+
+# ---- matrix_exp -----------------------------------------------------------------------------------
+
+def _expm(a):
+    """exp of each square matrix in ``a`` by scaling and squaring: Taylor to degree 18 of
+    A / 2^s with ||A / 2^s||_1 <= 1/2, then s squarings (accurate to a few ulp in float64)."""
+    work = a.astype(xp.float64)
+    flat = work.reshape((-1,) + a.shape[-2:])
+    out = xp.empty_like(flat)
+    n = a.shape[-1]
+    eye = xp.eye(n)
+    for b in range(flat.shape[0]):
+        m = flat[b]
+        norm = xp.abs(m).sum(0).max() if n else 0.0
+        s = max(0, int(math.ceil(math.log2(norm / 0.5)))) if norm > 0.5 and xp.isfinite(norm) else 0
+        m = m / (2.0 ** s)
+        result = eye.copy()
+        for k in range(18, 0, -1):  # Horner: I + M/1 (I + M/2 (I + ...))
+            result = eye + (m @ result) / k
+        for _ in range(s):
+            result = result @ result
+        out[b] = result
+    return out.reshape(a.shape).astype(a.dtype)
+
+
+class LinalgMatrixExpBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        # the Frechet derivative of exp at A^T applied to grad: the top-right block of
+        # exp([[A^T, G], [0, A^T]]), written with matrix_exp itself so that it differentiates again
+        (A,) = self.saved_tensors
+        from .rearrange import cat
+        At = _mT(A)
+        zeros = grad * 0
+        big = cat([cat([At, grad], -1), cat([zeros, At], -1)], -2)
+        n = A._data.shape[-1]
+        return _shape.narrow(_shape.narrow(matrix_exp(big), -2, 0, n), -1, n, n),
+
+
+def matrix_exp(A):
+    """The matrix exponential sum_k A^k / k! of each square matrix."""
+    a = A._data
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f'linalg.matrix_exp: A must be batches of square matrices, but they are '
+                           f'{a.shape[-2] if a.ndim >= 2 else 1} by {a.shape[-1] if a.ndim else 1} matrices'
+                           if a.ndim >= 2 else 'linalg.matrix_exp: The input tensor A must have at least 2 dimensions.')
+    if a.dtype.kind not in 'fV':
+        from .linalg_decomp import _SCALAR_NAMES
+        raise RuntimeError(f'linalg.matrix_exp: Expected a floating point or complex tensor as input. Got '
+                           f'{_SCALAR_NAMES[a.dtype.name]}')
+    out, node = record(_expm(a), LinalgMatrixExpBackward0, (A,))
+    if node is not None:
+        node.save(A)
+    return out
+
+
+# ---- lstsq ------------------------------------------------------------------------------------------
+
+class _Saved:
+    """Stands in for a node when one node's derivative formula serves another's."""
+    __slots__ = ('saved_tensors',)
+
+    def __init__(self, *tensors):
+        self.saved_tensors = tensors
+
+
+class LinalgLstsqBackward0(Node):
+    __slots__ = ('vector', 'a_shape', 'b_shape')
+
+    def apply(self, grad, grad_residuals=None, *unused):
+        # solution = pinv(A) B: the derivative through pinv's; residuals = ||A X - B||^2 at the
+        # optimum X, whose derivatives are 2 (A X - B) X^T and -2 (A X - B)
+        from .linalg_decomp import LinalgPinvBackward0, pinv
+        A, B = self.saved_tensors
+        if grad_residuals is not None and grad_residuals._data.size == 0:
+            grad_residuals = None
+        b = _shape.unsqueeze(B, -1) if self.vector else B
+        P = pinv(A)
+        gA = gB = None
+        if grad is not None:
+            g = _shape.unsqueeze(grad, -1) if self.vector else grad
+            if _needs(self, 0):
+                gP = _sum_to_batch(matmul(g, _mT(b)), P._data.shape)
+                gA = LinalgPinvBackward0.apply(_Saved(A, P), gP)[0]
+            if _needs(self, 1):
+                gB = matmul(_mT(P), g)
+        if grad_residuals is not None:
+            X = matmul(P, b)
+            r = matmul(A, X) - b
+            gr = _shape.unsqueeze(grad_residuals, -2)
+            if _needs(self, 0):
+                part = matmul(r * gr * 2, _mT(X))
+                gA = part if gA is None else gA + part
+            if _needs(self, 1):
+                part = -2 * r * gr
+                gB = part if gB is None else gB + part
+        if gA is not None:
+            gA = _sum_to_batch(gA, self.a_shape)
+        if gB is not None:
+            gB = _sum_to_batch(_shape.squeeze(gB, -1) if self.vector else gB, self.b_shape)
+        return gA, gB
+
+
+_LSTSQ_DRIVERS = ('gels', 'gelsy', 'gelsd', 'gelss')
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """(solution, residuals, rank, singular_values) of min ||A X - B||: the minimum-norm
+    solution; residuals (squared, per column) when A is tall and of full rank and the driver is
+    not gelsy; rank for gelsy, gelsd, gelss; singular values for gelsd, gelss (as PyTorch's CPU)."""
+    a, b = A._data, B._data
+    if a.ndim < 2:
+        raise RuntimeError('torch.linalg.lstsq: input must have at least 2 dimensions.')
+    if b.ndim < 1:
+        raise RuntimeError('torch.linalg.lstsq: other must have at least 1 dimension.')
+    if a.dtype != b.dtype:
+        from .linalg_decomp import _SCALAR_NAMES
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+                           f"dtype {_SCALAR_NAMES[a.dtype.name]} and other's dtype {_SCALAR_NAMES[b.dtype.name]}")
+    if a.dtype.kind != 'f' or a.dtype.itemsize < 4:
+        from .linalg_decomp import _SCALAR_NAMES
+        raise RuntimeError(f'torch.linalg.lstsq: Expected a floating point or complex tensor as input. Got '
+                           f'{_SCALAR_NAMES[a.dtype.name]}')
+    vector = b.ndim == a.ndim - 1
+    if not (a.ndim >= b.ndim and a.ndim - b.ndim <= 1):
+        raise RuntimeError('torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and '
+                           '(input.dim() - other.dim()) <= 1')
+    bm = b[..., None] if vector else b
+    if a.shape[-2] != bm.shape[-2]:
+        raise RuntimeError('torch.linalg.lstsq: input.size(-2) should match other.size(-2)' if not vector else
+                           'torch.linalg.lstsq: input.size(-2) should match other.size(-1)')
+    if driver is None:
+        driver = 'gelsy'
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError('torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)')
+    m, n = a.shape[-2:]
+    if rcond is None:
+        rcond = xp.finfo(a.dtype).eps * max(m, n)
+    batch = xp.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    af = xp.broadcast_to(a, batch + a.shape[-2:]).reshape((-1, m, n)).astype(xp.float64)
+    bf = xp.broadcast_to(bm, batch + bm.shape[-2:]).reshape((-1, m, bm.shape[-1])).astype(xp.float64)
+    k = bm.shape[-1]
+    sol = xp.empty((af.shape[0], n, k))
+    ranks = xp.empty(af.shape[0], dtype=xp.int64)
+    svals = xp.empty((af.shape[0], min(m, n)))
+    for i in range(af.shape[0]):
+        sol[i], _, ranks[i], svals[i] = xp.linalg.lstsq(af[i], bf[i], rcond=rcond)
+    solution = sol.reshape(batch + (n, k))
+    if vector:
+        solution = solution[..., 0]
+    full_rank = bool((ranks == min(m, n)).all())
+    if m > n and full_rank and driver != 'gelsy':
+        resid = ((xp.matmul(af, sol) - bf) ** 2).sum(-2).reshape(batch + (k,))
+        residuals = resid  # (a vector B too keeps its column: shape (..., 1), as PyTorch)
+    else:
+        residuals = xp.zeros((0,))
+    rank = ranks.reshape(batch) if driver != 'gels' else xp.zeros((0,), dtype=xp.int64)
+    singular = svals.reshape(batch + (min(m, n),)) if driver in ('gelsd', 'gelss') else xp.zeros((0,))
+    outs, node = record_many([solution.astype(a.dtype), residuals.astype(a.dtype), rank, singular.astype(a.dtype)],
+                             LinalgLstsqBackward0, (A, B), differentiable=(True, True, False, False))
+    if node is not None:
+        node.vector, node.a_shape, node.b_shape = vector, a.shape, b.shape
+        node.save(A, B)
+    return return_types.linalg_lstsq(*outs)
+
+
+# ---- LU: factor, unpack, solve --------------------------------------------------------------------
+
+def _lu_arrays(a, pivot=True):
+    """(LU packed, 1-based LAPACK pivots as int32, info) of each matrix of ``a`` by Gaussian
+    elimination with partial pivoting (the first largest |pivot| wins, as getrf)."""
+    lu = a.astype(xp.float64, copy=True)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    flat = lu.reshape((-1, m, n))
+    piv = xp.empty((flat.shape[0], k), dtype=xp.int32)
+    info = xp.zeros(flat.shape[0], dtype=xp.int32)
+    rows = xp.arange(flat.shape[0])
+    for j in range(k):
+        p = j + xp.argmax(xp.abs(flat[:, j:, j]), axis=1) if pivot else xp.full(flat.shape[0], j)
+        piv[:, j] = p + 1
+        top = flat[rows, j].copy()
+        flat[rows, j] = flat[rows, p]
+        flat[rows, p] = top
+        d = flat[:, j, j]
+        zero = d == 0
+        info[(info == 0) & zero] = j + 1
+        with xp.errstate(all='ignore'):
+            flat[:, j + 1:, j] = xp.where(zero[:, None], flat[:, j + 1:, j], flat[:, j + 1:, j] / d[:, None])
+        flat[:, j + 1:, j + 1:] -= flat[:, j + 1:, j:j + 1] * flat[:, j:j + 1, j + 1:]
+    return (flat.reshape(a.shape).astype(a.dtype), piv.reshape(a.shape[:-2] + (k,)),
+            info.reshape(a.shape[:-2]))
+
+
+def _permutation(piv, m, dtype):
+    """The permutation matrices P (A = P L U) of LAPACK's sequential row swaps."""
+    flat = piv.reshape((-1, piv.shape[-1]))
+    perms = xp.tile(xp.arange(m), (flat.shape[0], 1))
+    for b in range(flat.shape[0]):
+        for j, p in enumerate(flat[b]):
+            perms[b, [j, p - 1]] = perms[b, [p - 1, j]]
+    P = xp.zeros((flat.shape[0], m, m), dtype=dtype)
+    P[xp.arange(flat.shape[0])[:, None], perms, xp.arange(m)[None, :]] = 1
+    return P.reshape(piv.shape[:-1] + (m, m))
+
+
+def _unpack(LU):
+    """L (unit lower, m x k) and U (upper, k x n) of a packed LU tensor, as leafgrad ops."""
+    m, n = LU._data.shape[-2:]
+    k = min(m, n)
+    L = _tril(_shape.narrow(LU, -1, 0, k), -1) + wrap(xp.eye(m, k, dtype=LU._data.dtype))
+    U = _triu(_shape.narrow(LU, -2, 0, k))
+    return L, U
+
+
+def _lu_backward(gL, gU, P, L, U):
+    """PyTorch's linalg_lu_backward: the gradient of A = P L U from those of L and U."""
+    from .rearrange import cat
+    m, n = L._data.shape[-2], U._data.shape[-1]
+    k = min(m, n)
+    if m == n:
+        phi = _square_phi(gL, gU, L, U)
+        inner = _square_solve(phi, L, U)
+        return matmul(P, inner)
+    if m < n:  # wide: U = [U1 | U2], U2 = L^{-1} P^T A2
+        U1, U2 = _shape.narrow(U, -1, 0, k), _shape.narrow(U, -1, k, n - k)
+        gU1 = _shape.narrow(gU, -1, 0, k) if gU is not None else None
+        gU2 = _shape.narrow(gU, -1, k, n - k) if gU is not None else None
+        gA2 = None
+        if gU2 is not None:
+            gA2 = solve_triangular(_mT(L), gU2, upper=True, unitriangular=True)   # L^{-T} gU2
+            extra = -matmul(gA2, _mT(U2))
+            gL = extra if gL is None else gL + extra
+        inner = _square_solve(_square_phi(gL, gU1, L, U1), L, U1)
+        if gA2 is None:
+            gA2 = wrap(xp.zeros(U2._data.shape, dtype=U._data.dtype))
+        return matmul(P, cat([inner, gA2], -1))
+    # tall: L = [L1; L2], L2 = A2 U^{-1}
+    L1, L2 = _shape.narrow(L, -2, 0, k), _shape.narrow(L, -2, k, m - k)
+    gL1 = _shape.narrow(gL, -2, 0, k) if gL is not None else None
+    gL2 = _shape.narrow(gL, -2, k, m - k) if gL is not None else None
+    gA2 = None
+    if gL2 is not None:
+        gA2 = solve_triangular(_mT(U), gL2, upper=False, left=False)              # gL2 U^{-T}
+        extra = -matmul(_mT(L2), gA2)
+        gU = extra if gU is None else gU + extra
+    inner = _square_solve(_square_phi(gL1, gU, L1, U), L1, U)
+    if gA2 is None:
+        gA2 = wrap(xp.zeros(L2._data.shape, dtype=L._data.dtype))
+    return matmul(P, cat([inner, gA2], -2))
+
+
+def _square_phi(gL, gU, L, U):
+    phi = None
+    if gL is not None:
+        phi = _tril(matmul(_mT(L), gL), -1)
+    if gU is not None:
+        up = _triu(matmul(gU, _mT(U)))
+        phi = up if phi is None else phi + up
+    if phi is None:
+        n = L._data.shape[-1]
+        phi = wrap(xp.zeros(L._data.shape[:-2] + (n, n), dtype=L._data.dtype))
+    return phi
+
+
+def _square_solve(phi, L, U):
+    """L^{-T} phi U^{-T}."""
+    x = solve_triangular(_mT(U), phi, upper=False, left=False)
+    return solve_triangular(_mT(L), x, upper=True, unitriangular=True)
+
+
+class LinalgLuFactorExBackward0(Node):
+    # no __slots__: a multi-output node
+    def apply(self, grad, *unused):
+        LU, P = self.saved_tensors
+        L, U = _unpack(LU)
+        k = min(LU._data.shape[-2:])
+        gL = _tril(_shape.narrow(grad, -1, 0, k), -1)
+        gU = _triu(_shape.narrow(grad, -2, 0, k))
+        return _lu_backward(gL, gU, P, L, U),
+
+
+class LinalgLuBackward0(Node):
+    def apply(self, gP, gL, gU):
+        P, L, U = self.saved_tensors
+        return _lu_backward(gL, gU, P, L, U),
+
+
+def _check_lu_input(A, name):
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError(f'{name}: Expected tensor with 2 or more dimensions. Got size: {list(a.shape)} instead')
+    if a.dtype.kind not in 'f' or a.dtype.itemsize < 4:
+        from .linalg_decomp import _SCALAR_NAMES
+        raise NotImplementedError(f'"lu_cpu" not implemented for \'{_SCALAR_NAMES[a.dtype.name]}\'')
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """(LU, pivots, info): P A = L U packed in one matrix, LAPACK's 1-based int32 row swaps, and
+    per matrix the first zero pivot's 1-based index (0: none)."""
+    if autocast.state.on:
+        A, = autocast.fp32(A)
+    _check_lu_input(A, 'torch.lu_factor')
+    if not pivot:
+        raise RuntimeError('linalg.lu_factor: LU without pivoting is not implemented on the CPU')
+    a = A._data
+    lu, piv, info = _lu_arrays(a)
+    if check_errors and info.any():
+        b = int(xp.argmax(info.reshape(-1) != 0))
+        prefix = f'(Batch element {b}): ' if a.ndim > 2 else ''
+        raise LinAlgError(f'torch.linalg.lu_factor_ex: {prefix}U[{info.reshape(-1)[b]},{info.reshape(-1)[b]}] is zero '
+                          'and using it on lu_solve would result in a division by zero. If you still want to perform '
+                          'the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)')
+    outs, node = record_many([lu, piv, info], LinalgLuFactorExBackward0, (A,), differentiable=(True, False, False))
+    if node is not None:
+        node.save(saved_output(outs[0]), wrap(_permutation(piv, a.shape[-2], a.dtype)))
+    return return_types.linalg_lu_factor_ex(*outs)
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    """(LU, pivots); a singular matrix raises LinAlgError, as PyTorch's."""
+    LU, piv, info = lu_factor_ex(A, pivot=pivot)
+    if info._data.any():
+        flat = info._data.reshape(-1)
+        b = int(xp.argmax(flat != 0))
+        prefix = f'(Batch element {b}): ' if A._data.ndim > 2 else ''
+        raise LinAlgError(f'torch.linalg.lu_factor: {prefix}U[{flat[b]},{flat[b]}] is zero and using it on lu_solve '
+                          'would result in a division by zero. If you still want to perform the factorization, '
+                          'consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)')
+    return return_types.linalg_lu_factor(LU, piv)
+
+
+def lu(A, *, pivot=True, out=None):
+    """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n), k = min(m, n)."""
+    if autocast.state.on:
+        A, = autocast.fp32(A)
+    _check_lu_input(A, 'linalg.lu')
+    if not pivot:
+        raise RuntimeError('linalg.lu_factor: LU without pivoting is not implemented on the CPU')
+    a = A._data
+    lu_a, piv, _ = _lu_arrays(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    L = xp.tril(lu_a[..., :, :k], -1) + xp.eye(m, k, dtype=a.dtype)
+    U = xp.triu(lu_a[..., :k, :])
+    P = _permutation(piv, m, a.dtype)
+    outs, node = record_many([P, L, U], LinalgLuBackward0, (A,), differentiable=(False, True, True))
+    if node is not None:
+        node.save(wrap(P), saved_output(outs[1]), saved_output(outs[2]))
+    return return_types.linalg_lu(*outs)
+
+
+class LuUnpackBackward0(Node):
+    # no __slots__: a multi-output node
+    def apply(self, gP, gL, gU):
+        m, n = self.lu_shape[-2:]
+        k = min(m, n)
+        from .indexing import index_put_embed
+        lead = (slice(None),) * (len(self.lu_shape) - 2)
+        total = None
+        if gL is not None:
+            total = index_put_embed(_tril(gL, -1), self.lu_shape, lead + (slice(None), slice(0, k)))
+        if gU is not None:
+            part = index_put_embed(_triu(gU), self.lu_shape, lead + (slice(0, k), slice(None)))
+            total = part if total is None else total + part
+        return total, None
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """(P, L, U) from lu_factor's packed LU and pivots."""
+    lu_a, piv = LU_data._data, LU_pivots._data
+    if piv.dtype != xp.int32:
+        raise RuntimeError(f'torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. '
+                           f'Note: this function is intended to be used with the output produced by torch.linalg.lu_factor')
+    m, n = lu_a.shape[-2:]
+    k = min(m, n)
+    empty = xp.zeros((0,), dtype=lu_a.dtype)
+    L = xp.tril(lu_a[..., :, :k], -1) + xp.eye(m, k, dtype=lu_a.dtype) if unpack_data else empty
+    U = xp.triu(lu_a[..., :k, :]) if unpack_data else empty
+    P = _permutation(piv, m, lu_a.dtype) if unpack_pivots else empty
+    outs, node = record_many([P, L, U], LuUnpackBackward0, (LU_data, LU_pivots),
+                             differentiable=(False, unpack_data, unpack_data))
+    if node is not None:
+        node.lu_shape = lu_a.shape
+    return return_types.lu_unpack(*outs)
+
+
+class LinalgLuSolveBackward0(Node):
+    __slots__ = ('left', 'adjoint')
+
+    def apply(self, grad):
+        LU, P, X = self.saved_tensors
+        if not self.left:  # X A = B  <=>  A^T X^T = B^T: the left case on transposes
+            grad, X = _mT(grad), _mT(X)
+        adjoint = self.adjoint != (not self.left)
+        L, U = _unpack(LU)
+        gLU = gB = None
+        # gB = A^{-T} grad (adjoint: A^{-1} grad)
+        gBl = _lu_solve_tensors(L, U, P, grad, not adjoint)
+        if _needs(self, 2):
+            gB = gBl if self.left else _mT(gBl)
+        if _needs(self, 0):
+            if not adjoint:   # X = U^{-1} L^{-1} P^T B
+                R = solve_triangular(_mT(U), grad, upper=False)                    # U^{-T} g
+                gU = -matmul(R, _mT(X))
+                gL = -matmul(solve_triangular(_mT(L), R, upper=True, unitriangular=True), _mT(matmul(U, X)))
+            else:             # X = P L^{-T} U^{-T} B
+                gP = matmul(_mT(P), grad)
+                Y = matmul(_mT(P), X)                                             # L^{-T} U^{-T} B
+                Z = matmul(_mT(L), Y)                                             # U^{-T} B
+                W = solve_triangular(L, gP, upper=False, unitriangular=True)       # L^{-1} gP
+                gL = -matmul(Y, _mT(W))
+                gU = -matmul(Z, _mT(solve_triangular(U, W, upper=True)))
+            gLU = _tril(gL, -1) + _triu(gU)
+        return gLU, None, gB
+
+
+def _lu_solve_tensors(L, U, P, B, adjoint):
+    if not adjoint:
+        y = solve_triangular(L, matmul(_mT(P), B), upper=False, unitriangular=True)
+        return solve_triangular(U, y, upper=True)
+    y = solve_triangular(_mT(U), B, upper=False)
+    return matmul(P, solve_triangular(_mT(L), y, upper=True, unitriangular=True))
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with A X = B (left=False: X A = B; adjoint: A^T in place of A) from lu_factor's output."""
+    lu_a, b = LU._data, B._data
+    if lu_a.ndim < 2:
+        raise RuntimeError('linalg.lu_solve: The input tensor LU must have at least 2 dimensions.')
+    if lu_a.shape[-1] != lu_a.shape[-2]:
+        raise RuntimeError(f'linalg.lu_solve: A must be batches of square matrices, but they are {lu_a.shape[-2]} '
+                           f'by {lu_a.shape[-1]} matrices')
+    n = lu_a.shape[-1]
+    if b.ndim < 2:
+        raise RuntimeError('linalg.lu_solve: The input tensor B must have at least 2 dimensions.')
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        raise RuntimeError(f'linalg.lu_solve: Incompatible shapes of A and B for the equation '
+                           f'{"AX = B" if left else "XA = B"} ({n}x{n} and {b.shape[-2] if b.ndim > 1 else 1}x'
+                           f'{b.shape[-1]})')
+    P = wrap(_permutation(pivots._data, n, lu_a.dtype))
+    L, U = _unpack(wrap(lu_a))
+    from .. import autograd
+    with autograd.grad_mode.no_grad():
+        Bl = wrap(b) if left else _mT(wrap(b))
+        X = _lu_solve_tensors(L, U, P, Bl, adjoint != (not left))
+        X = X if left else _mT(X)
+    out, node = record(xp.ascontiguousarray(X._data), LinalgLuSolveBackward0, (LU, pivots, B))
+    if node is not None:
+        node.left, node.adjoint = left, adjoint
+        node.save(LU, P, saved_output(out))
+    return out
+
+
+# ---- solve_ex, householder_product ---------------------------------------------------------------
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """(result, info): solve's result; info 0, or where a singular matrix has its zero pivot."""
+    try:
+        return return_types.linalg_solve_ex(solve(A, B, left=left), wrap(xp.zeros(A._data.shape[:-2], xp.int32)))
+    except LinAlgError:
+        if check_errors:
+            raise
+        _, _, info = _lu_arrays(A._data)
+        shape = xp.broadcast_shapes(A._data.shape[:-2], B._data.shape[:-2 if B._data.ndim >= 2 else 0])
+        with xp.errstate(all='ignore'):
+            nan = xp.full(shape + B._data.shape[-2:] if B._data.ndim >= 2 else B._data.shape, xp.nan,
+                          dtype=A._data.dtype)
+        return return_types.linalg_solve_ex(wrap(nan), wrap(info))
+
+
+class LinalgHouseholderProductBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        # Q_i = Q_{i-1} (I - tau_i v_i v_i^T): walk the product backwards
+        A, tau = self.saved_tensors
+        m, n = A._data.shape[-2:]
+        k = tau._data.shape[-1]
+        V = _householder_vectors(A)
+        prefixes = [wrap(xp.broadcast_to(xp.eye(m, dtype=A._data.dtype), A._data.shape[:-2] + (m, m)).copy())]
+        for i in range(k - 1):
+            prefixes.append(_reflect(prefixes[-1], _shape.select(V, -1, i), _shape.select(tau, -1, i)))
+        from .rearrange import cat, stack
+        G = grad
+        if n < m:
+            G = cat([G, wrap(xp.zeros(grad._data.shape[:-1] + (m - n,), dtype=grad._data.dtype))], -1)
+        g_v, g_tau = [None] * k, [None] * k
+        for i in range(k - 1, -1, -1):
+            v = _shape.unsqueeze(_shape.select(V, -1, i), -1)          # (m, 1)
+            t = _shape.unsqueeze(_shape.unsqueeze(_shape.select(tau, -1, i), -1), -1)
+            Qp = prefixes[i]
+            Gv = matmul(G, v)                                            # G v
+            Qv = matmul(Qp, v)                                           # Q_{i-1} v
+            g_tau[i] = -_shape.squeeze(_shape.squeeze(matmul(_mT(Qv), Gv), -1), -1)
+            g_v[i] = _shape.squeeze(-t * (matmul(_mT(Qp), Gv) + matmul(_mT(G), Qv)), -1)
+            G = G - t * matmul(Gv, _mT(v))
+        gA = gtau = None
+        if _needs(self, 0):
+            gV = stack(g_v, -1)                                          # (m, k)
+            gA = _tril(gV, -1)
+            if k < n:
+                gA = cat([gA, wrap(xp.zeros(A._data.shape[:-1] + (n - k,), dtype=A._data.dtype))], -1)
+        if _needs(self, 1):
+            gtau = stack(g_tau, -1)
+        return gA, gtau
+
+
+def _householder_vectors(A):
+    """v_i = (0, ..., 0, 1, A[i+1:, i]) as the columns of an m x k matrix."""
+    m, n = A._data.shape[-2:]
+    return _tril(A, -1) + wrap(xp.eye(m, n, dtype=A._data.dtype))
+
+
+def _reflect(Q, v, t):
+    """Q (I - t v v^T)."""
+    v = _shape.unsqueeze(v, -1)
+    t = _shape.unsqueeze(_shape.unsqueeze(t, -1), -1)
+    return Q - t * matmul(matmul(Q, v), _mT(v))
+
+
+def householder_product(A, tau, *, out=None):
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T (v_i from A's columns below
+    the diagonal): the Q of a QR factorisation in geqrf's form."""
+    a, t = A._data, tau._data
+    if a.ndim < 2:
+        raise RuntimeError('torch.linalg.householder_product: input must have at least 2 dimensions.')
+    m, n = a.shape[-2:]
+    if m < n:
+        raise RuntimeError('torch.linalg.householder_product: input.shape[-2] must be greater than or equal to '
+                           'input.shape[-1]')
+    if t.ndim < 1 or t.shape[-1] > n:
+        raise RuntimeError('torch.linalg.householder_product: input.shape[-1] must be greater than or equal to '
+                           'tau.shape[-1]')
+    if t.ndim != a.ndim - 1:
+        raise RuntimeError('torch.linalg.householder_product: Expected tau to have one dimension less than input, '
+                           f'but got tau.ndim equal to {t.ndim} and input.ndim is equal to {a.ndim}')
+    if a.dtype != t.dtype:
+        from .linalg_decomp import _SCALAR_NAMES
+        raise RuntimeError(f'torch.linalg.householder_product: tau dtype {_SCALAR_NAMES[t.dtype.name]} does not '
+                           f'match input dtype {_SCALAR_NAMES[a.dtype.name]}')
+    v = xp.tril(a, -1) + xp.eye(m, n, dtype=a.dtype)
+    Q = xp.broadcast_to(xp.eye(m, dtype=a.dtype), a.shape[:-2] + (m, m)).copy()
+    for i in range(t.shape[-1]):
+        vi = v[..., :, i:i + 1]
+        Q = Q - t[..., i, None, None] * ((Q @ vi) @ xp.swapaxes(vi, -1, -2))
+    out, node = record(xp.ascontiguousarray(Q[..., :, :n]), LinalgHouseholderProductBackward0, (A, tau))
+    if node is not None:
+        node.save(A, tau)
+    return out
+
+
+orgqr = householder_product
+
+
+# ---- vander, tensorinv, tensorsolve, cond, diagonal ---------------------------------------------------
+
+def vander(x, *, N=None):
+    """linalg.vander: the powers x^0 ... x^(N-1) along a new last dimension (batched)."""
+    from .rearrange import cat
+    from .reduction import cumprod
+    a = x._data
+    if a.ndim < 1:
+        raise RuntimeError('N must be greater than 1.') if N is None else None
+    n = a.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError('N must be greater than 1.')
+    if a.dtype.kind == 'b':
+        x = x.long()
+    ones = wrap(xp.ones(a.shape + (1,), dtype=x._data.dtype))
+    powers = cumprod(_shape.unsqueeze(x, -1).expand(*(a.shape + (n - 1,))), -1)
+    return cat([ones, powers], -1)
+
+
+def torch_vander(x, N=None, increasing=False):
+    """torch.vander: the columns x^(N-1) ... x^0 of a 1-D tensor (increasing: x^0 first)."""
+    from .rearrange import cat, flip
+    from .reduction import cumprod
+    a = x._data
+    if a.ndim != 1:
+        raise RuntimeError('x must be a one-dimensional tensor.')
+    n = a.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError('N must be non-negative.')
+    if a.dtype.kind in 'biu':
+        x = x.long()
+    if n == 0:
+        return wrap(xp.empty((a.shape[0], 0), dtype=x._data.dtype))
+    ones = wrap(xp.ones((a.shape[0], 1), dtype=x._data.dtype))
+    result = ones if n == 1 else cat([ones, cumprod(_shape.unsqueeze(x, 1).expand(a.shape[0], n - 1), 1)], 1)
+    return result if increasing else flip(result, (1,))
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """The tensor X with tensordot(X, A, ind) the identity: A as a matrix of
+    prod(shape[:ind]) rows, inverted, shaped shape[ind:] + shape[:ind]."""
+    shape = A._data.shape
+    if ind <= 0:
+        raise RuntimeError(f'Expected a strictly positive integer for \'ind\', but got {ind}')
+    rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f'Expected self to satisfy the requirement prod(self.shape[ind:]) == '
+                           f'prod(self.shape[:ind]), but got {cols} != {rows}')
+    return _shape.reshape(inv(_shape.reshape(A, (rows, cols))), shape[ind:] + shape[:ind])
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """X with tensordot(A, X, X.ndim) = B."""
+    if dims is not None:
+        nd = A._data.ndim
+        dims = [wrap_dim(d, nd) for d in dims]
+        rest = [d for d in range(nd) if d not in dims]
+        A = _shape.permute(A, rest + dims)
+    a_shape, b_shape = A._data.shape, B._data.shape
+    rows = math.prod(b_shape)
+    result_shape = a_shape[B._data.ndim:]
+    cols = math.prod(result_shape)
+    if math.prod(a_shape) != rows * cols or rows != cols:
+        raise RuntimeError(f'Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == '
+                           f'prod(self.shape[:other.ndim]), but got {cols} != {math.prod(a_shape[:B._data.ndim])}')
+    x = solve(_shape.reshape(A, (rows, cols)), _shape.reshape(B, (rows,)))
+    return _shape.reshape(x, result_shape)
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number ||A||_p ||A^-1||_p (p None or ±2: the ratio of extreme singular values)."""
+    from .. import linalg as _linalg
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError('linalg.cond: The input tensor must have at least 2 dimensions.')
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        hi, lo = _shape.select(s, -1, 0), _shape.select(s, -1, -1)
+        return hi / lo if p != -2 else lo / hi
+    if p not in ('fro', 'nuc', 1, -1, float('inf'), float('-inf')):
+        raise RuntimeError(f'linalg.cond got an invalid norm type: {p}')
+    _check_matrix(A, 'linalg.cond')
+    return _linalg.matrix_norm(A, p) * _linalg.matrix_norm(inv(A), p)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """linalg.diagonal: torch.diagonal with the last two dimensions as defaults."""
+    return _shape.diagonal(A, offset, dim1, dim2)
+
+
+# ---- torch.cholesky_solve, cholesky_inverse, triangular_solve -----------------------------------------------
+
+class CholeskySolveBackward0(Node):
+    __slots__ = ('upper',)
+
+    def apply(self, grad):
+        L, X = self.saved_tensors
+        gB = cholesky_solve(grad, L, self.upper)
+        gL = None
+        if _needs(self, 1):
+            common = matmul(gB, _mT(X))
+            common = common + _mT(common)
+            gL = -matmul(L, common) if self.upper else -matmul(common, L)
+        return (gB if _needs(self, 0) else None), gL
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """X with (L L^T) X = B (upper: U^T U), from a Cholesky factor."""
+    a, b = L._data, B._data
+    if b.ndim < 2 or a.ndim < 2:
+        raise RuntimeError(f'b should have at least 2 dimensions, but has {b.ndim} dimensions instead'
+                           if b.ndim < 2 else f'u should have at least 2 dimensions, but has {a.ndim} dimensions '
+                           'instead')
+    if a.dtype != b.dtype:
+        from .linalg_decomp import _SCALAR_NAMES
+        raise RuntimeError(f'Expected b and A to have the same dtype, but found b of type '
+                           f'{_SCALAR_NAMES[b.dtype.name]} and A of type {_SCALAR_NAMES[a.dtype.name]} instead.')
+    low = xp.swapaxes(xp.triu(a), -1, -2) if upper else xp.tril(a)
+    y = xp.linalg.solve(low, xp.broadcast_to(b, xp.broadcast_shapes(low.shape[:-2], b.shape[:-2]) + b.shape[-2:])) \
+        if low.shape[:-2] != b.shape[:-2] else xp.linalg.solve(low, b)
+    x = xp.linalg.solve(xp.swapaxes(low, -1, -2), y)
+    out, node = record(x.astype(a.dtype), CholeskySolveBackward0, (B, L))
+    if node is not None:
+        node.upper = upper
+        node.save(L, saved_output(out))
+    return out
+
+
+class CholeskyInverseBackward0(Node):
+    __slots__ = ('upper',)
+
+    def apply(self, grad):
+        L, inverse = self.saved_tensors
+        common = matmul(inverse, matmul(grad + _mT(grad), inverse))
+        return (-matmul(L, common) if self.upper else -matmul(common, L)),
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    """(L L^T)^-1 (upper: (U^T U)^-1) from a Cholesky factor."""
+    a = L._data
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise RuntimeError('cholesky_inverse: The input tensor A must have at least 2 dimensions.' if a.ndim < 2 else
+                           f'cholesky_inverse: A must be batches of square matrices, but they are {a.shape[-2]} by '
+                           f'{a.shape[-1]} matrices')
+    low = xp.swapaxes(xp.triu(a), -1, -2) if upper else xp.tril(a)
+    li = xp.linalg.inv(low)
+    out, node = record(xp.swapaxes(li, -1, -2) @ li, CholeskyInverseBackward0, (L,))
+    if node is not None:
+        node.upper = upper
+        node.save(L, saved_output(out))
+    return out
+
+
+class TriangularSolveBackward0(Node):
+    # no __slots__: a multi-output node
+    def apply(self, grad, grad_clone=None):
+        A, X = self.saved_tensors
+        gB = gA = None
+        if grad is not None:
+            gB = triangular_solve(grad, A, self.upper, not self.transpose, self.unitriangular)[0]
+            if _needs(self, 1):
+                gA = -matmul(X, _mT(gB)) if self.transpose else -matmul(gB, _mT(X))
+        if gA is not None:
+            k = 1 if self.unitriangular else 0
+            gA = _triu(gA, k) if self.upper else _tril(gA, -k)
+        if grad_clone is not None and _needs(self, 1):  # the copy of A passes its gradient on whole
+            gA = grad_clone if gA is None else gA + grad_clone
+        return (gB if _needs(self, 0) else None), gA
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """(solution, cloned_coefficient): X with op(A) X = b for triangular A (op: transpose)."""
+    _deprecated('triangular_solve')
+    a = A._data
+    if b._data.ndim < 2 or a.ndim < 2:
+        raise RuntimeError(f'torch.triangular_solve: Expected b to have at least 2 dimensions, but it has '
+                           f'{b._data.ndim} dimensions instead' if b._data.ndim < 2 else
+                           f'torch.triangular_solve: Expected A to have at least 2 dimensions, but it has {a.ndim} '
+                           'dimensions instead')
+    from .. import autograd
+    with autograd.grad_mode.no_grad():
+        At = wrap(xp.swapaxes(a, -1, -2)) if transpose else wrap(a)
+        x = solve_triangular(At, wrap(b._data), upper=upper != transpose, unitriangular=unitriangular)._data
+    outs, node = record_many([x, a.copy()], TriangularSolveBackward0, (b, A))
+    if node is not None:
+        node.upper, node.transpose, node.unitriangular = upper, transpose, unitriangular
+        node.save(A, saved_output(outs[0]))
+    return return_types.triangular_solve(*outs)
+
+
+# PyTorch's deprecation warnings of the older functions, each given once a process (as its TORCH_WARN_ONCE)
+_DEPRECATED = {
+    'triangular_solve': 'torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be '
+                        'removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed '
+                        'and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution'
+                        '\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).',
+    'lu': 'torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be removed '
+          'in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\n'
+          'LU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, '
+          'compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, '
+          'compute_pivots)',
+    'lu_solve': 'torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future PyTorch '
+                'release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = torch.lu_solve(B, LU, '
+                'pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)',
+}
+_warned = set()
+
+
+def _deprecated(name):
+    if name not in _warned:
+        _warned.add(name)
+        import warnings
+        warnings.warn(_DEPRECATED[name], UserWarning, stacklevel=3)
+
+
+def torch_lu(A, pivot=True, get_infos=False, out=None):
+    """torch.lu: (LU, pivots[, infos]) by linalg.lu_factor_ex."""
+    _deprecated('lu')
+    LU, piv, info = lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+    return (LU, piv, info) if get_infos else (LU, piv)
+
+
+def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """torch.lu_solve: linalg.lu_solve with b first."""
+    _deprecated('lu_solve')
+    return lu_solve(LU_data, LU_pivots, b)
+
+
+FUNCTIONS = ['matrix_exp', 'lu_unpack', 'cholesky_solve', 'cholesky_inverse', 'triangular_solve', 'orgqr']
+NOT_METHODS = ['lu_unpack']
+TOP_LEVEL = {'lu': torch_lu, 'lu_solve': torch_lu_solve, 'vander': torch_vander}
+METHODS = {'lu': lambda self, pivot=True, get_infos=False: torch_lu(self, pivot, get_infos),
+           'lu_solve': lambda self, LU_data, LU_pivots: torch_lu_solve(self, LU_data, LU_pivots)}
