@@ -52,8 +52,10 @@ linalg_lu = _make('linalg_lu', ('P', 'L', 'U'))
 lu_unpack = _make('lu_unpack', ('P', 'L', 'U'))
 linalg_solve_ex = _make('linalg_solve_ex', ('result', 'info'))
 triangular_solve = _make('triangular_solve', ('solution', 'cloned_coefficient'))
+geqrf = _make('geqrf', ('a', 'tau'))
+frexp = _make('frexp', ('mantissa', 'exponent'))
 
 __all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'topk', 'cummax', 'cummin', 'aminmax',
            'svd', 'qr', 'linalg_svd', 'linalg_qr', 'linalg_eigh', 'linalg_slogdet', 'linalg_inv_ex',
            'linalg_cholesky_ex', 'histogram', 'linalg_lstsq', 'linalg_lu_factor', 'linalg_lu_factor_ex',
-           'linalg_lu', 'lu_unpack', 'linalg_solve_ex', 'triangular_solve']
+           'linalg_lu', 'lu_unpack', 'linalg_solve_ex', 'triangular_solve', 'geqrf', 'frexp']

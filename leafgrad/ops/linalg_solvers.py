@@ -1,6 +1,6 @@
 """More of ``torch.linalg``: matrix_exp, lstsq, the LU family (lu_factor, lu_factor_ex, lu,
 lu_solve, torch.lu_unpack), solve_ex, householder_product, vander, tensorinv, tensorsolve, cond,
-diagonal; and torch's cholesky_solve, cholesky_inverse, triangular_solve.
+diagonal; and torch's cholesky_solve, cholesky_inverse, triangular_solve, geqrf.
 
 Forward on NumPy arrays (LU with partial pivoting written here: NumPy has none); derivatives as
 PyTorch defines them (FunctionsManual), written with leafgrad ops so that they differentiate
@@ -529,6 +529,27 @@ class LinalgHouseholderProductBackward0(Node):
         return gA, gtau
 
 
+class GeqrfBackward0(Node):
+    # no __slots__: a multi-output node
+    def apply(self, *grads):
+        raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+def geqrf(input, *, out=None):
+    """(a, tau): LAPACK's QR in Householder form, R on and above the diagonal of ``a`` and the
+    reflectors below it (householder_product(a, tau) is Q)."""
+    a = input._data
+    if a.ndim < 2:
+        raise RuntimeError('torch.geqrf: input must have at least 2 dimensions.')
+    if a.dtype.kind != 'f' or a.dtype.itemsize < 4:
+        from .linalg_decomp import _SCALAR_NAMES
+        raise NotImplementedError(f'"geqrf_cpu" not implemented for \'{_SCALAR_NAMES[a.dtype.name]}\'')
+    h, tau = xp.linalg.qr(a, mode='raw')     # (h is LAPACK's column-major array, transposed)
+    outs, _ = record_many([xp.ascontiguousarray(xp.swapaxes(h, -1, -2)).astype(a.dtype), tau.astype(a.dtype)],
+                          GeqrfBackward0, (input,))
+    return return_types.geqrf(*outs)
+
+
 def _householder_vectors(A):
     """v_i = (0, ..., 0, 1, A[i+1:, i]) as the columns of an m x k matrix."""
     m, n = A._data.shape[-2:]
@@ -804,7 +825,7 @@ def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):
     return lu_solve(LU_data, LU_pivots, b)
 
 
-FUNCTIONS = ['matrix_exp', 'lu_unpack', 'cholesky_solve', 'cholesky_inverse', 'triangular_solve', 'orgqr']
+FUNCTIONS = ['matrix_exp', 'lu_unpack', 'cholesky_solve', 'cholesky_inverse', 'triangular_solve', 'orgqr', 'geqrf']
 NOT_METHODS = ['lu_unpack']
 TOP_LEVEL = {'lu': torch_lu, 'lu_solve': torch_lu_solve, 'vander': torch_vander}
 METHODS = {'lu': lambda self, pivot=True, get_infos=False: torch_lu(self, pivot, get_infos),

@@ -677,6 +677,35 @@ def tensor_split(input, indices_or_sections, dim=0):
                  for i in range(len(bounds) - 1))
 
 
+
+def _split_along(input, sections, dim, name, min_dims):
+    """hsplit/vsplit/dsplit: tensor_split along ``dim``, an int number of sections dividing it."""
+    ndim = input._data.ndim
+    if ndim < min_dims:
+        raise RuntimeError(f'torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor with '
+                           f'{ndim} dimensions!')
+    if isinstance(sections, int):
+        size = input._data.shape[dim]
+        if sections == 0 or size % sections:
+            raise RuntimeError(f'torch.{name} attempted to split along dimension {dim}, but the size of the dimension '
+                               f'{size} is not divisible by the split_size {sections}!')
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    """Split along the columns: dimension 1 (0 for a 1-D tensor)."""
+    return _split_along(input, indices_or_sections, 1 if input._data.ndim > 1 else 0, 'hsplit', 1)
+
+
+def vsplit(input, indices_or_sections):
+    """Split along the rows: dimension 0 of a tensor of at least 2 dimensions."""
+    return _split_along(input, indices_or_sections, 0, 'vsplit', 2)
+
+
+def dsplit(input, indices_or_sections):
+    """Split along the depth: dimension 2 of a tensor of at least 3 dimensions."""
+    return _split_along(input, indices_or_sections, 2, 'dsplit', 3)
+
 # ---- unfold: sliding windows as a view ----------------------------------------------------------
 
 class UnfoldBackward0(Node):
@@ -763,7 +792,8 @@ def broadcast_tensors(*tensors):
 FUNCTIONS = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'unflatten', 'ravel', 'contiguous', 'clone',
              'transpose', 'swapaxes', 'swapdims', 't', 'permute', 'movedim', 'moveaxis', 'unsqueeze', 'squeeze',
              'expand', 'expand_as', 'broadcast_to', 'select', 'narrow', 'diagonal', 'unbind', 'split',
-             'split_with_sizes', 'chunk', 'tensor_split', 'unfold', 'adjoint', 'broadcast_shapes', 'broadcast_tensors']
+             'split_with_sizes', 'chunk', 'tensor_split', 'unfold', 'adjoint', 'broadcast_shapes', 'broadcast_tensors',
+             'hsplit', 'vsplit', 'dsplit']
 NOT_METHODS = ['view', 'unfold', 'broadcast_shapes', 'broadcast_tensors']  # leafgrad.unfold is not a function in PyTorch (nn.functional.unfold is im2col)
 METHODS = {'view': view, 'unfold': unfold, '__iter__': _iter, 'T': property(_T), 'mT': property(_mT),
            'H': property(_H), 'mH': property(_mH)}

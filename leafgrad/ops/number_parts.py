@@ -1,0 +1,173 @@
+"""Numbers taken apart: the parts of a float (frexp, ldexp, signbit), integer divisors (gcd,
+lcm), the step function (heaviside) and logaddexp2.
+
+frexp's mantissa, ldexp and logaddexp2 are differentiable with PyTorch's nodes (FrexpBackward0,
+LdexpBackward0, Logaddexp2Backward0); heaviside records PyTorch's NotImplemented node; the rest
+give integers or booleans.
+"""
+import math
+
+from .. import backend, return_types
+from ._util import Node, binary_operands, broadcast_error, record, record_many, sum_to, wrap, xp
+from .activation import _DTYPE_LABEL
+
+
+def _label(dt):
+    return _DTYPE_LABEL.get(dt.name, dt.name)
+
+
+def _needs(node, i):
+    return node.next_functions[i][0] is not None
+
+
+def _shape(t):
+    return t._data.shape if hasattr(t, '_data') else ()
+
+
+# ---- gcd, lcm --------------------------------------------------------------------------------------
+
+def _integer_pair(input, other, kernel):
+    dt = backend.result_type(input, other)
+    if dt.is_floating_point or dt.name == 'bool':
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_label(dt)}\'')
+    try:
+        return binary_operands(input, other)
+    except ValueError:
+        raise broadcast_error(input, other) from None
+
+
+def gcd(input, other, *, out=None):
+    """The greatest common divisor, elementwise (non-negative; gcd(0, 0) = 0)."""
+    a, b = _integer_pair(input, other, 'gcd_cpu')
+    try:
+        return wrap(xp.asarray(xp.gcd(a, b)))
+    except ValueError:
+        raise broadcast_error(input, other) from None
+
+
+def lcm(input, other, *, out=None):
+    """The least common multiple, elementwise (non-negative; 0 when either is 0)."""
+    a, b = _integer_pair(input, other, 'lcm_cpu')
+    try:
+        return wrap(xp.asarray(xp.lcm(a, b)))
+    except ValueError:
+        raise broadcast_error(input, other) from None
+
+
+# ---- heaviside, signbit --------------------------------------------------------------------------
+
+def heaviside(input, values, *, out=None):
+    """0 where input < 0, 1 where input > 0, ``values`` where input is 0 (both of one dtype)."""
+    from .rounding import NotImplementedNode
+    if input._data.dtype != values._data.dtype:
+        raise RuntimeError('heaviside is not yet implemented for tensors with different dtypes.')
+    a, b = input._data, values._data
+    try:
+        data = xp.asarray(xp.where(a == 0, b, (a > 0).astype(a.dtype))).astype(a.dtype, copy=False)
+    except ValueError:
+        raise broadcast_error(input, values) from None
+    out, node = record(data, NotImplementedNode, (input, values))
+    if node is not None:
+        node.op_name = 'heaviside'
+    return out
+
+
+def signbit(input, *, out=None):
+    """Whether the sign bit is set: True for negative numbers, -0.0 and negative NaN."""
+    return wrap(xp.asarray(xp.signbit(input._data)))
+
+
+# ---- frexp, ldexp ---------------------------------------------------------------------------------
+
+class FrexpBackward0(Node):
+    # no __slots__: a multi-output node
+    def apply(self, grad_mantissa, grad_exponent=None):
+        # mantissa = input / 2**exponent, the exponent piecewise constant
+        (exponent,) = self.saved_tensors
+        return grad_mantissa / wrap(xp.exp2(exponent._data.astype(grad_mantissa._data.dtype))),
+
+
+def frexp(input, *, out=None):
+    """(mantissa, exponent): input = mantissa * 2**exponent, |mantissa| in [0.5, 1), exponent int32."""
+    a = input._data
+    if a.dtype.kind not in 'fV':
+        raise RuntimeError('torch.frexp() only supports floating-point dtypes')
+    mantissa, exponent = xp.frexp(a)
+    outs, node = record_many([mantissa.astype(a.dtype), exponent.astype(xp.int32)], FrexpBackward0, (input,),
+                             differentiable=(True, False))
+    if node is not None:
+        node.save(outs[1])
+    return return_types.frexp(*outs)
+
+
+class LdexpBackward0(Node):
+    __slots__ = ('self_shape', 'other_shape')
+
+    def apply(self, grad):
+        from .pointwise import exp2
+        input, other = self.saved_tensors
+        g_in = g_other = None
+        if _needs(self, 0):
+            # PyTorch's formula grad * 2**other, the power taken in other's dtype: an integer
+            # exponent below 0 gives 0 there (integer pow), and so does the derivative
+            o = other._data
+            if o.dtype.kind in 'iub':
+                scale = wrap(xp.where(o < 0, 0, xp.left_shift(1, xp.maximum(o, 0))).astype(grad._data.dtype))
+            else:
+                scale = exp2(other)
+            g_in = sum_to(grad * scale, self.self_shape)
+        if _needs(self, 1):
+            g_other = sum_to(grad * input * exp2(other) * math.log(2), self.other_shape)
+        return g_in, g_other
+
+
+def ldexp(input, other, *, out=None):
+    """input * 2**other."""
+    dt = backend.result_type(input, other)
+    if not dt.is_floating_point:
+        dt = backend.get_default_dtype()
+    a = input._data.astype(dt.np, copy=False)
+    scale = xp.exp2(other._data.astype(dt.np))
+    try:
+        data = a * scale
+    except ValueError:
+        raise broadcast_error(input, other) from None
+    out, node = record(xp.asarray(data), LdexpBackward0, (input, other))
+    if node is not None:
+        node.self_shape, node.other_shape = _shape(input), _shape(other)
+        node.save(input, other)
+    return out
+
+
+# ---- logaddexp2 --------------------------------------------------------------------------------------
+
+class Logaddexp2Backward0(Node):
+    __slots__ = ('self_shape', 'other_shape')
+
+    def apply(self, grad):
+        from . import elementwise as ew
+        a, b = self.saved_tensors
+        ga = sum_to(grad * ew.sigmoid((a - b) * math.log(2)), self.self_shape) if _needs(self, 0) else None
+        gb = sum_to(grad * ew.sigmoid((b - a) * math.log(2)), self.other_shape) if _needs(self, 1) else None
+        return ga, gb
+
+
+def logaddexp2(input, other, *, out=None):
+    """log2(2**input + 2**other), computed without overflow."""
+    dt = backend.result_type(input, other)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f'"logaddexp2_cpu" not implemented for \'{_label(dt)}\'')
+    x, y = binary_operands(input, other)
+    try:
+        with xp.errstate(invalid='ignore'):
+            data = xp.logaddexp2(x, y)
+    except ValueError:
+        raise broadcast_error(input, other) from None
+    out, node = record(xp.asarray(data), Logaddexp2Backward0, (input, other))
+    if node is not None:
+        node.self_shape, node.other_shape = _shape(input), _shape(other)
+        node.save(input, other)
+    return out
+
+
+FUNCTIONS = ['gcd', 'lcm', 'heaviside', 'signbit', 'frexp', 'ldexp', 'logaddexp2']

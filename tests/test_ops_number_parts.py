@@ -1,0 +1,68 @@
+"""gcd, lcm, heaviside, signbit, frexp, ldexp, logaddexp2 against torch: values, dtypes, node
+names, first and second derivatives, float64 gradcheck, errors."""
+import numpy as np
+import pytest
+
+import leafgrad as lg
+from optable import check_case, needs_torch, torch
+from oracle import raises_like, same_message
+
+R = np.random.default_rng(7)
+SIGNED = np.array([1.5, -2., 0., -0., np.inf, -np.nan, 3e-310])
+
+
+def row(name, fn, arrays, grad=True, fd=True):
+    return pytest.param(fn, arrays, grad, fd, id=name)
+
+
+ROWS = [
+    row('gcd', lambda T, a, b: T.gcd(a, b), [np.array([12, -18, 0, 7]), np.array([8, 27, 0, -21])], grad=False),
+    row('gcd_broadcast_int32', lambda T, a, b: a.int().gcd(b), [np.array([[12], [9]]), np.array([8, 6])],
+        grad=False),
+    row('lcm', lambda T, a, b: T.lcm(a, b), [np.array([4, -6, 0, 5]), np.array([6, 4, 3, -5])], grad=False),
+    row('heaviside', lambda T, x, v: T.heaviside(x, v), [np.array([-1., 0., 2.]), np.array(0.5)], grad=False),
+    row('heaviside_int', lambda T, x, v: x.heaviside(v), [np.array([1, 0, -2]), np.array([7, 8, 9])], grad=False),
+    row('signbit', lambda T, x: T.signbit(x), [SIGNED], grad=False),
+    row('signbit_int', lambda T, x: x.signbit(), [np.array([1, -1, 0])], grad=False),
+    row('frexp', lambda T, x: tuple(T.frexp(x)), [R.standard_normal(5) * 10]),
+    row('frexp_special', lambda T, x: tuple(x.frexp()), [SIGNED[:4]], fd=False),
+    # (an integer exponent below 0: PyTorch's derivative takes 2**e in integers, 0)
+    row('ldexp', lambda T, x, e: T.ldexp(x, e), [R.standard_normal(4), np.array([1, 2, -3, 0])], fd=False),
+    row('ldexp_nonnegative', lambda T, x, e: T.ldexp(x, e), [R.standard_normal(4), np.array([1, 2, 3, 0])]),
+    row('ldexp_float_exponent', lambda T, x, e: T.ldexp(x, e), [R.standard_normal(4), R.standard_normal(4)]),
+    row('ldexp_int_broadcast', lambda T, x, e: x.ldexp(e), [np.array([[1], [2]]), np.array([1, 3])], grad=False),
+    row('logaddexp2', lambda T, a, b: T.logaddexp2(a, b), [R.standard_normal(4), R.standard_normal((2, 4))]),
+    row('logaddexp2_method', lambda T, a, b: a.logaddexp2(b), [R.standard_normal(3), R.standard_normal(3)]),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize('fn,arrays,grad,fd', ROWS)
+def test_against_torch(fn, arrays, grad, fd):
+    with np.errstate(all='ignore'):
+        check_case(fn, arrays, grad=grad, fd=fd)
+
+
+ERRORS = [
+    ('gcd_float', lambda T: T.gcd(T.tensor([12.]), T.tensor([8.]))),
+    ('gcd_bool', lambda T: T.gcd(T.tensor([True]), T.tensor([True]))),
+    ('gcd_shapes', lambda T: T.gcd(T.tensor([1, 2]), T.tensor([1, 2, 3]))),
+    ('lcm_float', lambda T: T.lcm(T.tensor([1.]), T.tensor([2]))),
+    ('heaviside_dtypes', lambda T: T.heaviside(T.tensor([1.]), T.tensor(1))),
+    ('heaviside_backward', lambda T: T.heaviside(T.ones(2, requires_grad=True), T.tensor(0.)).sum().backward()),
+    ('frexp_int', lambda T: T.frexp(T.tensor([1, 2]))),
+    ('logaddexp2_int', lambda T: T.logaddexp2(T.tensor([1]), T.tensor([2]))),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize('fn', [e[1] for e in ERRORS], ids=[e[0] for e in ERRORS])
+def test_errors_match_torch(fn):
+    lg_msg, t_msg = raises_like(lambda: fn(lg), lambda: fn(torch))
+    assert same_message(lg_msg, t_msg), (lg_msg, t_msg)
+
+
+@needs_torch
+def test_frexp_is_a_return_type_like_torch():
+    x = np.array([1.5, -8.])
+    assert repr(lg.frexp(lg.tensor(x))).replace('leafgrad', 'torch') == repr(torch.frexp(torch.tensor(x)))
