@@ -19,7 +19,7 @@ MISSING = {
     'Tensor.storage_offset', 'Tensor.apply_', 'Tensor.map_', 'Tensor.pin_memory / is_pinned',
     'Tensor.share_memory_', 'Tensor.put_', 'Tensor.resize_', 'Tensor.sum_to_size',
     'torch.empty_strided',
-    'F.rrelu', 'nn.RReLU', 'nn.Buffer', 'nn.FractionalMaxPool2d', 'optim.Adafactor',
+    'nn.FractionalMaxPool2d', 'optim.Adafactor',
     'nn.utils.parametrizations.orthogonal', 'distributions.LKJCholesky', 'distributions.Wishart',
 }
 

@@ -18,7 +18,7 @@ from ._functional.basic import (alpha_dropout, cosine_similarity, dropout, dropo
 from ._functional.ctc import ctc_loss
 from ._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._functional.extra import (bilinear, channel_shuffle, fold, glu, native_channel_shuffle, pixel_shuffle,
-                                pixel_unshuffle, prelu, unfold)
+                                pixel_unshuffle, prelu, rrelu, rrelu_, unfold)
 from ._functional.grid import affine_grid, grid_sample
 from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                                cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
@@ -43,7 +43,7 @@ except ImportError:  # pragma: no cover - the family lands separately
     _activation = None
 for _name in ('elu', 'elu_', 'selu', 'selu_', 'celu', 'celu_', 'gelu', 'silu', 'mish', 'softplus', 'logsigmoid',
               'leaky_relu', 'leaky_relu_', 'hardtanh', 'hardtanh_', 'relu6', 'hardswish', 'hardsigmoid', 'threshold',
-              'threshold_', 'hardshrink', 'softshrink', 'softsign', 'tanhshrink', 'rrelu', 'rrelu_'):
+              'threshold_', 'hardshrink', 'softshrink', 'softsign', 'tanhshrink'):
     if hasattr(_activation, _name):
         globals()[_name] = getattr(_activation, _name)
 try:

@@ -32,6 +32,27 @@ class Parameter(Tensor):
         return out
 
 
+
+class _BufferMeta(type):
+    # a Buffer is a plain Tensor marked as one: isinstance(t, Buffer) reads the mark
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, Tensor) and getattr(instance, '_is_buffer', False)
+
+
+class Buffer(metaclass=_BufferMeta):
+    """nn.Buffer(data=None, *, persistent=True): a tensor that a Module registers as a buffer
+    when it is assigned as an attribute (``persistent=False`` keeps it out of the state dict).
+    What it returns is the tensor itself (detached), marked, as PyTorch's."""
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            from .. import empty
+            data = empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
+
 class _UninitializedMixin:
     """A parameter or buffer whose shape is not known yet (lazy modules): no data until
     ``materialize(shape)``, which turns it into a Parameter (or a plain tensor)."""

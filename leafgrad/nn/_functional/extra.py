@@ -1,4 +1,4 @@
-"""prelu, glu, bilinear, unfold/fold: ops that modules build on."""
+"""prelu, rrelu, glu, bilinear, unfold/fold: ops that modules build on."""
 from ...ops._util import Node, autocast, opmath, record, sum_to, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
@@ -19,6 +19,48 @@ class PreluKernelBackward0(Node):
             gw = _shape.reshape(sum_to(_ew.where(pos, 0.0, grad * x), self.w_shape), w._data.shape)
         return gx, gw
 
+
+
+class RreluWithNoiseBackward0(Node):
+    """grad times the slope each element was given: 1 where the input was positive."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        (noise,) = self.saved_tensors
+        return grad * noise,
+
+
+def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training each non-positive element is multiplied by its own slope
+    drawn uniformly from [lower, upper] (one float64 draw of the generator per such element, in
+    order, as PyTorch's CPU kernel); in evaluation by the mean slope (lower + upper) / 2."""
+    from ...ops.inplace import inplace as _run_inplace
+    if inplace:
+        return _run_inplace(input, lambda s: rrelu(s, lower, upper, training))
+    x = input._data
+    if x.dtype.kind not in 'fV':
+        from ...ops.activation import _DTYPE_LABEL
+        kernel = 'rrelu_with_noise_out_cpu' if training else 'leaky_relu_cpu'  # (eval mode runs leaky_relu)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL.get(x.dtype.name)}\'')
+    work = opmath(x)
+    if training:
+        negative = work <= 0
+        import leafgrad
+        draws = leafgrad.rand(int(negative.sum()), dtype=leafgrad.float64)._data
+        noise = xp.ones(work.shape, dtype=xp.float64)
+        noise[negative] = draws * (upper - lower) + lower
+        noise = noise.astype(work.dtype)
+    else:
+        noise = xp.where(work > 0, 1, (lower + upper) / 2).astype(work.dtype)
+    out, node = record((work * noise).astype(x.dtype), RreluWithNoiseBackward0, (input,))
+    if node is not None:
+        from ...ops._util import wrap
+        node.save(wrap(noise.astype(x.dtype)))
+    return out
+
+
+def rrelu_(input, lower=1. / 8, upper=1. / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
 
 def prelu(input, weight):
     if autocast.state.on:

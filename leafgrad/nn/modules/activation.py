@@ -102,6 +102,20 @@ class LeakyReLU(Module):
         return f'negative_slope={self.negative_slope}' + (', inplace=True' if self.inplace else '')
 
 
+
+class RReLU(Module):
+    """Randomized leaky ReLU (F.rrelu): random slopes in [lower, upper] in training, their mean in eval."""
+
+    def __init__(self, lower=1. / 8, upper=1. / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f'lower={self.lower}, upper={self.upper}' + (', inplace=True' if self.inplace else '')
+
 class ELU(Module):
     _fn = 'elu'
 
@@ -261,7 +275,7 @@ class PReLU(Module):
         return f'num_parameters={self.num_parameters}'
 
 
-__all__ = ['ReLU', 'ReLU6', 'LeakyReLU', 'ELU', 'CELU', 'SELU', 'GELU', 'SiLU', 'Mish', 'Softplus', 'Softsign',
+__all__ = ['ReLU', 'ReLU6', 'LeakyReLU', 'RReLU', 'ELU', 'CELU', 'SELU', 'GELU', 'SiLU', 'Mish', 'Softplus', 'Softsign',
            'Softshrink', 'Hardshrink', 'Hardtanh', 'Hardsigmoid', 'Hardswish', 'Sigmoid', 'LogSigmoid', 'Tanh',
            'Tanhshrink', 'Threshold', 'Softmax', 'Softmin', 'LogSoftmax', 'Softmax2d', 'GLU', 'PReLU']
 

@@ -150,6 +150,11 @@ class Module:
             modules[name] = None
             return
         buffers = self.__dict__.get('_buffers')
+        if isinstance(value, Tensor) and getattr(value, '_is_buffer', False):  # an nn.Buffer
+            if buffers is None:
+                raise AttributeError('cannot assign buffer before Module.__init__() call')
+            self.register_buffer(name, value, value.persistent)
+            return
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
