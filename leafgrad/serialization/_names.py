@@ -45,7 +45,7 @@ _TORCH_NAMES = {
     **{f'leafgrad.nn._functional.{m}.{f}': f'torch.nn.functional.{f}' for m, fs in (
         ('basic', 'alpha_dropout dropout dropout1d dropout2d dropout3d embedding embedding_bag feature_alpha_dropout '
                   'gumbel_softmax log_softmax normalize softmax softmin'),
-        ('extra', 'fold glu unfold'), ('grid', 'affine_grid grid_sample'), ('attention', 'multi_head_attention_forward'),
+        ('extra', 'fold glu rrelu unfold'), ('grid', 'affine_grid grid_sample'), ('attention', 'multi_head_attention_forward'),
         ('ctc', 'ctc_loss'),
         ('loss', 'binary_cross_entropy binary_cross_entropy_with_logits cosine_embedding_loss cross_entropy '
                  'gaussian_nll_loss hinge_embedding_loss huber_loss kl_div l1_loss margin_ranking_loss mse_loss '
