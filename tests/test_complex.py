@@ -382,3 +382,27 @@ def test_in_place_ops_setitem_and_save_load(tmp_path):
     assert got[1:] == expected[1:]
     msg, tmsg = raises_like(lambda: lg.ones(2).__setitem__(0, 1j), lambda: torch.ones(2).__setitem__(0, 1j))
     assert same_message(msg, tmsg)
+
+
+def _transformed(T):
+    z = T.tensor([[1 + 2j, -0.5 + 1j], [0.3 - 0.2j, 2 + 0j]], dtype=T.cdouble, requires_grad=True)
+    f = (lambda z: (T.exp(z) * z.conj()).abs().sum())
+    f = T.compile(f) if T is lg else f
+    for _ in range(3):  # (compile: the trace, then replays)
+        z.grad = None
+        out = f(z)
+        out.backward()
+    batched = T.func.vmap(lambda r: (T.exp(r) * 2j).abs())(z.detach())
+    return out.item(), z.grad.resolve_conj().numpy(), batched.numpy()
+
+
+def test_compile_and_vmap_of_a_complex_program():
+    got, expected = _transformed(lg), _transformed(torch)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-10)
+
+
+def test_forward_ad_refuses_complex_tensors():
+    from leafgrad.autograd import forward_ad
+    with forward_ad.dual_level(), pytest.raises(NotImplementedError, match='complex'):
+        forward_ad.make_dual(lg.tensor([1j]), lg.tensor([1 + 0j]))

@@ -114,6 +114,9 @@ def make_dual(tensor, tangent, *, level=None):
     if _level_of(level) is None:
         raise RuntimeError('Trying to create a dual Tensor for forward AD but no level exists, make sure to '
                            'enter_dual_level() first.')
+    if tensor._data.dtype.kind == 'c' or tangent._data.dtype.kind == 'c':
+        # (the reverse rules of complex ops follow PyTorch's convention; their forward rules are not written)
+        raise NotImplementedError('leafgrad\'s forward-mode AD takes no complex tensors (reverse mode does)')
     if tensor._data.dtype.kind != 'f':
         raise ValueError(f'Expected primal to be floating point or complex, but got: {tensor.dtype}')
     if tangent._data.dtype.kind != 'f':
