@@ -16,7 +16,8 @@ from .tensor import Size, Tensor
 __all__ = ['assert_close']
 
 _DTYPE_PRECISIONS = {np.dtype(np.float16): (0.001, 1e-5), np.dtype(np.float32): (1.3e-6, 1e-5),
-                     np.dtype(np.float64): (1e-7, 1e-7)}
+                     np.dtype(np.float64): (1e-7, 1e-7), np.dtype(np.complex64): (1.3e-6, 1e-5),
+                     np.dtype(np.complex128): (1e-7, 1e-7)}
 
 
 class _Fail(Exception):
@@ -85,7 +86,7 @@ def _tensor_msg(actual, expected, matches, rtol, atol):
         abs_diff = np.abs(a - e)
         abs_diff[m] = 0
         # PyTorch divides in the float dtype (integers: the default float32)
-        rel_diff = (abs_diff / np.abs(e)).astype(a.dtype if a.dtype.kind == 'f' else np.float32)
+        rel_diff = (abs_diff / np.abs(e)).astype(a.real.dtype if a.dtype.kind in 'fc' else np.float32)
     rel_diff[m] = 0
 
     def argmax(d):  # torch.max propagates NaN, and reports its index

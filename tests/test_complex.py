@@ -406,3 +406,13 @@ def test_forward_ad_refuses_complex_tensors():
     from leafgrad.autograd import forward_ad
     with forward_ad.dual_level(), pytest.raises(NotImplementedError, match='complex'):
         forward_ad.make_dual(lg.tensor([1j]), lg.tensor([1 + 0j]))
+
+
+@pytest.mark.parametrize('dtype', ['cfloat', 'cdouble'])
+def test_assert_close_of_complex_tensors(dtype):
+    for T in (lg, torch):
+        x = T.tensor([1 + 2j, 3j], dtype=getattr(T, dtype))
+        T.testing.assert_close(x, x + 1e-8j)  # within the dtype's default tolerance
+    msg, tmsg = raises_like(lambda: lg.testing.assert_close(lg.tensor([1 + 2j, 3j]), lg.tensor([1 + 2.1j, 3j])),
+                            lambda: torch.testing.assert_close(torch.tensor([1 + 2j, 3j]), torch.tensor([1 + 2.1j, 3j])))
+    assert same_message(msg, tmsg), (msg, tmsg)
