@@ -416,3 +416,30 @@ def test_assert_close_of_complex_tensors(dtype):
     msg, tmsg = raises_like(lambda: lg.testing.assert_close(lg.tensor([1 + 2j, 3j]), lg.tensor([1 + 2.1j, 3j])),
                             lambda: torch.testing.assert_close(torch.tensor([1 + 2j, 3j]), torch.tensor([1 + 2.1j, 3j])))
     assert same_message(msg, tmsg), (msg, tmsg)
+
+
+CONJUGATE_TRANSPOSES = {
+    'mH': lambda T, a: (a.mH @ a).abs().sum(),
+    'adjoint': lambda T, a: (a.adjoint() * a).real.sum(),
+    'H': lambda T, a: (a.H * a).imag.sum() + a.H.abs().sum(),
+}
+
+
+@pytest.mark.parametrize('case', list(CONJUGATE_TRANSPOSES))
+def test_conjugate_transposes_as_torch(case):
+    results = []
+    for T in (lg, torch):
+        a = T.tensor(A, requires_grad=True)
+        out = CONJUGATE_TRANSPOSES[case](T, a)
+        out.backward()
+        results.append((out.item(), a.grad.resolve_conj().numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-10)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10)
+
+
+@pytest.mark.parametrize('name', ['inv', 'det', 'svd', 'eigh', 'qr', 'cholesky', 'matrix_norm', 'pinv', 'solve'])
+def test_linear_algebra_of_complex_matrices_is_refused_by_name(name):
+    a = lg.tensor(A)
+    args = (a, a) if name == 'solve' else (a,)
+    with pytest.raises(NotImplementedError, match=f'linalg.{name}: .* real matrices only'):
+        getattr(lg.linalg, name)(*args)

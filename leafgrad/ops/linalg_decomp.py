@@ -29,6 +29,8 @@ def _check_matrix(A, name, square=True):
     a = A._data
     if a.ndim < 2:
         raise RuntimeError(f'{name}: The input tensor A must have at least 2 dimensions.')
+    if a.dtype.kind == 'c':
+        raise NotImplementedError(f"{name}: leafgrad's linear algebra takes real matrices only, not complex ones")
     if a.dtype.kind not in 'fV':
         raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
                            f'{_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)}')
@@ -606,6 +608,8 @@ class LinalgPinvBackward0(Node):
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    if A._data.dtype.kind == 'c':
+        raise NotImplementedError("linalg.pinv: leafgrad's linear algebra takes real matrices only, not complex ones")
     if A._data.ndim < 2 or A._data.dtype.name not in ('float32', 'float64'):
         name = _SCALAR_NAMES[A._data.dtype.name]
         raise RuntimeError(f'linalg.pinv({name}{{{list(A._data.shape)}}}): expected a tensor with 2 or more dimensions '

@@ -276,6 +276,8 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def _check_float(input, name):
+    if input._data.dtype.kind == 'c' and name != 'linalg.vector_norm':
+        raise NotImplementedError(f"{name}: leafgrad's linear algebra takes real matrices only, not complex ones")
     if input._data.dtype.kind not in 'fV':
         raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
                            f'{_LABELS[input._data.dtype.name]}')

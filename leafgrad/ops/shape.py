@@ -261,21 +261,29 @@ def _H(input):
     if nd != 2:
         raise RuntimeError(f'tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor. For batches of '
                            'matrices, consider using tensor.mH')
-    return transpose(input, 0, 1)  # the conjugate of a real tensor is itself
+    return _conj_if_complex(transpose(input, 0, 1))
+
+
+def _conj_if_complex(t):
+    """The conjugate of a complex (conjugate-transposed) tensor; a real one is its own conjugate."""
+    if t._data.dtype.kind != 'c':
+        return t
+    from .complex_numbers import conj
+    return conj(t)
 
 
 def _mH(input):
     if input._data.ndim < 2:
         raise RuntimeError(f'tensor.mH is only supported on matrices or batches of matrices. Got '
                            f'{input._data.ndim}-D tensor.')
-    return transpose(input, -2, -1)
+    return _conj_if_complex(transpose(input, -2, -1))
 
 
 def adjoint(input):
     if input._data.ndim < 2:
         raise RuntimeError(f'tensor.adjoint() is only supported on matrices or batches of matrices. Got '
                            f'{input._data.ndim}-D tensor.')
-    return transpose(input, -2, -1)
+    return _conj_if_complex(transpose(input, -2, -1))
 
 
 def _mT(input):
