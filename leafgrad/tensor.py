@@ -319,8 +319,8 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        if self._base is not None:
-            _fresh(self)
+        # (the history as it stands, not regenerated: PyTorch's C++ is_leaf reads it so; a view
+        # made under no_grad whose base changed in place has none, and reads without an error)
         if self._grad_fn is not None and not (self._meta is not None and self._meta.retains_grad):
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
@@ -351,12 +351,12 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Keep this non-leaf's gradient in ``.grad`` at the next backward (a no-op on leaves)."""
-        if self._base is not None:
-            _fresh(self)
-        if self._grad_fn is None:
+        if self._grad_fn is None:  # (the history as it stands: as PyTorch's C++ is_leaf, nothing regenerated)
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
+        if self._base is not None:
+            _fresh(self)
         meta = self._get_meta()
         with _registration_lock:
             if meta.retains_grad:
