@@ -91,6 +91,9 @@ class BatchedTensor(Tensor):
                            ".item() on a Tensor, please try to rewrite what you're doing with other operations. If "
                            'error is occurring somewhere inside PyTorch internals, please file a bug report.')
 
+    def _python_scalar(self):  # float(), int(), bool() of a sample: .item()'s error, as PyTorch
+        return Tensor._python_scalar(self) if _state.physical else self.item()
+
     def __repr__(self):
         return f'BatchedTensor(lvl={self._levels[-1]}, bdim=0, value=\n{Tensor.__repr__(_plain_copy(self))}\n)'
 

@@ -35,7 +35,8 @@ def test_tangent_against_torch(name):
 def test_forward_gradcheck(name):
     fn = OPS[name][0]
     xs = [x.requires_grad_() for x in inputs(name, lg)]
-    assert lg.autograd.gradcheck(lambda *a: fn(lg, *a), xs, check_forward_ad=True, check_backward_ad=False)
+    assert lg.autograd.gradcheck(lambda *a: fn(lg, *a), xs, check_forward_ad=True, check_backward_ad=False,
+                                 check_batched_forward_grad=True)
 
 
 GRADCHECK_SKIP = {'to float32'}  # (a float32 round trip: finite differences of 1e-6 lose it)
@@ -158,6 +159,34 @@ def _api_repr(M):
     return [text.replace(M.__name__ + '.', 'torch.') for text in out]
 
 
+def _batched_forward_check(M):
+    """gradcheck's batched forward-gradient check catches a forward rule that does not batch."""
+    class ItemJvp(M.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, tx):
+            return tx * 2 if float(tx.sum()) == float(tx.sum()) else tx
+    x = M.tensor([1.0, 2.0], dtype=M.float64, requires_grad=True)
+    plain = M.autograd.gradcheck(ItemJvp.apply, (x,), check_forward_ad=True, check_backward_ad=False)
+    try:
+        M.autograd.gradcheck(ItemJvp.apply, (x,), check_forward_ad=True, check_backward_ad=False,
+                             check_batched_forward_grad=True)
+    except RuntimeError as e:  # (GradcheckError, around the error the vmapped rule raised, worded otherwise)
+        head, _, tail = str(e).partition(': ')
+        return plain, type(e).__name__, head, tail.split('\n\n', 1)[1]
+
+
 API = {
     'make_dual outside a level': lambda M: _fw(M).make_dual(M.ones(2), M.ones(2)),
     'nested level': lambda M: [_fw(M).dual_level().__enter__() for _ in range(2)],
@@ -167,6 +196,9 @@ API = {
     'integer tangent': lambda M: _in_level(M, lambda fw: fw.make_dual(M.ones(2), M.tensor([1, 2]))),
     'views and in-place': _api_views_inplace, 'modes': _api_modes, 'unpack': _api_unpack,
     'float64 tangent': _api_float_tangent, 'custom Function jvp': _custom_function, 'repr': _api_repr,
+    'batched forward gradcheck': _batched_forward_check,
+    'batched forward gradcheck needs forward AD': lambda M: M.autograd.gradcheck(
+        lambda a: a * 2, (M.ones(2, dtype=M.float64, requires_grad=True),), check_batched_forward_grad=True),
 }
 
 

@@ -528,9 +528,11 @@ class LerpBackward1(Node):
     """lerp with a tensor weight."""
     __slots__ = ('shapes',)
 
-    def jvp(self, tangents):
+    def jvp(self, tangents):  # (a factor is computed only for a tangent it multiplies: it may not be saved)
         start, end, weight = self.saved_tensors
-        return _weighted_tangents((tangents[0], 1 - weight), (tangents[1], weight), (tangents[2], end - start))
+        ts, te, tw = tangents
+        return _weighted_tangents((ts, None if ts is None else 1 - weight), (te, weight),
+                                  (tw, None if tw is None else end - start))
 
     def apply(self, grad):
         start, end, weight = self.saved_tensors
