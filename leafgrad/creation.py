@@ -333,8 +333,31 @@ def _type_name(dtype):
     return _type_name(dtype)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def _sampled_into(out, sample, dtype, op):
+    """A random factory's ``out=``: ``sample(dtype)`` (a new tensor of ``out``'s dtype) written
+    into ``out``, resized without a warning as PyTorch's factories resize it, and returned."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if dtype is not None and backend.to_dtype(dtype) != out.dtype:
+        raise RuntimeError(f'dtype {_type_name(backend.to_dtype(dtype))} does not match dtype of out parameter '
+                           f'({_type_name(out.dtype)})')
+    if out._requires_grad and state.grad_enabled:
+        raise RuntimeError(f"aten::{op}(): functions with out=... arguments don't support automatic differentiation, "
+                           'but one of the arguments requires grad.')
+    values = sample(out.dtype)._data
+    if out._data.shape == values.shape:
+        out._data[...] = values
+    else:
+        out._data = values
+    out._version_counter[0] += 1
+    return out
+
+
+def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1): PyTorch's for the same generator state."""
+    if out is not None:
+        return _sampled_into(out, lambda dt: rand(*size, generator=generator, dtype=dt, device=out.device), dtype,
+                             'rand')
     g = _generator_of(generator, 'rand')
     from . import _random_kernels as kernels
     dtype = _floating(dtype, 'check_uniform_bounds')
@@ -342,8 +365,11 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
                     _as_complex_pairs(dtype, lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.to_real().np))))
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples: PyTorch's for the same generator state."""
+    if out is not None:
+        return _sampled_into(out, lambda dt: randn(*size, generator=generator, dtype=dt, device=out.device), dtype,
+                             'randn')
     g = _generator_of(generator, 'randn')
     from . import _random_kernels as kernels
     dtype = _floating(dtype, 'normal_kernel_cpu')

@@ -4,7 +4,7 @@ Derivatives are written with leafgrad ops on tensors, so that ``create_graph=Tru
 them; under a plain ``backward()`` grad mode is off and those ops take their fast path.
 """
 from ._util import (Node, binary_operands, broadcast_error, divided, float_dtype_for, opmath, record,
-                    saved_output, state, sum_to, times, unary, wrap, xp)
+                    saved_output, state, sum_to, times, unary, wrap, write_out, xp)
 from ..autograd.graph import _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor
 
@@ -201,7 +201,9 @@ class MulBackward0(_BinaryNode):
         return ga, gb
 
 
-def mul(input, other):
+def mul(input, other, *, out=None):
+    if out is not None:
+        return write_out('mul', out, mul(input, other), (input, other), False)
     x, y = binary_operands(input, other)
     if not isinstance(input, Tensor):
         input, other = other, input  # scalar * tensor: the tensor is "self"

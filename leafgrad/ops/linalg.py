@@ -1,6 +1,6 @@
 """Matrix products. ``matmul`` dispatches on dimensions as PyTorch does, so the recorded
 nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names."""
-from ._util import Node, autocast, opmath, record, state, sum_to, wrap, xp
+from ._util import Node, autocast, opmath, record, state, sum_to, wrap, write_out, xp
 from . import shape as _shape
 from .reduction import sum as _sum
 
@@ -224,10 +224,12 @@ def bmm(input, mat2):
     return out
 
 
-def matmul(input, other, _requires_grad=None):
+def matmul(input, other, _requires_grad=None, *, out=None):
     """PyTorch's matmul: dot, mv, mm, or a batched product with broadcast batch dims.
     (``_requires_grad``: the operands' flags when a batch of one was squeezed away, which under
     no_grad would not carry them)"""
+    if out is not None:
+        return write_out('matmul', out, matmul(input, other), (input, other), True)
     if autocast.state.on:
         input, other = autocast.lower_precision(input, other)
     da, db = input._data.ndim, other._data.ndim
