@@ -16,8 +16,7 @@ MISSING = {
     'torch.func.vmap',                      # vmap of dot: the matmul rule refuses 1-D operands
     'torch.stft', 'torch.fft.fft', 'torch.fft.rfft', 'torch.view_as_real', 'torch.complex', 'torch.polar',
     'torch.linalg.eigvals', 'torch.linalg.eig',   # complex dtypes
-    'Tensor.storage_offset', 'Tensor.apply_', 'Tensor.map_', 'Tensor.pin_memory / is_pinned',
-    'Tensor.share_memory_', 'Tensor.put_', 'Tensor.resize_', 'Tensor.sum_to_size',
+    'Tensor.storage_offset', 'Tensor.pin_memory / is_pinned', 'Tensor.share_memory_', 'Tensor.resize_',
     'torch.empty_strided',
     'nn.FractionalMaxPool2d', 'optim.Adafactor',
     'nn.utils.parametrizations.orthogonal', 'distributions.LKJCholesky', 'distributions.Wishart',

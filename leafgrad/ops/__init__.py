@@ -15,7 +15,7 @@ from ..tensor import Tensor
 FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax',
             'shape', 'rearrange', 'indexing', 'scatter', 'linalg', 'linalg_decomp', 'linalg_extra',
             'inplace', 'sampling', 'conversion', 'operators', 'special_functions', 'random_variates', 'complex_numbers',
-            'binning', 'linalg_products', 'statistics', 'linalg_solvers', 'number_parts']
+            'binning', 'linalg_products', 'statistics', 'linalg_solvers', 'number_parts', 'flat_index']
 
 __all__ = []
 for _family in FAMILIES:
