@@ -8,6 +8,8 @@ from .backend import (bool_ as bool, complex64, complex128, device, dtype, float
                       get_default_dtype, int8, int16, int32, int64, promote_types, result_type as _result_type,
                       set_default_dtype, uint8)
 from .tensor import Size, Tensor
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format, memory_format,  # noqa: F401
+                             preserve_format)
 from . import autograd
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                                  no_grad, set_grad_enabled)

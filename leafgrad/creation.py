@@ -3,7 +3,7 @@ import math
 import warnings
 from collections import abc as _abc
 
-from . import _sequence, backend
+from . import _memory_format, _sequence, backend
 from .autograd.grad_mode import InferenceCounter, state
 from .tensor import Tensor
 
@@ -162,6 +162,11 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None):
     shape = _size(size, 'empty')
     data = _allocate(backend.module_for(device).empty, shape, _dtype_np(dtype))
+    if memory_format is not None and memory_format is not _memory_format.contiguous_format:
+        _memory_format.check(memory_format, 'empty')
+        if memory_format is _memory_format.preserve_format:
+            raise RuntimeError('unsupported memory format Preserve')
+        data = _memory_format.lay_out(data, memory_format)
     if _fill_uninitialized:
         _fill_as_uninitialized(data)
     return _finish(data, requires_grad)
@@ -199,27 +204,40 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _finish(_allocate(backend.module_for(device).full, shape, _dtype_np(dtype), fill_value), requires_grad)
 
 
-def _like(fn, input, dtype, device, requires_grad, *args):
+def _like(fn, input, dtype, device, requires_grad, memory_format, *args):
+    """fn's new tensor of input's shape, dtype and device (unless given), laid out as input is
+    when that is dense (preserve_format) or in the memory format asked for."""
     dtype = dtype if dtype is not None else input.dtype
     device = device if device is not None else input.device
-    return fn(*args, input._data.shape, dtype=dtype, device=device, requires_grad=requires_grad) if args == () \
+    out = fn(*args, input._data.shape, dtype=dtype, device=device, requires_grad=requires_grad) if args == () \
         else fn(input._data.shape, *args, dtype=dtype, device=device, requires_grad=requires_grad)
+    if memory_format is None and input._data.flags.c_contiguous:
+        return out
+    out._data = _memory_format.relaid_like(out._data, input._data, _format(memory_format, fn.__name__ + '_like'))
+    return out
+
+
+def _format(memory_format, fname):
+    if memory_format is None:
+        return _memory_format.preserve_format
+    _memory_format.check(memory_format, fname)
+    return memory_format
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(zeros, input, dtype, device, requires_grad)
+    return _like(zeros, input, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(ones, input, dtype, device, requires_grad)
+    return _like(ones, input, dtype, device, requires_grad, memory_format)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(empty, input, dtype, device, requires_grad)
+    return _like(empty, input, dtype, device, requires_grad, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(full, input, dtype, device, requires_grad, fill_value)
+    return _like(full, input, dtype, device, requires_grad, memory_format, fill_value)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -416,7 +434,8 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
     from . import _random_kernels as kernels
     dtype = _floating(dtype or input.dtype, 'check_uniform_bounds')
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
-                    lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.np)), like=input._data)
+                    lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.np)),
+                    like=_memory_format.model_of(input._data, _format(memory_format, 'rand_like')))
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False, memory_format=None):
@@ -425,7 +444,7 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
     dtype = _floating(dtype or input.dtype, 'normal_kernel_cpu')
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
                     lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.np), 0.0, 1.0, contiguous),
-                    like=input._data)
+                    like=_memory_format.model_of(input._data, _format(memory_format, 'randn_like')))
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad=False,
@@ -437,7 +456,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     dtype = backend.to_dtype(dtype or input.dtype)
     draw = random_values(_np.dtype(dtype.np), (int(low), int(high)), g)
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
-                    lambda n, contiguous: draw(n), like=input._data)
+                    lambda n, contiguous: draw(n),
+                    like=_memory_format.model_of(input._data, _format(memory_format, 'randint_like')))
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):

@@ -12,7 +12,7 @@ from __future__ import annotations  # (annotations stay strings: nothing to eval
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import backend
+from . import _memory_format, backend
 from . import autograd as _autograd
 from .autograd import grad_mode
 from .autograd import graph as _graph
@@ -263,8 +263,11 @@ class Tensor:
     def element_size(self) -> int:
         return self._data.itemsize
 
-    def is_contiguous(self, memory_format: Any = None) -> bool:
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, memory_format: Any = _memory_format.contiguous_format) -> bool:
+        if memory_format is _memory_format.contiguous_format:
+            return bool(self._data.flags.c_contiguous)
+        _memory_format.check(memory_format, 'is_contiguous')
+        return _memory_format.is_laid_out(self._data, memory_format)
 
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)

@@ -1,7 +1,7 @@
 """Moving a tensor to another dtype or device (``to``, ``float``, ``cuda`` …)."""
 import warnings
 
-from .. import backend
+from .. import _memory_format, backend
 from ._util import Node, record
 from ..tensor import Tensor
 
@@ -31,9 +31,21 @@ def cast_array(data, np_dtype):
     return data.astype(np_dtype, copy=False)
 
 
+_TO_KEYWORDS = ('dtype', 'device', 'copy', 'non_blocking', 'memory_format')
+
+
 def _parse_to(args, kwargs):
-    dtype = kwargs.pop('dtype', None)
-    device = kwargs.pop('device', None)
+    """to()'s arguments: (dtype, device, copy, memory_format); anything else is refused."""
+    unknown = [k for k in kwargs if k not in _TO_KEYWORDS]
+    if unknown:
+        got = ', '.join(f'{k}={type(kwargs[k]).__name__}' for k in unknown)
+        raise TypeError(f'to() received an invalid combination of arguments - got ({got}, ), but expected one of:\n'
+                        ' * (leafgrad.device device = None, leafgrad.dtype dtype = None, bool non_blocking = False, '
+                        'bool copy = False, *, leafgrad.memory_format memory_format = None)')
+    memory_format = kwargs.get('memory_format') or _memory_format.preserve_format
+    _memory_format.check(memory_format, 'to')
+    dtype = kwargs.get('dtype', None)
+    device = kwargs.get('device', None)
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
@@ -45,11 +57,11 @@ def _parse_to(args, kwargs):
             continue
         else:
             raise TypeError(f'to() received an invalid combination of arguments: {a!r}')
-    return dtype, device, kwargs.pop('copy', False)
+    return dtype, device, kwargs.get('copy', False), memory_format
 
 
 def to(input, *args, **kwargs):
-    dtype, device, copy = _parse_to(args, kwargs)
+    dtype, device, copy, memory_format = _parse_to(args, kwargs)
     data = input._data
     new = data
     if device is not None:
@@ -60,10 +72,12 @@ def to(input, *args, **kwargs):
     if dtype is not None:
         np_dtype = backend.to_dtype(dtype).np
         new = new.astype(np_dtype, copy=False) if new.dtype.kind != 'c' else cast_array(new, np_dtype)
+    if memory_format is not _memory_format.preserve_format:
+        new = _memory_format.lay_out(new, memory_format)
     if new is data:
         if not copy:
             return input
-        new = data.copy()
+        new = data.copy(order='K')
     out, node = record(new, ToCopyBackward0, (input,))
     if node is not None:
         if new.dtype.kind not in 'fVc':
@@ -73,8 +87,8 @@ def to(input, *args, **kwargs):
 
 
 def _caster(name, dtype):
-    def cast(input, memory_format=None):
-        return to(input, dtype)
+    def cast(input, memory_format=_memory_format.preserve_format):
+        return to(input, dtype, memory_format=memory_format)
     cast.__name__ = name
     return cast
 
@@ -92,8 +106,8 @@ cdouble = _caster('cdouble', backend.complex128)
 char = _caster('char', backend.int8)
 
 
-def bfloat16(input, memory_format=None):
-    return to(input, backend._make_bfloat16())  # (bfloat16 is made on first use)
+def bfloat16(input, memory_format=_memory_format.preserve_format):
+    return to(input, backend._make_bfloat16(), memory_format=memory_format)  # (bfloat16 is made on first use)
 
 
 def type_as(input, other):

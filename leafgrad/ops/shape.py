@@ -10,7 +10,7 @@ received no gradient and treats it as zeros (``grads_or_zeros``).
 """
 import math
 
-from .. import backend
+from .. import _memory_format, backend
 from ..autograd.views import link as _link
 from ._util import Node, record, record_many, state, sum_to, wrap, wrap_dim, xp
 from ..tensor import Size, Tensor
@@ -154,14 +154,23 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:s] + (n,) + shape[e + 1:])
 
 
-def contiguous(input, memory_format=None):
-    if input._data.flags.c_contiguous:
-        return input
-    return clone(input)
+def contiguous(input, memory_format=_memory_format.contiguous_format):
+    if memory_format is _memory_format.contiguous_format:
+        if input._data.flags.c_contiguous:
+            return input
+        return record(input._data.copy(order='C'), CloneBackward0, (input,))[0]
+    _memory_format.check(memory_format, 'contiguous')
+    data = _memory_format.lay_out(input._data, memory_format)
+    return input if data is input._data else record(data, CloneBackward0, (input,))[0]
 
 
 def clone(input, *, memory_format=None):
-    return record(input._data.copy(), CloneBackward0, (input,))[0]
+    """A copy, laid out as the input when that is dense (``preserve_format``, as PyTorch keeps a
+    transposed tensor's strides) or in the memory format asked for."""
+    if memory_format is not None:
+        _memory_format.check(memory_format, 'clone')
+    return record(_memory_format.copy_in(input._data, memory_format or _memory_format.preserve_format),
+                  CloneBackward0, (input,))[0]
 
 
 # ---- transpose / permute ------------------------------------------------------------------

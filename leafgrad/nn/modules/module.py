@@ -356,12 +356,16 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         from ...ops.conversion import _parse_to
-        dtype, device, _ = _parse_to(args, dict(kwargs))
+        dtype, device, _, memory_format = _parse_to(args, dict(kwargs))
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f'nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}')
+        relayout = kwargs.get('memory_format') is not None  # (as PyTorch: only 4-d and 5-d tensors are laid out)
 
         def convert(t):
-            return t.to(dtype=dtype if t.is_floating_point() else None, device=device)
+            dt = dtype if t.is_floating_point() else None
+            if relayout and t.dim() in (4, 5):
+                return t.to(dtype=dt, device=device, memory_format=memory_format)
+            return t.to(dtype=dt, device=device)
         return self._apply(convert)
 
     def to_empty(self, *, device: Any, recurse: bool = True) -> Module:

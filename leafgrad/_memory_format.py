@@ -1,0 +1,132 @@
+"""Memory formats: ``torch.contiguous_format``, ``channels_last``, ``channels_last_3d`` and
+``preserve_format``.
+
+A tensor's memory format is the order of its elements in memory, not its shape: a channels_last
+4-d tensor keeps its (N, C, H, W) shape while its elements lie in (N, H, W, C) order, strides
+(H*W*C, 1, W*C, C). A leafgrad tensor is a NumPy (or CuPy) array, so a format is the layout of
+that array: made by copying the array in the permuted order and viewing it back in the logical
+order, and kept by copies in NumPy's order 'K' (as PyTorch's ``preserve_format`` keeps the
+strides of a dense tensor). The values never depend on the format, only ``stride()``,
+``is_contiguous(memory_format=...)`` and the speed of some kernels do.
+"""
+
+
+class memory_format:
+    """One of PyTorch's four memory formats (singletons, compared by identity)."""
+    __slots__ = ('name',)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f'torch.{self.name}'
+
+    def __reduce__(self):  # copies and pickles are the singleton itself
+        return self.name
+
+
+contiguous_format = memory_format('contiguous_format')
+channels_last = memory_format('channels_last')
+channels_last_3d = memory_format('channels_last_3d')
+preserve_format = memory_format('preserve_format')
+
+# a channels-last format: (the rank it needs, the order of the dims in memory, outermost first)
+_PERMUTED = {channels_last: (4, (0, 2, 3, 1)), channels_last_3d: (5, (0, 2, 3, 4, 1))}
+
+
+def check(fmt, fname):
+    """PyTorch's TypeError for a memory_format argument of fname() that is not one."""
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"{fname}(): argument 'memory_format' must be leafgrad.memory_format, not "
+                        f'{type(fmt).__name__}')
+
+
+def _check_rank(array, fmt):
+    rank = _PERMUTED[fmt][0]
+    if array.ndim != rank:
+        raise RuntimeError(f'required rank {rank} tensor to use {fmt.name} format')
+
+
+def is_laid_out(array, fmt):
+    """``Tensor.is_contiguous(memory_format=fmt)``: are the array's strides those of fmt? (A dim
+    of size 1 may have any stride, as in PyTorch.)"""
+    if fmt not in _PERMUTED:
+        return bool(array.flags.c_contiguous)
+    rank, order = _PERMUTED[fmt]
+    if array.ndim != rank:
+        return False
+    expected = array.itemsize
+    for d in reversed(order):
+        if array.shape[d] != 1:
+            if array.strides[d] != expected:
+                return False
+            expected *= array.shape[d]
+    return True
+
+
+def dense_order(array):
+    """The order of the array's dims in memory, outermost first, when its elements fill one
+    block without gaps or overlaps in some order of dims (the tensors ``preserve_format`` keeps
+    as they are); None for a C-contiguous array or one that is not dense."""
+    if array.flags.c_contiguous or array.ndim < 2:
+        return None
+    order = tuple(sorted(range(array.ndim), key=lambda d: -array.strides[d]))
+    return order if array.transpose(order).flags.c_contiguous else None
+
+
+def _order_of(array, fmt):
+    """The order of dims (outermost first) that a result laid out in ``fmt`` like ``array`` has;
+    None for C order."""
+    if fmt is preserve_format:
+        return dense_order(array)
+    if fmt is contiguous_format:
+        return None
+    _check_rank(array, fmt)
+    return _PERMUTED[fmt][1]
+
+
+def _inverse(order):
+    inverse = [0] * len(order)
+    for i, d in enumerate(order):
+        inverse[d] = i
+    return tuple(inverse)
+
+
+def copy_in(array, fmt):
+    """A copy of the array laid out in fmt (``clone(memory_format=fmt)``)."""
+    if fmt is preserve_format:
+        return array.copy(order='K')
+    order = _order_of(array, fmt)
+    if order is None:
+        return array.copy(order='C')
+    return array.transpose(order).copy(order='C').transpose(_inverse(order))
+
+
+def lay_out(array, fmt):
+    """The array laid out in fmt: itself if it already is (``contiguous(memory_format=fmt)``)."""
+    if fmt is preserve_format:
+        if array.flags.c_contiguous:
+            return array
+        raise RuntimeError('preserve memory format is unsupported by the contiguous operator')
+    return array if is_laid_out(array, fmt) else copy_in(array, fmt)
+
+
+def relaid_like(array, like, fmt):
+    """A new C-ordered array (a ``*_like`` result), laid out as ``like`` in fmt: itself when that
+    is C order, else a copy in that order."""
+    order = _order_of(like, fmt)
+    if order is None:
+        return array
+    return array.transpose(order).copy(order='C').transpose(_inverse(order))
+
+
+def model_of(like, fmt):
+    """An array whose layout a ``*_like`` result filled in memory order (random draws) takes:
+    ``like`` itself for preserve_format, an empty one laid out in fmt otherwise (None: C order)."""
+    if fmt is preserve_format:
+        return like
+    order = _order_of(like, fmt)
+    if order is None:
+        return None
+    import numpy as np
+    return np.empty(tuple(like.shape[d] for d in order), like.dtype).transpose(_inverse(order))
