@@ -283,6 +283,8 @@ _FULL_WHEN_NONE = {'sum', 'mean', 'var', 'std', 'amax', 'amin', 'logsumexp', 'pr
 
 def _with_dim(fn, name, args, kwargs):
     x = args[0]
+    if name == 'flip' and len(args) > 2:  # x.flip(0, 1): the dims as separate arguments
+        args = (x, tuple(args[1:]))
     levels = _levels_of(x)
     nb = len(levels)
     ndim = _logical_ndim(x)
@@ -594,6 +596,12 @@ def _apply_rule(fn, name, args, kwargs):
     if plain in ('iadd', 'isub', 'imul', 'itruediv') or (plain.endswith('_') and plain[:-1] in _ELEMENTWISE):
         return _loop(fn, name, args, kwargs) if _levels_of(args[0]) != _union(_tensors_in(args, kwargs)) \
             else _elementwise(fn, args, kwargs)
+    if plain == 'masked_fill' and len(args) > 2 and isinstance(args[2], Tensor):
+        # a 0-d value tensor (batched: one per sample): where() broadcasts it; masked_fill takes a
+        # 0-d value only, which the alignment of the operands would not leave it
+        from .ops.elementwise import where
+        x, mask, value = args[:3]
+        return where(mask, value.to(x.dtype), x)
     if plain in _ELEMENTWISE or plain in ('truediv', 'and', 'or', 'xor', 'invert', 'mod', 'floordiv', 'abs'):
         return _elementwise(fn, args, kwargs)
     if plain in _MATMUL:

@@ -6,6 +6,7 @@ cat's is a narrow per input, repeat's a reshape and a sum, flip's a flip, and so
 second derivative records too.
 """
 from .. import backend
+from ..autograd.graph import on_samples
 from ._util import Node, autocast, record, wrap, wrap_dim, xp
 from ..tensor import Tensor
 from . import shape as _shape
@@ -191,6 +192,9 @@ def column_stack(tensors):
 class RepeatBackward0(Node):
     __slots__ = ('self_shape', 'repeats')
 
+    def jvp(self, tangents):  # linear: the tangent repeated
+        return repeat(tangents[0], self.repeats)
+
     def apply(self, grad):
         from .reduction import sum as _sum
         reps = self.repeats
@@ -282,6 +286,9 @@ def _dims_list(dims, nd, what='dims'):
 class FlipBackward0(Node):
     __slots__ = ('dims',)
 
+    def jvp(self, tangents):  # linear: the tangent flipped
+        return flip(tangents[0], self.dims)
+
     def apply(self, grad):
         return flip(grad, self.dims),
 
@@ -314,6 +321,9 @@ def flipud(input):
 class RollBackward0(Node):
     __slots__ = ('shifts', 'dims')
 
+    def jvp(self, tangents):  # linear: the tangent rolled
+        return roll(tangents[0], self.shifts, self.dims)
+
     def apply(self, grad):
         return roll(grad, tuple(-s for s in self.shifts), self.dims),
 
@@ -343,12 +353,18 @@ def roll(input, shifts, dims=None):
 class TrilBackward0(Node):
     __slots__ = ('diagonal',)
 
+    def jvp(self, tangents):  # linear (also tril's derivative)
+        return self.apply(tangents[0])[0]
+
     def apply(self, grad):
         return tril(grad, self.diagonal),
 
 
 class TriuBackward0(Node):
     __slots__ = ('diagonal',)
+
+    def jvp(self, tangents):  # linear (also triu's derivative)
+        return self.apply(tangents[0])[0]
 
     def apply(self, grad):
         return triu(grad, self.diagonal),
@@ -420,6 +436,9 @@ def diag(input, diagonal=0):
 
 class ConstantPadNdBackward0(Node):
     __slots__ = ('pad',)
+
+    def jvp(self, tangents):  # linear: the tangent padded with zeros (the trailing dims: a batch too)
+        return on_samples(lambda t: _constant_pad(t, self.pad, 0), tangents[0])
 
     def apply(self, grad):
         return _constant_pad(grad, tuple(-p for p in self.pad), 0),
@@ -554,6 +573,9 @@ def _circular_pad(input, pad):
 
 class Rot90Backward0(Node):
     __slots__ = ('k', 'dims')
+
+    def jvp(self, tangents):  # linear: the tangent rotated
+        return rot90(tangents[0], self.k, self.dims)
 
     def apply(self, grad):
         return rot90(grad, -self.k, self.dims),

@@ -344,6 +344,9 @@ class MaskedFillBackward0(Node):
     __slots__ = ('mask', 'self_shape')
     saved_state = ('mask',)
 
+    def jvp(self, tangents):  # the tangent, zero where the number was written
+        return masked_fill(tangents[0], self.mask, 0)
+
     def apply(self, grad):
         return sum_to(masked_fill(grad, self.mask, 0), self.self_shape),
 
@@ -351,6 +354,15 @@ class MaskedFillBackward0(Node):
 class MaskedFillBackward1(Node):
     __slots__ = ('mask', 'self_shape')
     saved_state = ('mask',)
+
+    def jvp(self, tangents, output):  # the input's tangent with the value's where it was written
+        ts, tv = tangents
+        if ts is None:
+            ts = _zeros_of(output)
+        if tv is None:
+            return ts
+        from .elementwise import where
+        return where(self.mask, tv, ts)
 
     def apply(self, grad):
         from .reduction import sum as _sum
