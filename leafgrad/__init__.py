@@ -111,6 +111,9 @@ def __getattr__(name):
     if name == 'compile':
         from ._compile import compile
         return compile
+    if name == 'vmap':  # torch.vmap is torch.func.vmap
+        from .func import vmap
+        return vmap
     if name in ('save', 'load'):
         from . import serialization
         return getattr(serialization, name)

@@ -150,3 +150,7 @@ def test_import_functorch_under_python_m_leafgrad(tmp_path):
     run = run_python('-m', 'leafgrad', 'prog.py', cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "True True [3.0, 3.0] ('ModuleNotFoundError', 'functorch.dim') []"
+
+
+def test_torch_vmap_is_func_vmap():
+    assert (lg.vmap is lg.func.vmap) == (torch.vmap is torch.func.vmap) is True
