@@ -842,6 +842,9 @@ def _run(func, flat_args, dims, spec, kwargs, size, name, out_dims=0, randomness
     level = _state.depth
     if level == 0:
         _install()
+    op = _state.sites.ops.get(id(func))
+    if op is not None:  # vmap(leafgrad.dot): the op itself, taken before the ops were wrapped
+        func = op[1]
     _state.sizes = _state.sizes[:level] + [size]
     _state.randomness = _state.randomness[:level] + [randomness]
     batched_args = [a if d is None else _enter(a, d, level) for a, d in zip(flat_args, dims)]

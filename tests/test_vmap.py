@@ -183,3 +183,14 @@ def test_ensemble_of_normalized_convnets():
             warnings.simplefilter('ignore')
             return M.func.vmap(model)(w, g, b)
     assert T(run(lg)) == T(run(torch))
+
+
+@pytest.mark.parametrize('program', [
+    lambda M: M.func.vmap(M.dot)(M.arange(12.).reshape(3, 4), M.ones(3, 4)),
+    lambda M: M.func.vmap(M.mv, in_dims=(None, 0))(M.arange(8.).reshape(2, 4), M.ones(3, 4)),
+    lambda M: M.func.vmap(M.Tensor.sum)(M.arange(6.).reshape(2, 3)),
+    lambda M: M.func.vmap(M.func.vmap(M.dot))(M.arange(24.).reshape(2, 3, 4), M.ones(2, 3, 4)),
+], ids=['dot', 'mv_in_dims', 'Tensor.sum', 'nested_dot'])
+def test_an_op_passed_itself_is_vmapped_like_torch(program):
+    # vmap(torch.dot): the op was taken before vmap wrapped the ops, and was called unwrapped
+    same(program)
