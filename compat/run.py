@@ -27,6 +27,7 @@ sys.path.insert(0, HERE)
 from programs import PROGRAMS  # noqa: E402
 
 _NUMBER = re.compile(r'[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?')
+_NON_FINITE = re.compile(r'[-+]?\b(?:nan|inf)\b')  # (what an unseeded or uninitialised value may also print)
 _ADDRESS = re.compile(r'0x[0-9a-fA-F]+')
 _CACHE_FORMAT = 2  # what a kept run holds (stdout, then the error line of a failed command)
 
@@ -34,7 +35,8 @@ _CACHE_FORMAT = 2  # what a kept run holds (stdout, then the error line of a fai
 def normalise(text, program):
     """What the comparison reads: leafgrad's name as torch's, volatile parts masked.
 
-    For an unseeded program every number reads '#' and, since a tensor's printed width (signs,
+    For an unseeded program every number (nan and inf too: torch.empty's memory may print them)
+    reads '#' and, since a tensor's printed width (signs,
     digits) and so its line breaks follow its values, a line continued on indented lines is one
     line, compared without its spaces."""
     text = text.replace('leafgrad', 'torch')
@@ -50,7 +52,7 @@ def normalise(text, program):
                 joined[-1] += line
             else:
                 joined.append(line)
-        lines = [re.sub(r'\s+', '', _NUMBER.sub('#', line)) for line in joined]
+        lines = [re.sub(r'\s+', '', _NON_FINITE.sub('#', _NUMBER.sub('#', line))) for line in joined]
     return lines
 
 

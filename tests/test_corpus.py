@@ -35,6 +35,16 @@ CORPUS = _corpus()
 AGREEING = [p for p in PROGRAMS if 'why' not in p]
 
 
+def test_an_unseeded_program_compares_words_not_values():
+    """Numbers, nan and inf (torch.empty's uninitialised memory prints any of them) read alike;
+    words do not."""
+    program = {'unseeded': True}
+    torch_run = 'tensor([[nan, 0.0000e+00, -inf],\n        [1.5, 2, 3]])\nloss 0.25'
+    leafgrad_run = 'tensor([[0., 0., 0.],\n        [0., 0., 0.]])\nloss 0.50'
+    assert compat_run.normalise(torch_run, program) == compat_run.normalise(leafgrad_run, program)
+    assert compat_run.normalise('loss nan', program) != compat_run.normalise('gain 1.0', program)
+
+
 def test_every_program_that_differs_says_why():
     """The manifest's entries are complete: a program either agrees (no ``why``) or says why not
     and which issue covers it."""
