@@ -443,3 +443,27 @@ def test_linear_algebra_of_complex_matrices_is_refused_by_name(name):
     args = (a, a) if name == 'solve' else (a,)
     with pytest.raises(NotImplementedError, match=f'linalg.{name}: .* real matrices only'):
         getattr(lg.linalg, name)(*args)
+
+
+OPTIMIZERS = {'SGD': {'momentum': 0.9}, 'Adam': {'amsgrad': True}, 'AdamW': {}, 'RMSprop': {}, 'Adagrad': {},
+              'Adamax': {}, 'NAdam': {}, 'RAdam': {}, 'Adadelta': {}, 'ASGD': {}, 'Rprop': {}}
+
+
+def _optimized(T, name):
+    p = T.nn.Parameter(T.tensor(A))
+    opt = getattr(T.optim, name)([p], lr=0.1, **OPTIMIZERS[name])
+    for _ in range(3):
+        opt.zero_grad()
+        loss = (p * T.tensor(B)).abs().sum() + (p * p).real.sum()
+        loss.backward()
+        opt.step()
+    state = opt.state_dict()['state'][0]
+    return p.detach().numpy().copy(), sorted((k, str(v.dtype).split('.')[-1], tuple(v.shape))
+                                             for k, v in state.items() if hasattr(v, 'dtype'))
+
+
+@pytest.mark.parametrize('name', list(OPTIMIZERS))
+def test_optimizers_update_complex_parameters_as_real_pairs(name):
+    (got, got_state), (expected, expected_state) = _optimized(lg, name), _optimized(torch, name)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    assert got_state == expected_state

@@ -198,7 +198,10 @@ class Optimizer:
                     for value in state.values():  # (a 0-d entry is a counter: step, NAdam's mu_product)
                         if type(value) is Tensor and value._data.shape != grad.shape and value._data.ndim:
                             raise _state_shape_error(value, grad)
-                    self._update(p, grad, state, group)
+                    if grad.dtype.kind == 'c':
+                        _update_as_real_pairs(self, p, grad, state, group)
+                    else:
+                        self._update(p, grad, state, group)
                     if state and p not in self.state:
                         self.state[p] = state
                     p._bump_version()
@@ -300,6 +303,23 @@ class Optimizer:
             new_groups.append(s)
         self.state = state
         self.param_groups = new_groups
+
+
+def _real_pairs(array):
+    """A complex array's memory as real pairs, shape ``(*shape, 2)`` (a view, as view_as_real)."""
+    return array[..., None].view(array.real.dtype)
+
+
+def _update_as_real_pairs(optimizer, p, grad, state, group):
+    """Update a complex parameter as PyTorch does: its real pairs, with its gradient's and its
+    state's, as if they were real tensors (its state stays complex)."""
+    pairs = {k: Tensor._wrap(_real_pairs(v._data)) if type(v) is Tensor and v._data.dtype.kind == 'c' else v
+             for k, v in state.items()}
+    optimizer._update(Tensor._wrap(_real_pairs(p._data)), _real_pairs(grad), pairs, group)
+    for k, v in pairs.items():
+        if type(v) is Tensor and v._data.ndim and v._data.shape == grad.shape + (2,) and v._data.dtype.kind == 'f':
+            v = Tensor._wrap(np.ascontiguousarray(v._data).view(grad.dtype)[..., 0])
+        state[k] = v
 
 
 def _state_shape_error(value, grad):
