@@ -347,7 +347,7 @@ def _floating(dtype, op):
 
 
 def _type_name(dtype):
-    from .ops.inplace import _type_name
+    from .ops._inplace import _type_name
     return _type_name(dtype)
 
 

@@ -414,12 +414,24 @@ def test_erf_is_exact_in_float64():
     np.testing.assert_allclose(lg.erf(lg.tensor(x)).numpy(), torch.erf(torch.tensor(x)).numpy(), rtol=1e-15, atol=1e-16)
 
 
+_COMPARISONS = {'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'less', 'less_equal', 'greater', 'greater_equal', 'not_equal'}
+
+
 @needs_torch
 def test_names_exist_in_torch_where_leafgrad_exports_them():
     """Every op family's exports exist in torch under the same name and kind (torch.<f>,
     Tensor.<method>, nn.functional.<f>), and functions torch lacks as methods are not methods."""
     import importlib
-    for family in ['unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax']:
+    for family in ['elementwise', 'unary']:  # declared ops: functions, methods and in-place ones as torch's
+        module = importlib.import_module('leafgrad.ops.' + family)
+        for name in module.__all__:
+            assert hasattr(torch, name), (family, name)
+            base = name[:-1] if name.endswith('_') else name
+            # (the in-place comparisons, x.eq_(y), which record a node of zero derivative, are not made)
+            for n in (base,) if base in _COMPARISONS else (base, base + '_'):
+                assert hasattr(lg.Tensor, n) == hasattr(torch.Tensor, n), (family, n)
+                assert hasattr(lg, n) == hasattr(torch, n), (family, n)
+    for family in ['pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax']:
         module = importlib.import_module('leafgrad.ops.' + family)
         not_methods = set(getattr(module, 'NOT_METHODS', ()))
         for name in module.FUNCTIONS:

@@ -461,7 +461,7 @@ def table():
     from ..tensor import Tensor as T
     data_getter = T.__dict__['data'].fget
     from . import nn_rules
-    return nn_rules.table() | {
+    return _every_form(nn_rules.table() | {
         ew.add: _binary('add'), ew.sub: _binary('sub'), ew.mul: _binary('mul'), ew.div: _binary('div'),
         # the derivatives as ew._tanh_derivative and ew._sigmoid_derivative compute them
         ew.tanh: _unary(numpy.tanh, '{g} * ({one} - {s} * {s})', 'output', consuming_forward=_tanh_consuming),
@@ -475,7 +475,21 @@ def table():
         shape.reshape: _reshape, shape.view: _reshape,
         shape.transpose: _view_rule, shape.t: _view_rule, shape.permute: _view_rule,
         T.__dict__['detach']: _alias, data_getter: _alias,
-    }
+    })
+
+
+def _every_form(rules):
+    """``rules`` with each declared op's rule also under its other forms (``ops/_op.py``): its
+    forward (the method and operators: ``x.add(y)``, ``x + y``) and its function with out=
+    are different functions of one op."""
+    from ..ops import _op
+    for declaration in _op.declared:
+        forms = [fn for name, fn in declaration.provided if name == declaration.op]
+        rule = next((rules[fn] for fn in forms if fn in rules), None)
+        if rule is not None:
+            for fn in forms:
+                rules.setdefault(fn, rule)
+    return rules
 
 
 __all__ = ['table', 'Tensor']

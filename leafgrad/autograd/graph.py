@@ -309,7 +309,7 @@ class Node:
         super().__init_subclass__(**kwargs)
         if '_forward_cls' not in cls.__dict__:  # an op's node, not a custom Function's
             cls.__module__ = 'builtins'  # type() prints <class 'MulBackward0'>, as for PyTorch's nodes
-        names = cls.__dict__.get('saved_names') or SAVED_NAMES.get(cls.__name__)
+        names = cls.__dict__.get('saved_names')
         if names:
             _install_saved_properties(cls, names)
         if cls.saved_state:  # its derivative reads state that release() frees: refuse once freed
@@ -492,21 +492,9 @@ class Node:
 
 
 # ---- grad_fn._saved_<name>, as PyTorch exposes what a node saved ------------------------------
-# Per node class: the names of its saved tensors in the order its forward passes them to
-# ``save``, and ``name=attr`` for a non-tensor it keeps as an attribute. A node class may also
-# declare its own ``saved_names`` tuple in the same form.
-SAVED_NAMES = {
-    'MulBackward0': ('self', 'other'), 'DivBackward0': ('self', 'other'),
-    'PowBackward0': ('self', 'exponent=exponent'), 'PowBackward1': ('self', 'exponent', 'result'),
-    'PowBackward2': ('exponent', 'result', 'self=base'),
-    'ExpBackward0': ('result',), 'LogBackward0': ('self',), 'SqrtBackward0': ('result',),
-    'AbsBackward0': ('self',), 'TanhBackward0': ('result',), 'SigmoidBackward0': ('result',),
-    'ReluBackward0': ('result',), 'SinBackward0': ('self',), 'CosBackward0': ('self',),
-    'ReciprocalBackward0': ('result',), 'WhereBackward0': ('condition',),
-    'MmBackward0': ('self', 'mat2'), 'MvBackward0': ('self', 'vec'), 'DotBackward0': ('self', 'tensor'),
-    'BmmBackward0': ('self', 'mat2'), 'VarBackward0': ('self',), 'StdBackward0': ('self', 'result'),
-    'AddmmBackward0': ('mat1', 'mat2', 'alpha=alpha', 'beta=beta'), 'MseLossBackward0': ('self', 'target'),
-}
+# A node class declares ``saved_names``: the names of its saved tensors in the order its forward
+# passes them to ``save``, and ``name=attr`` for a non-tensor it keeps as an attribute. (The
+# engine knows no op by name: an op's declaration says what its node saved.)
 
 
 def _wrapped_number(value):

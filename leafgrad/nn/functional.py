@@ -7,7 +7,7 @@ from ..ops import elementwise as _ew
 from ..ops._util import autocast
 from ..tensor import Tensor as _Tensor
 from ._functional.common import not_tensor as _not_tensor
-from ..ops import inplace as _inplace
+from ..ops import _inplace
 from ..ops.linalg import addmm, matmul, mm
 from ..ops.shape import t as _t
 from ..ops.linalg_extra import pdist

@@ -1,16 +1,20 @@
 """The op library, one family per module.
 
-Each family module lists its public functions in ``FUNCTIONS`` (exported as
-``leafgrad.<name>``) and the ones that are also ``Tensor`` methods or operators in ``METHODS``
-(name -> function; a function listed in FUNCTIONS whose first argument is the tensor becomes a
-method of the same name unless METHODS says otherwise, or ``NOT_METHODS`` lists it; ``TOP_LEVEL``
-maps a ``leafgrad.<name>`` to a function whose module name differs, where torch.<name> and
-torch.linalg.<name> are different functions). This file
-installs them all; adding a family means adding its module to ``FAMILIES``.
+An op is declared once, as a class (``_op.Op``): its class statement binds its function in
+the family module (listed in the module's ``__all__``), its method, operators and in-place
+variant on ``Tensor``, and its forward in the late-bound namespace ``_util.ops``. This file
+exports every family's ``__all__`` as ``leafgrad.<name>``.
+
+Families not yet declared that way list their functions in ``FUNCTIONS`` (``leafgrad.<name>``
+and, unless ``NOT_METHODS`` lists it, a method of the same name) and further methods in
+``METHODS`` (name -> function); ``TOP_LEVEL`` maps a ``leafgrad.<name>`` to a function whose
+module name differs, where torch.<name> and torch.linalg.<name> are different functions. This
+file installs those. Adding a family means adding its module to ``FAMILIES``.
 """
 import importlib
 
 from ..tensor import Tensor
+from ._util import ops as _ops
 
 FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax',
             'shape', 'rearrange', 'indexing', 'scatter', 'linalg', 'linalg_decomp', 'linalg_extra',
@@ -20,11 +24,16 @@ FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activat
 __all__ = []
 for _family in FAMILIES:
     _module = importlib.import_module(f'.{_family}', __name__)
+    for _name in getattr(_module, '__all__', ()):  # declared ops: bound by their declarations
+        globals()[_name] = getattr(_module, _name)
+        __all__.append(_name)
     _not_methods = set(getattr(_module, 'NOT_METHODS', ()))
     for _name in getattr(_module, 'FUNCTIONS', ()):
         _fn = getattr(_module, _name)
         globals()[_name] = _fn
         __all__.append(_name)
+        if not hasattr(_ops, _name):
+            setattr(_ops, _name, _fn)
         if _name not in _not_methods:
             setattr(Tensor, _name, _fn)
     for _name, _fn in getattr(_module, 'TOP_LEVEL', {}).items():
@@ -32,3 +41,5 @@ for _family in FAMILIES:
         __all__.append(_name)
     for _name, _fn in getattr(_module, 'METHODS', {}).items():
         setattr(Tensor, _name, _fn)
+        if not _name.startswith('__') and not hasattr(_ops, _name):
+            setattr(_ops, _name, _fn)

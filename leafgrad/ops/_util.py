@@ -26,6 +26,18 @@ _wrap = Tensor._wrap
 _fresh = _views.fresh
 
 
+class _Namespace:
+    """``ops``: every op by name (a declared op's forward, ``ops.mul``), filled in as the
+    families are imported and read when a derivative or a forward runs (late-bound), so that
+    a family imports only these utilities and reaches its sibling families through here."""
+
+    def __repr__(self):
+        return f'<leafgrad ops: {len(vars(self))} names>'
+
+
+ops = _Namespace()
+
+
 def wrap(data):
     """A tensor around an op's result. NumPy returns scalars for 0-d results; a tensor always
     holds an array."""
@@ -250,15 +262,15 @@ def sum_to(grad, shape):
     if gshape[lead:] == shape:  # only leading dims to drop (a bias, say): the common case first
         if not state.grad_enabled and grad._data.dtype.kind == 'f':
             return wrap(xp.add.reduce(grad._data, axis=0 if lead == 1 else tuple(range(lead))))
-        return _reduction.sum(grad, tuple(range(lead)))
+        return ops.sum(grad, tuple(range(lead)))
     kept = tuple([i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1])
     if not state.grad_enabled and grad._data.dtype.kind == 'f':
         # a plain backward records nothing: one reduction of the array
         summed = xp.add.reduce(grad._data, axis=tuple(range(lead)) + kept, keepdims=bool(kept))
         return wrap(summed.reshape(shape) if kept else summed)
-    out = _reduction.sum(grad, tuple(range(lead)) + kept, keepdim=True)
+    out = ops.sum(grad, tuple(range(lead)) + kept, keepdim=True)
     if lead:
-        out = _shape.reshape(out, shape)
+        out = ops.reshape(out, shape)
     return out
 
 
@@ -325,10 +337,10 @@ def float_dtype_for(arr):
 
 __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'unary', 'record_many', 'saved_output', 'sum_to',
            'binary_operands', 'broadcast_error', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
-           'as_tensor_arg', 'state', 'times', 'divided', 'opmath', 'in_float32', 'autocast']
+           'as_tensor_arg', 'state', 'times', 'divided', 'opmath', 'in_float32', 'autocast', 'ops']
 
-# Imported last: these modules import this one.
-from . import complex_numbers as _complex, reduction as _reduction, shape as _shape  # noqa: E402
+# Imported last: it imports this module.
+from . import complex_numbers as _complex  # noqa: E402
 
 
 # ---- out= (matmul, mul) ------------------------------------------------------------------------

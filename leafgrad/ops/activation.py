@@ -14,7 +14,7 @@ from .. import backend
 from ..autograd.graph import elementwise_jvp
 from . import elementwise as ew
 from ._util import Node, in_float32, opmath, record, unary, wrap, xp
-from .inplace import inplace as _run_inplace
+from ._inplace import inplace as _run_inplace
 from .unary import erf
 
 

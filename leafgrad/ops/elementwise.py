@@ -1,10 +1,16 @@
-"""Elementwise ops: arithmetic and the core unary functions, each with its derivative.
+"""Elementwise ops: arithmetic, the core unary functions, where and the comparisons, each
+declared once (``_op.Op``) with its derivative beside its forward.
 
 Derivatives are written with leafgrad ops on tensors, so that ``create_graph=True`` records
 them; under a plain ``backward()`` grad mode is off and those ops take their fast path.
+A derivative reaches another op through ``ops`` (late-bound); the ops of this family it
+reaches by their module names.
 """
-from ._util import (Node, binary_operands, broadcast_error, divided, float_dtype_for, opmath, record,
-                    saved_output, state, sum_to, times, unary, wrap, write_out, xp)
+from ._inplace import inplace as _run_inplace, inplace_binary
+from .complex_numbers import refused
+from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
+from ._util import (binary_operands, broadcast_error, divided, float_dtype_for, opmath, ops, record,
+                    saved_output, state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor
 
@@ -20,7 +26,7 @@ def _tangent_sum(ta, tb, a_shape, b_shape):
     return out if out._data.shape == shape else out.expand(shape)
 
 
-class _BinaryNode(Node):
+class _BinaryNode(Op):
     """Binary ops remember their operands' shapes to undo broadcasting."""
     __slots__ = ('self_shape', 'other_shape', 'other_scalar', 'alpha')
 
@@ -29,53 +35,6 @@ def _release_even_a_scalar(node):
     """Node.release for mul and div, whose Python scalar operand PyTorch saves as a tensor: the
     node is released even when it saved no tensor, and its derivative then raises."""
     node._saved = None
-
-
-# ---- add, sub ----------------------------------------------------------------------------
-
-class AddBackward0(_BinaryNode):
-    __slots__ = ()
-
-    def jvp(self, tangents):
-        ta, tb = tangents
-        if tb is not None and self.alpha != 1:
-            tb = tb * self.alpha
-        return _tangent_sum(ta, tb, self.self_shape, self.other_shape)
-
-    def apply(self, grad):
-        a = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
-        b = None
-        if self.next_functions[1][0] is not None:
-            b = sum_to(grad if self.alpha == 1 else grad * self.alpha, self.other_shape)
-        return a, b
-
-
-class SubBackward0(_BinaryNode):
-    __slots__ = ()
-
-    def jvp(self, tangents):
-        ta, tb = tangents
-        if tb is not None:
-            tb = -tb if self.alpha == 1 else tb * -self.alpha
-        return _tangent_sum(ta, tb, self.self_shape, self.other_shape)
-
-    def apply(self, grad):
-        a = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
-        b = None
-        if self.next_functions[1][0] is not None:
-            b = sum_to(-grad if self.alpha == 1 else grad * -self.alpha, self.other_shape)
-        return a, b
-
-
-class RsubBackward1(Node):
-    """``scalar - tensor``."""
-    __slots__ = ('alpha',)
-
-    def jvp(self, tangents):
-        return -tangents[0] if self.alpha == 1 else tangents[0] * -self.alpha
-
-    def apply(self, grad):
-        return (-grad if self.alpha == 1 else grad * -self.alpha),
 
 
 def _check_alpha(x, alpha):
@@ -90,23 +49,6 @@ def _bf16_with_alpha(x, y, alpha, sign):
     rounds once."""
     a = float(xp.asarray(alpha, dtype=x.dtype)) * sign
     return (opmath(x) + opmath(xp.asarray(y, dtype=x.dtype)) * xp.float32(a)).astype(x.dtype)
-
-
-def add(input, other, *, alpha=1, out=None):
-    x, y = binary_operands(input, other)
-    if alpha != 1 or alpha is True:
-        _check_alpha(xp.asarray(x), alpha)
-    try:
-        if alpha != 1 and type(x) is xp.ndarray and x.dtype.kind == 'V':
-            data = _bf16_with_alpha(x, y, alpha, 1)
-        else:
-            data = x + y if alpha == 1 else x + y * alpha
-    except ValueError:
-        raise broadcast_error(input, other) from None
-    result, node = record(data, AddBackward0, (input, other))
-    if node is not None:
-        node.self_shape, node.other_shape, node.alpha = _shape(input), _shape(other), alpha
-    return result
 
 
 def _is_bool(x):
@@ -124,33 +66,121 @@ def _refuse_bool_subtraction(a, b):
                            'to invert a mask, use the `~` or `logical_not()` operator instead.')
 
 
-def sub(input, other, *, alpha=1, out=None):
-    x, y = binary_operands(input, other, _refuse_bool_subtraction)
-    if alpha != 1 or alpha is True:
-        _check_alpha(xp.asarray(x), alpha)
-    try:
-        if alpha != 1 and type(x) is xp.ndarray and x.dtype.kind == 'V':
-            data = _bf16_with_alpha(x, y, alpha, -1)
-        else:
-            data = x - y if alpha == 1 else x - y * alpha
-    except ValueError:
-        raise broadcast_error(input, other) from None
-    except TypeError:  # (NumPy refuses two bool arrays)
-        _refuse_bool_subtraction(input, other)
-        raise
-    if not isinstance(input, Tensor):  # scalar - tensor
-        result, node = record(data, RsubBackward1, (other,))
+# ---- add, sub ----------------------------------------------------------------------------
+
+class Add(_BinaryNode):
+    """add(input, other, *, alpha=1, out=None): ``input + alpha * other``."""
+    op, node = 'add', 'AddBackward0'
+    operators = ('__add__', '__radd__')  # (addition commutes exactly: number + t is t + number)
+    out = CAST
+    __slots__ = ()
+
+    def forward(input, other, *, alpha=1):
+        x, y = binary_operands(input, other)
+        if alpha != 1 or alpha is True:
+            _check_alpha(xp.asarray(x), alpha)
+        try:
+            if alpha != 1 and type(x) is xp.ndarray and x.dtype.kind == 'V':
+                data = _bf16_with_alpha(x, y, alpha, 1)
+            else:
+                data = x + y if alpha == 1 else x + y * alpha
+        except ValueError:
+            raise broadcast_error(input, other) from None
+        result, node = record(data, Add, (input, other))
         if node is not None:
-            node.alpha = alpha
+            node.self_shape, node.other_shape, node.alpha = _shape(input), _shape(other), alpha
         return result
-    result, node = record(data, SubBackward0, (input, other))
-    if node is not None:
-        node.self_shape, node.other_shape, node.alpha = input._data.shape, _shape(other), alpha
-    return result
+
+    def inplace(self, other, *, alpha=1):
+        if alpha is True or alpha is False:
+            ops.add(self, other, alpha=alpha)  # PyTorch's error for a boolean alpha unless the result is bool
+        return inplace_binary(self, other, xp.add, ops.add, alpha)
+
+    def jvp(self, tangents):
+        ta, tb = tangents
+        if tb is not None and self.alpha != 1:
+            tb = tb * self.alpha
+        return _tangent_sum(ta, tb, self.self_shape, self.other_shape)
+
+    def apply(self, grad):
+        a = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
+        b = None
+        if self.next_functions[1][0] is not None:
+            b = sum_to(grad if self.alpha == 1 else grad * self.alpha, self.other_shape)
+        return a, b
 
 
-def rsub(input, other, *, alpha=1):
-    return sub(other, input, alpha=alpha)
+class Sub(_BinaryNode):
+    """sub(input, other, *, alpha=1, out=None): ``input - alpha * other``."""
+    op, node = 'sub', 'SubBackward0'
+    aliases = ('subtract',)
+    operators = ('__sub__',)
+    out = CAST
+    __slots__ = ()
+
+    def forward(input, other, *, alpha=1):
+        x, y = binary_operands(input, other, _refuse_bool_subtraction)
+        if alpha != 1 or alpha is True:
+            _check_alpha(xp.asarray(x), alpha)
+        try:
+            if alpha != 1 and type(x) is xp.ndarray and x.dtype.kind == 'V':
+                data = _bf16_with_alpha(x, y, alpha, -1)
+            else:
+                data = x - y if alpha == 1 else x - y * alpha
+        except ValueError:
+            raise broadcast_error(input, other) from None
+        except TypeError:  # (NumPy refuses two bool arrays)
+            _refuse_bool_subtraction(input, other)
+            raise
+        if not isinstance(input, Tensor):  # scalar - tensor
+            result, node = record(data, RsubBackward1, (other,))
+            if node is not None:
+                node.alpha = alpha
+            return result
+        result, node = record(data, Sub, (input, other))
+        if node is not None:
+            node.self_shape, node.other_shape, node.alpha = input._data.shape, _shape(other), alpha
+        return result
+
+    def inplace(self, other, *, alpha=1):
+        if alpha is True or alpha is False:
+            ops.sub(self, other, alpha=alpha)  # PyTorch's error for a boolean alpha
+        return inplace_binary(self, other, xp.subtract, ops.sub, alpha, _refuse_bool_subtraction)
+
+    def jvp(self, tangents):
+        ta, tb = tangents
+        if tb is not None:
+            tb = -tb if self.alpha == 1 else tb * -self.alpha
+        return _tangent_sum(ta, tb, self.self_shape, self.other_shape)
+
+    def apply(self, grad):
+        a = sum_to(grad, self.self_shape) if self.next_functions[0][0] is not None else None
+        b = None
+        if self.next_functions[1][0] is not None:
+            b = sum_to(-grad if self.alpha == 1 else grad * -self.alpha, self.other_shape)
+        return a, b
+
+
+class RsubBackward1(Op):
+    """``scalar - tensor``."""
+    node = 'RsubBackward1'
+    __slots__ = ('alpha',)
+
+    def jvp(self, tangents):
+        return -tangents[0] if self.alpha == 1 else tangents[0] * -self.alpha
+
+    def apply(self, grad):
+        return (-grad if self.alpha == 1 else grad * -self.alpha),
+
+
+class Rsub(Op):
+    """rsub(input, other, *, alpha=1): ``other - alpha * input`` (a function only)."""
+    op = 'rsub'
+    method = False
+    __slots__ = ()
+
+    def forward(input, other, *, alpha=1):
+        return sub(other, input, alpha=alpha)
 
 
 # ---- mul, div ----------------------------------------------------------------------------
@@ -175,10 +205,47 @@ def _bf16_by_scalar(ufunc, a, b, data):
     return xp.asarray(ufunc(x, y)).astype(data.dtype)
 
 
-class MulBackward0(_BinaryNode):
+class Mul(_BinaryNode):
+    """mul(input, other, *, out=None): the elementwise product."""
+    op, node = 'mul', 'MulBackward0'
+    aliases = ('multiply',)
+    operators = ('__mul__', '__rmul__')  # (multiplication commutes exactly)
+    saved = ('self', 'other')
+    out = CAST
     __slots__ = ()
     pack_order = (1, 0)  # other first, as PyTorch
     release = _release_even_a_scalar
+
+    def forward(input, other):
+        x, y = binary_operands(input, other)
+        if not isinstance(input, Tensor):
+            input, other = other, input  # scalar * tensor: the tensor is "self"
+        try:
+            data = x * y
+        except ValueError:
+            raise broadcast_error(input, other) from None
+        if (type(other) is not Tensor or y is not other._data or x is not input._data) and data.dtype.kind == 'V':
+            data = _bf16_by_scalar(xp.multiply, input, other, data)  # (only where a scalar operand was cast)
+        result, node = record(data, Mul, (input, other))
+        if node is not None:
+            node.self_shape = input._data.shape
+            if isinstance(other, Tensor):
+                node.other_shape, node.other_scalar = other._data.shape, None
+            else:
+                node.other_shape, node.other_scalar = (), other
+            # node.save_crosswise(input, other) written out, mul being the commonest recorded op.
+            # A Python scalar operand saves nothing (release() still counts it as saved).
+            if node.other_scalar is None:
+                if node.next_functions[1][0] is None:
+                    node.save(_Empty, other)  # self is needed only for other's gradient
+                elif node.next_functions[0][0] is None:
+                    node.save(input, _Empty)  # and other only for self's
+                else:
+                    node.save(input, other)
+        return result
+
+    def inplace(self, other):
+        return inplace_binary(self, other, xp.multiply, ops.mul)
 
     def jvp(self, tangents):
         ta, tb = tangents
@@ -201,41 +268,55 @@ class MulBackward0(_BinaryNode):
         return ga, gb
 
 
-def mul(input, other, *, out=None):
-    if out is not None:
-        return write_out('mul', out, mul(input, other), (input, other), False)
-    x, y = binary_operands(input, other)
-    if not isinstance(input, Tensor):
-        input, other = other, input  # scalar * tensor: the tensor is "self"
-    try:
-        data = x * y
-    except ValueError:
-        raise broadcast_error(input, other) from None
-    if (type(other) is not Tensor or y is not other._data or x is not input._data) and data.dtype.kind == 'V':
-        data = _bf16_by_scalar(xp.multiply, input, other, data)  # (only where a scalar operand was cast)
-    result, node = record(data, MulBackward0, (input, other))
-    if node is not None:
-        node.self_shape = input._data.shape
-        if isinstance(other, Tensor):
-            node.other_shape, node.other_scalar = other._data.shape, None
-        else:
-            node.other_shape, node.other_scalar = (), other
-        # node.save_crosswise(input, other) written out, mul being the commonest recorded op.
-        # A Python scalar operand saves nothing (release() still counts it as saved).
-        if node.other_scalar is None:
-            if node.next_functions[1][0] is None:
-                node.save(_Empty, other)  # self is needed only for other's gradient
-            elif node.next_functions[0][0] is None:
-                node.save(input, _Empty)  # and other only for self's
-            else:
-                node.save(input, other)
-    return result
-
-
-class DivBackward0(_BinaryNode):
+class Div(_BinaryNode):
+    """div(input, other, *, rounding_mode=None, out=None): true division, or rounded
+    (``'trunc'``, ``'floor'``: DivBackward2, in the rounding family)."""
+    op, node = 'div', 'DivBackward0'
+    aliases = ('divide', 'true_divide')
+    operators = ('__truediv__',)
+    saved = ('self', 'other')
+    out = CAST
     __slots__ = ()
     pack_order = (1, 0)  # other first, as PyTorch
     release = _release_even_a_scalar
+
+    def forward(input, other, *, rounding_mode=None):
+        if rounding_mode is not None:
+            return ops.div_rounded(input, other, rounding_mode)  # a step function: DivBackward2
+        if not isinstance(input, Tensor):
+            return mul(reciprocal(other), input)
+        x, y = binary_operands(input, other)
+        if x.dtype.kind in 'biu' and (not hasattr(y, 'dtype') or y.dtype.kind in 'biu') and not isinstance(y, float):
+            # true division of integers gives the default float dtype
+            from .. import backend
+            fdt = backend.get_default_dtype().np
+            x = x.astype(fdt)
+            y = y.astype(fdt) if hasattr(y, 'astype') else y
+        try:
+            data = x / y
+        except ValueError:
+            raise broadcast_error(input, other) from None
+        if (type(other) is not Tensor or y is not other._data or x is not input._data) and data.dtype.kind == 'V':
+            data = _bf16_by_scalar(xp.true_divide, input, other, data)  # (only where a scalar operand was cast)
+        result, node = record(data, Div, (input, other))
+        if node is not None:
+            node.self_shape = input._data.shape
+            if isinstance(other, Tensor):
+                node.other_shape, node.other_scalar = other._data.shape, None
+            else:
+                node.other_shape, node.other_scalar = (), other
+            if node.other_scalar is not None:
+                node.save()
+            elif node.next_functions[1][0] is None:
+                node.save(_Empty, other)
+            else:
+                node.save(input, other)
+        return result
+
+    def inplace(self, other, *, rounding_mode=None):
+        if rounding_mode is not None:
+            return _run_inplace(self, lambda s: ops.div(s, other, rounding_mode=rounding_mode), (other,))
+        return inplace_binary(self, other, xp.true_divide, ops.div)
 
     def jvp(self, tangents):
         ta, tb = tangents
@@ -262,71 +343,30 @@ class DivBackward0(_BinaryNode):
         return ga, gb
 
 
-class _RDivBackward(Node):
-    """``scalar / tensor``: recorded by PyTorch as reciprocal then mul."""
-    __slots__ = ('numerator',)
-
-
-def div(input, other, *, rounding_mode=None):
-    if rounding_mode is not None:
-        from .rounding import div_rounded  # trunc/floor division: a step function, DivBackward2
-        return div_rounded(input, other, rounding_mode)
-    if not isinstance(input, Tensor):
-        return mul(reciprocal(other), input)
-    x, y = binary_operands(input, other)
-    if x.dtype.kind in 'biu' and (not hasattr(y, 'dtype') or y.dtype.kind in 'biu') and not isinstance(y, float):
-        # true division of integers gives the default float dtype
-        from .. import backend
-        fdt = backend.get_default_dtype().np
-        x = x.astype(fdt)
-        y = y.astype(fdt) if hasattr(y, 'astype') else y
-    try:
-        data = x / y
-    except ValueError:
-        raise broadcast_error(input, other) from None
-    if (type(other) is not Tensor or y is not other._data or x is not input._data) and data.dtype.kind == 'V':
-        data = _bf16_by_scalar(xp.true_divide, input, other, data)  # (only where a scalar operand was cast)
-    result, node = record(data, DivBackward0, (input, other))
-    if node is not None:
-        node.self_shape = input._data.shape
-        if isinstance(other, Tensor):
-            node.other_shape, node.other_scalar = other._data.shape, None
-        else:
-            node.other_shape, node.other_scalar = (), other
-        if node.other_scalar is not None:
-            node.save()
-        elif node.next_functions[1][0] is None:
-            node.save(_Empty, other)
-        else:
-            node.save(input, other)
-    return result
-
-
-true_divide = divide = div
-multiply = mul
-subtract = sub
-
-
-class ReciprocalBackward0(Node):
+class Reciprocal(Op):
+    """reciprocal(input, *, out=None): ``1 / input``."""
+    op, node = 'reciprocal', 'ReciprocalBackward0'
+    saved = ('result',)
+    out = CAST
+    inplace = inplace_function = True
     __slots__ = ()
-
     jvp = elementwise_jvp  # (a diagonal Jacobian)
+
+    def array_forward(x):
+        return 1 / x
 
     def apply(self, grad):
         (result,) = self.saved_tensors
         return (-grad * result * result),
 
 
-def reciprocal(input):
-    return unary(ReciprocalBackward0, input, 1 / float_dtype_for(input._data), save='output')
-
-
 # ---- pow ---------------------------------------------------------------------------------
 
-class PowBackward0(Node):
+class PowBackward0(Op):
     """``tensor ** scalar``."""
+    node = 'PowBackward0'
+    saved = ('self', 'exponent=exponent')
     __slots__ = ('exponent',)
-
     jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
@@ -339,8 +379,10 @@ class PowBackward0(Node):
         return grad * (pow(base, p - 1) * p),
 
 
-class PowBackward1(Node):
+class PowBackward1(Op):
     """``tensor ** tensor``."""
+    node = 'PowBackward1'
+    saved = ('self', 'exponent', 'result')
     pack_order = (1, 0, 2)  # exponent, self, result, as PyTorch
     __slots__ = ('self_shape', 'other_shape')
 
@@ -369,10 +411,11 @@ class PowBackward1(Node):
         return ga, gb
 
 
-class PowBackward2(Node):
+class PowBackward2(Op):
     """``scalar ** tensor``."""
+    node = 'PowBackward2'
+    saved = ('exponent', 'result', 'self=base')
     __slots__ = ('base',)
-
     jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
@@ -394,85 +437,100 @@ def _int_power(x, y):
     return xp.where(negative, small, xp.power(x, xp.abs(y)))
 
 
-def pow(input, exponent):
-    if not isinstance(input, Tensor):
+class Pow(Op):
+    """pow(input, exponent, *, out=None): a tensor to a number's or a tensor's power
+    (PowBackward0/1), or a number to a tensor's (PowBackward2)."""
+    op = 'pow'
+    operators = ('__pow__',)
+    out = CAST
+    __slots__ = ()
+
+    def forward(input, exponent):
+        if not isinstance(input, Tensor):
+            x, y = binary_operands(input, exponent)
+            if y.dtype.kind not in 'fV' and isinstance(input, float):
+                y = float_dtype_for(y)
+            data = _int_power(xp.asarray(x), y) if y.dtype.kind in 'iu' else xp.power(x, y)
+            result, node = record(data, PowBackward2, (exponent,))
+            if node is not None:
+                node.base = input
+                node.save(exponent, saved_output(result))
+            return result
+        if isinstance(exponent, Tensor):
+            x, y = binary_operands(input, exponent)
+            try:
+                data = _int_power(x, y) if x.dtype.kind in 'iu' else xp.power(x, y)
+            except ValueError:
+                raise broadcast_error(input, exponent) from None
+            result, node = record(data, PowBackward1, (input, exponent))
+            if node is not None:
+                node.self_shape, node.other_shape = input._data.shape, exponent._data.shape
+                node.save(input, exponent, saved_output(result))
+            return result
         x, y = binary_operands(input, exponent)
-        if y.dtype.kind not in 'fV' and isinstance(input, float):
-            y = float_dtype_for(y)
-        data = _int_power(xp.asarray(x), y) if y.dtype.kind in 'iu' else xp.power(x, y)
-        result, node = record(data, PowBackward2, (exponent,))
+        if x.dtype.kind in 'iu' and isinstance(exponent, int) and exponent < 0:
+            raise RuntimeError('Integers to negative integer powers are not allowed.')
+        # PyTorch's kernel computes these exponents as products, roots and reciprocals (their
+        # rounding, and 1 / sqrt(-0.0) = -inf where pow(-0.0, -0.5) = inf); bfloat16 rounds each step
+        # (its -0.5 through ml_dtypes' power: within one rounding of PyTorch's)
+        if y == 2:
+            data = x * x
+        elif y == 1:
+            data = x.copy()
+        elif y == 0.5:
+            data = xp.sqrt(x)
+        elif y == 3:
+            data = x * x * x
+        elif y == -0.5 or y == -1 or y == -2:
+            root = xp.sqrt(x) if y == -0.5 else x if y == -1 else x * x
+            exact = x.dtype.kind == 'f' or (x.dtype.kind == 'V' and y != -0.5)
+            data = xp.true_divide(root.dtype.type(1), root) if exact else xp.power(x, y)
+        else:
+            data = xp.power(x, y)
+        result, node = record(data, PowBackward0, (input,))
         if node is not None:
-            node.base = input
-            node.save(exponent, saved_output(result))
+            node.exponent = exponent
+            node.save(input)
         return result
-    if isinstance(exponent, Tensor):
-        x, y = binary_operands(input, exponent)
-        try:
-            data = _int_power(x, y) if x.dtype.kind in 'iu' else xp.power(x, y)
-        except ValueError:
-            raise broadcast_error(input, exponent) from None
-        result, node = record(data, PowBackward1, (input, exponent))
-        if node is not None:
-            node.self_shape, node.other_shape = input._data.shape, exponent._data.shape
-            node.save(input, exponent, saved_output(result))
-        return result
-    x, y = binary_operands(input, exponent)
-    if x.dtype.kind in 'iu' and isinstance(exponent, int) and exponent < 0:
-        raise RuntimeError('Integers to negative integer powers are not allowed.')
-    # PyTorch's kernel computes these exponents as products, roots and reciprocals (their
-    # rounding, and 1 / sqrt(-0.0) = -inf where pow(-0.0, -0.5) = inf); bfloat16 rounds each step
-    # (its -0.5 through ml_dtypes' power: within one rounding of PyTorch's)
-    if y == 2:
-        data = x * x
-    elif y == 1:
-        data = x.copy()
-    elif y == 0.5:
-        data = xp.sqrt(x)
-    elif y == 3:
-        data = x * x * x
-    elif y == -0.5 or y == -1 or y == -2:
-        root = xp.sqrt(x) if y == -0.5 else x if y == -1 else x * x
-        exact = x.dtype.kind == 'f' or (x.dtype.kind == 'V' and y != -0.5)
-        data = xp.true_divide(root.dtype.type(1), root) if exact else xp.power(x, y)
-    else:
-        data = xp.power(x, y)
-    result, node = record(data, PowBackward0, (input,))
-    if node is not None:
-        node.exponent = exponent
-        node.save(input)
-    return result
+
+    def inplace(self, exponent):
+        return _run_inplace(self, lambda s: ops.pow(s, exponent), (exponent,))
 
 
-def rpow(input, other):
-    return pow(other, input)
+class Square(Op):
+    """square(input, *, out=None): ``input ** 2``, recorded as pow (PowBackward0), as PyTorch."""
+    op = 'square'
+    out, out_name = CAST, 'pow'  # (PyTorch's square is pow)
+    inplace = inplace_function = True
+    __slots__ = ()
 
-
-def square(input):
-    return pow(input, 2)
+    def forward(input):
+        return ops.pow(input, 2)
 
 
 # ---- unary functions ---------------------------------------------------------------------
 
-class NegBackward0(Node):
+class Neg(Op):
+    """neg(input, *, out=None): ``-input``."""
+    op, node = 'neg', 'NegBackward0'
+    aliases = ('negative',)
+    operators = ('__neg__',)
+    out = SAME
+    inplace = inplace_function = True
     __slots__ = ()
-
     jvp = elementwise_jvp  # (a diagonal Jacobian)
+
+    def forward(input):
+        if input._data.dtype.kind == 'b':
+            raise RuntimeError('Negation, the `-` operator, on a bool tensor is not supported. If you are '
+                               'trying to invert a mask, use the `~` or `logical_not()` operator instead.')
+        return record(-input._data, Neg, (input,))[0]
 
     def apply(self, grad):
         return -grad,
 
 
-def neg(input):
-    if input._data.dtype.kind == 'b':
-        raise RuntimeError('Negation, the `-` operator, on a bool tensor is not supported. If you are '
-                           'trying to invert a mask, use the `~` or `logical_not()` operator instead.')
-    return record(-input._data, NegBackward0, (input,))[0]
-
-
-negative = neg
-
-
-class _OutputDerivative(Node):
+class _OutputDerivative(Op):
     """A one-input op whose derivative is a function of the gradient and of the op's own
     output: ``on_arrays(grad, result)`` in a plain backward (nothing is recorded, so no tensor
     is needed), ``recorded(grad, result)``, written with leafgrad ops, under create_graph."""
@@ -486,93 +544,107 @@ class _OutputDerivative(Node):
         return self.recorded(grad, result),
 
 
-class ExpBackward0(_OutputDerivative):
+class Exp(_OutputDerivative):
+    """exp(input, *, out=None)."""
+    op, node = 'exp', 'ExpBackward0'
+    saved = ('result',)
+    out = CAST
+    inplace = inplace_function = True
     __slots__ = ()
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    array_forward = staticmethod(xp.exp)
     on_arrays, recorded = staticmethod(xp.multiply), staticmethod(times)
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
+def _log_array(x):
+    with xp.errstate(divide='ignore', invalid='ignore'):
+        return xp.log(x)
 
 
-def exp(input):
-    return unary(ExpBackward0, input, xp.exp(float_dtype_for(input._data)), save='output')
-
-
-class LogBackward0(Node):
+class Log(Op):
+    """log(input, *, out=None): the natural logarithm."""
+    op, node = 'log', 'LogBackward0'
+    saved = ('self',)
+    out = CAST
+    inplace = inplace_function = True
     __slots__ = ()
-
     jvp = elementwise_jvp  # (a diagonal Jacobian)
+    array_forward = staticmethod(_log_array)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad / x,
 
 
-def log(input):
-    with xp.errstate(divide='ignore', invalid='ignore'):
-        data = xp.log(float_dtype_for(input._data))
-    return unary(LogBackward0, input, data, save='input')
+def _sqrt_array(x):
+    with xp.errstate(invalid='ignore'):
+        return xp.sqrt(x)
 
 
-class SqrtBackward0(Node):
+class Sqrt(Op):
+    """sqrt(input, *, out=None)."""
+    op, node = 'sqrt', 'SqrtBackward0'
+    saved = ('result',)
+    out = CAST
+    inplace = inplace_function = True
     __slots__ = ()
-
     jvp = elementwise_jvp  # (a diagonal Jacobian)
+    array_forward = staticmethod(_sqrt_array)
 
     def apply(self, grad):
         (result,) = self.saved_tensors
         return grad / (result * 2),
 
 
-def sqrt(input):
-    with xp.errstate(invalid='ignore'):
-        data = xp.sqrt(float_dtype_for(input._data))
-    return unary(SqrtBackward0, input, data, save='output')
-
-
-class AbsBackward0(Node):
+class Abs(Op):
+    """abs(input, *, out=None)."""
+    op, node = 'abs', 'AbsBackward0'
+    aliases = ('absolute',)
+    operators = ('__abs__',)
+    saved = ('self',)
+    out = SAME
+    inplace = True
+    inplace_function = ('abs_',)  # (torch.abs_, but no torch.absolute_)
     __slots__ = ()
-
     jvp = elementwise_jvp  # (a diagonal Jacobian)
+
+    def forward(input):
+        if input._data.dtype.kind == 'b':
+            raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
+        return unary(Abs, input, xp.abs(input._data), save='input')
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         if x._data.dtype.kind == 'c':
-            from .pointwise import sgn  # z / |z|, whose own derivative is not zero
-            return grad * sgn(x),
+            return grad * ops.sgn(x),  # z / |z|, whose own derivative is not zero
         return grad * sign(x),
 
 
-def abs(input):
-    if input._data.dtype.kind == 'b':
-        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
-    return unary(AbsBackward0, input, xp.abs(input._data), save='input')
-
-
-absolute = abs
-
-
-def sign(input):
-    """Piecewise constant: its gradient is zero everywhere (SignBackward0)."""
-    data = input._data
-    if data.dtype.kind in 'fV':  # PyTorch's (0 < x) - (x < 0): 0 at NaN, where NumPy's sign gives NaN
-        out = (data > 0).astype(data.dtype) - (data < 0).astype(data.dtype)
-    elif data.dtype.kind == 'c':
-        from .complex_numbers import refused
-        raise refused('sign', data)
-    else:
-        out = data.copy() if data.dtype.kind == 'b' else xp.sign(data)
-    result, node = record(out, SignBackward0, (input,))
-    return result
-
-
-class SignBackward0(Node):
+class Sign(Op):
+    """sign(input, *, out=None): piecewise constant, its gradient zero everywhere."""
+    op, node = 'sign', 'SignBackward0'
+    out = SAME
+    inplace = True
     __slots__ = ()
+
+    def forward(input):
+        data = input._data
+        if data.dtype.kind in 'fV':  # PyTorch's (0 < x) - (x < 0): 0 at NaN, where NumPy's sign gives NaN
+            out = (data > 0).astype(data.dtype) - (data < 0).astype(data.dtype)
+        elif data.dtype.kind == 'c':
+            raise refused('sign', data)
+        else:
+            out = data.copy() if data.dtype.kind == 'b' else xp.sign(data)
+        result, node = record(out, Sign, (input,))
+        return result
 
     def apply(self, grad):
         return wrap(xp.zeros_like(grad._data)),  # (zeros_like(grad), as PyTorch: not grad * 0)
 
 
-class TanhBackwardBackward0(Node):
+class TanhBackwardBackward0(Op):
+    """tanh_backward's own derivative (create_graph through tanh)."""
+    node = 'TanhBackwardBackward0'
     __slots__ = ()
 
     def jvp(self, tangents):  # d[grad * (1 - r^2)] = t_grad * (1 - r^2) - grad * 2 r t_r
@@ -624,19 +696,22 @@ def tanh_backward(grad, result):
     return out
 
 
-class TanhBackward0(_OutputDerivative):
+class Tanh(_OutputDerivative):
+    """tanh(input, *, out=None)."""
+    op, node = 'tanh', 'TanhBackward0'
+    saved = ('result',)
+    out = CAST
+    inplace = inplace_function = True
     __slots__ = ()
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    array_forward = staticmethod(xp.tanh)
     on_arrays = staticmethod(_tanh_derivative)
     recorded = staticmethod(lambda g, r: tanh_backward(g, r))  # (looked up when run: forward AD wraps it)
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
 
-
-def tanh(input):
-    return unary(TanhBackward0, input, xp.tanh(float_dtype_for(input._data)), save='output')
-
-
-class SigmoidBackwardBackward0(Node):
+class SigmoidBackwardBackward0(Op):
+    """sigmoid_backward's own derivative (create_graph through sigmoid)."""
+    node = 'SigmoidBackwardBackward0'
     __slots__ = ()
 
     def jvp(self, tangents):  # d[grad * r (1 - r)] = t_grad * r (1 - r) + grad * (1 - 2 r) t_r
@@ -700,20 +775,65 @@ def _sigmoid_array(x):
     return xp.reciprocal(e, out=e)
 
 
-class SigmoidBackward0(_OutputDerivative):
+class Sigmoid(_OutputDerivative):
+    """sigmoid(input, *, out=None): ``1 / (1 + exp(-input))``."""
+    op, node = 'sigmoid', 'SigmoidBackward0'
+    saved = ('result',)
+    out = CAST
+    inplace = inplace_function = True
     __slots__ = ()
+    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    array_forward = staticmethod(_sigmoid_array)
     on_arrays = staticmethod(_sigmoid_derivative)
     recorded = staticmethod(lambda g, r: sigmoid_backward(g, r))  # (looked up when run: forward AD wraps it)
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
+class MaskedGradBackward(Op):
+    """The derivative of a piecewise-linear function, ``grad * mask(x)``, recorded with x as an
+    input whose own derivative is zero (as PyTorch records ThresholdBackwardBackward0 and its
+    kin), so that differentiating a relu's gradient again gives zeros rather than an error."""
+    __slots__ = ('mask', 'label')
+
+    def jvp(self, tangents):
+        return tangents[0] * self.mask if tangents[0] is not None else None
+
+    def apply(self, grad):
+        gg = grad * self.mask if self.next_functions[0][0] is not None else None
+        gx = grad * 0 if self.next_functions[1][0] is not None else None
+        return gg, gx
+
+    def name(self):
+        return self.label
 
 
-def sigmoid(input):
-    return unary(SigmoidBackward0, input, _sigmoid_array(input._data), save='output')
+def masked_grad(grad, mask, wrt, name):
+    """``grad * mask`` (mask: an array of 0/1 or slopes, shaped like grad) as a function of
+    ``grad`` and, with zero derivative, of ``wrt``."""
+    g = grad._data
+    # a boolean mask selects, as PyTorch's kernels do (0 where it is false, even for a NaN or
+    # infinite gradient); slopes multiply
+    result, node = record(xp.where(mask, g, g.dtype.type(0)) if mask.dtype == bool
+                          else g * mask.astype(g.dtype, copy=False),
+                          MaskedGradBackward, (grad, wrt))
+    if node is not None:
+        node.mask, node.label = wrap(mask.astype(g.dtype, copy=False)), name
+    return result
 
 
-class ReluBackward0(Node):
+class Relu(Op):
+    """relu(input): ``max(input, 0)`` (PyTorch's function takes no out=)."""
+    op, node = 'relu', 'ReluBackward0'
+    saved = ('result',)
+    inplace = inplace_function = True
     __slots__ = ()
+
+    def forward(input):
+        data = input._data
+        if data.dtype.kind in 'bc':
+            if data.dtype.kind == 'c':
+                raise refused('relu', data)
+            raise RuntimeError('Boolean inputs not supported for relu')
+        return unary(Relu, input, xp.maximum(data, data.dtype.type(0)), save='output')
 
     def jvp(self, tangents):
         (result,) = self.saved_tensors
@@ -749,79 +869,52 @@ def zero_where(g, dead):
     return g
 
 
-class MaskedGradBackward(Node):
-    """The derivative of a piecewise-linear function, ``grad * mask(x)``, recorded with x as an
-    input whose own derivative is zero (as PyTorch records ThresholdBackwardBackward0 and its
-    kin), so that differentiating a relu's gradient again gives zeros rather than an error."""
-    __slots__ = ('mask', 'label')
-
-    def jvp(self, tangents):
-        return tangents[0] * self.mask if tangents[0] is not None else None
-
-    def apply(self, grad):
-        gg = grad * self.mask if self.next_functions[0][0] is not None else None
-        gx = grad * 0 if self.next_functions[1][0] is not None else None
-        return gg, gx
-
-    def name(self):
-        return self.label
-
-
-def masked_grad(grad, mask, wrt, name):
-    """``grad * mask`` (mask: an array of 0/1 or slopes, shaped like grad) as a function of
-    ``grad`` and, with zero derivative, of ``wrt``."""
-    g = grad._data
-    # a boolean mask selects, as PyTorch's kernels do (0 where it is false, even for a NaN or
-    # infinite gradient); slopes multiply
-    result, node = record(xp.where(mask, g, g.dtype.type(0)) if mask.dtype == bool
-                          else g * mask.astype(g.dtype, copy=False),
-                          MaskedGradBackward, (grad, wrt))
-    if node is not None:
-        node.mask, node.label = wrap(mask.astype(g.dtype, copy=False)), name
-    return result
-
-
-def relu(input):
-    data = input._data
-    if data.dtype.kind in 'bc':
-        if data.dtype.kind == 'c':
-            from .complex_numbers import refused
-            raise refused('relu', data)
-        raise RuntimeError('Boolean inputs not supported for relu')
-    return unary(ReluBackward0, input, xp.maximum(data, data.dtype.type(0)), save='output')
-
-
-class SinBackward0(Node):
+class Sin(Op):
+    """sin(input, *, out=None)."""
+    op, node = 'sin', 'SinBackward0'
+    saved = ('self',)
+    out = CAST
+    inplace = inplace_function = True
     __slots__ = ()
-
     jvp = elementwise_jvp  # (a diagonal Jacobian)
+    array_forward = staticmethod(xp.sin)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * cos(x),
 
 
-def sin(input):
-    return unary(SinBackward0, input, xp.sin(float_dtype_for(input._data)), save='input')
-
-
-class CosBackward0(Node):
+class Cos(Op):
+    """cos(input, *, out=None)."""
+    op, node = 'cos', 'CosBackward0'
+    saved = ('self',)
+    out = CAST
+    inplace = inplace_function = True
     __slots__ = ()
-
     jvp = elementwise_jvp  # (a diagonal Jacobian)
+    array_forward = staticmethod(xp.cos)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * -sin(x),
 
 
-def cos(input):
-    return unary(CosBackward0, input, xp.cos(float_dtype_for(input._data)), save='input')
-
-
 # ---- where (used by derivatives above) -----------------------------------------------------
 
-class WhereBackward0(Node):
+def _where_out(name, out, result, differentiable):
+    """where's out= rule: ``out`` of the result's dtype."""
+    check_out(name, out, result, differentiable)
+    if out._data.dtype != result._data.dtype:
+        raise RuntimeError(f'Expected out type to be {scalar_name(result._data)} but got {scalar_name(out._data)}')
+    return fill_out(out, result._data)
+
+
+class Where(Op):
+    """where(condition, input, other, *, out=None): ``input`` where ``condition``, else
+    ``other``; ``where(condition)`` is ``nonzero(condition, as_tuple=True)``."""
+    op, node = 'where', 'WhereBackward0'
+    saved = ('condition',)
+    out = _where_out
     __slots__ = ('x_shape', 'y_shape')
 
     def jvp(self, tangents):
@@ -831,38 +924,40 @@ class WhereBackward0(Node):
         zero = wrap(xp.zeros(shape, dtype=(tx if tx is not None else ty)._data.dtype))
         return where(cond, zero if tx is None else tx, zero if ty is None else ty)
 
+    def forward(condition, input=None, other=None):
+        if input is None and other is None:
+            return ops.nonzero(condition, as_tuple=True)
+        x, y = binary_operands(input, other) if (isinstance(input, Tensor) or isinstance(other, Tensor)) \
+            else (xp.asarray(input), xp.asarray(other))
+        cond = condition._data if isinstance(condition, Tensor) else xp.asarray(condition)
+        if cond.dtype.kind != 'b':
+            raise RuntimeError('where expected condition to be a boolean tensor, but got a tensor with dtype '
+                               f'{condition.dtype}')
+        try:
+            data = xp.where(cond, x, y)
+        except ValueError:
+            raise broadcast_error(condition if isinstance(condition, Tensor) else cond, input, other) from None
+        if isinstance(input, Tensor) and isinstance(other, Tensor):
+            pass
+        elif isinstance(input, Tensor) or isinstance(other, Tensor):
+            t = input if isinstance(input, Tensor) else other
+            if data.dtype != t._data.dtype and t._data.dtype.kind in 'fV':
+                data = data.astype(t._data.dtype)
+        result, node = record(data, Where, (input, other))
+        if node is not None:
+            node.x_shape, node.y_shape = _shape(input), _shape(other)
+            node.save(condition if isinstance(condition, Tensor) else wrap(cond))
+        return result
+
+    def method(self, condition, other):
+        return ops.where(condition, self, other)
+
     def apply(self, grad):
         (cond,) = self.saved_tensors
         zero = grad * 0
         gx = sum_to(where(cond, grad, zero), self.x_shape) if self.next_functions[0][0] is not None else None
         gy = sum_to(where(cond, zero, grad), self.y_shape) if self.next_functions[1][0] is not None else None
         return gx, gy
-
-
-def where(condition, input=None, other=None):
-    if input is None and other is None:
-        from .indexing import nonzero
-        return nonzero(condition, as_tuple=True)
-    x, y = binary_operands(input, other) if (isinstance(input, Tensor) or isinstance(other, Tensor)) \
-        else (xp.asarray(input), xp.asarray(other))
-    cond = condition._data if isinstance(condition, Tensor) else xp.asarray(condition)
-    if cond.dtype.kind != 'b':
-        raise RuntimeError(f'where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype}')
-    try:
-        data = xp.where(cond, x, y)
-    except ValueError:
-        raise broadcast_error(condition if isinstance(condition, Tensor) else cond, input, other) from None
-    if isinstance(input, Tensor) and isinstance(other, Tensor):
-        pass
-    elif isinstance(input, Tensor) or isinstance(other, Tensor):
-        t = input if isinstance(input, Tensor) else other
-        if data.dtype != t._data.dtype and t._data.dtype.kind in 'fV':
-            data = data.astype(t._data.dtype)
-    result, node = record(data, WhereBackward0, (input, other))
-    if node is not None:
-        node.x_shape, node.y_shape = _shape(input), _shape(other)
-        node.save(condition if isinstance(condition, Tensor) else wrap(cond))
-    return result
 
 
 # ---- comparison (no gradient) --------------------------------------------------------------
@@ -880,32 +975,51 @@ def _compare(ufunc, operator=False, kernel=None):
                 return NotImplemented
             raise
         if kernel is not None and type(x) is xp.ndarray and x.dtype.kind == 'c':
-            from .complex_numbers import refused
             raise refused(kernel, x)
         try:
             return wrap(ufunc(x, y))
         except ValueError:
             raise broadcast_error(input, other) from None
-    compare.__name__ = ufunc.__name__
     return compare
 
 
-eq = _compare(xp.equal)
-ne = _compare(xp.not_equal)
-lt = _compare(xp.less, kernel='lt_cpu')
-le = _compare(xp.less_equal, kernel='le_cpu')
-gt = _compare(xp.greater, kernel='gt_cpu')
-ge = _compare(xp.greater_equal, kernel='ge_cpu')
-less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
-COMPARISON_OPERATORS = {f'__{name}__': _compare(ufunc, True, None if name in ('eq', 'ne') else f'{name}_cpu')
-                        for name, ufunc in (
-    ('eq', xp.equal), ('ne', xp.not_equal), ('lt', xp.less), ('le', xp.less_equal), ('gt', xp.greater),
-    ('ge', xp.greater_equal))}
+class _Comparison(Op):
+    """A comparison: a bool result, no gradient (an out= that requires grad is no error)."""
+    differentiable = False
+    out = CAST
 
 
-FUNCTIONS = ['add', 'sub', 'subtract', 'rsub', 'mul', 'multiply', 'div', 'divide', 'true_divide', 'reciprocal',
-             'pow', 'square', 'neg', 'negative', 'exp', 'log', 'sqrt', 'abs', 'absolute', 'sign', 'tanh', 'sigmoid',
-             'relu', 'sin', 'cos', 'where', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'less', 'less_equal', 'greater',
-             'greater_equal', 'not_equal']
-NOT_METHODS = ['where']
-METHODS = {'where': lambda self, condition, other: where(condition, self, other)}
+class Eq(_Comparison):
+    """eq(input, other, *, out=None)."""
+    op, operators = 'eq', {'__eq__': _compare(xp.equal, operator=True)}
+    forward = _compare(xp.equal)
+
+
+class Ne(_Comparison):
+    """ne(input, other, *, out=None)."""
+    op, aliases, operators = 'ne', ('not_equal',), {'__ne__': _compare(xp.not_equal, operator=True)}
+    forward = _compare(xp.not_equal)
+
+
+class Lt(_Comparison):
+    """lt(input, other, *, out=None)."""
+    op, aliases, operators = 'lt', ('less',), {'__lt__': _compare(xp.less, True, 'lt_cpu')}
+    forward = _compare(xp.less, kernel='lt_cpu')
+
+
+class Le(_Comparison):
+    """le(input, other, *, out=None)."""
+    op, aliases, operators = 'le', ('less_equal',), {'__le__': _compare(xp.less_equal, True, 'le_cpu')}
+    forward = _compare(xp.less_equal, kernel='le_cpu')
+
+
+class Gt(_Comparison):
+    """gt(input, other, *, out=None)."""
+    op, aliases, operators = 'gt', ('greater',), {'__gt__': _compare(xp.greater, True, 'gt_cpu')}
+    forward = _compare(xp.greater, kernel='gt_cpu')
+
+
+class Ge(_Comparison):
+    """ge(input, other, *, out=None)."""
+    op, aliases, operators = 'ge', ('greater_equal',), {'__ge__': _compare(xp.greater_equal, True, 'ge_cpu')}
+    forward = _compare(xp.greater_equal, kernel='ge_cpu')

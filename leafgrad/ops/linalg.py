@@ -77,6 +77,7 @@ def mat2_grad(grad, mat1, transposed):
 
 class MmBackward0(Node):
     __slots__ = ('mat1_transposed', 'mat2_transposed')
+    saved_names = ('self', 'mat2')
     pack_order = (1, 0)  # mat2 first, as PyTorch
 
     def jvp(self, tangents):
@@ -104,6 +105,7 @@ def mm(input, mat2):
 
 class MvBackward0(Node):
     __slots__ = ()
+    saved_names = ('self', 'vec')
 
     def jvp(self, tangents):
         return bilinear_jvp(self, tangents, mv)
@@ -134,6 +136,7 @@ def mv(input, vec):
 
 class DotBackward0(Node):
     __slots__ = ()
+    saved_names = ('self', 'tensor')
 
     def jvp(self, tangents):
         return bilinear_jvp(self, tangents, dot)
@@ -191,6 +194,7 @@ ger = outer
 
 class BmmBackward0(Node):
     __slots__ = ()
+    saved_names = ('self', 'mat2')
     pack_order = (1, 0)  # mat2 first, as PyTorch
 
     def jvp(self, tangents):
@@ -403,6 +407,7 @@ def _record_scaled_product(data, node_cls, input, a, b, beta, alpha):
 
 class AddmmBackward0(_ScaledProductBackward):
     __slots__ = ('mat1_transposed', 'mat2_transposed')
+    saved_names = ('mat1', 'mat2', 'alpha=alpha', 'beta=beta')
 
     def factor_grads(self, grad, mat1, mat2, need_mat1, need_mat2):
         return (_scaled(mat1_grad(grad, mat2, self.mat1_transposed), self.alpha) if need_mat1 else None,

@@ -4,7 +4,7 @@ None of these is differentiable: their results are bool or integer tensors, reco
 """
 from .. import backend
 from ._util import binary_operands, broadcast_error, wrap, xp
-from .inplace import inplace
+from ._inplace import inplace
 from ..tensor import Tensor
 
 _LABELS = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',

@@ -10,7 +10,7 @@ from ..autograd.graph import elementwise_jvp
 from .. import backend
 from . import elementwise as ew
 from ._util import Node, binary_operands, broadcast_error, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
-from .inplace import inplace
+from ._inplace import inplace
 from ..autograd.graph import _Empty
 from ..tensor import Tensor
 

@@ -164,6 +164,7 @@ def _no_dof_factor(x):
 
 class VarBackward0(Node):
     __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
+    saved_names = ('self',)
 
     def jvp(self, tangents):
         (x,) = self.saved_tensors
@@ -181,6 +182,7 @@ class VarBackward0(Node):
 
 class StdBackward0(Node):
     __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
+    saved_names = ('self', 'result')
 
     def jvp(self, tangents):
         x, result = self.saved_tensors
@@ -777,12 +779,12 @@ NOT_METHODS = ['var_mean', 'std_mean']
 
 
 def cumsum_(self, dim, *, dtype=None):
-    from .inplace import inplace
+    from ._inplace import inplace
     return inplace(self, lambda s: cumsum(s, dim, dtype=dtype))
 
 
 def cumprod_(self, dim, *, dtype=None):
-    from .inplace import inplace
+    from ._inplace import inplace
     return inplace(self, lambda s: cumprod(s, dim, dtype=dtype))
 
 

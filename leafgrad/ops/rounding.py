@@ -5,8 +5,8 @@ These functions are piecewise constant (or piecewise identity), so their derivat
 zeros (or the gradient itself) almost everywhere, as PyTorch defines them.
 """
 from .. import backend
-from ._util import Node, binary_operands, broadcast_error, record, sum_to, wrap, xp
-from .inplace import inplace
+from ._util import Node, binary_operands, broadcast_error, ops, record, sum_to, wrap, xp
+from ._inplace import inplace
 from ..tensor import Tensor
 
 
@@ -175,6 +175,9 @@ def div_rounded(input, other, rounding_mode):
     if node is not None:
         node.self_shape, node.other_shape, node.operands = _shape(inputs[0]), _shape(inputs[-1]), inputs
     return result
+
+
+ops.div_rounded = div_rounded  # (div with a rounding_mode, which reaches it through ops)
 
 
 class NotImplementedNode(Node):

@@ -12,7 +12,8 @@ import warnings
 
 from .. import backend
 from ._util import record, xp
-from .inplace import FillBackward2, _type_name, inplace
+from ._inplace import _type_name, inplace
+from .inplace import FillBackward2
 from .shape import expand
 from ..tensor import Tensor
 

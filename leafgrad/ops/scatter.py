@@ -12,7 +12,7 @@ from ._util import Node, autocast, record, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
 from .indexing import (_broadcast_message, _check_index_bounds, _index_put, _legacy, _to_numpy_index, _normalize,
                        gather, index_array, index_select, scalar_type_name, scatter_coords)
-from .inplace import inplace
+from ._inplace import inplace
 
 
 def _scalar_array(value, like):

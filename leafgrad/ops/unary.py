@@ -1,20 +1,18 @@
-"""More elementwise math: the remaining unary functions (rsqrt, expm1, log1p, the inverse
-trigonometric and hyperbolic functions, erf), atan2, clamp, maximum/minimum, lerp and
-nan_to_num, and the in-place variants of the elementwise family.
+"""More elementwise math, each op declared once (``_op.Op``) with its derivative beside its
+forward: the remaining unary functions (rsqrt, expm1, log1p, the inverse trigonometric and
+hyperbolic functions, erf), atan2, clamp, maximum/minimum, lerp and nan_to_num.
 
 Each derivative is written with leafgrad ops, so that it is itself differentiable
-(``create_graph=True``). Integer and bool inputs to a float function give the default float
-dtype, as in PyTorch.
+(``create_graph=True``); it reaches the ops of other families through ``ops`` (late-bound).
+Integer and bool inputs to a float function give the default float dtype, as in PyTorch.
 """
 import math
 
-from ..autograd.graph import elementwise_jvp
 from .. import backend
-from . import elementwise as ew
-from ._util import Node, binary_operands, broadcast_error, float_dtype_for, opmath, record, saved_output, sum_to, unary, \
-    xp
-from .inplace import inplace
-from ..autograd.graph import _Empty
+from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
+from .complex_numbers import refused
+from ._util import binary_operands, broadcast_error, float_dtype_for, opmath, ops, record, sum_to, unary, wrap, xp
+from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor
 
 
@@ -22,155 +20,158 @@ def _shape(x):
     return x._data.shape if isinstance(x, Tensor) else ()
 
 
-def _unary(np_fn, node_cls, save_output=False):
-    """A float function of one tensor; the node saves the input (or the output)."""
-    def op(input):
-        x = float_dtype_for(input._data)
+def _quiet(np_fn):
+    """``np_fn`` without NumPy's floating-point warnings (PyTorch gives inf and nan silently);
+    bfloat16 computed in float32 and rounded once, as PyTorch (rsqrt is two NumPy calls)."""
+    def array_forward(x):
         with xp.errstate(divide='ignore', invalid='ignore', over='ignore'):
-            # bfloat16: computed in float32 and rounded once, as PyTorch (rsqrt is two NumPy calls)
-            data = np_fn(x) if x.dtype.kind != 'V' else np_fn(x.astype(xp.float32)).astype(x.dtype)
-        result, node = record(data, node_cls, (input,))
-        if node is not None:
-            node.save(saved_output(result) if save_output else input)
-        return result
-    op.__name__ = np_fn.__name__
-    return op
+            return np_fn(x) if x.dtype.kind != 'V' else np_fn(x.astype(xp.float32)).astype(x.dtype)
+    return staticmethod(array_forward)
 
 
-class RsqrtBackward0(Node):
+class _Unary(Op):
+    """A float function of one tensor, declared by its array function: ``leafgrad.<op>`` with
+    out=, ``Tensor.<op>`` and its in-place variants."""
     __slots__ = ()
-
+    out = CAST
+    inplace = inplace_function = True
     jvp = elementwise_jvp  # (a diagonal Jacobian)
+
+
+class Rsqrt(_Unary):
+    """rsqrt(input, *, out=None): ``1 / sqrt(input)``."""
+    op, node, saved = 'rsqrt', 'RsqrtBackward0', ('result',)
+    array_forward = _quiet(lambda x: 1 / xp.sqrt(x))
 
     def apply(self, grad):
         (result,) = self.saved_tensors
         return grad * (result * result * result) * -0.5,  # d x^(-1/2) = -1/2 x^(-3/2)
 
 
-class Expm1Backward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+class Expm1(_Unary):
+    """expm1(input, *, out=None): ``exp(input) - 1``, exact near 0."""
+    op, node, saved = 'expm1', 'Expm1Backward0', ('result',)
+    array_forward = _quiet(xp.expm1)
 
     def apply(self, grad):
         (result,) = self.saved_tensors
         return grad * (result + 1),
 
 
-class Log1PBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+class Log1p(_Unary):
+    """log1p(input, *, out=None): ``log(1 + input)``, exact near 0."""
+    op, node, saved = 'log1p', 'Log1PBackward0', ('self',)
+    array_forward = _quiet(xp.log1p)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad / (x + 1),
 
 
-class Log2Backward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+class Log2(_Unary):
+    """log2(input, *, out=None)."""
+    op, node, saved = 'log2', 'Log2Backward0', ('self',)
+    array_forward = _quiet(xp.log2)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad / (x * math.log(2.0)),
 
 
-class Log10Backward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+class Log10(_Unary):
+    """log10(input, *, out=None)."""
+    op, node, saved = 'log10', 'Log10Backward0', ('self',)
+    array_forward = _quiet(xp.log10)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad / (x * math.log(10.0)),
 
 
-class TanBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+class Tan(_Unary):
+    """tan(input, *, out=None)."""
+    op, node, saved = 'tan', 'TanBackward0', ('result',)
+    array_forward = _quiet(xp.tan)
 
     def apply(self, grad):
         (result,) = self.saved_tensors
         return grad * (result * result + 1),
 
 
-class AsinBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
-
-    def apply(self, grad):
-        (x,) = self.saved_tensors
-        return grad * ew.pow(-x * x + 1, -0.5),
-
-
-class AcosBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+class Asin(_Unary):
+    """asin(input, *, out=None) (also arcsin)."""
+    op, node, saved, aliases = 'asin', 'AsinBackward0', ('self',), ('arcsin',)
+    array_forward = _quiet(xp.arcsin)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return grad * -ew.pow(-x * x + 1, -0.5),
+        return grad * ops.pow(-x * x + 1, -0.5),
 
 
-class AtanBackward0(Node):
-    __slots__ = ()
+class Acos(_Unary):
+    """acos(input, *, out=None) (also arccos)."""
+    op, node, saved, aliases = 'acos', 'AcosBackward0', ('self',), ('arccos',)
+    array_forward = _quiet(xp.arccos)
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * -ops.pow(-x * x + 1, -0.5),
+
+
+class Atan(_Unary):
+    """atan(input, *, out=None) (also arctan)."""
+    op, node, saved, aliases = 'atan', 'AtanBackward0', ('self',), ('arctan',)
+    array_forward = _quiet(xp.arctan)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad / (x * x + 1),
 
 
-class SinhBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+class Sinh(_Unary):
+    """sinh(input, *, out=None)."""
+    op, node, saved = 'sinh', 'SinhBackward0', ('self',)
+    array_forward = _quiet(xp.sinh)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * cosh(x),
 
 
-class CoshBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+class Cosh(_Unary):
+    """cosh(input, *, out=None)."""
+    op, node, saved = 'cosh', 'CoshBackward0', ('self',)
+    array_forward = _quiet(xp.cosh)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * sinh(x),
 
 
-class AsinhBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
-
-    def apply(self, grad):
-        (x,) = self.saved_tensors
-        return grad * ew.pow(x * x + 1, -0.5),
-
-
-class AcoshBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+class Asinh(_Unary):
+    """asinh(input, *, out=None) (also arcsinh)."""
+    op, node, saved, aliases = 'asinh', 'AsinhBackward0', ('self',), ('arcsinh',)
+    array_forward = _quiet(xp.arcsinh)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return grad * ew.pow(x * x - 1, -0.5),
+        return grad * ops.pow(x * x + 1, -0.5),
 
 
-class AtanhBackward0(Node):
-    __slots__ = ()
+class Acosh(_Unary):
+    """acosh(input, *, out=None) (also arccosh)."""
+    op, node, saved, aliases = 'acosh', 'AcoshBackward0', ('self',), ('arccosh',)
+    array_forward = _quiet(xp.arccosh)
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * ops.pow(x * x - 1, -0.5),
+
+
+class Atanh(_Unary):
+    """atanh(input, *, out=None) (also arctanh)."""
+    op, node, saved, aliases = 'atanh', 'AtanhBackward0', ('self',), ('arctanh',)
+    array_forward = _quiet(xp.arctanh)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -180,7 +181,6 @@ class AtanhBackward0(Node):
 def _erf_array(x):
     # NumPy has no erf; math.erf is exact to the last bit, elementwise (computed in float64).
     if x.dtype.kind == 'c':
-        from .complex_numbers import refused
         raise refused('erf_vml_cpu', x)
     out = _ERF(x.astype(xp.float64, copy=False)) if x.size else x.astype(xp.float64)
     return xp.asarray(out, dtype=xp.float64).astype(x.dtype, copy=False)
@@ -195,24 +195,24 @@ def _erfc_array(x):
     return xp.asarray(out, dtype=xp.float64).astype(x.dtype, copy=False)
 
 
-class ErfBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
-
-    def apply(self, grad):
-        (x,) = self.saved_tensors
-        return grad * (ew.exp(-x * x) * (2.0 / math.sqrt(math.pi))),
-
-
-class ErfcBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+class Erf(_Unary):
+    """erf(input, *, out=None): the error function."""
+    op, node, saved = 'erf', 'ErfBackward0', ('self',)
+    array_forward = _quiet(_erf_array)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return grad * (ew.exp(-x * x) * (-2.0 / math.sqrt(math.pi))),
+        return grad * (ops.exp(-x * x) * (2.0 / math.sqrt(math.pi))),
+
+
+class Erfc(_Unary):
+    """erfc(input, *, out=None): ``1 - erf(input)``, exact for large input."""
+    op, node, saved = 'erfc', 'ErfcBackward0', ('self',)
+    array_forward = _quiet(_erfc_array)
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * (ops.exp(-x * x) * (-2.0 / math.sqrt(math.pi))),
 
 
 def _erfinv_array(y):
@@ -236,35 +236,16 @@ def _erfinv_array(y):
     return x.astype(y.dtype, copy=False)
 
 
-class ErfinvBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+class Erfinv(_Unary):
+    """erfinv(input, *, out=None): the inverse of erf (PyTorch has no torch.erfinv_)."""
+    op, node, saved = 'erfinv', 'ErfinvBackward0', ('self',)
+    inplace_function = False
+    array_forward = _quiet(_erfinv_array)
 
     def apply(self, grad):
-        (result,) = self.saved_tensors
-        return grad * (ew.exp(result * result) * (math.sqrt(math.pi) / 2)),
-
-
-rsqrt = _unary(lambda x: 1 / xp.sqrt(x), RsqrtBackward0, save_output=True)
-rsqrt.__name__ = 'rsqrt'
-expm1 = _unary(xp.expm1, Expm1Backward0, save_output=True)
-log1p = _unary(xp.log1p, Log1PBackward0)
-log2 = _unary(xp.log2, Log2Backward0)
-log10 = _unary(xp.log10, Log10Backward0)
-tan = _unary(xp.tan, TanBackward0, save_output=True)
-asin = _unary(xp.arcsin, AsinBackward0)
-acos = _unary(xp.arccos, AcosBackward0)
-atan = _unary(xp.arctan, AtanBackward0)
-sinh = _unary(xp.sinh, SinhBackward0)
-cosh = _unary(xp.cosh, CoshBackward0)
-asinh = _unary(xp.arcsinh, AsinhBackward0)
-acosh = _unary(xp.arccosh, AcoshBackward0)
-atanh = _unary(xp.arctanh, AtanhBackward0)
-erf = _unary(_erf_array, ErfBackward0)
-erfc = _unary(_erfc_array, ErfcBackward0)
-erfinv = _unary(_erfinv_array, ErfinvBackward0, save_output=True)
-arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+        (x,) = self.saved_tensors  # (PyTorch saves the input and computes erfinv again)
+        result = erfinv(x)
+        return grad * (ops.exp(result * result) * (math.sqrt(math.pi) / 2)),
 
 
 # ---- atan2 ---------------------------------------------------------------------------------
@@ -279,15 +260,35 @@ def _weighted_tangents(*pairs):
     return out
 
 
-class Atan2Backward0(Node):
+class Atan2(Op):
+    """atan2(input, other, *, out=None) (also arctan2): the angle of (other, input)."""
+    op, node, aliases = 'atan2', 'Atan2Backward0', ('arctan2',)
+    saved = ('self', 'other')
+    out = CAST
+    inplace = True
     __slots__ = ('self_shape', 'other_shape')
+
+    def forward(input, other):
+        y, x = binary_operands(input, other)
+        y = float_dtype_for(xp.asarray(y))
+        if y.dtype.kind == 'c':
+            raise refused('atan2_cpu', y)
+        try:
+            data = xp.arctan2(y, xp.asarray(x).astype(y.dtype, copy=False))
+        except ValueError:
+            raise broadcast_error(input, other) from None
+        result, node = record(data, Atan2, (input, other))
+        if node is not None:
+            node.self_shape, node.other_shape = _shape(input), _shape(other)
+            node.save(input, other)
+        return result
 
     def jvp(self, tangents):  # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2), 0 at the origin
         y, x = self.saved_tensors
         denom = y * y + x * x
         at_origin = denom._data == 0
         if at_origin.any():
-            denom = denom + ew.wrap(at_origin.astype(denom._data.dtype))
+            denom = denom + wrap(at_origin.astype(denom._data.dtype))
         return _weighted_tangents((tangents[0], x / denom), (tangents[1], -y / denom))
 
     def apply(self, grad):
@@ -296,36 +297,18 @@ class Atan2Backward0(Node):
         # at (0, 0) PyTorch's gradient is 0 (and -0), not 0/0: the numerators are 0 there
         at_origin = denom._data == 0
         if at_origin.any():
-            denom = denom + ew.wrap(at_origin.astype(denom._data.dtype))
+            denom = denom + wrap(at_origin.astype(denom._data.dtype))
         gy = sum_to(grad * x / denom, self.self_shape) if self.next_functions[0][0] is not None else None
         gx = sum_to(grad * -y / denom, self.other_shape) if self.next_functions[1][0] is not None else None
         return gy, gx
 
 
-def atan2(input, other):
-    y, x = binary_operands(input, other)
-    y = float_dtype_for(xp.asarray(y))
-    if y.dtype.kind == 'c':
-        from .complex_numbers import refused
-        raise refused('atan2_cpu', y)
-    try:
-        data = xp.arctan2(y, xp.asarray(x).astype(y.dtype, copy=False))
-    except ValueError:
-        raise broadcast_error(input, other) from None
-    result, node = record(data, Atan2Backward0, (input, other))
-    if node is not None:
-        node.self_shape, node.other_shape = _shape(input), _shape(other)
-        node.save(input, other)
-    return result
-
-
-arctan2 = atan2
-
-
 # ---- clamp ---------------------------------------------------------------------------------
 
-class ClampBackward1(Node):
+class ClampBackward1(Op):
     """clamp with number bounds: the gradient passes where min <= x <= max."""
+    node = 'ClampBackward1'
+    saved = ('self', 'min=min', 'max=max')
     __slots__ = ('min', 'max')
 
     def apply(self, grad):
@@ -335,11 +318,13 @@ class ClampBackward1(Node):
             mask = mask & (x._data >= self.min)
         if self.max is not None:
             mask = mask & (x._data <= self.max)
-        return grad * ew.wrap(mask),
+        return grad * wrap(mask),
 
 
-class ClampBackward0(Node):
+class ClampBackward0(Op):
     """clamp with tensor bounds; a bound gets the gradient where it was the one chosen."""
+    node = 'ClampBackward0'
+    saved = ('self', 'min', 'max')
     __slots__ = ('shapes',)
 
     def apply(self, grad):
@@ -352,51 +337,59 @@ class ClampBackward0(Node):
             mask = mask & (xd >= lo._data)
         if hi is not None:
             mask = mask & (xd <= hi._data)
-        outs = [ew.where(ew.wrap(mask), grad, zero) if self.next_functions[0][0] is not None else None]
+        outs = [ops.where(wrap(mask), grad, zero) if self.next_functions[0][0] is not None else None]
         if lo is not None:
             m = xd < lo._data
             if hi is not None:
                 m = m & (lo._data < hi._data)
-            outs.append(ew.where(ew.wrap(m), grad, zero))
+            outs.append(ops.where(wrap(m), grad, zero))
         if hi is not None:
             m = xd > hi._data
             if lo is not None:
                 m = m | (hi._data < lo._data)
-            outs.append(ew.where(ew.wrap(m), grad, zero))
+            outs.append(ops.where(wrap(m), grad, zero))
         return tuple(None if (g is None or fn is None) else sum_to(g, shape)
                      for g, (fn, _), shape in zip(outs, self.next_functions, self.shapes))
 
 
 class ClampMinBackward0(ClampBackward1):
+    node = 'ClampMinBackward0'
+    saved = ('self', 'min=min')
     __slots__ = ()
 
 
 class ClampMaxBackward0(ClampBackward1):
+    node = 'ClampMaxBackward0'
+    saved = ('self', 'max=max')
     __slots__ = ()
 
 
 class ClampMinBackward1(ClampBackward0):
+    node = 'ClampMinBackward1'
+    saved = ('self', 'min')
     __slots__ = ()
 
 
 class ClampMaxBackward1(ClampBackward0):
+    node = 'ClampMaxBackward1'
+    saved = ('self', 'max')
     __slots__ = ()
 
 
-def clamp(input, min=None, max=None, *, _nodes=(ClampBackward1, ClampBackward0)):
-    # _nodes: the node classes for number and tensor bounds (clamp_min/clamp_max name theirs apart)
+def _clamp(input, min, max, _nodes):
+    """clamp; _nodes: the node classes for number and tensor bounds (clamp_min/clamp_max name
+    theirs apart)."""
     if min is None and max is None:
         raise RuntimeError("leafgrad.clamp: At least one of 'min' or 'max' must not be None")
     if input._data.dtype.kind == 'c':
-        from .complex_numbers import refused
         raise refused('clamp', input._data)
     bounds = [b for b in (min, max) if b is not None]
     if any(isinstance(b, Tensor) for b in bounds):
         # a number beside a tensor bound acts as a 0-d tensor (no gradient)
         if min is not None and not isinstance(min, Tensor):
-            min = ew.wrap(xp.asarray(min, dtype=backend.result_type(input, min).np))
+            min = wrap(xp.asarray(min, dtype=backend.result_type(input, min).np))
         if max is not None and not isinstance(max, Tensor):
-            max = ew.wrap(xp.asarray(max, dtype=backend.result_type(input, max).np))
+            max = wrap(xp.asarray(max, dtype=backend.result_type(input, max).np))
         bounds = [b for b in (min, max) if b is not None]
         dt = backend.result_type(input, *bounds).np
         data = input._data.astype(dt, copy=False)
@@ -428,21 +421,60 @@ def clamp(input, min=None, max=None, *, _nodes=(ClampBackward1, ClampBackward0))
     return result
 
 
-def clamp_min(input, min):
-    return clamp(input, min=min, _nodes=(ClampMinBackward0, ClampMinBackward1))
+def _out_rule(*operands):
+    """out='s rule for clamp and lerp: with number operands the result keeps input's dtype and
+    ``out`` must be of it; with a tensor operand the result is promoted (TensorIterator's rule)."""
+    return CAST if any(isinstance(t, Tensor) for t in operands) else SAME
 
 
-def clamp_max(input, max):
-    return clamp(input, max=max, _nodes=(ClampMaxBackward0, ClampMaxBackward1))
+class Clamp(Op):
+    """clamp(input, min=None, max=None, *, out=None) (also clip): number or tensor bounds."""
+    op, aliases = 'clamp', ('clip',)
+    inplace = inplace_function = True
+    __slots__ = ()
+
+    def forward(input, min=None, max=None):
+        return _clamp(input, min, max, (ClampBackward1, ClampBackward0))
+
+    def function(input, min=None, max=None, *, out=None):
+        result = _clamp(input, min, max, (ClampBackward1, ClampBackward0))
+        return result if out is None else _out_rule(min, max)('clamp', out, result)
 
 
-clip = clamp
+class ClampMin(Op):
+    """clamp_min(input, min, *, out=None)."""
+    op = 'clamp_min'
+    inplace = inplace_function = True
+    __slots__ = ()
+
+    def forward(input, min):
+        return _clamp(input, min, None, (ClampMinBackward0, ClampMinBackward1))
+
+    def function(input, min, *, out=None):
+        result = _clamp(input, min, None, (ClampMinBackward0, ClampMinBackward1))
+        return result if out is None else _out_rule(min)('clamp_min', out, result)
+
+
+class ClampMax(Op):
+    """clamp_max(input, max, *, out=None)."""
+    op = 'clamp_max'
+    inplace = inplace_function = True
+    __slots__ = ()
+
+    def forward(input, max):
+        return _clamp(input, None, max, (ClampMaxBackward0, ClampMaxBackward1))
+
+    def function(input, max, *, out=None):
+        result = _clamp(input, None, max, (ClampMaxBackward0, ClampMaxBackward1))
+        return result if out is None else _out_rule(max)('clamp_max', out, result)
 
 
 # ---- maximum, minimum ----------------------------------------------------------------------
 
-class MaximumBackward0(Node):
+class MaximumBackward0(Op):
     """Where the operands tie, each gets half of the gradient (as PyTorch)."""
+    node = 'MaximumBackward0'
+    saved = ('self', 'other')
     __slots__ = ('self_shape', 'other_shape', 'sign')
 
     def jvp(self, tangents):  # the winner's tangent; at a tie the mean of both (PyTorch's rule)
@@ -450,7 +482,7 @@ class MaximumBackward0(Node):
         ad, bd = a._data, b._data
         wins = (ad > bd) if self.sign > 0 else (ad < bd)
         share = xp.where(ad == bd, 0.5, wins).astype(xp.result_type(ad, bd))
-        return _weighted_tangents((tangents[0], ew.wrap(share)), (tangents[1], ew.wrap(1 - share)))
+        return _weighted_tangents((tangents[0], wrap(share)), (tangents[1], wrap(1 - share)))
 
     def apply(self, grad):
         a, b = self.saved_tensors
@@ -461,16 +493,17 @@ class MaximumBackward0(Node):
         # gives the loser 0, not NaN)
         a_loses, b_loses = (ad < bd, ad > bd) if self.sign > 0 else (ad > bd, ad < bd)
         tie = ad == bd
-        shared = ew.where(ew.wrap(tie), grad / 2, grad) if tie.any() else grad
+        shared = ops.where(wrap(tie), grad / 2, grad) if tie.any() else grad
         ga = gb = None
         if self.next_functions[0][0] is not None:
-            ga = sum_to(ew.where(ew.wrap(a_loses), 0.0, shared), self.self_shape)
+            ga = sum_to(ops.where(wrap(a_loses), 0.0, shared), self.self_shape)
         if self.next_functions[1][0] is not None:
-            gb = sum_to(ew.where(ew.wrap(b_loses), 0.0, shared), self.other_shape)
+            gb = sum_to(ops.where(wrap(b_loses), 0.0, shared), self.other_shape)
         return ga, gb
 
 
 class MinimumBackward0(MaximumBackward0):
+    node = 'MinimumBackward0'
     __slots__ = ()
 
 
@@ -480,7 +513,6 @@ def _extremum(input, other, np_fn, node_cls, sign):
                         f'{type(other).__name__}')
     x, y = binary_operands(input, other)
     if x.dtype.kind == 'c':
-        from .complex_numbers import refused
         raise refused(np_fn.__name__, x)
     try:
         data = np_fn(x, y)
@@ -493,26 +525,30 @@ def _extremum(input, other, np_fn, node_cls, sign):
     return result
 
 
-def _into(out, result):
-    """``out=``: write the result into an existing tensor (as optimizers use it)."""
-    if out is None:
-        return result
-    from .inplace import copy_
-    return copy_(out, result)
+class Maximum(Op):
+    """maximum(input, other, *, out=None): the elementwise larger (NaN propagates)."""
+    op, out = 'maximum', CAST
+    __slots__ = ()
+
+    def forward(input, other):
+        return _extremum(input, other, xp.maximum, MaximumBackward0, 1)
 
 
-def maximum(input, other, *, out=None):
-    return _into(out, _extremum(input, other, xp.maximum, MaximumBackward0, 1))
+class Minimum(Op):
+    """minimum(input, other, *, out=None): the elementwise smaller (NaN propagates)."""
+    op, out = 'minimum', CAST
+    __slots__ = ()
 
-
-def minimum(input, other, *, out=None):
-    return _into(out, _extremum(input, other, xp.minimum, MinimumBackward0, -1))
+    def forward(input, other):
+        return _extremum(input, other, xp.minimum, MinimumBackward0, -1)
 
 
 # ---- lerp ----------------------------------------------------------------------------------
 
-class LerpBackward0(Node):
+class LerpBackward0(Op):
     """lerp with a number weight."""
+    node = 'LerpBackward0'
+    saved = ('weight=weight',)
     __slots__ = ('weight', 'self_shape', 'end_shape')
 
     def jvp(self, tangents):
@@ -524,8 +560,10 @@ class LerpBackward0(Node):
         return ga, gb
 
 
-class LerpBackward1(Node):
+class LerpBackward1(Op):
     """lerp with a tensor weight."""
+    node = 'LerpBackward1'
+    saved = ('self', 'end', 'weight')
     __slots__ = ('shapes',)
 
     def jvp(self, tangents):  # (a factor is computed only for a tangent it multiplies: it may not be saved)
@@ -543,39 +581,48 @@ class LerpBackward1(Node):
         return ga, gb, gw
 
 
-def lerp(input, end, weight):
-    x, e = input._data, end._data
-    if x.dtype.kind not in 'fV':
-        from .activation import _DTYPE_LABEL
-        raise NotImplementedError(f'"lerp_kernel_scalar" not implemented for \'{_DTYPE_LABEL[x.dtype.name]}\'')
-    if e.dtype != x.dtype:
-        raise RuntimeError(f'expected dtype {_short(x)} for `end` but got dtype {_short(e)}')
-    w = weight._data if isinstance(weight, Tensor) else weight
-    if isinstance(weight, Tensor) and w.dtype != x.dtype:
-        raise RuntimeError(f'expected dtype {_short(x)} for `weight` but got dtype {_short(w)}')
-    # PyTorch's formula: exact at both ends (weight 0 gives start, weight 1 gives end); bfloat16
-    # computes in float32 (with a number weight unrounded) and rounds once
-    xo, eo = opmath(x), opmath(e)
-    wo = opmath(w) if isinstance(weight, Tensor) else (xp.float32(w) if xo is not x else w)
-    try:
-        diff = eo - xo
-        data = xp.where(xp.abs(wo) < 0.5, xo + wo * diff, eo - diff * (1 - wo)).astype(x.dtype, copy=False)
-    except ValueError:
-        raise broadcast_error(input, end, weight) from None
-    if isinstance(weight, Tensor):
-        result, node = record(data, LerpBackward1, (input, end, weight))
+class Lerp(Op):
+    """lerp(input, end, weight, *, out=None): ``input + weight * (end - input)``."""
+    op = 'lerp'
+    inplace = True
+    __slots__ = ()
+
+    def function(input, end, weight, *, out=None):
+        result = Lerp.forward(input, end, weight)
+        return result if out is None else (SAME if isinstance(weight, Tensor) else CAST)('lerp', out, result)
+
+    def forward(input, end, weight):
+        x, e = input._data, end._data
+        if x.dtype.kind not in 'fV':
+            raise NotImplementedError(f'"lerp_kernel_scalar" not implemented for \'{scalar_name(x)}\'')
+        if e.dtype != x.dtype:
+            raise RuntimeError(f'expected dtype {_short(x)} for `end` but got dtype {_short(e)}')
+        w = weight._data if isinstance(weight, Tensor) else weight
+        if isinstance(weight, Tensor) and w.dtype != x.dtype:
+            raise RuntimeError(f'expected dtype {_short(x)} for `weight` but got dtype {_short(w)}')
+        # PyTorch's formula: exact at both ends (weight 0 gives start, weight 1 gives end); bfloat16
+        # computes in float32 (with a number weight unrounded) and rounds once
+        xo, eo = opmath(x), opmath(e)
+        wo = opmath(w) if isinstance(weight, Tensor) else (xp.float32(w) if xo is not x else w)
+        try:
+            diff = eo - xo
+            data = xp.where(xp.abs(wo) < 0.5, xo + wo * diff, eo - diff * (1 - wo)).astype(x.dtype, copy=False)
+        except ValueError:
+            raise broadcast_error(input, end, weight) from None
+        if isinstance(weight, Tensor):
+            result, node = record(data, LerpBackward1, (input, end, weight))
+            if node is not None:
+                node.shapes = (x.shape, e.shape, w.shape)
+                fns, empty = node.next_functions, _Empty
+                ends_needed = fns[2][0] is not None  # input and end: for the weight's gradient only
+                weight_needed = fns[0][0] is not None or fns[1][0] is not None
+                node.save(input if ends_needed else empty, end if ends_needed else empty,
+                          weight if weight_needed else empty)
+            return result
+        result, node = record(data, LerpBackward0, (input, end))
         if node is not None:
-            node.shapes = (x.shape, e.shape, w.shape)
-            fns, empty = node.next_functions, _Empty
-            ends_needed = fns[2][0] is not None  # input and end: for the weight's gradient only
-            weight_needed = fns[0][0] is not None or fns[1][0] is not None
-            node.save(input if ends_needed else empty, end if ends_needed else empty,
-                      weight if weight_needed else empty)
+            node.weight, node.self_shape, node.end_shape = weight, x.shape, e.shape
         return result
-    result, node = record(data, LerpBackward0, (input, end))
-    if node is not None:
-        node.weight, node.self_shape, node.end_shape = weight, x.shape, e.shape
-    return result
 
 
 def _short(arr):
@@ -584,65 +631,38 @@ def _short(arr):
 
 # ---- nan_to_num ----------------------------------------------------------------------------
 
-class NanToNumBackward0(Node):
-    """The gradient passes where the input was finite."""
-    __slots__ = ()
+def _nan_to_num_out(name, out, result, differentiable):
+    check_out(name, out, result, differentiable)
+    if out._data.dtype != result._data.dtype:
+        raise RuntimeError(f'nan_to_num: dtype of out: {scalar_name(out._data)} should be same as input: '
+                           f'{scalar_name(result._data)}')
+    return fill_out(out, result._data)
 
+
+class NanToNum(Op):
+    """nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None): NaN and infinities
+    replaced by numbers; the gradient passes where the input was finite."""
+    op, node, saved = 'nan_to_num', 'NanToNumBackward0', ('self',)
+    out = _nan_to_num_out
+    inplace = inplace_function = True
+    __slots__ = ()
     jvp = elementwise_jvp  # (a diagonal Jacobian)
+
+    def forward(input, nan=0.0, posinf=None, neginf=None):
+        data = input._data
+        if data.dtype.kind not in 'fV':
+            return record(data.copy(), NanToNum, (input,))[0]
+        if data.dtype.kind == 'V':  # bfloat16: NumPy's nan_to_num knows only its own dtypes
+            info = backend.np_finfo(data.dtype)
+            fill = [info.max if posinf is None else posinf, info.min if neginf is None else neginf, nan]
+            out = xp.where(data == xp.inf, fill[0], xp.where(data == -xp.inf, fill[1],
+                                                             xp.where(xp.isnan(data), fill[2], data)))
+            return unary(NanToNum, input, out.astype(data.dtype), save='input')
+        info = xp.finfo(data.dtype)
+        out = xp.nan_to_num(data, nan=nan, posinf=info.max if posinf is None else posinf,
+                            neginf=info.min if neginf is None else neginf)
+        return unary(NanToNum, input, out, save='input')
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return grad * ew.wrap(xp.isfinite(x._data)),
-
-
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    data = input._data
-    if data.dtype.kind not in 'fV':
-        return record(data.copy(), NanToNumBackward0, (input,))[0]
-    if data.dtype.kind == 'V':  # bfloat16: NumPy's nan_to_num knows only its own dtypes
-        info = backend.np_finfo(data.dtype)
-        fill = [info.max if posinf is None else posinf, info.min if neginf is None else neginf, nan]
-        out = xp.where(data == xp.inf, fill[0], xp.where(data == -xp.inf, fill[1],
-                                                         xp.where(xp.isnan(data), fill[2], data)))
-        return unary(NanToNumBackward0, input, out.astype(data.dtype), save='input')
-    info = xp.finfo(data.dtype)
-    out = xp.nan_to_num(data, nan=nan, posinf=info.max if posinf is None else posinf,
-                        neginf=info.min if neginf is None else neginf)
-    return unary(NanToNumBackward0, input, out, save='input')
-
-
-# ---- in-place variants ---------------------------------------------------------------------
-
-def _inplace_of(fn):
-    def op_(self, *args, **kwargs):
-        others = tuple(a for a in args + tuple(kwargs.values()) if isinstance(a, Tensor))
-        return inplace(self, lambda s: fn(s, *args, **kwargs), others)
-    op_.__name__ = fn.__name__ + '_'
-    return op_
-
-
-_INPLACE = {name: _inplace_of(fn) for name, fn in {
-    'rsqrt': rsqrt, 'expm1': expm1, 'log1p': log1p, 'log2': log2, 'log10': log10, 'tan': tan, 'asin': asin,
-    'acos': acos, 'atan': atan, 'sinh': sinh, 'cosh': cosh, 'asinh': asinh, 'acosh': acosh, 'atanh': atanh,
-    'erf': erf, 'erfc': erfc, 'erfinv': erfinv, 'atan2': atan2, 'clamp': clamp, 'clip': clip, 'clamp_min': clamp_min,
-    'clamp_max': clamp_max, 'lerp': lerp, 'nan_to_num': nan_to_num, 'exp': ew.exp, 'log': ew.log,
-    'sqrt': ew.sqrt, 'abs': ew.abs, 'neg': ew.neg, 'sign': ew.sign, 'tanh': ew.tanh, 'sigmoid': ew.sigmoid,
-    'relu': ew.relu, 'sin': ew.sin, 'cos': ew.cos, 'reciprocal': ew.reciprocal, 'square': ew.square,
-    'arcsin': asin, 'arccos': acos, 'arctan': atan, 'absolute': ew.abs, 'negative': ew.neg,
-    'arctan2': atan2,
-}.items()}
-globals().update({name + '_': fn for name, fn in _INPLACE.items()})
-
-# in-place functions that PyTorch also exports at the top level (torch.exp_ ...); the others are
-# Tensor methods only
-_TOP_LEVEL_INPLACE = ['rsqrt_', 'expm1_', 'log1p_', 'log2_', 'log10_', 'tan_', 'asin_', 'acos_', 'atan_',
-                      'sinh_', 'cosh_', 'asinh_', 'acosh_', 'atanh_', 'erf_', 'erfc_', 'clamp_', 'clip_',
-                      'clamp_min_', 'clamp_max_', 'nan_to_num_', 'exp_', 'log_', 'sqrt_', 'abs_', 'neg_',
-                      'tanh_', 'sigmoid_', 'relu_', 'sin_', 'cos_', 'reciprocal_', 'square_', 'arcsin_',
-                      'arccos_', 'arctan_', 'negative_']
-
-FUNCTIONS = ['rsqrt', 'expm1', 'log1p', 'log2', 'log10', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'asinh',
-             'acosh', 'atanh', 'arcsin', 'arccos', 'arctan', 'arcsinh', 'arccosh', 'arctanh', 'erf', 'erfc', 'erfinv',
-             'atan2', 'arctan2', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'maximum', 'minimum', 'lerp',
-             'nan_to_num'] + _TOP_LEVEL_INPLACE
-METHODS = {name + '_': fn for name, fn in _INPLACE.items() if name + '_' not in _TOP_LEVEL_INPLACE}
+        return grad * wrap(xp.isfinite(x._data)),

@@ -14,7 +14,7 @@ from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.indexing import index_select
 from ...ops.reduction import sum as _sum
-from ...tensor import legacy_type_name
+from ...tensor import Tensor, legacy_type_name
 from .common import const, dtype_name
 
 
@@ -179,10 +179,9 @@ def _dropout(input, p, training, inplace, feature=False, alpha=False):
     _check_p(p)
     if not training or p == 0 or input._data.size == 0:
         return input
-    from ...ops import inplace as _inplace
     if p == 1:
         zero = const(xp.zeros((), dtype=input._data.dtype))
-        return _inplace.mul_(input, zero) if inplace else input * zero
+        return Tensor.mul_(input, zero) if inplace else input * zero
     noise = _dropout_noise(input, p, feature)
     d = noise.dtype
     if d.kind not in 'fV':
@@ -191,14 +190,14 @@ def _dropout(input, p, training, inplace, feature=False, alpha=False):
     opmath = xp.float32 if d.itemsize == 2 else d.type
     if not alpha:
         noise = (noise.astype(opmath) / opmath(1 - p)).astype(d)
-        return _inplace.mul_(input, const(noise)) if inplace else input * const(noise)
+        return Tensor.mul_(input, const(noise)) if inplace else input * const(noise)
     selu_alpha = 1.7580993408473766  # SELU's scale * alpha: where SELU saturates, negated
     a = 1. / math.sqrt((selu_alpha * selu_alpha * p + 1) * (1 - p))
     b = ((noise - d.type(1)).astype(opmath) * opmath(selu_alpha * a)).astype(d)
     b = (b.astype(opmath) + opmath(selu_alpha * a * p)).astype(d)
     noise = (noise.astype(opmath) * opmath(a)).astype(d)
-    out = _inplace.mul_(input, const(noise)) if inplace else input * const(noise)
-    return _inplace.add_(out, const(b))
+    out = Tensor.mul_(input, const(noise)) if inplace else input * const(noise)
+    return Tensor.add_(out, const(b))
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

@@ -55,6 +55,7 @@ def pointwise_loss_jvp(node, tangents, output):
 
 class MseLossBackward0(Node):
     __slots__ = ('reduction', 'count')
+    saved_names = ('self', 'target')
 
     jvp = pointwise_loss_jvp
 

@@ -1,0 +1,207 @@
+"""In-place ops: how they are recorded, and how writing through a view rewrites its base.
+
+An in-place op ``x.op_(...)`` is recorded as the out-of-place op applied to x's old value
+(a snapshot, since the derivative may need it), whose result is then written into x's
+storage; x takes the new node as its ``grad_fn`` and its version counter is bumped, so that
+any node that saved x's old value refuses to use it.
+
+When x is a view, its base's history changes too: the base's new ``grad_fn`` is a
+``CopySlices`` node, which routes the part of the base's gradient that falls inside the view
+through the in-place op and the rest straight through; x's own ``grad_fn`` becomes a view of
+the base's new history (``AsStridedBackward0``, as PyTorch names it). Every *other* view of
+the base sees the new values too: it is given such a history when it is next used
+(``autograd/views.py``), so that an in-place op costs the same however many views are alive.
+
+Writing is refused where PyTorch refuses it: into an expanded (read-only, self-overlapping)
+view, into one output of unbind/split/chunk while recording, and into a view made without
+recording while recording.
+
+This module is the machinery every family's in-place variants share (``inplace``,
+``inplace_binary``); the in-place ops that are no other op's variant (fill_, zero_, copy_, the
+samplers, unsqueeze_ ...) are the family ``inplace``.
+"""
+from .. import backend
+from ._util import Node, broadcast_error, needs_grad, ops, state, wrap, xp
+from .shape import as_strided_array
+from ..autograd.graph import gradient_edge
+from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
+    makes_of as _makes_of, regenerate as _regenerate, reroot as _reroot, set_history as _rebase
+from ..autograd.grad_mode import INPLACE_ERROR, InferenceCounter, check_not_inference
+from ..tensor import Tensor
+
+
+def _apply_makes(makes, t):
+    """The view of ``t`` that the view ops ``makes`` (innermost first, views.makes_of) make."""
+    chain = []
+    while makes is not None:
+        chain.append(makes.make)
+        makes = makes.rest
+    for make in reversed(chain):
+        t = make(t)
+    return t
+
+
+class CopySlices(Node):
+    """The base's history after an in-place op on one of its views: the base's gradient
+    passes unchanged outside the view; inside it, it goes through the in-place op's
+    derivative ``fn`` (whose gradients for the op's other inputs are routed as they are).
+
+    The view's region of the gradient is found, in a plain backward, from the view's place
+    in its base's memory (``geometry``, when the base is a C-contiguous NumPy array: one
+    strided view, however deep the chain of views), else by making the view again from the
+    gradient with each of its view ops (``makes``; recorded, under create_graph)."""
+
+    def __init__(self, next_functions, fn, view, base):
+        super().__init__(next_functions)
+        self.fn, self.makes = fn, _makes_of(view)
+        self.geometry = _geometry(view._data, base._data)
+
+    def apply(self, grad):
+        geometry = self.geometry
+        if geometry is not None and not state.grad_enabled:
+            shape, strides, offset, base_shape, dtype = geometry
+            if grad._data.shape == base_shape and grad._data.dtype == dtype and type(grad._data) is xp.ndarray:
+                result = xp.array(grad._data, order='C')  # (a copy)
+                region = as_strided_array(result.reshape(-1)[offset:], shape, strides, True)
+                res = self.fn.apply(wrap(region.copy()))
+                region[...] = 0 if res[0] is None else res[0]._data
+                return (wrap(result),) + tuple(res[1:])
+        result = grad.clone()
+        region = _apply_makes(self.makes, result)
+        res = self.fn.apply(region.clone())
+        if res[0] is None:
+            res = (wrap(xp.zeros(region._data.shape, dtype=region._data.dtype)),) + tuple(res[1:])
+        if state.grad_enabled:
+            ops.copy_(region, res[0])  # create_graph: the write itself must be recorded
+        else:
+            region._data[...] = res[0]._data
+        return (result,) + tuple(res[1:])
+
+    def release(self):
+        self.fn.release()
+
+    def name(self):
+        return 'leafgrad::autograd::CopySlices'
+
+
+def _geometry(view, base):
+    """(shape, strides, offset in items, base shape, dtype) of array ``view`` inside array ``base``,
+    when ``base`` is a C-contiguous NumPy array (its gradient, copied C-contiguous, has the
+    same layout); else None."""
+    if type(base) is not xp.ndarray or type(view) is not xp.ndarray or not base.flags.c_contiguous:
+        return None
+    offset, rest = divmod(view.__array_interface__['data'][0] - base.__array_interface__['data'][0], base.itemsize)
+    if rest or view.dtype != base.dtype:
+        return None
+    return view.shape, view.strides, offset, base.shape, base.dtype
+
+
+def _check_writable(self):
+    check_not_inference(self)
+    if not self._data.flags.writeable:
+        raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to a single '
+                           'memory location. Please clone() the tensor before performing the operation.')
+
+
+def _check_result(self, result):
+    if result._data.shape != self._data.shape:
+        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                           f'{list(result._data.shape)}')
+    sd, rd = backend.from_np(self._data.dtype), backend.from_np(result._data.dtype)
+    if rd.category > sd.category:
+        raise RuntimeError(f"result type {_type_name(rd)} can't be cast to the desired output type {_type_name(sd)}")
+
+
+def _type_name(d):
+    return {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
+            'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}[d.name]
+
+
+def inplace(self, op, others=()):
+    """Run ``op`` (an out-of-place function of self) and write its result into ``self``."""
+    self._check_inplace()
+    if not needs_grad(self, *others):
+        _check_writable(self)
+        result = op(self)
+        _check_result(self, result)
+        self._data[...] = result._data
+        _bump(self)
+        return self
+    base = self._base
+    if base is not None:
+        _check_view_inplace(self)  # (before the memory check, as PyTorch's check_inplace)
+        _fresh(self)
+    _check_writable(self)
+    snapshot = Tensor._wrap(self._data.copy(), self._requires_grad)
+    snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
+    result = op(snapshot)
+    _check_result(self, result)
+    node = result._grad_fn
+    self._data[...] = result._data
+    _bump(self)
+    if base is None:
+        _rebase(self, node)
+        return self
+    copy_slices = CopySlices((gradient_edge(base),) + node.next_functions[1:], node, self, base)
+    _rebase(base, copy_slices)
+    _regenerate(self)
+    return self
+
+
+def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
+    """``self op= other``: a single in-place ufunc call when nothing is recorded (``check_mixed``:
+    as binary_operands's, where the operands are not both of self's float dtype)."""
+    if state.grad_enabled:  # (under no_grad, as in an optimizer's step, nothing can be refused)
+        self._check_inplace()
+        if needs_grad(self, other):
+            if alpha == 1:
+                return inplace(self, lambda s: op(s, other), (other,))
+            return inplace(self, lambda s: op(s, other, alpha=alpha), (other,))
+    elif type(self._version_counter) is InferenceCounter and not state.inference:
+        raise RuntimeError(INPLACE_ERROR)
+    data = self._data
+    y = other._data if isinstance(other, Tensor) else other
+    d = data.dtype
+    if d.kind == 'f' and alpha == 1 and (type(y) is float or type(y) is int or getattr(y, 'dtype', None) is d):
+        # The common case: a float tensor with a number or with its own dtype keeps its dtype,
+        # nothing to check first (NumPy refuses a read-only output before writing).
+        try:
+            ufunc(data, y, data)
+        except ValueError:
+            _check_writable(self)
+            raise _broadcast_error(self, other, y) from None
+    else:
+        if check_mixed is not None:
+            check_mixed(self, other)
+        _check_writable(self)
+        rt = backend.result_type(self, other)
+        if ufunc is xp.true_divide and rt.category < 2:
+            rt = backend.get_default_dtype()
+        sd = backend.from_np(d)
+        if rt.category > sd.category:
+            raise RuntimeError(f"result type {_type_name(rt)} can't be cast to the desired output type "
+                               f"{_type_name(sd)}")
+        try:
+            if d.kind == 'V':  # bfloat16: the out-of-place op computes and rounds as PyTorch does
+                out = op(Tensor._wrap(data), other) if alpha == 1 else op(Tensor._wrap(data), other, alpha=alpha)
+                xp.copyto(data, out._data, casting='unsafe')
+            else:
+                ufunc(data, y * alpha if alpha != 1 else y, out=data, casting='unsafe')
+        except ValueError:
+            raise _broadcast_error(self, other, y) from None
+    _bump(self)
+    return self
+
+
+def _broadcast_error(self, other, y):
+    """PyTorch's error for an operand that does not broadcast to ``self``'s shape."""
+    try:
+        shape = xp.broadcast_shapes(self._data.shape, xp.shape(y))
+    except ValueError:  # nor to any shape
+        return broadcast_error(self, other)
+    return RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                        f"{list(shape)}")
+
+
+from . import _op  # noqa: E402  (the in-place variants that declarations make run this)
+_op.inplace_runner[0] = inplace

@@ -1,0 +1,337 @@
+"""The declaration of an op: one class statement from which everything about the op follows.
+
+Design note
+-----------
+An op is declared once, as a subclass of ``Op``. The class body holds, side by side, what
+PyTorch spreads over ``native_functions.yaml`` (the name, the variants, ``out=``) and
+``derivatives.yaml`` (the node, what it saves, the derivative), in one vocabulary::
+
+    class Mul(Op):
+        '''mul(input, other, *, out=None): the elementwise product.'''
+        op = 'mul'                       # leafgrad.mul and Tensor.mul
+        aliases = ('multiply',)          # leafgrad.multiply, Tensor.multiply
+        node = 'MulBackward0'            # the class's name: type(y.grad_fn).__name__
+        saved = ('self', 'other')        # y.grad_fn._saved_self, ._saved_other
+        inplace = True                   # Tensor.mul_
+        out = CAST                       # leafgrad.mul(a, b, out=o), PyTorch's rules for o
+        __slots__ = ('self_shape', 'other_shape')   # what one recorded node keeps
+
+        def forward(input, other):       # the op: arrays in, a recorded node out
+            ...
+            result, node = record(x * y, Mul, (input, other))
+            ...
+
+        def apply(self, grad):           # the derivative: gradients of the inputs
+            ...
+
+The class is at once the declaration and the node type: a recorded ``Mul`` node is an
+instance of it (``Op`` is a ``Node``), so the forward names its node by the class it is
+written in, and the derivative (``apply``) reads the node's saved tensors and slots.
+
+What follows from a declaration, when its class statement runs (``Op.__init_subclass__``):
+
+* the **function** ``leafgrad.<op>`` (bound in the declaring module, listed in its
+  ``__all__``, exported by ``leafgrad.ops``), with PyTorch's signature: the forward's own
+  parameters, and its name in the errors Python raises for wrong arguments
+  (``mul() got an unexpected keyword argument 'foo'``);
+* the **method** ``Tensor.<name>`` (``method = False``: function only; ``function = False``:
+  method only; ``def method(self, ...)`` in the body: a method with its own signature, as
+  ``Tensor.where(condition, other)``);
+* the **in-place variant** ``Tensor.<name>_`` (``inplace = True``: the forward run through the
+  shared in-place machinery, which records it as PyTorch does and bumps the version; ``def
+  inplace(self, ...)`` in the body: a hand-written one; ``inplace_function = True``: also
+  ``leafgrad.<name>_``);
+* the **node name** (``node``; an op with several overloads declares one class per node, the
+  others without ``op``, as ``PowBackward1``), the **saved names** (``saved``: the
+  tensors given to ``node.save`` in order, and ``'name=attr'`` for a number kept as a slot);
+* **out=** (``out``: the rule that checks and fills ``out``, below; ``None``: PyTorch's
+  function has no ``out=``, and Python's TypeError refuses it). Methods take no ``out=``, as
+  in PyTorch.
+* the op's entry in the late-bound namespace ``ops``: a derivative or a forward reaches a
+  sibling op as ``ops.<name>`` (looked up when it runs), so that no family imports another.
+
+Room for what comes next, each a named slot that is ``None`` until filled:
+
+* ``jvp(self_or_inputs, tangents)``: the forward-mode rule (``autograd.forward_ad``);
+* ``vmap``: the batching rule (``func.vmap``);
+* ``array_forward`` / ``array_backward``: the op as pure functions of arrays (the forward of
+  the input arrays and the arguments; the backward of the output gradient and the saved
+  arrays), the form that a compiler traces once and replays without tensors or nodes.
+  An elementwise op that gives ``array_forward`` and no ``forward`` gets its forward made from
+  it (``elementwise_forward``).
+
+Speed. Nothing here runs per call: the class statement produces the functions once, at import.
+The method and the operators are the forward itself. The function is the forward too, except
+where PyTorch gives it ``out=`` and the forward does not take ``out`` itself: then a small
+wrapper adds it (one extra call for ``leafgrad.add(a, b)``, none for ``a + b`` or
+``a.add(b)``). Forwards made by ``elementwise_forward`` take ``out`` inline, with a separate
+method closure, so that ``leafgrad.tanh(x)`` costs one call.
+
+Does input i need a gradient? One idiom, in forwards and derivatives alike: its edge leads
+somewhere, ``node.next_functions[i][0] is not None`` (the engine gives an input that needs no
+gradient the edge ``(None, 0)``; reading it costs a fraction of a method call).
+"""
+import sys
+import warnings
+
+from .. import backend
+from ..autograd.grad_mode import state
+from ..autograd.graph import Node
+from ..tensor import Tensor
+from ._util import float_dtype_for, ops, unary
+
+xp = backend.numpy
+
+
+class Op(Node):
+    """A declared op: see the module's design note. A subclass that declares neither ``op``
+    nor ``node`` is a shared base (``_BinaryNode``) and makes nothing."""
+    __slots__ = ()
+    op = None                 # PyTorch's name of the function and method
+    aliases = ()              # other names of the same function and method
+    node = None               # PyTorch's name of the recorded node; None: not differentiable
+    saved = ()                # grad_fn._saved_<name>, in the order the forward saves them
+    function = True           # leafgrad.<name> (or a function: the function with its own signature)
+    method = True             # Tensor.<name> (or a function: the method with its own signature)
+    operators = ()            # Python operators that are the forward itself ('__add__', ...), or {name: function}
+    inplace = False           # Tensor.<name>_ (True: from the forward; or a function)
+    inplace_function = False  # also leafgrad.<name>_ (True; or the names that are)
+    out = None                # the out= rule (None: PyTorch's function takes no out=)
+    out_name = None           # the op named in out='s errors, if not this one (square: pow)
+    differentiable = True     # False: out= needs no check for autograd (comparisons)
+    forward = None            # the op (a plain function in the class body)
+    jvp = None                # forward-mode rule (slot)
+    vmap = None               # batching rule (slot)
+    array_forward = None      # the forward as a pure function of arrays (slot; see design note)
+    array_backward = None     # the backward as a pure function of arrays and saved arrays (slot)
+
+    def __init_subclass__(cls, **kwargs):
+        own = cls.__dict__
+        module = sys.modules[own['__module__']]
+        if own.get('node') is not None:
+            cls.__name__ = cls.__qualname__ = own['node']
+        if 'saved' in own and 'saved_names' not in own:
+            cls.saved_names = own['saved']  # (Node makes grad_fn._saved_<name> of them)
+        super().__init_subclass__(**kwargs)
+        if own.get('op') is not None:
+            _provide(cls, own['op'], vars(module))
+
+
+declared = []  # every declared op's class, in declaration order
+
+
+def _plain(fn):
+    return fn.__func__ if isinstance(fn, staticmethod) else fn
+
+
+def _provide(cls, name, namespace):
+    """Make what the declaration ``cls`` provides and bind it where it is found: the function
+    in its module (``namespace``), the method, operators and in-place variant on Tensor, the
+    forward in ``ops``."""
+    own = cls.__dict__
+    forward = _plain(own.get('forward'))
+    if forward is None and cls.array_forward is not None:
+        forward, method = elementwise_forward(cls)
+    else:
+        method = forward
+    cls.forward = staticmethod(forward)
+    function = forward
+    if callable(cls.function):  # a function with its own signature (out='s rule by the arguments)
+        function = _plain(cls.function)
+    elif cls.out is not None and 'out' not in _parameters(forward):
+        function = _with_out(forward, cls.out_name or name, cls.out, cls.differentiable)
+    if callable(cls.method):  # a method with its own signature
+        method = _plain(cls.method)
+    elif not cls.method:
+        method = None
+    inplace = cls.inplace
+    if inplace is True:
+        inplace = _inplace_variant(forward, name + '_')
+    else:
+        inplace = _plain(inplace)
+    for fn, fn_name in ((forward, name), (function, name), (method, name), (inplace, name + '_')):
+        if fn and fn.__name__ != fn_name:
+            _name_function(fn, fn_name)
+    exported = namespace.setdefault('__all__', [])
+    # what it provides, by PyTorch's name: read by the profiler, which times each of them
+    provided = cls.provided = [(name, forward), (name, function)]
+    for n in (name,) + tuple(cls.aliases):
+        setattr(ops, n, forward)
+        if cls.function:
+            namespace[n] = function
+            exported.append(n)
+        if method is not None:
+            setattr(Tensor, n, method)
+            provided.append((name, method))
+        if inplace:
+            setattr(Tensor, n + '_', inplace)
+            provided.append((name + '_', inplace))
+            setattr(ops, n + '_', inplace)
+            if cls.inplace_function is True or n + '_' in (cls.inplace_function or ()):
+                namespace[n + '_'] = inplace
+                exported.append(n + '_')
+    operators = cls.operators  # the dunder names whose function is the forward, or {name: function}
+    for dunder in operators:
+        fn = operators[dunder] if isinstance(operators, dict) else forward
+        setattr(Tensor, dunder, fn)
+        if fn is not forward:
+            provided.append((name, fn))
+    declared.append(cls)
+
+
+def _parameters(fn):
+    code = fn.__code__
+    return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+
+
+def _name_function(fn, name):
+    """Name ``fn`` as PyTorch names the op, also in the TypeErrors Python raises for wrong
+    arguments (they name the code object)."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)
+
+
+def _with_out(forward, name, rule, differentiable):
+    """``forward`` with PyTorch's ``out=``: the result is computed as without it, then written
+    into ``out`` by ``rule``."""
+    def function(*args, out=None, **kwargs):
+        if out is None:
+            return forward(*args, **kwargs)
+        return rule(name, out, forward(*args, **kwargs), differentiable)
+    function.__doc__ = forward.__doc__
+    return function
+
+
+# The in-place machinery (ops/inplace.py) puts its runner here when it is imported: the
+# in-place variants made below look it up only when they run.
+inplace_runner = [None]
+
+
+def _inplace_variant(forward, name):
+    def inplace(self, *args, **kwargs):
+        others = tuple([a for a in args if isinstance(a, Tensor)] +
+                       [a for a in kwargs.values() if isinstance(a, Tensor)])
+        return inplace_runner[0](self, lambda s: forward(s, *args, **kwargs), others)
+    return inplace
+
+
+# ---- out= ----------------------------------------------------------------------------------
+
+_RESIZE_WARNING = (
+    'An output with one or more elements was resized since it had shape {}, which does not match the '
+    'required output shape {}. This behavior is deprecated, and in a future PyTorch release outputs will '
+    'not be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing '
+    'it, inplace, to zero elements with t.resize_(0).')
+
+# PyTorch's C++ names of the dtypes, as its dtype-mismatch errors print them
+_CPP_NAMES = {'bool': 'bool', 'uint8': 'unsigned char', 'int8': 'signed char', 'int16': 'short int',
+              'int32': 'int', 'int64': 'long int', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
+              'float32': 'float', 'float64': 'double'}
+# and the scalar-type names of its cast errors
+_SCALAR_NAMES = {'bool': 'Bool', 'uint8': 'Byte', 'int8': 'Char', 'int16': 'Short', 'int32': 'Int',
+                 'int64': 'Long', 'float16': 'Half', 'bfloat16': 'BFloat16', 'float32': 'Float',
+                 'float64': 'Double'}
+
+
+def check_out(name, out, result, differentiable=True):
+    """What every out= checks first, as PyTorch does: a tensor, no autograd through it (for a
+    differentiable op), and no element of it written twice (an expanded tensor)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if not out._data.flags.writeable:
+        raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to '
+                           'a single memory location. Please clone() the tensor before performing the '
+                           'operation.')
+    if differentiable and state.grad_enabled and (result._requires_grad or out._requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           'differentiation, but one of the arguments requires grad.')
+
+
+def fill_out(out, values):
+    """Write ``values`` (an array of ``out``'s dtype and the result's shape) into ``out``,
+    resizing it as PyTorch does (with its warning when it held elements), and bump its version."""
+    data = out._data
+    if data.shape != values.shape:
+        if data.size:
+            warnings.warn(_RESIZE_WARNING.format(list(data.shape), list(values.shape)), UserWarning, stacklevel=4)
+        out._data = xp.array(values, dtype=data.dtype, copy=True)
+    else:
+        data[...] = values
+    out._version_counter[0] += 1
+    return out
+
+
+def CAST(name, out, result, differentiable=True):
+    """TensorIterator's rule (elementwise ops and most others): ``out`` may be of any dtype the
+    result casts to without leaving its category (a float result into float64 or float16, not
+    into an integer tensor); the values are cast to it."""
+    check_out(name, out, result, differentiable)
+    rd, od = backend.from_np(result._data.dtype), backend.from_np(out._data.dtype)
+    if rd.category > od.category:
+        raise RuntimeError(f"result type {_SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
+                           f'{_SCALAR_NAMES[od.name]}')
+    return fill_out(out, result._data.astype(od.np, copy=False))
+
+
+def SAME(name, out, result, differentiable=True):
+    """The rule of the ops that keep their input's dtype (neg, abs, sign): ``out`` must be of
+    the result's dtype."""
+    check_out(name, out, result, differentiable)
+    if out._data.dtype != result._data.dtype:
+        raise RuntimeError(f'Found dtype {_SCALAR_NAMES[backend.from_np(out._data.dtype).name]} but expected '
+                           f'{_SCALAR_NAMES[backend.from_np(result._data.dtype).name]}')
+    return fill_out(out, result._data)
+
+
+def EXACT(name, out, result, differentiable=True):
+    """The rule of matmul and the BLAS-backed ops: ``out`` must be of the result's dtype."""
+    check_out(name, out, result, differentiable)
+    if out._data.dtype != result._data.dtype:
+        raise RuntimeError(f'Expected out tensor to have dtype {_CPP_NAMES[backend.from_np(result._data.dtype).name]}, '
+                           f'but got {_CPP_NAMES[backend.from_np(out._data.dtype).name]} instead')
+    return fill_out(out, result._data)
+
+
+def scalar_name(array):
+    """PyTorch's scalar-type name of an array's dtype (``Float``), as its errors print it."""
+    return _SCALAR_NAMES[backend.from_np(array.dtype).name]
+
+
+# ---- elementwise forwards made from their array function -------------------------------------
+
+def elementwise_forward(cls):
+    """The forward of a one-input elementwise op declared by its ``array_forward`` alone:
+    integer and bool input computes in the default float dtype (``float_input``, as PyTorch's
+    float functions), and the node saves its ``'self'``, its ``'result'`` or nothing (the first
+    of ``saved``). Returns (function with out=, method): two closures, so that neither calls
+    the other and neither costs more than the op itself."""
+    fn = _plain(cls.array_forward)
+    float_input = cls.__dict__.get('float_input', True)
+    save = {'self': 'input', 'result': 'output'}.get(cls.saved[0]) if cls.saved else None
+    rule, name = cls.out, cls.op
+    node_cls = cls if cls.node is not None else None
+
+    if float_input:
+        def method(input):
+            return unary(node_cls, input, fn(float_dtype_for(input._data)), save)
+
+        def function(input, *, out=None):
+            result = unary(node_cls, input, fn(float_dtype_for(input._data)), save)
+            if out is not None:
+                return rule(name, out, result, True)
+            return result
+    else:
+        def method(input):
+            return unary(node_cls, input, fn(input._data), save)
+
+        def function(input, *, out=None):
+            result = unary(node_cls, input, fn(input._data), save)
+            if out is not None:
+                return rule(name, out, result, True)
+            return result
+    if rule is None:
+        function = method
+    return function, method
+
+
+__all__ = ['Op', 'ops', 'CAST', 'SAME', 'EXACT', 'check_out', 'fill_out', 'scalar_name', 'elementwise_forward']
