@@ -576,37 +576,22 @@ def tensordot(a, b, dims=2, out=None):
 
 # ---- einsum -------------------------------------------------------------------------------
 
-class DiagonalBackward0(Node):
-    __slots__ = ('self_shape', 'subs', 'out_subs')
-
-    def apply(self, grad):
-        return _diag_embed(grad, self.out_subs, self.subs, self.self_shape),
-
-
-class DiagonalBackwardBackward0(Node):
-    __slots__ = ('subs', 'out_subs')
-
-    def apply(self, grad):
-        return _diagonal(grad, self.subs, self.out_subs),
-
-
 def _diagonal(t, subs, out_subs):
-    """The generalised diagonal: ``np.einsum('iij->ij')`` as a differentiable view-like op."""
-    data = xp.einsum(f'{subs}->{out_subs}', t._data).copy()
-    out, node = record(data, DiagonalBackward0, (t,))
-    if node is not None:
-        node.self_shape, node.subs, node.out_subs = t._data.shape, subs, out_subs
-    return out
-
-
-def _diag_embed(t, subs, full_subs, full_shape):
-    """Zeros of ``full_shape`` with ``t`` written on its diagonal (the adjoint of _diagonal)."""
-    data = xp.zeros(full_shape, dtype=t._data.dtype)
-    xp.einsum(f'{full_subs}->{subs}', data)[...] = t._data  # einsum returns a writable diagonal view
-    out, node = record(data, DiagonalBackwardBackward0, (t,))
-    if node is not None:
-        node.subs, node.out_subs = full_subs, subs
-    return out
+    """``t`` with each repeated subscript taken once (``np.einsum('iij->ij')``): the diagonal
+    of each pair of equal letters (DiagonalBackward0, a view, as PyTorch's einsum takes it),
+    then the letters put in ``out_subs``'s order."""
+    letters = list(subs)
+    while len(set(letters)) != len(letters):
+        seen = {}
+        for second, c in enumerate(letters):
+            if c in seen:
+                break
+            seen[c] = second
+        first = seen[c]
+        t = _shape.diagonal(t, 0, first, second)  # (the diagonal becomes the last dim)
+        letters = [x for k, x in enumerate(letters) if k not in (first, second)] + [c]
+    order = [letters.index(c) for c in out_subs]
+    return _shape.permute(t, order) if order != list(range(len(order))) else t
 
 
 def _parse_einsum(equation, operands):

@@ -11,52 +11,20 @@ import math
 
 from .. import return_types
 from ..autograd.graph import on_samples, slice_reduction_jvp
-from ._util import Node, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
+from ._util import Node, ops, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
 from ..tensor import Tensor
 
 
-# ---- moving gradients to and from chosen indices ----------------------------------------------
-
-class ScatterBackward0(Node):
-    """``zeros(shape)`` with ``src`` added at ``index`` along ``dim``; its derivative reads
-    the gradient back at the same places."""
-    __slots__ = ('dim', 'index')
-    saved_state = ('index',)
-
-    def apply(self, grad):
-        return _take_along(grad, self.index, self.dim),
-
-
-class GatherBackward0(Node):
-    """``x`` read at ``index`` along ``dim``; its derivative adds the gradient back there."""
-    __slots__ = ('dim', 'index', 'shape', 'unique')
-    saved_state = ('index',)
-
-    def apply(self, grad):
-        return _embed(grad, self.index, self.dim, self.shape, self.unique),
-
+# ---- moving gradients to the chosen indices ----------------------------------------------------
 
 def _embed(src, index, dim, shape, unique=True):
-    """zeros(shape) plus src at index along dim; ``unique``: no index repeats within a slice
-    (one write each, faster than accumulating)."""
-    out = xp.zeros(shape, dtype=src._data.dtype)
+    """zeros(shape) with ``src`` written at ``index`` (an array) along ``dim``, as PyTorch's
+    derivatives of the selecting ops do it: scatter (ScatterBackward0), or scatter_add where an
+    index may repeat within a slice (``unique=False``: cummax, cummin)."""
+    zeros = wrap(xp.zeros(shape, dtype=src._data.dtype))
     if unique:
-        xp.put_along_axis(out, index, src._data, axis=dim)
-    else:
-        where = list(xp.indices(index.shape, sparse=True))
-        where[dim] = index
-        xp.add.at(out, tuple(where), src._data)
-    result, node = record(out, ScatterBackward0, (src,))
-    if node is not None:
-        node.dim, node.index = dim, index
-    return result
-
-
-def _take_along(x, index, dim, unique=False):
-    result, node = record(xp.take_along_axis(x._data, index, axis=dim), GatherBackward0, (x,))
-    if node is not None:
-        node.dim, node.index, node.shape, node.unique = dim, index, x._data.shape, unique
-    return result
+        return ops.scatter(zeros, dim, wrap(index), src)
+    return ops.scatter_add(zeros, dim, wrap(index), src)
 
 
 class _SelectAlongDim(Node):
@@ -391,8 +359,8 @@ class SortBackward0(Node):
         if not self.shape:
             return t * 1, None
         idx, dim = self.index, self.dim - len(self.shape)  # (from the end: the same for a batch)
-        return on_samples(lambda p: _take_along(p, xp.broadcast_to(idx, p._data.shape[:p._data.ndim - idx.ndim]
-                                                                   + idx.shape), dim), t), None
+        return on_samples(lambda p: ops.gather(p, dim, wrap(xp.broadcast_to(
+            idx, p._data.shape[:p._data.ndim - idx.ndim] + idx.shape).astype(xp.int64))), t), None
 
     def apply(self, grad, grad_indices=None):
         if not self.shape:

@@ -9,11 +9,11 @@ import warnings
 
 from ... import backend
 from ...autograd.graph import _Empty, on_samples
-from ...ops._util import Node, opmath, record, saved_output, state, wrap, wrap_dim, xp
+from ...ops._util import Node, record, saved_output, state, wrap, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.indexing import index_select
-from ...ops.reduction import sum as _sum
+from ...ops.reduction import sum as _sum, vector_norm as _vector_norm_op
 from ...tensor import Tensor, legacy_type_name
 from .common import const, dtype_name
 
@@ -272,37 +272,10 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 # ---- norms of vectors ---------------------------------------------------------------------
 
-class LinalgVectorNormBackward0(Node):
-    __slots__ = ('dim', 'ord')
-
-    def apply(self, grad):
-        x, norm = self.saved_tensors
-        if self.ord == 2:
-            # x / |x|, and 0 where the norm is 0 (the subgradient PyTorch picks)
-            safe = _ew.where(norm == 0, 1.0, norm)
-            return x * (grad / safe) * (norm != 0),
-        if self.ord == 1:
-            return _ew.sign(x) * grad,
-        p = self.ord
-        safe = _ew.where(norm == 0, 1.0, norm)
-        ax = _ew.abs(x)
-        return _ew.sign(x) * ax ** (p - 1) * (grad / safe ** (p - 1)) * (norm != 0),
-
-
 def _vector_norm(x, p, dim):
-    """|x|_p over ``dim`` (keepdim), the piece normalize and cosine_similarity need."""
-    data = opmath(x._data)  # (bfloat16: in float32, rounded once, as PyTorch's vector_norm)
-    if p == 2:
-        out = xp.sqrt((data * data).sum(axis=dim, keepdims=True))
-    elif p == 1:
-        out = xp.abs(data).sum(axis=dim, keepdims=True)
-    else:
-        out = (xp.abs(data) ** p).sum(axis=dim, keepdims=True) ** (1.0 / p)
-    result, node = record(out.astype(x._data.dtype, copy=False), LinalgVectorNormBackward0, (x,))
-    if node is not None:
-        node.dim, node.ord = dim, p
-        node.save(x, saved_output(result))
-    return result
+    """|x|_p over ``dim`` (keepdim), the piece normalize and cosine_similarity need:
+    linalg.vector_norm (LinalgVectorNormBackward0, as PyTorch records it)."""
+    return _vector_norm_op(x, p, dim, keepdim=True)
 
 
 def _clamp_min(t, lo):
