@@ -49,6 +49,11 @@ CASES = {
     'clamp tensors': (['a', 'b', 'p'], {}), 'clip': (['a'], {'min': 0.0}), 'clamp_min': (['a', 0.1], {}),
     'clamp_max': (['a', 'b'], {}), 'maximum': (['a', 'b'], {}), 'minimum': (['a', 'b'], {}),
     'lerp': (['a', 'b', 0.25], {}), 'lerp tensor weight': (['a', 'b', 'h'], {}), 'nan_to_num': (['a'], {'nan': 1.0}),
+    # the rounding family
+    'floor': (['a'], {}), 'ceil': (['a'], {}), 'trunc': (['a'], {}), 'fix': (['a'], {}), 'round': (['a'], {}),
+    'round decimals': (['a'], {'decimals': 1}), 'frac': (['a'], {}), 'floor_divide': (['a', 'b'], {}),
+    'fmod': (['a', 'b'], {}), 'fmod scalar': (['a', 0.5], {}), 'remainder': (['a', 'b'], {}),
+    'remainder scalar': (['a', 0.5], {}),
 }
 FLOAT_RESULT = {k for k in CASES if k.split()[0] not in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'less', 'less_equal',
                                                           'greater', 'greater_equal', 'not_equal')}
@@ -133,7 +138,7 @@ def test_out_with_autograd_is_refused(case):
         _run(lg, case, lo), _run(torch, case, to)
         _same(lo.detach(), to.detach())
     # an input requiring grad
-    if case in FLOAT_RESULT and 'i' not in args and 'm' not in args[:1]:
+    if case in FLOAT_RESULT and 'i' not in args and 'm' not in args[:1] and case != 'floor_divide':
         def run(T, out):
             made = _args(T, args)
             for t in made:
@@ -187,3 +192,11 @@ def test_functions_without_out_refuse_it(name):
     args = ['a'] if name == 'relu' else ['a', 'b']
     raises_like(lambda: getattr(lg, name)(*_args(lg, args), out=lg.zeros(2, 3)),
                 lambda: getattr(torch, name)(*_args(torch, args), out=torch.zeros(2, 3)))
+
+
+def test_floor_divide_out_with_an_input_requiring_grad():
+    """floor_divide has no derivative: PyTorch writes out= even when an input requires grad."""
+    lo, to = lg.zeros(2, 3), torch.zeros(2, 3)
+    lg.floor_divide(lg.tensor(A, requires_grad=True), lg.tensor(B), out=lo)
+    torch.floor_divide(torch.tensor(A, requires_grad=True), torch.tensor(B), out=to)
+    _same(lo.detach(), to.detach())

@@ -1,7 +1,7 @@
 """Python's operators on tensors that are no op's forward itself: the reflected ones
-(``number - t``), the augmented assignments, matmul, indexing, the bitwise and rounding ones.
+(``number - t``), the augmented assignments, matmul, indexing, the bitwise ones.
 (``a + b``, ``a * b``, ``-a``, ``a == b`` ... are bound by the ops' declarations.)"""
-from . import indexing, logical, rounding
+from . import indexing, logical
 from ._util import ops
 from .linalg import matmul
 from ..tensor import Tensor
@@ -41,7 +41,6 @@ METHODS = {
     '__or__': logical.bitwise_or, '__ror__': _reflected('bitwise_or'), '__ior__': logical.METHODS['bitwise_or_'],
     '__xor__': logical.bitwise_xor, '__rxor__': _reflected('bitwise_xor'), '__ixor__': logical.METHODS['bitwise_xor_'],
     '__invert__': logical.invert,
-    '__mod__': rounding.remainder, '__rmod__': _reflected('remainder'), '__imod__': rounding.remainder_,
-    '__floordiv__': rounding.floor_divide, '__rfloordiv__': _reflected('floor_divide'),
-    '__ifloordiv__': rounding.floor_divide_,
+    '__rmod__': _reflected('remainder'), '__imod__': Tensor.remainder_,
+    '__rfloordiv__': _reflected('floor_divide'), '__ifloordiv__': Tensor.floor_divide_,
 }

@@ -2,11 +2,14 @@
 rounding mode, fmod, remainder, floor_divide.
 
 These functions are piecewise constant (or piecewise identity), so their derivatives are
-zeros (or the gradient itself) almost everywhere, as PyTorch defines them.
+zeros (or the gradient itself) almost everywhere, as PyTorch defines them. Each op is declared
+once (``_op.Op``); the step functions keep their input's dtype (out= of that dtype, SAME), the
+divisions and remainders promote (CAST).
 """
 from .. import backend
-from ._util import Node, binary_operands, broadcast_error, ops, record, sum_to, wrap, xp
-from ._inplace import inplace
+from ._op import CAST, SAME, Op
+from .complex_numbers import refused
+from ._util import Node, binary_operands, broadcast_error, ops, record, state, sum_to, wrap, xp
 from ..tensor import Tensor
 
 
@@ -20,7 +23,7 @@ def _type_label(arr):
             'complex128': 'ComplexDouble'}[arr.dtype.name]
 
 
-class _ZeroGrad(Node):
+class _ZeroGrad(Op):
     """The derivative of a step function: zeros shaped like the input (zeros_like(grad), as
     PyTorch: not grad * 0, which is NaN where grad is infinite)."""
     __slots__ = ()
@@ -29,79 +32,90 @@ class _ZeroGrad(Node):
         return wrap(xp.zeros_like(grad._data)),
 
 
-class FloorBackward0(_ZeroGrad):
+def _step(input, np_fn, node_cls, kernel):
+    data = input._data
+    if data.dtype.kind == 'b':
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    if data.dtype.kind in 'iu':  # integers are already whole: PyTorch returns a copy
+        return record(data.copy(), node_cls, (input,))[0]
+    if data.dtype.kind == 'c':
+        raise refused(kernel.split('_')[0], data)
+    return record(np_fn(data), node_cls, (input,))[0]
+
+
+class _Step(_ZeroGrad):
+    """A step function of one tensor: ``leafgrad.<op>`` (out= of the input's dtype), the method
+    and the in-place variants."""
     __slots__ = ()
+    out = SAME
+    inplace = inplace_function = True
 
 
-class CeilBackward0(_ZeroGrad):
-    __slots__ = ()
+class Floor(_Step):
+    """floor(input, *, out=None)."""
+    op, node = 'floor', 'FloorBackward0'
+
+    def forward(input):
+        return _step(input, xp.floor, Floor, 'floor_vml_cpu')
 
 
-class TruncBackward0(_ZeroGrad):
-    __slots__ = ()
+class Ceil(_Step):
+    """ceil(input, *, out=None)."""
+    op, node = 'ceil', 'CeilBackward0'
+
+    def forward(input):
+        return _step(input, xp.ceil, Ceil, 'ceil_vml_cpu')
 
 
-class RoundBackward0(_ZeroGrad):
-    __slots__ = ()
+class Trunc(_Step):
+    """trunc(input, *, out=None) (also fix)."""
+    op, node, aliases = 'trunc', 'TruncBackward0', ('fix',)
+
+    def forward(input):
+        return _step(input, xp.trunc, Trunc, 'trunc_vml_cpu')
 
 
 class RoundBackward1(_ZeroGrad):
     """round(decimals=d)."""
+    node = 'RoundBackward1'
     __slots__ = ()
 
 
-def _step(np_fn, node_cls, kernel):
-    def op(input):
+class Round(_Step):
+    """round(input, *, decimals=0, out=None): half to even, as PyTorch."""
+    op, node = 'round', 'RoundBackward0'
+
+    def forward(input, *, decimals=0):
         data = input._data
-        if data.dtype.kind == 'b':
-            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
-        if data.dtype.kind in 'iu':  # integers are already whole: PyTorch returns a copy
-            return record(data.copy(), node_cls, (input,))[0]
-        if data.dtype.kind == 'c':
-            from .complex_numbers import refused
-            raise refused(kernel.split('_')[0], data)
-        return record(np_fn(data), node_cls, (input,))[0]
-    op.__name__ = np_fn.__name__
-    return op
+        if decimals == 0:
+            if data.dtype.kind in 'bc':
+                raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{_type_label(data)}\'')
+            out = data.copy() if data.dtype.kind in 'iu' else xp.round(data)  # half to even, as PyTorch
+            return record(out, Round, (input,))[0]
+        if data.dtype.kind not in 'fV':
+            raise NotImplementedError(f'"round_cpu" not implemented for \'{_type_label(data)}\'')
+        return record(xp.round(data, decimals).astype(data.dtype, copy=False), RoundBackward1, (input,))[0]
 
 
-floor = _step(xp.floor, FloorBackward0, 'floor_vml_cpu')
-ceil = _step(xp.ceil, CeilBackward0, 'ceil_vml_cpu')
-trunc = _step(xp.trunc, TruncBackward0, 'trunc_vml_cpu')
-fix = trunc
+class Frac(_Step):
+    """frac(input, *, out=None): ``input - trunc(input)``, whose derivative is 1."""
+    op, node = 'frac', 'FracBackward0'
 
-
-def round(input, *, decimals=0):
-    data = input._data
-    if decimals == 0:
-        if data.dtype.kind in 'bc':
-            raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{_type_label(data)}\'')
-        out = data.copy() if data.dtype.kind in 'iu' else xp.round(data)  # half to even, as PyTorch
-        return record(out, RoundBackward0, (input,))[0]
-    if data.dtype.kind not in 'fV':
-        raise NotImplementedError(f'"round_cpu" not implemented for \'{_type_label(data)}\'')
-    return record(xp.round(data, decimals).astype(data.dtype, copy=False), RoundBackward1, (input,))[0]
-
-
-class FracBackward0(Node):
-    """frac(x) = x - trunc(x): its derivative is 1."""
-    __slots__ = ()
+    def forward(input):
+        data = input._data
+        if data.dtype.kind not in 'fV':
+            raise NotImplementedError(f'"frac_cpu" not implemented for \'{_type_label(data)}\'')
+        return record(data - xp.trunc(data), Frac, (input,))[0]
 
     def apply(self, grad):
         return grad,
 
 
-def frac(input):
-    data = input._data
-    if data.dtype.kind not in 'fV':
-        raise NotImplementedError(f'"frac_cpu" not implemented for \'{_type_label(data)}\'')
-    return record(data - xp.trunc(data), FracBackward0, (input,))[0]
-
-
 # ---- division with a rounding mode -----------------------------------------------------------
 
-class DivBackward2(Node):
+class DivBackward2(Op):
     """div(rounding_mode='trunc'|'floor'): a step function of both operands."""
+    node = 'DivBackward2'
     __slots__ = ('self_shape', 'other_shape', 'operands')
     saved_state = ('operands',)  # unused by the zero derivative, but PyTorch saves them
 
@@ -116,7 +130,6 @@ class DivBackward2(Node):
 def _int_operands(x, y, kernel):
     x, y = xp.asarray(x), xp.asarray(y)
     if x.dtype.kind == 'c' or y.dtype.kind == 'c':
-        from .complex_numbers import refused
         raise refused(kernel, x if x.dtype.kind == 'c' else y)
     if x.dtype.kind in 'biu' and y.dtype.kind in 'biu':
         if (y == 0).any():
@@ -191,30 +204,48 @@ class NotImplementedNode(Node):
         return 'leafgrad::autograd::NotImplemented'
 
 
-def floor_divide(input, other):
-    x, y = _division_operands(input, other)
-    try:
-        data = xp.asarray(_floor_divide(x, y)).astype(_result_dtype(input, other), copy=False)
-    except ValueError:
-        raise broadcast_error(input, other) from None
-    result, node = record(data, NotImplementedNode, (input, other))
-    if node is not None:
-        node.op_name = 'floor_divide'
-    return result
+def _floor_divide_out(name, out, result, differentiable):
+    """floor_divide's out=: CAST's, but as PyTorch's op without a derivative, an input that
+    requires grad is no error and an out that does is refused under the name aten::floor_divide."""
+    if isinstance(out, Tensor) and out._requires_grad and state.grad_enabled:
+        raise RuntimeError("aten::floor_divide(): functions with out=... arguments don't support automatic "
+                           'differentiation, but one of the arguments requires grad.')
+    return CAST(name, out, result, False)
+
+
+class FloorDivide(Op):
+    """floor_divide(input, other, *, out=None): PyTorch gives it no derivative."""
+    op, out = 'floor_divide', _floor_divide_out
+    operators = ('__floordiv__',)
+    inplace = True
+    __slots__ = ()
+
+    def forward(input, other):
+        x, y = _division_operands(input, other)
+        try:
+            data = xp.asarray(_floor_divide(x, y)).astype(_result_dtype(input, other), copy=False)
+        except ValueError:
+            raise broadcast_error(input, other) from None
+        result, node = record(data, NotImplementedNode, (input, other))
+        if node is not None:
+            node.op_name = 'floor_divide'
+        return result
 
 
 # ---- remainders ----------------------------------------------------------------------------
 
-class FmodBackward0(Node):
+class FmodBackward0(Op):
     """fmod(tensor, scalar): self's derivative is 1."""
+    node = 'FmodBackward0'
     __slots__ = ()
 
     def apply(self, grad):
         return grad,
 
 
-class FmodBackward1(Node):
+class FmodBackward1(Op):
     """fmod(a, b) = a - b * trunc(a / b)."""
+    node, saved = 'FmodBackward1', ('self', 'other')
     __slots__ = ('self_shape', 'other_shape')
 
     def apply(self, grad):
@@ -227,11 +258,13 @@ class FmodBackward1(Node):
 
 
 class RemainderBackward0(FmodBackward0):
+    node = 'RemainderBackward0'
     __slots__ = ()
 
 
-class RemainderBackward1(Node):
+class RemainderBackward1(Op):
     """remainder(a, b) = a - b * floor(a / b)."""
+    node, saved = 'RemainderBackward1', ('self', 'other')
     __slots__ = ('self_shape', 'other_shape')
 
     def apply(self, grad):
@@ -267,10 +300,6 @@ def _mod(input, other, np_fn, scalar_node, tensor_node, kernel):
     return result
 
 
-def fmod(input, other):
-    return _mod(input, other, xp.fmod, FmodBackward0, FmodBackward1, 'fmod_cpu')
-
-
 def _remainder(x, y):
     """PyTorch's remainder: fmod, moved by the divisor where the signs differ (so that a zero
     keeps fmod's sign, where NumPy's remainder gives the divisor's)."""
@@ -280,51 +309,25 @@ def _remainder(x, y):
     return xp.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
 
 
-def remainder(input, other):
-    if not isinstance(input, Tensor):  # scalar % tensor
-        from ..creation import tensor as _tensor
-        input = _tensor(input, dtype=backend.result_type(input, other))
+class Fmod(Op):
+    """fmod(input, other, *, out=None): the remainder of truncated division (C's fmod)."""
+    op, out = 'fmod', CAST
+    inplace = True
+    __slots__ = ()
+
+    def forward(input, other):
+        return _mod(input, other, xp.fmod, FmodBackward0, FmodBackward1, 'fmod_cpu')
+
+
+class Remainder(Op):
+    """remainder(input, other, *, out=None): the remainder of floor division (Python's %)."""
+    op, out = 'remainder', CAST
+    operators = ('__mod__',)
+    inplace = True
+    __slots__ = ()
+
+    def forward(input, other):
+        if not isinstance(input, Tensor):  # scalar % tensor
+            from ..creation import tensor as _tensor
+            input = _tensor(input, dtype=backend.result_type(input, other))
         return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1, 'remainder_cpu')
-    return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1, 'remainder_cpu')
-
-
-def _rfloordiv(self, other):
-    return floor_divide(other, self)
-
-
-def _rmod(self, other):
-    return remainder(other, self)
-
-
-# ---- in-place variants ---------------------------------------------------------------------
-
-def _unary_inplace(fn):
-    def op_(self, *args, **kwargs):
-        return inplace(self, lambda s: fn(s, *args, **kwargs))
-    op_.__name__ = fn.__name__ + '_'
-    return op_
-
-
-floor_ = _unary_inplace(floor)
-ceil_ = _unary_inplace(ceil)
-trunc_ = _unary_inplace(trunc)
-fix_ = trunc_
-round_ = _unary_inplace(round)
-frac_ = _unary_inplace(frac)
-
-
-def fmod_(self, other):
-    return inplace(self, lambda s: fmod(s, other), (other,))
-
-
-def remainder_(self, other):
-    return inplace(self, lambda s: remainder(s, other), (other,))
-
-
-def floor_divide_(self, other):
-    return inplace(self, lambda s: floor_divide(s, other), (other,))
-
-
-FUNCTIONS = ['floor', 'ceil', 'trunc', 'fix', 'round', 'frac', 'floor_divide', 'fmod', 'remainder',
-             'floor_', 'ceil_', 'trunc_', 'fix_', 'round_', 'frac_']
-METHODS = {'fmod_': fmod_, 'remainder_': remainder_, 'floor_divide_': floor_divide_}
