@@ -152,6 +152,8 @@ def _provide(cls, name, namespace):
     for fn, fn_name in ((forward, name), (function, name), (method, name), (inplace, name + '_')):
         if fn and fn.__name__ != fn_name:
             _name_function(fn, fn_name)
+        if fn:
+            fn.__module__ = namespace['__name__']  # (made here or in the class body: the family's)
     exported = namespace.setdefault('__all__', [])
     # what it provides, by PyTorch's name: read by the profiler, which times each of them
     provided = cls.provided = [(name, forward), (name, function)]
