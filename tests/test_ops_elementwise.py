@@ -422,7 +422,7 @@ def test_names_exist_in_torch_where_leafgrad_exports_them():
     """Every op family's exports exist in torch under the same name and kind (torch.<f>,
     Tensor.<method>, nn.functional.<f>), and functions torch lacks as methods are not methods."""
     import importlib
-    for family in ['elementwise', 'unary', 'rounding']:  # declared ops: functions, methods and in-place ones as torch's
+    for family in ['elementwise', 'unary', 'rounding', 'pointwise']:  # declared ops: functions, methods and in-place ones as torch's
         module = importlib.import_module('leafgrad.ops.' + family)
         for name in module.__all__:
             assert hasattr(torch, name), (family, name)
@@ -431,7 +431,7 @@ def test_names_exist_in_torch_where_leafgrad_exports_them():
             for n in (base,) if base in _COMPARISONS else (base, base + '_'):
                 assert hasattr(lg.Tensor, n) == hasattr(torch.Tensor, n), (family, n)
                 assert hasattr(lg, n) == hasattr(torch, n), (family, n)
-    for family in ['pointwise', 'logical', 'activation', 'reduction', 'minmax']:
+    for family in ['logical', 'activation', 'reduction', 'minmax']:
         module = importlib.import_module('leafgrad.ops.' + family)
         not_methods = set(getattr(module, 'NOT_METHODS', ()))
         for name in module.FUNCTIONS:
@@ -514,3 +514,19 @@ def test_xlogy_gradient_where_x_is_zero(other):
         lib.xlogy(x, lib.tensor(ys) if other == 'tensor' else other).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+@needs_torch
+@pytest.mark.parametrize('name, args', [('exp2', ()), ('sinc', ()), ('logit', ()), ('logit', (0.1,))])
+def test_pointwise_nodes_expose_what_they_saved_as_torch(name, args):
+    x = np.array([0.25, 0.5, 0.75], dtype=np.float32)
+    lf = getattr(lg, name)(lg.tensor(x, requires_grad=True), *args).grad_fn
+    tf = getattr(torch, name)(torch.tensor(x, requires_grad=True), *args).grad_fn
+    names = [a for a in dir(tf) if a.startswith('_saved_')]
+    assert names and type(lf).__name__ == tf.name()
+    for saved in names:
+        lv, tv = getattr(lf, saved), getattr(tf, saved)
+        if isinstance(tv, torch.Tensor):
+            np.testing.assert_allclose(lv.detach().numpy(), tv.detach().numpy(), rtol=1e-6)
+        else:
+            assert lv == tv, saved

@@ -54,6 +54,12 @@ CASES = {
     'round decimals': (['a'], {'decimals': 1}), 'frac': (['a'], {}), 'floor_divide': (['a', 'b'], {}),
     'fmod': (['a', 'b'], {}), 'fmod scalar': (['a', 0.5], {}), 'remainder': (['a', 'b'], {}),
     'remainder scalar': (['a', 0.5], {}),
+    # the pointwise family
+    'addcmul': (['a', 'b', 'p'], {'value': 0.5}), 'addcdiv': (['a', 'b', 'p'], {}), 'xlogy': (['p', 'q'], {}),
+    'xlogy number': (['a', 2.0], {}), 'logaddexp': (['a', 'b'], {}), 'hypot': (['a', 'b'], {}),
+    'copysign': (['a', 'b'], {}), 'fmax': (['a', 'b'], {}), 'fmin': (['a', 'b'], {}),
+    'exp2': (['a'], {}), 'logit': (['h'], {}), 'logit eps': (['a'], {'eps': 0.1}),
+    'sinc': (['a'], {}), 'sgn': (['a'], {}), 'deg2rad': (['a'], {}), 'rad2deg': (['a'], {}),
 }
 FLOAT_RESULT = {k for k in CASES if k.split()[0] not in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'less', 'less_equal',
                                                           'greater', 'greater_equal', 'not_equal')}
@@ -187,9 +193,9 @@ def test_methods_take_no_out(name, args):
     raises_like(lambda: run(lg), lambda: run(torch))
 
 
-@pytest.mark.parametrize('name', ['relu', 'rsub'])
+@pytest.mark.parametrize('name', ['relu', 'rsub', 'positive'])
 def test_functions_without_out_refuse_it(name):
-    args = ['a'] if name == 'relu' else ['a', 'b']
+    args = ['a', 'b'] if name == 'rsub' else ['a']
     raises_like(lambda: getattr(lg, name)(*_args(lg, args), out=lg.zeros(2, 3)),
                 lambda: getattr(torch, name)(*_args(torch, args), out=torch.zeros(2, 3)))
 
@@ -200,3 +206,18 @@ def test_floor_divide_out_with_an_input_requiring_grad():
     lg.floor_divide(lg.tensor(A, requires_grad=True), lg.tensor(B), out=lo)
     torch.floor_divide(torch.tensor(A, requires_grad=True), torch.tensor(B), out=to)
     _same(lo.detach(), to.detach())
+
+
+def test_float_power_out_is_float64_only():
+    lo, to = lg.zeros(2, 3, dtype=lg.float64), torch.zeros(2, 3, dtype=torch.float64)
+    assert lg.float_power(lg.tensor(P), lg.tensor(B), out=lo) is lo
+    torch.float_power(torch.tensor(P), torch.tensor(B), out=to)
+    _same(lo, to)
+    for ld, td in ((lg.float32, torch.float32), (lg.int64, torch.int64)):
+        lm, tm = raises_like(lambda: lg.float_power(lg.tensor(P), 2, out=lg.zeros(2, 3, dtype=ld)),
+                             lambda: torch.float_power(torch.tensor(P), 2, out=torch.zeros(2, 3, dtype=td)))
+        assert same_message(lm, tm), (lm, tm)
+    lm, tm = raises_like(
+        lambda: lg.float_power(lg.tensor(P), 2, out=lg.zeros(2, 3, dtype=lg.float64, requires_grad=True)),
+        lambda: torch.float_power(torch.tensor(P), 2, out=torch.zeros(2, 3, dtype=torch.float64, requires_grad=True)))
+    assert same_message(lm, tm), (lm, tm)

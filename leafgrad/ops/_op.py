@@ -78,7 +78,7 @@ from .. import backend
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from ._util import float_dtype_for, ops, unary
+from ._util import SCALAR_NAMES, float_dtype_for, ops, unary
 
 xp = backend.numpy
 
@@ -229,10 +229,6 @@ _RESIZE_WARNING = (
 _CPP_NAMES = {'bool': 'bool', 'uint8': 'unsigned char', 'int8': 'signed char', 'int16': 'short int',
               'int32': 'int', 'int64': 'long int', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
               'float32': 'float', 'float64': 'double'}
-# and the scalar-type names of its cast errors
-_SCALAR_NAMES = {'bool': 'Bool', 'uint8': 'Byte', 'int8': 'Char', 'int16': 'Short', 'int32': 'Int',
-                 'int64': 'Long', 'float16': 'Half', 'bfloat16': 'BFloat16', 'float32': 'Float',
-                 'float64': 'Double'}
 
 
 def check_out(name, out, result, differentiable=True):
@@ -270,8 +266,8 @@ def CAST(name, out, result, differentiable=True):
     check_out(name, out, result, differentiable)
     rd, od = backend.from_np(result._data.dtype), backend.from_np(out._data.dtype)
     if rd.category > od.category:
-        raise RuntimeError(f"result type {_SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
-                           f'{_SCALAR_NAMES[od.name]}')
+        raise RuntimeError(f"result type {SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
+                           f'{SCALAR_NAMES[od.name]}')
     return fill_out(out, result._data.astype(od.np, copy=False))
 
 
@@ -280,8 +276,8 @@ def SAME(name, out, result, differentiable=True):
     the result's dtype."""
     check_out(name, out, result, differentiable)
     if out._data.dtype != result._data.dtype:
-        raise RuntimeError(f'Found dtype {_SCALAR_NAMES[backend.from_np(out._data.dtype).name]} but expected '
-                           f'{_SCALAR_NAMES[backend.from_np(result._data.dtype).name]}')
+        raise RuntimeError(f'Found dtype {SCALAR_NAMES[backend.from_np(out._data.dtype).name]} but expected '
+                           f'{SCALAR_NAMES[backend.from_np(result._data.dtype).name]}')
     return fill_out(out, result._data)
 
 
@@ -296,7 +292,7 @@ def EXACT(name, out, result, differentiable=True):
 
 def scalar_name(array):
     """PyTorch's scalar-type name of an array's dtype (``Float``), as its errors print it."""
-    return _SCALAR_NAMES[backend.from_np(array.dtype).name]
+    return SCALAR_NAMES[backend.from_np(array.dtype).name]
 
 
 # ---- elementwise forwards made from their array function -------------------------------------

@@ -38,6 +38,12 @@ class _Namespace:
 ops = _Namespace()
 
 
+# PyTorch's scalar-type names of the dtypes, as its errors print them ('Float')
+SCALAR_NAMES = {'bool': 'Bool', 'uint8': 'Byte', 'int8': 'Char', 'int16': 'Short', 'int32': 'Int', 'int64': 'Long',
+                'float16': 'Half', 'bfloat16': 'BFloat16', 'float32': 'Float', 'float64': 'Double',
+                'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}
+
+
 def wrap(data):
     """A tensor around an op's result. NumPy returns scalars for 0-d results; a tensor always
     holds an array."""
@@ -337,7 +343,7 @@ def float_dtype_for(arr):
 
 __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'unary', 'record_many', 'saved_output', 'sum_to',
            'binary_operands', 'broadcast_error', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
-           'as_tensor_arg', 'state', 'times', 'divided', 'opmath', 'in_float32', 'autocast', 'ops']
+           'as_tensor_arg', 'state', 'times', 'divided', 'opmath', 'in_float32', 'autocast', 'ops', 'SCALAR_NAMES']
 
 # Imported last: it imports this module.
 from . import complex_numbers as _complex  # noqa: E402

@@ -13,7 +13,7 @@ import math
 from .. import backend
 from ..autograd.graph import elementwise_jvp
 from . import elementwise as ew
-from ._util import Node, in_float32, opmath, record, unary, wrap, xp
+from ._util import SCALAR_NAMES, Node, in_float32, opmath, record, unary, wrap, xp
 from ._inplace import inplace as _run_inplace
 from .unary import erf
 
@@ -29,8 +29,7 @@ def _mask(cond, like):
     return wrap(cond.astype(like._data.dtype))
 
 
-_DTYPE_LABEL = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
-                'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool', 'bfloat16': 'BFloat16'}
+_DTYPE_LABEL = SCALAR_NAMES  # (the name other modules import)
 
 
 def _float(input, kernel):
