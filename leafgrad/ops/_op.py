@@ -219,7 +219,7 @@ def _inplace_variant(forward, name):
 
 # ---- out= ----------------------------------------------------------------------------------
 
-_RESIZE_WARNING = (
+RESIZE_WARNING = (
     'An output with one or more elements was resized since it had shape {}, which does not match the '
     'required output shape {}. This behavior is deprecated, and in a future PyTorch release outputs will '
     'not be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing '
@@ -251,7 +251,7 @@ def fill_out(out, values):
     data = out._data
     if data.shape != values.shape:
         if data.size:
-            warnings.warn(_RESIZE_WARNING.format(list(data.shape), list(values.shape)), UserWarning, stacklevel=4)
+            warnings.warn(RESIZE_WARNING.format(list(data.shape), list(values.shape)), UserWarning, stacklevel=4)
         out._data = xp.array(values, dtype=data.dtype, copy=True)
     else:
         data[...] = values
@@ -269,6 +269,15 @@ def CAST(name, out, result, differentiable=True):
         raise RuntimeError(f"result type {SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
                            f'{SCALAR_NAMES[od.name]}')
     return fill_out(out, result._data.astype(od.np, copy=False))
+
+
+def NO_GRAD_CAST(name, out, result, differentiable=False):
+    """CAST for an op PyTorch gives no derivative (floor_divide, the bitwise ops): an input that
+    requires grad is no error, an ``out`` that does is refused under the name aten::<op>."""
+    if isinstance(out, Tensor) and out._requires_grad and state.grad_enabled:
+        raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support automatic "
+                           'differentiation, but one of the arguments requires grad.')
+    return CAST(name, out, result, False)
 
 
 def SAME(name, out, result, differentiable=True):
@@ -332,4 +341,4 @@ def elementwise_forward(cls):
     return function, method
 
 
-__all__ = ['Op', 'ops', 'CAST', 'SAME', 'EXACT', 'check_out', 'fill_out', 'scalar_name', 'elementwise_forward']
+__all__ = ['Op', 'ops', 'CAST', 'NO_GRAD_CAST', 'SAME', 'EXACT', 'check_out', 'fill_out', 'scalar_name', 'elementwise_forward']

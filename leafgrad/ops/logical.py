@@ -1,102 +1,187 @@
-"""Logical and bitwise ops, and the floating-point class tests (isnan, isinf, isfinite).
+"""Logical and bitwise ops, and the floating-point class tests (isnan, isinf, isfinite), each
+declared once (``_op.Op``).
 
-None of these is differentiable: their results are bool or integer tensors, recorded nowhere.
+None of these is differentiable: their results are bool or integer tensors, recorded nowhere
+(``differentiable = False``: an ``out`` that requires grad is no error, as in PyTorch).
 """
-from .. import backend
-from ._util import binary_operands, broadcast_error, wrap, xp
-from ._inplace import inplace
-from ..tensor import Tensor
+import warnings
 
-_LABELS = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
-           'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool', 'complex64': 'ComplexFloat',
-           'complex128': 'ComplexDouble'}
+from .. import backend
+from ._op import CAST, NO_GRAD_CAST, RESIZE_WARNING, SAME, Op, check_out, fill_out
+from ._util import SCALAR_NAMES, binary_operands, broadcast_error, state, wrap, xp
+from ..tensor import Tensor
 
 
 def _array(x):
     return x._data if isinstance(x, Tensor) else xp.asarray(x)
 
 
-def _logical(ufunc):
-    def op(input, other):
+class _NotDifferentiable(Op):
+    """An op of bool or integer results: out= by TensorIterator's rule, no autograd check."""
+    differentiable = False
+    out = CAST
+    inplace = True
+
+
+def _logical(ufunc, name):
+    def forward(input, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
         try:
             return wrap(ufunc(_array(input), _array(other)))
         except ValueError:
             raise broadcast_error(input, other) from None
-    op.__name__ = ufunc.__name__
-    return op
+    return forward
 
 
-logical_and = _logical(xp.logical_and)
-logical_or = _logical(xp.logical_or)
-logical_xor = _logical(xp.logical_xor)
+class LogicalAnd(_NotDifferentiable):
+    """logical_and(input, other, *, out=None)."""
+    op, forward = 'logical_and', _logical(xp.logical_and, 'logical_and')
 
 
-def logical_not(input):
-    return wrap(xp.logical_not(input._data))
+class LogicalOr(_NotDifferentiable):
+    """logical_or(input, other, *, out=None)."""
+    op, forward = 'logical_or', _logical(xp.logical_or, 'logical_or')
+
+
+class LogicalXor(_NotDifferentiable):
+    """logical_xor(input, other, *, out=None)."""
+    op, forward = 'logical_xor', _logical(xp.logical_xor, 'logical_xor')
+
+
+class LogicalNot(_NotDifferentiable):
+    """logical_not(input, *, out=None)."""
+    op = 'logical_not'
+
+    def forward(input):
+        return wrap(xp.logical_not(input._data))
 
 
 def _bitwise(ufunc, kernel):
-    def op(input, other):
+    def forward(input, other):
         x, y = binary_operands(input, other)
         x = xp.asarray(x)
         dt = backend.result_type(input, other).np
         if dt.kind in 'fV':
-            raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_LABELS[dt.name]}\'')
+            raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{SCALAR_NAMES[dt.name]}\'')
         try:
             return wrap(ufunc(x.astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False)))
         except ValueError:
             raise broadcast_error(input, other) from None
-    op.__name__ = ufunc.__name__
-    return op
+    return forward
 
 
-bitwise_and = _bitwise(xp.bitwise_and, 'bitwise_and')
-bitwise_or = _bitwise(xp.bitwise_or, 'bitwise_or')
-bitwise_xor = _bitwise(xp.bitwise_xor, 'bitwise_xor')
+def _bitwise_out(name, out, result, differentiable):
+    """NO_GRAD_CAST, with PyTorch's resize warning given twice where ``out`` is resized and of
+    another dtype (its bitwise kernels resize a temporary of the result's dtype, then ``out``)."""
+    if isinstance(out, Tensor) and not (out._requires_grad and state.grad_enabled) and out._data.size \
+            and out._data.shape != result._data.shape and out._data.dtype != result._data.dtype \
+            and backend.from_np(result._data.dtype).category <= backend.from_np(out._data.dtype).category:
+        warnings.warn(RESIZE_WARNING.format(list(out._data.shape), list(result._data.shape)), UserWarning,
+                      stacklevel=3)
+    return NO_GRAD_CAST(name, out, result)
 
 
-def bitwise_not(input):
-    if input._data.dtype.kind in 'fV':
-        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_LABELS[input._data.dtype.name]}\'')
-    return wrap(xp.invert(input._data))
+class _Bitwise(_NotDifferentiable):
+    out = _bitwise_out
 
 
-def invert(self):
+class BitwiseAnd(_Bitwise):
+    """bitwise_and(input, other, *, out=None) (also ``&``)."""
+    op, forward, operators = 'bitwise_and', _bitwise(xp.bitwise_and, 'bitwise_and'), ('__and__',)
+
+
+class BitwiseOr(_Bitwise):
+    """bitwise_or(input, other, *, out=None) (also ``|``)."""
+    op, forward, operators = 'bitwise_or', _bitwise(xp.bitwise_or, 'bitwise_or'), ('__or__',)
+
+
+class BitwiseXor(_Bitwise):
+    """bitwise_xor(input, other, *, out=None) (also ``^``)."""
+    op, forward, operators = 'bitwise_xor', _bitwise(xp.bitwise_xor, 'bitwise_xor'), ('__xor__',)
+
+
+def _invert(self):
     """The ``~`` operator."""
     if self._data.dtype.kind in 'fV':
         raise TypeError('~ (operator.invert) is only implemented on integer and Boolean-type tensors')
     return wrap(xp.invert(self._data))
 
 
-def isnan(input):
-    return wrap(xp.isnan(input._data))
+class BitwiseNot(_NotDifferentiable):
+    """bitwise_not(input, *, out=None) (``~`` refuses floats with its own TypeError); out= of
+    the input's dtype."""
+    op, out = 'bitwise_not', SAME
+    operators = {'__invert__': _invert}
+
+    def forward(input):
+        if input._data.dtype.kind in 'fV':
+            raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{SCALAR_NAMES[input._data.dtype.name]}\'')
+        return wrap(xp.invert(input._data))
 
 
-def isinf(input):
-    return wrap(xp.isinf(input._data))
+# ---- the floating-point class tests ---------------------------------------------------------
+
+class _Test(Op):
+    """A test of each element's floating-point class: a function and a method, no out= (as
+    torch.isnan)."""
+    differentiable = False
 
 
-def isposinf(input):
-    return wrap(xp.isposinf(input._data))
+class Isnan(_Test):
+    """isnan(input)."""
+    op = 'isnan'
+
+    def forward(input):
+        return wrap(xp.isnan(input._data))
 
 
-def isneginf(input):
-    return wrap(xp.isneginf(input._data))
+class Isinf(_Test):
+    """isinf(input)."""
+    op = 'isinf'
+
+    def forward(input):
+        return wrap(xp.isinf(input._data))
 
 
-def isfinite(input):
-    return wrap(xp.isfinite(input._data))
+def _bool_out(name, out, result, differentiable):
+    """isposinf's and isneginf's out=: a bool ``out`` only."""
+    check_out(name, out, result, differentiable)
+    if out._data.dtype != xp.bool_:
+        raise RuntimeError(f'{name} does not support non-boolean outputs.')
+    return fill_out(out, result._data)
 
 
-def isreal(input):
-    return wrap(xp.ones(input._data.shape, dtype=bool))
+class Isposinf(_Test):
+    """isposinf(input, *, out=None)."""
+    op, out = 'isposinf', _bool_out
+
+    def forward(input):
+        return wrap(xp.isposinf(input._data))
 
 
-def _inplace_of(fn):
-    def op_(self, *args):
-        return inplace(self, lambda s: fn(s, *args), tuple(a for a in args if isinstance(a, Tensor)))
-    op_.__name__ = fn.__name__ + '_'
-    return op_
+class Isneginf(_Test):
+    """isneginf(input, *, out=None)."""
+    op, out = 'isneginf', _bool_out
+
+    def forward(input):
+        return wrap(xp.isneginf(input._data))
+
+
+class Isfinite(_Test):
+    """isfinite(input)."""
+    op = 'isfinite'
+
+    def forward(input):
+        return wrap(xp.isfinite(input._data))
+
+
+class Isreal(_Test):
+    """isreal(input): True everywhere (leafgrad's tensors are real)."""
+    op = 'isreal'
+
+    def forward(input):
+        return wrap(xp.ones(input._data.shape, dtype=bool))
 
 
 # ---- comparing whole tensors ----------------------------------------------------------------
@@ -113,7 +198,7 @@ def _close(name, input, other, rtol, atol, equal_nan):
     _check_pair(name, input, other)
     a, b = input._data, other._data
     if a.dtype != b.dtype:
-        raise RuntimeError(f'{_LABELS[a.dtype.name]} did not match {_LABELS[b.dtype.name]}')
+        raise RuntimeError(f'{SCALAR_NAMES[a.dtype.name]} did not match {SCALAR_NAMES[b.dtype.name]}')
     try:
         xp.broadcast_shapes(a.shape, b.shape)
     except ValueError:
@@ -121,25 +206,28 @@ def _close(name, input, other, rtol, atol, equal_nan):
     return xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return wrap(_close('isclose', input, other, rtol, atol, equal_nan))
+class Isclose(_Test):
+    """isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)."""
+    op = 'isclose'
+
+    def forward(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return wrap(_close('isclose', input, other, rtol, atol, equal_nan))
 
 
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """Whether every element is ``isclose``: a Python bool."""
-    return bool(_close('allclose', input, other, rtol, atol, equal_nan).all())
+class Allclose(_Test):
+    """allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False): whether every element is
+    ``isclose``, a Python bool."""
+    op = 'allclose'
+
+    def forward(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return bool(_close('allclose', input, other, rtol, atol, equal_nan).all())
 
 
-def equal(input, other):
-    """Whether the two tensors have the same size and elements (compared after promotion; NaN
-    equals nothing): a Python bool."""
-    _check_pair('equal', input, other)
-    return bool(xp.array_equal(input._data, other._data))
+class Equal(_Test):
+    """equal(input, other): whether the two tensors have the same size and elements (compared
+    after promotion; NaN equals nothing), a Python bool."""
+    op = 'equal'
 
-
-FUNCTIONS = ['logical_and', 'logical_or', 'logical_xor', 'logical_not', 'bitwise_and', 'bitwise_or',
-             'bitwise_xor', 'bitwise_not', 'isnan', 'isinf', 'isposinf', 'isneginf', 'isfinite', 'isreal',
-             'isclose', 'allclose', 'equal']
-METHODS = {name + '_': _inplace_of(globals()[name]) for name in
-           ['logical_and', 'logical_or', 'logical_xor', 'logical_not', 'bitwise_and', 'bitwise_or',
-            'bitwise_xor', 'bitwise_not']}
+    def forward(input, other):
+        _check_pair('equal', input, other)
+        return bool(xp.array_equal(input._data, other._data))

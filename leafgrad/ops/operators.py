@@ -1,7 +1,7 @@
 """Python's operators on tensors that are no op's forward itself: the reflected ones
 (``number - t``), the augmented assignments, matmul, indexing, the bitwise ones.
 (``a + b``, ``a * b``, ``-a``, ``a == b`` ... are bound by the ops' declarations.)"""
-from . import indexing, logical
+from . import indexing, logical, rounding  # noqa: F401  (logical, rounding: their declarations bind the in-place methods read below)
 from ._util import ops
 from .linalg import matmul
 from ..tensor import Tensor
@@ -37,10 +37,9 @@ METHODS = {
     '__matmul__': _matmul, '__rmatmul__': _rmatmul,
     '__getitem__': indexing.getitem, '__setitem__': indexing.setitem,
     '__hash__': _hash,
-    '__and__': logical.bitwise_and, '__rand__': _reflected('bitwise_and'), '__iand__': logical.METHODS['bitwise_and_'],
-    '__or__': logical.bitwise_or, '__ror__': _reflected('bitwise_or'), '__ior__': logical.METHODS['bitwise_or_'],
-    '__xor__': logical.bitwise_xor, '__rxor__': _reflected('bitwise_xor'), '__ixor__': logical.METHODS['bitwise_xor_'],
-    '__invert__': logical.invert,
+    '__rand__': _reflected('bitwise_and'), '__iand__': Tensor.bitwise_and_,
+    '__ror__': _reflected('bitwise_or'), '__ior__': Tensor.bitwise_or_,
+    '__rxor__': _reflected('bitwise_xor'), '__ixor__': Tensor.bitwise_xor_,
     '__rmod__': _reflected('remainder'), '__imod__': Tensor.remainder_,
     '__rfloordiv__': _reflected('floor_divide'), '__ifloordiv__': Tensor.floor_divide_,
 }

@@ -7,9 +7,9 @@ once (``_op.Op``); the step functions keep their input's dtype (out= of that dty
 divisions and remainders promote (CAST).
 """
 from .. import backend
-from ._op import CAST, SAME, Op
+from ._op import CAST, NO_GRAD_CAST, SAME, Op
 from .complex_numbers import refused
-from ._util import Node, binary_operands, broadcast_error, ops, record, state, sum_to, wrap, xp
+from ._util import Node, binary_operands, broadcast_error, ops, record, sum_to, wrap, xp
 from ..tensor import Tensor
 
 
@@ -204,18 +204,9 @@ class NotImplementedNode(Node):
         return 'leafgrad::autograd::NotImplemented'
 
 
-def _floor_divide_out(name, out, result, differentiable):
-    """floor_divide's out=: CAST's, but as PyTorch's op without a derivative, an input that
-    requires grad is no error and an out that does is refused under the name aten::floor_divide."""
-    if isinstance(out, Tensor) and out._requires_grad and state.grad_enabled:
-        raise RuntimeError("aten::floor_divide(): functions with out=... arguments don't support automatic "
-                           'differentiation, but one of the arguments requires grad.')
-    return CAST(name, out, result, False)
-
-
 class FloorDivide(Op):
     """floor_divide(input, other, *, out=None): PyTorch gives it no derivative."""
-    op, out = 'floor_divide', _floor_divide_out
+    op, out = 'floor_divide', NO_GRAD_CAST  # (PyTorch gives it no derivative)
     operators = ('__floordiv__',)
     inplace = True
     __slots__ = ()
