@@ -484,7 +484,7 @@ def _every_form(rules):
     are different functions of one op."""
     from ..ops import _op
     for declaration in _op.declared:
-        forms = [fn for name, fn in declaration.provided if name == declaration.op]
+        forms = [getattr(holder, key) for name, holder, key in declaration.provided if name == declaration.op]
         rule = next((rules[fn] for fn in forms if fn in rules), None)
         if rule is not None:
             for fn in forms:

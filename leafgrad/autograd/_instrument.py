@@ -319,9 +319,8 @@ def _build_ops(make_wrapper=None):
         add(indexing.getitem, '__getitem__')
         add(indexing.setitem, '__setitem__')
     from ..ops import _op
-    for declaration in _op.declared:  # the declared ops: each function, method and variant
-        for name, fn in declaration.provided:
-            add(fn, name)
+    for name, fn in _op.bound_ops():  # the declared ops: each function, method, variant, operator
+        add(fn, name)
     for family in ops.FAMILIES:
         module = importlib.import_module(f'..ops.{family}', __package__)
         for name in getattr(module, 'FUNCTIONS', ()):

@@ -155,8 +155,12 @@ def _provide(cls, name, namespace):
         if fn:
             fn.__module__ = namespace['__name__']  # (made here or in the class body: the family's)
     exported = namespace.setdefault('__all__', [])
-    # what it provides, by PyTorch's name: read by the profiler, which times each of them
-    provided = cls.provided = [(name, forward), (name, function)]
+    # where it binds what it provides, by PyTorch's name: read by the profiler and the transforms'
+    # wrappers (bound_ops), which find there what is in place now (another layer's wrapper, say)
+    module = sys.modules[namespace['__name__']]
+    provided = cls.provided = [(name, ops, name)]
+    if cls.function:
+        provided.append((name, module, name))
     for n in (name,) + tuple(cls.aliases):
         setattr(ops, n, forward)
         if cls.function:
@@ -164,21 +168,27 @@ def _provide(cls, name, namespace):
             exported.append(n)
         if method is not None:
             setattr(Tensor, n, method)
-            provided.append((name, method))
+            provided.append((name, Tensor, n))
         if inplace:
             setattr(Tensor, n + '_', inplace)
-            provided.append((name + '_', inplace))
+            provided.append((name + '_', Tensor, n + '_'))
             setattr(ops, n + '_', inplace)
             if cls.inplace_function is True or n + '_' in (cls.inplace_function or ()):
                 namespace[n + '_'] = inplace
                 exported.append(n + '_')
     operators = cls.operators  # the dunder names whose function is the forward, or {name: function}
     for dunder in operators:
-        fn = operators[dunder] if isinstance(operators, dict) else forward
-        setattr(Tensor, dunder, fn)
-        if fn is not forward:
-            provided.append((name, fn))
+        setattr(Tensor, dunder, operators[dunder] if isinstance(operators, dict) else forward)
+        provided.append((name, Tensor, dunder))
     declared.append(cls)
+
+
+def bound_ops():
+    """(PyTorch's name, function) for every function, method, variant and operator that the
+    declarations bound, as bound now (while a transform runs, its wrapper)."""
+    for cls in declared:
+        for name, holder, key in cls.provided:
+            yield name, getattr(holder, key)
 
 
 def _parameters(fn):
