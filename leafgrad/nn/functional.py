@@ -35,21 +35,11 @@ from ._functional.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adap
 from ._functional.sampling import (interpolate, scaled_dot_product_attention, upsample, upsample_bilinear,
                                    upsample_nearest)
 
-# The activations live in ops/activation.py (another family of the op library), pad with the
-# shape ops; each name is re-exported when that family provides it.
-try:
-    from ..ops import activation as _activation
-except ImportError:  # pragma: no cover - the family lands separately
-    _activation = None
-for _name in ('elu', 'elu_', 'selu', 'selu_', 'celu', 'celu_', 'gelu', 'silu', 'mish', 'softplus', 'logsigmoid',
-              'leaky_relu', 'leaky_relu_', 'hardtanh', 'hardtanh_', 'relu6', 'hardswish', 'hardsigmoid', 'threshold',
-              'threshold_', 'hardshrink', 'softshrink', 'softsign', 'tanhshrink'):
-    if hasattr(_activation, _name):
-        globals()[_name] = getattr(_activation, _name)
-try:
-    from ..ops.rearrange import pad  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
+# The activations live in ops/activation.py (a family of the op library), pad with the shape ops.
+from ..ops.activation import (celu, celu_, elu, elu_, gelu, hardshrink, hardsigmoid, hardswish, hardtanh,
+                              hardtanh_, leaky_relu, leaky_relu_, logsigmoid, mish, relu6, selu, selu_, silu,
+                              softplus, softshrink, softsign, tanhshrink, threshold, threshold_)
+from ..ops.rearrange import pad
 
 
 def relu(input, inplace=False):
