@@ -394,6 +394,22 @@ def _is_other_layout(lines, diff):
             and 'UnsafeViewBackward0' in (a[5], b[5]))
 
 
+def _is_blas_dropping_nan(lines, diff):
+    # a matrix product of non-finite values: NumPy's BLAS gives inf (or a number) where a NaN term
+    # meets the sum, PyTorch's gives NaN (seed 3003154)
+    _, mine, theirs = diff
+    if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('new', 'final')):
+        return False
+    made_by = [line for line in lines if line.startswith(f'{mine[1]} = ') or f' {mine[1]} = ' in line]
+    if not any(op in line for line in made_by for op in ('@', 'matmul', 'mm(', 'bmm', 'dot(', 'mv(')):
+        return False
+    a, b = mine[2], theirs[2]
+    if not (a[0] == b[0] == 'tensor' and a[:6] == b[:6]):
+        return False
+    bad = ~np.isclose(a[6], b[6], rtol=1e-4, atol=1e-4, equal_nan=True)
+    return bool(bad.any()) and bool(np.isnan(b[6][bad]).all()) and not np.isnan(a[6][bad]).any()
+
+
 KNOWN = [('a view made under no_grad does not require grad', _is_view_in_no_grad),
          ('a split/chunk/unbind view stays readable after its base changes in place', _is_multi_output_view_modified),
          ("autograd.grad's result is not a view (detach_ allowed)", _is_detach_of_an_engine_gradient),
@@ -414,7 +430,8 @@ KNOWN = [('a view made under no_grad does not require grad', _is_view_in_no_grad
           _is_fused_double_backward),
          ('a step or modulo of values equal to rounding falls on the other side of its jump', _is_rounding_at_a_jump),
          ("an elementwise result laid out otherwise than by PyTorch's TensorIterator (a reshape copies or not)",
-          _is_other_layout)]
+          _is_other_layout),
+         ("a matrix product where a NaN meets the sum gives inf (NumPy's BLAS), PyTorch NaN", _is_blas_dropping_nan)]
 
 
 def known(lines, diff):
