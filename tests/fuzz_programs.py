@@ -246,14 +246,6 @@ def differences(mine, theirs):
 # Differences found and reported elsewhere (they belong to other parts: the view machinery, the
 # engine). ``known(lines, difference)`` names the one a difference is, so that CI stays green
 # while they are open and the long mode counts them apart; each is a minimal program in the report.
-def _is_view_in_no_grad(lines, diff):
-    # PyTorch: a view made under no_grad of a tensor that requires grad still requires grad
-    _, mine, theirs = diff
-    return (bool(mine) and bool(theirs) and mine[0] in ('new', 'final') and mine[2][0] == theirs[2][0] == 'tensor'
-            and theirs[2][3:6] == (True, True, None) and mine[2][3] is False
-            and any(('no_grad' in line or 'set_grad_enabled(False)' in line) for line in lines))
-
-
 def _is_multi_output_view_modified(lines, diff):
     # PyTorch refuses to read a view from split/chunk/unbind once its base changed in place
     return 'output of a function that returns multiple views' in repr(diff)
@@ -283,11 +275,6 @@ def _is_copy_onto_overlapping_memory(lines, diff):
 def _is_detach_of_an_engine_gradient(lines, diff):
     # the gradient autograd.grad returns is, in PyTorch, often a view (of an expanded ones)
     return any('autograd.grad(' in line for line in lines) and 'detach' in repr(diff)
-
-
-def _is_view_regenerated_after_inplace_on_base(lines, diff):
-    # PyTorch names a view's history AsStridedBackward0 after its base changed in place
-    return 'AsStridedBackward0' in repr(diff[2])
 
 
 def _is_no_grad_view_modified(lines, diff):
@@ -328,12 +315,6 @@ def _is_empty_write_to_expanded(lines, diff):
     # in-place op on an empty slice of one (PyTorch does nothing): leafgrad's expanded arrays are
     # read-only
     return 'refers to a single memory location' in repr(diff[1]) and 'refers to' not in repr(diff[2])
-
-
-def _is_view_of_detached_leaf(lines, diff):
-    # PyTorch still refuses an in-place change of a view of a leaf that detach_() cut loose
-    return 'a view of a leaf Variable that requires grad is being used in an in-place operation' in repr(diff[2]) \
-        and any('detach_()' in line for line in lines)
 
 
 def _is_other_version_error(lines, diff):
@@ -410,16 +391,13 @@ def _is_blas_dropping_nan(lines, diff):
     return bool(bad.any()) and bool(np.isnan(b[6][bad]).all()) and not np.isnan(a[6][bad]).any()
 
 
-KNOWN = [('a view made under no_grad does not require grad', _is_view_in_no_grad),
-         ('a split/chunk/unbind view stays readable after its base changes in place', _is_multi_output_view_modified),
+KNOWN = [('a split/chunk/unbind view stays readable after its base changes in place', _is_multi_output_view_modified),
          ("autograd.grad's result is not a view (detach_ allowed)", _is_detach_of_an_engine_gradient),
-         ('a view keeps its history name after its base changes in place', _is_view_regenerated_after_inplace_on_base),
          ('a view made under no_grad may be changed in place with grad mode on', _is_no_grad_view_modified),
          ("gradients keep the other operand's dtype until accumulated", _is_uncast_gradient),
          ('the sign bit of a NaN from a domain error (copysign shows it)', _is_nan_sign),
          ('zero_/fill_ of an expanded tensor, or an in-place op on an empty slice of one, is refused',
           _is_empty_write_to_expanded),
-         ('a view of a leaf cut loose by detach_() may be changed in place', _is_view_of_detached_leaf),
          ('a copy onto memory the source partly shares is allowed', _is_copy_onto_overlapping_memory),
          ('a version error names another of the saved tensors', _is_other_version_error),
          ('a saved tensor changed in place through a view is not noticed', _is_missed_version_error),
