@@ -700,9 +700,9 @@ def einsum(equation, *operands):
         contract = [c for c in letters if c in rpresent and c in present[i] and c not in out and c not in later]
         result = _sumproduct(result, aligned[i], [pos[c] for c in contract])
         rpresent = (rpresent | present[i]) - set(contract)
-    # drop the contracted (now size-1) dims
+    # drop the contracted (now size-1, trailing) dims: always a view (ViewBackward0, as PyTorch)
     if result._data.ndim > len(out):
-        result = _shape.reshape(result, tuple(result._data.shape[:len(out)]))
+        result = _shape.view(result, tuple(result._data.shape[:len(out)]))
     return result
 
 
