@@ -23,6 +23,16 @@ _RECTANGULAR_INVERSE = ('A window was not provided. A rectangular window will be
                         'rectangular window, explicitly set `window=leafgrad.ones(n_fft, device=<device>)`.')
 
 
+_warned = set()
+
+
+def _warn_once(message):
+    """PyTorch's TORCH_WARN_ONCE: each of these warnings once a process."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
 def _describe(t):
     return f'{t.type()}{{[{", ".join(map(str, t.shape))}]}}' if t is not None else 'None'
 
@@ -59,7 +69,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if align_to_window is not None:
         raise TypeError('leafgrad.stft does not take align_to_window (PyTorch allows it only with center=False)')
     if window is None:
-        warnings.warn(_RECTANGULAR, UserWarning, stacklevel=2)
+        _warn_once(_RECTANGULAR)
     hop = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     x = input
@@ -84,10 +94,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise error(f'expected a 1D window tensor of size equal to win_length={win_length}, but got window with '
                     f'size {list(window.shape)}')
     if return_complex is False:
-        warnings.warn('stft with return_complex=False is deprecated. In a future pytorch release, stft will return '
-                      'complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can '
-                      'still call leafgrad.view_as_real on the complex output to recover the old return format.',
-                      UserWarning, stacklevel=2)
+        _warn_once('stft with return_complex=False is deprecated. In a future pytorch release, stft will return '
+                   'complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can '
+                   'still call leafgrad.view_as_real on the complex output to recover the old return format.')
     frames = (x if x.dim() == 2 else x.unsqueeze(0)).unfold(-1, n_fft, hop)  # (batch, n_frames, n_fft)
     win = _padded_window(window, win_length, n_fft, x)
     if win is not None:
@@ -118,7 +127,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         raise RuntimeError('istft requires a complex-valued input tensor matching the output from stft with '
                            'return_complex=True.')
     if window is None:
-        warnings.warn(_RECTANGULAR_INVERSE, UserWarning, stacklevel=2)
+        _warn_once(_RECTANGULAR_INVERSE)
     hop = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     if input.dim() not in (2, 3):
