@@ -436,7 +436,7 @@ ROWS = [
     ('torch.lerp', 'T.lerp(x, y, 0.3)'),
     ('torch.addmm', 'T.addmm(v, x, m)'),
     ('torch.baddbmm', 'T.baddbmm(T.zeros(5, 2, 2), seq[:, :, :2].transpose(1, 2), seq[:, :, :2])'),
-    ('torch.stft', 'T.stft(T.arange(64.), 16, return_complex=True).abs()'),
+    ('torch.stft', 'T.stft(T.arange(64.), 16, window=T.ones(16), return_complex=True).abs()'),
     ('torch.fft.fft', 'T.fft.fft(v).real'),
     ('torch.fft.rfft', 'T.fft.rfft(x).abs()'),
     ('torch.view_as_real', 'T.view_as_real(T.polar(T.ones(3), v[:3]))'),
