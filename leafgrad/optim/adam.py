@@ -19,6 +19,15 @@ def _zeros(p):
     return _t(np.zeros_like(p._data))
 
 
+def _start_state(state, p, amsgrad):
+    """Adam's state at its first step: the step count and the moments at zero."""
+    state['step'] = _step_tensor()
+    state['exp_avg'] = _zeros(p)
+    state['exp_avg_sq'] = _zeros(p)
+    if amsgrad:
+        state['max_exp_avg_sq'] = _zeros(p)
+
+
 def _weight_decay(p, g, group):
     """L2 penalty added to the gradient, or (decoupled, as AdamW) the parameter shrunk in place."""
     lr, wd = group['lr'], group['weight_decay']
@@ -96,11 +105,7 @@ class Adam(Optimizer):
     def _update(self, p, g, state, group):
         lr, (beta1, beta2), eps = group['lr'], group['betas'], group['eps']
         if not state:
-            state['step'] = _step_tensor()
-            state['exp_avg'] = _zeros(p)
-            state['exp_avg_sq'] = _zeros(p)
-            if group['amsgrad']:
-                state['max_exp_avg_sq'] = _zeros(p)
+            _start_state(state, p, group['amsgrad'])
         step = _increment(state)
         g = _weight_decay(p, g, group)
         m, v = _update_moments(state, g, beta1, beta2)
@@ -124,11 +129,7 @@ class Adam(Optimizer):
         # PyTorch's differentiable path: the bias corrections are float32 tensors of the step tensor
         lr, (beta1, beta2), eps, wd = group['lr'], group['betas'], group['eps'], group['weight_decay']
         if not state:
-            state['step'] = _step_tensor()
-            state['exp_avg'] = _zeros(p)
-            state['exp_avg_sq'] = _zeros(p)
-            if group['amsgrad']:
-                state['max_exp_avg_sq'] = _zeros(p)
+            _start_state(state, p, group['amsgrad'])
         step = state['step']
         step += 1
         if wd != 0:
