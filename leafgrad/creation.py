@@ -149,18 +149,47 @@ def _dtype_np(dtype, default=None):
     return backend.to_dtype(dtype).np
 
 
+def _into_out(name, out, shape, dtype, fill):
+    """A factory's out=: out resized to shape (silently, as PyTorch's factories resize) and filled;
+    its dtype is the result's, and a dtype asked for must be it."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if dtype is not None and backend.to_dtype(dtype).np != out._data.dtype:
+        from .ops._util import SCALAR_NAMES
+        raise RuntimeError(f'dtype {SCALAR_NAMES[backend.to_dtype(dtype).np.name]} does not match dtype of out '
+                           f'parameter ({SCALAR_NAMES[out._data.dtype.name]})')
+    if state.grad_enabled and out._requires_grad:
+        if fill is not None:
+            raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support automatic "
+                               'differentiation, but one of the arguments requires grad.')
+        if out._data.shape != shape:
+            raise RuntimeError('cannot resize variables that require grad')
+    if out._data.shape != shape:
+        out._data = _allocate(_np.empty, shape, out._data.dtype)
+    if fill is not None:
+        out._data[...] = fill
+    out._version_counter[0] += 1
+    return out
+
+
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
     shape = _size(size, 'zeros')
+    if out is not None:
+        return _into_out('zeros', out, shape, dtype, 0)
     return _finish(_allocate(backend.module_for(device).zeros, shape, _dtype_np(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
     shape = _size(size, 'ones')
+    if out is not None:
+        return _into_out('ones', out, shape, dtype, 1)
     return _finish(_allocate(backend.module_for(device).ones, shape, _dtype_np(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None):
     shape = _size(size, 'empty')
+    if out is not None:
+        return _into_out('empty', out, shape, dtype, None)
     data = _allocate(backend.module_for(device).empty, shape, _dtype_np(dtype))
     if memory_format is not None and memory_format is not _memory_format.contiguous_format:
         _memory_format.check(memory_format, 'empty')

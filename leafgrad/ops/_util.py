@@ -360,7 +360,7 @@ def write_out(name, out, result, inputs, exact_dtype):
     """``out=`` as PyTorch's: ``result`` (computed as without ``out``) written into ``out``, which
     is returned. ``out`` must be a tensor, no input may require grad (PyTorch's out= functions do
     not differentiate), its dtype must be the result's (``exact_dtype``, matmul) or one the
-    result casts to (mul); an ``out`` of another shape is resized, with PyTorch's warning unless
+    result casts to (mul), or pass ``exact_dtype(result_dtype, out_dtype)``, the op's own check; an ``out`` of another shape is resized, with PyTorch's warning unless
     it was empty."""
     import warnings
     from .. import backend
@@ -370,10 +370,12 @@ def write_out(name, out, result, inputs, exact_dtype):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, but "
                            'one of the arguments requires grad.')
     data, values = out._data, result._data
-    if exact_dtype and values.dtype != data.dtype:
+    if callable(exact_dtype):  # the op's own dtype rule and message
+        exact_dtype(values.dtype, data.dtype)
+    elif exact_dtype and values.dtype != data.dtype:
         raise RuntimeError(f'Expected out tensor to have dtype {_CPP_TYPE[values.dtype.name]}, but got '
                            f'{_CPP_TYPE[data.dtype.name]} instead')
-    if not exact_dtype and backend.from_np(values.dtype).category > backend.from_np(data.dtype).category:
+    elif not exact_dtype and backend.from_np(values.dtype).category > backend.from_np(data.dtype).category:
         from .inplace import _type_name
         raise RuntimeError(f"result type {_type_name(backend.from_np(values.dtype))} can't be cast to the desired "
                            f'output type {_type_name(backend.from_np(data.dtype))}')

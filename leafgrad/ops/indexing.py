@@ -6,7 +6,7 @@ recorded as one IndexBackward0 whose derivative scatters the gradient back (summ
 """
 from .. import backend
 from ..autograd.graph import each_sample, on_samples
-from ._util import Node, record, sum_to, wrap, wrap_dim, xp
+from ._util import Node, record, sum_to, wrap, wrap_dim, write_out, xp
 from ..tensor import Tensor
 from . import shape as _shape
 
@@ -430,6 +430,8 @@ class GatherBackward0(Node):
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
+    if out is not None:
+        return write_out('gather', out, gather(input, dim, index), (input,), True)
     idx = index_array(index, 'gather')
     shape = input._data.shape
     d = wrap_dim(dim, max(len(shape), 1))

@@ -1,6 +1,6 @@
 """Matrix products. ``matmul`` dispatches on dimensions as PyTorch does, so the recorded
 nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names."""
-from ._util import Node, autocast, opmath, record, state, sum_to, wrap, write_out, xp
+from ._util import SCALAR_NAMES, Node, autocast, opmath, record, state, sum_to, wrap, write_out, xp
 from . import shape as _shape
 from .reduction import sum as _sum
 
@@ -534,8 +534,21 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 # ---- tensordot ----------------------------------------------------------------------------
 
+def _tensordot_out_dtype(result, out):
+    if result != out:
+        raise RuntimeError(f'tensordot: Expected the output tensor to have dtype {SCALAR_NAMES[result.name]}, but got an '
+                           f'output tensor with dtype {SCALAR_NAMES[out.name]}')
+
+
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` of a with ``dims`` of b: permute, reshape, one mm, view (as PyTorch)."""
+    if out is not None:
+        result = tensordot(a, b, dims)
+        if getattr(out, '_requires_grad', False) and out._data.shape != result._data.shape:
+            raise RuntimeError("tensordot(): the 'out' tensor was specified and requires gradients, and its shape does "
+                               "not match the expected result. Either remove the 'out' argument, ensure it does not "
+                               'require gradients, or make sure its shape matches the expected output.')
+        return write_out('tensordot', out, result, (a, b), _tensordot_out_dtype)
     na, nb = a._data.ndim, b._data.ndim
     if isinstance(dims, int) or (hasattr(dims, 'ndim') and dims.ndim == 0):
         n = int(dims)

@@ -7,7 +7,7 @@ second derivative records too.
 """
 from .. import backend
 from ..autograd.graph import on_samples
-from ._util import Node, autocast, record, wrap, wrap_dim, xp
+from ._util import SCALAR_NAMES, Node, autocast, record, wrap, wrap_dim, write_out, xp
 from ..tensor import Tensor
 from . import shape as _shape
 from .shape import shape_args
@@ -53,7 +53,14 @@ class CatBackward0(Node):
         return tuple(grads)
 
 
+def _cat_out_dtype(result, out):
+    if backend.from_np(result).category > backend.from_np(out).category:
+        raise TypeError(f"leafgrad.cat(): input types can't be cast to the desired output type {SCALAR_NAMES[out.name]}")
+
+
 def cat(tensors, dim=0, *, out=None):
+    if out is not None:
+        return write_out('cat', out, cat(tensors, dim), list(tensors), _cat_out_dtype)
     tensors = _tensor_list(tensors, 'cat')
     if autocast.state.on:
         tensors = autocast.promote(tensors)
@@ -112,6 +119,8 @@ class StackBackward0(Node):
 
 
 def stack(tensors, dim=0, *, out=None):
+    if out is not None:
+        return write_out('stack', out, stack(tensors, dim), list(tensors), _cat_out_dtype)
     tensors = _tensor_list(tensors, 'stack')
     if autocast.state.on:
         tensors = autocast.promote(tensors)
