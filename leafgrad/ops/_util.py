@@ -356,6 +356,14 @@ _CPP_TYPE = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'b
              'bool': 'bool', 'complex64': 'c10::complex<float>', 'complex128': 'c10::complex<double>'}
 
 
+def refuse_out(name, out):
+    """An op that does not write ``out=`` yet says so, rather than accept it and leave out as it
+    was (PyTorch writes the result into it)."""
+    if out is not None:
+        raise NotImplementedError(f"{name}(): leafgrad does not write out= for this op yet: use the returned result "
+                                  '(out = ' + name + '(...)) instead')
+
+
 def write_out(name, out, result, inputs, exact_dtype):
     """``out=`` as PyTorch's: ``result`` (computed as without ``out``) written into ``out``, which
     is returned. ``out`` must be a tensor, no input may require grad (PyTorch's out= functions do

@@ -3,7 +3,7 @@ unravel_index. None of them is differentiable (counts and positions are piecewis
 PyTorch records no node either), so each computes on arrays and wraps the result.
 """
 from .. import return_types
-from ._util import wrap, xp
+from ._util import wrap, xp, refuse_out
 from .activation import _DTYPE_LABEL
 
 
@@ -59,6 +59,7 @@ def _data_range(x, lo, hi):
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Counts of the elements in ``bins`` equal-width bins over [min, max] (the data's range
     when both are 0); elements outside are ignored, max falls in the last bin."""
+    refuse_out('histc', out)
     x = input._data
     _check_float_input(x, 'histogram_cpu')
     if bins <= 0:
@@ -79,6 +80,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """(hist, bin_edges): ``bins`` an int (equal widths over ``range`` or the data's) or a 1-D
     tensor of increasing edges; a value lies in [edge_i, edge_i+1), the last bin closed."""
+    refuse_out('histogram', out)
     from ..tensor import Tensor
     x = input._data
     _check_float_input(x, 'histogramdd')
@@ -143,6 +145,7 @@ def _side(side, right):
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
     """For each value, the index at which it would be inserted into the innermost dimension of
     ``sorted_sequence`` (its leading dimensions matching ``input``'s) keeping it sorted."""
+    refuse_out('searchsorted', out)
     from ..tensor import Tensor
     seq = sorted_sequence._data
     scalar = not isinstance(input, Tensor)
@@ -176,6 +179,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """searchsorted with the boundaries first: the bucket of each value of ``input``."""
+    refuse_out('bucketize', out)
     if boundaries._data.ndim != 1:
         raise RuntimeError(f'boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})')
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)

@@ -5,7 +5,7 @@ written with leafgrad ops (matmul, solve, masks), so they differentiate again.
 Matrices are real here (leafgrad has no complex dtypes), so every ``^H`` is a transpose.
 """
 from .. import return_types
-from ._util import Node, autocast, record, record_many, saved_output, state, wrap, xp
+from ._util import Node, autocast, record, record_many, saved_output, state, wrap, xp, refuse_out
 from . import shape as _shape
 from .linalg import _sname, matmul
 from .reduction import sum as _sum
@@ -119,6 +119,7 @@ class LinalgInvExBackward0(Node):
 
 
 def inv(A, *, out=None):
+    refuse_out('inv', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.inv')
@@ -179,6 +180,7 @@ def _det_backward_svd(grad, A):
 
 
 def det(A, *, out=None):
+    refuse_out('det', out)
     _check_matrix(A, 'linalg.det')
     result, node = record(xp.asarray(xp.linalg.det(A._data)), LinalgDetBackward0, (A,))
     if node is not None:
@@ -198,6 +200,7 @@ class LinalgSlogdetBackward0(Node):
 
 
 def slogdet(A, *, out=None):
+    refuse_out('slogdet', out)
     _check_matrix(A, 'linalg.slogdet')
     sign, logabs = xp.linalg.slogdet(A._data)
     (s, l), node = record_many([xp.asarray(sign), xp.asarray(logabs)], LinalgSlogdetBackward0, (A,),
@@ -253,6 +256,7 @@ def _sum_to_batch(t, shape):
 
 
 def solve(A, B, *, left=True, out=None):
+    refuse_out('solve', out)
     if autocast.state.on:
         A, B = autocast.fp32(A, B)
     _check_matrix(A, 'linalg.solve')
@@ -323,6 +327,7 @@ class LinalgCholeskyExBackward0(Node):
 
 
 def cholesky(A, *, upper=False, out=None):
+    refuse_out('cholesky', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.cholesky')
@@ -399,6 +404,7 @@ def _qr_backward_tall(gQ, gR, Q, R):
 
 
 def qr(A, mode='reduced', *, out=None):
+    refuse_out('qr', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     if mode not in ('reduced', 'complete', 'r'):
@@ -438,6 +444,7 @@ class LinalgEighBackward0(Node):
 
 
 def eigh(A, UPLO='L', *, out=None):
+    refuse_out('eigh', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.eigh')
@@ -451,6 +458,7 @@ def eigh(A, UPLO='L', *, out=None):
 
 
 def eigvalsh(A, UPLO='L', *, out=None):
+    refuse_out('eigvalsh', out)
     return eigh(A, UPLO)[0]
 
 
@@ -502,6 +510,7 @@ class LinalgSvdBackward0(Node):
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
+    refuse_out('svd', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.svd', square=False)
@@ -517,6 +526,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 
 
 def svdvals(A, *, driver=None, out=None):
+    refuse_out('svdvals', out)
     return svd(A, full_matrices=False, driver=driver)[1]
 
 
@@ -528,6 +538,7 @@ def _info(batch_shape, value=0):
 
 
 def inv_ex(A, *, check_errors=False, out=None):
+    refuse_out('inv_ex', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     try:
@@ -543,6 +554,7 @@ def inv_ex(A, *, check_errors=False, out=None):
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    refuse_out('cholesky_ex', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     try:
@@ -569,6 +581,7 @@ class LinalgSolveTriangularBackward0(Node):
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    refuse_out('solve_triangular', out)
     _check_matrix(A, 'linalg.solve_triangular')
     a = A._data
     n = a.shape[-1]
@@ -608,6 +621,7 @@ class LinalgPinvBackward0(Node):
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    refuse_out('pinv', out)
     if A._data.dtype.kind == 'c':
         raise NotImplementedError("linalg.pinv: leafgrad's linear algebra takes real matrices only, not complex ones")
     if A._data.ndim < 2 or A._data.dtype.name not in ('float32', 'float64'):
@@ -652,6 +666,7 @@ def matrix_power(A, n):
 
 
 def multi_dot(tensors, *, out=None):
+    refuse_out('multi_dot', out)
     tensors = list(tensors)
     if len(tensors) < 2:
         raise RuntimeError(f'multi_dot(): expected at least 2 tensors but got {len(tensors)}')
@@ -677,6 +692,7 @@ def multi_dot(tensors, *, out=None):
 
 
 def vecdot(x, y, *, dim=-1, out=None):
+    refuse_out('vecdot', out)
     if autocast.state.on:
         x, y = autocast.lower_precision(x, y)
     return _sum(x * y, dim)
@@ -694,6 +710,7 @@ class LinalgCrossBackward0(Node):
 
 
 def cross(input, other, *, dim=-1, out=None):
+    refuse_out('cross', out)
     x, y = input._data, other._data
     if x.ndim != y.ndim:
         raise RuntimeError('linalg.cross: inputs must have the same number of dimensions.')
@@ -710,6 +727,7 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    refuse_out('matrix_rank', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.matrix_rank', square=False)

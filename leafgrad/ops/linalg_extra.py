@@ -3,7 +3,7 @@ cross, and cdist."""
 import warnings
 
 from .. import return_types
-from ._util import Node, autocast, record, saved_output, xp
+from ._util import Node, autocast, record, saved_output, xp, refuse_out
 from . import elementwise as _ew
 from . import shape as _shape
 from .linalg_decomp import cholesky as _cholesky, cross as _linalg_cross, qr as _qr, svd as _svd, multi_dot
@@ -12,6 +12,7 @@ from .reduction import sum as _sum
 
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: V rather than Vh, and ``some`` for the reduced factorisation."""
+    refuse_out('svd', out)
     if autocast.state.on:
         input, = autocast.fp32(input)
     U, S, Vh = _svd(input, full_matrices=not some)
@@ -21,6 +22,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
 
 
 def qr(input, some=True, *, out=None):
+    refuse_out('qr', out)
     if autocast.state.on:
         input, = autocast.fp32(input)
     warnings.warn('torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n'
@@ -63,6 +65,7 @@ def cholesky(input, upper=False, *, out=None):
 
 
 def chain_matmul(*matrices, out=None):
+    refuse_out('chain_matmul', out)
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = matrices[0]
     if len(matrices) == 1:

@@ -8,7 +8,7 @@ graph ends in the same node.
 import itertools
 
 from .. import backend
-from ._util import Node, record, sum_to, wrap, xp
+from ._util import Node, record, sum_to, wrap, xp, refuse_out
 from . import shape as _shape
 from .linalg import _sname, _unsafe_view, matmul, mv, outer
 
@@ -43,6 +43,7 @@ def trace(input):
 
 def inner(input, other, *, out=None):
     """Sums of products over the last dimension of both (a product when either is 0-d)."""
+    refuse_out('inner', out)
     a, b = input._data, other._data
     if a.ndim == 0 or b.ndim == 0:
         return input * other
@@ -98,6 +99,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 def kron(input, other, *, out=None):
     """The Kronecker product: block (i, j) of the result is input[i, j] * other."""
+    refuse_out('kron', out)
     a, b = input._data, other._data
     n = max(a.ndim, b.ndim)
     sa = (1,) * (n - a.ndim) + a.shape

@@ -9,7 +9,7 @@ again. Matrices are real: every ``^H`` is a transpose.
 import math
 
 from .. import return_types
-from ._util import Node, autocast, record, record_many, saved_output, wrap, wrap_dim, xp
+from ._util import Node, autocast, record, record_many, saved_output, wrap, wrap_dim, xp, refuse_out
 from . import shape as _shape
 from .linalg import matmul
 from .linalg_decomp import (LinAlgError, _check_matrix, _eye_like, _mT, _sum_to_batch, _tril, _triu, inv,
@@ -321,6 +321,7 @@ def _check_lu_input(A, name):
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """(LU, pivots, info): P A = L U packed in one matrix, LAPACK's 1-based int32 row swaps, and
     per matrix the first zero pivot's 1-based index (0: none)."""
+    refuse_out('lu_factor_ex', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_lu_input(A, 'torch.lu_factor')
@@ -342,6 +343,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 
 def lu_factor(A, *, pivot=True, out=None):
     """(LU, pivots); a singular matrix raises LinAlgError, as PyTorch's."""
+    refuse_out('lu_factor', out)
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
     if info._data.any():
         flat = info._data.reshape(-1)
@@ -355,6 +357,7 @@ def lu_factor(A, *, pivot=True, out=None):
 
 def lu(A, *, pivot=True, out=None):
     """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n), k = min(m, n)."""
+    refuse_out('lu', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_lu_input(A, 'linalg.lu')
@@ -391,6 +394,7 @@ class LuUnpackBackward0(Node):
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """(P, L, U) from lu_factor's packed LU and pivots."""
+    refuse_out('lu_unpack', out)
     lu_a, piv = LU_data._data, LU_pivots._data
     if piv.dtype != xp.int32:
         raise RuntimeError(f'torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. '
@@ -479,6 +483,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """(result, info): solve's result; info 0, or where a singular matrix has its zero pivot."""
+    refuse_out('solve_ex', out)
     try:
         return return_types.linalg_solve_ex(solve(A, B, left=left), wrap(xp.zeros(A._data.shape[:-2], xp.int32)))
     except LinAlgError:
@@ -538,6 +543,7 @@ class GeqrfBackward0(Node):
 def geqrf(input, *, out=None):
     """(a, tau): LAPACK's QR in Householder form, R on and above the diagonal of ``a`` and the
     reflectors below it (householder_product(a, tau) is Q)."""
+    refuse_out('geqrf', out)
     a = input._data
     if a.ndim < 2:
         raise RuntimeError('torch.geqrf: input must have at least 2 dimensions.')
@@ -638,6 +644,7 @@ def torch_vander(x, N=None, increasing=False):
 def tensorinv(A, ind=2, *, out=None):
     """The tensor X with tensordot(X, A, ind) the identity: A as a matrix of
     prod(shape[:ind]) rows, inverted, shaped shape[ind:] + shape[:ind]."""
+    refuse_out('tensorinv', out)
     shape = A._data.shape
     if ind <= 0:
         raise RuntimeError(f'Expected a strictly positive integer for \'ind\', but got {ind}')
@@ -650,6 +657,7 @@ def tensorinv(A, ind=2, *, out=None):
 
 def tensorsolve(A, B, dims=None, *, out=None):
     """X with tensordot(A, X, X.ndim) = B."""
+    refuse_out('tensorsolve', out)
     if dims is not None:
         nd = A._data.ndim
         dims = [wrap_dim(d, nd) for d in dims]
@@ -668,6 +676,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
 
 def cond(A, p=None, *, out=None):
     """The condition number ||A||_p ||A^-1||_p (p None or ±2: the ratio of extreme singular values)."""
+    refuse_out('cond', out)
     from .. import linalg as _linalg
     a = A._data
     if a.ndim < 2:
@@ -769,6 +778,7 @@ class TriangularSolveBackward0(Node):
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """(solution, cloned_coefficient): X with op(A) X = b for triangular A (op: transpose)."""
+    refuse_out('triangular_solve', out)
     _deprecated('triangular_solve')
     a = A._data
     if b._data.ndim < 2 or a.ndim < 2:
@@ -814,6 +824,7 @@ def _deprecated(name):
 
 def torch_lu(A, pivot=True, get_infos=False, out=None):
     """torch.lu: (LU, pivots[, infos]) by linalg.lu_factor_ex."""
+    refuse_out('lu', out)
     _deprecated('lu')
     LU, piv, info = lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
     return (LU, piv, info) if get_infos else (LU, piv)
@@ -821,6 +832,7 @@ def torch_lu(A, pivot=True, get_infos=False, out=None):
 
 def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve: linalg.lu_solve with b first."""
+    refuse_out('lu_solve', out)
     _deprecated('lu_solve')
     return lu_solve(LU_data, LU_pivots, b)
 

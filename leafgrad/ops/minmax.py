@@ -11,7 +11,7 @@ import math
 
 from .. import return_types
 from ..autograd.graph import on_samples, slice_reduction_jvp
-from ._util import Node, ops, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
+from ._util import Node, ops, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp, refuse_out
 from ..tensor import Tensor
 
 
@@ -133,6 +133,7 @@ def _full(input, name, np_fn, node_cls):
 
 
 def max(input, dim=None, keepdim=False, *, out=None):
+    refuse_out('max', out)
     if isinstance(dim, Tensor):  # max(a, b) is maximum
         from .unary import maximum
         return maximum(input, dim)
@@ -143,6 +144,7 @@ def max(input, dim=None, keepdim=False, *, out=None):
 
 
 def min(input, dim=None, keepdim=False, *, out=None):
+    refuse_out('min', out)
     if isinstance(dim, Tensor):
         from .unary import minimum
         return minimum(input, dim)

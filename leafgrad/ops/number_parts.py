@@ -8,7 +8,7 @@ give integers or booleans.
 import math
 
 from .. import backend, return_types
-from ._util import Node, binary_operands, broadcast_error, record, record_many, sum_to, wrap, xp
+from ._util import Node, binary_operands, broadcast_error, record, record_many, sum_to, wrap, xp, refuse_out
 from .activation import _DTYPE_LABEL
 
 
@@ -38,6 +38,7 @@ def _integer_pair(input, other, kernel):
 
 def gcd(input, other, *, out=None):
     """The greatest common divisor, elementwise (non-negative; gcd(0, 0) = 0)."""
+    refuse_out('gcd', out)
     a, b = _integer_pair(input, other, 'gcd_cpu')
     try:
         return wrap(xp.asarray(xp.gcd(a, b)))
@@ -47,6 +48,7 @@ def gcd(input, other, *, out=None):
 
 def lcm(input, other, *, out=None):
     """The least common multiple, elementwise (non-negative; 0 when either is 0)."""
+    refuse_out('lcm', out)
     a, b = _integer_pair(input, other, 'lcm_cpu')
     try:
         return wrap(xp.asarray(xp.lcm(a, b)))
@@ -74,6 +76,7 @@ def heaviside(input, values, *, out=None):
 
 def signbit(input, *, out=None):
     """Whether the sign bit is set: True for negative numbers, -0.0 and negative NaN."""
+    refuse_out('signbit', out)
     return wrap(xp.asarray(xp.signbit(input._data)))
 
 
@@ -89,6 +92,7 @@ class FrexpBackward0(Node):
 
 def frexp(input, *, out=None):
     """(mantissa, exponent): input = mantissa * 2**exponent, |mantissa| in [0.5, 1), exponent int32."""
+    refuse_out('frexp', out)
     a = input._data
     if a.dtype.kind not in 'fV':
         raise RuntimeError('torch.frexp() only supports floating-point dtypes')

@@ -6,7 +6,7 @@ the same node and differentiate twice); nanmedian, dist and renorm record nodes 
 (NanmedianBackward0/1, DistBackward0, RenormBackward0) whose derivatives are leafgrad ops.
 """
 from .. import return_types
-from ._util import Node, record, saved_output, sum_to, wrap, wrap_dim, xp
+from ._util import Node, record, saved_output, sum_to, wrap, wrap_dim, xp, refuse_out
 from . import elementwise as _ew
 from . import shape as _shape
 from .activation import _DTYPE_LABEL
@@ -96,11 +96,13 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
     """The q-th quantiles along ``dim`` (of all elements when None); NaN where a slice holds NaN."""
+    refuse_out('quantile', out)
     return _quantile(input, q, dim, keepdim, interpolation, False, 'quantile')
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
     """quantile of the non-NaN values (NaN where a slice holds nothing else)."""
+    refuse_out('nanquantile', out)
     return _quantile(input, q, dim, keepdim, interpolation, True, 'quantile')  # (PyTorch's messages say quantile)
 
 
@@ -126,6 +128,7 @@ def _lower_nanmedian_index(data, d):
 
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """median ignoring NaN: the lower median of the non-NaN values."""
+    refuse_out('nanmedian', out)
     data = input._data
     if data.dtype.kind == 'b':
         raise NotImplementedError('"nanmedian_cpu" not implemented for \'Bool\'')
