@@ -246,3 +246,37 @@ def test_fast_mode_leaves_the_default_stream_alone():
     lg.manual_seed(3)
     gradcheck(lambda t: t.exp(), (lg.tensor([0.5, 1.0], dtype=lg.float64, requires_grad=True),), fast_mode=True)
     assert lg.rand(3).tolist() == expected.tolist()
+
+
+def test_gradgradcheck_passes_its_mode_flags_on():
+    """check_fwd_over_rev=True runs forward mode through the vjp (as PyTorch): a backward built of
+    a Function without a jvp passes the reverse-over-reverse check and fails the forward one;
+    check_batched_grad is refused as gradcheck refuses it (never ignored)."""
+    class Cube(lg.autograd.Function):  # backward: 3 x^2 g, made of a Function without jvp
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return Square.apply(x) * 3 * g
+
+    class Square(lg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * x * g
+
+    x = lg.tensor([0.5, -1.5], dtype=lg.float64, requires_grad=True)
+    assert lg.autograd.gradgradcheck(Cube.apply, (x,))
+    with pytest.raises(Exception):
+        lg.autograd.gradgradcheck(Cube.apply, (x,), check_fwd_over_rev=True)
+    with pytest.raises(NotImplementedError):
+        lg.autograd.gradgradcheck(Cube.apply, (x,), check_batched_grad=True)

@@ -412,10 +412,12 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
         grads = autograd_grad(outs, diff, gos, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
+    # (as PyTorch: forward-over-reverse is forward mode through the vjp, reverse-over-reverse its backward)
     return gradcheck(new_func, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-                     fast_mode=fast_mode)
+                     check_batched_grad=check_batched_grad, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev, fast_mode=fast_mode, masked=masked)
 
 
 __all__ = ['gradcheck', 'gradgradcheck', 'GradcheckError']
