@@ -329,19 +329,19 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     return wrapper
 
 
-def _jvp_outputs(result, has_aux):
-    """jvp's outputs of f, flattened, with their structure and the aux value, or PyTorch's error."""
+def _jvp_outputs(result, has_aux, caller='jvp(f, primals, tangents)'):
+    """The outputs of f in forward mode (jvp, jacfwd), flattened, with their structure and the aux
+    value, or PyTorch's error naming the caller."""
     aux = None
     if has_aux:
         if not (isinstance(result, tuple) and len(result) == 2):
-            raise RuntimeError('jvp(f, primals, tangents): output of function f should be a tuple: '
-                               '(output, aux) if has_aux is True')
+            raise RuntimeError(f'{caller}: output of function f should be a tuple: (output, aux) if has_aux is True')
         result, aux = result
     outs, out_spec = _flatten(result)
     for leaf in outs:
         if not isinstance(leaf, Tensor):
-            raise RuntimeError('jvp(f, primals, tangents): expected f(*primals) to return only tensors, got '
-                               f'unsupported type {type(leaf)}')
+            raise RuntimeError(f'{caller}: expected f(*primals) to return only tensors, got unsupported type '
+                               f'{type(leaf)}')
     return outs, out_spec, aux
 
 
@@ -480,19 +480,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
             for n, leaves, spec in zip(nums, flat_inputs, specs):
                 call_args[n] = _unflatten(duals[pos:pos + len(leaves)], spec)
                 pos += len(leaves)
-            result = func(*call_args, **kwargs)
-            aux = None
-            if has_aux:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError('jacfwd(f, ...)(*args): output of function f should be a tuple: '
-                                       '(output, aux) if has_aux is True')
-                result, aux = result
-            outs, out_spec = _flatten(result)
-            for leaf in outs:
-                if not isinstance(leaf, Tensor):
-                    raise RuntimeError('jacfwd(f, ...)(*args): expected f(*primals) to return only tensors, '
-                                       f'got unsupported type {type(leaf)}')
-            return outs, out_spec, aux
+            return _jvp_outputs(func(*call_args, **kwargs), has_aux, 'jacfwd(f, ...)(*args)')
 
         def push_forward(*basis):
             duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, basis)]
