@@ -106,24 +106,7 @@ def _expected(outer, inner, start, how):
     return trace
 
 
-# Known gap: leafgrad's ops ask grad mode alone whether to record, so grad mode turned back on
-# inside inference_mode records (PyTorch records nothing in inference mode). Strict: these rows
-# fail loudly once the ops ask for inference mode too.
-RECORDS_IN_INFERENCE = pytest.mark.xfail(
-    strict=True, reason='leafgrad records under inference_mode when grad mode is turned back on')
-
-
-def _records_in_inference(names, start):
-    g, i = start, False
-    for name in names:
-        g, i = MANAGERS[name][1](g, i)
-        if g and i:
-            return True
-    return False
-
-
-CASES = [pytest.param(o, i, s, h, id=f'{h}-{o}-in-{i}-from-{"on" if s else "off"}',
-                      marks=[RECORDS_IN_INFERENCE] if _records_in_inference((o, i), s) else [])
+CASES = [pytest.param(o, i, s, h, id=f'{h}-{o}-in-{i}-from-{"on" if s else "off"}')
          for o, i, s, h in itertools.product(NAMES, NAMES, (True, False), ('with', 'raise', 'decorator'))]
 
 
@@ -161,8 +144,6 @@ def _trace_three_deep(T, names, start):
 @pytest.mark.parametrize('start', [True, False])
 def test_three_deep_restores_each_level(start):
     for names in itertools.product(NAMES, repeat=3):
-        if _records_in_inference(names, start):
-            continue  # (the known gap above, covered there)
         g, i = start, False
         levels = [(g, i)]
         for name in names:
@@ -217,3 +198,78 @@ def test_stacked_decorators_and_an_exception(lib):
     with pytest.raises(RuntimeError):
         failing()
     assert T.is_grad_enabled()
+
+
+def _grad_inside_inference(T):
+    """What PyTorch's InferenceMode does with grad mode turned back on inside it: grad mode
+    reads True, ops record nothing and make inference tensors, a custom Function (which asks
+    grad mode alone) records, a backward run there records nothing and makes inference .grads."""
+    seen = []
+
+    def look(name, t):
+        seen.append((name, t.requires_grad, type(t.grad_fn).__name__, t.is_inference()))
+
+    class Twice(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = T.ones(2, requires_grad=True)
+    m = x * 3
+    m.retain_grad()
+    loss = (m * m).sum()
+    with T.inference_mode():
+        with T.enable_grad():
+            seen.append(('modes', T.is_grad_enabled(), T.is_inference_mode_enabled()))
+            look('x * 2', x * 2)
+            z = T.ones(2, requires_grad=True)
+            look('new leaf', z)
+            look('leaf * 3', z * 3)
+            y = x * 2
+            y.requires_grad_()
+            look('requires_grad_', y * x)
+            look('Function', Twice.apply(x))
+            with T.inference_mode(False):
+                look('inference_mode(False)', x * 2)
+                seen.append(('modes', T.is_grad_enabled(), T.is_inference_mode_enabled()))
+            with T.no_grad():
+                seen.append(('modes', T.is_grad_enabled(), T.is_inference_mode_enabled()))
+            seen.append(('modes', T.is_grad_enabled(), T.is_inference_mode_enabled()))
+            loss.backward(retain_graph=True)
+            look('leaf .grad', x.grad)
+            look('retained .grad', m.grad)
+            g, = T.autograd.grad(loss, x, create_graph=True, retain_graph=True)
+            look('autograd.grad', g)
+            try:
+                (x * 2).sum().backward()
+            except RuntimeError as e:
+                seen.append(('backward of a result made there', str(e)))
+        seen.append(('modes', T.is_grad_enabled(), T.is_inference_mode_enabled()))
+    seen.append(('modes', T.is_grad_enabled(), T.is_inference_mode_enabled()))
+    with T.inference_mode():
+        x.grad.add_(1)  # an inference .grad is changed in place inside inference mode only
+    try:
+        x.grad.add_(1)
+    except RuntimeError as e:
+        seen.append(('in place outside', str(e)))
+    return seen
+
+
+def test_grad_inside_inference_mode_records_nothing():
+    seen = dict((s[0], s[1:]) for s in _grad_inside_inference(lg))
+    assert seen['x * 2'] == (False, 'NoneType', True)
+    assert seen['leaf * 3'] == (False, 'NoneType', True)
+    assert seen['Function'] == (True, 'TwiceBackward', True)
+    assert seen['inference_mode(False)'] == (True, 'MulBackward0', False)
+    assert seen['leaf .grad'] == (False, 'NoneType', True)
+    assert seen['backward of a result made there'] == (
+        'element 0 of tensors does not require grad and does not have a grad_fn',)
+
+
+@needs_torch
+def test_grad_inside_inference_mode_like_torch():
+    assert _grad_inside_inference(lg) == _grad_inside_inference(torch)

@@ -185,7 +185,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
     # grad mode for the derivatives, restored however the walk ends (a context manager's
     # three calls, without them)
     prev_grad_mode = grad_mode.state.grad_enabled
-    grad_mode.state.grad_enabled = bool(create_graph)
+    grad_mode.state.grad_enabled = bool(create_graph) and not grad_mode.state.inference  # (records nothing there)
     outermost = _callbacks.pending is None
     if outermost:
         _callbacks.pending = []
@@ -380,6 +380,8 @@ def add_to_nonleaf_grad(tensor, grad, copy):
                 tensor._grad = grad.detach()
             else:
                 tensor._grad = grad.clone() if grad_mode.state.grad_enabled else grad.detach()._owned_copy()
+            if grad_mode.state.inference:  # made in inference mode: an inference tensor, as PyTorch's
+                tensor._grad._version_counter = grad_mode.InferenceCounter((0,))
         else:
             tensor._grad = tensor._grad + grad
 

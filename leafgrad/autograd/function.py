@@ -234,7 +234,7 @@ class Function:
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        record = grad_mode.state.grad_enabled and any(needs)
+        record = grad_mode.is_grad_enabled() and any(needs)  # (grad mode, also in inference mode: as PyTorch)
         ctx = cls._backward_cls(tuple(gradient_edge(t) for t in tensor_args) if record else ())
         ctx.needs_input_grad = needs if record else (False,) * len(args)
         ctx._arg_is_tensor = is_tensor

@@ -2,6 +2,13 @@
 
 Each mode is a context manager and a decorator, as in PyTorch. ``inference_mode`` turns
 recording off like ``no_grad`` and marks the tensors it creates as inference tensors.
+
+``state.grad_enabled`` is the one flag the ops test: it says whether they record. Outside
+inference mode it is grad mode itself. Inside, ops record nothing whatever grad mode says
+(PyTorch's InferenceMode removes autograd from dispatch, so ``enable_grad`` inside it turns
+grad mode on and still records nothing): there the flag stays False and grad mode, which
+``is_grad_enabled`` reports and the managers save and restore, is kept in
+``state.grad_in_inference``.
 """
 import functools
 import threading
@@ -9,8 +16,9 @@ import threading
 
 class _State(threading.local):
     # Class attributes are the defaults every new thread starts from.
-    grad_enabled = True
+    grad_enabled = True        # ops record (grad mode, and not in inference mode)
     inference = False
+    grad_in_inference = False  # grad mode while in inference mode
 
 
 state = _State()
@@ -49,7 +57,14 @@ def check_not_inference(t):
 
 
 def is_grad_enabled():
-    return state.grad_enabled
+    return state.grad_in_inference if state.inference else state.grad_enabled
+
+
+def _set_grad_mode(mode):
+    if state.inference:
+        state.grad_in_inference = mode
+    else:
+        state.grad_enabled = mode
 
 
 def is_inference_mode_enabled():
@@ -86,11 +101,11 @@ class no_grad(_NoParamDecoratorContextManager):
         self.prev = False
 
     def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = False
+        self.prev = is_grad_enabled()
+        _set_grad_mode(False)
 
     def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+        _set_grad_mode(self.prev)
 
 
 class enable_grad(_NoParamDecoratorContextManager):
@@ -98,11 +113,11 @@ class enable_grad(_NoParamDecoratorContextManager):
         self.prev = True
 
     def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = True
+        self.prev = is_grad_enabled()
+        _set_grad_mode(True)
 
     def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+        _set_grad_mode(self.prev)
 
 
 class set_grad_enabled(_DecoratorContextManager):
@@ -110,19 +125,19 @@ class set_grad_enabled(_DecoratorContextManager):
     it puts back the mode it set when made, and sets its own at each call."""
 
     def __init__(self, mode):
-        self.prev = state.grad_enabled
+        self.prev = is_grad_enabled()
         self.mode = bool(mode)
-        state.grad_enabled = self.mode
+        _set_grad_mode(self.mode)
 
     def __call__(self, func):
-        state.grad_enabled = self.prev
+        _set_grad_mode(self.prev)
         return super().__call__(func)
 
     def __enter__(self):
-        state.grad_enabled = self.mode
+        _set_grad_mode(self.mode)
 
     def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+        _set_grad_mode(self.prev)
 
     def clone(self):
         return self.__class__(self.mode)
@@ -140,15 +155,16 @@ class inference_mode(_DecoratorContextManager):
         return super().__new__(cls)
 
     def __enter__(self):
-        self.prev = (state.grad_enabled, state.inference)
+        self.prev = (state.grad_enabled, state.inference, state.grad_in_inference)
         _count_inference_contexts(1)
         # as PyTorch's InferenceMode(enabled): grad mode is the opposite of ``enabled``, so
         # inference_mode(False) turns recording on, even inside no_grad
-        state.grad_enabled = not self.mode
         state.inference = bool(self.mode)
+        state.grad_enabled = state.grad_in_inference = False
+        _set_grad_mode(not self.mode)
 
     def __exit__(self, *exc):
-        state.grad_enabled, state.inference = self.prev
+        state.grad_enabled, state.inference, state.grad_in_inference = self.prev
         _count_inference_contexts(-1)
 
     def clone(self):

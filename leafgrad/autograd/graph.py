@@ -616,6 +616,8 @@ class AccumulateGrad(Node):
                     var._grad = _tensor.Tensor._wrap(grad._data)
                 else:
                     var._grad = grad.detach()._owned_copy()
+                if state.inference:  # a .grad made in inference mode is an inference tensor, as PyTorch's
+                    var._grad._version_counter = grad_mode.InferenceCounter((0,))
             elif state.grad_enabled:
                 var._grad = old + grad  # out of place, so that the new .grad has a history
             else:
