@@ -36,7 +36,8 @@ What follows from a declaration, when its class statement runs (``Op.__init_subc
   (``mul() got an unexpected keyword argument 'foo'``);
 * the **method** ``Tensor.<name>`` (``method = False``: function only; ``function = False``:
   method only; ``def method(self, ...)`` in the body: a method with its own signature, as
-  ``Tensor.where(condition, other)``);
+  ``Tensor.where(condition, other)``; ``method = property(forward)``: an attribute, as
+  ``Tensor.T``);
 * the **in-place variant** ``Tensor.<name>_`` (``inplace = True``: the forward run through the
   shared in-place machinery, which records it as PyTorch does and bumps the version; ``def
   inplace(self, ...)`` in the body: a hand-written one; ``inplace_function = True``: also
@@ -144,12 +145,16 @@ def _provide(cls, name, namespace):
         method = _plain(cls.method)
     elif not cls.method:
         method = None
+    elif isinstance(cls.method, property):  # an attribute (Tensor.T)
+        method = cls.method
     inplace = cls.inplace
     if inplace is True:
         inplace = _inplace_variant(forward, name + '_')
     else:
         inplace = _plain(inplace)
     for fn, fn_name in ((forward, name), (function, name), (method, name), (inplace, name + '_')):
+        if isinstance(fn, property):
+            continue
         if fn and fn.__name__ != fn_name:
             _name_function(fn, fn_name)
         if fn:

@@ -7,13 +7,18 @@ rewrite the base's history (see ``inplace.py``) and a view's history be regenera
 base changed (``autograd/views.py``). Ops with several view outputs (unbind, split, chunk)
 record one node for all of them (``make_views``); its derivative gets None for an output that
 received no gradient and treats it as zeros (``grads_or_zeros``).
+
+Each op is declared once (``_op.Op``): the class is the op's node, its ``forward`` the op. The
+ops PyTorch composes of others (reshape, flatten, narrow, chunk ...) declare no node of their
+own. A derivative reaches a sibling family through ``ops`` (``ops.stack``, ``ops.index_add``).
 """
 import math
 
 from .. import _memory_format, backend
 from ..autograd.views import link as _link
-from ._util import Node, record, record_many, state, sum_to, wrap, wrap_dim, xp
-from ..tensor import Size, Tensor
+from ._op import Op
+from ._util import broadcast_error, ops, record, record_many, state, sum_to, wrap, wrap_dim, xp
+from ..tensor import Size, Tensor, legacy_type_name
 
 
 def make_view(input, data, node_cls, make):
@@ -70,8 +75,26 @@ def _infer_shape(shape, numel):
 
 # ---- view / reshape ----------------------------------------------------------------------
 
-class ViewBackward0(Node):
+class View(Op):
+    """view(input, *shape) (also leafgrad.view): the same data seen in another shape, or
+    ``view(dtype)``: the data read as another dtype of the same size."""
+    op, node = 'view', 'ViewBackward0'
     __slots__ = ('self_shape',)
+
+    def forward(input, *shape):
+        if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
+            return input.to(backend.to_dtype(shape[0]))  # view(dtype): only same-size dtypes
+        shape = _infer_shape(shape_args(shape), input._data.size)
+        data = input._data.view()
+        try:
+            data.shape = shape
+        except AttributeError:
+            raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                               'dimension spans across two contiguous subspaces). Use .reshape(...) instead.') from None
+        out, node = make_view(input, data, View, lambda t: view(t, shape))
+        if node is not None:
+            node.self_shape = input._data.shape
+        return out
 
     def jvp(self, tangents, output):  # (a reshape that copied: views take the generic rule)
         return reshape(tangents[0], output.shape)
@@ -80,17 +103,100 @@ class ViewBackward0(Node):
         return reshape(grad, self.self_shape),
 
 
-class UnsafeViewBackward0(ViewBackward0):
+class UnsafeViewBackward0(View):
+    """reshape of non-contiguous data that must copy (PyTorch's clone + _unsafe_view)."""
+    node = 'UnsafeViewBackward0'
     __slots__ = ()
 
 
-class ReshapeAliasBackward0(ViewBackward0):
+class ReshapeAliasBackward0(View):
     """reshape of non-contiguous data that needs no copy (PyTorch's _reshape_alias)."""
+    node = 'ReshapeAliasBackward0'
     __slots__ = ()
 
 
-class CloneBackward0(Node):
+class Reshape(Op):
+    """reshape(input, *shape): a view where the data allows one, else a copy (recorded as
+    PyTorch records each: ViewBackward0, ReshapeAliasBackward0, UnsafeViewBackward0)."""
+    op = 'reshape'
+
+    def forward(input, *shape):
+        shape = _infer_shape(shape_args(shape), input._data.size)
+        src = input._data
+        data = src.reshape(shape)
+        if src.flags.c_contiguous:  # (contiguous data: always a view)
+            out, node = make_view(input, data, View, lambda t: reshape(t, shape))
+        elif xp.may_share_memory(data, src):
+            out, node = make_view(input, data, ReshapeAliasBackward0, lambda t: reshape(t, shape))
+        else:  # a copy, as PyTorch's reshape of non-contiguous data: _reshape_alias/clone + view
+            out, node = record(data, UnsafeViewBackward0, (input,))
+        if node is not None:
+            node.self_shape = src.shape
+        return out
+
+
+class ViewAs(Op):
+    """view_as(input, other)."""
+    op = 'view_as'
+
+    def forward(input, other):
+        return view(input, other._data.shape)
+
+
+class ReshapeAs(Op):
+    """reshape_as(input, other)."""
+    op = 'reshape_as'
+
+    def forward(input, other):
+        return reshape(input, other._data.shape)
+
+
+class Flatten(Op):
+    """flatten(input, start_dim=0, end_dim=-1): the dims from start_dim to end_dim as one."""
+    op = 'flatten'
+
+    def forward(input, start_dim=0, end_dim=-1):
+        shape = input._data.shape
+        if len(shape) == 0:
+            return reshape(input, (1,))
+        s, e = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
+        if s > e:
+            raise RuntimeError('flatten() has invalid args: start_dim cannot come after end_dim')
+        if s == e:
+            return input
+        n = 1
+        for d in shape[s:e + 1]:
+            n *= d
+        return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+
+
+class Contiguous(Op):
+    """contiguous(input, memory_format=contiguous_format): the input itself where it is laid
+    out so already, else a copy (CloneBackward0)."""
+    op = 'contiguous'
+
+    def forward(input, memory_format=_memory_format.contiguous_format):
+        if memory_format is _memory_format.contiguous_format:
+            if input._data.flags.c_contiguous:
+                return input
+            return record(input._data.copy(order='C'), Clone, (input,))[0]
+        _memory_format.check(memory_format, 'contiguous')
+        data = _memory_format.lay_out(input._data, memory_format)
+        return input if data is input._data else record(data, Clone, (input,))[0]
+
+
+class Clone(Op):
+    """clone(input, *, memory_format=None): a copy, laid out as the input when that is dense
+    (``preserve_format``, as PyTorch keeps a transposed tensor's strides) or in the memory
+    format asked for."""
+    op, node = 'clone', 'CloneBackward0'
     __slots__ = ()
+
+    def forward(input, *, memory_format=None):
+        if memory_format is not None:
+            _memory_format.check(memory_format, 'clone')
+        return record(_memory_format.copy_in(input._data, memory_format or _memory_format.preserve_format),
+                      Clone, (input,))[0]
 
     def jvp(self, tangents):
         return tangents[0].clone()
@@ -99,91 +205,35 @@ class CloneBackward0(Node):
         return grad,
 
 
-def view(input, *shape):
-    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
-        from .. import backend
-        return input.to(backend.to_dtype(shape[0]))  # view(dtype): only same-size dtypes
-    shape = _infer_shape(shape_args(shape), input._data.size)
-    data = input._data.view()
-    try:
-        data.shape = shape
-    except AttributeError:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
-                           'dimension spans across two contiguous subspaces). Use .reshape(...) instead.') from None
-    out, node = make_view(input, data, ViewBackward0, lambda t: view(t, shape))
-    if node is not None:
-        node.self_shape = input._data.shape
-    return out
-
-
-def reshape(input, *shape):
-    shape = _infer_shape(shape_args(shape), input._data.size)
-    src = input._data
-    data = src.reshape(shape)
-    if src.flags.c_contiguous:  # (contiguous data: always a view)
-        out, node = make_view(input, data, ViewBackward0, lambda t: reshape(t, shape))
-    elif xp.may_share_memory(data, src):
-        out, node = make_view(input, data, ReshapeAliasBackward0, lambda t: reshape(t, shape))
-    else:  # a copy, as PyTorch's reshape of non-contiguous data: _reshape_alias/clone + view
-        out, node = record(data, UnsafeViewBackward0, (input,))
-    if node is not None:
-        node.self_shape = src.shape
-    return out
-
-
-def view_as(input, other):
-    return view(input, other._data.shape)
-
-
-def reshape_as(input, other):
-    return reshape(input, other._data.shape)
-
-
-def flatten(input, start_dim=0, end_dim=-1):
-    shape = input._data.shape
-    if len(shape) == 0:
-        return reshape(input, (1,))
-    s, e = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
-    if s > e:
-        raise RuntimeError('flatten() has invalid args: start_dim cannot come after end_dim')
-    if s == e:
-        return input
-    n = 1
-    for d in shape[s:e + 1]:
-        n *= d
-    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
-
-
-def contiguous(input, memory_format=_memory_format.contiguous_format):
-    if memory_format is _memory_format.contiguous_format:
-        if input._data.flags.c_contiguous:
-            return input
-        return record(input._data.copy(order='C'), CloneBackward0, (input,))[0]
-    _memory_format.check(memory_format, 'contiguous')
-    data = _memory_format.lay_out(input._data, memory_format)
-    return input if data is input._data else record(data, CloneBackward0, (input,))[0]
-
-
-def clone(input, *, memory_format=None):
-    """A copy, laid out as the input when that is dense (``preserve_format``, as PyTorch keeps a
-    transposed tensor's strides) or in the memory format asked for."""
-    if memory_format is not None:
-        _memory_format.check(memory_format, 'clone')
-    return record(_memory_format.copy_in(input._data, memory_format or _memory_format.preserve_format),
-                  CloneBackward0, (input,))[0]
-
-
 # ---- transpose / permute ------------------------------------------------------------------
 
-class TransposeBackward0(Node):
+class Transpose(Op):
+    """transpose(input, dim0, dim1) (also swapaxes, swapdims): the view with two dims swapped."""
+    op, node, aliases = 'transpose', 'TransposeBackward0', ('swapaxes', 'swapdims')
     __slots__ = ('dim0', 'dim1')
+
+    def forward(input, dim0, dim1):
+        nd = input._data.ndim
+        d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+        out, node = make_view(input, xp.swapaxes(input._data, d0, d1), Transpose, lambda t: transpose(t, d0, d1))
+        if node is not None:
+            node.dim0, node.dim1 = d0, d1
+        return out
 
     def apply(self, grad):
         return transpose(grad, self.dim0, self.dim1),
 
 
-class TBackward0(Node):
+class T(Op):
+    """t(input): the transpose of a matrix (a tensor of at most 2 dims, as it is otherwise)."""
+    op, node = 't', 'TBackward0'
     __slots__ = ()
+
+    def forward(input):
+        nd = input._data.ndim
+        if nd > 2:
+            raise RuntimeError(f't() expects a tensor with <= 2 dimensions, but self is {nd}D')
+        return make_view(input, input._data.T, T, t)[0]
 
     def apply(self, grad):
         if not state.grad_enabled:
@@ -207,8 +257,25 @@ def _transposed_buffer(array):
     return base
 
 
-class PermuteBackward0(Node):
+class Permute(Op):
+    """permute(input, *dims): the view with the dims in the given order."""
+    op, node = 'permute', 'PermuteBackward0'
     __slots__ = ('dims',)
+
+    def forward(input, *dims):
+        dims = shape_args(dims)
+        nd = input._data.ndim
+        if len(dims) != nd:
+            raise RuntimeError(f'permute(sparse_coo): number of dimensions in the tensor input does not match the '
+                               f'length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal '
+                               f'to len(dims) = {len(dims)}')
+        dims = tuple(wrap_dim(d, nd) for d in dims)
+        if len(set(dims)) != nd:
+            raise RuntimeError('permute(): duplicate dims are not allowed.')
+        out, node = make_view(input, xp.transpose(input._data, dims), Permute, lambda t: permute(t, dims))
+        if node is not None:
+            node.dims = dims
+        return out
 
     def apply(self, grad):
         inverse = [0] * len(self.dims)
@@ -217,101 +284,124 @@ class PermuteBackward0(Node):
         return permute(grad, inverse),
 
 
-def transpose(input, dim0, dim1):
-    nd = input._data.ndim
-    d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
-    out, node = make_view(input, xp.swapaxes(input._data, d0, d1), TransposeBackward0,
-                          lambda t: transpose(t, d0, d1))
-    if node is not None:
-        node.dim0, node.dim1 = d0, d1
-    return out
+class Reversed(Op):
+    """Tensor.T: the dims reversed (a permute, as PyTorch records it even for a matrix; an
+    alias of a tensor of fewer than 2 dims)."""
+    op, function = 'T', False
 
+    def forward(input):
+        nd = input._data.ndim
+        if nd < 2:
+            return ops.alias(input)
+        return permute(input, tuple(range(nd - 1, -1, -1)))
 
-swapaxes = swapdims = transpose
-
-
-def t(input):
-    nd = input._data.ndim
-    if nd > 2:
-        raise RuntimeError(f't() expects a tensor with <= 2 dimensions, but self is {nd}D')
-    return make_view(input, input._data.T, TBackward0, t)[0]
-
-
-def permute(input, *dims):
-    dims = shape_args(dims)
-    nd = input._data.ndim
-    if len(dims) != nd:
-        raise RuntimeError(f'permute(sparse_coo): number of dimensions in the tensor input does not match the '
-                           f'length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal '
-                           f'to len(dims) = {len(dims)}')
-    dims = tuple(wrap_dim(d, nd) for d in dims)
-    if len(set(dims)) != nd:
-        raise RuntimeError('permute(): duplicate dims are not allowed.')
-    out, node = make_view(input, xp.transpose(input._data, dims), PermuteBackward0, lambda t: permute(t, dims))
-    if node is not None:
-        node.dims = dims
-    return out
-
-
-def _T(input):
-    nd = input._data.ndim
-    if nd < 2:
-        return alias_view(input)
-    return permute(input, tuple(range(nd - 1, -1, -1)))  # PyTorch records a permute, even for 2-D
-
-
-def alias_view(input):
-    from .indexing import alias
-    return alias(input)
-
-
-def _H(input):
-    nd = input._data.ndim
-    if nd != 2:
-        raise RuntimeError(f'tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor. For batches of '
-                           'matrices, consider using tensor.mH')
-    return _conj_if_complex(transpose(input, 0, 1))
+    method = property(forward)
 
 
 def _conj_if_complex(t):
     """The conjugate of a complex (conjugate-transposed) tensor; a real one is its own conjugate."""
     if t._data.dtype.kind != 'c':
         return t
-    from .complex_numbers import conj
-    return conj(t)
+    return ops.conj(t)
 
 
-def _mH(input):
-    if input._data.ndim < 2:
-        raise RuntimeError(f'tensor.mH is only supported on matrices or batches of matrices. Got '
-                           f'{input._data.ndim}-D tensor.')
-    return _conj_if_complex(transpose(input, -2, -1))
+class ConjugateTransposed(Op):
+    """Tensor.H: the conjugate transpose of a matrix."""
+    op, function = 'H', False
+
+    def forward(input):
+        nd = input._data.ndim
+        if nd != 2:
+            raise RuntimeError(f'tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor. For batches '
+                               'of matrices, consider using tensor.mH')
+        return _conj_if_complex(transpose(input, 0, 1))
+
+    method = property(forward)
 
 
-def adjoint(input):
-    if input._data.ndim < 2:
-        raise RuntimeError(f'tensor.adjoint() is only supported on matrices or batches of matrices. Got '
-                           f'{input._data.ndim}-D tensor.')
-    return _conj_if_complex(transpose(input, -2, -1))
+class MatricesConjugateTransposed(Op):
+    """Tensor.mH: the conjugate transpose of each matrix of a batch (adjoint)."""
+    op, function = 'mH', False
+
+    def forward(input):
+        if input._data.ndim < 2:
+            raise RuntimeError(f'tensor.mH is only supported on matrices or batches of matrices. Got '
+                               f'{input._data.ndim}-D tensor.')
+        return _conj_if_complex(transpose(input, -2, -1))
+
+    method = property(forward)
 
 
-def _mT(input):
-    if input._data.ndim < 2:
-        raise RuntimeError('tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.')
-    return transpose(input, -2, -1)
+class Adjoint(Op):
+    """adjoint(input): the conjugate transpose of each matrix of a batch."""
+    op = 'adjoint'
+
+    def forward(input):
+        if input._data.ndim < 2:
+            raise RuntimeError(f'tensor.adjoint() is only supported on matrices or batches of matrices. Got '
+                               f'{input._data.ndim}-D tensor.')
+        return _conj_if_complex(transpose(input, -2, -1))
+
+
+class MatricesTransposed(Op):
+    """Tensor.mT: the transpose of each matrix of a batch."""
+    op, function = 'mT', False
+
+    def forward(input):
+        if input._data.ndim < 2:
+            raise RuntimeError('tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.')
+        return transpose(input, -2, -1)
+
+    method = property(forward)
 
 
 # ---- unsqueeze / squeeze / expand ---------------------------------------------------------
 
-class UnsqueezeBackward0(Node):
+class Unsqueeze(Op):
+    """unsqueeze(input, dim): the view with a dim of size 1 inserted at ``dim``."""
+    op, node = 'unsqueeze', 'UnsqueezeBackward0'
     __slots__ = ('dim',)
+
+    def forward(input, dim):
+        nd = input._data.ndim
+        d = wrap_dim(dim, nd + 1)
+        shape = input._data.shape
+        data = input._data.reshape(shape[:d] + (1,) + shape[d:])  # (what expand_dims does, without its wrapper)
+        out, node = make_view(input, data, Unsqueeze, lambda t: unsqueeze(t, d))
+        if node is not None:
+            node.dim = d
+        return out
 
     def apply(self, grad):
         return squeeze(grad, self.dim),
 
 
-class SqueezeBackward0(Node):
+class Squeeze(Op):
+    """squeeze(input, dim=None): the view without dims of size 1 (all of them, the one given,
+    or those of the dims given: SqueezeBackward0, 1, 2)."""
+    op, node = 'squeeze', 'SqueezeBackward0'
     __slots__ = ('self_shape',)
+
+    def forward(input, dim=None):
+        shape = input._data.shape
+        if dim is None:
+            axes = tuple(i for i, s in enumerate(shape) if s == 1)
+            cls = Squeeze
+        elif isinstance(dim, int):
+            axes = (wrap_dim(dim, len(shape)),)
+            if not shape:
+                axes = ()
+            cls = SqueezeBackward1
+            if axes and shape[axes[0]] != 1:
+                axes = ()
+        else:
+            axes = tuple(d for d in (wrap_dim(d, max(len(shape), 1)) for d in dim) if shape and shape[d] == 1)
+            cls = SqueezeBackward2
+        out, node = make_view(input, xp.squeeze(input._data, axes) if axes else input._data.view(), cls,
+                              lambda t: squeeze(t, dim))
+        if node is not None:
+            node.self_shape = shape
+        return out
 
     def jvp(self, tangents, output):
         return reshape(tangents[0], output.shape)
@@ -320,53 +410,60 @@ class SqueezeBackward0(Node):
         return reshape(grad, self.self_shape),
 
 
-class SqueezeBackward1(SqueezeBackward0):
+class SqueezeBackward1(Squeeze):  # squeeze(dim)
+    node = 'SqueezeBackward1'
     __slots__ = ()
 
 
-class SqueezeBackward2(SqueezeBackward0):  # squeeze(dims)
+class SqueezeBackward2(Squeeze):  # squeeze(dims)
+    node = 'SqueezeBackward2'
     __slots__ = ()
 
 
-class SqueezeBackward4(SqueezeBackward0):  # the squeeze inside matmul of a 1-D by a 2-D tensor
+class SqueezeBackward4(Squeeze):  # the squeeze inside matmul of a 1-D by a 2-D tensor
+    node = 'SqueezeBackward4'
     __slots__ = ()
 
 
-def unsqueeze(input, dim):
-    nd = input._data.ndim
-    d = wrap_dim(dim, nd + 1)
-    shape = input._data.shape
-    data = input._data.reshape(shape[:d] + (1,) + shape[d:])  # (what expand_dims does, without its wrapper)
-    out, node = make_view(input, data, UnsqueezeBackward0, lambda t: unsqueeze(t, d))
-    if node is not None:
-        node.dim = d
-    return out
-
-
-def squeeze(input, dim=None):
-    shape = input._data.shape
-    if dim is None:
-        axes = tuple(i for i, s in enumerate(shape) if s == 1)
-        cls = SqueezeBackward0
-    elif isinstance(dim, int):
-        axes = (wrap_dim(dim, len(shape)),)
-        if not shape:
-            axes = ()
-        cls = SqueezeBackward1
-        if axes and shape[axes[0]] != 1:
-            axes = ()
-    else:
-        axes = tuple(d for d in (wrap_dim(d, max(len(shape), 1)) for d in dim) if shape and shape[d] == 1)
-        cls = SqueezeBackward2
-    out, node = make_view(input, xp.squeeze(input._data, axes) if axes else input._data.view(), cls,
-                          lambda t: squeeze(t, dim))
-    if node is not None:
-        node.self_shape = shape
-    return out
-
-
-class ExpandBackward0(Node):
+class Expand(Op):
+    """expand(input, *sizes): the view broadcast to ``sizes`` (-1 keeps a dim's size)."""
+    op, node = 'expand', 'ExpandBackward0'
     __slots__ = ('self_shape',)
+
+    def forward(input, *sizes):
+        sizes = shape_args(sizes)
+        shape = input._data.shape
+        if len(sizes) < len(shape):
+            raise RuntimeError(f'expand({legacy_type_name(input._data)}{{{list(shape)}}}, size={list(sizes)}): the '
+                               f'number of sizes provided ({len(sizes)}) must be greater or equal to the number of '
+                               f'dimensions in the tensor ({len(shape)})')
+        lead = len(sizes) - len(shape)
+        target = [0] * len(sizes)
+        for i in range(len(sizes) - 1, -1, -1):  # from the last dim, as PyTorch checks
+            s = sizes[i]
+            if i < lead:
+                if s < 0:
+                    raise RuntimeError(f'The expanded size of the tensor ({s}) isn\'t allowed in a leading, '
+                                       f'non-existing dimension {i}')
+                target[i] = s
+                continue
+            cur = shape[i - lead]
+            if s == -1:
+                s = cur
+            elif cur != 1 and s != cur:
+                raise RuntimeError(f'The expanded size of the tensor ({s}) must match the existing size ({cur}) at '
+                                   f'non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: '
+                                   f'{list(shape)}')
+            target[i] = s
+        target = tuple(target)
+        if target == shape:
+            data = input._data.view()
+        else:
+            data = xp.broadcast_to(input._data, target)
+        out, node = make_view(input, data, Expand, lambda t: expand(t, target))
+        if node is not None:
+            node.self_shape = shape
+        return out
 
     def jvp(self, tangents, output):
         return expand(tangents[0], output.shape)
@@ -375,85 +472,58 @@ class ExpandBackward0(Node):
         return sum_to(grad, self.self_shape),
 
 
-def expand(input, *sizes):
-    sizes = shape_args(sizes)
-    shape = input._data.shape
-    if len(sizes) < len(shape):
-        from ..tensor import legacy_type_name
-        raise RuntimeError(f'expand({legacy_type_name(input._data)}{{{list(shape)}}}, size={list(sizes)}): the number '
-                           f'of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions '
-                           f'in the tensor ({len(shape)})')
-    lead = len(sizes) - len(shape)
-    target = [0] * len(sizes)
-    for i in range(len(sizes) - 1, -1, -1):  # from the last dim, as PyTorch checks
-        s = sizes[i]
-        if i < lead:
-            if s < 0:
-                raise RuntimeError(f'The expanded size of the tensor ({s}) isn\'t allowed in a leading, '
-                                   f'non-existing dimension {i}')
-            target[i] = s
-            continue
-        cur = shape[i - lead]
-        if s == -1:
-            s = cur
-        elif cur != 1 and s != cur:
-            raise RuntimeError(f'The expanded size of the tensor ({s}) must match the existing size ({cur}) at '
-                               f'non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: '
-                               f'{list(shape)}')
-        target[i] = s
-    target = tuple(target)
-    if target == shape:
-        data = input._data.view()
-    else:
-        data = xp.broadcast_to(input._data, target)
-    out, node = make_view(input, data, ExpandBackward0, lambda t: expand(t, target))
-    if node is not None:
-        node.self_shape = shape
-    return out
+class ExpandAs(Op):
+    """expand_as(input, other)."""
+    op = 'expand_as'
+
+    def forward(input, other):
+        return expand(input, other._data.shape)
 
 
-def expand_as(input, other):
-    return expand(input, other._data.shape)
+class BroadcastTo(Op):
+    """broadcast_to(input, size)."""
+    op = 'broadcast_to'
 
-
-def broadcast_to(input, size):
-    return expand(input, size)
+    def forward(input, size):
+        return expand(input, size)
 
 
 # ---- select / slice (the pieces of basic indexing) ----------------------------------------
 
-class SelectBackward0(Node):
+class Select(Op):
+    """select(input, dim, index): the view of one index along ``dim``, without that dim."""
+    op, node = 'select', 'SelectBackward0'
     __slots__ = ('self_shape', 'dim', 'index')
 
+    def forward(input, dim, index):
+        shape = input._data.shape
+        if not shape:
+            raise IndexError('select() cannot be applied to a 0-dim tensor.')
+        d = wrap_dim(dim, len(shape))
+        size = shape[d]
+        if not -size <= index < size:
+            raise IndexError(f'select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}')
+        i = index + size if index < 0 else index
+        # The trailing ... keeps a 0-d result a view (a bare int index would copy it to a scalar).
+        data = input._data[i, ...] if d == 0 else input._data[(slice(None),) * d + (i, Ellipsis)]
+        out, node = make_view(input, data, Select, lambda t: select(t, d, i))
+        if node is not None:
+            node.self_shape, node.dim, node.index = shape, d, i
+        return out
+
     def apply(self, grad):
-        from .indexing import index_put_embed
-        return index_put_embed(grad, self.self_shape, (slice(None),) * self.dim + (self.index,)),
+        return ops.index_put_embed(grad, self.self_shape, (slice(None),) * self.dim + (self.index,)),
 
 
-class SliceBackward0(Node):
+class SliceBackward0(Op):
+    """The slice of one dim (basic indexing's ``t[a:b:c]``, narrow, split): ``slice_dim``, a
+    function of this module only (PyTorch's is ``aten::slice``, no ``torch.slice``)."""
+    node = 'SliceBackward0'
     __slots__ = ('self_shape', 'dim', 'start', 'end', 'step')
 
     def apply(self, grad):
-        from .indexing import index_put_embed
         index = (slice(None),) * self.dim + (slice(self.start, self.end, self.step),)
-        return index_put_embed(grad, self.self_shape, index),
-
-
-def select(input, dim, index):
-    shape = input._data.shape
-    if not shape:
-        raise IndexError('select() cannot be applied to a 0-dim tensor.')
-    d = wrap_dim(dim, len(shape))
-    size = shape[d]
-    if not -size <= index < size:
-        raise IndexError(f'select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}')
-    i = index + size if index < 0 else index
-    # The trailing ... keeps a 0-d result a view (a bare int index would copy it to a scalar).
-    data = input._data[i, ...] if d == 0 else input._data[(slice(None),) * d + (i, Ellipsis)]
-    out, node = make_view(input, data, SelectBackward0, lambda t: select(t, d, i))
-    if node is not None:
-        node.self_shape, node.dim, node.index = shape, d, i
-    return out
+        return ops.index_put_embed(grad, self.self_shape, index),
 
 
 def slice_dim(input, dim, start, end, step):
@@ -470,57 +540,70 @@ def slice_dim(input, dim, start, end, step):
     return out
 
 
-def narrow(input, dim, start, length):
-    d = wrap_dim(dim, input._data.ndim)
-    size = input._data.shape[d]
-    if length < 0:
-        raise RuntimeError('narrow(): length must be non-negative.')
-    if start < 0:
-        start += size
-    if not 0 <= start <= size or start + length > size:
-        raise RuntimeError(f'start ({start}) + length ({length}) exceeds dimension size ({size}).')
-    return slice_dim(input, d, start, start + length, 1)
+class Narrow(Op):
+    """narrow(input, dim, start, length): the slice of ``length`` indices from ``start``."""
+    op = 'narrow'
+
+    def forward(input, dim, start, length):
+        d = wrap_dim(dim, input._data.ndim)
+        size = input._data.shape[d]
+        if length < 0:
+            raise RuntimeError('narrow(): length must be non-negative.')
+        if start < 0:
+            start += size
+        if not 0 <= start <= size or start + length > size:
+            raise RuntimeError(f'start ({start}) + length ({length}) exceeds dimension size ({size}).')
+        return slice_dim(input, d, start, start + length, 1)
 
 
-def ravel(input):
-    return reshape(input, (-1,))
+class Ravel(Op):
+    """ravel(input): reshape(input, (-1,))."""
+    op = 'ravel'
+
+    def forward(input):
+        return reshape(input, (-1,))
 
 
-def unflatten(input, dim, sizes):
-    shape = input._data.shape
-    d = wrap_dim(dim, len(shape))
-    sizes = tuple(int(x) for x in sizes)
-    n = 1
-    for x in sizes:
-        if x != -1:
-            n *= x
-    if (-1 not in sizes and n != shape[d]) or (-1 in sizes and (n == 0 or shape[d] % n)):
-        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
-                           f'({shape[d]}) in the input tensor')
-    return view(input, shape[:d] + sizes + shape[d + 1:])
+class Unflatten(Op):
+    """unflatten(input, dim, sizes): the dim ``dim`` as the dims ``sizes`` (a view)."""
+    op = 'unflatten'
+
+    def forward(input, dim, sizes):
+        shape = input._data.shape
+        d = wrap_dim(dim, len(shape))
+        sizes = tuple(int(x) for x in sizes)
+        n = 1
+        for x in sizes:
+            if x != -1:
+                n *= x
+        if (-1 not in sizes and n != shape[d]) or (-1 in sizes and (n == 0 or shape[d] % n)):
+            raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                               f'({shape[d]}) in the input tensor')
+        return view(input, shape[:d] + sizes + shape[d + 1:])
 
 
-def movedim(input, source, destination):
-    nd = input._data.ndim
-    src = (source,) if isinstance(source, int) else tuple(source)
-    dst = (destination,) if isinstance(destination, int) else tuple(destination)
-    if len(src) != len(dst):
-        raise RuntimeError(f'movedim: Invalid source or destination dims: source ({list(src)} dims) should contain '
-                           f'the same number of dims as destination ({list(dst)} dims)')
-    src = tuple(wrap_dim(d, nd) for d in src)
-    dst = tuple(wrap_dim(d, nd) for d in dst)
-    for name, ds in (('source', src), ('destination', dst)):
-        if len(set(ds)) != len(ds):
-            raise RuntimeError(f'movedim: repeated dim in `{name}` ({list(ds)})')
-    order = [None] * nd
-    for s_, d_ in zip(src, dst):
-        order[d_] = s_
-    rest = iter(d for d in range(nd) if d not in src)
-    order = tuple(o if o is not None else next(rest) for o in order)
-    return permute(input, order)
+class Movedim(Op):
+    """movedim(input, source, destination) (also moveaxis): a permute."""
+    op, aliases = 'movedim', ('moveaxis',)
 
-
-moveaxis = movedim
+    def forward(input, source, destination):
+        nd = input._data.ndim
+        src = (source,) if isinstance(source, int) else tuple(source)
+        dst = (destination,) if isinstance(destination, int) else tuple(destination)
+        if len(src) != len(dst):
+            raise RuntimeError(f'movedim: Invalid source or destination dims: source ({list(src)} dims) should '
+                               f'contain the same number of dims as destination ({list(dst)} dims)')
+        src = tuple(wrap_dim(d, nd) for d in src)
+        dst = tuple(wrap_dim(d, nd) for d in dst)
+        for name, ds in (('source', src), ('destination', dst)):
+            if len(set(ds)) != len(ds):
+                raise RuntimeError(f'movedim: repeated dim in `{name}` ({list(ds)})')
+        order = [None] * nd
+        for s_, d_ in zip(src, dst):
+            order[d_] = s_
+        rest = iter(d for d in range(nd) if d not in src)
+        order = tuple(o if o is not None else next(rest) for o in order)
+        return permute(input, order)
 
 
 # ---- diagonal -----------------------------------------------------------------------------
@@ -554,14 +637,29 @@ def as_strided_array(a, shape, strides, writeable):
     return module.lib.stride_tricks.as_strided(a, shape, strides)
 
 
-class DiagonalBackward0(Node):
+class Diagonal(Op):
+    """diagonal(input, offset=0, dim1=0, dim2=1): the view of a diagonal, as the last dim."""
+    op, node = 'diagonal', 'DiagonalBackward0'
     __slots__ = ('self_shape', 'offset', 'dim1', 'dim2')
+
+    def forward(input, offset=0, dim1=0, dim2=1):
+        nd = input._data.ndim
+        d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+        if d1 == d2:
+            raise RuntimeError(f'diagonal dimensions cannot be identical {dim1}, {dim2}')
+        out, node = make_view(input, _diagonal_array(input._data, offset, d1, d2), Diagonal,
+                              lambda t: diagonal(t, offset, d1, d2))
+        if node is not None:
+            node.self_shape, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2
+        return out
 
     def apply(self, grad):
         return diagonal_embed_into(grad, self.self_shape, self.offset, self.dim1, self.dim2),
 
 
-class DiagonalBackwardBackward0(Node):
+class DiagonalBackwardBackward0(Op):
+    """diagonal's derivative (``diagonal_embed_into``), whose own derivative is a diagonal."""
+    node = 'DiagonalBackwardBackward0'
     __slots__ = ('offset', 'dim1', 'dim2')
 
     def apply(self, grad):
@@ -578,51 +676,38 @@ def diagonal_embed_into(values, shape, offset, d1, d2):
     return out
 
 
-def diagonal(input, offset=0, dim1=0, dim2=1):
-    nd = input._data.ndim
-    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
-    if d1 == d2:
-        raise RuntimeError(f'diagonal dimensions cannot be identical {dim1}, {dim2}')
-    out, node = make_view(input, _diagonal_array(input._data, offset, d1, d2), DiagonalBackward0,
-                          lambda t: diagonal(t, offset, d1, d2))
-    if node is not None:
-        node.self_shape, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2
-    return out
-
-
 # ---- unbind / split / chunk: several views at once ------------------------------------------
 
-class UnbindBackward0(Node):
+class Unbind(Op):
+    """unbind(input, dim=0): the views of each index along ``dim``."""
+    op, node = 'unbind', 'UnbindBackward0'
     __slots__ = ('dim', 'num_outputs', 'output_meta')
 
-    def apply(self, *grads):
-        from .rearrange import stack
-        return stack(grads_or_zeros(self, grads), self.dim),
-
-
-def unbind(input, dim=0):
-    shape = input._data.shape
-    if not shape:
-        raise IndexError(f'Dimension specified as {dim} but tensor has no dimensions')
-    d = wrap_dim(dim, len(shape))
-    datas = [input._data[(slice(None),) * d + (i, Ellipsis)] for i in range(shape[d])]
-    makes = [(lambda t, i=i: select(t, d, i)) for i in range(shape[d])]
-    outs, node = make_views(input, datas, UnbindBackward0, makes, 'Unbind')
-    if node is not None:
-        node.dim = d
-    return tuple(outs)
-
-
-class SplitBackward0(Node):
-    __slots__ = ('dim', 'num_outputs', 'output_meta')
+    def forward(input, dim=0):
+        shape = input._data.shape
+        if not shape:
+            raise IndexError(f'Dimension specified as {dim} but tensor has no dimensions')
+        d = wrap_dim(dim, len(shape))
+        datas = [input._data[(slice(None),) * d + (i, Ellipsis)] for i in range(shape[d])]
+        makes = [(lambda t, i=i: select(t, d, i)) for i in range(shape[d])]
+        outs, node = make_views(input, datas, Unbind, makes, 'Unbind')
+        if node is not None:
+            node.dim = d
+        return tuple(outs)
 
     def apply(self, *grads):
-        from .rearrange import cat
-        return cat(grads_or_zeros(self, grads), self.dim),
+        return ops.stack(grads_or_zeros(self, grads), self.dim),
 
 
-class SplitWithSizesBackward0(SplitBackward0):
-    __slots__ = ()
+class Iterate(Op):
+    """``for row in t``: PyTorch iterates over ``t.unbind(0)`` (so the rows are UnbindBackward0
+    views, which may not be modified in place while recording)."""
+    op, function = '__iter__', False
+
+    def forward(input):
+        if input._data.ndim == 0:
+            raise TypeError('iteration over a 0-d tensor')
+        return iter(unbind(input, 0))
 
 
 def _split_views(input, d, sizes, node_cls, op_name):
@@ -638,61 +723,85 @@ def _split_views(input, d, sizes, node_cls, op_name):
     return tuple(outs)
 
 
-def split(tensor, split_size_or_sections, dim=0):
-    shape = tensor._data.shape
-    d = wrap_dim(dim, len(shape))
-    size = shape[d]
-    if isinstance(split_size_or_sections, int):
-        n = split_size_or_sections
-        if n < 0:
-            raise RuntimeError(f'split expects split_size be non-negative, but got split_size={n}')
-        if n == 0 and size != 0:
-            raise RuntimeError(f'split_size can only be 0 if dimension size is 0, but got dimension size of {size}')
-        # Full pieces of n, then the remainder; an empty dim still gives one (empty) piece.
-        sizes = ([n] * (size // n) + ([size % n] if size % n else [])) if n else []
-        sizes = sizes or [0]
-        return _split_views(tensor, d, sizes, SplitBackward0, 'Split')
-    return split_with_sizes(tensor, split_size_or_sections, d)
+class Split(Op):
+    """split(tensor, split_size_or_sections, dim=0): views of ``split_size`` indices along
+    ``dim`` (the last one shorter), or of the sizes given (split_with_sizes)."""
+    op, node = 'split', 'SplitBackward0'
+    __slots__ = ('dim', 'num_outputs', 'output_meta')
+
+    def forward(tensor, split_size_or_sections, dim=0):
+        shape = tensor._data.shape
+        d = wrap_dim(dim, len(shape))
+        size = shape[d]
+        if isinstance(split_size_or_sections, int):
+            n = split_size_or_sections
+            if n < 0:
+                raise RuntimeError(f'split expects split_size be non-negative, but got split_size={n}')
+            if n == 0 and size != 0:
+                raise RuntimeError(f'split_size can only be 0 if dimension size is 0, but got dimension size of '
+                                   f'{size}')
+            # Full pieces of n, then the remainder; an empty dim still gives one (empty) piece.
+            sizes = ([n] * (size // n) + ([size % n] if size % n else [])) if n else []
+            sizes = sizes or [0]
+            return _split_views(tensor, d, sizes, Split, 'Split')
+        return split_with_sizes(tensor, split_size_or_sections, d)
+
+    def apply(self, *grads):
+        return ops.cat(grads_or_zeros(self, grads), self.dim),
 
 
-def split_with_sizes(input, split_sizes, dim=0):
-    shape = input._data.shape
-    d = wrap_dim(dim, len(shape))
-    sizes = [int(n) for n in split_sizes]
-    if sum(sizes) != shape[d] or any(n < 0 for n in sizes):
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {shape[d]} (input tensor's size "
-                           f'at dimension {d}), but got split_sizes={sizes}')
-    return _split_views(input, d, sizes, SplitWithSizesBackward0, 'SplitWithSizes')
+class SplitWithSizes(Split):
+    """split_with_sizes(input, split_sizes, dim=0)."""
+    op, node = 'split_with_sizes', 'SplitWithSizesBackward0'
+    __slots__ = ()
+
+    def forward(input, split_sizes, dim=0):
+        shape = input._data.shape
+        d = wrap_dim(dim, len(shape))
+        sizes = [int(n) for n in split_sizes]
+        if sum(sizes) != shape[d] or any(n < 0 for n in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {shape[d]} (input tensor's "
+                               f'size at dimension {d}), but got split_sizes={sizes}')
+        return _split_views(input, d, sizes, SplitWithSizes, 'SplitWithSizes')
 
 
-def chunk(input, chunks, dim=0):
-    if chunks <= 0:
-        raise RuntimeError(f'chunk expects `chunks` to be greater than 0, got: {chunks}')
-    shape = input._data.shape
-    d = wrap_dim(dim, len(shape))
-    size = shape[d]
-    if size == 0:  # PyTorch gives `chunks` empty pieces
-        return _split_views(input, d, [0] * chunks, SplitWithSizesBackward0, 'SplitWithSizes')
-    return split(input, -(-size // chunks), d)
+class Chunk(Op):
+    """chunk(input, chunks, dim=0): a split into ``chunks`` pieces of equal size (the last
+    one shorter)."""
+    op = 'chunk'
+
+    def forward(input, chunks, dim=0):
+        if chunks <= 0:
+            raise RuntimeError(f'chunk expects `chunks` to be greater than 0, got: {chunks}')
+        shape = input._data.shape
+        d = wrap_dim(dim, len(shape))
+        size = shape[d]
+        if size == 0:  # PyTorch gives `chunks` empty pieces
+            return _split_views(input, d, [0] * chunks, SplitWithSizes, 'SplitWithSizes')
+        return split(input, -(-size // chunks), d)
 
 
-def tensor_split(input, indices_or_sections, dim=0):
-    d = wrap_dim(dim, input._data.ndim)
-    size = input._data.shape[d]
-    if isinstance(indices_or_sections, int):
-        n = indices_or_sections
-        if n <= 0:
-            raise RuntimeError(f'number of sections must be larger than 0, got {n}')
-        q, r = divmod(size, n)
-        bounds = [0]
-        for i in range(n):
-            bounds.append(bounds[-1] + q + (1 if i < r else 0))
-    else:
-        idx = [int(i) for i in indices_or_sections]
-        bounds = [0] + idx + [size]
-    return tuple(slice_dim(input, d, min(max(bounds[i], 0), size), min(max(bounds[i + 1], bounds[i], 0), size), 1)
-                 for i in range(len(bounds) - 1))
+class TensorSplit(Op):
+    """tensor_split(input, indices_or_sections, dim=0): slices of nearly equal sizes, or
+    between the indices given."""
+    op = 'tensor_split'
 
+    def forward(input, indices_or_sections, dim=0):
+        d = wrap_dim(dim, input._data.ndim)
+        size = input._data.shape[d]
+        if isinstance(indices_or_sections, int):
+            n = indices_or_sections
+            if n <= 0:
+                raise RuntimeError(f'number of sections must be larger than 0, got {n}')
+            q, r = divmod(size, n)
+            bounds = [0]
+            for i in range(n):
+                bounds.append(bounds[-1] + q + (1 if i < r else 0))
+        else:
+            idx = [int(i) for i in indices_or_sections]
+            bounds = [0] + idx + [size]
+        return tuple(slice_dim(input, d, min(max(bounds[i], 0), size), min(max(bounds[i + 1], bounds[i], 0), size), 1)
+                     for i in range(len(bounds) - 1))
 
 
 def _split_along(input, sections, dim, name, min_dims):
@@ -709,108 +818,114 @@ def _split_along(input, sections, dim, name, min_dims):
     return tensor_split(input, sections, dim)
 
 
-def hsplit(input, indices_or_sections):
-    """Split along the columns: dimension 1 (0 for a 1-D tensor)."""
-    return _split_along(input, indices_or_sections, 1 if input._data.ndim > 1 else 0, 'hsplit', 1)
+class Hsplit(Op):
+    """hsplit(input, indices_or_sections): split along the columns, dimension 1 (0 for a 1-D
+    tensor)."""
+    op = 'hsplit'
+
+    def forward(input, indices_or_sections):
+        return _split_along(input, indices_or_sections, 1 if input._data.ndim > 1 else 0, 'hsplit', 1)
 
 
-def vsplit(input, indices_or_sections):
-    """Split along the rows: dimension 0 of a tensor of at least 2 dimensions."""
-    return _split_along(input, indices_or_sections, 0, 'vsplit', 2)
+class Vsplit(Op):
+    """vsplit(input, indices_or_sections): split along the rows, dimension 0 of a tensor of at
+    least 2 dimensions."""
+    op = 'vsplit'
+
+    def forward(input, indices_or_sections):
+        return _split_along(input, indices_or_sections, 0, 'vsplit', 2)
 
 
-def dsplit(input, indices_or_sections):
-    """Split along the depth: dimension 2 of a tensor of at least 3 dimensions."""
-    return _split_along(input, indices_or_sections, 2, 'dsplit', 3)
+class Dsplit(Op):
+    """dsplit(input, indices_or_sections): split along the depth, dimension 2 of a tensor of at
+    least 3 dimensions."""
+    op = 'dsplit'
+
+    def forward(input, indices_or_sections):
+        return _split_along(input, indices_or_sections, 2, 'dsplit', 3)
+
 
 # ---- unfold: sliding windows as a view ----------------------------------------------------------
 
-class UnfoldBackward0(Node):
-    """Each window element adds back into its source position: one index_add per offset."""
+class Unfold(Op):
+    """unfold(input, dimension, size, step): the windows of ``size`` every ``step`` along
+    ``dimension``, as a new last dim (a view). (``leafgrad.unfold`` too, though
+    ``torch.unfold`` does not exist: nn.functional.unfold is im2col.)"""
+    op, node = 'unfold', 'UnfoldBackward0'
     __slots__ = ('self_shape', 'dim', 'size', 'step')
 
+    def forward(input, dimension, size, step):
+        a = input._data
+        shape = a.shape
+        d = wrap_dim(dimension, max(len(shape), 1))
+        length = shape[d] if shape else 1
+        if size < 0:
+            raise RuntimeError(f'size is {size} but must be >= 0')
+        if size > length:
+            raise RuntimeError(f'maximum size for tensor at dimension {d} is {length} but size is {size}')
+        if step <= 0:
+            raise RuntimeError(f'step is {step} but must be > 0')
+        n = (length - size) // step + 1
+        if shape:
+            new_shape = shape[:d] + (n,) + shape[d + 1:] + (size,)
+            strides = a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1:] + (a.strides[d],)
+        else:
+            new_shape, strides = (size,), (a.itemsize,)
+        # Overlapping windows alias one element several times: such a view is read-only.
+        data = as_strided_array(a, new_shape, strides, a.flags.writeable and step >= size)
+        out, node = make_view(input, data, Unfold, lambda t: unfold(t, d, size, step))
+        if node is not None:
+            node.self_shape, node.dim, node.size, node.step = shape, d, size, step
+        return out
+
     def apply(self, grad):
-        from .scatter import index_add
+        """Each window element adds back into its source position: one index_add per offset."""
         n = grad._data.shape[self.dim] if self.self_shape else 1
         out = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
         if not self.self_shape:
             return reshape(select(grad, -1, 0), ()),
         for k in range(self.size):
             index = wrap(xp.arange(n, dtype=xp.int64) * self.step + k)
-            out = index_add(out, self.dim, index, select(grad, -1, k))
+            out = ops.index_add(out, self.dim, index, select(grad, -1, k))
         return out,
 
 
-def unfold(input, dimension, size, step):
-    a = input._data
-    shape = a.shape
-    d = wrap_dim(dimension, max(len(shape), 1))
-    length = shape[d] if shape else 1
-    if size < 0:
-        raise RuntimeError(f'size is {size} but must be >= 0')
-    if size > length:
-        raise RuntimeError(f'maximum size for tensor at dimension {d} is {length} but size is {size}')
-    if step <= 0:
-        raise RuntimeError(f'step is {step} but must be > 0')
-    n = (length - size) // step + 1
-    if shape:
-        new_shape = shape[:d] + (n,) + shape[d + 1:] + (size,)
-        strides = a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1:] + (a.strides[d],)
-    else:
-        new_shape, strides = (size,), (a.itemsize,)
-    # Overlapping windows alias one element several times: such a view is read-only.
-    data = as_strided_array(a, new_shape, strides, a.flags.writeable and step >= size)
-    out, node = make_view(input, data, UnfoldBackward0, lambda t: unfold(t, d, size, step))
-    if node is not None:
-        node.self_shape, node.dim, node.size, node.step = shape, d, size, step
-    return out
+# ---- broadcasting ---------------------------------------------------------------------------------
+
+class BroadcastShapes(Op):
+    """broadcast_shapes(*shapes): the shape that tensors of the given shapes (tuples or ints)
+    broadcast to, as a Size."""
+    op, method = 'broadcast_shapes', False
+
+    def forward(*shapes):
+        result = []
+        for k, shape in enumerate(shapes):
+            dims = (shape,) if isinstance(shape, int) else tuple(shape)
+            for i in range(1, len(dims) + 1):
+                d = dims[-i]
+                if i > len(result):
+                    result.insert(0, d)
+                elif result[-i] == 1:
+                    result[-i] = d
+                elif d != 1 and d != result[-i]:
+                    raise RuntimeError(f'Attempting to broadcast a dimension of length {d} at {-i}! Mismatching '
+                                       f'argument at index {k} had {shape}; but expected shape should be broadcastable '
+                                       f'to {result}')
+        return Size(result)
 
 
-def _iter(input):
-    """``for row in t``: PyTorch iterates over ``t.unbind(0)`` (so the rows are UnbindBackward0
-    views, which may not be modified in place while recording)."""
-    if input._data.ndim == 0:
-        raise TypeError('iteration over a 0-d tensor')
-    return iter(unbind(input, 0))
+class BroadcastTensors(Op):
+    """broadcast_tensors(*tensors): the tensors expanded (views) to their common shape."""
+    op, method = 'broadcast_tensors', False
 
-
-def broadcast_shapes(*shapes):
-    """The shape that tensors of the given shapes (tuples or ints) broadcast to, as a Size."""
-    result = []
-    for k, shape in enumerate(shapes):
-        dims = (shape,) if isinstance(shape, int) else tuple(shape)
-        for i in range(1, len(dims) + 1):
-            d = dims[-i]
-            if i > len(result):
-                result.insert(0, d)
-            elif result[-i] == 1:
-                result[-i] = d
-            elif d != 1 and d != result[-i]:
-                raise RuntimeError(f'Attempting to broadcast a dimension of length {d} at {-i}! Mismatching argument '
-                                   f'at index {k} had {shape}; but expected shape should be broadcastable to {result}')
-    return Size(result)
-
-
-def broadcast_tensors(*tensors):
-    """The tensors expanded (views) to their common shape."""
-    for k, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f'expected Tensor as element {k} in argument 0, but got {type(t).__name__}')
-    shape = tensors[0]._data.shape if tensors else ()
-    for t in tensors[1:]:
-        try:
-            shape = xp.broadcast_shapes(shape, t._data.shape)
-        except ValueError:
-            from ._util import broadcast_error
-            raise broadcast_error(wrap(xp.empty(shape)), t) from None
-    return tuple(expand(t, shape) for t in tensors)
-
-
-FUNCTIONS = ['view', 'reshape', 'view_as', 'reshape_as', 'flatten', 'unflatten', 'ravel', 'contiguous', 'clone',
-             'transpose', 'swapaxes', 'swapdims', 't', 'permute', 'movedim', 'moveaxis', 'unsqueeze', 'squeeze',
-             'expand', 'expand_as', 'broadcast_to', 'select', 'narrow', 'diagonal', 'unbind', 'split',
-             'split_with_sizes', 'chunk', 'tensor_split', 'unfold', 'adjoint', 'broadcast_shapes', 'broadcast_tensors',
-             'hsplit', 'vsplit', 'dsplit']
-NOT_METHODS = ['view', 'unfold', 'broadcast_shapes', 'broadcast_tensors']  # leafgrad.unfold is not a function in PyTorch (nn.functional.unfold is im2col)
-METHODS = {'view': view, 'unfold': unfold, '__iter__': _iter, 'T': property(_T), 'mT': property(_mT),
-           'H': property(_H), 'mH': property(_mH)}
+    def forward(*tensors):
+        for k, t in enumerate(tensors):
+            if not isinstance(t, Tensor):
+                raise TypeError(f'expected Tensor as element {k} in argument 0, but got {type(t).__name__}')
+        shape = tensors[0]._data.shape if tensors else ()
+        for t in tensors[1:]:
+            try:
+                shape = xp.broadcast_shapes(shape, t._data.shape)
+            except ValueError:
+                raise broadcast_error(wrap(xp.empty(shape)), t) from None
+        return tuple(expand(t, shape) for t in tensors)
