@@ -9,6 +9,7 @@ from .ops.linalg_decomp import inv, det, slogdet, solve, cholesky, qr, eigh, svd
 from .ops.linalg_decomp import (LinAlgError, cholesky_ex, cross, eigvalsh, inv_ex, matrix_power, matrix_rank,  # noqa
                                 multi_dot, pinv, solve_triangular, svdvals, vecdot)
 from .ops.linalg import matmul  # noqa: F401
+from .ops.linalg_eig import eig, eigvals  # noqa: F401
 from .ops.linalg_solvers import (cond, diagonal, householder_product, lstsq, lu, lu_factor, lu_factor_ex,  # noqa
                                  lu_solve, matrix_exp, solve_ex, tensorinv, tensorsolve, vander)
 
@@ -65,4 +66,4 @@ __all__ = ['vector_norm', 'matrix_norm', 'norm', 'inv', 'det', 'slogdet', 'solve
            'LinAlgError', 'cholesky_ex', 'cross', 'eigvalsh', 'inv_ex', 'matrix_power', 'matrix_rank', 'multi_dot',
            'pinv', 'solve_triangular', 'svdvals', 'vecdot', 'matmul', 'cond', 'diagonal', 'householder_product',
            'lstsq', 'lu', 'lu_factor', 'lu_factor_ex', 'lu_solve', 'matrix_exp', 'solve_ex', 'tensorinv',
-           'tensorsolve', 'vander']
+           'tensorsolve', 'vander', 'eig', 'eigvals']

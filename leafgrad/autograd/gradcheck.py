@@ -384,7 +384,7 @@ def _random_like(rng, array):
     values = rng.uniform(-1, 1, array.shape)
     if array.dtype.kind == 'c':
         values = values + 1j * rng.uniform(-1, 1, array.shape)
-    return values.astype(array.dtype)
+    return np.asarray(values, dtype=array.dtype)  # (an array also for a 0-dim output)
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rtol=0.001,

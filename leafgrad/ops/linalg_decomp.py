@@ -2,7 +2,9 @@
 eigh, svd. Forward with NumPy's LAPACK; derivatives as PyTorch defines them (FunctionsManual),
 written with leafgrad ops (matmul, solve, masks), so they differentiate again.
 
-Matrices are real here (leafgrad has no complex dtypes), so every ``^H`` is a transpose.
+The derivatives are written for real matrices, with transposes. inv, det, solve and
+solve_triangular are holomorphic, so that the same rules give PyTorch's complex gradients
+(``conj(rule(conj(grad)))``, ops/complex_numbers.py); the other functions refuse complex matrices.
 """
 from .. import return_types
 from ._util import Node, autocast, record, record_many, saved_output, state, wrap, xp, refuse_out
@@ -25,13 +27,17 @@ _LOW_PRECISION_KERNELS = {'linalg.det': 'lu_cpu', 'linalg.solve': 'lu_cpu', 'lin
                           'linalg.solve_triangular': 'triangular_solve_cpu'}
 
 
+# the functions that take complex matrices (the others refuse them)
+_COMPLEX_READY = {'linalg.inv', 'linalg.det', 'linalg.solve', 'linalg.solve_triangular', 'linalg.matrix_power'}
+
+
 def _check_matrix(A, name, square=True):
     a = A._data
     if a.ndim < 2:
         raise RuntimeError(f'{name}: The input tensor A must have at least 2 dimensions.')
-    if a.dtype.kind == 'c':
+    if a.dtype.kind == 'c' and name not in _COMPLEX_READY:
         raise NotImplementedError(f"{name}: leafgrad's linear algebra takes real matrices only, not complex ones")
-    if a.dtype.kind not in 'fV':
+    if a.dtype.kind not in 'fVc':
         raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
                            f'{_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)}')
     if a.dtype.itemsize == 2 and name != 'linalg.matrix_power':  # float16 or bfloat16

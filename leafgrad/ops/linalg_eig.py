@@ -1,0 +1,155 @@
+"""The eigendecomposition of a general square matrix: ``linalg.eig`` and ``linalg.eigvals``.
+
+The eigenvalues and eigenvectors are complex whatever the input (complex64 for float32 and
+complex64 input, complex128 for float64 and complex128), as PyTorch's. The forward is LAPACK's
+``geev`` through NumPy, the routine PyTorch calls: each eigenvector has norm 1 and its largest
+component real. Eigenvectors of real eigenvalues are fixed only up to sign (PyTorch's documentation
+says so); NumPy's LAPACK and PyTorch's MKL may choose different signs.
+
+The derivative is PyTorch's (``linalg_eig_backward``): with ``E_ij = conj(L_j - L_i)``,
+
+    gA = V^{-H} (diag(gL) + offdiag((V^H gV - V^H V Re diag(V^H gV)) / E)) V^H,
+
+the real part of it for a real input. A loss that depends on the phase of an eigenvector
+(``Im diag(V^H gV)`` not 0) is ill-defined, and its backward raises PyTorch's error.
+"""
+from .. import return_types
+from ..tensor import Tensor
+from ._op import Op
+from ._util import record_many, refuse_out, wrap, xp
+from . import shape as _shape
+from .complex_numbers import real_part
+from .linalg import matmul
+
+_SCALAR_NAMES = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
+_COMPLEX_OF = {'float32': xp.complex64, 'complex64': xp.complex64, 'float64': xp.complex128,
+               'complex128': xp.complex128}
+
+
+def _check_eig_input(A, name, op, vectors=True):
+    if not isinstance(A, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(A).__name__}")
+    a = A._data
+    if a.dtype.name in _SCALAR_NAMES:
+        raise RuntimeError(f'Unknown Complex ScalarType for {_SCALAR_NAMES[a.dtype.name]}')
+    if a.ndim < 2:
+        raise RuntimeError(f'{name}: The input tensor A must have at least 2 dimensions.')
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f'{name}: A must be batches of square matrices, but they are {a.shape[-2]} by '
+                           f'{a.shape[-1]} matrices')
+    if a.dtype.name not in _COMPLEX_OF:  # float16, bfloat16: LAPACK has no kernel for them
+        label = 'Half' if a.dtype.name == 'float16' else 'BFloat16'
+        raise NotImplementedError(f'"linalg_eig_out_cpu" not implemented for \'{label}\'')
+    if vectors and not xp.isfinite(a).all():
+        raise RuntimeError('torch.linalg.eig: input tensor should not contain infs or NaNs.')
+
+
+def _eig_arrays(a, vectors=True):
+    """(eigenvalues, eigenvectors or None) of a batch of square arrays, complex, the
+    eigenvectors laid out column by column (strides (1, n)) as LAPACK returns them."""
+    dtype = _COMPLEX_OF[a.dtype.name]
+    n = a.shape[-1]
+    if a.size == 0:
+        w, v = xp.zeros(a.shape[:-1], dtype), xp.zeros(a.shape, dtype)
+    elif vectors:
+        w, v = xp.linalg.eig(a)
+    else:  # eigvals (no derivative): PyTorch does not check for NaN and infinity; NaN where they are
+        finite = xp.isfinite(a).all(axis=(-2, -1))
+        w = xp.full(a.shape[:-1], xp.nan, dtype=dtype) * (1 + 1j)
+        if finite.any():
+            w[finite] = xp.linalg.eigvals(a[finite])
+        v = None
+    w = xp.ascontiguousarray(w, dtype=dtype)
+    if v is not None:
+        v = xp.swapaxes(xp.ascontiguousarray(xp.swapaxes(v.astype(dtype, copy=False), -1, -2)), -1, -2)
+    return w, (v if vectors or n == 0 else None)
+
+
+def _mH(t):
+    return _shape.transpose(t, -2, -1).conj()
+
+
+class LinalgEig(Op):
+    """linalg.eig(A, *, out=None): the eigenvalues L and eigenvectors V of a square matrix,
+    ``A V = V diag(L)``."""
+    op, node = 'linalg_eig', 'LinalgEigBackward0'
+    function = method = False   # leafgrad.linalg.eig (below); torch.eig is PyTorch's removed function
+    saved = ('eigenvalues', 'eigenvectors')
+    complex_rule = True         # the derivative is written for complex gradients (complex_numbers.py)
+    __slots__ = ('real_input',)
+
+    def forward(input, *, out=None):
+        refuse_out('linalg.eig', out)
+        _check_eig_input(input, 'linalg.eig', 'linalg_eig')
+        w, v = _eig_arrays(input._data)
+        (L, V), node = record_many([w, v], LinalgEig, (input,))
+        if node is not None:
+            node.real_input = input._data.dtype.kind != 'c'
+            node.save(L, V)  # (saved as they are: the eigenvalues and eigenvectors are outputs)
+        return return_types.linalg_eig(L, V)
+
+    def apply(self, gL, gV):
+        L, V = self.saved_tensors
+        Vh = _mH(V)
+        if gV is None:
+            if gL is None:
+                return None,
+            gA = _solve(Vh, _shape.unsqueeze(gL, -1) * Vh)
+        else:
+            VhgV = matmul(Vh, gV)
+            diagonal = _shape.diagonal(VhgV, 0, -2, -1)
+            phase = xp.abs(diagonal._data.imag)
+            if not (phase <= 1e-2).all():  # allclose(Im diag, 0, rtol=1e-2, atol=1e-2), PyTorch's test
+                raise RuntimeError('linalg_eig_backward: The eigenvectors in the complex case are specified up to '
+                                   'multiplication by e^{i phi}. The specified loss function depends on this '
+                                   'quantity, so it is ill-defined.')
+            # project onto the tangent space of matrices with columns of norm 1
+            VhgV = VhgV - matmul(Vh, V * _shape.unsqueeze(real_part(diagonal), -2))
+            n = L._data.shape[-1]
+            Lc = L.conj()
+            E = _shape.unsqueeze(Lc, -2) - _shape.unsqueeze(Lc, -1)
+            eye = wrap(xp.eye(n, dtype=L._data.real.dtype))
+            gA = VhgV / (E + eye)  # (the diagonal divided by 1)
+            if gL is not None:     # the diagonal is gL
+                gA = gA * (1 - eye) + _shape.unsqueeze(gL, -1) * eye
+            gA = _solve(Vh, matmul(gA, Vh))
+        return (real_part(gA) if self.real_input else gA),
+
+
+def _solve(A, B):
+    from .linalg_decomp import solve
+    return solve(A, B)
+
+
+eig = LinalgEig.forward  # (named linalg_eig, as PyTorch's errors name it)
+
+
+def eigvals(input, *, out=None):
+    """linalg.eigvals(input, *, out=None): the eigenvalues of ``eig`` (recorded as its node when ``A``
+    requires grad, as PyTorch does: their derivative needs the eigenvectors)."""
+    refuse_out('linalg.eigvals', out)
+    if isinstance(input, Tensor) and input._requires_grad and _grad_enabled():
+        return LinalgEig.forward(input)[0]
+    _check_eig_input(input, 'linalg.eigvals', 'linalg_eigvals', vectors=False)
+    return wrap(_eig_arrays(input._data, vectors=False)[0])
+
+
+def _grad_enabled():
+    from ..autograd.grad_mode import state
+    return state.grad_enabled
+
+
+_REMOVED = ('This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` returns '
+            'complex tensors of dtype `cfloat` or `cdouble` rather than real tensors mimicking complex tensors.\n\n'
+            'L, _ = torch.eig(A) should be replaced with:\nL_complex = torch.linalg.eigvals(A)\n\nand\n\n'
+            'L, V = torch.eig(A, eigenvectors=True) should be replaced with:\nL_complex, V_complex = '
+            'torch.linalg.eig(A)')
+
+
+def removed_eig(self, eigenvectors=False):
+    """torch.eig and Tensor.eig: removed in PyTorch 1.9; they raise its message."""
+    raise RuntimeError(_REMOVED)
+
+
+TOP_LEVEL = {'eig': removed_eig}
+METHODS = {'eig': removed_eig}
