@@ -505,3 +505,61 @@ def test_retain_grad_and_grad_read_the_history_as_it_stands(case):
             out.update(name=_name(v), after=v.grad is None)
         return out
     assert_same(program)
+
+
+_EMPTY_PRODUCTS = [((2, 0, 3), (2, 3, 2)), ((2, 2, 0), (2, 0, 2)), ((1, 0, 3), (2, 3, 2)), ((0, 3), (2, 3, 2)),
+                   ((2, 3), (2, 3, 0)), ((2, 2, 3), (2, 3, 2)), ((2, 0, 3), (3, 2)), ((0,), (2, 0, 2))]
+
+
+@pytest.mark.parametrize('op,sa,sb', [(op, sa, sb) for op in ('matmul', 'bmm', 'baddbmm') for sa, sb in _EMPTY_PRODUCTS
+                                       if op == 'matmul' or (len(sa) == len(sb) == 3 and sa[0] == sb[0])], ids=str)
+@pytest.mark.parametrize('dtypes', [('int64', 'float32'), ('float32', 'int64'), ('float32', 'float64'),
+                                    ('bool', 'bool'), ('bool', 'float32')], ids=str)
+@pytest.mark.parametrize('grad', [False, True])
+def test_a_batched_product_of_nothing_reads_no_dtype(op, sa, sb, dtypes, grad):
+    """PyTorch's bmm kernel returns before it reads its operands when the result is empty or the
+    contraction is (zeros): no dtype check, the result in the second operand's dtype, and
+    autograd's refusal of an integral result that would require grad (the long run, seed
+    3003948: an empty int64 median index @ a float32 tensor)."""
+    def program(T):
+        a = T.zeros(sa, dtype=getattr(T, dtypes[0]))
+        b = T.ones(sb, dtype=getattr(T, dtypes[1]))
+        if grad:
+            a, b = (x.requires_grad_() if x.is_floating_point() else x for x in (a, b))
+        if op == 'baddbmm':
+            out = T.baddbmm(T.ones(sa[0], sa[1], sb[2], dtype=a.dtype), a, b)
+        else:
+            out = getattr(T, op)(a, b)
+        seen = {'out': out, 'dtype': str(out.dtype).split('.')[-1], 'shape': tuple(out.shape), 'name': _name(out)}
+        if out.requires_grad:
+            out.sum().backward()
+            seen.update(ga=a.grad, gb=b.grad)
+        return seen
+    assert_same(program)
+
+
+@pytest.mark.parametrize('case', ['baddbmm f f i empty', 'baddbmm f f i k0', 'baddbmm b b b k0', 'baddbmm b b b k0 beta0',
+                                  'baddbmm b b b', 'baddbmm b b f', 'baddbmm i i f k0 beta2.5', 'baddbmm f d f',
+                                  'mm b b empty', 'mm b b k0', 'mm b b', 'mv b b empty', 'mv b b k0', 'bmm f b', 'bmm i b',
+                                  'mv f f 2-D vec'])
+def test_the_products_of_nothing_as_torch(case):
+    """baddbmm's result takes batch2's dtype and starts as input, scaled in place by beta when the
+    contraction is empty; Bool is refused by the kernel's dispatch, which an empty product never
+    reaches, and before batch2's dtype is compared."""
+    def program(T):
+        op, *dtypes = case.split()[:4]
+        shapes = {'bmm': ((2, 2, 3), (2, 3, 2)), 'mm': ((2, 3), (3, 2)), 'mv': ((2, 3), (3,)),
+                  'baddbmm': ((2, 2, 2), (2, 2, 3), (2, 3, 2))}[op]
+        if 'empty' in case:  # no rows (in input, the first factor)
+            shapes = tuple(s[:-2] + (0,) + s[-1:] for s in shapes[:-1]) + shapes[-1:]
+        if 'k0' in case:  # an empty contraction
+            last = shapes[-1]
+            shapes = shapes[:-2] + (shapes[-2][:-1] + (0,), last[:-2] + (0,) + last[-1:] if len(last) > 1 else (0,))
+        names = {'f': 'float32', 'd': 'float64', 'i': 'int64', 'b': 'bool'}
+        args = [T.ones(s, dtype=getattr(T, names[d])) for s, d in zip(shapes, dtypes)]
+        kwargs = {'beta': float(case.split('beta')[1])} if 'beta' in case else {}
+        if '2-D' in case:
+            args[1] = args[1][:, None]
+        out = getattr(T, op)(*args, **kwargs)
+        return {'out': out, 'dtype': str(out.dtype).split('.')[-1], 'shape': tuple(out.shape)}
+    assert_same(program)

@@ -121,13 +121,13 @@ class MvBackward0(Node):
 def mv(input, vec):
     a, v = input._data, vec._data
     if a.ndim != 2 or v.ndim != 1:
-        raise RuntimeError(f'vector + matrix @ vector expected, got {a.ndim}, {v.ndim}')
+        raise RuntimeError(f'vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}')  # (addmv's, with its 1-D self)
     if a.shape[1] != v.shape[0]:
         raise RuntimeError(f'size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
     if a.dtype != v.dtype:
         raise RuntimeError(f'addmv input tensors must have the same dtype, but got {_sname(vec)}, {_sname(input)}, and '
                            f'{_sname(vec)}')
-    if a.dtype.kind == 'b':
+    if a.dtype.kind == 'b' and a.size:  # (an empty product returns before the kernel's dispatch)
         _refuse_bool('addmv_impl_cpu')
     out, node = record(_product(a, v), MvBackward0, (input, vec))
     if node is not None:
@@ -219,14 +219,40 @@ def bmm(input, mat2):
     if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
         raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] '
                            f'but got: [{b.shape[0]}, {b.shape[1]}].')
-    if a.dtype != b.dtype:
-        raise RuntimeError(f'expected scalar type {_sname(input)} but found {_sname(mat2)}')
-    if a.dtype.kind == 'b':
-        _refuse_bool('bmm')
-    out, node = record(_product(a, b), BmmBackward0, (input, mat2))
+    if _bmm_reads_operands(a, b):
+        _check_bmm_dtypes(input, mat2, 'bmm')
+        data = _product(a, b)
+    else:
+        data = _bmm_unread(input, mat2)
+    out, node = record(data, BmmBackward0, (input, mat2))
     if node is not None:
         node.save_crosswise(input, mat2)
     return out
+
+
+def _bmm_reads_operands(a, b):
+    """Whether PyTorch's bmm kernel reads its operands: an empty result, or an empty contraction
+    (a result of zeros), returns before it does, and so before it compares their dtypes."""
+    return a.shape[0] * a.shape[1] * b.shape[2] != 0 and a.shape[2] != 0
+
+
+def _check_bmm_dtypes(batch1, batch2, kernel):
+    """The checks of PyTorch's bmm kernel, which dispatches on batch1's dtype (no Bool) and reads
+    batch2 as that dtype."""
+    if batch1._data.dtype.kind == 'b':
+        _refuse_bool(kernel)
+    if batch1._data.dtype != batch2._data.dtype:
+        raise RuntimeError(f'expected scalar type {_sname(batch1)} but found {_sname(batch2)}')
+
+
+def _bmm_unread(batch1, batch2):
+    """The zeros of a batched product whose operands are not read, in batch2's dtype (PyTorch
+    allocates the result like batch2), refused as PyTorch's autograd refuses an integral result
+    of inputs that require grad."""
+    a, b = batch1._data, batch2._data
+    if b.dtype.kind not in 'fcV' and state.grad_enabled and (batch1._requires_grad or batch2._requires_grad):
+        raise RuntimeError(f'Autograd not support dtype: {_sname(batch2)}')
+    return xp.zeros((a.shape[0], a.shape[1], b.shape[2]), b.dtype)
 
 
 def matmul(input, other, _requires_grad=None, *, out=None):
@@ -429,7 +455,7 @@ def _check_mm(mat1, mat2, rank_errors=None):
                            f'{b.shape[0]}x{b.shape[1]})')
     if a.dtype != b.dtype:
         raise RuntimeError(f'expected m1 and m2 to have the same dtype, but got: {_tname(mat1)} != {_tname(mat2)}')
-    if a.dtype.kind == 'b':
+    if a.dtype.kind == 'b' and a.size and b.shape[1]:  # (an empty product returns before the kernel's dispatch)
         _refuse_bool('addmm_impl_cpu_')
 
 
@@ -499,7 +525,18 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if autocast.state.on:
         input, batch1, batch2 = autocast.lower_precision(input, batch1, batch2)
     _check_bmm(batch1, batch2)
-    data = _fused_add(_wide_product(batch1._data, batch2._data), input, beta, alpha, batch1._data.dtype)
+    if input._data.dtype != batch1._data.dtype:
+        raise RuntimeError(f'Input dtypes must be the same, got: input {_tname(input)}, batch1: {_tname(batch1)}, '
+                           f'batch2: {_tname(batch2)}')
+    a, b = batch1._data, batch2._data
+    if _bmm_reads_operands(a, b):
+        _check_bmm_dtypes(batch1, batch2, 'baddbmm')
+        data = _fused_add(_wide_product(a, b), input, beta, alpha, a.dtype)
+    else:
+        # PyTorch's result (batch2's dtype) starts as input, then is only scaled in place by beta
+        data = _bmm_unread(batch1, batch2)
+        if beta != 0 and data.size:
+            data = wrap(_broadcast_input(input, data.shape).astype(data.dtype)).mul_(beta)._data
     return _record_scaled_product(data, BaddbmmBackward0, input, batch1, batch2, beta, alpha)[0]
 
 
