@@ -26,7 +26,6 @@ PROFILER_TABLE = [r'^-{5,}', r'^\s*Name\s+Self CPU', r'^\s*\S+::\S+\s+[\d.]+%', 
 PICKLED = dict(why="both torch.load calls refuse the pickled object (weights_only), but PyTorch's message offers "
                "two ways out and leafgrad's one: allowlisting the global (leafgrad has no weights_only=False)",
                issue='16 (checkpoints)')
-FX = dict(why='torch.fx (symbolic tracing, GraphModule)', issue='none yet')
 
 
 def _head_lines(src, dst, start, stop):
@@ -154,18 +153,18 @@ PROGRAMS = [
               issue='none yet'),
     _tutorial('recipes/changing_default_device', 'recipes_source/recipes/changing_default_device.py', unseeded=True),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------
-    dict(name='examples/fx inline_function', dir=f'{EXAMPLES}/fx', run=[['inline_function.py']], **FX),
-    dict(name='examples/fx invert', dir=f'{EXAMPLES}/fx', run=[['invert.py']], **FX),
-    dict(name='examples/fx primitive_library', dir=f'{EXAMPLES}/fx', run=[['primitive_library.py']], **FX),
+    dict(name='examples/fx custom_tracer', dir=f'{EXAMPLES}/fx', run=[['custom_tracer.py']], needs=['tabulate']),
+    dict(name='examples/fx inline_function', dir=f'{EXAMPLES}/fx', run=[['inline_function.py']]),
+    dict(name='examples/fx invert', dir=f'{EXAMPLES}/fx', run=[['invert.py']]),
+    dict(name='examples/fx primitive_library', dir=f'{EXAMPLES}/fx', run=[['primitive_library.py']]),
     dict(name='examples/fx profiling_tracer', dir=f'{EXAMPLES}/fx', run=[['profiling_tracer.py']], unseeded=True,
-         drop=PROFILER_TABLE, **FX),
-    dict(name='examples/fx proxy_based_graph_creation', dir=f'{EXAMPLES}/fx', run=[['proxy_based_graph_creation.py']],
-         **FX),
-    dict(name='examples/fx replace_op', dir=f'{EXAMPLES}/fx', run=[['replace_op.py']], unseeded=True, **FX),
+         mask=TIMINGS, drop=PROFILER_TABLE),  # (PyTorch's first profile of a process counts its start-up)
+    dict(name='examples/fx proxy_based_graph_creation', dir=f'{EXAMPLES}/fx', run=[['proxy_based_graph_creation.py']]),
+    dict(name='examples/fx replace_op', dir=f'{EXAMPLES}/fx', run=[['replace_op.py']], unseeded=True),
     dict(name='examples/fx subgraph_rewriter_basic_use', dir=f'{EXAMPLES}/fx',
-         run=[['subgraph_rewriter_basic_use.py']], **FX),
+         run=[['subgraph_rewriter_basic_use.py']]),
     dict(name='examples/fx wrap_output_dynamically', dir=f'{EXAMPLES}/fx', run=[['wrap_output_dynamically.py']],
-         unseeded=True, **FX),
+         unseeded=True),
     # ---- karpathy/nanoGPT (MIT) -------------------------------------------------------------
     dict(name='nanoGPT train+sample (char, cpu)', dir=NANOGPT, setup=[_shakespeare_stand_in],
          needs=['requests', 'tiktoken'],

@@ -245,6 +245,36 @@ class record_function:
         return recorded
 
 
+def _record_function_enter(name, args=None):
+    """``torch.ops.profiler._record_function_enter``: open a ``record_function`` range and return
+    its handle (closed by ``_record_function_exit``), the two halves of ``with record_function``."""
+    from ..overrides import handle_torch_function, has_torch_function
+    if has_torch_function((name,)):
+        return handle_torch_function(_record_function_enter, (name,), name, args)
+    handle = record_function(name, args)
+    handle.__enter__()
+    return handle
+
+
+def _record_function_exit(handle):
+    """``torch.ops.profiler._record_function_exit``: close the range ``handle`` opened."""
+    from ..overrides import handle_torch_function, has_torch_function
+    if has_torch_function((handle,)):
+        return handle_torch_function(_record_function_exit, (handle,), handle)
+    handle.__exit__(None, None, None)
+    return None
+
+
+class _ProfilerOps:
+    """``torch.ops.profiler``: the profiler's operators as programs reach them directly."""
+    _record_function_enter = staticmethod(_record_function_enter)
+    _record_function_enter_new = staticmethod(_record_function_enter)
+    _record_function_exit = staticmethod(_record_function_exit)
+
+
+OPS_NAMESPACE = _ProfilerOps()
+
+
 class emit_nvtx:
     """NVTX ranges for NVIDIA's profilers: there is no CUDA here (PyTorch's CPU build refuses the
     same way), and with CuPy leafgrad does not emit them."""

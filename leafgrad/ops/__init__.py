@@ -44,3 +44,11 @@ for _family in FAMILIES:
         setattr(Tensor, _name, _fn)
         if not _name.startswith('__') and not hasattr(_ops, _name):
             setattr(_ops, _name, _fn)
+
+
+def __getattr__(name):
+    # torch.ops.<namespace>: PyTorch's operator namespaces, where programs reach one directly
+    if name == 'profiler':
+        from ..autograd.profiler import OPS_NAMESPACE
+        return OPS_NAMESPACE
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
