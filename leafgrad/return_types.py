@@ -60,3 +60,10 @@ __all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'top
            'svd', 'qr', 'linalg_svd', 'linalg_qr', 'linalg_eigh', 'linalg_eig', 'linalg_slogdet', 'linalg_inv_ex',
            'linalg_cholesky_ex', 'histogram', 'linalg_lstsq', 'linalg_lu_factor', 'linalg_lu_factor_ex',
            'linalg_lu', 'lu_unpack', 'linalg_solve_ex', 'triangular_solve', 'geqrf', 'frexp']
+
+# What an op returns when it wrote out=(...): the same fields, named <name>_out (as PyTorch's
+# torch.linalg.qr(A, out=(Q, R)) returns a torch.return_types.linalg_qr_out).
+for _name in list(__all__):
+    globals()[_name + '_out'] = _make(_name + '_out', globals()[_name]._fields)
+    __all__.append(_name + '_out')
+del _name

@@ -64,32 +64,202 @@ def test_cat_refuses_out_when_an_input_requires_grad():
     assert msgs[0] == msgs[1]
 
 
-REFUSED = {  # ops that take out= in PyTorch but do not write it in leafgrad yet: refused, never ignored
-    'linalg.inv': lambda T, o: T.linalg.inv(T.eye(2), out=o),
-    'linalg.det': lambda T, o: T.linalg.det(T.eye(2), out=o),
-    'linalg.solve': lambda T, o: T.linalg.solve(T.eye(2), T.ones(2), out=o),
-    'linalg.cholesky': lambda T, o: T.linalg.cholesky(T.eye(2), out=o),
-    'linalg.svdvals': lambda T, o: T.linalg.svdvals(T.eye(2), out=o),
-    'linalg.pinv': lambda T, o: T.linalg.pinv(T.eye(2), out=o),
-    'linalg.cross': lambda T, o: T.linalg.cross(T.ones(3), T.ones(3), out=o),
-    'linalg.vecdot': lambda T, o: T.linalg.vecdot(T.ones(3), T.ones(3), out=o),
-    'linalg.multi_dot': lambda T, o: T.linalg.multi_dot([T.eye(2), T.eye(2)], out=o),
-    'kron': lambda T, o: T.kron(T.eye(2), T.eye(2), out=o),
-    'inner': lambda T, o: T.inner(T.ones(2), T.ones(2), out=o),
-    'quantile': lambda T, o: T.quantile(T.ones(4), 0.5, out=o),
-    'gcd': lambda T, o: T.gcd(T.tensor([4]), T.tensor([6]), out=o.long()),
-    'searchsorted': lambda T, o: T.searchsorted(T.arange(4), T.tensor([2]), out=o.long()),
-    'histc': lambda T, o: T.histc(T.ones(4), out=o),
-    'max': lambda T, o: T.max(T.ones(2, 2), 1, out=(o, T.empty(2, dtype=T.int64))),
-}
+# ---- the ops whose out= is written by ops/_op.py's engine (write_out, write_outs, copy_out) -------
+# Each case: (T, out, x) -> T.op(..., out=out), x applied to the first tensor input (to make it require
+# grad). Each runs in torch and leafgrad with the outs of ``_outs`` (made from torch's result: of its
+# dtype and shape, of other dtypes, of another shape, requiring grad, a list for a tensor ...) and the
+# two must agree: the error (type and message) or the values written, out returned (identity), the
+# version bumped, the dtypes and shapes, the warnings, and the grad_fn out has after.
+
+SPD = [[2.0, 1.0], [1.0, 3.0]]
+V3 = [1.0, -2.0, 3.5]
+OPS = {}
 
 
-@pytest.mark.parametrize('name', list(REFUSED))
-def test_out_not_written_yet_is_refused(name):
-    """torch writes these outs; leafgrad says it does not (NotImplementedError), and leaves out as
-    it was, instead of accepting out= and ignoring it."""
-    REFUSED[name](torch, torch.empty(0))  # (torch accepts it: the deviation is leafgrad's)
-    out = lg.full((3,), 7.0)
-    with pytest.raises(NotImplementedError, match='does not write out= for this op yet'):
-        REFUSED[name](lg, out)
-    assert out.tolist() == [7.0, 7.0, 7.0]
+def _case(name, *tags):
+    def register(fn):
+        OPS[name] = (fn, tags)
+        return fn
+    return register
+
+
+def _E(T, x=None):
+    return (x or (lambda t: t))(T.tensor(SPD))
+
+
+# ---- linalg decompositions and solvers (ops/linalg_decomp.py)
+OPS.update({
+    'linalg.inv': (lambda T, o, x: T.linalg.inv(x(T.tensor(SPD)), out=o), ()),
+    'linalg.det': (lambda T, o, x: T.linalg.det(x(T.tensor(SPD)), out=o), ()),
+    'linalg.slogdet': (lambda T, o, x: T.linalg.slogdet(x(T.tensor(SPD)), out=o), ()),
+    'linalg.solve': (lambda T, o, x: T.linalg.solve(x(T.tensor(SPD)), T.ones(2), out=o), ()),
+    'linalg.cholesky': (lambda T, o, x: T.linalg.cholesky(x(T.tensor(SPD)), out=o), ()),
+    'linalg.qr': (lambda T, o, x: T.linalg.qr(x(T.tensor(SPD)), out=o), ()),
+    'linalg.eigh': (lambda T, o, x: T.linalg.eigh(x(T.tensor(SPD)), out=o), ()),
+    'linalg.eigvalsh': (lambda T, o, x: T.linalg.eigvalsh(x(T.tensor(SPD)), out=o), ()),
+    'linalg.svd': (lambda T, o, x: T.linalg.svd(x(T.tensor(SPD)), out=o), ()),
+    'linalg.svdvals': (lambda T, o, x: T.linalg.svdvals(x(T.tensor(SPD)), out=o), ()),
+    'linalg.inv_ex': (lambda T, o, x: T.linalg.inv_ex(x(T.tensor(SPD)), out=o), ()),
+    'linalg.cholesky_ex': (lambda T, o, x: T.linalg.cholesky_ex(x(T.tensor(SPD)), out=o), ()),
+    'linalg.solve_triangular': (lambda T, o, x: T.linalg.solve_triangular(x(T.tensor(SPD)), T.ones(2, 1), upper=True,
+                                                                          out=o), ()),
+    'linalg.pinv': (lambda T, o, x: T.linalg.pinv(x(T.tensor(SPD)), out=o), ('no list',)),
+    'linalg.multi_dot': (lambda T, o, x: T.linalg.multi_dot([x(T.tensor(SPD)), T.tensor(SPD)], out=o), ()),
+    'linalg.multi_dot 1-d ends': (lambda T, o, x: T.linalg.multi_dot([x(T.ones(2)), T.tensor(SPD), T.ones(2)], out=o),
+                                  ()),
+    'linalg.vecdot': (lambda T, o, x: T.linalg.vecdot(x(T.tensor(V3)), T.tensor(V3), out=o), ()),
+    'linalg.vecdot batched': (lambda T, o, x: T.linalg.vecdot(x(T.tensor(SPD)), T.tensor(SPD), out=o), ()),
+    'linalg.cross': (lambda T, o, x: T.linalg.cross(x(T.tensor(V3)), T.ones(3), out=o), ()),
+    'linalg.matrix_rank': (lambda T, o, x: T.linalg.matrix_rank(x(T.tensor(SPD)), out=o), ('no list',)),
+})
+
+
+def _filled(T, shape, dtype=None):
+    """An out holding 7s (so that what an error leaves in it is known)."""
+    return T.full(shape if isinstance(shape, tuple) else (shape,), 7, dtype=dtype or T.float32)
+
+
+# ---- the LU family and the other solvers (ops/linalg_solvers.py), torch's older API (ops/linalg_extra.py)
+def _lu(T):
+    return T.linalg.lu_factor(T.tensor(SPD))
+
+
+OPS.update({
+    'linalg.lu_factor_ex': (lambda T, o, x: T.linalg.lu_factor_ex(x(T.tensor(SPD)), out=o), ()),
+    'linalg.lu_factor': (lambda T, o, x: T.linalg.lu_factor(x(T.tensor(SPD)), out=o), ()),
+    'linalg.lu': (lambda T, o, x: T.linalg.lu(x(T.tensor(SPD)), out=o), ()),
+    'lu_unpack': (lambda T, o, x: T.lu_unpack(x(_lu(T)[0]), _lu(T)[1], out=o), ()),
+    'linalg.solve_ex': (lambda T, o, x: T.linalg.solve_ex(x(T.tensor(SPD)), T.ones(2), out=o), ()),
+    'geqrf': (lambda T, o, x: T.geqrf(x(T.tensor(SPD)), out=o), ()),
+    'triangular_solve': (lambda T, o, x: T.triangular_solve(x(T.ones(2, 1)), T.tensor(SPD), out=o), ()),
+    'lu': (lambda T, o, x: T.lu(x(T.tensor(SPD)), out=o), ()),
+    'lu get_infos': (lambda T, o, x: T.lu(x(T.tensor(SPD)), get_infos=True, out=o), ()),
+    'linalg.lu_solve': (lambda T, o, x: T.linalg.lu_solve(*_lu(T), x(T.ones(2, 1)), out=o), ()),
+    'lu_solve': (lambda T, o, x: T.lu_solve(x(T.ones(2, 1)), *_lu(T), out=o), ()),
+    'linalg.tensorinv': (lambda T, o, x: T.linalg.tensorinv(x(T.tensor(SPD)), ind=1, out=o), ()),
+    'linalg.tensorsolve': (lambda T, o, x: T.linalg.tensorsolve(x(T.tensor(SPD)), T.ones(2), out=o), ()),
+    'linalg.cond': (lambda T, o, x: T.linalg.cond(x(T.tensor(SPD)), out=o), ('no list',)),
+    'linalg.householder_product': (lambda T, o, x: T.linalg.householder_product(x(T.tensor(SPD)), T.tensor([0.5, 0.2]),
+                                                                                out=o), ()),
+    'cholesky_solve': (lambda T, o, x: T.cholesky_solve(x(T.ones(2, 1)), T.tensor(SPD), out=o), ()),
+    'cholesky_inverse': (lambda T, o, x: T.cholesky_inverse(x(T.tensor(SPD)), out=o), ()),
+    'cholesky': (lambda T, o, x: T.cholesky(x(T.tensor(SPD)), out=o), ()),
+    'svd': (lambda T, o, x: T.svd(x(T.tensor(SPD)), out=o), ()),
+    'qr': (lambda T, o, x: T.qr(x(T.tensor(SPD)), out=o), ()),
+    'chain_matmul': (lambda T, o, x: T.chain_matmul(x(T.tensor(SPD)), T.tensor(SPD), out=o), ()),
+})
+
+def _outs(ref):
+    """name -> (T -> out) for torch's result ``ref`` (a tensor or a tuple of them)."""
+    if isinstance(ref, tuple):
+        n, kinds = len(ref), {}
+        like = [(str(r.dtype).split('.')[-1], tuple(r.shape)) for r in ref]
+
+        def empties(T, change=None):
+            outs = [_filled(T, 0, dtype=getattr(T, d)) for d, _ in like]
+            if change:
+                change(T, outs)
+            return outs
+        kinds['tuple'] = lambda T: tuple(empties(T))
+        kinds['list'] = lambda T: empties(T)
+        kinds['a tensor'] = lambda T: _filled(T, 0)
+        kinds['too few'] = lambda T: tuple(empties(T)[:-1])
+        kinds['too many'] = lambda T: tuple(empties(T) + [_filled(T, 0)])
+        kinds['of the shapes'] = lambda T: tuple(_filled(T, s, dtype=getattr(T, d)) for d, s in like)
+        kinds['of other shapes'] = lambda T: tuple(_filled(T, 7, dtype=getattr(T, d)) for d, s in like)
+        for i in range(n):
+            for other in ('float64', 'float16', 'int64', 'int32'):
+                if other != like[i][0]:
+                    kinds[f'{other} at {i}'] = (lambda T, i=i, other=other: tuple(
+                        empties(T, lambda T, outs: outs.__setitem__(i, _filled(T, 0, dtype=getattr(T, other))))))
+            if like[i][0].startswith('float'):
+                kinds[f'requiring grad at {i}'] = (lambda T, i=i: tuple(
+                    empties(T, lambda T, outs: outs[i].requires_grad_())))
+        return kinds
+    d, shape = str(ref.dtype).split('.')[-1], tuple(ref.shape)
+    kinds = {'empty': lambda T: _filled(T, 0, dtype=getattr(T, d)),
+             'of the shape': lambda T: _filled(T, shape, dtype=getattr(T, d)),
+             'of another shape': lambda T: _filled(T, 7, dtype=getattr(T, d)),
+             'a list': lambda T: [_filled(T, 0)]}
+    for other in ('float32', 'float64', 'float16', 'int64', 'int32', 'bool', 'complex64'):
+        if other != d:
+            kinds[other] = lambda T, other=other: _filled(T, 0, dtype=getattr(T, other))
+    if d.startswith('float'):
+        kinds['requiring grad'] = lambda T: _filled(T, 0, dtype=getattr(T, d)).requires_grad_()
+        kinds['requiring grad, of the shape'] = lambda T: _filled(T, shape, dtype=getattr(T, d)).requires_grad_()
+    return kinds
+
+
+def _run(T, name, kind, ref, grad_input=False, grad_mode=True):
+    fn, tags = OPS[name]
+    out = _outs(ref)[kind](T)
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    versions = [o._version if hasattr(o, '_version') else None for o in outs]
+    before = [o.tolist() for o in outs if hasattr(o, 'tolist')]
+    x = (lambda t: t.requires_grad_()) if grad_input else (lambda t: t)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        try:
+            with T.set_grad_enabled(grad_mode):
+                r = fn(T, out, x)
+        except Exception as e:
+            message = str(e).replace('leafgrad', 'torch')
+            if 'no list' in tags and kind == 'a list':
+                message = None  # (PyTorch's overload mismatch message)
+            # leafgrad leaves every out as it was (PyTorch may have resized one of a tuple before it fails)
+            assert T is torch or [o.tolist() for o in outs if hasattr(o, 'tolist')] == before
+            return type(e).__name__, message
+    rs = list(r) if isinstance(r, (tuple, list)) else [r]
+    written = [np.asarray(o.detach().numpy() if T is torch else o.detach()._data).astype(np.complex128) for o in outs]
+    return (r is out if not isinstance(r, (tuple, list)) else [a is b for a, b in zip(rs, outs)],
+            type(r).__name__ if isinstance(r, tuple) else None,
+            [o._version > v for o, v in zip(outs, versions)],
+            [str(o.dtype).split('.')[-1] for o in outs], [tuple(o.shape) for o in outs],
+            [type(o.grad_fn).__name__ if o.grad_fn is not None else None for o in outs],
+            sorted(str(w.message).split(' (Triggered internally at')[0] for w in caught  # (in any order)
+                   if ' is deprecated' not in str(w.message)),  # (a deprecated function's: warned once)
+            written)
+
+
+def _same(a, b):
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) == 8:
+        assert a[:7] == b[:7]
+        for x, y in zip(a[7], b[7]):
+            np.testing.assert_allclose(x, y, rtol=1e-3, atol=1e-5)
+    else:
+        assert a == b
+
+
+def _kinds():
+    cases = []
+    for name in OPS:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            ref = OPS[name][0](torch, None, lambda t: t)
+        for kind in _outs(ref):
+            cases.append((name, kind))
+    return cases
+
+
+@pytest.mark.parametrize('name,kind', _kinds())
+def test_out_written_as_torch(name, kind):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        ref = OPS[name][0](torch, None, lambda t: t)
+    _same(_run(lg, name, kind, ref), _run(torch, name, kind, ref))
+
+
+@pytest.mark.parametrize('name', list(OPS))
+def test_out_with_an_input_requiring_grad_as_torch(name):
+    """Refused where PyTorch's out kernel meets autograd; written (out then has grad_fn
+    CopyBackwards) where PyTorch writes out by copy_; and under no_grad written."""
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        ref = OPS[name][0](torch, None, lambda t: t)
+    kind = 'tuple' if isinstance(ref, tuple) else 'empty'
+    _same(_run(lg, name, kind, ref, grad_input=True), _run(torch, name, kind, ref, grad_input=True))
+    _same(_run(lg, name, kind, ref, grad_input=True, grad_mode=False),
+          _run(torch, name, kind, ref, grad_input=True, grad_mode=False))
+    if not isinstance(ref, tuple) and ref.dtype.is_floating_point:
+        _same(_run(lg, name, 'requiring grad', ref, grad_mode=False),
+              _run(torch, name, 'requiring grad', ref, grad_mode=False))

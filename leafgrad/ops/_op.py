@@ -75,7 +75,7 @@ gradient the edge ``(None, 0)``; reading it costs a fraction of a method call).
 import sys
 import warnings
 
-from .. import backend
+from .. import backend, return_types
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
@@ -233,6 +233,11 @@ def _inplace_variant(forward, name):
 
 
 # ---- out= ----------------------------------------------------------------------------------
+# One engine writes every op's out=: ``write_out`` (one tensor), ``write_outs`` (a tuple, such as
+# (values, indices) or (U, S, Vh)) and ``copy_out`` (the ops PyTorch writes as ``out.copy_(result)``);
+# ``writes_out`` gives a function out= by one of them. What differs between ops is data: the
+# name in the errors and the dtype rule (``exact_dtype``, ``castable_dtype``, ``safely_castable``
+# or the op's own check).
 
 RESIZE_WARNING = (
     'An output with one or more elements was resized since it had shape {}, which does not match the '
@@ -241,77 +246,195 @@ RESIZE_WARNING = (
     'it, inplace, to zero elements with t.resize_(0).')
 
 # PyTorch's C++ names of the dtypes, as its dtype-mismatch errors print them
-_CPP_NAMES = {'bool': 'bool', 'uint8': 'unsigned char', 'int8': 'signed char', 'int16': 'short int',
-              'int32': 'int', 'int64': 'long int', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
-              'float32': 'float', 'float64': 'double'}
+CPP_NAMES = {'bool': 'bool', 'uint8': 'unsigned char', 'int8': 'signed char', 'int16': 'short int',
+             'int32': 'int', 'int64': 'long int', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
+             'float32': 'float', 'float64': 'double', 'complex64': 'c10::complex<float>',
+             'complex128': 'c10::complex<double>'}
+_CPP_NAMES = CPP_NAMES
+_GRAD_ERROR = "{}(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad."
 
 
-def check_out(name, out, result, differentiable=True):
-    """What every out= checks first, as PyTorch does: a tensor, no autograd through it (for a
-    differentiable op), and no element of it written twice (an expanded tensor)."""
+def check_out(name, out, result, differentiable=True, label=None):
+    """What every out= checks first, as PyTorch does: a tensor (``label``: the function named in
+    the TypeError, if not ``name``), no autograd through it (for a differentiable op), and no
+    element of it written twice (an expanded tensor)."""
     if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        raise TypeError(f"{label or name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if not out._data.flags.writeable:
         raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to '
                            'a single memory location. Please clone() the tensor before performing the '
                            'operation.')
-    if differentiable and state.grad_enabled and (result._requires_grad or out._requires_grad):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                           'differentiation, but one of the arguments requires grad.')
+    if differentiable and state.grad_enabled and _needs_grad(name, result, out):
+        raise RuntimeError(_GRAD_ERROR.format(name))
+
+
+def _needs_grad(name, result, out):
+    """Does out= meet autograd? PyTorch names an op that has no derivative ``aten::<op>`` in this
+    error and refuses only an ``out`` that requires grad (its inputs may); a differentiable op
+    refuses an input that does too (then its result does)."""
+    return out._requires_grad or (not name.startswith('aten::') and result._requires_grad)
+
+
+def user_stacklevel():
+    """The stacklevel of a warning that names the first caller outside leafgrad."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get('__name__', '').startswith('leafgrad'):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _resize(out, shape):
+    """``out`` of ``shape`` (its array replaced; PyTorch's warning when it held elements)."""
+    data = out._data
+    if data.size:
+        warnings.warn(RESIZE_WARNING.format(list(data.shape), list(shape)), UserWarning, stacklevel=user_stacklevel())
+    out._data = xp.empty(shape, dtype=data.dtype)
 
 
 def fill_out(out, values):
-    """Write ``values`` (an array of ``out``'s dtype and the result's shape) into ``out``,
+    """Write ``values`` (an array of the result's shape) into ``out``, cast to its dtype,
     resizing it as PyTorch does (with its warning when it held elements), and bump its version."""
-    data = out._data
-    if data.shape != values.shape:
-        if data.size:
-            warnings.warn(RESIZE_WARNING.format(list(data.shape), list(values.shape)), UserWarning, stacklevel=4)
-        out._data = xp.array(values, dtype=data.dtype, copy=True)
-    else:
-        data[...] = values
+    if out._data.shape != values.shape:
+        _resize(out, values.shape)
+    out._data[...] = values
     out._version_counter[0] += 1
     return out
 
 
-def CAST(name, out, result, differentiable=True):
-    """TensorIterator's rule (elementwise ops and most others): ``out`` may be of any dtype the
-    result casts to without leaving its category (a float result into float64 or float16, not
-    into an integer tensor); the values are cast to it."""
-    check_out(name, out, result, differentiable)
-    rd, od = backend.from_np(result._data.dtype), backend.from_np(out._data.dtype)
+# ---- the dtype rules: check(result dtype, out dtype), leafgrad dtypes; each raises PyTorch's error
+
+def exact_dtype(rd, od):
+    """``out`` of the result's dtype only (the BLAS and LAPACK ops: matmul, linalg.inv ...)."""
+    if rd != od:
+        raise RuntimeError(f'Expected out tensor to have dtype {CPP_NAMES[rd.name]}, but got {CPP_NAMES[od.name]} '
+                           'instead')
+
+
+def castable_dtype(rd, od):
+    """TensorIterator's rule: any dtype the result casts to without leaving its category (a float
+    result into float64 or float16, not into an integer tensor)."""
     if rd.category > od.category:
         raise RuntimeError(f"result type {SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
                            f'{SCALAR_NAMES[od.name]}')
-    return fill_out(out, result._data.astype(od.np, copy=False))
+
+
+def safely_castable(label, what='result'):
+    """The rule of the linalg ops that check with ``checkLinalgCompatibleDtype``: castable_dtype,
+    its message naming the op (``label``) and the output (``what``)."""
+    def check(rd, od):
+        if rd.category > od.category:
+            raise RuntimeError(f'{label}: Expected {what} to be safely castable from {SCALAR_NAMES[rd.name]} dtype, '
+                               f'but got {what} with dtype {SCALAR_NAMES[od.name]}')
+    return check
+
+
+def same_dtype(message):
+    """``out`` of the result's dtype only, refused with the op's own ``message`` (formatted with
+    ``result``/``out``: the dtypes' scalar names, ``result_cpp``/``out_cpp``: their C++ names)."""
+    def check(rd, od):
+        if rd != od:
+            raise RuntimeError(message.format(result=SCALAR_NAMES[rd.name], out=SCALAR_NAMES[od.name],
+                                              result_cpp=CPP_NAMES[rd.name], out_cpp=CPP_NAMES[od.name]))
+    return check
+
+
+# ---- the writers ---------------------------------------------------------------------------
+
+def write_out(name, out, result, check=exact_dtype, differentiable=True, label=None):
+    """``out=`` of an op with an out kernel: ``result`` (computed as without ``out``) checked by
+    ``check``, written into ``out`` (resized as PyTorch resizes it), which is returned. ``name``:
+    the op in the autograd error (PyTorch's aten name: 'linalg_inv_ex' for linalg.inv);
+    ``label``: the function in the TypeError, if not ``name``."""
+    check_out(name, out, result, differentiable, label)
+    od = backend.from_np(out._data.dtype)
+    if check is not None:
+        check(backend.from_np(result._data.dtype), od)
+    return fill_out(out, result._data)
+
+
+def write_outs(name, out, results, check=exact_dtype, differentiable=True, label=None):
+    """``out=`` of an op with several results (a named tuple: (values, indices), (Q, R) ...):
+    ``out`` a tuple or list of as many tensors, all checked before any is written.
+    ``check``: one rule for all, or one per result; ``differentiable``: True, False, or one flag
+    per result (linalg.lu's P is no differentiable result: an ``out`` for it may require grad).
+    Returns the ``out`` tensors in the results' named tuple for out= (``linalg_qr_out``)."""
+    n = len(results)
+    if not isinstance(out, (tuple, list)):
+        raise TypeError(f"{label or name}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+    if len(out) != n:
+        raise TypeError(f'expected tuple of {n} elements but got {len(out)}')
+    checks = check if isinstance(check, tuple) else (check,) * n
+    flags = differentiable if isinstance(differentiable, tuple) else (differentiable,) * n
+    for o, r, flag in zip(out, results, flags):
+        check_out(name, o, r, flag, label)
+    for o, r, c in zip(out, results, checks):
+        if c is not None:
+            c(backend.from_np(r._data.dtype), backend.from_np(o._data.dtype))
+    for o, r in zip(out, results):
+        fill_out(o, r._data)
+    named = type(results)
+    if hasattr(named, '_fields'):
+        return getattr(return_types, named.__name__ + '_out', named)(*out)
+    return tuple(out)
+
+
+def copy_out(name, out, result, check=None):
+    """``out=`` of an op that PyTorch writes as ``out.copy_(result)`` (quantile, tensorinv,
+    linalg.cond, inner): ``out`` resized (with PyTorch's warning) and written by the recorded
+    copy_, so that an input requiring grad is no error (``out`` then has grad_fn CopyBackwards)
+    and an ``out`` that is a leaf requiring grad is refused as any in-place op refuses it."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if check is not None:
+        check(backend.from_np(result._data.dtype), backend.from_np(out._data.dtype))
+    out._check_inplace()
+    if out._data.shape != result._data.shape:
+        _resize(out, result._data.shape)
+    return out.copy_(result)
+
+
+def writes_out(name, check=exact_dtype, differentiable=True, label=None, copy=False):
+    """Decorate a function whose PyTorch signature has ``out=``: the function runs as without it
+    and its result is written into ``out`` by ``write_out``, ``write_outs`` (a tuple result) or
+    ``copy_out`` (``copy``). The function's own ``out`` parameter stays in its signature, as
+    PyTorch's, and is never passed to it."""
+    def decorate(fn):
+        def function(*args, out=None, **kwargs):
+            result = fn(*args, **kwargs)
+            if out is None:
+                return result
+            if copy:
+                return copy_out(label or name, out, result, check)
+            if isinstance(result, tuple):
+                return write_outs(name, out, result, check, differentiable, label)
+            return write_out(name, out, result, check, differentiable, label)
+        function.__name__, function.__qualname__ = fn.__name__, fn.__qualname__
+        function.__doc__, function.__module__, function.__wrapped__ = fn.__doc__, fn.__module__, fn
+        return function
+    return decorate
+
+
+def CAST(name, out, result, differentiable=True):
+    """TensorIterator's rule (elementwise ops and most others): ``castable_dtype``; the values
+    are cast to ``out``'s dtype."""
+    return write_out(name, out, result, castable_dtype, differentiable)
 
 
 def NO_GRAD_CAST(name, out, result, differentiable=False):
     """CAST for an op PyTorch gives no derivative (floor_divide, the bitwise ops): an input that
     requires grad is no error, an ``out`` that does is refused under the name aten::<op>."""
-    if isinstance(out, Tensor) and out._requires_grad and state.grad_enabled:
-        raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support automatic "
-                           'differentiation, but one of the arguments requires grad.')
-    return CAST(name, out, result, False)
+    return write_out('aten::' + name, out, result, castable_dtype, True, name)
 
 
 def SAME(name, out, result, differentiable=True):
     """The rule of the ops that keep their input's dtype (neg, abs, sign): ``out`` must be of
     the result's dtype."""
-    check_out(name, out, result, differentiable)
-    if out._data.dtype != result._data.dtype:
-        raise RuntimeError(f'Found dtype {SCALAR_NAMES[backend.from_np(out._data.dtype).name]} but expected '
-                           f'{SCALAR_NAMES[backend.from_np(result._data.dtype).name]}')
-    return fill_out(out, result._data)
+    return write_out(name, out, result, same_dtype('Found dtype {out} but expected {result}'), differentiable)
 
 
 def EXACT(name, out, result, differentiable=True):
     """The rule of matmul and the BLAS-backed ops: ``out`` must be of the result's dtype."""
-    check_out(name, out, result, differentiable)
-    if out._data.dtype != result._data.dtype:
-        raise RuntimeError(f'Expected out tensor to have dtype {_CPP_NAMES[backend.from_np(result._data.dtype).name]}, '
-                           f'but got {_CPP_NAMES[backend.from_np(out._data.dtype).name]} instead')
-    return fill_out(out, result._data)
+    return write_out(name, out, result, exact_dtype, differentiable)
 
 
 def scalar_name(array):
@@ -356,4 +479,6 @@ def elementwise_forward(cls):
     return function, method
 
 
-__all__ = ['Op', 'ops', 'CAST', 'NO_GRAD_CAST', 'SAME', 'EXACT', 'check_out', 'fill_out', 'scalar_name', 'elementwise_forward']
+__all__ = ['Op', 'ops', 'CAST', 'NO_GRAD_CAST', 'SAME', 'EXACT', 'check_out', 'fill_out', 'scalar_name', 'elementwise_forward',
+           'write_out', 'write_outs', 'copy_out', 'writes_out', 'exact_dtype', 'castable_dtype', 'safely_castable',
+           'same_dtype']

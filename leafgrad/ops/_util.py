@@ -349,11 +349,23 @@ __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'unary', 'record_many', 'save
 from . import complex_numbers as _complex  # noqa: E402
 
 
-# ---- out= (matmul, mul) ------------------------------------------------------------------------
+# ---- out= ----------------------------------------------------------------------------------------
 
-_CPP_TYPE = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
-             'int64': 'long int', 'int32': 'int', 'int16': 'short int', 'int8': 'signed char', 'uint8': 'unsigned char',
-             'bool': 'bool', 'complex64': 'c10::complex<float>', 'complex128': 'c10::complex<double>'}
+def write_out(name, out, result, inputs, exact_dtype):
+    """``out=`` of cat, stack, gather, matmul, tensordot: ``ops/_op.py``'s ``write_out`` (one
+    engine for every op's out=), the dtype rule given as ``exact_dtype``: True (the result's
+    dtype only), False (any it casts to) or ``check(result_dtype, out_dtype)`` on NumPy dtypes.
+    (``inputs``: the op's tensors; an input requiring grad makes the result require grad, which
+    the engine refuses.)"""
+    from . import _op
+    if exact_dtype is True:
+        check = _op.exact_dtype
+    elif exact_dtype is False:
+        check = _op.castable_dtype
+    else:
+        def check(rd, od):
+            exact_dtype(rd.np, od.np)
+    return _op.write_out(name, out, result, check)
 
 
 def refuse_out(name, out):
@@ -362,40 +374,3 @@ def refuse_out(name, out):
     if out is not None:
         raise NotImplementedError(f"{name}(): leafgrad does not write out= for this op yet: use the returned result "
                                   '(out = ' + name + '(...)) instead')
-
-
-def write_out(name, out, result, inputs, exact_dtype):
-    """``out=`` as PyTorch's: ``result`` (computed as without ``out``) written into ``out``, which
-    is returned. ``out`` must be a tensor, no input may require grad (PyTorch's out= functions do
-    not differentiate), its dtype must be the result's (``exact_dtype``, matmul) or one the
-    result casts to (mul), or pass ``exact_dtype(result_dtype, out_dtype)``, the op's own check; an ``out`` of another shape is resized, with PyTorch's warning unless
-    it was empty."""
-    import warnings
-    from .. import backend
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if state.grad_enabled and (out._requires_grad or any(isinstance(t, Tensor) and t._requires_grad for t in inputs)):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, but "
-                           'one of the arguments requires grad.')
-    data, values = out._data, result._data
-    if callable(exact_dtype):  # the op's own dtype rule and message
-        exact_dtype(values.dtype, data.dtype)
-    elif exact_dtype and values.dtype != data.dtype:
-        raise RuntimeError(f'Expected out tensor to have dtype {_CPP_TYPE[values.dtype.name]}, but got '
-                           f'{_CPP_TYPE[data.dtype.name]} instead')
-    elif not exact_dtype and backend.from_np(values.dtype).category > backend.from_np(data.dtype).category:
-        from .inplace import _type_name
-        raise RuntimeError(f"result type {_type_name(backend.from_np(values.dtype))} can't be cast to the desired "
-                           f'output type {_type_name(backend.from_np(data.dtype))}')
-    if data.shape == values.shape:
-        data[...] = values
-    else:
-        if data.size:
-            warnings.warn(f'An output with one or more elements was resized since it had shape {list(data.shape)}, '
-                          f'which does not match the required output shape {list(values.shape)}. This behavior is '
-                          'deprecated, and in a future PyTorch release outputs will not be resized unless they have '
-                          'zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero '
-                          'elements with t.resize_(0).', UserWarning, stacklevel=3)
-        out._data = values.astype(data.dtype, copy=True)
-    out._version_counter[0] += 1
-    return out

@@ -7,7 +7,9 @@ solve_triangular are holomorphic, so that the same rules give PyTorch's complex 
 (``conj(rule(conj(grad)))``, ops/complex_numbers.py); the other functions refuse complex matrices.
 """
 from .. import return_types
-from ._util import Node, autocast, record, record_many, saved_output, state, wrap, xp, refuse_out
+from ..tensor import Tensor
+from ._op import safely_castable, same_dtype, write_out, writes_out
+from ._util import Node, autocast, record, record_many, saved_output, state, wrap, xp
 from . import shape as _shape
 from .linalg import _sname, matmul
 from .reduction import sum as _sum
@@ -124,8 +126,8 @@ class LinalgInvExBackward0(Node):
         return -matmul(inv_t, matmul(grad, inv_t)),
 
 
+@writes_out('linalg_inv_ex', label='linalg_inv')
 def inv(A, *, out=None):
-    refuse_out('inv', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.inv')
@@ -185,8 +187,8 @@ def _det_backward_svd(grad, A):
     return matmul(U * _shape.unsqueeze(D, -2), Vh) * g
 
 
+@writes_out('_linalg_det', label='linalg_det')
 def det(A, *, out=None):
-    refuse_out('det', out)
     _check_matrix(A, 'linalg.det')
     result, node = record(xp.asarray(xp.linalg.det(A._data)), LinalgDetBackward0, (A,))
     if node is not None:
@@ -205,8 +207,8 @@ class LinalgSlogdetBackward0(Node):
         return g * _mT(inv(A)),
 
 
+@writes_out('_linalg_slogdet', label='linalg_slogdet')
 def slogdet(A, *, out=None):
-    refuse_out('slogdet', out)
     _check_matrix(A, 'linalg.slogdet')
     sign, logabs = xp.linalg.slogdet(A._data)
     (s, l), node = record_many([xp.asarray(sign), xp.asarray(logabs)], LinalgSlogdetBackward0, (A,),
@@ -261,8 +263,8 @@ def _sum_to_batch(t, shape):
     return sum_to(t, shape) if t._data.shape != shape else t
 
 
+@writes_out('_linalg_solve_ex', label='linalg_solve')
 def solve(A, B, *, left=True, out=None):
-    refuse_out('solve', out)
     if autocast.state.on:
         A, B = autocast.fp32(A, B)
     _check_matrix(A, 'linalg.solve')
@@ -332,8 +334,8 @@ class LinalgCholeskyExBackward0(Node):
         return _mT(solve(_mT(L), _mT(left))),         # Y L^{-1} = (L^{-T} Y^T)^T
 
 
+@writes_out('linalg_cholesky_ex', label='linalg_cholesky')
 def cholesky(A, *, upper=False, out=None):
-    refuse_out('cholesky', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.cholesky')
@@ -409,8 +411,8 @@ def _qr_backward_tall(gQ, gR, Q, R):
     return _mT(solve(R, _mT(gA)))
 
 
+@writes_out('linalg_qr')
 def qr(A, mode='reduced', *, out=None):
-    refuse_out('qr', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     if mode not in ('reduced', 'complete', 'r'):
@@ -449,8 +451,8 @@ class LinalgEighBackward0(Node):
         return matmul(V, matmul(gA, _mT(V))),
 
 
+@writes_out('_linalg_eigh', label='linalg_eigh')
 def eigh(A, UPLO='L', *, out=None):
-    refuse_out('eigh', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.eigh')
@@ -463,8 +465,8 @@ def eigh(A, UPLO='L', *, out=None):
     return return_types.linalg_eigh(L, V)
 
 
+@writes_out('_linalg_eigh', label='linalg_eigvalsh')
 def eigvalsh(A, UPLO='L', *, out=None):
-    refuse_out('eigvalsh', out)
     return eigh(A, UPLO)[0]
 
 
@@ -515,8 +517,8 @@ class LinalgSvdBackward0(Node):
         return matmul(U, matmul(gA, Vh)),
 
 
+@writes_out('_linalg_svd', label='linalg_svd')
 def svd(A, full_matrices=True, *, driver=None, out=None):
-    refuse_out('svd', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.svd', square=False)
@@ -531,8 +533,8 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     return return_types.linalg_svd(U, S, Vh)
 
 
+@writes_out('_linalg_svd', label='linalg_svdvals')
 def svdvals(A, *, driver=None, out=None):
-    refuse_out('svdvals', out)
     return svd(A, full_matrices=False, driver=driver)[1]
 
 
@@ -543,8 +545,8 @@ def _info(batch_shape, value=0):
     return wrap(xp.full(batch_shape, value, dtype=xp.int32))
 
 
+@writes_out('linalg_inv_ex', differentiable=(True, False))
 def inv_ex(A, *, check_errors=False, out=None):
-    refuse_out('inv_ex', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     try:
@@ -559,8 +561,8 @@ def inv_ex(A, *, check_errors=False, out=None):
             return return_types.linalg_inv_ex(wrap(xp.full(A._data.shape, xp.nan, dtype=A._data.dtype)), wrap(info))
 
 
+@writes_out('linalg_cholesky_ex', differentiable=(True, False))
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
-    refuse_out('cholesky_ex', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     try:
@@ -586,8 +588,8 @@ class LinalgSolveTriangularBackward0(Node):
         return gA, (gB if self.next_functions[1][0] is not None else None)
 
 
+@writes_out('linalg_solve_triangular', same_dtype('expected scalar type {result} but found {out}'))
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
-    refuse_out('solve_triangular', out)
     _check_matrix(A, 'linalg.solve_triangular')
     a = A._data
     n = a.shape[-1]
@@ -626,8 +628,8 @@ class LinalgPinvBackward0(Node):
                 - matmul(matmul(PhK, P), A)),
 
 
+@writes_out('linalg_pinv', safely_castable('linalg.pinv'))
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
-    refuse_out('pinv', out)
     if A._data.dtype.kind == 'c':
         raise NotImplementedError("linalg.pinv: leafgrad's linear algebra takes real matrices only, not complex ones")
     if A._data.ndim < 2 or A._data.dtype.name not in ('float32', 'float64'):
@@ -671,8 +673,8 @@ def matrix_power(A, n):
     return result
 
 
+@writes_out('mm', same_dtype('multi_dot(): expected out tensor to have dtype {result_cpp} but got {out_cpp}'), label='linalg_multi_dot')
 def multi_dot(tensors, *, out=None):
-    refuse_out('multi_dot', out)
     tensors = list(tensors)
     if len(tensors) < 2:
         raise RuntimeError(f'multi_dot(): expected at least 2 tensors but got {len(tensors)}')
@@ -697,11 +699,18 @@ def multi_dot(tensors, *, out=None):
     return out_t
 
 
+_VECDOT_DTYPE = same_dtype('linalg.vecdot: Expected out of dtype{result} but found {out}')
+
+
 def vecdot(x, y, *, dim=-1, out=None):
-    refuse_out('vecdot', out)
     if autocast.state.on:
         x, y = autocast.lower_precision(x, y)
-    return _sum(x * y, dim)
+    result = _sum(x * y, dim)
+    if out is None:
+        return result
+    if isinstance(out, Tensor):  # (PyTorch checks the dtype, then writes by vdot or sum)
+        _VECDOT_DTYPE(result.dtype, out.dtype)
+    return write_out('vdot' if x._data.ndim == y._data.ndim == 1 else 'sum', out, result, None, label='linalg_vecdot')
 
 
 class LinalgCrossBackward0(Node):
@@ -715,8 +724,8 @@ class LinalgCrossBackward0(Node):
         return ga, gb
 
 
+@writes_out('linalg_cross')
 def cross(input, other, *, dim=-1, out=None):
-    refuse_out('cross', out)
     x, y = input._data, other._data
     if x.ndim != y.ndim:
         raise RuntimeError('linalg.cross: inputs must have the same number of dimensions.')
@@ -732,8 +741,8 @@ def cross(input, other, *, dim=-1, out=None):
     return result
 
 
+@writes_out('linalg_matrix_rank', safely_castable('torch.linalg.matrix_rank'), differentiable=False)
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
-    refuse_out('matrix_rank', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.matrix_rank', square=False)

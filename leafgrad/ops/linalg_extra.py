@@ -3,16 +3,17 @@ cross, and cdist."""
 import warnings
 
 from .. import return_types
-from ._util import Node, autocast, record, saved_output, xp, refuse_out
+from ._op import safely_castable, same_dtype, user_stacklevel, writes_out
+from ._util import Node, autocast, record, saved_output, xp
 from . import elementwise as _ew
 from . import shape as _shape
 from .linalg_decomp import cholesky as _cholesky, cross as _linalg_cross, qr as _qr, svd as _svd, multi_dot
 from .reduction import sum as _sum
 
 
+@writes_out('_linalg_svd', label='svd')
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: V rather than Vh, and ``some`` for the reduced factorisation."""
-    refuse_out('svd', out)
     if autocast.state.on:
         input, = autocast.fp32(input)
     U, S, Vh = _svd(input, full_matrices=not some)
@@ -21,14 +22,14 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return return_types.svd(U, S, _shape.transpose(Vh, -2, -1))
 
 
+@writes_out('linalg_qr', label='qr')
 def qr(input, some=True, *, out=None):
-    refuse_out('qr', out)
     if autocast.state.on:
         input, = autocast.fp32(input)
     warnings.warn('torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n'
                   "The boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
                   'Q, R = torch.qr(A, some)\nshould be replaced with\n'
-                  "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning, stacklevel=2)
+                  "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning, stacklevel=user_stacklevel())
     Q, R = _qr(input, 'reduced' if some else 'complete')
     return return_types.qr(Q, R)
 
@@ -46,6 +47,7 @@ class CholeskyBackward0(Node):
         return LinalgCholeskyExBackward0.apply(self, grad)
 
 
+@writes_out('cholesky', safely_castable('cholesky'))
 def cholesky(input, upper=False, *, out=None):
     if autocast.state.on:
         input, = autocast.fp32(input)
@@ -53,7 +55,7 @@ def cholesky(input, upper=False, *, out=None):
                   'PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n'
                   'and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n'
                   'This transform will produce equivalent results for all valid (symmetric positive definite) inputs.',
-                  UserWarning, stacklevel=2)
+                  UserWarning, stacklevel=user_stacklevel())
     from .. import autograd
     with autograd.grad_mode.no_grad():
         L = _cholesky(input, upper=upper)
@@ -64,8 +66,10 @@ def cholesky(input, upper=False, *, out=None):
     return out
 
 
+@writes_out('mm', same_dtype('multi_dot(): expected out tensor to have dtype {result_cpp} but got {out_cpp}'), label='chain_matmul')
 def chain_matmul(*matrices, out=None):
-    refuse_out('chain_matmul', out)
+    from .linalg_solvers import _deprecated
+    _deprecated('chain_matmul')
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = matrices[0]
     if len(matrices) == 1:

@@ -9,7 +9,8 @@ again. Matrices are real: every ``^H`` is a transpose.
 import math
 
 from .. import return_types
-from ._util import Node, autocast, record, record_many, saved_output, wrap, wrap_dim, xp, refuse_out
+from ._op import safely_castable, user_stacklevel, writes_out
+from ._util import Node, autocast, record, record_many, saved_output, wrap, wrap_dim, xp
 from . import shape as _shape
 from .linalg import matmul
 from .linalg_decomp import (LinAlgError, _check_matrix, _eye_like, _mT, _sum_to_batch, _tril, _triu, inv,
@@ -318,10 +319,10 @@ def _check_lu_input(A, name):
         raise NotImplementedError(f'"lu_cpu" not implemented for \'{_SCALAR_NAMES[a.dtype.name]}\'')
 
 
+@writes_out('linalg_lu_factor_ex', differentiable=(True, False, False))
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """(LU, pivots, info): P A = L U packed in one matrix, LAPACK's 1-based int32 row swaps, and
     per matrix the first zero pivot's 1-based index (0: none)."""
-    refuse_out('lu_factor_ex', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_lu_input(A, 'torch.lu_factor')
@@ -341,9 +342,9 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     return return_types.linalg_lu_factor_ex(*outs)
 
 
+@writes_out('linalg_lu_factor_ex', differentiable=(True, False), label='linalg_lu_factor')
 def lu_factor(A, *, pivot=True, out=None):
     """(LU, pivots); a singular matrix raises LinAlgError, as PyTorch's."""
-    refuse_out('lu_factor', out)
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
     if info._data.any():
         flat = info._data.reshape(-1)
@@ -355,9 +356,9 @@ def lu_factor(A, *, pivot=True, out=None):
     return return_types.linalg_lu_factor(LU, piv)
 
 
+@writes_out('linalg_lu', differentiable=(False, True, True))
 def lu(A, *, pivot=True, out=None):
     """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n), k = min(m, n)."""
-    refuse_out('lu', out)
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_lu_input(A, 'linalg.lu')
@@ -392,9 +393,9 @@ class LuUnpackBackward0(Node):
         return total, None
 
 
+@writes_out('lu_unpack', differentiable=(False, True, True))
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """(P, L, U) from lu_factor's packed LU and pivots."""
-    refuse_out('lu_unpack', out)
     lu_a, piv = LU_data._data, LU_pivots._data
     if piv.dtype != xp.int32:
         raise RuntimeError(f'torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. '
@@ -450,6 +451,7 @@ def _lu_solve_tensors(L, U, P, B, adjoint):
     return matmul(P, solve_triangular(_mT(L), y, upper=True, unitriangular=True))
 
 
+@writes_out('linalg_lu_solve')
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B (left=False: X A = B; adjoint: A^T in place of A) from lu_factor's output."""
     lu_a, b = LU._data, B._data
@@ -481,9 +483,9 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 
 # ---- solve_ex, householder_product ---------------------------------------------------------------
 
+@writes_out('_linalg_solve_ex', differentiable=(True, False), label='linalg_solve_ex')
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """(result, info): solve's result; info 0, or where a singular matrix has its zero pivot."""
-    refuse_out('solve_ex', out)
     try:
         return return_types.linalg_solve_ex(solve(A, B, left=left), wrap(xp.zeros(A._data.shape[:-2], xp.int32)))
     except LinAlgError:
@@ -540,10 +542,10 @@ class GeqrfBackward0(Node):
         raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
 
 
+@writes_out('geqrf', (safely_castable('torch.geqrf', 'a'), safely_castable('torch.geqrf', 'tau')))
 def geqrf(input, *, out=None):
     """(a, tau): LAPACK's QR in Householder form, R on and above the diagonal of ``a`` and the
     reflectors below it (householder_product(a, tau) is Q)."""
-    refuse_out('geqrf', out)
     a = input._data
     if a.ndim < 2:
         raise RuntimeError('torch.geqrf: input must have at least 2 dimensions.')
@@ -569,6 +571,7 @@ def _reflect(Q, v, t):
     return Q - t * matmul(matmul(Q, v), _mT(v))
 
 
+@writes_out('linalg_householder_product', safely_castable('torch.linalg.householder_product'))
 def householder_product(A, tau, *, out=None):
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T (v_i from A's columns below
     the diagonal): the Q of a QR factorisation in geqrf's form."""
@@ -641,10 +644,10 @@ def torch_vander(x, N=None, increasing=False):
     return result if increasing else flip(result, (1,))
 
 
+@writes_out('linalg_tensorinv', safely_castable('tensorinv'), copy=True)
 def tensorinv(A, ind=2, *, out=None):
     """The tensor X with tensordot(X, A, ind) the identity: A as a matrix of
     prod(shape[:ind]) rows, inverted, shaped shape[ind:] + shape[:ind]."""
-    refuse_out('tensorinv', out)
     shape = A._data.shape
     if ind <= 0:
         raise RuntimeError(f'Expected a strictly positive integer for \'ind\', but got {ind}')
@@ -655,9 +658,9 @@ def tensorinv(A, ind=2, *, out=None):
     return _shape.reshape(inv(_shape.reshape(A, (rows, cols))), shape[ind:] + shape[:ind])
 
 
+@writes_out('linalg_tensorsolve', safely_castable('tensorsolve'), copy=True)
 def tensorsolve(A, B, dims=None, *, out=None):
     """X with tensordot(A, X, X.ndim) = B."""
-    refuse_out('tensorsolve', out)
     if dims is not None:
         nd = A._data.ndim
         dims = [wrap_dim(d, nd) for d in dims]
@@ -674,9 +677,9 @@ def tensorsolve(A, B, dims=None, *, out=None):
     return _shape.reshape(x, result_shape)
 
 
+@writes_out('linalg_cond', safely_castable('linalg.cond'), copy=True)
 def cond(A, p=None, *, out=None):
     """The condition number ||A||_p ||A^-1||_p (p None or ±2: the ratio of extreme singular values)."""
-    refuse_out('cond', out)
     from .. import linalg as _linalg
     a = A._data
     if a.ndim < 2:
@@ -712,6 +715,7 @@ class CholeskySolveBackward0(Node):
         return (gB if _needs(self, 0) else None), gL
 
 
+@writes_out('cholesky_solve', safely_castable('cholesky_solve'))
 def cholesky_solve(B, L, upper=False, *, out=None):
     """X with (L L^T) X = B (upper: U^T U), from a Cholesky factor."""
     a, b = L._data, B._data
@@ -743,6 +747,7 @@ class CholeskyInverseBackward0(Node):
         return (-matmul(L, common) if self.upper else -matmul(common, L)),
 
 
+@writes_out('cholesky_inverse', safely_castable('cholesky_inverse'))
 def cholesky_inverse(L, upper=False, *, out=None):
     """(L L^T)^-1 (upper: (U^T U)^-1) from a Cholesky factor."""
     a = L._data
@@ -776,9 +781,9 @@ class TriangularSolveBackward0(Node):
         return (gB if _needs(self, 0) else None), gA
 
 
+@writes_out('triangular_solve')
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """(solution, cloned_coefficient): X with op(A) X = b for triangular A (op: transpose)."""
-    refuse_out('triangular_solve', out)
     _deprecated('triangular_solve')
     a = A._data
     if b._data.ndim < 2 or a.ndim < 2:
@@ -811,6 +816,9 @@ _DEPRECATED = {
     'lu_solve': 'torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future PyTorch '
                 'release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = torch.lu_solve(B, LU, '
                 'pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)',
+    'chain_matmul': 'torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use '
+                    'torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple '
+                    'parameters.',
 }
 _warned = set()
 
@@ -819,20 +827,31 @@ def _deprecated(name):
     if name not in _warned:
         _warned.add(name)
         import warnings
-        warnings.warn(_DEPRECATED[name], UserWarning, stacklevel=3)
+        warnings.warn(_DEPRECATED[name], UserWarning, stacklevel=user_stacklevel())
 
 
 def torch_lu(A, pivot=True, get_infos=False, out=None):
-    """torch.lu: (LU, pivots[, infos]) by linalg.lu_factor_ex."""
-    refuse_out('lu', out)
+    """torch.lu: (LU, pivots[, infos]) by linalg.lu_factor_ex. ``out``: as PyTorch's (written in
+    Python), each resized to its result without a warning and copied into (of any dtype)."""
     _deprecated('lu')
     LU, piv, info = lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
-    return (LU, piv, info) if get_infos else (LU, piv)
+    result = (LU, piv, info) if get_infos else (LU, piv)
+    if out is None:
+        return result
+    if len(out) != len(result):
+        raise TypeError(f'expected tuple of {len(result)} elements but got {len(out)}')
+    from .. import autograd
+    if autograd.grad_mode.is_grad_enabled() and any(o.requires_grad for o in out):
+        raise RuntimeError('cannot resize variables that require grad')
+    for o, r in zip(out, result):
+        o._data = xp.empty(r._data.shape, o._data.dtype) if o._data.shape != r._data.shape else o._data
+        o.copy_(r)
+    return out
 
 
+@writes_out('linalg_lu_solve', label='lu_solve')
 def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve: linalg.lu_solve with b first."""
-    refuse_out('lu_solve', out)
     _deprecated('lu_solve')
     return lu_solve(LU_data, LU_pivots, b)
 
