@@ -14,8 +14,9 @@ from .graph import Node, gradient_edge
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
-    _Tensors = Union[Tensor, Sequence[Tensor]]
-    _MaybeTensors = Union[Tensor, Sequence[Union[Tensor, None]], None]
+# (forward references: leafgrad.tensor imports this package, not the other way round)
+_Tensors = Union['Tensor', Sequence['Tensor']]
+_MaybeTensors = Union['Tensor', Sequence[Union['Tensor', None]], None]
 
 
 def _as_tuple(x):

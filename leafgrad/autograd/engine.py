@@ -42,13 +42,16 @@ its memory, as in NumPy); its version counter's ``+= 1`` on a list item runs wit
 thread switch in CPython with its GIL (no call between the read and the write), so no bump
 is lost.
 """
+from __future__ import annotations  # (annotations stay strings: nothing evaluated at import or per call)
+
 import heapq
 import itertools
 import threading
+from typing import Callable
 
 from . import grad_mode
 from .anomaly import anomaly_state, check_nan
-from .graph import AccumulateGrad, unshared
+from .graph import AccumulateGrad, Node, unshared
 from . import origins
 
 # Set by the profiler while it records (autograd/_instrument.py): called as
@@ -114,13 +117,13 @@ _callbacks = _Callbacks()
 _walk_ids = itertools.count()
 
 
-def current_graph_task_id():
+def current_graph_task_id() -> int:
     """The id of the backward walk running in this thread (the innermost), -1 outside one."""
     walks = _callbacks.walks
     return walks[-1][0] if walks else -1
 
 
-def will_engine_execute_node(node):
+def will_engine_execute_node(node: Node) -> bool:
     """Whether the walk running in this thread reaches ``node`` (a grad_fn or AccumulateGrad),
     as PyTorch's ``torch._C._will_engine_execute_node``."""
     walks = _callbacks.walks
@@ -133,7 +136,7 @@ def will_engine_execute_node(node):
     return (node in deps or node in roots) and (runnable is None or node in runnable)
 
 
-def queue_callback(callback):
+def queue_callback(callback: Callable[[], None]) -> None:
     """Run ``callback()`` when the backward walk now running (the outermost one, if a walk runs
     inside another) has finished, as PyTorch's ``Variable._execution_engine.queue_callback``."""
     if _callbacks.pending is None:

@@ -13,10 +13,13 @@ an output is saved without keeping the output tensor (no reference cycle).
 under the engine's grad mode, so with ``create_graph=True`` the ops it uses are recorded and
 a custom Function is twice differentiable when its backward is written with leafgrad ops.
 """
+from __future__ import annotations  # (annotations stay strings: nothing evaluated at import or per call)
+
 import functools
 import inspect
 import sys as _sys
 import warnings
+from typing import Any, Callable
 
 from . import grad_mode
 from .anomaly import anomaly_state, forward_trace
@@ -37,26 +40,26 @@ _NONE = _NoneSaved()
 class FunctionCtx:
     """What ``ctx`` offers ``forward``/``setup_context``/``backward``."""
 
-    def save_for_backward(self, *tensors):
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f'save_for_backward can only save variables, but argument {i} is of type '
                                 f'{type(t).__name__}')
         self.to_save = tensors
 
-    def save_for_forward(self, *tensors):
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
         self.saved_for_forward = tensors
 
-    def mark_dirty(self, *args):
+    def mark_dirty(self, *args: Tensor) -> None:
         self.dirty_tensors = args
 
-    def mark_non_differentiable(self, *args):
+    def mark_non_differentiable(self, *args: Tensor) -> None:
         self.non_differentiable = args
 
-    def set_materialize_grads(self, value):
+    def set_materialize_grads(self, value: bool) -> None:
         self.materialize_grads = bool(value)
 
-    def mark_shared_storage(self, *pairs):
+    def mark_shared_storage(self, *pairs: Any) -> None:
         raise RuntimeError('mark_shared_storage is deprecated. Tensors with shared storages are '
                            'automatically tracked. Note that calls to `set_()` are not tracked')
 
@@ -159,7 +162,7 @@ class DelayedError(Node):
         raise RuntimeError(self.message)
 
 
-def once_differentiable(fn):
+def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A backward that is not itself differentiable: it runs without recording, and asking for
     its derivative (create_graph=True, then backward again) raises."""
     @functools.wraps(fn)
@@ -207,27 +210,27 @@ class Function:
                            'https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)')
 
     @staticmethod
-    def forward(*args, **kwargs):
+    def forward(*args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError('You must implement the forward function for custom autograd.Function.')
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
         raise NotImplementedError('setup_context is not implemented.')
 
     @staticmethod
-    def backward(ctx, *grad_outputs):
+    def backward(ctx: Any, *grad_outputs: Tensor | None) -> Any:
         raise NotImplementedError('You must implement either the backward or vjp method for your custom '
                                   'autograd.Function to use it with backward mode AD.')
 
     vjp = backward
 
     @staticmethod
-    def jvp(ctx, *grad_inputs):
+    def jvp(ctx: Any, *grad_inputs: Tensor | None) -> Any:
         raise NotImplementedError('You must implement the jvp function for custom autograd.Function to use '
                                   'it with forward mode AD.')
 
     @classmethod
-    def apply(cls, *args, **kwargs):
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = _bind(cls, args, kwargs)
         uses_setup = cls.setup_context is not Function.setup_context
