@@ -359,8 +359,8 @@ class MaskedFillBackward1(Node):
         ts, tv = tangents
         if ts is None:
             ts = _zeros_of(output)
-        if tv is None:
-            return ts
+        if tv is None:  # (a value without a tangent writes zeros there)
+            return masked_fill(ts, self.mask, 0)
         from .elementwise import where
         return where(self.mask, tv, ts)
 
