@@ -225,9 +225,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                         grads = _checked_all(hook, grads, new)
 
             grad = grads[0] if len(grads) == 1 else _any_grad(grads)
-            if grad is None or node._inert:
-                # Nothing arrived (every consumer's gradient was None), or nothing can leave
-                # (Node._inert): pass None along.
+            if node._inert or grad is None and not node._runs_without_grads:
+                # Nothing can leave (Node._inert), or nothing arrived (every consumer's gradient
+                # was None) at a derivative that then gives None: pass None along.
                 outs = (None,) * len(node.next_functions)
             elif watched:
                 outs = _apply_watched(node, grads)

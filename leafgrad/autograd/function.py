@@ -67,6 +67,7 @@ class FunctionCtx:
 class BackwardCFunction(Node, FunctionCtx):
     """The node (and ctx) of one ``apply`` of a custom Function."""
     _forward_cls = None
+    _runs_without_grads = True
 
     def __init__(self, next_functions):
         super().__init__(next_functions)
@@ -277,12 +278,13 @@ class Function:
 
 def _forward_tangents(cls, ctx, args, outputs, forward_ad):
     """Forward mode through a custom Function: ``cls.jvp(ctx, *tangents)`` (a tangent per
-    forward argument: zeros for a tensor without one, None for a non-tensor) gives the outputs'
-    tangents; ``ctx.saved_tensors`` holds what ``save_for_forward`` (else ``save_for_backward``)
-    kept."""
+    forward argument: zeros for a tensor without one, or None after set_materialize_grads(False);
+    None for a non-tensor) gives the outputs' tangents; ``ctx.saved_tensors`` holds what
+    ``save_for_forward`` (else ``save_for_backward``) kept."""
     from .. import zeros_like
-    tangents = tuple((a._fw_grad if a._fw_grad is not None else zeros_like(a)) if isinstance(a, Tensor) else None
-                     for a in args)
+    materialize = ctx.materialize_grads  # (set_materialize_grads(False): None for a missing tangent)
+    tangents = tuple((a._fw_grad if a._fw_grad is not None else zeros_like(a) if materialize else None)
+                     if isinstance(a, Tensor) else None for a in args)
     kept = getattr(ctx, 'saved_for_forward', None)
     if kept is None:
         kept = ctx.to_save or ()

@@ -20,6 +20,13 @@ input that requires grad becomes two real inputs (its real and imaginary parts, 
 function is unambiguous, and the gradients flowing through ``complex`` and ``view_as_real`` are
 right only when the op's complex gradient follows PyTorch's convention (dL/dx + i dL/dy).
 
+After the Jacobians, as PyTorch: a backward seeded with zeros must give zero input gradients
+("backward not multiplied by grad_output"; ``masked=True`` asks them to be close to zero only,
+which is all ``masked`` means for dense tensors, the only kind leafgrad has), and, with
+``check_undefined_grad``, a backward whose output gradients are undefined (None: an
+``UndefinedGradBackward`` node between each output and the seed gives None) must run and give
+zero or None input gradients; forward mode likewise, a zero tangent as an absent one.
+
 Run them in float64: with float32 the differences are dominated by rounding.
 """
 import warnings
@@ -29,6 +36,7 @@ import numpy as np
 from .. import backend
 
 from ..tensor import Tensor
+from .graph import Node, gradient_edge
 
 
 class GradcheckError(RuntimeError):
@@ -221,6 +229,104 @@ def _batched_forward_failure(func, inputs):
     return None
 
 
+class UndefinedGradBackward(Node):
+    """Gives its input an undefined (None) gradient whatever it receives: PyTorch's
+    ``torch._C._functions.UndefinedGrad``, which gradcheck puts after an output."""
+
+    def apply(self, grad):
+        return (None,)
+
+
+def _undefined_grad(t):
+    """``t`` as a new tensor whose backward gives ``t`` an undefined gradient."""
+    out = Tensor._wrap(t._data, True)
+    out._grad_fn = UndefinedGradBackward((gradient_edge(t),))
+    return out
+
+
+def _zero_seeded_grads(outputs, diff):
+    from . import grad as autograd_grad
+    seeds = [Tensor._wrap(np.zeros_like(o._data)) for o in outputs]
+    return autograd_grad(outputs, diff, seeds, allow_unused=True)
+
+
+def _backward_mul_by_grad_output_failure(outputs, diff, masked):
+    """PyTorch's check that backward multiplies by grad_output: zero output gradients must give
+    zero input gradients (with ``masked``: close to zero), of the inputs' dtype and size."""
+    for g, x in zip(_zero_seeded_grads(outputs, diff), diff):
+        if g is None:
+            continue
+        values = _host_copy(g)
+        zero = np.allclose(values, 0, rtol=1e-05, atol=1e-08) if masked else not values.any()
+        if not zero:
+            return 'backward not multiplied by grad_output'
+        if g._data.dtype != x._data.dtype:
+            return 'grad is incorrect type'
+        if g.device != x.device:
+            return 'grad is incorrect device'
+        if g._data.shape != x._data.shape:
+            return 'grad is incorrect size'
+    return None
+
+
+_UNDEFINED_BC_WARNING = ('Backwards compatibility: New undefined gradient support checking feature is enabled by '
+                         'default, but it may break existing callers of this function. If this is true for you, you '
+                         'can call this function with "check_undefined_grad=False" to disable the feature')
+_UNDEFINED_NOTES = 'Please look at "Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'
+
+
+def _test_undefined_backward(func, inputs, diff, n_outputs):
+    """PyTorch's undefined-gradient check: every output's gradient undefined, then (with several
+    outputs) one at a time; the backward must run and give zero or None input gradients.
+    Raises GradcheckError (after PyTorch's warning) when it does not."""
+    def requiring():
+        return [o for o in _eval(func, inputs) if o._requires_grad]
+    cases = [[_undefined_grad(o) for o in requiring()]]
+    if len(cases[0]) > 1:
+        for k in range(n_outputs):
+            cases.append([_undefined_grad(o) if j == k else o for j, o in enumerate(requiring())])
+    for outs in cases:
+        try:
+            grads = _zero_seeded_grads(outs, diff)
+        except RuntimeError as e:
+            warnings.warn(_UNDEFINED_BC_WARNING, UserWarning, stacklevel=4)
+            raise GradcheckError('Expected backward function to handle undefined output grads. '
+                                 + _UNDEFINED_NOTES) from e
+        for g in grads:
+            if g is not None and _host_copy(g).any():
+                warnings.warn(_UNDEFINED_BC_WARNING, UserWarning, stacklevel=4)
+                raise GradcheckError('Expected all input grads to be undefined or zero when all output grads '
+                                     'are undefined or zero. ' + _UNDEFINED_NOTES)
+
+
+def _test_undefined_forward(func, inputs):
+    """PyTorch's forward-mode counterpart: for each input, its tangent given as zeros and not
+    given at all (the other inputs' tangents random) must give the same output tangents."""
+    from . import forward_ad
+    rng = np.random.default_rng(0)
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
+    with forward_ad.dual_level():
+        duals = list(inputs)
+        for i in diff:
+            x = inputs[i]
+            duals[i] = forward_ad.make_dual(x.detach(), Tensor._wrap(_random_like(rng, x._data)))
+        for i in diff:
+            x, kept = inputs[i], duals[i]
+            duals[i] = forward_ad.make_dual(x.detach(), Tensor._wrap(np.zeros_like(x._data)))
+            zero_tangent = _eval(func, duals)
+            duals[i] = x.detach()
+            no_tangent = _eval(func, duals)
+            duals[i] = kept
+            for k, (o1, o2) in enumerate(zip(zero_tangent, no_tangent)):
+                if o1._data.dtype.kind not in 'fc' or o2._data.dtype.kind not in 'fc':
+                    continue
+                t1, t2 = forward_ad.unpack_dual(o1).tangent, forward_ad.unpack_dual(o2).tangent
+                if t1 is not None and t2 is not None and not np.allclose(_host_copy(t1), _host_copy(t2)):
+                    raise GradcheckError('Mismatch in tangent values for output with index: ', k, ' when input: ',
+                                         x, ' has an undefined tangent value. ', ' Got: ', t1, ' but expected: ',
+                                         t2)
+
+
 def _fmt(array, dtype):
     return repr(Tensor._wrap(np.asarray(array, dtype=dtype)))
 
@@ -238,24 +344,56 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
     """Check the gradients of ``func`` at ``inputs`` against finite differences.
 
     Returns True, or raises GradcheckError (returns False with ``raise_exception=False``)
-    naming the output and input whose Jacobians differ.
+    naming the output and input whose Jacobians differ, or the check that failed.
     """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError('Expected at least one of check_forward_ad or check_backward_ad to be True')
     if check_batched_grad:
         raise NotImplementedError('leafgrad checks no batched backward gradients (vmap over the backward): '
                                   'check_batched_grad must be False')
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError('Setting check_batched_forward_grad=True requires check_forward_ad to be True')
+    try:
+        return _gradcheck(func, inputs, eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad,
+                          check_grad_dtypes, check_batched_forward_grad, check_forward_ad, check_backward_ad,
+                          fast_mode, masked)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _gradcheck(func, inputs, eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad, check_grad_dtypes,
+               check_batched_forward_grad, check_forward_ad, check_backward_ad, fast_mode, masked):
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
     outputs = _eval(func, inputs)
     if any(t._data.dtype.kind == 'c' for t in inputs + outputs if isinstance(t, Tensor)):
         func, inputs = _real_lift(func, inputs)
         outputs = _eval(func, inputs)
-    if not check_backward_ad and not check_forward_ad:
-        return True
 
     if fast_mode:
-        return _fast_gradcheck(func, inputs, outputs, eps, atol, rtol, nondet_tol, raise_exception)
+        if not _fast_gradcheck(func, inputs, outputs, eps, atol, rtol, nondet_tol, raise_exception):
+            return False
+    elif not _slow_gradcheck(func, inputs, outputs, eps, atol, rtol, raise_exception, nondet_tol,
+                             check_undefined_grad, check_grad_dtypes, check_batched_forward_grad, check_forward_ad,
+                             check_backward_ad):
+        return False
+    if not check_backward_ad:
+        return True
+    diff = [x for x in inputs if isinstance(x, Tensor) and x._requires_grad]
+    requiring = [o for o in outputs if o._requires_grad]
+    if requiring:
+        failure = _backward_mul_by_grad_output_failure(requiring, diff, masked)
+        if failure is not None:
+            return _fail(failure, raise_exception)
+        if check_undefined_grad:
+            _test_undefined_backward(func, inputs, diff, len(outputs))
+    return True
+
+
+def _slow_gradcheck(func, inputs, outputs, eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad,
+                    check_grad_dtypes, check_batched_forward_grad, check_forward_ad, check_backward_ad):
     numerical = _numerical_jacobians(func, inputs, outputs, eps)
     if check_forward_ad:
         forward = _forward_jacobians(func, inputs, outputs)
@@ -265,6 +403,8 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
                 dtype = outputs[j]._data.dtype
                 return _fail(f'Jacobian computed with forward mode mismatch for output {j} with respect to input '
                              f'{i},\nnumerical:{_fmt(n, dtype)}\nanalytical:{_fmt(a, dtype)}\n', raise_exception)
+        if check_undefined_grad:
+            _test_undefined_forward(func, inputs)
         if check_batched_forward_grad:
             failure = _batched_forward_failure(func, inputs)
             if failure is not None:
@@ -394,6 +534,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
     """Check second derivatives: gradcheck of the map (inputs, grad_outputs) -> vjp, which
     ``create_graph=True`` makes differentiable."""
     from . import grad as autograd_grad
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError('Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True')
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError('Setting check_undefined_grad=True requires check_rev_over_rev to be True')
     inputs = _as_tuple(inputs)
     outputs = _eval(func, inputs)
     if grad_outputs is None:

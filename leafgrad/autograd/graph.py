@@ -296,6 +296,10 @@ class Node:
     # no accumulator): the walk passes None on without running the derivative, as PyTorch's
     # derivatives compute nothing when no input needs it (its hooks still run)
     _inert = False
+    # Its derivative runs even when no gradient arrived (a custom Function's backward: PyTorch
+    # calls it with zeros, or Nones after set_materialize_grads(False)); any other node then
+    # passes None on without running, as PyTorch's derivatives give undefined for undefined.
+    _runs_without_grads = False
     # The order in which saved-tensor hooks pack and unpack the saved tensors, where PyTorch's
     # differs from the order they are saved in (its generated code saves what the first
     # input's derivative needs first: mul packs other, then self).
