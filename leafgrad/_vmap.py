@@ -41,7 +41,10 @@ class _State:
     depth = 0          # open vmap levels
     sizes = []         # batch size of each level
     randomness = []    # randomness mode of each level
-    physical = False   # while a backward runs inside vmap: ops and shapes are physical
+    # Levels below the floor are lowered: a tensor batched at those levels only is, for the ops
+    # and its shape, the plain tensor of its physical array (a backward through a graph that
+    # was recorded at those levels, see grad_through)
+    floor = 0
     sites = None       # the installed table
 
 
@@ -58,7 +61,7 @@ class BatchedTensor(Tensor):
     @property
     def shape(self):
         s = self._data.shape
-        return backend_size(s if _state.physical else s[len(self._levels):])
+        return backend_size(s if self._levels[-1] < _state.floor else s[len(self._levels):])
 
     def size(self, dim=None):
         shape = self.shape
@@ -85,14 +88,14 @@ class BatchedTensor(Tensor):
         return shape[0]
 
     def item(self):
-        if _state.physical:
+        if self._levels[-1] < _state.floor:
             return Tensor.item(self)
         raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
                            ".item() on a Tensor, please try to rewrite what you're doing with other operations. If "
                            'error is occurring somewhere inside PyTorch internals, please file a bug report.')
 
     def _python_scalar(self):  # float(), int(), bool() of a sample: .item()'s error, as PyTorch
-        return Tensor._python_scalar(self) if _state.physical else self.item()
+        return Tensor._python_scalar(self) if self._levels[-1] < _state.floor else self.item()
 
     def __repr__(self):
         return f'BatchedTensor(lvl={self._levels[-1]}, bdim=0, value=\n{Tensor.__repr__(_plain_copy(self))}\n)'
@@ -144,8 +147,8 @@ def each_sample(fn, tensors):
     level = levels[-1]
     results = []
     for i in range(_state.sizes[level]):
-        picked = [_select_level(a, level, i) if type(a) is BatchedTensor and level in a._levels else a for a in tensors]
-        if any(type(a) is BatchedTensor for a in picked):
+        picked = [_select_level(a, level, i) if is_batched(a) and level in a._levels else a for a in tensors]
+        if any(is_batched(a) for a in picked):
             results.append(each_sample(fn, picked))
         else:
             results.append(fn(*picked))
@@ -153,14 +156,19 @@ def each_sample(fn, tensors):
 
 
 def _levels_of(t):
-    return t._levels if type(t) is BatchedTensor else ()
+    return t._levels if type(t) is BatchedTensor and t._levels[-1] >= _state.floor else ()
+
+
+def is_batched(t):
+    """Whether ``t`` is batched at a level that is not lowered (see ``_State.floor``)."""
+    return type(t) is BatchedTensor and t._levels[-1] >= _state.floor
 
 
 class _Plain:
     """Within: the given batched tensors are plain tensors of their physical arrays."""
 
     def __init__(self, tensors):
-        self.tensors = [t for t in tensors if type(t) is BatchedTensor]
+        self.tensors = [t for t in tensors if type(t) is BatchedTensor and t._levels[-1] >= _state.floor]
 
     def __enter__(self):
         self.levels = [t._levels for t in self.tensors]
@@ -488,7 +496,7 @@ def _class_loss(fn, name, args, kwargs, reduction):
     weight = extra.get('weight')
     ndim = _logical_ndim(x)
     probabilities = target._data.dtype.kind == 'f'
-    if ndim not in (1, 2) or len(args) > 2 or type(weight) is BatchedTensor or (
+    if ndim not in (1, 2) or len(args) > 2 or is_batched(weight) or (
             weight is not None and extra.get('label_smoothing', 0.0) and not probabilities) or (
             probabilities and (name != 'cross_entropy' or _logical_ndim(target) != ndim)):
         return _loop(fn, name, args, kwargs)
@@ -632,12 +640,12 @@ def _make_wrapper(fn, name):
     plain = _plain_name(name)
     if plain in _RANDOM:
         def vmapped(*args, **kwargs):
-            if not _state.depth or _state.physical:
+            if _state.depth <= _state.floor:
                 return fn(*args, **kwargs)
             return _random(fn, plain, args, kwargs)
     else:
         def vmapped(*args, **kwargs):
-            if not _state.depth or _state.physical:
+            if _state.depth <= _state.floor:
                 return fn(*args, **kwargs)
             for a in args:
                 if type(a) is BatchedTensor or (type(a) in (tuple, list) and any(type(x) is BatchedTensor for x in a)):
@@ -645,6 +653,8 @@ def _make_wrapper(fn, name):
             else:
                 if not any(type(v) is BatchedTensor for v in kwargs.values()):
                     return fn(*args, **kwargs)
+            if _state.floor and not any(is_batched(t) for t in _tensors_in(args, kwargs)):
+                return fn(*args, **kwargs)  # (batched at lowered levels only)
             return _with_levels_saved(fn, name, args, kwargs)
     _instrument._copy_identity(vmapped, fn)
     return vmapped
@@ -653,7 +663,7 @@ def _make_wrapper(fn, name):
 def _with_levels_saved(fn, name, args, kwargs):
     tensors = _tensors_in(args, kwargs)
     for t in tensors:
-        if type(t) is BatchedTensor:
+        if type(t) is BatchedTensor and t._levels[-1] >= _state.floor:
             _saved_levels[id(t)] = t._levels
     try:
         return _apply_rule(fn, name, args, kwargs)
@@ -669,7 +679,7 @@ def _random(fn, name, args, kwargs):
                            "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
                            'of vmap')
     tensors = _tensors_in(args, kwargs)
-    batched = [t for t in tensors if type(t) is BatchedTensor]
+    batched = [t for t in tensors if is_batched(t)]
     level = _state.depth - 1
     if mode == 'same':
         if not batched:
@@ -913,10 +923,16 @@ def _unbatch(t, level, out_dim=0):
     return _batched(out, rest) if rest else out
 
 
-# ---- grad inside vmap: per-sample gradients ------------------------------------------------------
+# ---- backward under vmap: per-sample gradients, vmap over a vjp -----------------------------------
 
 def active():
-    return _state.depth > 0 and not _state.physical
+    return _state.depth > _state.floor
+
+
+def depth():
+    """The number of open vmap levels: a graph recorded now holds physical arrays with the batch
+    dims of these levels in front (see ``grad_through``)."""
+    return _state.depth
 
 
 def per_sample_leaf(x):
@@ -926,7 +942,6 @@ def per_sample_leaf(x):
     want = tuple(range(_state.depth))
     with _Plain([x]):
         if levels != want:
-            p = _align_plain(x, [x], want, x._data.ndim - len(levels)) if False else None
             data = x
             shape = list(x._data.shape)
             # insert a dim for each missing level, then expand to its size
@@ -941,22 +956,143 @@ def per_sample_leaf(x):
     return _batched(leaf, want)
 
 
-class physical:
-    """Within: a backward over the physical graph (ops and shapes physical)."""
+def grad_through(outputs, inputs, cotangents, depth, **options):
+    """``autograd.grad(outputs, inputs, cotangents, **options)`` through a graph recorded at vmap
+    depth ``depth``, called at the current depth.
 
-    def __enter__(self):
-        self.prev = _state.physical
-        _state.physical = True
+    The graph's nodes hold physical arrays (the batch dims of the levels below ``depth`` in
+    front): those levels are lowered for the walk (a tensor batched at them only is its
+    physical array, as the nodes saved it), so per-sample gradients are one backward over the
+    whole batch. Levels opened since (vmap over the cotangents: ``vmap(vjp_fn)``, ``jacrev``)
+    stay batched: each cotangent carries them in front of its output's physical layout, every
+    node's derivative runs once on the batch of cotangents through the ops' batching rules
+    (``apply_node``), and each gradient comes back batched as its input and at those levels."""
+    for cot, out in zip(cotangents, outputs):
+        missing = [lv for lv in _levels_below(cot, depth) if lv not in _levels_below(out, depth)]
+        if missing:  # a cotangent that varies along a level its output does not: per sample
+            return _grad_through_each(outputs, inputs, cotangents, depth, missing[-1], options)
+    from .autograd import grad as autograd_grad
+    lowered = [_lowered_cotangent(c, o, depth) for c, o in zip(cotangents, outputs)]
+    prev = _state.floor
+    _state.floor = depth
+    try:
+        grads = autograd_grad(outputs, inputs, lowered, **options)
+    finally:
+        _state.floor = prev
+    return tuple(None if g is None else _raised_gradient(g, x, depth) for g, x in zip(grads, inputs))
 
-    def __exit__(self, *exc):
-        _state.physical = self.prev
+
+def _levels_below(t, depth):
+    return tuple(lv for lv in t._levels if lv < depth) if type(t) is BatchedTensor else ()
 
 
-def rebatch(t, like):
-    """A plain result of a physical backward, batched as ``like``."""
-    if t is None or type(like) is not BatchedTensor:
-        return t
-    return _batched(t, like._levels)
+def _grad_through_each(outputs, inputs, cotangents, depth, level, options):
+    results = []
+    for i in range(_state.sizes[level]):
+        picked = [_select_level(c, level, i) if type(c) is BatchedTensor and level in c._levels else c
+                  for c in cotangents]
+        last = i == _state.sizes[level] - 1
+        results.append(grad_through(outputs, inputs, picked, depth,
+                                    **(options if last else dict(options, retain_graph=True))))
+    return tuple(_restack_or_none([r[k] for r in results], level) for k in range(len(inputs)))
+
+
+def _restack_or_none(results, level):
+    present = [r for r in results if r is not None]
+    if not present:
+        return None
+    if len(present) < len(results):
+        from . import zeros_like
+        results = [zeros_like(present[0]) if r is None else r for r in results]
+    return _restack(results, level)
+
+
+def _lowered_cotangent(c, out, depth):
+    """The cotangent ``c`` of ``out`` laid out for a walk with the levels below ``depth``
+    lowered: its levels from ``depth`` on in front (batched), then ``out``'s lowered levels
+    (``c`` expanded along those it lacks), then the sample's dims."""
+    if not isinstance(c, Tensor):
+        return c
+    own = list(c._levels) if type(c) is BatchedTensor else []
+    out_levels = list(_levels_below(out, depth))
+    high = [lv for lv in own if lv >= depth]
+    if not own and not out_levels:
+        return c
+    with _Plain([c]):
+        p = c
+        for lv in out_levels:
+            if lv not in own:
+                pos = sum(1 for x in own if x < lv)
+                p = p.unsqueeze(pos)
+                own.insert(pos, lv)
+        if len(own) != (len(c._levels) if type(c) is BatchedTensor else 0):
+            p = p.expand(tuple(_state.sizes[lv] for lv in own) + tuple(p._data.shape[len(own):]))
+        order = [own.index(lv) for lv in high] + [own.index(lv) for lv in out_levels]
+        if order != list(range(len(order))):
+            p = p.permute(order + list(range(len(order), p._data.ndim)))
+    return _batched(p, high) if high else p
+
+
+def _raised_gradient(g, x, depth):
+    """A gradient from a walk with the levels below ``depth`` lowered (batched at the levels
+    from ``depth`` on, its logical layout ``x``'s physical one) batched as ``x`` and at those
+    levels."""
+    own = _levels_below(x, depth)
+    high = tuple(lv for lv in g._levels if lv >= depth) if type(g) is BatchedTensor else ()
+    if not high:
+        if not own:
+            return g
+        if type(g) is BatchedTensor:
+            with _Plain([g]):
+                g = g.view_as(g)
+        return _batched(g, own)
+    if not own:
+        return g
+    with _Plain([g]):
+        p = g.movedim(tuple(range(len(high))), tuple(range(len(own), len(own) + len(high))))
+    return _batched(p, own + high)
+
+
+def apply_node(node, grads, apply):
+    """A node's derivative in a walk under vmap (``grad_through``) given batched gradients:
+    run once on the batch, the derivative's ops going through their batching rules; a
+    derivative that does not batch (one written on raw arrays: its result comes back unbatched,
+    or it fails on the batch's shapes) runs once per sample instead and the results are
+    stacked, as PyTorch falls back to a loop for an op without a batching rule."""
+    if not any(is_batched(g) for g in grads):
+        return apply(node, grads)
+    forward_ad = _sys.modules.get('leafgrad.autograd.forward_ad')
+    if forward_ad is not None and forward_ad._state.level is not None:
+        return apply(node, grads)  # (a sample's slice would lose the gradients' tangents)
+    if len(grads) == 1 and getattr(type(node), 'jvp', None) is _elementwise_jvp:
+        # a diagonal Jacobian: the derivative is elementwise in the gradient, whose physical array
+        # (batch dims in front) broadcasts against the saved operands sample by sample
+        levels = grads[0]._levels
+        with _Plain(grads):
+            outs = apply(node, grads)
+        return tuple(None if o is None else _batched(o, levels) for o in outs)
+    if type(node) not in _unbatched_nodes:
+        try:
+            outs = apply(node, grads)
+        except Exception:
+            pass  # (per sample: an error that is not the batch's is raised again there)
+        else:
+            if all(o is None or is_batched(o) for o in outs):
+                return outs
+            _unbatched_nodes.add(type(node))
+    level = max(g._levels[-1] for g in grads if is_batched(g))
+    results = []
+    for i in range(_state.sizes[level]):
+        picked = [_select_level(g, level, i) if is_batched(g) and level in g._levels else g for g in grads]
+        results.append(apply_node(node, picked, apply))
+    return tuple(_restack_or_none([r[k] for r in results], level) for k in range(len(results[0])))
+
+
+from .autograd.graph import elementwise_jvp as _elementwise_jvp  # noqa: E402
+
+# Node classes whose derivative gave an unbatched result or failed on a batch of gradients:
+# later walks run them per sample at once.
+_unbatched_nodes = set()
 
 
 from . import _vmap_nn  # noqa: E402  (the neural-network ops' rules; they use this module's helpers)

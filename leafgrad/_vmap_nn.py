@@ -32,7 +32,7 @@ def _arg(args, kwargs, pos, name, default=None):
 
 
 def _batched_any(*values):
-    return any(type(v) is V.BatchedTensor for v in values)
+    return any(V.is_batched(v) for v in values)
 
 
 def _fold_into_batch(fn, x, call, sample_dims):
@@ -65,7 +65,7 @@ def conv_or_pool(fn, name, args, kwargs):
     x = args[0]
     if _batched_any(*args[1:], *kwargs.values()):
         return _conv_batched_weight(fn, name, args, kwargs) if name.startswith('conv') else None
-    if type(x) is not V.BatchedTensor:
+    if not V.is_batched(x):
         return None
     return _fold_into_batch(fn, x, lambda folded: fn(folded, *args[1:], **kwargs), _spatial(name) + 1)
 
@@ -76,7 +76,7 @@ def _conv_batched_weight(fn, name, args, kwargs):
     nsp = _spatial(name)
     x, weight = args[0], _arg(args, kwargs, 1, 'weight')
     bias, groups = _arg(args, kwargs, 2, 'bias'), _arg(args, kwargs, 6, 'groups', 1)
-    if type(weight) is not V.BatchedTensor or len(weight._levels) != 1 or len(V._levels_of(x)) > 1 \
+    if not V.is_batched(weight) or len(weight._levels) != 1 or len(V._levels_of(x)) > 1 \
             or set(kwargs) - {'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', 'output_padding'} \
             or V._logical_ndim(weight) != nsp + 2:
         return None
@@ -85,7 +85,7 @@ def _conv_batched_weight(fn, name, args, kwargs):
         return None
     b = V._state.sizes[level]
     one = V._logical_ndim(x) == nsp + 1  # a sample without N
-    x_batched = type(x) is V.BatchedTensor
+    x_batched = V.is_batched(x)
     with V._Plain([x, weight]):
         px = x if x_batched else x.unsqueeze(0).expand((b,) + x._data.shape)
         if one:
@@ -122,7 +122,7 @@ def layer_norm(fn, name, args, kwargs):
     x, shape = args[0], _arg(args, kwargs, 1, 'normalized_shape')
     weight, bias = _arg(args, kwargs, 2, 'weight'), _arg(args, kwargs, 3, 'bias')
     eps = _arg(args, kwargs, 4, 'eps', 1e-5)
-    if type(x) is not V.BatchedTensor:
+    if not V.is_batched(x):
         if not _batched_any(weight, bias):
             return None
         out = fn(x, shape, None, None, eps)
@@ -136,7 +136,7 @@ def group_norm(fn, name, args, kwargs):
     x, groups = args[0], _arg(args, kwargs, 1, 'num_groups')
     weight, bias = _arg(args, kwargs, 2, 'weight'), _arg(args, kwargs, 3, 'bias')
     eps = _arg(args, kwargs, 4, 'eps', 1e-5)
-    if type(x) is not V.BatchedTensor or V._logical_ndim(x) < 2:
+    if not V.is_batched(x) or V._logical_ndim(x) < 2:
         return None
     out = _fold_into_batch(fn, x, lambda folded: fn(folded, groups, None, None, eps), 0)
     return _affine(out, weight, bias, (-1,) + (1,) * (out.dim() - 2))
@@ -148,7 +148,7 @@ def batch_norm(fn, name, args, kwargs):
     weight, bias = _arg(args, kwargs, 3, 'weight'), _arg(args, kwargs, 4, 'bias')
     training = _arg(args, kwargs, 5, 'training', False)
     momentum, eps = _arg(args, kwargs, 6, 'momentum', 0.1), _arg(args, kwargs, 7, 'eps', 1e-5)
-    if type(x) is not V.BatchedTensor or V._logical_ndim(x) < 2 or _batched_any(running_mean, running_var):
+    if not V.is_batched(x) or V._logical_ndim(x) < 2 or _batched_any(running_mean, running_var):
         return None
     batch_stats = training or running_mean is None or running_var is None
     if batch_stats and (running_mean is not None or running_var is not None):
@@ -178,7 +178,7 @@ def embedding(fn, name, args, kwargs):
     rest.pop('weight', None)
     if _arg(args, kwargs, 3, 'max_norm') is not None:
         return None
-    if type(weight) is not V.BatchedTensor:
+    if not V.is_batched(weight):
         with V._Plain([indices]):
             out = fn(indices, weight, *args[2:], **rest)
         return V._batched(out, indices._levels)
@@ -202,7 +202,7 @@ def embedding(fn, name, args, kwargs):
 
 def index_select(fn, name, args, kwargs):
     x, dim, index = args[0], _arg(args, kwargs, 1, 'dim'), _arg(args, kwargs, 2, 'index')
-    if type(x) is not V.BatchedTensor or _batched_any(index) or V._logical_ndim(x) == 0:
+    if not V.is_batched(x) or _batched_any(index) or V._logical_ndim(x) == 0:
         return None
     with V._Plain([x]):
         out = fn(x, V._shift(dim, V._logical_ndim(x), len(x._levels)), index)

@@ -200,13 +200,13 @@ def _grad_and_value_in_vmap(vm, func, argnums, has_aux, args, kwargs):
             raise RuntimeError('grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor '
                                f'with {result.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?')
         inputs = [leaf for leaves in flat_inputs for leaf in leaves]
-        with vm.physical():
-            from . import ones_like, zeros_like
-            if result._requires_grad:
-                grads = _autograd_grad(result, inputs, ones_like(result), allow_unused=True, materialize_grads=True)
-            else:
-                grads = [zeros_like(leaf) for leaf in inputs]
-    grads = [vm.rebatch(g.detach(), leaf) for g, leaf in zip(grads, inputs)]
+        from . import ones_like, zeros_like
+        if result._requires_grad:
+            grads = vm.grad_through([result], inputs, [ones_like(result)], vm.depth(), allow_unused=True,
+                                    materialize_grads=True)
+        else:
+            grads = [zeros_like(leaf) for leaf in inputs]
+    grads = [g.detach() for g in grads]
     value = result.detach()
     out, pos = [], 0
     for leaves, spec in zip(flat_inputs, specs):
@@ -231,6 +231,8 @@ def vjp(func, *primals, has_aux=False):
     """``output, vjp_fn = vjp(f, *primals)``; ``vjp_fn(cotangents)`` is the tuple of
     vector-Jacobian products, one per primal (``has_aux``: also returns aux)."""
     nested = [False]
+    vm = _sys.modules.get('leafgrad._vmap')
+    depth = vm.depth() if vm is not None else 0  # (the vmap levels the graph is recorded at)
     with enable_grad():
         flat, spec = _flatten(primals)
         flat = [_differentiable(leaf, nested) for leaf in flat]
@@ -265,10 +267,16 @@ def vjp(func, *primals, has_aux=False):
             from . import zeros_like
             grads = [zeros_like(leaf) for leaf in flat]
         else:
+            vm = _sys.modules.get('leafgrad._vmap')
             with enable_grad():
-                grads = _autograd_grad([o for o, _ in pairs], flat, [c for _, c in pairs],
-                                       retain_graph=retain_graph, create_graph=create_graph, allow_unused=True,
-                                       materialize_grads=True)
+                if vm is not None and vm.depth():  # under vmap: see _vmap.grad_through
+                    grads = vm.grad_through([o for o, _ in pairs], flat, [c for _, c in pairs], depth,
+                                            retain_graph=retain_graph, create_graph=create_graph,
+                                            allow_unused=True, materialize_grads=True)
+                else:
+                    grads = _autograd_grad([o for o, _ in pairs], flat, [c for _, c in pairs],
+                                           retain_graph=retain_graph, create_graph=create_graph,
+                                           allow_unused=True, materialize_grads=True)
         return _unflatten(list(grads), spec)
 
     if not nested[0]:
@@ -280,11 +288,16 @@ def vjp(func, *primals, has_aux=False):
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """``jacrev(f)(*args)``: the Jacobian of f w.r.t. ``args[argnums]`` by reverse mode; for
     each output, a tensor of shape ``output.shape + input.shape`` (a tuple over argnums when
-    argnums is a tuple)."""
-    from .autograd.functional import _stack
+    argnums is a tuple). As torch.func computes it: one backward vmapped over the basis of
+    cotangents (the rows of the identity over all outputs' elements; ``chunk_size`` rows at a
+    time), so that each node's derivative runs once on the whole basis (``_vmap.grad_through``)."""
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError('jacrev: `chunk_size` should be greater than 0.')
 
     def wrapper(*args, **kwargs):
+        from . import _vmap as vm
         single, nested = _argnums_tuple(argnums, len(args))[0], [False]
+        depth = vm.depth()  # (the vmap levels f's graph is recorded at)
         with enable_grad():
             result, aux, flat_inputs, specs = _call_differentiable(
                 func, args, kwargs, argnums, has_aux, nested, 'jacrev(f, ...)(*args)')
@@ -295,38 +308,72 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                                        f'unsupported type {type(leaf)}')
             inputs = [leaf for leaves in flat_inputs for leaf in leaves]
             _reaches_outer(out_leaves, inputs, nested)
+            rows = _vjp_rows(vm, out_leaves, inputs, depth, nested[0], chunk_size)
             jacobians = []
+            pos = 0
             for out in out_leaves:
-                rows = [[] for _ in inputs]
-                flat = out.reshape(-1)
-                for j in range(out.numel()):
-                    if out._requires_grad:
-                        grads = _autograd_grad(flat[j], inputs, retain_graph=True, create_graph=nested[0],
-                                               allow_unused=True, materialize_grads=True)
-                    else:
-                        from . import zeros_like
-                        grads = [zeros_like(leaf) for leaf in inputs]
-                    for row, g in zip(rows, grads):
-                        row.append(g)
+                n = out.numel()
                 per_input = []
                 for row, leaf in zip(rows, inputs):
-                    shape = tuple(out.shape) + tuple(leaf.shape)
-                    if row:
-                        jac = _stack(row).reshape(shape)
-                    else:  # an output with no elements
-                        from . import zeros
-                        jac = zeros(shape, dtype=leaf.dtype)
+                    jac = row.narrow(0, pos, n).reshape(tuple(out.shape) + tuple(leaf.shape))
                     per_input.append(jac if nested[0] else jac.detach())
-                grouped, pos = [], 0
+                pos += n
+                grouped, start = [], 0
                 for leaves, spec in zip(flat_inputs, specs):
-                    grouped.append(_unflatten(per_input[pos:pos + len(leaves)], spec))
-                    pos += len(leaves)
+                    grouped.append(_unflatten(per_input[start:start + len(leaves)], spec))
+                    start += len(leaves)
                 jacobians.append(grouped[0] if single else tuple(grouped))
         jac = _unflatten(jacobians, out_spec)
         if has_aux:
             return jac, (aux if nested[0] else _detach_tree(aux))
         return jac
     return wrapper
+
+
+def _vjp_rows(vm, outputs, inputs, depth, create_graph, chunk_size):
+    """For each input, the vector-Jacobian products of the outputs (flattened, concatenated) with
+    every row of the identity: a tensor (total output elements, *input.shape), computed by one
+    backward vmapped over the rows."""
+    from . import zeros, zeros_like
+    sizes = [o.numel() for o in outputs]
+    total = sum(sizes)
+    differentiable = [i for i, o in enumerate(outputs) if o._requires_grad]
+    if not total or not differentiable:
+        return [zeros((total,) + tuple(x.shape), dtype=x.dtype) for x in inputs]
+
+    forward_ad = _sys.modules.get('leafgrad.autograd.forward_ad')
+    if create_graph or (forward_ad is not None and forward_ad._state.level is not None):
+        # The gradients are differentiated again (by an outer reverse transform, or forward mode
+        # carries tangents through the walk): row by row, since what a batched walk records
+        # keeps its batched tensors, whose levels would be read again by later walks
+        from .autograd.functional import _stack
+        per_input = [[] for _ in inputs]
+        for i, (out, n) in enumerate(zip(outputs, sizes)):
+            flat = out.reshape(-1)
+            for j in range(n):
+                grads = (_autograd_grad(flat[j], inputs, retain_graph=True, create_graph=create_graph,
+                                        allow_unused=True, materialize_grads=True) if i in differentiable
+                         else [zeros_like(x) for x in inputs])
+                for rows, g in zip(per_input, grads):
+                    rows.append(g)
+        return [_stack(rows) for rows in per_input]
+
+    def pullback(*cotangents):
+        return vm.grad_through([outputs[i] for i in differentiable], inputs, [cotangents[i] for i in differentiable],
+                               depth, retain_graph=True, create_graph=create_graph, allow_unused=True,
+                               materialize_grads=True)
+    basis, pos = [], 0
+    for out, n in zip(outputs, sizes):
+        rows = zeros((total, n), dtype=out.dtype)
+        rows[pos:pos + n] = _eye(n, out.dtype)
+        basis.append(rows.reshape((total,) + tuple(out.shape)))
+        pos += n
+    return list(vm.vmap(pullback, chunk_size=chunk_size)(*basis))
+
+
+def _eye(n, dtype):
+    from . import eye
+    return eye(n, dtype=dtype)
 
 
 def _jvp_outputs(result, has_aux, caller='jvp(f, primals, tangents)'):

@@ -46,6 +46,7 @@ from __future__ import annotations  # (annotations stay strings: nothing evaluat
 
 import heapq
 import itertools
+import sys as _sys
 import threading
 from typing import Callable
 
@@ -181,14 +182,20 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
 
     # Anomaly detection and the profiler take the watched path; read once per walk, so the
     # plain loop pays nothing per node for either.
-    watched = anomaly_state.enabled or profile_node is not None
+    # A walk under vmap (_vmap.grad_through: batched gradients through the graph) also takes it.
+    vmap = _sys.modules.get('leafgrad._vmap')
+    if vmap is not None and not vmap.active():
+        vmap = None
+    watched = anomaly_state.enabled or profile_node is not None or vmap is not None
     # `pending` is a node that became ready while no other was: it would be popped next
     # anyway, so it skips the heap (the common case in a chain of ops).
     pending = None
     # grad mode for the derivatives, restored however the walk ends (a context manager's
-    # three calls, without them)
+    # three calls, without them). A batched walk runs them with grad mode on, so that they take
+    # their ops (which batch) rather than the shortcuts on raw arrays that a plain walk takes;
+    # what they record is dropped with their results unless create_graph.
     prev_grad_mode = grad_mode.state.grad_enabled
-    grad_mode.state.grad_enabled = bool(create_graph) and not grad_mode.state.inference  # (records nothing there)
+    grad_mode.state.grad_enabled = (bool(create_graph) or vmap is not None) and not grad_mode.state.inference
     outermost = _callbacks.pending is None
     if outermost:
         _callbacks.pending = []
@@ -230,7 +237,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                 # was None) at a derivative that then gives None: pass None along.
                 outs = (None,) * len(node.next_functions)
             elif watched:
-                outs = _apply_watched(node, grads)
+                outs = _apply_watched(node, grads, vmap)
             elif len(grads) == 1:
                 outs = node.apply(grad)  # (a star-call would build an argument tuple first)
             else:
@@ -298,6 +305,8 @@ def _sum_in_place(old, grad):
     summed gradient."""
     # (no local name for old's array: unshared counts the references to it)
     if old._data.shape != grad._data.shape or old._data.dtype != grad._data.dtype or not unshared(old, 3):
+        return False
+    if type(old) is not _tensor.Tensor or type(grad) is not _tensor.Tensor:  # (batched: the sum's rule aligns)
         return False
     old._accumulate_(grad)
     return True
@@ -392,9 +401,14 @@ def add_to_nonleaf_grad(tensor, grad, copy):
 _nonleaf_grad_lock = threading.Lock()
 
 
-def _apply_watched(node, grads):
-    """A node's derivative under anomaly detection or a profiler."""
+def _apply_watched(node, grads, vmap=None):
+    """A node's derivative under anomaly detection, a profiler or vmap (batched gradients)."""
     apply = _apply_with_anomaly if anomaly_state.enabled else _apply
+    if vmap is not None:
+        unbatched = apply
+
+        def apply(node, grads):
+            return vmap.apply_node(node, grads, unbatched)
     hook = profile_node
     return apply(node, grads) if hook is None else hook(node, grads, apply)
 

@@ -231,7 +231,7 @@ def on_samples(fn, t):
     batched ``t`` (jacfwd's basis of tangents) is given as its physical array, batch dims in
     front, and the result batched as ``t``."""
     vmap = sys.modules.get('leafgrad._vmap')
-    if vmap is not None and type(t) is vmap.BatchedTensor:
+    if vmap is not None and vmap.is_batched(t):
         return vmap.on_physical(fn, t)
     return fn(t)
 
@@ -242,7 +242,7 @@ def fold_samples(fn, t, sample_dims):
     basis of tangents) is given with its batch dims folded into its first dimension, and the
     result unfolded and batched as ``t``."""
     vmap = sys.modules.get('leafgrad._vmap')
-    if vmap is not None and type(t) is vmap.BatchedTensor:
+    if vmap is not None and vmap.is_batched(t):
         return vmap.folded(fn, t, sample_dims)
     return fn(t)
 
@@ -251,7 +251,7 @@ def each_sample(fn, *tensors):
     """``fn(*tensors)`` where some tensors may be batched (jacfwd's tangents): once per sample,
     the results stacked (for a forward rule written on raw arrays that does not batch)."""
     vmap = sys.modules.get('leafgrad._vmap')
-    if vmap is not None and any(type(t) is vmap.BatchedTensor for t in tensors):
+    if vmap is not None and any(vmap.is_batched(t) for t in tensors):
         return vmap.each_sample(fn, tensors)
     return fn(*tensors)
 

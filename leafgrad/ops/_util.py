@@ -264,6 +264,14 @@ def sum_to(grad, shape):
     gshape = grad._data.shape
     if gshape == shape:
         return grad
+    if type(grad) is not Tensor:  # batched (vmap over a backward): its logical shape, summed by ops
+        gshape = tuple(grad.shape)
+        if gshape == shape:
+            return grad
+        lead = len(gshape) - len(shape)
+        kept = tuple([i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1])
+        out = ops.sum(grad, tuple(range(lead)) + kept, keepdim=True) if lead or kept else grad
+        return ops.reshape(out, shape) if lead else out
     lead = len(gshape) - len(shape)
     if gshape[lead:] == shape:  # only leading dims to drop (a bias, say): the common case first
         if not state.grad_enabled and grad._data.dtype.kind == 'f':

@@ -1,0 +1,115 @@
+"""vmap over the backward pass against torch.func: ``vmap(vjp_fn)`` over a batch of cotangents
+through a graph recorded outside vmap (every program of the forward-mode table), ``jacrev`` as
+one backward vmapped over the basis of cotangents, ``jacrev`` inside ``vmap``, and against the
+loop over the cotangents (the values a backward per cotangent gives)."""
+import warnings
+
+import numpy as np
+import pytest
+
+from both import T, plain
+from fwd_ops import OPS
+
+torch = pytest.importorskip('torch')
+import leafgrad as lg  # noqa: E402
+
+B = 3
+
+
+def _vjp_of_batch(name, M):
+    """vmap(vjp_fn) of the program over B cotangents per output, w.r.t. its float inputs."""
+    fn, makers = OPS[name]
+    rng = np.random.default_rng(0)
+    arrays = [make(rng) for make in makers]
+    xs = [M.tensor(a) for a in arrays]
+    floats = [i for i, a in enumerate(arrays) if a.dtype.kind == 'f']
+
+    def f(*diff):
+        full = list(xs)
+        for i, v in zip(floats, diff):
+            full[i] = v
+        return fn(M, *full)
+    out, vjp_fn = M.func.vjp(f, *[xs[i] for i in floats])
+    outs = out if isinstance(out, tuple) else (out,)
+    rng = np.random.default_rng(1)
+    cots = [M.tensor(rng.standard_normal((B,) + tuple(o.shape))) for o in outs]
+    cot = tuple(cots) if isinstance(out, tuple) else cots[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        batched = M.func.vmap(vjp_fn)(cot)
+    looped = [vjp_fn(tuple(c[i] for c in cots) if isinstance(out, tuple) else cots[0][i]) for i in range(B)]
+    return batched, [M.stack([r[k] for r in looped]) for k in range(len(batched))]
+
+
+@pytest.mark.parametrize('name', sorted(OPS))
+def test_vmap_of_vjp_against_torch_and_loop(name):
+    ours, our_loop = _vjp_of_batch(name, lg)
+    theirs, _ = _vjp_of_batch(name, torch)
+    assert plain(ours) == plain(theirs)
+    assert plain(ours) == plain(our_loop)
+
+
+def _tutorial_jacobians(M):
+    """The Jacobian steps of PyTorch's tutorial 'Jacobians, Hessians, hvp, vhp, and more'."""
+    from functools import partial
+    F = M.nn.functional
+    M.manual_seed(0)
+
+    def predict(weight, bias, x):
+        return F.linear(x, weight, bias).tanh()
+    D = 16
+    weight, bias, x = M.randn(D, D), M.randn(D), M.randn(D)
+    _, vjp_fn = M.func.vjp(partial(predict, weight, bias), x)
+    ft_jacobian, = M.func.vmap(vjp_fn)(M.eye(D))
+    jac_x = M.func.jacrev(predict, argnums=2)(weight, bias, x)
+    jac_w, jac_b = M.func.jacrev(predict, argnums=(0, 1))(weight, bias, x)
+    xs = M.randn(5, D)
+    batch_jac = M.func.vmap(M.func.jacrev(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, xs)
+    summed = M.func.jacrev(lambda w, b, x: predict(w, b, x).sum(0), argnums=2)(weight, bias, xs).movedim(1, 0)
+    chunked = M.func.jacrev(predict, argnums=2, chunk_size=5)(weight, bias, x)
+    return ft_jacobian, jac_x, jac_w, jac_b, batch_jac, summed, chunked
+
+
+def test_tutorial_jacobians_against_torch():
+    ours = _tutorial_jacobians(lg)
+    assert plain(ours) == plain(_tutorial_jacobians(torch))
+    assert T(ours[0]) == T(ours[1])
+    assert T(ours[4]) == T(ours[5])
+    assert T(ours[6]) == T(ours[1])
+
+
+def test_jacrev_is_one_batched_backward(monkeypatch):
+    """jacrev of a 6-output function runs each node's derivative once (on the 6 cotangents)."""
+    from leafgrad.ops import linalg
+    calls = []
+    original = linalg.AddmmBackward0.apply
+
+    def counted(self, grad):
+        calls.append(tuple(grad.shape))
+        return original(self, grad)
+    monkeypatch.setattr(linalg.AddmmBackward0, 'apply', counted)
+    w, b, x = lg.randn(6, 4), lg.randn(6), lg.randn(2, 4)
+    jac = lg.func.jacrev(lambda x: lg.nn.functional.linear(x, w, b).tanh(), argnums=0)(x)
+    assert len(calls) == 1
+    want = torch.func.jacrev(lambda x: torch.nn.functional.linear(x, torch.tensor(w.numpy()),
+                                                                   torch.tensor(b.numpy())).tanh())(
+        torch.tensor(x.numpy()))
+    assert T(jac) == T(want)
+
+
+def _nested(M):
+    M.manual_seed(0)
+    w = M.randn(3, 3)
+
+    def f(x):
+        return (w @ x).sin()
+    x = M.randn(3)
+    out, vjp_fn = M.func.vjp(f, x)
+    per_row = M.func.vmap(M.func.vmap(vjp_fn))(M.randn(2, 4, 3))  # two levels of cotangents
+    inside = M.func.vmap(lambda xi, ct: M.func.vjp(f, xi)[1](ct))(M.randn(4, 3), M.randn(4, 3))
+    over = M.func.vmap(lambda xi: M.func.vmap(M.func.vjp(f, xi)[1])(M.eye(3)))(M.randn(4, 3))
+    return per_row, inside, over
+
+
+def test_nested_vmaps_over_vjp_against_torch():
+    assert plain(_nested(lg)) == plain(_nested(torch))
