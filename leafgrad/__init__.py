@@ -33,7 +33,7 @@ newaxis = None
 __version__ = '0.1.0'
 
 
-def is_tensor(obj):
+def is_tensor(obj, /):
     return isinstance(obj, Tensor)
 
 

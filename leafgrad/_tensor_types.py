@@ -219,7 +219,7 @@ def _overflows(values, np_dtype):
 _warned_default_tensor_type = False
 
 
-def set_default_tensor_type(t):
+def set_default_tensor_type(t, /):
     """Deprecated in PyTorch 2.1: the default dtype (and, for a CUDA type, device) of a legacy type."""
     global _warned_default_tensor_type
     if not _warned_default_tensor_type:  # PyTorch warns once a process

@@ -144,7 +144,7 @@ def get_default_dtype():
     return _default_float
 
 
-def set_default_dtype(d):
+def set_default_dtype(d, /):
     global _default_float
     d = to_dtype(d)
     if not d.is_floating_point:

@@ -54,8 +54,14 @@ def relu_(input):
     return relu(input, inplace=True)
 
 
-sigmoid = _ew.sigmoid
-tanh = _ew.tanh
+def sigmoid(input):
+    """The logistic function 1 / (1 + exp(-input)); as PyTorch's, without ``out=`` (torch.sigmoid has it)."""
+    return _ew.sigmoid(input)
+
+
+def tanh(input):
+    """The hyperbolic tangent; as PyTorch's, without ``out=`` (torch.tanh has it)."""
+    return _ew.tanh(input)
 
 
 def linear(input, weight, bias=None):

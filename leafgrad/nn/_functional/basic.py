@@ -477,7 +477,7 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
     weight._bump_version()
 
 
-def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     """softmax((logits + Gumbel noise) / tau); ``hard`` returns one-hot values whose gradient is
     the soft sample's (the straight-through estimator)."""
     from ... import _random_kernels as kernels

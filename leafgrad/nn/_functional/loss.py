@@ -626,7 +626,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction='mean'
     return reduce_loss(loss, reduction)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction='mean'):
     if autocast.state.on:
         input1, input2, target = autocast.fp32(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -685,7 +685,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return reduce_loss(loss, reduction)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction='mean'):
     if autocast.state.on:
         input1, input2, target = autocast.fp32(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)

@@ -93,20 +93,27 @@ class _LazyConvXdMixin(LazyModuleMixin):
 
 
 def _lazy_conv(name, base, n, transposed):
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, *rest, device=None, dtype=None, **kw):
-        # the regular constructor with in_channels = out_channels = 0 and no bias, then the
-        # uninitialised parameters
-        names = (['output_padding', 'groups', 'bias', 'dilation', 'padding_mode'] if transposed
-                 else ['dilation', 'groups', 'bias', 'padding_mode'])
-        given = dict(zip(names, rest))
-        given.update(kw)
-        bias = given.pop('bias', True)
-        base.__init__(self, 0, 0, kernel_size, stride, padding, bias=False, device=device, dtype=dtype, **given)
+    # the regular constructor with in_channels = out_channels = 0 and no bias, then the
+    # uninitialised parameters (PyTorch's signatures: a transposed convolution takes
+    # output_padding and orders its options otherwise)
+    def lazy_init(self, out_channels, kernel_size, stride, padding, bias, device, dtype, options):
+        base.__init__(self, 0, 0, kernel_size, stride, padding, bias=False, device=device, dtype=dtype, **options)
         self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters, with_kwargs=True)
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_channels = out_channels
         if bias:
             self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    if transposed:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                     dilation=1, padding_mode='zeros', device=None, dtype=None):
+            lazy_init(self, out_channels, kernel_size, stride, padding, bias, device, dtype,
+                      dict(output_padding=output_padding, groups=groups, dilation=dilation, padding_mode=padding_mode))
+    else:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                     padding_mode='zeros', device=None, dtype=None):
+            lazy_init(self, out_channels, kernel_size, stride, padding, bias, device, dtype,
+                      dict(dilation=dilation, groups=groups, padding_mode=padding_mode))
     cls = type(name, (_LazyConvXdMixin, base), {'__init__': __init__, 'cls_to_become': base,
                                                 '_num_spatial_dims': n, '__module__': __name__})
     return cls

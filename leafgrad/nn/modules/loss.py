@@ -102,11 +102,9 @@ class KLDivLoss(_Loss):
 
 
 class _MarginLoss(_Loss):
-    _default_margin = 0.0
-
-    def __init__(self, margin=None, size_average=None, reduce=None, reduction='mean'):
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction='mean'):
         super().__init__(size_average, reduce, reduction)
-        self.margin = self._default_margin if margin is None else margin
+        self.margin = margin
 
 
 class MarginRankingLoss(_MarginLoss):
@@ -120,7 +118,8 @@ class CosineEmbeddingLoss(_MarginLoss):
 
 
 class HingeEmbeddingLoss(_MarginLoss):
-    _default_margin = 1.0
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction='mean'):
+        super().__init__(margin, size_average, reduce, reduction)
 
     def forward(self, input, target):
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)

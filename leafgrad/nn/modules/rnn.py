@@ -360,14 +360,12 @@ class GRU(RNNBase):
 
 # ---- single steps ------------------------------------------------------------------------------
 class RNNCellBase(Module):
-    _num_chunks = 1
-
-    def __init__(self, input_size, hidden_size, bias, num_chunks=None, device=None, dtype=None):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
-        n = self._num_chunks * hidden_size
+        n = num_chunks * hidden_size
         kw = dict(device=device, dtype=dtype)
         self.weight_ih = Parameter(creation.empty((n, input_size), **kw))
         self.weight_hh = Parameter(creation.empty((n, hidden_size), **kw))
@@ -411,7 +409,7 @@ class RNNCellBase(Module):
 class RNNCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity='tanh', device=None, dtype=None):
         self.nonlinearity = nonlinearity
-        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
         input, (h,), batched = self._prepare(input, hx, 'RNNCell')
@@ -423,10 +421,9 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    _num_chunks = 4
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
         hx = (None, None) if hx is None else tuple(hx)
@@ -436,10 +433,9 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
-    _num_chunks = 3
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
         input, (h,), batched = self._prepare(input, hx, 'GRUCell')
