@@ -437,7 +437,7 @@ def test_conjugate_transposes_as_torch(case):
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10)
 
 
-@pytest.mark.parametrize('name', ['svd', 'eigh', 'qr', 'cholesky', 'matrix_norm', 'pinv'])
+@pytest.mark.parametrize('name', ['matrix_norm', 'pinv'])
 def test_linear_algebra_of_complex_matrices_is_refused_by_name(name):
     a = lg.tensor(A)
     args = (a,)

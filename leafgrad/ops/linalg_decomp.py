@@ -2,11 +2,14 @@
 eigh, svd. Forward with NumPy's LAPACK; derivatives as PyTorch defines them (FunctionsManual),
 written with leafgrad ops (matmul, solve, masks), so they differentiate again.
 
-The derivatives are written for real matrices, with transposes. inv, det, solve and
-solve_triangular are holomorphic, so that the same rules give PyTorch's complex gradients
-(``conj(rule(conj(grad)))``, ops/complex_numbers.py); the other functions refuse complex matrices.
+Complex matrices: inv, det, solve and solve_triangular are holomorphic, and their rules, written
+with transposes, give PyTorch's complex gradients under the conjugate convention
+(``conj(rule(conj(grad)))``, ops/complex_numbers.py). The rules of slogdet, cholesky, qr, eigh and
+svd are PyTorch's complex formulas (conjugate transposes, real parts, the phase checks); their
+nodes say so with ``complex_rule``. The functions not named in ``_COMPLEX_READY`` refuse complex
+matrices (``refuse_complex``).
 """
-from .. import return_types
+from .. import backend, return_types
 from ..tensor import Tensor
 from ._op import safely_castable, same_dtype, write_out, writes_out
 from ._util import Node, autocast, record, record_many, saved_output, state, wrap, xp
@@ -22,7 +25,8 @@ class LinAlgError(RuntimeError):
 # ---- helpers: checks, transposes, masks -----------------------------------------------------
 
 _SCALAR_NAMES = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
-                 'float16': 'Half', 'bfloat16': 'BFloat16', 'float32': 'Float', 'float64': 'Double'}
+                 'float16': 'Half', 'bfloat16': 'BFloat16', 'float32': 'Float', 'float64': 'Double',
+                 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}
 # PyTorch's LAPACK kernels have no float16/bfloat16 version: the kernel each function names
 _LOW_PRECISION_KERNELS = {'linalg.det': 'lu_cpu', 'linalg.solve': 'lu_cpu', 'linalg.cholesky': 'cholesky_cpu',
                           'linalg.qr': 'geqrf_cpu', 'linalg.eigh': 'linalg_eigh_cpu', 'linalg.svd': 'linalg_svd_cpu',
@@ -30,15 +34,22 @@ _LOW_PRECISION_KERNELS = {'linalg.det': 'lu_cpu', 'linalg.solve': 'lu_cpu', 'lin
 
 
 # the functions that take complex matrices (the others refuse them)
-_COMPLEX_READY = {'linalg.inv', 'linalg.det', 'linalg.solve', 'linalg.solve_triangular', 'linalg.matrix_power'}
+_COMPLEX_READY = {'linalg.inv', 'linalg.det', 'linalg.solve', 'linalg.solve_triangular', 'linalg.matrix_power',
+                  'linalg.slogdet', 'linalg.cholesky', 'linalg.qr', 'linalg.eigh', 'linalg.svd'}
+
+
+def refuse_complex(a, name):
+    """The functions whose complex matrices leafgrad does not handle yet say so."""
+    if a.dtype.kind == 'c':
+        raise NotImplementedError(f"{name}: leafgrad's linear algebra takes real matrices only, not complex ones")
 
 
 def _check_matrix(A, name, square=True):
     a = A._data
     if a.ndim < 2:
         raise RuntimeError(f'{name}: The input tensor A must have at least 2 dimensions.')
-    if a.dtype.kind == 'c' and name not in _COMPLEX_READY:
-        raise NotImplementedError(f"{name}: leafgrad's linear algebra takes real matrices only, not complex ones")
+    if name not in _COMPLEX_READY:
+        refuse_complex(a, name)
     if a.dtype.kind not in 'fVc':
         raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
                            f'{_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)}')
@@ -56,6 +67,33 @@ def _check_matrix(A, name, square=True):
 
 def _mT(t):
     return _shape.transpose(t, -2, -1)
+
+
+def _mH(t):
+    """The conjugate transpose (a transpose for a real matrix)."""
+    t = _shape.transpose(t, -2, -1)
+    return t.conj() if t._data.dtype.kind == 'c' else t
+
+
+def _as_output(grad, output):
+    """A gradient in its output's dtype (a wider one arrives from a product with a wider tensor;
+    the matrix products below take one dtype)."""
+    if grad is not None and grad._data.dtype != output._data.dtype:
+        return grad.to(backend.from_np(output._data.dtype))
+    return grad
+
+
+def _check_phase(d, message):
+    """PyTorch's test that a loss does not depend on the phase of complex singular vectors or
+    eigenvectors: ``allclose(d, 0, rtol=1e-2, atol=1e-2)`` for the array ``d``."""
+    if not (xp.abs(d) <= 1e-2).all():
+        raise RuntimeError(message)
+
+
+def _real_diagonal_embed(t):
+    """diag(Re diag t) as a matrix."""
+    from .complex_numbers import real
+    return _diag_embed(real(_shape.diagonal(t, 0, -2, -1))) if t._data.dtype.kind == 'c' else t * _eye_like(t)
 
 
 def _mask(n, m, k, dtype, lower=True):
@@ -172,8 +210,8 @@ class LinalgDetBackward0(Node):
 
 
 def _det_backward_svd(grad, A):
-    """The cofactor matrix of a singular A, as PyTorch computes it: with A = U S V^T,
-    cof(A) = det(U) det(V) U diag(prod_{j != i} S_j) V^T, finite when A has no inverse."""
+    """The cofactor matrix of a singular A, as PyTorch computes it: with A = U S V^H,
+    cof(A) = det(U) det(V^H) (V diag(prod_{j != i} S_j) U^H)^T, finite when A has no inverse."""
     U, S, Vh = svd(A)
     alpha = xp.linalg.det(U._data) * xp.linalg.det(Vh._data)
     n = S._data.shape[-1]
@@ -183,8 +221,8 @@ def _det_backward_svd(grad, A):
     D = _shape.select(M, -1, 0)
     for j in range(1, n):
         D = D * _shape.select(M, -1, j)
-    g = _shape.unsqueeze(_shape.unsqueeze(grad * wrap(xp.asarray(alpha, dtype=S._data.dtype)), -1), -1)
-    return matmul(U * _shape.unsqueeze(D, -2), Vh) * g
+    g = _shape.unsqueeze(_shape.unsqueeze(grad * wrap(xp.asarray(alpha, dtype=U._data.dtype)), -1), -1)
+    return _mT(matmul(_mH(Vh) * _shape.unsqueeze(D, -2), _mH(U))) * g
 
 
 @writes_out('_linalg_det', label='linalg_det')
@@ -198,29 +236,39 @@ def det(A, *, out=None):
 
 class LinalgSlogdetBackward0(Node):
     __slots__ = ()
+    complex_rule = True  # (PyTorch's complex gradient, written out: ops/complex_numbers.py)
 
     def apply(self, grad_sign, grad_logabs):
-        (A,) = self.saved_tensors
-        if grad_logabs is None:
+        A, sign = self.saved_tensors
+        g = grad_logabs
+        if A._data.dtype.kind == 'c' and grad_sign is not None:
+            # the sign's gradient reaches A through the phase of det A: g = gl - i Im(gs conj(sign))
+            from .complex_numbers import imag
+            phase = imag(grad_sign * sign.conj()) * -1j
+            g = phase if g is None else g + phase
+        if g is None:
             return None,
-        g = _shape.unsqueeze(_shape.unsqueeze(grad_logabs, -1), -1)
-        return g * _mT(inv(A)),
+        g = _shape.unsqueeze(_shape.unsqueeze(g.conj(), -1), -1)
+        return g * _mH(inv(A)),
 
 
 @writes_out('_linalg_slogdet', label='linalg_slogdet')
 def slogdet(A, *, out=None):
     _check_matrix(A, 'linalg.slogdet')
     sign, logabs = xp.linalg.slogdet(A._data)
+    complex_sign = A._data.dtype.kind == 'c'  # (a real matrix's sign has no derivative)
     (s, l), node = record_many([xp.asarray(sign), xp.asarray(logabs)], LinalgSlogdetBackward0, (A,),
-                               differentiable=[False, True])
+                               differentiable=[complex_sign, True])
     if node is not None:
-        node.save(A)
+        node.save(A, saved_output(s))
     return return_types.linalg_slogdet(s, l)
 
 
 def logdet(input):
     """log det A: NaN for a negative determinant, as PyTorch's logdet."""
     s, l = slogdet(input)
+    if s._data.dtype.kind == 'c':  # log |det A| + i arg det A
+        return l + s.log()
     from .elementwise import where
     return where(s < 0, float('nan'), where(s == 0, float('-inf'), l))
 
@@ -312,6 +360,7 @@ def _solve_array(a, b, A, B, n):
 
 class LinalgCholeskyExBackward0(Node):
     __slots__ = ('upper',)
+    complex_rule = True
 
     def jvp(self, tangents):  # dL = L Phi(L^-1 dA L^-T), Phi: the lower triangle, its diagonal halved
         (L,) = self.saved_tensors
@@ -325,13 +374,14 @@ class LinalgCholeskyExBackward0(Node):
 
     def apply(self, grad):
         (L,) = self.saved_tensors
+        grad = _as_output(grad, L)
         if self.upper:
-            L, grad = _mT(L), _mT(grad)
-        # gA = L^{-T} Phi L^{-1}, Phi = 0.5 (tril(L^T gL) + tril(L^T gL, -1)^T)
-        phi = _tril(matmul(_mT(L), grad))
-        phi = (phi + _mT(_tril(phi, -1))) * 0.5
-        left = solve(_mT(L), phi)                     # L^{-T} Phi
-        return _mT(solve(_mT(L), _mT(left))),         # Y L^{-1} = (L^{-T} Y^T)^T
+            L, grad = _mH(L), _mH(grad)
+        # gA = L^{-H} Phi L^{-1}, Phi = 0.5 (tril(L^H gL) + tril(L^H gL, -1)^H)
+        phi = _tril(matmul(_mH(L), grad))
+        phi = (phi + _mH(_tril(phi, -1))) * 0.5
+        left = solve(_mH(L), phi)                     # L^{-H} Phi
+        return _mH(solve(_mH(L), _mH(left))),         # Y L^{-1} = (L^{-H} Y^H)^H
 
 
 @writes_out('linalg_cholesky_ex', label='linalg_cholesky')
@@ -353,7 +403,7 @@ def cholesky(A, *, upper=False, out=None):
                                       'completed because the input is not positive-definite (the leading minor of '
                                       f'order {k} is not positive-definite).') from None
         raise
-    data = xp.ascontiguousarray(xp.swapaxes(low, -1, -2)) if upper else low
+    data = xp.ascontiguousarray(xp.swapaxes(low, -1, -2).conj()) if upper else low
     result, node = record(data, LinalgCholeskyExBackward0, (A,))
     if node is not None:
         node.upper = upper
@@ -365,22 +415,27 @@ def cholesky(A, *, upper=False, out=None):
 
 class LinalgQrBackward0(Node):
     __slots__ = ('mode',)
+    complex_rule = True
 
     def apply(self, gQ, gR):
         Q, R = self.saved_tensors
+        if self.mode == 'r':
+            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+                               "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+        gQ, gR = _as_output(gQ, Q), _as_output(gR, R)
         m, n = Q._data.shape[-2], R._data.shape[-1]
         if self.mode == 'complete' and m > n:
             raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
         if m >= n:
             return _qr_backward_tall(gQ, gR, Q, R),
-        # A = Q [X | Y] with X square: Y = Q^T A2 gives gA2 = Q gY and adds Y gY^T to gQ
+        # A = Q [X | Y] with X square: Y = Q^H A2 gives gA2 = Q gY and adds Q Y gY^H to gQ
         X = _shape.narrow(R, -1, 0, m)
         Y = _shape.narrow(R, -1, m, n - m)
         gX = gY = None
         if gR is not None:
             gX, gY = _shape.narrow(gR, -1, 0, m), _shape.narrow(gR, -1, m, n - m)
         if gY is not None:
-            extra = matmul(Y, _mT(gY))
+            extra = matmul(Y, _mH(gY))
             gQ = matmul(Q, extra) if gQ is None else gQ + matmul(Q, extra)
         gA1 = _qr_backward_tall(gQ, gX, Q, X)
         gA2 = matmul(Q, gY) if gY is not None else None
@@ -394,21 +449,21 @@ class LinalgQrBackward0(Node):
 
 
 def _qr_backward_tall(gQ, gR, Q, R):
-    """gA = (gQ + Q syminvadj(triu(gR R^T - Q^T gQ))) R^{-T}   (m >= n)."""
+    """gA = (gQ + Q syminvadj(triu(gR R^H - Q^H gQ))) R^{-H}   (m >= n), with
+    syminvadj(M) = M + M^H - Re diag(M)."""
     M = None
     if gR is not None:
-        M = matmul(gR, _mT(R))
+        M = matmul(gR, _mH(R))
     if gQ is not None:
-        qtg = matmul(_mT(Q), gQ)
+        qtg = matmul(_mH(Q), gQ)
         M = -qtg if M is None else M - qtg
     M = _triu(M)
-    eye = _eye_like(M)
-    S = M + _mT(M) - M * eye  # the diagonal counted once
+    S = M + _mH(M) - _real_diagonal_embed(M)  # the diagonal counted once
     gA = matmul(Q, S)
     if gQ is not None:
         gA = gA + gQ
-    # right-solve X R^T = gA  <=>  R X^T = gA^T
-    return _mT(solve(R, _mT(gA)))
+    # right-solve X R^H = gA  <=>  R X^H = gA^H
+    return _mH(solve(R, _mH(gA)))
 
 
 @writes_out('linalg_qr')
@@ -435,20 +490,31 @@ def qr(A, mode='reduced', *, out=None):
 
 class LinalgEighBackward0(Node):
     __slots__ = ()
+    complex_rule = True
 
     def apply(self, gL, gV):
         L, V = self.saved_tensors
+        gL, gV = _as_output(gL, L), _as_output(gV, V)
         gA = None
         if gV is not None:
-            vtg = matmul(_mT(V), gV)
-            vtg = (vtg - _mT(vtg)) * 0.5
-            # E_ij = L_j - L_i, with 1 on the diagonal (where the skew part is 0)
+            vtg = matmul(_mH(V), gV)
+            if vtg._data.dtype.kind == 'c':
+                _check_phase(xp.diagonal(vtg._data, 0, -2, -1).imag,
+                             'linalg_eigh_backward: The eigenvectors in the complex case are specified up to '
+                             'multiplication by e^{i phi}. The specified loss function depends on this quantity, so '
+                             'it is ill-defined.')
+            vtg = (vtg - _mH(vtg)) * 0.5
+            # E_ij = L_j - L_i, with 1 on the diagonal
             E = _shape.unsqueeze(L, -2) - _shape.unsqueeze(L, -1)
-            E = E + _eye_like(E)
-            gA = vtg / E
+            eye = _eye_like(E)
+            gA = vtg / (E + eye)
+            if gL is not None:  # the diagonal is gL
+                gA = gA * (1 - eye) if vtg._data.dtype.kind == 'c' else gA
+        if gA is None:  # V diag(gL) V^H
+            return matmul(V * _shape.unsqueeze(gL, -2), _mH(V)),
         if gL is not None:
-            gA = _diag_embed(gL) if gA is None else gA + _diag_embed(gL)
-        return matmul(V, matmul(gA, _mT(V))),
+            gA = gA + _diag_embed(gL)
+        return matmul(V, matmul(gA, _mH(V))),
 
 
 @writes_out('_linalg_eigh', label='linalg_eigh')
@@ -474,9 +540,11 @@ def eigvalsh(A, UPLO='L', *, out=None):
 
 class LinalgSvdBackward0(Node):
     __slots__ = ('full_matrices',)
+    complex_rule = True
 
     def apply(self, gU, gS, gVh):
         U, S, Vh = self.saved_tensors
+        gU, gS, gVh = _as_output(gU, U), _as_output(gS, S), _as_output(gVh, Vh)
         m, n = U._data.shape[-2], Vh._data.shape[-1]
         k = S._data.shape[-1]
         if self.full_matrices and m != n:
@@ -489,30 +557,42 @@ class LinalgSvdBackward0(Node):
             if gS is None:
                 return None,
             return matmul(U * _shape.unsqueeze(gS, -2), Vh),
-        V = _mT(Vh)
-        gV = _mT(gVh) if gVh is not None else None
-        skew = lambda X: X - _mT(X)  # noqa: E731
+        V = _mH(Vh)
+        gV = _mH(gVh) if gVh is not None else None
+        skew = lambda X: X - _mH(X)  # noqa: E731
+        UhgU = skew(matmul(_mH(U), gU)) if gU is not None else None
+        VhgV = skew(matmul(Vh, gV)) if gV is not None else None
+        complex_input = U._data.dtype.kind == 'c'
+        if complex_input:  # the loss may not depend on the phase of the singular vectors
+            im_u = xp.diagonal(UhgU._data, 0, -2, -1).imag if UhgU is not None else 0
+            im_v = xp.diagonal(VhgV._data, 0, -2, -1).imag if VhgV is not None else 0
+            if not (xp.abs(im_u + im_v) <= 1e-2 + 1e-2 * xp.abs(im_v)).all():  # allclose(im_u, -im_v), PyTorch's
+                raise RuntimeError('svd_backward: The singular vectors in the complex case are specified up to '
+                                   'multiplication by e^{i phi}. The specified loss function depends on this phase '
+                                   'term, making it ill-defined.')
         S2 = S * S
         E = _shape.unsqueeze(S2, -2) - _shape.unsqueeze(S2, -1)
         E = E + _eye_like(E)
         Srow, Scol = _shape.unsqueeze(S, -2), _shape.unsqueeze(S, -1)
         if gU is not None and gV is not None:
-            gA = (skew(matmul(_mT(U), gU)) * Srow + Scol * skew(matmul(Vh, gV))) / E
+            gA = (UhgU * Srow + Scol * VhgV) / E
         elif gU is not None:
-            gA = skew(matmul(_mT(U), gU)) / E * Srow
+            gA = UhgU / E * Srow
         else:
-            gA = Scol * (skew(matmul(Vh, gV)) / E)
+            gA = Scol * (VhgV / E)
         if gS is not None:
             gA = gA + _diag_embed(gS)
+        if complex_input and gU is not None:  # i Im diag(U^H gU) / S on the diagonal
+            gA = gA + _diag_embed(_shape.diagonal(UhgU, 0, -2, -1) / (2 * S))
         if m > n and gU is not None:
             gA = matmul(U, gA)
             gUSinv = gU / Srow
-            gA = gA + gUSinv - matmul(U, matmul(_mT(U), gUSinv))
+            gA = gA + gUSinv - matmul(U, matmul(_mH(U), gUSinv))
             return matmul(gA, Vh),
         if m < n and gV is not None:
             gA = matmul(gA, Vh)
             gVSinv = gV / Srow
-            gA = gA + _mT(gVSinv) - matmul(matmul(_mT(gVSinv), V), Vh)
+            gA = gA + _mH(gVSinv) - matmul(matmul(_mH(gVSinv), V), Vh)
             return matmul(U, gA),
         return matmul(U, matmul(gA, Vh)),
 
@@ -630,8 +710,7 @@ class LinalgPinvBackward0(Node):
 
 @writes_out('linalg_pinv', safely_castable('linalg.pinv'))
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
-    if A._data.dtype.kind == 'c':
-        raise NotImplementedError("linalg.pinv: leafgrad's linear algebra takes real matrices only, not complex ones")
+    refuse_complex(A._data, 'linalg.pinv')
     if A._data.ndim < 2 or A._data.dtype.name not in ('float32', 'float64'):
         name = _SCALAR_NAMES[A._data.dtype.name]
         raise RuntimeError(f'linalg.pinv({name}{{{list(A._data.shape)}}}): expected a tensor with 2 or more dimensions '
@@ -705,7 +784,7 @@ _VECDOT_DTYPE = same_dtype('linalg.vecdot: Expected out of dtype{result} but fou
 def vecdot(x, y, *, dim=-1, out=None):
     if autocast.state.on:
         x, y = autocast.lower_precision(x, y)
-    result = _sum(x * y, dim)
+    result = _sum(x.conj() * y, dim)  # (conj: the inner product of complex vectors)
     if out is None:
         return result
     if isinstance(out, Tensor):  # (PyTorch checks the dtype, then writes by vdot or sum)

@@ -90,6 +90,8 @@ class LinalgEig(Op):
 
     def apply(self, gL, gV):
         L, V = self.saved_tensors
+        from .linalg_decomp import _as_output
+        gL, gV = _as_output(gL, L), _as_output(gV, V)
         Vh = _mH(V)
         if gV is None:
             if gL is None:

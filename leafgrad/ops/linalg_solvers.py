@@ -13,7 +13,7 @@ from ._op import safely_castable, user_stacklevel, writes_out
 from ._util import Node, autocast, record, record_many, saved_output, wrap, wrap_dim, xp
 from . import shape as _shape
 from .linalg import matmul
-from .linalg_decomp import (LinAlgError, _check_matrix, _eye_like, _mT, _sum_to_batch, _tril, _triu, inv,
+from .linalg_decomp import (LinAlgError, _check_matrix, refuse_complex, _eye_like, _mT, _sum_to_batch, _tril, _triu, inv,
                             solve, solve_triangular, svdvals)
 from .linalg_decomp import LinalgSolveExBackward0  # noqa: F401  (solve_ex records solve's node)
 
@@ -27,7 +27,7 @@ def _needs(node, i):
 def _expm(a):
     """exp of each square matrix in ``a`` by scaling and squaring: Taylor to degree 18 of
     A / 2^s with ||A / 2^s||_1 <= 1/2, then s squarings (accurate to a few ulp in float64)."""
-    work = a.astype(xp.float64)
+    work = a.astype(xp.complex128 if a.dtype.kind == 'c' else xp.float64)
     flat = work.reshape((-1,) + a.shape[-2:])
     out = xp.empty_like(flat)
     n = a.shape[-1]
@@ -68,7 +68,7 @@ def matrix_exp(A):
         raise RuntimeError(f'linalg.matrix_exp: A must be batches of square matrices, but they are '
                            f'{a.shape[-2] if a.ndim >= 2 else 1} by {a.shape[-1] if a.ndim else 1} matrices'
                            if a.ndim >= 2 else 'linalg.matrix_exp: The input tensor A must have at least 2 dimensions.')
-    if a.dtype.kind not in 'fV':
+    if a.dtype.kind not in 'fVc':
         from .linalg_decomp import _SCALAR_NAMES
         raise RuntimeError(f'linalg.matrix_exp: Expected a floating point or complex tensor as input. Got '
                            f'{_SCALAR_NAMES[a.dtype.name]}')
@@ -133,6 +133,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     solution; residuals (squared, per column) when A is tall and of full rank and the driver is
     not gelsy; rank for gelsy, gelsd, gelss; singular values for gelsd, gelss (as PyTorch's CPU)."""
     a, b = A._data, B._data
+    refuse_complex(a, 'linalg.lstsq')
     if a.ndim < 2:
         raise RuntimeError('torch.linalg.lstsq: input must have at least 2 dimensions.')
     if b.ndim < 1:
@@ -312,6 +313,7 @@ class LinalgLuBackward0(Node):
 
 def _check_lu_input(A, name):
     a = A._data
+    refuse_complex(a, name)
     if a.ndim < 2:
         raise RuntimeError(f'{name}: Expected tensor with 2 or more dimensions. Got size: {list(a.shape)} instead')
     if a.dtype.kind not in 'f' or a.dtype.itemsize < 4:
@@ -547,6 +549,7 @@ def geqrf(input, *, out=None):
     """(a, tau): LAPACK's QR in Householder form, R on and above the diagonal of ``a`` and the
     reflectors below it (householder_product(a, tau) is Q)."""
     a = input._data
+    refuse_complex(a, 'geqrf')
     if a.ndim < 2:
         raise RuntimeError('torch.geqrf: input must have at least 2 dimensions.')
     if a.dtype.kind != 'f' or a.dtype.itemsize < 4:
@@ -576,6 +579,7 @@ def householder_product(A, tau, *, out=None):
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T (v_i from A's columns below
     the diagonal): the Q of a QR factorisation in geqrf's form."""
     a, t = A._data, tau._data
+    refuse_complex(a, 'linalg.householder_product')
     if a.ndim < 2:
         raise RuntimeError('torch.linalg.householder_product: input must have at least 2 dimensions.')
     m, n = a.shape[-2:]
@@ -719,6 +723,7 @@ class CholeskySolveBackward0(Node):
 def cholesky_solve(B, L, upper=False, *, out=None):
     """X with (L L^T) X = B (upper: U^T U), from a Cholesky factor."""
     a, b = L._data, B._data
+    refuse_complex(a, 'cholesky_solve')
     if b.ndim < 2 or a.ndim < 2:
         raise RuntimeError(f'b should have at least 2 dimensions, but has {b.ndim} dimensions instead'
                            if b.ndim < 2 else f'u should have at least 2 dimensions, but has {a.ndim} dimensions '
@@ -751,6 +756,7 @@ class CholeskyInverseBackward0(Node):
 def cholesky_inverse(L, upper=False, *, out=None):
     """(L L^T)^-1 (upper: (U^T U)^-1) from a Cholesky factor."""
     a = L._data
+    refuse_complex(a, 'cholesky_inverse')
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise RuntimeError('cholesky_inverse: The input tensor A must have at least 2 dimensions.' if a.ndim < 2 else
                            f'cholesky_inverse: A must be batches of square matrices, but they are {a.shape[-2]} by '
