@@ -251,15 +251,21 @@ CPP_NAMES = {'bool': 'bool', 'uint8': 'unsigned char', 'int8': 'signed char', 'i
              'float32': 'float', 'float64': 'double', 'complex64': 'c10::complex<float>',
              'complex128': 'c10::complex<double>'}
 _CPP_NAMES = CPP_NAMES
-_GRAD_ERROR = "{}(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad."
+_GRAD_ERROR = ("{}(): functions with out=... arguments don't support automatic differentiation, but one of the "
+               'arguments requires grad.')
+
+
+def check_out_type(label, out):
+    """PyTorch's TypeError for an ``out`` that is no tensor (``label``: the function it names)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{label}(): argument 'out' must be Tensor, not {type(out).__name__}")
 
 
 def check_out(name, out, result, differentiable=True, label=None):
     """What every out= checks first, as PyTorch does: a tensor (``label``: the function named in
     the TypeError, if not ``name``), no autograd through it (for a differentiable op), and no
     element of it written twice (an expanded tensor)."""
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{label or name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    check_out_type(label or name, out)
     if not out._data.flags.writeable:
         raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to '
                            'a single memory location. Please clone() the tensor before performing the '
@@ -349,7 +355,16 @@ def write_out(name, out, result, check=exact_dtype, differentiable=True, label=N
     od = backend.from_np(out._data.dtype)
     if check is not None:
         check(backend.from_np(result._data.dtype), od)
-    return fill_out(out, result._data)
+    return _take_node(fill_out(out, result._data), result)
+
+
+def _take_node(out, result):
+    """``out`` as the result in the graph: the node of an op without a derivative (PyTorch's
+    NotImplemented, recorded when an input requires grad) becomes out's grad_fn, as PyTorch's out
+    is that op's output. (A differentiable op's result here has no node: autograd refused it.)"""
+    if result._grad_fn is not None:
+        out._grad_fn, out._requires_grad, out._output_nr = result._grad_fn, True, result._output_nr
+    return out
 
 
 def write_outs(name, out, results, check=exact_dtype, differentiable=True, label=None):
@@ -371,7 +386,7 @@ def write_outs(name, out, results, check=exact_dtype, differentiable=True, label
         if c is not None:
             c(backend.from_np(r._data.dtype), backend.from_np(o._data.dtype))
     for o, r in zip(out, results):
-        fill_out(o, r._data)
+        _take_node(fill_out(o, r._data), r)
     named = type(results)
     if hasattr(named, '_fields'):
         return getattr(return_types, named.__name__ + '_out', named)(*out)
@@ -383,8 +398,7 @@ def copy_out(name, out, result, check=None):
     linalg.cond, inner): ``out`` resized (with PyTorch's warning) and written by the recorded
     copy_, so that an input requiring grad is no error (``out`` then has grad_fn CopyBackwards)
     and an ``out`` that is a leaf requiring grad is refused as any in-place op refuses it."""
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    check_out_type(name, out)
     if check is not None:
         check(backend.from_np(result._data.dtype), backend.from_np(out._data.dtype))
     out._check_inplace()
@@ -479,6 +493,6 @@ def elementwise_forward(cls):
     return function, method
 
 
-__all__ = ['Op', 'ops', 'CAST', 'NO_GRAD_CAST', 'SAME', 'EXACT', 'check_out', 'fill_out', 'scalar_name', 'elementwise_forward',
-           'write_out', 'write_outs', 'copy_out', 'writes_out', 'exact_dtype', 'castable_dtype', 'safely_castable',
-           'same_dtype']
+__all__ = ['Op', 'ops', 'CAST', 'NO_GRAD_CAST', 'SAME', 'EXACT', 'check_out', 'fill_out', 'scalar_name',
+           'elementwise_forward', 'write_out', 'write_outs', 'copy_out', 'writes_out', 'check_out_type', 'exact_dtype',
+           'castable_dtype', 'safely_castable', 'same_dtype', 'user_stacklevel']

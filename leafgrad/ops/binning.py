@@ -1,9 +1,11 @@
 """Counting and searching: bincount, histc, histogram, searchsorted, bucketize, isin and
-unravel_index. None of them is differentiable (counts and positions are piecewise constant;
-PyTorch records no node either), so each computes on arrays and wraps the result.
+unravel_index. None of them is differentiable (counts and positions are piecewise constant), so
+each computes on arrays and wraps the result; histogram records PyTorch's NotImplemented node for an
+input that requires grad, as PyTorch does.
 """
 from .. import return_types
-from ._util import wrap, xp, refuse_out
+from ._op import same_dtype, writes_out
+from ._util import SCALAR_NAMES, record_many, wrap, xp
 from .activation import _DTYPE_LABEL
 
 
@@ -14,6 +16,20 @@ def _label(arr):
 def _array(x):
     from ..tensor import Tensor
     return x._data if isinstance(x, Tensor) else xp.asarray(x)
+
+
+# out='s dtype rules, PyTorch's messages
+_HIST_OUT = same_dtype('torch.histogram: input tensor and hist tensor should have the same dtype, but got input '
+                       '{result_cpp} and hist {out_cpp}')
+_BIN_EDGES_OUT = same_dtype('torch.histogram: input tensor and bin_edges tensor should have the same dtype, but got '
+                            'input {result_cpp} and bin_edges {out_cpp} for dimension 0')
+
+
+def _SEARCHSORTED_OUT(rd, od):
+    if od != rd:
+        raise RuntimeError("torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+                           "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype "
+                           f"{SCALAR_NAMES[od.name]} and out_int32 flag is {rd.name == 'int32'}")
 
 
 # ---- bincount ---------------------------------------------------------------------------------
@@ -56,10 +72,10 @@ def _data_range(x, lo, hi):
     return lo, hi
 
 
+@writes_out('histc', _HIST_OUT, differentiable=False)
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Counts of the elements in ``bins`` equal-width bins over [min, max] (the data's range
     when both are 0); elements outside are ignored, max falls in the last bin."""
-    refuse_out('histc', out)
     x = input._data
     _check_float_input(x, 'histogram_cpu')
     if bins <= 0:
@@ -77,10 +93,10 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     return wrap(xp.bincount(pos, minlength=bins).astype(x.dtype))
 
 
+@writes_out('aten::histogram', (_HIST_OUT, _BIN_EDGES_OUT), label='histogram')
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """(hist, bin_edges): ``bins`` an int (equal widths over ``range`` or the data's) or a 1-D
     tensor of increasing edges; a value lies in [edge_i, edge_i+1), the last bin closed."""
-    refuse_out('histogram', out)
     from ..tensor import Tensor
     x = input._data
     _check_float_input(x, 'histogramdd')
@@ -126,7 +142,13 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
         total = hist.sum()
         with xp.errstate(all='ignore'):
             hist = hist / (total * xp.diff(edges.astype(xp.float64)))
-    return return_types.histogram(wrap(hist.astype(x.dtype)), wrap(edges.copy()))
+    # PyTorch gives histogram no derivative: its NotImplemented node when an input requires grad
+    from .rounding import NotImplementedNode
+    inputs = tuple(t for t in (input, bins, weight) if isinstance(t, Tensor))
+    outs, node = record_many([hist.astype(x.dtype), edges.copy()], NotImplementedNode, inputs)
+    if node is not None:
+        node.op_name = 'histogram'
+    return return_types.histogram(*outs)
 
 
 # ---- searchsorted and bucketize -----------------------------------------------------------------
@@ -142,10 +164,10 @@ def _side(side, right):
     return 'right' if right else 'left'
 
 
+@writes_out('searchsorted', _SEARCHSORTED_OUT, differentiable=False)
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
     """For each value, the index at which it would be inserted into the innermost dimension of
     ``sorted_sequence`` (its leading dimensions matching ``input``'s) keeping it sorted."""
-    refuse_out('searchsorted', out)
     from ..tensor import Tensor
     seq = sorted_sequence._data
     scalar = not isinstance(input, Tensor)
@@ -177,9 +199,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return wrap(res.reshape(values.shape).astype(dt))
 
 
+@writes_out('bucketize', _SEARCHSORTED_OUT, differentiable=False)
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """searchsorted with the boundaries first: the bucket of each value of ``input``."""
-    refuse_out('bucketize', out)
     if boundaries._data.ndim != 1:
         raise RuntimeError(f'boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})')
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)

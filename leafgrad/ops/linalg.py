@@ -1,5 +1,6 @@
 """Matrix products. ``matmul`` dispatches on dimensions as PyTorch does, so the recorded
 nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names."""
+from ._op import copy_out
 from ._util import SCALAR_NAMES, Node, autocast, opmath, record, state, sum_to, wrap, write_out, xp
 from . import shape as _shape
 from .reduction import sum as _sum
@@ -582,11 +583,12 @@ def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` of a with ``dims`` of b: permute, reshape, one mm, view (as PyTorch)."""
     if out is not None:
         result = tensordot(a, b, dims)
-        if getattr(out, '_requires_grad', False) and out._data.shape != result._data.shape:
+        out_needs_grad = state.grad_enabled and getattr(out, '_requires_grad', False)
+        if out_needs_grad and out._data.shape != result._data.shape:
             raise RuntimeError("tensordot(): the 'out' tensor was specified and requires gradients, and its shape does "
                                "not match the expected result. Either remove the 'out' argument, ensure it does not "
                                'require gradients, or make sure its shape matches the expected output.')
-        return write_out('tensordot', out, result, (a, b), _tensordot_out_dtype)
+        return copy_out('tensordot', out, result, _tensordot_out_dtype)  # (PyTorch writes it by copy_)
     na, nb = a._data.ndim, b._data.ndim
     if isinstance(dims, int) or (hasattr(dims, 'ndim') and dims.ndim == 0):
         n = int(dims)

@@ -752,7 +752,10 @@ def matrix_power(A, n):
     return result
 
 
-@writes_out('mm', same_dtype('multi_dot(): expected out tensor to have dtype {result_cpp} but got {out_cpp}'), label='linalg_multi_dot')
+_MULTI_DOT_OUT = same_dtype('multi_dot(): expected out tensor to have dtype {result_cpp} but got {out_cpp}')
+
+
+@writes_out('mm', _MULTI_DOT_OUT, label='linalg_multi_dot')
 def multi_dot(tensors, *, out=None):
     tensors = list(tensors)
     if len(tensors) < 2:

@@ -3,11 +3,12 @@ cross, and cdist."""
 import warnings
 
 from .. import return_types
-from ._op import safely_castable, same_dtype, user_stacklevel, writes_out
+from ._op import safely_castable, user_stacklevel, writes_out
 from ._util import Node, autocast, record, saved_output, xp
 from . import elementwise as _ew
 from . import shape as _shape
-from .linalg_decomp import cholesky as _cholesky, cross as _linalg_cross, qr as _qr, svd as _svd, multi_dot
+from .linalg_decomp import _MULTI_DOT_OUT, multi_dot
+from .linalg_decomp import cholesky as _cholesky, cross as _linalg_cross, qr as _qr, svd as _svd
 from .reduction import sum as _sum
 
 
@@ -29,7 +30,8 @@ def qr(input, some=True, *, out=None):
     warnings.warn('torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n'
                   "The boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
                   'Q, R = torch.qr(A, some)\nshould be replaced with\n'
-                  "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning, stacklevel=user_stacklevel())
+                  "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning,
+                  stacklevel=user_stacklevel())
     Q, R = _qr(input, 'reduced' if some else 'complete')
     return return_types.qr(Q, R)
 
@@ -66,7 +68,7 @@ def cholesky(input, upper=False, *, out=None):
     return out
 
 
-@writes_out('mm', same_dtype('multi_dot(): expected out tensor to have dtype {result_cpp} but got {out_cpp}'), label='chain_matmul')
+@writes_out('mm', _MULTI_DOT_OUT, label='chain_matmul')
 def chain_matmul(*matrices, out=None):
     from .linalg_solvers import _deprecated
     _deprecated('chain_matmul')

@@ -8,7 +8,8 @@ graph ends in the same node.
 import itertools
 
 from .. import backend
-from ._util import Node, record, sum_to, wrap, xp, refuse_out
+from ._op import CAST, castable_dtype, check_out_type, writes_out
+from ._util import Node, record, sum_to, wrap, xp
 from . import shape as _shape
 from .linalg import _sname, _unsafe_view, matmul, mv, outer
 
@@ -43,15 +44,16 @@ def trace(input):
 
 def inner(input, other, *, out=None):
     """Sums of products over the last dimension of both (a product when either is 0-d)."""
-    refuse_out('inner', out)
+    if out is not None:
+        check_out_type('inner', out)
     a, b = input._data, other._data
-    if a.ndim == 0 or b.ndim == 0:
-        return input * other
+    if a.ndim == 0 or b.ndim == 0:  # (out=: mul's)
+        return input * other if out is None else CAST('mul', out, input * other)
     if a.shape[-1] != b.shape[-1]:
         raise RuntimeError(f'inner() the last dimension must match on both input tensors but got shapes '
                            f'{list(a.shape)} and {list(b.shape)}')
     from .linalg import tensordot
-    return tensordot(input, other, dims=([-1], [-1]))
+    return tensordot(input, other, dims=([-1], [-1]), out=out)
 
 
 class AddrBackward0(Node):
@@ -67,6 +69,7 @@ class AddrBackward0(Node):
         return g_in, g1, g2
 
 
+@writes_out('addr', castable_dtype)
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * outer(vec1, vec2); beta = 0 ignores input (NaN included)."""
     for name, t in (('vec1', vec1), ('vec2', vec2)):
@@ -97,9 +100,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 # ---- kron, block_diag, diagflat ---------------------------------------------------------------------
 
+@writes_out('mul', castable_dtype, label='kron')
 def kron(input, other, *, out=None):
     """The Kronecker product: block (i, j) of the result is input[i, j] * other."""
-    refuse_out('kron', out)
     a, b = input._data, other._data
     n = max(a.ndim, b.ndim)
     sa = (1,) * (n - a.ndim) + a.shape

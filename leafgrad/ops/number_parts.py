@@ -8,7 +8,8 @@ give integers or booleans.
 import math
 
 from .. import backend, return_types
-from ._util import Node, binary_operands, broadcast_error, record, record_many, sum_to, wrap, xp, refuse_out
+from ._op import CPP_NAMES, castable_dtype, same_dtype, writes_out
+from ._util import Node, binary_operands, broadcast_error, record, record_many, sum_to, wrap, xp
 from .activation import _DTYPE_LABEL
 
 
@@ -24,6 +25,38 @@ def _shape(t):
     return t._data.shape if hasattr(t, '_data') else ()
 
 
+# ---- out='s dtype rules of these ops, PyTorch's messages -----------------------------------------
+
+def _SIGNBIT_OUT(rd, od):
+    if od.name != 'bool':
+        raise RuntimeError('signbit does not support non-boolean outputs.')
+
+
+def _HEAVISIDE_OUT(rd, od):
+    if od.is_complex:
+        raise RuntimeError('heaviside is not yet implemented for complex tensors.')
+    if od != rd:
+        raise RuntimeError('heaviside is not yet implemented for tensors with different dtypes.')
+
+
+def _LDEXP_OUT(rd, od):
+    # (PyTorch: "can't be cast" for a lower kind; for another float dtype an internal assert of its
+    # mul kernel, which cannot cast: refused here with the same exception type)
+    if rd.category > od.category:
+        raise RuntimeError(f"ldexp can't be cast to the desired output type {_label(od)}")
+    if rd != od:
+        raise RuntimeError(f'ldexp: expected out of dtype {_label(rd)}, but got {_label(od)}')
+
+
+def _frexp_exponent_out(rd, od):
+    if od.name != 'int32':
+        raise RuntimeError(f'torch.frexp() expects exponent to have int dtype but got {CPP_NAMES[od.name]}')
+
+
+_FREXP_OUT = (same_dtype('torch.frexp() expects mantissa to have dtype {result_cpp} but got {out_cpp}'),
+              _frexp_exponent_out)
+
+
 # ---- gcd, lcm --------------------------------------------------------------------------------------
 
 def _integer_pair(input, other, kernel):
@@ -36,9 +69,9 @@ def _integer_pair(input, other, kernel):
         raise broadcast_error(input, other) from None
 
 
+@writes_out('aten::gcd', castable_dtype, label='gcd')
 def gcd(input, other, *, out=None):
     """The greatest common divisor, elementwise (non-negative; gcd(0, 0) = 0)."""
-    refuse_out('gcd', out)
     a, b = _integer_pair(input, other, 'gcd_cpu')
     try:
         return wrap(xp.asarray(xp.gcd(a, b)))
@@ -46,9 +79,9 @@ def gcd(input, other, *, out=None):
         raise broadcast_error(input, other) from None
 
 
+@writes_out('aten::lcm', castable_dtype, label='lcm')
 def lcm(input, other, *, out=None):
     """The least common multiple, elementwise (non-negative; 0 when either is 0)."""
-    refuse_out('lcm', out)
     a, b = _integer_pair(input, other, 'lcm_cpu')
     try:
         return wrap(xp.asarray(xp.lcm(a, b)))
@@ -58,6 +91,7 @@ def lcm(input, other, *, out=None):
 
 # ---- heaviside, signbit --------------------------------------------------------------------------
 
+@writes_out('aten::heaviside', _HEAVISIDE_OUT, label='heaviside')
 def heaviside(input, values, *, out=None):
     """0 where input < 0, 1 where input > 0, ``values`` where input is 0 (both of one dtype)."""
     from .rounding import NotImplementedNode
@@ -74,9 +108,9 @@ def heaviside(input, values, *, out=None):
     return out
 
 
+@writes_out('signbit', _SIGNBIT_OUT, differentiable=False)
 def signbit(input, *, out=None):
     """Whether the sign bit is set: True for negative numbers, -0.0 and negative NaN."""
-    refuse_out('signbit', out)
     return wrap(xp.asarray(xp.signbit(input._data)))
 
 
@@ -90,9 +124,9 @@ class FrexpBackward0(Node):
         return grad_mantissa / wrap(xp.exp2(exponent._data.astype(grad_mantissa._data.dtype))),
 
 
+@writes_out('frexp', _FREXP_OUT, differentiable=(True, False))
 def frexp(input, *, out=None):
     """(mantissa, exponent): input = mantissa * 2**exponent, |mantissa| in [0.5, 1), exponent int32."""
-    refuse_out('frexp', out)
     a = input._data
     if a.dtype.kind not in 'fV':
         raise RuntimeError('torch.frexp() only supports floating-point dtypes')
@@ -125,6 +159,7 @@ class LdexpBackward0(Node):
         return g_in, g_other
 
 
+@writes_out('ldexp', _LDEXP_OUT)
 def ldexp(input, other, *, out=None):
     """input * 2**other."""
     dt = backend.result_type(input, other)
@@ -156,6 +191,7 @@ class Logaddexp2Backward0(Node):
         return ga, gb
 
 
+@writes_out('logaddexp2', castable_dtype)
 def logaddexp2(input, other, *, out=None):
     """log2(2**input + 2**other), computed without overflow."""
     dt = backend.result_type(input, other)

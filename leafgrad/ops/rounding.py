@@ -197,11 +197,14 @@ class NotImplementedNode(Node):
     """An op PyTorch gives no derivative: using it in backward raises."""
     __slots__ = ('op_name',)
 
-    def apply(self, grad):
+    def apply(self, *grads):  # (one gradient per output: histogram has two)
         raise RuntimeError(f'derivative for aten::{self.op_name} is not implemented')
 
     def name(self):
         return 'leafgrad::autograd::NotImplemented'
+
+
+NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = 'NotImplemented'  # (PyTorch's class name)
 
 
 class FloorDivide(Op):
