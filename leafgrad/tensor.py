@@ -114,6 +114,7 @@ class Tensor:
     _makes = None        # a view's chain of view ops from its base, once needed
     _fw_grad = None      # the tangent of a dual tensor (autograd.forward_ad)
     _detached_from = None  # (its grad_fn's _seq, the moment) of its last detach_() of a history
+    _own_requires_grad = False  # a view's own requires_grad_(True), beside what its base asks (its accumulator)
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
@@ -307,11 +308,14 @@ class Tensor:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 'var_no_grad = var.detach().')
         if not flag and self._base is not None and self._base._requires_grad:
+            self._own_requires_grad = False
             return  # a view without a history asks its base, as PyTorch's does: it still requires grad
         if flag and self._data.dtype.kind not in 'fVc':
             raise RuntimeError(dtype_message)
         if flag and type(self._version_counter) is grad_mode.InferenceCounter and not _state.inference:
             raise RuntimeError('Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.')
+        if self._base is not None and (flag or self._own_requires_grad):
+            self._own_requires_grad = flag
         if self._requires_grad and not flag:
             _note_origin(self, 'frozen', None)  # for leafgrad.explain
             if self._views is not None:

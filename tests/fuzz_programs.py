@@ -277,6 +277,21 @@ def _is_detach_of_an_engine_gradient(lines, diff):
     return any('autograd.grad(' in line for line in lines) and 'detach' in repr(diff)
 
 
+def _is_view_following_an_engine_gradient(lines, diff):
+    # the same cause: PyTorch's gradient of a sum is a view of an expanded ones, so a view made of
+    # it asks that base, not the gradient, when the gradient is later set to require grad (seed
+    # 2003441); leafgrad's is a tensor of its own, whose views follow it
+    _, mine, theirs = diff
+    grads = {name.strip() for line in lines if 'autograd.grad(' in line
+             for name in line.split('=', 1)[0].split(',') if name.strip()}
+    if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('new', 'final')
+            and any(line.startswith(f'{g}.requires_grad_(True)') for g in grads for line in lines)):
+        return False
+    a, b = mine[2], theirs[2]
+    return (a[0] == b[0] == 'tensor' and a[3] != b[3]
+            and same(a[:3] + a[4:], b[:3] + b[4:]) and same(mine[3:], theirs[3:]))
+
+
 def _is_no_grad_view_modified(lines, diff):
     # PyTorch refuses an in-place change, with grad mode on, of a view made under no_grad
     return 'A view was created in no_grad mode and is being modified inplace' in repr(diff)
@@ -393,6 +408,8 @@ def _is_blas_dropping_nan(lines, diff):
 
 KNOWN = [('a split/chunk/unbind view stays readable after its base changes in place', _is_multi_output_view_modified),
          ("autograd.grad's result is not a view (detach_ allowed)", _is_detach_of_an_engine_gradient),
+         ("autograd.grad's result is not a view (a view of it follows it, not its base, in requires_grad)",
+          _is_view_following_an_engine_gradient),
          ('a view made under no_grad may be changed in place with grad mode on', _is_no_grad_view_modified),
          ("gradients keep the other operand's dtype until accumulated", _is_uncast_gradient),
          ('the sign bit of a NaN from a domain error (copysign shows it)', _is_nan_sign),

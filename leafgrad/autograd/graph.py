@@ -674,7 +674,7 @@ def grad_accumulator(tensor):
     ref = tensor._accumulator
     node = ref() if ref is not None else None
     if node is None:
-        if tensor._base is not None and tensor._base._requires_grad:
+        if tensor._base is not None and tensor._base._requires_grad and not tensor._own_requires_grad:
             return None  # a view that requires grad only as its base does (PyTorch's: no accumulator)
         _accumulator_creation.acquire()
         try:

@@ -153,9 +153,10 @@ def views_require_grad(base):
 
 def views_stop_requiring_grad(base):
     """``base`` no longer requires grad (``requires_grad_(False)``, ``detach_()``): nor do its
-    views that have no history of their own (PyTorch's view without a grad_fn asks its base)."""
+    views that have no history of their own and were not asked to (PyTorch's view without a
+    grad_fn asks its base, beside its own flag)."""
     for v in base._views.alive():
-        if v._grad_fn is None:
+        if v._grad_fn is None and not v._own_requires_grad:
             v._requires_grad = False
 
 
