@@ -628,23 +628,63 @@ class CumprodBackward0(Node):
         return transpose(sum(rows * upper * ti, -2), d, -1)
 
     def apply(self, grad):
-        from .elementwise import where
         x, result = self.saved_tensors
         d = self.dim
-        if x._data.ndim == 0 or x._data.size == 0:
-            return grad * 1,
+        if x._data.size <= 1 or x._data.shape[d] == 1:
+            return grad,  # (as PyTorch: the gradient itself, even where x is infinite)
         if not (x._data == 0).any():
             # sum_{j>=k} g_j * out_j / x_k
             return _cumsum(grad * result, d, reverse=True) / x,
-        # with zeros: grad_k = sum_{j>=k} g_j * prod_{i<=j, i!=k} x_i, from an (n, n) stack of x
-        # with x_k replaced by 1 in row k (O(n^2), kept as leafgrad ops for double backward)
-        n = x._data.shape[d]
-        xm = unsqueeze(transpose(x, d, -1), -2)           # (..., 1, n)
-        eye = wrap(xp.eye(n, dtype=bool))
-        rows = cumprod(where(eye, wrap(xp.ones((), dtype=x._data.dtype)), xm), -1)   # (..., n, n)
-        upper = wrap(xp.triu(xp.ones((n, n), dtype=x._data.dtype)))               # j >= k
-        g = unsqueeze(transpose(grad, d, -1), -2)
-        return transpose(sum(rows * upper * g, -1), d, -1),
+        # with zeros, PyTorch's two methods (FunctionsManual's cumprod_backward), whose values differ
+        # where the input has infinities: around the first zero of each slice, or (create_graph) by
+        # the products with x_k left out, made as ops so that they can be differentiated again
+        if state.grad_enabled:
+            return _cumprod_grad_by_left_out_products(grad, x, d),
+        return wrap(_cumprod_grad_around_zeros(grad._data, x._data, result._data, d)),
+
+
+def _cumprod_grad_around_zeros(g, x, out, d):
+    """grad_k = sum_{j>=k} g_j out_j / x_k before a slice's first zero z; at z, the products after
+    it up to the next zero, times out_{z-1}; nothing after z."""
+    if x.dtype.kind == 'c':  # (holomorphic: the conjugates)
+        x, out = xp.conj(x), xp.conj(out)
+    zeros_before = xp.cumsum(x == 0, axis=d)
+    before = zeros_before == 0
+    grad_input = xp.zeros(x.shape, g.dtype)
+    with xp.errstate(all='ignore'):
+        w = xp.where(before, out * g, 0)
+        grad_input[before] = (xp.flip(xp.cumsum(xp.flip(w, d), axis=d), d) / x)[before]
+        first_run = zeros_before == 1
+        first = xp.argmax(first_run, axis=d, keepdims=True)
+        positions = xp.arange(x.shape[d]).reshape((-1,) + (1,) * (x.ndim - 1 - d))
+        at_first = (positions == first) & first_run
+        after_first = first_run & ~at_first
+        products = xp.cumprod(xp.where(after_first, x, 1), axis=d) * xp.where(first_run, g, 0)
+        out_before = xp.where(first == 0, 1, xp.take_along_axis(out, xp.maximum(first - 1, 0), axis=d))
+        value = products.sum(axis=d, keepdims=True) * out_before
+        grad_input[at_first] = xp.broadcast_to(value, x.shape)[at_first]
+    return grad_input
+
+
+def _cumprod_grad_by_left_out_products(grad, x, d):
+    """grad_k = sum_{j>=k} g_j prod_{i<=j, i!=k} x_i, one k at a time: prod(x[:k]) times the
+    cumulative products of x[k+1:], written into a slice of zeros (PyTorch's create_graph method)."""
+    from .rearrange import cat
+    n = x._data.shape[d]
+    grad_input = wrap(xp.zeros(x._data.shape, grad._data.dtype))
+    ones = expand(wrap(xp.ones(1, grad._data.dtype)), x._data.shape[:d] + (1,) + x._data.shape[d + 1:])
+    for k in range(n):
+        if k == 0:
+            left_out = cat([ones, cumprod(narrow(x, d, 1, n - 1), d)], d)
+        else:
+            until = prod(narrow(x, d, 0, k), d, True)
+            if k == n - 1:
+                left_out = until
+            else:
+                after = cumprod(narrow(x, d, k + 1, n - k - 1), d)
+                left_out = cat([until, expand(until, after.shape) * after], d)
+        grad_input.select(d, k).copy_(sum(narrow(grad, d, k, n - k) * left_out, d))
+    return grad_input
 
 
 def cumprod(input, dim, *, dtype=None):
