@@ -633,3 +633,32 @@ def test_cumprod_gradgradcheck():
     for dim in (0, 1):
         assert lg.autograd.gradcheck(lambda t: t.cumprod(dim), (x,))
         assert lg.autograd.gradgradcheck(lambda t: t.cumprod(dim), (x,))
+
+
+@pytest.mark.parametrize('op', ['erf', 'sin', 'exp', 'mul_self', 'mul_tensor', 'unsqueeze', 'mm'])
+@pytest.mark.parametrize('change', ['base through a view', 'base', 'the view under no_grad', 'nothing'])
+def test_a_derivative_that_computes_nothing_still_unpacks_what_it_saved(op, change):
+    """An op on a view made under no_grad records a node with no edge, whose derivative computes
+    nothing; PyTorch's still unpacks what the op saved first, so a saved tensor changed in place
+    raises at backward (the long run, seed 2004308: the no_grad-view error, which PyTorch's unpack
+    raises asking the view's grad_fn, where leafgrad's backward passed)."""
+    def program(T):
+        x = T.tensor([[1.4, 0.3]], requires_grad=True)
+        base = T.nn.functional.silu(x)
+        with T.no_grad():
+            v = base.narrow(-1, 0, 2)
+        y = {'erf': lambda: v.erf(), 'sin': lambda: v.sin(), 'exp': lambda: v.exp(), 'mul_self': lambda: v * v,
+             'mul_tensor': lambda: v * T.ones(2), 'unsqueeze': lambda: v.unsqueeze(0),
+             'mm': lambda: v.t() @ T.ones(1, 2)}[op]()
+        if change == 'base through a view':
+            base[...].relu_()
+        elif change == 'base':
+            base.mul_(2)
+        elif change == 'the view under no_grad':
+            with T.no_grad():
+                v.mul_(2)
+        seen = {'name': _name(y), 'requires_grad': y.requires_grad}
+        T.autograd.backward([y.sum()])
+        seen.update(x=x.grad, v=v.grad)
+        return seen
+    assert_same(program)

@@ -234,7 +234,11 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             grad = grads[0] if len(grads) == 1 else _any_grad(grads)
             if node._inert or grad is None and not node._runs_without_grads:
                 # Nothing can leave (Node._inert), or nothing arrived (every consumer's gradient
-                # was None) at a derivative that then gives None: pass None along.
+                # was None) at a derivative that then gives None: pass None along. PyTorch's
+                # derivative unpacks what it saved before it asks which inputs need a gradient:
+                # the checks of a saved tensor changed in place still raise.
+                if node._inert and node._saved:
+                    node.saved_tensors
                 outs = (None,) * len(node.next_functions)
             elif watched:
                 outs = _apply_watched(node, grads, vmap)

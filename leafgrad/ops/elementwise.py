@@ -237,7 +237,8 @@ class Mul(_BinaryNode):
             # A Python scalar operand saves nothing (release() still counts it as saved).
             if node.other_scalar is None:
                 if node.next_functions[1][0] is None:
-                    node.save(_Empty, other)  # self is needed only for other's gradient
+                    if node.next_functions[0][0] is not None:  # (neither: an inert node keeps nothing)
+                        node.save(_Empty, other)  # self is needed only for other's gradient
                 elif node.next_functions[0][0] is None:
                     node.save(input, _Empty)  # and other only for self's
                 else:
