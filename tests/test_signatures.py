@@ -16,8 +16,6 @@ DIFFERENT = {
     'torch.compile': "being brought to 2.13's keywords (name, recompile_limit, isolate_recompiles, shapes_spec)",
     'torch.norm': 'out= of norm is not implemented yet',
     'torch.eig': 'removed from PyTorch; both raise its removal message',
-    'Tensor.split': "the parameter is named split_size_or_sections (torch.split's name) where Tensor.split says "
-                    'split_size',
     'Tensor.norm': "the first parameter is named 'input' (Tensor.norm is torch.norm)",
     'Tensor.unflatten': "the first parameter is named 'input' (Tensor.unflatten is torch.unflatten)",
     'Tensor.unique': "the first parameter is named 'input' (Tensor.unique is torch.unique)",

@@ -746,6 +746,9 @@ class Split(Op):
             return _split_views(tensor, d, sizes, Split, 'Split')
         return split_with_sizes(tensor, split_size_or_sections, d)
 
+    def method(self, split_size, dim=0):  # (PyTorch's Tensor.split names its parameter so)
+        return Split.forward(self, split_size, dim)
+
     def apply(self, *grads):
         return ops.cat(grads_or_zeros(self, grads), self.dim),
 
