@@ -422,7 +422,9 @@ def test_names_exist_in_torch_where_leafgrad_exports_them():
     """Every op family's exports exist in torch under the same name and kind (torch.<f>,
     Tensor.<method>, nn.functional.<f>), and functions torch lacks as methods are not methods."""
     import importlib
-    for family in ['elementwise', 'unary', 'rounding', 'pointwise', 'logical']:  # declared ops: functions, methods and in-place ones as torch's
+    from leafgrad.ops import _op
+    for family in ['elementwise', 'unary', 'rounding', 'pointwise', 'logical',
+                   'activation']:  # declared ops: functions, methods and in-place ones as torch's
         module = importlib.import_module('leafgrad.ops.' + family)
         for name in module.__all__:
             assert hasattr(torch, name), (family, name)
@@ -431,7 +433,12 @@ def test_names_exist_in_torch_where_leafgrad_exports_them():
             for n in (base,) if base in _COMPARISONS else (base, base + '_'):
                 assert hasattr(lg.Tensor, n) == hasattr(torch.Tensor, n), (family, n)
                 assert hasattr(lg, n) == hasattr(torch, n), (family, n)
-    for family in ['activation', 'reduction', 'minmax']:
+    for cls in _op.declared:  # nn.functional's only: there, not torch.<name> nor a method
+        if not cls.public:
+            for n in (cls.op, cls.op + '_') if cls.inplace_function else (cls.op,):
+                assert hasattr(torch_F, n) and hasattr(lg.nn.functional, n), n
+                assert not hasattr(torch, n) and not hasattr(lg, n) and not hasattr(lg.Tensor, n), n
+    for family in ['reduction', 'minmax']:
         module = importlib.import_module('leafgrad.ops.' + family)
         not_methods = set(getattr(module, 'NOT_METHODS', ()))
         for name in module.FUNCTIONS:

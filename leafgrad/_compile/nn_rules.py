@@ -388,7 +388,8 @@ def table():
     global _log_softmax_array, _nll_arrays, _conv_fwd, _conv_gi, _conv_gw, _window_max, _window_scatter
     global _window_flat, _max_poolnd, _flat_index, _dropout_noise
     from ..nn._functional import basic, conv, loss, pooling, max_windows
-    _log_softmax_array, _nll_arrays = basic._log_softmax_array, loss.nll_arrays
+    from ..ops import activation
+    _log_softmax_array, _nll_arrays = activation._log_softmax_array, loss.nll_arrays
     _conv_fwd, _conv_gi, _conv_gw = conv.conv_fwd, conv.conv_gi, conv.conv_gw
     _window_max, _window_scatter, _window_flat = max_windows.window_max, max_windows.window_scatter, \
         max_windows.window_flat
@@ -396,7 +397,8 @@ def table():
     _dropout_noise = basic._dropout_noise
     return {
         loss.cross_entropy: _cross_entropy,
-        basic.log_softmax: _softmax_rule(True), basic.softmax: _softmax_rule(False), basic.dropout: _dropout,
+        activation.nn_log_softmax: _softmax_rule(True), activation.nn_softmax: _softmax_rule(False),
+        basic.dropout: _dropout,
         conv.conv2d: _conv2d,
         pooling.max_pool2d: _max_pool2d,
     }

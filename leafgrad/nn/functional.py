@@ -13,8 +13,8 @@ from ..ops.shape import t as _t
 from ..ops.linalg_extra import pdist
 from ._functional.attention import multi_head_attention_forward
 from ._functional.basic import (alpha_dropout, cosine_similarity, dropout, dropout1d, dropout2d, dropout3d, embedding,
-                                embedding_bag, feature_alpha_dropout, gumbel_softmax, log_softmax, normalize, one_hot,
-                                pairwise_distance, softmax, softmin)
+                                embedding_bag, feature_alpha_dropout, gumbel_softmax, normalize, one_hot,
+                                pairwise_distance)
 from ._functional.ctc import ctc_loss
 from ._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._functional.extra import (bilinear, channel_shuffle, fold, glu, native_channel_shuffle, pixel_shuffle,
@@ -35,10 +35,12 @@ from ._functional.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adap
 from ._functional.sampling import (interpolate, scaled_dot_product_attention, upsample, upsample_bilinear,
                                    upsample_nearest)
 
-# The activations live in ops/activation.py (a family of the op library), pad with the shape ops.
+# The activations and softmaxes live in ops/activation.py (a family of the op library), pad with
+# the shape ops; softmax and log_softmax in nn.functional's signature (dim optional).
 from ..ops.activation import (celu, celu_, elu, elu_, gelu, hardshrink, hardsigmoid, hardswish, hardtanh,
                               hardtanh_, leaky_relu, leaky_relu_, logsigmoid, mish, relu6, selu, selu_, silu,
-                              softplus, softshrink, softsign, tanhshrink, threshold, threshold_)
+                              softmin, softplus, softshrink, softsign, tanhshrink, threshold, threshold_)
+from ..ops.activation import nn_log_softmax as log_softmax, nn_softmax as softmax
 from ..ops.rearrange import pad
 
 

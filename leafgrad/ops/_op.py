@@ -41,13 +41,18 @@ What follows from a declaration, when its class statement runs (``Op.__init_subc
 * the **in-place variant** ``Tensor.<name>_`` (``inplace = True``: the forward run through the
   shared in-place machinery, which records it as PyTorch does and bumps the version; ``def
   inplace(self, ...)`` in the body: a hand-written one; ``inplace_function = True``: also
-  ``leafgrad.<name>_``);
+  ``leafgrad.<name>_``); an op without a method (``method = False``) has no in-place method
+  either (``torch.selu_`` is a function only);
 * the **node name** (``node``; an op with several overloads declares one class per node, the
   others without ``op``, as ``PowBackward1``), the **saved names** (``saved``: the
   tensors given to ``node.save`` in order, and ``'name=attr'`` for a number kept as a slot);
 * **out=** (``out``: the rule that checks and fills ``out``, below; ``None``: PyTorch's
   function has no ``out=``, and Python's TypeError refuses it). Methods take no ``out=``, as
-  in PyTorch.
+  in PyTorch. ``REFUSED``: PyTorch writes ``out=`` but leafgrad does not yet; a given ``out``
+  is refused (``_util.refuse_out``) before the forward runs;
+* ``public = False``: an ``nn.functional`` op that PyTorch has not as ``torch.<name>``
+  (``gelu``): its function is bound in its family module, for ``nn.functional`` to import, but
+  not listed in ``__all__``;
 * the op's entry in the late-bound namespace ``ops``: a derivative or a forward reaches a
   sibling op as ``ops.<name>`` (looked up when it runs), so that no family imports another.
 
@@ -72,6 +77,7 @@ Does input i need a gradient? One idiom, in forwards and derivatives alike: its 
 somewhere, ``node.next_functions[i][0] is not None`` (the engine gives an input that needs no
 gradient the edge ``(None, 0)``; reading it costs a fraction of a method call).
 """
+import inspect
 import sys
 import warnings
 
@@ -79,7 +85,7 @@ from .. import backend, return_types
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from ._util import SCALAR_NAMES, float_dtype_for, ops, unary
+from ._util import SCALAR_NAMES, float_dtype_for, ops, refuse_out, unary
 
 xp = backend.numpy
 
@@ -99,6 +105,7 @@ class Op(Node):
     inplace_function = False  # also leafgrad.<name>_ (True; or the names that are)
     out = None                # the out= rule (None: PyTorch's function takes no out=)
     out_name = None           # the op named in out='s errors, if not this one (square: pow)
+    public = True             # False: nn.functional's only (not in __all__: no leafgrad.<name>)
     differentiable = True     # False: out= needs no check for autograd (comparisons)
     forward = None            # the op (a plain function in the class body)
     jvp = None                # forward-mode rule (slot)
@@ -170,17 +177,22 @@ def _provide(cls, name, namespace):
         setattr(ops, n, forward)
         if cls.function:
             namespace[n] = function
-            exported.append(n)
+            if cls.public:
+                exported.append(n)
         if method is not None:
             setattr(Tensor, n, method)
             provided.append((name, Tensor, n))
         if inplace:
-            setattr(Tensor, n + '_', inplace)
-            provided.append((name + '_', Tensor, n + '_'))
+            if method is not None:
+                setattr(Tensor, n + '_', inplace)
+                provided.append((name + '_', Tensor, n + '_'))
             setattr(ops, n + '_', inplace)
             if cls.inplace_function is True or n + '_' in (cls.inplace_function or ()):
                 namespace[n + '_'] = inplace
-                exported.append(n + '_')
+                if cls.public:
+                    exported.append(n + '_')
+                if method is None:
+                    provided.append((name + '_', module, n + '_'))
     operators = cls.operators  # the dunder names whose function is the forward, or {name: function}
     for dunder in operators:
         setattr(Tensor, dunder, operators[dunder] if isinstance(operators, dict) else forward)
@@ -210,7 +222,19 @@ def _name_function(fn, name):
 
 def _with_out(forward, name, rule, differentiable):
     """``forward`` with PyTorch's ``out=``: the result is computed as without it, then written
-    into ``out`` by ``rule``."""
+    into ``out`` by ``rule`` (``REFUSED``: a given ``out`` refused first, and the function keeps
+    the forward's signature with ``out`` added, as ``inspect.signature`` reads it)."""
+    if rule is REFUSED:
+        def function(*args, out=None, **kwargs):
+            if out is not None:
+                refuse_out(name, out)
+            return forward(*args, **kwargs)
+        function.__doc__ = forward.__doc__
+        signature = inspect.signature(forward)
+        function.__signature__ = signature.replace(parameters=list(signature.parameters.values()) + [
+            inspect.Parameter('out', inspect.Parameter.KEYWORD_ONLY, default=None)])
+        return function
+
     def function(*args, out=None, **kwargs):
         if out is None:
             return forward(*args, **kwargs)
@@ -444,6 +468,13 @@ def SAME(name, out, result, differentiable=True):
     """The rule of the ops that keep their input's dtype (neg, abs, sign): ``out`` must be of
     the result's dtype."""
     return write_out(name, out, result, same_dtype('Found dtype {out} but expected {result}'), differentiable)
+
+
+def REFUSED(name, out, result=None, differentiable=True):
+    """The rule of an op whose ``out=`` leafgrad does not write yet: a given ``out`` is refused
+    with ``_util.refuse_out``'s NotImplementedError, before the forward runs (``_with_out``),
+    rather than accepted and ignored."""
+    refuse_out(name, out)
 
 
 def EXACT(name, out, result, differentiable=True):

@@ -1,27 +1,25 @@
 """Activation functions: leaky_relu, elu/selu/celu, gelu, silu, softplus, hardtanh/relu6,
 logsigmoid, mish, hardswish, hardsigmoid, threshold, hardshrink/softshrink, softsign,
-tanhshrink.
+tanhshrink, and the softmaxes (softmax, log_softmax, softmin).
 
-Most are ``torch.nn.functional`` functions only; ``FUNCTIONAL`` lists what ``nn.functional``
-re-exports from here, and ``FUNCTIONS`` only those PyTorch also has as ``torch.<name>``.
-Derivatives are written with leafgrad ops, so that second derivatives work; where PyTorch's
-derivative at a kink takes one side, the masks below use the same strict or non-strict
-comparison as PyTorch's kernels.
+Each op is declared once (``_op.Op``), its derivative beside its forward. Most are
+``torch.nn.functional`` functions only (``public = False``: bound here for ``nn.functional`` to
+import, not ``leafgrad.<name>``); selu, celu, threshold, hardshrink, softmax and log_softmax are
+also ``torch.<name>``. ``nn.functional``'s softmax and log_softmax take ``dim`` optionally (with
+PyTorch's deprecation warning) and a ``_stacklevel``: ``nn_softmax`` and ``nn_log_softmax``
+below, which run the declared ops. Derivatives are written with leafgrad ops (reached through
+``ops``), so that second derivatives work; where PyTorch's derivative at a kink takes one side,
+the masks below use the same strict or non-strict comparison as PyTorch's kernels.
 """
 import math
+import warnings
 
 from .. import backend
 from ..autograd.graph import elementwise_jvp
-from . import elementwise as ew
-from ._util import SCALAR_NAMES, Node, in_float32, opmath, record, unary, wrap, xp
+from ._op import Op, _name_function
+from ._util import SCALAR_NAMES, in_float32, opmath, ops, record, saved_output, state, unary, wrap, wrap_dim, xp
 from ._inplace import inplace as _run_inplace
-from .unary import erf
-
-
-def _maybe_inplace(fn, input, inplace, *args):
-    if inplace:
-        return _run_inplace(input, lambda s: fn(s, *args))
-    return fn(input, *args)
+from .elementwise import _sigmoid_array, masked_grad  # (helpers of the elementwise family)
 
 
 def _mask(cond, like):
@@ -47,25 +45,17 @@ def _rounded(data, input):
     return data if data.dtype == dtype else data.astype(dtype)
 
 
-# ---- leaky_relu ----------------------------------------------------------------------------
-
-class LeakyReluBackward0(Node):
-    __slots__ = ('negative_slope',)
-
+class _Activation(Op):
+    """An nn.functional activation: no method, no ``leafgrad.<name>``; its derivative is
+    diagonal (forward mode: ``elementwise_jvp``)."""
+    __slots__ = ()
+    public = method = False
     jvp = elementwise_jvp  # (a diagonal Jacobian)
 
-    def apply(self, grad):
-        (x,) = self.saved_tensors
-        slope = xp.where(x._data > 0, 1.0, self.negative_slope)
-        return ew.masked_grad(grad, slope, x, 'LeakyReluBackwardBackward0'),
 
+# ---- leaky_relu ----------------------------------------------------------------------------
 
-class LeakyReluBackward1(LeakyReluBackward0):
-    """The in-place variant's node (PyTorch names it apart)."""
-    __slots__ = ()
-
-
-def _leaky_relu(input, negative_slope=0.01, node_cls=LeakyReluBackward0):
+def _leaky_relu(input, negative_slope, node_cls):
     x = _float(input, 'leaky_relu_cpu')
     result, node = record(_rounded(xp.where(x > 0, x, x * x.dtype.type(negative_slope)), input), node_cls, (input,))
     if node is not None:
@@ -74,46 +64,33 @@ def _leaky_relu(input, negative_slope=0.01, node_cls=LeakyReluBackward0):
     return result
 
 
-def leaky_relu(input, negative_slope=0.01, inplace=False):
-    if inplace:
+class LeakyRelu(_Activation):
+    """leaky_relu(input, negative_slope=0.01, inplace=False), and leaky_relu_."""
+    op, node = 'leaky_relu', 'LeakyReluBackward0'
+    inplace_function = True
+    __slots__ = ('negative_slope',)
+
+    def forward(input, negative_slope=0.01, inplace=False):
+        if inplace:
+            return _run_inplace(input, lambda s: _leaky_relu(s, negative_slope, LeakyReluBackward1))
+        return _leaky_relu(input, negative_slope, LeakyRelu)
+
+    def inplace(input, negative_slope=0.01):
         return _run_inplace(input, lambda s: _leaky_relu(s, negative_slope, LeakyReluBackward1))
-    return _leaky_relu(input, negative_slope)
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        slope = xp.where(x._data > 0, 1.0, self.negative_slope)
+        return masked_grad(grad, slope, x, 'LeakyReluBackwardBackward0'),
 
 
-def leaky_relu_(input, negative_slope=0.01):
-    return leaky_relu(input, negative_slope, inplace=True)
+class LeakyReluBackward1(LeakyRelu):
+    """The in-place variant's node (PyTorch names it apart)."""
+    node = 'LeakyReluBackward1'
+    __slots__ = ()
 
 
 # ---- elu, selu, celu -----------------------------------------------------------------------
-
-class EluBackward0(Node):
-    """scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))."""
-    __slots__ = ('alpha', 'scale', 'input_scale')
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
-
-    def apply(self, grad):
-        return in_float32(self.formula, grad, *self.saved_tensors),
-
-    def formula(self, grad, x):
-        # selected, as PyTorch's kernel (x <= 0 ? negative side : positive side): a NaN or an
-        # infinity takes the positive side's slope, never exp(inf) * 0
-        neg = grad * (ew.exp(x * self.input_scale) * (self.alpha * self.input_scale * self.scale))
-        return ew.where(wrap(x._data <= 0), neg, grad * self.scale)
-
-
-class CeluBackward0(EluBackward0):
-    __slots__ = ()
-
-
-class EluBackward1(EluBackward0):
-    """The in-place variants' nodes (PyTorch names them apart)."""
-    __slots__ = ()
-
-
-class CeluBackward1(EluBackward0):
-    __slots__ = ()
-
 
 def _elu_forward(input, alpha, scale, input_scale, node_cls):
     x = _float(input, 'elu_cpu')
@@ -134,34 +111,74 @@ def _elu_like(input, inplace, alpha, scale, input_scale, node_cls, inplace_node_
     return _elu_forward(input, alpha, scale, input_scale, node_cls)
 
 
-def elu(input, alpha=1.0, inplace=False):
-    return _elu_like(input, inplace, alpha, 1.0, 1.0, EluBackward0, EluBackward1)
+class Elu(_Activation):
+    """elu(input, alpha=1.0, inplace=False), and elu_: scale * (x if x > 0 else alpha *
+    (exp(x * input_scale) - 1)), the node of selu too."""
+    op, node = 'elu', 'EluBackward0'
+    inplace_function = True
+    __slots__ = ('alpha', 'scale', 'input_scale')
+
+    def forward(input, alpha=1.0, inplace=False):
+        return _elu_like(input, inplace, alpha, 1.0, 1.0, Elu, EluBackward1)
+
+    def inplace(input, alpha=1.0):
+        return _elu_like(input, True, alpha, 1.0, 1.0, Elu, EluBackward1)
+
+    def apply(self, grad):
+        return in_float32(self.formula, grad, *self.saved_tensors),
+
+    def formula(self, grad, x):
+        # selected, as PyTorch's kernel (x <= 0 ? negative side : positive side): a NaN or an
+        # infinity takes the positive side's slope, never exp(inf) * 0
+        neg = grad * (ops.exp(x * self.input_scale) * (self.alpha * self.input_scale * self.scale))
+        return ops.where(wrap(x._data <= 0), neg, grad * self.scale)
 
 
-def elu_(input, alpha=1.0):
-    return elu(input, alpha, inplace=True)
+class EluBackward1(Elu):
+    """The in-place variants' node (PyTorch names it apart)."""
+    node = 'EluBackward1'
+    __slots__ = ()
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def selu(input, inplace=False):
-    return _elu_like(input, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0, EluBackward0, EluBackward1)
+class Selu(_Activation):
+    """selu(input, inplace=False), and selu_: elu with PyTorch's fixed alpha and scale (its nodes)."""
+    op = 'selu'
+    public = inplace_function = True
+    __slots__ = ()
+
+    def forward(input, inplace=False):
+        return _elu_like(input, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0, Elu, EluBackward1)
+
+    def inplace(input):
+        return _elu_like(input, True, _SELU_ALPHA, _SELU_SCALE, 1.0, Elu, EluBackward1)
 
 
-def selu_(input):
-    return selu(input, inplace=True)
-
-
-def celu(input, alpha=1.0, inplace=False):
+def _celu(input, alpha, inplace):
     if alpha == 0:
         raise RuntimeError('ZeroDivisionError: alpha cannot be 0 for CELU')
-    return _elu_like(input, inplace, alpha, 1.0, 1.0 / alpha, CeluBackward0, CeluBackward1)
+    return _elu_like(input, inplace, alpha, 1.0, 1.0 / alpha, Celu, CeluBackward1)
 
 
-def celu_(input, alpha=1.0):
-    return celu(input, alpha, inplace=True)
+class Celu(Elu):
+    """celu(input, alpha=1.0, inplace=False), and celu_: elu with input_scale 1 / alpha."""
+    op, node = 'celu', 'CeluBackward0'
+    public = inplace_function = True
+    __slots__ = ()
+
+    def forward(input, alpha=1.0, inplace=False):
+        return _celu(input, alpha, inplace)
+
+    def inplace(input, alpha=1.0):
+        return _celu(input, alpha, True)
+
+
+class CeluBackward1(Elu):
+    node = 'CeluBackward1'
+    __slots__ = ()
 
 
 # ---- gelu ----------------------------------------------------------------------------------
@@ -171,10 +188,32 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-class GeluBackward0(Node):
+class Gelu(_Activation):
+    """gelu(input, approximate='none')."""
+    op, node = 'gelu', 'GeluBackward0'
     __slots__ = ('approximate',)
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    def forward(input, approximate='none'):
+        if approximate not in ('none', 'tanh'):
+            raise RuntimeError(f'approximate argument must be either none or tanh.')
+        x = _float(input, 'GeluKernelImpl')
+        if approximate == 'tanh':
+            inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
+            data = x * 0.5 * (1 + xp.tanh(inner))
+        else:
+            data = x * 0.5 * (1 + ops.erf(wrap(x * x.dtype.type(_INV_SQRT_2)))._data)
+            raw = input._data
+            if (raw.dtype == xp.float32 or raw.dtype.kind == 'V') and raw.size > 1 and raw.flags.c_contiguous:
+                # PyTorch's vectorized float32/bfloat16 kernel (a contiguous tensor of more than one
+                # element) gives NaN at +inf; its scalar path, as float64's and float16's, inf
+                at_inf = x == xp.inf
+                if at_inf.any():
+                    data = xp.where(at_inf, x.dtype.type('nan'), data)
+        result, node = record(data.astype(input._data.dtype, copy=False), Gelu, (input,))
+        if node is not None:
+            node.approximate = approximate
+            node.save(input)
+        return result
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
@@ -182,60 +221,42 @@ class GeluBackward0(Node):
     def formula(self, grad, x):
         if self.approximate == 'tanh':
             inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
-            t = ew.tanh(inner)
+            t = ops.tanh(inner)
             d_inner = (x * x * (3 * 0.044715) + 1) * _SQRT_2_OVER_PI
             return grad * ((t + 1) * 0.5 + x * 0.5 * (-t * t + 1) * d_inner)
-        cdf = (erf(x * _INV_SQRT_2) + 1) * 0.5
-        pdf = ew.exp(x * x * -0.5) * _INV_SQRT_2PI
+        cdf = (ops.erf(x * _INV_SQRT_2) + 1) * 0.5
+        pdf = ops.exp(x * x * -0.5) * _INV_SQRT_2PI
         return grad * (cdf + x * pdf)
-
-
-def gelu(input, approximate='none'):
-    if approximate not in ('none', 'tanh'):
-        raise RuntimeError(f'approximate argument must be either none or tanh.')
-    x = _float(input, 'GeluKernelImpl')
-    if approximate == 'tanh':
-        inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
-        data = x * 0.5 * (1 + xp.tanh(inner))
-    else:
-        data = x * 0.5 * (1 + erf(wrap(x * x.dtype.type(_INV_SQRT_2)))._data)
-        raw = input._data
-        if (raw.dtype == xp.float32 or raw.dtype.kind == 'V') and raw.size > 1 and raw.flags.c_contiguous:
-            # PyTorch's vectorized float32/bfloat16 kernel (a contiguous tensor of more than one
-            # element) gives NaN at +inf; its scalar path, as float64's and float16's, inf
-            at_inf = x == xp.inf
-            if at_inf.any():
-                data = xp.where(at_inf, x.dtype.type('nan'), data)
-    result, node = record(data.astype(input._data.dtype, copy=False), GeluBackward0, (input,))
-    if node is not None:
-        node.approximate = approximate
-        node.save(input)
-    return result
 
 
 # ---- silu, mish ----------------------------------------------------------------------------
 
-class SiluBackward0(Node):
+def _maybe_inplace(fn, input, inplace):
+    if inplace:
+        return _run_inplace(input, fn)
+    return fn(input)
+
+
+def _silu(input):
+    x = _float(input, 'silu_cpu')
+    return unary(Silu, input, _rounded(x * _sigmoid_array(x), input), save='input')
+
+
+class Silu(_Activation):
+    """silu(input, inplace=False): x * sigmoid(x)."""
+    op, node = 'silu', 'SiluBackward0'
     __slots__ = ()
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    def forward(input, inplace=False):
+        return _maybe_inplace(_silu, input, inplace)
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
 
     @staticmethod
     def formula(grad, x):
-        s = ew.sigmoid(x)
+        s = ops.sigmoid(x)
         return grad * (s * (x * (1 - s) + 1))
-
-
-def _silu(input):
-    x = _float(input, 'silu_cpu')
-    return unary(SiluBackward0, input, _rounded(x * ew._sigmoid_array(x), input), save='input')
-
-
-def silu(input, inplace=False):
-    return _maybe_inplace(_silu, input, inplace)
 
 
 def _softplus_array(x):
@@ -243,88 +264,74 @@ def _softplus_array(x):
     return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
-class MishBackward0(Node):
+def _mish(input):
+    x = _float(input, 'mish_cpu')
+    return unary(Mish, input, _rounded(x * xp.tanh(_softplus_array(x)), input), save='input')
+
+
+class Mish(_Activation):
+    """mish(input, inplace=False): x * tanh(softplus(x))."""
+    op, node = 'mish', 'MishBackward0'
     __slots__ = ()
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    def forward(input, inplace=False):
+        return _maybe_inplace(_mish, input, inplace)
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
 
     @staticmethod
     def formula(grad, x):
-        t = ew.tanh(softplus(x))
-        return grad * (t + x * ew.sigmoid(x) * (-t * t + 1))
-
-
-def _mish(input):
-    x = _float(input, 'mish_cpu')
-    return unary(MishBackward0, input, _rounded(x * xp.tanh(_softplus_array(x)), input), save='input')
-
-
-def mish(input, inplace=False):
-    return _maybe_inplace(_mish, input, inplace)
+        t = ops.tanh(softplus(x))
+        return grad * (t + x * ops.sigmoid(x) * (-t * t + 1))
 
 
 # ---- softplus, logsigmoid ------------------------------------------------------------------
 
-class SoftplusBackward0(Node):
+class Softplus(_Activation):
+    """softplus(input, beta=1.0, threshold=20.0): log(1 + exp(beta x)) / beta, x itself where
+    beta x > threshold."""
+    op, node = 'softplus', 'SoftplusBackward0'
     __slots__ = ('beta', 'threshold')
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    def forward(input, beta=1.0, threshold=20.0):
+        x = _float(input, 'softplus_cpu')
+        bx = x * x.dtype.type(beta)
+        data = xp.where(bx > threshold, x, _softplus_array(bx) / x.dtype.type(beta)).astype(input._data.dtype,
+                                                                                             copy=False)
+        result, node = record(data, Softplus, (input,))
+        if node is not None:
+            node.beta, node.threshold = beta, threshold
+            node.save(input)
+        return result
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
 
     def formula(self, grad, x):
         linear = _mask(x._data * self.beta > self.threshold, x)
-        return grad * (linear + (1 - linear) * ew.sigmoid(x * self.beta))
+        return grad * (linear + (1 - linear) * ops.sigmoid(x * self.beta))
 
 
-def softplus(input, beta=1.0, threshold=20.0):
-    x = _float(input, 'softplus_cpu')
-    bx = x * x.dtype.type(beta)
-    data = xp.where(bx > threshold, x, _softplus_array(bx) / x.dtype.type(beta)).astype(input._data.dtype, copy=False)
-    result, node = record(data, SoftplusBackward0, (input,))
-    if node is not None:
-        node.beta, node.threshold = beta, threshold
-        node.save(input)
-    return result
-
-
-class LogSigmoidBackward0(Node):
+class LogSigmoid(_Activation):
+    """logsigmoid(input): log(sigmoid(x)), computed without overflow."""
+    op, node = 'logsigmoid', 'LogSigmoidBackward0'
     __slots__ = ()
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    def forward(input):
+        x = _float(input, 'log_sigmoid_cpu')
+        return unary(LogSigmoid, input, _rounded(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), input),
+                     save='input')
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
 
     @staticmethod
     def formula(grad, x):
-        return grad * ew.sigmoid(-x)  # d/dx log(sigmoid(x)) = 1 - sigmoid(x)
-
-
-def logsigmoid(input):
-    x = _float(input, 'log_sigmoid_cpu')
-    return unary(LogSigmoidBackward0, input, _rounded(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), input),
-                 save='input')
+        return grad * ops.sigmoid(-x)  # d/dx log(sigmoid(x)) = 1 - sigmoid(x)
 
 
 # ---- hardtanh, relu6, hardswish, hardsigmoid -----------------------------------------------
-
-class HardtanhBackward0(Node):
-    """The gradient passes strictly inside (min_val, max_val), as PyTorch's kernel."""
-    __slots__ = ('min_val', 'max_val')
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
-
-    def apply(self, grad):
-        (x,) = self.saved_tensors
-        d = x._data
-        # (PyTorch's test: zero where x <= min_val or x >= max_val; at a NaN the gradient passes)
-        return ew.masked_grad(grad, ~((d <= self.min_val) | (d >= self.max_val)), x, 'HardtanhBackwardBackward0'),
-
 
 def _hardtanh(input, min_val=-1.0, max_val=1.0):
     if min_val > max_val:
@@ -333,29 +340,56 @@ def _hardtanh(input, min_val=-1.0, max_val=1.0):
     if x.dtype.kind == 'b':
         raise RuntimeError('Bool inputs not supported for hardtanh')
     data = xp.where(x < min_val, x.dtype.type(min_val), xp.where(x > max_val, x.dtype.type(max_val), x))
-    result, node = record(data, HardtanhBackward0, (input,))
+    result, node = record(data, Hardtanh, (input,))
     if node is not None:
         node.min_val, node.max_val = min_val, max_val
         node.save(input)
     return result
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return _maybe_inplace(_hardtanh, input, inplace, min_val, max_val)
+class Hardtanh(_Activation):
+    """hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False), and hardtanh_. The gradient
+    passes strictly inside (min_val, max_val), as PyTorch's kernel."""
+    op, node = 'hardtanh', 'HardtanhBackward0'
+    inplace_function = True
+    __slots__ = ('min_val', 'max_val')
+
+    def forward(input, min_val=-1.0, max_val=1.0, inplace=False):
+        if inplace:
+            return _run_inplace(input, lambda s: _hardtanh(s, min_val, max_val))
+        return _hardtanh(input, min_val, max_val)
+
+    def inplace(input, min_val=-1.0, max_val=1.0):
+        return _run_inplace(input, lambda s: _hardtanh(s, min_val, max_val))
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        d = x._data
+        # (PyTorch's test: zero where x <= min_val or x >= max_val; at a NaN the gradient passes)
+        return masked_grad(grad, ~((d <= self.min_val) | (d >= self.max_val)), x, 'HardtanhBackwardBackward0'),
 
 
-def hardtanh_(input, min_val=-1.0, max_val=1.0):
-    return hardtanh(input, min_val, max_val, inplace=True)
-
-
-def relu6(input, inplace=False):
-    return hardtanh(input, 0.0, 6.0, inplace)
-
-
-class HardswishBackward0(Node):
+class Relu6(_Activation):
+    """relu6(input, inplace=False): hardtanh(input, 0, 6) (its node, as PyTorch)."""
+    op = 'relu6'
     __slots__ = ()
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    def forward(input, inplace=False):
+        return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _hardswish(input):
+    x = _float(input, 'hardswish_cpu')
+    return unary(Hardswish, input, _rounded(x * xp.clip(x + 3, 0, 6) / 6, input), save='input')
+
+
+class Hardswish(_Activation):
+    """hardswish(input, inplace=False): x * relu6(x + 3) / 6."""
+    op, node = 'hardswish', 'HardswishBackward0'
+    __slots__ = ()
+
+    def forward(input, inplace=False):
+        return _maybe_inplace(_hardswish, input, inplace)
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
@@ -364,23 +398,22 @@ class HardswishBackward0(Node):
     def formula(grad, x):
         # selected, as PyTorch's kernel: 0 where x <= -3, the slope inside, grad elsewhere (NaN too)
         d = x._data
-        inside = ew.where(wrap(d < 3), grad * (x / 3 + 0.5), grad)
-        return ew.where(wrap(d <= -3), wrap(xp.zeros_like(grad._data)), inside)
+        inside = ops.where(wrap(d < 3), grad * (x / 3 + 0.5), grad)
+        return ops.where(wrap(d <= -3), wrap(xp.zeros_like(grad._data)), inside)
 
 
-def _hardswish(input):
-    x = _float(input, 'hardswish_cpu')
-    return unary(HardswishBackward0, input, _rounded(x * xp.clip(x + 3, 0, 6) / 6, input), save='input')
+def _hardsigmoid(input):
+    x = _float(input, 'hardsigmoid_cpu')
+    return unary(Hardsigmoid, input, _rounded(xp.clip(x + 3, 0, 6) / 6, input), save='input')
 
 
-def hardswish(input, inplace=False):
-    return _maybe_inplace(_hardswish, input, inplace)
-
-
-class HardsigmoidBackward0(Node):
+class Hardsigmoid(_Activation):
+    """hardsigmoid(input, inplace=False): relu6(x + 3) / 6."""
+    op, node = 'hardsigmoid', 'HardsigmoidBackward0'
     __slots__ = ()
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    def forward(input, inplace=False):
+        return _maybe_inplace(_hardsigmoid, input, inplace)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -397,33 +430,9 @@ class HardsigmoidBackward0(Node):
         return out,
 
 
-def _hardsigmoid(input):
-    x = _float(input, 'hardsigmoid_cpu')
-    return unary(HardsigmoidBackward0, input, _rounded(xp.clip(x + 3, 0, 6) / 6, input), save='input')
-
-
-def hardsigmoid(input, inplace=False):
-    return _maybe_inplace(_hardsigmoid, input, inplace)
-
-
 # ---- threshold, shrinks, softsign, tanhshrink ----------------------------------------------
 
-class ThresholdBackward0(Node):
-    __slots__ = ('threshold',)
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
-
-    def apply(self, grad):
-        (x,) = self.saved_tensors
-        return ew.masked_grad(grad, ~(x._data <= self.threshold), x, 'ThresholdBackwardBackward0'),
-
-
-class ThresholdBackward1(ThresholdBackward0):
-    """The in-place variant's node."""
-    __slots__ = ()
-
-
-def _threshold(input, threshold, value, node_cls=ThresholdBackward0):
+def _threshold(input, threshold, value, node_cls):
     x = input._data
     result, node = record(xp.where(x <= threshold, x.dtype.type(value), x), node_cls, (input,))  # (NaN stays)
     if node is not None:
@@ -432,83 +441,256 @@ def _threshold(input, threshold, value, node_cls=ThresholdBackward0):
     return result
 
 
-def threshold(input, threshold, value, inplace=False):
-    if inplace:
+class Threshold(_Activation):
+    """threshold(input, threshold, value, inplace=False), and threshold_: value where
+    input <= threshold."""
+    op, node = 'threshold', 'ThresholdBackward0'
+    public = inplace_function = True
+    __slots__ = ('threshold',)
+
+    def forward(input, threshold, value, inplace=False):
+        if inplace:
+            return _run_inplace(input, lambda s: _threshold(s, threshold, value, ThresholdBackward1))
+        return _threshold(input, threshold, value, Threshold)
+
+    def inplace(input, threshold, value):
         return _run_inplace(input, lambda s: _threshold(s, threshold, value, ThresholdBackward1))
-    return _threshold(input, threshold, value)
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return masked_grad(grad, ~(x._data <= self.threshold), x, 'ThresholdBackwardBackward0'),
 
 
-def threshold_(input, threshold, value):
-    return globals()['threshold'](input, threshold, value, inplace=True)
+class ThresholdBackward1(Threshold):
+    """The in-place variant's node."""
+    node = 'ThresholdBackward1'
+    __slots__ = ()
 
 
-class HardshrinkBackward0(Node):
+class Hardshrink(_Activation):
+    """hardshrink(input, lambd=0.5): 0 inside [-lambd, lambd] (also Tensor.hardshrink)."""
+    op, node = 'hardshrink', 'HardshrinkBackward0'
+    public = method = True
     __slots__ = ('lambd',)
     double_backward_name = 'HardshrinkBackwardBackward0'
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+    def forward(input, lambd=0.5):
+        x = _float(input, 'hardshrink_cpu')
+        keep = ~((x >= -lambd) & (x <= lambd))  # (NaN stays)
+        result, node = record(_rounded(xp.where(keep, x, x.dtype.type(0)), input), Hardshrink, (input,))
+        if node is not None:
+            node.lambd = lambd
+            node.save(input)
+        return result
 
     def apply(self, grad):
         (x,) = self.saved_tensors
         d = x._data
-        return ew.masked_grad(grad, ~((d >= -self.lambd) & (d <= self.lambd)), x, self.double_backward_name),
+        return masked_grad(grad, ~((d >= -self.lambd) & (d <= self.lambd)), x, self.double_backward_name),
 
 
-class SoftshrinkBackward0(HardshrinkBackward0):
-    __slots__ = ()
+class Softshrink(_Activation):
+    """softshrink(input, lambd=0.5): x moved towards 0 by lambd, 0 inside [-lambd, lambd]."""
+    op, node = 'softshrink', 'SoftshrinkBackward0'
+    __slots__ = ('lambd',)
     double_backward_name = 'SoftshrinkBackwardBackward0'
+    apply = Hardshrink.apply
+
+    def forward(input, lambd=0.5):
+        x = _float(input, 'softshrink_check')
+        if lambd < 0:
+            dtype = input._data.dtype
+            raise RuntimeError(f'lambda must be in range [0, {float(backend.np_finfo(dtype).max):g}] for input dtype '
+                               f'{_DTYPE_LABEL[dtype.name]}, but found {lambd:g}')
+        # (x * 0 in the middle, as PyTorch's kernel: -0.0 for a negative x, NaN for a NaN)
+        data = xp.where(x > lambd, x - x.dtype.type(lambd), xp.where(x < -lambd, x + x.dtype.type(lambd), x * 0))
+        result, node = record(data.astype(input._data.dtype, copy=False), Softshrink, (input,))
+        if node is not None:
+            node.lambd = lambd
+            node.save(input)
+        return result
 
 
-def hardshrink(input, lambd=0.5):
-    x = _float(input, 'hardshrink_cpu')
-    keep = ~((x >= -lambd) & (x <= lambd))  # (NaN stays)
-    result, node = record(_rounded(xp.where(keep, x, x.dtype.type(0)), input), HardshrinkBackward0, (input,))
-    if node is not None:
-        node.lambd = lambd
-        node.save(input)
-    return result
+class Softsign(_Activation):
+    """softsign(input): x / (1 + |x|), recorded as its parts (as PyTorch: DivBackward0)."""
+    op = 'softsign'
+    __slots__ = ()
+
+    def forward(input):
+        return input / (ops.abs(input) + 1)
 
 
-def softshrink(input, lambd=0.5):
-    x = _float(input, 'softshrink_check')
-    if lambd < 0:
-        dtype = input._data.dtype
-        raise RuntimeError(f'lambda must be in range [0, {float(backend.np_finfo(dtype).max):g}] for input dtype '
-                           f'{_DTYPE_LABEL[dtype.name]}, but found {lambd:g}')
-    # (x * 0 in the middle, as PyTorch's kernel: -0.0 for a negative x, NaN for a NaN)
-    data = xp.where(x > lambd, x - x.dtype.type(lambd), xp.where(x < -lambd, x + x.dtype.type(lambd), x * 0))
-    result, node = record(data.astype(input._data.dtype, copy=False), SoftshrinkBackward0, (input,))
-    if node is not None:
-        node.lambd = lambd
-        node.save(input)
-    return result
+class Tanhshrink(_Activation):
+    """tanhshrink(input): x - tanh(x), recorded as its parts (as PyTorch: SubBackward0)."""
+    op = 'tanhshrink'
+    __slots__ = ()
+
+    def forward(input):
+        return input - ops.tanh(input)
 
 
-def softsign(input):
-    """x / (1 + |x|), recorded as its parts (as PyTorch: DivBackward0)."""
-    return input / (ew.abs(input) + 1)
+# ---- softmax, log_softmax, softmin ---------------------------------------------------------
+# Single nodes computed stably (the row's maximum subtracted first); their derivatives use only
+# the saved output, written with leafgrad ops so that they differentiate again.
+
+def _softmax_dim(name, ndim, stacklevel=3):
+    warnings.warn(f'Implicit dimension choice for {name} has been deprecated. Change the call to include '
+                  'dim=X as an argument.', UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
 
 
-def tanhshrink(input):
-    """x - tanh(x), recorded as its parts (as PyTorch: SubBackward0)."""
-    return input - ew.tanh(input)
+def _softmax_input(input, dim, dtype, name):
+    if dim is not None and not isinstance(dim, int):
+        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+    if dtype is not None:
+        input = input.to(backend.to_dtype(dtype))
+    data = input._data
+    if dim is None:
+        dim = _softmax_dim(name, data.ndim, 4)
+    d = wrap_dim(dim, max(data.ndim, 1))
+    if data.dtype.kind not in 'fV' and data.size:  # (PyTorch's kernel for the last dim has its own name)
+        kernel = f'{name}_lastdim_kernel_impl' if d == max(data.ndim, 1) - 1 else f'{name}_kernel_impl'
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL[data.dtype.name]}\'')
+    return input, data.reshape(1) if data.ndim == 0 else data, d
 
 
-def softmax(input, dim, dtype=None):
-    """``torch.softmax`` and ``Tensor.softmax``: nn.functional's, with ``dim`` required."""
-    from ..nn.functional import softmax as _softmax  # (nn loads on first use)
-    return _softmax(input, dim, dtype=dtype)
+def _reduced(dtype):
+    """float16 or bfloat16: PyTorch's softmax kernels compute them in float32."""
+    return dtype.itemsize == 2 and dtype.kind in 'fV'
 
 
-def log_softmax(input, dim, dtype=None):
-    from ..nn.functional import log_softmax as _log_softmax
-    return _log_softmax(input, dim, dtype=dtype)
+def _softmax_in_float32(formula, grad, y):
+    """``formula(grad, y)`` for float16/bfloat16 as PyTorch's backward kernels compute it: in float32,
+    rounded once (the casts are recorded under create_graph)."""
+    dtype = grad.dtype
+    return formula(grad.float(), y.float()).to(dtype)
 
 
-# what nn.functional re-exports from this module
-FUNCTIONAL = ['leaky_relu', 'leaky_relu_', 'elu', 'elu_', 'selu', 'selu_', 'celu', 'celu_', 'gelu', 'silu', 'mish',
-              'softplus', 'logsigmoid', 'hardtanh', 'hardtanh_', 'relu6', 'hardswish', 'hardsigmoid', 'threshold',
-              'threshold_', 'hardshrink', 'softshrink', 'softsign', 'tanhshrink']
-# what PyTorch also has as torch.<name>; hardshrink, softmax and log_softmax are also Tensor methods
-FUNCTIONS = ['selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_', 'hardshrink', 'softmax', 'log_softmax']
-NOT_METHODS = ['selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_']
+class Softmax(Op):
+    """softmax(input, dim, dtype=None): exp(x) / sum(exp(x)) along dim (torch.softmax and
+    Tensor.softmax; ``nn_softmax`` is nn.functional's)."""
+    op, node = 'softmax', 'SoftmaxBackward0'
+    __slots__ = ('dim',)
+
+    def forward(input, dim, dtype=None):
+        input, data, d = _softmax_input(input, dim, dtype, 'softmax')
+        work = data.astype(xp.float32) if _reduced(data.dtype) else data  # half computes in float, as PyTorch
+        shifted = work - work.max(axis=d, keepdims=True) if work.size else work
+        e = xp.exp(shifted)
+        out = (e / e.sum(axis=d, keepdims=True)).astype(data.dtype, copy=False)
+        result, node = record(out.reshape(input._data.shape), Softmax, (input,))
+        if node is not None:
+            node.dim = d if input._data.ndim else ()
+            node.save(saved_output(result))
+        return result
+
+    def jvp(self, tangents):
+        (y,) = self.saved_tensors
+        t = tangents[0]
+        return y * (t - ops.sum(t * y, self.dim, keepdim=True))
+
+    def apply(self, grad):
+        (y,) = self.saved_tensors
+        if _reduced(grad._data.dtype):
+            return _softmax_in_float32(self.formula, grad, y),
+        return self.formula(grad, y),
+
+    def formula(self, grad, y):
+        return y * (grad - ops.sum(grad * y, self.dim, keepdim=True))
+
+
+def _log_softmax_array(data, d, round_to=None):
+    """log_softmax along ``d``. ``round_to`` (float16/bfloat16 along the last dim): PyTorch's
+    last-dim kernel keeps the sum and its log in that dtype, rounding each once."""
+    if not data.size:
+        return data.copy()
+    # (the ufuncs' own reductions: the ndarray methods wrap them in Python)
+    shifted = data - xp.maximum.reduce(data, axis=d, keepdims=True)
+    sums = xp.add.reduce(xp.exp(shifted), axis=d, keepdims=True)
+    if round_to is not None:
+        sums = xp.log(sums.astype(round_to).astype(data.dtype)).astype(round_to).astype(data.dtype)
+        shifted -= sums
+        return shifted
+    shifted -= xp.log(sums, out=sums)
+    return shifted
+
+
+class LogSoftmax(Op):
+    """log_softmax(input, dim, dtype=None): x - log(sum(exp(x))) along dim (torch.log_softmax
+    and Tensor.log_softmax; ``nn_log_softmax`` is nn.functional's)."""
+    op, node = 'log_softmax', 'LogSoftmaxBackward0'
+    __slots__ = ('dim', 'dtype')
+
+    def forward(input, dim, dtype=None):
+        input, data, d = _softmax_input(input, dim, dtype, 'log_softmax')
+        reduced = _reduced(data.dtype)
+        work = data.astype(xp.float32) if reduced else data
+        out = _log_softmax_array(work, d, data.dtype if reduced and d == data.ndim - 1 else None)
+        out = out.astype(data.dtype, copy=False)
+        result, node = record(out.reshape(input._data.shape) if input._data.ndim == 0 else out, LogSoftmax,
+                              (input,))
+        if node is not None:
+            node.dim, node.dtype = (d if input._data.ndim else ()), out.dtype
+            node.save(saved_output(result))
+        return result
+
+    def jvp(self, tangents):
+        (y,) = self.saved_tensors
+        t = tangents[0]
+        return t - ops.sum(ops.exp(y) * t, self.dim, keepdim=True)
+
+    def apply(self, grad):
+        if not state.grad_enabled and grad._data.dtype == self.dtype:
+            # a plain backward records nothing: the same formula on the arrays
+            (y,) = self.saved_arrays()
+            g = grad._data
+            if _reduced(g.dtype):  # in float32, rounded once, as PyTorch's kernel
+                return wrap(self.on_arrays(g.astype(xp.float32), y.astype(xp.float32)).astype(g.dtype)),
+            return wrap(self.on_arrays(g, y)),
+        (y,) = self.saved_tensors
+        if _reduced(grad._data.dtype):
+            return _softmax_in_float32(self.formula, grad, y),
+        return self.formula(grad, y),
+
+    def on_arrays(self, g, y):
+        return g - xp.exp(y) * xp.add.reduce(g, axis=self.dim, keepdims=True)
+
+    def formula(self, grad, y):
+        return grad - ops.exp(y) * ops.sum(grad, self.dim, keepdim=True)
+
+
+class Softmin(_Activation):
+    """softmin(input, dim=None, _stacklevel=3, dtype=None): softmax(-input, dim)."""
+    op = 'softmin'
+    __slots__ = ()
+
+    def forward(input, dim=None, _stacklevel=3, dtype=None):
+        if dim is None:
+            dim = _softmax_dim('softmin', input._data.ndim)
+        if dtype is not None:
+            input = input.to(backend.to_dtype(dtype))
+        return nn_softmax(-input, dim)
+
+
+# nn.functional's softmax and log_softmax run the declared forwards directly (not through the
+# functions bound by the declarations, which profilers and transforms wrap): each is one op.
+
+def nn_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """nn.functional's softmax: ``dim`` optional (PyTorch's deprecated implicit choice, warned)."""
+    if dim is None:
+        dim = _softmax_dim('softmax', input._data.ndim)
+    return Softmax.forward(input, dim, dtype)
+
+
+def nn_log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """nn.functional's log_softmax: ``dim`` optional (PyTorch's deprecated implicit choice, warned)."""
+    if dim is None:
+        dim = _softmax_dim('log_softmax', input._data.ndim)
+    return LogSoftmax.forward(input, dim, dtype)
+
+
+for _fn, _name in ((nn_softmax, 'softmax'), (nn_log_softmax, 'log_softmax')):
+    # named as PyTorch's (softmax() got an unexpected keyword argument ...), and as the
+    # nn.functional functions they are (a checkpoint names them torch.nn.functional.softmax)
+    _name_function(_fn, _name)
+    _fn.__module__ = 'leafgrad.nn.functional'

@@ -45,7 +45,7 @@ _TORCH_NAMES = {
     # nn.functional: leafgrad defines these in private modules, PyTorch in torch.nn.functional
     **{f'leafgrad.nn._functional.{m}.{f}': f'torch.nn.functional.{f}' for m, fs in (
         ('basic', 'alpha_dropout dropout dropout1d dropout2d dropout3d embedding embedding_bag feature_alpha_dropout '
-                  'gumbel_softmax log_softmax normalize softmax softmin'),
+                  'gumbel_softmax normalize'),
         ('extra', 'fold glu rrelu unfold'), ('grid', 'affine_grid grid_sample'), ('attention', 'multi_head_attention_forward'),
         ('ctc', 'ctc_loss'),
         ('loss', 'binary_cross_entropy binary_cross_entropy_with_logits cosine_embedding_loss cross_entropy '
@@ -59,7 +59,7 @@ _TORCH_NAMES = {
                     'adaptive_max_pool3d_with_indices lp_pool3d max_unpool3d'),
         ('sampling', 'interpolate upsample upsample_bilinear upsample_nearest')) for f in fs.split()},
     **{f'leafgrad.ops.activation.{f}': f'torch.nn.functional.{f}'
-       for f in 'celu elu hardsigmoid hardswish hardtanh leaky_relu mish relu6 selu silu softsign tanhshrink'.split()},
+       for f in 'celu elu hardsigmoid hardswish hardtanh leaky_relu mish relu6 selu silu softmin softsign tanhshrink'.split()},
     'leafgrad.ops.activation.threshold': 'torch.nn.functional._threshold',
     'leafgrad.ops.elementwise.sigmoid': 'torch.nn.functional.sigmoid',
     'leafgrad.ops.elementwise.tanh': 'torch.nn.functional.tanh',

@@ -13,7 +13,8 @@ import warnings
 from ... import backend, creation
 from ...ops import linalg
 from ...ops.rearrange import pad
-from .basic import dropout, softmax
+from ...ops.activation import nn_softmax as softmax
+from .basic import dropout
 
 
 def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):

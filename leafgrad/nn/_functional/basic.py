@@ -1,151 +1,17 @@
-"""softmax, log_softmax, dropout, normalize, cosine_similarity, one_hot, embedding.
-
-softmax and log_softmax are single nodes computed stably (the row's maximum subtracted first);
-their derivatives use only the saved output, written with leafgrad ops so they differentiate
-again.
-"""
+"""dropout, normalize, cosine_similarity, one_hot, embedding, gumbel_softmax (softmax,
+log_softmax and softmin are ops: ``ops/activation.py``)."""
 import math
 import warnings
 
-from ... import backend
 from ...autograd.graph import _Empty, on_samples
-from ...ops._util import Node, record, saved_output, state, wrap, wrap_dim, xp
+from ...ops._util import Node, record, state, wrap, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
+from ...ops.activation import nn_softmax as softmax
 from ...ops.indexing import index_select
 from ...ops.reduction import sum as _sum, vector_norm as _vector_norm_op
 from ...tensor import Tensor, legacy_type_name
 from .common import const, dtype_name
-
-
-def _softmax_dim(name, ndim, stacklevel=4):
-    warnings.warn(f'Implicit dimension choice for {name} has been deprecated. Change the call to include '
-                  'dim=X as an argument.', UserWarning, stacklevel=stacklevel)
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-def _softmax_input(input, dim, dtype, name):
-    if dim is not None and not isinstance(dim, int):
-        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
-    if dtype is not None:
-        input = input.to(backend.to_dtype(dtype))
-    data = input._data
-    if dim is None:
-        dim = _softmax_dim(name, data.ndim)
-    d = wrap_dim(dim, max(data.ndim, 1))
-    if data.dtype.kind not in 'fV' and data.size:  # (PyTorch's kernel for the last dim has its own name)
-        kernel = f'{name}_lastdim_kernel_impl' if d == max(data.ndim, 1) - 1 else f'{name}_kernel_impl'
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{dtype_name(input)}\'')
-    return input, data.reshape(1) if data.ndim == 0 else data, d
-
-
-def _reduced(dtype):
-    """float16 or bfloat16: PyTorch's softmax kernels compute them in float32."""
-    return dtype.itemsize == 2 and dtype.kind in 'fV'
-
-
-def _in_float32(formula, grad, y):
-    """``formula(grad, y)`` for float16/bfloat16 as PyTorch's backward kernels compute it: in float32,
-    rounded once (the casts are recorded under create_graph)."""
-    dtype = grad.dtype
-    return formula(grad.float(), y.float()).to(dtype)
-
-
-class SoftmaxBackward0(Node):
-    __slots__ = ('dim',)
-
-    def jvp(self, tangents):
-        (y,) = self.saved_tensors
-        t = tangents[0]
-        return y * (t - _sum(t * y, self.dim, keepdim=True))
-
-    def apply(self, grad):
-        (y,) = self.saved_tensors
-        if _reduced(grad._data.dtype):
-            return _in_float32(self.formula, grad, y),
-        return self.formula(grad, y),
-
-    def formula(self, grad, y):
-        return y * (grad - _sum(grad * y, self.dim, keepdim=True))
-
-
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, data, d = _softmax_input(input, dim, dtype, 'softmax')
-    work = data.astype(xp.float32) if _reduced(data.dtype) else data  # half computes in float, as PyTorch
-    shifted = work - work.max(axis=d, keepdims=True) if work.size else work
-    e = xp.exp(shifted)
-    out = (e / e.sum(axis=d, keepdims=True)).astype(data.dtype, copy=False)
-    result, node = record(out.reshape(input._data.shape), SoftmaxBackward0, (input,))
-    if node is not None:
-        node.dim = d if input._data.ndim else ()
-        node.save(saved_output(result))
-    return result
-
-
-class LogSoftmaxBackward0(Node):
-    __slots__ = ('dim', 'dtype')
-
-    def jvp(self, tangents):
-        (y,) = self.saved_tensors
-        t = tangents[0]
-        return t - _sum(_ew.exp(y) * t, self.dim, keepdim=True)
-
-    def apply(self, grad):
-        if not state.grad_enabled and grad._data.dtype == self.dtype:
-            # a plain backward records nothing: the same formula on the arrays
-            (y,) = self.saved_arrays()
-            g = grad._data
-            if _reduced(g.dtype):  # in float32, rounded once, as PyTorch's kernel
-                return wrap(self.on_arrays(g.astype(xp.float32), y.astype(xp.float32)).astype(g.dtype)),
-            return wrap(self.on_arrays(g, y)),
-        (y,) = self.saved_tensors
-        if _reduced(grad._data.dtype):
-            return _in_float32(self.formula, grad, y),
-        return self.formula(grad, y),
-
-    def on_arrays(self, g, y):
-        return g - xp.exp(y) * xp.add.reduce(g, axis=self.dim, keepdims=True)
-
-    def formula(self, grad, y):
-        return grad - _ew.exp(y) * _sum(grad, self.dim, keepdim=True)
-
-
-def _log_softmax_array(data, d, round_to=None):
-    """log_softmax along ``d``. ``round_to`` (float16/bfloat16 along the last dim): PyTorch's
-    last-dim kernel keeps the sum and its log in that dtype, rounding each once."""
-    if not data.size:
-        return data.copy()
-    # (the ufuncs' own reductions: the ndarray methods wrap them in Python)
-    shifted = data - xp.maximum.reduce(data, axis=d, keepdims=True)
-    sums = xp.add.reduce(xp.exp(shifted), axis=d, keepdims=True)
-    if round_to is not None:
-        sums = xp.log(sums.astype(round_to).astype(data.dtype)).astype(round_to).astype(data.dtype)
-        shifted -= sums
-        return shifted
-    shifted -= xp.log(sums, out=sums)
-    return shifted
-
-
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, data, d = _softmax_input(input, dim, dtype, 'log_softmax')
-    reduced = _reduced(data.dtype)
-    work = data.astype(xp.float32) if reduced else data
-    out = _log_softmax_array(work, d, data.dtype if reduced and d == data.ndim - 1 else None)
-    out = out.astype(data.dtype, copy=False)
-    result, node = record(out.reshape(input._data.shape) if input._data.ndim == 0 else out, LogSoftmaxBackward0,
-                          (input,))
-    if node is not None:
-        node.dim, node.dtype = (d if input._data.ndim else ()), out.dtype
-        node.save(saved_output(result))
-    return result
-
-
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    if dim is None:
-        dim = _softmax_dim('softmin', input._data.ndim)
-    if dtype is not None:
-        input = input.to(backend.to_dtype(dtype))
-    return softmax(-input, dim)
 
 
 # ---- dropout ------------------------------------------------------------------------------

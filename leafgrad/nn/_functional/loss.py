@@ -9,7 +9,7 @@ from ...ops._util import Node, autocast, binary_operands, record, state, wrap, x
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import _sum_in_float32, mean_array, sum as _sum
-from .basic import log_softmax
+from ...ops.activation import nn_log_softmax as log_softmax
 from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str
 
 

@@ -12,7 +12,8 @@ from ...ops._util import autocast, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.linalg import matmul
-from .basic import dropout, softmax
+from ...ops.activation import nn_softmax as softmax
+from .basic import dropout
 from .common import const
 from .pooling import _separable, _SeparableBackward
 
