@@ -20,7 +20,7 @@ FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activat
             'shape', 'rearrange', 'indexing', 'scatter', 'linalg', 'linalg_decomp', 'linalg_extra',
             'inplace', 'sampling', 'conversion', 'operators', 'special_functions', 'random_variates', 'complex_numbers',
             'binning', 'linalg_products', 'statistics', 'linalg_solvers', 'number_parts', 'flat_index',
-            'linalg_eig']
+            'linalg_eig', 'storage']
 
 __all__ = []
 for _family in FAMILIES:

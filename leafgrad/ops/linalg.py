@@ -150,7 +150,8 @@ class DotBackward0(Node):
         return ga, gb
 
 
-def dot(input, other):
+def _dot_operands(input, other):
+    """The arrays of dot's (and vdot's) operands, checked as PyTorch checks them."""
     a, b = input._data, other._data
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f'1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors')
@@ -161,6 +162,11 @@ def dot(input, other):
                            'the same number of elements, but got {} and {} elements respectively'.format(a.shape[0], b.shape[0]))
     if a.dtype.kind == 'b':
         _refuse_bool('dot')
+    return a, b
+
+
+def dot(input, other):
+    a, b = _dot_operands(input, other)
     out, node = record(xp.asarray(_product(a, b)), DotBackward0, (input, other))
     if node is not None:
         node.save_crosswise(input, other)

@@ -15,8 +15,8 @@ the real part of it for a real input. A loss that depends on the phase of an eig
 """
 from .. import return_types
 from ..tensor import Tensor
-from ._op import Op
-from ._util import record_many, refuse_out, wrap, xp
+from ._op import Op, safely_castable, write_out, write_outs
+from ._util import record_many, wrap, xp
 from . import shape as _shape
 from .complex_numbers import real_part
 from .linalg import matmul
@@ -79,14 +79,17 @@ class LinalgEig(Op):
     __slots__ = ('real_input',)
 
     def forward(input, *, out=None):
-        refuse_out('linalg.eig', out)
         _check_eig_input(input, 'linalg.eig', 'linalg_eig')
         w, v = _eig_arrays(input._data)
         (L, V), node = record_many([w, v], LinalgEig, (input,))
         if node is not None:
             node.real_input = input._data.dtype.kind != 'c'
             node.save(L, V)  # (saved as they are: the eigenvalues and eigenvectors are outputs)
-        return return_types.linalg_eig(L, V)
+        result = return_types.linalg_eig(L, V)
+        if out is not None:
+            return write_outs('linalg_eig', out, result, (safely_castable('torch.linalg.eig', 'eigenvalues'),
+                                                          safely_castable('torch.linalg.eig', 'eigenvectors')))
+        return result
 
     def apply(self, gL, gV):
         L, V = self.saved_tensors
@@ -129,11 +132,15 @@ eig = LinalgEig.forward  # (named linalg_eig, as PyTorch's errors name it)
 def eigvals(input, *, out=None):
     """linalg.eigvals(input, *, out=None): the eigenvalues of ``eig`` (recorded as its node when ``A``
     requires grad, as PyTorch does: their derivative needs the eigenvectors)."""
-    refuse_out('linalg.eigvals', out)
     if isinstance(input, Tensor) and input._requires_grad and _grad_enabled():
-        return LinalgEig.forward(input)[0]
-    _check_eig_input(input, 'linalg.eigvals', 'linalg_eigvals', vectors=False)
-    return wrap(_eig_arrays(input._data, vectors=False)[0])
+        result = LinalgEig.forward(input)[0]
+    else:
+        _check_eig_input(input, 'linalg.eigvals', 'linalg_eigvals', vectors=False)
+        result = wrap(_eig_arrays(input._data, vectors=False)[0])
+    if out is not None:  # (PyTorch writes it also when the input requires grad)
+        return write_out('linalg_eigvals', out, result, safely_castable('torch.linalg.eigvals', 'eigenvalues'),
+                         differentiable=False)
+    return result
 
 
 def _grad_enabled():
