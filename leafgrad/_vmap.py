@@ -94,6 +94,11 @@ class BatchedTensor(Tensor):
                            ".item() on a Tensor, please try to rewrite what you're doing with other operations. If "
                            'error is occurring somewhere inside PyTorch internals, please file a bug report.')
 
+    def numpy(self, *, force=False):
+        if self._levels[-1] < _state.floor:
+            return Tensor.numpy(self, force=force)
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
     def _python_scalar(self):  # float(), int(), bool() of a sample: .item()'s error, as PyTorch
         return Tensor._python_scalar(self) if self._levels[-1] < _state.floor else self.item()
 
@@ -339,6 +344,13 @@ def _matmul(fn, name, args, kwargs):
     if name == '__rmatmul__':
         a, b = b, a
     if name == 'linear':
+        bias = args[2] if len(args) > 2 else kwargs.get('bias')
+        if not is_batched(b) and not is_batched(bias) and _logical_ndim(a) >= 1:
+            # the weight shared by every sample: the batch dims are more leading dims of the input
+            levels = _levels_of(a)
+            with _Plain([a]):
+                out = fn(a, b, bias)
+            return _batched(out, levels)
         out = _vm_call('matmul', a, _vm_call('transpose', b, -1, -2))
         bias = args[2] if len(args) > 2 else kwargs.get('bias')
         return out if bias is None else _vm_call('add', out, bias)
@@ -1071,6 +1083,8 @@ def apply_node(node, grads, apply):
         with _Plain(grads):
             outs = apply(node, grads)
         return tuple(None if o is None else _batched(o, levels) for o in outs)
+    if hasattr(type(node), '_forward_cls'):
+        return apply(node, grads)  # a custom Function's backward: batched as written, as in PyTorch
     if type(node) not in _unbatched_nodes:
         try:
             outs = apply(node, grads)

@@ -113,3 +113,62 @@ def _nested(M):
 
 def test_nested_vmaps_over_vjp_against_torch():
     assert plain(_nested(lg)) == plain(_nested(torch))
+
+
+@pytest.mark.parametrize('name', sorted(set(OPS) - {'to float32'}))
+def test_gradcheck_batched_grad(name):
+    """gradcheck(check_batched_grad=True): vmap over each program's backward gives the loop's
+    gradients (float64; 'to float32' loses finite differences in its round trip)."""
+    from fwd_ops import inputs
+    fn = OPS[name][0]
+    xs = [x.requires_grad_() for x in inputs(name, lg)]
+    assert lg.autograd.gradcheck(lambda *a: fn(lg, *a), xs, check_batched_grad=True)
+
+
+@pytest.mark.parametrize('name', ['tanh', 'mul', 'softmax', 'mm', 'div', 'logsumexp', 'mlp'])
+def test_gradgradcheck_batched_grad(name):
+    from fwd_ops import inputs
+    fn = OPS[name][0]
+    xs = [x.requires_grad_() for x in inputs(name, lg)]
+    assert lg.autograd.gradgradcheck(lambda *a: fn(lg, *a), xs, check_batched_grad=True)
+
+
+def _backward_on_numpy(M):
+    class Bad(M.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return M.tensor(g.numpy() * 2)
+    x = M.randn(3, dtype=M.float64, requires_grad=True)
+    try:
+        M.autograd.gradcheck(Bad.apply, (x,), check_batched_grad=True)
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e).split(':')[0], 'gradcheck or gradgradcheck failed while testing batched' in str(e)
+    return 'no error'
+
+
+def test_batched_grad_check_fails_on_a_backward_that_does_not_batch():
+    assert _backward_on_numpy(lg) == _backward_on_numpy(torch) == (
+        'GradcheckError', 'While computing batched gradients, got', True)
+
+
+def _flag_errors(M):
+    x = M.randn(3, dtype=M.float64, requires_grad=True)
+    out = []
+    for call in (lambda: M.autograd.gradcheck(M.sin, (x,), check_batched_grad=True, check_backward_ad=False,
+                                              check_forward_ad=True),
+                 lambda: M.autograd.gradgradcheck(M.sin, (x,), check_batched_grad=True, check_rev_over_rev=False,
+                                                  check_fwd_over_rev=True, check_undefined_grad=False)):
+        try:
+            call()
+            out.append('ok')
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+def test_batched_grad_flag_errors():
+    assert _flag_errors(lg) == _flag_errors(torch)
