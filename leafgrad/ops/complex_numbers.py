@@ -16,7 +16,6 @@ does, but writing into it does not write into its input (see docs/complex.md).
 """
 from .. import backend
 from ..autograd.views import link as _link
-from ._op import Op, same_dtype, write_out
 from ._util import Node, record, state, sum_to, unary, wrap, xp
 from ..tensor import Tensor
 
@@ -355,34 +354,6 @@ def complex(real, imag, *, out=None):
     if node is not None:
         node.real_shape, node.imag_shape = real._data.shape, imag._data.shape
     return result
-
-
-def _vdot_out(name, out, result, differentiable=True):
-    return write_out(name, out, result, same_dtype('result dtype {out} does not match input dtype {result}'),
-                     differentiable)
-
-
-class Vdot(Op):
-    """vdot(input, other, *, out=None): ``sum(conj(input) * other)`` of two vectors of one dtype."""
-    op, node = 'vdot', 'VdotBackward0'
-    saved = ('self', 'other')
-    out = _vdot_out
-    complex_rule = True  # (the derivative below is PyTorch's, conjugates included)
-    __slots__ = ()
-
-    def forward(input, other):
-        from .linalg import _dot_operands, _product
-        a, b = _dot_operands(input, other)
-        result, node = record(xp.asarray(_product(xp.conj(a) if a.dtype.kind == 'c' else a, b)), Vdot, (input, other))
-        if node is not None:
-            node.save_crosswise(input, other)
-        return result
-
-    def apply(self, grad):  # self: conj(grad) other; other: grad self
-        a, b = self.saved_tensors
-        ga = grad.conj() * b if self.next_functions[0][0] is not None else None
-        gb = grad * a if self.next_functions[1][0] is not None else None
-        return ga, gb
 
 
 def is_complex(input):

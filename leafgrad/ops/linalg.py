@@ -1,6 +1,6 @@
 """Matrix products. ``matmul`` dispatches on dimensions as PyTorch does, so the recorded
 nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names."""
-from ._op import copy_out
+from ._op import Op, copy_out, same_dtype, write_out as _write_out
 from ._util import SCALAR_NAMES, Node, autocast, opmath, record, state, sum_to, wrap, write_out, xp
 from . import shape as _shape
 from .reduction import sum as _sum
@@ -171,6 +171,33 @@ def dot(input, other):
     if node is not None:
         node.save_crosswise(input, other)
     return out
+
+
+def _vdot_out(name, out, result, differentiable=True):
+    return _write_out(name, out, result, same_dtype('result dtype {out} does not match input dtype {result}'),
+                      differentiable)
+
+
+class Vdot(Op):
+    """vdot(input, other, *, out=None): ``sum(conj(input) * other)`` of two vectors of one dtype."""
+    op, node = 'vdot', 'VdotBackward0'
+    saved = ('self', 'other')
+    out = _vdot_out
+    complex_rule = True  # (the derivative below is PyTorch's, conjugates included)
+    __slots__ = ()
+
+    def forward(input, other):
+        a, b = _dot_operands(input, other)
+        result, node = record(xp.asarray(_product(xp.conj(a) if a.dtype.kind == 'c' else a, b)), Vdot, (input, other))
+        if node is not None:
+            node.save_crosswise(input, other)
+        return result
+
+    def apply(self, grad):  # self: conj(grad) other; other: grad self
+        a, b = self.saved_tensors
+        ga = grad.conj() * b if self.next_functions[0][0] is not None else None
+        gb = grad * a if self.next_functions[1][0] is not None else None
+        return ga, gb
 
 
 class OuterBackward(Node):
