@@ -179,6 +179,32 @@ OPS.update({
     'addr': (lambda T, o, x: T.addr(x(T.tensor(SPD)), T.ones(2), T.tensor([1.0, 2.0]), out=o), ()),
 })
 
+# ---- eig, statistics, max/min (ops/linalg_eig.py, statistics.py, minmax.py)
+OPS.update({
+    'linalg.eig': (lambda T, o, x: T.linalg.eig(x(T.tensor(SPD)), out=o), ()),
+    'linalg.eigvals': (lambda T, o, x: T.linalg.eigvals(x(T.tensor(SPD)), out=o), ()),
+    'quantile': (lambda T, o, x: T.quantile(x(T.tensor(V3)), 0.5, out=o), ('a list',)),
+    'quantile of several q along a dim': (lambda T, o, x: T.quantile(x(T.tensor(SPD)), T.tensor([0.25, 0.5]), dim=1,
+                                                                     keepdim=True, out=o), ('a list',)),
+    'nanquantile': (lambda T, o, x: T.nanquantile(x(T.tensor([1.0, float('nan'), 3.0])), 0.5, out=o), ('a list',)),
+    'nanmedian along a dim': (lambda T, o, x: T.nanmedian(x(T.tensor(SPD)), 1, out=o), ()),
+    'max': (lambda T, o, x: T.max(x(T.tensor(V3)), out=o), ('a list',)),
+    'min': (lambda T, o, x: T.min(x(T.tensor(V3)), out=o), ('a list',)),
+    'max along a dim': (lambda T, o, x: T.max(x(T.tensor(SPD)), 1, out=o), ('a tensor',)),
+    'min along a dim, keepdim': (lambda T, o, x: T.min(x(T.tensor(SPD)), 0, True, out=o), ('a tensor',)),
+    'max of two': (lambda T, o, x: T.max(x(T.tensor(V3)), T.ones(3), out=o), ('a list',)),
+    'min of two': (lambda T, o, x: T.min(x(T.tensor(V3)), T.ones(3), out=o), ('a list',)),
+})
+
+
+def test_nanmedian_of_all_elements_takes_no_out():
+    msgs = []
+    for T in (lg, torch):
+        with pytest.raises(TypeError) as info:
+            T.nanmedian(T.ones(3), out=T.empty(0))
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1]
+
 def _outs(ref):
     """name -> (T -> out) for torch's result ``ref`` (a tensor or a tuple of them)."""
     if isinstance(ref, tuple):

@@ -353,6 +353,15 @@ __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'unary', 'record_many', 'save
            'binary_operands', 'broadcast_error', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
            'as_tensor_arg', 'state', 'times', 'divided', 'opmath', 'in_float32', 'autocast', 'ops', 'SCALAR_NAMES']
 
+
+def refuse_out(name, out):
+    """An op that does not write ``out=`` yet says so, rather than accept it and leave out as it
+    was (PyTorch writes the result into it). (No op uses it now: ops/_op.py's engine writes out=.)"""
+    if out is not None:
+        raise NotImplementedError(f"{name}(): leafgrad does not write out= for this op yet: use the returned result "
+                                  '(out = ' + name + '(...)) instead')
+
+
 # Imported last: it imports this module.
 from . import complex_numbers as _complex  # noqa: E402
 
@@ -376,9 +385,3 @@ def write_out(name, out, result, inputs, exact_dtype):
     return _op.write_out(name, out, result, check)
 
 
-def refuse_out(name, out):
-    """An op that does not write ``out=`` yet says so, rather than accept it and leave out as it
-    was (PyTorch writes the result into it)."""
-    if out is not None:
-        raise NotImplementedError(f"{name}(): leafgrad does not write out= for this op yet: use the returned result "
-                                  '(out = ' + name + '(...)) instead')

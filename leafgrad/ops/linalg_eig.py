@@ -16,7 +16,7 @@ the real part of it for a real input. A loss that depends on the phase of an eig
 from .. import return_types
 from ..tensor import Tensor
 from ._op import Op, safely_castable, write_out, write_outs
-from ._util import record_many, wrap, xp
+from ._util import record, record_many, wrap, xp
 from . import shape as _shape
 from .complex_numbers import real_part
 from .linalg import matmul
@@ -132,15 +132,18 @@ eig = LinalgEig.forward  # (named linalg_eig, as PyTorch's errors name it)
 def eigvals(input, *, out=None):
     """linalg.eigvals(input, *, out=None): the eigenvalues of ``eig`` (recorded as its node when ``A``
     requires grad, as PyTorch does: their derivative needs the eigenvectors)."""
+    if out is not None:  # (PyTorch's eigvals with out= has no derivative: its NotImplemented node)
+        from .rounding import NotImplementedNode
+        plain = eigvals(input.detach() if isinstance(input, Tensor) else input)
+        values, node = record(plain._data, NotImplementedNode, (input,))
+        if node is not None:
+            node.op_name = 'linalg_eigvals'
+        return write_out('aten::linalg_eigvals', out, values, safely_castable('torch.linalg.eigvals', 'eigenvalues'),
+                         label='linalg_eigvals')
     if isinstance(input, Tensor) and input._requires_grad and _grad_enabled():
-        result = LinalgEig.forward(input)[0]
-    else:
-        _check_eig_input(input, 'linalg.eigvals', 'linalg_eigvals', vectors=False)
-        result = wrap(_eig_arrays(input._data, vectors=False)[0])
-    if out is not None:  # (PyTorch writes it also when the input requires grad)
-        return write_out('linalg_eigvals', out, result, safely_castable('torch.linalg.eigvals', 'eigenvalues'),
-                         differentiable=False)
-    return result
+        return LinalgEig.forward(input)[0]
+    _check_eig_input(input, 'linalg.eigvals', 'linalg_eigvals', vectors=False)
+    return wrap(_eig_arrays(input._data, vectors=False)[0])
 
 
 def _grad_enabled():

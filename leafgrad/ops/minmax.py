@@ -11,7 +11,8 @@ import math
 
 from .. import return_types
 from ..autograd.graph import on_samples, slice_reduction_jvp
-from ._util import Node, ops, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp, refuse_out
+from ._op import exact_dtype, write_out, write_outs
+from ._util import Node, ops, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
 from ..tensor import Tensor
 
 
@@ -132,11 +133,27 @@ def _full(input, name, np_fn, node_cls):
     return result
 
 
+def _can_cast(rd, od):
+    if rd.category > od.category:
+        raise RuntimeError('Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype())) '
+                           'to be true, but got false.  (Could this error message be improved?  If so, please report '
+                           'an enhancement request to PyTorch.)')
+
+
+def _into_out(name, result, out):
+    """out= of max/min: along a dim, (values, indices) of exactly the result's dtypes; of all
+    elements, any dtype the value casts to."""
+    if isinstance(result, tuple):
+        return write_outs(name, out, result, exact_dtype, (True, False))
+    return write_out(name, out, result, _can_cast)
+
+
 def max(input, dim=None, keepdim=False, *, out=None):
-    refuse_out('max', out)
     if isinstance(dim, Tensor):  # max(a, b) is maximum
         from .unary import maximum
-        return maximum(input, dim)
+        return maximum(input, dim, out=out)
+    if out is not None:
+        return _into_out('max', max(input, dim, keepdim), out)
     if dim is None:
         return _full(input, 'max', xp.max, MaxBackward1)
     _refuse_complex(input._data, 'max')
@@ -144,10 +161,11 @@ def max(input, dim=None, keepdim=False, *, out=None):
 
 
 def min(input, dim=None, keepdim=False, *, out=None):
-    refuse_out('min', out)
     if isinstance(dim, Tensor):
         from .unary import minimum
-        return minimum(input, dim)
+        return minimum(input, dim, out=out)
+    if out is not None:
+        return _into_out('min', min(input, dim, keepdim), out)
     if dim is None:
         return _full(input, 'min', xp.min, MinBackward1)
     _refuse_complex(input._data, 'min')

@@ -6,7 +6,8 @@ the same node and differentiate twice); nanmedian, dist and renorm record nodes 
 (NanmedianBackward0/1, DistBackward0, RenormBackward0) whose derivatives are leafgrad ops.
 """
 from .. import return_types
-from ._util import Node, record, saved_output, sum_to, wrap, wrap_dim, xp, refuse_out
+from ._op import copy_out, same_dtype, write_outs
+from ._util import SCALAR_NAMES, Node, record, saved_output, sum_to, wrap, wrap_dim, xp
 from . import elementwise as _ew
 from . import shape as _shape
 from .activation import _DTYPE_LABEL
@@ -94,16 +95,19 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     return result.squeeze_(-1)
 
 
+_QUANTILE_OUT = same_dtype('quantile() out tensor must be same dtype as the input tensor')
+
+
 def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
     """The q-th quantiles along ``dim`` (of all elements when None); NaN where a slice holds NaN."""
-    refuse_out('quantile', out)
-    return _quantile(input, q, dim, keepdim, interpolation, False, 'quantile')
+    result = _quantile(input, q, dim, keepdim, interpolation, False, 'quantile')
+    return result if out is None else copy_out('quantile', out, result, _QUANTILE_OUT)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
     """quantile of the non-NaN values (NaN where a slice holds nothing else)."""
-    refuse_out('nanquantile', out)
-    return _quantile(input, q, dim, keepdim, interpolation, True, 'quantile')  # (PyTorch's messages say quantile)
+    result = _quantile(input, q, dim, keepdim, interpolation, True, 'quantile')  # (PyTorch's messages say quantile)
+    return result if out is None else copy_out('nanquantile', out, result, _QUANTILE_OUT)
 
 
 # ---- nanmedian -------------------------------------------------------------------------------------
@@ -126,9 +130,28 @@ def _lower_nanmedian_index(data, d):
     return xp.squeeze(xp.take_along_axis(order, k, axis=d), d)
 
 
+def _median_values_out(rd, od):
+    if od != rd:
+        raise RuntimeError(f"Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but "
+                           f'type leafgrad.{SCALAR_NAMES[od.name]}Tensor does not equal '
+                           f'leafgrad.{SCALAR_NAMES[rd.name]}Tensor (while checking arguments for median)')
+
+
+def _median_indices_out(rd, od):
+    if od.name != 'int64':
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                           f'leafgrad.{SCALAR_NAMES[od.name]}Tensor instead (while checking arguments for median)')
+
+
+_NANMEDIAN_OUT = (_median_values_out, _median_indices_out)
+
+
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """median ignoring NaN: the lower median of the non-NaN values."""
-    refuse_out('nanmedian', out)
+    if out is not None:
+        if dim is None:  # (PyTorch's nanmedian of all elements takes no out=)
+            raise TypeError('nanmedian() missing 1 required positional arguments: "dim"')
+        return write_outs('nanmedian', out, nanmedian(input, dim, keepdim), _NANMEDIAN_OUT, (True, False))
     data = input._data
     if data.dtype.kind == 'b':
         raise NotImplementedError('"nanmedian_cpu" not implemented for \'Bool\'')
