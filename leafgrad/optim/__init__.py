@@ -5,6 +5,7 @@ from .adam import Adam, AdamW, Adamax, NAdam, RAdam
 from .rmsprop import Adadelta, Adagrad, RMSprop
 from .rprop import ASGD, Rprop
 from .lbfgs import LBFGS
+from .adafactor import Adafactor
 from . import lr_scheduler
 
 

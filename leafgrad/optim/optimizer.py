@@ -234,7 +234,8 @@ class Optimizer:
     def __repr__(self):
         s = self.__class__.__name__ + ' ('
         for i, group in enumerate(self.param_groups):
-            s += '\nParameter Group {}'.format(i)
+            s += '\n' if i == 0 else '\n\n'  # (PyTorch: a blank line between groups)
+            s += 'Parameter Group {}'.format(i)
             for key in sorted(group.keys()):
                 if key != 'params':
                     s += '\n    {}: {}'.format(key, group[key])
