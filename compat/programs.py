@@ -62,6 +62,21 @@ def _cartpole_solved_sooner(cwd):
         f.write('import gymnasium\ngymnasium.envs.registration.registry["CartPole-v1"].reward_threshold = 15\n')
 
 
+def _on_the_cpu(src, dst, timings):
+    # a tutorial written for a GPU ("device = 'cuda'"), as it runs on a machine without one: the
+    # device set to the CPU, and its benchmark loops shortened from 100 runs to 2 (their timings
+    # are masked anyway)
+    def on_the_cpu(cwd):
+        with open(os.path.join(cwd, src), encoding='utf8') as f:
+            text = f.read()
+        text = text.replace("device = 'cuda'", "device = 'cpu'")
+        for call in timings:
+            text = text.replace(f'{call}(100)', f'{call}(2)')
+        with open(os.path.join(cwd, dst), 'w', encoding='utf8') as f:
+            f.write(text)
+    return on_the_cpu
+
+
 def _tutorial(name, path, **extra):
     return dict(name=name, dir=os.path.join(TUTORIALS, os.path.dirname(path)),
                 run=[[os.path.basename(path)]], **extra)
@@ -127,6 +142,12 @@ PROGRAMS = [
               "shape check is the first to meet the batch dimension ('Mismatch in shape')", issue='18'),
     _tutorial('tutorials/per_sample_grads', 'intermediate_source/per_sample_grads.py'),
     _tutorial('tutorials/ensembling', 'intermediate_source/ensembling.py'),
+    dict(name='tutorials/per_sample_grads on the CPU', dir=f'{TUTORIALS}/intermediate_source',
+         setup=[_on_the_cpu('per_sample_grads.py', 'per_sample_grads_cpu.py', ['timeit'])],
+         run=[['per_sample_grads_cpu.py']], mask=TIMINGS + PERCENT),
+    dict(name='tutorials/ensembling on the CPU', dir=f'{TUTORIALS}/intermediate_source',
+         setup=[_on_the_cpu('ensembling.py', 'ensembling_cpu.py', ['timeit'])],
+         run=[['ensembling_cpu.py']], mask=TIMINGS + PERCENT),
     _tutorial('tutorials/autograd_saved_tensors_hooks', 'intermediate_source/autograd_saved_tensors_hooks_tutorial.py',
               unseeded=True),
     _tutorial('tutorials/visualizing_gradients', 'intermediate_source/visualizing_gradients_tutorial.py',
