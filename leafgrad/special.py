@@ -11,9 +11,11 @@ from .ops.special_functions import (digamma, i0, lgamma as gammaln, mvlgamma as 
                                     special_gammaincc as gammaincc, special_i0e as i0e, special_i1 as i1,
                                     special_i1e as i1e, special_log_ndtr as log_ndtr, special_ndtr as ndtr,
                                     special_ndtri as ndtri, special_xlog1py as xlog1py, special_zeta as zeta)
+from .ops._op import same_dtype, writes_out
 from .ops._util import record, xp
 
 
+@writes_out('round', same_dtype('Found dtype {out} but expected {result}'))
 def round(input, *, decimals=0):
     """torch.special.round records RoundBackward1 even with decimals=0."""
     data = input._data

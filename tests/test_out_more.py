@@ -205,6 +205,48 @@ def test_nanmedian_of_all_elements_takes_no_out():
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
 
+# ---- special functions, angle, conj_physical (ops/special_functions.py, special.py, complex_numbers.py)
+P3 = [0.5, 1.5, 2.5]
+# (the special aliases are the same functions: their TypeError names the function, not torch.special's name)
+OPS.update({name: (fn, ('a list',) if name.startswith('special.') else ()) for name, fn in {
+    'lgamma': lambda T, o, x: T.lgamma(x(T.tensor(P3)), out=o),
+    'digamma': lambda T, o, x: T.digamma(x(T.tensor(P3)), out=o),
+    'polygamma': lambda T, o, x: T.polygamma(1, x(T.tensor(P3)), out=o),
+    'mvlgamma': lambda T, o, x: T.mvlgamma(x(T.tensor(P3)) + 2, 2, out=o),
+    'igamma': lambda T, o, x: T.igamma(x(T.tensor(P3)), T.tensor(P3), out=o),
+    'igammac': lambda T, o, x: T.igammac(x(T.tensor(P3)), T.tensor(P3), out=o),
+    'i0': lambda T, o, x: T.i0(x(T.tensor(P3)), out=o),
+    'special.gammaln': lambda T, o, x: T.special.gammaln(x(T.tensor(P3)), out=o),
+    'special.psi': lambda T, o, x: T.special.psi(x(T.tensor(P3)), out=o),
+    'special.multigammaln': lambda T, o, x: T.special.multigammaln(x(T.tensor(P3)) + 2, 2, out=o),
+    'special.polygamma': lambda T, o, x: T.special.polygamma(2, x(T.tensor(P3)), out=o),
+    'special.gammainc': lambda T, o, x: T.special.gammainc(x(T.tensor(P3)), T.tensor(P3), out=o),
+    'special.gammaincc': lambda T, o, x: T.special.gammaincc(x(T.tensor(P3)), T.tensor(P3), out=o),
+    'special.zeta': lambda T, o, x: T.special.zeta(x(T.tensor(P3)) + 1, T.tensor(P3), out=o),
+    'special.i0e': lambda T, o, x: T.special.i0e(x(T.tensor(P3)), out=o),
+    'special.i1': lambda T, o, x: T.special.i1(x(T.tensor(P3)), out=o),
+    'special.i1e': lambda T, o, x: T.special.i1e(x(T.tensor(P3)), out=o),
+    'special.erfcx': lambda T, o, x: T.special.erfcx(x(T.tensor(P3)), out=o),
+    'special.ndtr': lambda T, o, x: T.special.ndtr(x(T.tensor(P3)), out=o),
+    'special.log_ndtr': lambda T, o, x: T.special.log_ndtr(x(T.tensor(P3)), out=o),
+    'special.ndtri': lambda T, o, x: T.special.ndtri(x(T.tensor(P3)) / 3, out=o),
+    'special.entr': lambda T, o, x: T.special.entr(x(T.tensor(P3)), out=o),
+    'special.xlog1py': lambda T, o, x: T.special.xlog1py(x(T.tensor(P3)), T.tensor(P3), out=o),
+    'special.round': lambda T, o, x: T.special.round(x(T.tensor(P3)), out=o),
+    'angle': lambda T, o, x: T.angle(x(T.tensor([-1.0, 2.0])), out=o),
+    'conj_physical': lambda T, o, x: T.conj_physical(x(T.tensor(P3)), out=o),
+}.items()})
+
+
+@pytest.mark.parametrize('call', ['x.lgamma(out=None)', 'x.angle(out=None)', 'x.signbit(out=None)',
+                                  'x.histc(out=None)', 'x.unsqueeze(0).kron(x, out=None)', 'x.frexp(out=None)',
+                                  'x.diag().det(out=None)', 'x.diag().svd(out=None)'])
+def test_methods_take_no_out(call):
+    """PyTorch's methods take no out= (the functions do): Python's TypeError."""
+    for T in (lg, torch):
+        with pytest.raises(TypeError):
+            eval(call, {'x': T.tensor([1.0, 2.0])})
+
 def _outs(ref):
     """name -> (T -> out) for torch's result ``ref`` (a tensor or a tuple of them)."""
     if isinstance(ref, tuple):

@@ -35,8 +35,8 @@ for _family in FAMILIES:
         __all__.append(_name)
         if not hasattr(_ops, _name):
             setattr(_ops, _name, _fn)
-        if _name not in _not_methods:
-            setattr(Tensor, _name, _fn)
+        if _name not in _not_methods:  # (a method takes no out=, as PyTorch's)
+            setattr(Tensor, _name, getattr(_fn, 'without_out', _fn))
     for _name, _fn in getattr(_module, 'TOP_LEVEL', {}).items():
         globals()[_name] = _fn
         __all__.append(_name)

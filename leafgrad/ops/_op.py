@@ -85,7 +85,7 @@ from .. import backend, return_types
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from ._util import SCALAR_NAMES, float_dtype_for, ops, refuse_out, unary
+from ._util import SCALAR_NAMES, float_dtype_for, ops, record, refuse_out, unary
 
 xp = backend.numpy
 
@@ -379,13 +379,19 @@ def write_out(name, out, result, check=exact_dtype, differentiable=True, label=N
     od = backend.from_np(out._data.dtype)
     if check is not None:
         check(backend.from_np(result._data.dtype), od)
-    return _take_node(fill_out(out, result._data), result)
+    return _take_node(fill_out(out, result._data), result, name)
 
 
-def _take_node(out, result):
+def _take_node(out, result, name=''):
     """``out`` as the result in the graph: the node of an op without a derivative (PyTorch's
     NotImplemented, recorded when an input requires grad) becomes out's grad_fn, as PyTorch's out
-    is that op's output. (A differentiable op's result here has no node: autograd refused it.)"""
+    is that op's output; an op whose out= variant has none (``aten::<op>``: conj_physical) gets
+    one. (A differentiable op's result here has no node: autograd refused it.)"""
+    if name.startswith('aten::') and result._requires_grad and state.grad_enabled and \
+            type(result._grad_fn).__name__ != 'NotImplemented':
+        from .rounding import NotImplementedNode
+        result, node = record(result._data, NotImplementedNode, (result,))
+        node.op_name = name[6:]
     if result._grad_fn is not None:
         out._grad_fn, out._requires_grad, out._output_nr = result._grad_fn, True, result._output_nr
     return out
@@ -410,7 +416,7 @@ def write_outs(name, out, results, check=exact_dtype, differentiable=True, label
         if c is not None:
             c(backend.from_np(r._data.dtype), backend.from_np(o._data.dtype))
     for o, r in zip(out, results):
-        _take_node(fill_out(o, r._data), r)
+        _take_node(fill_out(o, r._data), r, name)
     named = type(results)
     if hasattr(named, '_fields'):
         return getattr(return_types, named.__name__ + '_out', named)(*out)
@@ -434,8 +440,8 @@ def copy_out(name, out, result, check=None):
 def writes_out(name, check=exact_dtype, differentiable=True, label=None, copy=False):
     """Decorate a function whose PyTorch signature has ``out=``: the function runs as without it
     and its result is written into ``out`` by ``write_out``, ``write_outs`` (a tuple result) or
-    ``copy_out`` (``copy``). The function's own ``out`` parameter stays in its signature, as
-    PyTorch's, and is never passed to it."""
+    ``copy_out`` (``copy``). The function decorated takes no ``out`` (it is the method: PyTorch's
+    methods take none, ``function.without_out``); the function made has its signature and ``out``."""
     def decorate(fn):
         def function(*args, out=None, **kwargs):
             result = fn(*args, **kwargs)
@@ -447,7 +453,10 @@ def writes_out(name, check=exact_dtype, differentiable=True, label=None, copy=Fa
                 return write_outs(name, out, result, check, differentiable, label)
             return write_out(name, out, result, check, differentiable, label)
         function.__name__, function.__qualname__ = fn.__name__, fn.__qualname__
-        function.__doc__, function.__module__, function.__wrapped__ = fn.__doc__, fn.__module__, fn
+        function.__doc__, function.__module__, function.without_out = fn.__doc__, fn.__module__, fn
+        signature = inspect.signature(fn)
+        function.__signature__ = signature.replace(parameters=list(signature.parameters.values()) + [
+            inspect.Parameter('out', inspect.Parameter.KEYWORD_ONLY, default=None)])
         return function
     return decorate
 

@@ -73,7 +73,7 @@ def _data_range(x, lo, hi):
 
 
 @writes_out('histc', _HIST_OUT, differentiable=False)
-def histc(input, bins=100, min=0, max=0, *, out=None):
+def histc(input, bins=100, min=0, max=0):
     """Counts of the elements in ``bins`` equal-width bins over [min, max] (the data's range
     when both are 0); elements outside are ignored, max falls in the last bin."""
     x = input._data
@@ -94,7 +94,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
 
 
 @writes_out('aten::histogram', (_HIST_OUT, _BIN_EDGES_OUT), label='histogram')
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+def histogram(input, bins, *, range=None, weight=None, density=False):
     """(hist, bin_edges): ``bins`` an int (equal widths over ``range`` or the data's) or a 1-D
     tensor of increasing edges; a value lies in [edge_i, edge_i+1), the last bin closed."""
     from ..tensor import Tensor
@@ -165,7 +165,7 @@ def _side(side, right):
 
 
 @writes_out('searchsorted', _SEARCHSORTED_OUT, differentiable=False)
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """For each value, the index at which it would be inserted into the innermost dimension of
     ``sorted_sequence`` (its leading dimensions matching ``input``'s) keeping it sorted."""
     from ..tensor import Tensor
@@ -200,7 +200,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 
 @writes_out('bucketize', _SEARCHSORTED_OUT, differentiable=False)
-def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+def bucketize(input, boundaries, *, out_int32=False, right=False):
     """searchsorted with the boundaries first: the bucket of each value of ``input``."""
     if boundaries._data.ndim != 1:
         raise RuntimeError(f'boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})')

@@ -18,6 +18,7 @@ from .. import backend
 from ..autograd.views import link as _link
 from ._util import Node, record, state, sum_to, unary, wrap, xp
 from ..tensor import Tensor
+from ._op import castable_dtype, same_dtype, writes_out
 
 
 def _interpret(array, np_dtype, shape, strides):
@@ -214,6 +215,7 @@ def conj(input):
     return out
 
 
+@writes_out('aten::conj_physical', same_dtype('Found dtype {out} but expected {result}'), label='conj_physical')
 def conj_physical(input):
     if input._data.dtype.kind != 'c':
         return input
@@ -265,6 +267,7 @@ def where_zero(z, value):
     return where(z == 0, Tensor._wrap(xp.zeros((), dtype=value._data.dtype)), value)
 
 
+@writes_out('angle', castable_dtype)
 def angle(input):
     data = input._data
     if data.dtype.kind == 'c':

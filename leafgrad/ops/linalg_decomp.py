@@ -165,7 +165,7 @@ class LinalgInvExBackward0(Node):
 
 
 @writes_out('linalg_inv_ex', label='linalg_inv')
-def inv(A, *, out=None):
+def inv(A):
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.inv')
@@ -226,7 +226,7 @@ def _det_backward_svd(grad, A):
 
 
 @writes_out('_linalg_det', label='linalg_det')
-def det(A, *, out=None):
+def det(A):
     _check_matrix(A, 'linalg.det')
     result, node = record(xp.asarray(xp.linalg.det(A._data)), LinalgDetBackward0, (A,))
     if node is not None:
@@ -253,7 +253,7 @@ class LinalgSlogdetBackward0(Node):
 
 
 @writes_out('_linalg_slogdet', label='linalg_slogdet')
-def slogdet(A, *, out=None):
+def slogdet(A):
     _check_matrix(A, 'linalg.slogdet')
     sign, logabs = xp.linalg.slogdet(A._data)
     complex_sign = A._data.dtype.kind == 'c'  # (a real matrix's sign has no derivative)
@@ -312,7 +312,7 @@ def _sum_to_batch(t, shape):
 
 
 @writes_out('_linalg_solve_ex', label='linalg_solve')
-def solve(A, B, *, left=True, out=None):
+def solve(A, B, *, left=True):
     if autocast.state.on:
         A, B = autocast.fp32(A, B)
     _check_matrix(A, 'linalg.solve')
@@ -385,7 +385,7 @@ class LinalgCholeskyExBackward0(Node):
 
 
 @writes_out('linalg_cholesky_ex', label='linalg_cholesky')
-def cholesky(A, *, upper=False, out=None):
+def cholesky(A, *, upper=False):
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.cholesky')
@@ -467,7 +467,7 @@ def _qr_backward_tall(gQ, gR, Q, R):
 
 
 @writes_out('linalg_qr')
-def qr(A, mode='reduced', *, out=None):
+def qr(A, mode='reduced'):
     if autocast.state.on:
         A, = autocast.fp32(A)
     if mode not in ('reduced', 'complete', 'r'):
@@ -518,7 +518,7 @@ class LinalgEighBackward0(Node):
 
 
 @writes_out('_linalg_eigh', label='linalg_eigh')
-def eigh(A, UPLO='L', *, out=None):
+def eigh(A, UPLO='L'):
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.eigh')
@@ -532,7 +532,7 @@ def eigh(A, UPLO='L', *, out=None):
 
 
 @writes_out('_linalg_eigh', label='linalg_eigvalsh')
-def eigvalsh(A, UPLO='L', *, out=None):
+def eigvalsh(A, UPLO='L'):
     return eigh(A, UPLO)[0]
 
 
@@ -598,7 +598,7 @@ class LinalgSvdBackward0(Node):
 
 
 @writes_out('_linalg_svd', label='linalg_svd')
-def svd(A, full_matrices=True, *, driver=None, out=None):
+def svd(A, full_matrices=True, *, driver=None):
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.svd', square=False)
@@ -614,7 +614,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 
 
 @writes_out('_linalg_svd', label='linalg_svdvals')
-def svdvals(A, *, driver=None, out=None):
+def svdvals(A, *, driver=None):
     return svd(A, full_matrices=False, driver=driver)[1]
 
 
@@ -626,7 +626,7 @@ def _info(batch_shape, value=0):
 
 
 @writes_out('linalg_inv_ex', differentiable=(True, False))
-def inv_ex(A, *, check_errors=False, out=None):
+def inv_ex(A, *, check_errors=False):
     if autocast.state.on:
         A, = autocast.fp32(A)
     try:
@@ -642,7 +642,7 @@ def inv_ex(A, *, check_errors=False, out=None):
 
 
 @writes_out('linalg_cholesky_ex', differentiable=(True, False))
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+def cholesky_ex(A, *, upper=False, check_errors=False):
     if autocast.state.on:
         A, = autocast.fp32(A)
     try:
@@ -669,7 +669,7 @@ class LinalgSolveTriangularBackward0(Node):
 
 
 @writes_out('linalg_solve_triangular', same_dtype('expected scalar type {result} but found {out}'))
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     _check_matrix(A, 'linalg.solve_triangular')
     a = A._data
     n = a.shape[-1]
@@ -709,7 +709,7 @@ class LinalgPinvBackward0(Node):
 
 
 @writes_out('linalg_pinv', safely_castable('linalg.pinv'))
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
     refuse_complex(A._data, 'linalg.pinv')
     if A._data.ndim < 2 or A._data.dtype.name not in ('float32', 'float64'):
         name = _SCALAR_NAMES[A._data.dtype.name]
@@ -756,7 +756,7 @@ _MULTI_DOT_OUT = same_dtype('multi_dot(): expected out tensor to have dtype {res
 
 
 @writes_out('mm', _MULTI_DOT_OUT, label='linalg_multi_dot')
-def multi_dot(tensors, *, out=None):
+def multi_dot(tensors):
     tensors = list(tensors)
     if len(tensors) < 2:
         raise RuntimeError(f'multi_dot(): expected at least 2 tensors but got {len(tensors)}')
@@ -807,7 +807,7 @@ class LinalgCrossBackward0(Node):
 
 
 @writes_out('linalg_cross')
-def cross(input, other, *, dim=-1, out=None):
+def cross(input, other, *, dim=-1):
     x, y = input._data, other._data
     if x.ndim != y.ndim:
         raise RuntimeError('linalg.cross: inputs must have the same number of dimensions.')
@@ -824,7 +824,7 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 @writes_out('linalg_matrix_rank', safely_castable('torch.linalg.matrix_rank'), differentiable=False)
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     if autocast.state.on:
         A, = autocast.fp32(A)
     _check_matrix(A, 'linalg.matrix_rank', square=False)

@@ -13,7 +13,7 @@ from .reduction import sum as _sum
 
 
 @writes_out('_linalg_svd', label='svd')
-def svd(input, some=True, compute_uv=True, *, out=None):
+def svd(input, some=True, compute_uv=True):
     """torch.svd: V rather than Vh, and ``some`` for the reduced factorisation."""
     if autocast.state.on:
         input, = autocast.fp32(input)
@@ -24,7 +24,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
 
 
 @writes_out('linalg_qr', label='qr')
-def qr(input, some=True, *, out=None):
+def qr(input, some=True):
     if autocast.state.on:
         input, = autocast.fp32(input)
     warnings.warn('torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n'
@@ -50,7 +50,7 @@ class CholeskyBackward0(Node):
 
 
 @writes_out('cholesky', safely_castable('cholesky'))
-def cholesky(input, upper=False, *, out=None):
+def cholesky(input, upper=False):
     if autocast.state.on:
         input, = autocast.fp32(input)
     warnings.warn('torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future '
@@ -69,7 +69,7 @@ def cholesky(input, upper=False, *, out=None):
 
 
 @writes_out('mm', _MULTI_DOT_OUT, label='chain_matmul')
-def chain_matmul(*matrices, out=None):
+def chain_matmul(*matrices):
     from .linalg_solvers import _deprecated
     _deprecated('chain_matmul')
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):

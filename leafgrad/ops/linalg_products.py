@@ -70,7 +70,7 @@ class AddrBackward0(Node):
 
 
 @writes_out('addr', castable_dtype)
-def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """beta * input + alpha * outer(vec1, vec2); beta = 0 ignores input (NaN included)."""
     for name, t in (('vec1', vec1), ('vec2', vec2)):
         if t._data.ndim != 1:
@@ -101,7 +101,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 # ---- kron, block_diag, diagflat ---------------------------------------------------------------------
 
 @writes_out('mul', castable_dtype, label='kron')
-def kron(input, other, *, out=None):
+def kron(input, other):
     """The Kronecker product: block (i, j) of the result is input[i, j] * other."""
     a, b = input._data, other._data
     n = max(a.ndim, b.ndim)

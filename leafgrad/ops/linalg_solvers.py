@@ -322,7 +322,7 @@ def _check_lu_input(A, name):
 
 
 @writes_out('linalg_lu_factor_ex', differentiable=(True, False, False))
-def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
     """(LU, pivots, info): P A = L U packed in one matrix, LAPACK's 1-based int32 row swaps, and
     per matrix the first zero pivot's 1-based index (0: none)."""
     if autocast.state.on:
@@ -345,7 +345,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 
 
 @writes_out('linalg_lu_factor_ex', differentiable=(True, False), label='linalg_lu_factor')
-def lu_factor(A, *, pivot=True, out=None):
+def lu_factor(A, *, pivot=True):
     """(LU, pivots); a singular matrix raises LinAlgError, as PyTorch's."""
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
     if info._data.any():
@@ -359,7 +359,7 @@ def lu_factor(A, *, pivot=True, out=None):
 
 
 @writes_out('linalg_lu', differentiable=(False, True, True))
-def lu(A, *, pivot=True, out=None):
+def lu(A, *, pivot=True):
     """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n), k = min(m, n)."""
     if autocast.state.on:
         A, = autocast.fp32(A)
@@ -396,7 +396,7 @@ class LuUnpackBackward0(Node):
 
 
 @writes_out('lu_unpack', differentiable=(False, True, True))
-def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """(P, L, U) from lu_factor's packed LU and pivots."""
     lu_a, piv = LU_data._data, LU_pivots._data
     if piv.dtype != xp.int32:
@@ -454,7 +454,7 @@ def _lu_solve_tensors(L, U, P, B, adjoint):
 
 
 @writes_out('linalg_lu_solve')
-def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """X with A X = B (left=False: X A = B; adjoint: A^T in place of A) from lu_factor's output."""
     lu_a, b = LU._data, B._data
     if lu_a.ndim < 2:
@@ -486,7 +486,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 # ---- solve_ex, householder_product ---------------------------------------------------------------
 
 @writes_out('_linalg_solve_ex', differentiable=(True, False), label='linalg_solve_ex')
-def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+def solve_ex(A, B, *, left=True, check_errors=False):
     """(result, info): solve's result; info 0, or where a singular matrix has its zero pivot."""
     try:
         return return_types.linalg_solve_ex(solve(A, B, left=left), wrap(xp.zeros(A._data.shape[:-2], xp.int32)))
@@ -545,7 +545,7 @@ class GeqrfBackward0(Node):
 
 
 @writes_out('geqrf', (safely_castable('torch.geqrf', 'a'), safely_castable('torch.geqrf', 'tau')))
-def geqrf(input, *, out=None):
+def geqrf(input):
     """(a, tau): LAPACK's QR in Householder form, R on and above the diagonal of ``a`` and the
     reflectors below it (householder_product(a, tau) is Q)."""
     a = input._data
@@ -575,7 +575,7 @@ def _reflect(Q, v, t):
 
 
 @writes_out('linalg_householder_product', safely_castable('torch.linalg.householder_product'))
-def householder_product(A, tau, *, out=None):
+def householder_product(A, tau):
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T (v_i from A's columns below
     the diagonal): the Q of a QR factorisation in geqrf's form."""
     a, t = A._data, tau._data
@@ -649,7 +649,7 @@ def torch_vander(x, N=None, increasing=False):
 
 
 @writes_out('linalg_tensorinv', safely_castable('tensorinv'), copy=True)
-def tensorinv(A, ind=2, *, out=None):
+def tensorinv(A, ind=2):
     """The tensor X with tensordot(X, A, ind) the identity: A as a matrix of
     prod(shape[:ind]) rows, inverted, shaped shape[ind:] + shape[:ind]."""
     shape = A._data.shape
@@ -663,7 +663,7 @@ def tensorinv(A, ind=2, *, out=None):
 
 
 @writes_out('linalg_tensorsolve', safely_castable('tensorsolve'), copy=True)
-def tensorsolve(A, B, dims=None, *, out=None):
+def tensorsolve(A, B, dims=None):
     """X with tensordot(A, X, X.ndim) = B."""
     if dims is not None:
         nd = A._data.ndim
@@ -682,7 +682,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
 
 
 @writes_out('linalg_cond', safely_castable('linalg.cond'), copy=True)
-def cond(A, p=None, *, out=None):
+def cond(A, p=None):
     """The condition number ||A||_p ||A^-1||_p (p None or ±2: the ratio of extreme singular values)."""
     from .. import linalg as _linalg
     a = A._data
@@ -720,7 +720,7 @@ class CholeskySolveBackward0(Node):
 
 
 @writes_out('cholesky_solve', safely_castable('cholesky_solve'))
-def cholesky_solve(B, L, upper=False, *, out=None):
+def cholesky_solve(B, L, upper=False):
     """X with (L L^T) X = B (upper: U^T U), from a Cholesky factor."""
     a, b = L._data, B._data
     refuse_complex(a, 'cholesky_solve')
@@ -753,7 +753,7 @@ class CholeskyInverseBackward0(Node):
 
 
 @writes_out('cholesky_inverse', safely_castable('cholesky_inverse'))
-def cholesky_inverse(L, upper=False, *, out=None):
+def cholesky_inverse(L, upper=False):
     """(L L^T)^-1 (upper: (U^T U)^-1) from a Cholesky factor."""
     a = L._data
     refuse_complex(a, 'cholesky_inverse')
@@ -788,7 +788,7 @@ class TriangularSolveBackward0(Node):
 
 
 @writes_out('triangular_solve')
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """(solution, cloned_coefficient): X with op(A) X = b for triangular A (op: transpose)."""
     _deprecated('triangular_solve')
     a = A._data
@@ -856,7 +856,7 @@ def torch_lu(A, pivot=True, get_infos=False, out=None):
 
 
 @writes_out('linalg_lu_solve', label='lu_solve')
-def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):
+def torch_lu_solve(b, LU_data, LU_pivots):
     """torch.lu_solve: linalg.lu_solve with b first."""
     _deprecated('lu_solve')
     return lu_solve(LU_data, LU_pivots, b)

@@ -70,7 +70,7 @@ def _integer_pair(input, other, kernel):
 
 
 @writes_out('aten::gcd', castable_dtype, label='gcd')
-def gcd(input, other, *, out=None):
+def gcd(input, other):
     """The greatest common divisor, elementwise (non-negative; gcd(0, 0) = 0)."""
     a, b = _integer_pair(input, other, 'gcd_cpu')
     try:
@@ -80,7 +80,7 @@ def gcd(input, other, *, out=None):
 
 
 @writes_out('aten::lcm', castable_dtype, label='lcm')
-def lcm(input, other, *, out=None):
+def lcm(input, other):
     """The least common multiple, elementwise (non-negative; 0 when either is 0)."""
     a, b = _integer_pair(input, other, 'lcm_cpu')
     try:
@@ -92,7 +92,7 @@ def lcm(input, other, *, out=None):
 # ---- heaviside, signbit --------------------------------------------------------------------------
 
 @writes_out('aten::heaviside', _HEAVISIDE_OUT, label='heaviside')
-def heaviside(input, values, *, out=None):
+def heaviside(input, values):
     """0 where input < 0, 1 where input > 0, ``values`` where input is 0 (both of one dtype)."""
     from .rounding import NotImplementedNode
     if input._data.dtype != values._data.dtype:
@@ -109,7 +109,7 @@ def heaviside(input, values, *, out=None):
 
 
 @writes_out('signbit', _SIGNBIT_OUT, differentiable=False)
-def signbit(input, *, out=None):
+def signbit(input):
     """Whether the sign bit is set: True for negative numbers, -0.0 and negative NaN."""
     return wrap(xp.asarray(xp.signbit(input._data)))
 
@@ -125,7 +125,7 @@ class FrexpBackward0(Node):
 
 
 @writes_out('frexp', _FREXP_OUT, differentiable=(True, False))
-def frexp(input, *, out=None):
+def frexp(input):
     """(mantissa, exponent): input = mantissa * 2**exponent, |mantissa| in [0.5, 1), exponent int32."""
     a = input._data
     if a.dtype.kind not in 'fV':
@@ -160,7 +160,7 @@ class LdexpBackward0(Node):
 
 
 @writes_out('ldexp', _LDEXP_OUT)
-def ldexp(input, other, *, out=None):
+def ldexp(input, other):
     """input * 2**other."""
     dt = backend.result_type(input, other)
     if not dt.is_floating_point:
@@ -192,7 +192,7 @@ class Logaddexp2Backward0(Node):
 
 
 @writes_out('logaddexp2', castable_dtype)
-def logaddexp2(input, other, *, out=None):
+def logaddexp2(input, other):
     """log2(2**input + 2**other), computed without overflow."""
     dt = backend.result_type(input, other)
     if not dt.is_floating_point:

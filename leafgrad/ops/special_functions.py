@@ -15,7 +15,8 @@ import math
 from .. import backend
 from . import elementwise as ew
 from . import special_kernels as K
-from ._util import Node, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
+from ._op import castable_dtype, writes_out
+from ._util import SCALAR_NAMES, Node, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
 from .inplace import inplace
 from ..tensor import Tensor
 
@@ -58,6 +59,13 @@ class _DerivativeNotImplemented(Node):
         raise NotImplementedError(f"the derivative for '{self.what}' is not implemented.")
 
 
+def _mvlgamma_out(rd, od):
+    # (PyTorch's message names the result's dtype twice)
+    if rd.category > od.category:
+        raise RuntimeError(f"mvlgamma: result type {SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
+                           f'{SCALAR_NAMES[rd.name]}')
+
+
 # ---- lgamma, digamma, polygamma, mvlgamma -----------------------------------------------------
 
 class LgammaBackward0(Node):
@@ -68,6 +76,7 @@ class LgammaBackward0(Node):
         return grad * digamma(x),
 
 
+@writes_out('lgamma', castable_dtype)
 def lgamma(input):
     """log |Gamma(x)|."""
     _check_tensor('lgamma', input)
@@ -82,6 +91,7 @@ class DigammaBackward0(Node):
         return grad * polygamma(1, x),
 
 
+@writes_out('digamma', castable_dtype)
 def digamma(input):
     """The derivative of lgamma: -inf at 0 (+inf at -0), NaN at the negative integers."""
     _check_tensor('digamma', input)
@@ -96,6 +106,7 @@ class PolygammaBackward0(Node):
         return grad * polygamma(self.n + 1, x),
 
 
+@writes_out('polygamma', castable_dtype)
 def polygamma(n, input):
     """The n-th derivative of digamma."""
     if not isinstance(n, int) or isinstance(n, bool):
@@ -128,6 +139,7 @@ class MvlgammaBackward0(Node):
         return grad * digamma(_mvlgamma_offsets(x, self.p)).sum(-1),
 
 
+@writes_out('mvlgamma', _mvlgamma_out)
 def mvlgamma(input, p):
     """The multivariate log-gamma function of dimension p: sum_i lgamma(x - i/2) + p(p-1)/4 log pi."""
     _check_tensor('mvlgamma', input)
@@ -192,22 +204,26 @@ def _igamma(input, other, upper, node_cls, name):
     return result
 
 
+@writes_out('igamma', castable_dtype)
 def igamma(input, other):
     """The regularized lower incomplete gamma function P(input, other)."""
     return _igamma(input, other, False, IgammaBackward0, 'igamma')
 
 
+@writes_out('igammac', castable_dtype)
 def igammac(input, other):
     """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other)."""
     return _igamma(input, other, True, IgammacBackward0, 'igammac')
 
 
+@writes_out('igamma', castable_dtype, label='special_gammainc')
 def special_gammainc(input, other):
     _check_tensor('special_gammainc', input)
     _check_tensor('special_gammainc', other, 'other', 2)
     return igamma(input, other)
 
 
+@writes_out('igammac', castable_dtype, label='special_gammaincc')
 def special_gammaincc(input, other):
     _check_tensor('special_gammaincc', input)
     _check_tensor('special_gammaincc', other, 'other', 2)
@@ -244,6 +260,7 @@ def _scalar_tensor(value, like):
     return wrap(xp.asarray(value, dtype=backend.result_type(like, value).np))
 
 
+@writes_out('special_zeta', castable_dtype)
 def special_zeta(input, other):
     """The Hurwitz zeta function sum_k (k + other)^-input."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
@@ -292,6 +309,7 @@ class I0Backward0(Node):
         return grad * special_i1(x),
 
 
+@writes_out('i0', castable_dtype)
 def i0(input):
     """The modified Bessel function of the first kind of order 0."""
     _check_tensor('i0', input)
@@ -306,6 +324,7 @@ class SpecialI0EBackward0(Node):
         return grad * (special_i1e(x) - ew.sign(x) * result),
 
 
+@writes_out('special_i0e', castable_dtype)
 def special_i0e(input):
     """exp(-|x|) i0(x)."""
     _check_tensor('special_i0e', input)
@@ -324,6 +343,7 @@ class SpecialI1Backward0(Node):
         return grad * ew.where(mask, i0(safe) - result * ew.reciprocal(safe), grad * 0 + 0.5),
 
 
+@writes_out('special_i1', castable_dtype)
 def special_i1(input):
     """The modified Bessel function of the first kind of order 1."""
     _check_tensor('special_i1', input)
@@ -343,6 +363,7 @@ class SpecialI1EBackward0(Node):
         return grad * ew.where(mask, d, grad * 0 + 0.5),
 
 
+@writes_out('special_i1e', castable_dtype)
 def special_i1e(input):
     """exp(-|x|) i1(x)."""
     _check_tensor('special_i1e', input)
@@ -362,6 +383,7 @@ class SpecialErfcxBackward0(Node):
         return (x * result * 2.0 - 2.0 / math.sqrt(math.pi)) * grad,
 
 
+@writes_out('special_erfcx', castable_dtype)
 def special_erfcx(input):
     """The scaled complementary error function exp(x^2) erfc(x)."""
     _check_tensor('special_erfcx', input)
@@ -394,6 +416,7 @@ def _times_number(t, number):
     return result
 
 
+@writes_out('special_ndtr', castable_dtype, copy=True)
 def special_ndtr(input):
     """The standard normal cdf, (1 + erf(x / sqrt 2)) / 2: recorded, as PyTorch records it, as
     those four ops (which is also why it is 0 below about -8.3 rather than tiny)."""
@@ -412,6 +435,7 @@ class SpecialLogNdtrBackward0(Node):
         return grad / _SQRT_2PI * ew.exp(-(result + x * x / 2)),
 
 
+@writes_out('special_log_ndtr', castable_dtype)
 def special_log_ndtr(input):
     """log of the standard normal cdf, accurate far into the lower tail."""
     _check_tensor('special_log_ndtr', input)
@@ -429,6 +453,7 @@ class SpecialNdtriBackward0(Node):
         return grad * _SQRT_2PI * ew.exp(result * result * 0.5),
 
 
+@writes_out('special_ndtri', castable_dtype)
 def special_ndtri(input):
     """The standard normal quantile function (the inverse of ndtr)."""
     _check_tensor('special_ndtri', input)
@@ -452,6 +477,7 @@ def _entr(x):
     return out
 
 
+@writes_out('special_entr', castable_dtype)
 def special_entr(input):
     """-x log x elementwise (0 at 0, -inf below)."""
     _check_tensor('special_entr', input)
@@ -498,6 +524,7 @@ def _xlog1py(x, y):
     return xp.where((x == 0) & ~xp.isnan(y), 0.0, out)
 
 
+@writes_out('special_xlog1py', castable_dtype)
 def special_xlog1py(input, other):
     """x * log1p(y), and 0 where x is 0 (unless y is NaN)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
