@@ -662,3 +662,23 @@ def test_a_derivative_that_computes_nothing_still_unpacks_what_it_saved(op, chan
         seen.update(x=x.grad, v=v.grad)
         return seen
     assert_same(program)
+
+
+
+@pytest.mark.parametrize('op', ['relu', 'relu_', 'F.relu'])
+@pytest.mark.parametrize('dtype', ['float32', 'float64', 'float16', 'bfloat16'])
+@pytest.mark.parametrize('n', [1, 7, 33])
+def test_relu_keeps_the_sign_of_zero_as_torch(op, dtype, n):
+    """relu(-0.0) is -0.0 in PyTorch, for every length (NumPy's maximum(x, 0) returns the 0):
+    seen through rsqrt or a division as -inf against inf (the long run, seeds 4000315, 4003590)."""
+    a = np.where(np.random.default_rng(n).random(n) < 0.5, -0.0, 0.0)
+    a[0] = NAN
+
+    def program(T):
+        x = T.tensor(a, dtype=getattr(T, dtype))
+        out = {'relu': lambda: T.relu(x), 'relu_': lambda: x.clone().relu_(), 'F.relu': lambda: T.nn.functional.relu(x)}[op]()
+        values = out.float().numpy()
+        return {'out': out.float(), 'signs': tuple(np.signbit(values[1:]).tolist()),  # (not of the NaN: noise)
+                'rsqrt': out.float().rsqrt()}
+    assert_same(program)
+

@@ -834,7 +834,12 @@ class Relu(Op):
             if data.dtype.kind == 'c':
                 raise refused('relu', data)
             raise RuntimeError('Boolean inputs not supported for relu')
-        return unary(Relu, input, xp.maximum(data, data.dtype.type(0)), save='output')
+        # (-0.0 stays -0.0, as PyTorch's: NumPy's maximum returns its second argument on a tie,
+        # of float32/float64; others are compared)
+        zero = data.dtype.type(0)
+        out = xp.maximum(zero, data) if data.dtype.kind == 'f' and data.dtype.itemsize >= 4 else \
+            xp.where(data < zero, zero, data)
+        return unary(Relu, input, out, save='output')
 
     def jvp(self, tangents):
         (result,) = self.saved_tensors
