@@ -682,3 +682,20 @@ def test_relu_keeps_the_sign_of_zero_as_torch(op, dtype, n):
                 'rsqrt': out.float().rsqrt()}
     assert_same(program)
 
+
+@pytest.mark.parametrize('op', ['fmod', 'remainder', 'floor_divide', 'div_floor', 'div_trunc'])
+@pytest.mark.parametrize('shapes', [((0,), (3, 1)), ((3, 1), (0,)), ((3, 0), ()), ((0,), None), ((3,), (2,)),
+                                    ((3,), (3,))], ids=str)
+def test_an_integer_division_by_zero_of_nothing_as_torch(op, shapes):
+    """An integer division by zero is refused only where PyTorch's kernel divides something: an
+    empty result (an empty tensor broadcast against zeros) is returned, shapes that do not
+    broadcast get the broadcast error (the long run, seed 4005070: fmod of an empty int64 view
+    by a sign() with zeros raised ZeroDivisionError)."""
+    def program(T):
+        a = T.arange(1, 1 + int(np.prod(shapes[0])), dtype=T.int64).reshape(shapes[0])
+        b = 0 if shapes[1] is None else T.zeros(shapes[1], dtype=T.int64)
+        fn = {'div_floor': lambda: T.div(a, b, rounding_mode='floor'),
+              'div_trunc': lambda: T.div(a, b, rounding_mode='trunc')}.get(op, lambda: getattr(T, op)(a, b))
+        out = fn()
+        return {'out': out, 'shape': tuple(out.shape), 'dtype': str(out.dtype).split('.')[-1]}
+    assert_same(program)
