@@ -406,6 +406,63 @@ def _is_blas_dropping_nan(lines, diff):
     return bool(bad.any()) and bool(np.isnan(b[6][bad]).all()) and not np.isnan(a[6][bad]).any()
 
 
+_PRODUCTS = ('@', 'matmul', 'mm(', 'bmm', 'dot(', 'mv(')
+_TIES = ('maximum', 'minimum', 'clamp', 'fmax', 'fmin')
+_JUMPS_AT_ZERO = ('/', 'div', 'reciprocal', 'rsqrt', 'atan2', 'copysign', 'sign', 'pow', 'log')
+
+
+def _made_by(lines, name):
+    return [line for line in lines if line.startswith(f'{name} = ') or f' {name} = ' in line]
+
+
+def _is_zero_of_another_sign(lines, diff):
+    # an exact zero whose sign (or whose being exact) is the kernel's: a matrix product's zero
+    # is -0.0 or 0.0 by PyTorch's kernel path (its mm of one column gives -0.0, OpenBLAS sums from
+    # +0.0), or a tiny number where PyTorch's summation cancels exactly; a tie of -0.0 and 0.0 in
+    # maximum/minimum/clamp gives PyTorch's second operand in its SIMD loop (AVX512 here: 16
+    # float32 lanes), its first in the scalar tail. Seen only through a function with a jump
+    # at zero: a division (inf against -inf, NaN against 1), rsqrt, reciprocal, atan2 (0 against
+    # -pi) (seeds 2002955, 4002925, 4004582, 4004728, 4008327, 4009550)
+    _, mine, theirs = diff
+    if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('new', 'final')):
+        return False
+    product = any(op in line for line in lines for op in _PRODUCTS)
+    tie = any(op in line for line in lines for op in _TIES)
+    if not (product or tie) or not any(op in line for line in _made_by(lines, mine[1]) for op in _JUMPS_AT_ZERO):
+        return False
+    a, b = mine[2], theirs[2]
+    if not (a[0] == b[0] == 'tensor' and a[:6] == b[:6]):
+        return False
+    x, y = a[6], b[6]
+    bad = ~np.isclose(x, y, rtol=1e-4, atol=1e-4, equal_nan=True)
+    if not bad.any():
+        return False
+    x, y = x[bad], y[bad]
+    flipped = x == -y
+    at_zero = np.isclose(x, 0) | np.isclose(y, 0) | np.isclose(np.abs(x), np.pi) | np.isclose(np.abs(y), np.pi)
+    nan_for_one = np.isnan(x) != np.isnan(y)
+    return bool((flipped | (product & (at_zero | nan_for_one))).all())
+
+
+def _is_inplace_over_its_own_view(lines, diff):
+    # an in-place op whose other operand is a view of the tensor it writes (broadcast, so that
+    # PyTorch does not refuse the overlap): PyTorch's loop reads elements it has already
+    # written, NumPy's reads the operand as it was (seed 4008186)
+    _, mine, theirs = diff
+    if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('new', 'final')):
+        return False
+    views = {}
+    for line in lines:
+        m = re.match(r'(?:with [^:]*: )?(v\d+) = (v\d+)[.\[]', line)
+        if m:
+            views[m.group(1)] = m.group(2)
+    for line in lines:
+        m = re.match(r'(v\d+)(?:\[[^\]]*\])?\.\w+_\((.*)\)', line)
+        if m and any(views.get(arg) == m.group(1) for arg in re.findall(r'v\d+', m.group(2))):
+            return True
+    return False
+
+
 KNOWN = [('a split/chunk/unbind view stays readable after its base changes in place', _is_multi_output_view_modified),
          ("autograd.grad's result is not a view (detach_ allowed)", _is_detach_of_an_engine_gradient),
          ("autograd.grad's result is not a view (a view of it follows it, not its base, in requires_grad)",
@@ -426,7 +483,11 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
          ('a step or modulo of values equal to rounding falls on the other side of its jump', _is_rounding_at_a_jump),
          ("an elementwise result laid out otherwise than by PyTorch's TensorIterator (a reshape copies or not)",
           _is_other_layout),
-         ("a matrix product where a NaN meets the sum gives inf (NumPy's BLAS), PyTorch NaN", _is_blas_dropping_nan)]
+         ("a matrix product where a NaN meets the sum gives inf (NumPy's BLAS), PyTorch NaN", _is_blas_dropping_nan),
+         ("an exact zero's sign (a matrix product's, a tie in maximum/minimum/clamp) is the kernel's, seen "
+          'through a jump at zero', _is_zero_of_another_sign),
+         ('an in-place op reading a view of the tensor it writes: PyTorch reads what it has written',
+          _is_inplace_over_its_own_view)]
 
 
 def known(lines, diff):
