@@ -8,6 +8,7 @@ without it."""
 import contextlib
 import io
 import json
+import math
 import operator
 import sys
 
@@ -223,6 +224,43 @@ def interpreter_and_transformer():
     new = NegSigmoid(gm).transform()
     print(new.code)
     print(torch.allclose(new(x), -torch.sigmoid(gm.lin(x)).sum(1)))
+
+
+class Attention(torch.nn.Module):
+    """minGPT's causal self-attention, small."""
+
+    def __init__(self, slice_the_mask):
+        super().__init__()
+        torch.manual_seed(0)
+        self.c_attn, self.c_proj, self.n_head = torch.nn.Linear(8, 24), torch.nn.Linear(8, 8), 2
+        self.register_buffer('bias', torch.tril(torch.ones(4, 4)).view(1, 1, 4, 4))
+        self.slice_the_mask = slice_the_mask
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        mask = self.bias[:, :, :T, :T] if self.slice_the_mask else self.bias
+        att = torch.nn.functional.softmax(att.masked_fill(mask == 0, float('-inf')), dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+@case
+def attention_block_unpacking_sizes_and_math():
+    m = Attention(slice_the_mask=False)
+    gm = fx.symbolic_trace(m)
+    print(gm.code)
+    x = torch.randn(2, 4, 8)
+    print(torch.allclose(gm(x), m(x)))
+
+
+@case
+def attention_block_slicing_a_buffer_by_a_proxy():
+    fx.symbolic_trace(Attention(slice_the_mask=True))
 
 
 @case

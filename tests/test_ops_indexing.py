@@ -584,3 +584,18 @@ def test_copyslices_retain_graph_and_create_graph():
     assert results[0][1] == results[1][1]
     np.testing.assert_allclose(results[0][2], results[1][2])
     np.testing.assert_allclose(results[0][3], results[1][3])
+
+
+@pytest.mark.parametrize('index', ['x[:, :"a"]', 'x[:, 1.5:]', 'x[0, ::2.0]', 'x[:, :T.tensor(3)]',
+                                   'x[1:T.tensor(3), ::T.tensor(2)]'])
+def test_slice_bounds_in_a_tuple_as_pytorch(index):
+    """A slice's bounds must be integers, None or have __index__ (a 0-dim integer tensor), with
+    Python's TypeError otherwise, also inside a tuple index."""
+    outcomes = []
+    for T in (lg, torch):
+        x = T.arange(16.).reshape(4, 4)
+        try:
+            outcomes.append(tuple(eval(index, {'x': x, 'T': T}).shape))
+        except TypeError as e:
+            outcomes.append(str(e))
+    assert outcomes[0] == outcomes[1]

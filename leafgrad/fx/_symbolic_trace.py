@@ -108,7 +108,7 @@ class Tracer(TracerBase):
                                        for name, value in vars(module).items()
                                        if not name.startswith('_') and callable(value)}
         self._autowrap_function_ids.update(id(f) for f in autowrap_functions)
-        self._autowrap_search = list(autowrap_functions)
+        self._autowrap_modules = list(autowrap_modules)
         self.param_shapes_constant = param_shapes_constant
         self.submodule_paths = None
         self.root = None
@@ -272,9 +272,10 @@ class Tracer(TracerBase):
             else:
                 original = frame_dict[name]
             patcher.patch(frame_dict, name, _create_wrapped_func(original), is_dict=True)
-        for name, value in list(fn_globals.items()):
-            if not name.startswith('_') and callable(value) and id(value) in self._autowrap_function_ids:
-                patcher.patch(fn_globals, name, _create_wrapped_func(value), is_dict=True)
+        for namespace in [fn_globals] + [vars(module) for module in self._autowrap_modules]:  # math.sqrt too
+            for name, value in list(namespace.items()):
+                if not name.startswith('_') and callable(value) and id(value) in self._autowrap_function_ids:
+                    patcher.patch(namespace, name, _create_wrapped_func(value), is_dict=True)
 
     def __deepcopy__(self, memo):
         raise NotImplementedError('deepcopy of a Tracer is not implemented in leafgrad.fx')

@@ -99,7 +99,7 @@ def _repr_value(arg):
     if arg is ...:
         return 'Ellipsis'
     if isinstance(arg, float) and (arg != arg or arg in (float('inf'), float('-inf'))):
-        return f"float('{arg}')"
+        return repr(arg)  # inf, -inf, nan: names the generated code's globals define
     return repr(arg)
 
 

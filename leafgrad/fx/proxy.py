@@ -1,4 +1,7 @@
 """``torch.fx.Proxy``: a stand-in value that records, as a Node, every operation done to it."""
+import bisect
+import dis
+import inspect
 import operator
 
 from .graph import Graph
@@ -129,6 +132,13 @@ class Proxy:
         return self.tracer.create_proxy('call_method', '__call__', (self,) + args, kwargs)
 
     def __iter__(self):
+        # unpacking (``B, T, C = x.size()``) gives the items as getitem nodes: the caller's
+        # current instruction says how many it takes
+        calling_frame = inspect.currentframe().f_back
+        instructions = list(dis.get_instructions(calling_frame.f_code))
+        at = bisect.bisect_left(instructions, calling_frame.f_lasti, key=lambda inst: inst.offset)
+        if at < len(instructions) and instructions[at].opname == 'UNPACK_SEQUENCE':
+            return (self[i] for i in range(instructions[at].argval))
         return self.tracer.iter(self)
 
     def __abs__(self):

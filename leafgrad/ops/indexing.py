@@ -124,6 +124,9 @@ def _index_ndim(c):
 def _full_slice(c, size):
     """PyTorch's test, on the slice as written: start 0, stop at or past the end, step 1
     (so ``-4:`` on a dim of 4 is still recorded as a slice)."""
+    for bound in (c.start, c.stop, c.step):
+        if bound is not None and not hasattr(type(bound), '__index__'):
+            raise TypeError('slice indices must be integers or None or have an __index__ method')
     start = 0 if c.start is None else c.start
     return start == 0 and (c.stop is None or c.stop >= size) and c.step in (None, 1)
 
