@@ -81,3 +81,14 @@ def pytest_runtest_makereport(item, call):
 def pytest_make_collect_report(collector):
     outcome = yield
     _fail_if_skipped_in_ci(outcome.get_result())
+
+
+def pytest_collection_finish(session):
+    # Importing leafgrad.fx switches on __torch_function__ dispatch in every public function for the
+    # rest of the process (leafgrad/overrides.py); the suite runs without it, and fx's tests run it
+    # in a process of their own (tests/fx_cases.py). A test module that imports fx at collection
+    # would silently run everything after it in the other configuration.
+    overrides = sys.modules.get('leafgrad.overrides')
+    if overrides is not None and overrides._enabled:
+        raise pytest.UsageError('a test module switched on leafgrad.overrides (imported leafgrad.fx) while being '
+                                'collected: run such code in a subprocess, as tests/test_fx.py does')

@@ -629,3 +629,29 @@ def test_peak_memory_not_above_eager():
                 p.grad = None
         peaks.append(peak(step))
     assert peaks[1] <= peaks[0] * 1.01, peaks  # (1%: the replay's own few small objects)
+
+
+def test_compile_keywords_of_pytorch_2_13():
+    """name labels the report; recompile_limit caps this call's signatures (past it: eager with
+    a warning, or with fullgraph=True PyTorch's FailOnRecompileLimitHit); backend=None is
+    PyTorch's default backend; shapes_spec is refused (every shape is specialised)."""
+    import warnings
+
+    def f(x):
+        return x * 2
+
+    compiled = lg.compile(f, name='double', recompile_limit=1, backend=None)
+    assert compiled.report().startswith("compiled region 'double'")
+    compiled(lg.ones(2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        out = compiled(lg.ones(3))  # a second signature: past this call's limit of 1
+    assert lg.equal(out, lg.full((3,), 2.0)) and 'recompile_limit (1)' in str(caught[0].message)
+    strict = lg.compile(f, fullgraph=True, recompile_limit=1)
+    strict(lg.ones(2))
+    with pytest.raises(lg._dynamo.exc.FailOnRecompileLimitHit, match='Hard failure due to fullgraph=True'):
+        strict(lg.ones(3))
+    with pytest.raises(NotImplementedError, match='shapes_spec'):
+        lg.compile(f, shapes_spec=object())
+    with pytest.raises(ValueError, match='recompile_limit'):
+        lg.compile(f, recompile_limit=-1)

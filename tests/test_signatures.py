@@ -13,7 +13,6 @@ from oracle import lg, torch
 DIFFERENT = {
     'F.embedding': "leafgrad's private _backward switch (a keyword no program passes)",
     'torch.save': 'leafgrad.save also takes format= (PyTorch zip or safetensors; docs/differences)',
-    'torch.compile': "being brought to 2.13's keywords (name, recompile_limit, isolate_recompiles, shapes_spec)",
     'torch.norm': 'out= of norm is not implemented yet',
     'torch.eig': 'removed from PyTorch; both raise its removal message',
     'Tensor.norm': "the first parameter is named 'input' (Tensor.norm is torch.norm)",
@@ -53,8 +52,11 @@ def _pairs():
               ('torch', torch, lg)]
     for label, theirs, ours in spaces:
         for name in dir(theirs):
-            t, o = getattr(theirs, name, None), getattr(ours, name, None)
-            if not name.startswith('_') and o is not None and callable(t) and not isinstance(t, type):
+            t = getattr(theirs, name, None)
+            if name.startswith('_') or not callable(t) or isinstance(t, type) or inspect.ismodule(t):
+                continue  # (asking leafgrad for a module name would import it: leafgrad.fx switches on overrides)
+            o = getattr(ours, name, None)
+            if o is not None:
                 pairs.append((f'{label}.{name}', t, o))
     for label, theirs, ours in (('nn', torch.nn, lg.nn), ('optim', torch.optim, lg.optim),
                                 ('lr_scheduler', torch.optim.lr_scheduler, lg.optim.lr_scheduler)):

@@ -47,11 +47,26 @@ def _rule_table():
     return _rules
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None, options=None,
-            disable=False):
+def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None, name=None,
+            disable=False, recompile_limit=None, isolate_recompiles=False, shapes_spec=None):
     """Optimise ``model`` (a function or an ``nn.Module``) as ``torch.compile`` does; see the
-    module's design note. Without ``model``, a decorator."""
+    module's design note. Without ``model``, a decorator.
+
+    ``name`` labels the compiled region in its report; ``recompile_limit`` caps the signatures
+    traced for this call (default ``_dynamo.config.recompile_limit``; past it, new signatures run
+    eagerly, or with ``fullgraph=True`` raise ``FailOnRecompileLimitHit``). Each call keeps its
+    own entries, which is what ``isolate_recompiles=True`` asks of PyTorch; ``shapes_spec``
+    (dynamic shapes) is refused: leafgrad specialises every shape."""
     from .. import _dynamo
+    if backend is None:
+        backend = 'inductor'  # PyTorch's default backend
+    if shapes_spec is not None:
+        raise NotImplementedError('compile(shapes_spec=...): leafgrad.compile specialises every shape and takes no '
+                                  'dynamic-shape specification')
+    if recompile_limit is not None and (not isinstance(recompile_limit, int) or recompile_limit < 0):
+        raise ValueError(f'recompile_limit must be a non-negative int or None, got {recompile_limit!r}')
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f'name must be a str or None, got {type(name).__name__}')
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
     if mode is not None and mode not in _MODES:
@@ -79,8 +94,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mo
         if disable:
             return obj
         if isinstance(obj, _Module):
-            return OptimizedModule(obj, _Compiled(obj.__call__, fullgraph, backend, obj))
-        compiled = _Compiled(obj, fullgraph, backend, None)
+            return OptimizedModule(obj, _Compiled(obj.__call__, fullgraph, backend, obj, name, recompile_limit))
+        compiled = _Compiled(obj, fullgraph, backend, None, name, recompile_limit)
 
         @functools.wraps(obj)
         def compiled_function(*args, **kwargs):
@@ -137,11 +152,13 @@ class _Entry:
 class _Compiled:
     """The state of one compiled callable: its cache of traced signatures and its log."""
 
-    def __init__(self, fn, fullgraph, backend, module):
+    def __init__(self, fn, fullgraph, backend, module, name=None, recompile_limit=None):
         self.fn = fn
         self.fullgraph = fullgraph
         self.backend = backend
         self.module = module
+        self.name = name                        # the region's label in the report
+        self.recompile_limit = recompile_limit  # None: _dynamo.config.recompile_limit
         # modules whose training flags guard each call: the compiled module, or those the
         # function reaches (a train/eval switch changes what their forward records)
         self.guard_modules = [module] if module is not None else _trace.reachable_modules(fn)
@@ -175,15 +192,17 @@ class _Compiled:
                 return _rebuild(entry.out_template, program.out_slots, program.run(inputs))
             del self.cache[key]
             self.log.append('a captured tensor changed its shape, dtype or requires_grad: traced again')
-        if len(self.cache) >= _dynamo.config.recompile_limit:
+        limit = _dynamo.config.recompile_limit if self.recompile_limit is None else self.recompile_limit
+        if len(self.cache) >= limit:
+            if self.fullgraph:
+                raise _dynamo.exc.FailOnRecompileLimitHit('Hard failure due to fullgraph=True')
             if not self.limit_hit:
                 self.limit_hit = True
                 name = getattr(self.fn, '__qualname__', repr(self.fn))
-                warnings.warn(f'leafgrad._dynamo hit config.recompile_limit ({_dynamo.config.recompile_limit})\n'
+                warnings.warn(f'leafgrad._dynamo hit config.recompile_limit ({limit})\n'
                               f"   function: '{name}'\n   last reason: {_describe_key(key)}\n"
                               'New signatures now run eagerly.', UserWarning, stacklevel=2)
-                self.log.append(f'recompile limit ({_dynamo.config.recompile_limit}) reached: new signatures run '
-                                'eagerly')
+                self.log.append(f'recompile limit ({limit}) reached: new signatures run eagerly')
             return self.fn(*args, **kwargs)
         return self._trace(key, args, kwargs, inputs)
 
@@ -241,11 +260,12 @@ class _Compiled:
 
     def report(self):
         """What compile did, in plain sentences: signatures traced, graph breaks, guards."""
-        lines = list(self.log)
+        lines = [f'compiled region {self.name!r}'] if self.name else []
+        lines += self.log
         for i, entry in enumerate(self.cache.values()):
             state = 'replayed' if entry.program is not None else 'eager'
             lines.append(f'signature {i + 1}: {state}, called {entry.calls} times after tracing')
-        return '\n'.join(lines) if lines else 'not called yet'
+        return '\n'.join(lines) if self.log or self.cache else '\n'.join(lines + ['not called yet'])
 
 
 def _signature(args, kwargs, inputs, modules):

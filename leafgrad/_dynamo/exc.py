@@ -16,3 +16,7 @@ class InvalidBackend(TorchDynamoException):
 
 class BackendCompilerFailed(TorchDynamoException):
     pass
+
+
+class FailOnRecompileLimitHit(Exception):
+    """A ``fullgraph=True`` compiled callable met more signatures than its recompile limit."""
