@@ -699,3 +699,21 @@ def test_an_integer_division_by_zero_of_nothing_as_torch(op, shapes):
         out = fn()
         return {'out': out, 'shape': tuple(out.shape), 'dtype': str(out.dtype).split('.')[-1]}
     assert_same(program)
+
+
+@pytest.mark.parametrize('op', ['add_ number', 'mul_ number', 'mul_ tensor', 'zero_'])
+@pytest.mark.parametrize('retain', [False, True])
+def test_a_second_backward_through_copy_slices_is_refused_as_torch(op, retain):
+    """PyTorch's CopySlices drops its in-place op's node when the graph is freed, so a second
+    backward through it fails even where that op saved nothing (an add_ of a number); with
+    retain_graph both run (the long run, seed 4013601)."""
+    def program(T):
+        x = T.ones(2, 3, dtype=T.float64, requires_grad=True)
+        y = x + x
+        {'add_ number': lambda: y[::1].add_(0.5), 'mul_ number': lambda: y[0].mul_(2.0),
+         'mul_ tensor': lambda: y[0].mul_(T.ones(3)), 'zero_': lambda: y[0].zero_()}[op]()
+        z = y.clone()
+        y.backward(T.ones_like(y), retain_graph=retain)
+        z.sum().backward()
+        return {'grad': x.grad, 'name': _name(y)}
+    assert_same(program)

@@ -23,7 +23,7 @@ samplers, unsqueeze_ ...) are the family ``inplace``.
 from .. import backend
 from ._util import Node, broadcast_error, needs_grad, ops, state, wrap, xp
 from .shape import as_strided_array
-from ..autograd.graph import gradient_edge
+from ..autograd.graph import _FREED, gradient_edge
 from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
     makes_of as _makes_of, regenerate as _regenerate, reroot as _reroot, set_history as _rebase
 from ..autograd.grad_mode import INPLACE_ERROR, InferenceCounter, check_not_inference
@@ -57,6 +57,8 @@ class CopySlices(Node):
         self.geometry = _geometry(view._data, base._data)
 
     def apply(self, grad):
+        if self.fn is None:
+            raise RuntimeError(_FREED)
         geometry = self.geometry
         if geometry is not None and not state.grad_enabled:
             shape, strides, offset, base_shape, dtype = geometry
@@ -78,7 +80,11 @@ class CopySlices(Node):
         return (result,) + tuple(res[1:])
 
     def release(self):
-        self.fn.release()
+        # PyTorch's drops its fn, so that a second backward through it fails even where fn kept
+        # nothing (an add_ of a number)
+        if self.fn is not None:
+            self.fn.release()
+            self.fn = None
 
     def name(self):
         return 'leafgrad::autograd::CopySlices'
