@@ -264,6 +264,19 @@ def attention_block_slicing_a_buffer_by_a_proxy():
 
 
 @case
+def shape_propagation():
+    from torch.fx.passes.shape_prop import ShapeProp
+    gm = fx.symbolic_trace(Attention(slice_the_mask=False))
+    ShapeProp(gm).propagate(torch.randn(2, 4, 8))
+    for node in gm.graph.nodes:
+        meta = node.meta.get('tensor_meta')
+        if isinstance(meta, tuple) and hasattr(meta, 'shape'):
+            print(node.name, meta.dtype, tuple(meta.shape), meta.stride, meta.requires_grad, meta.memory_format)
+        else:
+            print(node.name, node.meta['type'].__name__, meta)
+
+
+@case
 def control_flow_on_a_proxy():
     def f(x):
         if x.sum() > 0:

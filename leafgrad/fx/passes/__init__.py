@@ -1,0 +1,1 @@
+"""``torch.fx.passes``: passes over a GraphModule (``shape_prop``)."""
