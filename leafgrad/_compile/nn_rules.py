@@ -377,10 +377,11 @@ def _relu_pool_backward(g, state, x_shape):
 
 
 class _Shaped:
-    """What _pool_args reads of a tensor: an array of its shape (a broadcast zero, no memory)."""
+    """What _pool_args reads of a tensor: an array of its shape and dtype (a broadcast zero, no
+    memory)."""
 
-    def __init__(self, shape):
-        self._data = numpy.broadcast_to(numpy.zeros((), numpy.float32), shape)
+    def __init__(self, shape, dtype=numpy.float32):
+        self._data = numpy.broadcast_to(numpy.zeros((), dtype), shape)
 
 
 def table():

@@ -460,8 +460,8 @@ def table():
     from ..nn import functional as F
     from ..tensor import Tensor as T
     data_getter = T.__dict__['data'].fget
-    from . import nn_rules
-    return _every_form(nn_rules.table() | {
+    from . import nn_rules, model_rules
+    return _every_form(nn_rules.table() | model_rules.table() | {
         ew.add: _binary('add'), ew.sub: _binary('sub'), ew.mul: _binary('mul'), ew.div: _binary('div'),
         # the derivatives as ew._tanh_derivative and ew._sigmoid_derivative compute them
         ew.tanh: _unary(numpy.tanh, '{g} * ({one} - {s} * {s})', 'output', consuming_forward=_tanh_consuming),

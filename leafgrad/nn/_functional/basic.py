@@ -238,17 +238,29 @@ class EmbeddingDenseBackwardBackward0(Node):
 
 def _embedding_backward(grad, indices, num_weights, padding_idx):
     """Rows of the gradient summed into the rows they were read from (padding_idx's row stays 0)."""
-    idx = indices._data.reshape(-1)
-    g = grad._data.reshape(idx.size, -1)
-    out = xp.zeros((num_weights, g.shape[1]), dtype=g.dtype)
-    xp.add.at(out, idx, g)
-    if padding_idx is not None:
-        out[padding_idx] = 0
+    out = embedding_grad_array(grad._data, indices._data, num_weights, padding_idx)
     result, node = record(out, EmbeddingDenseBackwardBackward0, (grad,))
     if node is not None:
         node.padding_idx = padding_idx
         node.save(indices)
     return result
+
+
+def embedding_grad_array(grad, indices, num_weights, padding_idx):
+    """_embedding_backward on arrays."""
+    idx = indices.reshape(-1)
+    g = grad.reshape(idx.size, -1)
+    out = xp.zeros((num_weights, g.shape[1]), dtype=g.dtype)
+    xp.add.at(out, idx, g)
+    if padding_idx is not None:
+        out[padding_idx] = 0
+    return out
+
+
+def check_embedding_indices(idx, n):
+    """embedding's range check of the index array ``idx`` into ``n`` rows."""
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError('index out of range in self')
 
 
 def _refuse_sparse_gradient(sparse, weight, name):
@@ -274,8 +286,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             if padding_idx < -n:
                 raise AssertionError('Padding_idx must be within num_embeddings')
             padding_idx = n + padding_idx
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise IndexError('index out of range in self')
+    check_embedding_indices(idx, n)
     _refuse_sparse_gradient(sparse, weight, 'embedding')
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)

@@ -82,21 +82,40 @@ class NativeLayerNormBackward0(Node):
 
     def gradients(self, grad, saved):
         x, w = saved
-        xhat, rstd = _stats(x, self.dims, self.eps)
-        lead = tuple(range(x._data.ndim - len(self.dims)))
-        gx = gw = gb = None
-        if self.next_functions[0][0] is not None:
-            gx = _normalized_grad(grad if w is None else grad * w, xhat, rstd, self.dims)
-        if self.next_functions[1][0] is not None:
-            gw = _sum(grad * xhat, lead) if lead else grad * xhat
-        if self.next_functions[2][0] is not None:
-            gb = _sum(grad, lead) if lead else grad
-        return gx, gw, gb
+        return layer_norm_gradients(grad, x, w, self.dims, self.eps, [f[0] is not None for f in self.next_functions])
 
     @property
     def saved_tensors(self):  # (input, weight or None)
         s = Node.saved_tensors.fget(self)[1 if self.has_b else 0:]
         return [s[0], s[1] if self.has_w else None]
+
+
+def layer_norm_gradients(grad, x, w, dims, eps, need):
+    """The gradients (input, weight, bias) of layer_norm for those ``need`` asks (else None),
+    with leafgrad ops (recorded under create_graph); ``w``: the weight or None."""
+    xhat, rstd = _stats(x, dims, eps)
+    lead = tuple(range(x._data.ndim - len(dims)))
+    gx = gw = gb = None
+    if need[0]:
+        gx = _normalized_grad(grad if w is None else grad * w, xhat, rstd, dims)
+    if need[1]:
+        gw = _sum(grad * xhat, lead) if lead else grad * xhat
+    if need[2]:
+        gb = _sum(grad, lead) if lead else grad
+    return gx, gw, gb
+
+
+def layer_norm_array(x, w, b, dims, eps):
+    """layer_norm's forward on arrays (``w``, ``b``: arrays or None): the result in x's dtype,
+    the mean and 1/std (bfloat16 computed in float32 and rounded once)."""
+    xw = opmath(x)
+    mu, var, rstd = _array_stats(xw, dims, eps)
+    y = (xw - mu) * rstd
+    if w is not None:
+        y = y * opmath(w)
+    if b is not None:
+        y = y + opmath(b)
+    return y.astype(x.dtype, copy=False), mu, rstd
 
 
 def _check_layer_norm_dtypes(input, weight, bias):
@@ -133,14 +152,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                                f'{list(p._data.shape)} and normalized_shape = {list(shape)}')
     _check_layer_norm_dtypes(input, weight, bias)
     dims = tuple(range(x.ndim - k, x.ndim))
-    xw = opmath(x)  # bfloat16: computed in float32, rounded once (also with float32 weight and bias)
-    mu, var, rstd = _array_stats(xw, dims, eps)
-    y = (xw - mu) * rstd
-    if weight is not None:
-        y = y * opmath(weight._data)
-    if bias is not None:
-        y = y + opmath(bias._data)
-    out, node = record(y.astype(x.dtype, copy=False), NativeLayerNormBackward0, (input, weight, bias))
+    # (bfloat16: computed in float32, rounded once, also with float32 weight and bias)
+    y, mu, rstd = layer_norm_array(x, None if weight is None else weight._data, None if bias is None else bias._data,
+                                   dims, eps)
+    out, node = record(y, NativeLayerNormBackward0, (input, weight, bias))
     if node is not None:
         node.dims, node.eps, node.dtypes = dims, eps, _dtypes(input, weight, bias)
         node.has_w, node.has_b = weight is not None, bias is not None

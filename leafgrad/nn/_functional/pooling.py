@@ -341,35 +341,49 @@ def _divisor(size, k, s, p, out, count_include_pad, divisor_override, dtype):
 
 def _avg_pool_op(t, a):
     """Sum of each window divided by its divisor (the forward, also the spread's derivative)."""
-    x = t._data[None] if a.unbatched else t._data
-    win = _windows(_pad(x, a.p, a.hi), a.k, a.s, (1,) * a.nsp, a.out)
-    data = win.sum(axis=tuple(range(-a.nsp, 0))) / a.divisor
+    data = avg_pool_array(t._data, a)
     cls = {1: AvgPool1DBackward0, 2: AvgPool2DBackward0, 3: AvgPool3DBackward0}[a.nsp]
-    out, node = record(data[0] if a.unbatched else data, cls, (t,))
+    out, node = record(data, cls, (t,))
     if node is not None:
         node.args = a
         node.save(t)
     return out
 
 
-def _avg_spread(grad, a, x=None):
-    """Each output's gradient / divisor added back over its window: one slice-add per offset."""
-    g = (grad._data[None] if a.unbatched else grad._data) / a.divisor
+def avg_pool_array(x, a):
+    """Average pooling of the array ``x`` as ``a`` (_AvgArgs) describes it."""
+    x = x[None] if a.unbatched else x
+    win = _windows(_pad(x, a.p, a.hi), a.k, a.s, (1,) * a.nsp, a.out)
+    data = win.sum(axis=tuple(range(-a.nsp, 0))) / a.divisor
+    return data[0] if a.unbatched else data
+
+
+def avg_spread_array(grad, a):
+    """Average pooling's derivative on arrays: each output's gradient / divisor added back over
+    its window, one slice-add per kernel offset."""
+    g = (grad[None] if a.unbatched else grad) / a.divisor
     n, c = (1,) + a.x_shape[:1] if a.unbatched else a.x_shape[:2]
     padded = tuple(a.x_shape[-a.nsp + i] + a.p[i] + a.hi[i] for i in range(a.nsp))
-    acc = xp.zeros((n, c) + padded, dtype=grad._data.dtype)
+    acc = xp.zeros((n, c) + padded, dtype=grad.dtype)
     for offs in xp.ndindex(*a.k):
         sl = tuple(slice(offs[i], offs[i] + a.s[i] * (a.out[i] - 1) + 1, a.s[i]) for i in range(a.nsp))
         acc[(slice(None), slice(None)) + sl] += g
     crop = tuple(slice(a.p[i], a.p[i] + a.x_shape[-a.nsp + i]) for i in range(a.nsp))
     data = xp.ascontiguousarray(acc[(slice(None), slice(None)) + crop])
-    out, node = record(data[0] if a.unbatched else data, AvgPoolBackwardBackward0, (grad, x))
+    return data[0] if a.unbatched else data
+
+
+def _avg_spread(grad, a, x=None):
+    """Each output's gradient / divisor added back over its window (``avg_spread_array``)."""
+    out, node = record(avg_spread_array(grad._data, a), AvgPoolBackwardBackward0, (grad, x))
     if node is not None:
         node.args = a
     return out
 
 
-def _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nsp):
+def avg_args(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nsp):
+    """The _AvgArgs of an average pooling of ``input`` (what it reads: ``input._data``'s shape
+    and dtype), with PyTorch's errors."""
     k, s, p, d, out, hi = _pool_args(input, kernel_size, stride, padding, 1, ceil_mode, nsp, 'avg')
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError('divisor must be not zero')
@@ -378,7 +392,12 @@ def _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pa
     a.unbatched = input._data.ndim == nsp + 1
     a.divisor = _divisor(input._data.shape[-nsp:], k, s, p, out, count_include_pad, divisor_override,
                          input._data.dtype)
-    return _avg_pool_op(input, a)
+    return a
+
+
+def _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nsp):
+    return _avg_pool_op(input, avg_args(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                        divisor_override, nsp))
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -431,11 +450,7 @@ class SeparableBackwardBackward0(Node):
 def _separable(input, mats, cls, x=None, forward_cls=None):
     """Apply mats[i] (out_i x in_i) along spatial dim i: one matmul per spatial dim."""
     data = input._data
-    nsp = len(mats)
-    y = data
-    for i, m in enumerate(mats):
-        y = xp.moveaxis(xp.moveaxis(y, data.ndim - nsp + i, -1) @ m.T, -1, data.ndim - nsp + i)
-    out, node = record(xp.ascontiguousarray(y), cls, (input,) if x is None else (input, x))
+    out, node = record(separable_array(data, mats), cls, (input,) if x is None else (input, x))
     if node is not None:
         node.mats = [m.astype(data.dtype) for m in mats]
         if x is None:
@@ -443,6 +458,15 @@ def _separable(input, mats, cls, x=None, forward_cls=None):
         else:
             node.forward_cls = forward_cls
     return out
+
+
+def separable_array(data, mats):
+    """``_separable`` on arrays: mats[i] applied along spatial dim i, one matmul per dim."""
+    nsp = len(mats)
+    y = data
+    for i, m in enumerate(mats):
+        y = xp.moveaxis(xp.moveaxis(y, data.ndim - nsp + i, -1) @ m.T, -1, data.ndim - nsp + i)
+    return xp.ascontiguousarray(y)
 
 
 class AdaptiveAvgPool1DBackward0(_SeparableBackward):
