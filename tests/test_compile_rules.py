@@ -2,6 +2,7 @@
 conv2d, max_pool2d): each replayed on arrays, not through its eager op, with eager's values
 and gradients bit for bit, also where the op's data-dependent branches (ignored targets, NaN
 windows, a non-finite gradient) go another way from one call to the next."""
+import re
 import warnings
 
 import numpy as np
@@ -147,6 +148,26 @@ def test_conv2d_float64_and_a_nonfinite_input():
             x[0, 1, 2, 3] = np.inf  # the padded-rows weight gradient falls back to the windows
         return [(x, True), (_rng(s, 1).standard_normal((3, 2, 3, 3)), True)]
     _check(lambda x, w: F.conv2d(x, w), make)
+
+
+@pytest.mark.parametrize('name', ['rows', 'windows', 'groups'])
+def test_conv2d_weight_gradient_reads_the_forward_columns(name):
+    """Where the input's and the weight's gradients are both needed, the weight's reads the
+    im2col columns the forward made (kept, not made again) and runs before the input's; where
+    only the weight's is needed they are made again. Bit for bit as eager either way."""
+    xs, ws, kw = CONV[name]
+    for input_grad in (True, False):
+        compiled = _check(lambda x, w: F.conv2d(x, w, **kw),
+                          lambda s: [(_rng(s).standard_normal(xs).astype(np.float32), input_grad),
+                                     (_rng(s, 1).standard_normal(ws).astype(np.float32), True)])
+        source = _program(compiled)[0].source
+        backward = source[source.index('def backward'):]
+        kept = re.search(r'conv_gw\w*\([^\n]*, v2s\[0\]\)', backward)
+        assert bool(kept) == input_grad, source
+        if input_grad:
+            assert backward.index('conv_gw') < backward.index('conv_gi'), source
+            # (the forward without grad drops them at once)
+            assert 'del v0, v1, v2s\n' in source[source.index('def forward_nograd'):], source
 
 
 POOL = {

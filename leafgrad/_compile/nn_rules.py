@@ -213,7 +213,11 @@ def _conv2d(call, meta):
     def fwd(spec, gen):
         f, pp = gen.const(_conv_fwd, 'conv_fwd'), gen.const(p, 'conv_params')
         vx, vw, vo = _v(x.slot), _v(w.slot), _v(out)
-        gen.emit(f'{vo} = {f}({vx}, {vw}, {pp})', [vx, vw])
+        if spec.keeps_columns:  # (the forward without grad deletes them after this line)
+            gen.emit(f'{_state(out)} = []')
+            gen.emit(f'{vo} = {f}({vx}, {vw}, {pp}, {_state(out)})', [vx, vw, _state(out)])
+        else:
+            gen.emit(f'{vo} = {f}({vx}, {vw}, {pp})', [vx, vw])
         if b is not None:
             gen.emit(f'{vo} += {_v(b.slot)}.reshape((1, -1, 1, 1))', [vo, _v(b.slot)])
 
@@ -221,16 +225,34 @@ def _conv2d(call, meta):
         # ConvolutionBackward0: gi(g, w), gw(x, g), the bias's sum, in that order
         g, res = gouts[0], []
         pp = gen.const(p, 'conv_params')
+        gi = None
         if need[0]:
             f = gen.const(_conv_gi, 'conv_gi')
-            res.append((x.slot, f'{f}({g}, {_v(w.slot)}, {pp}, {xshape!r})', [g, _v(w.slot)]))
+            gi = (x.slot, f'{f}({g}, {_v(w.slot)}, {pp}, {xshape!r})', [g, _v(w.slot)])
+            if x.slot == w.slot or not need[1]:  # (one slot: its two terms summed in eager's order)
+                res.append(gi)
+                gi = None
         if need[1]:
             f = gen.const(_conv_gw, 'conv_gw')
-            res.append((w.slot, f'{f}({_v(x.slot)}, {g}, {pp}, {wshape!r})', [g, _v(x.slot)]))
+            if gi is not None:
+                # the forward's im2col columns kept for the weight's gradient (the same array
+                # conv_gw would make again from x), which runs first and frees them before the
+                # input's gradient makes its own buffers: the step's peak does not grow. (Where
+                # only the weight's gradient is needed, as in a first layer, the columns would
+                # be held through the rest of the backward: made again there.)
+                spec.keeps_columns = True
+                res.append((w.slot, f'{f}({_v(x.slot)}, {g}, {pp}, {wshape!r}, {_state(out)}[0])',
+                            [g, _v(x.slot), _state(out)]))
+            else:
+                res.append((w.slot, f'{f}({_v(x.slot)}, {g}, {pp}, {wshape!r})', [g, _v(x.slot)]))
+        if gi is not None:  # after the weight's: the kept columns are freed before gi's own buffers are made
+            res.append(gi)
         if b is not None and need[2]:
             res.append((b.slot, f'numpy.asarray(numpy.add.reduce({g}, axis=(0, 2, 3)))', [g]))
         return res
-    return Spec(call, meta, fwd, bwd)
+    spec = Spec(call, meta, fwd, bwd)
+    spec.keeps_columns = False
+    return spec
 
 
 # ---- max_pool2d ---------------------------------------------------------------------------

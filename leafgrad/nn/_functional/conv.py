@@ -120,16 +120,18 @@ def _row_outputs(a, n, geometry):
     return as_strided(a, a.shape[:-1] + (n, oh, ow), a.strides[:-1] + (run * isz, wp * isz, isz))
 
 
-def _fwd_rows(x, w, p, k):
+def _fwd_rows(x, w, p, k, keep):
     n, o, g = x.shape[0], w.shape[0], p.groups
     cols, geo = _cols_rows(x, k, p)
+    if keep is not None:
+        keep.append(('rows', cols, geo))
     y = _row_outputs(xp.matmul(w.reshape(g, o // g, -1), cols), n, geo)  # (G, Og, N, oh, ow)
     return xp.ascontiguousarray(xp.moveaxis(y, 2, 0)).reshape((n, o) + geo[:2])
 
 
-def _gw_rows(x, gy, p, wshape):
+def _gw_rows(x, gy, p, wshape, kept):
     n, o, g = x.shape[0], wshape[0], p.groups
-    cols, geo = _cols_rows(x, wshape[2:], p)
+    cols, geo = kept[1:] if kept is not None and kept[0] == 'rows' else _cols_rows(x, wshape[2:], p)
     if geo[:2] != gy.shape[2:]:
         return None
     rows = xp.zeros((g, o // g, n * geo[3]), dtype=gy.dtype)
@@ -140,27 +142,34 @@ def _gw_rows(x, gy, p, wshape):
     return xp.ascontiguousarray(xp.swapaxes(gwt, 1, 2)).reshape(wshape)
 
 
-def conv_fwd(x, w, p):
+def conv_fwd(x, w, p, keep=None):
+    """The convolution of x by w; ``keep``: a list that receives the im2col columns, which
+    ``conv_gw(..., kept=)`` of the same x then uses instead of making them again."""
     n = x.shape[0]
     o, k = w.shape[0], w.shape[2:]
     g = p.groups
     if _rows_ok(x, k, p):
-        return _fwd_rows(x, w, p, k)
+        return _fwd_rows(x, w, p, k, keep)
     out = _out_size(x.shape[2:], k, p, p.lo, p.hi)
     cols = _cols(x, k, p, out)                                   # (G, CgK, N*P)
+    if keep is not None:
+        keep.append(('windows', cols))
     y = xp.matmul(w.reshape(g, o // g, -1), cols)                # one (batched over groups) GEMM
     y = y.reshape(g, o // g, n, math.prod(out))
     return xp.ascontiguousarray(xp.transpose(y, (2, 0, 1, 3))).reshape((n, o) + out)
 
 
-def conv_gw(x, gy, p, wshape):
+def conv_gw(x, gy, p, wshape, kept=None):
     k = wshape[2:]
     g = p.groups
     if _rows_ok(x, k, p):
-        gw = _gw_rows(x, gy, p, wshape)
+        gw = _gw_rows(x, gy, p, wshape, kept)
         if gw is not None:
             return gw
-    cols = _cols(x, k, p, gy.shape[2:])                          # (G, CgK, N*P)
+    if kept is not None and kept[0] == 'windows':
+        cols = kept[1]
+    else:
+        cols = _cols(x, k, p, gy.shape[2:])                      # (G, CgK, N*P)
     # gw^T = cols @ gy^T: (G, CgK, N*P) @ (G, N*P, Og). OpenBLAS is several times faster with
     # the long N*P dimension contiguous on both sides than with gy @ cols^T.
     gwt = xp.matmul(cols, xp.swapaxes(_gy_rows(gy, g), 1, 2))    # (G, CgK, Og)

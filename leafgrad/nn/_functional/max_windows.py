@@ -60,12 +60,21 @@ def window_scatter(g, win):
     axis, the first axis first (g * sel, and g - that for the other slice of a pair)."""
     k, out = win.k, win.out
     d = g
+    last = max([a for a in range(len(k)) if win.sels[a] is not None], default=None)
+    full = None
     for a in range(len(k)):
         sel = win.sels[a]
         if sel is None:
             continue
         ax = 2 + a
-        e = xp.empty(d.shape[:ax] + (out[a] * k[a],) + d.shape[ax + 1:], dtype=g.dtype)
+        shape = d.shape[:ax] + (out[a] * k[a],) + d.shape[ax + 1:]
+        if a == last and shape != win.x_shape:
+            # the last axis undone straight into the input-shaped zeros (rows/columns past the
+            # last window stay 0): no copy of the whole gradient into it afterwards
+            full = xp.zeros(win.x_shape, dtype=g.dtype)
+            e = full[tuple(slice(0, s) for s in shape)]
+        else:
+            e = xp.empty(shape, dtype=g.dtype)
         part = [e[(slice(None),) * ax + (slice(j, None, k[a]),)] for j in range(k[a])]
         if sel.dtype == bool:
             xp.multiply(d, sel, out=part[1])
@@ -74,9 +83,11 @@ def window_scatter(g, win):
             for j in range(k[a]):
                 xp.multiply(d, sel == j, out=part[j])
         d = e
+    if full is not None:
+        return full
     if d.shape == win.x_shape:
         return d
-    full = xp.zeros(win.x_shape, dtype=g.dtype)  # rows/columns past the last window
+    full = xp.zeros(win.x_shape, dtype=g.dtype)  # rows/columns past the last window (k == 1 axes only)
     full[tuple(slice(0, s) for s in d.shape)] = d
     return full
 
