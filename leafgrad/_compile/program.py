@@ -29,7 +29,7 @@ import sys
 import numpy
 
 from ..autograd import grad_mode
-from ..autograd.engine import run_backward
+from ..autograd.engine import run_backward, walk_keeps_graph
 from ..autograd.graph import Node, gradient_edge, grad_accumulator, _FREED
 from ..tensor import Tensor
 from .trace import Ref
@@ -37,6 +37,7 @@ from .trace import Ref
 _state = grad_mode.state
 _wrap = Tensor._wrap
 _ndarray = numpy.ndarray
+_run_backward_code = run_backward.__code__
 
 
 class Gen:
@@ -318,13 +319,12 @@ def _function(name, params, lines, ret, keep):
 
 
 def _engine_keeps_graph():
-    """Whether the backward walk now calling a node keeps the graph (``retain_graph``): read
-    from the engine's frame; True (keep) wherever it cannot be read (anomaly mode, the
-    profiler, a direct call)."""
-    frame = sys._getframe(2)
-    if frame.f_code is not run_backward.__code__:
+    """Whether the backward walk now calling a node keeps the graph (``retain_graph``); True
+    (keep) wherever the caller is not the walk itself (anomaly mode, the profiler, a direct
+    call)."""
+    if sys._getframe(2).f_code is not _run_backward_code:
         return True
-    return frame.f_locals.get('keep_graph', True)
+    return walk_keeps_graph()
 
 
 _DOUBLE_BACKWARD = 'torch.compile with aot_autograd does not currently support double backward'

@@ -111,7 +111,8 @@ def _nodes_leading_to(targets, nodes):
 
 class _Callbacks(threading.local):
     pending = None  # the outermost running walk's callbacks (None when no walk runs)
-    walks = None    # the running walks, innermost last: (id, dependency counts, roots, runnable, grad())
+    walks = None    # the running walks, innermost last: (id, dependency counts, roots, runnable, grad(),
+    #               retain_graph)
 
 
 _callbacks = _Callbacks()
@@ -130,11 +131,18 @@ def will_engine_execute_node(node: Node) -> bool:
     walks = _callbacks.walks
     if not walks:
         raise RuntimeError('_will_engine_execute_node should only be called during the backward pass')
-    _, deps, roots, runnable, capture = walks[-1]
+    _, deps, roots, runnable, capture, _ = walks[-1]
     if capture and type(node) is AccumulateGrad:
         raise RuntimeError('A leaf node was passed to _will_engine_execute_node but we are currently running '
                            'autograd.grad(). This is currently not supported.')
     return (node in deps or node in roots) and (runnable is None or node in runnable)
+
+
+def walk_keeps_graph() -> bool:
+    """Whether the innermost backward walk running in this thread keeps the graph
+    (``retain_graph``); True outside a walk."""
+    walks = _callbacks.walks
+    return walks[-1][5] if walks else True
 
 
 def queue_callback(callback: Callable[[], None]) -> None:
@@ -202,7 +210,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
     walks = _callbacks.walks
     if walks is None:
         walks = _callbacks.walks = []
-    walks.append((next(_walk_ids), deps, root_nodes, runnable, capture))
+    walks.append((next(_walk_ids), deps, root_nodes, runnable, capture, keep_graph))
     try:
         while True:
             if pending is not None:
