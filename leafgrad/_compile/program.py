@@ -192,6 +192,8 @@ class Program:
         saved_states = []
         for k, call in enumerate(tracer.calls):
             rule = rules.get(call.fn)
+            if rule is None and hasattr(call.fn, '_dispatches'):  # (leafgrad.overrides' check in front of the op)
+                rule = rules.get(call.fn._dispatches)
             spec = rule(call, meta) if rule is not None else None
             forward_parts.append((call, spec))
         from .nn_rules import fuse
