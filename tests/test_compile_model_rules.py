@@ -64,6 +64,13 @@ def test_layer_norm_module_in_a_block():
     assert program.islands == 0, program.source
 
 
+def test_functional_tanh_and_sigmoid():
+    """F.tanh and F.sigmoid (nn.functional's own functions, without out=, which nn.Tanh and
+    nn.Sigmoid call) replay by the rules of leafgrad.tanh and leafgrad.sigmoid."""
+    _check(lambda x: F.sigmoid(F.tanh(x) * 3.0), lambda s: [(_normal(s, (4, 5)), True)])
+    _check(lambda x: nn.Sigmoid()(nn.Tanh()(x)), lambda s: [(_normal(s, (4, 5), dtype=np.float64), True)])
+
+
 # ---- bmm, baddbmm ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize('dtype', [np.float32, np.float64], ids=['float32', 'float64'])

@@ -461,11 +461,13 @@ def table():
     from ..tensor import Tensor as T
     data_getter = T.__dict__['data'].fget
     from . import nn_rules, model_rules
+    # the derivatives as ew._tanh_derivative and ew._sigmoid_derivative compute them
+    tanh = _unary(numpy.tanh, '{g} * ({one} - {s} * {s})', 'output', consuming_forward=_tanh_consuming)
+    sigmoid = _unary(_sigmoid_array, '{g} * ({s} * ({one} - {s}))', 'output')
     return _every_form(nn_rules.table() | model_rules.table() | {
         ew.add: _binary('add'), ew.sub: _binary('sub'), ew.mul: _binary('mul'), ew.div: _binary('div'),
-        # the derivatives as ew._tanh_derivative and ew._sigmoid_derivative compute them
-        ew.tanh: _unary(numpy.tanh, '{g} * ({one} - {s} * {s})', 'output', consuming_forward=_tanh_consuming),
-        ew.sigmoid: _unary(_sigmoid_array, '{g} * ({s} * ({one} - {s}))', 'output'),
+        ew.tanh: tanh, ew.sigmoid: sigmoid,
+        F.tanh: tanh, F.sigmoid: sigmoid,  # (nn.functional's, without out=: nn.Tanh and nn.Sigmoid call them)
         ew.exp: _unary(numpy.exp, '{g} * {s}', 'output', consuming_forward=_exp_consuming),
         ew.relu: _unary(_relu_array, _relu_derivative, 'output', _relu_derivative_consuming, _relu_consuming),
         F.relu: _unary(_relu_array, _relu_derivative, 'output', _relu_derivative_consuming, _relu_consuming),
