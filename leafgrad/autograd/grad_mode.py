@@ -172,12 +172,17 @@ class inference_mode(_DecoratorContextManager):
 
 
 _contexts_lock = threading.Lock()
+inference_contexts = 0  # how many inference_mode contexts are open, in all threads
+# Called with that number whenever it changes. origins registers one: while any thread is inside
+# inference_mode, ops that record nothing report their outputs to it (origins.note_no_grad),
+# which marks them inference tensors, at no cost outside. (A listener, so that grad modes, below
+# everything, import nothing.)
+inference_listeners = []
 
 
 def _count_inference_contexts(step):
-    # While any thread is inside inference_mode, ops that record nothing report their outputs
-    # (origins.note_no_grad), which marks them inference tensors: no cost outside.
-    from . import origins
+    global inference_contexts
     with _contexts_lock:
-        origins.inference_contexts += step
-        origins._watching = origins.explain_watching or origins.inference_contexts > 0
+        inference_contexts += step
+        for listener in inference_listeners:
+            listener(inference_contexts)

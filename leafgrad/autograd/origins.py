@@ -29,6 +29,9 @@ import os
 import sys
 import weakref
 
+from . import grad_mode
+from .grad_mode import InferenceCounter, state
+
 walks = 0                 # backward walks run so far (written by the engine)
 _recent = collections.deque(maxlen=256)   # weakrefs to recently noted tensors (for copies_of)
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -162,14 +165,20 @@ def copies_of(source):
 
 _watching = False          # explain_watching, or some thread is inside inference_mode
 explain_watching = False
-inference_contexts = 0
+
+
+def _inference_contexts_changed(count):
+    global _watching
+    _watching = explain_watching or count > 0
+
+
+grad_mode.inference_listeners.append(_inference_contexts_changed)
 
 
 def note_no_grad(out, inputs):
     """Called by ``_util.record`` for an op run with grad mode off, while watching: marks an
     output made in inference mode an inference tensor (a view's counter is its base's: set
     after this), and notes for explain why ``out`` has no history."""
-    from .grad_mode import state, InferenceCounter
     if state.inference and type(out._version_counter) is not InferenceCounter:
         out._version_counter = InferenceCounter((0,))
     if not explain_watching:
@@ -185,7 +194,7 @@ def watch_no_grad(enabled=True):
     that require grad. Off by default: while off, an op pays one flag test (in ``_util.record``)."""
     global _watching, explain_watching
     explain_watching = bool(enabled)
-    _watching = explain_watching or inference_contexts > 0
+    _watching = explain_watching or grad_mode.inference_contexts > 0
 
 
 def watching_no_grad():

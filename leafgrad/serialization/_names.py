@@ -41,7 +41,7 @@ _TORCH_NAMES = {
     'leafgrad._memory_format.memory_format': 'torch.memory_format',
     'leafgrad.utils.data._collate.default_collate': 'torch.utils.data._utils.collate.default_collate',
     'leafgrad.utils.data._collate.default_convert': 'torch.utils.data._utils.collate.default_convert',
-    'leafgrad.utils.data.dataloader.get_worker_info': 'torch.utils.data._utils.worker.get_worker_info',
+    'leafgrad.utils.data._worker_info.get_worker_info': 'torch.utils.data._utils.worker.get_worker_info',
     # nn.functional: leafgrad defines these in private modules, PyTorch in torch.nn.functional
     **{f'leafgrad.nn._functional.{m}.{f}': f'torch.nn.functional.{f}' for m, fs in (
         ('basic', 'alpha_dropout dropout dropout1d dropout2d dropout3d embedding embedding_bag feature_alpha_dropout '

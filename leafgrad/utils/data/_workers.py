@@ -20,7 +20,7 @@ import numpy as np
 
 from ... import creation
 from ...tensor import Tensor
-from .dataloader import WorkerInfo, _fetch, _set_worker_info
+from ._worker_info import WorkerInfo, _set_worker_info, fetch
 
 
 _SHM_MIN_BYTES = 1 << 16
@@ -192,7 +192,7 @@ def _work(dataset, index_queue, result_queue, collate_fn, auto_collation, seed, 
                     continue
                 data = collate_fn(items) if auto_collation else collate_fn(items[0])
             elif auto_collation:
-                data = _fetch(dataset, indices, collate_fn)
+                data = fetch(dataset, indices, collate_fn)
             else:
                 data = collate_fn(dataset[indices])
             result_queue.put((idx, _pack(data)))
