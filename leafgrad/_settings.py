@@ -87,8 +87,7 @@ def set_default_device(device):
         backend._default_device = None
         return
     if isinstance(device, int) and not isinstance(device, bool):
-        from . import cuda
-        if not cuda.is_available():
+        if not backend.cuda_available():  # (leafgrad.cuda.is_available(), which is above the settings)
             raise RuntimeError('Cannot access accelerator device when none is available.')
         device = f'cuda:{device}'
     backend._default_device = backend.device(device)
@@ -100,8 +99,7 @@ def get_default_device():
     if d is None:
         return backend.device('cpu')
     if d.type == 'cuda' and d.index is None:
-        from . import cuda
-        return backend.device('cuda', cuda.current_device())
+        return backend.device('cuda', backend.module_for('cuda').cuda.Device().id)  # (cuda.current_device())
     return d
 
 
@@ -142,8 +140,7 @@ def _set_deterministic(mode, warn_only):
 
 
 def _sync_fill():
-    from . import creation
-    creation._fill_uninitialized = _deterministic and _fill_uninitialized_memory
+    backend.fill_uninitialized = _deterministic and _fill_uninitialized_memory
 
 
 def are_deterministic_algorithms_enabled():

@@ -324,6 +324,9 @@ class device:
 CPU = device('cpu')
 META = device('meta')
 _default_device = None  # where factories put tensors without device= (leafgrad.set_default_device); None: CPU
+# Whether empty() fills the memory it hands out, as PyTorch does under deterministic algorithms (set
+# by _settings, which `import leafgrad` does not load; read by creation)
+fill_uninitialized = False
 _devices_entered = []  # the default devices that `with device(...)` blocks will put back
 
 

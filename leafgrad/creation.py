@@ -196,14 +196,9 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
         if memory_format is _memory_format.preserve_format:
             raise RuntimeError('unsupported memory format Preserve')
         data = _memory_format.lay_out(data, memory_format)
-    if _fill_uninitialized:
+    if backend.fill_uninitialized:
         _fill_as_uninitialized(data)
     return _finish(data, requires_grad)
-
-
-# Set by leafgrad.use_deterministic_algorithms (its home: _settings.py): PyTorch then fills the
-# memory that empty() hands out, so that reading it before writing it gives the same every run.
-_fill_uninitialized = False
 
 
 def _fill_as_uninitialized(data):

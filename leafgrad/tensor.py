@@ -9,6 +9,7 @@ so that this file holds only the tensor's own state and the autograd entry point
 """
 from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
 
+import sys
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -16,6 +17,7 @@ from . import _memory_format, backend
 from . import autograd as _autograd
 from .autograd import grad_mode
 from .autograd import graph as _graph
+_graph._tensor = sys.modules[__name__]  # (the graph below reaches this module late-bound)
 from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator, registration_lock as _registration_lock
 from .autograd.origins import note as _note_origin
 from .autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \

@@ -52,6 +52,7 @@ from typing import Callable
 
 from . import grad_mode
 from .anomaly import anomaly_state, check_nan
+from . import graph as _graph
 from .graph import AccumulateGrad, Node, unshared
 from . import origins
 
@@ -318,7 +319,7 @@ def _sum_in_place(old, grad):
     # (no local name for old's array: unshared counts the references to it)
     if old._data.shape != grad._data.shape or old._data.dtype != grad._data.dtype or not unshared(old, 3):
         return False
-    if type(old) is not _tensor.Tensor or type(grad) is not _tensor.Tensor:  # (batched: the sum's rule aligns)
+    if type(old) is not _graph._tensor.Tensor or type(grad) is not _graph._tensor.Tensor:  # (batched: the sum's rule aligns)
         return False
     old._accumulate_(grad)
     return True
@@ -345,7 +346,6 @@ def _run_tensor_hooks_and_retain(node, grads):
         _retain(node._retained, grads)
 
 
-from .. import tensor as _tensor  # noqa: E402  (tensor.py imports this module first)
 
 
 def _checked(hook, old, new):
@@ -353,14 +353,14 @@ def _checked(hook, old, new):
     changes the gradient's shape or dtype."""
     if old is None or new is None:
         return new
-    if not isinstance(new, _tensor.Tensor):
+    if not isinstance(new, _graph._tensor.Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
     name = getattr(hook, '__name__', type(hook).__name__)
     if new._data.shape != old._data.shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value")
     if new._data.dtype != old._data.dtype:
-        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_tensor.legacy_type_name(old._data)} "
-                           f"got {_tensor.legacy_type_name(new._data)})")
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_graph._tensor.legacy_type_name(old._data)} "
+                           f"got {_graph._tensor.legacy_type_name(new._data)})")
     return new
 
 

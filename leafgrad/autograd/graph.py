@@ -261,9 +261,8 @@ def slice_reduction_jvp(node, tangents, output, dims, keepdim):
     (a max, a norm, a reduced loss): the reverse derivative seeded with ones gives each output's
     gradient on its slice, and the tangent is that gradient dotted with the inputs' tangents
     over the slice (``dims``; ``()`` for an elementwise, unreduced one)."""
-    from .. import ones_like
-    from ..ops.reduction import sum as _sum
-    grads = node.apply(ones_like(output))
+    # (the ops through the tensors' methods, late-bound: the graph is below the op library)
+    grads = node.apply(output.new_ones(output.shape))
     if not isinstance(grads, (tuple, list)):
         grads = (grads,)
     out = None
@@ -273,7 +272,7 @@ def slice_reduction_jvp(node, tangents, output, dims, keepdim):
             out = term if out is None else out + term
     if out is None or not dims:
         return out
-    return _sum(out, dims, keepdim)
+    return out.sum(dims, keepdim)
 
 
 class Node:
@@ -705,7 +704,10 @@ def gradient_edge(tensor):
 
 
 
-from .. import tensor as _tensor  # noqa: E402  (tensor.py imports this module first)
+# leafgrad.tensor, late-bound: tensor.py sets it as it loads. The graph is below the tensor (which
+# imports it); it makes Tensors (gradients, unpacked saved outputs) without importing their
+# module. The engine and the view bookkeeping reach it here too.
+_tensor = None
 from . import views as _views  # noqa: E402  (views.py imports this module)
 
 

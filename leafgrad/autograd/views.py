@@ -32,6 +32,7 @@ import sys
 
 from . import origins
 from .grad_mode import state
+from . import graph as _graph  # (its _tensor: leafgrad.tensor, late-bound)
 from .graph import Node, gradient_edge
 
 changed = False  # a view's history may be out of date somewhere (see the design note)
@@ -141,8 +142,7 @@ def set_history(t, node):
         if t._views is not None:
             views_require_grad(t)
     if retained:
-        from ..tensor import _attach_retain
-        _attach_retain(t)
+        _graph._tensor._attach_retain(t)
 
 
 def views_require_grad(base):
@@ -169,8 +169,7 @@ def reroot(t, old_data, inverse):
     views = base._views.alive() if base._views is not None else ()
     if not views:
         return
-    from ..tensor import Tensor
-    old = Tensor._wrap(old_data, t._requires_grad)
+    old = _graph._tensor.Tensor._wrap(old_data, t._requires_grad)
     old._version_counter = t._version_counter
     old._base = base
     old._view_of = (t, inverse)
@@ -316,8 +315,7 @@ def makes_of(view):
 def _replayed_nodes(view):
     """The nodes of ``view``'s own view op(s), replayed on a stand-in for its parent that
     requires grad (whatever the parent's history is), the one next to the parent first."""
-    from ..tensor import Tensor
-    stand_in = Tensor._wrap(view._view_of[0]._data, True)
+    stand_in = _graph._tensor.Tensor._wrap(view._view_of[0]._data, True)
     stand_in._grad_fn = _STAND_IN
     prev, state.grad_enabled = state.grad_enabled, True
     try:
