@@ -29,19 +29,21 @@ LAYERS = [
     # what every part uses: arrays, dtypes and devices, printing, settings of the process
     ('leafgrad.backend', 'leafgrad._kernel_math', 'leafgrad._random_kernels', 'leafgrad.generator',
      'leafgrad._tensor_str', 'leafgrad.version', 'leafgrad._type_info', 'leafgrad._settings',
-     'leafgrad.return_types'),
-    # the engine: grad modes, the recorded graph, the backward walk
+     'leafgrad.return_types', 'leafgrad._memory_format', 'leafgrad._meta'),
+    # the engine: grad modes, the recorded graph, the backward walk, views' bookkeeping
     ('leafgrad.autograd.grad_mode', 'leafgrad.autograd.anomaly', 'leafgrad.autograd.origins',
-     'leafgrad.autograd.graph', 'leafgrad.autograd.engine'),
+     'leafgrad.autograd.graph', 'leafgrad.autograd.engine', 'leafgrad.autograd.views',
+     'leafgrad.autograd.memory'),
     # the tensor
-    ('leafgrad.tensor', 'leafgrad._tensor_types'),
-    # what every op shares (the op declaration, the recording utilities)
-    ('leafgrad.ops._op', 'leafgrad.ops._util', 'leafgrad.ops._inplace'),
+    ('leafgrad.tensor', 'leafgrad._tensor_types', 'leafgrad._sequence'),
+    # what every op shares (the op declaration, the recording utilities, the autocast policy)
+    ('leafgrad.ops._op', 'leafgrad.ops._util', 'leafgrad.ops._inplace', 'leafgrad.amp.policy'),
     # the op families
     ('leafgrad.ops.',),
-    # the op library as a whole, and what is built on the ops
+    # the op library as a whole, and what is built on the ops (the autograd package's own
+    # modules above the engine: Function, gradcheck, forward mode, functional, the profiler)
     ('leafgrad.ops', 'leafgrad.creation', 'leafgrad.random', 'leafgrad.functional', 'leafgrad.linalg',
-     'leafgrad.special', 'leafgrad.testing', 'leafgrad.autograd'),
+     'leafgrad.special', 'leafgrad.testing', 'leafgrad.autograd', 'leafgrad.autograd.'),
     # everything above: layers, optimizers, data, tools
     ('leafgrad.',),
     ('leafgrad',),
