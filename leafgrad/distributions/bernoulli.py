@@ -1,7 +1,10 @@
 """Bernoulli(probs or logits): 1 with probability probs, else 0."""
 from math import nan
 
-import leafgrad as lg
+from .. import creation, ops
+from ..autograd.grad_mode import no_grad
+from ..nn import functional as F
+from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _check_probs_or_logits, _is_number, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
@@ -10,7 +13,7 @@ __all__ = ['Bernoulli']
 
 
 def _bce_with_logits(logits, target):
-    return lg.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction='none')
+    return F.binary_cross_entropy_with_logits(logits, target, reduction='none')
 
 
 class Bernoulli(ExponentialFamily):
@@ -29,7 +32,7 @@ class Bernoulli(ExponentialFamily):
         else:
             (self.logits,) = broadcast_all(logits)
         self._param = self.probs if probs is not None else self.logits
-        batch_shape = lg.Size() if _is_number(given) else self._param.size()
+        batch_shape = Size() if _is_number(given) else self._param.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -65,10 +68,10 @@ class Bernoulli(ExponentialFamily):
     def param_shape(self):
         return self._param.size()
 
-    def sample(self, sample_shape=lg.Size()):
+    def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with lg.no_grad():
-            return lg.bernoulli(self.probs.expand(shape))
+        with no_grad():
+            return ops.bernoulli(self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -80,7 +83,7 @@ class Bernoulli(ExponentialFamily):
         return _bce_with_logits(self.logits, self.probs)
 
     def enumerate_support(self, expand=True):
-        values = lg.arange(2, dtype=self._param.dtype, device=self._param.device)
+        values = creation.arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + self._batch_shape)
@@ -88,7 +91,7 @@ class Bernoulli(ExponentialFamily):
 
     @property
     def _natural_params(self):
-        return (lg.logit(self.probs),)
+        return (ops.logit(self.probs),)
 
     def _log_normalizer(self, x):
-        return lg.log1p(lg.exp(x))
+        return ops.log1p(ops.exp(x))

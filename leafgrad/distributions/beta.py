@@ -1,7 +1,8 @@
 """Beta(concentration1, concentration0), as the first coordinate of a two-coordinate Dirichlet."""
 from numbers import Number
 
-import leafgrad as lg
+from .. import creation, ops
+from ..tensor import Size
 from . import constraints
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
@@ -19,16 +20,16 @@ class Beta(ExponentialFamily):
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         if isinstance(concentration1, Number) and isinstance(concentration0, Number):
-            both = lg.tensor([float(concentration1), float(concentration0)])
+            both = creation.tensor([float(concentration1), float(concentration0)])
         else:
             concentration1, concentration0 = broadcast_all(concentration1, concentration0)
-            both = lg.stack([concentration1, concentration0], -1)
+            both = ops.stack([concentration1, concentration0], -1)
         self._dirichlet = Dirichlet(both, validate_args=validate_args)
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Beta, _instance)
-        return self._expanded(Beta, new, batch_shape, _dirichlet=self._dirichlet.expand(lg.Size(batch_shape)))
+        return self._expanded(Beta, new, batch_shape, _dirichlet=self._dirichlet.expand(Size(batch_shape)))
 
     @property
     def mean(self):
@@ -49,7 +50,7 @@ class Beta(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return self._dirichlet.log_prob(lg.stack([value, 1.0 - value], -1))
+        return self._dirichlet.log_prob(ops.stack([value, 1.0 - value], -1))
 
     def entropy(self):
         return self._dirichlet.entropy()
@@ -67,4 +68,4 @@ class Beta(ExponentialFamily):
         return self.concentration1, self.concentration0
 
     def _log_normalizer(self, x, y):
-        return lg.lgamma(x) + lg.lgamma(y) - lg.lgamma(x + y)
+        return ops.lgamma(x) + ops.lgamma(y) - ops.lgamma(x + y)

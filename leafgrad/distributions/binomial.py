@@ -1,5 +1,7 @@
 """Binomial(total_count, probs or logits): the number of successes in total_count trials."""
-import leafgrad as lg
+from .. import creation, ops
+from ..autograd.grad_mode import no_grad
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import _check_probs_or_logits, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
@@ -36,7 +38,7 @@ class Binomial(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = lg.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         return self._expanded(Binomial, new, batch_shape, total_count=self.total_count.expand(batch_shape),
                               **self._expanded_probs_or_logits(batch_shape))
 
@@ -71,21 +73,21 @@ class Binomial(Distribution):
     def param_shape(self):
         return self._param.size()
 
-    def sample(self, sample_shape=lg.Size()):
+    def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with lg.no_grad():
-            return lg.binomial(self.total_count.expand(shape), self.probs.expand(shape))
+        with no_grad():
+            return ops.binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_factorial_n = lg.lgamma(self.total_count + 1)
-        log_factorial_k = lg.lgamma(value + 1)
-        log_factorial_nmk = lg.lgamma(self.total_count - value + 1)
+        log_factorial_n = ops.lgamma(self.total_count + 1)
+        log_factorial_k = ops.lgamma(value + 1)
+        log_factorial_nmk = ops.lgamma(self.total_count - value + 1)
         # k log p + (n - k) log(1 - p) = k logit - n max(logit, 0) - n log1p(exp(-|logit|)): stable
         # for logits of either sign
         normalize_term = (self.total_count * _clamp_by_zero(self.logits)
-                          + self.total_count * lg.log1p(lg.exp(-lg.abs(self.logits))) - log_factorial_n)
+                          + self.total_count * ops.log1p(ops.exp(-ops.abs(self.logits))) - log_factorial_n)
         return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
 
     def _homogeneous_total_count(self, what):
@@ -97,11 +99,11 @@ class Binomial(Distribution):
     def entropy(self):
         self._homogeneous_total_count('entropy')
         log_prob = self.log_prob(self.enumerate_support(False))
-        return -(lg.exp(log_prob) * log_prob).sum(0)
+        return -(ops.exp(log_prob) * log_prob).sum(0)
 
     def enumerate_support(self, expand=True):
         total_count = self._homogeneous_total_count('enumerate_support')
-        values = lg.arange(1 + total_count, dtype=self._param.dtype, device=self._param.device)
+        values = creation.arange(1 + total_count, dtype=self._param.dtype, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + self._batch_shape)

@@ -1,7 +1,9 @@
 """Categorical(probs or logits): one of K categories, given as an index."""
 from math import nan
 
-import leafgrad as lg
+from .. import backend, creation, ops
+from .._type_info import finfo
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import _check_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
@@ -31,12 +33,12 @@ class Categorical(Distribution):
             self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)  # normalized
         self._param = self.probs if probs is not None else self.logits
         self._num_events = self._param.size()[-1]
-        batch_shape = self._param.size()[:-1] if self._param.ndimension() > 1 else lg.Size()
+        batch_shape = self._param.size()[:-1] if self._param.ndimension() > 1 else Size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Categorical, _instance)
-        param_shape = lg.Size(batch_shape) + lg.Size((self._num_events,))
+        param_shape = Size(batch_shape) + Size((self._num_events,))
         return self._expanded(Categorical, new, batch_shape, _num_events=self._num_events,
                               **self._expanded_probs_or_logits(param_shape))
 
@@ -61,7 +63,7 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return lg.full(self._extended_shape(), nan, dtype=self.probs.dtype, device=self.probs.device)
+        return creation.full(self._extended_shape(), nan, dtype=self.probs.dtype, device=self.probs.device)
 
     @property
     def mode(self):
@@ -69,28 +71,28 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return lg.full(self._extended_shape(), nan, dtype=self.probs.dtype, device=self.probs.device)
+        return creation.full(self._extended_shape(), nan, dtype=self.probs.dtype, device=self.probs.device)
 
-    def sample(self, sample_shape=lg.Size()):
-        if not isinstance(sample_shape, lg.Size):
-            sample_shape = lg.Size(sample_shape)
+    def sample(self, sample_shape=Size()):
+        if not isinstance(sample_shape, Size):
+            sample_shape = Size(sample_shape)
         probs_2d = self.probs.reshape(-1, self._num_events)
-        samples_2d = lg.multinomial(probs_2d, sample_shape.numel(), True).T
+        samples_2d = creation.multinomial(probs_2d, sample_shape.numel(), True).T
         return samples_2d.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
-        value, log_pmf = lg.broadcast_tensors(value, self.logits)
+        value, log_pmf = ops.broadcast_tensors(value, self.logits)
         return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
 
     def entropy(self):
-        logits = lg.clamp(self.logits, min=lg.finfo(self.logits.dtype).min)  # -inf logits: 0 * -inf is 0 here
+        logits = ops.clamp(self.logits, min=finfo(self.logits.dtype).min)  # -inf logits: 0 * -inf is 0 here
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
-        values = lg.arange(self._num_events, dtype=lg.long, device=self._param.device)
+        values = creation.arange(self._num_events, dtype=backend.int64, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + self._batch_shape)

@@ -2,7 +2,8 @@
 import math
 from math import inf, nan
 
-import leafgrad as lg
+from .. import creation, ops
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import _batch_shape, broadcast_all
@@ -27,7 +28,7 @@ class Cauchy(Distribution):
 
     @property
     def mean(self):
-        return lg.full(self._extended_shape(), nan, dtype=self.loc.dtype, device=self.loc.device)
+        return creation.full(self._extended_shape(), nan, dtype=self.loc.dtype, device=self.loc.device)
 
     @property
     def mode(self):
@@ -35,9 +36,9 @@ class Cauchy(Distribution):
 
     @property
     def variance(self):
-        return lg.full(self._extended_shape(), inf, dtype=self.loc.dtype, device=self.loc.device)
+        return creation.full(self._extended_shape(), inf, dtype=self.loc.dtype, device=self.loc.device)
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         eps = self.loc.new(shape).cauchy_()
         return self.loc + eps * self.scale
@@ -50,10 +51,10 @@ class Cauchy(Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return lg.atan((value - self.loc) / self.scale) / math.pi + 0.5
+        return ops.atan((value - self.loc) / self.scale) / math.pi + 0.5
 
     def icdf(self, value):
-        return lg.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+        return ops.tan(math.pi * (value - 0.5)) * self.scale + self.loc
 
     def entropy(self):
         return math.log(4 * math.pi) + self.scale.log()

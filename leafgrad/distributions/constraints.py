@@ -12,7 +12,8 @@ checked together). The names are PyTorch's:
 ``square``, ``stack``, ``symmetric``, ``unit_interval``.
 """
 
-import leafgrad as lg
+from .. import backend, creation, linalg, ops
+from .._type_info import finfo
 
 __all__ = ['Constraint', 'boolean', 'cat', 'corr_cholesky', 'dependent', 'dependent_property', 'greater_than',
            'greater_than_eq', 'independent', 'integer_interval', 'interval', 'half_open_interval', 'is_dependent',
@@ -303,7 +304,7 @@ class _Simplex(Constraint):
     event_dim = 1
 
     def check(self, value):
-        return lg.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+        return ops.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
 class _Multinomial(Constraint):
@@ -344,8 +345,8 @@ class _CorrCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        tol = lg.finfo(value.dtype).eps * value.size(-1) * 10  # 10: a fudge factor, as PyTorch's
-        row_norm = lg.linalg.norm(value.detach(), dim=-1)
+        tol = finfo(value.dtype).eps * value.size(-1) * 10  # 10: a fudge factor, as PyTorch's
+        row_norm = linalg.norm(value.detach(), dim=-1)
         unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
         return _LowerCholesky().check(value) & unit_row_norm
 
@@ -355,7 +356,7 @@ class _Square(Constraint):
     event_dim = 2
 
     def check(self, value):
-        return lg.full(value.shape[:-2], value.shape[-2] == value.shape[-1], dtype=lg.bool)
+        return creation.full(value.shape[:-2], value.shape[-2] == value.shape[-1], dtype=backend.bool_)
 
 
 class _Symmetric(_Square):
@@ -365,7 +366,7 @@ class _Symmetric(_Square):
         square = super().check(value)
         if not square.all():
             return square
-        return lg.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+        return ops.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
 
 
 class _PositiveSemidefinite(_Symmetric):
@@ -375,7 +376,7 @@ class _PositiveSemidefinite(_Symmetric):
         symmetric = super().check(value)
         if not symmetric.all():
             return symmetric
-        return lg.linalg.eigvalsh(value).ge(0).all(-1)
+        return linalg.eigvalsh(value).ge(0).all(-1)
 
 
 class _PositiveDefinite(_Symmetric):
@@ -385,7 +386,7 @@ class _PositiveDefinite(_Symmetric):
         symmetric = super().check(value)
         if not symmetric.all():
             return symmetric
-        return lg.linalg.cholesky_ex(value).info.eq(0)
+        return linalg.cholesky_ex(value).info.eq(0)
 
 
 def _check_dim(dim, value):
@@ -421,7 +422,7 @@ class _Cat(Constraint):
         for constraint, length in zip(self.cseq, self.lengths):
             checks.append(constraint.check(value.narrow(self.dim, start, length)))
             start = start + length
-        return lg.cat(checks, self.dim)
+        return ops.cat(checks, self.dim)
 
 
 class _Stack(Constraint):
@@ -446,7 +447,7 @@ class _Stack(Constraint):
     def check(self, value):
         _check_dim(self.dim, value)
         slices = [value.select(self.dim, i) for i in range(value.size(self.dim))]
-        return lg.stack([c.check(v) for v, c in zip(slices, self.cseq)], self.dim)
+        return ops.stack([c.check(v) for v, c in zip(slices, self.cseq)], self.dim)
 
 
 dependent = _Dependent()

@@ -1,5 +1,7 @@
 """Dirichlet(concentration): distributions over the simplex."""
-import leafgrad as lg
+from .. import ops
+from ..nn import functional as F
+from ..tensor import Size
 from leafgrad.autograd.function import Function, once_differentiable
 from . import constraints
 from .exp_family import ExponentialFamily
@@ -14,7 +16,7 @@ class _Dirichlet(Function):
 
     @staticmethod
     def forward(ctx, concentration):
-        x = lg._sample_dirichlet(concentration)
+        x = ops._sample_dirichlet(concentration)
         ctx.save_for_backward(x, concentration)
         return x
 
@@ -23,7 +25,7 @@ class _Dirichlet(Function):
     def backward(ctx, grad_output):
         x, concentration = ctx.saved_tensors
         total = concentration.sum(-1, True).expand_as(concentration)
-        grad = lg._dirichlet_grad(x, concentration, total)
+        grad = ops._dirichlet_grad(x, concentration, total)
         return grad * (grad_output - (x * grad_output).sum(-1, True))
 
 
@@ -43,7 +45,7 @@ class Dirichlet(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Dirichlet, _instance)
         return self._expanded(Dirichlet, new, batch_shape,
-                              concentration=self.concentration.expand(lg.Size(batch_shape) + self.event_shape))
+                              concentration=self.concentration.expand(Size(batch_shape) + self.event_shape))
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -52,8 +54,8 @@ class Dirichlet(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return (lg.xlogy(self.concentration - 1.0, value).sum(-1) + lg.lgamma(self.concentration.sum(-1))
-                - lg.lgamma(self.concentration).sum(-1))
+        return (ops.xlogy(self.concentration - 1.0, value).sum(-1) + ops.lgamma(self.concentration.sum(-1))
+                - ops.lgamma(self.concentration).sum(-1))
 
     @property
     def mean(self):
@@ -65,7 +67,7 @@ class Dirichlet(ExponentialFamily):
         mode = concentration_m1 / concentration_m1.sum(-1, True)
         # all concentrations below 1: the density peaks at a vertex
         below_one = (self.concentration < 1).all(dim=-1)
-        mode[below_one] = lg.nn.functional.one_hot(mode[below_one].argmax(dim=-1), concentration_m1.shape[-1]).to(mode)
+        mode[below_one] = F.one_hot(mode[below_one].argmax(dim=-1), concentration_m1.shape[-1]).to(mode)
         return mode
 
     @property
@@ -76,12 +78,12 @@ class Dirichlet(ExponentialFamily):
     def entropy(self):
         k = self.concentration.size(-1)
         a0 = self.concentration.sum(-1)
-        return (lg.lgamma(self.concentration).sum(-1) - lg.lgamma(a0) - (k - a0) * lg.digamma(a0)
-                - ((self.concentration - 1.0) * lg.digamma(self.concentration)).sum(-1))
+        return (ops.lgamma(self.concentration).sum(-1) - ops.lgamma(a0) - (k - a0) * ops.digamma(a0)
+                - ((self.concentration - 1.0) * ops.digamma(self.concentration)).sum(-1))
 
     @property
     def _natural_params(self):
         return (self.concentration,)
 
     def _log_normalizer(self, x):
-        return x.lgamma().sum(-1) - lg.lgamma(x.sum(-1))
+        return x.lgamma().sum(-1) - ops.lgamma(x.sum(-1))

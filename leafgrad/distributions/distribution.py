@@ -6,7 +6,9 @@ shares: ``sample`` as ``rsample`` without gradient, ``perplexity``, ``stddev`` f
 """
 import warnings
 
-import leafgrad as lg
+from .. import ops
+from ..autograd.grad_mode import no_grad
+from ..tensor import Size, Tensor
 from . import constraints
 from .utils import lazy_property
 
@@ -38,9 +40,9 @@ class Distribution:
             raise ValueError
         Distribution._validate_args = value
 
-    def __init__(self, batch_shape=lg.Size(), event_shape=lg.Size(), validate_args=None):
-        self._batch_shape = lg.Size(batch_shape)  # (a slice of a Size is a tuple in leafgrad)
-        self._event_shape = lg.Size(event_shape)
+    def __init__(self, batch_shape=Size(), event_shape=Size(), validate_args=None):
+        self._batch_shape = Size(batch_shape)  # (a slice of a Size is a tuple in leafgrad)
+        self._event_shape = Size(event_shape)
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
@@ -104,19 +106,19 @@ class Distribution:
     def stddev(self):
         return self.variance.sqrt()
 
-    def sample(self, sample_shape=lg.Size()):
+    def sample(self, sample_shape=Size()):
         """Samples of shape ``sample_shape + batch_shape + event_shape``, without gradient."""
-        with lg.no_grad():
+        with no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         """Reparametrised samples: differentiable with respect to the parameters."""
         raise NotImplementedError
 
     def sample_n(self, n):
         """``sample((n,))`` (deprecated in PyTorch)."""
         warnings.warn('`sample_n(n)` will be deprecated. Use `sample((n,))` instead.', FutureWarning, stacklevel=2)
-        return self.sample(lg.Size((n,)))
+        return self.sample(Size((n,)))
 
     def log_prob(self, value):
         """The log of the density (or mass) at ``value``."""
@@ -138,24 +140,24 @@ class Distribution:
         raise NotImplementedError
 
     def perplexity(self):
-        return lg.exp(self.entropy())
+        return ops.exp(self.entropy())
 
-    def _extended_shape(self, sample_shape=lg.Size()):
+    def _extended_shape(self, sample_shape=Size()):
         """``sample_shape + batch_shape + event_shape``."""
-        if not isinstance(sample_shape, lg.Size):
-            sample_shape = lg.Size(sample_shape)
-        return lg.Size(sample_shape + self._batch_shape + self._event_shape)
+        if not isinstance(sample_shape, Size):
+            sample_shape = Size(sample_shape)
+        return Size(sample_shape + self._batch_shape + self._event_shape)
 
     def _validate_sample(self, value):
         """Refuse a ``value`` that is no tensor, whose shape does not fit, or that lies outside
         the support (ValueError, PyTorch's messages)."""
-        if not isinstance(value, lg.Tensor):
+        if not isinstance(value, Tensor):
             raise ValueError('The value argument to log_prob must be a Tensor')
         event_dim_start = len(value.size()) - len(self._event_shape)
         if value.size()[event_dim_start:] != self._event_shape:
             raise ValueError(f'The right-most size of value must match event_shape: {value.size()} vs '
                              f'{self._event_shape}.')
-        actual, expected = value.size(), lg.Size(self._batch_shape + self._event_shape)
+        actual, expected = value.size(), Size(self._batch_shape + self._event_shape)
         for i, j in zip(reversed(actual), reversed(expected)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(f'Value is not broadcastable with batch_shape+event_shape: {actual} vs {expected}.')
@@ -186,7 +188,7 @@ class Distribution:
         distribution's event shape) and this distribution's validation setting."""
         for name, value in attributes.items():
             setattr(new, name, value)
-        super(cls, new).__init__(lg.Size(batch_shape), self.event_shape, validate_args=False)
+        super(cls, new).__init__(Size(batch_shape), self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
 

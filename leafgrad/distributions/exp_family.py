@@ -1,7 +1,7 @@
 """ExponentialFamily: distributions whose density is exp(<t(x), theta> - F(theta) + k(x)); the
 entropy and the KL divergence between two members of one family follow from the log normalizer
 F by automatic differentiation (Bregman divergences)."""
-import leafgrad as lg
+from .. import autograd
 from .distribution import Distribution
 
 __all__ = ['ExponentialFamily']
@@ -27,7 +27,7 @@ class ExponentialFamily(Distribution):
         result = -self._mean_carrier_measure
         params = [p.detach().requires_grad_() for p in self._natural_params]
         log_normalizer = self._log_normalizer(*params)
-        gradients = lg.autograd.grad(log_normalizer.sum(), params, create_graph=True)
+        gradients = autograd.grad(log_normalizer.sum(), params, create_graph=True)
         result = result + log_normalizer
         for p, g in zip(params, gradients):
             result = result - (p * g).reshape(self._batch_shape + (-1,)).sum(-1)

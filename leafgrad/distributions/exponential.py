@@ -1,5 +1,6 @@
 """Exponential(rate)."""
-import leafgrad as lg
+from .. import creation, ops
+from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _batch_shape, broadcast_all
@@ -28,7 +29,7 @@ class Exponential(ExponentialFamily):
 
     @property
     def mode(self):
-        return lg.zeros_like(self.rate)
+        return creation.zeros_like(self.rate)
 
     @property
     def stddev(self):
@@ -38,7 +39,7 @@ class Exponential(ExponentialFamily):
     def variance(self):
         return self.rate.pow(-2)
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         return self.rate.new(shape).exponential_() / self.rate
 
@@ -50,17 +51,17 @@ class Exponential(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 1 - lg.exp(-self.rate * value)
+        return 1 - ops.exp(-self.rate * value)
 
     def icdf(self, value):
-        return -lg.log1p(-value) / self.rate
+        return -ops.log1p(-value) / self.rate
 
     def entropy(self):
-        return 1.0 - lg.log(self.rate)
+        return 1.0 - ops.log(self.rate)
 
     @property
     def _natural_params(self):
         return (-self.rate,)
 
     def _log_normalizer(self, x):
-        return -lg.log(-x)
+        return -ops.log(-x)

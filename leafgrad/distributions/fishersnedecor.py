@@ -2,7 +2,9 @@
 from math import nan
 from numbers import Number
 
-import leafgrad as lg
+from .. import ops
+from .._type_info import finfo
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
@@ -26,12 +28,12 @@ class FisherSnedecor(Distribution):
         self.df1, self.df2 = broadcast_all(df1, df2)
         self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
         self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
-        batch_shape = lg.Size() if isinstance(df1, Number) and isinstance(df2, Number) else self.df1.size()
+        batch_shape = Size() if isinstance(df1, Number) and isinstance(df2, Number) else self.df1.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(FisherSnedecor, _instance)
-        batch_shape = lg.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         return self._expanded(FisherSnedecor, new, batch_shape, df1=self.df1.expand(batch_shape),
                               df2=self.df2.expand(batch_shape), _gamma1=self._gamma1.expand(batch_shape),
                               _gamma2=self._gamma2.expand(batch_shape))
@@ -54,11 +56,11 @@ class FisherSnedecor(Distribution):
         df2[df2 <= 4] = nan
         return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
 
-    def rsample(self, sample_shape=lg.Size(())):
+    def rsample(self, sample_shape=Size(())):
         shape = self._extended_shape(sample_shape)
         X1 = self._gamma1.rsample(sample_shape).view(shape)
         X2 = self._gamma2.rsample(sample_shape).view(shape)
-        tiny = lg.finfo(X2.dtype).tiny
+        tiny = finfo(X2.dtype).tiny
         X2.clamp_(min=tiny)
         Y = X1 / X2
         Y.clamp_(min=tiny)
@@ -71,6 +73,6 @@ class FisherSnedecor(Distribution):
         ct2 = self.df2 * 0.5
         ct3 = self.df1 / self.df2
         t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
-        t2 = ct1 * ct3.log() + (ct1 - 1) * lg.log(value)
-        t3 = (ct1 + ct2) * lg.log1p(ct3 * value)
+        t2 = ct1 * ct3.log() + (ct1 - 1) * ops.log(value)
+        t3 = (ct1 + ct2) * ops.log1p(ct3 * value)
         return t1 + t2 - t3

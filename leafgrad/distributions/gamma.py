@@ -1,5 +1,7 @@
 """Gamma(concentration, rate)."""
-import leafgrad as lg
+from .. import creation, ops, special
+from .._type_info import finfo
+from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _batch_shape, broadcast_all
@@ -37,31 +39,31 @@ class Gamma(ExponentialFamily):
     def variance(self):
         return self.concentration / self.rate.pow(2)
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        value = lg._standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
-        value.detach().clamp_(min=lg.finfo(value.dtype).tiny)  # not recorded: the gradient stays the division's
+        value = ops._standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value.detach().clamp_(min=finfo(value.dtype).tiny)  # not recorded: the gradient stays the division's
         return value
 
     def log_prob(self, value):
-        value = lg.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
+        value = creation.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
         if self._validate_args:
             self._validate_sample(value)
-        return (lg.xlogy(self.concentration, self.rate) + lg.xlogy(self.concentration - 1, value)
-                - self.rate * value - lg.lgamma(self.concentration))
+        return (ops.xlogy(self.concentration, self.rate) + ops.xlogy(self.concentration - 1, value)
+                - self.rate * value - ops.lgamma(self.concentration))
 
     def entropy(self):
-        return (self.concentration - lg.log(self.rate) + lg.lgamma(self.concentration)
-                + (1.0 - self.concentration) * lg.digamma(self.concentration))
+        return (self.concentration - ops.log(self.rate) + ops.lgamma(self.concentration)
+                + (1.0 - self.concentration) * ops.digamma(self.concentration))
 
     @property
     def _natural_params(self):
         return self.concentration - 1, -self.rate
 
     def _log_normalizer(self, x, y):
-        return lg.lgamma(x + 1) + (x + 1) * lg.log(-y.reciprocal())
+        return ops.lgamma(x + 1) + (x + 1) * ops.log(-y.reciprocal())
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return lg.special.gammainc(self.concentration, self.rate * value)
+        return special.gammainc(self.concentration, self.rate * value)

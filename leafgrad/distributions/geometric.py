@@ -1,5 +1,9 @@
 """Geometric(probs or logits): the number of failures before the first success."""
-import leafgrad as lg
+from .. import creation
+from .._type_info import finfo
+from ..autograd.grad_mode import no_grad
+from ..nn import functional as F
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import _check_probs_or_logits, _is_number, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
@@ -19,7 +23,7 @@ class Geometric(Distribution):
         else:
             (self.logits,) = broadcast_all(logits)
         given = probs if probs is not None else logits
-        super().__init__(lg.Size() if _is_number(given) else given.size(), validate_args=validate_args)
+        super().__init__(Size() if _is_number(given) else given.size(), validate_args=validate_args)
         if self._validate_args and probs is not None:
             # probs = 0 lies in the unit interval, but no success ever comes
             value = self.probs
@@ -41,7 +45,7 @@ class Geometric(Distribution):
 
     @property
     def mode(self):
-        return lg.zeros_like(self.probs)
+        return creation.zeros_like(self.probs)
 
     @property
     def variance(self):
@@ -55,10 +59,10 @@ class Geometric(Distribution):
     def probs(self):
         return logits_to_probs(self.logits, is_binary=True)
 
-    def sample(self, sample_shape=lg.Size()):
+    def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        tiny = lg.finfo(self.probs.dtype).tiny
-        with lg.no_grad():
+        tiny = finfo(self.probs.dtype).tiny
+        with no_grad():
             u = self.probs.new(shape).uniform_(tiny, 1)
             return (u.log() / (-self.probs).log1p()).floor()
 
@@ -71,5 +75,5 @@ class Geometric(Distribution):
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self):
-        bce = lg.nn.functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction='none')
+        bce = F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction='none')
         return bce / self.probs

@@ -2,7 +2,8 @@
 import math
 from numbers import Number
 
-import leafgrad as lg
+from .. import creation
+from .._type_info import finfo
 from . import constraints
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
@@ -24,13 +25,13 @@ class Gumbel(TransformedDistribution):
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
-        finfo = lg.finfo(self.loc.dtype)
+        info = finfo(self.loc.dtype)
         if isinstance(loc, Number) and isinstance(scale, Number):
-            base_dist = Uniform(finfo.tiny, 1 - finfo.eps, validate_args=validate_args)
+            base_dist = Uniform(info.tiny, 1 - info.eps, validate_args=validate_args)
         else:
-            base_dist = Uniform(lg.full_like(self.loc, finfo.tiny), lg.full_like(self.loc, 1 - finfo.eps),
+            base_dist = Uniform(creation.full_like(self.loc, info.tiny), creation.full_like(self.loc, 1 - info.eps),
                                 validate_args=validate_args)
-        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-lg.ones_like(self.scale)),
+        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-creation.ones_like(self.scale)),
                       ExpTransform().inv, AffineTransform(loc=loc, scale=-self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 

@@ -2,7 +2,7 @@
 import math
 from math import inf
 
-import leafgrad as lg
+from .. import creation, ops
 from . import constraints
 from .cauchy import Cauchy
 from .transformed_distribution import TransformedDistribution
@@ -34,11 +34,11 @@ class HalfCauchy(TransformedDistribution):
 
     @property
     def mean(self):
-        return lg.full(self._extended_shape(), math.inf, dtype=self.scale.dtype, device=self.scale.device)
+        return creation.full(self._extended_shape(), math.inf, dtype=self.scale.dtype, device=self.scale.device)
 
     @property
     def mode(self):
-        return lg.zeros_like(self.scale)
+        return creation.zeros_like(self.scale)
 
     @property
     def variance(self):
@@ -47,9 +47,9 @@ class HalfCauchy(TransformedDistribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = lg.as_tensor(value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device)
+        value = creation.as_tensor(value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return lg.where(value >= 0, log_prob, -inf)
+        return ops.where(value >= 0, log_prob, -inf)
 
     def cdf(self, value):
         if self._validate_args:

@@ -2,7 +2,7 @@
 import math
 from math import inf
 
-import leafgrad as lg
+from .. import creation, ops
 from . import constraints
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
@@ -38,7 +38,7 @@ class HalfNormal(TransformedDistribution):
 
     @property
     def mode(self):
-        return lg.zeros_like(self.scale)
+        return creation.zeros_like(self.scale)
 
     @property
     def variance(self):
@@ -48,7 +48,7 @@ class HalfNormal(TransformedDistribution):
         if self._validate_args:
             self._validate_sample(value)
         log_prob = self.base_dist.log_prob(value) + math.log(2)  # both halves fold onto one
-        return lg.where(value >= 0, log_prob, -inf)
+        return ops.where(value >= 0, log_prob, -inf)
 
     def cdf(self, value):
         if self._validate_args:

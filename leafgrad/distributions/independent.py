@@ -1,6 +1,6 @@
 """Independent: a distribution whose rightmost batch dimensions are reinterpreted as event
 dimensions (a diagonal Normal over vectors from a batch of scalar Normals)."""
-import leafgrad as lg
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import _sum_rightmost
@@ -30,7 +30,7 @@ class Independent(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Independent, _instance)
-        batch_shape = lg.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         base = self.base_dist.expand(batch_shape + self.event_shape[:self.reinterpreted_batch_ndims])
         return self._expanded(Independent, new, batch_shape, base_dist=base,
                               reinterpreted_batch_ndims=self.reinterpreted_batch_ndims)
@@ -64,10 +64,10 @@ class Independent(Distribution):
     def variance(self):
         return self.base_dist.variance
 
-    def sample(self, sample_shape=lg.Size()):
+    def sample(self, sample_shape=Size()):
         return self.base_dist.sample(sample_shape)
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value):

@@ -1,5 +1,6 @@
 """InverseGamma(concentration, rate): 1 / X for X ~ Gamma(concentration, rate)."""
-import leafgrad as lg
+import math
+from .. import ops
 from . import constraints
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
@@ -36,7 +37,7 @@ class InverseGamma(TransformedDistribution):
 
     @property
     def mean(self):
-        return lg.where(self.concentration > 1, self.rate / (self.concentration - 1), lg.inf)
+        return ops.where(self.concentration > 1, self.rate / (self.concentration - 1), math.inf)
 
     @property
     def mode(self):
@@ -45,7 +46,7 @@ class InverseGamma(TransformedDistribution):
     @property
     def variance(self):
         result = self.rate.square() / ((self.concentration - 1).square() * (self.concentration - 2))
-        return lg.where(self.concentration > 2, result, lg.inf)
+        return ops.where(self.concentration > 2, result, math.inf)
 
     def entropy(self):
         return (self.concentration + self.rate.log() + self.concentration.lgamma()

@@ -5,7 +5,8 @@ import warnings
 from functools import total_ordering
 from math import inf
 
-import leafgrad as lg
+from .. import autograd, creation, linalg, ops, special
+from ..nn import functional as F
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -98,11 +99,11 @@ def _dispatch_kl(type_p, type_q):
 
 
 def _infinite_like(tensor):
-    return lg.full_like(tensor, inf)
+    return creation.full_like(tensor, inf)
 
 
 def _x_log_x(tensor):
-    return lg.special.xlogy(tensor, tensor)  # 0 at 0
+    return special.xlogy(tensor, tensor)  # 0 at 0
 
 
 def _batch_trace_XXT(bmat):
@@ -133,7 +134,7 @@ def kl_divergence(p, q):
 
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p, q):
-    softplus = lg.nn.functional.softplus
+    softplus = F.softplus
     t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
     t1[q.probs == 0] = inf
     t1[p.probs == 0] = 0
@@ -149,9 +150,9 @@ def _kl_beta_beta(p, q):
     sum_q = q.concentration1 + q.concentration0
     t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_p.lgamma()
     t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_q.lgamma()
-    t3 = (p.concentration1 - q.concentration1) * lg.digamma(p.concentration1)
-    t4 = (p.concentration0 - q.concentration0) * lg.digamma(p.concentration0)
-    t5 = (sum_q - sum_p) * lg.digamma(sum_p)
+    t3 = (p.concentration1 - q.concentration1) * ops.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * ops.digamma(p.concentration0)
+    t5 = (sum_q - sum_p) * ops.digamma(sum_p)
     return t1 - t2 + t3 + t4 + t5
 
 
@@ -177,8 +178,8 @@ def _kl_categorical_categorical(p, q):
 @register_kl(ContinuousBernoulli, ContinuousBernoulli)
 def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
     t1 = p.mean * (p.logits - q.logits)
-    t2 = p._cont_bern_log_norm() + lg.log1p(-p.probs)
-    t3 = -q._cont_bern_log_norm() - lg.log1p(-q.probs)
+    t2 = p._cont_bern_log_norm() + ops.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - ops.log1p(-q.probs)
     return t1 + t2 + t3
 
 
@@ -209,7 +210,7 @@ def _kl_expfamily_expfamily(p, q):
     p_nparams = [n.detach().requires_grad_() for n in p._natural_params]
     q_nparams = q._natural_params
     lg_normal = p._log_normalizer(*p_nparams)
-    gradients = lg.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+    gradients = autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
     result = q._log_normalizer(*q_nparams) - lg_normal
     for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
         result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
@@ -219,8 +220,8 @@ def _kl_expfamily_expfamily(p, q):
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p, q):
     t1 = q.concentration * (p.rate / q.rate).log()
-    t2 = lg.lgamma(q.concentration) - lg.lgamma(p.concentration)
-    t3 = (p.concentration - q.concentration) * lg.digamma(p.concentration)
+    t2 = ops.lgamma(q.concentration) - ops.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * ops.digamma(p.concentration)
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
 
@@ -232,13 +233,13 @@ def _kl_gumbel_gumbel(p, q):
     ct3 = p.loc / q.scale
     t1 = -ct1.log() - ct2 + ct3
     t2 = ct1 * _euler_gamma
-    t3 = lg.exp(ct2 + (1 + ct1).lgamma() - ct3)
+    t3 = ops.exp(ct2 + (1 + ct1).lgamma() - ct3)
     return t1 + t2 + t3 - (1 + _euler_gamma)
 
 
 @register_kl(Geometric, Geometric)
 def _kl_geometric_geometric(p, q):
-    return -p.entropy() - lg.log1p(-q.probs) / p.probs - q.logits
+    return -p.entropy() - ops.log1p(-q.probs) / p.probs - q.logits
 
 
 @register_kl(HalfNormal, HalfNormal)
@@ -250,7 +251,7 @@ def _kl_halfnormal_halfnormal(p, q):
 def _kl_laplace_laplace(p, q):
     scale_ratio = p.scale / q.scale
     loc_abs_diff = (p.loc - q.loc).abs()
-    return -scale_ratio.log() + loc_abs_diff / q.scale + scale_ratio * lg.exp(-loc_abs_diff / p.scale) - 1
+    return -scale_ratio.log() + loc_abs_diff / q.scale + scale_ratio * ops.exp(-loc_abs_diff / p.scale) - 1
 
 
 def _check_event_shapes(p, q, what):
@@ -268,7 +269,7 @@ def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
                                        q._capacitance_tril)
     # trace(q_cov^-1 p_cov) by the Woodbury identity
     qWt_qDinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
-    A = lg.linalg.solve_triangular(q._capacitance_tril, qWt_qDinv, upper=False)
+    A = linalg.solve_triangular(q._capacitance_tril, qWt_qDinv, upper=False)
     term21 = (p._unbroadcasted_cov_diag / q._unbroadcasted_cov_diag).sum(-1)
     term22 = _batch_trace_XXT(p._unbroadcasted_cov_factor * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
     term23 = _batch_trace_XXT(A * p._unbroadcasted_cov_diag.sqrt().unsqueeze(-2))
@@ -284,7 +285,7 @@ def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
     term3 = _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p.loc,
                                        q._capacitance_tril)
     qWt_qDinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
-    A = lg.linalg.solve_triangular(q._capacitance_tril, qWt_qDinv, upper=False)
+    A = linalg.solve_triangular(q._capacitance_tril, qWt_qDinv, upper=False)
     term21 = _batch_trace_XXT(p._unbroadcasted_scale_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
     term22 = _batch_trace_XXT(A.matmul(p._unbroadcasted_scale_tril))
     return 0.5 * (term1 + (term21 - term22) + term3 - p.event_shape[0])
@@ -296,13 +297,13 @@ def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
     term1 = (2 * q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
              - _batch_lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril))
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
-    batch = lg.broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2])
+    batch = ops.broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2])
     n = p.event_shape[0]
     q_scale_tril = q._unbroadcasted_scale_tril.expand(batch + (n, n))
     p_cov_factor = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.size(-1)))
-    p_cov_diag = lg.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
-    term21 = _batch_trace_XXT(lg.linalg.solve_triangular(q_scale_tril, p_cov_factor, upper=False))
-    term22 = _batch_trace_XXT(lg.linalg.solve_triangular(q_scale_tril, p_cov_diag, upper=False))
+    p_cov_diag = ops.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
+    term21 = _batch_trace_XXT(linalg.solve_triangular(q_scale_tril, p_cov_factor, upper=False))
+    term22 = _batch_trace_XXT(linalg.solve_triangular(q_scale_tril, p_cov_diag, upper=False))
     return 0.5 * (term1 + (term21 + term22) + term3 - p.event_shape[0])
 
 
@@ -311,11 +312,11 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     _check_event_shapes(p, q, 'Multivariate Normals')
     half_term1 = (q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
                   - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
-    batch = lg.broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_scale_tril.shape[:-2])
+    batch = ops.broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_scale_tril.shape[:-2])
     n = p.event_shape[0]
     q_scale_tril = q._unbroadcasted_scale_tril.expand(batch + (n, n))
     p_scale_tril = p._unbroadcasted_scale_tril.expand(batch + (n, n))
-    term2 = _batch_trace_XXT(lg.linalg.solve_triangular(q_scale_tril, p_scale_tril, upper=False))
+    term2 = _batch_trace_XXT(linalg.solve_triangular(q_scale_tril, p_scale_tril, upper=False))
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
 
@@ -384,7 +385,7 @@ def _kl_bernoulli_poisson(p, q):
 
 @register_kl(Beta, ContinuousBernoulli)
 def _kl_beta_continuous_bernoulli(p, q):
-    return -p.entropy() - p.mean * q.logits - lg.log1p(-q.probs) - q._cont_bern_log_norm()
+    return -p.entropy() - p.mean * q.logits - ops.log1p(-q.probs) - q._cont_bern_log_norm()
 
 
 @register_kl(ContinuousBernoulli, Pareto)
@@ -394,22 +395,22 @@ def _kl_continuous_bernoulli_infinity(p, q):
 
 @register_kl(ContinuousBernoulli, Exponential)
 def _kl_continuous_bernoulli_exponential(p, q):
-    return -p.entropy() - lg.log(q.rate) + q.rate * p.mean
+    return -p.entropy() - ops.log(q.rate) + q.rate * p.mean
 
 
 @register_kl(ContinuousBernoulli, Normal)
 def _kl_continuous_bernoulli_normal(p, q):
     t1 = -p.entropy()
-    t2 = 0.5 * (math.log(2.0 * math.pi) + lg.square(q.loc / q.scale)) + lg.log(q.scale)
-    t3 = (p.variance + lg.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * lg.square(q.scale))
+    t2 = 0.5 * (math.log(2.0 * math.pi) + ops.square(q.loc / q.scale)) + ops.log(q.scale)
+    t3 = (p.variance + ops.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * ops.square(q.scale))
     return t1 + t2 + t3
 
 
 @register_kl(ContinuousBernoulli, Uniform)
 def _kl_continuous_bernoulli_uniform(p, q):
     result = -p.entropy() + (q.high - q.low).log()
-    outside = lg.max(lg.ge(q.low, p.support.lower_bound), lg.le(q.high, p.support.upper_bound))
-    return lg.where(outside, lg.ones_like(result) * inf, result)
+    outside = ops.max(ops.ge(q.low, p.support.lower_bound), ops.le(q.high, p.support.upper_bound))
+    return ops.where(outside, creation.ones_like(result) * inf, result)
 
 
 @register_kl(Beta, Exponential)
@@ -456,7 +457,7 @@ def _kl_exponential_infinity(p, q):
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
-    t1 = -q.concentration * lg.log(ratio)
+    t1 = -q.concentration * ops.log(ratio)
     return t1 + ratio + q.concentration.lgamma() + q.concentration * _euler_gamma - (1 + _euler_gamma)
 
 
@@ -465,7 +466,7 @@ def _kl_exponential_gumbel(p, q):
     scale_rate_prod = p.rate * q.scale
     loc_scale_ratio = q.loc / q.scale
     t1 = scale_rate_prod.log() - 1
-    t2 = lg.exp(loc_scale_ratio) * scale_rate_prod / (scale_rate_prod + 1)
+    t2 = ops.exp(loc_scale_ratio) * scale_rate_prod / (scale_rate_prod + 1)
     t3 = scale_rate_prod.reciprocal()
     return t1 - loc_scale_ratio + t2 + t3
 
@@ -474,7 +475,7 @@ def _kl_exponential_gumbel(p, q):
 def _kl_exponential_normal(p, q):
     var_normal = q.scale.pow(2)
     rate_sqr = p.rate.pow(2)
-    t1 = 0.5 * lg.log(rate_sqr * var_normal * 2 * math.pi)
+    t1 = 0.5 * ops.log(rate_sqr * var_normal * 2 * math.pi)
     t2 = rate_sqr.reciprocal()
     t3 = q.loc / p.rate
     t4 = q.loc.pow(2) * 0.5
@@ -500,7 +501,7 @@ def _kl_gamma_gumbel(p, q):
     loc_scale_ratio = q.loc / q.scale
     t1 = (p.concentration - 1) * p.concentration.digamma() - p.concentration.lgamma() - p.concentration
     t2 = beta_scale_prod.log() + p.concentration / beta_scale_prod
-    t3 = lg.exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration) - loc_scale_ratio
+    t3 = ops.exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration) - loc_scale_ratio
     return t1 + t2 + t3
 
 
@@ -508,7 +509,7 @@ def _kl_gamma_gumbel(p, q):
 def _kl_gamma_normal(p, q):
     var_normal = q.scale.pow(2)
     beta_sqr = p.rate.pow(2)
-    t1 = 0.5 * lg.log(beta_sqr * var_normal * 2 * math.pi) - p.concentration - p.concentration.lgamma()
+    t1 = 0.5 * ops.log(beta_sqr * var_normal * 2 * math.pi) - p.concentration - p.concentration.lgamma()
     t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / beta_sqr
     t3 = q.loc * p.concentration / p.rate
     t4 = 0.5 * q.loc.pow(2)
@@ -548,7 +549,7 @@ def _kl_laplace_infinity(p, q):
 def _kl_laplace_normal(p, q):
     var_normal = q.scale.pow(2)
     scale_sqr_var_ratio = p.scale.pow(2) / var_normal
-    t1 = 0.5 * lg.log(2 * scale_sqr_var_ratio / math.pi)
+    t1 = 0.5 * ops.log(2 * scale_sqr_var_ratio / math.pi)
     t2 = 0.5 * p.loc.pow(2)
     t3 = p.loc * q.loc
     t4 = 0.5 * q.loc.pow(2)
@@ -572,7 +573,7 @@ def _kl_normal_gumbel(p, q):
     loc_scale_ratio = q.loc / q.scale
     t1 = var_scale_sqr_ratio.log() * 0.5
     t2 = mean_scale_ratio - loc_scale_ratio
-    t3 = lg.exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
+    t3 = ops.exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
     return -t1 + t2 + t3 - (0.5 * (1 + math.log(2 * math.pi)))
 
 
@@ -581,9 +582,9 @@ def _kl_normal_laplace(p, q):
     loc_diff = p.loc - q.loc
     scale_ratio = p.scale / q.scale
     loc_diff_scale_ratio = loc_diff / p.scale
-    t1 = lg.log(scale_ratio)
-    t2 = math.sqrt(2 / math.pi) * p.scale * lg.exp(-0.5 * loc_diff_scale_ratio.pow(2))
-    t3 = loc_diff * lg.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
+    t1 = ops.log(scale_ratio)
+    t2 = math.sqrt(2 / math.pi) * p.scale * ops.exp(-0.5 * loc_diff_scale_ratio.pow(2))
+    t3 = loc_diff * ops.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
 
@@ -644,7 +645,7 @@ def _kl_poisson_infinity(p, q):
 @register_kl(Uniform, Beta)
 def _kl_uniform_beta(p, q):
     common_term = p.high - p.low
-    t1 = lg.log(common_term)
+    t1 = ops.log(common_term)
     t2 = (q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
     t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term) / common_term
     t4 = q.concentration1.lgamma() + q.concentration0.lgamma() - (q.concentration1 + q.concentration0).lgamma()
@@ -655,9 +656,9 @@ def _kl_uniform_beta(p, q):
 
 @register_kl(Uniform, ContinuousBernoulli)
 def _kl_uniform_continuous_bernoulli(p, q):
-    result = -p.entropy() - p.mean * q.logits - lg.log1p(-q.probs) - q._cont_bern_log_norm()
-    outside = lg.max(lg.ge(p.high, q.support.upper_bound), lg.le(p.low, q.support.lower_bound))
-    return lg.where(outside, lg.ones_like(result) * inf, result)
+    result = -p.entropy() - p.mean * q.logits - ops.log1p(-q.probs) - q._cont_bern_log_norm()
+    outside = ops.max(ops.ge(p.high, q.support.upper_bound), ops.le(p.low, q.support.lower_bound))
+    return ops.where(outside, creation.ones_like(result) * inf, result)
 
 
 @register_kl(Uniform, Exponential)
@@ -685,7 +686,7 @@ def _kl_uniform_gumbel(p, q):
     high_loc_diff = (p.high - q.loc) / q.scale
     low_loc_diff = (p.low - q.loc) / q.scale
     t1 = common_term.log() + 0.5 * (high_loc_diff + low_loc_diff)
-    t2 = common_term * (lg.exp(-high_loc_diff) - lg.exp(-low_loc_diff))
+    t2 = common_term * (ops.exp(-high_loc_diff) - ops.exp(-low_loc_diff))
     return t1 - t2
 
 

@@ -2,7 +2,7 @@
 closed-form cdf."""
 from math import nan
 
-import leafgrad as lg
+from .. import creation, ops
 from . import constraints
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
@@ -15,7 +15,7 @@ __all__ = ['Kumaraswamy']
 def _moments(a, b, n):
     """E[X^n] = b B(1 + n / a, b)."""
     arg1 = 1 + n / a
-    return b * lg.exp(lg.lgamma(arg1) + lg.lgamma(b) - lg.lgamma(arg1 + b))
+    return b * ops.exp(ops.lgamma(arg1) + ops.lgamma(b) - ops.lgamma(arg1 + b))
 
 
 class Kumaraswamy(TransformedDistribution):
@@ -30,7 +30,7 @@ class Kumaraswamy(TransformedDistribution):
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        base_dist = Uniform(lg.full_like(self.concentration0, 0), lg.full_like(self.concentration0, 1),
+        base_dist = Uniform(creation.full_like(self.concentration0, 0), creation.full_like(self.concentration0, 1),
                             validate_args=validate_args)
         transforms = [PowerTransform(exponent=self.concentration0.reciprocal()), AffineTransform(loc=1.0, scale=-1.0),
                       PowerTransform(exponent=self.concentration1.reciprocal())]
@@ -56,10 +56,10 @@ class Kumaraswamy(TransformedDistribution):
 
     @property
     def variance(self):
-        return _moments(self.concentration1, self.concentration0, 2) - lg.pow(self.mean, 2)
+        return _moments(self.concentration1, self.concentration0, 2) - ops.pow(self.mean, 2)
 
     def entropy(self):
         t1 = 1 - self.concentration1.reciprocal()
         t0 = 1 - self.concentration0.reciprocal()
-        H0 = lg.digamma(self.concentration0 + 1) + euler_constant
-        return t0 + t1 * H0 - lg.log(self.concentration1) - lg.log(self.concentration0)
+        H0 = ops.digamma(self.concentration0 + 1) + euler_constant
+        return t0 + t1 * H0 - ops.log(self.concentration1) - ops.log(self.concentration0)

@@ -1,5 +1,7 @@
 """Laplace(loc, scale)."""
-import leafgrad as lg
+from .. import ops
+from .._type_info import finfo
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import _batch_shape, broadcast_all
@@ -38,25 +40,25 @@ class Laplace(Distribution):
     def stddev(self):
         return (2 ** 0.5) * self.scale
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        finfo = lg.finfo(self.loc.dtype)
-        u = self.loc.new(shape).uniform_(finfo.eps - 1, 1)  # in (-1, 1): |u| < 1 keeps log1p(-|u|) finite
-        return self.loc - self.scale * u.sign() * lg.log1p(-u.abs())
+        info = finfo(self.loc.dtype)
+        u = self.loc.new(shape).uniform_(info.eps - 1, 1)  # in (-1, 1): |u| < 1 keeps log1p(-|u|) finite
+        return self.loc - self.scale * u.sign() * ops.log1p(-u.abs())
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return -lg.log(2 * self.scale) - lg.abs(value - self.loc) / self.scale
+        return -ops.log(2 * self.scale) - ops.abs(value - self.loc) / self.scale
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 - 0.5 * (value - self.loc).sign() * lg.expm1(-(value - self.loc).abs() / self.scale)
+        return 0.5 - 0.5 * (value - self.loc).sign() * ops.expm1(-(value - self.loc).abs() / self.scale)
 
     def icdf(self, value):
         term = value - 0.5
-        return self.loc - self.scale * term.sign() * lg.log1p(-2 * term.abs())
+        return self.loc - self.scale * term.sign() * ops.log1p(-2 * term.abs())
 
     def entropy(self):
-        return 1 + lg.log(2 * self.scale)
+        return 1 + ops.log(2 * self.scale)

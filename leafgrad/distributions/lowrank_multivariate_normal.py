@@ -1,7 +1,8 @@
 """LowRankMultivariateNormal(loc, cov_factor, cov_diag): covariance W W^T + diag(D)."""
 import math
 
-import leafgrad as lg
+from .. import creation, linalg, ops
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
@@ -11,13 +12,13 @@ __all__ = ['LowRankMultivariateNormal']
 
 
 def _plus_identity(K):
-    return K + lg.eye(K.shape[-1], dtype=K.dtype, device=K.device)
+    return K + creation.eye(K.shape[-1], dtype=K.dtype, device=K.device)
 
 
 def _batch_capacitance_tril(W, D):
     """The Cholesky factor of the capacitance matrix C = I + W^T D^-1 W (m x m)."""
     Wt_Dinv = W.mT / D.unsqueeze(-2)
-    return lg.linalg.cholesky(_plus_identity(lg.matmul(Wt_Dinv, W)))
+    return linalg.cholesky(_plus_identity(ops.matmul(Wt_Dinv, W)))
 
 
 def _batch_lowrank_logdet(W, D, capacitance_tril):
@@ -54,9 +55,9 @@ class LowRankMultivariateNormal(Distribution):
         if cov_factor.shape[-2:-1] != event_shape:
             raise ValueError(f'cov_factor must be a batch of matrices with shape {event_shape[0]} x m')
         if cov_diag.shape[-1:] != event_shape:
-            raise ValueError(f'cov_diag must be a batch of vectors with shape {lg.Size(event_shape)}')
+            raise ValueError(f'cov_diag must be a batch of vectors with shape {Size(event_shape)}')
         try:
-            loc_, self.cov_factor, cov_diag_ = lg.broadcast_tensors(loc.unsqueeze(-1), cov_factor,
+            loc_, self.cov_factor, cov_diag_ = ops.broadcast_tensors(loc.unsqueeze(-1), cov_factor,
                                                                     cov_diag.unsqueeze(-1))
         except RuntimeError as e:
             raise ValueError(f'Incompatible batch shapes: loc {loc.shape}, cov_factor {cov_factor.shape}, '
@@ -70,7 +71,7 @@ class LowRankMultivariateNormal(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
-        loc_shape = lg.Size(batch_shape) + self.event_shape
+        loc_shape = Size(batch_shape) + self.event_shape
         return self._expanded(LowRankMultivariateNormal, new, batch_shape, loc=self.loc.expand(loc_shape),
                               cov_diag=self.cov_diag.expand(loc_shape),
                               cov_factor=self.cov_factor.expand(loc_shape + self.cov_factor.shape[-1:]),
@@ -96,23 +97,23 @@ class LowRankMultivariateNormal(Distribution):
         # D^1/2 chol(I + D^-1/2 W W^T D^-1/2): a Cholesky factor that stays accurate for small D
         cov_diag_sqrt = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
         Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt
-        scale_tril = cov_diag_sqrt * lg.linalg.cholesky(_plus_identity(lg.matmul(Dinvsqrt_W, Dinvsqrt_W.mT)))
+        scale_tril = cov_diag_sqrt * linalg.cholesky(_plus_identity(ops.matmul(Dinvsqrt_W, Dinvsqrt_W.mT)))
         return scale_tril.expand(self._batch_shape + self._event_shape + self._event_shape)
 
     @lazy_property
     def covariance_matrix(self):
         W = self._unbroadcasted_cov_factor
-        covariance_matrix = lg.matmul(W, W.mT) + lg.diag_embed(self._unbroadcasted_cov_diag)
+        covariance_matrix = ops.matmul(W, W.mT) + ops.diag_embed(self._unbroadcasted_cov_diag)
         return covariance_matrix.expand(self._batch_shape + self._event_shape + self._event_shape)
 
     @lazy_property
     def precision_matrix(self):
         Wt_Dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
-        A = lg.linalg.solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
-        precision_matrix = lg.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
+        A = linalg.solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
+        precision_matrix = ops.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
         return precision_matrix.expand(self._batch_shape + self._event_shape + self._event_shape)
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         eps_W = _standard_normal(shape[:-1] + self.cov_factor.shape[-1:], dtype=self.loc.dtype, device=self.loc.device)
         eps_D = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)

@@ -1,6 +1,8 @@
 """MixtureSameFamily(mixture_distribution, component_distribution): a finite mixture whose
 components are the batch members (along the rightmost batch dimension) of one distribution."""
-import leafgrad as lg
+from .. import ops
+from ..autograd.grad_mode import no_grad
+from ..tensor import Size
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
@@ -32,7 +34,7 @@ class MixtureSameFamily(Distribution):
         for size1, size2 in zip(reversed(mdbs), reversed(cdbs)):
             if size1 != 1 and size2 != 1 and size1 != size2:
                 raise ValueError(f'`mixture_distribution.batch_shape` ({mdbs}) is not compatible with '
-                                 f'`component_distribution.batch_shape`({lg.Size(cdbs)})')
+                                 f'`component_distribution.batch_shape`({Size(cdbs)})')
         km = mixture_distribution.logits.shape[-1]
         kc = component_distribution.batch_shape[-1]
         if km != kc:
@@ -44,7 +46,7 @@ class MixtureSameFamily(Distribution):
                          validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = lg.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new = self._get_checked_instance(MixtureSameFamily, _instance)
         component = self._component_distribution.expand(batch_shape + (self._num_component,))
         new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
@@ -71,30 +73,30 @@ class MixtureSameFamily(Distribution):
     @property
     def mean(self):
         probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        return lg.sum(probs * self.component_distribution.mean, dim=-1 - self._event_ndims)
+        return ops.sum(probs * self.component_distribution.mean, dim=-1 - self._event_ndims)
 
     @property
     def variance(self):
         # the law of total variance: E[Var(X | k)] + Var(E[X | k])
         probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        mean_cond_var = lg.sum(probs * self.component_distribution.variance, dim=-1 - self._event_ndims)
-        var_cond_mean = lg.sum(probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0),
+        mean_cond_var = ops.sum(probs * self.component_distribution.variance, dim=-1 - self._event_ndims)
+        var_cond_mean = ops.sum(probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0),
                                dim=-1 - self._event_ndims)
         return mean_cond_var + var_cond_mean
 
     def cdf(self, x):
         cdf_x = self.component_distribution.cdf(self._pad(x))
-        return lg.sum(cdf_x * self.mixture_distribution.probs, dim=-1)
+        return ops.sum(cdf_x * self.mixture_distribution.probs, dim=-1)
 
     def log_prob(self, x):
         if self._validate_args:
             self._validate_sample(x)
         log_prob_x = self.component_distribution.log_prob(self._pad(x))  # [S, B, k]
-        log_mix_prob = lg.log_softmax(self.mixture_distribution.logits, dim=-1)  # [B, k]
-        return lg.logsumexp(log_prob_x + log_mix_prob, dim=-1)
+        log_mix_prob = ops.log_softmax(self.mixture_distribution.logits, dim=-1)  # [B, k]
+        return ops.logsumexp(log_prob_x + log_mix_prob, dim=-1)
 
-    def sample(self, sample_shape=lg.Size()):
-        with lg.no_grad():
+    def sample(self, sample_shape=Size()):
+        with no_grad():
             gather_dim = len(sample_shape) + len(self.batch_shape)
             es = self.event_shape
             mix_sample = self.mixture_distribution.sample(sample_shape)
@@ -102,7 +104,7 @@ class MixtureSameFamily(Distribution):
             comp_samples = self.component_distribution.sample(sample_shape)
             index = mix_sample.reshape(mix_shape + (1,) * (len(es) + 1))
             index = index.repeat((1,) * len(mix_shape) + (1,) + es)
-            return lg.gather(comp_samples, gather_dim, index).squeeze(gather_dim)
+            return ops.gather(comp_samples, gather_dim, index).squeeze(gather_dim)
 
     def _pad(self, x):
         return x.unsqueeze(-1 - self._event_ndims)

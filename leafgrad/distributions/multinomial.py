@@ -1,7 +1,8 @@
 """Multinomial(total_count, probs or logits): counts of total_count categorical draws."""
 from math import inf
 
-import leafgrad as lg
+from .. import creation, ops
+from ..tensor import Size
 from . import constraints
 from .binomial import Binomial
 from .categorical import Categorical
@@ -32,7 +33,7 @@ class Multinomial(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Multinomial, _instance)
         return self._expanded(Multinomial, new, batch_shape, total_count=self.total_count,
-                              _categorical=self._categorical.expand(lg.Size(batch_shape)))
+                              _categorical=self._categorical.expand(Size(batch_shape)))
 
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)
@@ -61,21 +62,21 @@ class Multinomial(Distribution):
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape=lg.Size()):
-        sample_shape = lg.Size(sample_shape)
+    def sample(self, sample_shape=Size()):
+        sample_shape = Size(sample_shape)
         # (total_count,) + sample_shape + batch_shape category indices, counted along a new last dim
-        samples = self._categorical.sample(lg.Size((self.total_count,)) + sample_shape)
+        samples = self._categorical.sample(Size((self.total_count,)) + sample_shape)
         samples = samples.permute(*range(1, samples.dim()), 0)
         counts = samples.new(self._extended_shape(sample_shape)).zero_()
-        counts.scatter_add_(-1, samples, lg.ones_like(samples))
+        counts.scatter_add_(-1, samples, creation.ones_like(samples))
         return counts.type_as(self.probs)
 
     def entropy(self):
-        n = lg.tensor(self.total_count)
-        term1 = n * self._categorical.entropy() - lg.lgamma(n + 1)
+        n = creation.tensor(self.total_count)
+        term1 = n * self._categorical.entropy() - ops.lgamma(n + 1)
         support = self._binomial.enumerate_support(expand=False)[1:]
-        binomial_probs = lg.exp(self._binomial.log_prob(support))
-        term2 = (binomial_probs * lg.lgamma(support + 1)).sum([0, -1])
+        binomial_probs = ops.exp(self._binomial.log_prob(support))
+        term2 = (binomial_probs * ops.lgamma(support + 1)).sum([0, -1])
         return term1 + term2
 
     def log_prob(self, value):
@@ -83,7 +84,7 @@ class Multinomial(Distribution):
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         logits = logits.clone()
-        log_factorial_n = lg.lgamma(value.sum(-1) + 1)
-        log_factorial_xs = lg.lgamma(value + 1).sum(-1)
+        log_factorial_n = ops.lgamma(value.sum(-1) + 1)
+        log_factorial_xs = ops.lgamma(value + 1).sum(-1)
         logits[(value == 0) & (logits == -inf)] = 0  # 0 * log 0 is 0
         return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)

@@ -1,7 +1,8 @@
 """MultivariateNormal(loc, covariance_matrix | precision_matrix | scale_tril)."""
 import math
 
-import leafgrad as lg
+from .. import creation, linalg, ops
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property
@@ -11,7 +12,7 @@ __all__ = ['MultivariateNormal']
 
 def _batch_mv(bmat, bvec):
     """Matrix-vector products over broadcast batch dimensions."""
-    return lg.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+    return ops.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
 
 
 def _batch_mahalanobis(bL, bx):
@@ -19,23 +20,23 @@ def _batch_mahalanobis(bL, bx):
     that of the vectors ``bx``."""
     n = bx.size(-1)
     L = bL.expand(bx.shape[:-1] + (n, n))
-    return lg.linalg.solve_triangular(L, bx.unsqueeze(-1), upper=False).squeeze(-1).pow(2).sum(-1)
+    return linalg.solve_triangular(L, bx.unsqueeze(-1), upper=False).squeeze(-1).pow(2).sum(-1)
 
 
 def _cholesky_inverse(L):
     """(L L^T)^-1 from its lower Cholesky factor."""
-    eye = lg.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-    L_inv = lg.linalg.solve_triangular(L, eye.expand(L.shape), upper=False)
+    eye = creation.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+    L_inv = linalg.solve_triangular(L, eye.expand(L.shape), upper=False)
     return L_inv.mT @ L_inv
 
 
 def _precision_to_scale_tril(P):
     """The lower Cholesky factor of P^-1 without inverting P: from the Cholesky factor of P with
     rows and columns reversed."""
-    Lf = lg.linalg.cholesky(lg.flip(P, (-2, -1)))
-    L_inv = lg.transpose(lg.flip(Lf, (-2, -1)), -2, -1)
-    eye = lg.eye(P.shape[-1], dtype=P.dtype, device=P.device)
-    return lg.linalg.solve_triangular(L_inv, eye.expand(L_inv.shape), upper=False)
+    Lf = linalg.cholesky(ops.flip(P, (-2, -1)))
+    L_inv = ops.transpose(ops.flip(Lf, (-2, -1)), -2, -1)
+    eye = creation.eye(P.shape[-1], dtype=P.dtype, device=P.device)
+    return linalg.solve_triangular(L_inv, eye.expand(L_inv.shape), upper=False)
 
 
 class MultivariateNormal(Distribution):
@@ -68,20 +69,20 @@ class MultivariateNormal(Distribution):
             message = 'precision_matrix must be at least two-dimensional, with optional leading batch dimensions'
         if matrix.dim() < 2:
             raise ValueError(message)
-        batch_shape = lg.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
+        batch_shape = ops.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
         setattr(self, name, matrix.expand(batch_shape + (-1, -1)))
         self.loc = loc.expand(batch_shape + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = lg.linalg.cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = lg.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         cov_shape = batch_shape + self.event_shape + self.event_shape
         matrices = {name: self.__dict__[name].expand(cov_shape)
                     for name in ('covariance_matrix', 'scale_tril', 'precision_matrix') if name in self.__dict__}
@@ -95,7 +96,7 @@ class MultivariateNormal(Distribution):
     @lazy_property
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
-        return lg.matmul(L, L.mT).expand(self._batch_shape + self._event_shape + self._event_shape)
+        return ops.matmul(L, L.mT).expand(self._batch_shape + self._event_shape + self._event_shape)
 
     @lazy_property
     def precision_matrix(self):
@@ -114,7 +115,7 @@ class MultivariateNormal(Distribution):
     def variance(self):
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(self._batch_shape + self._event_shape)
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)

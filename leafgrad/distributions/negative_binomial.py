@@ -1,6 +1,9 @@
 """NegativeBinomial(total_count, probs or logits): the number of successes before total_count
 failures."""
-import leafgrad as lg
+from .. import ops
+from ..autograd.grad_mode import no_grad
+from ..nn import functional as F
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
@@ -33,7 +36,7 @@ class NegativeBinomial(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = lg.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         return self._expanded(NegativeBinomial, new, batch_shape, total_count=self.total_count.expand(batch_shape),
                               **self._expanded_probs_or_logits(batch_shape))
 
@@ -42,7 +45,7 @@ class NegativeBinomial(Distribution):
 
     @property
     def mean(self):
-        return self.total_count * lg.exp(self.logits)
+        return self.total_count * ops.exp(self.logits)
 
     @property
     def mode(self):
@@ -50,7 +53,7 @@ class NegativeBinomial(Distribution):
 
     @property
     def variance(self):
-        return self.mean / lg.sigmoid(-self.logits)
+        return self.mean / ops.sigmoid(-self.logits)
 
     @lazy_property
     def logits(self):
@@ -66,19 +69,19 @@ class NegativeBinomial(Distribution):
 
     @lazy_property
     def _gamma(self):
-        return Gamma(concentration=self.total_count, rate=lg.exp(-self.logits), validate_args=False)
+        return Gamma(concentration=self.total_count, rate=ops.exp(-self.logits), validate_args=False)
 
-    def sample(self, sample_shape=lg.Size()):
-        with lg.no_grad():
-            return lg.poisson(self._gamma.sample(sample_shape=sample_shape))
+    def sample(self, sample_shape=Size()):
+        with no_grad():
+            return ops.poisson(self._gamma.sample(sample_shape=sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        logsigmoid = lg.nn.functional.logsigmoid
+        logsigmoid = F.logsigmoid
         log_unnormalized_prob = self.total_count * logsigmoid(-self.logits) + value * logsigmoid(self.logits)
-        log_normalization = (-lg.lgamma(self.total_count + value) + lg.lgamma(1.0 + value)
-                             + lg.lgamma(self.total_count))
+        log_normalization = (-ops.lgamma(self.total_count + value) + ops.lgamma(1.0 + value)
+                             + ops.lgamma(self.total_count))
         # total_count + value = 0 (no trials at all) has probability 1
         log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
         return log_unnormalized_prob - log_normalization

@@ -1,7 +1,9 @@
 """Normal(loc, scale): the Gaussian distribution."""
 import math
 
-import leafgrad as lg
+from .. import creation, ops
+from ..autograd.grad_mode import no_grad
+from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _batch_shape, _is_number, _standard_normal, broadcast_all
@@ -46,12 +48,12 @@ class Normal(ExponentialFamily):
     def variance(self):
         return self.stddev.pow(2)
 
-    def sample(self, sample_shape=lg.Size()):
+    def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with lg.no_grad():
-            return lg.normal(self.loc.expand(shape), self.scale.expand(shape))
+        with no_grad():
+            return creation.normal(self.loc.expand(shape), self.scale.expand(shape))
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + eps * self.scale
@@ -66,17 +68,17 @@ class Normal(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 * (1 + lg.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+        return 0.5 * (1 + ops.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):
-        return self.loc + self.scale * lg.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * ops.erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + lg.log(self.scale)
+        return 0.5 + 0.5 * math.log(2 * math.pi) + ops.log(self.scale)
 
     @property
     def _natural_params(self):
         return self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal()
 
     def _log_normalizer(self, x, y):
-        return -0.25 * x.pow(2) / y + 0.5 * lg.log(-math.pi / y)
+        return -0.25 * x.pow(2) / y + 0.5 * ops.log(-math.pi / y)

@@ -1,5 +1,7 @@
 """OneHotCategorical: a Categorical whose samples are one-hot vectors."""
-import leafgrad as lg
+from .. import creation
+from ..nn import functional as F
+from ..tensor import Size
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
@@ -21,7 +23,7 @@ class OneHotCategorical(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(OneHotCategorical, _instance)
         return self._expanded(OneHotCategorical, new, batch_shape,
-                              _categorical=self._categorical.expand(lg.Size(batch_shape)))
+                              _categorical=self._categorical.expand(Size(batch_shape)))
 
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)
@@ -45,7 +47,7 @@ class OneHotCategorical(Distribution):
     @property
     def mode(self):
         probs = self._categorical.probs
-        return lg.nn.functional.one_hot(probs.argmax(dim=-1), num_classes=probs.shape[-1]).to(probs)
+        return F.one_hot(probs.argmax(dim=-1), num_classes=probs.shape[-1]).to(probs)
 
     @property
     def variance(self):
@@ -55,11 +57,11 @@ class OneHotCategorical(Distribution):
     def param_shape(self):
         return self._categorical.param_shape
 
-    def sample(self, sample_shape=lg.Size()):
-        sample_shape = lg.Size(sample_shape)
+    def sample(self, sample_shape=Size()):
+        sample_shape = Size(sample_shape)
         probs = self._categorical.probs
         indices = self._categorical.sample(sample_shape)
-        return lg.nn.functional.one_hot(indices, self._categorical._num_events).to(probs)
+        return F.one_hot(indices, self._categorical._num_events).to(probs)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -71,7 +73,7 @@ class OneHotCategorical(Distribution):
 
     def enumerate_support(self, expand=True):
         n = self.event_shape[0]
-        values = lg.eye(n, dtype=self._param.dtype, device=self._param.device)
+        values = creation.eye(n, dtype=self._param.dtype, device=self._param.device)
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         if expand:
             values = values.expand((n,) + self.batch_shape + (n,))
@@ -83,7 +85,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
     probabilities (the sample's value, the probabilities' gradient)."""
     has_rsample = True
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         samples = self.sample(sample_shape)
         probs = self._categorical.probs
         return samples + (probs - probs.detach())

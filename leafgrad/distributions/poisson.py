@@ -1,5 +1,7 @@
 """Poisson(rate)."""
-import leafgrad as lg
+from .. import ops
+from ..autograd.grad_mode import no_grad
+from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _batch_shape, broadcast_all
@@ -32,10 +34,10 @@ class Poisson(ExponentialFamily):
     def variance(self):
         return self.rate
 
-    def sample(self, sample_shape=lg.Size()):
+    def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with lg.no_grad():
-            return lg.poisson(self.rate.expand(shape))
+        with no_grad():
+            return ops.poisson(self.rate.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -45,7 +47,7 @@ class Poisson(ExponentialFamily):
 
     @property
     def _natural_params(self):
-        return (lg.log(self.rate),)
+        return (ops.log(self.rate),)
 
     def _log_normalizer(self, x):
-        return lg.exp(x)
+        return ops.exp(x)

@@ -2,7 +2,8 @@
 LogitRelaxedBernoulli: continuous, reparametrised stand-ins for a Bernoulli."""
 from numbers import Number
 
-import leafgrad as lg
+from .. import creation
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
@@ -28,13 +29,13 @@ class LogitRelaxedBernoulli(Distribution):
         else:
             (self.logits,) = broadcast_all(logits)
         self._param = self.probs if probs is not None else self.logits
-        batch_shape = lg.Size() if isinstance(given, Number) else self._param.size()
+        batch_shape = Size() if isinstance(given, Number) else self._param.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
         return self._expanded(LogitRelaxedBernoulli, new, batch_shape, temperature=self.temperature,
-                              **self._expanded_probs_or_logits(lg.Size(batch_shape)))
+                              **self._expanded_probs_or_logits(Size(batch_shape)))
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)
@@ -51,10 +52,10 @@ class LogitRelaxedBernoulli(Distribution):
     def param_shape(self):
         return self._param.size()
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(shape))
-        uniforms = clamp_probs(lg.rand(shape, dtype=probs.dtype, device=probs.device))
+        uniforms = clamp_probs(creation.rand(shape, dtype=probs.dtype, device=probs.device))
         return (uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()) / self.temperature
 
     def log_prob(self, value):

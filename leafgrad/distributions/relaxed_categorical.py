@@ -1,6 +1,7 @@
 """RelaxedOneHotCategorical (the Concrete / Gumbel-softmax distribution) and its log,
 ExpRelaxedCategorical: continuous, reparametrised stand-ins for a OneHotCategorical."""
-import leafgrad as lg
+from .. import creation
+from ..tensor import Size
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
@@ -27,7 +28,7 @@ class ExpRelaxedCategorical(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
         return self._expanded(ExpRelaxedCategorical, new, batch_shape, temperature=self.temperature,
-                              _categorical=self._categorical.expand(lg.Size(batch_shape)))
+                              _categorical=self._categorical.expand(Size(batch_shape)))
 
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)
@@ -44,9 +45,9 @@ class ExpRelaxedCategorical(Distribution):
     def probs(self):
         return self._categorical.probs
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        uniforms = clamp_probs(lg.rand(shape, dtype=self.logits.dtype, device=self.logits.device))
+        uniforms = clamp_probs(creation.rand(shape, dtype=self.logits.dtype, device=self.logits.device))
         gumbels = -((-(uniforms.log())).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)
@@ -56,7 +57,7 @@ class ExpRelaxedCategorical(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        log_scale = lg.full_like(self.temperature, float(K)).lgamma() - self.temperature.log().mul(-(K - 1))
+        log_scale = creation.full_like(self.temperature, float(K)).lgamma() - self.temperature.log().mul(-(K - 1))
         score = logits - value.mul(self.temperature)
         score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
         return score + log_scale

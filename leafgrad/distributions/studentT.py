@@ -2,7 +2,8 @@
 import math
 from math import inf, nan
 
-import leafgrad as lg
+from .. import ops
+from ..tensor import Size
 from . import constraints
 from .chi2 import Chi2
 from .distribution import Distribution
@@ -30,7 +31,7 @@ class StudentT(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(StudentT, _instance)
-        batch_shape = lg.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         return self._expanded(StudentT, new, batch_shape, df=self.df.expand(batch_shape),
                               loc=self.loc.expand(batch_shape), scale=self.scale.expand(batch_shape),
                               _chi2=self._chi2.expand(batch_shape))
@@ -55,21 +56,21 @@ class StudentT(Distribution):
         m[self.df <= 1] = nan
         return m
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         x = _standard_normal(shape, dtype=self.df.dtype, device=self.df.device)
         z = self._chi2.rsample(sample_shape)
-        return self.loc + self.scale * (x * lg.rsqrt(z / self.df))
+        return self.loc + self.scale * (x * ops.rsqrt(z / self.df))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         y = (value - self.loc) / self.scale
-        log_norm = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi) + lg.lgamma(0.5 * self.df)
-                    - lg.lgamma(0.5 * (self.df + 1.0)))
-        return -0.5 * (self.df + 1.0) * lg.log1p(y ** 2.0 / self.df) - log_norm
+        log_norm = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi) + ops.lgamma(0.5 * self.df)
+                    - ops.lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * ops.log1p(y ** 2.0 / self.df) - log_norm
 
     def entropy(self):
-        lbeta = lg.lgamma(0.5 * self.df) + math.lgamma(0.5) - lg.lgamma(0.5 * (self.df + 1))
-        return (self.scale.log() + 0.5 * (self.df + 1) * (lg.digamma(0.5 * (self.df + 1)) - lg.digamma(0.5 * self.df))
+        lbeta = ops.lgamma(0.5 * self.df) + math.lgamma(0.5) - ops.lgamma(0.5 * (self.df + 1))
+        return (self.scale.log() + 0.5 * (self.df + 1) * (ops.digamma(0.5 * (self.df + 1)) - ops.digamma(0.5 * self.df))
                 + 0.5 * self.df.log() + lbeta)

@@ -1,6 +1,7 @@
 """TransformedDistribution: a base distribution pushed through a chain of transforms; its
 log_prob is the base log_prob at the inverse image minus the transforms' log-determinants."""
-import leafgrad as lg
+from ..autograd.grad_mode import no_grad
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .independent import Independent
@@ -49,7 +50,7 @@ class TransformedDistribution(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(TransformedDistribution, _instance)
-        batch_shape = lg.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         shape = batch_shape + self.event_shape
         for t in reversed(self.transforms):
             shape = t.inverse_shape(shape)
@@ -69,14 +70,14 @@ class TransformedDistribution(Distribution):
     def has_rsample(self):
         return self.base_dist.has_rsample
 
-    def sample(self, sample_shape=lg.Size()):
-        with lg.no_grad():
+    def sample(self, sample_shape=Size()):
+        with no_grad():
             x = self.base_dist.sample(sample_shape)
             for transform in self.transforms:
                 x = transform(x)
             return x
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         x = self.base_dist.rsample(sample_shape)
         for transform in self.transforms:
             x = transform(x)

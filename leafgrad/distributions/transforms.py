@@ -13,7 +13,10 @@ import math
 import operator
 from numbers import Number
 
-import leafgrad as lg
+from .. import creation, linalg, ops
+from .._type_info import finfo
+from ..nn import functional as F
+from ..tensor import Size
 from . import constraints
 from .utils import _sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
 
@@ -25,7 +28,7 @@ __all__ = ['AbsTransform', 'AffineTransform', 'CatTransform', 'ComposeTransform'
 
 
 def _softplus(x):
-    return lg.nn.functional.softplus(x)
+    return F.softplus(x)
 
 
 class Transform:
@@ -247,7 +250,7 @@ class ComposeTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         if not self.parts:
-            return lg.zeros_like(x)
+            return creation.zeros_like(x)
         xs = [x]
         for part in self.parts[:-1]:
             xs.append(part(xs[-1]))
@@ -334,8 +337,8 @@ class ReshapeTransform(Transform):
     bijective = True
 
     def __init__(self, in_shape, out_shape, cache_size=0):
-        self.in_shape = lg.Size(in_shape)
-        self.out_shape = lg.Size(out_shape)
+        self.in_shape = Size(in_shape)
+        self.out_shape = Size(out_shape)
         if self.in_shape.numel() != self.out_shape.numel():
             raise ValueError('in_shape, out_shape have different numbers of elements')
         super().__init__(cache_size=cache_size)
@@ -430,16 +433,16 @@ class PowerTransform(Transform):
         return (self.exponent * y / x).abs().log()
 
     def forward_shape(self, shape):
-        return lg.broadcast_shapes(shape, getattr(self.exponent, 'shape', ()))
+        return ops.broadcast_shapes(shape, getattr(self.exponent, 'shape', ()))
 
     def inverse_shape(self, shape):
-        return lg.broadcast_shapes(shape, getattr(self.exponent, 'shape', ()))
+        return ops.broadcast_shapes(shape, getattr(self.exponent, 'shape', ()))
 
 
 def _clipped_sigmoid(x):
     """sigmoid(x) kept inside [tiny, 1 - eps] of the dtype."""
-    finfo = lg.finfo(x.dtype)
-    return lg.clamp(lg.sigmoid(x), min=finfo.tiny, max=1.0 - finfo.eps)
+    info = finfo(x.dtype)
+    return ops.clamp(ops.sigmoid(x), min=info.tiny, max=1.0 - info.eps)
 
 
 class SigmoidTransform(Transform):
@@ -456,8 +459,8 @@ class SigmoidTransform(Transform):
         return _clipped_sigmoid(x)
 
     def _inverse(self, y):
-        finfo = lg.finfo(y.dtype)
-        y = y.clamp(min=finfo.tiny, max=1.0 - finfo.eps)
+        info = finfo(y.dtype)
+        y = y.clamp(min=info.tiny, max=1.0 - info.eps)
         return y.log() - (-y).log1p()
 
     def log_abs_det_jacobian(self, x, y):
@@ -498,7 +501,7 @@ class TanhTransform(Transform):
         return x.tanh()
 
     def _inverse(self, y):
-        return lg.atanh(y)
+        return ops.atanh(y)
 
     def log_abs_det_jacobian(self, x, y):
         return 2.0 * (math.log(2.0) - x - _softplus(-2.0 * x))
@@ -573,23 +576,23 @@ class AffineTransform(Transform):
         shape = x.shape
         scale = self.scale
         if isinstance(scale, Number):
-            result = lg.full_like(x, math.log(abs(scale)))
+            result = creation.full_like(x, math.log(abs(scale)))
         else:
-            result = lg.abs(scale).log()
+            result = ops.abs(scale).log()
         if self.event_dim:
             result = result.view(result.size()[:-self.event_dim] + (-1,)).sum(-1)
             shape = shape[:-self.event_dim]
         return result.expand(shape)
 
     def forward_shape(self, shape):
-        return lg.broadcast_shapes(shape, getattr(self.loc, 'shape', ()), getattr(self.scale, 'shape', ()))
+        return ops.broadcast_shapes(shape, getattr(self.loc, 'shape', ()), getattr(self.scale, 'shape', ()))
 
     def inverse_shape(self, shape):
-        return lg.broadcast_shapes(shape, getattr(self.loc, 'shape', ()), getattr(self.scale, 'shape', ()))
+        return ops.broadcast_shapes(shape, getattr(self.loc, 'shape', ()), getattr(self.scale, 'shape', ()))
 
 
 def _pad_last(x, before, after, value):
-    return lg.nn.functional.pad(x, [before, after], value=value)
+    return F.pad(x, [before, after], value=value)
 
 
 class CorrCholeskyTransform(Transform):
@@ -602,18 +605,18 @@ class CorrCholeskyTransform(Transform):
     bijective = True
 
     def _call(self, x):
-        x = lg.tanh(x)
-        eps = lg.finfo(x.dtype).eps
+        x = ops.tanh(x)
+        eps = finfo(x.dtype).eps
         x = x.clamp(min=-1 + eps, max=1 - eps)
         r = vec_to_tril_matrix(x, diag=-1)
         # the lengths left along each row: the cumulative products of sqrt(1 - r^2)
         remaining = (1 - r ** 2).sqrt().cumprod(-1)
-        r = r + lg.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        r = r + creation.eye(r.shape[-1], dtype=r.dtype, device=r.device)
         return r * _pad_last(remaining[..., :-1], 1, 0, 1)
 
     def _inverse(self, y):
         # y_ij = r_ij sqrt(1 - sum_{k<j} y_ik^2): undo the scaling, then tanh
-        left = 1 - lg.cumsum(y * y, dim=-1)
+        left = 1 - ops.cumsum(y * y, dim=-1)
         left_before = _pad_last(left[..., :-1], 1, 0, 1)
         t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(left_before, diag=-1).sqrt()
         return (t.log1p() - t.neg().log1p()) / 2
@@ -694,12 +697,12 @@ class StickBreakingTransform(Transform):
     def _inverse(self, y):
         y_crop = y[..., :-1]
         offset = (y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)).log()
-        left = lg.clamp(1 - y_crop.cumsum(-1), min=lg.finfo(y.dtype).tiny)
+        left = ops.clamp(1 - y_crop.cumsum(-1), min=finfo(y.dtype).tiny)
         return y_crop.log() - left.log() + offset
 
     def log_abs_det_jacobian(self, x, y):
         x = x - _stick_offset(x, x.shape[-1])
-        return (-x + lg.nn.functional.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+        return (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
 
     def forward_shape(self, shape):
         if len(shape) < 1:
@@ -741,7 +744,7 @@ class PositiveDefiniteTransform(Transform):
         return x @ x.mT
 
     def _inverse(self, y):
-        return LowerCholeskyTransform().inv(lg.linalg.cholesky(y))
+        return LowerCholeskyTransform().inv(linalg.cholesky(y))
 
 
 class CatTransform(Transform):
@@ -786,11 +789,11 @@ class CatTransform(Transform):
 
     def _call(self, x):
         self._check(x, 'tensor', 'x')
-        return lg.cat([t(s) for t, s in zip(self.transforms, self._slices(x))], dim=self.dim)
+        return ops.cat([t(s) for t, s in zip(self.transforms, self._slices(x))], dim=self.dim)
 
     def _inverse(self, y):
         self._check(y, 'tensor', 'y')
-        return lg.cat([t.inv(s) for t, s in zip(self.transforms, self._slices(y))], dim=self.dim)
+        return ops.cat([t.inv(s) for t, s in zip(self.transforms, self._slices(y))], dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         self._check(x, 'x', 'x')
@@ -804,7 +807,7 @@ class CatTransform(Transform):
         dim = self.dim - x.dim() if self.dim >= 0 else self.dim
         dim = dim + self.event_dim
         # a dimension outside the events: the pieces stay apart; inside: they add up
-        return lg.cat(terms, dim=dim) if dim < 0 else sum(terms)
+        return ops.cat(terms, dim=dim) if dim < 0 else sum(terms)
 
     @property
     def bijective(self):
@@ -848,16 +851,16 @@ class StackTransform(Transform):
 
     def _call(self, x):
         self._check(x, 'tensor', 'x')
-        return lg.stack([t(s) for s, t in zip(self._slice(x), self.transforms)], dim=self.dim)
+        return ops.stack([t(s) for s, t in zip(self._slice(x), self.transforms)], dim=self.dim)
 
     def _inverse(self, y):
         self._check(y, 'tensor', 'y')
-        return lg.stack([t.inv(s) for s, t in zip(self._slice(y), self.transforms)], dim=self.dim)
+        return ops.stack([t.inv(s) for s, t in zip(self._slice(y), self.transforms)], dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         self._check(x, 'x', 'x')
         self._check(y, 'y', 'y')
-        return lg.stack([t.log_abs_det_jacobian(xs, ys)
+        return ops.stack([t.log_abs_det_jacobian(xs, ys)
                          for xs, ys, t in zip(self._slice(x), self._slice(y), self.transforms)], dim=self.dim)
 
     @property

@@ -1,7 +1,8 @@
 """Uniform(low, high): the continuous uniform distribution on [low, high)."""
 from math import nan
 
-import leafgrad as lg
+from .. import creation, ops
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import _batch_shape, broadcast_all
@@ -46,9 +47,9 @@ class Uniform(Distribution):
     def support(self):
         return constraints.interval(self.low, self.high)
 
-    def rsample(self, sample_shape=lg.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        rand = lg.rand(shape, dtype=self.low.dtype, device=self.low.device)
+        rand = creation.rand(shape, dtype=self.low.dtype, device=self.low.device)
         return self.low + rand * (self.high - self.low)
 
     def log_prob(self, value):
@@ -56,7 +57,7 @@ class Uniform(Distribution):
             self._validate_sample(value)
         lb = self.low.le(value).type_as(self.low)
         ub = self.high.gt(value).type_as(self.low)
-        return lg.log(lb.mul(ub)) - lg.log(self.high - self.low)
+        return ops.log(lb.mul(ub)) - ops.log(self.high - self.low)
 
     def cdf(self, value):
         if self._validate_args:
@@ -67,4 +68,4 @@ class Uniform(Distribution):
         return value * (self.high - self.low) + self.low
 
     def entropy(self):
-        return lg.log(self.high - self.low)
+        return ops.log(self.high - self.low)

@@ -4,7 +4,11 @@ import math
 from functools import update_wrapper
 from numbers import Number
 
-import leafgrad as lg
+from .. import backend, creation, ops
+from .._type_info import finfo
+from ..autograd.grad_mode import enable_grad
+from ..nn import functional as F
+from ..tensor import Size, Tensor
 
 euler_constant = 0.57721566490153286060  # the Euler-Mascheroni constant
 
@@ -13,7 +17,7 @@ __all__ = ['broadcast_all', 'logits_to_probs', 'clamp_probs', 'probs_to_logits',
 
 
 def _is_number(value):
-    return isinstance(value, Number) and not isinstance(value, lg.Tensor)
+    return isinstance(value, Number) and not isinstance(value, Tensor)
 
 
 def broadcast_all(*values):
@@ -24,19 +28,19 @@ def broadcast_all(*values):
     >>> scale.shape
     leafgrad.Size([2, 1])
     """
-    if not all(isinstance(v, lg.Tensor) or _is_number(v) for v in values):
+    if not all(isinstance(v, Tensor) or _is_number(v) for v in values):
         raise ValueError('Input arguments must all be instances of Number, leafgrad.Tensor or objects implementing '
                          '__torch_function__.')
-    if not all(isinstance(v, lg.Tensor) for v in values):
-        like = next((v for v in values if isinstance(v, lg.Tensor)), None)
-        dtype = like.dtype if like is not None else lg.get_default_dtype()
-        values = [v if isinstance(v, lg.Tensor) else lg.tensor(v, dtype=dtype) for v in values]
-    return lg.broadcast_tensors(*values)
+    if not all(isinstance(v, Tensor) for v in values):
+        like = next((v for v in values if isinstance(v, Tensor)), None)
+        dtype = like.dtype if like is not None else backend.get_default_dtype()
+        values = [v if isinstance(v, Tensor) else creation.tensor(v, dtype=dtype) for v in values]
+    return ops.broadcast_tensors(*values)
 
 
 def _standard_normal(shape, dtype, device):
     """N(0, 1) noise of ``shape``, drawn as PyTorch draws it (``empty(shape).normal_()``)."""
-    return lg.empty(shape, dtype=dtype, device=device).normal_()
+    return creation.empty(shape, dtype=dtype, device=device).normal_()
 
 
 def _sum_rightmost(value, dim):
@@ -50,13 +54,13 @@ def logits_to_probs(logits, is_binary=False):
     """Probabilities from logits: sigmoid of log-odds (``is_binary``), else softmax over the last
     dimension."""
     if is_binary:
-        return lg.sigmoid(logits)
-    return lg.nn.functional.softmax(logits, dim=-1)
+        return ops.sigmoid(logits)
+    return F.softmax(logits, dim=-1)
 
 
 def clamp_probs(probs):
     """Probabilities clamped into [eps, 1 - eps], eps the dtype's machine epsilon."""
-    eps = lg.finfo(probs.dtype).eps
+    eps = finfo(probs.dtype).eps
     return probs.clamp(min=eps, max=1 - eps)
 
 
@@ -65,8 +69,8 @@ def probs_to_logits(probs, is_binary=False):
     probabilities."""
     clamped = clamp_probs(probs)
     if is_binary:
-        return lg.log(clamped) - lg.log1p(-clamped)
-    return lg.log(clamped)
+        return ops.log(clamped) - ops.log1p(-clamped)
+    return ops.log(clamped)
 
 
 class lazy_property:
@@ -81,7 +85,7 @@ class lazy_property:
     def __get__(self, instance, obj_type=None):
         if instance is None:
             return _lazy_property_and_property(self.wrapped)
-        with lg.enable_grad():
+        with enable_grad():
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
@@ -96,8 +100,8 @@ class _lazy_property_and_property(lazy_property, property):
 
 
 def _tril_mask(n, diag):
-    rows = lg.arange(n).view(-1, 1)
-    return lg.arange(n) < rows + (diag + 1)
+    rows = creation.arange(n).view(-1, 1)
+    return creation.arange(n) < rows + (diag + 1)
 
 
 def tril_matrix_to_vec(mat, diag=0):
@@ -112,11 +116,11 @@ def vec_to_tril_matrix(vec, diag=0):
     """The inverse of ``tril_matrix_to_vec``: (a batch of) lower-triangular matrices."""
     # the n with n(n+1)/2 + diag terms = the vector's length
     n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
-    if round(n) - n > lg.finfo(vec.dtype).eps:
+    if round(n) - n > finfo(vec.dtype).eps:
         raise ValueError(f'The size of last dimension is {vec.shape[-1]} which cannot be expressed as the lower '
                          'triangular part of a square D x D matrix.')
     n = round(n)
-    mat = vec.new_zeros(vec.shape[:-1] + lg.Size((n, n)))
+    mat = vec.new_zeros(vec.shape[:-1] + Size((n, n)))
     mat[..., _tril_mask(n, diag)] = vec
     return mat
 
@@ -128,7 +132,7 @@ def _batch_shape(params, given):
     """The batch shape of a distribution built from ``given`` (the arguments as passed) once
     broadcast into ``params``: () when every argument was a number."""
     if all(_is_number(g) for g in given):
-        return lg.Size()
+        return Size()
     return params[0].size()
 
 

@@ -1,7 +1,9 @@
 """VonMises(loc, concentration): the circular normal distribution of an angle."""
 import math
 
-import leafgrad as lg
+from .. import backend, creation, ops
+from ..autograd.grad_mode import no_grad
+from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property
@@ -37,22 +39,22 @@ def _log_modified_bessel_fn(x, order=0):
         small = x.abs() * small
     small = small.log()
     large = x - 0.5 * x.log() + _eval_poly(3.75 / x, _COEF_LARGE[order]).log()
-    return lg.where(x < 3.75, small, large)
+    return ops.where(x < 3.75, small, large)
 
 
 def _rejection_sample(loc, concentration, proposal_r, x):
     """Best & Fisher's (1979) rejection sampler, each round drawing three uniforms per element
     (as rand((3,) + shape)) until every element is accepted; the angle is wrapped into
     [-pi, pi)."""
-    done = lg.zeros(x.shape, dtype=lg.bool, device=loc.device)
+    done = creation.zeros(x.shape, dtype=backend.bool_, device=loc.device)
     while not done.all():
-        u1, u2, u3 = lg.rand((3,) + tuple(x.shape), dtype=loc.dtype, device=loc.device).unbind()
-        z = lg.cos(math.pi * u1)
+        u1, u2, u3 = creation.rand((3,) + tuple(x.shape), dtype=loc.dtype, device=loc.device).unbind()
+        z = ops.cos(math.pi * u1)
         f = (1 + proposal_r * z) / (proposal_r + z)
         c = concentration * (proposal_r - f)
         accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
         if accept.any():
-            x = lg.where(accept, (u3 - 0.5).sign() * f.acos(), x)
+            x = ops.where(accept, (u3 - 0.5).sign() * f.acos(), x)
             done = done | accept
     return (x + math.pi + loc) % (2 * math.pi) - math.pi
 
@@ -71,21 +73,21 @@ class VonMises(Distribution):
 
     def __init__(self, loc, concentration, validate_args=None):
         self.loc, self.concentration = broadcast_all(loc, concentration)
-        super().__init__(self.loc.shape, lg.Size(), validate_args)
+        super().__init__(self.loc.shape, Size(), validate_args)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_prob = self.concentration * lg.cos(value - self.loc)
+        log_prob = self.concentration * ops.cos(value - self.loc)
         return log_prob - math.log(2 * math.pi) - _log_modified_bessel_fn(self.concentration, order=0)
 
     @lazy_property
     def _loc(self):
-        return self.loc.to(lg.double)
+        return self.loc.to(backend.float64)
 
     @lazy_property
     def _concentration(self):
-        return self.concentration.to(lg.double)
+        return self.concentration.to(backend.float64)
 
     @lazy_property
     def _proposal_r(self):
@@ -93,12 +95,12 @@ class VonMises(Distribution):
         tau = 1 + (1 + 4 * kappa ** 2).sqrt()
         rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
         proposal_r = (1 + rho ** 2) / (2 * rho)
-        return lg.where(kappa < 1e-5, 1 / kappa + kappa, proposal_r)  # (the Taylor expansion for tiny kappa)
+        return ops.where(kappa < 1e-5, 1 / kappa + kappa, proposal_r)  # (the Taylor expansion for tiny kappa)
 
-    def sample(self, sample_shape=lg.Size()):
-        with lg.no_grad():
+    def sample(self, sample_shape=Size()):
+        with no_grad():
             shape = self._extended_shape(sample_shape)
-            x = lg.empty(shape, dtype=self._loc.dtype, device=self.loc.device)
+            x = creation.empty(shape, dtype=self._loc.dtype, device=self.loc.device)
             return _rejection_sample(self._loc, self._concentration, self._proposal_r, x).to(self.loc.dtype)
 
     def expand(self, batch_shape, _instance=None):

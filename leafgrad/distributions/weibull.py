@@ -1,5 +1,5 @@
 """Weibull(scale, concentration): scale * X^(1/concentration) for X ~ Exponential(1)."""
-import leafgrad as lg
+from .. import creation, ops
 from . import constraints
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution
@@ -21,7 +21,7 @@ class Weibull(TransformedDistribution):
     def __init__(self, scale, concentration, validate_args=None):
         self.scale, self.concentration = broadcast_all(scale, concentration)
         self.concentration_reciprocal = self.concentration.reciprocal()
-        base_dist = Exponential(lg.ones_like(self.scale), validate_args=validate_args)
+        base_dist = Exponential(creation.ones_like(self.scale), validate_args=validate_args)
         transforms = [PowerTransform(exponent=self.concentration_reciprocal), AffineTransform(loc=0, scale=self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
@@ -37,7 +37,7 @@ class Weibull(TransformedDistribution):
 
     @property
     def mean(self):
-        return self.scale * lg.exp(lg.lgamma(1 + self.concentration_reciprocal))
+        return self.scale * ops.exp(ops.lgamma(1 + self.concentration_reciprocal))
 
     @property
     def mode(self):
@@ -45,9 +45,9 @@ class Weibull(TransformedDistribution):
 
     @property
     def variance(self):
-        return self.scale.pow(2) * (lg.exp(lg.lgamma(1 + 2 * self.concentration_reciprocal))
-                                    - lg.exp(2 * lg.lgamma(1 + self.concentration_reciprocal)))
+        return self.scale.pow(2) * (ops.exp(ops.lgamma(1 + 2 * self.concentration_reciprocal))
+                                    - ops.exp(2 * ops.lgamma(1 + self.concentration_reciprocal)))
 
     def entropy(self):
         return (euler_constant * (1 - self.concentration_reciprocal)
-                + lg.log(self.scale * self.concentration_reciprocal) + 1)
+                + ops.log(self.scale * self.concentration_reciprocal) + 1)
