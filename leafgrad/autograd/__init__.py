@@ -200,7 +200,7 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: _MaybeTensors = None
     for i, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:
             if materialize_grads:
-                from .. import zeros_like
+                from ..creation import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(f'The differentiated Tensor at index {i} appears to not have been '

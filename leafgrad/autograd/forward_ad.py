@@ -420,7 +420,7 @@ def _tangent_for_update(t, force=True):
         return t._fw_grad
     if not force:
         return None
-    from .. import zeros_like
+    from ..creation import zeros_like
     if t._base is not None and t._view_of is not None:
         chain = []
         v = t

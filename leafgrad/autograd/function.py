@@ -91,7 +91,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def apply(self, *grads):
         if self.materialize_grads:
-            from .. import zeros
+            from ..creation import zeros
             # a tensor output that received no gradient gets zeros; a non-tensor output None
             grads = tuple(zeros(shape, dtype=dtype) if g is None and dtype is not None else g
                           for g, (shape, dtype) in zip(grads, self.output_meta))
@@ -281,7 +281,7 @@ def _forward_tangents(cls, ctx, args, outputs, forward_ad):
     forward argument: zeros for a tensor without one, or None after set_materialize_grads(False);
     None for a non-tensor) gives the outputs' tangents; ``ctx.saved_tensors`` holds what
     ``save_for_forward`` (else ``save_for_backward``) kept."""
-    from .. import zeros_like
+    from ..creation import zeros_like
     materialize = ctx.materialize_grads  # (set_materialize_grads(False): None for a missing tangent)
     tangents = tuple((a._fw_grad if a._fw_grad is not None else zeros_like(a) if materialize else None)
                      if isinstance(a, Tensor) else None for a in args)

@@ -199,7 +199,8 @@ def _batched_forward_failure(func, inputs):
     tangents of two random tangents, computed at once (vmap over the tangents: each forward
     rule runs on the batch) and one by one, must agree. Returns the failure message or None."""
     from . import forward_ad
-    from .. import randn_like, stack, zeros_like
+    from ..creation import randn_like, zeros_like
+    from ..ops import stack
     from .._vmap import vmap
     for i, x in enumerate(inputs):
         if not (isinstance(x, Tensor) and x._requires_grad and x._data.dtype.kind == 'f'):
@@ -259,7 +260,8 @@ def _test_batched_grad(diff, output, output_idx):
     gradients, computed at once (vmap over the backward: each node's derivative runs on the
     batch) and one by one, must agree; raises GradcheckError when they do not."""
     from . import grad as autograd_grad
-    from .. import randn_like, stack, zeros
+    from ..creation import randn_like, zeros
+    from ..ops import stack
     from .._vmap import vmap
 
     def vjp(v):

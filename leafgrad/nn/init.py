@@ -61,7 +61,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     than 30% of the mass, normal samples with the rejected ones redrawn (a whole new tensor of
     samples per round); otherwise uniform candidates on [a, b] accepted where log(U) is below
     their log density relative to the mode's."""
-    from .. import where
+    from ..ops import where
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -174,7 +174,8 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 def orthogonal_(tensor, gain=1, generator=None):
     """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one, signs fixed by
     diag(R), as PyTorch builds it; extra dimensions are flattened into columns."""
-    from .. import diag, linalg
+    from .. import linalg
+    from ..ops import diag
     if tensor.dim() < 2:
         raise ValueError('Only tensors with 2 or more dimensions are supported')
     if tensor.numel() == 0:
@@ -197,7 +198,7 @@ def orthogonal_(tensor, gain=1, generator=None):
 def sparse_(tensor, sparsity, std=0.01, generator=None):
     """N(0, std) with ceil(sparsity * rows) zeros in each column (the rows to zero drawn from the
     default generator, as PyTorch draws them)."""
-    from .. import randperm
+    from ..creation import randperm
     if tensor.dim() != 2:
         raise ValueError('Only tensors with 2 dimensions are supported')
     rows, cols = tensor.shape

@@ -40,20 +40,20 @@ class _fork_rng:
 
     def __enter__(self):
         if self.state is not None:
-            from .. import get_rng_state, set_rng_state
+            from ..generator import get_rng_state, set_rng_state
             self.current = get_rng_state()
             set_rng_state(self.state)
 
     def __exit__(self, *exc):
         if self.state is not None:
-            from .. import set_rng_state
+            from ..generator import set_rng_state
             set_rng_state(self.current)
 
 
 def _rng_state(preserve):
     if not preserve:
         return None
-    from .. import get_rng_state
+    from ..generator import get_rng_state
     return get_rng_state()
 
 

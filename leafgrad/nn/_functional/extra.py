@@ -1,4 +1,5 @@
 """prelu, rrelu, glu, bilinear, unfold/fold: ops that modules build on."""
+from ... import backend
 from ...ops._util import Node, autocast, opmath, record, sum_to, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
@@ -45,8 +46,8 @@ def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
     work = opmath(x)
     if training:
         negative = work <= 0
-        import leafgrad
-        draws = leafgrad.rand(int(negative.sum()), dtype=leafgrad.float64)._data
+        from ...creation import rand
+        draws = rand(int(negative.sum()), dtype=backend.float64)._data
         noise = xp.ones(work.shape, dtype=xp.float64)
         noise[negative] = draws * (upper - lower) + lower
         noise = noise.astype(work.dtype)
