@@ -177,7 +177,31 @@ class LPPool3d(LPPool2d):
     _fn = 'lp_pool3d'
 
 
-__all__ = ['AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'MaxUnpool1d', 'MaxUnpool2d', 'MaxUnpool3d',
+class FractionalMaxPool2d(Module):
+    """Fractional max pooling over 2-D windows of ``kernel_size`` to ``output_size`` (or
+    ``output_ratio`` of the input's size); ``_random_samples`` (a buffer, when given) fixes the
+    windows' placement, else each call draws it."""
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, 2)
+        self.return_indices = return_indices
+        self.register_buffer('_random_samples', _random_samples)
+        self.output_size = _ntuple(output_size, 2) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, 2) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError('FractionalMaxPool2d requires specifying either an output size, or a pooling ratio')
+        if output_size is not None and output_ratio is not None:
+            raise ValueError('only one of output_size and output_ratio may be specified')
+        if self.output_ratio is not None and not (0 < self.output_ratio[0] < 1 and 0 < self.output_ratio[1] < 1):
+            raise ValueError(f'output_ratio must be between 0 and 1 (got {output_ratio})')
+
+    def forward(self, input):
+        return F.fractional_max_pool2d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                       self.return_indices, _random_samples=self._random_samples)
+
+
+__all__ = ['FractionalMaxPool2d', 'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'MaxUnpool1d', 'MaxUnpool2d', 'MaxUnpool3d',
            'LPPool1d', 'LPPool2d', 'LPPool3d',
            'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveAvgPool1d',
            'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d']
