@@ -115,7 +115,8 @@ class Tensor:
     _view_node = None    # the node a view op recorded for the view (its derivative)
     _makes = None        # a view's chain of view ops from its base, once needed
     _fw_grad = None      # the tangent of a dual tensor (autograd.forward_ad)
-    _detached_from = None  # (its grad_fn's _seq, the moment) of its last detach_() of a history
+    _detached_from = None  # ((since, until) ...): the spans, in node sequence numbers, of the histories detach_() cut
+    _history_since = -1  # when an in-place op gave it a history it lacked (else: from its making)
     _own_requires_grad = False  # a view's own requires_grad_(True), beside what its base asks (its accumulator)
 
     def __new__(cls, *args, **kwargs):
@@ -425,8 +426,9 @@ class Tensor:
                                'function in torch/optim/optimizer.py as the solution.')
         if self._requires_grad:
             _note_origin(self, 'detach_', self)  # for leafgrad.explain (source: itself, as it was)
-        if self._grad_fn is not None:  # a node that saved it before now refuses to use it
-            self._detached_from = (getattr(self._grad_fn, '_seq', -1), next(_graph._sequence))
+        if self._grad_fn is not None:  # a node that saved it while it had this history now refuses to use it
+            span = (self.__dict__.pop('_history_since', -1), next(_graph._sequence))
+            self._detached_from = (self._detached_from or ()) + (span,)
         if self._requires_grad and self._views is not None:
             self._requires_grad = False
             _views_stop_requiring_grad(self)

@@ -176,11 +176,10 @@ class _Kept:
 
 
 def _check_not_detached(t, node):
-    """PyTorch refuses to use a saved input that had a history when ``node`` saved it and lost
-    it to ``detach_()`` since (``t._detached_from``: the sequence numbers of the node it lost and
-    of the moment it lost it)."""
-    lost, when = t._detached_from
-    if t._grad_fn is None and lost < node._seq < when:
+    """PyTorch refuses to use a saved input that had a history when ``node`` saved it and has none
+    now, lost to ``detach_()`` (``t._detached_from``: the spans of the histories it lost, from the
+    node that began each, or its making, to the moment detach_() cut it)."""
+    if t._grad_fn is None and any(since < node._seq < until for since, until in t._detached_from):
         raise RuntimeError('Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().'
                            'This is not supported, please use out-of-place `.detach()` instead')
 

@@ -135,6 +135,8 @@ def set_history(t, node):
     retained = t._grad_fn is not None and t._meta is not None and t._meta.retains_grad
     if retained:
         t._grad_fn._retained.pop(t._output_nr, None)
+    if t._grad_fn is None:
+        t._history_since = getattr(node, '_seq', -1)  # (its history begins here: for detach_)
     t._grad_fn = node
     t._output_nr = 0
     if not t._requires_grad:
