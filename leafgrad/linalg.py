@@ -3,6 +3,7 @@
 The norms are written here; the decompositions and solvers live in ``ops/linalg_decomp.py`` and
 ``ops/linalg_solvers.py``.
 """
+from .ops._op import same_dtype, writes_out
 from .ops._util import wrap_dim
 from .ops.reduction import _check_float, vector_norm
 from .ops.linalg_decomp import inv, det, slogdet, solve, cholesky, qr, eigh, svd  # noqa: F401
@@ -14,6 +15,8 @@ from .ops.linalg_solvers import (cond, diagonal, householder_product, lstsq, lu,
                                  lu_solve, matrix_exp, solve_ex, tensorinv, tensorsolve, vander)
 
 
+@writes_out('linalg_matrix_norm', same_dtype('linalg.matrix_norm expected out tensor dtype {result} but got: {out}'),
+            copy=True)
 def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
     """'fro' is the 2-norm of the entries; 1/-1 (inf/-inf) the max/min absolute column (row)
     sum; 2/-2 and 'nuc' need the singular values (``svdvals``)."""
@@ -44,6 +47,7 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
     raise RuntimeError(f'linalg.matrix_norm: Order {ord} not supported.')
 
 
+@writes_out('linalg_norm', same_dtype('linalg.norm expected out tensor dtype {result} but got: {out}'), copy=True)
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector norm when ``dim`` is an int or ``A`` is 1-D (or ord is None); else a matrix norm."""
     if isinstance(dim, int):

@@ -247,6 +247,28 @@ def test_methods_take_no_out(call):
         with pytest.raises(TypeError):
             eval(call, {'x': T.tensor([1.0, 2.0])})
 
+# ---- more of linalg: torch.cross, matrix_power, the norms written by copy_, torch.inverse
+OPS.update({
+    'cross': (lambda T, o, x: T.cross(x(T.tensor(V3)), T.ones(3), dim=0, out=o), ()),
+    'matrix_power': (lambda T, o, x: T.matrix_power(x(T.tensor(SPD)), 3, out=o), ()),
+    'linalg.matrix_power': (lambda T, o, x: T.linalg.matrix_power(x(T.tensor(SPD)), 2, out=o), ('a list',)),
+    'linalg.matrix_norm': (lambda T, o, x: T.linalg.matrix_norm(x(T.tensor(SPD)), out=o), ('a list',)),
+    'linalg.matrix_norm nuc': (lambda T, o, x: T.linalg.matrix_norm(x(T.tensor(SPD)), 'nuc', out=o), ('a list',)),
+    'linalg.norm': (lambda T, o, x: T.linalg.norm(x(T.tensor(V3)), out=o), ('a list',)),
+    'linalg.norm of a matrix': (lambda T, o, x: T.linalg.norm(x(T.tensor(SPD)), 1, out=o), ('a list',)),
+    'inverse': (lambda T, o, x: T.inverse(x(T.tensor(SPD)), out=o), ('a list',)),
+})
+
+
+def test_det_takes_no_out_as_torch():
+    """torch.det has no out= (torch.linalg.det has): Python's TypeError."""
+    msgs = []
+    for T in (lg, torch):
+        with pytest.raises(TypeError) as info:
+            T.det(T.eye(2), out=T.empty(0))
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1]
+
 def _outs(ref):
     """name -> (T -> out) for torch's result ``ref`` (a tensor or a tuple of them)."""
     if isinstance(ref, tuple):

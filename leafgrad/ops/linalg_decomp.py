@@ -11,7 +11,7 @@ matrices (``refuse_complex``).
 """
 from .. import backend, return_types
 from ..tensor import Tensor
-from ._op import safely_castable, same_dtype, write_out, writes_out
+from ._op import exact_dtype, safely_castable, same_dtype, write_out, writes_out
 from ._util import Node, autocast, record, record_many, saved_output, state, wrap, xp
 from . import shape as _shape
 from .linalg import _sname, matmul
@@ -730,6 +730,12 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     return result
 
 
+def _matrix_power_out(rd, od):
+    safely_castable('matrix_power')(rd, od)
+    exact_dtype(rd, od)
+
+
+@writes_out('matmul', _matrix_power_out, label='matrix_power')
 def matrix_power(A, n):
     """Binary powering with matmuls, as PyTorch computes it (so the same nodes are recorded)."""
     _check_matrix(A, 'linalg.matrix_power')
@@ -835,9 +841,11 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     return wrap((sv > cutoff).sum(-1).astype(xp.int64))
 
 
-FUNCTIONS = ['inverse', 'det', 'logdet', 'slogdet', 'matrix_power', 'pinverse']
+FUNCTIONS = ['inverse', 'logdet', 'slogdet', 'matrix_power', 'pinverse']
 NOT_METHODS = ['pinverse']
-METHODS = {'pinverse': lambda self, rcond=1e-15: pinv(self, rtol=rcond), 'matrix_power': matrix_power}
+TOP_LEVEL = {'det': det.without_out}  # (torch.det takes no out=, linalg.det does)
+METHODS = {'pinverse': lambda self, rcond=1e-15: pinv(self, rtol=rcond), 'matrix_power': matrix_power.without_out,
+           'det': det.without_out}
 
 
 def pinverse(input, rcond=1e-15):

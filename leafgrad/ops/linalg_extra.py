@@ -177,6 +177,7 @@ def pdist(input, p=2):
 _cross_dim_warned = False
 
 
+@writes_out('linalg_cross', label='cross')
 def cross(input, other, dim=None):
     """torch.cross: linalg.cross along ``dim``; without one, along input's first dimension of
     size 3, with PyTorch's deprecation warning (given once a process, as PyTorch's)."""
