@@ -3,11 +3,19 @@
 Basic indexing (ints, slices, None, ...) is a chain of views (select, slice, unsqueeze), named
 as PyTorch names them. Any tensor, list or boolean index makes it advanced indexing: a copy,
 recorded as one IndexBackward0 whose derivative scatters the gradient back (summing repeats).
+
+Each op is declared once (``_op.Op``), ``t[idx]`` and ``t[idx] = v`` too (the declarations of
+the operators ``__getitem__`` and ``__setitem__``).
 """
+import warnings
+
 from .. import backend
 from ..autograd.graph import each_sample, on_samples
-from ._util import Node, ops, record, sum_to, wrap, wrap_dim, write_out, xp
-from ..tensor import Tensor
+from ..creation import _C_TYPES
+from ._inplace import inplace
+from ._op import Op
+from ._util import ops, record, sum_to, wrap, wrap_dim, write_out, xp
+from ..tensor import Tensor, legacy_type_name
 from . import shape as _shape
 
 
@@ -25,7 +33,6 @@ def _normalize(index):
     if isinstance(index, (list, str)) and len(index) < 32 and any(  # (a string is a sequence of strings)
             isinstance(c, (list, tuple, slice, Tensor, str)) or c is None or c is Ellipsis for c in index):
         # PyTorch (like old NumPy) still reads such a list as a tuple of indices, with a warning.
-        import warnings
         warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=3)
         index = tuple(index)
     if not isinstance(index, tuple):
@@ -101,7 +108,9 @@ def _to_numpy_index(index, shape):
     return tuple(out)
 
 
-class AliasBackward0(Node):
+class AliasBackward0(Op):
+    """The node of ``alias``: a view of the whole tensor (``t[...]``, ``t.T`` of a vector)."""
+    node = 'AliasBackward0'
     __slots__ = ()
 
     def apply(self, grad):
@@ -191,8 +200,41 @@ def _basic_getitem(input, index):
     return alias(input) if out is input else out
 
 
-class IndexBackward0(Node):
+_INDEX_0DIM = ('invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to '
+               'convert a 0-dim tensor to a number')
+
+
+class Index(Op):
+    """``t[index]`` (``Tensor.__getitem__``): basic indexing a chain of views, advanced
+    indexing a copy recorded as IndexBackward0 (``getitem``: the module's name for it)."""
+    op, node, function, method = 'getitem', 'IndexBackward0', False, False
+    operators = ('__getitem__',)
     saved_state = ('index',)
+
+    def forward(input, index):
+        if type(index) is int:  # t[i], the commonest index: one select view
+            if not input._data.ndim:
+                raise IndexError(_INDEX_0DIM if index == 0 else
+                                 f'index {index} is out of bounds for dimension 0 with size 0')
+            try:
+                return _shape.select(input, 0, index)
+            except IndexError:  # (select words it its own way)
+                raise IndexError(f'index {index} is out of bounds for dimension 0 with size '
+                                 f'{input._data.shape[0]}') from None
+        if isinstance(index, slice):  # t[a:b]: one slice view, recorded even when it spans the dim
+            if not input._data.ndim:
+                raise IndexError('slice() cannot be applied to a 0-dim tensor.')
+            return _shape.slice_dim(input, 0, index.start, index.stop, index.step)
+        index = _normalize(index)
+        # (inside a tuple, a slice spanning its whole dim is skipped, as PyTorch skips it)
+        view, advanced = _apply_basic(input, index)
+        if not advanced:
+            return alias(input) if view is input else view
+        np_index = _advanced_index(view, advanced)
+        out, node = record(view._data[np_index], Index, (view,))
+        if node is not None:
+            node.self_shape, node.index = view._data.shape, np_index
+        return out
 
     def jvp(self, tangents):  # linear: the tangent read at the index
         return each_sample(lambda t: _read(t, self.index), tangents[0])
@@ -201,43 +243,19 @@ class IndexBackward0(Node):
         return index_put_embed(grad, self.self_shape, self.index),
 
 
-_INDEX_0DIM = ('invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to '
-               'convert a 0-dim tensor to a number')
+getitem = Index.forward
 
 
-def getitem(input, index):
-    if type(index) is int:  # t[i], the commonest index: one select view
-        if not input._data.ndim:
-            raise IndexError(_INDEX_0DIM if index == 0 else f'index {index} is out of bounds for dimension 0 with size 0')
-        try:
-            return _shape.select(input, 0, index)
-        except IndexError:  # (select words it its own way)
-            raise IndexError(f'index {index} is out of bounds for dimension 0 with size {input._data.shape[0]}') from None
-    if isinstance(index, slice):  # t[a:b]: one slice view, recorded even when it spans the dim
-        if not input._data.ndim:
-            raise IndexError('slice() cannot be applied to a 0-dim tensor.')
-        return _shape.slice_dim(input, 0, index.start, index.stop, index.step)
-    index = _normalize(index)
-    # (inside a tuple, a slice spanning its whole dim is skipped, as PyTorch skips it)
-    view, advanced = _apply_basic(input, index)
-    if not advanced:
-        return alias(input) if view is input else view
-    np_index = _advanced_index(view, advanced)
-    out, node = record(view._data[np_index], IndexBackward0, (view,))
-    if node is not None:
-        node.self_shape, node.index = view._data.shape, np_index
-    return out
-
-
-class IndexPutEmbedBackward0(Node):
+class IndexPutEmbedBackward0(Op):
     """The derivative of scattering ``values`` into zeros is reading them back."""
+    node = 'IndexPutEmbedBackward0'
 
     def apply(self, grad):
         return _read(grad, self.index),
 
 
 def _read(t, index):
-    out, node = record(t._data[index], IndexBackward0, (t,))
+    out, node = record(t._data[index], Index, (t,))
     if node is not None:
         node.self_shape, node.index = t._data.shape, index
     return out
@@ -258,7 +276,9 @@ def index_put_embed(values, shape, index):
 
 # ---- writing: t[idx] = v ---------------------------------------------------------------
 
-class IndexPutBackward0(Node):
+class IndexPutBackward0(Op):
+    """The node of ``t[advanced index] = v`` (an in-place index_put on the basic part's view)."""
+    node = 'IndexPutBackward0'
     saved_state = ('index',)
 
     def apply(self, grad):
@@ -284,19 +304,24 @@ def _index_put(input, index, values):
     return out
 
 
-def setitem(input, index, value):
-    """``input[index] = value`` as PyTorch does it: the basic part of the index gives a view;
-    a Python number fills it (FillBackward3), a tensor is copied into it (CopyBackwards), and
-    the advanced part is an in-place index_put on it (IndexPutBackward0). When the view is a
-    proper part of ``input``, ``input``'s history becomes a CopySlices."""
-    from .inplace import copy_, fill_, inplace
+class SetItem(Op):
+    """``input[index] = value`` (``Tensor.__setitem__``) as PyTorch does it: the basic part of
+    the index gives a view; a Python number fills it (FillBackward3), a tensor is copied into
+    it (CopyBackwards), and the advanced part is an in-place index_put on it
+    (IndexPutBackward0). When the view is a proper part of ``input``, ``input``'s history
+    becomes a CopySlices. (``setitem``: the module's name for it.)"""
+    op, function, method, operators = 'setitem', False, False, ('__setitem__',)
+
+    def forward(input, index, value):
+        _setitem(input, index, value)
+
+
+def _setitem(input, index, value):
     index = _normalize(index)
     if isinstance(value, complex) and input._data.dtype.kind != 'c':
-        from ..creation import _C_TYPES
         raise RuntimeError(f'value cannot be converted to type {_C_TYPES.get(input._data.dtype.name, "float")} '
                            'without overflow')
     if not isinstance(value, (Tensor, int, float, complex, xp.generic)):
-        from ..tensor import legacy_type_name
         kind = type(value)
         name = kind.__qualname__ if kind.__module__ == 'builtins' else f'{kind.__module__}.{kind.__qualname__}'
         raise TypeError(f"can't assign a {name} to a {legacy_type_name(input._data)}")
@@ -304,11 +329,11 @@ def setitem(input, index, value):
     if not isinstance(value, Tensor):
         value = wrap(xp.asarray(value, dtype=input._data.dtype))
         if not advanced:
-            fill_(view, value)
+            ops.fill_(view, value)
             return
     if not advanced:
         if value._data.ndim == 0 and view._data.ndim:  # a 0-d value fills the view, as PyTorch's copy_to
-            fill_(view, value)
+            ops.fill_(view, value)
             return
         if value._data.shape != view._data.shape:
             # PyTorch views the value without its leading 1s, then expands it to the view (its
@@ -318,7 +343,7 @@ def setitem(input, index, value):
             _shape.expand(wrap(value._data.reshape(vshape[ones:])), view._data.shape)
             if ones:
                 value = _shape.view(value, vshape[ones:])
-        copy_(view, value)
+        ops.copy_(view, value)
         return
     np_index = _advanced_index(view, advanced)
     target_shape = view._data[np_index].shape
@@ -332,13 +357,22 @@ def setitem(input, index, value):
     inplace(view, lambda s: _index_put(s, np_index, value), (value,))
 
 
-def nonzero(input, *, as_tuple=False):
-    idx = xp.nonzero(input._data)
-    if as_tuple:
-        if input._data.ndim == 0:
-            return (wrap(xp.arange(int(bool(input._data))).astype(xp.int64)),)
-        return tuple(wrap(i.astype(xp.int64)) for i in idx)
-    return wrap(xp.stack(idx, axis=1).astype(xp.int64) if idx else xp.zeros((int(bool(input._data)), 0), xp.int64))
+setitem = SetItem.forward
+
+
+class Nonzero(Op):
+    """nonzero(input, *, as_tuple=False): the indices of the non-zero elements, one row each
+    (or one tensor per dim)."""
+    op = 'nonzero'
+
+    def forward(input, *, as_tuple=False):
+        idx = xp.nonzero(input._data)
+        if as_tuple:
+            if input._data.ndim == 0:
+                return (wrap(xp.arange(int(bool(input._data))).astype(xp.int64)),)
+            return tuple(wrap(i.astype(xp.int64)) for i in idx)
+        return wrap(xp.stack(idx, axis=1).astype(xp.int64) if idx else
+                    xp.zeros((int(bool(input._data)), 0), xp.int64))
 
 
 # ---- index_select / gather / take / masked_select (reading) -------------------------------------
@@ -355,44 +389,44 @@ def index_array(index, fname, what='index'):
     return data
 
 
-class IndexSelectBackward0(Node):
+class IndexSelect(Op):
+    """index_select(input, dim, index): the slices at ``index`` along ``dim``."""
+    op, node = 'index_select', 'IndexSelectBackward0'
     __slots__ = ('self_shape', 'dim', 'index')
     saved_state = ('index',)
+
+    def forward(input, dim, index):
+        idx = index._data if isinstance(index, Tensor) else xp.asarray(index)
+        if idx.dtype.kind not in 'iu':
+            raise RuntimeError('index_select(): Expected dtype int32 or int64 for index')
+        if idx.ndim > 1:
+            raise IndexError('index_select(): Index is supposed to be a vector')
+        shape = input._data.shape
+        d = wrap_dim(dim, len(shape))
+        size = shape[d] if shape else 1
+        flat = idx.reshape(-1)
+        if flat.size and (flat.min() < 0 or flat.max() >= size):
+            empty = len(shape) > 1 and input._data.size == 0
+            if empty and size == 0:
+                raise RuntimeError('index_select(): self indexing axis dim should be positive')
+            if (d == 0 and not empty) or len(shape) < 2:  # PyTorch's kernels word it differently
+                raise IndexError('index out of range in self')
+            bad = flat[(flat < 0) | (flat >= size)][0]
+            raise RuntimeError(f'INDICES element is out of DATA bounds, id={int(bad)} axis_dim={size}')
+        data = xp.take(input._data, flat, axis=d) if shape else input._data.reshape(-1)[flat].reshape(())
+        out, node = record(data, IndexSelect, (input,))
+        if node is not None:
+            node.self_shape, node.dim = shape, d
+            node.index = index if isinstance(index, Tensor) else wrap(idx)
+        return out
 
     def jvp(self, tangents, output):  # linear: the tangent's slices at the index (dim from the end: batches)
         dim = self.dim - output.dim() if output.dim() else self.dim
         return on_samples(lambda t: index_select(t, dim, self.index), tangents[0])
 
     def apply(self, grad):
-        from .scatter import index_add
         zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
-        return index_add(zeros, self.dim, self.index, grad),
-
-
-def index_select(input, dim, index):
-    idx = index._data if isinstance(index, Tensor) else xp.asarray(index)
-    if idx.dtype.kind not in 'iu':
-        raise RuntimeError('index_select(): Expected dtype int32 or int64 for index')
-    if idx.ndim > 1:
-        raise IndexError('index_select(): Index is supposed to be a vector')
-    shape = input._data.shape
-    d = wrap_dim(dim, len(shape))
-    size = shape[d] if shape else 1
-    flat = idx.reshape(-1)
-    if flat.size and (flat.min() < 0 or flat.max() >= size):
-        empty = len(shape) > 1 and input._data.size == 0
-        if empty and size == 0:
-            raise RuntimeError('index_select(): self indexing axis dim should be positive')
-        if (d == 0 and not empty) or len(shape) < 2:  # PyTorch's kernels word it differently
-            raise IndexError('index out of range in self')
-        bad = flat[(flat < 0) | (flat >= size)][0]
-        raise RuntimeError(f'INDICES element is out of DATA bounds, id={int(bad)} axis_dim={size}')
-    data = xp.take(input._data, flat, axis=d) if shape else input._data.reshape(-1)[flat].reshape(())
-    out, node = record(data, IndexSelectBackward0, (input,))
-    if node is not None:
-        node.self_shape, node.dim = shape, d
-        node.index = index if isinstance(index, Tensor) else wrap(idx)
-    return out
+        return ops.index_add(zeros, self.dim, self.index, grad),
 
 
 def _check_index_bounds(idx, size, dim):
@@ -419,49 +453,69 @@ def _gather_check(shape, idx, d, fname='gather'):
     _check_index_bounds(idx, shape[d] if shape else 1, d)
 
 
-class GatherBackward0(Node):
+class Gather(Op):
+    """gather(input, dim, index, *, sparse_grad=False, out=None): ``out[i][j] =
+    input[i][index[i][j]]`` (for dim 1), out= of the input's dtype."""
+    op, node = 'gather', 'GatherBackward0'
     __slots__ = ('self_shape', 'dim', 'index')
     saved_state = ('index',)
+
+    def forward(input, dim, index, *, sparse_grad=False, out=None):
+        if out is not None:
+            return write_out('gather', out, gather(input, dim, index), (input,), True)
+        idx = index_array(index, 'gather')
+        shape = input._data.shape
+        d = wrap_dim(dim, max(len(shape), 1))
+        if idx.size == 0:  # PyTorch checks nothing more of an empty index: an empty result of its shape
+            return _empty_gather(input, idx, d, index)
+        _gather_check(shape, idx, d)
+        src = input._data.reshape(idx.shape[:0] + (1,)) if not shape else input._data
+        i = idx if idx.ndim else idx.reshape(1)
+        data = src[scatter_coords(i, d)].reshape(idx.shape)
+        result, node = record(data, Gather, (input,))
+        if node is not None:
+            node.self_shape, node.dim, node.index = shape, d, index
+            node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
+        return result
 
     def jvp(self, tangents):  # linear: the tangent gathered
         return each_sample(lambda t: gather(t, self.dim, self.index), tangents[0])
 
     def apply(self, grad):
-        from .scatter import scatter_add
         zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
-        return scatter_add(zeros, self.dim, self.index, grad),
-
-
-def gather(input, dim, index, *, sparse_grad=False, out=None):
-    if out is not None:
-        return write_out('gather', out, gather(input, dim, index), (input,), True)
-    idx = index_array(index, 'gather')
-    shape = input._data.shape
-    d = wrap_dim(dim, max(len(shape), 1))
-    if idx.size == 0:  # PyTorch checks nothing more of an empty index: an empty result of its shape
-        return _empty_gather(input, idx, d, index)
-    _gather_check(shape, idx, d)
-    src = input._data.reshape(idx.shape[:0] + (1,)) if not shape else input._data
-    i = idx if idx.ndim else idx.reshape(1)
-    data = src[scatter_coords(i, d)].reshape(idx.shape)
-    result, node = record(data, GatherBackward0, (input,))
-    if node is not None:
-        node.self_shape, node.dim, node.index = shape, d, index
-        node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
-    return result
+        return ops.scatter_add(zeros, self.dim, self.index, grad),
 
 
 def _empty_gather(input, idx, d, index):
-    result, node = record(xp.zeros(idx.shape, dtype=input._data.dtype), GatherBackward0, (input,))
+    result, node = record(xp.zeros(idx.shape, dtype=input._data.dtype), Gather, (input,))
     if node is not None:
         node.self_shape, node.dim, node.index = input._data.shape, d, index
         node.save(input)
     return result
 
 
-class TakeBackward0(Node):
+class Take(Op):
+    """take(input, index): the elements at the flat indices ``index``, in index's shape."""
+    op, node = 'take', 'TakeBackward0'
     __slots__ = ('self_shape', 'index')
     saved_state = ('index',)
+
+    def forward(input, index):
+        idx = index._data if isinstance(index, Tensor) else xp.asarray(index)
+        if idx.dtype.kind not in 'iu':
+            raise RuntimeError(f'take(): Expected a long tensor for index, but got {_legacy(idx.dtype)}')
+        n = input._data.size
+        if idx.size:
+            bad = idx[(idx >= n) | (idx < -n)]
+            if bad.size:
+                raise IndexError(f'out of range: tried to access index {int(bad.reshape(-1)[0])} on a tensor of {n} '
+                                 'elements.')
+        idx = xp.where(idx < 0, idx + n, idx)
+        result, node = record(input._data.reshape(-1)[idx], Take, (input,))
+        if node is not None:
+            node.self_shape, node.index = input._data.shape, idx
+            node.save(input)  # as in gather
+        return result
 
     def apply(self, grad):
         n = 1
@@ -469,24 +523,6 @@ class TakeBackward0(Node):
             n *= s
         flat = index_put_embed(grad, (n,), (self.index,))
         return _shape.reshape(flat, self.self_shape),
-
-
-def take(input, index):
-    idx = index._data if isinstance(index, Tensor) else xp.asarray(index)
-    if idx.dtype.kind not in 'iu':
-        raise RuntimeError(f'take(): Expected a long tensor for index, but got {_legacy(idx.dtype)}')
-    n = input._data.size
-    if idx.size:
-        bad = idx[(idx >= n) | (idx < -n)]
-        if bad.size:
-            raise IndexError(f'out of range: tried to access index {int(bad.reshape(-1)[0])} on a tensor of {n} '
-                             'elements.')
-    idx = xp.where(idx < 0, idx + n, idx)
-    result, node = record(input._data.reshape(-1)[idx], TakeBackward0, (input,))
-    if node is not None:
-        node.self_shape, node.index = input._data.shape, idx
-        node.save(input)  # as in gather
-    return result
 
 
 def scalar_type_name(np_dtype):
@@ -500,28 +536,30 @@ def _legacy(np_dtype):
             'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}[np_dtype.name]
 
 
-class MaskedSelectBackward0(Node):
+class MaskedSelect(Op):
+    """masked_select(input, mask): the elements where the (broadcast) mask is True, as a
+    vector."""
+    op, node = 'masked_select', 'MaskedSelectBackward0'
     __slots__ = ('self_shape', 'shape', 'coords')
     saved_state = ('coords',)
 
+    def forward(input, mask):
+        m = mask._data
+        if m.dtype.kind != 'b':
+            raise RuntimeError('masked_select: expected BoolTensor for mask')
+        try:
+            shape = xp.broadcast_shapes(input._data.shape, m.shape)
+        except ValueError:
+            raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
+        coords = xp.nonzero(xp.broadcast_to(m, shape))
+        result, node = record(xp.broadcast_to(input._data, shape)[coords], MaskedSelect, (input,))
+        if node is not None:
+            node.self_shape, node.shape, node.coords = input._data.shape, shape, coords
+            node.save(input)  # as in gather
+        return result
+
     def apply(self, grad):
         return sum_to(index_put_embed(grad, self.shape, self.coords), self.self_shape),
-
-
-def masked_select(input, mask):
-    m = mask._data
-    if m.dtype.kind != 'b':
-        raise RuntimeError('masked_select: expected BoolTensor for mask')
-    try:
-        shape = xp.broadcast_shapes(input._data.shape, m.shape)
-    except ValueError:
-        raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
-    coords = xp.nonzero(xp.broadcast_to(m, shape))
-    result, node = record(xp.broadcast_to(input._data, shape)[coords], MaskedSelectBackward0, (input,))
-    if node is not None:
-        node.self_shape, node.shape, node.coords = input._data.shape, shape, coords
-        node.save(input)  # as in gather
-    return result
 
 
 def _broadcast_message(a, b):
@@ -533,28 +571,32 @@ def _broadcast_message(a, b):
     return 'shapes do not broadcast'
 
 
-def take_along_dim(input, indices, dim=None):
-    if dim is None:
-        return gather(_shape.reshape(input, (-1,)), 0, _shape.reshape(indices, (-1,)))
-    nd = input._data.ndim
-    d = wrap_dim(dim, nd)
-    if indices._data.ndim != nd:
-        raise RuntimeError(f'leafgrad.take_along_dim(): input and indices should have the same number of dimensions, '
-                           f'but got {nd} dimensions for input, and {indices._data.ndim} dimensions for indices')
-    # Broadcast everything but ``dim``, then it is a gather.
-    a = list(input._data.shape)
-    b = list(indices._data.shape)
-    a[d] = b[d] = 1
-    shape = list(xp.broadcast_shapes(tuple(a), tuple(b)))
-    in_shape, idx_shape = list(shape), list(shape)
-    in_shape[d], idx_shape[d] = input._data.shape[d], indices._data.shape[d]
-    if tuple(in_shape) != input._data.shape:
-        input = _shape.expand(input, in_shape)
-    if tuple(idx_shape) != indices._data.shape:
-        indices = _shape.expand(indices, idx_shape)
-    return gather(input, d, indices)
+class TakeAlongDim(Op):
+    """take_along_dim(input, indices, dim=None): a gather along ``dim`` of the operands broadcast
+    elsewhere (of the flattened ones without a dim)."""
+    op = 'take_along_dim'
 
+    def forward(input, indices, dim=None):
+        if dim is None:
+            return gather(_shape.reshape(input, (-1,)), 0, _shape.reshape(indices, (-1,)))
+        nd = input._data.ndim
+        d = wrap_dim(dim, nd)
+        if indices._data.ndim != nd:
+            raise RuntimeError(f'leafgrad.take_along_dim(): input and indices should have the same number of '
+                               f'dimensions, but got {nd} dimensions for input, and {indices._data.ndim} dimensions '
+                               'for indices')
+        # Broadcast everything but ``dim``, then it is a gather.
+        a = list(input._data.shape)
+        b = list(indices._data.shape)
+        a[d] = b[d] = 1
+        shape = list(xp.broadcast_shapes(tuple(a), tuple(b)))
+        in_shape, idx_shape = list(shape), list(shape)
+        in_shape[d], idx_shape[d] = input._data.shape[d], indices._data.shape[d]
+        if tuple(in_shape) != input._data.shape:
+            input = _shape.expand(input, in_shape)
+        if tuple(idx_shape) != indices._data.shape:
+            indices = _shape.expand(indices, idx_shape)
+        return gather(input, d, indices)
 
-FUNCTIONS = ['nonzero', 'index_select', 'gather', 'take', 'take_along_dim', 'masked_select']
 
 ops.alias, ops.index_put_embed = alias, index_put_embed  # (shape's derivatives reach them here)

@@ -1,7 +1,7 @@
 """Python's operators on tensors that are no op's forward itself: the reflected ones
 (``number - t``), the augmented assignments, matmul, indexing, the bitwise ones.
 (``a + b``, ``a * b``, ``-a``, ``a == b`` ... are bound by the ops' declarations.)"""
-from . import indexing, logical, rounding  # noqa: F401  (logical, rounding: their declarations bind the in-place methods read below)
+from . import logical, rounding  # noqa: F401  (logical, rounding: their declarations bind the in-place methods read below)
 from ._util import ops
 from .linalg import matmul
 from ..tensor import Tensor
@@ -35,7 +35,6 @@ METHODS = {
     '__rtruediv__': _reflected('div'), '__itruediv__': Tensor.div_,
     '__rpow__': _reflected('pow'), '__ipow__': Tensor.pow_,
     '__matmul__': _matmul, '__rmatmul__': _rmatmul,
-    '__getitem__': indexing.getitem, '__setitem__': indexing.setitem,
     '__hash__': _hash,
     '__rand__': _reflected('bitwise_and'), '__iand__': Tensor.bitwise_and_,
     '__ror__': _reflected('bitwise_or'), '__ior__': Tensor.bitwise_or_,
