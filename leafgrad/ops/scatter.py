@@ -4,15 +4,21 @@ in-place writes into views and the version counter work as for every in-place op
 
 The derivatives pair up: gather's is a scatter_add into zeros and scatter_add's (for src) is a
 gather; index_select's is an index_add and index_add's (for source) an index_select.
+
+Each op is declared once (``_op.Op``), its in-place variant written beside it (``inplace``: the
+tensor operands that the in-place machinery checks are the written ones only, not the index).
 """
 import warnings
 
 from ..autograd.graph import each_sample
-from ._util import Node, autocast, record, sum_to, wrap, wrap_dim, xp
+from ._op import Op
+from ._util import Node, autocast, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
-from .indexing import (_broadcast_message, _check_index_bounds, _index_put, _legacy, _to_numpy_index, _normalize,
-                       gather, index_array, index_select, scalar_type_name, scatter_coords)
+from .indexing import (_broadcast_message, _check_index_bounds, _index_put, _legacy, _read, _to_numpy_index,
+                       _normalize, gather, index_array, index_select, masked_select, scalar_type_name,
+                       scatter_coords)
 from ._inplace import inplace
+from .rearrange import _constant_pad
 
 
 def _scalar_array(value, like):
@@ -26,25 +32,9 @@ def _zeros_of(t):
     return wrap(xp.zeros(t._data.shape, dtype=t._data.dtype))
 
 
-class ScatterBackward0(Node):
-    __slots__ = ('dim', 'index')
-    saved_state = ('index',)
-
-    def jvp(self, tangents, output):  # the input's tangent with the source's written at the index
-        ts, tsrc = tangents
-        if ts is None:
-            ts = _zeros_of(output)
-        if tsrc is None:
-            return each_sample(lambda t: scatter(t, self.dim, self.index, 0), ts)
-        return each_sample(lambda t, u: scatter(t, self.dim, self.index, u), ts, tsrc)
-
-    def apply(self, grad):
-        gs = scatter(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
-        gsrc = gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None
-        return gs, gsrc
-
-
-class ScatterBackward1(Node):
+class ScatterBackward1(Op):
+    """scatter of a number."""
+    node = 'ScatterBackward1'
     __slots__ = ('dim', 'index')
     saved_state = ('index',)
 
@@ -53,22 +43,6 @@ class ScatterBackward1(Node):
 
     def apply(self, grad):
         return scatter(grad, self.dim, self.index, 0),
-
-
-class ScatterAddBackward0(Node):
-    __slots__ = ('dim', 'index')
-    saved_state = ('index',)
-
-    def jvp(self, tangents, output):  # linear in both
-        ts, tsrc = tangents
-        if tsrc is None:
-            return ts
-        if ts is None:
-            ts = _zeros_of(output)
-        return each_sample(lambda t, u: scatter_add(t, self.dim, self.index, u), ts, tsrc)
-
-    def apply(self, grad):
-        return grad, (gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None)
 
 
 class NotImplemented_(Node):
@@ -122,43 +96,87 @@ def _scatter_data(input, d, idx, values, reduce):
     return data
 
 
-def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    if src is None:
-        src = value
-    idx = index_array(index, 'scatter')
-    d = wrap_dim(dim, max(input._data.ndim, 1))
-    is_tensor = isinstance(src, Tensor)
-    _scatter_check('scatter', input, d, idx, src if is_tensor else None)
-    values = src._data if is_tensor else _scalar_array(src, input._data)
-    data = _scatter_data(input, d, idx, values, reduce)
-    if reduce is not None:
+class Scatter(Op):
+    """scatter(input, dim, index, src=None, *, value=None, reduce=None): ``input`` with ``src``'s
+    elements (or a number) written at ``index`` along ``dim``; ``reduce=`` adds or multiplies
+    (no derivative)."""
+    op, node = 'scatter', 'ScatterBackward0'
+    __slots__ = ('dim', 'index')
+    saved_state = ('index',)
+
+    def inplace(self, dim, index, src=None, *, value=None, reduce=None):
+        return inplace(self, lambda s: scatter(s, dim, index, src, value=value, reduce=reduce), _others(src))
+
+    def forward(input, dim, index, src=None, *, value=None, reduce=None):
+        if src is None:
+            src = value
+        idx = index_array(index, 'scatter')
+        d = wrap_dim(dim, max(input._data.ndim, 1))
+        is_tensor = isinstance(src, Tensor)
+        _scatter_check('scatter', input, d, idx, src if is_tensor else None)
+        values = src._data if is_tensor else _scalar_array(src, input._data)
+        data = _scatter_data(input, d, idx, values, reduce)
+        if reduce is not None:
+            if is_tensor:
+                warnings.warn('The reduce argument of leafgrad.scatter with Tensor src is deprecated and will be '
+                              'removed in a future PyTorch release. Use leafgrad.scatter_reduce instead for more '
+                              'reduction options.',
+                              UserWarning, stacklevel=2)
+            out, node = record(data, NotImplemented_, (input, src) if is_tensor else (input,))
+            if node is not None:
+                node.what = 'aten::scatter'
+            return out
         if is_tensor:
-            warnings.warn('The reduce argument of leafgrad.scatter with Tensor src is deprecated and will be removed '
-                          'in a future PyTorch release. Use leafgrad.scatter_reduce instead for more reduction '
-                          'options.',
-                          UserWarning, stacklevel=2)
-        out, node = record(data, NotImplemented_, (input, src) if is_tensor else (input,))
+            out, node = record(data, Scatter, (input, src))
+        else:
+            out, node = record(data, ScatterBackward1, (input,))
         if node is not None:
-            node.what = 'aten::scatter'
+            node.dim, node.index = d, index
         return out
-    if is_tensor:
-        out, node = record(data, ScatterBackward0, (input, src))
-    else:
-        out, node = record(data, ScatterBackward1, (input,))
-    if node is not None:
-        node.dim, node.index = d, index
-    return out
+
+    def jvp(self, tangents, output):  # the input's tangent with the source's written at the index
+        ts, tsrc = tangents
+        if ts is None:
+            ts = _zeros_of(output)
+        if tsrc is None:
+            return each_sample(lambda t: scatter(t, self.dim, self.index, 0), ts)
+        return each_sample(lambda t, u: scatter(t, self.dim, self.index, u), ts, tsrc)
+
+    def apply(self, grad):
+        gs = scatter(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
+        gsrc = gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None
+        return gs, gsrc
 
 
-def scatter_add(input, dim, index, src):
-    idx = index_array(index, 'scatter_add')
-    d = wrap_dim(dim, max(input._data.ndim, 1))
-    _scatter_check('scatter_add', input, d, idx, src)
-    data = _scatter_data(input, d, idx, src._data, 'add')
-    out, node = record(data, ScatterAddBackward0, (input, src))
-    if node is not None:
-        node.dim, node.index = d, index if node.needs_input_grad(1) else None  # as index_add
-    return out
+class ScatterAdd(Op):
+    """scatter_add(input, dim, index, src): ``src``'s elements added at ``index`` along ``dim``."""
+    op, node = 'scatter_add', 'ScatterAddBackward0'
+    __slots__ = ('dim', 'index')
+    saved_state = ('index',)
+
+    def inplace(self, dim, index, src):
+        return inplace(self, lambda s: scatter_add(s, dim, index, src), (src,))
+
+    def forward(input, dim, index, src):
+        idx = index_array(index, 'scatter_add')
+        d = wrap_dim(dim, max(input._data.ndim, 1))
+        _scatter_check('scatter_add', input, d, idx, src)
+        data = _scatter_data(input, d, idx, src._data, 'add')
+        out, node = record(data, ScatterAdd, (input, src))
+        if node is not None:
+            node.dim, node.index = d, index if node.needs_input_grad(1) else None  # as index_add
+        return out
+
+    def jvp(self, tangents, output):  # linear in both
+        ts, tsrc = tangents
+        if tsrc is None:
+            return ts
+        if ts is None:
+            ts = _zeros_of(output)
+        return each_sample(lambda t, u: scatter_add(t, self.dim, self.index, u), ts, tsrc)
+
+    def apply(self, grad):
+        return grad, (gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None)
 
 
 # ---- scatter_reduce -------------------------------------------------------------------------------
@@ -167,12 +185,44 @@ _REDUCE_INIT = {'sum': 0, 'prod': 1, 'mean': 0, 'amax': -xp.inf, 'amin': xp.inf}
 _REDUCE_UFUNC = {'sum': xp.add, 'prod': xp.multiply, 'mean': xp.add, 'amax': xp.maximum, 'amin': xp.minimum}
 
 
-class ScatterReduceBackward0(Node):
-    """PyTorch's scatter_reduce_backward, formula by formula (``prod`` assumes no zeros)."""
+class ScatterReduce(Op):
+    """scatter_reduce(input, dim, index, src, reduce, *, include_self=True): ``src``'s elements
+    reduced (sum, prod, mean, amax, amin) into ``input`` at ``index`` along ``dim``."""
+    op, node = 'scatter_reduce', 'ScatterReduceBackward0'
     __slots__ = ('dim', 'index', 'reduce', 'include_self')
 
+    def inplace(self, dim, index, src, reduce, *, include_self=True):
+        return inplace(self, lambda s: scatter_reduce(s, dim, index, src, reduce, include_self=include_self), (src,))
+
+    def forward(input, dim, index, src, reduce, *, include_self=True):
+        if reduce not in _REDUCE_INIT:
+            raise RuntimeError(f'reduce argument must be either sum, prod, mean, amax or amin, got {reduce}')
+        idx = index_array(index, 'scatter_reduce')
+        d = wrap_dim(dim, max(input._data.ndim, 1))
+        _scatter_check('scatter_reduce', input, d, idx, src)
+        data = input._data.copy()
+        target = data if data.ndim else data.reshape(1)
+        i = idx if idx.ndim else idx.reshape(1)
+        coords = scatter_coords(i, d)
+        values = src._data[tuple(slice(0, n) for n in i.shape)] if src._data.ndim else src._data.reshape(1)
+        if not include_self:
+            target[coords] = _REDUCE_INIT[reduce]
+        _REDUCE_UFUNC[reduce].at(target, coords, values)
+        if reduce == 'mean':
+            count = xp.full(target.shape, 1 if include_self else 0, dtype=xp.int64)
+            xp.add.at(count, coords, 1)
+            count = xp.maximum(count, 1)
+            if data.dtype.kind in 'fV':
+                target /= count
+            else:
+                target //= count
+        out, node = record(data, ScatterReduce, (input, src))
+        if node is not None:
+            node.dim, node.index, node.reduce, node.include_self = d, index, reduce, include_self
+            node.save(input, src, saved_output(out))
+        return out
+
     def apply(self, grad):
-        from .elementwise import eq
         d, index, reduce = self.dim, self.index, self.reduce
         input, src, result = self.saved_tensors
         if reduce == 'sum':
@@ -189,8 +239,8 @@ class ScatterReduceBackward0(Node):
             gsrc = gather(gs, d, index)
         else:  # amax / amin: the gradient is shared evenly by every element equal to the result
             value = gather(result, d, index)
-            self_is = eq(input, result).to(result.dtype)
-            src_is = eq(src, value).to(result.dtype)
+            self_is = ops.eq(input, result).to(result.dtype)
+            src_is = ops.eq(src, value).to(result.dtype)
             share = grad / scatter_add(self_is, d, index, src_is)
             gs = self_is * share
             gsrc = src_is * gather(share, d, index)
@@ -199,45 +249,55 @@ class ScatterReduceBackward0(Node):
         return (gs if self.needs_input_grad(0) else None), (gsrc if self.needs_input_grad(1) else None)
 
 
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    if reduce not in _REDUCE_INIT:
-        raise RuntimeError(f'reduce argument must be either sum, prod, mean, amax or amin, got {reduce}')
-    idx = index_array(index, 'scatter_reduce')
-    d = wrap_dim(dim, max(input._data.ndim, 1))
-    _scatter_check('scatter_reduce', input, d, idx, src)
-    data = input._data.copy()
-    target = data if data.ndim else data.reshape(1)
-    i = idx if idx.ndim else idx.reshape(1)
-    coords = scatter_coords(i, d)
-    values = src._data[tuple(slice(0, n) for n in i.shape)] if src._data.ndim else src._data.reshape(1)
-    if not include_self:
-        target[coords] = _REDUCE_INIT[reduce]
-    _REDUCE_UFUNC[reduce].at(target, coords, values)
-    if reduce == 'mean':
-        count = xp.full(target.shape, 1 if include_self else 0, dtype=xp.int64)
-        xp.add.at(count, coords, 1)
-        count = xp.maximum(count, 1)
-        if data.dtype.kind in 'fV':
-            target /= count
-        else:
-            target //= count
-    out, node = record(data, ScatterReduceBackward0, (input, src))
-    if node is not None:
-        node.dim, node.index, node.reduce, node.include_self = d, index, reduce, include_self
-        from ._util import saved_output
-        node.save(input, src, saved_output(out))
-    return out
-
-
-def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
-    return inplace(self, lambda s: scatter_reduce(s, dim, index, src, reduce, include_self=include_self), (src,))
-
-
 # ---- index_add / index_fill ---------------------------------------------------------------------
 
-class IndexAddBackward0(Node):
+class IndexAdd(Op):
+    """index_add(input, dim, index, source, *, alpha=1): ``alpha * source``'s slices added at
+    ``index`` along ``dim``."""
+    op, node = 'index_add', 'IndexAddBackward0'
     __slots__ = ('dim', 'index', 'alpha', 'source_shape')
     saved_state = ('index',)
+
+    def inplace(self, dim, index, source, *, alpha=1):
+        return inplace(self, lambda s: index_add(s, dim, index, source, alpha=alpha), (source,))
+
+    def forward(input, dim, index, source, *, alpha=1):
+        idx = index._data
+        if idx.dtype.kind not in 'iu':
+            raise RuntimeError('index_add_(): Expected dtype int32/int64 for index')
+        if idx.ndim > 1:
+            raise IndexError('index_add_(): Index is supposed to be a vector')
+        shape = input._data.shape
+        d = wrap_dim(dim, max(len(shape), 1))
+        flat = idx.reshape(-1)
+        sshape = source._data.shape
+        n_src = sshape[d] if sshape else 1
+        if flat.size != n_src:
+            raise RuntimeError(f'index_add_(): Number of indices ({flat.size}) should be equal to source.size(dim): '
+                               f'({n_src}), for dim: {d}')
+        if len(sshape) != len(shape) or any(a != b for k, (a, b) in enumerate(zip(shape, sshape)) if k != d):
+            if sshape or shape:
+                raise RuntimeError('source tensor shape must match self tensor shape, excluding the specified '
+                                   f'dimension. Got self.shape = {list(shape)} source.shape = {list(sshape)}')
+        if source._data.dtype != input._data.dtype:
+            raise RuntimeError(f'index_add_(): self ({_legacy(input._data.dtype)}) and source '
+                               f'({_legacy(source._data.dtype)}) must have the same scalar type')
+        _check_index_bounds(flat, shape[d] if shape else 1, d)
+        data = input._data.copy()
+        src = source._data * alpha if alpha != 1 else source._data
+        if shape:
+            xp.add.at(xp.moveaxis(data, d, 0), flat, xp.moveaxis(src, d, 0))
+        else:
+            data += src.reshape(())
+        out, node = record(data, IndexAdd, (input, source))
+        if node is not None:
+            node.dim, node.alpha, node.source_shape, node.index = d, alpha, sshape, None
+            # Only source's gradient reads the index and source: PyTorch saves them only then (and
+            # so catches an in-place change of source).
+            if node.needs_input_grad(1):
+                node.index = index
+                node.save(source)
+        return out
 
     def apply(self, grad):
         gsrc = None
@@ -246,112 +306,69 @@ class IndexAddBackward0(Node):
             if self.alpha != 1:
                 gsrc = gsrc * self.alpha
             if gsrc._data.shape != self.source_shape:
-                from .shape import reshape
-                gsrc = reshape(gsrc, self.source_shape)
+                gsrc = ops.reshape(gsrc, self.source_shape)
         return (grad if self.needs_input_grad(0) else None), gsrc
 
 
-def index_add(input, dim, index, source, *, alpha=1):
-    idx = index._data
-    if idx.dtype.kind not in 'iu':
-        raise RuntimeError('index_add_(): Expected dtype int32/int64 for index')
-    if idx.ndim > 1:
-        raise IndexError('index_add_(): Index is supposed to be a vector')
-    shape = input._data.shape
-    d = wrap_dim(dim, max(len(shape), 1))
-    flat = idx.reshape(-1)
-    sshape = source._data.shape
-    n_src = sshape[d] if sshape else 1
-    if flat.size != n_src:
-        raise RuntimeError(f'index_add_(): Number of indices ({flat.size}) should be equal to source.size(dim): '
-                           f'({n_src}), for dim: {d}')
-    if len(sshape) != len(shape) or any(a != b for k, (a, b) in enumerate(zip(shape, sshape)) if k != d):
-        if sshape or shape:
-            raise RuntimeError('source tensor shape must match self tensor shape, excluding the specified dimension. '
-                               f'Got self.shape = {list(shape)} source.shape = {list(sshape)}')
-    if source._data.dtype != input._data.dtype:
-        raise RuntimeError(f'index_add_(): self ({_legacy(input._data.dtype)}) and source '
-                           f'({_legacy(source._data.dtype)}) must have the same scalar type')
-    _check_index_bounds(flat, shape[d] if shape else 1, d)
-    data = input._data.copy()
-    src = source._data * alpha if alpha != 1 else source._data
-    if shape:
-        xp.add.at(xp.moveaxis(data, d, 0), flat, xp.moveaxis(src, d, 0))
-    else:
-        data += src.reshape(())
-    out, node = record(data, IndexAddBackward0, (input, source))
-    if node is not None:
-        node.dim, node.alpha, node.source_shape, node.index = d, alpha, sshape, None
-        # Only source's gradient reads the index and source: PyTorch saves them only then (and
-        # so catches an in-place change of source).
-        if node.needs_input_grad(1):
-            node.index = index
-            node.save(source)
-    return out
-
-
-class IndexFillBackward0(Node):
+class IndexFillBackward1(Op):
+    """index_fill of a 0-d tensor value."""
+    node = 'IndexFillBackward1'
     __slots__ = ('dim', 'index')
     saved_state = ('index',)
+
+    def apply(self, grad):
+        gs = index_fill(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
+        gv = None
+        if self.needs_input_grad(1):
+            unique = wrap(xp.unique(self.index._data.reshape(-1) % max(grad._data.shape[self.dim], 1)))
+            gv = ops.sum(index_select(grad, self.dim, unique))
+        return gs, gv
+
+
+class IndexFill(Op):
+    """index_fill(input, dim, index, value): ``value`` (a number: IndexFillBackward0, or a 0-d
+    tensor: IndexFillBackward1) written at ``index`` along ``dim``."""
+    op, node = 'index_fill', 'IndexFillBackward0'
+    __slots__ = ('dim', 'index')
+    saved_state = ('index',)
+
+    def inplace(self, dim, index, value):
+        return inplace(self, lambda s: index_fill(s, dim, index, value), _others(value))
+
+    def forward(input, dim, index, value):
+        idx = index._data
+        if idx.dtype.kind not in 'iu':
+            raise RuntimeError('index_fill_(): Expected dtype int64 for index.')
+        if isinstance(value, Tensor) and value._data.ndim != 0:
+            raise RuntimeError(f'index_fill_ only supports a 0-dimensional value tensor, but got tensor with '
+                               f'{value._data.ndim} dimension(s).')
+        shape = input._data.shape
+        d = wrap_dim(dim, max(len(shape), 1))
+        size = shape[d] if shape else 1
+        flat = idx.reshape(-1)
+        if flat.size and (flat.min() < -size or flat.max() >= size):
+            bad = flat[(flat < -size) | (flat >= size)][0]
+            raise IndexError(f'index {int(bad)} is out of bounds for dimension {d} with size {size}')
+        data = input._data.copy()
+        target = xp.moveaxis(data, d, 0) if shape else data.reshape(1)
+        target[flat] = _scalar_array(value, data)
+        if isinstance(value, Tensor):
+            out, node = record(data, IndexFillBackward1, (input, value))
+        else:
+            out, node = record(data, IndexFill, (input,))
+        if node is not None:
+            node.dim, node.index = d, index
+        return out
 
     def apply(self, grad):
         return index_fill(grad, self.dim, self.index, 0),
 
 
-class IndexFillBackward1(Node):
-    __slots__ = ('dim', 'index')
-    saved_state = ('index',)
-
-    def apply(self, grad):
-        from .reduction import sum as _sum
-        gs = index_fill(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
-        gv = None
-        if self.needs_input_grad(1):
-            unique = wrap(xp.unique(self.index._data.reshape(-1) % max(grad._data.shape[self.dim], 1)))
-            gv = _sum(index_select(grad, self.dim, unique))
-        return gs, gv
-
-
-def index_fill(input, dim, index, value):
-    idx = index._data
-    if idx.dtype.kind not in 'iu':
-        raise RuntimeError('index_fill_(): Expected dtype int64 for index.')
-    if isinstance(value, Tensor) and value._data.ndim != 0:
-        raise RuntimeError(f'index_fill_ only supports a 0-dimensional value tensor, but got tensor with '
-                           f'{value._data.ndim} dimension(s).')
-    shape = input._data.shape
-    d = wrap_dim(dim, max(len(shape), 1))
-    size = shape[d] if shape else 1
-    flat = idx.reshape(-1)
-    if flat.size and (flat.min() < -size or flat.max() >= size):
-        bad = flat[(flat < -size) | (flat >= size)][0]
-        raise IndexError(f'index {int(bad)} is out of bounds for dimension {d} with size {size}')
-    data = input._data.copy()
-    target = xp.moveaxis(data, d, 0) if shape else data.reshape(1)
-    target[flat] = _scalar_array(value, data)
-    if isinstance(value, Tensor):
-        out, node = record(data, IndexFillBackward1, (input, value))
-    else:
-        out, node = record(data, IndexFillBackward0, (input,))
-    if node is not None:
-        node.dim, node.index = d, index
-    return out
-
-
 # ---- masked_fill ----------------------------------------------------------------------------------
 
-class MaskedFillBackward0(Node):
-    __slots__ = ('mask', 'self_shape')
-    saved_state = ('mask',)
-
-    def jvp(self, tangents):  # the tangent, zero where the number was written
-        return masked_fill(tangents[0], self.mask, 0)
-
-    def apply(self, grad):
-        return sum_to(masked_fill(grad, self.mask, 0), self.self_shape),
-
-
-class MaskedFillBackward1(Node):
+class MaskedFillBackward1(Op):
+    """masked_fill of a 0-d tensor value."""
+    node = 'MaskedFillBackward1'
     __slots__ = ('mask', 'self_shape')
     saved_state = ('mask',)
 
@@ -361,38 +378,52 @@ class MaskedFillBackward1(Node):
             ts = _zeros_of(output)
         if tv is None:  # (a value without a tangent writes zeros there)
             return masked_fill(ts, self.mask, 0)
-        from .elementwise import where
-        return where(self.mask, tv, ts)
+        return ops.where(self.mask, tv, ts)
 
     def apply(self, grad):
-        from .reduction import sum as _sum
         gs = sum_to(masked_fill(grad, self.mask, 0), self.self_shape) if self.needs_input_grad(0) else None
-        gv = _sum(masked_fill(grad, wrap(~self.mask._data), 0)) if self.needs_input_grad(1) else None
+        gv = ops.sum(masked_fill(grad, wrap(~self.mask._data), 0)) if self.needs_input_grad(1) else None
         return gs, gv
 
 
-def masked_fill(input, mask, value):
-    m = mask._data
-    if m.dtype.kind != 'b':
-        raise RuntimeError(f'masked_fill_ only supports boolean masks, but got mask with dtype '
-                           f'{scalar_type_name(m.dtype)}')
-    if isinstance(value, Tensor) and value._data.ndim != 0:
-        raise RuntimeError(f'masked_fill_ only supports a 0-dimensional value tensor, but got tensor with '
-                           f'{value._data.ndim} dimension(s).')
-    try:
-        shape = xp.broadcast_shapes(input._data.shape, m.shape)
-    except ValueError:
-        raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
-    data = xp.where(m, _scalar_array(value, input._data), input._data)
-    if data.shape != shape:
-        data = xp.broadcast_to(data, shape).copy()
-    if isinstance(value, Tensor):
-        out, node = record(data, MaskedFillBackward1, (input, value))
-    else:
-        out, node = record(data, MaskedFillBackward0, (input,))
-    if node is not None:
-        node.mask, node.self_shape = mask, input._data.shape
-    return out
+class MaskedFill(Op):
+    """masked_fill(input, mask, value): ``value`` (a number: MaskedFillBackward0, or a 0-d tensor:
+    MaskedFillBackward1) where the (broadcast) mask is True."""
+    op, node = 'masked_fill', 'MaskedFillBackward0'
+    __slots__ = ('mask', 'self_shape')
+    saved_state = ('mask',)
+
+    def inplace(self, mask, value):
+        return inplace(self, lambda s: masked_fill(s, mask, value), _others(value))
+
+    def forward(input, mask, value):
+        m = mask._data
+        if m.dtype.kind != 'b':
+            raise RuntimeError(f'masked_fill_ only supports boolean masks, but got mask with dtype '
+                               f'{scalar_type_name(m.dtype)}')
+        if isinstance(value, Tensor) and value._data.ndim != 0:
+            raise RuntimeError(f'masked_fill_ only supports a 0-dimensional value tensor, but got tensor with '
+                               f'{value._data.ndim} dimension(s).')
+        try:
+            shape = xp.broadcast_shapes(input._data.shape, m.shape)
+        except ValueError:
+            raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
+        data = xp.where(m, _scalar_array(value, input._data), input._data)
+        if data.shape != shape:
+            data = xp.broadcast_to(data, shape).copy()
+        if isinstance(value, Tensor):
+            out, node = record(data, MaskedFillBackward1, (input, value))
+        else:
+            out, node = record(data, MaskedFill, (input,))
+        if node is not None:
+            node.mask, node.self_shape = mask, input._data.shape
+        return out
+
+    def jvp(self, tangents):  # the tangent, zero where the number was written
+        return masked_fill(tangents[0], self.mask, 0)
+
+    def apply(self, grad):
+        return sum_to(masked_fill(grad, self.mask, 0), self.self_shape),
 
 
 # ---- index_put ------------------------------------------------------------------------------------
@@ -402,7 +433,6 @@ class IndexPutBackward0_accumulate(Node):  # noqa: N801
     saved_state = ('index',)
 
     def apply(self, grad):
-        from .indexing import _read
         gv = sum_to(_read(grad, self.index), self.values_shape) if self.needs_input_grad(1) else None
         return (grad if self.needs_input_grad(0) else None), gv
 
@@ -410,38 +440,84 @@ class IndexPutBackward0_accumulate(Node):  # noqa: N801
         return 'IndexPutBackward0'
 
 
-def index_put(input, indices, values, accumulate=False):
-    if not isinstance(indices, (tuple, list)):
-        raise TypeError(f"index_put(): argument 'indices' (position 1) must be tuple of Tensors, not "
-                        f'{type(indices).__name__}')
-    np_index = _to_numpy_index(_normalize(tuple(indices)), input._data.shape)
-    if not isinstance(values, Tensor):
-        values = wrap(xp.asarray(values, dtype=input._data.dtype))
-    if values._data.dtype != input._data.dtype:
-        raise RuntimeError(f'Index put requires the source and destination dtypes match, got '
-                           f'{_legacy(input._data.dtype)} for the destination and '
-                           f'{_legacy(values._data.dtype)} for the source.')
-    target_shape = input._data[np_index].shape
-    try:
-        xp.broadcast_shapes(values._data.shape, target_shape)
-    except ValueError:
-        raise RuntimeError(f'shape mismatch: value tensor of shape {list(values._data.shape)} cannot be '
-                           f'broadcast to indexing result of shape {list(target_shape)}') from None
-    if not accumulate:
-        return _index_put(input, np_index, values)
-    data = input._data.copy()
-    xp.add.at(data, np_index, xp.broadcast_to(values._data, target_shape))
-    out, node = record(data, IndexPutBackward0_accumulate, (input, values))
-    if node is not None:
-        node.index, node.values_shape = np_index, values._data.shape
-    return out
+class IndexPut(Op):
+    """index_put(input, indices, values, accumulate=False): ``values`` written (or added) at the
+    advanced index ``indices`` (IndexPutBackward0, either way)."""
+    op = 'index_put'
+
+    def inplace(self, indices, values, accumulate=False):
+        return inplace(self, lambda s: index_put(s, indices, values, accumulate), _others(values))
+
+    def forward(input, indices, values, accumulate=False):
+        if not isinstance(indices, (tuple, list)):
+            raise TypeError(f"index_put(): argument 'indices' (position 1) must be tuple of Tensors, not "
+                            f'{type(indices).__name__}')
+        np_index = _to_numpy_index(_normalize(tuple(indices)), input._data.shape)
+        if not isinstance(values, Tensor):
+            values = wrap(xp.asarray(values, dtype=input._data.dtype))
+        if values._data.dtype != input._data.dtype:
+            raise RuntimeError(f'Index put requires the source and destination dtypes match, got '
+                               f'{_legacy(input._data.dtype)} for the destination and '
+                               f'{_legacy(values._data.dtype)} for the source.')
+        target_shape = input._data[np_index].shape
+        try:
+            xp.broadcast_shapes(values._data.shape, target_shape)
+        except ValueError:
+            raise RuntimeError(f'shape mismatch: value tensor of shape {list(values._data.shape)} cannot be '
+                               f'broadcast to indexing result of shape {list(target_shape)}') from None
+        if not accumulate:
+            return _index_put(input, np_index, values)
+        data = input._data.copy()
+        xp.add.at(data, np_index, xp.broadcast_to(values._data, target_shape))
+        out, node = record(data, IndexPutBackward0_accumulate, (input, values))
+        if node is not None:
+            node.index, node.values_shape = np_index, values._data.shape
+        return out
 
 
 # ---- index_copy / masked_scatter ------------------------------------------------------------------
 
-class IndexCopyBackward0(Node):
+class IndexCopy(Op):
+    """index_copy(input, dim, index, source): ``source``'s slices written at ``index`` along
+    ``dim``."""
+    op, node = 'index_copy', 'IndexCopyBackward0'
     __slots__ = ('dim', 'index', 'source_shape')
     saved_state = ('index',)
+
+    def inplace(self, dim, index, source):
+        return inplace(self, lambda s: index_copy(s, dim, index, source), (source,))
+
+    def forward(input, dim, index, source):
+        if autocast.state.on:
+            input, source = autocast.promote((input, source))
+        idx = index._data
+        if idx.dtype.kind not in 'iu':
+            raise RuntimeError('index_copy_(): Expected a long tensor for index, but got ' + _legacy(idx.dtype))
+        shape = input._data.shape
+        d = wrap_dim(dim, max(len(shape), 1))
+        flat = idx.reshape(-1)
+        sshape = source._data.shape
+        if flat.size != (sshape[d] if sshape else 1):
+            raise IndexError(f'index_copy_(): Number of indices ({flat.size}) should be equal to source.size(dim) '
+                               f'({sshape[d] if sshape else 1})')
+        if source._data.dtype != input._data.dtype:
+            raise RuntimeError(f'index_copy_(): self and source expected to have the same dtype, but got (self) '
+                               f'{_legacy(input._data.dtype)} and (source) {_legacy(source._data.dtype)}')
+        size = shape[d] if shape else 1
+        bad = flat[(flat < 0) | (flat >= size)]
+        if bad.size:
+            raise IndexError(f'index_copy_(): index {int(bad[0])} is out of bounds for dimension {d} with size {size}')
+        data = input._data.copy()
+        if shape:
+            xp.moveaxis(data, d, 0)[flat] = xp.moveaxis(source._data, d, 0)
+        else:
+            data[...] = source._data.reshape(())
+        out, node = record(data, IndexCopy, (input, source))
+        if node is not None:
+            node.dim, node.index, node.source_shape = d, index, sshape
+            if node.needs_input_grad(1):
+                node.save(source)  # as in index_add
+        return out
 
     def apply(self, grad):
         gs = index_fill(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
@@ -449,52 +525,44 @@ class IndexCopyBackward0(Node):
         if self.needs_input_grad(1):
             gsrc = index_select(grad, self.dim, self.index) if grad._data.ndim else grad
             if gsrc._data.shape != self.source_shape:
-                from .shape import reshape
-                gsrc = reshape(gsrc, self.source_shape)
+                gsrc = ops.reshape(gsrc, self.source_shape)
         return gs, gsrc
 
 
-def index_copy(input, dim, index, source):
-    if autocast.state.on:
-        input, source = autocast.promote((input, source))
-    idx = index._data
-    if idx.dtype.kind not in 'iu':
-        raise RuntimeError('index_copy_(): Expected a long tensor for index, but got ' + _legacy(idx.dtype))
-    shape = input._data.shape
-    d = wrap_dim(dim, max(len(shape), 1))
-    flat = idx.reshape(-1)
-    sshape = source._data.shape
-    if flat.size != (sshape[d] if sshape else 1):
-        raise IndexError(f'index_copy_(): Number of indices ({flat.size}) should be equal to source.size(dim) '
-                           f'({sshape[d] if sshape else 1})')
-    if source._data.dtype != input._data.dtype:
-        raise RuntimeError(f'index_copy_(): self and source expected to have the same dtype, but got (self) '
-                           f'{_legacy(input._data.dtype)} and (source) {_legacy(source._data.dtype)}')
-    size = shape[d] if shape else 1
-    bad = flat[(flat < 0) | (flat >= size)]
-    if bad.size:
-        raise IndexError(f'index_copy_(): index {int(bad[0])} is out of bounds for dimension {d} with size {size}')
-    data = input._data.copy()
-    if shape:
-        xp.moveaxis(data, d, 0)[flat] = xp.moveaxis(source._data, d, 0)
-    else:
-        data[...] = source._data.reshape(())
-    out, node = record(data, IndexCopyBackward0, (input, source))
-    if node is not None:
-        node.dim, node.index, node.source_shape = d, index, sshape
-        if node.needs_input_grad(1):
-            node.save(source)  # as in index_add
-    return out
-
-
-class MaskedScatterBackward0(Node):
+class MaskedScatter(Op):
+    """masked_scatter(input, mask, source): ``source``'s first elements written, in order, where
+    the (broadcast) mask is True."""
+    op, node = 'masked_scatter', 'MaskedScatterBackward0'
     __slots__ = ('mask', 'self_shape', 'source_shape')
     saved_state = ('mask',)
 
+    def inplace(self, mask, source):
+        return inplace(self, lambda s: masked_scatter(s, mask, source), (source,))
+
+    def forward(input, mask, source):
+        m = mask._data
+        if m.dtype.kind != 'b':
+            raise RuntimeError(f'masked_scatter_ only supports boolean masks, but got mask with dtype '
+                               f'{_legacy(m.dtype)}')
+        if source._data.dtype != input._data.dtype:
+            raise RuntimeError(f'masked_scatter: expected self and source to have same dtypes but got'
+                               f'{_legacy(input._data.dtype)} and {_legacy(source._data.dtype)}')
+        try:
+            shape = xp.broadcast_shapes(input._data.shape, m.shape)
+        except ValueError:
+            raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
+        mb = xp.broadcast_to(m, shape)
+        k = int(mb.sum())
+        if k > source._data.size:
+            raise RuntimeError('Number of elements of source < number of ones in mask')
+        data = xp.broadcast_to(input._data, shape).copy()
+        data[mb] = source._data.reshape(-1)[:k]
+        out, node = record(data, MaskedScatter, (input, source))
+        if node is not None:
+            node.mask, node.self_shape, node.source_shape = mask, input._data.shape, source._data.shape
+        return out
+
     def apply(self, grad):
-        from .indexing import masked_select
-        from .rearrange import _constant_pad
-        from .shape import reshape
         gs = sum_to(masked_fill(grad, self.mask, 0), self.self_shape) if self.needs_input_grad(0) else None
         gsrc = None
         if self.needs_input_grad(1):
@@ -502,73 +570,9 @@ class MaskedScatterBackward0(Node):
             for s_ in self.source_shape:
                 n *= s_
             taken = masked_select(grad, self.mask)  # the first k source elements were used
-            gsrc = reshape(_constant_pad(taken, (0, n - taken._data.shape[0]), 0), self.source_shape)
+            gsrc = ops.reshape(_constant_pad(taken, (0, n - taken._data.shape[0]), 0), self.source_shape)
         return gs, gsrc
 
 
-def masked_scatter(input, mask, source):
-    m = mask._data
-    if m.dtype.kind != 'b':
-        raise RuntimeError(f'masked_scatter_ only supports boolean masks, but got mask with dtype {_legacy(m.dtype)}')
-    if source._data.dtype != input._data.dtype:
-        raise RuntimeError(f'masked_scatter: expected self and source to have same dtypes but got'
-                           f'{_legacy(input._data.dtype)} and {_legacy(source._data.dtype)}')
-    try:
-        shape = xp.broadcast_shapes(input._data.shape, m.shape)
-    except ValueError:
-        raise RuntimeError(_broadcast_message(m.shape, input._data.shape)) from None
-    mb = xp.broadcast_to(m, shape)
-    k = int(mb.sum())
-    if k > source._data.size:
-        raise RuntimeError('Number of elements of source < number of ones in mask')
-    data = xp.broadcast_to(input._data, shape).copy()
-    data[mb] = source._data.reshape(-1)[:k]
-    out, node = record(data, MaskedScatterBackward0, (input, source))
-    if node is not None:
-        node.mask, node.self_shape, node.source_shape = mask, input._data.shape, source._data.shape
-    return out
-
-
-# ---- the in-place forms ---------------------------------------------------------------------------
-
 def _others(*xs):
     return tuple(x for x in xs if isinstance(x, Tensor))
-
-
-def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
-    return inplace(self, lambda s: scatter(s, dim, index, src, value=value, reduce=reduce), _others(src))
-
-
-def scatter_add_(self, dim, index, src):
-    return inplace(self, lambda s: scatter_add(s, dim, index, src), (src,))
-
-
-def index_add_(self, dim, index, source, *, alpha=1):
-    return inplace(self, lambda s: index_add(s, dim, index, source, alpha=alpha), (source,))
-
-
-def index_fill_(self, dim, index, value):
-    return inplace(self, lambda s: index_fill(s, dim, index, value), _others(value))
-
-
-def masked_fill_(self, mask, value):
-    return inplace(self, lambda s: masked_fill(s, mask, value), _others(value))
-
-
-def index_copy_(self, dim, index, source):
-    return inplace(self, lambda s: index_copy(s, dim, index, source), (source,))
-
-
-def masked_scatter_(self, mask, source):
-    return inplace(self, lambda s: masked_scatter(s, mask, source), (source,))
-
-
-def index_put_(self, indices, values, accumulate=False):
-    return inplace(self, lambda s: index_put(s, indices, values, accumulate), _others(values))
-
-
-FUNCTIONS = ['scatter', 'scatter_add', 'scatter_reduce', 'index_add', 'index_fill', 'masked_fill', 'index_put',
-             'index_copy', 'masked_scatter']
-METHODS = {'scatter_': scatter_, 'scatter_add_': scatter_add_, 'scatter_reduce_': scatter_reduce_,
-           'index_add_': index_add_, 'index_fill_': index_fill_, 'masked_fill_': masked_fill_,
-           'index_put_': index_put_, 'index_copy_': index_copy_, 'masked_scatter_': masked_scatter_}
