@@ -4,10 +4,17 @@ cat/stack and their variants, repeat/tile/repeat_interleave, flip/roll, tril/tri
 diag_embed, and ``pad`` (``nn.functional.pad``). Each derivative is written with leafgrad ops:
 cat's is a narrow per input, repeat's a reshape and a sum, flip's a flip, and so on, so that a
 second derivative records too.
+
+Each op is declared once (``_op.Op``); the joins (cat, stack, hstack ...), pad, meshgrid and the
+index factories are functions only, as in PyTorch.
 """
-from .. import backend
+import itertools
+import warnings
+
+from .. import backend, creation
 from ..autograd.graph import on_samples
-from ._util import SCALAR_NAMES, Node, autocast, record, wrap, wrap_dim, write_out, xp
+from ._op import Op
+from ._util import SCALAR_NAMES, Node, autocast, ops, record, wrap, wrap_dim, write_out, xp
 from ..tensor import Tensor
 from . import shape as _shape
 from .shape import shape_args
@@ -32,8 +39,59 @@ def _to_dtype(t, np_dtype):
 
 # ---- cat / stack -----------------------------------------------------------------------------
 
-class CatBackward0(Node):
+def _cat_out_dtype(result, out):
+    if backend.from_np(result).category > backend.from_np(out).category:
+        raise TypeError(f"leafgrad.cat(): input types can't be cast to the desired output type {SCALAR_NAMES[out.name]}")
+
+
+class Cat(Op):
+    """cat(tensors, dim=0, *, out=None) (also concat, concatenate): the tensors joined along
+    ``dim`` (of their promoted dtype)."""
+    op, node, aliases, method = 'cat', 'CatBackward0', ('concat', 'concatenate'), False
     __slots__ = ('dim', 'sizes', 'shapes', 'dtypes')
+
+    def forward(tensors, dim=0, *, out=None):
+        if out is not None:
+            return write_out('cat', out, cat(tensors, dim), list(tensors), _cat_out_dtype)
+        tensors = _tensor_list(tensors, 'cat')
+        if autocast.state.on:
+            tensors = autocast.promote(tensors)
+        if not tensors:
+            raise ValueError('leafgrad.cat(): expected a non-empty list of Tensors')
+        for i, t in enumerate(tensors):
+            if not t._data.ndim:
+                raise RuntimeError(f'zero-dimensional tensor (at position {i}) cannot be concatenated')
+        # PyTorch still accepts (and skips) 1-D empty tensors of any other shape (legacy behaviour).
+        used = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+        dtype = tensors[0]._data.dtype
+        for t in tensors[1:]:
+            dtype = backend.promote_types(backend.from_np(dtype), backend.from_np(t._data.dtype)).np
+        if not used:  # (every input a skipped empty 1-D one: each gets its own empty gradient)
+            result, node = record(xp.zeros((0,), dtype=dtype), Cat, tuple(tensors))
+            if node is not None:
+                node.dim, node.sizes = 0, [None] * len(tensors)
+                node.shapes, node.dtypes = [t._data.shape for t in tensors], [t._data.dtype for t in tensors]
+            return result
+        ref = used[0]._data.shape
+        d = wrap_dim(dim, len(ref))
+        for i, t in enumerate(tensors):
+            s = t._data.shape
+            if t._data.ndim == 1 and s[0] == 0:
+                continue
+            if len(s) != len(ref):
+                raise RuntimeError(f'Tensors must have same number of dimensions: got {len(ref)} and {len(s)}')
+            for k in range(len(ref)):
+                if k != d and s[k] != ref[k]:
+                    raise RuntimeError(f'Sizes of tensors must match except in dimension {d}. Expected size '
+                                       f'{ref[k]} but got size {s[k]} for tensor number {i} in the list.')
+        data = xp.concatenate([t._data for t in used], axis=d).astype(dtype, copy=False)
+        result, node = record(data, Cat, tuple(tensors))
+        if node is not None:
+            node.dim = d
+            node.shapes = [t._data.shape for t in tensors]
+            node.dtypes = [t._data.dtype for t in tensors]
+            node.sizes = [None if (t._data.ndim == 1 and t._data.shape[0] == 0) else t._data.shape[d] for t in tensors]
+        return result
 
     def jvp(self, tangents, output):
         parts = [t if t is not None else wrap(xp.zeros(shape, dtype=output._data.dtype))
@@ -53,60 +111,33 @@ class CatBackward0(Node):
         return tuple(grads)
 
 
-def _cat_out_dtype(result, out):
-    if backend.from_np(result).category > backend.from_np(out).category:
-        raise TypeError(f"leafgrad.cat(): input types can't be cast to the desired output type {SCALAR_NAMES[out.name]}")
-
-
-def cat(tensors, dim=0, *, out=None):
-    if out is not None:
-        return write_out('cat', out, cat(tensors, dim), list(tensors), _cat_out_dtype)
-    tensors = _tensor_list(tensors, 'cat')
-    if autocast.state.on:
-        tensors = autocast.promote(tensors)
-    if not tensors:
-        raise ValueError('leafgrad.cat(): expected a non-empty list of Tensors')
-    for i, t in enumerate(tensors):
-        if not t._data.ndim:
-            raise RuntimeError(f'zero-dimensional tensor (at position {i}) cannot be concatenated')
-    # PyTorch still accepts (and skips) 1-D empty tensors of any other shape (legacy behaviour).
-    used = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
-    dtype = tensors[0]._data.dtype
-    for t in tensors[1:]:
-        dtype = backend.promote_types(backend.from_np(dtype), backend.from_np(t._data.dtype)).np
-    if not used:  # (every input a skipped empty 1-D one: each gets its own empty gradient)
-        result, node = record(xp.zeros((0,), dtype=dtype), CatBackward0, tuple(tensors))
-        if node is not None:
-            node.dim, node.sizes = 0, [None] * len(tensors)
-            node.shapes, node.dtypes = [t._data.shape for t in tensors], [t._data.dtype for t in tensors]
-        return result
-    ref = used[0]._data.shape
-    d = wrap_dim(dim, len(ref))
-    for i, t in enumerate(tensors):
-        s = t._data.shape
-        if t._data.ndim == 1 and s[0] == 0:
-            continue
-        if len(s) != len(ref):
-            raise RuntimeError(f'Tensors must have same number of dimensions: got {len(ref)} and {len(s)}')
-        for k in range(len(ref)):
-            if k != d and s[k] != ref[k]:
-                raise RuntimeError(f'Sizes of tensors must match except in dimension {d}. Expected size {ref[k]} but '
-                                   f'got size {s[k]} for tensor number {i} in the list.')
-    data = xp.concatenate([t._data for t in used], axis=d).astype(dtype, copy=False)
-    result, node = record(data, CatBackward0, tuple(tensors))
-    if node is not None:
-        node.dim = d
-        node.shapes = [t._data.shape for t in tensors]
-        node.dtypes = [t._data.dtype for t in tensors]
-        node.sizes = [None if (t._data.ndim == 1 and t._data.shape[0] == 0) else t._data.shape[d] for t in tensors]
-    return result
-
-
-concat = concatenate = cat
-
-
-class StackBackward0(Node):
+class Stack(Op):
+    """stack(tensors, dim=0, *, out=None): the tensors joined along a new dim ``dim``."""
+    op, node, method = 'stack', 'StackBackward0', False
     __slots__ = ('dim', 'dtypes')
+
+    def forward(tensors, dim=0, *, out=None):
+        if out is not None:
+            return write_out('stack', out, stack(tensors, dim), list(tensors), _cat_out_dtype)
+        tensors = _tensor_list(tensors, 'stack')
+        if autocast.state.on:
+            tensors = autocast.promote(tensors)
+        if not tensors:
+            raise RuntimeError('stack expects a non-empty TensorList')
+        ref = tensors[0]._data.shape
+        for i, t in enumerate(tensors[1:], 1):
+            if t._data.shape != ref:
+                raise RuntimeError(f'stack expects each tensor to be equal size, but got {list(ref)} at entry 0 and '
+                                   f'{list(t._data.shape)} at entry {i}')
+        d = wrap_dim(dim, len(ref) + 1)
+        dtype = tensors[0]._data.dtype
+        for t in tensors[1:]:
+            dtype = backend.promote_types(backend.from_np(dtype), backend.from_np(t._data.dtype)).np
+        data = xp.stack([t._data for t in tensors], axis=d).astype(dtype, copy=False)
+        result, node = record(data, Stack, tuple(tensors))
+        if node is not None:
+            node.dim, node.dtypes = d, [t._data.dtype for t in tensors]
+        return result
 
     def jvp(self, tangents, output):
         shape = output._data.shape[:self.dim] + output._data.shape[self.dim + 1:]
@@ -118,40 +149,28 @@ class StackBackward0(Node):
                      for i, ((fn, _), dt) in enumerate(zip(self.next_functions, self.dtypes)))
 
 
-def stack(tensors, dim=0, *, out=None):
-    if out is not None:
-        return write_out('stack', out, stack(tensors, dim), list(tensors), _cat_out_dtype)
-    tensors = _tensor_list(tensors, 'stack')
-    if autocast.state.on:
-        tensors = autocast.promote(tensors)
-    if not tensors:
-        raise RuntimeError('stack expects a non-empty TensorList')
-    ref = tensors[0]._data.shape
-    for i, t in enumerate(tensors[1:], 1):
-        if t._data.shape != ref:
-            raise RuntimeError(f'stack expects each tensor to be equal size, but got {list(ref)} at entry 0 and '
-                               f'{list(t._data.shape)} at entry {i}')
-    d = wrap_dim(dim, len(ref) + 1)
-    dtype = tensors[0]._data.dtype
-    for t in tensors[1:]:
-        dtype = backend.promote_types(backend.from_np(dtype), backend.from_np(t._data.dtype)).np
-    data = xp.stack([t._data for t in tensors], axis=d).astype(dtype, copy=False)
-    result, node = record(data, StackBackward0, tuple(tensors))
-    if node is not None:
-        node.dim, node.dtypes = d, [t._data.dtype for t in tensors]
-    return result
+class Atleast1d(Op):
+    """atleast_1d(*tensors): each tensor viewed with at least 1 dims."""
+    op, method = 'atleast_1d', False
+
+    def forward(*tensors):
+        return _atleast(tensors, 1)
 
 
-def atleast_1d(*tensors):
-    return _atleast(tensors, 1)
+class Atleast2d(Op):
+    """atleast_2d(*tensors): each tensor viewed with at least 2 dims."""
+    op, method = 'atleast_2d', False
+
+    def forward(*tensors):
+        return _atleast(tensors, 2)
 
 
-def atleast_2d(*tensors):
-    return _atleast(tensors, 2)
+class Atleast3d(Op):
+    """atleast_3d(*tensors): each tensor viewed with at least 3 dims."""
+    op, method = 'atleast_3d', False
 
-
-def atleast_3d(*tensors):
-    return _atleast(tensors, 3)
+    def forward(*tensors):
+        return _atleast(tensors, 3)
 
 
 def _atleast(tensors, n):
@@ -174,38 +193,68 @@ def _atleast(tensors, n):
     return out[0] if single else tuple(out)
 
 
-def hstack(tensors):
-    tensors = _atleast(tuple(_tensor_list(tensors, 'hstack')), 1)
-    return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
+class Hstack(Op):
+    """hstack(tensors): cat along the columns (dim 0 of vectors)."""
+    op, method = 'hstack', False
+
+    def forward(tensors):
+        tensors = _atleast(tuple(_tensor_list(tensors, 'hstack')), 1)
+        return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
 
 
-def vstack(tensors):
-    return cat(_atleast(tuple(_tensor_list(tensors, 'vstack')), 2), 0)
+class Vstack(Op):
+    """vstack(tensors) (also row_stack): cat along the rows of the tensors seen as matrices."""
+    op, aliases, method = 'vstack', ('row_stack',), False
+
+    def forward(tensors):
+        return cat(_atleast(tuple(_tensor_list(tensors, 'vstack')), 2), 0)
 
 
-row_stack = vstack
+class Dstack(Op):
+    """dstack(tensors): cat along dim 2 of the tensors seen with 3 dims."""
+    op, method = 'dstack', False
+
+    def forward(tensors):
+        return cat(_atleast(tuple(_tensor_list(tensors, 'dstack')), 3), 2)
 
 
-def dstack(tensors):
-    return cat(_atleast(tuple(_tensor_list(tensors, 'dstack')), 3), 2)
+class ColumnStack(Op):
+    """column_stack(tensors): the tensors (vectors as columns) joined along dim 1."""
+    op, method = 'column_stack', False
 
-
-def column_stack(tensors):
-    tensors = [_shape.reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t
-               for t in _tensor_list(tensors, 'column_stack')]
-    return cat(tensors, 1)
+    def forward(tensors):
+        tensors = [_shape.reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t
+                   for t in _tensor_list(tensors, 'column_stack')]
+        return cat(tensors, 1)
 
 
 # ---- repeat / tile / repeat_interleave ----------------------------------------------------------
 
-class RepeatBackward0(Node):
+class Repeat(Op):
+    """repeat(input, *sizes): the input tiled ``sizes`` times along each dim (a copy)."""
+    op, node = 'repeat', 'RepeatBackward0'
     __slots__ = ('self_shape', 'repeats')
+
+    def forward(input, *sizes):
+        reps = shape_args(sizes)
+        shape = input._data.shape
+        if len(reps) < len(shape):
+            raise RuntimeError('Number of dimensions of repeat dims can not be smaller than number of dimensions of '
+                               'tensor')
+        padded = (1,) * (len(reps) - len(shape)) + shape
+        target = [r * s for r, s in zip(reps, padded)]
+        if any(r < 0 for r in reps):
+            raise RuntimeError(f'Trying to create tensor with negative dimension {min(target)}: {target}')
+        data = xp.tile(input._data.reshape(padded), reps)
+        result, node = record(data, Repeat, (input,))
+        if node is not None:
+            node.self_shape, node.repeats = shape, reps
+        return result
 
     def jvp(self, tangents):  # linear: the tangent repeated
         return repeat(tangents[0], self.repeats)
 
     def apply(self, grad):
-        from .reduction import sum as _sum
         reps = self.repeats
         padded = (1,) * (len(reps) - len(self.self_shape)) + tuple(self.self_shape)
         # Each output dim of size r*s is r copies of the input dim: split it as (r, s), sum r.
@@ -213,32 +262,20 @@ class RepeatBackward0(Node):
         for r, s in zip(reps, padded):
             split_shape += [r, s]
         g = _shape.reshape(grad, tuple(split_shape))
-        g = _sum(g, tuple(range(0, 2 * len(reps), 2)))
+        g = ops.sum(g, tuple(range(0, 2 * len(reps), 2)))
         return _shape.reshape(g, self.self_shape),
 
 
-def repeat(input, *sizes):
-    reps = shape_args(sizes)
-    shape = input._data.shape
-    if len(reps) < len(shape):
-        raise RuntimeError('Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor')
-    padded = (1,) * (len(reps) - len(shape)) + shape
-    target = [r * s for r, s in zip(reps, padded)]
-    if any(r < 0 for r in reps):
-        raise RuntimeError(f'Trying to create tensor with negative dimension {min(target)}: {target}')
-    data = xp.tile(input._data.reshape(padded), reps)
-    result, node = record(data, RepeatBackward0, (input,))
-    if node is not None:
-        node.self_shape, node.repeats = shape, reps
-    return result
+class Tile(Op):
+    """tile(input, dims): repeat, ``dims`` padded with leading 1s."""
+    op = 'tile'
 
-
-def tile(input, dims):
-    dims = shape_args((dims,)) if not isinstance(dims, int) else (dims,)
-    nd = input._data.ndim
-    if len(dims) < nd:
-        dims = (1,) * (nd - len(dims)) + dims
-    return repeat(input, dims)
+    def forward(input, dims):
+        dims = shape_args((dims,)) if not isinstance(dims, int) else (dims,)
+        nd = input._data.ndim
+        if len(dims) < nd:
+            dims = (1,) * (nd - len(dims)) + dims
+        return repeat(input, dims)
 
 
 def _check_output_size(counts, output_size):
@@ -246,38 +283,42 @@ def _check_output_size(counts, output_size):
         raise RuntimeError('allocated size does not match required size')
 
 
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
-    if repeats is None:  # repeat_interleave(repeats): the indices, each repeated
-        counts = input._data
-        _check_output_size(counts, output_size)
-        return wrap(xp.repeat(xp.arange(counts.shape[0], dtype=xp.int64), counts))
-    if dim is None:
-        input = _shape.flatten(input)
-        dim = 0
-    d = wrap_dim(dim, input._data.ndim)
-    size = input._data.shape[d]
-    if isinstance(repeats, Tensor):  # a tensor of counts (even of one) reads through index_select
-        counts = repeats._data
-        if counts.size == 1:
-            counts = xp.full(size, counts.reshape(()))
-        if counts.ndim != 1 or counts.shape[0] != size:
-            n = counts.shape[0] if counts.ndim else 1
-            raise RuntimeError(f'repeats must have the same size as input along dim, but got '
-                               f'repeats.size(0) = {n} and input.size({d}) = {size}')
-        if (counts < 0).any():
-            raise RuntimeError('repeats can not be negative')
-        _check_output_size(counts, output_size)
-        from .indexing import index_select
-        return index_select(input, d, wrap(xp.repeat(xp.arange(size, dtype=xp.int64), counts)))
-    n = int(repeats)
-    if n < 0:
-        raise RuntimeError('Repeats must be non-negative')
-    if output_size is not None and output_size != n * size:  # (output_size is PyTorch's hint: checked, not trusted)
-        raise RuntimeError(f'repeat_interleave: Invalid output_size, expected {n * size} but got {output_size}')
-    shape = input._data.shape
-    # Each element followed by its n - 1 copies: a new axis after dim, expanded, then merged.
-    expanded = _shape.expand(_shape.unsqueeze(input, d + 1), shape[:d + 1] + (n,) + shape[d + 1:])
-    return _shape.view(_shape.clone(expanded), shape[:d] + (size * n,) + shape[d + 1:])
+class RepeatInterleave(Op):
+    """repeat_interleave(input, repeats=None, dim=None, *, output_size=None): each element
+    repeated ``repeats`` times along ``dim``."""
+    op = 'repeat_interleave'
+
+    def forward(input, repeats=None, dim=None, *, output_size=None):
+        if repeats is None:  # repeat_interleave(repeats): the indices, each repeated
+            counts = input._data
+            _check_output_size(counts, output_size)
+            return wrap(xp.repeat(xp.arange(counts.shape[0], dtype=xp.int64), counts))
+        if dim is None:
+            input = _shape.flatten(input)
+            dim = 0
+        d = wrap_dim(dim, input._data.ndim)
+        size = input._data.shape[d]
+        if isinstance(repeats, Tensor):  # a tensor of counts (even of one) reads through index_select
+            counts = repeats._data
+            if counts.size == 1:
+                counts = xp.full(size, counts.reshape(()))
+            if counts.ndim != 1 or counts.shape[0] != size:
+                n = counts.shape[0] if counts.ndim else 1
+                raise RuntimeError(f'repeats must have the same size as input along dim, but got '
+                                   f'repeats.size(0) = {n} and input.size({d}) = {size}')
+            if (counts < 0).any():
+                raise RuntimeError('repeats can not be negative')
+            _check_output_size(counts, output_size)
+            return ops.index_select(input, d, wrap(xp.repeat(xp.arange(size, dtype=xp.int64), counts)))
+        n = int(repeats)
+        if n < 0:
+            raise RuntimeError('Repeats must be non-negative')
+        if output_size is not None and output_size != n * size:  # (output_size is PyTorch's hint: checked, not trusted)
+            raise RuntimeError(f'repeat_interleave: Invalid output_size, expected {n * size} but got {output_size}')
+        shape = input._data.shape
+        # Each element followed by its n - 1 copies: a new axis after dim, expanded, then merged.
+        expanded = _shape.expand(_shape.unsqueeze(input, d + 1), shape[:d + 1] + (n,) + shape[d + 1:])
+        return _shape.view(_shape.clone(expanded), shape[:d] + (size * n,) + shape[d + 1:])
 
 
 # ---- flip / roll -------------------------------------------------------------------------------
@@ -292,8 +333,22 @@ def _dims_list(dims, nd, what='dims'):
     return tuple(dims)
 
 
-class FlipBackward0(Node):
+class Flip(Op):
+    """flip(input, dims): the order of the dims ``dims`` reversed (a copy)."""
+    op, node = 'flip', 'FlipBackward0'
     __slots__ = ('dims',)
+
+    def forward(input, *args, dims=None):
+        if dims is None:
+            dims = shape_args(args)
+        elif isinstance(dims, int):
+            dims = (dims,)
+        dims = _dims_list(dims, input._data.ndim)
+        data = xp.flip(input._data, dims).copy() if dims else input._data.copy()
+        result, node = record(data, Flip, (input,))
+        if node is not None:
+            node.dims = dims
+        return result
 
     def jvp(self, tangents):  # linear: the tangent flipped
         return flip(tangents[0], self.dims)
@@ -302,33 +357,50 @@ class FlipBackward0(Node):
         return flip(grad, self.dims),
 
 
-def flip(input, *args, dims=None):
-    if dims is None:
-        dims = shape_args(args)
-    elif isinstance(dims, int):
-        dims = (dims,)
-    dims = _dims_list(dims, input._data.ndim)
-    data = xp.flip(input._data, dims).copy() if dims else input._data.copy()
-    result, node = record(data, FlipBackward0, (input,))
-    if node is not None:
-        node.dims = dims
-    return result
+class Fliplr(Op):
+    """fliplr(input): flip along dim 1."""
+    op = 'fliplr'
+
+    def forward(input):
+        if input._data.ndim < 2:
+            raise RuntimeError('Input must be >= 2-d.')
+        return flip(input, (1,))
 
 
-def fliplr(input):
-    if input._data.ndim < 2:
-        raise RuntimeError('Input must be >= 2-d.')
-    return flip(input, (1,))
+class Flipud(Op):
+    """flipud(input): flip along dim 0."""
+    op = 'flipud'
+
+    def forward(input):
+        if input._data.ndim < 1:
+            raise RuntimeError('Input must be >= 1-d.')
+        return flip(input, (0,))
 
 
-def flipud(input):
-    if input._data.ndim < 1:
-        raise RuntimeError('Input must be >= 1-d.')
-    return flip(input, (0,))
-
-
-class RollBackward0(Node):
+class Roll(Op):
+    """roll(input, shifts, dims=None): the elements shifted cyclically along ``dims`` (of the
+    flattened input without dims)."""
+    op, node = 'roll', 'RollBackward0'
     __slots__ = ('shifts', 'dims')
+
+    def forward(input, shifts, dims=None):
+        shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+        if dims is None:
+            if len(shifts) != 1:
+                raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:0')
+            data = xp.roll(input._data.reshape(-1), shifts[0]).reshape(input._data.shape)
+            node_dims = None
+        else:
+            dims = (dims,) if isinstance(dims, int) else tuple(dims)
+            if len(shifts) != len(dims):
+                raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}')
+            dims = tuple(wrap_dim(d, input._data.ndim) for d in dims)
+            data = xp.roll(input._data, shifts, dims)
+            node_dims = dims
+        result, node = record(data, Roll, (input,))
+        if node is not None:
+            node.shifts, node.dims = shifts, node_dims
+        return result
 
     def jvp(self, tangents):  # linear: the tangent rolled
         return roll(tangents[0], self.shifts, self.dims)
@@ -337,47 +409,7 @@ class RollBackward0(Node):
         return roll(grad, tuple(-s for s in self.shifts), self.dims),
 
 
-def roll(input, shifts, dims=None):
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
-    if dims is None:
-        if len(shifts) != 1:
-            raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:0')
-        data = xp.roll(input._data.reshape(-1), shifts[0]).reshape(input._data.shape)
-        node_dims = None
-    else:
-        dims = (dims,) if isinstance(dims, int) else tuple(dims)
-        if len(shifts) != len(dims):
-            raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}')
-        dims = tuple(wrap_dim(d, input._data.ndim) for d in dims)
-        data = xp.roll(input._data, shifts, dims)
-        node_dims = dims
-    result, node = record(data, RollBackward0, (input,))
-    if node is not None:
-        node.shifts, node.dims = shifts, node_dims
-    return result
-
-
 # ---- tril / triu / diag -------------------------------------------------------------------------
-
-class TrilBackward0(Node):
-    __slots__ = ('diagonal',)
-
-    def jvp(self, tangents):  # linear (also tril's derivative)
-        return self.apply(tangents[0])[0]
-
-    def apply(self, grad):
-        return tril(grad, self.diagonal),
-
-
-class TriuBackward0(Node):
-    __slots__ = ('diagonal',)
-
-    def jvp(self, tangents):  # linear (also triu's derivative)
-        return self.apply(tangents[0])[0]
-
-    def apply(self, grad):
-        return triu(grad, self.diagonal),
-
 
 def _triangle(input, diagonal, fn, node_cls, name):
     if input._data.ndim < 2:
@@ -388,62 +420,90 @@ def _triangle(input, diagonal, fn, node_cls, name):
     return result
 
 
-def tril(input, diagonal=0):
-    return _triangle(input, diagonal, xp.tril, TrilBackward0, 'tril')
+class Tril(Op):
+    """tril(input, diagonal=0): the lower triangle of each matrix, zeros above."""
+    op, node = 'tril', 'TrilBackward0'
+    __slots__ = ('diagonal',)
+
+    def forward(input, diagonal=0):
+        return _triangle(input, diagonal, xp.tril, Tril, 'tril')
+
+    def jvp(self, tangents):  # linear (also tril's derivative)
+        return self.apply(tangents[0])[0]
+
+    def apply(self, grad):
+        return tril(grad, self.diagonal),
 
 
-def triu(input, diagonal=0):
-    return _triangle(input, diagonal, xp.triu, TriuBackward0, 'triu')
+class Triu(Op):
+    """triu(input, diagonal=0): the upper triangle of each matrix, zeros below."""
+    op, node = 'triu', 'TriuBackward0'
+    __slots__ = ('diagonal',)
+
+    def forward(input, diagonal=0):
+        return _triangle(input, diagonal, xp.triu, Triu, 'triu')
+
+    def jvp(self, tangents):  # linear (also triu's derivative)
+        return self.apply(tangents[0])[0]
+
+    def apply(self, grad):
+        return triu(grad, self.diagonal),
 
 
-class DiagEmbedBackward0(Node):
+class DiagEmbed(Op):
+    """diag_embed(input, offset=0, dim1=-2, dim2=-1): matrices with the last dim of ``input`` on a
+    diagonal, zeros elsewhere."""
+    op, node = 'diag_embed', 'DiagEmbedBackward0'
     __slots__ = ('offset', 'dim1', 'dim2')
+
+    def forward(input, offset=0, dim1=-2, dim2=-1):
+        nd = input._data.ndim + 1
+        d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+        if d1 == d2:
+            raise RuntimeError(f'diagonal dimensions cannot be identical {dim1}, {dim2}')
+        n = input._data.shape[-1] + abs(offset) if input._data.ndim else 1 + abs(offset)
+        rest = list(input._data.shape[:-1])
+        shape = []
+        for k in range(nd):
+            shape.append(n if k in (d1, d2) else rest.pop(0))
+        data = xp.zeros(shape, dtype=input._data.dtype)
+        _shape._diagonal_array(data, offset, d1, d2)[...] = input._data
+        result, node = record(data, DiagEmbed, (input,))
+        if node is not None:
+            node.offset, node.dim1, node.dim2 = offset, d1, d2
+        return result
 
     def apply(self, grad):
         return _shape.diagonal(grad, self.offset, self.dim1, self.dim2),
 
 
-class DiagonalBackward0_copy(Node):  # noqa: N801  (PyTorch's name for diag of a matrix)
+class Diag(Op):
+    """diag(input, diagonal=0): the matrix with a vector on a diagonal, or a matrix's diagonal
+    (a copy)."""
+    op, node = 'diag', 'DiagonalBackward0_copy'  # (PyTorch's name for diag of a matrix)
     __slots__ = ('self_shape', 'offset')
+
+    def forward(input, diagonal=0):
+        nd = input._data.ndim
+        if nd == 1:
+            return diag_embed(input, diagonal, 0, 1)
+        if nd != 2:
+            raise RuntimeError(f'diag(): Supports 1D or 2D tensors. Got {nd}D')
+        data = _shape._diagonal_array(input._data, diagonal, 0, 1).copy()
+        result, node = record(data, Diag, (input,))
+        if node is not None:
+            node.self_shape, node.offset = input._data.shape, diagonal
+        return result
 
     def apply(self, grad):
         return _shape.diagonal_embed_into(grad, self.self_shape, self.offset, 0, 1),
 
 
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    nd = input._data.ndim + 1
-    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
-    if d1 == d2:
-        raise RuntimeError(f'diagonal dimensions cannot be identical {dim1}, {dim2}')
-    n = input._data.shape[-1] + abs(offset) if input._data.ndim else 1 + abs(offset)
-    rest = list(input._data.shape[:-1])
-    shape = []
-    for k in range(nd):
-        shape.append(n if k in (d1, d2) else rest.pop(0))
-    data = xp.zeros(shape, dtype=input._data.dtype)
-    _shape._diagonal_array(data, offset, d1, d2)[...] = input._data
-    result, node = record(data, DiagEmbedBackward0, (input,))
-    if node is not None:
-        node.offset, node.dim1, node.dim2 = offset, d1, d2
-    return result
-
-
-def diag(input, diagonal=0):
-    nd = input._data.ndim
-    if nd == 1:
-        return diag_embed(input, diagonal, 0, 1)
-    if nd != 2:
-        raise RuntimeError(f'diag(): Supports 1D or 2D tensors. Got {nd}D')
-    data = _shape._diagonal_array(input._data, diagonal, 0, 1).copy()
-    result, node = record(data, DiagonalBackward0_copy, (input,))
-    if node is not None:
-        node.self_shape, node.offset = input._data.shape, diagonal
-    return result
-
-
 # ---- pad (nn.functional.pad) --------------------------------------------------------------------
 
-class ConstantPadNdBackward0(Node):
+class ConstantPadNdBackward0(Op):
+    """pad(mode='constant') (``_constant_pad``)."""
+    node = 'ConstantPadNdBackward0'
     __slots__ = ('pad',)
 
     def jvp(self, tangents):  # linear: the tangent padded with zeros (the trailing dims: a batch too)
@@ -481,12 +541,11 @@ class _IndexPadBackward(Node):
     saved_state = ('indices',)
 
     def apply(self, grad):
-        from .scatter import index_add
         g = grad
         for d, idx in reversed(self.indices):
             shape = list(g._data.shape)
             shape[d] = self.shape[d]
-            g = index_add(wrap(xp.zeros(shape, dtype=g._data.dtype)), d, wrap(idx), g)
+            g = ops.index_add(wrap(xp.zeros(shape, dtype=g._data.dtype)), d, wrap(idx), g)
         return g,
 
     def name(self):
@@ -499,58 +558,61 @@ _NON_CONSTANT = ('Supported combinations for non-constant padding:\n'
                  '  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)')
 
 
-def pad(input, pad, mode='constant', value=None):
-    pad = tuple(int(p) for p in pad)
-    nd = input._data.ndim
-    if len(pad) % 2:
-        raise RuntimeError('Padding length must be divisible by 2')
-    if len(pad) // 2 > nd:
-        raise RuntimeError(f'Padding length should be less than or equal to two times the input dimension but got '
-                           f'padding length {len(pad)} and input of dimension {nd}')
-    if mode == 'constant':
-        return _constant_pad(input, pad, 0 if value is None else value)
-    if mode not in ('reflect', 'replicate', 'circular'):
-        raise NotImplementedError(f'Unrecognised padding mode {mode}')
-    if value is not None and value != 0:
-        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    k = len(pad) // 2
-    if k not in (1, 2, 3) or nd not in (k + 1, k + 2):
-        raise NotImplementedError(f'Padding size {len(pad)} is not supported for {nd}D input tensor.\n' + _NON_CONSTANT)
-    if autocast.state.on and (mode == 'replicate' or (mode == 'reflect' and k < 3)):  # (reflection_pad3d: not cast)
-        input, = autocast.fp32(input)
-    shape = input._data.shape
-    if mode == 'circular':
-        return _circular_pad(input, pad)
-    indices = []
-    data = input._data
-    for i in range(k):
-        d = nd - 1 - i
-        left, right, size = pad[2 * i], pad[2 * i + 1], shape[d]
-        if mode == 'reflect' and (left >= size or right >= size):
-            raise RuntimeError(f'Argument #4: Padding size should be less than the corresponding input dimension, '
-                               f'but got: padding ({left}, {right}) at dimension {d} of input {list(shape)}')
-        pos = xp.arange(-left, size + right)
-        if mode == 'reflect':
-            pos = xp.abs(pos)
-            pos = xp.where(pos >= size, 2 * (size - 1) - pos, pos)
-        else:
-            pos = xp.clip(pos, 0, size - 1)
-        indices.append((d, pos))
-        data = xp.take(data, pos, axis=d)
-    result, node = record(data, _IndexPadBackward, (input,))
-    if node is not None:
-        name = 'Reflection' if mode == 'reflect' else 'Replication'
-        node.indices, node.shape, node.node_name = indices, shape, f'{name}Pad{k}DBackward0'
-        node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
-    return result
+class Pad(Op):
+    """pad(input, pad, mode='constant', value=None): nn.functional.pad (also leafgrad.pad)."""
+    op, method = 'pad', False
+
+    def forward(input, pad, mode='constant', value=None):
+        pad = tuple(int(p) for p in pad)
+        nd = input._data.ndim
+        if len(pad) % 2:
+            raise RuntimeError('Padding length must be divisible by 2')
+        if len(pad) // 2 > nd:
+            raise RuntimeError(f'Padding length should be less than or equal to two times the input dimension but got '
+                               f'padding length {len(pad)} and input of dimension {nd}')
+        if mode == 'constant':
+            return _constant_pad(input, pad, 0 if value is None else value)
+        if mode not in ('reflect', 'replicate', 'circular'):
+            raise NotImplementedError(f'Unrecognised padding mode {mode}')
+        if value is not None and value != 0:
+            raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+        k = len(pad) // 2
+        if k not in (1, 2, 3) or nd not in (k + 1, k + 2):
+            raise NotImplementedError(f'Padding size {len(pad)} is not supported for {nd}D input tensor.\n'
+                                      + _NON_CONSTANT)
+        if autocast.state.on and (mode == 'replicate' or (mode == 'reflect' and k < 3)):  # (reflection_pad3d: not cast)
+            input, = autocast.fp32(input)
+        shape = input._data.shape
+        if mode == 'circular':
+            return _circular_pad(input, pad)
+        indices = []
+        data = input._data
+        for i in range(k):
+            d = nd - 1 - i
+            left, right, size = pad[2 * i], pad[2 * i + 1], shape[d]
+            if mode == 'reflect' and (left >= size or right >= size):
+                raise RuntimeError(f'Argument #4: Padding size should be less than the corresponding input dimension, '
+                                   f'but got: padding ({left}, {right}) at dimension {d} of input {list(shape)}')
+            pos = xp.arange(-left, size + right)
+            if mode == 'reflect':
+                pos = xp.abs(pos)
+                pos = xp.where(pos >= size, 2 * (size - 1) - pos, pos)
+            else:
+                pos = xp.clip(pos, 0, size - 1)
+            indices.append((d, pos))
+            data = xp.take(data, pos, axis=d)
+        result, node = record(data, _IndexPadBackward, (input,))
+        if node is not None:
+            name = 'Reflection' if mode == 'reflect' else 'Replication'
+            node.indices, node.shape, node.node_name = indices, shape, f'{name}Pad{k}DBackward0'
+            node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
+        return result
 
 
 def _circular_pad(input, pad):
     """As PyTorch writes it: a new tensor whose regions are copied in place from blocks of the
     input (so the result's history is a CopySlices). Along each padded dim the output is the
     (cropped) input's positions -left .. size+right-1 taken modulo size: at most three blocks."""
-    import itertools
-    from .. import creation
     shape = list(input._data.shape)
     nd = len(shape)
     k = len(pad) // 2
@@ -580,8 +642,22 @@ def _circular_pad(input, pad):
     return out
 
 
-class Rot90Backward0(Node):
+class Rot90(Op):
+    """rot90(input, k=1, dims=(0, 1)): the input rotated by k quarter turns in the plane ``dims``."""
+    op, node = 'rot90', 'Rot90Backward0'
     __slots__ = ('k', 'dims')
+
+    def forward(input, k=1, dims=(0, 1)):
+        nd = input._data.ndim
+        if len(dims) != 2:
+            raise RuntimeError(f'expected total rotation dims == 2, but got dims = {len(dims)}')
+        d0, d1 = wrap_dim(dims[0], nd), wrap_dim(dims[1], nd)
+        if d0 == d1:
+            raise RuntimeError(f'expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}')
+        result, node = record(xp.rot90(input._data, k, (d0, d1)).copy(), Rot90, (input,))
+        if node is not None:
+            node.k, node.dims = k, (d0, d1)
+        return result
 
     def jvp(self, tangents):  # linear: the tangent rotated
         return rot90(tangents[0], self.k, self.dims)
@@ -590,22 +666,9 @@ class Rot90Backward0(Node):
         return rot90(grad, -self.k, self.dims),
 
 
-def rot90(input, k=1, dims=(0, 1)):
-    nd = input._data.ndim
-    if len(dims) != 2:
-        raise RuntimeError(f'expected total rotation dims == 2, but got dims = {len(dims)}')
-    d0, d1 = wrap_dim(dims[0], nd), wrap_dim(dims[1], nd)
-    if d0 == d1:
-        raise RuntimeError(f'expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}')
-    result, node = record(xp.rot90(input._data, k, (d0, d1)).copy(), Rot90Backward0, (input,))
-    if node is not None:
-        node.k, node.dims = k, (d0, d1)
-    return result
-
-
 # ---- select_scatter / slice_scatter / diagonal_scatter: the functional forms of writing a view ----
 
-class _ViewScatterBackward(Node):
+class _ViewScatterBackward(Op):
     """``input`` with ``src`` written into one of its views: the input's gradient is the
     gradient with that view zeroed, src's is the gradient's view."""
     __slots__ = ('region', 'view')
@@ -618,18 +681,6 @@ class _ViewScatterBackward(Node):
         if self.needs_input_grad(1):
             gs = self.view(grad)
         return gi, gs
-
-
-class SelectScatterBackward0(_ViewScatterBackward):
-    __slots__ = ()
-
-
-class SliceScatterBackward0(_ViewScatterBackward):
-    __slots__ = ()
-
-
-class DiagonalScatterBackward0(_ViewScatterBackward):
-    __slots__ = ()
 
 
 def _view_scatter(input, src, region, view, node_cls):
@@ -646,29 +697,47 @@ def _view_scatter(input, src, region, view, node_cls):
     return out
 
 
-def select_scatter(input, src, dim, index):
-    shape = input._data.shape
-    d = wrap_dim(dim, len(shape))
-    if not -shape[d] <= index < shape[d]:
-        raise IndexError(f'select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}')
-    i = index % shape[d]
-    return _view_scatter(input, src, lambda a: a[(slice(None),) * d + (i, Ellipsis)],
-                         lambda t: _shape.select(t, d, i), SelectScatterBackward0)
+class SelectScatter(_ViewScatterBackward):
+    """select_scatter(input, src, dim, index): ``input`` with ``src`` written into its
+    select(dim, index)."""
+    op, node = 'select_scatter', 'SelectScatterBackward0'
+    __slots__ = ()
+
+    def forward(input, src, dim, index):
+        shape = input._data.shape
+        d = wrap_dim(dim, len(shape))
+        if not -shape[d] <= index < shape[d]:
+            raise IndexError(f'select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}')
+        i = index % shape[d]
+        return _view_scatter(input, src, lambda a: a[(slice(None),) * d + (i, Ellipsis)],
+                             lambda t: _shape.select(t, d, i), SelectScatter)
 
 
-def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
-    d = wrap_dim(dim, input._data.ndim)
-    s, e, st = slice(start, end, step).indices(input._data.shape[d])
-    e = max(e, s)
-    return _view_scatter(input, src, lambda a: a[(slice(None),) * d + (slice(s, e, st),)],
-                         lambda t: _shape.slice_dim(t, d, s, e, st), SliceScatterBackward0)
+class SliceScatter(_ViewScatterBackward):
+    """slice_scatter(input, src, dim=0, start=None, end=None, step=1): ``input`` with ``src``
+    written into the slice."""
+    op, node = 'slice_scatter', 'SliceScatterBackward0'
+    __slots__ = ()
+
+    def forward(input, src, dim=0, start=None, end=None, step=1):
+        d = wrap_dim(dim, input._data.ndim)
+        s, e, st = slice(start, end, step).indices(input._data.shape[d])
+        e = max(e, s)
+        return _view_scatter(input, src, lambda a: a[(slice(None),) * d + (slice(s, e, st),)],
+                             lambda t: _shape.slice_dim(t, d, s, e, st), SliceScatter)
 
 
-def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
-    nd = input._data.ndim
-    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
-    return _view_scatter(input, src, lambda a: _shape._diagonal_array(a, offset, d1, d2),
-                         lambda t: _shape.diagonal(t, offset, d1, d2), DiagonalScatterBackward0)
+class DiagonalScatter(_ViewScatterBackward):
+    """diagonal_scatter(input, src, offset=0, dim1=0, dim2=1): ``input`` with ``src``
+    written into the diagonal."""
+    op, node = 'diagonal_scatter', 'DiagonalScatterBackward0'
+    __slots__ = ()
+
+    def forward(input, src, offset=0, dim1=0, dim2=1):
+        nd = input._data.ndim
+        d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+        return _view_scatter(input, src, lambda a: _shape._diagonal_array(a, offset, d1, d2),
+                             lambda t: _shape.diagonal(t, offset, d1, d2), DiagonalScatter)
 
 
 # ---- meshgrid and index helpers --------------------------------------------------------------------
@@ -676,71 +745,77 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 _MESHGRID_WARNING = ('leafgrad.meshgrid: in an upcoming release, it will be required to pass the indexing argument.')
 
 
-def meshgrid(*tensors, indexing=None):
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    if indexing is None:
-        import warnings
-        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
-        indexing = 'ij'
-    if indexing not in ('ij', 'xy'):
-        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
-    if not tensors:
-        raise RuntimeError('meshgrid expects a non-empty TensorList')
-    for t in tensors:
-        if t._data.dtype != tensors[0]._data.dtype:
-            raise RuntimeError('meshgrid expects all tensors to have the same dtype')
-        if t._data.ndim > 1:
-            raise RuntimeError(f'torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}')
-    swap = indexing == 'xy' and len(tensors) >= 2
-    ts = list(tensors)
-    if swap:  # 'xy' is 'ij' with the first two inputs (and outputs) swapped, as PyTorch does it
-        ts[0], ts[1] = ts[1], ts[0]
-    shape = tuple(t._data.size for t in ts)
-    grids = []
-    for i, t in enumerate(ts):
-        view_shape = [1] * len(ts)
-        view_shape[i] = -1
-        grids.append(_shape.expand(_shape.view(t, view_shape), shape))
-    if swap:
-        grids[0], grids[1] = grids[1], grids[0]
-    return tuple(grids)
+class Meshgrid(Op):
+    """meshgrid(*tensors, indexing=None): the grids of the coordinates the vectors give (views)."""
+    op, method = 'meshgrid', False
+
+    def forward(*tensors, indexing=None):
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tuple(tensors[0])
+        if indexing is None:
+            warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+            indexing = 'ij'
+        if indexing not in ('ij', 'xy'):
+            raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+        if not tensors:
+            raise RuntimeError('meshgrid expects a non-empty TensorList')
+        for t in tensors:
+            if t._data.dtype != tensors[0]._data.dtype:
+                raise RuntimeError('meshgrid expects all tensors to have the same dtype')
+            if t._data.ndim > 1:
+                raise RuntimeError(f'torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}')
+        swap = indexing == 'xy' and len(tensors) >= 2
+        ts = list(tensors)
+        if swap:  # 'xy' is 'ij' with the first two inputs (and outputs) swapped, as PyTorch does it
+            ts[0], ts[1] = ts[1], ts[0]
+        shape = tuple(t._data.size for t in ts)
+        grids = []
+        for i, t in enumerate(ts):
+            view_shape = [1] * len(ts)
+            view_shape[i] = -1
+            grids.append(_shape.expand(_shape.view(t, view_shape), shape))
+        if swap:
+            grids[0], grids[1] = grids[1], grids[0]
+        return tuple(grids)
 
 
-def argwhere(input):
-    from .indexing import nonzero
-    return nonzero(input)
+class Argwhere(Op):
+    """argwhere(input): nonzero(input)."""
+    op = 'argwhere'
+
+    def forward(input):
+        return ops.nonzero(input)
 
 
 def _triangle_indices(name, row, col, offset, lower, dtype, device, layout):
-    from ..backend import module_for, to_dtype
     if layout is not None and str(layout) != 'torch.strided':
         raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the '{layout}' layout: "
                                   'leafgrad has strided tensors only')
-    dtype = to_dtype(dtype) if dtype is not None else to_dtype('int64')
+    dtype = backend.to_dtype(dtype) if dtype is not None else backend.to_dtype('int64')
     if dtype.np not in (xp.dtype(xp.int32), xp.dtype(xp.int64)):
-        from .indexing import _legacy
-        raise NotImplementedError(f'"{name}" not implemented for \'{_legacy(dtype.np)}\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'{SCALAR_NAMES[dtype.np.name]}\'')
     if row < 0:
         raise RuntimeError(f'row must be non-negative, got{row}')
     if col < 0:
         raise RuntimeError(f'col must be non-negative, got{col}')
     r, c = xp.indices((row, col))
     keep = (c - r <= offset) if lower else (c - r >= offset)
-    return wrap(module_for(device).asarray(xp.stack([r[keep], c[keep]]).astype(dtype.np)))
+    return wrap(backend.module_for(device).asarray(xp.stack([r[keep], c[keep]]).astype(dtype.np)))
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    return _triangle_indices('tril_indices', row, col, offset, True, dtype, device, layout)
+class TrilIndices(Op):
+    """tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None): the indices of
+    the lower triangle of a row x col matrix."""
+    op, method = 'tril_indices', False
+
+    def forward(row, col, offset=0, *, dtype=None, device=None, layout=None):
+        return _triangle_indices('tril_indices', row, col, offset, True, dtype, device, layout)
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    return _triangle_indices('triu_indices', row, col, offset, False, dtype, device, layout)
+class TriuIndices(Op):
+    """triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None): the indices of
+    the upper triangle of a row x col matrix."""
+    op, method = 'triu_indices', False
 
-
-FUNCTIONS = ['cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'row_stack', 'dstack', 'column_stack',
-             'atleast_1d', 'atleast_2d', 'atleast_3d', 'repeat', 'tile', 'repeat_interleave', 'flip', 'fliplr',
-             'flipud', 'roll', 'tril', 'triu', 'diag', 'diag_embed', 'pad', 'rot90', 'meshgrid', 'argwhere',
-             'tril_indices', 'triu_indices', 'select_scatter', 'slice_scatter', 'diagonal_scatter']
-NOT_METHODS = ['meshgrid', 'tril_indices', 'triu_indices', 'cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack',
-               'row_stack', 'dstack', 'column_stack', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'pad']
+    def forward(row, col, offset=0, *, dtype=None, device=None, layout=None):
+        return _triangle_indices('triu_indices', row, col, offset, False, dtype, device, layout)
