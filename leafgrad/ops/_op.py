@@ -195,10 +195,13 @@ def _provide(cls, name, namespace):
                     provided.append((name + '_', module, n + '_'))
     operators = cls.operators  # the dunder names whose function is the forward, or {name: function}
     for dunder in operators:
-        setattr(Tensor, dunder, operators[dunder] if isinstance(operators, dict) else forward)
-        provided.append((name, Tensor, dunder))
+        if isinstance(operators, dict):  # (a function of its own: known by its dunder, __invert__)
+            setattr(Tensor, dunder, _plain(operators[dunder]))
+            provided.append((dunder, Tensor, dunder))
+        else:
+            setattr(Tensor, dunder, forward)
+            provided.append((name, Tensor, dunder))
     declared.append(cls)
-
 
 def bound_ops():
     """(PyTorch's name, function) for every function, method, variant and operator that the

@@ -1,9 +1,11 @@
 """Matrix products. ``matmul`` dispatches on dimensions as PyTorch does, so the recorded
-nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names."""
+nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names.
+
+Each op is declared once (``_op.Op``); ``@`` is matmul's operator."""
 from ._op import Op, copy_out, same_dtype, write_out as _write_out
-from ._util import SCALAR_NAMES, Node, autocast, opmath, record, state, sum_to, wrap, write_out, xp
+from ._util import SCALAR_NAMES, autocast, ops, opmath, record, state, sum_to, wrap, write_out, xp
 from . import shape as _shape
-from .reduction import sum as _sum
+from ..tensor import Tensor
 
 
 _SCALAR = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
@@ -77,10 +79,24 @@ def mat2_grad(grad, mat1, transposed):
     return mm(_shape.t(mat1), grad)
 
 
-class MmBackward0(Node):
+class Mm(Op):
+    """mm(input, mat2): the product of two matrices."""
+    op, node = 'mm', 'MmBackward0'
     __slots__ = ('mat1_transposed', 'mat2_transposed')
-    saved_names = ('self', 'mat2')
+    saved = ('self', 'mat2')
     pack_order = (1, 0)  # mat2 first, as PyTorch
+
+    def forward(input, mat2):
+        if autocast.state.on:
+            input, mat2 = autocast.lower_precision(input, mat2)
+        # torch.mm words its rank errors differently from addmm
+        _check_mm(input, mat2, rank_errors=('self must be a matrix', 'mat2 must be a matrix'))
+        a, b = input._data, mat2._data
+        out, node = record(_product(a, b), Mm, (input, mat2))
+        if node is not None:
+            node.mat1_transposed, node.mat2_transposed = is_transposed(input), is_transposed(mat2)
+            node.save_crosswise(input, mat2)
+        return out
 
     def jvp(self, tangents):
         return bilinear_jvp(self, tangents, mm)
@@ -92,22 +108,27 @@ class MmBackward0(Node):
         return ga, gb
 
 
-def mm(input, mat2):
-    if autocast.state.on:
-        input, mat2 = autocast.lower_precision(input, mat2)
-    # torch.mm words its rank errors differently from addmm
-    _check_mm(input, mat2, rank_errors=('self must be a matrix', 'mat2 must be a matrix'))
-    a, b = input._data, mat2._data
-    out, node = record(_product(a, b), MmBackward0, (input, mat2))
-    if node is not None:
-        node.mat1_transposed, node.mat2_transposed = is_transposed(input), is_transposed(mat2)
-        node.save_crosswise(input, mat2)
-    return out
-
-
-class MvBackward0(Node):
+class Mv(Op):
+    """mv(input, vec): the product of a matrix and a vector."""
+    op, node = 'mv', 'MvBackward0'
     __slots__ = ()
-    saved_names = ('self', 'vec')
+    saved = ('self', 'vec')
+
+    def forward(input, vec):
+        a, v = input._data, vec._data
+        if a.ndim != 2 or v.ndim != 1:
+            raise RuntimeError(f'vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}')  # (addmv's, with its 1-D self)
+        if a.shape[1] != v.shape[0]:
+            raise RuntimeError(f'size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
+        if a.dtype != v.dtype:
+            raise RuntimeError(f'addmv input tensors must have the same dtype, but got {_sname(vec)}, {_sname(input)}, and '
+                               f'{_sname(vec)}')
+        if a.dtype.kind == 'b' and a.size:  # (an empty product returns before the kernel's dispatch)
+            _refuse_bool('addmv_impl_cpu')
+        out, node = record(_product(a, v), Mv, (input, vec))
+        if node is not None:
+            node.save_crosswise(input, vec)
+        return out
 
     def jvp(self, tangents):
         return bilinear_jvp(self, tangents, mv)
@@ -117,37 +138,6 @@ class MvBackward0(Node):
         ga = outer(grad, v) if self.next_functions[0][0] is not None else None
         gv = mv(_shape.t(a), grad) if self.next_functions[1][0] is not None else None
         return ga, gv
-
-
-def mv(input, vec):
-    a, v = input._data, vec._data
-    if a.ndim != 2 or v.ndim != 1:
-        raise RuntimeError(f'vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}')  # (addmv's, with its 1-D self)
-    if a.shape[1] != v.shape[0]:
-        raise RuntimeError(f'size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
-    if a.dtype != v.dtype:
-        raise RuntimeError(f'addmv input tensors must have the same dtype, but got {_sname(vec)}, {_sname(input)}, and '
-                           f'{_sname(vec)}')
-    if a.dtype.kind == 'b' and a.size:  # (an empty product returns before the kernel's dispatch)
-        _refuse_bool('addmv_impl_cpu')
-    out, node = record(_product(a, v), MvBackward0, (input, vec))
-    if node is not None:
-        node.save_crosswise(input, vec)
-    return out
-
-
-class DotBackward0(Node):
-    __slots__ = ()
-    saved_names = ('self', 'tensor')
-
-    def jvp(self, tangents):
-        return bilinear_jvp(self, tangents, dot)
-
-    def apply(self, grad):
-        a, b = self.saved_tensors
-        ga = grad * b if self.next_functions[0][0] is not None else None
-        gb = grad * a if self.next_functions[1][0] is not None else None
-        return ga, gb
 
 
 def _dot_operands(input, other):
@@ -165,12 +155,27 @@ def _dot_operands(input, other):
     return a, b
 
 
-def dot(input, other):
-    a, b = _dot_operands(input, other)
-    out, node = record(xp.asarray(_product(a, b)), DotBackward0, (input, other))
-    if node is not None:
-        node.save_crosswise(input, other)
-    return out
+class Dot(Op):
+    """dot(input, other): the inner product of two vectors."""
+    op, node = 'dot', 'DotBackward0'
+    __slots__ = ()
+    saved = ('self', 'tensor')
+
+    def forward(input, other):
+        a, b = _dot_operands(input, other)
+        out, node = record(xp.asarray(_product(a, b)), Dot, (input, other))
+        if node is not None:
+            node.save_crosswise(input, other)
+        return out
+
+    def jvp(self, tangents):
+        return bilinear_jvp(self, tangents, dot)
+
+    def apply(self, grad):
+        a, b = self.saved_tensors
+        ga = grad * b if self.next_functions[0][0] is not None else None
+        gb = grad * a if self.next_functions[1][0] is not None else None
+        return ga, gb
 
 
 def _vdot_out(name, out, result, differentiable=True):
@@ -200,7 +205,20 @@ class Vdot(Op):
         return ga, gb
 
 
-class OuterBackward(Node):
+class OuterBackward(Op):
+    """outer(input, vec2) (also ger): the outer product of two vectors."""
+    op, aliases = 'outer', ('ger',)  # (no node name: name() below, as PyTorch records outer)
+    __slots__ = ()
+
+    def forward(input, vec2):
+        for name, t in (('self', input), ('vec2', vec2)):
+            if t._data.ndim != 1:
+                raise RuntimeError(f'outer: Expected 1-D argument {name}, but got {t._data.ndim}-D')
+        out, node = record(xp.multiply.outer(input._data, vec2._data), OuterBackward, (input, vec2))
+        if node is not None:
+            node.save_crosswise(input, vec2)
+        return out
+
     def jvp(self, tangents):
         return bilinear_jvp(self, tangents, outer)
 
@@ -214,23 +232,33 @@ class OuterBackward(Node):
         return 'MulBackward0'  # PyTorch records outer as a broadcast multiply
 
 
-def outer(input, vec2):
-    for name, t in (('self', input), ('vec2', vec2)):
-        if t._data.ndim != 1:
-            raise RuntimeError(f'outer: Expected 1-D argument {name}, but got {t._data.ndim}-D')
-    out, node = record(xp.multiply.outer(input._data, vec2._data), OuterBackward, (input, vec2))
-    if node is not None:
-        node.save_crosswise(input, vec2)
-    return out
-
-
-ger = outer
-
-
-class BmmBackward0(Node):
+class Bmm(Op):
+    """bmm(input, mat2): the products of two batches of matrices."""
+    op, node = 'bmm', 'BmmBackward0'
     __slots__ = ()
-    saved_names = ('self', 'mat2')
+    saved = ('self', 'mat2')
     pack_order = (1, 0)  # mat2 first, as PyTorch
+
+    def forward(input, mat2):
+        if autocast.state.on:
+            input, mat2 = autocast.lower_precision(input, mat2)
+        a, b = input._data, mat2._data
+        if a.ndim != 3:
+            raise RuntimeError(f'batch1 must be a 3D tensor')
+        if b.ndim != 3:
+            raise RuntimeError(f'batch2 must be a 3D tensor')
+        if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+            raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] '
+                               f'but got: [{b.shape[0]}, {b.shape[1]}].')
+        if _bmm_reads_operands(a, b):
+            _check_bmm_dtypes(input, mat2, 'bmm')
+            data = _product(a, b)
+        else:
+            data = _bmm_unread(input, mat2)
+        out, node = record(data, Bmm, (input, mat2))
+        if node is not None:
+            node.save_crosswise(input, mat2)
+        return out
 
     def jvp(self, tangents):
         return bilinear_jvp(self, tangents, bmm)
@@ -240,28 +268,6 @@ class BmmBackward0(Node):
         ga = bmm(grad, _shape.transpose(b, 1, 2)) if self.next_functions[0][0] is not None else None
         gb = bmm(_shape.transpose(a, 1, 2), grad) if self.next_functions[1][0] is not None else None
         return ga, gb
-
-
-def bmm(input, mat2):
-    if autocast.state.on:
-        input, mat2 = autocast.lower_precision(input, mat2)
-    a, b = input._data, mat2._data
-    if a.ndim != 3:
-        raise RuntimeError(f'batch1 must be a 3D tensor')
-    if b.ndim != 3:
-        raise RuntimeError(f'batch2 must be a 3D tensor')
-    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
-        raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] '
-                           f'but got: [{b.shape[0]}, {b.shape[1]}].')
-    if _bmm_reads_operands(a, b):
-        _check_bmm_dtypes(input, mat2, 'bmm')
-        data = _product(a, b)
-    else:
-        data = _bmm_unread(input, mat2)
-    out, node = record(data, BmmBackward0, (input, mat2))
-    if node is not None:
-        node.save_crosswise(input, mat2)
-    return out
 
 
 def _bmm_reads_operands(a, b):
@@ -289,72 +295,93 @@ def _bmm_unread(batch1, batch2):
     return xp.zeros((a.shape[0], a.shape[1], b.shape[2]), b.dtype)
 
 
-def matmul(input, other, _requires_grad=None, *, out=None):
-    """PyTorch's matmul: dot, mv, mm, or a batched product with broadcast batch dims.
-    (``_requires_grad``: the operands' flags when a batch of one was squeezed away, which under
-    no_grad would not carry them)"""
-    if out is not None:
-        return write_out('matmul', out, matmul(input, other), (input, other), True)
-    if autocast.state.on:
-        input, other = autocast.lower_precision(input, other)
-    da, db = input._data.ndim, other._data.ndim
-    if da == 0 or db == 0:
-        raise RuntimeError(f'both arguments to matmul need to be at least 1D, but they are {da}D and {db}D')
-    if da == 1 and db == 1:
-        return dot(input, other)
-    if da == 2 and db == 1:
-        return mv(input, other)
-    if da == 1 and db == 2:
-        # PyTorch squeezes the product in place: its result is no view, and at version 1
-        product = mm(_shape.unsqueeze(input, 0), other)
-        out, node = record(product._data[0], _shape.SqueezeBackward4, (product,))
-        if node is not None:
-            node.self_shape = product._data.shape
-        out._version_counter[0] += 1
-        return out
-    if da == 2 and db == 2:
-        return mm(input, other)
-    if _should_fold(input, other, _requires_grad or (input._requires_grad, other._requires_grad)):
-        # fold the batch of the larger operand into the rows of one mm (or mv), as PyTorch does
-        transpose = db > da
-        t1 = _shape.transpose(other, -1, -2) if transpose else input
-        t2 = (_shape.t(input) if da == 2 else input) if transpose else other
-        sizes = t1._data.shape
-        folded = 1
-        for size in sizes[:-1]:
-            folded *= size
-        rows = _shape.reshape(t1, (folded, sizes[-1]))
-        if t2._data.ndim == 1:
-            return _unsafe_view(mv(rows, t2), sizes[:-1])
-        if rows._data.shape[1] != t2._data.shape[0]:
-            raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows._data.shape[0]}x{rows._data.shape[1]} '
-                               f'and {t2._data.shape[0]}x{t2._data.shape[1]})')
-        out = _unsafe_view(mm(rows, t2), sizes[:-1] + (t2._data.shape[1],))
-        return _shape.transpose(out, -1, -2).contiguous() if transpose else out
-    # broadcast the batch dims, then one bmm (a vector operand expanded as a row or a column)
-    sa, sb = input._data.shape, other._data.shape
-    if da == 3 and db == 3 and sa[0] != sb[0]:
-        # a batch of one that requires grad is taken as a matrix (a smaller gradient), as PyTorch does
-        flags = (input._requires_grad, other._requires_grad)
-        if sa[0] == 1 and input._requires_grad:
-            return matmul(_shape.squeeze(input, 0), other, flags)
-        if sb[0] == 1 and other._requires_grad:
-            return matmul(input, _shape.squeeze(other, 0), flags)
-    n, k = (sa[-2] if da > 1 else 1), sa[-1]
-    k2, m = (sb[-2], sb[-1]) if db > 1 else (sb[0], 1)
-    batch = _broadcast_batch(sa[:-2], sb[:-2])
-    count = 1
-    for size in batch:
-        count *= size
-    if k != k2:
-        raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{count}, {k}] but got: '
-                           f'[{count}, {k2}].')
-    a3 = _shape.reshape(_shape.expand(input, batch + (n, k)), (count, n, k))
-    b = _shape.expand(other, batch + ((k2, m) if db > 1 else (k2,)))
-    b3 = _shape.reshape(b, (count, k2, m)) if db > 1 else _shape.unsqueeze(_shape.reshape(b, (count, k2)), 2)
-    product = bmm(a3, b3)
-    out_shape = batch + ((n,) if da > 1 else ()) + ((m,) if db > 1 else ())
-    return _unsafe_view(product if db > 1 else _shape.squeeze(product, -1), out_shape)
+def _matmul_operator(self, other):
+    """``self @ other``."""
+    if not isinstance(other, Tensor):
+        return NotImplemented  # (Python's TypeError for `t @ [1, 2]`, as for torch's tensors)
+    return matmul(self, other)
+
+
+def _rmatmul_operator(self, other):
+    """``other @ self``."""
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(other, self)
+
+
+class Matmul(Op):
+    """matmul(input, other, *, out=None) (also ``@``): PyTorch's matmul: dot, mv, mm, or a batched
+    product with broadcast batch dims. (``_requires_grad``: the operands' flags when a batch of
+    one was squeezed away, which under no_grad would not carry them.)"""
+    op = 'matmul'
+    operators = {'__matmul__': _matmul_operator, '__rmatmul__': _rmatmul_operator}
+
+    def forward(input, other, _requires_grad=None, *, out=None):
+        """PyTorch's matmul: dot, mv, mm, or a batched product with broadcast batch dims.
+        (``_requires_grad``: the operands' flags when a batch of one was squeezed away, which under
+        no_grad would not carry them)"""
+        if out is not None:
+            return write_out('matmul', out, matmul(input, other), (input, other), True)
+        if autocast.state.on:
+            input, other = autocast.lower_precision(input, other)
+        da, db = input._data.ndim, other._data.ndim
+        if da == 0 or db == 0:
+            raise RuntimeError(f'both arguments to matmul need to be at least 1D, but they are {da}D and {db}D')
+        if da == 1 and db == 1:
+            return dot(input, other)
+        if da == 2 and db == 1:
+            return mv(input, other)
+        if da == 1 and db == 2:
+            # PyTorch squeezes the product in place: its result is no view, and at version 1
+            product = mm(_shape.unsqueeze(input, 0), other)
+            out, node = record(product._data[0], _shape.SqueezeBackward4, (product,))
+            if node is not None:
+                node.self_shape = product._data.shape
+            out._version_counter[0] += 1
+            return out
+        if da == 2 and db == 2:
+            return mm(input, other)
+        if _should_fold(input, other, _requires_grad or (input._requires_grad, other._requires_grad)):
+            # fold the batch of the larger operand into the rows of one mm (or mv), as PyTorch does
+            transpose = db > da
+            t1 = _shape.transpose(other, -1, -2) if transpose else input
+            t2 = (_shape.t(input) if da == 2 else input) if transpose else other
+            sizes = t1._data.shape
+            folded = 1
+            for size in sizes[:-1]:
+                folded *= size
+            rows = _shape.reshape(t1, (folded, sizes[-1]))
+            if t2._data.ndim == 1:
+                return _unsafe_view(mv(rows, t2), sizes[:-1])
+            if rows._data.shape[1] != t2._data.shape[0]:
+                raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows._data.shape[0]}x{rows._data.shape[1]} '
+                                   f'and {t2._data.shape[0]}x{t2._data.shape[1]})')
+            out = _unsafe_view(mm(rows, t2), sizes[:-1] + (t2._data.shape[1],))
+            return _shape.transpose(out, -1, -2).contiguous() if transpose else out
+        # broadcast the batch dims, then one bmm (a vector operand expanded as a row or a column)
+        sa, sb = input._data.shape, other._data.shape
+        if da == 3 and db == 3 and sa[0] != sb[0]:
+            # a batch of one that requires grad is taken as a matrix (a smaller gradient), as PyTorch does
+            flags = (input._requires_grad, other._requires_grad)
+            if sa[0] == 1 and input._requires_grad:
+                return matmul(_shape.squeeze(input, 0), other, flags)
+            if sb[0] == 1 and other._requires_grad:
+                return matmul(input, _shape.squeeze(other, 0), flags)
+        n, k = (sa[-2] if da > 1 else 1), sa[-1]
+        k2, m = (sb[-2], sb[-1]) if db > 1 else (sb[0], 1)
+        batch = _broadcast_batch(sa[:-2], sb[:-2])
+        count = 1
+        for size in batch:
+            count *= size
+        if k != k2:
+            raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{count}, {k}] but got: '
+                               f'[{count}, {k2}].')
+        a3 = _shape.reshape(_shape.expand(input, batch + (n, k)), (count, n, k))
+        b = _shape.expand(other, batch + ((k2, m) if db > 1 else (k2,)))
+        b3 = _shape.reshape(b, (count, k2, m)) if db > 1 else _shape.unsqueeze(_shape.reshape(b, (count, k2)), 2)
+        product = bmm(a3, b3)
+        out_shape = batch + ((n,) if da > 1 else ()) + ((m,) if db > 1 else ())
+        return _unsafe_view(product if db > 1 else _shape.squeeze(product, -1), out_shape)
 
 
 def _should_fold(a, b, requires_grad):
@@ -432,7 +459,7 @@ def _fused_add(prod, input, beta, alpha, dtype):
     return prod if prod.dtype == dtype else prod.astype(dtype)
 
 
-class _ScaledProductBackward(Node):
+class _ScaledProductBackward(Op):
     """beta * input + alpha * product(a, b), in its four forms (addmm, addmv, baddbmm, addbmm):
     input's gradient undoes broadcasting; the factors' come from ``factor_grads`` and need the
     factors, saved only where the other factor needs grad (``_record_scaled_product``)."""
@@ -466,17 +493,6 @@ def _record_scaled_product(data, node_cls, input, a, b, beta, alpha):
     return out, node
 
 
-class AddmmBackward0(_ScaledProductBackward):
-    __slots__ = ('mat1_transposed', 'mat2_transposed')
-    saved_names = ('mat1', 'mat2', 'alpha=alpha', 'beta=beta')
-
-    def factor_grads(self, grad, mat1, mat2, need_mat1, need_mat2):
-        return (_scaled(mat1_grad(grad, mat2, self.mat1_transposed), self.alpha) if need_mat1 else None,
-                _scaled(mat2_grad(grad, mat1, self.mat2_transposed), self.alpha) if need_mat2 else None)
-
-    product = staticmethod(lambda a, b: mm(a, b))
-
-
 def _check_mm(mat1, mat2, rank_errors=None):
     """PyTorch's checks for a matrix product: ranks, inner sizes, dtypes."""
     a, b = mat1._data, mat2._data
@@ -497,41 +513,55 @@ def _refuse_bool(kernel):
     raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """beta * input + alpha * (mat1 @ mat2) as one node (nn.Linear records it on 2-D input)."""
-    if autocast.state.on:
-        input, mat1, mat2 = autocast.lower_precision(input, mat1, mat2)
-    if input._data.dtype != mat2._data.dtype:
-        raise RuntimeError(f'self and mat2 must have the same dtype, but got {_sname(input)} and {_sname(mat2)}')
-    if mat1._data.dtype != mat2._data.dtype:
-        raise RuntimeError(f'mat1 and mat2 must have the same dtype, but got {_sname(mat1)} and {_sname(mat2)}')
-    _check_mm(mat1, mat2)
-    data = _fused_add(_wide_product(mat1._data, mat2._data), input, beta, alpha, mat1._data.dtype)
-    out, node = _record_scaled_product(data, AddmmBackward0, input, mat1, mat2, beta, alpha)
-    if node is not None:
-        node.mat1_transposed, node.mat2_transposed = is_transposed(mat1), is_transposed(mat2)
-    return out
+class Addmm(_ScaledProductBackward):
+    """addmm(input, mat1, mat2, *, beta=1, alpha=1): ``beta * input + alpha * (mat1 @ mat2)``
+    as one node (nn.Linear records it on 2-D input)."""
+    op, node = 'addmm', 'AddmmBackward0'
+    __slots__ = ('mat1_transposed', 'mat2_transposed')
+    saved = ('mat1', 'mat2', 'alpha=alpha', 'beta=beta')
+
+    def forward(input, mat1, mat2, *, beta=1, alpha=1):
+        """beta * input + alpha * (mat1 @ mat2) as one node (nn.Linear records it on 2-D input)."""
+        if autocast.state.on:
+            input, mat1, mat2 = autocast.lower_precision(input, mat1, mat2)
+        if input._data.dtype != mat2._data.dtype:
+            raise RuntimeError(f'self and mat2 must have the same dtype, but got {_sname(input)} and {_sname(mat2)}')
+        if mat1._data.dtype != mat2._data.dtype:
+            raise RuntimeError(f'mat1 and mat2 must have the same dtype, but got {_sname(mat1)} and {_sname(mat2)}')
+        _check_mm(mat1, mat2)
+        data = _fused_add(_wide_product(mat1._data, mat2._data), input, beta, alpha, mat1._data.dtype)
+        out, node = _record_scaled_product(data, Addmm, input, mat1, mat2, beta, alpha)
+        if node is not None:
+            node.mat1_transposed, node.mat2_transposed = is_transposed(mat1), is_transposed(mat2)
+        return out
+
+    def factor_grads(self, grad, mat1, mat2, need_mat1, need_mat2):
+        return (_scaled(mat1_grad(grad, mat2, self.mat1_transposed), self.alpha) if need_mat1 else None,
+                _scaled(mat2_grad(grad, mat1, self.mat2_transposed), self.alpha) if need_mat2 else None)
+
+    product = staticmethod(lambda a, b: mm(a, b))
 
 
-class AddmvBackward0(_ScaledProductBackward):
+class Addmv(_ScaledProductBackward):
+    """addmv(input, mat, vec, *, beta=1, alpha=1): ``beta * input + alpha * (mat @ vec)``."""
+    op, node = 'addmv', 'AddmvBackward0'
     __slots__ = ()
+
+    def forward(input, mat, vec, *, beta=1, alpha=1):
+        a, v = mat._data, vec._data
+        if a.ndim != 2 or v.ndim != 1:
+            raise RuntimeError(f'vector + matrix @ vector expected, got {input._data.ndim}, {a.ndim}, {v.ndim}')
+        if a.shape[1] != v.shape[0] or (input._data.ndim == 1 and input._data.shape[0] not in (1, a.shape[0])):
+            raise RuntimeError(f'size mismatch, got input ({input._data.shape[0] if input._data.ndim else 1}), '
+                               f'mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
+        data = _fused_add(_wide_product(a, v), input, beta, alpha, a.dtype)
+        return _record_scaled_product(data, Addmv, input, mat, vec, beta, alpha)[0]
 
     def factor_grads(self, grad, mat, vec, need_mat, need_vec):
         return (_scaled(outer(grad, vec), self.alpha) if need_mat else None,
                 _scaled(mv(_shape.t(mat), grad), self.alpha) if need_vec else None)
 
     product = staticmethod(lambda a, b: mv(a, b))
-
-
-def addmv(input, mat, vec, *, beta=1, alpha=1):
-    a, v = mat._data, vec._data
-    if a.ndim != 2 or v.ndim != 1:
-        raise RuntimeError(f'vector + matrix @ vector expected, got {input._data.ndim}, {a.ndim}, {v.ndim}')
-    if a.shape[1] != v.shape[0] or (input._data.ndim == 1 and input._data.shape[0] not in (1, a.shape[0])):
-        raise RuntimeError(f'size mismatch, got input ({input._data.shape[0] if input._data.ndim else 1}), '
-                           f'mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
-    data = _fused_add(_wide_product(a, v), input, beta, alpha, a.dtype)
-    return _record_scaled_product(data, AddmvBackward0, input, mat, vec, beta, alpha)[0]
 
 
 def _check_bmm(batch1, batch2):
@@ -545,8 +575,29 @@ def _check_bmm(batch1, batch2):
                            f'{a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].')
 
 
-class BaddbmmBackward0(_ScaledProductBackward):
+class Baddbmm(_ScaledProductBackward):
+    """baddbmm(input, batch1, batch2, *, beta=1, alpha=1): ``beta * input + alpha *
+    bmm(batch1, batch2)``."""
+    op, node = 'baddbmm', 'BaddbmmBackward0'
     __slots__ = ()
+
+    def forward(input, batch1, batch2, *, beta=1, alpha=1):
+        if autocast.state.on:
+            input, batch1, batch2 = autocast.lower_precision(input, batch1, batch2)
+        _check_bmm(batch1, batch2)
+        if input._data.dtype != batch1._data.dtype:
+            raise RuntimeError(f'Input dtypes must be the same, got: input {_tname(input)}, batch1: {_tname(batch1)}, '
+                               f'batch2: {_tname(batch2)}')
+        a, b = batch1._data, batch2._data
+        if _bmm_reads_operands(a, b):
+            _check_bmm_dtypes(batch1, batch2, 'baddbmm')
+            data = _fused_add(_wide_product(a, b), input, beta, alpha, a.dtype)
+        else:
+            # PyTorch's result (batch2's dtype) starts as input, then is only scaled in place by beta
+            data = _bmm_unread(batch1, batch2)
+            if beta != 0 and data.size:
+                data = wrap(_broadcast_input(input, data.shape).astype(data.dtype)).mul_(beta)._data
+        return _record_scaled_product(data, Baddbmm, input, batch1, batch2, beta, alpha)[0]
 
     def factor_grads(self, grad, b1, b2, need_b1, need_b2):
         return (_scaled(bmm(grad, _shape.transpose(b2, 1, 2)), self.alpha) if need_b1 else None,
@@ -555,53 +606,36 @@ class BaddbmmBackward0(_ScaledProductBackward):
     product = staticmethod(lambda a, b: bmm(a, b))
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    if autocast.state.on:
-        input, batch1, batch2 = autocast.lower_precision(input, batch1, batch2)
-    _check_bmm(batch1, batch2)
-    if input._data.dtype != batch1._data.dtype:
-        raise RuntimeError(f'Input dtypes must be the same, got: input {_tname(input)}, batch1: {_tname(batch1)}, '
-                           f'batch2: {_tname(batch2)}')
-    a, b = batch1._data, batch2._data
-    if _bmm_reads_operands(a, b):
-        _check_bmm_dtypes(batch1, batch2, 'baddbmm')
-        data = _fused_add(_wide_product(a, b), input, beta, alpha, a.dtype)
-    else:
-        # PyTorch's result (batch2's dtype) starts as input, then is only scaled in place by beta
-        data = _bmm_unread(batch1, batch2)
-        if beta != 0 and data.size:
-            data = wrap(_broadcast_input(input, data.shape).astype(data.dtype)).mul_(beta)._data
-    return _record_scaled_product(data, BaddbmmBackward0, input, batch1, batch2, beta, alpha)[0]
-
-
-class AddbmmBackward0(_ScaledProductBackward):
+class Addbmm(_ScaledProductBackward):
+    """addbmm(input, batch1, batch2, *, beta=1, alpha=1): ``beta * input + alpha * sum_b
+    batch1[b] @ batch2[b]``, one matmul over the folded batch."""
+    op, node = 'addbmm', 'AddbmmBackward0'
     __slots__ = ('batch',)
+
+    def forward(input, batch1, batch2, *, beta=1, alpha=1):
+        """beta * input + alpha * sum_b batch1[b] @ batch2[b]: one matmul over the folded batch."""
+        if autocast.state.on:
+            input, batch1, batch2 = autocast.lower_precision(input, batch1, batch2)
+        _check_bmm(batch1, batch2)
+        a, b = batch1._data, batch2._data
+        if a.dtype.kind == 'V':  # bfloat16: PyTorch adds one batch's product at a time, rounding each sum
+            data = _fused_add(xp.zeros(a.shape[1:2] + b.shape[2:], xp.float32), input, beta, 1, a.dtype)
+            for i in range(a.shape[0]):
+                data = (opmath(data) + _wide_product(a[i], b[i]) * alpha).astype(a.dtype)
+        else:
+            prod = _wide_product(xp.transpose(a, (1, 0, 2)).reshape(a.shape[1], -1), b.reshape(-1, b.shape[2]))
+            data = _fused_add(prod, input, beta, alpha, a.dtype)
+        out, node = _record_scaled_product(data, Addbmm, input, batch1, batch2, beta, alpha)
+        if node is not None:
+            node.batch = a.shape[0]
+        return out
 
     def factor_grads(self, grad, b1, b2, need_b1, need_b2):
         g = _shape.expand(_shape.unsqueeze(_scaled(grad, self.alpha), 0), (self.batch,) + tuple(grad.shape))
         return (bmm(g, _shape.transpose(b2, 1, 2)) if need_b1 else None,
                 bmm(_shape.transpose(b1, 1, 2), g) if need_b2 else None)
 
-    product = staticmethod(lambda a, b: _sum(bmm(a, b), 0))
-
-
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """beta * input + alpha * sum_b batch1[b] @ batch2[b]: one matmul over the folded batch."""
-    if autocast.state.on:
-        input, batch1, batch2 = autocast.lower_precision(input, batch1, batch2)
-    _check_bmm(batch1, batch2)
-    a, b = batch1._data, batch2._data
-    if a.dtype.kind == 'V':  # bfloat16: PyTorch adds one batch's product at a time, rounding each sum
-        data = _fused_add(xp.zeros(a.shape[1:2] + b.shape[2:], xp.float32), input, beta, 1, a.dtype)
-        for i in range(a.shape[0]):
-            data = (opmath(data) + _wide_product(a[i], b[i]) * alpha).astype(a.dtype)
-    else:
-        prod = _wide_product(xp.transpose(a, (1, 0, 2)).reshape(a.shape[1], -1), b.reshape(-1, b.shape[2]))
-        data = _fused_add(prod, input, beta, alpha, a.dtype)
-    out, node = _record_scaled_product(data, AddbmmBackward0, input, batch1, batch2, beta, alpha)
-    if node is not None:
-        node.batch = a.shape[0]
-    return out
+    product = staticmethod(lambda a, b: ops.sum(bmm(a, b), 0))
 
 
 # ---- tensordot ----------------------------------------------------------------------------
@@ -612,52 +646,57 @@ def _tensordot_out_dtype(result, out):
                            f'output tensor with dtype {SCALAR_NAMES[out.name]}')
 
 
-def tensordot(a, b, dims=2, out=None):
-    """Contract ``dims`` of a with ``dims`` of b: permute, reshape, one mm, view (as PyTorch)."""
-    if out is not None:
-        result = tensordot(a, b, dims)
-        out_needs_grad = state.grad_enabled and getattr(out, '_requires_grad', False)
-        if out_needs_grad and out._data.shape != result._data.shape:
-            raise RuntimeError("tensordot(): the 'out' tensor was specified and requires gradients, and its shape does "
-                               "not match the expected result. Either remove the 'out' argument, ensure it does not "
-                               'require gradients, or make sure its shape matches the expected output.')
-        return copy_out('tensordot', out, result, _tensordot_out_dtype)  # (PyTorch writes it by copy_)
-    na, nb = a._data.ndim, b._data.ndim
-    if isinstance(dims, int) or (hasattr(dims, 'ndim') and dims.ndim == 0):
-        n = int(dims)
-        if n < 0:
-            raise RuntimeError(f'tensordot expects dims >= 0, but got dims={n}')
-        if n > min(na, nb):
-            raise RuntimeError(f'tensordot expects dims < ndim_a or ndim_b, but got dims={n}')
-        da, db = list(range(-n, 0)), list(range(n))
-    else:
-        da, db = dims
-        da = [int(d) for d in (da.tolist() if hasattr(da, 'tolist') else ([da] if isinstance(da, int) else da))]
-        db = [int(d) for d in (db.tolist() if hasattr(db, 'tolist') else ([db] if isinstance(db, int) else db))]
-        if len(da) != len(db):
-            raise RuntimeError(f'both dimension lists should have same length, but got {len(da)} and {len(db)}')
-    sa, sb = a._data.shape, b._data.shape
-    shown_a, shown_b = list(da), list(db)
-    da = [d % na if na else d for d in da]
-    db = [d % nb if nb else d for d in db]
-    for i, (x, y) in enumerate(zip(da, db)):
-        if sa[x] != sb[y]:
-            raise RuntimeError(f'contracted dimensions need to match, but first has size {sa[x]} in dim {shown_a[i]} '
-                               f'and second has size {sb[y]} in dim {shown_b[i]}')
-    free_a = [d for d in range(na) if d not in da]
-    free_b = [d for d in range(nb) if d not in db]
-    k = 1
-    for d in da:
-        k *= sa[d]
-    rows = 1
-    for d in free_a:
-        rows *= sa[d]
-    cols = 1
-    for d in free_b:
-        cols *= sb[d]
-    ma = _shape.reshape(_shape.permute(a, free_a + da), (rows, k))
-    mb = _shape.reshape(_shape.permute(b, db + free_b), (k, cols))
-    return _shape.reshape(mm(ma, mb), tuple(sa[d] for d in free_a) + tuple(sb[d] for d in free_b))
+class Tensordot(Op):
+    """tensordot(a, b, dims=2, out=None): ``dims`` of a contracted with ``dims`` of b: permute,
+    reshape, one mm, view (as PyTorch)."""
+    op, method = 'tensordot', False
+
+    def forward(a, b, dims=2, out=None):
+        """Contract ``dims`` of a with ``dims`` of b: permute, reshape, one mm, view (as PyTorch)."""
+        if out is not None:
+            result = tensordot(a, b, dims)
+            out_needs_grad = state.grad_enabled and getattr(out, '_requires_grad', False)
+            if out_needs_grad and out._data.shape != result._data.shape:
+                raise RuntimeError("tensordot(): the 'out' tensor was specified and requires gradients, and its shape does "
+                                   "not match the expected result. Either remove the 'out' argument, ensure it does not "
+                                   'require gradients, or make sure its shape matches the expected output.')
+            return copy_out('tensordot', out, result, _tensordot_out_dtype)  # (PyTorch writes it by copy_)
+        na, nb = a._data.ndim, b._data.ndim
+        if isinstance(dims, int) or (hasattr(dims, 'ndim') and dims.ndim == 0):
+            n = int(dims)
+            if n < 0:
+                raise RuntimeError(f'tensordot expects dims >= 0, but got dims={n}')
+            if n > min(na, nb):
+                raise RuntimeError(f'tensordot expects dims < ndim_a or ndim_b, but got dims={n}')
+            da, db = list(range(-n, 0)), list(range(n))
+        else:
+            da, db = dims
+            da = [int(d) for d in (da.tolist() if hasattr(da, 'tolist') else ([da] if isinstance(da, int) else da))]
+            db = [int(d) for d in (db.tolist() if hasattr(db, 'tolist') else ([db] if isinstance(db, int) else db))]
+            if len(da) != len(db):
+                raise RuntimeError(f'both dimension lists should have same length, but got {len(da)} and {len(db)}')
+        sa, sb = a._data.shape, b._data.shape
+        shown_a, shown_b = list(da), list(db)
+        da = [d % na if na else d for d in da]
+        db = [d % nb if nb else d for d in db]
+        for i, (x, y) in enumerate(zip(da, db)):
+            if sa[x] != sb[y]:
+                raise RuntimeError(f'contracted dimensions need to match, but first has size {sa[x]} in dim {shown_a[i]} '
+                                   f'and second has size {sb[y]} in dim {shown_b[i]}')
+        free_a = [d for d in range(na) if d not in da]
+        free_b = [d for d in range(nb) if d not in db]
+        k = 1
+        for d in da:
+            k *= sa[d]
+        rows = 1
+        for d in free_a:
+            rows *= sa[d]
+        cols = 1
+        for d in free_b:
+            cols *= sb[d]
+        ma = _shape.reshape(_shape.permute(a, free_a + da), (rows, k))
+        mb = _shape.reshape(_shape.permute(b, db + free_b), (k, cols))
+        return _shape.reshape(mm(ma, mb), tuple(sa[d] for d in free_a) + tuple(sb[d] for d in free_b))
 
 
 # ---- einsum -------------------------------------------------------------------------------
@@ -735,61 +774,65 @@ def _parse_einsum(equation, operands):
     return subs, out
 
 
-def einsum(equation, *operands):
-    """Einstein summation, composed of leafgrad ops as PyTorch composes it: diagonals, sums over
-    letters only one operand has, then pairwise contractions as one batched matmul each."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    subs, out = _parse_einsum(equation, operands)
-    for op in operands[1:]:
-        if op._data.dtype != operands[0]._data.dtype:
-            raise RuntimeError(f'expected scalar type {_sname(operands[0])} but found {_sname(op)}')
-    sizes = {}
-    for i, (s, op) in enumerate(zip(subs, operands)):
-        for c, n in zip(s, op._data.shape):
-            if c in sizes and sizes[c] != n and n != 1 and sizes[c] != 1:
-                raise RuntimeError(f'einsum(): subscript {c} has size {n} for operand {i} which does not broadcast '
-                                   f'with previously seen size {sizes[c]}')
-            sizes[c] = max(sizes.get(c, 1), n) if c in sizes else n
-    # layout: output letters, then contracted ones in order of appearance
-    letters = list(out)
-    for s in subs:
-        for c in s:
-            if c not in letters:
-                letters.append(c)
-    pos = {c: i for i, c in enumerate(letters)}
-    aligned = []
-    for s, op in zip(subs, operands):
-        if len(set(s)) != len(s):  # repeated subscripts: take the diagonal first
-            uniq = ''.join(dict.fromkeys(s))
-            op, s = _diagonal(op, s, uniq), uniq
-        # move to layout order, with size-1 dims for the letters it lacks
-        order = sorted(range(len(s)), key=lambda i: pos[s[i]])
-        if order != list(range(len(s))):
-            op = _shape.permute(op, order)
-        s = ''.join(s[i] for i in order)
-        full_shape = tuple(op._data.shape[s.index(c)] if c in s else 1 for c in letters)
-        if op._data.shape != full_shape:
-            op = _shape.reshape(op, full_shape)
-        aligned.append(op)
-    present = [set(c for c, n in zip(letters, op._data.shape) if c in s) for op, s in zip(aligned, subs)]
-    # letters in one operand only and not in the output are summed out at once
-    for i in range(len(aligned)):
-        alone = [pos[c] for c in present[i] if c not in out and not any(c in present[j] for j in range(len(aligned)) if j != i)]
-        if alone:
-            # with one operand the sum is the result: drop the dims there, as PyTorch does
-            aligned[i] = _sum(aligned[i], sorted(alone), keepdim=len(aligned) > 1)
-            present[i] -= {letters[d] for d in alone}
-    result, rpresent = aligned[0], present[0]
-    for i in range(1, len(aligned)):
-        later = set().union(*present[i + 1:]) if i + 1 < len(aligned) else set()
-        contract = [c for c in letters if c in rpresent and c in present[i] and c not in out and c not in later]
-        result = _sumproduct(result, aligned[i], [pos[c] for c in contract])
-        rpresent = (rpresent | present[i]) - set(contract)
-    # drop the contracted (now size-1, trailing) dims: always a view (ViewBackward0, as PyTorch)
-    if result._data.ndim > len(out):
-        result = _shape.view(result, tuple(result._data.shape[:len(out)]))
-    return result
+class Einsum(Op):
+    """einsum(equation, *operands): the Einstein summation ``equation`` of the operands."""
+    op, method = 'einsum', False
+
+    def forward(equation, *operands):
+        """Einstein summation, composed of leafgrad ops as PyTorch composes it: diagonals, sums over
+        letters only one operand has, then pairwise contractions as one batched matmul each."""
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = tuple(operands[0])
+        subs, out = _parse_einsum(equation, operands)
+        for op in operands[1:]:
+            if op._data.dtype != operands[0]._data.dtype:
+                raise RuntimeError(f'expected scalar type {_sname(operands[0])} but found {_sname(op)}')
+        sizes = {}
+        for i, (s, op) in enumerate(zip(subs, operands)):
+            for c, n in zip(s, op._data.shape):
+                if c in sizes and sizes[c] != n and n != 1 and sizes[c] != 1:
+                    raise RuntimeError(f'einsum(): subscript {c} has size {n} for operand {i} which does not broadcast '
+                                       f'with previously seen size {sizes[c]}')
+                sizes[c] = max(sizes.get(c, 1), n) if c in sizes else n
+        # layout: output letters, then contracted ones in order of appearance
+        letters = list(out)
+        for s in subs:
+            for c in s:
+                if c not in letters:
+                    letters.append(c)
+        pos = {c: i for i, c in enumerate(letters)}
+        aligned = []
+        for s, op in zip(subs, operands):
+            if len(set(s)) != len(s):  # repeated subscripts: take the diagonal first
+                uniq = ''.join(dict.fromkeys(s))
+                op, s = _diagonal(op, s, uniq), uniq
+            # move to layout order, with size-1 dims for the letters it lacks
+            order = sorted(range(len(s)), key=lambda i: pos[s[i]])
+            if order != list(range(len(s))):
+                op = _shape.permute(op, order)
+            s = ''.join(s[i] for i in order)
+            full_shape = tuple(op._data.shape[s.index(c)] if c in s else 1 for c in letters)
+            if op._data.shape != full_shape:
+                op = _shape.reshape(op, full_shape)
+            aligned.append(op)
+        present = [set(c for c, n in zip(letters, op._data.shape) if c in s) for op, s in zip(aligned, subs)]
+        # letters in one operand only and not in the output are summed out at once
+        for i in range(len(aligned)):
+            alone = [pos[c] for c in present[i] if c not in out and not any(c in present[j] for j in range(len(aligned)) if j != i)]
+            if alone:
+                # with one operand the sum is the result: drop the dims there, as PyTorch does
+                aligned[i] = ops.sum(aligned[i], sorted(alone), keepdim=len(aligned) > 1)
+                present[i] -= {letters[d] for d in alone}
+        result, rpresent = aligned[0], present[0]
+        for i in range(1, len(aligned)):
+            later = set().union(*present[i + 1:]) if i + 1 < len(aligned) else set()
+            contract = [c for c in letters if c in rpresent and c in present[i] and c not in out and c not in later]
+            result = _sumproduct(result, aligned[i], [pos[c] for c in contract])
+            rpresent = (rpresent | present[i]) - set(contract)
+        # drop the contracted (now size-1, trailing) dims: always a view (ViewBackward0, as PyTorch)
+        if result._data.ndim > len(out):
+            result = _shape.view(result, tuple(result._data.shape[:len(out)]))
+        return result
 
 
 def _sumproduct(a, b, sum_dims):
@@ -799,9 +842,9 @@ def _sumproduct(a, b, sum_dims):
     for d in sum_dims:
         n_a, n_b = a._data.shape[d], b._data.shape[d]
         if n_a == 1 and n_b != 1:
-            b = _sum(b, d, keepdim=True)
+            b = ops.sum(b, d, keepdim=True)
         elif n_b == 1 and n_a != 1:
-            a = _sum(a, d, keepdim=True)
+            a = ops.sum(a, d, keepdim=True)
         elif n_a != 1:
             keep.append(d)
     sum_dims = keep
@@ -826,8 +869,3 @@ def _sumproduct(a, b, sum_dims):
     for i, d in enumerate(perm):
         inverse[d] = i
     return _shape.permute(prod, inverse) if inverse != list(range(nd)) else prod
-
-
-FUNCTIONS = ['matmul', 'mm', 'mv', 'dot', 'outer', 'ger', 'bmm', 'addmm', 'addmv', 'baddbmm', 'addbmm', 'tensordot',
-             'einsum']
-NOT_METHODS = ['tensordot', 'einsum']

@@ -3,7 +3,6 @@
 (``a + b``, ``a * b``, ``-a``, ``a == b`` ... are bound by the ops' declarations.)"""
 from . import logical, rounding  # noqa: F401  (logical, rounding: their declarations bind the in-place methods read below)
 from ._util import ops
-from .linalg import matmul
 from ..tensor import Tensor
 
 
@@ -14,18 +13,6 @@ def _reflected(name):
     return reflected
 
 
-def _matmul(self, other):
-    if not isinstance(other, Tensor):
-        return NotImplemented  # (Python's TypeError for `t @ [1, 2]`, as for torch's tensors)
-    return matmul(self, other)
-
-
-def _rmatmul(self, other):
-    if not isinstance(other, Tensor):
-        return NotImplemented
-    return matmul(other, self)
-
-
 def _hash(self):
     return id(self)  # __eq__ is elementwise, so tensors hash by identity
 
@@ -34,7 +21,6 @@ METHODS = {
     '__iadd__': Tensor.add_, '__rsub__': _reflected('sub'), '__isub__': Tensor.sub_, '__imul__': Tensor.mul_,
     '__rtruediv__': _reflected('div'), '__itruediv__': Tensor.div_,
     '__rpow__': _reflected('pow'), '__ipow__': Tensor.pow_,
-    '__matmul__': _matmul, '__rmatmul__': _rmatmul,
     '__hash__': _hash,
     '__rand__': _reflected('bitwise_and'), '__iand__': Tensor.bitwise_and_,
     '__ror__': _reflected('bitwise_or'), '__ior__': Tensor.bitwise_or_,
