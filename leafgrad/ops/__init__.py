@@ -18,7 +18,7 @@ from ._util import ops as _ops
 
 FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activation', 'reduction', 'minmax',
             'shape', 'rearrange', 'indexing', 'scatter', 'linalg', 'linalg_decomp', 'linalg_extra',
-            'inplace', 'sampling', 'conversion', 'operators', 'special_functions', 'random_variates', 'complex_numbers',
+            'inplace', 'sampling', 'conversion', 'special_functions', 'random_variates', 'complex_numbers',
             'binning', 'linalg_products', 'statistics', 'linalg_solvers', 'number_parts', 'flat_index',
             'linalg_eig', 'storage']
 

@@ -38,6 +38,12 @@ What follows from a declaration, when its class statement runs (``Op.__init_subc
   method only; ``def method(self, ...)`` in the body: a method with its own signature, as
   ``Tensor.where(condition, other)``; ``method = property(forward)``: an attribute, as
   ``Tensor.T``);
+* the **operators**: ``operators``, the dunders whose function is the forward (``'__add__'``)
+  or ``{dunder: function}`` for those that are not (``__invert__``, ``__matmul__``);
+  ``reflected_operators``, the op with its operands swapped (``'__rsub__'``: ``number - t`` is
+  ``ops.sub(number, t)``); ``inplace_operators``, the augmented assignments that are the
+  in-place variant (``'__isub__'``). The transforms' wrappers know an operator that is no
+  forward by its dunder (``bound_ops``);
 * the **in-place variant** ``Tensor.<name>_`` (``inplace = True``: the forward run through the
   shared in-place machinery, which records it as PyTorch does and bumps the version; ``def
   inplace(self, ...)`` in the body: a hand-written one; ``inplace_function = True``: also
@@ -101,6 +107,8 @@ class Op(Node):
     function = True           # leafgrad.<name> (or a function: the function with its own signature)
     method = True             # Tensor.<name> (or a function: the method with its own signature)
     operators = ()            # Python operators that are the forward itself ('__add__', ...), or {name: function}
+    reflected_operators = ()  # Python's reflected operators ('__rsub__'): the op, operands swapped
+    inplace_operators = ()    # the augmented assignments ('__isub__'): the in-place variant
     inplace = False           # Tensor.<name>_ (True: from the forward; or a function)
     inplace_function = False  # also leafgrad.<name>_ (True; or the names that are)
     out = None                # the out= rule (None: PyTorch's function takes no out=)
@@ -201,7 +209,24 @@ def _provide(cls, name, namespace):
         else:
             setattr(Tensor, dunder, forward)
             provided.append((name, Tensor, dunder))
+    for dunder in cls.reflected_operators:
+        setattr(Tensor, dunder, _reflected(name, dunder, namespace['__name__']))
+        provided.append((dunder, Tensor, dunder))
+    for dunder in cls.inplace_operators:
+        setattr(Tensor, dunder, inplace)
+        provided.append((name + '_', Tensor, dunder))
     declared.append(cls)
+
+
+def _reflected(name, dunder, module):
+    """``number - t``: the op ``name`` with its operands swapped, looked up in ``ops`` when it
+    runs (so that another layer's wrapper of the op, installed there, is the one called)."""
+    def reflected(self, other):
+        return getattr(ops, name)(other, self)
+    reflected.__name__ = reflected.__qualname__ = dunder
+    reflected.__module__ = module
+    return reflected
+
 
 def bound_ops():
     """(PyTorch's name, function) for every function, method, variant and operator that the

@@ -72,6 +72,7 @@ class Add(_BinaryNode):
     """add(input, other, *, alpha=1, out=None): ``input + alpha * other``."""
     op, node = 'add', 'AddBackward0'
     operators = ('__add__', '__radd__')  # (addition commutes exactly: number + t is t + number)
+    inplace_operators = ('__iadd__',)
     out = CAST
     __slots__ = ()
 
@@ -114,7 +115,7 @@ class Sub(_BinaryNode):
     """sub(input, other, *, alpha=1, out=None): ``input - alpha * other``."""
     op, node = 'sub', 'SubBackward0'
     aliases = ('subtract',)
-    operators = ('__sub__',)
+    operators, reflected_operators, inplace_operators = ('__sub__',), ('__rsub__',), ('__isub__',)
     out = CAST
     __slots__ = ()
 
@@ -210,6 +211,7 @@ class Mul(_BinaryNode):
     op, node = 'mul', 'MulBackward0'
     aliases = ('multiply',)
     operators = ('__mul__', '__rmul__')  # (multiplication commutes exactly)
+    inplace_operators = ('__imul__',)
     saved = ('self', 'other')
     out = CAST
     __slots__ = ()
@@ -274,7 +276,7 @@ class Div(_BinaryNode):
     (``'trunc'``, ``'floor'``: DivBackward2, in the rounding family)."""
     op, node = 'div', 'DivBackward0'
     aliases = ('divide', 'true_divide')
-    operators = ('__truediv__',)
+    operators, reflected_operators, inplace_operators = ('__truediv__',), ('__rtruediv__',), ('__itruediv__',)
     saved = ('self', 'other')
     out = CAST
     __slots__ = ()
@@ -442,7 +444,7 @@ class Pow(Op):
     """pow(input, exponent, *, out=None): a tensor to a number's or a tensor's power
     (PowBackward0/1), or a number to a tensor's (PowBackward2)."""
     op = 'pow'
-    operators = ('__pow__',)
+    operators, reflected_operators, inplace_operators = ('__pow__',), ('__rpow__',), ('__ipow__',)
     out = CAST
     __slots__ = ()
 

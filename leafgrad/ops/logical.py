@@ -89,16 +89,19 @@ class _Bitwise(_NotDifferentiable):
 class BitwiseAnd(_Bitwise):
     """bitwise_and(input, other, *, out=None) (also ``&``)."""
     op, forward, operators = 'bitwise_and', _bitwise(xp.bitwise_and, 'bitwise_and'), ('__and__',)
+    reflected_operators, inplace_operators = ('__rand__',), ('__iand__',)
 
 
 class BitwiseOr(_Bitwise):
     """bitwise_or(input, other, *, out=None) (also ``|``)."""
     op, forward, operators = 'bitwise_or', _bitwise(xp.bitwise_or, 'bitwise_or'), ('__or__',)
+    reflected_operators, inplace_operators = ('__ror__',), ('__ior__',)
 
 
 class BitwiseXor(_Bitwise):
     """bitwise_xor(input, other, *, out=None) (also ``^``)."""
     op, forward, operators = 'bitwise_xor', _bitwise(xp.bitwise_xor, 'bitwise_xor'), ('__xor__',)
+    reflected_operators, inplace_operators = ('__rxor__',), ('__ixor__',)
 
 
 def _invert(self):

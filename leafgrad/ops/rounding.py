@@ -222,7 +222,7 @@ NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = 'NotImplemented'
 class FloorDivide(Op):
     """floor_divide(input, other, *, out=None): PyTorch gives it no derivative."""
     op, out = 'floor_divide', NO_GRAD_CAST  # (PyTorch gives it no derivative)
-    operators = ('__floordiv__',)
+    operators, reflected_operators, inplace_operators = ('__floordiv__',), ('__rfloordiv__',), ('__ifloordiv__',)
     inplace = True
     __slots__ = ()
 
@@ -328,7 +328,7 @@ class Fmod(Op):
 class Remainder(Op):
     """remainder(input, other, *, out=None): the remainder of floor division (Python's %)."""
     op, out = 'remainder', CAST
-    operators = ('__mod__',)
+    operators, reflected_operators, inplace_operators = ('__mod__',), ('__rmod__',), ('__imod__',)
     inplace = True
     __slots__ = ()
 
