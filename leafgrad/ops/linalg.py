@@ -516,7 +516,7 @@ def _refuse_bool(kernel):
 class Addmm(_ScaledProductBackward):
     """addmm(input, mat1, mat2, *, beta=1, alpha=1): ``beta * input + alpha * (mat1 @ mat2)``
     as one node (nn.Linear records it on 2-D input)."""
-    op, node = 'addmm', 'AddmmBackward0'
+    op, node, inplace = 'addmm', 'AddmmBackward0', True
     __slots__ = ('mat1_transposed', 'mat2_transposed')
     saved = ('mat1', 'mat2', 'alpha=alpha', 'beta=beta')
 
@@ -544,7 +544,7 @@ class Addmm(_ScaledProductBackward):
 
 class Addmv(_ScaledProductBackward):
     """addmv(input, mat, vec, *, beta=1, alpha=1): ``beta * input + alpha * (mat @ vec)``."""
-    op, node = 'addmv', 'AddmvBackward0'
+    op, node, inplace, inplace_function = 'addmv', 'AddmvBackward0', True, True
     __slots__ = ()
 
     def forward(input, mat, vec, *, beta=1, alpha=1):
@@ -578,7 +578,7 @@ def _check_bmm(batch1, batch2):
 class Baddbmm(_ScaledProductBackward):
     """baddbmm(input, batch1, batch2, *, beta=1, alpha=1): ``beta * input + alpha *
     bmm(batch1, batch2)``."""
-    op, node = 'baddbmm', 'BaddbmmBackward0'
+    op, node, inplace = 'baddbmm', 'BaddbmmBackward0', True
     __slots__ = ()
 
     def forward(input, batch1, batch2, *, beta=1, alpha=1):
@@ -609,7 +609,7 @@ class Baddbmm(_ScaledProductBackward):
 class Addbmm(_ScaledProductBackward):
     """addbmm(input, batch1, batch2, *, beta=1, alpha=1): ``beta * input + alpha * sum_b
     batch1[b] @ batch2[b]``, one matmul over the folded batch."""
-    op, node = 'addbmm', 'AddbmmBackward0'
+    op, node, inplace = 'addbmm', 'AddbmmBackward0', True
     __slots__ = ('batch',)
 
     def forward(input, batch1, batch2, *, beta=1, alpha=1):

@@ -66,7 +66,7 @@ class Inner(Op):
 class Addr(Op):
     """addr(input, vec1, vec2, *, beta=1, alpha=1, out=None): ``beta * input + alpha *
     outer(vec1, vec2)``; beta = 0 ignores input (NaN included)."""
-    op, node, out = 'addr', 'AddrBackward0', CAST
+    op, node, out, inplace = 'addr', 'AddrBackward0', CAST, True
     __slots__ = ('beta', 'alpha', 'self_shape')
 
     def forward(input, vec1, vec2, *, beta=1, alpha=1):

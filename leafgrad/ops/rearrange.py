@@ -422,7 +422,7 @@ def _triangle(input, diagonal, fn, node_cls, name):
 
 class Tril(Op):
     """tril(input, diagonal=0): the lower triangle of each matrix, zeros above."""
-    op, node = 'tril', 'TrilBackward0'
+    op, node, inplace = 'tril', 'TrilBackward0', True
     __slots__ = ('diagonal',)
 
     def forward(input, diagonal=0):
@@ -437,7 +437,7 @@ class Tril(Op):
 
 class Triu(Op):
     """triu(input, diagonal=0): the upper triangle of each matrix, zeros below."""
-    op, node = 'triu', 'TriuBackward0'
+    op, node, inplace = 'triu', 'TriuBackward0', True
     __slots__ = ('diagonal',)
 
     def forward(input, diagonal=0):
