@@ -1,16 +1,20 @@
 """Reductions: sum, mean, prod, var/std (and var_mean/std_mean), logsumexp, the vector norms,
 cumsum/cumprod, all/any/count_nonzero. (max, min, argmax, median: ``minmax.py``.)
 
-Backward of a reduction broadcasts the output's gradient back over the reduced dims
-(``_expand_back``); derivatives are written with leafgrad ops so they can be differentiated
-again.
+Each op is declared once (``_op.Op``), its derivative beside its forward; none takes ``out=``
+yet (PyTorch's TypeError refuses it). Backward of a reduction broadcasts the output's gradient
+back over the reduced dims (``_expand_back``); derivatives are written with leafgrad ops
+(siblings reached through ``ops``) so they can be differentiated again.
 """
 import builtins
+import contextlib
+import warnings
 
 from .. import backend
 from ..autograd.graph import on_samples, slice_reduction_jvp
-from ._util import Node, autocast, opmath, record, record_many, saved_output, state, wrap, wrap_dims, xp
-from .shape import expand, narrow, reshape, transpose, unsqueeze, view
+from ._inplace import inplace as _run_inplace
+from ._op import Op
+from ._util import autocast, opmath, ops, record, record_many, saved_output, state, wrap, wrap_dims, xp
 
 
 # dtype names as PyTorch's messages spell them
@@ -26,28 +30,8 @@ def _reduced_shape_for_grad(shape, dims):
 
 def _expand_back(grad, shape, dims, keepdim):
     if not keepdim and dims:
-        grad = reshape(grad, _reduced_shape_for_grad(shape, dims))
-    return expand(grad, shape)
-
-
-class SumBackward0(Node):
-    __slots__ = ('self_shape',)
-
-    def jvp(self, tangents):
-        return sum(tangents[0])
-
-    def apply(self, grad):
-        return expand(grad, self.self_shape),
-
-
-class SumBackward1(Node):
-    __slots__ = ('self_shape', 'dims', 'keepdim')
-
-    def jvp(self, tangents):
-        return sum(tangents[0], self.dims, self.keepdim)
-
-    def apply(self, grad):
-        return _expand_back(grad, self.self_shape, self.dims, self.keepdim),
+        grad = ops.reshape(grad, _reduced_shape_for_grad(shape, dims))
+    return ops.expand(grad, shape)
 
 
 class _InFloat32:
@@ -70,44 +54,47 @@ def _sum_in_float32(data, axis, keepdims):
     return xp.add.reduce(data.astype(bf16, copy=False), axis=axis, keepdims=keepdims, dtype=xp.float32).astype(bf16)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):
-    data = input._data
-    out_dtype = _sum_dtype(data, dtype)
-    if dim is None:
-        # ufunc.reduce directly: ndarray.sum adds a Python-level wrapper around the same call
-        out = xp.add.reduce(data, axis=None, dtype=out_dtype) if out_dtype is not _InFloat32 \
-            else _sum_in_float32(data, None, False)
-        result, node = record(out, SumBackward0, (input,))
+class Sum(Op):
+    """sum(input, dim=None, keepdim=False, *, dtype=None): integers and bool sum to int64."""
+    op, node = 'sum', 'SumBackward0'
+    __slots__ = ('self_shape',)
+
+    def forward(input, dim=None, keepdim=False, *, dtype=None):
+        data = input._data
+        out_dtype = _sum_dtype(data, dtype)
+        if dim is None:
+            # ufunc.reduce directly: ndarray.sum adds a Python-level wrapper around the same call
+            out = xp.add.reduce(data, axis=None, dtype=out_dtype) if out_dtype is not _InFloat32 \
+                else _sum_in_float32(data, None, False)
+            result, node = record(out, Sum, (input,))
+            if node is not None:
+                node.self_shape = data.shape
+            return result
+        dims = wrap_dims(dim, data.ndim)
+        out = xp.add.reduce(data, axis=dims, keepdims=keepdim, dtype=out_dtype) if out_dtype is not _InFloat32 \
+            else _sum_in_float32(data, dims, keepdim)
+        result, node = record(out, SumBackward1, (input,))
         if node is not None:
-            node.self_shape = data.shape
+            node.self_shape, node.dims, node.keepdim = data.shape, dims, keepdim
         return result
-    dims = wrap_dims(dim, data.ndim)
-    out = xp.add.reduce(data, axis=dims, keepdims=keepdim, dtype=out_dtype) if out_dtype is not _InFloat32 \
-        else _sum_in_float32(data, dims, keepdim)
-    result, node = record(out, SumBackward1, (input,))
-    if node is not None:
-        node.self_shape, node.dims, node.keepdim = data.shape, dims, keepdim
-    return result
-
-
-class MeanBackward0(Node):
-    __slots__ = ('self_shape', 'count')
 
     def jvp(self, tangents):
-        return sum(tangents[0]) / self.count
+        return sum(tangents[0])
 
     def apply(self, grad):
-        return expand(grad / self.count, self.self_shape),
+        return ops.expand(grad, self.self_shape),
 
 
-class MeanBackward1(Node):
-    __slots__ = ('self_shape', 'dims', 'keepdim', 'count')
+class SumBackward1(Op):
+    """sum along dims."""
+    node = 'SumBackward1'
+    __slots__ = ('self_shape', 'dims', 'keepdim')
 
     def jvp(self, tangents):
-        return sum(tangents[0], self.dims, self.keepdim) / self.count
+        return sum(tangents[0], self.dims, self.keepdim)
 
     def apply(self, grad):
-        return _expand_back(grad / self.count, self.self_shape, self.dims, self.keepdim),
+        return _expand_back(grad, self.self_shape, self.dims, self.keepdim),
 
 
 def _count(shape, dims):
@@ -136,23 +123,46 @@ def mean_array(data, axis=None, keepdims=False):
     return data.mean(axis=axis, keepdims=keepdims)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):
-    data = input._data
-    if dtype is not None:
-        data = data.astype(backend.to_dtype(dtype).np)
-    if data.dtype.kind not in 'fVc':
-        raise RuntimeError('mean(): could not infer output dtype. Input dtype must be either a floating '
-                           f'point or complex dtype. Got: {_LABELS[data.dtype.name]}')
-    if dim is None:
-        result, node = record(mean_array(data), MeanBackward0, (input,))
+class Mean(Op):
+    """mean(input, dim=None, keepdim=False, *, dtype=None): floating and complex input only."""
+    op, node = 'mean', 'MeanBackward0'
+    __slots__ = ('self_shape', 'count')
+
+    def forward(input, dim=None, keepdim=False, *, dtype=None):
+        data = input._data
+        if dtype is not None:
+            data = data.astype(backend.to_dtype(dtype).np)
+        if data.dtype.kind not in 'fVc':
+            raise RuntimeError('mean(): could not infer output dtype. Input dtype must be either a floating '
+                               f'point or complex dtype. Got: {_LABELS[data.dtype.name]}')
+        if dim is None:
+            result, node = record(mean_array(data), Mean, (input,))
+            if node is not None:
+                node.self_shape, node.count = data.shape, data.size
+            return result
+        dims = wrap_dims(dim, data.ndim)
+        result, node = record(mean_array(data, dims, keepdim), MeanBackward1, (input,))
         if node is not None:
-            node.self_shape, node.count = data.shape, data.size
+            node.self_shape, node.dims, node.keepdim, node.count = data.shape, dims, keepdim, _count(data.shape, dims)
         return result
-    dims = wrap_dims(dim, data.ndim)
-    result, node = record(mean_array(data, dims, keepdim), MeanBackward1, (input,))
-    if node is not None:
-        node.self_shape, node.dims, node.keepdim, node.count = data.shape, dims, keepdim, _count(data.shape, dims)
-    return result
+
+    def jvp(self, tangents):
+        return sum(tangents[0]) / self.count
+
+    def apply(self, grad):
+        return ops.expand(grad / self.count, self.self_shape),
+
+
+class MeanBackward1(Op):
+    """mean along dims."""
+    node = 'MeanBackward1'
+    __slots__ = ('self_shape', 'dims', 'keepdim', 'count')
+
+    def jvp(self, tangents):
+        return sum(tangents[0], self.dims, self.keepdim) / self.count
+
+    def apply(self, grad):
+        return _expand_back(grad / self.count, self.self_shape, self.dims, self.keepdim),
 
 
 def _no_dof_factor(x):
@@ -162,9 +172,23 @@ def _no_dof_factor(x):
     return wrap(xp.where(xd == mean_array(xd), xp.nan, xp.inf).astype(xd.dtype))
 
 
-class VarBackward0(Node):
+class Var(Op):
+    """var(input, dim=None, unbiased=None, keepdim=False, *, correction=None)."""
+    op, node, saved = 'var', 'VarBackward0', ('self',)
     __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
-    saved_names = ('self',)
+
+    def forward(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'var')
+        data = input._data
+        with _quiet(count - correction):
+            out = xp.asarray(opmath(data).var(axis=dims, ddof=correction, keepdims=keepdim))
+        # (a complex input's variance is real: the mean of |x - mean|^2)
+        result, node = record(out.astype(data.real.dtype, copy=False), Var, (input,))
+        if node is not None:
+            node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
+            node.full = dim is None or data.ndim == 0
+            node.save(input)
+        return result
 
     def jvp(self, tangents):
         (x,) = self.saved_tensors
@@ -180,9 +204,22 @@ class VarBackward0(Node):
         return g * centered * (_per_dof(2.0, self.count - self.correction)),
 
 
-class StdBackward0(Node):
+class Std(Op):
+    """std(input, dim=None, unbiased=None, keepdim=False, *, correction=None)."""
+    op, node, saved = 'std', 'StdBackward0', ('self', 'result')
     __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
-    saved_names = ('self', 'result')
+
+    def forward(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'std')
+        data = input._data
+        with _quiet(count - correction):
+            out = xp.asarray(opmath(data).std(axis=dims, ddof=correction, keepdims=keepdim))
+        result, node = record(out.astype(data.real.dtype, copy=False), Std, (input,))
+        if node is not None:
+            node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
+            node.full = dim is None or data.ndim == 0
+            node.save(input, saved_output(result))
+        return result
 
     def jvp(self, tangents):
         x, result = self.saved_tensors
@@ -208,8 +245,6 @@ def _quiet(dof):
     """No floating-point warnings (NumPy's var and std are Python code in NumPy's own module,
     which leafgrad's warning filter does not name: inf - inf there would warn), nor NumPy's
     warning for a variance with no degrees of freedom (PyTorch's was given by _var_args)."""
-    import contextlib
-    import warnings
     if dof > 0:
         return xp.errstate(all='ignore')
     stack = contextlib.ExitStack()
@@ -227,7 +262,7 @@ def _per_dof(k, dof):
 
 def _unsqueeze_dims(t, dims):
     for d in sorted(dims):
-        t = unsqueeze(t, d)
+        t = ops.unsqueeze(t, d)
     return t
 
 
@@ -243,38 +278,9 @@ def _var_args(input, dim, unbiased, keepdim, correction, name):
     # PyTorch's reduction factor: input numel / output numel (0 when the output is empty)
     out_numel = _count(input._data.shape, [d for d in range(input._data.ndim) if d not in dims])
     if (count if out_numel else 0) - correction <= 0:
-        import warnings
         warnings.warn(f'{name}(): degrees of freedom is <= 0. Correction should be strictly less than the '
                       'reduction factor (input numel divided by output numel).', UserWarning, stacklevel=3)
     return dims, correction, count
-
-
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'var')
-    data = input._data
-    with _quiet(count - correction):
-        out = xp.asarray(opmath(data).var(axis=dims, ddof=correction, keepdims=keepdim))
-    # (a complex input's variance is real: the mean of |x - mean|^2)
-    result, node = record(out.astype(data.real.dtype, copy=False), VarBackward0, (input,))
-    if node is not None:
-        node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
-        node.full = dim is None or data.ndim == 0
-        node.save(input)
-    return result
-
-
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'std')
-    data = input._data
-    with _quiet(count - correction):
-        out = xp.asarray(opmath(data).std(axis=dims, ddof=correction, keepdims=keepdim))
-    result, node = record(out.astype(data.real.dtype, copy=False), StdBackward0, (input,))
-    if node is not None:
-        node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
-        node.full = dim is None or data.ndim == 0
-        from ._util import saved_output
-        node.save(input, saved_output(result))
-    return result
 
 
 def _check_float(input, name):
@@ -287,9 +293,15 @@ def _check_float(input, name):
 
 # ---- var_mean, std_mean ----------------------------------------------------------------------
 
-class VarMeanBackward0(Node):
-    """Two outputs: the variance (or std) and the mean."""
+class VarMean(Op):
+    """var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None): two outputs,
+    the variance and the mean (a function only)."""
+    op, node = 'var_mean', 'VarMeanBackward0'
+    method = False
     # no __slots__: record_many sets num_outputs and output_meta on multi-output nodes
+
+    def forward(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return _var_mean(input, dim, unbiased, keepdim, correction, False)
 
     def apply(self, grad_var, grad_mean):
         x, result = self.saved_tensors
@@ -310,8 +322,12 @@ class VarMeanBackward0(Node):
         return g,
 
 
-class StdMeanBackward0(VarMeanBackward0):
-    pass
+class StdMean(VarMean):
+    """std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None)."""
+    op, node = 'std_mean', 'StdMeanBackward0'
+
+    def forward(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return _var_mean(input, dim, unbiased, keepdim, correction, True)
 
 
 def _var_mean(input, dim, unbiased, keepdim, correction, is_std):
@@ -322,19 +338,11 @@ def _var_mean(input, dim, unbiased, keepdim, correction, is_std):
         v = xp.asarray(work.std(axis=dims, ddof=correction, keepdims=keepdim) if is_std
                        else work.var(axis=dims, ddof=correction, keepdims=keepdim)).astype(data.dtype, copy=False)
         m = xp.asarray(work.mean(axis=dims, keepdims=keepdim)).astype(data.dtype, copy=False)
-    (out_v, out_m), node = record_many([v, m], StdMeanBackward0 if is_std else VarMeanBackward0, (input,))
+    (out_v, out_m), node = record_many([v, m], StdMean if is_std else VarMean, (input,))
     if node is not None:
         node.dims, node.keepdim, node.correction, node.count, node.is_std = dims, keepdim, correction, count, is_std
         node.save(input, saved_output(out_v))
     return out_v, out_m
-
-
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var_mean(input, dim, unbiased, keepdim, correction, False)
-
-
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var_mean(input, dim, unbiased, keepdim, correction, True)
 
 
 # ---- prod --------------------------------------------------------------------------------
@@ -343,24 +351,46 @@ def _prod_safe_zeros(grad, x, dim):
     """grad times the product of all but each element along ``dim``, exact with zeros: the
     exclusive cumulative products from either end, as PyTorch's prod_safe_zeros_backward (leafgrad
     ops, so that it can be differentiated again)."""
-    from .elementwise import mul
-    from .rearrange import cat, flip
     shape = x._data.shape
     if x._data.size == 0:
-        return expand(grad, shape)
+        return ops.expand(grad, shape)
     n = shape[dim]
     if n == 1:
         return grad
     ones = wrap(xp.ones(shape[:dim] + (1,) + shape[dim + 1:], dtype=x._data.dtype))
-    before = cumprod(cat([ones, narrow(x, dim, 0, n - 1)], dim), dim)
-    after = flip(cumprod(cat([ones, flip(narrow(x, dim, 1, n - 1), [dim])], dim), dim), [dim])
-    return mul(grad, mul(before, after))
+    before = cumprod(ops.cat([ones, ops.narrow(x, dim, 0, n - 1)], dim), dim)
+    after = ops.flip(cumprod(ops.cat([ones, ops.flip(ops.narrow(x, dim, 1, n - 1), [dim])], dim), dim), [dim])
+    return ops.mul(grad, ops.mul(before, after))
 
 
-class ProdBackward0(Node):
-    """Full product: grad * result / x without zeros, else the products of the others (PyTorch's
-    prod_backward, node for node)."""
+class Prod(Op):
+    """prod(input, dim=None, keepdim=False, *, dtype=None). Over all elements: grad * result / x
+    without zeros, else the products of the others (PyTorch's prod_backward, node for node)."""
+    op, node = 'prod', 'ProdBackward0'
     __slots__ = ()
+
+    def forward(input, dim=None, keepdim=False, *, dtype=None):
+        if autocast.state.on:
+            input, = autocast.fp32(input)
+        data = input._data
+        out_dtype = _sum_dtype(data, dtype)
+        if out_dtype is _InFloat32:  # PyTorch's bfloat16 product rounds after each step, as NumPy's does
+            data, out_dtype = data.astype(backend.bfloat16.np, copy=False), None
+        if dim is None:
+            result, node = record(xp.asarray(xp.multiply.reduce(data, axis=None, dtype=out_dtype)), Prod, (input,))
+            if node is not None:
+                node.save(input, saved_output(result))
+            return result
+        if not isinstance(dim, int):
+            raise TypeError('prod(): argument \'dim\' must be int, not ' + type(dim).__name__)
+        d = wrap_dims(dim, data.ndim)
+        axis = d[0] if data.ndim else None
+        out = xp.asarray(xp.multiply.reduce(data, axis=axis, keepdims=keepdim and data.ndim > 0, dtype=out_dtype))
+        result, node = record(out, ProdBackward1, (input,))
+        if node is not None:
+            node.dim, node.keepdim = axis if axis is not None else 0, keepdim
+            node.save(input, saved_output(result))
+        return result
 
     def jvp(self, tangents, output):  # the gradient (zeros handled) dotted with the tangent
         return slice_reduction_jvp(self, tangents, output, tuple(range(len(self.saved_tensors[0].shape))), False)
@@ -374,10 +404,12 @@ class ProdBackward0(Node):
             return grad * (result / x),
         if not state.grad_enabled and zeros.sum() > 1:
             return wrap(xp.zeros_like(x._data)),
-        return view(_prod_safe_zeros(grad, reshape(x, (-1,)), 0), x._data.shape),
+        return ops.view(_prod_safe_zeros(grad, ops.reshape(x, (-1,)), 0), x._data.shape),
 
 
-class ProdBackward1(Node):
+class ProdBackward1(Op):
+    """prod along a dim."""
+    node = 'ProdBackward1'
     __slots__ = ('dim', 'keepdim')
 
     def jvp(self, tangents, output):
@@ -389,53 +421,53 @@ class ProdBackward1(Node):
         if x._data.ndim == 0:
             return grad,
         if not self.keepdim:
-            grad, result = unsqueeze(grad, self.dim), unsqueeze(result, self.dim)
+            grad, result = ops.unsqueeze(grad, self.dim), ops.unsqueeze(result, self.dim)
         if not (x._data == 0).any():
             return grad * (result / x),
         return _prod_safe_zeros(grad, x, self.dim),
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
-    if autocast.state.on:
-        input, = autocast.fp32(input)
-    data = input._data
-    out_dtype = _sum_dtype(data, dtype)
-    if out_dtype is _InFloat32:  # PyTorch's bfloat16 product rounds after each step, as NumPy's does
-        data, out_dtype = data.astype(backend.bfloat16.np, copy=False), None
-    if dim is None:
-        result, node = record(xp.asarray(xp.multiply.reduce(data, axis=None, dtype=out_dtype)), ProdBackward0, (input,))
-        if node is not None:
-            node.save(input, saved_output(result))
-        return result
-    if not isinstance(dim, int):
-        raise TypeError('prod(): argument \'dim\' must be int, not ' + type(dim).__name__)
-    d = wrap_dims(dim, data.ndim)
-    axis = d[0] if data.ndim else None
-    out = xp.asarray(xp.multiply.reduce(data, axis=axis, keepdims=keepdim and data.ndim > 0, dtype=out_dtype))
-    result, node = record(out, ProdBackward1, (input,))
-    if node is not None:
-        node.dim, node.keepdim = axis if axis is not None else 0, keepdim
-        node.save(input, saved_output(result))
-    return result
-
-
 # ---- logsumexp ---------------------------------------------------------------------------
 
-class LogsumexpBackward0(Node):
+class Logsumexp(Op):
+    """logsumexp(input, dim, keepdim=False): log(sum(exp(x))) without overflow (the largest
+    shifted out); integer input in the default float dtype."""
+    op, node = 'logsumexp', 'LogsumexpBackward0'
     __slots__ = ('dims', 'keepdim')
 
+    def forward(input, dim, keepdim=False):
+        data = input._data
+        if data.dtype.kind == 'c':  # (no order to shift by the largest: PyTorch's formula, composed)
+            return (input - input.real.amax(dim, keepdim=True).detach()).exp().sum(dim, keepdim).log() + \
+                (input.real.amax(dim, keepdim=True).detach() if keepdim else input.real.amax(dim).detach())
+        if data.dtype.kind not in 'fV':
+            data = data.astype(backend.get_default_dtype().np)
+        dims = wrap_dims(dim, data.ndim) if dim != () else tuple(range(data.ndim))
+        with xp.errstate(divide='ignore', invalid='ignore', over='ignore'):
+            if data.size:
+                m = data.max(axis=dims, keepdims=True)
+                m = xp.where(xp.isfinite(m), m, 0)  # all -inf (or inf) rows: shift by 0, not by inf
+                out = xp.log(_sum_exp(data - m, dims)) + m
+            else:
+                out = xp.log(_sum_exp(data, dims))
+        if not keepdim:
+            out = out.reshape(tuple(s for i, s in enumerate(data.shape) if i not in dims))
+        result, node = record(out.astype(data.dtype, copy=False), Logsumexp, (input,))
+        if node is not None:
+            node.dims, node.keepdim = dims, keepdim
+            node.save(input, saved_output(result))
+        return result
+
     def jvp(self, tangents):
-        from .elementwise import exp
         x, result = self.saved_tensors
         r = result if self.keepdim else _unsqueeze_dims(result, self.dims)
-        return sum(exp(x - r) * tangents[0], self.dims, self.keepdim)
+        return sum(ops.exp(x - r) * tangents[0], self.dims, self.keepdim)
 
     def apply(self, grad):
-        from .elementwise import exp
         x, result = self.saved_tensors
         if not self.keepdim:
             grad, result = _unsqueeze_dims(grad, self.dims), _unsqueeze_dims(result, self.dims)
-        return grad * exp(x - result),
+        return grad * ops.exp(x - result),
 
 
 def _sum_exp(data, dims):
@@ -444,33 +476,12 @@ def _sum_exp(data, dims):
     return xp.exp(data).sum(axis=dims, keepdims=True)
 
 
-def logsumexp(input, dim, keepdim=False):
-    data = input._data
-    if data.dtype.kind == 'c':  # (no order to shift by the largest: PyTorch's formula, composed)
-        return (input - input.real.amax(dim, keepdim=True).detach()).exp().sum(dim, keepdim).log() + \
-            (input.real.amax(dim, keepdim=True).detach() if keepdim else input.real.amax(dim).detach())
-    if data.dtype.kind not in 'fV':
-        data = data.astype(backend.get_default_dtype().np)
-    dims = wrap_dims(dim, data.ndim) if dim != () else tuple(range(data.ndim))
-    with xp.errstate(divide='ignore', invalid='ignore', over='ignore'):
-        if data.size:
-            m = data.max(axis=dims, keepdims=True)
-            m = xp.where(xp.isfinite(m), m, 0)  # all -inf (or inf) rows: shift by 0, not by inf
-            out = xp.log(_sum_exp(data - m, dims)) + m
-        else:
-            out = xp.log(_sum_exp(data, dims))
-    if not keepdim:
-        out = out.reshape(tuple(s for i, s in enumerate(data.shape) if i not in dims))
-    result, node = record(out.astype(data.dtype, copy=False), LogsumexpBackward0, (input,))
-    if node is not None:
-        node.dims, node.keepdim = dims, keepdim
-        node.save(input, saved_output(result))
-    return result
-
-
 # ---- vector norms ------------------------------------------------------------------------
 
-class LinalgVectorNormBackward0(Node):
+class LinalgVectorNormBackward0(Op):
+    """linalg.vector_norm's node (its function is leafgrad.linalg's: PyTorch has no
+    torch.vector_norm nor a method)."""
+    node = 'LinalgVectorNormBackward0'
     __slots__ = ('ord', 'dims', 'keepdim')
 
     def jvp(self, tangents):
@@ -479,10 +490,9 @@ class LinalgVectorNormBackward0(Node):
         return sum(g * tangents[0], self.dims, self.keepdim)
 
     def apply(self, grad):
-        from .elementwise import abs as _abs, pow as _pow, sign
         x, result = self.saved_tensors
-        if x._data.dtype.kind == 'c':
-            from .pointwise import sgn as sign  # (z / |z|: the derivative of |z| in PyTorch's convention)
+        # (z / |z| for complex numbers: the derivative of |z| in PyTorch's convention)
+        sign = ops.sgn if x._data.dtype.kind == 'c' else ops.sign
         p = self.ord
         if not self.keepdim:
             grad, result = _unsqueeze_dims(grad, self.dims), _unsqueeze_dims(result, self.dims)
@@ -500,7 +510,7 @@ class LinalgVectorNormBackward0(Node):
             hit = wrap((xp.abs(x._data) == result._data).astype(x._data.dtype))
             count = sum(hit, self.dims, keepdim=True)
             return grad * sign(x) * hit / count,
-        return grad * x * _pow(_abs(x), p - 2) / _pow(safe, p - 1) * keep,
+        return grad * x * ops.pow(ops.abs(x), p - 2) / ops.pow(safe, p - 1) * keep,
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -538,24 +548,42 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return result
 
 
-def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
-    """torch.norm: a vector norm over ``dim`` (all dims by default); 'fro' is the 2-norm,
-    'nuc' the nuclear matrix norm."""
-    if p == 'nuc':
-        from ..linalg import matrix_norm
-        return matrix_norm(input, 'nuc', dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
-    if p == 'fro' or p is None:
-        p = 2
-    if isinstance(p, str):
-        raise RuntimeError(f'norm(): unsupported norm type {p!r}')
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+ops.vector_norm = vector_norm  # (linalg.vector_norm: reached by the families through ops)
+
+
+class Norm(Op):
+    """norm(input, p='fro', dim=None, keepdim=False, dtype=None): a vector norm over ``dim`` (all
+    dims by default); 'fro' is the 2-norm, 'nuc' the nuclear matrix norm (their nodes)."""
+    op = 'norm'
+    __slots__ = ()
+
+    def forward(input, p='fro', dim=None, keepdim=False, dtype=None):
+        if p == 'nuc':
+            from ..linalg import matrix_norm  # (linalg is a namespace above the op families)
+            return matrix_norm(input, 'nuc', dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+        if p == 'fro' or p is None:
+            p = 2
+        if isinstance(p, str):
+            raise RuntimeError(f'norm(): unsupported norm type {p!r}')
+        return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
 # ---- cumulative sums and products ------------------------------------------------------------
 
-class CumsumBackward0(Node):
-    """The gradient of a cumulative sum is the reversed cumulative sum of the gradient."""
+class Cumsum(Op):
+    """cumsum(input, dim, *, dtype=None), and Tensor.cumsum_. The gradient of a cumulative sum
+    is the reversed cumulative sum of the gradient."""
+    op, node = 'cumsum', 'CumsumBackward0'
     __slots__ = ('dim', 'reverse')
+
+    def inplace(self, dim, *, dtype=None):
+        return _run_inplace(self, lambda s: cumsum(s, dim, dtype=dtype))
+
+    def forward(input, dim, *, dtype=None):
+        if input._data.ndim == 0:
+            wrap_dims(dim, 0)
+            return _cumsum(input, None, dtype=dtype)
+        return _cumsum(input, dim, dtype=dtype)
 
     def jvp(self, tangents, output):
         dim = self.dim - output.dim() if output.dim() else self.dim  # (from the end: the same for a batch)
@@ -594,24 +622,36 @@ def _cumsum(input, dim, reverse=False, dtype=None):
         out = _scan(xp.add, data, d, out_dtype)
     if out_dtype is xp.float32 and data.dtype.kind == 'V':
         out = out.astype(data.dtype)
-    result, node = record(out.copy() if reverse else out, CumsumBackward0, (input,))  # flip made a view
+    result, node = record(out.copy() if reverse else out, Cumsum, (input,))  # flip made a view
     if node is not None:
         node.dim, node.reverse = d if d is not None else 0, reverse
     return result
 
 
-def cumsum(input, dim, *, dtype=None):
-    if input._data.ndim == 0:
-        wrap_dims(dim, 0)
-        return _cumsum(input, None, dtype=dtype)
-    return _cumsum(input, dim, dtype=dtype)
-
-
-class CumprodBackward0(Node):
+class Cumprod(Op):
+    """cumprod(input, dim, *, dtype=None), and Tensor.cumprod_."""
+    op, node = 'cumprod', 'CumprodBackward0'
     __slots__ = ('dim',)
 
+    def inplace(self, dim, *, dtype=None):
+        return _run_inplace(self, lambda s: cumprod(s, dim, dtype=dtype))
+
+    def forward(input, dim, *, dtype=None):
+        data = input._data
+        d = wrap_dims(dim, data.ndim)[0] if data.ndim else (wrap_dims(dim, 0), None)[1]
+        out_dtype = _sum_dtype(data, dtype)
+        if out_dtype is _InFloat32:  # accumulated in float32, rounded once, as PyTorch's
+            data, out_dtype = data.astype(backend.bfloat16.np, copy=False), xp.float32
+        out = data.astype(out_dtype or data.dtype, copy=True) if d is None else _scan(xp.multiply, data, d, out_dtype)
+        if out.dtype != data.dtype and data.dtype.kind == 'V':
+            out = out.astype(data.dtype)
+        result, node = record(out, Cumprod, (input,))
+        if node is not None:
+            node.dim = d if d is not None else 0
+            node.save(input, saved_output(result))
+        return result
+
     def jvp(self, tangents):
-        from .elementwise import where
         x, result = self.saved_tensors
         t, d = tangents[0], self.dim
         if x._data.ndim == 0 or x._data.size == 0:
@@ -620,12 +660,12 @@ class CumprodBackward0(Node):
             return result * cumsum(t / x, d)
         # with zeros: d out_j = sum_{i<=j} t_i prod_{k<=j, k!=i} x_k, rows as in apply
         n = x._data.shape[d]
-        xm = unsqueeze(transpose(x, d, -1), -2)
+        xm = ops.unsqueeze(ops.transpose(x, d, -1), -2)
         eye = wrap(xp.eye(n, dtype=bool))
-        rows = cumprod(where(eye, wrap(xp.ones((), dtype=x._data.dtype)), xm), -1)   # (..., i, j)
-        upper = wrap(xp.triu(xp.ones((n, n), dtype=x._data.dtype)))               # j >= i
-        ti = unsqueeze(transpose(t, d, -1), -1)                                     # (..., i, 1)
-        return transpose(sum(rows * upper * ti, -2), d, -1)
+        rows = cumprod(ops.where(eye, wrap(xp.ones((), dtype=x._data.dtype)), xm), -1)   # (..., i, j)
+        upper = wrap(xp.triu(xp.ones((n, n), dtype=x._data.dtype)))                   # j >= i
+        ti = ops.unsqueeze(ops.transpose(t, d, -1), -1)                                 # (..., i, 1)
+        return ops.transpose(sum(rows * upper * ti, -2), d, -1)
 
     def apply(self, grad):
         x, result = self.saved_tensors
@@ -669,7 +709,7 @@ def _cumprod_grad_around_zeros(g, x, out, d):
 def _cumprod_grad_by_left_out_products(grad, x, d):
     """grad_k = sum_{j>=k} g_j prod_{i<=j, i!=k} x_i, one k at a time: prod(x[:k]) times the
     cumulative products of x[k+1:], written into a slice of zeros (PyTorch's create_graph method)."""
-    from .rearrange import cat
+    cat, narrow, expand = ops.cat, ops.narrow, ops.expand
     n = x._data.shape[d]
     grad_input = wrap(xp.zeros(x._data.shape, grad._data.dtype))
     ones = expand(wrap(xp.ones(1, grad._data.dtype)), x._data.shape[:d] + (1,) + x._data.shape[d + 1:])
@@ -687,29 +727,20 @@ def _cumprod_grad_by_left_out_products(grad, x, d):
     return grad_input
 
 
-def cumprod(input, dim, *, dtype=None):
-    data = input._data
-    d = wrap_dims(dim, data.ndim)[0] if data.ndim else (wrap_dims(dim, 0), None)[1]
-    out_dtype = _sum_dtype(data, dtype)
-    if out_dtype is _InFloat32:  # accumulated in float32, rounded once, as PyTorch's
-        data, out_dtype = data.astype(backend.bfloat16.np, copy=False), xp.float32
-    out = data.astype(out_dtype or data.dtype, copy=True) if d is None else _scan(xp.multiply, data, d, out_dtype)
-    if out.dtype != data.dtype and data.dtype.kind == 'V':
-        out = out.astype(data.dtype)
-    result, node = record(out, CumprodBackward0, (input,))
-    if node is not None:
-        node.dim = d if d is not None else 0
-        node.save(input, saved_output(result))
-    return result
-
-
-class LogcumsumexpBackward0(Node):
-    """dx_k = sum_{j>=k} g_j exp(x_k - out_j), computed in log space for the positive and the
-    negative parts of g (PyTorch's method), so that nothing overflows."""
+class Logcumsumexp(Op):
+    """logcumsumexp(input, dim). Its derivative: dx_k = sum_{j>=k} g_j exp(x_k - out_j),
+    computed in log space for the positive and the negative parts of g (PyTorch's method), so
+    that nothing overflows."""
+    op, node = 'logcumsumexp', 'LogcumsumexpBackward0'
     __slots__ = ('dim', 'reverse')
 
+    def forward(input, dim):
+        if input._data.ndim == 0:
+            wrap_dims(dim, 0)
+        return _logcumsumexp(input, dim)
+
     def apply(self, grad):
-        from .elementwise import exp, log, where
+        where, log, exp = ops.where, ops.log, ops.exp
         x, result = self.saved_tensors
         if x._data.ndim == 0 or x._data.size == 0:
             return grad * 1,
@@ -737,48 +768,76 @@ def _logcumsumexp(input, dim, reverse=False):
             src = xp.flip(data, d) if reverse else data
             out = xp.logaddexp.accumulate(src, axis=d)  # log(e^a + e^b) without overflow, step by step
             out = xp.flip(out, d).copy() if reverse else out
-    result, node = record(out, LogcumsumexpBackward0, (input,))
+    result, node = record(out, Logcumsumexp, (input,))
     if node is not None:
         node.dim, node.reverse = d if d is not None else 0, reverse
         node.save(input, saved_output(result))
     return result
 
 
-def logcumsumexp(input, dim):
-    if input._data.ndim == 0:
-        wrap_dims(dim, 0)
-    return _logcumsumexp(input, dim)
-
-
 # ---- all, any, count_nonzero -------------------------------------------------------------
 
-def _logical_reduce(np_fn):
-    def op(input, dim=None, keepdim=False):
-        data = input._data
-        # all(()) and any(()) reduce nothing, unlike sum(())
-        dims = None if dim is None else () if not isinstance(dim, int) and not len(dim) else wrap_dims(dim, data.ndim)
-        out = xp.asarray(np_fn(data, axis=dims, keepdims=keepdim))
-        # uint8 input gives uint8 output, as PyTorch keeps it for backward compatibility
-        return wrap(out.astype(xp.uint8) if data.dtype == xp.uint8 else out)
-    op.__name__ = np_fn.__name__
-    return op
-
-
-all = _logical_reduce(xp.all)
-any = _logical_reduce(xp.any)
-
-
-def count_nonzero(input, dim=None):
+def _logical_reduce(np_fn, input, dim, keepdim):
     data = input._data
-    dims = None if dim is None else wrap_dims(dim, data.ndim)
-    return wrap(xp.asarray(xp.count_nonzero(data, axis=dims)).astype(xp.int64))
+    # all(()) and any(()) reduce nothing, unlike sum(())
+    dims = None if dim is None else () if not isinstance(dim, int) and not len(dim) else wrap_dims(dim, data.ndim)
+    out = xp.asarray(np_fn(data, axis=dims, keepdims=keepdim))
+    # uint8 input gives uint8 output, as PyTorch keeps it for backward compatibility
+    return wrap(out.astype(xp.uint8) if data.dtype == xp.uint8 else out)
+
+
+class All(Op):
+    """all(input, dim=None, keepdim=False): not differentiable."""
+    op = 'all'
+    __slots__ = ()
+
+    def forward(input, dim=None, keepdim=False):
+        return _logical_reduce(xp.all, input, dim, keepdim)
+
+
+class Any(Op):
+    """any(input, dim=None, keepdim=False): not differentiable."""
+    op = 'any'
+    __slots__ = ()
+
+    def forward(input, dim=None, keepdim=False):
+        return _logical_reduce(xp.any, input, dim, keepdim)
+
+
+class CountNonzero(Op):
+    """count_nonzero(input, dim=None): int64, not differentiable."""
+    op = 'count_nonzero'
+    __slots__ = ()
+
+    def forward(input, dim=None):
+        data = input._data
+        dims = None if dim is None else wrap_dims(dim, data.ndim)
+        return wrap(xp.asarray(xp.count_nonzero(data, axis=dims)).astype(xp.int64))
 
 
 # ---- nansum, nanmean -------------------------------------------------------------------------
 
-class NansumBackward0(Node):
-    """The gradient reaches the elements that are not NaN."""
+class Nansum(Op):
+    """nansum(input, dim=None, keepdim=False, *, dtype=None): NaN counted as 0; the gradient
+    reaches the elements that are not NaN."""
+    op, node = 'nansum', 'NansumBackward0'
     __slots__ = ('dims', 'keepdim')
+
+    def forward(input, dim=None, keepdim=False, *, dtype=None):
+        data = input._data
+        dims = wrap_dims(dim, data.ndim)
+        out_dtype = _sum_dtype(data, dtype)
+        with xp.errstate(all='ignore'):  # (NumPy's nansum is Python code in NumPy's module)
+            if out_dtype is _InFloat32:
+                out = _sum_in_float32(xp.where(xp.isnan(data), 0, data).astype(data.dtype), dims, keepdim)
+            else:
+                out = xp.nansum(data, axis=dims, keepdims=keepdim, dtype=out_dtype)
+        out = xp.asarray(out)
+        result, node = record(out, Nansum, (input,))
+        if node is not None:
+            node.dims, node.keepdim = dims, keepdim
+            node.save(input)
+        return result
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -786,46 +845,15 @@ class NansumBackward0(Node):
         return g * wrap(~xp.isnan(x._data)),
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    data = input._data
-    dims = wrap_dims(dim, data.ndim)
-    out_dtype = _sum_dtype(data, dtype)
-    with xp.errstate(all='ignore'):  # (NumPy's nansum is Python code in NumPy's module)
-        if out_dtype is _InFloat32:
-            out = _sum_in_float32(xp.where(xp.isnan(data), 0, data).astype(data.dtype), dims, keepdim)
-        else:
-            out = xp.nansum(data, axis=dims, keepdims=keepdim, dtype=out_dtype)
-    out = xp.asarray(out)
-    result, node = record(out, NansumBackward0, (input,))
-    if node is not None:
-        node.dims, node.keepdim = dims, keepdim
-        node.save(input)
-    return result
+class Nanmean(Op):
+    """nanmean(input, dim=None, keepdim=False, *, dtype=None): nansum / (number of non-NaN
+    elements), recorded as its parts (as PyTorch)."""
+    op = 'nanmean'
+    __slots__ = ()
 
-
-def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    """nansum / (number of non-NaN elements), recorded as its parts (as PyTorch)."""
-    if input._data.dtype.kind not in 'fV':
-        raise RuntimeError('nanmean(): expected input to have floating point or complex dtype but got '
-                           f'{_LABELS[input._data.dtype.name]}')
-    from .logical import isnan, logical_not
-    count = sum(logical_not(isnan(input)), dim, keepdim)
-    return nansum(input, dim, keepdim, dtype=dtype) / count
-
-
-FUNCTIONS = ['sum', 'mean', 'nansum', 'nanmean', 'logcumsumexp', 'var', 'std', 'var_mean', 'std_mean', 'prod', 'logsumexp', 'norm', 'cumsum',
-             'cumprod', 'all', 'any', 'count_nonzero']
-NOT_METHODS = ['var_mean', 'std_mean']
-
-
-def cumsum_(self, dim, *, dtype=None):
-    from ._inplace import inplace
-    return inplace(self, lambda s: cumsum(s, dim, dtype=dtype))
-
-
-def cumprod_(self, dim, *, dtype=None):
-    from ._inplace import inplace
-    return inplace(self, lambda s: cumprod(s, dim, dtype=dtype))
-
-
-METHODS = {'cumsum_': cumsum_, 'cumprod_': cumprod_}
+    def forward(input, dim=None, keepdim=False, *, dtype=None):
+        if input._data.dtype.kind not in 'fV':
+            raise RuntimeError('nanmean(): expected input to have floating point or complex dtype but got '
+                               f'{_LABELS[input._data.dtype.name]}')
+        count = sum(ops.logical_not(ops.isnan(input)), dim, keepdim)
+        return nansum(input, dim, keepdim, dtype=dtype) / count
