@@ -54,8 +54,7 @@ What follows from a declaration, when its class statement runs (``Op.__init_subc
   tensors given to ``node.save`` in order, and ``'name=attr'`` for a number kept as a slot);
 * **out=** (``out``: the rule that checks and fills ``out``, below; ``None``: PyTorch's
   function has no ``out=``, and Python's TypeError refuses it). Methods take no ``out=``, as
-  in PyTorch. ``REFUSED``: PyTorch writes ``out=`` but leafgrad does not yet; a given ``out``
-  is refused (``_util.refuse_out``) before the forward runs;
+  in PyTorch.
 * ``public = False``: an ``nn.functional`` op that PyTorch has not as ``torch.<name>``
   (``gelu``): its function is bound in its family module, for ``nn.functional`` to import, but
   not listed in ``__all__``;
@@ -91,7 +90,7 @@ from .. import backend, return_types
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from ._util import SCALAR_NAMES, float_dtype_for, ops, record, refuse_out, unary
+from ._util import SCALAR_NAMES, float_dtype_for, ops, record, unary
 
 xp = backend.numpy
 
@@ -250,19 +249,7 @@ def _name_function(fn, name):
 
 def _with_out(forward, name, rule, differentiable):
     """``forward`` with PyTorch's ``out=``: the result is computed as without it, then written
-    into ``out`` by ``rule`` (``REFUSED``: a given ``out`` refused first, and the function keeps
-    the forward's signature with ``out`` added, as ``inspect.signature`` reads it)."""
-    if rule is REFUSED:
-        def function(*args, out=None, **kwargs):
-            if out is not None:
-                refuse_out(name, out)
-            return forward(*args, **kwargs)
-        function.__doc__ = forward.__doc__
-        signature = inspect.signature(forward)
-        function.__signature__ = signature.replace(parameters=list(signature.parameters.values()) + [
-            inspect.Parameter('out', inspect.Parameter.KEYWORD_ONLY, default=None)])
-        return function
-
+    into ``out`` by ``rule``."""
     def function(*args, out=None, **kwargs):
         if out is None:
             return forward(*args, **kwargs)
@@ -505,13 +492,6 @@ def SAME(name, out, result, differentiable=True):
     """The rule of the ops that keep their input's dtype (neg, abs, sign): ``out`` must be of
     the result's dtype."""
     return write_out(name, out, result, same_dtype('Found dtype {out} but expected {result}'), differentiable)
-
-
-def REFUSED(name, out, result=None, differentiable=True):
-    """The rule of an op whose ``out=`` leafgrad does not write yet: a given ``out`` is refused
-    with ``_util.refuse_out``'s NotImplementedError, before the forward runs (``_with_out``),
-    rather than accepted and ignored."""
-    refuse_out(name, out)
 
 
 def EXACT(name, out, result, differentiable=True):
