@@ -349,8 +349,10 @@ def _is_torch_median_of_expanded(lines, diff):
     if bool(((values != 0) & (np.abs(values) < 1e-20)).any()):  # (denormals, or 2.7e-27: seed 4014021)
         return True
     # or any garbage (4.07e-10: seed 4015238), where the median is of a gradient autograd.grad returned
+    # or of a tensor made by expand (seed 4015737)
     grads = {name.strip() for line in lines if 'autograd.grad(' in line
              for name in line.split('=', 1)[0].split(',') if name.strip()}
+    grads |= {line.split(' = ', 1)[0].split(': ')[-1] for line in lines if '.expand(' in line and ' = ' in line}
     return any(re.search(rf'\b{re.escape(diff[1][1])}\b.* = ({"|".join(grads)})\.median\(', line)
                for line in lines) if grads and diff[1] and diff[1][0] == 'new' else False
 
