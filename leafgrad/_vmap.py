@@ -46,6 +46,7 @@ class _State:
     # was recorded at those levels, see grad_through)
     floor = 0
     sites = None       # the installed table
+    installed = False  # whether its wrappers are in place (from level 0's start to its end)
 
 
 _state = _State()
@@ -732,6 +733,7 @@ def _install():
             _table = _sites()
         _state.sites = _table
     _state.sites.install()
+    _state.installed = True
 
 
 def _sites():
@@ -742,6 +744,7 @@ def _sites():
 
 
 def _uninstall():
+    _state.installed = False
     _state.sites.uninstall()
 
 
@@ -864,18 +867,18 @@ def _run(func, flat_args, dims, spec, kwargs, size, name, out_dims=0, randomness
     level = _state.depth
     if level == 0:
         _install()
-    op = _state.sites.ops.get(id(func))
-    if op is not None:  # vmap(leafgrad.dot): the op itself, taken before the ops were wrapped
-        func = op[1]
-    _state.sizes = _state.sizes[:level] + [size]
-    _state.randomness = _state.randomness[:level] + [randomness]
-    batched_args = [a if d is None else _enter(a, d, level) for a, d in zip(flat_args, dims)]
-    _state.depth = level + 1
-    try:
-        result = func(*_unflatten(batched_args, spec), **kwargs)
-    finally:
-        _state.depth = level
-    try:
+    try:  # (the ops are put back however the call ends)
+        op = _state.sites.ops.get(id(func))
+        if op is not None:  # vmap(leafgrad.dot): the op itself, taken before the ops were wrapped
+            func = op[1]
+        _state.sizes = _state.sizes[:level] + [size]
+        _state.randomness = _state.randomness[:level] + [randomness]
+        batched_args = [a if d is None else _enter(a, d, level) for a, d in zip(flat_args, dims)]
+        _state.depth = level + 1
+        try:
+            result = func(*_unflatten(batched_args, spec), **kwargs)
+        finally:
+            _state.depth = level
         return _exit(result, level, name, out_dims)
     finally:
         if level == 0:
@@ -1063,6 +1066,34 @@ def _raised_gradient(g, x, depth):
     with _Plain([g]):
         p = g.movedim(tuple(range(len(high))), tuple(range(len(own), len(own) + len(high))))
     return _batched(p, own + high)
+
+
+def per_sample(call, args):
+    """``call(*args)`` once per sample of the innermost level at which a tensor of ``args`` (a
+    tree) is batched, the results stacked and batched at that level: for a transform whose
+    inputs vmap batched that runs its own levels (jvp, jacfwd under vmap: the forward rules read
+    the tensors their nodes saved, which a batched op records as physical arrays)."""
+    from .func import _flatten as flatten, _unflatten
+    leaves, spec = flatten(args)
+    level = _union([leaf for leaf in leaves if is_batched(leaf)])[-1]
+    results = []
+    for i in range(_state.sizes[level]):
+        picked = [_select_level(leaf, level, i) if is_batched(leaf) and level in leaf._levels else leaf
+                  for leaf in leaves]
+        out, out_spec = flatten(call(*_unflatten(picked, spec)))
+        # a result still batched at the level (an input expanded along it inside: grad's
+        # per-sample leaves; a closed-over batched tensor) is taken at the sample's own index
+        out = [_select_level(o, level, i) if is_batched(o) and level in o._levels else o for o in out]
+        results.append((out, out_spec))
+    out = [_restack_or_none([r[0][k] for r in results], level) if isinstance(results[0][0][k], Tensor)
+           else results[0][0][k] for k in range(len(results[0][0]))]
+    return _unflatten(out, results[0][1])
+
+
+def batched_in(tree):
+    """Whether a tensor of ``tree`` is batched at an open vmap level."""
+    from .func import _flatten as flatten
+    return active() and any(is_batched(leaf) for leaf in flatten(tree)[0])
 
 
 def apply_node(node, grads, apply):

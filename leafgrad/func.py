@@ -138,7 +138,11 @@ def grad_and_value(func, argnums=0, has_aux=False):
     ``has_aux``, f returns (output, aux) and the value is (output, aux)."""
     def wrapper(*args, **kwargs):
         vm = _sys.modules.get('leafgrad._vmap')
-        if vm is not None and vm.active():
+        forward_ad = _sys.modules.get('leafgrad.autograd.forward_ad')
+        if vm is not None and vm.active() and (forward_ad is None or forward_ad._state.level is None
+                                               or vm.batched_in(args)):
+            # (inside a dual level, unbatched inputs (a jvp of grad run per sample under vmap) keep
+            # their tangents through the plain path: forward over reverse)
             return _grad_and_value_in_vmap(vm, func, argnums, has_aux, args, kwargs)
         single, nested = _argnums_tuple(argnums, len(args))[0], [False]
         with enable_grad():
@@ -474,6 +478,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     primals made dual tensors, the ops' forward rules carrying the tangents."""
     from .autograd import forward_ad
     flat, flat_t, spec = _check_jvp_args(primals, tangents)
+    vm = _sys.modules.get('leafgrad._vmap')
+    if vm is not None and vm.batched_in(primals):  # under vmap: per sample (see _vmap.per_sample)
+        return vm.per_sample(lambda p, t: jvp(func, p, t, strict=strict, has_aux=has_aux), (primals, tangents))
     if forward_ad._state.level is not None:
         return _jvp_by_double_backward(func, primals, tangents, strict=strict, has_aux=has_aux)
     with forward_ad.dual_level():
@@ -506,6 +513,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
 
     def wrapper(*args, **kwargs):
         single, nums = _argnums_tuple(argnums, len(args))
+        vm = _sys.modules.get('leafgrad._vmap')
+        if vm is not None and vm.batched_in(args):  # under vmap: per sample (see _vmap.per_sample)
+            return vm.per_sample(lambda *a: wrapper(*a, **kwargs), tuple(args))
         if forward_ad._state.level is not None:  # a jacfwd inside a dual level: by reverse mode
             return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         args = list(args)

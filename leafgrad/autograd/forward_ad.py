@@ -25,6 +25,7 @@ a view of its base's tangent, as in PyTorch (a view that receives a tangent give
 zero one first). One level at a time, as PyTorch's forward AD.
 """
 import collections
+import sys
 import weakref
 
 from . import grad_mode, _instrument
@@ -204,19 +205,37 @@ def _make_wrapper(fn, name):
 
 
 def _install():
-    global _table
-    if _table is None:
-        table = _instrument._build_ops(_make_wrapper)
-        from ..ops import elementwise
-        for fn in (elementwise.tanh_backward, elementwise.sigmoid_backward, elementwise.masked_grad):
-            # derivatives that record their own node: forward over reverse carries tangents through them
-            table[id(fn)] = (fn, _make_wrapper(fn, fn.__name__))
-        _table = _instrument.Sites(table)
-    _table.install()
+    """Wrap the ops. Inside vmap (a jvp or jacfwd under vmap) vmap's wrappers are in place and
+    forward AD's wrap those (a second table, built while they are): an op on duals goes through
+    forward AD, and the op itself and its forward rule's ops through vmap's batching rules."""
+    global _table, _table_over_vmap, _installed
+    vmap = sys.modules.get('leafgrad._vmap')
+    if vmap is not None and vmap._state.installed and vmap._state.depth:
+        if _table_over_vmap is None:
+            _table_over_vmap = _build_table()
+        _installed = _table_over_vmap
+    else:
+        if _table is None:
+            _table = _build_table()
+        _installed = _table
+    _installed.install()
+
+
+def _build_table():
+    table = _instrument._build_ops(_make_wrapper)
+    from ..ops import elementwise
+    for fn in (elementwise.tanh_backward, elementwise.sigmoid_backward, elementwise.masked_grad):
+        # derivatives that record their own node: forward over reverse carries tangents through them
+        table[id(fn)] = (fn, _make_wrapper(fn, fn.__name__))
+    return _instrument.Sites(table)
+
+
+_table_over_vmap = None
+_installed = None
 
 
 def _uninstall():
-    _table.uninstall()
+    _installed.uninstall()
 
 
 def _edge_key(t):
@@ -339,6 +358,14 @@ def _forget(out, temp, start, truly):
     outs = [o for o in _outputs(out) if o._grad_fn is not None and o._grad_fn._seq >= start]
     if not truly:
         for o in outs:
+            base = o._base
+            if base is not None and base._grad_fn is not None and base._grad_fn._seq >= start:
+                # a view of an intermediate (F.linear of a vector: addmm, then a view): the base
+                # forgets too, else the view would require grad as its base does, without an
+                # accumulator of its own, and the next op could not find its tangent
+                base._grad_fn = None
+                base._requires_grad = False
+                base._output_nr = 0
             o._grad_fn = None
             o._requires_grad = False
             o._output_nr = 0

@@ -644,6 +644,8 @@ class Sign(Op):
     def apply(self, grad):
         return wrap(xp.zeros_like(grad._data)),  # (zeros_like(grad), as PyTorch: not grad * 0)
 
+    jvp = elementwise_jvp  # (zero tangents)
+
 
 class TanhBackwardBackward0(Op):
     """tanh_backward's own derivative (create_graph through tanh)."""

@@ -521,6 +521,12 @@ class CummaxBackward0(Node):
             return grad,
         return _embed(grad, self.index, self.dim, self.shape, unique=False),
 
+    def jvp(self, tangents):  # each value's tangent is its source element's
+        t = tangents[0]
+        if not self.shape:
+            return t, None
+        return ops.gather(t, self.dim, wrap(self.index)), None
+
 
 class CumminBackward0(CummaxBackward0):
     pass

@@ -10,6 +10,7 @@ from .. import backend
 from ._op import CAST, NO_GRAD_CAST, SAME, Op
 from .complex_numbers import refused
 from ._util import Node, binary_operands, broadcast_error, ops, record, sum_to, wrap, xp
+from ..autograd.graph import elementwise_jvp
 from ..tensor import Tensor
 
 
@@ -30,6 +31,8 @@ class _ZeroGrad(Op):
 
     def apply(self, grad):
         return wrap(xp.zeros_like(grad._data)),
+
+    jvp = elementwise_jvp  # (zero tangents, shaped as the tangent)
 
 
 def _step(input, np_fn, node_cls, kernel):
@@ -109,6 +112,8 @@ class Frac(_Step):
 
     def apply(self, grad):
         return grad,
+
+    jvp = elementwise_jvp
 
 
 # ---- division with a rounding mode -----------------------------------------------------------

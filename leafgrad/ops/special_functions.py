@@ -17,6 +17,7 @@ from . import elementwise as ew
 from . import special_kernels as K
 from ._op import castable_dtype, writes_out
 from ._util import SCALAR_NAMES, Node, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
+from ..autograd.graph import elementwise_jvp
 from .inplace import inplace
 from ..tensor import Tensor
 
@@ -71,6 +72,8 @@ def _mvlgamma_out(rd, od):
 class LgammaBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * digamma(x),
@@ -86,6 +89,8 @@ def lgamma(input):
 class DigammaBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * polygamma(1, x),
@@ -100,6 +105,8 @@ def digamma(input):
 
 class PolygammaBackward0(Node):
     __slots__ = ('n',)
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -133,6 +140,8 @@ def _mvlgamma_offsets(x, p):
 
 class MvlgammaBackward0(Node):
     __slots__ = ('p',)
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -245,6 +254,8 @@ class SpecialZetaBackward1(Node):
     """zeta(number, q)."""
     __slots__ = ('scalar',)
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+
     def apply(self, grad):
         (q,) = self.saved_tensors
         return grad * -self.scalar * special_zeta(self.scalar + 1.0, q),
@@ -304,6 +315,8 @@ def _not_tiny(x):
 class I0Backward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+
     def apply(self, grad):
         (x,) = self.saved_tensors
         return grad * special_i1(x),
@@ -318,6 +331,8 @@ def i0(input):
 
 class SpecialI0EBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
 
     def apply(self, grad):
         x, result = self.saved_tensors
@@ -337,6 +352,8 @@ def special_i0e(input):
 class SpecialI1Backward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+
     def apply(self, grad):
         x, result = self.saved_tensors
         mask, safe = _not_tiny(x)
@@ -355,6 +372,8 @@ def special_i1(input):
 
 class SpecialI1EBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
 
     def apply(self, grad):
         x, result = self.saved_tensors
@@ -378,6 +397,8 @@ def special_i1e(input):
 class SpecialErfcxBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+
     def apply(self, grad):
         x, result = self.saved_tensors
         return (x * result * 2.0 - 2.0 / math.sqrt(math.pi)) * grad,
@@ -397,6 +418,8 @@ class MulBackward1(Node):
     """A tensor times a number, as the ops PyTorch composes in C++ record it."""
     __slots__ = ('other',)
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+
     def apply(self, grad):
         return grad * self.other,
 
@@ -404,6 +427,8 @@ class MulBackward1(Node):
 class AddBackward1(Node):
     """A tensor plus a number (in C++ compositions)."""
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
 
     def apply(self, grad):
         return grad,
@@ -430,6 +455,8 @@ def special_ndtr(input):
 class SpecialLogNdtrBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+
     def apply(self, grad):
         x, result = self.saved_tensors
         return grad / _SQRT_2PI * ew.exp(-(result + x * x / 2)),
@@ -448,6 +475,8 @@ def special_log_ndtr(input):
 class SpecialNdtriBackward0(Node):
     __slots__ = ()
 
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+
     def apply(self, grad):
         (result,) = self.saved_tensors
         return grad * _SQRT_2PI * ew.exp(result * result * 0.5),
@@ -464,6 +493,8 @@ def special_ndtri(input):
 
 class SpecialEntrBackward0(Node):
     __slots__ = ()
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -501,6 +532,8 @@ class SpecialXlog1PyBackward0(Node):
 class SpecialXlog1PyBackward1(Node):
     """xlog1py(number, tensor)."""
     __slots__ = ('scalar',)
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
 
     def apply(self, grad):
         (y,) = self.saved_tensors

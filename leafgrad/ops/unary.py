@@ -320,6 +320,8 @@ class ClampBackward1(Op):
             mask = mask & (x._data <= self.max)
         return grad * wrap(mask),
 
+    jvp = elementwise_jvp  # (the input's tangent where it was kept, zero where a bound was taken)
+
 
 class ClampBackward0(Op):
     """clamp with tensor bounds; a bound gets the gradient where it was the one chosen."""
@@ -350,6 +352,30 @@ class ClampBackward0(Op):
             outs.append(ops.where(wrap(m), grad, zero))
         return tuple(None if (g is None or fn is None) else sum_to(g, shape)
                      for g, (fn, _), shape in zip(outs, self.next_functions, self.shapes))
+
+    def jvp(self, tangents, output):
+        """The tangent of the operand each element was taken from (the derivative's masks): the
+        input's where it lies within the bounds, a bound's where that bound was taken."""
+        x, lo, hi = [None if t is _Empty else t for t in self.saved_tensors]
+        rest = list(tangents[1:])
+        t_lo = rest.pop(0) if lo is not None else None
+        t_hi = rest.pop(0) if hi is not None else None
+        xd, shape = x._data, output._data.shape
+        keep = xd == xd
+        if lo is not None:
+            keep = keep & (xd >= lo._data)
+        if hi is not None:
+            keep = keep & (xd <= hi._data)
+        chosen = [(keep, tangents[0])]
+        if lo is not None:
+            chosen.append(((xd < lo._data) & (lo._data < hi._data) if hi is not None else xd < lo._data, t_lo))
+        if hi is not None:
+            chosen.append(((xd > hi._data) | (hi._data < lo._data) if lo is not None else xd > hi._data, t_hi))
+        out = wrap(xp.zeros_like(output._data))
+        for mask, t in chosen:
+            if t is not None:
+                out = ops.where(wrap(xp.broadcast_to(mask, shape)), t, out)
+        return out
 
 
 class ClampMinBackward0(ClampBackward1):

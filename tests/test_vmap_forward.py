@@ -1,0 +1,63 @@
+"""vmap and forward mode nested in either order against torch.func: jvp, jacfwd and hessian
+under vmap (batched primals, batched tangents, both), jvp of a vmapped function, two vmap
+levels around a jvp, forward over reverse (hvp) under vmap."""
+import warnings
+
+import pytest
+
+from both import plain
+
+torch = pytest.importorskip('torch')
+import leafgrad as lg  # noqa: E402
+
+
+def _setup(M):
+    M.manual_seed(0)
+    F = M.nn.functional
+    w, b = M.randn(5, 4, dtype=M.float64), M.randn(5, dtype=M.float64)
+
+    def predict(weight, bias, x):
+        return F.linear(x, weight, bias).tanh()
+    return F, w, b, predict, M.randn(3, 4, dtype=M.float64), M.randn(3, 4, dtype=M.float64)
+
+
+def _quiet(program):
+    def run(M):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            return program(M)
+    return run
+
+
+PROGRAMS = {
+    'vmap(jvp) primals and tangents batched': lambda M: (lambda F, w, b, f, X, T: M.func.vmap(
+        lambda x, t: M.func.jvp(lambda a: f(w, b, a), (x,), (t,)))(X, T))(*_setup(M)),
+    'vmap(jvp) tangents batched': lambda M: (lambda F, w, b, f, X, T: M.func.vmap(
+        lambda t: M.func.jvp(lambda a: f(w, b, a), (X[0],), (t,)))(T))(*_setup(M)),
+    'vmap(jvp) primals batched': lambda M: (lambda F, w, b, f, X, T: M.func.vmap(
+        lambda x: M.func.jvp(lambda a: f(w, b, a), (x,), (T[0],)))(X))(*_setup(M)),
+    'jvp(vmap)': lambda M: (lambda F, w, b, f, X, T: M.func.jvp(
+        M.func.vmap(lambda a: f(w, b, a)), (X,), (T,)))(*_setup(M)),
+    'vmap(vmap(jvp))': lambda M: (lambda F, w, b, f, X, T: M.func.vmap(M.func.vmap(
+        lambda x, t: M.func.jvp(lambda a: (a * a).sin().sum(), (x,), (t,))))(
+        X.reshape(3, 2, 2), T.reshape(3, 2, 2)))(*_setup(M)),
+    'vmap(jacfwd)': lambda M: (lambda F, w, b, f, X, T: M.func.vmap(
+        M.func.jacfwd(f, argnums=2), in_dims=(None, None, 0))(w, b, X))(*_setup(M)),
+    'vmap(jacfwd) argnums 0 and 2': lambda M: (lambda F, w, b, f, X, T: M.func.vmap(
+        M.func.jacfwd(f, argnums=(0, 2)), in_dims=(None, None, 0))(w, b, X))(*_setup(M)),
+    'vmap(hessian)': lambda M: (lambda F, w, b, f, X, T: M.func.vmap(
+        M.func.hessian(f, argnums=2), in_dims=(None, None, 0))(w, b, X))(*_setup(M)),
+    'vmap(hvp)': lambda M: (lambda F, w, b, f, X, T: M.func.vmap(
+        lambda x, t: M.func.jvp(M.func.grad(lambda a: a.sin().sum()), (x,), (t,)))(X, T))(*_setup(M)),
+    'jvp of linear on a vector, then tanh': lambda M: (lambda F, w, b, f, X, T: M.func.jvp(
+        lambda a: f(w, b, a), (X[0],), (T[0],)))(*_setup(M)),
+    'jacfwd after vmap(jacfwd)': lambda M: (lambda F, w, b, f, X, T: (
+        M.func.vmap(M.func.jacfwd(f, argnums=2), in_dims=(None, None, 0))(w, b, X),
+        M.func.jacfwd(f, argnums=2)(w, b, X[0]), M.func.hessian(f, argnums=2)(w, b, X[1])))(*_setup(M)),
+}
+
+
+@pytest.mark.parametrize('name', sorted(PROGRAMS))
+def test_nesting_against_torch(name):
+    program = _quiet(PROGRAMS[name])
+    assert plain(program(lg)) == plain(program(torch))
