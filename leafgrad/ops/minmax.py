@@ -11,8 +11,8 @@ import math
 
 from .. import return_types
 from ..autograd.graph import on_samples, slice_reduction_jvp
-from ._op import exact_dtype, same_dtype, write_out, write_outs, writes_out
-from ._util import SCALAR_NAMES, Node, ops, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
+from ._op import exact_dtype, write_out, write_outs
+from ._util import Node, ops, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
 from ..tensor import Tensor
 
 
@@ -133,47 +133,6 @@ def _full(input, name, np_fn, node_cls):
     return result
 
 
-# ---- out='s dtype rules of these ops, PyTorch's messages -------------------------------------------
-
-def _median_values_out(rd, od):
-    if od != rd:
-        raise RuntimeError(f"Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but "
-                           f'type leafgrad.{SCALAR_NAMES[od.name]}Tensor does not equal '
-                           f'leafgrad.{SCALAR_NAMES[rd.name]}Tensor (while checking arguments for median)')
-
-
-def _median_indices_out(rd, od):
-    if od.name != 'int64':
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have scalar type Long; but got "
-                           f'leafgrad.{SCALAR_NAMES[od.name]}Tensor instead (while checking arguments for median)')
-
-
-_MEDIAN_OUT = (_median_values_out, _median_indices_out)
-
-
-def _kthvalue_values_out(rd, od):
-    if od != rd:
-        raise RuntimeError('output values must be of same type as input')
-
-
-def _kthvalue_indices_out(rd, od):
-    if od.name != 'int64':
-        raise RuntimeError('output indices must be of scalar type Long')
-
-
-def _mode_out(what):
-    def check(rd, od):
-        if od != rd:
-            raise RuntimeError(f"expected scalar type '{SCALAR_NAMES[rd.name]}' but got '{SCALAR_NAMES[od.name]}' for "
-                               f'{what} output')
-    return check
-
-
-_CUMULATIVE_OUT = same_dtype('expected scalar_type {result} but found {out}')
-_AMAX_OUT = same_dtype("Expected the dtype for input and out to match, but got {result} for input's dtype and {out} "
-                       "for out's dtype.")
-
-
 def _can_cast(rd, od):
     if rd.category > od.category:
         raise RuntimeError('Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype())) '
@@ -267,12 +226,10 @@ def _amax_like(input, dim, keepdim, name, np_fn, node_cls):
     return result
 
 
-@writes_out('amax', _AMAX_OUT)
 def amax(input, dim=(), keepdim=False):
     return _amax_like(input, dim, keepdim, 'amax', xp.max, AmaxBackward0)
 
 
-@writes_out('amin', _AMAX_OUT)
 def amin(input, dim=(), keepdim=False):
     return _amax_like(input, dim, keepdim, 'amin', xp.min, AminBackward0)
 
@@ -290,7 +247,6 @@ class AminmaxBackward0(Node):
         return total,
 
 
-@writes_out('aminmax')
 def aminmax(input, *, dim=None, keepdim=False):
     dims = _amax_dims(input, dim, 'aminmax') if dim is not None else tuple(range(input._data.ndim))
     if dim is None and input._data.size == 0:
@@ -349,11 +305,7 @@ def _lower_median_index(data, d):
     return idx
 
 
-def median(input, dim=None, keepdim=False, *, out=None):
-    if out is not None:
-        if dim is None:  # (PyTorch's median of all elements takes no out=)
-            raise TypeError('median() missing 1 required positional arguments: "dim"')
-        return write_outs('median', out, median(input, dim, keepdim), _MEDIAN_OUT, (True, False))
+def median(input, dim=None, keepdim=False):
     data = input._data
     if data.dtype.kind == 'b':
         raise NotImplementedError('"median_cpu" not implemented for \'Bool\'')
@@ -376,7 +328,6 @@ class ModeBackward0(_SelectAlongDim):
     pass
 
 
-@writes_out('kthvalue', (_kthvalue_values_out, _kthvalue_indices_out), (True, False))
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest along dim (among equal values PyTorch's index may differ: its kernel
     does not promise which one; this takes the first in a stable sort)."""
@@ -412,7 +363,6 @@ def _mode_index(data, d):
     return xp.where(in_run, order, -1).max(axis=-1)
 
 
-@writes_out('mode', (_mode_out('values'), _mode_out('indices')), (True, False))
 def mode(input, dim=-1, keepdim=False):
     return _select_along_dim(input, dim, keepdim, 'mode', _mode_index, ModeBackward0, return_types.mode)
 
@@ -474,7 +424,6 @@ def _sorted(input, dim, descending, k, node_cls, return_type):
     return return_type(out, indices)
 
 
-@writes_out('sort', differentiable=(True, False))
 def sort(input, dim=-1, descending=False, *, stable=None):
     # (a stable sort either way; ``stable`` only chooses the node's name, as in PyTorch)
     return _sorted(input, dim, descending, None, SortBackward0 if stable is None else SortBackward1,
@@ -490,12 +439,10 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     return wrap(_order(data, d, descending).astype(xp.int64))
 
 
-@writes_out('sort', label='msort')
 def msort(input):
     return sort(input, 0).values
 
 
-@writes_out('topk', differentiable=(True, False))
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) along dim, in order (among equal values PyTorch's indices
     may differ: its kernel does not promise which)."""
@@ -556,12 +503,10 @@ def _cumulative_extremum(input, dim, ufunc, better, node_cls, return_type):
     return return_type(out, indices)
 
 
-@writes_out('cummax', _CUMULATIVE_OUT, (True, False))
 def cummax(input, dim):
     return _cumulative_extremum(input, dim, xp.maximum, xp.greater_equal, CummaxBackward0, return_types.cummax)
 
 
-@writes_out('cummin', _CUMULATIVE_OUT, (True, False))
 def cummin(input, dim):
     return _cumulative_extremum(input, dim, xp.minimum, xp.less_equal, CumminBackward0, return_types.cummin)
 

@@ -7,12 +7,12 @@ the same node and differentiate twice); nanmedian, dist and renorm record nodes 
 """
 from .. import return_types
 from ._op import copy_out, same_dtype, write_outs
-from ._util import Node, record, saved_output, sum_to, wrap, wrap_dim, xp
+from ._util import SCALAR_NAMES, Node, record, saved_output, sum_to, wrap, wrap_dim, xp
 from . import elementwise as _ew
 from . import shape as _shape
 from .activation import _DTYPE_LABEL
 from .indexing import gather
-from .minmax import _MEDIAN_OUT, _EvenlyDistribute, _SelectAlongDim, _full, _select_along_dim, sort
+from .minmax import _EvenlyDistribute, _SelectAlongDim, _full, _select_along_dim, sort
 from .logical import logical_xor
 from .unary import lerp
 from .reduction import sum as _sum
@@ -130,12 +130,28 @@ def _lower_nanmedian_index(data, d):
     return xp.squeeze(xp.take_along_axis(order, k, axis=d), d)
 
 
+def _median_values_out(rd, od):
+    if od != rd:
+        raise RuntimeError(f"Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but "
+                           f'type leafgrad.{SCALAR_NAMES[od.name]}Tensor does not equal '
+                           f'leafgrad.{SCALAR_NAMES[rd.name]}Tensor (while checking arguments for median)')
+
+
+def _median_indices_out(rd, od):
+    if od.name != 'int64':
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                           f'leafgrad.{SCALAR_NAMES[od.name]}Tensor instead (while checking arguments for median)')
+
+
+_NANMEDIAN_OUT = (_median_values_out, _median_indices_out)
+
+
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """median ignoring NaN: the lower median of the non-NaN values."""
     if out is not None:
         if dim is None:  # (PyTorch's nanmedian of all elements takes no out=)
             raise TypeError('nanmedian() missing 1 required positional arguments: "dim"')
-        return write_outs('nanmedian', out, nanmedian(input, dim, keepdim), _MEDIAN_OUT, (True, False))
+        return write_outs('nanmedian', out, nanmedian(input, dim, keepdim), _NANMEDIAN_OUT, (True, False))
     data = input._data
     if data.dtype.kind == 'b':
         raise NotImplementedError('"nanmedian_cpu" not implemented for \'Bool\'')
