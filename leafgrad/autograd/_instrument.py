@@ -325,7 +325,11 @@ def _build_ops(make_wrapper=None):
         module = importlib.import_module(f'..ops.{family}', __package__)
         for name in getattr(module, 'FUNCTIONS', ()):
             add(getattr(module, name), name)
+            if hasattr(getattr(module, name), 'without_out'):  # (its method: the function without out=)
+                add(getattr(module, name).without_out, name)
         for name, fn in getattr(module, 'METHODS', {}).items():
+            add(fn, name)
+        for name, fn in getattr(module, 'TOP_LEVEL', {}).items():
             add(fn, name)
     add(shape.slice_dim, 'slice_dim')
     for name in ('detach', 'detach_', 'item'):
