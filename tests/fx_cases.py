@@ -12,8 +12,11 @@ import math
 import operator
 import sys
 
-import torch
-import torch.fx as fx
+try:
+    import torch
+    import torch.fx as fx
+except ImportError:  # (a program for PyTorch or `python -m leafgrad`: tests/test_fx.py runs it both ways)
+    raise SystemExit('tests/fx_cases.py runs with PyTorch or under python -m leafgrad')
 
 CASES = {}
 

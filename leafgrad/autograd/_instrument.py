@@ -311,6 +311,9 @@ def _build_ops(make_wrapper=None):
     def add(fn, name):
         if callable(fn) and not isinstance(fn, type) and id(fn) not in table and name not in _NOT_OPS:
             table[id(fn)] = (fn, make(fn, name))
+            # a function made by writes_out is the op with out= in front; the op itself is the
+            # Tensor method (methods take no out=), wrapped in its own right
+            add(getattr(fn, 'without_out', None), name)
 
     if make_wrapper is None:
         table[id(indexing.getitem)] = (indexing.getitem, _make_index_wrapper(indexing.getitem, False))
