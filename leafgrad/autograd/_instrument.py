@@ -327,9 +327,7 @@ def _build_ops(make_wrapper=None):
     for family in ops.FAMILIES:
         module = importlib.import_module(f'..ops.{family}', __package__)
         for name in getattr(module, 'FUNCTIONS', ()):
-            add(getattr(module, name), name)
-            if hasattr(getattr(module, name), 'without_out'):  # (its method: the function without out=)
-                add(getattr(module, name).without_out, name)
+            add(getattr(module, name), name)  # (and its method, the function without out=: add does)
         for name, fn in getattr(module, 'METHODS', {}).items():
             add(fn, name)
         for name, fn in getattr(module, 'TOP_LEVEL', {}).items():
