@@ -747,3 +747,17 @@ def test_a_saved_tensor_detached_in_place_is_refused_by_its_history_when_saved(c
             return {'error': str(e).split(':')[0].split('.')[0]}
         return {'x': x.grad, 'w': w.grad}
     assert_same(program)
+
+
+@pytest.mark.parametrize('shape', [(2, 3, 3), (3, 3), (4, 2, 3, 3)])
+def test_a_product_times_a_wider_tensor_backpropagates_as_pytorch(shape):
+    """((a @ a) * float64).sum().backward() with float32 a: the gradient reaching the batched
+    product is float64, which PyTorch's engine casts to the product's dtype (leafgrad's bmm
+    refused it: 'expected scalar type Double but found Float')."""
+    grads = []
+    for T in (lg, torch):
+        a = T.tensor(np.arange(np.prod(shape), dtype=np.float32).reshape(shape) / 10, requires_grad=True)
+        ((a @ a) * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).sum().backward()
+        grads.append(a.grad)
+    assert grads[0].dtype.__repr__().split('.')[-1] == str(grads[1].dtype).split('.')[-1]
+    np.testing.assert_allclose(grads[0].numpy(), grads[1].numpy(), rtol=1e-6)

@@ -265,6 +265,11 @@ class Bmm(Op):
 
     def apply(self, grad):
         a, b = self.saved_tensors
+        factor = a if isinstance(a, Tensor) else b  # (each saved only where the other needs grad)
+        if grad._data.dtype != factor._data.dtype:
+            # a gradient widened downstream (the product times a float64 tensor): PyTorch's engine
+            # casts it to the product's dtype before this node, which bmm's dtype check needs
+            grad = grad.to(factor.dtype)
         ga = bmm(grad, _shape.transpose(b, 1, 2)) if self.next_functions[0][0] is not None else None
         gb = bmm(_shape.transpose(a, 1, 2), grad) if self.next_functions[1][0] is not None else None
         return ga, gb
