@@ -29,6 +29,16 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 NO_DATA = 'Cannot copy out of meta tensor; no data!'
 
 
+def _op_name():
+    """The op that asked a meta array for data: the function two frames up, or above it while
+    that is a ``check_*`` helper (a range check shared by an op and its compiled form reports as
+    the op: embedding, not check_embedding_indices)."""
+    frame = sys._getframe(2)
+    while frame.f_back is not None and frame.f_code.co_name.startswith('check_'):
+        frame = frame.f_back
+    return frame.f_code.co_name
+
+
 class MetaArray(NDArrayOperatorsMixin):
     """An array of ``shape`` and ``dtype`` without data (see the module docstring)."""
     __slots__ = ('shape', 'dtype')
@@ -69,16 +79,14 @@ class MetaArray(NDArrayOperatorsMixin):
     def __array__(self, dtype=None, copy=None):
         # NumPy asks for the data (numpy.asarray, an array of arrays): the op calling it has no
         # shape rule here. (A meta tensor's own __array__ raises PyTorch's NO_DATA first.)
-        caller = sys._getframe(1).f_code.co_name
-        raise NotImplementedError(f"leafgrad's meta device cannot run {caller}: it reads an array's data")
+        raise NotImplementedError(f"leafgrad's meta device cannot run {_op_name()}: it reads an array's data")
 
     def item(self, *args):
         raise RuntimeError('Tensor.item() cannot be called on meta tensors')  # (Tensor.item and its users)
 
     def _no_value(self, *args):
         # an op branching on an array's values (a range check, a fast path): it has no meta rule
-        caller = sys._getframe(1).f_code.co_name
-        raise NotImplementedError(f"leafgrad's meta device cannot run {caller}: it reads an array's values")
+        raise NotImplementedError(f"leafgrad's meta device cannot run {_op_name()}: it reads an array's values")
 
     __float__ = __int__ = __bool__ = __index__ = __complex__ = _no_value
 
