@@ -258,7 +258,7 @@ def embedding_grad_array(grad, indices, num_weights, padding_idx):
 
 
 def check_embedding_indices(idx, n):
-    """embedding's range check of the index array ``idx`` into ``n`` rows (for compile's replay)."""
+    """embedding's range check of the index array ``idx`` into ``n`` rows."""
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError('index out of range in self')
 
@@ -286,8 +286,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             if padding_idx < -n:
                 raise AssertionError('Padding_idx must be within num_embeddings')
             padding_idx = n + padding_idx
-    if idx.size and (idx.min() < 0 or idx.max() >= n):  # (inline: the meta device names the op reading values)
-        raise IndexError('index out of range in self')
+    check_embedding_indices(idx, n)
     _refuse_sparse_gradient(sparse, weight, 'embedding')
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
