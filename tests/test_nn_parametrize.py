@@ -147,3 +147,60 @@ def test_errors(case):
         return nn.utils.remove_weight_norm(m)
     a, b = raises_like(lambda: run(lg), lambda: run(torch))
     assert same_message(a, b), (a, b)
+
+
+ORTHOGONAL_CASES = [((4, 4), {}), ((6, 3), {}), ((3, 6), {}), ((4, 4), dict(orthogonal_map='cayley')),
+                    ((3, 5), dict(orthogonal_map='cayley')), ((5, 3), dict(orthogonal_map='householder')),
+                    ((5, 3), dict(orthogonal_map='householder', use_trivialization=False)),
+                    ((4, 4), dict(orthogonal_map='matrix_exp', use_trivialization=False))]
+
+
+def _orthogonal_linear(T, shape, kw):
+    T.manual_seed(0)
+    m = T.nn.Linear(*shape, dtype=T.float64)
+    T.nn.utils.parametrizations.orthogonal(m, **kw)
+    return m
+
+
+@pytest.mark.parametrize('shape,kw', ORTHOGONAL_CASES, ids=[f'{s}-{k}' for s, k in ORTHOGONAL_CASES])
+def test_orthogonal_as_pytorch(shape, kw):
+    """parametrizations.orthogonal: the weight (orthogonal from the start), the original's gradient,
+    the trivialization's base, the module's repr, and assigning an orthogonal matrix, each as
+    PyTorch's from the same seed; a float64 gradcheck of the map."""
+    results = []
+    for T in (lg, torch):
+        m = _orthogonal_linear(T, shape, kw)
+        x = T.randn(3, shape[0], dtype=T.float64)
+        m(x).sum().backward()
+        orth = m.parametrizations.weight[0]
+        base = getattr(orth, 'base', None)
+        results.append([m.weight.detach().numpy(), m.parametrizations.weight.original.grad.numpy(),
+                        None if base is None else base.numpy(), repr(m).replace('leafgrad', 'torch')])
+    for ours, theirs in zip(*results):
+        if isinstance(ours, str) or ours is None:
+            assert ours == theirs
+        else:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+    m = _orthogonal_linear(lg, shape, kw)
+    orth = m.parametrizations.weight[0]
+    # (householder's map keeps the signs int(diagonal): smooth only away from integers, where
+    # the trivialization's start, -I, sits)
+    original = (m.parametrizations.weight.original.detach() + 0.25).requires_grad_(True)
+    assert lg.autograd.gradcheck(orth, (original,))
+
+
+def test_orthogonal_errors_and_assignment_as_pytorch():
+    for make in (lambda T: T.nn.utils.parametrizations.orthogonal(T.nn.Linear(3, 3), orthogonal_map='foo'),
+                 lambda T: T.nn.utils.parametrizations.orthogonal(T.nn.Linear(3, 3), name='bias'),
+                 lambda T: T.nn.utils.parametrizations.orthogonal(T.nn.Linear(3, 3), name='nope')):
+        raises_like(lambda: make(lg), lambda: make(torch))
+    weights = []
+    for T in (lg, torch):
+        m = _orthogonal_linear(T, (4, 4), {})
+        with T.no_grad():
+            m.weight = T.linalg.qr(T.arange(16.0, dtype=T.float64).reshape(4, 4) + T.eye(4, dtype=T.float64))[0]
+        weights.append(m.weight.detach().numpy())
+    np.testing.assert_allclose(weights[0], weights[1], rtol=1e-10, atol=1e-12)
+    m = _orthogonal_linear(lg, (4, 4), dict(use_trivialization=False))
+    with pytest.raises(NotImplementedError, match='not possible to assign to the matrix exponential'):
+        m.weight = lg.eye(4, dtype=lg.float64)

@@ -1,13 +1,13 @@
 """Parametrizations built on nn.utils.parametrize: weight_norm (a weight as magnitude g times
 direction v / |v|) and spectral_norm (a weight divided by its largest singular value, estimated
-by power iteration)."""
+by power iteration) and orthogonal (a matrix kept orthogonal through a map of an unconstrained one)."""
 from .. import functional as F
 from ..modules.module import Module
 from . import parametrize
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
 
-__all__ = ['weight_norm', 'spectral_norm']
+__all__ = ['weight_norm', 'spectral_norm', 'orthogonal']
 
 
 def _norm_except_dim(v, pow=2, dim=0):
@@ -102,4 +102,119 @@ def spectral_norm(module, name='weight', n_power_iterations=1, eps=1e-12, dim=No
         from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+    return module
+
+
+# ---- orthogonal -------------------------------------------------------------------------------
+_ORTHOGONAL_MAPS = ('matrix_exp', 'cayley', 'householder')
+
+
+def _is_orthogonal(Q):
+    import leafgrad
+    n, k = Q.size(-2), Q.size(-1)
+    eye = leafgrad.eye(k, dtype=Q.dtype)
+    return leafgrad.allclose(Q.mH @ Q, eye, atol=10.0 * n * leafgrad.finfo(Q.dtype).eps)
+
+
+def _make_orthogonal(A):
+    """The Q of A = QR (A tall) with R's diagonal real and non-negative."""
+    import leafgrad
+    X, tau = leafgrad.geqrf(A)
+    Q = leafgrad.linalg.householder_product(X, tau)
+    return Q * X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+
+
+class _Orthogonal(Module):
+    """Maps an unconstrained matrix (a batch of them) to an orthogonal one: the matrix exponential
+    or the Cayley map of a skew-symmetric matrix made from its lower triangle, or a product of
+    Householder reflectors; with the trivialization, times the stored orthogonal ``base``."""
+
+    def __init__(self, weight, orthogonal_map, *, use_trivialization=True):
+        super().__init__()
+        if weight.is_complex() and orthogonal_map == 'householder':
+            raise ValueError('The householder parametrization does not support complex tensors.')
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer('base', None)
+
+    def forward(self, X):
+        import leafgrad
+        n, k = X.size(-2), X.size(-1)
+        transposed = n < k
+        if transposed:
+            X = X.mT
+            n, k = k, n
+        if self.orthogonal_map in ('matrix_exp', 'cayley'):
+            X = X.tril()
+            if n != k:
+                X = leafgrad.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+            A = X - X.mH
+            if self.orthogonal_map == 'matrix_exp':
+                Q = leafgrad.matrix_exp(A)
+            else:
+                eye = leafgrad.eye(n, dtype=A.dtype)
+                Q = leafgrad.linalg.solve(leafgrad.add(eye, A, alpha=-0.5), leafgrad.add(eye, A, alpha=0.5))
+            if n != k:
+                Q = Q[..., :k]
+        else:
+            A = X.tril(diagonal=-1)
+            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
+            Q = leafgrad.linalg.householder_product(A, tau)
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        if hasattr(self, 'base'):
+            Q = self.base @ Q
+        if transposed:
+            Q = Q.mT
+        return Q
+
+    def right_inverse(self, Q):
+        import leafgrad
+        with no_grad():
+            if Q.shape != self.shape:
+                raise ValueError(f'Expected a matrix or batch of matrices of shape {self.shape}. '
+                                 f'Got a tensor of shape {Q.shape}.')
+            Q_init = Q
+            n, k = Q.size(-2), Q.size(-1)
+            transpose = n < k
+            if transpose:
+                Q = Q.mT
+                n, k = k, n
+            if not hasattr(self, 'base'):
+                if self.orthogonal_map in ('cayley', 'matrix_exp'):
+                    raise NotImplementedError('It is not possible to assign to the matrix exponential or the Cayley '
+                                              'parametrizations when use_trivialization=False.')
+                A, tau = leafgrad.geqrf(Q)
+                A.diagonal(dim1=-2, dim2=-1).sign_()
+                A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
+                return A.mT if transpose else A
+            if n == k:
+                Q = _make_orthogonal(Q) if not _is_orthogonal(Q) else Q.clone()
+            else:  # completed to a square orthogonal matrix by random columns
+                N = leafgrad.randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype)
+                Q = _make_orthogonal(leafgrad.cat([Q, N], dim=-1))
+            self.base = Q
+            neg_id = leafgrad.zeros_like(Q_init)
+            neg_id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+            return neg_id
+
+
+def orthogonal(module, name='weight', orthogonal_map=None, *, use_trivialization=True):
+    """``module.<name>`` (a matrix or a batch of them) becomes orthogonal (unitary if complex):
+    ``orthogonal_map`` 'matrix_exp' or 'cayley' of a skew-symmetric matrix, or 'householder'
+    reflectors (default: 'matrix_exp' for square or complex, else 'householder'). With
+    ``use_trivialization`` an orthogonal ``base`` is stored in the parametrization and the map
+    starts at the identity; the initial value is the weight itself if orthogonal, else its Q."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f'Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.')
+    if orthogonal_map is None:
+        orthogonal_map = 'matrix_exp' if weight.size(-2) == weight.size(-1) or weight.is_complex() else 'householder'
+    if orthogonal_map not in _ORTHOGONAL_MAPS:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+                         f'Got: {orthogonal_map}')
+    parametrize.register_parametrization(module, name, _Orthogonal(weight, orthogonal_map,
+                                                                   use_trivialization=use_trivialization), unsafe=True)
     return module
