@@ -44,3 +44,22 @@ def test_case_as_pytorch(outcomes, name):
 
 def test_fx_cases_exist():
     assert len(_case_names()) >= 12
+
+
+def test_print_readable_refuses_the_annotations_it_does_not_print():
+    """leafgrad.fx in this process: run in a subprocess, as the cases are (fx switches on
+    overrides for the rest of the process)."""
+    code = ('import leafgrad as lg, leafgrad.fx as fx\n'
+            'gm = fx.symbolic_trace(lambda x: lg.relu(x) + 1)\n'
+            'assert gm.print_readable(print_output=False).startswith("class ")\n'
+            'for flag in ("include_stride", "include_device", "colored"):\n'
+            '    try:\n'
+            '        gm.print_readable(print_output=False, **{flag: True})\n'
+            '    except NotImplementedError as e:\n'
+            '        assert flag in str(e)\n'
+            '    else:\n'
+            '        raise AssertionError(flag)\n'
+            'print("ok")\n')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get('PYTHONPATH')])))
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.stdout.strip() == 'ok', done.stderr[-2000:]

@@ -102,7 +102,13 @@ class GraphModule(Module):
         return python_code
 
     def print_readable(self, print_output=True, include_stride=False, include_device=False, colored=False):
-        """The generated code as the source of a class."""
+        """The generated code as the source of a class. ``include_stride``, ``include_device`` and
+        ``colored`` annotate PyTorch's printout with each node's tensor metadata: not implemented
+        here, and refused rather than ignored."""
+        for flag, value in (('include_stride', include_stride), ('include_device', include_device),
+                            ('colored', colored)):
+            if value:
+                raise NotImplementedError(f'GraphModule.print_readable({flag}=True) is not implemented in leafgrad.fx')
         body = '\n'.join('    ' + line if line else line for line in self._code.strip('\n').split('\n'))
         text = f'class {type(self).__name__}(leafgrad.nn.Module):\n{body}\n'
         if print_output:
