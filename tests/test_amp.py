@@ -135,8 +135,12 @@ def test_op_under_cpu_autocast(fn, specs, atol):
     lo, to = _run(lg, fn, lx), _run(torch, fn, tx)
     assert _name(lo.dtype) == _name(to.dtype)
     assert tuple(lo.shape) == tuple(to.shape)
-    rtol = 2 ** -7 if to.dtype in (torch.bfloat16, torch.float16) else 1e-5
-    np.testing.assert_allclose(_np(lo), _np(to), rtol=rtol, atol=max(atol, 1e-6))
+    half = to.dtype in (torch.bfloat16, torch.float16)
+    # a half-precision result of a long sum (a convolution, a product) depends on how torch
+    # accumulates it on this CPU (avx512_bf16 or not): there the tolerance scales with its size
+    rtol = 2 ** -7 if half else 1e-5
+    scale = 2 ** -7 * float(np.abs(_np(to)).max()) if half else 0.0
+    np.testing.assert_allclose(_np(lo), _np(to), rtol=rtol, atol=max(atol, 1e-6, scale))
     if not to.requires_grad:
         return
     w = np.random.default_rng(1).standard_normal(tuple(to.shape))
@@ -150,7 +154,8 @@ def test_op_under_cpu_autocast(fn, specs, atol):
             assert l is None
             continue
         assert _name(l.dtype) == _name(t.dtype)
-        np.testing.assert_allclose(_np(l), _np(t), rtol=2 ** -6, atol=max(atol, 1e-2))
+        scale = 2 ** -8 * float(np.abs(_np(t)).max()) if half else 0.0
+        np.testing.assert_allclose(_np(l), _np(t), rtol=2 ** -6, atol=max(atol, 1e-2, scale))
 
 
 def test_outside_autocast_nothing_is_cast():
