@@ -255,7 +255,16 @@ def _with_out(forward, name, rule, differentiable):
             return forward(*args, **kwargs)
         return rule(name, out, forward(*args, **kwargs), differentiable)
     function.__doc__ = forward.__doc__
+    function.__signature__ = _signature_with_out(forward)
     return function
+
+
+def _signature_with_out(fn):
+    """``fn``'s signature with PyTorch's keyword ``out=None`` added (what ``inspect.signature``
+    shows for a function made with out=)."""
+    signature = inspect.signature(fn)
+    return signature.replace(parameters=list(signature.parameters.values()) + [
+        inspect.Parameter('out', inspect.Parameter.KEYWORD_ONLY, default=None)])
 
 
 # The in-place machinery (ops/inplace.py) puts its runner here when it is imported: the
@@ -457,23 +466,33 @@ def writes_out(name, check=exact_dtype, differentiable=True, label=None, copy=Fa
     and its result is written into ``out`` by ``write_out``, ``write_outs`` (a tuple result) or
     ``copy_out`` (``copy``). The function decorated takes no ``out`` (it is the method: PyTorch's
     methods take none, ``function.without_out``); the function made has its signature and ``out``."""
+    rule = out_rule(name, check, differentiable, label, copy)
+
     def decorate(fn):
         def function(*args, out=None, **kwargs):
             result = fn(*args, **kwargs)
             if out is None:
                 return result
-            if copy:
-                return copy_out(label or name, out, result, check)
-            if isinstance(result, tuple):
-                return write_outs(name, out, result, check, differentiable, label)
-            return write_out(name, out, result, check, differentiable, label)
+            return rule(name, out, result)
         function.__name__, function.__qualname__ = fn.__name__, fn.__qualname__
         function.__doc__, function.__module__, function.without_out = fn.__doc__, fn.__module__, fn
-        signature = inspect.signature(fn)
-        function.__signature__ = signature.replace(parameters=list(signature.parameters.values()) + [
-            inspect.Parameter('out', inspect.Parameter.KEYWORD_ONLY, default=None)])
+        function.__signature__ = _signature_with_out(fn)
         return function
     return decorate
+
+
+def out_rule(name, check=exact_dtype, differentiable=True, label=None, copy=False):
+    """A declaration's ``out`` rule from the same data as ``writes_out``: ``out = out_rule(
+    'linalg_inv_ex', label='linalg_inv')`` writes the result into ``out`` by ``write_out``,
+    ``write_outs`` (a tuple result) or ``copy_out`` (``copy``), ``name`` the op in the autograd
+    error, ``label`` the function in the TypeError."""
+    def rule(_op, out, result, _differentiable=True):
+        if copy:
+            return copy_out(label or name, out, result, check)
+        if isinstance(result, tuple):
+            return write_outs(name, out, result, check, differentiable, label)
+        return write_out(name, out, result, check, differentiable, label)
+    return rule
 
 
 def CAST(name, out, result, differentiable=True):
@@ -542,5 +561,5 @@ def elementwise_forward(cls):
 
 
 __all__ = ['Op', 'ops', 'CAST', 'NO_GRAD_CAST', 'SAME', 'EXACT', 'check_out', 'fill_out', 'scalar_name',
-           'elementwise_forward', 'write_out', 'write_outs', 'copy_out', 'writes_out', 'check_out_type', 'exact_dtype',
-           'castable_dtype', 'safely_castable', 'same_dtype', 'user_stacklevel']
+           'elementwise_forward', 'write_out', 'write_outs', 'copy_out', 'writes_out', 'out_rule', 'check_out_type',
+           'exact_dtype', 'castable_dtype', 'safely_castable', 'same_dtype', 'user_stacklevel']
