@@ -245,8 +245,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                 # Nothing can leave (Node._inert), or nothing arrived (every consumer's gradient
                 # was None) at a derivative that then gives None: pass None along. PyTorch's
                 # derivative unpacks what it saved before it asks which inputs need a gradient:
-                # the checks of a saved tensor changed in place still raise.
-                if node._inert and node._saved:
+                # the checks of a saved tensor changed in place still raise, and so does its
+                # unpack once a first walk has freed it (``_saved`` None).
+                if node._inert and node._saved != ():
                     node.saved_tensors
                 outs = (None,) * len(node.next_functions)
             elif watched:

@@ -37,6 +37,14 @@ def _release_even_a_scalar(node):
     node._saved = None
 
 
+def _release_mul(node):
+    """Node.release for mul: as ``_release_even_a_scalar``, except for an inert node (no input
+    has an edge: an op on a view made under no_grad), which saved nothing, as PyTorch guards both
+    of mul's saves, and stays usable for a second backward."""
+    if not node._inert:
+        node._saved = None
+
+
 def _check_alpha(x, alpha):
     if isinstance(alpha, bool) and x.dtype.kind != 'b':
         raise RuntimeError('Boolean alpha only supported for Boolean results.')
@@ -216,7 +224,7 @@ class Mul(_BinaryNode):
     out = CAST
     __slots__ = ()
     pack_order = (1, 0)  # other first, as PyTorch
-    release = _release_even_a_scalar
+    release = _release_mul
 
     def forward(input, other):
         x, y = binary_operands(input, other)
