@@ -1,19 +1,14 @@
-"""Moving a tensor to another dtype or device (``to``, ``float``, ``cuda`` …)."""
+"""Moving a tensor to another dtype or device: ``to`` and the methods that are ``to`` with one
+argument fixed (``float``, ``double`` … ``cpu``, ``cuda``, ``type_as``), and ``Tensor.type``, each
+declared once (``_op.Op``). Every conversion that changes something records ``ToCopyBackward0``
+(a differentiable result only: a cast to an integer dtype has no history)."""
 import warnings
 
 from .. import _memory_format, backend
-from ._util import Node, record
+from .._tensor_types import tensor_type
+from ._op import Op
+from ._util import record
 from ..tensor import Tensor
-
-
-class ToCopyBackward0(Node):
-    def jvp(self, tangents, output):
-        return tangents[0].to(output.dtype)
-
-    def apply(self, grad):
-        if grad._data.dtype.kind == 'c' and not self.self_dtype.is_complex:
-            grad = grad.real  # a real input's gradient is the real part, quietly (PyTorch's _to_copy_backward)
-        return to(grad, dtype=self.self_dtype, device=self.self_device),
 
 
 _warned_complex_to_real = False
@@ -60,74 +55,177 @@ def _parse_to(args, kwargs):
     return dtype, device, kwargs.get('copy', False), memory_format
 
 
-def to(input, *args, **kwargs):
-    dtype, device, copy, memory_format = _parse_to(args, kwargs)
-    data = input._data
-    new = data
-    if device is not None:
-        dev = backend.device(device) if not isinstance(device, backend.device) else device
-        if dev != backend.device_of(data) and not (dev.type == 'cuda' and dev.index is None and
-                                                    backend.device_of(data).type == 'cuda'):
-            new = backend.to_device(new, dev)
-    if dtype is not None:
-        np_dtype = backend.to_dtype(dtype).np
-        new = new.astype(np_dtype, copy=False) if new.dtype.kind != 'c' else cast_array(new, np_dtype)
-    if memory_format is not _memory_format.preserve_format:
-        new = _memory_format.lay_out(new, memory_format)
-    if new is data:
-        if not copy:
-            return input
-        new = data.copy(order='K')
-    out, node = record(new, ToCopyBackward0, (input,))
-    if node is not None:
-        if new.dtype.kind not in 'fVc':
-            out._grad_fn, out._requires_grad = None, False
-        node.self_dtype, node.self_device = input.dtype, input.device
-    return out
+class To(Op):
+    """to(input, *args, **kwargs): the tensor in the dtype and on the device given (by a dtype,
+    a device, both, or another tensor's), as ``Tensor.to``: the input itself when nothing
+    changes and ``copy`` is False, else a new tensor (ToCopyBackward0); ``memory_format`` lays
+    the result out. A complex tensor cast to a real dtype keeps its real part, with PyTorch's
+    warning."""
+    op, node = 'to', 'ToCopyBackward0'
+    __slots__ = ('self_dtype', 'self_device')
+
+    def forward(input, *args, **kwargs):
+        dtype, device, copy, memory_format = _parse_to(args, kwargs)
+        data = input._data
+        new = data
+        if device is not None:
+            dev = backend.device(device) if not isinstance(device, backend.device) else device
+            if dev != backend.device_of(data) and not (dev.type == 'cuda' and dev.index is None and
+                                                        backend.device_of(data).type == 'cuda'):
+                new = backend.to_device(new, dev)
+        if dtype is not None:
+            np_dtype = backend.to_dtype(dtype).np
+            new = new.astype(np_dtype, copy=False) if new.dtype.kind != 'c' else cast_array(new, np_dtype)
+        if memory_format is not _memory_format.preserve_format:
+            new = _memory_format.lay_out(new, memory_format)
+        if new is data:
+            if not copy:
+                return input
+            new = data.copy(order='K')
+        out, node = record(new, To, (input,))
+        if node is not None:
+            if new.dtype.kind not in 'fVc':
+                out._grad_fn, out._requires_grad = None, False
+            node.self_dtype, node.self_device = input.dtype, input.device
+        return out
+
+    def jvp(self, tangents, output):
+        return tangents[0].to(output.dtype)
+
+    def apply(self, grad):
+        if grad._data.dtype.kind == 'c' and not self.self_dtype.is_complex:
+            grad = grad.real  # a real input's gradient is the real part, quietly (PyTorch's _to_copy_backward)
+        return to(grad, dtype=self.self_dtype, device=self.self_device),
 
 
-def _caster(name, dtype):
-    def cast(input, memory_format=_memory_format.preserve_format):
-        return to(input, dtype, memory_format=memory_format)
-    cast.__name__ = name
-    return cast
+# ---- the methods that are to() with its dtype or device fixed ------------------------------
+
+class Float(Op):
+    """Tensor.float(memory_format=torch.preserve_format): ``self.to(torch.float32)``."""
+    op, function = 'float', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend.float32, memory_format=memory_format)
 
 
-float_ = _caster('float', backend.float32)
-double = _caster('double', backend.float64)
-half = _caster('half', backend.float16)
-long = _caster('long', backend.int64)
-int_ = _caster('int', backend.int32)
-short = _caster('short', backend.int16)
-bool_ = _caster('bool', backend.bool_)
-byte = _caster('byte', backend.uint8)
-cfloat = _caster('cfloat', backend.complex64)
-cdouble = _caster('cdouble', backend.complex128)
-char = _caster('char', backend.int8)
+class Double(Op):
+    """Tensor.double(memory_format=torch.preserve_format): ``self.to(torch.float64)``."""
+    op, function = 'double', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend.float64, memory_format=memory_format)
 
 
-def bfloat16(input, memory_format=_memory_format.preserve_format):
-    return to(input, backend._make_bfloat16(), memory_format=memory_format)  # (bfloat16 is made on first use)
+class Half(Op):
+    """Tensor.half(memory_format=torch.preserve_format): ``self.to(torch.float16)``."""
+    op, function = 'half', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend.float16, memory_format=memory_format)
 
 
-def type_as(input, other):
-    return to(input, other.dtype)
+class BFloat16(Op):
+    """Tensor.bfloat16(memory_format=torch.preserve_format): ``self.to(torch.bfloat16)``."""
+    op, function = 'bfloat16', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend._make_bfloat16(), memory_format=memory_format)  # (bfloat16 is made on first use)
 
 
-def cpu(input):
-    return to(input, device='cpu')
+class Long(Op):
+    """Tensor.long(memory_format=torch.preserve_format): ``self.to(torch.int64)``."""
+    op, function = 'long', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend.int64, memory_format=memory_format)
 
 
-def cuda(input, device=None, non_blocking=False):
-    return to(input, device='cuda' if device is None else (f'cuda:{device}' if isinstance(device, int) else device))
+class Int(Op):
+    """Tensor.int(memory_format=torch.preserve_format): ``self.to(torch.int32)``."""
+    op, function = 'int', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend.int32, memory_format=memory_format)
 
 
-def type_(input, dtype=None, non_blocking=False, **kwargs):
-    from .._tensor_types import tensor_type  # the legacy types' home
-    return tensor_type(input, dtype, non_blocking, **kwargs)
+class Short(Op):
+    """Tensor.short(memory_format=torch.preserve_format): ``self.to(torch.int16)``."""
+    op, function = 'short', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend.int16, memory_format=memory_format)
 
 
-FUNCTIONS = ['to']
-METHODS = {'float': float_, 'double': double, 'half': half, 'bfloat16': bfloat16, 'long': long, 'int': int_,
-           'short': short, 'bool': bool_, 'cfloat': cfloat, 'cdouble': cdouble, 'byte': byte, 'char': char, 'type_as': type_as, 'cpu': cpu, 'cuda': cuda,
-           'type': type_}
+class Char(Op):
+    """Tensor.char(memory_format=torch.preserve_format): ``self.to(torch.int8)``."""
+    op, function = 'char', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend.int8, memory_format=memory_format)
+
+
+class Byte(Op):
+    """Tensor.byte(memory_format=torch.preserve_format): ``self.to(torch.uint8)``."""
+    op, function = 'byte', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend.uint8, memory_format=memory_format)
+
+
+class Bool(Op):
+    """Tensor.bool(memory_format=torch.preserve_format): ``self.to(torch.bool)``."""
+    op, function = 'bool', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend.bool_, memory_format=memory_format)
+
+
+class CFloat(Op):
+    """Tensor.cfloat(memory_format=torch.preserve_format): ``self.to(torch.complex64)``."""
+    op, function = 'cfloat', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend.complex64, memory_format=memory_format)
+
+
+class CDouble(Op):
+    """Tensor.cdouble(memory_format=torch.preserve_format): ``self.to(torch.complex128)``."""
+    op, function = 'cdouble', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, backend.complex128, memory_format=memory_format)
+
+
+class TypeAs(Op):
+    """Tensor.type_as(other): ``self.to(other.dtype)``."""
+    op, function = 'type_as', False
+
+    def forward(input, other):
+        return to(input, other.dtype)
+
+
+class Cpu(Op):
+    """Tensor.cpu(memory_format=torch.preserve_format): the tensor in CPU memory (itself if it is there)."""
+    op, function = 'cpu', False
+
+    def forward(input, memory_format=_memory_format.preserve_format):
+        return to(input, device='cpu', memory_format=memory_format)
+
+
+class Cuda(Op):
+    """Tensor.cuda(device=None, non_blocking=False, memory_format=torch.preserve_format): the
+    tensor on a CUDA device (the current one, or ``device``: an index, a name or a device)."""
+    op, function = 'cuda', False
+
+    def forward(input, device=None, non_blocking=False, memory_format=_memory_format.preserve_format):
+        return to(input, device='cuda' if device is None else (f'cuda:{device}' if isinstance(device, int) else device),
+                  memory_format=memory_format)
+
+
+class Type(Op):
+    """Tensor.type(dtype=None, non_blocking=False, **kwargs): the legacy type's name (``'torch.FloatTensor'``)
+    without ``dtype``; else the tensor converted to ``dtype`` (a dtype, a legacy type or its name)."""
+    op, function = 'type', False
+
+    def forward(input, dtype=None, non_blocking=False, **kwargs):
+        return tensor_type(input, dtype, non_blocking, **kwargs)

@@ -1,0 +1,66 @@
+"""The op families declared by ``_op.Op`` from conversion to storage (conversion, inplace,
+sampling, random_variates, complex_numbers, storage): their names and kinds as torch's, their
+nodes, and ``out=`` as PyTorch writes it (resized, dtype checked, an ``out`` that needs grad
+refused), each against torch."""
+import importlib
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import assert_same, lg, raises_like, same_message, torch
+
+FAMILIES = ['conversion']
+
+
+@pytest.mark.parametrize('family', FAMILIES)
+def test_family_is_declared(family):
+    module = importlib.import_module('leafgrad.ops.' + family)
+    for table in ('FUNCTIONS', 'METHODS', 'NOT_METHODS', 'TOP_LEVEL'):
+        assert not hasattr(module, table), (family, table)
+
+
+def _declared(family):
+    from leafgrad.ops import _op
+    return [cls for cls in _op.declared if cls.forward.__module__ == 'leafgrad.ops.' + family]
+
+
+@pytest.mark.parametrize('family', FAMILIES)
+def test_names_and_kinds_as_torch(family):
+    """Each declared op is a torch function where leafgrad makes a function, a Tensor method
+    where leafgrad makes one (leafgrad.to, its own, aside), with the class's docstring."""
+    for cls in _declared(family):
+        names = (cls.op,) + tuple(cls.aliases)
+        for n in names:
+            if cls.function and cls.public and n != 'to':
+                assert hasattr(torch, n), n
+            if cls.method:
+                assert hasattr(torch.Tensor, n), n
+            assert hasattr(lg.Tensor, n) == bool(cls.method) or n in ('real', 'imag'), n
+        assert cls.__doc__ and '(' in cls.__doc__.splitlines()[0], cls
+
+
+# ---- conversion ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('method', ['float', 'double', 'half', 'long', 'int', 'short', 'char', 'byte', 'bool',
+                                    'cfloat', 'cdouble', 'bfloat16'])
+def test_casts_as_torch(method):
+    data = np.array([[0.5, -1.25], [3.0, 2.0]], dtype=np.float32)
+    lx, tx = lg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    ly, ty = getattr(lx, method)(), getattr(tx, method)()
+    assert str(ly.dtype).split('.')[-1] == str(ty.dtype).split('.')[-1]
+    assert (type(ly.grad_fn).__name__ if ly.grad_fn else None) == (type(ty.grad_fn).__name__ if ty.grad_fn else None)
+    assert ly.requires_grad == ty.requires_grad
+
+
+def test_cpu_and_cuda_take_memory_format_as_torch():
+    """Tensor.cpu(memory_format=) lays the result out (a copy, ToCopyBackward0), as PyTorch;
+    it raised TypeError."""
+    data = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4)
+    lx, tx = lg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    ly, ty = lx.cpu(memory_format=lg.channels_last), tx.cpu(memory_format=torch.channels_last)
+    assert ly.stride() == ty.stride() and ly is not lx
+    assert type(ly.grad_fn).__name__ == type(ty.grad_fn).__name__ == 'ToCopyBackward0'
+    assert lx.cpu(memory_format=lg.preserve_format) is lx
+    assert tx.cpu(memory_format=torch.preserve_format) is tx
+    assert 'memory_format' in str(__import__('inspect').signature(lg.Tensor.cuda))
