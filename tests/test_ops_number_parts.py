@@ -66,3 +66,37 @@ def test_errors_match_torch(fn):
 def test_frexp_is_a_return_type_like_torch():
     x = np.array([1.5, -8.])
     assert repr(lg.frexp(lg.tensor(x))).replace('leafgrad', 'torch') == repr(torch.frexp(torch.tensor(x)))
+
+
+@needs_torch
+@pytest.mark.parametrize('name,make,attrs', [
+    ('frexp', lambda T, x: T.frexp(x)[0], ['_saved_exponent']),
+    ('logaddexp2', lambda T, x: T.logaddexp2(x, x * 2), ['_saved_other', '_saved_self']),
+])
+def test_saved_tensors_as_torch(name, make, attrs):
+    """grad_fn._saved_<name>: what PyTorch's node exposes, the same values."""
+    x = np.array([1.5, -8., 0.25])
+    lo, to = make(lg, lg.tensor(x, requires_grad=True)), make(torch, torch.tensor(x, requires_grad=True))
+    assert [a for a in dir(to.grad_fn) if a.startswith('_saved_')] == attrs
+    for a in attrs:
+        np.testing.assert_array_equal(getattr(lo.grad_fn, a).detach().numpy(), getattr(to.grad_fn, a).detach().numpy())
+
+
+@pytest.mark.parametrize('name', ['gcd', 'lcm', 'heaviside', 'signbit', 'frexp', 'ldexp', 'logaddexp2'])
+def test_functions_say_their_signature(name):
+    """Each function's docstring opens with PyTorch's signature, out= included."""
+    first = getattr(lg, name).__doc__.splitlines()[0]
+    assert first.startswith(f'{name}(input, ') and '*, out=None)' in first
+
+
+@needs_torch
+@pytest.mark.parametrize('call', ['x.gcd(x, out=None)', 'x.lcm(x, out=None)', 'x.ldexp(x, out=None)',
+                                  'x.logaddexp2(x, out=None)', 'x.heaviside(x, out=None)'])
+def test_methods_take_no_out(call):
+    """PyTorch's methods take no out=: Python's TypeError, its message."""
+    msgs = []
+    for T in (lg, torch):
+        with pytest.raises(TypeError) as info:
+            eval(call, {'x': T.tensor([2, 3])})
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1]

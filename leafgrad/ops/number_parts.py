@@ -1,16 +1,17 @@
 """Numbers taken apart: the parts of a float (frexp, ldexp, signbit), integer divisors (gcd,
-lcm), the step function (heaviside) and logaddexp2.
+lcm), the step function (heaviside) and logaddexp2, each declared once (``_op.Op``).
 
 frexp's mantissa, ldexp and logaddexp2 are differentiable with PyTorch's nodes (FrexpBackward0,
 LdexpBackward0, Logaddexp2Backward0); heaviside records PyTorch's NotImplemented node; the rest
-give integers or booleans.
+give integers or booleans. Every function takes PyTorch's out= (its rule below), no method does.
 """
 import math
 
 from .. import backend, return_types
-from ._op import CPP_NAMES, castable_dtype, same_dtype, writes_out
-from ._util import Node, binary_operands, broadcast_error, record, record_many, sum_to, wrap, xp
+from ._op import CPP_NAMES, NO_GRAD_CAST, Op, castable_dtype, out_rule, same_dtype
+from ._util import binary_operands, broadcast_error, ops, record, record_many, sum_to, wrap, xp
 from .activation import _DTYPE_LABEL
+from .rounding import NotImplementedNode
 
 
 def _label(dt):
@@ -69,80 +70,128 @@ def _integer_pair(input, other, kernel):
         raise broadcast_error(input, other) from None
 
 
-@writes_out('aten::gcd', castable_dtype, label='gcd')
-def gcd(input, other):
-    """The greatest common divisor, elementwise (non-negative; gcd(0, 0) = 0)."""
-    a, b = _integer_pair(input, other, 'gcd_cpu')
-    try:
-        return wrap(xp.asarray(xp.gcd(a, b)))
-    except ValueError:
-        raise broadcast_error(input, other) from None
+class Gcd(Op):
+    """Not differentiable (PyTorch gives gcd no derivative)."""
+    op, out = 'gcd', NO_GRAD_CAST
+    __slots__ = ()
+
+    def forward(input, other):
+        """gcd(input, other, *, out=None) -> Tensor
+
+        The greatest common divisor, elementwise (non-negative; gcd(0, 0) = 0)."""
+        a, b = _integer_pair(input, other, 'gcd_cpu')
+        try:
+            return wrap(xp.asarray(xp.gcd(a, b)))
+        except ValueError:
+            raise broadcast_error(input, other) from None
 
 
-@writes_out('aten::lcm', castable_dtype, label='lcm')
-def lcm(input, other):
-    """The least common multiple, elementwise (non-negative; 0 when either is 0)."""
-    a, b = _integer_pair(input, other, 'lcm_cpu')
-    try:
-        return wrap(xp.asarray(xp.lcm(a, b)))
-    except ValueError:
-        raise broadcast_error(input, other) from None
+class Lcm(Op):
+    """Not differentiable (PyTorch gives lcm no derivative)."""
+    op, out = 'lcm', NO_GRAD_CAST
+    __slots__ = ()
+
+    def forward(input, other):
+        """lcm(input, other, *, out=None) -> Tensor
+
+        The least common multiple, elementwise (non-negative; 0 when either is 0)."""
+        a, b = _integer_pair(input, other, 'lcm_cpu')
+        try:
+            return wrap(xp.asarray(xp.lcm(a, b)))
+        except ValueError:
+            raise broadcast_error(input, other) from None
 
 
 # ---- heaviside, signbit --------------------------------------------------------------------------
 
-@writes_out('aten::heaviside', _HEAVISIDE_OUT, label='heaviside')
-def heaviside(input, values):
-    """0 where input < 0, 1 where input > 0, ``values`` where input is 0 (both of one dtype)."""
-    from .rounding import NotImplementedNode
-    if input._data.dtype != values._data.dtype:
-        raise RuntimeError('heaviside is not yet implemented for tensors with different dtypes.')
-    a, b = input._data, values._data
-    try:
-        data = xp.asarray(xp.where(a == 0, b, (a > 0).astype(a.dtype))).astype(a.dtype, copy=False)
-    except ValueError:
-        raise broadcast_error(input, values) from None
-    out, node = record(data, NotImplementedNode, (input, values))
-    if node is not None:
-        node.op_name = 'heaviside'
-    return out
+class Heaviside(Op):
+    """PyTorch gives heaviside no derivative: its NotImplemented node, recorded for an input
+    that requires grad."""
+    op, out = 'heaviside', out_rule('aten::heaviside', _HEAVISIDE_OUT, label='heaviside')
+    __slots__ = ()
+
+    def forward(input, values):
+        """heaviside(input, values, *, out=None) -> Tensor
+
+        0 where input < 0, 1 where input > 0, ``values`` where input is 0 (both of one dtype)."""
+        if input._data.dtype != values._data.dtype:
+            raise RuntimeError('heaviside is not yet implemented for tensors with different dtypes.')
+        a, b = input._data, values._data
+        try:
+            data = xp.asarray(xp.where(a == 0, b, (a > 0).astype(a.dtype))).astype(a.dtype, copy=False)
+        except ValueError:
+            raise broadcast_error(input, values) from None
+        out, node = record(data, NotImplementedNode, (input, values))
+        if node is not None:
+            node.op_name = 'heaviside'
+        return out
 
 
-@writes_out('signbit', _SIGNBIT_OUT, differentiable=False)
-def signbit(input):
-    """Whether the sign bit is set: True for negative numbers, -0.0 and negative NaN."""
-    return wrap(xp.asarray(xp.signbit(input._data)))
+class Signbit(Op):
+    """A bool result, no derivative (an ``out`` that requires grad is no error)."""
+    op, out = 'signbit', out_rule('signbit', _SIGNBIT_OUT, differentiable=False)
+    __slots__ = ()
+
+    def forward(input):
+        """signbit(input, *, out=None) -> Tensor
+
+        Whether the sign bit is set: True for negative numbers, -0.0 and negative NaN."""
+        return wrap(xp.asarray(xp.signbit(input._data)))
 
 
 # ---- frexp, ldexp ---------------------------------------------------------------------------------
 
-class FrexpBackward0(Node):
+class Frexp(Op):
+    """mantissa = input / 2**exponent, the exponent piecewise constant: the mantissa's gradient
+    divided by 2**exponent."""
+    op, node, saved = 'frexp', 'FrexpBackward0', ('exponent',)
+    out = out_rule('frexp', _FREXP_OUT, differentiable=(True, False))
     # no __slots__: a multi-output node
+
+    def forward(input):
+        """frexp(input, *, out=None) -> (Tensor mantissa, Tensor exponent)
+
+        input = mantissa * 2**exponent, |mantissa| in [0.5, 1), exponent int32."""
+        a = input._data
+        if a.dtype.kind not in 'fV':
+            raise RuntimeError('torch.frexp() only supports floating-point dtypes')
+        mantissa, exponent = xp.frexp(a)
+        outs, node = record_many([mantissa.astype(a.dtype), exponent.astype(xp.int32)], Frexp, (input,),
+                                 differentiable=(True, False))
+        if node is not None:
+            node.save(outs[1])
+        return return_types.frexp(*outs)
+
     def apply(self, grad_mantissa, grad_exponent=None):
-        # mantissa = input / 2**exponent, the exponent piecewise constant
         (exponent,) = self.saved_tensors
         return grad_mantissa / wrap(xp.exp2(exponent._data.astype(grad_mantissa._data.dtype))),
 
 
-@writes_out('frexp', _FREXP_OUT, differentiable=(True, False))
-def frexp(input):
-    """(mantissa, exponent): input = mantissa * 2**exponent, |mantissa| in [0.5, 1), exponent int32."""
-    a = input._data
-    if a.dtype.kind not in 'fV':
-        raise RuntimeError('torch.frexp() only supports floating-point dtypes')
-    mantissa, exponent = xp.frexp(a)
-    outs, node = record_many([mantissa.astype(a.dtype), exponent.astype(xp.int32)], FrexpBackward0, (input,),
-                             differentiable=(True, False))
-    if node is not None:
-        node.save(outs[1])
-    return return_types.frexp(*outs)
-
-
-class LdexpBackward0(Node):
+class Ldexp(Op):
+    """d/d input = 2**other, d/d other = input * 2**other * log 2."""
+    op, node, out = 'ldexp', 'LdexpBackward0', out_rule('ldexp', _LDEXP_OUT)
     __slots__ = ('self_shape', 'other_shape')
 
+    def forward(input, other):
+        """ldexp(input, other, *, out=None) -> Tensor
+
+        input * 2**other."""
+        dt = backend.result_type(input, other)
+        if not dt.is_floating_point:
+            dt = backend.get_default_dtype()
+        a = input._data.astype(dt.np, copy=False)
+        scale = xp.exp2(other._data.astype(dt.np))
+        try:
+            data = a * scale
+        except ValueError:
+            raise broadcast_error(input, other) from None
+        out, node = record(xp.asarray(data), Ldexp, (input, other))
+        if node is not None:
+            node.self_shape, node.other_shape = _shape(input), _shape(other)
+            node.save(input, other)
+        return out
+
     def apply(self, grad):
-        from .pointwise import exp2
         input, other = self.saved_tensors
         g_in = g_other = None
         if _needs(self, 0):
@@ -152,62 +201,42 @@ class LdexpBackward0(Node):
             if o.dtype.kind in 'iub':
                 scale = wrap(xp.where(o < 0, 0, xp.left_shift(1, xp.maximum(o, 0))).astype(grad._data.dtype))
             else:
-                scale = exp2(other)
+                scale = ops.exp2(other)
             g_in = sum_to(grad * scale, self.self_shape)
         if _needs(self, 1):
-            g_other = sum_to(grad * input * exp2(other) * math.log(2), self.other_shape)
+            g_other = sum_to(grad * input * ops.exp2(other) * math.log(2), self.other_shape)
         return g_in, g_other
-
-
-@writes_out('ldexp', _LDEXP_OUT)
-def ldexp(input, other):
-    """input * 2**other."""
-    dt = backend.result_type(input, other)
-    if not dt.is_floating_point:
-        dt = backend.get_default_dtype()
-    a = input._data.astype(dt.np, copy=False)
-    scale = xp.exp2(other._data.astype(dt.np))
-    try:
-        data = a * scale
-    except ValueError:
-        raise broadcast_error(input, other) from None
-    out, node = record(xp.asarray(data), LdexpBackward0, (input, other))
-    if node is not None:
-        node.self_shape, node.other_shape = _shape(input), _shape(other)
-        node.save(input, other)
-    return out
 
 
 # ---- logaddexp2 --------------------------------------------------------------------------------------
 
-class Logaddexp2Backward0(Node):
+class Logaddexp2(Op):
+    """d/da = sigmoid((a - b) log 2), d/db = sigmoid((b - a) log 2)."""
+    op, node, saved = 'logaddexp2', 'Logaddexp2Backward0', ('self', 'other')
+    out = out_rule('logaddexp2', castable_dtype)
     __slots__ = ('self_shape', 'other_shape')
 
+    def forward(input, other):
+        """logaddexp2(input, other, *, out=None) -> Tensor
+
+        log2(2**input + 2**other), computed without overflow."""
+        dt = backend.result_type(input, other)
+        if not dt.is_floating_point:
+            raise NotImplementedError(f'"logaddexp2_cpu" not implemented for \'{_label(dt)}\'')
+        x, y = binary_operands(input, other)
+        try:
+            with xp.errstate(invalid='ignore'):
+                data = xp.logaddexp2(x, y)
+        except ValueError:
+            raise broadcast_error(input, other) from None
+        out, node = record(xp.asarray(data), Logaddexp2, (input, other))
+        if node is not None:
+            node.self_shape, node.other_shape = _shape(input), _shape(other)
+            node.save(input, other)
+        return out
+
     def apply(self, grad):
-        from . import elementwise as ew
         a, b = self.saved_tensors
-        ga = sum_to(grad * ew.sigmoid((a - b) * math.log(2)), self.self_shape) if _needs(self, 0) else None
-        gb = sum_to(grad * ew.sigmoid((b - a) * math.log(2)), self.other_shape) if _needs(self, 1) else None
+        ga = sum_to(grad * ops.sigmoid((a - b) * math.log(2)), self.self_shape) if _needs(self, 0) else None
+        gb = sum_to(grad * ops.sigmoid((b - a) * math.log(2)), self.other_shape) if _needs(self, 1) else None
         return ga, gb
-
-
-@writes_out('logaddexp2', castable_dtype)
-def logaddexp2(input, other):
-    """log2(2**input + 2**other), computed without overflow."""
-    dt = backend.result_type(input, other)
-    if not dt.is_floating_point:
-        raise NotImplementedError(f'"logaddexp2_cpu" not implemented for \'{_label(dt)}\'')
-    x, y = binary_operands(input, other)
-    try:
-        with xp.errstate(invalid='ignore'):
-            data = xp.logaddexp2(x, y)
-    except ValueError:
-        raise broadcast_error(input, other) from None
-    out, node = record(xp.asarray(data), Logaddexp2Backward0, (input, other))
-    if node is not None:
-        node.self_shape, node.other_shape = _shape(input), _shape(other)
-        node.save(input, other)
-    return out
-
-
-FUNCTIONS = ['gcd', 'lcm', 'heaviside', 'signbit', 'frexp', 'ldexp', 'logaddexp2']
