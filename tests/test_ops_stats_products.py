@@ -209,3 +209,12 @@ def test_histogram_and_nanmedian_are_return_types_like_torch():
     m = lg.nanmedian(lg.tensor([[1., NAN, 3]]), 1)
     tm = torch.nanmedian(torch.tensor([[1., NAN, 3]]), 1)
     assert repr(m).replace('leafgrad', 'torch') == repr(tm)
+
+
+@pytest.mark.parametrize('name', ['bincount', 'histc', 'histogram', 'searchsorted', 'bucketize', 'isin',
+                                  'unravel_index'])
+def test_functions_say_their_signature(name):
+    """Each declared function's docstring opens with PyTorch's signature (out= where it has one)."""
+    first = getattr(lg, name).__doc__.splitlines()[0]
+    assert first.startswith(f'{name}(') and first.rstrip(')').endswith(('out=None', 'out=None) -> Tensor')) == (
+        name not in ('bincount', 'unravel_index'))

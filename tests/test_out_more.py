@@ -170,6 +170,8 @@ OPS.update({
     'searchsorted out_int32': (lambda T, o, x: T.searchsorted(T.tensor([1.0, 2.0]), x(T.tensor(V3)), out_int32=True,
                                                               out=o), ('a list',)),
     'bucketize': (lambda T, o, x: T.bucketize(x(T.tensor(V3)), T.tensor([1.0, 2.0]), right=True, out=o), ('a list',)),
+    'isin': (lambda T, o, x: T.isin(x(T.tensor(V3)), T.tensor([1.0, 2.0]), out=o), ('a list',)),
+    'isin of a number': (lambda T, o, x: T.isin(2.0, x(T.tensor(V3)), invert=True, out=o), ('a list',)),
     'inner': (lambda T, o, x: T.inner(x(T.tensor(V3)), T.tensor(V3), out=o), ()),
     'inner of matrices': (lambda T, o, x: T.inner(x(T.tensor(SPD)), T.ones(3, 2), out=o), ()),
     'inner with a 0-d': (lambda T, o, x: T.inner(x(T.tensor(V3)), T.tensor(2.0), out=o), ()),

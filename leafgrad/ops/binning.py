@@ -1,12 +1,14 @@
 """Counting and searching: bincount, histc, histogram, searchsorted, bucketize, isin and
-unravel_index. None of them is differentiable (counts and positions are piecewise constant), so
-each computes on arrays and wraps the result; histogram records PyTorch's NotImplemented node for an
-input that requires grad, as PyTorch does.
+unravel_index, each declared once (``_op.Op``). None of them is differentiable (counts and
+positions are piecewise constant), so each computes on arrays and wraps the result; histogram
+records PyTorch's NotImplemented node for an input that requires grad, as PyTorch does.
 """
-from .. import return_types
-from ._op import same_dtype, writes_out
-from ._util import SCALAR_NAMES, record_many, wrap, xp
+from .. import backend, return_types
+from ._op import Op, exact_dtype, out_rule, same_dtype
+from ._util import SCALAR_NAMES, ops, record_many, wrap, xp
 from .activation import _DTYPE_LABEL
+from .rounding import NotImplementedNode
+from ..tensor import Tensor
 
 
 def _label(arr):
@@ -14,7 +16,6 @@ def _label(arr):
 
 
 def _array(x):
-    from ..tensor import Tensor
     return x._data if isinstance(x, Tensor) else xp.asarray(x)
 
 
@@ -34,23 +35,30 @@ def _SEARCHSORTED_OUT(rd, od):
 
 # ---- bincount ---------------------------------------------------------------------------------
 
-def bincount(input, weights=None, minlength=0):
-    """Occurrences of each value 0..max of a 1-D non-negative integer tensor; with ``weights``,
-    their sums (float64 unless the weights are float32, as PyTorch's kernel)."""
-    x = input._data
-    if x.dtype.kind not in 'iub':
-        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{_label(x)}\'')
-    if minlength < 0:
-        raise RuntimeError('minlength should be >= 0')
-    if x.ndim != 1 or (x.size and x.min() < 0):
-        raise RuntimeError('bincount only supports 1-d non-negative integral inputs.')
-    if weights is None:
-        return wrap(xp.bincount(x, minlength=minlength).astype(xp.int64))
-    w = weights._data
-    if w.ndim != 1 or w.shape[0] != x.shape[0]:
-        raise RuntimeError('weights should be 1-d and have the same length as input')
-    dt = xp.float32 if w.dtype == xp.float32 else xp.float64
-    return wrap(xp.bincount(x, weights=w.astype(xp.float64), minlength=minlength).astype(dt))
+class Bincount(Op):
+    """Not differentiable; PyTorch's function takes no out=."""
+    op = 'bincount'
+    __slots__ = ()
+
+    def forward(input, weights=None, minlength=0):
+        """bincount(input, weights=None, minlength=0) -> Tensor
+
+        Occurrences of each value 0..max of a 1-D non-negative integer tensor; with ``weights``,
+        their sums (float64 unless the weights are float32, as PyTorch's kernel)."""
+        x = input._data
+        if x.dtype.kind not in 'iub':
+            raise NotImplementedError(f'"bincount_cpu" not implemented for \'{_label(x)}\'')
+        if minlength < 0:
+            raise RuntimeError('minlength should be >= 0')
+        if x.ndim != 1 or (x.size and x.min() < 0):
+            raise RuntimeError('bincount only supports 1-d non-negative integral inputs.')
+        if weights is None:
+            return wrap(xp.bincount(x, minlength=minlength).astype(xp.int64))
+        w = weights._data
+        if w.ndim != 1 or w.shape[0] != x.shape[0]:
+            raise RuntimeError('weights should be 1-d and have the same length as input')
+        dt = xp.float32 if w.dtype == xp.float32 else xp.float64
+        return wrap(xp.bincount(x, weights=w.astype(xp.float64), minlength=minlength).astype(dt))
 
 
 # ---- histc and histogram ---------------------------------------------------------------------
@@ -72,83 +80,94 @@ def _data_range(x, lo, hi):
     return lo, hi
 
 
-@writes_out('histc', _HIST_OUT, differentiable=False)
-def histc(input, bins=100, min=0, max=0):
-    """Counts of the elements in ``bins`` equal-width bins over [min, max] (the data's range
-    when both are 0); elements outside are ignored, max falls in the last bin."""
-    x = input._data
-    _check_float_input(x, 'histogram_cpu')
-    if bins <= 0:
-        raise RuntimeError(f'torch.histogram(): bins must be > 0, but got {bins} for dimension 0')
-    if min > max:
-        raise RuntimeError('torch.histc: max must be larger than min')
-    lo, hi = _data_range(x, float(min), float(max))
-    if not (xp.isfinite(lo) and xp.isfinite(hi)):
-        raise RuntimeError(f'torch.histc: range of [{lo:g}, {hi:g}] is not finite')
-    flat = x.reshape(-1).astype(xp.float64)
-    inside = flat[(flat >= lo) & (flat <= hi)]
-    # PyTorch's linear bin position, the last edge belonging to the last bin
-    pos = ((inside - lo) * bins / (hi - lo)).astype(xp.int64)
-    pos[pos == bins] = bins - 1
-    return wrap(xp.bincount(pos, minlength=bins).astype(x.dtype))
+class Histc(Op):
+    """Not differentiable (an ``out`` that requires grad is no error)."""
+    op, out = 'histc', out_rule('histc', _HIST_OUT, differentiable=False)
+    __slots__ = ()
 
+    def forward(input, bins=100, min=0, max=0):
+        """histc(input, bins=100, min=0, max=0, *, out=None) -> Tensor
 
-@writes_out('aten::histogram', (_HIST_OUT, _BIN_EDGES_OUT), label='histogram')
-def histogram(input, bins, *, range=None, weight=None, density=False):
-    """(hist, bin_edges): ``bins`` an int (equal widths over ``range`` or the data's) or a 1-D
-    tensor of increasing edges; a value lies in [edge_i, edge_i+1), the last bin closed."""
-    from ..tensor import Tensor
-    x = input._data
-    _check_float_input(x, 'histogramdd')
-    if isinstance(bins, Tensor):
-        edges = bins._data
-        if edges.ndim != 1:
-            raise RuntimeError(f'torch.histogram(): bins tensor should have one dimension, but got {edges.ndim} '
-                               'dimensions in the bins tensor for dimension 0')
-        if edges.dtype != x.dtype:
-            raise RuntimeError(f'torch.histogram: input tensor and bins tensors should have the same dtype, but got '
-                               f'input {_label(x).lower()} and bins {_label(edges).lower()}')
-        if edges.shape[0] < 1:
-            raise RuntimeError('torch.histogram(): bins tensor should have at least 1 element, but got 0 elements '
-                               'for dimension 0')
-    else:
+        Counts of the elements in ``bins`` equal-width bins over [min, max] (the data's range
+        when both are 0); elements outside are ignored, max falls in the last bin."""
+        x = input._data
+        _check_float_input(x, 'histogram_cpu')
         if bins <= 0:
             raise RuntimeError(f'torch.histogram(): bins must be > 0, but got {bins} for dimension 0')
-        if range is not None:
-            lo, hi = float(range[0]), float(range[1])
-            if lo > hi:
-                raise RuntimeError(f'torch.histogram(): max must be larger than min for dimension 0, but got '
-                                   f'min {lo:g} and max {hi:g}')
+        if min > max:
+            raise RuntimeError('torch.histc: max must be larger than min')
+        lo, hi = _data_range(x, float(min), float(max))
+        if not (xp.isfinite(lo) and xp.isfinite(hi)):
+            raise RuntimeError(f'torch.histc: range of [{lo:g}, {hi:g}] is not finite')
+        flat = x.reshape(-1).astype(xp.float64)
+        inside = flat[(flat >= lo) & (flat <= hi)]
+        # PyTorch's linear bin position, the last edge belonging to the last bin
+        pos = ((inside - lo) * bins / (hi - lo)).astype(xp.int64)
+        pos[pos == bins] = bins - 1
+        return wrap(xp.bincount(pos, minlength=bins).astype(x.dtype))
+
+
+class Histogram(Op):
+    """PyTorch gives histogram no derivative: its NotImplemented node, recorded when an input
+    requires grad."""
+    op, out = 'histogram', out_rule('aten::histogram', (_HIST_OUT, _BIN_EDGES_OUT), label='histogram')
+    __slots__ = ()
+
+    def forward(input, bins, *, range=None, weight=None, density=False):
+        """histogram(input, bins, *, range=None, weight=None, density=False, out=None)
+
+        (hist, bin_edges): ``bins`` an int (equal widths over ``range`` or the data's) or a 1-D tensor of increasing
+        edges; a value lies in [edge_i, edge_i+1), the last bin closed."""
+        x = input._data
+        _check_float_input(x, 'histogramdd')
+        if isinstance(bins, Tensor):
+            edges = bins._data
+            if edges.ndim != 1:
+                raise RuntimeError(f'torch.histogram(): bins tensor should have one dimension, but got {edges.ndim} '
+                                   'dimensions in the bins tensor for dimension 0')
+            if edges.dtype != x.dtype:
+                raise RuntimeError(f'torch.histogram: input tensor and bins tensors should have the same dtype, '
+                                   f'but got input {_label(x).lower()} and bins {_label(edges).lower()}')
+            if edges.shape[0] < 1:
+                raise RuntimeError('torch.histogram(): bins tensor should have at least 1 element, but got 0 elements '
+                                   'for dimension 0')
         else:
-            lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 0.0)
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = xp.linspace(lo, hi, bins + 1).astype(x.dtype)
-    w = None
-    if weight is not None:
-        w = weight._data
-        if w.shape != x.shape:
-            raise RuntimeError('torch.histogramdd(): if weight tensor is provided it should have the same shape '
-                               'as the input tensor excluding its innermost dimension')
-        w = w.reshape(-1)
-    flat = x.reshape(-1)
-    n = edges.shape[0] - 1
-    keep = (flat >= edges[0]) & (flat <= edges[-1])
-    pos = xp.searchsorted(edges, flat[keep], side='right') - 1
-    pos[pos == n] = n - 1
-    hist = xp.bincount(pos, weights=None if w is None else w[keep].astype(xp.float64), minlength=n)
-    hist = hist.astype(xp.float64)
-    if density:
-        total = hist.sum()
-        with xp.errstate(all='ignore'):
-            hist = hist / (total * xp.diff(edges.astype(xp.float64)))
-    # PyTorch gives histogram no derivative: its NotImplemented node when an input requires grad
-    from .rounding import NotImplementedNode
-    inputs = tuple(t for t in (input, bins, weight) if isinstance(t, Tensor))
-    outs, node = record_many([hist.astype(x.dtype), edges.copy()], NotImplementedNode, inputs)
-    if node is not None:
-        node.op_name = 'histogram'
-    return return_types.histogram(*outs)
+            if bins <= 0:
+                raise RuntimeError(f'torch.histogram(): bins must be > 0, but got {bins} for dimension 0')
+            if range is not None:
+                lo, hi = float(range[0]), float(range[1])
+                if lo > hi:
+                    raise RuntimeError(f'torch.histogram(): max must be larger than min for dimension 0, but got '
+                                       f'min {lo:g} and max {hi:g}')
+            else:
+                lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 0.0)
+            if lo == hi:
+                lo, hi = lo - 0.5, hi + 0.5
+            edges = xp.linspace(lo, hi, bins + 1).astype(x.dtype)
+        w = None
+        if weight is not None:
+            w = weight._data
+            if w.shape != x.shape:
+                raise RuntimeError('torch.histogramdd(): if weight tensor is provided it should have the same shape '
+                                   'as the input tensor excluding its innermost dimension')
+            w = w.reshape(-1)
+        flat = x.reshape(-1)
+        n = edges.shape[0] - 1
+        keep = (flat >= edges[0]) & (flat <= edges[-1])
+        pos = xp.searchsorted(edges, flat[keep], side='right') - 1
+        pos[pos == n] = n - 1
+        hist = xp.bincount(pos, weights=None if w is None else w[keep].astype(xp.float64), minlength=n)
+        hist = hist.astype(xp.float64)
+        if density:
+            total = hist.sum()
+            with xp.errstate(all='ignore'):
+                hist = hist / (total * xp.diff(edges.astype(xp.float64)))
+        # PyTorch gives histogram no derivative: its NotImplemented node when an input requires grad
+        inputs = tuple(t for t in (input, bins, weight) if isinstance(t, Tensor))
+        outs, node = record_many([hist.astype(x.dtype), edges.copy()], NotImplementedNode, inputs)
+        if node is not None:
+            node.op_name = 'histogram'
+        return return_types.histogram(*outs)
 
 
 # ---- searchsorted and bucketize -----------------------------------------------------------------
@@ -164,77 +183,100 @@ def _side(side, right):
     return 'right' if right else 'left'
 
 
-@writes_out('searchsorted', _SEARCHSORTED_OUT, differentiable=False)
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
-    """For each value, the index at which it would be inserted into the innermost dimension of
-    ``sorted_sequence`` (its leading dimensions matching ``input``'s) keeping it sorted."""
-    from ..tensor import Tensor
-    seq = sorted_sequence._data
-    scalar = not isinstance(input, Tensor)
-    values = xp.asarray(input) if scalar else input._data
-    how = _side(side, right)
-    if seq.ndim == 0:
-        raise RuntimeError('torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 '
-                           'dimension')
-    if seq.ndim > 1 and (scalar or seq.shape[:-1] != values.shape[:-1]):
-        raise RuntimeError('torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 '
-                           'dimensions of boundaries tensor and input value tensor must match, but we got '
-                           f'boundaries tensor {list(seq.shape)} and input value tensor {list(values.shape)}')
-    if sorter is not None:
-        order = sorter._data
-        if order.dtype != xp.int64:
-            raise RuntimeError(f'torch.searchsorted(): sorter must be a tensor of long dtype but got '
-                               f'{_label(order)}')
-        if order.shape != seq.shape:
-            raise RuntimeError(f'torch.searchsorted(): boundary and sorter must have the same size, but got boundary '
-                               f'tensor {list(seq.shape)}and got sorter tensor {list(order.shape)}')
-        seq = xp.take_along_axis(seq, order, axis=-1)
-    dt = xp.int32 if out_int32 else xp.int64
-    if seq.ndim == 1:
-        return wrap(xp.asarray(xp.searchsorted(seq, values, side=how)).astype(dt))
-    flat_seq = seq.reshape(-1, seq.shape[-1])
-    flat_val = values.reshape(flat_seq.shape[0], -1)
-    res = xp.stack([xp.searchsorted(s, v, side=how) for s, v in zip(flat_seq, flat_val)]) if flat_seq.shape[0] \
-        else xp.zeros(flat_val.shape, dtype=dt)
-    return wrap(res.reshape(values.shape).astype(dt))
+class Searchsorted(Op):
+    """Not differentiable; a function only (PyTorch has no Tensor.searchsorted)."""
+    op, method = 'searchsorted', False
+    out = out_rule('searchsorted', _SEARCHSORTED_OUT, differentiable=False)
+    __slots__ = ()
+
+    def forward(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+        """searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None)
+
+        For each value, the index at which it would be inserted into the innermost dimension of
+        ``sorted_sequence`` (its leading dimensions matching ``input``'s) keeping it sorted."""
+        seq = sorted_sequence._data
+        scalar = not isinstance(input, Tensor)
+        values = xp.asarray(input) if scalar else input._data
+        how = _side(side, right)
+        if seq.ndim == 0:
+            raise RuntimeError('torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 '
+                               'dimension')
+        if seq.ndim > 1 and (scalar or seq.shape[:-1] != values.shape[:-1]):
+            raise RuntimeError('torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 '
+                               'dimensions of boundaries tensor and input value tensor must match, but we got '
+                               f'boundaries tensor {list(seq.shape)} and input value tensor {list(values.shape)}')
+        if sorter is not None:
+            order = sorter._data
+            if order.dtype != xp.int64:
+                raise RuntimeError(f'torch.searchsorted(): sorter must be a tensor of long dtype but got '
+                                   f'{_label(order)}')
+            if order.shape != seq.shape:
+                raise RuntimeError(f'torch.searchsorted(): boundary and sorter must have the same size, but got '
+                                   f'boundary tensor {list(seq.shape)}and got sorter tensor {list(order.shape)}')
+            seq = xp.take_along_axis(seq, order, axis=-1)
+        dt = xp.int32 if out_int32 else xp.int64
+        if seq.ndim == 1:
+            return wrap(xp.asarray(xp.searchsorted(seq, values, side=how)).astype(dt))
+        flat_seq = seq.reshape(-1, seq.shape[-1])
+        flat_val = values.reshape(flat_seq.shape[0], -1)
+        res = xp.stack([xp.searchsorted(s, v, side=how) for s, v in zip(flat_seq, flat_val)]) if flat_seq.shape[0] \
+            else xp.zeros(flat_val.shape, dtype=dt)
+        return wrap(res.reshape(values.shape).astype(dt))
 
 
-@writes_out('bucketize', _SEARCHSORTED_OUT, differentiable=False)
-def bucketize(input, boundaries, *, out_int32=False, right=False):
-    """searchsorted with the boundaries first: the bucket of each value of ``input``."""
-    if boundaries._data.ndim != 1:
-        raise RuntimeError(f'boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})')
-    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+class Bucketize(Op):
+    """Not differentiable; a function only."""
+    op, method = 'bucketize', False
+    out = out_rule('bucketize', _SEARCHSORTED_OUT, differentiable=False)
+    __slots__ = ()
+
+    def forward(input, boundaries, *, out_int32=False, right=False):
+        """bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor
+
+        searchsorted with the boundaries first: the bucket of each value of ``input``."""
+        if boundaries._data.ndim != 1:
+            raise RuntimeError(f'boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})')
+        return ops.searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
 # ---- isin and unravel_index -----------------------------------------------------------------------
 
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
-    """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a number)."""
-    a, b = _array(elements), _array(test_elements)
-    return wrap(xp.asarray(xp.isin(a, b, invert=invert)))
+class Isin(Op):
+    """Not differentiable; a function only; out= of bool only (PyTorch's out kernel)."""
+    op, method = 'isin', False
+    out = out_rule('isin', exact_dtype, differentiable=False)
+    __slots__ = ()
+
+    def forward(elements, test_elements, *, assume_unique=False, invert=False):
+        """isin(elements, test_elements, *, assume_unique=False, invert=False, out=None) -> Tensor
+
+        Whether each element of ``elements`` occurs in ``test_elements`` (either may be a number)."""
+        a, b = _array(elements), _array(test_elements)
+        return wrap(xp.asarray(xp.isin(a, b, invert=invert)))
 
 
-def unravel_index(indices, shape):
-    """The coordinates of flat ``indices`` in a tensor of ``shape``: one int64 tensor per dimension."""
-    from ..tensor import Tensor
-    if not isinstance(indices, Tensor):
-        raise TypeError(f"expected 'indices' to be a tensor, but got {type(indices)}")
-    idx = indices._data
-    if idx.dtype.kind not in 'iu':
-        from .. import backend
-        raise TypeError(f"expected 'indices' to be integer dtype, but got {backend.from_np(idx.dtype)}")
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    if any(s < 0 for s in shape):
-        raise ValueError('Expected \'shape\' to have only nonnegative elements.')
-    coords, rest = [], idx.astype(xp.int64)
-    for size in reversed(shape):
-        if size == 0:
-            raise RuntimeError('Expected \'shape\' to have only nonnegative elements.')
-        coords.append(rest % size)
-        rest = rest // size
-    return tuple(wrap(c) for c in reversed(coords))
+class UnravelIndex(Op):
+    """Not differentiable; a function only, without out= (PyTorch's is Python code)."""
+    op, method = 'unravel_index', False
+    __slots__ = ()
 
+    def forward(indices, shape):
+        """unravel_index(indices, shape) -> tuple of Tensors
 
-FUNCTIONS = ['bincount', 'histc', 'histogram', 'searchsorted', 'bucketize', 'isin', 'unravel_index']
-NOT_METHODS = ['searchsorted', 'bucketize', 'isin', 'unravel_index']
+        The coordinates of flat ``indices`` in a tensor of ``shape``: one int64 tensor per dimension."""
+        if not isinstance(indices, Tensor):
+            raise TypeError(f"expected 'indices' to be a tensor, but got {type(indices)}")
+        idx = indices._data
+        if idx.dtype.kind not in 'iu':
+            raise TypeError(f"expected 'indices' to be integer dtype, but got {backend.from_np(idx.dtype)}")
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if any(s < 0 for s in shape):
+            raise ValueError('Expected \'shape\' to have only nonnegative elements.')
+        coords, rest = [], idx.astype(xp.int64)
+        for size in reversed(shape):
+            if size == 0:
+                raise RuntimeError('Expected \'shape\' to have only nonnegative elements.')
+            coords.append(rest % size)
+            rest = rest // size
+        return tuple(wrap(c) for c in reversed(coords))
+
