@@ -118,6 +118,7 @@ class Tensor:
     _detached_from = None  # ((since, until) ...): the spans, in node sequence numbers, of the histories detach_() cut
     _history_since = -1  # when an in-place op gave it a history it lacked (else: from its making)
     _own_requires_grad = False  # a view's own requires_grad_(True), beside what its base asks (its accumulator)
+    _hooks_made = False  # register_hook has run on it (PyTorch's _backward_hooks is not None: no grad_fn read)
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
@@ -378,8 +379,9 @@ class Tensor:
         """hook(grad) runs when this tensor's gradient is computed; it may return a new one."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._base is not None:
-            _fresh(self)
+        if self._base is not None and not self._hooks_made:
+            _fresh(self)  # (PyTorch reads grad_fn at the first registration only)
+        self._hooks_made = True
         with _registration_lock:
             if self._grad_fn is None:
                 meta = self._get_meta()

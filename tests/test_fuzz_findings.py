@@ -795,3 +795,48 @@ def test_a_second_backward_through_an_op_on_a_no_grad_view_as_torch(op, retain):
         seen.update(x=x.grad, v=v.grad)
         return seen
     assert_same(program)
+
+
+@pytest.mark.parametrize('made', ['no_grad', 'grad'])
+@pytest.mark.parametrize('before', [1, 2])
+@pytest.mark.parametrize('then', ['nothing', 'backward of the base', 'backward through the view', 'grad_fn',
+                                  'retain_grad'])
+def test_register_hook_reads_grad_fn_at_the_first_registration_only(made, before, then):
+    """PyTorch's register_hook reads the tensor's grad_fn only when it makes its hook table (the
+    first registration): a view whose base then changed in place takes more hooks without
+    regenerating its history, so a view made under no_grad does not raise the no_grad-view error
+    there (the long run, seed 4015888), and hooks added to a view made with grad stay on its old
+    node (none runs in a backward through its regenerated history). (A first registration after
+    the change: PyTorch raises for a no_grad view and crashes for the other.)"""
+    def program(T):
+        seen = {'log': []}
+
+        def hook(k):
+            def h(g):
+                seen['log'].extend([k] + g.flatten().tolist())
+                return g * 2
+            return h
+        x = T.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        b = x * 3
+        if made == 'no_grad':
+            with T.no_grad():
+                v = b[1:]
+        else:
+            v = b[1:]
+        for k in range(before):
+            v.register_hook(hook(k))
+        b.add_(x)
+        v.register_hook(hook(9))
+        if then == 'backward of the base':
+            b.sum().backward()
+        elif then == 'backward through the view':
+            (v * 1).sum().backward()
+        elif then == 'grad_fn':
+            seen['name'] = _name(v)
+        elif then == 'retain_grad':
+            v.retain_grad()
+            b.sum().backward()
+            seen['v'] = v.grad
+        seen['x'] = x.grad
+        return seen
+    assert_same(program)
