@@ -1,11 +1,16 @@
 """Build the corpus folder that ``compat/run.py`` reads: public repositories at pinned commits.
 
-    python compat/fetch.py [DIR]          (default: compat/corpus, which git ignores)
+    python compat/fetch.py [DIR] [--from-mirror MIRROR]   (DIR: compat/corpus by default, which git ignores)
 
 The programs are other people's code under their own licences (listed below and kept beside
 each copy); leafgrad's repository keeps only this list and how to run them. Needs git and
-network access to github.com.
+network access to github.com, or, with ``--from-mirror``, a folder of local copies of the
+repositories laid out as the folders here (``MIRROR/pytorch+examples/repo``, a git directory or
+a clone, for each repository; ``MIRROR/pytorch+tutorials/repo`` for the tutorials' files, which
+are otherwise downloaded). A copy that lacks some files' contents (a snapshot without its largest
+files) is checked out without them, and they are named on stderr.
 """
+import argparse
 import os
 import subprocess
 import sys
@@ -65,20 +70,74 @@ TUTORIALS = [
 ]
 
 
-def fetch(target):
+def _missing_files(dest, commit):
+    """The files of ``commit`` whose contents the clone lacks (a partial snapshot's)."""
+    listing = subprocess.run(['git', '-C', dest, 'ls-tree', '-r', '-z', commit], capture_output=True,
+                             check=True).stdout
+    blobs = []
+    for entry in filter(None, listing.split(b'\0')):
+        meta, path = entry.split(b'\t', 1)
+        _mode, kind, name = meta.split()
+        if kind == b'blob':
+            blobs.append((name, path.decode()))
+    if not blobs:
+        return []
+    answers = subprocess.run(['git', '-C', dest, 'cat-file', '--batch-check'], capture_output=True, check=True,
+                             input=b''.join(name + b'\n' for name, _ in blobs)).stdout.splitlines()
+    return [path for (_, path), answer in zip(blobs, answers) if answer.endswith(b' missing')]
+
+
+def _checkout_from_mirror(dest, commit):
+    """HEAD at ``commit`` and its files in the work tree, but for those whose contents are absent."""
+    missing = _missing_files(dest, commit)
+    subprocess.run(['git', '-C', dest, 'update-ref', '--no-deref', 'HEAD', commit], check=True)
+    subprocess.run(['git', '-C', dest, 'checkout', '--quiet', commit, '--', '.']
+                   + [f':(exclude,literal){path}' for path in missing], check=True)
+    for path in missing:
+        print(f'{os.path.basename(dest)}: {path} is not in the mirror; left out', file=sys.stderr)
+
+
+def fetch(target, mirror=None):
     os.makedirs(target, exist_ok=True)
     for folder, (url, commit, _licence) in REPOSITORIES.items():
         dest = os.path.join(target, folder)
-        if not os.path.isdir(dest):
-            subprocess.run(['git', 'clone', '--quiet', url, dest], check=True)
-        subprocess.run(['git', '-C', dest, 'checkout', '--quiet', commit], check=True)
+        if mirror is None:
+            if not os.path.isdir(dest):
+                subprocess.run(['git', 'clone', '--quiet', url, dest], check=True)
+            subprocess.run(['git', '-C', dest, 'checkout', '--quiet', commit], check=True)
+        else:
+            if not os.path.isdir(dest):
+                subprocess.run(['git', 'clone', '--quiet', '--no-checkout', os.path.join(mirror, folder, 'repo'),
+                                dest], check=True)
+            _checkout_from_mirror(dest, commit)
+    tutorials = os.path.join(mirror, 'pytorch+tutorials', 'repo') if mirror is not None else None
     for path, commit in TUTORIALS:
         dest = os.path.join(target, 'pytorch+tutorials', path)
         if os.path.exists(dest):
             continue
         os.makedirs(os.path.dirname(dest), exist_ok=True)
-        urllib.request.urlretrieve(f'https://raw.githubusercontent.com/pytorch/tutorials/{commit}/{path}', dest)
+        if tutorials is not None and os.path.isdir(tutorials):
+            text = subprocess.run(['git', f'--git-dir={_git_dir(tutorials)}', 'show', f'{commit}:{path}'],
+                                  capture_output=True, check=True).stdout
+            with open(dest, 'wb') as f:
+                f.write(text)
+        else:
+            urllib.request.urlretrieve(f'https://raw.githubusercontent.com/pytorch/tutorials/{commit}/{path}', dest)
+
+
+def _git_dir(path):
+    """A clone's git directory, or the path itself if it is one (a bare copy)."""
+    return os.path.join(path, '.git') if os.path.isdir(os.path.join(path, '.git')) else path
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('target', nargs='?', default=os.path.join(os.path.dirname(os.path.abspath(__file__)), 'corpus'))
+    parser.add_argument('--from-mirror', metavar='MIRROR', help='take the repositories from local copies, '
+                        'MIRROR/<owner>+<name>/repo, instead of github.com')
+    args = parser.parse_args(argv)
+    fetch(args.target, args.from_mirror)
 
 
 if __name__ == '__main__':
-    fetch(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), 'corpus'))
+    main()
