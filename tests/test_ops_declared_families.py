@@ -10,7 +10,7 @@ import pytest
 
 from oracle import assert_same, lg, raises_like, same_message, torch
 
-FAMILIES = ['conversion']
+FAMILIES = ['conversion', 'inplace']
 
 
 @pytest.mark.parametrize('family', FAMILIES)
@@ -37,6 +37,8 @@ def test_names_and_kinds_as_torch(family):
             if cls.method:
                 assert hasattr(torch.Tensor, n), n
             assert hasattr(lg.Tensor, n) == bool(cls.method) or n in ('real', 'imag'), n
+            if cls.inplace and cls.method:
+                assert hasattr(torch.Tensor, n + '_') and hasattr(lg.Tensor, n + '_'), n
         assert cls.__doc__ and '(' in cls.__doc__.splitlines()[0], cls
 
 
@@ -64,3 +66,19 @@ def test_cpu_and_cuda_take_memory_format_as_torch():
     assert lx.cpu(memory_format=lg.preserve_format) is lx
     assert tx.cpu(memory_format=torch.preserve_format) is tx
     assert 'memory_format' in str(__import__('inspect').signature(lg.Tensor.cuda))
+
+
+# ---- inplace ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('call', ['fill_(2.0)', 'fill_(T.tensor(3.0))', 'zero_()', 'copy_(T.ones(3))',
+                                  'unsqueeze_(0)', 'squeeze_()', 'squeeze_(0)', 't_()', 'transpose_(0, 1)',
+                                  'swapaxes_(0, 1)', 'swapdims_(1, 0)'])
+def test_inplace_nodes_as_torch(call):
+    names = []
+    for T in (lg, torch):
+        x = T.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+        y = x * 1
+        eval('y.' + call, {'T': T, 'y': y})
+        y.sum().backward()
+        names.append((type(y.grad_fn).__name__, tuple(y.shape), x.grad.tolist()))
+    assert names[0] == names[1]

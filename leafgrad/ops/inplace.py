@@ -1,42 +1,29 @@
-"""The in-place ops that are no other op's variant: overwriting a tensor (fill_, zero_, copy_,
-normal_, uniform_) and changing its shape in place (unsqueeze_, squeeze_, t_, transpose_).
+"""The in-place ops that are no other op's variant, each declared once (``_op.Op``), all Tensor
+methods only: overwriting a tensor (fill_, zero_, copy_, normal_, uniform_) and changing its
+shape in place (unsqueeze_, squeeze_, t_, transpose_ with swapaxes_ and swapdims_).
 (The machinery that records in-place ops is ``_inplace``.)
 """
-from .. import backend
+from .. import _random_kernels as kernels, backend
+from ..generator import generator_of
 from ._inplace import _broadcast_error, _bump, _check_writable, _rebase, _reroot, _type_name, inplace
-from ._util import Node, needs_grad, record, wrap, xp
+from ._op import Op
+from ._util import needs_grad, ops, record, sum_to, wrap, xp
 from ..tensor import Tensor
 
 
 # ---- overwriting: fill_, zero_, the samplers, copy_ --------------------------------------
 
-class FillBackward2(Node):
-    """``fill_(number)``: overwritten with a constant, no gradient reaches the old value
-    (zeros_like(grad), as PyTorch: not grad * 0, which is NaN where grad is infinite)."""
+class _Overwritten(Op):
+    """The node of an op that overwrites its tensor with values of no input (a constant, samples):
+    no gradient reaches the old value (zeros_like(grad), as PyTorch: not grad * 0, which is NaN
+    where grad is infinite)."""
+    __slots__ = ()
 
     def apply(self, grad):
         return wrap(xp.zeros_like(grad._data)),
 
 
-class ZeroBackward0(FillBackward2):
-    pass
-
-
-class FillBackward3(Node):
-    """``fill_(0-dim tensor)`` (also ``t[i] = number``): the value gets the sum of the gradient."""
-
-    def apply(self, grad):
-        from .reduction import sum as _sum
-        gs = wrap(xp.zeros_like(grad._data)) if self.needs_input_grad(0) else None
-        gv = _sum(grad) if self.needs_input_grad(1) else None
-        return gs, gv
-
-
-FillBackward = FillBackward2  # the name other modules may know it by
-
-
 def _filled(s, value, cls):
-    from ._util import record
     if isinstance(value, Tensor):
         data = xp.full_like(s._data, value._data.reshape(()))
         return record(data, cls, (s, value))[0]
@@ -44,32 +31,58 @@ def _filled(s, value, cls):
     return record(data, cls, (s,))[0]
 
 
-def fill_(self, value):
-    if not isinstance(value, (Tensor, int, float, xp.generic)):
-        raise TypeError(f'fill_() received an invalid combination of arguments - got ({type(value).__name__}), but '
-                        'expected one of:\n * (Tensor value)\n      didn\'t match because some of the arguments have '
-                        f'invalid types: (!{type(value).__name__}!)\n * (Number value)\n      didn\'t match because some '
-                        f'of the arguments have invalid types: (!{type(value).__name__}!)\n')
-    if isinstance(value, Tensor):
-        if value._data.ndim != 0:
-            raise RuntimeError(f'fill_ only supports 0-dimension value tensor but got tensor with '
-                               f'{value._data.ndim} dimensions.')
-        return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,))
-    return inplace(self, lambda s: _filled(s, value, FillBackward2))
+class Fill(_Overwritten):
+    """Tensor.fill_(value): every element set to ``value``, a number (FillBackward2: no gradient
+    reaches the old value) or a 0-dim tensor (FillBackward3: the value gets the sum of the
+    gradient)."""
+    op, node, function = 'fill_', 'FillBackward2', False
+    __slots__ = ()
+
+    def forward(self, value):
+        if not isinstance(value, (Tensor, int, float, xp.generic)):
+            got = type(value).__name__
+            raise TypeError(f'fill_() received an invalid combination of arguments - got ({got}), but expected one '
+                            'of:\n * (Tensor value)\n      didn\'t match because some of the arguments have invalid '
+                            f'types: (!{got}!)\n * (Number value)\n      didn\'t match because some of the arguments '
+                            f'have invalid types: (!{got}!)\n')
+        if isinstance(value, Tensor):
+            if value._data.ndim != 0:
+                raise RuntimeError(f'fill_ only supports 0-dimension value tensor but got tensor with '
+                                   f'{value._data.ndim} dimensions.')
+            return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,))
+        return inplace(self, lambda s: _filled(s, value, Fill))
 
 
-class NormalBackward0(FillBackward2):
-    """``normal_``: overwritten with samples, no gradient reaches the old value."""
+class FillBackward3(Op):
+    """``fill_(0-dim tensor)`` (also ``t[i] = number``): the value gets the sum of the gradient."""
+    node = 'FillBackward3'
+    __slots__ = ()
+
+    def apply(self, grad):
+        gs = wrap(xp.zeros_like(grad._data)) if self.next_functions[0][0] is not None else None
+        gv = ops.sum(grad) if self.next_functions[1][0] is not None else None
+        return gs, gv
 
 
-class UniformBackward0(FillBackward2):
-    """``uniform_``: as NormalBackward0."""
+class Zero(_Overwritten):
+    """Tensor.zero_(): every element set to 0 (recorded as ZeroBackward0 only when autograd
+    needs it; else written in place at once)."""
+    op, node, function = 'zero_', 'ZeroBackward0', False
+    __slots__ = ()
+
+    def forward(self):
+        self._check_inplace()
+        if not needs_grad(self):
+            _check_writable(self)
+            self._data[...] = 0
+            _bump(self)
+            return self
+        return inplace(self, lambda s: _filled(s, 0, Zero))
 
 
 def _sample_(self, cls, kernel, sample):
     """Overwrite a floating tensor with ``sample(n, contiguous)`` (in the order PyTorch's kernel
     writes them: memory order), recorded as ``cls``."""
-    from .. import _random_kernels as kernels
     target = self._data  # (inplace hands op a contiguous copy when it records: read the layout here)
     d = target.dtype
     if d.kind not in 'fV':
@@ -83,54 +96,82 @@ def _sample_(self, cls, kernel, sample):
     return inplace(self, op)
 
 
-def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    """Overwrite with samples of N(mean, std^2): PyTorch's for the same generator state."""
-    if std < 0:
-        raise RuntimeError(f'normal expects std >= 0.0, but found std {std}')
-    from .. import _random_kernels as kernels
-    from ..generator import generator_of
-    g = generator_of(generator, 'normal_')
-    d = self._data.dtype
-    return _sample_(self, NormalBackward0, 'normal_kernel_cpu',
-                    lambda n, contiguous: kernels.normal(g, n, d, mean, std, contiguous))
+class Normal(_Overwritten):
+    """Tensor.normal_(mean=0, std=1, *, generator=None): overwritten with samples of
+    N(mean, std^2), PyTorch's for the same generator state."""
+    op, node, function = 'normal_', 'NormalBackward0', False
+    __slots__ = ()
+
+    def forward(self, mean=0.0, std=1.0, *, generator=None):
+        if std < 0:
+            raise RuntimeError(f'normal expects std >= 0.0, but found std {std}')
+        g = generator_of(generator, 'normal_')
+        d = self._data.dtype
+        return _sample_(self, Normal, 'normal_kernel_cpu',
+                        lambda n, contiguous: kernels.normal(g, n, d, mean, std, contiguous))
 
 
-def uniform_(self, *bounds, generator=None, **named):
-    """Overwrite with samples of U[from, to) (``uniform_(from=0, to=1)``): PyTorch's for the same
-    generator state. PyTorch names the bounds ``from`` and ``to``; ``from`` being a Python
-    keyword, named bounds arrive in ``named``."""
-    if len(bounds) > 2:
-        raise TypeError(f'uniform_() takes at most 2 positional arguments ({len(bounds)} given)')
-    low = bounds[0] if len(bounds) > 0 else named.pop('from', 0.0)
-    high = bounds[1] if len(bounds) > 1 else named.pop('to', 1.0)
-    if named:
-        raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(named))}'")
-    if self._data.dtype.kind in 'fV' and low > high:
-        raise RuntimeError(f'uniform_ expects to return a [from, to) range, but found from={low} > to={high}')
-    from .. import _random_kernels as kernels
-    from ..generator import generator_of
-    g = generator_of(generator, 'uniform_')
-    d = self._data.dtype
-    return _sample_(self, UniformBackward0, 'check_uniform_bounds',
-                    lambda n, contiguous: kernels.uniform(g, n, d, low, high))
+class Uniform(_Overwritten):
+    """Tensor.uniform_(from=0, to=1, *, generator=None): overwritten with samples of U[from, to),
+    PyTorch's for the same generator state. ``from`` being a Python keyword, named bounds arrive
+    in ``named``."""
+    op, node, function = 'uniform_', 'UniformBackward0', False
+    __slots__ = ()
+
+    def forward(self, *bounds, generator=None, **named):
+        if len(bounds) > 2:
+            raise TypeError(f'uniform_() takes at most 2 positional arguments ({len(bounds)} given)')
+        low = bounds[0] if len(bounds) > 0 else named.pop('from', 0.0)
+        high = bounds[1] if len(bounds) > 1 else named.pop('to', 1.0)
+        if named:
+            raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(named))}'")
+        if self._data.dtype.kind in 'fV' and low > high:
+            raise RuntimeError(f'uniform_ expects to return a [from, to) range, but found from={low} > to={high}')
+        g = generator_of(generator, 'uniform_')
+        d = self._data.dtype
+        return _sample_(self, Uniform, 'check_uniform_bounds',
+                        lambda n, contiguous: kernels.uniform(g, n, d, low, high))
 
 
-def zero_(self):
-    self._check_inplace()
-    if not needs_grad(self):
-        _check_writable(self)
-        self._data[...] = 0
-        _bump(self)
-        return self
-    return inplace(self, lambda s: _filled(s, 0, ZeroBackward0))
+def _copied(s, src):
+    data = src._data if isinstance(src, Tensor) else xp.asarray(src)
+    try:
+        data = xp.broadcast_to(data, s._data.shape).astype(s._data.dtype, copy=True)
+    except ValueError:
+        raise _broadcast_error(s, src, data) from None
+    out, node = record(data, Copy, (s, src))
+    if node is not None:
+        node.src_shape = src._data.shape if isinstance(src, Tensor) else ()
+        node.src_dtype = src._data.dtype if isinstance(src, Tensor) else s._data.dtype
+    return out
 
 
-class CopyBackwards(Node):
+class Copy(Op):
+    """Tensor.copy_(src, non_blocking=False): ``src`` (a tensor broadcast to self's shape, or
+    a number) written into self, cast to its dtype; the gradient of ``src`` is the gradient
+    summed to its shape, in its dtype (CopyBackwards)."""
+    op, node, function = 'copy_', 'CopyBackwards', False
+    __slots__ = ('src_shape', 'src_dtype')
+
+    def forward(self, src, non_blocking=False):
+        if not isinstance(src, (Tensor, int, float, xp.generic)):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        if isinstance(src, Tensor) and type(src._data) is backend.MetaArray and \
+                type(self._data) is not backend.MetaArray:
+            raise NotImplementedError('Cannot copy out of meta tensor; no data!')
+        if not needs_grad(self, src):
+            self._check_inplace()
+            _check_writable(self)
+            result = _copied(self, src)
+            self._data[...] = result._data
+            _bump(self)
+            return self
+        return inplace(self, lambda s: _copied(s, src), (src,))
+
     def name(self):
         return 'leafgrad::autograd::CopyBackwards'
 
     def apply(self, grad):
-        from ._util import sum_to
         gs = grad * 0 if self.next_functions[0][0] is not None else None
         gsrc = None
         if self.next_functions[1][0] is not None:
@@ -141,35 +182,6 @@ class CopyBackwards(Node):
                 else:
                     gsrc = wrap(gsrc._data.astype(self.src_dtype))
         return gs, gsrc
-
-
-def _copied(s, src):
-    from ._util import record
-    data = src._data if isinstance(src, Tensor) else xp.asarray(src)
-    try:
-        data = xp.broadcast_to(data, s._data.shape).astype(s._data.dtype, copy=True)
-    except ValueError:
-        raise _broadcast_error(s, src, data) from None
-    out, node = record(data, CopyBackwards, (s, src))
-    if node is not None:
-        node.src_shape = src._data.shape if isinstance(src, Tensor) else ()
-        node.src_dtype = src._data.dtype if isinstance(src, Tensor) else s._data.dtype
-    return out
-
-
-def copy_(self, src, non_blocking=False):
-    if not isinstance(src, (Tensor, int, float, xp.generic)):
-        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-    if isinstance(src, Tensor) and type(src._data) is backend.MetaArray and type(self._data) is not backend.MetaArray:
-        raise NotImplementedError('Cannot copy out of meta tensor; no data!')
-    if not needs_grad(self, src):
-        self._check_inplace()
-        _check_writable(self)
-        result = _copied(self, src)
-        self._data[...] = result._data
-        _bump(self)
-        return self
-    return inplace(self, lambda s: _copied(s, src), (src,))
 
 
 # ---- in-place shape changes (x.unsqueeze_(0)): the tensor becomes its own reshaped view --------
@@ -211,31 +223,41 @@ def _renamed(cls, name):
     return made
 
 
-def unsqueeze_(self, dim):
-    from .shape import reshape, unsqueeze
-    shape = self._data.shape
-    return _reshape_inplace(self, lambda t: unsqueeze(t, dim), 'UnsqueezeBackward1', lambda t: reshape(t, shape))
+class Unsqueeze_(Op):
+    """Tensor.unsqueeze_(dim): the tensor becomes its unsqueezed view (UnsqueezeBackward1)."""
+    op, function = 'unsqueeze_', False
+
+    def forward(self, dim):
+        shape = self._data.shape
+        return _reshape_inplace(self, lambda t: ops.unsqueeze(t, dim), 'UnsqueezeBackward1',
+                                lambda t: ops.reshape(t, shape))
 
 
-def squeeze_(self, dim=None):
-    from .shape import reshape, squeeze
-    name = 'SqueezeBackward3' if dim is None else 'SqueezeBackward4' if isinstance(dim, int) else 'SqueezeBackward5'
-    shape = self._data.shape
-    return _reshape_inplace(self, lambda t: squeeze(t, dim), name, lambda t: reshape(t, shape))
+class Squeeze_(Op):
+    """Tensor.squeeze_(dim=None): the tensor becomes its squeezed view (SqueezeBackward3 for all
+    dims, 4 for one, 5 for a tuple)."""
+    op, function = 'squeeze_', False
+
+    def forward(self, dim=None):
+        name = 'SqueezeBackward3' if dim is None else 'SqueezeBackward4' if isinstance(dim, int) else \
+            'SqueezeBackward5'
+        shape = self._data.shape
+        return _reshape_inplace(self, lambda t: ops.squeeze(t, dim), name, lambda t: ops.reshape(t, shape))
 
 
-def t_(self):
-    from .shape import t
-    return _reshape_inplace(self, t, 'TBackward1', t)
+class T_(Op):
+    """Tensor.t_(): the matrix becomes its transpose (TBackward1)."""
+    op, function = 't_', False
+
+    def forward(self):
+        return _reshape_inplace(self, ops.t, 'TBackward1', ops.t)
 
 
-def transpose_(self, dim0, dim1):
-    from .shape import transpose
-    return _reshape_inplace(self, lambda t: transpose(t, dim0, dim1), 'TransposeBackward1',
-                            lambda t: transpose(t, dim0, dim1))
+class Transpose_(Op):
+    """Tensor.transpose_(dim0, dim1) (also swapaxes_, swapdims_): the tensor becomes its view with
+    two dims swapped (TransposeBackward1)."""
+    op, aliases, function = 'transpose_', ('swapaxes_', 'swapdims_'), False
 
-
-METHODS = {'zero_': zero_, 'fill_': fill_,
-           'normal_': normal_, 'uniform_': uniform_,
-           'copy_': copy_, 'unsqueeze_': unsqueeze_, 'squeeze_': squeeze_, 't_': t_, 'transpose_': transpose_,
-           'swapaxes_': transpose_, 'swapdims_': transpose_}
+    def forward(self, dim0, dim1):
+        return _reshape_inplace(self, lambda t: ops.transpose(t, dim0, dim1), 'TransposeBackward1',
+                                lambda t: ops.transpose(t, dim0, dim1))

@@ -13,7 +13,7 @@ import warnings
 from .. import backend
 from ._util import record, xp
 from ._inplace import _type_name, inplace
-from .inplace import FillBackward2
+from .inplace import _Overwritten as FillBackward2  # (until sampling is declared)
 from .shape import expand
 from ..tensor import Tensor
 
