@@ -472,6 +472,27 @@ def _treespec(tree, depth=0):
     return '*'
 
 
+def _as_bound(func):
+    """``func`` as bound now: the transforms wrap each op where modules hold it, so an op passed
+    in itself (``jvp(leafgrad.sin, ...)``, taken before the ops were wrapped) is replaced by its
+    wrapper, through each table in place (forward AD's, vmap's over it)."""
+    tables = []
+    forward_ad = _sys.modules.get('leafgrad.autograd.forward_ad')
+    if forward_ad is not None and forward_ad._state.level is not None and forward_ad._installed is not None:
+        tables.append(forward_ad._installed.ops)
+    vm = _sys.modules.get('leafgrad._vmap')
+    if vm is not None and vm._state.installed:
+        tables.append(vm._state.sites.ops)
+    found = True
+    while found:
+        found = False
+        for table in tables:
+            entry = table.get(id(func))
+            if entry is not None and entry[0] is func:
+                func, found = entry[1], True
+    return func
+
+
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``output, jvp_out = jvp(f, primals, tangents)``: f(*primals) and its directional
     derivative along ``tangents`` (same structure as ``primals``), by forward mode: the
@@ -485,7 +506,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         return _jvp_by_double_backward(func, primals, tangents, strict=strict, has_aux=has_aux)
     with forward_ad.dual_level():
         duals = [forward_ad.make_dual(p, t) if p._data.dtype.kind == 'f' else p for p, t in zip(flat, flat_t)]
-        result = func(*_unflatten(duals, spec))
+        result = _as_bound(func)(*_unflatten(duals, spec))
         outs, out_spec, aux = _jvp_outputs(result, has_aux)
         from . import zeros_like
         primal_out, tangent_out = [], []
@@ -537,7 +558,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
             for n, leaves, spec in zip(nums, flat_inputs, specs):
                 call_args[n] = _unflatten(duals[pos:pos + len(leaves)], spec)
                 pos += len(leaves)
-            return _jvp_outputs(func(*call_args, **kwargs), has_aux, 'jacfwd(f, ...)(*args)')
+            return _jvp_outputs(_as_bound(func)(*call_args, **kwargs), has_aux, 'jacfwd(f, ...)(*args)')
 
         def push_forward(*basis):
             duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, basis)]

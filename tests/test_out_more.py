@@ -235,6 +235,10 @@ OPS.update({name: (fn, ('a list',) if name.startswith('special.') else ()) for n
     'special.entr': lambda T, o, x: T.special.entr(x(T.tensor(P3)), out=o),
     'special.xlog1py': lambda T, o, x: T.special.xlog1py(x(T.tensor(P3)), T.tensor(P3), out=o),
     'special.round': lambda T, o, x: T.special.round(x(T.tensor(P3)), out=o),
+    'special.digamma': lambda T, o, x: T.special.digamma(x(T.tensor(P3)), out=o),
+    'special.i0': lambda T, o, x: T.special.i0(x(T.tensor(P3)), out=o),
+    'special.xlog1py number': lambda T, o, x: T.special.xlog1py(x(T.tensor(P3)), 2.0, out=o),
+    'special.zeta number': lambda T, o, x: T.special.zeta(3.0, x(T.tensor(P3)), out=o),
     'angle': lambda T, o, x: T.angle(x(T.tensor([-1.0, 2.0])), out=o),
     'conj_physical': lambda T, o, x: T.conj_physical(x(T.tensor(P3)), out=o),
 }.items()})

@@ -454,3 +454,189 @@ def test_dirichlet_grad():
         for k in range(0, 10, 4):
             exact = _exact_beta_grad(x[k], a, b)
             assert abs(mine[k] - exact) < 1e-10 * abs(exact), (a, b, x[k])
+
+
+# ---- forward mode: func.jvp, forward_ad, gradcheck(check_forward_ad=True) ---------------------
+
+def _x(*values):
+    return np.array(values, dtype=np.float64)
+
+
+# name -> (function of (M, *tensors), inputs): every differentiable function of torch.special
+# (and torch's names for them), passed to jvp as the op itself where it takes one tensor
+FORWARD = {
+    'lgamma': (lambda M, x: M.lgamma(x), [_x(0.3, 2.7, -1.5)]),
+    'special.gammaln': (lambda M, x: M.special.gammaln(x), [_x(0.3, 2.7, -1.5)]),
+    'digamma': (lambda M, x: M.digamma(x), [_x(0.3, 2.7, -1.5)]),
+    'special.psi': (lambda M, x: M.special.psi(x), [_x(0.3, 2.7, -1.5)]),
+    'polygamma': (lambda M, x: M.polygamma(2, x), [_x(0.3, 2.7, 13.0)]),
+    'Tensor.polygamma': (lambda M, x: x.polygamma(1), [_x(0.3, 2.7, 13.0)]),
+    'mvlgamma': (lambda M, x: M.mvlgamma(x, 3), [_x(3.1, 5.0)]),
+    'special.multigammaln': (lambda M, x: M.special.multigammaln(x, 2), [_x(3.1, 5.0)]),
+    'i0': (lambda M, x: M.i0(x), [_x(-1.0, 0.0, 31.0)]),
+    'special.i0': (lambda M, x: M.special.i0(x), [_x(-1.0, 0.5)]),
+    'special.i0e': (lambda M, x: M.special.i0e(x), [_x(-1.0, 0.5, 31.0)]),
+    'special.i1': (lambda M, x: M.special.i1(x), [_x(-1.0, 0.0, 31.0)]),
+    'special.i1e': (lambda M, x: M.special.i1e(x), [_x(-1.0, 0.0, 31.0)]),
+    'special.erfcx': (lambda M, x: M.special.erfcx(x), [_x(-1.0, 0.5, 30.0)]),
+    'special.ndtr': (lambda M, x: M.special.ndtr(x), [_x(-1.0, 0.3, 2.0)]),
+    'special.log_ndtr': (lambda M, x: M.special.log_ndtr(x), [_x(-40.0, -2.0, 3.0)]),
+    'special.ndtri': (lambda M, x: M.special.ndtri(x), [_x(1e-3, 0.3, 0.9)]),
+    'special.entr': (lambda M, x: M.special.entr(x), [_x(0.1, 2.0, 0.7)]),
+    'special.xlog1py': (lambda M, x, y: M.special.xlog1py(x, y), [_x(0.3, 2.0, 0.0), _x(0.5, 1.5, -0.5)]),
+    'special.xlog1py broadcast': (lambda M, x, y: M.special.xlog1py(x, y), [_x(0.3, 2.0), _x(0.5)]),
+    'special.xlog1py number x': (lambda M, y: M.special.xlog1py(2.5, y), [_x(0.5, 1.5)]),
+    'special.xlog1py number y': (lambda M, x: M.special.xlog1py(x, 1.5), [_x(0.5, 0.0, -2.0)]),
+    'special.xlog1py number y below': (lambda M, x: M.special.xlog1py(x, -2.0), [_x(0.5, 0.0, -2.0)]),
+}
+
+
+def _jvp(M, name, direct):
+    fn, values = FORWARD[name]
+    xs = [M.tensor(v) for v in values]
+    ts = [M.tensor(np.linspace(0.5, 1.5, v.size).reshape(v.shape)) for v in values]
+    op = {'lgamma': M.lgamma, 'digamma': M.digamma, 'i0': M.i0, 'special.gammaln': M.special.gammaln,
+          'special.psi': M.special.psi, 'special.i0': M.special.i0, 'special.i0e': M.special.i0e,
+          'special.i1': M.special.i1, 'special.i1e': M.special.i1e, 'special.erfcx': M.special.erfcx,
+          'special.ndtr': M.special.ndtr, 'special.log_ndtr': M.special.log_ndtr, 'special.ndtri': M.special.ndtri,
+          'special.entr': M.special.entr}.get(name) if direct else None
+    return M.func.jvp(op or (lambda *a: fn(M, *a)), tuple(xs), tuple(ts))
+
+
+@pytest.mark.parametrize('direct', [False, True], ids=['lambda', 'the op itself'])
+@pytest.mark.parametrize('name', sorted(FORWARD))
+def test_func_jvp_against_torch(name, direct):
+    """func.jvp(f, primals, tangents), with f the op itself (taken before jvp wrapped the ops)
+    or a function calling it: the output and its tangent as torch.func.jvp's."""
+    ours, theirs = _jvp(lg, name, direct), _jvp(torch, name, direct)
+    for o, t in zip(ours, theirs):
+        assert str(o.dtype).split('.')[-1] == str(t.dtype).split('.')[-1]
+        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _dual_tangent(M, name, dtype):
+    fn, values = FORWARD[name]
+    fw = M.autograd.forward_ad
+    with fw.dual_level():
+        duals = [fw.make_dual(M.tensor(v, dtype=dtype), M.tensor(np.cos(v), dtype=dtype)) for v in values]
+        tangent = fw.unpack_dual(fn(M, *duals)).tangent
+    return tangent
+
+
+@pytest.mark.parametrize('dtype', ['float64', 'float32'])
+@pytest.mark.parametrize('name', sorted(FORWARD))
+def test_dual_tangents_against_torch(name, dtype):
+    """forward_ad: the tangent of the op of dual tensors, its dtype, and no graph behind it."""
+    ours, theirs = (_dual_tangent(M, name, getattr(M, dtype)) for M in (lg, torch))
+    assert str(ours.dtype) == str(theirs.dtype).replace('torch', 'leafgrad')
+    assert ours.requires_grad is theirs.requires_grad is False
+    tol = dict(rtol=1e-10, atol=1e-12) if dtype == 'float64' else dict(rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), **tol)
+
+
+@pytest.mark.parametrize('name', sorted(FORWARD))
+def test_forward_mode_gradcheck(name):
+    fn, values = FORWARD[name]
+    if name == 'special.xlog1py number y below':
+        return  # (at x = 0 the derivative is 0 by PyTorch's rule, not the finite differences' log(-1))
+    xs = [lg.tensor(v, requires_grad=True) for v in values]
+    assert lg.autograd.gradcheck(lambda *a: fn(lg, *a), xs, check_forward_ad=True, check_batched_forward_grad=True)
+
+
+def test_jacfwd_of_the_ops_themselves():
+    x = np.array([-0.5, 0.3, 1.7])
+    for name in ('i0e', 'i1', 'i1e', 'erfcx', 'ndtr', 'log_ndtr', 'entr'):
+        arg = np.abs(x) if name == 'entr' else x
+        ours = lg.func.jacfwd(getattr(lg.special, name))(lg.tensor(arg))
+        theirs = torch.func.jacfwd(getattr(torch.special, name))(torch.tensor(arg))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+    ours = lg.func.jacfwd(lg.sin)(lg.tensor(x))
+    np.testing.assert_allclose(ours.numpy(), torch.func.jacfwd(torch.sin)(torch.tensor(x)).numpy(), rtol=1e-12)
+
+
+# PyTorch has no forward rule for igamma, igammac and zeta; leafgrad's is the reverse derivative's
+# (with respect to other / q), checked against torch's Jacobian by reverse mode
+NO_TORCH_RULE = [
+    ('igamma', lambda M, x: M.igamma(M.tensor([0.5, 3.0], dtype=x.dtype), x)),
+    ('igammac', lambda M, x: M.igammac(M.tensor([0.5, 3.0], dtype=x.dtype), x)),
+    ('special.gammainc', lambda M, x: M.special.gammainc(M.tensor([0.5, 3.0], dtype=x.dtype), x)),
+    ('special.zeta', lambda M, x: M.special.zeta(M.tensor([2.5, 4.0], dtype=x.dtype), x)),
+    ('special.zeta number', lambda M, x: M.special.zeta(3.5, x)),
+]
+
+
+@pytest.mark.parametrize('name,fn', NO_TORCH_RULE, ids=[n for n, _ in NO_TORCH_RULE])
+def test_forward_rules_pytorch_does_not_have(name, fn):
+    x = np.array([0.3, 2.0])
+    t = np.array([1.5, -0.5])
+    ours = lg.func.jvp(lambda a: fn(lg, a), (lg.tensor(x),), (lg.tensor(t),))[1]
+    with pytest.raises(NotImplementedError):
+        torch.func.jvp(lambda a: fn(torch, a), (torch.tensor(x),), (torch.tensor(t),))
+    jacobian = torch.func.jacrev(lambda a: fn(torch, a))(torch.tensor(x))
+    np.testing.assert_allclose(ours.numpy(), (jacobian @ torch.tensor(t)).numpy(), rtol=1e-10)
+    assert lg.autograd.gradcheck(lambda a: fn(lg, a), (lg.tensor(x, requires_grad=True),), check_forward_ad=True)
+
+
+NO_RULE_AT_ALL = [
+    lambda M, x: M.igamma(x, M.tensor([0.5, 3.0], dtype=x.dtype)),
+    lambda M, x: M.special.gammaincc(x, M.tensor([0.5, 3.0], dtype=x.dtype)),
+    lambda M, x: M.special.zeta(x + 2, M.tensor([0.5, 3.0], dtype=x.dtype)),
+    lambda M, x: M.special.zeta(x + 2, 3.0),
+]
+
+
+@pytest.mark.parametrize('k', range(len(NO_RULE_AT_ALL)))
+def test_no_forward_rule_for_the_first_argument(k):
+    """igamma's and zeta's first argument has no derivative: PyTorch's NotImplementedError."""
+    def run(M):
+        x = M.tensor([0.3, 2.0], dtype=M.float64)
+        return M.func.jvp(lambda a: NO_RULE_AT_ALL[k](M, a), (x,), (M.ones_like(x),))
+    lg_msg, torch_msg = raises_like(lambda: run(lg), lambda: run(torch))
+    assert torch_msg.startswith(lg_msg), (lg_msg, torch_msg)
+
+
+def _comparable(value):
+    if isinstance(value, (lg.Tensor, torch.Tensor)):
+        return str(value.dtype).split('.')[-1], np.round(value.detach().numpy(), 12).tolist()
+    return value
+
+
+def test_saved_tensors_named_as_pytorch():
+    """grad_fn._saved_<name> of every special function's node, as PyTorch names them."""
+    def saved(M):
+        x = M.tensor([0.3, 1.7], dtype=M.float64, requires_grad=True)
+        y = M.tensor([0.6, 1.1], dtype=M.float64, requires_grad=True)
+        outs = [M.lgamma(x), x.digamma(), M.polygamma(2, x), M.mvlgamma(x + 2, 3), M.igamma(x, y), x.igammac(y),
+                x.i0(), M.special.i0e(x), M.special.i1(x), M.special.i1e(x), M.special.erfcx(x), M.special.ndtr(x),
+                M.special.log_ndtr(x), M.special.ndtri(x / 3), M.special.entr(x), M.special.xlog1py(x, y),
+                M.special.xlog1py(2.0, y), M.special.xlog1py(x, 2.0), M.special.zeta(x + 1, y),
+                M.special.zeta(3.0, y), M.special.zeta(x + 1, 2.0)]
+        found = []
+        for out in outs:
+            node = out.grad_fn
+            names = sorted(a for a in dir(node) if a.startswith('_saved_') and a not in ('_saved_slot',
+                                                                                      '_saved_versions'))
+            found.append((node.name(), [(a, _comparable(getattr(node, a))) for a in names]))
+        return found
+    assert saved(lg) == saved(torch)
+
+
+def test_composite_tangents_carry_no_graph():
+    """A composite op's intermediate rules run without recording (as PyTorch's): the tangent of
+    F.normalize or ndtr of a dual tensor requires no grad."""
+    for M in (lg, torch):
+        fw = M.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(M.tensor([[0.3, -1.2], [2.0, 0.5]]), M.ones(2, 2))
+            for out in (M.nn.functional.normalize(d), M.nn.functional.cosine_similarity(d, d * 2), M.special.ndtr(d)):
+                assert fw.unpack_dual(out).tangent.requires_grad is False
+
+
+def test_xlog1py_number_below_minus_one_gradient():
+    """xlog1py(x, y <= -1): the gradient is 0 where x is 0 (PyTorch's rule), NaN elsewhere."""
+    grads = []
+    for M in (lg, torch):
+        x = M.tensor([0.5, 0.0, -2.0], requires_grad=True)
+        M.special.xlog1py(x, -2.0).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])

@@ -41,6 +41,7 @@ class _State:
     depth = 0             # nesting of wrapped calls that carry tangents
     edge_tangents = None  # {(id(node), output_nr): tangent} while an outermost call runs
     held = None           # the accumulators named in edge_tangents, kept alive meanwhile
+    truly = False         # while an outermost call runs: whether an input truly requires grad
     duals = []            # weak references to the tensors given a tangent in this level
 
 
@@ -260,7 +261,7 @@ def _run(fn, name, args, kwargs, duals):
     """Call ``fn`` so that its outputs carry tangents (see the design note)."""
     if _state.depth:  # inside an outer op: inputs already record, the registry is open
         out = fn(*args, **kwargs)
-        _give_tangents(out, name)
+        _give_tangents(out, name, _state.truly)  # (the rule records only where the outer op truly does)
         return out
     Tensor = _tensor_type()
     state = grad_mode.state
@@ -276,6 +277,7 @@ def _run(fn, name, args, kwargs, duals):
         t._requires_grad = True
     state.grad_enabled = True
     _state.depth += 1
+    _state.truly = truly
     _state.held = []
     _state.edge_tangents = {_edge_key(t): t._fw_grad for t in duals}
     try:

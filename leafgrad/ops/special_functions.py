@@ -2,23 +2,35 @@
 gamma functions igamma/igammac, the Hurwitz zeta function), the modified Bessel functions i0,
 i1 and their scaled forms, erfcx, the normal distribution's ndtr, log_ndtr and ndtri, entr and
 xlog1py: the functions ``torch.distributions`` needs, under PyTorch's names (``torch.lgamma``,
-``torch.special.gammaln`` ...) and node names.
+``torch.special.gammaln`` ...) and node names, each op declared once (``_op.Op``) with its
+derivative and its forward-mode rule (``jvp``) beside its forward.
 
 The forward of each runs in float64 on the arrays (``special_kernels.py``) and returns the
 input's float dtype (the default float dtype for integer input). Derivatives are leafgrad ops,
 so that each is differentiable again: lgamma' = digamma, digamma' = polygamma(1, .), and so on.
 PyTorch gives some no derivative (igamma's with respect to its first argument, zeta's with
-respect to its first); those raise its NotImplementedError when backward reaches them.
+respect to its first); those raise its NotImplementedError when backward reaches them. The
+``torch.special`` functions that PyTorch has not as ``torch.<name>`` (``special_i0e``) are
+declared with ``public = False``: ``leafgrad.special`` takes them from here under its names.
+
+Forward mode: the one-input functions have a diagonal Jacobian (``elementwise_jvp``: the
+derivative applied to the tangent). PyTorch has no forward rule for igamma, igammac and zeta;
+leafgrad gives one for the argument whose reverse derivative exists (igamma's ``other``,
+zeta's ``q``) and raises PyTorch's NotImplementedError for the other. ndtr is recorded as the
+four ops PyTorch composes it of (two MulBackward1, ErfBackward0, AddBackward1), each giving its
+intermediate its tangent (``_composed``).
 """
+import inspect
 import math
+import sys
 
 from .. import backend
 from . import elementwise as ew
 from . import special_kernels as K
-from ._op import castable_dtype, writes_out
-from ._util import SCALAR_NAMES, Node, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
+from ._op import CAST, Op, castable_dtype, copy_out, ops, write_out
+from ._util import SCALAR_NAMES, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
 from ..autograd.graph import elementwise_jvp
-from .inplace import inplace
+from .inplace import inplace as _run_inplace
 from ..tensor import Tensor
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -51,85 +63,136 @@ def _needs(node, i):
     return node.next_functions[i][0] is not None
 
 
-class _DerivativeNotImplemented(Node):
-    """A node whose input ``what`` PyTorch gives no derivative."""
-    __slots__ = ()
-    what = ''
-
-    def apply(self, grad):
-        raise NotImplementedError(f"the derivative for '{self.what}' is not implemented.")
+def _no_forward_rule(name):
+    """PyTorch's error for forward mode through an op (or an argument) it has no rule for."""
+    return NotImplementedError(f'Trying to use forward AD with {name} that does not support it because it has not '
+                               'been implemented yet.')
 
 
-def _mvlgamma_out(rd, od):
+def _sum_tangents(*terms):
+    out = None
+    for term in terms:
+        if term is not None:
+            out = term if out is None else out + term
+    return out
+
+
+def _mvlgamma_dtype(rd, od):
     # (PyTorch's message names the result's dtype twice)
     if rd.category > od.category:
         raise RuntimeError(f"mvlgamma: result type {SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
                            f'{SCALAR_NAMES[rd.name]}')
 
 
+def _mvlgamma_out(name, out, result, differentiable=True):
+    return write_out(name, out, result, _mvlgamma_dtype, differentiable)
+
+
+def _ndtr_out(name, out, result, differentiable=True):
+    # (PyTorch's ndtr is a composite: its out= is out.copy_(result))
+    return copy_out(name, out, result, castable_dtype)
+
+
+def _named_out(label):
+    """CAST under the name of the op the function calls (``igamma`` for special_gammainc),
+    its TypeError naming the function (``label``)."""
+    def rule(name, out, result, differentiable=True):
+        return write_out(name, out, result, castable_dtype, differentiable, label)
+    return rule
+
+
+class _Special(Op):
+    """A special function: ``leafgrad.<op>`` with out= (CAST), its signature as PyTorch's."""
+    __slots__ = ()
+    out = CAST
+
+    def __init_subclass__(cls, **kwargs):
+        namespace = vars(sys.modules[cls.__dict__['__module__']])  # (before Node names it 'builtins')
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__
+        if own.get('op') is not None and cls.function is True and cls.out is not None:
+            # the function made with out= takes (*args, out=None, **kwargs): show the forward's
+            # parameters and out, as PyTorch's signature reads
+            function = namespace[own['op']]
+            if function is not cls.forward:
+                signature = inspect.signature(cls.forward)
+                function.__signature__ = signature.replace(parameters=list(signature.parameters.values()) + [
+                    inspect.Parameter('out', inspect.Parameter.KEYWORD_ONLY, default=None)])
+
+
+class _TorchSpecial(_Special):
+    """A ``torch.special`` function PyTorch has not as ``torch.<name>`` (``special_i0e``): no
+    method, no ``leafgrad.<name>``; ``leafgrad.special`` binds it under its own name."""
+    __slots__ = ()
+    public = method = False
+
+
 # ---- lgamma, digamma, polygamma, mvlgamma -----------------------------------------------------
 
-class LgammaBackward0(Node):
+class Lgamma(_Special):
+    """lgamma(input, *, out=None): log |Gamma(x)| (also torch.special.gammaln)."""
+    op, node, saved = 'lgamma', 'LgammaBackward0', ('self',)
+    inplace = True
     __slots__ = ()
-
     jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+
+    def forward(input):
+        _check_tensor('lgamma', input)
+        return unary(Lgamma, input, _evaluate(K.lgamma, input), save='input')
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return grad * digamma(x),
+        return grad * ops.digamma(x),
 
 
-@writes_out('lgamma', castable_dtype)
-def lgamma(input):
-    """log |Gamma(x)|."""
-    _check_tensor('lgamma', input)
-    return unary(LgammaBackward0, input, _evaluate(K.lgamma, input), save='input')
-
-
-class DigammaBackward0(Node):
+class Digamma(_Special):
+    """digamma(input, *, out=None): the derivative of lgamma; -inf at 0 (+inf at -0), NaN at the
+    negative integers (also torch.special.digamma and psi)."""
+    op, node, saved = 'digamma', 'DigammaBackward0', ('self',)
+    inplace = True
     __slots__ = ()
+    jvp = elementwise_jvp
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
-
-    def apply(self, grad):
-        (x,) = self.saved_tensors
-        return grad * polygamma(1, x),
-
-
-@writes_out('digamma', castable_dtype)
-def digamma(input):
-    """The derivative of lgamma: -inf at 0 (+inf at -0), NaN at the negative integers."""
-    _check_tensor('digamma', input)
-    return unary(DigammaBackward0, input, _evaluate(K.digamma, input), save='input')
-
-
-class PolygammaBackward0(Node):
-    __slots__ = ('n',)
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+    def forward(input):
+        _check_tensor('digamma', input)
+        return unary(Digamma, input, _evaluate(K.digamma, input), save='input')
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return grad * polygamma(self.n + 1, x),
+        return grad * ops.polygamma(1, x),
 
 
-@writes_out('polygamma', castable_dtype)
-def polygamma(n, input):
-    """The n-th derivative of digamma."""
+def _polygamma(n, input):
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
     _check_tensor('polygamma', input, 'input', 2)
     if n < 0:
         raise RuntimeError('polygamma(n, x) does not support negative n.')
-    result, node = record(_evaluate(lambda x: K.polygamma(n, x), input), PolygammaBackward0, (input,))
+    result, node = record(_evaluate(lambda x: K.polygamma(n, x), input), Polygamma, (input,))
     if node is not None:
         node.n = n
         node.save(input)
     return result
 
 
-def _polygamma_method(self, n):
-    return polygamma(n, self)
+class Polygamma(_Special):
+    """polygamma(n, input, *, out=None): the n-th derivative of digamma; Tensor.polygamma(n)."""
+    op, node, saved = 'polygamma', 'PolygammaBackward0', ('n=n', 'self')
+    __slots__ = ('n',)
+    jvp = elementwise_jvp
+
+    def forward(n, input):
+        return _polygamma(n, input)
+
+    def method(self, n):
+        return _polygamma(n, self)
+
+    def inplace(self, n):
+        return _run_inplace(self, lambda s: _polygamma(n, s), ())
+
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        return grad * ops.polygamma(self.n + 1, x),
 
 
 def _mvlgamma_offsets(x, p):
@@ -138,35 +201,36 @@ def _mvlgamma_offsets(x, p):
     return x.unsqueeze(-1) + wrap(offsets)
 
 
-class MvlgammaBackward0(Node):
+class Mvlgamma(_Special):
+    """mvlgamma(input, p, *, out=None): the multivariate log-gamma function of dimension p,
+    sum_i lgamma(x - i/2) + p(p-1)/4 log pi (also torch.special.multigammaln)."""
+    op, node, saved = 'mvlgamma', 'MvlgammaBackward0', ('p=p', 'self')
+    out = _mvlgamma_out
+    inplace = True
     __slots__ = ('p',)
+    jvp = elementwise_jvp
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+    def forward(input, p):
+        _check_tensor('mvlgamma', input)
+        if not isinstance(p, int) or isinstance(p, bool):
+            raise TypeError(f"mvlgamma(): argument 'p' (position 2) must be int, not {type(p).__name__}")
+        if p < 1:
+            raise RuntimeError('p has to be greater than or equal to 1')
+        x = float_dtype_for(input._data)
+        offsets = xp.arange(-p / 2 + 0.5, 0.5, 0.5)[:p]
+        with xp.errstate(all='ignore'):
+            args = x.astype(xp.float64)[..., None] + offsets
+            values = K.lgamma(args.reshape(-1)).reshape(args.shape)
+            data = (values.sum(-1) + p * (p - 1) / 4 * math.log(math.pi)).astype(x.dtype)
+        result, node = record(data, Mvlgamma, (input,))
+        if node is not None:
+            node.p = p
+            node.save(input)
+        return result
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return grad * digamma(_mvlgamma_offsets(x, self.p)).sum(-1),
-
-
-@writes_out('mvlgamma', _mvlgamma_out)
-def mvlgamma(input, p):
-    """The multivariate log-gamma function of dimension p: sum_i lgamma(x - i/2) + p(p-1)/4 log pi."""
-    _check_tensor('mvlgamma', input)
-    if not isinstance(p, int) or isinstance(p, bool):
-        raise TypeError(f"mvlgamma(): argument 'p' (position 2) must be int, not {type(p).__name__}")
-    if p < 1:
-        raise RuntimeError('p has to be greater than or equal to 1')
-    x = float_dtype_for(input._data)
-    offsets = xp.arange(-p / 2 + 0.5, 0.5, 0.5)[:p]
-    with xp.errstate(all='ignore'):
-        args = x.astype(xp.float64)[..., None] + offsets
-        values = K.lgamma(args.reshape(-1)).reshape(args.shape)
-        data = (values.sum(-1) + p * (p - 1) / 4 * math.log(math.pi)).astype(x.dtype)
-    result, node = record(data, MvlgammaBackward0, (input,))
-    if node is not None:
-        node.p = p
-        node.save(input)
-    return result
+        return grad * ops.digamma(_mvlgamma_offsets(x, self.p)).sum(-1),
 
 
 # ---- the regularized incomplete gamma functions, the Hurwitz zeta function --------------------
@@ -186,25 +250,10 @@ def _binary_float(kernel, name, input, other):
     return _binary(kernel, input._data, other._data, dt)
 
 
-class IgammaBackward0(Node):
-    __slots__ = ('self_shape', 'other_shape', 'sign')
-
-    def apply(self, grad):
-        a, x = self.saved_tensors
-        if _needs(self, 0):
-            name = 'igamma' if self.sign > 0 else 'igammac'
-            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
-        density = ew.exp((a - 1) * ew.log(x) - x - lgamma(a))  # the gamma(a) density at x
-        return None, sum_to(grad * density * self.sign, self.other_shape)
-
-
-class IgammacBackward0(IgammaBackward0):
-    __slots__ = ()
-
-
-def _igamma(input, other, upper, node_cls, name):
+def _igamma(input, other, node_cls, name):
     _check_tensor(name, input)
     _check_tensor(name, other, 'other', 2)
+    upper = node_cls is Igammac
     data = _binary_float(lambda a, x: K.gammainc(a, x, upper), f'{name}_cpu', input, other)
     result, node = record(data, node_cls, (input, other))
     if node is not None:
@@ -213,93 +262,147 @@ def _igamma(input, other, upper, node_cls, name):
     return result
 
 
-@writes_out('igamma', castable_dtype)
-def igamma(input, other):
-    """The regularized lower incomplete gamma function P(input, other)."""
-    return _igamma(input, other, False, IgammaBackward0, 'igamma')
+class Igamma(_Special):
+    """igamma(input, other, *, out=None): the regularized lower incomplete gamma function
+    P(input, other). PyTorch has no derivative with respect to input."""
+    op, node, saved = 'igamma', 'IgammaBackward0', ('self', 'other')
+    inplace = True
+    __slots__ = ('self_shape', 'other_shape', 'sign')
 
+    def forward(input, other):
+        return _igamma(input, other, Igamma, 'igamma')
 
-@writes_out('igammac', castable_dtype)
-def igammac(input, other):
-    """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other)."""
-    return _igamma(input, other, True, IgammacBackward0, 'igammac')
-
-
-@writes_out('igamma', castable_dtype, label='special_gammainc')
-def special_gammainc(input, other):
-    _check_tensor('special_gammainc', input)
-    _check_tensor('special_gammainc', other, 'other', 2)
-    return igamma(input, other)
-
-
-@writes_out('igammac', castable_dtype, label='special_gammaincc')
-def special_gammaincc(input, other):
-    _check_tensor('special_gammaincc', input)
-    _check_tensor('special_gammaincc', other, 'other', 2)
-    return igammac(input, other)
-
-
-class SpecialZetaBackward0(Node):
-    """zeta(x, q): the derivative with respect to q is -x zeta(x + 1, q); PyTorch has none for x."""
-    __slots__ = ('self_shape', 'other_shape')
+    def _density(self):
+        a, x = self.saved_tensors
+        return ew.exp((a - 1) * ew.log(x) - x - ops.lgamma(a)) * self.sign  # (the gamma(a) density at x)
 
     def apply(self, grad):
-        x, q = self.saved_tensors
         if _needs(self, 0):
-            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
-        return None, sum_to(grad * -x * special_zeta(x + 1.0, q), self.other_shape)
+            raise NotImplementedError(f"the derivative for '{self.op_name}: input' is not implemented.")
+        return None, sum_to(grad * self._density(), self.other_shape)
+
+    def jvp(self, tangents):
+        if tangents[0] is not None:
+            raise _no_forward_rule(self.op_name)
+        return tangents[1] * self._density()
+
+    op_name = 'igamma'
 
 
-class SpecialZetaBackward1(Node):
-    """zeta(number, q)."""
-    __slots__ = ('scalar',)
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
-
-    def apply(self, grad):
-        (q,) = self.saved_tensors
-        return grad * -self.scalar * special_zeta(self.scalar + 1.0, q),
-
-
-class SpecialZetaBackward2(_DerivativeNotImplemented):
-    """zeta(x, number): no derivative with respect to x."""
+class Igammac(Igamma):
+    """igammac(input, other, *, out=None): the regularized upper incomplete gamma function
+    Q(input, other) = 1 - P(input, other)."""
+    op, node = 'igammac', 'IgammacBackward0'
     __slots__ = ()
-    what = 'zeta'
+    op_name = 'igammac'
+
+    def forward(input, other):
+        return _igamma(input, other, Igammac, 'igammac')
+
+
+class SpecialGammainc(_TorchSpecial):
+    """special_gammainc(input, other, *, out=None): torch.special.gammainc, igamma (its node)."""
+    op = 'special_gammainc'
+    out = _named_out('special_gammainc')
+    out_name = 'igamma'
+    __slots__ = ()
+
+    def forward(input, other):
+        _check_tensor('special_gammainc', input)
+        _check_tensor('special_gammainc', other, 'other', 2)
+        return ops.igamma(input, other)
+
+
+class SpecialGammaincc(_TorchSpecial):
+    """special_gammaincc(input, other, *, out=None): torch.special.gammaincc, igammac."""
+    op = 'special_gammaincc'
+    out = _named_out('special_gammaincc')
+    out_name = 'igammac'
+    __slots__ = ()
+
+    def forward(input, other):
+        _check_tensor('special_gammaincc', input)
+        _check_tensor('special_gammaincc', other, 'other', 2)
+        return ops.igammac(input, other)
 
 
 def _scalar_tensor(value, like):
     return wrap(xp.asarray(value, dtype=backend.result_type(like, value).np))
 
 
-@writes_out('special_zeta', castable_dtype)
-def special_zeta(input, other):
-    """The Hurwitz zeta function sum_k (k + other)^-input."""
+def _two_operands(name, input, other):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError(f'special_zeta() received an invalid combination of arguments - got '
+        raise TypeError(f'{name}() received an invalid combination of arguments - got '
                         f'({type(input).__name__}, {type(other).__name__}), but expected one of:\n'
                         ' * (Tensor input, Tensor other, *, Tensor out = None)\n'
                         ' * (Number self, Tensor other, *, Tensor out = None)\n'
                         ' * (Tensor input, Number other, *, Tensor out = None)\n')
-    a = input if isinstance(input, Tensor) else _scalar_tensor(input, other)
-    b = other if isinstance(other, Tensor) else _scalar_tensor(other, input)
-    dt = backend.result_type(input, other)
-    dt = dt if dt.is_floating_point else backend.get_default_dtype()
-    if dt.name in ('float16', 'bfloat16'):
-        raise _not_implemented_for('zeta_cpu', dt.np)
-    data = _binary(K.zeta, a._data, b._data, dt)
-    if not isinstance(input, Tensor):
-        result, node = record(data, SpecialZetaBackward1, (other,))
+
+
+class SpecialZeta(_TorchSpecial):
+    """special_zeta(input, other, *, out=None): the Hurwitz zeta function sum_k (k + other)^-input
+    (torch.special.zeta). The derivative with respect to other (q) is -x zeta(x + 1, q); PyTorch
+    has none with respect to input (x)."""
+    op, node, saved = 'special_zeta', 'SpecialZetaBackward0', ('self', 'other')
+    __slots__ = ('self_shape', 'other_shape')
+
+    def forward(input, other):
+        _two_operands('special_zeta', input, other)
+        a = input if isinstance(input, Tensor) else _scalar_tensor(input, other)
+        b = other if isinstance(other, Tensor) else _scalar_tensor(other, input)
+        dt = backend.result_type(input, other)
+        dt = dt if dt.is_floating_point else backend.get_default_dtype()
+        if dt.name in ('float16', 'bfloat16'):
+            raise _not_implemented_for('zeta_cpu', dt.np)
+        data = _binary(K.zeta, a._data, b._data, dt)
+        if not isinstance(input, Tensor):
+            result, node = record(data, SpecialZetaBackward1, (other,))
+            if node is not None:
+                node.scalar = input
+                node.save(other)
+            return result
+        if not isinstance(other, Tensor):
+            return record(data, SpecialZetaBackward2, (input,))[0]
+        result, node = record(data, SpecialZeta, (input, other))
         if node is not None:
-            node.scalar = input
-            node.save(other)
+            node.self_shape, node.other_shape = input._data.shape, other._data.shape
+            node.save(input, other)
         return result
-    if not isinstance(other, Tensor):
-        return record(data, SpecialZetaBackward2, (input,))[0]
-    result, node = record(data, SpecialZetaBackward0, (input, other))
-    if node is not None:
-        node.self_shape, node.other_shape = input._data.shape, other._data.shape
-        node.save(input, other)
-    return result
+
+    def apply(self, grad):
+        x, q = self.saved_tensors
+        if _needs(self, 0):
+            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+        return None, sum_to(grad * -x * ops.special_zeta(x + 1.0, q), self.other_shape)
+
+    def jvp(self, tangents):
+        if tangents[0] is not None:
+            raise _no_forward_rule('special_zeta')
+        x, q = self.saved_tensors
+        return tangents[1] * (-x * ops.special_zeta(x + 1.0, q))
+
+
+class SpecialZetaBackward1(Op):
+    """zeta(number, q)."""
+    node, saved = 'SpecialZetaBackward1', ('self=scalar', 'other')
+    __slots__ = ('scalar',)
+    jvp = elementwise_jvp
+
+    def apply(self, grad):
+        (q,) = self.saved_tensors
+        return grad * -self.scalar * ops.special_zeta(self.scalar + 1.0, q),
+
+
+class SpecialZetaBackward2(Op):
+    """zeta(x, number): PyTorch has no derivative with respect to x (nor a forward rule)."""
+    node = 'SpecialZetaBackward2'
+    __slots__ = ()
+
+    def apply(self, grad):
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+    def jvp(self, tangents):
+        raise _no_forward_rule('special_zeta')
 
 
 # ---- modified Bessel functions ---------------------------------------------------------------
@@ -312,194 +415,181 @@ def _not_tiny(x):
     return mask, ew.where(mask, x, wrap(xp.asarray(eps, dtype=x._data.dtype)))
 
 
-class I0Backward0(Node):
+class I0(_Special):
+    """i0(input, *, out=None): the modified Bessel function of the first kind of order 0 (also
+    torch.special.i0; torch.i0_)."""
+    op, node, saved = 'i0', 'I0Backward0', ('self',)
+    inplace = inplace_function = True
     __slots__ = ()
+    jvp = elementwise_jvp
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+    def forward(input):
+        _check_tensor('i0', input)
+        return unary(I0, input, _evaluate(lambda x: K.bessel_i(x, 0, False), input), save='input')
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return grad * special_i1(x),
+        return grad * ops.special_i1(x),
 
 
-@writes_out('i0', castable_dtype)
-def i0(input):
-    """The modified Bessel function of the first kind of order 0."""
-    _check_tensor('i0', input)
-    return unary(I0Backward0, input, _evaluate(lambda x: K.bessel_i(x, 0, False), input), save='input')
-
-
-class SpecialI0EBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
-
-    def apply(self, grad):
-        x, result = self.saved_tensors
-        return grad * (special_i1e(x) - ew.sign(x) * result),
-
-
-@writes_out('special_i0e', castable_dtype)
-def special_i0e(input):
-    """exp(-|x|) i0(x)."""
-    _check_tensor('special_i0e', input)
-    result, node = record(_evaluate(lambda x: K.bessel_i(x, 0, True), input), SpecialI0EBackward0, (input,))
+def _with_result(node_cls, input, data):
+    """Record a one-input op whose node saves its input and its result."""
+    result, node = record(data, node_cls, (input,))
     if node is not None:
         node.save(input, saved_output(result))
     return result
 
 
-class SpecialI1Backward0(Node):
+class SpecialI0e(_TorchSpecial):
+    """special_i0e(input, *, out=None): exp(-|x|) i0(x) (torch.special.i0e)."""
+    op, node, saved = 'special_i0e', 'SpecialI0EBackward0', ('self', 'result')
     __slots__ = ()
+    jvp = elementwise_jvp
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+    def forward(input):
+        _check_tensor('special_i0e', input)
+        return _with_result(SpecialI0e, input, _evaluate(lambda x: K.bessel_i(x, 0, True), input))
+
+    def apply(self, grad):
+        x, result = self.saved_tensors
+        return grad * (ops.special_i1e(x) - ew.sign(x) * result),
+
+
+class SpecialI1(_TorchSpecial):
+    """special_i1(input, *, out=None): the modified Bessel function of the first kind of order 1."""
+    op, node, saved = 'special_i1', 'SpecialI1Backward0', ('self', 'result')
+    __slots__ = ()
+    jvp = elementwise_jvp
+
+    def forward(input):
+        _check_tensor('special_i1', input)
+        return _with_result(SpecialI1, input, _evaluate(lambda x: K.bessel_i(x, 1, False), input))
 
     def apply(self, grad):
         x, result = self.saved_tensors
         mask, safe = _not_tiny(x)
-        return grad * ew.where(mask, i0(safe) - result * ew.reciprocal(safe), grad * 0 + 0.5),
+        return grad * ew.where(mask, ops.i0(safe) - result * ew.reciprocal(safe), grad * 0 + 0.5),
 
 
-@writes_out('special_i1', castable_dtype)
-def special_i1(input):
-    """The modified Bessel function of the first kind of order 1."""
-    _check_tensor('special_i1', input)
-    result, node = record(_evaluate(lambda x: K.bessel_i(x, 1, False), input), SpecialI1Backward0, (input,))
-    if node is not None:
-        node.save(input, saved_output(result))
-    return result
-
-
-class SpecialI1EBackward0(Node):
+class SpecialI1e(_TorchSpecial):
+    """special_i1e(input, *, out=None): exp(-|x|) i1(x)."""
+    op, node, saved = 'special_i1e', 'SpecialI1EBackward0', ('self', 'result')
     __slots__ = ()
+    jvp = elementwise_jvp
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+    def forward(input):
+        _check_tensor('special_i1e', input)
+        return _with_result(SpecialI1e, input, _evaluate(lambda x: K.bessel_i(x, 1, True), input))
 
     def apply(self, grad):
         x, result = self.saved_tensors
         mask, safe = _not_tiny(x)
-        d = special_i0e(safe) - result * (ew.sign(safe) + ew.reciprocal(safe))
+        d = ops.special_i0e(safe) - result * (ew.sign(safe) + ew.reciprocal(safe))
         return grad * ew.where(mask, d, grad * 0 + 0.5),
-
-
-@writes_out('special_i1e', castable_dtype)
-def special_i1e(input):
-    """exp(-|x|) i1(x)."""
-    _check_tensor('special_i1e', input)
-    result, node = record(_evaluate(lambda x: K.bessel_i(x, 1, True), input), SpecialI1EBackward0, (input,))
-    if node is not None:
-        node.save(input, saved_output(result))
-    return result
 
 
 # ---- erfcx and the normal distribution -------------------------------------------------------
 
-class SpecialErfcxBackward0(Node):
+class SpecialErfcx(_TorchSpecial):
+    """special_erfcx(input, *, out=None): the scaled complementary error function exp(x^2) erfc(x)."""
+    op, node, saved = 'special_erfcx', 'SpecialErfcxBackward0', ('self', 'result')
     __slots__ = ()
+    jvp = elementwise_jvp
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+    def forward(input):
+        _check_tensor('special_erfcx', input)
+        return _with_result(SpecialErfcx, input, _evaluate(K.erfcx, input, 'erfcx_cpu'))
 
     def apply(self, grad):
         x, result = self.saved_tensors
         return (x * result * 2.0 - 2.0 / math.sqrt(math.pi)) * grad,
 
 
-@writes_out('special_erfcx', castable_dtype)
-def special_erfcx(input):
-    """The scaled complementary error function exp(x^2) erfc(x)."""
-    _check_tensor('special_erfcx', input)
-    result, node = record(_evaluate(K.erfcx, input, 'erfcx_cpu'), SpecialErfcxBackward0, (input,))
-    if node is not None:
-        node.save(input, saved_output(result))
-    return result
-
-
-class MulBackward1(Node):
+class MulBackward1(Op):
     """A tensor times a number, as the ops PyTorch composes in C++ record it."""
+    node, saved = 'MulBackward1', ('other=other',)
     __slots__ = ('other',)
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+    jvp = elementwise_jvp
 
     def apply(self, grad):
         return grad * self.other,
 
 
-class AddBackward1(Node):
+class AddBackward1(Op):
     """A tensor plus a number (in C++ compositions)."""
+    node = 'AddBackward1'
     __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+    jvp = elementwise_jvp
 
     def apply(self, grad):
         return grad,
+
+
+def _composed(result, name):
+    """An intermediate that a composite op records itself (not through an op's function): while
+    forward mode carries tangents through the op, the intermediate gets its tangent here from
+    its node's rule, so that the next step finds it."""
+    forward_ad = sys.modules.get('leafgrad.autograd.forward_ad')
+    if forward_ad is not None and forward_ad._state.depth and result._grad_fn is not None:
+        forward_ad._give_tangents(result, name, forward_ad._state.truly)
+    return result
 
 
 def _times_number(t, number):
     result, node = record(t._data * t._data.dtype.type(number), MulBackward1, (t,))
     if node is not None:
         node.other = number
-    return result
+    return _composed(result, 'mul')
 
 
-@writes_out('special_ndtr', castable_dtype, copy=True)
-def special_ndtr(input):
-    """The standard normal cdf, (1 + erf(x / sqrt 2)) / 2: recorded, as PyTorch records it, as
-    those four ops (which is also why it is 0 below about -8.3 rather than tiny)."""
-    _check_tensor('special_ndtr', input)
-    from .unary import erf
-    x = input if input._data.dtype.kind == 'f' else wrap(float_dtype_for(input._data))
-    e = erf(_times_number(x, 1 / math.sqrt(2)))
-    return _times_number(record(e._data + e._data.dtype.type(1), AddBackward1, (e,))[0], 0.5)
-
-
-class SpecialLogNdtrBackward0(Node):
+class SpecialNdtr(_TorchSpecial):
+    """special_ndtr(input, *, out=None): the standard normal cdf, (1 + erf(x / sqrt 2)) / 2,
+    recorded, as PyTorch records it, as those four ops (which is also why it is 0 below about
+    -8.3 rather than tiny); out= is copied in, as PyTorch's composite does."""
+    op = 'special_ndtr'
+    out = _ndtr_out
     __slots__ = ()
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+    def forward(input):
+        _check_tensor('special_ndtr', input)
+        x = input if input._data.dtype.kind == 'f' else wrap(float_dtype_for(input._data))
+        e = ops.erf(_times_number(x, 1 / math.sqrt(2)))
+        shifted = _composed(record(e._data + e._data.dtype.type(1), AddBackward1, (e,))[0], 'add')
+        return _times_number(shifted, 0.5)
+
+
+class SpecialLogNdtr(_TorchSpecial):
+    """special_log_ndtr(input, *, out=None): log of the standard normal cdf, accurate far into
+    the lower tail."""
+    op, node, saved = 'special_log_ndtr', 'SpecialLogNdtrBackward0', ('self', 'result')
+    __slots__ = ()
+    jvp = elementwise_jvp
+
+    def forward(input):
+        _check_tensor('special_log_ndtr', input)
+        return _with_result(SpecialLogNdtr, input, _evaluate(K.log_ndtr, input, 'log_ndtr_cpu'))
 
     def apply(self, grad):
         x, result = self.saved_tensors
         return grad / _SQRT_2PI * ew.exp(-(result + x * x / 2)),
 
 
-@writes_out('special_log_ndtr', castable_dtype)
-def special_log_ndtr(input):
-    """log of the standard normal cdf, accurate far into the lower tail."""
-    _check_tensor('special_log_ndtr', input)
-    result, node = record(_evaluate(K.log_ndtr, input, 'log_ndtr_cpu'), SpecialLogNdtrBackward0, (input,))
-    if node is not None:
-        node.save(input, saved_output(result))
-    return result
-
-
-class SpecialNdtriBackward0(Node):
+class SpecialNdtri(_TorchSpecial):
+    """special_ndtri(input, *, out=None): the standard normal quantile function (the inverse of ndtr)."""
+    op, node, saved = 'special_ndtri', 'SpecialNdtriBackward0', ('result',)
     __slots__ = ()
+    jvp = elementwise_jvp
 
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
+    def forward(input):
+        _check_tensor('special_ndtri', input)
+        return unary(SpecialNdtri, input, _evaluate(K.ndtri, input, 'ndtri_cpu'), save='output')
 
     def apply(self, grad):
         (result,) = self.saved_tensors
         return grad * _SQRT_2PI * ew.exp(result * result * 0.5),
 
 
-@writes_out('special_ndtri', castable_dtype)
-def special_ndtri(input):
-    """The standard normal quantile function (the inverse of ndtr)."""
-    _check_tensor('special_ndtri', input)
-    return unary(SpecialNdtriBackward0, input, _evaluate(K.ndtri, input, 'ndtri_cpu'), save='output')
-
-
 # ---- entr, xlog1py ---------------------------------------------------------------------------
-
-class SpecialEntrBackward0(Node):
-    __slots__ = ()
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
-
-    def apply(self, grad):
-        (x,) = self.saved_tensors
-        return grad * -(ew.log(x) + 1),
-
 
 def _entr(x):
     out = -x * xp.log(x)  # (x is 1-d)
@@ -508,48 +598,19 @@ def _entr(x):
     return out
 
 
-@writes_out('special_entr', castable_dtype)
-def special_entr(input):
-    """-x log x elementwise (0 at 0, -inf below)."""
-    _check_tensor('special_entr', input)
-    return unary(SpecialEntrBackward0, input, _evaluate(_entr, input), save='input')
+class SpecialEntr(_TorchSpecial):
+    """special_entr(input, *, out=None): -x log x elementwise (0 at 0, -inf below)."""
+    op, node, saved = 'special_entr', 'SpecialEntrBackward0', ('self',)
+    __slots__ = ()
+    jvp = elementwise_jvp
 
-
-class SpecialXlog1PyBackward0(Node):
-    __slots__ = ('self_shape', 'other_shape')
-
-    def apply(self, grad):
-        x, y = self.saved_tensors
-        gx = gy = None
-        if _needs(self, 0):
-            zero = wrap((x._data == 0) & (y._data <= -1))
-            gx = sum_to(ew.where(zero, grad * 0, special_xlog1py(grad, y)), self.self_shape)
-        if _needs(self, 1):
-            gy = sum_to(grad * x / (y + 1), self.other_shape)
-        return gx, gy
-
-
-class SpecialXlog1PyBackward1(Node):
-    """xlog1py(number, tensor)."""
-    __slots__ = ('scalar',)
-
-    jvp = elementwise_jvp  # (a diagonal Jacobian: J t is the derivative applied to t)
-
-    def apply(self, grad):
-        (y,) = self.saved_tensors
-        return grad * self.scalar / (y + 1),
-
-
-class SpecialXlog1PyBackward2(Node):
-    """xlog1py(tensor, number)."""
-    __slots__ = ('scalar',)
+    def forward(input):
+        _check_tensor('special_entr', input)
+        return unary(SpecialEntr, input, _evaluate(_entr, input), save='input')
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        g = special_xlog1py(grad, self.scalar)
-        if self.scalar > -1:
-            return g,
-        return ew.where(wrap(x._data == 0), g * 0, g),
+        return grad * -(ew.log(x) + 1),
 
 
 def _xlog1py(x, y):
@@ -557,57 +618,77 @@ def _xlog1py(x, y):
     return xp.where((x == 0) & ~xp.isnan(y), 0.0, out)
 
 
-@writes_out('special_xlog1py', castable_dtype)
-def special_xlog1py(input, other):
-    """x * log1p(y), and 0 where x is 0 (unless y is NaN)."""
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError(f'special_xlog1py() received an invalid combination of arguments - got '
-                        f'({type(input).__name__}, {type(other).__name__}), but expected one of:\n'
-                        ' * (Tensor input, Tensor other, *, Tensor out = None)\n'
-                        ' * (Number self, Tensor other, *, Tensor out = None)\n'
-                        ' * (Tensor input, Number other, *, Tensor out = None)\n')
-    dt = backend.result_type(input, other)
-    dt = dt if dt.is_floating_point else backend.get_default_dtype()
-    data = _binary(_xlog1py, input._data if isinstance(input, Tensor) else input,
-                   other._data if isinstance(other, Tensor) else other, dt)
-    if not isinstance(input, Tensor):
-        result, node = record(data, SpecialXlog1PyBackward1, (other,))
+class SpecialXlog1py(_TorchSpecial):
+    """special_xlog1py(input, other, *, out=None): x * log1p(y), and 0 where x is 0 (unless y is
+    NaN); a number for either operand (SpecialXlog1PyBackward1/2)."""
+    op, node, saved = 'special_xlog1py', 'SpecialXlog1PyBackward0', ('self', 'other')
+    __slots__ = ('self_shape', 'other_shape')
+
+    def forward(input, other):
+        _two_operands('special_xlog1py', input, other)
+        dt = backend.result_type(input, other)
+        dt = dt if dt.is_floating_point else backend.get_default_dtype()
+        data = _binary(_xlog1py, input._data if isinstance(input, Tensor) else input,
+                       other._data if isinstance(other, Tensor) else other, dt)
+        if not isinstance(input, Tensor):
+            result, node = record(data, SpecialXlog1PyBackward1, (other,))
+            if node is not None:
+                node.scalar = input
+                node.save(other)
+            return result
+        if not isinstance(other, Tensor):
+            result, node = record(data, SpecialXlog1PyBackward2, (input,))
+            if node is not None:
+                node.scalar = other
+                node.save(input)
+            return result
+        result, node = record(data, SpecialXlog1py, (input, other))
         if node is not None:
-            node.scalar = input
-            node.save(other)
+            node.self_shape, node.other_shape = input._data.shape, other._data.shape
+            node.save(input, other)
         return result
-    if not isinstance(other, Tensor):
-        result, node = record(data, SpecialXlog1PyBackward2, (input,))
-        if node is not None:
-            node.scalar = other
-            node.save(input)
-        return result
-    result, node = record(data, SpecialXlog1PyBackward0, (input, other))
-    if node is not None:
-        node.self_shape, node.other_shape = input._data.shape, other._data.shape
-        node.save(input, other)
-    return result
+
+    def _d_self(self, t, x, y):
+        """t * log1p(y), 0 where x is 0 and y <= -1 (PyTorch's rule; also where t is 0)."""
+        zero = wrap((x._data == 0) & (y._data <= -1))
+        return ops.where(zero, 0.0, ops.special_xlog1py(t, y))
+
+    def apply(self, grad):
+        x, y = self.saved_tensors
+        gx = gy = None
+        if _needs(self, 0):
+            gx = sum_to(self._d_self(grad, x, y), self.self_shape)
+        if _needs(self, 1):
+            gy = sum_to(grad * x / (y + 1), self.other_shape)
+        return gx, gy
+
+    def jvp(self, tangents):  # d(x log1p y) = dx log1p y (0 where x == 0, y <= -1) + x dy / (1 + y)
+        tx, ty = tangents
+        x, y = self.saved_tensors
+        return _sum_tangents(None if tx is None else self._d_self(tx, x, y),
+                             None if ty is None else ty * (x / (y + 1)))
 
 
-# ---- in-place variants -----------------------------------------------------------------------
+class SpecialXlog1PyBackward1(Op):
+    """xlog1py(number, tensor)."""
+    node, saved = 'SpecialXlog1PyBackward1', ('self=scalar', 'other')
+    __slots__ = ('scalar',)
+    jvp = elementwise_jvp
 
-def _inplace_of(fn, name):
-    def op_(self, *args):
-        others = tuple(a for a in args if isinstance(a, Tensor))
-        return inplace(self, lambda s: fn(s, *args), others)
-    op_.__name__ = name
-    return op_
+    def apply(self, grad):
+        (y,) = self.saved_tensors
+        return grad * self.scalar / (y + 1),
 
 
-lgamma_ = _inplace_of(lgamma, 'lgamma_')
-digamma_ = _inplace_of(digamma, 'digamma_')
-polygamma_ = _inplace_of(_polygamma_method, 'polygamma_')
-mvlgamma_ = _inplace_of(mvlgamma, 'mvlgamma_')
-i0_ = _inplace_of(i0, 'i0_')
-igamma_ = _inplace_of(igamma, 'igamma_')
-igammac_ = _inplace_of(igammac, 'igammac_')
+class SpecialXlog1PyBackward2(Op):
+    """xlog1py(tensor, number)."""
+    node, saved = 'SpecialXlog1PyBackward2', ('self', 'other=scalar')
+    __slots__ = ('scalar',)
+    jvp = elementwise_jvp
 
-FUNCTIONS = ['lgamma', 'digamma', 'polygamma', 'mvlgamma', 'igamma', 'igammac', 'i0', 'i0_']
-NOT_METHODS = ['polygamma']
-METHODS = {'polygamma': _polygamma_method, 'lgamma_': lgamma_, 'digamma_': digamma_, 'polygamma_': polygamma_,
-           'mvlgamma_': mvlgamma_, 'igamma_': igamma_, 'igammac_': igammac_}
+    def apply(self, grad):
+        (x,) = self.saved_tensors
+        g = ops.special_xlog1py(grad, self.scalar)
+        if self.scalar > -1:
+            return g,
+        return ops.where(wrap(x._data == 0), 0.0, g),  # (0, not g * 0: g is NaN there)
