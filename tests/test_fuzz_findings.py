@@ -840,3 +840,26 @@ def test_register_hook_reads_grad_fn_at_the_first_registration_only(made, before
         seen['x'] = x.grad
         return seen
     assert_same(program)
+
+
+@pytest.mark.parametrize('shape,dim', [((1,), 0), ((3,), 0), ((20,), 0), ((2, 1, 3), 1), ((2, 3), 0), ((2, 3), 1),
+                                       ((3, 2), -2)], ids=str)
+@pytest.mark.parametrize('dtype', ['float32', 'float64', 'float16', 'bfloat16'])
+def test_cumsum_starts_from_positive_zero_as_torch(shape, dim, dtype):
+    """PyTorch's cumsum adds each element to an accumulator that starts at +0.0, so a leading
+    run of -0.0 gives +0.0 (NumPy's keeps the first element's -0.0): seen through min over a
+    dim, then a division, as -inf against inf (the long run, seed 4016827); and a 0-d tensor is
+    copied (-0.0 stays)."""
+    rng = np.random.default_rng(len(shape) * 10 + dim)
+    a = np.where(rng.random(shape) < 0.3, 1.5, -0.0)
+    a.reshape(-1)[0] = -0.0
+
+    def program(T):
+        x = T.tensor(a, dtype=getattr(T, dtype), requires_grad=True)
+        y = x.cumsum(dim)
+        y.backward(T.full(shape, -0.0, dtype=getattr(T, dtype)))
+        values = y.detach().float()
+        return {'y': values, 'signs': np.signbit(values.numpy()).tolist(), 'through a division': 1 / values,
+                'min': 1 / values.min(0)[0], 'grad signs': np.signbit(x.grad.float().numpy()).tolist(),
+                '0-d': 1 / T.tensor(-0.0, dtype=getattr(T, dtype)).cumsum(0).float()}
+    assert_same(program)

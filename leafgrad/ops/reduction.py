@@ -590,6 +590,9 @@ class Cumsum(Op):
         return on_samples(lambda t: _cumsum(t, dim, self.reverse), tangents[0])
 
     def apply(self, grad):
+        shape = grad.shape
+        if grad.numel() <= 1 or shape[self.dim] == 1:
+            return grad,  # PyTorch's cumsum_backward returns the gradient itself (its -0.0 too)
         return _cumsum(grad, self.dim, not self.reverse),
 
 
@@ -620,6 +623,8 @@ def _cumsum(input, dim, reverse=False, dtype=None):
         out = xp.flip(_scan(xp.add, xp.flip(data, d), d, out_dtype), d)
     else:
         out = _scan(xp.add, data, d, out_dtype)
+    if d is not None and out.dtype.kind in 'fc':
+        out += 0.0  # PyTorch's sum starts from +0: a leading -0.0 (or a run of them) gives +0.0
     if out_dtype is xp.float32 and data.dtype.kind == 'V':
         out = out.astype(data.dtype)
     result, node = record(out.copy() if reverse else out, Cumsum, (input,))  # flip made a view
