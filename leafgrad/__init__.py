@@ -10,6 +10,8 @@ from .backend import (bool_ as bool, complex64, complex128, device, dtype, float
 from .tensor import Size, Tensor
 from ._memory_format import (channels_last, channels_last_3d, contiguous_format, memory_format,  # noqa: F401
                              preserve_format)
+from ._memory_format import (_mkldnn, jagged, layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc,  # noqa: F401
+                             sparse_csr, strided)
 from . import autograd
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                                  no_grad, set_grad_enabled)

@@ -1,5 +1,5 @@
-"""Memory formats: ``torch.contiguous_format``, ``channels_last``, ``channels_last_3d`` and
-``preserve_format``.
+"""Memory formats (``torch.contiguous_format``, ``channels_last``, ``channels_last_3d``,
+``preserve_format``) and layouts (``torch.strided``, ``sparse_coo``, ...).
 
 A tensor's memory format is the order of its elements in memory, not its shape: a channels_last
 4-d tensor keeps its (N, C, H, W) shape while its elements lie in (N, H, W, C) order, strides
@@ -19,7 +19,7 @@ class memory_format:
         self.name = name
 
     def __repr__(self):
-        return f'torch.{self.name}'
+        return f'leafgrad.{self.name}'  # (names print as leafgrad's: README, differences)
 
     def __reduce__(self):  # copies and pickles are the singleton itself
         return self.name
@@ -29,6 +29,42 @@ contiguous_format = memory_format('contiguous_format')
 channels_last = memory_format('channels_last')
 channels_last_3d = memory_format('channels_last_3d')
 preserve_format = memory_format('preserve_format')
+
+class layout:
+    """One of PyTorch's tensor layouts (singletons, compared by identity). Every leafgrad tensor
+    is dense and strided: the others exist for programs to name and compare, and the factories
+    refuse them (``check_layout``)."""
+    __slots__ = ('name',)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f'leafgrad.{self.name}'  # (names print as leafgrad's: README, differences)
+
+    def __reduce__(self):
+        return self.name
+
+
+strided = layout('strided')
+sparse_coo = layout('sparse_coo')
+sparse_csr = layout('sparse_csr')
+sparse_csc = layout('sparse_csc')
+sparse_bsr = layout('sparse_bsr')
+sparse_bsc = layout('sparse_bsc')
+jagged = layout('jagged')
+_mkldnn = layout('_mkldnn')
+
+
+def check_layout(value, fname):
+    """A factory's ``layout=``: None or torch.strided; PyTorch's TypeError for what is no layout,
+    and NotImplementedError for a layout leafgrad has no tensors of."""
+    if value is None or value is strided:
+        return
+    if not isinstance(value, layout):
+        raise TypeError(f"{fname}(): argument 'layout' must be leafgrad.layout, not {type(value).__name__}")
+    raise NotImplementedError(f'{fname}(): leafgrad has no tensors of layout {value!r} (only leafgrad.strided)')
+
 
 # a channels-last format: (the rank it needs, the order of the dims in memory, outermost first)
 _PERMUTED = {channels_last: (4, (0, 2, 3, 1)), channels_last_3d: (5, (0, 2, 3, 4, 1))}

@@ -339,6 +339,25 @@ def cuda_available():
         return False
 
 
+def pinned_copy(array):
+    """A copy of a NumPy array in page-locked host memory (CuPy's pinned allocator), which a GPU
+    reads by DMA: what ``Tensor.pin_memory()`` makes."""
+    memory = _cupy.cuda.alloc_pinned_memory(max(array.nbytes, 1))
+    copy = np.frombuffer(memory, array.dtype, array.size).reshape(array.shape)
+    copy[...] = array
+    return copy
+
+
+def is_pinned(array):
+    """Does a NumPy array lie in page-locked memory (``pinned_copy``'s, or a view of it)?"""
+    if _cupy is None or type(array) is not np.ndarray:
+        return False
+    pinned = (_cupy.cuda.PinnedMemoryPointer, _cupy.cuda.PinnedMemory)
+    while isinstance(array, np.ndarray):
+        array = array.base
+    return isinstance(array, pinned)
+
+
 def array_module(array):
     """NumPy for NumPy arrays, CuPy for CuPy arrays (Chainer's get_array_module)."""
     if _cupy is not None and type(array) is not np.ndarray and isinstance(array, _cupy.ndarray):

@@ -50,6 +50,7 @@ def _to_array(data, dtype, device):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf holding a copy of ``data``."""
+    _options('tensor', None, pin_memory)
     if isinstance(data, Tensor):
         warnings.warn('To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() '
                       'or sourceTensor.detach().clone().requires_grad_(True), rather than leafgrad.tensor(sourceTensor).',
@@ -149,15 +150,32 @@ def _dtype_np(dtype, default=None):
     return backend.to_dtype(dtype).np
 
 
-def _into_out(name, out, shape, dtype, fill):
-    """A factory's out=: out resized to shape (silently, as PyTorch's factories resize) and filled;
-    its dtype is the result's, and a dtype asked for must be it."""
+def _options(fname, layout, pin_memory):
+    """The options every factory takes: ``layout`` (torch.strided only: leafgrad's tensors are
+    dense) and ``pin_memory`` (page-locked host memory, which needs an accelerator)."""
+    if layout is not None:
+        _memory_format.check_layout(layout, fname)
+    if pin_memory:
+        raise RuntimeError('pin_memory=True requires a CUDA or other accelerator backend; no pinned memory '
+                           'allocator is available on this system.')
+
+
+def _out_dtype(name, out, dtype):
+    """The dtype a factory with ``out`` computes in: ``out``'s; one asked for must be it."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if dtype is not None and backend.to_dtype(dtype).np != out._data.dtype:
         from .ops._util import SCALAR_NAMES
         raise RuntimeError(f'dtype {SCALAR_NAMES[backend.to_dtype(dtype).np.name]} does not match dtype of out '
                            f'parameter ({SCALAR_NAMES[out._data.dtype.name]})')
+    return backend.from_np(out._data.dtype)
+
+
+def _into_out(name, out, shape, dtype, fill):
+    """A factory's out=: out resized to shape (silently, as PyTorch's factories resize) and filled;
+    its dtype is the result's, and a dtype asked for must be it. ``fill``: a value, an array of
+    the values (the factories that compute theirs), or None (``empty``)."""
+    _out_dtype(name, out, dtype)
     if state.grad_enabled and out._requires_grad:
         if fill is not None:
             raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support automatic "
@@ -172,24 +190,59 @@ def _into_out(name, out, shape, dtype, fill):
     return out
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+def _made_in(out, requires_grad):
+    """A factory's ``out`` after it was filled: ``requires_grad=True`` makes it a leaf that
+    requires grad, as PyTorch does (refused for an integer ``out``, which keeps its values)."""
+    if requires_grad:
+        out.requires_grad_(True) if out._data.dtype.kind in 'fVc' else _raise_int_grad()
+    return out
+
+
+def _computed_into(name, out, result):
+    """out= of a factory that computes its values (``full``, ``linspace``, ``eye`` ...): ``result``,
+    computed in ``out``'s dtype, written into ``out`` (resized silently, as PyTorch does)."""
+    return _into_out(name, out, result._data.shape, None, result._data)
+
+
+def _range_into(name, out, result):
+    """``arange``'s out=: ``out`` keeps its shape and strides when it holds as many elements as
+    the range (PyTorch fills it in place), else it is resized to the range, with PyTorch's
+    warning when it was not empty."""
+    n, have = result._data.size, out._data.size
+    if have == n and not (state.grad_enabled and out._requires_grad):
+        out._data[...] = result._data.reshape(out._data.shape)
+        out._version_counter[0] += 1
+        return out
+    if have != n and have:
+        warnings.warn(f'The number of elements in the out tensor of shape {list(out._data.shape)} is {have} which '
+                      f'does not match the computed number of elements {n}. Note that this may occur as a result '
+                      f'of rounding error. The out tensor will be resized to a tensor of shape ({n},).',
+                      UserWarning, stacklevel=3)
+    return _into_out(name, out, (n,), None, result._data)
+
+
+def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, out=None):
+    _options('zeros', layout, pin_memory)
     shape = _size(size, 'zeros')
     if out is not None:
-        return _into_out('zeros', out, shape, dtype, 0)
+        return _made_in(_into_out('zeros', out, shape, dtype, 0), requires_grad)
     return _finish(_allocate(backend.module_for(device).zeros, shape, _dtype_np(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
+def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, out=None):
+    _options('ones', layout, pin_memory)
     shape = _size(size, 'ones')
     if out is not None:
-        return _into_out('ones', out, shape, dtype, 1)
+        return _made_in(_into_out('ones', out, shape, dtype, 1), requires_grad)
     return _finish(_allocate(backend.module_for(device).ones, shape, _dtype_np(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None):
+def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None,
+          out=None):
+    _options('empty', layout, pin_memory)
     shape = _size(size, 'empty')
     if out is not None:
-        return _into_out('empty', out, shape, dtype, None)
+        return _made_in(_into_out('empty', out, shape, dtype, None), requires_grad)
     data = _allocate(backend.module_for(device).empty, shape, _dtype_np(dtype))
     if memory_format is not None and memory_format is not _memory_format.contiguous_format:
         _memory_format.check(memory_format, 'empty')
@@ -211,7 +264,11 @@ _C_TYPES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'in
             'int16': 'int16_t', 'int8': 'int8_t', 'uint8': 'uint8_t', 'bool': 'bool'}
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    _options('full', layout, pin_memory)
+    if out is not None:
+        result = full(size, fill_value, dtype=_out_dtype('full', out, dtype), device=out.device)
+        return _made_in(_computed_into('full', out, result), requires_grad)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
     if not isinstance(fill_value, (int, float, complex, _np.number, _np.bool_)) and not (
@@ -248,23 +305,36 @@ def _format(memory_format, fname):
     return memory_format
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+               memory_format=None):
+    _options('zeros_like', layout, pin_memory)
     return _like(zeros, input, dtype, device, requires_grad, memory_format)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+              memory_format=None):
+    _options('ones_like', layout, pin_memory)
     return _like(ones, input, dtype, device, requires_grad, memory_format)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+               memory_format=None):
+    _options('empty_like', layout, pin_memory)
     return _like(empty, input, dtype, device, requires_grad, memory_format)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+              memory_format=None):
+    _options('full_like', layout, pin_memory)
     return _like(full, input, dtype, device, requires_grad, memory_format, fill_value)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+           pin_memory=False):
+    _options('arange', layout, pin_memory)
+    if out is not None:
+        result = arange(start, end, step, dtype=_out_dtype('arange', out, dtype), device=out.device)
+        return _made_in(_range_into('arange', out, result), requires_grad)
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -291,7 +361,12 @@ def _scalar(v):
     return v.item() if isinstance(v, Tensor) else v
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
+    _options('linspace', layout, pin_memory)
+    if out is not None:
+        result = linspace(start, end, steps, dtype=_out_dtype('linspace', out, dtype), device=out.device)
+        return _made_in(_computed_into('linspace', out, result), requires_grad)
     start, end = _scalar(start), _scalar(end)
     if steps < 0:
         raise RuntimeError('linspace(): number of steps must be non-negative')
@@ -310,12 +385,21 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return _finish(data, requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
+    _options('logspace', layout, pin_memory)
+    if out is not None:
+        result = logspace(start, end, steps, base, dtype=_out_dtype('logspace', out, dtype), device=out.device)
+        return _made_in(_computed_into('logspace', out, result), requires_grad)
     lin = linspace(start, end, steps, dtype=backend.float64, device=device)
     return _finish((base ** lin._data).astype(_dtype_np(dtype)), requires_grad)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    _options('eye', layout, pin_memory)
+    if out is not None:
+        result = eye(n, m, dtype=_out_dtype('eye', out, dtype), device=out.device)
+        return _made_in(_computed_into('eye', out, result), requires_grad)
     for name, v in (('n', n), ('m', m)):
         if v is not None and not _is_int(v):
             raise TypeError(f"eye(): argument '{name}' (position {1 if name == 'n' else 2}) must be int, not "
@@ -395,11 +479,12 @@ def _sampled_into(out, sample, dtype, op):
     return out
 
 
-def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False):
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform samples on [0, 1): PyTorch's for the same generator state."""
+    _options('rand', layout, pin_memory)
     if out is not None:
-        return _sampled_into(out, lambda dt: rand(*size, generator=generator, dtype=dt, device=out.device), dtype,
-                             'rand')
+        return _made_in(_sampled_into(out, lambda dt: rand(*size, generator=generator, dtype=dt, device=out.device),
+                                      dtype, 'rand'), requires_grad)
     g = _generator_of(generator, 'rand')
     from . import _random_kernels as kernels
     dtype = _floating(dtype, 'check_uniform_bounds')
@@ -407,11 +492,12 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
                     _as_complex_pairs(dtype, lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.to_real().np))))
 
 
-def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False):
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal samples: PyTorch's for the same generator state."""
+    _options('randn', layout, pin_memory)
     if out is not None:
-        return _sampled_into(out, lambda dt: randn(*size, generator=generator, dtype=dt, device=out.device), dtype,
-                             'randn')
+        return _made_in(_sampled_into(out, lambda dt: randn(*size, generator=generator, dtype=dt, device=out.device),
+                                      dtype, 'randn'), requires_grad)
     g = _generator_of(generator, 'randn')
     from . import _random_kernels as kernels
     dtype = _floating(dtype, 'normal_kernel_cpu')
@@ -428,8 +514,10 @@ def _as_complex_pairs(dtype, draw):
     return lambda n, contiguous: draw(2 * n, True).view(dtype.np)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None, device=None,
+            requires_grad=False, pin_memory=False):
     """Integers drawn uniformly from [low, high): ``empty(size).random_(low, high)``."""
+    _options('randint', layout, pin_memory)
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     if high is None:
@@ -453,7 +541,9 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     return _finish(_place(kernels.randperm(g, n).astype(dtype.np), device), requires_grad)
 
 
-def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False, memory_format=None):
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+              memory_format=None):
+    _options('rand_like', layout, pin_memory)
     g = _generator_of(generator, 'rand_like')
     from . import _random_kernels as kernels
     dtype = _floating(dtype or input.dtype, 'check_uniform_bounds')
@@ -462,7 +552,9 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
                     like=_memory_format.model_of(input._data, _format(memory_format, 'rand_like')))
 
 
-def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False, memory_format=None):
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+               memory_format=None):
+    _options('randn_like', layout, pin_memory)
     g = _generator_of(generator, 'randn_like')
     from . import _random_kernels as kernels
     dtype = _floating(dtype or input.dtype, 'normal_kernel_cpu')
@@ -471,8 +563,10 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
                     like=_memory_format.model_of(input._data, _format(memory_format, 'randn_like')))
 
 
-def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
+                 requires_grad=False, pin_memory=False,
                  memory_format=None):
+    _options('randint_like', layout, pin_memory)
     if high is None:
         low, high = 0, low
     g = _generator_of(generator, 'randint_like')
@@ -584,27 +678,32 @@ def _new_like(self, dtype, device):
     return (self.dtype if dtype is None else dtype), (self.device if device is None else device)
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+def new_zeros(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    _options('new_zeros', layout, pin_memory)
     dtype, device = _new_like(self, dtype, device)
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+def new_ones(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    _options('new_ones', layout, pin_memory)
     dtype, device = _new_like(self, dtype, device)
     return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+def new_empty(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    _options('new_empty', layout, pin_memory)
     dtype, device = _new_like(self, dtype, device)
     return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    _options('new_full', layout, pin_memory)
     dtype, device = _new_like(self, dtype, device)
     return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    # (no layout= and no pin_memory=, whatever PyTorch's docstring says: its new_tensor refuses both)
     dtype, device = _new_like(self, dtype, device)
     return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 

@@ -224,6 +224,28 @@ class Tensor:
     is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
 
     @property
+    def layout(self) -> _memory_format.layout:
+        return _memory_format.strided
+
+    def is_pinned(self, device: Any = None) -> bool:
+        """Whether this tensor lies in page-locked host memory (``pin_memory()``'s copy)."""
+        return backend.is_pinned(self._data)
+
+    def pin_memory(self, device: Any = None) -> Tensor:
+        """A copy in page-locked host memory, which a GPU reads faster (this tensor itself if it is
+        already there). Needs a GPU, as PyTorch's; the copy passes gradients through (recorded as
+        a clone: PyTorch names its node PinMemoryBackward0)."""
+        if not backend.cuda_available():
+            raise RuntimeError('Cannot access accelerator device when none is available.')
+        if self.device.type != 'cpu':
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+        if backend.is_pinned(self._data):
+            return self
+        copy = self.clone()
+        copy._data = backend.pinned_copy(self._data)
+        return copy
+
+    @property
     def volatile(self) -> bool:
         warnings.warn('volatile was removed (Variable.volatile is always False)', UserWarning, stacklevel=2)
         return False

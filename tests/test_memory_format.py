@@ -17,7 +17,7 @@ def run(lib, f):
                     r.requires_grad)
         if isinstance(r, lib.nn.Module):
             return [p.stride() for p in r.parameters()]
-        return repr(r)
+        return repr(r).replace('leafgrad', 'torch')  # (names print as leafgrad's: README)
     except Exception as e:
         return (type(e).__name__, str(e).replace('leafgrad', 'torch')[:120])
 

@@ -1,12 +1,41 @@
 """DataLoader: batches from a dataset, in the main process or, with ``num_workers > 0``, in
 worker processes (``_workers.py``)."""
 import itertools
+import warnings
+from collections.abc import Mapping
 
 from ... import backend, creation
+from ...tensor import Tensor
 from ._collate import default_collate, default_convert
 from ._worker_info import WorkerInfo, fetch, get_worker_info
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+
+def _can_pin():
+    """Can batches be pinned? Not without a GPU: then PyTorch's warning, and they are not."""
+    if backend.cuda_available():
+        return True
+    warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned memory "
+                  "won't be used.", UserWarning, stacklevel=3)
+    return False
+
+
+def pin_memory(batch):
+    """A batch with each tensor in it copied to page-locked memory (``Tensor.pin_memory``), through
+    lists, tuples, named tuples and mappings, and objects with their own ``pin_memory()``."""
+    if isinstance(batch, Tensor) or (callable(getattr(batch, 'pin_memory', None)) and not isinstance(batch, type)):
+        return batch.pin_memory()
+    if isinstance(batch, str | bytes):
+        return batch
+    if isinstance(batch, Mapping):
+        return type(batch)({k: pin_memory(v) for k, v in batch.items()}) if type(batch) is not dict else \
+            {k: pin_memory(v) for k, v in batch.items()}
+    if isinstance(batch, tuple) and hasattr(batch, '_fields'):
+        return type(batch)(*(pin_memory(v) for v in batch))
+    if isinstance(batch, tuple | list):
+        return type(batch)(pin_memory(v) for v in batch)
+    return batch
 
 
 class DataLoader:
@@ -86,12 +115,15 @@ class DataLoader:
         # As in PyTorch, every epoch first draws the workers' base seed from the loader's generator
         # (in single-process mode too), so the shuffling order does not depend on num_workers.
         base_seed = int(creation.empty((), dtype=backend.int64).random_(generator=self.generator).item())
+        pin = self.pin_memory and _can_pin()
         if self.num_workers == 0:
-            return self._single_process()
-        # (the worker machinery, and multiprocessing with it, loads only for loaders that use it:
-        # ~30 ms of importing that a single-process loader does not pay)
-        from ._workers import iterate_with_workers
-        return iterate_with_workers(self, base_seed)
+            batches = self._single_process()
+        else:
+            # (the worker machinery, and multiprocessing with it, loads only for loaders that use it:
+            # ~30 ms of importing that a single-process loader does not pay)
+            from ._workers import iterate_with_workers
+            batches = iterate_with_workers(self, base_seed)
+        return map(pin_memory, batches) if pin else batches
 
     # ---- in the main process -----------------------------------------------------------------
     def _single_process(self):

@@ -1,0 +1,217 @@
+"""The options every factory takes (``layout=``, ``pin_memory=``), the layouts, ``out=`` of the
+factories that compute their values (``arange``, ``linspace``, ``logspace``, ``eye``, ``full``)
+and ``requires_grad=`` with ``out=``, pinned memory, against torch on the same calls."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+from oracle import lg, torch
+
+FACTORIES = {  # name: call(T, **options)
+    'zeros': lambda T, **k: T.zeros(2, 3, **k),
+    'ones': lambda T, **k: T.ones(2, **k),
+    'empty': lambda T, **k: T.empty(2, **k).zero_(),
+    'full': lambda T, **k: T.full((2,), 1.5, **k),
+    'zeros_like': lambda T, **k: T.zeros_like(T.ones(2), **k),
+    'ones_like': lambda T, **k: T.ones_like(T.ones(2), **k),
+    'empty_like': lambda T, **k: T.empty_like(T.ones(2), **k).zero_(),
+    'full_like': lambda T, **k: T.full_like(T.ones(2), 3.0, **k),
+    'arange': lambda T, **k: T.arange(4, **k),
+    'linspace': lambda T, **k: T.linspace(0, 1, 5, **k),
+    'logspace': lambda T, **k: T.logspace(0, 2, 3, **k),
+    'eye': lambda T, **k: T.eye(3, **k),
+    'rand': lambda T, **k: T.rand(2, **k).zero_(),
+    'randn': lambda T, **k: T.randn(2, **k).zero_(),
+    'randint': lambda T, **k: T.randint(3, (2,), **k).zero_(),
+    'rand_like': lambda T, **k: T.rand_like(T.ones(2), **k).zero_(),
+    'randn_like': lambda T, **k: T.randn_like(T.ones(2), **k).zero_(),
+    'randint_like': lambda T, **k: T.randint_like(T.ones(2), 3, **k).zero_(),
+    'new_zeros': lambda T, **k: T.ones(2).new_zeros(3, **k),
+    'new_ones': lambda T, **k: T.ones(2).new_ones(3, **k),
+    'new_empty': lambda T, **k: T.ones(2).new_empty(3, **k).zero_(),
+    'new_full': lambda T, **k: T.ones(2).new_full((3,), 2.0, **k),
+}
+
+
+def _same(a, b):
+    assert str(a.dtype).split('.')[-1] == str(b.dtype).split('.')[-1]
+    assert tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_array_equal(np.asarray(a.detach()._data), b.detach().numpy())
+
+
+@pytest.mark.parametrize('name', sorted(FACTORIES))
+@pytest.mark.parametrize('options', [dict(layout=None), dict(pin_memory=False), dict(layout='strided')],
+                         ids=['layout-None', 'pin-False', 'layout-strided'])
+def test_default_options_are_taken(name, options):
+    call = FACTORIES[name]
+    mine = call(lg, **{k: getattr(lg, v) if isinstance(v, str) else v for k, v in options.items()})
+    theirs = call(torch, **{k: getattr(torch, v) if isinstance(v, str) else v for k, v in options.items()})
+    _same(mine, theirs)
+    assert mine.layout is lg.strided and theirs.layout is torch.strided
+
+
+@pytest.mark.parametrize('name', sorted(FACTORIES))
+def test_pin_memory_needs_an_accelerator(name):
+    """pin_memory=True: PyTorch's RuntimeError on a machine without a GPU (this one)."""
+    with pytest.raises(RuntimeError) as theirs:
+        FACTORIES[name](torch, pin_memory=True)
+    with pytest.raises(RuntimeError) as mine:
+        FACTORIES[name](lg, pin_memory=True)
+    assert str(mine.value) == str(theirs.value)
+
+
+def test_tensor_pin_memory_is_refused_not_ignored():
+    with pytest.raises(RuntimeError) as theirs:
+        torch.tensor([1.0], pin_memory=True)
+    with pytest.raises(RuntimeError) as mine:
+        lg.tensor([1.0], pin_memory=True)
+    assert str(mine.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize('name', ['zeros', 'full', 'zeros_like', 'new_zeros'])
+def test_a_layout_that_is_no_layout(name):
+    with pytest.raises(TypeError) as theirs:
+        FACTORIES[name](torch, layout=3)
+    with pytest.raises(TypeError) as mine:
+        FACTORIES[name](lg, layout=3)
+    assert str(mine.value) == str(theirs.value).replace('torch.layout', 'leafgrad.layout')
+
+
+@pytest.mark.parametrize('name', ['zeros', 'ones', 'arange', 'eye', 'rand'])
+def test_sparse_layouts_are_refused(name):
+    """leafgrad has dense tensors only: a sparse layout is refused (PyTorch makes a sparse tensor,
+    or raises NotImplementedError for the factories that have no sparse kernel)."""
+    with pytest.raises(NotImplementedError, match='sparse_coo'):
+        FACTORIES[name](lg, layout=lg.sparse_coo)
+
+
+def test_layouts():
+    names = sorted(n for n in dir(torch) if isinstance(getattr(torch, n), torch.layout))
+    assert sorted(n for n in dir(lg) if isinstance(getattr(lg, n, None), lg.layout)) == names
+    for n in names:
+        assert repr(getattr(lg, n)) == repr(getattr(torch, n)).replace('torch.', 'leafgrad.')
+        assert pickle.loads(pickle.dumps(getattr(lg, n))) is getattr(lg, n)
+    assert lg.ones(2).layout is lg.strided and lg.ones(2)[::2].t().layout is lg.strided
+    assert lg.strided != lg.sparse_coo
+
+
+OUT_CALLS = {  # name: (call(T, out, **kwargs), out's dtype, out's shape)
+    'arange-into-empty-double': (lambda T, o, **k: T.arange(5, out=o, **k), 'float64', (0,)),
+    'arange-cast-to-long': (lambda T, o, **k: T.arange(0.5, 3, out=o, **k), 'int64', (0,)),
+    'arange-keeps-shape': (lambda T, o, **k: T.arange(3, out=o, **k), 'float32', (3, 1)),
+    'arange-resized-warns': (lambda T, o, **k: T.arange(3, out=o, **k), 'float32', (2, 2)),
+    'linspace': (lambda T, o, **k: T.linspace(0, 1, 3, out=o, **k), 'float64', (5,)),
+    'logspace-long': (lambda T, o, **k: T.logspace(0, 2, 3, out=o, **k), 'int64', (0,)),
+    'eye-int': (lambda T, o, **k: T.eye(2, out=o, **k), 'int32', (5,)),
+    'eye-rect': (lambda T, o, **k: T.eye(2, 3, out=o, **k), 'float32', (2, 3)),
+    'full-float': (lambda T, o, **k: T.full((2,), 3, out=o, **k), 'float32', (0,)),
+    'full-long': (lambda T, o, **k: T.full((2,), 3.5, out=o, **k), 'int64', (0,)),
+}
+
+
+def _caught(fn):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter('always')
+        result = fn()
+    return result, [str(w.message) for w in seen]
+
+
+@pytest.mark.parametrize('case', sorted(OUT_CALLS))
+def test_out_of_computed_factories(case):
+    call, dtype, shape = OUT_CALLS[case]
+    lo = lg.empty(shape, dtype=getattr(lg, dtype))
+    to = torch.empty(shape, dtype=getattr(torch, dtype))
+    lr, lw = _caught(lambda: call(lg, lo))
+    tr, tw = _caught(lambda: call(torch, to))
+    assert lr is lo and tr is to
+    _same(lo, to)
+    assert [w.split(' (Triggered')[0] for w in tw] == lw
+    assert lo._version == to._version
+
+
+def test_arange_fills_a_strided_out_in_place():
+    lo, to = lg.zeros(6)[::2], torch.zeros(6)[::2]
+    lg.arange(3, out=lo), torch.arange(3, out=to)
+    _same(lo._base, to._base)
+    assert lo.stride() == to.stride()
+
+
+@pytest.mark.filterwarnings('ignore:The number of elements in the out tensor')
+@pytest.mark.parametrize('case', sorted(OUT_CALLS))
+def test_out_errors_of_computed_factories(case):
+    call, dtype, shape = OUT_CALLS[case]
+    wrong = 'float16' if dtype != 'float16' else 'float32'
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch, torch.empty(shape, dtype=getattr(torch, dtype)), dtype=getattr(torch, wrong))
+    with pytest.raises(RuntimeError) as mine:
+        call(lg, lg.empty(shape, dtype=getattr(lg, dtype)), dtype=getattr(lg, wrong))
+    assert str(mine.value) == str(theirs.value)
+    if dtype.startswith('float'):
+        with pytest.raises(RuntimeError) as theirs:
+            call(torch, torch.empty(shape, dtype=getattr(torch, dtype), requires_grad=True))
+        with pytest.raises(RuntimeError) as mine:
+            call(lg, lg.empty(shape, dtype=getattr(lg, dtype), requires_grad=True))
+        assert str(mine.value) == str(theirs.value)
+    with pytest.raises(TypeError):
+        call(lg, [1.0])
+
+
+@pytest.mark.parametrize('name,call', [
+    ('zeros', lambda T, o: T.zeros(2, out=o, requires_grad=True)),
+    ('empty', lambda T, o: T.empty(2, out=o, requires_grad=True)),
+    ('eye', lambda T, o: T.eye(2, out=o, requires_grad=True)),
+    ('arange', lambda T, o: T.arange(3.0, out=o, requires_grad=True)),
+    ('full', lambda T, o: T.full((2,), 1.0, out=o, requires_grad=True)),
+    ('linspace', lambda T, o: T.linspace(0, 1, 3, out=o, requires_grad=True)),
+    ('rand', lambda T, o: T.rand(2, out=o, requires_grad=True)),
+])
+def test_requires_grad_with_out_makes_out_a_leaf_that_requires_grad(name, call):
+    lo, to = lg.empty(0), torch.empty(0)
+    with lg.no_grad():
+        assert call(lg, lo) is lo
+    with torch.no_grad():
+        assert call(torch, to) is to
+    assert (lo.requires_grad, lo.is_leaf) == (to.requires_grad, to.is_leaf) == (True, True)
+
+
+def test_requires_grad_with_an_integer_out():
+    lo, to = lg.empty(0, dtype=lg.int64), torch.empty(0, dtype=torch.int64)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.arange(3, out=to, requires_grad=True)
+    with pytest.raises(RuntimeError) as mine:
+        lg.arange(3, out=lo, requires_grad=True)
+    assert str(mine.value) == str(theirs.value)
+    _same(lo, to)  # filled before it was refused, as in PyTorch
+
+
+def test_new_tensor_takes_no_options():
+    for options in (dict(layout=None), dict(pin_memory=False)):
+        with pytest.raises(TypeError) as theirs:
+            torch.ones(2).new_tensor([1.0], **options)
+        with pytest.raises(TypeError) as mine:
+            lg.ones(2).new_tensor([1.0], **options)
+        assert str(mine.value) == str(theirs.value)
+
+
+def test_pinned_memory_without_a_gpu():
+    x, t = lg.ones(2), torch.ones(2)
+    assert x.is_pinned() is t.is_pinned() is False
+    with pytest.raises(RuntimeError) as theirs:
+        t.pin_memory()
+    with pytest.raises(RuntimeError) as mine:
+        x.pin_memory()
+    assert str(mine.value) == str(theirs.value)
+
+
+def test_dataloader_pin_memory_without_a_gpu_warns_and_loads():
+    def load(T):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter('always')
+            batches = list(T.utils.data.DataLoader([1.0, 2.0, 3.0], batch_size=2, pin_memory=True))
+        return batches, [str(w.message) for w in seen if 'pin_memory' in str(w.message)]
+    (lb, lw), (tb, tw) = load(lg), load(torch)
+    assert lw == tw and len(tw) == 1
+    for a, b in zip(lb, tb, strict=True):
+        _same(a, b)
