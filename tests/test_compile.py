@@ -115,6 +115,34 @@ def test_function_matches_eager(name):
     assert _program(compiled)[0] is not None
 
 
+@pytest.mark.parametrize('dtype', [np.float32, np.float64], ids=['float32', 'float64'])
+def test_python_numbers_round_as_eager(dtype):
+    """A Python number beside a tensor replays as a 0-d array of the tensor's dtype (cheaper for
+    NumPy than the number) holding what NumPy's weak-scalar rule makes of it: numbers that round
+    in the dtype (0.1, 2**24 + 1, 1e-46), -0.0, and one past float32's range (1e39, kept as a
+    number: inf there, as eager) give eager's values and gradients bit for bit."""
+    def fn(x, y):
+        a = (x + 0.1) * 16777217 - 1e-46 + (y - (-0.0)) / 3.3
+        b = (x * -0.0 + y * 1e39) / 7 - 2
+        return (a * a).sum() + (b * 0.5).sum()
+    rng = np.random.default_rng(3)
+    xs, ys = rng.standard_normal((3, 4)).astype(dtype), rng.standard_normal((3, 4)).astype(dtype)
+    xs[0, 0] = -0.0
+    compiled = lg.compile(fn)
+    for step in range(3):
+        x1, y1 = lg.tensor(xs, requires_grad=True), lg.tensor(ys, requires_grad=True)
+        x2, y2 = lg.tensor(xs, requires_grad=True), lg.tensor(ys, requires_grad=True)
+        e, c = fn(x1, y1), compiled(x2, y2)
+        _same(e, c)
+        e.backward()
+        c.backward()
+        for a, b in ((x1.grad, x2.grad), (y1.grad, y2.grad)):
+            _same(a, b)
+            assert np.array_equal(np.signbit(a._data), np.signbit(b._data))
+    (program,) = _program(compiled)
+    assert program.islands == 0
+
+
 def test_permuted_product_scaled_by_a_sum_of_its_operand():
     """The gradient of a sum is eager's zero-strided expansion, not a filled array: multiplied
     by a transposed operand, the layout NumPy gives the product (and so the order in which the
