@@ -10,7 +10,7 @@ import pytest
 
 from oracle import assert_same, lg, raises_like, same_message, torch
 
-FAMILIES = ['conversion', 'inplace']
+FAMILIES = ['conversion', 'inplace', 'sampling']
 
 
 @pytest.mark.parametrize('family', FAMILIES)
@@ -27,16 +27,18 @@ def _declared(family):
 
 @pytest.mark.parametrize('family', FAMILIES)
 def test_names_and_kinds_as_torch(family):
-    """Each declared op is a torch function where leafgrad makes a function, a Tensor method
-    where leafgrad makes one (leafgrad.to, its own, aside), with the class's docstring."""
+    """Each declared op is a torch function where leafgrad makes a function (leafgrad.to, its own,
+    aside), a Tensor method where torch's is, with the class's docstring naming its signature."""
     for cls in _declared(family):
         names = (cls.op,) + tuple(cls.aliases)
         for n in names:
             if cls.function and cls.public and n != 'to':
                 assert hasattr(torch, n), n
+            if cls.function and cls.public:
+                assert getattr(lg, n) is getattr(importlib.import_module('leafgrad.ops.' + family), n), n
             if cls.method:
                 assert hasattr(torch.Tensor, n), n
-            assert hasattr(lg.Tensor, n) == bool(cls.method) or n in ('real', 'imag'), n
+            assert hasattr(lg.Tensor, n) == hasattr(torch.Tensor, n), n
             if cls.inplace and cls.method:
                 assert hasattr(torch.Tensor, n + '_') and hasattr(lg.Tensor, n + '_'), n
         assert cls.__doc__ and '(' in cls.__doc__.splitlines()[0], cls
@@ -82,3 +84,59 @@ def test_inplace_nodes_as_torch(call):
         y.sum().backward()
         names.append((type(y.grad_fn).__name__, tuple(y.shape), x.grad.tolist()))
     assert names[0] == names[1]
+
+
+# ---- sampling --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('out_shape,out_dtype', [((2, 3), 'float32'), ((2,), 'float32'), ((0,), 'float64'),
+                                                 ((2, 3), 'int64'), ((3, 2), 'bool')])
+def test_bernoulli_out_as_torch(out_shape, out_dtype):
+    """torch.bernoulli(input, out=): out resized silently to input's shape, any dtype, the numbers
+    of the same generator state; out returned (leafgrad refused out= before)."""
+    p = np.array([[0.25, 0.5, 0.75], [0.1, 0.9, 0.5]], dtype=np.float32)
+    got = []
+    for T in (lg, torch):
+        T.manual_seed(3)
+        out = T.empty(out_shape, dtype=getattr(T, out_dtype))
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            r = T.bernoulli(T.tensor(p), out=out)
+        assert r is out
+        got.append((out.tolist(), str(out.dtype).split('.')[-1], T.rand(2).tolist()))
+    assert got[0] == got[1]
+
+
+def test_bernoulli_out_errors_as_torch():
+    p = np.full((2, 3), 0.5, dtype=np.float32)
+    for make in (lambda T: (T.tensor(p, requires_grad=True), T.empty(2, 3)),
+                 lambda T: (T.tensor(p), T.empty(2, 3, requires_grad=True))):
+        msgs = raises_like(lambda: lg.bernoulli(*make(lg)[:1], out=make(lg)[1]),
+                           lambda: torch.bernoulli(*make(torch)[:1], out=make(torch)[1]))
+        assert same_message(*msgs)
+    raises_like(lambda: lg.bernoulli(lg.tensor(p), 0.5, out=lg.empty(2, 3)),
+                lambda: torch.bernoulli(torch.tensor(p), 0.5, out=torch.empty(2, 3)))
+    raises_like(lambda: lg.tensor(p).bernoulli(out=lg.empty(2, 3)),
+                lambda: torch.tensor(p).bernoulli(out=torch.empty(2, 3)))
+    # refused before drawing: the generator where it was
+    lg.manual_seed(0)
+    with pytest.raises(RuntimeError):
+        lg.bernoulli(lg.tensor(p, requires_grad=True), out=lg.empty(2, 3))
+    torch.manual_seed(0)
+    assert lg.rand(3).tolist() == torch.rand(3).tolist()
+
+
+@pytest.mark.parametrize('call', ['random_()', 'random_(5)', 'random_(2, 9)', 'bernoulli_(0.3)',
+                                  'bernoulli_(T.full((3,), 0.5))', 'exponential_()', 'geometric_(0.4)',
+                                  'log_normal_()', 'cauchy_()'])
+def test_sampling_nodes_and_streams_as_torch(call):
+    got = []
+    for T in (lg, torch):
+        T.manual_seed(5)
+        x = T.zeros(2, 3, requires_grad=True)
+        y = x * 1
+        eval('y.' + call, {'T': T, 'y': y})
+        y.sum().backward()
+        got.append((type(y.grad_fn).__name__, y.tolist(), x.grad.tolist(), T.bernoulli(T.full((4,), 0.5)).tolist(),
+                    T.full((2, 3), 1.0).multinomial(2).tolist()))
+    np.testing.assert_allclose(np.array(got[0][1]), np.array(got[1][1]), rtol=1e-6)
+    assert got[0][0] == got[1][0] and got[0][2:] == got[1][2:]

@@ -6,59 +6,28 @@ As in PyTorch, an overwritten tensor gets no gradient from its old value (each o
 node, named as PyTorch names it, that passes zeros), a leaf that requires grad is refused, and
 each distribution refuses the dtypes and parameters PyTorch refuses. The numbers are PyTorch's
 for the same generator state: its kernels (``_random_kernels.py``) on its stream, written in the
-order PyTorch writes them (memory order, for a transposed tensor too).
+order PyTorch writes them (memory order, for a transposed tensor too). Each op is declared
+once (``_op.Op``); all are Tensor methods only but ``bernoulli`` (also ``torch.bernoulli``,
+with ``out=``).
 """
 import warnings
 
-from .. import backend
-from ._util import record, xp
+from .. import _random_kernels as kernels, backend
+from ..creation import multinomial as _multinomial
+from ..generator import generator_of
 from ._inplace import _type_name, inplace
-from .inplace import _Overwritten as FillBackward2  # (until sampling is declared)
-from .shape import expand
+from ._op import Op, check_out
+from ._util import ops, record, wrap, xp
 from ..tensor import Tensor
 
 
-class RandomBackward0(FillBackward2):
-    """``random_(from, to)``: no gradient reaches the old value."""
-
-
-class RandomBackward1(FillBackward2):
-    """``random_(to)``."""
-
-
-class RandomBackward2(FillBackward2):
-    """``random_()``."""
-
-
-class BernoulliBackward0(FillBackward2):
-    """``bernoulli(input)``: the samples carry no gradient to the probabilities."""
-
-
-class BernoulliBackward1(FillBackward2):
-    """``bernoulli_(p tensor)``: no gradient to the old value or to ``p``."""
+class _Overwritten(Op):
+    """The node of a tensor overwritten with samples: no gradient reaches the old value
+    (zeros_like(grad), as PyTorch)."""
+    __slots__ = ()
 
     def apply(self, grad):
-        return grad * 0, None
-
-
-class BernoulliBackward2(FillBackward2):
-    """``bernoulli_(p number)``."""
-
-
-class ExponentialBackward0(FillBackward2):
-    pass
-
-
-class GeometricBackward0(FillBackward2):
-    pass
-
-
-class LogNormalBackward0(FillBackward2):
-    pass
-
-
-class CauchyBackward0(FillBackward2):
-    pass
+        return wrap(xp.zeros_like(grad._data)),
 
 
 def _g(number):
@@ -66,15 +35,9 @@ def _g(number):
     return f'{number:g}' if isinstance(number, float) else number
 
 
-def _generator(generator, op):
-    from ..generator import generator_of
-    return generator_of(generator, op)
-
-
 def _fill_(self, node_cls, sample, others=()):
     """Overwrite ``self`` with ``sample(n)`` (its n elements in the order PyTorch's kernel
     writes them: memory order), cast to self's dtype, recorded as ``node_cls``."""
-    from .. import _random_kernels as kernels
     target = self._data  # (inplace hands op a contiguous copy when it records: read the layout here)
     d = target.dtype
 
@@ -137,7 +100,6 @@ def random_values(d, bounds, g):
     """``random_(*bounds)`` for a tensor of NumPy dtype ``d``: checks PyTorch's bounds (errors and
     warnings as it gives them) and returns the sampler n -> n values in kernel order. ``bounds``
     is (), (to,), (from, to) or (from, None)."""
-    from .. import _random_kernels as kernels
     if not bounds:
         return lambda n: kernels.random_bits(g, n, d)
     start, stop = (0, bounds[0]) if len(bounds) == 1 else bounds
@@ -175,24 +137,41 @@ def random_values(d, bounds, g):
     return lambda n: kernels.random_from_to(g, n, d, last - start + 1, start)
 
 
-def random_(self, *bounds, generator=None, **named):
-    """Integers drawn uniformly: ``random_(from, to)`` from [from, to), ``random_(to)`` from
-    [0, to), ``random_()`` from [0, the largest integer the dtype holds exactly],
-    ``random_(from, None)`` from [from, that largest integer]. ``from`` being a Python keyword,
-    it may also be passed by name (``**{'from': 2}``)."""
-    if len(bounds) > 2:
-        raise TypeError(f'random_() takes at most 2 positional arguments ({len(bounds)} given)')
-    if 'from' in named:
-        bounds = (named.pop('from'),) + bounds
-    if 'to' in named:
-        bounds = bounds + (named.pop('to'),)
-    if named:
-        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(named))}'")
-    g = _generator(generator, 'random_')
-    bounds = tuple(None if b is None else int(b) for b in bounds)
-    node_cls = (RandomBackward2, RandomBackward1, RandomBackward0)[len(bounds)]
-    sample = random_values(self._data.dtype, bounds, g)
-    return _fill_(self, node_cls, sample)
+class Random(_Overwritten):
+    """Tensor.random_(from=0, to=None, *, generator=None): integers drawn uniformly:
+    ``random_(from, to)`` from [from, to) (RandomBackward0), ``random_(to)`` from [0, to)
+    (RandomBackward1), ``random_()`` from [0, the largest integer the dtype holds exactly]
+    (RandomBackward2), ``random_(from, None)`` from [from, that largest integer]. ``from``
+    being a Python keyword, it may also be passed by name (``**{'from': 2}``)."""
+    op, node, function = 'random_', 'RandomBackward2', False
+    __slots__ = ()
+
+    def forward(self, *bounds, generator=None, **named):
+        if len(bounds) > 2:
+            raise TypeError(f'random_() takes at most 2 positional arguments ({len(bounds)} given)')
+        if 'from' in named:
+            bounds = (named.pop('from'),) + bounds
+        if 'to' in named:
+            bounds = bounds + (named.pop('to'),)
+        if named:
+            raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(named))}'")
+        g = generator_of(generator, 'random_')
+        bounds = tuple(None if b is None else int(b) for b in bounds)
+        node_cls = (Random, RandomBackward1, RandomBackward0)[len(bounds)]
+        sample = random_values(self._data.dtype, bounds, g)
+        return _fill_(self, node_cls, sample)
+
+
+class RandomBackward1(_Overwritten):
+    """``random_(to)``."""
+    node = 'RandomBackward1'
+    __slots__ = ()
+
+
+class RandomBackward0(_Overwritten):
+    """``random_(from, to)``."""
+    node = 'RandomBackward0'
+    __slots__ = ()
 
 
 # ---- Bernoulli -------------------------------------------------------------------------------
@@ -203,14 +182,57 @@ def _check_probabilities(probs):
                            'message be improved?  If so, please report an enhancement request to PyTorch.)')
 
 
-def bernoulli_(self, p=0.5, *, generator=None):
-    """Each element becomes 1 with probability ``p`` (a number, or a tensor that broadcasts to
-    this one's shape), else 0: a float64 uniform < p (a float32 one for float32 or float16
-    probability tensors), element after element in memory order."""
-    from .. import _random_kernels as kernels
-    g = _generator(generator, 'bernoulli_')
+class Bernoulli(_Overwritten):
+    """bernoulli(input, *, generator=None, out=None): samples 0 or 1 with the probabilities in
+    ``input`` (bernoulli(input, p, *, generator=None): ``p`` for every element, no ``out=``),
+    BernoulliBackward0 (no gradient to the probabilities); ``Tensor.bernoulli_(p=0.5, *,
+    generator=None)`` in place."""
+    op, node = 'bernoulli', 'BernoulliBackward0'
+    __slots__ = ()
+
+    def forward(input, p=None, *, generator=None):
+        g = generator_of(generator, 'bernoulli')
+        d = input._data.dtype
+        if p is not None:
+            if not 0 <= p <= 1:
+                raise RuntimeError(f'bernoulli_ expects p to be in [0, 1], but got p={_g(p)}')
+            values = kernels.bernoulli_number(g, input._data.size, p).reshape(input._data.shape)
+            return record(xp.asarray(values).astype(d), Bernoulli, ())[0]
+        if d.kind not in 'fV':
+            raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for '
+                                      f'\'{_type_name(backend.from_np(d))}\'')
+        probs = backend.to_numpy(input._data)
+        _check_probabilities(probs)
+        values = kernels.bernoulli_probabilities(g, probs.reshape(-1)).reshape(probs.shape)  # a contiguous result
+        return record(xp.asarray(values).astype(d), Bernoulli, (input,))[0]
+
+    def function(input, p=None, *, generator=None, out=None):
+        if out is None:
+            return Bernoulli.forward(input, p, generator=generator)
+        if p is not None:
+            raise TypeError(f'bernoulli() received an invalid combination of arguments - got (Tensor, '
+                            f'{type(p).__name__}, out=Tensor), but expected one of:\n'
+                            ' * (Tensor input, *, torch.Generator generator = None, Tensor out = None)\n'
+                            ' * (Tensor input, float p, *, torch.Generator generator = None)\n')
+        # PyTorch's bernoulli_out: out resized to input's shape (silently), then out.bernoulli_(input);
+        # autograd refused before anything is drawn
+        check_out('bernoulli', out, input)
+        if out._data.shape != input._data.shape:
+            out._data = xp.empty(input._data.shape, dtype=out._data.dtype)
+        return _bernoulli_(out, input, generator=generator)
+
+    def inplace(self, p=0.5, *, generator=None):
+        """Each element becomes 1 with probability ``p`` (a number: BernoulliBackward2, or a
+        tensor that broadcasts to this one's shape: BernoulliBackward1), else 0: a float64
+        uniform < p (a float32 one for float32 or float16 probability tensors), element after
+        element in memory order."""
+        return _bernoulli_(self, p, generator=generator)
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    g = generator_of(generator, 'bernoulli_')
     if isinstance(p, Tensor):
-        probs = backend.to_numpy(expand(p, self._data.shape)._data)
+        probs = backend.to_numpy(ops.expand(p, self._data.shape)._data)
         _check_probabilities(probs)
         in_order = kernels.in_memory_order(self._data, probs)
         return _fill_(self, BernoulliBackward1, lambda n: kernels.bernoulli_probabilities(g, in_order), (p,))
@@ -219,22 +241,19 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return _fill_(self, BernoulliBackward2, lambda n: kernels.bernoulli_number(g, n, p))
 
 
-def bernoulli(input, p=None, *, generator=None):
-    """Samples 0 or 1 with the probabilities in ``input`` (or ``p`` for every element)."""
-    from .. import _random_kernels as kernels
-    g = _generator(generator, 'bernoulli')
-    d = input._data.dtype
-    if p is not None:
-        if not 0 <= p <= 1:
-            raise RuntimeError(f'bernoulli_ expects p to be in [0, 1], but got p={_g(p)}')
-        values = kernels.bernoulli_number(g, input._data.size, p).reshape(input._data.shape)
-        return record(xp.asarray(values).astype(d), BernoulliBackward0, ())[0]
-    if d.kind not in 'fV':
-        raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_type_name(backend.from_np(d))}\'')
-    probs = backend.to_numpy(input._data)
-    _check_probabilities(probs)
-    values = kernels.bernoulli_probabilities(g, probs.reshape(-1)).reshape(probs.shape)  # a contiguous result
-    return record(xp.asarray(values).astype(d), BernoulliBackward0, (input,))[0]
+class BernoulliBackward1(Op):
+    """``bernoulli_(p tensor)``: no gradient to the old value or to ``p``."""
+    node = 'BernoulliBackward1'
+    __slots__ = ()
+
+    def apply(self, grad):
+        return grad * 0, None
+
+
+class BernoulliBackward2(_Overwritten):
+    """``bernoulli_(p number)``."""
+    node = 'BernoulliBackward2'
+    __slots__ = ()
 
 
 # ---- continuous distributions ----------------------------------------------------------------
@@ -247,54 +266,71 @@ def _continuous(self, what, ctype=False):
                            f'point but you specified {name}')
 
 
-def exponential_(self, lambd=1.0, *, generator=None):
-    """Samples of the exponential distribution with rate ``lambd``: -log1p(-u) / lambd."""
-    from .. import _random_kernels as kernels
-    g = _generator(generator, 'exponential_')
-    _continuous(self, 'Exponential')
-    if not lambd > 0:
-        raise RuntimeError(f'exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}')
-    return _fill_(self, ExponentialBackward0, lambda n: kernels.exponential(g, n, lambd))
+class Exponential(_Overwritten):
+    """Tensor.exponential_(lambd=1, *, generator=None): samples of the exponential distribution
+    with rate ``lambd``: -log1p(-u) / lambd."""
+    op, node, function = 'exponential_', 'ExponentialBackward0', False
+    __slots__ = ()
+
+    def forward(self, lambd=1.0, *, generator=None):
+        g = generator_of(generator, 'exponential_')
+        _continuous(self, 'Exponential')
+        if not lambd > 0:
+            raise RuntimeError(f'exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}')
+        return _fill_(self, Exponential, lambda n: kernels.exponential(g, n, lambd))
 
 
-def geometric_(self, p, *, generator=None):
-    """The number of Bernoulli(p) trials up to the first success (1, 2, …)."""
-    from .. import _random_kernels as kernels
-    g = _generator(generator, 'geometric_')
-    if self._data.dtype.kind == 'b':
-        raise NotImplementedError('"geometric_cpu" not implemented for \'Bool\'')
-    if not 0 < p < 1:
-        raise RuntimeError(f'geometric_ expects p to be in (0, 1), but got p={_g(p)}')
-    return _fill_(self, GeometricBackward0, lambda n: kernels.geometric(g, n, p))
+class Geometric(_Overwritten):
+    """Tensor.geometric_(p, *, generator=None): the number of Bernoulli(p) trials up to the first
+    success (1, 2, …)."""
+    op, node, function = 'geometric_', 'GeometricBackward0', False
+    __slots__ = ()
+
+    def forward(self, p, *, generator=None):
+        g = generator_of(generator, 'geometric_')
+        if self._data.dtype.kind == 'b':
+            raise NotImplementedError('"geometric_cpu" not implemented for \'Bool\'')
+        if not 0 < p < 1:
+            raise RuntimeError(f'geometric_ expects p to be in (0, 1), but got p={_g(p)}')
+        return _fill_(self, Geometric, lambda n: kernels.geometric(g, n, p))
 
 
-def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
-    """exp of N(mean, std^2) samples (the scalar normal sampler, its cached sample included)."""
-    from .. import _random_kernels as kernels
-    g = _generator(generator, 'log_normal_')
-    d = self._data.dtype
-    if d.kind not in 'fV':
-        raise NotImplementedError(f'"log_normal_cpu" not implemented for \'{_type_name(backend.from_np(d))}\'')
-    if not std > 0:
-        raise RuntimeError(f'log_normal_ expects std > 0.0, but found std={_g(std)}')
-    return _fill_(self, LogNormalBackward0, lambda n: kernels.log_normal(g, n, mean, std))
+class LogNormal(_Overwritten):
+    """Tensor.log_normal_(mean=1, std=2, *, generator=None): exp of N(mean, std^2) samples (the
+    scalar normal sampler, its cached sample included)."""
+    op, node, function = 'log_normal_', 'LogNormalBackward0', False
+    __slots__ = ()
+
+    def forward(self, mean=1.0, std=2.0, *, generator=None):
+        g = generator_of(generator, 'log_normal_')
+        d = self._data.dtype
+        if d.kind not in 'fV':
+            raise NotImplementedError(f'"log_normal_cpu" not implemented for \'{_type_name(backend.from_np(d))}\'')
+        if not std > 0:
+            raise RuntimeError(f'log_normal_ expects std > 0.0, but found std={_g(std)}')
+        return _fill_(self, LogNormal, lambda n: kernels.log_normal(g, n, mean, std))
 
 
-def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-    """Samples of the Cauchy distribution centred on ``median`` with scale ``sigma``."""
-    from .. import _random_kernels as kernels
-    g = _generator(generator, 'cauchy_')
-    _continuous(self, 'Cauchy', ctype=True)
-    if not sigma > 0:
-        raise RuntimeError(f'cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}')
-    return _fill_(self, CauchyBackward0, lambda n: kernels.cauchy(g, n, median, sigma))
+class Cauchy(_Overwritten):
+    """Tensor.cauchy_(median=0, sigma=1, *, generator=None): samples of the Cauchy distribution
+    centred on ``median`` with scale ``sigma``."""
+    op, node, function = 'cauchy_', 'CauchyBackward0', False
+    __slots__ = ()
+
+    def forward(self, median=0.0, sigma=1.0, *, generator=None):
+        g = generator_of(generator, 'cauchy_')
+        _continuous(self, 'Cauchy', ctype=True)
+        if not sigma > 0:
+            raise RuntimeError(f'cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}')
+        return _fill_(self, Cauchy, lambda n: kernels.cauchy(g, n, median, sigma))
 
 
-def _multinomial(self, num_samples, replacement=False, *, generator=None):
-    from ..creation import multinomial
-    return multinomial(self, num_samples, replacement, generator=generator)
+# ---- multinomial -----------------------------------------------------------------------------
 
+class Multinomial(Op):
+    """Tensor.multinomial(num_samples, replacement=False, *, generator=None): ``torch.multinomial``
+    of the tensor (the function is a factory's, ``leafgrad.creation``)."""
+    op, function = 'multinomial', False
 
-FUNCTIONS = ['bernoulli']
-METHODS = {'random_': random_, 'bernoulli_': bernoulli_, 'exponential_': exponential_, 'geometric_': geometric_,
-           'log_normal_': log_normal_, 'cauchy_': cauchy_, 'multinomial': _multinomial}
+    def forward(input, num_samples, replacement=False, *, generator=None):
+        return _multinomial(input, num_samples, replacement, generator=generator)
