@@ -157,7 +157,7 @@ def _message(e):
 def run_line(ns, line, index):
     """Execute one line in ``ns``; returns what it showed (exception, warnings, new variables,
     gradients after a backward, what the hooks saw)."""
-    before = set(ns)
+    before = {name: id(value) for name, value in ns.items()}
     start = len(ns['LOG'])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
@@ -170,11 +170,17 @@ def run_line(ns, line, index):
                tuple((w.category.__name__, _message(w.message)) for w in caught))]
     record.extend(ns['LOG'][start:])
     from_grads = 'autograd.grad(' in line or any(re.search(rf'\b{g}\b', line) for g in ns['GRADS'])
-    for name in sorted(set(ns) - before):
+    for name in sorted(set(ns) - set(before)):
         if not name.startswith('__'):
             record.append(('new', name, summary(ns[name]), _guarded(lambda: repr(ns[name]).replace('leafgrad', 'torch'))))
             if from_grads:  # (and what was made from them: a view shares their counter)
                 ns['GRADS'].add(name)
+    rebound = [name for name in _variables(ns) if name in before and id(ns[name]) != before[name]]
+    if rebound:  # a name bound again (v0 = v3): it is what its right-hand side makes
+        rhs = line.split('=', 1)[-1]
+        engine = 'autograd.grad(' in line or any(re.search(rf'\b{g}\b', rhs) for g in ns['GRADS'])
+        for name in rebound:
+            (ns['GRADS'].add if engine else ns['GRADS'].discard)(name)
     if 'backward(' in line or 'autograd.grad(' in line:
         record.extend(_grads(ns))
     return record

@@ -59,6 +59,22 @@ def test_the_log_sees_what_differs():
     assert fp.differences(fp.run(torch, lines + ['v1.backward()']), fp.run(torch, lines + ['v0.foo()']))
 
 
+def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
+    """Seed 4017434: ``v0 = v3`` binds an old name to autograd.grad's result, whose version
+    counter is the engine's business (PyTorch's summed into it in place); the log compared
+    v0's version as if it were the old v0. A name bound again to anything else is compared."""
+    lines = ["v0 = T.tensor([1.6, -0.1], dtype=T.float64, requires_grad=True)",
+             'v1 = T.tensor([0.7, -0.7, 0.4], dtype=T.float32, requires_grad=True)', 'v2 = v1[v1 > 0]',
+             'v3, = T.autograd.grad(v2.sum(), [v1], retain_graph=True, allow_unused=False, create_graph=False)',
+             'v0 = v3']
+    diff = _first_difference(lines)
+    assert diff is None, _report(lines, diff)
+    ns = fp.namespace(torch)
+    for i, line in enumerate(lines + ['v0 = v1 * 1', 'v0.add_(1)']):
+        fp.run_line(ns, line, i)
+        assert ('v0' in ns['GRADS']) == (i == 4)
+
+
 def test_a_pole_of_a_rounded_product_is_let_through_only_there():
     """Seed 4016527: log1p of a float64 product that PyTorch's BLAS sums to -1 exactly and
     NumPy's to -1 + 4.4e-16 (-inf against -35.35) is the known BLAS rounding; the same values
