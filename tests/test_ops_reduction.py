@@ -310,3 +310,52 @@ def test_cumulative_inplace():
     np.testing.assert_allclose(results[0][0], results[1][0])
     assert results[0][1] == results[1][1]
     np.testing.assert_allclose(results[0][2], results[1][2])
+
+
+# ---- the minmax family's declarations: saved tensors, docstrings, methods without out= ----------
+
+MINMAX = ['max', 'min', 'amax', 'amin', 'aminmax', 'argmax', 'argmin', 'median', 'kthvalue', 'mode', 'sort',
+          'argsort', 'msort', 'topk', 'cummax', 'cummin', 'unique']
+
+
+@pytest.mark.parametrize('name', MINMAX)
+def test_minmax_functions_say_their_signature(name):
+    """Each function's docstring opens with PyTorch's signature (out= where PyTorch has one)."""
+    first = lg.__dict__[name].__doc__.splitlines()[0]
+    assert first.startswith(f'{name}(input') and ('out=None' in first) == (name != 'unique')
+
+
+@pytest.mark.parametrize('make,attrs', [
+    (lambda T, x: x.max(), ['_saved_result', '_saved_self']),
+    (lambda T, x: x.min(), ['_saved_result', '_saved_self']),
+    (lambda T, x: x.median(), ['_saved_result', '_saved_self']),
+    (lambda T, x: x.amax(1), ['_saved_result', '_saved_self']),
+    (lambda T, x: x.amin(0, keepdim=True), ['_saved_result', '_saved_self']),
+    (lambda T, x: T.aminmax(x).max, ['_saved_max', '_saved_min', '_saved_self']),
+    (lambda T, x: x.cummax(1).values, ['_saved_self']),
+    (lambda T, x: x.cummin(0).values, ['_saved_self']),
+], ids=['max', 'min', 'median', 'amax', 'amin', 'aminmax', 'cummax', 'cummin'])
+def test_minmax_saved_tensors_as_torch(make, attrs):
+    """grad_fn._saved_<name> of the tensors PyTorch's node saves, the same values (the nodes'
+    other saved attributes, dims and indices, are not exposed)."""
+    x = np.array([[1.5, -8., 0.25], [3., 3., -1.]])
+    lo, to = make(lg, lg.tensor(x, requires_grad=True)), make(torch, torch.tensor(x, requires_grad=True))
+    assert [a for a in dir(to.grad_fn) if a.startswith('_saved_') and a in attrs] == attrs
+    for a in attrs:
+        np.testing.assert_array_equal(getattr(lo.grad_fn, a).detach().numpy(), getattr(to.grad_fn, a).detach().numpy())
+
+
+@pytest.mark.parametrize('call,same', [
+    ('x.max(out=x)', False), ('x.min(out=x)', False), ('x.max(0, out=x)', True), ('x.amax(out=x)', True),
+    ('x.cummax(0, out=x)', True), ('x.sort(out=x)', False), ('x.topk(1, out=x)', True),
+    ('x.median(0, out=x)', True), ('x.kthvalue(1, out=x)', True), ('x.argmax(out=x)', True),
+])
+def test_minmax_methods_take_no_out(call, same):
+    """PyTorch's methods take no out= (Tensor.max accepted it and wrote into it): Python's
+    TypeError, with PyTorch's message where PyTorch's is Python's own (not an overload list)."""
+    msgs = []
+    for T in (lg, torch):
+        with pytest.raises(TypeError) as info:
+            eval(call, {'x': T.tensor([[1.0, 2.0], [0.5, 3.0]])})
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1] or not same

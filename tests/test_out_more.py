@@ -196,14 +196,32 @@ OPS.update({
     'min along a dim, keepdim': (lambda T, o, x: T.min(x(T.tensor(SPD)), 0, True, out=o), ('a tensor',)),
     'max of two': (lambda T, o, x: T.max(x(T.tensor(V3)), T.ones(3), out=o), ('a list',)),
     'min of two': (lambda T, o, x: T.min(x(T.tensor(V3)), T.ones(3), out=o), ('a list',)),
+    'amax': (lambda T, o, x: T.amax(x(T.tensor(SPD)), 1, out=o), ()),
+    'amin of all': (lambda T, o, x: T.amin(x(T.tensor(SPD)), out=o), ()),
+    'aminmax along a dim': (lambda T, o, x: T.aminmax(x(T.tensor(SPD)), dim=0, keepdim=True, out=o), ()),
+    'aminmax': (lambda T, o, x: T.aminmax(x(T.tensor(V3)), out=o), ()),
+    'argmax along a dim': (lambda T, o, x: T.argmax(x(T.tensor(SPD)), 1, out=o), ()),
+    'argmin': (lambda T, o, x: T.argmin(x(T.tensor(V3)), out=o), ()),
+    'median along a dim': (lambda T, o, x: T.median(x(T.tensor(SPD)), 1, out=o), ()),
+    'kthvalue': (lambda T, o, x: T.kthvalue(x(T.tensor(SPD)), 1, 0, out=o), ()),
+    'mode': (lambda T, o, x: T.mode(x(T.tensor(SPD)), keepdim=True, out=o), ()),
+    'cummax': (lambda T, o, x: T.cummax(x(T.tensor(V3)), 0, out=o), ()),
+    'cummin': (lambda T, o, x: T.cummin(x(T.tensor(SPD)), 1, out=o), ()),
+    'sort': (lambda T, o, x: T.sort(x(T.tensor(SPD)), out=o), ('a tensor',)),
+    'sort stable, descending': (lambda T, o, x: T.sort(x(T.tensor(V3)), stable=True, descending=True, out=o),
+                                ('a tensor',)),
+    'argsort stable': (lambda T, o, x: T.argsort(x(T.tensor(V3)), stable=True, out=o), ('a list',)),
+    'msort': (lambda T, o, x: T.msort(x(T.tensor(SPD)), out=o), ()),
+    'topk': (lambda T, o, x: T.topk(x(T.tensor(V3)), 2, out=o), ()),
 })
 
 
-def test_nanmedian_of_all_elements_takes_no_out():
+@pytest.mark.parametrize('name', ['nanmedian', 'median'])
+def test_median_of_all_elements_takes_no_out(name):
     msgs = []
     for T in (lg, torch):
         with pytest.raises(TypeError) as info:
-            T.nanmedian(T.ones(3), out=T.empty(0))
+            getattr(T, name)(T.ones(3), out=T.empty(0))
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
 

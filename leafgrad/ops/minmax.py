@@ -1,4 +1,6 @@
-"""Selecting reductions: max, min, amax, amin, aminmax, argmax, argmin, median.
+"""Selecting reductions: max, min, amax, amin, aminmax, argmax, argmin, median, kthvalue, mode,
+sort, argsort, msort, topk, cummax, cummin and unique, each declared once (``_op.Op``), every
+function with PyTorch's out= (where PyTorch's has one) and no method with it.
 
 Two gradient rules, as PyTorch:
 - a reduction over all elements (``x.max()``, ``amax``, ``median()``) splits the gradient
@@ -11,8 +13,9 @@ import math
 
 from .. import return_types
 from ..autograd.graph import on_samples, slice_reduction_jvp
-from ._op import exact_dtype, write_out, write_outs
-from ._util import Node, ops, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
+from ._op import CAST, Op, check_out, exact_dtype, out_rule, same_dtype, write_out, write_outs
+from ._util import SCALAR_NAMES, ops, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
+from .complex_numbers import refused
 from ..tensor import Tensor
 
 
@@ -28,7 +31,7 @@ def _embed(src, index, dim, shape, unique=True):
     return ops.scatter_add(zeros, dim, wrap(index), src)
 
 
-class _SelectAlongDim(Node):
+class _SelectAlongDim(Op):
     """values, indices = op(x, dim): the values' gradient goes to the chosen indices."""
     saved_state = ('index',)
     # no __slots__: record_many sets num_outputs and output_meta on multi-output nodes
@@ -41,22 +44,19 @@ class _SelectAlongDim(Node):
     def apply(self, grad, grad_indices=None):
         if not self.shape:  # a 0-d input is its own max
             return grad,
-        from .shape import unsqueeze
         if not self.keepdim:
-            grad = unsqueeze(grad, self.dim)
+            grad = ops.unsqueeze(grad, self.dim)
         return _embed(grad, self.index, self.dim, self.shape),
 
 
 class MaxBackward0(_SelectAlongDim):
-    pass
+    """max along a dim."""
+    node = 'MaxBackward0'
 
 
 class MinBackward0(_SelectAlongDim):
-    pass
-
-
-class MedianBackward1(_SelectAlongDim):
-    pass
+    """min along a dim."""
+    node = 'MinBackward0'
 
 
 def _select_along_dim(input, dim, keepdim, name, pick, node_cls, return_type):
@@ -89,7 +89,10 @@ def _argmin_nan_first(data, d):
 
 # ---- full reductions: the gradient split among ties ------------------------------------------
 
-class _EvenlyDistribute(Node):
+class _EvenlyDistribute(Op):
+    """A reduction over all elements: the gradient split evenly among the elements equal to the
+    result (the input and the result saved, as PyTorch's grad_fn._saved_self/_saved_result)."""
+    saved = ('self', 'result')
     __slots__ = ()
 
     def jvp(self, tangents, output):
@@ -103,21 +106,8 @@ class _EvenlyDistribute(Node):
         return grad * share,
 
 
-class MaxBackward1(_EvenlyDistribute):
-    __slots__ = ()
-
-
-class MinBackward1(_EvenlyDistribute):
-    __slots__ = ()
-
-
-class MedianBackward0(_EvenlyDistribute):
-    __slots__ = ()
-
-
 def _refuse_complex(data, name):
     if data.dtype.kind == 'c':
-        from .complex_numbers import refused
         raise refused(name, data)
 
 
@@ -140,64 +130,78 @@ def _can_cast(rd, od):
                            'an enhancement request to PyTorch.)')
 
 
-def _into_out(name, result, out):
+def _max_min_out(name, out, result):
     """out= of max/min: along a dim, (values, indices) of exactly the result's dtypes; of all
-    elements, any dtype the value casts to."""
+    elements, any dtype the value casts to; of two tensors (maximum, minimum), CAST."""
     if isinstance(result, tuple):
         return write_outs(name, out, result, exact_dtype, (True, False))
     return write_out(name, out, result, _can_cast)
 
 
-def max(input, dim=None, keepdim=False, *, out=None):
-    if isinstance(dim, Tensor):  # max(a, b) is maximum
-        from .unary import maximum
-        return maximum(input, dim, out=out)
-    if out is not None:
-        return _into_out('max', max(input, dim, keepdim), out)
-    if dim is None:
-        return _full(input, 'max', xp.max, MaxBackward1)
-    _refuse_complex(input._data, 'max')
-    return _select_along_dim(input, dim, keepdim, 'max', _argmax_nan_first, MaxBackward0, return_types.max)
+class Max(_EvenlyDistribute):
+    """max of all elements (MaxBackward1); along a dim, MaxBackward0; of two tensors, maximum."""
+    op, node = 'max', 'MaxBackward1'
+    __slots__ = ()
+
+    def forward(input, dim=None, keepdim=False):
+        """Tensor.max(dim=None, keepdim=False): the function without out=."""
+        if isinstance(dim, Tensor):  # max(a, b) is maximum
+            return ops.maximum(input, dim)
+        if dim is None:
+            return _full(input, 'max', xp.max, Max)
+        _refuse_complex(input._data, 'max')
+        return _select_along_dim(input, dim, keepdim, 'max', _argmax_nan_first, MaxBackward0, return_types.max)
+
+    def function(input, dim=None, keepdim=False, *, out=None):
+        """max(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor values, Tensor indices)
+
+        The largest element; along ``dim``, the largest of each slice and its index (the first
+        one, for ties; NaN is the largest); ``max(input, other)`` is ``maximum``."""
+        result = Max.forward(input, dim, keepdim)
+        if out is None:
+            return result
+        if isinstance(dim, Tensor):
+            return CAST('maximum', out, result)
+        return _max_min_out('max', out, result)
 
 
-def min(input, dim=None, keepdim=False, *, out=None):
-    if isinstance(dim, Tensor):
-        from .unary import minimum
-        return minimum(input, dim, out=out)
-    if out is not None:
-        return _into_out('min', min(input, dim, keepdim), out)
-    if dim is None:
-        return _full(input, 'min', xp.min, MinBackward1)
-    _refuse_complex(input._data, 'min')
-    return _select_along_dim(input, dim, keepdim, 'min', _argmin_nan_first, MinBackward0, return_types.min)
+class Min(_EvenlyDistribute):
+    """min of all elements (MinBackward1); along a dim, MinBackward0; of two tensors, minimum."""
+    op, node = 'min', 'MinBackward1'
+    __slots__ = ()
+
+    def forward(input, dim=None, keepdim=False):
+        """Tensor.min(dim=None, keepdim=False): the function without out=."""
+        if isinstance(dim, Tensor):
+            return ops.minimum(input, dim)
+        if dim is None:
+            return _full(input, 'min', xp.min, Min)
+        _refuse_complex(input._data, 'min')
+        return _select_along_dim(input, dim, keepdim, 'min', _argmin_nan_first, MinBackward0, return_types.min)
+
+    def function(input, dim=None, keepdim=False, *, out=None):
+        """min(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor values, Tensor indices)
+
+        The smallest element; along ``dim``, the smallest of each slice and its index (the first
+        one, for ties; NaN is the smallest); ``min(input, other)`` is ``minimum``."""
+        result = Min.forward(input, dim, keepdim)
+        if out is None:
+            return result
+        if isinstance(dim, Tensor):
+            return CAST('minimum', out, result)
+        return _max_min_out('min', out, result)
 
 
 # ---- amax, amin, aminmax -------------------------------------------------------------------
 
-class AmaxBackward0(Node):
-    """The gradient split evenly among the elements equal to the result, per reduced slice."""
-    __slots__ = ('dims', 'keepdim')
-
-    def jvp(self, tangents, output):
-        return slice_reduction_jvp(self, tangents, output, self.dims, self.keepdim)
-
-    def apply(self, grad):
-        x, result = self.saved_tensors
-        return _split_among_ties(grad, x, result, self.dims, self.keepdim),
-
-
 def _split_among_ties(grad, x, result, dims, keepdim):
     r = result._data if keepdim else xp.expand_dims(result._data, dims)
     if not keepdim:
-        from .reduction import _unsqueeze_dims
-        grad = _unsqueeze_dims(grad, dims)
+        for d in sorted(dims):
+            grad = ops.unsqueeze(grad, d)
     mask = x._data == r
     share = mask / mask.sum(axis=dims, keepdims=True)
     return grad * wrap(share.astype(x._data.dtype))
-
-
-class AminBackward0(AmaxBackward0):
-    __slots__ = ()
 
 
 def _amax_dims(input, dim, name):
@@ -226,16 +230,66 @@ def _amax_like(input, dim, keepdim, name, np_fn, node_cls):
     return result
 
 
-def amax(input, dim=(), keepdim=False):
-    return _amax_like(input, dim, keepdim, 'amax', xp.max, AmaxBackward0)
+# out= of amax/amin: PyTorch's message for an out of another dtype
+_AMAX_OUT = same_dtype("Expected the dtype for input and out to match, but got {result} for input's dtype and {out} "
+                       "for out's dtype.")
 
 
-def amin(input, dim=(), keepdim=False):
-    return _amax_like(input, dim, keepdim, 'amin', xp.min, AminBackward0)
+class Amax(Op):
+    """The gradient split evenly among the elements equal to the result, per reduced slice."""
+    op, node, saved = 'amax', 'AmaxBackward0', ('self', 'result')
+    out = out_rule('amax', _AMAX_OUT)
+    __slots__ = ('dims', 'keepdim')
+
+    def forward(input, dim=(), keepdim=False):
+        """amax(input, dim=(), keepdim=False, *, out=None) -> Tensor
+
+        The largest value of each slice along ``dim`` (all dims when empty); NaN propagates."""
+        return _amax_like(input, dim, keepdim, 'amax', xp.max, Amax)
+
+    def jvp(self, tangents, output):
+        return slice_reduction_jvp(self, tangents, output, self.dims, self.keepdim)
+
+    def apply(self, grad):
+        x, result = self.saved_tensors
+        return _split_among_ties(grad, x, result, self.dims, self.keepdim),
 
 
-class AminmaxBackward0(Node):
+class Amin(Amax):
+    """As amax's."""
+    op, node = 'amin', 'AminBackward0'
+    out = out_rule('amin', _AMAX_OUT)
+    __slots__ = ()
+
+    def forward(input, dim=(), keepdim=False):
+        """amin(input, dim=(), keepdim=False, *, out=None) -> Tensor
+
+        The smallest value of each slice along ``dim`` (all dims when empty); NaN propagates."""
+        return _amax_like(input, dim, keepdim, 'amin', xp.min, Amin)
+
+
+class Aminmax(Op):
+    """Each result's gradient split among its ties, the two summed."""
+    op, node, saved = 'aminmax', 'AminmaxBackward0', ('self', 'min', 'max')
+    out = out_rule('aminmax')
     # no __slots__: a multi-output node (see _SelectAlongDim)
+
+    def forward(input, *, dim=None, keepdim=False):
+        """aminmax(input, *, dim=None, keepdim=False, out=None) -> (Tensor min, Tensor max)
+
+        amin and amax in one pass, over ``dim`` (all elements when None)."""
+        dims = _amax_dims(input, dim, 'aminmax') if dim is not None else tuple(range(input._data.ndim))
+        if dim is None and input._data.size == 0:
+            raise RuntimeError('aminmax(): cannot compute aminmax over an empty dimension as the operation has '
+                               'no identity.')
+        data = input._data
+        lo = xp.asarray(data.min(axis=dims, keepdims=keepdim))
+        hi = xp.asarray(data.max(axis=dims, keepdims=keepdim))
+        (out_lo, out_hi), node = record_many([lo, hi], Aminmax, (input,))
+        if node is not None:
+            node.dims, node.keepdim = dims, keepdim
+            node.save(input, saved_output(out_lo), saved_output(out_hi))
+        return return_types.aminmax(out_lo, out_hi)
 
     def apply(self, grad_min, grad_max):
         x, lo, hi = self.saved_tensors
@@ -245,21 +299,6 @@ class AminmaxBackward0(Node):
                 part = _split_among_ties(g, x, r, self.dims, self.keepdim)
                 total = part if total is None else total + part
         return total,
-
-
-def aminmax(input, *, dim=None, keepdim=False):
-    dims = _amax_dims(input, dim, 'aminmax') if dim is not None else tuple(range(input._data.ndim))
-    if dim is None and input._data.size == 0:
-        raise RuntimeError('aminmax(): cannot compute aminmax over an empty dimension as the operation has '
-                           'no identity.')
-    data = input._data
-    lo = xp.asarray(data.min(axis=dims, keepdims=keepdim))
-    hi = xp.asarray(data.max(axis=dims, keepdims=keepdim))
-    (out_lo, out_hi), node = record_many([lo, hi], AminmaxBackward0, (input,))
-    if node is not None:
-        node.dims, node.keepdim = dims, keepdim
-        node.save(input, saved_output(out_lo), saved_output(out_hi))
-    return return_types.aminmax(out_lo, out_hi)
 
 
 # ---- argmax, argmin ------------------------------------------------------------------------
@@ -283,12 +322,30 @@ def _arg(input, dim, keepdim, name, np_fn):
     return wrap(xp.expand_dims(out, d) if keepdim else out)
 
 
-def argmax(input, dim=None, keepdim=False):
-    return _arg(input, dim, keepdim, 'argmax', xp.argmax)
+class Argmax(Op):
+    """Not differentiable (an int64 result)."""
+    op, out = 'argmax', out_rule('argmax', differentiable=False)
+    __slots__ = ()
+
+    def forward(input, dim=None, keepdim=False):
+        """argmax(input, dim=None, keepdim=False, *, out=None) -> Tensor
+
+        The index of the largest element (of the flattened input when ``dim`` is None); the first
+        one for ties."""
+        return _arg(input, dim, keepdim, 'argmax', xp.argmax)
 
 
-def argmin(input, dim=None, keepdim=False):
-    return _arg(input, dim, keepdim, 'argmin', xp.argmin)
+class Argmin(Op):
+    """Not differentiable (an int64 result)."""
+    op, out = 'argmin', out_rule('argmin', differentiable=False)
+    __slots__ = ()
+
+    def forward(input, dim=None, keepdim=False):
+        """argmin(input, dim=None, keepdim=False, *, out=None) -> Tensor
+
+        The index of the smallest element (of the flattened input when ``dim`` is None); the
+        first one for ties."""
+        return _arg(input, dim, keepdim, 'argmin', xp.argmin)
 
 
 # ---- median --------------------------------------------------------------------------------
@@ -305,41 +362,92 @@ def _lower_median_index(data, d):
     return idx
 
 
-def median(input, dim=None, keepdim=False):
-    data = input._data
-    if data.dtype.kind == 'b':
-        raise NotImplementedError('"median_cpu" not implemented for \'Bool\'')
-    if dim is None:
-        if data.size == 0:
-            return record(xp.asarray(xp.nan, dtype=data.dtype), MedianBackward0, (input,))[0]
-        flat = data.reshape(-1)
-        return _full(input, 'median', lambda a: flat[_lower_median_index(flat, 0)], MedianBackward0)
-    return _select_along_dim(input, dim, keepdim, 'median', _lower_median_index, MedianBackward1,
-                             return_types.median)
+def median_values_out(rd, od):
+    """out= of median/nanmedian along a dim: the values of the input's dtype, PyTorch's message."""
+    if od != rd:
+        raise RuntimeError(f"Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but "
+                           f'type leafgrad.{SCALAR_NAMES[od.name]}Tensor does not equal '
+                           f'leafgrad.{SCALAR_NAMES[rd.name]}Tensor (while checking arguments for median)')
+
+
+def median_indices_out(rd, od):
+    """out= of median/nanmedian along a dim: int64 indices, PyTorch's message."""
+    if od.name != 'int64':
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                           f'leafgrad.{SCALAR_NAMES[od.name]}Tensor instead (while checking arguments for median)')
+
+
+def dim_function(forward, name, check):
+    """The function of median/nanmedian: out= only along a dim (PyTorch's overload of all
+    elements takes none: Python's TypeError for the missing dim), (values, indices) by ``check``."""
+    def function(input, dim=None, keepdim=False, *, out=None):
+        if out is None:
+            return forward(input, dim, keepdim)
+        if dim is None:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+        return write_outs(name, out, forward(input, dim, keepdim), check, (True, False))
+    function.__doc__ = forward.__doc__
+    return function
+
+
+class MedianBackward1(_SelectAlongDim):
+    """median along a dim."""
+    node = 'MedianBackward1'
+
+
+class Median(_EvenlyDistribute):
+    """median of all elements (MedianBackward0): the gradient split among the ties; along a dim
+    (MedianBackward1): to the index chosen."""
+    op, node = 'median', 'MedianBackward0'
+    __slots__ = ()
+
+    def forward(input, dim=None, keepdim=False):
+        """median(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor values, Tensor indices)
+
+        The lower median (of all elements, or along ``dim`` with its index); NaN where a slice
+        holds NaN. out= only along a dim, as PyTorch's."""
+        data = input._data
+        if data.dtype.kind == 'b':
+            raise NotImplementedError('"median_cpu" not implemented for \'Bool\'')
+        if dim is None:
+            if data.size == 0:
+                return record(xp.asarray(xp.nan, dtype=data.dtype), Median, (input,))[0]
+            flat = data.reshape(-1)
+            return _full(input, 'median', lambda a: flat[_lower_median_index(flat, 0)], Median)
+        return _select_along_dim(input, dim, keepdim, 'median', _lower_median_index, MedianBackward1,
+                                 return_types.median)
+
+    function = dim_function(forward, 'median', (median_values_out, median_indices_out))
 
 
 # ---- kthvalue, mode ------------------------------------------------------------------------
 
-class KthvalueBackward0(_SelectAlongDim):
-    pass
+def _values_indices_out(name, values=None, indices=None):
+    """out= of the ops that return (values, indices): each of exactly the result's dtype, refused
+    with PyTorch's messages for the op (``same_dtype``'s), else with exact_dtype's."""
+    checks = (same_dtype(values), same_dtype(indices)) if values else exact_dtype
+    return out_rule(name, checks, (True, False))
 
 
-class ModeBackward0(_SelectAlongDim):
-    pass
+class Kthvalue(_SelectAlongDim):
+    """The gradient goes to the index chosen."""
+    op, node, out = 'kthvalue', 'KthvalueBackward0', _values_indices_out(
+        'kthvalue', 'output values must be of same type as input', 'output indices must be of scalar type Long')
 
+    def forward(input, k, dim=-1, keepdim=False):
+        """kthvalue(input, k, dim=-1, keepdim=False, *, out=None) -> (Tensor values, Tensor indices)
 
-def kthvalue(input, k, dim=-1, keepdim=False):
-    """The k-th smallest along dim (among equal values PyTorch's index may differ: its kernel
-    does not promise which one; this takes the first in a stable sort)."""
-    data = input._data
-    d = wrap_dim(dim, data.ndim)
-    n = data.shape[d] if data.ndim else 1
-    if not 1 <= k <= n:
-        raise RuntimeError(f'kthvalue(): selected number k out of range for dimension {d}')
+        The k-th smallest along dim (among equal values PyTorch's index may differ: its kernel
+        does not promise which one; this takes the first in a stable sort)."""
+        data = input._data
+        d = wrap_dim(dim, data.ndim)
+        n = data.shape[d] if data.ndim else 1
+        if not 1 <= k <= n:
+            raise RuntimeError(f'kthvalue(): selected number k out of range for dimension {d}')
 
-    def pick(a, axis):
-        return xp.take(xp.argsort(a, axis=axis, kind='stable'), k - 1, axis=axis)
-    return _select_along_dim(input, dim, keepdim, 'kthvalue', pick, KthvalueBackward0, return_types.kthvalue)
+        def pick(a, axis):
+            return xp.take(xp.argsort(a, axis=axis, kind='stable'), k - 1, axis=axis)
+        return _select_along_dim(input, dim, keepdim, 'kthvalue', pick, Kthvalue, return_types.kthvalue)
 
 
 def _mode_index(data, d):
@@ -363,13 +471,22 @@ def _mode_index(data, d):
     return xp.where(in_run, order, -1).max(axis=-1)
 
 
-def mode(input, dim=-1, keepdim=False):
-    return _select_along_dim(input, dim, keepdim, 'mode', _mode_index, ModeBackward0, return_types.mode)
+class Mode(_SelectAlongDim):
+    """The gradient goes to the index chosen."""
+    op, node, out = 'mode', 'ModeBackward0', _values_indices_out(
+        'mode', "expected scalar type '{result}' but got '{out}' for values output",
+        "expected scalar type '{result}' but got '{out}' for indices output")
+
+    def forward(input, dim=-1, keepdim=False):
+        """mode(input, dim=-1, keepdim=False, *, out=None) -> (Tensor values, Tensor indices)
+
+        The most frequent value along ``dim`` (the smallest such) and its last index."""
+        return _select_along_dim(input, dim, keepdim, 'mode', _mode_index, Mode, return_types.mode)
 
 
 # ---- sort, argsort, msort, topk -----------------------------------------------------------------
 
-class SortBackward0(Node):
+class _Sorted(Op):
     """values, indices = sort(x): each value's gradient goes back to where it came from."""
     saved_state = ('index',)
     # no __slots__: a multi-output node (see _SelectAlongDim)
@@ -388,12 +505,9 @@ class SortBackward0(Node):
         return _embed(grad, self.index, self.dim, self.shape),
 
 
-class SortBackward1(SortBackward0):
+class SortBackward1(_Sorted):
     """sort(..., stable=...): PyTorch records its stable overload under this name."""
-
-
-class TopkBackward0(SortBackward0):
-    pass
+    node = 'SortBackward1'
 
 
 def _order(data, d, descending):
@@ -424,43 +538,82 @@ def _sorted(input, dim, descending, k, node_cls, return_type):
     return return_type(out, indices)
 
 
-def sort(input, dim=-1, descending=False, *, stable=None):
-    # (a stable sort either way; ``stable`` only chooses the node's name, as in PyTorch)
-    return _sorted(input, dim, descending, None, SortBackward0 if stable is None else SortBackward1,
-                   return_types.sort)
+class Sort(_Sorted):
+    """SortBackward0; with ``stable`` given, SortBackward1 (PyTorch's stable overload)."""
+    op, node, out = 'sort', 'SortBackward0', _values_indices_out('sort')
+
+    def forward(input, dim=-1, descending=False, *, stable=None):
+        """sort(input, dim=-1, descending=False, *, stable=None, out=None) -> (Tensor values, Tensor indices)
+
+        The values along ``dim`` in order and their indices (a stable sort either way:
+        ``stable`` only chooses the node's name, as in PyTorch; NaN sorts as the largest)."""
+        return _sorted(input, dim, descending, None, Sort if stable is None else SortBackward1, return_types.sort)
 
 
-def argsort(input, dim=-1, descending=False, *, stable=False):
-    data = input._data
-    _refuse_complex(data, 'Sort')
-    d = wrap_dim(dim, data.ndim)
-    if data.ndim == 0:
-        return wrap(xp.zeros((), dtype=xp.int64))
-    return wrap(_order(data, d, descending).astype(xp.int64))
+class Argsort(Op):
+    """Not differentiable (int64 indices)."""
+    op = 'argsort'
+    __slots__ = ()
+
+    def forward(input, dim=-1, descending=False, *, stable=False):
+        """Tensor.argsort(dim=-1, descending=False, *, stable=False): the function without out=."""
+        data = input._data
+        _refuse_complex(data, 'Sort')
+        d = wrap_dim(dim, data.ndim)
+        if data.ndim == 0:
+            return wrap(xp.zeros((), dtype=xp.int64))
+        return wrap(_order(data, d, descending).astype(xp.int64))
+
+    def function(input, dim=-1, descending=False, *, stable=False, out=None):
+        """argsort(input, dim=-1, descending=False, *, stable=False, out=None) -> Tensor
+
+        The indices that sort ``input`` along ``dim`` (stably). (PyTorch takes out= only with
+        ``stable`` given; leafgrad takes it either way.)"""
+        result = Argsort.forward(input, dim, descending, stable=stable)
+        if out is None:
+            return result
+        # PyTorch writes it by sort's out kernel: an input that requires grad is refused there
+        check_out('sort', out, input, True, 'argsort')
+        return write_out('sort', out, result, exact_dtype, False, 'argsort')
 
 
-def msort(input):
-    return sort(input, 0).values
+class Msort(Op):
+    """sort along dim 0, its values (recorded as sort's: SortBackward0)."""
+    op, out = 'msort', out_rule('sort', label='msort')  # (PyTorch's msort is sort's values)
+    __slots__ = ()
+
+    def forward(input):
+        """msort(input, *, out=None) -> Tensor
+
+        ``input`` sorted along its first dim (sort's values)."""
+        return ops.sort(input, 0).values
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):
-    """The k largest (or smallest) along dim, in order (among equal values PyTorch's indices
-    may differ: its kernel does not promise which)."""
-    data = input._data
-    _refuse_complex(data, 'topk')
-    if data.dtype.kind == 'b':
-        raise RuntimeError('topk does not support bool dtypes on CPU')
-    n = data.shape[wrap_dim(dim, data.ndim)] if data.ndim else 1
-    if not 0 <= k <= n:
-        raise RuntimeError('selected index k out of range')
-    return _sorted(input, dim, largest, k, TopkBackward0, return_types.topk)
+class Topk(_Sorted):
+    """Each value's gradient goes back to its index."""
+    op, node, out = 'topk', 'TopkBackward0', _values_indices_out('topk')
+
+    def forward(input, k, dim=-1, largest=True, sorted=True):
+        """topk(input, k, dim=-1, largest=True, sorted=True, *, out=None) -> (Tensor values, Tensor indices)
+
+        The k largest (or smallest) along dim, in order (among equal values PyTorch's indices
+        may differ: its kernel does not promise which)."""
+        data = input._data
+        _refuse_complex(data, 'topk')
+        if data.dtype.kind == 'b':
+            raise RuntimeError('topk does not support bool dtypes on CPU')
+        n = data.shape[wrap_dim(dim, data.ndim)] if data.ndim else 1
+        if not 0 <= k <= n:
+            raise RuntimeError('selected index k out of range')
+        return _sorted(input, dim, largest, k, Topk, return_types.topk)
 
 
 # ---- cummax, cummin ------------------------------------------------------------------------
 
-class CummaxBackward0(Node):
+class _CumulativeExtremum(Op):
     """Each output's gradient goes to the index it was taken from (summed where repeated)."""
     saved_state = ('index',)
+    saved = ('self',)
     # no __slots__: a multi-output node (see _SelectAlongDim)
 
     def apply(self, grad, grad_indices=None):
@@ -473,10 +626,6 @@ class CummaxBackward0(Node):
         if not self.shape:
             return t, None
         return ops.gather(t, self.dim, wrap(self.index)), None
-
-
-class CumminBackward0(CummaxBackward0):
-    pass
 
 
 def _cumulative_extremum(input, dim, ufunc, better, node_cls, return_type):
@@ -503,66 +652,84 @@ def _cumulative_extremum(input, dim, ufunc, better, node_cls, return_type):
     return return_type(out, indices)
 
 
-def cummax(input, dim):
-    return _cumulative_extremum(input, dim, xp.maximum, xp.greater_equal, CummaxBackward0, return_types.cummax)
+class Cummax(_CumulativeExtremum):
+    """As cummin's: the gradient to the indices taken."""
+    op, node, out = 'cummax', 'CummaxBackward0', _values_indices_out(
+        'cummax', *['expected scalar_type {result} but found {out}'] * 2)
+
+    def forward(input, dim):
+        """cummax(input, dim, *, out=None) -> (Tensor values, Tensor indices)
+
+        The running maximum along ``dim`` and where each was taken (the latest index for ties;
+        NaN propagates)."""
+        return _cumulative_extremum(input, dim, xp.maximum, xp.greater_equal, Cummax, return_types.cummax)
 
 
-def cummin(input, dim):
-    return _cumulative_extremum(input, dim, xp.minimum, xp.less_equal, CumminBackward0, return_types.cummin)
+class Cummin(_CumulativeExtremum):
+    """As cummax's."""
+    op, node, out = 'cummin', 'CumminBackward0', _values_indices_out(
+        'cummin', *['expected scalar_type {result} but found {out}'] * 2)
+
+    def forward(input, dim):
+        """cummin(input, dim, *, out=None) -> (Tensor values, Tensor indices)
+
+        The running minimum along ``dim`` and where each was taken (the latest index for ties;
+        NaN propagates)."""
+        return _cumulative_extremum(input, dim, xp.minimum, xp.less_equal, Cummin, return_types.cummin)
 
 
 # ---- unique ------------------------------------------------------------------------------
 
-class Unique2Backward0(Node):
+class Unique(Op):
     """unique's node: PyTorch gives unique no derivative, so a backward through it raises."""
+    op, node = 'unique', 'Unique2Backward0'
     __slots__ = ()
     op_name = '_unique2'
+
+    def forward(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        """unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None) -> Tensor or tuple
+
+        The distinct values of ``input`` (or, with ``dim``, its distinct slices along dim), in
+        ascending order as PyTorch's CPU kernel gives them whatever ``sorted`` says; NaNs are all
+        distinct, -0.0 and 0.0 one value. With ``return_inverse`` each element's (slice's) index in
+        the result, with ``return_counts`` how often each occurs."""
+        data = input._data
+        if dim is None:
+            rows = data.reshape(-1, 1)
+        else:
+            dim = wrap_dim(dim, data.ndim)
+            rest = data.shape[:dim] + data.shape[dim + 1:]
+            rows = xp.moveaxis(data, dim, 0).reshape(data.shape[dim], math.prod(rest))
+        n = rows.shape[0]
+        order = xp.lexsort(rows.T[::-1]) if rows.shape[1] else xp.arange(n)
+        ordered = rows[order]
+        new = xp.ones(n, dtype=bool)
+        new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)  # NaN != NaN: each NaN stands alone
+        starts = xp.flatnonzero(new)
+        if dim is None:
+            values = ordered[starts, 0]
+        else:
+            kept = ordered[starts].reshape((len(starts),) + rest)
+            values = xp.moveaxis(kept, 0, dim)
+        result, _ = record(xp.ascontiguousarray(values), UniqueDimBackward0 if dim is not None else Unique, (input,))
+        if not (return_inverse or return_counts):
+            return result
+        out = (result,)
+        if return_inverse:
+            inverse = xp.empty(n, dtype=xp.int64)
+            inverse[order] = xp.cumsum(new) - 1
+            out += (wrap(inverse.reshape(data.shape) if dim is None else inverse),)
+        if return_counts:
+            out += (wrap(xp.diff(xp.append(starts, n)).astype(xp.int64)),)
+        return out
 
     def apply(self, grad):
         raise NotImplementedError(f"the derivative for '{self.op_name}' is not implemented.")
 
 
-class UniqueDimBackward0(Unique2Backward0):
+class UniqueDimBackward0(Unique):
+    """unique along a dim."""
+    node = 'UniqueDimBackward0'
+    op = None
     __slots__ = ()
     op_name = 'unique_dim'
-
-
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """The distinct values of ``input`` (or, with ``dim``, its distinct slices along dim), in
-    ascending order as PyTorch's CPU kernel gives them whatever ``sorted`` says; NaNs are all
-    distinct, -0.0 and 0.0 one value. With ``return_inverse`` each element's (slice's) index in
-    the result, with ``return_counts`` how often each occurs."""
-    data = input._data
-    if dim is None:
-        rows = data.reshape(-1, 1)
-    else:
-        dim = wrap_dim(dim, data.ndim)
-        rest = data.shape[:dim] + data.shape[dim + 1:]
-        rows = xp.moveaxis(data, dim, 0).reshape(data.shape[dim], math.prod(rest))
-    n = rows.shape[0]
-    order = xp.lexsort(rows.T[::-1]) if rows.shape[1] else xp.arange(n)
-    ordered = rows[order]
-    new = xp.ones(n, dtype=bool)
-    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)  # NaN != NaN: each NaN stands alone
-    starts = xp.flatnonzero(new)
-    if dim is None:
-        values = ordered[starts, 0]
-    else:
-        kept = ordered[starts].reshape((len(starts),) + rest)
-        values = xp.moveaxis(kept, 0, dim)
-    result, _ = record(xp.ascontiguousarray(values), UniqueDimBackward0 if dim is not None else Unique2Backward0,
-                       (input,))
-    if not (return_inverse or return_counts):
-        return result
-    out = (result,)
-    if return_inverse:
-        inverse = xp.empty(n, dtype=xp.int64)
-        inverse[order] = xp.cumsum(new) - 1
-        out += (wrap(inverse.reshape(data.shape) if dim is None else inverse),)
-    if return_counts:
-        out += (wrap(xp.diff(xp.append(starts, n)).astype(xp.int64)),)
-    return out
-
-
-FUNCTIONS = ['max', 'min', 'amax', 'amin', 'aminmax', 'argmax', 'argmin', 'median', 'kthvalue', 'mode', 'cummax',
-             'cummin', 'sort', 'argsort', 'msort', 'topk', 'unique']
