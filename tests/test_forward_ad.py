@@ -324,3 +324,28 @@ def test_method_forms_carry_tangents_as_pytorch(name):
     for ours, theirs in zip(got[0], got[1]):
         assert ours is not None
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10)
+
+
+RESAMPLING = {
+    'interpolate bilinear': lambda M, a: M.nn.functional.interpolate(a, size=(5, 6), mode='bilinear'),
+    'interpolate bicubic antialias': lambda M, a: M.nn.functional.interpolate(a, size=(2, 3), mode='bicubic',
+                                                                              antialias=True),
+    'interpolate nearest': lambda M, a: M.nn.functional.interpolate(a, scale_factor=2),
+    'interpolate area': lambda M, a: M.nn.functional.interpolate(a, size=(2, 2), mode='area'),
+    'adaptive_avg_pool2d': lambda M, a: M.nn.functional.adaptive_avg_pool2d(a, (2, 3)),
+}
+
+
+@pytest.mark.parametrize('name', sorted(RESAMPLING))
+def test_forward_over_reverse_through_resampling(name):
+    """hessian (jacfwd of jacrev) and jvp of grad of a loss through interpolate or adaptive
+    pooling: the derivative's own node carries the tangent (it was dropped: a zero Hessian)."""
+    x = np.random.default_rng(0).standard_normal((1, 2, 3, 4))
+
+    def run(M):
+        def loss(a):
+            return (RESAMPLING[name](M, a) ** 2).sum()
+        hessian = M.func.hessian(loss)(M.tensor(x))
+        tangent = M.func.jvp(M.func.grad(loss), (M.tensor(x),), (M.tensor(np.cos(x)),))[1]
+        return hessian, tangent
+    assert plain(run(lg)) == plain(run(torch))

@@ -225,7 +225,8 @@ def _install():
 def _build_table():
     table = _instrument._build_ops(_make_wrapper)
     from ..ops import elementwise
-    for fn in (elementwise.tanh_backward, elementwise.sigmoid_backward, elementwise.masked_grad):
+    from ..nn._functional import pooling
+    for fn in (elementwise.tanh_backward, elementwise.sigmoid_backward, elementwise.masked_grad, pooling._separable):
         # derivatives that record their own node: forward over reverse carries tangents through them
         table[id(fn)] = (fn, _make_wrapper(fn, fn.__name__))
     return _instrument.Sites(table)

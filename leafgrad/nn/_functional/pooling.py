@@ -439,6 +439,11 @@ class SeparableBackwardBackward0(Node):
     the resampled input, whose gradient is zero)."""
     __slots__ = ('mats', 'forward_cls')
 
+    def jvp(self, tangents):  # linear in the gradient (the input's tangent contributes nothing)
+        if tangents[0] is None:
+            return None
+        return on_samples(lambda t: _separable(t, self.mats, self.forward_cls), tangents[0])
+
     def apply(self, grad):
         gx = wrap(xp.zeros_like(grad._data)) if self.next_functions[1][0] is not None else None
         return _separable(grad, [m.T for m in self.mats], self.forward_cls), gx
