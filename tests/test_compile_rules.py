@@ -270,15 +270,18 @@ def test_relu_read_elsewhere_or_returned_is_not_fused():
     assert _program(c)[0].fused == 0
 
 
-def test_relu_derivative_as_threshold_backward():
+@pytest.mark.parametrize('dtype', [np.float32, np.float64], ids=['float32', 'float64'])
+def test_relu_derivative_as_threshold_backward(dtype):
     """ReLU's derivative as eager's (PyTorch's threshold_backward): the gradient passes at a
-    NaN result, is +0.0 where the result is <= 0 (not -0.0 for a negative gradient), and an
-    infinite gradient there gives 0, not NaN. NumPy's warnings (inf * 0) do not leak from the
-    generated code, as they do not from eager's ops."""
+    NaN result (of either sign), is +0.0 where the result is <= 0 (not -0.0 for a negative
+    gradient, also at an input of -0.0), and an infinite gradient there gives 0, not NaN. NumPy's
+    warnings (inf * 0) do not leak from the generated code, as they do not from eager's ops."""
     def make(s):
-        x = _rng(s).standard_normal((4, 6)).astype(np.float32)
+        x = _rng(s).standard_normal((4, 6)).astype(dtype)
         x[0, :3] = np.nan
-        scale = _rng(s, 1).standard_normal((4, 6)).astype(np.float32)
+        x[0, 3] = -np.abs(np.array(np.nan, dtype))
+        x[2, :2] = -0.0
+        scale = _rng(s, 1).standard_normal((4, 6)).astype(dtype)
         scale[1, :] = np.inf
         return [(x, True), (scale, False)]
     with warnings.catch_warnings(record=True) as caught:
