@@ -10,7 +10,7 @@ import pytest
 
 from oracle import assert_same, lg, raises_like, same_message, torch
 
-FAMILIES = ['conversion', 'inplace', 'sampling']
+FAMILIES = ['conversion', 'inplace', 'sampling', 'random_variates']
 
 
 @pytest.mark.parametrize('family', FAMILIES)
@@ -140,3 +140,37 @@ def test_sampling_nodes_and_streams_as_torch(call):
                     T.full((2, 3), 1.0).multinomial(2).tolist()))
     np.testing.assert_allclose(np.array(got[0][1]), np.array(got[1][1]), rtol=1e-6)
     assert got[0][0] == got[1][0] and got[0][2:] == got[1][2:]
+
+
+# ---- random_variates -------------------------------------------------------------------------
+
+def test_random_variates_nodes_and_saved_as_torch():
+    """_standard_gamma's node saves self and result as PyTorch's; _standard_gamma_grad's node is
+    StandardGammaGradBackward0 (it was named _StandardGammaGradNode)."""
+    got = []
+    for T in (lg, torch):
+        T.manual_seed(1)
+        x, y = T.full((3,), 2.0, requires_grad=True), T.full((3,), 1.0)
+        g = T._standard_gamma(x)
+        saved = (g.grad_fn._saved_self.tolist(), g.grad_fn._saved_result.tolist())
+        g.sum().backward()
+        gg = T._standard_gamma_grad(x, y)
+        with pytest.raises(NotImplementedError) as info:
+            gg.sum().backward()
+        got.append((type(g.grad_fn).__name__, saved, type(gg.grad_fn).__name__, gg.grad_fn.name().split('::')[-1],
+                    str(info.value), type(T.poisson(x).grad_fn).__name__,
+                    type(T._dirichlet_grad(x / 4, x, x * 2).grad_fn).__name__))
+        got[-1] += (np.round(x.grad.numpy(), 3).tolist(),)
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize('name,args', [('poisson', 'x'), ('_standard_gamma', 'x'), ('binomial', 'xp'),
+                                       ('_sample_dirichlet', 'x'), ('_standard_gamma_grad', 'xx'),
+                                       ('_dirichlet_grad', 'pxx')])
+def test_random_variates_take_no_out_and_are_no_methods(name, args):
+    def call(T, **kw):
+        made = {'x': T.full((2, 3), 2.0), 'p': T.full((2, 3), 0.25)}
+        return getattr(T, name)(*[made[a] for a in args], **kw)
+    call(lg)
+    raises_like(lambda: call(lg, out=lg.empty(2)), lambda: call(torch, out=torch.empty(2)))
+    assert not hasattr(lg.Tensor, name) and not hasattr(torch.Tensor, name)

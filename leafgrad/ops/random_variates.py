@@ -21,15 +21,21 @@ and up to about 1e-2 for alpha near 1); leafgrad computes it to ~1e-13: the powe
 (below x = alpha + 1) or its continued fraction (above) carry their derivative in alpha along,
 term by term. ``_dirichlet_grad`` is the same quantity for the Beta(alpha, total - alpha)
 marginal of a Dirichlet sample, from the continued fraction of the incomplete beta function.
+
+Each op is declared once (``_op.Op``), a function only (``torch.<name>``, no method, no ``out=``,
+as PyTorch's).
 """
 import math
 
 import numpy as np
 
+from .. import backend
+from ..creation import Generator, rand, randn
+from ..generator import generator_of
 from . import special_kernels as K
-from ._util import Node, record, wrap, xp
+from ._op import Op
+from ._util import SCALAR_NAMES, record, saved_output
 from .rounding import NotImplementedNode
-from ..tensor import Tensor
 
 _TINY = 1e-300
 
@@ -184,30 +190,21 @@ def dirichlet_grad(x, alpha, total):
 # ---- samplers ------------------------------------------------------------------------------------
 
 def _check_generator(generator, name):
-    from ..creation import Generator
     if generator is not None and type(generator) is not Generator:
         raise TypeError(f"{name}(): argument 'generator' must be leafgrad.Generator, not {type(generator).__name__}")
 
 
 def _uniform(n, generator):
     """n uniform numbers in [0, 1) (float64) from the generator's stream."""
-    from ..creation import rand
-    return rand(n, generator=generator, dtype=_float64())._data
+    return rand(n, generator=generator, dtype=backend.float64)._data
 
 
 def _normal(n, generator):
-    from ..creation import randn
-    return randn(n, generator=generator, dtype=_float64())._data
-
-
-def _float64():
-    from .. import backend
-    return backend.float64
+    return randn(n, generator=generator, dtype=backend.float64)._data
 
 
 def _not_implemented_for(kernel, arr):
-    from .activation import _DTYPE_LABEL
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL[arr.dtype.name]}\'')
+    return NotImplementedError(f'"{kernel}" not implemented for \'{SCALAR_NAMES[arr.dtype.name]}\'')
 
 
 class _SerialDraws:
@@ -218,7 +215,6 @@ class _SerialDraws:
     generator exactly where the draws consumed would have (unused ones given back)."""
 
     def __init__(self, generator, expected):
-        from ..generator import generator_of
         self.g = generator_of(generator)
         self.start = self.g.clone_state()
         self.cached = self.g._normal_double
@@ -387,59 +383,50 @@ def sample_binomial(count, prob, generator):
 
 # ---- the ops ---------------------------------------------------------------------------------
 
-class StandardGammaBackward0(Node):
-    """d sample / d alpha: the reparametrised derivative."""
+class StandardGamma(Op):
+    """_standard_gamma(input, generator=None): Gamma(input, 1) samples, differentiable in
+    ``input`` (``Gamma.rsample``): the reparametrised derivative."""
+    op, node, method = '_standard_gamma', 'StandardGammaBackward0', False
+    saved = ('self', 'result')
     __slots__ = ()
+
+    def forward(input, generator=None):
+        _check_generator(generator, '_standard_gamma')
+        data = input._data
+        if data.dtype.kind != 'f':
+            raise _not_implemented_for('gamma_cpu', data)
+        flat = sample_gamma(data.astype(np.float64).reshape(-1), generator, single=data.dtype != np.float64)
+        flat = flat.reshape(data.shape).astype(data.dtype)
+        data = np.fmax(flat, np.finfo(data.dtype).tiny)  # (NaN too becomes the smallest normal)
+        result, node = record(data, StandardGamma, (input,))
+        if node is not None:
+            node.save(input, saved_output(result))
+        return result
 
     def apply(self, grad):
         alpha, result = self.saved_tensors
         return grad * _standard_gamma_grad(alpha, result),
 
 
-def _standard_gamma(input, generator=None):
-    """Gamma(input, 1) samples, differentiable in ``input`` (``Gamma.rsample``)."""
-    _check_generator(generator, '_standard_gamma')
-    data = input._data
-    if data.dtype.kind != 'f':
-        raise _not_implemented_for('gamma_cpu', data)
-    flat = sample_gamma(data.astype(np.float64).reshape(-1), generator, single=data.dtype != np.float64)
-    flat = flat.reshape(data.shape).astype(data.dtype)
-    data = np.fmax(flat, np.finfo(data.dtype).tiny)  # (NaN too becomes the smallest normal)
-    result, node = record(data, StandardGammaBackward0, (input,))
-    if node is not None:
-        from ._util import saved_output
-        node.save(input, saved_output(result))
-    return result
-
-
-class _NoDerivative(Node):
-    __slots__ = ()
-    what = ''
-
-    def apply(self, grad):
-        raise NotImplementedError(f"the derivative for '{self.what}' is not implemented.")
-
-    def name(self):
-        return 'leafgrad::autograd::NotImplemented'
-
-
-class _StandardGammaGradNode(_NoDerivative):
-    __slots__ = ()
-    what = '_standard_gamma_grad'
-
-
 def _same_float_dtype(a, b):
     if a._data.dtype != b._data.dtype:
-        from .activation import _DTYPE_LABEL
-        raise RuntimeError(f'Found dtype {_DTYPE_LABEL[b._data.dtype.name]} but expected '
-                           f'{_DTYPE_LABEL[a._data.dtype.name]}')
+        raise RuntimeError(f'Found dtype {SCALAR_NAMES[b._data.dtype.name]} but expected '
+                           f'{SCALAR_NAMES[a._data.dtype.name]}')
 
 
-def _standard_gamma_grad(input, output):
-    """d output / d input for output ~ Gamma(input, 1) (no derivative of its own)."""
-    _same_float_dtype(input, output)
-    data = standard_gamma_grad(input._data, output._data).astype(input._data.dtype)
-    return record(data, _StandardGammaGradNode, (input, output))[0]
+class StandardGammaGrad(Op):
+    """_standard_gamma_grad(input, output): d output / d input for output ~ Gamma(input, 1)
+    (a node of no derivative, StandardGammaGradBackward0 as PyTorch's)."""
+    op, node, method = '_standard_gamma_grad', 'StandardGammaGradBackward0', False
+    __slots__ = ()
+
+    def forward(input, output):
+        _same_float_dtype(input, output)
+        data = standard_gamma_grad(input._data, output._data).astype(input._data.dtype)
+        return record(data, StandardGammaGrad, (input, output))[0]
+
+    def apply(self, grad):
+        raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")
 
 
 def _not_implemented(data, op_name, inputs):
@@ -449,71 +436,78 @@ def _not_implemented(data, op_name, inputs):
     return result
 
 
-def _dirichlet_grad(x, alpha, total):
-    """d x / d alpha for the Beta(alpha, total - alpha) marginal x of a Dirichlet sample, over 1 - x."""
-    _same_float_dtype(x, alpha)
-    _same_float_dtype(x, total)
-    data = dirichlet_grad(x._data, alpha._data, total._data).astype(x._data.dtype)
-    return _not_implemented(data, '_dirichlet_grad', (x, alpha, total))
+class DirichletGrad(Op):
+    """_dirichlet_grad(x, alpha, total): d x / d alpha for the Beta(alpha, total - alpha)
+    marginal x of a Dirichlet sample, over 1 - x (PyTorch gives it no derivative)."""
+    op, method = '_dirichlet_grad', False
+
+    def forward(x, alpha, total):
+        _same_float_dtype(x, alpha)
+        _same_float_dtype(x, total)
+        data = dirichlet_grad(x._data, alpha._data, total._data).astype(x._data.dtype)
+        return _not_implemented(data, '_dirichlet_grad', (x, alpha, total))
 
 
-def _sample_dirichlet(input, generator=None):
-    """Dirichlet samples along the last dimension: gamma samples (at least the smallest normal
-    float64) divided by their sum in float64, rounded to the input's dtype and kept inside
-    [smallest normal, largest number below 1], as PyTorch's kernel keeps them."""
-    _check_generator(generator, '_sample_dirichlet')
-    data = input._data
-    if data.dtype.kind != 'f':
-        raise _not_implemented_for('dirichlet', data)
-    gammas = sample_gamma(data.astype(np.float64).reshape(-1), generator).reshape(data.shape)
-    gammas = np.fmax(gammas, np.finfo(np.float64).tiny)
-    total = gammas.sum(-1, keepdims=True) if gammas.ndim else gammas
-    dtype = data.dtype
-    shares = np.clip((gammas / total).astype(dtype), np.finfo(dtype).tiny, np.nextafter(dtype.type(1), dtype.type(0)))
-    return _not_implemented(shares, '_sample_dirichlet', (input,))
+class SampleDirichlet(Op):
+    """_sample_dirichlet(input, generator=None): Dirichlet samples along the last dimension:
+    gamma samples (at least the smallest normal float64) divided by their sum in float64,
+    rounded to the input's dtype and kept inside [smallest normal, largest number below 1], as
+    PyTorch's kernel keeps them (PyTorch gives it no derivative)."""
+    op, method = '_sample_dirichlet', False
+
+    def forward(input, generator=None):
+        _check_generator(generator, '_sample_dirichlet')
+        data = input._data
+        if data.dtype.kind != 'f':
+            raise _not_implemented_for('dirichlet', data)
+        gammas = sample_gamma(data.astype(np.float64).reshape(-1), generator).reshape(data.shape)
+        gammas = np.fmax(gammas, np.finfo(np.float64).tiny)
+        total = gammas.sum(-1, keepdims=True) if gammas.ndim else gammas
+        dtype = data.dtype
+        shares = np.clip((gammas / total).astype(dtype), np.finfo(dtype).tiny,
+                         np.nextafter(dtype.type(1), dtype.type(0)))
+        return _not_implemented(shares, '_sample_dirichlet', (input,))
 
 
-class PoissonBackward0(Node):
-    """The samples carry no gradient to the rates."""
+class Poisson(Op):
+    """poisson(input, generator=None): Poisson samples with the rates in ``input``; they carry
+    no gradient to the rates (PoissonBackward0 passes zeros)."""
+    op, node, method = 'poisson', 'PoissonBackward0', False
     __slots__ = ()
+
+    def forward(input, generator=None):
+        _check_generator(generator, 'poisson')
+        data = input._data
+        if data.dtype.kind != 'f':
+            raise _not_implemented_for('poisson_cpu', data)
+        rates = data.astype(np.float64).reshape(-1)
+        if rates.size and not (rates >= 0).all():
+            raise RuntimeError('invalid Poisson rate, expected rate to be non-negative')
+        return record(sample_poisson(rates, generator).reshape(data.shape).astype(data.dtype), Poisson, (input,))[0]
 
     def apply(self, grad):
         return grad * 0,
 
 
-def poisson(input, generator=None):
-    """Poisson samples with the rates in ``input``."""
-    _check_generator(generator, 'poisson')
-    data = input._data
-    if data.dtype.kind != 'f':
-        raise _not_implemented_for('poisson_cpu', data)
-    rates = data.astype(np.float64).reshape(-1)
-    if rates.size and not (rates >= 0).all():
-        raise RuntimeError('invalid Poisson rate, expected rate to be non-negative')
-    return record(sample_poisson(rates, generator).reshape(data.shape).astype(data.dtype), PoissonBackward0,
-                  (input,))[0]
+class Binomial(Op):
+    """binomial(count, prob, generator=None): binomial samples, ``count`` trials with success
+    probability ``prob`` (broadcast; PyTorch gives it no derivative)."""
+    op, method = 'binomial', False
 
-
-def binomial(count, prob, generator=None):
-    """Binomial samples: ``count`` trials with success probability ``prob`` (broadcast)."""
-    _check_generator(generator, 'binomial')
-    from .activation import _DTYPE_LABEL
-    for t, what in ((count, 'count'), (prob, 'prob')):
-        if t._data.dtype.kind != 'f':
-            raise ValueError(f'binomial only supports floating-point dtypes for {what}, got: '
-                             f'{_DTYPE_LABEL[t._data.dtype.name]}')
-    _same_float_dtype(count, prob)
-    n, p = np.broadcast_arrays(count._data.astype(np.float64), prob._data.astype(np.float64))
-    shape = n.shape
-    n, p = n.reshape(-1), p.reshape(-1)
-    flip = p > 0.5  # sample the failures when they are the rarer outcome
-    q = np.where(flip, 1 - p, p)
-    draws = sample_binomial(n, q, generator)
-    out = np.where(flip, n - draws, draws)
-    out = np.where((n <= 0) | (p <= 0), 0.0, np.where(p >= 1, n, out))
-    out = np.where(np.isnan(p), np.nan, out)
-    return _not_implemented(out.reshape(shape).astype(count._data.dtype), 'binomial', (count, prob))
-
-
-FUNCTIONS = ['_standard_gamma', '_standard_gamma_grad', '_dirichlet_grad', '_sample_dirichlet', 'poisson', 'binomial']
-NOT_METHODS = FUNCTIONS
+    def forward(count, prob, generator=None):
+        _check_generator(generator, 'binomial')
+        for t, what in ((count, 'count'), (prob, 'prob')):
+            if t._data.dtype.kind != 'f':
+                raise ValueError(f'binomial only supports floating-point dtypes for {what}, got: '
+                                 f'{SCALAR_NAMES[t._data.dtype.name]}')
+        _same_float_dtype(count, prob)
+        n, p = np.broadcast_arrays(count._data.astype(np.float64), prob._data.astype(np.float64))
+        shape = n.shape
+        n, p = n.reshape(-1), p.reshape(-1)
+        flip = p > 0.5  # sample the failures when they are the rarer outcome
+        q = np.where(flip, 1 - p, p)
+        draws = sample_binomial(n, q, generator)
+        out = np.where(flip, n - draws, draws)
+        out = np.where((n <= 0) | (p <= 0), 0.0, np.where(p >= 1, n, out))
+        out = np.where(np.isnan(p), np.nan, out)
+        return _not_implemented(out.reshape(shape).astype(count._data.dtype), 'binomial', (count, prob))
