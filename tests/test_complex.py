@@ -262,12 +262,12 @@ def test_gradcheck_and_gradgradcheck(case):
 
 def test_gradcheck_catches_a_rule_without_the_conjugate():
     from leafgrad.ops import complex_numbers
-    rule = complex_numbers.ConjBackward0.apply
-    complex_numbers.ConjBackward0.apply = lambda self, grad: (grad,)
+    rule = complex_numbers.Conj.apply
+    complex_numbers.Conj.apply = lambda self, grad: (grad,)
     try:
         assert not gradcheck(lg.conj, (_c(3),), raise_exception=False)
     finally:
-        complex_numbers.ConjBackward0.apply = rule
+        complex_numbers.Conj.apply = rule
 
 
 # ---- errors -----------------------------------------------------------------------------------------

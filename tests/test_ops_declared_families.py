@@ -10,7 +10,7 @@ import pytest
 
 from oracle import assert_same, lg, raises_like, same_message, torch
 
-FAMILIES = ['conversion', 'inplace', 'sampling', 'random_variates']
+FAMILIES = ['conversion', 'inplace', 'sampling', 'random_variates', 'complex_numbers']
 
 
 @pytest.mark.parametrize('family', FAMILIES)
@@ -174,3 +174,70 @@ def test_random_variates_take_no_out_and_are_no_methods(name, args):
     call(lg)
     raises_like(lambda: call(lg, out=lg.empty(2)), lambda: call(torch, out=torch.empty(2)))
     assert not hasattr(lg.Tensor, name) and not hasattr(torch.Tensor, name)
+
+
+# ---- complex_numbers -------------------------------------------------------------------------
+
+def _pair_args(T, dtype='float32', angle_shape=(2,)):
+    return (T.tensor([1.0, 2.0], dtype=getattr(T, dtype)),
+            T.tensor(np.linspace(0.5, 1.0, int(np.prod(angle_shape))).reshape(angle_shape), dtype=getattr(T, dtype)))
+
+
+@pytest.mark.parametrize('name', ['polar', 'complex'])
+@pytest.mark.parametrize('out_dtype,out_shape,angle_shape', [
+    ('complex64', (2,), (2,)), ('complex64', (3,), (2,)), ('complex64', (0,), (2,)), ('complex64', (2, 2), (2, 1)),
+    ('complex128', (2,), (2,)), ('float32', (2,), (2,))])
+def test_polar_and_complex_out_as_torch(name, out_dtype, out_shape, angle_shape):
+    """torch.polar(out=) and torch.complex(out=): out of the result's complex dtype only, resized
+    (with PyTorch's warning when it held elements), written and returned (leafgrad refused out=)."""
+    got = []
+    for T in (lg, torch):
+        out = T.zeros(out_shape, dtype=getattr(T, out_dtype))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try:
+                r = getattr(T, name)(*_pair_args(T, angle_shape=angle_shape), out=out)
+            except RuntimeError as e:
+                got.append(('error', str(e)))
+                continue
+        assert r is out
+        got.append((np.round(out.numpy(), 6).tolist(), tuple(out.shape), [str(w.message)[:60] for w in caught]))
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize('name', ['polar', 'complex'])
+def test_polar_and_complex_out_refuses_autograd_as_torch(name):
+    for grad_in, grad_out in ((True, False), (False, True)):
+        def call(T):
+            a, t = _pair_args(T)
+            return getattr(T, name)(a.requires_grad_(grad_in), t,
+                                    out=T.empty(2, dtype=T.complex64, requires_grad=grad_out))
+        assert same_message(*raises_like(lambda: call(lg), lambda: call(torch)))
+    assert same_message(*raises_like(
+        lambda: getattr(lg, name)(*_pair_args(lg), out=lg.empty(1, dtype=lg.complex64).expand(2)),
+        lambda: getattr(torch, name)(*_pair_args(torch), out=torch.empty(1, dtype=torch.complex64).expand(2))))
+    raises_like(lambda: lg.view_as_real(lg.ones(2, dtype=lg.complex64), out=lg.empty(2, 2)),
+                lambda: torch.view_as_real(torch.ones(2, dtype=torch.complex64), out=torch.empty(2, 2)))
+
+
+def test_resolve_conj_is_clone_as_torch():
+    """resolve_conj of a conjugate: a copy recorded by clone's CloneBackward0 (one class of that
+    name: complex_numbers had a second one)."""
+    from leafgrad.ops import _op
+    assert [cls.node for cls in _op.declared].count('CloneBackward0') == 1
+    got = []
+    for T in (lg, torch):
+        z = T.tensor([1 + 2j, -3 + 0.5j], requires_grad=True)
+        r = z.conj().resolve_conj()
+        (r * T.tensor([2 - 1j, 1j])).real.sum().backward()
+        got.append((type(r.grad_fn).__name__, r.is_conj(), z.grad.tolist()))
+    assert got[0] == got[1]
+
+
+def test_complex_saved_names_as_torch():
+    for T in (lg, torch):
+        z = T.tensor([1 + 2j, -3 + 0.5j], requires_grad=True)
+        a, t = T.tensor([1.0, 2.0], requires_grad=True), T.tensor([0.5, 1.0])
+        assert T.angle(z).grad_fn._saved_self is not None
+        p = T.polar(a, t)
+        assert np.allclose(p.grad_fn._saved_result.detach().numpy(), p.detach().numpy())

@@ -13,12 +13,16 @@ declare ``complex_rule = True``: their rules are written in the convention alrea
 
 leafgrad's ``conj`` copies: the result reports ``is_conj()`` as PyTorch's lazy conjugate view
 does, but writing into it does not write into its input (see docs/complex.md).
+
+Each op is declared once (``_op.Op``). (``_util`` imports this module while it is itself being
+imported, for ``complex_convention``: what this module takes from ``_util`` is defined above
+that import.)
 """
 from .. import backend
 from ..autograd.views import link as _link
-from ._util import Node, record, state, sum_to, unary, wrap, xp
+from ._op import CAST, Op, out_rule, same_dtype
+from ._util import SCALAR_NAMES, ops, record, saved_output, state, sum_to, unary, wrap, xp
 from ..tensor import Tensor
-from ._op import castable_dtype, same_dtype, writes_out
 
 
 def _interpret(array, np_dtype, shape, strides):
@@ -90,62 +94,65 @@ def refused(name, data):
 
 # ---- real and imaginary parts ------------------------------------------------------------------
 
-class ViewAsRealBackward0(Node):
+class ViewAsReal(Op):
+    """view_as_real(input): the complex tensor's memory as real pairs, shape
+    ``(*input.shape, 2)``, a view."""
+    op, node, method = 'view_as_real', 'ViewAsRealBackward0', False
     __slots__ = ()
     complex_rule = True
+
+    def forward(input):
+        data = input._data
+        if data.dtype.kind != 'c':
+            raise RuntimeError('view_as_real is only supported for complex tensors')
+        if input.is_conj():
+            raise RuntimeError('view_as_real doesn\'t work on unresolved conjugated tensors.  To resolve the '
+                               'conjugate tensor so you can view it as real, use self.resolve_conj()')
+        half = data.itemsize // 2
+        out_data = _interpret(data, data.real.dtype, data.shape + (2,), data.strides + (half,))
+        out, node = record(out_data, ViewAsReal, (input,))
+        _link(input, out, view_as_real)
+        return out
 
     def apply(self, grad):
         return view_as_complex(grad.contiguous()),
 
 
-class ViewAsComplexBackward0(Node):
+_NAMES = {'float16': 'Half', 'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte',
+          'bool': 'Bool', 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble', 'bfloat16': 'BFloat16'}
+
+
+class ViewAsComplex(Op):
+    """view_as_complex(input): real pairs (last dimension of size 2, stride 1) as complex
+    numbers, a view."""
+    op, node, method = 'view_as_complex', 'ViewAsComplexBackward0', False
     __slots__ = ()
     complex_rule = True
 
+    def forward(input):
+        data = input._data
+        if data.dtype.kind not in 'fV' or data.dtype.kind == 'V':
+            raise RuntimeError('view_as_complex is only supported for half, float and double tensors, but got a '
+                               f'tensor of scalar type: {_NAMES.get(data.dtype.name, data.dtype.name)}')
+        if data.dtype.itemsize == 2:
+            raise RuntimeError('leafgrad has no complex32: view_as_complex of a float16 tensor is not supported')
+        if data.ndim == 0 or data.shape[-1] != 2:
+            raise RuntimeError('Tensor must have a last dimension of size 2')
+        item = data.itemsize
+        if data.strides[-1] != item:
+            raise RuntimeError('Tensor must have a last dimension with stride 1')
+        if any(s % (2 * item) for s, n in zip(data.strides[:-1], data.shape[:-1]) if n > 1):
+            raise RuntimeError('Tensor must have a stride divisible by 2 for all but last dimension')
+        offset = data.__array_interface__['data'][0] - _root_address(data)
+        if offset % (2 * item):
+            raise RuntimeError('Tensor must have a storage_offset divisible by 2')
+        out_data = _interpret(data, backend.from_np(data.dtype).to_complex().np, data.shape[:-1], data.strides[:-1])
+        out, node = record(out_data, ViewAsComplex, (input,))
+        _link(input, out, view_as_complex)
+        return out
+
     def apply(self, grad):
         return view_as_real(grad.resolve_conj() if grad.is_conj() else grad),
-
-
-def view_as_real(input):
-    """The complex tensor's memory as real pairs: shape ``(*input.shape, 2)``, a view."""
-    data = input._data
-    if data.dtype.kind != 'c':
-        raise RuntimeError('view_as_real is only supported for complex tensors')
-    if input.is_conj():
-        raise RuntimeError('view_as_real doesn\'t work on unresolved conjugated tensors.  To resolve the '
-                           'conjugate tensor so you can view it as real, use self.resolve_conj()')
-    half = data.itemsize // 2
-    out_data = _interpret(data, data.real.dtype, data.shape + (2,), data.strides + (half,))
-    out, node = record(out_data, ViewAsRealBackward0, (input,))
-    _link(input, out, view_as_real)
-    return out
-
-
-def view_as_complex(input):
-    """Real pairs (last dimension of size 2, stride 1) as complex numbers: a view."""
-    data = input._data
-    if data.dtype.kind not in 'fV' or data.dtype.kind == 'V':
-        names = {'float16': 'Half', 'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char',
-                 'uint8': 'Byte', 'bool': 'Bool', 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble',
-                 'bfloat16': 'BFloat16'}
-        raise RuntimeError('view_as_complex is only supported for half, float and double tensors, but got a tensor '
-                           f'of scalar type: {names.get(data.dtype.name, data.dtype.name)}')
-    if data.dtype.itemsize == 2:
-        raise RuntimeError('leafgrad has no complex32: view_as_complex of a float16 tensor is not supported')
-    if data.ndim == 0 or data.shape[-1] != 2:
-        raise RuntimeError('Tensor must have a last dimension of size 2')
-    item = data.itemsize
-    if data.strides[-1] != item:
-        raise RuntimeError('Tensor must have a last dimension with stride 1')
-    if any(s % (2 * item) for s, n in zip(data.strides[:-1], data.shape[:-1]) if n > 1):
-        raise RuntimeError('Tensor must have a stride divisible by 2 for all but last dimension')
-    offset = data.__array_interface__['data'][0] - _root_address(data)
-    if offset % (2 * item):
-        raise RuntimeError('Tensor must have a storage_offset divisible by 2')
-    out_data = _interpret(data, backend.from_np(data.dtype).to_complex().np, data.shape[:-1], data.strides[:-1])
-    out, node = record(out_data, ViewAsComplexBackward0, (input,))
-    _link(input, out, view_as_complex)
-    return out
 
 
 def _root_address(array):
@@ -154,22 +161,40 @@ def _root_address(array):
     return array.__array_interface__['data'][0]
 
 
-def real(input):
-    """The real parts: a view of a complex tensor (writable); a real tensor itself."""
-    if input._data.dtype.kind != 'c':
-        return input
-    return view_as_real(_resolved(input)).select(-1, 0)
-
-
-def imag(input):
-    """The imaginary parts: a view of a complex tensor (writable)."""
-    if input._data.dtype.kind != 'c':
-        raise RuntimeError('imag is not implemented for tensors with non-complex dtypes.')
-    return view_as_real(_resolved(input)).select(-1, 1)
-
-
 def _resolved(input):
     return resolve_conj(input) if input.is_conj() else input
+
+
+class Real(Op):
+    """real(input): the real parts, a view of a complex tensor (writable); a real tensor itself.
+    ``Tensor.real`` is the attribute (assigning to it writes the real parts)."""
+    op = 'real'
+
+    def forward(input):
+        if input._data.dtype.kind != 'c':
+            return input
+        return view_as_real(_resolved(input)).select(-1, 0)
+
+    def _set(self, value):
+        real(self).copy_(value)
+
+    method = property(forward, _set)
+
+
+class Imag(Op):
+    """imag(input): the imaginary parts, a view of a complex tensor (writable). ``Tensor.imag``
+    is the attribute (assigning to it writes the imaginary parts)."""
+    op = 'imag'
+
+    def forward(input):
+        if input._data.dtype.kind != 'c':
+            raise RuntimeError('imag is not implemented for tensors with non-complex dtypes.')
+        return view_as_real(_resolved(input)).select(-1, 1)
+
+    def _set(self, value):
+        imag(self).copy_(value)
+
+    method = property(forward, _set)
 
 
 def real_part(grad):
@@ -179,73 +204,92 @@ def real_part(grad):
     return real(grad).clone()
 
 
-def _set_real(self, value):
-    real(self).copy_(value)
+class IsComplex(Op):
+    """is_complex(input): whether the tensor's dtype is complex (``Tensor.is_complex`` is the
+    Tensor class's own)."""
+    op, method = 'is_complex', False
 
-
-def _set_imag(self, value):
-    imag(self).copy_(value)
+    def forward(input):
+        return input._data.dtype.kind == 'c'
 
 
 # ---- conjugation -----------------------------------------------------------------------------
 
-class ConjBackward0(Node):
+class Conj(Op):
+    """conj(input): the complex conjugate (a real tensor itself). The result is a new tensor that
+    reports ``is_conj()``, as PyTorch's conjugate view."""
+    op, node = 'conj', 'ConjBackward0'
     __slots__ = ()
     complex_rule = True
+
+    def forward(input):
+        if input._data.dtype.kind != 'c':
+            return input
+        out = unary(Conj, input, xp.conj(input._data))
+        out.__dict__['_conj_bit'] = not input.is_conj()
+        return out
 
     def apply(self, grad):
         return conj(grad),
 
 
-class ConjPhysicalBackward0(Node):
+class ConjPhysical(Op):
+    """conj_physical(input, *, out=None): the complex conjugate, a tensor that does not report
+    ``is_conj()`` (a real tensor itself)."""
+    op, node = 'conj_physical', 'ConjPhysicalBackward0'
+    out = out_rule('aten::conj_physical', same_dtype('Found dtype {out} but expected {result}'),
+                   label='conj_physical')
     __slots__ = ()
     complex_rule = True
+
+    def forward(input):
+        if input._data.dtype.kind != 'c':
+            return input
+        return unary(ConjPhysical, input, xp.conj(input._data))
 
     def apply(self, grad):
         return conj_physical(grad),
 
 
-def conj(input):
-    """The complex conjugate (a real tensor itself). The result is a new tensor that reports
-    ``is_conj()``, as PyTorch's conjugate view."""
-    if input._data.dtype.kind != 'c':
-        return input
-    out = unary(ConjBackward0, input, xp.conj(input._data))
-    out.__dict__['_conj_bit'] = not input.is_conj()
-    return out
+class IsConj(Op):
+    """is_conj(input): whether the tensor is a conjugate (made by ``conj``, not resolved)."""
+    op = 'is_conj'
+
+    def forward(input):
+        return input.__dict__.get('_conj_bit', False) if input._data.dtype.kind == 'c' else False
 
 
-@writes_out('aten::conj_physical', same_dtype('Found dtype {out} but expected {result}'), label='conj_physical')
-def conj_physical(input):
-    if input._data.dtype.kind != 'c':
-        return input
-    return unary(ConjPhysicalBackward0, input, xp.conj(input._data))
+class ResolveConj(Op):
+    """resolve_conj(input): ``input`` itself unless it reports ``is_conj()``; then a copy that
+    does not (``clone``'s CloneBackward0, as PyTorch's)."""
+    op = 'resolve_conj'
 
-
-def is_conj(input):
-    return input.__dict__.get('_conj_bit', False) if input._data.dtype.kind == 'c' else False
-
-
-class CloneBackward0(Node):
-    __slots__ = ()
-    complex_rule = True
-
-    def apply(self, grad):
-        return grad,
-
-
-def resolve_conj(input):
-    """``input`` itself unless it reports ``is_conj()``; then a copy that does not."""
-    if not is_conj(input):
-        return input
-    return unary(CloneBackward0, input, input._data.copy())
+    def forward(input):
+        if not is_conj(input):
+            return input
+        return ops.clone(input)
 
 
 # ---- magnitude, angle, polar form --------------------------------------------------------------
 
-class AngleBackward0(Node):
+class Angle(Op):
+    """angle(input, *, out=None): the argument of each complex number (0 or pi for a real one,
+    in the default float dtype for an integer one)."""
+    op, node, out = 'angle', 'AngleBackward0', CAST
+    saved = ('self',)
     __slots__ = ()
     complex_rule = True
+
+    def forward(input):
+        data = input._data
+        if data.dtype.kind == 'c':
+            return unary(Angle, input, xp.angle(data), save='input')
+        if data.dtype.kind in 'fV':
+            out = xp.where(data < 0, xp.pi, 0).astype(data.dtype)
+            out[xp.isnan(data)] = xp.nan
+            return unary(Angle, input, out, save='input')
+        out = xp.where(data < 0, xp.pi, 0).astype(backend.get_default_dtype().np)
+        return wrap(out)
 
     def apply(self, grad):
         (z,) = self.saved_tensors
@@ -257,43 +301,12 @@ class AngleBackward0(Node):
 
 def sgn_backward(z, grad):
     """The gradient through ``sgn(z) = z / |z|``: ``(grad - Re(grad conj(s)) s) / |z|``, zero at 0."""
-    from .pointwise import sgn
-    s = sgn(z)
+    s = ops.sgn(z)
     return where_zero(z, (grad - real_part(grad * conj_physical(s)) * s) / z.abs())
 
 
 def where_zero(z, value):
-    from .elementwise import where
-    return where(z == 0, Tensor._wrap(xp.zeros((), dtype=value._data.dtype)), value)
-
-
-@writes_out('angle', castable_dtype)
-def angle(input):
-    data = input._data
-    if data.dtype.kind == 'c':
-        return unary(AngleBackward0, input, xp.angle(data), save='input')
-    if data.dtype.kind in 'fV':
-        out = xp.where(data < 0, xp.pi, 0).astype(data.dtype)
-        out[xp.isnan(data)] = xp.nan
-        return unary(AngleBackward0, input, out, save='input')
-    out = xp.where(data < 0, xp.pi, 0).astype(backend.get_default_dtype().np)
-    return wrap(out)
-
-
-class PolarBackward0(Node):
-    __slots__ = ('abs_shape', 'angle_shape')
-    complex_rule = True
-
-    def apply(self, grad):
-        (result,) = self.saved_tensors
-        grad_conj = conj_physical(grad)
-        from .pointwise import sgn
-        grad_abs = grad_angle = None
-        if self.next_functions[0][0] is not None:
-            grad_abs = sum_to(real_part(grad_conj * sgn(result)), self.abs_shape)
-        if self.next_functions[1][0] is not None:
-            grad_angle = sum_to(real_part(grad_conj * (result * 1j)), self.angle_shape)
-        return grad_abs, grad_angle
+    return ops.where(z == 0, Tensor._wrap(xp.zeros((), dtype=value._data.dtype)), value)
 
 
 def _same_float_pair(a, b, what):
@@ -303,35 +316,69 @@ def _same_float_pair(a, b, what):
                             f'not {type(t).__name__}')
     da, db = a._data.dtype, b._data.dtype
     if da.kind != 'f' or db.kind != 'f' or da.itemsize < 4 or db.itemsize < 4:
-        from .reduction import _LABELS
         raise RuntimeError(f'Expected both inputs to be Half, Float or Double tensors but got '
-                           f'{_LABELS[da.name]} and {_LABELS[db.name]}')
+                           f'{SCALAR_NAMES[da.name]} and {SCALAR_NAMES[db.name]}')
     if da != db:
-        from .reduction import _LABELS
-        raise RuntimeError(f'Expected object of scalar type {_LABELS[da.name]} but got scalar type '
-                           f'{_LABELS[db.name]} for second argument')
+        raise RuntimeError(f'Expected object of scalar type {SCALAR_NAMES[da.name]} but got scalar type '
+                           f'{SCALAR_NAMES[db.name]} for second argument')
 
 
-def polar(abs, angle, *, out=None):
-    """``abs * (cos(angle) + i sin(angle))``."""
-    if out is not None:
-        raise TypeError('leafgrad.polar does not take out=')
-    _same_float_pair(abs, angle, 'polar')
-    a, t = abs._data, angle._data
-    shape = xp.broadcast_shapes(a.shape, t.shape)
-    data = xp.empty(shape, dtype=backend.from_np(a.dtype).to_complex().np)
-    data.real, data.imag = a * xp.cos(t), a * xp.sin(t)
-    result, node = record(data, PolarBackward0, (abs, angle))
-    if node is not None:
-        from ._util import saved_output
-        node.save(saved_output(result))
-        node.abs_shape, node.angle_shape = a.shape, t.shape
-    return result
+# out= of polar and complex: out of the result's complex dtype only, resized as PyTorch resizes it
+_COMPLEX_OUT = same_dtype("Expected object of scalar type {result} but got scalar type {out} for argument 'out'")
 
 
-class ComplexBackward0(Node):
+class Polar(Op):
+    """polar(abs, angle, *, out=None): ``abs * (cos(angle) + i sin(angle))``."""
+    op, node, method = 'polar', 'PolarBackward0', False
+    out = out_rule('polar', _COMPLEX_OUT)
+    saved = ('result',)
+    __slots__ = ('abs_shape', 'angle_shape')
+    complex_rule = True
+
+    def forward(abs, angle):
+        _same_float_pair(abs, angle, 'polar')
+        a, t = abs._data, angle._data
+        shape = xp.broadcast_shapes(a.shape, t.shape)
+        data = xp.empty(shape, dtype=backend.from_np(a.dtype).to_complex().np)
+        data.real, data.imag = a * xp.cos(t), a * xp.sin(t)
+        result, node = record(data, Polar, (abs, angle))
+        if node is not None:
+            node.save(saved_output(result))
+            node.abs_shape, node.angle_shape = a.shape, t.shape
+        return result
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors
+        grad_conj = conj_physical(grad)
+        grad_abs = grad_angle = None
+        if self.next_functions[0][0] is not None:
+            grad_abs = sum_to(real_part(grad_conj * ops.sgn(result)), self.abs_shape)
+        if self.next_functions[1][0] is not None:
+            grad_angle = sum_to(real_part(grad_conj * (result * 1j)), self.angle_shape)
+        return grad_abs, grad_angle
+
+
+class Complex(Op):
+    """complex(real, imag, *, out=None): the complex tensor ``real + i imag`` (both float32 or
+    both float64)."""
+    op, node, method = 'complex', 'ComplexBackward0', False
+    out = out_rule('complex', _COMPLEX_OUT)
     __slots__ = ('real_shape', 'imag_shape')
     complex_rule = True
+
+    def forward(real, imag):
+        for t, name, pos in ((real, 'real', 1), (imag, 'imag', 2)):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"complex(): argument '{name}' (position {pos}) must be Tensor, not "
+                                f'{type(t).__name__}')
+        _same_float_pair(real, imag, 'complex')
+        r, i = xp.broadcast_arrays(real._data, imag._data)
+        data = xp.empty(r.shape, dtype=backend.from_np(r.dtype).to_complex().np)
+        data.real, data.imag = r, i
+        result, node = record(data, Complex, (real, imag))
+        if node is not None:
+            node.real_shape, node.imag_shape = real._data.shape, imag._data.shape
+        return result
 
     def apply(self, grad):
         re = sum_to(real_part(grad), self.real_shape) if self.next_functions[0][0] is not None else None
@@ -340,30 +387,3 @@ class ComplexBackward0(Node):
             im = wrap(grad._data.imag.copy()) if not state.grad_enabled else imag(grad).clone()
             im = sum_to(im, self.imag_shape)
         return re, im
-
-
-def complex(real, imag, *, out=None):
-    """The complex tensor ``real + i imag`` (both float32 or both float64)."""
-    if out is not None:
-        raise TypeError('leafgrad.complex does not take out=')
-    for t, name, pos in ((real, 'real', 1), (imag, 'imag', 2)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"complex(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
-    _same_float_pair(real, imag, 'complex')
-    r, i = xp.broadcast_arrays(real._data, imag._data)
-    data = xp.empty(r.shape, dtype=backend.from_np(r.dtype).to_complex().np)
-    data.real, data.imag = r, i
-    result, node = record(data, ComplexBackward0, (real, imag))
-    if node is not None:
-        node.real_shape, node.imag_shape = real._data.shape, imag._data.shape
-    return result
-
-
-def is_complex(input):
-    return input._data.dtype.kind == 'c'
-
-
-FUNCTIONS = ['real', 'imag', 'conj', 'conj_physical', 'is_conj', 'resolve_conj', 'angle', 'polar', 'complex',
-             'view_as_real', 'view_as_complex', 'is_complex']
-NOT_METHODS = ['real', 'imag', 'polar', 'complex', 'view_as_real', 'view_as_complex', 'is_complex']
-METHODS = {'real': property(real, _set_real), 'imag': property(imag, _set_imag)}
