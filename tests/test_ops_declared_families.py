@@ -10,7 +10,7 @@ import pytest
 
 from oracle import assert_same, lg, raises_like, same_message, torch
 
-FAMILIES = ['conversion', 'inplace', 'sampling', 'random_variates', 'complex_numbers']
+FAMILIES = ['conversion', 'inplace', 'sampling', 'random_variates', 'complex_numbers', 'storage']
 
 
 @pytest.mark.parametrize('family', FAMILIES)

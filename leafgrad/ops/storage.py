@@ -5,12 +5,17 @@ A tensor's storage here is the NumPy buffer its array is a view of (the array th
 memory, found through ``ndarray.base``): the storage offset is where the tensor's first element
 lies in that buffer, and ``resize_`` reuses the buffer as PyTorch reuses a storage: shrinking
 keeps it whole, so that growing again within it brings the old elements back.
+
+Each op is declared once (``_op.Op``): the first four are Tensor methods only, empty_strided a
+function only, as PyTorch's.
 """
 import numpy as _np
 
 from .. import _memory_format
+from ..creation import empty
 from ..tensor import Tensor
-from ._util import xp
+from ._op import Op
+from ._util import ops, xp
 
 
 def _owner(array):
@@ -25,10 +30,14 @@ def _address(array):
     return interface['data'][0]
 
 
-def storage_offset(self):
-    """The index in the storage of the tensor's first element (0 for a tensor that owns it)."""
-    data = self._data
-    return (_address(data) - _address(_owner(data))) // data.itemsize
+class StorageOffset(Op):
+    """Tensor.storage_offset(): the index in the storage of the tensor's first element (0 for a
+    tensor that owns it)."""
+    op, function = 'storage_offset', False
+
+    def forward(self):
+        data = self._data
+        return (_address(data) - _address(_owner(data))) // data.itemsize
 
 
 def _sizes(args, name):
@@ -45,95 +54,108 @@ def _sizes(args, name):
     return tuple(int(s) for s in args)
 
 
-def resize_(self, *size, memory_format=None):
-    """Give the tensor the shape ``size``, keeping its storage (the elements it holds, in order
-    from its storage offset) where the storage is large enough, as PyTorch: the elements beyond
-    it are uninitialised. A tensor that requires grad cannot be resized."""
-    if not size:
-        raise TypeError('resize_() missing 1 required positional arguments: "size"')
-    shape = _sizes(size, 'resize_')
-    if self._requires_grad:
-        raise RuntimeError('cannot resize variables that require grad')
-    if any(s < 0 for s in shape):
-        raise RuntimeError('numel: integer multiplication overflow')
-    order = None
-    if memory_format is not None:
-        _memory_format.check(memory_format, 'resize_')
-        if memory_format is _memory_format.preserve_format:
-            raise RuntimeError('Unsupported memory formatPreserve')
-        if memory_format is not _memory_format.contiguous_format:
-            rank, order = _memory_format._PERMUTED[memory_format]
-            if len(shape) != rank:
-                raise RuntimeError(f'required rank {rank} tensor to use {memory_format.name} format')
-    data = self._data
-    if data.shape != shape or order is not None:
-        n = 1
-        for s in shape:
-            n *= s
-        owner = _owner(data)
-        start = storage_offset(self)
-        if owner.flags.c_contiguous and data.flags.writeable and start + n <= owner.size:
-            flat = owner.reshape(-1)[start:start + n]  # within the storage: its elements, shared
-        else:  # the storage grows: the elements it held first, then uninitialised ones (zeros here)
-            flat = xp.zeros(n, dtype=data.dtype)
-            held = owner.reshape(-1)[start:start + n] if owner.flags.c_contiguous else data.reshape(-1)[:n]
-            flat[:held.size] = held
-        if order is None:
-            self._data = flat.reshape(shape)
-        else:  # the storage's elements in the format's order of dims (channels last: N H W C)
-            self._data = flat.reshape([shape[d] for d in order]).transpose(_np.argsort(order))
-    self._version_counter[0] += 1
-    return self
+class Resize_(Op):
+    """Tensor.resize_(*sizes, memory_format=None): give the tensor the shape ``size``, keeping
+    its storage (the elements it holds, in order from its storage offset) where the storage is
+    large enough, as PyTorch: the elements beyond it are uninitialised. A tensor that requires
+    grad cannot be resized."""
+    op, function = 'resize_', False
+
+    def forward(self, *size, memory_format=None):
+        if not size:
+            raise TypeError('resize_() missing 1 required positional arguments: "size"')
+        shape = _sizes(size, 'resize_')
+        if self._requires_grad:
+            raise RuntimeError('cannot resize variables that require grad')
+        if any(s < 0 for s in shape):
+            raise RuntimeError('numel: integer multiplication overflow')
+        order = None
+        if memory_format is not None:
+            _memory_format.check(memory_format, 'resize_')
+            if memory_format is _memory_format.preserve_format:
+                raise RuntimeError('Unsupported memory formatPreserve')
+            if memory_format is not _memory_format.contiguous_format:
+                rank, order = _memory_format._PERMUTED[memory_format]
+                if len(shape) != rank:
+                    raise RuntimeError(f'required rank {rank} tensor to use {memory_format.name} format')
+        data = self._data
+        if data.shape != shape or order is not None:
+            n = 1
+            for s in shape:
+                n *= s
+            owner = _owner(data)
+            start = ops.storage_offset(self)
+            if owner.flags.c_contiguous and data.flags.writeable and start + n <= owner.size:
+                flat = owner.reshape(-1)[start:start + n]  # within the storage: its elements, shared
+            else:  # the storage grows: the elements it held first, then uninitialised ones (zeros here)
+                flat = xp.zeros(n, dtype=data.dtype)
+                held = owner.reshape(-1)[start:start + n] if owner.flags.c_contiguous else data.reshape(-1)[:n]
+                flat[:held.size] = held
+            if order is None:
+                self._data = flat.reshape(shape)
+            else:  # the storage's elements in the format's order of dims (channels last: N H W C)
+                self._data = flat.reshape([shape[d] for d in order]).transpose(_np.argsort(order))
+        self._version_counter[0] += 1
+        return self
 
 
-def resize_as_(self, the_template, *, memory_format=None):
-    """``resize_`` to the shape of ``the_template``."""
-    return resize_(self, tuple(the_template._data.shape), memory_format=memory_format)
+class ResizeAs_(Op):
+    """Tensor.resize_as_(the_template, *, memory_format=None): ``resize_`` to the shape of
+    ``the_template``."""
+    op, function = 'resize_as_', False
+
+    def forward(self, the_template, *, memory_format=None):
+        return ops.resize_(self, tuple(the_template._data.shape), memory_format=memory_format)
 
 
-def as_subclass(self, cls):
-    """The tensor as an instance of ``cls`` (a subclass of Tensor), sharing its memory and
-    history: an alias (AliasBackward0 when it requires grad), as PyTorch's."""
-    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
-        raise TypeError('Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. '
-                        'Make sure your class inherits from Tensor.')
-    from .indexing import alias
-    out = alias(self)
-    out.__class__ = cls
-    return out
+class AsSubclass(Op):
+    """Tensor.as_subclass(cls): the tensor as an instance of ``cls`` (a subclass of Tensor),
+    sharing its memory and history: an alias (AliasBackward0 when it requires grad), as
+    PyTorch's."""
+    op, function = 'as_subclass', False
+
+    def forward(self, cls):
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError('Creating a Tensor subclass from a class that does not inherit from Tensor is not '
+                            'possible. Make sure your class inherits from Tensor.')
+        out = ops.alias(self)
+        out.__class__ = cls
+        return out
 
 
-def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    """An uninitialised tensor of shape ``size`` whose elements lie ``stride`` apart in its own
-    storage (as large as the last element needs)."""
-    from ..creation import empty
-    for name, value in (('size', size), ('stride', stride)):
-        if not isinstance(value, (tuple, list)):
-            raise TypeError(f"empty_strided(): argument '{name}' (position {1 + (name == 'stride')}) must be tuple of "
-                            f'ints, not {type(value).__name__}')
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
-    if len(size) != len(stride):
-        raise RuntimeError(f'dimensionality of sizes ({len(size)}) must match dimensionality of strides ({len(stride)})')
-    for s in size:
-        if s < 0:
-            raise RuntimeError(f'Trying to create tensor with negative dimension {s}: {list(size)}')
-    if any(s < 0 for s in stride):
-        raise RuntimeError(f'Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}')
-    if layout is not None:
-        raise NotImplementedError('empty_strided: leafgrad makes strided tensors only (layout=None)')
-    if pin_memory:
-        raise RuntimeError('pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator '
-                           'is available on this system.')
-    numel = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
-    storage = empty(numel, dtype=dtype, device=device)
-    buffer = storage._data
-    storage._data = _np.lib.stride_tricks.as_strided(buffer, size, tuple(st * buffer.itemsize for st in stride))
-    if requires_grad:
-        if buffer.dtype.kind not in 'fVc':
-            raise RuntimeError('Only Tensors of floating point and complex dtype can require gradients')
-        storage.requires_grad_(True)
-    return storage
+class EmptyStrided(Op):
+    """empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+    pin_memory=False): an uninitialised tensor of shape ``size`` whose elements lie ``stride``
+    apart in its own storage (as large as the last element needs)."""
+    op, method = 'empty_strided', False
 
+    def forward(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+        for name, value in (('size', size), ('stride', stride)):
+            if not isinstance(value, (tuple, list)):
+                raise TypeError(f"empty_strided(): argument '{name}' (position {1 + (name == 'stride')}) must be "
+                                f'tuple of ints, not {type(value).__name__}')
+        size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+        if len(size) != len(stride):
+            raise RuntimeError(f'dimensionality of sizes ({len(size)}) must match dimensionality of strides '
+                               f'({len(stride)})')
+        for s in size:
+            if s < 0:
+                raise RuntimeError(f'Trying to create tensor with negative dimension {s}: {list(size)}')
+        if any(s < 0 for s in stride):
+            raise RuntimeError(f'Storage size calculation overflowed with sizes={list(size)} and '
+                               f'strides={list(stride)}')
+        if layout is not None:
+            raise NotImplementedError('empty_strided: leafgrad makes strided tensors only (layout=None)')
+        if pin_memory:
+            raise RuntimeError('pin_memory=True requires a CUDA or other accelerator backend; no pinned memory '
+                               'allocator is available on this system.')
+        numel = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
+        storage = empty(numel, dtype=dtype, device=device)
+        buffer = storage._data
+        storage._data = _np.lib.stride_tricks.as_strided(buffer, size, tuple(st * buffer.itemsize for st in stride))
+        if requires_grad:
+            if buffer.dtype.kind not in 'fVc':
+                raise RuntimeError('Only Tensors of floating point and complex dtype can require gradients')
+            storage.requires_grad_(True)
+        return storage
 
-METHODS = {'storage_offset': storage_offset, 'resize_': resize_, 'resize_as_': resize_as_, 'as_subclass': as_subclass}
-TOP_LEVEL = {'empty_strided': empty_strided}
