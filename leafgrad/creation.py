@@ -529,8 +529,13 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
     return _sampled(_size((size,), 'randint'), dtype, device, requires_grad, lambda n, contiguous: draw(n))
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of 0 .. n-1: PyTorch's Fisher-Yates shuffle on its stream."""
+def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
+    """randperm(n, *, generator=None, out=None, dtype=torch.int64, device=None, requires_grad=False):
+    a random permutation of 0 .. n-1, PyTorch's Fisher-Yates shuffle on its stream (``out``: of
+    any dtype, resized silently)."""
+    if out is not None:
+        return _sampled_into(out, lambda dt: randperm(n, generator=generator, dtype=dt, device=out.device), dtype,
+                             'randperm')
     g = _generator_of(generator, 'randperm')
     from . import _random_kernels as kernels
     n = int(n)
@@ -578,13 +583,21 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
                     like=_memory_format.model_of(input._data, _format(memory_format, 'randint_like')))
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
-    """Normal samples. With tensors, PyTorch's order of operations: standard normals of the
-    broadcast shape, times ``std``, plus ``mean``, each rounded in the result's type."""
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, requires_grad=False):
+    """normal(mean, std, size=None, *, generator=None, out=None, dtype=None, requires_grad=False):
+    normal samples. With tensors, PyTorch's order of operations: standard normals of the
+    broadcast shape, times ``std``, plus ``mean``, each rounded in the result's type (``out``'s:
+    the samples are drawn in its dtype). ``out`` of numbers and a size: as ``rand``'s."""
+    if out is not None and not (isinstance(mean, Tensor) or isinstance(std, Tensor)):
+        return _sampled_into(out, lambda dt: normal(mean, std, size, generator=generator, dtype=dt), dtype, 'normal')
     g = _generator_of(generator, 'normal')
     from . import _random_kernels as kernels
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         like = mean if isinstance(mean, Tensor) else std
+        if out is not None:  # autograd refused first (mean or std may require grad), as PyTorch
+            from .ops._op import check_out
+            needing = [t for t in (mean, std) if isinstance(t, Tensor) and t._requires_grad]
+            check_out('normal', out, needing[0] if needing else like)
         m = mean._data if isinstance(mean, Tensor) else mean
         s = std._data if isinstance(std, Tensor) else std
         if isinstance(std, Tensor):
@@ -597,11 +610,16 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires
         except ValueError:
             from .ops._util import broadcast_error
             raise broadcast_error(m, s) from None
-        d = _np.dtype(like._data.dtype)
+        d = _np.dtype(like._data.dtype if out is None else out._data.dtype)
+        if out is not None and d.kind not in 'fV':
+            raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_type_name(out.dtype)}\'')
         z = kernels.normal(g, int(_np.prod(shape)), d, 0.0, 1.0 if isinstance(std, Tensor) else std).reshape(shape)
-        out = z if not isinstance(std, Tensor) else _in_place_op(z, backend.to_numpy(s), _np.multiply)
-        out = _in_place_op(out, backend.to_numpy(m) if isinstance(mean, Tensor) else m, _np.add)
-        return _finish(_np.asarray(out, dtype=d), requires_grad)
+        values = z if not isinstance(std, Tensor) else _in_place_op(z, backend.to_numpy(s), _np.multiply)
+        values = _in_place_op(values, backend.to_numpy(m) if isinstance(mean, Tensor) else m, _np.add)
+        if out is not None:  # (resized with PyTorch's warning where it held elements)
+            from .ops._op import fill_out
+            return fill_out(out, _np.asarray(values, dtype=d))
+        return _finish(_np.asarray(values, dtype=d), requires_grad)
     if std < 0:
         raise RuntimeError(f'normal expects std >= 0.0, but found std {_g(std)}')
     dtype = _floating(dtype, 'normal_kernel_cpu')
@@ -647,11 +665,27 @@ def _g(number):
     return f'{number:g}' if isinstance(number, float) else number
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None):
-    """Category indices drawn with the (unnormalised) probabilities in ``input``'s last dim.
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """multinomial(input, num_samples, replacement=False, *, generator=None, out=None): category
+    indices drawn with the (unnormalised) probabilities in ``input``'s last dim.
     As PyTorch: without replacement (or for one sample) the ``num_samples`` largest of
     p / Exp(1) samples (exponential_ on a tensor like ``input``); with replacement a search of
-    each float64 uniform in the normalised running sum."""
+    each float64 uniform in the normalised running sum. ``out``: an int64 tensor, resized
+    silently (no derivative: an input that requires grad is no error)."""
+    if out is not None:
+        if not isinstance(out, Tensor):
+            raise TypeError(f"multinomial(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if out._data.dtype != _np.int64:
+            raise RuntimeError(f'multinomial expects Long tensor out, got: {_type_name(out.dtype)}')
+        from .ops._op import check_out
+        check_out('aten::multinomial', out, out, label='multinomial')
+        values = multinomial(input, num_samples, replacement, generator=generator)._data
+        if out._data.shape != values.shape:
+            out._data = values
+        else:
+            out._data[...] = values
+        out._version_counter[0] += 1
+        return out
     g = _generator_of(generator, 'multinomial')
     if not isinstance(num_samples, int) or isinstance(num_samples, bool):
         raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
