@@ -241,3 +241,14 @@ def test_complex_saved_names_as_torch():
         assert T.angle(z).grad_fn._saved_self is not None
         p = T.polar(a, t)
         assert np.allclose(p.grad_fn._saved_result.detach().numpy(), p.detach().numpy())
+
+
+# ---- storage ---------------------------------------------------------------------------------
+
+def test_empty_strided_layout_as_torch():
+    """empty_strided(layout=torch.strided) as PyTorch's (leafgrad raised NotImplementedError for
+    any layout); what is no layout refused with PyTorch's TypeError."""
+    for T in (lg, torch):
+        t = T.empty_strided((2, 3), (1, 2), layout=T.strided)
+        assert t.stride() == (1, 2) and tuple(t.shape) == (2, 3)
+    raises_like(lambda: lg.empty_strided((2,), (1,), layout=3), lambda: torch.empty_strided((2,), (1,), layout=3))

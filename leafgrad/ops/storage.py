@@ -144,8 +144,7 @@ class EmptyStrided(Op):
         if any(s < 0 for s in stride):
             raise RuntimeError(f'Storage size calculation overflowed with sizes={list(size)} and '
                                f'strides={list(stride)}')
-        if layout is not None:
-            raise NotImplementedError('empty_strided: leafgrad makes strided tensors only (layout=None)')
+        _memory_format.check_layout(layout, 'empty_strided')
         if pin_memory:
             raise RuntimeError('pin_memory=True requires a CUDA or other accelerator backend; no pinned memory '
                                'allocator is available on this system.')
