@@ -863,3 +863,30 @@ def test_cumsum_starts_from_positive_zero_as_torch(shape, dim, dtype):
                 'min': 1 / values.min(0)[0], 'grad signs': np.signbit(x.grad.float().numpy()).tolist(),
                 '0-d': 1 / T.tensor(-0.0, dtype=getattr(T, dtype)).cumsum(0).float()}
     assert_same(program)
+
+
+def _leading_names(t, names):
+    """The names of t's history from its grad_fn down (first inputs), while they are ``names``."""
+    out, fn = [], t.grad_fn
+    while fn is not None and fn.name() in names:
+        out.append(fn.name())
+        fn = next((f for f, _ in fn.next_functions if f is not None), None)
+    return out
+
+
+@pytest.mark.parametrize('op', ['cumsum', 'cumprod'])
+@pytest.mark.parametrize('shape,dim', [((3, 1), 0), ((3,), 0), ((1,), 0), ((2, 3), 1), ((2, 3), -2), ((3, 1), 1)],
+                         ids=str)
+def test_a_reversed_cumsum_under_create_graph_records_as_torch(op, shape, dim):
+    """cumsum's derivative (and cumprod's, where the input has no zero) is PyTorch's
+    reversed_cumsum, recorded with create_graph as flip, cumsum, flip (leafgrad recorded one
+    CumsumBackward0): the long run, seed 5000052 (autograd.grad of a cumsum's erf's log1p with
+    create_graph named its result CumsumBackward0, PyTorch FlipBackward0)."""
+    def program(T):
+        x = (T.arange(1.0, 1.0 + int(np.prod(shape)), dtype=T.float64).reshape(shape) / 4).requires_grad_()
+        y = getattr(x, op)(dim).erf()
+        g, = T.autograd.grad(y.sum(), [x], create_graph=True)
+        gg, = T.autograd.grad(g.sum(), [x])
+        names = ' '.join(_leading_names(g, {'FlipBackward0', 'CumsumBackward0', 'DivBackward0'}))
+        return {'names': names, 'g': g, 'gg': gg}
+    assert_same(program)

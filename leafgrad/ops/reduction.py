@@ -614,6 +614,9 @@ def _scan(ufunc, data, axis, out_dtype):
 def _cumsum(input, dim, reverse=False, dtype=None):
     data = input._data
     d = wrap_dims(dim, data.ndim)[0] if data.ndim else None
+    if reverse and d is not None and state.grad_enabled and input.requires_grad:
+        # recorded as PyTorch's reversed_cumsum records it (a derivative under create_graph)
+        return ops.flip(ops.cumsum(ops.flip(input, (d,)), d), (d,))
     out_dtype = _sum_dtype(data, dtype)
     if out_dtype is _InFloat32:
         data, out_dtype = data.astype(backend.bfloat16.np, copy=False), xp.float32
