@@ -218,3 +218,43 @@ def test_functions_say_their_signature(name):
     first = getattr(lg, name).__doc__.splitlines()[0]
     assert first.startswith(f'{name}(') and first.rstrip(')').endswith(('out=None', 'out=None) -> Tensor')) == (
         name not in ('bincount', 'unravel_index'))
+
+
+@pytest.mark.parametrize('name', ['quantile', 'nanquantile', 'nanmedian', 'cov', 'corrcoef', 'diff', 'trapezoid', 'trapz',
+                                  'cumulative_trapezoid', 'dist', 'renorm'])
+def test_statistics_functions_say_their_signature(name):
+    """Each declared function's docstring opens with PyTorch's signature (out= where it has one)."""
+    first = getattr(lg, name).__doc__.splitlines()[0]
+    assert first.startswith(f"{'trapezoid' if name == 'trapz' else name}(") and ('out=None' in first) == (
+        name in ('quantile', 'nanquantile', 'nanmedian', 'diff', 'renorm'))
+
+
+@needs_torch
+@pytest.mark.parametrize('make,attrs', [
+    (lambda T, x: T.dist(x, x * 2, 3), ['_saved_other', '_saved_result', '_saved_self']),
+    (lambda T, x: T.renorm(x, 2, 0, 1.0), ['_saved_self']),
+    (lambda T, x: x.nanmedian(), ['_saved_result', '_saved_self']),
+], ids=['dist', 'renorm', 'nanmedian'])
+def test_statistics_saved_tensors_as_torch(make, attrs):
+    """grad_fn._saved_<name> of the tensors PyTorch's node saves, the same values."""
+    x = np.array([[1.5, -8., 0.25], [3., 3., -1.]])
+    lo, to = make(lg, lg.tensor(x, requires_grad=True)), make(torch, torch.tensor(x, requires_grad=True))
+    assert [a for a in dir(to.grad_fn) if a.startswith('_saved_') and a in attrs] == attrs
+    for a in attrs:
+        np.testing.assert_array_equal(getattr(lo.grad_fn, a).detach().numpy(), getattr(to.grad_fn, a).detach().numpy())
+
+
+@needs_torch
+@pytest.mark.parametrize('call,same', [
+    ('x.quantile(0.5, out=x)', False), ('x.nanquantile(0.5, out=x)', False), ('x.nanmedian(0, out=x)', True),
+    ('x.diff(out=x)', True), ('x.renorm(2, 0, 1.0, out=x)', True), ('x.histc(out=x)', True),
+])
+def test_statistics_methods_take_no_out(call, same):
+    """PyTorch's methods take no out= (Tensor.quantile and nanmedian accepted it): Python's
+    TypeError, with PyTorch's message where PyTorch's is Python's own (not an overload list)."""
+    msgs = []
+    for T in (lg, torch):
+        with pytest.raises(TypeError) as info:
+            eval(call, {'x': T.tensor([[1.0, 2.0], [0.5, 3.0]])})
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1] or not same

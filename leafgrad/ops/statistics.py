@@ -1,18 +1,20 @@
 """Statistics and finite differences: quantile, nanquantile, nanmedian, cov, corrcoef, diff,
-trapezoid, cumulative_trapezoid, dist, renorm.
+trapezoid, cumulative_trapezoid, dist, renorm, each declared once (``_op.Op``).
 
 Most are compositions of differentiable ops, as PyTorch composes them (so their graphs end in
 the same node and differentiate twice); nanmedian, dist and renorm record nodes of their own
 (NanmedianBackward0/1, DistBackward0, RenormBackward0) whose derivatives are leafgrad ops.
 """
 from .. import return_types
-from ._op import copy_out, same_dtype, write_outs
-from ._util import SCALAR_NAMES, Node, record, saved_output, sum_to, wrap, wrap_dim, xp
+from ..autograd.grad_mode import no_grad
+from ._op import Op, castable_dtype, out_rule, same_dtype
+from ._util import ops, record, saved_output, sum_to, wrap, wrap_dim, xp
 from . import elementwise as _ew
 from . import shape as _shape
 from .activation import _DTYPE_LABEL
 from .indexing import gather
-from .minmax import _EvenlyDistribute, _SelectAlongDim, _full, _select_along_dim, sort
+from .minmax import (_EvenlyDistribute, _SelectAlongDim, _full, _select_along_dim, dim_function, median_indices_out,
+                     median_values_out, sort)
 from .logical import logical_xor
 from .unary import lerp
 from .reduction import sum as _sum
@@ -98,26 +100,36 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
 _QUANTILE_OUT = same_dtype('quantile() out tensor must be same dtype as the input tensor')
 
 
-def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
-    """The q-th quantiles along ``dim`` (of all elements when None); NaN where a slice holds NaN."""
-    result = _quantile(input, q, dim, keepdim, interpolation, False, 'quantile')
-    return result if out is None else copy_out('quantile', out, result, _QUANTILE_OUT)
+class Quantile(Op):
+    """Composed of sort, gather and lerp (its graph ends in their nodes, as PyTorch's); out= is
+    written by copy_ (as PyTorch's): ``out`` then has grad_fn CopyBackwards."""
+    op, out = 'quantile', out_rule('quantile', _QUANTILE_OUT, copy=True)
+    __slots__ = ()
+
+    def forward(input, q, dim=None, keepdim=False, *, interpolation='linear'):
+        """quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor
+
+        The q-th quantiles along ``dim`` (of all elements when None); NaN where a slice holds NaN."""
+        return _quantile(input, q, dim, keepdim, interpolation, False, 'quantile')
 
 
-def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
-    """quantile of the non-NaN values (NaN where a slice holds nothing else)."""
-    result = _quantile(input, q, dim, keepdim, interpolation, True, 'quantile')  # (PyTorch's messages say quantile)
-    return result if out is None else copy_out('nanquantile', out, result, _QUANTILE_OUT)
+class Nanquantile(Op):
+    """As quantile."""
+    op, out = 'nanquantile', out_rule('nanquantile', _QUANTILE_OUT, copy=True)
+    __slots__ = ()
+
+    def forward(input, q, dim=None, keepdim=False, *, interpolation='linear'):
+        """nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor
+
+        quantile of the non-NaN values (NaN where a slice holds nothing else)."""
+        return _quantile(input, q, dim, keepdim, interpolation, True, 'quantile')  # (PyTorch's messages say quantile)
 
 
 # ---- nanmedian -------------------------------------------------------------------------------------
 
-class NanmedianBackward0(_EvenlyDistribute):
-    __slots__ = ()
-
-
 class NanmedianBackward1(_SelectAlongDim):
-    pass
+    """nanmedian along a dim."""
+    node = 'NanmedianBackward1'
 
 
 def _lower_nanmedian_index(data, d):
@@ -130,201 +142,224 @@ def _lower_nanmedian_index(data, d):
     return xp.squeeze(xp.take_along_axis(order, k, axis=d), d)
 
 
-def _median_values_out(rd, od):
-    if od != rd:
-        raise RuntimeError(f"Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but "
-                           f'type leafgrad.{SCALAR_NAMES[od.name]}Tensor does not equal '
-                           f'leafgrad.{SCALAR_NAMES[rd.name]}Tensor (while checking arguments for median)')
+class Nanmedian(_EvenlyDistribute):
+    """nanmedian of all elements (NanmedianBackward0): the gradient split among the ties; along a
+    dim (NanmedianBackward1): to the index chosen."""
+    op, node = 'nanmedian', 'NanmedianBackward0'
+    __slots__ = ()
 
+    def forward(input, dim=None, keepdim=False):
+        """nanmedian(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor values, Tensor indices)
 
-def _median_indices_out(rd, od):
-    if od.name != 'int64':
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have scalar type Long; but got "
-                           f'leafgrad.{SCALAR_NAMES[od.name]}Tensor instead (while checking arguments for median)')
+        median ignoring NaN: the lower median of the non-NaN values. out= only along a dim, as
+        PyTorch's."""
+        data = input._data
+        if data.dtype.kind == 'b':
+            raise NotImplementedError('"nanmedian_cpu" not implemented for \'Bool\'')
+        if dim is None:
+            if data.size == 0:
+                return record(xp.asarray(xp.nan, dtype=data.dtype), Nanmedian, (input,))[0]
+            flat = data.reshape(-1)
+            return _full(input, 'nanmedian', lambda a: flat[_lower_nanmedian_index(flat, 0)], Nanmedian)
+        return _select_along_dim(input, dim, keepdim, 'nanmedian', _lower_nanmedian_index, NanmedianBackward1,
+                                 return_types.nanmedian)
 
-
-_NANMEDIAN_OUT = (_median_values_out, _median_indices_out)
-
-
-def nanmedian(input, dim=None, keepdim=False, *, out=None):
-    """median ignoring NaN: the lower median of the non-NaN values."""
-    if out is not None:
-        if dim is None:  # (PyTorch's nanmedian of all elements takes no out=)
-            raise TypeError('nanmedian() missing 1 required positional arguments: "dim"')
-        return write_outs('nanmedian', out, nanmedian(input, dim, keepdim), _NANMEDIAN_OUT, (True, False))
-    data = input._data
-    if data.dtype.kind == 'b':
-        raise NotImplementedError('"nanmedian_cpu" not implemented for \'Bool\'')
-    if dim is None:
-        if data.size == 0:
-            return record(xp.asarray(xp.nan, dtype=data.dtype), NanmedianBackward0, (input,))[0]
-        flat = data.reshape(-1)
-        return _full(input, 'nanmedian', lambda a: flat[_lower_nanmedian_index(flat, 0)], NanmedianBackward0)
-    return _select_along_dim(input, dim, keepdim, 'nanmedian', _lower_nanmedian_index, NanmedianBackward1,
-                             return_types.nanmedian)
+    function = dim_function(forward, 'nanmedian', (median_values_out, median_indices_out))
 
 
 # ---- cov, corrcoef -----------------------------------------------------------------------------------
 
-def cov(input, *, correction=1, fweights=None, aweights=None):
-    """The covariance matrix of the rows of ``input`` (variables) over its columns
-    (observations), weighted by integer frequencies and/or observation weights."""
-    from .reduction import mean as _mean
-    a = input._data
-    if a.ndim > 2:
-        raise RuntimeError(f'cov(): expected input to have two or fewer dimensions but got an input with {a.ndim} '
-                           'dimensions')
-    x = _shape.reshape(input, (1, -1)) if a.ndim < 2 else input
-    n_obs = x._data.shape[1]
-    w = None
-    if fweights is not None:
-        f = fweights._data
-        if f.ndim > 1:
-            raise RuntimeError(f'cov(): expected fweights to have one or fewer dimensions but got fweights with '
-                               f'{f.ndim} dimensions')
-        if f.dtype.kind not in 'iu':
-            raise RuntimeError(f'cov(): expected fweights to have integral dtype but got fweights with '
-                               f'{_DTYPE_LABEL.get(f.dtype.name, f.dtype.name)} dtype')
-        if f.size != n_obs:
-            raise RuntimeError(f'cov(): expected fweights to have the same numel as there are observations in the '
-                               f'input but got {f.size} != {n_obs}')
-        if f.size and f.min() < 0:
-            raise RuntimeError('cov(): fweights cannot be negative')
-        w = fweights
-    if aweights is not None:
-        aw = aweights._data
-        if aw.ndim > 1:
-            raise RuntimeError(f'cov(): expected aweights to have one or fewer dimensions but got aweights with '
-                               f'{aw.ndim} dimensions')
-        if aw.dtype.kind not in 'fV':
-            raise RuntimeError(f'cov(): expected aweights to have floating point dtype but got aweights with '
-                               f'{_DTYPE_LABEL.get(aw.dtype.name, aw.dtype.name)} dtype')
-        if aw.size != n_obs:
-            raise RuntimeError(f'cov(): expected aweights to have the same numel as there are observations in the '
-                               f'input but got {aw.size} != {n_obs}')
-        if aw.size and aw.min() < 0:
-            raise RuntimeError('cov(): aweights cannot be negative')
-        w = aweights if w is None else w * aweights
-    if w is None:
-        avg = _mean(x, 1) if _float_kind(x) else _mean(x.double(), 1)
-        w_sum = n_obs
-        norm = n_obs - correction
-    else:
-        w_sum = _sum(w)
-        avg = _sum(x * w, 1) / w_sum
-        if correction == 0:
-            norm = w_sum
-        elif aweights is None:
-            norm = w_sum - correction
+class Cov(Op):
+    """Composed of differentiable ops (mean, mm, ...); PyTorch's function takes no out=."""
+    op = 'cov'
+    __slots__ = ()
+
+    def forward(input, *, correction=1, fweights=None, aweights=None):
+        """cov(input, *, correction=1, fweights=None, aweights=None) -> Tensor
+
+        The covariance matrix of the rows of ``input`` (variables) over its columns
+        (observations), weighted by integer frequencies and/or observation weights."""
+        from .reduction import mean as _mean
+        a = input._data
+        if a.ndim > 2:
+            raise RuntimeError(f'cov(): expected input to have two or fewer dimensions but got an input with {a.ndim} '
+                               'dimensions')
+        x = _shape.reshape(input, (1, -1)) if a.ndim < 2 else input
+        n_obs = x._data.shape[1]
+        w = None
+        if fweights is not None:
+            f = fweights._data
+            if f.ndim > 1:
+                raise RuntimeError(f'cov(): expected fweights to have one or fewer dimensions but got fweights with '
+                                   f'{f.ndim} dimensions')
+            if f.dtype.kind not in 'iu':
+                raise RuntimeError(f'cov(): expected fweights to have integral dtype but got fweights with '
+                                   f'{_DTYPE_LABEL.get(f.dtype.name, f.dtype.name)} dtype')
+            if f.size != n_obs:
+                raise RuntimeError(f'cov(): expected fweights to have the same numel as there are observations in the '
+                                   f'input but got {f.size} != {n_obs}')
+            if f.size and f.min() < 0:
+                raise RuntimeError('cov(): fweights cannot be negative')
+            w = fweights
+        if aweights is not None:
+            aw = aweights._data
+            if aw.ndim > 1:
+                raise RuntimeError(f'cov(): expected aweights to have one or fewer dimensions but got aweights with '
+                                   f'{aw.ndim} dimensions')
+            if aw.dtype.kind not in 'fV':
+                raise RuntimeError(f'cov(): expected aweights to have floating point dtype but got aweights with '
+                                   f'{_DTYPE_LABEL.get(aw.dtype.name, aw.dtype.name)} dtype')
+            if aw.size != n_obs:
+                raise RuntimeError(f'cov(): expected aweights to have the same numel as there are observations in the '
+                                   f'input but got {aw.size} != {n_obs}')
+            if aw.size and aw.min() < 0:
+                raise RuntimeError('cov(): aweights cannot be negative')
+            w = aweights if w is None else w * aweights
+        if w is None:
+            avg = _mean(x, 1) if _float_kind(x) else _mean(x.double(), 1)
+            w_sum = n_obs
+            norm = n_obs - correction
         else:
-            norm = w_sum - correction * _sum(w * aweights) / w_sum
-    if isinstance(norm, (int, float)):
-        norm = max(norm, 0)
-    else:
-        norm = _ew.where(norm < 0, wrap(xp.zeros((), dtype=norm._data.dtype)), norm)
-    centred = x - _shape.unsqueeze(avg, 1)
-    weighted = centred if w is None else centred * w
-    from .linalg import mm
-    c = mm(centred, _shape.t(weighted))
-    with xp.errstate(divide='ignore', invalid='ignore'):
-        return (c / norm).squeeze()
+            w_sum = _sum(w)
+            avg = _sum(x * w, 1) / w_sum
+            if correction == 0:
+                norm = w_sum
+            elif aweights is None:
+                norm = w_sum - correction
+            else:
+                norm = w_sum - correction * _sum(w * aweights) / w_sum
+        if isinstance(norm, (int, float)):
+            norm = max(norm, 0)
+        else:
+            norm = _ew.where(norm < 0, wrap(xp.zeros((), dtype=norm._data.dtype)), norm)
+        centred = x - _shape.unsqueeze(avg, 1)
+        weighted = centred if w is None else centred * w
+        from .linalg import mm
+        c = mm(centred, _shape.t(weighted))
+        with xp.errstate(divide='ignore', invalid='ignore'):
+            return (c / norm).squeeze()
 
 
-def corrcoef(input):
-    """Pearson correlation coefficients of the rows, clipped to [-1, 1]."""
-    c = cov(input)
-    if c._data.ndim == 0:
-        return c / c
-    from .rearrange import diag
-    std = _ew.sqrt(diag(c))
-    c = c / _shape.unsqueeze(std, 1)
-    c = c / _shape.unsqueeze(std, 0)
-    return c.clamp(-1, 1)
+class Corrcoef(Op):
+    """Composed of cov and differentiable ops."""
+    op = 'corrcoef'
+    __slots__ = ()
+
+    def forward(input):
+        """corrcoef(input) -> Tensor
+
+        Pearson correlation coefficients of the rows, clipped to [-1, 1]."""
+        c = ops.cov(input)
+        if c._data.ndim == 0:
+            return c / c
+        from .rearrange import diag
+        std = _ew.sqrt(diag(c))
+        c = c / _shape.unsqueeze(std, 1)
+        c = c / _shape.unsqueeze(std, 0)
+        return c.clamp(-1, 1)
 
 
 # ---- diff, trapezoid -----------------------------------------------------------------------------------
 
-def diff(input, n=1, dim=-1, prepend=None, append=None):
-    """The n-th forward difference along ``dim`` (``prepend``/``append`` joined first); for bool
-    tensors the exclusive or of neighbours."""
-    from .rearrange import cat
-    from .shape import narrow
-    a = input._data
-    if a.ndim == 0:
-        raise RuntimeError('diff expects input to be at least one-dimensional')
-    if n < 0:
-        raise RuntimeError(f'order must be non-negative but got {n}')
-    for extra in (prepend, append):
-        if extra is not None and extra._data.ndim != a.ndim:
-            raise RuntimeError('diff expects prepend or append to be the same dimension as input')
-    d = wrap_dim(dim, a.ndim)
-    x = input
-    if prepend is not None or append is not None:
-        x = cat([t for t in (prepend, input, append) if t is not None], d)
-    if n == 0:
-        return _shape.clone(x)
-    for _ in range(n):
-        size = x._data.shape[d]
-        if size == 0:
-            break
-        later, earlier = narrow(x, d, 1, size - 1), narrow(x, d, 0, size - 1)
-        x = logical_xor(later, earlier) if x._data.dtype.kind == 'b' else later - earlier
-    return x
+class Diff(Op):
+    """Composed of narrow and sub (or logical_xor)."""
+    op, out = 'diff', out_rule('sub', castable_dtype, label='diff')  # (PyTorch's out kernel: sub's)
+    __slots__ = ()
 
+    def forward(input, n=1, dim=-1, prepend=None, append=None):
+        """diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None) -> Tensor
 
-def trapezoid(y, x=None, *, dx=None, dim=-1):
-    """The integral of ``y`` along ``dim`` by the trapezoidal rule, at spacing ``dx`` (default 1)
-    or at sample points ``x``."""
-    from .shape import narrow, select
-    from ..tensor import Tensor
-    a = y._data
-    d = wrap_dim(dim, a.ndim)
-    n = a.shape[d]
-    if isinstance(x, Tensor):
-        if dx is not None:
-            raise TypeError('trapezoid() received an invalid combination of arguments')
-        xs = x._data
-        if xs.ndim == 1 and xs.shape[0] != n:
-            raise RuntimeError(f'trapezoid: There must be one `x` value for each sample point')
+        The n-th forward difference along ``dim`` (``prepend``/``append`` joined first); for bool
+        tensors the exclusive or of neighbours."""
+        from .rearrange import cat
+        from .shape import narrow
+        a = input._data
+        if a.ndim == 0:
+            raise RuntimeError('diff expects input to be at least one-dimensional')
+        if n < 0:
+            raise RuntimeError(f'order must be non-negative but got {n}')
+        for extra in (prepend, append):
+            if extra is not None and extra._data.ndim != a.ndim:
+                raise RuntimeError('diff expects prepend or append to be the same dimension as input')
+        d = wrap_dim(dim, a.ndim)
+        x = input
+        if prepend is not None or append is not None:
+            x = cat([t for t in (prepend, input, append) if t is not None], d)
         if n == 0:
-            return _sum(y, d) * 0
-        spacing = narrow(x, -1 if xs.ndim == 1 else d, 1, xs.shape[-1 if xs.ndim == 1 else d] - 1) - \
-            narrow(x, -1 if xs.ndim == 1 else d, 0, xs.shape[-1 if xs.ndim == 1 else d] - 1)
-        if xs.ndim == 1:
-            spacing = _shape.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
+            return _shape.clone(x)
+        for _ in range(n):
+            size = x._data.shape[d]
+            if size == 0:
+                break
+            later, earlier = narrow(x, d, 1, size - 1), narrow(x, d, 0, size - 1)
+            x = logical_xor(later, earlier) if x._data.dtype.kind == 'b' else later - earlier
+        return x
+
+
+class Trapezoid(Op):
+    """Composed of differentiable ops; a function only."""
+    op, aliases, method = 'trapezoid', ('trapz',), False
+    __slots__ = ()
+
+    def forward(y, x=None, *, dx=None, dim=-1):
+        """trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor
+
+        The integral of ``y`` along ``dim`` by the trapezoidal rule, at spacing ``dx`` (default 1)
+        or at sample points ``x``."""
+        from .shape import narrow, select
+        from ..tensor import Tensor
+        a = y._data
+        d = wrap_dim(dim, a.ndim)
+        n = a.shape[d]
+        if isinstance(x, Tensor):
+            if dx is not None:
+                raise TypeError('trapezoid() received an invalid combination of arguments')
+            xs = x._data
+            if xs.ndim == 1 and xs.shape[0] != n:
+                raise RuntimeError(f'trapezoid: There must be one `x` value for each sample point')
+            if n == 0:
+                return _sum(y, d) * 0
+            spacing = narrow(x, -1 if xs.ndim == 1 else d, 1, xs.shape[-1 if xs.ndim == 1 else d] - 1) - \
+                narrow(x, -1 if xs.ndim == 1 else d, 0, xs.shape[-1 if xs.ndim == 1 else d] - 1)
+            if xs.ndim == 1:
+                spacing = _shape.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
+            heights = narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)
+            return _sum(spacing * heights, d) / 2.
+        step = 1 if dx is None else dx
+        if x is not None:  # trapezoid(y, 2.0): a number is the spacing
+            step = x
+        if n == 0:
+            return _sum(y, d) * step
+        return (_sum(y, d) - (select(y, d, 0) + select(y, d, -1)) * 0.5) * step
+
+
+class CumulativeTrapezoid(Op):
+    """Composed of differentiable ops; a function only."""
+    op, method = 'cumulative_trapezoid', False
+    __slots__ = ()
+
+    def forward(y, x=None, *, dx=None, dim=-1):
+        """cumulative_trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor
+
+        The running trapezoidal integral along ``dim`` (one element fewer than ``y``)."""
+        from .shape import narrow
+        from .reduction import cumsum
+        from ..tensor import Tensor
+        a = y._data
+        d = wrap_dim(dim, a.ndim)
+        n = a.shape[d]
+        if n == 0:
+            return narrow(y, d, 0, 0) * 1
         heights = narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)
-        return _sum(spacing * heights, d) / 2.
-    step = 1 if dx is None else dx
-    if x is not None:  # trapezoid(y, 2.0): a number is the spacing
-        step = x
-    if n == 0:
-        return _sum(y, d) * step
-    return (_sum(y, d) - (select(y, d, 0) + select(y, d, -1)) * 0.5) * step
-
-
-trapz = trapezoid
-
-
-def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    """The running trapezoidal integral along ``dim`` (one element fewer than ``y``)."""
-    from .shape import narrow
-    from .reduction import cumsum
-    from ..tensor import Tensor
-    a = y._data
-    d = wrap_dim(dim, a.ndim)
-    n = a.shape[d]
-    if n == 0:
-        return narrow(y, d, 0, 0) * 1
-    heights = narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)
-    if isinstance(x, Tensor):
-        xs = x._data
-        axis = -1 if xs.ndim == 1 else d
-        spacing = narrow(x, axis, 1, xs.shape[axis] - 1) - narrow(x, axis, 0, xs.shape[axis] - 1)
-        if xs.ndim == 1:
-            spacing = _shape.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
-        return cumsum(spacing * heights, d) / 2.
-    step = x if x is not None else (1 if dx is None else dx)
-    return cumsum(heights * (step / 2.), d)
+        if isinstance(x, Tensor):
+            xs = x._data
+            axis = -1 if xs.ndim == 1 else d
+            spacing = narrow(x, axis, 1, xs.shape[axis] - 1) - narrow(x, axis, 0, xs.shape[axis] - 1)
+            if xs.ndim == 1:
+                spacing = _shape.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
+            return cumsum(spacing * heights, d) / 2.
+        step = x if x is not None else (1 if dx is None else dx)
+        return cumsum(heights * (step / 2.), d)
 
 
 # ---- dist, renorm ----------------------------------------------------------------------------------------
@@ -347,8 +382,27 @@ def _norm_derivative(x, norm, p, dims):
     return x * _ew.pow(_ew.abs(x), p - 2) / _ew.pow(safe, p - 1) * keep
 
 
-class DistBackward0(Node):
+class Dist(Op):
+    """d ||a - b||_p: the norm's derivative, for ``input`` and (negated) for ``other``, summed
+    back to their shapes."""
+    op, node, saved = 'dist', 'DistBackward0', ('self', 'other', 'result')
     __slots__ = ('p', 'self_shape', 'other_shape')
+
+    def forward(input, other, p=2):
+        """dist(input, other, p=2) -> Tensor
+
+        The p-norm of input - other (broadcast). (PyTorch's function takes no out=.)"""
+        for t in (input, other):
+            if not _float_kind(t):
+                raise RuntimeError(f'norm(): input dtype should be either floating point or complex. Got '
+                                   f'{_DTYPE_LABEL.get(t._data.dtype.name)} instead.')
+        with no_grad():
+            value = ops.vector_norm(input - other, p)._data
+        out, node = record(value, Dist, (input, other))
+        if node is not None:
+            node.p, node.self_shape, node.other_shape = float(p), input._data.shape, other._data.shape
+            node.save(input, other, saved_output(out))
+        return out
 
     def apply(self, grad):
         a, b, result = self.saved_tensors
@@ -358,31 +412,43 @@ class DistBackward0(Node):
                 sum_to(-g, self.other_shape) if self.next_functions[1][0] is not None else None)
 
 
-def dist(input, other, p=2):
-    """The p-norm of input - other (broadcast)."""
-    from .reduction import vector_norm
-    from .. import autograd
-    for t in (input, other):
-        if not _float_kind(t):
-            raise RuntimeError(f'norm(): input dtype should be either floating point or complex. Got '
-                               f'{_DTYPE_LABEL.get(t._data.dtype.name)} instead.')
-    with autograd.grad_mode.no_grad():
-        value = vector_norm(input - other, p)._data
-    out, node = record(value, DistBackward0, (input, other))
-    if node is not None:
-        node.p, node.self_shape, node.other_shape = float(p), input._data.shape, other._data.shape
-        node.save(input, other, saved_output(out))
-    return out
-
-
-class RenormBackward0(Node):
+class Renorm(Op):
+    """Where a slice is rescaled, the derivative of x * maxnorm / (||x|| + 1e-7); elsewhere the
+    gradient itself."""
+    op, node, saved = 'renorm', 'RenormBackward0', ('self',)
+    out = out_rule('renorm')
     __slots__ = ('p', 'dim', 'maxnorm')
+
+    def forward(input, p, dim, maxnorm):
+        """renorm(input, p, dim, maxnorm, *, out=None) -> Tensor
+
+        Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled to norm maxnorm (as
+        PyTorch: by maxnorm / (norm + 1e-7))."""
+        a = input._data
+        if a.ndim < 2:
+            raise RuntimeError(f'renorm: input needs at least 2 dimensions, got {a.ndim} dimensions')
+        if p <= 0:
+            raise RuntimeError('renorm: non-positive-norm not supported')
+        if maxnorm < 0:
+            raise RuntimeError(f'renorm: expected maxnorm to be >= 0 but got {maxnorm:g}')
+        if a.dtype.kind not in 'fV':
+            raise RuntimeError(f'linalg.vector_norm: Expected a floating point or complex tensor as input. Got '
+                               f'{_DTYPE_LABEL.get(a.dtype.name)}')
+        d = wrap_dim(dim, a.ndim)
+        dims = tuple(i for i in range(a.ndim) if i != d)
+        with no_grad():
+            norm = ops.vector_norm(input, p, dims, keepdim=True)._data
+        factor = xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(a.dtype)
+        out, node = record(a * factor, Renorm, (input,))
+        if node is not None:
+            node.p, node.dim, node.maxnorm = float(p), d, maxnorm
+            node.save(input)
+        return out
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        from .reduction import vector_norm
         dims = tuple(i for i in range(x._data.ndim) if i != self.dim)
-        norm = vector_norm(x, self.p, dims, keepdim=True)
+        norm = ops.vector_norm(x, self.p, dims, keepdim=True)
         over = wrap(norm._data > self.maxnorm)
         denom = norm + 1e-7
         factor = self.maxnorm / denom
@@ -390,35 +456,3 @@ class RenormBackward0(Node):
         slice_dot = _sum(grad * x, dims, keepdim=True)
         inner = grad * factor - _norm_derivative(x, norm, self.p, dims) * slice_dot * self.maxnorm / (denom * denom)
         return _ew.where(over, inner, grad),
-
-
-def renorm(input, p, dim, maxnorm):
-    """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled to norm maxnorm (as
-    PyTorch: by maxnorm / (norm + 1e-7))."""
-    a = input._data
-    if a.ndim < 2:
-        raise RuntimeError(f'renorm: input needs at least 2 dimensions, got {a.ndim} dimensions')
-    if p <= 0:
-        raise RuntimeError('renorm: non-positive-norm not supported')
-    if maxnorm < 0:
-        raise RuntimeError(f'renorm: expected maxnorm to be >= 0 but got {maxnorm:g}')
-    if a.dtype.kind not in 'fV':
-        raise RuntimeError(f'linalg.vector_norm: Expected a floating point or complex tensor as input. Got '
-                           f'{_DTYPE_LABEL.get(a.dtype.name)}')
-    d = wrap_dim(dim, a.ndim)
-    dims = tuple(i for i in range(a.ndim) if i != d)
-    from .reduction import vector_norm
-    from .. import autograd
-    with autograd.grad_mode.no_grad():
-        norm = vector_norm(input, p, dims, keepdim=True)._data
-    factor = xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(a.dtype)
-    out, node = record(a * factor, RenormBackward0, (input,))
-    if node is not None:
-        node.p, node.dim, node.maxnorm = float(p), d, maxnorm
-        node.save(input)
-    return out
-
-
-FUNCTIONS = ['quantile', 'nanquantile', 'nanmedian', 'cov', 'corrcoef', 'diff', 'trapezoid', 'trapz',
-             'cumulative_trapezoid', 'dist', 'renorm']
-NOT_METHODS = ['trapezoid', 'trapz', 'cumulative_trapezoid']
