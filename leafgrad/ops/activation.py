@@ -188,6 +188,17 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
+def _avx512():
+    global _AVX512
+    if _AVX512 is None:
+        from ..backends.cpu import get_cpu_capability
+        _AVX512 = get_cpu_capability() == 'AVX512'
+    return _AVX512
+
+
+_AVX512 = None
+
+
 class Gelu(_Activation):
     """gelu(input, approximate='none')."""
     op, node = 'gelu', 'GeluBackward0'
@@ -203,9 +214,11 @@ class Gelu(_Activation):
         else:
             data = x * 0.5 * (1 + ops.erf(wrap(x * x.dtype.type(_INV_SQRT_2)))._data)
             raw = input._data
-            if (raw.dtype == xp.float32 or raw.dtype.kind == 'V') and raw.size > 1 and raw.flags.c_contiguous:
-                # PyTorch's vectorized float32/bfloat16 kernel (a contiguous tensor of more than one
-                # element) gives NaN at +inf; its scalar path, as float64's and float16's, inf
+            if (raw.dtype == xp.float32 or raw.dtype.kind == 'V') and raw.size > 1 and raw.flags.c_contiguous \
+                    and _avx512():
+                # PyTorch's AVX512 float32/bfloat16 kernel (a contiguous tensor of more than one
+                # element) gives NaN at +inf; its AVX2 kernel and its scalar path, as float64's and
+                # float16's, inf
                 at_inf = x == xp.inf
                 if at_inf.any():
                     data = xp.where(at_inf, x.dtype.type('nan'), data)
