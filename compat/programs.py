@@ -136,10 +136,7 @@ PROGRAMS = [
               unseeded=True),  # seeded, but it prints torch.empty's uninitialised memory
     _tutorial('tutorials/understanding_leaf_vs_nonleaf', 'beginner_source/understanding_leaf_vs_nonleaf_tutorial.py'),
     _tutorial('tutorials/forward_ad_usage', 'intermediate_source/forward_ad_usage.py', unseeded=True),
-    _tutorial('tutorials/jacobians_hessians', 'intermediate_source/jacobians_hessians.py', mask=TIMINGS + PERCENT,
-              why="runs past the 600 s limit: its timers run jacrev and jacfwd of 2048-wide Jacobians 500 times "
-              "each, 0.2-0.3 s a run on leafgrad (PyTorch: milliseconds); what it computes (vmap over func.vjp's "
-              "function, jacrev, vmap(jacrev), vmap(hessian)) agrees with PyTorch", issue='18'),
+    _tutorial('tutorials/jacobians_hessians', 'intermediate_source/jacobians_hessians.py', mask=TIMINGS + PERCENT),
     _tutorial('tutorials/per_sample_grads', 'intermediate_source/per_sample_grads.py'),
     _tutorial('tutorials/ensembling', 'intermediate_source/ensembling.py'),
     dict(name='tutorials/per_sample_grads on the CPU', dir=f'{TUTORIALS}/intermediate_source',
