@@ -580,7 +580,8 @@ def _restack(results, level):
             out = stack(results, len([lv for lv in inner if lv < level]))
         return _batched(out, tuple(sorted(inner + (level,))))
     if isinstance(first, (tuple, list)):
-        return type(first)(_restack([r[i] for r in results], level) for i in range(len(first)))
+        # (a list: the named tuples of return_types take one, not a generator)
+        return type(first)([_restack([r[i] for r in results], level) for i in range(len(first))])
     return first
 
 

@@ -6,9 +6,15 @@ The norms are written here; the decompositions and solvers live in ``ops/linalg_
 from .ops._op import same_dtype, writes_out
 from .ops._util import wrap_dim
 from .ops.reduction import _check_float, vector_norm
-from .ops.linalg_decomp import inv, det, slogdet, solve, cholesky, qr, eigh, svd  # noqa: F401
-from .ops.linalg_decomp import (LinAlgError, cholesky_ex, cross, eigvalsh, inv_ex, matrix_power, matrix_rank,  # noqa
-                                multi_dot, pinv, solve_triangular, svdvals, vecdot)
+# (torch.linalg's functions, declared as linalg_<name> in their families)
+from .ops.linalg_decomp import (LinAlgError, linalg_inv as inv, linalg_det as det, linalg_slogdet as slogdet,  # noqa
+                                linalg_solve as solve, linalg_cholesky as cholesky, linalg_qr as qr,
+                                linalg_eigh as eigh, linalg_svd as svd, linalg_cholesky_ex as cholesky_ex,
+                                linalg_cross as cross, linalg_eigvalsh as eigvalsh, linalg_inv_ex as inv_ex,
+                                linalg_matrix_power as matrix_power, linalg_matrix_rank as matrix_rank,
+                                linalg_multi_dot as multi_dot, linalg_pinv as pinv,
+                                linalg_solve_triangular as solve_triangular, linalg_svdvals as svdvals,
+                                linalg_vecdot as vecdot)
 from .ops.linalg import matmul  # noqa: F401
 from .ops.linalg_eig import eig, eigvals  # noqa: F401
 from .ops.linalg_solvers import (cond, diagonal, householder_product, lstsq, lu, lu_factor, lu_factor_ex,  # noqa

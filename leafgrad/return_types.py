@@ -43,6 +43,7 @@ linalg_qr = _make('linalg_qr', ('Q', 'R'))
 linalg_eigh = _make('linalg_eigh', ('eigenvalues', 'eigenvectors'))
 linalg_eig = _make('linalg_eig', ('eigenvalues', 'eigenvectors'))
 linalg_slogdet = _make('linalg_slogdet', ('sign', 'logabsdet'))
+slogdet = _make('slogdet', ('sign', 'logabsdet'))
 linalg_inv_ex = _make('linalg_inv_ex', ('inverse', 'info'))
 linalg_cholesky_ex = _make('linalg_cholesky_ex', ('L', 'info'))
 histogram = _make('histogram', ('hist', 'bin_edges'))
@@ -57,8 +58,8 @@ geqrf = _make('geqrf', ('a', 'tau'))
 frexp = _make('frexp', ('mantissa', 'exponent'))
 
 __all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'topk', 'cummax', 'cummin', 'aminmax',
-           'svd', 'qr', 'linalg_svd', 'linalg_qr', 'linalg_eigh', 'linalg_eig', 'linalg_slogdet', 'linalg_inv_ex',
-           'linalg_cholesky_ex', 'histogram', 'linalg_lstsq', 'linalg_lu_factor', 'linalg_lu_factor_ex',
+           'svd', 'qr', 'linalg_svd', 'linalg_qr', 'linalg_eigh', 'linalg_eig', 'linalg_slogdet', 'slogdet',
+           'linalg_inv_ex', 'linalg_cholesky_ex', 'histogram', 'linalg_lstsq', 'linalg_lu_factor', 'linalg_lu_factor_ex',
            'linalg_lu', 'lu_unpack', 'linalg_solve_ex', 'triangular_solve', 'geqrf', 'frexp']
 
 # What an op returns when it wrote out=(...): the same fields, named <name>_out (as PyTorch's

@@ -349,3 +349,15 @@ def test_forward_over_reverse_through_resampling(name):
         tangent = M.func.jvp(M.func.grad(loss), (M.tensor(x),), (M.tensor(np.cos(x)),))[1]
         return hessian, tangent
     assert plain(run(lg)) == plain(run(torch))
+
+
+@pytest.mark.parametrize('program', ['inverse', 'vander', 'slogdet'])
+def test_tangent_of_an_op_made_of_ops_requires_no_grad(program):
+    """An op that calls other ops (torch.inverse calls linalg.inv): its tangent, computed inside
+    the outer call, records no graph unless an input truly requires grad (as torch's)."""
+    fns = {'inverse': lambda M, x: M.inverse(x), 'vander': lambda M, x: M.linalg.vander(x[0]),
+           'slogdet': lambda M, x: M.slogdet(x)[1]}
+    for M in (lg, torch):
+        x = M.eye(3, dtype=M.float64) * 2
+        _, tangent = M.func.jvp(lambda a: fns[program](M, a), (x,), (M.ones(3, 3, dtype=M.float64),))
+        assert not tangent.requires_grad

@@ -372,3 +372,29 @@ def test_svd_driver_is_refused_on_cpu_as_torch(name):
             getattr(lib.linalg, name)(lib.ones(2, 3), driver='gesvd')
         messages.append(str(info.value).replace('leafgrad', 'torch'))
     assert messages[0] == messages[1]
+
+
+# ---- the functions' names, as PyTorch's: linalg_<name> in Python's errors, torch's own beside them
+NAMED = ['linalg.inv', 'linalg.det', 'linalg.slogdet', 'linalg.cholesky', 'linalg.qr', 'linalg.eigh', 'linalg.svd',
+         'linalg.svdvals', 'linalg.eigvalsh', 'linalg.inv_ex', 'linalg.cholesky_ex',
+         'inverse', 'det', 'slogdet', 'logdet', 'pinverse']
+
+
+@pytest.mark.parametrize('name', NAMED)
+def test_unknown_keyword_names_the_function_as_torch(name):
+    messages = []
+    for T in (lg, torch):
+        fn = T
+        for part in name.split('.'):
+            fn = getattr(fn, part)
+        with pytest.raises(TypeError) as info:
+            fn(T.eye(2), foo=1)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+def test_torch_slogdet_returns_its_own_named_tuple():
+    for T in (lg, torch):
+        r = T.slogdet(T.eye(2) * 2)
+        assert type(r).__name__ == 'slogdet' and type(T.eye(2).slogdet()).__name__ == 'slogdet'
+        assert type(T.linalg.slogdet(T.eye(2))).__name__ == 'linalg_slogdet'

@@ -112,6 +112,7 @@ OPS.update({
     'linalg.vecdot batched': (lambda T, o, x: T.linalg.vecdot(x(T.tensor(SPD)), T.tensor(SPD), out=o), ()),
     'linalg.cross': (lambda T, o, x: T.linalg.cross(x(T.tensor(V3)), T.ones(3), out=o), ()),
     'linalg.matrix_rank': (lambda T, o, x: T.linalg.matrix_rank(x(T.tensor(SPD)), out=o), ('a list',)),
+    'slogdet': (lambda T, o, x: T.slogdet(x(T.tensor(SPD)), out=o), ()),
 })
 
 
@@ -279,12 +280,12 @@ def test_methods_take_no_out(call):
 OPS.update({
     'cross': (lambda T, o, x: T.cross(x(T.tensor(V3)), T.ones(3), dim=0, out=o), ()),
     'matrix_power': (lambda T, o, x: T.matrix_power(x(T.tensor(SPD)), 3, out=o), ()),
-    'linalg.matrix_power': (lambda T, o, x: T.linalg.matrix_power(x(T.tensor(SPD)), 2, out=o), ('a list',)),
+    'linalg.matrix_power': (lambda T, o, x: T.linalg.matrix_power(x(T.tensor(SPD)), 2, out=o), ()),
     'linalg.matrix_norm': (lambda T, o, x: T.linalg.matrix_norm(x(T.tensor(SPD)), out=o), ('a list',)),
     'linalg.matrix_norm nuc': (lambda T, o, x: T.linalg.matrix_norm(x(T.tensor(SPD)), 'nuc', out=o), ('a list',)),
     'linalg.norm': (lambda T, o, x: T.linalg.norm(x(T.tensor(V3)), out=o), ('a list',)),
     'linalg.norm of a matrix': (lambda T, o, x: T.linalg.norm(x(T.tensor(SPD)), 1, out=o), ('a list',)),
-    'inverse': (lambda T, o, x: T.inverse(x(T.tensor(SPD)), out=o), ('a list',)),
+    'inverse': (lambda T, o, x: T.inverse(x(T.tensor(SPD)), out=o), ()),
 })
 
 

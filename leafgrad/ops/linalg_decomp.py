@@ -1,6 +1,13 @@
 """Decompositions and solvers of ``leafgrad.linalg``: inv, det, slogdet, solve, cholesky, qr,
-eigh, svd. Forward with NumPy's LAPACK; derivatives as PyTorch defines them (FunctionsManual),
-written with leafgrad ops (matmul, solve, masks), so they differentiate again.
+eigh, svd and their kin, each declared once (``_op.Op``). Forward with NumPy's LAPACK; derivatives
+and forward-mode rules as PyTorch defines them (FunctionsManual), written with leafgrad ops
+(matmul, solve, masks, siblings through ``ops``), so they differentiate again.
+
+PyTorch's torch.linalg functions are named ``linalg_<name>`` (``linalg_inv() got an unexpected
+keyword argument``): each is declared under that name, with no method and out of ``__all__``,
+and ``leafgrad.linalg`` binds it as ``linalg.<name>``. Where torch has a function of its own
+beside the linalg one (``torch.inverse``, ``torch.det`` without out=, ``torch.slogdet``,
+``torch.matrix_power``), that is a declaration of its own calling the linalg op.
 
 Complex matrices: inv, det, solve and solve_triangular are holomorphic, and their rules, written
 with transposes, give PyTorch's complex gradients under the conjugate convention
@@ -11,8 +18,8 @@ matrices (``refuse_complex``).
 """
 from .. import backend, return_types
 from ..tensor import Tensor
-from ._op import exact_dtype, safely_castable, same_dtype, write_out, writes_out
-from ._util import Node, autocast, record, record_many, saved_output, state, wrap, xp
+from ._op import Op, exact_dtype, out_rule, safely_castable, same_dtype, write_out
+from ._util import autocast, ops, record, record_many, saved_output, state, sum_to, wrap, wrap_dim, xp
 from . import shape as _shape
 from .linalg import _sname, matmul
 from .reduction import sum as _sum
@@ -151,8 +158,27 @@ def _singular_index(a):
 
 # ---- inv --------------------------------------------------------------------------------------
 
-class LinalgInvExBackward0(Node):
+class LinalgInv(Op):
+    """linalg.inv(A, *, out=None): the inverse of a square matrix."""
+    op, node, method, public = 'linalg_inv', 'LinalgInvExBackward0', False, False
+    out = out_rule('linalg_inv_ex', label='linalg_inv')
     __slots__ = ()
+
+    def forward(A):
+        if autocast.state.on:
+            A, = autocast.fp32(A)
+        _check_matrix(A, 'linalg.inv')
+        a = A._data
+        try:
+            data = xp.linalg.inv(a)
+        except xp.linalg.LinAlgError:
+            b, k = _singular_index(a) or (0, a.shape[-1])
+            raise LinAlgError(f'linalg.inv: {_batch_prefix(a, b)}The diagonal element {k} is zero, the inversion '
+                              'could not be completed because the input matrix is singular.') from None
+        result, node = record(data, LinalgInv, (A,))
+        if node is not None:
+            node.save(saved_output(result))
+        return result
 
     def jvp(self, tangents):  # d(A^-1) = -A^-1 dA A^-1
         (inv_a,) = self.saved_tensors
@@ -164,35 +190,32 @@ class LinalgInvExBackward0(Node):
         return -matmul(inv_t, matmul(grad, inv_t)),
 
 
-@writes_out('linalg_inv_ex', label='linalg_inv')
-def inv(A):
-    if autocast.state.on:
-        A, = autocast.fp32(A)
-    _check_matrix(A, 'linalg.inv')
-    a = A._data
-    try:
-        data = xp.linalg.inv(a)
-    except xp.linalg.LinAlgError:
-        b, k = _singular_index(a) or (0, a.shape[-1])
-        raise LinAlgError(f'linalg.inv: {_batch_prefix(a, b)}The diagonal element {k} is zero, the inversion could '
-                          'not be completed because the input matrix is singular.') from None
-    result, node = record(data, LinalgInvExBackward0, (A,))
-    if node is not None:
-        node.save(saved_output(result))
-    return result
+class Inverse(Op):
+    """inverse(input, *, out=None): linalg.inv's inverse (its node, LinalgInvExBackward0)."""
+    op, out = 'inverse', out_rule('linalg_inv_ex', label='inverse')
 
-
-inverse = inv
+    def forward(input):
+        return ops.linalg_inv(input)
 
 
 # ---- det, slogdet, logdet -----------------------------------------------------------------------
 
-class LinalgDetBackward0(Node):
+class LinalgDet(Op):
+    """linalg.det(A, *, out=None): the determinant of a square matrix."""
+    op, node, method, public = 'linalg_det', 'LinalgDetBackward0', False, False
+    out = out_rule('_linalg_det', label='linalg_det')
     __slots__ = ()
+
+    def forward(A):
+        _check_matrix(A, 'linalg.det')
+        result, node = record(xp.asarray(xp.linalg.det(A._data)), LinalgDet, (A,))
+        if node is not None:
+            node.save(A, saved_output(result))
+        return result
 
     def jvp(self, tangents):  # d det A = det A * tr(A^-1 dA)
         A, det_a = self.saved_tensors
-        return det_a * _sum(_mT(inv(A)) * tangents[0], (-2, -1))
+        return det_a * _sum(_mT(ops.linalg_inv(A)) * tangents[0], (-2, -1))
 
     def apply(self, grad):
         A, det_a = self.saved_tensors
@@ -206,13 +229,21 @@ class LinalgDetBackward0(Node):
             return wrap(g * xp.swapaxes(xp.linalg.inv(a), -1, -2)),
         # d det / dA = det * A^{-T} (the cofactor matrix)
         g = _shape.unsqueeze(_shape.unsqueeze(grad * det_a, -1), -1)
-        return g * _mT(inv(A)),
+        return g * _mT(ops.linalg_inv(A)),
+
+
+class Det(Op):
+    """det(input): linalg.det's determinant, without out= (as PyTorch's torch.det)."""
+    op = 'det'
+
+    def forward(input):
+        return ops.linalg_det(input)
 
 
 def _det_backward_svd(grad, A):
     """The cofactor matrix of a singular A, as PyTorch computes it: with A = U S V^H,
     cof(A) = det(U) det(V^H) (V diag(prod_{j != i} S_j) U^H)^T, finite when A has no inverse."""
-    U, S, Vh = svd(A)
+    U, S, Vh = ops.linalg_svd(A)
     alpha = xp.linalg.det(U._data) * xp.linalg.det(Vh._data)
     n = S._data.shape[-1]
     eye = xp.eye(n, dtype=S._data.dtype)
@@ -225,18 +256,26 @@ def _det_backward_svd(grad, A):
     return _mT(matmul(_mH(Vh) * _shape.unsqueeze(D, -2), _mH(U))) * g
 
 
-@writes_out('_linalg_det', label='linalg_det')
-def det(A):
-    _check_matrix(A, 'linalg.det')
-    result, node = record(xp.asarray(xp.linalg.det(A._data)), LinalgDetBackward0, (A,))
-    if node is not None:
-        node.save(A, saved_output(result))
-    return result
-
-
-class LinalgSlogdetBackward0(Node):
+class LinalgSlogdet(Op):
+    """linalg.slogdet(A, *, out=None): (sign, log |det A|) of a square matrix."""
+    op, node, method, public = 'linalg_slogdet', 'LinalgSlogdetBackward0', False, False
+    out = out_rule('_linalg_slogdet', label='linalg_slogdet')
     __slots__ = ()
     complex_rule = True  # (PyTorch's complex gradient, written out: ops/complex_numbers.py)
+
+    def forward(A):
+        _check_matrix(A, 'linalg.slogdet')
+        sign, logabs = xp.linalg.slogdet(A._data)
+        complex_sign = A._data.dtype.kind == 'c'  # (a real matrix's sign has no derivative)
+        (s, l), node = record_many([xp.asarray(sign), xp.asarray(logabs)], LinalgSlogdet, (A,),
+                                   differentiable=[complex_sign, True])
+        if node is not None:
+            node.save(A, saved_output(s))
+        return return_types.linalg_slogdet(s, l)
+
+    def jvp(self, tangents):  # d log|det A| = tr(A^-1 dA); a real matrix's sign has no tangent
+        A, _ = self.saved_tensors
+        return None, _sum(_shape.diagonal(ops.linalg_solve(A, tangents[0]), 0, -2, -1), -1)
 
     def apply(self, grad_sign, grad_logabs):
         A, sign = self.saved_tensors
@@ -249,34 +288,63 @@ class LinalgSlogdetBackward0(Node):
         if g is None:
             return None,
         g = _shape.unsqueeze(_shape.unsqueeze(g.conj(), -1), -1)
-        return g * _mH(inv(A)),
+        return g * _mH(ops.linalg_inv(A)),
 
 
-@writes_out('_linalg_slogdet', label='linalg_slogdet')
-def slogdet(A):
-    _check_matrix(A, 'linalg.slogdet')
-    sign, logabs = xp.linalg.slogdet(A._data)
-    complex_sign = A._data.dtype.kind == 'c'  # (a real matrix's sign has no derivative)
-    (s, l), node = record_many([xp.asarray(sign), xp.asarray(logabs)], LinalgSlogdetBackward0, (A,),
-                               differentiable=[complex_sign, True])
-    if node is not None:
-        node.save(A, saved_output(s))
-    return return_types.linalg_slogdet(s, l)
+class Slogdet(Op):
+    """slogdet(input, *, out=None): linalg.slogdet's (sign, log |det A|)."""
+    op, out = 'slogdet', out_rule('_linalg_slogdet', label='slogdet')
+
+    def forward(input):
+        return return_types.slogdet(*ops.linalg_slogdet(input))
 
 
-def logdet(input):
-    """log det A: NaN for a negative determinant, as PyTorch's logdet."""
-    s, l = slogdet(input)
-    if s._data.dtype.kind == 'c':  # log |det A| + i arg det A
-        return l + s.log()
-    from .elementwise import where
-    return where(s < 0, float('nan'), where(s == 0, float('-inf'), l))
+class Logdet(Op):
+    """logdet(input): log det A, NaN for a negative determinant, as PyTorch's logdet."""
+    op = 'logdet'
+
+    def forward(input):
+        """log det A: NaN for a negative determinant, as PyTorch's logdet."""
+        s, l = ops.linalg_slogdet(input)
+        if s._data.dtype.kind == 'c':  # log |det A| + i arg det A
+            return l + s.log()
+        return ops.where(s < 0, float('nan'), ops.where(s == 0, float('-inf'), l))
 
 
 # ---- solve ------------------------------------------------------------------------------------
 
-class LinalgSolveExBackward0(Node):
+class LinalgSolve(Op):
+    """linalg.solve(A, B, *, left=True, out=None): X with A X = B (left) or X A = B."""
+    op, node, method, public = 'linalg_solve', 'LinalgSolveExBackward0', False, False
+    out = out_rule('_linalg_solve_ex', label='linalg_solve')
     __slots__ = ('vector', 'left', 'b_shape')
+
+    def forward(A, B, *, left=True):
+        if autocast.state.on:
+            A, B = autocast.fp32(A, B)
+        _check_matrix(A, 'linalg.solve')
+        a, b = A._data, B._data
+        n = a.shape[-1]
+        # B is a batch of vectors when it has one dimension less than A (or is 1-D)
+        vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+        if not left:
+            if vector:
+                raise RuntimeError('linalg.solve: Vector broadcasting of the left hand side is not supported for '
+                                   'left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)')
+            x = xp.swapaxes(_solve_array(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), A, B, n), -1, -2)
+        else:
+            if vector:
+                if b.shape[-1] != n:
+                    raise RuntimeError(f'linalg.solve: Incompatible shapes of A and B for the equation AX = B '
+                                       f'({a.shape[-2]}x{n} and {b.shape[-1]}x1)')
+                x = _solve_array(a, b[..., None], A, B, n)[..., 0]
+            else:
+                x = _solve_array(a, b, A, B, n)
+        result, node = record(x, LinalgSolve, (A, B))
+        if node is not None:
+            node.vector, node.left, node.b_shape = vector, left, b.shape
+            node.save(A, saved_output(result))
+        return result
 
     def jvp(self, tangents):  # A dX + dA X = dB (left), dX A + X dA = dB (right)
         tA, rhs = tangents
@@ -287,12 +355,12 @@ class LinalgSolveExBackward0(Node):
             else:
                 product = matmul(tA, X) if self.left else matmul(X, tA)
             rhs = -product if rhs is None else rhs - product
-        return solve(A, rhs, left=self.left)
+        return ops.linalg_solve(A, rhs, left=self.left)
 
     def apply(self, grad):
         A, X = self.saved_tensors
         # left: A X = B  =>  gB = A^{-T} g,  gA = -gB X^T
-        gB = solve(_mT(A), grad) if self.left else solve(_mT(A), grad, left=False)
+        gB = ops.linalg_solve(_mT(A), grad, left=self.left)
         gA = None
         if self.next_functions[0][0] is not None:
             if self.vector:
@@ -307,37 +375,7 @@ class LinalgSolveExBackward0(Node):
 
 
 def _sum_to_batch(t, shape):
-    from ._util import sum_to
     return sum_to(t, shape) if t._data.shape != shape else t
-
-
-@writes_out('_linalg_solve_ex', label='linalg_solve')
-def solve(A, B, *, left=True):
-    if autocast.state.on:
-        A, B = autocast.fp32(A, B)
-    _check_matrix(A, 'linalg.solve')
-    a, b = A._data, B._data
-    n = a.shape[-1]
-    # B is a batch of vectors when it has one dimension less than A (or is 1-D)
-    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
-    if not left:
-        if vector:
-            raise RuntimeError('linalg.solve: Vector broadcasting of the left hand side is not supported for left=False.'
-                               ' In this case linalg.solve is equivalent to B / A.squeeze(-1)')
-        x = xp.swapaxes(_solve_array(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), A, B, n), -1, -2)
-    else:
-        if vector:
-            if b.shape[-1] != n:
-                raise RuntimeError(f'linalg.solve: Incompatible shapes of A and B for the equation AX = B '
-                                   f'({a.shape[-2]}x{n} and {b.shape[-1]}x1)')
-            x = _solve_array(a, b[..., None], A, B, n)[..., 0]
-        else:
-            x = _solve_array(a, b, A, B, n)
-    result, node = record(x, LinalgSolveExBackward0, (A, B))
-    if node is not None:
-        node.vector, node.left, node.b_shape = vector, left, b.shape
-        node.save(A, saved_output(result))
-    return result
 
 
 def _solve_array(a, b, A, B, n):
@@ -358,15 +396,43 @@ def _solve_array(a, b, A, B, n):
 
 # ---- cholesky ---------------------------------------------------------------------------------
 
-class LinalgCholeskyExBackward0(Node):
+class LinalgCholesky(Op):
+    """linalg.cholesky(A, *, upper=False, out=None): L with A = L L^H (or U = L^H)."""
+    op, node, method, public = 'linalg_cholesky', 'LinalgCholeskyExBackward0', False, False
+    out = out_rule('linalg_cholesky_ex', label='linalg_cholesky')
     __slots__ = ('upper',)
     complex_rule = True
+
+    def forward(A, *, upper=False):
+        if autocast.state.on:
+            A, = autocast.fp32(A)
+        _check_matrix(A, 'linalg.cholesky')
+        a = A._data
+        try:
+            low = xp.linalg.cholesky(a)
+        except xp.linalg.LinAlgError:
+            flat = a.reshape((-1,) + a.shape[-2:])
+            for bi in range(flat.shape[0]):
+                for k in range(1, a.shape[-1] + 1):
+                    try:
+                        xp.linalg.cholesky(flat[bi, :k, :k])
+                    except xp.linalg.LinAlgError:
+                        raise LinAlgError(f'linalg.cholesky: {_batch_prefix(a, bi)}The factorization could not be '
+                                          'completed because the input is not positive-definite (the leading minor '
+                                          f'of order {k} is not positive-definite).') from None
+            raise
+        data = xp.ascontiguousarray(xp.swapaxes(low, -1, -2).conj()) if upper else low
+        result, node = record(data, LinalgCholesky, (A,))
+        if node is not None:
+            node.upper = upper
+            node.save(saved_output(result))
+        return result
 
     def jvp(self, tangents):  # dL = L Phi(L^-1 dA L^-T), Phi: the lower triangle, its diagonal halved
         (L,) = self.saved_tensors
         if self.upper:
             L = _mT(L)
-        m = _mT(solve(L, _mT(solve(L, tangents[0]))))
+        m = _mT(ops.linalg_solve(L, _mT(ops.linalg_solve(L, tangents[0]))))
         n = L._data.shape[-1]
         phi = _tril(m, -1) + m * wrap(xp.eye(n, dtype=L._data.dtype) * 0.5)
         dL = matmul(L, phi)
@@ -380,52 +446,73 @@ class LinalgCholeskyExBackward0(Node):
         # gA = L^{-H} Phi L^{-1}, Phi = 0.5 (tril(L^H gL) + tril(L^H gL, -1)^H)
         phi = _tril(matmul(_mH(L), grad))
         phi = (phi + _mH(_tril(phi, -1))) * 0.5
-        left = solve(_mH(L), phi)                     # L^{-H} Phi
-        return _mH(solve(_mH(L), _mH(left))),         # Y L^{-1} = (L^{-H} Y^H)^H
-
-
-@writes_out('linalg_cholesky_ex', label='linalg_cholesky')
-def cholesky(A, *, upper=False):
-    if autocast.state.on:
-        A, = autocast.fp32(A)
-    _check_matrix(A, 'linalg.cholesky')
-    a = A._data
-    try:
-        low = xp.linalg.cholesky(a)
-    except xp.linalg.LinAlgError:
-        flat = a.reshape((-1,) + a.shape[-2:])
-        for bi in range(flat.shape[0]):
-            for k in range(1, a.shape[-1] + 1):
-                try:
-                    xp.linalg.cholesky(flat[bi, :k, :k])
-                except xp.linalg.LinAlgError:
-                    raise LinAlgError(f'linalg.cholesky: {_batch_prefix(a, bi)}The factorization could not be '
-                                      'completed because the input is not positive-definite (the leading minor of '
-                                      f'order {k} is not positive-definite).') from None
-        raise
-    data = xp.ascontiguousarray(xp.swapaxes(low, -1, -2).conj()) if upper else low
-    result, node = record(data, LinalgCholeskyExBackward0, (A,))
-    if node is not None:
-        node.upper = upper
-        node.save(saved_output(result))
-    return result
+        left = ops.linalg_solve(_mH(L), phi)                     # L^{-H} Phi
+        return _mH(ops.linalg_solve(_mH(L), _mH(left))),         # Y L^{-1} = (L^{-H} Y^H)^H
 
 
 # ---- qr ---------------------------------------------------------------------------------------
 
-class LinalgQrBackward0(Node):
+class LinalgQr(Op):
+    """linalg.qr(A, mode='reduced', *, out=None): Q with orthonormal columns and upper-triangular
+    R, A = Q R ('complete': Q square; 'r': R alone, Q empty)."""
+    op, node, method, public = 'linalg_qr', 'LinalgQrBackward0', False, False
+    out = out_rule('linalg_qr')
     __slots__ = ('mode',)
     complex_rule = True
 
-    def apply(self, gQ, gR):
-        Q, R = self.saved_tensors
+    def forward(A, mode='reduced'):
+        if autocast.state.on:
+            A, = autocast.fp32(A)
+        if mode not in ('reduced', 'complete', 'r'):
+            raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                               "or 'complete'")
+        _check_matrix(A, 'linalg.qr', square=False)
+        q, r = xp.linalg.qr(A._data, mode='complete' if mode == 'complete' else 'reduced')
+        if mode == 'r':
+            q = xp.zeros((0,), dtype=r.dtype)
+        (Q, R), node = record_many([q, r], LinalgQr, (A,))
+        if node is not None:
+            if mode == 'r':
+                Q._grad_fn, Q._requires_grad = None, False
+            node.mode = mode
+            node.save(saved_output(Q), saved_output(R))
+        return return_types.linalg_qr(Q, R)
+
+    def _check_differentiable(self, Q, R):
         if self.mode == 'r':
             raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
                                "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+        if self.mode == 'complete' and Q._data.shape[-2] > R._data.shape[-1]:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+
+    def jvp(self, tangents):
+        """A = Q R (m >= n): with C = Q^T dA R^-1 and Omega = tril(C, -1) - tril(C, -1)^T (skew),
+        dR = (C - Omega) R and dQ = dA R^-1 - Q (C - Omega). A wide A = Q [X | Y]: the square
+        rule for X, and dY = Q^T dA_Y - Omega Y."""
+        Q, R = self.saved_tensors
+        self._check_differentiable(Q, R)
+        dA = tangents[0]
+        m, n = Q._data.shape[-2], R._data.shape[-1]
+        X = R if m >= n else _shape.narrow(R, -1, 0, m)
+        dX = dA if m >= n else _shape.narrow(dA, -1, 0, m)
+        # dX R^-1: solve X^T Z^T = dX^T with the triangular X
+        dXRinv = _mT(ops.linalg_solve_triangular(_mT(X), _mT(dX), upper=False))
+        C = matmul(_mH(Q), dXRinv)
+        low = _tril(C, -1)
+        omega = low - _mT(low)
+        upper = C - omega
+        dQ = dXRinv - matmul(Q, upper) if m > n else matmul(Q, omega)
+        dR = matmul(upper, X)
+        if m < n:
+            dY = matmul(_mH(Q), _shape.narrow(dA, -1, m, n - m)) - matmul(omega, _shape.narrow(R, -1, m, n - m))
+            dR = ops.cat([dR, dY], -1)
+        return dQ, dR
+
+    def apply(self, gQ, gR):
+        Q, R = self.saved_tensors
+        self._check_differentiable(Q, R)
         gQ, gR = _as_output(gQ, Q), _as_output(gR, R)
         m, n = Q._data.shape[-2], R._data.shape[-1]
-        if self.mode == 'complete' and m > n:
-            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
         if m >= n:
             return _qr_backward_tall(gQ, gR, Q, R),
         # A = Q [X | Y] with X square: Y = Q^H A2 gives gA2 = Q gY and adds Q Y gY^H to gQ
@@ -463,34 +550,39 @@ def _qr_backward_tall(gQ, gR, Q, R):
     if gQ is not None:
         gA = gA + gQ
     # right-solve X R^H = gA  <=>  R X^H = gA^H
-    return _mH(solve(R, _mH(gA)))
-
-
-@writes_out('linalg_qr')
-def qr(A, mode='reduced'):
-    if autocast.state.on:
-        A, = autocast.fp32(A)
-    if mode not in ('reduced', 'complete', 'r'):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
-                           "'complete'")
-    _check_matrix(A, 'linalg.qr', square=False)
-    q, r = xp.linalg.qr(A._data, mode='complete' if mode == 'complete' else 'reduced')
-    if mode == 'r':
-        q = xp.zeros((0,), dtype=r.dtype)
-    (Q, R), node = record_many([q, r], LinalgQrBackward0, (A,))
-    if node is not None:
-        if mode == 'r':
-            Q._grad_fn, Q._requires_grad = None, False
-        node.mode = mode
-        node.save(saved_output(Q), saved_output(R))
-    return return_types.linalg_qr(Q, R)
+    return _mH(ops.linalg_solve(R, _mH(gA)))
 
 
 # ---- eigh -------------------------------------------------------------------------------------
 
-class LinalgEighBackward0(Node):
+class LinalgEigh(Op):
+    """linalg.eigh(A, UPLO='L', *, out=None): the eigenvalues (ascending) and orthonormal
+    eigenvectors of a symmetric (Hermitian) matrix, of which the UPLO triangle is read."""
+    op, node, method, public = 'linalg_eigh', 'LinalgEighBackward0', False, False
+    out = out_rule('_linalg_eigh', label='linalg_eigh')
     __slots__ = ()
     complex_rule = True
+
+    def forward(A, UPLO='L'):
+        if autocast.state.on:
+            A, = autocast.fp32(A)
+        _check_matrix(A, 'linalg.eigh')
+        if UPLO not in ('L', 'U'):
+            raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+        w, v = xp.linalg.eigh(A._data, UPLO=UPLO)
+        (L, V), node = record_many([w, v], LinalgEigh, (A,))
+        if node is not None:
+            node.save(saved_output(L), saved_output(V))
+        return return_types.linalg_eigh(L, V)
+
+    def jvp(self, tangents):
+        """PyTorch's linalg_eig_jvp for a symmetric A: with dP = V^T dA V, dL = diag(dP) and
+        dV = V (dP / E), E_ij = L_j - L_i, its diagonal 0."""
+        L, V = self.saved_tensors
+        dP = matmul(_mH(V), matmul(tangents[0], V))
+        E = _shape.unsqueeze(L, -2) - _shape.unsqueeze(L, -1)
+        eye = _eye_like(E)
+        return _shape.diagonal(dP, 0, -2, -1), matmul(V, dP / (E + eye) * (1 - eye))
 
     def apply(self, gL, gV):
         L, V = self.saved_tensors
@@ -517,30 +609,72 @@ class LinalgEighBackward0(Node):
         return matmul(V, matmul(gA, _mH(V))),
 
 
-@writes_out('_linalg_eigh', label='linalg_eigh')
-def eigh(A, UPLO='L'):
-    if autocast.state.on:
-        A, = autocast.fp32(A)
-    _check_matrix(A, 'linalg.eigh')
-    if UPLO not in ('L', 'U'):
-        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    w, v = xp.linalg.eigh(A._data, UPLO=UPLO)
-    (L, V), node = record_many([w, v], LinalgEighBackward0, (A,))
-    if node is not None:
-        node.save(saved_output(L), saved_output(V))
-    return return_types.linalg_eigh(L, V)
+class LinalgEigvalsh(Op):
+    """linalg.eigvalsh(A, UPLO='L', *, out=None): the eigenvalues of ``linalg.eigh`` (its node)."""
+    op, method, public = 'linalg_eigvalsh', False, False
+    out = out_rule('_linalg_eigh', label='linalg_eigvalsh')
 
-
-@writes_out('_linalg_eigh', label='linalg_eigvalsh')
-def eigvalsh(A, UPLO='L'):
-    return eigh(A, UPLO)[0]
+    def forward(A, UPLO='L'):
+        return ops.linalg_eigh(A, UPLO)[0]
 
 
 # ---- svd --------------------------------------------------------------------------------------
 
-class LinalgSvdBackward0(Node):
+class LinalgSvd(Op):
+    """linalg.svd(A, full_matrices=True, *, driver=None, out=None): U, S, Vh with A = U diag(S) Vh,
+    the singular values S descending."""
+    op, node, method, public = 'linalg_svd', 'LinalgSvdBackward0', False, False
+    out = out_rule('_linalg_svd', label='linalg_svd')
     __slots__ = ('full_matrices',)
     complex_rule = True
+
+    def forward(A, full_matrices=True, *, driver=None):
+        if autocast.state.on:
+            A, = autocast.fp32(A)
+        _check_matrix(A, 'linalg.svd', square=False)
+        if driver is not None:
+            raise RuntimeError('leafgrad.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with '
+                               'cuSOLVER backend.')
+        u, s, vh = xp.linalg.svd(A._data, full_matrices=full_matrices)
+        (U, S, Vh), node = record_many([u, s, vh], LinalgSvd, (A,))
+        if node is not None:
+            node.full_matrices = full_matrices
+            node.save(saved_output(U), saved_output(S), saved_output(Vh))
+        return return_types.linalg_svd(U, S, Vh)
+
+    def jvp(self, tangents):
+        """PyTorch's svd_jvp (real matrices): with dP = U^T dA V, dS = diag(dP),
+        dU = U (sym(dP S) / E) (+ (I - U U^T) dA V S^-1 when tall) and
+        dVh = -(sym(S dP) / E) Vh (+ S^-1 U^T dA (I - V V^T) when wide), E_ij = S_j^2 - S_i^2
+        off the diagonal; the extra columns of full_matrices get zero tangents."""
+        U, S, Vh = self.saved_tensors
+        dA = tangents[0]
+        m, n = U._data.shape[-2], Vh._data.shape[-1]
+        k = S._data.shape[-1]
+        if self.full_matrices and m != n:
+            U, Vh = _shape.narrow(U, -1, 0, k), _shape.narrow(Vh, -2, 0, k)
+        V = _mT(Vh)
+        dP = matmul(_mT(U), matmul(dA, V)) if m >= n else matmul(matmul(_mT(U), dA), V)
+        dS = _shape.diagonal(dP, 0, -2, -1)
+        S2 = S * S
+        E = _shape.unsqueeze(S2, -2) - _shape.unsqueeze(S2, -1)
+        eye = _eye_like(E)
+        E = E + eye
+        off = 1 - eye
+        sym = lambda X: X + _mT(X)  # noqa: E731
+        dU = matmul(U, sym(dP * _shape.unsqueeze(S, -2)) / E * off)
+        dVh = matmul(sym(dP * _shape.unsqueeze(-S, -1)) / E * off, Vh)
+        if m > n:
+            dAVSinv = matmul(dA, V / _shape.unsqueeze(S, -2))
+            dU = dU + dAVSinv - matmul(U, matmul(_mT(U), dAVSinv))
+            if self.full_matrices:
+                dU = ops.pad(dU, (0, m - n))
+        if m < n:
+            UtdASinv = matmul(_mT(U) / _shape.unsqueeze(S, -1), dA)
+            dVh = dVh + UtdASinv - matmul(matmul(UtdASinv, V), Vh)
+            if self.full_matrices:
+                dVh = ops.pad(dVh, (0, 0, 0, n - m))
+        return dU, dS, dVh
 
     def apply(self, gU, gS, gVh):
         U, S, Vh = self.saved_tensors
@@ -597,25 +731,14 @@ class LinalgSvdBackward0(Node):
         return matmul(U, matmul(gA, Vh)),
 
 
-@writes_out('_linalg_svd', label='linalg_svd')
-def svd(A, full_matrices=True, *, driver=None):
-    if autocast.state.on:
-        A, = autocast.fp32(A)
-    _check_matrix(A, 'linalg.svd', square=False)
-    if driver is not None:
-        raise RuntimeError('leafgrad.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with '
-                           'cuSOLVER backend.')
-    u, s, vh = xp.linalg.svd(A._data, full_matrices=full_matrices)
-    (U, S, Vh), node = record_many([u, s, vh], LinalgSvdBackward0, (A,))
-    if node is not None:
-        node.full_matrices = full_matrices
-        node.save(saved_output(U), saved_output(S), saved_output(Vh))
-    return return_types.linalg_svd(U, S, Vh)
+class LinalgSvdvals(Op):
+    """linalg.svdvals(A, *, driver=None, out=None): the singular values of ``linalg.svd`` (its
+    node), descending."""
+    op, method, public = 'linalg_svdvals', False, False
+    out = out_rule('_linalg_svd', label='linalg_svdvals')
 
-
-@writes_out('_linalg_svd', label='linalg_svdvals')
-def svdvals(A, *, driver=None):
-    return svd(A, full_matrices=False, driver=driver)[1]
+    def forward(A, *, driver=None):
+        return ops.linalg_svd(A, full_matrices=False, driver=driver)[1]
 
 
 # ---- more of torch.linalg: _ex variants, triangular solve, pinv, powers, products ------------
@@ -625,41 +748,86 @@ def _info(batch_shape, value=0):
     return wrap(xp.full(batch_shape, value, dtype=xp.int32))
 
 
-@writes_out('linalg_inv_ex', differentiable=(True, False))
-def inv_ex(A, *, check_errors=False):
-    if autocast.state.on:
-        A, = autocast.fp32(A)
-    try:
-        return return_types.linalg_inv_ex(inv(A), _info(A._data.shape[:-2]))
-    except LinAlgError:
-        if check_errors:
-            raise
-        b, k = _singular_index(A._data)
-        info = xp.zeros(A._data.shape[:-2], dtype=xp.int32)
-        info.reshape(-1)[b] = k
-        with xp.errstate(all='ignore'):
-            return return_types.linalg_inv_ex(wrap(xp.full(A._data.shape, xp.nan, dtype=A._data.dtype)), wrap(info))
+class LinalgInvEx(Op):
+    """linalg.inv_ex(A, *, check_errors=False, out=None): (inverse, info), info the order of the
+    first zero pivot of a singular matrix (its inverse NaN) unless check_errors."""
+    op, method, public = 'linalg_inv_ex', False, False
+    out = out_rule('linalg_inv_ex', differentiable=(True, False))
+
+    def forward(A, *, check_errors=False):
+        if autocast.state.on:
+            A, = autocast.fp32(A)
+        try:
+            return return_types.linalg_inv_ex(ops.linalg_inv(A), _info(A._data.shape[:-2]))
+        except LinAlgError:
+            if check_errors:
+                raise
+            b, k = _singular_index(A._data)
+            info = xp.zeros(A._data.shape[:-2], dtype=xp.int32)
+            info.reshape(-1)[b] = k
+            with xp.errstate(all='ignore'):
+                return return_types.linalg_inv_ex(wrap(xp.full(A._data.shape, xp.nan, dtype=A._data.dtype)),
+                                                  wrap(info))
 
 
-@writes_out('linalg_cholesky_ex', differentiable=(True, False))
-def cholesky_ex(A, *, upper=False, check_errors=False):
-    if autocast.state.on:
-        A, = autocast.fp32(A)
-    try:
-        return return_types.linalg_cholesky_ex(cholesky(A, upper=upper), _info(A._data.shape[:-2]))
-    except LinAlgError as e:
-        if check_errors:
-            raise
-        order = int(str(e).split('order ')[1].split(' ')[0])
-        return return_types.linalg_cholesky_ex(wrap(xp.zeros_like(A._data)), _info(A._data.shape[:-2], order))
+class LinalgCholeskyEx(Op):
+    """linalg.cholesky_ex(A, *, upper=False, check_errors=False, out=None): (L, info), info the
+    order of the first leading minor that is not positive-definite (L zeros) unless check_errors."""
+    op, method, public = 'linalg_cholesky_ex', False, False
+    out = out_rule('linalg_cholesky_ex', differentiable=(True, False))
+
+    def forward(A, *, upper=False, check_errors=False):
+        if autocast.state.on:
+            A, = autocast.fp32(A)
+        try:
+            return return_types.linalg_cholesky_ex(ops.linalg_cholesky(A, upper=upper), _info(A._data.shape[:-2]))
+        except LinAlgError as e:
+            if check_errors:
+                raise
+            order = int(str(e).split('order ')[1].split(' ')[0])
+            return return_types.linalg_cholesky_ex(wrap(xp.zeros_like(A._data)), _info(A._data.shape[:-2], order))
 
 
-class LinalgSolveTriangularBackward0(Node):
+class LinalgSolveTriangular(Op):
+    """linalg.solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None): X with
+    A X = B (left) or X A = B, A's upper or lower triangle read (its diagonal 1 if unitriangular)."""
+    op, node, method, public = 'linalg_solve_triangular', 'LinalgSolveTriangularBackward0', False, False
+    out = out_rule('linalg_solve_triangular', same_dtype('expected scalar type {result} but found {out}'))
     __slots__ = ('upper', 'left', 'unitriangular')
+
+    def forward(A, B, *, upper, left=True, unitriangular=False):
+        _check_matrix(A, 'linalg.solve_triangular')
+        a = A._data
+        n = a.shape[-1]
+        tri = xp.triu(a) if upper else xp.tril(a)
+        if unitriangular:
+            tri = tri - tri * xp.eye(n, dtype=a.dtype) + xp.eye(n, dtype=a.dtype)
+        b = B._data
+        with xp.errstate(all='ignore'):
+            if left:
+                x = _solve_array(tri, b, A, B, n)
+            else:
+                x = xp.swapaxes(_solve_array(xp.swapaxes(tri, -1, -2), xp.swapaxes(b, -1, -2), A, B, n), -1, -2)
+        result, node = record(x, LinalgSolveTriangular, (A, B))
+        if node is not None:
+            node.upper, node.left, node.unitriangular = upper, left, unitriangular
+            node.save(A, saved_output(result))
+        return result
+
+    def jvp(self, tangents):  # A dX = dB - dA X (left), dX A = dB - X dA, dA restricted to A's triangle
+        tA, rhs = tangents
+        A, X = self.saved_tensors
+        if tA is not None:
+            k = 1 if self.unitriangular else 0
+            tA = _triu(tA, k) if self.upper else _tril(tA, -k)
+            product = matmul(tA, X) if self.left else matmul(X, tA)
+            rhs = -product if rhs is None else rhs - product
+        return ops.linalg_solve_triangular(A, rhs, upper=self.upper, left=self.left, unitriangular=self.unitriangular)
 
     def apply(self, grad):
         A, X = self.saved_tensors
-        gB = solve_triangular(_mT(A), grad, upper=not self.upper, left=self.left, unitriangular=self.unitriangular)
+        gB = ops.linalg_solve_triangular(_mT(A), grad, upper=not self.upper, left=self.left,
+                                         unitriangular=self.unitriangular)
         gA = None
         if self.next_functions[0][0] is not None:
             gA = -matmul(gB, _mT(X)) if self.left else -matmul(_mT(X), gB)
@@ -668,29 +836,45 @@ class LinalgSolveTriangularBackward0(Node):
         return gA, (gB if self.next_functions[1][0] is not None else None)
 
 
-@writes_out('linalg_solve_triangular', same_dtype('expected scalar type {result} but found {out}'))
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
-    _check_matrix(A, 'linalg.solve_triangular')
-    a = A._data
-    n = a.shape[-1]
-    tri = xp.triu(a) if upper else xp.tril(a)
-    if unitriangular:
-        tri = tri - tri * xp.eye(n, dtype=a.dtype) + xp.eye(n, dtype=a.dtype)
-    b = B._data
-    with xp.errstate(all='ignore'):
-        if left:
-            x = _solve_array(tri, b, A, B, n)
-        else:
-            x = xp.swapaxes(_solve_array(xp.swapaxes(tri, -1, -2), xp.swapaxes(b, -1, -2), A, B, n), -1, -2)
-    result, node = record(x, LinalgSolveTriangularBackward0, (A, B))
-    if node is not None:
-        node.upper, node.left, node.unitriangular = upper, left, unitriangular
-        node.save(A, saved_output(result))
-    return result
-
-
-class LinalgPinvBackward0(Node):
+class LinalgPinv(Op):
+    """linalg.pinv(A, *, atol=None, rtol=None, hermitian=False, out=None): the pseudoinverse,
+    singular values at most max(atol, rtol * the largest) counted as zero."""
+    op, node, method, public = 'linalg_pinv', 'LinalgPinvBackward0', False, False
+    out = out_rule('linalg_pinv', safely_castable('linalg.pinv'))
     __slots__ = ()
+
+    def forward(A, *, atol=None, rtol=None, hermitian=False):
+        refuse_complex(A._data, 'linalg.pinv')
+        if A._data.ndim < 2 or A._data.dtype.name not in ('float32', 'float64'):
+            name = _SCALAR_NAMES[A._data.dtype.name]
+            raise RuntimeError(f'linalg.pinv({name}{{{list(A._data.shape)}}}): expected a tensor with 2 or more '
+                               'dimensions of float, double, cfloat or cdouble types')
+        a = A._data
+        u, sv, vh = xp.linalg.svd(a, full_matrices=False)
+        if rtol is None:
+            rtol = 0.0 if atol is not None and atol > 0 else xp.finfo(a.dtype).eps * max(a.shape[-2:])
+        smax = sv[..., :1] if sv.shape[-1] else xp.zeros(sv.shape[:-1] + (1,), dtype=a.dtype)
+        cutoff = xp.maximum(atol or 0.0, rtol * smax)
+        with xp.errstate(divide='ignore'):
+            sinv = xp.where(sv > cutoff, 1 / sv, 0).astype(a.dtype)
+        data = xp.matmul(xp.swapaxes(vh, -1, -2) * sinv[..., None, :], xp.swapaxes(u, -1, -2))
+        result, node = record(data, LinalgPinv, (A,))
+        if node is not None:
+            node.save(A, saved_output(result))
+        return result
+
+    def jvp(self, tangents):  # PyTorch's pinv_jvp, P = pinv(A), arranged to multiply the smallest matrices
+        A, P = self.saved_tensors
+        dA = tangents[0]
+        m, n = A._data.shape[-2:]
+        dAh, Ph = _mT(dA), _mT(P)
+        if m <= n:
+            K = matmul(Ph, dAh)
+            return matmul(P, K - _mT(K) - matmul(K, matmul(A, P))) + \
+                matmul(dAh - matmul(P, matmul(A, dAh)), matmul(Ph, P))
+        K = matmul(P, dA)
+        Kh = _mT(K)
+        return matmul(Kh - K - matmul(matmul(P, A), Kh), P) + matmul(matmul(P, Ph), dAh - matmul(matmul(dAh, A), P))
 
     def apply(self, grad):
         A, P = self.saved_tensors
@@ -708,26 +892,14 @@ class LinalgPinvBackward0(Node):
                 - matmul(matmul(PhK, P), A)),
 
 
-@writes_out('linalg_pinv', safely_castable('linalg.pinv'))
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
-    refuse_complex(A._data, 'linalg.pinv')
-    if A._data.ndim < 2 or A._data.dtype.name not in ('float32', 'float64'):
-        name = _SCALAR_NAMES[A._data.dtype.name]
-        raise RuntimeError(f'linalg.pinv({name}{{{list(A._data.shape)}}}): expected a tensor with 2 or more dimensions '
-                           'of float, double, cfloat or cdouble types')
-    a = A._data
-    u, sv, vh = xp.linalg.svd(a, full_matrices=False)
-    if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else xp.finfo(a.dtype).eps * max(a.shape[-2:])
-    smax = sv[..., :1] if sv.shape[-1] else xp.zeros(sv.shape[:-1] + (1,), dtype=a.dtype)
-    cutoff = xp.maximum(atol or 0.0, rtol * smax)
-    with xp.errstate(divide='ignore'):
-        sinv = xp.where(sv > cutoff, 1 / sv, 0).astype(a.dtype)
-    data = xp.matmul(xp.swapaxes(vh, -1, -2) * sinv[..., None, :], xp.swapaxes(u, -1, -2))
-    result, node = record(data, LinalgPinvBackward0, (A,))
-    if node is not None:
-        node.save(A, saved_output(result))
-    return result
+class Pinverse(Op):
+    """pinverse(input, rcond=1e-15): linalg.pinv with rtol=rcond."""
+    op = 'pinverse'
+
+    def forward(input, rcond=1e-15):
+        if autocast.state.on:
+            input, = autocast.fp32(input)
+        return ops.linalg_pinv(input, rtol=rcond)
 
 
 def _matrix_power_out(rd, od):
@@ -735,14 +907,13 @@ def _matrix_power_out(rd, od):
     exact_dtype(rd, od)
 
 
-@writes_out('matmul', _matrix_power_out, label='matrix_power')
-def matrix_power(A, n):
+def _matrix_power(A, n):
     """Binary powering with matmuls, as PyTorch computes it (so the same nodes are recorded)."""
     _check_matrix(A, 'linalg.matrix_power')
     if n == 0:
         return wrap(xp.broadcast_to(xp.eye(A._data.shape[-1], dtype=A._data.dtype), A._data.shape).copy())
     if n < 0:
-        A, n = inv(A), -n
+        A, n = ops.linalg_inv(A), -n
     if n == 1:
         return _shape.clone(A)
     if n == 2:
@@ -758,97 +929,128 @@ def matrix_power(A, n):
     return result
 
 
+class MatrixPower(Op):
+    """matrix_power(input, n, *, out=None): the n-th power of a square matrix (the inverse's for
+    n < 0), by binary powering with matmuls as PyTorch computes it (the same nodes)."""
+    op, out = 'matrix_power', out_rule('matmul', _matrix_power_out, label='matrix_power')
+
+    def forward(input, n):
+        return _matrix_power(input, n)
+
+
+class LinalgMatrixPower(Op):
+    """linalg.matrix_power(A, n, *, out=None): matrix_power's."""
+    op, method, public = 'linalg_matrix_power', False, False
+    out = out_rule('matmul', _matrix_power_out, label='linalg_matrix_power')
+
+    def forward(A, n):
+        return _matrix_power(A, n)
+
+
 _MULTI_DOT_OUT = same_dtype('multi_dot(): expected out tensor to have dtype {result_cpp} but got {out_cpp}')
 
 
-@writes_out('mm', _MULTI_DOT_OUT, label='linalg_multi_dot')
-def multi_dot(tensors):
-    tensors = list(tensors)
-    if len(tensors) < 2:
-        raise RuntimeError(f'multi_dot(): expected at least 2 tensors but got {len(tensors)}')
-    first_1d, last_1d = tensors[0]._data.ndim == 1, tensors[-1]._data.ndim == 1
-    if first_1d:
-        tensors[0] = _shape.unsqueeze(tensors[0], 0)
-    if last_1d:
-        tensors[-1] = _shape.unsqueeze(tensors[-1], -1)
-    for i, t in enumerate(tensors):
-        if t._data.ndim != 2:
-            where = 'first' if i == 0 else 'last' if i == len(tensors) - 1 else None
-            raise RuntimeError(f'multi_dot(): the {where} tensor must be 1D or 2D but got {t._data.ndim}D' if where
-                               else f'multi_dot(): tensor {i} must be 2D but got {t._data.ndim}D')
-    from .linalg import mm
-    out_t = tensors[0]
-    for t in tensors[1:]:
-        out_t = mm(out_t, t)
-    if first_1d or last_1d:
-        shape = out_t._data.shape
-        out_t = _shape.reshape(out_t, tuple(s for i, s in enumerate(shape) if not (i == 0 and first_1d)
-                                            and not (i == 1 and last_1d)))
-    return out_t
+class LinalgMultiDot(Op):
+    """linalg.multi_dot(tensors, *, out=None): the product of the matrices, left to right (the
+    first and last may be vectors)."""
+    op, method, public = 'linalg_multi_dot', False, False
+    out = out_rule('mm', _MULTI_DOT_OUT, label='linalg_multi_dot')
+
+    def forward(tensors):
+        tensors = list(tensors)
+        if len(tensors) < 2:
+            raise RuntimeError(f'multi_dot(): expected at least 2 tensors but got {len(tensors)}')
+        first_1d, last_1d = tensors[0]._data.ndim == 1, tensors[-1]._data.ndim == 1
+        if first_1d:
+            tensors[0] = _shape.unsqueeze(tensors[0], 0)
+        if last_1d:
+            tensors[-1] = _shape.unsqueeze(tensors[-1], -1)
+        for i, t in enumerate(tensors):
+            if t._data.ndim != 2:
+                where = 'first' if i == 0 else 'last' if i == len(tensors) - 1 else None
+                raise RuntimeError(f'multi_dot(): the {where} tensor must be 1D or 2D but got {t._data.ndim}D' if where
+                                   else f'multi_dot(): tensor {i} must be 2D but got {t._data.ndim}D')
+        out_t = tensors[0]
+        for t in tensors[1:]:
+            out_t = ops.mm(out_t, t)
+        if first_1d or last_1d:
+            shape = out_t._data.shape
+            out_t = _shape.reshape(out_t, tuple(s for i, s in enumerate(shape) if not (i == 0 and first_1d)
+                                                and not (i == 1 and last_1d)))
+        return out_t
 
 
 _VECDOT_DTYPE = same_dtype('linalg.vecdot: Expected out of dtype{result} but found {out}')
 
 
-def vecdot(x, y, *, dim=-1, out=None):
-    if autocast.state.on:
-        x, y = autocast.lower_precision(x, y)
-    result = _sum(x.conj() * y, dim)  # (conj: the inner product of complex vectors)
-    if out is None:
-        return result
-    if isinstance(out, Tensor):  # (PyTorch checks the dtype, then writes by vdot or sum)
-        _VECDOT_DTYPE(result.dtype, out.dtype)
-    return write_out('vdot' if x._data.ndim == y._data.ndim == 1 else 'sum', out, result, None, label='linalg_vecdot')
+class LinalgVecdot(Op):
+    """linalg.vecdot(x, y, *, dim=-1, out=None): sum(conj(x) * y) over ``dim`` (out=: vdot's for
+    vectors, else sum's)."""
+    op, method, public = 'linalg_vecdot', False, False
+
+    def forward(x, y, *, dim=-1, out=None):
+        if autocast.state.on:
+            x, y = autocast.lower_precision(x, y)
+        result = _sum(x.conj() * y, dim)  # (conj: the inner product of complex vectors)
+        if out is None:
+            return result
+        if isinstance(out, Tensor):  # (PyTorch checks the dtype, then writes by vdot or sum)
+            _VECDOT_DTYPE(result.dtype, out.dtype)
+        return write_out('vdot' if x._data.ndim == y._data.ndim == 1 else 'sum', out, result, None,
+                         label='linalg_vecdot')
 
 
-class LinalgCrossBackward0(Node):
+class LinalgCross(Op):
+    """linalg.cross(input, other, *, dim=-1, out=None): the cross product of 3-vectors along
+    ``dim`` (the other dims broadcast)."""
+    op, node, method, public = 'linalg_cross', 'LinalgCrossBackward0', False, False
+    out = out_rule('linalg_cross')
     __slots__ = ('dim', 'a_shape', 'b_shape')
+
+    def forward(input, other, *, dim=-1):
+        x, y = input._data, other._data
+        if x.ndim != y.ndim:
+            raise RuntimeError('linalg.cross: inputs must have the same number of dimensions.')
+        d = wrap_dim(dim, max(x.ndim, y.ndim))
+        if x.shape[d - x.ndim] != 3 or y.shape[d - y.ndim] != 3:
+            raise RuntimeError(f'linalg.cross: inputs dimension {dim} must have length 3. Got {x.shape[d - x.ndim]} '
+                               f'and {y.shape[d - y.ndim]}')
+        result, node = record(xp.cross(x, y, axis=d - max(x.ndim, y.ndim)), LinalgCross, (input, other))
+        if node is not None:
+            node.dim, node.a_shape, node.b_shape = dim, x.shape, y.shape
+            node.save(input, other)
+        return result
+
+    def jvp(self, tangents):  # d(a x b) = da x b + a x db
+        a, b = self.saved_tensors
+        ta, tb = tangents
+        out = ops.linalg_cross(ta, b, dim=self.dim) if ta is not None else None
+        if tb is not None:
+            db = ops.linalg_cross(a, tb, dim=self.dim)
+            out = db if out is None else out + db
+        return out
 
     def apply(self, grad):
         a, b = self.saved_tensors
-        from ._util import sum_to
-        ga = sum_to(cross(b, grad, dim=self.dim), self.a_shape) if self.next_functions[0][0] is not None else None
-        gb = sum_to(cross(grad, a, dim=self.dim), self.b_shape) if self.next_functions[1][0] is not None else None
+        ga = sum_to(ops.linalg_cross(b, grad, dim=self.dim), self.a_shape) if self.next_functions[0][0] is not None \
+            else None
+        gb = sum_to(ops.linalg_cross(grad, a, dim=self.dim), self.b_shape) if self.next_functions[1][0] is not None \
+            else None
         return ga, gb
 
 
-@writes_out('linalg_cross')
-def cross(input, other, *, dim=-1):
-    x, y = input._data, other._data
-    if x.ndim != y.ndim:
-        raise RuntimeError('linalg.cross: inputs must have the same number of dimensions.')
-    from ._util import wrap_dim
-    d = wrap_dim(dim, max(x.ndim, y.ndim))
-    if x.shape[d - x.ndim] != 3 or y.shape[d - y.ndim] != 3:
-        raise RuntimeError(f'linalg.cross: inputs dimension {dim} must have length 3. Got {x.shape[d - x.ndim]} and '
-                           f'{y.shape[d - y.ndim]}')
-    result, node = record(xp.cross(x, y, axis=d - max(x.ndim, y.ndim)), LinalgCrossBackward0, (input, other))
-    if node is not None:
-        node.dim, node.a_shape, node.b_shape = dim, x.shape, y.shape
-        node.save(input, other)
-    return result
+class LinalgMatrixRank(Op):
+    """linalg.matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None): the number of
+    singular values above max(atol, rtol * the largest), int64."""
+    op, method, public = 'linalg_matrix_rank', False, False
+    out = out_rule('linalg_matrix_rank', safely_castable('torch.linalg.matrix_rank'), differentiable=False)
 
-
-@writes_out('linalg_matrix_rank', safely_castable('torch.linalg.matrix_rank'), differentiable=False)
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
-    if autocast.state.on:
-        A, = autocast.fp32(A)
-    _check_matrix(A, 'linalg.matrix_rank', square=False)
-    sv = xp.linalg.svd(A._data, compute_uv=False)
-    if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else xp.finfo(sv.dtype).eps * max(A._data.shape[-2:])
-    cutoff = xp.maximum(atol or 0.0, rtol * (sv[..., :1] if sv.shape[-1] else 0))
-    return wrap((sv > cutoff).sum(-1).astype(xp.int64))
-
-
-FUNCTIONS = ['inverse', 'logdet', 'slogdet', 'matrix_power', 'pinverse']
-NOT_METHODS = ['pinverse']
-TOP_LEVEL = {'det': det.without_out}  # (torch.det takes no out=, linalg.det does)
-METHODS = {'pinverse': lambda self, rcond=1e-15: pinv(self, rtol=rcond), 'matrix_power': matrix_power.without_out,
-           'det': det.without_out}
-
-
-def pinverse(input, rcond=1e-15):
-    if autocast.state.on:
-        input, = autocast.fp32(input)
-    return pinv(input, rtol=rcond)
+    def forward(A, *, atol=None, rtol=None, hermitian=False):
+        if autocast.state.on:
+            A, = autocast.fp32(A)
+        _check_matrix(A, 'linalg.matrix_rank', square=False)
+        sv = xp.linalg.svd(A._data, compute_uv=False)
+        if rtol is None:
+            rtol = 0.0 if atol is not None and atol > 0 else xp.finfo(sv.dtype).eps * max(A._data.shape[-2:])
+        cutoff = xp.maximum(atol or 0.0, rtol * (sv[..., :1] if sv.shape[-1] else 0))
+        return wrap((sv > cutoff).sum(-1).astype(xp.int64))

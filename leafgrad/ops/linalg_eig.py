@@ -122,8 +122,8 @@ class LinalgEig(Op):
 
 
 def _solve(A, B):
-    from .linalg_decomp import solve
-    return solve(A, B)
+    from .linalg_decomp import linalg_solve
+    return linalg_solve(A, B)
 
 
 eig = LinalgEig.forward  # (named linalg_eig, as PyTorch's errors name it)

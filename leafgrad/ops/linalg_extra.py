@@ -7,8 +7,9 @@ from ._op import safely_castable, user_stacklevel, writes_out
 from ._util import Node, autocast, record, saved_output, xp
 from . import elementwise as _ew
 from . import shape as _shape
-from .linalg_decomp import _MULTI_DOT_OUT, multi_dot
-from .linalg_decomp import cholesky as _cholesky, cross as _linalg_cross, qr as _qr, svd as _svd
+from .linalg_decomp import _MULTI_DOT_OUT, linalg_multi_dot as multi_dot
+from .linalg_decomp import (linalg_cholesky as _cholesky, linalg_cross as _linalg_cross, linalg_qr as _qr,
+                            linalg_svd as _svd)
 from .reduction import sum as _sum
 
 
@@ -41,11 +42,11 @@ class CholeskyBackward0(Node):
     __slots__ = ('upper',)
 
     def jvp(self, tangents):
-        from .linalg_decomp import LinalgCholeskyExBackward0
+        from .linalg_decomp import LinalgCholesky as LinalgCholeskyExBackward0
         return LinalgCholeskyExBackward0.jvp(self, tangents)
 
     def apply(self, grad):
-        from .linalg_decomp import LinalgCholeskyExBackward0
+        from .linalg_decomp import LinalgCholesky as LinalgCholeskyExBackward0
         return LinalgCholeskyExBackward0.apply(self, grad)
 
 

@@ -13,9 +13,9 @@ from ._op import safely_castable, user_stacklevel, writes_out
 from ._util import Node, autocast, record, record_many, saved_output, wrap, wrap_dim, xp
 from . import shape as _shape
 from .linalg import matmul
-from .linalg_decomp import (LinAlgError, _check_matrix, refuse_complex, _eye_like, _mT, _sum_to_batch, _tril, _triu, inv,
-                            solve, solve_triangular, svdvals)
-from .linalg_decomp import LinalgSolveExBackward0  # noqa: F401  (solve_ex records solve's node)
+from .linalg_decomp import (LinAlgError, _check_matrix, refuse_complex, _eye_like, _mT, _sum_to_batch, _tril, _triu,
+                            linalg_inv as inv, linalg_solve as solve, linalg_solve_triangular as solve_triangular,
+                            linalg_svdvals as svdvals)
 
 
 def _needs(node, i):
@@ -94,7 +94,7 @@ class LinalgLstsqBackward0(Node):
     def apply(self, grad, grad_residuals=None, *unused):
         # solution = pinv(A) B: the derivative through pinv's; residuals = ||A X - B||^2 at the
         # optimum X, whose derivatives are 2 (A X - B) X^T and -2 (A X - B)
-        from .linalg_decomp import LinalgPinvBackward0, pinv
+        from .linalg_decomp import LinalgPinv as LinalgPinvBackward0, linalg_pinv as pinv
         A, B = self.saved_tensors
         if grad_residuals is not None and grad_residuals._data.size == 0:
             grad_residuals = None
