@@ -252,3 +252,16 @@ def test_empty_strided_layout_as_torch():
         t = T.empty_strided((2, 3), (1, 2), layout=T.strided)
         assert t.stride() == (1, 2) and tuple(t.shape) == (2, 3)
     raises_like(lambda: lg.empty_strided((2,), (1,), layout=3), lambda: torch.empty_strided((2,), (1,), layout=3))
+
+
+def test_every_declared_op_has_its_docstring():
+    """leafgrad.<op> and Tensor.<op> of every declaration carry its docstring (the class's, when
+    the forward has none), PyTorch's signature first: the API reference reads them."""
+    from leafgrad.ops import _op
+    for cls in _op.declared:
+        for name in (cls.op,) + tuple(cls.aliases):
+            made = [getattr(lg, name, None) if cls.function and cls.public else None,
+                    getattr(lg.Tensor, name, None) if cls.method else None]
+            for fn in made:
+                if fn is not None and not isinstance(fn, property):
+                    assert fn.__doc__, (cls, name)

@@ -173,6 +173,8 @@ def _provide(cls, name, namespace):
             _name_function(fn, fn_name)
         if fn:
             fn.__module__ = namespace['__name__']  # (made here or in the class body: the family's)
+            if fn.__doc__ is None and fn is not inplace:  # the declaration's docstring: PyTorch's signature first
+                fn.__doc__ = own.get('__doc__')
     exported = namespace.setdefault('__all__', [])
     # where it binds what it provides, by PyTorch's name: read by the profiler and the transforms'
     # wrappers (bound_ops), which find there what is in place now (another layer's wrapper, say)
