@@ -514,14 +514,18 @@ def _as_complex_pairs(dtype, draw):
     return lambda n, contiguous: draw(2 * n, True).view(dtype.np)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None, device=None,
+def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False, pin_memory=False):
-    """Integers drawn uniformly from [low, high): ``empty(size).random_(low, high)``."""
+    """Integers drawn uniformly from [low, high): ``empty(size).random_(low, high)`` (``out``: of
+    any dtype, resized silently)."""
     _options('randint', layout, pin_memory)
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
+    if out is not None:
+        return _sampled_into(out, lambda dt: randint(low, high, size, generator=generator, dtype=dt,
+                                                     device=out.device), dtype, 'randint')
     g = _generator_of(generator, 'randint')
     from .ops.sampling import random_values
     dtype = backend.int64 if dtype is None else backend.to_dtype(dtype)

@@ -1,6 +1,6 @@
-"""out= of the random factories torch.multinomial, torch.randperm and torch.normal, against torch
-from the same seed: values, dtype, shape, version, warnings (a resize of an out that held
-elements warns only for normal of tensors), errors, and the stream left behind."""
+"""out= of the random factories torch.multinomial, torch.randperm, torch.randint and torch.normal,
+against torch from the same seed: values, dtype, shape, version, warnings (a resize of an out
+that held elements warns only for normal of tensors), errors, and the stream left behind."""
 import warnings
 
 import numpy as np
@@ -33,6 +33,11 @@ CASES = {
  'rp int32': lambda T: T.randperm(6, out=T.empty(6, dtype=T.int32)),
  'rp mismatch': lambda T: T.randperm(6, out=T.empty(6, dtype=T.int32), dtype=T.int64),
  'rp outgrad': lambda T: T.randperm(4, out=T.empty(4, requires_grad=True)),
+ 'ri resize': lambda T: T.randint(0, 10, (2, 2), out=T.empty(3, dtype=T.int64)),
+ 'ri float': lambda T: T.randint(3, 10, (2, 2), out=T.empty(4)),
+ 'ri int32': lambda T: T.randint(10, (2, 2), out=T.empty(4, dtype=T.int32)),
+ 'ri mismatch': lambda T: T.randint(10, (2, 2), out=T.empty(4, dtype=T.int32), dtype=T.int64),
+ 'ri outgrad': lambda T: T.randint(10, (2, 2), out=T.empty(4, requires_grad=True)),
  'n size out': lambda T: T.normal(0., 1., (2, 2), out=T.empty(3)),
  'n size f64': lambda T: T.normal(1., 2., (2, 2), out=T.empty(4, dtype=T.float64)),
  'n size int': lambda T: T.normal(0., 1., (2, 2), out=T.empty(4, dtype=T.int64)),
