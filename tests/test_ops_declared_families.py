@@ -265,3 +265,20 @@ def test_every_declared_op_has_its_docstring():
             for fn in made:
                 if fn is not None and not isinstance(fn, property):
                     assert fn.__doc__, (cls, name)
+
+
+def test_conj_physical_inplace_as_torch():
+    """Tensor.conj_physical_ and torch.conj_physical_ (missing before): ConjPhysicalBackward1,
+    recorded for a real tensor too, the version bumped, PyTorch's gradient."""
+    got = []
+    for T in (lg, torch):
+        z = T.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        y = z * 1
+        assert y.conj_physical_() is y
+        (y * T.tensor([1j, 2])).real.sum().backward()
+        x = T.tensor([1.0, 2.0], requires_grad=True) * 1
+        x.conj_physical_()
+        w = T.conj_physical_(T.tensor([1 - 1j]))
+        got.append((type(y.grad_fn).__name__, y.tolist(), z.grad.tolist(), type(x.grad_fn).__name__, x._version,
+                    w.tolist()))
+    assert got[0] == got[1]

@@ -20,7 +20,7 @@ that import.)
 """
 from .. import backend
 from ..autograd.views import link as _link
-from ._op import CAST, Op, out_rule, same_dtype
+from ._op import CAST, Op, inplace_runner, out_rule, same_dtype
 from ._util import SCALAR_NAMES, ops, record, saved_output, state, sum_to, unary, wrap, xp
 from ..tensor import Tensor
 
@@ -235,10 +235,12 @@ class Conj(Op):
 
 class ConjPhysical(Op):
     """conj_physical(input, *, out=None): the complex conjugate, a tensor that does not report
-    ``is_conj()`` (a real tensor itself)."""
+    ``is_conj()`` (a real tensor itself); ``conj_physical_`` in place (ConjPhysicalBackward1,
+    recorded for a real tensor too, as PyTorch's)."""
     op, node = 'conj_physical', 'ConjPhysicalBackward0'
     out = out_rule('aten::conj_physical', same_dtype('Found dtype {out} but expected {result}'),
                    label='conj_physical')
+    inplace_function = True
     __slots__ = ()
     complex_rule = True
 
@@ -247,8 +249,17 @@ class ConjPhysical(Op):
             return input
         return unary(ConjPhysical, input, xp.conj(input._data))
 
+    def inplace(self):
+        return inplace_runner[0](self, lambda s: unary(ConjPhysicalBackward1, s, xp.conj(s._data)), ())
+
     def apply(self, grad):
         return conj_physical(grad),
+
+
+class ConjPhysicalBackward1(ConjPhysical):
+    """``conj_physical_``'s node."""
+    node = 'ConjPhysicalBackward1'
+    __slots__ = ()
 
 
 class IsConj(Op):
