@@ -38,6 +38,7 @@ _state = grad_mode.state
 _wrap = Tensor._wrap
 _ndarray = numpy.ndarray
 _run_backward_code = run_backward.__code__
+_getframe = sys._getframe
 
 
 class Gen:
@@ -170,7 +171,8 @@ class Program:
         self.array_ops = 0
         # (__name__: NumPy's floating-point warnings from the generated code are silenced as from
         # any leafgrad module, by backend's filter, which matches the calling module's name)
-        names = {'numpy': numpy, '__name__': 'leafgrad._compile.generated'}
+        names = {'numpy': numpy, '__name__': 'leafgrad._compile.generated', '_wrap': _wrap, '_state': _state,
+                 '_edge': _edge, '_Node': CompiledFunctionBackward, '_program': self}
         self.names = names
 
         # ---- backward first: it decides what the forward saves
@@ -231,7 +233,9 @@ class Program:
                     consuming = (alt[0][0], f'{_g(s)} = {alt[0][1]}') if alt else None
                     bwd.emit(f'{_g(s)} = {expr}', reads, consuming)
                     touched.add(s)
-        ret = ', '.join(_g(s) if s in touched else 'None' for s in self.grad_slots)
+        # the gradients as tensors (a 0-d one from NumPy may be a scalar: an array in a tensor)
+        ret = ', '.join(('_wrap(' + (_g(s) if meta[s][0] else f'numpy.asarray({_g(s)})') + ')') if s in touched
+                        else 'None' for s in self.grad_slots)
         bwd_reads = set()
         for _, reads, _ in bwd.lines:
             bwd_reads |= reads
@@ -266,38 +270,56 @@ class Program:
         unpack = [(f'({"".join(n + ", " for n in saved)}) = saved.pop()', set(), None)] if saved else []
         src_bwd = _function('backward', ['saved', 'grads'], unpack + bwd.lines, f'({ret},)' if ret else '()',
                             {_g(s) for s in self.grad_slots})
-        self.source = '\n'.join((src_grad, src_nograd, src_bwd))
+        self.source = '\n'.join((src_grad, src_nograd, src_bwd, self._run_source(names)))
         code = compile(self.source, '<leafgrad.compile generated>', 'exec')
         exec(code, names)
         self.forward_grad = names['forward_grad']
         self.forward_nograd = names['forward_nograd']
         self.backward = names['backward']
+        self.run = names['run']
 
-    def run(self, inputs):
-        arrays = [t._data for t in inputs]
-        for t in self.captured:
-            arrays.append(t._data)
-        if not (self.differentiable and _state.grad_enabled):
-            return [_wrap(a) for a in self.forward_nograd(*arrays)]
-        outs, saved = self.forward_grad(*arrays)
-        edges = []
-        for t in (inputs[i] if i < self.n_inputs else self.captured[i - self.n_inputs] for i in self.grad_params):
-            fn = t._grad_fn  # (gradient_edge written out: once per input per call)
-            edges.append((fn, t._output_nr) if fn is not None else (grad_accumulator(t), 0))
-        node = CompiledFunctionBackward(tuple(edges))
-        node.program, node.state = self, saved
-        node.num_outputs = len(outs)
-        result = []
-        i = 0
-        for a, rg in zip(outs, self.out_requires_grad):
-            t = _wrap(a)
+    def _run_source(self, names):
+        """Source of ``run(inputs)``: the input tensors (a list) in, the output tensors out; the
+        arrays read from the inputs and captured tensors, the forward called, and, where a
+        gradient is needed, the call's node made with its edges and attached to the outputs
+        (written out per program: no loop over the inputs and outputs at run time)."""
+        ins = [f'i{i}' for i in range(self.n_inputs)]
+        tensors = list(ins)
+        for j, t in enumerate(self.captured):
+            names[f'_c{j}'] = t
+            tensors.append(f'_c{j}')
+        arrays = ''.join(f'{t}._data, ' for t in tensors)
+        n_out = len(self.out_slots)
+        outs = ''.join(f'o{i}, ' for i in range(n_out))
+        lines = [f'    ({"".join(n + ", " for n in ins)}) = inputs'] if ins else []
+        nograd = [f'    ({outs}) = forward_nograd({arrays})',
+                  f'    return [{", ".join(f"_wrap(o{i})" for i in range(n_out))}]']
+        if not self.differentiable:
+            return 'def run(inputs):\n' + '\n'.join(lines + nograd) + '\n'
+        lines.append('    if not _state.grad_enabled:')
+        lines += ['    ' + line for line in nograd]
+        edges = ''.join(f'_edge({tensors[i]}), ' for i in self.grad_params)
+        lines += [f'    ({outs}), saved = forward_grad({arrays})',
+                  f'    node = _Node(({edges}))',
+                  '    node.program = _program',
+                  '    node.state = saved',
+                  '    del saved',
+                  f'    node.num_outputs = {n_out}']
+        for i, rg in enumerate(self.out_requires_grad):
+            lines.append(f'    r{i} = _wrap(o{i})')
             if rg:
-                t._grad_fn, t._requires_grad = node, True
+                lines.append(f'    r{i}._grad_fn = node')
+                lines.append(f'    r{i}._requires_grad = True')
                 if i:
-                    t._output_nr = i
-            result.append(t)
-            i += 1
-        return result
+                    lines.append(f'    r{i}._output_nr = {i}')
+        lines.append(f'    return [{", ".join(f"r{i}" for i in range(n_out))}]')
+        return 'def run(inputs):\n' + '\n'.join(lines) + '\n'
+
+
+def _edge(t):
+    """gradient_edge of an input or captured tensor of a compiled call (a leaf's accumulator)."""
+    fn = t._grad_fn
+    return (fn, t._output_nr) if fn is not None else (grad_accumulator(t), 0)
 
 
 def _function(name, params, lines, ret, keep):
@@ -318,15 +340,6 @@ def _function(name, params, lines, ret, keep):
             body.append('    del ' + ', '.join(dead))
     body.append(f'    return {ret}')
     return f'def {name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
-
-
-def _engine_keeps_graph():
-    """Whether the backward walk now calling a node keeps the graph (``retain_graph``); True
-    (keep) wherever the caller is not the walk itself (anomaly mode, the profiler, a direct
-    call)."""
-    if sys._getframe(2).f_code is not _run_backward_code:
-        return True
-    return walk_keeps_graph()
 
 
 _DOUBLE_BACKWARD = 'torch.compile with aot_autograd does not currently support double backward'
@@ -350,33 +363,32 @@ class CompiledFunctionBackward(Node):
         return f'{p.n_ops} ops ({p.array_ops} replayed on arrays, {p.islands} through their eager op)'
 
     def apply(self, *grads):
-        if self.state is None:
+        state = self.state
+        if state is None:
             raise RuntimeError(_FREED)
         arrays = [g._data if g is not None else None for g in grads]
         if _state.grad_enabled:  # create_graph: the gradients' own backward raises, as PyTorch's
             _state.grad_enabled = False
             try:
-                res = self.program.backward([self.state], arrays)
+                res = self.program.backward([state], arrays)
             finally:
                 _state.grad_enabled = True
             edges = tuple(gradient_edge(g) for g in grads if g is not None and g._requires_grad) or self.next_functions
             err = _DoubleBackward(edges)
-            out = []
-            for r in res:
-                if r is None:
-                    out.append(None)
-                    continue
-                t = _wrap(_as_array(r))
-                t._grad_fn, t._requires_grad = err, True
-                out.append(t)
-            return tuple(out)
-        if not _engine_keeps_graph():
+            for t in res:
+                if t is not None:
+                    t._grad_fn, t._requires_grad = err, True
+            return res
+        # called by the backward walk (not anomaly mode's or the profiler's wrapper, not
+        # directly), whose record says whether it keeps the graph (retain_graph)
+        if _getframe(1).f_code is _run_backward_code and not walk_keeps_graph():
             # the last backward through this call: hand the saved arrays over, so that each is
             # freed at its last use in the generated backward (as eager frees node by node)
-            box, self.state = [self.state], None  # (no local name may hold the state: popped inside)
-            return tuple(_wrap(_as_array(r)) if r is not None else None
-                         for r in self.program.backward(box, arrays))
-        return tuple(_wrap(_as_array(r)) if r is not None else None for r in self.program.backward([self.state], arrays))
+            box = [state]
+            del state  # (no local name may hold the state: popped inside)
+            self.state = None
+            return self.program.backward(box, arrays)
+        return self.program.backward([state], arrays)
 
     def release(self):
         self.state = None
