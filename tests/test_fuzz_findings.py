@@ -890,3 +890,26 @@ def test_a_reversed_cumsum_under_create_graph_records_as_torch(op, shape, dim):
         names = ' '.join(_leading_names(g, {'FlipBackward0', 'CumsumBackward0', 'DivBackward0'}))
         return {'names': names, 'g': g, 'gg': gg}
     assert_same(program)
+
+
+@pytest.mark.parametrize('how', ['clone', 'add', 'mul by one', 'expand'])
+@pytest.mark.parametrize('create_graph', [False, True])
+def test_autograd_grad_returns_one_tensor_for_one_gradient(how, create_graph):
+    """A gradient that reaches two inputs unchanged (through a clone, an add, an expand to the
+    same shape) is one tensor in what autograd.grad returns, as in PyTorch: an in-place change
+    of one changes the other, its flags included (the long run, seed 5003159: v4[...] = v9 on
+    the gradient of a clone made PyTorch's v3, the same tensor, require grad, CopyBackwards)."""
+    def program(T):
+        x = T.tensor([1.4, 2.0, 0.7], dtype=T.float64, requires_grad=True)
+        y = {'clone': lambda: x.clone(), 'add': lambda: x + 0, 'mul by one': lambda: x * 1,
+             'expand': lambda: x.expand(3)}[how]()  # (through a view PyTorch's is a view: fp.KNOWN)
+        w = T.tensor([1.0, 2.0, 3.0], dtype=T.float64, requires_grad=True)
+        gx, gy, gy2 = T.autograd.grad((y * w).sum(), [x, y, y], create_graph=create_graph)
+        seen = {'x is y': gx is gy, 'y is y': gy is gy2}
+        with T.no_grad():
+            gy.mul_(2)
+        src = (w * 1).sin()
+        gy[...] = src
+        seen.update(gx=gx, gy=gy, x_requires_grad=gx.requires_grad, x_name=_name(gx) or '', y_name=_name(gy) or '')
+        return seen
+    assert_same(program)

@@ -197,7 +197,11 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: _MaybeTensors = None
     input_edges = [gradient_edge(t) for t in inputs]
     captured = run_backward(edges, grads, retain_graph, create_graph, input_edges, capture=True)
     result = []
+    made = {}  # one gradient reaching two inputs (through a clone, an add) is one tensor, as in PyTorch
     for i, (t, g) in enumerate(zip(inputs, captured)):
+        if g is not None and (id(g), t._data.dtype) in made:
+            result.append(made[id(g), t._data.dtype])
+            continue
         if g is None:
             if materialize_grads:
                 from ..creation import zeros_like
@@ -206,10 +210,12 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: _MaybeTensors = None
                 raise RuntimeError(f'The differentiated Tensor at index {i} appears to not have been '
                                    'used in the graph. Set allow_unused=True if this is the desired behavior.')
         else:
+            key = id(g), t._data.dtype
             if g._data.dtype != t._data.dtype:
                 g = g.to(t.dtype)
             if not create_graph:
                 g = g.detach()
+            made[key] = g
         result.append(g)
     return tuple(result)
 
