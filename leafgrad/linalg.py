@@ -16,7 +16,7 @@ from .ops.linalg_decomp import (LinAlgError, linalg_inv as inv, linalg_det as de
                                 linalg_solve_triangular as solve_triangular, linalg_svdvals as svdvals,
                                 linalg_vecdot as vecdot)
 from .ops.linalg import matmul  # noqa: F401
-from .ops.linalg_eig import eig, eigvals  # noqa: F401
+from .ops.linalg_eig import linalg_eig as eig, linalg_eigvals as eigvals  # noqa: F401
 from .ops.linalg_solvers import (cond, diagonal, householder_product, lstsq, lu, lu_factor, lu_factor_ex,  # noqa
                                  lu_solve, matrix_exp, solve_ex, tensorinv, tensorsolve, vander)
 

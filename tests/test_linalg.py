@@ -377,7 +377,7 @@ def test_svd_driver_is_refused_on_cpu_as_torch(name):
 # ---- the functions' names, as PyTorch's: linalg_<name> in Python's errors, torch's own beside them
 NAMED = ['linalg.inv', 'linalg.det', 'linalg.slogdet', 'linalg.cholesky', 'linalg.qr', 'linalg.eigh', 'linalg.svd',
          'linalg.svdvals', 'linalg.eigvalsh', 'linalg.inv_ex', 'linalg.cholesky_ex',
-         'inverse', 'det', 'slogdet', 'logdet', 'pinverse']
+         'linalg.eig', 'linalg.eigvals', 'inverse', 'det', 'slogdet', 'logdet', 'pinverse', 'eig']
 
 
 @pytest.mark.parametrize('name', NAMED)

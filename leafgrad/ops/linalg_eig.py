@@ -1,4 +1,6 @@
-"""The eigendecomposition of a general square matrix: ``linalg.eig`` and ``linalg.eigvals``.
+"""The eigendecomposition of a general square matrix: ``linalg.eig`` and ``linalg.eigvals``
+(declared as ``linalg_eig`` and ``linalg_eigvals``, PyTorch's names, bound by ``leafgrad.linalg``),
+and torch.eig, removed from PyTorch, which raises its message.
 
 The eigenvalues and eigenvectors are complex whatever the input (complex64 for float32 and
 complex64 input, complex128 for float64 and complex128), as PyTorch's. The forward is LAPACK's
@@ -16,10 +18,11 @@ the real part of it for a real input. A loss that depends on the phase of an eig
 from .. import return_types
 from ..tensor import Tensor
 from ._op import Op, safely_castable, write_out, write_outs
-from ._util import record, record_many, wrap, xp
+from ._util import ops, record, record_many, state, wrap, xp
 from . import shape as _shape
 from .complex_numbers import real_part
 from .linalg import matmul
+from .linalg_decomp import _as_output
 
 _SCALAR_NAMES = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
 _COMPLEX_OF = {'float32': xp.complex64, 'complex64': xp.complex64, 'float64': xp.complex128,
@@ -72,8 +75,7 @@ def _mH(t):
 class LinalgEig(Op):
     """linalg.eig(A, *, out=None): the eigenvalues L and eigenvectors V of a square matrix,
     ``A V = V diag(L)``."""
-    op, node = 'linalg_eig', 'LinalgEigBackward0'
-    function = method = False   # leafgrad.linalg.eig (below); torch.eig is PyTorch's removed function
+    op, node, method, public = 'linalg_eig', 'LinalgEigBackward0', False, False  # (linalg.eig: leafgrad.linalg's)
     saved = ('eigenvalues', 'eigenvectors')
     complex_rule = True         # the derivative is written for complex gradients (complex_numbers.py)
     __slots__ = ('real_input',)
@@ -93,7 +95,6 @@ class LinalgEig(Op):
 
     def apply(self, gL, gV):
         L, V = self.saved_tensors
-        from .linalg_decomp import _as_output
         gL, gV = _as_output(gL, L), _as_output(gV, V)
         Vh = _mH(V)
         if gV is None:
@@ -122,33 +123,27 @@ class LinalgEig(Op):
 
 
 def _solve(A, B):
-    from .linalg_decomp import linalg_solve
-    return linalg_solve(A, B)
+    return ops.linalg_solve(A, B)
 
 
-eig = LinalgEig.forward  # (named linalg_eig, as PyTorch's errors name it)
+class LinalgEigvals(Op):
+    """linalg.eigvals(input, *, out=None): the eigenvalues of ``linalg.eig`` (recorded as its node
+    when ``A`` requires grad, as PyTorch does: their derivative needs the eigenvectors)."""
+    op, method, public = 'linalg_eigvals', False, False  # (linalg.eigvals: leafgrad.linalg's)
 
-
-def eigvals(input, *, out=None):
-    """linalg.eigvals(input, *, out=None): the eigenvalues of ``eig`` (recorded as its node when ``A``
-    requires grad, as PyTorch does: their derivative needs the eigenvectors)."""
-    if out is not None:  # (PyTorch's eigvals with out= has no derivative: its NotImplemented node)
-        from .rounding import NotImplementedNode
-        plain = eigvals(input.detach() if isinstance(input, Tensor) else input)
-        values, node = record(plain._data, NotImplementedNode, (input,))
-        if node is not None:
-            node.op_name = 'linalg_eigvals'
-        return write_out('aten::linalg_eigvals', out, values, safely_castable('torch.linalg.eigvals', 'eigenvalues'),
-                         label='linalg_eigvals')
-    if isinstance(input, Tensor) and input._requires_grad and _grad_enabled():
-        return LinalgEig.forward(input)[0]
-    _check_eig_input(input, 'linalg.eigvals', 'linalg_eigvals', vectors=False)
-    return wrap(_eig_arrays(input._data, vectors=False)[0])
-
-
-def _grad_enabled():
-    from ..autograd.grad_mode import state
-    return state.grad_enabled
+    def forward(input, *, out=None):
+        if out is not None:  # (PyTorch's eigvals with out= has no derivative: its NotImplemented node)
+            from .rounding import NotImplementedNode
+            plain = ops.linalg_eigvals(input.detach() if isinstance(input, Tensor) else input)
+            values, node = record(plain._data, NotImplementedNode, (input,))
+            if node is not None:
+                node.op_name = 'linalg_eigvals'
+            return write_out('aten::linalg_eigvals', out, values,
+                             safely_castable('torch.linalg.eigvals', 'eigenvalues'), label='linalg_eigvals')
+        if isinstance(input, Tensor) and input._requires_grad and state.grad_enabled:
+            return ops.linalg_eig(input)[0]
+        _check_eig_input(input, 'linalg.eigvals', 'linalg_eigvals', vectors=False)
+        return wrap(_eig_arrays(input._data, vectors=False)[0])
 
 
 _REMOVED = ('This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` returns '
@@ -158,10 +153,11 @@ _REMOVED = ('This function was deprecated since version 1.9 and is now removed. 
             'torch.linalg.eig(A)')
 
 
-def removed_eig(self, eigenvectors=False):
-    """torch.eig and Tensor.eig: removed in PyTorch 1.9; they raise its message."""
-    raise RuntimeError(_REMOVED)
+class Eig(Op):
+    """eig(self, eigenvectors=False): torch.eig and Tensor.eig, removed in PyTorch 1.9; they raise
+    its message."""
+    op = 'eig'
 
-
-TOP_LEVEL = {'eig': removed_eig}
-METHODS = {'eig': removed_eig}
+    def forward(self, eigenvectors=False):
+        """torch.eig and Tensor.eig: removed in PyTorch 1.9; they raise its message."""
+        raise RuntimeError(_REMOVED)

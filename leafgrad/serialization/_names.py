@@ -28,7 +28,7 @@ _TORCH_NAMES = {
                     ('InstanceNorm', 'instancenorm')) for d in ('1d', '2d', '3d')},
     'leafgrad.optim.rprop.ASGD': 'torch.optim.asgd.ASGD',
     'leafgrad.optim.adafactor.Adafactor': 'torch.optim.Adafactor',
-    'leafgrad.ops.linalg_eig.removed_eig': 'torch._linalg_utils.eig',
+    'leafgrad.ops.linalg_eig.eig': 'torch._linalg_utils.eig',
     'leafgrad.nn.modules.upsampling.Unfold': 'torch.nn.modules.fold.Unfold',
     **{f'leafgrad.optim.adam.{c}': f'torch.optim.{c.lower()}.{c}' for c in ('AdamW', 'Adamax', 'NAdam', 'RAdam')},
     **{f'leafgrad.optim.rmsprop.{c}': f'torch.optim.{c.lower()}.{c}' for c in ('Adadelta', 'Adagrad')},
