@@ -422,7 +422,7 @@ def _is_blas_dropping_nan(lines, diff):
 
 
 _PRODUCTS = ('@', 'matmul', 'mm(', 'bmm', 'dot(', 'mv(')
-_TIES = ('maximum', 'minimum', 'clamp', 'fmax', 'fmin')
+_TIES = ('maximum', 'minimum', 'clamp', 'fmax', 'fmin', 'amax', 'amin', '.max(', '.min(', 'median')
 _JUMPS_AT_ZERO = ('/', 'div', 'reciprocal', 'rsqrt', 'atan2', 'copysign', 'sign', 'pow', 'log')
 
 
@@ -435,7 +435,10 @@ def _is_zero_of_another_sign(lines, diff):
     # is -0.0 or 0.0 by PyTorch's kernel path (its mm of one column gives -0.0, OpenBLAS sums from
     # +0.0), or a tiny number where PyTorch's summation cancels exactly; a tie of -0.0 and 0.0 in
     # maximum/minimum/clamp gives PyTorch's second operand in its SIMD loop (AVX512 here: 16
-    # float32 lanes), its first in the scalar tail. Seen only through a function with a jump
+    # float32 lanes), its first in the scalar tail; in a reduction (amax/amin, max()/min())
+    # its first element while the reduced size is under four SIMD vectors (AVX2: 32 float32,
+    # 16 float64), another beyond, and max() of all elements its last (seed 5005847: amax of
+    # remainder's -0.0, -0.0, 0.0). Seen only through a function with a jump
     # at zero: a division (inf against -inf, NaN against 1), rsqrt, reciprocal, atan2 (0 against
     # -pi) (seeds 2002955, 4002925, 4004582, 4004728, 4008327, 4009550)
     _, mine, theirs = diff
@@ -456,7 +459,7 @@ def _is_zero_of_another_sign(lines, diff):
     flipped = x == -y
     at_zero = np.isclose(x, 0) | np.isclose(y, 0) | np.isclose(np.abs(x), np.pi) | np.isclose(np.abs(y), np.pi)
     nan_for_one = np.isnan(x) != np.isnan(y)
-    return bool((flipped | (product & (at_zero | nan_for_one))).all())
+    return bool((flipped | ((product | tie) & (at_zero | nan_for_one))).all())
 
 
 _POLES = ('log', 'reciprocal', 'rsqrt', '/', 'div', '**', 'pow')
@@ -531,9 +534,18 @@ def _is_inplace_over_its_own_view(lines, diff):
         m = re.match(r'(?:with [^:]*: )?(v\d+) = (v\d+)[.\[]', line)
         if m:
             views[m.group(1)] = m.group(2)
+
+    def made_from(name, target):  # through views of views (and detach(): seed 5003797)
+        seen = set()
+        while name in views and name not in seen:
+            seen.add(name)
+            name = views[name]
+            if name == target:
+                return True
+        return False
     for line in lines:
-        m = re.match(r'(v\d+)(?:\[[^\]]*\])?\.\w+_\((.*)\)', line)
-        if m and any(views.get(arg) == m.group(1) for arg in re.findall(r'v\d+', m.group(2))):
+        m = re.match(r'(?:with [^:]*: )?(v\d+)(?:\[[^\]]*\])?\.\w+_\((.*)\)', line)
+        if m and any(made_from(arg, m.group(1)) for arg in re.findall(r'v\d+', m.group(2))):
             return True
     return False
 
@@ -559,8 +571,8 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
          ("an elementwise result laid out otherwise than by PyTorch's TensorIterator (a reshape copies or not)",
           _is_other_layout),
          ("a matrix product where a NaN meets the sum gives inf (NumPy's BLAS), PyTorch NaN", _is_blas_dropping_nan),
-         ("an exact zero's sign (a matrix product's, a tie in maximum/minimum/clamp) is the kernel's, seen "
-          'through a jump at zero', _is_zero_of_another_sign),
+         ("an exact zero's sign (a matrix product's, a tie in maximum/minimum/clamp or in a reduction) is the "
+          "kernel's, seen through a jump at zero", _is_zero_of_another_sign),
          ('an in-place op reading a view of the tensor it writes: PyTorch reads what it has written',
           _is_inplace_over_its_own_view),
          ("PyTorch's index error on a 0-d result of a reduction along a dim says size 1",
