@@ -29,9 +29,8 @@ import math
 
 import numpy as np
 
-from .. import backend
-from ..creation import Generator, rand, randn
-from ..generator import generator_of
+from .. import _random_kernels as kernels
+from ..generator import Generator, generator_of
 from . import special_kernels as K
 from ._op import Op
 from ._util import SCALAR_NAMES, record, saved_output
@@ -195,12 +194,8 @@ def _check_generator(generator, name):
 
 
 def _uniform(n, generator):
-    """n uniform numbers in [0, 1) (float64) from the generator's stream."""
-    return rand(n, generator=generator, dtype=backend.float64)._data
-
-
-def _normal(n, generator):
-    return randn(n, generator=generator, dtype=backend.float64)._data
+    """n uniform numbers in [0, 1) (float64) from the generator's stream (``rand``'s)."""
+    return kernels.uniform(generator_of(generator), n, np.dtype(np.float64))
 
 
 def _not_implemented_for(kernel, arr):
