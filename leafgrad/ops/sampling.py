@@ -13,7 +13,6 @@ with ``out=``).
 import warnings
 
 from .. import _random_kernels as kernels, backend
-from ..creation import multinomial as _multinomial
 from ..generator import generator_of
 from ._inplace import _type_name, inplace
 from ._op import Op, check_out
@@ -327,10 +326,68 @@ class Cauchy(_Overwritten):
 
 # ---- multinomial -----------------------------------------------------------------------------
 
+def _check_multinomial(probs, num_samples, replacement):
+    if probs.ndim not in (1, 2):
+        raise RuntimeError('prob_dist must be 1 or 2 dim')
+    if probs.dtype.kind not in 'fV':
+        raise RuntimeError('multinomial only supports floating-point dtypes for input, got: '
+                           f'{_type_name(backend.from_np(probs.dtype))}')
+    if num_samples <= 0:
+        raise RuntimeError('cannot sample n_sample <= 0 samples')
+    if not replacement and num_samples > probs.shape[-1]:
+        raise RuntimeError('cannot sample n_sample > prob_dist.size(-1) samples without replacement')
+    rows = probs.reshape(-1, probs.shape[-1]).astype(xp.float64)
+    if not replacement or num_samples == 1:
+        if not (xp.isfinite(rows) & (rows >= 0)).all():
+            raise RuntimeError('probability tensor contains either `inf`, `nan` or element < 0')
+    elif not (rows >= 0).all():
+        raise RuntimeError('invalid multinomial distribution (encountering probability entry < 0)')
+    elif not xp.isfinite(rows).all():
+        raise RuntimeError('invalid multinomial distribution (encountering probability entry = infinity or NaN)')
+    if (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError('invalid multinomial distribution (sum of probabilities <= 0)')
+
+
 class Multinomial(Op):
-    """Tensor.multinomial(num_samples, replacement=False, *, generator=None): ``torch.multinomial``
-    of the tensor (the function is a factory's, ``leafgrad.creation``)."""
-    op, function = 'multinomial', False
+    """multinomial(input, num_samples, replacement=False, *, generator=None, out=None): category
+    indices drawn with the (unnormalised) probabilities in ``input``'s last dim. As PyTorch:
+    without replacement (or for one sample) the ``num_samples`` largest of p / Exp(1) samples
+    (exponential_ on a tensor like ``input``); with replacement a search of each float64
+    uniform in the normalised running sum. ``out``: an int64 tensor, resized silently (no
+    derivative: an input that requires grad is no error)."""
+    op = 'multinomial'
 
     def forward(input, num_samples, replacement=False, *, generator=None):
-        return _multinomial(input, num_samples, replacement, generator=generator)
+        g = generator_of(generator, 'multinomial')
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool):
+            raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
+                            f'{type(num_samples).__name__}')
+        probs = backend.to_numpy(input._data)
+        _check_multinomial(probs, num_samples, replacement)
+        rows = probs.reshape(-1, probs.shape[-1])
+        if not replacement or num_samples == 1:
+            q = kernels.cast(kernels.exponential(g, rows.size, 1.0), rows.dtype).reshape(rows.shape)
+            with xp.errstate(divide='ignore', invalid='ignore'):
+                keys = (rows / q).astype(rows.dtype)
+            # the largest first; among equal keys the lower index first (PyTorch's order there is
+            # its partial sort's)
+            picks = xp.argsort(-keys.astype(xp.float64), axis=1, kind='stable')[:, :num_samples]
+        else:
+            picks = kernels.multinomial_with_replacement(g, rows, num_samples)
+        return wrap(picks.reshape(probs.shape[:-1] + (num_samples,)))
+
+    def function(input, num_samples, replacement=False, *, generator=None, out=None):
+        if out is None:
+            return Multinomial.forward(input, num_samples, replacement, generator=generator)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"multinomial(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if out._data.dtype != xp.int64:
+            raise RuntimeError(f'multinomial expects Long tensor out, got: {_type_name(out.dtype)}')
+        check_out('aten::multinomial', out, out, label='multinomial')
+        values = Multinomial.forward(input, num_samples, replacement, generator=generator)._data
+        if out._data.shape != values.shape:  # (resized silently, as PyTorch's)
+            out._data = values
+        else:
+            out._data[...] = values
+        out._version_counter[0] += 1
+        return out
