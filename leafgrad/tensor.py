@@ -231,6 +231,20 @@ class Tensor:
         """Whether this tensor lies in page-locked host memory (``pin_memory()``'s copy)."""
         return backend.is_pinned(self._data)
 
+    def share_memory_(self) -> Tensor:
+        """Move this tensor's memory into shared memory (with the tensor it views and that
+        tensor's views), so that other processes it is sent to share it
+        (``leafgrad.multiprocessing``); nothing to do if it is already there or on a GPU."""
+        if self.device.type == 'cpu' and not self.is_shared():
+            from .multiprocessing import reductions  # (loads multiprocessing: not at `import leafgrad`)
+            reductions.share(self)
+        return self
+
+    def is_shared(self) -> bool:
+        """Whether this tensor's memory is shared memory (``share_memory_()``)."""
+        reductions = sys.modules.get('leafgrad.multiprocessing.reductions')
+        return reductions is not None and reductions.is_shared(self._data)
+
     def pin_memory(self, device: Any = None) -> Tensor:
         """A copy in page-locked host memory, which a GPU reads faster (this tensor itself if it is
         already there). Needs a GPU, as PyTorch's; the copy passes gradients through (recorded as

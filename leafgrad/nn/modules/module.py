@@ -374,6 +374,10 @@ class Module:
         from ... import creation
         return self._apply(lambda t: creation.empty_like(t, device=device), recurse=recurse)
 
+    def share_memory(self) -> Module:
+        """Move the parameters and buffers into shared memory (``Tensor.share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
+
     def cpu(self) -> Module:
         return self._apply(lambda t: t.cpu())
 
