@@ -5,7 +5,6 @@ declared once (``_op.Op``). Every conversion that changes something records ``To
 import warnings
 
 from .. import _memory_format, backend
-from .._tensor_types import tensor_type
 from ._op import Op
 from ._util import record
 from ..tensor import Tensor
@@ -228,4 +227,5 @@ class Type(Op):
     op, function = 'type', False
 
     def forward(input, dtype=None, non_blocking=False, **kwargs):
+        from .._tensor_types import tensor_type  # (the legacy type names: not loaded by `import leafgrad`)
         return tensor_type(input, dtype, non_blocking, **kwargs)
