@@ -71,9 +71,6 @@ def complex_convention(node, inputs):
 
 # ---- what PyTorch refuses for complex numbers (no order, no rounding) -----------------------------
 
-_LABELS = {'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}
-
-
 def refused(name, data):
     """The exception PyTorch raises for op ``name`` (or its CPU kernel's name) of a complex array."""
     if name in ('relu', 'clamp'):
@@ -89,7 +86,7 @@ def refused(name, data):
     if name == 'sign':
         return NotImplementedError('Unlike NumPy, leafgrad.sign is not intended to support complex numbers. Please '
                                    'use leafgrad.sgn instead.')
-    return NotImplementedError(f'"{name}" not implemented for \'{_LABELS[data.dtype.name]}\'')
+    return NotImplementedError(f'"{name}" not implemented for \'{SCALAR_NAMES[data.dtype.name]}\'')
 
 
 # ---- real and imaginary parts ------------------------------------------------------------------
@@ -118,10 +115,6 @@ class ViewAsReal(Op):
         return view_as_complex(grad.contiguous()),
 
 
-_NAMES = {'float16': 'Half', 'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte',
-          'bool': 'Bool', 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble', 'bfloat16': 'BFloat16'}
-
-
 class ViewAsComplex(Op):
     """view_as_complex(input): real pairs (last dimension of size 2, stride 1) as complex
     numbers, a view."""
@@ -133,7 +126,7 @@ class ViewAsComplex(Op):
         data = input._data
         if data.dtype.kind not in 'fV' or data.dtype.kind == 'V':
             raise RuntimeError('view_as_complex is only supported for half, float and double tensors, but got a '
-                               f'tensor of scalar type: {_NAMES.get(data.dtype.name, data.dtype.name)}')
+                               f'tensor of scalar type: {SCALAR_NAMES[data.dtype.name]}')
         if data.dtype.itemsize == 2:
             raise RuntimeError('leafgrad has no complex32: view_as_complex of a float16 tensor is not supported')
         if data.ndim == 0 or data.shape[-1] != 2:

@@ -5,9 +5,9 @@ shape in place (unsqueeze_, squeeze_, t_, transpose_ with swapaxes_ and swapdims
 """
 from .. import _random_kernels as kernels, backend
 from ..generator import generator_of
-from ._inplace import _broadcast_error, _bump, _check_writable, _rebase, _reroot, _type_name, inplace
+from ._inplace import _broadcast_error, _bump, _check_writable, _rebase, _reroot, inplace
 from ._op import Op
-from ._util import needs_grad, ops, record, sum_to, wrap, xp
+from ._util import SCALAR_NAMES, needs_grad, ops, record, sum_to, wrap, xp
 from ..tensor import Tensor
 
 
@@ -86,7 +86,7 @@ def _sample_(self, cls, kernel, sample):
     target = self._data  # (inplace hands op a contiguous copy when it records: read the layout here)
     d = target.dtype
     if d.kind not in 'fV':
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(backend.from_np(d))}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{SCALAR_NAMES[d.name]}\'')
 
     def op(s):
         if type(target) is backend.MetaArray:  # nothing to fill, and PyTorch draws nothing for it

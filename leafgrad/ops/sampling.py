@@ -14,9 +14,9 @@ import warnings
 
 from .. import _random_kernels as kernels, backend
 from ..generator import generator_of
-from ._inplace import _type_name, inplace
+from ._inplace import inplace
 from ._op import Op, check_out
-from ._util import ops, record, wrap, xp
+from ._util import SCALAR_NAMES, ops, record, wrap, xp
 from ..tensor import Tensor
 
 
@@ -199,7 +199,7 @@ class Bernoulli(_Overwritten):
             return record(xp.asarray(values).astype(d), Bernoulli, ())[0]
         if d.kind not in 'fV':
             raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for '
-                                      f'\'{_type_name(backend.from_np(d))}\'')
+                                      f'\'{SCALAR_NAMES[d.name]}\'')
         probs = backend.to_numpy(input._data)
         _check_probabilities(probs)
         values = kernels.bernoulli_probabilities(g, probs.reshape(-1)).reshape(probs.shape)  # a contiguous result
@@ -260,7 +260,7 @@ class BernoulliBackward2(_Overwritten):
 def _continuous(self, what, ctype=False):
     d = self._data.dtype
     if d.kind not in 'fV':
-        name = _C_NAMES[d.name] if ctype else _type_name(backend.from_np(d))
+        name = _C_NAMES[d.name] if ctype else SCALAR_NAMES[d.name]
         raise RuntimeError(f'{what} distribution is a continuous probability distribution. dtype must be a floating '
                            f'point but you specified {name}')
 
@@ -304,7 +304,7 @@ class LogNormal(_Overwritten):
         g = generator_of(generator, 'log_normal_')
         d = self._data.dtype
         if d.kind not in 'fV':
-            raise NotImplementedError(f'"log_normal_cpu" not implemented for \'{_type_name(backend.from_np(d))}\'')
+            raise NotImplementedError(f'"log_normal_cpu" not implemented for \'{SCALAR_NAMES[d.name]}\'')
         if not std > 0:
             raise RuntimeError(f'log_normal_ expects std > 0.0, but found std={_g(std)}')
         return _fill_(self, LogNormal, lambda n: kernels.log_normal(g, n, mean, std))
@@ -331,7 +331,7 @@ def _check_multinomial(probs, num_samples, replacement):
         raise RuntimeError('prob_dist must be 1 or 2 dim')
     if probs.dtype.kind not in 'fV':
         raise RuntimeError('multinomial only supports floating-point dtypes for input, got: '
-                           f'{_type_name(backend.from_np(probs.dtype))}')
+                           f'{SCALAR_NAMES[probs.dtype.name]}')
     if num_samples <= 0:
         raise RuntimeError('cannot sample n_sample <= 0 samples')
     if not replacement and num_samples > probs.shape[-1]:
@@ -382,7 +382,7 @@ class Multinomial(Op):
         if not isinstance(out, Tensor):
             raise TypeError(f"multinomial(): argument 'out' must be Tensor, not {type(out).__name__}")
         if out._data.dtype != xp.int64:
-            raise RuntimeError(f'multinomial expects Long tensor out, got: {_type_name(out.dtype)}')
+            raise RuntimeError(f'multinomial expects Long tensor out, got: {SCALAR_NAMES[out._data.dtype.name]}')
         check_out('aten::multinomial', out, out, label='multinomial')
         values = Multinomial.forward(input, num_samples, replacement, generator=generator)._data
         if out._data.shape != values.shape:  # (resized silently, as PyTorch's)
