@@ -913,3 +913,37 @@ def test_autograd_grad_returns_one_tensor_for_one_gradient(how, create_graph):
         seen.update(gx=gx, gy=gy, x_requires_grad=gx.requires_grad, x_name=_name(gx) or '', y_name=_name(gy) or '')
         return seen
     assert_same(program)
+
+
+_EMPTY_INDICES = ['T.tensor([])', 'T.zeros(0, dtype=T.long)', 'T.zeros(1, 1, 0, dtype=T.long)',
+                  'T.zeros(0, 5, dtype=T.long)', 'T.zeros(2, 0, dtype=T.long)']
+
+
+@pytest.mark.parametrize('index', _EMPTY_INDICES)
+@pytest.mark.parametrize('shape', [(0, 3), (2, 3)], ids=str)
+@pytest.mark.parametrize('dim', [0, 1])
+def test_gather_of_an_empty_index_backpropagates_as_torch(index, shape, dim):
+    """gather with an empty index gives an empty result and its backward zeros: PyTorch's
+    scatter_add into zeros checks no shape against an empty index (the long run, seed 5007578:
+    gather(1, tensor([])) of an empty view, then backward, raised 'Index tensor must have the
+    same number of dimensions as self tensor')."""
+    def program(T):
+        x = T.ones(shape, requires_grad=True)
+        y = x.gather(dim, eval(index))
+        y.sum().backward()
+        return {'y': y, 'shape': tuple(y.shape), 'grad': x.grad}
+    assert_same(program)
+
+
+@pytest.mark.parametrize('op', ['scatter', 'scatter_add', 'scatter_reduce', 'scatter_'])
+@pytest.mark.parametrize('index,src', [(i, s) for i in _EMPTY_INDICES[:4]
+                                       for s in ('T.zeros(0)', 'T.zeros(2, 2)', 'T.zeros(0, dtype=T.float64)')])
+def test_scatter_of_an_empty_index_checks_only_dtypes(op, index, src):
+    """PyTorch's scatter family returns its input for an empty index, whatever the shapes,
+    checking only the source's dtype."""
+    def program(T):
+        x = T.arange(6.0).reshape(2, 3)
+        args = (1, eval(index), eval(src)) + (('sum',) if op == 'scatter_reduce' else ())
+        y = getattr(x, op)(*args)
+        return {'y': y, 'shape': tuple(y.shape)}
+    assert_same(program)

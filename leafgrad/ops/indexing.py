@@ -463,9 +463,9 @@ class Gather(Op):
     def forward(input, dim, index, *, sparse_grad=False, out=None):
         if out is not None:
             return write_out('gather', out, gather(input, dim, index), (input,), True)
-        idx = index_array(index, 'gather')
         shape = input._data.shape
-        d = wrap_dim(dim, max(len(shape), 1))
+        d = wrap_dim(dim, max(len(shape), 1))  # (before the index's dtype, as PyTorch)
+        idx = index_array(index, 'gather')
         if idx.size == 0:  # PyTorch checks nothing more of an empty index: an empty result of its shape
             return _empty_gather(input, idx, d, index)
         _gather_check(shape, idx, d)

@@ -58,11 +58,15 @@ class NotImplemented_(Node):
 
 def _scatter_check(fname, input, d, idx, src):
     shape = input._data.shape
+    if idx.size == 0:  # PyTorch checks only the source's dtype against an empty index
+        if isinstance(src, Tensor) and src._data.dtype != input._data.dtype:
+            raise RuntimeError('scatter(): Expected self.dtype to be equal to src.dtype')  # (PyTorch's word)
+        return
     if idx.ndim != len(shape) and not (idx.ndim <= 1 and len(shape) <= 1):
         raise RuntimeError('Index tensor must have the same number of dimensions as self tensor')
     if src is not None:
         if src._data.dtype != input._data.dtype:
-            raise RuntimeError(f'{fname}(): Expected self.dtype to be equal to src.dtype')
+            raise RuntimeError('scatter(): Expected self.dtype to be equal to src.dtype')  # (PyTorch's word)
         sshape = src._data.shape
         if src._data.ndim != idx.ndim:
             raise RuntimeError('Index tensor must have the same number of dimensions as src tensor')
@@ -80,6 +84,8 @@ def _scatter_check(fname, input, d, idx, src):
 
 def _scatter_data(input, d, idx, values, reduce):
     data = input._data.copy()
+    if idx.size == 0:
+        return data
     target = data if data.ndim else data.reshape(1)
     i = idx if idx.ndim else idx.reshape(1)
     coords = scatter_coords(i, d)
@@ -203,8 +209,13 @@ class ScatterReduce(Op):
         data = input._data.copy()
         target = data if data.ndim else data.reshape(1)
         i = idx if idx.ndim else idx.reshape(1)
+        if idx.size == 0:  # (nothing written, whatever the shapes)
+            i = xp.zeros((0,) * max(target.ndim, 1), dtype=xp.int64)
         coords = scatter_coords(i, d)
-        values = src._data[tuple(slice(0, n) for n in i.shape)] if src._data.ndim else src._data.reshape(1)
+        if idx.size == 0:
+            values = xp.zeros(i.shape, dtype=target.dtype)
+        else:
+            values = src._data[tuple(slice(0, n) for n in i.shape)] if src._data.ndim else src._data.reshape(1)
         if not include_self:
             target[coords] = _REDUCE_INIT[reduce]
         _REDUCE_UFUNC[reduce].at(target, coords, values)
