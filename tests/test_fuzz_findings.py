@@ -947,3 +947,32 @@ def test_scatter_of_an_empty_index_checks_only_dtypes(op, index, src):
         y = getattr(x, op)(*args)
         return {'y': y, 'shape': tuple(y.shape)}
     assert_same(program)
+
+
+@pytest.mark.parametrize('upstream', [1.0, float('inf'), NAN], ids=str)
+@pytest.mark.parametrize('create_graph', [False, True])
+def test_pow_zero_passes_zeros_whatever_the_gradient(upstream, create_graph):
+    """x ** 0's derivative is zeros_like(x), as PyTorch's pow_backward (not grad * 0, which is NaN
+    for an infinite gradient: the long run, seed 5008204, sqrt(x) ** 0 then div_(0.0))."""
+    def program(T):
+        x = T.tensor([1.9, 0.0, -2.0], requires_grad=True)
+        y = x ** 0
+        g, = T.autograd.grad(y, [x], T.full((3,), upstream), create_graph=create_graph)
+        return {'g': g, 'requires_grad': g.requires_grad, 'name': _name(g) or ''}
+    assert_same(program)
+
+
+@pytest.mark.parametrize('shape', [(2, 1, 3), (3,), (1,)], ids=str)
+def test_a_gradient_summed_to_a_0d_tensor_is_sum_backward0(shape):
+    """Under create_graph, the gradient of a 0-d tensor broadcast against a bigger one is
+    PyTorch's sum_to: tensor.sum() (SumBackward0), not a sum over dims (the long run, seed
+    5009231)."""
+    def program(T):
+        x = T.tensor(0.8, dtype=T.float64, requires_grad=True)
+        w = T.arange(1.0, 1.0 + int(np.prod(shape)), dtype=T.float64).reshape(shape)
+        x2 = x * x
+        y = (w + x2).log1p()
+        g, = T.autograd.grad(y.sum(), [x2], create_graph=True)
+        gg, = T.autograd.grad(g, [x])
+        return {'g': g.reshape(1), 'name': _name(g), 'gg': gg.reshape(1)}  # (as lists: to rounding)
+    assert_same(program)

@@ -276,7 +276,7 @@ def sum_to(grad, shape):
     if gshape[lead:] == shape:  # only leading dims to drop (a bias, say): the common case first
         if not state.grad_enabled and grad._data.dtype.kind == 'f':
             return wrap(xp.add.reduce(grad._data, axis=0 if lead == 1 else tuple(range(lead))))
-        return ops.sum(grad, tuple(range(lead)))
+        return ops.sum(grad) if not shape else ops.sum(grad, tuple(range(lead)))  # (PyTorch: SumBackward0 to ())
     kept = tuple([i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1])
     if not state.grad_enabled and grad._data.dtype.kind == 'f':
         # a plain backward records nothing: one reduction of the array

@@ -383,8 +383,8 @@ class PowBackward0(Op):
     def apply(self, grad):
         (base,) = self.saved_tensors
         p = self.exponent
-        if p == 0:
-            return grad * 0,
+        if p == 0:  # zeros_like(self), as PyTorch's pow_backward (not grad * 0: NaN for an infinite grad)
+            return wrap(xp.zeros(base._data.shape, dtype=base._data.dtype)),
         if p == 2:
             return grad * (base * 2),
         return grad * (pow(base, p - 1) * p),
