@@ -124,11 +124,11 @@ def record(out_data, node_cls, inputs):
 
 def _unusual_dtype(node, dtype, inputs):
     """A bfloat16 output's node casts the gradient reaching it to bfloat16; a complex output's
-    node computes PyTorch's complex gradients (ops/complex.py)."""
+    node computes PyTorch's complex gradients (complex_convention)."""
     if dtype.kind == 'V':
         node._grad_dtype = dtype
     else:
-        _complex.complex_convention(node, inputs)
+        complex_convention(node, inputs)
 
 
 def unary(node_cls, input, out_data, save=None):
@@ -182,7 +182,7 @@ def record_many(out_datas, node_cls, inputs, differentiable=None):
             out._requires_grad = True
             out._output_nr = i
     if any(d.dtype.kind == 'c' for d in out_datas):
-        _complex.complex_convention(node, inputs)
+        complex_convention(node, inputs)
     if anomaly_state.enabled:
         node._anomaly_trace = forward_trace()
     return outs, node
@@ -362,8 +362,74 @@ def refuse_out(name, out):
                                   '(out = ' + name + '(...)) instead')
 
 
-# Imported last: it imports this module.
-from . import complex_numbers as _complex  # noqa: E402
+# ---- complex numbers: PyTorch's convention for gradients, what it refuses ----------------------
+# (shared by every family: the convention is applied by ``record``; see ops/complex_numbers.py)
+
+def _conj_data(grad):
+    """``conj(grad)``: on arrays in a plain backward, else the recorded op."""
+    if grad is None or grad._data.dtype.kind != 'c':
+        return grad
+    if not state.grad_enabled:
+        return wrap(xp.conj(grad._data))
+    return ops.conj_physical(grad)
+
+
+def real_part(grad):
+    """The real part of a gradient, as a new tensor (no view)."""
+    if not state.grad_enabled:
+        return wrap(grad._data.real.copy())
+    return ops.real(grad).clone()
+
+
+def complex_convention(node, inputs):
+    """Make ``node`` (the node of an op with a complex output) compute PyTorch's complex
+    gradients with its real-number rule: ``conj(rule(conj(grad)))``, and the real part for an
+    input that is real. Called by ``record`` only for complex outputs; a node class that sets
+    ``complex_rule`` writes its rule in the convention already."""
+    if type(node).__dict__.get('complex_rule') or getattr(type(node), 'complex_rule', False):
+        return
+    real = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._data.dtype.kind != 'c']
+    rule = node.apply
+
+    def apply(*grads):
+        outs = rule(*[_conj_data(g) for g in grads])
+        outs = [_conj_data(g) for g in outs]
+        for i in real:
+            g = outs[i]
+            if g is not None and g._data.dtype.kind == 'c':
+                outs[i] = real_part(g)
+        return tuple(outs)
+    node.apply = apply
+
+
+def refused(name, data):
+    """The exception PyTorch raises for op ``name`` (or its CPU kernel's name) of a complex array
+    (no order, no rounding)."""
+    if name in ('relu', 'clamp'):
+        return NotImplementedError('clamp is not supported for complex types')
+    if name in ('floor', 'ceil', 'trunc'):
+        return NotImplementedError(f'{name} is not supported for complex inputs')
+    if name in ('argmax', 'argmin', 'max', 'min'):
+        return RuntimeError(f'{name}(): does not support complex input')
+    if name in ('maximum', 'minimum'):
+        return RuntimeError(f'{name} not implemented for complex tensors.')
+    if name in ('Sort', 'topk'):
+        return RuntimeError(f' {name} does not support complex dtypes on CPU')
+    if name == 'sign':
+        return NotImplementedError('Unlike NumPy, leafgrad.sign is not intended to support complex numbers. Please '
+                                   'use leafgrad.sgn instead.')
+    return NotImplementedError(f'"{name}" not implemented for \'{SCALAR_NAMES[data.dtype.name]}\'')
+
+
+def where_zero(z, value):
+    """``value`` where ``z`` is nonzero, 0 where it is (a derivative's guard at the origin)."""
+    return ops.where(z == 0, Tensor._wrap(xp.zeros((), dtype=value._data.dtype)), value)
+
+
+def sgn_backward(z, grad):
+    """The gradient through ``sgn(z) = z / |z|``: ``(grad - Re(grad conj(s)) s) / |z|``, zero at 0."""
+    s = ops.sgn(z)
+    return where_zero(z, (grad - real_part(grad * ops.conj_physical(s)) * s) / z.abs())
 
 
 # ---- out= ----------------------------------------------------------------------------------------

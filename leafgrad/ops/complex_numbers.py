@@ -14,14 +14,15 @@ declare ``complex_rule = True``: their rules are written in the convention alrea
 leafgrad's ``conj`` copies: the result reports ``is_conj()`` as PyTorch's lazy conjugate view
 does, but writing into it does not write into its input (see docs/complex.md).
 
-Each op is declared once (``_op.Op``). (``_util`` imports this module while it is itself being
-imported, for ``complex_convention``: what this module takes from ``_util`` is defined above
-that import.)
+Each op is declared once (``_op.Op``). What every family shares (the convention itself,
+``_util.complex_convention``, applied by ``record``; ``real_part``, ``sgn_backward``; ``refused``,
+the errors PyTorch gives complex input) is in ``_util``; this module binds those names too.
 """
 from .. import backend
 from ..autograd.views import link as _link
 from ._op import CAST, Op, inplace_runner, out_rule, same_dtype
-from ._util import SCALAR_NAMES, ops, record, saved_output, state, sum_to, unary, wrap, xp
+from ._util import (SCALAR_NAMES, complex_convention, ops, real_part, record, refused, saved_output,  # noqa: F401
+                    sgn_backward, state, sum_to, unary, where_zero, wrap, xp)  # (the shared ones bound here too)
 from ..tensor import Tensor
 
 
@@ -38,55 +39,6 @@ def _interpret(array, np_dtype, shape, strides):
 
 class _Reinterpreted:
     __slots__ = ('__array_interface__', 'base')
-
-
-def _conj_data(grad):
-    """``conj(grad)``: on arrays in a plain backward, else the recorded op."""
-    if grad is None or grad._data.dtype.kind != 'c':
-        return grad
-    if not state.grad_enabled:
-        return wrap(xp.conj(grad._data))
-    return conj_physical(grad)
-
-
-def complex_convention(node, inputs):
-    """Make ``node`` (the node of an op with a complex output) compute PyTorch's complex
-    gradients with its real-number rule: ``conj(rule(conj(grad)))``, and the real part for an
-    input that is real. Called by ``record`` only for complex outputs."""
-    if type(node).__dict__.get('complex_rule') or getattr(type(node), 'complex_rule', False):
-        return
-    real = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._data.dtype.kind != 'c']
-    rule = node.apply
-
-    def apply(*grads):
-        outs = rule(*[_conj_data(g) for g in grads])
-        outs = [_conj_data(g) for g in outs]
-        for i in real:
-            g = outs[i]
-            if g is not None and g._data.dtype.kind == 'c':
-                outs[i] = real_part(g)
-        return tuple(outs)
-    node.apply = apply
-
-
-# ---- what PyTorch refuses for complex numbers (no order, no rounding) -----------------------------
-
-def refused(name, data):
-    """The exception PyTorch raises for op ``name`` (or its CPU kernel's name) of a complex array."""
-    if name in ('relu', 'clamp'):
-        return NotImplementedError('clamp is not supported for complex types')
-    if name in ('floor', 'ceil', 'trunc'):
-        return NotImplementedError(f'{name} is not supported for complex inputs')
-    if name in ('argmax', 'argmin', 'max', 'min'):
-        return RuntimeError(f'{name}(): does not support complex input')
-    if name in ('maximum', 'minimum'):
-        return RuntimeError(f'{name} not implemented for complex tensors.')
-    if name in ('Sort', 'topk'):
-        return RuntimeError(f' {name} does not support complex dtypes on CPU')
-    if name == 'sign':
-        return NotImplementedError('Unlike NumPy, leafgrad.sign is not intended to support complex numbers. Please '
-                                   'use leafgrad.sgn instead.')
-    return NotImplementedError(f'"{name}" not implemented for \'{SCALAR_NAMES[data.dtype.name]}\'')
 
 
 # ---- real and imaginary parts ------------------------------------------------------------------
@@ -188,13 +140,6 @@ class Imag(Op):
         imag(self).copy_(value)
 
     method = property(forward, _set)
-
-
-def real_part(grad):
-    """The real part of a gradient, as a new tensor (no view)."""
-    if not state.grad_enabled:
-        return wrap(grad._data.real.copy())
-    return real(grad).clone()
 
 
 class IsComplex(Op):
@@ -301,16 +246,6 @@ class Angle(Op):
             return grad * 0,
         # d angle: grad * i z / |z|^2 (zero at z = 0, as PyTorch's angle_backward)
         return where_zero(z, grad * z / (z.abs() ** 2) * 1j),
-
-
-def sgn_backward(z, grad):
-    """The gradient through ``sgn(z) = z / |z|``: ``(grad - Re(grad conj(s)) s) / |z|``, zero at 0."""
-    s = ops.sgn(z)
-    return where_zero(z, (grad - real_part(grad * conj_physical(s)) * s) / z.abs())
-
-
-def where_zero(z, value):
-    return ops.where(z == 0, Tensor._wrap(xp.zeros((), dtype=value._data.dtype)), value)
 
 
 def _same_float_pair(a, b, what):
