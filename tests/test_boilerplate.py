@@ -202,3 +202,24 @@ def test_onnx_imports_under_python_m_leafgrad(tmp_path):
     done = subprocess.run([sys.executable, '-m', 'leafgrad', str(script)], capture_output=True, text=True,
                           cwd=tmp_path, env=dict(os.environ, PYTHONPATH=root))
     assert (done.returncode, done.stdout) == (0, 'False\nOnnxExporterError\n'), done.stderr
+
+
+# ---- no leafgrad.<name> that PyTorch lacks -------------------------------------------------------
+
+LEAFGRAD_ONLY = {  # what leafgrad has at the top level that torch has not, and why
+    'install_as_torch': "leafgrad's own: makes 'import torch' mean leafgrad",
+    'backend': "leafgrad's own module: NumPy or CuPy, and the dtypes",
+    'creation': "leafgrad's module of the factories (torch's are built in)",
+    'generator': "leafgrad's module of the Generator (torch's is built in)",
+    'get_printoptions': "torch's is torch._tensor_str.get_printoptions",
+}
+
+
+def test_no_top_level_name_that_torch_lacks():
+    """A program that runs under leafgrad runs under torch: leafgrad.view, leafgrad.expand,
+    leafgrad.pad ... were functions that torch.<name> is not (methods, or nn.functional's)."""
+    extra = {n for n in dir(lg) if not n.startswith('_') and not hasattr(torch, n)}
+    assert extra == set(LEAFGRAD_ONLY), extra ^ set(LEAFGRAD_ONLY)
+    for name in ('view', 'view_as', 'reshape_as', 'contiguous', 'expand', 'expand_as', 'unfold', 'repeat', 'to'):
+        assert hasattr(lg.Tensor, name) and hasattr(torch.Tensor, name)
+    assert lg.nn.functional.pad(lg.ones(2, 3), (1, 1)).shape == torch.nn.functional.pad(torch.ones(2, 3), (1, 1)).shape

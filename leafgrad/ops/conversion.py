@@ -61,6 +61,7 @@ class To(Op):
     the result out. A complex tensor cast to a real dtype keeps its real part, with PyTorch's
     warning."""
     op, node = 'to', 'ToCopyBackward0'
+    public = False  # (a method only: PyTorch has no torch.to)
     __slots__ = ('self_dtype', 'self_device')
 
     def forward(input, *args, **kwargs):

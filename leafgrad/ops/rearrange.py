@@ -233,6 +233,7 @@ class ColumnStack(Op):
 class Repeat(Op):
     """repeat(input, *sizes): the input tiled ``sizes`` times along each dim (a copy)."""
     op, node = 'repeat', 'RepeatBackward0'
+    public = False  # (a method only: PyTorch has no torch.repeat)
     __slots__ = ('self_shape', 'repeats')
 
     def forward(input, *sizes):
@@ -561,6 +562,7 @@ _NON_CONSTANT = ('Supported combinations for non-constant padding:\n'
 class Pad(Op):
     """pad(input, pad, mode='constant', value=None): nn.functional.pad (also leafgrad.pad)."""
     op, method = 'pad', False
+    public = False  # (nn.functional.pad's (PyTorch has no torch.pad))
 
     def forward(input, pad, mode='constant', value=None):
         pad = tuple(int(p) for p in pad)

@@ -79,6 +79,7 @@ class View(Op):
     """view(input, *shape) (also leafgrad.view): the same data seen in another shape, or
     ``view(dtype)``: the data read as another dtype of the same size."""
     op, node = 'view', 'ViewBackward0'
+    public = False  # (a method only: PyTorch has no torch.view)
     __slots__ = ('self_shape',)
 
     def forward(input, *shape):
@@ -138,6 +139,7 @@ class Reshape(Op):
 class ViewAs(Op):
     """view_as(input, other)."""
     op = 'view_as'
+    public = False  # (a method only: PyTorch has no torch.view_as)
 
     def forward(input, other):
         return view(input, other._data.shape)
@@ -146,6 +148,7 @@ class ViewAs(Op):
 class ReshapeAs(Op):
     """reshape_as(input, other)."""
     op = 'reshape_as'
+    public = False  # (a method only: PyTorch has no torch.reshape_as)
 
     def forward(input, other):
         return reshape(input, other._data.shape)
@@ -174,6 +177,7 @@ class Contiguous(Op):
     """contiguous(input, memory_format=contiguous_format): the input itself where it is laid
     out so already, else a copy (CloneBackward0)."""
     op = 'contiguous'
+    public = False  # (a method only: PyTorch has no torch.contiguous)
 
     def forward(input, memory_format=_memory_format.contiguous_format):
         if memory_format is _memory_format.contiguous_format:
@@ -428,6 +432,7 @@ class SqueezeBackward4(Squeeze):  # the squeeze inside matmul of a 1-D by a 2-D 
 class Expand(Op):
     """expand(input, *sizes): the view broadcast to ``sizes`` (-1 keeps a dim's size)."""
     op, node = 'expand', 'ExpandBackward0'
+    public = False  # (a method only: PyTorch has no torch.expand)
     __slots__ = ('self_shape',)
 
     def forward(input, *sizes):
@@ -475,6 +480,7 @@ class Expand(Op):
 class ExpandAs(Op):
     """expand_as(input, other)."""
     op = 'expand_as'
+    public = False  # (a method only: PyTorch has no torch.expand_as)
 
     def forward(input, other):
         return expand(input, other._data.shape)
@@ -855,6 +861,7 @@ class Unfold(Op):
     ``dimension``, as a new last dim (a view). (``leafgrad.unfold`` too, though
     ``torch.unfold`` does not exist: nn.functional.unfold is im2col.)"""
     op, node = 'unfold', 'UnfoldBackward0'
+    public = False  # (a method only: PyTorch has no torch.unfold)
     __slots__ = ('self_shape', 'dim', 'size', 'step')
 
     def forward(input, dimension, size, step):
