@@ -1,7 +1,8 @@
 """leafgrad.linalg: linear algebra as ``torch.linalg``.
 
-The norms are written here; the decompositions and solvers live in ``ops/linalg_decomp.py`` and
-``ops/linalg_solvers.py``.
+The norms are written here; the decompositions and solvers are declared in ``ops/linalg_decomp.py``,
+``ops/linalg_solvers.py`` and ``ops/linalg_eig.py`` as ``linalg_<name>`` (PyTorch's names) and bound
+here as ``linalg.<name>``.
 """
 from .ops._op import same_dtype, writes_out
 from .ops._util import wrap_dim
@@ -17,8 +18,12 @@ from .ops.linalg_decomp import (LinAlgError, linalg_inv as inv, linalg_det as de
                                 linalg_vecdot as vecdot)
 from .ops.linalg import matmul  # noqa: F401
 from .ops.linalg_eig import linalg_eig as eig, linalg_eigvals as eigvals  # noqa: F401
-from .ops.linalg_solvers import (cond, diagonal, householder_product, lstsq, lu, lu_factor, lu_factor_ex,  # noqa
-                                 lu_solve, matrix_exp, solve_ex, tensorinv, tensorsolve, vander)
+from .ops.linalg_solvers import (linalg_cond as cond, linalg_diagonal as diagonal,  # noqa: F401
+                                 linalg_householder_product as householder_product, linalg_lstsq as lstsq,
+                                 linalg_lu as lu, linalg_lu_factor as lu_factor, linalg_lu_factor_ex as lu_factor_ex,
+                                 linalg_lu_solve as lu_solve, linalg_matrix_exp as matrix_exp,
+                                 linalg_solve_ex as solve_ex, linalg_tensorinv as tensorinv,
+                                 linalg_tensorsolve as tensorsolve, linalg_vander as vander)
 
 
 @writes_out('linalg_matrix_norm', same_dtype('linalg.matrix_norm expected out tensor dtype {result} but got: {out}'),

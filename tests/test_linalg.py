@@ -377,7 +377,9 @@ def test_svd_driver_is_refused_on_cpu_as_torch(name):
 # ---- the functions' names, as PyTorch's: linalg_<name> in Python's errors, torch's own beside them
 NAMED = ['linalg.inv', 'linalg.det', 'linalg.slogdet', 'linalg.cholesky', 'linalg.qr', 'linalg.eigh', 'linalg.svd',
          'linalg.svdvals', 'linalg.eigvalsh', 'linalg.inv_ex', 'linalg.cholesky_ex',
-         'linalg.eig', 'linalg.eigvals', 'inverse', 'det', 'slogdet', 'logdet', 'pinverse', 'eig']
+         'linalg.eig', 'linalg.eigvals', 'inverse', 'det', 'slogdet', 'logdet', 'pinverse', 'eig', 'linalg.lu',
+         'linalg.lu_factor', 'linalg.lu_factor_ex', 'linalg.matrix_exp', 'linalg.diagonal', 'matrix_exp', 'geqrf',
+         'cholesky_inverse']
 
 
 @pytest.mark.parametrize('name', NAMED)

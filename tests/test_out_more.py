@@ -149,6 +149,11 @@ OPS.update({
     'svd': (lambda T, o, x: T.svd(x(T.tensor(SPD)), out=o), ()),
     'qr': (lambda T, o, x: T.qr(x(T.tensor(SPD)), out=o), ()),
     'chain_matmul': (lambda T, o, x: T.chain_matmul(x(T.tensor(SPD)), T.tensor(SPD), out=o), ()),
+    # (gelsd and gelss: PyTorch's gelsy and gels meet a singular_values out of another float dtype
+    # with an internal assert)
+    'linalg.lstsq gelss': (lambda T, o, x: T.linalg.lstsq(x(T.tensor(SPD)), T.ones(2), driver='gelss', out=o), ()),
+    'linalg.lstsq gelsd': (lambda T, o, x: T.linalg.lstsq(x(T.tensor(SPD)), T.ones(2, 1), driver='gelsd', out=o), ()),
+    'orgqr': (lambda T, o, x: T.orgqr(x(T.tensor(SPD)), T.tensor([0.5, 0.2]), out=o), ()),
 })
 
 # ---- the parts of numbers, binning, products (ops/number_parts.py, binning.py, linalg_products.py)

@@ -2,20 +2,24 @@
 lu_solve, torch.lu_unpack), solve_ex, householder_product, vander, tensorinv, tensorsolve, cond,
 diagonal; and torch's cholesky_solve, cholesky_inverse, triangular_solve, geqrf.
 
-Forward on NumPy arrays (LU with partial pivoting written here: NumPy has none); derivatives as
-PyTorch defines them (FunctionsManual), written with leafgrad ops so that they differentiate
-again. Matrices are real: every ``^H`` is a transpose.
+Each op is declared once (``_op.Op``); torch.linalg's functions as ``linalg_<name>`` (PyTorch's
+names, bound by ``leafgrad.linalg``), torch's own (torch.lu, lu_solve, vander, orgqr, matrix_exp)
+as declarations of their own. Forward on NumPy arrays (LU with partial pivoting written here:
+NumPy has none); derivatives as PyTorch defines them (FunctionsManual), written with leafgrad ops
+(siblings through ``ops``) so that they differentiate again. Matrices are real: every ``^H`` is a
+transpose.
 """
 import math
 
-from .. import return_types
-from ._op import safely_castable, user_stacklevel, writes_out
-from ._util import Node, autocast, record, record_many, saved_output, wrap, wrap_dim, xp
+import warnings
+
+from .. import autograd, return_types
+from ._op import Op, out_rule, safely_castable, user_stacklevel, write_outs
+from ._util import autocast, ops, record, record_many, saved_output, wrap, wrap_dim, xp
 from . import shape as _shape
 from .linalg import matmul
-from .linalg_decomp import (LinAlgError, _check_matrix, refuse_complex, _eye_like, _mT, _sum_to_batch, _tril, _triu,
-                            linalg_inv as inv, linalg_solve as solve, linalg_solve_triangular as solve_triangular,
-                            linalg_svdvals as svdvals)
+from .linalg_decomp import (_SCALAR_NAMES, LinAlgError, LinalgPinv, _check_matrix, refuse_complex, _mT, _sum_to_batch,
+                            _tril, _triu)
 
 
 def _needs(node, i):
@@ -46,36 +50,51 @@ def _expm(a):
     return out.reshape(a.shape).astype(a.dtype)
 
 
-class LinalgMatrixExpBackward0(Node):
+def _frechet_exp(A, E):
+    """The Frechet derivative of exp at A applied to E: the top-right block of exp([[A, E], [0, A]]),
+    written with matrix_exp itself so that it differentiates again."""
+    big = ops.cat([ops.cat([A, E], -1), ops.cat([E * 0, A], -1)], -2)
+    n = A._data.shape[-1]
+    return _shape.narrow(_shape.narrow(ops.linalg_matrix_exp(big), -2, 0, n), -1, n, n)
+
+
+class LinalgMatrixExp(Op):
+    """linalg.matrix_exp(A): the matrix exponential sum_k A^k / k! of each square matrix."""
+    op, node, method, public = 'linalg_matrix_exp', 'LinalgMatrixExpBackward0', False, False
     __slots__ = ()
 
-    def apply(self, grad):
-        # the Frechet derivative of exp at A^T applied to grad: the top-right block of
-        # exp([[A^T, G], [0, A^T]]), written with matrix_exp itself so that it differentiates again
+    def forward(A):
+        """The matrix exponential sum_k A^k / k! of each square matrix."""
+        a = A._data
+        if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+            raise RuntimeError(f'linalg.matrix_exp: A must be batches of square matrices, but they are '
+                               f'{a.shape[-2] if a.ndim >= 2 else 1} by {a.shape[-1] if a.ndim else 1} matrices'
+                               if a.ndim >= 2 else
+                               'linalg.matrix_exp: The input tensor A must have at least 2 dimensions.')
+        if a.dtype.kind not in 'fVc':
+            raise RuntimeError(f'linalg.matrix_exp: Expected a floating point or complex tensor as input. Got '
+                               f'{_SCALAR_NAMES[a.dtype.name]}')
+        out, node = record(_expm(a), LinalgMatrixExp, (A,))
+        if node is not None:
+            node.save(A)
+        return out
+
+    def jvp(self, tangents):  # d exp(A) = the Frechet derivative at A applied to dA
         (A,) = self.saved_tensors
-        from .rearrange import cat
-        At = _mT(A)
-        zeros = grad * 0
-        big = cat([cat([At, grad], -1), cat([zeros, At], -1)], -2)
-        n = A._data.shape[-1]
-        return _shape.narrow(_shape.narrow(matrix_exp(big), -2, 0, n), -1, n, n),
+        return _frechet_exp(A, tangents[0])
+
+    def apply(self, grad):  # the Frechet derivative at A^T applied to grad
+        (A,) = self.saved_tensors
+        return _frechet_exp(_mT(A), grad),
 
 
-def matrix_exp(A):
-    """The matrix exponential sum_k A^k / k! of each square matrix."""
-    a = A._data
-    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(f'linalg.matrix_exp: A must be batches of square matrices, but they are '
-                           f'{a.shape[-2] if a.ndim >= 2 else 1} by {a.shape[-1] if a.ndim else 1} matrices'
-                           if a.ndim >= 2 else 'linalg.matrix_exp: The input tensor A must have at least 2 dimensions.')
-    if a.dtype.kind not in 'fVc':
-        from .linalg_decomp import _SCALAR_NAMES
-        raise RuntimeError(f'linalg.matrix_exp: Expected a floating point or complex tensor as input. Got '
-                           f'{_SCALAR_NAMES[a.dtype.name]}')
-    out, node = record(_expm(a), LinalgMatrixExpBackward0, (A,))
-    if node is not None:
-        node.save(A)
-    return out
+class MatrixExp(Op):
+    """matrix_exp(input): linalg.matrix_exp's (its node)."""
+    op = 'matrix_exp'
+
+    def forward(input):
+        """The matrix exponential sum_k A^k / k! of each square matrix."""
+        return ops.linalg_matrix_exp(input)
 
 
 # ---- lstsq ------------------------------------------------------------------------------------------
@@ -88,24 +107,45 @@ class _Saved:
         self.saved_tensors = tensors
 
 
-class LinalgLstsqBackward0(Node):
+_LSTSQ_DRIVERS = ('gels', 'gelsy', 'gelsd', 'gelss')
+
+
+def _lstsq_out(name, out, result, differentiable=True):
+    """linalg.lstsq's out=: four tensors; solution and residuals checked as PyTorch checks them (both
+    under the name 'solution'), singular_values too, rank of any dtype."""
+    solution = safely_castable('torch.linalg.lstsq', 'solution')
+    return write_outs('linalg_lstsq', out, result,
+                      (solution, solution, None, safely_castable('torch.linalg.lstsq', 'singular_values')),
+                      (True, True, False, False))
+
+
+class LinalgLstsq(Op):
+    """linalg.lstsq(A, B, rcond=None, *, driver=None, out=None): (solution, residuals, rank,
+    singular_values) of min ||A X - B||, as PyTorch's CPU computes them."""
+    op, node, method, public = 'linalg_lstsq', 'LinalgLstsqBackward0', False, False
+    out = _lstsq_out
     __slots__ = ('vector', 'a_shape', 'b_shape')
+
+    def forward(A, B, rcond=None, *, driver=None):
+        """(solution, residuals, rank, singular_values) of min ||A X - B||: the minimum-norm
+        solution; residuals (squared, per column) when A is tall and of full rank and the driver is
+        not gelsy; rank for gelsy, gelsd, gelss; singular values for gelsd, gelss (as PyTorch's CPU)."""
+        return _lstsq(A, B, rcond, driver)
 
     def apply(self, grad, grad_residuals=None, *unused):
         # solution = pinv(A) B: the derivative through pinv's; residuals = ||A X - B||^2 at the
         # optimum X, whose derivatives are 2 (A X - B) X^T and -2 (A X - B)
-        from .linalg_decomp import LinalgPinv as LinalgPinvBackward0, linalg_pinv as pinv
         A, B = self.saved_tensors
         if grad_residuals is not None and grad_residuals._data.size == 0:
             grad_residuals = None
         b = _shape.unsqueeze(B, -1) if self.vector else B
-        P = pinv(A)
+        P = ops.linalg_pinv(A)
         gA = gB = None
         if grad is not None:
             g = _shape.unsqueeze(grad, -1) if self.vector else grad
             if _needs(self, 0):
                 gP = _sum_to_batch(matmul(g, _mT(b)), P._data.shape)
-                gA = LinalgPinvBackward0.apply(_Saved(A, P), gP)[0]
+                gA = LinalgPinv.apply(_Saved(A, P), gP)[0]
             if _needs(self, 1):
                 gB = matmul(_mT(P), g)
         if grad_residuals is not None:
@@ -125,13 +165,7 @@ class LinalgLstsqBackward0(Node):
         return gA, gB
 
 
-_LSTSQ_DRIVERS = ('gels', 'gelsy', 'gelsd', 'gelss')
-
-
-def lstsq(A, B, rcond=None, *, driver=None):
-    """(solution, residuals, rank, singular_values) of min ||A X - B||: the minimum-norm
-    solution; residuals (squared, per column) when A is tall and of full rank and the driver is
-    not gelsy; rank for gelsy, gelsd, gelss; singular values for gelsd, gelss (as PyTorch's CPU)."""
+def _lstsq(A, B, rcond, driver):
     a, b = A._data, B._data
     refuse_complex(a, 'linalg.lstsq')
     if a.ndim < 2:
@@ -139,11 +173,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if b.ndim < 1:
         raise RuntimeError('torch.linalg.lstsq: other must have at least 1 dimension.')
     if a.dtype != b.dtype:
-        from .linalg_decomp import _SCALAR_NAMES
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
                            f"dtype {_SCALAR_NAMES[a.dtype.name]} and other's dtype {_SCALAR_NAMES[b.dtype.name]}")
     if a.dtype.kind != 'f' or a.dtype.itemsize < 4:
-        from .linalg_decomp import _SCALAR_NAMES
         raise RuntimeError(f'torch.linalg.lstsq: Expected a floating point or complex tensor as input. Got '
                            f'{_SCALAR_NAMES[a.dtype.name]}')
     vector = b.ndim == a.ndim - 1
@@ -182,7 +214,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rank = ranks.reshape(batch) if driver != 'gels' else xp.zeros((0,), dtype=xp.int64)
     singular = svals.reshape(batch + (min(m, n),)) if driver in ('gelsd', 'gelss') else xp.zeros((0,))
     outs, node = record_many([solution.astype(a.dtype), residuals.astype(a.dtype), rank, singular.astype(a.dtype)],
-                             LinalgLstsqBackward0, (A, B), differentiable=(True, True, False, False))
+                             LinalgLstsq, (A, B), differentiable=(True, True, False, False))
     if node is not None:
         node.vector, node.a_shape, node.b_shape = vector, a.shape, b.shape
         node.save(A, B)
@@ -240,7 +272,7 @@ def _unpack(LU):
 
 def _lu_backward(gL, gU, P, L, U):
     """PyTorch's linalg_lu_backward: the gradient of A = P L U from those of L and U."""
-    from .rearrange import cat
+    cat = ops.cat
     m, n = L._data.shape[-2], U._data.shape[-1]
     k = min(m, n)
     if m == n:
@@ -253,7 +285,7 @@ def _lu_backward(gL, gU, P, L, U):
         gU2 = _shape.narrow(gU, -1, k, n - k) if gU is not None else None
         gA2 = None
         if gU2 is not None:
-            gA2 = solve_triangular(_mT(L), gU2, upper=True, unitriangular=True)   # L^{-T} gU2
+            gA2 = ops.linalg_solve_triangular(_mT(L), gU2, upper=True, unitriangular=True)   # L^{-T} gU2
             extra = -matmul(gA2, _mT(U2))
             gL = extra if gL is None else gL + extra
         inner = _square_solve(_square_phi(gL, gU1, L, U1), L, U1)
@@ -266,7 +298,7 @@ def _lu_backward(gL, gU, P, L, U):
     gL2 = _shape.narrow(gL, -2, k, m - k) if gL is not None else None
     gA2 = None
     if gL2 is not None:
-        gA2 = solve_triangular(_mT(U), gL2, upper=False, left=False)              # gL2 U^{-T}
+        gA2 = ops.linalg_solve_triangular(_mT(U), gL2, upper=False, left=False)              # gL2 U^{-T}
         extra = -matmul(_mT(L2), gA2)
         gU = extra if gU is None else gU + extra
     inner = _square_solve(_square_phi(gL1, gU, L1, U), L1, U)
@@ -290,12 +322,62 @@ def _square_phi(gL, gU, L, U):
 
 def _square_solve(phi, L, U):
     """L^{-T} phi U^{-T}."""
-    x = solve_triangular(_mT(U), phi, upper=False, left=False)
-    return solve_triangular(_mT(L), x, upper=True, unitriangular=True)
+    x = ops.linalg_solve_triangular(_mT(U), phi, upper=False, left=False)
+    return ops.linalg_solve_triangular(_mT(L), x, upper=True, unitriangular=True)
 
 
-class LinalgLuFactorExBackward0(Node):
-    # no __slots__: a multi-output node
+def _check_lu_input(A, name):
+    a = A._data
+    refuse_complex(a, name)
+    if a.ndim < 2:
+        raise RuntimeError(f'{name}: Expected tensor with 2 or more dimensions. Got size: {list(a.shape)} instead')
+    if a.dtype.kind not in 'f' or a.dtype.itemsize < 4:
+        raise NotImplementedError(f'"lu_cpu" not implemented for \'{_SCALAR_NAMES[a.dtype.name]}\'')
+
+
+class LinalgLuFactorEx(Op):
+    """linalg.lu_factor_ex(A, *, pivot=True, check_errors=False, out=None): (LU, pivots, info),
+    P A = L U packed in one matrix, LAPACK's 1-based int32 row swaps, and per matrix the first zero
+    pivot's 1-based index (0: none)."""
+    op, node, method, public = 'linalg_lu_factor_ex', 'LinalgLuFactorExBackward0', False, False
+    out = out_rule('linalg_lu_factor_ex', differentiable=(True, False, False))
+    # (no __slots__: a multi-output node)
+
+    def forward(A, *, pivot=True, check_errors=False):
+        """(LU, pivots, info): P A = L U packed in one matrix, LAPACK's 1-based int32 row swaps, and
+        per matrix the first zero pivot's 1-based index (0: none)."""
+        if autocast.state.on:
+            A, = autocast.fp32(A)
+        _check_lu_input(A, 'torch.lu_factor')
+        if not pivot:
+            raise RuntimeError('linalg.lu_factor: LU without pivoting is not implemented on the CPU')
+        a = A._data
+        lu, piv, info = _lu_arrays(a)
+        if check_errors and info.any():
+            b = int(xp.argmax(info.reshape(-1) != 0))
+            prefix = f'(Batch element {b}): ' if a.ndim > 2 else ''
+            raise LinAlgError(f'torch.linalg.lu_factor_ex: {prefix}U[{info.reshape(-1)[b]},{info.reshape(-1)[b]}] is '
+                              'zero and using it on lu_solve would result in a division by zero. If you still want to '
+                              'perform the factorization, consider calling linalg.lu(A, pivot) or '
+                              'linalg.lu_factor_ex(A, pivot)')
+        outs, node = record_many([lu, piv, info], LinalgLuFactorEx, (A,), differentiable=(True, False, False))
+        if node is not None:
+            node.save(saved_output(outs[0]), wrap(_permutation(piv, a.shape[-2], a.dtype)))
+        return return_types.linalg_lu_factor_ex(*outs)
+
+    def jvp(self, tangents):  # the packed tangent of L and U
+        LU, P = self.saved_tensors
+        L, U = _unpack(LU)
+        dL, dU = _lu_jvp(tangents[0], P, L, U)
+        k = min(LU._data.shape[-2:])
+        m, n = LU._data.shape[-2:]
+        if m == n:
+            return _tril(dL, -1) + dU, None, None
+        if m > n:  # LU = [L1 + U - I; L2]
+            return ops.cat([_tril(_shape.narrow(dL, -2, 0, k), -1) + dU, _shape.narrow(dL, -2, k, m - k)], -2), None, \
+                None
+        return ops.cat([_tril(dL, -1) + _shape.narrow(dU, -1, 0, k), _shape.narrow(dU, -1, k, n - k)], -1), None, None
+
     def apply(self, grad, *unused):
         LU, P = self.saved_tensors
         L, U = _unpack(LU)
@@ -305,82 +387,124 @@ class LinalgLuFactorExBackward0(Node):
         return _lu_backward(gL, gU, P, L, U),
 
 
-class LinalgLuBackward0(Node):
+def _lu_jvp(dA, P, L, U):
+    """PyTorch's linalg_lu_jvp: the tangents of L and U of A = P L U, k = min(m, n)."""
+    m, n = L._data.shape[-2], U._data.shape[-1]
+    k = min(m, n)
+    dA = matmul(_mT(P), dA)
+    if m == n:
+        X = ops.linalg_solve_triangular(L, dA, upper=False, unitriangular=True)
+        X = ops.linalg_solve_triangular(U, X, upper=True, left=False)          # L^-1 P^T dA U^-1
+        return matmul(L, _tril(X, -1)), matmul(_triu(X), U)
+    if m < n:  # wide: U = [U1 | U2]
+        U1 = _shape.narrow(U, -1, 0, k)
+        dA1, dA2 = _shape.narrow(dA, -1, 0, k), _shape.narrow(dA, -1, k, n - k)
+        X = ops.linalg_solve_triangular(L, dA1, upper=False, unitriangular=True)
+        X = ops.linalg_solve_triangular(U1, X, upper=True, left=False)
+        dL = matmul(L, _tril(X, -1))
+        dU1 = matmul(_triu(X), U1)
+        # U2 = L^-1 A2: dU2 = L^-1 (dA2 - dL U2)
+        dU2 = ops.linalg_solve_triangular(L, dA2 - matmul(dL, _shape.narrow(U, -1, k, n - k)), upper=False,
+                                          unitriangular=True)
+        return dL, ops.cat([dU1, dU2], -1)
+    # tall: L = [L1; L2]
+    L1 = _shape.narrow(L, -2, 0, k)
+    dA1, dA2 = _shape.narrow(dA, -2, 0, k), _shape.narrow(dA, -2, k, m - k)
+    X = ops.linalg_solve_triangular(L1, dA1, upper=False, unitriangular=True)
+    X = ops.linalg_solve_triangular(U, X, upper=True, left=False)
+    dL1 = matmul(L1, _tril(X, -1))
+    dU = matmul(_triu(X), U)
+    # L2 = A2 U^-1: dL2 = (dA2 - L2 dU) U^-1
+    dL2 = ops.linalg_solve_triangular(U, dA2 - matmul(_shape.narrow(L, -2, k, m - k), dU), upper=True, left=False)
+    return ops.cat([dL1, dL2], -2), dU
+
+
+class LinalgLuFactor(Op):
+    """linalg.lu_factor(A, *, pivot=True, out=None): (LU, pivots); a singular matrix raises
+    LinAlgError, as PyTorch's."""
+    op, method, public = 'linalg_lu_factor', False, False
+    out = out_rule('linalg_lu_factor_ex', differentiable=(True, False), label='linalg_lu_factor')
+
+    def forward(A, *, pivot=True):
+        """(LU, pivots); a singular matrix raises LinAlgError, as PyTorch's."""
+        LU, piv, info = ops.linalg_lu_factor_ex(A, pivot=pivot)
+        if info._data.any():
+            flat = info._data.reshape(-1)
+            b = int(xp.argmax(flat != 0))
+            prefix = f'(Batch element {b}): ' if A._data.ndim > 2 else ''
+            raise LinAlgError(f'torch.linalg.lu_factor: {prefix}U[{flat[b]},{flat[b]}] is zero and using it on '
+                              'lu_solve would result in a division by zero. If you still want to perform the '
+                              'factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)')
+        return return_types.linalg_lu_factor(LU, piv)
+
+
+class LinalgLu(Op):
+    """linalg.lu(A, *, pivot=True, out=None): (P, L, U) with A = P L U, L unit lower (m x k), U
+    upper (k x n), k = min(m, n)."""
+    op, node, method, public = 'linalg_lu', 'LinalgLuBackward0', False, False
+    out = out_rule('linalg_lu', differentiable=(False, True, True))
+
+    def forward(A, *, pivot=True):
+        """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n), k = min(m, n)."""
+        if autocast.state.on:
+            A, = autocast.fp32(A)
+        _check_lu_input(A, 'linalg.lu')
+        if not pivot:
+            raise RuntimeError('linalg.lu_factor: LU without pivoting is not implemented on the CPU')
+        a = A._data
+        lu_a, piv, _ = _lu_arrays(a)
+        m, n = a.shape[-2:]
+        k = min(m, n)
+        L = xp.tril(lu_a[..., :, :k], -1) + xp.eye(m, k, dtype=a.dtype)
+        U = xp.triu(lu_a[..., :k, :])
+        P = _permutation(piv, m, a.dtype)
+        outs, node = record_many([P, L, U], LinalgLu, (A,), differentiable=(False, True, True))
+        if node is not None:
+            node.save(wrap(P), saved_output(outs[1]), saved_output(outs[2]))
+        return return_types.linalg_lu(*outs)
+
+    def jvp(self, tangents):
+        P, L, U = self.saved_tensors
+        dL, dU = _lu_jvp(tangents[0], P, L, U)
+        return None, dL, dU
+
     def apply(self, gP, gL, gU):
         P, L, U = self.saved_tensors
         return _lu_backward(gL, gU, P, L, U),
 
 
-def _check_lu_input(A, name):
-    a = A._data
-    refuse_complex(a, name)
-    if a.ndim < 2:
-        raise RuntimeError(f'{name}: Expected tensor with 2 or more dimensions. Got size: {list(a.shape)} instead')
-    if a.dtype.kind not in 'f' or a.dtype.itemsize < 4:
-        from .linalg_decomp import _SCALAR_NAMES
-        raise NotImplementedError(f'"lu_cpu" not implemented for \'{_SCALAR_NAMES[a.dtype.name]}\'')
+class LuUnpack(Op):
+    """lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None): (P, L, U)
+    from lu_factor's packed LU and pivots."""
+    op, node, method = 'lu_unpack', 'LuUnpackBackward0', False
+    out = out_rule('lu_unpack', differentiable=(False, True, True))
+    # (no __slots__: a multi-output node)
 
+    def forward(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+        """(P, L, U) from lu_factor's packed LU and pivots."""
+        lu_a, piv = LU_data._data, LU_pivots._data
+        if piv.dtype != xp.int32:
+            raise RuntimeError('torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. '
+                               'Note: this function is intended to be used with the output produced by '
+                               'torch.linalg.lu_factor')
+        m, n = lu_a.shape[-2:]
+        k = min(m, n)
+        empty = xp.zeros((0,), dtype=lu_a.dtype)
+        L = xp.tril(lu_a[..., :, :k], -1) + xp.eye(m, k, dtype=lu_a.dtype) if unpack_data else empty
+        U = xp.triu(lu_a[..., :k, :]) if unpack_data else empty
+        P = _permutation(piv, m, lu_a.dtype) if unpack_pivots else empty
+        outs, node = record_many([P, L, U], LuUnpack, (LU_data, LU_pivots),
+                                 differentiable=(False, unpack_data, unpack_data))
+        if node is not None:
+            node.lu_shape = lu_a.shape
+        return return_types.lu_unpack(*outs)
 
-@writes_out('linalg_lu_factor_ex', differentiable=(True, False, False))
-def lu_factor_ex(A, *, pivot=True, check_errors=False):
-    """(LU, pivots, info): P A = L U packed in one matrix, LAPACK's 1-based int32 row swaps, and
-    per matrix the first zero pivot's 1-based index (0: none)."""
-    if autocast.state.on:
-        A, = autocast.fp32(A)
-    _check_lu_input(A, 'torch.lu_factor')
-    if not pivot:
-        raise RuntimeError('linalg.lu_factor: LU without pivoting is not implemented on the CPU')
-    a = A._data
-    lu, piv, info = _lu_arrays(a)
-    if check_errors and info.any():
-        b = int(xp.argmax(info.reshape(-1) != 0))
-        prefix = f'(Batch element {b}): ' if a.ndim > 2 else ''
-        raise LinAlgError(f'torch.linalg.lu_factor_ex: {prefix}U[{info.reshape(-1)[b]},{info.reshape(-1)[b]}] is zero '
-                          'and using it on lu_solve would result in a division by zero. If you still want to perform '
-                          'the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)')
-    outs, node = record_many([lu, piv, info], LinalgLuFactorExBackward0, (A,), differentiable=(True, False, False))
-    if node is not None:
-        node.save(saved_output(outs[0]), wrap(_permutation(piv, a.shape[-2], a.dtype)))
-    return return_types.linalg_lu_factor_ex(*outs)
+    def jvp(self, tangents):  # L and U read their triangles of LU: their tangents are those triangles
+        dLU = tangents[0]
+        m, n = self.lu_shape[-2:]
+        k = min(m, n)
+        return None, _tril(_shape.narrow(dLU, -1, 0, k), -1), _triu(_shape.narrow(dLU, -2, 0, k))
 
-
-@writes_out('linalg_lu_factor_ex', differentiable=(True, False), label='linalg_lu_factor')
-def lu_factor(A, *, pivot=True):
-    """(LU, pivots); a singular matrix raises LinAlgError, as PyTorch's."""
-    LU, piv, info = lu_factor_ex(A, pivot=pivot)
-    if info._data.any():
-        flat = info._data.reshape(-1)
-        b = int(xp.argmax(flat != 0))
-        prefix = f'(Batch element {b}): ' if A._data.ndim > 2 else ''
-        raise LinAlgError(f'torch.linalg.lu_factor: {prefix}U[{flat[b]},{flat[b]}] is zero and using it on lu_solve '
-                          'would result in a division by zero. If you still want to perform the factorization, '
-                          'consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)')
-    return return_types.linalg_lu_factor(LU, piv)
-
-
-@writes_out('linalg_lu', differentiable=(False, True, True))
-def lu(A, *, pivot=True):
-    """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n), k = min(m, n)."""
-    if autocast.state.on:
-        A, = autocast.fp32(A)
-    _check_lu_input(A, 'linalg.lu')
-    if not pivot:
-        raise RuntimeError('linalg.lu_factor: LU without pivoting is not implemented on the CPU')
-    a = A._data
-    lu_a, piv, _ = _lu_arrays(a)
-    m, n = a.shape[-2:]
-    k = min(m, n)
-    L = xp.tril(lu_a[..., :, :k], -1) + xp.eye(m, k, dtype=a.dtype)
-    U = xp.triu(lu_a[..., :k, :])
-    P = _permutation(piv, m, a.dtype)
-    outs, node = record_many([P, L, U], LinalgLuBackward0, (A,), differentiable=(False, True, True))
-    if node is not None:
-        node.save(wrap(P), saved_output(outs[1]), saved_output(outs[2]))
-    return return_types.linalg_lu(*outs)
-
-
-class LuUnpackBackward0(Node):
-    # no __slots__: a multi-output node
     def apply(self, gP, gL, gU):
         m, n = self.lu_shape[-2:]
         k = min(m, n)
@@ -395,28 +519,54 @@ class LuUnpackBackward0(Node):
         return total, None
 
 
-@writes_out('lu_unpack', differentiable=(False, True, True))
-def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
-    """(P, L, U) from lu_factor's packed LU and pivots."""
-    lu_a, piv = LU_data._data, LU_pivots._data
-    if piv.dtype != xp.int32:
-        raise RuntimeError(f'torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. '
-                           f'Note: this function is intended to be used with the output produced by torch.linalg.lu_factor')
-    m, n = lu_a.shape[-2:]
-    k = min(m, n)
-    empty = xp.zeros((0,), dtype=lu_a.dtype)
-    L = xp.tril(lu_a[..., :, :k], -1) + xp.eye(m, k, dtype=lu_a.dtype) if unpack_data else empty
-    U = xp.triu(lu_a[..., :k, :]) if unpack_data else empty
-    P = _permutation(piv, m, lu_a.dtype) if unpack_pivots else empty
-    outs, node = record_many([P, L, U], LuUnpackBackward0, (LU_data, LU_pivots),
-                             differentiable=(False, unpack_data, unpack_data))
-    if node is not None:
-        node.lu_shape = lu_a.shape
-    return return_types.lu_unpack(*outs)
-
-
-class LinalgLuSolveBackward0(Node):
+class LinalgLuSolve(Op):
+    """linalg.lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None): X with A X = B
+    (left=False: X A = B; adjoint: A^T in place of A) from lu_factor's output."""
+    op, node, method, public = 'linalg_lu_solve', 'LinalgLuSolveBackward0', False, False
+    out = out_rule('linalg_lu_solve')
     __slots__ = ('left', 'adjoint')
+
+    def forward(LU, pivots, B, *, left=True, adjoint=False):
+        """X with A X = B (left=False: X A = B; adjoint: A^T in place of A) from lu_factor's output."""
+        lu_a, b = LU._data, B._data
+        if lu_a.ndim < 2:
+            raise RuntimeError('linalg.lu_solve: The input tensor LU must have at least 2 dimensions.')
+        if lu_a.shape[-1] != lu_a.shape[-2]:
+            raise RuntimeError(f'linalg.lu_solve: A must be batches of square matrices, but they are '
+                               f'{lu_a.shape[-2]} by {lu_a.shape[-1]} matrices')
+        n = lu_a.shape[-1]
+        if b.ndim < 2:
+            raise RuntimeError('linalg.lu_solve: The input tensor B must have at least 2 dimensions.')
+        if (b.shape[-2] if left else b.shape[-1]) != n:
+            raise RuntimeError(f'linalg.lu_solve: Incompatible shapes of A and B for the equation '
+                               f'{"AX = B" if left else "XA = B"} ({n}x{n} and {b.shape[-2] if b.ndim > 1 else 1}x'
+                               f'{b.shape[-1]})')
+        P = wrap(_permutation(pivots._data, n, lu_a.dtype))
+        L, U = _unpack(wrap(lu_a))
+        with autograd.grad_mode.no_grad():
+            Bl = wrap(b) if left else _mT(wrap(b))
+            X = _lu_solve_tensors(L, U, P, Bl, adjoint != (not left))
+            X = X if left else _mT(X)
+        out, node = record(xp.ascontiguousarray(X._data), LinalgLuSolve, (LU, pivots, B))
+        if node is not None:
+            node.left, node.adjoint = left, adjoint
+            node.save(LU, P, saved_output(out))
+        return out
+
+    def jvp(self, tangents):
+        """A = P L U packed in LU: dA = P (dL U + L dU), dL and dU LU's tangent's triangles; then
+        op(A) dX = dB - op(dA) X (left; X op(A) = B - X op(dA) for left=False)."""
+        dLU, _, dB = tangents
+        LU, P, X = self.saved_tensors
+        L, U = _unpack(LU)
+        rhs = dB
+        if dLU is not None:
+            dA = matmul(P, matmul(_tril(dLU, -1), U) + matmul(L, _triu(dLU)))
+            if self.adjoint:
+                dA = _mT(dA)
+            product = matmul(dA, X) if self.left else matmul(X, dA)
+            rhs = -product if rhs is None else rhs - product
+        return ops.linalg_lu_solve(LU, _pivots_of(P), rhs, left=self.left, adjoint=self.adjoint)
 
     def apply(self, grad):
         LU, P, X = self.saved_tensors
@@ -431,78 +581,82 @@ class LinalgLuSolveBackward0(Node):
             gB = gBl if self.left else _mT(gBl)
         if _needs(self, 0):
             if not adjoint:   # X = U^{-1} L^{-1} P^T B
-                R = solve_triangular(_mT(U), grad, upper=False)                    # U^{-T} g
+                R = ops.linalg_solve_triangular(_mT(U), grad, upper=False)                    # U^{-T} g
                 gU = -matmul(R, _mT(X))
-                gL = -matmul(solve_triangular(_mT(L), R, upper=True, unitriangular=True), _mT(matmul(U, X)))
+                gL = -matmul(ops.linalg_solve_triangular(_mT(L), R, upper=True, unitriangular=True), _mT(matmul(U, X)))
             else:             # X = P L^{-T} U^{-T} B
                 gP = matmul(_mT(P), grad)
                 Y = matmul(_mT(P), X)                                             # L^{-T} U^{-T} B
                 Z = matmul(_mT(L), Y)                                             # U^{-T} B
-                W = solve_triangular(L, gP, upper=False, unitriangular=True)       # L^{-1} gP
+                W = ops.linalg_solve_triangular(L, gP, upper=False, unitriangular=True)       # L^{-1} gP
                 gL = -matmul(Y, _mT(W))
-                gU = -matmul(Z, _mT(solve_triangular(U, W, upper=True)))
+                gU = -matmul(Z, _mT(ops.linalg_solve_triangular(U, W, upper=True)))
             gLU = _tril(gL, -1) + _triu(gU)
         return gLU, None, gB
 
 
 def _lu_solve_tensors(L, U, P, B, adjoint):
     if not adjoint:
-        y = solve_triangular(L, matmul(_mT(P), B), upper=False, unitriangular=True)
-        return solve_triangular(U, y, upper=True)
-    y = solve_triangular(_mT(U), B, upper=False)
-    return matmul(P, solve_triangular(_mT(L), y, upper=True, unitriangular=True))
+        y = ops.linalg_solve_triangular(L, matmul(_mT(P), B), upper=False, unitriangular=True)
+        return ops.linalg_solve_triangular(U, y, upper=True)
+    y = ops.linalg_solve_triangular(_mT(U), B, upper=False)
+    return matmul(P, ops.linalg_solve_triangular(_mT(L), y, upper=True, unitriangular=True))
 
 
-@writes_out('linalg_lu_solve')
-def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
-    """X with A X = B (left=False: X A = B; adjoint: A^T in place of A) from lu_factor's output."""
-    lu_a, b = LU._data, B._data
-    if lu_a.ndim < 2:
-        raise RuntimeError('linalg.lu_solve: The input tensor LU must have at least 2 dimensions.')
-    if lu_a.shape[-1] != lu_a.shape[-2]:
-        raise RuntimeError(f'linalg.lu_solve: A must be batches of square matrices, but they are {lu_a.shape[-2]} '
-                           f'by {lu_a.shape[-1]} matrices')
-    n = lu_a.shape[-1]
-    if b.ndim < 2:
-        raise RuntimeError('linalg.lu_solve: The input tensor B must have at least 2 dimensions.')
-    if (b.shape[-2] if left else b.shape[-1]) != n:
-        raise RuntimeError(f'linalg.lu_solve: Incompatible shapes of A and B for the equation '
-                           f'{"AX = B" if left else "XA = B"} ({n}x{n} and {b.shape[-2] if b.ndim > 1 else 1}x'
-                           f'{b.shape[-1]})')
-    P = wrap(_permutation(pivots._data, n, lu_a.dtype))
-    L, U = _unpack(wrap(lu_a))
-    from .. import autograd
-    with autograd.grad_mode.no_grad():
-        Bl = wrap(b) if left else _mT(wrap(b))
-        X = _lu_solve_tensors(L, U, P, Bl, adjoint != (not left))
-        X = X if left else _mT(X)
-    out, node = record(xp.ascontiguousarray(X._data), LinalgLuSolveBackward0, (LU, pivots, B))
-    if node is not None:
-        node.left, node.adjoint = left, adjoint
-        node.save(LU, P, saved_output(out))
-    return out
+def _pivots_of(P):
+    """LAPACK's 1-based sequential row swaps of permutation matrices P (A = P L U): the pivots
+    lu_solve takes."""
+    perm = xp.argmax(P._data, axis=-2)  # column j of P has its 1 in row perm[j]
+    flat = perm.reshape((-1, perm.shape[-1]))
+    piv = xp.empty(flat.shape, dtype=xp.int32)
+    for b in range(flat.shape[0]):
+        rows = list(range(flat.shape[-1]))           # rows[i]: the original row now at position i
+        where = {r: i for i, r in enumerate(rows)}
+        for j in range(flat.shape[-1]):
+            target = int(flat[b, j])
+            i = where[target]
+            piv[b, j] = i + 1
+            rows[i], rows[j] = rows[j], rows[i]
+            where[rows[i]], where[rows[j]] = i, j
+    return wrap(piv.reshape(perm.shape))
 
 
 # ---- solve_ex, householder_product ---------------------------------------------------------------
 
-@writes_out('_linalg_solve_ex', differentiable=(True, False), label='linalg_solve_ex')
-def solve_ex(A, B, *, left=True, check_errors=False):
-    """(result, info): solve's result; info 0, or where a singular matrix has its zero pivot."""
-    try:
-        return return_types.linalg_solve_ex(solve(A, B, left=left), wrap(xp.zeros(A._data.shape[:-2], xp.int32)))
-    except LinAlgError:
-        if check_errors:
-            raise
-        _, _, info = _lu_arrays(A._data)
-        shape = xp.broadcast_shapes(A._data.shape[:-2], B._data.shape[:-2 if B._data.ndim >= 2 else 0])
-        with xp.errstate(all='ignore'):
-            nan = xp.full(shape + B._data.shape[-2:] if B._data.ndim >= 2 else B._data.shape, xp.nan,
-                          dtype=A._data.dtype)
-        return return_types.linalg_solve_ex(wrap(nan), wrap(info))
+class LinalgSolveEx(Op):
+    """linalg.solve_ex(A, B, *, left=True, check_errors=False, out=None): (result, info), solve's
+    result; info 0, or where a singular matrix has its zero pivot."""
+    op, method, public = 'linalg_solve_ex', False, False
+    out = out_rule('_linalg_solve_ex', differentiable=(True, False), label='linalg_solve_ex')
+
+    def forward(A, B, *, left=True, check_errors=False):
+        """(result, info): solve's result; info 0, or where a singular matrix has its zero pivot."""
+        try:
+            return return_types.linalg_solve_ex(ops.linalg_solve(A, B, left=left),
+                                                wrap(xp.zeros(A._data.shape[:-2], xp.int32)))
+        except LinAlgError:
+            if check_errors:
+                raise
+            _, _, info = _lu_arrays(A._data)
+            shape = xp.broadcast_shapes(A._data.shape[:-2], B._data.shape[:-2 if B._data.ndim >= 2 else 0])
+            with xp.errstate(all='ignore'):
+                nan = xp.full(shape + B._data.shape[-2:] if B._data.ndim >= 2 else B._data.shape, xp.nan,
+                              dtype=A._data.dtype)
+            return return_types.linalg_solve_ex(wrap(nan), wrap(info))
 
 
-class LinalgHouseholderProductBackward0(Node):
+class LinalgHouseholderProduct(Op):
+    """linalg.householder_product(A, tau, *, out=None): the first n columns of H_1 ... H_k,
+    H_i = I - tau_i v_i v_i^T (v_i from A's columns below the diagonal): the Q of a QR
+    factorisation in geqrf's form."""
+    op, node, method, public = 'linalg_householder_product', 'LinalgHouseholderProductBackward0', False, False
+    out = out_rule('linalg_householder_product', safely_castable('torch.linalg.householder_product'))
     __slots__ = ()
+
+    def forward(A, tau):
+        """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T (v_i from A's columns below
+        the diagonal): the Q of a QR factorisation in geqrf's form."""
+        return _householder_product(A, tau)
 
     def apply(self, grad):
         # Q_i = Q_{i-1} (I - tau_i v_i v_i^T): walk the product backwards
@@ -513,7 +667,7 @@ class LinalgHouseholderProductBackward0(Node):
         prefixes = [wrap(xp.broadcast_to(xp.eye(m, dtype=A._data.dtype), A._data.shape[:-2] + (m, m)).copy())]
         for i in range(k - 1):
             prefixes.append(_reflect(prefixes[-1], _shape.select(V, -1, i), _shape.select(tau, -1, i)))
-        from .rearrange import cat, stack
+        cat, stack = ops.cat, ops.stack
         G = grad
         if n < m:
             G = cat([G, wrap(xp.zeros(grad._data.shape[:-1] + (m - n,), dtype=grad._data.dtype))], -1)
@@ -538,27 +692,30 @@ class LinalgHouseholderProductBackward0(Node):
         return gA, gtau
 
 
-class GeqrfBackward0(Node):
-    # no __slots__: a multi-output node
+class Geqrf(Op):
+    """geqrf(input, *, out=None): (a, tau), LAPACK's QR in Householder form, R on and above the
+    diagonal of ``a`` and the reflectors below it (householder_product(a, tau) is Q); no
+    derivative, as PyTorch's."""
+    op, node = 'geqrf', 'GeqrfBackward0'
+    out = out_rule('geqrf', (safely_castable('torch.geqrf', 'a'), safely_castable('torch.geqrf', 'tau')))
+    # (no __slots__: a multi-output node)
+
+    def forward(input):
+        """(a, tau): LAPACK's QR in Householder form, R on and above the diagonal of ``a`` and the
+        reflectors below it (householder_product(a, tau) is Q)."""
+        a = input._data
+        refuse_complex(a, 'geqrf')
+        if a.ndim < 2:
+            raise RuntimeError('torch.geqrf: input must have at least 2 dimensions.')
+        if a.dtype.kind != 'f' or a.dtype.itemsize < 4:
+            raise NotImplementedError(f'"geqrf_cpu" not implemented for \'{_SCALAR_NAMES[a.dtype.name]}\'')
+        h, tau = xp.linalg.qr(a, mode='raw')     # (h is LAPACK's column-major array, transposed)
+        outs, _ = record_many([xp.ascontiguousarray(xp.swapaxes(h, -1, -2)).astype(a.dtype), tau.astype(a.dtype)],
+                              Geqrf, (input,))
+        return return_types.geqrf(*outs)
+
     def apply(self, *grads):
         raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
-
-
-@writes_out('geqrf', (safely_castable('torch.geqrf', 'a'), safely_castable('torch.geqrf', 'tau')))
-def geqrf(input):
-    """(a, tau): LAPACK's QR in Householder form, R on and above the diagonal of ``a`` and the
-    reflectors below it (householder_product(a, tau) is Q)."""
-    a = input._data
-    refuse_complex(a, 'geqrf')
-    if a.ndim < 2:
-        raise RuntimeError('torch.geqrf: input must have at least 2 dimensions.')
-    if a.dtype.kind != 'f' or a.dtype.itemsize < 4:
-        from .linalg_decomp import _SCALAR_NAMES
-        raise NotImplementedError(f'"geqrf_cpu" not implemented for \'{_SCALAR_NAMES[a.dtype.name]}\'')
-    h, tau = xp.linalg.qr(a, mode='raw')     # (h is LAPACK's column-major array, transposed)
-    outs, _ = record_many([xp.ascontiguousarray(xp.swapaxes(h, -1, -2)).astype(a.dtype), tau.astype(a.dtype)],
-                          GeqrfBackward0, (input,))
-    return return_types.geqrf(*outs)
 
 
 def _householder_vectors(A):
@@ -574,10 +731,7 @@ def _reflect(Q, v, t):
     return Q - t * matmul(matmul(Q, v), _mT(v))
 
 
-@writes_out('linalg_householder_product', safely_castable('torch.linalg.householder_product'))
-def householder_product(A, tau):
-    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T (v_i from A's columns below
-    the diagonal): the Q of a QR factorisation in geqrf's form."""
+def _householder_product(A, tau):
     a, t = A._data, tau._data
     refuse_complex(a, 'linalg.householder_product')
     if a.ndim < 2:
@@ -593,7 +747,6 @@ def householder_product(A, tau):
         raise RuntimeError('torch.linalg.householder_product: Expected tau to have one dimension less than input, '
                            f'but got tau.ndim equal to {t.ndim} and input.ndim is equal to {a.ndim}')
     if a.dtype != t.dtype:
-        from .linalg_decomp import _SCALAR_NAMES
         raise RuntimeError(f'torch.linalg.householder_product: tau dtype {_SCALAR_NAMES[t.dtype.name]} does not '
                            f'match input dtype {_SCALAR_NAMES[a.dtype.name]}')
     v = xp.tril(a, -1) + xp.eye(m, n, dtype=a.dtype)
@@ -601,116 +754,188 @@ def householder_product(A, tau):
     for i in range(t.shape[-1]):
         vi = v[..., :, i:i + 1]
         Q = Q - t[..., i, None, None] * ((Q @ vi) @ xp.swapaxes(vi, -1, -2))
-    out, node = record(xp.ascontiguousarray(Q[..., :, :n]), LinalgHouseholderProductBackward0, (A, tau))
+    out, node = record(xp.ascontiguousarray(Q[..., :, :n]), LinalgHouseholderProduct, (A, tau))
     if node is not None:
         node.save(A, tau)
     return out
 
 
-orgqr = householder_product
+class Orgqr(Op):
+    """orgqr(input, tau, *, out=None): linalg.householder_product's (its node)."""
+    op = 'orgqr'
+    out = out_rule('linalg_householder_product', safely_castable('torch.linalg.householder_product'), label='orgqr')
+
+    def forward(input, tau):
+        return _householder_product(input, tau)
 
 
 # ---- vander, tensorinv, tensorsolve, cond, diagonal ---------------------------------------------------
 
-def vander(x, *, N=None):
-    """linalg.vander: the powers x^0 ... x^(N-1) along a new last dimension (batched)."""
-    from .rearrange import cat
-    from .reduction import cumprod
-    a = x._data
-    if a.ndim < 1:
-        raise RuntimeError('N must be greater than 1.') if N is None else None
-    n = a.shape[-1] if N is None else N
-    if n <= 1:
-        raise RuntimeError('N must be greater than 1.')
-    if a.dtype.kind == 'b':
-        x = x.long()
-    ones = wrap(xp.ones(a.shape + (1,), dtype=x._data.dtype))
-    powers = cumprod(_shape.unsqueeze(x, -1).expand(*(a.shape + (n - 1,))), -1)
-    return cat([ones, powers], -1)
+class LinalgVander(Op):
+    """linalg.vander(x, *, N=None): the powers x^0 ... x^(N-1) along a new last dimension (batched)."""
+    op, method, public = 'linalg_vander', False, False
+
+    def forward(x, *, N=None):
+        """linalg.vander: the powers x^0 ... x^(N-1) along a new last dimension (batched)."""
+        a = x._data
+        if a.ndim < 1:
+            raise RuntimeError('N must be greater than 1.') if N is None else None
+        n = a.shape[-1] if N is None else N
+        if n <= 1:
+            raise RuntimeError('N must be greater than 1.')
+        if a.dtype.kind == 'b':
+            x = x.long()
+        ones = wrap(xp.ones(a.shape + (1,), dtype=x._data.dtype))
+        powers = ops.cumprod(_shape.unsqueeze(x, -1).expand(*(a.shape + (n - 1,))), -1)
+        return ops.cat([ones, powers], -1)
 
 
-def torch_vander(x, N=None, increasing=False):
-    """torch.vander: the columns x^(N-1) ... x^0 of a 1-D tensor (increasing: x^0 first)."""
-    from .rearrange import cat, flip
-    from .reduction import cumprod
-    a = x._data
-    if a.ndim != 1:
-        raise RuntimeError('x must be a one-dimensional tensor.')
-    n = a.shape[0] if N is None else N
-    if n < 0:
-        raise RuntimeError('N must be non-negative.')
-    if a.dtype.kind in 'biu':
-        x = x.long()
-    if n == 0:
-        return wrap(xp.empty((a.shape[0], 0), dtype=x._data.dtype))
-    ones = wrap(xp.ones((a.shape[0], 1), dtype=x._data.dtype))
-    result = ones if n == 1 else cat([ones, cumprod(_shape.unsqueeze(x, 1).expand(a.shape[0], n - 1), 1)], 1)
-    return result if increasing else flip(result, (1,))
+class Vander(Op):
+    """vander(x, N=None, increasing=False): torch.vander, the columns x^(N-1) ... x^0 of a 1-D
+    tensor (increasing: x^0 first)."""
+    op, method = 'vander', False
+
+    def forward(x, N=None, increasing=False):
+        """torch.vander: the columns x^(N-1) ... x^0 of a 1-D tensor (increasing: x^0 first)."""
+        a = x._data
+        if a.ndim != 1:
+            raise RuntimeError('x must be a one-dimensional tensor.')
+        n = a.shape[0] if N is None else N
+        if n < 0:
+            raise RuntimeError('N must be non-negative.')
+        if a.dtype.kind in 'biu':
+            x = x.long()
+        if n == 0:
+            return wrap(xp.empty((a.shape[0], 0), dtype=x._data.dtype))
+        ones = wrap(xp.ones((a.shape[0], 1), dtype=x._data.dtype))
+        result = ones if n == 1 else ops.cat([ones, ops.cumprod(_shape.unsqueeze(x, 1).expand(a.shape[0], n - 1), 1)],
+                                             1)
+        return result if increasing else ops.flip(result, (1,))
 
 
-@writes_out('linalg_tensorinv', safely_castable('tensorinv'), copy=True)
-def tensorinv(A, ind=2):
-    """The tensor X with tensordot(X, A, ind) the identity: A as a matrix of
-    prod(shape[:ind]) rows, inverted, shaped shape[ind:] + shape[:ind]."""
-    shape = A._data.shape
-    if ind <= 0:
-        raise RuntimeError(f'Expected a strictly positive integer for \'ind\', but got {ind}')
-    rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
-    if rows != cols:
-        raise RuntimeError(f'Expected self to satisfy the requirement prod(self.shape[ind:]) == '
-                           f'prod(self.shape[:ind]), but got {cols} != {rows}')
-    return _shape.reshape(inv(_shape.reshape(A, (rows, cols))), shape[ind:] + shape[:ind])
+class LinalgTensorinv(Op):
+    """linalg.tensorinv(A, ind=2, *, out=None): the tensor X with tensordot(X, A, ind) the identity."""
+    op, method, public = 'linalg_tensorinv', False, False
+    out = out_rule('linalg_tensorinv', safely_castable('tensorinv'), copy=True)
+
+    def forward(A, ind=2):
+        """The tensor X with tensordot(X, A, ind) the identity: A as a matrix of
+        prod(shape[:ind]) rows, inverted, shaped shape[ind:] + shape[:ind]."""
+        shape = A._data.shape
+        if ind <= 0:
+            raise RuntimeError(f'Expected a strictly positive integer for \'ind\', but got {ind}')
+        rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
+        if rows != cols:
+            raise RuntimeError(f'Expected self to satisfy the requirement prod(self.shape[ind:]) == '
+                               f'prod(self.shape[:ind]), but got {cols} != {rows}')
+        return _shape.reshape(ops.linalg_inv(_shape.reshape(A, (rows, cols))), shape[ind:] + shape[:ind])
 
 
-@writes_out('linalg_tensorsolve', safely_castable('tensorsolve'), copy=True)
-def tensorsolve(A, B, dims=None):
-    """X with tensordot(A, X, X.ndim) = B."""
-    if dims is not None:
-        nd = A._data.ndim
-        dims = [wrap_dim(d, nd) for d in dims]
-        rest = [d for d in range(nd) if d not in dims]
-        A = _shape.permute(A, rest + dims)
-    a_shape, b_shape = A._data.shape, B._data.shape
-    rows = math.prod(b_shape)
-    result_shape = a_shape[B._data.ndim:]
-    cols = math.prod(result_shape)
-    if math.prod(a_shape) != rows * cols or rows != cols:
-        raise RuntimeError(f'Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == '
-                           f'prod(self.shape[:other.ndim]), but got {cols} != {math.prod(a_shape[:B._data.ndim])}')
-    x = solve(_shape.reshape(A, (rows, cols)), _shape.reshape(B, (rows,)))
-    return _shape.reshape(x, result_shape)
+class LinalgTensorsolve(Op):
+    """linalg.tensorsolve(A, B, dims=None, *, out=None): X with tensordot(A, X, X.ndim) = B."""
+    op, method, public = 'linalg_tensorsolve', False, False
+    out = out_rule('linalg_tensorsolve', safely_castable('tensorsolve'), copy=True)
+
+    def forward(A, B, dims=None):
+        """X with tensordot(A, X, X.ndim) = B."""
+        if dims is not None:
+            nd = A._data.ndim
+            dims = [wrap_dim(d, nd) for d in dims]
+            rest = [d for d in range(nd) if d not in dims]
+            A = _shape.permute(A, rest + dims)
+        a_shape, b_shape = A._data.shape, B._data.shape
+        rows = math.prod(b_shape)
+        result_shape = a_shape[B._data.ndim:]
+        cols = math.prod(result_shape)
+        if math.prod(a_shape) != rows * cols or rows != cols:
+            raise RuntimeError(f'Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == '
+                               f'prod(self.shape[:other.ndim]), but got {cols} != '
+                               f'{math.prod(a_shape[:B._data.ndim])}')
+        x = ops.linalg_solve(_shape.reshape(A, (rows, cols)), _shape.reshape(B, (rows,)))
+        return _shape.reshape(x, result_shape)
 
 
-@writes_out('linalg_cond', safely_castable('linalg.cond'), copy=True)
-def cond(A, p=None):
-    """The condition number ||A||_p ||A^-1||_p (p None or ±2: the ratio of extreme singular values)."""
-    from .. import linalg as _linalg
-    a = A._data
-    if a.ndim < 2:
-        raise RuntimeError('linalg.cond: The input tensor must have at least 2 dimensions.')
-    if p in (None, 2, -2):
-        s = svdvals(A)
-        hi, lo = _shape.select(s, -1, 0), _shape.select(s, -1, -1)
-        return hi / lo if p != -2 else lo / hi
-    if p not in ('fro', 'nuc', 1, -1, float('inf'), float('-inf')):
-        raise RuntimeError(f'linalg.cond got an invalid norm type: {p}')
-    _check_matrix(A, 'linalg.cond')
-    return _linalg.matrix_norm(A, p) * _linalg.matrix_norm(inv(A), p)
+class LinalgCond(Op):
+    """linalg.cond(A, p=None, *, out=None): the condition number ||A||_p ||A^-1||_p (p None or
+    ±2: the ratio of extreme singular values)."""
+    op, method, public = 'linalg_cond', False, False
+    out = out_rule('linalg_cond', safely_castable('linalg.cond'), copy=True)
+
+    def forward(A, p=None):
+        """The condition number ||A||_p ||A^-1||_p (p None or ±2: the ratio of extreme singular values)."""
+        from .. import linalg as _linalg  # (leafgrad.linalg's matrix_norm: a namespace above the families)
+        a = A._data
+        if a.ndim < 2:
+            raise RuntimeError('linalg.cond: The input tensor must have at least 2 dimensions.')
+        if p in (None, 2, -2):
+            s = ops.linalg_svdvals(A)
+            hi, lo = _shape.select(s, -1, 0), _shape.select(s, -1, -1)
+            return hi / lo if p != -2 else lo / hi
+        if p not in ('fro', 'nuc', 1, -1, float('inf'), float('-inf')):
+            raise RuntimeError(f'linalg.cond got an invalid norm type: {p}')
+        _check_matrix(A, 'linalg.cond')
+        return _linalg.matrix_norm(A, p) * _linalg.matrix_norm(ops.linalg_inv(A), p)
 
 
-def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
-    """linalg.diagonal: torch.diagonal with the last two dimensions as defaults."""
-    return _shape.diagonal(A, offset, dim1, dim2)
+class LinalgDiagonal(Op):
+    """linalg.diagonal(A, *, offset=0, dim1=-2, dim2=-1): torch.diagonal with the last two
+    dimensions as defaults."""
+    op, method, public = 'linalg_diagonal', False, False
+
+    def forward(A, *, offset=0, dim1=-2, dim2=-1):
+        """linalg.diagonal: torch.diagonal with the last two dimensions as defaults."""
+        return _shape.diagonal(A, offset, dim1, dim2)
 
 
 # ---- torch.cholesky_solve, cholesky_inverse, triangular_solve -----------------------------------------------
 
-class CholeskySolveBackward0(Node):
+class CholeskySolve(Op):
+    """cholesky_solve(B, L, upper=False, *, out=None): X with (L L^T) X = B (upper: U^T U), from
+    a Cholesky factor."""
+    op, node = 'cholesky_solve', 'CholeskySolveBackward0'
+    out = out_rule('cholesky_solve', safely_castable('cholesky_solve'))
     __slots__ = ('upper',)
+
+    def forward(B, L, upper=False):
+        """X with (L L^T) X = B (upper: U^T U), from a Cholesky factor."""
+        a, b = L._data, B._data
+        refuse_complex(a, 'cholesky_solve')
+        if b.ndim < 2 or a.ndim < 2:
+            raise RuntimeError(f'b should have at least 2 dimensions, but has {b.ndim} dimensions instead'
+                               if b.ndim < 2 else f'u should have at least 2 dimensions, but has {a.ndim} dimensions '
+                               'instead')
+        if a.dtype != b.dtype:
+            raise RuntimeError(f'Expected b and A to have the same dtype, but found b of type '
+                               f'{_SCALAR_NAMES[b.dtype.name]} and A of type {_SCALAR_NAMES[a.dtype.name]} instead.')
+        low = xp.swapaxes(xp.triu(a), -1, -2) if upper else xp.tril(a)
+        y = xp.linalg.solve(low, xp.broadcast_to(b, xp.broadcast_shapes(low.shape[:-2], b.shape[:-2]) +
+                                                 b.shape[-2:])) \
+            if low.shape[:-2] != b.shape[:-2] else xp.linalg.solve(low, b)
+        x = xp.linalg.solve(xp.swapaxes(low, -1, -2), y)
+        out, node = record(x.astype(a.dtype), CholeskySolve, (B, L))
+        if node is not None:
+            node.upper = upper
+            node.save(L, saved_output(out))
+        return out
+
+    def jvp(self, tangents):
+        """A = L L^T (upper: U^T U) from the factor's triangle: A dX = dB - dA X."""
+        dB, dL = tangents
+        L, X = self.saved_tensors
+        rhs = dB
+        if dL is not None:
+            if self.upper:
+                dU, U = _triu(dL), _triu(L)
+                dA = matmul(_mT(dU), U) + matmul(_mT(U), dU)
+            else:
+                dLl, Ll = _tril(dL), _tril(L)
+                dA = matmul(dLl, _mT(Ll)) + matmul(Ll, _mT(dLl))
+            rhs = -matmul(dA, X) if rhs is None else rhs - matmul(dA, X)
+        return ops.cholesky_solve(rhs, L, self.upper)
 
     def apply(self, grad):
         L, X = self.saved_tensors
-        gB = cholesky_solve(grad, L, self.upper)
+        gB = ops.cholesky_solve(grad, L, self.upper)
         gL = None
         if _needs(self, 1):
             common = matmul(gB, _mT(X))
@@ -719,32 +944,39 @@ class CholeskySolveBackward0(Node):
         return (gB if _needs(self, 0) else None), gL
 
 
-@writes_out('cholesky_solve', safely_castable('cholesky_solve'))
-def cholesky_solve(B, L, upper=False):
-    """X with (L L^T) X = B (upper: U^T U), from a Cholesky factor."""
-    a, b = L._data, B._data
-    refuse_complex(a, 'cholesky_solve')
-    if b.ndim < 2 or a.ndim < 2:
-        raise RuntimeError(f'b should have at least 2 dimensions, but has {b.ndim} dimensions instead'
-                           if b.ndim < 2 else f'u should have at least 2 dimensions, but has {a.ndim} dimensions '
-                           'instead')
-    if a.dtype != b.dtype:
-        from .linalg_decomp import _SCALAR_NAMES
-        raise RuntimeError(f'Expected b and A to have the same dtype, but found b of type '
-                           f'{_SCALAR_NAMES[b.dtype.name]} and A of type {_SCALAR_NAMES[a.dtype.name]} instead.')
-    low = xp.swapaxes(xp.triu(a), -1, -2) if upper else xp.tril(a)
-    y = xp.linalg.solve(low, xp.broadcast_to(b, xp.broadcast_shapes(low.shape[:-2], b.shape[:-2]) + b.shape[-2:])) \
-        if low.shape[:-2] != b.shape[:-2] else xp.linalg.solve(low, b)
-    x = xp.linalg.solve(xp.swapaxes(low, -1, -2), y)
-    out, node = record(x.astype(a.dtype), CholeskySolveBackward0, (B, L))
-    if node is not None:
-        node.upper = upper
-        node.save(L, saved_output(out))
-    return out
-
-
-class CholeskyInverseBackward0(Node):
+class CholeskyInverse(Op):
+    """cholesky_inverse(L, upper=False, *, out=None): (L L^T)^-1 (upper: (U^T U)^-1) from a
+    Cholesky factor."""
+    op, node = 'cholesky_inverse', 'CholeskyInverseBackward0'
+    out = out_rule('cholesky_inverse', safely_castable('cholesky_inverse'))
     __slots__ = ('upper',)
+
+    def forward(L, upper=False):
+        """(L L^T)^-1 (upper: (U^T U)^-1) from a Cholesky factor."""
+        a = L._data
+        refuse_complex(a, 'cholesky_inverse')
+        if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+            raise RuntimeError('cholesky_inverse: The input tensor A must have at least 2 dimensions.' if a.ndim < 2
+                               else f'cholesky_inverse: A must be batches of square matrices, but they are '
+                               f'{a.shape[-2]} by {a.shape[-1]} matrices')
+        low = xp.swapaxes(xp.triu(a), -1, -2) if upper else xp.tril(a)
+        li = xp.linalg.inv(low)
+        out, node = record(xp.swapaxes(li, -1, -2) @ li, CholeskyInverse, (L,))
+        if node is not None:
+            node.upper = upper
+            node.save(L, saved_output(out))
+        return out
+
+    def jvp(self, tangents):  # d(A^-1) = -A^-1 dA A^-1, A = L L^T (upper: U^T U) from the triangle
+        L, inverse = self.saved_tensors
+        dL = tangents[0]
+        if self.upper:
+            dU, U = _triu(dL), _triu(L)
+            dA = matmul(_mT(dU), U) + matmul(_mT(U), dU)
+        else:
+            dLl, Ll = _tril(dL), _tril(L)
+            dA = matmul(dLl, _mT(Ll)) + matmul(Ll, _mT(dLl))
+        return -matmul(inverse, matmul(dA, inverse))
 
     def apply(self, grad):
         L, inverse = self.saved_tensors
@@ -752,31 +984,52 @@ class CholeskyInverseBackward0(Node):
         return (-matmul(L, common) if self.upper else -matmul(common, L)),
 
 
-@writes_out('cholesky_inverse', safely_castable('cholesky_inverse'))
-def cholesky_inverse(L, upper=False):
-    """(L L^T)^-1 (upper: (U^T U)^-1) from a Cholesky factor."""
-    a = L._data
-    refuse_complex(a, 'cholesky_inverse')
-    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise RuntimeError('cholesky_inverse: The input tensor A must have at least 2 dimensions.' if a.ndim < 2 else
-                           f'cholesky_inverse: A must be batches of square matrices, but they are {a.shape[-2]} by '
-                           f'{a.shape[-1]} matrices')
-    low = xp.swapaxes(xp.triu(a), -1, -2) if upper else xp.tril(a)
-    li = xp.linalg.inv(low)
-    out, node = record(xp.swapaxes(li, -1, -2) @ li, CholeskyInverseBackward0, (L,))
-    if node is not None:
-        node.upper = upper
-        node.save(L, saved_output(out))
-    return out
+class TriangularSolve(Op):
+    """triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    (solution, cloned_coefficient), X with op(A) X = b for triangular A (op: transpose);
+    deprecated for linalg.solve_triangular, with PyTorch's warning."""
+    op, node = 'triangular_solve', 'TriangularSolveBackward0'
+    out = out_rule('triangular_solve')
+    # (no __slots__: a multi-output node)
 
+    def forward(b, A, upper=True, transpose=False, unitriangular=False):
+        """(solution, cloned_coefficient): X with op(A) X = b for triangular A (op: transpose)."""
+        _deprecated('triangular_solve')
+        a = A._data
+        if b._data.ndim < 2 or a.ndim < 2:
+            raise RuntimeError(f'torch.triangular_solve: Expected b to have at least 2 dimensions, but it has '
+                               f'{b._data.ndim} dimensions instead' if b._data.ndim < 2 else
+                               f'torch.triangular_solve: Expected A to have at least 2 dimensions, but it has '
+                               f'{a.ndim} dimensions instead')
+        with autograd.grad_mode.no_grad():
+            At = wrap(xp.swapaxes(a, -1, -2)) if transpose else wrap(a)
+            x = ops.linalg_solve_triangular(At, wrap(b._data), upper=upper != transpose,
+                                            unitriangular=unitriangular)._data
+        outs, node = record_many([x, a.copy()], TriangularSolve, (b, A))
+        if node is not None:
+            node.upper, node.transpose, node.unitriangular = upper, transpose, unitriangular
+            node.save(A, saved_output(outs[0]))
+        return return_types.triangular_solve(*outs)
 
-class TriangularSolveBackward0(Node):
-    # no __slots__: a multi-output node
+    def jvp(self, tangents):
+        """op(A) dX = db - op(dA) X, dA restricted to A's triangle; the clone's tangent is dA."""
+        db, dA = tangents
+        A, X = self.saved_tensors
+        rhs = db
+        if dA is not None:
+            k = 1 if self.unitriangular else 0
+            dT = _triu(dA, k) if self.upper else _tril(dA, -k)
+            product = matmul(_mT(dT) if self.transpose else dT, X)
+            rhs = -product if rhs is None else rhs - product
+        At = _mT(A) if self.transpose else A
+        dX = ops.linalg_solve_triangular(At, rhs, upper=self.upper != self.transpose, unitriangular=self.unitriangular)
+        return dX, dA
+
     def apply(self, grad, grad_clone=None):
         A, X = self.saved_tensors
         gB = gA = None
         if grad is not None:
-            gB = triangular_solve(grad, A, self.upper, not self.transpose, self.unitriangular)[0]
+            gB = ops.triangular_solve(grad, A, self.upper, not self.transpose, self.unitriangular)[0]
             if _needs(self, 1):
                 gA = -matmul(X, _mT(gB)) if self.transpose else -matmul(gB, _mT(X))
         if gA is not None:
@@ -785,27 +1038,6 @@ class TriangularSolveBackward0(Node):
         if grad_clone is not None and _needs(self, 1):  # the copy of A passes its gradient on whole
             gA = grad_clone if gA is None else gA + grad_clone
         return (gB if _needs(self, 0) else None), gA
-
-
-@writes_out('triangular_solve')
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
-    """(solution, cloned_coefficient): X with op(A) X = b for triangular A (op: transpose)."""
-    _deprecated('triangular_solve')
-    a = A._data
-    if b._data.ndim < 2 or a.ndim < 2:
-        raise RuntimeError(f'torch.triangular_solve: Expected b to have at least 2 dimensions, but it has '
-                           f'{b._data.ndim} dimensions instead' if b._data.ndim < 2 else
-                           f'torch.triangular_solve: Expected A to have at least 2 dimensions, but it has {a.ndim} '
-                           'dimensions instead')
-    from .. import autograd
-    with autograd.grad_mode.no_grad():
-        At = wrap(xp.swapaxes(a, -1, -2)) if transpose else wrap(a)
-        x = solve_triangular(At, wrap(b._data), upper=upper != transpose, unitriangular=unitriangular)._data
-    outs, node = record_many([x, a.copy()], TriangularSolveBackward0, (b, A))
-    if node is not None:
-        node.upper, node.transpose, node.unitriangular = upper, transpose, unitriangular
-        node.save(A, saved_output(outs[0]))
-    return return_types.triangular_solve(*outs)
 
 
 # PyTorch's deprecation warnings of the older functions, each given once a process (as its TORCH_WARN_ONCE)
@@ -832,38 +1064,43 @@ _warned = set()
 def _deprecated(name):
     if name not in _warned:
         _warned.add(name)
-        import warnings
         warnings.warn(_DEPRECATED[name], UserWarning, stacklevel=user_stacklevel())
 
 
-def torch_lu(A, pivot=True, get_infos=False, out=None):
-    """torch.lu: (LU, pivots[, infos]) by linalg.lu_factor_ex. ``out``: as PyTorch's (written in
+class Lu(Op):
+    """lu(A, pivot=True, get_infos=False, out=None): torch.lu, (LU, pivots[, infos]) by
+    linalg.lu_factor_ex, deprecated with PyTorch's warning. ``out``: as PyTorch's (written in
     Python), each resized to its result without a warning and copied into (of any dtype)."""
-    _deprecated('lu')
-    LU, piv, info = lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
-    result = (LU, piv, info) if get_infos else (LU, piv)
-    if out is None:
-        return result
-    if len(out) != len(result):
-        raise TypeError(f'expected tuple of {len(result)} elements but got {len(out)}')
-    from .. import autograd
-    if autograd.grad_mode.is_grad_enabled() and any(o.requires_grad for o in out):
-        raise RuntimeError('cannot resize variables that require grad')
-    for o, r in zip(out, result):
-        o._data = xp.empty(r._data.shape, o._data.dtype) if o._data.shape != r._data.shape else o._data
-        o.copy_(r)
-    return out
+    op = 'lu'
+
+    def forward(A, pivot=True, get_infos=False, out=None):
+        """torch.lu: (LU, pivots[, infos]) by linalg.lu_factor_ex. ``out``: as PyTorch's (written in
+        Python), each resized to its result without a warning and copied into (of any dtype)."""
+        _deprecated('lu')
+        LU, piv, info = ops.linalg_lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+        result = (LU, piv, info) if get_infos else (LU, piv)
+        if out is None:
+            return result
+        if len(out) != len(result):
+            raise TypeError(f'expected tuple of {len(result)} elements but got {len(out)}')
+        if autograd.grad_mode.is_grad_enabled() and any(o.requires_grad for o in out):
+            raise RuntimeError('cannot resize variables that require grad')
+        for o, r in zip(out, result):
+            o._data = xp.empty(r._data.shape, o._data.dtype) if o._data.shape != r._data.shape else o._data
+            o.copy_(r)
+        return out
+
+    def method(self, pivot=True, get_infos=False):
+        return ops.lu(self, pivot, get_infos)
 
 
-@writes_out('linalg_lu_solve', label='lu_solve')
-def torch_lu_solve(b, LU_data, LU_pivots):
-    """torch.lu_solve: linalg.lu_solve with b first."""
-    _deprecated('lu_solve')
-    return lu_solve(LU_data, LU_pivots, b)
+class LuSolve(Op):
+    """lu_solve(b, LU_data, LU_pivots, *, out=None): torch.lu_solve, linalg.lu_solve with b first,
+    deprecated with PyTorch's warning."""
+    op = 'lu_solve'
+    out = out_rule('linalg_lu_solve', label='lu_solve')
 
-
-FUNCTIONS = ['matrix_exp', 'lu_unpack', 'cholesky_solve', 'cholesky_inverse', 'triangular_solve', 'orgqr', 'geqrf']
-NOT_METHODS = ['lu_unpack']
-TOP_LEVEL = {'lu': torch_lu, 'lu_solve': torch_lu_solve, 'vander': torch_vander}
-METHODS = {'lu': lambda self, pivot=True, get_infos=False: torch_lu(self, pivot, get_infos),
-           'lu_solve': lambda self, LU_data, LU_pivots: torch_lu_solve(self, LU_data, LU_pivots)}
+    def forward(b, LU_data, LU_pivots):
+        """torch.lu_solve: linalg.lu_solve with b first."""
+        _deprecated('lu_solve')
+        return ops.linalg_lu_solve(LU_data, LU_pivots, b)
