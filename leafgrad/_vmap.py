@@ -17,13 +17,19 @@ that the op sees and records the physical tensors, and the result switched to ba
 * matrix products: folded into one broadcasting ``matmul``;
 * shape ops and indexing: the batch dimensions kept in front of the new shape or index;
 * ``cat``/``stack``: unbatched operands expanded along the batch, dims shifted;
-* losses: the unreduced loss per element, reduced per sample.
+* losses: the unreduced loss per element, reduced per sample;
+* the matrix functions (inv, det, cholesky, solve ...): the batch dims are more leading dims.
 
-An op without a rule runs once per sample and the results are stacked (PyTorch's fallback),
+An op declared as an ``Op`` class may give its rule in its declaration's ``vmap`` slot
+(``'elementwise'``, or a function of this module, the op and its arguments: tril, repeat, pad,
+addmm, outer, scatter, the special functions). An op without a rule runs once per sample and the results are stacked (PyTorch's fallback),
 with PyTorch's performance warning. ``grad`` inside ``vmap`` (per-sample gradients) runs the
 backward on the physical graph (what the forward recorded is the whole batch's computation,
 samples independent), its differentiated inputs expanded along the batch first, so that
-each sample gets its own gradient.
+each sample gets its own gradient. Forward mode under vmap (a jvp inside vmap): vmap's wrappers
+go over forward AD's, as in jacfwd, so that a batched op's rule calls the op on the physical
+arrays through forward AD, whose tangents are then physical too; ``_Plain`` gives a tangent
+the physical shape of its primal, ``_batched`` batches it with its primal.
 """
 import functools
 import math
@@ -122,6 +128,10 @@ def _batched(t, levels):
     if levels:
         t.__class__ = BatchedTensor
         t._levels = tuple(levels)
+        tangent = t._fw_grad
+        if tangent is not None and type(tangent) is Tensor and tangent._data.shape == t._data.shape:
+            # the tangent forward AD computed on the physical arrays (a jvp under vmap): batched too
+            t._fw_grad = _batched(Tensor._wrap(tangent._data), levels)
     return t
 
 
@@ -175,9 +185,23 @@ class _Plain:
 
     def __init__(self, tensors):
         self.tensors = [t for t in tensors if type(t) is BatchedTensor and t._levels[-1] >= _state.floor]
+        # their tangents (a jvp under vmap), physical within too: forward AD's rules run there on
+        # the physical arrays; a tangent batched as its primal is switched, another one is
+        # aligned and expanded to the primal's physical shape for the duration
+        self.tangents = []
+        for t in list(self.tensors):
+            g = t._fw_grad
+            if g is None:
+                continue
+            if type(g) is BatchedTensor and g._levels == t._levels:
+                self.tensors.append(g)
+            else:
+                self.tangents.append((t, g))
 
     def __enter__(self):
         self.levels = [t._levels for t in self.tensors]
+        for t, g in self.tangents:
+            t._fw_grad = _physical_like(g, t)
         for t in self.tensors:
             t.__class__ = Tensor
         self.prev = _state.depth
@@ -188,6 +212,26 @@ class _Plain:
         for t, levels in zip(self.tensors, self.levels):
             t.__class__ = BatchedTensor
             t._levels = levels
+        for t, g in self.tangents:
+            t._fw_grad = g
+
+
+def _physical_like(g, t):
+    """The tangent ``g`` (unbatched, or batched at some of ``t``'s levels) as a plain tensor of
+    the batched ``t``'s physical shape: aligned to its levels, expanded along the others."""
+    have, levels = _levels_of(g), t._levels
+    if any(level not in levels for level in have):
+        return g  # (batched where its primal is not: left as it is)
+    data = g._data
+    shape, pos = [], 0
+    for level in levels:
+        if pos < len(have) and have[pos] == level:
+            shape.append(data.shape[pos])
+            pos += 1
+        else:
+            shape.append(1)
+    data = data.reshape(tuple(shape) + data.shape[len(have):])
+    return Tensor._wrap(backend.numpy.broadcast_to(data, t._data.shape))
 
 
 def _tensors_in(args, kwargs):
@@ -322,6 +366,11 @@ def _with_dim(fn, name, args, kwargs):
             if name in ('max', 'min', 'median'):
                 out = out[0]
             return _wrap_out(out, levels)
+        if not ndim:  # a 0-d sample: reduced over a dim of 1 made for it (no dims means all)
+            rest = {k: v for k, v in kwargs.items() if k not in ('dim', 'keepdim')}
+            with _Plain([x]):
+                out = fn(x.unsqueeze(nb), nb, *args[2:], **rest)
+            return _wrap_out(out[0] if name in ('max', 'min', 'median') else out, levels)
         dim = tuple(range(ndim))
     if name == 'unsqueeze':
         new = (dim + ndim + 1 if dim < 0 else dim) + nb
@@ -455,8 +504,14 @@ def _getitem(fn, args, kwargs):
     x, index = args[0], args[1]
     levels = _levels_of(x)
     parts = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(p, (Tensor, list)) or (hasattr(p, 'dtype') and hasattr(p, 'shape')) for p in parts):
-        return _loop(fn, '__getitem__', args, kwargs)
+    advanced = [isinstance(p, (Tensor, list)) or (hasattr(p, 'dtype') and hasattr(p, 'shape')) for p in parts]
+    if any(advanced):
+        # unbatched index tensors in one run (no None between them, no batched one): the batch
+        # dims, as leading slices, stay in front, as the advanced dims stay in their place
+        where = [i for i, a in enumerate(advanced) if a]
+        if (not is_batched(x) or any(is_batched(p) for p in parts if isinstance(p, Tensor))
+                or where != list(range(where[0], where[-1] + 1))):
+            return _loop(fn, '__getitem__', args, kwargs)
     with _Plain([x]):
         out = fn(x, (slice(None),) * len(levels) + parts)
     return _batched(out, levels)
@@ -585,11 +640,93 @@ def _restack(results, level):
     return first
 
 
+# ---- rules the declarations name (their ``vmap`` slot) and the matrix functions -----------------
+
+def physical(fn, args, kwargs, min_ndim=0):
+    """``fn`` of the batched first argument's physical array, for an op acting on its trailing
+    ``min_ndim`` dims (tril, triu, inv, det ...): the batch dims are more leading dims. None
+    (the per-sample fallback) if another argument is batched or the sample has too few dims."""
+    x = args[0]
+    if not is_batched(x) or _logical_ndim(x) < min_ndim or any(
+            is_batched(t) for t in _tensors_in(args[1:], kwargs)):
+        return None
+    with _Plain([x]):
+        out = fn(*args, **kwargs)
+    return _wrap_out(out, _levels_of(x))
+
+
+def on_batched(fn, x, args, kwargs):
+    """``fn(x, *args, **kwargs)`` on the batched ``x``'s physical array (the caller has shifted
+    any dim argument past the batch dims), the result batched as ``x``."""
+    levels = _levels_of(x)
+    with _Plain([x]):
+        out = fn(x, *args, **kwargs)
+    return _wrap_out(out, levels)
+
+
+def _expand_all(tensors, levels, ndims):
+    """Inside ``_Plain``: the physical arrays aligned to ``levels`` and expanded to one batch."""
+    nb = len(levels)
+    full = [_align_plain(t, tensors, levels, n) for t, n in zip(tensors, ndims)]
+    lead = tuple(max(f._data.shape[i] for f in full) for i in range(nb))
+    return [f.expand(lead + tuple(f._data.shape[nb:])) if tuple(f._data.shape[:nb]) != lead else f for f in full]
+
+
+def with_operands(fn, tensors, call):
+    """``call(*physical)``: the batched and unbatched ``tensors`` aligned to the union of their
+    levels and expanded to one batch; the result batched at those levels."""
+    levels = _union(tensors)
+    ndims = [_logical_ndim(t) for t in tensors]
+    with _Plain(tensors):
+        out = call(*_expand_all(tensors, levels, ndims))
+    return _wrap_out(out, levels)
+
+
+def _solve(fn, args, kwargs):
+    """linalg.solve(A, B, *, left=True): A and B expanded to one batch; a vector B as a column
+    (a row for left=False), as PyTorch reads a 1-D B."""
+    if len(args) != 2 or set(kwargs) - {'left'}:
+        return None
+    a, b = args
+    left = kwargs.get('left', True)
+    vector = _logical_ndim(b) == 1
+
+    def call(pa, pb):
+        if vector:
+            pb = pb.unsqueeze(-1 if left else -2)
+        out = fn(pa, pb, left=left)
+        return out.squeeze(-1 if left else -2) if vector else out
+    if _logical_ndim(a) != 2 or _logical_ndim(b) not in (1, 2):
+        return None
+    return with_operands(fn, [a, b], call)
+
+
+def _matrix(fn, args, kwargs):
+    return physical(fn, args, kwargs, min_ndim=2)
+
+
+# the matrix functions that broadcast over leading dims (their families declare no rule)
+_MATRIX_OPS = {name: _matrix for name in (
+    'inverse', 'linalg_inv', 'linalg_det', 'det', 'logdet', 'linalg_slogdet', 'slogdet', 'linalg_cholesky',
+    'cholesky', 'matrix_exp', 'linalg_matrix_exp', 'linalg_eigvalsh', 'linalg_pinv', 'pinverse')}
+_MATRIX_OPS['linalg_solve'] = _solve
+
+
+def slice_dim(fn, args, kwargs):
+    x = args[0]
+    if not is_batched(x) or kwargs or len(args) != 5:
+        return None
+    return on_batched(fn, x, (_shift(args[1], _logical_ndim(x), len(_levels_of(x))),) + tuple(args[2:]), {})
+
+
+_MATRIX_OPS['slice_dim'] = slice_dim
+
+
 # ---- dispatch -------------------------------------------------------------------------------------
 
 _ELEMENTWISE = set('''add sub mul div true_divide divide multiply subtract pow neg negative exp log sqrt rsqrt abs sin
 cos tan tanh sigmoid relu relu6 gelu silu elu selu celu leaky_relu softplus mish hardtanh hardswish hardsigmoid
-logsigmoid where maximum minimum clamp clip reciprocal square expm1 log1p log2 log10 exp2 erf erfc sign floor ceil
+logsigmoid where maximum minimum clamp clip clamp_min clamp_max reciprocal square expm1 log1p log2 log10 exp2 erf erfc sign floor ceil
 round trunc frac lerp addcmul addcdiv masked_fill eq ne lt le gt ge logical_and logical_or logical_not logical_xor
 float double half bfloat16 long int bool to type_as clone contiguous detach zeros_like ones_like empty_like full_like
 isnan isinf isfinite nan_to_num atan2 hypot logaddexp xlogy sinh cosh asin acos atan asinh acosh atanh softsign
@@ -613,9 +750,30 @@ def _plain_name(name):
     return name
 
 
+_declared = None  # PyTorch's name -> the batching rule in its declaration's ``vmap`` slot
+
+
+def _declared_rule(plain):
+    """The rule a declared op gives in its ``vmap`` slot: ``'elementwise'`` (the operands
+    aligned and broadcast, as the elementwise ops), or ``rule(V, fn, args, kwargs)`` of this
+    module ``V``, the result or None (then the op runs once per sample)."""
+    global _declared
+    if _declared is None:
+        from .ops import _op
+        rules = {}
+        for cls in _op.declared:
+            rule = cls.vmap
+            if rule is not None:
+                for n in (cls.op,) + tuple(cls.aliases):
+                    rules[n] = rule
+        _declared = rules
+    return _declared.get(plain)
+
+
 def _apply_rule(fn, name, args, kwargs):
     plain = _plain_name(name)
-    if plain in ('iadd', 'isub', 'imul', 'itruediv') or (plain.endswith('_') and plain[:-1] in _ELEMENTWISE):
+    if plain in ('iadd', 'isub', 'imul', 'itruediv') or (plain.endswith('_') and (
+            plain[:-1] in _ELEMENTWISE or _declared_rule(plain[:-1]) == 'elementwise')):
         return _loop(fn, name, args, kwargs) if _levels_of(args[0]) != _union(_tensors_in(args, kwargs)) \
             else _elementwise(fn, args, kwargs)
     if plain == 'masked_fill' and len(args) > 2 and isinstance(args[2], Tensor):
@@ -626,6 +784,17 @@ def _apply_rule(fn, name, args, kwargs):
         return where(mask, value.to(x.dtype), x)
     if plain in _ELEMENTWISE or plain in ('truediv', 'and', 'or', 'xor', 'invert', 'mod', 'floordiv', 'abs'):
         return _elementwise(fn, args, kwargs)
+    rule = _declared_rule(plain)
+    if rule is not None:
+        if rule == 'elementwise':
+            return _elementwise(fn, args, kwargs)
+        out = rule(_sys.modules[__name__], fn, args, kwargs)
+        if out is not None:
+            return out
+    if plain in _MATRIX_OPS:
+        out = _MATRIX_OPS[plain](fn, args, kwargs)
+        if out is not None:
+            return out
     if plain in _MATMUL:
         return _matmul(fn, name, args, kwargs)
     if plain in _DIM_OPS:
@@ -957,18 +1126,25 @@ def per_sample_leaf(x):
     levels = _levels_of(x)
     want = tuple(range(_state.depth))
     with _Plain([x]):
+        tangent = x._fw_grad  # (a jvp of a grad under vmap: the leaf keeps the input's tangent)
+        if tangent is not None and type(tangent) is not Tensor:
+            tangent = None
         if levels != want:
             data = x
-            shape = list(x._data.shape)
             # insert a dim for each missing level, then expand to its size
             for i, level in enumerate(want):
                 if level not in levels:
                     data = data.unsqueeze(i)
+                    tangent = None if tangent is None else tangent.unsqueeze(i)
             full = tuple(_state.sizes[lv] for lv in want) + tuple(data._data.shape[len(want):])
             data = data.expand(full)
+            tangent = None if tangent is None else tangent.expand(full)
         else:
             data = x
         leaf = data.detach().contiguous().requires_grad_(True) if data is x else data.detach().requires_grad_(True)
+        if tangent is not None:
+            from .autograd import forward_ad
+            leaf = forward_ad.make_dual(leaf, tangent.detach() if tangent._requires_grad else tangent)
     return _batched(leaf, want)
 
 

@@ -15,7 +15,11 @@ not handle, and the op then runs once per sample:
   statistics are its own; with running statistics to update: per sample;
 * ``embedding``: the indices' physical array looked up in the unbatched weight;
 * ``gather`` / ``index_select``: the dim shifted past the batch dimensions (gather's operands
-  expanded along each other's batch dimensions).
+  expanded along each other's batch dimensions);
+* ``interpolate`` (and the ``upsample`` forms): the batch dimensions folded into N.
+
+The ops declared as ``Op`` classes give their rule in the declaration's ``vmap`` slot instead
+(``_vmap._declared_rule``).
 """
 import math
 import re
@@ -229,9 +233,18 @@ def gather(fn, name, args, kwargs):
     return V._batched(out, levels)
 
 
+def interpolate(fn, name, args, kwargs):
+    """interpolate (every mode) and its upsample forms: the batch dims folded into N."""
+    x = args[0] if args else kwargs.get('input')
+    if not V.is_batched(x) or len(args) < 1 or _batched_any(*args[1:], *kwargs.values()) or V._logical_ndim(x) < 3:
+        return None
+    return _fold_into_batch(fn, x, lambda folded: fn(folded, *args[1:], **kwargs), V._logical_ndim(x) - 1)
+
+
 _CONV_POOL = re.compile(r'^(conv\dd|conv_transpose\dd|(adaptive_)?(max|avg)_pool\dd(_with_indices)?|lp_pool\dd)$')
 RULES = {'layer_norm': layer_norm, 'group_norm': group_norm, 'batch_norm': batch_norm, 'embedding': embedding,
-         'index_select': index_select, 'gather': gather}
+         'index_select': index_select, 'gather': gather, 'interpolate': interpolate, 'upsample': interpolate,
+         'upsample_nearest': interpolate, 'upsample_bilinear': interpolate}
 
 
 def rule_for(name):

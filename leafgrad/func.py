@@ -205,12 +205,13 @@ def _grad_and_value_in_vmap(vm, func, argnums, has_aux, args, kwargs):
                                f'with {result.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?')
         inputs = [leaf for leaves in flat_inputs for leaf in leaves]
         from . import ones_like, zeros_like
-        if result._requires_grad:
+        dual = any(leaf._fw_grad is not None for leaf in inputs)
+        if result._requires_grad:  # (a jvp of this grad: the backward recorded, carrying tangents)
             grads = vm.grad_through([result], inputs, [ones_like(result)], vm.depth(), allow_unused=True,
-                                    materialize_grads=True)
+                                    materialize_grads=True, create_graph=dual)
         else:
             grads = [zeros_like(leaf) for leaf in inputs]
-    grads = [g.detach() for g in grads]
+    grads = [g if dual and g._fw_grad is not None else g.detach() for g in grads]  # (a jvp of it: their tangents)
     value = result.detach()
     out, pos = [], 0
     for leaves, spec in zip(flat_inputs, specs):
@@ -499,9 +500,6 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     primals made dual tensors, the ops' forward rules carrying the tangents."""
     from .autograd import forward_ad
     flat, flat_t, spec = _check_jvp_args(primals, tangents)
-    vm = _sys.modules.get('leafgrad._vmap')
-    if vm is not None and vm.batched_in(primals):  # under vmap: per sample (see _vmap.per_sample)
-        return vm.per_sample(lambda p, t: jvp(func, p, t, strict=strict, has_aux=has_aux), (primals, tangents))
     if forward_ad._state.level is not None:
         return _jvp_by_double_backward(func, primals, tangents, strict=strict, has_aux=has_aux)
     with forward_ad.dual_level():

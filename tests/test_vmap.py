@@ -149,7 +149,12 @@ def test_a_batching_rule_is_not_a_loop():
 RULED = sorted(name for name in OPS if name.split()[0] in (
     'conv1d', 'conv2d', 'conv_transpose2d', 'max_pool2d', 'max_pool1d', 'avg_pool2d', 'avg_pool1d',
     'adaptive_avg_pool2d', 'adaptive_max_pool2d', 'adaptive_avg_pool1d', 'layer_norm', 'batch_norm', 'group_norm',
-    'embedding', 'index_select', 'gather', 'softmax', 'log_softmax', 'cross_entropy', 'nll'))
+    'embedding', 'index_select', 'gather', 'softmax', 'log_softmax', 'cross_entropy', 'nll',
+    # rules added with the declarations' vmap slot (and for the matrix functions, interpolate)
+    'interpolate', 'pad', 'index', 'scatter', 'scatter_add', 'outer', 'addmm', 'repeat', 'tril', 'triu', 'rot90',
+    'clamp_min', 'inv', 'det', 'cholesky', 'solve', 'lgamma', 'digamma', 'polygamma', 'mvlgamma', 'i0',
+    'special.i0e', 'special.i1', 'special.i1e', 'special.erfcx', 'special.ndtr', 'special.log_ndtr',
+    'special.ndtri', 'special.entr', 'special.xlog1py', 'special.multigammaln'))
 
 
 @pytest.mark.parametrize('name, first_only', [(name, first) for name in RULED for first in (False, True)
@@ -194,3 +199,67 @@ def test_ensemble_of_normalized_convnets():
 def test_an_op_passed_itself_is_vmapped_like_torch(program):
     # vmap(torch.dot): the op was taken before vmap wrapped the ops, and was called unwrapped
     same(program)
+
+
+def _no_per_sample(monkeypatch):
+    from leafgrad import _vmap
+
+    def refuse(*args, **kwargs):
+        raise AssertionError('ran once per sample')
+    monkeypatch.setattr(_vmap, '_loop', refuse)
+    monkeypatch.setattr(_vmap, 'per_sample', refuse)
+
+
+def test_circular_pad_is_batched(monkeypatch):
+    _no_per_sample(monkeypatch)
+    x = np.random.default_rng(0).standard_normal((3, 2, 1, 3, 4))
+    ours, theirs = (M.func.vmap(lambda a: M.nn.functional.pad(a, (1, 1, 1, 0), mode='circular'))(M.tensor(x))
+                    for M in (lg, torch))
+    assert T(ours) == T(theirs)
+
+
+JVP_UNDER_VMAP = {
+    'closing over a batched tensor': lambda M, xs, c, t, w, tt: M.func.vmap(
+        lambda x: M.func.jvp(lambda y: (y * x).sin() @ w, (c,), (t,))[1])(xs),
+    'batched primals': lambda M, xs, c, t, w, tt: M.func.vmap(
+        lambda x: M.func.jvp(lambda y: (y * c).tanh().sum(), (x,), (t,))[1])(xs),
+    'batched primals and tangents': lambda M, xs, c, t, w, tt: M.func.vmap(
+        lambda x, s: M.func.jvp(lambda y: M.nn.functional.softplus(y @ w) * c, (x,), (s,)))(xs, tt),
+    'batched tangents': lambda M, xs, c, t, w, tt: M.func.vmap(
+        lambda s: M.func.jvp(lambda y: (y @ w).exp(), (c,), (s,))[1])(tt),
+    'of a gradient (hvp)': lambda M, xs, c, t, w, tt: M.func.vmap(
+        lambda x, s: M.func.jvp(M.func.grad(lambda y: (y.sin() * c).sum()), (x,), (s,)))(xs, tt),
+    'special functions': lambda M, xs, c, t, w, tt: M.func.vmap(
+        lambda x, s: M.func.jvp(lambda y: M.special.i1e(y) + M.special.log_ndtr(y * c) + M.lgamma(y + 1),
+                                (x,), (s,))[1])(xs, tt),
+}
+
+
+@pytest.mark.parametrize('name', sorted(JVP_UNDER_VMAP))
+def test_jvp_under_vmap_is_batched(name, monkeypatch):
+    """func.jvp inside vmap, with batched primals, tangents or a closed-over batched tensor: one
+    forward pass on the batch (no per-sample loop), torch.func's results (closing over a batched
+    tensor raised before; batched primals ran once per sample)."""
+    rng = np.random.default_rng(1)
+    data = [rng.random((4, 3)), rng.random(3), np.ones(3), rng.random((3, 3)), rng.random((4, 3))]
+    theirs = JVP_UNDER_VMAP[name](torch, *[torch.tensor(d) for d in data])
+    _no_per_sample(monkeypatch)
+    ours = JVP_UNDER_VMAP[name](lg, *[lg.tensor(d) for d in data])
+    assert plain_all(ours) == plain_all(theirs)
+
+
+def plain_all(v):
+    return [T(x) for x in (v if isinstance(v, (tuple, list)) else [v])]
+
+
+def test_per_sample_gradient_of_a_summed_scalar():
+    """vmap(grad(f)) where f sums a 0-d value (the loss already a scalar): the sum of a 0-d
+    sample keeps its batch (it reduced the batch away: IndexError)."""
+    rng = np.random.default_rng(2)
+    a, b = rng.random((3, 4)), rng.random((3, 4))
+    ours, theirs = (M.func.vmap(M.func.grad(lambda u, v: M.dot(u, v).sum().mean() * 2, argnums=(0, 1)))(
+        M.tensor(a), M.tensor(b)) for M in (lg, torch))
+    assert plain_all(ours) == plain_all(theirs)
+    ours, theirs = (M.func.vmap(lambda u: (M.dot(u, u).amax(), u.sum().prod(), u.max().max()))(M.tensor(a))
+                    for M in (lg, torch))
+    assert plain_all(ours) == plain_all(theirs)

@@ -42,6 +42,7 @@ class _State:
     edge_tangents = None  # {(id(node), output_nr): tangent} while an outermost call runs
     held = None           # the accumulators named in edge_tangents, kept alive meanwhile
     truly = False         # while an outermost call runs: whether an input truly requires grad
+    under_vmap = False    # the level was opened inside vmap (its wrappers put back over ours)
     duals = []            # weak references to the tensors given a tangent in this level
 
 
@@ -55,10 +56,17 @@ def enter_dual_level():
     """Open a dual level (PyTorch has one at a time) and return its index."""
     if _state.level is not None:
         raise RuntimeError('Nested forward mode AD is not supported at the moment')
+    vmap = sys.modules.get('leafgrad._vmap')
+    under_vmap = vmap is not None and vmap._state.installed
+    if under_vmap:  # (a jvp under vmap: vmap's wrappers go over forward AD's, see _install)
+        vmap._uninstall()
     _install()
     _state.level = 0
     _state.propagating = True
     _state.duals = []
+    _state.under_vmap = under_vmap
+    if under_vmap:
+        vmap._install()
     return 0
 
 
@@ -76,9 +84,15 @@ def exit_dual_level(*, level=None):
         if t is not None:
             t.__dict__.pop('_fw_grad', None)
     _state.duals = []
+    vmap = sys.modules.get('leafgrad._vmap') if _state.under_vmap else None
+    if vmap is not None:
+        vmap._uninstall()
     _state.level = None
     _state.propagating = False
+    _state.under_vmap = False
     _uninstall()
+    if vmap is not None:
+        vmap._install()
 
 
 class dual_level:
@@ -206,19 +220,15 @@ def _make_wrapper(fn, name):
 
 
 def _install():
-    """Wrap the ops. Inside vmap (a jvp or jacfwd under vmap) vmap's wrappers are in place and
-    forward AD's wrap those (a second table, built while they are): an op on duals goes through
-    forward AD, and the op itself and its forward rule's ops through vmap's batching rules."""
-    global _table, _table_over_vmap, _installed
-    vmap = sys.modules.get('leafgrad._vmap')
-    if vmap is not None and vmap._state.installed and vmap._state.depth:
-        if _table_over_vmap is None:
-            _table_over_vmap = _build_table()
-        _installed = _table_over_vmap
-    else:
-        if _table is None:
-            _table = _build_table()
-        _installed = _table
+    """Wrap the ops. vmap's wrappers, when vmap runs, go over forward AD's (a jvp under vmap
+    takes them off, wraps the ops and puts vmap's back over its own, as jacfwd's vmap over a dual
+    level does): an op on batched tensors goes through its batching rule, which calls the op on
+    the physical arrays through forward AD's wrapper, so that the tangents are computed on the
+    physical arrays too (and batched with the outputs, ``_vmap._batched``)."""
+    global _table, _installed
+    if _table is None:
+        _table = _build_table()
+    _installed = _table
     _installed.install()
 
 
@@ -232,7 +242,6 @@ def _build_table():
     return _instrument.Sites(table)
 
 
-_table_over_vmap = None
 _installed = None
 
 

@@ -219,7 +219,9 @@ def elementwise_jvp(node, tangents):
     batch dimensions lead, so the saved operands broadcast against it sample by sample."""
     t = tangents[0]
     if type(t) is not _tensor.Tensor:
-        return on_samples(lambda p: elementwise_jvp(node, (p,)), t)
+        vmap = sys.modules.get('leafgrad._vmap')
+        if vmap is not None and vmap.is_batched(t):  # (not at a lowered level: there it is plain)
+            return vmap.on_physical(lambda p: elementwise_jvp(node, (p,)), t)
     out = node.apply(t)
     return out[0] if isinstance(out, (tuple, list)) else out
 

@@ -210,6 +210,11 @@ class OuterBackward(Op):
     op, aliases = 'outer', ('ger',)  # (no node name: name() below, as PyTorch records outer)
     __slots__ = ()
 
+    def vmap(V, fn, args, kwargs):  # input[:, None] * vec2, by the batched elementwise ops
+        if len(args) != 2 or kwargs or V._logical_ndim(args[0]) != 1 or V._logical_ndim(args[1]) != 1:
+            return None
+        return V._vm_call('mul', V._vm_call('unsqueeze', args[0], -1), args[1])
+
     def forward(input, vec2):
         for name, t in (('self', input), ('vec2', vec2)):
             if t._data.ndim != 1:
@@ -524,6 +529,18 @@ class Addmm(_ScaledProductBackward):
     op, node, inplace = 'addmm', 'AddmmBackward0', True
     __slots__ = ('mat1_transposed', 'mat2_transposed')
     saved = ('mat1', 'mat2', 'alpha=alpha', 'beta=beta')
+
+    def vmap(V, fn, args, kwargs):  # beta * input + alpha * (mat1 @ mat2), by the batched ops
+        if len(args) != 3 or set(kwargs) - {'beta', 'alpha'}:
+            return None
+        input, mat1, mat2 = args
+        beta, alpha = kwargs.get('beta', 1), kwargs.get('alpha', 1)
+        out = V._vm_call('matmul', mat1, mat2)
+        if alpha != 1:
+            out = V._vm_call('mul', out, alpha)
+        if beta == 0:  # (input ignored, NaN included, as PyTorch)
+            return out
+        return V._vm_call('add', out, input if beta == 1 else V._vm_call('mul', input, beta))
 
     def forward(input, mat1, mat2, *, beta=1, alpha=1):
         """beta * input + alpha * (mat1 @ mat2) as one node (nn.Linear records it on 2-D input)."""

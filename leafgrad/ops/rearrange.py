@@ -236,6 +236,16 @@ class Repeat(Op):
     public = False  # (a method only: PyTorch has no torch.repeat)
     __slots__ = ('self_shape', 'repeats')
 
+    def vmap(V, fn, args, kwargs):  # the batch dims repeated once, in front of the sample's
+        x = args[0]
+        reps = shape_args(args[1:]) if not kwargs else None
+        nb, ndim = len(V._levels_of(x)), V._logical_ndim(x)
+        if reps is None or not V.is_batched(x) or len(reps) < ndim:
+            return None
+        lead = x._data.shape[:nb]
+        return V.on_batched(lambda p: fn(p.reshape(lead + (1,) * (len(reps) - ndim) + p._data.shape[nb:]),
+                                         (1,) * nb + tuple(reps)), x, (), {})
+
     def forward(input, *sizes):
         reps = shape_args(sizes)
         shape = input._data.shape
@@ -426,6 +436,9 @@ class Tril(Op):
     op, node, inplace = 'tril', 'TrilBackward0', True
     __slots__ = ('diagonal',)
 
+    def vmap(V, fn, args, kwargs):  # (of the last two dims: the batch dims lead)
+        return V.physical(fn, args, kwargs, min_ndim=2)
+
     def forward(input, diagonal=0):
         return _triangle(input, diagonal, xp.tril, Tril, 'tril')
 
@@ -440,6 +453,9 @@ class Triu(Op):
     """triu(input, diagonal=0): the upper triangle of each matrix, zeros below."""
     op, node, inplace = 'triu', 'TriuBackward0', True
     __slots__ = ('diagonal',)
+
+    def vmap(V, fn, args, kwargs):  # (of the last two dims: the batch dims lead)
+        return V.physical(fn, args, kwargs, min_ndim=2)
 
     def forward(input, diagonal=0):
         return _triangle(input, diagonal, xp.triu, Triu, 'triu')
@@ -541,6 +557,15 @@ class _IndexPadBackward(Node):
     __slots__ = ('indices', 'shape', 'node_name')
     saved_state = ('indices',)
 
+    def jvp(self, tangents):  # linear: the tangent gathered as the input was (dims from the end: a batch too)
+        nd = len(self.shape)
+
+        def gather(t):
+            for d, idx in self.indices:
+                t = ops.index_select(t, d - nd, wrap(idx))
+            return t
+        return on_samples(gather, tangents[0])
+
     def apply(self, grad):
         g = grad
         for d, idx in reversed(self.indices):
@@ -563,6 +588,23 @@ class Pad(Op):
     """pad(input, pad, mode='constant', value=None): nn.functional.pad (also leafgrad.pad)."""
     op, method = 'pad', False
     public = False  # (nn.functional.pad's (PyTorch has no torch.pad))
+
+    def vmap(V, fn, args, kwargs):
+        """The trailing dims padded: a constant pad on the physical array; the other modes (which
+        take a sample of k + 1 or k + 2 dims) with the batch folded into the sample's first dim."""
+        x = args[0]
+        if not V.is_batched(x) or any(V.is_batched(t) for t in V._tensors_in(args[1:], kwargs)):
+            return None
+        mode = args[2] if len(args) > 2 else kwargs.get('mode', 'constant')
+        if mode == 'constant' or V._logical_ndim(x) < 2:
+            return V.on_batched(fn, x, args[1:], kwargs)
+        nb = len(V._levels_of(x))
+        lead, first = x._data.shape[:nb], x._data.shape[nb]
+
+        def folded(p):
+            out = fn(p.reshape((-1,) + p._data.shape[nb + 1:]), *args[1:], **kwargs)
+            return out.reshape(lead + (first,) + out._data.shape[1:])
+        return V.on_batched(folded, x, (), {})
 
     def forward(input, pad, mode='constant', value=None):
         pad = tuple(int(p) for p in pad)
@@ -648,6 +690,16 @@ class Rot90(Op):
     """rot90(input, k=1, dims=(0, 1)): the input rotated by k quarter turns in the plane ``dims``."""
     op, node = 'rot90', 'Rot90Backward0'
     __slots__ = ('k', 'dims')
+
+    def vmap(V, fn, args, kwargs):  # the plane's dims shifted past the batch dims
+        x = args[0]
+        k = args[1] if len(args) > 1 else kwargs.get('k', 1)
+        dims = args[2] if len(args) > 2 else kwargs.get('dims', (0, 1))
+        ndim = V._logical_ndim(x)
+        if not V.is_batched(x) or len(dims) != 2 or ndim < 2 or set(kwargs) - {'k', 'dims'}:
+            return None
+        nb = len(V._levels_of(x))
+        return V.on_batched(fn, x, (k, tuple(wrap_dim(d, ndim) + nb for d in dims)), {})
 
     def forward(input, k=1, dims=(0, 1)):
         nd = input._data.ndim

@@ -102,6 +102,24 @@ def _scatter_data(input, d, idx, values, reduce):
     return data
 
 
+def _scatter_vmap(V, fn, args, kwargs):
+    """scatter / scatter_add under vmap: the input, index and (a tensor) src aligned and expanded
+    to one batch, the dim shifted past the batch dims; None (per sample) for reduce=."""
+    if len(args) < 3 or set(kwargs) - {'src', 'value'}:
+        return None
+    input, dim, index = args[:3]
+    src = args[3] if len(args) > 3 else kwargs.get('src', kwargs.get('value'))
+    ndim = V._logical_ndim(input)
+    tensors = [t for t in (input, index, src) if isinstance(t, Tensor)]
+    if ndim == 0 or any(V._logical_ndim(t) != ndim for t in tensors):
+        return None
+    d = wrap_dim(dim, ndim) + len(V._union(tensors))
+
+    def call(x, idx, *rest):
+        return fn(x, d, idx, rest[0] if rest else src)
+    return V.with_operands(fn, tensors, call)
+
+
 class Scatter(Op):
     """scatter(input, dim, index, src=None, *, value=None, reduce=None): ``input`` with ``src``'s
     elements (or a number) written at ``index`` along ``dim``; ``reduce=`` adds or multiplies
@@ -109,6 +127,9 @@ class Scatter(Op):
     op, node = 'scatter', 'ScatterBackward0'
     __slots__ = ('dim', 'index')
     saved_state = ('index',)
+
+    def vmap(V, fn, args, kwargs):  # input, index and src expanded to one batch, dim shifted
+        return _scatter_vmap(V, fn, args, kwargs)
 
     def inplace(self, dim, index, src=None, *, value=None, reduce=None):
         return inplace(self, lambda s: scatter(s, dim, index, src, value=value, reduce=reduce), _others(src))
@@ -159,6 +180,9 @@ class ScatterAdd(Op):
     op, node = 'scatter_add', 'ScatterAddBackward0'
     __slots__ = ('dim', 'index')
     saved_state = ('index',)
+
+    def vmap(V, fn, args, kwargs):  # input, index and src expanded to one batch, dim shifted
+        return _scatter_vmap(V, fn, args, kwargs)
 
     def inplace(self, dim, index, src):
         return inplace(self, lambda s: scatter_add(s, dim, index, src), (src,))

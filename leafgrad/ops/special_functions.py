@@ -105,6 +105,7 @@ class _Special(Op):
     """A special function: ``leafgrad.<op>`` with out= (CAST), its signature as PyTorch's."""
     __slots__ = ()
     out = CAST
+    vmap = 'elementwise'  # (batching rule: each one elementwise, numbers and tensors broadcast)
 
     def __init_subclass__(cls, **kwargs):
         namespace = vars(sys.modules[cls.__dict__['__module__']])  # (before Node names it 'builtins')
