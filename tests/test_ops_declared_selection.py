@@ -21,7 +21,13 @@ def test_family_is_declared(family):
     module = importlib.import_module('leafgrad.ops.' + family)
     for table in ('FUNCTIONS', 'METHODS', 'NOT_METHODS', 'TOP_LEVEL'):
         assert not hasattr(module, table), (family, table)
-    assert sorted(module.__all__) == sorted(n for cls in _declared(family) for n in (cls.op,) + tuple(cls.aliases))
+    names = []
+    for cls in _declared(family):
+        for n in (cls.op,) + tuple(cls.aliases):
+            names.append(n)
+            if cls.inplace and cls.inplace_function:  # (leafgrad.gcd_, as torch.gcd_)
+                names.append(n + '_')
+    assert sorted(module.__all__) == sorted(names)
 
 
 @pytest.mark.parametrize('family', FAMILIES)
@@ -31,6 +37,8 @@ def test_names_kinds_and_docstrings_as_torch(family):
         for n in (cls.op,) + tuple(cls.aliases):
             assert hasattr(torch, n) and getattr(lg, n) is getattr(module, n), n
             assert hasattr(lg.Tensor, n) == hasattr(torch.Tensor, n), n
+            assert hasattr(lg.Tensor, n + '_') == hasattr(torch.Tensor, n + '_'), n
+            assert hasattr(lg, n + '_') == hasattr(torch, n + '_'), n
             first = getattr(lg, n).__doc__.splitlines()[0]
             assert first.startswith(cls.op + '('), n
 

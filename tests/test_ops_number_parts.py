@@ -100,3 +100,45 @@ def test_methods_take_no_out(call):
             eval(call, {'x': T.tensor([2, 3])})
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
+
+
+def _inplace_run(T, code):
+    """values, dtype, version, node name and the input's gradient of an in-place call, or its error."""
+    try:
+        x = T.tensor([[1.5, -2.0], [0.25, 3.0]], dtype=T.float64, requires_grad=True)
+        env = {'T': T, 'x': x, 'i': T.tensor([[4, 6], [9, 0]]), 'j': T.tensor([6, 4])}
+        r = eval(code, env)
+        got = [r.tolist(), str(r.dtype).split('.')[-1], r._version,
+               type(r.grad_fn).__name__ if r.grad_fn is not None else None]
+        if r.requires_grad:
+            r.sum().backward()
+            got.append(np.round(x.grad.numpy(), 12).tolist())
+        return got
+    except Exception as e:
+        return type(e).__name__, str(e).replace('leafgrad', 'torch')
+
+
+INPLACE = ['i.clone().gcd_(j)', 'T.gcd_(i.clone(), j)', 'i.clone().lcm_(j)', 'T.lcm_(i.clone(), j)',
+           'i.clone().int().gcd_(j)', 'i.clone().gcd_(j.float())', 'i.clone().bool().gcd_(j)',
+           'T.lcm_(i.clone().float(), j)', 'i.clone().gcd_(T.tensor([[1], [2]]))',
+           '(x * 1).heaviside_(T.tensor(0.5, dtype=T.float64))', 'i.clone().heaviside_(j)',
+           'x.detach().clone().heaviside_(T.tensor(0.5))',
+           '(x * 1).ldexp_(j)', 'T.ldexp_(x * 1, j)', 'x.detach().float().ldexp_(j.double())', 'x.half().ldexp_(j)',
+           'i.clone().ldexp_(j)', 'T.ldexp_(i.clone(), j)', 'x.ldexp_(j)', '(x * 1)[0].ldexp_(j)']
+
+
+@needs_torch
+@pytest.mark.parametrize('code', INPLACE)
+def test_inplace_variants_as_torch(code):
+    """Tensor.gcd_/lcm_/heaviside_/ldexp_ and leafgrad.gcd_/lcm_/ldexp_ as PyTorch's (they were
+    missing): values written into self, its version bumped, the node (heaviside_'s NotImplemented
+    names aten::heaviside_), gradients, and PyTorch's errors, a result self cannot hold refused
+    before computing."""
+    assert _inplace_run(lg, code) == _inplace_run(torch, code)
+
+
+@needs_torch
+def test_heaviside_inplace_backward_names_its_op():
+    msgs = raises_like(lambda: lg.ones(2, requires_grad=True).mul(1).heaviside_(lg.tensor(0.5)).sum().backward(),
+                       lambda: torch.ones(2, requires_grad=True).mul(1).heaviside_(torch.tensor(0.5)).sum().backward())
+    assert same_message(*msgs)

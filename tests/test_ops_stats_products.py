@@ -258,3 +258,25 @@ def test_statistics_methods_take_no_out(call, same):
             eval(call, {'x': T.tensor([[1.0, 2.0], [0.5, 3.0]])})
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1] or not same
+
+
+@needs_torch
+@pytest.mark.parametrize('code', ['(x * 1).renorm_(2, 0, 1.0)', 'x.detach().clone().renorm_(1, 1, 0.5)',
+                                  'i.clone().renorm_(2, 0, 1.)', 'x[0].clone().renorm_(2, 0, 1.)', 'x.renorm_(2, 0, 1.)',
+                                  'x.detach()[:, 0].renorm_(2, 0, 1.)', '(x * 1)[:, 1:].renorm_(3, 1, 0.5)'])
+def test_renorm_inplace_as_torch(code):
+    """Tensor.renorm_ as PyTorch's (it was missing): values, version, RenormBackward0, gradients
+    (float64), errors."""
+    got = []
+    for T in (lg, torch):
+        try:
+            x = T.tensor([[1.5, -2.0], [0.25, 3.0]], dtype=T.float64, requires_grad=True)
+            r = eval(code, {'x': x, 'i': T.tensor([[4, 6], [9, 0]])})
+            row = [r.tolist(), r._version, type(r.grad_fn).__name__ if r.grad_fn is not None else None]
+            if r.requires_grad:
+                r.sum().backward()
+                row.append(np.round(x.grad.numpy(), 12).tolist())
+            got.append(row)
+        except Exception as e:
+            got.append((type(e).__name__, str(e).replace('leafgrad', 'torch')))
+    assert got[0] == got[1]

@@ -8,6 +8,7 @@ give integers or booleans. Every function takes PyTorch's out= (its rule below),
 import math
 
 from .. import backend, return_types
+from ._inplace import inplace as _run_inplace
 from ._op import CPP_NAMES, NO_GRAD_CAST, Op, castable_dtype, out_rule, same_dtype
 from ._util import binary_operands, broadcast_error, ops, record, record_many, sum_to, wrap, xp
 from .activation import _DTYPE_LABEL
@@ -49,6 +50,12 @@ def _LDEXP_OUT(rd, od):
         raise RuntimeError(f'ldexp: expected out of dtype {_label(rd)}, but got {_label(od)}')
 
 
+def _ldexp_cast(rd, od):
+    """ldexp_'s check: a float result (the default dtype for integer operands) into self."""
+    if (rd if rd.is_floating_point else backend.get_default_dtype()).category > od.category:
+        raise RuntimeError(f"ldexp can't be cast to the desired output type {_label(od)}")
+
+
 def _frexp_exponent_out(rd, od):
     if od.name != 'int32':
         raise RuntimeError(f'torch.frexp() expects exponent to have int dtype but got {CPP_NAMES[od.name]}')
@@ -56,6 +63,16 @@ def _frexp_exponent_out(rd, od):
 
 _FREXP_OUT = (same_dtype('torch.frexp() expects mantissa to have dtype {result_cpp} but got {out_cpp}'),
               _frexp_exponent_out)
+
+
+def _cast_first(check, op):
+    """An in-place variant that refuses a result of a dtype ``self`` cannot hold before computing
+    it (``check(result dtype, self's dtype)``, as PyTorch's in-place kernels check first), then
+    runs ``op`` (a function of self and the other operand) through the in-place machinery."""
+    def inplace(self, other):
+        check(backend.result_type(self, other), backend.from_np(self._data.dtype))
+        return _run_inplace(self, lambda s: op(s, other), (other,) if hasattr(other, '_data') else ())
+    return inplace
 
 
 # ---- gcd, lcm --------------------------------------------------------------------------------------
@@ -73,6 +90,8 @@ def _integer_pair(input, other, kernel):
 class Gcd(Op):
     """Not differentiable (PyTorch gives gcd no derivative)."""
     op, out = 'gcd', NO_GRAD_CAST
+    inplace_function = True  # (Tensor.gcd_ and leafgrad.gcd_)
+    inplace = _cast_first(castable_dtype, lambda s, other: ops.gcd(s, other))
     __slots__ = ()
 
     def forward(input, other):
@@ -89,6 +108,8 @@ class Gcd(Op):
 class Lcm(Op):
     """Not differentiable (PyTorch gives lcm no derivative)."""
     op, out = 'lcm', NO_GRAD_CAST
+    inplace_function = True
+    inplace = _cast_first(castable_dtype, lambda s, other: ops.lcm(s, other))
     __slots__ = ()
 
     def forward(input, other):
@@ -114,17 +135,24 @@ class Heaviside(Op):
         """heaviside(input, values, *, out=None) -> Tensor
 
         0 where input < 0, 1 where input > 0, ``values`` where input is 0 (both of one dtype)."""
-        if input._data.dtype != values._data.dtype:
-            raise RuntimeError('heaviside is not yet implemented for tensors with different dtypes.')
-        a, b = input._data, values._data
-        try:
-            data = xp.asarray(xp.where(a == 0, b, (a > 0).astype(a.dtype))).astype(a.dtype, copy=False)
-        except ValueError:
-            raise broadcast_error(input, values) from None
-        out, node = record(data, NotImplementedNode, (input, values))
-        if node is not None:
-            node.op_name = 'heaviside'
-        return out
+        return _heaviside(input, values, 'heaviside')
+
+    def inplace(self, values):  # (its node names aten::heaviside_, as PyTorch's)
+        return _run_inplace(self, lambda s: _heaviside(s, values, 'heaviside_'), (values,))
+
+
+def _heaviside(input, values, name):
+    if input._data.dtype != values._data.dtype:
+        raise RuntimeError('heaviside is not yet implemented for tensors with different dtypes.')
+    a, b = input._data, values._data
+    try:
+        data = xp.asarray(xp.where(a == 0, b, (a > 0).astype(a.dtype))).astype(a.dtype, copy=False)
+    except ValueError:
+        raise broadcast_error(input, values) from None
+    out, node = record(data, NotImplementedNode, (input, values))
+    if node is not None:
+        node.op_name = name
+    return out
 
 
 class Signbit(Op):
@@ -170,6 +198,8 @@ class Frexp(Op):
 class Ldexp(Op):
     """d/d input = 2**other, d/d other = input * 2**other * log 2."""
     op, node, out = 'ldexp', 'LdexpBackward0', out_rule('ldexp', _LDEXP_OUT)
+    inplace_function = True
+    inplace = _cast_first(_ldexp_cast, lambda s, other: ops.ldexp(s, other))
     __slots__ = ('self_shape', 'other_shape')
 
     def forward(input, other):

@@ -416,6 +416,7 @@ class Renorm(Op):
     """Where a slice is rescaled, the derivative of x * maxnorm / (||x|| + 1e-7); elsewhere the
     gradient itself."""
     op, node, saved = 'renorm', 'RenormBackward0', ('self',)
+    inplace = True  # (Tensor.renorm_)
     out = out_rule('renorm')
     __slots__ = ('p', 'dim', 'maxnorm')
 
