@@ -143,6 +143,41 @@ def test_python_numbers_round_as_eager(dtype):
     assert program.islands == 0
 
 
+def test_fresh_arrays_written_in_place_only_when_nothing_else_reads_them():
+    """The generated forward writes an op's result into its input's buffer where that input is
+    a new array made earlier and read by this op alone (an RNN step: the two products summed in
+    the first, tanh in the sum), and not where a view, another op or the output reads it: values
+    and gradients stay eager's, with and without grad mode."""
+    def fn(x, w, h):
+        a = F.linear(x, w) + F.linear(h, w)           # the sum in the first product's buffer
+        t = lg.tanh(a)                                 # tanh in the sum's buffer
+        b = x * 2.0
+        v = b.reshape(-1)                              # b's view still alive: b not written
+        c = lg.tanh(b)
+        d = x + 1.0                                    # returned and read: not written
+        e = lg.exp(d)
+        s = (t * 3.0 + 1.0) * (t - 0.5)               # chains of fresh temporaries
+        return s.sum() + v.sum() + c.sum() + e.sum() + (d * d).sum(), d
+    rng = np.random.default_rng(5)
+    xs, ws, hs = (rng.standard_normal(shape).astype(np.float32) for shape in ((4, 4), (4, 4), (4, 4)))
+    compiled = lg.compile(fn)
+    for grad in (True, False, True):
+        with lg.set_grad_enabled(grad):
+            ts = [[lg.tensor(a, requires_grad=True) for a in (xs, ws, hs)] for _ in range(2)]
+            (e, ed), (c, cd) = fn(*ts[0]), compiled(*ts[1])
+            _same(e, c)
+            _same(ed, cd)
+            if grad:
+                (e + ed.sum()).backward()
+                (c + cd.sum()).backward()
+                for a, b in zip(ts[0], ts[1]):
+                    _same(a.grad, b.grad)
+    programs = [p for p in _program(compiled) if p is not None]
+    assert len(programs) == 2 and all(p.islands == 0 for p in programs)
+    source = programs[0].source
+    assert 'numpy.tanh(' in source and ', out=' in source and '+= ' in source, source
+
+
 def test_permuted_product_scaled_by_a_sum_of_its_operand():
     """The gradient of a sum is eager's zero-strided expansion, not a filled array: multiplied
     by a transposed operand, the layout NumPy gives the product (and so the order in which the

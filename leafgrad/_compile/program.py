@@ -47,6 +47,8 @@ class Gen:
     def __init__(self, names):
         self.lines = []      # (text, names read)
         self.names = names
+        self.reads = {}      # name -> lines emitted so far that read it
+        self.fresh = {}      # name -> its reads when it became fresh (see mark_fresh)
 
     def const(self, value, hint='k'):
         if callable(value):  # a function is bound once, under one name
@@ -59,8 +61,20 @@ class Gen:
 
     def emit(self, text, reads=(), consuming=None):
         """A line reading ``reads``; ``consuming=(name, text2)``: text2 instead where this line
-        is the last to read ``name`` (a derivative may then reuse that gradient's buffer)."""
-        self.lines.append((text, set(reads), consuming))
+        is the last to read ``name`` (a derivative may then reuse that gradient's buffer). Or a
+        list of such options, the first that applies taken; an option ``(name, text2, True)``
+        applies only where ``name`` is fresh (``mark_fresh``) and this line is the one line
+        besides its own making that reads it."""
+        reads = set(reads)
+        for r in reads:
+            self.reads[r] = self.reads.get(r, 0) + 1
+        self.lines.append((text, reads, consuming))
+
+    def mark_fresh(self, name):
+        """``name`` now holds an array that the lines so far made and nothing else holds (a
+        ufunc's or a product's new result, not a view): a later line that is its only other
+        reader may write into it."""
+        self.fresh[name] = self.reads.get(name, 0)
 
 
 def _v(slot):
@@ -262,10 +276,10 @@ class Program:
         out_names = [_v(s) for s in out_slots]
         src_grad = _function('forward_grad', [_v(s) for s in params], fwd.lines,
                              f'({"".join(n + ", " for n in out_names)}), ({"".join(n + ", " for n in saved)})',
-                             set(out_names) | set(saved))
+                             set(out_names) | set(saved), fwd.fresh)
         src_nograd = _function('forward_nograd', [_v(s) for s in params],
                                fwd.lines,
-                               f'({"".join(n + ", " for n in out_names)})', set(out_names))
+                               f'({"".join(n + ", " for n in out_names)})', set(out_names), fwd.fresh)
         # (saved: a one-item list holding the state, emptied once unpacked)
         unpack = [(f'({"".join(n + ", " for n in saved)}) = saved.pop()', set(), None)] if saved else []
         src_bwd = _function('backward', ['saved', 'grads'], unpack + bwd.lines, f'({ret},)' if ret else '()',
@@ -322,18 +336,26 @@ def _edge(t):
     return (fn, t._output_nr) if fn is not None else (grad_accumulator(t), 0)
 
 
-def _function(name, params, lines, ret, keep):
+def _function(name, params, lines, ret, keep, fresh=None):
     """Source of a function of ``params`` running ``lines``, each name deleted after its last
-    read unless it is in ``keep`` (what the function returns)."""
+    read unless it is in ``keep`` (what the function returns); ``fresh``: ``Gen.fresh``."""
     lines = [line if len(line) == 3 else line + (None,) for line in lines]
     last = {}
+    count = {}
     for i, (_, reads, _) in enumerate(lines):
         for r in reads:
             last[r] = i
+            count[r] = count.get(r, 0) + 1
     body = []
     for i, (text, reads, consuming) in enumerate(lines):
-        if consuming is not None and last.get(consuming[0]) == i and consuming[0] not in keep:
-            text = consuming[1]
+        for option in ([] if consuming is None else consuming if type(consuming) is list else [consuming]):
+            c = option[0]
+            if last.get(c) != i or c in keep:
+                continue
+            if len(option) > 2 and option[2] and not (fresh and c in fresh and count[c] == fresh[c] + 1):
+                continue
+            text = option[1]
+            break
         body.append('    ' + text)
         dead = sorted(r for r in reads if last.get(r) == i and r not in keep and r[0] in 'vgrs' and r not in ('grads', 'saved'))
         if dead:

@@ -128,7 +128,15 @@ def _binary(op):
         def fwd(spec, gen):
             x, rx = _operand(gen, meta, a, dt)
             y, ry = _operand(gen, meta, b, dt)
-            gen.emit(f'{_v(out)} = {x} {symbol} {y}', rx + ry)
+            vo = _v(out)
+            consuming = None
+            if meta[a.slot][0] == meta[out][0] and meta[out][1] == dt:
+                # x made by an earlier line and read by this one only: the op in x's buffer
+                # (the same ufunc on the same operands; one new array fewer)
+                consuming = [(x, f'{x} {symbol}= {y}; {vo} = {x}', True)]
+            gen.emit(f'{vo} = {x} {symbol} {y}', rx + ry, consuming)
+            if meta[out][0]:
+                gen.mark_fresh(vo)
 
         def bwd(spec, gen, gouts, need):
             g = gouts[0]
@@ -200,10 +208,16 @@ def _unary(forward_fn, derivative, saves, in_place=None, consuming_forward=None)
         def fwd(spec, gen):
             f = gen.const(forward_fn, getattr(forward_fn, '__name__', 'f').strip('_'))
             consuming = None
+            vx, vo = _v(a.slot), _v(out)
             if consuming_forward is not None:
                 c = gen.const(consuming_forward, 'consuming')
-                consuming = (_v(a.slot), f'{_v(out)} = {c}({_v(a.slot)})')
-            gen.emit(f'{_v(out)} = {f}({_v(a.slot)})', [_v(a.slot)], consuming)
+                consuming = [(vx, f'{vo} = {c}({vx})')]
+                in_place = _IN_PLACE.get(forward_fn)
+                if in_place is not None:  # x fresh (made and read by this line only): no check at run time
+                    consuming.insert(0, (vx, f'{vo} = ' + in_place(gen, vx, meta[a.slot][1]), True))
+            gen.emit(f'{vo} = {f}({vx})', [vx], consuming)
+            if meta[out][0]:
+                gen.mark_fresh(vo)
 
         def bwd(spec, gen, gouts, need):
             s = _v(out) if saves == 'output' else _v(a.slot)
@@ -297,13 +311,14 @@ def _linear(call, meta):
         vx, vw, vo = _v(x.slot), _v(w.slot), _v(out)
         src = vx if len(xs) == 2 else f'{vx}.reshape({rows!r})'
         reads = [vx, vw]
-        if b is None:
-            gen.emit(f'{vo} = {src} @ {vw}.T', reads)
-            return
         gen.emit(f'{vo} = {src} @ {vw}.T', reads)
-        gen.emit(f'{vo} += {_v(b.slot)}', [vo, _v(b.slot)])
+        if b is not None:
+            gen.emit(f'{vo} += {_v(b.slot)}', [vo, _v(b.slot)])
         if len(xs) > 2:
-            gen.emit(f'{vo} = {vo}.reshape({oshape!r})', [vo])
+            if b is not None:
+                gen.emit(f'{vo} = {vo}.reshape({oshape!r})', [vo])
+        else:
+            gen.mark_fresh(vo)  # the product's new array
 
     def bwd(spec, gen, gouts, need):
         g = gouts[0]
@@ -370,7 +385,10 @@ def _getitem(call, meta):
     out = call.outs[0]
 
     def fwd(spec, gen):
-        gen.emit(f'{_v(out)} = {_v(a.slot)}[{i}, ...]', [_v(a.slot)])
+        # (a[i] of an array of two or more dimensions is the same view; of one dimension a
+        # scalar, where a[i, ...] is a 0-d view)
+        index = f'{i}' if len(shape) > 1 else f'{i}, ...'
+        gen.emit(f'{_v(out)} = {_v(a.slot)}[{index}]', [_v(a.slot)])
 
     def bwd(spec, gen, gouts, need):
         f = gen.const(_select_backward, 'select_backward')
@@ -482,6 +500,12 @@ def _sigmoid_array(x):
     return _ew_sigmoid_array(x)
 
 
+# A one-input op written into its fresh input's buffer, as _consuming writes it after its check.
+_IN_PLACE = {
+    numpy.tanh: lambda gen, x, dt: f'numpy.tanh({x}, out={x})',
+    numpy.exp: lambda gen, x, dt: f'numpy.exp({x}, out={x})',
+    _relu_array: lambda gen, x, dt: f'numpy.maximum({x}, {gen.const(dt.type(0), "zero")}, out={x})',
+}
 _tanh_consuming = _consuming(lambda x, out: numpy.tanh(x, out=out))
 _exp_consuming = _consuming(lambda x, out: numpy.exp(x, out=out))
 _relu_consuming = _consuming(lambda x, out: numpy.maximum(x, x.dtype.type(0), out=out))
