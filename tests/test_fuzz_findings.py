@@ -976,3 +976,22 @@ def test_a_gradient_summed_to_a_0d_tensor_is_sum_backward0(shape):
         gg, = T.autograd.grad(g, [x])
         return {'g': g.reshape(1), 'name': _name(g), 'gg': gg.reshape(1)}  # (as lists: to rounding)
     assert_same(program)
+
+
+@pytest.mark.parametrize('pair', ['x, x', 'x, w', 'w, x', 'tiny'])
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_atan2_derivative_is_torchs_masked_reciprocal(pair, dtype):
+    """atan2's derivative is PyTorch's: grad * other * recip and grad * -self * recip, recip
+    the reciprocal of self^2 + other^2 set to 0 where that is 0; so the second derivative at the
+    origin is NaN (the long run, seed 5012088: leafgrad's 0), and a denominator that is only tiny
+    (1e-40 in float32) gives NaN and -inf, as PyTorch's."""
+    def program(T):
+        dt = getattr(T, dtype)
+        x = T.tensor([-1.3, 1.3, 0.0] + ([1e-20] if pair == 'tiny' else []), dtype=dt, requires_grad=True)
+        w = T.zeros(x.shape, dtype=dt, requires_grad=True)
+        a, b = {'x, x': (x, x), 'x, w': (x, w), 'w, x': (w, x), 'tiny': (x, w)}[pair]
+        gx, gw = T.autograd.grad(T.atan2(a, b).sum(), [x, w], create_graph=True, allow_unused=True,
+                                 materialize_grads=True)
+        ggx, ggw = T.autograd.grad((gx + gw).sum(), [x, w], allow_unused=True, materialize_grads=True)
+        return {'gx': gx, 'gw': gw, 'ggx': ggx, 'ggw': ggw, 'name': _name(gx) or ''}
+    assert_same(program)

@@ -294,12 +294,15 @@ class Atan2(Op):
     def apply(self, grad):
         y, x = self.saved_tensors
         denom = y * y + x * x
-        # at (0, 0) PyTorch's gradient is 0 (and -0), not 0/0: the numerators are 0 there
+        # PyTorch's atan2_backward: grad * other * recip, grad * -self * recip, with recip the
+        # reciprocal of the denominator, set to 0 where that is 0 (at the origin: a gradient of
+        # 0 and -0, whose own derivative there is NaN; a denominator that is only tiny gives inf)
+        recip = ops.reciprocal(denom)
         at_origin = denom._data == 0
         if at_origin.any():
-            denom = denom + wrap(at_origin.astype(denom._data.dtype))
-        gy = sum_to(grad * x / denom, self.self_shape) if self.next_functions[0][0] is not None else None
-        gx = sum_to(grad * -y / denom, self.other_shape) if self.next_functions[1][0] is not None else None
+            recip = ops.masked_fill(recip, wrap(at_origin), 0)
+        gy = sum_to(grad * x * recip, self.self_shape) if self.next_functions[0][0] is not None else None
+        gx = sum_to(grad * -y * recip, self.other_shape) if self.next_functions[1][0] is not None else None
         return gy, gx
 
 
