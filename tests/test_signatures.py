@@ -17,7 +17,6 @@ DIFFERENT = {
     'torch.eig': 'removed from PyTorch; both raise its removal message',
     'Tensor.norm': "the first parameter is named 'input' (Tensor.norm is torch.norm)",
     'Tensor.unflatten': "the first parameter is named 'input' (Tensor.unflatten is torch.unflatten)",
-    'Tensor.unique': "the first parameter is named 'input' (Tensor.unique is torch.unique)",
 }
 # where PyTorch's signature is only (*args, **kwargs) (a wrapper, a deprecation shim, a C++
 # binding) or leafgrad's is, nothing is compared: the parameters are not readable on one side

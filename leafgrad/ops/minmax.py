@@ -723,6 +723,10 @@ class Unique(Op):
             out += (wrap(xp.diff(xp.append(starts, n)).astype(xp.int64)),)
         return out
 
+    def method(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        """Tensor.unique(sorted=True, return_inverse=False, return_counts=False, dim=None): torch.unique."""
+        return ops.unique(self, sorted, return_inverse, return_counts, dim)
+
     def apply(self, grad):
         raise NotImplementedError(f"the derivative for '{self.op_name}' is not implemented.")
 
