@@ -151,7 +151,10 @@ def _grads(ns):
 
 
 def _message(e):
-    return str(e).split(' (Triggered internally')[0].replace('leafgrad', 'torch')
+    # (leafgrad's version error adds a line naming the user's line that changed the tensor:
+    # PyTorch's message is its first line)
+    text = re.split(r'\nIt was (?:last )?modified in place at ', str(e))[0]
+    return text.split(' (Triggered internally')[0].replace('leafgrad', 'torch')
 
 
 def run_line(ns, line, index):
