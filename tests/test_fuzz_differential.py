@@ -84,13 +84,19 @@ def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
                'v3 = v2.amax(1, keepdim=False)', 'v5 = T.atan2(v3, v3)'], '_is_zero_of_another_sign'),
     (5008114, ['v0 = T.tensor([[[0.0, -0.8], [0.6, -1.4], [1.4, -1.6]], [[-0.8, 0.1], [-0.3, 1.4], [1.1, 1.0]]], '
                'dtype=T.float64, requires_grad=True)', 'v1 = v0.transpose(2, 0)',
-               'v2 = T.tensor([[-0.3], [-0.2]]).round().long()', 'v4 = v1 * v0', 'v12 = v4 @ v2'], '_is_other_layout')])
+               'v2 = T.tensor([[-0.3], [-0.2]]).round().long()', 'v4 = v1 * v0', 'v12 = v4 @ v2'], '_is_other_layout'),
+    (5014909, ['v0 = T.tensor([[0.5, -0.4, 0.3], [0.7, 0.2, -1.2]], dtype=T.float64, requires_grad=True)',
+               "v1 = T.tensor([[1.2, 2.0, 0.3], [float('inf'), -1.7, 1.7]], dtype=T.float32, requires_grad=True)",
+               'v2 = T.sqrt(v1)', 'v5 = T.fmod(v0, v2)', 'v7, = T.autograd.grad(v5.sum(), [v1], retain_graph=True, '
+               'allow_unused=True, create_graph=True)'], '_is_uncast_gradient')])
 def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     """Seed 5003797: add_ of a detached view of the tensor it writes (PyTorch's loop reads what it
     has written; the view reached through detach()); seed 5005847: amax of -0.0, -0.0, 0.0 is
     PyTorch's -0.0 (a tie's zero is the kernel's), seen through atan2 (-pi against 0); seed
     5008114: a product of a transposed tensor and its base is laid out as the transposed one by
-    PyTorch, so its matmul with an int64 matrix runs bmm (another dtype message), not a folded mm."""
+    PyTorch, so its matmul with an int64 matrix runs bmm (another dtype message), not a folded mm;
+    seed 5014909: a float64 gradient reaching a float32 sqrt is cast as it leaves fmod's node in
+    PyTorch, by autograd.grad at the end in leafgrad (ToCopyBackward0 with create_graph)."""
     diff = _first_difference(lines)
     assert diff is None or getattr(fp, matcher)(lines, diff), _report(lines, diff)
 
