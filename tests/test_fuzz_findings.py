@@ -418,6 +418,10 @@ def test_activations_at_nan_and_infinity_as_torch(op, upstream):
         values += [-3.0, 3.0]
     if op == 'relu':  # (relu(-0.0) is 0.0: PyTorch's -0.0 would cost relu's forward a select)
         values = [v for v in values if not (v == 0 and np.signbit(v))]
+    if op == 'gelu' and torch.backends.cpu.get_cpu_capability() != 'AVX512':
+        # (PyTorch's AVX2 float32 kernel gives gelu(-0.0) = +0.0, its AVX-512 kernel and the
+        # formula -0.0, which leafgrad gives: the sign of that zero depends on torch's CPU)
+        values = [v for v in values if not (v == 0 and np.signbit(v))]
 
     def program(T):
         x = T.tensor(values, requires_grad=True)
