@@ -88,6 +88,30 @@ def test_inplace_nodes_as_torch(call):
     assert names[0] == names[1]
 
 
+@pytest.mark.parametrize('value', ['2.0', '7', 'T.tensor(3.0, requires_grad=True)'])
+def test_fill_and_the_inplace_functions_as_torch(value):
+    """torch.fill (out-of-place: FillBackward0, FillBackward1 for a tensor value), torch.fill_,
+    torch.zero_ and torch.resize_as_ as PyTorch's (leafgrad had none of the four)."""
+    got = []
+    for T in (lg, torch):
+        x = T.ones(2, 3, requires_grad=True)
+        v = eval(value, {'T': T})
+        y = T.fill(x, v)
+        (y * T.tensor([1.0, 2.0, 3.0])).sum().backward()
+        vg = v.grad.tolist() if isinstance(v, T.Tensor) else None
+        a = T.zeros(2)
+        same = (T.fill_(a, 2.5) is a, a.tolist(), T.zero_(a) is a, a.tolist(),
+                tuple(T.resize_as_(a, T.zeros(2, 2)).shape))
+        got.append((type(y.grad_fn).__name__, y.tolist(), str(y.dtype).split('.')[-1], x.grad.tolist(), vg, same))
+    assert got[0] == got[1]
+    assert same_message(*raises_like(lambda: lg.fill(lg.ones(2), lg.ones(2)), lambda: torch.fill(torch.ones(2),
+                                                                                               torch.ones(2))))
+    raises_like(lambda: lg.fill(lg.ones(2), 'a'), lambda: torch.fill(torch.ones(2), 'a'))
+    raises_like(lambda: lg.fill(lg.ones(2), 1.0, out=lg.empty(2)), lambda: torch.fill(torch.ones(2), 1.0,
+                                                                                     out=torch.empty(2)))
+    assert not hasattr(lg.Tensor, 'fill') and not hasattr(torch.Tensor, 'fill')
+
+
 # ---- sampling --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize('out_shape,out_dtype', [((2, 3), 'float32'), ((2,), 'float32'), ((0,), 'float64'),

@@ -1,7 +1,8 @@
-"""The in-place ops that are no other op's variant, each declared once (``_op.Op``), all Tensor
-methods only: overwriting a tensor (fill_, zero_, copy_, normal_, uniform_) and changing its
-shape in place (unsqueeze_, squeeze_, t_, transpose_ with swapaxes_ and swapdims_).
-(The machinery that records in-place ops is ``_inplace``.)
+"""The in-place ops that are no other op's variant, each declared once (``_op.Op``): overwriting a
+tensor (fill_, zero_, copy_, normal_, uniform_; and fill, its out-of-place form) and changing its
+shape in place (unsqueeze_, squeeze_, t_, transpose_ with swapaxes_ and swapdims_). All are
+Tensor methods only, but fill_ and zero_ (also torch functions) and fill (a function only), as
+PyTorch's. (The machinery that records in-place ops is ``_inplace``.)
 """
 from .. import _random_kernels as kernels, backend
 from ..generator import generator_of
@@ -31,24 +32,29 @@ def _filled(s, value, cls):
     return record(data, cls, (s,))[0]
 
 
+def _fill_value(value, name):
+    """fill's and fill_'s ``value``: a number or a 0-dim tensor, refused as PyTorch refuses others."""
+    if not isinstance(value, (Tensor, int, float, xp.generic)):
+        got = type(value).__name__
+        raise TypeError(f'{name}() received an invalid combination of arguments - got ({got}), but expected one '
+                        'of:\n * (Tensor value)\n      didn\'t match because some of the arguments have invalid '
+                        f'types: (!{got}!)\n * (Number value)\n      didn\'t match because some of the arguments '
+                        f'have invalid types: (!{got}!)\n')
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError(f'fill_ only supports 0-dimension value tensor but got tensor with '
+                           f'{value._data.ndim} dimensions.')
+
+
 class Fill(_Overwritten):
-    """Tensor.fill_(value): every element set to ``value``, a number (FillBackward2: no gradient
-    reaches the old value) or a 0-dim tensor (FillBackward3: the value gets the sum of the
-    gradient)."""
-    op, node, function = 'fill_', 'FillBackward2', False
+    """fill_(input, value) (Tensor.fill_(value)): every element set to ``value``, a number
+    (FillBackward2: no gradient reaches the old value) or a 0-dim tensor (FillBackward3: the
+    value gets the sum of the gradient)."""
+    op, node = 'fill_', 'FillBackward2'
     __slots__ = ()
 
     def forward(self, value):
-        if not isinstance(value, (Tensor, int, float, xp.generic)):
-            got = type(value).__name__
-            raise TypeError(f'fill_() received an invalid combination of arguments - got ({got}), but expected one '
-                            'of:\n * (Tensor value)\n      didn\'t match because some of the arguments have invalid '
-                            f'types: (!{got}!)\n * (Number value)\n      didn\'t match because some of the arguments '
-                            f'have invalid types: (!{got}!)\n')
+        _fill_value(value, 'fill_')
         if isinstance(value, Tensor):
-            if value._data.ndim != 0:
-                raise RuntimeError(f'fill_ only supports 0-dimension value tensor but got tensor with '
-                                   f'{value._data.ndim} dimensions.')
             return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,))
         return inplace(self, lambda s: _filled(s, value, Fill))
 
@@ -64,10 +70,28 @@ class FillBackward3(Op):
         return gs, gv
 
 
+class FillOutOfPlace(_Overwritten):
+    """fill(input, value): a new tensor of input's shape and dtype, every element ``value`` (a
+    number: FillBackward0; a 0-dim tensor: FillBackward1, which passes value the sum of the
+    gradient); a function only, as PyTorch's."""
+    op, node, method = 'fill', 'FillBackward0', False
+    __slots__ = ()
+
+    def forward(input, value):
+        _fill_value(value, 'fill')
+        return _filled(input, value, FillBackward1 if isinstance(value, Tensor) else FillOutOfPlace)
+
+
+class FillBackward1(FillBackward3):
+    """``fill(input, 0-dim tensor)``."""
+    node = 'FillBackward1'
+    __slots__ = ()
+
+
 class Zero(_Overwritten):
-    """Tensor.zero_(): every element set to 0 (recorded as ZeroBackward0 only when autograd
-    needs it; else written in place at once)."""
-    op, node, function = 'zero_', 'ZeroBackward0', False
+    """zero_(input) (Tensor.zero_()): every element set to 0 (recorded as ZeroBackward0 only when
+    autograd needs it; else written in place at once)."""
+    op, node = 'zero_', 'ZeroBackward0'
     __slots__ = ()
 
     def forward(self):

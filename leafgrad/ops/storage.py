@@ -6,8 +6,8 @@ memory, found through ``ndarray.base``): the storage offset is where the tensor'
 lies in that buffer, and ``resize_`` reuses the buffer as PyTorch reuses a storage: shrinking
 keeps it whole, so that growing again within it brings the old elements back.
 
-Each op is declared once (``_op.Op``): the first four are Tensor methods only, empty_strided a
-function only, as PyTorch's.
+Each op is declared once (``_op.Op``): storage_offset, resize_ and as_subclass are Tensor methods
+only, resize_as_ also a torch function, empty_strided a function only, as PyTorch's.
 """
 import numpy as _np
 
@@ -100,9 +100,9 @@ class Resize_(Op):
 
 
 class ResizeAs_(Op):
-    """Tensor.resize_as_(the_template, *, memory_format=None): ``resize_`` to the shape of
-    ``the_template``."""
-    op, function = 'resize_as_', False
+    """resize_as_(input, the_template, *, memory_format=None) (Tensor.resize_as_): ``resize_`` to
+    the shape of ``the_template``."""
+    op = 'resize_as_'
 
     def forward(self, the_template, *, memory_format=None):
         return ops.resize_(self, tuple(the_template._data.shape), memory_format=memory_format)
