@@ -254,6 +254,13 @@ OPS = {
                                                                                    upper=True), upper=True),
                              [rand(3, 3), rand(3, 2)]),
     'solve_ex': (lambda M, a, b: M.linalg.solve_ex(a, b).result, [wellcond(3), rand(3, 2)]),
+    'lstsq': (lambda M, a, b: M.linalg.lstsq(a, b).solution, [rand(4, 3), rand(4, 2)]),
+    'lstsq residuals': (lambda M, a, b: M.linalg.lstsq(a, b, driver='gelsd').residuals, [rand(4, 3), rand(4, 2)]),
+    'householder_product': (lambda M, a, t: M.linalg.householder_product(a, t), [rand(4, 3), rand(2)]),
+    'orgqr': (lambda M, a, t: M.orgqr(a, t), [rand(3, 3), rand(3)]),
+    'eigvals': (lambda M, a: M.linalg.eigvals(a).real + M.linalg.eigvals(a).imag ** 2, [rand(3, 3)]),
+    'eig values': (lambda M, a: M.linalg.eig(a).eigenvalues.imag, [rand(3, 3)]),
+    'eig vectors': (lambda M, a: (lambda v: v.real ** 2 + v.imag ** 2)(M.linalg.eig(a)[1]), [rand(3, 3)]),
     # clamp with number and tensor bounds, steps (zero tangents), cumulative extrema
     'clamp numbers': (lambda M, a: a.clamp(-0.5, 0.5), [rand(2, 3)]),
     'clamp_min number': (lambda M, a: M.clamp_min(a, 0.1), [rand(2, 3)]),

@@ -15,7 +15,7 @@ The derivative is PyTorch's (``linalg_eig_backward``): with ``E_ij = conj(L_j - 
 the real part of it for a real input. A loss that depends on the phase of an eigenvector
 (``Im diag(V^H gV)`` not 0) is ill-defined, and its backward raises PyTorch's error.
 """
-from .. import return_types
+from .. import backend, return_types
 from ..tensor import Tensor
 from ._op import Op, safely_castable, write_out, write_outs
 from ._util import ops, record, record_many, state, wrap, xp
@@ -92,6 +92,22 @@ class LinalgEig(Op):
             return write_outs('linalg_eig', out, result, (safely_castable('torch.linalg.eig', 'eigenvalues'),
                                                           safely_castable('torch.linalg.eig', 'eigenvectors')))
         return result
+
+    def jvp(self, tangents):
+        """PyTorch's linalg_eig_jvp: with dP = V^-1 dA V, dL = diag(dP) and
+        dV = V (dP / E) (E_ij = L_j - L_i, diagonal 0), less V Re diag(V^H that), which keeps
+        the columns of norm 1."""
+        L, V = self.saved_tensors
+        dA = tangents[0]
+        if dA._data.dtype.kind != 'c':
+            dA = dA.to(backend.from_np(V._data.dtype))
+        dP = _solve(V, matmul(dA, V))
+        n = L._data.shape[-1]
+        eye = wrap(xp.eye(n, dtype=L._data.real.dtype))
+        E = _shape.unsqueeze(L, -2) - _shape.unsqueeze(L, -1)
+        dV = matmul(V, dP / (E + eye) * (1 - eye))
+        dV = dV - V * _shape.unsqueeze(ops.real(_shape.diagonal(matmul(_mH(V), dV), 0, -2, -1)), -2)
+        return _shape.diagonal(dP, 0, -2, -1), dV
 
     def apply(self, gL, gV):
         L, V = self.saved_tensors

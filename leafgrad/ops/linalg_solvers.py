@@ -124,13 +124,35 @@ class LinalgLstsq(Op):
     singular_values) of min ||A X - B||, as PyTorch's CPU computes them."""
     op, node, method, public = 'linalg_lstsq', 'LinalgLstsqBackward0', False, False
     out = _lstsq_out
-    __slots__ = ('vector', 'a_shape', 'b_shape')
+    __slots__ = ('vector', 'a_shape', 'b_shape', 'residuals')
 
     def forward(A, B, rcond=None, *, driver=None):
         """(solution, residuals, rank, singular_values) of min ||A X - B||: the minimum-norm
         solution; residuals (squared, per column) when A is tall and of full rank and the driver is
         not gelsy; rank for gelsy, gelsd, gelss; singular values for gelsd, gelss (as PyTorch's CPU)."""
         return _lstsq(A, B, rcond, driver)
+
+    def jvp(self, tangents):
+        """PyTorch's linalg_lstsq_jvp: X = pinv(A) B, dX = dpinv(A) B + pinv(A) dB; the residuals
+        ||A X - B||^2 (at the optimum A^T (A X - B) = 0) change by 2 (A X - B) . (dA X - dB)."""
+        tA, tB = tangents
+        A, B = self.saved_tensors
+        b = _shape.unsqueeze(B, -1) if self.vector else B
+        P = ops.linalg_pinv(A)
+        dX = None
+        if tA is not None:
+            dX = matmul(LinalgPinv.jvp(_Saved(A, P), (tA,)), b)
+        if tB is not None:
+            part = matmul(P, _shape.unsqueeze(tB, -1) if self.vector else tB)
+            dX = part if dX is None else dX + part
+        X = matmul(P, b)
+        dr = None
+        if self.residuals:  # (computed for a tall A of full rank, driver not gelsy)
+            r = matmul(A, X) - b
+            dr = (matmul(tA, X) if tA is not None else 0) - (
+                (_shape.unsqueeze(tB, -1) if self.vector else tB) if tB is not None else 0)
+            dr = ops.sum(r * dr, -2) * 2
+        return (_shape.squeeze(dX, -1) if self.vector else dX), dr, None, None
 
     def apply(self, grad, grad_residuals=None, *unused):
         # solution = pinv(A) B: the derivative through pinv's; residuals = ||A X - B||^2 at the
@@ -217,6 +239,7 @@ def _lstsq(A, B, rcond, driver):
                              LinalgLstsq, (A, B), differentiable=(True, True, False, False))
     if node is not None:
         node.vector, node.a_shape, node.b_shape = vector, a.shape, b.shape
+        node.residuals = residuals.size > 0
         node.save(A, B)
     return return_types.linalg_lstsq(*outs)
 
@@ -657,6 +680,35 @@ class LinalgHouseholderProduct(Op):
         """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T (v_i from A's columns below
         the diagonal): the Q of a QR factorisation in geqrf's form."""
         return _householder_product(A, tau)
+
+    def jvp(self, tangents):
+        """Q_i = Q_{i-1} H_i, H_i = I - tau_i v_i v_i^T: dQ_i = dQ_{i-1} H_i + Q_{i-1} dH_i, with
+        dH_i = -(dtau_i v_i v_i^T + tau_i (dv_i v_i^T + v_i dv_i^T)), dv_i the tangent's column i
+        below the diagonal; the first n columns of dQ_k."""
+        dA, dtau = tangents
+        A, tau = self.saved_tensors
+        m, n = A._data.shape[-2:]
+        V = _householder_vectors(A)
+        dV = _tril(dA, -1) if dA is not None else None
+        Q = wrap(xp.broadcast_to(xp.eye(m, dtype=A._data.dtype), A._data.shape[:-2] + (m, m)).copy())
+        dQ = None
+        for i in range(tau._data.shape[-1]):
+            v = _shape.unsqueeze(_shape.select(V, -1, i), -1)
+            t = _shape.unsqueeze(_shape.unsqueeze(_shape.select(tau, -1, i), -1), -1)
+            dH = None
+            if dtau is not None:
+                dt = _shape.unsqueeze(_shape.unsqueeze(_shape.select(dtau, -1, i), -1), -1)
+                dH = -dt * matmul(v, _mT(v))
+            if dV is not None:
+                dv = _shape.unsqueeze(_shape.select(dV, -1, i), -1)
+                part = -t * (matmul(dv, _mT(v)) + matmul(v, _mT(dv)))
+                dH = part if dH is None else dH + part
+            step = matmul(Q, dH)
+            if dQ is not None:
+                step = step + _reflect(dQ, _shape.squeeze(v, -1), _shape.squeeze(_shape.squeeze(t, -1), -1))
+            dQ = step
+            Q = _reflect(Q, _shape.squeeze(v, -1), _shape.squeeze(_shape.squeeze(t, -1), -1))
+        return _shape.narrow(dQ, -1, 0, n)
 
     def apply(self, grad):
         # Q_i = Q_{i-1} (I - tau_i v_i v_i^T): walk the product backwards
