@@ -143,6 +143,31 @@ def test_python_numbers_round_as_eager(dtype):
     assert program.islands == 0
 
 
+@pytest.mark.parametrize('dtype', [np.float32, np.float64], ids=['float32', 'float64'])
+def test_sigmoid_both_forms_as_eager(dtype):
+    """sigmoid, written out in the generated forward, takes eager's form per call: 1 / (1 +
+    exp(-x)) while no element is below exp's bound for the dtype, the stable form otherwise
+    (far tails, a NaN), and a 0-d input; values and gradients bit for bit."""
+    def fn(x, s):
+        return (lg.sigmoid(x * s) * x).sum() + lg.sigmoid(x.sum())
+    rng = np.random.default_rng(7)
+    xs = rng.standard_normal((3, 5)).astype(dtype)
+    compiled = lg.compile(fn)
+    for scale, nan in ((1.0, False), (1000.0, False), (1.0, True), (1.0, False)):
+        x0 = xs.copy()
+        if nan:
+            x0[1, 2] = np.nan
+        x1, x2 = lg.tensor(x0, requires_grad=True), lg.tensor(x0, requires_grad=True)
+        s = lg.tensor(np.array(scale, dtype))
+        e, c = fn(x1, s), compiled(x2, s)
+        _same(e, c)
+        e.backward()
+        c.backward()
+        _same(x1.grad, x2.grad)
+    (program,) = _program(compiled)
+    assert program.islands == 0 and '.argmin()' in program.source
+
+
 def test_fresh_arrays_written_in_place_only_when_nothing_else_reads_them():
     """The generated forward writes an op's result into its input's buffer where that input is
     a new array made earlier and read by this op alone (an RNN step: the two products summed in

@@ -212,10 +212,23 @@ def _unary(forward_fn, derivative, saves, in_place=None, consuming_forward=None)
             if consuming_forward is not None:
                 c = gen.const(consuming_forward, 'consuming')
                 consuming = [(vx, f'{vo} = {c}({vx})')]
-                in_place = _IN_PLACE.get(forward_fn)
-                if in_place is not None:  # x fresh (made and read by this line only): no check at run time
-                    consuming.insert(0, (vx, f'{vo} = ' + in_place(gen, vx, meta[a.slot][1]), True))
-            gen.emit(f'{vo} = {f}({vx})', [vx], consuming)
+                inline = _IN_PLACE.get(forward_fn)
+                if inline is not None:  # x fresh (made and read by this line only): no check at run time
+                    consuming.insert(0, (vx, f'{vo} = ' + inline(gen, vx, meta[a.slot][1]), True))
+            shape = meta[a.slot][0]
+            if forward_fn is _sigmoid_array and shape and 0 not in shape:
+                # _sigmoid_array written out (no call, its dtype's bound a constant)
+                dt = meta[a.slot][1]
+                one = gen.const(_ONES[dt], 'one')
+                stable = gen.const(_stable_sigmoid, 'sigmoid')
+                gen.emit(f'if {vx}.item({vx}.argmin()) >= {_SIGMOID_FAST_MIN[dt]!r}:\n'
+                         f'        {vo} = numpy.exp(-{vx})\n'
+                         f'        {vo} += {one}\n'
+                         f'        numpy.reciprocal({vo}, out={vo})\n'
+                         f'    else:\n'
+                         f'        {vo} = {stable}({vx})', [vx])
+            else:
+                gen.emit(f'{vo} = {f}({vx})', [vx], consuming)
             if meta[out][0]:
                 gen.mark_fresh(vo)
 
@@ -506,6 +519,10 @@ _IN_PLACE = {
     numpy.exp: lambda gen, x, dt: f'numpy.exp({x}, out={x})',
     _relu_array: lambda gen, x, dt: f'numpy.maximum({x}, {gen.const(dt.type(0), "zero")}, out={x})',
 }
+def _stable_sigmoid(x):
+    return _ew_sigmoid_array(x)
+
+
 _tanh_consuming = _consuming(lambda x, out: numpy.tanh(x, out=out))
 _exp_consuming = _consuming(lambda x, out: numpy.exp(x, out=out))
 _relu_consuming = _consuming(lambda x, out: numpy.maximum(x, x.dtype.type(0), out=out))
