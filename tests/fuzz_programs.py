@@ -275,12 +275,6 @@ def _is_missed_version_error(lines, diff):
     return text in repr(diff[2]) and text not in repr(diff[1])
 
 
-def _is_copy_onto_overlapping_memory(lines, diff):
-    # PyTorch refuses to copy a tensor onto memory it partly shares
-    return 'some elements of the input tensor and the written-to tensor refer to a single memory location' in \
-        repr(diff[2])
-
-
 def _is_detach_of_an_engine_gradient(lines, diff):
     # the gradient autograd.grad returns is, in PyTorch, often a view (of an expanded ones)
     return any('autograd.grad(' in line for line in lines) and 'detach' in repr(diff)
@@ -577,7 +571,6 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
          ('the sign bit of a NaN from a domain error (copysign shows it)', _is_nan_sign),
          ('zero_/fill_ of an expanded tensor, or an in-place op on an empty slice of one, is refused',
           _is_empty_write_to_expanded),
-         ('a copy onto memory the source partly shares is allowed', _is_copy_onto_overlapping_memory),
          ('a version error names another of the saved tensors', _is_other_version_error),
          ('a saved tensor changed in place through a view is not noticed', _is_missed_version_error),
          ("autograd.grad captures a non-leaf input's gradient after its hooks (PyTorch: before)",

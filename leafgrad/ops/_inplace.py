@@ -109,6 +109,39 @@ def _check_writable(self):
                            'memory location. Please clone() the tensor before performing the operation.')
 
 
+def _check_no_partial_overlap(self, others):
+    """PyTorch's assert_no_partial_overlap (TensorIterator's first check): an operand that shares
+    some, not all, of the memory an in-place op writes is refused; one that shares all of it with
+    the same strides (x.add_(x)) is not, nor one laid out otherwise than densely (a broadcast
+    view: PyTorch finds that too hard to tell and lets it through)."""
+    a = self._data
+    for other in others:
+        if not isinstance(other, Tensor) or other is self:
+            continue
+        b = other._data
+        if type(a) is not xp.ndarray or type(b) is not xp.ndarray or not xp.may_share_memory(a, b):
+            continue  # (the common case: one bounds comparison)
+        if a.size == 0 or b.size == 0 or not (_dense(a) and _dense(b)):
+            continue
+        a0, b0 = a.__array_interface__['data'][0], b.__array_interface__['data'][0]
+        a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+        if (a0 == b0 and a1 == b1 and a.strides != b.strides) or (a0 != b0 or a1 != b1) and a0 < b1 and b0 < a1:
+            raise RuntimeError('unsupported operation: some elements of the input tensor and the written-to tensor '
+                               'refer to a single memory location. Please clone() the tensor before performing the '
+                               'operation.')
+
+
+def _dense(a):
+    """PyTorch's is_non_overlapping_and_dense: the strides, smallest first, are those of a
+    contiguous array of the dims in that order (dims of size 1 aside)."""
+    expected = a.itemsize
+    for stride, size in sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def _check_result(self, result):
     if result._data.shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
@@ -128,6 +161,7 @@ def inplace(self, op, others=()):
     self._check_inplace()
     if not needs_grad(self, *others):
         _check_writable(self)
+        _check_no_partial_overlap(self, others)
         result = op(self)
         _check_result(self, result)
         self._data[...] = result._data
@@ -138,6 +172,7 @@ def inplace(self, op, others=()):
         _check_view_inplace(self)  # (before the memory check, as PyTorch's check_inplace)
         _fresh(self)
     _check_writable(self)
+    _check_no_partial_overlap(self, others)
     snapshot = Tensor._wrap(self._data.copy(), self._requires_grad)
     snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
     result = op(snapshot)
@@ -168,6 +203,8 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
     data = self._data
     y = other._data if isinstance(other, Tensor) else other
     d = data.dtype
+    if type(other) is Tensor and data.flags.writeable:
+        _check_no_partial_overlap(self, (other,))
     if d.kind == 'f' and alpha == 1 and (type(y) is float or type(y) is int or getattr(y, 'dtype', None) is d):
         # The common case: a float tensor with a number or with its own dtype keeps its dtype,
         # nothing to check first (NumPy refuses a read-only output before writing).

@@ -6,7 +6,7 @@ PyTorch's. (The machinery that records in-place ops is ``_inplace``.)
 """
 from .. import _random_kernels as kernels, backend
 from ..generator import generator_of
-from ._inplace import _broadcast_error, _bump, _check_writable, _rebase, _reroot, inplace
+from ._inplace import _broadcast_error, _bump, _check_no_partial_overlap, _check_writable, _rebase, _reroot, inplace
 from ._op import Op
 from ._util import SCALAR_NAMES, needs_grad, ops, record, sum_to, wrap, xp
 from ..tensor import Tensor
@@ -186,6 +186,7 @@ class Copy(Op):
         if not needs_grad(self, src):
             self._check_inplace()
             _check_writable(self)
+            _check_no_partial_overlap(self, (src,))
             result = _copied(self, src)
             self._data[...] = result._data
             _bump(self)
