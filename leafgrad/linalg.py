@@ -6,7 +6,8 @@ here as ``linalg.<name>``.
 """
 from .ops._op import same_dtype, writes_out
 from .ops._util import wrap_dim
-from .ops.reduction import _check_float, vector_norm
+from .ops import reduction
+from .ops.reduction import _check_float
 # (torch.linalg's functions, declared as linalg_<name> in their families)
 from .ops.linalg_decomp import (LinAlgError, linalg_inv as inv, linalg_det as det, linalg_slogdet as slogdet,  # noqa
                                 linalg_solve as solve, linalg_cholesky as cholesky, linalg_qr as qr,
@@ -24,6 +25,10 @@ from .ops.linalg_solvers import (linalg_cond as cond, linalg_diagonal as diagona
                                  linalg_lu_solve as lu_solve, linalg_matrix_exp as matrix_exp,
                                  linalg_solve_ex as solve_ex, linalg_tensorinv as tensorinv,
                                  linalg_tensorsolve as tensorsolve, linalg_vander as vander)
+
+
+# linalg.vector_norm: the reduction family's, with PyTorch's out= (of the result's dtype)
+vector_norm = writes_out('linalg_vector_norm')(reduction.vector_norm)
 
 
 @writes_out('linalg_matrix_norm', same_dtype('linalg.matrix_norm expected out tensor dtype {result} but got: {out}'),

@@ -289,6 +289,8 @@ OPS.update({
     'linalg.matrix_norm': (lambda T, o, x: T.linalg.matrix_norm(x(T.tensor(SPD)), out=o), ('a list',)),
     'linalg.matrix_norm nuc': (lambda T, o, x: T.linalg.matrix_norm(x(T.tensor(SPD)), 'nuc', out=o), ('a list',)),
     'linalg.norm': (lambda T, o, x: T.linalg.norm(x(T.tensor(V3)), out=o), ('a list',)),
+    'linalg.vector_norm': (lambda T, o, x: T.linalg.vector_norm(x(T.tensor(SPD)), 1, dim=1, out=o), ()),
+    'linalg.vector_norm dtype': (lambda T, o, x: T.linalg.vector_norm(x(T.tensor(V3)), dtype=T.float64, out=o), ()),
     'linalg.norm of a matrix': (lambda T, o, x: T.linalg.norm(x(T.tensor(SPD)), 1, out=o), ('a list',)),
     'inverse': (lambda T, o, x: T.inverse(x(T.tensor(SPD)), out=o), ()),
 })
