@@ -263,3 +263,28 @@ def test_per_sample_gradient_of_a_summed_scalar():
     ours, theirs = (M.func.vmap(lambda u: (M.dot(u, u).amax(), u.sum().prod(), u.max().max()))(M.tensor(a))
                     for M in (lg, torch))
     assert plain_all(ours) == plain_all(theirs)
+
+
+def test_transforms_reach_a_module_imported_between_their_calls(monkeypatch):
+    """The transforms remember where the ops are bound (and, since the swaps were made cheap,
+    what each site holds): a module imported after the first call is still reached, and every
+    op is put back after each call."""
+    import sys
+    import types
+    x = np.arange(12.0).reshape(4, 3)
+    lg.func.vmap(lg.sin)(lg.tensor(x))
+    lg.func.jvp(lg.sin, (lg.tensor(x),), (lg.tensor(x),))
+    bound = (lg.sum, lg.sin, lg.Tensor.sum, lg.Tensor.sin, lg.nn.functional.relu)
+    late = types.ModuleType('leafgrad_test_late_module')
+    late.sum, late.sin = lg.sum, lg.sin
+    monkeypatch.setitem(sys.modules, late.__name__, late)
+    for M, mod in ((lg, late), (torch, torch)):
+        per_sample = M.func.vmap(lambda a: mod.sum(a))(M.tensor(x))
+        tangent = M.func.jvp(lambda a: mod.sin(a), (M.tensor(x),), (M.ones(4, 3, dtype=M.float64),))[1]
+        if M is lg:
+            ours = (per_sample, tangent)
+        else:
+            theirs = (per_sample, tangent)
+    assert plain_all(ours) == plain_all(theirs)
+    assert (late.sum, late.sin) == (lg.sum, lg.sin)
+    assert bound == (lg.sum, lg.sin, lg.Tensor.sum, lg.Tensor.sin, lg.nn.functional.relu)

@@ -405,6 +405,9 @@ def _replace(by_id, substitute):
                     setattr(holder, key, new)
 
 
+_NOTHING = object()  # (a site whose value no table knows: never ``is`` a value)
+
+
 class Sites:
     """Where the ops of a table are bound (module globals, ``Tensor``, the declared ops'
     namespace), found by one scan of every module and remembered, so that replacing them again
@@ -423,6 +426,7 @@ class Sites:
             self.known.add(id(wrapper))
         self.ops = {id(op): (op, wrapper) for op, wrapper in by_id.values()}
         self.wrappers = {id(wrapper): (wrapper, op) for op, wrapper in by_id.values()}
+        self.plans = {}           # id(table) -> (what it was made for, its (site, old, new) lists)
 
     def _scan_new(self, wanted):
         this = sys.modules[__name__]
@@ -439,23 +443,53 @@ class Sites:
                 if wanted(id(value)):
                     self.sites.append((namespace, key))
 
-    def _swap(self, lookup):
+    def _swap(self, table):
+        """Put ``table[id(value)][1]`` wherever a site holds ``table[id(value)][0]``. The
+        replacements found are remembered per table as (site, old, new), so that the next swap
+        in the same direction (the next transform call) only checks that each site still holds
+        ``old`` and stores ``new``: half the work of looking every value up again."""
         from ..tensor import Tensor
         if len(sys.modules) != len(self.scanned) or '__main__' in sys.modules:
             self._scan_new(self.known.__contains__)
-        for namespace, key in self.sites:
-            value = namespace.get(key)
-            new = lookup(value)
-            if new is not None:
-                namespace[key] = new
         declared = sys.modules.get('leafgrad.ops._op')
-        for holder in (Tensor, getattr(declared, 'ops', None)):
-            if holder is None:
-                continue
-            for key in self._attributes(holder):
-                new = lookup(getattr(holder, key, None))
-                if new is not None:
-                    setattr(holder, key, new)
+        holders = [h for h in (Tensor, getattr(declared, 'ops', None)) if h is not None]
+        names = [self._attributes(h) for h in holders]  # (a new list when a class changed)
+        plan = self.plans.get(id(table))
+        if plan is None or plan[0] != len(self.sites) or any(a is not b for a, b in zip(plan[1], names)):
+            plan = self.plans[id(table)] = (len(self.sites), names, self._plan(table, holders))
+        get = table.get
+        for namespace, key, old, new in plan[2][0]:
+            value = namespace.get(key)
+            if value is old:
+                namespace[key] = new
+            else:  # (another layer's wrapper there now: looked up)
+                entry = get(id(value))
+                if entry is not None and entry[0] is value:
+                    namespace[key] = entry[1]
+        for holder, key, old, new in plan[2][1]:
+            value = getattr(holder, key, None)
+            if value is old:
+                setattr(holder, key, new)
+            else:
+                entry = get(id(value))
+                if entry is not None and entry[0] is value:
+                    setattr(holder, key, entry[1])
+
+    def _plan(self, table, holders):
+        """(module sites, class attributes) of the swap by ``table``, each with the value it
+        holds when the ops are in the state the table replaces, and its replacement."""
+        other = self.wrappers if table is self.ops else self.ops
+
+        def step(value):
+            entry = table.get(id(value))
+            if entry is None:  # (the state after this direction's swap: the value it put there)
+                reverse = other.get(id(value))
+                entry = table.get(id(reverse[1])) if reverse is not None and reverse[0] is value else None
+            return (_NOTHING, None) if entry is None else entry  # (nothing known: looked up each time)
+        sites = [(namespace, key) + tuple(step(namespace.get(key))) for namespace, key in self.sites]
+        attributes = [(holder, key) + tuple(step(getattr(holder, key, None)))
+                      for holder in holders for key in self._attributes(holder)]
+        return sites, attributes
 
     def _attributes(self, holder):
         """The names under which the class ``holder`` holds an op (or its wrapper), found again
@@ -469,17 +503,7 @@ class Sites:
         return entry[2]
 
     def install(self):
-        ops = self.ops
-
-        def lookup(value):
-            entry = ops.get(id(value))
-            return entry[1] if entry is not None and entry[0] is value else None
-        self._swap(lookup)
+        self._swap(self.ops)
 
     def uninstall(self):
-        wrappers = self.wrappers
-
-        def lookup(value):
-            entry = wrappers.get(id(value))
-            return entry[1] if entry is not None and entry[0] is value else None
-        self._swap(lookup)
+        self._swap(self.wrappers)
