@@ -400,3 +400,47 @@ def test_torch_slogdet_returns_its_own_named_tuple():
         r = T.slogdet(T.eye(2) * 2)
         assert type(r).__name__ == 'slogdet' and type(T.eye(2).slogdet()).__name__ == 'slogdet'
         assert type(T.linalg.slogdet(T.eye(2))).__name__ == 'linalg_slogdet'
+
+
+SAVED = {
+    'linalg.inv': lambda M, a, s, w: M.linalg.inv(a),
+    'linalg.slogdet': lambda M, a, s, w: M.linalg.slogdet(a)[1],
+    'linalg.cholesky': lambda M, a, s, w: M.linalg.cholesky(s, upper=True),
+    'linalg.qr': lambda M, a, s, w: M.linalg.qr(w)[0],
+    'linalg.eigh': lambda M, a, s, w: M.linalg.eigh(s)[0],
+    'linalg.svd': lambda M, a, s, w: M.linalg.svd(w, full_matrices=False)[1],
+    'linalg.solve_triangular': lambda M, a, s, w: M.linalg.solve_triangular(a, s, upper=False, left=False),
+    'linalg.pinv': lambda M, a, s, w: M.linalg.pinv(w),
+    'linalg.cross': lambda M, a, s, w: M.linalg.cross(a, s, dim=0),
+    'linalg.matrix_exp': lambda M, a, s, w: M.linalg.matrix_exp(a),
+    'linalg.lstsq': lambda M, a, s, w: M.linalg.lstsq(w, w[:, :2])[0],
+    'linalg.lu': lambda M, a, s, w: M.linalg.lu(a)[1],
+    'linalg.householder_product': lambda M, a, s, w: M.linalg.householder_product(w, w[0, :2]),
+    'cholesky_inverse': lambda M, a, s, w: M.cholesky_inverse(s, upper=True),
+    'cholesky': lambda M, a, s, w: M.cholesky(s),
+    'cdist': lambda M, a, s, w: M.cdist(a, s, p=1.5),
+    'pdist': lambda M, a, s, w: M.pdist(w, p=3),
+}
+
+
+@pytest.mark.parametrize('name', sorted(SAVED))
+def test_saved_tensors_named_as_torch(name):
+    """grad_fn._saved_<name> as PyTorch's (the tensors, in absolute value: LAPACK builds may choose
+    other signs of singular vectors, and the numbers kept, as PyTorch keeps them)."""
+    rng = np.random.default_rng(0)
+    a, w = rng.standard_normal((3, 3)), rng.standard_normal((4, 3))
+    s = a @ a.T + 3 * np.eye(3)
+    found = []
+    for M in (lg, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')  # (torch.cholesky's deprecation)
+            node = SAVED[name](M, *(M.tensor(x, requires_grad=True) for x in (a, s, w))).grad_fn
+        found.append({n: getattr(node, n) for n in dir(node) if n.startswith('_saved_') and n != '_saved_versions'
+                      and n != '_saved_slot'})
+    ours, theirs = found
+    assert ours and set(ours) <= set(theirs), (sorted(ours), sorted(theirs))
+    for n, value in ours.items():
+        if isinstance(value, lg.Tensor):
+            np.testing.assert_allclose(np.abs(value.detach().numpy()), np.abs(theirs[n].detach().numpy()), atol=1e-10)
+        else:
+            assert value == theirs[n] and type(value) is type(theirs[n]), n

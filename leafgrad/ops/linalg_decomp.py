@@ -162,6 +162,7 @@ class LinalgInv(Op):
     """linalg.inv(A, *, out=None): the inverse of a square matrix."""
     op, node, method, public = 'linalg_inv', 'LinalgInvExBackward0', False, False
     out = out_rule('linalg_inv_ex', label='linalg_inv')
+    saved = ('inverse',)
     __slots__ = ()
 
     def forward(A):
@@ -260,6 +261,7 @@ class LinalgSlogdet(Op):
     """linalg.slogdet(A, *, out=None): (sign, log |det A|) of a square matrix."""
     op, node, method, public = 'linalg_slogdet', 'LinalgSlogdetBackward0', False, False
     out = out_rule('_linalg_slogdet', label='linalg_slogdet')
+    saved = ('A', 'sign')
     __slots__ = ()
     complex_rule = True  # (PyTorch's complex gradient, written out: ops/complex_numbers.py)
 
@@ -400,6 +402,7 @@ class LinalgCholesky(Op):
     """linalg.cholesky(A, *, upper=False, out=None): L with A = L L^H (or U = L^H)."""
     op, node, method, public = 'linalg_cholesky', 'LinalgCholeskyExBackward0', False, False
     out = out_rule('linalg_cholesky_ex', label='linalg_cholesky')
+    saved = ('L', 'upper=upper')
     __slots__ = ('upper',)
     complex_rule = True
 
@@ -457,6 +460,7 @@ class LinalgQr(Op):
     R, A = Q R ('complete': Q square; 'r': R alone, Q empty)."""
     op, node, method, public = 'linalg_qr', 'LinalgQrBackward0', False, False
     out = out_rule('linalg_qr')
+    saved = ('Q', 'R', 'mode=mode')
     __slots__ = ('mode',)
     complex_rule = True
 
@@ -560,6 +564,7 @@ class LinalgEigh(Op):
     eigenvectors of a symmetric (Hermitian) matrix, of which the UPLO triangle is read."""
     op, node, method, public = 'linalg_eigh', 'LinalgEighBackward0', False, False
     out = out_rule('_linalg_eigh', label='linalg_eigh')
+    saved = ('eigenvalues', 'eigenvectors')
     __slots__ = ()
     complex_rule = True
 
@@ -625,6 +630,7 @@ class LinalgSvd(Op):
     the singular values S descending."""
     op, node, method, public = 'linalg_svd', 'LinalgSvdBackward0', False, False
     out = out_rule('_linalg_svd', label='linalg_svd')
+    saved = ('U', 'S', 'Vh', 'full_matrices=full_matrices')
     __slots__ = ('full_matrices',)
     complex_rule = True
 
@@ -793,6 +799,7 @@ class LinalgSolveTriangular(Op):
     A X = B (left) or X A = B, A's upper or lower triangle read (its diagonal 1 if unitriangular)."""
     op, node, method, public = 'linalg_solve_triangular', 'LinalgSolveTriangularBackward0', False, False
     out = out_rule('linalg_solve_triangular', same_dtype('expected scalar type {result} but found {out}'))
+    saved = ('self', 'result', 'upper=upper', 'left=left', 'unitriangular=unitriangular')
     __slots__ = ('upper', 'left', 'unitriangular')
 
     def forward(A, B, *, upper, left=True, unitriangular=False):
@@ -841,6 +848,7 @@ class LinalgPinv(Op):
     singular values at most max(atol, rtol * the largest) counted as zero."""
     op, node, method, public = 'linalg_pinv', 'LinalgPinvBackward0', False, False
     out = out_rule('linalg_pinv', safely_castable('linalg.pinv'))
+    saved = ('self', 'result')
     __slots__ = ()
 
     def forward(A, *, atol=None, rtol=None, hermitian=False):
@@ -1005,6 +1013,7 @@ class LinalgCross(Op):
     ``dim`` (the other dims broadcast)."""
     op, node, method, public = 'linalg_cross', 'LinalgCrossBackward0', False, False
     out = out_rule('linalg_cross')
+    saved = ('self', 'other', 'dim=dim')
     __slots__ = ('dim', 'a_shape', 'b_shape')
 
     def forward(input, other, *, dim=-1):

@@ -49,6 +49,7 @@ class Cholesky(Op):
     with PyTorch's warning; its node is CholeskyBackward0, the derivatives linalg.cholesky's."""
     op, node = 'cholesky', 'CholeskyBackward0'
     out = out_rule('cholesky', safely_castable('cholesky'))
+    saved = ('result', 'upper=upper')
     __slots__ = ('upper',)
     apply = LinalgCholesky.apply  # (no forward-mode rule: PyTorch's torch.cholesky has none)
 
@@ -107,6 +108,7 @@ class Cdist(Op):
     """cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'): the p-norm
     distances between the rows of x1 and those of x2 (batched)."""
     op, node, method = 'cdist', 'CdistBackward0', False  # (no forward-mode rule, as PyTorch's)
+    saved = ('x1', 'x2', 'result', 'p=p')
     __slots__ = ('p',)
 
     def forward(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'):
@@ -133,7 +135,7 @@ class Cdist(Op):
             data = (diff ** p).sum(-1) ** (1.0 / p)
         out, node = record(data.astype(a.dtype, copy=False), Cdist, (x1, x2))
         if node is not None:
-            node.p = p
+            node.p = float(p)  # (kept as PyTorch keeps it: _saved_p a float)
             node.save(x1, x2, saved_output(out))
         return out
 
@@ -151,6 +153,7 @@ class Pdist(Op):
     """pdist(input, p=2): the distances between the rows of an (N, M) matrix, pairs i < j in
     row-major order."""
     op, node, method = 'pdist', 'PdistBackward0', False  # (no forward-mode rule, as PyTorch's)
+    saved = ('self', 'p=p')
     __slots__ = ('p',)
 
     def forward(input, p=2):
@@ -165,7 +168,7 @@ class Pdist(Op):
         rows, cols = xp.triu_indices(x.shape[0], 1)
         out, node = record(xp.ascontiguousarray(full[rows, cols]), Pdist, (input,))
         if node is not None:
-            node.p = p
+            node.p = float(p)  # (kept as PyTorch keeps it: _saved_p a float)
             node.save(input)
         return out
 

@@ -61,6 +61,7 @@ def _frechet_exp(A, E):
 class LinalgMatrixExp(Op):
     """linalg.matrix_exp(A): the matrix exponential sum_k A^k / k! of each square matrix."""
     op, node, method, public = 'linalg_matrix_exp', 'LinalgMatrixExpBackward0', False, False
+    saved = ('self',)
     __slots__ = ()
 
     def forward(A):
@@ -124,6 +125,7 @@ class LinalgLstsq(Op):
     singular_values) of min ||A X - B||, as PyTorch's CPU computes them."""
     op, node, method, public = 'linalg_lstsq', 'LinalgLstsqBackward0', False, False
     out = _lstsq_out
+    saved = ('self', 'b')
     __slots__ = ('vector', 'a_shape', 'b_shape', 'residuals')
 
     def forward(A, B, rcond=None, *, driver=None):
@@ -466,6 +468,7 @@ class LinalgLu(Op):
     upper (k x n), k = min(m, n)."""
     op, node, method, public = 'linalg_lu', 'LinalgLuBackward0', False, False
     out = out_rule('linalg_lu', differentiable=(False, True, True))
+    saved = ('P', 'L', 'U')
 
     def forward(A, *, pivot=True):
         """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n), k = min(m, n)."""
@@ -674,6 +677,7 @@ class LinalgHouseholderProduct(Op):
     factorisation in geqrf's form."""
     op, node, method, public = 'linalg_householder_product', 'LinalgHouseholderProductBackward0', False, False
     out = out_rule('linalg_householder_product', safely_castable('torch.linalg.householder_product'))
+    saved = ('input', 'tau')
     __slots__ = ()
 
     def forward(A, tau):
@@ -1001,6 +1005,7 @@ class CholeskyInverse(Op):
     Cholesky factor."""
     op, node = 'cholesky_inverse', 'CholeskyInverseBackward0'
     out = out_rule('cholesky_inverse', safely_castable('cholesky_inverse'))
+    saved = ('self', 'result', 'upper=upper')
     __slots__ = ('upper',)
 
     def forward(L, upper=False):
