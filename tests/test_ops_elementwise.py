@@ -433,20 +433,20 @@ def test_names_exist_in_torch_where_leafgrad_exports_them():
             for n in (base,) if base in _COMPARISONS else (base, base + '_'):
                 assert hasattr(lg.Tensor, n) == hasattr(torch.Tensor, n), (family, n)
                 assert hasattr(lg, n) == hasattr(torch, n), (family, n)
-    for cls in _op.declared:  # nn.functional's only: there, not torch.<name> nor a method
-        if not cls.public:
+    for cls in _op.declared:  # nn.functional's, linalg's or special's only: there, not torch.<name> nor a method
+        if not cls.public and cls.method is False:
             for n in (cls.op, cls.op + '_') if cls.inplace_function else (cls.op,):
-                assert hasattr(torch_F, n) and hasattr(lg.nn.functional, n), n
+                space, short = next(((s, n[len(s) + 1:]) for s in ('linalg', 'special') if n.startswith(s + '_')),
+                                    ('nn.functional', n))
+                theirs, ours = torch, lg
+                for part in space.split('.'):
+                    theirs, ours = getattr(theirs, part), getattr(ours, part)
+                assert hasattr(theirs, short) and hasattr(ours, short), n
                 assert not hasattr(torch, n) and not hasattr(lg, n) and not hasattr(lg.Tensor, n), n
-    for family in ['minmax']:
-        module = importlib.import_module('leafgrad.ops.' + family)
-        not_methods = set(getattr(module, 'NOT_METHODS', ()))
-        for name in module.FUNCTIONS:
-            assert hasattr(torch, name), (family, name)
-            assert hasattr(torch.Tensor, name) == (name not in not_methods), (family, name)
-            assert hasattr(lg, name) and (hasattr(lg.Tensor, name) == (name not in not_methods)), (family, name)
-        for name in getattr(module, 'METHODS', {}):
-            assert hasattr(torch.Tensor, name) and hasattr(lg.Tensor, name), (family, name)
+    for cls in _op.declared:  # a method only (Tensor.view: no torch.view), as in PyTorch
+        if not cls.public and cls.method is not False:
+            assert hasattr(torch.Tensor, cls.op) and hasattr(lg.Tensor, cls.op), cls.op
+            assert not hasattr(torch, cls.op) and not hasattr(lg, cls.op), cls.op
 
 
 @needs_torch

@@ -41,6 +41,7 @@ _TORCH_NAMES = {
     'leafgrad.nn.utils.clip_grad.clip_grads_with_norm_': 'torch.nn.utils.clip_grad._clip_grads_with_norm_',
     'leafgrad.nn.utils.clip_grad.get_total_norm': 'torch.nn.utils.clip_grad._get_total_norm',
     'leafgrad._memory_format.memory_format': 'torch.memory_format',
+    'leafgrad._memory_format.layout': 'torch.layout',
     'leafgrad.utils.data._collate.default_collate': 'torch.utils.data._utils.collate.default_collate',
     'leafgrad.utils.data._collate.default_convert': 'torch.utils.data._utils.collate.default_convert',
     'leafgrad.utils.data._worker_info.get_worker_info': 'torch.utils.data._utils.worker.get_worker_info',
