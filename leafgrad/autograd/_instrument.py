@@ -324,14 +324,6 @@ def _build_ops(make_wrapper=None):
     from ..ops import _op
     for name, fn in _op.bound_ops():  # the declared ops: each function, method, variant, operator
         add(fn, name)
-    for family in ops.FAMILIES:
-        module = importlib.import_module(f'..ops.{family}', __package__)
-        for name in getattr(module, 'FUNCTIONS', ()):
-            add(getattr(module, name), name)  # (and its method, the function without out=: add does)
-        for name, fn in getattr(module, 'METHODS', {}).items():
-            add(fn, name)
-        for name, fn in getattr(module, 'TOP_LEVEL', {}).items():
-            add(fn, name)
     add(shape.slice_dim, 'slice_dim')
     for name in ('detach', 'detach_', 'item'):
         add(Tensor.__dict__[name], name)
