@@ -1008,7 +1008,9 @@ _OVERLAPS = {'t sub_ its element': lambda x: x.t().sub_(x.select(1, -1)),
              'copy_ another row': lambda x: x[0].copy_(x[1]),
              'mul_ its first element': lambda x: x.view(6).mul_(x.view(6)[:1]),
              'copy_ its detached self': lambda x: x.copy_(x.detach()),
-             'sub_ its detached row': lambda x: x[0].sub_(x.detach()[0, 1:2])}
+             'sub_ its detached row': lambda x: x[0].sub_(x.detach()[0, 1:2]),
+             'setitem of itself unsqueezed': lambda x: x.__setitem__((None, Ellipsis), x),
+             'copy_ itself unsqueezed': lambda x: x[None].copy_(x), 'add_ itself squeezed': lambda x: x[None].add_(x)}
 
 
 @pytest.mark.parametrize('case', sorted(_OVERLAPS))

@@ -125,10 +125,18 @@ def _check_no_partial_overlap(self, others):
             continue
         a0, b0 = a.__array_interface__['data'][0], b.__array_interface__['data'][0]
         a1, b1 = a0 + a.nbytes, b0 + b.nbytes
-        if (a0 == b0 and a1 == b1 and a.strides != b.strides) or (a0 != b0 or a1 != b1) and a0 < b1 and b0 < a1:
+        if (a0 == b0 and a1 == b1 and not _same_layout(a, b)) or (a0 != b0 or a1 != b1) and a0 < b1 and b0 < a1:
             raise RuntimeError('unsupported operation: some elements of the input tensor and the written-to tensor '
                                'refer to a single memory location. Please clone() the tensor before performing the '
                                'operation.')
+
+
+def _same_layout(a, b):
+    """PyTorch compares the two strides as they are: operands of other shapes differ (x[None].add_(x)
+    is refused), and setitem expands its value to the view's shape first (x[None] = x is not: seed
+    5018909), where a dim of size 1 has PyTorch's stride, not always NumPy's."""
+    return a.shape == b.shape and [st for n, st in zip(a.shape, a.strides) if n != 1] == \
+        [st for n, st in zip(b.shape, b.strides) if n != 1]
 
 
 def _dense(a):

@@ -343,6 +343,9 @@ def _setitem(input, index, value):
             _shape.expand(wrap(value._data.reshape(vshape[ones:])), view._data.shape)
             if ones:
                 value = _shape.view(value, vshape[ones:])
+            # and copies from that expanded view: x[None] = x shares all of x's memory with the
+            # same strides, no partial overlap (seed 5018909)
+            value = _shape.expand(value, view._data.shape)
         ops.copy_(view, value)
         return
     np_index = _advanced_index(view, advanced)
