@@ -16,8 +16,6 @@ import warnings
 from .. import autograd, return_types
 from ._op import Op, out_rule, safely_castable, user_stacklevel, write_outs
 from ._util import autocast, ops, record, record_many, saved_output, wrap, wrap_dim, xp
-from . import shape as _shape
-from .linalg import matmul
 from .linalg_decomp import (_SCALAR_NAMES, LinAlgError, LinalgPinv, _check_matrix, refuse_complex, _mT, _sum_to_batch,
                             _tril, _triu)
 
@@ -55,7 +53,7 @@ def _frechet_exp(A, E):
     written with matrix_exp itself so that it differentiates again."""
     big = ops.cat([ops.cat([A, E], -1), ops.cat([E * 0, A], -1)], -2)
     n = A._data.shape[-1]
-    return _shape.narrow(_shape.narrow(ops.linalg_matrix_exp(big), -2, 0, n), -1, n, n)
+    return ops.narrow(ops.narrow(ops.linalg_matrix_exp(big), -2, 0, n), -1, n, n)
 
 
 class LinalgMatrixExp(Op):
@@ -139,22 +137,22 @@ class LinalgLstsq(Op):
         ||A X - B||^2 (at the optimum A^T (A X - B) = 0) change by 2 (A X - B) . (dA X - dB)."""
         tA, tB = tangents
         A, B = self.saved_tensors
-        b = _shape.unsqueeze(B, -1) if self.vector else B
+        b = ops.unsqueeze(B, -1) if self.vector else B
         P = ops.linalg_pinv(A)
         dX = None
         if tA is not None:
-            dX = matmul(LinalgPinv.jvp(_Saved(A, P), (tA,)), b)
+            dX = ops.matmul(LinalgPinv.jvp(_Saved(A, P), (tA,)), b)
         if tB is not None:
-            part = matmul(P, _shape.unsqueeze(tB, -1) if self.vector else tB)
+            part = ops.matmul(P, ops.unsqueeze(tB, -1) if self.vector else tB)
             dX = part if dX is None else dX + part
-        X = matmul(P, b)
+        X = ops.matmul(P, b)
         dr = None
         if self.residuals:  # (computed for a tall A of full rank, driver not gelsy)
-            r = matmul(A, X) - b
-            dr = (matmul(tA, X) if tA is not None else 0) - (
-                (_shape.unsqueeze(tB, -1) if self.vector else tB) if tB is not None else 0)
+            r = ops.matmul(A, X) - b
+            dr = (ops.matmul(tA, X) if tA is not None else 0) - (
+                (ops.unsqueeze(tB, -1) if self.vector else tB) if tB is not None else 0)
             dr = ops.sum(r * dr, -2) * 2
-        return (_shape.squeeze(dX, -1) if self.vector else dX), dr, None, None
+        return (ops.squeeze(dX, -1) if self.vector else dX), dr, None, None
 
     def apply(self, grad, grad_residuals=None, *unused):
         # solution = pinv(A) B: the derivative through pinv's; residuals = ||A X - B||^2 at the
@@ -162,22 +160,22 @@ class LinalgLstsq(Op):
         A, B = self.saved_tensors
         if grad_residuals is not None and grad_residuals._data.size == 0:
             grad_residuals = None
-        b = _shape.unsqueeze(B, -1) if self.vector else B
+        b = ops.unsqueeze(B, -1) if self.vector else B
         P = ops.linalg_pinv(A)
         gA = gB = None
         if grad is not None:
-            g = _shape.unsqueeze(grad, -1) if self.vector else grad
+            g = ops.unsqueeze(grad, -1) if self.vector else grad
             if _needs(self, 0):
-                gP = _sum_to_batch(matmul(g, _mT(b)), P._data.shape)
+                gP = _sum_to_batch(ops.matmul(g, _mT(b)), P._data.shape)
                 gA = LinalgPinv.apply(_Saved(A, P), gP)[0]
             if _needs(self, 1):
-                gB = matmul(_mT(P), g)
+                gB = ops.matmul(_mT(P), g)
         if grad_residuals is not None:
-            X = matmul(P, b)
-            r = matmul(A, X) - b
-            gr = _shape.unsqueeze(grad_residuals, -2)
+            X = ops.matmul(P, b)
+            r = ops.matmul(A, X) - b
+            gr = ops.unsqueeze(grad_residuals, -2)
             if _needs(self, 0):
-                part = matmul(r * gr * 2, _mT(X))
+                part = ops.matmul(r * gr * 2, _mT(X))
                 gA = part if gA is None else gA + part
             if _needs(self, 1):
                 part = -2 * r * gr
@@ -185,7 +183,7 @@ class LinalgLstsq(Op):
         if gA is not None:
             gA = _sum_to_batch(gA, self.a_shape)
         if gB is not None:
-            gB = _sum_to_batch(_shape.squeeze(gB, -1) if self.vector else gB, self.b_shape)
+            gB = _sum_to_batch(ops.squeeze(gB, -1) if self.vector else gB, self.b_shape)
         return gA, gB
 
 
@@ -290,8 +288,8 @@ def _unpack(LU):
     """L (unit lower, m x k) and U (upper, k x n) of a packed LU tensor, as leafgrad ops."""
     m, n = LU._data.shape[-2:]
     k = min(m, n)
-    L = _tril(_shape.narrow(LU, -1, 0, k), -1) + wrap(xp.eye(m, k, dtype=LU._data.dtype))
-    U = _triu(_shape.narrow(LU, -2, 0, k))
+    L = _tril(ops.narrow(LU, -1, 0, k), -1) + wrap(xp.eye(m, k, dtype=LU._data.dtype))
+    U = _triu(ops.narrow(LU, -2, 0, k))
     return L, U
 
 
@@ -303,41 +301,41 @@ def _lu_backward(gL, gU, P, L, U):
     if m == n:
         phi = _square_phi(gL, gU, L, U)
         inner = _square_solve(phi, L, U)
-        return matmul(P, inner)
+        return ops.matmul(P, inner)
     if m < n:  # wide: U = [U1 | U2], U2 = L^{-1} P^T A2
-        U1, U2 = _shape.narrow(U, -1, 0, k), _shape.narrow(U, -1, k, n - k)
-        gU1 = _shape.narrow(gU, -1, 0, k) if gU is not None else None
-        gU2 = _shape.narrow(gU, -1, k, n - k) if gU is not None else None
+        U1, U2 = ops.narrow(U, -1, 0, k), ops.narrow(U, -1, k, n - k)
+        gU1 = ops.narrow(gU, -1, 0, k) if gU is not None else None
+        gU2 = ops.narrow(gU, -1, k, n - k) if gU is not None else None
         gA2 = None
         if gU2 is not None:
             gA2 = ops.linalg_solve_triangular(_mT(L), gU2, upper=True, unitriangular=True)   # L^{-T} gU2
-            extra = -matmul(gA2, _mT(U2))
+            extra = -ops.matmul(gA2, _mT(U2))
             gL = extra if gL is None else gL + extra
         inner = _square_solve(_square_phi(gL, gU1, L, U1), L, U1)
         if gA2 is None:
             gA2 = wrap(xp.zeros(U2._data.shape, dtype=U._data.dtype))
-        return matmul(P, cat([inner, gA2], -1))
+        return ops.matmul(P, cat([inner, gA2], -1))
     # tall: L = [L1; L2], L2 = A2 U^{-1}
-    L1, L2 = _shape.narrow(L, -2, 0, k), _shape.narrow(L, -2, k, m - k)
-    gL1 = _shape.narrow(gL, -2, 0, k) if gL is not None else None
-    gL2 = _shape.narrow(gL, -2, k, m - k) if gL is not None else None
+    L1, L2 = ops.narrow(L, -2, 0, k), ops.narrow(L, -2, k, m - k)
+    gL1 = ops.narrow(gL, -2, 0, k) if gL is not None else None
+    gL2 = ops.narrow(gL, -2, k, m - k) if gL is not None else None
     gA2 = None
     if gL2 is not None:
         gA2 = ops.linalg_solve_triangular(_mT(U), gL2, upper=False, left=False)              # gL2 U^{-T}
-        extra = -matmul(_mT(L2), gA2)
+        extra = -ops.matmul(_mT(L2), gA2)
         gU = extra if gU is None else gU + extra
     inner = _square_solve(_square_phi(gL1, gU, L1, U), L1, U)
     if gA2 is None:
         gA2 = wrap(xp.zeros(L2._data.shape, dtype=L._data.dtype))
-    return matmul(P, cat([inner, gA2], -2))
+    return ops.matmul(P, cat([inner, gA2], -2))
 
 
 def _square_phi(gL, gU, L, U):
     phi = None
     if gL is not None:
-        phi = _tril(matmul(_mT(L), gL), -1)
+        phi = _tril(ops.matmul(_mT(L), gL), -1)
     if gU is not None:
-        up = _triu(matmul(gU, _mT(U)))
+        up = _triu(ops.matmul(gU, _mT(U)))
         phi = up if phi is None else phi + up
     if phi is None:
         n = L._data.shape[-1]
@@ -399,16 +397,16 @@ class LinalgLuFactorEx(Op):
         if m == n:
             return _tril(dL, -1) + dU, None, None
         if m > n:  # LU = [L1 + U - I; L2]
-            return ops.cat([_tril(_shape.narrow(dL, -2, 0, k), -1) + dU, _shape.narrow(dL, -2, k, m - k)], -2), None, \
+            return ops.cat([_tril(ops.narrow(dL, -2, 0, k), -1) + dU, ops.narrow(dL, -2, k, m - k)], -2), None, \
                 None
-        return ops.cat([_tril(dL, -1) + _shape.narrow(dU, -1, 0, k), _shape.narrow(dU, -1, k, n - k)], -1), None, None
+        return ops.cat([_tril(dL, -1) + ops.narrow(dU, -1, 0, k), ops.narrow(dU, -1, k, n - k)], -1), None, None
 
     def apply(self, grad, *unused):
         LU, P = self.saved_tensors
         L, U = _unpack(LU)
         k = min(LU._data.shape[-2:])
-        gL = _tril(_shape.narrow(grad, -1, 0, k), -1)
-        gU = _triu(_shape.narrow(grad, -2, 0, k))
+        gL = _tril(ops.narrow(grad, -1, 0, k), -1)
+        gU = _triu(ops.narrow(grad, -2, 0, k))
         return _lu_backward(gL, gU, P, L, U),
 
 
@@ -416,31 +414,31 @@ def _lu_jvp(dA, P, L, U):
     """PyTorch's linalg_lu_jvp: the tangents of L and U of A = P L U, k = min(m, n)."""
     m, n = L._data.shape[-2], U._data.shape[-1]
     k = min(m, n)
-    dA = matmul(_mT(P), dA)
+    dA = ops.matmul(_mT(P), dA)
     if m == n:
         X = ops.linalg_solve_triangular(L, dA, upper=False, unitriangular=True)
         X = ops.linalg_solve_triangular(U, X, upper=True, left=False)          # L^-1 P^T dA U^-1
-        return matmul(L, _tril(X, -1)), matmul(_triu(X), U)
+        return ops.matmul(L, _tril(X, -1)), ops.matmul(_triu(X), U)
     if m < n:  # wide: U = [U1 | U2]
-        U1 = _shape.narrow(U, -1, 0, k)
-        dA1, dA2 = _shape.narrow(dA, -1, 0, k), _shape.narrow(dA, -1, k, n - k)
+        U1 = ops.narrow(U, -1, 0, k)
+        dA1, dA2 = ops.narrow(dA, -1, 0, k), ops.narrow(dA, -1, k, n - k)
         X = ops.linalg_solve_triangular(L, dA1, upper=False, unitriangular=True)
         X = ops.linalg_solve_triangular(U1, X, upper=True, left=False)
-        dL = matmul(L, _tril(X, -1))
-        dU1 = matmul(_triu(X), U1)
+        dL = ops.matmul(L, _tril(X, -1))
+        dU1 = ops.matmul(_triu(X), U1)
         # U2 = L^-1 A2: dU2 = L^-1 (dA2 - dL U2)
-        dU2 = ops.linalg_solve_triangular(L, dA2 - matmul(dL, _shape.narrow(U, -1, k, n - k)), upper=False,
+        dU2 = ops.linalg_solve_triangular(L, dA2 - ops.matmul(dL, ops.narrow(U, -1, k, n - k)), upper=False,
                                           unitriangular=True)
         return dL, ops.cat([dU1, dU2], -1)
     # tall: L = [L1; L2]
-    L1 = _shape.narrow(L, -2, 0, k)
-    dA1, dA2 = _shape.narrow(dA, -2, 0, k), _shape.narrow(dA, -2, k, m - k)
+    L1 = ops.narrow(L, -2, 0, k)
+    dA1, dA2 = ops.narrow(dA, -2, 0, k), ops.narrow(dA, -2, k, m - k)
     X = ops.linalg_solve_triangular(L1, dA1, upper=False, unitriangular=True)
     X = ops.linalg_solve_triangular(U, X, upper=True, left=False)
-    dL1 = matmul(L1, _tril(X, -1))
-    dU = matmul(_triu(X), U)
+    dL1 = ops.matmul(L1, _tril(X, -1))
+    dU = ops.matmul(_triu(X), U)
     # L2 = A2 U^-1: dL2 = (dA2 - L2 dU) U^-1
-    dL2 = ops.linalg_solve_triangular(U, dA2 - matmul(_shape.narrow(L, -2, k, m - k), dU), upper=True, left=False)
+    dL2 = ops.linalg_solve_triangular(U, dA2 - ops.matmul(ops.narrow(L, -2, k, m - k), dU), upper=True, left=False)
     return ops.cat([dL1, dL2], -2), dU
 
 
@@ -529,18 +527,17 @@ class LuUnpack(Op):
         dLU = tangents[0]
         m, n = self.lu_shape[-2:]
         k = min(m, n)
-        return None, _tril(_shape.narrow(dLU, -1, 0, k), -1), _triu(_shape.narrow(dLU, -2, 0, k))
+        return None, _tril(ops.narrow(dLU, -1, 0, k), -1), _triu(ops.narrow(dLU, -2, 0, k))
 
     def apply(self, gP, gL, gU):
         m, n = self.lu_shape[-2:]
         k = min(m, n)
-        from .indexing import index_put_embed
         lead = (slice(None),) * (len(self.lu_shape) - 2)
         total = None
         if gL is not None:
-            total = index_put_embed(_tril(gL, -1), self.lu_shape, lead + (slice(None), slice(0, k)))
+            total = ops.index_put_embed(_tril(gL, -1), self.lu_shape, lead + (slice(None), slice(0, k)))
         if gU is not None:
-            part = index_put_embed(_triu(gU), self.lu_shape, lead + (slice(0, k), slice(None)))
+            part = ops.index_put_embed(_triu(gU), self.lu_shape, lead + (slice(0, k), slice(None)))
             total = part if total is None else total + part
         return total, None
 
@@ -587,10 +584,10 @@ class LinalgLuSolve(Op):
         L, U = _unpack(LU)
         rhs = dB
         if dLU is not None:
-            dA = matmul(P, matmul(_tril(dLU, -1), U) + matmul(L, _triu(dLU)))
+            dA = ops.matmul(P, ops.matmul(_tril(dLU, -1), U) + ops.matmul(L, _triu(dLU)))
             if self.adjoint:
                 dA = _mT(dA)
-            product = matmul(dA, X) if self.left else matmul(X, dA)
+            product = ops.matmul(dA, X) if self.left else ops.matmul(X, dA)
             rhs = -product if rhs is None else rhs - product
         return ops.linalg_lu_solve(LU, _pivots_of(P), rhs, left=self.left, adjoint=self.adjoint)
 
@@ -608,25 +605,25 @@ class LinalgLuSolve(Op):
         if _needs(self, 0):
             if not adjoint:   # X = U^{-1} L^{-1} P^T B
                 R = ops.linalg_solve_triangular(_mT(U), grad, upper=False)                    # U^{-T} g
-                gU = -matmul(R, _mT(X))
-                gL = -matmul(ops.linalg_solve_triangular(_mT(L), R, upper=True, unitriangular=True), _mT(matmul(U, X)))
+                gU = -ops.matmul(R, _mT(X))
+                gL = -ops.matmul(ops.linalg_solve_triangular(_mT(L), R, upper=True, unitriangular=True), _mT(ops.matmul(U, X)))
             else:             # X = P L^{-T} U^{-T} B
-                gP = matmul(_mT(P), grad)
-                Y = matmul(_mT(P), X)                                             # L^{-T} U^{-T} B
-                Z = matmul(_mT(L), Y)                                             # U^{-T} B
+                gP = ops.matmul(_mT(P), grad)
+                Y = ops.matmul(_mT(P), X)                                             # L^{-T} U^{-T} B
+                Z = ops.matmul(_mT(L), Y)                                             # U^{-T} B
                 W = ops.linalg_solve_triangular(L, gP, upper=False, unitriangular=True)       # L^{-1} gP
-                gL = -matmul(Y, _mT(W))
-                gU = -matmul(Z, _mT(ops.linalg_solve_triangular(U, W, upper=True)))
+                gL = -ops.matmul(Y, _mT(W))
+                gU = -ops.matmul(Z, _mT(ops.linalg_solve_triangular(U, W, upper=True)))
             gLU = _tril(gL, -1) + _triu(gU)
         return gLU, None, gB
 
 
 def _lu_solve_tensors(L, U, P, B, adjoint):
     if not adjoint:
-        y = ops.linalg_solve_triangular(L, matmul(_mT(P), B), upper=False, unitriangular=True)
+        y = ops.linalg_solve_triangular(L, ops.matmul(_mT(P), B), upper=False, unitriangular=True)
         return ops.linalg_solve_triangular(U, y, upper=True)
     y = ops.linalg_solve_triangular(_mT(U), B, upper=False)
-    return matmul(P, ops.linalg_solve_triangular(_mT(L), y, upper=True, unitriangular=True))
+    return ops.matmul(P, ops.linalg_solve_triangular(_mT(L), y, upper=True, unitriangular=True))
 
 
 def _pivots_of(P):
@@ -697,22 +694,22 @@ class LinalgHouseholderProduct(Op):
         Q = wrap(xp.broadcast_to(xp.eye(m, dtype=A._data.dtype), A._data.shape[:-2] + (m, m)).copy())
         dQ = None
         for i in range(tau._data.shape[-1]):
-            v = _shape.unsqueeze(_shape.select(V, -1, i), -1)
-            t = _shape.unsqueeze(_shape.unsqueeze(_shape.select(tau, -1, i), -1), -1)
+            v = ops.unsqueeze(ops.select(V, -1, i), -1)
+            t = ops.unsqueeze(ops.unsqueeze(ops.select(tau, -1, i), -1), -1)
             dH = None
             if dtau is not None:
-                dt = _shape.unsqueeze(_shape.unsqueeze(_shape.select(dtau, -1, i), -1), -1)
-                dH = -dt * matmul(v, _mT(v))
+                dt = ops.unsqueeze(ops.unsqueeze(ops.select(dtau, -1, i), -1), -1)
+                dH = -dt * ops.matmul(v, _mT(v))
             if dV is not None:
-                dv = _shape.unsqueeze(_shape.select(dV, -1, i), -1)
-                part = -t * (matmul(dv, _mT(v)) + matmul(v, _mT(dv)))
+                dv = ops.unsqueeze(ops.select(dV, -1, i), -1)
+                part = -t * (ops.matmul(dv, _mT(v)) + ops.matmul(v, _mT(dv)))
                 dH = part if dH is None else dH + part
-            step = matmul(Q, dH)
+            step = ops.matmul(Q, dH)
             if dQ is not None:
-                step = step + _reflect(dQ, _shape.squeeze(v, -1), _shape.squeeze(_shape.squeeze(t, -1), -1))
+                step = step + _reflect(dQ, ops.squeeze(v, -1), ops.squeeze(ops.squeeze(t, -1), -1))
             dQ = step
-            Q = _reflect(Q, _shape.squeeze(v, -1), _shape.squeeze(_shape.squeeze(t, -1), -1))
-        return _shape.narrow(dQ, -1, 0, n)
+            Q = _reflect(Q, ops.squeeze(v, -1), ops.squeeze(ops.squeeze(t, -1), -1))
+        return ops.narrow(dQ, -1, 0, n)
 
     def apply(self, grad):
         # Q_i = Q_{i-1} (I - tau_i v_i v_i^T): walk the product backwards
@@ -722,21 +719,21 @@ class LinalgHouseholderProduct(Op):
         V = _householder_vectors(A)
         prefixes = [wrap(xp.broadcast_to(xp.eye(m, dtype=A._data.dtype), A._data.shape[:-2] + (m, m)).copy())]
         for i in range(k - 1):
-            prefixes.append(_reflect(prefixes[-1], _shape.select(V, -1, i), _shape.select(tau, -1, i)))
+            prefixes.append(_reflect(prefixes[-1], ops.select(V, -1, i), ops.select(tau, -1, i)))
         cat, stack = ops.cat, ops.stack
         G = grad
         if n < m:
             G = cat([G, wrap(xp.zeros(grad._data.shape[:-1] + (m - n,), dtype=grad._data.dtype))], -1)
         g_v, g_tau = [None] * k, [None] * k
         for i in range(k - 1, -1, -1):
-            v = _shape.unsqueeze(_shape.select(V, -1, i), -1)          # (m, 1)
-            t = _shape.unsqueeze(_shape.unsqueeze(_shape.select(tau, -1, i), -1), -1)
+            v = ops.unsqueeze(ops.select(V, -1, i), -1)          # (m, 1)
+            t = ops.unsqueeze(ops.unsqueeze(ops.select(tau, -1, i), -1), -1)
             Qp = prefixes[i]
-            Gv = matmul(G, v)                                            # G v
-            Qv = matmul(Qp, v)                                           # Q_{i-1} v
-            g_tau[i] = -_shape.squeeze(_shape.squeeze(matmul(_mT(Qv), Gv), -1), -1)
-            g_v[i] = _shape.squeeze(-t * (matmul(_mT(Qp), Gv) + matmul(_mT(G), Qv)), -1)
-            G = G - t * matmul(Gv, _mT(v))
+            Gv = ops.matmul(G, v)                                            # G v
+            Qv = ops.matmul(Qp, v)                                           # Q_{i-1} v
+            g_tau[i] = -ops.squeeze(ops.squeeze(ops.matmul(_mT(Qv), Gv), -1), -1)
+            g_v[i] = ops.squeeze(-t * (ops.matmul(_mT(Qp), Gv) + ops.matmul(_mT(G), Qv)), -1)
+            G = G - t * ops.matmul(Gv, _mT(v))
         gA = gtau = None
         if _needs(self, 0):
             gV = stack(g_v, -1)                                          # (m, k)
@@ -782,9 +779,9 @@ def _householder_vectors(A):
 
 def _reflect(Q, v, t):
     """Q (I - t v v^T)."""
-    v = _shape.unsqueeze(v, -1)
-    t = _shape.unsqueeze(_shape.unsqueeze(t, -1), -1)
-    return Q - t * matmul(matmul(Q, v), _mT(v))
+    v = ops.unsqueeze(v, -1)
+    t = ops.unsqueeze(ops.unsqueeze(t, -1), -1)
+    return Q - t * ops.matmul(ops.matmul(Q, v), _mT(v))
 
 
 def _householder_product(A, tau):
@@ -842,7 +839,7 @@ class LinalgVander(Op):
         if a.dtype.kind == 'b':
             x = x.long()
         ones = wrap(xp.ones(a.shape + (1,), dtype=x._data.dtype))
-        powers = ops.cumprod(_shape.unsqueeze(x, -1).expand(*(a.shape + (n - 1,))), -1)
+        powers = ops.cumprod(ops.unsqueeze(x, -1).expand(*(a.shape + (n - 1,))), -1)
         return ops.cat([ones, powers], -1)
 
 
@@ -864,7 +861,7 @@ class Vander(Op):
         if n == 0:
             return wrap(xp.empty((a.shape[0], 0), dtype=x._data.dtype))
         ones = wrap(xp.ones((a.shape[0], 1), dtype=x._data.dtype))
-        result = ones if n == 1 else ops.cat([ones, ops.cumprod(_shape.unsqueeze(x, 1).expand(a.shape[0], n - 1), 1)],
+        result = ones if n == 1 else ops.cat([ones, ops.cumprod(ops.unsqueeze(x, 1).expand(a.shape[0], n - 1), 1)],
                                              1)
         return result if increasing else ops.flip(result, (1,))
 
@@ -884,7 +881,7 @@ class LinalgTensorinv(Op):
         if rows != cols:
             raise RuntimeError(f'Expected self to satisfy the requirement prod(self.shape[ind:]) == '
                                f'prod(self.shape[:ind]), but got {cols} != {rows}')
-        return _shape.reshape(ops.linalg_inv(_shape.reshape(A, (rows, cols))), shape[ind:] + shape[:ind])
+        return ops.reshape(ops.linalg_inv(ops.reshape(A, (rows, cols))), shape[ind:] + shape[:ind])
 
 
 class LinalgTensorsolve(Op):
@@ -898,7 +895,7 @@ class LinalgTensorsolve(Op):
             nd = A._data.ndim
             dims = [wrap_dim(d, nd) for d in dims]
             rest = [d for d in range(nd) if d not in dims]
-            A = _shape.permute(A, rest + dims)
+            A = ops.permute(A, rest + dims)
         a_shape, b_shape = A._data.shape, B._data.shape
         rows = math.prod(b_shape)
         result_shape = a_shape[B._data.ndim:]
@@ -907,8 +904,8 @@ class LinalgTensorsolve(Op):
             raise RuntimeError(f'Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == '
                                f'prod(self.shape[:other.ndim]), but got {cols} != '
                                f'{math.prod(a_shape[:B._data.ndim])}')
-        x = ops.linalg_solve(_shape.reshape(A, (rows, cols)), _shape.reshape(B, (rows,)))
-        return _shape.reshape(x, result_shape)
+        x = ops.linalg_solve(ops.reshape(A, (rows, cols)), ops.reshape(B, (rows,)))
+        return ops.reshape(x, result_shape)
 
 
 class LinalgCond(Op):
@@ -925,7 +922,7 @@ class LinalgCond(Op):
             raise RuntimeError('linalg.cond: The input tensor must have at least 2 dimensions.')
         if p in (None, 2, -2):
             s = ops.linalg_svdvals(A)
-            hi, lo = _shape.select(s, -1, 0), _shape.select(s, -1, -1)
+            hi, lo = ops.select(s, -1, 0), ops.select(s, -1, -1)
             return hi / lo if p != -2 else lo / hi
         if p not in ('fro', 'nuc', 1, -1, float('inf'), float('-inf')):
             raise RuntimeError(f'linalg.cond got an invalid norm type: {p}')
@@ -940,7 +937,7 @@ class LinalgDiagonal(Op):
 
     def forward(A, *, offset=0, dim1=-2, dim2=-1):
         """linalg.diagonal: torch.diagonal with the last two dimensions as defaults."""
-        return _shape.diagonal(A, offset, dim1, dim2)
+        return ops.diagonal(A, offset, dim1, dim2)
 
 
 # ---- torch.cholesky_solve, cholesky_inverse, triangular_solve -----------------------------------------------
@@ -982,11 +979,11 @@ class CholeskySolve(Op):
         if dL is not None:
             if self.upper:
                 dU, U = _triu(dL), _triu(L)
-                dA = matmul(_mT(dU), U) + matmul(_mT(U), dU)
+                dA = ops.matmul(_mT(dU), U) + ops.matmul(_mT(U), dU)
             else:
                 dLl, Ll = _tril(dL), _tril(L)
-                dA = matmul(dLl, _mT(Ll)) + matmul(Ll, _mT(dLl))
-            rhs = -matmul(dA, X) if rhs is None else rhs - matmul(dA, X)
+                dA = ops.matmul(dLl, _mT(Ll)) + ops.matmul(Ll, _mT(dLl))
+            rhs = -ops.matmul(dA, X) if rhs is None else rhs - ops.matmul(dA, X)
         return ops.cholesky_solve(rhs, L, self.upper)
 
     def apply(self, grad):
@@ -994,9 +991,9 @@ class CholeskySolve(Op):
         gB = ops.cholesky_solve(grad, L, self.upper)
         gL = None
         if _needs(self, 1):
-            common = matmul(gB, _mT(X))
+            common = ops.matmul(gB, _mT(X))
             common = common + _mT(common)
-            gL = -matmul(L, common) if self.upper else -matmul(common, L)
+            gL = -ops.matmul(L, common) if self.upper else -ops.matmul(common, L)
         return (gB if _needs(self, 0) else None), gL
 
 
@@ -1029,16 +1026,16 @@ class CholeskyInverse(Op):
         dL = tangents[0]
         if self.upper:
             dU, U = _triu(dL), _triu(L)
-            dA = matmul(_mT(dU), U) + matmul(_mT(U), dU)
+            dA = ops.matmul(_mT(dU), U) + ops.matmul(_mT(U), dU)
         else:
             dLl, Ll = _tril(dL), _tril(L)
-            dA = matmul(dLl, _mT(Ll)) + matmul(Ll, _mT(dLl))
-        return -matmul(inverse, matmul(dA, inverse))
+            dA = ops.matmul(dLl, _mT(Ll)) + ops.matmul(Ll, _mT(dLl))
+        return -ops.matmul(inverse, ops.matmul(dA, inverse))
 
     def apply(self, grad):
         L, inverse = self.saved_tensors
-        common = matmul(inverse, matmul(grad + _mT(grad), inverse))
-        return (-matmul(L, common) if self.upper else -matmul(common, L)),
+        common = ops.matmul(inverse, ops.matmul(grad + _mT(grad), inverse))
+        return (-ops.matmul(L, common) if self.upper else -ops.matmul(common, L)),
 
 
 class TriangularSolve(Op):
@@ -1076,7 +1073,7 @@ class TriangularSolve(Op):
         if dA is not None:
             k = 1 if self.unitriangular else 0
             dT = _triu(dA, k) if self.upper else _tril(dA, -k)
-            product = matmul(_mT(dT) if self.transpose else dT, X)
+            product = ops.matmul(_mT(dT) if self.transpose else dT, X)
             rhs = -product if rhs is None else rhs - product
         At = _mT(A) if self.transpose else A
         dX = ops.linalg_solve_triangular(At, rhs, upper=self.upper != self.transpose, unitriangular=self.unitriangular)
@@ -1088,7 +1085,7 @@ class TriangularSolve(Op):
         if grad is not None:
             gB = ops.triangular_solve(grad, A, self.upper, not self.transpose, self.unitriangular)[0]
             if _needs(self, 1):
-                gA = -matmul(X, _mT(gB)) if self.transpose else -matmul(gB, _mT(X))
+                gA = -ops.matmul(X, _mT(gB)) if self.transpose else -ops.matmul(gB, _mT(X))
         if gA is not None:
             k = 1 if self.unitriangular else 0
             gA = _triu(gA, k) if self.upper else _tril(gA, -k)
