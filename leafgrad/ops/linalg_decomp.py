@@ -19,10 +19,7 @@ matrices (``refuse_complex``).
 from .. import backend, return_types
 from ..tensor import Tensor
 from ._op import Op, exact_dtype, out_rule, safely_castable, same_dtype, write_out
-from ._util import autocast, ops, record, record_many, saved_output, state, sum_to, wrap, wrap_dim, xp
-from . import shape as _shape
-from .linalg import _sname, matmul
-from .reduction import sum as _sum
+from ._util import SCALAR_NAMES, autocast, ops, record, record_many, saved_output, state, sum_to, wrap, wrap_dim, xp
 
 
 class LinAlgError(RuntimeError):
@@ -72,13 +69,18 @@ def _check_matrix(A, name, square=True):
                            f'{a.shape[-1]} matrices')
 
 
+def _sname(t):
+    """PyTorch's scalar type name (Float, Double …) as its error messages print it."""
+    return SCALAR_NAMES.get(t._data.dtype.name, t._data.dtype.name)
+
+
 def _mT(t):
-    return _shape.transpose(t, -2, -1)
+    return ops.transpose(t, -2, -1)
 
 
 def _mH(t):
     """The conjugate transpose (a transpose for a real matrix)."""
-    t = _shape.transpose(t, -2, -1)
+    t = ops.transpose(t, -2, -1)
     return t.conj() if t._data.dtype.kind == 'c' else t
 
 
@@ -99,8 +101,7 @@ def _check_phase(d, message):
 
 def _real_diagonal_embed(t):
     """diag(Re diag t) as a matrix."""
-    from .complex_numbers import real
-    return _diag_embed(real(_shape.diagonal(t, 0, -2, -1))) if t._data.dtype.kind == 'c' else t * _eye_like(t)
+    return _diag_embed(ops.real(ops.diagonal(t, 0, -2, -1))) if t._data.dtype.kind == 'c' else t * _eye_like(t)
 
 
 def _mask(n, m, k, dtype, lower=True):
@@ -126,7 +127,7 @@ def _eye_like(t):
 
 def _diag_embed(v):
     """Batched diagonal matrices from vectors (last dim)."""
-    return _shape.unsqueeze(v, -1) * _eye_like(v)
+    return ops.unsqueeze(v, -1) * _eye_like(v)
 
 
 def _zero_pivot(a):
@@ -183,12 +184,12 @@ class LinalgInv(Op):
 
     def jvp(self, tangents):  # d(A^-1) = -A^-1 dA A^-1
         (inv_a,) = self.saved_tensors
-        return -matmul(inv_a, matmul(tangents[0], inv_a))
+        return -ops.matmul(inv_a, ops.matmul(tangents[0], inv_a))
 
     def apply(self, grad):
         (inv_a,) = self.saved_tensors
         inv_t = _mT(inv_a)
-        return -matmul(inv_t, matmul(grad, inv_t)),
+        return -ops.matmul(inv_t, ops.matmul(grad, inv_t)),
 
 
 class Inverse(Op):
@@ -216,7 +217,7 @@ class LinalgDet(Op):
 
     def jvp(self, tangents):  # d det A = det A * tr(A^-1 dA)
         A, det_a = self.saved_tensors
-        return det_a * _sum(_mT(ops.linalg_inv(A)) * tangents[0], (-2, -1))
+        return det_a * ops.sum(_mT(ops.linalg_inv(A)) * tangents[0], (-2, -1))
 
     def apply(self, grad):
         A, det_a = self.saved_tensors
@@ -229,7 +230,7 @@ class LinalgDet(Op):
             g = (grad._data * det_a._data)[..., None, None]
             return wrap(g * xp.swapaxes(xp.linalg.inv(a), -1, -2)),
         # d det / dA = det * A^{-T} (the cofactor matrix)
-        g = _shape.unsqueeze(_shape.unsqueeze(grad * det_a, -1), -1)
+        g = ops.unsqueeze(ops.unsqueeze(grad * det_a, -1), -1)
         return g * _mT(ops.linalg_inv(A)),
 
 
@@ -249,12 +250,12 @@ def _det_backward_svd(grad, A):
     n = S._data.shape[-1]
     eye = xp.eye(n, dtype=S._data.dtype)
     # M[..., i, j] = S_j off the diagonal, 1 on it: the product over j excludes S_i
-    M = _shape.unsqueeze(S, -2) * wrap(1 - eye) + wrap(eye)
-    D = _shape.select(M, -1, 0)
+    M = ops.unsqueeze(S, -2) * wrap(1 - eye) + wrap(eye)
+    D = ops.select(M, -1, 0)
     for j in range(1, n):
-        D = D * _shape.select(M, -1, j)
-    g = _shape.unsqueeze(_shape.unsqueeze(grad * wrap(xp.asarray(alpha, dtype=U._data.dtype)), -1), -1)
-    return _mT(matmul(_mH(Vh) * _shape.unsqueeze(D, -2), _mH(U))) * g
+        D = D * ops.select(M, -1, j)
+    g = ops.unsqueeze(ops.unsqueeze(grad * wrap(xp.asarray(alpha, dtype=U._data.dtype)), -1), -1)
+    return _mT(ops.matmul(_mH(Vh) * ops.unsqueeze(D, -2), _mH(U))) * g
 
 
 class LinalgSlogdet(Op):
@@ -277,7 +278,7 @@ class LinalgSlogdet(Op):
 
     def jvp(self, tangents):  # d log|det A| = tr(A^-1 dA); a real matrix's sign has no tangent
         A, _ = self.saved_tensors
-        return None, _sum(_shape.diagonal(ops.linalg_solve(A, tangents[0]), 0, -2, -1), -1)
+        return None, ops.sum(ops.diagonal(ops.linalg_solve(A, tangents[0]), 0, -2, -1), -1)
 
     def apply(self, grad_sign, grad_logabs):
         A, sign = self.saved_tensors
@@ -289,7 +290,7 @@ class LinalgSlogdet(Op):
             g = phase if g is None else g + phase
         if g is None:
             return None,
-        g = _shape.unsqueeze(_shape.unsqueeze(g.conj(), -1), -1)
+        g = ops.unsqueeze(ops.unsqueeze(g.conj(), -1), -1)
         return g * _mH(ops.linalg_inv(A)),
 
 
@@ -353,9 +354,9 @@ class LinalgSolve(Op):
         A, X = self.saved_tensors
         if tA is not None:
             if self.vector:
-                product = _shape.squeeze(matmul(tA, _shape.unsqueeze(X, -1)), -1)
+                product = ops.squeeze(ops.matmul(tA, ops.unsqueeze(X, -1)), -1)
             else:
-                product = matmul(tA, X) if self.left else matmul(X, tA)
+                product = ops.matmul(tA, X) if self.left else ops.matmul(X, tA)
             rhs = -product if rhs is None else rhs - product
         return ops.linalg_solve(A, rhs, left=self.left)
 
@@ -366,9 +367,9 @@ class LinalgSolve(Op):
         gA = None
         if self.next_functions[0][0] is not None:
             if self.vector:
-                gA = -_shape.unsqueeze(gB, -1) * _shape.unsqueeze(X, -2)
+                gA = -ops.unsqueeze(gB, -1) * ops.unsqueeze(X, -2)
             else:
-                gA = -matmul(gB, _mT(X)) if self.left else -matmul(_mT(X), gB)
+                gA = -ops.matmul(gB, _mT(X)) if self.left else -ops.matmul(_mT(X), gB)
             gA = _sum_to_batch(gA, A._data.shape)
         gB_out = None
         if self.next_functions[1][0] is not None:
@@ -438,7 +439,7 @@ class LinalgCholesky(Op):
         m = _mT(ops.linalg_solve(L, _mT(ops.linalg_solve(L, tangents[0]))))
         n = L._data.shape[-1]
         phi = _tril(m, -1) + m * wrap(xp.eye(n, dtype=L._data.dtype) * 0.5)
-        dL = matmul(L, phi)
+        dL = ops.matmul(L, phi)
         return _mT(dL) if self.upper else dL
 
     def apply(self, grad):
@@ -447,7 +448,7 @@ class LinalgCholesky(Op):
         if self.upper:
             L, grad = _mH(L), _mH(grad)
         # gA = L^{-H} Phi L^{-1}, Phi = 0.5 (tril(L^H gL) + tril(L^H gL, -1)^H)
-        phi = _tril(matmul(_mH(L), grad))
+        phi = _tril(ops.matmul(_mH(L), grad))
         phi = (phi + _mH(_tril(phi, -1))) * 0.5
         left = ops.linalg_solve(_mH(L), phi)                     # L^{-H} Phi
         return _mH(ops.linalg_solve(_mH(L), _mH(left))),         # Y L^{-1} = (L^{-H} Y^H)^H
@@ -497,18 +498,18 @@ class LinalgQr(Op):
         self._check_differentiable(Q, R)
         dA = tangents[0]
         m, n = Q._data.shape[-2], R._data.shape[-1]
-        X = R if m >= n else _shape.narrow(R, -1, 0, m)
-        dX = dA if m >= n else _shape.narrow(dA, -1, 0, m)
+        X = R if m >= n else ops.narrow(R, -1, 0, m)
+        dX = dA if m >= n else ops.narrow(dA, -1, 0, m)
         # dX R^-1: solve X^T Z^T = dX^T with the triangular X
         dXRinv = _mT(ops.linalg_solve_triangular(_mT(X), _mT(dX), upper=False))
-        C = matmul(_mH(Q), dXRinv)
+        C = ops.matmul(_mH(Q), dXRinv)
         low = _tril(C, -1)
         omega = low - _mT(low)
         upper = C - omega
-        dQ = dXRinv - matmul(Q, upper) if m > n else matmul(Q, omega)
-        dR = matmul(upper, X)
+        dQ = dXRinv - ops.matmul(Q, upper) if m > n else ops.matmul(Q, omega)
+        dR = ops.matmul(upper, X)
         if m < n:
-            dY = matmul(_mH(Q), _shape.narrow(dA, -1, m, n - m)) - matmul(omega, _shape.narrow(R, -1, m, n - m))
+            dY = ops.matmul(_mH(Q), ops.narrow(dA, -1, m, n - m)) - ops.matmul(omega, ops.narrow(R, -1, m, n - m))
             dR = ops.cat([dR, dY], -1)
         return dQ, dR
 
@@ -520,22 +521,21 @@ class LinalgQr(Op):
         if m >= n:
             return _qr_backward_tall(gQ, gR, Q, R),
         # A = Q [X | Y] with X square: Y = Q^H A2 gives gA2 = Q gY and adds Q Y gY^H to gQ
-        X = _shape.narrow(R, -1, 0, m)
-        Y = _shape.narrow(R, -1, m, n - m)
+        X = ops.narrow(R, -1, 0, m)
+        Y = ops.narrow(R, -1, m, n - m)
         gX = gY = None
         if gR is not None:
-            gX, gY = _shape.narrow(gR, -1, 0, m), _shape.narrow(gR, -1, m, n - m)
+            gX, gY = ops.narrow(gR, -1, 0, m), ops.narrow(gR, -1, m, n - m)
         if gY is not None:
-            extra = matmul(Y, _mH(gY))
-            gQ = matmul(Q, extra) if gQ is None else gQ + matmul(Q, extra)
+            extra = ops.matmul(Y, _mH(gY))
+            gQ = ops.matmul(Q, extra) if gQ is None else gQ + ops.matmul(Q, extra)
         gA1 = _qr_backward_tall(gQ, gX, Q, X)
-        gA2 = matmul(Q, gY) if gY is not None else None
-        from .indexing import index_put_embed
+        gA2 = ops.matmul(Q, gY) if gY is not None else None
         shape = Q._data.shape[:-1] + (n,)
         lead = (slice(None),) * (len(shape) - 1)
-        out = index_put_embed(gA1, shape, lead + (slice(0, m),))
+        out = ops.index_put_embed(gA1, shape, lead + (slice(0, m),))
         if gA2 is not None:
-            out = out + index_put_embed(gA2, shape, lead + (slice(m, n),))
+            out = out + ops.index_put_embed(gA2, shape, lead + (slice(m, n),))
         return out,
 
 
@@ -544,13 +544,13 @@ def _qr_backward_tall(gQ, gR, Q, R):
     syminvadj(M) = M + M^H - Re diag(M)."""
     M = None
     if gR is not None:
-        M = matmul(gR, _mH(R))
+        M = ops.matmul(gR, _mH(R))
     if gQ is not None:
-        qtg = matmul(_mH(Q), gQ)
+        qtg = ops.matmul(_mH(Q), gQ)
         M = -qtg if M is None else M - qtg
     M = _triu(M)
     S = M + _mH(M) - _real_diagonal_embed(M)  # the diagonal counted once
-    gA = matmul(Q, S)
+    gA = ops.matmul(Q, S)
     if gQ is not None:
         gA = gA + gQ
     # right-solve X R^H = gA  <=>  R X^H = gA^H
@@ -584,17 +584,17 @@ class LinalgEigh(Op):
         """PyTorch's linalg_eig_jvp for a symmetric A: with dP = V^T dA V, dL = diag(dP) and
         dV = V (dP / E), E_ij = L_j - L_i, its diagonal 0."""
         L, V = self.saved_tensors
-        dP = matmul(_mH(V), matmul(tangents[0], V))
-        E = _shape.unsqueeze(L, -2) - _shape.unsqueeze(L, -1)
+        dP = ops.matmul(_mH(V), ops.matmul(tangents[0], V))
+        E = ops.unsqueeze(L, -2) - ops.unsqueeze(L, -1)
         eye = _eye_like(E)
-        return _shape.diagonal(dP, 0, -2, -1), matmul(V, dP / (E + eye) * (1 - eye))
+        return ops.diagonal(dP, 0, -2, -1), ops.matmul(V, dP / (E + eye) * (1 - eye))
 
     def apply(self, gL, gV):
         L, V = self.saved_tensors
         gL, gV = _as_output(gL, L), _as_output(gV, V)
         gA = None
         if gV is not None:
-            vtg = matmul(_mH(V), gV)
+            vtg = ops.matmul(_mH(V), gV)
             if vtg._data.dtype.kind == 'c':
                 _check_phase(xp.diagonal(vtg._data, 0, -2, -1).imag,
                              'linalg_eigh_backward: The eigenvectors in the complex case are specified up to '
@@ -602,16 +602,16 @@ class LinalgEigh(Op):
                              'it is ill-defined.')
             vtg = (vtg - _mH(vtg)) * 0.5
             # E_ij = L_j - L_i, with 1 on the diagonal
-            E = _shape.unsqueeze(L, -2) - _shape.unsqueeze(L, -1)
+            E = ops.unsqueeze(L, -2) - ops.unsqueeze(L, -1)
             eye = _eye_like(E)
             gA = vtg / (E + eye)
             if gL is not None:  # the diagonal is gL
                 gA = gA * (1 - eye) if vtg._data.dtype.kind == 'c' else gA
         if gA is None:  # V diag(gL) V^H
-            return matmul(V * _shape.unsqueeze(gL, -2), _mH(V)),
+            return ops.matmul(V * ops.unsqueeze(gL, -2), _mH(V)),
         if gL is not None:
             gA = gA + _diag_embed(gL)
-        return matmul(V, matmul(gA, _mH(V))),
+        return ops.matmul(V, ops.matmul(gA, _mH(V))),
 
 
 class LinalgEigvalsh(Op):
@@ -658,26 +658,26 @@ class LinalgSvd(Op):
         m, n = U._data.shape[-2], Vh._data.shape[-1]
         k = S._data.shape[-1]
         if self.full_matrices and m != n:
-            U, Vh = _shape.narrow(U, -1, 0, k), _shape.narrow(Vh, -2, 0, k)
+            U, Vh = ops.narrow(U, -1, 0, k), ops.narrow(Vh, -2, 0, k)
         V = _mT(Vh)
-        dP = matmul(_mT(U), matmul(dA, V)) if m >= n else matmul(matmul(_mT(U), dA), V)
-        dS = _shape.diagonal(dP, 0, -2, -1)
+        dP = ops.matmul(_mT(U), ops.matmul(dA, V)) if m >= n else ops.matmul(ops.matmul(_mT(U), dA), V)
+        dS = ops.diagonal(dP, 0, -2, -1)
         S2 = S * S
-        E = _shape.unsqueeze(S2, -2) - _shape.unsqueeze(S2, -1)
+        E = ops.unsqueeze(S2, -2) - ops.unsqueeze(S2, -1)
         eye = _eye_like(E)
         E = E + eye
         off = 1 - eye
         sym = lambda X: X + _mT(X)  # noqa: E731
-        dU = matmul(U, sym(dP * _shape.unsqueeze(S, -2)) / E * off)
-        dVh = matmul(sym(dP * _shape.unsqueeze(-S, -1)) / E * off, Vh)
+        dU = ops.matmul(U, sym(dP * ops.unsqueeze(S, -2)) / E * off)
+        dVh = ops.matmul(sym(dP * ops.unsqueeze(-S, -1)) / E * off, Vh)
         if m > n:
-            dAVSinv = matmul(dA, V / _shape.unsqueeze(S, -2))
-            dU = dU + dAVSinv - matmul(U, matmul(_mT(U), dAVSinv))
+            dAVSinv = ops.matmul(dA, V / ops.unsqueeze(S, -2))
+            dU = dU + dAVSinv - ops.matmul(U, ops.matmul(_mT(U), dAVSinv))
             if self.full_matrices:
                 dU = ops.pad(dU, (0, m - n))
         if m < n:
-            UtdASinv = matmul(_mT(U) / _shape.unsqueeze(S, -1), dA)
-            dVh = dVh + UtdASinv - matmul(matmul(UtdASinv, V), Vh)
+            UtdASinv = ops.matmul(_mT(U) / ops.unsqueeze(S, -1), dA)
+            dVh = dVh + UtdASinv - ops.matmul(ops.matmul(UtdASinv, V), Vh)
             if self.full_matrices:
                 dVh = ops.pad(dVh, (0, 0, 0, n - m))
         return dU, dS, dVh
@@ -689,19 +689,19 @@ class LinalgSvd(Op):
         k = S._data.shape[-1]
         if self.full_matrices and m != n:
             # only the first k singular vectors enter A; the rest are arbitrary
-            U = _shape.narrow(U, -1, 0, k)
-            Vh = _shape.narrow(Vh, -2, 0, k)
-            gU = _shape.narrow(gU, -1, 0, k) if gU is not None else None
-            gVh = _shape.narrow(gVh, -2, 0, k) if gVh is not None else None
+            U = ops.narrow(U, -1, 0, k)
+            Vh = ops.narrow(Vh, -2, 0, k)
+            gU = ops.narrow(gU, -1, 0, k) if gU is not None else None
+            gVh = ops.narrow(gVh, -2, 0, k) if gVh is not None else None
         if gU is None and gVh is None:
             if gS is None:
                 return None,
-            return matmul(U * _shape.unsqueeze(gS, -2), Vh),
+            return ops.matmul(U * ops.unsqueeze(gS, -2), Vh),
         V = _mH(Vh)
         gV = _mH(gVh) if gVh is not None else None
         skew = lambda X: X - _mH(X)  # noqa: E731
-        UhgU = skew(matmul(_mH(U), gU)) if gU is not None else None
-        VhgV = skew(matmul(Vh, gV)) if gV is not None else None
+        UhgU = skew(ops.matmul(_mH(U), gU)) if gU is not None else None
+        VhgV = skew(ops.matmul(Vh, gV)) if gV is not None else None
         complex_input = U._data.dtype.kind == 'c'
         if complex_input:  # the loss may not depend on the phase of the singular vectors
             im_u = xp.diagonal(UhgU._data, 0, -2, -1).imag if UhgU is not None else 0
@@ -711,9 +711,9 @@ class LinalgSvd(Op):
                                    'multiplication by e^{i phi}. The specified loss function depends on this phase '
                                    'term, making it ill-defined.')
         S2 = S * S
-        E = _shape.unsqueeze(S2, -2) - _shape.unsqueeze(S2, -1)
+        E = ops.unsqueeze(S2, -2) - ops.unsqueeze(S2, -1)
         E = E + _eye_like(E)
-        Srow, Scol = _shape.unsqueeze(S, -2), _shape.unsqueeze(S, -1)
+        Srow, Scol = ops.unsqueeze(S, -2), ops.unsqueeze(S, -1)
         if gU is not None and gV is not None:
             gA = (UhgU * Srow + Scol * VhgV) / E
         elif gU is not None:
@@ -723,18 +723,18 @@ class LinalgSvd(Op):
         if gS is not None:
             gA = gA + _diag_embed(gS)
         if complex_input and gU is not None:  # i Im diag(U^H gU) / S on the diagonal
-            gA = gA + _diag_embed(_shape.diagonal(UhgU, 0, -2, -1) / (2 * S))
+            gA = gA + _diag_embed(ops.diagonal(UhgU, 0, -2, -1) / (2 * S))
         if m > n and gU is not None:
-            gA = matmul(U, gA)
+            gA = ops.matmul(U, gA)
             gUSinv = gU / Srow
-            gA = gA + gUSinv - matmul(U, matmul(_mH(U), gUSinv))
-            return matmul(gA, Vh),
+            gA = gA + gUSinv - ops.matmul(U, ops.matmul(_mH(U), gUSinv))
+            return ops.matmul(gA, Vh),
         if m < n and gV is not None:
-            gA = matmul(gA, Vh)
+            gA = ops.matmul(gA, Vh)
             gVSinv = gV / Srow
-            gA = gA + _mH(gVSinv) - matmul(matmul(_mH(gVSinv), V), Vh)
-            return matmul(U, gA),
-        return matmul(U, matmul(gA, Vh)),
+            gA = gA + _mH(gVSinv) - ops.matmul(ops.matmul(_mH(gVSinv), V), Vh)
+            return ops.matmul(U, gA),
+        return ops.matmul(U, ops.matmul(gA, Vh)),
 
 
 class LinalgSvdvals(Op):
@@ -827,7 +827,7 @@ class LinalgSolveTriangular(Op):
         if tA is not None:
             k = 1 if self.unitriangular else 0
             tA = _triu(tA, k) if self.upper else _tril(tA, -k)
-            product = matmul(tA, X) if self.left else matmul(X, tA)
+            product = ops.matmul(tA, X) if self.left else ops.matmul(X, tA)
             rhs = -product if rhs is None else rhs - product
         return ops.linalg_solve_triangular(A, rhs, upper=self.upper, left=self.left, unitriangular=self.unitriangular)
 
@@ -837,7 +837,7 @@ class LinalgSolveTriangular(Op):
                                          unitriangular=self.unitriangular)
         gA = None
         if self.next_functions[0][0] is not None:
-            gA = -matmul(gB, _mT(X)) if self.left else -matmul(_mT(X), gB)
+            gA = -ops.matmul(gB, _mT(X)) if self.left else -ops.matmul(_mT(X), gB)
             k = 1 if self.unitriangular else 0
             gA = _triu(gA, k) if self.upper else _tril(gA, -k)
         return gA, (gB if self.next_functions[1][0] is not None else None)
@@ -877,12 +877,12 @@ class LinalgPinv(Op):
         m, n = A._data.shape[-2:]
         dAh, Ph = _mT(dA), _mT(P)
         if m <= n:
-            K = matmul(Ph, dAh)
-            return matmul(P, K - _mT(K) - matmul(K, matmul(A, P))) + \
-                matmul(dAh - matmul(P, matmul(A, dAh)), matmul(Ph, P))
-        K = matmul(P, dA)
+            K = ops.matmul(Ph, dAh)
+            return ops.matmul(P, K - _mT(K) - ops.matmul(K, ops.matmul(A, P))) + \
+                ops.matmul(dAh - ops.matmul(P, ops.matmul(A, dAh)), ops.matmul(Ph, P))
+        K = ops.matmul(P, dA)
         Kh = _mT(K)
-        return matmul(Kh - K - matmul(matmul(P, A), Kh), P) + matmul(matmul(P, Ph), dAh - matmul(matmul(dAh, A), P))
+        return ops.matmul(Kh - K - ops.matmul(ops.matmul(P, A), Kh), P) + ops.matmul(ops.matmul(P, Ph), dAh - ops.matmul(ops.matmul(dAh, A), P))
 
     def apply(self, grad):
         A, P = self.saved_tensors
@@ -890,14 +890,14 @@ class LinalgPinv(Op):
         Ph, gh = _mT(P), _mT(grad)
         # PyTorch's pinv_backward, arranged to multiply the smallest matrices
         if m <= n:
-            K = matmul(gh, P)
-            KPh = matmul(K, Ph)
-            return (-_mT(matmul(P, K)) + KPh - matmul(matmul(A, P), KPh)
-                    + matmul(matmul(Ph, P), gh - matmul(K, A))),
-        K = matmul(P, gh)
-        PhK = matmul(Ph, K)
-        return (-_mT(matmul(K, P)) + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK
-                - matmul(matmul(PhK, P), A)),
+            K = ops.matmul(gh, P)
+            KPh = ops.matmul(K, Ph)
+            return (-_mT(ops.matmul(P, K)) + KPh - ops.matmul(ops.matmul(A, P), KPh)
+                    + ops.matmul(ops.matmul(Ph, P), gh - ops.matmul(K, A))),
+        K = ops.matmul(P, gh)
+        PhK = ops.matmul(Ph, K)
+        return (-_mT(ops.matmul(K, P)) + ops.matmul(ops.matmul(gh - ops.matmul(A, K), P), Ph) + PhK
+                - ops.matmul(ops.matmul(PhK, P), A)),
 
 
 class Pinverse(Op):
@@ -923,17 +923,17 @@ def _matrix_power(A, n):
     if n < 0:
         A, n = ops.linalg_inv(A), -n
     if n == 1:
-        return _shape.clone(A)
+        return ops.clone(A)
     if n == 2:
-        return matmul(A, A)
+        return ops.matmul(A, A)
     if n == 3:
-        return matmul(matmul(A, A), A)
+        return ops.matmul(ops.matmul(A, A), A)
     z = result = None
     while n > 0:
         bit, n = n % 2, n // 2
-        z = A if z is None else matmul(z, z)
+        z = A if z is None else ops.matmul(z, z)
         if bit:
-            result = z if result is None else matmul(result, z)
+            result = z if result is None else ops.matmul(result, z)
     return result
 
 
@@ -970,9 +970,9 @@ class LinalgMultiDot(Op):
             raise RuntimeError(f'multi_dot(): expected at least 2 tensors but got {len(tensors)}')
         first_1d, last_1d = tensors[0]._data.ndim == 1, tensors[-1]._data.ndim == 1
         if first_1d:
-            tensors[0] = _shape.unsqueeze(tensors[0], 0)
+            tensors[0] = ops.unsqueeze(tensors[0], 0)
         if last_1d:
-            tensors[-1] = _shape.unsqueeze(tensors[-1], -1)
+            tensors[-1] = ops.unsqueeze(tensors[-1], -1)
         for i, t in enumerate(tensors):
             if t._data.ndim != 2:
                 where = 'first' if i == 0 else 'last' if i == len(tensors) - 1 else None
@@ -983,7 +983,7 @@ class LinalgMultiDot(Op):
             out_t = ops.mm(out_t, t)
         if first_1d or last_1d:
             shape = out_t._data.shape
-            out_t = _shape.reshape(out_t, tuple(s for i, s in enumerate(shape) if not (i == 0 and first_1d)
+            out_t = ops.reshape(out_t, tuple(s for i, s in enumerate(shape) if not (i == 0 and first_1d)
                                                 and not (i == 1 and last_1d)))
         return out_t
 
@@ -999,7 +999,7 @@ class LinalgVecdot(Op):
     def forward(x, y, *, dim=-1, out=None):
         if autocast.state.on:
             x, y = autocast.lower_precision(x, y)
-        result = _sum(x.conj() * y, dim)  # (conj: the inner product of complex vectors)
+        result = ops.sum(x.conj() * y, dim)  # (conj: the inner product of complex vectors)
         if out is None:
             return result
         if isinstance(out, Tensor):  # (PyTorch checks the dtype, then writes by vdot or sum)
