@@ -18,10 +18,7 @@ the real part of it for a real input. A loss that depends on the phase of an eig
 from .. import backend, return_types
 from ..tensor import Tensor
 from ._op import Op, safely_castable, write_out, write_outs
-from ._util import ops, record, record_many, state, wrap, xp
-from . import shape as _shape
-from .complex_numbers import real_part
-from .linalg import matmul
+from ._util import ops, real_part, record, record_many, state, wrap, xp
 from .linalg_decomp import _as_output
 
 _SCALAR_NAMES = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
@@ -69,7 +66,7 @@ def _eig_arrays(a, vectors=True):
 
 
 def _mH(t):
-    return _shape.transpose(t, -2, -1).conj()
+    return ops.transpose(t, -2, -1).conj()
 
 
 class LinalgEig(Op):
@@ -101,13 +98,13 @@ class LinalgEig(Op):
         dA = tangents[0]
         if dA._data.dtype.kind != 'c':
             dA = dA.to(backend.from_np(V._data.dtype))
-        dP = _solve(V, matmul(dA, V))
+        dP = _solve(V, ops.matmul(dA, V))
         n = L._data.shape[-1]
         eye = wrap(xp.eye(n, dtype=L._data.real.dtype))
-        E = _shape.unsqueeze(L, -2) - _shape.unsqueeze(L, -1)
-        dV = matmul(V, dP / (E + eye) * (1 - eye))
-        dV = dV - V * _shape.unsqueeze(ops.real(_shape.diagonal(matmul(_mH(V), dV), 0, -2, -1)), -2)
-        return _shape.diagonal(dP, 0, -2, -1), dV
+        E = ops.unsqueeze(L, -2) - ops.unsqueeze(L, -1)
+        dV = ops.matmul(V, dP / (E + eye) * (1 - eye))
+        dV = dV - V * ops.unsqueeze(ops.real(ops.diagonal(ops.matmul(_mH(V), dV), 0, -2, -1)), -2)
+        return ops.diagonal(dP, 0, -2, -1), dV
 
     def apply(self, gL, gV):
         L, V = self.saved_tensors
@@ -116,25 +113,25 @@ class LinalgEig(Op):
         if gV is None:
             if gL is None:
                 return None,
-            gA = _solve(Vh, _shape.unsqueeze(gL, -1) * Vh)
+            gA = _solve(Vh, ops.unsqueeze(gL, -1) * Vh)
         else:
-            VhgV = matmul(Vh, gV)
-            diagonal = _shape.diagonal(VhgV, 0, -2, -1)
+            VhgV = ops.matmul(Vh, gV)
+            diagonal = ops.diagonal(VhgV, 0, -2, -1)
             phase = xp.abs(diagonal._data.imag)
             if not (phase <= 1e-2).all():  # allclose(Im diag, 0, rtol=1e-2, atol=1e-2), PyTorch's test
                 raise RuntimeError('linalg_eig_backward: The eigenvectors in the complex case are specified up to '
                                    'multiplication by e^{i phi}. The specified loss function depends on this '
                                    'quantity, so it is ill-defined.')
             # project onto the tangent space of matrices with columns of norm 1
-            VhgV = VhgV - matmul(Vh, V * _shape.unsqueeze(real_part(diagonal), -2))
+            VhgV = VhgV - ops.matmul(Vh, V * ops.unsqueeze(real_part(diagonal), -2))
             n = L._data.shape[-1]
             Lc = L.conj()
-            E = _shape.unsqueeze(Lc, -2) - _shape.unsqueeze(Lc, -1)
+            E = ops.unsqueeze(Lc, -2) - ops.unsqueeze(Lc, -1)
             eye = wrap(xp.eye(n, dtype=L._data.real.dtype))
             gA = VhgV / (E + eye)  # (the diagonal divided by 1)
             if gL is not None:     # the diagonal is gL
-                gA = gA * (1 - eye) + _shape.unsqueeze(gL, -1) * eye
-            gA = _solve(Vh, matmul(gA, Vh))
+                gA = gA * (1 - eye) + ops.unsqueeze(gL, -1) * eye
+            gA = _solve(Vh, ops.matmul(gA, Vh))
         return (real_part(gA) if self.real_input else gA),
 
 
