@@ -6,10 +6,7 @@ import warnings
 from .. import autograd, return_types
 from ._op import Op, out_rule, safely_castable, user_stacklevel
 from ._util import autocast, ops, record, saved_output, xp
-from . import elementwise as _ew
-from . import shape as _shape
 from .linalg_decomp import _MULTI_DOT_OUT, LinalgCholesky
-from .reduction import sum as _sum
 
 
 class Svd(Op):
@@ -24,7 +21,7 @@ class Svd(Op):
         U, S, Vh = ops.linalg_svd(input, full_matrices=not some)
         if not compute_uv:
             return return_types.svd(U * 0, S, Vh * 0)
-        return return_types.svd(U, S, _shape.transpose(Vh, -2, -1))
+        return return_types.svd(U, S, ops.transpose(Vh, -2, -1))
 
 
 class Qr(Op):
@@ -81,7 +78,7 @@ class ChainMatmul(Op):
         if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
             matrices = matrices[0]
         if len(matrices) == 1:
-            return _shape.clone(matrices[0])
+            return ops.clone(matrices[0])
         return ops.linalg_multi_dot(matrices)
 
 
@@ -89,19 +86,19 @@ class ChainMatmul(Op):
 
 def _cdist_weights(x1, x2, dist, grad, p):
     """d dist[i, j] / d x1[i] times grad[i, j], as (..., P, R, M) (minus that for x2[j])."""
-    diff = _shape.unsqueeze(x1, -2) - _shape.unsqueeze(x2, -3)       # (..., P, R, M)
-    g = _shape.unsqueeze(grad, -1)
-    d = _shape.unsqueeze(dist, -1)
+    diff = ops.unsqueeze(x1, -2) - ops.unsqueeze(x2, -3)       # (..., P, R, M)
+    g = ops.unsqueeze(grad, -1)
+    d = ops.unsqueeze(dist, -1)
     if p == 0:
         return None
     if p == 1:
-        return _ew.sign(diff) * g
+        return ops.sign(diff) * g
     if p == float('inf'):
-        return _ew.sign(diff) * (_ew.abs(diff) == d) * g
+        return ops.sign(diff) * (ops.abs(diff) == d) * g
     if p == 2:
-        return diff * (g / _ew.where(d == 0, 1.0, d)) * (d != 0)
-    a = _ew.abs(diff)
-    return _ew.sign(diff) * _ew.pow(a, p - 1) * (g / _ew.where(d == 0, 1.0, _ew.pow(d, p - 1))) * (d != 0)
+        return diff * (g / ops.where(d == 0, 1.0, d)) * (d != 0)
+    a = ops.abs(diff)
+    return ops.sign(diff) * ops.pow(a, p - 1) * (g / ops.where(d == 0, 1.0, ops.pow(d, p - 1))) * (d != 0)
 
 
 class Cdist(Op):
@@ -144,8 +141,8 @@ class Cdist(Op):
         w = _cdist_weights(x1, x2, dist, grad, self.p)
         if w is None:  # p = 0 counts: piecewise constant
             return None, None
-        g1 = _sum(w, -2) if self.next_functions[0][0] is not None else None
-        g2 = -_sum(w, -3) if self.next_functions[1][0] is not None else None
+        g1 = ops.sum(w, -2) if self.next_functions[0][0] is not None else None
+        g2 = -ops.sum(w, -3) if self.next_functions[1][0] is not None else None
         return g1, g2
 
 
@@ -176,13 +173,12 @@ class Pdist(Op):
         (x,) = self.saved_tensors
         n = x._data.shape[0]
         rows, cols = xp.triu_indices(n, 1)
-        from .indexing import index_put_embed
-        full = index_put_embed(grad, (n, n), (rows, cols))      # the pairs' gradients, upper triangle
+        full = ops.index_put_embed(grad, (n, n), (rows, cols))      # the pairs' gradients, upper triangle
         dist = ops.cdist(x, x, self.p)
         w = _cdist_weights(x, x, dist, full, self.p)
         if w is None:
             return None,
-        return _sum(w, -2) - _sum(w, -3),
+        return ops.sum(w, -2) - ops.sum(w, -3),
 
 
 _cross_dim_warned = False
