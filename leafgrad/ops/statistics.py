@@ -8,16 +8,9 @@ the same node and differentiate twice); nanmedian, dist and renorm record nodes 
 from .. import return_types
 from ..autograd.grad_mode import no_grad
 from ._op import Op, castable_dtype, out_rule, same_dtype
-from ._util import ops, record, saved_output, sum_to, wrap, wrap_dim, xp
-from . import elementwise as _ew
-from . import shape as _shape
-from .activation import _DTYPE_LABEL
-from .indexing import gather
+from ._util import SCALAR_NAMES as _DTYPE_LABEL, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
 from .minmax import (_EvenlyDistribute, _SelectAlongDim, _full, _select_along_dim, dim_function, median_indices_out,
-                     median_values_out, sort)
-from .logical import logical_xor
-from .unary import lerp
-from .reduction import sum as _sum
+                     median_values_out)
 
 
 def _float_kind(t):
@@ -58,24 +51,24 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     if ((qa < 0) | (qa > 1)).any():
         raise RuntimeError(f'{name}() q values must be in the range [0, 1]')
     if dim is None:
-        x = _shape.reshape(input, (-1,))
+        x = ops.reshape(input, (-1,))
         out_shape = (1,) * a.ndim if keepdim else ()
     else:
         d = wrap_dim(dim, a.ndim)
-        x = _shape.movedim(input, d, -1) if a.ndim else _shape.reshape(input, (1,))
+        x = ops.movedim(input, d, -1) if a.ndim else ops.reshape(input, (1,))
         out_shape = a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:] if a.ndim else ()
-    values = sort(x, -1)[0]                                   # (..., n), NaN last
+    values = ops.sort(x, -1)[0]                                   # (..., n), NaN last
     s = values._data
     n = s.shape[-1]
     # the ranks as a tensor: PyTorch differentiates the interpolation weight with respect to q
-    q_t = _shape.reshape(q, (-1,)) if isinstance(q, Tensor) else wrap(qa)
+    q_t = ops.reshape(q, (-1,)) if isinstance(q, Tensor) else wrap(qa)
     if ignore_nan:
         last = (xp.sum(~xp.isnan(s), axis=-1, keepdims=True) - 1).astype(a.dtype)
         ranks_t = q_t * wrap(last)
-        ranks_t = _ew.where(wrap(ranks_t._data < 0), wrap(xp.zeros((), a.dtype)), ranks_t)
+        ranks_t = ops.where(wrap(ranks_t._data < 0), wrap(xp.zeros((), a.dtype)), ranks_t)
     else:
         ranks_t = q_t * float(n - 1) + wrap(xp.zeros(s.shape[:-1] + (1,), a.dtype))
-        ranks_t = _ew.where(wrap(xp.isnan(s[..., -1:])), wrap(xp.asarray(n - 1, a.dtype)), ranks_t)
+        ranks_t = ops.where(wrap(xp.isnan(s[..., -1:])), wrap(xp.asarray(n - 1, a.dtype)), ranks_t)
     ranks = ranks_t._data
     if interpolation == 'lower':
         ranks = xp.floor(ranks)
@@ -84,16 +77,16 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     elif interpolation == 'nearest':
         ranks = xp.round(ranks)
     below = ranks.astype(xp.int64)
-    result = gather(values, -1, wrap(below))
+    result = ops.gather(values, -1, wrap(below))
     if interpolation in ('linear', 'midpoint'):
-        above = gather(values, -1, wrap(xp.ceil(ranks).astype(xp.int64)))
+        above = ops.gather(values, -1, wrap(xp.ceil(ranks).astype(xp.int64)))
         weight = wrap(xp.full(ranks.shape, 0.5, dtype=a.dtype)) if interpolation == 'midpoint' else \
             ranks_t - wrap(below.astype(a.dtype))
-        result = lerp(result, above, weight)
+        result = ops.lerp(result, above, weight)
     # (..., len(q)) -> (len(q), *out_shape); a scalar q drops its dim by an in-place squeeze, as PyTorch
-    result = _shape.reshape(result, out_shape + (qa.shape[0],))
+    result = ops.reshape(result, out_shape + (qa.shape[0],))
     if not q_scalar:
-        result = _shape.movedim(result, -1, 0).unsqueeze(-1)
+        result = ops.movedim(result, -1, 0).unsqueeze(-1)
     return result.squeeze_(-1)
 
 
@@ -179,12 +172,11 @@ class Cov(Op):
 
         The covariance matrix of the rows of ``input`` (variables) over its columns
         (observations), weighted by integer frequencies and/or observation weights."""
-        from .reduction import mean as _mean
         a = input._data
         if a.ndim > 2:
             raise RuntimeError(f'cov(): expected input to have two or fewer dimensions but got an input with {a.ndim} '
                                'dimensions')
-        x = _shape.reshape(input, (1, -1)) if a.ndim < 2 else input
+        x = ops.reshape(input, (1, -1)) if a.ndim < 2 else input
         n_obs = x._data.shape[1]
         w = None
         if fweights is not None:
@@ -216,26 +208,25 @@ class Cov(Op):
                 raise RuntimeError('cov(): aweights cannot be negative')
             w = aweights if w is None else w * aweights
         if w is None:
-            avg = _mean(x, 1) if _float_kind(x) else _mean(x.double(), 1)
+            avg = ops.mean(x, 1) if _float_kind(x) else ops.mean(x.double(), 1)
             w_sum = n_obs
             norm = n_obs - correction
         else:
-            w_sum = _sum(w)
-            avg = _sum(x * w, 1) / w_sum
+            w_sum = ops.sum(w)
+            avg = ops.sum(x * w, 1) / w_sum
             if correction == 0:
                 norm = w_sum
             elif aweights is None:
                 norm = w_sum - correction
             else:
-                norm = w_sum - correction * _sum(w * aweights) / w_sum
+                norm = w_sum - correction * ops.sum(w * aweights) / w_sum
         if isinstance(norm, (int, float)):
             norm = max(norm, 0)
         else:
-            norm = _ew.where(norm < 0, wrap(xp.zeros((), dtype=norm._data.dtype)), norm)
-        centred = x - _shape.unsqueeze(avg, 1)
+            norm = ops.where(norm < 0, wrap(xp.zeros((), dtype=norm._data.dtype)), norm)
+        centred = x - ops.unsqueeze(avg, 1)
         weighted = centred if w is None else centred * w
-        from .linalg import mm
-        c = mm(centred, _shape.t(weighted))
+        c = ops.mm(centred, ops.t(weighted))
         with xp.errstate(divide='ignore', invalid='ignore'):
             return (c / norm).squeeze()
 
@@ -252,10 +243,9 @@ class Corrcoef(Op):
         c = ops.cov(input)
         if c._data.ndim == 0:
             return c / c
-        from .rearrange import diag
-        std = _ew.sqrt(diag(c))
-        c = c / _shape.unsqueeze(std, 1)
-        c = c / _shape.unsqueeze(std, 0)
+        std = ops.sqrt(ops.diag(c))
+        c = c / ops.unsqueeze(std, 1)
+        c = c / ops.unsqueeze(std, 0)
         return c.clamp(-1, 1)
 
 
@@ -271,8 +261,6 @@ class Diff(Op):
 
         The n-th forward difference along ``dim`` (``prepend``/``append`` joined first); for bool
         tensors the exclusive or of neighbours."""
-        from .rearrange import cat
-        from .shape import narrow
         a = input._data
         if a.ndim == 0:
             raise RuntimeError('diff expects input to be at least one-dimensional')
@@ -284,15 +272,15 @@ class Diff(Op):
         d = wrap_dim(dim, a.ndim)
         x = input
         if prepend is not None or append is not None:
-            x = cat([t for t in (prepend, input, append) if t is not None], d)
+            x = ops.cat([t for t in (prepend, input, append) if t is not None], d)
         if n == 0:
-            return _shape.clone(x)
+            return ops.clone(x)
         for _ in range(n):
             size = x._data.shape[d]
             if size == 0:
                 break
-            later, earlier = narrow(x, d, 1, size - 1), narrow(x, d, 0, size - 1)
-            x = logical_xor(later, earlier) if x._data.dtype.kind == 'b' else later - earlier
+            later, earlier = ops.narrow(x, d, 1, size - 1), ops.narrow(x, d, 0, size - 1)
+            x = ops.logical_xor(later, earlier) if x._data.dtype.kind == 'b' else later - earlier
         return x
 
 
@@ -306,7 +294,6 @@ class Trapezoid(Op):
 
         The integral of ``y`` along ``dim`` by the trapezoidal rule, at spacing ``dx`` (default 1)
         or at sample points ``x``."""
-        from .shape import narrow, select
         from ..tensor import Tensor
         a = y._data
         d = wrap_dim(dim, a.ndim)
@@ -318,19 +305,19 @@ class Trapezoid(Op):
             if xs.ndim == 1 and xs.shape[0] != n:
                 raise RuntimeError(f'trapezoid: There must be one `x` value for each sample point')
             if n == 0:
-                return _sum(y, d) * 0
-            spacing = narrow(x, -1 if xs.ndim == 1 else d, 1, xs.shape[-1 if xs.ndim == 1 else d] - 1) - \
-                narrow(x, -1 if xs.ndim == 1 else d, 0, xs.shape[-1 if xs.ndim == 1 else d] - 1)
+                return ops.sum(y, d) * 0
+            spacing = ops.narrow(x, -1 if xs.ndim == 1 else d, 1, xs.shape[-1 if xs.ndim == 1 else d] - 1) - \
+                ops.narrow(x, -1 if xs.ndim == 1 else d, 0, xs.shape[-1 if xs.ndim == 1 else d] - 1)
             if xs.ndim == 1:
-                spacing = _shape.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
-            heights = narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)
-            return _sum(spacing * heights, d) / 2.
+                spacing = ops.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
+            heights = ops.narrow(y, d, 1, n - 1) + ops.narrow(y, d, 0, n - 1)
+            return ops.sum(spacing * heights, d) / 2.
         step = 1 if dx is None else dx
         if x is not None:  # trapezoid(y, 2.0): a number is the spacing
             step = x
         if n == 0:
-            return _sum(y, d) * step
-        return (_sum(y, d) - (select(y, d, 0) + select(y, d, -1)) * 0.5) * step
+            return ops.sum(y, d) * step
+        return (ops.sum(y, d) - (ops.select(y, d, 0) + ops.select(y, d, -1)) * 0.5) * step
 
 
 class CumulativeTrapezoid(Op):
@@ -342,24 +329,22 @@ class CumulativeTrapezoid(Op):
         """cumulative_trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor
 
         The running trapezoidal integral along ``dim`` (one element fewer than ``y``)."""
-        from .shape import narrow
-        from .reduction import cumsum
         from ..tensor import Tensor
         a = y._data
         d = wrap_dim(dim, a.ndim)
         n = a.shape[d]
         if n == 0:
-            return narrow(y, d, 0, 0) * 1
-        heights = narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)
+            return ops.narrow(y, d, 0, 0) * 1
+        heights = ops.narrow(y, d, 1, n - 1) + ops.narrow(y, d, 0, n - 1)
         if isinstance(x, Tensor):
             xs = x._data
             axis = -1 if xs.ndim == 1 else d
-            spacing = narrow(x, axis, 1, xs.shape[axis] - 1) - narrow(x, axis, 0, xs.shape[axis] - 1)
+            spacing = ops.narrow(x, axis, 1, xs.shape[axis] - 1) - ops.narrow(x, axis, 0, xs.shape[axis] - 1)
             if xs.ndim == 1:
-                spacing = _shape.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
-            return cumsum(spacing * heights, d) / 2.
+                spacing = ops.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
+            return ops.cumsum(spacing * heights, d) / 2.
         step = x if x is not None else (1 if dx is None else dx)
-        return cumsum(heights * (step / 2.), d)
+        return ops.cumsum(heights * (step / 2.), d)
 
 
 # ---- dist, renorm ----------------------------------------------------------------------------------------
@@ -373,13 +358,13 @@ def _norm_derivative(x, norm, p, dims):
     if p == 0:
         return x * 0
     if p == 1:
-        return _ew.sign(x)
+        return ops.sign(x)
     if p == 2:
         return x / safe * keep
     if p in (float('inf'), float('-inf')):
         hit = wrap((xp.abs(x._data) == norm._data).astype(x._data.dtype))
-        return _ew.sign(x) * hit / _sum(hit, dims, keepdim=True)
-    return x * _ew.pow(_ew.abs(x), p - 2) / _ew.pow(safe, p - 1) * keep
+        return ops.sign(x) * hit / ops.sum(hit, dims, keepdim=True)
+    return x * ops.pow(ops.abs(x), p - 2) / ops.pow(safe, p - 1) * keep
 
 
 class Dist(Op):
@@ -454,6 +439,6 @@ class Renorm(Op):
         denom = norm + 1e-7
         factor = self.maxnorm / denom
         # d/dx [x * maxnorm / (||x|| + eps)] = grad * factor - x-weighted grad * maxnorm / denom^2 * d||x||/dx
-        slice_dot = _sum(grad * x, dims, keepdim=True)
+        slice_dot = ops.sum(grad * x, dims, keepdim=True)
         inner = grad * factor - _norm_derivative(x, norm, self.p, dims) * slice_dot * self.maxnorm / (denom * denom)
-        return _ew.where(over, inner, grad),
+        return ops.where(over, inner, grad),
