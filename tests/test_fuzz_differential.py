@@ -91,7 +91,10 @@ def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
                'allow_unused=True, create_graph=True)'], '_is_uncast_gradient'),
     (5017430, ['v1 = T.tensor([[-1.8], [1.2], [-0.6]], dtype=T.float32, requires_grad=True)',
                'v3 = T.ones(2, 3, 2)', 'v5 = T.square(v1)', 'with T.no_grad(): v6 = v5.reshape(-1)', 'v5.exp_()',
-               'v12 = v3 @ v6'], '_is_op_error_before_the_no_grad_view_error')])
+               'v12 = v3 @ v6'], '_is_op_error_before_the_no_grad_view_error'),
+    (5019399, ['v0 = T.tensor([[0.8, -0.1, -0.6], [1.2, -0.3, 1.3]], dtype=T.float64, requires_grad=True)',
+               'v2, = T.autograd.grad(v0.sum(), [v0], retain_graph=False, allow_unused=False, create_graph=False)',
+               'v2.requires_grad_(True)', 'v2[-2].sub_(v2)'], '_is_detach_of_an_engine_gradient')])
 def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     """Seed 5003797: add_ of a detached view of the tensor it writes (PyTorch's loop reads what it
     has written; the view reached through detach()); seed 5005847: amax of -0.0, -0.0, 0.0 is
