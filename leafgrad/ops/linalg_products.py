@@ -11,8 +11,7 @@ import itertools
 from .. import backend
 from ._op import CAST, Op, castable_dtype, check_out_type, write_out
 from ._util import ops, record, sum_to, wrap, xp
-from . import shape as _shape
-from .linalg import _unsafe_view, mv
+from .linalg import _unsafe_view  # (a helper with linalg's node, no op: the one arrow to a sibling family)
 
 
 def _needs(node, i):
@@ -101,8 +100,8 @@ class Addr(Op):
         g_in = None
         if _needs(self, 0):
             g_in = sum_to(grad if self.beta == 1 else grad * self.beta, self.self_shape)
-        g1 = mv(grad, v2) * self.alpha if _needs(self, 1) else None
-        g2 = mv(_shape.t(grad), v1) * self.alpha if _needs(self, 2) else None
+        g1 = ops.mv(grad, v2) * self.alpha if _needs(self, 1) else None
+        g2 = ops.mv(ops.t(grad), v1) * self.alpha if _needs(self, 2) else None
         return g_in, g1, g2
 
 
@@ -125,8 +124,8 @@ class Kron(Op):
         sa = (1,) * (n - a.ndim) + a.shape
         sb = (1,) * (n - b.ndim) + b.shape
         # interleave the dims: input's (s0, 1, s1, 1, ...) times other's (1, t0, 1, t1, ...)
-        left = _shape.reshape(input, tuple(itertools.chain.from_iterable((s, 1) for s in sa)))
-        right = _shape.reshape(other, tuple(itertools.chain.from_iterable((1, t) for t in sb)))
+        left = ops.reshape(input, tuple(itertools.chain.from_iterable((s, 1) for s in sa)))
+        right = ops.reshape(other, tuple(itertools.chain.from_iterable((1, t) for t in sb)))
         return _unsafe_view(left * right, tuple(s * t for s, t in zip(sa, sb)))
 
 
@@ -163,7 +162,7 @@ class BlockDiag(Op):
             rows, cols = (1, shape[0]) if len(shape) == 1 else ((1, 1) if not shape else shape)
             if _needs(self, i):
                 piece = grad[r:r + rows, c:c + cols]
-                grads.append(_shape.reshape(piece, shape) if len(shape) != 2 else piece)
+                grads.append(ops.reshape(piece, shape) if len(shape) != 2 else piece)
             else:
                 grads.append(None)
             r, c = r + rows, c + cols
@@ -177,7 +176,7 @@ class Diagflat(Op):
 
     def forward(input, offset=0):
         """The flattened input on the ``offset``-th diagonal of a square matrix."""
-        return ops.diag_embed(_shape.reshape(input, (-1,)), offset)
+        return ops.diag_embed(ops.reshape(input, (-1,)), offset)
 
 
 # ---- cartesian_prod, combinations ---------------------------------------------------------------------
@@ -200,7 +199,7 @@ class CartesianProd(Op):
         if len(tensors) == 1:
             return tensors[0]
         grids = ops.meshgrid(*tensors, indexing='ij')
-        return ops.stack([_shape.flatten(g) for g in grids], 1)
+        return ops.stack([ops.flatten(g) for g in grids], 1)
 
 
 class Combinations(Op):
