@@ -6,13 +6,12 @@ records PyTorch's NotImplemented node for an input that requires grad, as PyTorc
 from .. import backend, return_types
 from ._op import Op, exact_dtype, out_rule, same_dtype
 from ._util import SCALAR_NAMES, ops, record_many, wrap, xp
-from .activation import _DTYPE_LABEL
 from .rounding import NotImplementedNode
 from ..tensor import Tensor
 
 
 def _label(arr):
-    return _DTYPE_LABEL.get(arr.dtype.name, arr.dtype.name) if arr.dtype.kind != 'V' else 'BFloat16'
+    return SCALAR_NAMES.get(arr.dtype.name, arr.dtype.name) if arr.dtype.kind != 'V' else 'BFloat16'
 
 
 def _array(x):

@@ -7,10 +7,9 @@ A derivative reaches another op through ``ops`` (late-bound); the ops of this fa
 reaches by their module names.
 """
 from ._inplace import inplace as _run_inplace, inplace_binary
-from .complex_numbers import refused
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
 from ._util import (binary_operands, broadcast_error, divided, float_dtype_for, opmath, ops, record,
-                    saved_output, state, sum_to, times, unary, wrap, xp)
+                    refused, saved_output, state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor
 

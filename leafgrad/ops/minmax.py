@@ -14,8 +14,7 @@ import math
 from .. import return_types
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._op import CAST, Op, check_out, exact_dtype, out_rule, same_dtype, write_out, write_outs
-from ._util import SCALAR_NAMES, ops, record, record_many, saved_output, wrap, wrap_dim, wrap_dims, xp
-from .complex_numbers import refused
+from ._util import SCALAR_NAMES, ops, record, record_many, refused, saved_output, wrap, wrap_dim, wrap_dims, xp
 from ..tensor import Tensor
 
 

@@ -10,13 +10,12 @@ import math
 from .. import backend, return_types
 from ._inplace import inplace as _run_inplace
 from ._op import CPP_NAMES, NO_GRAD_CAST, Op, castable_dtype, out_rule, same_dtype
-from ._util import binary_operands, broadcast_error, ops, record, record_many, sum_to, wrap, xp
-from .activation import _DTYPE_LABEL
+from ._util import SCALAR_NAMES, binary_operands, broadcast_error, ops, record, record_many, sum_to, wrap, xp
 from .rounding import NotImplementedNode
 
 
 def _label(dt):
-    return _DTYPE_LABEL.get(dt.name, dt.name)
+    return SCALAR_NAMES.get(dt.name, dt.name)
 
 
 def _needs(node, i):

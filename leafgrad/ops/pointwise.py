@@ -9,9 +9,8 @@ import math
 from .. import backend
 from ._op import CAST, SAME, Op, check_out, scalar_name
 from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_for, ops, record, saved_output,
-                    sum_to, unary, wrap, xp)
+                    sgn_backward, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
-from .complex_numbers import sgn_backward
 from ..tensor import Tensor
 
 

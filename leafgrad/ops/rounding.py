@@ -8,8 +8,7 @@ divisions and remainders promote (CAST).
 """
 from .. import backend
 from ._op import CAST, NO_GRAD_CAST, SAME, Op
-from .complex_numbers import refused
-from ._util import Node, binary_operands, broadcast_error, ops, record, sum_to, wrap, xp
+from ._util import Node, binary_operands, broadcast_error, ops, record, refused, sum_to, wrap, xp
 from ..autograd.graph import elementwise_jvp
 from ..tensor import Tensor
 

@@ -53,9 +53,8 @@ def _evaluate(kernel, input, half_kernel=None):
 
 def _not_implemented_for(kernel, dtype):
     """PyTorch's error for a dtype (an array's, or a NumPy dtype) its kernel lacks."""
-    from .activation import _DTYPE_LABEL
     name = xp.dtype(getattr(dtype, 'dtype', dtype)).name
-    label = _DTYPE_LABEL.get(name, 'BFloat16' if name == 'bfloat16' else name)
+    label = SCALAR_NAMES.get(name, 'BFloat16' if name == 'bfloat16' else name)
     return NotImplementedError(f'"{kernel}" not implemented for \'{label}\'')
 
 

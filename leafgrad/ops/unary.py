@@ -10,8 +10,7 @@ import math
 
 from .. import backend
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
-from .complex_numbers import refused
-from ._util import binary_operands, broadcast_error, float_dtype_for, opmath, ops, record, sum_to, unary, wrap, xp
+from ._util import binary_operands, broadcast_error, float_dtype_for, opmath, ops, record, refused, sum_to, unary, wrap, xp
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor
 
