@@ -90,7 +90,7 @@ from .. import backend, return_types
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from ._util import SCALAR_NAMES, float_dtype_for, ops, record, unary
+from ._util import SCALAR_NAMES, NotImplementedNode, float_dtype_for, ops, record, unary
 
 xp = backend.numpy
 
@@ -415,7 +415,6 @@ def _take_node(out, result, name=''):
     one. (A differentiable op's result here has no node: autograd refused it.)"""
     if name.startswith('aten::') and result._requires_grad and state.grad_enabled and \
             type(result._grad_fn).__name__ != 'NotImplemented':
-        from .rounding import NotImplementedNode
         result, node = record(result._data, NotImplementedNode, (result,))
         node.op_name = name[6:]
     if result._grad_fn is not None:

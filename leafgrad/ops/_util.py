@@ -349,6 +349,21 @@ def float_dtype_for(arr):
     return arr.astype(backend.get_default_dtype().np)
 
 
+# the node of an op PyTorch gives no derivative (rounding's floor_divide, histogram, eigvals with out= ...)
+class NotImplementedNode(Node):
+    """An op PyTorch gives no derivative: using it in backward raises."""
+    __slots__ = ('op_name',)
+
+    def apply(self, *grads):  # (one gradient per output: histogram has two)
+        raise RuntimeError(f'derivative for aten::{self.op_name} is not implemented')
+
+    def name(self):
+        return 'leafgrad::autograd::NotImplemented'
+
+
+NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = 'NotImplemented'  # (PyTorch's class name)
+
+
 __all__ = ['Node', 'xp', 'wrap', 'edge', 'record', 'unary', 'record_many', 'saved_output', 'sum_to',
            'binary_operands', 'broadcast_error', 'needs_grad', 'wrap_dim', 'wrap_dims', 'float_dtype_for',
            'as_tensor_arg', 'state', 'times', 'divided', 'opmath', 'in_float32', 'autocast', 'ops', 'SCALAR_NAMES']

@@ -17,7 +17,8 @@ import warnings
 from .. import backend
 from ..autograd.graph import elementwise_jvp
 from ._op import Op, _name_function
-from ._util import SCALAR_NAMES, in_float32, opmath, ops, record, saved_output, state, unary, wrap, wrap_dim, xp
+from ._util import (SCALAR_NAMES, NotImplementedNode, in_float32, opmath, ops, record, saved_output, state, unary, wrap,
+                    wrap_dim, xp)
 from ._inplace import inplace as _run_inplace
 from .elementwise import _sigmoid_array, masked_grad  # (helpers of the elementwise family)
 
@@ -432,7 +433,6 @@ class Hardsigmoid(_Activation):
         (x,) = self.saved_tensors
         d = x._data
         # PyTorch has no second derivative here: differentiating this gradient raises
-        from .rounding import NotImplementedNode
         # PyTorch's kernel multiplies by 1/6 rounded to float32, in every dtype
         g = grad._data
         # selected (a NaN or infinite gradient outside gives 0, as in PyTorch's kernel)

@@ -5,8 +5,7 @@ records PyTorch's NotImplemented node for an input that requires grad, as PyTorc
 """
 from .. import backend, return_types
 from ._op import Op, exact_dtype, out_rule, same_dtype
-from ._util import SCALAR_NAMES, ops, record_many, wrap, xp
-from .rounding import NotImplementedNode
+from ._util import SCALAR_NAMES, NotImplementedNode, ops, record_many, wrap, xp
 from ..tensor import Tensor
 
 

@@ -18,7 +18,7 @@ the real part of it for a real input. A loss that depends on the phase of an eig
 from .. import backend, return_types
 from ..tensor import Tensor
 from ._op import Op, safely_castable, write_out, write_outs
-from ._util import ops, real_part, record, record_many, state, wrap, xp
+from ._util import NotImplementedNode, ops, real_part, record, record_many, state, wrap, xp
 from .linalg_decomp import _as_output
 
 _SCALAR_NAMES = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
@@ -146,7 +146,6 @@ class LinalgEigvals(Op):
 
     def forward(input, *, out=None):
         if out is not None:  # (PyTorch's eigvals with out= has no derivative: its NotImplemented node)
-            from .rounding import NotImplementedNode
             plain = ops.linalg_eigvals(input.detach() if isinstance(input, Tensor) else input)
             values, node = record(plain._data, NotImplementedNode, (input,))
             if node is not None:

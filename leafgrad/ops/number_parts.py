@@ -10,8 +10,8 @@ import math
 from .. import backend, return_types
 from ._inplace import inplace as _run_inplace
 from ._op import CPP_NAMES, NO_GRAD_CAST, Op, castable_dtype, out_rule, same_dtype
-from ._util import SCALAR_NAMES, binary_operands, broadcast_error, ops, record, record_many, sum_to, wrap, xp
-from .rounding import NotImplementedNode
+from ._util import (SCALAR_NAMES, NotImplementedNode, binary_operands, broadcast_error, ops, record, record_many, sum_to,
+                    wrap, xp)
 
 
 def _label(dt):

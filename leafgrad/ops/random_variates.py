@@ -33,8 +33,7 @@ from .. import _random_kernels as kernels
 from ..generator import Generator, generator_of
 from . import special_kernels as K
 from ._op import Op
-from ._util import SCALAR_NAMES, record, saved_output
-from .rounding import NotImplementedNode
+from ._util import SCALAR_NAMES, NotImplementedNode, record, saved_output
 
 _TINY = 1e-300
 

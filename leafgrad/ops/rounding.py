@@ -8,7 +8,7 @@ divisions and remainders promote (CAST).
 """
 from .. import backend
 from ._op import CAST, NO_GRAD_CAST, SAME, Op
-from ._util import Node, binary_operands, broadcast_error, ops, record, refused, sum_to, wrap, xp
+from ._util import NotImplementedNode, binary_operands, broadcast_error, ops, record, refused, sum_to, wrap, xp
 from ..autograd.graph import elementwise_jvp
 from ..tensor import Tensor
 
@@ -207,20 +207,6 @@ def div_rounded(input, other, rounding_mode):
 
 
 ops.div_rounded = div_rounded  # (div with a rounding_mode, which reaches it through ops)
-
-
-class NotImplementedNode(Node):
-    """An op PyTorch gives no derivative: using it in backward raises."""
-    __slots__ = ('op_name',)
-
-    def apply(self, *grads):  # (one gradient per output: histogram has two)
-        raise RuntimeError(f'derivative for aten::{self.op_name} is not implemented')
-
-    def name(self):
-        return 'leafgrad::autograd::NotImplemented'
-
-
-NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = 'NotImplemented'  # (PyTorch's class name)
 
 
 class FloorDivide(Op):
