@@ -285,8 +285,7 @@ class LinalgSlogdet(Op):
         g = grad_logabs
         if A._data.dtype.kind == 'c' and grad_sign is not None:
             # the sign's gradient reaches A through the phase of det A: g = gl - i Im(gs conj(sign))
-            from .complex_numbers import imag
-            phase = imag(grad_sign * sign.conj()) * -1j
+            phase = ops.imag(grad_sign * sign.conj()) * -1j
             g = phase if g is None else g + phase
         if g is None:
             return None,
