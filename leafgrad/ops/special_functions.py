@@ -25,12 +25,11 @@ import math
 import sys
 
 from .. import backend
-from . import elementwise as ew
 from . import special_kernels as K
 from ._op import CAST, Op, castable_dtype, copy_out, ops, write_out
 from ._util import SCALAR_NAMES, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
 from ..autograd.graph import elementwise_jvp
-from .inplace import inplace as _run_inplace
+from ._inplace import inplace as _run_inplace
 from ..tensor import Tensor
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -274,7 +273,7 @@ class Igamma(_Special):
 
     def _density(self):
         a, x = self.saved_tensors
-        return ew.exp((a - 1) * ew.log(x) - x - ops.lgamma(a)) * self.sign  # (the gamma(a) density at x)
+        return ops.exp((a - 1) * ops.log(x) - x - ops.lgamma(a)) * self.sign  # (the gamma(a) density at x)
 
     def apply(self, grad):
         if _needs(self, 0):
@@ -412,7 +411,7 @@ def _not_tiny(x):
     i1e divide by x, and take their limit 1/2 at 0."""
     eps = float(xp.finfo(x._data.dtype).eps)
     mask = wrap(xp.abs(x._data) > eps)
-    return mask, ew.where(mask, x, wrap(xp.asarray(eps, dtype=x._data.dtype)))
+    return mask, ops.where(mask, x, wrap(xp.asarray(eps, dtype=x._data.dtype)))
 
 
 class I0(_Special):
@@ -452,7 +451,7 @@ class SpecialI0e(_TorchSpecial):
 
     def apply(self, grad):
         x, result = self.saved_tensors
-        return grad * (ops.special_i1e(x) - ew.sign(x) * result),
+        return grad * (ops.special_i1e(x) - ops.sign(x) * result),
 
 
 class SpecialI1(_TorchSpecial):
@@ -468,7 +467,7 @@ class SpecialI1(_TorchSpecial):
     def apply(self, grad):
         x, result = self.saved_tensors
         mask, safe = _not_tiny(x)
-        return grad * ew.where(mask, ops.i0(safe) - result * ew.reciprocal(safe), grad * 0 + 0.5),
+        return grad * ops.where(mask, ops.i0(safe) - result * ops.reciprocal(safe), grad * 0 + 0.5),
 
 
 class SpecialI1e(_TorchSpecial):
@@ -484,8 +483,8 @@ class SpecialI1e(_TorchSpecial):
     def apply(self, grad):
         x, result = self.saved_tensors
         mask, safe = _not_tiny(x)
-        d = ops.special_i0e(safe) - result * (ew.sign(safe) + ew.reciprocal(safe))
-        return grad * ew.where(mask, d, grad * 0 + 0.5),
+        d = ops.special_i0e(safe) - result * (ops.sign(safe) + ops.reciprocal(safe))
+        return grad * ops.where(mask, d, grad * 0 + 0.5),
 
 
 # ---- erfcx and the normal distribution -------------------------------------------------------
@@ -571,7 +570,7 @@ class SpecialLogNdtr(_TorchSpecial):
 
     def apply(self, grad):
         x, result = self.saved_tensors
-        return grad / _SQRT_2PI * ew.exp(-(result + x * x / 2)),
+        return grad / _SQRT_2PI * ops.exp(-(result + x * x / 2)),
 
 
 class SpecialNdtri(_TorchSpecial):
@@ -586,7 +585,7 @@ class SpecialNdtri(_TorchSpecial):
 
     def apply(self, grad):
         (result,) = self.saved_tensors
-        return grad * _SQRT_2PI * ew.exp(result * result * 0.5),
+        return grad * _SQRT_2PI * ops.exp(result * result * 0.5),
 
 
 # ---- entr, xlog1py ---------------------------------------------------------------------------
@@ -610,7 +609,7 @@ class SpecialEntr(_TorchSpecial):
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return grad * -(ew.log(x) + 1),
+        return grad * -(ops.log(x) + 1),
 
 
 def _xlog1py(x, y):
