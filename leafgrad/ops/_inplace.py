@@ -21,8 +21,7 @@ This module is the machinery every family's in-place variants share (``inplace``
 samplers, unsqueeze_ ...) are the family ``inplace``.
 """
 from .. import backend
-from ._util import Node, broadcast_error, needs_grad, ops, state, wrap, xp
-from .shape import as_strided_array
+from ._util import Node, as_strided_array, broadcast_error, needs_grad, ops, state, wrap, xp
 from ..autograd.graph import _FREED, gradient_edge
 from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
     makes_of as _makes_of, regenerate as _regenerate, reroot as _reroot, set_history as _rebase

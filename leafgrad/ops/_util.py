@@ -349,6 +349,14 @@ def float_dtype_for(arr):
     return arr.astype(backend.get_default_dtype().np)
 
 
+def as_strided_array(a, shape, strides, writeable):
+    """A strided view of ``a``'s memory; NumPy's can be made read-only (CuPy's cannot)."""
+    module = backend.array_module(a)
+    if module is xp:
+        return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
+    return module.lib.stride_tricks.as_strided(a, shape, strides)
+
+
 # the node of an op PyTorch gives no derivative (rounding's floor_divide, histogram, eigvals with out= ...)
 class NotImplementedNode(Node):
     """An op PyTorch gives no derivative: using it in backward raises."""

@@ -17,7 +17,7 @@ import math
 from .. import _memory_format, backend
 from ..autograd.views import link as _link
 from ._op import Op
-from ._util import broadcast_error, ops, record, record_many, state, sum_to, wrap, wrap_dim, xp
+from ._util import as_strided_array, broadcast_error, ops, record, record_many, state, sum_to, wrap, wrap_dim, xp
 from ..tensor import Size, Tensor, legacy_type_name
 
 
@@ -633,14 +633,6 @@ def _diagonal_array(a, offset, d1, d2):
     shape = tuple(a.shape[i] for i in keep) + (n,)
     strides = tuple(sub.strides[i] for i in keep) + (sub.strides[d1] + sub.strides[d2],)
     return as_strided_array(sub, shape, strides, a.flags.writeable)
-
-
-def as_strided_array(a, shape, strides, writeable):
-    """A strided view of ``a``'s memory; NumPy's can be made read-only (CuPy's cannot)."""
-    module = backend.array_module(a)
-    if module is xp:
-        return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
-    return module.lib.stride_tricks.as_strided(a, shape, strides)
 
 
 class Diagonal(Op):
