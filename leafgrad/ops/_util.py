@@ -357,6 +357,24 @@ def as_strided_array(a, shape, strides, writeable):
     return module.lib.stride_tricks.as_strided(a, shape, strides)
 
 
+# (elementwise's and rounding's mul/div)
+def _unrounded(t):
+    """A scalar operand of mul/div as float32 (None for a tensor with dims or a bfloat16 one)."""
+    if not isinstance(t, Tensor):
+        return xp.float32(t)
+    d = t._data
+    return xp.float32(d) if d.ndim == 0 and d.dtype.kind != 'V' else None
+
+
+# (linalg_decomp's and linalg_eig's derivatives)
+def _as_output(grad, output):
+    """A gradient in its output's dtype (a wider one arrives from a product with a wider tensor;
+    the matrix products take one dtype)."""
+    if grad is not None and grad._data.dtype != output._data.dtype:
+        return grad.to(backend.from_np(output._data.dtype))
+    return grad
+
+
 # the node of an op PyTorch gives no derivative (rounding's floor_divide, histogram, eigvals with out= ...)
 class NotImplementedNode(Node):
     """An op PyTorch gives no derivative: using it in backward raises."""

@@ -8,7 +8,7 @@ reaches by their module names.
 """
 from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
-from ._util import (binary_operands, broadcast_error, divided, float_dtype_for, opmath, ops, record,
+from ._util import (_unrounded, binary_operands, broadcast_error, divided, float_dtype_for, opmath, ops, record,
                     refused, saved_output, state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor
@@ -192,14 +192,6 @@ class Rsub(Op):
 
 
 # ---- mul, div ----------------------------------------------------------------------------
-
-def _unrounded(t):
-    """A scalar operand of mul/div as float32 (None for a tensor with dims or a bfloat16 one)."""
-    if not isinstance(t, Tensor):
-        return xp.float32(t)
-    d = t._data
-    return xp.float32(d) if d.ndim == 0 and d.dtype.kind != 'V' else None
-
 
 def _bf16_by_scalar(ufunc, a, b, data):
     """``ufunc(a, b)`` (multiply or divide) with a bfloat16 result ``data`` as NumPy computed it:

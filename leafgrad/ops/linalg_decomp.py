@@ -19,7 +19,8 @@ matrices (``refuse_complex``).
 from .. import backend, return_types
 from ..tensor import Tensor
 from ._op import Op, exact_dtype, out_rule, safely_castable, same_dtype, write_out
-from ._util import SCALAR_NAMES, autocast, ops, record, record_many, saved_output, state, sum_to, wrap, wrap_dim, xp
+from ._util import (SCALAR_NAMES, _as_output, autocast, ops, record, record_many, saved_output, state, sum_to, wrap,
+                    wrap_dim, xp)
 
 
 class LinAlgError(RuntimeError):
@@ -82,14 +83,6 @@ def _mH(t):
     """The conjugate transpose (a transpose for a real matrix)."""
     t = ops.transpose(t, -2, -1)
     return t.conj() if t._data.dtype.kind == 'c' else t
-
-
-def _as_output(grad, output):
-    """A gradient in its output's dtype (a wider one arrives from a product with a wider tensor;
-    the matrix products below take one dtype)."""
-    if grad is not None and grad._data.dtype != output._data.dtype:
-        return grad.to(backend.from_np(output._data.dtype))
-    return grad
 
 
 def _check_phase(d, message):

@@ -18,8 +18,7 @@ the real part of it for a real input. A loss that depends on the phase of an eig
 from .. import backend, return_types
 from ..tensor import Tensor
 from ._op import Op, safely_castable, write_out, write_outs
-from ._util import NotImplementedNode, ops, real_part, record, record_many, state, wrap, xp
-from .linalg_decomp import _as_output
+from ._util import NotImplementedNode, _as_output, ops, real_part, record, record_many, state, wrap, xp
 
 _SCALAR_NAMES = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}
 _COMPLEX_OF = {'float32': xp.complex64, 'complex64': xp.complex64, 'float64': xp.complex128,

@@ -8,7 +8,8 @@ divisions and remainders promote (CAST).
 """
 from .. import backend
 from ._op import CAST, NO_GRAD_CAST, SAME, Op
-from ._util import NotImplementedNode, binary_operands, broadcast_error, ops, record, refused, sum_to, wrap, xp
+from ._util import (NotImplementedNode, _unrounded, binary_operands, broadcast_error, ops, record, refused, sum_to, wrap,
+                    xp)
 from ..autograd.graph import elementwise_jvp
 from ..tensor import Tensor
 
@@ -182,7 +183,6 @@ def _division_operands(input, other, kernel='div_floor_cpu'):
     x, y = _arrays(input, other)
     _int_operands(x, y, kernel)
     if x.dtype.kind == 'V':  # bfloat16: in float32, a scalar operand unrounded (as div), rounded once
-        from .elementwise import _unrounded
         sx, sy = _unrounded(input), _unrounded(other)
         x = x.astype(xp.float32) if sx is None else sx
         y = y.astype(xp.float32) if sy is None else sy
