@@ -67,14 +67,23 @@ class Cholesky(Op):
         return out
 
 
+# PyTorch's deprecation warning, given once a process (as its TORCH_WARN_ONCE)
+_CHAIN_MATMUL_DEPRECATED = ('torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use '
+                            'torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than '
+                            'multiple parameters.')
+_chain_matmul_warned = False
+
+
 class ChainMatmul(Op):
     """chain_matmul(*matrices, out=None): deprecated for linalg.multi_dot, with PyTorch's warning."""
     op, method = 'chain_matmul', False
     out = out_rule('mm', _MULTI_DOT_OUT, label='chain_matmul')
 
     def forward(*matrices):
-        from .linalg_solvers import _deprecated
-        _deprecated('chain_matmul')
+        global _chain_matmul_warned
+        if not _chain_matmul_warned:
+            _chain_matmul_warned = True
+            warnings.warn(_CHAIN_MATMUL_DEPRECATED, UserWarning, stacklevel=user_stacklevel())
         if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
             matrices = matrices[0]
         if len(matrices) == 1:
