@@ -1010,7 +1010,9 @@ _OVERLAPS = {'t sub_ its element': lambda x: x.t().sub_(x.select(1, -1)),
              'copy_ its detached self': lambda x: x.copy_(x.detach()),
              'sub_ its detached row': lambda x: x[0].sub_(x.detach()[0, 1:2]),
              'setitem of itself unsqueezed': lambda x: x.__setitem__((None, Ellipsis), x),
-             'copy_ itself unsqueezed': lambda x: x[None].copy_(x), 'add_ itself squeezed': lambda x: x[None].add_(x)}
+             'copy_ itself unsqueezed': lambda x: x[None].copy_(x), 'add_ itself squeezed': lambda x: x[None].add_(x),
+             'fill_ with its element': lambda x: x.fill_(x[0, 0]),
+             'setitem of its element': lambda x: x[0, 0].unsqueeze(0).__setitem__(slice(None), x[0, 0])}
 
 
 @pytest.mark.parametrize('case', sorted(_OVERLAPS))

@@ -163,12 +163,15 @@ def _type_name(d):
             'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}[d.name]
 
 
-def inplace(self, op, others=()):
-    """Run ``op`` (an out-of-place function of self) and write its result into ``self``."""
+def inplace(self, op, others=(), overlap=True):
+    """Run ``op`` (an out-of-place function of self) and write its result into ``self``
+    (``overlap``: refuse an operand sharing part of self's memory, as TensorIterator does; fill_
+    reads its value first)."""
     self._check_inplace()
     if not needs_grad(self, *others):
         _check_writable(self)
-        _check_no_partial_overlap(self, others)
+        if overlap:
+            _check_no_partial_overlap(self, others)
         result = op(self)
         _check_result(self, result)
         self._data[...] = result._data
@@ -179,7 +182,8 @@ def inplace(self, op, others=()):
         _check_view_inplace(self)  # (before the memory check, as PyTorch's check_inplace)
         _fresh(self)
     _check_writable(self)
-    _check_no_partial_overlap(self, others)
+    if overlap:
+        _check_no_partial_overlap(self, others)
     snapshot = Tensor._wrap(self._data.copy(), self._requires_grad)
     snapshot._grad_fn, snapshot._output_nr = self._grad_fn, self._output_nr
     result = op(snapshot)

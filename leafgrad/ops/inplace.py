@@ -55,7 +55,7 @@ class Fill(_Overwritten):
     def forward(self, value):
         _fill_value(value, 'fill_')
         if isinstance(value, Tensor):
-            return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,))
+            return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,), overlap=False)
         return inplace(self, lambda s: _filled(s, value, Fill))
 
 
