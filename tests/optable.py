@@ -277,3 +277,14 @@ def check_fast(fn, arrays, grad_mask, first=True, second=False, rtol=1e-5, atol=
         assert lg.autograd.gradcheck(fn, ts, fast_mode=True, rtol=rtol, atol=atol)
     if second:
         assert lg.autograd.gradgradcheck(fn, ts, fast_mode=True, rtol=rtol * 10, atol=atol * 10)
+
+
+def method_refusal_messages(call):
+    """The TypeErrors of ``call`` (an expression of ``x``, a 2x2 tensor) in leafgrad and in torch,
+    for the methods that take no out= (PyTorch's methods never do)."""
+    messages = []
+    for T in (lg, torch):
+        with pytest.raises(TypeError) as info:
+            eval(call, {'x': T.tensor([[1.0, 2.0], [0.5, 3.0]])})
+        messages.append(str(info.value))
+    return messages
