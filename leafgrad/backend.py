@@ -5,6 +5,7 @@ promotion, so that a CuPy backend (``device='cuda'``) changes no op. Dtypes foll
 ``float32`` is the default for Python floats, ``int64`` for Python ints, and mixing a tensor
 with a Python scalar keeps the tensor's dtype unless the scalar is of a higher category.
 """
+import builtins
 import re
 import warnings
 
@@ -274,10 +275,29 @@ class device:
     __slots__ = ('type', 'index')
 
     def __init__(self, type, index=None):
+        if index is not None:
+            _check_device_index(index)
+        if isinstance(type, bytes):
+            type = type.decode()
         if isinstance(type, device):
+            if index is not None:
+                raise TypeError("device(): argument 'type' (position 1) must be str, not leafgrad.device")
             type, index = type.type, type.index
+        elif isinstance(type, int) and not isinstance(type, bool) and index is None:
+            # a bare index names the accelerator's device, as PyTorch's (CUDA here)
+            _check_device_index(type)
+            if not cuda_available():
+                raise RuntimeError('Cannot access accelerator device when none is available.')
+            type, index = 'cuda', type
+        elif not isinstance(type, str):
+            got = builtins.type(type).__name__
+            raise TypeError(f'device() received an invalid combination of arguments - got ({got}), but expected '
+                            f"one of:\n * (leafgrad.device device)\n      didn't match because some of the arguments "
+                            f'have invalid types: (!{got}!)\n * (str type, int index = -1)\n')
         elif ':' in type:
             text = type
+            if index is not None:
+                raise RuntimeError(f'type (string) must not include an index because index was passed explicitly: {text}')
             type, idx = type.split(':', 1)
             if not idx.isdigit() or (idx.startswith('0') and idx != '0'):
                 raise RuntimeError(f"Invalid device string: '{text}'")
@@ -319,6 +339,13 @@ class device:
     def __exit__(self, *exc_info):
         global _default_device
         _default_device = _devices_entered.pop()
+
+
+def _check_device_index(index):
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise TypeError(f"device(): argument 'index' (position 2) must be int, not {builtins.type(index).__name__}")
+    if index < 0:
+        raise RuntimeError('Device index must not be negative')
 
 
 CPU = device('cpu')

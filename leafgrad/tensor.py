@@ -228,7 +228,10 @@ class Tensor:
         return _memory_format.strided
 
     def is_pinned(self, device: Any = None) -> bool:
-        """Whether this tensor lies in page-locked host memory (``pin_memory()``'s copy)."""
+        """Whether this tensor lies in page-locked host memory (``pin_memory()``'s copy). ``device``
+        is deprecated, as in PyTorch: it is checked and warned about, and changes nothing."""
+        if device is not None:
+            _deprecated_pinning_device('is_pinned', device)
         return backend.is_pinned(self._data)
 
     def share_memory_(self) -> Tensor:
@@ -248,7 +251,11 @@ class Tensor:
     def pin_memory(self, device: Any = None) -> Tensor:
         """A copy in page-locked host memory, which a GPU reads faster (this tensor itself if it is
         already there). Needs a GPU, as PyTorch's; the copy passes gradients through (recorded as
-        a clone: PyTorch names its node PinMemoryBackward0)."""
+        a clone: PyTorch names its node PinMemoryBackward0). ``device`` is deprecated, as in PyTorch;
+        only an accelerator's is accepted."""
+        if device is not None and _deprecated_pinning_device('pin_memory', device).type == 'cpu':
+            self.is_pinned(device)  # (PyTorch asks it, warning again, before it refuses)
+            raise RuntimeError('CPU device type not an accelerator.')
         if not backend.cuda_available():
             raise RuntimeError('Cannot access accelerator device when none is available.')
         if self.device.type != 'cpu':
@@ -608,6 +615,15 @@ class Tensor:
             out._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = out
         return out
+
+
+def _deprecated_pinning_device(method, device):
+    """The device PyTorch's pin_memory/is_pinned still take (parsed as PyTorch does, an int
+    naming the accelerator's), and their deprecation warning."""
+    device = backend.device(device)
+    warnings.warn(f"The argument 'device' of Tensor.{method}() is deprecated. Please do not pass this argument.",
+                  DeprecationWarning, stacklevel=3)
+    return device
 
 
 def _attach_retain(tensor):

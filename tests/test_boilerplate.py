@@ -169,6 +169,29 @@ def test_unknown_device_strings_refused_as_torch(text):
     assert str(lg_err.value) == str(torch_err.value)
 
 
+@pytest.mark.parametrize('args, kwargs', [
+    ((3,), {}), ((-1,), {}), ((True,), {}), ((3.0,), {}), ((None,), {}), (('cuda:0', 1), {}), (('cpu', -1), {}),
+    (('cuda', '0'), {}), (('cpu', True), {}), (('cuda', 1.0), {}), (('cuda', None), {}), ((), dict(type='cuda', index=1)),
+    (('cuda:-1',), {}), (('cuda:01',), {}), ((b'cpu',), {}), (('cpu', 1), {})])
+def test_device_arguments_as_torch(args, kwargs):
+    """What torch.device makes of odd arguments: a bare int names the accelerator (none here), a
+    negative index, an index of another type or given twice, bytes, None: its values and errors."""
+    def outcome(T):
+        try:
+            return repr(T.device(*args, **kwargs))
+        except (RuntimeError, TypeError) as e:
+            return type(e).__name__, str(e).replace('torch.device', 'leafgrad.device')
+    assert outcome(lg) == outcome(torch)
+
+
+def test_a_device_given_twice_as_torch():
+    with pytest.raises(TypeError) as theirs:
+        torch.device(torch.device('cpu'), 1)
+    with pytest.raises(TypeError) as mine:
+        lg.device(lg.device('cpu'), 1)
+    assert str(mine.value) == str(theirs.value).replace('torch.device', 'leafgrad.device')
+
+
 def test_a_device_leafgrad_lacks_is_named():
     """'mps', 'xpu' ... are PyTorch's devices but not leafgrad's: the error says so."""
     with pytest.raises(RuntimeError, match="leafgrad has no 'mps' device"):

@@ -215,3 +215,19 @@ def test_dataloader_pin_memory_without_a_gpu_warns_and_loads():
     assert lw == tw and len(tw) == 1
     for a, b in zip(lb, tb, strict=True):
         _same(a, b)
+
+
+@pytest.mark.parametrize('method', ['pin_memory', 'is_pinned'])
+@pytest.mark.parametrize('device', ['cpu', 3, 'foo', 'cpu:0'])
+def test_pinning_device_argument_is_deprecated_not_ignored(method, device):
+    """Tensor.pin_memory(device)/is_pinned(device): PyTorch's deprecation warnings, its refusal of a
+    device that is no accelerator, its errors for a bad device (a machine without a GPU: this one)."""
+    def outcome(T):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try:
+                result = getattr(T.ones(2), method)(device)
+            except RuntimeError as e:
+                result = str(e)
+        return result, [(w.category, str(w.message).split(' (Triggered')[0]) for w in caught]
+    assert outcome(lg) == outcome(torch)
