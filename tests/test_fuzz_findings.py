@@ -1030,3 +1030,38 @@ def test_an_in_place_operand_sharing_part_of_the_written_memory_is_refused(case,
         _OVERLAPS[case](x)
         return {'x': x}
     assert_same(program)
+
+
+_TIES = {'maximum': lambda T, a, b: T.maximum(a, b), 'minimum': lambda T, a, b: T.minimum(a, b),
+         'fmax': lambda T, a, b: T.fmax(a, b), 'fmin': lambda T, a, b: T.fmin(a, b),
+         'max': lambda T, a, b: T.max(a, b), 'clamp min': lambda T, a, b: T.clamp(a, min=b),
+         'clamp max': lambda T, a, b: T.clamp(a, max=b), 'clamp both': lambda T, a, b: T.clamp(a, b, b + 1),
+         'clamp_min': lambda T, a, b: T.clamp_min(a, b), 'clamp_max': lambda T, a, b: T.clamp_max(a, b)}
+
+
+@pytest.mark.parametrize('op,forward_mode', [(op, fwd) for op in sorted(_TIES) for fwd in (False, True)
+                                             if not (fwd and op.startswith('fm'))])  # (no forward rule)
+@pytest.mark.parametrize('dtypes', ['float32, 0-d float64', '0-d float64, float32', 'float64, 0-d float32',
+                                    'float32, float64'])
+def test_a_tie_is_decided_in_pytorchs_promoted_dtype(op, dtypes, forward_mode):
+    """A tie of maximum/minimum/fmax/fmin/clamp's tensor bounds is an equality of the operands as
+    PyTorch compares them, in their promoted dtype: a 0-d float64 1.1 beside a float32 tensor is
+    compared in float32, where it equals the tensor's 1.1 (seeds 5034136, 5043782: leafgrad gave
+    all of the gradient to one side, having compared in float64)."""
+    def program(T):
+        first, second = dtypes.split(', ')
+        big = [[0.9, 1.1, 1.6], [-0.3, 1.1, -1.1]]
+        a = T.tensor(big if '0-d' not in first else 1.1, dtype=getattr(T, first.split()[-1]), requires_grad=True)
+        b = T.tensor(big if '0-d' not in second else 1.1, dtype=getattr(T, second.split()[-1]), requires_grad=True)
+        if first == 'float32' and second == 'float64':
+            b = (b * 0 + 1.1).detach().requires_grad_()  # equal to a's 1.1 only in float32
+        if forward_mode:
+            fwad = T.autograd.forward_ad
+            with fwad.dual_level():
+                ta, tb = T.ones_like(a), T.full_like(b, 3.0)
+                out = _TIES[op](T, fwad.make_dual(a, ta), fwad.make_dual(b, tb))
+                return {'out': fwad.unpack_dual(out).primal, 'tangent': fwad.unpack_dual(out).tangent}
+        out = _TIES[op](T, a, b)
+        ga, gb = T.autograd.grad(out.sum(), [a, b])
+        return {'out': out, 'dtype': str(out.dtype).split('.')[-1], 'ga': ga, 'gb': gb}
+    assert_same(program)

@@ -325,8 +325,7 @@ class Fmax(Op):
         return _fextremum(input, other, xp.fmax, Fmax, 1)
 
     def apply(self, grad):
-        a, b = self.saved_tensors
-        ad, bd = a._data, b._data
+        ad, bd = binary_operands(*self.saved_tensors)  # (compared in their promoted dtype, as PyTorch)
         to_self = ((ad >= bd) if self.sign > 0 else (ad <= bd)) | xp.isnan(bd)
         m = wrap(to_self.astype(grad._data.dtype))
         ga = sum_to(grad * m, self.self_shape) if _needs(self, 0) else None

@@ -325,59 +325,69 @@ class ClampBackward1(Op):
     jvp = elementwise_jvp  # (the input's tangent where it was kept, zero where a bound was taken)
 
 
+def _clamp_choices(x, lo, hi):
+    """Where clamp with tensor bounds took the input, ``lo`` and ``hi`` (None for an absent bound),
+    by PyTorch's clamp_backward masks: each pair compared in its own promoted dtype, as PyTorch's
+    ``self >= min``, ``min < max`` (a 0-d float64 bound beside a float32 input is compared in
+    float32)."""
+    keep = x._data == x._data  # all True except NaN, as PyTorch (NaN compares false)
+    take_lo = take_hi = None
+    if lo is not None:
+        xd, bd = binary_operands(x, lo)
+        keep = keep & (xd >= bd)
+        take_lo = xd < bd
+    if hi is not None:
+        xd, bd = binary_operands(x, hi)
+        keep = keep & (xd <= bd)
+        take_hi = xd > bd
+    if lo is not None and hi is not None:
+        lod, hid = binary_operands(lo, hi)
+        take_lo = take_lo & (lod < hid)
+        take_hi = take_hi | (hid < lod)
+    return keep, take_lo, take_hi
+
+
 class ClampBackward0(Op):
     """clamp with tensor bounds; a bound gets the gradient where it was the one chosen."""
     node = 'ClampBackward0'
     saved = ('self', 'min', 'max')
+    tie_to_input = False  # (the forward derivative's choice at a tie with the one bound given)
     __slots__ = ('shapes',)
 
     def apply(self, grad):
         # an absent bound was saved as the placeholder ``_Empty``
         x, lo, hi = [None if t is _Empty else t for t in self.saved_tensors]
-        xd = x._data
         zero = grad * 0
-        mask = xd == xd
-        if lo is not None:
-            mask = mask & (xd >= lo._data)
-        if hi is not None:
-            mask = mask & (xd <= hi._data)
-        outs = [ops.where(wrap(mask), grad, zero) if self.next_functions[0][0] is not None else None]
-        if lo is not None:
-            m = xd < lo._data
-            if hi is not None:
-                m = m & (lo._data < hi._data)
-            outs.append(ops.where(wrap(m), grad, zero))
-        if hi is not None:
-            m = xd > hi._data
-            if lo is not None:
-                m = m | (hi._data < lo._data)
-            outs.append(ops.where(wrap(m), grad, zero))
+        outs = [ops.where(wrap(mask), grad, zero) if mask is not None else None
+                for mask in _clamp_choices(x, lo, hi)]
+        outs = [outs[0]] + [g for g in outs[1:] if g is not None]  # (the bounds given, in order)
         return tuple(None if (g is None or fn is None) else sum_to(g, shape)
                      for g, (fn, _), shape in zip(outs, self.next_functions, self.shapes))
 
     def jvp(self, tangents, output):
-        """The tangent of the operand each element was taken from (the derivative's masks): the
-        input's where it lies within the bounds, a bound's where that bound was taken."""
+        """PyTorch's clamp_jvp: the tangent of the operand each element was taken from, where a
+        tie goes to the bound (where the reverse derivative gives it to the input; clamp_min and
+        clamp_max's own rules give it to the input), and min > max to max; an absent tangent is
+        zero."""
         x, lo, hi = [None if t is _Empty else t for t in self.saved_tensors]
         rest = list(tangents[1:])
         t_lo = rest.pop(0) if lo is not None else None
         t_hi = rest.pop(0) if hi is not None else None
-        xd, shape = x._data, output._data.shape
-        keep = xd == xd
+        zero = wrap(xp.zeros_like(output._data))
+        t_x, t_lo, t_hi = [zero if t is None else t for t in (tangents[0], t_lo, t_hi)]
+        shape = output._data.shape
+
+        def where(mask, a, b):
+            return ops.where(wrap(xp.broadcast_to(mask, shape)), a, b)
+        if lo is not None and hi is not None:
+            lo_over_hi = xp.greater(*binary_operands(lo, hi))
+            below, above = xp.less(*binary_operands(x, lo)), xp.greater(*binary_operands(x, hi))
+            return where(lo_over_hi, t_hi, where(below, t_lo, where(above, t_hi, t_x)))
         if lo is not None:
-            keep = keep & (xd >= lo._data)
-        if hi is not None:
-            keep = keep & (xd <= hi._data)
-        chosen = [(keep, tangents[0])]
-        if lo is not None:
-            chosen.append(((xd < lo._data) & (lo._data < hi._data) if hi is not None else xd < lo._data, t_lo))
-        if hi is not None:
-            chosen.append(((xd > hi._data) | (hi._data < lo._data) if lo is not None else xd > hi._data, t_hi))
-        out = wrap(xp.zeros_like(output._data))
-        for mask, t in chosen:
-            if t is not None:
-                out = ops.where(wrap(xp.broadcast_to(mask, shape)), t, out)
-        return out
+            xd, lod = binary_operands(x, lo)
+            return where((xd >= lod) if self.tie_to_input else (xd > lod), t_x, t_lo)
+        xd, hid = binary_operands(x, hi)
+        return where((xd <= hid) if self.tie_to_input else (xd < hid), t_x, t_hi)
 
 
 class ClampMinBackward0(ClampBackward1):
@@ -394,12 +404,14 @@ class ClampMaxBackward0(ClampBackward1):
 
 class ClampMinBackward1(ClampBackward0):
     node = 'ClampMinBackward1'
+    tie_to_input = True
     saved = ('self', 'min')
     __slots__ = ()
 
 
 class ClampMaxBackward1(ClampBackward0):
     node = 'ClampMaxBackward1'
+    tie_to_input = True
     saved = ('self', 'max')
     __slots__ = ()
 
@@ -506,15 +518,15 @@ class MaximumBackward0(Op):
     __slots__ = ('self_shape', 'other_shape', 'sign')
 
     def jvp(self, tangents):  # the winner's tangent; at a tie the mean of both (PyTorch's rule)
-        a, b = self.saved_tensors
-        ad, bd = a._data, b._data
+        ad, bd = binary_operands(*self.saved_tensors)  # (compared as PyTorch does: in their promoted dtype)
         wins = (ad > bd) if self.sign > 0 else (ad < bd)
-        share = xp.where(ad == bd, 0.5, wins).astype(xp.result_type(ad, bd))
+        share = xp.where(ad == bd, 0.5, wins).astype(ad.dtype)
         return _weighted_tangents((tangents[0], wrap(share)), (tangents[1], wrap(1 - share)))
 
     def apply(self, grad):
-        a, b = self.saved_tensors
-        ad, bd = a._data, b._data
+        # the operands compared in their promoted dtype, as PyTorch's ``self == other``: a 0-d
+        # float64 1.1 ties a float32 tensor's 1.1 (it is compared in float32)
+        ad, bd = binary_operands(*self.saved_tensors)
         # PyTorch's rule: half to each at a tie, nothing to the loser, all to both where a NaN
         # makes neither lose (``sign`` flips the comparisons for minimum)
         # (selected, not multiplied, as PyTorch's where/masked_fill: an infinite or NaN gradient
