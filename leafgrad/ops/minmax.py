@@ -1,6 +1,6 @@
-"""Selecting reductions: max, min, amax, amin, aminmax, argmax, argmin, median, kthvalue, mode,
-sort, argsort, msort, topk, cummax, cummin and unique, each declared once (``_op.Op``), every
-function with PyTorch's out= (where PyTorch's has one) and no method with it.
+"""Selecting reductions: max, min, amax, amin, aminmax, argmax, argmin, median, nanmedian,
+kthvalue, mode, sort, argsort, msort, topk, cummax, cummin and unique, each declared once
+(``_op.Op``), every function with PyTorch's out= (where PyTorch's has one) and no method with it.
 
 Two gradient rules, as PyTorch:
 - a reduction over all elements (``x.max()``, ``amax``, ``median()``) splits the gradient
@@ -347,7 +347,7 @@ class Argmin(Op):
         return _arg(input, dim, keepdim, 'argmin', xp.argmin)
 
 
-# ---- median --------------------------------------------------------------------------------
+# ---- median, nanmedian ------------------------------------------------------------------------------
 
 def _lower_median_index(data, d):
     """The index of the lower median along ``d`` (PyTorch's median of an even count); a slice
@@ -417,6 +417,46 @@ class Median(_EvenlyDistribute):
                                  return_types.median)
 
     function = dim_function(forward, 'median', (median_values_out, median_indices_out))
+
+
+class NanmedianBackward1(_SelectAlongDim):
+    """nanmedian along a dim."""
+    node = 'NanmedianBackward1'
+
+
+def _lower_nanmedian_index(data, d):
+    """The lower median's index among the non-NaN values along ``d`` (a slice of NaN only: its
+    first NaN)."""
+    order = xp.argsort(data, axis=d, kind='stable')            # NaN sorts last
+    count = xp.sum(~xp.isnan(data), axis=d, keepdims=True) if data.dtype.kind in 'fV' else \
+        xp.full(data.shape[:d] + (1,) + data.shape[d + 1:], data.shape[d])
+    k = xp.maximum((count - 1) // 2, 0)
+    return xp.squeeze(xp.take_along_axis(order, k, axis=d), d)
+
+
+class Nanmedian(_EvenlyDistribute):
+    """nanmedian of all elements (NanmedianBackward0): the gradient split among the ties; along a
+    dim (NanmedianBackward1): to the index chosen."""
+    op, node = 'nanmedian', 'NanmedianBackward0'
+    __slots__ = ()
+
+    def forward(input, dim=None, keepdim=False):
+        """nanmedian(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor values, Tensor indices)
+
+        median ignoring NaN: the lower median of the non-NaN values. out= only along a dim, as
+        PyTorch's."""
+        data = input._data
+        if data.dtype.kind == 'b':
+            raise NotImplementedError('"nanmedian_cpu" not implemented for \'Bool\'')
+        if dim is None:
+            if data.size == 0:
+                return record(xp.asarray(xp.nan, dtype=data.dtype), Nanmedian, (input,))[0]
+            flat = data.reshape(-1)
+            return _full(input, 'nanmedian', lambda a: flat[_lower_nanmedian_index(flat, 0)], Nanmedian)
+        return _select_along_dim(input, dim, keepdim, 'nanmedian', _lower_nanmedian_index, NanmedianBackward1,
+                                 return_types.nanmedian)
+
+    function = dim_function(forward, 'nanmedian', (median_values_out, median_indices_out))
 
 
 # ---- kthvalue, mode ------------------------------------------------------------------------

@@ -1,16 +1,14 @@
-"""Statistics and finite differences: quantile, nanquantile, nanmedian, cov, corrcoef, diff,
-trapezoid, cumulative_trapezoid, dist, renorm, each declared once (``_op.Op``).
+"""Statistics and finite differences: quantile, nanquantile, cov, corrcoef, diff, trapezoid,
+cumulative_trapezoid, dist, renorm, each declared once (``_op.Op``). (nanmedian is a median:
+minmax.py.)
 
 Most are compositions of differentiable ops, as PyTorch composes them (so their graphs end in
-the same node and differentiate twice); nanmedian, dist and renorm record nodes of their own
-(NanmedianBackward0/1, DistBackward0, RenormBackward0) whose derivatives are leafgrad ops.
+the same node and differentiate twice); dist and renorm record nodes of their own
+(DistBackward0, RenormBackward0) whose derivatives are leafgrad ops.
 """
-from .. import return_types
 from ..autograd.grad_mode import no_grad
 from ._op import Op, castable_dtype, out_rule, same_dtype
 from ._util import SCALAR_NAMES as _DTYPE_LABEL, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
-from .minmax import (_EvenlyDistribute, _SelectAlongDim, _full, _select_along_dim, dim_function, median_indices_out,
-                     median_values_out)
 
 
 def _float_kind(t):
@@ -116,48 +114,6 @@ class Nanquantile(Op):
 
         quantile of the non-NaN values (NaN where a slice holds nothing else)."""
         return _quantile(input, q, dim, keepdim, interpolation, True, 'quantile')  # (PyTorch's messages say quantile)
-
-
-# ---- nanmedian -------------------------------------------------------------------------------------
-
-class NanmedianBackward1(_SelectAlongDim):
-    """nanmedian along a dim."""
-    node = 'NanmedianBackward1'
-
-
-def _lower_nanmedian_index(data, d):
-    """The lower median's index among the non-NaN values along ``d`` (a slice of NaN only: its
-    first NaN)."""
-    order = xp.argsort(data, axis=d, kind='stable')            # NaN sorts last
-    count = xp.sum(~xp.isnan(data), axis=d, keepdims=True) if data.dtype.kind in 'fV' else \
-        xp.full(data.shape[:d] + (1,) + data.shape[d + 1:], data.shape[d])
-    k = xp.maximum((count - 1) // 2, 0)
-    return xp.squeeze(xp.take_along_axis(order, k, axis=d), d)
-
-
-class Nanmedian(_EvenlyDistribute):
-    """nanmedian of all elements (NanmedianBackward0): the gradient split among the ties; along a
-    dim (NanmedianBackward1): to the index chosen."""
-    op, node = 'nanmedian', 'NanmedianBackward0'
-    __slots__ = ()
-
-    def forward(input, dim=None, keepdim=False):
-        """nanmedian(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor values, Tensor indices)
-
-        median ignoring NaN: the lower median of the non-NaN values. out= only along a dim, as
-        PyTorch's."""
-        data = input._data
-        if data.dtype.kind == 'b':
-            raise NotImplementedError('"nanmedian_cpu" not implemented for \'Bool\'')
-        if dim is None:
-            if data.size == 0:
-                return record(xp.asarray(xp.nan, dtype=data.dtype), Nanmedian, (input,))[0]
-            flat = data.reshape(-1)
-            return _full(input, 'nanmedian', lambda a: flat[_lower_nanmedian_index(flat, 0)], Nanmedian)
-        return _select_along_dim(input, dim, keepdim, 'nanmedian', _lower_nanmedian_index, NanmedianBackward1,
-                                 return_types.nanmedian)
-
-    function = dim_function(forward, 'nanmedian', (median_values_out, median_indices_out))
 
 
 # ---- cov, corrcoef -----------------------------------------------------------------------------------
