@@ -122,7 +122,8 @@ class MetaArray(NDArrayOperatorsMixin):
     def view(self, dtype=None, type=None):
         if dtype is None or np.dtype(dtype).itemsize == self.dtype.itemsize:
             return MetaArray(self.shape, self.dtype if dtype is None else dtype)
-        raise NotImplementedError("leafgrad's meta device cannot view an array as a dtype of another size")
+        dtype = np.dtype(dtype)  # (another size scales the last dimension, as NumPy's; Tensor.view checked it)
+        return MetaArray(self.shape[:-1] + (self.shape[-1] * self.dtype.itemsize // dtype.itemsize,), dtype)
 
     def copy(self, order='C'):
         return MetaArray(self.shape, self.dtype)

@@ -157,8 +157,8 @@ def to_dtype(d):
     """Accept a leafgrad dtype, a NumPy dtype or a Python type, as torch accepts its own."""
     if type(d) is dtype:
         return d
-    if d is float:
-        return _default_float
+    if d is float:  # (Python's float is a double, whatever the default dtype)
+        return float64
     if d is int:
         return int64
     if d is bool:

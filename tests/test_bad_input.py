@@ -296,6 +296,36 @@ CASES = [
     ('str in tensor', lambda T: 'a' in T.ones(2)),
     # optimizers
     ('Adam with a loaded state of another shape', _linear_bad_state),
+    # Python types as dtypes (float is a double whatever the default dtype)
+    ('ones of dtype float', lambda T: T.ones(2, dtype=float)),
+    ('tensor of dtype float', lambda T: T.tensor([1.5], dtype=float)),
+    ('to(float)', lambda T: T.ones(2).to(float)),
+    ('view(float)', lambda T: T.ones(3).view(float)),
+    # view(dtype): the same bytes read as another dtype, with PyTorch's checks for other sizes
+    ('view as int32', lambda T: T.tensor([1.0, -2.0]).view(T.int32)),
+    ('view as a smaller dtype', lambda T: T.ones(2, 3).view(T.int16)),
+    ('view of a slice as a smaller dtype', lambda T: T.ones(2, 3)[:, :2].view(T.int16)),
+    ('view as a larger dtype', lambda T: T.ones(2, 4, dtype=T.int16).view(T.float32)),
+    ('view as bool', lambda T: T.tensor([0, 1, 2], dtype=T.int8).view(T.bool)),
+    ('view complex as float', lambda T: T.ones(2, dtype=T.complex64).view(T.float32)),
+    ('view of a leaf that requires grad', lambda T: T.ones(3, requires_grad=True).view(T.int32)),
+    ('view as its own dtype drops the history', lambda T: T.ones(3, requires_grad=True).view(T.float32).requires_grad),
+    ('view as a larger dtype, odd size', lambda T: T.ones(3).view(T.float64)),
+    ('view of a 0-d tensor as a smaller dtype', lambda T: T.ones((), dtype=T.float64).view(T.float32)),
+    ('view of a 0-d tensor as its size', lambda T: T.ones((), dtype=T.float64).view(T.int64)),
+    ('view at an odd offset as a larger dtype', lambda T: T.ones(4, 3)[:, 1:].view(T.float64)),
+    ('view with an odd stride as a larger dtype', lambda T: T.ones(6, 2)[::3].view(T.float64)),
+    ('view of a strided last dimension', lambda T: T.ones(4, 4, dtype=T.int8)[:, ::2].view(T.int16)),
+    ('view of a transposed tensor', lambda T: T.ones(2, 4).t().view(T.float64)),
+    ('view of a size-1 last dimension', lambda T: T.ones(4, 2)[:, :1].view(T.float16)),
+    ('view of an empty tensor', lambda T: T.ones(0, 4).view(T.float64)),
+    ('view of a meta tensor as a smaller dtype', lambda T: T.ones(2, 3, device='meta').view(T.int16).shape),
+    ('view of a meta tensor as a larger dtype, odd size', lambda T: T.ones(2, 3, device='meta').view(T.float64)),
+    # where of two Python numbers: the dtype they take together
+    ('where of an int and a float', lambda T: T.where(T.tensor([True, False]), 1, 2.5)),
+    ('where of an int and a complex', lambda T: T.where(T.tensor([True, False]), 1j, 2).dtype),
+    ('where of two bools', lambda T: T.where(T.tensor([True, False]), True, False)),
+    ('where with a long condition', lambda T: T.where(T.tensor([1, 0]), 1, 2)),
 ]
 
 
@@ -420,3 +450,15 @@ def test_batchnorm_checkpoint_without_num_batches_tracked(make_state):
 def test_state_dict_records_versions_as_torch():
     assert lg.nn.Sequential(lg.nn.Linear(2, 2), lg.nn.BatchNorm1d(2)).state_dict()._metadata == \
         torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2)).state_dict()._metadata
+
+
+def test_view_as_another_dtype_shares_storage_and_version():
+    """view(dtype) reads the same bytes: a write through it changes the base, and bumps the
+    version counter they share (no history: PyTorch's view.dtype is not differentiable)."""
+    seen = []
+    for T in (lg, torch):
+        x = T.tensor([1.0, -2.0])
+        v = x.view(T.int32)
+        v[0] = 0
+        seen.append((x.tolist(), v.tolist(), x._version, v._version, v.is_leaf, v.grad_fn))
+    assert seen[0] == seen[1]

@@ -6,6 +6,7 @@ them; under a plain ``backward()`` grad mode is off and those ops take their fas
 A derivative reaches another op through ``ops`` (late-bound); the ops of this family it
 reaches by their module names.
 """
+from .. import backend
 from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
 from ._util import (_unrounded, binary_operands, broadcast_error, divided, float_dtype_for, opmath, ops, record,
@@ -936,12 +937,15 @@ class Where(Op):
     def forward(condition, input=None, other=None):
         if input is None and other is None:
             return ops.nonzero(condition, as_tuple=True)
-        x, y = binary_operands(input, other) if (isinstance(input, Tensor) or isinstance(other, Tensor)) \
-            else (xp.asarray(input), xp.asarray(other))
+        if isinstance(input, Tensor) or isinstance(other, Tensor):
+            x, y = binary_operands(input, other)
+        else:  # two Python numbers: the dtype they take together (1 and 2.5: the default float dtype)
+            common = backend.result_type(input, other).np
+            x, y = xp.asarray(input, dtype=common), xp.asarray(other, dtype=common)
         cond = condition._data if isinstance(condition, Tensor) else xp.asarray(condition)
         if cond.dtype.kind != 'b':
             raise RuntimeError('where expected condition to be a boolean tensor, but got a tensor with dtype '
-                               f'{condition.dtype}')
+                               f'{scalar_name(cond)}')
         try:
             data = xp.where(cond, x, y)
         except ValueError:

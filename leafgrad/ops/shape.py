@@ -17,7 +17,7 @@ import math
 from .. import _memory_format, backend
 from ..autograd.views import link as _link
 from ._op import Op
-from ._util import as_strided_array, broadcast_error, ops, record, record_many, state, sum_to, wrap, wrap_dim, xp
+from ._util import SCALAR_NAMES, as_strided_array, broadcast_error, ops, record, record_many, state, sum_to, wrap, wrap_dim, xp
 from ..tensor import Size, Tensor, legacy_type_name
 
 
@@ -84,7 +84,7 @@ class View(Op):
 
     def forward(input, *shape):
         if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
-            return input.to(backend.to_dtype(shape[0]))  # view(dtype): only same-size dtypes
+            return _view_as_dtype(input, shape[0])
         shape = _infer_shape(shape_args(shape), input._data.size)
         data = input._data.view()
         try:
@@ -102,6 +102,38 @@ class View(Op):
 
     def apply(self, grad):
         return reshape(grad, self.self_shape),
+
+
+def _view_as_dtype(input, dtype):
+    """view(dtype): the same bytes read as ``dtype``, as PyTorch's; a dtype of another element
+    size scales the last dimension, which must then be contiguous. The result shares the
+    storage and version counter but not the history (PyTorch's view.dtype is not differentiable)."""
+    dtype = backend.to_dtype(dtype)
+    data, target = input._data, dtype.np
+    if target.itemsize != data.itemsize:  # (PyTorch's checks, in its order)
+        old, new = data.itemsize, target.itemsize
+        says = (f'to view {SCALAR_NAMES[data.dtype.name]} as {SCALAR_NAMES[target.name]} (different element '
+                'sizes), but got')
+        if data.ndim == 0:
+            raise RuntimeError(says.replace('to view', 'self.dim() cannot be 0 to view').replace(', but got', ''))
+        last_stride = data.strides[-1] // old if data.shape[-1] > 1 and data.size else 1  # (NumPy's of size <= 1: any)
+        if last_stride != 1:
+            raise RuntimeError(f'self.stride(-1) must be 1 {says} {last_stride}')
+        if new > old:  # (elements merge: the last size, the offset and every stride whole multiples of the ratio)
+            ratio = new // old
+            if data.shape[-1] % ratio:
+                raise RuntimeError(f'self.size(-1) must be divisible by {ratio} {says} {data.shape[-1]}')
+            offset = 0 if type(data) is backend.MetaArray else ops.storage_offset(input)  # (meta: offsets untracked)
+            if offset % ratio:
+                raise RuntimeError(f'self.storage_offset() must be divisible by {ratio} {says} {offset}')
+            for i, stride in enumerate(input.stride()[:-1]):
+                if stride % ratio:
+                    raise RuntimeError(f'self.stride({i}) must be divisible by {ratio} {says} {stride}')
+        if data.strides[-1] != old:
+            data = xp.lib.stride_tricks.as_strided(data, strides=data.strides[:-1] + (old,))
+    out = Tensor._wrap(data.view(target))
+    out._version_counter = input._version_counter
+    return out
 
 
 class UnsafeViewBackward0(View):
