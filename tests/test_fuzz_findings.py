@@ -1065,3 +1065,30 @@ def test_a_tie_is_decided_in_pytorchs_promoted_dtype(op, dtypes, forward_mode):
         ga, gb = T.autograd.grad(out.sum(), [a, b])
         return {'out': out, 'dtype': str(out.dtype).split('.')[-1], 'ga': ga, 'gb': gb}
     assert_same(program)
+
+
+@pytest.mark.parametrize('fn', ['softmax', 'log_softmax', 'softmin'])
+@pytest.mark.parametrize('layout', ['permuted', 'transposed', 'channels_last', 'sliced'])
+@pytest.mark.parametrize('dtype', ['float64', 'float16'])
+def test_softmax_is_laid_out_contiguously(fn, layout, dtype):
+    """PyTorch's softmax/log_softmax kernels read their input made contiguous and write a
+    contiguous result, whose gradient is contiguous too, whatever the input's strides (seed
+    5034921: softmax of a permuted tensor, then reshape under no_grad: a view of it in PyTorch,
+    a copy in leafgrad, which kept the input's layout)."""
+    def program(T):
+        x = T.arange(1.0, 25.0, dtype=getattr(T, dtype)).div(7).reshape(2, 3, 4).requires_grad_()
+        v = {'permuted': lambda: x.permute(2, 1, 0), 'transposed': lambda: x.transpose(0, 2),
+             'channels_last': lambda: x.reshape(1, 2, 3, 4).contiguous(memory_format=T.channels_last),
+             'sliced': lambda: x[:, :, ::2]}[layout]()
+        seen = []
+        v.register_hook(lambda g: seen.append(g.stride()))
+        y = getattr(T.nn.functional, fn)(v, 1)
+        with T.no_grad():
+            flat = y.reshape(-1)
+        weights = T.ones_like(y).transpose(0, -1).contiguous().transpose(0, -1)  # (not contiguous)
+        g, = T.autograd.grad(y, [v], weights)
+        strides = {'stride': y.stride(), 'view': flat._base is not None, 'requires_grad': flat.requires_grad,
+                   'g stride': g.stride(), 'hook': seen}
+        # (float16's values differ from PyTorch's in the last bit: its vectorized exp)
+        return strides if dtype == 'float16' else dict(strides, y=y, flat=flat, g=g)
+    assert_same(program)

@@ -564,7 +564,9 @@ def _softmax_input(input, dim, dtype, name):
     if data.dtype.kind not in 'fV' and data.size:  # (PyTorch's kernel for the last dim has its own name)
         kernel = f'{name}_lastdim_kernel_impl' if d == max(data.ndim, 1) - 1 else f'{name}_kernel_impl'
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL[data.dtype.name]}\'')
-    return input, data.reshape(1) if data.ndim == 0 else data, d
+    # (laid out contiguously, as PyTorch's kernels read their input: the result is contiguous
+    # whatever the input's strides, seed 5034921)
+    return input, data.reshape(1) if data.ndim == 0 else xp.ascontiguousarray(data), d
 
 
 def _reduced(dtype):
@@ -604,6 +606,7 @@ class Softmax(Op):
 
     def apply(self, grad):
         (y,) = self.saved_tensors
+        grad = grad.contiguous()  # (the gradient is contiguous, as PyTorch's backward kernel makes it)
         if _reduced(grad._data.dtype):
             return _softmax_in_float32(self.formula, grad, y),
         return self.formula(grad, y),
@@ -653,6 +656,7 @@ class LogSoftmax(Op):
         return t - ops.sum(ops.exp(y) * t, self.dim, keepdim=True)
 
     def apply(self, grad):
+        grad = grad.contiguous()  # (the gradient is contiguous, as PyTorch's backward kernel makes it)
         if not state.grad_enabled and grad._data.dtype == self.dtype:
             # a plain backward records nothing: the same formula on the arrays
             (y,) = self.saved_arrays()
