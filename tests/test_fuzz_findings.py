@@ -1064,6 +1064,52 @@ def test_a_tie_is_decided_in_pytorchs_promoted_dtype(op, dtypes, forward_mode):
         out = _TIES[op](T, a, b)
         ga, gb = T.autograd.grad(out.sum(), [a, b])
         return {'out': out, 'dtype': str(out.dtype).split('.')[-1], 'ga': ga, 'gb': gb}
+
+
+def _graph_names(fn, depth=1):
+    """The names of ``fn`` and of the nodes below it, ``depth`` levels down."""
+    if fn is None:
+        return None
+    name = fn.name().replace('leafgrad', 'torch')
+    return [name] + ([_graph_names(f, depth - 1) for f, _ in fn.next_functions] if depth else [])
+
+
+_GRADIENT_GRAPHS = {
+    'advanced index': lambda T, x, y: x[[0, 2, 0]], 'mask index': lambda T, x, y: x[x > 0],
+    'select': lambda T, x, y: x[1], 'slice': lambda T, x, y: x[1:3, ::2], 'narrow': lambda T, x, y: x.narrow(1, 1, 2),
+    'take': lambda T, x, y: T.take(x, T.tensor([[0, 5], [-1, 5]])),
+    'take of a 0-d tensor': lambda T, x, y: T.take(x[0, 0], T.tensor([0, 0])),
+    'masked_select': lambda T, x, y: T.masked_select(x, y > 0),
+    'div by x': lambda T, x, y: y / x, 'div of x': lambda T, x, y: x / y, 'reciprocal': lambda T, x, y: x.reciprocal(),
+    'maximum': lambda T, x, y: T.maximum(x, y), 'minimum': lambda T, x, y: T.minimum(y, x),
+    'maximum tied': lambda T, x, y: T.maximum(x, x.detach()), 'fmax': lambda T, x, y: T.fmax(x, y),
+    'fmin': lambda T, x, y: T.fmin(y, x),
+    'broadcast to leading dims': lambda T, x, y: x[0] * y, 'broadcast of an empty': lambda T, x, y: x[:, :0] * y[:1, :0],
+}
+
+
+@pytest.mark.parametrize('case', sorted(_GRADIENT_GRAPHS))
+@pytest.mark.parametrize('upstream', [1.5, float('inf')], ids=str)
+def test_a_gradient_under_create_graph_records_pytorchs_ops(case, upstream):
+    """The graph of a gradient (backward or autograd.grad with create_graph) records the ops of
+    PyTorch's derivative formula: an index's zeros.index_put_ (IndexPutImplBackward0: the long
+    run, seed 5022179), select's and slice's own nodes, take's put_, masked_select's
+    masked_scatter_; div's -grad * ((self / other) / other) (a MulBackward0: seed 5027552);
+    maximum's where(tie, grad / 2, grad).masked_fill_(loses, 0) (seed 5037064) and fmax's
+    masked_fill (a loser gets 0 of an infinite gradient, not NaN); sum_to's sum keeping its dims
+    then a view (ViewBackward0: seed 5025213). (Compared one level down: PyTorch's C++ grad / 2
+    in maximum's is a DivBackward1, leafgrad's a DivBackward0.)"""
+    def program(T):
+        x = T.tensor([[0.5, -1.5, 2.0], [1.0, 3.0, -0.5], [NAN, 2.0, 0.25]], dtype=T.float64, requires_grad=True)
+        y = T.tensor([[2.0, -1.5, 1.0], [1.0, NAN, 0.5], [0.5, 1.0, 0.25]], dtype=T.float64)
+        out = _GRADIENT_GRAPHS[case](T, x, y)
+        v = T.full(out.shape, upstream, dtype=T.float64, requires_grad=True)
+        g, = T.autograd.grad(out, [x], v, create_graph=True)
+        seen = {'g': g, 'graph': repr(_graph_names(g.grad_fn))}
+        if g.requires_grad:
+            gv, = T.autograd.grad(g, [v], T.ones_like(g))
+            seen['gv'] = gv
+        return seen
     assert_same(program)
 
 

@@ -171,8 +171,8 @@ def _binary(op):
                     if need[0]:
                         res.append((sa,) + reduce(f'{g} / {vb}', sha, [g, vb]))
                     if need[1]:
-                        # DivBackward0: -grad * self / (other * other), as leafgrad ops (float arrays)
-                        res.append((b.slot,) + reduce(f'(-{g}) * {_v(sa)} / ({vb} * {vb})', shb, [g, _v(sa), vb]))
+                        # DivBackward0: -grad * ((self / other) / other), as leafgrad ops (float arrays)
+                        res.append((b.slot,) + reduce(f'(-{g}) * ({_v(sa)} / {vb} / {vb})', shb, [g, _v(sa), vb]))
                 elif need[0]:
                     res.append((sa,) + reduce(f'{g} / {_number(gen, b, meta[out][1])}',
                                               sha, [g]))

@@ -276,12 +276,15 @@ def sum_to(grad, shape):
     if gshape[lead:] == shape:  # only leading dims to drop (a bias, say): the common case first
         if not state.grad_enabled and grad._data.dtype.kind == 'f':
             return wrap(xp.add.reduce(grad._data, axis=0 if lead == 1 else tuple(range(lead))))
-        return ops.sum(grad) if not shape else ops.sum(grad, tuple(range(lead)))  # (PyTorch: SumBackward0 to ())
+        if not shape:
+            return ops.sum(grad)  # (PyTorch: SumBackward0 to ())
     kept = tuple([i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1])
     if not state.grad_enabled and grad._data.dtype.kind == 'f':
         # a plain backward records nothing: one reduction of the array
         summed = xp.add.reduce(grad._data, axis=tuple(range(lead)) + kept, keepdims=bool(kept))
         return wrap(summed.reshape(shape) if kept else summed)
+    # recorded as PyTorch's sum_to: a sum keeping its dims, then a view dropping the leading ones
+    # (SumBackward1, ViewBackward0)
     out = ops.sum(grad, tuple(range(lead)) + kept, keepdim=True)
     if lead:
         out = ops.reshape(out, shape)

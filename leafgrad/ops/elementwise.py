@@ -342,7 +342,7 @@ class Div(_BinaryNode):
         if self.next_functions[0][0] is not None:
             ga = sum_to(divided(grad, other), self.self_shape)
         if self.next_functions[1][0] is not None:
-            gb = sum_to(-grad * saved[0] / (other * other), self.other_shape)
+            gb = sum_to(-grad * (saved[0] / other / other), self.other_shape)  # (PyTorch's formula, op for op)
         return ga, gb
 
 
@@ -360,7 +360,7 @@ class Reciprocal(Op):
 
     def apply(self, grad):
         (result,) = self.saved_tensors
-        return (-grad * result * result),
+        return -grad * (result * result),  # (PyTorch's formula, op for op: a MulBackward0 of the negated grad)
 
 
 # ---- pow ---------------------------------------------------------------------------------

@@ -246,12 +246,43 @@ class Index(Op):
 getitem = Index.forward
 
 
-class IndexPutEmbedBackward0(Op):
-    """The derivative of scattering ``values`` into zeros is reading them back."""
-    node = 'IndexPutEmbedBackward0'
+class IndexPutImplBackward0(Op):
+    """The derivative of an advanced index: the gradient added into zeros at the index
+    (PyTorch's ``zeros.index_put_(indices, grad, accumulate=True)``: an edge for the zeros, none
+    needed, and one for the values). Its own derivative reads the values back."""
+    node = 'IndexPutImplBackward0'
+
+    def apply(self, grad):
+        return None, _read(grad, self.index)
+
+
+class PutBackward0(IndexPutImplBackward0):
+    """take's derivative (PyTorch's ``zeros.put_(index, grad, accumulate=True)``)."""
+    node = 'PutBackward0'
+
+
+class MaskedScatterBackward0(IndexPutImplBackward0):
+    """masked_select's derivative (PyTorch's ``zeros.masked_scatter_(mask, grad)``)."""
+    node = 'MaskedScatterBackward0'
+
+
+class SelectBackwardBackward0(Op):
+    """select's derivative (PyTorch's select_backward: one node, whose only edge is the
+    gradient's)."""
+    node = 'SelectBackwardBackward0'
 
     def apply(self, grad):
         return _read(grad, self.index),
+
+
+class SliceBackwardBackward0(SelectBackwardBackward0):
+    """slice's derivative (narrow's, split's, basic indexing's ``t[a:b]``)."""
+    node = 'SliceBackwardBackward0'
+
+
+# the node that records the derivative of each op whose gradient is written into zeros: PyTorch's
+_EMBED_NODES = {'index': IndexPutImplBackward0, 'take': PutBackward0, 'masked_select': MaskedScatterBackward0,
+                'select': SelectBackwardBackward0, 'slice': SliceBackwardBackward0}
 
 
 def _read(t, index):
@@ -261,14 +292,17 @@ def _read(t, index):
     return out
 
 
-def index_put_embed(values, shape, index):
-    """Zeros of ``shape`` with ``values`` added at ``index`` (repeated indices sum)."""
+def index_put_embed(values, shape, index, of='index'):
+    """Zeros of ``shape`` with ``values`` added at ``index`` (repeated indices sum): the
+    derivative of the op ``of`` (the node recorded is PyTorch's for that op, ``_EMBED_NODES``)."""
     data = xp.zeros(shape, dtype=values._data.dtype)
     if all(_is_basic(c) for c in index):
         data[index] = values._data
     else:
         xp.add.at(data, index, values._data)
-    out, node = record(data, IndexPutEmbedBackward0, (values,))
+    node_cls = _EMBED_NODES[of]
+    inputs = (values,) if issubclass(node_cls, SelectBackwardBackward0) else (None, values)
+    out, node = record(data, node_cls, inputs)
     if node is not None:
         node.index = index
     return out
@@ -521,11 +555,10 @@ class Take(Op):
         return result
 
     def apply(self, grad):
-        n = 1
-        for s in self.self_shape:
-            n *= s
-        flat = index_put_embed(grad, (n,), (self.index,))
-        return _shape.reshape(flat, self.self_shape),
+        shape = self.self_shape
+        if shape:  # the gradient put at the index's places in input's shape (PutBackward0)
+            return index_put_embed(grad, shape, xp.unravel_index(self.index, shape), of='take'),
+        return _shape.reshape(index_put_embed(grad, (1,), (self.index,), of='take'), shape),  # (a 0-d input)
 
 
 def scalar_type_name(np_dtype):
@@ -562,7 +595,7 @@ class MaskedSelect(Op):
         return result
 
     def apply(self, grad):
-        return sum_to(index_put_embed(grad, self.shape, self.coords), self.self_shape),
+        return sum_to(index_put_embed(grad, self.shape, self.coords, of='masked_select'), self.self_shape),
 
 
 def _broadcast_message(a, b):

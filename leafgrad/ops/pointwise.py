@@ -327,9 +327,10 @@ class Fmax(Op):
     def apply(self, grad):
         ad, bd = binary_operands(*self.saved_tensors)  # (compared in their promoted dtype, as PyTorch)
         to_self = ((ad >= bd) if self.sign > 0 else (ad <= bd)) | xp.isnan(bd)
-        m = wrap(to_self.astype(grad._data.dtype))
-        ga = sum_to(grad * m, self.self_shape) if _needs(self, 0) else None
-        gb = sum_to(grad * (1 - m), self.other_shape) if _needs(self, 1) else None
+        # selected, not multiplied (an infinite or NaN gradient gives the loser 0), as PyTorch's
+        # grad.masked_fill(...): under create_graph a MaskedFillBackward0 as PyTorch's
+        ga = sum_to(ops.masked_fill(grad, wrap(~to_self), 0), self.self_shape) if _needs(self, 0) else None
+        gb = sum_to(ops.masked_fill(grad, wrap(to_self), 0), self.other_shape) if _needs(self, 1) else None
         return ga, gb
 
 

@@ -550,7 +550,7 @@ class Select(Op):
         return out
 
     def apply(self, grad):
-        return ops.index_put_embed(grad, self.self_shape, (slice(None),) * self.dim + (self.index,)),
+        return ops.index_put_embed(grad, self.self_shape, (slice(None),) * self.dim + (self.index,), of='select'),
 
 
 class SliceBackward0(Op):
@@ -561,7 +561,7 @@ class SliceBackward0(Op):
 
     def apply(self, grad):
         index = (slice(None),) * self.dim + (slice(self.start, self.end, self.step),)
-        return ops.index_put_embed(grad, self.self_shape, index),
+        return ops.index_put_embed(grad, self.self_shape, index, of='slice'),
 
 
 def slice_dim(input, dim, start, end, step):

@@ -529,16 +529,18 @@ class MaximumBackward0(Op):
         ad, bd = binary_operands(*self.saved_tensors)
         # PyTorch's rule: half to each at a tie, nothing to the loser, all to both where a NaN
         # makes neither lose (``sign`` flips the comparisons for minimum)
-        # (selected, not multiplied, as PyTorch's where/masked_fill: an infinite or NaN gradient
-        # gives the loser 0, not NaN)
+        # (selected, not multiplied, as PyTorch's where(self == other, grad / 2, grad)
+        # .masked_fill_(loses, 0): an infinite or NaN gradient gives the loser 0, not NaN; the same
+        # ops, so that create_graph records PyTorch's nodes. The where, which changes nothing without
+        # a tie, is skipped there unless it is recorded.)
         a_loses, b_loses = (ad < bd, ad > bd) if self.sign > 0 else (ad > bd, ad < bd)
         tie = ad == bd
-        shared = ops.where(wrap(tie), grad / 2, grad) if tie.any() else grad
+        shared = ops.where(wrap(tie), grad / 2, grad) if grad._requires_grad or tie.any() else grad
         ga = gb = None
         if self.next_functions[0][0] is not None:
-            ga = sum_to(ops.where(wrap(a_loses), 0.0, shared), self.self_shape)
+            ga = sum_to(ops.masked_fill(shared, wrap(a_loses), 0), self.self_shape)
         if self.next_functions[1][0] is not None:
-            gb = sum_to(ops.where(wrap(b_loses), 0.0, shared), self.other_shape)
+            gb = sum_to(ops.masked_fill(shared, wrap(b_loses), 0), self.other_shape)
         return ga, gb
 
 
