@@ -355,3 +355,44 @@ def test_minmax_methods_take_no_out(call, same):
     TypeError, with PyTorch's message where PyTorch's is Python's own (not an overload list)."""
     msgs = method_refusal_messages(call)
     assert msgs[0] == msgs[1] or not same
+
+
+ARGSORT_CALLS = [  # (x a 2x3 float tensor, o an empty int64 tensor)
+    'T.argsort(x, out=o)', 'T.argsort(x, 0, out=o)', 'T.argsort(x, 0, True, out=o)', 'T.argsort(x, dim=0, out=o)',
+    'T.argsort(x, out=None)', 'T.argsort(x, stable=None)', 'T.argsort(x, stable=None, out=o)',
+    'T.argsort(x, stable=1)', 'T.argsort(x, 0, False, True)', 'T.argsort(x, 0, "a")', 'T.argsort(x, True)',
+    'T.argsort(x, dim=1, descending=True, out=o)', 'T.argsort(x, stable=True, dim="a")', 'T.argsort(x, foo=1)',
+    'T.argsort(x, dim=0, stable=True, input=x)', 'T.argsort(x, dim=None)',
+    'x.argsort(out=o)', 'x.argsort(stable=True, out=o)', 'x.argsort(stable=None)', 'x.argsort(0, False, True)',
+    'x.argsort(0, "a")', 'x.argsort(0, descending=True, stable=True)', 'x.argsort(descending=1)',
+    'x.argsort(0, out=o)', 'x.argsort(True)',
+    'T.argsort(x.requires_grad_(), stable=True, out=o.float())',   # autograd first, then the dtype
+    'T.argsort(x, stable=True, out=o.float().requires_grad_())',    # the dtype first
+]
+
+
+@pytest.mark.parametrize('call', ARGSORT_CALLS)
+def test_argsort_refuses_as_torch(call):
+    """out= is in PyTorch's overload with a bool ``stable`` only; its argument parser refuses the
+    rest (leafgrad took out= and stable=None either way): the same error type and message."""
+    msgs = []
+    for T in (lg, torch):
+        env = {'T': T, 'x': T.tensor([[3., 1., 2.], [0., 5., 4.]]), 'o': T.empty(0, dtype=T.int64)}
+        with pytest.raises((TypeError, RuntimeError)) as info:
+            eval(call, env)
+        msgs.append((type(info.value), str(info.value).replace('leafgrad', 'torch')))
+    assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize('call', [
+    'T.argsort(x, stable=True, out=o)', 'T.argsort(x, stable=False, dim=0, descending=True, out=o)',
+    'T.argsort(x, 0, True)', 'T.argsort(input=x, stable=True)', 'T.argsort(x, T.tensor(0))', 'T.argsort(x, stable=True)',
+    'x.argsort(stable=True, dim=0)', 'x.argsort(0, True)', 'x.argsort(descending=True)', 'x.argsort()',
+    'T.func.vmap(lambda r: r.argsort())(x)', 'T.func.vmap(lambda r: T.argsort(r, stable=True, descending=True))(x)',
+])
+def test_argsort_takes_what_torch_takes(call):
+    results = []
+    for T in (lg, torch):
+        env = {'T': T, 'x': T.tensor([[3., 1., 2.], [0., 5., 4.]]), 'o': T.empty(0, dtype=T.int64)}
+        results.append(eval(call, env))
+    assert results[0].tolist() == results[1].tolist() and str(results[0].dtype)[-5:] == str(results[1].dtype)[-5:]

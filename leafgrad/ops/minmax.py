@@ -12,6 +12,7 @@ import builtins
 import math
 
 from .. import return_types
+from .._arg_parser import Overloads
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._op import CAST, Op, check_out, exact_dtype, out_rule, same_dtype, write_out, write_outs
 from ._util import SCALAR_NAMES, ops, record, record_many, refused, saved_output, wrap, wrap_dim, wrap_dims, xp
@@ -589,30 +590,45 @@ class Sort(_Sorted):
         return _sorted(input, dim, descending, None, Sort if stable is None else SortBackward1, return_types.sort)
 
 
+# PyTorch's argsort: out= only in the overload with ``stable`` (a bool, given by keyword)
+_ARGSORT = Overloads('argsort', '(Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None)',
+                     '(Tensor input, int dim = -1, bool descending = False)')
+
+
+def _argsort(input, dim, descending):
+    data = input._data
+    _refuse_complex(data, 'Sort')
+    if data.ndim == 0:
+        wrap_dim(dim, 0)
+        return wrap(xp.zeros((), dtype=xp.int64))
+    return wrap(_order(data, wrap_dim(dim, data.ndim), descending).astype(xp.int64))
+
+
 class Argsort(Op):
     """Not differentiable (int64 indices)."""
     op = 'argsort'
     __slots__ = ()
 
-    def forward(input, dim=-1, descending=False, *, stable=False):
-        """Tensor.argsort(dim=-1, descending=False, *, stable=False): the function without out=."""
-        data = input._data
-        _refuse_complex(data, 'Sort')
-        d = wrap_dim(dim, data.ndim)
-        if data.ndim == 0:
-            return wrap(xp.zeros((), dtype=xp.int64))
-        return wrap(_order(data, d, descending).astype(xp.int64))
+    def forward(self, *args, **kwargs):
+        """Tensor.argsort(dim=-1, descending=False) or Tensor.argsort(*, stable, dim=-1, descending=False)"""
+        a = _ARGSORT.bind(args, kwargs, method=True)
+        return _argsort(self, a['dim'], a['descending'])
 
-    def function(input, dim=-1, descending=False, *, stable=False, out=None):
-        """argsort(input, dim=-1, descending=False, *, stable=False, out=None) -> Tensor
+    def function(*args, **kwargs):
+        """argsort(input, *, stable, dim=-1, descending=False, out=None) -> Tensor
+        argsort(input, dim=-1, descending=False) -> Tensor
 
-        The indices that sort ``input`` along ``dim`` (stably). (PyTorch takes out= only with
-        ``stable`` given; leafgrad takes it either way.)"""
-        result = Argsort.forward(input, dim, descending, stable=stable)
+        The indices that sort ``input`` along ``dim`` (stably either way; ``stable`` chooses
+        the overload, the one with out=)."""
+        a = _ARGSORT.bind(args, kwargs)
+        result = _argsort(a['input'], a['dim'], a['descending'])
+        out = a.get('out')
         if out is None:
             return result
-        # PyTorch writes it by sort's out kernel: an input that requires grad is refused there
-        check_out('sort', out, input, True, 'argsort')
+        # PyTorch writes it by sort's out kernel: an input that requires grad is refused there,
+        # then an out of another dtype than int64 (also one that requires grad: never int64)
+        if a['input']._requires_grad:
+            check_out('sort', out, a['input'], True, 'argsort')
         return write_out('sort', out, result, exact_dtype, False, 'argsort')
 
 
