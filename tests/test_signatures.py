@@ -4,6 +4,7 @@ schedulers, and Tensor's methods, wherever both libraries' signatures can be rea
 parameters (names, kinds, defaults), so that every call PyTorch accepts is accepted, and no
 other. The differences listed in DIFFERENT are deliberate, each with its reason."""
 import inspect
+import re
 
 import pytest
 
@@ -108,3 +109,30 @@ def test_keywords_taken_do_what_pytorch_does():
     assert (ours.dilation, ours.groups, ours.bias) == (theirs.dilation, theirs.groups, None)
     ours, theirs = lg.nn.LazyConvTranspose1d(4, 3, 1, 0, 1, 1, True, 2), torch.nn.LazyConvTranspose1d(4, 3, 1, 0, 1, 1, True, 2)
     assert (ours.output_padding, ours.dilation) == (theirs.output_padding, theirs.dilation)
+
+
+def test_method_docstrings_list_no_out():
+    """A method takes no out= (PyTorch's signatures in its method docs have none): the method's
+    docstring, made from its op's declaration, lists none either (it listed the function's)."""
+    listing = re.compile(r'out=(None|\()')
+    wrong = []
+    for name in dir(torch.Tensor):
+        theirs, ours = getattr(torch.Tensor, name, None), getattr(lg.Tensor, name, None)
+        if not callable(theirs) or not callable(ours) or isinstance(ours, type):
+            continue
+        assert not listing.search(theirs.__doc__ or ''), name
+        if listing.search(ours.__doc__ or ''):
+            wrong.append(name)
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize('call', ['x.gather(0, i, out=x)', 'x.matmul(x, out=x)', 'x.inner(x, out=x)'])
+def test_methods_whose_forward_writes_out_take_none(call):
+    """gather, matmul and inner write out= in their forward, which was their method too."""
+    messages = []
+    for T in (lg, torch):
+        x, i = T.ones(2, 2), T.zeros(2, 2, dtype=T.int64)
+        with pytest.raises(TypeError) as info:
+            eval(call, {'x': x, 'i': i})
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

@@ -83,6 +83,7 @@ somewhere, ``node.next_functions[i][0] is not None`` (the engine gives an input 
 gradient the edge ``(None, 0)``; reading it costs a fraction of a method call).
 """
 import inspect
+import re
 import sys
 import warnings
 
@@ -161,6 +162,8 @@ def _provide(cls, name, namespace):
         method = None
     elif isinstance(cls.method, property):  # an attribute (Tensor.T)
         method = cls.method
+    elif method is forward and 'out' in _parameters(forward):  # a forward that writes out= itself
+        method = _refusing_out(forward, name)
     inplace = cls.inplace
     if inplace is True:
         inplace = _inplace_variant(forward, name + '_')
@@ -175,6 +178,8 @@ def _provide(cls, name, namespace):
             fn.__module__ = namespace['__name__']  # (made here or in the class body: the family's)
             if fn.__doc__ is None and fn is not inplace:  # the declaration's docstring: PyTorch's signature first
                 fn.__doc__ = own.get('__doc__')
+    if method is not function and callable(method) and method.__doc__:  # (a method takes no out=)
+        method.__doc__ = _OUT_PARAMETER.sub(lambda m: ')' if m.group(0).endswith(')') else '', method.__doc__)
     exported = namespace.setdefault('__all__', [])
     # where it binds what it provides, by PyTorch's name: read by the profiler and the transforms'
     # wrappers (bound_ops), which find there what is in place now (another layer's wrapper, say)
@@ -247,6 +252,22 @@ def _name_function(fn, name):
     arguments (they name the code object)."""
     fn.__name__ = fn.__qualname__ = name
     fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)
+
+
+# out= in a docstring's signature: ``(input, *, out=None)``, ``(input, *, alpha=1, out=None)``
+_OUT_PARAMETER = re.compile(r', \*, out=None\)|, out=None')
+
+
+def _refusing_out(forward, name):
+    """The method of an op whose forward takes ``out`` itself: the forward, refusing ``out=``
+    with Python's TypeError, as PyTorch's methods do."""
+    def method(*args, **kwargs):
+        if 'out' in kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+        return forward(*args, **kwargs)
+    signature = inspect.signature(forward)
+    method.__signature__ = signature.replace(parameters=[p for p in signature.parameters.values() if p.name != 'out'])
+    return method
 
 
 def _with_out(forward, name, rule, differentiable):
