@@ -188,6 +188,21 @@ def record_many(out_datas, node_cls, inputs, differentiable=None):
     return outs, node
 
 
+def make_view(input, data, node_cls, make):
+    """Record a view op: ``data`` is a NumPy view of ``input._data`` made by ``make``."""
+    out, node = record(data, node_cls, (input,))
+    _views.link(input, out, make)
+    return out, node
+
+
+def make_views(input, datas, node_cls, makes, op_name):
+    """Record an op with several outputs, each a view of ``input`` (``makes[i]`` makes the i-th)."""
+    outs, node = record_many(datas, node_cls, (input,))
+    for out, make in zip(outs, makes):
+        _views.link(input, out, make, op_name)
+    return outs, node
+
+
 def saved_output(t):
     return SavedOutput(t)
 
@@ -197,6 +212,13 @@ def as_tensor_arg(x, like):
     if isinstance(x, _Tensor):
         return x
     return wrap(xp.asarray(x, dtype=like._data.dtype))
+
+
+def shape_args(args):
+    """Accept f(2, 3), f((2, 3)) and f([2, 3]) as PyTorch does."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    return tuple(map(int, args))
 
 
 def binary_operands(a, b, check_mixed=None):
@@ -358,6 +380,27 @@ def as_strided_array(a, shape, strides, writeable):
     if module is xp:
         return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
     return module.lib.stride_tricks.as_strided(a, shape, strides)
+
+
+def diagonal_array(a, offset, d1, d2):
+    """A *writable* NumPy view of a diagonal (``numpy.diagonal`` returns a read-only one)."""
+    n1, n2 = a.shape[d1], a.shape[d2]
+    if offset >= 0:
+        n = max(min(n1, n2 - offset), 0)
+        start = (0, offset)
+    else:
+        n = max(min(n1 + offset, n2), 0)
+        start = (-offset, 0)
+    index = [slice(None)] * a.ndim
+    if n:
+        index[d1], index[d2] = slice(start[0], None), slice(start[1], None)
+    else:
+        index[d1], index[d2] = slice(0, 0), slice(0, 0)
+    sub = a[tuple(index)]
+    keep = [i for i in range(a.ndim) if i not in (d1, d2)]
+    shape = tuple(a.shape[i] for i in keep) + (n,)
+    strides = tuple(sub.strides[i] for i in keep) + (sub.strides[d1] + sub.strides[d2],)
+    return as_strided_array(sub, shape, strides, a.flags.writeable)
 
 
 # (elementwise's and rounding's mul/div)

@@ -14,9 +14,8 @@ from ..autograd.graph import each_sample, on_samples
 from ..creation import _C_TYPES
 from ._inplace import inplace
 from ._op import Op
-from ._util import ops, record, sum_to, wrap, wrap_dim, write_out, xp
+from ._util import make_view, ops, record, sum_to, wrap, wrap_dim, write_out, xp
 from ..tensor import Tensor, legacy_type_name
-from . import shape as _shape
 
 
 def _is_basic(c):
@@ -118,7 +117,7 @@ class AliasBackward0(Op):
 
 
 def alias(input):
-    return _shape.make_view(input, input._data.view(), AliasBackward0, alias)[0]
+    return make_view(input, input._data.view(), AliasBackward0, alias)[0]
 
 
 def _index_ndim(c):
@@ -164,17 +163,17 @@ def _apply_basic(input, index):
         if c is Ellipsis:
             dim += nd - consumed
         elif c is None:
-            out = _shape.unsqueeze(out, dim)
+            out = ops.unsqueeze(out, dim)
             dim += 1
         elif isinstance(c, int) and not isinstance(c, bool):
             try:
-                out = _shape.select(out, dim, c)
+                out = ops.select(out, dim, c)
             except IndexError:  # PyTorch names the index's position in the tuple
                 raise IndexError(f'index {c} is out of bounds for dimension {position} with size '
                                  f'{out._data.shape[dim]}') from None
         elif isinstance(c, slice):
             if not _full_slice(c, out._data.shape[dim]):
-                out = _shape.slice_dim(out, dim, c.start, c.stop, c.step)
+                out = ops.slice_dim(out, dim, c.start, c.stop, c.step)
             dim += 1
         else:
             if isinstance(c, (list, tuple)):
@@ -217,14 +216,14 @@ class Index(Op):
                 raise IndexError(_INDEX_0DIM if index == 0 else
                                  f'index {index} is out of bounds for dimension 0 with size 0')
             try:
-                return _shape.select(input, 0, index)
+                return ops.select(input, 0, index)
             except IndexError:  # (select words it its own way)
                 raise IndexError(f'index {index} is out of bounds for dimension 0 with size '
                                  f'{input._data.shape[0]}') from None
         if isinstance(index, slice):  # t[a:b]: one slice view, recorded even when it spans the dim
             if not input._data.ndim:
                 raise IndexError('slice() cannot be applied to a 0-dim tensor.')
-            return _shape.slice_dim(input, 0, index.start, index.stop, index.step)
+            return ops.slice_dim(input, 0, index.start, index.stop, index.step)
         index = _normalize(index)
         # (inside a tuple, a slice spanning its whole dim is skipped, as PyTorch skips it)
         view, advanced = _apply_basic(input, index)
@@ -374,12 +373,12 @@ def _setitem(input, index, value):
             # error if it can't)
             vshape = value._data.shape
             ones = next((i for i, s in enumerate(vshape) if s != 1), len(vshape))
-            _shape.expand(wrap(value._data.reshape(vshape[ones:])), view._data.shape)
+            ops.expand(wrap(value._data.reshape(vshape[ones:])), view._data.shape)
             if ones:
-                value = _shape.view(value, vshape[ones:])
+                value = ops.view(value, vshape[ones:])
             # and copies from that expanded view: x[None] = x shares all of x's memory with the
             # same strides, no partial overlap (seed 5018909)
-            value = _shape.expand(value, view._data.shape)
+            value = ops.expand(value, view._data.shape)
         ops.copy_(view, value)
         return
     np_index = _advanced_index(view, advanced)
@@ -558,7 +557,7 @@ class Take(Op):
         shape = self.self_shape
         if shape:  # the gradient put at the index's places in input's shape (PutBackward0)
             return index_put_embed(grad, shape, xp.unravel_index(self.index, shape), of='take'),
-        return _shape.reshape(index_put_embed(grad, (1,), (self.index,), of='take'), shape),  # (a 0-d input)
+        return ops.reshape(index_put_embed(grad, (1,), (self.index,), of='take'), shape),  # (a 0-d input)
 
 
 def scalar_type_name(np_dtype):
@@ -614,7 +613,7 @@ class TakeAlongDim(Op):
 
     def forward(input, indices, dim=None):
         if dim is None:
-            return gather(_shape.reshape(input, (-1,)), 0, _shape.reshape(indices, (-1,)))
+            return gather(ops.reshape(input, (-1,)), 0, ops.reshape(indices, (-1,)))
         nd = input._data.ndim
         d = wrap_dim(dim, nd)
         if indices._data.ndim != nd:
@@ -629,9 +628,9 @@ class TakeAlongDim(Op):
         in_shape, idx_shape = list(shape), list(shape)
         in_shape[d], idx_shape[d] = input._data.shape[d], indices._data.shape[d]
         if tuple(in_shape) != input._data.shape:
-            input = _shape.expand(input, in_shape)
+            input = ops.expand(input, in_shape)
         if tuple(idx_shape) != indices._data.shape:
-            indices = _shape.expand(indices, idx_shape)
+            indices = ops.expand(indices, idx_shape)
         return gather(input, d, indices)
 
 

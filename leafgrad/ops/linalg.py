@@ -4,7 +4,6 @@ nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's
 Each op is declared once (``_op.Op``); ``@`` is matmul's operator."""
 from ._op import Op, copy_out, same_dtype, write_out as _write_out
 from ._util import SCALAR_NAMES, autocast, ops, opmath, record, state, sum_to, wrap, write_out, xp
-from . import shape as _shape
 from ..tensor import Tensor
 
 
@@ -56,8 +55,8 @@ def mat1_grad(grad, mat2, transposed=False):
         g, b = grad._data, mat2._data
         return wrap(_product(b, g.T).T if transposed else _product(g, b.T))
     if transposed:
-        return _shape.t(mm(mat2, _shape.t(grad)))
-    return mm(grad, _shape.t(mat2))
+        return ops.t(mm(mat2, ops.t(grad)))
+    return mm(grad, ops.t(mat2))
 
 
 def is_transposed(mat):
@@ -75,8 +74,8 @@ def mat2_grad(grad, mat1, transposed):
         g, a = grad._data, mat1._data
         return wrap(_product(g.T, a).T if transposed else _product(a.T, g))
     if transposed:
-        return _shape.t(mm(_shape.t(grad), mat1))
-    return mm(_shape.t(mat1), grad)
+        return ops.t(mm(ops.t(grad), mat1))
+    return mm(ops.t(mat1), grad)
 
 
 class Mm(Op):
@@ -136,7 +135,7 @@ class Mv(Op):
     def apply(self, grad):
         a, v = self.saved_tensors
         ga = outer(grad, v) if self.next_functions[0][0] is not None else None
-        gv = mv(_shape.t(a), grad) if self.next_functions[1][0] is not None else None
+        gv = mv(ops.t(a), grad) if self.next_functions[1][0] is not None else None
         return ga, gv
 
 
@@ -230,7 +229,7 @@ class OuterBackward(Op):
     def apply(self, grad):
         a, b = self.saved_tensors
         ga = mv(grad, b) if self.next_functions[0][0] is not None else None
-        gb = mv(_shape.t(grad), a) if self.next_functions[1][0] is not None else None
+        gb = mv(ops.t(grad), a) if self.next_functions[1][0] is not None else None
         return ga, gb
 
     def name(self):
@@ -275,8 +274,8 @@ class Bmm(Op):
             # a gradient widened downstream (the product times a float64 tensor): PyTorch's engine
             # casts it to the product's dtype before this node, which bmm's dtype check needs
             grad = grad.to(factor.dtype)
-        ga = bmm(grad, _shape.transpose(b, 1, 2)) if self.next_functions[0][0] is not None else None
-        gb = bmm(_shape.transpose(a, 1, 2), grad) if self.next_functions[1][0] is not None else None
+        ga = bmm(grad, ops.transpose(b, 1, 2)) if self.next_functions[0][0] is not None else None
+        gb = bmm(ops.transpose(a, 1, 2), grad) if self.next_functions[1][0] is not None else None
         return ga, gb
 
 
@@ -343,40 +342,35 @@ class Matmul(Op):
             return mv(input, other)
         if da == 1 and db == 2:
             # PyTorch squeezes the product in place: its result is no view, and at version 1
-            product = mm(_shape.unsqueeze(input, 0), other)
-            out, node = record(product._data[0], _shape.SqueezeBackward4, (product,))
-            if node is not None:
-                node.self_shape = product._data.shape
-            out._version_counter[0] += 1
-            return out
+            return ops.squeeze_result_(mm(ops.unsqueeze(input, 0), other))
         if da == 2 and db == 2:
             return mm(input, other)
         if _should_fold(input, other, _requires_grad or (input._requires_grad, other._requires_grad)):
             # fold the batch of the larger operand into the rows of one mm (or mv), as PyTorch does
             transpose = db > da
-            t1 = _shape.transpose(other, -1, -2) if transpose else input
-            t2 = (_shape.t(input) if da == 2 else input) if transpose else other
+            t1 = ops.transpose(other, -1, -2) if transpose else input
+            t2 = (ops.t(input) if da == 2 else input) if transpose else other
             sizes = t1._data.shape
             folded = 1
             for size in sizes[:-1]:
                 folded *= size
-            rows = _shape.reshape(t1, (folded, sizes[-1]))
+            rows = ops.reshape(t1, (folded, sizes[-1]))
             if t2._data.ndim == 1:
-                return _unsafe_view(mv(rows, t2), sizes[:-1])
+                return ops.unsafe_view(mv(rows, t2), sizes[:-1])
             if rows._data.shape[1] != t2._data.shape[0]:
                 raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows._data.shape[0]}x{rows._data.shape[1]} '
                                    f'and {t2._data.shape[0]}x{t2._data.shape[1]})')
-            out = _unsafe_view(mm(rows, t2), sizes[:-1] + (t2._data.shape[1],))
-            return _shape.transpose(out, -1, -2).contiguous() if transpose else out
+            out = ops.unsafe_view(mm(rows, t2), sizes[:-1] + (t2._data.shape[1],))
+            return ops.transpose(out, -1, -2).contiguous() if transpose else out
         # broadcast the batch dims, then one bmm (a vector operand expanded as a row or a column)
         sa, sb = input._data.shape, other._data.shape
         if da == 3 and db == 3 and sa[0] != sb[0]:
             # a batch of one that requires grad is taken as a matrix (a smaller gradient), as PyTorch does
             flags = (input._requires_grad, other._requires_grad)
             if sa[0] == 1 and input._requires_grad:
-                return matmul(_shape.squeeze(input, 0), other, flags)
+                return matmul(ops.squeeze(input, 0), other, flags)
             if sb[0] == 1 and other._requires_grad:
-                return matmul(input, _shape.squeeze(other, 0), flags)
+                return matmul(input, ops.squeeze(other, 0), flags)
         n, k = (sa[-2] if da > 1 else 1), sa[-1]
         k2, m = (sb[-2], sb[-1]) if db > 1 else (sb[0], 1)
         batch = _broadcast_batch(sa[:-2], sb[:-2])
@@ -386,12 +380,12 @@ class Matmul(Op):
         if k != k2:
             raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{count}, {k}] but got: '
                                f'[{count}, {k2}].')
-        a3 = _shape.reshape(_shape.expand(input, batch + (n, k)), (count, n, k))
-        b = _shape.expand(other, batch + ((k2, m) if db > 1 else (k2,)))
-        b3 = _shape.reshape(b, (count, k2, m)) if db > 1 else _shape.unsqueeze(_shape.reshape(b, (count, k2)), 2)
+        a3 = ops.reshape(ops.expand(input, batch + (n, k)), (count, n, k))
+        b = ops.expand(other, batch + ((k2, m) if db > 1 else (k2,)))
+        b3 = ops.reshape(b, (count, k2, m)) if db > 1 else ops.unsqueeze(ops.reshape(b, (count, k2)), 2)
         product = bmm(a3, b3)
         out_shape = batch + ((n,) if da > 1 else ()) + ((m,) if db > 1 else ())
-        return _unsafe_view(product if db > 1 else _shape.squeeze(product, -1), out_shape)
+        return ops.unsafe_view(product if db > 1 else ops.squeeze(product, -1), out_shape)
 
 
 def _should_fold(a, b, requires_grad):
@@ -427,15 +421,6 @@ def _broadcast_batch(sa, sb):
     return tuple(out)
 
 
-def _unsafe_view(t, shape):
-    out, node = record(t._data.reshape(shape), _shape.UnsafeViewBackward0, (t,))
-    if node is not None:
-        node.self_shape = t._data.shape
-    return out
-
-
-
-
 # ---- fused products with an added term: addmm, addmv, baddbmm, addbmm ---------------------
 
 def _scaled(t, c):
@@ -447,7 +432,7 @@ def _broadcast_input(input, shape):
     try:
         return xp.broadcast_to(input._data, shape)
     except ValueError:
-        _shape.expand(input, shape)  # raises PyTorch's message
+        ops.expand(input, shape)  # raises PyTorch's message
         raise
 
 
@@ -581,7 +566,7 @@ class Addmv(_ScaledProductBackward):
 
     def factor_grads(self, grad, mat, vec, need_mat, need_vec):
         return (_scaled(outer(grad, vec), self.alpha) if need_mat else None,
-                _scaled(mv(_shape.t(mat), grad), self.alpha) if need_vec else None)
+                _scaled(mv(ops.t(mat), grad), self.alpha) if need_vec else None)
 
     product = staticmethod(lambda a, b: mv(a, b))
 
@@ -622,8 +607,8 @@ class Baddbmm(_ScaledProductBackward):
         return _record_scaled_product(data, Baddbmm, input, batch1, batch2, beta, alpha)[0]
 
     def factor_grads(self, grad, b1, b2, need_b1, need_b2):
-        return (_scaled(bmm(grad, _shape.transpose(b2, 1, 2)), self.alpha) if need_b1 else None,
-                _scaled(bmm(_shape.transpose(b1, 1, 2), grad), self.alpha) if need_b2 else None)
+        return (_scaled(bmm(grad, ops.transpose(b2, 1, 2)), self.alpha) if need_b1 else None,
+                _scaled(bmm(ops.transpose(b1, 1, 2), grad), self.alpha) if need_b2 else None)
 
     product = staticmethod(lambda a, b: bmm(a, b))
 
@@ -653,9 +638,9 @@ class Addbmm(_ScaledProductBackward):
         return out
 
     def factor_grads(self, grad, b1, b2, need_b1, need_b2):
-        g = _shape.expand(_shape.unsqueeze(_scaled(grad, self.alpha), 0), (self.batch,) + tuple(grad.shape))
-        return (bmm(g, _shape.transpose(b2, 1, 2)) if need_b1 else None,
-                bmm(_shape.transpose(b1, 1, 2), g) if need_b2 else None)
+        g = ops.expand(ops.unsqueeze(_scaled(grad, self.alpha), 0), (self.batch,) + tuple(grad.shape))
+        return (bmm(g, ops.transpose(b2, 1, 2)) if need_b1 else None,
+                bmm(ops.transpose(b1, 1, 2), g) if need_b2 else None)
 
     product = staticmethod(lambda a, b: ops.sum(bmm(a, b), 0))
 
@@ -716,9 +701,9 @@ class Tensordot(Op):
         cols = 1
         for d in free_b:
             cols *= sb[d]
-        ma = _shape.reshape(_shape.permute(a, free_a + da), (rows, k))
-        mb = _shape.reshape(_shape.permute(b, db + free_b), (k, cols))
-        return _shape.reshape(mm(ma, mb), tuple(sa[d] for d in free_a) + tuple(sb[d] for d in free_b))
+        ma = ops.reshape(ops.permute(a, free_a + da), (rows, k))
+        mb = ops.reshape(ops.permute(b, db + free_b), (k, cols))
+        return ops.reshape(mm(ma, mb), tuple(sa[d] for d in free_a) + tuple(sb[d] for d in free_b))
 
 
 # ---- einsum -------------------------------------------------------------------------------
@@ -735,10 +720,10 @@ def _diagonal(t, subs, out_subs):
                 break
             seen[c] = second
         first = seen[c]
-        t = _shape.diagonal(t, 0, first, second)  # (the diagonal becomes the last dim)
+        t = ops.diagonal(t, 0, first, second)  # (the diagonal becomes the last dim)
         letters = [x for k, x in enumerate(letters) if k not in (first, second)] + [c]
     order = [letters.index(c) for c in out_subs]
-    return _shape.permute(t, order) if order != list(range(len(order))) else t
+    return ops.permute(t, order) if order != list(range(len(order))) else t
 
 
 def _parse_einsum(equation, operands):
@@ -831,11 +816,11 @@ class Einsum(Op):
             # move to layout order, with size-1 dims for the letters it lacks
             order = sorted(range(len(s)), key=lambda i: pos[s[i]])
             if order != list(range(len(s))):
-                op = _shape.permute(op, order)
+                op = ops.permute(op, order)
             s = ''.join(s[i] for i in order)
             full_shape = tuple(op._data.shape[s.index(c)] if c in s else 1 for c in letters)
             if op._data.shape != full_shape:
-                op = _shape.reshape(op, full_shape)
+                op = ops.reshape(op, full_shape)
             aligned.append(op)
         present = [set(c for c, n in zip(letters, op._data.shape) if c in s) for op, s in zip(aligned, subs)]
         # letters in one operand only and not in the output are summed out at once
@@ -853,7 +838,7 @@ class Einsum(Op):
             rpresent = (rpresent | present[i]) - set(contract)
         # drop the contracted (now size-1, trailing) dims: always a view (ViewBackward0, as PyTorch)
         if result._data.ndim > len(out):
-            result = _shape.view(result, tuple(result._data.shape[:len(out)]))
+            result = ops.view(result, tuple(result._data.shape[:len(out)]))
         return result
 
 
@@ -879,15 +864,15 @@ def _sumproduct(a, b, sum_dims):
     ro = [d for d in range(nd) if d not in sum_dims and d not in batch and d not in lo and sb[d] != 1]
     ones = [d for d in range(nd) if d not in sum_dims and d not in batch and d not in lo and d not in ro]
     size = lambda shape, dims: int(xp.prod([shape[d] for d in dims])) if dims else 1
-    ma = _shape.reshape(_shape.permute(a, batch + lo + sum_dims + ro + ones),
+    ma = ops.reshape(ops.permute(a, batch + lo + sum_dims + ro + ones),
                         (size(sa, batch), size(sa, lo), size(sa, sum_dims)))
-    mb = _shape.reshape(_shape.permute(b, batch + lo + sum_dims + ro + ones),
+    mb = ops.reshape(ops.permute(b, batch + lo + sum_dims + ro + ones),
                         (size(sb, batch), size(sb, sum_dims), size(sb, ro)))
     prod = bmm(ma, mb)
     perm = batch + lo + ro + sum_dims + ones
     shape = [sa[d] for d in batch] + [sa[d] for d in lo] + [sb[d] for d in ro] + [1] * (len(sum_dims) + len(ones))
-    prod = _shape.reshape(prod, tuple(shape))
+    prod = ops.reshape(prod, tuple(shape))
     inverse = [0] * nd
     for i, d in enumerate(perm):
         inverse[d] = i
-    return _shape.permute(prod, inverse) if inverse != list(range(nd)) else prod
+    return ops.permute(prod, inverse) if inverse != list(range(nd)) else prod

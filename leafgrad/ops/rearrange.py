@@ -14,10 +14,8 @@ import warnings
 from .. import backend, creation
 from ..autograd.graph import on_samples
 from ._op import Op
-from ._util import SCALAR_NAMES, Node, autocast, ops, record, wrap, wrap_dim, write_out, xp
+from ._util import SCALAR_NAMES, Node, autocast, diagonal_array, ops, record, shape_args, wrap, wrap_dim, write_out, xp
 from ..tensor import Tensor
-from . import shape as _shape
-from .shape import shape_args
 
 
 def _tensor_list(tensors, fname):
@@ -105,7 +103,7 @@ class Cat(Op):
             if size is None:  # a skipped legacy empty 1-D input
                 grads.append(wrap(xp.zeros(shape, dtype=dtype)) if fn is not None else None)
                 continue
-            g = _shape.narrow(grad, self.dim, offset, size) if fn is not None else None
+            g = ops.narrow(grad, self.dim, offset, size) if fn is not None else None
             offset += size
             grads.append(_to_dtype(g, dtype) if g is not None else None)
         return tuple(grads)
@@ -145,7 +143,7 @@ class Stack(Op):
                      self.dim)
 
     def apply(self, grad):
-        return tuple(_to_dtype(_shape.select(grad, self.dim, i), dt) if fn is not None else None
+        return tuple(_to_dtype(ops.select(grad, self.dim, i), dt) if fn is not None else None
                      for i, ((fn, _), dt) in enumerate(zip(self.next_functions, self.dtypes)))
 
 
@@ -183,13 +181,13 @@ def _atleast(tensors, n):
         if nd >= n:
             out.append(t)
         elif nd == 0:
-            out.append(_shape.reshape(t, (1,) * n))
+            out.append(ops.reshape(t, (1,) * n))
         elif nd == 1 and n == 2:
-            out.append(_shape.unsqueeze(t, 0))
+            out.append(ops.unsqueeze(t, 0))
         elif nd == 1:
-            out.append(_shape.unsqueeze(_shape.unsqueeze(t, 0), -1))
+            out.append(ops.unsqueeze(ops.unsqueeze(t, 0), -1))
         else:
-            out.append(_shape.unsqueeze(t, -1))
+            out.append(ops.unsqueeze(t, -1))
     return out[0] if single else tuple(out)
 
 
@@ -223,7 +221,7 @@ class ColumnStack(Op):
     op, method = 'column_stack', False
 
     def forward(tensors):
-        tensors = [_shape.reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t
+        tensors = [ops.reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t
                    for t in _tensor_list(tensors, 'column_stack')]
         return cat(tensors, 1)
 
@@ -272,9 +270,9 @@ class Repeat(Op):
         split_shape = []
         for r, s in zip(reps, padded):
             split_shape += [r, s]
-        g = _shape.reshape(grad, tuple(split_shape))
+        g = ops.reshape(grad, tuple(split_shape))
         g = ops.sum(g, tuple(range(0, 2 * len(reps), 2)))
-        return _shape.reshape(g, self.self_shape),
+        return ops.reshape(g, self.self_shape),
 
 
 class Tile(Op):
@@ -305,7 +303,7 @@ class RepeatInterleave(Op):
             _check_output_size(counts, output_size)
             return wrap(xp.repeat(xp.arange(counts.shape[0], dtype=xp.int64), counts))
         if dim is None:
-            input = _shape.flatten(input)
+            input = ops.flatten(input)
             dim = 0
         d = wrap_dim(dim, input._data.ndim)
         size = input._data.shape[d]
@@ -328,8 +326,8 @@ class RepeatInterleave(Op):
             raise RuntimeError(f'repeat_interleave: Invalid output_size, expected {n * size} but got {output_size}')
         shape = input._data.shape
         # Each element followed by its n - 1 copies: a new axis after dim, expanded, then merged.
-        expanded = _shape.expand(_shape.unsqueeze(input, d + 1), shape[:d + 1] + (n,) + shape[d + 1:])
-        return _shape.view(_shape.clone(expanded), shape[:d] + (size * n,) + shape[d + 1:])
+        expanded = ops.expand(ops.unsqueeze(input, d + 1), shape[:d + 1] + (n,) + shape[d + 1:])
+        return ops.view(ops.clone(expanded), shape[:d] + (size * n,) + shape[d + 1:])
 
 
 # ---- flip / roll -------------------------------------------------------------------------------
@@ -484,14 +482,14 @@ class DiagEmbed(Op):
         for k in range(nd):
             shape.append(n if k in (d1, d2) else rest.pop(0))
         data = xp.zeros(shape, dtype=input._data.dtype)
-        _shape._diagonal_array(data, offset, d1, d2)[...] = input._data
+        diagonal_array(data, offset, d1, d2)[...] = input._data
         result, node = record(data, DiagEmbed, (input,))
         if node is not None:
             node.offset, node.dim1, node.dim2 = offset, d1, d2
         return result
 
     def apply(self, grad):
-        return _shape.diagonal(grad, self.offset, self.dim1, self.dim2),
+        return ops.diagonal(grad, self.offset, self.dim1, self.dim2),
 
 
 class Diag(Op):
@@ -506,14 +504,14 @@ class Diag(Op):
             return diag_embed(input, diagonal, 0, 1)
         if nd != 2:
             raise RuntimeError(f'diag(): Supports 1D or 2D tensors. Got {nd}D')
-        data = _shape._diagonal_array(input._data, diagonal, 0, 1).copy()
+        data = diagonal_array(input._data, diagonal, 0, 1).copy()
         result, node = record(data, Diag, (input,))
         if node is not None:
             node.self_shape, node.offset = input._data.shape, diagonal
         return result
 
     def apply(self, grad):
-        return _shape.diagonal_embed_into(grad, self.self_shape, self.offset, 0, 1),
+        return ops.diagonal_embed_into(grad, self.self_shape, self.offset, 0, 1),
 
 
 # ---- pad (nn.functional.pad) --------------------------------------------------------------------
@@ -764,7 +762,7 @@ class SelectScatter(_ViewScatterBackward):
             raise IndexError(f'select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}')
         i = index % shape[d]
         return _view_scatter(input, src, lambda a: a[(slice(None),) * d + (i, Ellipsis)],
-                             lambda t: _shape.select(t, d, i), SelectScatter)
+                             lambda t: ops.select(t, d, i), SelectScatter)
 
 
 class SliceScatter(_ViewScatterBackward):
@@ -778,7 +776,7 @@ class SliceScatter(_ViewScatterBackward):
         s, e, st = slice(start, end, step).indices(input._data.shape[d])
         e = max(e, s)
         return _view_scatter(input, src, lambda a: a[(slice(None),) * d + (slice(s, e, st),)],
-                             lambda t: _shape.slice_dim(t, d, s, e, st), SliceScatter)
+                             lambda t: ops.slice_dim(t, d, s, e, st), SliceScatter)
 
 
 class DiagonalScatter(_ViewScatterBackward):
@@ -790,8 +788,8 @@ class DiagonalScatter(_ViewScatterBackward):
     def forward(input, src, offset=0, dim1=0, dim2=1):
         nd = input._data.ndim
         d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
-        return _view_scatter(input, src, lambda a: _shape._diagonal_array(a, offset, d1, d2),
-                             lambda t: _shape.diagonal(t, offset, d1, d2), DiagonalScatter)
+        return _view_scatter(input, src, lambda a: diagonal_array(a, offset, d1, d2),
+                             lambda t: ops.diagonal(t, offset, d1, d2), DiagonalScatter)
 
 
 # ---- meshgrid and index helpers --------------------------------------------------------------------
@@ -827,7 +825,7 @@ class Meshgrid(Op):
         for i, t in enumerate(ts):
             view_shape = [1] * len(ts)
             view_shape[i] = -1
-            grids.append(_shape.expand(_shape.view(t, view_shape), shape))
+            grids.append(ops.expand(ops.view(t, view_shape), shape))
         if swap:
             grids[0], grids[1] = grids[1], grids[0]
         return tuple(grids)

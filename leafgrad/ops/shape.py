@@ -15,25 +15,10 @@ own. A derivative reaches a sibling family through ``ops`` (``ops.stack``, ``ops
 import math
 
 from .. import _memory_format, backend
-from ..autograd.views import link as _link
 from ._op import Op
-from ._util import SCALAR_NAMES, as_strided_array, broadcast_error, ops, record, record_many, state, sum_to, wrap, wrap_dim, xp
+from ._util import (SCALAR_NAMES, as_strided_array, broadcast_error, diagonal_array, make_view, make_views, ops, record,
+                    shape_args, state, sum_to, wrap, wrap_dim, xp)
 from ..tensor import Size, Tensor, legacy_type_name
-
-
-def make_view(input, data, node_cls, make):
-    """Record a view op: ``data`` is a NumPy view of ``input._data`` made by ``make``."""
-    out, node = record(data, node_cls, (input,))
-    _link(input, out, make)
-    return out, node
-
-
-def make_views(input, datas, node_cls, makes, op_name):
-    """Record an op with several outputs, each a view of ``input`` (``makes[i]`` makes the i-th)."""
-    outs, node = record_many(datas, node_cls, (input,))
-    for out, make in zip(outs, makes):
-        _link(input, out, make, op_name)
-    return outs, node
 
 
 def grads_or_zeros(node, grads):
@@ -42,13 +27,6 @@ def grads_or_zeros(node, grads):
     for g, (shape, dtype) in zip(grads, node.output_meta):
         out.append(g if g is not None else wrap(xp.zeros(shape, dtype=dtype)))
     return out
-
-
-def shape_args(args):
-    """Accept f(2, 3), f((2, 3)) and f([2, 3]) as PyTorch does."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = args[0]
-    return tuple(map(int, args))
 
 
 def _infer_shape(shape, numel):
@@ -140,6 +118,15 @@ class UnsafeViewBackward0(View):
     """reshape of non-contiguous data that must copy (PyTorch's clone + _unsafe_view)."""
     node = 'UnsafeViewBackward0'
     __slots__ = ()
+
+
+def unsafe_view(t, shape):
+    """PyTorch's _unsafe_view: ``t``'s data reshaped, recorded as UnsafeViewBackward0 but no view
+    (matmul's and kron's results, reshaped from a product no one else holds)."""
+    out, node = record(t._data.reshape(shape), UnsafeViewBackward0, (t,))
+    if node is not None:
+        node.self_shape = t._data.shape
+    return out
 
 
 class ReshapeAliasBackward0(View):
@@ -461,6 +448,16 @@ class SqueezeBackward4(Squeeze):  # the squeeze inside matmul of a 1-D by a 2-D 
     __slots__ = ()
 
 
+def squeeze_result_(t):
+    """``t.squeeze_(0)`` of a result no one else holds (matmul's product of a 1-D by a 2-D
+    tensor, which PyTorch squeezes in place): no view, SqueezeBackward4, at version 1."""
+    out, node = record(t._data[0], SqueezeBackward4, (t,))
+    if node is not None:
+        node.self_shape = t._data.shape
+    out._version_counter[0] += 1
+    return out
+
+
 class Expand(Op):
     """expand(input, *sizes): the view broadcast to ``sizes`` (-1 keeps a dim's size)."""
     op, node = 'expand', 'ExpandBackward0'
@@ -646,27 +643,6 @@ class Movedim(Op):
 
 # ---- diagonal -----------------------------------------------------------------------------
 
-def _diagonal_array(a, offset, d1, d2):
-    """A *writable* NumPy view of a diagonal (``numpy.diagonal`` returns a read-only one)."""
-    n1, n2 = a.shape[d1], a.shape[d2]
-    if offset >= 0:
-        n = max(min(n1, n2 - offset), 0)
-        start = (0, offset)
-    else:
-        n = max(min(n1 + offset, n2), 0)
-        start = (-offset, 0)
-    index = [slice(None)] * a.ndim
-    if n:
-        index[d1], index[d2] = slice(start[0], None), slice(start[1], None)
-    else:
-        index[d1], index[d2] = slice(0, 0), slice(0, 0)
-    sub = a[tuple(index)]
-    keep = [i for i in range(a.ndim) if i not in (d1, d2)]
-    shape = tuple(a.shape[i] for i in keep) + (n,)
-    strides = tuple(sub.strides[i] for i in keep) + (sub.strides[d1] + sub.strides[d2],)
-    return as_strided_array(sub, shape, strides, a.flags.writeable)
-
-
 class Diagonal(Op):
     """diagonal(input, offset=0, dim1=0, dim2=1): the view of a diagonal, as the last dim."""
     op, node = 'diagonal', 'DiagonalBackward0'
@@ -677,7 +653,7 @@ class Diagonal(Op):
         d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
         if d1 == d2:
             raise RuntimeError(f'diagonal dimensions cannot be identical {dim1}, {dim2}')
-        out, node = make_view(input, _diagonal_array(input._data, offset, d1, d2), Diagonal,
+        out, node = make_view(input, diagonal_array(input._data, offset, d1, d2), Diagonal,
                               lambda t: diagonal(t, offset, d1, d2))
         if node is not None:
             node.self_shape, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2
@@ -699,7 +675,7 @@ class DiagonalBackwardBackward0(Op):
 def diagonal_embed_into(values, shape, offset, d1, d2):
     """Zeros of ``shape`` with ``values`` on the given diagonal (diagonal's derivative)."""
     data = xp.zeros(shape, dtype=values._data.dtype)
-    _diagonal_array(data, offset, d1, d2)[...] = values._data
+    diagonal_array(data, offset, d1, d2)[...] = values._data
     out, node = record(data, DiagonalBackwardBackward0, (values,))
     if node is not None:
         node.offset, node.dim1, node.dim2 = offset, d1, d2
@@ -963,3 +939,10 @@ class BroadcastTensors(Op):
             except ValueError:
                 raise broadcast_error(wrap(xp.empty(shape)), t) from None
         return tuple(expand(t, shape) for t in tensors)
+
+
+# helpers that record this family's nodes but are no ops, reached by sibling families through ops:
+# unsafe_view and squeeze_result_ (matmul, kron), slice_dim (indexing, slice_scatter),
+# diagonal_embed_into (diag's derivative)
+ops.unsafe_view, ops.squeeze_result_ = unsafe_view, squeeze_result_
+ops.slice_dim, ops.diagonal_embed_into = slice_dim, diagonal_embed_into
