@@ -34,8 +34,8 @@ LAYERS = [
     ('leafgrad.autograd.grad_mode', 'leafgrad.autograd.anomaly', 'leafgrad.autograd.origins',
      'leafgrad.autograd.graph', 'leafgrad.autograd.engine', 'leafgrad.autograd.views',
      'leafgrad.autograd.memory'),
-    # the tensor
-    ('leafgrad.tensor', 'leafgrad._tensor_types', 'leafgrad._sequence'),
+    # the tensor (and PyTorch's argument parser, which reads tensors' types)
+    ('leafgrad.tensor', 'leafgrad._tensor_types', 'leafgrad._sequence', 'leafgrad._arg_parser'),
     # what every op shares (the op declaration, the recording utilities, the autocast policy)
     ('leafgrad.ops._op', 'leafgrad.ops._util', 'leafgrad.ops._inplace', 'leafgrad.amp.policy'),
     # the op families
