@@ -8,6 +8,8 @@ does, the error is that overload's own (``argsort() missing 1 required positiona
 each overload at ", " and reads a name off the end of each piece, so a parameter with a default
 is known by its default ("-1"), "*" counts as a parameter, and a type is matched by its Python
 type's name: the quirks below are PyTorch's and are kept because its messages show them.
+``int_list`` is the parser's reading of an int-list argument (sizes, dims, repeats), so that
+``x.view(3, 2.0)`` is refused instead of being read as ``(3, 2)``.
 
 >>> from leafgrad._arg_parser import Overloads
 >>> argsort = Overloads('argsort', '(Tensor input, int dim = -1, bool descending = False)')
@@ -16,6 +18,7 @@ Traceback (most recent call last):
 TypeError: argsort(): argument 'descending' must be bool, not int
 """
 import ast
+import operator
 
 from . import backend
 from .tensor import Tensor
@@ -163,3 +166,40 @@ class Overloads:
 
 # the Python type names a listed type accepts (any other: its own name only)
 _LISTED_TYPES = {'int': ('int', 'long'), 'float': ('float', 'int', 'long')}
+
+
+# ---- int lists: sizes, dims, repeats ------------------------------------------------------------
+
+def _is_index(value):
+    """An int as PyTorch's parser takes one: anything with ``__index__`` (Python and NumPy
+    integers, a one-element integer tensor)."""
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def int_list(args, fname, argument='size'):
+    """The ints of an int-list argument given as ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])``,
+    with PyTorch's TypeError for anything else (a float, None, a float tensor, a nested list)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        values = args[0]
+    elif len(args) == 1:
+        if isinstance(args[0], bool) or not _is_index(args[0]):
+            raise TypeError(f"{fname}(): argument '{argument}' (position 1) must be tuple of ints, not "
+                            f'{type(args[0]).__name__}')
+        values = args
+    elif args and (isinstance(args[0], (bool, tuple, list)) or not _is_index(args[0])):
+        # (only an int first makes the parser read the positional arguments as one list)
+        raise TypeError(f'{fname}() takes 1 positional argument but {len(args)} were given')
+    else:
+        values = args
+    for i, value in enumerate(values):
+        if i == 0 and isinstance(value, bool) or not _is_index(value):
+            if i == 0:  # (the parser asks the first element whether the sequence is one of ints)
+                raise TypeError(f"{fname}(): argument '{argument}' (position 1) must be tuple of ints, but found "
+                                f'element of type {type(value).__name__} at pos 0')
+            raise TypeError(f"{fname}(): argument '{argument}' failed to unpack the object at pos {i + 1} with error "
+                            f'"type must be tuple of ints,but got {type(value).__name__}"')
+    return tuple(map(operator.index, values))

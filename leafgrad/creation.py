@@ -4,6 +4,7 @@ import warnings
 from collections import abc as _abc
 
 from . import _memory_format, _sequence, backend
+from ._arg_parser import int_list
 from .autograd.grad_mode import InferenceCounter, state
 from .tensor import Tensor
 
@@ -98,29 +99,13 @@ def from_numpy(ndarray):
 def _size(size, fname):
     """The shape in ``*size`` (ints, or one sequence of ints), with the TypeError of PyTorch's
     argument parser for anything else and its RuntimeError for a negative size."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        seq = size[0]
-    elif size and isinstance(size[0], (tuple, list)):
-        raise TypeError(f'{fname}() takes 1 positional argument but {len(size)} were given')
-    elif len(size) == 1 and not _is_int(size[0]):
-        raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, not {type(size[0]).__name__}")
-    else:
-        seq = size
-    shape = []
-    for i, s in enumerate(seq):
-        if not _is_int(s):
-            if isinstance(s, (tuple, list)):
-                raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, but found element "
-                                f'of type {type(s).__name__} at pos {i}')
-            raise TypeError(f"{fname}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
-                            f'"type must be tuple of ints,but got {type(s).__name__}"')
-        shape.append(int(s))
+    shape = int_list(size, fname)
     for s in shape:
         if s < 0:
             if fname == 'zeros':
                 raise RuntimeError('zeros: Dimension size must be non-negative.')
-            raise RuntimeError(f'Trying to create tensor with negative dimension {s}: {shape}')
-    return tuple(shape)
+            raise RuntimeError(f'Trying to create tensor with negative dimension {s}: {list(shape)}')
+    return shape
 
 
 def _is_int(s):

@@ -321,6 +321,19 @@ CASES = [
     ('view of an empty tensor', lambda T: T.ones(0, 4).view(T.float64)),
     ('view of a meta tensor as a smaller dtype', lambda T: T.ones(2, 3, device='meta').view(T.int16).shape),
     ('view of a meta tensor as a larger dtype, odd size', lambda T: T.ones(2, 3, device='meta').view(T.float64)),
+    # int lists (sizes, dims, repeats): PyTorch's parser refuses what is no int instead of truncating it
+] + [(f'{name}({args})', lambda T, name=name, args=args: eval(f'T.ones(2, 3).{name}({args})', {'T': T}))
+     for name, args in [('view', '3, 2.0'), ('view', '[3, 2.0]'), ('view', '3, T.ones(1)'), ('reshape', '3, 2.7'),
+                        ('reshape', '(2.0, 3)'), ('reshape', '((2,), 3)'), ('reshape', '(2, (3,))'), ('reshape', '3, None'),
+                        ('reshape', "'a'"), ('reshape', '2.0, 3'), ('reshape', 'True, 6'), ('reshape', '6, True'),
+                        ('reshape', '[True, 6]'), ('reshape', '3, T.tensor(2.)'), ('reshape', '3, T.tensor([2])'),
+                        ('expand', '2, 3.0'), ('expand', '2.0, 3'), ('permute', '0, 1.0'), ('permute', '0.0, 1'),
+                        ('repeat', '1, 2.0'), ('repeat', '2.0'), ('tile', '2.0'), ('tile', '(1, 2.0)'), ('flip', '0.0'),
+                        ('flip', '0, 1.0'), ('resize_', '2.0, 3'), ('resize_', '3, 2.5')]] + [
+    ('zeros of a list after a tuple', lambda T: T.zeros((2,), 3)),
+    ('zeros of a bool first', lambda T: T.zeros(True, 3)),
+    ('zeros of a nested tuple', lambda T: T.zeros((2, (3,)))),
+    ('zeros of a nested tuple first', lambda T: T.zeros(((2,), 3))),
     # where of two Python numbers: the dtype they take together
     ('where of an int and a float', lambda T: T.where(T.tensor([True, False]), 1, 2.5)),
     ('where of an int and a complex', lambda T: T.where(T.tensor([True, False]), 1j, 2).dtype),

@@ -214,13 +214,6 @@ def as_tensor_arg(x, like):
     return wrap(xp.asarray(x, dtype=like._data.dtype))
 
 
-def shape_args(args):
-    """Accept f(2, 3), f((2, 3)) and f([2, 3]) as PyTorch does."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = args[0]
-    return tuple(map(int, args))
-
-
 def binary_operands(a, b, check_mixed=None):
     """The two operands' arrays, cast to PyTorch's result dtype.
 

@@ -12,9 +12,10 @@ import itertools
 import warnings
 
 from .. import backend, creation
+from .._arg_parser import int_list
 from ..autograd.graph import on_samples
 from ._op import Op
-from ._util import SCALAR_NAMES, Node, autocast, diagonal_array, ops, record, shape_args, wrap, wrap_dim, write_out, xp
+from ._util import SCALAR_NAMES, Node, autocast, diagonal_array, ops, record, wrap, wrap_dim, write_out, xp
 from ..tensor import Tensor
 
 
@@ -236,7 +237,7 @@ class Repeat(Op):
 
     def vmap(V, fn, args, kwargs):  # the batch dims repeated once, in front of the sample's
         x = args[0]
-        reps = shape_args(args[1:]) if not kwargs else None
+        reps = int_list(args[1:], 'repeat', 'repeats') if not kwargs else None
         nb, ndim = len(V._levels_of(x)), V._logical_ndim(x)
         if reps is None or not V.is_batched(x) or len(reps) < ndim:
             return None
@@ -245,7 +246,7 @@ class Repeat(Op):
                                          (1,) * nb + tuple(reps)), x, (), {})
 
     def forward(input, *sizes):
-        reps = shape_args(sizes)
+        reps = int_list(sizes, 'repeat', 'repeats')
         shape = input._data.shape
         if len(reps) < len(shape):
             raise RuntimeError('Number of dimensions of repeat dims can not be smaller than number of dimensions of '
@@ -280,7 +281,7 @@ class Tile(Op):
     op = 'tile'
 
     def forward(input, dims):
-        dims = shape_args((dims,)) if not isinstance(dims, int) else (dims,)
+        dims = int_list((dims,), 'tile', 'dims')
         nd = input._data.ndim
         if len(dims) < nd:
             dims = (1,) * (nd - len(dims)) + dims
@@ -349,7 +350,7 @@ class Flip(Op):
 
     def forward(input, *args, dims=None):
         if dims is None:
-            dims = shape_args(args)
+            dims = int_list(args, 'flip', 'dims')
         elif isinstance(dims, int):
             dims = (dims,)
         dims = _dims_list(dims, input._data.ndim)

@@ -15,9 +15,10 @@ own. A derivative reaches a sibling family through ``ops`` (``ops.stack``, ``ops
 import math
 
 from .. import _memory_format, backend
+from .._arg_parser import int_list
 from ._op import Op
 from ._util import (SCALAR_NAMES, as_strided_array, broadcast_error, diagonal_array, make_view, make_views, ops, record,
-                    shape_args, state, sum_to, wrap, wrap_dim, xp)
+                    state, sum_to, wrap, wrap_dim, xp)
 from ..tensor import Size, Tensor, legacy_type_name
 
 
@@ -63,7 +64,7 @@ class View(Op):
     def forward(input, *shape):
         if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
             return _view_as_dtype(input, shape[0])
-        shape = _infer_shape(shape_args(shape), input._data.size)
+        shape = _infer_shape(int_list(shape, 'view'), input._data.size)
         data = input._data.view()
         try:
             data.shape = shape
@@ -141,7 +142,7 @@ class Reshape(Op):
     op = 'reshape'
 
     def forward(input, *shape):
-        shape = _infer_shape(shape_args(shape), input._data.size)
+        shape = _infer_shape(int_list(shape, 'reshape', 'shape'), input._data.size)
         src = input._data
         data = src.reshape(shape)
         if src.flags.c_contiguous:  # (contiguous data: always a view)
@@ -286,7 +287,7 @@ class Permute(Op):
     __slots__ = ('dims',)
 
     def forward(input, *dims):
-        dims = shape_args(dims)
+        dims = int_list(dims, 'permute', 'dims')
         nd = input._data.ndim
         if len(dims) != nd:
             raise RuntimeError(f'permute(sparse_coo): number of dimensions in the tensor input does not match the '
@@ -465,7 +466,7 @@ class Expand(Op):
     __slots__ = ('self_shape',)
 
     def forward(input, *sizes):
-        sizes = shape_args(sizes)
+        sizes = int_list(sizes, 'expand')
         shape = input._data.shape
         if len(sizes) < len(shape):
             raise RuntimeError(f'expand({legacy_type_name(input._data)}{{{list(shape)}}}, size={list(sizes)}): the '

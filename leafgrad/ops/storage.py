@@ -12,6 +12,7 @@ only, resize_as_ also a torch function, empty_strided a function only, as PyTorc
 import numpy as _np
 
 from .. import _memory_format
+from .._arg_parser import int_list
 from ..creation import empty
 from ..tensor import Tensor
 from ._op import Op
@@ -40,20 +41,6 @@ class StorageOffset(Op):
         return (_address(data) - _address(_owner(data))) // data.itemsize
 
 
-def _sizes(args, name):
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    for i, s in enumerate(args):
-        if isinstance(s, bool) or not isinstance(s, (int, _np.integer)) and not (
-                isinstance(s, Tensor) and s._data.ndim == 0 and s._data.dtype.kind in 'iu'):
-            if len(args) == 1 or i == 0 and not isinstance(s, (int, _np.integer)):
-                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
-                                f'{type(s).__name__}')
-            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
-                            f'"type must be tuple of ints,but got {type(s).__name__}"')
-    return tuple(int(s) for s in args)
-
-
 class Resize_(Op):
     """Tensor.resize_(*sizes, memory_format=None): give the tensor the shape ``size``, keeping
     its storage (the elements it holds, in order from its storage offset) where the storage is
@@ -64,7 +51,7 @@ class Resize_(Op):
     def forward(self, *size, memory_format=None):
         if not size:
             raise TypeError('resize_() missing 1 required positional arguments: "size"')
-        shape = _sizes(size, 'resize_')
+        shape = int_list(size, 'resize_')
         if self._requires_grad:
             raise RuntimeError('cannot resize variables that require grad')
         if any(s < 0 for s in shape):
