@@ -106,6 +106,8 @@ OPS = {
     'maximum tie': (lambda M, a: M.maximum(a, M.tensor([0.0, 0.5, 0.0], dtype=a.dtype)),
                     [lambda rng: np.array([[0.0, 0.5, 1.0], [-1.0, 0.5, 0.0]])]),
     'minimum': (lambda M, a, b: M.minimum(a, b), [rand(2, 3), rand(3)]),
+    'fmax': (lambda M, a, b: M.fmax(a, b), [rand(2, 3), rand(3)]),
+    'fmin': (lambda M, a, b: M.fmin(a, b), [rand(3), rand(2, 3)]),
     'lerp number': (lambda M, a, b: M.lerp(a, b, 0.3), [rand(2, 3), rand(2, 3)]),
     'lerp tensor': (lambda M, a, b, w: M.lerp(a, b, w), [rand(2, 3), rand(2, 3), rand(3)]),
     'xlogy': (lambda M, a, b: M.xlogy(a, b), [rand(2, 3), pos(2, 3)]),

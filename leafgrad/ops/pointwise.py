@@ -324,6 +324,15 @@ class Fmax(Op):
     def forward(input, other):
         return _fextremum(input, other, xp.fmax, Fmax, 1)
 
+    def jvp(self, tangents):
+        """The tangent of the operand taken, by PyTorch's forward rule: self's where it is the
+        larger (fmin: where it is the smaller or ties; fmax's tie takes other's) or other is
+        NaN, else other's."""
+        ad, bd = binary_operands(*self.saved_tensors)
+        m = wrap((((ad > bd) if self.sign > 0 else (ad <= bd)) | xp.isnan(bd)).astype(ad.dtype))
+        ta, tb = tangents
+        return _tangent_terms(None if ta is None else ta * m, None if tb is None else tb * (1 - m))
+
     def apply(self, grad):
         ad, bd = binary_operands(*self.saved_tensors)  # (compared in their promoted dtype, as PyTorch)
         to_self = ((ad >= bd) if self.sign > 0 else (ad <= bd)) | xp.isnan(bd)
