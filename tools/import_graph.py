@@ -27,8 +27,8 @@ import sys
 # Bottom to top. A module may import from its own layer and the layers below it.
 LAYERS = [
     # what every part uses: arrays, dtypes and devices, printing, settings of the process
-    ('leafgrad.backend', 'leafgrad._kernel_math', 'leafgrad._random_kernels', 'leafgrad.generator',
-     'leafgrad._tensor_str', 'leafgrad.version', 'leafgrad._type_info', 'leafgrad._settings',
+    ('leafgrad.backend', 'leafgrad._kernel_math', 'leafgrad._random_kernels', 'leafgrad._special_kernels',
+     'leafgrad.generator', 'leafgrad._tensor_str', 'leafgrad.version', 'leafgrad._type_info', 'leafgrad._settings',
      'leafgrad.return_types', 'leafgrad._memory_format', 'leafgrad._meta'),
     # the engine: grad modes, the recorded graph, the backward walk, views' bookkeeping
     ('leafgrad.autograd.grad_mode', 'leafgrad.autograd.anomaly', 'leafgrad.autograd.origins',

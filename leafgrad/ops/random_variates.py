@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import _random_kernels as kernels
 from ..generator import Generator, generator_of
-from . import special_kernels as K
+from .. import _special_kernels as K
 from ._op import Op
 from ._util import SCALAR_NAMES, NotImplementedNode, record, saved_output
 

@@ -5,8 +5,8 @@ xlog1py: the functions ``torch.distributions`` needs, under PyTorch's names (``t
 ``torch.special.gammaln`` ...) and node names, each op declared once (``_op.Op``) with its
 derivative and its forward-mode rule (``jvp``) beside its forward.
 
-The forward of each runs in float64 on the arrays (``special_kernels.py``) and returns the
-input's float dtype (the default float dtype for integer input). Derivatives are leafgrad ops,
+The forward of each runs in float64 on the arrays (``leafgrad/_special_kernels.py``) and returns
+the input's float dtype (the default float dtype for integer input). Derivatives are leafgrad ops,
 so that each is differentiable again: lgamma' = digamma, digamma' = polygamma(1, .), and so on.
 PyTorch gives some no derivative (igamma's with respect to its first argument, zeta's with
 respect to its first); those raise its NotImplementedError when backward reaches them. The
@@ -25,7 +25,7 @@ import math
 import sys
 
 from .. import backend
-from . import special_kernels as K
+from .. import _special_kernels as K
 from ._op import CAST, Op, castable_dtype, copy_out, ops, write_out
 from ._util import SCALAR_NAMES, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
 from ..autograd.graph import elementwise_jvp

@@ -8,7 +8,7 @@ Integer and bool inputs to a float function give the default float dtype, as in 
 """
 import math
 
-from .. import backend
+from .. import _special_kernels, backend
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
 from ._util import binary_operands, broadcast_error, float_dtype_for, opmath, ops, record, refused, sum_to, unary, wrap, xp
 from ..autograd.graph import _Empty, elementwise_jvp
@@ -214,32 +214,11 @@ class Erfc(_Unary):
         return grad * (ops.exp(-x * x) * (-2.0 / math.sqrt(math.pi))),
 
 
-def _erfinv_array(y):
-    """erfinv: Winitzki's closed-form estimate (relative error ~2e-3), then Halley steps, each
-    of which roughly triples the correct digits (in float64). For |y| >= 0.5 the steps solve
-    erfc(x) = 1 - |y| instead, which keeps its digits as |y| approaches 1."""
-    y64 = y.astype(xp.float64, copy=False)
-    a = xp.abs(y64)
-    inner = a < 1
-    with xp.errstate(divide='ignore', invalid='ignore', over='ignore'):
-        ln = xp.log((1 - a) * (1 + a))
-        t = 2 / (math.pi * 0.147) + ln / 2
-        x = xp.where(inner, xp.sqrt(xp.sqrt(t * t - ln / 0.147) - t), 0.0)
-        tail = a >= 0.5
-        for _ in range(4):
-            # f(x) = erf(x) - a, or erfc(x) - (1 - a) = -(erf(x) - a) computed without cancellation
-            f = xp.where(tail, (1 - a) - _erfc_array(x), _erf_array(x) - a)
-            d = 2 / math.sqrt(math.pi) * xp.exp(-x * x)
-            x = xp.where(inner, x - f / (d + x * f), x)
-        x = xp.copysign(xp.where(a == 1, xp.inf, xp.where((a > 1) | xp.isnan(a), xp.nan, x)), y64)
-    return x.astype(y.dtype, copy=False)
-
-
 class Erfinv(_Unary):
     """erfinv(input, *, out=None): the inverse of erf (PyTorch has no torch.erfinv_)."""
     op, node, saved = 'erfinv', 'ErfinvBackward0', ('self',)
     inplace_function = False
-    array_forward = _quiet(_erfinv_array)
+    array_forward = _quiet(_special_kernels.erfinv)
 
     def apply(self, grad):
         (x,) = self.saved_tensors  # (PyTorch saves the input and computes erfinv again)
