@@ -51,13 +51,10 @@ class _State:
     # and its shape, the plain tensor of its physical array (a backward through a graph that
     # was recorded at those levels, see grad_through)
     floor = 0
-    sites = None       # the installed table
     installed = False  # whether its wrappers are in place (from level 0's start to its end)
 
 
 _state = _State()
-_table = None  # the wrapped ops and where they are bound (_instrument.Sites)
-_table_over_forward_ad = None  # the same over forward AD's wrappers (see _install)
 _warned = set()
 
 
@@ -891,34 +888,27 @@ def _random(fn, name, args, kwargs):
 
 
 def _install():
-    """Wrap the ops. Inside an open forward-AD level (``jacfwd``: vmap over the basis of
-    tangents) the ops in place are forward AD's wrappers, and vmap's wrap those: an op on a
-    batched tensor (a tangent) goes through its batching rule, an op on duals through forward
-    AD, whose forward rule then computes the tangents with the batched ops."""
-    global _table, _table_over_forward_ad
-    forward_ad = _sys.modules.get('leafgrad.autograd.forward_ad')
-    if forward_ad is not None and forward_ad._state.level is not None:
-        if _table_over_forward_ad is None:
-            _table_over_forward_ad = _sites()  # (built now: finds forward AD's wrappers in place)
-        _state.sites = _table_over_forward_ad
-    else:
-        if _table is None:
-            _table = _sites()
-        _state.sites = _table
-    _state.sites.install()
+    """Wrap the ops: vmap's layer (``autograd._instrument``), over forward AD's when a dual level
+    is open (``jacfwd``: vmap over the basis of tangents; an op on a batched tensor, a tangent,
+    goes through its batching rule, an op on duals through forward AD, whose forward rule then
+    computes the tangents with the batched ops) and under the profiler's."""
+    _instrument.enable('vmap')
     _state.installed = True
 
 
-def _sites():
-    table = _instrument._build_ops(_make_wrapper)
+def _ops():
+    table = _instrument._build_ops(imported=True)
     fn = Tensor.__dict__['item']
-    table[id(fn)] = (fn, _make_wrapper(fn, 'item'))
-    return _instrument.Sites(table)
+    table[id(fn)] = (fn, 'item')
+    return table
 
 
 def _uninstall():
     _state.installed = False
-    _state.sites.uninstall()
+    _instrument.disable('vmap')
+
+
+_instrument.register_layer('vmap', _make_wrapper, _ops)
 
 
 # ---- vmap -------------------------------------------------------------------------------------
@@ -1041,9 +1031,7 @@ def _run(func, flat_args, dims, spec, kwargs, size, name, out_dims=0, randomness
     if level == 0:
         _install()
     try:  # (the ops are put back however the call ends)
-        op = _state.sites.ops.get(id(func))
-        if op is not None:  # vmap(leafgrad.dot): the op itself, taken before the ops were wrapped
-            func = op[1]
+        func = _instrument.bound(func)  # vmap(leafgrad.dot): the op itself, taken before the ops were wrapped
         _state.sizes = _state.sizes[:level] + [size]
         _state.randomness = _state.randomness[:level] + [randomness]
         batched_args = [a if d is None else _enter(a, d, level) for a, d in zip(flat_args, dims)]

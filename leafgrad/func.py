@@ -476,22 +476,9 @@ def _treespec(tree, depth=0):
 def _as_bound(func):
     """``func`` as bound now: the transforms wrap each op where modules hold it, so an op passed
     in itself (``jvp(leafgrad.sin, ...)``, taken before the ops were wrapped) is replaced by its
-    wrapper, through each table in place (forward AD's, vmap's over it)."""
-    tables = []
-    forward_ad = _sys.modules.get('leafgrad.autograd.forward_ad')
-    if forward_ad is not None and forward_ad._state.level is not None and forward_ad._installed is not None:
-        tables.append(forward_ad._installed.ops)
-    vm = _sys.modules.get('leafgrad._vmap')
-    if vm is not None and vm._state.installed:
-        tables.append(vm._state.sites.ops)
-    found = True
-    while found:
-        found = False
-        for table in tables:
-            entry = table.get(id(func))
-            if entry is not None and entry[0] is func:
-                func, found = entry[1], True
-    return func
+    wrappers in place (forward AD's, vmap's over it, ``autograd._instrument.bound``)."""
+    from .autograd import _instrument
+    return _instrument.bound(func)
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):

@@ -15,7 +15,9 @@ place to time an op. Instead, while a profiler records:
 
 When the last profiler stops, every wrapper is replaced by its original again (found by
 identity, also in modules imported while profiling), and the engine's hook is cleared: an op
-run outside a profile is the very function it always was.
+run outside a profile is the very function it always was. vmap and forward AD wrap the same ops
+by the same mechanism; the three are layers that compose in one fixed order however they are
+nested (see LAYERS below).
 
 Events carry PyTorch's names: ``aten::<op>`` for the ops (``aten::t``, ``aten::addmm``,
 ``aten::cross_entropy_loss`` …). A call nested directly in a call of the same name (``F.relu``
@@ -41,8 +43,6 @@ _stack = []          # the open events of the recording thread, innermost last
 _sessions = []       # the recording profilers, in start order
 _options = {'record_shapes': False, 'profile_memory': False, 'with_stack': False}
 _lock = threading.Lock()
-_ops = None          # {id(function): (function, wrapper)}, built on the first profile
-_originals = {}      # {id(wrapper): original}
 
 
 class RawEvent:
@@ -292,35 +292,36 @@ _FACTORIES = ('zeros', 'ones', 'empty', 'full', 'arange', 'linspace', 'logspace'
 
 
 def _profiled(fn, name):
+    """The profiler's wrapper of the op ``fn`` named ``name``: its calls timed as events named as
+    PyTorch names the op (an index as the views or the write it makes)."""
+    if name in ('__getitem__', '__setitem__'):
+        return _make_index_wrapper(fn, name == '__setitem__')
     plain = name[2:-2] if name.startswith('__') and name.endswith('__') else name  # __neg__: neg
     return _make_wrapper(fn, 'aten::' + _ATEN_NAMES.get(name, plain))
 
 
-def _build_ops(make_wrapper=None):
-    """{id(function): (function, wrapper)} for every public op, each wrapper named as PyTorch
-    names the op; the first name a function is listed under wins (``mul`` before ``multiply``).
-    ``make_wrapper(function, name)``: another layer's wrappers (forward-mode AD, vmap) over the
-    same set of ops, indexing included."""
+def _build_ops(imported=False):
+    """{id(function): (function, name)} for every public op as defined (a layer's wrapper bound
+    in its place now is read as the op it wraps), under PyTorch's name; the first name a
+    function is listed under wins (``mul`` before ``multiply``). ``imported``: also the ops that
+    ``nn.functional`` and ``linalg`` take from the op families (``linalg.solve``), which vmap and
+    forward AD wrap and the profiler records under the op's own name."""
     import importlib
     from .. import creation, ops
     from ..ops import indexing, shape
     from ..tensor import Tensor
     table = {}
-    make = make_wrapper or _profiled
 
     def add(fn, name):
+        fn = _defined(fn)
         if callable(fn) and not isinstance(fn, type) and id(fn) not in table and name not in _NOT_OPS:
-            table[id(fn)] = (fn, make(fn, name))
+            table[id(fn)] = (fn, name)
             # a function made by writes_out is the op with out= in front; the op itself is the
             # Tensor method (methods take no out=), wrapped in its own right
             add(getattr(fn, 'without_out', None), name)
 
-    if make_wrapper is None:
-        table[id(indexing.getitem)] = (indexing.getitem, _make_index_wrapper(indexing.getitem, False))
-        table[id(indexing.setitem)] = (indexing.setitem, _make_index_wrapper(indexing.setitem, True))
-    else:
-        add(indexing.getitem, '__getitem__')
-        add(indexing.setitem, '__setitem__')
+    add(indexing.getitem, '__getitem__')
+    add(indexing.setitem, '__setitem__')
     from ..ops import _op
     for name, fn in _op.bound_ops():  # the declared ops: each function, method, variant, operator
         add(fn, name)
@@ -336,37 +337,130 @@ def _build_ops(make_wrapper=None):
                                       ('special', 'leafgrad.special', 'special_')):
         module = importlib.import_module(f'..{module_name}', __package__)
         for name, fn in vars(module).items():
+            fn = _defined(fn)
             where = getattr(fn, '__module__', None) or ''
             if not name.startswith('_') and (where.startswith(home) or (
-                    make_wrapper is not None and module_name in ('nn.functional', 'linalg')
+                    imported and module_name in ('nn.functional', 'linalg')
                     and where.startswith('leafgrad.ops.') and not where.startswith('leafgrad.ops._'))):
-                # (another layer: also the ops F and linalg take from ops: linalg.solve, linalg.cholesky)
                 add(fn, prefix + name)
     return table
 
 
 def _install():
-    """Put each op's wrapper wherever a module's globals or the Tensor class hold the op."""
-    global _ops
-    if _ops is None:
-        _ops = _build_ops()
-        _originals.update((id(wrapper), fn) for fn, wrapper in _ops.values())
+    """Time the ops (the profiler's layer over them) and the backward nodes."""
     engine.profile_node = profile_node
-    _replace(_ops, _wrapper_of)
+    enable('profiler')
 
 
 def _uninstall():
     engine.profile_node = None
-    _replace(_originals, _original_of)
+    disable('profiler')
 
 
-def _wrapper_of(value):
-    entry = _ops.get(id(value))
-    return entry[1] if entry is not None and entry[0] is value else None
+# ---- the layers over the ops: the profiler, vmap, forward AD ----------------------------------
+#
+# Each layer wraps the same ops and is switched on and off on its own (a profile, a vmap call, a
+# dual level), in any order and nesting. What is bound in place of an op is the composition of
+# the wrappers of the layers on now, always in the order of LAYERS, whichever came first: the
+# profiler outermost (a call is timed as the user made it, a batched op's rule and the ops it
+# runs inside it), then vmap, then forward AD (a batched op's rule calls the op on the physical
+# arrays through forward AD, whose tangents are then physical too). Each layer's wrapper is
+# built over the next one's, so that one swap moves every site from one composition to another.
+
+LAYERS = ('profiler', 'vmap', 'forward_ad')  # outermost first
+
+_layers = {'profiler': (_profiled, _build_ops)}  # name -> (make_wrapper(fn, name), its ops())
+_layer_ops = {}          # name -> {id(op): (op, name)}, built on the layer's first use
+_on = frozenset()        # the layers on now
+_composites = {_on: {}}  # layers -> {id(op): (op, the composition of their wrappers)}
+_transitions = {}        # (layers before, after) -> {id(bound before): (bound before, bound after)}
+_defined_by_id = {}      # id(composition) -> (composition, the op it wraps)
+_known = set()           # ids of the ops and of their compositions: what a site may hold
+_sites = None            # where the ops are bound (Sites), found on the first switch
 
 
-def _original_of(wrapper):
-    return _originals[id(wrapper)]
+def register_layer(name, make_wrapper, ops):
+    """Declare the layer ``name`` (one of LAYERS): ``make_wrapper(fn, name)`` wraps the
+    function ``fn`` (the op, or the inner layers' wrapper of it) of the op named ``name``;
+    ``ops()`` gives the layer's ops as ``_build_ops`` does."""
+    _layers[name] = (make_wrapper, ops)
+
+
+def enable(name):
+    """Switch the layer ``name`` on (if it is not)."""
+    _switch(_on | {name})
+
+
+def disable(name):
+    """Switch the layer ``name`` off (if it is on)."""
+    _switch(_on - {name})
+
+
+def enabled(name):
+    return name in _on
+
+
+def bound(fn):
+    """The op ``fn`` (or a composition of wrappers of it) as bound now: an op passed to a
+    transform itself (``vmap(leafgrad.dot)``, taken before the layers were switched on) runs
+    through the layers on now."""
+    fn = _defined(fn)
+    entry = _composites[_on].get(id(fn))
+    return entry[1] if entry is not None and entry[0] is fn else fn
+
+
+def _defined(fn):
+    entry = _defined_by_id.get(id(fn))
+    return entry[1] if entry is not None and entry[0] is fn else fn
+
+
+def _ops_of(name):
+    global _sites
+    ops = _layer_ops.get(name)
+    if ops is None:
+        ops = _layer_ops[name] = _layers[name][1]()
+        if not _known.issuperset(ops):  # (ops no layer had: where they are bound is found afresh)
+            _sites = None
+        _known.update(ops)
+    return ops
+
+
+def _composite(layers):
+    table = _composites.get(layers)
+    if table is None:
+        table = {}
+        for name in reversed(LAYERS):  # innermost first
+            if name in layers:
+                make = _layers[name][0]
+                for key, (op, op_name) in _ops_of(name).items():
+                    inner = table.get(key)
+                    table[key] = (op, make(op if inner is None else inner[1], op_name))
+        for op, wrapper in table.values():
+            _defined_by_id[id(wrapper)] = (wrapper, op)
+            _known.add(id(wrapper))
+        _composites[layers] = table
+    return table
+
+
+def _switch(layers):
+    """Bind the composition of ``layers`` wherever an op is bound."""
+    global _on, _sites
+    if layers == _on:
+        return
+    table = _transitions.get((_on, layers))
+    if table is None:
+        before, after = _composite(_on), _composite(layers)
+        table = {}
+        for key in before.keys() | after.keys():
+            op = (before.get(key) or after.get(key))[0]
+            was, now = before.get(key, (op, op))[1], after.get(key, (op, op))[1]
+            if was is not now:
+                table[id(was)] = (was, now)
+        _transitions[(_on, layers)] = table
+    if _sites is None:
+        _sites = Sites()
+    _sites.swap(table)
+    _on = layers
 
 
 def _replace(by_id, substitute):
@@ -401,27 +495,23 @@ _NOTHING = object()  # (a site whose value no table knows: never ``is`` a value)
 
 
 class Sites:
-    """Where the ops of a table are bound (module globals, ``Tensor``, the declared ops'
-    namespace), found by one scan of every module and remembered, so that replacing them again
-    scans only the modules imported since (and ``__main__``): a forward-AD level or a vmap call
-    replaces and restores the ops in a fraction of a millisecond once the first has paid for the
-    scan. A module imported while the ops are replaced is scanned when they are put back."""
+    """Where the ops are bound (module globals, ``Tensor``, the declared ops' namespace), found by
+    one scan of every module and remembered, so that a switch of layers scans only the modules
+    imported since (and ``__main__``): a dual level or a vmap call switches in a fraction of a
+    millisecond once the first has paid for the scan. A site is anywhere an op or a composition
+    of its wrappers (``_known``) is bound, so a module imported while layers are on is found as
+    well as one imported before."""
 
-    def __init__(self, by_id):
-        self.by_id = by_id        # {id(op): (op, wrapper)}
+    def __init__(self):
         self.scanned = set()      # names of the modules scanned
         self.sites = []           # (namespace dict, key) that held an op
-        self.known = set()        # ids of the ops and of their wrappers
+        self.seen = set()         # (id(namespace), key) of those
         self.classes = {}         # id(class) -> (class, its number of attributes, names holding ops)
-        for op, wrapper in by_id.values():
-            self.known.add(id(op))
-            self.known.add(id(wrapper))
-        self.ops = {id(op): (op, wrapper) for op, wrapper in by_id.values()}
-        self.wrappers = {id(wrapper): (wrapper, op) for op, wrapper in by_id.values()}
         self.plans = {}           # id(table) -> (what it was made for, its (site, old, new) lists)
 
-    def _scan_new(self, wanted):
+    def _scan_new(self):
         this = sys.modules[__name__]
+        wanted = _known.__contains__
         for name, module in list(sys.modules.items()):
             if name in self.scanned and name != '__main__':
                 continue
@@ -432,17 +522,18 @@ class Sites:
             if not any(map(wanted, map(id, list(namespace.values())))):
                 continue
             for key, value in list(namespace.items()):
-                if wanted(id(value)):
+                if wanted(id(value)) and (id(namespace), key) not in self.seen:
+                    self.seen.add((id(namespace), key))
                     self.sites.append((namespace, key))
 
-    def _swap(self, table):
+    def swap(self, table):
         """Put ``table[id(value)][1]`` wherever a site holds ``table[id(value)][0]``. The
         replacements found are remembered per table as (site, old, new), so that the next swap
-        in the same direction (the next transform call) only checks that each site still holds
+        by the same table (the next transform call) only checks that each site still holds
         ``old`` and stores ``new``: half the work of looking every value up again."""
         from ..tensor import Tensor
         if len(sys.modules) != len(self.scanned) or '__main__' in sys.modules:
-            self._scan_new(self.known.__contains__)
+            self._scan_new()
         declared = sys.modules.get('leafgrad.ops._op')
         holders = [h for h in (Tensor, getattr(declared, 'ops', None)) if h is not None]
         names = [self._attributes(h) for h in holders]  # (a new list when a class changed)
@@ -454,7 +545,7 @@ class Sites:
             value = namespace.get(key)
             if value is old:
                 namespace[key] = new
-            else:  # (another layer's wrapper there now: looked up)
+            else:  # (something else bound there now: looked up)
                 entry = get(id(value))
                 if entry is not None and entry[0] is value:
                     namespace[key] = entry[1]
@@ -469,33 +560,24 @@ class Sites:
 
     def _plan(self, table, holders):
         """(module sites, class attributes) of the swap by ``table``, each with the value it
-        holds when the ops are in the state the table replaces, and its replacement."""
-        other = self.wrappers if table is self.ops else self.ops
-
+        holds now and its replacement."""
         def step(value):
             entry = table.get(id(value))
-            if entry is None:  # (the state after this direction's swap: the value it put there)
-                reverse = other.get(id(value))
-                entry = table.get(id(reverse[1])) if reverse is not None and reverse[0] is value else None
-            return (_NOTHING, None) if entry is None else entry  # (nothing known: looked up each time)
+            if entry is None or entry[0] is not value:
+                return _NOTHING, None  # (nothing known: looked up each time)
+            return entry
         sites = [(namespace, key) + tuple(step(namespace.get(key))) for namespace, key in self.sites]
         attributes = [(holder, key) + tuple(step(getattr(holder, key, None)))
                       for holder in holders for key in self._attributes(holder)]
         return sites, attributes
 
     def _attributes(self, holder):
-        """The names under which the class ``holder`` holds an op (or its wrapper), found again
-        only when its number of attributes changed (a swap then reads those names only)."""
+        """The names under which the class ``holder`` holds an op (or a composition of its
+        wrappers), found again only when its number of attributes changed (a swap then reads
+        those names only)."""
         attributes = vars(holder)
         entry = self.classes.get(id(holder))
         if entry is None or entry[0] is not holder or entry[1] != len(attributes):
-            known = self.known
             entry = self.classes[id(holder)] = (
-                holder, len(attributes), [key for key, value in list(attributes.items()) if id(value) in known])
+                holder, len(attributes), [key for key, value in list(attributes.items()) if id(value) in _known])
         return entry[2]
-
-    def install(self):
-        self._swap(self.ops)
-
-    def uninstall(self):
-        self._swap(self.wrappers)

@@ -25,7 +25,6 @@ a view of its base's tangent, as in PyTorch (a view that receives a tangent give
 zero one first). One level at a time, as PyTorch's forward AD.
 """
 import collections
-import sys
 import weakref
 
 from . import grad_mode, _instrument
@@ -42,12 +41,10 @@ class _State:
     edge_tangents = None  # {(id(node), output_nr): tangent} while an outermost call runs
     held = None           # the accumulators named in edge_tangents, kept alive meanwhile
     truly = False         # while an outermost call runs: whether an input truly requires grad
-    under_vmap = False    # the level was opened inside vmap (its wrappers put back over ours)
     duals = []            # weak references to the tensors given a tangent in this level
 
 
 _state = _State()
-_table = None       # the wrapped ops and where they are bound (_instrument.Sites)
 
 
 # ---- levels --------------------------------------------------------------------------------
@@ -56,17 +53,10 @@ def enter_dual_level():
     """Open a dual level (PyTorch has one at a time) and return its index."""
     if _state.level is not None:
         raise RuntimeError('Nested forward mode AD is not supported at the moment')
-    vmap = sys.modules.get('leafgrad._vmap')
-    under_vmap = vmap is not None and vmap._state.installed
-    if under_vmap:  # (a jvp under vmap: vmap's wrappers go over forward AD's, see _install)
-        vmap._uninstall()
     _install()
     _state.level = 0
     _state.propagating = True
     _state.duals = []
-    _state.under_vmap = under_vmap
-    if under_vmap:
-        vmap._install()
     return 0
 
 
@@ -84,15 +74,9 @@ def exit_dual_level(*, level=None):
         if t is not None:
             t.__dict__.pop('_fw_grad', None)
     _state.duals = []
-    vmap = sys.modules.get('leafgrad._vmap') if _state.under_vmap else None
-    if vmap is not None:
-        vmap._uninstall()
     _state.level = None
     _state.propagating = False
-    _state.under_vmap = False
     _uninstall()
-    if vmap is not None:
-        vmap._install()
 
 
 class dual_level:
@@ -220,33 +204,28 @@ def _make_wrapper(fn, name):
 
 
 def _install():
-    """Wrap the ops. vmap's wrappers, when vmap runs, go over forward AD's (a jvp under vmap
-    takes them off, wraps the ops and puts vmap's back over its own, as jacfwd's vmap over a dual
-    level does): an op on batched tensors goes through its batching rule, which calls the op on
+    """Wrap the ops: forward AD's layer (``_instrument``), under vmap's when vmap runs (a jvp
+    under vmap): an op on batched tensors goes through its batching rule, which calls the op on
     the physical arrays through forward AD's wrapper, so that the tangents are computed on the
     physical arrays too (and batched with the outputs, ``_vmap._batched``)."""
-    global _table, _installed
-    if _table is None:
-        _table = _build_table()
-    _installed = _table
-    _installed.install()
+    _instrument.enable('forward_ad')
 
 
-def _build_table():
-    table = _instrument._build_ops(_make_wrapper)
+def _ops():
+    table = _instrument._build_ops(imported=True)
     from ..ops import elementwise
     from ..nn._functional import pooling
     for fn in (elementwise.tanh_backward, elementwise.sigmoid_backward, elementwise.masked_grad, pooling._separable):
         # derivatives that record their own node: forward over reverse carries tangents through them
-        table[id(fn)] = (fn, _make_wrapper(fn, fn.__name__))
-    return _instrument.Sites(table)
-
-
-_installed = None
+        table[id(fn)] = (fn, fn.__name__)
+    return table
 
 
 def _uninstall():
-    _installed.uninstall()
+    _instrument.disable('forward_ad')
+
+
+_instrument.register_layer('forward_ad', _make_wrapper, _ops)
 
 
 def _edge_key(t):
