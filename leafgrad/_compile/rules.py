@@ -503,14 +503,14 @@ _ONES = {dt: numpy.ones((), dt) for dt in _FLOATS}
 
 
 def _sigmoid_array(x):
-    """ew._sigmoid_array's numbers for a float32/float64 array, its common case written out:
+    """ops._util.sigmoid_array's numbers for a float32/float64 array, its common case written out:
     1 / (1 + exp(-x)) in one buffer where no element is below exp's overflow bound (NaN
     included: the comparison fails), the stable form otherwise."""
     if x.ndim and x.size and x.item(x.argmin()) >= _SIGMOID_FAST_MIN[x.dtype]:
         e = numpy.exp(-x)
         e += _ONES[x.dtype]
         return numpy.reciprocal(e, out=e)
-    return _ew_sigmoid_array(x)
+    return _eager_sigmoid_array(x)
 
 
 # A one-input op written into its fresh input's buffer, as _consuming writes it after its check.
@@ -520,7 +520,7 @@ _IN_PLACE = {
     _relu_array: lambda gen, x, dt: f'numpy.maximum({x}, {gen.const(dt.type(0), "zero")}, out={x})',
 }
 def _stable_sigmoid(x):
-    return _ew_sigmoid_array(x)
+    return _eager_sigmoid_array(x)
 
 
 _tanh_consuming = _consuming(lambda x, out: numpy.tanh(x, out=out))
@@ -530,9 +530,9 @@ _relu_consuming = _consuming(lambda x, out: numpy.maximum(x, x.dtype.type(0), ou
 
 def table():
     """{op function: rule}, the functions as leafgrad's modules define them."""
-    global _ew_sigmoid_array, _zero_where
-    from ..ops import elementwise as ew, reduction, indexing, shape
-    _ew_sigmoid_array, _zero_where = ew._sigmoid_array, ew.zero_where
+    global _eager_sigmoid_array, _zero_where
+    from ..ops import _util, elementwise as ew, reduction, indexing, shape
+    _eager_sigmoid_array, _zero_where = _util.sigmoid_array, ew.zero_where
     from ..nn import functional as F
     from ..tensor import Tensor as T
     data_getter = T.__dict__['data'].fget

@@ -396,6 +396,54 @@ def diagonal_array(a, offset, d1, d2):
     return as_strided_array(sub, shape, strides, a.flags.writeable)
 
 
+# (elementwise's and activation's sigmoid, silu; elementwise's 1 - x)
+_ONES = {}
+
+
+def _one(a):
+    """1 as an operand for ``a``. NumPy converts a Python scalar operand on every call (half
+    the cost of an op on a small array): a cached 0-d one of ``a``'s dtype spares that
+    (NumPy arrays only; CuPy takes the Python scalar)."""
+    if type(a) is not xp.ndarray:
+        return 1
+    one = _ONES.get(a.dtype)
+    if one is None:
+        one = _ONES[a.dtype] = xp.ones((), a.dtype)
+    return one
+
+
+# Below these inputs exp(-x) would overflow: sigmoid then takes the stable (slower) path.
+_SIGMOID_FAST_MIN = {xp.dtype(xp.float16): -11.0, xp.dtype(xp.float32): -87.0, xp.dtype(xp.float64): -708.0}
+
+
+def _lowest(x):
+    """x's smallest element, NaN if one is NaN: for a NumPy array, argmin and one read cost a
+    third of a min reduction."""
+    if type(x) is xp.ndarray:
+        return x.item(x.argmin())
+    return xp.minimum.reduce(x, axis=None)
+
+
+def sigmoid_array(x):
+    """``1 / (1 + exp(-x))`` of an array (sigmoid's forward, silu's factor)."""
+    x = float_dtype_for(x)
+    fast_min = _SIGMOID_FAST_MIN.get(x.dtype)
+    if fast_min is None:
+        if x.dtype.kind == 'V':  # bfloat16: computed in float32, rounded once, as PyTorch
+            return sigmoid_array(x.astype(xp.float32)).astype(x.dtype)
+        if x.dtype.kind == 'c':
+            return 1 / (1 + xp.exp(-x))
+        fast_min = 0.0
+    if x.ndim == 0 or (x.size and not _lowest(x) >= fast_min):
+        # exp of a negative argument only, so large |x| neither overflows nor warns
+        e = xp.exp(-xp.abs(x))
+        r = 1 / (1 + e)
+        return xp.where(x >= 0, r, e * r)
+    e = xp.exp(-x)  # 1 / (1 + exp(-x)), in place in one fresh buffer
+    e += _one(e)
+    return xp.reciprocal(e, out=e)
+
+
 # (elementwise's and rounding's mul/div)
 def _unrounded(t):
     """A scalar operand of mul/div as float32 (None for a tensor with dims or a bfloat16 one)."""

@@ -17,10 +17,9 @@ import warnings
 from .. import backend
 from ..autograd.graph import elementwise_jvp
 from ._op import Op, _name_function
-from ._util import (SCALAR_NAMES, NotImplementedNode, in_float32, opmath, ops, record, saved_output, state, unary, wrap,
-                    wrap_dim, xp)
+from ._util import (SCALAR_NAMES, NotImplementedNode, in_float32, opmath, ops, record, saved_output, sigmoid_array,
+                    state, unary, wrap, wrap_dim, xp)
 from ._inplace import inplace as _run_inplace
-from .elementwise import _sigmoid_array, masked_grad  # (helpers of the elementwise family)
 
 
 def _mask(cond, like):
@@ -82,7 +81,7 @@ class LeakyRelu(_Activation):
     def apply(self, grad):
         (x,) = self.saved_tensors
         slope = xp.where(x._data > 0, 1.0, self.negative_slope)
-        return masked_grad(grad, slope, x, 'LeakyReluBackwardBackward0'),
+        return ops.masked_grad(grad, slope, x, 'LeakyReluBackwardBackward0'),
 
 
 class LeakyReluBackward1(LeakyRelu):
@@ -253,7 +252,7 @@ def _maybe_inplace(fn, input, inplace):
 
 def _silu(input):
     x = _float(input, 'silu_cpu')
-    return unary(Silu, input, _rounded(x * _sigmoid_array(x), input), save='input')
+    return unary(Silu, input, _rounded(x * sigmoid_array(x), input), save='input')
 
 
 class Silu(_Activation):
@@ -380,7 +379,7 @@ class Hardtanh(_Activation):
         (x,) = self.saved_tensors
         d = x._data
         # (PyTorch's test: zero where x <= min_val or x >= max_val; at a NaN the gradient passes)
-        return masked_grad(grad, ~((d <= self.min_val) | (d >= self.max_val)), x, 'HardtanhBackwardBackward0'),
+        return ops.masked_grad(grad, ~((d <= self.min_val) | (d >= self.max_val)), x, 'HardtanhBackwardBackward0'),
 
 
 class Relu6(_Activation):
@@ -471,7 +470,7 @@ class Threshold(_Activation):
 
     def apply(self, grad):
         (x,) = self.saved_tensors
-        return masked_grad(grad, ~(x._data <= self.threshold), x, 'ThresholdBackwardBackward0'),
+        return ops.masked_grad(grad, ~(x._data <= self.threshold), x, 'ThresholdBackwardBackward0'),
 
 
 class ThresholdBackward1(Threshold):
@@ -499,7 +498,7 @@ class Hardshrink(_Activation):
     def apply(self, grad):
         (x,) = self.saved_tensors
         d = x._data
-        return masked_grad(grad, ~((d >= -self.lambd) & (d <= self.lambd)), x, self.double_backward_name),
+        return ops.masked_grad(grad, ~((d >= -self.lambd) & (d <= self.lambd)), x, self.double_backward_name),
 
 
 class Softshrink(_Activation):

@@ -9,8 +9,8 @@ reaches by their module names.
 from .. import backend
 from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
-from ._util import (_unrounded, binary_operands, broadcast_error, divided, float_dtype_for, opmath, ops, record,
-                    refused, saved_output, state, sum_to, times, unary, wrap, xp)
+from ._util import (_one, _unrounded, binary_operands, broadcast_error, divided, float_dtype_for, opmath, ops, record,
+                    refused, saved_output, sigmoid_array, state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor
 
@@ -668,21 +668,6 @@ class TanhBackwardBackward0(Op):
         return g_grad, g_result
 
 
-_ONES = {}
-
-
-def _one(a):
-    """1 as an operand for ``a``. NumPy converts a Python scalar operand on every call (half
-    the cost of an op on a small array): a cached 0-d one of ``a``'s dtype spares that
-    (NumPy arrays only; CuPy takes the Python scalar)."""
-    if type(a) is not xp.ndarray:
-        return 1
-    one = _ONES.get(a.dtype)
-    if one is None:
-        one = _ONES[a.dtype] = xp.ones((), a.dtype)
-    return one
-
-
 def _one_minus(a):
     return _one(a) - a
 
@@ -749,37 +734,6 @@ def sigmoid_backward(grad, result):
     return out
 
 
-# Below these inputs exp(-x) would overflow: sigmoid then takes the stable (slower) path.
-_SIGMOID_FAST_MIN = {xp.dtype(xp.float16): -11.0, xp.dtype(xp.float32): -87.0, xp.dtype(xp.float64): -708.0}
-
-
-def _lowest(x):
-    """x's smallest element, NaN if one is NaN: for a NumPy array, argmin and one read cost a
-    third of a min reduction."""
-    if type(x) is xp.ndarray:
-        return x.item(x.argmin())
-    return xp.minimum.reduce(x, axis=None)
-
-
-def _sigmoid_array(x):
-    x = float_dtype_for(x)
-    fast_min = _SIGMOID_FAST_MIN.get(x.dtype)
-    if fast_min is None:
-        if x.dtype.kind == 'V':  # bfloat16: computed in float32, rounded once, as PyTorch
-            return _sigmoid_array(x.astype(xp.float32)).astype(x.dtype)
-        if x.dtype.kind == 'c':
-            return 1 / (1 + xp.exp(-x))
-        fast_min = 0.0
-    if x.ndim == 0 or (x.size and not _lowest(x) >= fast_min):
-        # exp of a negative argument only, so large |x| neither overflows nor warns
-        e = xp.exp(-xp.abs(x))
-        r = 1 / (1 + e)
-        return xp.where(x >= 0, r, e * r)
-    e = xp.exp(-x)  # 1 / (1 + exp(-x)), in place in one fresh buffer
-    e += _one(e)
-    return xp.reciprocal(e, out=e)
-
-
 class Sigmoid(_OutputDerivative):
     """sigmoid(input, *, out=None): ``1 / (1 + exp(-input))``."""
     op, node = 'sigmoid', 'SigmoidBackward0'
@@ -788,7 +742,7 @@ class Sigmoid(_OutputDerivative):
     inplace = inplace_function = True
     __slots__ = ()
     jvp = elementwise_jvp  # (a diagonal Jacobian)
-    array_forward = staticmethod(_sigmoid_array)
+    array_forward = staticmethod(sigmoid_array)
     on_arrays = staticmethod(_sigmoid_derivative)
     recorded = staticmethod(lambda g, r: sigmoid_backward(g, r))  # (looked up when run: forward AD wraps it)
 
@@ -1036,3 +990,6 @@ class Ge(_Comparison):
     """ge(input, other, *, out=None)."""
     op, aliases, operators = 'ge', ('greater_equal',), {'__ge__': _compare(xp.greater_equal, True, 'ge_cpu')}
     forward = _compare(xp.greater_equal, kernel='ge_cpu')
+
+
+ops.masked_grad = masked_grad  # (activation's piecewise-linear derivatives reach it here)
