@@ -732,7 +732,7 @@ float double half bfloat16 long int bool to type_as clone contiguous detach zero
 isnan isinf isfinite nan_to_num atan2 hypot logaddexp xlogy sinh cosh asin acos atan asinh acosh atanh softsign
 tanhshrink hardshrink softshrink threshold logit sinc sgn fmod remainder floor_divide bitwise_and bitwise_or
 bitwise_xor bitwise_not rsub view_as reshape_as expand_as requires_grad_ positive deg2rad rad2deg copysign'''.split())
-_MATMUL = {'matmul', 'mm', 'mv', 'bmm', 'dot', '__matmul__', '__rmatmul__', 'linear', 'inner'}
+_MATMUL = {'matmul', 'linalg_matmul', 'mm', 'mv', 'bmm', 'dot', '__matmul__', '__rmatmul__', 'linear', 'inner'}
 _SHAPE = {'view', 'reshape', 'expand', 'broadcast_to', 'transpose', 'swapaxes', 'swapdims', 't', 'permute',
           'flatten', 'movedim', 'moveaxis'}
 _LOSSES = {'cross_entropy', 'nll_loss', 'mse_loss', 'l1_loss', 'smooth_l1_loss', 'huber_loss',

@@ -4,7 +4,7 @@ The norms are written here; the decompositions and solvers are declared in ``ops
 ``ops/linalg_solvers.py`` and ``ops/linalg_eig.py`` as ``linalg_<name>`` (PyTorch's names) and bound
 here as ``linalg.<name>``.
 """
-from .ops._op import same_dtype, writes_out
+from .ops._op import check_out_type, same_dtype, writes_out
 from .ops._util import wrap_dim
 from .ops import reduction
 from .ops.reduction import _check_float
@@ -17,7 +17,7 @@ from .ops.linalg_decomp import (LinAlgError, linalg_inv as inv, linalg_det as de
                                 linalg_multi_dot as multi_dot, linalg_pinv as pinv,
                                 linalg_solve_triangular as solve_triangular, linalg_svdvals as svdvals,
                                 linalg_vecdot as vecdot)
-from .ops.linalg import matmul  # noqa: F401
+from .ops.linalg import check_operands, matmul as _matmul
 from .ops.linalg_eig import linalg_eig as eig, linalg_eigvals as eigvals  # noqa: F401
 from .ops.linalg_solvers import (linalg_cond as cond, linalg_diagonal as diagonal,  # noqa: F401
                                  linalg_householder_product as householder_product, linalg_lstsq as lstsq,
@@ -27,8 +27,23 @@ from .ops.linalg_solvers import (linalg_cond as cond, linalg_diagonal as diagona
                                  linalg_tensorsolve as tensorsolve, linalg_vander as vander)
 
 
-# linalg.vector_norm: the reduction family's, with PyTorch's out= (of the result's dtype)
+# linalg.vector_norm: the reduction family's, with PyTorch's out= (of the result's dtype), made
+# here under PyTorch's name (the profiler records it as aten::linalg_vector_norm)
 vector_norm = writes_out('linalg_vector_norm')(reduction.vector_norm)
+vector_norm.__name__ = vector_norm.__qualname__ = 'linalg_vector_norm'
+vector_norm.__module__ = __name__
+
+
+def matmul(input, other, *, out=None):
+    """linalg.matmul(input, other, *, out=None) -> Tensor: torch.matmul under PyTorch's name
+    linalg_matmul (its profiler event, around aten::matmul's; its TypeError for out=)."""
+    check_operands('linalg_matmul', input, other)
+    if out is not None:
+        check_out_type('linalg_matmul', out)
+    return _matmul(input, other, out=out)
+
+
+matmul.__name__ = matmul.__qualname__ = 'linalg_matmul'
 
 
 @writes_out('linalg_matrix_norm', same_dtype('linalg.matrix_norm expected out tensor dtype {result} but got: {out}'),

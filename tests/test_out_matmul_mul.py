@@ -31,6 +31,22 @@ CASES = {
     'matmul long out': lambda M: M.matmul(_a(M), _b(M), out=M.empty(2, 2, dtype=M.int64)),
     'matmul requires grad': lambda M: M.matmul(_a(M).requires_grad_(), _b(M), out=M.empty(2, 2)),
     'matmul out not a tensor': lambda M: M.matmul(_a(M), _b(M), out=3),
+    'matmul vectors other dtype': lambda M: M.matmul(M.ones(3), M.ones(3), out=M.empty((), dtype=M.float64)),
+    'matmul operand not a tensor': lambda M: M.matmul(_a(M), 3),
+    'matmul input not a tensor': lambda M: M.matmul(3, 'a'),
+    # linalg.matmul is PyTorch's linalg_matmul: its own name in its TypeErrors (matmul's in the others)
+    'linalg.matmul': lambda M: M.linalg.matmul(_a(M), _b(M), out=M.empty(2, 2)),
+    'linalg.matmul other dtype': lambda M: M.linalg.matmul(_a(M), _b(M), out=M.empty(2, 2, dtype=M.float64)),
+    'linalg.matmul long out': lambda M: M.linalg.matmul(_a(M), _b(M), out=M.empty(0, dtype=M.int64)),
+    'linalg.matmul requires grad': lambda M: M.linalg.matmul(_a(M).requires_grad_(), _b(M), out=M.empty(2, 2)),
+    'linalg.matmul out requires grad': lambda M: M.linalg.matmul(_a(M), _b(M), out=M.empty(2, 2, requires_grad=True)),
+    'linalg.matmul vectors other dtype': lambda M: M.linalg.matmul(M.ones(3), M.ones(3), out=M.empty(0, dtype=M.int64)),
+    'linalg.matmul out not a tensor': lambda M: M.linalg.matmul(_a(M), _b(M), out=[M.empty(0)]),
+    'linalg.matmul operand not a tensor': lambda M: M.linalg.matmul(_a(M), 3),
+    'linalg.matmul name': lambda M: M.linalg.matmul.__name__,
+    'dot': lambda M: M.dot(M.ones(3), M.ones(3), out=M.empty(())),
+    'dot other dtype': lambda M: M.dot(M.ones(3), M.ones(3), out=M.empty((), dtype=M.float64)),
+    'dot requires grad': lambda M: M.dot(M.ones(3, requires_grad=True), M.ones(3), out=M.empty(())),
     'mul': lambda M: M.mul(_a(M), _a(M), out=M.empty(2, 3)),
     'mul scalar into float64': lambda M: M.mul(_a(M), 2, out=M.empty(2, 3, dtype=M.float64)),
     'mul int into float': lambda M: M.mul(M.ones(2, dtype=M.int64), 2, out=M.empty(2)),
@@ -53,7 +69,7 @@ CASES = {
 def test_out_as_torch(name):
     def program(M):
         r = CASES[name](M)
-        return repr(r), r._version, r.requires_grad
+        return (repr(r), r._version, r.requires_grad) if isinstance(r, M.Tensor) else r
     same(program)
 
 

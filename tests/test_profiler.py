@@ -385,3 +385,35 @@ def test_in_place_ops_named_as_torch():
         return [e.name for e in prof.events() if e.cpu_parent is None]
     assert run(lg, lgp) == run(torch, tp) == ['aten::add_', 'aten::mul_', 'aten::zero_', 'aten::uniform_',
                                               'aten::random_', 'aten::add_']
+
+
+LINALG_CALLS = {  # (A a symmetric positive-definite 3x3, B a 3x2, v a vector of 3; float64)
+    'cholesky': 'L.cholesky(A)', 'cholesky_ex': 'L.cholesky_ex(A)', 'cond': 'L.cond(A)', 'cross': 'L.cross(v, v)',
+    'det': 'L.det(A)', 'diagonal': 'L.diagonal(A)', 'eig': 'L.eig(A)', 'eigh': 'L.eigh(A)', 'eigvals': 'L.eigvals(A)',
+    'eigvalsh': 'L.eigvalsh(A)', 'householder_product': 'L.householder_product(A, v[:2])', 'inv': 'L.inv(A)',
+    'inv_ex': 'L.inv_ex(A)', 'lstsq': 'L.lstsq(A, B)', 'lu': 'L.lu(A)', 'lu_factor': 'L.lu_factor(A)',
+    'lu_factor_ex': 'L.lu_factor_ex(A)', 'lu_solve': 'L.lu_solve(*L.lu_factor(A), B)', 'matmul': 'L.matmul(A, B)',
+    'matrix_exp': 'L.matrix_exp(A)', 'matrix_norm': 'L.matrix_norm(A)', 'matrix_power': 'L.matrix_power(A, 3)',
+    'matrix_rank': 'L.matrix_rank(A)', 'multi_dot': 'L.multi_dot([A, A, B])', 'norm': 'L.norm(A)',
+    'norm of a vector': 'L.norm(v)', 'pinv': 'L.pinv(A)', 'qr': 'L.qr(A)', 'slogdet': 'L.slogdet(A)',
+    'solve': 'L.solve(A, B)', 'solve_ex': 'L.solve_ex(A, B)', 'solve_triangular': 'L.solve_triangular(A, B, upper=True)',
+    'svd': 'L.svd(A)', 'svdvals': 'L.svdvals(A)', 'tensorinv': 'L.tensorinv(A, 1)', 'tensorsolve': 'L.tensorsolve(A, v)',
+    'vander': 'L.vander(v)', 'vecdot': 'L.vecdot(v, v)', 'vector_norm': 'L.vector_norm(v)',
+}
+
+
+@pytest.mark.parametrize('name', LINALG_CALLS)
+def test_linalg_functions_recorded_as_torch(name):
+    """Each torch.linalg function's top-level events (aten::linalg_<name>; lu_solve's call
+    also records lu_factor's), and linalg_vector_norm where matrix_norm and norm call it
+    (linalg.matmul was recorded as aten::matmul, linalg.vector_norm not at all)."""
+    names = []
+    for T, P in ((lg, lgp), (torch, tp)):
+        env = {'L': T.linalg, 'v': T.tensor([1., 2., 3.], dtype=T.float64),
+               'A': T.tensor([[4., 1., .5], [1., 3., .2], [.5, .2, 2.]], dtype=T.float64),
+               'B': T.tensor([[1., 2.], [0., 1.], [3., 1.]], dtype=T.float64)}
+        with P.profile() as prof:
+            eval(LINALG_CALLS[name], env)
+        names.append(([e.name for e in prof.events() if e.cpu_parent is None],
+                      [e.name for e in prof.events() if e.name == 'aten::linalg_vector_norm']))
+    assert names[0] == names[1]

@@ -154,9 +154,16 @@ def _dot_operands(input, other):
     return a, b
 
 
+def _vdot_out(name, out, result, differentiable=True):
+    """dot's and vdot's out= (and matmul's of two vectors, which PyTorch writes by dot's): the
+    inputs' dtype only, in their words."""
+    return _write_out(name, out, result, same_dtype('result dtype {out} does not match input dtype {result}'),
+                      differentiable)
+
+
 class Dot(Op):
-    """dot(input, other): the inner product of two vectors."""
-    op, node = 'dot', 'DotBackward0'
+    """dot(input, other, *, out=None): the inner product of two vectors."""
+    op, node, out = 'dot', 'DotBackward0', _vdot_out
     __slots__ = ()
     saved = ('self', 'tensor')
 
@@ -175,11 +182,6 @@ class Dot(Op):
         ga = grad * b if self.next_functions[0][0] is not None else None
         gb = grad * a if self.next_functions[1][0] is not None else None
         return ga, gb
-
-
-def _vdot_out(name, out, result, differentiable=True):
-    return _write_out(name, out, result, same_dtype('result dtype {out} does not match input dtype {result}'),
-                      differentiable)
 
 
 class Vdot(Op):
@@ -318,6 +320,14 @@ def _rmatmul_operator(self, other):
     return matmul(other, self)
 
 
+def check_operands(name, input, other):
+    """PyTorch's TypeError for an operand of matmul (linalg_matmul) that is no tensor."""
+    for position, (param, value) in enumerate((('input', input), ('other', other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{param}' (position {position}) must be Tensor, not "
+                            f'{type(value).__name__}')
+
+
 class Matmul(Op):
     """matmul(input, other, *, out=None) (also ``@``): PyTorch's matmul: dot, mv, mm, or a batched
     product with broadcast batch dims. (``_requires_grad``: the operands' flags when a batch of
@@ -329,7 +339,11 @@ class Matmul(Op):
         """PyTorch's matmul: dot, mv, mm, or a batched product with broadcast batch dims.
         (``_requires_grad``: the operands' flags when a batch of one was squeezed away, which under
         no_grad would not carry them)"""
+        if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+            check_operands('matmul', input, other)
         if out is not None:
+            if input._data.ndim == 1 and other._data.ndim == 1:
+                return _vdot_out('matmul', out, matmul(input, other))
             return write_out('matmul', out, matmul(input, other), (input, other), True)
         if autocast.state.on:
             input, other = autocast.lower_precision(input, other)
