@@ -1161,3 +1161,51 @@ def test_a_modulo_agrees_with_pytorchs_to_the_bit(op, dtypes):
         assert np.array_equal(np.isnan(mine), ~number)
         assert np.array_equal(mine[number], theirs[number]) and np.array_equal(np.signbit(mine[number]),
                                                                               np.signbit(theirs[number]))
+
+
+_TENSORS_ONLY = ['atan2', 'arctan2', 'fmax', 'fmin', 'logaddexp', 'logaddexp2', 'dist', 'ldexp', 'heaviside', 'hypot',
+                 'maximum', 'minimum', 'igamma', 'igammac']
+_NOT_TENSORS = {'a float second': lambda T, op, t: getattr(T, op)(t, 2.0),
+                'an int first': lambda T, op, t: getattr(T, op)(2, t),
+                'a bool second': lambda T, op, t: getattr(T, op)(t, True),
+                'a NumPy scalar': lambda T, op, t: getattr(T, op)(t, np.float64(2.0)),
+                'None': lambda T, op, t: getattr(T, op)(t, None),
+                'by keyword': lambda T, op, t: getattr(T, op)(t, **{'values' if op == 'heaviside' else 'other': 2.0}),
+                'with out=': lambda T, op, t: getattr(T, op)(t, 2.0, out=T.empty(3)),
+                'the method': lambda T, op, t: getattr(t, op)(2.0),
+                'the in-place method': lambda T, op, t: getattr(t, op + '_')(2)}
+
+
+@pytest.mark.parametrize('op', _TENSORS_ONLY)
+@pytest.mark.parametrize('case', sorted(_NOT_TENSORS))
+def test_a_number_where_pytorch_takes_only_a_tensor_is_its_type_error(op, case):
+    """atan2, fmax, fmin, logaddexp, logaddexp2, dist, ldexp, heaviside, hypot, maximum, minimum,
+    igamma and igammac take tensors only: a number (or anything else) is PyTorch's parser
+    TypeError naming the argument and its position (after self in a method), also through an
+    alias (arctan2), where leafgrad computed with the number (atan2, hypot ...), raised an
+    AttributeError (dist, ldexp, heaviside) or counted the method's position as the function's
+    (maximum, igamma): issue 22."""
+    def program(T):
+        t = T.tensor([1.0, -2.0, 0.5])
+        if not hasattr(t, op + '_') and case == 'the in-place method':
+            return {'skipped': True}
+        return {'out': _NOT_TENSORS[case](T, op, t)}
+    assert_same(program)
+
+
+def test_dist_of_a_float_and_an_integer_tensor_as_torch():
+    """dist computes input - other first (in their promoted dtype; a bool operand is the
+    subtraction's error) and refuses an integer difference only (leafgrad refused any integer
+    operand)."""
+    for a, b in [([1.0, -2.0], [1, 2]), ([1, 2], [0.5, 1.0]), ([1, 2], [3, 4]), ([True, False], [0.5, 1.0])]:
+        def program(T):
+            x, y = T.tensor(a), T.tensor(b)
+            if x.is_floating_point():
+                x.requires_grad_(True)
+            d = T.dist(x, y)
+            seen = {'d': d, 'dtype': str(d.dtype).split('.')[-1]}
+            if d.requires_grad:
+                d.backward()
+                seen['grad'] = x.grad
+            return seen
+        assert_same(program)

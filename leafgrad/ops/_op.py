@@ -91,7 +91,7 @@ from .. import backend, return_types
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from ._util import SCALAR_NAMES, NotImplementedNode, float_dtype_for, ops, record, unary
+from ._util import SCALAR_NAMES, NotImplementedNode, float_dtype_for, not_a_tensor, ops, record, unary
 
 xp = backend.numpy
 
@@ -114,6 +114,8 @@ class Op(Node):
     out = None                # the out= rule (None: PyTorch's function takes no out=)
     out_name = None           # the op named in out='s errors, if not this one (square: pow)
     public = True             # False: nn.functional's only (not in __all__: no leafgrad.<name>)
+    tensors = ()              # the parameters PyTorch's parser takes as Tensor only (no number): its
+                              # TypeError for anything else, in the function, method and in-place variant
     differentiable = True     # False: out= needs no check for autograd (comparisons)
     forward = None            # the op (a plain function in the class body)
     jvp = None                # forward-mode rule (slot)
@@ -188,21 +190,29 @@ def _provide(cls, name, namespace):
     if cls.function:
         provided.append((name, module, name))
     for n in (name,) + tuple(cls.aliases):
-        setattr(ops, n, forward)
+        setattr(ops, n, forward)  # (leafgrad's own calls: the forward, unchecked)
+        if cls.tensors:  # each name's own check, which names it
+            params = _parameters(forward)
+            fn_n = _tensors_only(function, n, params, cls.tensors, False, namespace)
+            method_n = method if method is None or isinstance(method, property) else _tensors_only(
+                method, n, _parameters(method) if callable(cls.method) else params, cls.tensors, True, namespace)
+            inplace_n = inplace and _tensors_only(inplace, n + '_', params, cls.tensors, True, namespace)
+        else:
+            fn_n, method_n, inplace_n = function, method, inplace
         if cls.function:
-            namespace[n] = function
+            namespace[n] = fn_n
             if cls.public:
                 exported.append(n)
         if method is not None:
-            setattr(Tensor, n, method)
+            setattr(Tensor, n, method_n)
             provided.append((name, Tensor, n))
         if inplace:
             if method is not None:
-                setattr(Tensor, n + '_', inplace)
+                setattr(Tensor, n + '_', inplace_n)
                 provided.append((name + '_', Tensor, n + '_'))
             setattr(ops, n + '_', inplace)
             if cls.inplace_function is True or n + '_' in (cls.inplace_function or ()):
-                namespace[n + '_'] = inplace
+                namespace[n + '_'] = inplace_n
                 if cls.public:
                     exported.append(n + '_')
                 if method is None:
@@ -279,6 +289,28 @@ def _with_out(forward, name, rule, differentiable):
         return rule(name, out, forward(*args, **kwargs), differentiable)
     function.__doc__ = forward.__doc__
     function.__signature__ = _signature_with_out(forward)
+    return function
+
+
+def _tensors_only(fn, name, params, tensors, method, namespace):
+    """``fn`` refusing first, as PyTorch's argument parser, anything but a tensor for the
+    parameters ``tensors`` (``params``: its parameters in order; a ``method`` counts positions
+    after self, which is a tensor); named ``name`` (an alias's check names the alias)."""
+    checked = [(i, p) for i, p in enumerate(params) if p in tensors and not (method and i == 0)]
+    shift = 0 if method else 1
+
+    def function(*args, **kwargs):
+        for i, p in checked:
+            if i < len(args):
+                if not isinstance(args[i], Tensor):
+                    raise not_a_tensor(name, p, args[i], i + shift)
+            elif p in kwargs and not isinstance(kwargs[p], Tensor):
+                raise not_a_tensor(name, p, kwargs[p])
+        return fn(*args, **kwargs)
+    function.__doc__ = fn.__doc__
+    function.__signature__ = inspect.signature(fn)
+    function.__module__ = namespace['__name__']
+    _name_function(function, name)
     return function
 
 

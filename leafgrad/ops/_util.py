@@ -256,6 +256,16 @@ def broadcast_error(*operands):
     return RuntimeError(f'shapes {[list(s) for s in shapes]} cannot be broadcast')
 
 
+def not_a_tensor(name, arg, value, position=None):
+    """PyTorch's argument-parser TypeError for a non-tensor given for a Tensor parameter:
+    ``name``'s ``arg`` at ``position`` (counted from 1, self not counted in a method; None:
+    given by keyword), the value's type named as the parser names it ('numpy.float64')."""
+    kind = type(value)
+    type_name = kind.__name__ if kind.__module__ == 'builtins' else f'{kind.__module__}.{kind.__qualname__}'
+    where = f"argument '{arg}'" if position is None else f"argument '{arg}' (position {position})"
+    return TypeError(f'{name}(): {where} must be Tensor, not {type_name}')
+
+
 def _with_scalar(tensor, scalar, check_mixed=None):
     """(tensor's array, scalar) cast so that NumPy computes in PyTorch's result dtype."""
     arr = tensor._data

@@ -128,6 +128,7 @@ class Heaviside(Op):
     """PyTorch gives heaviside no derivative: its NotImplemented node, recorded for an input
     that requires grad."""
     op, out = 'heaviside', out_rule('aten::heaviside', _HEAVISIDE_OUT, label='heaviside')
+    tensors = ('input', 'values')
     __slots__ = ()
 
     def forward(input, values):
@@ -197,6 +198,7 @@ class Frexp(Op):
 class Ldexp(Op):
     """d/d input = 2**other, d/d other = input * 2**other * log 2."""
     op, node, out = 'ldexp', 'LdexpBackward0', out_rule('ldexp', _LDEXP_OUT)
+    tensors = ('input', 'other')
     inplace_function = True
     inplace = _cast_first(_ldexp_cast, lambda s, other: ops.ldexp(s, other))
     __slots__ = ('self_shape', 'other_shape')
@@ -242,6 +244,7 @@ class Ldexp(Op):
 class Logaddexp2(Op):
     """d/da = sigmoid((a - b) log 2), d/db = sigmoid((b - a) log 2)."""
     op, node, saved = 'logaddexp2', 'Logaddexp2Backward0', ('self', 'other')
+    tensors = ('input', 'other')
     out = out_rule('logaddexp2', castable_dtype)
     __slots__ = ('self_shape', 'other_shape')
 

@@ -216,6 +216,7 @@ class XlogyBackward2(Op):
 class Logaddexp(Op):
     """logaddexp(input, other, *, out=None): ``log(exp(input) + exp(other))`` without overflow."""
     op, node = 'logaddexp', 'LogaddexpBackward0'
+    tensors = ('input', 'other')
     out = CAST
     __slots__ = ('self_shape', 'other_shape')
 
@@ -250,6 +251,7 @@ def _float_only(kernel, *operands):
 class Hypot(Op):
     """hypot(input, other, *, out=None): ``sqrt(input**2 + other**2)``."""
     op, node = 'hypot', 'HypotBackward0'
+    tensors = ('input', 'other')
     out = CAST
     inplace = True
     __slots__ = ('self_shape', 'other_shape')
@@ -318,6 +320,7 @@ class Fmax(Op):
     """fmax(input, other, *, out=None): like maximum, but a NaN loses to a number. The gradient
     goes to self where self wins or ties (or other is NaN), else to other."""
     op, node = 'fmax', 'FmaxBackward0'
+    tensors = ('input', 'other')
     out = CAST
     __slots__ = ('self_shape', 'other_shape', 'sign')
 

@@ -27,7 +27,7 @@ import sys
 from .. import backend
 from .. import _special_kernels as K
 from ._op import CAST, Op, castable_dtype, copy_out, ops, write_out
-from ._util import SCALAR_NAMES, float_dtype_for, record, saved_output, sum_to, unary, wrap, xp
+from ._util import SCALAR_NAMES, float_dtype_for, not_a_tensor, record, saved_output, sum_to, unary, wrap, xp
 from ..autograd.graph import elementwise_jvp
 from ._inplace import inplace as _run_inplace
 from ..tensor import Tensor
@@ -37,7 +37,7 @@ _SQRT_2PI = math.sqrt(2 * math.pi)
 
 def _check_tensor(name, input, arg='input', position=1):
     if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(input).__name__}")
+        raise not_a_tensor(name, arg, input, position)
 
 
 def _evaluate(kernel, input, half_kernel=None):
@@ -250,8 +250,6 @@ def _binary_float(kernel, name, input, other):
 
 
 def _igamma(input, other, node_cls, name):
-    _check_tensor(name, input)
-    _check_tensor(name, other, 'other', 2)
     upper = node_cls is Igammac
     data = _binary_float(lambda a, x: K.gammainc(a, x, upper), f'{name}_cpu', input, other)
     result, node = record(data, node_cls, (input, other))
@@ -265,6 +263,7 @@ class Igamma(_Special):
     """igamma(input, other, *, out=None): the regularized lower incomplete gamma function
     P(input, other). PyTorch has no derivative with respect to input."""
     op, node, saved = 'igamma', 'IgammaBackward0', ('self', 'other')
+    tensors = ('input', 'other')
     inplace = True
     __slots__ = ('self_shape', 'other_shape', 'sign')
 

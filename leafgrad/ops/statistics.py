@@ -327,18 +327,19 @@ class Dist(Op):
     """d ||a - b||_p: the norm's derivative, for ``input`` and (negated) for ``other``, summed
     back to their shapes."""
     op, node, saved = 'dist', 'DistBackward0', ('self', 'other', 'result')
+    tensors = ('input', 'other')
     __slots__ = ('p', 'self_shape', 'other_shape')
 
     def forward(input, other, p=2):
         """dist(input, other, p=2) -> Tensor
 
         The p-norm of input - other (broadcast). (PyTorch's function takes no out=.)"""
-        for t in (input, other):
-            if not _float_kind(t):
-                raise RuntimeError(f'norm(): input dtype should be either floating point or complex. Got '
-                                   f'{_DTYPE_LABEL.get(t._data.dtype.name)} instead.')
         with no_grad():
-            value = ops.vector_norm(input - other, p)._data
+            difference = input - other  # (in their promoted dtype: a float and an integer tensor are fine)
+            if not _float_kind(difference):
+                raise RuntimeError(f'norm(): input dtype should be either floating point or complex. Got '
+                                   f'{_DTYPE_LABEL.get(difference._data.dtype.name)} instead.')
+            value = ops.vector_norm(difference, p)._data
         out, node = record(value, Dist, (input, other))
         if node is not None:
             node.p, node.self_shape, node.other_shape = float(p), input._data.shape, other._data.shape

@@ -241,6 +241,7 @@ def _weighted_tangents(*pairs):
 class Atan2(Op):
     """atan2(input, other, *, out=None) (also arctan2): the angle of (other, input)."""
     op, node, aliases = 'atan2', 'Atan2Backward0', ('arctan2',)
+    tensors = ('input', 'other')
     saved = ('self', 'other')
     out = CAST
     inplace = True
@@ -529,9 +530,6 @@ class MinimumBackward0(MaximumBackward0):
 
 
 def _extremum(input, other, np_fn, node_cls, sign):
-    if not isinstance(other, Tensor):
-        raise TypeError(f'{np_fn.__name__}(): argument \'other\' (position 2) must be Tensor, not '
-                        f'{type(other).__name__}')
     x, y = binary_operands(input, other)
     if x.dtype.kind == 'c':
         raise refused(np_fn.__name__, x)
@@ -549,6 +547,7 @@ def _extremum(input, other, np_fn, node_cls, sign):
 class Maximum(Op):
     """maximum(input, other, *, out=None): the elementwise larger (NaN propagates)."""
     op, out = 'maximum', CAST
+    tensors = ('input', 'other')
     __slots__ = ()
 
     def forward(input, other):
@@ -558,6 +557,7 @@ class Maximum(Op):
 class Minimum(Op):
     """minimum(input, other, *, out=None): the elementwise smaller (NaN propagates)."""
     op, out = 'minimum', CAST
+    tensors = ('input', 'other')
     __slots__ = ()
 
     def forward(input, other):
