@@ -29,7 +29,10 @@ samples independent), its differentiated inputs expanded along the batch first, 
 each sample gets its own gradient. Forward mode under vmap (a jvp inside vmap): vmap's wrappers
 go over forward AD's, as in jacfwd, so that a batched op's rule calls the op on the physical
 arrays through forward AD, whose tangents are then physical too; ``_Plain`` gives a tangent
-the physical shape of its primal, ``_batched`` batches it with its primal.
+the physical shape of its primal, ``_batched`` batches it with its primal. jacfwd under vmap
+carries the batch too: its primals are ``spread`` along every open level, the basis level
+included, so that each tangent is batched within its primal's levels and one pass computes
+every sample's Jacobian (also of a function closing over a batched tensor).
 """
 import functools
 import math
@@ -94,6 +97,17 @@ class BatchedTensor(Tensor):
     def item(self):
         if self._levels[-1] < _state.floor:
             return Tensor.item(self)
+        if self.numel() != 1:  # (a sample of several elements: the error of any tensor's .item())
+            raise RuntimeError(f'a Tensor with {self.numel()} elements cannot be converted to Scalar')
+        forward_ad = _sys.modules.get('leafgrad.autograd.forward_ad')
+        if forward_ad is not None and forward_ad._state.level is not None:
+            # (a dual of a jvp or jacfwd under vmap: PyTorch's message for a wrapped batched tensor)
+            raise RuntimeError(
+                "vmap: It looks like you're either (1) calling .item() on a Tensor or (2) attempting to use a Tensor "
+                'in some data-dependent control flow or (3) encountering this error in PyTorch internals. For (1): '
+                "we don't support vmap over calling .item() on a Tensor, please try to rewrite what you're doing "
+                "with other operations. For (2): we don't support data-dependent control flow in vmap yet, please "
+                'file an issue at https://github.com/pytorch/pytorch/issues . For (3): please file an issue.')
         raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
                            ".item() on a Tensor, please try to rewrite what you're doing with other operations. If "
                            'error is occurring somewhere inside PyTorch internals, please file a bug report.')
@@ -104,7 +118,11 @@ class BatchedTensor(Tensor):
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
     def _python_scalar(self):  # float(), int(), bool() of a sample: .item()'s error, as PyTorch
-        return Tensor._python_scalar(self) if self._levels[-1] < _state.floor else self.item()
+        if self._levels[-1] < _state.floor:
+            return Tensor._python_scalar(self)
+        if self.numel() != 1:
+            raise ValueError('only one element tensors can be converted to Python scalars')
+        return self.item()
 
     def __repr__(self):
         return f'BatchedTensor(lvl={self._levels[-1]}, bdim=0, value=\n{Tensor.__repr__(_plain_copy(self))}\n)'
@@ -332,7 +350,6 @@ _DIM_OPS = {'sum': 1, 'mean': 1, 'var': 1, 'std': 1, 'amax': 1, 'amin': 1, 'logs
             'norm': 2, 'all': 1, 'any': 1, 'nansum': 1, 'median': 1, 'count_nonzero': 1, 'unsqueeze': 1,
             'squeeze': 1, 'select': 1, 'narrow': 1, 'flip': 1, 'unbind': 1, 'chunk': 2, 'split': 2,
             'roll': 2, 'cummax': 1, 'cummin': 1, 'topk': 2, 'sort': 1, 'argsort': 1, 'var_mean': 1, 'std_mean': 1}
-_LAST_DIM_BY_DEFAULT = {'sort', 'argsort', 'topk'}  # (dim=-1 when not given)
 _FULL_WHEN_NONE = {'sum', 'mean', 'var', 'std', 'amax', 'amin', 'logsumexp', 'prod', 'norm', 'all', 'any',
                    'nansum', 'count_nonzero', 'var_mean', 'std_mean', 'max', 'min', 'argmax', 'argmin', 'median'}
 
@@ -353,8 +370,6 @@ def _with_dim(fn, name, args, kwargs):
         dim = args[pos]
     else:
         dim = None
-    if name in _LAST_DIM_BY_DEFAULT and dim is None:
-        dim = -1
     if name == 'squeeze' and dim is None:
         dim = tuple(i for i, s in enumerate(x._data.shape[nb:]) if s == 1)
     if name in _FULL_WHEN_NONE and (dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)):
@@ -1236,26 +1251,29 @@ def _raised_gradient(g, x, depth):
     return _batched(p, own + high)
 
 
-def per_sample(call, args):
-    """``call(*args)`` once per sample of the innermost level at which a tensor of ``args`` (a
-    tree) is batched, the results stacked and batched at that level: for a transform whose
-    inputs vmap batched that runs its own levels (jvp, jacfwd under vmap: the forward rules read
-    the tensors their nodes saved, which a batched op records as physical arrays)."""
+def spread(x):
+    """``x`` batched at every open level (expanded along those it lacks), its history kept: a
+    primal of jacfwd under vmap, whose tangents (the basis) are batched at the innermost level."""
+    levels, want = _levels_of(x), tuple(range(_state.floor, _state.depth))
+    if levels == want:
+        return x
+    with _Plain([x]):
+        data = x
+        for i, level in enumerate(want):
+            if level not in levels:
+                data = data.unsqueeze(i)
+        data = data.expand(tuple(_state.sizes[lv] for lv in want) + tuple(data._data.shape[len(want):]))
+    return _batched(data, want)
+
+
+def first_of_innermost(tree):
+    """The tensors of ``tree`` at index 0 of the innermost open level (along which they are all
+    equal: computed from primals ``spread`` along it)."""
     from .func import _flatten as flatten, _unflatten
-    leaves, spec = flatten(args)
-    level = _union([leaf for leaf in leaves if is_batched(leaf)])[-1]
-    results = []
-    for i in range(_state.sizes[level]):
-        picked = [_select_level(leaf, level, i) if is_batched(leaf) and level in leaf._levels else leaf
-                  for leaf in leaves]
-        out, out_spec = flatten(call(*_unflatten(picked, spec)))
-        # a result still batched at the level (an input expanded along it inside: grad's
-        # per-sample leaves; a closed-over batched tensor) is taken at the sample's own index
-        out = [_select_level(o, level, i) if is_batched(o) and level in o._levels else o for o in out]
-        results.append((out, out_spec))
-    out = [_restack_or_none([r[0][k] for r in results], level) if isinstance(results[0][0][k], Tensor)
-           else results[0][0][k] for k in range(len(results[0][0]))]
-    return _unflatten(out, results[0][1])
+    level = _state.depth - 1
+    leaves, spec = flatten(tree)
+    return _unflatten([_select_level(t, level, 0) if isinstance(t, Tensor) and level in _levels_of(t) else t
+                       for t in leaves], spec)
 
 
 def batched_in(tree):

@@ -351,14 +351,22 @@ def _vjp_rows(vm, outputs, inputs, depth, create_graph, chunk_size):
         # The gradients are differentiated again (by an outer reverse transform, or forward mode
         # carries tangents through the walk): row by row, since what a batched walk records
         # keeps its batched tensors, whose levels would be read again by later walks
+        from . import ones_like
         from .autograd.functional import _stack
+        dual = forward_ad is not None and forward_ad._state.level is not None
         per_input = [[] for _ in inputs]
         for i, (out, n) in enumerate(zip(outputs, sizes)):
             flat = out.reshape(-1)
             for j in range(n):
-                grads = (_autograd_grad(flat[j], inputs, retain_graph=True, create_graph=create_graph,
-                                        allow_unused=True, materialize_grads=True) if i in differentiable
-                         else [zeros_like(x) for x in inputs])
+                if i not in differentiable:
+                    grads = [zeros_like(x) for x in inputs]
+                elif vm.batched_in(flat[j]):  # (one element of each sample: the batch's walk)
+                    grads = vm.grad_through([flat[j]], inputs, [ones_like(flat[j])], depth, retain_graph=True,
+                                            create_graph=create_graph or dual, allow_unused=True,
+                                            materialize_grads=True)
+                else:
+                    grads = _autograd_grad(flat[j], inputs, retain_graph=True, create_graph=create_graph,
+                                           allow_unused=True, materialize_grads=True)
                 for rows, g in zip(per_input, grads):
                     rows.append(g)
         return [_stack(rows) for rows in per_input]
@@ -511,7 +519,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
     (all differentiated inputs together, n elements) get the rows of the n x n identity as one
     batched tangent, so that each op's forward rule runs once on the whole basis (its batching
     rule carrying the batch of tangents) and the output's batched tangent holds every column of
-    the Jacobian; for each output a tensor of shape ``output.shape + input.shape``."""
+    the Jacobian; for each output a tensor of shape ``output.shape + input.shape``. Under vmap
+    the batch is carried through the same pass (``_vmap.spread``)."""
     if randomness not in ('error', 'different', 'same'):
         raise RuntimeError("Only allowed values for randomness are 'error', 'different', or 'same'. Got "
                            f'{randomness}')
@@ -520,8 +529,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
     def wrapper(*args, **kwargs):
         single, nums = _argnums_tuple(argnums, len(args))
         vm = _sys.modules.get('leafgrad._vmap')
-        if vm is not None and vm.batched_in(args):  # under vmap: per sample (see _vmap.per_sample)
-            return vm.per_sample(lambda *a: wrapper(*a, **kwargs), tuple(args))
+        # under vmap the batch is carried, as torch.func carries it: see push_forward
+        under_vmap = vm is not None and vm.active()
         if forward_ad._state.level is not None:  # a jacfwd inside a dual level: by reverse mode
             return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         args = list(args)
@@ -546,11 +555,18 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
             return _jvp_outputs(_as_bound(func)(*call_args, **kwargs), has_aux, 'jacfwd(f, ...)(*args)')
 
         def push_forward(*basis):
-            duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, basis)]
+            primals = inputs
+            if under_vmap:
+                # each primal batched at every open level, the basis's too (expanded): the ops on
+                # the duals then see the tangents batched within their primals' levels, so that
+                # one pass carries the outer batch (the inputs', or a tensor f closes over) and
+                # the basis together; the outputs and aux are a sample's of the basis level
+                primals = [vm.spread(x) for x in inputs]
+            duals = [forward_ad.make_dual(x, t) for x, t in zip(primals, basis)]
             outs, found['spec'], aux = call(duals)
             unpacked = [forward_ad.unpack_dual(o) for o in outs]
             found['outs'] = [u.primal for u in unpacked]
-            found['aux'] = aux
+            found['aux'] = vm.first_of_innermost(aux) if under_vmap else aux
             from . import zeros_like
             return tuple(u.tangent if u.tangent is not None else zeros_like(o) for u, o in zip(unpacked, outs))
 

@@ -207,7 +207,6 @@ def _no_per_sample(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError('ran once per sample')
     monkeypatch.setattr(_vmap, '_loop', refuse)
-    monkeypatch.setattr(_vmap, 'per_sample', refuse)
 
 
 def test_circular_pad_is_batched(monkeypatch):

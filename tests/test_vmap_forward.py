@@ -56,6 +56,52 @@ PROGRAMS = {
         M.func.jacfwd(f, argnums=2)(w, b, X[0]), M.func.hessian(f, argnums=2)(w, b, X[1])))(*_setup(M)),
 }
 
+# jacfwd under vmap carries the batch (one pass, no loop over the samples), also of a function
+# closing over a batched tensor
+JACFWD_UNDER_VMAP = {
+    'closing over the batched input': lambda M, xs, w: M.func.vmap(
+        lambda x: M.func.jacfwd(lambda y: (x * y).sin())(x))(xs),
+    'closing over it, differentiating an unbatched one': lambda M, xs, w: M.func.vmap(
+        lambda x: M.func.jacfwd(lambda y: (x.sum() * y).sin())(w))(xs),
+    'hessian closing over it': lambda M, xs, w: M.func.vmap(
+        lambda x: M.func.hessian(lambda y: (x * y).sin().sum())(x))(xs),
+    'with aux': lambda M, xs, w: M.func.vmap(
+        lambda x: M.func.jacfwd(lambda y: ((x * y).sin(), y.cos()), has_aux=True)(x))(xs),
+    'two vmap levels': lambda M, xs, w: M.func.vmap(M.func.vmap(
+        lambda x: M.func.jacfwd(lambda y: (x * y).sin())(x)))(xs.reshape(3, 2, 2)),
+    'an unbatched argument': lambda M, xs, w: M.func.vmap(
+        lambda x, v: M.func.jacfwd(lambda y: (x * y * v).sin())(x), in_dims=(0, None))(xs, w),
+    'argnums 0 and 1': lambda M, xs, w: M.func.vmap(
+        lambda x: M.func.jacfwd(lambda a, b: (a * b).sin(), argnums=(0, 1))(x, w))(xs),
+    'linear closing over it': lambda M, xs, w: M.func.vmap(lambda x: M.func.jacfwd(
+        lambda y: M.nn.functional.linear(y, x.reshape(1, 4).expand(2, 4)).tanh())(w))(xs),
+    'item of a sample of several elements': lambda M, xs, w: M.func.vmap(
+        lambda x: M.func.jacfwd(lambda y: y.item())(x))(xs),
+    'item of a one-element sample': lambda M, xs, w: M.func.vmap(
+        lambda x: M.func.jacfwd(lambda y: y.sum().item())(x))(xs),
+    'float of a sample of several elements': lambda M, xs, w: M.func.vmap(
+        lambda x: M.func.jacfwd(lambda y: float(y))(x))(xs),
+}
+
+
+@pytest.mark.parametrize('name', sorted(JACFWD_UNDER_VMAP))
+def test_jacfwd_under_vmap_carries_the_batch(name, monkeypatch):
+    from leafgrad import _vmap
+
+    def results(M):
+        xs = M.tensor([[0.0, 0.1, 0.2, 0.3], [0.4, 0.5, 0.6, 0.7], [0.8, 0.9, 1.0, 1.1]], dtype=M.float64)
+        w = M.tensor([0.0, 0.5, 1.0, 1.5], dtype=M.float64)
+        try:
+            return plain(JACFWD_UNDER_VMAP[name](M, xs, w))
+        except Exception as e:
+            return type(e), str(e).replace('torch', 'leafgrad')
+    expected = results(torch)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError('ran once per sample')
+    monkeypatch.setattr(_vmap, '_loop', refuse)
+    assert results(lg) == expected
+
 
 @pytest.mark.parametrize('name', sorted(PROGRAMS))
 def test_nesting_against_torch(name):
