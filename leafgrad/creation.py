@@ -322,11 +322,13 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
         return _made_in(_range_into('arange', out, result), requires_grad)
     if end is None:
         start, end = 0, start
-    if step == 0:
-        raise RuntimeError('step must be nonzero')
-    if (end - start) / step < 0 and end != start:
-        raise RuntimeError('upper bound and lower bound inconsistent with step sign')
     vals = [_scalar(v) for v in (start, end, step)]
+    if not (vals[2] > 0 or vals[2] < 0):  # (a NaN step too)
+        raise RuntimeError('step must be nonzero')
+    if not (math.isfinite(vals[0]) and math.isfinite(vals[1])):
+        raise RuntimeError(f'unsupported range: {vals[0]:g} -> {vals[1]:g}')
+    if not (vals[2] > 0 and vals[1] >= vals[0] or vals[2] < 0 and vals[1] <= vals[0]):
+        raise RuntimeError('upper bound and lower bound inconsistent with step sign')
     if dtype is None:
         dtype = backend.get_default_dtype() if any(isinstance(v, float) for v in vals) else backend.int64
     start, end, step = vals
@@ -352,9 +354,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if out is not None:
         result = linspace(start, end, steps, dtype=_out_dtype('linspace', out, dtype), device=out.device)
         return _made_in(_computed_into('linspace', out, result), requires_grad)
-    start, end = _scalar(start), _scalar(end)
-    if steps < 0:
-        raise RuntimeError('linspace(): number of steps must be non-negative')
+    _check_steps('linspace', start, end, steps)
+    start, end, steps = _scalar(start), _scalar(end), int(steps)
     np_dtype = _dtype_np(dtype)
     xp = backend.module_for(device)
     if steps == 1:
@@ -376,8 +377,24 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     if out is not None:
         result = logspace(start, end, steps, base, dtype=_out_dtype('logspace', out, dtype), device=out.device)
         return _made_in(_computed_into('logspace', out, result), requires_grad)
+    _check_steps('logspace', start, end, steps, 'float base = 10.0, ')
     lin = linspace(start, end, steps, dtype=backend.float64, device=device)
     return _finish((base ** lin._data).astype(_dtype_np(dtype)), requires_grad)
+
+
+def _check_steps(fname, start, end, steps, more=''):
+    """linspace's and logspace's ``steps``: an int (PyTorch's parser refuses a float or a bool,
+    listing the four overloads), not negative."""
+    if not _is_int(steps):
+        got = ', '.join(type(v).__name__ for v in (start, end, steps))
+        rest = (f'int steps, {more}*, Tensor out = None, leafgrad.dtype dtype = None, leafgrad.layout layout = None, '
+                'leafgrad.device device = None, bool pin_memory = False, bool requires_grad = False)')
+        overloads = ''.join(f'\n * ({a} start, {b} end, {rest}' for a, b in
+                            (('Tensor', 'Tensor'), ('Number', 'Tensor'), ('Tensor', 'Number'), ('Number', 'Number')))
+        raise TypeError(f'{fname}() received an invalid combination of arguments - got ({got}), but expected one '
+                        f'of:{overloads}\n')
+    if steps < 0:
+        raise RuntimeError('number of steps must be non-negative')
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
@@ -506,6 +523,17 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
     _options('randint', layout, pin_memory)
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
+    elif size is None and high is not None:  # (PyTorch's parser binds randint(5, 2) to (high, size))
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(high).__name__}")
+    elif size is None or not isinstance(size, (tuple, list)):
+        got = (low,) if size is None else (low, high, size)
+        rest = ('*, leafgrad.Generator generator, Tensor out = None, leafgrad.dtype dtype = None, leafgrad.layout '
+                'layout = None, leafgrad.device device = None, bool pin_memory = False, bool requires_grad = False)')
+        plain = rest.replace('leafgrad.Generator generator, ', '')
+        overloads = ''.join(f'\n * ({first}tuple of ints size, {tail}' for first in ('int high, ', 'int low, int high, ')
+                            for tail in (rest, plain))
+        raise TypeError(f'randint() received an invalid combination of arguments - got '
+                        f'({", ".join(type(v).__name__ for v in got)}), but expected one of:{overloads}\n')
     if high is None:
         low, high = 0, low
     if out is not None:

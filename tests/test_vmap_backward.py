@@ -172,3 +172,48 @@ def _flag_errors(M):
 
 def test_batched_grad_flag_errors():
     assert _flag_errors(lg) == _flag_errors(torch)
+
+
+def _grads_batched(M, **options):
+    x = M.tensor([0.5, -1.0], requires_grad=True)
+    w = M.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    unused = M.ones(3, requires_grad=True)
+    y = (w @ x).sin() * x.exp()
+    return M.autograd.grad(y, [x, w, unused], M.arange(6.).reshape(3, 2), is_grads_batched=True, **options)
+
+
+@pytest.mark.parametrize('options', [dict(allow_unused=True), dict(materialize_grads=True),
+                                     dict(allow_unused=True, create_graph=True)])
+def test_grad_with_batched_grad_outputs_as_torch(options):
+    """autograd.grad(is_grads_batched=True): one vector-Jacobian product per row of the
+    grad_outputs (vmap over the backward, as PyTorch); an unused input's gradient None, or
+    (materialize_grads) unbatched zeros, as PyTorch's."""
+    mine, theirs = _grads_batched(lg, **options), _grads_batched(torch, **options)
+    assert len(mine) == len(theirs)
+    for m, t in zip(mine, theirs):
+        assert (m is None) == (t is None)
+        if t is not None:
+            assert m.shape == t.shape and m.requires_grad == t.requires_grad
+            np.testing.assert_allclose(m.detach().numpy(), t.detach().numpy(), rtol=1e-6)
+
+
+def test_grad_with_batched_grad_outputs_of_the_wrong_shape():
+    messages = []
+    for M in (lg, torch):
+        x = M.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError) as e:
+            M.autograd.grad(x.exp(), x, M.ones(2), is_grads_batched=True)
+        messages.append(str(e.value).replace('torch.Size', 'leafgrad.Size'))
+    assert messages[0] == messages[1]
+
+
+def test_grad_only_inputs_false_warns_as_torch():
+    seen = []
+    for M in (lg, torch):
+        x = M.ones(2, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            M.autograd.grad((x * 2).sum(), x, only_inputs=False)
+            M.autograd.grad((x * 2).sum(), x, only_inputs=True)
+        seen.append([(w.category, str(w.message)) for w in caught])
+    assert seen[0] == seen[1] and len(seen[0]) == 1

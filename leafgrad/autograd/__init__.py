@@ -4,6 +4,7 @@ detection; and, loaded on first use, the toolkit: ``Function`` (custom ops, func
 hvp, vhp) and ``graph`` (Node, saved_tensors_hooks, save_on_cpu)."""
 from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
 
+import warnings
 from typing import TYPE_CHECKING, Sequence, Union
 
 from . import grad_mode, graph
@@ -138,6 +139,32 @@ def backward(tensors: _Tensors, grad_tensors: _MaybeTensors = None, retain_graph
                 add_to_nonleaf_grad(t, g, copy=False)
 
 
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """grad(..., is_grads_batched=True): one backward per row of each grad_output, the rows
+    carried as a batch by vmap (as PyTorch); an unused input's materialized gradient is
+    unbatched zeros, as PyTorch's."""
+    from .._vmap import vmap  # (the transforms: not loaded at `import leafgrad`)
+    from ..creation import zeros_like  # (creation imports this package)
+    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    for i, (output, rows) in enumerate(zip(outputs, _as_tuple(grad_outputs))):
+        if isinstance(rows, _tensor.Tensor) and rows.shape[1:] != output.shape:
+            raise RuntimeError(
+                'If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch '
+                'dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding '
+                f'output, but a mismatch was detected: grad_output[{i}] has a shape of {_tensor.Size(rows.shape[1:])} and '
+                f'output[{i}] has a shape of {output.shape}. If you only want some tensors in `grad_output` to be '
+                'considered batched, consider using vmap.')
+    unused = []  # (vmap returns tensors only: the inputs that get no gradient are put back after)
+
+    def vjp(*rows):
+        grads = grad(outputs, inputs, rows, retain_graph, create_graph, allow_unused=allow_unused)
+        unused[:] = [g is None for g in grads]
+        return tuple(g for g in grads if g is not None)
+    batched = iter(vmap(vjp)(*_as_tuple(grad_outputs)))
+    return tuple((zeros_like(t) if materialize_grads else None) if none else next(batched)
+                 for t, none in zip(inputs, unused))
+
+
 def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: _MaybeTensors = None, retain_graph: bool | None = None,
          create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple[Tensor | None, ...]:
@@ -156,11 +183,12 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: _MaybeTensors = None
     create_graph
         Record the backward pass, so that the returned gradients can be differentiated again.
     only_inputs
-        Ignored, as in PyTorch (where it is deprecated).
+        Ignored, as in PyTorch (where it is deprecated: ``False`` warns).
     allow_unused
         Return ``None`` for an input the outputs do not depend on, instead of raising.
     is_grads_batched
-        Not supported: ``True`` raises ``NotImplementedError``.
+        The first dimension of each ``grad_outputs`` tensor is a batch: one vector-Jacobian
+        product per row, computed by ``vmap``.
     materialize_grads
         Return zeros instead of ``None`` for unused inputs (implies ``allow_unused``).
 
@@ -169,8 +197,13 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: _MaybeTensors = None
     tuple
         One gradient per input, in order.
     """
+    if not only_inputs:
+        warnings.warn('only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate '
+                      'gradient for other parts of the graph, please use torch.autograd.backward.', FutureWarning,
+                      stacklevel=2)
     if is_grads_batched:
-        raise NotImplementedError('is_grads_batched=True is not supported')
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused or materialize_grads, materialize_grads)
     if materialize_grads and allow_unused is False:
         raise ValueError('Expected allow_unused to be True or not passed when materialize_grads=True, '
                          'but got: allow_unused=False.')

@@ -123,6 +123,15 @@ def mean_array(data, axis=None, keepdims=False):
     return data.mean(axis=axis, keepdims=keepdims)
 
 
+def _mean_dtype(fname, dtype):
+    """The NumPy dtype of mean's ``dtype=``, which must be floating or complex."""
+    np_dtype = backend.to_dtype(dtype).np
+    if np_dtype.kind not in 'fVc':
+        raise RuntimeError(f'{fname}(): could not infer output dtype. Optional dtype must be either a floating point '
+                           f'or complex dtype. Got: {_LABELS[np_dtype.name]}')
+    return np_dtype
+
+
 class Mean(Op):
     """mean(input, dim=None, keepdim=False, *, dtype=None): floating and complex input only."""
     op, node = 'mean', 'MeanBackward0'
@@ -131,8 +140,8 @@ class Mean(Op):
     def forward(input, dim=None, keepdim=False, *, dtype=None):
         data = input._data
         if dtype is not None:
-            data = data.astype(backend.to_dtype(dtype).np)
-        if data.dtype.kind not in 'fVc':
+            data = data.astype(_mean_dtype('mean', dtype))
+        elif data.dtype.kind not in 'fVc':
             raise RuntimeError('mean(): could not infer output dtype. Input dtype must be either a floating '
                                f'point or complex dtype. Got: {_LABELS[data.dtype.name]}')
         if dim is None:
@@ -863,5 +872,7 @@ class Nanmean(Op):
         if input._data.dtype.kind not in 'fV':
             raise RuntimeError('nanmean(): expected input to have floating point or complex dtype but got '
                                f'{_LABELS[input._data.dtype.name]}')
+        if dtype is not None:
+            _mean_dtype('nanmean', dtype)
         count = sum(ops.logical_not(ops.isnan(input)), dim, keepdim)
         return nansum(input, dim, keepdim, dtype=dtype) / count
