@@ -138,58 +138,41 @@ def _max_min_out(name, out, result):
     return write_out(name, out, result, _can_cast)
 
 
-class Max(_EvenlyDistribute):
-    """max of all elements (MaxBackward1); along a dim, MaxBackward0; of two tensors, maximum."""
-    op, node = 'max', 'MaxBackward1'
-    __slots__ = ()
+def _extremum(name, node_name, word, of_two, reduce, pick, along_dim, named):
+    """The declaration of max or min, one definition for the two ops: of all elements
+    ``node_name`` (MaxBackward1), along a dim ``along_dim`` (MaxBackward0), of two tensors the op
+    ``of_two`` (maximum)."""
+    class Extremum(_EvenlyDistribute):
+        __doc__ = f'{name} of all elements ({node_name}); along a dim, {along_dim.__name__}; of two tensors, {of_two}.'
+        op, node = name, node_name
+        __slots__ = ()
 
-    def forward(input, dim=None, keepdim=False):
-        """Tensor.max(dim=None, keepdim=False): the function without out=."""
-        if isinstance(dim, Tensor):  # max(a, b) is maximum
-            return ops.maximum(input, dim)
-        if dim is None:
-            return _full(input, 'max', xp.max, Max)
-        _refuse_complex(input._data, 'max')
-        return _select_along_dim(input, dim, keepdim, 'max', _argmax_nan_first, MaxBackward0, return_types.max)
+        def forward(input, dim=None, keepdim=False):
+            if isinstance(dim, Tensor):  # max(a, b) is maximum
+                return getattr(ops, of_two)(input, dim)
+            if dim is None:
+                return _full(input, name, reduce, Extremum)
+            _refuse_complex(input._data, name)
+            return _select_along_dim(input, dim, keepdim, name, pick, along_dim, named)
+        forward.__doc__ = f'Tensor.{name}(dim=None, keepdim=False): the function without out=.'
 
-    def function(input, dim=None, keepdim=False, *, out=None):
-        """max(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor values, Tensor indices)
+        def function(input, dim=None, keepdim=False, *, out=None):
+            result = Extremum.forward(input, dim, keepdim)
+            if out is None:
+                return result
+            if isinstance(dim, Tensor):
+                return CAST(of_two, out, result)
+            return _max_min_out(name, out, result)
+        function.__doc__ = (
+            f'{name}(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor values, Tensor indices)\n\n'
+            f'The {word} element; along ``dim``, the {word} of each slice and its index (the first one, for\n'
+            f'ties; NaN is the {word}); ``{name}(input, other)`` is ``{of_two}``.')
+    return Extremum
 
-        The largest element; along ``dim``, the largest of each slice and its index (the first
-        one, for ties; NaN is the largest); ``max(input, other)`` is ``maximum``."""
-        result = Max.forward(input, dim, keepdim)
-        if out is None:
-            return result
-        if isinstance(dim, Tensor):
-            return CAST('maximum', out, result)
-        return _max_min_out('max', out, result)
 
-
-class Min(_EvenlyDistribute):
-    """min of all elements (MinBackward1); along a dim, MinBackward0; of two tensors, minimum."""
-    op, node = 'min', 'MinBackward1'
-    __slots__ = ()
-
-    def forward(input, dim=None, keepdim=False):
-        """Tensor.min(dim=None, keepdim=False): the function without out=."""
-        if isinstance(dim, Tensor):
-            return ops.minimum(input, dim)
-        if dim is None:
-            return _full(input, 'min', xp.min, Min)
-        _refuse_complex(input._data, 'min')
-        return _select_along_dim(input, dim, keepdim, 'min', _argmin_nan_first, MinBackward0, return_types.min)
-
-    def function(input, dim=None, keepdim=False, *, out=None):
-        """min(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor values, Tensor indices)
-
-        The smallest element; along ``dim``, the smallest of each slice and its index (the first
-        one, for ties; NaN is the smallest); ``min(input, other)`` is ``minimum``."""
-        result = Min.forward(input, dim, keepdim)
-        if out is None:
-            return result
-        if isinstance(dim, Tensor):
-            return CAST('minimum', out, result)
-        return _max_min_out('min', out, result)
+Max = _extremum('max', 'MaxBackward1', 'largest', 'maximum', xp.max, _argmax_nan_first, MaxBackward0, return_types.max)
+Min = _extremum('min', 'MinBackward1', 'smallest', 'minimum', xp.min, _argmin_nan_first, MinBackward0,
+                return_types.min)
 
 
 # ---- amax, amin, aminmax -------------------------------------------------------------------
