@@ -258,31 +258,8 @@ def _relu_derivative(g, r):
     gradient elsewhere, at a NaN result too."""
     dead = r <= 0
     if g.shape == dead.shape:
-        return _zero_where_owned_mask(g.copy(), dead)
+        return _zero_where(g.copy(), dead)
     return numpy.where(dead, g.dtype.type(0), g)
-
-
-_BITS = {numpy.dtype(numpy.float32): numpy.dtype(numpy.int32), numpy.dtype(numpy.float64): numpy.dtype(numpy.int64)}
-_BOOL = numpy.dtype(bool)
-_I8_ONE = numpy.ones((), numpy.int8)
-
-
-def _zero_where_owned_mask(g, dead):
-    """ew.zero_where(g, dead) for a float32/float64 ``g`` and a bool ``dead`` of its shape that
-    nobody else holds (made by the caller): the same bits (g's ANDed with all-zero words where
-    dead, all-one words elsewhere), the mask made one byte an element in dead's own buffer
-    (False/True become -1/0) and widened to g's width by the AND's casting buffer, rather than
-    as a full-size integer array of g's width: a third less memory traffic and no allocation of
-    g's size (a (256, 512) float32 gradient out of cache: ~200 us against ~280 us)."""
-    bits = _BITS.get(g.dtype)
-    if (bits is None or type(dead) is not numpy.ndarray or dead.dtype != _BOOL or dead.shape != g.shape
-            or not dead.flags.c_contiguous):
-        return _zero_where(g, dead)
-    d8 = dead.view(numpy.int8)
-    numpy.subtract(d8, _I8_ONE, out=d8)
-    view = g.view(bits)
-    numpy.bitwise_and(view, d8, out=view)
-    return g
 
 
 _COUNTS_PROVE_UNSHARED = sys.implementation.name == 'cpython' and sys.version_info < (3, 14)
@@ -295,7 +272,7 @@ def _relu_derivative_consuming(g, r):
     # the caller's local, this parameter and getrefcount's argument
     if (_COUNTS_PROVE_UNSHARED and type(g) is numpy.ndarray and g.base is None and sys.getrefcount(g) <= 3
             and g.shape == r.shape and g.flags.writeable and g.flags.c_contiguous):
-        return _zero_where_owned_mask(g, r <= 0)
+        return _zero_where(g, r <= 0)
     return _relu_derivative(g, r)
 
 

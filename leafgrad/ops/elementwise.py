@@ -820,16 +820,31 @@ class Relu(Op):
         return wrap(xp.where(dead, grad._data.dtype.type(0), grad._data)),
 
 
+_INT8_ONE = xp.ones((), xp.int8)  # (an array operand: NumPy resolves it faster than the number 1)
+_INT_OF_WIDTH = {2: xp.dtype(xp.int16), 4: xp.dtype(xp.int32), 8: xp.dtype(xp.int64)}
+
+
 def zero_where(g, dead):
-    """``g`` with +0 where ``dead`` (a bool array of its shape), written in g. Done as a bitwise
-    AND of g's bits with all-zero or all-one words (g's own bits, NaN, inf and -0.0 included,
-    where not dead): the same numbers as copyto(g, 0, where=dead), without the per-element
-    branch that makes copyto on an irregular mask 10-15 times slower."""
-    if g.dtype.kind not in 'fV' or g.dtype.itemsize not in (2, 4, 8):
+    """``g`` with +0 where ``dead`` (a bool array of its shape that the caller made for this
+    call: it is overwritten), written in g. Done as a bitwise AND of g's bits with all-zero or
+    all-one words (g's own bits, NaN, inf and -0.0 included, where not dead): the same numbers
+    as copyto(g, 0, where=dead), without the per-element branch that makes copyto on an
+    irregular mask 10-15 times slower. The mask is made one byte an element in dead's own
+    buffer (False/True become -1/0) and widened to g's width by the AND's casting buffer,
+    rather than as a new integer array as wide as g's elements (a (256, 512) float32 gradient
+    out of cache, CPU time with the comparison: ~120-135 us against ~175-195 us)."""
+    d = g.dtype
+    width = _INT_OF_WIDTH.get(d.itemsize) if d.kind in 'fV' else None
+    if width is None:
         xp.copyto(g, 0, where=dead)
         return g
-    bits = g.view(f'i{g.dtype.itemsize}')
-    xp.bitwise_and(bits, xp.subtract(dead, True, dtype=bits.dtype), out=bits)
+    bits = g.view(width)
+    if type(dead) is not xp.ndarray:  # (a 0-d comparison gives a NumPy bool, not an array)
+        xp.bitwise_and(bits, xp.subtract(dead, True, dtype=bits.dtype), out=bits)
+        return g
+    mask = dead.view(xp.int8)
+    xp.subtract(mask, _INT8_ONE, out=mask)
+    xp.bitwise_and(bits, mask, out=bits)
     return g
 
 
