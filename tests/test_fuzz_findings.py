@@ -1,6 +1,7 @@
 """What the differential fuzzer (tests/test_fuzz_differential.py) found, each as its smallest
 program, run in leafgrad and torch: values, gradients, grad_fn names and version counters."""
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -1209,3 +1210,37 @@ def test_dist_of_a_float_and_an_integer_tensor_as_torch():
                 seen['grad'] = x.grad
             return seen
         assert_same(program)
+
+
+_CHECKS_AFTER_A_CHANGED_NO_GRAD_VIEW = {
+    'var of one element': lambda T, v: T.var(v, 0), 'std of one element': lambda T, v: v.std(),
+    'var_mean of one element': lambda T, v: T.var_mean(v), 'std_mean with dof 0': lambda T, v: T.std_mean(v, correction=1),
+    'mm of mismatched sizes': lambda T, v: T.mm(T.ones(2, 2), v.reshape(3, 1)),
+    'matmul 3-D @ 1-D mismatched': lambda T, v: T.ones(2, 3, 2) @ v,
+    'mv of mismatched sizes': lambda T, v: T.mv(T.ones(2, 2), v)}
+
+
+@pytest.mark.parametrize('case', sorted(_CHECKS_AFTER_A_CHANGED_NO_GRAD_VIEW))
+@pytest.mark.parametrize('mode', ['grad', 'no_grad'])
+def test_a_no_grad_view_whose_base_changed_raises_before_the_ops_own_checks(case, mode):
+    """PyTorch's autograd reads an input's history before the kernel runs, so a view made under
+    no_grad whose base changed in place raises its error before the op warns (var/std with no
+    degrees of freedom left: the long run, seed 5026183, where leafgrad warned, then raised the
+    same error) or checks its sizes (matrix products: seed 5017430); under no_grad nothing is
+    read: the warning or the size error."""
+    def program(T):
+        x = T.tensor([0.5, 1.6, 0.2], requires_grad=True)
+        y = x.reciprocal()
+        with T.no_grad():
+            v = y.chunk(2, 0)[-1] if case.startswith(('var', 'std')) else y.reshape(-1)  # (one element; three)
+            y.mul_(2)  # (v's base changed: v may not get a history)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter('always')
+            try:
+                with T.set_grad_enabled(mode == 'grad'):
+                    _CHECKS_AFTER_A_CHANGED_NO_GRAD_VIEW[case](T, v)
+                error = None
+            except RuntimeError as e:
+                error = str(e)
+        return {'error': error, 'warnings': ' | '.join(str(w.message).split(' (Triggered internally')[0] for w in seen)}
+    assert_same(program)

@@ -68,6 +68,17 @@ def edge(t):
     return (None, 0)
 
 
+def histories_first(*inputs):
+    """Read the history of each input that will be recorded, before the op checks its arguments
+    or warns: PyTorch's autograd does so before its kernel runs, so that a view made under
+    no_grad whose base changed since raises its error first (``views.fresh``; one flag test
+    unless views were changed)."""
+    if _views.changed and state.grad_enabled:
+        for t in inputs:
+            if isinstance(t, _Tensor) and t._base is not None and t._requires_grad:
+                _fresh(t)
+
+
 def needs_grad(*inputs):
     if not state.grad_enabled:
         return False

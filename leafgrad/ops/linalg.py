@@ -3,7 +3,7 @@ nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's
 
 Each op is declared once (``_op.Op``); ``@`` is matmul's operator."""
 from ._op import Op, copy_out, same_dtype, write_out as _write_out
-from ._util import SCALAR_NAMES, autocast, ops, opmath, record, state, sum_to, wrap, write_out, xp
+from ._util import SCALAR_NAMES, autocast, histories_first, ops, opmath, record, state, sum_to, wrap, write_out, xp
 from ..tensor import Tensor
 
 
@@ -118,6 +118,7 @@ class Mv(Op):
         if a.ndim != 2 or v.ndim != 1:
             raise RuntimeError(f'vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}')  # (addmv's, with its 1-D self)
         if a.shape[1] != v.shape[0]:
+            histories_first(input, vec)  # (PyTorch's no_grad-view error comes first)
             raise RuntimeError(f'size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
         if a.dtype != v.dtype:
             raise RuntimeError(f'addmv input tensors must have the same dtype, but got {_sname(vec)}, {_sname(input)}, and '
@@ -510,6 +511,7 @@ def _check_mm(mat1, mat2, rank_errors=None):
     if b.ndim != 2:
         raise RuntimeError(rank_errors[1] if rank_errors else f'mat2 must be a matrix, got {b.ndim}-D tensor')
     if a.shape[1] != b.shape[0]:
+        histories_first(mat1, mat2)  # (PyTorch's no_grad-view error comes first)
         raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and '
                            f'{b.shape[0]}x{b.shape[1]})')
     if a.dtype != b.dtype:

@@ -14,7 +14,7 @@ from .. import backend
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
 from ._op import Op
-from ._util import autocast, opmath, ops, record, record_many, saved_output, state, wrap, wrap_dims, xp
+from ._util import autocast, histories_first, opmath, ops, record, record_many, saved_output, state, wrap, wrap_dims, xp
 
 
 # dtype names as PyTorch's messages spell them
@@ -287,6 +287,7 @@ def _var_args(input, dim, unbiased, keepdim, correction, name):
     # PyTorch's reduction factor: input numel / output numel (0 when the output is empty)
     out_numel = _count(input._data.shape, [d for d in range(input._data.ndim) if d not in dims])
     if (count if out_numel else 0) - correction <= 0:
+        histories_first(input)  # (PyTorch's no_grad-view error comes before this warning)
         warnings.warn(f'{name}(): degrees of freedom is <= 0. Correction should be strictly less than the '
                       'reduction factor (input numel divided by output numel).', UserWarning, stacklevel=3)
     return dims, correction, count
