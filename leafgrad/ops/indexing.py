@@ -7,104 +7,15 @@ recorded as one IndexBackward0 whose derivative scatters the gradient back (summ
 Each op is declared once (``_op.Op``), ``t[idx]`` and ``t[idx] = v`` too (the declarations of
 the operators ``__getitem__`` and ``__setitem__``).
 """
-import warnings
-
 from .. import backend
 from ..autograd.graph import each_sample, on_samples
 from ..creation import _C_TYPES
 from ._inplace import inplace
 from ._op import Op
-from ._util import make_view, ops, record, sum_to, wrap, wrap_dim, write_out, xp
+from ._index import (_broadcast_message, _check_index_bounds, _is_basic, _normalize, _to_numpy_index, index_array,
+                     scalar_type_name, scatter_coords)
+from ._util import SCALAR_NAMES, make_view, ops, record, sum_to, wrap, wrap_dim, write_out, xp
 from ..tensor import Tensor, legacy_type_name
-
-
-def _is_basic(c):
-    return c is None or c is Ellipsis or isinstance(c, slice) or (isinstance(c, int) and not isinstance(c, bool))
-
-
-_SEQUENCE_AS_TUPLE = ('Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in '
-                      'pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as '
-                      'tensor index, x[leafgrad.tensor(seq)], which will result either in an error or a different '
-                      'result')
-
-
-def _normalize(index):
-    if isinstance(index, (list, str)) and len(index) < 32 and any(  # (a string is a sequence of strings)
-            isinstance(c, (list, tuple, slice, Tensor, str)) or c is None or c is Ellipsis for c in index):
-        # PyTorch (like old NumPy) still reads such a list as a tuple of indices, with a warning.
-        warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=3)
-        index = tuple(index)
-    if not isinstance(index, tuple):
-        index = (index,)
-    out = []
-    for c in index:
-        if isinstance(c, Tensor):
-            if c._data.ndim == 0 and c._data.dtype.kind in 'iu':
-                c = int(c._data)
-            else:
-                c = c._data
-        elif not (c is None or c is Ellipsis or isinstance(c, (int, slice, list, tuple, range, xp.ndarray, xp.integer))):
-            raise _invalid_index(c)
-        out.append(c)
-    return tuple(out)
-
-
-def _invalid_index(c):
-    kind = type(c)
-    if kind in (str, bytes):  # PyTorch tries to make a tensor of it
-        return TypeError(f"new(): invalid data type '{kind.__name__}'")
-    name = kind.__qualname__ if kind.__module__ == 'builtins' else f'{kind.__module__}.{kind.__qualname__}'
-    return IndexError('only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid '
-                      f'indices (got {name})')
-
-
-def _to_numpy_index(index, shape):
-    """Advanced index components as arrays, checked against the shape with PyTorch's errors."""
-    out = []
-    dim = 0
-    position = 0  # PyTorch's errors count index tensors (a k-dim mask is k of them), not dims
-    consumed = sum((c.ndim if hasattr(c, 'dtype') and c.dtype.kind == 'b' else 1)
-                   for c in index if c is not None and c is not Ellipsis)
-    n_ellipsis_dims = len(shape) - consumed
-    for c in index:
-        if c is Ellipsis:
-            out.append(c)
-            dim += max(n_ellipsis_dims, 0)
-            continue
-        if c is None:
-            out.append(c)
-            continue
-        if isinstance(c, (list, tuple)):
-            c = xp.asarray(c)
-            if c.dtype.kind in 'fV':
-                raise IndexError('tensors used as indices must be long, int, byte or bool tensors')
-        if hasattr(c, 'dtype'):
-            if c.dtype.kind == 'b':
-                for j in range(c.ndim):
-                    if dim + j < len(shape) and c.shape[j] != shape[dim + j]:
-                        raise IndexError(f'The shape of the mask {list(c.shape)} at index {j} does not match the '
-                                         f'shape of the indexed tensor {list(shape)} at index {dim + j}')
-                dim += c.ndim
-                position += c.ndim
-            elif c.dtype.kind in 'iu':
-                if dim < len(shape) and c.size:
-                    size = shape[dim]
-                    bad = c[(c >= size) | (c < -size)]
-                    if bad.size:
-                        if not size:  # (PyTorch's check for an empty dim words it without the numbers)
-                            raise IndexError('index is out of bounds for dimension with size 0')
-                        raise IndexError(f'index {int(bad.reshape(-1)[0])} is out of bounds for dimension {position} '
-                                         f'with size {size}')
-                dim += 1
-                position += 1
-            else:
-                raise IndexError('tensors used as indices must be long, int, byte or bool tensors')
-        else:
-            dim += 1
-        out.append(c)
-    if dim > len(shape):
-        raise IndexError(f'too many indices for tensor of dimension {len(shape)}')
-    return tuple(out)
 
 
 class AliasBackward0(Op):
@@ -236,7 +147,7 @@ class Index(Op):
         return out
 
     def jvp(self, tangents):  # linear: the tangent read at the index
-        return each_sample(lambda t: _read(t, self.index), tangents[0])
+        return each_sample(lambda t: index_read(t, self.index), tangents[0])
 
     def apply(self, grad):
         return index_put_embed(grad, self.self_shape, self.index),
@@ -252,7 +163,7 @@ class IndexPutImplBackward0(Op):
     node = 'IndexPutImplBackward0'
 
     def apply(self, grad):
-        return None, _read(grad, self.index)
+        return None, index_read(grad, self.index)
 
 
 class PutBackward0(IndexPutImplBackward0):
@@ -271,7 +182,7 @@ class SelectBackwardBackward0(Op):
     node = 'SelectBackwardBackward0'
 
     def apply(self, grad):
-        return _read(grad, self.index),
+        return index_read(grad, self.index),
 
 
 class SliceBackwardBackward0(SelectBackwardBackward0):
@@ -284,7 +195,7 @@ _EMBED_NODES = {'index': IndexPutImplBackward0, 'take': PutBackward0, 'masked_se
                 'select': SelectBackwardBackward0, 'slice': SliceBackwardBackward0}
 
 
-def _read(t, index):
+def index_read(t, index):
     out, node = record(t._data[index], Index, (t,))
     if node is not None:
         node.self_shape, node.index = t._data.shape, index
@@ -321,11 +232,11 @@ class IndexPutBackward0(Op):
             keep[self.index] = False
             gs = grad * wrap(keep)
         if self.next_functions[1][0] is not None:
-            gv = sum_to(_read(grad, self.index), self.values_shape)
+            gv = sum_to(index_read(grad, self.index), self.values_shape)
         return gs, gv
 
 
-def _index_put(input, index, values):
+def index_write(input, index, values):
     """Out of place: ``input`` with ``values`` written at an advanced ``index``."""
     data = input._data.copy()
     v = values._data if isinstance(values, Tensor) else values
@@ -390,7 +301,7 @@ def _setitem(input, index, value):
                            f'broadcast to indexing result of shape {list(target_shape)}') from None
     if value._data.dtype != input._data.dtype:
         value = value.to(backend.from_np(input._data.dtype))
-    inplace(view, lambda s: _index_put(s, np_index, value), (value,))
+    inplace(view, lambda s: index_write(s, np_index, value), (value,))
 
 
 setitem = SetItem.forward
@@ -412,18 +323,6 @@ class Nonzero(Op):
 
 
 # ---- index_select / gather / take / masked_select (reading) -------------------------------------
-
-def index_array(index, fname, what='index'):
-    """An index tensor's array, checked to be of an integer dtype."""
-    if not isinstance(index, Tensor):
-        raise TypeError(f"{fname}(): argument '{what}' must be Tensor, not {type(index).__name__}")
-    data = index._data
-    if data.dtype.kind not in 'iu':
-        if data.size == 0:  # (PyTorch looks at no dtype of an empty index)
-            return data.astype(xp.int64)
-        raise RuntimeError(f'{fname}(): Expected dtype int32/int64 for {what}')
-    return data
-
 
 class IndexSelect(Op):
     """index_select(input, dim, index): the slices at ``index`` along ``dim``."""
@@ -463,20 +362,6 @@ class IndexSelect(Op):
     def apply(self, grad):
         zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
         return ops.index_add(zeros, self.dim, self.index, grad),
-
-
-def _check_index_bounds(idx, size, dim):
-    if idx.size:
-        bad = idx[(idx >= size) | (idx < 0)]
-        if bad.size:
-            raise RuntimeError(f'index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} with size {size}')
-
-
-def scatter_coords(index, dim):
-    """NumPy's fancy-index tuple addressing ``out[i][index[i][j]]...`` (scatter/gather's rule)."""
-    coords = list(xp.indices(index.shape, sparse=True))
-    coords[dim] = index
-    return tuple(coords)
 
 
 def _gather_check(shape, idx, d, fname='gather'):
@@ -539,7 +424,7 @@ class Take(Op):
     def forward(input, index):
         idx = index._data if isinstance(index, Tensor) else xp.asarray(index)
         if idx.dtype.kind not in 'iu':
-            raise RuntimeError(f'take(): Expected a long tensor for index, but got {_legacy(idx.dtype)}')
+            raise RuntimeError(f'take(): Expected a long tensor for index, but got {SCALAR_NAMES[idx.dtype.name]}')
         n = input._data.size
         if idx.size:
             bad = idx[(idx >= n) | (idx < -n)]
@@ -558,17 +443,6 @@ class Take(Op):
         if shape:  # the gradient put at the index's places in input's shape (PutBackward0)
             return index_put_embed(grad, shape, xp.unravel_index(self.index, shape), of='take'),
         return ops.reshape(index_put_embed(grad, (1,), (self.index,), of='take'), shape),  # (a 0-d input)
-
-
-def scalar_type_name(np_dtype):
-    """The C++ name PyTorch prints for a dtype in some messages ('float', 'double', 'long')."""
-    return {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'long int', 'int32': 'int',
-            'int16': 'short int', 'int8': 'signed char', 'uint8': 'unsigned char', 'bool': 'bool'}[np_dtype.name]
-
-
-def _legacy(np_dtype):
-    return {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
-            'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}[np_dtype.name]
 
 
 class MaskedSelect(Op):
@@ -595,15 +469,6 @@ class MaskedSelect(Op):
 
     def apply(self, grad):
         return sum_to(index_put_embed(grad, self.shape, self.coords, of='masked_select'), self.self_shape),
-
-
-def _broadcast_message(a, b):
-    """PyTorch's message for shapes that do not broadcast (the first mismatch from the right)."""
-    for k in range(1, min(len(a), len(b)) + 1):
-        if a[-k] != b[-k] and a[-k] != 1 and b[-k] != 1:
-            return (f'The size of tensor a ({a[-k]}) must match the size of tensor b ({b[-k]}) at non-singleton '
-                    f'dimension {max(len(a), len(b)) - k}')
-    return 'shapes do not broadcast'
 
 
 class TakeAlongDim(Op):
@@ -635,3 +500,4 @@ class TakeAlongDim(Op):
 
 
 ops.alias, ops.index_put_embed = alias, index_put_embed  # (shape's derivatives reach them here)
+ops.index_read, ops.index_write = index_read, index_write  # (scatter's index_put reaches them here)

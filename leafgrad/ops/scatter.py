@@ -12,13 +12,11 @@ import warnings
 
 from ..autograd.graph import each_sample
 from ._op import Op
-from ._util import Node, autocast, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
+from ._index import (_broadcast_message, _check_index_bounds, _normalize, _to_numpy_index, index_array,
+                     scalar_type_name, scatter_coords)
+from ._util import SCALAR_NAMES, Node, autocast, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor
-from .indexing import (_broadcast_message, _check_index_bounds, _index_put, _legacy, _read, _to_numpy_index,
-                       _normalize, gather, index_array, index_select, masked_select, scalar_type_name,
-                       scatter_coords)
 from ._inplace import inplace
-from .rearrange import _constant_pad
 
 
 def _scalar_array(value, like):
@@ -171,7 +169,7 @@ class Scatter(Op):
 
     def apply(self, grad):
         gs = scatter(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
-        gsrc = gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None
+        gsrc = ops.gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None
         return gs, gsrc
 
 
@@ -206,7 +204,7 @@ class ScatterAdd(Op):
         return each_sample(lambda t, u: scatter_add(t, self.dim, self.index, u), ts, tsrc)
 
     def apply(self, grad):
-        return grad, (gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None)
+        return grad, (ops.gather(grad, self.dim, self.index) if self.needs_input_grad(1) else None)
 
 
 # ---- scatter_reduce -------------------------------------------------------------------------------
@@ -261,24 +259,24 @@ class ScatterReduce(Op):
         d, index, reduce = self.dim, self.index, self.reduce
         input, src, result = self.saved_tensors
         if reduce == 'sum':
-            gs, gsrc = grad, gather(grad, d, index)
+            gs, gsrc = grad, ops.gather(grad, d, index)
         elif reduce == 'prod':
             gs = grad * result / input
-            gsrc = gather(grad * result, d, index) / src
+            gsrc = ops.gather(grad * result, d, index) / src
         elif reduce == 'mean':
             base = xp.ones if self.include_self else xp.zeros
             n = scatter_add(wrap(base(grad._data.shape, dtype=grad._data.dtype)), d, index,
                             wrap(xp.ones(src._data.shape, dtype=grad._data.dtype)))
             n = wrap(xp.where(n._data == 0, 1, n._data))
             gs = grad / n
-            gsrc = gather(gs, d, index)
+            gsrc = ops.gather(gs, d, index)
         else:  # amax / amin: the gradient is shared evenly by every element equal to the result
-            value = gather(result, d, index)
+            value = ops.gather(result, d, index)
             self_is = ops.eq(input, result).to(result.dtype)
             src_is = ops.eq(src, value).to(result.dtype)
             share = grad / scatter_add(self_is, d, index, src_is)
             gs = self_is * share
-            gsrc = src_is * gather(share, d, index)
+            gsrc = src_is * ops.gather(share, d, index)
         if not self.include_self:
             gs = scatter(gs, d, index, 0)
         return (gs if self.needs_input_grad(0) else None), (gsrc if self.needs_input_grad(1) else None)
@@ -315,8 +313,8 @@ class IndexAdd(Op):
                 raise RuntimeError('source tensor shape must match self tensor shape, excluding the specified '
                                    f'dimension. Got self.shape = {list(shape)} source.shape = {list(sshape)}')
         if source._data.dtype != input._data.dtype:
-            raise RuntimeError(f'index_add_(): self ({_legacy(input._data.dtype)}) and source '
-                               f'({_legacy(source._data.dtype)}) must have the same scalar type')
+            raise RuntimeError(f'index_add_(): self ({SCALAR_NAMES[input._data.dtype.name]}) and source '
+                               f'({SCALAR_NAMES[source._data.dtype.name]}) must have the same scalar type')
         _check_index_bounds(flat, shape[d] if shape else 1, d)
         data = input._data.copy()
         src = source._data * alpha if alpha != 1 else source._data
@@ -337,7 +335,7 @@ class IndexAdd(Op):
     def apply(self, grad):
         gsrc = None
         if self.needs_input_grad(1):
-            gsrc = index_select(grad, self.dim, self.index) if grad._data.ndim else grad
+            gsrc = ops.index_select(grad, self.dim, self.index) if grad._data.ndim else grad
             if self.alpha != 1:
                 gsrc = gsrc * self.alpha
             if gsrc._data.shape != self.source_shape:
@@ -356,7 +354,7 @@ class IndexFillBackward1(Op):
         gv = None
         if self.needs_input_grad(1):
             unique = wrap(xp.unique(self.index._data.reshape(-1) % max(grad._data.shape[self.dim], 1)))
-            gv = ops.sum(index_select(grad, self.dim, unique))
+            gv = ops.sum(ops.index_select(grad, self.dim, unique))
         return gs, gv
 
 
@@ -468,7 +466,7 @@ class IndexPutBackward0_accumulate(Node):  # noqa: N801
     saved_state = ('index',)
 
     def apply(self, grad):
-        gv = sum_to(_read(grad, self.index), self.values_shape) if self.needs_input_grad(1) else None
+        gv = sum_to(ops.index_read(grad, self.index), self.values_shape) if self.needs_input_grad(1) else None
         return (grad if self.needs_input_grad(0) else None), gv
 
     def name(self):
@@ -492,8 +490,8 @@ class IndexPut(Op):
             values = wrap(xp.asarray(values, dtype=input._data.dtype))
         if values._data.dtype != input._data.dtype:
             raise RuntimeError(f'Index put requires the source and destination dtypes match, got '
-                               f'{_legacy(input._data.dtype)} for the destination and '
-                               f'{_legacy(values._data.dtype)} for the source.')
+                               f'{SCALAR_NAMES[input._data.dtype.name]} for the destination and '
+                               f'{SCALAR_NAMES[values._data.dtype.name]} for the source.')
         target_shape = input._data[np_index].shape
         try:
             xp.broadcast_shapes(values._data.shape, target_shape)
@@ -501,7 +499,7 @@ class IndexPut(Op):
             raise RuntimeError(f'shape mismatch: value tensor of shape {list(values._data.shape)} cannot be '
                                f'broadcast to indexing result of shape {list(target_shape)}') from None
         if not accumulate:
-            return _index_put(input, np_index, values)
+            return ops.index_write(input, np_index, values)
         data = input._data.copy()
         xp.add.at(data, np_index, xp.broadcast_to(values._data, target_shape))
         out, node = record(data, IndexPutBackward0_accumulate, (input, values))
@@ -527,7 +525,8 @@ class IndexCopy(Op):
             input, source = autocast.promote((input, source))
         idx = index._data
         if idx.dtype.kind not in 'iu':
-            raise RuntimeError('index_copy_(): Expected a long tensor for index, but got ' + _legacy(idx.dtype))
+            raise RuntimeError('index_copy_(): Expected a long tensor for index, but got '
+                               + SCALAR_NAMES[idx.dtype.name])
         shape = input._data.shape
         d = wrap_dim(dim, max(len(shape), 1))
         flat = idx.reshape(-1)
@@ -537,7 +536,8 @@ class IndexCopy(Op):
                                f'({sshape[d] if sshape else 1})')
         if source._data.dtype != input._data.dtype:
             raise RuntimeError(f'index_copy_(): self and source expected to have the same dtype, but got (self) '
-                               f'{_legacy(input._data.dtype)} and (source) {_legacy(source._data.dtype)}')
+                               f'{SCALAR_NAMES[input._data.dtype.name]} and (source) '
+                               f'{SCALAR_NAMES[source._data.dtype.name]}')
         size = shape[d] if shape else 1
         bad = flat[(flat < 0) | (flat >= size)]
         if bad.size:
@@ -558,7 +558,7 @@ class IndexCopy(Op):
         gs = index_fill(grad, self.dim, self.index, 0) if self.needs_input_grad(0) else None
         gsrc = None
         if self.needs_input_grad(1):
-            gsrc = index_select(grad, self.dim, self.index) if grad._data.ndim else grad
+            gsrc = ops.index_select(grad, self.dim, self.index) if grad._data.ndim else grad
             if gsrc._data.shape != self.source_shape:
                 gsrc = ops.reshape(gsrc, self.source_shape)
         return gs, gsrc
@@ -578,10 +578,10 @@ class MaskedScatter(Op):
         m = mask._data
         if m.dtype.kind != 'b':
             raise RuntimeError(f'masked_scatter_ only supports boolean masks, but got mask with dtype '
-                               f'{_legacy(m.dtype)}')
+                               f'{SCALAR_NAMES[m.dtype.name]}')
         if source._data.dtype != input._data.dtype:
             raise RuntimeError(f'masked_scatter: expected self and source to have same dtypes but got'
-                               f'{_legacy(input._data.dtype)} and {_legacy(source._data.dtype)}')
+                               f'{SCALAR_NAMES[input._data.dtype.name]} and {SCALAR_NAMES[source._data.dtype.name]}')
         try:
             shape = xp.broadcast_shapes(input._data.shape, m.shape)
         except ValueError:
@@ -604,8 +604,8 @@ class MaskedScatter(Op):
             n = 1
             for s_ in self.source_shape:
                 n *= s_
-            taken = masked_select(grad, self.mask)  # the first k source elements were used
-            gsrc = ops.reshape(_constant_pad(taken, (0, n - taken._data.shape[0]), 0), self.source_shape)
+            taken = ops.masked_select(grad, self.mask)  # the first k source elements were used
+            gsrc = ops.reshape(ops.pad(taken, (0, n - taken._data.shape[0])), self.source_shape)
         return gs, gsrc
 
 
