@@ -358,6 +358,29 @@ def _check_lu_input(A, name):
         raise NotImplementedError(f'"lu_cpu" not implemented for \'{_SCALAR_NAMES[a.dtype.name]}\'')
 
 
+def _lu_factorization(A, pivot, name):
+    """What linalg.lu_factor_ex and linalg.lu share: A (float32 under autocast) and LAPACK's
+    P A = L U of it, (A, LU packed, 1-based int32 pivots, info), after PyTorch's checks (``name``:
+    the function its messages name)."""
+    if autocast.state.on:
+        A, = autocast.fp32(A)
+    _check_lu_input(A, name)
+    if not pivot:
+        raise RuntimeError('linalg.lu_factor: LU without pivoting is not implemented on the CPU')
+    return (A,) + _lu_arrays(A._data)
+
+
+def _zero_pivot_error(info, ndim, function):
+    """PyTorch's LinAlgError for the first matrix whose U has a zero pivot (``info``: its index,
+    1-based, per matrix; 0: none), from ``function`` (torch.linalg.lu_factor or _ex)."""
+    flat = info.reshape(-1)
+    b = int(xp.argmax(flat != 0))
+    prefix = f'(Batch element {b}): ' if ndim > 2 else ''
+    return LinAlgError(f'{function}: {prefix}U[{flat[b]},{flat[b]}] is zero and using it on lu_solve would result in '
+                       'a division by zero. If you still want to perform the factorization, consider calling '
+                       'linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)')
+
+
 class LinalgLuFactorEx(Op):
     """linalg.lu_factor_ex(A, *, pivot=True, check_errors=False, out=None): (LU, pivots, info),
     P A = L U packed in one matrix, LAPACK's 1-based int32 row swaps, and per matrix the first zero
@@ -369,20 +392,10 @@ class LinalgLuFactorEx(Op):
     def forward(A, *, pivot=True, check_errors=False):
         """(LU, pivots, info): P A = L U packed in one matrix, LAPACK's 1-based int32 row swaps, and
         per matrix the first zero pivot's 1-based index (0: none)."""
-        if autocast.state.on:
-            A, = autocast.fp32(A)
-        _check_lu_input(A, 'torch.lu_factor')
-        if not pivot:
-            raise RuntimeError('linalg.lu_factor: LU without pivoting is not implemented on the CPU')
+        A, lu, piv, info = _lu_factorization(A, pivot, 'torch.lu_factor')
         a = A._data
-        lu, piv, info = _lu_arrays(a)
         if check_errors and info.any():
-            b = int(xp.argmax(info.reshape(-1) != 0))
-            prefix = f'(Batch element {b}): ' if a.ndim > 2 else ''
-            raise LinAlgError(f'torch.linalg.lu_factor_ex: {prefix}U[{info.reshape(-1)[b]},{info.reshape(-1)[b]}] is '
-                              'zero and using it on lu_solve would result in a division by zero. If you still want to '
-                              'perform the factorization, consider calling linalg.lu(A, pivot) or '
-                              'linalg.lu_factor_ex(A, pivot)')
+            raise _zero_pivot_error(info, a.ndim, 'torch.linalg.lu_factor_ex')
         outs, node = record_many([lu, piv, info], LinalgLuFactorEx, (A,), differentiable=(True, False, False))
         if node is not None:
             node.save(saved_output(outs[0]), wrap(_permutation(piv, a.shape[-2], a.dtype)))
@@ -452,12 +465,7 @@ class LinalgLuFactor(Op):
         """(LU, pivots); a singular matrix raises LinAlgError, as PyTorch's."""
         LU, piv, info = ops.linalg_lu_factor_ex(A, pivot=pivot)
         if info._data.any():
-            flat = info._data.reshape(-1)
-            b = int(xp.argmax(flat != 0))
-            prefix = f'(Batch element {b}): ' if A._data.ndim > 2 else ''
-            raise LinAlgError(f'torch.linalg.lu_factor: {prefix}U[{flat[b]},{flat[b]}] is zero and using it on '
-                              'lu_solve would result in a division by zero. If you still want to perform the '
-                              'factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)')
+            raise _zero_pivot_error(info._data, A._data.ndim, 'torch.linalg.lu_factor')
         return return_types.linalg_lu_factor(LU, piv)
 
 
@@ -470,13 +478,8 @@ class LinalgLu(Op):
 
     def forward(A, *, pivot=True):
         """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n), k = min(m, n)."""
-        if autocast.state.on:
-            A, = autocast.fp32(A)
-        _check_lu_input(A, 'linalg.lu')
-        if not pivot:
-            raise RuntimeError('linalg.lu_factor: LU without pivoting is not implemented on the CPU')
+        A, lu_a, piv, _ = _lu_factorization(A, pivot, 'linalg.lu')
         a = A._data
-        lu_a, piv, _ = _lu_arrays(a)
         m, n = a.shape[-2:]
         k = min(m, n)
         L = xp.tril(lu_a[..., :, :k], -1) + xp.eye(m, k, dtype=a.dtype)
