@@ -1243,4 +1243,49 @@ def test_a_no_grad_view_whose_base_changed_raises_before_the_ops_own_checks(case
             except RuntimeError as e:
                 error = str(e)
         return {'error': error, 'warnings': ' | '.join(str(w.message).split(' (Triggered internally')[0] for w in seen)}
+
+
+_ZERO_GRADIENTS = {
+    'copy_': lambda T, x, y: (x * 1).copy_(y), 'setitem': lambda T, x, y: _set_all(x * 1, y),
+    'clamp min tensor': lambda T, x, y: T.clamp(x, min=y), 'clamp tensors': lambda T, x, y: T.clamp(x, y, y + 1),
+    'where': lambda T, x, y: T.where(x > 0, x, y), 'sinc at 0': lambda T, x, y: T.sinc(x * 0),
+    'sgn': lambda T, x, y: T.sgn(x) * 1, 'angle': lambda T, x, y: T.angle(x),
+    'div floor': lambda T, x, y: T.div(x, y, rounding_mode='floor'),
+    'div trunc': lambda T, x, y: T.div(x, y, rounding_mode='trunc'), 'poisson': lambda T, x, y: T.poisson(x.abs()),
+    'pow of 0': lambda T, x, y: T.pow(0.0, x), 'vector_norm 0': lambda T, x, y: T.linalg.vector_norm(x, 0, dim=0),
+    'relu twice': lambda T, x, y: T.autograd.grad(T.relu(x), [x], y * 1, create_graph=True)[0]}
+
+
+def _set_all(t, value):
+    t[...] = value
+    return t
+
+
+@pytest.mark.parametrize('case', sorted(_ZERO_GRADIENTS))
+def test_a_zero_gradient_stays_zero_where_the_gradient_is_not_finite(case):
+    """A derivative that is zero is PyTorch's zeros (zeros_like, or where(mask, grad, 0)), not
+    grad * 0, which is NaN where the incoming gradient is infinite or NaN (seed 6005760:
+    v2[...] = v0 over a cumsum, then v0 / v2: the NaN of one element's gradient reached the
+    overwritten cumsum through copy_'s zero and spread along it); pow(0, x) at a negative x is
+    result * log(0), -inf."""
+    def program(T):
+        x = T.tensor([0.3, -0.4, 0.5, 0.0], requires_grad=True)
+        y = T.tensor([0.1, 0.2, 0.5, 0.7], requires_grad=True)
+        out = _ZERO_GRADIENTS[case](T, x, y)
+        g = T.tensor([NAN, float('inf'), -float('inf'), 1.0])[:out.numel()].reshape(out.shape)
+        gx, gy = T.autograd.grad(out, [x, y], g, allow_unused=True, materialize_grads=True)
+        return {'gx': gx.clone(), 'gy': gy.clone()}  # (clone: PyTorch's sgn gives a zero tensor of no storage)
+    assert_same(program)
+
+
+def test_a_cumsum_overwritten_by_setitem_gets_no_nan():
+    """Seed 6005760, the long run's program: a NaN gradient for v0 through v2 = v0 does not reach
+    v0 again through the cumsum that setitem overwrote."""
+    def program(T):
+        v0 = T.tensor([[[0.4, NAN], [1.6, 0.4], [0.5, 0.3]], [[1.1, 1.4], [-1.1, -1.8], [-1.7, 0.2]]],
+                      requires_grad=True)
+        v2 = v0.cumsum(-1)
+        v2[...] = v0
+        (v0 / v2).backward(T.ones_like(v0))
+        return {'grad': v0.grad}
     assert_same(program)

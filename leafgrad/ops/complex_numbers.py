@@ -243,7 +243,7 @@ class Angle(Op):
     def apply(self, grad):
         (z,) = self.saved_tensors
         if z._data.dtype.kind != 'c':
-            return grad * 0,
+            return wrap(xp.zeros_like(grad._data)),  # (PyTorch's zeros, not grad * 0: NaN at inf)
         # d angle: grad * i z / |z|^2 (zero at z = 0, as PyTorch's angle_backward)
         return where_zero(z, grad * z / (z.abs() ** 2) * 1j),
 

@@ -6,6 +6,8 @@ them; under a plain ``backward()`` grad mode is off and those ops take their fas
 A derivative reaches another op through ``ops`` (late-bound); the ops of this family it
 reaches by their module names.
 """
+import math
+
 from .. import backend
 from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
@@ -422,10 +424,13 @@ class PowBackward2(Op):
     jvp = elementwise_jvp  # (a diagonal Jacobian)
 
     def apply(self, grad):
-        _, result = self.saved_tensors  # (the exponent is saved as PyTorch saves it: checked only)
-        import math
+        exponent, result = self.saved_tensors
         if self.base == 0:
-            return grad * 0 * result,
+            # PyTorch's pow_backward_exponent at base 0: 0 where the exponent is >= 0 (a real one),
+            # else result * log(0) (-inf where result is inf)
+            e = exponent._data
+            finite = ((e.imag == 0) & (e.real >= 0)) if e.dtype.kind == 'c' else (e >= 0)
+            return grad * where(wrap(finite), 0.0, result * -math.inf),
         return grad * result * math.log(self.base),
 
 
@@ -754,15 +759,21 @@ class MaskedGradBackward(Op):
     __slots__ = ('mask', 'label')
 
     def jvp(self, tangents):
-        return tangents[0] * self.mask if tangents[0] is not None else None
+        return self._masked(tangents[0]) if tangents[0] is not None else None
 
     def apply(self, grad):
-        gg = grad * self.mask if self.next_functions[0][0] is not None else None
-        gx = grad * 0 if self.next_functions[1][0] is not None else None
+        gg = self._masked(grad) if self.next_functions[0][0] is not None else None
+        gx = wrap(xp.zeros_like(grad._data)) if self.next_functions[1][0] is not None else None  # (zeros_like)
         return gg, gx
 
     def name(self):
         return self.label
+
+    def _masked(self, g):
+        # a boolean mask selects (0 where it is false, even for a NaN or infinite g), as
+        # PyTorch's threshold_backward; slopes multiply
+        mask = self.mask
+        return ops.where(mask, g, 0.0) if mask._data.dtype == bool else g * mask
 
 
 def masked_grad(grad, mask, wrt, name):
@@ -775,7 +786,7 @@ def masked_grad(grad, mask, wrt, name):
                           else g * mask.astype(g.dtype, copy=False),
                           MaskedGradBackward, (grad, wrt))
     if node is not None:
-        node.mask, node.label = wrap(mask.astype(g.dtype, copy=False)), name
+        node.mask, node.label = wrap(mask if mask.dtype == bool else mask.astype(g.dtype, copy=False)), name
     return result
 
 
@@ -936,7 +947,7 @@ class Where(Op):
 
     def apply(self, grad):
         (cond,) = self.saved_tensors
-        zero = grad * 0
+        zero = wrap(xp.zeros((), dtype=grad._data.dtype))  # (PyTorch's 0, not grad * 0: NaN at inf)
         gx = sum_to(where(cond, grad, zero), self.x_shape) if self.next_functions[0][0] is not None else None
         gy = sum_to(where(cond, zero, grad), self.y_shape) if self.next_functions[1][0] is not None else None
         return gx, gy

@@ -197,7 +197,8 @@ class Copy(Op):
         return 'leafgrad::autograd::CopyBackwards'
 
     def apply(self, grad):
-        gs = grad * 0 if self.next_functions[0][0] is not None else None
+        # (zeros_like(grad), as PyTorch: not grad * 0, NaN where the gradient is not finite: seed 6005760)
+        gs = wrap(xp.zeros_like(grad._data)) if self.next_functions[0][0] is not None else None
         gsrc = None
         if self.next_functions[1][0] is not None:
             gsrc = sum_to(grad, self.src_shape)

@@ -456,7 +456,7 @@ class Sinc(Op):
         # (cos(pi x) - sinc(x)) / x, written with a safe x so that x = 0 gives 0
         safe = x + wrap(zero.astype(x._data.dtype))
         d = (ops.cos(safe * math.pi) - sinc(safe)) / safe
-        return ops.where(wrap(zero), grad * 0, grad * d),
+        return ops.where(wrap(zero), wrap(xp.zeros((), dtype=grad._data.dtype)), grad * d),  # (0 there, as PyTorch)
 
 
 # ---- sgn, positive, angle conversions ------------------------------------------------------
@@ -479,7 +479,7 @@ class Sgn(Op):
 
     def apply(self, grad):
         if not self._saved:
-            return grad * 0,
+            return wrap(xp.zeros_like(grad._data)),  # (PyTorch's zeros, not grad * 0: NaN at inf)
         return sgn_backward(self.saved_tensors[0], grad),  # (a complex input: sgn is z / |z|)
 
 

@@ -33,7 +33,7 @@ from .. import _random_kernels as kernels
 from ..generator import Generator, generator_of
 from .. import _special_kernels as K
 from ._op import Op
-from ._util import SCALAR_NAMES, NotImplementedNode, record, saved_output
+from ._util import SCALAR_NAMES, NotImplementedNode, record, saved_output, wrap, xp
 
 _TINY = 1e-300
 
@@ -480,7 +480,7 @@ class Poisson(Op):
         return record(sample_poisson(rates, generator).reshape(data.shape).astype(data.dtype), Poisson, (input,))[0]
 
     def apply(self, grad):
-        return grad * 0,
+        return wrap(xp.zeros_like(grad._data)),  # (PyTorch's zeros_like, not grad * 0: NaN at inf)
 
 
 class Binomial(Op):

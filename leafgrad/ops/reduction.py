@@ -506,8 +506,8 @@ class LinalgVectorNormBackward0(Op):
         p = self.ord
         if not self.keepdim:
             grad, result = _unsqueeze_dims(grad, self.dims), _unsqueeze_dims(result, self.dims)
-        if p == 0:
-            return grad * x * 0,
+        if p == 0:  # (zeros, as PyTorch: not grad * 0, which is NaN where the gradient is not finite)
+            return wrap(xp.zeros(x._data.shape, dtype=grad._data.dtype)),
         if p == 1:
             return grad * sign(x),
         zero = result._data == 0

@@ -125,10 +125,12 @@ class DivBackward2(Op):
     saved_state = ('operands',)  # unused by the zero derivative, but PyTorch saves them
 
     def apply(self, grad):
-        ga = sum_to(grad * 0, self.self_shape) if self.next_functions[0][0] is not None else None
+        # (zeros, as PyTorch: not grad * 0, which is NaN where the gradient is not finite)
+        zeros = lambda shape: wrap(xp.zeros(shape, dtype=grad._data.dtype))  # noqa: E731
+        ga = zeros(self.self_shape) if self.next_functions[0][0] is not None else None
         gb = None
         if len(self.next_functions) > 1 and self.next_functions[1][0] is not None:
-            gb = sum_to(grad * 0, self.other_shape)
+            gb = zeros(self.other_shape)
         return ga, gb
 
 

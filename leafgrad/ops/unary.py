@@ -337,7 +337,7 @@ class ClampBackward0(Op):
     def apply(self, grad):
         # an absent bound was saved as the placeholder ``_Empty``
         x, lo, hi = [None if t is _Empty else t for t in self.saved_tensors]
-        zero = grad * 0
+        zero = wrap(xp.zeros((), dtype=grad._data.dtype))  # (a 0 where the mask is off, not grad * 0: NaN at inf)
         outs = [ops.where(wrap(mask), grad, zero) if mask is not None else None
                 for mask in _clamp_choices(x, lo, hi)]
         outs = [outs[0]] + [g for g in outs[1:] if g is not None]  # (the bounds given, in order)
