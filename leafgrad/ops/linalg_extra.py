@@ -3,7 +3,8 @@ cross, chain_matmul, cdist and pdist, each declared once (``_op.Op``); svd, qr, 
 chain_matmul are linalg's ops (``ops.linalg_<name>``) with torch's older arguments."""
 import warnings
 
-from .. import autograd, return_types
+from .. import return_types
+from ..autograd.grad_mode import no_grad
 from ._op import Op, out_rule, safely_castable, user_stacklevel
 from ._util import autocast, ops, record, saved_output, xp
 from .linalg_decomp import _MULTI_DOT_OUT, LinalgCholesky
@@ -58,7 +59,7 @@ class Cholesky(Op):
                       '\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = '
                       'torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results for all valid '
                       '(symmetric positive definite) inputs.', UserWarning, stacklevel=user_stacklevel())
-        with autograd.grad_mode.no_grad():
+        with no_grad():
             L = ops.linalg_cholesky(input, upper=upper)
         out, node = record(L._data, Cholesky, (input,))
         if node is not None:
@@ -169,7 +170,7 @@ class Pdist(Op):
             raise RuntimeError(f'pdist only supports 2D tensors, got: {x.ndim}D')
         if p < 0:
             raise RuntimeError('pdist only supports non-negative p values')
-        with autograd.grad_mode.no_grad():
+        with no_grad():
             full = ops.cdist(input, input, p)._data
         rows, cols = xp.triu_indices(x.shape[0], 1)
         out, node = record(xp.ascontiguousarray(full[rows, cols]), Pdist, (input,))

@@ -13,7 +13,8 @@ import math
 
 import warnings
 
-from .. import autograd, return_types
+from .. import return_types
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ._op import Op, out_rule, safely_castable, user_stacklevel, write_outs
 from ._util import autocast, ops, record, record_many, saved_output, wrap, wrap_dim, xp
 from .linalg_decomp import (_SCALAR_NAMES, LinAlgError, LinalgPinv, _check_matrix, refuse_complex, _mT, _sum_to_batch,
@@ -569,7 +570,7 @@ class LinalgLuSolve(Op):
                                f'{b.shape[-1]})')
         P = wrap(_permutation(pivots._data, n, lu_a.dtype))
         L, U = _unpack(wrap(lu_a))
-        with autograd.grad_mode.no_grad():
+        with no_grad():
             Bl = wrap(b) if left else _mT(wrap(b))
             X = _lu_solve_tensors(L, U, P, Bl, adjoint != (not left))
             X = X if left else _mT(X)
@@ -1058,7 +1059,7 @@ class TriangularSolve(Op):
                                f'{b._data.ndim} dimensions instead' if b._data.ndim < 2 else
                                f'torch.triangular_solve: Expected A to have at least 2 dimensions, but it has '
                                f'{a.ndim} dimensions instead')
-        with autograd.grad_mode.no_grad():
+        with no_grad():
             At = wrap(xp.swapaxes(a, -1, -2)) if transpose else wrap(a)
             x = ops.linalg_solve_triangular(At, wrap(b._data), upper=upper != transpose,
                                             unitriangular=unitriangular)._data
@@ -1137,7 +1138,7 @@ class Lu(Op):
             return result
         if len(out) != len(result):
             raise TypeError(f'expected tuple of {len(result)} elements but got {len(out)}')
-        if autograd.grad_mode.is_grad_enabled() and any(o.requires_grad for o in out):
+        if is_grad_enabled() and any(o.requires_grad for o in out):
             raise RuntimeError('cannot resize variables that require grad')
         for o, r in zip(out, result):
             o._data = xp.empty(r._data.shape, o._data.dtype) if o._data.shape != r._data.shape else o._data
