@@ -167,6 +167,21 @@ def test_lu_of_a_singular_matrix_like_torch():
     assert same_message(*msg), msg
 
 
+@needs_torch
+@pytest.mark.parametrize('call', ['T.linalg.lu_factor(S)', 'T.linalg.lu_factor(T.stack([T.eye(2), S]))',
+                                  'T.linalg.lu_factor_ex(S, check_errors=True)',
+                                  'T.linalg.lu_factor_ex(T.stack([T.eye(2), S, S]), check_errors=True)'])
+def test_lu_factor_of_a_singular_matrix_raises_runtime_error_as_torch(call):
+    """PyTorch's zero-pivot error is a plain RuntimeError (leafgrad raised its LinAlgError
+    subclass): the same type, not only one that the same except clause catches."""
+    raised = []
+    for T in (lg, torch):
+        with pytest.raises(RuntimeError) as info:
+            eval(call, {'T': T, 'S': T.tensor([[1., 2.], [2., 4.]])})
+        raised.append((type(info.value).__name__, str(info.value)))
+    assert raised[0] == raised[1]
+
+
 ERRORS = [
     ('matrix_exp_rect', lambda T: T.linalg.matrix_exp(T.ones(2, 3))),
     ('matrix_exp_1d', lambda T: T.linalg.matrix_exp(T.ones(3))),

@@ -372,12 +372,13 @@ def _lu_factorization(A, pivot, name):
 
 
 def _zero_pivot_error(info, ndim, function):
-    """PyTorch's LinAlgError for the first matrix whose U has a zero pivot (``info``: its index,
-    1-based, per matrix; 0: none), from ``function`` (torch.linalg.lu_factor or _ex)."""
+    """PyTorch's error for the first matrix whose U has a zero pivot (``info``: its index, 1-based,
+    per matrix; 0: none), from ``function`` (torch.linalg.lu_factor or _ex): a RuntimeError, not
+    the LinAlgError of the other decompositions (PyTorch raises it with TORCH_CHECK)."""
     flat = info.reshape(-1)
     b = int(xp.argmax(flat != 0))
     prefix = f'(Batch element {b}): ' if ndim > 2 else ''
-    return LinAlgError(f'{function}: {prefix}U[{flat[b]},{flat[b]}] is zero and using it on lu_solve would result in '
+    return RuntimeError(f'{function}: {prefix}U[{flat[b]},{flat[b]}] is zero and using it on lu_solve would result in '
                        'a division by zero. If you still want to perform the factorization, consider calling '
                        'linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)')
 
@@ -458,12 +459,12 @@ def _lu_jvp(dA, P, L, U):
 
 class LinalgLuFactor(Op):
     """linalg.lu_factor(A, *, pivot=True, out=None): (LU, pivots); a singular matrix raises
-    LinAlgError, as PyTorch's."""
+    RuntimeError, as PyTorch's."""
     op, method, public = 'linalg_lu_factor', False, False
     out = out_rule('linalg_lu_factor_ex', differentiable=(True, False), label='linalg_lu_factor')
 
     def forward(A, *, pivot=True):
-        """(LU, pivots); a singular matrix raises LinAlgError, as PyTorch's."""
+        """(LU, pivots); a singular matrix raises RuntimeError, as PyTorch's."""
         LU, piv, info = ops.linalg_lu_factor_ex(A, pivot=pivot)
         if info._data.any():
             raise _zero_pivot_error(info._data, A._data.ndim, 'torch.linalg.lu_factor')
