@@ -180,14 +180,14 @@ def _is_index(value):
     return True
 
 
-def int_list(args, fname, argument='size'):
+def int_list(args, fname, argument='size', position=1):
     """The ints of an int-list argument given as ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])``,
     with PyTorch's TypeError for anything else (a float, None, a float tensor, a nested list)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         values = args[0]
     elif len(args) == 1:
         if isinstance(args[0], bool) or not _is_index(args[0]):
-            raise TypeError(f"{fname}(): argument '{argument}' (position 1) must be tuple of ints, not "
+            raise TypeError(f"{fname}(): argument '{argument}' (position {position}) must be tuple of ints, not "
                             f'{type(args[0]).__name__}')
         values = args
     elif args and (isinstance(args[0], (bool, tuple, list)) or not _is_index(args[0])):
@@ -198,7 +198,7 @@ def int_list(args, fname, argument='size'):
     for i, value in enumerate(values):
         if i == 0 and isinstance(value, bool) or not _is_index(value):
             if i == 0:  # (the parser asks the first element whether the sequence is one of ints)
-                raise TypeError(f"{fname}(): argument '{argument}' (position 1) must be tuple of ints, but found "
+                raise TypeError(f"{fname}(): argument '{argument}' (position {position}) must be tuple of ints, but found "
                                 f'element of type {type(value).__name__} at pos 0')
             raise TypeError(f"{fname}(): argument '{argument}' failed to unpack the object at pos {i + 1} with error "
                             f'"type must be tuple of ints,but got {type(value).__name__}"')

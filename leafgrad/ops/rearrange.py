@@ -9,6 +9,7 @@ Each op is declared once (``_op.Op``); the joins (cat, stack, hstack ...), pad, 
 index factories are functions only, as in PyTorch.
 """
 import itertools
+import numbers
 import warnings
 
 from .. import backend, creation
@@ -606,7 +607,9 @@ class Pad(Op):
         return V.on_batched(folded, x, (), {})
 
     def forward(input, pad, mode='constant', value=None):
-        pad = tuple(int(p) for p in pad)
+        pad = int_list((pad,), 'pad', 'pad', position=2)
+        if value is not None and not isinstance(value, (numbers.Real, Tensor)):
+            raise TypeError(f"pad(): argument 'value' (position 4) must be float, not {type(value).__name__}")
         nd = input._data.ndim
         if len(pad) % 2:
             raise RuntimeError('Padding length must be divisible by 2')

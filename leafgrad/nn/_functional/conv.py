@@ -343,10 +343,13 @@ def _check_conv(input, weight, bias, nsp, groups, transposed, stride, padding, d
         from .common import dtype_name
         raise RuntimeError(f'expected scalar type {dtype_name(input)} but found {dtype_name(weight)}')
     c = x.shape[-nsp - 1]
+    if w.shape[0] < groups:  # (PyTorch's doubled brackets in the second message are its own)
+        raise RuntimeError(f'Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got '
+                           f'weight of size {list(w.shape)} instead')
+    if w.shape[0] % groups:
+        raise RuntimeError(f'Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, '
+                           f'but got weight of size [{list(w.shape)}] instead')
     if not transposed:
-        if w.shape[0] % groups:
-            raise RuntimeError(f'Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, '
-                               f'but got weight of size [{list(w.shape)}] instead')
         if c != w.shape[1] * groups:
             raise RuntimeError(f'Given groups={groups}, weight of size {list(w.shape)}, expected input'
                                f'{list(x.shape)} to have {w.shape[1] * groups} channels, but got {c} channels instead')

@@ -226,8 +226,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if t.dtype != x.dtype:
         from .common import dtype_name
         raise RuntimeError(f'Found dtype {dtype_name(target)} but expected {dtype_name(input)}')
-    if x.size and not (x.min() >= 0 and x.max() <= 1):  # NaN fails too, as in PyTorch
-        raise RuntimeError('all elements of input should be between 0 and 1')
+    for name, values in (('input', x), ('target', t)):
+        if values.size and not (values.min() >= 0 and values.max() <= 1):  # NaN fails too, as in PyTorch
+            raise RuntimeError(f'all elements of {name} should be between 0 and 1')
     with xp.errstate(divide='ignore'):
         loss = -(t * xp.maximum(xp.log(x), -100) + (1 - t) * xp.maximum(xp.log1p(-x), -100))
     if weight is not None:

@@ -220,11 +220,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     C = x.shape[1]
     for name, t in (('running_mean', running_mean), ('running_var', running_var), ('weight', weight),
                     ('bias', bias)):
+        if t is None and not training and name.startswith('running'):  # (evaluation normalizes by them)
+            raise RuntimeError(f'{name} must be defined in evaluation mode')
         if t is not None and t._data.size != C:
             raise RuntimeError(f'{name} should contain {C} elements not {t._data.size}')
     dims = (0,) + tuple(range(2, x.ndim))
     chan = (1, C) + (1,) * (x.ndim - 2)
-    use_batch = training or running_mean is None or running_var is None
+    use_batch = training
     x, dtype = opmath(x), x.dtype  # bfloat16: computed in float32, rounded once
     if use_batch:
         mu, var, rstd = _array_stats(x, dims, eps)
