@@ -1013,7 +1013,10 @@ _OVERLAPS = {'t sub_ its element': lambda x: x.t().sub_(x.select(1, -1)),
              'setitem of itself unsqueezed': lambda x: x.__setitem__((None, Ellipsis), x),
              'copy_ itself unsqueezed': lambda x: x[None].copy_(x), 'add_ itself squeezed': lambda x: x[None].add_(x),
              'fill_ with its element': lambda x: x.fill_(x[0, 0]),
-             'setitem of its element': lambda x: x[0, 0].unsqueeze(0).__setitem__(slice(None), x[0, 0])}
+             'setitem of its element': lambda x: x[0, 0].unsqueeze(0).__setitem__(slice(None), x[0, 0]),
+             'div_ one element by its step slice': lambda x: x.view(6)[:1][::2].div_(x.view(6)[:1]),
+             'div_ a step slice of one element': lambda x: x.view(6)[:1].div_(x.view(6)[:1][::2]),
+             'add_ itself unsqueezed twice': lambda x: x[None, :, None].add_(x[None, :, None])}
 
 
 @pytest.mark.parametrize('case', sorted(_OVERLAPS))
@@ -1024,7 +1027,8 @@ def test_an_in_place_operand_sharing_part_of_the_written_memory_is_refused(case,
     single memory location'), and lets through one that shares all of it with the same strides,
     or one not laid out densely (a broadcast column): the long run's most common known
     difference, 25 of 10,000 programs from seed 5000300 (t().sub_ of a select of the same leaf,
-    seed 5000499)."""
+    seed 5000499). The same memory with other strides is a partial overlap, a size-1 dim's
+    stride included (a one-element step slice, seed 6012568)."""
     def program(T):
         leaf = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=grad)
         x = leaf * 1 if grad else leaf
