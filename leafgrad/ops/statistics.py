@@ -118,6 +118,22 @@ class Nanquantile(Op):
 
 # ---- cov, corrcoef -----------------------------------------------------------------------------------
 
+def _check_weights(weights, name, kinds, kind_word, n_obs):
+    """cov's checks of fweights (integral) and aweights (floating point), in PyTorch's words."""
+    a = weights._data
+    if a.ndim > 1:
+        raise RuntimeError(f'cov(): expected {name} to have one or fewer dimensions but got {name} with {a.ndim} '
+                           'dimensions')
+    if a.dtype.kind not in kinds:
+        raise RuntimeError(f'cov(): expected {name} to have {kind_word} dtype but got {name} with '
+                           f'{_DTYPE_LABEL.get(a.dtype.name, a.dtype.name)} dtype')
+    if a.size != n_obs:
+        raise RuntimeError(f'cov(): expected {name} to have the same numel as there are observations in the input '
+                           f'but got {a.size} != {n_obs}')
+    if a.size and a.min() < 0:
+        raise RuntimeError(f'cov(): {name} cannot be negative')
+
+
 class Cov(Op):
     """Composed of differentiable ops (mean, mm, ...); PyTorch's function takes no out=."""
     op = 'cov'
@@ -136,32 +152,10 @@ class Cov(Op):
         n_obs = x._data.shape[1]
         w = None
         if fweights is not None:
-            f = fweights._data
-            if f.ndim > 1:
-                raise RuntimeError(f'cov(): expected fweights to have one or fewer dimensions but got fweights with '
-                                   f'{f.ndim} dimensions')
-            if f.dtype.kind not in 'iu':
-                raise RuntimeError(f'cov(): expected fweights to have integral dtype but got fweights with '
-                                   f'{_DTYPE_LABEL.get(f.dtype.name, f.dtype.name)} dtype')
-            if f.size != n_obs:
-                raise RuntimeError(f'cov(): expected fweights to have the same numel as there are observations in the '
-                                   f'input but got {f.size} != {n_obs}')
-            if f.size and f.min() < 0:
-                raise RuntimeError('cov(): fweights cannot be negative')
+            _check_weights(fweights, 'fweights', 'iu', 'integral', n_obs)
             w = fweights
         if aweights is not None:
-            aw = aweights._data
-            if aw.ndim > 1:
-                raise RuntimeError(f'cov(): expected aweights to have one or fewer dimensions but got aweights with '
-                                   f'{aw.ndim} dimensions')
-            if aw.dtype.kind not in 'fV':
-                raise RuntimeError(f'cov(): expected aweights to have floating point dtype but got aweights with '
-                                   f'{_DTYPE_LABEL.get(aw.dtype.name, aw.dtype.name)} dtype')
-            if aw.size != n_obs:
-                raise RuntimeError(f'cov(): expected aweights to have the same numel as there are observations in the '
-                                   f'input but got {aw.size} != {n_obs}')
-            if aw.size and aw.min() < 0:
-                raise RuntimeError('cov(): aweights cannot be negative')
+            _check_weights(aweights, 'aweights', 'fV', 'floating point', n_obs)
             w = aweights if w is None else w * aweights
         if w is None:
             avg = ops.mean(x, 1) if _float_kind(x) else ops.mean(x.double(), 1)
