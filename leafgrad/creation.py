@@ -6,7 +6,7 @@ from collections import abc as _abc
 from . import _memory_format, _sequence, backend
 from ._arg_parser import int_list
 from .autograd.grad_mode import InferenceCounter, state
-from .tensor import Tensor
+from .tensor import _C_TYPES, Tensor
 
 _np = backend.numpy
 _wrap = Tensor._wrap
@@ -243,10 +243,6 @@ def _fill_as_uninitialized(data):
     """NaN for floating types, the largest value for integers (True for bool), as PyTorch fills."""
     kind = data.dtype.kind
     data.fill(_np.nan if kind in 'fV' else True if kind == 'b' else _np.iinfo(data.dtype).max)
-
-
-_C_TYPES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'int64_t', 'int32': 'int32_t',
-            'int16': 'int16_t', 'int8': 'int8_t', 'uint8': 'uint8_t', 'bool': 'bool'}
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):

@@ -49,6 +49,9 @@ _LEGACY_NAMES = {'float32': 'FloatTensor', 'float64': 'DoubleTensor', 'float16':
 _C_NAMES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'long int', 'int32': 'int',
             'int16': 'short int', 'int8': 'signed char', 'uint8': 'unsigned char', 'bool': 'bool',
             'complex64': 'c10::complex<float>', 'complex128': 'c10::complex<double>'}
+# and those its overflow messages print ('value cannot be converted to type int64_t without overflow')
+_C_TYPES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'int64_t', 'int32': 'int32_t',
+            'int16': 'int16_t', 'int8': 'int8_t', 'uint8': 'uint8_t', 'bool': 'bool'}
 
 
 def legacy_type_name(array):

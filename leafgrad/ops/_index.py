@@ -6,7 +6,7 @@ messages about them print.
 import warnings
 
 from ._util import xp
-from ..tensor import Tensor
+from ..tensor import _C_NAMES, Tensor
 
 
 def _is_basic(c):
@@ -126,8 +126,7 @@ def scatter_coords(index, dim):
 
 def scalar_type_name(np_dtype):
     """The C++ name PyTorch prints for a dtype in some messages ('float', 'double', 'long')."""
-    return {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'long int', 'int32': 'int',
-            'int16': 'short int', 'int8': 'signed char', 'uint8': 'unsigned char', 'bool': 'bool'}[np_dtype.name]
+    return _C_NAMES[np_dtype.name]
 
 
 def _broadcast_message(a, b):
