@@ -532,6 +532,39 @@ def _getitem(fn, args, kwargs):
     return _batched(out, levels)
 
 
+def _setitem(fn, args, kwargs):
+    """``self[index] = value``: a basic index (ints, slices, None, Ellipsis) on the physical
+    array behind the batch dims, the value aligned to ``self``'s levels and to the indexed
+    region's dims; an advanced index once per sample. A value batched where ``self`` is not
+    cannot be written into it (PyTorch's error)."""
+    self, index, value = args
+    parts = index if isinstance(index, tuple) else (index,)
+    advanced = any(isinstance(p, (Tensor, list, bool)) or (hasattr(p, 'dtype') and hasattr(p, 'shape'))
+                   for p in parts)
+    own = _levels_of(self)
+    have = _levels_of(value) if isinstance(value, Tensor) else ()
+    if any(level not in own for level in have):
+        what = 'index_put_' if advanced else 'inplace arithmetic'
+        raise RuntimeError(f'vmap: {what}(self, *extra_args) is not possible because there exists a Tensor `other` in '
+                           'extra_args that has more elements than `self`. This happened due to `other` being vmapped '
+                           'over but `self` not being vmapped over in a vmap. Please try to use out-of-place operators '
+                           f'instead of {what}. If said operator is being called inside the PyTorch framework, please '
+                           'file a bug report instead.')
+    if advanced or (isinstance(value, Tensor) and _logical_ndim(value) > _region_ndim(self, parts, len(own))):
+        return _loop(fn, '__setitem__', args, kwargs)
+    index = (slice(None),) * len(own) + parts
+    with _Plain([self, value] if isinstance(value, Tensor) else [self]):
+        if isinstance(value, Tensor):
+            value = _align_plain(value, [value], own, _region_ndim(self, parts, len(own)))
+        fn(self, index, value)
+
+
+def _region_ndim(t, parts, nb):
+    """The number of sample dims of ``t[parts]`` (a basic index) for ``t`` batched at ``nb``
+    levels."""
+    return t._data[(slice(None),) * nb + parts].ndim - nb
+
+
 def _cat_stack(fn, name, args, kwargs):
     tensors = list(args[0])
     dim = args[1] if len(args) > 1 else kwargs.get('dim', 0)
@@ -818,6 +851,8 @@ def _apply_rule(fn, name, args, kwargs):
         out = _reshape(fn, plain, args, kwargs)
         if out is not None:
             return out
+    if plain == 'setitem':
+        return _setitem(fn, args, kwargs)
     if plain == 'getitem':
         return _getitem(fn, args, kwargs)
     if plain in ('cat', 'stack', 'concat', 'concatenate'):
@@ -1264,6 +1299,15 @@ def spread(x):
                 data = data.unsqueeze(i)
         data = data.expand(tuple(_state.sizes[lv] for lv in want) + tuple(data._data.shape[len(want):]))
     return _batched(data, want)
+
+
+def zeros_with_levels(t, like):
+    """Zeros of ``t``'s (logical) shape batched at the levels of ``t`` and of ``like``: the tangent
+    made for ``t`` when ``like``, a tangent batched maybe where ``t`` is not, is written into it in
+    place (PyTorch's ``_new_zeros_with_same_feature_meta``)."""
+    from .creation import zeros
+    levels = _union([t, like])
+    return _batched(zeros(tuple(_sizes(levels)) + tuple(t.shape), dtype=t.dtype), levels)
 
 
 def first_of_innermost(tree):

@@ -287,3 +287,41 @@ def test_transforms_reach_a_module_imported_between_their_calls(monkeypatch):
     assert plain_all(ours) == plain_all(theirs)
     assert (late.sum, late.sin) == (lg.sum, lg.sin)
     assert bound == (lg.sum, lg.sin, lg.Tensor.sum, lg.Tensor.sin, lg.nn.functional.relu)
+
+
+SETITEM = {
+    'slice of a batched tensor, batched value': lambda M, a, b: M.func.vmap(
+        lambda x, v: _written(x, slice(1, 3), v[:2]))(a, b),
+    'int, a 0-d batched value': lambda M, a, b: M.func.vmap(
+        lambda x, v: _written(x, 1, v[0]))(a, b),
+    'None and Ellipsis, a broadcast value': lambda M, a, b: M.func.vmap(
+        lambda x, v: _written(x, (Ellipsis, None, slice(1, None)), v[:3]))(a, b),
+    'unbatched value': lambda M, a, b: M.func.vmap(
+        lambda x: _written(x, slice(0, 2), M.tensor([7.0, 8.0])))(a),
+    'batched value into an unbatched tensor': lambda M, a, b: M.func.vmap(
+        lambda v: _written(M.zeros(4), slice(1, 3), v[:2]))(b),
+}
+
+
+def _written(x, index, value):
+    x = x.clone()
+    x[index] = value
+    return x
+
+
+@pytest.mark.parametrize('name', sorted(SETITEM))
+def test_setitem_is_batched(name, monkeypatch):
+    """``x[index] = value`` under vmap, a basic index: one write on the physical array (no
+    per-sample loop, no warning); a value batched where x is not: PyTorch's error."""
+    def run(M):
+        a = M.tensor(np.arange(8.0).reshape(2, 4))
+        b = M.tensor(-np.arange(8.0).reshape(2, 4))
+        try:
+            return T(SETITEM[name](M, a, b))
+        except RuntimeError as e:
+            return str(e)
+    expected = run(torch)
+    _no_per_sample(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert run(lg) == expected

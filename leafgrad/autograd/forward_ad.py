@@ -25,6 +25,7 @@ a view of its base's tangent, as in PyTorch (a view that receives a tangent give
 zero one first). One level at a time, as PyTorch's forward AD.
 """
 import collections
+import sys
 import weakref
 
 from . import grad_mode, _instrument
@@ -388,9 +389,9 @@ def _run_inplace(fn, name, args, kwargs):
         index, value = args[1], args[2]
         with _off():
             fn(*args, **kwargs)
-            tangent = _tangent_for_update(self)
+            vt = value._fw_grad if isinstance(value, Tensor) else None
+            tangent = _tangent_for_update(self, like=vt)
             if tangent is not None:
-                vt = value._fw_grad if isinstance(value, Tensor) else None
                 tangent[index] = 0.0 if vt is None else vt
         return None
     if name in _OVERWRITING:
@@ -404,9 +405,9 @@ def _run_inplace(fn, name, args, kwargs):
         src = args[1] if len(args) > 1 else kwargs['src']
         with _off():
             fn(*args, **kwargs)
-            tangent = _tangent_for_update(self, force=isinstance(src, Tensor) and src._fw_grad is not None)
+            st = src._fw_grad if isinstance(src, Tensor) else None
+            tangent = _tangent_for_update(self, force=st is not None, like=st)
             if tangent is not None:
-                st = src._fw_grad if isinstance(src, Tensor) else None
                 if st is None:
                     tangent.zero_()
                 else:
@@ -421,7 +422,7 @@ def _run_inplace(fn, name, args, kwargs):
     with _off():
         out = fn(*args, **kwargs)
         new = result._fw_grad
-        tangent = _tangent_for_update(self, force=new is not None)
+        tangent = _tangent_for_update(self, force=new is not None, like=new)
         if tangent is not None:
             if new is None:
                 tangent.zero_()
@@ -430,15 +431,16 @@ def _run_inplace(fn, name, args, kwargs):
     return out
 
 
-def _tangent_for_update(t, force=True):
+def _tangent_for_update(t, force=True, like=None):
     """The tangent of ``t`` to write into in place: its own; for a view without one, the view
     of its base's tangent (made zero first); else a new zero tangent. None when ``t`` has none
-    and none is needed (``force`` False)."""
+    and none is needed (``force`` False). ``like``: the tangent to be written, whose vmap levels
+    a new zero tangent takes (a batched tangent written into a tensor without one: the
+    copies of circular padding under jacfwd, or a jvp with batched tangents)."""
     if t._fw_grad is not None:
         return t._fw_grad
     if not force:
         return None
-    from ..creation import zeros_like
     if t._base is not None and t._view_of is not None:
         chain = []
         v = t
@@ -446,11 +448,19 @@ def _tangent_for_update(t, force=True):
             chain.append(v._view_of[1])
             v = v._view_of[0]
         if v._fw_grad is None:
-            _set(v, zeros_like(v))
+            _set(v, _zero_tangent(v, like))
         tangent = v._fw_grad
         for make in reversed(chain):
             tangent = make(tangent)
         _set(t, tangent)
         return tangent
-    _set(t, zeros_like(t))
+    _set(t, _zero_tangent(t, like))
     return t._fw_grad
+
+
+def _zero_tangent(t, like):
+    vmap = sys.modules.get('leafgrad._vmap')
+    if like is not None and vmap is not None and vmap.is_batched(like):
+        return vmap.zeros_with_levels(t, like)
+    from ..creation import zeros_like
+    return zeros_like(t)

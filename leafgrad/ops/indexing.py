@@ -27,7 +27,13 @@ class AliasBackward0(Op):
 
 
 def alias(input):
-    return make_view(input, input._data.view(), AliasBackward0, alias)[0]
+    return make_view(input, input._data.view(), AliasBackward0, _alias_of)[0]
+
+
+def _alias_of(t):
+    """The view ``alias`` makes, of another tensor (a view's tangent is the same view of its
+    parent's): by indexing, so that a tangent batched by vmap stays batched."""
+    return t[...]
 
 
 def _index_ndim(c):
