@@ -262,8 +262,20 @@ def _is_multi_output_view_modified(lines, diff):
 
 def _is_capture_before_hooks(lines, diff):
     # PyTorch's autograd.grad captures a non-leaf input's gradient before that tensor's hooks run
+    # (seen in its values, or in an in-place op on it: PyTorch's, a sum's gradient, is an
+    # expanded ones, refused for its internal overlap first, where leafgrad's is what a hook made
+    # of it, g.clone(), seed 6007147)
     record = diff[1]
-    if not (record and record[0] == 'new' and any('register_hook' in line for line in lines)):
+    if not any('register_hook' in line for line in lines):
+        return False
+    overlap = 'more than one element of the written-to tensor refers to a single memory location'
+    if record and diff[2] and record[0] == diff[2][0] == 'line' and overlap in repr(diff[2]) and \
+            overlap not in repr(record):
+        written = re.match(r'(?:with [^:]*: )?(v\d+)', lines[record[1]])
+        return bool(written) and any('autograd.grad(' in line and re.search(rf'\b{written.group(1)}\b',
+                                                                              line.split('=', 1)[0])
+                                     for line in lines)
+    if not (record and record[0] == 'new'):
         return False
     return any('autograd.grad(' in line and re.search(rf'\b{record[1]}\b', line.split('=', 1)[0])
                for line in lines)
