@@ -37,7 +37,8 @@ LAYERS = [
     # the tensor (and PyTorch's argument parser, which reads tensors' types)
     ('leafgrad.tensor', 'leafgrad._tensor_types', 'leafgrad._sequence', 'leafgrad._arg_parser'),
     # what every op shares (the op declaration, the recording utilities, the autocast policy)
-    ('leafgrad.ops._op', 'leafgrad.ops._util', 'leafgrad.ops._inplace', 'leafgrad.ops._index', 'leafgrad.amp.policy'),
+    ('leafgrad.ops._op', 'leafgrad.ops._util', 'leafgrad.ops._inplace', 'leafgrad.ops._index', 'leafgrad.ops._matrix',
+     'leafgrad.amp.policy'),
     # the op families
     ('leafgrad.ops.',),
     # the op library as a whole, and what is built on the ops (the autograd package's own

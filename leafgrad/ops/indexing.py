@@ -12,7 +12,7 @@ from ..autograd.graph import each_sample, on_samples
 from ._inplace import inplace
 from ._op import Op
 from ._index import (_broadcast_message, _check_index_bounds, _is_basic, _normalize, _to_numpy_index, index_array,
-                     scalar_type_name, scatter_coords)
+                     scatter_coords)
 from ._util import SCALAR_NAMES, make_view, ops, record, sum_to, wrap, wrap_dim, write_out, xp
 from ..tensor import _C_TYPES, Tensor, legacy_type_name
 

@@ -13,76 +13,23 @@ Complex matrices: inv, det, solve and solve_triangular are holomorphic, and thei
 with transposes, give PyTorch's complex gradients under the conjugate convention
 (``conj(rule(conj(grad)))``, ops/complex_numbers.py). The rules of slogdet, cholesky, qr, eigh and
 svd are PyTorch's complex formulas (conjugate transposes, real parts, the phase checks); their
-nodes say so with ``complex_rule``. The functions not named in ``_COMPLEX_READY`` refuse complex
-matrices (``refuse_complex``).
+nodes say so with ``complex_rule``. The functions not named in ``_matrix._COMPLEX_READY`` refuse
+complex matrices (``refuse_complex``).
 """
 from .. import backend, return_types
 from ..tensor import Tensor
 from ._op import Op, exact_dtype, out_rule, safely_castable, same_dtype, write_out
 from ._util import (SCALAR_NAMES, _as_output, autocast, ops, record, record_many, saved_output, state, sum_to, wrap,
                     wrap_dim, xp)
-
-
-class LinAlgError(RuntimeError):
-    """Raised for singular or non-positive-definite input (``torch.linalg.LinAlgError``)."""
+from ._matrix import (_MULTI_DOT_OUT, LinAlgError, _check_matrix, _mH, _mT, _sum_to_batch, _tril, _triu,
+                      cholesky_backward, pinv_backward, pinv_jvp, refuse_complex)
 
 
 # ---- helpers: checks, transposes, masks -----------------------------------------------------
 
-_SCALAR_NAMES = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
-                 'float16': 'Half', 'bfloat16': 'BFloat16', 'float32': 'Float', 'float64': 'Double',
-                 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}
-# PyTorch's LAPACK kernels have no float16/bfloat16 version: the kernel each function names
-_LOW_PRECISION_KERNELS = {'linalg.det': 'lu_cpu', 'linalg.solve': 'lu_cpu', 'linalg.cholesky': 'cholesky_cpu',
-                          'linalg.qr': 'geqrf_cpu', 'linalg.eigh': 'linalg_eigh_cpu', 'linalg.svd': 'linalg_svd_cpu',
-                          'linalg.solve_triangular': 'triangular_solve_cpu'}
-
-
-# the functions that take complex matrices (the others refuse them)
-_COMPLEX_READY = {'linalg.inv', 'linalg.det', 'linalg.solve', 'linalg.solve_triangular', 'linalg.matrix_power',
-                  'linalg.slogdet', 'linalg.cholesky', 'linalg.qr', 'linalg.eigh', 'linalg.svd'}
-
-
-def refuse_complex(a, name):
-    """The functions whose complex matrices leafgrad does not handle yet say so."""
-    if a.dtype.kind == 'c':
-        raise NotImplementedError(f"{name}: leafgrad's linear algebra takes real matrices only, not complex ones")
-
-
-def _check_matrix(A, name, square=True):
-    a = A._data
-    if a.ndim < 2:
-        raise RuntimeError(f'{name}: The input tensor A must have at least 2 dimensions.')
-    if name not in _COMPLEX_READY:
-        refuse_complex(a, name)
-    if a.dtype.kind not in 'fVc':
-        raise RuntimeError(f'{name}: Expected a floating point or complex tensor as input. Got '
-                           f'{_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)}')
-    if a.dtype.itemsize == 2 and name != 'linalg.matrix_power':  # float16 or bfloat16
-        label = _SCALAR_NAMES[a.dtype.name]
-        if name in _LOW_PRECISION_KERNELS:
-            raise NotImplementedError(f'"{_LOW_PRECISION_KERNELS[name]}" not implemented for \'{label}\'')
-        if name == 'linalg.matrix_rank':
-            raise RuntimeError("This function doesn't handle types other than float and double")
-        raise RuntimeError(f'{name}: Low precision dtypes not supported. Got {label}')
-    if square and a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(f'{name}: A must be batches of square matrices, but they are {a.shape[-2]} by '
-                           f'{a.shape[-1]} matrices')
-
-
 def _sname(t):
     """PyTorch's scalar type name (Float, Double …) as its error messages print it."""
     return SCALAR_NAMES.get(t._data.dtype.name, t._data.dtype.name)
-
-
-def _mT(t):
-    return ops.transpose(t, -2, -1)
-
-
-def _mH(t):
-    """The conjugate transpose (a transpose for a real matrix)."""
-    t = ops.transpose(t, -2, -1)
-    return t.conj() if t._data.dtype.kind == 'c' else t
 
 
 def _check_phase(d, message):
@@ -95,22 +42,6 @@ def _check_phase(d, message):
 def _real_diagonal_embed(t):
     """diag(Re diag t) as a matrix."""
     return _diag_embed(ops.real(ops.diagonal(t, 0, -2, -1))) if t._data.dtype.kind == 'c' else t * _eye_like(t)
-
-
-def _mask(n, m, k, dtype, lower=True):
-    """The constant 0/1 matrix of tril(., k) (or triu) as a tensor."""
-    ones = xp.ones((n, m), dtype=dtype)
-    return wrap(xp.tril(ones, k) if lower else xp.triu(ones, k))
-
-
-def _tril(t, k=0):
-    n, m = t._data.shape[-2:]
-    return t * _mask(n, m, k, t._data.dtype, True)
-
-
-def _triu(t, k=0):
-    n, m = t._data.shape[-2:]
-    return t * _mask(n, m, k, t._data.dtype, False)
 
 
 def _eye_like(t):
@@ -369,10 +300,6 @@ class LinalgSolve(Op):
         return gA, gB_out
 
 
-def _sum_to_batch(t, shape):
-    return sum_to(t, shape) if t._data.shape != shape else t
-
-
 def _solve_array(a, b, A, B, n):
     if b.ndim < 2 or b.shape[-2] != n:
         raise RuntimeError(f'linalg.solve: Incompatible shapes of A and B for the equation AX = B ({a.shape[-2]}x{n} '
@@ -436,14 +363,7 @@ class LinalgCholesky(Op):
 
     def apply(self, grad):
         (L,) = self.saved_tensors
-        grad = _as_output(grad, L)
-        if self.upper:
-            L, grad = _mH(L), _mH(grad)
-        # gA = L^{-H} Phi L^{-1}, Phi = 0.5 (tril(L^H gL) + tril(L^H gL, -1)^H)
-        phi = _tril(ops.matmul(_mH(L), grad))
-        phi = (phi + _mH(_tril(phi, -1))) * 0.5
-        left = ops.linalg_solve(_mH(L), phi)                     # L^{-H} Phi
-        return _mH(ops.linalg_solve(_mH(L), _mH(left))),         # Y L^{-1} = (L^{-H} Y^H)^H
+        return cholesky_backward(grad, self.upper, L),
 
 
 # ---- qr ---------------------------------------------------------------------------------------
@@ -846,7 +766,7 @@ class LinalgPinv(Op):
     def forward(A, *, atol=None, rtol=None, hermitian=False):
         refuse_complex(A._data, 'linalg.pinv')
         if A._data.ndim < 2 or A._data.dtype.name not in ('float32', 'float64'):
-            name = _SCALAR_NAMES[A._data.dtype.name]
+            name = SCALAR_NAMES[A._data.dtype.name]
             raise RuntimeError(f'linalg.pinv({name}{{{list(A._data.shape)}}}): expected a tensor with 2 or more '
                                'dimensions of float, double, cfloat or cdouble types')
         a = A._data
@@ -863,33 +783,13 @@ class LinalgPinv(Op):
             node.save(A, saved_output(result))
         return result
 
-    def jvp(self, tangents):  # PyTorch's pinv_jvp, P = pinv(A), arranged to multiply the smallest matrices
+    def jvp(self, tangents):
         A, P = self.saved_tensors
-        dA = tangents[0]
-        m, n = A._data.shape[-2:]
-        dAh, Ph = _mT(dA), _mT(P)
-        if m <= n:
-            K = ops.matmul(Ph, dAh)
-            return ops.matmul(P, K - _mT(K) - ops.matmul(K, ops.matmul(A, P))) + \
-                ops.matmul(dAh - ops.matmul(P, ops.matmul(A, dAh)), ops.matmul(Ph, P))
-        K = ops.matmul(P, dA)
-        Kh = _mT(K)
-        return ops.matmul(Kh - K - ops.matmul(ops.matmul(P, A), Kh), P) + ops.matmul(ops.matmul(P, Ph), dAh - ops.matmul(ops.matmul(dAh, A), P))
+        return pinv_jvp(A, P, tangents[0])
 
     def apply(self, grad):
         A, P = self.saved_tensors
-        m, n = A._data.shape[-2:]
-        Ph, gh = _mT(P), _mT(grad)
-        # PyTorch's pinv_backward, arranged to multiply the smallest matrices
-        if m <= n:
-            K = ops.matmul(gh, P)
-            KPh = ops.matmul(K, Ph)
-            return (-_mT(ops.matmul(P, K)) + KPh - ops.matmul(ops.matmul(A, P), KPh)
-                    + ops.matmul(ops.matmul(Ph, P), gh - ops.matmul(K, A))),
-        K = ops.matmul(P, gh)
-        PhK = ops.matmul(Ph, K)
-        return (-_mT(ops.matmul(K, P)) + ops.matmul(ops.matmul(gh - ops.matmul(A, K), P), Ph) + PhK
-                - ops.matmul(ops.matmul(PhK, P), A)),
+        return pinv_backward(grad, P, A),
 
 
 class Pinverse(Op):
@@ -945,9 +845,6 @@ class LinalgMatrixPower(Op):
 
     def forward(A, n):
         return _matrix_power(A, n)
-
-
-_MULTI_DOT_OUT = same_dtype('multi_dot(): expected out tensor to have dtype {result_cpp} but got {out_cpp}')
 
 
 class LinalgMultiDot(Op):

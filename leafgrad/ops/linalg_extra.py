@@ -7,7 +7,7 @@ from .. import return_types
 from ..autograd.grad_mode import no_grad
 from ._op import Op, out_rule, safely_castable, user_stacklevel
 from ._util import autocast, ops, record, saved_output, xp
-from .linalg_decomp import _MULTI_DOT_OUT, LinalgCholesky
+from ._matrix import _MULTI_DOT_OUT, cholesky_backward
 
 
 class Svd(Op):
@@ -49,7 +49,6 @@ class Cholesky(Op):
     out = out_rule('cholesky', safely_castable('cholesky'))
     saved = ('result', 'upper=upper')
     __slots__ = ('upper',)
-    apply = LinalgCholesky.apply  # (no forward-mode rule: PyTorch's torch.cholesky has none)
 
     def forward(input, upper=False):
         if autocast.state.on:
@@ -66,6 +65,10 @@ class Cholesky(Op):
             node.upper = upper
             node.save(saved_output(out))
         return out
+
+    def apply(self, grad):  # (linalg.cholesky's; no forward-mode rule: PyTorch's torch.cholesky has none)
+        (L,) = self.saved_tensors
+        return cholesky_backward(grad, self.upper, L),
 
 
 # PyTorch's deprecation warning, given once a process (as its TORCH_WARN_ONCE)

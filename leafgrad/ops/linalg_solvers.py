@@ -16,9 +16,9 @@ import warnings
 from .. import return_types
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ._op import Op, out_rule, safely_castable, user_stacklevel, write_outs
-from ._util import autocast, ops, record, record_many, saved_output, wrap, wrap_dim, xp
-from .linalg_decomp import (_SCALAR_NAMES, LinAlgError, LinalgPinv, _check_matrix, refuse_complex, _mT, _sum_to_batch,
-                            _tril, _triu)
+from ._util import SCALAR_NAMES, autocast, ops, record, record_many, saved_output, wrap, wrap_dim, xp
+from ._matrix import (LinAlgError, _check_matrix, _mT, _sum_to_batch, _tril, _triu, pinv_backward, pinv_jvp,
+                      refuse_complex)
 
 
 def _needs(node, i):
@@ -73,7 +73,7 @@ class LinalgMatrixExp(Op):
                                'linalg.matrix_exp: The input tensor A must have at least 2 dimensions.')
         if a.dtype.kind not in 'fVc':
             raise RuntimeError(f'linalg.matrix_exp: Expected a floating point or complex tensor as input. Got '
-                               f'{_SCALAR_NAMES[a.dtype.name]}')
+                               f'{SCALAR_NAMES[a.dtype.name]}')
         out, node = record(_expm(a), LinalgMatrixExp, (A,))
         if node is not None:
             node.save(A)
@@ -98,14 +98,6 @@ class MatrixExp(Op):
 
 
 # ---- lstsq ------------------------------------------------------------------------------------------
-
-class _Saved:
-    """Stands in for a node when one node's derivative formula serves another's."""
-    __slots__ = ('saved_tensors',)
-
-    def __init__(self, *tensors):
-        self.saved_tensors = tensors
-
 
 _LSTSQ_DRIVERS = ('gels', 'gelsy', 'gelsd', 'gelss')
 
@@ -142,7 +134,7 @@ class LinalgLstsq(Op):
         P = ops.linalg_pinv(A)
         dX = None
         if tA is not None:
-            dX = ops.matmul(LinalgPinv.jvp(_Saved(A, P), (tA,)), b)
+            dX = ops.matmul(pinv_jvp(A, P, tA), b)
         if tB is not None:
             part = ops.matmul(P, ops.unsqueeze(tB, -1) if self.vector else tB)
             dX = part if dX is None else dX + part
@@ -168,7 +160,7 @@ class LinalgLstsq(Op):
             g = ops.unsqueeze(grad, -1) if self.vector else grad
             if _needs(self, 0):
                 gP = _sum_to_batch(ops.matmul(g, _mT(b)), P._data.shape)
-                gA = LinalgPinv.apply(_Saved(A, P), gP)[0]
+                gA = pinv_backward(gP, P, A)
             if _needs(self, 1):
                 gB = ops.matmul(_mT(P), g)
         if grad_residuals is not None:
@@ -197,10 +189,10 @@ def _lstsq(A, B, rcond, driver):
         raise RuntimeError('torch.linalg.lstsq: other must have at least 1 dimension.')
     if a.dtype != b.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
-                           f"dtype {_SCALAR_NAMES[a.dtype.name]} and other's dtype {_SCALAR_NAMES[b.dtype.name]}")
+                           f"dtype {SCALAR_NAMES[a.dtype.name]} and other's dtype {SCALAR_NAMES[b.dtype.name]}")
     if a.dtype.kind != 'f' or a.dtype.itemsize < 4:
         raise RuntimeError(f'torch.linalg.lstsq: Expected a floating point or complex tensor as input. Got '
-                           f'{_SCALAR_NAMES[a.dtype.name]}')
+                           f'{SCALAR_NAMES[a.dtype.name]}')
     vector = b.ndim == a.ndim - 1
     if not (a.ndim >= b.ndim and a.ndim - b.ndim <= 1):
         raise RuntimeError('torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and '
@@ -356,7 +348,7 @@ def _check_lu_input(A, name):
     if a.ndim < 2:
         raise RuntimeError(f'{name}: Expected tensor with 2 or more dimensions. Got size: {list(a.shape)} instead')
     if a.dtype.kind not in 'f' or a.dtype.itemsize < 4:
-        raise NotImplementedError(f'"lu_cpu" not implemented for \'{_SCALAR_NAMES[a.dtype.name]}\'')
+        raise NotImplementedError(f'"lu_cpu" not implemented for \'{SCALAR_NAMES[a.dtype.name]}\'')
 
 
 def _lu_factorization(A, pivot, name):
@@ -766,7 +758,7 @@ class Geqrf(Op):
         if a.ndim < 2:
             raise RuntimeError('torch.geqrf: input must have at least 2 dimensions.')
         if a.dtype.kind != 'f' or a.dtype.itemsize < 4:
-            raise NotImplementedError(f'"geqrf_cpu" not implemented for \'{_SCALAR_NAMES[a.dtype.name]}\'')
+            raise NotImplementedError(f'"geqrf_cpu" not implemented for \'{SCALAR_NAMES[a.dtype.name]}\'')
         h, tau = xp.linalg.qr(a, mode='raw')     # (h is LAPACK's column-major array, transposed)
         outs, _ = record_many([xp.ascontiguousarray(xp.swapaxes(h, -1, -2)).astype(a.dtype), tau.astype(a.dtype)],
                               Geqrf, (input,))
@@ -805,8 +797,8 @@ def _householder_product(A, tau):
         raise RuntimeError('torch.linalg.householder_product: Expected tau to have one dimension less than input, '
                            f'but got tau.ndim equal to {t.ndim} and input.ndim is equal to {a.ndim}')
     if a.dtype != t.dtype:
-        raise RuntimeError(f'torch.linalg.householder_product: tau dtype {_SCALAR_NAMES[t.dtype.name]} does not '
-                           f'match input dtype {_SCALAR_NAMES[a.dtype.name]}')
+        raise RuntimeError(f'torch.linalg.householder_product: tau dtype {SCALAR_NAMES[t.dtype.name]} does not '
+                           f'match input dtype {SCALAR_NAMES[a.dtype.name]}')
     v = xp.tril(a, -1) + xp.eye(m, n, dtype=a.dtype)
     Q = xp.broadcast_to(xp.eye(m, dtype=a.dtype), a.shape[:-2] + (m, m)).copy()
     for i in range(t.shape[-1]):
@@ -964,7 +956,7 @@ class CholeskySolve(Op):
                                'instead')
         if a.dtype != b.dtype:
             raise RuntimeError(f'Expected b and A to have the same dtype, but found b of type '
-                               f'{_SCALAR_NAMES[b.dtype.name]} and A of type {_SCALAR_NAMES[a.dtype.name]} instead.')
+                               f'{SCALAR_NAMES[b.dtype.name]} and A of type {SCALAR_NAMES[a.dtype.name]} instead.')
         low = xp.swapaxes(xp.triu(a), -1, -2) if upper else xp.tril(a)
         y = xp.linalg.solve(low, xp.broadcast_to(b, xp.broadcast_shapes(low.shape[:-2], b.shape[:-2]) +
                                                  b.shape[-2:])) \
