@@ -80,3 +80,12 @@ def test_out_is_the_tensor_given_and_its_views_see_the_result():
         r = M.matmul(_a(M), _b(M), out=out)
         return r is out, repr(row), out._version
     same(program)
+
+
+@pytest.mark.parametrize('call', ['M.matmul(a, a, True)', 'M.matmul(a, a, _requires_grad=True)'])
+def test_matmul_takes_no_third_argument(call):
+    """matmul's private flag (a batch of one squeezed away) was a third parameter anyone could pass
+    (the method refuses it too, in Python's words, which count self)."""
+    same(lambda M: eval(call, {'M': M, 'a': M.ones(2, 2)}))
+    with pytest.raises(TypeError):
+        lg.ones(2, 2).matmul(lg.ones(2, 2), True)

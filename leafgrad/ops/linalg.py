@@ -331,76 +331,79 @@ def check_operands(name, input, other):
 
 class Matmul(Op):
     """matmul(input, other, *, out=None) (also ``@``): PyTorch's matmul: dot, mv, mm, or a batched
-    product with broadcast batch dims. (``_requires_grad``: the operands' flags when a batch of
-    one was squeezed away, which under no_grad would not carry them.)"""
+    product with broadcast batch dims."""
     op = 'matmul'
     operators = {'__matmul__': _matmul_operator, '__rmatmul__': _rmatmul_operator}
 
-    def forward(input, other, _requires_grad=None, *, out=None):
-        """PyTorch's matmul: dot, mv, mm, or a batched product with broadcast batch dims.
-        (``_requires_grad``: the operands' flags when a batch of one was squeezed away, which under
-        no_grad would not carry them)"""
+    def forward(input, other, *, out=None):
+        """PyTorch's matmul: dot, mv, mm, or a batched product with broadcast batch dims."""
         if not isinstance(input, Tensor) or not isinstance(other, Tensor):
             check_operands('matmul', input, other)
         if out is not None:
             if input._data.ndim == 1 and other._data.ndim == 1:
-                return _vdot_out('matmul', out, matmul(input, other))
-            return write_out('matmul', out, matmul(input, other), (input, other), True)
-        if autocast.state.on:
-            input, other = autocast.lower_precision(input, other)
-        da, db = input._data.ndim, other._data.ndim
-        if da == 0 or db == 0:
-            raise RuntimeError(f'both arguments to matmul need to be at least 1D, but they are {da}D and {db}D')
-        if da == 1 and db == 1:
-            return dot(input, other)
-        if da == 2 and db == 1:
-            return mv(input, other)
-        if da == 1 and db == 2:
-            # PyTorch squeezes the product in place: its result is no view, and at version 1
-            return ops.squeeze_result_(mm(ops.unsqueeze(input, 0), other))
-        if da == 2 and db == 2:
-            return mm(input, other)
-        if _should_fold(input, other, _requires_grad or (input._requires_grad, other._requires_grad)):
-            # fold the batch of the larger operand into the rows of one mm (or mv), as PyTorch does
-            transpose = db > da
-            t1 = ops.transpose(other, -1, -2) if transpose else input
-            t2 = (ops.t(input) if da == 2 else input) if transpose else other
-            sizes = t1._data.shape
-            folded = 1
-            for size in sizes[:-1]:
-                folded *= size
-            rows = ops.reshape(t1, (folded, sizes[-1]))
-            if t2._data.ndim == 1:
-                return ops.unsafe_view(mv(rows, t2), sizes[:-1])
-            if rows._data.shape[1] != t2._data.shape[0]:
-                raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows._data.shape[0]}x{rows._data.shape[1]} '
-                                   f'and {t2._data.shape[0]}x{t2._data.shape[1]})')
-            out = ops.unsafe_view(mm(rows, t2), sizes[:-1] + (t2._data.shape[1],))
-            return ops.transpose(out, -1, -2).contiguous() if transpose else out
-        # broadcast the batch dims, then one bmm (a vector operand expanded as a row or a column)
-        sa, sb = input._data.shape, other._data.shape
-        if da == 3 and db == 3 and sa[0] != sb[0]:
-            # a batch of one that requires grad is taken as a matrix (a smaller gradient), as PyTorch does
-            flags = (input._requires_grad, other._requires_grad)
-            if sa[0] == 1 and input._requires_grad:
-                return matmul(ops.squeeze(input, 0), other, flags)
-            if sb[0] == 1 and other._requires_grad:
-                return matmul(input, ops.squeeze(other, 0), flags)
-        n, k = (sa[-2] if da > 1 else 1), sa[-1]
-        k2, m = (sb[-2], sb[-1]) if db > 1 else (sb[0], 1)
-        batch = _broadcast_batch(sa[:-2], sb[:-2])
-        count = 1
-        for size in batch:
-            count *= size
-        if k != k2:
-            raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{count}, {k}] but got: '
-                               f'[{count}, {k2}].')
-        a3 = ops.reshape(ops.expand(input, batch + (n, k)), (count, n, k))
-        b = ops.expand(other, batch + ((k2, m) if db > 1 else (k2,)))
-        b3 = ops.reshape(b, (count, k2, m)) if db > 1 else ops.unsqueeze(ops.reshape(b, (count, k2)), 2)
-        product = bmm(a3, b3)
-        out_shape = batch + ((n,) if da > 1 else ()) + ((m,) if db > 1 else ())
-        return ops.unsafe_view(product if db > 1 else ops.squeeze(product, -1), out_shape)
+                return _vdot_out('matmul', out, _matmul(input, other))
+            return write_out('matmul', out, _matmul(input, other), (input, other), True)
+        return _matmul(input, other)
+
+
+def _matmul(input, other, requires_grad=None):
+    """matmul's product (``requires_grad``: the operands' flags when a batch of one was squeezed
+    away, which under no_grad would not carry them)."""
+    if autocast.state.on:
+        input, other = autocast.lower_precision(input, other)
+    da, db = input._data.ndim, other._data.ndim
+    if da == 0 or db == 0:
+        raise RuntimeError(f'both arguments to matmul need to be at least 1D, but they are {da}D and {db}D')
+    if da == 1 and db == 1:
+        return dot(input, other)
+    if da == 2 and db == 1:
+        return mv(input, other)
+    if da == 1 and db == 2:
+        # PyTorch squeezes the product in place: its result is no view, and at version 1
+        return ops.squeeze_result_(mm(ops.unsqueeze(input, 0), other))
+    if da == 2 and db == 2:
+        return mm(input, other)
+    if _should_fold(input, other, requires_grad or (input._requires_grad, other._requires_grad)):
+        # fold the batch of the larger operand into the rows of one mm (or mv), as PyTorch does
+        transpose = db > da
+        t1 = ops.transpose(other, -1, -2) if transpose else input
+        t2 = (ops.t(input) if da == 2 else input) if transpose else other
+        sizes = t1._data.shape
+        folded = 1
+        for size in sizes[:-1]:
+            folded *= size
+        rows = ops.reshape(t1, (folded, sizes[-1]))
+        if t2._data.ndim == 1:
+            return ops.unsafe_view(mv(rows, t2), sizes[:-1])
+        if rows._data.shape[1] != t2._data.shape[0]:
+            raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows._data.shape[0]}x{rows._data.shape[1]} '
+                               f'and {t2._data.shape[0]}x{t2._data.shape[1]})')
+        out = ops.unsafe_view(mm(rows, t2), sizes[:-1] + (t2._data.shape[1],))
+        return ops.transpose(out, -1, -2).contiguous() if transpose else out
+    # broadcast the batch dims, then one bmm (a vector operand expanded as a row or a column)
+    sa, sb = input._data.shape, other._data.shape
+    if da == 3 and db == 3 and sa[0] != sb[0]:
+        # a batch of one that requires grad is taken as a matrix (a smaller gradient), as PyTorch does
+        flags = (input._requires_grad, other._requires_grad)
+        if sa[0] == 1 and input._requires_grad:
+            return _matmul(ops.squeeze(input, 0), other, flags)
+        if sb[0] == 1 and other._requires_grad:
+            return _matmul(input, ops.squeeze(other, 0), flags)
+    n, k = (sa[-2] if da > 1 else 1), sa[-1]
+    k2, m = (sb[-2], sb[-1]) if db > 1 else (sb[0], 1)
+    batch = _broadcast_batch(sa[:-2], sb[:-2])
+    count = 1
+    for size in batch:
+        count *= size
+    if k != k2:
+        raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{count}, {k}] but got: '
+                           f'[{count}, {k2}].')
+    a3 = ops.reshape(ops.expand(input, batch + (n, k)), (count, n, k))
+    b = ops.expand(other, batch + ((k2, m) if db > 1 else (k2,)))
+    b3 = ops.reshape(b, (count, k2, m)) if db > 1 else ops.unsqueeze(ops.reshape(b, (count, k2)), 2)
+    product = bmm(a3, b3)
+    out_shape = batch + ((n,) if da > 1 else ()) + ((m,) if db > 1 else ())
+    return ops.unsafe_view(product if db > 1 else ops.squeeze(product, -1), out_shape)
 
 
 def _should_fold(a, b, requires_grad):
