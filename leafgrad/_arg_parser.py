@@ -19,6 +19,7 @@ TypeError: argsort(): argument 'descending' must be bool, not int
 """
 import ast
 import operator
+import inspect
 
 from . import backend
 from .tensor import Tensor
@@ -32,8 +33,19 @@ def _is_int(value):
     return isinstance(value, (int, _np.integer)) and not isinstance(value, (bool, _np.bool_))
 
 
+def _is_float(value):
+    if isinstance(value, Tensor):  # a 0-dim tensor reads as its number
+        return value._data.ndim == 0
+    return isinstance(value, (int, float, _np.integer, _np.floating))
+
+
 _CHECKS = {'Tensor': lambda v: isinstance(v, Tensor), 'int': _is_int,
            'bool': lambda v: isinstance(v, (bool, _np.bool_))}
+
+
+# NumPy's names of parameters, which PyTorch's parser takes for its own (``axis=`` for ``dim=``)
+_NUMPY_NAMES = {'dim': 'axis', 'keepdim': 'keepdims'}
+_OWN_NAMES = {alias: own for own, alias in _NUMPY_NAMES.items()}
 
 
 class _Param:
@@ -67,14 +79,13 @@ class _Signature:
         for i, param in enumerate(self.params):
             if i < len(args):
                 value, is_keyword = args[i], False
-            elif param.name in kwargs:
-                value, is_keyword = kwargs[param.name], True
+            elif param.name in kwargs or _NUMPY_NAMES.get(param.name) in kwargs:
+                value, is_keyword = kwargs[param.name if param.name in kwargs else _NUMPY_NAMES[param.name]], True
                 consumed += 1
             else:
                 if not param.optional:
-                    missing = [f'"{p.name}"' for p in self.params[i:] if not p.optional]
-                    return _fail(raise_error, f'{name}() missing {len(missing)} required positional arguments: '
-                                              f'{", ".join(missing)}')
+                    missing = [p.name for p in self.params[i:] if not p.optional]
+                    return _fail(raise_error, missing_message(name, missing))
                 values[param.name] = param.default
                 continue
             if not (value is None and param.optional and param.default is None) and not _CHECKS[param.type](value):
@@ -85,6 +96,11 @@ class _Signature:
         if consumed < len(kwargs):
             names = [p.name for p in self.params]
             for key in kwargs:
+                if key not in names and _OWN_NAMES.get(key) in names:
+                    own = _OWN_NAMES[key]
+                    if own in kwargs or names.index(own) < len(args):  # (given twice: the alias is unknown)
+                        return _fail(raise_error, f"{name}() got an unexpected keyword argument '{key}'")
+                    key = own
                 if key not in names:
                     return _fail(raise_error, f"{name}() got an unexpected keyword argument '{key}'")
                 if names.index(key) < len(args):
@@ -100,6 +116,12 @@ class _Signature:
     # what invalid_arguments.cpp reads off the printed text: one (type, name) per piece
     def listed(self):
         return [(p[:p.rfind(' ')] if ' ' in p else p, p[p.rfind(' ') + 1:]) for p in self.pieces]
+
+
+def missing_message(name, missing):
+    """PyTorch's words for required arguments not given (its plural, inverted, too)."""
+    quoted = ', '.join(f'"{p}"' for p in missing)
+    return f'{name}() missing {len(missing)} required positional argument{"s" if len(missing) == 1 else ""}: {quoted}'
 
 
 def _fail(raise_error, message):
@@ -203,3 +225,79 @@ def int_list(args, fname, argument='size', position=1):
             raise TypeError(f"{fname}(): argument '{argument}' failed to unpack the object at pos {i + 1} with error "
                             f'"type must be tuple of ints,but got {type(value).__name__}"')
     return tuple(map(operator.index, values))
+
+
+# ---- one signature, read by Python: what PyTorch's parser adds ---------------------------------
+# A declared op's function and method (ops/_op.py) take their arguments as Python binds them; where
+# PyTorch's parser reads them, it also takes NumPy's names of two parameters and checks the types
+# of the parameters below, which have one name and one type in every op that has them.
+
+_NUMPY_ALIASES = tuple(_OWN_NAMES.items())  # (alias, own name)
+
+PARAMETER_TYPES = {'keepdim': 'bool', 'descending': 'bool', 'largest': 'bool', 'diagonal': 'int',
+                   'decimals': 'int', 'nan': 'float?', 'posinf': 'float?', 'neginf': 'float?'}  # (?: or None)
+_STRICT = {'bool': lambda v: type(v) is bool, 'int': _is_int, 'float': _is_float, 'float?': _is_float}
+
+
+def type_name(value):
+    """A value's type as PyTorch's messages name it (C types with their module: numpy.bool)."""
+    kind = type(value)
+    return f'numpy.{kind.__name__}' if kind.__module__ == 'numpy' else kind.__name__
+
+
+def parsing(fn, name, method):
+    """``fn`` (a declared op's function or method, ``name`` its name) reading its arguments as
+    PyTorch's parser: NumPy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=`` (given as well
+    as its own name, an alias is refused), and the parameters of ``PARAMETER_TYPES`` of their
+    type or refused with PyTorch's TypeError (None where the parameter's default is None). ``fn``
+    itself where it has none of these parameters (nothing added to its calls)."""
+    if not callable(fn) or isinstance(fn, property):
+        return fn
+    signature = getattr(fn, '__signature__', None)  # (a function made with out=: its forward's parameters)
+    if signature is None:
+        code = fn.__code__
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        positional = code.co_argcount
+    else:
+        params = list(signature.parameters)
+        positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in signature.parameters.values())
+    aliases = tuple((alias, own, params.index(own)) for alias, own in _NUMPY_ALIASES if own in params)
+    if not aliases and not any(p in PARAMETER_TYPES for p in params):
+        return fn
+    signature = signature or inspect.signature(fn)
+    typed = []
+    for i, param in enumerate(params):
+        if param in PARAMETER_TYPES:
+            kind = PARAMETER_TYPES[param]
+            nullable = kind.endswith('?') or signature.parameters[param].default is None
+            position = i if i < positional else 1 << 30  # (keyword only: never given by position)
+            shown = f' (position {i + (not method)})'  # (PyTorch counts a method's arguments after self)
+            typed.append((param, position, _STRICT[kind], kind.rstrip('?'), nullable, shown))
+    typed = tuple(typed)
+    required = tuple(p.name for p in signature.parameters.values()
+                     if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+    def parsed(*args, **kwargs):
+        if len(args) < len(required):
+            missing = [p for p in required[len(args):] if p not in kwargs and _NUMPY_NAMES.get(p) not in kwargs]
+            if missing:
+                raise TypeError(missing_message(name, missing))
+        if kwargs:
+            for alias, own, position in aliases:
+                if alias in kwargs:
+                    if own in kwargs or len(args) > position:
+                        raise TypeError(f"{name}() got an unexpected keyword argument '{alias}'")
+                    kwargs[own] = kwargs.pop(alias)
+        for param, position, check, kind, nullable, shown in typed:
+            if len(args) > position:
+                value, where = args[position], shown
+            elif param in kwargs:
+                value, where = kwargs[param], ''
+            else:
+                continue
+            if not check(value) and not (value is None and nullable):
+                raise TypeError(f"{name}(): argument '{param}'{where} must be {kind}, not {type_name(value)}")
+        return fn(*args, **kwargs)
+    parsed.__signature__ = signature
+    parsed.__doc__, parsed.__wrapped__ = fn.__doc__, fn
+    return parsed

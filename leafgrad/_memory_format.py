@@ -100,6 +100,56 @@ def is_laid_out(array, fmt):
     return True
 
 
+def dim_order(tensor, ambiguity_check):
+    """``Tensor.dim_order()``: PyTorch's order of the dims in memory (the permutation its
+    elementwise results take: an insertion sort by stride, a dim of stride 0 left where it is)."""
+    if not isinstance(ambiguity_check, bool) and not (
+            isinstance(ambiguity_check, list) and all(isinstance(f, memory_format) for f in ambiguity_check)):
+        raise TypeError('The ambiguity_check argument must be a bool or a list of memory formats.')
+    shape, strides = tensor.shape, tensor.stride()
+    ndim = len(shape)
+    if ambiguity_check is not False:
+        formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+        ambiguous = any(a == b for a, b in zip(strides, strides[1:])) or 1 in shape
+        if ambiguous and sum(tensor.is_contiguous(memory_format=f) for f in formats) != 1:
+            raise RuntimeError('The tensor does not have unique dim order, or cannot map to exact one of the given '
+                               'memory formats.')
+    if ndim < 2:
+        return tuple(range(ndim))
+    contiguous = tensor.is_contiguous()
+    last = ndim == 4 and tensor.is_contiguous(memory_format=channels_last)
+    if contiguous != last:
+        return tuple(range(ndim)) if contiguous else (0, 2, 3, 1)
+
+    def should_swap(a, b):  # (PyTorch's, for one tensor)
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa == sb:
+            return 0 if _at_least(shape[b], shape[a]) else 1
+        if _at_least(sb, sa):
+            return -1
+        return 1 if _at_least(sa, sb) else 0
+
+    perm = list(reversed(range(ndim)))  # sorted back to front, then reversed
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in reversed(range(i)):
+            comparison = should_swap(perm[d0], perm[d1])
+            if comparison > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif comparison < 0:
+                break
+    if ambiguity_check and any(should_swap(a, b) != -1 for a, b in zip(perm, perm[1:])):
+        raise RuntimeError('The tensor does not have unique dim order.')
+    return tuple(reversed(perm))
+
+
+def _at_least(a, b):
+    return b == 0 or (a != 0 and (a >= b or a % b == 0))
+
+
 def dense_order(array):
     """The order of the array's dims in memory, outermost first, when its elements fill one
     block without gaps or overlaps in some order of dims (the tensors ``preserve_format`` keeps

@@ -245,16 +245,26 @@ def _fill_as_uninitialized(data):
     data.fill(_np.nan if kind in 'fV' else True if kind == 'b' else _np.iinfo(data.dtype).max)
 
 
+def _check_full_size(fname, size):
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+
+
+def _check_fill(fname, fill_value):
+    """PyTorch's TypeError for a ``fill_value`` that is no number (``fname``: the function called)."""
+    if not isinstance(fill_value, (int, float, complex, _np.number, _np.bool_)) and not (
+            isinstance(fill_value, Tensor) and fill_value._data.ndim == 0):
+        raise TypeError(f"{fname}(): argument 'fill_value' (position 2) must be Number, not "
+                        f'{type(fill_value).__name__}')
+
+
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     _options('full', layout, pin_memory)
     if out is not None:
         result = full(size, fill_value, dtype=_out_dtype('full', out, dtype), device=out.device)
         return _made_in(_computed_into('full', out, result), requires_grad)
-    if not isinstance(size, (tuple, list)):
-        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
-    if not isinstance(fill_value, (int, float, complex, _np.number, _np.bool_)) and not (
-            isinstance(fill_value, Tensor) and fill_value._data.ndim == 0):
-        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
+    _check_full_size('full', size)
+    _check_fill('full', fill_value)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if dtype is None:
@@ -269,6 +279,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
 def _like(fn, input, dtype, device, requires_grad, memory_format, *args):
     """fn's new tensor of input's shape, dtype and device (unless given), laid out as input is
     when that is dense (preserve_format) or in the memory format asked for."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn.__name__}_like(): argument 'input' (position 1) must be Tensor, not "
+                        f'{type(input).__name__}')
     dtype = dtype if dtype is not None else input.dtype
     device = device if device is not None else input.device
     out = fn(*args, input._data.shape, dtype=dtype, device=device, requires_grad=requires_grad) if args == () \
@@ -307,6 +320,7 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
     _options('full_like', layout, pin_memory)
+    _check_fill('full_like', fill_value)
     return _like(full, input, dtype, device, requires_grad, memory_format, fill_value)
 
 
@@ -682,6 +696,8 @@ def new_empty(self, *size, dtype=None, layout=None, device=None, requires_grad=F
 
 def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     _options('new_full', layout, pin_memory)
+    _check_full_size('new_full', size)
+    _check_fill('new_full', fill_value)
     dtype, device = _new_like(self, dtype, device)
     return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 

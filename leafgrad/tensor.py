@@ -60,6 +60,13 @@ def legacy_type_name(array):
     return prefix + _LEGACY_NAMES[array.dtype.name]
 
 
+def no_arguments(name, args):
+    """PyTorch's TypeError for arguments given to a method that takes none."""
+    if args:
+        raise TypeError(f'TensorBase.{name}() takes no arguments ({len(args)} given)')
+    raise TypeError(f'TensorBase.{name}() takes no keyword arguments')
+
+
 class Size(tuple):
     """A tensor's shape: a tuple that prints as ``leafgrad.Size([2, 3])``."""
     __module__ = 'leafgrad'  # the public name, as type() prints it: <class 'leafgrad.Size'>
@@ -314,6 +321,29 @@ class Tensor:
     def element_size(self) -> int:
         return self._data.itemsize
 
+    itemsize = property(element_size)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the tensor's elements (numel times the element size; a view's own, not
+        its storage's)."""
+        return self._data.size * self._data.itemsize
+
+    def is_signed(self) -> bool:
+        return self._data.dtype.kind not in 'ub'  # (unsigned integers and bool; 'V', bfloat16, is signed)
+
+    def get_device(self) -> int:
+        """The index of the GPU the tensor is on; -1 for a tensor on the CPU."""
+        device = self.device
+        return -1 if device.type != 'cuda' else device.index or 0
+
+    def dim_order(self, *, ambiguity_check: bool | list = False) -> tuple[int, ...]:
+        """The dims in the order they are laid out in memory, outermost first (``(0, 2, 3, 1)``
+        for a channels_last batch); ``ambiguity_check``: True, or a list of memory formats,
+        raises where the order is not unique (a dim of size 1, two equal strides) and the tensor
+        is laid out in none or several of those formats."""
+        return _memory_format.dim_order(self, ambiguity_check)
+
     def is_contiguous(self, memory_format: Any = _memory_format.contiguous_format) -> bool:
         if memory_format is _memory_format.contiguous_format:
             return bool(self._data.flags.c_contiguous)
@@ -533,12 +563,16 @@ class Tensor:
         arr = backend.to_numpy(self._data)
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
-    def item(self) -> int | float | bool:
+    def item(self, *args: Any, **kwargs: Any) -> int | float | bool:
+        if args or kwargs:
+            no_arguments('item', args)
         if self._data.size != 1:
             raise RuntimeError(f'a Tensor with {self._data.size} elements cannot be converted to Scalar')
         return self._data.reshape(()).item()
 
-    def tolist(self) -> Any:
+    def tolist(self, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs:
+            no_arguments('tolist', args)
         return self._data.tolist()
 
     def _python_scalar(self):

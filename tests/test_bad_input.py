@@ -10,6 +10,7 @@ import pytest
 torch = pytest.importorskip('torch')
 
 import leafgrad as lg  # noqa: E402
+from fresh import fresh_python_output  # noqa: E402
 
 NAN, INF = float('nan'), float('inf')
 
@@ -382,6 +383,86 @@ CASES = [
     ('where of an int and a complex', lambda T: T.where(T.tensor([True, False]), 1j, 2).dtype),
     ('where of two bools', lambda T: T.where(T.tensor([True, False]), True, False)),
     ('where with a long condition', lambda T: T.where(T.tensor([1, 0]), 1, 2)),
+    # what programs read of a tensor (issue 22's probe)
+    ('nbytes', lambda T: T.ones(2, 3).nbytes),
+    ('nbytes of a view', lambda T: T.ones(2, 3)[1:].nbytes),
+    ('nbytes of an expanded tensor', lambda T: T.ones(3).expand(2, 3).nbytes),
+    ('itemsize', lambda T: T.ones(2, dtype=T.float16).itemsize),
+    ('is_signed', lambda T: [T.ones(1, dtype=d).is_signed() for d in (T.uint8, T.bool, T.int8, T.float32, T.complex64)]),
+    ('get_device', lambda T: T.ones(2).get_device()),
+    ('dim_order', lambda T: T.ones(2, 3).dim_order()),
+    ('dim_order of a 0-d tensor', lambda T: T.tensor(3.).dim_order()),
+    ('dim_order transposed', lambda T: T.ones(2, 3, 4).transpose(1, 2).dim_order()),
+    ('dim_order channels_last', lambda T: T.ones(2, 3, 4, 5).to(memory_format=T.channels_last).dim_order()),
+    ('dim_order ambiguous', lambda T: T.ones(1, 2, 3, 4).dim_order(ambiguity_check=True)),
+    ('dim_order ambiguous, one format fits', lambda T: T.ones(1, 2, 3, 4).dim_order(
+        ambiguity_check=[T.contiguous_format, T.channels_last])),
+    ('dim_order of equal strides', lambda T: T.ones(3).expand(2, 3).dim_order(ambiguity_check=True)),
+    ('dim_order of a bad check', lambda T: T.ones(2).dim_order(ambiguity_check='ILLEGAL')),
+    ('untyped_storage nbytes', lambda T: T.tensor([3., 1, 2]).untyped_storage().nbytes()),
+    ('untyped_storage of a view is its base\'s', lambda T: T.arange(6.)[2:].untyped_storage().size()),
+    ('untyped_storage shares the data pointer', lambda T: (lambda x: x.untyped_storage().data_ptr() == x.data_ptr())(
+        T.arange(6.).view(2, 3).t())),
+    ('untyped_storage bytes', lambda T: [T.tensor([1.]).untyped_storage()[i] for i in range(4)]),
+    ('untyped_storage written', lambda T: (lambda x: (x.untyped_storage().__setitem__(3, 64), x)[1])(T.zeros(2))),
+    ('untyped_storage out of range', lambda T: T.zeros(2).untyped_storage()[8]),
+    # NumPy's names that PyTorch's argument parser takes
+    ('sum(axis=)', lambda T: T.arange(6.).reshape(2, 3).sum(axis=1)),
+    ('sum(axis=, keepdims=)', lambda T: T.sum(T.arange(6.).reshape(2, 3), axis=1, keepdims=True)),
+    ('max(axis=)', lambda T: T.arange(6.).reshape(2, 3).max(axis=0)),
+    ('cat(axis=)', lambda T: T.cat([T.ones(2), T.zeros(1)], axis=0)),
+    ('argsort(axis=)', lambda T: T.tensor([[3, 1], [0, 2]]).argsort(axis=0)),
+    ('sum(dim, axis=)', lambda T: T.ones(2, 3).sum(1, axis=0)),
+    ('sum(dim=, axis=)', lambda T: T.ones(2, 3).sum(dim=1, axis=0)),
+    ('norm(axis=): Python in PyTorch', lambda T: T.norm(T.ones(2, 3), axis=0)),
+    ('split(axis=): Python in PyTorch', lambda T: T.split(T.ones(2, 3), 1, axis=0)),
+    # to(): non_blocking and copy by position
+    ('to(device, dtype, non_blocking)', lambda T: T.ones(2).to('cpu', T.float64, True)),
+    ('to(dtype, non_blocking, copy)', lambda T: T.ones(2).to(T.float64, False, True)),
+    ('to(tensor, non_blocking, copy) copies', lambda T: (lambda x: x.to(x, False, True) is x)(T.ones(2))),
+    ('to(dtype, int)', lambda T: T.ones(2).to(T.float64, 1)),
+    ('to(copy=int)', lambda T: T.ones(2).to(T.float64, copy=1)),
+    # the parameters PyTorch's parser types by name (keepdim a bool, diagonal an int ...)
+    ('sum(keepdim=int)', lambda T: T.ones(2, 3).sum(1, keepdim=2)),
+    ('sum(dim, int)', lambda T: T.ones(2, 3).sum(1, 1)),
+    ('sum(keepdim=None)', lambda T: T.ones(2, 3).sum(1, keepdim=None)),
+    ('sum(keepdim=numpy bool)', lambda T: T.ones(2, 3).sum(1, np.bool_(True))),
+    ('amax(keepdim=int)', lambda T: T.amax(T.ones(2, 3), 1, 1)),
+    ('topk(largest=int)', lambda T: T.ones(3).topk(1, largest=1)),
+    ('topk(k, dim, int)', lambda T: T.ones(3).topk(1, 0, 1)),
+    ('triu(float)', lambda T: T.ones(2, 3).triu(1.5)),
+    ('torch.triu(x, float)', lambda T: T.triu(T.ones(2, 3), 1.5)),
+    ('tril(diagonal=bool)', lambda T: T.ones(2, 3).tril(diagonal=True)),
+    ('triu(numpy int)', lambda T: T.ones(2, 3).triu(np.int64(1))),
+    ('round(decimals=float)', lambda T: T.ones(2).round(decimals=1.5)),
+    ('nan_to_num(nan=str)', lambda T: T.ones(2).nan_to_num(nan='a')),
+    ('nan_to_num(nan=None)', lambda T: T.tensor([NAN]).nan_to_num(nan=None)),
+    ('nan_to_num(posinf=int)', lambda T: T.tensor([INF]).nan_to_num(posinf=1)),
+    # messages of the wrong calls (issue 22's probe)
+    ('cumsum() without dim', lambda T: T.ones(2, 3).cumsum()),
+    ('softmax() without dim', lambda T: T.ones(2, 3).softmax()),
+    ('torch.cumsum(x) without dim', lambda T: T.cumsum(T.ones(2, 3))),
+    ('sum(axis=) keeps no dim missing', lambda T: T.ones(2, 3).cumsum(axis=1)),
+    ('item(0)', lambda T: T.ones(1).item(0)),
+    ('item(keyword)', lambda T: T.ones(1).item(a=1)),
+    ('tolist(1)', lambda T: T.ones(1).tolist(1)),
+    ('zero_(1)', lambda T: T.ones(2).zero_(1)),
+    ('new_full(int, value)', lambda T: T.ones(2).new_full(2, 3)),
+    ('new_full(size, str)', lambda T: T.ones(2).new_full((2,), 'a')),
+    ('full_like(x, str)', lambda T: T.full_like(T.ones(2), 'a')),
+    ('zeros_like(list)', lambda T: T.zeros_like([1, 2])),
+    ('ones_like(list)', lambda T: T.ones_like([1, 2])),
+    ('full_like(list, 1)', lambda T: T.full_like([1, 2], 1)),
+    ('Tensor.equal(list)', lambda T: T.ones(3).equal([1, 1, 1])),
+    ('torch.equal(x, list)', lambda T: T.equal(T.ones(3), [1, 1, 1])),
+    ('addcdiv of integers', lambda T: T.ones(3).addcdiv(T.ones(3, dtype=T.int64), T.ones(3, dtype=T.int64))),
+    ('allclose(rtol<0)', lambda T: T.ones(3).allclose(T.ones(3), rtol=-1)),
+    ('isclose(atol<0)', lambda T: T.isclose(T.ones(3), T.ones(3), atol=-1.5)),
+    # the transposes
+    ('H of a vector', lambda T: T.ones(3).H),
+    ('H of a batch', lambda T: T.ones(2, 2, 2).H),
+    ('mT of a vector', lambda T: T.ones(3).mT),
+    ('adjoint of a vector', lambda T: T.ones(3).adjoint()),
 ]
 
 
@@ -518,3 +599,27 @@ def test_view_as_another_dtype_shares_storage_and_version():
         v[0] = 0
         seen.append((x.tolist(), v.tolist(), x._version, v._version, v.is_leaf, v.grad_fn))
     assert seen[0] == seen[1]
+
+
+_WARNED_ONCE = """
+import warnings, {lib} as T
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter('always')
+    a = [T.ones(2, 3, 4).T, T.ones(3).T, T.tensor(3.).T, T.tensor(3.).mT, T.tensor(1 + 2j).mH,
+         T.tensor(1 + 2j).adjoint(), T.tensor(3.).T, T.ones(2, 3, 4).T]
+    index, src = T.tensor([[0], [1]]), T.ones(1, 1)
+    for reduce in ('sum', 'add'):  # (warned before the shapes are checked, and once)
+        try:
+            T.zeros(2, 3).scatter(1, index, src, reduce=reduce)
+        except RuntimeError as e:
+            print(str(e).replace('{lib}', 'torch'))
+print([tuple(t.shape) for t in a], a[4].item(), a[5].item())
+print(T.zeros(2, 3).scatter(1, index, 2., reduce='add').tolist())
+print([str(w.message).split(' (Triggered')[0].replace('{lib}', 'torch') for w in caught])
+"""
+
+
+def test_transposes_of_non_matrices_and_scatter_reduce_warn_once_a_process_as_torch():
+    # (PyTorch's TORCH_WARN_ONCE: a fresh process each, as another test may have warned already)
+    assert fresh_python_output(_WARNED_ONCE.format(lib='leafgrad')) == \
+        fresh_python_output(_WARNED_ONCE.format(lib='torch'))

@@ -88,6 +88,7 @@ import sys
 import warnings
 
 from .. import backend, return_types
+from .._arg_parser import parsing
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
@@ -117,6 +118,9 @@ class Op(Node):
     tensors = ()              # the parameters PyTorch's parser takes as Tensor only (no number): its
                               # TypeError for anything else, in the function, method and in-place variant
     differentiable = True     # False: out= needs no check for autograd (comparisons)
+    parsed = True             # PyTorch's argument parser reads the arguments (NumPy's names, the
+                              # types of the parameters it types by name: _arg_parser.parsing);
+                              # 'function': the function only; False: neither (Python in PyTorch)
     forward = None            # the op (a plain function in the class body)
     jvp = None                # forward-mode rule (slot)
     vmap = None               # batching rule (slot)
@@ -166,6 +170,10 @@ def _provide(cls, name, namespace):
         method = cls.method
     elif method is forward and 'out' in _parameters(forward):  # a forward that writes out= itself
         method = _refusing_out(forward, name)
+    if cls.parsed:
+        function = parsing(function, name, method=False)
+        if cls.parsed is True:
+            method = parsing(method, name, method=True)
     inplace = cls.inplace
     if inplace is True:
         inplace = _inplace_variant(forward, name + '_')
@@ -392,6 +400,17 @@ def user_stacklevel():
     return level
 
 
+_warned_once = set()
+
+
+def warn_once(message, category=UserWarning):
+    """PyTorch's TORCH_WARN_ONCE: ``message`` once a process, naming the first caller outside
+    leafgrad."""
+    if message not in _warned_once:
+        _warned_once.add(message)
+        warnings.warn(message, category, stacklevel=user_stacklevel())
+
+
 def _resize(out, shape):
     """``out`` of ``shape`` (its array replaced; PyTorch's warning when it held elements)."""
     data = out._data
@@ -616,4 +635,4 @@ def elementwise_forward(cls):
 
 __all__ = ['Op', 'ops', 'CAST', 'NO_GRAD_CAST', 'SAME', 'EXACT', 'check_out', 'fill_out', 'scalar_name',
            'elementwise_forward', 'write_out', 'write_outs', 'copy_out', 'writes_out', 'out_rule', 'check_out_type',
-           'exact_dtype', 'castable_dtype', 'safely_castable', 'same_dtype', 'user_stacklevel']
+           'exact_dtype', 'castable_dtype', 'safely_castable', 'same_dtype', 'user_stacklevel', 'warn_once']

@@ -678,6 +678,7 @@ class LogSoftmax(Op):
 class Softmin(_Activation):
     """softmin(input, dim=None, _stacklevel=3, dtype=None): softmax(-input, dim)."""
     op = 'softmin'
+    parsed = False  # (Python in PyTorch: no NumPy names)
     __slots__ = ()
 
     def forward(input, dim=None, _stacklevel=3, dtype=None):

@@ -28,20 +28,39 @@ def cast_array(data, np_dtype):
 _TO_KEYWORDS = ('dtype', 'device', 'copy', 'non_blocking', 'memory_format')
 
 
+_TO_OVERLOADS = ('(leafgrad.device device = None, leafgrad.dtype dtype = None, bool non_blocking = False, '
+                 'bool copy = False, *, leafgrad.memory_format memory_format = None)',
+                 '(leafgrad.dtype dtype, bool non_blocking = False, bool copy = False, *, leafgrad.memory_format '
+                 'memory_format = None)',
+                 '(Tensor tensor, bool non_blocking = False, bool copy = False, *, leafgrad.memory_format '
+                 'memory_format = None)')
+
+
+def _invalid_to(args, kwargs):
+    def name(value):
+        return f'leafgrad.{type(value).__name__}' if isinstance(value, (backend.dtype, backend.device)) else \
+            type(value).__name__
+    got = ', '.join([name(a) for a in args] + [f'{k}={name(v)}' for k, v in kwargs.items()])
+    return TypeError(f'to() received an invalid combination of arguments - got ({got}{", " if not args else ""}), '
+                     'but expected one of:\n' + ''.join(f' * {o}\n' for o in _TO_OVERLOADS))
+
+
 def _parse_to(args, kwargs):
-    """to()'s arguments: (dtype, device, copy, memory_format); anything else is refused."""
-    unknown = [k for k in kwargs if k not in _TO_KEYWORDS]
-    if unknown:
-        got = ', '.join(f'{k}={type(kwargs[k]).__name__}' for k in unknown)
-        raise TypeError(f'to() received an invalid combination of arguments - got ({got}, ), but expected one of:\n'
-                        ' * (leafgrad.device device = None, leafgrad.dtype dtype = None, bool non_blocking = False, '
-                        'bool copy = False, *, leafgrad.memory_format memory_format = None)')
+    """to()'s arguments: (dtype, device, copy, memory_format): a tensor, or a device and a dtype,
+    then ``non_blocking`` and ``copy`` (bools, by position or keyword); anything else is refused."""
+    if any(k not in _TO_KEYWORDS for k in kwargs):
+        raise _invalid_to(args, kwargs)
     memory_format = kwargs.get('memory_format') or _memory_format.preserve_format
     _memory_format.check(memory_format, 'to')
     dtype = kwargs.get('dtype', None)
     device = kwargs.get('device', None)
+    flags = []  # non_blocking, copy given by position
     for a in args:
-        if isinstance(a, Tensor):
+        if isinstance(a, bool) and (flags or dtype is not None or device is not None):
+            flags.append(a)
+        elif flags:
+            raise _invalid_to(args, kwargs)
+        elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, (backend.dtype,)) or a in (float, int, bool, complex):
             dtype = a
@@ -50,8 +69,12 @@ def _parse_to(args, kwargs):
         elif a is None:
             continue
         else:
-            raise TypeError(f'to() received an invalid combination of arguments: {a!r}')
-    return dtype, device, kwargs.get('copy', False), memory_format
+            raise _invalid_to(args, kwargs)
+    named = dict(zip(('non_blocking', 'copy'), flags))
+    if len(flags) > 2 or any(k in kwargs for k in named) or any(
+            not isinstance(kwargs.get(k, False), bool) for k in ('non_blocking', 'copy')):
+        raise _invalid_to(args, kwargs)
+    return dtype, device, named.get('copy', kwargs.get('copy', False)), memory_format
 
 
 class To(Op):

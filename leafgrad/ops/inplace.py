@@ -9,7 +9,7 @@ from ..generator import generator_of
 from ._inplace import _broadcast_error, _bump, _check_no_partial_overlap, _check_writable, _rebase, _reroot, inplace
 from ._op import Op
 from ._util import SCALAR_NAMES, needs_grad, ops, record, sum_to, wrap, xp
-from ..tensor import Tensor
+from ..tensor import Tensor, no_arguments
 
 
 # ---- overwriting: fill_, zero_, the samplers, copy_ --------------------------------------
@@ -102,6 +102,11 @@ class Zero(_Overwritten):
             _bump(self)
             return self
         return inplace(self, lambda s: _filled(s, 0, Zero))
+
+    def method(self, *args, **kwargs):  # (PyTorch's words for arguments to a method that takes none)
+        if args or kwargs:
+            no_arguments('zero_', args)
+        return Zero.forward(self)
 
 
 def _sample_(self, cls, kernel, sample):

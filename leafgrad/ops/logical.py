@@ -199,6 +199,9 @@ def _close(name, input, other, rtol, atol, equal_nan):
     """|input - other| <= atol + rtol * |other| elementwise (equal infinities are close; NaNs
     only with ``equal_nan``), as an array; both tensors of one dtype, as PyTorch requires."""
     _check_pair(name, input, other)
+    for label, tolerance in (('rtol', rtol), ('atol', atol)):
+        if tolerance < 0:
+            raise RuntimeError(f'{label} must be greater than or equal to zero, but got {tolerance}')
     a, b = input._data, other._data
     if a.dtype != b.dtype:
         raise RuntimeError(f'{SCALAR_NAMES[a.dtype.name]} did not match {SCALAR_NAMES[b.dtype.name]}')
@@ -234,3 +237,8 @@ class Equal(_Test):
     def forward(input, other):
         _check_pair('equal', input, other)
         return bool(xp.array_equal(input._data, other._data))
+
+    def method(self, other):  # (PyTorch counts a method's arguments after self)
+        if not isinstance(other, Tensor):
+            raise TypeError(f"equal(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        return bool(xp.array_equal(self._data, other._data))

@@ -721,6 +721,7 @@ class Cummin(_CumulativeExtremum):
 class Unique(Op):
     """unique's node: PyTorch gives unique no derivative, so a backward through it raises."""
     op, node = 'unique', 'Unique2Backward0'
+    parsed = False  # (Python in PyTorch: no NumPy names)
     __slots__ = ()
     op_name = '_unique2'
 

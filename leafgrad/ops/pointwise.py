@@ -91,9 +91,11 @@ class Addcdiv(Op):
 
     def forward(input, tensor1, tensor2, *, value=1):
         if tensor1._data.dtype.kind not in 'fV' and tensor2._data.dtype.kind not in 'fV':
-            raise RuntimeError('Integer division with addcdiv is no longer supported, and in a future release '
+            # (PyTorch's words, its double space too)
+            raise RuntimeError('Integer division with addcdiv is no longer supported, and in a future  release '
                                'addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv '
-                               'behavior can be implemented as (input + value * tensor1 / tensor2).to(input.dtype) '
+                               'behavior can be implemented as (input + value * leafgrad.trunc(tensor1 / tensor2))'
+                               '.to(input.dtype) '
                                'for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The '
                                'future addcdiv behavior is just the latter implementation: (input + value * tensor1 / '
                                'tensor2), for all dtypes.')

@@ -565,6 +565,7 @@ class Norm(Op):
     """norm(input, p='fro', dim=None, keepdim=False, dtype=None): a vector norm over ``dim`` (all
     dims by default); 'fro' is the 2-norm, 'nuc' the nuclear matrix norm (their nodes)."""
     op = 'norm'
+    parsed = False  # (Python in PyTorch: no NumPy names)
     __slots__ = ()
 
     def forward(input, p='fro', dim=None, keepdim=False, dtype=None):

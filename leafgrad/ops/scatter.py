@@ -11,7 +11,7 @@ tensor operands that the in-place machinery checks are the written ones only, no
 import warnings
 
 from ..autograd.graph import each_sample
-from ._op import Op
+from ._op import Op, warn_once
 from ._index import (_broadcast_message, _check_index_bounds, _normalize, _to_numpy_index, index_array,
                      scalar_type_name, scatter_coords)
 from ._util import SCALAR_NAMES, Node, autocast, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
@@ -96,7 +96,7 @@ def _scatter_data(input, d, idx, values, reduce):
     elif reduce == 'multiply':
         xp.multiply.at(target, coords, values)
     else:
-        raise RuntimeError(f'reduce argument must be either add or multiply. Got {reduce}')
+        raise RuntimeError('reduce argument must be either add or multiply.')
     return data
 
 
@@ -138,15 +138,13 @@ class Scatter(Op):
         idx = index_array(index, 'scatter')
         d = wrap_dim(dim, max(input._data.ndim, 1))
         is_tensor = isinstance(src, Tensor)
+        if reduce is not None and is_tensor:  # (before any check, as PyTorch's)
+            warn_once('The reduce argument of leafgrad.scatter with Tensor src is deprecated and will be removed in '
+                      'a future PyTorch release. Use leafgrad.scatter_reduce instead for more reduction options.')
         _scatter_check('scatter', input, d, idx, src if is_tensor else None)
         values = src._data if is_tensor else _scalar_array(src, input._data)
         data = _scatter_data(input, d, idx, values, reduce)
         if reduce is not None:
-            if is_tensor:
-                warnings.warn('The reduce argument of leafgrad.scatter with Tensor src is deprecated and will be '
-                              'removed in a future PyTorch release. Use leafgrad.scatter_reduce instead for more '
-                              'reduction options.',
-                              UserWarning, stacklevel=2)
             out, node = record(data, NotImplemented_, (input, src) if is_tensor else (input,))
             if node is not None:
                 node.what = 'aten::scatter'

@@ -16,7 +16,7 @@ import math
 
 from .. import _memory_format, backend
 from .._arg_parser import int_list
-from ._op import Op
+from ._op import Op, warn_once
 from ._util import (SCALAR_NAMES, as_strided_array, broadcast_error, diagonal_array, make_view, make_views, ops, record,
                     state, sum_to, wrap, wrap_dim, xp)
 from ..tensor import Size, Tensor, legacy_type_name
@@ -308,13 +308,27 @@ class Permute(Op):
         return permute(grad, inverse),
 
 
+# PyTorch's deprecations of the transposes of tensors that are not matrices, each given once a
+# process (TORCH_WARN_ONCE)
+_T_NOT_2D = ('The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will '
+             'throw an error in a future release. Consider `x.mT` to transpose batches of matrices or '
+             '`x.permute(*leafgrad.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.')
+_ON_0D = {'T': 'Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.',
+          'mT': 'Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.',
+          'mH': 'Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().',
+          'adjoint': 'adjoint() is deprecated on 0-D tensors. Consider using x.conj().'}
+
+
 class Reversed(Op):
     """Tensor.T: the dims reversed (a permute, as PyTorch records it even for a matrix; an
-    alias of a tensor of fewer than 2 dims)."""
+    alias of a tensor of fewer than 2 dims). Deprecated, with PyTorch's warning, on a tensor
+    that is no matrix."""
     op, function = 'T', False
 
     def forward(input):
         nd = input._data.ndim
+        if nd != 2:
+            warn_once(_ON_0D['T'] if nd == 0 else _T_NOT_2D)
         if nd < 2:
             return ops.alias(input)
         return permute(input, tuple(range(nd - 1, -1, -1)))
@@ -336,11 +350,26 @@ class ConjugateTransposed(Op):
     def forward(input):
         nd = input._data.ndim
         if nd != 2:
-            raise RuntimeError(f'tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor. For batches '
-                               'of matrices, consider using tensor.mH')
+            hint = ' For batches of matrices, consider using tensor.mH' if nd > 2 else ''
+            raise RuntimeError(f'tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor.{hint}')
         return _conj_if_complex(transpose(input, 0, 1))
 
     method = property(forward)
+
+
+def _batch_transposed(input, name, conjugate):
+    """mT, mH, adjoint(): the last two dims swapped (and conjugated); a 0-D tensor is kept (and
+    conjugated), deprecated, with PyTorch's warning."""
+    nd = input._data.ndim
+    if nd == 0:
+        warn_once(_ON_0D[name])
+        out = ops.alias(input)
+    elif nd < 2:
+        label = f'tensor.{name}' if name != 'adjoint' else 'tensor.adjoint()'
+        raise RuntimeError(f'{label} is only supported on matrices or batches of matrices. Got {nd}-D tensor.')
+    else:
+        out = transpose(input, -2, -1)
+    return _conj_if_complex(out) if conjugate else out
 
 
 class MatricesConjugateTransposed(Op):
@@ -348,10 +377,7 @@ class MatricesConjugateTransposed(Op):
     op, function = 'mH', False
 
     def forward(input):
-        if input._data.ndim < 2:
-            raise RuntimeError(f'tensor.mH is only supported on matrices or batches of matrices. Got '
-                               f'{input._data.ndim}-D tensor.')
-        return _conj_if_complex(transpose(input, -2, -1))
+        return _batch_transposed(input, 'mH', True)
 
     method = property(forward)
 
@@ -361,10 +387,7 @@ class Adjoint(Op):
     op = 'adjoint'
 
     def forward(input):
-        if input._data.ndim < 2:
-            raise RuntimeError(f'tensor.adjoint() is only supported on matrices or batches of matrices. Got '
-                               f'{input._data.ndim}-D tensor.')
-        return _conj_if_complex(transpose(input, -2, -1))
+        return _batch_transposed(input, 'adjoint', True)
 
 
 class MatricesTransposed(Op):
@@ -372,9 +395,7 @@ class MatricesTransposed(Op):
     op, function = 'mT', False
 
     def forward(input):
-        if input._data.ndim < 2:
-            raise RuntimeError('tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.')
-        return transpose(input, -2, -1)
+        return _batch_transposed(input, 'mT', False)
 
     method = property(forward)
 
@@ -603,6 +624,7 @@ class Ravel(Op):
 class Unflatten(Op):
     """unflatten(input, dim, sizes): the dim ``dim`` as the dims ``sizes`` (a view)."""
     op = 'unflatten'
+    parsed = 'function'  # (the method is Python in PyTorch: no NumPy names)
 
     def forward(input, dim, sizes):
         shape = input._data.shape
@@ -734,6 +756,7 @@ class Split(Op):
     """split(tensor, split_size_or_sections, dim=0): views of ``split_size`` indices along
     ``dim`` (the last one shorter), or of the sizes given (split_with_sizes)."""
     op, node = 'split', 'SplitBackward0'
+    parsed = False  # (Python in PyTorch: no NumPy names)
     __slots__ = ('dim', 'num_outputs', 'output_meta')
 
     def forward(tensor, split_size_or_sections, dim=0):

@@ -1,19 +1,20 @@
-"""A tensor's storage: ``Tensor.storage_offset``, ``resize_``, ``resize_as_``, ``as_subclass``
-and ``leafgrad.empty_strided``.
+"""A tensor's storage: ``Tensor.untyped_storage``, ``storage_offset``, ``resize_``, ``resize_as_``,
+``as_subclass`` and ``leafgrad.empty_strided``.
 
 A tensor's storage here is the NumPy buffer its array is a view of (the array that owns the
 memory, found through ``ndarray.base``): the storage offset is where the tensor's first element
 lies in that buffer, and ``resize_`` reuses the buffer as PyTorch reuses a storage: shrinking
 keeps it whole, so that growing again within it brings the old elements back.
 
-Each op is declared once (``_op.Op``): storage_offset, resize_ and as_subclass are Tensor methods
-only, resize_as_ also a torch function, empty_strided a function only, as PyTorch's.
+Each op is declared once (``_op.Op``): untyped_storage, storage_offset, resize_ and as_subclass are
+Tensor methods only, resize_as_ also a torch function, empty_strided a function only, as PyTorch's.
 """
 import numpy as _np
 
 from .. import _memory_format
 from .._arg_parser import int_list
 from ..creation import empty
+from ..serialization import UntypedStorage
 from ..tensor import Tensor
 from ._op import Op
 from ._util import ops, xp
@@ -39,6 +40,19 @@ class StorageOffset(Op):
     def forward(self):
         data = self._data
         return (_address(data) - _address(_owner(data))) // data.itemsize
+
+
+class UntypedStorageOf(Op):
+    """Tensor.untyped_storage(): the bytes of the tensor's storage (of the array that owns its
+    memory: a view's is its base's), shared with the tensor: ``nbytes()``, ``data_ptr()``,
+    ``size()``, and its bytes read and written one at a time."""
+    op, function = 'untyped_storage', False
+
+    def forward(self):
+        owner = _owner(self._data)
+        if not owner.flags.c_contiguous:  # (a view of memory that no array owns: as_strided's)
+            owner = self._data if self._data.flags.c_contiguous else owner.copy()
+        return UntypedStorage(owner.reshape(-1).view(_np.uint8))
 
 
 class Resize_(Op):

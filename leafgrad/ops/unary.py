@@ -673,6 +673,8 @@ class NanToNum(Op):
         data = input._data
         if data.dtype.kind not in 'fV':
             return record(data.copy(), NanToNum, (input,))[0]
+        if nan is None:  # (PyTorch's default: None is 0)
+            nan = 0.0
         if data.dtype.kind == 'V':  # bfloat16: NumPy's nan_to_num knows only its own dtypes
             info = backend.np_finfo(data.dtype)
             fill = [info.max if posinf is None else posinf, info.min if neginf is None else neginf, nan]

@@ -43,6 +43,25 @@ class UntypedStorage:
         a = self._array
         return a.__array_interface__['data'][0] if type(a) is backend.np.ndarray else a.data.ptr
 
+    def __getitem__(self, index):
+        """A byte (an int), or the storage of a slice of the bytes (sharing them)."""
+        if isinstance(index, slice):
+            return UntypedStorage(self._array[index])
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError(f"can't index a leafgrad.UntypedStorage with {type(index).__name__}")
+        size = self._array.size
+        if not -size <= index < size:
+            raise IndexError(f'index {index} out of range for storage of size {size}')
+        return int(self._array[index])
+
+    def __setitem__(self, index, value):
+        self[index]  # (its checks)
+        self._array[index] = int(value) & 0xFF
+
+    def fill_(self, value):
+        self._array[...] = int(value) & 0xFF
+        return self
+
     def to(self, *, device, non_blocking=False):
         return UntypedStorage(backend.to_device(self._array, _as_device(device)))
 
