@@ -99,7 +99,12 @@ def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
                'v1 = v0 ** 2', "v1.register_hook(H(2, 'clone'))", 'v2, v3, = T.autograd.grad(v1.sum(), [v0, v1], '
                'retain_graph=False, allow_unused=True, create_graph=True)',
                'v9 = T.tensor([[[-0.6, -0.9, -1.1]], [[-1.1, -1.1, 1.4]]], dtype=T.float32)', 'v3.div_(v9)'],
-     '_is_capture_before_hooks')])
+     '_is_capture_before_hooks'),
+    (6019932, ["v0 = T.tensor([[[float('nan'), -0.6], [1.1, -1.0], [-0.0, -1.3]], [[1.1, 1.8], [-1.6, -1.6], "
+               "[0.8, 0.4]]], dtype=T.float32, requires_grad=True)",
+               'v1 = T.tensor([[-1.0, -1.1, 0.6], [0.9, 0.2, -1.2]], dtype=T.float32, requires_grad=True)',
+               'v2 = v0.transpose(-2, 0)', 'v6 = v2 @ v1', 'with T.set_grad_enabled(False): v7 = T.sqrt(v6)'],
+     '_is_pole_of_a_rounded_product')])
 def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     """Seed 5003797: add_ of a detached view of the tensor it writes (PyTorch's loop reads what it
     has written; the view reached through detach()); seed 5005847: amax of -0.0, -0.0, 0.0 is
@@ -111,7 +116,9 @@ def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     5029101: remainder by a float32 mean of 9 elements, 1 ulp apart (PyTorch's 8-lane vectorized
     sum against NumPy's pairwise one), which divides 4 of the 6 dividends: they wrap around; seed
     6007147: div_ of autograd.grad's gradient of a sum, captured before a hook cloned it in
-    PyTorch (an expanded ones, refused for its internal overlap first), after in leafgrad."""
+    PyTorch (an expanded ones, refused for its internal overlap first), after in leafgrad; seed
+    6019932: sqrt of a float32 product 0.8 * 0.6 + 0.4 * -1.2, 0 by PyTorch's BLAS, a rounding
+    below 0 (NaN) by OpenBLAS's fused multiply-add."""
     diff = _first_difference(lines)
     assert diff is None or getattr(fp, matcher)(lines, diff), _report(lines, diff)
 
