@@ -378,6 +378,13 @@ CASES = [
     ('pad of a bool value', lambda T: T.nn.functional.pad(T.ones(2), (1, 1), value=True)),
     ('pad of float sizes', lambda T: T.nn.functional.pad(T.ones(2), (1.5, 1))),
     ('pad of a str size', lambda T: T.nn.functional.pad(T.ones(2), (1, 'a'))),
+    # autograd and optimizers
+    ('grad of a vector into a tensor that needs none', lambda T: T.autograd.grad(T.ones(2, requires_grad=True) * 2, [T.ones(2)])),
+    ('grad of a scalar into a tensor that needs none', lambda T: T.autograd.grad((T.ones(2, requires_grad=True) * 2).sum(), [T.ones(2)])),
+    ('grad of a constant', lambda T: T.autograd.grad(T.ones(2), [T.ones(2)])),
+    ('set_grad_enabled of an int', lambda T: T.set_grad_enabled(3)),
+    ('set_grad_enabled of None', lambda T: T.set_grad_enabled(None)),
+    ('SGD of a parameter twice', lambda T: len(T.optim.SGD([T.nn.Parameter(T.ones(2))] * 2, lr=0.1).param_groups[0]['params'])),
     # where of two Python numbers: the dtype they take together
     ('where of an int and a float', lambda T: T.where(T.tensor([True, False]), 1, 2.5)),
     ('where of an int and a complex', lambda T: T.where(T.tensor([True, False]), 1j, 2).dtype),

@@ -126,6 +126,43 @@ def test_errors_match_torch(call):
     assert same_message(m1, m2.replace("<class 'list'>", "<class 'list'>")), (m1, m2)
 
 
+def _containers(r):
+    return type(r).__name__ if not isinstance(r, (tuple, list)) else (type(r).__name__, tuple(map(_containers, r)))
+
+
+@pytest.mark.parametrize('f, arrays', [(f_vec, [A]), (f_two, [A, B]), (lambda m, x, y: x.sum() * y, [A, B]),
+                                       (lambda m, x: (x.sin(), x.exp().sum()), [A])])
+def test_jacobian_forward_mode(f, arrays):
+    """strategy='forward-mode' (vectorize=True): jacfwd over every input, PyTorch's values and
+    its containers (lists, where reverse mode gives tuples)."""
+    lres, tres = run_both('jacobian', f, arrays, vectorize=True, strategy='forward-mode')
+    assert _containers(lres) == _containers(tres)
+
+
+@pytest.mark.parametrize('f, arrays', [(f_scalar, [A]), (lambda m, x, y: (x.tanh() * y).sum(), [A, B])])
+def test_hessian_forward_over_reverse(f, arrays):
+    """outer_jacobian_strategy='forward-mode': forward mode over the reverse-mode gradient.
+    (PyTorch's result requires grad, a graph left over from its batched tangents: values only.)"""
+    mine = LF.hessian(lambda *x: f(lg, *x), _tensors(lg, arrays), vectorize=True, outer_jacobian_strategy='forward-mode')
+    theirs = TF.hessian(lambda *x: f(torch, *x), _tensors(torch, arrays), vectorize=True,
+                        outer_jacobian_strategy='forward-mode')
+    assert _structure(mine) == _structure(theirs)
+    for a, b in zip(_flat(mine), _flat(theirs)):
+        np.testing.assert_allclose(to_np(a.detach()), to_np(b.detach()), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize('call', [
+    lambda F, m: F.jacobian(lambda x: x ** 2, m.ones(2), strategy='forward-mode'),
+    lambda F, m: F.jacobian(lambda x: x ** 2, m.ones(2), vectorize=True, strategy='forward-mode', create_graph=True),
+    lambda F, m: F.jacobian(lambda x: x ** 2, m.ones(2), vectorize=True, strategy='forward-mode', strict=True),
+    lambda F, m: F.jacobian(lambda x: x ** 2, m.ones(2), strategy='foo'),
+    lambda F, m: F.hessian(lambda x: (x ** 3).sum(), m.ones(2), outer_jacobian_strategy='foo'),
+])
+def test_forward_mode_jacobian_errors_match_torch(call):
+    m1, m2 = raises_like(lambda: call(LF, lg), lambda: call(TF, torch))
+    assert same_message(m1, m2), (m1, m2)
+
+
 # ---- leafgrad.func ---------------------------------------------------------------------------
 
 def test_func_grad_and_nested_grad():

@@ -217,16 +217,16 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: _MaybeTensors = None
                            f'grad_outputs and {len(outputs)} outputs')
     if retain_graph is None:
         retain_graph = create_graph
+    # Outputs that do not require grad contribute nothing (PyTorch skips them too).
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o._requires_grad]
+    outs = [o for o, _ in pairs]
+    grads = _make_grads(outs, [g for _, g in pairs])  # (first, as PyTorch: 'only for scalar outputs')
+    if not pairs:
+        raise RuntimeError('element 0 of tensors does not require grad and does not have a grad_fn')
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError('One of the differentiated Tensors does not require grad')
-    # Outputs that do not require grad contribute nothing (PyTorch skips them too).
-    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o._requires_grad]
-    if not pairs:
-        raise RuntimeError('element 0 of tensors does not require grad and does not have a grad_fn')
-    outs = [o for o, _ in pairs]
     edges = _root_edges(outs)
-    grads = _make_grads(outs, [g for _, g in pairs])
     input_edges = [gradient_edge(t) for t in inputs]
     captured = run_backward(edges, grads, retain_graph, create_graph, input_edges, capture=True)
     result = []

@@ -228,11 +228,15 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     """The Jacobian of func at inputs: for each output and input, a tensor of shape
     output.shape + input.shape, built one output element (one backward) at a time."""
     if strategy not in ('forward-mode', 'reverse-mode'):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function has '
-                         'more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to '
-                         'use "reverse-mode".')
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function '
+                             'has more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, '
+                             'prefer to use "reverse-mode".')
     if strategy == 'forward-mode':
-        raise NotImplementedError('leafgrad has no forward-mode AD: use strategy="reverse-mode"')
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
+                                      '`strategy="forward-mode"` are not supported together (yet). Please either set '
+                                      '`create_graph=False` or `strategy="reverse-mode"`.')
+        return _jacobian_forward_mode(func, inputs, strict, vectorize)
     with leafgrad.enable_grad():
         is_inputs_tuple, inputs, _ = _prepare(inputs, None, create_graph, 'jacobian', v_like_inputs=False)
         is_outputs_tuple, outputs = _outputs(func, inputs, 'jacobian', strict)
@@ -259,11 +263,32 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
 
 
+def _jacobian_forward_mode(func, inputs, strict, vectorize):
+    """jacobian(strategy='forward-mode', vectorize=True): ``func.jacfwd`` over every input (one
+    forward pass carrying the basis of tangents as a batch), as PyTorch computes it."""
+    if strict:
+        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not '
+                           'supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
+    is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'jacobian')
+    if not vectorize:  # (PyTorch's message, its missing space kept)
+        raise NotImplementedError('Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly '
+                                  'implemented for `vectorize=True`.')
+    outputs_were_tuple = []
+
+    def outputs_as_tuple(*args):
+        outputs = func(*args)
+        outputs_were_tuple[:] = [isinstance(outputs, tuple)]
+        return outputs if isinstance(outputs, tuple) else (outputs,)
+    columns = leafgrad.func.jacfwd(outputs_as_tuple, argnums=tuple(range(len(inputs))))(*inputs)
+    columns = [list(per_input) for per_input in columns]  # (PyTorch's forward mode nests lists, not tuples)
+    return _tuple_postprocess(columns, (outputs_were_tuple[0], is_inputs_tuple))
+
+
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy='reverse-mode'):
     """The Hessian of a scalar func: the Jacobian of its gradient."""
     is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'hessian')
     if outer_jacobian_strategy not in ('forward-mode', 'reverse-mode'):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def ensure_single_output_function(*inp):
         out = func(*inp)
@@ -273,6 +298,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         return out.squeeze()
 
     def jac_func(*inp):
+        if outer_jacobian_strategy == 'forward-mode':  # (so that the inner jacobian does not detach the duals)
+            inp = tuple(t.requires_grad_(True) for t in inp)
         jac = jacobian(ensure_single_output_function, inp, create_graph=True)
         _check_requires_grad(jac, 'jacobian', strict=strict)
         return jac

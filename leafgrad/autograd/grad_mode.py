@@ -125,8 +125,11 @@ class set_grad_enabled(_DecoratorContextManager):
     it puts back the mode it set when made, and sets its own at each call."""
 
     def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                            f'{type(mode).__name__}')
         self.prev = is_grad_enabled()
-        self.mode = bool(mode)
+        self.mode = mode
         _set_grad_mode(self.mode)
 
     def __call__(self, func):

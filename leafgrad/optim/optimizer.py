@@ -13,6 +13,7 @@ by autograd with grad mode on, as PyTorch runs it. An optimizer without one refu
 from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
 
 import copy
+import warnings
 from collections import defaultdict
 from typing import Any, Callable, Iterable
 
@@ -116,6 +117,9 @@ class Optimizer:
             param_group['param_names'] = [n for n, _ in params]
             params = [p for _, p in params]
         param_group['params'] = params
+        if len({id(p) for p in params}) != len(params):
+            warnings.warn('optimizer contains a parameter group with duplicate parameters; in future, this will cause '
+                          'an error; see github.com/pytorch/pytorch/issues/40967 for more information', stacklevel=3)
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError('optimizer can only optimize Tensors, but one of the params is ' + _typename(p))
