@@ -350,6 +350,7 @@ _DIM_OPS = {'sum': 1, 'mean': 1, 'var': 1, 'std': 1, 'amax': 1, 'amin': 1, 'logs
             'norm': 2, 'all': 1, 'any': 1, 'nansum': 1, 'median': 1, 'count_nonzero': 1, 'unsqueeze': 1,
             'squeeze': 1, 'select': 1, 'narrow': 1, 'flip': 1, 'unbind': 1, 'chunk': 2, 'split': 2,
             'roll': 2, 'cummax': 1, 'cummin': 1, 'topk': 2, 'sort': 1, 'argsort': 1, 'var_mean': 1, 'std_mean': 1}
+_LAST_DIM_BY_DEFAULT = {'sort', 'argsort', 'topk'}  # (dim=-1 when not given)
 _FULL_WHEN_NONE = {'sum', 'mean', 'var', 'std', 'amax', 'amin', 'logsumexp', 'prod', 'norm', 'all', 'any',
                    'nansum', 'count_nonzero', 'var_mean', 'std_mean', 'max', 'min', 'argmax', 'argmin', 'median'}
 
@@ -370,6 +371,8 @@ def _with_dim(fn, name, args, kwargs):
         dim = args[pos]
     else:
         dim = None
+    if name in _LAST_DIM_BY_DEFAULT and dim is None:
+        dim = -1
     if name == 'squeeze' and dim is None:
         dim = tuple(i for i, s in enumerate(x._data.shape[nb:]) if s == 1)
     if name in _FULL_WHEN_NONE and (dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)):
