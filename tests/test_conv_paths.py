@@ -105,3 +105,35 @@ def test_padded_rows_with_inf_input_match_torch():
     for a, b in zip(*res):
         np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+# Without groups, on at least conv.PER_SAMPLE_FROM output positions, the forward takes one
+# product a sample (conv.py, _fwd_per_sample): 1-, 2- and 3-d, stride, padding, dilation, a
+# transposed convolution's input gradient (its double backward runs the forward)
+PER_SAMPLE_CASES = [
+    ('conv1d_stride_pad', lambda T, x, w: T.nn.functional.conv1d(x, w, stride=2, padding=3), (2, 3, 600), (4, 3, 5)),
+    ('conv2d_dilation', lambda T, x, w: T.nn.functional.conv2d(x, w, padding=(1, 2), dilation=(2, 1)),
+     (3, 2, 20, 24), (5, 2, 3, 3)),
+    ('conv2d_one_channel', lambda T, x, w: T.nn.functional.conv2d(x, w), (4, 1, 28, 28), (8, 1, 3, 3)),
+    ('conv3d', lambda T, x, w: T.nn.functional.conv3d(x, w, stride=(1, 2, 1)), (2, 2, 8, 9, 12), (3, 2, 2, 3, 2)),
+    ('transpose2d', lambda T, x, w: T.nn.functional.conv_transpose2d(x, w, padding=1), (2, 3, 18, 17), (3, 2, 3, 3)),
+]
+
+
+def test_per_sample_forward_matches_torch():
+    from leafgrad.nn._functional import conv
+    for name, fn, xs, ws in PER_SAMPLE_CASES:
+        res = [_gi_case(T, fn, xs, ws) for T in (lg, torch)]
+        for a, b in zip(*res):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=name)
+    assert conv.PER_SAMPLE_FROM <= 18 * 17  # (the cases above reach the path)
+
+
+def test_per_sample_forward_float32_and_non_finite():
+    rng = np.random.default_rng(1)
+    xa = rng.standard_normal((3, 2, 20, 20)).astype(np.float32)
+    xa[1, 0, 5, 5], xa[2, 1, 0, 0] = np.inf, np.nan
+    wa = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
+    out = [T.nn.functional.conv2d(T.tensor(xa), T.tensor(wa), padding=1).numpy() for T in (lg, torch)]
+    np.testing.assert_array_equal(np.isnan(out[0]), np.isnan(out[1]))
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-5, atol=1e-5)
