@@ -1257,7 +1257,8 @@ _ZERO_GRADIENTS = {
     'div floor': lambda T, x, y: T.div(x, y, rounding_mode='floor'),
     'div trunc': lambda T, x, y: T.div(x, y, rounding_mode='trunc'), 'poisson': lambda T, x, y: T.poisson(x.abs()),
     'pow of 0': lambda T, x, y: T.pow(0.0, x), 'vector_norm 0': lambda T, x, y: T.linalg.vector_norm(x, 0, dim=0),
-    'relu twice': lambda T, x, y: T.autograd.grad(T.relu(x), [x], y * 1, create_graph=True)[0]}
+    'relu twice': lambda T, x, y: T.autograd.grad(T.relu(x), [x], y * 1, create_graph=True)[0],
+    'bernoulli_ of a tensor p': lambda T, x, y: (x * 1).bernoulli_(y.detach())}
 
 
 def _set_all(t, value):

@@ -246,7 +246,7 @@ class BernoulliBackward1(Op):
     __slots__ = ()
 
     def apply(self, grad):
-        return grad * 0, None
+        return wrap(xp.zeros_like(grad._data)), None  # (zeros_like, as PyTorch: not grad * 0, NaN at inf)
 
 
 class BernoulliBackward2(_Overwritten):
