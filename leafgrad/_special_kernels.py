@@ -23,6 +23,7 @@ in the last place:
 """
 import functools
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -35,7 +36,6 @@ _MACHEP = 2.0 ** -53
 @functools.cache
 def _bernoulli(n):
     """B_0 .. B_n as Fractions (Akiyama-Tanigawa), with B_1 = +1/2."""
-    from fractions import Fraction  # (on first use: it costs import leafgrad two milliseconds)
     out, row = [], []
     for m in range(n + 1):
         row.append(Fraction(1, m + 1))

@@ -3,9 +3,10 @@ import math
 import warnings
 from collections import abc as _abc
 
-from . import _memory_format, _sequence, backend
+from . import _memory_format, _random_kernels as kernels, _sequence, backend
 from ._arg_parser import int_list
 from .autograd.grad_mode import InferenceCounter, state
+from .autograd.origins import note as _note_origin
 from .tensor import _C_TYPES, Tensor
 
 _np = backend.numpy
@@ -58,8 +59,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       UserWarning, stacklevel=2)
         out = _finish(_to_array(data, dtype, device), requires_grad)
         if data._requires_grad:
-            from .autograd.origins import note
-            note(out, 'tensor', data)  # a re-wrapped copy: leafgrad.explain reports it
+            _note_origin(out, 'tensor', data)  # a re-wrapped copy: leafgrad.explain reports it
         return out
     return _finish(_to_array(data, dtype, device), requires_grad)
 
@@ -447,7 +447,6 @@ def _sampled(shape, dtype, device, requires_grad, draw, like=None):
     """A new tensor of ``shape`` filled by ``draw(n, contiguous)`` (values in the order PyTorch's
     kernel writes them: memory order). A ``*_like`` result keeps ``like``'s layout when that is
     dense, as PyTorch's ``empty_like`` does, and is then filled in that memory order."""
-    from . import _random_kernels as kernels
     np_dtype = _np.dtype(dtype.np)
     if _on_meta(device):  # shapes without data: PyTorch draws nothing for them
         return _finish(backend.MetaArray(shape, np_dtype), requires_grad)
@@ -498,7 +497,6 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
         return _made_in(_sampled_into(out, lambda dt: rand(*size, generator=generator, dtype=dt, device=out.device),
                                       dtype, 'rand'), requires_grad)
     g = _generator_of(generator, 'rand')
-    from . import _random_kernels as kernels
     dtype = _floating(dtype, 'check_uniform_bounds')
     return _sampled(_size(size, 'rand'), dtype, device, requires_grad,
                     _as_complex_pairs(dtype, lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.to_real().np))))
@@ -511,7 +509,6 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
         return _made_in(_sampled_into(out, lambda dt: randn(*size, generator=generator, dtype=dt, device=out.device),
                                       dtype, 'randn'), requires_grad)
     g = _generator_of(generator, 'randn')
-    from . import _random_kernels as kernels
     dtype = _floating(dtype, 'normal_kernel_cpu')
     std = 0.5 ** 0.5 if dtype.is_complex else 1.0  # (each part of a complex sample: variance 1/2)
     return _sampled(_size(size, 'randn'), dtype, device, requires_grad, _as_complex_pairs(
@@ -564,7 +561,6 @@ def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_g
         return _sampled_into(out, lambda dt: randperm(n, generator=generator, dtype=dt, device=out.device), dtype,
                              'randperm')
     g = _generator_of(generator, 'randperm')
-    from . import _random_kernels as kernels
     n = int(n)
     _size((n,), 'randperm')
     dtype = backend.int64 if dtype is None else backend.to_dtype(dtype)
@@ -577,7 +573,6 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, re
               memory_format=None):
     _options('rand_like', layout, pin_memory)
     g = _generator_of(generator, 'rand_like')
-    from . import _random_kernels as kernels
     dtype = _floating(dtype or input.dtype, 'check_uniform_bounds')
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
                     lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.np)),
@@ -588,7 +583,6 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, r
                memory_format=None):
     _options('randn_like', layout, pin_memory)
     g = _generator_of(generator, 'randn_like')
-    from . import _random_kernels as kernels
     dtype = _floating(dtype or input.dtype, 'normal_kernel_cpu')
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
                     lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.np), 0.0, 1.0, contiguous),
@@ -618,7 +612,6 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if out is not None and not (isinstance(mean, Tensor) or isinstance(std, Tensor)):
         return _sampled_into(out, lambda dt: normal(mean, std, size, generator=generator, dtype=dt), dtype, 'normal')
     g = _generator_of(generator, 'normal')
-    from . import _random_kernels as kernels
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         like = mean if isinstance(mean, Tensor) else std
         if out is not None:  # autograd refused first (mean or std may require grad), as PyTorch

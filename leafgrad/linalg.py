@@ -8,6 +8,7 @@ from .ops._op import check_out_type, same_dtype, writes_out
 from .ops._util import wrap_dim
 from .ops import reduction
 from .ops.reduction import _check_float
+from .ops.shape import permute
 # (torch.linalg's functions, declared as linalg_<name> in their families)
 from .ops.linalg_decomp import (LinAlgError, linalg_inv as inv, linalg_det as det, linalg_slogdet as slogdet,  # noqa
                                 linalg_solve as solve, linalg_cholesky as cholesky, linalg_qr as qr,
@@ -60,7 +61,6 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord == 'fro':
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ('nuc', 2, -2):
-        from .ops.shape import permute
         rest = [d for d in range(A.ndim) if d not in (d0, d1)]
         s = svdvals(permute(A, rest + [d0, d1]))
         out = s.sum(-1) if ord == 'nuc' else (s.amax(-1) if ord == 2 else s.amin(-1))

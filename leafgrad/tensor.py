@@ -11,6 +11,7 @@ from __future__ import annotations  # (annotations stay strings: nothing to eval
 
 import sys
 import warnings
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import _memory_format, backend
@@ -665,7 +666,6 @@ def _deprecated_pinning_device(method, device):
 
 def _attach_retain(tensor):
     """Register ``tensor`` (weakly) on its grad_fn, which writes its gradient to ``.grad``."""
-    import weakref
     node = tensor._grad_fn
     if node._retained is None:
         node._retained = {}

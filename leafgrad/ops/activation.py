@@ -191,7 +191,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 def _avx512():
     global _AVX512
     if _AVX512 is None:
-        from ..backends.cpu import get_cpu_capability
+        from ..backends.cpu import get_cpu_capability  # (on first use: not loaded by `import leafgrad`)
         _AVX512 = get_cpu_capability() == 'AVX512'
     return _AVX512
 

@@ -293,7 +293,6 @@ class Div(_BinaryNode):
         x, y = binary_operands(input, other)
         if x.dtype.kind in 'biu' and (not hasattr(y, 'dtype') or y.dtype.kind in 'biu') and not isinstance(y, float):
             # true division of integers gives the default float dtype
-            from .. import backend
             fdt = backend.get_default_dtype().np
             x = x.astype(fdt)
             y = y.astype(fdt) if hasattr(y, 'astype') else y

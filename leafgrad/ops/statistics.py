@@ -8,6 +8,7 @@ the same node and differentiate twice); dist and renorm record nodes of their ow
 """
 from ..autograd.grad_mode import no_grad
 from ._op import Op, castable_dtype, out_rule, same_dtype
+from ..tensor import Tensor
 from ._util import SCALAR_NAMES as _DTYPE_LABEL, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
 
 
@@ -24,7 +25,6 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     """PyTorch's algorithm: sort along the reduced dim (NaN last), the rank q * (n - 1) of the
     non-NaN values (nanquantile) or of all (quantile: a row holding NaN gives NaN), the values at
     the ranks below and above, interpolated; q's dims first in the result."""
-    from ..tensor import Tensor
     a = input._data
     if a.dtype.kind != 'f' or a.dtype.itemsize < 4:
         raise RuntimeError(f'{name}() input tensor must be either float or double dtype')
@@ -244,7 +244,6 @@ class Trapezoid(Op):
 
         The integral of ``y`` along ``dim`` by the trapezoidal rule, at spacing ``dx`` (default 1)
         or at sample points ``x``."""
-        from ..tensor import Tensor
         a = y._data
         d = wrap_dim(dim, a.ndim)
         n = a.shape[d]
@@ -279,7 +278,6 @@ class CumulativeTrapezoid(Op):
         """cumulative_trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor
 
         The running trapezoidal integral along ``dim`` (one element fewer than ``y``)."""
-        from ..tensor import Tensor
         a = y._data
         d = wrap_dim(dim, a.ndim)
         n = a.shape[d]
