@@ -109,7 +109,8 @@ def test_padded_rows_with_inf_input_match_torch():
 
 # Without groups, on at least conv.PER_SAMPLE_FROM output positions, the forward takes one
 # product a sample (conv.py, _fwd_per_sample): 1-, 2- and 3-d, stride, padding, dilation, a
-# transposed convolution's input gradient (its double backward runs the forward)
+# transposed convolution's input gradient (its double backward runs the forward); the weight
+# gradient per sample where C*K <= P/4 (_gw_per_sample)
 PER_SAMPLE_CASES = [
     ('conv1d_stride_pad', lambda T, x, w: T.nn.functional.conv1d(x, w, stride=2, padding=3), (2, 3, 600), (4, 3, 5)),
     ('conv2d_dilation', lambda T, x, w: T.nn.functional.conv2d(x, w, padding=(1, 2), dilation=(2, 1)),
@@ -129,11 +130,32 @@ def test_per_sample_forward_matches_torch():
     assert conv.PER_SAMPLE_FROM <= 18 * 17  # (the cases above reach the path)
 
 
+def test_per_sample_weight_gradient_matches_torch():
+    # the weight gradient of the same cases (conv.py, _gw_per_sample where C*K <= P/4)
+    for name, fn, xs, ws in PER_SAMPLE_CASES:
+        res = []
+        for T in (lg, torch):
+            rng = np.random.default_rng(2)
+            x = T.tensor(rng.standard_normal(xs), requires_grad=True)
+            w = T.tensor(rng.standard_normal(ws), requires_grad=True)
+            out = fn(T, x, w)
+            (out * T.tensor(rng.standard_normal(tuple(out.shape)))).sum().backward()
+            res.append((out.detach().numpy(), x.grad.numpy(), w.grad.numpy()))
+        for a, b in zip(*res):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
 def test_per_sample_forward_float32_and_non_finite():
     rng = np.random.default_rng(1)
     xa = rng.standard_normal((3, 2, 20, 20)).astype(np.float32)
     xa[1, 0, 5, 5], xa[2, 1, 0, 0] = np.inf, np.nan
     wa = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
-    out = [T.nn.functional.conv2d(T.tensor(xa), T.tensor(wa), padding=1).numpy() for T in (lg, torch)]
-    np.testing.assert_array_equal(np.isnan(out[0]), np.isnan(out[1]))
-    np.testing.assert_allclose(out[0], out[1], rtol=1e-5, atol=1e-5)
+    res = []
+    for T in (lg, torch):
+        w = T.tensor(wa, requires_grad=True)
+        out = T.nn.functional.conv2d(T.tensor(xa), w, padding=1)
+        out.sum().backward()
+        res.append((out.detach().numpy(), w.grad.numpy()))
+    for a, b in zip(*res):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

@@ -165,17 +165,34 @@ def conv_fwd(x, w, p, keep=None):
 # columns as (N, C*K, P) and w (O, C*K) times them, one GEMM a sample, give the output in its
 # own (N, O, P) layout, where one GEMM over (C*K, N*P) columns gives (O, N*P) and a transposing
 # copy of the whole output follows (a (64, 1, 28, 28) input by 8 3x3 kernels, caches cold:
-# ~670 us against ~860 us). On few positions a GEMM a sample costs more than the copy.
+# ~670 us against ~860 us). The weight gradient likewise reads the output gradient in its own
+# layout, where its per-sample products (N, O, C*K) are small beside it (C*K <= P/4: ~800
+# against ~900 us there; at C*K ~ P they cost more than the copy saves). On few positions a
+# GEMM a sample costs more than the copy.
 PER_SAMPLE_FROM = 256
 
 
-def _fwd_per_sample(x, w, p, k, out):
+def _sample_cols(x, k, p, out):
+    """im2col a sample at a time: (N, C*K, P), rows (channel, offset) as _cols."""
     n, c = x.shape[:2]
     nsp = len(k)
     win = _windows(_pad(x, p.lo, p.hi), k, p.stride, p.dilation, out)  # (N, C, *out, *k)
     order = (0, 1) + tuple(range(2 + nsp, 2 + 2 * nsp)) + tuple(range(2, 2 + nsp))
-    cols = xp.ascontiguousarray(xp.transpose(win, order)).reshape(n, c * math.prod(k), math.prod(out))
-    return xp.matmul(w.reshape(w.shape[0], -1), cols).reshape((n, w.shape[0]) + tuple(out))
+    return xp.ascontiguousarray(xp.transpose(win, order)).reshape(n, c * math.prod(k), math.prod(out))
+
+
+def _fwd_per_sample(x, w, p, k, out):
+    cols = _sample_cols(x, k, p, out)
+    return xp.matmul(w.reshape(w.shape[0], -1), cols).reshape((x.shape[0], w.shape[0]) + tuple(out))
+
+
+def _gw_per_sample(x, gy, p, wshape):
+    """The weight gradient as the sum over samples of gy_n (O, P) times cols_n^T: gy is read in
+    its own layout (one GEMM over all samples needs it as (O, N*P), a transposing copy)."""
+    n, o = gy.shape[:2]
+    cols = _sample_cols(x, wshape[2:], p, gy.shape[2:])
+    per = xp.matmul(gy.reshape(n, o, -1), xp.swapaxes(cols, 1, 2))  # (N, O, C*K)
+    return xp.add.reduce(per, axis=0).reshape(wshape)
 
 
 def conv_gw(x, gy, p, wshape, kept=None):
@@ -187,6 +204,9 @@ def conv_gw(x, gy, p, wshape, kept=None):
             return gw
     if kept is not None and kept[0] == 'windows':
         cols = kept[1]
+    elif (g == 1 and math.prod(gy.shape[2:]) >= PER_SAMPLE_FROM and x.dtype.kind == 'f'
+          and 4 * x.shape[1] * math.prod(k) <= math.prod(gy.shape[2:])):
+        return _gw_per_sample(x, gy, p, wshape)
     else:
         cols = _cols(x, k, p, gy.shape[2:])                      # (G, CgK, N*P)
     # gw^T = cols @ gy^T: (G, CgK, N*P) @ (G, N*P, Og). OpenBLAS is several times faster with
