@@ -7,6 +7,8 @@ import keyword
 import re
 
 from .node import Node, _format_arg, _qualified_name, _type_repr, map_arg, operator_expression
+from ._wrap import wrap
+from ..backend import device, dtype
 
 __all__ = ['Graph', 'PythonCode']
 
@@ -91,10 +93,9 @@ def _repr_value(arg):
         return '{' + ', '.join(f'{_repr_value(k)}: {_repr_value(v)}' for k, v in arg.items()) + '}'
     if isinstance(arg, slice):
         return f'slice({_repr_value(arg.start)}, {_repr_value(arg.stop)}, {_repr_value(arg.step)})'
-    import leafgrad
-    if isinstance(arg, leafgrad.dtype):
+    if isinstance(arg, dtype):
         return repr(arg)  # leafgrad.float64
-    if isinstance(arg, leafgrad.device):
+    if isinstance(arg, device):
         return f"device(type='{arg.type}')" if arg.index is None else f"device(type='{arg.type}', index={arg.index})"
     if arg is ...:
         return 'Ellipsis'
@@ -386,7 +387,7 @@ class _CodeGen:
             self._free_unused(node, user_to_last_uses, body)
         if len(body) == 0:
             body.append('pass\n')
-        wrap_name = self.add_global('leafgrad.fx._symbolic_trace.wrap', _wrap_function()) if wrapped else None
+        wrap_name = self.add_global('leafgrad.fx._symbolic_trace.wrap', wrap) if wrapped else None
         wrap_stmts = '\n'.join(f'{wrap_name}("{name}")' for name in wrapped)
         code = ''.join(body).lstrip('\n')
         code = '\n'.join('    ' + line for line in code.split('\n'))
@@ -488,7 +489,3 @@ def _public_object(qualified):
         return None
     return vars(module).get(attr)
 
-
-def _wrap_function():
-    from ._symbolic_trace import wrap
-    return wrap

@@ -5,6 +5,8 @@ import inspect
 import operator
 
 from .graph import Graph
+from ..backend import device, dtype
+from ..tensor import Size
 from .node import Node, REFLECTABLE, map_aggregate
 
 __all__ = ['TracerBase', 'GraphAppendingTracer', 'TraceError', 'Proxy', 'Attribute', 'ParameterProxy']
@@ -73,8 +75,7 @@ class TracerBase:
             return range(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
         if isinstance(a, Node) or a is None or a is ... or isinstance(a, (str, int, float, bool, complex)):
             return a
-        import leafgrad
-        if isinstance(a, (leafgrad.dtype, leafgrad.device, leafgrad.Size)) or \
+        if isinstance(a, (dtype, device, Size)) or \
                 type(a).__name__ in ('memory_format', 'layout'):
             return a
         raise NotImplementedError(f'argument of type: {type(a)}')
