@@ -4,11 +4,12 @@ The norms are written here; the decompositions and solvers are declared in ``ops
 ``ops/linalg_solvers.py`` and ``ops/linalg_eig.py`` as ``linalg_<name>`` (PyTorch's names) and bound
 here as ``linalg.<name>``.
 """
-from .ops._op import check_out_type, same_dtype, writes_out
-from .ops._util import wrap_dim
-from .ops import reduction
+# (the helpers under private names: torch.linalg holds its functions only)
+from .ops import reduction as _reduction
+from .ops._op import check_out_type as _check_out_type, same_dtype as _same_dtype, writes_out as _writes_out
+from .ops._util import wrap_dim as _wrap_dim
 from .ops.reduction import _check_float
-from .ops.shape import permute
+from .ops.shape import permute as _permute
 # (torch.linalg's functions, declared as linalg_<name> in their families)
 from .ops.linalg_decomp import (LinAlgError, linalg_inv as inv, linalg_det as det, linalg_slogdet as slogdet,  # noqa
                                 linalg_solve as solve, linalg_cholesky as cholesky, linalg_qr as qr,
@@ -18,7 +19,7 @@ from .ops.linalg_decomp import (LinAlgError, linalg_inv as inv, linalg_det as de
                                 linalg_multi_dot as multi_dot, linalg_pinv as pinv,
                                 linalg_solve_triangular as solve_triangular, linalg_svdvals as svdvals,
                                 linalg_vecdot as vecdot)
-from .ops.linalg import check_operands, matmul as _matmul
+from .ops.linalg import check_operands as _check_operands, matmul as _matmul
 from .ops.linalg_eig import linalg_eig as eig, linalg_eigvals as eigvals  # noqa: F401
 from .ops.linalg_solvers import (linalg_cond as cond, linalg_diagonal as diagonal,  # noqa: F401
                                  linalg_householder_product as householder_product, linalg_lstsq as lstsq,
@@ -30,7 +31,7 @@ from .ops.linalg_solvers import (linalg_cond as cond, linalg_diagonal as diagona
 
 # linalg.vector_norm: the reduction family's, with PyTorch's out= (of the result's dtype), made
 # here under PyTorch's name (the profiler records it as aten::linalg_vector_norm)
-vector_norm = writes_out('linalg_vector_norm')(reduction.vector_norm)
+vector_norm = _writes_out('linalg_vector_norm')(_reduction.vector_norm)
 vector_norm.__name__ = vector_norm.__qualname__ = 'linalg_vector_norm'
 vector_norm.__module__ = __name__
 
@@ -38,16 +39,16 @@ vector_norm.__module__ = __name__
 def matmul(input, other, *, out=None):
     """linalg.matmul(input, other, *, out=None) -> Tensor: torch.matmul under PyTorch's name
     linalg_matmul (its profiler event, around aten::matmul's; its TypeError for out=)."""
-    check_operands('linalg_matmul', input, other)
+    _check_operands('linalg_matmul', input, other)
     if out is not None:
-        check_out_type('linalg_matmul', out)
+        _check_out_type('linalg_matmul', out)
     return _matmul(input, other, out=out)
 
 
 matmul.__name__ = matmul.__qualname__ = 'linalg_matmul'
 
 
-@writes_out('linalg_matrix_norm', same_dtype('linalg.matrix_norm expected out tensor dtype {result} but got: {out}'),
+@_writes_out('linalg_matrix_norm', _same_dtype('linalg.matrix_norm expected out tensor dtype {result} but got: {out}'),
             copy=True)
 def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
     """'fro' is the 2-norm of the entries; 1/-1 (inf/-inf) the max/min absolute column (row)
@@ -57,12 +58,12 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
         raise RuntimeError('linalg.matrix_norm: The input tensor A must have at least 2 dimensions.')
     if dtype is not None:
         A = A.to(dtype)
-    d0, d1 = (wrap_dim(d, A.ndim) for d in dim)
+    d0, d1 = (_wrap_dim(d, A.ndim) for d in dim)
     if ord == 'fro':
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ('nuc', 2, -2):
         rest = [d for d in range(A.ndim) if d not in (d0, d1)]
-        s = svdvals(permute(A, rest + [d0, d1]))
+        s = svdvals(_permute(A, rest + [d0, d1]))
         out = s.sum(-1) if ord == 'nuc' else (s.amax(-1) if ord == 2 else s.amin(-1))
         if keepdim:
             for d in sorted((d0, d1)):
@@ -78,7 +79,7 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
     raise RuntimeError(f'linalg.matrix_norm: Order {ord} not supported.')
 
 
-@writes_out('linalg_norm', same_dtype('linalg.norm expected out tensor dtype {result} but got: {out}'), copy=True)
+@_writes_out('linalg_norm', _same_dtype('linalg.norm expected out tensor dtype {result} but got: {out}'), copy=True)
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector norm when ``dim`` is an int or ``A`` is 1-D (or ord is None); else a matrix norm."""
     if isinstance(dim, int):

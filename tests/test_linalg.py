@@ -444,3 +444,11 @@ def test_saved_tensors_named_as_torch(name):
             np.testing.assert_allclose(np.abs(value.detach().numpy()), np.abs(theirs[n].detach().numpy()), atol=1e-10)
         else:
             assert value == theirs[n] and type(value) is type(theirs[n]), n
+
+
+@needs_torch
+def test_linalg_names_no_helpers():
+    """leafgrad.linalg holds torch.linalg's names only (writes_out, same_dtype, wrap_dim, reduction,
+    permute, check_out_type, check_operands were public attributes of it, which torch.linalg has not)."""
+    ours = {n for n in dir(lg.linalg) if not n.startswith('_')}
+    assert ours <= set(dir(torch.linalg)), sorted(ours - set(dir(torch.linalg)))
