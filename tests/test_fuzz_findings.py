@@ -1294,3 +1294,38 @@ def test_a_cumsum_overwritten_by_setitem_gets_no_nan():
         (v0 / v2).backward(T.ones_like(v0))
         return {'grad': v0.grad}
     assert_same(program)
+
+
+
+_TENSORS_ONLY_MORE = [  # (t: a float tensor, b: a bool one, i: a long one)
+    lambda T, t, b, i: T.logical_and(t, 2.0), lambda T, t, b, i: t.logical_and(2.0),
+    lambda T, t, b, i: t.logical_and_(True), lambda T, t, b, i: T.logical_or(2.0, t),
+    lambda T, t, b, i: t.logical_or(None), lambda T, t, b, i: T.logical_xor(t, other=1),
+    lambda T, t, b, i: t.logical_xor_(1), lambda T, t, b, i: T.isclose(t, 2.0), lambda T, t, b, i: t.isclose(2.0),
+    lambda T, t, b, i: T.allclose(t, 2.0), lambda T, t, b, i: T.equal(t, 2.0), lambda T, t, b, i: t.equal(2.0),
+    lambda T, t, b, i: t.view_as(2.0), lambda T, t, b, i: t.reshape_as([1.0]), lambda T, t, b, i: t.expand_as(2.0),
+    lambda T, t, b, i: t.type_as(2), lambda T, t, b, i: T.take(t, 2), lambda T, t, b, i: t.take(2),
+    lambda T, t, b, i: T.take_along_dim(t, 2), lambda T, t, b, i: t.take_along_dim(2),
+    lambda T, t, b, i: T.masked_select(t, True), lambda T, t, b, i: t.masked_select(True),
+    lambda T, t, b, i: T.masked_scatter(t, b, 2.0), lambda T, t, b, i: t.masked_scatter(True, t),
+    lambda T, t, b, i: t.masked_scatter_(b, 2.0), lambda T, t, b, i: T.vdot(t, 2.0), lambda T, t, b, i: t.vdot(2.0),
+    lambda T, t, b, i: T.outer(t, 2.0), lambda T, t, b, i: t.ger(2.0), lambda T, t, b, i: T.cross(t, 2.0),
+    lambda T, t, b, i: t.cross(2.0), lambda T, t, b, i: T.kron(t, 2.0), lambda T, t, b, i: t.kron(2.0),
+    lambda T, t, b, i: T.inner(t, 2.0), lambda T, t, b, i: T.gcd(i, 2), lambda T, t, b, i: i.gcd(2),
+    lambda T, t, b, i: i.gcd_(2), lambda T, t, b, i: T.lcm(2, i), lambda T, t, b, i: i.lcm_(2),
+    lambda T, t, b, i: T.select_scatter(t, 2.0, 0, 0), lambda T, t, b, i: t.select_scatter(2.0, 0, 0),
+    lambda T, t, b, i: T.slice_scatter(t, 2.0), lambda T, t, b, i: T.diagonal_scatter(t, src=2.0),
+    lambda T, t, b, i: T.put(t, 2, t), lambda T, t, b, i: t.put_(i[:1], 2.0), lambda T, t, b, i: T.cdist(t, 2.0)]
+
+
+@pytest.mark.parametrize('k', range(len(_TENSORS_ONLY_MORE)))
+def test_more_ops_take_only_tensors_as_torch(k):
+    """The same parser TypeError (Op.tensors) for the other ops whose tensor parameters take
+    nothing else: the logical ops (whose methods said position 2), isclose, allclose, equal,
+    the *_as methods, take, take_along_dim, masked_select/masked_scatter, vdot, outer/ger, cross,
+    kron, inner, gcd, lcm, the *_scatter ops, put and cdist (an AttributeError or another error
+    in leafgrad before)."""
+    def program(T):
+        t, b, i = T.tensor([1.0, 2.0, 0.5]), T.tensor([True, False, True]), T.tensor([1, 2, 3])
+        return {'out': _TENSORS_ONLY_MORE[k](T, t, b, i)}
+    assert_same(program)

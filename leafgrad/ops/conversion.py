@@ -222,6 +222,7 @@ class CDouble(Op):
 class TypeAs(Op):
     """Tensor.type_as(other): ``self.to(other.dtype)``."""
     op, function = 'type_as', False
+    tensors = ('input', 'other')
 
     def forward(input, other):
         return to(input, other.dtype)

@@ -36,6 +36,7 @@ class Put(Op):
     written (or added: ``accumulate``) at the flat indices ``index`` (negative ones counted
     from the end); ``Tensor.put_`` in place."""
     op, node = 'put', 'PutBackward0'
+    tensors = ('input', 'index', 'source')
     __slots__ = ('accumulate', 'source_shape')
 
     def forward(input, index, source, accumulate=False):

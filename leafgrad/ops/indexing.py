@@ -423,6 +423,7 @@ def _empty_gather(input, idx, d, index):
 class Take(Op):
     """take(input, index): the elements at the flat indices ``index``, in index's shape."""
     op, node = 'take', 'TakeBackward0'
+    tensors = ('input', 'index')
     __slots__ = ('self_shape', 'index')
     saved_state = ('index',)
 
@@ -454,6 +455,7 @@ class MaskedSelect(Op):
     """masked_select(input, mask): the elements where the (broadcast) mask is True, as a
     vector."""
     op, node = 'masked_select', 'MaskedSelectBackward0'
+    tensors = ('input', 'mask')
     __slots__ = ('self_shape', 'shape', 'coords')
     saved_state = ('coords',)
 
@@ -480,6 +482,7 @@ class TakeAlongDim(Op):
     """take_along_dim(input, indices, dim=None): a gather along ``dim`` of the operands broadcast
     elsewhere (of the flattened ones without a dim)."""
     op = 'take_along_dim'
+    tensors = ('input', 'indices')
 
     def forward(input, indices, dim=None):
         if dim is None:

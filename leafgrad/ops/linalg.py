@@ -188,6 +188,7 @@ class Dot(Op):
 class Vdot(Op):
     """vdot(input, other, *, out=None): ``sum(conj(input) * other)`` of two vectors of one dtype."""
     op, node = 'vdot', 'VdotBackward0'
+    tensors = ('input', 'other')
     saved = ('self', 'other')
     out = _vdot_out
     complex_rule = True  # (the derivative below is PyTorch's, conjugates included)
@@ -210,6 +211,7 @@ class Vdot(Op):
 class OuterBackward(Op):
     """outer(input, vec2) (also ger): the outer product of two vectors."""
     op, aliases = 'outer', ('ger',)  # (no node name: name() below, as PyTorch records outer)
+    tensors = ('input', 'vec2')
     __slots__ = ()
 
     def vmap(V, fn, args, kwargs):  # input[:, None] * vec2, by the batched elementwise ops

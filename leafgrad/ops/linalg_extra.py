@@ -118,6 +118,7 @@ class Cdist(Op):
     """cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'): the p-norm
     distances between the rows of x1 and those of x2 (batched)."""
     op, node, method = 'cdist', 'CdistBackward0', False  # (no forward-mode rule, as PyTorch's)
+    tensors = ('x1', 'x2')
     saved = ('x1', 'x2', 'result', 'p=p')
     __slots__ = ('p',)
 
@@ -202,6 +203,7 @@ class Cross(Op):
     one, along input's first dimension of size 3, with PyTorch's deprecation warning (given once
     a process, as PyTorch's)."""
     op, out = 'cross', out_rule('linalg_cross', label='cross')
+    tensors = ('input', 'other')
 
     def forward(input, other, dim=None):
         """torch.cross: linalg.cross along ``dim``; without one, along input's first dimension of

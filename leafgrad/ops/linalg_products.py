@@ -47,6 +47,7 @@ class Inner(Op):
     """inner(input, other, *, out=None): sums of products over the last dimension of both (a
     product when either is 0-d; out= mul's then, else tensordot's)."""
     op = 'inner'
+    tensors = ('input', 'other')
 
     def forward(input, other, *, out=None):
         """Sums of products over the last dimension of both (a product when either is 0-d)."""
@@ -115,6 +116,7 @@ class Kron(Op):
     """kron(input, other, *, out=None): the Kronecker product, block (i, j) of the result
     ``input[i, j] * other``."""
     op, out = 'kron', _kron_out
+    tensors = ('input', 'other')
 
     def forward(input, other):
         """The Kronecker product: block (i, j) of the result is input[i, j] * other."""

@@ -24,9 +24,7 @@ class _NotDifferentiable(Op):
 
 
 def _logical(ufunc, name):
-    def forward(input, other):
-        if not isinstance(other, Tensor):
-            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    def forward(input, other):  # (the declaration's ``tensors`` refuses a number for other)
         try:
             return wrap(ufunc(_array(input), _array(other)))
         except ValueError:
@@ -37,16 +35,19 @@ def _logical(ufunc, name):
 class LogicalAnd(_NotDifferentiable):
     """logical_and(input, other, *, out=None)."""
     op, forward = 'logical_and', _logical(xp.logical_and, 'logical_and')
+    tensors = ('input', 'other')
 
 
 class LogicalOr(_NotDifferentiable):
     """logical_or(input, other, *, out=None)."""
     op, forward = 'logical_or', _logical(xp.logical_or, 'logical_or')
+    tensors = ('input', 'other')
 
 
 class LogicalXor(_NotDifferentiable):
     """logical_xor(input, other, *, out=None)."""
     op, forward = 'logical_xor', _logical(xp.logical_xor, 'logical_xor')
+    tensors = ('input', 'other')
 
 
 class LogicalNot(_NotDifferentiable):
@@ -189,16 +190,9 @@ class Isreal(_Test):
 
 # ---- comparing whole tensors ----------------------------------------------------------------
 
-def _check_pair(name, input, other):
-    for pos, (arg, t) in enumerate((('input', input), ('other', other)), 1):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(t).__name__}")
-
-
 def _close(name, input, other, rtol, atol, equal_nan):
     """|input - other| <= atol + rtol * |other| elementwise (equal infinities are close; NaNs
     only with ``equal_nan``), as an array; both tensors of one dtype, as PyTorch requires."""
-    _check_pair(name, input, other)
     for label, tolerance in (('rtol', rtol), ('atol', atol)):
         if tolerance < 0:
             raise RuntimeError(f'{label} must be greater than or equal to zero, but got {tolerance}')
@@ -215,6 +209,7 @@ def _close(name, input, other, rtol, atol, equal_nan):
 class Isclose(_Test):
     """isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)."""
     op = 'isclose'
+    tensors = ('input', 'other')
 
     def forward(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return wrap(_close('isclose', input, other, rtol, atol, equal_nan))
@@ -224,6 +219,7 @@ class Allclose(_Test):
     """allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False): whether every element is
     ``isclose``, a Python bool."""
     op = 'allclose'
+    tensors = ('input', 'other')
 
     def forward(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return bool(_close('allclose', input, other, rtol, atol, equal_nan).all())
@@ -233,12 +229,7 @@ class Equal(_Test):
     """equal(input, other): whether the two tensors have the same size and elements (compared
     after promotion; NaN equals nothing), a Python bool."""
     op = 'equal'
+    tensors = ('input', 'other')
 
     def forward(input, other):
-        _check_pair('equal', input, other)
         return bool(xp.array_equal(input._data, other._data))
-
-    def method(self, other):  # (PyTorch counts a method's arguments after self)
-        if not isinstance(other, Tensor):
-            raise TypeError(f"equal(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
-        return bool(xp.array_equal(self._data, other._data))

@@ -89,6 +89,7 @@ def _integer_pair(input, other, kernel):
 class Gcd(Op):
     """Not differentiable (PyTorch gives gcd no derivative)."""
     op, out = 'gcd', NO_GRAD_CAST
+    tensors = ('input', 'other')
     inplace_function = True  # (Tensor.gcd_ and leafgrad.gcd_)
     inplace = _cast_first(castable_dtype, lambda s, other: ops.gcd(s, other))
     __slots__ = ()
@@ -107,6 +108,7 @@ class Gcd(Op):
 class Lcm(Op):
     """Not differentiable (PyTorch gives lcm no derivative)."""
     op, out = 'lcm', NO_GRAD_CAST
+    tensors = ('input', 'other')
     inplace_function = True
     inplace = _cast_first(castable_dtype, lambda s, other: ops.lcm(s, other))
     __slots__ = ()

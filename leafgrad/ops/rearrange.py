@@ -757,6 +757,7 @@ class SelectScatter(_ViewScatterBackward):
     """select_scatter(input, src, dim, index): ``input`` with ``src`` written into its
     select(dim, index)."""
     op, node = 'select_scatter', 'SelectScatterBackward0'
+    tensors = ('input', 'src')
     __slots__ = ()
 
     def forward(input, src, dim, index):
@@ -773,6 +774,7 @@ class SliceScatter(_ViewScatterBackward):
     """slice_scatter(input, src, dim=0, start=None, end=None, step=1): ``input`` with ``src``
     written into the slice."""
     op, node = 'slice_scatter', 'SliceScatterBackward0'
+    tensors = ('input', 'src')
     __slots__ = ()
 
     def forward(input, src, dim=0, start=None, end=None, step=1):
@@ -787,6 +789,7 @@ class DiagonalScatter(_ViewScatterBackward):
     """diagonal_scatter(input, src, offset=0, dim1=0, dim2=1): ``input`` with ``src``
     written into the diagonal."""
     op, node = 'diagonal_scatter', 'DiagonalScatterBackward0'
+    tensors = ('input', 'src')
     __slots__ = ()
 
     def forward(input, src, offset=0, dim1=0, dim2=1):

@@ -566,6 +566,7 @@ class MaskedScatter(Op):
     """masked_scatter(input, mask, source): ``source``'s first elements written, in order, where
     the (broadcast) mask is True."""
     op, node = 'masked_scatter', 'MaskedScatterBackward0'
+    tensors = ('input', 'mask', 'source')
     __slots__ = ('mask', 'self_shape', 'source_shape')
     saved_state = ('mask',)
 

@@ -159,6 +159,7 @@ class Reshape(Op):
 class ViewAs(Op):
     """view_as(input, other)."""
     op = 'view_as'
+    tensors = ('input', 'other')
     public = False  # (a method only: PyTorch has no torch.view_as)
 
     def forward(input, other):
@@ -168,6 +169,7 @@ class ViewAs(Op):
 class ReshapeAs(Op):
     """reshape_as(input, other)."""
     op = 'reshape_as'
+    tensors = ('input', 'other')
     public = False  # (a method only: PyTorch has no torch.reshape_as)
 
     def forward(input, other):
@@ -531,6 +533,7 @@ class Expand(Op):
 class ExpandAs(Op):
     """expand_as(input, other)."""
     op = 'expand_as'
+    tensors = ('input', 'other')
     public = False  # (a method only: PyTorch has no torch.expand_as)
 
     def forward(input, other):
