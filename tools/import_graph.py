@@ -28,15 +28,16 @@ import sys
 LAYERS = [
     # what every part uses: arrays, dtypes and devices, printing, settings of the process
     ('leafgrad.backend', 'leafgrad._kernel_math', 'leafgrad._random_kernels', 'leafgrad._special_kernels',
-     'leafgrad.generator', 'leafgrad._tensor_str', 'leafgrad.version', 'leafgrad._type_info', 'leafgrad._settings',
+     'leafgrad._tensor_str', 'leafgrad.version', 'leafgrad._type_info', 'leafgrad._settings',
      'leafgrad.return_types', 'leafgrad._memory_format', 'leafgrad._meta',
      'leafgrad.backends.cpu'),  # (the CPU's vector instructions, as NumPy reports them: imports nothing)
     # the engine: grad modes, the recorded graph, the backward walk, views' bookkeeping
     ('leafgrad.autograd.grad_mode', 'leafgrad.autograd.anomaly', 'leafgrad.autograd.origins',
      'leafgrad.autograd.graph', 'leafgrad.autograd.engine', 'leafgrad.autograd.views',
      'leafgrad.autograd.memory'),
-    # the tensor (and PyTorch's argument parser, which reads tensors' types)
-    ('leafgrad.tensor', 'leafgrad._tensor_types', 'leafgrad._sequence', 'leafgrad._arg_parser'),
+    # the tensor (and PyTorch's argument parser, which reads tensors' types; the random number
+    # generators, whose state is a tensor)
+    ('leafgrad.tensor', 'leafgrad._tensor_types', 'leafgrad._sequence', 'leafgrad._arg_parser', 'leafgrad.generator'),
     # what every op shares (the op declaration, the recording utilities, the autocast policy)
     ('leafgrad.ops._op', 'leafgrad.ops._util', 'leafgrad.ops._inplace', 'leafgrad.ops._index', 'leafgrad.ops._matrix',
      'leafgrad.amp.policy'),
