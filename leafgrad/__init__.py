@@ -5,7 +5,7 @@ gradients, the same errors, on a small engine that anyone can read.
 """
 from . import backend
 from .backend import (bool_ as bool, complex64, complex128, device, dtype, float16, float32, float64,
-                      get_default_dtype, int8, int16, int32, int64, promote_types, result_type as _result_type,
+                      get_default_dtype, int8, int16, int32, int64, result_type as _result_type,
                       set_default_dtype, uint8)
 from .tensor import Size, Tensor
 from ._memory_format import (channels_last, channels_last_3d, contiguous_format, memory_format,  # noqa: F401
@@ -21,6 +21,7 @@ from .creation import (Generator, arange, as_tensor, asarray, default_generator,
                        normal, multinomial, ones, ones_like, rand, rand_like, randint, randint_like, randn,
                        randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
 from ._tensor_str import set_printoptions, get_printoptions
+from . import torch_version  # noqa: F401  (torch.torch_version: TorchVersion)
 from math import e, inf, nan, pi
 
 half = float16
@@ -32,14 +33,24 @@ short = int16
 cfloat = complex64
 cdouble = complex128
 newaxis = None
-__version__ = '0.1.0'
+# the PyTorch version whose API leafgrad follows, leafgrad's own version as the local label, so that a
+# program's `torch.__version__ >= '2.0'` takes its present-day path
+__version__ = torch_version.TorchVersion('2.13.0+leafgrad.0.1.0')
 
 
 def is_tensor(obj, /):
     return isinstance(obj, Tensor)
 
 
+def _check_argument(fname, name, position, value, kind):
+    """PyTorch's TypeError for an argument that is not of the ``kind`` (a class) it must be."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{fname}(): argument '{name}' (position {position}) must be "
+                        f"{'Tensor' if kind is Tensor else 'leafgrad.dtype'}, not {type(value).__name__}")
+
+
 def numel(input):
+    _check_argument('numel', 'input', 1, input, Tensor)
     return input.numel()
 
 
@@ -48,7 +59,43 @@ def result_type(tensor1, tensor2):
 
 
 def is_floating_point(input):
+    _check_argument('is_floating_point', 'input', 1, input, Tensor)
     return input.is_floating_point()
+
+
+def is_nonzero(input):
+    """Whether the one element of ``input`` is not zero (PyTorch's errors for more or fewer)."""
+    _check_argument('is_nonzero', 'input', 1, input, Tensor)
+    return not not input  # (Python's bool: this module's `bool` is the dtype)
+
+
+def promote_types(type1, type2):
+    """The smallest dtype both ``type1`` and ``type2`` convert to without loss (PyTorch's lattice)."""
+    _check_argument('promote_types', 'type1', 1, type1, dtype)
+    _check_argument('promote_types', 'type2', 2, type2, dtype)
+    return backend.promote_types(type1, type2)
+
+
+def can_cast(from_, to):
+    """Whether PyTorch's casting rules allow ``from_`` -> ``to`` in an op's output: not complex to
+    real, floating to integral, nor anything but bool to bool."""
+    _check_argument('can_cast', 'from_', 1, from_, dtype)
+    _check_argument('can_cast', 'to', 2, to, dtype)
+    return not (from_.is_complex and not to.is_complex or from_.is_floating_point and not to.is_floating_point
+                and not to.is_complex or from_ is not bool and to is bool)
+
+
+def typename(obj):
+    """The type of ``obj`` as PyTorch names it: a tensor's type() ('leafgrad.FloatTensor'), else
+    the module and qualified name of the object (or of its class)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module, qualname = getattr(obj, '__module__', '') or '', getattr(obj, '__qualname__', None)
+    if qualname is None:
+        qualname = getattr(obj, '__name__', None)
+    if qualname is None:
+        module, qualname = obj.__class__.__module__ or '', obj.__class__.__qualname__
+    return qualname if module in ('', 'builtins') else f'{module}.{qualname}'
 
 
 def _tensor_explain(self, params=None):

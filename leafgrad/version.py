@@ -1,6 +1,8 @@
 """``leafgrad.version``: what PyTorch programs read from ``torch.version``.
 
-``__version__`` is leafgrad's own version; ``cuda`` is the CUDA runtime that CuPy (leafgrad's
+``__version__`` is ``leafgrad.__version__``: the PyTorch version whose API leafgrad follows, with
+leafgrad's own version as its local label (``2.13.0+leafgrad.0.1.0``), a ``TorchVersion`` that
+compares as a version (``>= '2.0'``, ``>= (2, 1)``); ``cuda`` is the CUDA runtime that CuPy (leafgrad's
 ``device='cuda'`` backend) was built with, ``None`` without CuPy, as a CPU-only PyTorch says;
 ``hip`` is ``None`` (no ROCm backend) and ``debug`` is ``False``.
 """

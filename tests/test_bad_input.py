@@ -385,6 +385,26 @@ CASES = [
     ('set_grad_enabled of an int', lambda T: T.set_grad_enabled(3)),
     ('set_grad_enabled of None', lambda T: T.set_grad_enabled(None)),
     ('SGD of a parameter twice', lambda T: len(T.optim.SGD([T.nn.Parameter(T.ones(2))] * 2, lr=0.1).param_groups[0]['params'])),
+    # module-level functions' arguments
+    ('typename of a tensor', lambda T: T.typename(T.ones(1, dtype=T.int64))),
+    ('typename of a number', lambda T: T.typename(1)),
+    ('typename of a module', lambda T: T.typename(T.nn.Linear(1, 1))),
+    ('typename of a class', lambda T: T.typename(T.nn.Linear)),
+    ('is_nonzero of a zero', lambda T: T.is_nonzero(T.tensor(0.))),
+    ('is_nonzero of one element', lambda T: T.is_nonzero(T.tensor([1.5]))),
+    ('is_nonzero of a number', lambda T: T.is_nonzero(1)),
+    ('is_nonzero of two elements', lambda T: T.is_nonzero(T.tensor([1, 2]))),
+    ('is_nonzero of none', lambda T: T.is_nonzero(T.tensor([]))),
+    ('is_floating_point of a number', lambda T: T.is_floating_point(1.0)),
+    ('numel of a list', lambda T: T.numel([1])),
+    ('promote_types of a str', lambda T: T.promote_types('a', T.float16)),
+    ('promote_types to a str', lambda T: T.promote_types(T.float16, 'a')),
+    ('can_cast of a number', lambda T: T.can_cast(1, T.uint8)),
+    ('DataLoader persistent without workers', lambda T: T.utils.data.DataLoader([1, 2], persistent_workers=True)),
+    ('DataLoader of a negative prefetch', lambda T: T.utils.data.DataLoader([1, 2], num_workers=1, prefetch_factor=-1)),
+] + [(f'can_cast {a} to {b}', lambda T, a=a, b=b: T.can_cast(getattr(T, a), getattr(T, b)))
+     for a in ('float32', 'float16', 'bfloat16', 'int8', 'int64', 'uint8', 'bool', 'complex64')
+     for b in ('float64', 'int32', 'uint8', 'bool', 'complex128')] + [
     # where of two Python numbers: the dtype they take together
     ('where of an int and a float', lambda T: T.where(T.tensor([True, False]), 1, 2.5)),
     ('where of an int and a complex', lambda T: T.where(T.tensor([True, False]), 1j, 2).dtype),

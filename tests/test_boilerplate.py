@@ -128,6 +128,19 @@ def test_tensor_device_and_layout_flags(flag):
 
 def test_version_module():
     assert lg.version.__version__ == lg.__version__
+    assert type(lg.__version__) is lg.torch_version.TorchVersion
+
+
+@pytest.mark.parametrize('other', ['2.0', '1.13.1+cu117', '2.13', '2.13.0', '2.13.1', '3.0.0a0', '2.13.0rc1', (2, 1),
+                                   (2, 13), (2, 14), '2.14.0.dev20260101'])
+def test_version_compares_as_torchs(other):
+    """torch.__version__ is the PyTorch version whose API leafgrad follows (its own version the
+    local label), and compares with a version as PyTorch's TorchVersion does."""
+    ours, theirs = lg.__version__, torch.__version__
+    assert ours.split('+')[0] == theirs.split('+')[0]
+    for compare in (lambda v: v < other, lambda v: v <= other, lambda v: v > other, lambda v: v >= other,
+                    lambda v: v == other, lambda v: v != other):
+        assert compare(ours) == compare(theirs)
     assert lg.version.cuda is None and torch.version.cuda is None  # neither has a CUDA runtime here
     assert lg.version.hip is torch.version.hip is None
     assert lg.version.debug is torch.version.debug is False

@@ -51,6 +51,10 @@ class DataLoader:
         if num_workers == 0 and prefetch_factor is not None:
             raise ValueError('prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 '
                              'to enable multiprocessing, otherwise set prefetch_factor to None.')
+        if num_workers > 0 and prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError('prefetch_factor option should be non-negative')
+        if persistent_workers and num_workers == 0:
+            raise ValueError('persistent_workers option needs num_workers > 0')
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = 2 if prefetch_factor is None and num_workers > 0 else prefetch_factor
