@@ -39,8 +39,15 @@ def _is_float(value):
     return isinstance(value, (int, float, _np.integer, _np.floating))
 
 
+def _is_int_list(value):  # ('tuple of ints': one int, or a tuple or list of them)
+    return _is_int(value) or isinstance(value, (tuple, list)) and all(_is_int(v) for v in value)
+
+
 _CHECKS = {'Tensor': lambda v: isinstance(v, Tensor), 'int': _is_int,
-           'bool': lambda v: isinstance(v, (bool, _np.bool_))}
+           'bool': lambda v: isinstance(v, (bool, _np.bool_)), 'tuple of ints': _is_int_list,
+           'Number': lambda v: isinstance(v, (int, float, complex, _np.number)) or _is_float(v),
+           'leafgrad.dtype': lambda v: isinstance(v, backend.dtype) or v in (int, float, bool, complex),
+           'tuple of Tensors': lambda v: isinstance(v, (tuple, list)) and all(isinstance(t, Tensor) for t in v)}
 
 
 # NumPy's names of parameters, which PyTorch's parser takes for its own (``axis=`` for ``dim=``)
@@ -49,11 +56,13 @@ _OWN_NAMES = {alias: own for own, alias in _NUMPY_NAMES.items()}
 
 
 class _Param:
-    __slots__ = ('type', 'name', 'optional', 'default', 'keyword_only')
+    __slots__ = ('type', 'name', 'optional', 'default', 'keyword_only', 'nullable')
 
     def __init__(self, text, keyword_only):
         declaration, _, default = text.partition(' = ')
-        self.type, self.name = declaration.split(' ')
+        self.type, self.name = declaration.rsplit(' ', 1)
+        self.nullable = self.type.endswith('?')  # ('bool? stable': None too; printed without '?', as PyTorch)
+        self.type = self.type.rstrip('?')
         self.optional = bool(default)
         self.default = ast.literal_eval(default) if default else None
         self.keyword_only = keyword_only
@@ -64,10 +73,10 @@ class _Signature:
     __slots__ = ('text', 'params', 'pieces', 'max_pos_args', 'min_args')
 
     def __init__(self, pieces):
-        self.pieces = pieces
-        self.text = '(' + ', '.join(pieces) + ')'
         star = pieces.index('*') if '*' in pieces else len(pieces)
         self.params = [_Param(p, i > star) for i, p in enumerate(pieces) if p != '*']
+        self.pieces = pieces = [p.replace('? ', ' ') for p in pieces]
+        self.text = '(' + ', '.join(pieces) + ')'
         self.max_pos_args = sum(not p.keyword_only for p in self.params)
         self.min_args = sum(not p.optional for p in self.params)
 
@@ -88,7 +97,8 @@ class _Signature:
                     return _fail(raise_error, missing_message(name, missing))
                 values[param.name] = param.default
                 continue
-            if not (value is None and param.optional and param.default is None) and not _CHECKS[param.type](value):
+            if not (value is None and (param.nullable or param.optional and param.default is None)) and \
+                    not _CHECKS[param.type](value):
                 where = '' if is_keyword else f' (position {i + 1})'
                 return _fail(raise_error, f"{name}(): argument '{param.name}'{where} must be {param.type}, not "
                                           f'{type(value).__name__}')
@@ -139,7 +149,7 @@ class Overloads:
         self.name = name
         pieces = [text[1:-1].split(', ') for text in signatures]
         self.function = [_Signature(p) for p in pieces]
-        self.method = [_Signature([q for q in p[1:] if not q.startswith('Tensor out ')]) for p in pieces]
+        self.method = [_Signature([q for q in p[1:] if not q.partition(' = ')[0].endswith(' out')]) for p in pieces]
         for signature in self.method:  # a '*' that nothing follows any more is not printed
             if signature.pieces[-1:] == ['*']:
                 signature.pieces.pop()
@@ -245,14 +255,18 @@ def type_name(value):
     return f'numpy.{kind.__name__}' if kind.__module__ == 'numpy' else kind.__name__
 
 
-def parsing(fn, name, method):
+def parsing(fn, name, method, overloads=None):
     """``fn`` (a declared op's function or method, ``name`` its name) reading its arguments as
     PyTorch's parser: NumPy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=`` (given as well
     as its own name, an alias is refused), and the parameters of ``PARAMETER_TYPES`` of their
     type or refused with PyTorch's TypeError (None where the parameter's default is None). ``fn``
-    itself where it has none of these parameters (nothing added to its calls)."""
+    itself where it has none of these parameters (nothing added to its calls). ``overloads``
+    (an op's ``Overloads``, where PyTorch has several signatures): every call is bound to one of
+    them first, or refused with PyTorch's TypeError."""
     if not callable(fn) or isinstance(fn, property):
         return fn
+    if overloads is not None:
+        fn = _bound_first(fn, overloads, method)
     signature = getattr(fn, '__signature__', None)  # (a function made with out=: its forward's parameters)
     if signature is None:
         code = fn.__code__
@@ -267,7 +281,7 @@ def parsing(fn, name, method):
     signature = signature or inspect.signature(fn)
     typed = []
     for i, param in enumerate(params):
-        if param in PARAMETER_TYPES:
+        if param in PARAMETER_TYPES and overloads is None:  # (the overloads check them)
             kind = PARAMETER_TYPES[param]
             nullable = kind.endswith('?') or signature.parameters[param].default is None
             position = i if i < positional else 1 << 30  # (keyword only: never given by position)
@@ -301,3 +315,13 @@ def parsing(fn, name, method):
     parsed.__signature__ = signature
     parsed.__doc__, parsed.__wrapped__ = fn.__doc__, fn
     return parsed
+
+
+def _bound_first(fn, overloads, method):
+    """``fn`` binding its arguments to one of ``overloads`` before it runs."""
+    def bound(*args, **kwargs):
+        overloads.bind(args[1:] if method else args, kwargs, method)
+        return fn(*args, **kwargs)
+    bound.__signature__ = getattr(fn, '__signature__', None) or inspect.signature(fn)
+    bound.__doc__ = fn.__doc__
+    return bound

@@ -118,6 +118,8 @@ class Op(Node):
     tensors = ()              # the parameters PyTorch's parser takes as Tensor only (no number): its
                               # TypeError for anything else, in the function, method and in-place variant
     differentiable = True     # False: out= needs no check for autograd (comparisons)
+    overloads = None          # PyTorch's signatures, where it has several (_arg_parser.Overloads):
+                              # each call bound to one, or refused with PyTorch's TypeError
     parsed = True             # PyTorch's argument parser reads the arguments (NumPy's names, the
                               # types of the parameters it types by name: _arg_parser.parsing);
                               # 'function': the function only; False: neither (Python in PyTorch)
@@ -171,9 +173,9 @@ def _provide(cls, name, namespace):
     elif method is forward and 'out' in _parameters(forward):  # a forward that writes out= itself
         method = _refusing_out(forward, name)
     if cls.parsed:
-        function = parsing(function, name, method=False)
+        function = parsing(function, name, method=False, overloads=cls.overloads)
         if cls.parsed is True:
-            method = parsing(method, name, method=True)
+            method = parsing(method, name, method=True, overloads=cls.overloads)
     inplace = cls.inplace
     if inplace is True:
         inplace = _inplace_variant(forward, name + '_')

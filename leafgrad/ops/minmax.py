@@ -564,6 +564,9 @@ def _sorted(input, dim, descending, k, node_cls, return_type):
 class Sort(_Sorted):
     """SortBackward0; with ``stable`` given, SortBackward1 (PyTorch's stable overload)."""
     op, node, out = 'sort', 'SortBackward0', _values_indices_out('sort')
+    overloads = Overloads('sort', '(Tensor input, *, bool? stable, int dim = -1, bool descending = False, '
+                                  'tuple of Tensors out = None)',
+                          '(Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)')
 
     def forward(input, dim=-1, descending=False, *, stable=None):
         """sort(input, dim=-1, descending=False, *, stable=None, out=None) -> (Tensor values, Tensor indices)

@@ -13,6 +13,7 @@ import warnings
 from .. import backend
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
+from .._arg_parser import Overloads
 from ._op import Op
 from ._util import autocast, histories_first, opmath, ops, record, record_many, saved_output, state, wrap, wrap_dims, xp
 
@@ -181,9 +182,24 @@ def _no_dof_factor(x):
     return wrap(xp.where(xd == mean_array(xd), xp.nan, xp.inf).astype(xd.dtype))
 
 
+# PyTorch's signatures of var and std (and without out=, var_mean and std_mean): unbiased and
+# correction are in different overloads, so that both together are refused
+_VARIANCE_SIGNATURES = ('(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)',
+                        '(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, '
+                        'Tensor out = None)',
+                        '(Tensor input, bool unbiased = True)')
+
+
+def _variance_overloads(name, out=True):
+    signatures = _VARIANCE_SIGNATURES if out else [s.replace(', Tensor out = None', '').replace(', *)', ')')
+                                                   for s in _VARIANCE_SIGNATURES]
+    return Overloads(name, *signatures)
+
+
 class Var(Op):
     """var(input, dim=None, unbiased=None, keepdim=False, *, correction=None)."""
     op, node, saved = 'var', 'VarBackward0', ('self',)
+    overloads = _variance_overloads('var')
     __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
 
     def forward(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -216,6 +232,7 @@ class Var(Op):
 class Std(Op):
     """std(input, dim=None, unbiased=None, keepdim=False, *, correction=None)."""
     op, node, saved = 'std', 'StdBackward0', ('self', 'result')
+    overloads = _variance_overloads('std')
     __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
 
     def forward(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -307,6 +324,7 @@ class VarMean(Op):
     """var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None): two outputs,
     the variance and the mean (a function only)."""
     op, node = 'var_mean', 'VarMeanBackward0'
+    overloads = _variance_overloads('var_mean', out=False)
     method = False
     # no __slots__: record_many sets num_outputs and output_meta on multi-output nodes
 
@@ -335,6 +353,7 @@ class VarMean(Op):
 class StdMean(VarMean):
     """std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None)."""
     op, node = 'std_mean', 'StdMeanBackward0'
+    overloads = _variance_overloads('std_mean', out=False)
 
     def forward(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         return _var_mean(input, dim, unbiased, keepdim, correction, True)
@@ -377,6 +396,8 @@ class Prod(Op):
     """prod(input, dim=None, keepdim=False, *, dtype=None). Over all elements: grad * result / x
     without zeros, else the products of the others (PyTorch's prod_backward, node for node)."""
     op, node = 'prod', 'ProdBackward0'
+    overloads = Overloads('prod', '(Tensor input, *, leafgrad.dtype dtype = None)',
+                          '(Tensor input, int dim, bool keepdim = False, *, leafgrad.dtype dtype = None, Tensor out = None)')
     __slots__ = ()
 
     def forward(input, dim=None, keepdim=False, *, dtype=None):
