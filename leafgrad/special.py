@@ -4,25 +4,26 @@ from .ops.activation import log_softmax, softmax
 from .ops.elementwise import sigmoid as expit
 from .ops.pointwise import exp2, logit, sinc, xlogy
 from .ops.reduction import logsumexp
-from .ops.rounding import RoundBackward1
+from .ops.rounding import RoundBackward1 as _RoundBackward1
 from .ops.unary import erf, erfc, erfinv, expm1, log1p
 from .ops.special_functions import (digamma, i0, lgamma as gammaln, mvlgamma as multigammaln, polygamma,
                                     special_entr as entr, special_erfcx as erfcx, special_gammainc as gammainc,
                                     special_gammaincc as gammaincc, special_i0e as i0e, special_i1 as i1,
                                     special_i1e as i1e, special_log_ndtr as log_ndtr, special_ndtr as ndtr,
                                     special_ndtri as ndtri, special_xlog1py as xlog1py, special_zeta as zeta)
-from .ops._op import same_dtype, writes_out
-from .ops._util import record, xp
+# (the helpers under private names: torch.special holds its functions only)
+from .ops._op import same_dtype as _same_dtype, writes_out as _writes_out
+from .ops._util import record as _record, xp as _xp
 
 
-@writes_out('round', same_dtype('Found dtype {out} but expected {result}'))
+@_writes_out('round', _same_dtype('Found dtype {out} but expected {result}'))
 def round(input, *, decimals=0):
     """torch.special.round records RoundBackward1 even with decimals=0."""
     data = input._data
     if data.dtype.kind not in 'fV':
         from .ops.activation import _DTYPE_LABEL
         raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{_DTYPE_LABEL[data.dtype.name]}\'')
-    return record(xp.round(data, decimals).astype(data.dtype, copy=False), RoundBackward1, (input,))[0]
+    return _record(_xp.round(data, decimals).astype(data.dtype, copy=False), _RoundBackward1, (input,))[0]
 
 
 psi = digamma

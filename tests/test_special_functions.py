@@ -640,3 +640,10 @@ def test_xlog1py_number_below_minus_one_gradient():
         M.special.xlog1py(x, -2.0).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_special_names_no_helpers():
+    """leafgrad.special holds torch.special's names only (record, xp, writes_out, same_dtype and
+    the node class RoundBackward1 were public attributes of it, which torch.special has not)."""
+    ours = {n for n in dir(lg.special) if not n.startswith('_')}
+    assert ours <= set(dir(torch.special)), sorted(ours - set(dir(torch.special)))
