@@ -100,6 +100,25 @@ def is_laid_out(array, fmt):
     return True
 
 
+def suggested(array):
+    """PyTorch's ``suggest_memory_format``: channels_last (channels_last_3d) for a 4-d (5-d) array
+    whose strides are like that format's (dense or not), else contiguous_format. PyTorch's
+    is_channels_last_strides: the strides in elements, taken channels first, then the spatial
+    dims innermost-first, then the batch, must not decrease; ambiguous cases are contiguous."""
+    fmt = {4: channels_last, 5: channels_last_3d}.get(array.ndim)
+    if fmt is None:
+        return contiguous_format
+    shape, strides = array.shape, [st // array.itemsize for st in array.strides]
+    if strides[1] == 0:
+        return contiguous_format
+    least = 0
+    for d in (1,) + tuple(range(array.ndim - 1, 1, -1)) + (0,):
+        if shape[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
+            return contiguous_format
+        least = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return fmt
+
+
 def dim_order(tensor, ambiguity_check):
     """``Tensor.dim_order()``: PyTorch's order of the dims in memory (the permutation its
     elementwise results take: an insertion sort by stride, a dim of stride 0 left where it is)."""

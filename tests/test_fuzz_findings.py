@@ -1328,4 +1328,38 @@ def test_more_ops_take_only_tensors_as_torch(k):
     def program(T):
         t, b, i = T.tensor([1.0, 2.0, 0.5]), T.tensor([True, False, True]), T.tensor([1, 2, 3])
         return {'out': _TENSORS_ONLY_MORE[k](T, t, b, i)}
+
+
+_CAT_LAYOUTS = {'transposed': lambda T, x4, x3: [x3.transpose(0, -2)] * 2,
+                'permuted, other dim': lambda T, x4, x3: [x3.permute(2, 0, 1)] * 2,
+                'channels_last': lambda T, x4, x3: [x4.contiguous(memory_format=T.channels_last)] * 2,
+                'channels_last sliced': lambda T, x4, x3: [x4.contiguous(memory_format=T.channels_last)[..., ::2]] * 2,
+                'channels_last and contiguous': lambda T, x4, x3: [x4.contiguous(memory_format=T.channels_last), x4],
+                'channels_last_3d': lambda T, x4, x3: [x4[None].contiguous(memory_format=T.channels_last_3d)] * 2,
+                'with a legacy empty': lambda T, x4, x3: [x4.contiguous(memory_format=T.channels_last), T.empty(0)]}
+
+
+@pytest.mark.parametrize('case', sorted(_CAT_LAYOUTS))
+@pytest.mark.parametrize('dim', [0, 1])
+def test_cat_is_laid_out_as_pytorchs(case, dim):
+    """cat's result takes the memory format its inputs all suggest (channels_last ones stay
+    so), else it is contiguous, whatever its inputs' strides (seed 7002030: cat of a transposed
+    tensor with itself, then view(2, 2, 6): refused by leafgrad, whose NumPy concatenate kept
+    the transposed order)."""
+    def program(T):
+        x4 = T.arange(24.0).reshape(1, 2, 3, 4).requires_grad_()
+        x3 = T.arange(12.0).reshape(2, 3, 2).requires_grad_()
+        y = T.cat(_CAT_LAYOUTS[case](T, x4, x3), dim)
+        return {'y': y, 'stride': y.stride(), 'flat': y.view(-1) if y.is_contiguous() else y.reshape(-1)}
+    assert_same(program)
+
+
+def test_cat_of_transposed_tensors_can_be_viewed():
+    """Seed 7002030, the long run's program."""
+    def program(T):
+        v4 = T.tensor([[[-1.8, 0.6], [-0.5, -0.7], [-1.1, 1.5]], [[0.0, 0.2], [-0.1, 0.5], [0.3, -0.8]]],
+                      requires_grad=True)
+        v10 = T.cat([v4.transpose(0, -2)] * 2, -3).view(2, 2, 6)
+        v10.sum().backward()
+        return {'v10': v10, 'grad': v4.grad}
     assert_same(program)

@@ -12,7 +12,7 @@ import itertools
 import numbers
 import warnings
 
-from .. import backend, creation
+from .. import _memory_format as memory_formats, backend, creation
 from .._arg_parser import int_list
 from ..autograd.graph import on_samples
 from ._op import Op
@@ -42,6 +42,14 @@ def _to_dtype(t, np_dtype):
 def _cat_out_dtype(result, out):
     if backend.from_np(result).category > backend.from_np(out).category:
         raise TypeError(f"leafgrad.cat(): input types can't be cast to the desired output type {SCALAR_NAMES[out.name]}")
+
+
+def _cat_memory_format(tensors):
+    """PyTorch's compute_output_memory_format for cat: the format every input suggests
+    (channels_last ones stay so), else contiguous, whatever the inputs' strides (seed 7002030:
+    cat of transposed tensors, then view: NumPy's concatenate kept their order)."""
+    formats = {memory_formats.suggested(t._data) for t in tensors}
+    return formats.pop() if len(formats) == 1 else memory_formats.contiguous_format
 
 
 class Cat(Op):
@@ -85,6 +93,8 @@ class Cat(Op):
                     raise RuntimeError(f'Sizes of tensors must match except in dimension {d}. Expected size '
                                        f'{ref[k]} but got size {s[k]} for tensor number {i} in the list.')
         data = xp.concatenate([t._data for t in used], axis=d).astype(dtype, copy=False)
+        if type(data) is xp.ndarray:
+            data = memory_formats.lay_out(data, _cat_memory_format(tensors))
         result, node = record(data, Cat, tuple(tensors))
         if node is not None:
             node.dim = d
