@@ -100,19 +100,21 @@ def is_laid_out(array, fmt):
     return True
 
 
-def suggested(array):
+def suggested(array, shape=None, strides=None):
     """PyTorch's ``suggest_memory_format``: channels_last (channels_last_3d) for a 4-d (5-d) array
     whose strides are like that format's (dense or not), else contiguous_format. PyTorch's
     is_channels_last_strides: the strides in elements, taken channels first, then the spatial
-    dims innermost-first, then the batch, must not decrease; ambiguous cases are contiguous."""
-    fmt = {4: channels_last, 5: channels_last_3d}.get(array.ndim)
+    dims innermost-first, then the batch, must not decrease; ambiguous cases are contiguous.
+    (``shape`` and ``strides``, in elements: those of a view of the array PyTorch would make.)"""
+    if shape is None:
+        shape, strides = array.shape, [st // array.itemsize for st in array.strides]
+    fmt = {4: channels_last, 5: channels_last_3d}.get(len(shape))
     if fmt is None:
         return contiguous_format
-    shape, strides = array.shape, [st // array.itemsize for st in array.strides]
     if strides[1] == 0:
         return contiguous_format
     least = 0
-    for d in (1,) + tuple(range(array.ndim - 1, 1, -1)) + (0,):
+    for d in (1,) + tuple(range(len(shape) - 1, 1, -1)) + (0,):
         if shape[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
             return contiguous_format
         least = strides[d] * (shape[d] if shape[d] > 1 else 1)

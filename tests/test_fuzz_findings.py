@@ -1363,3 +1363,27 @@ def test_cat_of_transposed_tensors_can_be_viewed():
         v10.sum().backward()
         return {'v10': v10, 'grad': v4.grad}
     assert_same(program)
+
+
+_STACK_INPUTS = {'transposed': lambda T: T.arange(12.0).reshape(2, 3, 2).transpose(0, -2),
+                 'permuted': lambda T: T.arange(12.0).reshape(2, 3, 2).permute(2, 0, 1),
+                 'permuted 3-d': lambda T: T.arange(24.0).reshape(2, 3, 4).permute(1, 2, 0),
+                 'a matrix transposed': lambda T: T.arange(6.0).reshape(2, 3).t(),
+                 'a step slice': lambda T: T.arange(8.0)[::2]}
+
+
+@pytest.mark.parametrize('case', sorted(_STACK_INPUTS))
+@pytest.mark.parametrize('mixed', [False, True])
+def test_stack_is_laid_out_as_pytorchs(case, mixed):
+    """stack of tensors of up to 3 dims is laid out as PyTorch's cat of them unsqueezed: the
+    format they all suggest, else contiguous (the same cause as seed 7002030's cat)."""
+    def program(T):
+        t = _STACK_INPUTS[case](T)
+        u = t.contiguous() if mixed else t
+        out = {}
+        for d in range(t.dim() + 1):
+            y = T.stack([t, u], d)
+            out[f'stride {d}'] = y.stride()
+            out[f'y {d}'] = y
+        return out
+    assert_same(program)

@@ -52,6 +52,21 @@ def _cat_memory_format(tensors):
     return formats.pop() if len(formats) == 1 else memory_formats.contiguous_format
 
 
+def _stack_memory_format(tensors, d):
+    """stack's layout, for inputs of up to 3 dims: PyTorch's cat of the inputs unsqueezed at
+    ``d`` (their strides as PyTorch's unsqueeze makes them); PyTorch lays out a stack of larger
+    ones by other rules (of channels_last ones with a batch of one, for one), which NumPy's
+    order is left to approximate."""
+    formats = set()
+    for t in tensors:
+        a = t._data
+        strides = [st // a.itemsize for st in a.strides]
+        shape = a.shape[:d] + (1,) + a.shape[d:]
+        strides = strides[:d] + [a.shape[d] * strides[d] if d < a.ndim else 1] + strides[d:]
+        formats.add(memory_formats.suggested(a, shape, strides))
+    return formats.pop() if len(formats) == 1 else memory_formats.contiguous_format
+
+
 class Cat(Op):
     """cat(tensors, dim=0, *, out=None) (also concat, concatenate): the tensors joined along
     ``dim`` (of their promoted dtype)."""
@@ -144,6 +159,8 @@ class Stack(Op):
         for t in tensors[1:]:
             dtype = backend.promote_types(backend.from_np(dtype), backend.from_np(t._data.dtype)).np
         data = xp.stack([t._data for t in tensors], axis=d).astype(dtype, copy=False)
+        if type(data) is xp.ndarray and data.ndim <= 4:
+            data = memory_formats.lay_out(data, _stack_memory_format(tensors, d))
         result, node = record(data, Stack, tuple(tensors))
         if node is not None:
             node.dim, node.dtypes = d, [t._data.dtype for t in tensors]
