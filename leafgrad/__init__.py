@@ -85,7 +85,7 @@ def can_cast(from_, to):
                 and not to.is_complex or from_ is not bool and to is bool)
 
 
-def typename(obj):
+def typename(obj, /):
     """The type of ``obj`` as PyTorch names it: a tensor's type() ('leafgrad.FloatTensor'), else
     the module and qualified name of the object (or of its class)."""
     if isinstance(obj, Tensor):

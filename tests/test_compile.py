@@ -743,3 +743,24 @@ def test_compile_keywords_of_pytorch_2_13():
         lg.compile(f, shapes_spec=object())
     with pytest.raises(ValueError, match='recompile_limit'):
         lg.compile(f, recompile_limit=-1)
+
+
+def test_module_compile_in_place():
+    """Module.compile(): the module itself runs compiled (PyTorch's nn.Module.compile returns
+    None and keeps the state dict's keys), with eager's values and gradients; its hooks fire."""
+    lg.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    x = lg.arange(6.).reshape(2, 3) / 5
+    eager = m(x)
+    eager.sum().backward()
+    eager_grad = m[0].weight.grad.clone()
+    m.zero_grad()
+    seen = []
+    m.register_forward_hook(lambda mod, args, out: seen.append(tuple(out.shape)))
+    assert m.compile() is None
+    out = m(x)
+    assert lg.equal(out, eager) and seen == [(2, 2)]
+    assert list(m.state_dict()) == ['0.weight', '0.bias', '2.weight', '2.bias']
+    out.sum().backward()
+    assert lg.equal(m[0].weight.grad, eager_grad)
+    assert type(m.forward).__name__ == 'function' and m.forward.__wrapped__ is not None  # compiled, in place

@@ -302,6 +302,13 @@ class Module:
             yield b
 
     # ---- modes and gradients ---------------------------------------------------------------
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's forward in place with ``leafgrad.compile`` and its arguments, as
+        PyTorch's ``Module.compile``: the module itself (its state dict's keys unchanged) runs
+        compiled from now on; its hooks run around the compiled forward."""
+        from ..._compile import compile  # (the compiler loads when first used)
+        object.__setattr__(self, 'forward', compile(type(self).forward.__get__(self), *args, **kwargs))
+
     def train(self, mode: bool = True) -> Module:
         if not isinstance(mode, bool):
             raise ValueError('training mode is expected to be boolean')
