@@ -708,3 +708,8 @@ for _method in (new_zeros, new_ones, new_empty, new_full, new_tensor):
 # torch.multinomial is an op, declared in ops/sampling.py with Tensor.multinomial; bound here too,
 # among the factories that draw from a generator (the profiler's table reads it here)
 from .ops.sampling import multinomial  # noqa: E402,F401
+
+# the factories the op families call (rearrange's zeros, storage's empty, rounding's tensor of a
+# Python number), reached through the late-bound namespace ops: the families are below this module
+from .ops._util import ops as _ops  # noqa: E402
+_ops.empty, _ops.zeros, _ops.tensor = empty, zeros, tensor

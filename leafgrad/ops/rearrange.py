@@ -12,7 +12,7 @@ import itertools
 import numbers
 import warnings
 
-from .. import _memory_format as memory_formats, backend, creation
+from .. import _memory_format as memory_formats, backend
 from .._arg_parser import int_list
 from ..autograd.graph import on_samples
 from ._op import Op
@@ -709,7 +709,7 @@ def _circular_pad(input, pad):
         if right > 0:
             segs.append((slice(lo + c, lo + c + right), slice(start, start + right)))
         segments.append(segs)
-    out = creation.zeros(out_shape, dtype=input.dtype)
+    out = ops.zeros(out_shape, dtype=input.dtype)
     for combo in itertools.product(*segments):
         out[tuple(dst for dst, _ in combo)] = input[tuple(src for _, src in combo)]
     return out

@@ -326,6 +326,5 @@ class Remainder(Op):
 
     def forward(input, other):
         if not isinstance(input, Tensor):  # scalar % tensor
-            from ..creation import tensor as _tensor
-            input = _tensor(input, dtype=backend.result_type(input, other))
+            input = ops.tensor(input, dtype=backend.result_type(input, other))
         return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1, 'remainder_cpu')

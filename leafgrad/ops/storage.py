@@ -13,7 +13,6 @@ import numpy as _np
 
 from .. import _memory_format
 from .._arg_parser import int_list
-from ..creation import empty
 from ..serialization import UntypedStorage
 from ..tensor import Tensor
 from ._op import Op
@@ -150,7 +149,7 @@ class EmptyStrided(Op):
             raise RuntimeError('pin_memory=True requires a CUDA or other accelerator backend; no pinned memory '
                                'allocator is available on this system.')
         numel = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
-        storage = empty(numel, dtype=dtype, device=device)
+        storage = ops.empty(numel, dtype=dtype, device=device)
         buffer = storage._data
         storage._data = _np.lib.stride_tricks.as_strided(buffer, size, tuple(st * buffer.itemsize for st in stride))
         if requires_grad:
