@@ -39,13 +39,18 @@ def _is_float(value):
     return isinstance(value, (int, float, _np.integer, _np.floating))
 
 
+def is_number(value):
+    """A 'Number' argument as PyTorch's parser takes one: a Python or NumPy number, or a 0-dim tensor."""
+    return isinstance(value, (int, float, complex, _np.number)) or _is_float(value)
+
+
 def _is_int_list(value):  # ('tuple of ints': one int, or a tuple or list of them)
     return _is_int(value) or isinstance(value, (tuple, list)) and all(_is_int(v) for v in value)
 
 
 _CHECKS = {'Tensor': lambda v: isinstance(v, Tensor), 'int': _is_int,
            'bool': lambda v: isinstance(v, (bool, _np.bool_)), 'tuple of ints': _is_int_list,
-           'Number': lambda v: isinstance(v, (int, float, complex, _np.number)) or _is_float(v),
+           'Number': is_number,
            'leafgrad.dtype': lambda v: isinstance(v, backend.dtype) or v in (int, float, bool, complex),
            'tuple of Tensors': lambda v: isinstance(v, (tuple, list)) and all(isinstance(t, Tensor) for t in v)}
 

@@ -48,17 +48,26 @@ def matmul(input, other, *, out=None):
 matmul.__name__ = matmul.__qualname__ = 'linalg_matmul'
 
 
+_MATRIX_ORDERS = ('fro', 'nuc', 2, -2, 1, -1, float('inf'), float('-inf'))
+
+
 @_writes_out('linalg_matrix_norm', _same_dtype('linalg.matrix_norm expected out tensor dtype {result} but got: {out}'),
             copy=True)
 def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
     """'fro' is the 2-norm of the entries; 1/-1 (inf/-inf) the max/min absolute column (row)
     sum; 2/-2 and 'nuc' need the singular values (``svdvals``)."""
+    if ord not in _MATRIX_ORDERS:  # (PyTorch's checks, in its order)
+        raise RuntimeError(f'linalg.matrix_norm: Order {ord} not supported.')
     _check_float(A, 'linalg.matrix_norm')
     if A.ndim < 2:
         raise RuntimeError('linalg.matrix_norm: The input tensor A must have at least 2 dimensions.')
+    if len(dim) != 2:
+        raise RuntimeError(f'linalg.matrix_norm: dim must be a 2-tuple. Got {" ".join(map(str, dim))}')
     if dtype is not None:
         A = A.to(dtype)
     d0, d1 = (_wrap_dim(d, A.ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f'linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})')
     if ord == 'fro':
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ('nuc', 2, -2):

@@ -13,7 +13,7 @@ import warnings
 from .. import backend
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
-from .._arg_parser import Overloads
+from .._arg_parser import Overloads, is_number
 from ._op import Op
 from ._util import autocast, histories_first, opmath, ops, record, record_many, saved_output, state, wrap, wrap_dims, xp
 
@@ -545,6 +545,8 @@ class LinalgVectorNormBackward0(Op):
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if not is_number(ord):  # (before any other check, as PyTorch's parser)
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(ord).__name__}")
     if x._data.dtype.kind != 'c':
         _check_float(x, 'linalg.vector_norm')
     data = x._data
@@ -590,14 +592,16 @@ class Norm(Op):
     __slots__ = ()
 
     def forward(input, p='fro', dim=None, keepdim=False, dtype=None):
-        if p == 'nuc':
+        # (PyTorch's torch.norm, step for step: 'fro' over at most 2 dims is the vector 2-norm; any
+        # other order named by a string is linalg.matrix_norm's, over all dims unless given)
+        dims = [dim] if isinstance(dim, int) else dim
+        if isinstance(p, str) and not (p == 'fro' and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
             from ..linalg import matrix_norm  # (linalg is a namespace above the op families)
-            return matrix_norm(input, 'nuc', dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+            return matrix_norm(input, p, dims if dims is not None else list(range(input._data.ndim)), keepdim,
+                               dtype=dtype)
         if p == 'fro' or p is None:
             p = 2
-        if isinstance(p, str):
-            raise RuntimeError(f'norm(): unsupported norm type {p!r}')
-        return vector_norm(input, p, dim, keepdim, dtype=dtype)
+        return vector_norm(input, p, dims, keepdim, dtype=dtype)
 
 
 # ---- cumulative sums and products ------------------------------------------------------------
