@@ -8,6 +8,7 @@ the input's dtype, and the last at ``L - k``. Each output is its window's max (a
 the last one met), with the flat index of that element in its plane; the derivative scatters the
 gradient to those indices (max pooling's, so it differentiates twice).
 """
+from ...creation import rand
 from ...ops._util import record, wrap, xp
 from .common import ntuple
 from .pooling import _MaxPoolBackward
@@ -40,7 +41,6 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
         ratio = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * 2
         output_size = [int(input.size(-2) * ratio[0]), int(input.size(-1) * ratio[1])]
     if _random_samples is None:
-        from ... import rand
         n_batch = 1 if input.dim() == 3 else input.size(0)
         _random_samples = rand(n_batch, input.size(-3), 2, dtype=input.dtype, device=input.device)
     kH, kW = ntuple(kernel_size, 2)

@@ -1,6 +1,8 @@
 """Parametrizations built on nn.utils.parametrize: weight_norm (a weight as magnitude g times
 direction v / |v|) and spectral_norm (a weight divided by its largest singular value, estimated
 by power iteration) and orthogonal (a matrix kept orthogonal through a map of an unconstrained one)."""
+import leafgrad  # (the namespace its formulas use, as PyTorch's use torch.*: geqrf, linalg, matrix_exp ...)
+
 from .. import functional as F
 from ..modules.module import Module
 from . import parametrize
@@ -110,7 +112,6 @@ _ORTHOGONAL_MAPS = ('matrix_exp', 'cayley', 'householder')
 
 
 def _is_orthogonal(Q):
-    import leafgrad
     n, k = Q.size(-2), Q.size(-1)
     eye = leafgrad.eye(k, dtype=Q.dtype)
     return leafgrad.allclose(Q.mH @ Q, eye, atol=10.0 * n * leafgrad.finfo(Q.dtype).eps)
@@ -118,7 +119,6 @@ def _is_orthogonal(Q):
 
 def _make_orthogonal(A):
     """The Q of A = QR (A tall) with R's diagonal real and non-negative."""
-    import leafgrad
     X, tau = leafgrad.geqrf(A)
     Q = leafgrad.linalg.householder_product(X, tau)
     return Q * X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
@@ -139,7 +139,6 @@ class _Orthogonal(Module):
             self.register_buffer('base', None)
 
     def forward(self, X):
-        import leafgrad
         n, k = X.size(-2), X.size(-1)
         transposed = n < k
         if transposed:
@@ -169,7 +168,6 @@ class _Orthogonal(Module):
         return Q
 
     def right_inverse(self, Q):
-        import leafgrad
         with no_grad():
             if Q.shape != self.shape:
                 raise ValueError(f'Expected a matrix or batch of matrices of shape {self.shape}. '
