@@ -2,8 +2,8 @@
 ``meta['tensor_meta']``, the shape, dtype, strides and memory format of the value it made."""
 from typing import Any, NamedTuple
 
-import leafgrad
-
+from ..._memory_format import channels_last, channels_last_3d, contiguous_format
+from ...tensor import Tensor
 from ..interpreter import Interpreter
 from ..node import map_aggregate
 
@@ -24,7 +24,7 @@ class TensorMetadata(NamedTuple):
 def _extract_tensor_metadata(result, include_contiguity=True):
     memory_format = None
     if include_contiguity:
-        for query in (leafgrad.contiguous_format, leafgrad.channels_last, leafgrad.channels_last_3d):
+        for query in (contiguous_format, channels_last, channels_last_3d):
             if result.is_contiguous(memory_format=query):
                 memory_format = query
                 break
@@ -55,7 +55,7 @@ class ShapeProp(Interpreter):
 
         def extract(obj):
             nonlocal found_tensor
-            if isinstance(obj, leafgrad.Tensor):
+            if isinstance(obj, Tensor):
                 found_tensor = True
                 return _extract_tensor_metadata(obj)
             return obj
