@@ -318,3 +318,29 @@ def test_inplace_on_a_view_costs_the_same_however_many_views_are_alive():
         return lambda: [r.mul_(2) for r in rows]
     per_op = [_nodes_made(program(n)) / n for n in (20, 200)]
     assert per_op[0] == per_op[1] < 10
+
+
+def test_no_grad_inplace_overlap_checks_views_not_distinct_arrays():
+    # under no_grad, `a op= b` looks for partial overlap only where an operand is a view or both
+    # are one array (two distinct arrays of their own cannot overlap): what it still refuses
+    # and lets through, as torch
+    def run(M, case):
+        t = M.arange(6.0)
+        with M.no_grad():
+            try:
+                if case == 'shifted views':
+                    a, b = t[1:], t[:-1]
+                    a += b
+                elif case == 'itself':
+                    t += t
+                elif case == 'its detached self':
+                    t -= t.detach()
+                elif case == 'a view of all of it':
+                    t *= t.reshape(6)
+                elif case == 'another tensor':
+                    t += M.ones(6)
+            except RuntimeError as e:
+                return 'error', str(e)
+        return 'ok', t.tolist()
+    for case in ('shifted views', 'itself', 'its detached self', 'a view of all of it', 'another tensor'):
+        assert run(lg, case) == run(torch, case), case
