@@ -12,6 +12,8 @@ import textwrap
 
 import numpy as np
 
+from ...._settings import get_num_threads, set_num_threads
+
 __all__ = ['TaskSpec', 'Measurement', 'select_unit', 'unit_to_english', 'trim_sigfig', 'ordered_unique',
            'set_torch_threads']
 
@@ -211,7 +213,6 @@ def ordered_unique(elements):
 @contextlib.contextmanager
 def set_torch_threads(n):
     """Run the block with leafgrad's CPU thread pool at ``n`` threads, then restore it."""
-    from .... import get_num_threads, set_num_threads
     prior = get_num_threads()
     try:
         set_num_threads(n)

@@ -12,6 +12,8 @@ import timeit
 
 import numpy as np
 
+import leafgrad  # (the namespace timed statements see as torch, as PyTorch's Timer gives them torch)
+
 from . import common
 
 __all__ = ['Timer', 'timer', 'Language']
@@ -47,7 +49,6 @@ class Timer:
         if global_setup:
             raise ValueError(f'global_setup is C++ only, got `{global_setup}`. Most likely this code can simply be '
                              'moved to `setup`.')
-        import leafgrad
         self._globals = dict(globals or {})
         self._globals.setdefault('torch', leafgrad)
         self._language = Language.PYTHON
