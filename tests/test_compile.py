@@ -410,6 +410,17 @@ def test_captured_tensor_change_retraces():
     _same(compiled(x), x @ w)
 
 
+def test_captured_tensor_dtype_change_retraces():
+    w = lg.randn(3)
+    compiled = lg.compile(lambda x: x + w)
+    x = lg.randn(3)
+    compiled(x), compiled(x)
+    w.data = lg.randn(3, dtype=lg.float64)   # same shape, another dtype: traced again
+    out = compiled(x)
+    assert out.dtype == lg.float64
+    _same(out, x + w)
+
+
 def test_recompile_limit_warns_once_then_eager():
     from leafgrad import _dynamo
     compiled = lg.compile(lambda x: x * 2)

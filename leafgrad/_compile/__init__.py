@@ -331,7 +331,8 @@ def _describe_guards(key, program):
 def _captured_unchanged(program):
     for t, (shape, dtype, rg) in zip(program.captured, program.captured_meta):
         d = t._data
-        if d.shape != shape or d.dtype != dtype or t._requires_grad != rg:
+        # (an array's dtype is mostly the very object traced: `is` spares NumPy's comparison)
+        if d.shape != shape or (d.dtype is not dtype and d.dtype != dtype) or t._requires_grad != rg:
             return False
     return True
 
