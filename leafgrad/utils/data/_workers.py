@@ -5,7 +5,9 @@ need not be picklable). The main process hands out lists of indices round-robin,
 ``prefetch_factor`` batches in flight per worker and yields results in sampler order. Tensors
 cross the process boundary as NumPy arrays (large ones through shared memory; leafgrad never
 pickles tensors) and are re-wrapped in the main process. An exception in a worker is re-raised
-in the main process with its type and the worker's traceback.
+in the main process with its type and the worker's traceback. A loader with
+``persistent_workers`` keeps its workers (a ``WorkerPool``) from its first epoch until it is
+collected; each later epoch begins by resuming them (``_Resume``).
 """
 import itertools
 import multiprocessing
@@ -14,6 +16,7 @@ import random
 import signal
 import time
 import traceback
+import weakref
 from multiprocessing import connection as mp_connection, shared_memory
 
 import numpy as np
@@ -179,6 +182,14 @@ def _work(dataset, index_queue, result_queue, collate_fn, auto_collation, seed, 
         task = index_queue.get()
         if task is None:
             break
+        if isinstance(task, _Resume):  # a new epoch of persistent workers: the dataset's stream anew
+            if iterable:
+                try:
+                    stream = iter(dataset)
+                except Exception as e:
+                    init_error = _WorkerError(e, worker_id)
+            result_queue.put((task, None))
+            continue
         idx, indices = task
         if init_error is not None:
             result_queue.put((idx, init_error))
@@ -200,6 +211,13 @@ def _work(dataset, index_queue, result_queue, collate_fn, auto_collation, seed, 
             result_queue.put((idx, _WorkerError(e, worker_id)))
 
 
+class _Resume:
+    """PyTorch's _ResumeIteration: sent to each persistent worker at the start of every epoch after
+    the first, and echoed back after the results of every task of the epoch before, so that the
+    main process can drop those (an epoch left early) before the new epoch's tasks go out."""
+    __slots__ = ()
+
+
 class _Exhausted:
     def __init__(self, worker_id):
         self.worker_id = worker_id
@@ -215,32 +233,86 @@ def _context(loader):
     return multiprocessing.get_context('fork' if 'fork' in methods else methods[0])
 
 def iterate_with_workers(loader, base_seed):
-    """The batches of ``loader``, made by ``loader.num_workers`` worker processes."""
-    ctx = _context(loader)
-    # One resource tracker for the main process and its workers: a worker registers the
-    # shared-memory blocks it creates, the main process unregisters them when it unlinks.
-    from multiprocessing import resource_tracker
-    resource_tracker.ensure_running()
-    result_queue = ctx.Queue()
-    index_queues, workers = [], []
-    for wid in range(loader.num_workers):
-        iq = ctx.Queue()
-        w = ctx.Process(target=_worker_loop, daemon=True,
-                        args=(loader.dataset, iq, result_queue, loader.collate_fn, loader._auto_collation,
-                              base_seed + wid, wid, loader.num_workers, loader.worker_init_fn, loader._iterable,
-                              loader.batch_size, loader.drop_last))
-        w.start()
-        index_queues.append(iq)
-        workers.append(w)
+    """The batches of one epoch of ``loader``, made by ``loader.num_workers`` worker processes
+    started for it and stopped at its end."""
+    pool = WorkerPool(loader, base_seed)
     try:
-        yield from _drive(loader, index_queues, result_queue, workers)
-    except Exception:
-        # An error (a worker's, a dead worker): the others are stopped, not awaited, so that
-        # the error reaches the caller at once.
-        _shutdown(index_queues, result_queue, workers, patience=0)
-        raise
+        yield from pool.epoch(loader)
     finally:
-        _shutdown(index_queues, result_queue, workers)
+        pool.shutdown()
+
+
+class WorkerPool:
+    """A loader's worker processes and their queues. A loader with ``persistent_workers`` keeps one
+    for all its epochs (PyTorch keeps its _MultiProcessingDataLoaderIter): worker_init_fn runs once
+    per worker, and each worker keeps its random state from epoch to epoch."""
+
+    def __init__(self, loader, base_seed):
+        ctx = _context(loader)
+        # One resource tracker for the main process and its workers: a worker registers the
+        # shared-memory blocks it creates, the main process unregisters them when it unlinks.
+        from multiprocessing import resource_tracker
+        resource_tracker.ensure_running()
+        self.persistent = loader.persistent_workers
+        self.result_queue = ctx.Queue()
+        self.index_queues, self.workers = [], []
+        self._epochs = 0  # epochs begun: every one after the first starts by resuming the workers
+        self._current = None  # the epoch being iterated
+        for wid in range(loader.num_workers):
+            iq = ctx.Queue()
+            w = ctx.Process(target=_worker_loop, daemon=True,
+                            args=(loader.dataset, iq, self.result_queue, loader.collate_fn, loader._auto_collation,
+                                  base_seed + wid, wid, loader.num_workers, loader.worker_init_fn, loader._iterable,
+                                  loader.batch_size, loader.drop_last))
+            w.start()
+            self.index_queues.append(iq)
+            self.workers.append(w)
+
+    @property
+    def closed(self):
+        return not self.index_queues
+
+    def epoch(self, loader):
+        """The batches of a new epoch. An epoch still under way ends here (as PyTorch resets its one
+        iterator: a loop over the loader inside a loop over it ends the outer one)."""
+        current = self._current and self._current()
+        if current is not None:
+            current.close()
+        batches = self._epoch(loader)
+        self._current = weakref.ref(batches)  # (not the epoch itself: it holds the loader, which holds this)
+        return batches
+
+    def _epoch(self, loader):
+        try:
+            if self._epochs:
+                self._resume(loader.timeout)
+            self._epochs += 1
+            error = yield from _drive(loader, self.index_queues, self.result_queue, self.workers)
+        except Exception:
+            # A dead worker, a timeout: the others are stopped, not awaited, so that the error
+            # reaches the caller at once; a persistent loader starts new workers next epoch.
+            self.shutdown(patience=0)
+            raise
+        if error is not None:
+            # An exception in a worker: persistent workers live on, as PyTorch's (the next epoch's
+            # resume drops what this one left in flight).
+            if not self.persistent:
+                self.shutdown(patience=0)
+            error.reraise()
+
+    def _resume(self, timeout):
+        for iq in self.index_queues:
+            iq.put(_Resume())
+        acknowledged = 0
+        while acknowledged < len(self.workers):
+            idx, data = _receive(self.result_queue, self.workers, timeout)
+            if isinstance(idx, _Resume):
+                acknowledged += 1
+            else:
+                _discard(data)  # a batch of an epoch left early
+
+    def shutdown(self, patience=10):
+        _shutdown(self.index_queues, self.result_queue, self.workers, patience)
 
 
 def _shutdown(index_queues, result_queue, workers, patience=10):
@@ -280,6 +352,7 @@ def _shutdown(index_queues, result_queue, workers, patience=10):
 
 
 def _drive(loader, index_queues, result_queue, workers):
+    """Yields the epoch's batches in order; returns the first exception a worker sent, if any."""
     n = loader.num_workers
     if loader._iterable:
         tasks = ((i, None) for i in itertools.count())
@@ -316,7 +389,7 @@ def _drive(loader, index_queues, result_queue, workers):
             while next_yield not in pending:
                 idx, data = _receive(result_queue, workers, loader.timeout)
                 if isinstance(data, _WorkerError):
-                    data.reraise()
+                    return data
                 pending[idx] = data
             if mp_connection.wait([w.sentinel for w in workers], 0):  # a batch at hand: still, a death first
                 _receive(result_queue, workers, 0)

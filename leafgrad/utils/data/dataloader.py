@@ -2,6 +2,7 @@
 worker processes (``_workers.py``)."""
 import itertools
 import warnings
+import weakref
 from collections.abc import Mapping
 
 from ... import backend, creation
@@ -64,6 +65,7 @@ class DataLoader:
         self.multiprocessing_context = multiprocessing_context
         self.generator = generator
         self.persistent_workers = persistent_workers
+        self._worker_pool = None  # (persistent_workers: the workers, from the first epoch on)
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             if shuffle not in (None, False):
@@ -117,17 +119,28 @@ class DataLoader:
 
     def __iter__(self):
         # As in PyTorch, every epoch first draws the workers' base seed from the loader's generator
-        # (in single-process mode too), so the shuffling order does not depend on num_workers.
-        base_seed = int(creation.empty((), dtype=backend.int64).random_(generator=self.generator).item())
+        # (in single-process mode too), so the shuffling order does not depend on num_workers;
+        # persistent workers draw it once, when they start.
         pin = self.pin_memory and _can_pin()
         if self.num_workers == 0:
+            self._draw_base_seed()
             batches = self._single_process()
         else:
             # (the worker machinery, and multiprocessing with it, loads only for loaders that use it:
             # ~30 ms of importing that a single-process loader does not pay)
-            from ._workers import iterate_with_workers
-            batches = iterate_with_workers(self, base_seed)
+            from ._workers import WorkerPool, iterate_with_workers
+            if not self.persistent_workers:
+                batches = iterate_with_workers(self, self._draw_base_seed())
+            else:
+                if self._worker_pool is None or self._worker_pool.closed:  # (closed: a worker died)
+                    self._worker_pool = WorkerPool(self, self._draw_base_seed())
+                    # stopped when the loader is collected, or at exit
+                    weakref.finalize(self, self._worker_pool.shutdown)
+                batches = self._worker_pool.epoch(self)
         return map(pin_memory, batches) if pin else batches
+
+    def _draw_base_seed(self):
+        return int(creation.empty((), dtype=backend.int64).random_(generator=self.generator).item())
 
     # ---- in the main process -----------------------------------------------------------------
     def _single_process(self):
