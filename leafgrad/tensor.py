@@ -21,8 +21,8 @@ from .autograd import graph as _graph
 _graph._tensor = sys.modules[__name__]  # (the graph below reaches this module late-bound)
 from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator, registration_lock as _registration_lock
 from .autograd.origins import note as _note_origin
-from .autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
-    views_require_grad as _views_require_grad, views_stop_requiring_grad as _views_stop_requiring_grad
+from .autograd.views import bump as _bump, check_inplace as _check_view_inplace, detached as _detached, \
+    fresh as _fresh, views_require_grad as _views_require_grad, views_stop_requiring_grad as _views_stop_requiring_grad
 from ._tensor_str import tensor_repr
 
 if TYPE_CHECKING:
@@ -492,6 +492,8 @@ class Tensor:
         """The same data (shared storage and version counter) with no history."""
         out = Tensor._wrap(self._data)
         out._version_counter = self._version_counter
+        if self._base is not None or self._views is not None:
+            _detached(self)
         if self._requires_grad:
             _note_origin(out, 'detach', self)  # for leafgrad.explain
         return out

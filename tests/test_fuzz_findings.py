@@ -1387,3 +1387,33 @@ def test_stack_is_laid_out_as_pytorchs(case, mixed):
             out[f'y {d}'] = y
         return out
     assert_same(program)
+
+
+_DETACHED_CHANGES = {
+    'no_grad view, its detach changed': lambda T, y: (_no_grad_view(T, y), None),
+    'no_grad view, its base detached and changed': lambda T, y: (_no_grad_view(T, y), y),
+    'view made with grad, its base detached and changed': lambda T, y: (y[1:], y)}
+
+
+def _no_grad_view(T, y):
+    with T.no_grad():
+        return y.reshape(-1)[1:]
+
+
+@pytest.mark.parametrize('case', sorted(_DETACHED_CHANGES))
+@pytest.mark.parametrize('leaf', [True, False])
+def test_a_detached_view_changed_in_place_puts_the_views_history_out_of_date(case, leaf):
+    """detach() of a view, or of a base with views, shares their version counter (PyTorch's is a
+    view): changing it in place makes a view made under no_grad refuse a history (PyTorch's
+    error), and a view made with grad get one through its base's. leafgrad missed it: the
+    detached tensor has neither base nor views, so the change did not turn on the views' check
+    (CI's fuzzer, test_programs_agree_with_torch: v3 = v2.detach(); v3.zero_(); v2 @ v2)."""
+    def program(T):
+        x = T.tensor([[-1.8, 1.0, -1.8], [1.0, -1.7, -0.1]], requires_grad=True)
+        y = x if leaf else x * 1
+        v, base = _DETACHED_CHANGES[case](T, y)
+        (v if base is None else base).detach().mul_(2)
+        out = (v * v).sum()
+        out.backward()
+        return {'out': out, 'grad': x.grad}
+    assert_same(program)

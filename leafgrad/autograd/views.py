@@ -129,6 +129,15 @@ def bump(t):
         origins.note_change(counter, f)
 
 
+def detached(t):
+    """``t``, a view or a base with views, is being detached: the result shares their version
+    counter (PyTorch's detach is a view), but has no base nor views by which ``bump`` would see
+    that its in-place changes put their histories out of date: the check is turned on now."""
+    global changed
+    if t._base is not None or t._views.any_alive():
+        changed = True
+
+
 def set_history(t, node):
     """``t`` is now output 0 of ``node`` (after an in-place op): its retain_grad moves there,
     and a base that starts to require grad tells its live views."""
