@@ -2,6 +2,7 @@
 serve every later one (worker_init_fn once per worker, the same processes, their random state
 carried on); an epoch left early leaves nothing behind for the next; errors still come back."""
 import os
+import signal
 import textwrap
 
 import pytest
@@ -153,3 +154,17 @@ def test_workers_stop_at_exit_with_batches_in_flight(tmp_path):
     ''')
     done = run_python('-c', code, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (0, 'leafgrad.Size([4, 8192])\n', '')
+
+
+def test_a_worker_killed_between_epochs_is_reported_then_replaced():
+    """PyTorch's SIGCHLD handler raises at once, wherever the main process is; here the next
+    epoch reports the death, and the one after starts new workers."""
+    loader = _loader(lg, _items(lg), batch_size=None, persistent_workers=True)
+    pids = {b[1] for b in _epochs(loader, 1)[0]}
+    killed = min(pids)
+    os.kill(killed, signal.SIGKILL)
+    with pytest.raises(RuntimeError, match=rf'DataLoader worker \(pid\(s\) {killed}\) exited unexpectedly'):
+        list(loader)
+    again = _epochs(loader, 2)
+    assert [[b[0] for b in e] for e in again] == [list(range(6))] * 2
+    assert {b[1] for b in again[0]} == {b[1] for b in again[1]} and pids.isdisjoint(b[1] for b in again[0])
