@@ -27,11 +27,18 @@ Only the thread that started recording is recorded (PyTorch records the profilin
 ops, not those of other threads). Nested profilers on that thread each keep the events of
 their own window.
 """
+import importlib
+import os
 import sys
 import threading
 import time
 from types import ModuleType
 
+import numpy
+
+from .. import creation, ops
+from ..ops import _op, indexing, shape
+from ..tensor import Tensor
 from . import engine
 
 _now = time.perf_counter_ns
@@ -169,7 +176,6 @@ def _make_index_wrapper(fn, writes):
             return fn(self, index, *value)
         advanced = _is_advanced(index)
         if writes:
-            from ..tensor import Tensor
             name = ('aten::index_put_' if advanced else
                     'aten::copy_' if isinstance(value[0], Tensor) else 'aten::fill_')
         elif advanced:
@@ -191,8 +197,6 @@ def _copy_identity(wrapper, fn):
 
 
 def _is_advanced(index):
-    import numpy
-    from ..tensor import Tensor
     parts = index if type(index) is tuple else (index,)
     return any(isinstance(p, (Tensor, list, numpy.ndarray, bool)) for p in parts)
 
@@ -219,7 +223,6 @@ def profile_node(node, grads, apply):
 # ---- what an event records -------------------------------------------------------------------
 
 def _shape(value):
-    from ..tensor import Tensor
     return list(value._data.shape) if isinstance(value, Tensor) else []
 
 
@@ -229,7 +232,6 @@ def _input_shapes(args, kwargs):
 
 
 def _tensors(value):
-    from ..tensor import Tensor
     if isinstance(value, Tensor):
         return [value]
     if isinstance(value, (tuple, list)):
@@ -241,7 +243,6 @@ def _new_bytes(out, args, kwargs):
     """The bytes of the outputs that own new memory (not views of an input, not the input
     changed in place): what the call allocated and handed back. Temporaries it freed before
     returning are not seen (PyTorch's allocator hooks see them)."""
-    import numpy
     inputs = [t._data for v in (*args, *kwargs.values()) for t in _tensors(v)]
     total = 0
     for t in _tensors(out):
@@ -261,7 +262,6 @@ def _python_stack():
     leafgrad's own frames are left out."""
     global _PACKAGE_DIR
     if _PACKAGE_DIR is None:
-        import os
         _PACKAGE_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep
     frame = sys._getframe(2)
     entries = []
@@ -306,10 +306,6 @@ def _build_ops(imported=False):
     function is listed under wins (``mul`` before ``multiply``). ``imported``: also the ops that
     ``nn.functional`` and ``linalg`` take from the op families (``linalg.solve``), which vmap and
     forward AD wrap and the profiler records under the op's own name."""
-    import importlib
-    from .. import creation, ops
-    from ..ops import indexing, shape
-    from ..tensor import Tensor
     table = {}
 
     def add(fn, name):
@@ -322,7 +318,6 @@ def _build_ops(imported=False):
 
     add(indexing.getitem, '__getitem__')
     add(indexing.setitem, '__setitem__')
-    from ..ops import _op
     for name, fn in _op.bound_ops():  # the declared ops: each function, method, variant, operator
         add(fn, name)
     add(shape.slice_dim, 'slice_dim')
@@ -466,7 +461,6 @@ def _switch(layers):
 def _replace(by_id, substitute):
     """Replace every module global and ``Tensor`` attribute whose id is a key of ``by_id`` by
     ``substitute(value)`` (unless that is None)."""
-    from ..tensor import Tensor
     this = sys.modules[__name__]
     wanted = by_id.__contains__
     for module in list(sys.modules.values()):
@@ -531,7 +525,6 @@ class Sites:
         replacements found are remembered per table as (site, old, new), so that the next swap
         by the same table (the next transform call) only checks that each site still holds
         ``old`` and stores ``new``: half the work of looking every value up again."""
-        from ..tensor import Tensor
         if len(sys.modules) != len(self.scanned) or '__main__' in sys.modules:
             self._scan_new()
         declared = sys.modules.get('leafgrad.ops._op')
