@@ -391,6 +391,12 @@ def _is_torch_median_of_expanded(lines, diff):
     grads = {name.strip() for line in lines if 'autograd.grad(' in line
              for name in line.split('=', 1)[0].split(',') if name.strip()}
     grads |= {line.split(' = ', 1)[0].split(': ')[-1] for line in lines if '.expand(' in line and ' = ' in line}
+    # and views of those, still expanded (seed 5027715: the median index of a gradient's diagonal)
+    for line in lines:
+        m = re.match(r'(?:.*: )?(v\d+) = (v\d+)\.(diagonal|permute|t|transpose|narrow|select|squeeze|unsqueeze|'
+                     r'movedim|swapaxes|expand)\(', line)
+        if m and m.group(2) in grads:
+            grads.add(m.group(1))
     return any(re.search(rf'\b{re.escape(diff[1][1])}\b.* = ({"|".join(grads)})\.median\(', line)
                for line in lines) if grads and diff[1] and diff[1][0] == 'new' else False
 

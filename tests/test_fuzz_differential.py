@@ -104,7 +104,11 @@ def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
                "[0.8, 0.4]]], dtype=T.float32, requires_grad=True)",
                'v1 = T.tensor([[-1.0, -1.1, 0.6], [0.9, 0.2, -1.2]], dtype=T.float32, requires_grad=True)',
                'v2 = v0.transpose(-2, 0)', 'v6 = v2 @ v1', 'with T.set_grad_enabled(False): v7 = T.sqrt(v6)'],
-     '_is_pole_of_a_rounded_product')])
+     '_is_pole_of_a_rounded_product'),
+    (5027715, ['v0 = T.tensor([[-1.7, -1.2, -0.4], [1.6, -1.5, -0.1], [1.6, 1.4, 0.1]], dtype=T.float32, '
+               'requires_grad=True)', 'v1, = T.autograd.grad(v0.sum(), [v0], retain_graph=False, allow_unused=True, '
+               'create_graph=False)', 'v3 = v1.diagonal()', 'with T.no_grad(), T.enable_grad(): v11, v12 = '
+               'v3.median(0, keepdim=True)'], '_is_torch_median_of_expanded')])
 def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     """Seed 5003797: add_ of a detached view of the tensor it writes (PyTorch's loop reads what it
     has written; the view reached through detach()); seed 5005847: amax of -0.0, -0.0, 0.0 is
@@ -118,7 +122,9 @@ def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     6007147: div_ of autograd.grad's gradient of a sum, captured before a hook cloned it in
     PyTorch (an expanded ones, refused for its internal overlap first), after in leafgrad; seed
     6019932: sqrt of a float32 product 0.8 * 0.6 + 0.4 * -1.2, 0 by PyTorch's BLAS, a rounding
-    below 0 (NaN) by OpenBLAS's fused multiply-add."""
+    below 0 (NaN) by OpenBLAS's fused multiply-add; seed 5027715: median along the diagonal of
+    autograd.grad's gradient of a sum (in PyTorch an expanded ones: a view of stride 0) gives index
+    0 of three equal values (PyTorch's median of an expanded tensor reads garbage)."""
     diff = _first_difference(lines)
     assert diff is None or getattr(fp, matcher)(lines, diff), _report(lines, diff)
 
