@@ -319,8 +319,8 @@ def _is_op_error_before_the_no_grad_view_error(lines, diff):
     # an op that fails on its arguments (a shape mismatch) and is given a view made under
     # no_grad whose base then changed in place: PyTorch's autograd asks the view's history (and
     # raises the no_grad-view error) before the kernel checks its arguments; leafgrad's op checks
-    # first and records after (the matrix products' size checks and var's warning read the
-    # histories first, ops/_util.histories_first: seeds 5017430, 5026183)
+    # first and records after (the matrix products', stack's and cat's size checks and var's
+    # warning read the histories first, ops/_util.histories_first: seeds 5017430, 5026183, 5025012)
     _, mine, theirs = diff
     if not (mine and theirs and mine[0] == theirs[0] == 'line' and mine[1] == theirs[1]):
         return False

@@ -1417,3 +1417,23 @@ def test_a_detached_view_changed_in_place_puts_the_views_history_out_of_date(cas
         out.backward()
         return {'out': out, 'grad': x.grad}
     assert_same(program)
+
+
+@pytest.mark.parametrize('join', ['stack', 'stack reversed', 'cat of other sizes', 'cat of other ranks'])
+@pytest.mark.parametrize('mode', ['grad', 'no_grad'])
+def test_a_changed_no_grad_view_joined_raises_before_the_size_check(join, mode):
+    """stack and cat of tensors whose sizes do not fit, one a view made under no_grad whose base
+    changed since: PyTorch's no_grad-view error with grad mode on (the long run, seed 5025012:
+    leafgrad's size error), the size error under no_grad."""
+    def program(T):
+        x = T.tensor([1.2], requires_grad=True)
+        y = x[[0, -1, 0]]
+        with T.no_grad():
+            v = y.narrow(0, 1, 1)
+        y.pow_(2.0)
+        with T.set_grad_enabled(mode == 'grad'):
+            out = {'stack': lambda: T.stack([y, v]), 'stack reversed': lambda: T.stack([v, y]),
+                   'cat of other sizes': lambda: T.cat([y[None], v[None]]),
+                   'cat of other ranks': lambda: T.cat([y[None], v])}[join]()
+        return {'out': out}
+    assert_same(program)

@@ -16,7 +16,8 @@ from .. import _memory_format as memory_formats, backend
 from .._arg_parser import int_list
 from ..autograd.graph import on_samples
 from ._op import Op
-from ._util import SCALAR_NAMES, Node, autocast, diagonal_array, ops, record, wrap, wrap_dim, write_out, xp
+from ._util import (SCALAR_NAMES, Node, autocast, diagonal_array, histories_first, ops, record, wrap, wrap_dim,
+                    write_out, xp)
 from ..tensor import Tensor
 
 
@@ -102,9 +103,11 @@ class Cat(Op):
             if t._data.ndim == 1 and s[0] == 0:
                 continue
             if len(s) != len(ref):
+                histories_first(*tensors)  # (PyTorch's no_grad-view error comes first)
                 raise RuntimeError(f'Tensors must have same number of dimensions: got {len(ref)} and {len(s)}')
             for k in range(len(ref)):
                 if k != d and s[k] != ref[k]:
+                    histories_first(*tensors)
                     raise RuntimeError(f'Sizes of tensors must match except in dimension {d}. Expected size '
                                        f'{ref[k]} but got size {s[k]} for tensor number {i} in the list.')
         data = xp.concatenate([t._data for t in used], axis=d).astype(dtype, copy=False)
@@ -152,6 +155,7 @@ class Stack(Op):
         ref = tensors[0]._data.shape
         for i, t in enumerate(tensors[1:], 1):
             if t._data.shape != ref:
+                histories_first(*tensors)  # (PyTorch's no_grad-view error comes first)
                 raise RuntimeError(f'stack expects each tensor to be equal size, but got {list(ref)} at entry 0 and '
                                    f'{list(t._data.shape)} at entry {i}')
         d = wrap_dim(dim, len(ref) + 1)
