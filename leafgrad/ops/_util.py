@@ -435,6 +435,8 @@ def _one(a):
 
 # Below these inputs exp(-x) would overflow: sigmoid then takes the stable (slower) path.
 _SIGMOID_FAST_MIN = {xp.dtype(xp.float16): -11.0, xp.dtype(xp.float32): -87.0, xp.dtype(xp.float64): -708.0}
+# (the bound and the dtype's 0-d one, read in one lookup by sigmoid_array's common case)
+_SIGMOID_FAST = {dtype: (bound, xp.ones((), dtype)) for dtype, bound in _SIGMOID_FAST_MIN.items()}
 
 
 def _lowest(x):
@@ -447,6 +449,20 @@ def _lowest(x):
 
 def sigmoid_array(x):
     """``1 / (1 + exp(-x))`` of an array (sigmoid's forward, silu's factor)."""
+    fast = _SIGMOID_FAST.get(x.dtype)
+    # The common case, a NumPy float array with dims whose lowest element (NaN fails the test)
+    # keeps exp(-x) finite, in as few Python steps as it has NumPy calls: on a small array the
+    # helper calls, lookups and tests of the general path below cost as much as the kernel.
+    if fast is not None and x.ndim and type(x) is xp.ndarray and x.size and x.item(x.argmin()) >= fast[0]:
+        e = xp.exp(-x)  # 1 / (1 + exp(-x)), in place in one fresh buffer
+        e += fast[1]
+        return xp.reciprocal(e, out=e)
+    return _sigmoid_array_general(x)
+
+
+def _sigmoid_array_general(x):
+    """sigmoid_array of any array: integer input in the default float dtype, bfloat16 and
+    complex, 0-d, empty, CuPy, and inputs low enough for exp(-x) to overflow."""
     x = float_dtype_for(x)
     fast_min = _SIGMOID_FAST_MIN.get(x.dtype)
     if fast_min is None:
