@@ -249,8 +249,10 @@ def int_list(args, fname, argument='size', position=1):
 
 _NUMPY_ALIASES = tuple(_OWN_NAMES.items())  # (alias, own name)
 
-PARAMETER_TYPES = {'keepdim': 'bool', 'descending': 'bool', 'largest': 'bool', 'diagonal': 'int',
-                   'decimals': 'int', 'nan': 'float?', 'posinf': 'float?', 'neginf': 'float?'}  # (?: or None)
+PARAMETER_TYPES = {'keepdim': 'bool', 'descending': 'bool', 'largest': 'bool', 'sorted': 'bool', 'equal_nan': 'bool',
+                   'diagonal': 'int', 'decimals': 'int', 'k': 'int', 'offset': 'int', 'chunks': 'int',
+                   'dim0': 'int', 'dim1': 'int', 'dim2': 'int',
+                   'nan': 'float?', 'posinf': 'float?', 'neginf': 'float?'}  # (?: or None)
 _STRICT = {'bool': lambda v: type(v) is bool, 'int': _is_int, 'float': _is_float, 'float?': _is_float}
 
 
@@ -260,18 +262,22 @@ def type_name(value):
     return f'numpy.{kind.__name__}' if kind.__module__ == 'numpy' else kind.__name__
 
 
-def parsing(fn, name, method, overloads=None):
+def parsing(fn, name, method, overloads=None, refusals=None):
     """``fn`` (a declared op's function or method, ``name`` its name) reading its arguments as
     PyTorch's parser: NumPy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=`` (given as well
     as its own name, an alias is refused), and the parameters of ``PARAMETER_TYPES`` of their
     type or refused with PyTorch's TypeError (None where the parameter's default is None). ``fn``
     itself where it has none of these parameters (nothing added to its calls). ``overloads``
     (an op's ``Overloads``, where PyTorch has several signatures): every call is bound to one of
-    them first, or refused with PyTorch's TypeError."""
+    them first, or refused with PyTorch's TypeError; ``refusals`` (the same, for an op whose
+    forward refuses what they refuse): bound only when the forward raises, so that its error
+    becomes PyTorch's TypeError where none of them binds the arguments."""
     if not callable(fn) or isinstance(fn, property):
         return fn
     if overloads is not None:
         fn = _bound_first(fn, overloads, method)
+    elif refusals is not None:
+        fn = _bound_when_refused(fn, refusals, method)
     signature = getattr(fn, '__signature__', None)  # (a function made with out=: its forward's parameters)
     if signature is None:
         code = fn.__code__
@@ -330,3 +336,17 @@ def _bound_first(fn, overloads, method):
     bound.__signature__ = getattr(fn, '__signature__', None) or inspect.signature(fn)
     bound.__doc__ = fn.__doc__
     return bound
+
+
+def _bound_when_refused(fn, overloads, method):
+    """``fn``, whose error (a NumPy one, for a string where a number belongs) is PyTorch's
+    TypeError when none of ``overloads`` binds the arguments."""
+    def refusing(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            overloads.bind(args[1:] if method else args, kwargs, method)
+            raise
+    refusing.__signature__ = getattr(fn, '__signature__', None) or inspect.signature(fn)
+    refusing.__doc__ = fn.__doc__
+    return refusing

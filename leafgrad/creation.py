@@ -672,19 +672,19 @@ def _new_like(self, dtype, device):
 def new_zeros(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     _options('new_zeros', layout, pin_memory)
     dtype, device = _new_like(self, dtype, device)
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros(_size(size, 'new_zeros'), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_ones(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     _options('new_ones', layout, pin_memory)
     dtype, device = _new_like(self, dtype, device)
-    return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return ones(_size(size, 'new_ones'), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_empty(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     _options('new_empty', layout, pin_memory)
     dtype, device = _new_like(self, dtype, device)
-    return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return empty(_size(size, 'new_empty'), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):

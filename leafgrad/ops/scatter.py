@@ -11,6 +11,7 @@ tensor operands that the in-place machinery checks are the written ones only, no
 import warnings
 
 from ..autograd.graph import each_sample
+from .._arg_parser import Overloads
 from ._op import Op, warn_once
 from ._index import (_broadcast_message, _check_index_bounds, _normalize, _to_numpy_index, index_array,
                      scalar_type_name, scatter_coords)
@@ -421,6 +422,7 @@ class MaskedFill(Op):
     """masked_fill(input, mask, value): ``value`` (a number: MaskedFillBackward0, or a 0-d tensor:
     MaskedFillBackward1) where the (broadcast) mask is True."""
     op, node = 'masked_fill', 'MaskedFillBackward0'
+    refusals = Overloads('masked_fill', '(Tensor input, Tensor mask, Tensor value)', '(Tensor input, Tensor mask, Number value)')
     __slots__ = ('mask', 'self_shape')
     saved_state = ('mask',)
 

@@ -9,6 +9,7 @@ Integer and bool inputs to a float function give the default float dtype, as in 
 import math
 
 from .. import _special_kernels, backend
+from .._arg_parser import Overloads
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
 from ._util import binary_operands, broadcast_error, float_dtype_for, opmath, ops, record, refused, sum_to, unary, wrap, xp
 from ..autograd.graph import _Empty, elementwise_jvp
@@ -450,6 +451,8 @@ def _out_rule(*operands):
 class Clamp(Op):
     """clamp(input, min=None, max=None, *, out=None) (also clip): number or tensor bounds."""
     op, aliases = 'clamp', ('clip',)
+    refusals = Overloads('clamp', '(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)',
+                         '(Tensor input, Number min = None, Number max = None, *, Tensor out = None)')
     inplace = inplace_function = True
     __slots__ = ()
 
@@ -605,6 +608,8 @@ class LerpBackward1(Op):
 class Lerp(Op):
     """lerp(input, end, weight, *, out=None): ``input + weight * (end - input)``."""
     op = 'lerp'
+    refusals = Overloads('lerp', '(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)',
+                         '(Tensor input, Tensor end, Number weight, *, Tensor out = None)')
     inplace = True
     __slots__ = ()
 
