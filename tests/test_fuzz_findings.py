@@ -1437,3 +1437,34 @@ def test_a_changed_no_grad_view_joined_raises_before_the_size_check(join, mode):
                    'cat of other ranks': lambda: T.cat([y[None], v])}[join]()
         return {'out': out}
     assert_same(program)
+
+
+_ALIAS_CHANGES = {'no_grad view, then *': lambda T, v: v * v, 'no_grad view, then @': lambda T, v: v @ v,
+                  'no_grad view, then sum': lambda T, v: v.sum(), 'no_grad view, then permute': lambda T, v: v.permute(0)}
+
+
+@pytest.mark.parametrize('case', sorted(_ALIAS_CHANGES))
+def test_a_change_through_a_detached_alias_reaches_the_views(case):
+    """detach() shares the storage and version counter: changing the detached tensor in place
+    changes the base of the views it was made from, so a view made under no_grad refuses to be
+    used (PyTorch's error), and a recorded view's history is regenerated (AsStridedBackward0)
+    (the CI fuzzer's program since a685384: v3 = v2.detach(); v3.zero_(); v10 = v2 @ v2; leafgrad
+    saw no change)."""
+    def program(T):
+        v0 = T.tensor([[-1.8, 1.0, -1.8], [1.0, -1.7, -0.1]], requires_grad=True)
+        with T.no_grad():
+            v2 = v0.reshape(-1)
+        v2.detach().zero_()
+        _ALIAS_CHANGES[case](T, v2)
+        return {}
+    assert_same(program)
+    for detached in ('view', 'base'):
+        def recorded(T):
+            v0 = T.tensor([[-1.8, 1.0, -1.8], [1.0, -1.7, -0.1]], requires_grad=True)
+            v2 = v0 * 1
+            v4 = v2[0]
+            (v4 if detached == 'view' else v2).detach().zero_()
+            name = v4.grad_fn.name()
+            v4.sum().backward()
+            return {'name': name, 'grad': v0.grad}
+        assert_same(recorded)
