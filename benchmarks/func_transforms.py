@@ -7,8 +7,8 @@
    ``vmap(grad(loss))`` against a Python loop of 64 ``grad(loss)`` calls (gradients checked
    equal first). Target: vmap >= 5x the loop.
 2. The Jacobian of a 100 -> 100 function (tanh(W x + b) * x): ``jacfwd`` (one forward pass
-   vmapped over the 100 one-hot tangents) against ``jacrev`` (100 backward passes), checked
-   equal first. Target: jacfwd faster than jacrev.
+   vmapped over the 100 one-hot tangents) against ``jacrev`` (one backward pass
+   vmapped over the 100 one-hot cotangents), checked equal first. Target: jacfwd faster than jacrev.
 
 Medians of ``--rounds`` timings, one thread.
 """
