@@ -433,6 +433,19 @@ def _one(a):
     return one
 
 
+_ZEROS = {}
+
+
+def _zero(a):
+    """0 as an operand for ``a``, as ``_one`` gives 1 (activation's softplus, logsigmoid, mish)."""
+    if type(a) is not xp.ndarray:
+        return 0
+    zero = _ZEROS.get(a.dtype)
+    if zero is None:
+        zero = _ZEROS[a.dtype] = xp.zeros((), a.dtype)
+    return zero
+
+
 # Below these inputs exp(-x) would overflow: sigmoid then takes the stable (slower) path.
 _SIGMOID_FAST_MIN = {xp.dtype(xp.float16): -11.0, xp.dtype(xp.float32): -87.0, xp.dtype(xp.float64): -708.0}
 # (the bound and the dtype's 0-d one, read in one lookup by sigmoid_array's common case)

@@ -17,8 +17,8 @@ import warnings
 from .. import backend
 from ..autograd.graph import elementwise_jvp
 from ._op import Op, _name_function
-from ._util import (SCALAR_NAMES, NotImplementedNode, in_float32, opmath, ops, record, saved_output, sigmoid_array,
-                    state, unary, wrap, wrap_dim, xp)
+from ._util import (SCALAR_NAMES, NotImplementedNode, _zero, in_float32, opmath, ops, record, saved_output,
+                    sigmoid_array, state, unary, wrap, wrap_dim, xp)
 from ._inplace import inplace as _run_inplace
 
 
@@ -274,7 +274,7 @@ class Silu(_Activation):
 
 def _softplus_array(x):
     # log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|)
-    return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+    return xp.maximum(x, _zero(x)) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
 def _mish(input):
@@ -309,9 +309,12 @@ class Softplus(_Activation):
 
     def forward(input, beta=1.0, threshold=20.0):
         x = _float(input, 'softplus_cpu')
-        bx = x * x.dtype.type(beta)
-        data = xp.where(bx > threshold, x, _softplus_array(bx) / x.dtype.type(beta)).astype(input._data.dtype,
-                                                                                             copy=False)
+        if beta == 1:  # (the default: x * 1 and y / 1 give x and y bit for bit, two NumPy calls spared)
+            bx, soft = x, _softplus_array(x)
+        else:
+            bx = x * x.dtype.type(beta)
+            soft = _softplus_array(bx) / x.dtype.type(beta)
+        data = xp.where(bx > threshold, x, soft).astype(input._data.dtype, copy=False)
         result, node = record(data, Softplus, (input,))
         if node is not None:
             node.beta, node.threshold = beta, threshold
@@ -333,7 +336,7 @@ class LogSigmoid(_Activation):
 
     def forward(input):
         x = _float(input, 'log_sigmoid_cpu')
-        return unary(LogSigmoid, input, _rounded(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), input),
+        return unary(LogSigmoid, input, _rounded(xp.minimum(x, _zero(x)) - xp.log1p(xp.exp(-xp.abs(x))), input),
                      save='input')
 
     def apply(self, grad):
