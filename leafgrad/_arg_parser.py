@@ -262,11 +262,12 @@ def type_name(value):
     return f'numpy.{kind.__name__}' if kind.__module__ == 'numpy' else kind.__name__
 
 
-def parsing(fn, name, method, overloads=None, refusals=None):
+def parsing(fn, name, method, overloads=None, refusals=None, types=None):
     """``fn`` (a declared op's function or method, ``name`` its name) reading its arguments as
     PyTorch's parser: NumPy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=`` (given as well
     as its own name, an alias is refused), and the parameters of ``PARAMETER_TYPES`` of their
-    type or refused with PyTorch's TypeError (None where the parameter's default is None). ``fn``
+    type or refused with PyTorch's TypeError (None where the parameter's default is None), and
+    those of ``types`` (the op's own: ``{'dim': 'int'}``; None only for a type ending in '?'). ``fn``
     itself where it has none of these parameters (nothing added to its calls). ``overloads``
     (an op's ``Overloads``, where PyTorch has several signatures): every call is bound to one of
     them first, or refused with PyTorch's TypeError; ``refusals`` (the same, for an op whose
@@ -287,14 +288,16 @@ def parsing(fn, name, method, overloads=None, refusals=None):
         params = list(signature.parameters)
         positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in signature.parameters.values())
     aliases = tuple((alias, own, params.index(own)) for alias, own in _NUMPY_ALIASES if own in params)
-    if not aliases and not any(p in PARAMETER_TYPES for p in params):
+    types = dict(PARAMETER_TYPES, **{p: t if t.endswith('?') else t + '!' for p, t in (types or {}).items()})
+    if not aliases and not any(p in types for p in params):
         return fn
     signature = signature or inspect.signature(fn)
     typed = []
     for i, param in enumerate(params):
-        if param in PARAMETER_TYPES and overloads is None:  # (the overloads check them)
-            kind = PARAMETER_TYPES[param]
-            nullable = kind.endswith('?') or signature.parameters[param].default is None
+        if param in types and overloads is None:  # (the overloads check them)
+            kind = types[param]
+            nullable = kind.endswith('?') or not kind.endswith('!') and signature.parameters[param].default is None
+            kind = kind.rstrip('!')
             position = i if i < positional else 1 << 30  # (keyword only: never given by position)
             shown = f' (position {i + (not method)})'  # (PyTorch counts a method's arguments after self)
             typed.append((param, position, _STRICT[kind], kind.rstrip('?'), nullable, shown))

@@ -121,6 +121,7 @@ class Op(Node):
     overloads = None          # PyTorch's signatures, where it has several (_arg_parser.Overloads):
                               # each call bound to one, or refused with PyTorch's TypeError
     refusals = None           # the same, bound only when the forward raises (its error PyTorch's)
+    parameter_types = None    # the types PyTorch's parser checks of this op's own parameters ({'dim': 'int'})
     parsed = True             # PyTorch's argument parser reads the arguments (NumPy's names, the
                               # types of the parameters it types by name: _arg_parser.parsing);
                               # 'function': the function only; False: neither (Python in PyTorch)
@@ -174,9 +175,9 @@ def _provide(cls, name, namespace):
     elif method is forward and 'out' in _parameters(forward):  # a forward that writes out= itself
         method = _refusing_out(forward, name)
     if cls.parsed:
-        function = parsing(function, name, method=False, overloads=cls.overloads, refusals=cls.refusals)
+        function = parsing(function, name, False, cls.overloads, cls.refusals, cls.parameter_types)
         if cls.parsed is True:
-            method = parsing(method, name, method=True, overloads=cls.overloads, refusals=cls.refusals)
+            method = parsing(method, name, True, cls.overloads, cls.refusals, cls.parameter_types)
     inplace = cls.inplace
     if inplace is True:
         inplace = _inplace_variant(forward, name + '_')

@@ -587,6 +587,7 @@ class Softmax(Op):
     """softmax(input, dim, dtype=None): exp(x) / sum(exp(x)) along dim (torch.softmax and
     Tensor.softmax; ``nn_softmax`` is nn.functional's)."""
     op, node = 'softmax', 'SoftmaxBackward0'
+    parameter_types = {'dim': 'int'}
     __slots__ = ('dim',)
 
     def forward(input, dim, dtype=None):
@@ -637,6 +638,7 @@ class LogSoftmax(Op):
     """log_softmax(input, dim, dtype=None): x - log(sum(exp(x))) along dim (torch.log_softmax
     and Tensor.log_softmax; ``nn_log_softmax`` is nn.functional's)."""
     op, node = 'log_softmax', 'LogSoftmaxBackward0'
+    parameter_types = {'dim': 'int'}
     __slots__ = ('dim', 'dtype')
 
     def forward(input, dim, dtype=None):

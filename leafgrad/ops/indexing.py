@@ -332,6 +332,7 @@ class Nonzero(Op):
 class IndexSelect(Op):
     """index_select(input, dim, index): the slices at ``index`` along ``dim``."""
     op, node = 'index_select', 'IndexSelectBackward0'
+    parameter_types = {'dim': 'int'}
     __slots__ = ('self_shape', 'dim', 'index')
     saved_state = ('index',)
 
@@ -383,6 +384,7 @@ class Gather(Op):
     """gather(input, dim, index, *, sparse_grad=False, out=None): ``out[i][j] =
     input[i][index[i][j]]`` (for dim 1), out= of the input's dtype."""
     op, node = 'gather', 'GatherBackward0'
+    parameter_types = {'dim': 'int'}
     __slots__ = ('self_shape', 'dim', 'index')
     saved_state = ('index',)
 

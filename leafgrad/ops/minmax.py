@@ -697,6 +697,7 @@ class Cummax(_CumulativeExtremum):
     """As cummin's: the gradient to the indices taken."""
     op, node, out = 'cummax', 'CummaxBackward0', _values_indices_out(
         'cummax', *['expected scalar_type {result} but found {out}'] * 2)
+    parameter_types = {'dim': 'int'}
 
     def forward(input, dim):
         """cummax(input, dim, *, out=None) -> (Tensor values, Tensor indices)
@@ -710,6 +711,7 @@ class Cummin(_CumulativeExtremum):
     """As cummax's."""
     op, node, out = 'cummin', 'CumminBackward0', _values_indices_out(
         'cummin', *['expected scalar_type {result} but found {out}'] * 2)
+    parameter_types = {'dim': 'int'}
 
     def forward(input, dim):
         """cummin(input, dim, *, out=None) -> (Tensor values, Tensor indices)

@@ -610,6 +610,7 @@ class Cumsum(Op):
     """cumsum(input, dim, *, dtype=None), and Tensor.cumsum_. The gradient of a cumulative sum
     is the reversed cumulative sum of the gradient."""
     op, node = 'cumsum', 'CumsumBackward0'
+    parameter_types = {'dim': 'int'}
     __slots__ = ('dim', 'reverse')
 
     def inplace(self, dim, *, dtype=None):
@@ -675,6 +676,7 @@ def _cumsum(input, dim, reverse=False, dtype=None):
 class Cumprod(Op):
     """cumprod(input, dim, *, dtype=None), and Tensor.cumprod_."""
     op, node = 'cumprod', 'CumprodBackward0'
+    parameter_types = {'dim': 'int'}
     __slots__ = ('dim',)
 
     def inplace(self, dim, *, dtype=None):
@@ -776,6 +778,7 @@ class Logcumsumexp(Op):
     computed in log space for the positive and the negative parts of g (PyTorch's method), so
     that nothing overflows."""
     op, node = 'logcumsumexp', 'LogcumsumexpBackward0'
+    parameter_types = {'dim': 'int'}
     __slots__ = ('dim', 'reverse')
 
     def forward(input, dim):

@@ -407,6 +407,7 @@ class MatricesTransposed(Op):
 class Unsqueeze(Op):
     """unsqueeze(input, dim): the view with a dim of size 1 inserted at ``dim``."""
     op, node = 'unsqueeze', 'UnsqueezeBackward0'
+    parameter_types = {'dim': 'int'}
     __slots__ = ('dim',)
 
     def forward(input, dim):
@@ -553,6 +554,7 @@ class BroadcastTo(Op):
 class Select(Op):
     """select(input, dim, index): the view of one index along ``dim``, without that dim."""
     op, node = 'select', 'SelectBackward0'
+    parameter_types = {'dim': 'int', 'index': 'int'}
     __slots__ = ('self_shape', 'dim', 'index')
 
     def forward(input, dim, index):
