@@ -525,7 +525,8 @@ def _is_pole_of_a_rounded_product(lines, diff):
     # float64's log1p of an ulp (seed 4016527: a float64 row . column summing to -1 exactly in
     # PyTorch, -1 + 4.4e-16 in NumPy). Neither library promises the last bit of a product, so
     # only such elements are let through: one side infinite, the other NaN or as large as a
-    # pole of one rounding (|x| >= 15: a log of float32's ulp is -16.6); or, at the edge of a
+    # pole of one rounding (|x| >= 15: a log of float32's ulp is -16.6), or both finite and as large
+    # as the reciprocal of a rounding (|x| >= 1e6: float32's ulp gives 1.7e7); or, at the edge of a
     # domain (sqrt), one side NaN, the root of a rounding below 0, the other the root of 0 or of
     # a rounding above it (|x| <= 1e-3; seed 6019932: sqrt of a float32 row . column
     # 0.8 * 0.6 + 0.4 * -1.2, 0 by PyTorch's BLAS, a rounding below 0 by OpenBLAS's fused
@@ -548,6 +549,8 @@ def _is_pole_of_a_rounded_product(lines, diff):
     if any(op in line for line in made_by for op in _DOMAIN_EDGES_AT_ZERO) and \
             bool(((np.isnan(x) != np.isnan(y)) & (np.abs(np.where(np.isnan(x), y, x)) <= 1e-3)).all()):
         return True
+    if (np.isfinite(x) & np.isfinite(y) & (np.abs(x) >= 1e6) & (np.abs(y) >= 1e6)).all():
+        return True  # (both the reciprocal of a rounding: seed 8002331, -3.1e15 against -1.8e15)
     if not (np.isinf(x) != np.isinf(y)).all():
         return False
     other = np.where(np.isinf(x), y, x)
@@ -566,6 +569,10 @@ def _is_index_of_a_squeezed_reduction(lines, diff):
             and b[2] == a[2][:-1] + '1')
 
 
+# a NaN written in a program, or made by a domain error (seed 8006911: pow_(0.5) of a negative)
+_NAN_SOURCES = ("float('nan')", 'sqrt', 'log', 'pow', '**', 'acos', 'asin')
+
+
 def _is_clamp_gradient_at_nan_by_lane(lines, diff):
     # hardtanh/relu6's gradient at a NaN input: PyTorch's vectorized loop gives 0, its scalar tail
     # passes the gradient (by position and CPU: 16 float32 / 8 float64 lanes with AVX512), leafgrad
@@ -574,7 +581,7 @@ def _is_clamp_gradient_at_nan_by_lane(lines, diff):
     if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('grad', 'hook', 'final')):
         return False
     if not any(op in line for line in lines for op in ('hardtanh', 'relu6')) or \
-            not any("float('nan')" in line for line in lines):
+            not any(op in line for line in lines for op in _NAN_SOURCES):
         return False
     a, b = mine[2], theirs[2]
     if not (a and b and a[0] == b[0] == 'tensor' and a[:6] == b[:6]):

@@ -108,7 +108,13 @@ def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
     (5027715, ['v0 = T.tensor([[-1.7, -1.2, -0.4], [1.6, -1.5, -0.1], [1.6, 1.4, 0.1]], dtype=T.float32, '
                'requires_grad=True)', 'v1, = T.autograd.grad(v0.sum(), [v0], retain_graph=False, allow_unused=True, '
                'create_graph=False)', 'v3 = v1.diagonal()', 'with T.no_grad(), T.enable_grad(): v11, v12 = '
-               'v3.median(0, keepdim=True)'], '_is_torch_median_of_expanded')])
+               'v3.median(0, keepdim=True)'], '_is_torch_median_of_expanded'),
+    (8002331, ['v0 = T.tensor([[-0.2, 2.0, 1.3], [-1.5, 1.4, 1.5], [0.3, -1.7, -0.1]], dtype=T.float64, '
+               'requires_grad=True)', 'v1 = v0 @ v0', 'v3 = T.reciprocal(v1)'], '_is_pole_of_a_rounded_product'),
+    (8006911, ['v0 = T.tensor([[0.4, 0.0, 1.7], [0.0, -1.3, 1.3], [-1.1, -0.1, 0.4]], dtype=T.float64, '
+               'requires_grad=True)', 'v2 = v0.permute(0, 1)', 'with T.no_grad(): v0.pow_(0.5)',
+               'v5 = T.nn.functional.hardtanh(v2)', 'T.autograd.backward([v5.sum()], retain_graph=True)'],
+     '_is_clamp_gradient_at_nan_by_lane')])
 def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     """Seed 5003797: add_ of a detached view of the tensor it writes (PyTorch's loop reads what it
     has written; the view reached through detach()); seed 5005847: amax of -0.0, -0.0, 0.0 is
@@ -124,7 +130,10 @@ def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     6019932: sqrt of a float32 product 0.8 * 0.6 + 0.4 * -1.2, 0 by PyTorch's BLAS, a rounding
     below 0 (NaN) by OpenBLAS's fused multiply-add; seed 5027715: median along the diagonal of
     autograd.grad's gradient of a sum (in PyTorch an expanded ones: a view of stride 0) gives index
-    0 of three equal values (PyTorch's median of an expanded tensor reads garbage)."""
+    0 of three equal values (PyTorch's median of an expanded tensor reads garbage); seed 8002331:
+    reciprocal of a float64 product a rounding away from 0 by both BLAS (-3.1e15 against
+    -1.8e15); seed 8006911: hardtanh's gradient at a NaN that pow_(0.5) made (PyTorch's vector
+    lanes give 0, its scalar tail and leafgrad pass it)."""
     diff = _first_difference(lines)
     assert diff is None or getattr(fp, matcher)(lines, diff), _report(lines, diff)
 
