@@ -495,6 +495,10 @@ CASES = [
     ('gather(float, index)', lambda T: T.ones(2, 3).gather(1.0, T.tensor([[0]]))),
     ('logcumsumexp(float)', lambda T: T.ones(2, 3).logcumsumexp(1.0)),
     ('cummax(float)', lambda T: T.ones(2, 3).cummax(1.0)),
+    ('cat(tensors, float)', lambda T: T.cat([T.ones(2), T.ones(2)], 0.0)),
+    ('cat(tensors, dim=None)', lambda T: T.cat([T.ones(2), T.ones(2)], dim=None)),
+    ('stack(tensors, float)', lambda T: T.stack([T.ones(2), T.ones(2)], 0.0)),
+    ('storage_offset(1)', lambda T: T.ones(2).storage_offset(1)),
     # messages of the wrong calls (issue 22's probe)
     ('cumsum() without dim', lambda T: T.ones(2, 3).cumsum()),
     ('softmax() without dim', lambda T: T.ones(2, 3).softmax()),

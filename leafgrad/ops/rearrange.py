@@ -72,6 +72,7 @@ class Cat(Op):
     """cat(tensors, dim=0, *, out=None) (also concat, concatenate): the tensors joined along
     ``dim`` (of their promoted dtype)."""
     op, node, aliases, method = 'cat', 'CatBackward0', ('concat', 'concatenate'), False
+    parameter_types = {'dim': 'int'}
     __slots__ = ('dim', 'sizes', 'shapes', 'dtypes')
 
     def forward(tensors, dim=0, *, out=None):
@@ -142,6 +143,7 @@ class Cat(Op):
 class Stack(Op):
     """stack(tensors, dim=0, *, out=None): the tensors joined along a new dim ``dim``."""
     op, node, method = 'stack', 'StackBackward0', False
+    parameter_types = {'dim': 'int'}
     __slots__ = ('dim', 'dtypes')
 
     def forward(tensors, dim=0, *, out=None):

@@ -14,7 +14,7 @@ import numpy as _np
 from .. import _memory_format
 from .._arg_parser import int_list
 from ..serialization import UntypedStorage
-from ..tensor import Tensor
+from ..tensor import Tensor, no_arguments
 from ._op import Op
 from ._util import ops, xp
 
@@ -39,6 +39,11 @@ class StorageOffset(Op):
     def forward(self):
         data = self._data
         return (_address(data) - _address(_owner(data))) // data.itemsize
+
+    def method(self, *args, **kwargs):  # (PyTorch's words for arguments to a method that takes none)
+        if args or kwargs:
+            no_arguments('storage_offset', args)
+        return StorageOffset.forward(self)
 
 
 class UntypedStorageOf(Op):
