@@ -7,7 +7,7 @@ from . import _memory_format, _random_kernels as kernels, _sequence, backend
 from ._arg_parser import int_list
 from .autograd.grad_mode import InferenceCounter, state
 from .autograd.origins import note as _note_origin
-from .tensor import _C_TYPES, Tensor
+from .tensor import _C_TYPES, Tensor, fitted_scalar
 
 _np = backend.numpy
 _wrap = Tensor._wrap
@@ -273,7 +273,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
         raise RuntimeError(f'value cannot be converted to type {_C_TYPES.get(backend.to_dtype(dtype).name, "float")} '
                            'without overflow')
     shape = _size((size,), 'full')
-    return _finish(_allocate(backend.module_for(device).full, shape, _dtype_np(dtype), fill_value), requires_grad)
+    np_dtype = _dtype_np(dtype)
+    fill_value = fitted_scalar(fill_value, np_dtype)
+    return _finish(_allocate(backend.module_for(device).full, shape, np_dtype, fill_value), requires_grad)
 
 
 def _like(fn, input, dtype, device, requires_grad, memory_format, *args):

@@ -52,7 +52,39 @@ _C_NAMES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'in
             'complex64': 'c10::complex<float>', 'complex128': 'c10::complex<double>'}
 # and those its overflow messages print ('value cannot be converted to type int64_t without overflow')
 _C_TYPES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'int64_t', 'int32': 'int32_t',
-            'int16': 'int16_t', 'int8': 'int8_t', 'uint8': 'uint8_t', 'bool': 'bool'}
+            'int16': 'int16_t', 'int8': 'int8_t', 'uint8': 'uint8_t', 'bool': 'bool', 'bfloat16': 'c10::BFloat16'}
+
+
+def fitted_scalar(value, np_dtype, half_checked=False):
+    """The Python number ``value`` as a NumPy scalar of ``np_dtype``, converted as PyTorch
+    converts a number it writes (full, fill_, setitem), or its refusal (c10's ``overflows``): an
+    integer dtype takes a float in [min, max] (truncated) and an int down to -max for an unsigned
+    one (two's complement: -1 is 255); float32 takes a finite value up to its max; float64,
+    bool and complex any; float16 and bfloat16 any (beyond their range: infinity), except where
+    PyTorch's kernel checks them too (``half_checked``: masked_fill, clamp)."""
+    kind = np_dtype.kind
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 64:  # (PyTorch's Scalar holds 64 bits)
+        raise OverflowError('int too big to convert')
+    if isinstance(value, (bool, _np.bool_, complex, _np.complexfloating)) or kind in 'bc':
+        return _np.array(value).astype(np_dtype)[()]
+    if kind in 'iu':
+        info = _np.iinfo(np_dtype)
+        if isinstance(value, (float, _np.floating)):
+            fits = info.min <= value <= info.max  # (NaN and infinities do not)
+        else:
+            fits = (-info.max if kind == 'u' else info.min) <= value <= info.max
+        if fits:
+            return _np.array(value, dtype=_np.float64 if isinstance(value, (float, _np.floating))
+                             else _np.int64).astype(np_dtype)[()]
+    elif (np_dtype.itemsize > 4 or np_dtype.itemsize == 2 and not half_checked
+          or not abs(value) > float(_finfo(np_dtype).max) or value in (_INF, -_INF)):
+        with _np.errstate(over='ignore'):  # (float16, bfloat16: infinity beyond their range, as PyTorch)
+            return _np.array(float(value)).astype(np_dtype)[()]
+    raise RuntimeError(f'value cannot be converted to type {_C_TYPES[np_dtype.name]} without overflow')
+
+
+_INF = float('inf')
+_finfo = backend.np_finfo
 
 
 def legacy_type_name(array):

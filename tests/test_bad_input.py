@@ -405,6 +405,26 @@ CASES = [
 ] + [(f'can_cast {a} to {b}', lambda T, a=a, b=b: T.can_cast(getattr(T, a), getattr(T, b)))
      for a in ('float32', 'float16', 'bfloat16', 'int8', 'int64', 'uint8', 'bool', 'complex64')
      for b in ('float64', 'int32', 'uint8', 'bool', 'complex128')] + [
+    # numbers written into a dtype they do not fit: PyTorch's overflow error (NumPy's OverflowError
+    # or warning before), a wrap where PyTorch wraps (two's complement, arithmetic)
+] + [(f'{how} {value!r} into {dtype}', lambda T, how=how, value=value, dtype=dtype: {
+        'full': lambda: T.full((1,), value, dtype=getattr(T, dtype)),
+        'fill_': lambda: T.zeros(1, dtype=getattr(T, dtype)).fill_(value),
+        'setitem': lambda: T.zeros(1, dtype=getattr(T, dtype)).__setitem__(0, value),
+        'masked_fill': lambda: T.zeros(1, dtype=getattr(T, dtype)).masked_fill(T.tensor([True]), value),
+        'clamp': lambda: T.ones(1, dtype=getattr(T, dtype)).clamp(-value, value),
+        'where': lambda: T.where(T.tensor([False]), T.ones(1, dtype=getattr(T, dtype)), value)}[how]())
+     for how in ('full', 'fill_', 'setitem', 'masked_fill', 'clamp', 'where')
+     for value, dtype in ((300, 'uint8'), (-1, 'uint8'), (-255, 'uint8'), (-256, 'uint8'), (255.5, 'uint8'), (-129, 'int8'),
+                          (2 ** 63, 'int64'), (1e300, 'float32'), (1e300, 'float16'), (70000, 'float16'),
+                          (1e300, 'bfloat16'), (INF, 'float32'), (NAN, 'int8'))
+     if not (how == 'clamp' and value == 2 ** 63)] + [  # (PyTorch: no promotion of Long and UInt64)
+    ('fill_ of an int beyond 64 bits', lambda T: T.zeros(1).fill_(10 ** 40)),
+    ('setitem of an int beyond 64 bits', lambda T: T.zeros(1).__setitem__(0, 2 ** 63)),
+    ('scatter of a number that does not fit', lambda T: T.ones(2, dtype=T.int8).scatter(0, T.tensor([0]), 300)),
+    ('index_fill_ of a number that does not fit', lambda T: T.ones(2, dtype=T.int8).index_fill_(0, T.tensor([0]), 300)),
+] + [(f'{op} of an int8 and {value}', lambda T, op=op, value=value: getattr(T.ones(2, dtype=T.int8), op)(value))
+     for op in ('add_', 'sub_', 'mul_', 'add', 'mul') for value in (300, -129)] + [
     # where of two Python numbers: the dtype they take together
     ('where of an int and a float', lambda T: T.where(T.tensor([True, False]), 1, 2.5)),
     ('where of an int and a complex', lambda T: T.where(T.tensor([True, False]), 1j, 2).dtype),

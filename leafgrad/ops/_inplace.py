@@ -244,6 +244,8 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
                 out = op(Tensor._wrap(data), other) if alpha == 1 else op(Tensor._wrap(data), other, alpha=alpha)
                 xp.copyto(data, out._data, casting='unsafe')
             else:
+                if type(y) is int and d.kind in 'iu':  # (a number beyond the dtype wraps, as in PyTorch's
+                    y, alpha = xp.asarray(y * alpha).astype(d), 1  # out-of-place op: NumPy would refuse it)
                 ufunc(data, y * alpha if alpha != 1 else y, out=data, casting='unsafe')
         except ValueError:
             raise _broadcast_error(self, other, y) from None

@@ -14,7 +14,7 @@ from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
 from ._util import (_one, _unrounded, binary_operands, broadcast_error, divided, float_dtype_for, opmath, ops, record,
                     refused, saved_output, sigmoid_array, state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp, unshared
-from ..tensor import Tensor
+from ..tensor import Tensor, fitted_scalar
 
 
 def _shape(x):
@@ -916,6 +916,12 @@ class Where(Op):
     def forward(condition, input=None, other=None):
         if input is None and other is None:
             return ops.nonzero(condition, as_tuple=True)
+        if isinstance(input, Tensor) != isinstance(other, Tensor):  # a number must fit the result's dtype
+            common = backend.result_type(input, other).np
+            if isinstance(input, Tensor):
+                other = fitted_scalar(other, common) if isinstance(other, (int, float)) else other
+            else:
+                input = fitted_scalar(input, common) if isinstance(input, (int, float)) else input
         if isinstance(input, Tensor) or isinstance(other, Tensor):
             x, y = binary_operands(input, other)
         else:  # two Python numbers: the dtype they take together (1 and 2.5: the default float dtype)

@@ -14,7 +14,7 @@ from ._op import Op
 from ._index import (_broadcast_message, _check_index_bounds, _is_basic, _normalize, _to_numpy_index, index_array,
                      scatter_coords)
 from ._util import SCALAR_NAMES, make_view, ops, record, sum_to, wrap, wrap_dim, write_out, xp
-from ..tensor import _C_TYPES, Tensor, legacy_type_name
+from ..tensor import _C_TYPES, Tensor, fitted_scalar, legacy_type_name
 
 
 class AliasBackward0(Op):
@@ -276,7 +276,9 @@ def _setitem(input, index, value):
         raise TypeError(f"can't assign a {name} to a {legacy_type_name(input._data)}")
     view, advanced = _apply_basic(input, index)
     if not isinstance(value, Tensor):
-        value = wrap(xp.asarray(value, dtype=input._data.dtype))
+        if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # (PyTorch reads the number as a long long)
+            raise ValueError('Overflow when unpacking long long')
+        value = wrap(xp.asarray(fitted_scalar(value, input._data.dtype)))
         if not advanced:
             ops.fill_(view, value)
             return

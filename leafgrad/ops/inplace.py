@@ -9,7 +9,7 @@ from ..generator import generator_of
 from ._inplace import _broadcast_error, _bump, _check_no_partial_overlap, _check_writable, _rebase, _reroot, inplace
 from ._op import Op
 from ._util import SCALAR_NAMES, needs_grad, ops, record, sum_to, wrap, xp
-from ..tensor import Tensor, no_arguments
+from ..tensor import Tensor, fitted_scalar, no_arguments
 
 
 # ---- overwriting: fill_, zero_, the samplers, copy_ --------------------------------------
@@ -56,6 +56,7 @@ class Fill(_Overwritten):
         _fill_value(value, 'fill_')
         if isinstance(value, Tensor):
             return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,), overlap=False)
+        value = fitted_scalar(value, self._data.dtype)
         return inplace(self, lambda s: _filled(s, value, Fill))
 
 

@@ -16,12 +16,14 @@ from ._op import Op, warn_once
 from ._index import (_broadcast_message, _check_index_bounds, _normalize, _to_numpy_index, index_array,
                      scalar_type_name, scatter_coords)
 from ._util import SCALAR_NAMES, Node, autocast, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
-from ..tensor import Tensor
+from ..tensor import Tensor, fitted_scalar
 from ._inplace import inplace
 
 
 def _scalar_array(value, like):
-    return xp.asarray(value._data if isinstance(value, Tensor) else value).astype(like.dtype)
+    if isinstance(value, Tensor):
+        return value._data.astype(like.dtype)
+    return xp.asarray(fitted_scalar(value, like.dtype, half_checked=True))  # (PyTorch's overflow error)
 
 
 # ---- scatter / scatter_add -------------------------------------------------------------------

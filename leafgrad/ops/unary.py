@@ -13,7 +13,7 @@ from .._arg_parser import Overloads
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
 from ._util import binary_operands, broadcast_error, float_dtype_for, opmath, ops, record, refused, sum_to, unary, wrap, xp
 from ..autograd.graph import _Empty, elementwise_jvp
-from ..tensor import Tensor
+from ..tensor import Tensor, fitted_scalar
 
 
 def _shape(x):
@@ -431,10 +431,12 @@ def _clamp(input, min, max, _nodes):
         return result
     dt = backend.result_type(input, *bounds).np
     data = input._data.astype(dt, copy=True)
-    if min is not None:
-        data = xp.where(data < min, dt.type(min), data)  # where, not maximum: NaN stays NaN
+    if min is not None:  # (the bound as the dtype holds it: -1 is 255 for uint8, as PyTorch converts it)
+        lo = fitted_scalar(min, dt, half_checked=True)
+        data = xp.where((data < lo) | (lo != lo), lo, data)  # (a NaN input stays NaN, a NaN bound is taken)
     if max is not None:
-        data = xp.where(data > max, dt.type(max), data)
+        hi = fitted_scalar(max, dt, half_checked=True)
+        data = xp.where((data > hi) | (hi != hi), hi, data)
     result, node = record(data, _nodes[0], (input,))
     if node is not None:
         node.min, node.max = min, max
