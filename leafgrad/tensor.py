@@ -93,6 +93,11 @@ def legacy_type_name(array):
     return prefix + _LEGACY_NAMES[array.dtype.name]
 
 
+def _dim_type_error(name, dim):
+    """PyTorch's TypeError for a dim that is no int (as given by position: the commoner way)."""
+    return TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+
+
 def no_arguments(name, args):
     """PyTorch's TypeError for arguments given to a method that takes none."""
     if args:
@@ -229,7 +234,10 @@ class Tensor:
     def size(self, dim: int | None = None) -> Size | int:
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        try:
+            return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        except TypeError:
+            raise _dim_type_error('size', dim) from None
 
     def dim(self) -> int:
         return self._data.ndim
@@ -385,7 +393,12 @@ class Tensor:
 
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+        if dim is None:
+            return strides
+        try:
+            return strides[_wrap_dim(dim, self._data.ndim)]
+        except TypeError:
+            raise _dim_type_error('stride', dim) from None
 
     def data_ptr(self) -> int:
         return self._data.__array_interface__['data'][0] if type(self._data) is _ndarray else self._data.data.ptr

@@ -519,6 +519,10 @@ CASES = [
     ('cat(tensors, dim=None)', lambda T: T.cat([T.ones(2), T.ones(2)], dim=None)),
     ('stack(tensors, float)', lambda T: T.stack([T.ones(2), T.ones(2)], 0.0)),
     ('storage_offset(1)', lambda T: T.ones(2).storage_offset(1)),
+    ('size(float)', lambda T: T.ones(2, 3).size(1.0)),
+    ('size(str)', lambda T: T.ones(2, 3).size('a')),
+    ('stride(float)', lambda T: T.ones(2, 3).stride(1.0)),
+    ('size(0-d tensor)', lambda T: T.ones(2, 3).size(T.tensor(1))),
     # messages of the wrong calls (issue 22's probe)
     ('cumsum() without dim', lambda T: T.ones(2, 3).cumsum()),
     ('softmax() without dim', lambda T: T.ones(2, 3).softmax()),
