@@ -378,6 +378,20 @@ class MedianBackward1(_SelectAlongDim):
     node = 'MedianBackward1'
 
 
+def _median(input, dim, keepdim, name, lower_index, whole, along_dim):
+    """median's and nanmedian's forward: of all elements (the ``whole`` node, NaN of none), or
+    along ``dim`` with the index ``lower_index`` picks (the ``along_dim`` node)."""
+    data = input._data
+    if data.dtype.kind == 'b':
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
+    if dim is None:
+        if data.size == 0:
+            return record(xp.asarray(xp.nan, dtype=data.dtype), whole, (input,))[0]
+        flat = data.reshape(-1)
+        return _full(input, name, lambda a: flat[lower_index(flat, 0)], whole)
+    return _select_along_dim(input, dim, keepdim, name, lower_index, along_dim, getattr(return_types, name))
+
+
 class Median(_EvenlyDistribute):
     """median of all elements (MedianBackward0): the gradient split among the ties; along a dim
     (MedianBackward1): to the index chosen."""
@@ -389,16 +403,7 @@ class Median(_EvenlyDistribute):
 
         The lower median (of all elements, or along ``dim`` with its index); NaN where a slice
         holds NaN. out= only along a dim, as PyTorch's."""
-        data = input._data
-        if data.dtype.kind == 'b':
-            raise NotImplementedError('"median_cpu" not implemented for \'Bool\'')
-        if dim is None:
-            if data.size == 0:
-                return record(xp.asarray(xp.nan, dtype=data.dtype), Median, (input,))[0]
-            flat = data.reshape(-1)
-            return _full(input, 'median', lambda a: flat[_lower_median_index(flat, 0)], Median)
-        return _select_along_dim(input, dim, keepdim, 'median', _lower_median_index, MedianBackward1,
-                                 return_types.median)
+        return _median(input, dim, keepdim, 'median', _lower_median_index, Median, MedianBackward1)
 
     function = dim_function(forward, 'median', (median_values_out, median_indices_out))
 
@@ -429,16 +434,7 @@ class Nanmedian(_EvenlyDistribute):
 
         median ignoring NaN: the lower median of the non-NaN values. out= only along a dim, as
         PyTorch's."""
-        data = input._data
-        if data.dtype.kind == 'b':
-            raise NotImplementedError('"nanmedian_cpu" not implemented for \'Bool\'')
-        if dim is None:
-            if data.size == 0:
-                return record(xp.asarray(xp.nan, dtype=data.dtype), Nanmedian, (input,))[0]
-            flat = data.reshape(-1)
-            return _full(input, 'nanmedian', lambda a: flat[_lower_nanmedian_index(flat, 0)], Nanmedian)
-        return _select_along_dim(input, dim, keepdim, 'nanmedian', _lower_nanmedian_index, NanmedianBackward1,
-                                 return_types.nanmedian)
+        return _median(input, dim, keepdim, 'nanmedian', _lower_nanmedian_index, Nanmedian, NanmedianBackward1)
 
     function = dim_function(forward, 'nanmedian', (median_values_out, median_indices_out))
 
