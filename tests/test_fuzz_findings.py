@@ -1037,6 +1037,35 @@ def test_an_in_place_operand_sharing_part_of_the_written_memory_is_refused(case,
     assert_same(program)
 
 
+_SETITEM_SELF_INDICES = {'[:]': (slice(None),), '[0]': (0,), '[...]': (Ellipsis,), '[None]': (None,),
+                         '[None][0]': None, '[:, -1]': (slice(None), -1), '[None, 0]': (None, 0),
+                         '[..., None]': (Ellipsis, None), '[None, None]': (None, None), '[::2]': (slice(None, None, 2),)}
+
+
+@pytest.mark.parametrize('shape', [(1,), (1, 1), (2,), (2, 1), (1, 2), (1, 1, 1), (1, 2, 1), ()], ids=str)
+@pytest.mark.parametrize('index', sorted(_SETITEM_SELF_INDICES))
+@pytest.mark.parametrize('grad', [False, True])
+def test_setitem_of_itself_refuses_a_partial_overlap_as_torch(shape, index, grad):
+    """``x[index] = x``: PyTorch copies a value of another shape from its view without leading
+    1s, expanded to the written view's shape; a value of ones is expanded from 0-d with strides
+    0, so writing it into a view of its own one element is a partial overlap (v3[:, -1] = v3 of
+    1x1, v1[None] = v1 of one element: seeds 8000233, 5043888), while a value of the view's
+    shape (v1[None][0] = v1) or of more elements (x[None] = x of two: seed 5018909) is not."""
+    def program(T):
+        leaf = T.arange(1.0, 1.0 + max(1, int(np.prod(shape)))).reshape(shape).requires_grad_(grad)
+        x = leaf * 1 if grad else leaf.detach()
+        where = _SETITEM_SELF_INDICES[index]
+        if where is None:
+            x[None][0] = x
+        else:
+            x[where] = x
+        out = {'x': x, 'version': x._version}
+        if grad:
+            out['grad'] = T.autograd.grad(x.sum(), leaf)[0]
+        return out
+    assert_same(program)
+
+
 _TIES = {'maximum': lambda T, a, b: T.maximum(a, b), 'minimum': lambda T, a, b: T.minimum(a, b),
          'fmax': lambda T, a, b: T.fmax(a, b), 'fmin': lambda T, a, b: T.fmin(a, b),
          'max': lambda T, a, b: T.max(a, b), 'clamp min': lambda T, a, b: T.clamp(a, min=b),

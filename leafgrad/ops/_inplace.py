@@ -108,6 +108,21 @@ def _check_writable(self):
                            'memory location. Please clone() the tensor before performing the operation.')
 
 
+PARTIAL_OVERLAP_ERROR = ('unsupported operation: some elements of the input tensor and the written-to tensor refer to '
+                         'a single memory location. Please clone() the tensor before performing the operation.')
+
+
+def refuse_partial_overlap(self, other):
+    """Refuse writing ``other`` into ``self`` as a partial overlap where PyTorch's strides tell one
+    that leafgrad's NumPy strides do not (indexing._setitem's value of ones), after the checks
+    that come first in an in-place op (inplace's order)."""
+    self._check_inplace()
+    if self._base is not None and needs_grad(self, other):
+        _check_view_inplace(self)
+    _check_writable(self)
+    raise RuntimeError(PARTIAL_OVERLAP_ERROR)
+
+
 def _check_no_partial_overlap(self, others):
     """PyTorch's assert_no_partial_overlap (TensorIterator's first check): an operand that shares
     some, not all, of the memory an in-place op writes is refused; one that shares all of it with
@@ -125,9 +140,7 @@ def _check_no_partial_overlap(self, others):
         a0, b0 = a.__array_interface__['data'][0], b.__array_interface__['data'][0]
         a1, b1 = a0 + a.nbytes, b0 + b.nbytes
         if (a0 == b0 and a1 == b1 and not _same_layout(a, b)) or (a0 != b0 or a1 != b1) and a0 < b1 and b0 < a1:
-            raise RuntimeError('unsupported operation: some elements of the input tensor and the written-to tensor '
-                               'refer to a single memory location. Please clone() the tensor before performing the '
-                               'operation.')
+            raise RuntimeError(PARTIAL_OVERLAP_ERROR)
 
 
 def _same_layout(a, b):

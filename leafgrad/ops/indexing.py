@@ -9,7 +9,7 @@ the operators ``__getitem__`` and ``__setitem__``).
 """
 from .. import backend
 from ..autograd.graph import each_sample, on_samples
-from ._inplace import inplace
+from ._inplace import inplace, refuse_partial_overlap
 from ._op import Op
 from ._index import (_broadcast_message, _check_index_bounds, _is_basic, _normalize, _to_numpy_index, index_array,
                      scatter_coords)
@@ -292,6 +292,13 @@ def _setitem(input, index, value):
             vshape = value._data.shape
             ones = next((i for i, s in enumerate(vshape) if s != 1), len(vshape))
             ops.expand(wrap(value._data.reshape(vshape[ones:])), view._data.shape)
+            if ones == len(vshape) and view._data.ndim and view._data.size == 1 and \
+                    xp.may_share_memory(view._data, value._data):
+                # PyTorch expands the 0-d view of a value of ones with strides 0, which the
+                # written view's size-1 dims do not have (theirs come from its base): its one
+                # element shared in another layout (v[None] = v, v[:, -1] = v of one element:
+                # seeds 8000233, 5043888; a 0-d view is written from the 0-d value as it is)
+                refuse_partial_overlap(view, value)
             if ones:
                 value = ops.view(value, vshape[ones:])
             # and copies from that expanded view: x[None] = x shares all of x's memory with the
