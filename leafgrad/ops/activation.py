@@ -94,10 +94,21 @@ class LeakyReluBackward1(LeakyRelu):
 
 def _elu_forward(input, alpha, scale, input_scale, node_cls):
     x = _float(input, 'elu_cpu')
-    with xp.errstate(over='ignore'):
-        # (where, not minimum: -0.0 stays -0.0, as in PyTorch's kernel)
-        neg = xp.expm1(xp.where(x > 0, x.dtype.type(0), x) * input_scale) * alpha
-    data = (xp.where(x > 0, x, neg) * scale).astype(input._data.dtype, copy=False)
+    positive = x > 0
+    z = xp.where(positive, x.dtype.type(0), x)  # (where, not minimum: -0.0 stays -0.0, as in PyTorch's kernel)
+    if input_scale != 1.0:  # (a factor of 1 changes no bit: the multiplications are skipped)
+        z = z * input_scale
+    if input_scale < 0:  # (only a negative scale can make exp overflow, z being <= 0)
+        with xp.errstate(over='ignore'):
+            neg = xp.expm1(z)
+    else:
+        neg = xp.expm1(z)
+    if alpha != 1.0:
+        neg = neg * alpha
+    data = xp.where(positive, x, neg)
+    if scale != 1.0:
+        data = data * scale
+    data = data.astype(input._data.dtype, copy=False)
     result, node = record(data, node_cls, (input,))
     if node is not None:
         node.alpha, node.scale, node.input_scale = alpha, scale, input_scale
