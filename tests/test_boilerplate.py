@@ -151,7 +151,8 @@ def test_version_compares_as_torchs(other):
 def test_import_leafgrad_loads_none_of_it():
     from fresh import fresh_python_output
     lazy = ['leafgrad._type_info', 'leafgrad._settings', 'leafgrad.version', 'leafgrad.backends', 'leafgrad.accelerator',
-            'leafgrad.cuda', 'leafgrad.jit', 'leafgrad.onnx', 'leafgrad._tensor_types', 'leafgrad.autograd.variable', 'threadpoolctl']
+            'leafgrad.cuda', 'leafgrad.jit', 'leafgrad.onnx', 'leafgrad._tensor_types', 'leafgrad.autograd.variable', 'threadpoolctl',
+            'leafgrad.serialization', 'hashlib', 'json']
     code = f'import sys, leafgrad; print([m for m in {lazy!r} if m in sys.modules])'
     assert fresh_python_output(code) == '[]'
 

@@ -192,7 +192,7 @@ def _provide(cls, name, namespace):
             fn.__module__ = namespace['__name__']  # (made here or in the class body: the family's)
             if fn.__doc__ is None and fn is not inplace:  # the declaration's docstring: PyTorch's signature first
                 fn.__doc__ = own.get('__doc__')
-    if method is not function and callable(method) and method.__doc__:  # (a method takes no out=)
+    if method is not function and callable(method) and 'out=None' in (method.__doc__ or ''):  # (a method takes no out=)
         method.__doc__ = _OUT_PARAMETER.sub(lambda m: ')' if m.group(0).endswith(')') else '', method.__doc__)
     exported = namespace.setdefault('__all__', [])
     # where it binds what it provides, by PyTorch's name: read by the profiler and the transforms'
@@ -320,7 +320,7 @@ def _tensors_only(fn, name, params, tensors, method, namespace):
                 raise not_a_tensor(name, p, kwargs[p])
         return fn(*args, **kwargs)
     function.__doc__ = fn.__doc__
-    function.__signature__ = inspect.signature(fn)
+    function.__wrapped__ = fn  # (its signature is fn's: inspect.signature reads it there when asked)
     function.__module__ = namespace['__name__']
     _name_function(function, name)
     return function

@@ -20,7 +20,6 @@ zeta's ``q``) and raises PyTorch's NotImplementedError for the other. ndtr is re
 four ops PyTorch composes it of (two MulBackward1, ErfBackward0, AddBackward1), each giving its
 intermediate its tangent (``_composed``).
 """
-import inspect
 import math
 import sys
 
@@ -104,19 +103,6 @@ class _Special(Op):
     __slots__ = ()
     out = CAST
     vmap = 'elementwise'  # (batching rule: each one elementwise, numbers and tensors broadcast)
-
-    def __init_subclass__(cls, **kwargs):
-        namespace = vars(sys.modules[cls.__dict__['__module__']])  # (before Node names it 'builtins')
-        super().__init_subclass__(**kwargs)
-        own = cls.__dict__
-        if own.get('op') is not None and cls.function is True and cls.out is not None:
-            # the function made with out= takes (*args, out=None, **kwargs): show the forward's
-            # parameters and out, as PyTorch's signature reads
-            function = namespace[own['op']]
-            if function is not cls.forward:
-                signature = inspect.signature(cls.forward)
-                function.__signature__ = signature.replace(parameters=list(signature.parameters.values()) + [
-                    inspect.Parameter('out', inspect.Parameter.KEYWORD_ONLY, default=None)])
 
 
 class _TorchSpecial(_Special):
