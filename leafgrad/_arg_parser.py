@@ -22,6 +22,7 @@ import operator
 import inspect
 
 from . import backend
+from .backend import type_name
 from .tensor import Tensor
 
 _np = backend.numpy
@@ -44,6 +45,12 @@ def is_number(value):
     return isinstance(value, (int, float, complex, _np.number)) or _is_float(value)
 
 
+def is_dtype(value):
+    """A dtype argument as PyTorch's parser takes one: a leafgrad dtype or a Python type (float:
+    float64); not a string nor a NumPy dtype, though backend.to_dtype reads those for leafgrad's own use."""
+    return type(value) is backend.dtype or value is float or value is int or value is bool or value is complex
+
+
 def _is_int_list(value):  # ('tuple of ints': one int, or a tuple or list of them)
     return _is_int(value) or isinstance(value, (tuple, list)) and all(_is_int(v) for v in value)
 
@@ -51,7 +58,7 @@ def _is_int_list(value):  # ('tuple of ints': one int, or a tuple or list of the
 _CHECKS = {'Tensor': lambda v: isinstance(v, Tensor), 'int': _is_int,
            'bool': lambda v: isinstance(v, (bool, _np.bool_)), 'tuple of ints': _is_int_list,
            'Number': is_number,
-           'leafgrad.dtype': lambda v: isinstance(v, backend.dtype) or v in (int, float, bool, complex),
+           'leafgrad.dtype': is_dtype,
            'tuple of Tensors': lambda v: isinstance(v, (tuple, list)) and all(isinstance(t, Tensor) for t in v)}
 
 
@@ -252,14 +259,16 @@ _NUMPY_ALIASES = tuple(_OWN_NAMES.items())  # (alias, own name)
 PARAMETER_TYPES = {'keepdim': 'bool', 'descending': 'bool', 'largest': 'bool', 'sorted': 'bool', 'equal_nan': 'bool',
                    'diagonal': 'int', 'decimals': 'int', 'k': 'int', 'offset': 'int', 'chunks': 'int',
                    'dim0': 'int', 'dim1': 'int', 'dim2': 'int',
-                   'nan': 'float?', 'posinf': 'float?', 'neginf': 'float?'}  # (?: or None)
-_STRICT = {'bool': lambda v: type(v) is bool, 'int': _is_int, 'float': _is_float, 'float?': _is_float}
+                   'nan': 'float?', 'posinf': 'float?', 'neginf': 'float?',  # (?: or None)
+                   'dtype': 'leafgrad.dtype?'}
+_STRICT = {'bool': lambda v: type(v) is bool, 'int': _is_int, 'float': _is_float, 'float?': _is_float,
+           'leafgrad.dtype?': is_dtype}
 
 
-def type_name(value):
-    """A value's type as PyTorch's messages name it (C types with their module: numpy.bool)."""
-    kind = type(value)
-    return f'numpy.{kind.__name__}' if kind.__module__ == 'numpy' else kind.__name__
+def check_dtype(fname, value):
+    """PyTorch's TypeError for a ``dtype=`` of ``fname`` that is no dtype (None: the default)."""
+    if value is not None and not is_dtype(value):
+        raise TypeError(f"{fname}(): argument 'dtype' must be leafgrad.dtype, not {type_name(value)}")
 
 
 def parsing(fn, name, method, overloads=None, refusals=None, types=None):

@@ -147,7 +147,8 @@ def get_default_dtype():
 
 def set_default_dtype(d, /):
     global _default_float
-    d = to_dtype(d)
+    if type(d) is not dtype:  # (not even float: PyTorch takes only its dtype objects here)
+        raise TypeError('invalid dtype object: only floating-point types are supported as the default type')
     if not d.is_floating_point:
         raise TypeError('only floating-point types are supported as the default type')
     _default_float = d
@@ -169,6 +170,13 @@ def to_dtype(d):
         return from_np(np.dtype(d))
     except TypeError:
         raise TypeError(f'unsupported dtype: {d!r}') from None
+
+
+def type_name(value):
+    """A value's type as PyTorch's argument errors name it (NumPy's with their module: numpy.bool,
+    numpy.dtypes.Float32DType)."""
+    kind = type(value)
+    return f'{kind.__module__}.{kind.__name__}' if kind.__module__.startswith('numpy') else kind.__name__
 
 
 def is_bfloat16(np_dtype):

@@ -4,7 +4,7 @@ import warnings
 from collections import abc as _abc
 
 from . import _memory_format, _random_kernels as kernels, _sequence, backend
-from ._arg_parser import int_list
+from ._arg_parser import check_dtype, int_list
 from .autograd.grad_mode import InferenceCounter, state
 from .autograd.origins import note as _note_origin
 from .tensor import _C_TYPES, Tensor, fitted_scalar
@@ -52,7 +52,7 @@ def _to_array(data, dtype, device):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf holding a copy of ``data``."""
-    _options('tensor', None, pin_memory)
+    _options('tensor', None, pin_memory, dtype)
     if isinstance(data, Tensor):
         warnings.warn('To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() '
                       'or sourceTensor.detach().clone().requires_grad_(True), rather than leafgrad.tensor(sourceTensor).',
@@ -65,6 +65,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def as_tensor(data, dtype=None, device=None):
+    check_dtype('as_tensor', dtype)
     if isinstance(data, Tensor):
         if (dtype is None or backend.to_dtype(dtype) is data.dtype) and device is None:
             return data
@@ -135,9 +136,12 @@ def _dtype_np(dtype, default=None):
     return backend.to_dtype(dtype).np
 
 
-def _options(fname, layout, pin_memory):
+def _options(fname, layout, pin_memory, dtype):
     """The options every factory takes: ``layout`` (torch.strided only: leafgrad's tensors are
-    dense) and ``pin_memory`` (page-locked host memory, which needs an accelerator)."""
+    dense), ``pin_memory`` (page-locked host memory, which needs an accelerator) and ``dtype`` (a
+    dtype, not a string nor a NumPy dtype, which PyTorch refuses)."""
+    if dtype is not None and type(dtype) is not backend.dtype:
+        check_dtype(fname, dtype)
     if layout is not None:
         _memory_format.check_layout(layout, fname)
     if pin_memory:
@@ -207,7 +211,7 @@ def _range_into(name, out, result):
 
 
 def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, out=None):
-    _options('zeros', layout, pin_memory)
+    _options('zeros', layout, pin_memory, dtype)
     shape = _size(size, 'zeros')
     if out is not None:
         return _made_in(_into_out('zeros', out, shape, dtype, 0), requires_grad)
@@ -215,7 +219,7 @@ def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
 
 
 def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, out=None):
-    _options('ones', layout, pin_memory)
+    _options('ones', layout, pin_memory, dtype)
     shape = _size(size, 'ones')
     if out is not None:
         return _made_in(_into_out('ones', out, shape, dtype, 1), requires_grad)
@@ -224,7 +228,7 @@ def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_m
 
 def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None,
           out=None):
-    _options('empty', layout, pin_memory)
+    _options('empty', layout, pin_memory, dtype)
     shape = _size(size, 'empty')
     if out is not None:
         return _made_in(_into_out('empty', out, shape, dtype, None), requires_grad)
@@ -259,7 +263,7 @@ def _check_fill(fname, fill_value):
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('full', layout, pin_memory)
+    _options('full', layout, pin_memory, dtype)
     if out is not None:
         result = full(size, fill_value, dtype=_out_dtype('full', out, dtype), device=out.device)
         return _made_in(_computed_into('full', out, result), requires_grad)
@@ -303,32 +307,32 @@ def _format(memory_format, fname):
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
-    _options('zeros_like', layout, pin_memory)
+    _options('zeros_like', layout, pin_memory, dtype)
     return _like(zeros, input, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
-    _options('ones_like', layout, pin_memory)
+    _options('ones_like', layout, pin_memory, dtype)
     return _like(ones, input, dtype, device, requires_grad, memory_format)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
-    _options('empty_like', layout, pin_memory)
+    _options('empty_like', layout, pin_memory, dtype)
     return _like(empty, input, dtype, device, requires_grad, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
-    _options('full_like', layout, pin_memory)
+    _options('full_like', layout, pin_memory, dtype)
     _check_fill('full_like', fill_value)
     return _like(full, input, dtype, device, requires_grad, memory_format, fill_value)
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
            pin_memory=False):
-    _options('arange', layout, pin_memory)
+    _options('arange', layout, pin_memory, dtype)
     if out is not None:
         result = arange(start, end, step, dtype=_out_dtype('arange', out, dtype), device=out.device)
         return _made_in(_range_into('arange', out, result), requires_grad)
@@ -362,7 +366,7 @@ def _scalar(v):
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
-    _options('linspace', layout, pin_memory)
+    _options('linspace', layout, pin_memory, dtype)
     if out is not None:
         result = linspace(start, end, steps, dtype=_out_dtype('linspace', out, dtype), device=out.device)
         return _made_in(_computed_into('linspace', out, result), requires_grad)
@@ -385,7 +389,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
-    _options('logspace', layout, pin_memory)
+    _options('logspace', layout, pin_memory, dtype)
     if out is not None:
         result = logspace(start, end, steps, base, dtype=_out_dtype('logspace', out, dtype), device=out.device)
         return _made_in(_computed_into('logspace', out, result), requires_grad)
@@ -410,7 +414,7 @@ def _check_steps(fname, start, end, steps, more=''):
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('eye', layout, pin_memory)
+    _options('eye', layout, pin_memory, dtype)
     if out is not None:
         result = eye(n, m, dtype=_out_dtype('eye', out, dtype), device=out.device)
         return _made_in(_computed_into('eye', out, result), requires_grad)
@@ -494,7 +498,7 @@ def _sampled_into(out, sample, dtype, op):
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform samples on [0, 1): PyTorch's for the same generator state."""
-    _options('rand', layout, pin_memory)
+    _options('rand', layout, pin_memory, dtype)
     if out is not None:
         return _made_in(_sampled_into(out, lambda dt: rand(*size, generator=generator, dtype=dt, device=out.device),
                                       dtype, 'rand'), requires_grad)
@@ -506,7 +510,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal samples: PyTorch's for the same generator state."""
-    _options('randn', layout, pin_memory)
+    _options('randn', layout, pin_memory, dtype)
     if out is not None:
         return _made_in(_sampled_into(out, lambda dt: randn(*size, generator=generator, dtype=dt, device=out.device),
                                       dtype, 'randn'), requires_grad)
@@ -529,12 +533,14 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
             requires_grad=False, pin_memory=False):
     """Integers drawn uniformly from [low, high): ``empty(size).random_(low, high)`` (``out``: of
     any dtype, resized silently)."""
-    _options('randint', layout, pin_memory)
+    _options('randint', layout, pin_memory, dtype)
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
+        if not _is_int(high):  # (a float bound is not truncated: PyTorch's parser refuses it)
+            raise TypeError(f"randint(): argument 'high' (position 1) must be int, not {backend.type_name(high)}")
     elif size is None and high is not None:  # (PyTorch's parser binds randint(5, 2) to (high, size))
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(high).__name__}")
-    elif size is None or not isinstance(size, (tuple, list)):
+    if size is None or not isinstance(size, (tuple, list)) or not (_is_int(low) and _is_int(high)):
         got = (low,) if size is None else (low, high, size)
         rest = ('*, leafgrad.Generator generator, Tensor out = None, leafgrad.dtype dtype = None, leafgrad.layout '
                 'layout = None, leafgrad.device device = None, bool pin_memory = False, bool requires_grad = False)')
@@ -562,6 +568,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_g
     if out is not None:
         return _sampled_into(out, lambda dt: randperm(n, generator=generator, dtype=dt, device=out.device), dtype,
                              'randperm')
+    check_dtype('randperm', dtype)
     g = _generator_of(generator, 'randperm')
     n = int(n)
     _size((n,), 'randperm')
@@ -573,7 +580,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_g
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
-    _options('rand_like', layout, pin_memory)
+    _options('rand_like', layout, pin_memory, dtype)
     g = _generator_of(generator, 'rand_like')
     dtype = _floating(dtype or input.dtype, 'check_uniform_bounds')
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
@@ -583,7 +590,7 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, re
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
-    _options('randn_like', layout, pin_memory)
+    _options('randn_like', layout, pin_memory, dtype)
     g = _generator_of(generator, 'randn_like')
     dtype = _floating(dtype or input.dtype, 'normal_kernel_cpu')
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
@@ -594,7 +601,7 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, r
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
                  requires_grad=False, pin_memory=False,
                  memory_format=None):
-    _options('randint_like', layout, pin_memory)
+    _options('randint_like', layout, pin_memory, dtype)
     if high is None:
         low, high = 0, low
     g = _generator_of(generator, 'randint_like')
@@ -611,6 +618,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     normal samples. With tensors, PyTorch's order of operations: standard normals of the
     broadcast shape, times ``std``, plus ``mean``, each rounded in the result's type (``out``'s:
     the samples are drawn in its dtype). ``out`` of numbers and a size: as ``rand``'s."""
+    check_dtype('normal', dtype)
     if out is not None and not (isinstance(mean, Tensor) or isinstance(std, Tensor)):
         return _sampled_into(out, lambda dt: normal(mean, std, size, generator=generator, dtype=dt), dtype, 'normal')
     g = _generator_of(generator, 'normal')
@@ -672,25 +680,25 @@ def _new_like(self, dtype, device):
 
 
 def new_zeros(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('new_zeros', layout, pin_memory)
+    _options('new_zeros', layout, pin_memory, dtype)
     dtype, device = _new_like(self, dtype, device)
     return zeros(_size(size, 'new_zeros'), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_ones(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('new_ones', layout, pin_memory)
+    _options('new_ones', layout, pin_memory, dtype)
     dtype, device = _new_like(self, dtype, device)
     return ones(_size(size, 'new_ones'), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_empty(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('new_empty', layout, pin_memory)
+    _options('new_empty', layout, pin_memory, dtype)
     dtype, device = _new_like(self, dtype, device)
     return empty(_size(size, 'new_empty'), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('new_full', layout, pin_memory)
+    _options('new_full', layout, pin_memory, dtype)
     _check_full_size('new_full', size)
     _check_fill('new_full', fill_value)
     dtype, device = _new_like(self, dtype, device)
@@ -699,6 +707,7 @@ def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, re
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     # (no layout= and no pin_memory=, whatever PyTorch's docstring says: its new_tensor refuses both)
+    check_dtype('new_tensor', dtype)
     dtype, device = _new_like(self, dtype, device)
     return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 

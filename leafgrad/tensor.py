@@ -421,6 +421,9 @@ class Tensor:
         self._set_requires_grad(flag, 'only Tensors of floating point and complex dtype can require gradients')
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if type(requires_grad) is not bool:  # (PyTorch's parser takes no 1 nor 'yes' for a bool)
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                            f'{backend.type_name(requires_grad)}')
         self._set_requires_grad(requires_grad, 'only Tensors of floating point dtype can require gradients')
         return self
 

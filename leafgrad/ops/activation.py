@@ -15,6 +15,7 @@ import math
 import warnings
 
 from .. import backend
+from .._arg_parser import check_dtype
 from ..autograd.graph import elementwise_jvp
 from ._op import Op, _name_function
 from ._util import (SCALAR_NAMES, NotImplementedNode, _zero, in_float32, opmath, ops, record, saved_output,
@@ -569,6 +570,7 @@ def _softmax_input(input, dim, dtype, name):
     if dim is not None and not isinstance(dim, int):
         raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     if dtype is not None:
+        check_dtype(name, dtype)
         input = input.to(backend.to_dtype(dtype))
     data = input._data
     if dim is None:
@@ -701,6 +703,7 @@ class Softmin(_Activation):
         if dim is None:
             dim = _softmax_dim('softmin', input._data.ndim)
         if dtype is not None:
+            check_dtype('softmax', dtype)  # (PyTorch's softmin is (-input).softmax(dim, dtype=dtype))
             input = input.to(backend.to_dtype(dtype))
         return nn_softmax(-input, dim)
 

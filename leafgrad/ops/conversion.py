@@ -5,6 +5,7 @@ declared once (``_op.Op``). Every conversion that changes something records ``To
 import warnings
 
 from .. import _memory_format, backend
+from .._arg_parser import is_dtype
 from ._op import Op
 from ._util import record
 from ..tensor import Tensor
@@ -53,6 +54,8 @@ def _parse_to(args, kwargs):
     memory_format = kwargs.get('memory_format') or _memory_format.preserve_format
     _memory_format.check(memory_format, 'to')
     dtype = kwargs.get('dtype', None)
+    if dtype is not None and not is_dtype(dtype):  # (a string or NumPy's dtype: refused, as PyTorch)
+        raise _invalid_to(args, kwargs)
     device = kwargs.get('device', None)
     flags = []  # non_blocking, copy given by position
     for a in args:
@@ -62,7 +65,7 @@ def _parse_to(args, kwargs):
             raise _invalid_to(args, kwargs)
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
-        elif isinstance(a, (backend.dtype,)) or a in (float, int, bool, complex):
+        elif is_dtype(a):
             dtype = a
         elif isinstance(a, (str, backend.device)):
             device = a
@@ -250,6 +253,7 @@ class Type(Op):
     """Tensor.type(dtype=None, non_blocking=False, **kwargs): the legacy type's name (``'torch.FloatTensor'``)
     without ``dtype``; else the tensor converted to ``dtype`` (a dtype, a legacy type or its name)."""
     op, function = 'type', False
+    parsed = False  # (its dtype is also a legacy type or its name: 'torch.FloatTensor')
 
     def forward(input, dtype=None, non_blocking=False, **kwargs):
         from .._tensor_types import tensor_type  # (the legacy type names: not loaded by `import leafgrad`)

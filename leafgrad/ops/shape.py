@@ -15,7 +15,7 @@ own. A derivative reaches a sibling family through ``ops`` (``ops.stack``, ``ops
 import math
 
 from .. import _memory_format, backend
-from .._arg_parser import int_list
+from .._arg_parser import Overloads, _is_index, int_list, is_dtype
 from ._op import Op, warn_once
 from ._util import (SCALAR_NAMES, as_strided_array, broadcast_error, diagonal_array, make_view, make_views, ops, record,
                     state, sum_to, wrap, wrap_dim, xp)
@@ -62,8 +62,11 @@ class View(Op):
     __slots__ = ('self_shape',)
 
     def forward(input, *shape):
-        if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
-            return _view_as_dtype(input, shape[0])
+        if shape and not isinstance(shape[0], (int, tuple, list)):
+            if len(shape) == 1 and is_dtype(shape[0]):
+                return _view_as_dtype(input, shape[0])
+            if not _is_index(shape[0]):  # neither a dtype nor sizes (a string, None, 3.0): PyTorch's listing
+                _VIEW_OVERLOADS.bind(shape, {}, method=True)
         shape = _infer_shape(int_list(shape, 'view'), input._data.size)
         data = input._data.view()
         try:
@@ -81,6 +84,9 @@ class View(Op):
 
     def apply(self, grad):
         return reshape(grad, self.self_shape),
+
+
+_VIEW_OVERLOADS = Overloads('view', '(Tensor input, leafgrad.dtype dtype)', '(Tensor input, tuple of ints size)')
 
 
 def _view_as_dtype(input, dtype):
