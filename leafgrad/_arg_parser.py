@@ -155,17 +155,23 @@ def _fail(raise_error, message):
 class Overloads:
     """A function's overloads, each written as PyTorch prints it (its function form, with
     ``Tensor input`` first); the method form drops ``input`` and ``out``."""
-    __slots__ = ('name', 'function', 'method')
+    __slots__ = ('name', 'signatures', 'function', 'method')
 
     def __init__(self, name, *signatures):
-        self.name = name
-        pieces = [text[1:-1].split(', ') for text in signatures]
+        self.name, self.signatures = name, signatures
+
+    def __getattr__(self, name):  # (Python calls it only while a slot is unset)
+        if name not in ('function', 'method'):
+            raise AttributeError(name)
+        # the overloads are read when first bound, not at import (~1 ms for the ops that have them)
+        pieces = [text[1:-1].split(', ') for text in self.signatures]
         self.function = [_Signature(p) for p in pieces]
         self.method = [_Signature([q for q in p[1:] if not q.partition(' = ')[0].endswith(' out')]) for p in pieces]
         for signature in self.method:  # a '*' that nothing follows any more is not printed
             if signature.pieces[-1:] == ['*']:
                 signature.pieces.pop()
                 signature.text = '(' + ', '.join(signature.pieces) + ')'
+        return getattr(self, name)
 
     def bind(self, args, kwargs, method=False):
         """The overload's values of the arguments (the method's: without ``self``), as
@@ -347,10 +353,43 @@ def _types(types):
     return made
 
 
+class SignatureWith(inspect.Signature):
+    """The signature of a function that takes ``fn``'s parameters and keyword-only ones after
+    them (``extra``: (name, default) pairs; PyTorch's ``out=None`` of a function made with out=),
+    made when first read (by ``inspect.signature``, ``help``): making the ~150 of them took ~5 ms
+    of ``import leafgrad``. ``parsing`` reads the parameters off ``fn``'s code instead."""
+    __slots__ = ('_fn', '_extra')
+
+    @classmethod
+    def of(cls, fn, extra):
+        signature = cls.__new__(cls)  # (no parameters yet: __getattr__ makes them when read)
+        signature._fn, signature._extra = fn, extra
+        return signature
+
+    def __getattr__(self, name):  # (Python calls it only while a slot is unset)
+        if name not in ('_parameters', '_return_annotation'):
+            raise AttributeError(name)
+        signature = inspect.signature(self._fn)
+        made = signature.replace(parameters=list(signature.parameters.values()) + [
+            inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, default=default) for p, default in self._extra])
+        self._parameters, self._return_annotation = made._parameters, made._return_annotation
+        return getattr(self, name)
+
+    def __repr__(self):
+        return f'<Signature {self}>'
+
+
+def _made_by_of(signature):
+    # (SignatureWith.of's, not one that its replace() made: that one has its parameters only)
+    return isinstance(signature, SignatureWith) and hasattr(signature, '_fn')
+
+
 def _names(fn):
     """The names of ``fn``'s parameters that Python binds by name (a function made with out=: its
     forward's and out's, from the signature it declares)."""
     signature = getattr(fn, '__signature__', None)
+    if _made_by_of(signature):
+        return tuple(_names(signature._fn)) + tuple(p for p, _ in signature._extra)
     if signature is None and not hasattr(fn, '__wrapped__'):
         code = fn.__code__
         return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
@@ -362,6 +401,9 @@ def _parameters(fn):
     the positional ones without a default. Read off the code object where ``fn`` declares no
     other signature: ``inspect.signature`` of each op took ~5 ms of ``import leafgrad``."""
     signature = getattr(fn, '__signature__', None)
+    if _made_by_of(signature):
+        positional, defaults, required = _parameters(signature._fn)
+        return positional, dict(defaults, **dict(signature._extra)), required
     if signature is None and not hasattr(fn, '__wrapped__'):
         code = fn.__code__
         positional = code.co_argcount

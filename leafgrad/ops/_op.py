@@ -88,7 +88,7 @@ import sys
 import warnings
 
 from .. import backend, return_types
-from .._arg_parser import parsing
+from .._arg_parser import SignatureWith, parsing
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
@@ -292,6 +292,10 @@ def _refusing_out(forward, name):
     return method
 
 
+# the keyword PyTorch's functions with out= take after their own parameters
+_OUT = (('out', None),)
+
+
 def _with_out(forward, name, rule, differentiable):
     """``forward`` with PyTorch's ``out=``: the result is computed as without it, then written
     into ``out`` by ``rule``."""
@@ -300,7 +304,7 @@ def _with_out(forward, name, rule, differentiable):
             return forward(*args, **kwargs)
         return rule(name, out, forward(*args, **kwargs), differentiable)
     function.__doc__ = forward.__doc__
-    function.__signature__ = _signature_with_out(forward)
+    function.__signature__ = SignatureWith.of(forward, _OUT)
     return function
 
 
@@ -324,14 +328,6 @@ def _tensors_only(fn, name, params, tensors, method, namespace):
     function.__module__ = namespace['__name__']
     _name_function(function, name)
     return function
-
-
-def _signature_with_out(fn):
-    """``fn``'s signature with PyTorch's keyword ``out=None`` added (what ``inspect.signature``
-    shows for a function made with out=)."""
-    signature = inspect.signature(fn)
-    return signature.replace(parameters=list(signature.parameters.values()) + [
-        inspect.Parameter('out', inspect.Parameter.KEYWORD_ONLY, default=None)])
 
 
 # The in-place machinery (ops/inplace.py) puts its runner here when it is imported: the
@@ -553,7 +549,7 @@ def writes_out(name, check=exact_dtype, differentiable=True, label=None, copy=Fa
             return rule(name, out, result)
         function.__name__, function.__qualname__ = fn.__name__, fn.__qualname__
         function.__doc__, function.__module__, function.without_out = fn.__doc__, fn.__module__, fn
-        function.__signature__ = _signature_with_out(fn)
+        function.__signature__ = SignatureWith.of(fn, _OUT)
         return function
     return decorate
 
