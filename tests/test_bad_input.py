@@ -631,6 +631,20 @@ CASES = [
     ('randint(float high, size)', lambda T: T.randint(5.5, (2,))),
     ('randint(low, float high, size)', lambda T: T.randint(0, 5.5, (2,))),
     ('randint(NumPy int high)', lambda T: T.randint(np.int64(5), (2,)).shape),
+    # add's and sub's alpha: a number, taken as a Python number (a NumPy float64 does not promote)
+    ('add(alpha=str)', lambda T: T.ones(2).add(1, alpha='a')),
+    ('add(alpha=None)', lambda T: T.ones(2).add(1, alpha=None)),
+    ('add(alpha=list)', lambda T: T.ones(2).add(1, alpha=[1])),
+    ('add(alpha=NumPy float64)', lambda T: T.ones(2).add(1, alpha=np.float64(2.))),
+    ('add(alpha=0-dim tensor)', lambda T: T.ones(2).add(1, alpha=T.tensor(2.))),
+    ('add(alpha=complex) of floats', lambda T: T.ones(2).add(1, alpha=1j)),
+    ('add(alpha=complex) of a complex other', lambda T: T.ones(2).add(T.ones(2) * 1j, alpha=1j).imag),
+    ('function add(alpha=str)', lambda T: T.add(T.ones(2), T.ones(2), alpha='a')),
+    ('sub(alpha=str)', lambda T: T.ones(2).sub(1, alpha='a')),
+    ('add_(alpha=str)', lambda T: T.ones(2).add_(1, alpha='a')),
+    ('sub_(alpha=complex)', lambda T: T.ones(2).sub_(1, alpha=1j)),
+    ('add_(alpha=True) of bools', lambda T: T.ones(2, dtype=T.bool).add_(True, alpha=True)),
+    ('add_(alpha=True) of floats', lambda T: T.ones(2).add_(1, alpha=True)),
 ]
 
 

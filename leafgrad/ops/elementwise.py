@@ -9,6 +9,7 @@ reaches by their module names.
 import math
 
 from .. import backend
+from .._arg_parser import is_number
 from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
 from ._util import (_one, _unrounded, binary_operands, broadcast_error, divided, float_dtype_for, opmath, ops, record,
@@ -47,11 +48,22 @@ def _release_mul(node):
         node._saved = None
 
 
-def _check_alpha(x, alpha):
-    if isinstance(alpha, bool) and x.dtype.kind != 'b':
+def _alpha(name, x, y, alpha):
+    """add's or sub's ``alpha`` (one given, other than 1) as a Python number, so that a NumPy
+    number or a 0-dim tensor does not promote the result as NumPy would; PyTorch's errors for
+    what is no number or does not suit the operands' dtype."""
+    if type(alpha) not in (int, float, bool, complex):
+        if not is_number(alpha):
+            raise TypeError(f"{name}(): argument 'alpha' must be Number, not {backend.type_name(alpha)}")
+        alpha = alpha.item()
+    kind = xp.asarray(x).dtype.kind
+    if isinstance(alpha, bool) and kind != 'b':
         raise RuntimeError('Boolean alpha only supported for Boolean results.')
-    if isinstance(alpha, float) and x.dtype.kind in 'biu':
+    if isinstance(alpha, float) and kind in 'biu':
         raise RuntimeError('For integral input tensors, argument alpha must not be a floating point number.')
+    if isinstance(alpha, complex) and kind != 'c' and xp.asarray(y).dtype.kind != 'c':
+        raise RuntimeError('For non-complex input tensors, argument alpha must not be a complex number.')
+    return alpha
 
 
 def _bf16_with_alpha(x, y, alpha, sign):
@@ -88,8 +100,8 @@ class Add(_BinaryNode):
 
     def forward(input, other, *, alpha=1):
         x, y = binary_operands(input, other)
-        if alpha != 1 or alpha is True:
-            _check_alpha(xp.asarray(x), alpha)
+        if type(alpha) is not int or alpha != 1:
+            alpha = _alpha('add', x, y, alpha)
         try:
             if alpha != 1 and type(x) is xp.ndarray and x.dtype.kind == 'V':
                 data = _bf16_with_alpha(x, y, alpha, 1)
@@ -103,8 +115,8 @@ class Add(_BinaryNode):
         return result
 
     def inplace(self, other, *, alpha=1):
-        if alpha is True or alpha is False:
-            ops.add(self, other, alpha=alpha)  # PyTorch's error for a boolean alpha unless the result is bool
+        if type(alpha) is not float and type(alpha) is not int:  # (an optimizer's float: nothing to check)
+            alpha = _alpha('add_', self._data, other._data if isinstance(other, Tensor) else other, alpha)
         return inplace_binary(self, other, xp.add, ops.add, alpha)
 
     def jvp(self, tangents):
@@ -131,8 +143,8 @@ class Sub(_BinaryNode):
 
     def forward(input, other, *, alpha=1):
         x, y = binary_operands(input, other, _refuse_bool_subtraction)
-        if alpha != 1 or alpha is True:
-            _check_alpha(xp.asarray(x), alpha)
+        if type(alpha) is not int or alpha != 1:
+            alpha = _alpha('sub', x, y, alpha)
         try:
             if alpha != 1 and type(x) is xp.ndarray and x.dtype.kind == 'V':
                 data = _bf16_with_alpha(x, y, alpha, -1)
@@ -154,8 +166,8 @@ class Sub(_BinaryNode):
         return result
 
     def inplace(self, other, *, alpha=1):
-        if alpha is True or alpha is False:
-            ops.sub(self, other, alpha=alpha)  # PyTorch's error for a boolean alpha
+        if type(alpha) is not float and type(alpha) is not int:  # (an optimizer's float: nothing to check)
+            alpha = _alpha('sub_', self._data, other._data if isinstance(other, Tensor) else other, alpha)
         return inplace_binary(self, other, xp.subtract, ops.sub, alpha, _refuse_bool_subtraction)
 
     def jvp(self, tangents):
