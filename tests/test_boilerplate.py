@@ -152,7 +152,7 @@ def test_import_leafgrad_loads_none_of_it():
     from fresh import fresh_python_output
     lazy = ['leafgrad._type_info', 'leafgrad._settings', 'leafgrad.version', 'leafgrad.backends', 'leafgrad.accelerator',
             'leafgrad.cuda', 'leafgrad.jit', 'leafgrad.onnx', 'leafgrad._tensor_types', 'leafgrad.autograd.variable', 'threadpoolctl',
-            'leafgrad.serialization', 'hashlib', 'json']
+            'leafgrad.serialization', 'hashlib', 'json', 'fractions', 'decimal']
     code = f'import sys, leafgrad; print([m for m in {lazy!r} if m in sys.modules])'
     assert fresh_python_output(code) == '[]'
 
