@@ -385,7 +385,7 @@ class Tensor:
         is laid out in none or several of those formats."""
         return _memory_format.dim_order(self, ambiguity_check)
 
-    def is_contiguous(self, memory_format: Any = _memory_format.contiguous_format) -> bool:
+    def is_contiguous(self, *, memory_format: Any = _memory_format.contiguous_format) -> bool:
         if memory_format is _memory_format.contiguous_format:
             return bool(self._data.flags.c_contiguous)
         _memory_format.check(memory_format, 'is_contiguous')

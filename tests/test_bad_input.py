@@ -645,6 +645,8 @@ CASES = [
     ('sub_(alpha=complex)', lambda T: T.ones(2).sub_(1, alpha=1j)),
     ('add_(alpha=True) of bools', lambda T: T.ones(2, dtype=T.bool).add_(True, alpha=True)),
     ('add_(alpha=True) of floats', lambda T: T.ones(2).add_(1, alpha=True)),
+    ('where(c, number, str)', lambda T: T.where(T.tensor([True]), 1, 'a')),
+    ('where(c, str, tensor)', lambda T: T.where(T.tensor([True]), 'a', T.ones(1))),
 ]
 
 
@@ -680,6 +682,16 @@ def test_bad_input_as_torch(name):
     fn = dict(CASES)[name]
     expected = _outcome(fn, torch)
     assert _outcome(fn, lg) == expected
+
+
+@pytest.mark.parametrize('call', ['contiguous(T.contiguous_format)', 'cpu(T.preserve_format)',
+                                  'is_contiguous(T.channels_last)'])
+def test_memory_format_is_keyword_only(call):
+    """PyTorch refuses a memory format given by position (its message counts the arguments
+    without self: 'cpu() takes 0 positional arguments but 1 was given'; leafgrad's, Python's, with)."""
+    for T in (torch, lg):
+        with pytest.raises(TypeError, match='positional argument'):
+            eval(f'T.ones(2, 2, 2, 2).{call}', {'T': T})
 
 
 def test_the_table_has_no_duplicate_names():

@@ -232,10 +232,10 @@ class TypeAs(Op):
 
 
 class Cpu(Op):
-    """Tensor.cpu(memory_format=torch.preserve_format): the tensor in CPU memory (itself if it is there)."""
+    """Tensor.cpu(*, memory_format=torch.preserve_format): the tensor in CPU memory (itself if it is there)."""
     op, function = 'cpu', False
 
-    def forward(input, memory_format=_memory_format.preserve_format):
+    def forward(input, *, memory_format=_memory_format.preserve_format):
         return to(input, device='cpu', memory_format=memory_format)
 
 

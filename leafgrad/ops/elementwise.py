@@ -9,7 +9,7 @@ reaches by their module names.
 import math
 
 from .. import backend
-from .._arg_parser import is_number
+from .._arg_parser import Overloads, is_number
 from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
 from ._util import (_one, _unrounded, binary_operands, broadcast_error, divided, float_dtype_for, opmath, ops, record,
@@ -916,6 +916,10 @@ class Where(Op):
     op, node = 'where', 'WhereBackward0'
     saved = ('condition',)
     out = _where_out
+    refusals = Overloads('where', '(Tensor condition)', '(Tensor condition, Tensor input, Tensor other, *, Tensor out = None)',
+                         '(Tensor condition, Number self, Tensor other)', '(Tensor condition, Tensor input, Number other)',
+                         '(Tensor condition, Number self, Number other)')
+    parsed = 'function'  # (the method, where(condition, other), is the function's call: its refusals)
     __slots__ = ('x_shape', 'y_shape')
 
     def jvp(self, tangents):

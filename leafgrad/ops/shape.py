@@ -202,12 +202,12 @@ class Flatten(Op):
 
 
 class Contiguous(Op):
-    """contiguous(input, memory_format=contiguous_format): the input itself where it is laid
+    """contiguous(input, *, memory_format=contiguous_format): the input itself where it is laid
     out so already, else a copy (CloneBackward0)."""
     op = 'contiguous'
     public = False  # (a method only: PyTorch has no torch.contiguous)
 
-    def forward(input, memory_format=_memory_format.contiguous_format):
+    def forward(input, *, memory_format=_memory_format.contiguous_format):
         if memory_format is _memory_format.contiguous_format:
             if input._data.flags.c_contiguous:
                 return input
