@@ -29,14 +29,15 @@ _np = backend.numpy
 
 
 def _is_int(value):
-    if isinstance(value, Tensor):  # a 0-dim integer tensor reads as its number
-        return value._data.ndim == 0 and value._data.dtype.kind in 'iu'
+    if isinstance(value, Tensor):  # a 0-dim integer tensor reads as its number (_is_float's rule)
+        return _is_float(value) and value._data.dtype.kind in 'iu'
     return isinstance(value, (int, _np.integer)) and not isinstance(value, (bool, _np.bool_))
 
 
 def _is_float(value):
-    if isinstance(value, Tensor):  # a 0-dim tensor reads as its number
-        return value._data.ndim == 0
+    if isinstance(value, Tensor):  # a 0-dim tensor reads as its number, unless it requires grad (the
+        # number would drop its gradient): clamp(x, 0.5, tensor) is refused as of no overload
+        return value._data.ndim == 0 and not value._requires_grad
     return isinstance(value, (int, float, _np.integer, _np.floating))
 
 
@@ -152,6 +153,12 @@ def _fail(raise_error, message):
     return None
 
 
+def _without_out(pieces):
+    """A signature's pieces without its ``out`` parameter (nor a '*' that nothing follows any more)."""
+    pieces = [q for q in pieces if not q.partition(' = ')[0].endswith(' out')]
+    return pieces[:-1] if pieces[-1:] == ['*'] else pieces
+
+
 class Overloads:
     """A function's overloads, each written as PyTorch prints it (its function form, with
     ``Tensor input`` first); the method form drops ``input`` and ``out``."""
@@ -166,12 +173,16 @@ class Overloads:
         # the overloads are read when first bound, not at import (~1 ms for the ops that have them)
         pieces = [text[1:-1].split(', ') for text in self.signatures]
         self.function = [_Signature(p) for p in pieces]
-        self.method = [_Signature([q for q in p[1:] if not q.partition(' = ')[0].endswith(' out')]) for p in pieces]
-        for signature in self.method:  # a '*' that nothing follows any more is not printed
-            if signature.pieces[-1:] == ['*']:
-                signature.pieces.pop()
-                signature.text = '(' + ', '.join(signature.pieces) + ')'
+        self.method = [_Signature(_without_out(p[1:])) for p in pieces]
         return getattr(self, name)
+
+    def named(self, name):
+        """The same overloads under another name (an alias's), which the errors print; an
+        in-place variant's (``name`` ending in '_') take no ``out``."""
+        signatures = self.signatures
+        if name.endswith('_'):
+            signatures = ['(' + ', '.join(_without_out(text[1:-1].split(', '))) + ')' for text in signatures]
+        return Overloads(name, *signatures)
 
     def bind(self, args, kwargs, method=False):
         """The overload's values of the arguments (the method's: without ``self``), as
@@ -293,7 +304,7 @@ def parsing(fn, name, method, overloads=None, refusals=None, types=None):
     if overloads is not None:
         fn = _bound_first(fn, overloads, method)
     elif refusals is not None:
-        fn = _bound_when_refused(fn, refusals, method)
+        fn = bound_when_refused(fn, refusals, method)
     types, read = _types(types)
     params = _names(fn)
     if read.isdisjoint(params):  # (most functions and methods: fn itself, nothing made)
@@ -430,7 +441,7 @@ def _bound_first(fn, overloads, method):
     return bound
 
 
-def _bound_when_refused(fn, overloads, method):
+def bound_when_refused(fn, overloads, method):
     """``fn``, whose error (a NumPy one, for a string where a number belongs) is PyTorch's
     TypeError when none of ``overloads`` binds the arguments."""
     def refusing(*args, **kwargs):
@@ -440,5 +451,7 @@ def _bound_when_refused(fn, overloads, method):
             overloads.bind(args[1:] if method else args, kwargs, method)
             raise
     refusing.__signature__ = getattr(fn, '__signature__', None) or inspect.signature(fn)
-    refusing.__doc__ = fn.__doc__
+    # (the name of what it wraps: the transforms know an op by it, an alias by its op's)
+    refusing.__doc__, refusing.__module__, refusing.__wrapped__ = fn.__doc__, fn.__module__, fn
+    refusing.__name__, refusing.__qualname__ = fn.__name__, fn.__qualname__
     return refusing

@@ -575,6 +575,22 @@ CASES = [
     ('lerp(end, str)', lambda T: T.ones(2, 3).lerp(T.ones(2, 3), 'a')),
     ('torch.lerp(x, end, str)', lambda T: T.lerp(T.ones(2, 3), T.ones(2, 3), 'a')),
     ('masked_fill of a float mask still its own error', lambda T: T.ones(2).masked_fill(T.ones(2), 1.)),
+    # a number beside a tensor bound: no overload binds them, unless the tensor reads as a number
+    # (0-d, requiring no grad), as the parser reads any number argument
+    ('clamp(x, number, tensor)', lambda T: T.clamp(T.arange(3.), 0.5, T.ones(3))),
+    ('clamp(x, tensor, number)', lambda T: T.clamp(T.arange(3.), T.zeros(3), 1.0)),
+    ('clamp(x, min=number, max=tensor)', lambda T: T.clamp(T.arange(3.), min=0.5, max=T.ones(3))),
+    ('clamp(x, number, one-element tensor)', lambda T: T.clamp(T.arange(3.), 0.5, T.ones(1))),
+    ('clamp(x, number, 0-d tensor) reads it as a number', lambda T: T.clamp(T.arange(3), 0, T.tensor(1.5).double())),
+    ('clamp(x, number, 0-d tensor requiring grad)', lambda T: T.clamp(T.arange(3.), 0.5, T.tensor(1., requires_grad=True))),
+    ('clamp(x, number, out=) of a tensor bound', lambda T: T.clamp(T.arange(3.), 0.5, T.ones(3), out=T.empty(3))),
+    ('x.clamp(number, tensor)', lambda T: T.arange(3.).clamp(0.5, T.ones(3))),
+    ('x.clamp_(number, tensor)', lambda T: T.arange(3.).clamp_(0.5, T.ones(3))),
+    ('torch.clamp_(x, number, tensor)', lambda T: T.clamp_(T.arange(3.), 0.5, T.ones(3))),
+    ('clip(x, number, tensor)', lambda T: T.clip(T.arange(3.), 0.5, T.ones(3))),
+    ('x.clip_(number, tensor)', lambda T: T.arange(3.).clip_(0.5, T.ones(3))),
+    ('torch.clip(x, str)', lambda T: T.clip(T.ones(2, 3), 'a')),
+    ('leaf.clamp_(number, tensor): the TypeError first', lambda T: T.ones(3, requires_grad=True).clamp_(0.5, T.ones(3))),
     # norm as torch.norm: an order named by a string is linalg.matrix_norm's
     ('norm(p=str)', lambda T: T.arange(6.).reshape(2, 3).norm(p='abc')),
     ('norm(p=str) of a vector', lambda T: T.ones(3).norm(p='abc')),

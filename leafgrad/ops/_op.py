@@ -88,7 +88,7 @@ import sys
 import warnings
 
 from .. import backend, return_types
-from .._arg_parser import SignatureWith, parsing
+from .._arg_parser import SignatureWith, bound_when_refused, parsing
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
@@ -211,10 +211,20 @@ def _provide(cls, name, namespace):
             inplace_n = inplace and _tensors_only(inplace, n + '_', params, cls.tensors, True, namespace)
         else:
             fn_n, method_n, inplace_n = function, method, inplace
+        if cls.refusals is not None:  # (PyTorch's TypeError names the alias, the in-place variant)
+            if n != name:
+                fn_n = bound_when_refused(fn_n, cls.refusals.named(n), False)
+                if callable(method_n) and not isinstance(method_n, property):
+                    method_n = bound_when_refused(method_n, cls.refusals.named(n), True)
+            if inplace_n:  # (its method form, and its function form, named alike)
+                inplace_fn_n = bound_when_refused(inplace_n, cls.refusals.named(n + '_'), False)
+                inplace_n = bound_when_refused(inplace_n, cls.refusals.named(n + '_'), True)
         if cls.function:
             namespace[n] = fn_n
             if cls.public:
                 exported.append(n)
+            if n != name and cls.refusals is not None:  # (an alias of its own: its wrapper)
+                provided.append((name, module, n))
         if method is not None:
             setattr(Tensor, n, method_n)
             provided.append((name, Tensor, n))
@@ -224,10 +234,10 @@ def _provide(cls, name, namespace):
                 provided.append((name + '_', Tensor, n + '_'))
             setattr(ops, n + '_', inplace)
             if cls.inplace_function is True or n + '_' in (cls.inplace_function or ()):
-                namespace[n + '_'] = inplace_n
+                namespace[n + '_'] = inplace_fn_n if cls.refusals is not None else inplace_n
                 if cls.public:
                     exported.append(n + '_')
-                if method is None:
+                if method is None or cls.refusals is not None:  # (a function of its own)
                     provided.append((name + '_', module, n + '_'))
     operators = cls.operators  # the dunder names whose function is the forward, or {name: function}
     for dunder in operators:

@@ -9,7 +9,7 @@ Integer and bool inputs to a float function give the default float dtype, as in 
 import math
 
 from .. import _special_kernels, backend
-from .._arg_parser import Overloads
+from .._arg_parser import Overloads, is_number
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
 from ._util import binary_operands, broadcast_error, float_dtype_for, opmath, ops, record, refused, sum_to, unary, wrap, xp
 from ..autograd.graph import _Empty, elementwise_jvp
@@ -404,14 +404,16 @@ def _clamp(input, min, max, _nodes):
         raise RuntimeError("leafgrad.clamp: At least one of 'min' or 'max' must not be None")
     if input._data.dtype.kind == 'c':
         raise refused('clamp', input._data)
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        # a number beside a tensor bound: PyTorch's overloads take both as numbers, the tensor
+        # read as its number where it is 0-d and requires no grad, else none of them binds
+        # them (Clamp.refusals' TypeError)
+        bound = min if isinstance(min, Tensor) else max
+        if not is_number(bound):
+            raise TypeError('clamp: a number beside a tensor bound')
+        min, max = (bound.item(), max) if bound is min else (min, bound.item())
     bounds = [b for b in (min, max) if b is not None]
     if any(isinstance(b, Tensor) for b in bounds):
-        # a number beside a tensor bound acts as a 0-d tensor (no gradient)
-        if min is not None and not isinstance(min, Tensor):
-            min = wrap(xp.asarray(min, dtype=backend.result_type(input, min).np))
-        if max is not None and not isinstance(max, Tensor):
-            max = wrap(xp.asarray(max, dtype=backend.result_type(input, max).np))
-        bounds = [b for b in (min, max) if b is not None]
         dt = backend.result_type(input, *bounds).np
         data = input._data.astype(dt, copy=False)
         lo = min._data.astype(dt, copy=False) if min is not None else None
