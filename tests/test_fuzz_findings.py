@@ -1497,3 +1497,22 @@ def test_a_change_through_a_detached_alias_reaches_the_views(case):
             v4.sum().backward()
             return {'name': name, 'grad': v0.grad}
         assert_same(recorded)
+
+
+_NUMBER_CLAMPS = {'clamp min': lambda x: x.clamp(min=-0.5), 'clamp max': lambda x: x.clamp(max=-5.0),
+                  'clamp both': lambda x: x.clamp(-0.5, 1.0), 'clamp_ min': lambda x: (x * 1).clamp_(min=-0.5),
+                  'clamp_min': lambda x: x.clamp_min(-0.5), 'clamp_max': lambda x: x.clamp_max(1.0)}
+
+
+@pytest.mark.parametrize('case', sorted(_NUMBER_CLAMPS))
+def test_clamp_with_number_bounds_gives_zero_where_a_bound_was_taken_even_to_nan(case):
+    """clamp's gradient with number bounds is PyTorch's where(mask, grad, 0), not grad * mask: the
+    sqrt of a clamped -0.5 sends NaN back, which stops at the clamp (seed 10004743: leafgrad's
+    leaf gradient was NaN); with create_graph the gradient is a WhereBackward0."""
+    def program(T):
+        x = T.tensor([-4.0, 0.3, 2.0], requires_grad=True)
+        y = _NUMBER_CLAMPS[case](x)
+        (gx,) = T.autograd.grad((T.sqrt(y) + y * y).sum(), x, create_graph=True)
+        (ggx,) = T.autograd.grad(gx.sum(), x, allow_unused=True, materialize_grads=True)
+        return {'gx': gx, 'ggx': ggx, 'name': _name(gx)}
+    assert_same(program)

@@ -301,7 +301,9 @@ class ClampBackward1(Op):
             mask = mask & (x._data >= self.min)
         if self.max is not None:
             mask = mask & (x._data <= self.max)
-        return grad * wrap(mask),
+        # (PyTorch's where(mask, grad, 0), not grad * mask: a NaN or inf gradient where a bound was
+        # taken gives 0, seed 10004743)
+        return ops.where(wrap(mask), grad, wrap(xp.zeros((), dtype=grad._data.dtype))),
 
     jvp = elementwise_jvp  # (the input's tangent where it was kept, zero where a bound was taken)
 
