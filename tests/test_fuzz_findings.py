@@ -1516,3 +1516,23 @@ def test_clamp_with_number_bounds_gives_zero_where_a_bound_was_taken_even_to_nan
         (ggx,) = T.autograd.grad(gx.sum(), x, allow_unused=True, materialize_grads=True)
         return {'gx': gx, 'ggx': ggx, 'name': _name(gx)}
     assert_same(program)
+
+
+@pytest.mark.parametrize('op', ['std', 'var'])
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('values,correction', [([0.3], 1), (0.3, 1), ([0.3, 0.5], 2), ([0.3, 0.5], 3)], ids=str)
+def test_a_variance_without_degrees_of_freedom_has_torchs_gradient_graph(op, dtype, values, correction):
+    """The derivative of std/var over all elements with no degrees of freedom left is grad times
+    a where() of two numbers, of the default dtype, which PyTorch's engine casts to the input's
+    dtype: with create_graph the gradient of a float64 std of one element is a ToCopyBackward0
+    (seeds 10006796, 10016988: leafgrad's was a MulBackward0)."""
+    def program(T):
+        x = T.tensor(values, dtype=getattr(T, dtype), requires_grad=True)
+        w = T.tensor(2.0, dtype=getattr(T, dtype), requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            y = getattr(x, op)(correction=correction) * w
+        gx, gw = T.autograd.grad(y, [x, w], create_graph=True)
+        (ggw,) = T.autograd.grad(gx.sum(), w, allow_unused=True, materialize_grads=True)
+        return {'gx': gx.reshape(-1), 'ggw': ggw.reshape(-1), 'name': _name(gx), 'dtype': str(gx.dtype).split('.')[-1]}
+    assert_same(program)

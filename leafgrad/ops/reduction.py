@@ -175,11 +175,14 @@ class MeanBackward1(Op):
         return _expand_back(grad / self.count, self.self_shape, self.dims, self.keepdim),
 
 
-def _no_dof_factor(x):
-    """PyTorch's derivative of a variance over all elements with no degrees of freedom left: the
-    constant where(x == mean, NaN, inf) (inf * 0 and inf * c), not a function of x."""
+def _times_no_dof_factor(grad, x):
+    """PyTorch's derivative of a variance over all elements with no degrees of freedom left: grad
+    times the constant where(x == mean, NaN, inf) (inf * 0 and inf * c), not a function of x, of
+    the default dtype (a where of two numbers), the product cast to x's dtype as PyTorch's engine
+    casts a gradient (a ToCopyBackward0 where it records: seeds 10006796, 10016988)."""
     xd = x._data
-    return wrap(xp.where(xd == mean_array(xd), xp.nan, xp.inf).astype(xd.dtype))
+    out = grad * wrap(xp.where(xd == mean_array(xd), xp.nan, xp.inf).astype(backend.get_default_dtype().np))
+    return out if out._data.dtype == xd.dtype else out.to(backend.from_np(xd.dtype))
 
 
 # PyTorch's signatures of var and std (and without out=, var_mean and std_mean): unbiased and
@@ -223,7 +226,7 @@ class Var(Op):
     def apply(self, grad):
         (x,) = self.saved_tensors
         if self.full and self.count - self.correction <= 0:
-            return grad * _no_dof_factor(x),
+            return _times_no_dof_factor(grad, x),
         centered = x - mean(x, self.dims, keepdim=True)
         g = grad if self.keepdim else _unsqueeze_dims(grad, self.dims)
         return g * centered * (_per_dof(2.0, self.count - self.correction)),
@@ -260,7 +263,7 @@ class Std(Op):
         zero = result._data == 0
         g = grad / (result + wrap(zero.astype(result._data.dtype))) * wrap(~zero)
         if self.full and self.count - self.correction <= 0:
-            return g * 0.5 * _no_dof_factor(x),
+            return _times_no_dof_factor(g * 0.5, x),
         centered = x - mean(x, self.dims, keepdim=True)
         if not self.keepdim:
             g = _unsqueeze_dims(g, self.dims)
