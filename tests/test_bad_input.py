@@ -663,6 +663,17 @@ CASES = [
     ('add_(alpha=True) of floats', lambda T: T.ones(2).add_(1, alpha=True)),
     ('where(c, number, str)', lambda T: T.where(T.tensor([True]), 1, 'a')),
     ('where(c, str, tensor)', lambda T: T.where(T.tensor([True]), 'a', T.ones(1))),
+    # sizes and dims that are floats (PyTorch's parser refuses them; none is truncated)
+    ('sum(float dim)', lambda T: T.ones(2, 3).sum(1.0)),
+    ('sum(tuple of a float dim)', lambda T: T.ones(2, 3).sum((1.0,))),
+    ('narrow(float start)', lambda T: T.ones(2, 3).narrow(1, 0.0, 2)),
+    ('narrow(float length)', lambda T: T.ones(2, 3).narrow(1, 0, 2.0)),
+    ('function narrow(float start)', lambda T: T.narrow(T.ones(2, 3), 1, 0.0, 2)),
+    ('split(float)', lambda T: T.ones(2, 3).split(1.5)),
+    ('function split(float)', lambda T: T.split(T.ones(2, 3), 1.5)),
+    ('split(list of floats)', lambda T: T.ones(2, 3).split([1.5, 0.5])),
+    ('split(tensor of sizes)', lambda T: T.ones(2, 3).split(T.tensor([1, 1]))),
+    ('split(Size)', lambda T: len(T.ones(2, 3).split(T.Size([1, 1])))),
 ]
 
 

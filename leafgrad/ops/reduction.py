@@ -55,6 +55,11 @@ def _sum_in_float32(data, axis, keepdims):
     return xp.add.reduce(data.astype(bf16, copy=False), axis=axis, keepdims=keepdims, dtype=xp.float32).astype(bf16)
 
 
+_SUM_OVERLOADS = Overloads('sum', '(Tensor input, *, leafgrad.dtype dtype = None)',
+                           '(Tensor input, tuple of ints dim, bool keepdim = False, *, leafgrad.dtype dtype = None, '
+                           'Tensor out = None)')
+
+
 class Sum(Op):
     """sum(input, dim=None, keepdim=False, *, dtype=None): integers and bool sum to int64."""
     op, node = 'sum', 'SumBackward0'
@@ -71,9 +76,13 @@ class Sum(Op):
             if node is not None:
                 node.self_shape = data.shape
             return result
-        dims = wrap_dims(dim, data.ndim)
-        out = xp.add.reduce(data, axis=dims, keepdims=keepdim, dtype=out_dtype) if out_dtype is not _InFloat32 \
-            else _sum_in_float32(data, dims, keepdim)
+        try:
+            dims = wrap_dims(dim, data.ndim)
+            out = xp.add.reduce(data, axis=dims, keepdims=keepdim, dtype=out_dtype) if out_dtype is not _InFloat32 \
+                else _sum_in_float32(data, dims, keepdim)
+        except TypeError:  # (a float dim: PyTorch's listing of sum's overloads, in the method's words; checked
+            _SUM_OVERLOADS.bind((dim,), {}, method=True)  # here, not by a wrapper around every call)
+            raise
         result, node = record(out, SumBackward1, (input,))
         if node is not None:
             node.self_shape, node.dims, node.keepdim = data.shape, dims, keepdim

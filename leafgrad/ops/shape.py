@@ -611,6 +611,8 @@ def slice_dim(input, dim, start, end, step):
 class Narrow(Op):
     """narrow(input, dim, start, length): the slice of ``length`` indices from ``start``."""
     op = 'narrow'
+    refusals = Overloads('narrow', '(Tensor input, int dim, Tensor start, int length)',
+                         '(Tensor input, int dim, int start, int length)')
 
     def forward(input, dim, start, length):
         d = wrap_dim(dim, input._data.ndim)
@@ -797,12 +799,16 @@ class Split(Op):
 class SplitWithSizes(Split):
     """split_with_sizes(input, split_sizes, dim=0)."""
     op, node = 'split_with_sizes', 'SplitWithSizesBackward0'
+    method = True  # (its own forward, not split's method: x.split_with_sizes(2) is refused)
     __slots__ = ()
 
     def forward(input, split_sizes, dim=0):
         shape = input._data.shape
         d = wrap_dim(dim, len(shape))
-        sizes = [int(n) for n in split_sizes]
+        if not isinstance(split_sizes, (tuple, list)):  # (one int is no list of sizes here: PyTorch refuses it)
+            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                            f'{backend.type_name(split_sizes)}')
+        sizes = list(int_list((split_sizes,), 'split_with_sizes', 'split_sizes', 2))
         if sum(sizes) != shape[d] or any(n < 0 for n in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {shape[d]} (input tensor's "
                                f'size at dimension {d}), but got split_sizes={sizes}')
