@@ -4,7 +4,7 @@ import warnings
 from collections import abc as _abc
 
 from . import _memory_format, _random_kernels as kernels, _sequence, backend
-from ._arg_parser import check_dtype, int_list
+from ._arg_parser import Overloads, check_dtype, int_list
 from .autograd.grad_mode import InferenceCounter, state
 from .autograd.origins import note as _note_origin
 from .tensor import _C_TYPES, Tensor, fitted_scalar
@@ -336,12 +336,18 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if out is not None:
         result = arange(start, end, step, dtype=_out_dtype('arange', out, dtype), device=out.device)
         return _made_in(_range_into('arange', out, result), requires_grad)
+    given = (start,) if end is None else (start, end) if type(step) is int and step == 1 else (start, end, step)
     if end is None:
         start, end = 0, start
     vals = [_scalar(v) for v in (start, end, step)]
-    if not (vals[2] > 0 or vals[2] < 0):  # (a NaN step too)
-        raise RuntimeError('step must be nonzero')
-    if not (math.isfinite(vals[0]) and math.isfinite(vals[1])):
+    try:
+        if not (vals[2] > 0 or vals[2] < 0):  # (a NaN step too)
+            raise RuntimeError('step must be nonzero')
+        finite = math.isfinite(vals[0]) and math.isfinite(vals[1])
+    except TypeError:  # (a string: PyTorch's parser refuses it)
+        _ARANGE_OVERLOADS.bind(given, {})
+        raise
+    if not finite:
         raise RuntimeError(f'unsupported range: {vals[0]:g} -> {vals[1]:g}')
     if not (vals[2] > 0 and vals[1] >= vals[0] or vals[2] < 0 and vals[1] <= vals[0]):
         raise RuntimeError('upper bound and lower bound inconsistent with step sign')
@@ -413,6 +419,14 @@ def _check_steps(fname, start, end, steps, more=''):
         raise RuntimeError('number of steps must be non-negative')
 
 
+_FACTORY_OPTIONS = ('*, Tensor out = None, leafgrad.dtype dtype = None, leafgrad.layout layout = None, leafgrad.device '
+                    'device = None, bool pin_memory = False, bool requires_grad = False')
+_EYE_OVERLOADS = Overloads('eye', f'(int n, {_FACTORY_OPTIONS})', f'(int n, int m, {_FACTORY_OPTIONS})')
+_ARANGE_OVERLOADS = Overloads('arange', f'(Number end, {_FACTORY_OPTIONS})',
+                              f'(Number start, Number end, {_FACTORY_OPTIONS.replace("Tensor out = None, ", "")})',
+                              f'(Number start, Number end, Number step = 1, {_FACTORY_OPTIONS})')
+
+
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     _options('eye', layout, pin_memory, dtype)
     if out is not None:
@@ -420,8 +434,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
         return _made_in(_computed_into('eye', out, result), requires_grad)
     for name, v in (('n', n), ('m', m)):
         if v is not None and not _is_int(v):
-            raise TypeError(f"eye(): argument '{name}' (position {1 if name == 'n' else 2}) must be int, not "
-                            f'{type(v).__name__}')
+            _EYE_OVERLOADS.bind((n,) if m is None else (n, m), {})
         if v is not None and v < 0:
             raise RuntimeError(f'{name} must be greater or equal to 0, got {v}')
     return _finish(backend.module_for(device).eye(n, m if m is not None else n, dtype=_dtype_np(dtype)), requires_grad)

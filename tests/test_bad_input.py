@@ -674,6 +674,11 @@ CASES = [
     ('split(list of floats)', lambda T: T.ones(2, 3).split([1.5, 0.5])),
     ('split(tensor of sizes)', lambda T: T.ones(2, 3).split(T.tensor([1, 1]))),
     ('split(Size)', lambda T: len(T.ones(2, 3).split(T.Size([1, 1])))),
+    ('arange(str)', lambda T: T.arange('a')),
+    ('arange(int, str)', lambda T: T.arange(0, 'a')),
+    ('arange(int, int, str)', lambda T: T.arange(0, 5, 'a')),
+    ('eye(int, float)', lambda T: T.eye(2, 3.0)),
+    ('eye(float)', lambda T: T.eye(2.0)),
 ]
 
 
