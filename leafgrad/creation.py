@@ -52,7 +52,7 @@ def _to_array(data, dtype, device):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf holding a copy of ``data``."""
-    _options('tensor', None, pin_memory, dtype)
+    _options('tensor', None, pin_memory, dtype, requires_grad)
     if isinstance(data, Tensor):
         warnings.warn('To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() '
                       'or sourceTensor.detach().clone().requires_grad_(True), rather than leafgrad.tensor(sourceTensor).',
@@ -136,12 +136,15 @@ def _dtype_np(dtype, default=None):
     return backend.to_dtype(dtype).np
 
 
-def _options(fname, layout, pin_memory, dtype):
+def _options(fname, layout, pin_memory, dtype, requires_grad):
     """The options every factory takes: ``layout`` (torch.strided only: leafgrad's tensors are
-    dense), ``pin_memory`` (page-locked host memory, which needs an accelerator) and ``dtype`` (a
-    dtype, not a string nor a NumPy dtype, which PyTorch refuses)."""
+    dense), ``pin_memory`` (page-locked host memory, which needs an accelerator), ``dtype`` (a
+    dtype, not a string nor a NumPy dtype, which PyTorch refuses) and ``requires_grad`` (a bool,
+    not 1)."""
     if dtype is not None and type(dtype) is not backend.dtype:
         check_dtype(fname, dtype)
+    if type(requires_grad) is not bool:
+        raise TypeError(f"{fname}(): argument 'requires_grad' must be bool, not {backend.type_name(requires_grad)}")
     if layout is not None:
         _memory_format.check_layout(layout, fname)
     if pin_memory:
@@ -211,7 +214,7 @@ def _range_into(name, out, result):
 
 
 def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, out=None):
-    _options('zeros', layout, pin_memory, dtype)
+    _options('zeros', layout, pin_memory, dtype, requires_grad)
     shape = _size(size, 'zeros')
     if out is not None:
         return _made_in(_into_out('zeros', out, shape, dtype, 0), requires_grad)
@@ -219,7 +222,7 @@ def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
 
 
 def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, out=None):
-    _options('ones', layout, pin_memory, dtype)
+    _options('ones', layout, pin_memory, dtype, requires_grad)
     shape = _size(size, 'ones')
     if out is not None:
         return _made_in(_into_out('ones', out, shape, dtype, 1), requires_grad)
@@ -228,7 +231,7 @@ def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_m
 
 def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None,
           out=None):
-    _options('empty', layout, pin_memory, dtype)
+    _options('empty', layout, pin_memory, dtype, requires_grad)
     shape = _size(size, 'empty')
     if out is not None:
         return _made_in(_into_out('empty', out, shape, dtype, None), requires_grad)
@@ -263,7 +266,7 @@ def _check_fill(fname, fill_value):
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('full', layout, pin_memory, dtype)
+    _options('full', layout, pin_memory, dtype, requires_grad)
     if out is not None:
         result = full(size, fill_value, dtype=_out_dtype('full', out, dtype), device=out.device)
         return _made_in(_computed_into('full', out, result), requires_grad)
@@ -307,32 +310,32 @@ def _format(memory_format, fname):
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
-    _options('zeros_like', layout, pin_memory, dtype)
+    _options('zeros_like', layout, pin_memory, dtype, requires_grad)
     return _like(zeros, input, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
-    _options('ones_like', layout, pin_memory, dtype)
+    _options('ones_like', layout, pin_memory, dtype, requires_grad)
     return _like(ones, input, dtype, device, requires_grad, memory_format)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
-    _options('empty_like', layout, pin_memory, dtype)
+    _options('empty_like', layout, pin_memory, dtype, requires_grad)
     return _like(empty, input, dtype, device, requires_grad, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
-    _options('full_like', layout, pin_memory, dtype)
+    _options('full_like', layout, pin_memory, dtype, requires_grad)
     _check_fill('full_like', fill_value)
     return _like(full, input, dtype, device, requires_grad, memory_format, fill_value)
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
            pin_memory=False):
-    _options('arange', layout, pin_memory, dtype)
+    _options('arange', layout, pin_memory, dtype, requires_grad)
     if out is not None:
         result = arange(start, end, step, dtype=_out_dtype('arange', out, dtype), device=out.device)
         return _made_in(_range_into('arange', out, result), requires_grad)
@@ -372,7 +375,7 @@ def _scalar(v):
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
-    _options('linspace', layout, pin_memory, dtype)
+    _options('linspace', layout, pin_memory, dtype, requires_grad)
     if out is not None:
         result = linspace(start, end, steps, dtype=_out_dtype('linspace', out, dtype), device=out.device)
         return _made_in(_computed_into('linspace', out, result), requires_grad)
@@ -395,7 +398,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
-    _options('logspace', layout, pin_memory, dtype)
+    _options('logspace', layout, pin_memory, dtype, requires_grad)
     if out is not None:
         result = logspace(start, end, steps, base, dtype=_out_dtype('logspace', out, dtype), device=out.device)
         return _made_in(_computed_into('logspace', out, result), requires_grad)
@@ -428,7 +431,7 @@ _ARANGE_OVERLOADS = Overloads('arange', f'(Number end, {_FACTORY_OPTIONS})',
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('eye', layout, pin_memory, dtype)
+    _options('eye', layout, pin_memory, dtype, requires_grad)
     if out is not None:
         result = eye(n, m, dtype=_out_dtype('eye', out, dtype), device=out.device)
         return _made_in(_computed_into('eye', out, result), requires_grad)
@@ -511,7 +514,7 @@ def _sampled_into(out, sample, dtype, op):
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform samples on [0, 1): PyTorch's for the same generator state."""
-    _options('rand', layout, pin_memory, dtype)
+    _options('rand', layout, pin_memory, dtype, requires_grad)
     if out is not None:
         return _made_in(_sampled_into(out, lambda dt: rand(*size, generator=generator, dtype=dt, device=out.device),
                                       dtype, 'rand'), requires_grad)
@@ -523,7 +526,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal samples: PyTorch's for the same generator state."""
-    _options('randn', layout, pin_memory, dtype)
+    _options('randn', layout, pin_memory, dtype, requires_grad)
     if out is not None:
         return _made_in(_sampled_into(out, lambda dt: randn(*size, generator=generator, dtype=dt, device=out.device),
                                       dtype, 'randn'), requires_grad)
@@ -546,7 +549,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
             requires_grad=False, pin_memory=False):
     """Integers drawn uniformly from [low, high): ``empty(size).random_(low, high)`` (``out``: of
     any dtype, resized silently)."""
-    _options('randint', layout, pin_memory, dtype)
+    _options('randint', layout, pin_memory, dtype, requires_grad)
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
         if not _is_int(high):  # (a float bound is not truncated: PyTorch's parser refuses it)
@@ -593,7 +596,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_g
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
-    _options('rand_like', layout, pin_memory, dtype)
+    _options('rand_like', layout, pin_memory, dtype, requires_grad)
     g = _generator_of(generator, 'rand_like')
     dtype = _floating(dtype or input.dtype, 'check_uniform_bounds')
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
@@ -603,7 +606,7 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, re
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
-    _options('randn_like', layout, pin_memory, dtype)
+    _options('randn_like', layout, pin_memory, dtype, requires_grad)
     g = _generator_of(generator, 'randn_like')
     dtype = _floating(dtype or input.dtype, 'normal_kernel_cpu')
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
@@ -614,7 +617,7 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, r
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
                  requires_grad=False, pin_memory=False,
                  memory_format=None):
-    _options('randint_like', layout, pin_memory, dtype)
+    _options('randint_like', layout, pin_memory, dtype, requires_grad)
     if high is None:
         low, high = 0, low
     g = _generator_of(generator, 'randint_like')
@@ -693,25 +696,25 @@ def _new_like(self, dtype, device):
 
 
 def new_zeros(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('new_zeros', layout, pin_memory, dtype)
+    _options('new_zeros', layout, pin_memory, dtype, requires_grad)
     dtype, device = _new_like(self, dtype, device)
     return zeros(_size(size, 'new_zeros'), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_ones(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('new_ones', layout, pin_memory, dtype)
+    _options('new_ones', layout, pin_memory, dtype, requires_grad)
     dtype, device = _new_like(self, dtype, device)
     return ones(_size(size, 'new_ones'), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_empty(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('new_empty', layout, pin_memory, dtype)
+    _options('new_empty', layout, pin_memory, dtype, requires_grad)
     dtype, device = _new_like(self, dtype, device)
     return empty(_size(size, 'new_empty'), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _options('new_full', layout, pin_memory, dtype)
+    _options('new_full', layout, pin_memory, dtype, requires_grad)
     _check_full_size('new_full', size)
     _check_fill('new_full', fill_value)
     dtype, device = _new_like(self, dtype, device)

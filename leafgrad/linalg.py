@@ -5,6 +5,7 @@ The norms are written here; the decompositions and solvers are declared in ``ops
 here as ``linalg.<name>``.
 """
 # (the helpers under private names: torch.linalg holds its functions only)
+from ._arg_parser import check_dtype as _check_dtype
 from .ops import reduction as _reduction
 from .ops._op import check_out_type as _check_out_type, same_dtype as _same_dtype, writes_out as _writes_out
 from .ops._util import wrap_dim as _wrap_dim
@@ -56,7 +57,8 @@ _MATRIX_ORDERS = ('fro', 'nuc', 2, -2, 1, -1, float('inf'), float('-inf'))
 def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
     """'fro' is the 2-norm of the entries; 1/-1 (inf/-inf) the max/min absolute column (row)
     sum; 2/-2 and 'nuc' need the singular values (``svdvals``)."""
-    if ord not in _MATRIX_ORDERS:  # (PyTorch's checks, in its order)
+    _check_dtype('linalg_matrix_norm', dtype)  # (PyTorch's parser first: a string dtype is refused, its message
+    if ord not in _MATRIX_ORDERS:              # lists the two overloads)  # (PyTorch's checks, in its order)
         raise RuntimeError(f'linalg.matrix_norm: Order {ord} not supported.')
     _check_float(A, 'linalg.matrix_norm')
     if A.ndim < 2:

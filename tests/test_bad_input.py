@@ -679,6 +679,12 @@ CASES = [
     ('arange(int, int, str)', lambda T: T.arange(0, 5, 'a')),
     ('eye(int, float)', lambda T: T.eye(2, 3.0)),
     ('eye(float)', lambda T: T.eye(2.0)),
+    ('ones(requires_grad=1)', lambda T: T.ones(2, requires_grad=1)),
+    ('tensor(requires_grad=1)', lambda T: T.tensor([1.], requires_grad=1)),
+    ('zeros(requires_grad=str)', lambda T: T.zeros(2, requires_grad='yes')),
+    ('vector_norm(dtype=str)', lambda T: T.linalg.vector_norm(T.ones(2), dtype='float64')),
+    ('to(device, str)', lambda T: T.ones(2).to(T.device('cpu'), 'float32')),
+    ('to(str, str)', lambda T: T.ones(2).to('cpu', 'float32')),
 ]
 
 

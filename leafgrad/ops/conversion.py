@@ -67,7 +67,7 @@ def _parse_to(args, kwargs):
             dtype, device = a.dtype, a.device
         elif is_dtype(a):
             dtype = a
-        elif isinstance(a, (str, backend.device)):
+        elif isinstance(a, (str, backend.device)) and device is None:  # (a second one: refused)
             device = a
         elif a is None:
             continue

@@ -13,7 +13,7 @@ import warnings
 from .. import backend
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
-from .._arg_parser import Overloads, is_number
+from .._arg_parser import Overloads, check_dtype, is_number
 from ._op import Op
 from ._util import autocast, histories_first, opmath, ops, record, record_many, saved_output, state, wrap, wrap_dims, xp
 
@@ -563,6 +563,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         _check_float(x, 'linalg.vector_norm')
     data = x._data
     if dtype is not None:
+        check_dtype('linalg_vector_norm', dtype)
         data = data.astype(backend.to_dtype(dtype).np)
     if isinstance(dim, int):
         dim = (dim,)
