@@ -1536,3 +1536,23 @@ def test_a_variance_without_degrees_of_freedom_has_torchs_gradient_graph(op, dty
         (ggw,) = T.autograd.grad(gx.sum(), w, allow_unused=True, materialize_grads=True)
         return {'gx': gx.reshape(-1), 'ggw': ggw.reshape(-1), 'name': _name(gx), 'dtype': str(gx.dtype).split('.')[-1]}
     assert_same(program)
+
+
+_SCANS = {'cumsum': lambda T, t: t.cumsum(0), 'cumprod': lambda T, t: t.cumprod(0),
+          'cummax': lambda T, t: t.cummax(0).values, 'cummax indices': lambda T, t: t.cummax(0).indices,
+          'cummin': lambda T, t: t.cummin(1).values, 'logcumsumexp': lambda T, t: t.logcumsumexp(0),
+          'cumsum in float64': lambda T, t: t.float().cumsum(1, dtype=T.float64),
+          'cumsum of float32': lambda T, t: t.float().cumsum(1)}
+
+
+@pytest.mark.parametrize('case', sorted(_SCANS))
+@pytest.mark.parametrize('layout', ['transposed', 'diagonal'])
+def test_a_scan_is_contiguous_whatever_its_input_layout(case, layout):
+    """PyTorch's scans write a new contiguous tensor: the cumprod of a diagonal can be view()ed
+    (seeds 11002403, 11008020: leafgrad's kept NumPy's layout of the input and refused view(-1))."""
+    def program(T):
+        x = T.arange(1.0, 13.0, dtype=T.float64).reshape(2, 3, 2).requires_grad_()
+        t = x.diagonal() if layout == 'diagonal' else x.reshape(3, 4).t()
+        y = _SCANS[case](T, t)
+        return {'stride': y.stride(), 'flat': y.view(-1).double()}
+    assert_same(program)

@@ -671,7 +671,8 @@ def _cumulative_extremum(input, dim, ufunc, better, node_cls, return_type):
     if data.ndim == 0:
         values, idx = data.copy(), xp.zeros((), dtype=xp.int64)
     else:
-        values = ufunc.accumulate(data, axis=d)  # np.maximum/minimum: NaN propagates, as PyTorch
+        # np.maximum/minimum: NaN propagates, as PyTorch; C-contiguous, as reduction._scan's
+        values = xp.asarray(ufunc.accumulate(data, axis=d), order='C')
         prev = xp.concatenate([xp.take(values, [0], axis=d), xp.delete(values, -1, axis=d)], axis=d) \
             if data.shape[d] else values
         # a new extremum (ties: the latest index), or a NaN (each NaN takes the index, as PyTorch)

@@ -656,9 +656,11 @@ def _scan(ufunc, data, axis, out_dtype):
     dtype = xp.dtype(out_dtype or data.dtype)
     # (bfloat16 is scanned in float32: PyTorch's CPU accumulator type for it is float, not double)
     acc = _SCAN_ACCUMULATOR.get(dtype) if data.dtype.kind != 'V' else None
+    # (laid out C-contiguously, as PyTorch's scans write a new tensor, whatever the input's strides:
+    # a scan of a diagonal can be view()ed, seeds 11002403, 11008020)
     if acc is None:
-        return ufunc.accumulate(data, axis=axis, dtype=dtype)
-    return ufunc.accumulate(data, axis=axis, dtype=acc).astype(dtype)
+        return xp.asarray(ufunc.accumulate(data, axis=axis, dtype=dtype), order='C')
+    return ufunc.accumulate(data, axis=axis, dtype=acc).astype(dtype, order='C')
 
 
 def _cumsum(input, dim, reverse=False, dtype=None):
@@ -827,7 +829,7 @@ def _logcumsumexp(input, dim, reverse=False):
         with xp.errstate(invalid='ignore'):
             src = xp.flip(data, d) if reverse else data
             out = xp.logaddexp.accumulate(src, axis=d)  # log(e^a + e^b) without overflow, step by step
-            out = xp.flip(out, d).copy() if reverse else out
+            out = xp.flip(out, d).copy(order='C') if reverse else xp.asarray(out, order='C')  # (as _scan's)
     result, node = record(out, Logcumsumexp, (input,))
     if node is not None:
         node.dim, node.reverse = d if d is not None else 0, reverse
