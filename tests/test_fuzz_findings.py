@@ -1016,7 +1016,11 @@ _OVERLAPS = {'t sub_ its element': lambda x: x.t().sub_(x.select(1, -1)),
              'setitem of its element': lambda x: x[0, 0].unsqueeze(0).__setitem__(slice(None), x[0, 0]),
              'div_ one element by its step slice': lambda x: x.view(6)[:1][::2].div_(x.view(6)[:1]),
              'div_ a step slice of one element': lambda x: x.view(6)[:1].div_(x.view(6)[:1][::2]),
-             'add_ itself unsqueezed twice': lambda x: x[None, :, None].add_(x[None, :, None])}
+             'add_ itself unsqueezed twice': lambda x: x[None, :, None].add_(x[None, :, None]),
+             'add_ the transpose of a column': lambda x: x.view(6)[:3].view(3, 1).add_(x.view(6)[:3].view(3, 1).t()),
+             'copy_ the transpose of a row': lambda x: x.view(6)[:3].view(1, 3).copy_(x.view(6)[:3].view(1, 3).t()),
+             'add_ its permuted column': lambda x: x.view(6)[:2].view(2, 1, 1).add_(x.view(6)[:2].view(2, 1, 1).permute(2, 1, 0)),
+             'mul_ another view of a column': lambda x: x.view(6)[:2].view(2, 1).mul_(x.view(6)[:2].view(1, 2))}
 
 
 @pytest.mark.parametrize('case', sorted(_OVERLAPS))

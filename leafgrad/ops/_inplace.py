@@ -144,13 +144,15 @@ def _check_no_partial_overlap(self, others):
 
 
 def _same_layout(a, b):
-    """PyTorch compares the two strides as they are: operands of other shapes differ (x[None].add_(x)
-    is refused), and setitem expands its value to the view's shape first (x[None] = x is not: seed
-    5018909), where a dim of size 1 has PyTorch's stride, not always NumPy's: NumPy gives a new
-    axis (None, expand) stride 0, so a size-1 dim is compared only where both strides are NumPy's
-    own, nonzero (a step slice's: v[::2].div_(v) of one element is refused, seed 6012568)."""
-    return a.shape == b.shape and all(sa == sb for n, sa, sb in zip(a.shape, a.strides, b.strides)
-                                      if n != 1 or (sa and sb))
+    """PyTorch compares the two strides as they are, not the shapes: operands of other dims differ
+    (x[None].add_(x) is refused), those of the same strides do (x.add_(x.t()) of a column is
+    let through to its shape error: seeds 11005386, 11009889), and setitem expands its value to
+    the view's shape first (x[None] = x is not refused: seed 5018909), where a dim of size 1 has
+    PyTorch's stride, not always NumPy's: NumPy gives a new axis (None, expand) stride 0, so a
+    dim of size 1 in either is compared only where both strides are NumPy's own, nonzero (a step
+    slice's: v[::2].div_(v) of one element is refused, seed 6012568)."""
+    return a.ndim == b.ndim and all(sa == sb for na, nb, sa, sb in zip(a.shape, b.shape, a.strides, b.strides)
+                                    if (na != 1 and nb != 1) or (sa and sb))
 
 
 def _dense(a):
