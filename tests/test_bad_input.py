@@ -685,6 +685,14 @@ CASES = [
     ('vector_norm(dtype=str)', lambda T: T.linalg.vector_norm(T.ones(2), dtype='float64')),
     ('to(device, str)', lambda T: T.ones(2).to(T.device('cpu'), 'float32')),
     ('to(str, str)', lambda T: T.ones(2).to('cpu', 'float32')),
+    ('amax(float dim)', lambda T: T.ones(2, 3).amax(0.0)),
+    ('amin(float dim)', lambda T: T.ones(2, 3).amin(0.0)),
+    ('function amax(float dim)', lambda T: T.amax(T.ones(2, 3), 0.0)),
+    ('amax(dim=None)', lambda T: T.ones(2, 3).amax(dim=None)),
+    ('amax(0-dim tensor dim)', lambda T: T.ones(2, 3).amax(T.tensor(0))),
+    ('argmax(float dim)', lambda T: T.ones(2, 3).argmax(0.0)),
+    ('argmin(float dim)', lambda T: T.ones(2, 3).argmin(dim=1.0)),
+    ('argmax(None)', lambda T: T.ones(2, 3).argmax(None)),
 ]
 
 

@@ -189,8 +189,8 @@ def _split_among_ties(grad, x, result, dims, keepdim):
 
 def _amax_dims(input, dim, name):
     data = input._data
-    if isinstance(dim, int):
-        dim = (dim,)
+    if dim is not None and not isinstance(dim, (tuple, list)):  # (an int, a NumPy int or a 0-dim int tensor:
+        dim = (int(dim),)                                         # the parser checked it; no tensor is falsy)
     if not dim and data.size == 0:  # (all dims, none given)
         raise RuntimeError(f'{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the '
                            "reduction dim with the 'dim' argument.")
@@ -222,6 +222,7 @@ class Amax(Op):
     """The gradient split evenly among the elements equal to the result, per reduced slice."""
     op, node, saved = 'amax', 'AmaxBackward0', ('self', 'result')
     out = out_rule('amax', _AMAX_OUT)
+    parameter_types = {'dim': 'tuple of ints?'}  # (amin's too)
     __slots__ = ('dims', 'keepdim')
 
     def forward(input, dim=(), keepdim=False):
@@ -308,6 +309,7 @@ def _arg(input, dim, keepdim, name, np_fn):
 class Argmax(Op):
     """Not differentiable (an int64 result)."""
     op, out = 'argmax', out_rule('argmax', differentiable=False)
+    parameter_types = {'dim': 'int?'}
     __slots__ = ()
 
     def forward(input, dim=None, keepdim=False):
@@ -321,6 +323,7 @@ class Argmax(Op):
 class Argmin(Op):
     """Not differentiable (an int64 result)."""
     op, out = 'argmin', out_rule('argmin', differentiable=False)
+    parameter_types = {'dim': 'int?'}
     __slots__ = ()
 
     def forward(input, dim=None, keepdim=False):
