@@ -279,7 +279,8 @@ PARAMETER_TYPES = {'keepdim': 'bool', 'descending': 'bool', 'largest': 'bool', '
                    'nan': 'float?', 'posinf': 'float?', 'neginf': 'float?',  # (?: or None)
                    'dtype': 'leafgrad.dtype?'}
 _STRICT = {'bool': lambda v: type(v) is bool, 'int': _is_int, 'float': _is_float, 'float?': _is_float,
-           'leafgrad.dtype?': is_dtype, 'int?': _is_int, 'tuple of ints?': _is_int_list}
+           'leafgrad.dtype?': is_dtype, 'int?': _is_int,
+           'tuple of ints': _is_int_list, 'tuple of ints?': _is_int_list}
 
 
 def check_dtype(fname, value):

@@ -693,6 +693,12 @@ CASES = [
     ('argmax(float dim)', lambda T: T.ones(2, 3).argmax(0.0)),
     ('argmin(float dim)', lambda T: T.ones(2, 3).argmin(dim=1.0)),
     ('argmax(None)', lambda T: T.ones(2, 3).argmax(None)),
+    ('median(float dim)', lambda T: T.ones(2, 3).median(0.0)),
+    ('median(None)', lambda T: T.ones(2, 3).median(None)),
+    ('nanmedian(float dim)', lambda T: T.ones(2, 3).nanmedian(0.0)),
+    ('mode(float dim)', lambda T: T.ones(2, 3).mode(0.0)),
+    ('logsumexp(float dim)', lambda T: T.ones(2, 3).logsumexp(0.0)),
+    ('logsumexp(None)', lambda T: T.ones(2, 3).logsumexp(None)),
 ]
 
 

@@ -399,6 +399,7 @@ class Median(_EvenlyDistribute):
     """median of all elements (MedianBackward0): the gradient split among the ties; along a dim
     (MedianBackward1): to the index chosen."""
     op, node = 'median', 'MedianBackward0'
+    parameter_types = {'dim': 'int'}  # (None given is refused; not given: every element)
     __slots__ = ()
 
     def forward(input, dim=None, keepdim=False):
@@ -430,6 +431,7 @@ class Nanmedian(_EvenlyDistribute):
     """nanmedian of all elements (NanmedianBackward0): the gradient split among the ties; along a
     dim (NanmedianBackward1): to the index chosen."""
     op, node = 'nanmedian', 'NanmedianBackward0'
+    parameter_types = {'dim': 'int'}  # (None given is refused; not given: every element)
     __slots__ = ()
 
     def forward(input, dim=None, keepdim=False):
@@ -498,6 +500,7 @@ class Mode(_SelectAlongDim):
     op, node, out = 'mode', 'ModeBackward0', _values_indices_out(
         'mode', "expected scalar type '{result}' but got '{out}' for values output",
         "expected scalar type '{result}' but got '{out}' for indices output")
+    parameter_types = {'dim': 'int'}
 
     def forward(input, dim=-1, keepdim=False):
         """mode(input, dim=-1, keepdim=False, *, out=None) -> (Tensor values, Tensor indices)

@@ -476,6 +476,7 @@ class Logsumexp(Op):
     """logsumexp(input, dim, keepdim=False): log(sum(exp(x))) without overflow (the largest
     shifted out); integer input in the default float dtype."""
     op, node = 'logsumexp', 'LogsumexpBackward0'
+    parameter_types = {'dim': 'tuple of ints'}
     __slots__ = ('dims', 'keepdim')
 
     def forward(input, dim, keepdim=False):
