@@ -699,6 +699,8 @@ CASES = [
     ('mode(float dim)', lambda T: T.ones(2, 3).mode(0.0)),
     ('logsumexp(float dim)', lambda T: T.ones(2, 3).logsumexp(0.0)),
     ('logsumexp(None)', lambda T: T.ones(2, 3).logsumexp(None)),
+    ('mean(float dim)', lambda T: T.ones(2, 3).mean(0.0)),
+    ('mean(tuple of a float dim)', lambda T: T.ones(2, 3).mean((0.0,))),
 ]
 
 

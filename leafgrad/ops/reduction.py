@@ -55,9 +55,10 @@ def _sum_in_float32(data, axis, keepdims):
     return xp.add.reduce(data.astype(bf16, copy=False), axis=axis, keepdims=keepdims, dtype=xp.float32).astype(bf16)
 
 
-_SUM_OVERLOADS = Overloads('sum', '(Tensor input, *, leafgrad.dtype dtype = None)',
-                           '(Tensor input, tuple of ints dim, bool keepdim = False, *, leafgrad.dtype dtype = None, '
-                           'Tensor out = None)')
+# sum's and mean's signatures, as PyTorch's parser lists them where a dim is no int
+_DIMS_OR_ALL = ('(Tensor input, *, leafgrad.dtype dtype = None)',
+                '(Tensor input, tuple of ints dim, bool keepdim = False, *, leafgrad.dtype dtype = None, Tensor out = None)')
+_SUM_OVERLOADS, _MEAN_OVERLOADS = Overloads('sum', *_DIMS_OR_ALL), Overloads('mean', *_DIMS_OR_ALL)
 
 
 class Sum(Op):
@@ -159,8 +160,13 @@ class Mean(Op):
             if node is not None:
                 node.self_shape, node.count = data.shape, data.size
             return result
-        dims = wrap_dims(dim, data.ndim)
-        result, node = record(mean_array(data, dims, keepdim), MeanBackward1, (input,))
+        try:
+            dims = wrap_dims(dim, data.ndim)
+            out = mean_array(data, dims, keepdim)
+        except TypeError:  # (a float dim: as sum's)
+            _MEAN_OVERLOADS.bind((dim,), {}, method=True)
+            raise
+        result, node = record(out, MeanBackward1, (input,))
         if node is not None:
             node.self_shape, node.dims, node.keepdim, node.count = data.shape, dims, keepdim, _count(data.shape, dims)
         return result
