@@ -16,6 +16,7 @@ from . import autograd
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                                  no_grad, set_grad_enabled)
 from .ops import *  # noqa: F401,F403  the op library's functions
+from .ops._util import not_a_tensor as _not_a_tensor
 from .creation import (Generator, arange, as_tensor, asarray, default_generator, empty, empty_like, eye,
                        from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed,
                        normal, multinomial, ones, ones_like, rand, rand_like, randint, randint_like, randn,
@@ -43,10 +44,12 @@ def is_tensor(obj, /):
 
 
 def _check_argument(fname, name, position, value, kind):
-    """PyTorch's TypeError for an argument that is not of the ``kind`` (a class) it must be."""
-    if not isinstance(value, kind):
-        raise TypeError(f"{fname}(): argument '{name}' (position {position}) must be "
-                        f"{'Tensor' if kind is Tensor else 'leafgrad.dtype'}, not {type(value).__name__}")
+    """PyTorch's TypeError for an argument that is not a Tensor (ops' not_a_tensor) or a dtype."""
+    if kind is Tensor and not isinstance(value, Tensor):
+        raise _not_a_tensor(fname, name, value, position)
+    if kind is dtype and not isinstance(value, dtype):
+        raise TypeError(f"{fname}(): argument '{name}' (position {position}) must be leafgrad.dtype, not "
+                        f'{type(value).__name__}')
 
 
 def numel(input):
