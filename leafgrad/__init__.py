@@ -34,9 +34,7 @@ short = int16
 cfloat = complex64
 cdouble = complex128
 newaxis = None
-# the PyTorch version whose API leafgrad follows, leafgrad's own version as the local label, so that a
-# program's `torch.__version__ >= '2.0'` takes its present-day path
-__version__ = torch_version.TorchVersion('2.13.0+leafgrad.0.1.0')
+__version__ = torch_version.__version__
 
 
 def is_tensor(obj, /):

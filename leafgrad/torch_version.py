@@ -48,3 +48,9 @@ class TorchVersion(str):
         return not self == other
 
     __hash__ = str.__hash__
+
+
+# the PyTorch version whose API leafgrad follows, leafgrad's own version as the local label, so that a
+# program's `torch.__version__ >= '2.0'` takes its present-day path (leafgrad.__version__,
+# leafgrad.version.__version__: PyTorch's torch_version holds it too)
+__version__ = TorchVersion('2.13.0+leafgrad.0.1.0')

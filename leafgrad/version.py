@@ -6,7 +6,8 @@ compares as a version (``>= '2.0'``, ``>= (2, 1)``); ``cuda`` is the CUDA runtim
 ``device='cuda'`` backend) was built with, ``None`` without CuPy, as a CPU-only PyTorch says;
 ``hip`` is ``None`` (no ROCm backend) and ``debug`` is ``False``.
 """
-from . import __version__, backend
+from . import backend
+from .torch_version import __version__
 
 __all__ = ['__version__', 'cuda', 'debug', 'hip']
 
