@@ -1238,7 +1238,7 @@ def _restack_or_none(results, level):
     if not present:
         return None
     if len(present) < len(results):
-        from . import zeros_like
+        from .creation import zeros_like
         results = [zeros_like(present[0]) if r is None else r for r in results]
     return _restack(results, level)
 

@@ -165,7 +165,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 grads = _autograd_grad(result, inputs, create_graph=nested[0], allow_unused=True,
                                        materialize_grads=True)
             else:
-                from . import zeros_like
+                from .creation import zeros_like
                 grads = [zeros_like(leaf) for leaf in inputs]
         if not nested[0]:
             result = result.detach()
@@ -204,7 +204,7 @@ def _grad_and_value_in_vmap(vm, func, argnums, has_aux, args, kwargs):
             raise RuntimeError('grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor '
                                f'with {result.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?')
         inputs = [leaf for leaves in flat_inputs for leaf in leaves]
-        from . import ones_like, zeros_like
+        from .creation import ones_like, zeros_like
         dual = any(leaf._fw_grad is not None for leaf in inputs)
         if result._requires_grad:  # (a jvp of this grad: the backward recorded, carrying tangents)
             grads = vm.grad_through([result], inputs, [ones_like(result)], vm.depth(), allow_unused=True,
@@ -269,7 +269,7 @@ def vjp(func, *primals, has_aux=False):
                                'outputs to the function')
         pairs = [(o, c) for o, c in zip(out_leaves, cots) if o._requires_grad]
         if not pairs:
-            from . import zeros_like
+            from .creation import zeros_like
             grads = [zeros_like(leaf) for leaf in flat]
         else:
             vm = _sys.modules.get('leafgrad._vmap')
@@ -339,7 +339,7 @@ def _vjp_rows(vm, outputs, inputs, depth, create_graph, chunk_size):
     """For each input, the vector-Jacobian products of the outputs (flattened, concatenated) with
     every row of the identity: a tensor (total output elements, *input.shape), computed by one
     backward vmapped over the rows."""
-    from . import zeros, zeros_like
+    from .creation import zeros, zeros_like
     sizes = [o.numel() for o in outputs]
     total = sum(sizes)
     differentiable = [i for i, o in enumerate(outputs) if o._requires_grad]
@@ -351,7 +351,7 @@ def _vjp_rows(vm, outputs, inputs, depth, create_graph, chunk_size):
         # The gradients are differentiated again (by an outer reverse transform, or forward mode
         # carries tangents through the walk): row by row, since what a batched walk records
         # keeps its batched tensors, whose levels would be read again by later walks
-        from . import ones_like
+        from .creation import ones_like
         from .autograd.functional import _stack
         dual = forward_ad is not None and forward_ad._state.level is not None
         per_input = [[] for _ in inputs]
@@ -385,7 +385,7 @@ def _vjp_rows(vm, outputs, inputs, depth, create_graph, chunk_size):
 
 
 def _eye(n, dtype):
-    from . import eye
+    from .creation import eye
     return eye(n, dtype=dtype)
 
 
@@ -422,7 +422,7 @@ def _jvp_by_double_backward(func, primals, tangents, *, strict=False, has_aux=Fa
                                f'original Tensor, this is not supported. Tensor is of size {list(p.shape)} while '
                                f'the given forward gradient is of size {list(t.shape)}.')
     nested = [False]
-    from . import zeros_like
+    from .creation import zeros_like
     with enable_grad():
         flat = [_differentiable(leaf, nested) for leaf in flat]
         result = func(*_unflatten(flat, spec))
@@ -501,7 +501,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         duals = [forward_ad.make_dual(p, t) if p._data.dtype.kind == 'f' else p for p, t in zip(flat, flat_t)]
         result = _as_bound(func)(*_unflatten(duals, spec))
         outs, out_spec, aux = _jvp_outputs(result, has_aux)
-        from . import zeros_like
+        from .creation import zeros_like
         primal_out, tangent_out = [], []
         for o in outs:
             p, t = forward_ad.unpack_dual(o)
@@ -567,10 +567,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
             unpacked = [forward_ad.unpack_dual(o) for o in outs]
             found['outs'] = [u.primal for u in unpacked]
             found['aux'] = vm.first_of_innermost(aux) if under_vmap else aux
-            from . import zeros_like
+            from .creation import zeros_like
             return tuple(u.tangent if u.tangent is not None else zeros_like(o) for u, o in zip(unpacked, outs))
 
-        from . import eye, zeros
+        from .creation import eye, zeros
         with forward_ad.dual_level():
             if total:
                 from ._vmap import vmap as _vmap
@@ -660,7 +660,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 def stack_module_state(models):
     """(params, buffers): each parameter and buffer of ``models`` (modules of one class, in one
     mode) stacked along a new first dimension, as vmap over an ensemble takes them."""
-    from . import stack
+    from .ops.rearrange import stack
     models = list(models)
     if len(models) == 0:
         raise RuntimeError('stack_module_state: Expected at least one model, got 0.')
