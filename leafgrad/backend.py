@@ -374,6 +374,20 @@ def cuda_available():
         return False
 
 
+def cuda_device_count():
+    """The GPUs CuPy sees (0 without CuPy or a GPU): ``leafgrad.cuda.device_count()``."""
+    if not cuda_available():
+        return 0
+    return _cupy.cuda.runtime.getDeviceCount()
+
+
+def cuda_manual_seed(seed):
+    """Seed CuPy's generator on a GPU (nothing without one): ``leafgrad.cuda.manual_seed``, also
+    what ``leafgrad.manual_seed`` does besides seeding the CPU generator."""
+    if cuda_available():
+        _cupy.random.seed(seed)
+
+
 def pinned_copy(array):
     """A copy of a NumPy array in page-locked host memory (CuPy's pinned allocator), which a GPU
     reads by DMA: what ``Tensor.pin_memory()`` makes."""

@@ -203,8 +203,7 @@ def manual_seed(seed):
     seed = int(seed)
     default_generator.manual_seed(seed)
     try:
-        from . import cuda  # (on first use: leafgrad.cuda is not loaded by `import leafgrad`)
-        cuda.manual_seed_all(seed)
+        backend.cuda_manual_seed(seed)
     except Exception:
         pass
     return default_generator

@@ -32,9 +32,8 @@ def fork_rng(devices=None, enabled=True, _caller='fork_rng', _devices_kw='device
         yield
         return
     if device_type == 'cuda':
-        from . import cuda
-        devices = list(range(cuda.device_count())) if devices is None else list(devices)
-        if devices and not cuda.is_available():
+        devices = list(range(backend.cuda_device_count())) if devices is None else list(devices)
+        if devices and not backend.cuda_available():
             raise AssertionError('Torch not compiled with CUDA enabled')
     cpu_state = get_rng_state()
     try:

@@ -24,9 +24,7 @@ def is_available():
 
 
 def device_count():
-    if not is_available():
-        return 0
-    return backend._cupy.cuda.runtime.getDeviceCount()
+    return backend.cuda_device_count()
 
 
 def _cupy():
@@ -130,8 +128,7 @@ def is_tf32_supported():
 # ---- random numbers (leafgrad draws on the CPU generator and copies: see creation.py) ----------
 
 def manual_seed(seed):
-    if is_available():
-        backend._cupy.random.seed(seed)
+    backend.cuda_manual_seed(seed)
 
 
 manual_seed_all = manual_seed
