@@ -46,6 +46,17 @@ def is_number(value):
     return isinstance(value, (int, float, complex, _np.number)) or _is_float(value)
 
 
+def check_number(fname, param, position, value):
+    """PyTorch's TypeError for a 'Number' parameter given anything else: a string, None, a tensor
+    of one dim or more, or a 0-dim one that requires grad (its number would drop the gradient).
+    ``position``: the parameter's, counted from 1 with ``input``. Called by a forward only where
+    the value is no float (the common case checked inline), so the parser's keyword form, which
+    names no position, is not told apart."""
+    if not is_number(value):
+        raise TypeError(f"{fname}(): argument '{param}' (position {position}) must be Number, not "
+                        f'{type_name(value)}')
+
+
 def is_dtype(value):
     """A dtype argument as PyTorch's parser takes one: a leafgrad dtype or a Python type (float:
     float64); not a string nor a NumPy dtype, though backend.to_dtype reads those for leafgrad's own use."""

@@ -258,9 +258,10 @@ def _check_full_size(fname, size):
 
 
 def _check_fill(fname, fill_value):
-    """PyTorch's TypeError for a ``fill_value`` that is no number (``fname``: the function called)."""
+    """PyTorch's TypeError for a ``fill_value`` that is no number (``fname``: the function called);
+    a 0-dim tensor that requires grad is none either (its number would drop the gradient)."""
     if not isinstance(fill_value, (int, float, complex, _np.number, _np.bool_)) and not (
-            isinstance(fill_value, Tensor) and fill_value._data.ndim == 0):
+            isinstance(fill_value, Tensor) and fill_value._data.ndim == 0 and not fill_value._requires_grad):
         raise TypeError(f"{fname}(): argument 'fill_value' (position 2) must be Number, not "
                         f'{type(fill_value).__name__}')
 

@@ -701,6 +701,38 @@ CASES = [
     ('logsumexp(None)', lambda T: T.ones(2, 3).logsumexp(None)),
     ('mean(float dim)', lambda T: T.ones(2, 3).mean(0.0)),
     ('mean(tuple of a float dim)', lambda T: T.ones(2, 3).mean((0.0,))),
+    # a 'Number' parameter given a tensor that requires grad (its number would drop the gradient),
+    # a tensor of one dim or more, a string or None
+    ('full of a tensor requiring grad', lambda T: T.full((2,), T.tensor(0.5, requires_grad=True))),
+    ('full_like of a tensor requiring grad', lambda T: T.full_like(T.ones(2), T.tensor(0.5, requires_grad=True))),
+    ('new_full of a tensor requiring grad', lambda T: T.ones(2).new_full((2,), T.tensor(0.5, requires_grad=True))),
+    ('leaky_relu slope requiring grad', lambda T: T.nn.functional.leaky_relu(
+        T.ones(2), negative_slope=T.tensor(0.5, requires_grad=True))),
+    ('leaky_relu slope of one dim', lambda T: T.nn.functional.leaky_relu(T.ones(2), T.tensor([0.5]))),
+    ('leaky_relu slope of two', lambda T: T.nn.functional.leaky_relu(T.ones(2), T.tensor([0.5, 0.2]))),
+    ('leaky_relu slope None', lambda T: T.nn.functional.leaky_relu(T.ones(2), None)),
+    ('leaky_relu_ slope requiring grad', lambda T: T.nn.functional.leaky_relu_(
+        T.ones(2), T.tensor(0.5, requires_grad=True))),
+    ('LeakyReLU slope requiring grad', lambda T: T.nn.LeakyReLU(T.tensor(0.5, requires_grad=True))(T.ones(2))),
+    ('softplus beta requiring grad', lambda T: T.nn.functional.softplus(T.ones(2), T.tensor(2., requires_grad=True))),
+    ('softplus beta str', lambda T: T.nn.functional.softplus(T.ones(2), 'a')),
+    ('softplus threshold of one dim', lambda T: T.nn.functional.softplus(T.ones(2), 1, T.tensor([2.]))),
+    ('threshold requiring grad', lambda T: T.nn.functional.threshold(T.ones(2), T.tensor(0.5, requires_grad=True), 0.)),
+    ('threshold value of one dim', lambda T: T.threshold(T.ones(2), 0.5, T.tensor([0.]))),
+    ('threshold_ requiring grad', lambda T: T.nn.functional.threshold_(T.ones(2), T.tensor(0.5, requires_grad=True), 0.)),
+    ('hardtanh min requiring grad', lambda T: T.nn.functional.hardtanh(T.ones(2), T.tensor(0.5, requires_grad=True), 1.)),
+    ('hardtanh max of one dim', lambda T: T.nn.functional.hardtanh(T.ones(2), -1., T.tensor([1.]))),
+    ('hardtanh_ min requiring grad', lambda T: T.nn.functional.hardtanh_(T.ones(2), T.tensor(0.5, requires_grad=True))),
+    ('elu alpha requiring grad', lambda T: T.nn.functional.elu(T.ones(2), alpha=T.tensor(0.5, requires_grad=True))),
+    ('elu alpha str', lambda T: T.nn.functional.elu(T.ones(2), 'a')),
+    ('elu_ alpha of one dim', lambda T: T.nn.functional.elu_(T.ones(2), T.tensor([0.5]))),
+    ('celu alpha requiring grad', lambda T: T.nn.functional.celu(T.ones(2), T.tensor(0.5, requires_grad=True))),
+    ('celu_ alpha None', lambda T: T.nn.functional.celu_(T.ones(2), None)),
+    ('hardshrink lambd requiring grad', lambda T: T.hardshrink(T.ones(2), T.tensor(0.5, requires_grad=True))),
+    ('softshrink lambd str', lambda T: T.nn.functional.softshrink(T.ones(2), 'a')),
+    ('rrelu lower requiring grad', lambda T: T.nn.functional.rrelu(T.ones(2), T.tensor(0.1, requires_grad=True))),
+    ('rrelu upper str', lambda T: T.nn.functional.rrelu(T.ones(2), 0.1, 'a')),
+    ('rrelu_ lower of one dim', lambda T: T.nn.functional.rrelu_(T.ones(2), T.tensor([0.1]))),
 ]
 
 

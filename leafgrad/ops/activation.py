@@ -15,7 +15,7 @@ import math
 import warnings
 
 from .. import backend
-from .._arg_parser import check_dtype
+from .._arg_parser import check_dtype, check_number
 from ..autograd.graph import elementwise_jvp
 from ._op import Op, _name_function
 from ._util import (SCALAR_NAMES, NotImplementedNode, _zero, in_float32, opmath, ops, record, saved_output,
@@ -57,6 +57,8 @@ class _Activation(Op):
 # ---- leaky_relu ----------------------------------------------------------------------------
 
 def _leaky_relu(input, negative_slope, node_cls):
+    if type(negative_slope) is not float:
+        check_number('leaky_relu' if node_cls is LeakyRelu else 'leaky_relu_', 'negative_slope', 2, negative_slope)
     x = _float(input, 'leaky_relu_cpu')
     result, node = record(_rounded(xp.where(x > 0, x, x * x.dtype.type(negative_slope)), input), node_cls, (input,))
     if node is not None:
@@ -118,6 +120,8 @@ def _elu_forward(input, alpha, scale, input_scale, node_cls):
 
 
 def _elu_like(input, inplace, alpha, scale, input_scale, node_cls, inplace_node_cls):
+    if type(alpha) is not float:
+        check_number(node_cls.op + '_' * bool(inplace), 'alpha', 2, alpha)
     if inplace:
         return _run_inplace(input, lambda s: _elu_forward(s, alpha, scale, input_scale, inplace_node_cls))
     return _elu_forward(input, alpha, scale, input_scale, node_cls)
@@ -170,6 +174,8 @@ class Selu(_Activation):
 
 
 def _celu(input, alpha, inplace):
+    if type(alpha) is not float:
+        check_number('celu_' if inplace else 'celu', 'alpha', 2, alpha)
     if alpha == 0:
         raise RuntimeError('ZeroDivisionError: alpha cannot be 0 for CELU')
     return _elu_like(input, inplace, alpha, 1.0, 1.0 / alpha, Celu, CeluBackward1)
@@ -320,6 +326,9 @@ class Softplus(_Activation):
     __slots__ = ('beta', 'threshold')
 
     def forward(input, beta=1.0, threshold=20.0):
+        if type(beta) is not float or type(threshold) is not float:
+            check_number('softplus', 'beta', 2, beta)
+            check_number('softplus', 'threshold', 3, threshold)
         x = _float(input, 'softplus_cpu')
         if beta == 1:  # (the default: x * 1 and y / 1 give x and y bit for bit, two NumPy calls spared)
             bx, soft = x, _softplus_array(x)
@@ -361,9 +370,12 @@ class LogSigmoid(_Activation):
 
 # ---- hardtanh, relu6, hardswish, hardsigmoid -----------------------------------------------
 
-def _hardtanh(input, min_val=-1.0, max_val=1.0):
-    if min_val > max_val:
+def _hardtanh(input, min_val=-1.0, max_val=1.0, name='hardtanh'):
+    if min_val > max_val:  # (first, as in PyTorch's nn.functional: a string fails Python's comparison)
         raise ValueError('min_val cannot be greater than max_val')
+    if type(min_val) is not float or type(max_val) is not float:
+        check_number(name, 'min_val', 2, min_val)
+        check_number(name, 'max_val', 3, max_val)
     x = input._data
     if x.dtype.kind == 'b':
         raise RuntimeError('Bool inputs not supported for hardtanh')
@@ -384,11 +396,11 @@ class Hardtanh(_Activation):
 
     def forward(input, min_val=-1.0, max_val=1.0, inplace=False):
         if inplace:
-            return _run_inplace(input, lambda s: _hardtanh(s, min_val, max_val))
+            return _run_inplace(input, lambda s: _hardtanh(s, min_val, max_val, 'hardtanh_'))
         return _hardtanh(input, min_val, max_val)
 
     def inplace(input, min_val=-1.0, max_val=1.0):
-        return _run_inplace(input, lambda s: _hardtanh(s, min_val, max_val))
+        return _run_inplace(input, lambda s: _hardtanh(s, min_val, max_val, 'hardtanh_'))
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -460,6 +472,10 @@ class Hardsigmoid(_Activation):
 # ---- threshold, shrinks, softsign, tanhshrink ----------------------------------------------
 
 def _threshold(input, threshold, value, node_cls):
+    if type(threshold) is not float or type(value) is not float:
+        name = 'threshold' if node_cls is Threshold else 'threshold_'
+        check_number(name, 'threshold', 2, threshold)
+        check_number(name, 'value', 3, value)
     x = input._data
     result, node = record(xp.where(x <= threshold, x.dtype.type(value), x), node_cls, (input,))  # (NaN stays)
     if node is not None:
@@ -502,6 +518,8 @@ class Hardshrink(_Activation):
     double_backward_name = 'HardshrinkBackwardBackward0'
 
     def forward(input, lambd=0.5):
+        if type(lambd) is not float:
+            check_number('hardshrink', 'lambd', 2, lambd)
         x = _float(input, 'hardshrink_cpu')
         keep = ~((x >= -lambd) & (x <= lambd))  # (NaN stays)
         result, node = record(_rounded(xp.where(keep, x, x.dtype.type(0)), input), Hardshrink, (input,))
@@ -524,6 +542,8 @@ class Softshrink(_Activation):
     apply = Hardshrink.apply
 
     def forward(input, lambd=0.5):
+        if type(lambd) is not float:
+            check_number('softshrink', 'lambd', 2, lambd)
         x = _float(input, 'softshrink_check')
         if lambd < 0:
             dtype = input._data.dtype

@@ -1,5 +1,6 @@
 """prelu, rrelu, glu, bilinear, unfold/fold: ops that modules build on."""
 from ... import backend
+from ..._arg_parser import check_number
 from ...ops._util import Node, autocast, opmath, record, sum_to, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
@@ -36,6 +37,9 @@ def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
     drawn uniformly from [lower, upper] (one float64 draw of the generator per such element, in
     order, as PyTorch's CPU kernel); in evaluation by the mean slope (lower + upper) / 2."""
     from ...ops.inplace import inplace as _run_inplace
+    if type(lower) is not float or type(upper) is not float:
+        check_number('rrelu_' if inplace else 'rrelu', 'lower', 2, lower)
+        check_number('rrelu_' if inplace else 'rrelu', 'upper', 3, upper)
     if inplace:
         return _run_inplace(input, lambda s: rrelu(s, lower, upper, training))
     x = input._data
