@@ -9,6 +9,7 @@ so that this file holds only the tensor's own state and the autograd entry point
 """
 from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
 
+import operator as _operator
 import sys
 import warnings
 import weakref
@@ -724,10 +725,16 @@ def _attach_retain(tensor):
 
 
 def _wrap_dim(dim, ndim):
+    if type(dim) is not int:  # (a NumPy integer, a 0-dim integer tensor: the int PyTorch's parser reads;
+        dim = _index(dim)     # anything else a TypeError, which an op with overloads turns into their listing)
     lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
     if not lo <= dim <= hi:
         raise IndexError(f'Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})')
     return dim + ndim if dim < 0 else dim
+
+
+def _index(dim):
+    return dim if isinstance(dim, int) else _operator.index(dim)
 
 
 __all__ = ['Tensor', 'Size', 'legacy_type_name', 'gradient_edge', 'grad_accumulator', 'AccumulateGrad']

@@ -16,7 +16,7 @@ from ..autograd import origins
 from ..autograd.anomaly import anomaly_state, forward_trace
 from ..autograd import views as _views
 from ..autograd.graph import Node, SavedOutput, grad_accumulator
-from ..tensor import Tensor, _wrap_dim
+from ..tensor import Tensor, _index, _wrap_dim
 
 xp = backend.numpy
 _ndarray = xp.ndarray
@@ -335,8 +335,13 @@ def wrap_dims(dim, ndim):
 
     An empty tuple or list also means all dims: PyTorch's rule for sum, mean, var, std, amax.
     """
-    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+    if dim is None:
         return tuple(range(ndim))
+    if not isinstance(dim, int):
+        if not isinstance(dim, (tuple, list)):  # (a 0-dim integer tensor, a NumPy integer: one dim)
+            dim = _index(dim)
+        elif not dim:
+            return tuple(range(ndim))
     if ndim == 0:
         # a 0-d tensor accepts dim 0 or -1 (checked here) and has no dim to reduce
         for d in ((dim,) if isinstance(dim, int) else dim):

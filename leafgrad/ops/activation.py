@@ -15,7 +15,7 @@ import math
 import warnings
 
 from .. import backend
-from .._arg_parser import check_dtype, check_number
+from .._arg_parser import _is_int, check_dtype, check_number
 from ..autograd.graph import elementwise_jvp
 from ._op import Op, _name_function
 from ._util import (SCALAR_NAMES, NotImplementedNode, _zero, in_float32, opmath, ops, record, saved_output,
@@ -588,7 +588,9 @@ def _softmax_dim(name, ndim, stacklevel=3):
 
 def _softmax_input(input, dim, dtype, name):
     if dim is not None and not isinstance(dim, int):
-        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+        if not _is_int(dim):  # (a 0-dim integer tensor is one)
+            raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+        dim = int(dim)
     if dtype is not None:
         check_dtype(name, dtype)
         input = input.to(backend.to_dtype(dtype))

@@ -18,7 +18,7 @@ from ..autograd.graph import on_samples
 from ._op import Op
 from ._util import (SCALAR_NAMES, Node, autocast, diagonal_array, histories_first, ops, record, wrap, wrap_dim,
                     write_out, xp)
-from ..tensor import Tensor
+from ..tensor import Tensor, _index
 
 
 def _tensor_list(tensors, fname):
@@ -428,14 +428,15 @@ class Roll(Op):
     __slots__ = ('shifts', 'dims')
 
     def forward(input, shifts, dims=None):
-        shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+        shifts = (shifts,) if isinstance(shifts, int) else (_index(shifts),) if not isinstance(shifts, (tuple, list)) \
+            else tuple(int(s) for s in shifts)
         if dims is None:
             if len(shifts) != 1:
                 raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:0')
             data = xp.roll(input._data.reshape(-1), shifts[0]).reshape(input._data.shape)
             node_dims = None
         else:
-            dims = (dims,) if isinstance(dims, int) else tuple(dims)
+            dims = (dims,) if isinstance(dims, int) or not isinstance(dims, (tuple, list)) else tuple(dims)
             if len(shifts) != len(dims):
                 raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}')
             dims = tuple(wrap_dim(d, input._data.ndim) for d in dims)

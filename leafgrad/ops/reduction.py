@@ -13,7 +13,7 @@ import warnings
 from .. import backend
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
-from .._arg_parser import Overloads, check_dtype, is_number
+from .._arg_parser import Overloads, _is_int, check_dtype, is_number
 from ._op import Op
 from ._util import autocast, histories_first, opmath, ops, record, record_many, saved_output, state, wrap, wrap_dims, xp
 
@@ -430,7 +430,7 @@ class Prod(Op):
             if node is not None:
                 node.save(input, saved_output(result))
             return result
-        if not isinstance(dim, int):
+        if not isinstance(dim, int) and not _is_int(dim):  # (a 0-dim integer tensor is one)
             raise TypeError('prod(): argument \'dim\' must be int, not ' + type(dim).__name__)
         d = wrap_dims(dim, data.ndim)
         axis = d[0] if data.ndim else None
@@ -574,6 +574,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         data = data.astype(backend.to_dtype(dtype).np)
     if isinstance(dim, int):
         dim = (dim,)
+    elif dim is not None and not isinstance(dim, (tuple, list)):
+        if not _is_int(dim):  # (a 0-dim integer tensor is one dim)
+            raise TypeError(f"linalg_vector_norm(): argument 'dim' (position 3) must be tuple of ints, not "
+                            f'{type(dim).__name__}')
+        dim = (int(dim),)
     dims = wrap_dims(dim, data.ndim) if dim is not None and len(dim) else tuple(range(data.ndim))
     a = xp.abs(opmath(data))
     p = float(ord)
@@ -849,7 +854,7 @@ def _logcumsumexp(input, dim, reverse=False):
 def _logical_reduce(np_fn, input, dim, keepdim):
     data = input._data
     # all(()) and any(()) reduce nothing, unlike sum(())
-    dims = None if dim is None else () if not isinstance(dim, int) and not len(dim) else wrap_dims(dim, data.ndim)
+    dims = None if dim is None else () if isinstance(dim, (tuple, list)) and not dim else wrap_dims(dim, data.ndim)
     out = xp.asarray(np_fn(data, axis=dims, keepdims=keepdim))
     # uint8 input gives uint8 output, as PyTorch keeps it for backward compatibility
     return wrap(out.astype(xp.uint8) if data.dtype == xp.uint8 else out)

@@ -441,7 +441,7 @@ class Squeeze(Op):
         if dim is None:
             axes = tuple(i for i, s in enumerate(shape) if s == 1)
             cls = Squeeze
-        elif isinstance(dim, int):
+        elif isinstance(dim, int) or not isinstance(dim, (tuple, list)):  # (or a 0-dim integer tensor)
             axes = (wrap_dim(dim, len(shape)),)
             if not shape:
                 axes = ()
@@ -659,8 +659,9 @@ class Movedim(Op):
 
     def forward(input, source, destination):
         nd = input._data.ndim
-        src = (source,) if isinstance(source, int) else tuple(source)
-        dst = (destination,) if isinstance(destination, int) else tuple(destination)
+        src = (source,) if isinstance(source, int) or not isinstance(source, (tuple, list)) else tuple(source)
+        dst = (destination,) if isinstance(destination, int) or not isinstance(destination, (tuple, list)) else \
+            tuple(destination)
         if len(src) != len(dst):
             raise RuntimeError(f'movedim: Invalid source or destination dims: source ({list(src)} dims) should '
                                f'contain the same number of dims as destination ({list(dst)} dims)')
