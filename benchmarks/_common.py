@@ -102,12 +102,25 @@ def load_leafgrad(leafgrad_path=None, as_module=None):
 
 
 def compiled(T, fn):
-    """``T.compile(fn)`` for leafgrad; for torch, ``fn`` itself: a compiled row's torch column
-    is torch *eager* (the issue's targets compare with it), torch.compile is not timed here
-    (see benchmarks/README)."""
+    """``T.compile(fn)`` for leafgrad and for the torch.compile column (``TorchCompile``); for
+    torch, ``fn`` itself: a compiled row's torch column is torch *eager* (the issue's targets
+    compare with it)."""
     if T.__name__ == "torch":
         return fn
     return T.compile(fn)
+
+
+class TorchCompile:
+    """torch under the name ``torch.compile``: the same module, except that a workload's
+    compiled variant compiles its loss with ``torch.compile`` (``compiled`` above); run.py
+    times it in compiled variants only."""
+    __name__ = "torch.compile"
+
+    def __init__(self, torch):
+        self._torch = torch
+
+    def __getattr__(self, name):
+        return getattr(self._torch, name)
 
 
 def training_step(build, T, seed, **options):

@@ -37,8 +37,9 @@ WORKLOADS = {
     "W1": "w1_mlp", "W2": "w2_chain", "W3": "w3_cnn", "W4": "w4_memory",
     "W5": "w5_rnn", "W6": "w6_hvp", "W7": "w7_long_chain", "W8": "w8_import", "W9": "w9_views",
 }
-IMPLS = ("leafgrad", "torch", "numpy")
-RATIOS = (("leafgrad", "torch"), ("leafgrad", "numpy"), ("numpy", "torch"))
+IMPLS = ("leafgrad", "torch", "numpy", "torch.compile")
+DEFAULT_IMPLS = IMPLS[:3]  # torch.compile (compiled variants only) on request: it compiles for minutes
+RATIOS = (("leafgrad", "torch"), ("leafgrad", "numpy"), ("numpy", "torch"), ("leafgrad", "torch.compile"))
 DEFAULT_JSON = os.path.join(_common.BENCH_DIR, "results", "latest.json")
 WARMUP_CALLS = 2
 MAX_INNER = 100_000
@@ -90,6 +91,10 @@ class Impls:
         if "numpy" in wanted:
             self.mods["numpy"] = np
             self.status["numpy"] = "ok"
+        if "torch.compile" in wanted:
+            if "torch" in self.mods:
+                self.mods["torch.compile"] = _common.TorchCompile(self.mods["torch"])
+            self.status["torch.compile"] = self.status.get("torch", "unavailable: torch not requested")
         _common.limit_threads()
         self.order = [i for i in IMPLS if i in self.mods]
 
@@ -99,7 +104,7 @@ def grad_check(mod, impls):
     """Returns (status per impl, report).  status is 'ok' or a reason."""
     status, grads, report = {}, {}, {}
     for impl in impls.order:
-        if impl == "numpy" and getattr(mod, "grads_numpy", None) is None:
+        if impl == "numpy" and getattr(mod, "grads_numpy", None) is None or impl == "torch.compile":
             continue
         try:
             if impl == "numpy":
@@ -132,6 +137,8 @@ def run_timed(mod, impls, status, args, log):
         vres = variants[vname] = {"unit": unit, "impls": {}}
         for impl in impls.order:
             if impl == "numpy" and getattr(mod, "make_numpy", None) is None:
+                continue
+            if impl == "torch.compile" and not vname.startswith("compiled"):
                 continue
             if status.get(impl, "ok") != "ok":
                 vres["impls"][impl] = {"status": status[impl]}
@@ -184,6 +191,8 @@ def run_memory(mod, impls, status, args, log):
     (vname, unit, _), = mod.VARIANTS
     vres = {"unit": unit, "impls": {}}
     for impl in impls.order:
+        if impl == "torch.compile":
+            continue
         if status.get(impl, "ok") != "ok":
             vres["impls"][impl] = {"status": status[impl]}
             continue
@@ -202,6 +211,8 @@ def run_import(mod, impls, status, args, log):
     (vname, unit, _), = mod.VARIANTS
     vres = {"unit": unit, "impls": {}, "extra": {}}
     for impl in impls.order:
+        if impl == "torch.compile":
+            continue
         if status.get(impl, "ok") != "ok":
             vres["impls"][impl] = {"status": status[impl]}
             continue
@@ -425,18 +436,21 @@ def print_table(results, meta):
     print(f"leafgrad: {lg}")
     print(f"torch {meta.get('torch_version')}  numpy {meta.get('numpy_version')}  "
           f"python {meta.get('python')}  rounds={meta.get('rounds')}  threads=1  clock={meta.get('clock', 'wall')}")
-    head = ("workload", "unit", label, "torch", "numpy", "lg/torch", "lg/numpy", "np/torch",
-            "target", "verdict")
+    shown = [i for i in IMPLS if i != "torch.compile" or "torch.compile" in meta.get("impls", {})]
+    ratios = [("leafgrad/torch", "lg/torch"), ("leafgrad/numpy", "lg/numpy"), ("numpy/torch", "np/torch"),
+              ("leafgrad/torch.compile", "lg/tc")][:len(shown)]
+    head = ("workload", "unit", label, *shown[1:], *(short for _, short in ratios), "target", "verdict")
+    target_col = len(head) - 2
     rows = []
     notes = []
     for wid, res in results.items():
         if "error" in res:
-            rows.append((wid, "", "", "", "", "", "", "", "", "ERROR"))
+            rows.append((wid,) + ("",) * (len(head) - 2) + ("ERROR",))
             notes.append(f"{wid}: {res['error']}")
             continue
         for vname, v in res["variants"].items():
             cells = []
-            for impl in IMPLS:
+            for impl in shown:
                 e = v["impls"].get(impl)
                 if e is None:
                     cells.append("")
@@ -450,9 +464,8 @@ def print_table(results, meta):
                     if not s.startswith("unavailable"):
                         notes.append(f"{wid} {vname} {impl}: {s}")
             r = v.get("ratios", {})
-            rows.append((f"{wid} {vname}", v["unit"], *cells,
-                         _fmt(r.get("leafgrad/torch")), _fmt(r.get("leafgrad/numpy")),
-                         _fmt(r.get("numpy/torch")), v.get("target", ""), v.get("verdict", "")))
+            rows.append((f"{wid} {vname}", v["unit"], *cells, *(_fmt(r.get(key)) for key, _ in ratios),
+                         v.get("target", ""), v.get("verdict", "")))
         if wid == "W7" and res.get("linearity"):
             li = res["linearity"]
             notes.append("W7 linearity, best per-node time 100k / 10k: " + ", ".join(
@@ -470,7 +483,7 @@ def print_table(results, meta):
                          "python -m leafgrad (runner, torch finder, import torch) adds "
                          f"{_fmt(v['extra'].get('python -m leafgrad'))} ms")
     widths = [max(len(str(row[i])) for row in rows + [head]) for i in range(len(head))]
-    line = "  ".join(f"{{:{'<' if i in (0, 1, 8) else '>'}{w}}}" for i, w in enumerate(widths))
+    line = "  ".join(f"{{:{'<' if i in (0, 1, target_col) else '>'}{w}}}" for i, w in enumerate(widths))
     print(line.format(*head))
     print("  ".join("-" * w for w in widths))
     for row in rows:
@@ -493,7 +506,9 @@ def parse_args(argv):
                     help="time samples by wall clock (default) or by the process's CPU time "
                          "(time.process_time: on a loaded machine, what other processes take is not counted)")
     ap.add_argument("--json", default=DEFAULT_JSON, help="results file (default results/latest.json)")
-    ap.add_argument("--impls", default=",".join(IMPLS), help="subset of leafgrad,torch,numpy")
+    ap.add_argument("--impls", default=",".join(DEFAULT_IMPLS),
+                    help="subset of leafgrad,torch,numpy,torch.compile (default: the first three; "
+                         "torch.compile times the compiled variants, after minutes of compiling)")
     ap.add_argument("--leafgrad-path",
                     help="directory containing the leafgrad package (default: this checkout)")
     ap.add_argument("--no-isolate", action="store_true",
