@@ -54,6 +54,9 @@ from . import grad_mode
 from .anomaly import anomaly_state, check_nan
 from . import graph as _graph
 from .graph import AccumulateGrad, Node, unshared
+# (the walks running in this thread, which this module starts and ends; graph.py keeps them, for
+# register_multi_grad_hook, and answers the two questions about them that PyTorch asks of its engine)
+from .graph import _callbacks, current_graph_task_id, will_engine_execute_node  # noqa: F401
 from . import origins
 
 # Set by the profiler while it records (autograd/_instrument.py): called as
@@ -110,33 +113,7 @@ def _nodes_leading_to(targets, nodes):
     return {node for node, ok in leads.items() if ok}
 
 
-class _Callbacks(threading.local):
-    pending = None  # the outermost running walk's callbacks (None when no walk runs)
-    walks = None    # the running walks, innermost last: (id, dependency counts, roots, runnable, grad(),
-    #               retain_graph)
-
-
-_callbacks = _Callbacks()
 _walk_ids = itertools.count()
-
-
-def current_graph_task_id() -> int:
-    """The id of the backward walk running in this thread (the innermost), -1 outside one."""
-    walks = _callbacks.walks
-    return walks[-1][0] if walks else -1
-
-
-def will_engine_execute_node(node: Node) -> bool:
-    """Whether the walk running in this thread reaches ``node`` (a grad_fn or AccumulateGrad),
-    as PyTorch's ``torch._C._will_engine_execute_node``."""
-    walks = _callbacks.walks
-    if not walks:
-        raise RuntimeError('_will_engine_execute_node should only be called during the backward pass')
-    _, deps, roots, runnable, capture, _ = walks[-1]
-    if capture and type(node) is AccumulateGrad:
-        raise RuntimeError('A leaf node was passed to _will_engine_execute_node but we are currently running '
-                           'autograd.grad(). This is currently not supported.')
-    return (node in deps or node in roots) and (runnable is None or node in runnable)
 
 
 def walk_keeps_graph() -> bool:

@@ -558,11 +558,9 @@ class SavedTensor:
 
 
 def _current_grad_fn(t):
-    """A saved input's grad_fn as it is now (a view's is regenerated: PyTorch's message names
-    the node the tensor has when the error is raised)."""
-    if t._base is not None:
-        _views.fresh(t)
-    return t._grad_fn
+    """A saved input's grad_fn as it is now (a view's is regenerated, by the tensor's grad_fn:
+    PyTorch's message names the node the tensor has when the error is raised)."""
+    return _tensor.Tensor.grad_fn.fget(t)
 
 
 def _short_name(node):
@@ -693,10 +691,9 @@ _RLock = _thread.RLock  # (the C type itself: half the cost of threading.RLock()
 
 
 def gradient_edge(tensor):
-    """The edge a gradient for ``tensor`` flows along: its grad_fn, or its accumulator."""
-    if tensor._base is not None:
-        _views.fresh(tensor)
-    fn = tensor._grad_fn
+    """The edge a gradient for ``tensor`` flows along: its grad_fn (a view's brought up to date
+    by the tensor's grad_fn, views.py's regeneration), or its accumulator."""
+    fn = tensor._grad_fn if tensor._base is None else _tensor.Tensor.grad_fn.fget(tensor)
     if fn is not None:
         return (fn, tensor._output_nr)
     if tensor._requires_grad:
@@ -709,7 +706,6 @@ def gradient_edge(tensor):
 # imports it); it makes Tensors (gradients, unpacked saved outputs) without importing their
 # module. The engine and the view bookkeeping reach it here too.
 _tensor = None
-from . import views as _views  # noqa: E402  (views.py imports this module)
 
 
 class saved_tensors_hooks:
@@ -783,7 +779,7 @@ def increment_version(tensor):
     """Mark ``tensor`` as modified in place (for changes made behind autograd's back)."""
     tensors = (tensor,) if isinstance(tensor, _tensor.Tensor) else tensor
     for t in tensors:
-        _views.bump(t)
+        t._bump_version()
 
 
 def _grad_fn_or_accumulator(t):
@@ -811,11 +807,38 @@ class _MultiHandle:
         self.remove()
 
 
+# ---- the backward walks running in this thread (the engine starts and ends them; a multi-grad hook asks) ----
+
+class _Callbacks(threading.local):
+    pending = None  # the outermost running walk's callbacks (None when no walk runs)
+    walks = None    # the running walks, innermost last: (id, dependency counts, roots, runnable, grad(),
+    #               retain_graph)
+
+
+_callbacks = _Callbacks()
+def current_graph_task_id() -> int:
+    """The id of the backward walk running in this thread (the innermost), -1 outside one."""
+    walks = _callbacks.walks
+    return walks[-1][0] if walks else -1
+
+
+def will_engine_execute_node(node: Node) -> bool:
+    """Whether the walk running in this thread reaches ``node`` (a grad_fn or AccumulateGrad),
+    as PyTorch's ``torch._C._will_engine_execute_node``."""
+    walks = _callbacks.walks
+    if not walks:
+        raise RuntimeError('_will_engine_execute_node should only be called during the backward pass')
+    _, deps, roots, runnable, capture, _ = walks[-1]
+    if capture and type(node) is AccumulateGrad:
+        raise RuntimeError('A leaf node was passed to _will_engine_execute_node but we are currently running '
+                           'autograd.grad(). This is currently not supported.')
+    return (node in deps or node in roots) and (runnable is None or node in runnable)
+
+
 def register_multi_grad_hook(tensors, fn, *, mode='all'):
     """A hook on several tensors at once. ``mode='all'``: ``fn(grads)`` once per backward, when
     the gradient of every tensor the walk reaches has been computed (None for the others);
     ``mode='any'``: ``fn(grad)`` with the first of them computed in each backward."""
-    from .engine import current_graph_task_id, will_engine_execute_node
     supported_modes = ('all', 'any')
     if mode not in supported_modes:
         raise ValueError(f'Expects mode to be one of {supported_modes} but got {mode}')
