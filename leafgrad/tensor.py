@@ -291,14 +291,14 @@ class Tensor:
         tensor's views), so that other processes it is sent to share it
         (``leafgrad.multiprocessing``); nothing to do if it is already there or on a GPU."""
         if self.device.type == 'cpu' and not self.is_shared():
-            from .multiprocessing import reductions  # (loads multiprocessing: not at `import leafgrad`)
-            reductions.share(self)
+            from . import _shared_memory  # (loads mmap: not at `import leafgrad`)
+            _shared_memory.share(self)
         return self
 
     def is_shared(self) -> bool:
         """Whether this tensor's memory is shared memory (``share_memory_()``)."""
-        reductions = sys.modules.get('leafgrad.multiprocessing.reductions')
-        return reductions is not None and reductions.is_shared(self._data)
+        shared = sys.modules.get('leafgrad._shared_memory')  # (none is, before share_memory_ loads it)
+        return shared is not None and shared.is_shared(self._data)
 
     def pin_memory(self, device: Any = None) -> Tensor:
         """A copy in page-locked host memory, which a GPU reads faster (this tensor itself if it is

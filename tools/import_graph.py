@@ -32,7 +32,8 @@ LAYERS = [
      'leafgrad.return_types', 'leafgrad._memory_format', 'leafgrad._meta',
      'leafgrad.backends.cpu',  # (the CPU's vector instructions, as NumPy reports them: imports nothing)
      'leafgrad.torch_version',  # (the version string and its ordering: imports nothing)
-     'leafgrad._storage'),  # (the bytes under a tensor, on a device)
+     'leafgrad._storage',  # (the bytes under a tensor, on a device)
+     'leafgrad._shared_memory'),  # (an array's memory moved into a shared mapping)
     # the engine: grad modes, the recorded graph, the backward walk, views' bookkeeping
     ('leafgrad.autograd.grad_mode', 'leafgrad.autograd.anomaly', 'leafgrad.autograd.origins',
      'leafgrad.autograd.graph', 'leafgrad.autograd.engine', 'leafgrad.autograd.views',

@@ -1,90 +1,21 @@
-"""Tensors in shared memory, and how they travel between processes.
+"""How tensors in shared memory travel between processes.
 
-Design note. A leafgrad tensor's memory is a NumPy array, which cannot be moved; so
-``share_memory_()`` copies it into a new shared mapping (an anonymous ``memfd`` file, mapped
-MAP_SHARED) and points the tensor, and every live view of it, at the copy, at the same offsets
-and strides. A forked child inherits the mapping; a spawned one, or any process a tensor
-reaches through multiprocessing's pickler (``Process`` arguments, ``Queue``, ``Pipe``), gets a
-duplicate of the file descriptor and maps the same memory (``rebuild_shared``); a tensor sent that way is moved into shared memory first, as
-PyTorch moves it. The file is
-freed by the kernel when the last mapping and descriptor are gone, so no process has to clean
-up after another (PyTorch's ``file_descriptor`` strategy).
-
-An alias that is no registered view (``t.data``, ``t.detach()``) taken before the call keeps
-the old memory: PyTorch's storage moves under it, leafgrad's array cannot.
+Design note. ``share_memory_()`` (``leafgrad._shared_memory``) puts a tensor's memory in an
+anonymous ``memfd`` file mapped MAP_SHARED. A forked child inherits the mapping; a spawned one,
+or any process a tensor reaches through multiprocessing's pickler (``Process`` arguments,
+``Queue``, ``Pipe``), gets a duplicate of the file descriptor and maps the same memory
+(``rebuild_shared``); a tensor sent that way is moved into shared memory first, as PyTorch moves
+it. The file is freed by the kernel when the last mapping and descriptor are gone, so no
+process has to clean up after another (PyTorch's ``file_descriptor`` strategy).
 """
-import mmap
-import os
-import weakref
 from multiprocessing.reduction import DupFd, ForkingPickler
 
 import numpy as np
 
 from .. import backend
+from .._shared_memory import _address, _files, _map, _mapping_of
 from ..tensor import Tensor
 
-# the mapping of each shared array -> its file (kept open while the mapping lives, for the
-# descriptors that pickling hands to other processes)
-_files = weakref.WeakKeyDictionary()
-
-
-class _File:
-    __slots__ = ('fd', 'size', '__weakref__')
-
-    def __init__(self, fd, size):
-        self.fd, self.size = fd, size
-
-    def __del__(self):
-        os.close(self.fd)
-
-
-def _map(fd, size):
-    mapping = mmap.mmap(fd, size)  # MAP_SHARED: writes reach every process that maps the file
-    _files[mapping] = _File(fd, size)
-    return mapping
-
-
-def _mapping_of(array):
-    while isinstance(array, np.ndarray):
-        array = array.base
-    return array if isinstance(array, mmap.mmap) and array in _files else None
-
-
-def is_shared(array):
-    return type(array) is np.ndarray and _mapping_of(array) is not None
-
-
-def _address(array):
-    return array.__array_interface__['data'][0]
-
-
-def share(tensor):
-    """Move ``tensor``'s memory into a new shared mapping; the tensor it is a view of, and that
-    tensor's live views, move with it, as in PyTorch, where they share a storage."""
-    root = tensor._base if tensor._base is not None else tensor
-    old = root._data
-    low, high = np.lib.array_utils.byte_bounds(old)
-    size = max(high - low, 1)
-    fd = os.memfd_create('leafgrad-shared', os.MFD_CLOEXEC)
-    try:
-        os.ftruncate(fd, size)
-        mapping = _map(fd, size)
-    except BaseException:
-        os.close(fd)
-        raise
-
-    def moved(array):
-        return np.ndarray(array.shape, array.dtype, buffer=mapping, offset=_address(array) - low,
-                          strides=array.strides)
-    new = moved(old)
-    new[...] = old
-    views = [v for v in root._views.alive()] if getattr(root, '_views', None) is not None else []
-    root._data = new
-    for view in views:
-        if type(view._data) is np.ndarray and np.shares_memory(view._data, old):
-            view._data = moved(view._data)
-    if tensor is not root and not is_shared(tensor._data):
-        tensor._data = moved(tensor._data)
 
 
 def rebuild_shared(cls, dupfd, size, shape, dtype, offset, strides, requires_grad):
