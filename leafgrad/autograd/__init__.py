@@ -43,8 +43,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
             result.append(g)
             continue
         if not isinstance(g, _tensor.Tensor):
-            from .. import tensor as make_tensor
-            g = make_tensor(g, dtype=out.dtype)
+            raise TypeError(f'gradients can be either Tensors or None, but got {type(g).__name__}')
         if g._data.shape != out._data.shape if type(g) is type(out) is _tensor.Tensor else g.shape != out.shape:
             raise RuntimeError(f'Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and '
                                f'output[{i}] has a shape of {out.shape}.')
