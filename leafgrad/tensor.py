@@ -16,11 +16,11 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import _memory_format, backend
-from . import autograd as _autograd
 from .autograd import grad_mode
 from .autograd import graph as _graph
 _graph._tensor = sys.modules[__name__]  # (the graph below reaches this module late-bound)
 from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator, registration_lock as _registration_lock
+from .autograd.engine import backward as _backward
 from .autograd.origins import note as _note_origin
 from .autograd.views import bump as _bump, check_inplace as _check_view_inplace, detached as _detached, \
     fresh as _fresh, views_require_grad as _views_require_grad, views_stop_requiring_grad as _views_stop_requiring_grad
@@ -535,7 +535,7 @@ class Tensor:
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False,
                  inputs: Tensor | Sequence[Tensor] | None = None) -> None:
-        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
         """The same data (shared storage and version counter) with no history."""

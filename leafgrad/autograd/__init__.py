@@ -5,137 +5,22 @@ hvp, vhp) and ``graph`` (Node, saved_tensors_hooks, save_on_cpu)."""
 from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
 
 import warnings
-from typing import TYPE_CHECKING, Sequence, Union
+from typing import TYPE_CHECKING
 
 from . import grad_mode, graph
 from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
-from .engine import add_to_nonleaf_grad, run_backward
+from .engine import _MaybeTensors, _Tensors, _as_tuple, _make_grads, _root_edges, backward, run_backward
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .graph import Node, gradient_edge
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
-# (forward references: leafgrad.tensor imports this package, not the other way round)
-_Tensors = Union['Tensor', Sequence['Tensor']]
-_MaybeTensors = Union['Tensor', Sequence[Union['Tensor', None]], None]
-
-
-def _as_tuple(x):
-    if x is None:
-        return None
-    if isinstance(x, _tensor.Tensor):
-        return (x,)
-    return tuple(x)
-
-
-def _make_grads(outputs, grads, is_grads_batched=False):
-    """Check user-given output gradients, or create ones for scalar outputs."""
-    result = []
-    for i, (out, g) in enumerate(zip(outputs, grads)):
-        if g is None:
-            if out._requires_grad:
-                if out._data.size != 1:
-                    raise RuntimeError('grad can be implicitly created only for scalar outputs')
-                if out._data.dtype.kind not in 'fV':
-                    raise RuntimeError('grad can be implicitly created only for real scalar outputs '
-                                       f'but got {out.dtype}')
-                g = _tensor.Tensor._wrap(_np.ones_like(out._data))
-            result.append(g)
-            continue
-        if not isinstance(g, _tensor.Tensor):
-            raise TypeError(f'gradients can be either Tensors or None, but got {type(g).__name__}')
-        if g._data.shape != out._data.shape if type(g) is type(out) is _tensor.Tensor else g.shape != out.shape:
-            raise RuntimeError(f'Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and '
-                               f'output[{i}] has a shape of {out.shape}.')
-        if g._data.dtype.kind != out._data.dtype.kind:
-            raise TypeError(f'For output at index {i}: expected grad_output of dtype {out.dtype} '
-                            f'but got {g.dtype}')
-        result.append(g)
-    return result
-
-
-def _root_edges(tensors):
-    edges = []
-    for i, t in enumerate(tensors):
-        edge = gradient_edge(t) if t._requires_grad else (None, 0)
-        if edge[0] is None:  # (also a view made under no_grad: it has no accumulator of its own)
-            raise RuntimeError(f'element {i} of tensors does not require grad and does not have a grad_fn')
-        edges.append(edge)
-    return edges
-
 
 def memory_report(*roots):
     """The bytes the graph leading to ``roots`` saved for backward, and what backward() will
     free: see ``leafgrad.autograd.memory`` (loaded on first use)."""
     from .memory import memory_report as report
     return report(*roots)
-
-
-_warned_create_graph = False
-
-
-def _warn_create_graph():
-    """PyTorch's warning, once a process, for backward() (not grad()) with create_graph=True."""
-    global _warned_create_graph
-    _warned_create_graph = True
-    import warnings
-    warnings.warn('Using backward() with create_graph=True will create a reference cycle between the parameter and '
-                  'its gradient which can cause a memory leak. We recommend using autograd.grad when creating the '
-                  'graph to avoid this. If you have to use this function, make sure to reset the .grad fields of your '
-                  'parameters to None after use to break the cycle and avoid the leak.', UserWarning, stacklevel=3)
-
-
-def backward(tensors: _Tensors, grad_tensors: _MaybeTensors = None, retain_graph: bool | None = None,
-             create_graph: bool = False, grad_variables: _MaybeTensors = None,
-             inputs: _Tensors | None = None) -> None:
-    """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (sum over them).
-
-    Parameters
-    ----------
-    tensors
-        The roots: tensors whose gradient is computed (a scalar loss, usually).
-    grad_tensors
-        The gradient with respect to each root (``None`` for a scalar root: 1).
-    retain_graph
-        Keep what the graph saved, so that another backward can run through it (default:
-        ``create_graph``).
-    create_graph
-        Record the backward pass itself, for derivatives of higher order.
-    grad_variables
-        The old name of ``grad_tensors``.
-    inputs
-        Accumulate only into these tensors (leaves, or non-leaves, whose ``.grad`` is then
-        set as ``retain_grad`` would set it).
-    """
-    tensors = _as_tuple(tensors)
-    if grad_tensors is None:
-        grad_tensors = grad_variables
-    grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
-    if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f'got {len(grad_tensors)} tensors and {len(tensors)} gradients')
-    inputs = _as_tuple(inputs)
-    if inputs is not None and len(inputs) == 0:
-        raise RuntimeError('`inputs` argument to `backward()` cannot be empty.')
-    if retain_graph is None:
-        retain_graph = create_graph
-    edges = _root_edges(tensors)
-    grads = _make_grads(tensors, grad_tensors)
-    if create_graph and not _warned_create_graph:
-        _warn_create_graph()
-    input_edges = None
-    if inputs is not None:
-        input_edges = []
-        for t in inputs:
-            if not t._requires_grad:
-                raise RuntimeError('One of the differentiated Tensors does not require grad')
-            input_edges.append(gradient_edge(t))
-    captured = run_backward(edges, grads, retain_graph, create_graph, input_edges)
-    if inputs is not None:
-        # Leaves accumulated through their AccumulateGrad; a non-leaf input gets its
-        # gradient in .grad as retain_grad would give it.
-        for t, g in zip(inputs, captured):
-            if t._grad_fn is not None and g is not None:
-                add_to_nonleaf_grad(t, g, copy=False)
 
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
@@ -288,6 +173,5 @@ class _AutogradModule(type(grad_mode)):
 
 
 from .. import tensor as _tensor  # noqa: E402  (tensor.py imports this package first)
-from ..backend import numpy as _np  # noqa: E402
 import sys as _sys  # noqa: E402
 _sys.modules[__name__].__class__ = _AutogradModule
