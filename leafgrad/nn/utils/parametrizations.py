@@ -1,8 +1,8 @@
 """Parametrizations built on nn.utils.parametrize: weight_norm (a weight as magnitude g times
 direction v / |v|) and spectral_norm (a weight divided by its largest singular value, estimated
 by power iteration) and orthogonal (a matrix kept orthogonal through a map of an unconstrained one)."""
-import leafgrad  # (the namespace its formulas use, as PyTorch's use torch.*: geqrf, linalg, matrix_exp ...)
-
+from ... import creation, linalg, ops  # (what its formulas use, PyTorch's torch.*: geqrf, linalg, matrix_exp ...)
+from ..._type_info import finfo
 from .. import functional as F
 from ..modules.module import Module
 from . import parametrize
@@ -113,14 +113,14 @@ _ORTHOGONAL_MAPS = ('matrix_exp', 'cayley', 'householder')
 
 def _is_orthogonal(Q):
     n, k = Q.size(-2), Q.size(-1)
-    eye = leafgrad.eye(k, dtype=Q.dtype)
-    return leafgrad.allclose(Q.mH @ Q, eye, atol=10.0 * n * leafgrad.finfo(Q.dtype).eps)
+    eye = creation.eye(k, dtype=Q.dtype)
+    return ops.allclose(Q.mH @ Q, eye, atol=10.0 * n * finfo(Q.dtype).eps)
 
 
 def _make_orthogonal(A):
     """The Q of A = QR (A tall) with R's diagonal real and non-negative."""
-    X, tau = leafgrad.geqrf(A)
-    Q = leafgrad.linalg.householder_product(X, tau)
+    X, tau = ops.geqrf(A)
+    Q = linalg.householder_product(X, tau)
     return Q * X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
@@ -147,19 +147,19 @@ class _Orthogonal(Module):
         if self.orthogonal_map in ('matrix_exp', 'cayley'):
             X = X.tril()
             if n != k:
-                X = leafgrad.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+                X = ops.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
             A = X - X.mH
             if self.orthogonal_map == 'matrix_exp':
-                Q = leafgrad.matrix_exp(A)
+                Q = ops.matrix_exp(A)
             else:
-                eye = leafgrad.eye(n, dtype=A.dtype)
-                Q = leafgrad.linalg.solve(leafgrad.add(eye, A, alpha=-0.5), leafgrad.add(eye, A, alpha=0.5))
+                eye = creation.eye(n, dtype=A.dtype)
+                Q = linalg.solve(ops.add(eye, A, alpha=-0.5), ops.add(eye, A, alpha=0.5))
             if n != k:
                 Q = Q[..., :k]
         else:
             A = X.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = leafgrad.linalg.householder_product(A, tau)
+            Q = linalg.householder_product(A, tau)
             Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if hasattr(self, 'base'):
             Q = self.base @ Q
@@ -182,17 +182,17 @@ class _Orthogonal(Module):
                 if self.orthogonal_map in ('cayley', 'matrix_exp'):
                     raise NotImplementedError('It is not possible to assign to the matrix exponential or the Cayley '
                                               'parametrizations when use_trivialization=False.')
-                A, tau = leafgrad.geqrf(Q)
+                A, tau = ops.geqrf(Q)
                 A.diagonal(dim1=-2, dim2=-1).sign_()
                 A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
                 return A.mT if transpose else A
             if n == k:
                 Q = _make_orthogonal(Q) if not _is_orthogonal(Q) else Q.clone()
             else:  # completed to a square orthogonal matrix by random columns
-                N = leafgrad.randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype)
-                Q = _make_orthogonal(leafgrad.cat([Q, N], dim=-1))
+                N = creation.randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype)
+                Q = _make_orthogonal(ops.cat([Q, N], dim=-1))
             self.base = Q
-            neg_id = leafgrad.zeros_like(Q_init)
+            neg_id = creation.zeros_like(Q_init)
             neg_id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
             return neg_id
 
