@@ -913,7 +913,6 @@ class LinalgCond(Op):
 
     def forward(A, p=None):
         """The condition number ||A||_p ||A^-1||_p (p None or ±2: the ratio of extreme singular values)."""
-        from .. import linalg as _linalg  # (leafgrad.linalg's matrix_norm: a namespace above the families)
         a = A._data
         if a.ndim < 2:
             raise RuntimeError('linalg.cond: The input tensor must have at least 2 dimensions.')
@@ -924,7 +923,7 @@ class LinalgCond(Op):
         if p not in ('fro', 'nuc', 1, -1, float('inf'), float('-inf')):
             raise RuntimeError(f'linalg.cond got an invalid norm type: {p}')
         _check_matrix(A, 'linalg.cond')
-        return _linalg.matrix_norm(A, p) * _linalg.matrix_norm(ops.linalg_inv(A), p)
+        return ops.linalg_matrix_norm(A, p) * ops.linalg_matrix_norm(ops.linalg_inv(A), p)
 
 
 class LinalgDiagonal(Op):

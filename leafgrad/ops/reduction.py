@@ -14,8 +14,9 @@ from .. import backend
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
 from .._arg_parser import Overloads, _is_int, check_dtype, is_number
-from ._op import Op
-from ._util import autocast, histories_first, opmath, ops, record, record_many, saved_output, state, wrap, wrap_dims, xp
+from ._op import Op, same_dtype, writes_out
+from ._util import (autocast, histories_first, opmath, ops, record, record_many, saved_output, state, wrap, wrap_dim,
+                    wrap_dims, xp)
 
 
 # dtype names as PyTorch's messages spell them
@@ -621,7 +622,6 @@ class Norm(Op):
         # other order named by a string is linalg.matrix_norm's, over all dims unless given)
         dims = [dim] if isinstance(dim, int) else dim
         if isinstance(p, str) and not (p == 'fro' and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
-            from ..linalg import matrix_norm  # (linalg is a namespace above the op families)
             return matrix_norm(input, p, dims if dims is not None else list(range(input._data.ndim)), keepdim,
                                dtype=dtype)
         if p == 'fro' or p is None:
@@ -933,3 +933,58 @@ class Nanmean(Op):
             _mean_dtype('nanmean', dtype)
         count = sum(ops.logical_not(ops.isnan(input)), dim, keepdim)
         return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+# ---- torch.linalg's norms, written here, below the families that use them (torch.norm's string
+# orders, linalg.cond), and bound in leafgrad.linalg, their home (hence their __module__) ----------
+
+# linalg.vector_norm: this family's vector_norm with PyTorch's out= (of the result's dtype), under
+# PyTorch's name (the profiler records it as aten::linalg_vector_norm)
+linalg_vector_norm = writes_out('linalg_vector_norm')(vector_norm)
+linalg_vector_norm.__name__ = linalg_vector_norm.__qualname__ = 'linalg_vector_norm'
+linalg_vector_norm.__module__ = 'leafgrad.linalg'
+
+
+_MATRIX_ORDERS = ('fro', 'nuc', 2, -2, 1, -1, float('inf'), float('-inf'))
+
+
+@writes_out('linalg_matrix_norm', same_dtype('linalg.matrix_norm expected out tensor dtype {result} but got: {out}'),
+            copy=True)
+def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
+    """'fro' is the 2-norm of the entries; 1/-1 (inf/-inf) the max/min absolute column (row)
+    sum; 2/-2 and 'nuc' need the singular values (``svdvals``)."""
+    check_dtype('linalg_matrix_norm', dtype)  # (PyTorch's parser first: a string dtype is refused, its message
+    if ord not in _MATRIX_ORDERS:              # lists the two overloads)  # (PyTorch's checks, in its order)
+        raise RuntimeError(f'linalg.matrix_norm: Order {ord} not supported.')
+    _check_float(A, 'linalg.matrix_norm')
+    if A.ndim < 2:
+        raise RuntimeError('linalg.matrix_norm: The input tensor A must have at least 2 dimensions.')
+    if len(dim) != 2:
+        raise RuntimeError(f'linalg.matrix_norm: dim must be a 2-tuple. Got {" ".join(map(str, dim))}')
+    if dtype is not None:
+        A = A.to(dtype)
+    d0, d1 = (wrap_dim(d, A.ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f'linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})')
+    if ord == 'fro':
+        return linalg_vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ('nuc', 2, -2):
+        rest = [d for d in range(A.ndim) if d not in (d0, d1)]
+        s = ops.linalg_svdvals(ops.permute(A, rest + [d0, d1]))
+        out = s.sum(-1) if ord == 'nuc' else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                out = out.unsqueeze(d)
+        return out
+    if ord in (1, -1, float('inf'), float('-inf')):
+        # 1-norms sum over rows (dim0) then take the max over columns; inf-norms the reverse
+        sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = A.abs().sum(sum_dim, keepdim=keepdim)
+        if not keepdim and sum_dim < red_dim:
+            red_dim -= 1
+        return sums.amax(red_dim, keepdim=keepdim) if ord > 0 else sums.amin(red_dim, keepdim=keepdim)
+    raise RuntimeError(f'linalg.matrix_norm: Order {ord} not supported.')
+
+
+matrix_norm.__module__ = 'leafgrad.linalg'
+ops.linalg_matrix_norm = matrix_norm  # (for linalg.cond)
