@@ -1124,13 +1124,25 @@ def _exit(result, level, name, out_dims=0):
         if not isinstance(leaf, Tensor):
             raise ValueError(f'vmap({name}, ...): `{name}` must only return Tensors, got type {type(leaf)}. Did you '
                              'mean to set out_dims= to None for output?')
-        outs.append(_unbatch(leaf, level, d))
+        outs.append(None)
+    # Each tensor unbatched once per out_dim it is returned with (a tensor returned twice alike is
+    # one result, as in PyTorch); out_dim 0 last, where t itself can become the result.
+    done = {}
+    for i in sorted((i for i, d in enumerate(od) if d is not None), key=lambda i: od[i] == 0):
+        leaf, d = leaves[i], od[i]
+        key = (id(leaf), d)
+        if key not in done:
+            others = any(x is leaf and e is not None and e != d and (id(x), e) not in done for x, e in zip(leaves, od))
+            done[key] = _unbatch(leaf, level, d, alone=not others)
+        outs[i] = done[key]
     from .func import _unflatten
     return _unflatten(outs, spec)
 
 
-def _unbatch(t, level, out_dim=0):
-    """``t`` without ``level``: its batch dim moved to ``out_dim`` of the sample's dims."""
+def _unbatch(t, level, out_dim=0, alone=False):
+    """``t`` without ``level``: its batch dim moved to ``out_dim`` of the sample's dims.
+    ``alone``: nothing else will unbatch t (it is this level's result, once), so where no dim
+    moves, the level can be taken off t itself."""
     levels = _levels_of(t)
     nb = len(levels)
     ndim = t._data.ndim - nb
@@ -1140,6 +1152,15 @@ def _unbatch(t, level, out_dim=0):
                          f'{out_dim})')
     out_dim %= ndim + 1
     rest = tuple(lv for lv in levels if lv != level)
+    if alone and level in levels and levels.index(level) == len(rest) + out_dim and t._fw_grad is None:
+        # the batch dim is where it goes: t itself is the result, the level taken off in place
+        # (t was made at this level, which ends now), and the op that made it stays its grad_fn,
+        # as PyTorch's unwrapped result is the op's own output (no permute recorded)
+        if rest:
+            t._levels = rest
+        else:
+            t.__class__ = Tensor
+        return t
     with _Plain([t]):
         if level not in levels:  # the same for every sample: expanded along the batch
             out = t.unsqueeze(nb + out_dim)

@@ -325,3 +325,30 @@ def test_setitem_is_batched(name, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         assert run(lg) == expected
+
+
+@pytest.mark.parametrize('case', ['mul', 'sum', 'out_dims 1', 'in_dims 1 t', 'nested', 'twice', 'twice, two out_dims',
+                                  'tuple'])
+def test_a_vmapped_result_keeps_its_ops_grad_fn(case):
+    """The unbatched result of vmap is the op's own output when its batch dim is already where
+    out_dims puts it (PyTorch records no permute then: MulBackward0, not PermuteBackward0), a
+    permute where it moves; a tensor returned twice is one result."""
+    def run(M):
+        x = M.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        vmap = M.func.vmap
+        out = {'mul': lambda: vmap(lambda r: r * 2)(x),
+               'sum': lambda: vmap(lambda r: (r * 2).sum())(x),
+               'out_dims 1': lambda: vmap(lambda r: r * 2, out_dims=1)(x),
+               'in_dims 1 t': lambda: vmap(lambda r: r.t(), in_dims=1)(x.view(3, 2, 2)),
+               'nested': lambda: vmap(vmap(lambda r: r * 2))(x.view(3, 2, 2)),
+               'twice': lambda: vmap(lambda r: (r * 2,) * 2)(x),
+               'twice, two out_dims': lambda: vmap(lambda r: (r * 2,) * 2, out_dims=(0, 1))(x),
+               'tuple': lambda: vmap(lambda r: (r.exp(), r.sin()))(x)}[case]()
+        outs = out if isinstance(out, tuple) else (out,)
+        (sum(o.sum() for o in outs)).backward()
+        return ([type(o.grad_fn).__name__ for o in outs], [o.shape for o in outs], outs[0] is outs[-1],
+                [o.detach().numpy() for o in outs], x.grad.numpy())
+    mine, theirs = run(lg), run(torch)
+    assert mine[:3] == theirs[:3]
+    for a, b in zip(mine[3] + [mine[4]], theirs[3] + [theirs[4]]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
