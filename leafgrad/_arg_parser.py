@@ -149,7 +149,8 @@ class _Signature:
 
     # what invalid_arguments.cpp reads off the printed text: one (type, name) per piece
     def listed(self):
-        return [(p[:p.rfind(' ')] if ' ' in p else p, p[p.rfind(' ') + 1:]) for p in self.pieces]
+        # ('()' is one piece, empty: an overload without parameters is told apart from one argument)
+        return [(p[:p.rfind(' ')] if ' ' in p else p, p[p.rfind(' ') + 1:]) for p in self.pieces or ['']]
 
 
 def missing_message(name, missing):
@@ -291,7 +292,8 @@ PARAMETER_TYPES = {'keepdim': 'bool', 'descending': 'bool', 'largest': 'bool', '
                    'dtype': 'leafgrad.dtype?'}
 _STRICT = {'bool': lambda v: type(v) is bool, 'int': _is_int, 'float': _is_float, 'float?': _is_float,
            'leafgrad.dtype?': is_dtype, 'int?': _is_int,
-           'tuple of ints': _is_int_list, 'tuple of ints?': _is_int_list}
+           'tuple of ints': _is_int_list, 'tuple of ints?': _is_int_list,
+           'Tensor or int': lambda v: isinstance(v, Tensor) or _is_int(v)}  # (max(other) or max(dim))
 
 
 def check_dtype(fname, value):
@@ -300,7 +302,7 @@ def check_dtype(fname, value):
         raise TypeError(f"{fname}(): argument 'dtype' must be leafgrad.dtype, not {type_name(value)}")
 
 
-def parsing(fn, name, method, overloads=None, refusals=None, types=None):
+def parsing(fn, name, method, overloads=None, refusals=None, types=None, listed=None):
     """``fn`` (a declared op's function or method, ``name`` its name) reading its arguments as
     PyTorch's parser: NumPy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=`` (given as well
     as its own name, an alias is refused), and the parameters of ``PARAMETER_TYPES`` of their
@@ -310,7 +312,10 @@ def parsing(fn, name, method, overloads=None, refusals=None, types=None):
     (an op's ``Overloads``, where PyTorch has several signatures): every call is bound to one of
     them first, or refused with PyTorch's TypeError; ``refusals`` (the same, for an op whose
     forward refuses what they refuse): bound only when the forward raises, so that its error
-    becomes PyTorch's TypeError where none of them binds the arguments."""
+    becomes PyTorch's TypeError where none of them binds the arguments; ``listed`` (the same, for
+    an op whose typed parameters are checked here): bound only where one of them has the wrong
+    type, so that PyTorch's listing of the overloads (or the one plausible overload's error) is
+    the error, as its parser gives where no overload binds the arguments."""
     if not callable(fn) or isinstance(fn, property):
         return fn
     if overloads is not None:
@@ -353,6 +358,10 @@ def parsing(fn, name, method, overloads=None, refusals=None, types=None):
             else:
                 continue
             if not check(value) and not (value is None and nullable):
+                if listed is not None:
+                    listed.bind(args[1:] if method else args, kwargs, method)
+                if kind == 'tuple of ints' and where and isinstance(value, (tuple, list)):
+                    int_list((value,), name, param, position + (not method))  # (its words for the element)
                 raise TypeError(f"{name}(): argument '{param}'{where} must be {kind}, not {type_name(value)}")
         return fn(*args, **kwargs)
     # (its signature is fn's: inspect.signature follows __wrapped__, and reads it only when asked)

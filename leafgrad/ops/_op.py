@@ -122,6 +122,8 @@ class Op(Node):
                               # each call bound to one, or refused with PyTorch's TypeError
     refusals = None           # the same, bound only when the forward raises (its error PyTorch's)
     parameter_types = None    # the types PyTorch's parser checks of this op's own parameters ({'dim': 'int'})
+    listed = None             # PyTorch's signatures (Overloads), bound only where a typed parameter has the
+                              # wrong type: the parser's listing of them is the error
     parsed = True             # PyTorch's argument parser reads the arguments (NumPy's names, the
                               # types of the parameters it types by name: _arg_parser.parsing);
                               # 'function': the function only; False: neither (Python in PyTorch)
@@ -175,9 +177,9 @@ def _provide(cls, name, namespace):
     elif method is forward and 'out' in _parameters(forward):  # a forward that writes out= itself
         method = _refusing_out(forward, name)
     if cls.parsed:
-        function = parsing(function, name, False, cls.overloads, cls.refusals, cls.parameter_types)
+        function = parsing(function, name, False, cls.overloads, cls.refusals, cls.parameter_types, cls.listed)
         if cls.parsed is True:
-            method = parsing(method, name, True, cls.overloads, cls.refusals, cls.parameter_types)
+            method = parsing(method, name, True, cls.overloads, cls.refusals, cls.parameter_types, cls.listed)
     inplace = cls.inplace
     if inplace is True:
         inplace = _inplace_variant(forward, name + '_')

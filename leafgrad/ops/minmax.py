@@ -146,6 +146,10 @@ def _extremum(name, node_name, word, of_two, reduce, pick, along_dim, named):
         __doc__ = f'{name} of all elements ({node_name}); along a dim, {along_dim.__name__}; of two tensors, {of_two}.'
         op, node = name, node_name
         __slots__ = ()
+        # (dim: another tensor, max(a, b), or a dim; None given is refused, as by PyTorch's parser)
+        parameter_types = {'dim': 'Tensor or int'}
+        listed = Overloads(name, '(Tensor input, *, Tensor out = None)', '(Tensor input, Tensor other, *, Tensor out = None)',
+                           '(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)')
 
         def forward(input, dim=None, keepdim=False):
             if isinstance(dim, Tensor):  # max(a, b) is maximum
@@ -457,6 +461,7 @@ class Kthvalue(_SelectAlongDim):
     """The gradient goes to the index chosen."""
     op, node, out = 'kthvalue', 'KthvalueBackward0', _values_indices_out(
         'kthvalue', 'output values must be of same type as input', 'output indices must be of scalar type Long')
+    parameter_types = {'dim': 'int'}
 
     def forward(input, k, dim=-1, keepdim=False):
         """kthvalue(input, k, dim=-1, keepdim=False, *, out=None) -> (Tensor values, Tensor indices)
@@ -635,6 +640,7 @@ class Msort(Op):
 class Topk(_Sorted):
     """Each value's gradient goes back to its index."""
     op, node, out = 'topk', 'TopkBackward0', _values_indices_out('topk')
+    parameter_types = {'dim': 'int'}
 
     def forward(input, k, dim=-1, largest=True, sorted=True):
         """topk(input, k, dim=-1, largest=True, sorted=True, *, out=None) -> (Tensor values, Tensor indices)

@@ -13,7 +13,7 @@ import numbers
 import warnings
 
 from .. import _memory_format as memory_formats, backend
-from .._arg_parser import int_list
+from .._arg_parser import Overloads, int_list
 from ..autograd.graph import on_samples
 from ._op import Op
 from ._util import (SCALAR_NAMES, Node, autocast, diagonal_array, histories_first, ops, record, wrap, wrap_dim,
@@ -421,6 +421,19 @@ class Flipud(Op):
         return flip(input, (0,))
 
 
+_ROLL = Overloads('roll', '(Tensor input, tuple of ints shifts, tuple of ints dims = [])')
+
+
+def _roll_index(value, shifts, dims):
+    """A shift or dim given as no int nor sequence: the int it stands for (a 0-dim integer tensor),
+    or PyTorch's TypeError (in the method's words)."""
+    try:
+        return _index(value)
+    except TypeError:
+        _ROLL.bind((shifts, dims), {}, method=True)
+        raise
+
+
 class Roll(Op):
     """roll(input, shifts, dims=None): the elements shifted cyclically along ``dims`` (of the
     flattened input without dims)."""
@@ -428,15 +441,16 @@ class Roll(Op):
     __slots__ = ('shifts', 'dims')
 
     def forward(input, shifts, dims=None):
-        shifts = (shifts,) if isinstance(shifts, int) else (_index(shifts),) if not isinstance(shifts, (tuple, list)) \
-            else tuple(int(s) for s in shifts)
+        shifts = (shifts,) if isinstance(shifts, int) else int_list((shifts,), 'roll', 'shifts', 1) \
+            if isinstance(shifts, (tuple, list)) else (_roll_index(shifts, shifts, dims),)
         if dims is None:
             if len(shifts) != 1:
                 raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:0')
             data = xp.roll(input._data.reshape(-1), shifts[0]).reshape(input._data.shape)
             node_dims = None
         else:
-            dims = (dims,) if isinstance(dims, int) or not isinstance(dims, (tuple, list)) else tuple(dims)
+            dims = (dims,) if isinstance(dims, int) else int_list((dims,), 'roll', 'dims', 2) \
+                if isinstance(dims, (tuple, list)) else (_roll_index(dims, shifts, dims),)
             if len(shifts) != len(dims):
                 raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}')
             dims = tuple(wrap_dim(d, input._data.ndim) for d in dims)

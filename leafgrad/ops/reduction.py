@@ -59,12 +59,14 @@ def _sum_in_float32(data, axis, keepdims):
 # sum's and mean's signatures, as PyTorch's parser lists them where a dim is no int
 _DIMS_OR_ALL = ('(Tensor input, *, leafgrad.dtype dtype = None)',
                 '(Tensor input, tuple of ints dim, bool keepdim = False, *, leafgrad.dtype dtype = None, Tensor out = None)')
-_SUM_OVERLOADS, _MEAN_OVERLOADS = Overloads('sum', *_DIMS_OR_ALL), Overloads('mean', *_DIMS_OR_ALL)
+_SUM_OVERLOADS = Overloads('sum', *_DIMS_OR_ALL)
+_MEAN_OVERLOADS = Overloads('mean', _DIMS_OR_ALL[0][:-1] + ', Tensor out = None)', _DIMS_OR_ALL[1])  # (its first takes out=)
 
 
 class Sum(Op):
     """sum(input, dim=None, keepdim=False, *, dtype=None): integers and bool sum to int64."""
     op, node = 'sum', 'SumBackward0'
+    listed = _SUM_OVERLOADS
     __slots__ = ('self_shape',)
 
     def forward(input, dim=None, keepdim=False, *, dtype=None):
@@ -147,6 +149,7 @@ def _mean_dtype(fname, dtype):
 class Mean(Op):
     """mean(input, dim=None, keepdim=False, *, dtype=None): floating and complex input only."""
     op, node = 'mean', 'MeanBackward0'
+    listed = _MEAN_OVERLOADS
     __slots__ = ('self_shape', 'count')
 
     def forward(input, dim=None, keepdim=False, *, dtype=None):
@@ -860,9 +863,16 @@ def _logical_reduce(np_fn, input, dim, keepdim):
     return wrap(out.astype(xp.uint8) if data.dtype == xp.uint8 else out)
 
 
+def _logical_overloads(name):
+    return Overloads(name, '(Tensor input, *, Tensor out = None)',
+                     '(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)',
+                     '(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)')
+
+
 class All(Op):
     """all(input, dim=None, keepdim=False): not differentiable."""
     op = 'all'
+    parameter_types, listed = {'dim': 'tuple of ints?'}, _logical_overloads('all')
     __slots__ = ()
 
     def forward(input, dim=None, keepdim=False):
@@ -872,6 +882,7 @@ class All(Op):
 class Any(Op):
     """any(input, dim=None, keepdim=False): not differentiable."""
     op = 'any'
+    parameter_types, listed = {'dim': 'tuple of ints?'}, _logical_overloads('any')
     __slots__ = ()
 
     def forward(input, dim=None, keepdim=False):
@@ -881,6 +892,8 @@ class Any(Op):
 class CountNonzero(Op):
     """count_nonzero(input, dim=None): int64, not differentiable."""
     op = 'count_nonzero'
+    parameter_types = {'dim': 'tuple of ints?'}
+    listed = Overloads('count_nonzero', '(Tensor input, int dim = None)', '(Tensor input, tuple of ints dim)')
     __slots__ = ()
 
     def forward(input, dim=None):
@@ -895,6 +908,7 @@ class Nansum(Op):
     """nansum(input, dim=None, keepdim=False, *, dtype=None): NaN counted as 0; the gradient
     reaches the elements that are not NaN."""
     op, node = 'nansum', 'NansumBackward0'
+    parameter_types = {'dim': 'tuple of ints?'}
     __slots__ = ('dims', 'keepdim')
 
     def forward(input, dim=None, keepdim=False, *, dtype=None):

@@ -182,6 +182,9 @@ class ReshapeAs(Op):
         return reshape(input, other._data.shape)
 
 
+_FLATTEN = Overloads('flatten', '(Tensor input, int start_dim = 0, int end_dim = -1)')
+
+
 class Flatten(Op):
     """flatten(input, start_dim=0, end_dim=-1): the dims from start_dim to end_dim as one."""
     op = 'flatten'
@@ -190,7 +193,11 @@ class Flatten(Op):
         shape = input._data.shape
         if len(shape) == 0:
             return reshape(input, (1,))
-        s, e = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
+        try:
+            s, e = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
+        except TypeError:  # (a dim that is no int: PyTorch's parser's error, in the method's words)
+            _FLATTEN.bind((start_dim, end_dim), {}, method=True)
+            raise
         if s > e:
             raise RuntimeError('flatten() has invalid args: start_dim cannot come after end_dim')
         if s == e:
@@ -434,6 +441,8 @@ class Squeeze(Op):
     """squeeze(input, dim=None): the view without dims of size 1 (all of them, the one given,
     or those of the dims given: SqueezeBackward0, 1, 2)."""
     op, node = 'squeeze', 'SqueezeBackward0'
+    parameter_types = {'dim': 'tuple of ints?'}
+    listed = Overloads('squeeze', '(Tensor input)', '(Tensor input, int dim)', '(Tensor input, tuple of ints dim)')
     __slots__ = ('self_shape',)
 
     def forward(input, dim=None):
@@ -653,6 +662,10 @@ class Unflatten(Op):
         return view(input, shape[:d] + sizes + shape[d + 1:])
 
 
+_MOVEDIM = Overloads('movedim', '(Tensor input, int source, int destination)',
+                     '(Tensor input, tuple of ints source, tuple of ints destination)')
+
+
 class Movedim(Op):
     """movedim(input, source, destination) (also moveaxis): a permute."""
     op, aliases = 'movedim', ('moveaxis',)
@@ -665,8 +678,12 @@ class Movedim(Op):
         if len(src) != len(dst):
             raise RuntimeError(f'movedim: Invalid source or destination dims: source ({list(src)} dims) should '
                                f'contain the same number of dims as destination ({list(dst)} dims)')
-        src = tuple(wrap_dim(d, nd) for d in src)
-        dst = tuple(wrap_dim(d, nd) for d in dst)
+        try:
+            src = tuple(wrap_dim(d, nd) for d in src)
+            dst = tuple(wrap_dim(d, nd) for d in dst)
+        except TypeError:  # (a dim that is no int: PyTorch's listing of the overloads, in the method's words)
+            _MOVEDIM.bind((source, destination), {}, method=True)
+            raise
         for name, ds in (('source', src), ('destination', dst)):
             if len(set(ds)) != len(ds):
                 raise RuntimeError(f'movedim: repeated dim in `{name}` ({list(ds)})')
@@ -724,6 +741,7 @@ def diagonal_embed_into(values, shape, offset, d1, d2):
 class Unbind(Op):
     """unbind(input, dim=0): the views of each index along ``dim``."""
     op, node = 'unbind', 'UnbindBackward0'
+    parameter_types = {'dim': 'int'}
     __slots__ = ('dim', 'num_outputs', 'output_meta')
 
     def forward(input, dim=0):
@@ -766,6 +784,9 @@ def _split_views(input, d, sizes, node_cls, op_name):
     return tuple(outs)
 
 
+_SPLIT = Overloads('split', '(Tensor input, int split_size, int dim = 0)', '(Tensor input, tuple of ints split_size, int dim = 0)')
+
+
 class Split(Op):
     """split(tensor, split_size_or_sections, dim=0): views of ``split_size`` indices along
     ``dim`` (the last one shorter), or of the sizes given (split_with_sizes)."""
@@ -775,7 +796,12 @@ class Split(Op):
 
     def forward(tensor, split_size_or_sections, dim=0):
         shape = tensor._data.shape
-        d = wrap_dim(dim, len(shape))
+        try:
+            d = wrap_dim(dim, len(shape))
+        except TypeError:  # (PyTorch's Tensor.split, Python, passes its arguments on by position)
+            if isinstance(split_size_or_sections, int):
+                _SPLIT.bind((tensor, split_size_or_sections, dim), {})
+            raise
         size = shape[d]
         if isinstance(split_size_or_sections, int):
             n = split_size_or_sections
@@ -820,6 +846,7 @@ class Chunk(Op):
     """chunk(input, chunks, dim=0): a split into ``chunks`` pieces of equal size (the last
     one shorter)."""
     op = 'chunk'
+    parameter_types = {'dim': 'int'}
 
     def forward(input, chunks, dim=0):
         if chunks <= 0:
@@ -836,6 +863,10 @@ class TensorSplit(Op):
     """tensor_split(input, indices_or_sections, dim=0): slices of nearly equal sizes, or
     between the indices given."""
     op = 'tensor_split'
+    parameter_types = {'dim': 'int'}
+    listed = Overloads('tensor_split', '(Tensor input, tuple of ints indices, int dim = 0)',
+                       '(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)',
+                       '(Tensor input, int sections, int dim = 0)')
 
     def forward(input, indices_or_sections, dim=0):
         d = wrap_dim(dim, input._data.ndim)
@@ -898,6 +929,9 @@ class Dsplit(Op):
 
 # ---- unfold: sliding windows as a view ----------------------------------------------------------
 
+_UNFOLD = Overloads('unfold', '(Tensor input, int dimension, int size, int step)')
+
+
 class Unfold(Op):
     """unfold(input, dimension, size, step): the windows of ``size`` every ``step`` along
     ``dimension``, as a new last dim (a view). (``leafgrad.unfold`` too, though
@@ -909,22 +943,26 @@ class Unfold(Op):
     def forward(input, dimension, size, step):
         a = input._data
         shape = a.shape
-        d = wrap_dim(dimension, max(len(shape), 1))
-        length = shape[d] if shape else 1
-        if size < 0:
-            raise RuntimeError(f'size is {size} but must be >= 0')
-        if size > length:
-            raise RuntimeError(f'maximum size for tensor at dimension {d} is {length} but size is {size}')
-        if step <= 0:
-            raise RuntimeError(f'step is {step} but must be > 0')
-        n = (length - size) // step + 1
-        if shape:
-            new_shape = shape[:d] + (n,) + shape[d + 1:] + (size,)
-            strides = a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1:] + (a.strides[d],)
-        else:
-            new_shape, strides = (size,), (a.itemsize,)
-        # Overlapping windows alias one element several times: such a view is read-only.
-        data = as_strided_array(a, new_shape, strides, a.flags.writeable and step >= size)
+        try:
+            d = wrap_dim(dimension, max(len(shape), 1))
+            length = shape[d] if shape else 1
+            if size < 0:
+                raise RuntimeError(f'size is {size} but must be >= 0')
+            if size > length:
+                raise RuntimeError(f'maximum size for tensor at dimension {d} is {length} but size is {size}')
+            if step <= 0:
+                raise RuntimeError(f'step is {step} but must be > 0')
+            n = (length - size) // step + 1
+            if shape:
+                new_shape = shape[:d] + (n,) + shape[d + 1:] + (size,)
+                strides = a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1:] + (a.strides[d],)
+            else:
+                new_shape, strides = (size,), (a.itemsize,)
+            # Overlapping windows alias one element several times: such a view is read-only.
+            data = as_strided_array(a, new_shape, strides, a.flags.writeable and step >= size)
+        except TypeError:  # (a dim, size or step that is no int: PyTorch's parser's error)
+            _UNFOLD.bind((dimension, size, step), {}, method=True)
+            raise
         out, node = make_view(input, data, Unfold, lambda t: unfold(t, d, size, step))
         if node is not None:
             node.self_shape, node.dim, node.size, node.step = shape, d, size, step

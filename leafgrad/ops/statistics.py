@@ -204,6 +204,7 @@ class Corrcoef(Op):
 class Diff(Op):
     """Composed of narrow and sub (or logical_xor)."""
     op, out = 'diff', out_rule('sub', castable_dtype, label='diff')  # (PyTorch's out kernel: sub's)
+    parameter_types = {'dim': 'int'}
     __slots__ = ()
 
     def forward(input, n=1, dim=-1, prepend=None, append=None):

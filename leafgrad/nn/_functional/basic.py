@@ -154,7 +154,11 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
         from .common import dtype_name
         raise RuntimeError('linalg.vector_norm: Expected a floating point or complex tensor as input. Got '
                            f'{dtype_name(input)}')
-    d = wrap_dim(dim, input._data.ndim)
+    try:
+        d = wrap_dim(dim, input._data.ndim)
+    except TypeError:  # (a dim that is no int: vector_norm's TypeError, PyTorch's, which it gives first)
+        _vector_norm(input, p, dim)
+        raise
     denom = _shape.expand_as(_clamp_min(_vector_norm(input, p, d), eps), input)
     if out is not None:  # torch.div(input, denom, out=out)
         out.copy_(input / denom)
