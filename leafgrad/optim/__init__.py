@@ -1,4 +1,6 @@
 """leafgrad.optim: optimizers that update leaves in place under no_grad, and lr schedulers."""
+import importlib
+
 from .optimizer import Optimizer
 from .sgd import SGD
 from .adam import Adam, AdamW, Adamax, NAdam, RAdam
@@ -12,6 +14,5 @@ from . import lr_scheduler
 def __getattr__(name):
     # swa_utils builds on nn (AveragedModel is a Module): loaded on first use
     if name == 'swa_utils':
-        import importlib
         return importlib.import_module('.swa_utils', __name__)
     raise AttributeError(f"module 'leafgrad.optim' has no attribute '{name}'")

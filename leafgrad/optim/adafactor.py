@@ -1,7 +1,7 @@
 """Adafactor: PyTorch's single-tensor update (``torch.optim.Adafactor``)."""
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import no_grad, enable_grad
 from ..tensor import Tensor
 from .optimizer import Optimizer, _increment, _lerp_, _step_tensor, _t
 
@@ -36,7 +36,6 @@ class Adafactor(Optimizer):
         # (the base's loop checks that state has the gradient's shape: row_var and col_var do not)
         loss = None
         if closure is not None:
-            from ..autograd.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
         self._opt_called = True

@@ -13,6 +13,7 @@ import numpy as np
 
 from .optimizer import Optimizer, _check, _t
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..tensor import Tensor
 
 
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
@@ -117,14 +118,12 @@ def _scalar(t):
 
 
 def _unscalar(t):
-    from ..tensor import Tensor
     return t._data[()] if isinstance(t, Tensor) and t._data.ndim == 0 else t
 
 
 class LBFGS(Optimizer):
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
-        from ..tensor import Tensor
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError('Tensor lr must be 1-element')
         _check(0.0 <= lr, f'Invalid learning rate: {lr}')

@@ -21,6 +21,8 @@ import numpy as np
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
+from ..ops._util import broadcast_error
+from ..autograd.graph import add_hook
 
 
 class _RequiredParameter:
@@ -153,12 +155,10 @@ class Optimizer:
 
     def register_step_pre_hook(self, hook: Callable[..., Any]) -> Any:
         """hook(optimizer, args, kwargs) before each step; it may return new (args, kwargs)."""
-        from ..autograd.graph import add_hook
         return add_hook(self.__dict__.setdefault('_step_pre_hooks', {}), hook)
 
     def register_step_post_hook(self, hook: Callable[..., Any]) -> Any:
         """hook(optimizer, args, kwargs) after each step."""
-        from ..autograd.graph import add_hook
         return add_hook(self.__dict__.setdefault('_step_post_hooks', {}), hook)
 
     def step(self, *args: Any, **kwargs: Any) -> Any:
@@ -183,7 +183,6 @@ class Optimizer:
     def _step(self, closure=None):
         loss = None
         if closure is not None:
-            from ..autograd.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
         self._opt_called = True  # lr schedulers warn when they step before the optimizer
@@ -330,7 +329,6 @@ def _update_as_real_pairs(optimizer, p, grad, state, group):
 def _state_shape_error(value, grad):
     """PyTorch's error from the first in-place update of a (loaded) state tensor whose shape is
     not its parameter's; raised here before the step changes anything."""
-    from ..ops._util import broadcast_error
     try:
         shape = np.broadcast_shapes(value._data.shape, grad.shape)
     except ValueError:
@@ -339,7 +337,7 @@ def _state_shape_error(value, grad):
 
 
 def _typename(obj):
-    from ..nn.modules.module import _typename as name
+    from ..nn.modules.module import _typename as name  # (loaded when first used: import leafgrad.optim does not load nn)
     return name(obj)
 
 

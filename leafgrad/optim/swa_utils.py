@@ -9,6 +9,7 @@ from copy import deepcopy
 from .lr_scheduler import LRScheduler, _format_param
 from .. import backend, creation
 from ..autograd.grad_mode import no_grad
+from ..nn.modules.normalization import _BatchNorm, _InstanceNorm
 
 __all__ = ['AveragedModel', 'update_bn', 'SWALR', 'get_ema_multi_avg_fn', 'get_swa_multi_avg_fn', 'get_ema_avg_fn',
            'get_swa_avg_fn']
@@ -125,7 +126,6 @@ class AveragedModel(Module):
 def update_bn(loader, model, device=None):
     """One pass over ``loader`` in training mode with cumulative averages (momentum None), so each
     batch-norm layer's running statistics become those of the whole data for the current weights."""
-    from ..nn.modules.normalization import _BatchNorm, _InstanceNorm
     with no_grad():
         momenta = {}
         for module in model.modules():
