@@ -32,7 +32,8 @@ import warnings
 
 from . import _files, _native
 from ._files import CheckpointError, UnsafeCheckpointError
-from ._policy import Passthrough, add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+from ._policy import (Passthrough, add_safe_globals, clear_safe_globals, get_safe_globals, is_allowed, safe_globals,
+                      user_allowed)
 from ._storage import UntypedStorage, restorer
 
 DEFAULT_PROTOCOL = 2
@@ -68,7 +69,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_ne
     if format == 'leafgrad':
         write = _native.encode(obj).write  # (before any file is touched: an object it cannot store changes nothing)
     elif format == 'torch':
-        from . import _torch_save
+        from . import _torch_save  # (loaded when first used: only torch-format saves need it)
         data, storages = _torch_save.pickled(obj, pickle_protocol, legacy=not _use_new_zipfile_serialization)
         if _use_new_zipfile_serialization:
             def write(out):
@@ -130,7 +131,7 @@ def _load(source, f, restore, mmap, encoding, errors):
     if kind == 'native':
         plain = source.path is not None and source.path.endswith('.safetensors')
         return _native.read(source, restore, mmap=bool(mmap), plain=plain)
-    from . import _torch
+    from . import _torch  # (loaded when first used: only torch-format files need it)
     if kind == 'zip':
         return _torch.load_zip(source, restore, bool(mmap), encoding, errors)
     if mmap:
@@ -169,7 +170,6 @@ def get_unsafe_globals_in_checkpoint(f):
     neither admitted by default nor allowlisted: what ``add_safe_globals`` would need before
     ``load`` reads it. Nothing is built; for a ``torch.save`` file its pickle is read as data
     (``pickletools``), as PyTorch disassembles it."""
-    from ._policy import is_allowed, user_allowed
     user = user_allowed()
     source = _files.Source.open(f)
     try:
@@ -177,7 +177,7 @@ def get_unsafe_globals_in_checkpoint(f):
         if kind == 'native':
             names = {f'{module}.{qualname}' for module, qualname in _native.scan(source)}
         elif kind == 'zip':
-            from . import _torch
+            from . import _torch  # (loaded when first used: only torch-format files need it)
             names = _torch.globals_in_zip(source)
         else:
             raise ValueError('Expected input to be a checkpoint returned by torch.save')

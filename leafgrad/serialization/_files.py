@@ -198,7 +198,7 @@ def map_copy_on_write(source, offset):
     on it may be changed, the file is not."""
     if source.path is None:
         raise ValueError('f must be a file path in order to use the mmap argument')
-    import mmap
+    import mmap  # (loaded when first used: only load(mmap=True) needs it)
     with open(source.path, 'rb') as f:
         return _Mapping(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY), offset)
 

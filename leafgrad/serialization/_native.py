@@ -130,7 +130,7 @@ class _Encoder:
             # (at least one dimension: scalars are stored as one-element arrays, their shape is below)
             key = self.tensors[id(t)] = self._add_array('t', np.ascontiguousarray(backend.to_numpy(t._data)))
             self.keep.append(t)
-        from ..nn.parameter import Parameter
+        from ..nn.parameter import Parameter  # (loaded when first used: serialization does not load nn)
         return {'__tensor__': key, 'shape': list(t._data.shape), 'requires_grad': bool(t._requires_grad),
                 'parameter': isinstance(t, Parameter)}
 
@@ -349,7 +349,7 @@ class _Decoder:
         t = Tensor._wrap(array)
         try:
             if parameter:
-                from ..nn.parameter import Parameter
+                from ..nn.parameter import Parameter  # (loaded when first used: serialization does not load nn)
                 t = Parameter(t, requires_grad=requires_grad)
             elif requires_grad:
                 t.requires_grad_(True)
@@ -576,7 +576,7 @@ def _read_arrays_by_path(path, entries, name):
     SafetensorError, not the documented CheckpointError, and it neither bounds the header below
     its 100 MB nor knows leafgrad's dtypes. File objects, devices and pipes are read by
     ``_files.Source``, which safetensors cannot read from (it opens a path)."""
-    from safetensors import SafetensorError, safe_open
+    from safetensors import SafetensorError, safe_open  # (optional: loaded when first used)
     raw = {}
     try:
         with safe_open(path, framework='np', backend='pread') as f:

@@ -144,7 +144,7 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
 
 
 def _parameter(data, requires_grad=True):
-    from ..nn.parameter import Parameter
+    from ..nn.parameter import Parameter  # (loaded when first used: serialization does not load nn)
     if not isinstance(data, Tensor) or type(requires_grad) is not bool:
         raise fail(f'a Parameter of {type(data).__name__} with requires_grad {requires_grad!r:.20}')
     try:
@@ -163,7 +163,7 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
-    from ..nn.parameter import Parameter
+    from ..nn.parameter import Parameter  # (loaded when first used: serialization does not load nn)
     if not any(func is f for f in _REBUILDERS) or not (new_type is Tensor or new_type is Parameter) \
             or type(args) is not tuple:
         raise fail(f'a tensor rebuilt by {func!r:.60} as {new_type!r:.60}')
@@ -258,7 +258,7 @@ def _allowed():
     function a REDUCE of it calls)."""
     global _ALLOWED
     if _ALLOWED is None:
-        from ..nn.parameter import Parameter
+        from ..nn.parameter import Parameter  # (loaded when first used: serialization does not load nn)
         names = {
             'collections.OrderedDict': (OrderedDict, _make_mapping(OrderedDict)),
             'collections.Counter': (Counter, _make_mapping(Counter)),
@@ -458,7 +458,7 @@ class Policy:
 
     def new(self, cls, args):
         """NEWOBJ: ``cls.__new__(cls, *args)``."""
-        from ..nn.parameter import Parameter
+        from ..nn.parameter import Parameter  # (loaded when first used: serialization does not load nn)
         if cls is Parameter:
             return _parameter(*args)
         if cls is OrderedDict or cls is Counter or cls is set or cls is bytearray:

@@ -22,7 +22,7 @@ def default_restore(storage, location):
     if location == 'cpu':
         return storage
     if location == 'cuda' or _CUDA_TAG.match(location):
-        from .. import cuda
+        from .. import cuda  # (loaded when first used: only CUDA locations need it)
         if not cuda.is_available():
             raise RuntimeError('Attempting to deserialize object on a CUDA device but leafgrad.cuda.is_available() is '
                                'False. If you are running on a CPU-only machine, please use leafgrad.load with '

@@ -16,6 +16,7 @@ any other global is refused by name before anything is built from it. Storages a
 into the arrays the tensors view (tensors that shared a storage share memory again), checked
 against the record's CRC-32, and handed to ``map_location`` as they are loaded.
 """
+import _compat_pickle
 import io
 import struct
 import zipfile
@@ -117,8 +118,7 @@ class _Archive:
 def globals_in_zip(source):
     """The names of the globals the pickle of a torch.save archive names, read as data
     (``pickletools``: nothing is built), as torch's get_unsafe_globals_in_checkpoint reads them."""
-    import _compat_pickle
-    import pickletools
+    import pickletools  # (loaded when first used: only get_unsafe_globals_in_checkpoint needs it)
     names, strings = set(), []
     try:
         for opcode, arg, _ in pickletools.genops(_Archive(source).pickle()):

@@ -16,10 +16,12 @@ to 64 bytes, ``byteorder``, ``version``, ``.format_version``, ``.storage_alignme
 storage's element count and bytes). Storage bytes are written straight from the arrays.
 """
 import hashlib
+import io
 import pickle
 import struct
 import sys
 import zipfile
+from collections import OrderedDict
 
 import numpy as np
 
@@ -79,7 +81,7 @@ class _Pickler(pickle._Pickler):
         if kind is _TensorData:
             return self._tensor(obj.tensor, False)
         if isinstance(obj, Tensor):
-            from ..nn.parameter import Parameter
+            from ..nn.parameter import Parameter  # (loaded when first used: serialization does not load nn)
             if isinstance(obj, Parameter):
                 data = _TensorData(obj)
                 self.keep.append(data)
@@ -155,13 +157,11 @@ def _contiguous_strides(shape):
 
 
 def _empty_hooks():
-    from collections import OrderedDict
     return OrderedDict()
 
 
 def pickled(obj, protocol, legacy=False):
     """(the pickle of ``obj`` as bytes, its storages in key order)."""
-    import io
     buffer = io.BytesIO()
     pickler = _Pickler(buffer, protocol, legacy)
     pickler.dump(obj)
