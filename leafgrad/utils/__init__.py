@@ -7,7 +7,7 @@ _SUBMODULES = ('benchmark', 'checkpoint', 'data', 'deterministic', 'hooks')
 
 def __getattr__(name):
     if name == 'swap_tensors':
-        from ._swap import swap_tensors
+        from ._swap import swap_tensors  # (loaded when first used, like the subpackages)
         return swap_tensors
     if name in _SUBMODULES:
         return importlib.import_module(f'.{name}', __name__)

@@ -13,6 +13,7 @@ region's activations.
 its forward runs the region without recording, its backward re-runs it with recording and
 backpropagates through it.
 """
+import contextlib
 import warnings
 
 from .. import autograd
@@ -20,6 +21,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..autograd.graph import Node, saved_tensors_hooks
 from ..tensor import Tensor
+from ..generator import get_rng_state, set_rng_state
 
 __all__ = ['checkpoint', 'checkpoint_sequential', 'CheckpointFunction', 'CheckpointError']
 
@@ -40,25 +42,21 @@ class _fork_rng:
 
     def __enter__(self):
         if self.state is not None:
-            from ..generator import get_rng_state, set_rng_state
             self.current = get_rng_state()
             set_rng_state(self.state)
 
     def __exit__(self, *exc):
         if self.state is not None:
-            from ..generator import set_rng_state
             set_rng_state(self.current)
 
 
 def _rng_state(preserve):
     if not preserve:
         return None
-    from ..generator import get_rng_state
     return get_rng_state()
 
 
 def _noop_context_fn():
-    import contextlib
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 

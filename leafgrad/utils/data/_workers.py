@@ -17,7 +17,7 @@ import signal
 import time
 import traceback
 import weakref
-from multiprocessing import connection as mp_connection, shared_memory
+from multiprocessing import connection as mp_connection, shared_memory, resource_tracker
 
 import numpy as np
 
@@ -251,7 +251,6 @@ class WorkerPool:
         ctx = _context(loader)
         # One resource tracker for the main process and its workers: a worker registers the
         # shared-memory blocks it creates, the main process unregisters them when it unlinks.
-        from multiprocessing import resource_tracker
         resource_tracker.ensure_running()
         self.persistent = loader.persistent_workers
         self.result_queue = ctx.Queue()

@@ -17,7 +17,7 @@ class DistributedSampler(Sampler):
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
         if num_replicas is None or rank is None:
-            from ... import distributed as dist
+            from ... import distributed as dist  # (loaded when first used: only for the default replicas and rank)
             if not dist.is_available():
                 raise RuntimeError('Requires distributed package to be available')
             if num_replicas is None:

@@ -21,7 +21,7 @@ __all__ = ['Timer', 'timer', 'Language']
 
 def timer():
     """The default clock: ``timeit.default_timer``, after waiting for the GPU when there is one."""
-    from .... import cuda
+    from .... import cuda  # (loaded when first used: the timer's import does not load leafgrad.cuda)
     if cuda.is_available():
         cuda.synchronize()
     return timeit.default_timer()
