@@ -19,6 +19,8 @@ import operator
 import warnings
 
 from . import backend
+from .ops._util import ops
+from .ops.indexing import alias
 from .tensor import Size, Tensor
 
 _np = backend.numpy
@@ -102,7 +104,6 @@ def legacy_new(dtype, device_type, args, kwargs, any_dtype=False):
     ``any_dtype``: an existing tensor of any dtype is aliased (``leafgrad.Tensor(t)``), not only
     one of ``dtype`` (``leafgrad.FloatTensor(t)``).
     """
-    from . import creation
     device = kwargs.pop('device', None)
     if 'size' in kwargs and not args:
         args = tuple(kwargs.pop('size'))
@@ -118,7 +119,7 @@ def legacy_new(dtype, device_type, args, kwargs, any_dtype=False):
                                'was passed')
     where = device if device is not None else device_type
     if not args:
-        return creation.empty(0, dtype=dtype, device=where)
+        return ops.empty(0, dtype=dtype, device=where)
     first = args[0]
     if len(args) == 1 and isinstance(first, Tensor):
         if device is not None:
@@ -127,11 +128,10 @@ def legacy_new(dtype, device_type, args, kwargs, any_dtype=False):
         first_device = 'cuda' if type(first._data) is not _np.ndarray else 'cpu'
         if not any_dtype and (first.dtype is not dtype or first_device != device_type):
             raise TypeError(f'expected {_options(dtype, device_type)} (got {_options(first.dtype, first_device)})')
-        from .ops.indexing import alias
         return alias(first)
     if len(args) == 1 and isinstance(first, Size) or all(_is_size(a) for a in args):
         sizes = tuple(first) if isinstance(first, Size) else tuple(operator.index(a) for a in args)
-        return creation.empty(sizes, dtype=dtype, device=where)
+        return ops.empty(sizes, dtype=dtype, device=where)
     if len(args) > 1:
         if _is_size(first):
             bad = next(i for i, a in enumerate(args) if not _is_size(a))

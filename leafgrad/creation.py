@@ -729,8 +729,35 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-for _method in (new_zeros, new_ones, new_empty, new_full, new_tensor):
+def new(self, *args, **kwargs):
+    """PyTorch's legacy constructor with this tensor's dtype and device (``new_empty``,
+    ``new_tensor`` say what they make)."""
+    from ._tensor_types import legacy_new  # (the legacy types: not loaded by `import leafgrad`)
+    return legacy_new(self.dtype, self.device.type, args, kwargs)
+
+
+def _legacy_init(self, *args, **kwargs):
+    """``Tensor.__init__``: PyTorch's legacy constructor. leafgrad.Tensor(2, 3) is uninitialised
+    memory and leafgrad.Tensor([1, 2]) a copy of the data, both of the default dtype;
+    leafgrad.Tensor(t) shares t's memory and version counter (not its history, unlike PyTorch's
+    alias)."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
+        self._data, self._version_counter = args[0]._data, args[0]._version_counter
+        return
+    from ._tensor_types import legacy_new  # (likewise)
+    self._data = legacy_new(backend.get_default_dtype(), 'cpu', args, kwargs)._data
+
+
+for _method in (new_zeros, new_ones, new_empty, new_full, new_tensor, new):
     setattr(Tensor, _method.__name__, _method)
+Tensor.__init__ = _legacy_init
+
+
+def _tensor_type(input, dtype=None, non_blocking=False, **kwargs):
+    """Tensor.type's forward (ops.conversion's Type reaches it as ops.tensor_type): the legacy
+    types' names and conversions."""
+    from ._tensor_types import tensor_type  # (likewise)
+    return tensor_type(input, dtype, non_blocking, **kwargs)
 
 
 # torch.multinomial is an op, declared in ops/sampling.py with Tensor.multinomial; bound here too,
@@ -738,6 +765,7 @@ for _method in (new_zeros, new_ones, new_empty, new_full, new_tensor):
 from .ops.sampling import multinomial  # noqa: E402,F401
 
 # the factories the op families call (rearrange's zeros, storage's empty, rounding's tensor of a
-# Python number), reached through the late-bound namespace ops: the families are below this module
+# Python number; conversion's Tensor.type, the legacy types' empty), reached through the late-bound
+# namespace ops: the families are below this module, the legacy types (_tensor_types.py) load after it
 from .ops._util import ops as _ops  # noqa: E402
-_ops.empty, _ops.zeros, _ops.tensor = empty, zeros, tensor
+_ops.empty, _ops.zeros, _ops.tensor, _ops.tensor_type = empty, zeros, tensor, _tensor_type

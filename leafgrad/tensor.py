@@ -176,15 +176,8 @@ class Tensor:
         self._version_counter = [0]
         return self
 
-    def __init__(self, *args, **kwargs):
-        # PyTorch's legacy constructor: leafgrad.Tensor(2, 3) is uninitialised memory and
-        # leafgrad.Tensor([1, 2]) a copy of the data, both of the default dtype; leafgrad.Tensor(t)
-        # shares t's memory and version counter (not its history, unlike PyTorch's alias).
-        if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
-            self._data, self._version_counter = args[0]._data, args[0]._version_counter
-            return
-        from ._tensor_types import legacy_new
-        self._data = legacy_new(backend.get_default_dtype(), 'cpu', args, kwargs)._data
+    # __init__ (PyTorch's legacy constructor: leafgrad.Tensor(2, 3), leafgrad.Tensor([1, 2])) and new()
+    # make tensors as the factories do: creation.py defines them and installs them here.
 
     @classmethod
     def _wrap(cls, data, requires_grad=False):
@@ -322,12 +315,6 @@ class Tensor:
     def volatile(self) -> bool:
         warnings.warn('volatile was removed (Variable.volatile is always False)', UserWarning, stacklevel=2)
         return False
-
-    def new(self, *args: Any, **kwargs: Any) -> Tensor:
-        """PyTorch's legacy constructor with this tensor's dtype and device (``new_empty``,
-        ``new_tensor`` say what they make)."""
-        from ._tensor_types import legacy_new
-        return legacy_new(self.dtype, self.device.type, args, kwargs)
 
     @property
     def is_leaf(self) -> bool:

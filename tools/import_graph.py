@@ -40,7 +40,7 @@ LAYERS = [
      'leafgrad.autograd.memory'),
     # the tensor (and PyTorch's argument parser, which reads tensors' types; the random number
     # generators, whose state is a tensor)
-    ('leafgrad.tensor', 'leafgrad._tensor_types', 'leafgrad._sequence', 'leafgrad._arg_parser', 'leafgrad.generator'),
+    ('leafgrad.tensor', 'leafgrad._sequence', 'leafgrad._arg_parser', 'leafgrad.generator'),
     # what every op shares (the op declaration, the recording utilities, the autocast policy)
     ('leafgrad.ops._op', 'leafgrad.ops._util', 'leafgrad.ops._inplace', 'leafgrad.ops._index', 'leafgrad.ops._matrix',
      'leafgrad.amp.policy'),
@@ -48,8 +48,9 @@ LAYERS = [
     ('leafgrad.ops.',),
     # the op library as a whole, and what is built on the ops (the autograd package's own
     # modules above the engine: Function, gradcheck, forward mode, functional, the profiler)
-    ('leafgrad.ops', 'leafgrad.creation', 'leafgrad.random', 'leafgrad.functional', 'leafgrad.linalg',
-     'leafgrad.special', 'leafgrad.testing', 'leafgrad.autograd', 'leafgrad.autograd.'),
+    # (the legacy tensor types, constructors built on the factories, with them)
+    ('leafgrad.ops', 'leafgrad.creation', 'leafgrad._tensor_types', 'leafgrad.random', 'leafgrad.functional',
+     'leafgrad.linalg', 'leafgrad.special', 'leafgrad.testing', 'leafgrad.autograd', 'leafgrad.autograd.'),
     # everything above: layers, optimizers, data, tools
     ('leafgrad.',),
     ('leafgrad',),

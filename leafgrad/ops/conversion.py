@@ -7,7 +7,7 @@ import warnings
 from .. import _memory_format, backend
 from .._arg_parser import is_dtype
 from ._op import Op
-from ._util import record
+from ._util import ops, record
 from ..tensor import Tensor
 
 
@@ -256,5 +256,4 @@ class Type(Op):
     parsed = False  # (its dtype is also a legacy type or its name: 'torch.FloatTensor')
 
     def forward(input, dtype=None, non_blocking=False, **kwargs):
-        from .._tensor_types import tensor_type  # (the legacy type names: not loaded by `import leafgrad`)
-        return tensor_type(input, dtype, non_blocking, **kwargs)
+        return ops.tensor_type(input, dtype, non_blocking, **kwargs)  # (creation's: the legacy types are above)
