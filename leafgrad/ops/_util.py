@@ -613,24 +613,3 @@ def sgn_backward(z, grad):
     """The gradient through ``sgn(z) = z / |z|``: ``(grad - Re(grad conj(s)) s) / |z|``, zero at 0."""
     s = ops.sgn(z)
     return where_zero(z, (grad - real_part(grad * ops.conj_physical(s)) * s) / z.abs())
-
-
-# ---- out= ----------------------------------------------------------------------------------------
-
-def write_out(name, out, result, inputs, exact_dtype):
-    """``out=`` of cat, stack, gather, matmul, tensordot: ``ops/_op.py``'s ``write_out`` (one
-    engine for every op's out=), the dtype rule given as ``exact_dtype``: True (the result's
-    dtype only), False (any it casts to) or ``check(result_dtype, out_dtype)`` on NumPy dtypes.
-    (``inputs``: the op's tensors; an input requiring grad makes the result require grad, which
-    the engine refuses.)"""
-    from . import _op
-    if exact_dtype is True:
-        check = _op.exact_dtype
-    elif exact_dtype is False:
-        check = _op.castable_dtype
-    else:
-        def check(rd, od):
-            exact_dtype(rd.np, od.np)
-    return _op.write_out(name, out, result, check)
-
-

@@ -10,10 +10,10 @@ the operators ``__getitem__`` and ``__setitem__``).
 from .. import backend
 from ..autograd.graph import each_sample, on_samples
 from ._inplace import inplace, refuse_partial_overlap
-from ._op import Op
+from ._op import Op, write_out
 from ._index import (_broadcast_message, _check_index_bounds, _is_basic, _normalize, _to_numpy_index, index_array,
                      scatter_coords)
-from ._util import SCALAR_NAMES, make_view, ops, record, sum_to, wrap, wrap_dim, write_out, xp
+from ._util import SCALAR_NAMES, make_view, ops, record, sum_to, wrap, wrap_dim, xp
 from ..tensor import _C_TYPES, Tensor, fitted_scalar, legacy_type_name
 
 
@@ -399,7 +399,7 @@ class Gather(Op):
 
     def forward(input, dim, index, *, sparse_grad=False, out=None):
         if out is not None:
-            return write_out('gather', out, gather(input, dim, index), (input,), True)
+            return write_out('gather', out, gather(input, dim, index))
         shape = input._data.shape
         d = wrap_dim(dim, max(len(shape), 1))  # (before the index's dtype, as PyTorch)
         idx = index_array(index, 'gather')

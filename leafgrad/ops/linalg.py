@@ -3,7 +3,7 @@ nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's
 
 Each op is declared once (``_op.Op``); ``@`` is matmul's operator."""
 from ._op import Op, copy_out, same_dtype, write_out as _write_out
-from ._util import SCALAR_NAMES, autocast, histories_first, ops, opmath, record, state, sum_to, wrap, write_out, xp
+from ._util import SCALAR_NAMES, autocast, histories_first, ops, opmath, record, state, sum_to, wrap, xp
 from ..tensor import Tensor
 
 
@@ -344,7 +344,7 @@ class Matmul(Op):
         if out is not None:
             if input._data.ndim == 1 and other._data.ndim == 1:
                 return _vdot_out('matmul', out, _matmul(input, other))
-            return write_out('matmul', out, _matmul(input, other), (input, other), True)
+            return _write_out('matmul', out, _matmul(input, other))
         return _matmul(input, other)
 
 

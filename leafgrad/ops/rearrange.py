@@ -15,9 +15,9 @@ import warnings
 from .. import _memory_format as memory_formats, backend
 from .._arg_parser import Overloads, int_list
 from ..autograd.graph import on_samples
-from ._op import Op
+from ._op import Op, write_out
 from ._util import (SCALAR_NAMES, Node, autocast, diagonal_array, histories_first, ops, record, wrap, wrap_dim,
-                    write_out, xp)
+                    xp)
 from ..tensor import Tensor, _index
 
 
@@ -41,7 +41,7 @@ def _to_dtype(t, np_dtype):
 # ---- cat / stack -----------------------------------------------------------------------------
 
 def _cat_out_dtype(result, out):
-    if backend.from_np(result).category > backend.from_np(out).category:
+    if result.category > out.category:
         raise TypeError(f"leafgrad.cat(): input types can't be cast to the desired output type {SCALAR_NAMES[out.name]}")
 
 
@@ -77,7 +77,7 @@ class Cat(Op):
 
     def forward(tensors, dim=0, *, out=None):
         if out is not None:
-            return write_out('cat', out, cat(tensors, dim), list(tensors), _cat_out_dtype)
+            return write_out('cat', out, cat(tensors, dim), _cat_out_dtype)
         tensors = _tensor_list(tensors, 'cat')
         if autocast.state.on:
             tensors = autocast.promote(tensors)
@@ -148,7 +148,7 @@ class Stack(Op):
 
     def forward(tensors, dim=0, *, out=None):
         if out is not None:
-            return write_out('stack', out, stack(tensors, dim), list(tensors), _cat_out_dtype)
+            return write_out('stack', out, stack(tensors, dim), _cat_out_dtype)
         tensors = _tensor_list(tensors, 'stack')
         if autocast.state.on:
             tensors = autocast.promote(tensors)
