@@ -1560,3 +1560,18 @@ def test_a_scan_is_contiguous_whatever_its_input_layout(case, layout):
         y = _SCANS[case](T, t)
         return {'stride': y.stride(), 'flat': y.view(-1).double()}
     assert_same(program)
+
+
+def test_matmul_folds_an_unsqueezed_transpose_by_torchs_strides():
+    """Seed 8005726: PyTorch folds the 3-D operand of a 1-D @ 3-D product into one mv when its
+    strides allow a view as rows, and unsqueeze(-1) gives the new dim stride 1 (NumPy gave it the
+    stride before it, so leafgrad took bmm and bmm's error instead of mv's)."""
+    def program(T):
+        v0 = T.tensor([0.6], dtype=T.float32, requires_grad=True)
+        v1 = T.tensor([[-0.8, 0.2, -1.1], [1.1, -1.9, -1.4], [0.6, -0.1, 0.8]], dtype=T.float64, requires_grad=True)
+        v5 = v1.t().unsqueeze(-1)
+        with T.set_grad_enabled(False):
+            v5_strides = v5.stride()
+            v9 = v0.detach() @ v5
+        return {'strides': v5_strides, 'v9': v9}
+    assert_same(program)

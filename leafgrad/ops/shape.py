@@ -52,6 +52,56 @@ def _infer_shape(shape, numel):
     return shape[:i] + (numel // known,) + shape[i + 1:]
 
 
+# ---- PyTorch's strides for dims of size 1 ------------------------------------------------
+# A dim of size 1 may have any stride. NumPy recomputes those of a reshaped array and gives a
+# broadcast one 0, where PyTorch's views keep them or derive them by fixed rules. They are seen
+# (stride(), and matmul folds a batch into one mm or not by them), so the views that make dims
+# of size 1 (unsqueeze, expand, view, reshape) restride the array, only where the two differ.
+
+def _restrided(data, strides):
+    """``data`` viewed with ``strides`` (in bytes): itself where NumPy's are those already."""
+    if data.strides == strides or type(data) is backend.MetaArray:  # (a meta array's are always contiguous)
+        return data
+    return as_strided_array(data, data.shape, strides, data.flags.writeable)
+
+
+def _unsqueezed_strides(a, d):
+    """PyTorch's unsqueeze: the other dims keep their strides; the new one's is the size times
+    the stride of the dim it goes before (1 at the end)."""
+    strides = a.strides
+    return strides[:d] + (a.shape[d] * strides[d] if d < a.ndim else a.itemsize,) + strides[d:]
+
+
+def _expanded_strides(a, target):
+    """PyTorch's expand (inferExpandGeometry): a dim that keeps its size keeps its stride, an
+    expanded one gets 0, and a new dim of size 1 the size times the stride of the dim after it."""
+    shape, strides = a.shape, a.strides
+    lead = len(target) - len(shape)
+    out = [0] * len(target)
+    for i in range(len(target) - 1, -1, -1):
+        if i >= lead:
+            size, stride = shape[i - lead], strides[i - lead]
+        else:
+            size, stride = 1, target[i + 1] * out[i + 1] if i + 1 < len(target) else 0
+        out[i] = stride if size == target[i] else 0
+    return tuple(out)
+
+
+def _viewed(data, src):
+    """``data``, a view of ``src`` in another shape, with PyTorch's strides (computeStride) for
+    the dims of size 1 it ends with: the stride of ``src``'s last dim, where NumPy gives them the
+    stride of the last dim of another size. (The rest agree: a dim of size 1 before others gets
+    the size times the stride of the dim after it in both.) They differ only where ``src``'s
+    last dim has size 1."""
+    shape = data.shape
+    if not (shape and shape[-1] == 1 and src.ndim and src.shape[-1] == 1 and data.size):
+        return data
+    n = len(shape)
+    while n and shape[n - 1] == 1:
+        n -= 1
+    return _restrided(data, data.strides[:n] + (src.strides[-1],) * (len(shape) - n))
+
+
 # ---- view / reshape ----------------------------------------------------------------------
 
 class View(Op):
@@ -74,7 +124,7 @@ class View(Op):
         except AttributeError:
             raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                                'dimension spans across two contiguous subspaces). Use .reshape(...) instead.') from None
-        out, node = make_view(input, data, View, lambda t: view(t, shape))
+        out, node = make_view(input, _viewed(data, input._data), View, lambda t: view(t, shape))
         if node is not None:
             node.self_shape = input._data.shape
         return out
@@ -152,9 +202,9 @@ class Reshape(Op):
         src = input._data
         data = src.reshape(shape)
         if src.flags.c_contiguous:  # (contiguous data: always a view)
-            out, node = make_view(input, data, View, lambda t: reshape(t, shape))
+            out, node = make_view(input, _viewed(data, src), View, lambda t: reshape(t, shape))
         elif xp.may_share_memory(data, src):
-            out, node = make_view(input, data, ReshapeAliasBackward0, lambda t: reshape(t, shape))
+            out, node = make_view(input, _viewed(data, src), ReshapeAliasBackward0, lambda t: reshape(t, shape))
         else:  # a copy, as PyTorch's reshape of non-contiguous data: _reshape_alias/clone + view
             out, node = record(data, UnsafeViewBackward0, (input,))
         if node is not None:
@@ -428,6 +478,8 @@ class Unsqueeze(Op):
         d = wrap_dim(dim, nd + 1)
         shape = input._data.shape
         data = input._data.reshape(shape[:d] + (1,) + shape[d:])  # (what expand_dims does, without its wrapper)
+        if 1 in shape or (d == nd and nd and data.strides[-1] != data.itemsize):  # (NumPy's strides differ)
+            data = _restrided(data, _unsqueezed_strides(input._data, d))
         out, node = make_view(input, data, Unsqueeze, lambda t: unsqueeze(t, d))
         if node is not None:
             node.dim = d
@@ -534,6 +586,8 @@ class Expand(Op):
             data = input._data.view()
         else:
             data = xp.broadcast_to(input._data, target)
+            if 1 in target:  # (NumPy's broadcast dims of size 1 have stride 0)
+                data = _restrided(data, _expanded_strides(input._data, target))
         out, node = make_view(input, data, Expand, lambda t: expand(t, target))
         if node is not None:
             node.self_shape = shape

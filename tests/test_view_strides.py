@@ -1,0 +1,85 @@
+"""The strides of views against torch's, dims of size 1 included: any stride is valid for such
+a dim, and NumPy and PyTorch choose differently, but stride() shows PyTorch's choice and matmul
+folds a batch into one mm (or not) by it. Each chain of views starts from a contiguous or a
+transposed tensor; stride(), is_contiguous() and the values must be torch's."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip('torch')
+import leafgrad as lg  # noqa: E402
+
+STARTS = {
+    'contiguous': lambda M: M.arange(6.0).reshape(2, 3),
+    'transposed': lambda M: M.arange(6.0).reshape(3, 2).t(),
+    'column': lambda M: M.arange(3.0).reshape(3, 1),
+    'column of a transpose': lambda M: M.arange(6.0).reshape(2, 3).t()[:, :1],
+    'row of a slice': lambda M: M.arange(12.0).reshape(4, 3)[::2][:1],
+    'scalar': lambda M: M.tensor(2.0),
+}
+
+CHAINS = {
+    'unsqueeze(-1)': lambda x: x.unsqueeze(-1),
+    'unsqueeze(0)': lambda x: x.unsqueeze(0),
+    'unsqueeze(1)': lambda x: x.unsqueeze(min(1, x.dim())),
+    'unsqueeze twice': lambda x: x.unsqueeze(-1).unsqueeze(0),
+    '[..., None]': lambda x: x[..., None],
+    '[None, ..., None]': lambda x: x[None, ..., None],
+    't().unsqueeze(-1)': lambda x: x.t().unsqueeze(-1),
+    'expand with a new dim of 1': lambda x: x.expand(1, *x.shape),
+    'expand with new dims 2, 1': lambda x: x.expand(2, 1, *x.shape),
+    'expand a dim of 1 to 2': lambda x: x.expand(*[2 if s == 1 else s for s in x.shape]) if x.dim() else x.expand(()),
+    'unsqueeze, expand': lambda x: x.unsqueeze(0).expand(1, 2, *x.shape[1:]) if x.dim() else x.expand(1, 2),
+    'view with a trailing 1': lambda x: x.contiguous().view(*x.shape, 1),
+    'view of a column': lambda x: x.view(*x.shape, 1) if x.dim() and x.shape[-1] == 1 else x.reshape(-1, 1),
+    'view, all ones': lambda x: x.reshape(-1)[:1].view(1, 1, 1),
+    'reshape with 1s': lambda x: x.reshape(1, -1, 1),
+    'reshape, trailing 1s of a column': lambda x: x.unsqueeze(-1).reshape(*x.shape, 1, 1),
+    'unflatten(1, (-1, 1))': lambda x: x.unflatten(-1, (-1, 1)) if x.dim() else x.reshape(1),
+    'flatten of a column': lambda x: x.unsqueeze(-1).flatten(-2) if x.dim() else x.flatten(),
+    'permute after unsqueeze': lambda x: x.unsqueeze(-1).permute(*range(x.dim(), -1, -1)),
+}
+
+
+@pytest.mark.parametrize('chain', sorted(CHAINS))
+@pytest.mark.parametrize('start', sorted(STARTS))
+def test_a_view_has_torchs_strides(start, chain):
+    def run(M):
+        try:
+            y = CHAINS[chain](STARTS[start](M))
+        except RuntimeError as e:
+            return ('error', str(e))
+        return y.stride(), tuple(y.shape), y.is_contiguous(), y.detach().numpy().tolist()
+    assert run(lg) == run(torch)
+
+
+def _leaf(M, n):
+    return M.arange(float(n)).requires_grad_()
+
+
+FOLDS = {  # products whose batch PyTorch folds into one mm (or not) by the larger operand's strides
+    'vector @ unsqueezed transpose': lambda M: M.ones(3) @ _leaf(M, 9).reshape(3, 3).t().unsqueeze(-1),
+    'unsqueezed row of a slice @ vector': lambda M: _leaf(M, 12).reshape(4, 3)[::2][:1].unsqueeze(-1) @ M.ones(1),
+    'expanded column @ vector': lambda M: _leaf(M, 3).reshape(3, 1).expand(1, 3, 1) @ M.ones(1),
+    'vector @ expanded transpose': lambda M: M.ones(2) @ _leaf(M, 4).reshape(2, 2).t().unsqueeze(-1).expand(2, 2, 1),
+    'viewed column @ matrix': lambda M: _leaf(M, 6).reshape(2, 3).t()[:, :1].view(3, 1, 1) @ M.ones(1, 2),
+}
+
+
+def _graph(fn, depth=3):
+    """The names of a node and of those it reaches, ``depth`` deep."""
+    if fn is None or depth == 0:
+        return None
+    return type(fn).__name__, [_graph(f, depth - 1) for f, _ in fn.next_functions]
+
+
+@pytest.mark.parametrize('case', sorted(FOLDS))
+def test_matmul_folds_by_torchs_strides(case):
+    """Folded: an mm or mv of the batch viewed as rows (MmBackward0, MvBackward0), or mv's
+    error; not folded: a bmm (BmmBackward0), or bmm's error. Values and gradients agree."""
+    def run(M):
+        try:
+            out = FOLDS[case](M)
+        except RuntimeError as e:
+            return ('error', str(e))
+        return out.detach().numpy().tolist(), _graph(out.grad_fn)
+    assert run(lg) == run(torch)
