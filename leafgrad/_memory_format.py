@@ -202,11 +202,81 @@ def _inverse(order):
 def copy_in(array, fmt):
     """A copy of the array laid out in fmt (``clone(memory_format=fmt)``)."""
     if fmt is preserve_format:
-        return array.copy(order='K')
+        out = array.copy(order='K')
+        if out.strides == array.strides or not array.size:  # (the common case: the same layout)
+            return out
+        return preserved(out, array)
     order = _order_of(array, fmt)
     if order is None:
         return array.copy(order='C')
     return array.transpose(order).copy(order='C').transpose(_inverse(order))
+
+
+def dense(array):
+    """PyTorch's is_non_overlapping_and_dense: the strides, smallest first, are those of a
+    contiguous array of the dims in that order (dims of size 1 aside)."""
+    expected = array.itemsize
+    for stride, size in sorted((st, n) for n, st in zip(array.shape, array.strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def preserved(array, like):
+    """``array`` (of ``like``'s shape) laid out as PyTorch's preserve_format lays out a copy of
+    ``like``: with ``like``'s very strides where it is dense (those of dims of size 1 included,
+    which NumPy's order 'K' chooses otherwise), else dense in the order of ``like``'s strides
+    (``_dense_strides``)."""
+    import numpy as np
+    if type(array) is not np.ndarray or type(like) is not np.ndarray or not like.size:
+        return array
+    strides = [st // like.itemsize for st in like.strides]
+    if not dense(like):
+        strides = _dense_strides(like.shape, strides)
+    strides = tuple(st * array.itemsize for st in strides)
+    if array.strides == strides:
+        return array
+    order = sorted(range(array.ndim), key=lambda d: -strides[d])  # (outermost first)
+    out = np.empty(tuple(array.shape[d] for d in order), array.dtype).transpose(_inverse(order))
+    if out.strides != strides:  # (a dim of size 1 with a stride of its own)
+        out = np.lib.stride_tricks.as_strided(out, array.shape, strides)
+    out[...] = array
+    return out
+
+
+def _dense_strides(shape, strides):
+    """PyTorch's infer_dense_strides: the strides (in elements) of a dense tensor whose dims lie
+    in memory in the order of ``strides`` (TensorIterator's insertion sort: a dim of stride 0
+    stays where it is, equal strides put the smaller dim inside)."""
+    ndim = len(shape)
+    if ndim < 2:
+        return [1] * ndim
+
+    def should_swap(a, b):
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa != sb:
+            return -1 if sa < sb else 1
+        return 1 if shape[a] > shape[b] else 0
+
+    perm = list(reversed(range(ndim)))  # innermost first
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in reversed(range(i)):
+            comparison = should_swap(perm[d0], perm[d1])
+            if comparison > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif comparison < 0:
+                break
+    out, step = [0] * ndim, 1
+    for d in perm:
+        out[d] = step
+        if shape[d] > 1:
+            step *= shape[d]
+    return out
 
 
 def lay_out(array, fmt):
@@ -221,6 +291,8 @@ def lay_out(array, fmt):
 def relaid_like(array, like, fmt):
     """A new C-ordered array (a ``*_like`` result), laid out as ``like`` in fmt: itself when that
     is C order, else a copy in that order."""
+    if fmt is preserve_format:
+        return preserved(array, like)
     order = _order_of(like, fmt)
     if order is None:
         return array

@@ -296,7 +296,7 @@ def _like(fn, input, dtype, device, requires_grad, memory_format, *args):
     device = device if device is not None else input.device
     out = fn(*args, input._data.shape, dtype=dtype, device=device, requires_grad=requires_grad) if args == () \
         else fn(input._data.shape, *args, dtype=dtype, device=device, requires_grad=requires_grad)
-    if memory_format is None and input._data.flags.c_contiguous:
+    if memory_format is None and out._data.strides == input._data.strides:
         return out
     out._data = _memory_format.relaid_like(out._data, input._data, _format(memory_format, fn.__name__ + '_like'))
     return out

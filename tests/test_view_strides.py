@@ -83,3 +83,36 @@ def test_matmul_folds_by_torchs_strides(case):
             return ('error', str(e))
         return out.detach().numpy().tolist(), _graph(out.grad_fn)
     assert run(lg) == run(torch)
+
+
+LAYOUTS = {
+    'expanded': lambda M: M.arange(3.0).expand(2, 2, 3),
+    'expanded column': lambda M: M.arange(3.0).reshape(3, 1).expand(3, 2),
+    'sliced transpose': lambda M: M.arange(12.0).reshape(3, 4).t()[::2],
+    'unsqueezed transpose': lambda M: M.arange(9.0).reshape(3, 3).t().unsqueeze(-1),
+    'column of a transpose': lambda M: M.arange(6.0).reshape(2, 3).t()[:, :1],
+    'sliced channels_last': lambda M: M.arange(120.0).reshape(2, 3, 4, 5).permute(0, 2, 3, 1)[:, ::2],
+    'strided vector': lambda M: M.arange(6.0)[::2],
+    'permuted and expanded': lambda M: M.arange(6.0).reshape(2, 3).t().unsqueeze(1).expand(3, 4, 2),
+}
+
+COPIES = {
+    'clone': lambda M, x: x.clone(),
+    'empty_like': lambda M, x: M.empty_like(x),
+    'zeros_like float32': lambda M, x: M.zeros_like(x, dtype=M.float32),
+    'ones_like': lambda M, x: M.ones_like(x),
+}
+
+
+@pytest.mark.parametrize('copy', sorted(COPIES))
+@pytest.mark.parametrize('layout', sorted(LAYOUTS))
+def test_a_preserved_copy_has_torchs_strides(layout, copy):
+    """preserve_format: a dense tensor's copy takes its very strides (dims of size 1 included); one
+    that is not dense (broadcast, sliced) a dense layout in the order of its strides, where
+    NumPy's order 'K' chose another order for a broadcast dim."""
+    def run(M):
+        y = COPIES[copy](M, LAYOUTS[layout](M))
+        return y.stride(), y.is_contiguous(), y.dtype.itemsize
+    assert run(lg) == run(torch)
+    if copy == 'clone':
+        np.testing.assert_array_equal(COPIES[copy](lg, LAYOUTS[layout](lg)).numpy(), LAYOUTS[layout](torch).numpy())

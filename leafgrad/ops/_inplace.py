@@ -21,6 +21,7 @@ This module is the machinery every family's in-place variants share (``inplace``
 samplers, unsqueeze_ ...) are the family ``inplace``.
 """
 from .. import backend
+from .._memory_format import dense as _dense
 from ._util import Node, as_strided_array, broadcast_error, needs_grad, ops, state, wrap, xp
 from ..autograd.graph import _FREED, gradient_edge
 from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
@@ -153,17 +154,6 @@ def _same_layout(a, b):
     slice's: v[::2].div_(v) of one element is refused, seed 6012568)."""
     return a.ndim == b.ndim and all(sa == sb for na, nb, sa, sb in zip(a.shape, b.shape, a.strides, b.strides)
                                     if (na != 1 and nb != 1) or (sa and sb))
-
-
-def _dense(a):
-    """PyTorch's is_non_overlapping_and_dense: the strides, smallest first, are those of a
-    contiguous array of the dims in that order (dims of size 1 aside)."""
-    expected = a.itemsize
-    for stride, size in sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
 
 
 def _check_result(self, result):
