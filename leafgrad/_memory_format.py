@@ -240,7 +240,7 @@ def preserved(array, like):
     order = sorted(range(array.ndim), key=lambda d: -strides[d])  # (outermost first)
     out = np.empty(tuple(array.shape[d] for d in order), array.dtype).transpose(_inverse(order))
     if out.strides != strides:  # (a dim of size 1 with a stride of its own)
-        out = np.lib.stride_tricks.as_strided(out, array.shape, strides)
+        out = np.ndarray(array.shape, array.dtype, out.base, 0, strides)
     out[...] = array
     return out
 

@@ -116,3 +116,26 @@ def test_a_preserved_copy_has_torchs_strides(layout, copy):
     assert run(lg) == run(torch)
     if copy == 'clone':
         np.testing.assert_array_equal(COPIES[copy](lg, LAYOUTS[layout](lg)).numpy(), LAYOUTS[layout](torch).numpy())
+
+
+SHARED = {
+    'unsqueezed transpose of a slice': lambda M, x: x[1:].t().unsqueeze(-1),
+    'view of a column': lambda M, x: x[1:, :1].view(1, 2, 1),
+    'expanded by a dim of 1': lambda M, x: x[1:].expand(1, 2, 4),
+    'expanded column': lambda M, x: x[:, 1:2].expand(1, 3, 1),
+}
+
+
+@pytest.mark.parametrize('case', sorted(SHARED))
+def test_a_restrided_view_shares_its_storage(case):
+    """A view given PyTorch's strides is still a view of its base's storage: the offset, the
+    storage's size, an in-place change seen by the base (an expand that only adds dims of size 1
+    repeats no element: PyTorch writes through it)."""
+    def run(M):
+        x = M.arange(12.0).reshape(3, 4)
+        y = SHARED[case](M, x)
+        facts = (y.stride(), y.storage_offset(), y.untyped_storage().nbytes(),
+                 y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
+        y.add_(100)
+        return facts, x.tolist(), x._version
+    assert run(lg) == run(torch)

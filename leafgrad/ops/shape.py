@@ -59,9 +59,21 @@ def _infer_shape(shape, numel):
 # of size 1 (unsqueeze, expand, view, reshape) restride the array, only where the two differ.
 
 def _restrided(data, strides):
-    """``data`` viewed with ``strides`` (in bytes): itself where NumPy's are those already."""
+    """``data`` viewed with ``strides`` (in bytes): itself where NumPy's are those already. A
+    NumPy array is made on the buffer of the array owning the memory, which stays its base (the
+    storage, storage_offset() and untyped_storage() see through it)."""
     if data.strides == strides or type(data) is backend.MetaArray:  # (a meta array's are always contiguous)
         return data
+    if type(data) is xp.ndarray:
+        owner = data
+        while type(owner.base) is xp.ndarray:
+            owner = owner.base
+        if owner.flags.c_contiguous:
+            offset = data.__array_interface__['data'][0] - owner.__array_interface__['data'][0]
+            out = xp.ndarray(data.shape, data.dtype, owner, offset, strides)
+            if not data.flags.writeable:
+                out.flags.writeable = False
+            return out
     return as_strided_array(data, data.shape, strides, data.flags.writeable)
 
 
@@ -585,8 +597,11 @@ class Expand(Op):
         if target == shape:
             data = input._data.view()
         else:
-            data = xp.broadcast_to(input._data, target)
-            if 1 in target:  # (NumPy's broadcast dims of size 1 have stride 0)
+            if target[lead:] == shape and target[:lead] == (1,) * lead:  # (new dims of size 1 only: no element
+                data = input._data.reshape(target)                       # repeats, a writable view as PyTorch's)
+            else:
+                data = xp.broadcast_to(input._data, target)
+            if 1 in target:  # (NumPy's strides of dims of size 1 are not PyTorch's: 0 when broadcast)
                 data = _restrided(data, _expanded_strides(input._data, target))
         out, node = make_view(input, data, Expand, lambda t: expand(t, target))
         if node is not None:
