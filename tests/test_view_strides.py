@@ -15,6 +15,8 @@ STARTS = {
     'column of a transpose': lambda M: M.arange(6.0).reshape(2, 3).t()[:, :1],
     'row of a slice': lambda M: M.arange(12.0).reshape(4, 3)[::2][:1],
     'scalar': lambda M: M.tensor(2.0),
+    'transposed column': lambda M: M.arange(3.0)[:, None].t(),
+    'unsqueezed transpose': lambda M: M.arange(6.0).reshape(2, 3).t()[:, None],
 }
 
 CHAINS = {
@@ -37,6 +39,10 @@ CHAINS = {
     'unflatten(1, (-1, 1))': lambda x: x.unflatten(-1, (-1, 1)) if x.dim() else x.reshape(1),
     'flatten of a column': lambda x: x.unsqueeze(-1).flatten(-2) if x.dim() else x.flatten(),
     'permute after unsqueeze': lambda x: x.unsqueeze(-1).permute(*range(x.dim(), -1, -1)),
+    'view to its own shape': lambda x: x.view(x.shape),
+    'reshape to its own shape': lambda x: x.reshape(x.shape),
+    'view_as itself': lambda x: x.view_as(x),
+    'transpose, view to its own shape': lambda x: x.mT.view(x.mT.shape) if x.dim() >= 2 else x.view(x.shape),
 }
 
 

@@ -101,17 +101,23 @@ def _expanded_strides(a, target):
 
 def _viewed(data, src):
     """``data``, a view of ``src`` in another shape, with PyTorch's strides (computeStride) for
-    the dims of size 1 it ends with: the stride of ``src``'s last dim, where NumPy gives them the
-    stride of the last dim of another size. (The rest agree: a dim of size 1 before others gets
-    the size times the stride of the dim after it in both.) They differ only where ``src``'s
-    last dim has size 1."""
+    its dims of size 1: those it ends with take the stride of ``src``'s last dim, each other one
+    the size times the stride of the dim after it. NumPy's agree but where ``src``'s last dim
+    has size 1 (NumPy gives the trailing ones the stride of the last dim of another size) and
+    where the shape is ``src``'s (NumPy keeps ``src``'s strides)."""
     shape = data.shape
-    if not (shape and shape[-1] == 1 and src.ndim and src.shape[-1] == 1 and data.size):
+    if not (shape == src.shape or (shape and shape[-1] == 1 and src.ndim and src.shape[-1] == 1)) \
+            or 1 not in shape or not data.size:
         return data
-    n = len(shape)
-    while n and shape[n - 1] == 1:
-        n -= 1
-    return _restrided(data, data.strides[:n] + (src.strides[-1],) * (len(shape) - n))
+    strides = list(data.strides)
+    i = len(shape) - 1
+    while i >= 0 and shape[i] == 1:
+        strides[i] = src.strides[-1]
+        i -= 1
+    for d in range(i - 1, -1, -1):
+        if shape[d] == 1:
+            strides[d] = strides[d + 1] * shape[d + 1]
+    return _restrided(data, tuple(strides))
 
 
 # ---- view / reshape ----------------------------------------------------------------------
