@@ -12,6 +12,8 @@ written for gloo runs unchanged) and None all run on MPI, and ``get_backend()`` 
 live in host memory, where NCCL cannot reach. How operations are run, and how a failed
 rank ends the job instead of hanging it: ``process_group``'s design note.
 """
+import os
+
 from . import process_group as _pg
 from .process_group import (Backend, DistBackendError, DistError, DistNetworkError, DistStoreError, GroupMember,
                             ProcessGroup, Work, group)
@@ -58,7 +60,6 @@ def is_nccl_available():
 
 
 def is_torchelastic_launched():
-    import os
     return os.getenv('TORCHELASTIC_RUN_ID') is not None
 
 
@@ -161,7 +162,6 @@ def get_backend(group=None):
 
 
 def get_node_local_rank(fallback_rank=None):
-    import os
     if 'LOCAL_RANK' in os.environ:
         return int(os.environ['LOCAL_RANK'])
     if fallback_rank is not None:

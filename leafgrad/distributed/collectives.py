@@ -16,6 +16,7 @@ import numpy as np
 
 from . import process_group as pgm
 from .process_group import GroupMember, default_group
+from ..tensor import Tensor
 
 _TORCH_TYPE = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
                'float16': 'Half', 'float32': 'Float', 'float64': 'Double'}
@@ -69,7 +70,6 @@ def _red_op_type(op):
 
 # ---- argument checks (torch.distributed's) ---------------------------------------------------
 def _check_single_tensor(param, name):
-    from ..tensor import Tensor
     if not isinstance(param, Tensor):
         raise TypeError(f"""Invalid function argument. Expected parameter `{name}` of type leafgrad.Tensor
              but got {type(param)} instead.""")
@@ -77,7 +77,6 @@ def _check_single_tensor(param, name):
 
 
 def _check_tensor_list(param, name):
-    from ..tensor import Tensor
     if not isinstance(param, list):
         raise TypeError(f"""Invalid function argument. Expected parameter `{name}` of type List[leafgrad.Tensor]
              but got {type(param)} instead.""")

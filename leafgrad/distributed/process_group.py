@@ -24,6 +24,7 @@ Faults never hang a job:
   instead of waiting in ``MPI_Finalize``.
 """
 import atexit
+import io
 import os
 import sys
 import threading
@@ -350,7 +351,7 @@ class _Progress(threading.Thread):
 # ---- initialisation ----------------------------------------------------------------------
 def import_mpi():
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI  # (optional; importing it starts MPI: loaded when first used)
     except ImportError as e:
         raise RuntimeError("Distributed package doesn't have MPI built in: leafgrad.distributed runs on mpi4py "
                            "(pip install 'leafgrad[distributed]' installs it with Open MPI)") from e
@@ -407,7 +408,6 @@ def _install_excepthook(rank):
     _state.excepthook = previous
 
     def excepthook(exc_type, exc, tb):
-        import io
         buf = io.StringIO()
         saved, sys.stderr = sys.stderr, buf
         try:

@@ -23,12 +23,16 @@ the reduction cannot finish, and the next forward raises PyTorch's error naming 
 ``static_graph``: the first iteration reduces everything at the end of backward and records
 which parameters were unused; later iterations treat those as ready.
 """
+import warnings
 import weakref
 
 import numpy as np
 
 from . import collectives
 from .collectives import RedOpType
+from ..autograd.graph import AccumulateGrad
+from ..tensor import Tensor
+from ..autograd.engine import queue_callback
 
 MB = 1024 * 1024
 DEFAULT_FIRST_BUCKET_BYTES = 1 * MB
@@ -115,7 +119,6 @@ class Reducer:
                         self._alias(i, bucket.views[k])
 
     def _alias(self, i, view):
-        from ..tensor import Tensor
         self.params[i]._grad = Tensor._wrap(view)
 
 
@@ -208,7 +211,6 @@ class Reducer:
         if self.static_first_iteration():
             if not self.require_finalize:
                 self.require_finalize = True
-                from ..autograd.engine import queue_callback
                 queue_callback(self.delay_all_reduce)
             if i not in self.static_counts and self.should_rebuild():
                 self.arrival.append(i)
@@ -246,7 +248,6 @@ class Reducer:
         if self.next_bucket == len(self.buckets):
             if self.dynamic_find_unused():
                 self.local_used_work = collectives.allreduce_array(self.group, self.local_used, RedOpType.SUM)
-            from ..autograd.engine import queue_callback
             queue_callback(self.finalize_backward)
 
     def _copy_in(self, i, view):
@@ -291,7 +292,6 @@ class Reducer:
         self.finalize_backward()
 
     def finalize_backward(self):
-        from ..tensor import Tensor
         self.expect_hooks = False
         self.require_finalize = False
         if self.local_used_work is not None:
@@ -332,7 +332,6 @@ def _remove_hooks(handles):
 
 def _reachable_leaves(outputs):
     """ids of the leaves whose AccumulateGrad the graph behind ``outputs`` reaches."""
-    from ..autograd.graph import AccumulateGrad
     seen = set()
     stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
     leaves = {id(t) for t in outputs if t.grad_fn is None and t.requires_grad}
@@ -350,5 +349,4 @@ def _reachable_leaves(outputs):
 def _warn_once(reducer, message):
     if not getattr(reducer, '_warned', False):
         reducer._warned = True
-        import warnings
         warnings.warn(message, UserWarning, stacklevel=4)
