@@ -1,4 +1,6 @@
 """leafgrad.nn: modules, parameters, functional ops, initialisation and utilities."""
+import importlib
+
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from .modules import *  # noqa: F401,F403
 from .modules import MultiheadAttention, TransformerEncoderLayer  # noqa: F401
@@ -8,7 +10,6 @@ from . import functional, init, utils
 def __getattr__(name):
     # nn.parallel loads on first use (DistributedDataParallel, DataParallel)
     if name in ('parallel', 'DataParallel'):
-        import importlib
         parallel = importlib.import_module('.parallel', __name__)
         return parallel if name == 'parallel' else parallel.DataParallel
     raise AttributeError(f"module 'leafgrad.nn' has no attribute '{name}'")

@@ -9,7 +9,7 @@ from ..tensor import Tensor as _Tensor
 from ._functional.common import not_tensor as _not_tensor
 from ..ops import _inplace
 from ..ops.linalg import addmm, matmul, mm
-from ..ops.shape import t as _t
+from ..ops.shape import reshape as _reshape, t as _t, view as _view
 from ..ops.linalg_extra import pdist
 from ._functional.attention import multi_head_attention_forward
 from ._functional.basic import (alpha_dropout, cosine_similarity, dropout, dropout1d, dropout2d, dropout3d, embedding,
@@ -89,8 +89,7 @@ def linear(input, weight, bias=None):
         if x.ndim == 2:
             return addmm(bias, input, wt)
         if x.flags.c_contiguous:
-            from ..ops.shape import reshape, view
-            out = addmm(bias, reshape(input, (-1, x.shape[-1])), wt)
-            return view(out, x.shape[:-1] + (weight._data.shape[0],))
+            out = addmm(bias, _reshape(input, (-1, x.shape[-1])), wt)
+            return _view(out, x.shape[:-1] + (weight._data.shape[0],))
         return _ew.add(matmul(input, wt), bias)
     return mm(input, wt) if x.ndim == 2 else matmul(input, wt)

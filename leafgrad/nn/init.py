@@ -4,7 +4,12 @@ weights."""
 import math
 import warnings
 
+import numpy as _np
+
+from .. import linalg as _linalg
 from ..autograd.grad_mode import no_grad
+from ..creation import empty_like as _empty_like, randperm as _randperm
+from ..ops import diag as _diag, where as _where
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -61,7 +66,6 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     than 30% of the mass, normal samples with the rejected ones redrawn (a whole new tensor of
     samples per round); otherwise uniform candidates on [a, b] accepted where log(U) is below
     their log density relative to the mode's."""
-    from ..ops import where
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -78,16 +82,14 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                 mask = (result < lo) | (result > hi)
                 if not mask.any():
                     break
-                from ..creation import empty_like
-                result = where(mask, empty_like(result).normal_(mean, std, generator=generator), result)
+                result = _where(mask, _empty_like(result).normal_(mean, std, generator=generator), result)
             if tensor is not result:
                 tensor.copy_(result)
             return tensor
-        from ..creation import empty_like
         mode = max(a, min(mean, b))
         log_peak = -0.5 * ((mode - mean) / std) ** 2
-        candidates = empty_like(tensor)
-        accept_buf = empty_like(tensor)
+        candidates = _empty_like(tensor)
+        accept_buf = _empty_like(tensor)
         tensor.uniform_(a, b, generator=generator)
         candidates.copy_(tensor)
         candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
@@ -96,9 +98,9 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             result = tensor
             while True:
                 candidates.uniform_(a, b, generator=generator)
-                result = where(pending, candidates, result)
+                result = _where(pending, candidates, result)
                 candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
-                pending = where(pending, accept_buf.uniform_(generator=generator).log_().gt(candidates), pending)
+                pending = _where(pending, accept_buf.uniform_(generator=generator).log_().gt(candidates), pending)
                 if not pending.any():
                     break
             tensor.copy_(result)
@@ -118,10 +120,9 @@ def ones_(tensor):
 
 
 def eye_(tensor):
-    import numpy as np
     if tensor.dim() != 2:
         raise ValueError('Only tensors with 2 dimensions are supported')
-    return _fill(tensor, lambda s: np.eye(*s))
+    return _fill(tensor, lambda s: _np.eye(*s))
 
 
 def _calculate_correct_fan(tensor, mode):
@@ -138,7 +139,6 @@ _fan = _calculate_correct_fan
 
 def _zero_element(tensor):
     if 0 in tuple(tensor.shape):
-        import warnings
         warnings.warn('Initializing zero-element tensors is a no-op', stacklevel=3)
         return True
     return False
@@ -174,8 +174,6 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 def orthogonal_(tensor, gain=1, generator=None):
     """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one, signs fixed by
     diag(R), as PyTorch builds it; extra dimensions are flattened into columns."""
-    from .. import linalg
-    from ..ops import diag
     if tensor.dim() < 2:
         raise ValueError('Only tensors with 2 or more dimensions are supported')
     if tensor.numel() == 0:
@@ -185,8 +183,8 @@ def orthogonal_(tensor, gain=1, generator=None):
     flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
     if rows < cols:
         flattened.t_()
-    q, r = linalg.qr(flattened)
-    q *= diag(r, 0).sign()
+    q, r = _linalg.qr(flattened)
+    q *= _diag(r, 0).sign()
     if rows < cols:
         q.t_()
     with no_grad():
@@ -198,7 +196,6 @@ def orthogonal_(tensor, gain=1, generator=None):
 def sparse_(tensor, sparsity, std=0.01, generator=None):
     """N(0, std) with ceil(sparsity * rows) zeros in each column (the rows to zero drawn from the
     default generator, as PyTorch draws them)."""
-    from ..creation import randperm
     if tensor.dim() != 2:
         raise ValueError('Only tensors with 2 dimensions are supported')
     rows, cols = tensor.shape
@@ -206,7 +203,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     with no_grad():
         tensor.normal_(0, std, generator=generator)
         for col_idx in range(cols):
-            row_indices = randperm(rows)
+            row_indices = _randperm(rows)
             zero_indices = row_indices[:num_zeros]
             tensor[zero_indices, col_idx] = 0
     return tensor
@@ -214,7 +211,6 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
 
 def dirac_(tensor, groups=1):
     """The identity for convolutions: each output channel passes its input channel through."""
-    import numpy as np
     dims = tensor.dim()
     if dims not in (3, 4, 5):
         raise ValueError('Only tensors with 3, 4, or 5 dimensions are supported')
@@ -225,7 +221,7 @@ def dirac_(tensor, groups=1):
     min_dim = min(out_per_group, sizes[1])
 
     def sample(shape):
-        out = np.zeros(shape)
+        out = _np.zeros(shape)
         centre = tuple(s // 2 for s in shape[2:])
         for g in range(groups):
             for d in range(min_dim):

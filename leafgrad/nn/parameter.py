@@ -1,5 +1,6 @@
 """nn.Parameter: a leaf that requires grad and registers itself on the Module it is set on."""
 from ..tensor import Tensor
+from ..creation import empty
 
 
 class Parameter(Tensor):
@@ -7,7 +8,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..creation import empty
             data = empty(0)
         self = Tensor.__new__(cls)
         self._data = data._data
@@ -46,7 +46,6 @@ class Buffer(metaclass=_BufferMeta):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            from ..creation import empty
             data = empty(0)
         t = data.detach().requires_grad_(data.requires_grad)
         t.persistent = persistent
@@ -59,7 +58,6 @@ class _UninitializedMixin:
     cls_to_become = None
 
     def materialize(self, shape, device=None, dtype=None):
-        from ..creation import empty
         data = empty(tuple(shape), dtype=dtype if dtype is not None else self._lazy_dtype)
         self._data = data._data
         self.__class__ = self.cls_to_become
@@ -82,7 +80,6 @@ class UninitializedParameter(_UninitializedMixin, Parameter):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
-        from ..creation import empty
         self = Parameter.__new__(cls, empty(0, dtype=dtype), requires_grad)
         return self
 
@@ -99,7 +96,6 @@ class UninitializedBuffer(_UninitializedMixin, Tensor):
     cls_to_become = Tensor
 
     def __new__(cls, requires_grad=False, device=None, dtype=None):
-        from ..creation import empty
         data = empty(0, dtype=dtype)
         self = Tensor.__new__(cls)
         self._data = data._data

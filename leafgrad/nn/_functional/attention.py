@@ -11,10 +11,12 @@ import math
 import warnings
 
 from ... import backend, creation
-from ...ops import linalg
+from ...ops import linalg, cat
 from ...ops.rearrange import pad
 from ...ops.activation import nn_softmax as softmax
 from .basic import dropout
+from .. import functional as F
+from .sampling import scaled_dot_product_attention
 
 
 def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
@@ -67,7 +69,6 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
 
 
 def _linear(x, w, b):
-    from .. import functional as F
     return F.linear(x, w, b)
 
 
@@ -145,7 +146,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         else:
             raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
 
-    from ...ops import cat
     if bias_k is not None and bias_v is not None:
         if static_k is not None:
             raise AssertionError('bias cannot be added to static key.')
@@ -223,7 +223,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             out, weights = out.squeeze(1), weights.squeeze(0)
         return out, weights
 
-    from .sampling import scaled_dot_product_attention
     if attn_mask is not None:
         if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
             attn_mask = attn_mask.unsqueeze(0)

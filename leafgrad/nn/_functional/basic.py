@@ -8,10 +8,12 @@ from ...ops._util import Node, record, state, wrap, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.activation import nn_softmax as softmax
-from ...ops.indexing import index_select
+from ...ops.indexing import index_select, getitem
 from ...ops.reduction import sum as _sum, vector_norm as _vector_norm_op
 from ...tensor import Tensor, legacy_type_name
 from .common import const, dtype_name
+from ... import _random_kernels as kernels
+from ...generator import default_generator
 
 
 # ---- dropout ------------------------------------------------------------------------------
@@ -25,8 +27,6 @@ def _dropout_noise(input, p, feature):
     """PyTorch's dropout noise: 1 with probability 1 - p, else 0, in input's dtype: a Bernoulli
     draw per element of a tensor laid out as the input (``empty_like``), in its memory order; for
     feature dropout one per (sample, channel) of a contiguous (N, C, 1, ...) tensor."""
-    from ... import _random_kernels as kernels
-    from ...generator import default_generator
     data = input._data
     if feature:
         if data.ndim < 2:
@@ -151,7 +151,6 @@ def _clamp_min(t, lo):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     if input._data.dtype.kind not in 'fV':
-        from .common import dtype_name
         raise RuntimeError('linalg.vector_norm: Expected a floating point or complex tensor as input. Got '
                            f'{dtype_name(input)}')
     try:
@@ -361,8 +360,6 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     """softmax((logits + Gumbel noise) / tau); ``hard`` returns one-hot values whose gradient is
     the soft sample's (the straight-through estimator)."""
-    from ... import _random_kernels as kernels
-    from ...generator import default_generator
     d = logits._data.dtype
     # -log of Exp(1) samples of logits' dtype (a contiguous tensor's exponential_), as PyTorch draws them
     e = kernels.cast(kernels.exponential(default_generator, logits._data.size, 1.0), d).reshape(logits._data.shape)
@@ -384,7 +381,6 @@ class EmbeddingBagBackward0(Node):
 
     def apply(self, grad):
         indices, weight, *psw = self.saved_tensors
-        from ...ops.indexing import getitem
         g_rows = getitem(grad, wrap(self.bag))                      # each element's bag gradient
         gw = gp = None
         if self.next_functions[1][0] is not None:

@@ -3,6 +3,7 @@ import warnings
 
 from ...ops._util import wrap, xp
 from ...tensor import Tensor
+from ...ops.reduction import mean, sum as _sum
 
 REDUCTIONS = ('mean', 'sum', 'none')
 
@@ -63,7 +64,6 @@ def ntuple(x, n, name='kernel_size'):
 
 def reduce_loss(t, reduction):
     """Apply a loss's reduction with leafgrad ops (mean -> MeanBackward0, sum -> SumBackward0)."""
-    from ...ops.reduction import mean, sum as _sum
     if reduction == 'mean':
         return mean(t)
     if reduction == 'sum':

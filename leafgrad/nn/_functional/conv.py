@@ -18,7 +18,7 @@ from ...backend import MetaArray
 from ...ops._util import Node, autocast, opmath, record, xp
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
-from .common import ntuple
+from .common import ntuple, dtype_name
 
 as_strided = xp.lib.stride_tricks.as_strided
 
@@ -379,7 +379,6 @@ def _check_conv(input, weight, bias, nsp, groups, transposed, stride, padding, d
     if groups <= 0:
         raise RuntimeError('non-positive groups is not supported')
     if x.dtype != w.dtype:
-        from .common import dtype_name
         raise RuntimeError(f'expected scalar type {dtype_name(input)} but found {dtype_name(weight)}')
     c = x.shape[-nsp - 1]
     if w.shape[0] < groups:  # (PyTorch's doubled brackets in the second message are its own)

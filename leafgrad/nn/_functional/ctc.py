@@ -14,6 +14,7 @@ import numpy as np
 
 from ...ops._util import Node, record, wrap
 from ...tensor import Tensor
+from ... import creation
 
 _NEG_INF = -np.inf
 
@@ -155,7 +156,6 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return losses
     if reduction == 'sum':
         return losses.sum()
-    from ... import creation
     divisor = creation.tensor(np.maximum(tg_len, 1).astype(dtype) if batched else
                               np.asarray(max(int(tg_len[0]), 1), dtype=dtype))
     return (losses / divisor).mean()

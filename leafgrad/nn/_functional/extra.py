@@ -1,11 +1,16 @@
 """prelu, rrelu, glu, bilinear, unfold/fold: ops that modules build on."""
 from ... import backend
 from ..._arg_parser import check_number
-from ...ops._util import Node, autocast, opmath, record, sum_to, wrap_dim, xp
+from ...ops._util import Node, autocast, opmath, record, sum_to, wrap_dim, xp, wrap
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
-from .common import ntuple
+from .common import ntuple, dtype_name
 from .conv import ConvParams, _cols
+from ...ops.inplace import inplace as _run_inplace
+from ...ops.linalg import einsum
+from ...ops.activation import _DTYPE_LABEL
+from ...creation import rand
+from ...ops.indexing import index_put_embed
 
 
 class PreluKernelBackward0(Node):
@@ -36,7 +41,6 @@ def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
     """Randomized leaky ReLU: in training each non-positive element is multiplied by its own slope
     drawn uniformly from [lower, upper] (one float64 draw of the generator per such element, in
     order, as PyTorch's CPU kernel); in evaluation by the mean slope (lower + upper) / 2."""
-    from ...ops.inplace import inplace as _run_inplace
     if type(lower) is not float or type(upper) is not float:
         check_number('rrelu_' if inplace else 'rrelu', 'lower', 2, lower)
         check_number('rrelu_' if inplace else 'rrelu', 'upper', 3, upper)
@@ -44,13 +48,11 @@ def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
         return _run_inplace(input, lambda s: rrelu(s, lower, upper, training))
     x = input._data
     if x.dtype.kind not in 'fV':
-        from ...ops.activation import _DTYPE_LABEL
         kernel = 'rrelu_with_noise_out_cpu' if training else 'leaky_relu_cpu'  # (eval mode runs leaky_relu)
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL.get(x.dtype.name)}\'')
     work = opmath(x)
     if training:
         negative = work <= 0
-        from ...creation import rand
         draws = rand(int(negative.sum()), dtype=backend.float64)._data
         noise = xp.ones(work.shape, dtype=xp.float64)
         noise[negative] = draws * (upper - lower) + lower
@@ -59,7 +61,6 @@ def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
         noise = xp.where(work > 0, 1, (lower + upper) / 2).astype(work.dtype)
     out, node = record((work * noise).astype(x.dtype), RreluWithNoiseBackward0, (input,))
     if node is not None:
-        from ...ops._util import wrap
         node.save(wrap(noise.astype(x.dtype)))
     return out
 
@@ -99,7 +100,6 @@ class GluBackward0(Node):
         s = _ew.sigmoid(b)
         ga = grad * s
         gb = grad * a * s * (1 - s)
-        from ...ops.indexing import index_put_embed
         shape = x._data.shape
         lead = (slice(None),) * self.dim
         return index_put_embed(ga, shape, lead + (slice(0, n),)) + index_put_embed(gb, shape, lead + (slice(n, 2 * n),)),
@@ -113,7 +113,6 @@ def glu(input, dim=-1):
     if x.shape[d] % 2:
         raise RuntimeError(f'Halving dimension must be even, but dimension {d} is size {x.shape[d]}')
     if x.dtype.kind not in 'fV':
-        from .common import dtype_name
         raise NotImplementedError(f'"glu_cpu" not implemented for \'{dtype_name(input)}\'')
     a, b = xp.split(opmath(x), 2, axis=d)  # (bfloat16: in float32, rounded once, as PyTorch's)
     with xp.errstate(over='ignore'):
@@ -126,7 +125,6 @@ def glu(input, dim=-1):
 
 def bilinear(input1, input2, weight, bias=None):
     """y_k = x1 W_k x2 + b_k, as one einsum (leafgrad ops, so it differentiates)."""
-    from ...ops.linalg import einsum
     if input1._data.shape[:-1] != input2._data.shape[:-1]:
         raise RuntimeError(f'bilinear(): input batch dimensions do not match: got {list(input1._data.shape[:-1])} and '
                            f'{list(input2._data.shape[:-1])}')

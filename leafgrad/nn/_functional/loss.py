@@ -10,7 +10,9 @@ from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import _sum_in_float32, mean_array, sum as _sum
 from ...ops.activation import nn_log_softmax as log_softmax
-from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str
+from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str, dtype_name
+from .basic import pairwise_distance
+from ...ops.indexing import getitem
 
 
 def _reduce_array(a, reduction):
@@ -93,7 +95,6 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', we
     input, target = _broadcast_pair(input, target)
     x, y = binary_operands(input, target)  # PyTorch's result dtype (float32 with an int target)
     if x.dtype.kind not in 'fV':
-        from .common import dtype_name
         raise NotImplementedError(f'"mse_cpu" not implemented for \'{dtype_name(wrap(x))}\'')
     diff = x - y
     out, node = record(_reduce_array(diff * diff, reduction), MseLossBackward0, (input, target))
@@ -153,7 +154,6 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mea
 def _check_backward_dtypes(x, y):
     """PyTorch's fused backward kernels of some losses need one dtype; it fails only then."""
     if x._data.dtype != y._data.dtype:
-        from .common import dtype_name
         raise RuntimeError(f'Found dtype {dtype_name(y)} but expected {dtype_name(x)}')
 
 
@@ -224,7 +224,6 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f'({size_str(input._data.shape)}) is deprecated. Please ensure they have the same size.')
     x, t = input._data, target._data
     if t.dtype != x.dtype:
-        from .common import dtype_name
         raise RuntimeError(f'Found dtype {dtype_name(target)} but expected {dtype_name(input)}')
     for name, values in (('input', x), ('target', t)):
         if values.size and not (values.min() >= 0 and values.max() <= 1):  # NaN fails too, as in PyTorch
@@ -274,7 +273,6 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError(f'Target size ({size_str(target._data.shape)}) must be the same as input size '
                          f'({size_str(input._data.shape)})')
     if target._data.dtype.kind not in 'fV':
-        from .common import dtype_name
         raise RuntimeError(f"result type {dtype_name(input)} can't be cast to the desired output type "
                            f'{dtype_name(target)}')
     x, t = binary_operands(input, target)
@@ -321,7 +319,6 @@ def _class_layout(input, target):
 
 def _check_target_dtype(target):
     if target._data.dtype.type is not xp.int64 and target._data.dtype.type is not xp.uint8:
-        from .common import dtype_name
         raise RuntimeError(f'expected target dtype to be Long or Byte, but got {dtype_name(target)}')
 
 
@@ -467,7 +464,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
     def check_weight():
         if weight._data.dtype != input._data.dtype:
-            from .common import dtype_name
             raise RuntimeError(f'expected scalar type {dtype_name(input)} but found {dtype_name(weight)}')
         if weight._data.shape != (C,):
             raise RuntimeError(f'weight tensor should be defined either for all {C} classes or no classes but got '
@@ -507,7 +503,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     wshape = (C,) + (1,) * (input._data.ndim - cdim - 1)
     if input._data.shape == target._data.shape:  # class probabilities
         if target._data.dtype.kind not in 'fV':
-            from .common import dtype_name
             raise RuntimeError(f'Expected floating point type for target with class probabilities, got '
                                f'{dtype_name(target)}')
         if label_smoothing > 0:
@@ -708,7 +703,6 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
         anchor, positive, negative = autocast.fp32(anchor, positive, negative)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    from .basic import pairwise_distance
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -746,7 +740,6 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 
 def _gather_rows(weight, t):
-    from ...ops.indexing import getitem
     return getitem(weight, wrap(t))
 
 
@@ -778,7 +771,6 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       reduction='mean'):
     """max(margin + d(a, p) - d(a, n), 0) for any distance d (pairwise_distance by default); with
     ``swap`` d(a, n) is replaced by min(d(a, n), d(p, n))."""
-    from .basic import pairwise_distance
     if reduction not in ('mean', 'sum', 'none'):
         raise ValueError(f'{reduction} is not a valid value for reduction')
     if margin <= 0:

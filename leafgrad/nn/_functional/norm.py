@@ -10,6 +10,8 @@ from ...ops import shape as _shape
 from ...ops.linalg import _sname
 from ...ops.reduction import mean as _mean, mean_array as _mean_array, sum as _sum
 from .common import const, size_str
+from ...ops.rearrange import pad
+from .pooling import avg_pool2d, avg_pool3d
 
 
 def _stats(x, dims, eps):
@@ -356,8 +358,6 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta, composed as PyTorch
     composes it (pad, average pooling over channels)."""
-    from ...ops.rearrange import pad
-    from .pooling import avg_pool2d, avg_pool3d
     x = input._data
     if x.ndim < 3:
         raise ValueError(f'Expected 3D or higher dimensionality input (got {x.ndim} dimensions)')

@@ -11,11 +11,12 @@ import math
 
 from ...autograd.graph import on_samples
 from ...ops._util import Node, autocast, record, wrap, xp
-from ...ops import shape as _shape
+from ...ops import shape as _shape, elementwise as _ew
 from ...tensor import Tensor
 from .common import ntuple
 from .conv import MetaArray, _pad, _windows
 from .max_windows import window_flat, window_max, window_scatter
+from ...ops.reduction import mean
 
 _NAMES = {1: '1D', 2: '2D', 3: '3D'}
 
@@ -506,7 +507,6 @@ def _adaptive_avg_poolnd(input, output_size, nsp):
         output_size = (output_size,) * nsp
     out = tuple(size[i] if o is None else int(o) for i, o in enumerate(output_size))
     if nsp == 2 and out == (1, 1):  # PyTorch takes the mean for a global pool
-        from ...ops.reduction import mean
         return mean(input, (-2, -1), keepdim=True)
     cls = {1: AdaptiveAvgPool1DBackward0, 2: AdaptiveAvgPool2DBackward0, 3: AdaptiveAvgPool3DBackward0}[nsp]
     return _separable(input, [_adaptive_matrix(size[i], out[i]).astype(x.dtype) for i in range(nsp)], cls)
@@ -630,7 +630,6 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
 def _lp_poolnd(input, norm_type, kernel_size, stride, ceil_mode, nsp):
     """(sum of x^p over each window)^(1/p), composed as PyTorch composes it (a max of |x| for p = inf,
     minus the max of -|x| for p = -inf)."""
-    from ...ops import elementwise as _ew
     max_pool = (max_pool1d, max_pool2d, max_pool3d)[nsp - 1]
     avg_pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nsp - 1]
     if isinstance(norm_type, (int, float)):
@@ -699,7 +698,7 @@ def _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, nsp
     """The values written back at max_pool's indices, zeros elsewhere."""
     if autocast.state.on:
         input, = autocast.fp32(input)
-    from ... import _settings  # PyTorch has no deterministic max_unpool (indices may repeat)
+    from ... import _settings  # (loaded when first used) PyTorch has no deterministic max_unpool (indices may repeat)
     _settings.alert_not_deterministic(f'max_unpooling{nsp}d_forward_out')
     x, idx = input._data, indices._data
     if nsp == 3 and x.ndim not in (4, 5):

@@ -15,7 +15,7 @@ from ...ops.linalg import matmul
 from ...ops.activation import nn_softmax as softmax
 from .basic import dropout
 from .common import const
-from .pooling import _separable, _SeparableBackward
+from .pooling import _separable, _SeparableBackward, _adaptive_avg_poolnd
 
 
 class UpsampleNearest1DBackward0(_SeparableBackward):
@@ -209,7 +209,6 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
         if not antialias:
             raise ValueError('Lanczos mode requires antialias=True')
     if mode == 'area':
-        from .pooling import _adaptive_avg_poolnd
         return _adaptive_avg_poolnd(input, out, nsp)
     _check_sizes(in_size, out)
     if mode in ('nearest', 'nearest-exact'):
@@ -261,7 +260,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             out = scaled_dot_product_attention(query.float(), key.float(), value.float(), attn_mask, dropout_p,
                                                is_causal, scale, enable_gqa)
         return out.to(query.dtype)
-    from ...backends import cuda as _kernels  # the attention kernels switched on (leafgrad's is math or flash)
+    # the attention kernels switched on (leafgrad's is math or flash)
+    from ...backends import cuda as _kernels  # (loaded when first used)
     _kernels.check_sdp_kernel()
     q, k = query._data, key._data
     L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]

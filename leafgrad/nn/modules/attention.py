@@ -5,6 +5,7 @@ from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 from ... import creation
+from .._functional.attention import _canonical_mask, multi_head_attention_forward
 
 
 class MultiheadAttention(Module):
@@ -65,7 +66,6 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
-        from .._functional.attention import _canonical_mask, multi_head_attention_forward
         is_batched = query.dim() == 3
         key_padding_mask = _canonical_mask(key_padding_mask, 'key_padding_mask',
                                            None if attn_mask is None else attn_mask.dtype, 'attn_mask', query.dtype)

@@ -3,7 +3,7 @@ import operator
 from collections import OrderedDict
 
 from ..parameter import Parameter
-from ...tensor import Tensor
+from ...tensor import Tensor, legacy_type_name
 from .module import Module, _addindent
 
 
@@ -314,7 +314,6 @@ class ParameterDict(Module):
             self[k] = v
 
     def extra_repr(self):
-        from ...tensor import legacy_type_name
         return '\n'.join(_param_line(k, p, lambda t: legacy_type_name(t._data)) for k, p in self.items())
 
 

@@ -1,6 +1,7 @@
 """Loss modules: the reduction (and class weights) as state, the functional loss as forward."""
 from .. import functional as F
 from .module import Module
+from .distance import PairwiseDistance
 
 
 def _legacy_reduction(size_average, reduce):
@@ -198,7 +199,6 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f'TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} '
                              'instead')
-        from .distance import PairwiseDistance
         self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin = margin
         self.swap = swap

@@ -6,12 +6,15 @@ from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping
 
 from ..parameter import Parameter
-from ...tensor import Tensor
+from ...tensor import Tensor, legacy_type_name
+from ...autograd.grad_mode import no_grad
+from ...ops.conversion import _parse_to
+from ... import creation
+from ...autograd.graph import add_hook
 
 
 def _typename(obj):
     if isinstance(obj, Tensor):
-        from ...tensor import legacy_type_name
         return legacy_type_name(obj._data)
     module = type(obj).__module__
     return type(obj).__qualname__ if module in ('builtins', None) else f'{module}.{type(obj).__qualname__}'
@@ -89,7 +92,7 @@ class Module:
                     if res is not None:
                         args = res if isinstance(res, tuple) else (res,)
             if self._backward_hooks or self._backward_pre_hooks:
-                from .hooks import backward_hook_call
+                from .hooks import backward_hook_call  # (loaded when first used: only full backward hooks need it)
                 return backward_hook_call(self, args, kwargs, called)
             return self._run_forward_hooks(args, kwargs, self.forward(*args, **kwargs), called)
         except Exception:
@@ -347,7 +350,6 @@ class Module:
         if recurse:
             for m in self.children():
                 m._apply(fn)
-        from ...autograd.grad_mode import no_grad
         for key, p in self._parameters.items():
             if p is None:
                 continue
@@ -362,7 +364,6 @@ class Module:
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        from ...ops.conversion import _parse_to
         dtype, device, _, memory_format = _parse_to(args, dict(kwargs))
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f'nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}')
@@ -378,7 +379,6 @@ class Module:
     def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
         """Move the parameters and buffers to ``device`` without copying their values: they are
         uninitialised there (from the 'meta' device, where they have none, this is the way out)."""
-        from ... import creation
         return self._apply(lambda t: creation.empty_like(t, device=device), recurse=recurse)
 
     def share_memory(self) -> Module:
@@ -411,7 +411,6 @@ class Module:
                                   with_kwargs: bool = False) -> Any:
         """hook(module, args) (or hook(module, args, kwargs) with_kwargs) before forward; it may
         return new args (or (args, kwargs))."""
-        from ...autograd.graph import add_hook
         handle = add_hook(self._forward_pre_hooks, hook)
         if with_kwargs:
             self._hooks_with_kwargs.add(handle.id)
@@ -424,7 +423,6 @@ class Module:
         """hook(module, args, output) (or hook(module, args, kwargs, output)) after forward; it may
         return a new output. With ``always_call``, the hook runs (with output None) also when the
         call raises, before the exception propagates."""
-        from ...autograd.graph import add_hook
         handle = add_hook(self._forward_hooks, hook)
         if with_kwargs:
             self._hooks_with_kwargs.add(handle.id)
@@ -435,14 +433,12 @@ class Module:
         return handle
 
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> Any:
-        from ...autograd.graph import add_hook
         handle = add_hook(self._backward_hooks, hook)
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> Any:
-        from ...autograd.graph import add_hook
         handle = add_hook(self._backward_pre_hooks, hook)
         if prepend:
             self._backward_pre_hooks.move_to_end(handle.id, last=False)
@@ -468,7 +464,7 @@ class Module:
         return destination
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
-        from .state import load_state_dict
+        from .state import load_state_dict  # (loaded when first used: import leafgrad.nn does not load state)
         return load_state_dict(self, state_dict, strict, assign)
 
     # ---- printing ------------------------------------------------------------------------

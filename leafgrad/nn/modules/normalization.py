@@ -1,4 +1,6 @@
 """Normalisation modules: BatchNorm1d/2d (with running statistics as buffers), LayerNorm, GroupNorm."""
+import warnings
+
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -168,7 +170,6 @@ class _InstanceNorm(_BatchNorm):
             if self.affine:
                 raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
                                  f'({self.num_features}), but got: {input.shape[feature_dim]}.')
-            import warnings
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
                           'warning by not passing in num_features, which is not used because affine=False',
                           stacklevel=2)

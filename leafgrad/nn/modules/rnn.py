@@ -16,6 +16,7 @@ from ... import creation, ops
 from ...backend import float32 as _float32
 from ...ops import elementwise as ew
 from ...ops.inplace import _renamed
+from ..utils.rnn import PackedSequence
 
 
 def _stack(tensors, dim):
@@ -150,7 +151,7 @@ class RNNBase(Module):
         MkldnnRnnLayerBackward0 where leafgrad stacks the steps): an unpacked float32 LSTM without
         projections while torch.backends.mkldnn.enabled (RNN.cpp's use_mkldnn on a machine without
         oneDNN's bfloat16/float16 support, as PyTorch's wheels here)."""
-        from ...backends import mkldnn
+        from ...backends import mkldnn  # (loaded when first used: import leafgrad.nn does not load backends)
         return self.mode == 'LSTM' and not self.proj_size and x.dtype is _float32 and mkldnn.enabled
 
     def _run_packed_direction(self, x, batch_sizes, state, layer, direction):
@@ -228,7 +229,6 @@ class RNNBase(Module):
         return layer_input, _stack(finals, 0)
 
     def forward(self, input, hx=None):
-        from ..utils.rnn import PackedSequence
         is_lstm = self.mode == 'LSTM'
         num_directions = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
+from ..parameter import Parameter
 
 IncompatibleKeys = namedtuple('IncompatibleKeys', ['missing_keys', 'unexpected_keys'])
 
@@ -71,7 +72,6 @@ def load_state_dict(module, state_dict, strict=True, assign=False):
         raise RuntimeError('Error(s) in loading state_dict for {}:\n\t{}'.format(
             type(module).__name__, '\n\t'.join(errors)))
     if assign:
-        from ..parameter import Parameter
         for k, (m, name, kind) in _targets(module).items():
             if k not in state_dict:
                 continue

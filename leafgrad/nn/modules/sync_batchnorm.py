@@ -12,6 +12,8 @@ import numpy as np
 from .normalization import _BatchNorm, _InstanceNorm
 from .. import functional as F
 from ...autograd.function import Function
+from .._functional import norm
+from ...tensor import Tensor
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -40,7 +42,7 @@ class SyncBatchNorm(_BatchNorm):
         running_var = self.running_var if not self.training or self.track_running_stats else None
         need_sync = bn_training and self.training
         if need_sync:
-            from ... import distributed as dist
+            from ... import distributed as dist  # (loaded when first used)
             need_sync = dist.is_initialized()
             if need_sync:
                 group = self.process_group or dist.group.WORLD
@@ -48,7 +50,7 @@ class SyncBatchNorm(_BatchNorm):
         if not need_sync:
             return F.batch_norm(input, running_mean, running_var, self.weight, self.bias, bn_training, factor,
                                 self.eps)
-        from ...distributed import process_group as pgm
+        from ...distributed import process_group as pgm  # (loaded when first used)
         group = pgm.default_group() if self.process_group is None else self.process_group
         return _SyncBatchNormFunction.apply(input, self.weight, self.bias, running_mean, running_var, self.eps,
                                             factor, group)
@@ -115,12 +117,10 @@ class _SyncBatchNormFunction(Function):
             y = y + bias._data.reshape(chan)
         ctx.save_for_backward(input, weight)
         ctx.stats = (mu, rs, dims, chan, total, group)
-        from ...tensor import Tensor
         return Tensor._wrap(y.astype(x.dtype, copy=False))
 
     @staticmethod
     def backward(ctx, grad_output):
-        from ...tensor import Tensor
         input, weight = ctx.saved_tensors
         mu, rs, dims, chan, total, group = ctx.stats
         x, gy = input._data, grad_output._data
@@ -144,10 +144,9 @@ class _SyncBatchNormFunction(Function):
 
 
 def _mpi():
-    from ...distributed import process_group as pgm
+    from ...distributed import process_group as pgm  # (loaded when first used)
     return pgm._state.mpi
 
 
 def _norm():
-    from .._functional import norm
     return norm

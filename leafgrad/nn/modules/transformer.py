@@ -11,7 +11,7 @@ before the final norm) leafgrad does the same.
 import copy
 import warnings
 
-from .. import functional as F
+from .. import functional as F, init
 from .._functional.attention import _canonical_mask
 from .activation import GELU, ReLU
 from .attention import MultiheadAttention
@@ -21,6 +21,7 @@ from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 from ... import creation
+from ...autograd import grad_mode
 
 
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
@@ -148,8 +149,7 @@ class TransformerEncoder(Module):
 
     def _pads_to_zero(self, src, key_padding_mask, mask):
         """Whether PyTorch would run the layers on a nested tensor, which returns padded positions as 0."""
-        from ... import backends
-        from ...autograd import grad_mode
+        from ... import backends  # (loaded when first used: import leafgrad.nn does not load backends)
         first = self.layers[0]
         if not (backends.mha.get_fastpath_enabled() and getattr(self, 'use_nested_tensor', False)
                 and not first.training and src.dim() == 3 and key_padding_mask is not None and mask is None):
@@ -302,7 +302,6 @@ class Transformer(Module):
         return _generate_square_subsequent_mask(sz, dtype=dtype, device=device)
 
     def _reset_parameters(self):
-        from .. import init
         for p in self.parameters():
             if p.dim() > 1:
                 init.xavier_uniform_(p)

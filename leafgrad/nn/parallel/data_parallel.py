@@ -9,7 +9,7 @@ class DataParallel(Module):
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0):
         super().__init__()
-        from ... import cuda
+        from ... import cuda  # (loaded when first used: import leafgrad.nn.parallel does not load cuda)
         if cuda.is_available() and device_ids is not None and len(device_ids) > 1:
             raise ValueError('leafgrad.nn.DataParallel runs the module on one device; to train on several, start '
                              'one process per device and use DistributedDataParallel')

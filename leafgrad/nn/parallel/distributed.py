@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 
 from ..modules.module import Module
+from ...tensor import Tensor
+from ...autograd.grad_mode import state, no_grad
 
 _DEFAULT_BUCKET_CAP_MB = 25
 
@@ -35,9 +37,9 @@ class DistributedDataParallel(Module):
                  skip_all_reduce_unused_params=False, bucket_cap_mb_list=None, batched_grad_copy=False,
                  forward_sync_buffers=None):
         super().__init__()
-        from ... import distributed as dist
-        from ...distributed import process_group as pgm
-        from ...distributed.reducer import DEFAULT_FIRST_BUCKET_BYTES, MB, Reducer
+        from ... import distributed as dist  # (loaded when first used)
+        from ...distributed import process_group as pgm  # (loaded when first used)
+        from ...distributed.reducer import DEFAULT_FIRST_BUCKET_BYTES, MB, Reducer  # (loaded when first used)
         if (delay_all_reduce_named_params is None) != (param_to_hook_all_reduce is None):
             raise ValueError('delay_all_reduce_named_params and param_to_hook_all_reduce need to be set at the same '
                              'time.')
@@ -184,7 +186,6 @@ class DistributedDataParallel(Module):
             self.require_backward_grad_sync = old
 
     def forward(self, *inputs, **kwargs):
-        from ...autograd.grad_mode import state
         grad_enabled = state.grad_enabled
         if grad_enabled:
             self.reducer.rebuild_buckets()
@@ -193,7 +194,6 @@ class DistributedDataParallel(Module):
         if self.require_forward_param_sync and self.forward_sync_buffers:
             buffers = self._synced_buffers()
             if buffers:
-                from ...autograd.grad_mode import no_grad
                 with no_grad():
                     _broadcast_coalesced(self.process_group, buffers, 0)
         output = self.module(*inputs, **kwargs)
@@ -211,7 +211,6 @@ class DistributedDataParallel(Module):
 
 
 def _find_tensors(obj):
-    from ...tensor import Tensor
     if isinstance(obj, Tensor):
         yield obj
     elif isinstance(obj, (list, tuple)):
@@ -227,7 +226,7 @@ def _find_tensors(obj):
 
 def _broadcast_coalesced(group, tensors, src):
     """Broadcast the tensors' data from ``src`` as one byte buffer, written back in place."""
-    from ...distributed.collectives import broadcast_array
+    from ...distributed.collectives import broadcast_array  # (loaded when first used)
     if not tensors:
         return
     arrays = [t._data for t in tensors]
@@ -244,8 +243,8 @@ def _verify_params_across_processes(group, params, names):
     """Every rank must have registered the same parameters, in the same order, with the same
     shapes and dtypes: otherwise gradients of different parameters would be averaged together.
     One all-gather of a digest; on a mismatch, the full lists say which parameter differs."""
-    import hashlib
-    from ...distributed import objects
+    import hashlib  # (loaded when first used: only the parameter-shape check needs it)
+    from ...distributed import objects  # (loaded when first used)
     meta = [(names[i], tuple(p.shape), str(p.dtype)) for i, p in enumerate(params)]
     digest = np.frombuffer(hashlib.sha256(repr(meta).encode()).digest(), np.uint8).copy()
     everyone = np.empty(group.size() * digest.size, np.uint8)

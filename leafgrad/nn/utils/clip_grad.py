@@ -1,6 +1,7 @@
 """Gradient clipping, computed on the gradients' arrays and applied in place (as PyTorch does,
 outside autograd)."""
 import math
+import warnings
 
 from ... import backend
 from ...tensor import Tensor
@@ -69,7 +70,6 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    import warnings
     warnings.warn('`torch.nn.utils.clip_grad_norm` is now deprecated in favor of '
                   '`torch.nn.utils.clip_grad_norm_`.', FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)

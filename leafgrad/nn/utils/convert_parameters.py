@@ -1,5 +1,7 @@
 """Flatten parameters into one vector and back."""
 from ...tensor import Tensor
+from ... import ops
+from ..modules.module import _typename
 
 
 def _check_same_device(param, old):
@@ -11,7 +13,6 @@ def _check_same_device(param, old):
 
 def parameters_to_vector(parameters):
     """One 1-D tensor of every parameter, flattened and concatenated (recorded by autograd)."""
-    from ... import ops
     device = None
     vec = []
     for param in parameters:
@@ -23,7 +24,6 @@ def parameters_to_vector(parameters):
 def vector_to_parameters(vec, parameters):
     """Copy slices of ``vec`` into the parameters' data (no autograd history)."""
     if not isinstance(vec, Tensor):
-        from ..modules.module import _typename
         raise TypeError(f'expected torch.Tensor, but got: {_typename(vec)}')
     device = None
     pointer = 0

@@ -8,6 +8,7 @@ from ..modules.module import Module
 from . import parametrize
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
+from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 
 __all__ = ['weight_norm', 'spectral_norm', 'orthogonal']
 
@@ -101,7 +102,6 @@ def spectral_norm(module, name='weight', n_power_iterations=1, eps=1e-12, dim=No
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

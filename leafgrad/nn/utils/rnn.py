@@ -11,6 +11,8 @@ from collections.abc import Iterable
 
 from ... import backend, creation
 from ...tensor import Tensor
+from ...ops.indexing import index_select
+from ...ops import cat, stack
 
 xp = backend.numpy
 
@@ -126,7 +128,6 @@ def _legacy_type(t):
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """Pack a padded batch (T, B, *) (or (B, T, *) with ``batch_first``) of sequences of the given
     lengths; with ``enforce_sorted`` the lengths must be decreasing, else they are sorted here."""
-    from ...ops.indexing import index_select
     lens = _lengths_array(lengths)
     sorted_indices = None
     if not enforce_sorted:
@@ -160,8 +161,6 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
     """The padded batch (T, B, *) of a PackedSequence and the lengths (an int64 tensor), in the
     caller's original batch order."""
-    from ...ops import cat
-    from ...ops.indexing import index_select
     batch_sizes = sequence.batch_sizes._data.astype(xp.int64)
     max_len = batch_sizes.size
     if total_length is not None:
@@ -193,7 +192,6 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side='right'):
     """Stack tensors of shapes (L_i, *) into (max L, B, *) (or (B, max L, *)), padded with
     ``padding_value`` on the right (or the left)."""
-    from ...ops import cat, stack
     if not isinstance(sequences, Iterable):
         raise RuntimeError(f'pad_sequence: Expected iterable for input sequences, but got arg of type: '
                            f'{type(sequences)}')

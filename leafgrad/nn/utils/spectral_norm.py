@@ -5,6 +5,7 @@ step per forward in training mode."""
 from .. import functional as F
 from ..parameter import Parameter
 from ...autograd.grad_mode import no_grad
+from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 
 __all__ = ['SpectralNorm', 'spectral_norm', 'remove_spectral_norm']
 
@@ -80,7 +81,6 @@ class SpectralNorm:
 def spectral_norm(module, name='weight', n_power_iterations=1, eps=1e-12, dim=None):
     """Divide ``module.<name>`` by its spectral norm before every forward (hook-based)."""
     if dim is None:
-        from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module
