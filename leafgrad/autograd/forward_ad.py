@@ -29,7 +29,7 @@ import sys
 import weakref
 
 from . import grad_mode, _instrument
-from .graph import AccumulateGrad, SavedOutput, _sequence, grad_accumulator
+from .graph import AccumulateGrad, SavedOutput, _sequence, grad_accumulator, self_recording
 
 __all__ = ['dual_level', 'enter_dual_level', 'exit_dual_level', 'make_dual', 'unpack_dual',
            'UnpackedDualTensor']
@@ -213,10 +213,9 @@ def _install():
 
 
 def _ops():
-    table = _instrument._build_ops(imported=True)
+    table = _instrument._build_ops(imported=True)  # (which loads nn.functional: its entries are in self_recording)
     from ..ops import elementwise
-    from ..nn._functional import pooling
-    for fn in (elementwise.tanh_backward, elementwise.sigmoid_backward, elementwise.masked_grad, pooling._separable):
+    for fn in (elementwise.tanh_backward, elementwise.sigmoid_backward, elementwise.masked_grad, *self_recording):
         # derivatives that record their own node: forward over reverse carries tangents through them
         table[id(fn)] = (fn, fn.__name__)
     return table

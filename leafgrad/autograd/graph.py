@@ -226,6 +226,12 @@ def elementwise_jvp(node, tangents):
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
+# Derivatives that record a node of their own, through no declared op (pooling's _separable): forward
+# AD wraps them too (forward_ad.py), so that forward over reverse carries tangents through them. The
+# module that defines one adds it here, above which it sits.
+self_recording = []
+
+
 def on_samples(fn, t):
     """``fn(t)`` for a computation that treats the leading dimensions as independent samples
     (an elementwise derivative on raw arrays, a scan along a dim counted from the end): a

@@ -9,7 +9,7 @@ pooling again.
 """
 import math
 
-from ...autograd.graph import on_samples
+from ...autograd.graph import on_samples, self_recording
 from ...ops._util import Node, autocast, record, wrap, xp
 from ...ops import shape as _shape, elementwise as _ew
 from ...tensor import Tensor
@@ -464,6 +464,9 @@ def _separable(input, mats, cls, x=None, forward_cls=None):
         else:
             node.forward_cls = forward_cls
     return out
+
+
+self_recording.append(_separable)  # (a derivative's op: forward over reverse carries tangents through it)
 
 
 def separable_array(data, mats):
