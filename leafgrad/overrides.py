@@ -141,7 +141,7 @@ def _dispatching(function, key, python_level):
 
 
 def _namespaces():
-    import leafgrad
+    import leafgrad  # (upward: the namespace whose public functions enable() wraps)
     from .nn import functional
     from . import fft, linalg, special
     return ((leafgrad, False), (functional, True), (linalg, False), (special, False), (fft, False))

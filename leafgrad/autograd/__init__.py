@@ -27,7 +27,9 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     """grad(..., is_grads_batched=True): one backward per row of each grad_output, the rows
     carried as a batch by vmap (as PyTorch); an unused input's materialized gradient is
     unbatched zeros, as PyTorch's."""
-    from .._vmap import vmap  # (the transforms: not loaded at `import leafgrad`)
+    # (upward: vmap, a transform above this package, carries the batch, as PyTorch's is_grads_batched
+    # does with its vmap; here, not at the top: the transforms are not loaded at `import leafgrad`)
+    from .._vmap import vmap
     from ..creation import zeros_like  # (creation imports this package)
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     for i, (output, rows) in enumerate(zip(outputs, _as_tuple(grad_outputs))):

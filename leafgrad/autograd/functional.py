@@ -7,7 +7,7 @@ result stays connected to the caller's graph). Forward-mode products (``jvp``, `
 use the double-backward trick: the vjp ``u -> J^T u`` is linear in ``u``, so differentiating
 it with respect to ``u`` in the direction ``v`` gives ``J v``.
 """
-import leafgrad
+import leafgrad  # (upward: the namespace, for func.jacfwd above this package and the ops as PyTorch calls them)
 from ..tensor import Tensor
 
 __all__ = ['vjp', 'jvp', 'jacobian', 'hessian', 'hvp', 'vhp']

@@ -201,7 +201,7 @@ def _batched_forward_failure(func, inputs):
     from . import forward_ad
     from ..creation import randn_like, zeros_like
     from ..ops import stack
-    from .._vmap import vmap
+    from .._vmap import vmap  # (upward: check_batched_grad checks vmap's rules, which sit above autograd)
     for i, x in enumerate(inputs):
         if not (isinstance(x, Tensor) and x._requires_grad and x._data.dtype.kind == 'f'):
             continue
@@ -262,7 +262,7 @@ def _test_batched_grad(diff, output, output_idx):
     from . import grad as autograd_grad
     from ..creation import randn_like, zeros
     from ..ops import stack
-    from .._vmap import vmap
+    from .._vmap import vmap  # (upward: check_batched_grad checks vmap's rules, which sit above autograd)
 
     def vjp(v):
         grads = autograd_grad(output, diff, v, retain_graph=True, allow_unused=True)

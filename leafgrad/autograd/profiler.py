@@ -248,6 +248,7 @@ class record_function:
 def _record_function_enter(name, args=None):
     """``torch.ops.profiler._record_function_enter``: open a ``record_function`` range and return
     its handle (closed by ``_record_function_exit``), the two halves of ``with record_function``."""
+    # (upward: the __torch_function__ protocol, which wraps the namespace's functions once it is used)
     from ..overrides import handle_torch_function, has_torch_function
     if has_torch_function((name,)):
         return handle_torch_function(_record_function_enter, (name,), name, args)
@@ -258,6 +259,7 @@ def _record_function_enter(name, args=None):
 
 def _record_function_exit(handle):
     """``torch.ops.profiler._record_function_exit``: close the range ``handle`` opened."""
+    # (upward: the __torch_function__ protocol, which wraps the namespace's functions once it is used)
     from ..overrides import handle_torch_function, has_torch_function
     if has_torch_function((handle,)):
         return handle_torch_function(_record_function_exit, (handle,), handle)

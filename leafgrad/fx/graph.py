@@ -352,7 +352,7 @@ class _CodeGen:
         self.root_module = root_module
         self.namespace = _Namespace()
         self.globals = {'inf': float('inf'), 'nan': float('nan'), 'NoneType': type(None)}
-        import leafgrad
+        import leafgrad  # (upward: the namespace generated code calls, leafgrad.cat(...), as PyTorch's calls torch)
         self.globals['leafgrad'] = leafgrad
         self.wrapped_fns = {}
 
