@@ -210,6 +210,11 @@ class Overloads:
             plausible[0].parse(self.name, args, kwargs, True)
         raise TypeError(self._invalid_combination(signatures, args, kwargs))
 
+    def invalid(self, args, kwargs, method=False):
+        """PyTorch's TypeError listing the overloads, for arguments that none of them takes (where
+        a check of the function's own refuses what the signatures would let through)."""
+        return TypeError(self._invalid_combination(self.method if method else self.function, args, kwargs))
+
     def _invalid_combination(self, signatures, args, kwargs):
         # PyTorch holds the keywords in a hash map: a few of them come out newest first
         keywords = list(reversed(kwargs.items()))

@@ -380,7 +380,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if out is not None:
         result = linspace(start, end, steps, dtype=_out_dtype('linspace', out, dtype), device=out.device)
         return _made_in(_computed_into('linspace', out, result), requires_grad)
-    _check_steps('linspace', start, end, steps)
+    _check_steps(_LINSPACE_OVERLOADS, start, end, steps)
     start, end, steps = _scalar(start), _scalar(end), int(steps)
     np_dtype = _dtype_np(dtype)
     xp = backend.module_for(device)
@@ -403,22 +403,17 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     if out is not None:
         result = logspace(start, end, steps, base, dtype=_out_dtype('logspace', out, dtype), device=out.device)
         return _made_in(_computed_into('logspace', out, result), requires_grad)
-    _check_steps('logspace', start, end, steps, 'float base = 10.0, ')
+    _check_steps(_LOGSPACE_OVERLOADS, start, end, steps)
     lin = linspace(start, end, steps, dtype=backend.float64, device=device)
     return _finish((base ** lin._data).astype(_dtype_np(dtype)), requires_grad)
 
 
-def _check_steps(fname, start, end, steps, more=''):
+def _check_steps(overloads, start, end, steps):
     """linspace's and logspace's ``steps``: an int (PyTorch's parser refuses a float or a bool,
     listing the four overloads), not negative."""
     if not _is_int(steps):
-        got = ', '.join(type(v).__name__ for v in (start, end, steps))
-        rest = (f'int steps, {more}*, Tensor out = None, leafgrad.dtype dtype = None, leafgrad.layout layout = None, '
-                'leafgrad.device device = None, bool pin_memory = False, bool requires_grad = False)')
-        overloads = ''.join(f'\n * ({a} start, {b} end, {rest}' for a, b in
-                            (('Tensor', 'Tensor'), ('Number', 'Tensor'), ('Tensor', 'Number'), ('Number', 'Number')))
-        raise TypeError(f'{fname}() received an invalid combination of arguments - got ({got}), but expected one '
-                        f'of:{overloads}\n')
+        overloads.bind((start, end, steps), {})
+        raise overloads.invalid((start, end, steps), {})
     if steps < 0:
         raise RuntimeError('number of steps must be non-negative')
 
@@ -429,6 +424,14 @@ _EYE_OVERLOADS = Overloads('eye', f'(int n, {_FACTORY_OPTIONS})', f'(int n, int 
 _ARANGE_OVERLOADS = Overloads('arange', f'(Number end, {_FACTORY_OPTIONS})',
                               f'(Number start, Number end, {_FACTORY_OPTIONS.replace("Tensor out = None, ", "")})',
                               f'(Number start, Number end, Number step = 1, {_FACTORY_OPTIONS})')
+_BOUNDS = (('Tensor', 'Tensor'), ('Number', 'Tensor'), ('Tensor', 'Number'), ('Number', 'Number'))
+_LINSPACE_OVERLOADS = Overloads('linspace', *(f'({a} start, {b} end, int steps, {_FACTORY_OPTIONS})'
+                                              for a, b in _BOUNDS))
+_LOGSPACE_OVERLOADS = Overloads('logspace', *(f'({a} start, {b} end, int steps, float base = 10.0, {_FACTORY_OPTIONS})'
+                                              for a, b in _BOUNDS))
+_RANDINT_OVERLOADS = Overloads('randint', *(f'({bounds}tuple of ints size, *, {generator}{_FACTORY_OPTIONS[3:]})'
+                                            for bounds in ('int high, ', 'int low, int high, ')
+                                            for generator in ('leafgrad.Generator generator, ', '')))
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
@@ -558,14 +561,9 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
     elif size is None and high is not None:  # (PyTorch's parser binds randint(5, 2) to (high, size))
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(high).__name__}")
     if size is None or not isinstance(size, (tuple, list)) or not (_is_int(low) and _is_int(high)):
-        got = (low,) if size is None else (low, high, size)
-        rest = ('*, leafgrad.Generator generator, Tensor out = None, leafgrad.dtype dtype = None, leafgrad.layout '
-                'layout = None, leafgrad.device device = None, bool pin_memory = False, bool requires_grad = False)')
-        plain = rest.replace('leafgrad.Generator generator, ', '')
-        overloads = ''.join(f'\n * ({first}tuple of ints size, {tail}' for first in ('int high, ', 'int low, int high, ')
-                            for tail in (rest, plain))
-        raise TypeError(f'randint() received an invalid combination of arguments - got '
-                        f'({", ".join(type(v).__name__ for v in got)}), but expected one of:{overloads}\n')
+        given = (low,) if size is None else (low, high, size)
+        _RANDINT_OVERLOADS.bind(given, {})  # (the error of the one overload they could be for, if one)
+        raise _RANDINT_OVERLOADS.invalid(given, {})  # (randint(0, 5, 2): PyTorch takes no int as its size here)
     if high is None:
         low, high = 0, low
     if out is not None:
