@@ -145,3 +145,38 @@ def test_a_restrided_view_shares_its_storage(case):
         y.add_(100)
         return facts, x.tolist(), x._version
     assert run(lg) == run(torch)
+
+
+REARRANGED = {
+    'roll(1, 0)': lambda M, x: x.roll(1, 0),
+    'roll(2, -1)': lambda M, x: x.roll(2, -1),
+    'roll((1, 1), (0, -1))': lambda M, x: x.roll((1, 1), (0, -1)),
+    'roll(0, 1)': lambda M, x: x.roll(0, 1),
+    'roll(1)': lambda M, x: x.roll(1),
+    'flip(0)': lambda M, x: x.flip(0),
+    'flip(0, -1)': lambda M, x: x.flip(0, -1),
+    'flip()': lambda M, x: x.flip(()),
+    'repeat(ones)': lambda M, x: x.repeat(*[1] * x.dim()),
+    'repeat(2, ones)': lambda M, x: x.repeat(2, *[1] * x.dim()),
+    'tile(1)': lambda M, x: x.tile((1,)),
+}
+
+REARRANGED_INPUTS = {
+    'transposed': lambda M: M.arange(6.0).reshape(2, 3).t(),
+    'sliced transpose': lambda M: M.arange(12.0).reshape(3, 4).t()[::2],
+    'unsqueezed transpose': lambda M: M.arange(6.0).reshape(2, 3).t().unsqueeze(-1),
+    'channels_last': lambda M: M.arange(120.0).reshape(2, 3, 4, 5).contiguous(memory_format=M.channels_last),
+    'contiguous': lambda M: M.arange(6.0).reshape(2, 3),
+}
+
+
+@pytest.mark.parametrize('op', sorted(REARRANGED))
+@pytest.mark.parametrize('layout', sorted(REARRANGED_INPUTS))
+def test_a_rearranged_copy_is_laid_out_as_torch(layout, op):
+    """roll is a cat of two narrows (contiguous, or channels_last where the input is), flip is
+    laid out as empty_like(input), repeat and tile are contiguous: NumPy's roll and tile keep
+    the input's order and its flip copy is C order, so is_contiguous() and view() differed."""
+    def run(M):
+        y = REARRANGED[op](M, REARRANGED_INPUTS[layout](M))
+        return y.stride(), y.is_contiguous(), y.detach().numpy().tolist()
+    assert run(lg) == run(torch)

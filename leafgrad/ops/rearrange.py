@@ -289,7 +289,10 @@ class Repeat(Op):
         target = [r * s for r, s in zip(reps, padded)]
         if any(r < 0 for r in reps):
             raise RuntimeError(f'Trying to create tensor with negative dimension {min(target)}: {target}')
-        data = xp.tile(input._data.reshape(padded), reps)
+        if all(r == 1 for r in reps):  # (NumPy's tile copies in the input's order; PyTorch's repeat is contiguous)
+            data = input._data.reshape(padded).copy(order='C')
+        else:
+            data = xp.tile(input._data.reshape(padded), reps)
         result, node = record(data, Repeat, (input,))
         if node is not None:
             node.self_shape, node.repeats = shape, reps
@@ -389,6 +392,8 @@ class Flip(Op):
             dims = (dims,)
         dims = _dims_list(dims, input._data.ndim)
         data = xp.flip(input._data, dims).copy() if dims else input._data.copy()
+        if data.strides != input._data.strides:  # (PyTorch's flip is laid out as empty_like(input))
+            data = memory_formats.preserved(data, input._data)
         result, node = record(data, Flip, (input,))
         if node is not None:
             node.dims = dims
@@ -434,6 +439,29 @@ def _roll_index(value, shifts, dims):
         raise
 
 
+def _rolled(a, shifts, dims):
+    """NumPy's roll laid out as PyTorch's: a roll along one dim is the cat of two narrows of
+    the input (in the memory format both suggest), one along several dims a roll of the roll
+    along the first; an empty input's is its clone. (NumPy's keeps the input's order.)"""
+    if not a.size:
+        return memory_formats.copy_in(a, memory_formats.preserve_format)
+    for shift, d in zip(shifts, dims):
+        rolled = xp.roll(a, shift, d)
+        fmt = memory_formats.contiguous_format
+        if a.ndim in (4, 5):
+            strides = [st // a.itemsize for st in a.strides]
+            start = (a.shape[d] - shift) % a.shape[d]
+            fmt = _cat_memory_format_of([a.shape[:d] + (n,) + a.shape[d + 1:] for n in (a.shape[d] - start, start)],
+                                        strides, a)
+        a = memory_formats.lay_out(rolled, fmt)
+    return a
+
+
+def _cat_memory_format_of(shapes, strides, a):
+    formats = {memory_formats.suggested(a, shape, strides) for shape in shapes}
+    return formats.pop() if len(formats) == 1 else memory_formats.contiguous_format
+
+
 class Roll(Op):
     """roll(input, shifts, dims=None): the elements shifted cyclically along ``dims`` (of the
     flattened input without dims)."""
@@ -454,7 +482,7 @@ class Roll(Op):
             if len(shifts) != len(dims):
                 raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}')
             dims = tuple(wrap_dim(d, input._data.ndim) for d in dims)
-            data = xp.roll(input._data, shifts, dims)
+            data = _rolled(input._data, shifts, dims)
             node_dims = dims
         result, node = record(data, Roll, (input,))
         if node is not None:
