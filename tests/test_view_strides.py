@@ -107,21 +107,25 @@ COPIES = {
     'empty_like': lambda M, x: M.empty_like(x),
     'zeros_like float32': lambda M, x: M.zeros_like(x, dtype=M.float32),
     'ones_like': lambda M, x: M.ones_like(x),
+    'double()': lambda M, x: x.double(),
+    'int()': lambda M, x: x.int(),
+    'to(copy=True)': lambda M, x: x.to(M.float32, copy=True),
 }
 
 
 @pytest.mark.parametrize('copy', sorted(COPIES))
 @pytest.mark.parametrize('layout', sorted(LAYOUTS))
 def test_a_preserved_copy_has_torchs_strides(layout, copy):
-    """preserve_format: a dense tensor's copy takes its very strides (dims of size 1 included); one
-    that is not dense (broadcast, sliced) a dense layout in the order of its strides, where
-    NumPy's order 'K' chose another order for a broadcast dim."""
+    """preserve_format (clone, *_like, a dtype conversion): a dense tensor's copy takes its very
+    strides (dims of size 1 included); one that is not dense (broadcast, sliced) a dense layout
+    in the order of its strides, where NumPy's order 'K' chose another order for a broadcast dim."""
     def run(M):
         y = COPIES[copy](M, LAYOUTS[layout](M))
         return y.stride(), y.is_contiguous(), y.dtype.itemsize
     assert run(lg) == run(torch)
-    if copy == 'clone':
-        np.testing.assert_array_equal(COPIES[copy](lg, LAYOUTS[layout](lg)).numpy(), LAYOUTS[layout](torch).numpy())
+    if not copy.endswith('_like'):
+        np.testing.assert_array_equal(COPIES[copy](lg, LAYOUTS[layout](lg)).numpy(),
+                                      COPIES[copy](torch, LAYOUTS[layout](torch)).numpy())
 
 
 SHARED = {

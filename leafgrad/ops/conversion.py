@@ -104,10 +104,12 @@ class To(Op):
             new = new.astype(np_dtype, copy=False) if new.dtype.kind != 'c' else cast_array(new, np_dtype)
         if memory_format is not _memory_format.preserve_format:
             new = _memory_format.lay_out(new, memory_format)
+        elif new is not data and (not data.flags.c_contiguous or 1 in data.shape):  # (NumPy's order 'K' is not
+            new = _memory_format.preserved(new, data)  # PyTorch's preserve_format for a broadcast tensor, or dims of 1)
         if new is data:
             if not copy:
                 return input
-            new = data.copy(order='K')
+            new = _memory_format.copy_in(data, _memory_format.preserve_format)
         out, node = record(new, To, (input,))
         if node is not None:
             if new.dtype.kind not in 'fVc':
