@@ -163,6 +163,8 @@ REARRANGED = {
     'repeat(ones)': lambda M, x: x.repeat(*[1] * x.dim()),
     'repeat(2, ones)': lambda M, x: x.repeat(2, *[1] * x.dim()),
     'tile(1)': lambda M, x: x.tile((1,)),
+    'repeat_interleave(2, 0)': lambda M, x: x.repeat_interleave(2, 0),
+    'repeat_interleave(2, -1)': lambda M, x: x.repeat_interleave(2, -1),
 }
 
 REARRANGED_INPUTS = {
@@ -178,8 +180,9 @@ REARRANGED_INPUTS = {
 @pytest.mark.parametrize('layout', sorted(REARRANGED_INPUTS))
 def test_a_rearranged_copy_is_laid_out_as_torch(layout, op):
     """roll is a cat of two narrows (contiguous, or channels_last where the input is), flip is
-    laid out as empty_like(input), repeat and tile are contiguous: NumPy's roll and tile keep
-    the input's order and its flip copy is C order, so is_contiguous() and view() differed."""
+    laid out as empty_like(input), repeat, tile and repeat_interleave are contiguous: NumPy's
+    roll and tile keep the input's order and its flip copy is C order, so is_contiguous() and
+    view() differed (repeat_interleave of a transpose, a view of its clone, raised)."""
     def run(M):
         y = REARRANGED[op](M, REARRANGED_INPUTS[layout](M))
         return y.stride(), y.is_contiguous(), y.detach().numpy().tolist()

@@ -365,7 +365,8 @@ class RepeatInterleave(Op):
         shape = input._data.shape
         # Each element followed by its n - 1 copies: a new axis after dim, expanded, then merged.
         expanded = ops.expand(ops.unsqueeze(input, d + 1), shape[:d + 1] + (n,) + shape[d + 1:])
-        return ops.view(ops.clone(expanded), shape[:d] + (size * n,) + shape[d + 1:])
+        return ops.view(ops.clone(expanded, memory_format=memory_formats.contiguous_format),
+                        shape[:d] + (size * n,) + shape[d + 1:])
 
 
 # ---- flip / roll -------------------------------------------------------------------------------
