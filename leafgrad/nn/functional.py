@@ -4,16 +4,13 @@ The implementations live in ``nn/_functional/`` by kind (basic, loss, norm, conv
 sampling); the activations come from ``ops/activation.py`` and ``pad`` from the shape ops.
 """
 from ..ops import elementwise as _ew
-from ..ops._util import autocast
 from ..tensor import Tensor as _Tensor
 from ._functional.common import not_tensor as _not_tensor
 from ..ops import _inplace
-from ..ops.linalg import addmm, matmul, mm
-from ..ops.shape import reshape as _reshape, t as _t, view as _view
 from ..ops.linalg_extra import pdist
 from ._functional.attention import multi_head_attention_forward
 from ._functional.basic import (alpha_dropout, cosine_similarity, dropout, dropout1d, dropout2d, dropout3d, embedding,
-                                embedding_bag, feature_alpha_dropout, gumbel_softmax, normalize, one_hot,
+                                embedding_bag, feature_alpha_dropout, gumbel_softmax, linear, normalize, one_hot,
                                 pairwise_distance)
 from ._functional.ctc import ctc_loss
 from ._functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
@@ -67,29 +64,3 @@ def tanh(input):
     return _ew.tanh(input)
 
 
-def linear(input, weight, bias=None):
-    """input @ weight.T + bias, recorded as PyTorch records it: one AddmmBackward0 for 2-D input,
-    a flattened addmm and a view for other contiguous input with a bias, else matmul (+ add)."""
-    if not isinstance(input, _Tensor):
-        raise _not_tensor('linear', input)
-    if autocast.state.on:
-        input, weight, bias = autocast.lower_precision(input, weight, bias)
-    x = input._data
-    if not x.ndim:
-        raise RuntimeError(f'both arguments to linear need to be at least 1D, but they are 0D and '
-                           f'{weight._data.ndim}D')
-    if x.shape[-1:] != weight._data.shape[-1:]:
-        rows = 1
-        for s in x.shape[:-1]:
-            rows *= s
-        raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and '
-                           f'{weight._data.shape[-1]}x{weight._data.shape[0]})')
-    wt = _t(weight)
-    if bias is not None:
-        if x.ndim == 2:
-            return addmm(bias, input, wt)
-        if x.flags.c_contiguous:
-            out = addmm(bias, _reshape(input, (-1, x.shape[-1])), wt)
-            return _view(out, x.shape[:-1] + (weight._data.shape[0],))
-        return _ew.add(matmul(input, wt), bias)
-    return mm(input, wt) if x.ndim == 2 else matmul(input, wt)

@@ -11,11 +11,10 @@ import math
 import warnings
 
 from ... import backend, creation
-from ...ops import linalg, cat
-from ...ops.rearrange import pad
+from ...ops import linalg
+from ...ops.rearrange import cat, pad
 from ...ops.activation import nn_softmax as softmax
-from .basic import dropout
-from .. import functional as F
+from .basic import dropout, linear
 from .sampling import scaled_dot_product_attention
 
 
@@ -69,7 +68,7 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
 
 
 def _linear(x, w, b):
-    return F.linear(x, w, b)
+    return linear(x, w, b)
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,

@@ -4,14 +4,16 @@ import math
 import warnings
 
 from ...autograd.graph import _Empty, on_samples
-from ...ops._util import Node, record, state, wrap, wrap_dim, xp
+from ...ops._util import Node, autocast, record, state, wrap, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.activation import nn_softmax as softmax
 from ...ops.indexing import index_select, getitem
+from ...ops.linalg import addmm, matmul, mm
 from ...ops.reduction import sum as _sum, vector_norm as _vector_norm_op
+from ...ops.shape import reshape as _reshape, t as _t, view as _view
 from ...tensor import Tensor, legacy_type_name
-from .common import const, dtype_name
+from .common import const, dtype_name, not_tensor as _not_tensor
 from ... import _random_kernels as kernels
 from ...generator import default_generator
 
@@ -458,3 +460,31 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         weight_needed = bool(psw) and node.next_functions[2][0] is not None  # by the weights' gradient only
         node.save(flat, weight if weight_needed else _Empty, *psw)
     return result
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias, recorded as PyTorch records it: one AddmmBackward0 for 2-D input,
+    a flattened addmm and a view for other contiguous input with a bias, else matmul (+ add)."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor('linear', input)
+    if autocast.state.on:
+        input, weight, bias = autocast.lower_precision(input, weight, bias)
+    x = input._data
+    if not x.ndim:
+        raise RuntimeError(f'both arguments to linear need to be at least 1D, but they are 0D and '
+                           f'{weight._data.ndim}D')
+    if x.shape[-1:] != weight._data.shape[-1:]:
+        rows = 1
+        for s in x.shape[:-1]:
+            rows *= s
+        raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and '
+                           f'{weight._data.shape[-1]}x{weight._data.shape[0]})')
+    wt = _t(weight)
+    if bias is not None:
+        if x.ndim == 2:
+            return addmm(bias, input, wt)
+        if x.flags.c_contiguous:
+            out = addmm(bias, _reshape(input, (-1, x.shape[-1])), wt)
+            return _view(out, x.shape[:-1] + (weight._data.shape[0],))
+        return _ew.add(matmul(input, wt), bias)
+    return mm(input, wt) if x.ndim == 2 else matmul(input, wt)
