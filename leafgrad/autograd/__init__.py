@@ -13,8 +13,11 @@ from .engine import _MaybeTensors, _Tensors, _as_tuple, _make_grads, _root_edges
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .graph import Node, gradient_edge
 
+backward.__module__ = __name__  # (written in engine.py; its public home, torch.autograd's, names it in checkpoints)
+
 if TYPE_CHECKING:
     from ..tensor import Tensor
+
 
 def memory_report(*roots):
     """The bytes the graph leading to ``roots`` saved for backward, and what backward() will
