@@ -287,29 +287,6 @@ def _is_missed_version_error(lines, diff):
     return text in repr(diff[2]) and text not in repr(diff[1])
 
 
-def _is_detach_of_an_engine_gradient(lines, diff):
-    # the gradient autograd.grad returns is, in PyTorch, often a view (of an expanded ones)
-    # (and an in-place change of a view of it is refused by PyTorch as of a view made under
-    # no_grad, seed 5019399, where leafgrad refuses it as a view of a leaf)
-    no_grad_view = 'which was created in no_grad mode' in repr(diff[2]) and 'no_grad' not in repr(diff[1])
-    return any('autograd.grad(' in line for line in lines) and ('detach' in repr(diff) or no_grad_view)
-
-
-def _is_view_following_an_engine_gradient(lines, diff):
-    # the same cause: PyTorch's gradient of a sum is a view of an expanded ones, so a view made of
-    # it asks that base, not the gradient, when the gradient is later set to require grad (seed
-    # 2003441); leafgrad's is a tensor of its own, whose views follow it
-    _, mine, theirs = diff
-    grads = {name.strip() for line in lines if 'autograd.grad(' in line
-             for name in line.split('=', 1)[0].split(',') if name.strip()}
-    if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('new', 'final')
-            and any(line.startswith(f'{g}.requires_grad_(True)') for g in grads for line in lines)):
-        return False
-    a, b = mine[2], theirs[2]
-    return (a[0] == b[0] == 'tensor' and a[3] != b[3]
-            and same(a[:3] + a[4:], b[:3] + b[4:]) and same(mine[3:], theirs[3:]))
-
-
 def _is_no_grad_view_modified(lines, diff):
     # PyTorch refuses an in-place change, with grad mode on, of a view made under no_grad
     return 'A view was created in no_grad mode and is being modified inplace' in repr(diff)
@@ -622,10 +599,6 @@ def _is_inplace_over_its_own_view(lines, diff):
 
 
 KNOWN = [('a split/chunk/unbind view stays readable after its base changes in place', _is_multi_output_view_modified),
-         ("autograd.grad's result is not a view (detach_ allowed, no no_grad-view error)",
-          _is_detach_of_an_engine_gradient),
-         ("autograd.grad's result is not a view (a view of it follows it, not its base, in requires_grad)",
-          _is_view_following_an_engine_gradient),
          ('a view made under no_grad may be changed in place with grad mode on', _is_no_grad_view_modified),
          ("an op's own argument error comes before the no_grad-view error (PyTorch: after)",
           _is_op_error_before_the_no_grad_view_error),

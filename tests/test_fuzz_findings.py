@@ -907,7 +907,7 @@ def test_autograd_grad_returns_one_tensor_for_one_gradient(how, create_graph):
     def program(T):
         x = T.tensor([1.4, 2.0, 0.7], dtype=T.float64, requires_grad=True)
         y = {'clone': lambda: x.clone(), 'add': lambda: x + 0, 'mul by one': lambda: x * 1,
-             'expand': lambda: x.expand(3)}[how]()  # (through a view PyTorch's is a view: fp.KNOWN)
+             'expand': lambda: x.expand(3)}[how]()
         w = T.tensor([1.0, 2.0, 3.0], dtype=T.float64, requires_grad=True)
         gx, gy, gy2 = T.autograd.grad((y * w).sum(), [x, y, y], create_graph=create_graph)
         seen = {'x is y': gx is gy, 'y is y': gy is gy2}
@@ -1574,4 +1574,60 @@ def test_matmul_folds_an_unsqueezed_transpose_by_torchs_strides():
             v5_strides = v5.stride()
             v9 = v0.detach() @ v5
         return {'strides': v5_strides, 'v9': v9}
+    assert_same(program)
+
+
+_GRADIENTS_AS_MADE = {
+    'sum': lambda T, x: x.sum(), 'sum of a dim': lambda T, x: x.sum(1), 'sum keeping it': lambda T, x: x.sum(1, True),
+    'mean': lambda T, x: x.mean(), 'mean of a dim': lambda T, x: x.mean(0), 'reshape': lambda T, x: x.reshape(3, 2),
+    'view': lambda T, x: x.view(6), 'squeeze of nothing': lambda T, x: x.squeeze(), 'squeeze': lambda T, x: x[None].squeeze(0),
+    'clone': lambda T, x: x.clone(),
+    'mul': lambda T, x: x * 2, 'transpose': lambda T, x: x.t(), 'itself': lambda T, x: x,
+}
+
+
+@pytest.mark.parametrize('op', sorted(_GRADIENTS_AS_MADE))
+@pytest.mark.parametrize('upstream', ['plain', 'requires grad'])
+def test_autograd_grad_returns_the_gradient_the_walk_made(op, upstream):
+    """autograd.grad returns each gradient as the walk made it, not a detached copy, as PyTorch
+    does: a sum's is a view of the expanded upstream gradient, so a view made of it follows that
+    base, not the gradient, when the gradient is then set to require grad (the long run, seed
+    11016263: v1.select(-1, -1), then v1.requires_grad_(True)); a reshape's is a view of
+    grad_outputs, a clone's grad_outputs itself (requiring grad if it does); a mean's, and a
+    squeeze's of no dim, are no view (PyTorch's expand, then divide; unsqueeze_to of nothing).
+    (Not compared: a broadcast's gradient, summed to the input's shape, which PyTorch views
+    without the leading dims; leafgrad's plain walk gives the sum itself, which AccumulateGrad
+    then keeps as .grad without a copy.)"""
+    def program(T):
+        x = T.tensor([[0.5, -1.5, 2.0], [1.0, 3.0, -0.5]], dtype=T.float64, requires_grad=True)
+        out = _GRADIENTS_AS_MADE[op](T, x)
+        go = T.full(out.shape, 2.0, dtype=T.float64, requires_grad=upstream == 'requires grad')
+        g, = T.autograd.grad(out, [x], go)
+        v = g.select(-1, -1)
+        seen = {'g': g, 'view': g._base is not None, 'of go': g._base is go, 'is go': g is go,
+                'stride': g.stride(), 'requires_grad': g.requires_grad}
+        g.requires_grad_(True)
+        seen.update(v_requires_grad=v.requires_grad, v_is_leaf=v.is_leaf, v_name=_name(v) or '')
+        return seen
+    assert_same(program)
+
+
+@pytest.mark.parametrize('then', ['sub_ of a view', 'detach_', 'mul_ of a view under no_grad'])
+def test_autograd_grads_gradient_of_a_sum_is_a_view_made_under_no_grad(then):
+    """The gradient of a sum that autograd.grad returns is PyTorch's view of the expanded upstream
+    gradient, made while the walk had grad mode off: set to require grad, a view of it changed in
+    place is refused as a view of a view made under no_grad (seed 5019399: v2[-2].sub_(v2)), and
+    detach_ refuses it as a view."""
+    def program(T):
+        x = T.tensor([[0.8, -0.1, -0.6], [1.2, -0.3, 1.3]], dtype=T.float64, requires_grad=True)
+        g, = T.autograd.grad(x.sum(), [x])
+        if then == 'detach_':
+            g.detach_()
+        elif then == 'sub_ of a view':
+            g.requires_grad_(True)
+            g[-2].sub_(g)
+        else:
+            with T.no_grad():
+                g[-2].mul_(2)
+        return {'g': g, 'requires_grad': g.requires_grad}
     assert_same(program)

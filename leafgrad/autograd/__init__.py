@@ -4,6 +4,7 @@ detection; and, loaded on first use, the toolkit: ``Function`` (custom ops, func
 hvp, vhp) and ``graph`` (Node, saved_tensors_hooks, save_on_cpu)."""
 from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
 
+import sys
 import warnings
 from typing import TYPE_CHECKING
 
@@ -135,11 +136,20 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: _MaybeTensors = None
             key = id(g), t._data.dtype
             if g._data.dtype != t._data.dtype:
                 g = g.to(t.dtype)
-            if not create_graph:
-                g = g.detach()
+            if not create_graph and g.requires_grad and _walked_in_grad_mode():
+                g = g.detach()  # (a batched walk records what only create_graph keeps)
             made[key] = g
         result.append(g)
     return tuple(result)
+
+
+def _walked_in_grad_mode():
+    """Whether the walk just run took its derivatives with grad mode on (one under vmap does, see
+    ``engine.run_backward``). Otherwise a gradient is returned as the walk made it, as PyTorch
+    returns it: a view of what it came from (the gradient of a sum is an expand of the output's),
+    or a tensor a hook or ``grad_outputs`` gave, requiring grad as it does."""
+    vmap = sys.modules.get('leafgrad._vmap')
+    return vmap is not None and vmap.active()
 
 
 _LAZY = {'Function': 'function', 'FunctionCtx': 'function', 'once_differentiable': 'function',

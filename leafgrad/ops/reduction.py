@@ -178,8 +178,8 @@ class Mean(Op):
     def jvp(self, tangents):
         return sum(tangents[0]) / self.count
 
-    def apply(self, grad):
-        return ops.expand(grad / self.count, self.self_shape),
+    def apply(self, grad):  # (expanded, then divided: PyTorch's gradient is no view)
+        return ops.expand(grad, self.self_shape) / self.count,
 
 
 class MeanBackward1(Op):
@@ -191,7 +191,7 @@ class MeanBackward1(Op):
         return sum(tangents[0], self.dims, self.keepdim) / self.count
 
     def apply(self, grad):
-        return _expand_back(grad / self.count, self.self_shape, self.dims, self.keepdim),
+        return _expand_back(grad, self.self_shape, self.dims, self.keepdim) / self.count,
 
 
 def _times_no_dof_factor(grad, x):

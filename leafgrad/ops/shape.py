@@ -540,6 +540,8 @@ class Squeeze(Op):
         return reshape(tangents[0], output.shape)
 
     def apply(self, grad):
+        if tuple(grad.shape) == self.self_shape:  # (nothing was squeezed: PyTorch's unsqueeze_to passes grad)
+            return grad,
         return reshape(grad, self.self_shape),
 
 
