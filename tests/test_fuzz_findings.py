@@ -1631,3 +1631,49 @@ def test_autograd_grads_gradient_of_a_sum_is_a_view_made_under_no_grad(then):
                 g[-2].mul_(2)
         return {'g': g, 'requires_grad': g.requires_grad}
     assert_same(program)
+
+
+def _graph_names_deep(fn, depth):
+    return None if fn is None else [fn.name().replace('leafgrad', 'torch')] + (
+        [_graph_names_deep(f, depth - 1) for f, _ in fn.next_functions] if depth else [])
+
+
+_REGENERATED_VIEWS = {
+    'select': lambda y: y[1], 'element': lambda y: y[1, 2], 'slice by steps': lambda y: y[:, ::2],
+    'narrow': lambda y: y.narrow(1, 1, 2), 'transpose': lambda y: y.t(), 'permute': lambda y: y.permute(1, 0),
+    'diagonal': lambda y: y.diagonal(), 'view': lambda y: y.view(12), 'reshape': lambda y: y.reshape(4, 3),
+    'view of a select': lambda y: y[2].view(2, 2), 'unsqueeze': lambda y: y.unsqueeze(1),
+    'None and a slice': lambda y: y[None, :, 1:2], 'squeeze': lambda y: y[None].squeeze(0),
+    'expand': lambda y: y.expand(2, 3, 4), 'expand of a column': lambda y: y[:, :1].expand(3, 4),
+    'empty': lambda y: y[:0], 'view_as': lambda y: y.view_as(y),
+}
+
+
+@pytest.mark.parametrize('view', sorted(_REGENERATED_VIEWS))
+@pytest.mark.parametrize('change', ['under no_grad', 'recorded'])
+def test_a_regenerated_views_gradient_under_create_graph_is_pytorchs_as_strided_backward(view, change):
+    """A view whose base changed in place has PyTorch's AsStridedBackward0, whose derivative
+    under create_graph records as_strided_backward: the gradient copied into zeros of the base's
+    shape (CopySlices), its dims of size 1 squeezed and its expanded dims summed first, then
+    as_strided of those zeros (AsStridedBackward0), or zeros with no history for an empty view
+    (seed 11008616: a reshape of a leaf, relu_ under no_grad, then the gradient of its dot with
+    itself: PyTorch's AsStridedBackward0, leafgrad's the reshape's derivative, ViewBackward0).
+    Second derivatives through it as PyTorch's."""
+    def program(T):
+        x = T.arange(12., dtype=T.float64).reshape(3, 4).div(5).requires_grad_()
+        y = x * 1.5
+        v = _REGENERATED_VIEWS[view](y)
+        if change == 'recorded':
+            v.mul_(T.tensor(2.0, dtype=T.float64, requires_grad=True))
+        else:
+            with T.no_grad():
+                y.mul_(2)
+        w = T.tensor(0.5, dtype=T.float64, requires_grad=True)
+        g, = T.autograd.grad((v * v * w).sum(), [x], create_graph=True)
+        gw, gx = T.autograd.grad((g * g).sum(), [w, x], allow_unused=True)
+        # (recorded: CopySlices's own derivative below the AsStridedBackward0 records a clone where
+        # PyTorch's copies into a new tensor and takes as_strided of it, not compared)
+        depth = 2 if change == 'recorded' else 4
+        return {'graph': repr(_graph_names_deep(g.grad_fn, depth)), 'g': g, 'requires_grad': g.requires_grad,
+                'stride': g.stride(), 'gw': gw.reshape(1), 'gx': 'None' if gx is None else gx}
+    assert_same(program)

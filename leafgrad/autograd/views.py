@@ -30,6 +30,7 @@ correct history (PyTorch serialises this with a lock per view).
 """
 import sys
 
+from .. import backend
 from . import origins
 from .grad_mode import state
 from . import graph as _graph  # (its _tensor: leafgrad.tensor, late-bound)
@@ -213,6 +214,7 @@ def regenerate(view):
         raise RuntimeError(rebase_error(view, indirect=True))
     node = AsStridedBackward0((gradient_edge(base),))
     node.chain = _chain_of(view)
+    node.makes, node.base_shape, node.base_dtype = makes_of(view), base._data.shape, base._data.dtype
     set_history(view, node)
     view._attr_version = view._version_counter[0]
 
@@ -253,14 +255,79 @@ class AsStridedBackward0(Node):
     """The history of a view whose base changed in place: the view's own chain of view
     derivatives (select, slice, transpose ...), innermost first, from the gradient of the
     view to that of its base. (PyTorch regenerates the view with as_strided and names the
-    node so; here each view op's derivative runs, written with leafgrad's ops.)"""
+    node so; here each view op's derivative runs, written with leafgrad's ops.) Under
+    create_graph the gradient is made as PyTorch's as_strided_backward records it
+    (``_recorded``)."""
 
     def apply(self, grad):
+        if state.grad_enabled and type(grad) is _graph._tensor.Tensor and grad.requires_grad:
+            out = _recorded(self, grad)
+            if out is not None:
+                return out,
         link = self.chain
         while link is not None:
             grad = link.node.apply(grad)[0]
             link = link.rest
         return grad,
+
+
+def _recorded(node, grad):
+    """PyTorch's as_strided_backward, recorded: the view's gradient copied into the view's
+    region of zeros of the base's shape (a CopySlices), the dims of size 1 squeezed and the
+    expanded ones (stride 0) summed first, and the base's gradient that as_strided of those
+    zeros (this node again, with no chain: the same geometry); zeros with no history where the
+    view or the base is empty. None where the region overlaps itself (an unfold's: PyTorch's
+    index_add_), or for a view of another dtype (PyTorch replays view_as_real), left to the
+    chain."""
+    if grad._data.dtype != node.base_dtype:
+        return None
+    shape = tuple(grad.shape)
+    base_shape = node.base_shape
+    if 0 in shape or 0 in base_shape:
+        return grad.new_zeros(base_shape)
+    storage = grad.new_zeros(base_shape)
+    region = storage
+    makes = node.makes
+    if makes is not None:
+        chain = []
+        while makes is not None:
+            chain.append(makes.make)
+            makes = makes.rest
+        for make in reversed(chain):
+            region = make(region)
+    for i in range(len(shape) - 1, -1, -1):
+        if shape[i] == 1:
+            grad, region = grad.squeeze(i), region.select(i, 0)
+        elif region._data.strides[i] == 0:
+            grad, region = grad.sum(i), region.select(i, 0)
+    data = region._data
+    if not data.flags.writeable:
+        # (an expanded view's region, its expanded dims gone: NumPy's broadcast arrays stay
+        # read-only, so the region is given a writable alias of the same memory of storage)
+        if type(data) is not backend.numpy.ndarray or _maybe_overlapping(data):
+            return None
+        offset = (data.__array_interface__['data'][0] - storage._data.__array_interface__['data'][0]) // data.itemsize
+        region._data = backend.numpy.lib.stride_tricks.as_strided(storage._data.reshape(-1)[offset:], data.shape,
+                                                                  data.strides)
+    region.copy_(grad)
+    out = _graph._tensor.Tensor._wrap(storage._data.view(), True)
+    strided = AsStridedBackward0((gradient_edge(storage),))
+    strided.chain = strided.makes = None
+    strided.base_shape, strided.base_dtype = base_shape, node.base_dtype
+    out._grad_fn = strided
+    link(storage, out, lambda t: t.view(base_shape))
+    return out
+
+
+def _maybe_overlapping(data):
+    """PyTorch's _maybe_overlapping_memory: the dims (of size > 1), by stride, each step past
+    the reach of those below it."""
+    reach = 0
+    for stride, size in sorted((abs(st), n) for n, st in zip(data.shape, data.strides) if n > 1):
+        if stride <= reach:
+            return True
+        reach += stride * (size - 1)
+    return False
 
 
 class _ViewChain:

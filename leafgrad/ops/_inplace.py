@@ -68,7 +68,11 @@ class CopySlices(Node):
                 res = self.fn.apply(wrap(region.copy()))
                 region[...] = 0 if res[0] is None else res[0]._data
                 return (wrap(result),) + tuple(res[1:])
-        result = grad.clone()
+        if state.grad_enabled:  # create_graph: PyTorch's copy_ of grad into a new tensor (CopyBackwards)
+            result = grad.new_empty(grad.shape)
+            result.copy_(grad)
+        else:
+            result = grad.clone()
         region = _apply_makes(self.makes, result)
         res = self.fn.apply(region.clone())
         if res[0] is None:
