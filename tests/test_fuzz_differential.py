@@ -167,6 +167,25 @@ def test_a_pole_of_a_rounded_product_is_let_through_only_there():
     assert not fp._is_pole_of_a_rounded_product(lines[:2] + ['v3 = v0 * v2'] + lines[3:], pole)
 
 
+def test_an_operand_viewing_the_written_tensors_base_is_let_through_only_as_the_read_order():
+    """Seed 11003852: a row of x multiplied in place by a column of x (both views of x, sharing
+    one element: PyTorch lets the overlap through, the column being no dense tensor) ends, in
+    PyTorch, with the row's last element times the first one already multiplied; read before
+    the write (a clone), the two agree, so it is the known read order. The same program with a
+    difference of another kind after it is not let through."""
+    lines = ['v0 = T.tensor([[1.9, 1.9, 0.7], [0.4, 0.0, 0.8], [1.7, -0.2, -1.3]], dtype=T.float64, '
+             'requires_grad=True)', 'v1 = T.nn.functional.leaky_relu(v0)', 'v3 = v1.expand(3, 3)',
+             'with T.no_grad(), T.enable_grad(): v5 = v1.select(1, -3)', 'v3[2:].mul_(v5)']
+    diff = _first_difference(lines)
+    assert diff is not None and diff[1][0] == 'final' and diff[1][1] == 'v1'
+    assert fp._is_inplace_over_its_own_view(lines, diff), _report(lines, diff)
+    other = lines + ["v6 = T.copysign(T.ones(1), T.sqrt(T.tensor([-1.0])))"]  # (NumPy's NaN has its sign set)
+    diff = _first_difference(other)
+    assert diff is not None and not fp._is_inplace_over_its_own_view(other, diff), _report(other, diff)
+    apart = lines[:3] + ['with T.no_grad(), T.enable_grad(): v5 = v1.select(1, -3).clone()', 'v3[2:].mul_(v5)']
+    assert _first_difference(apart) is None
+
+
 def _signature(diff):
     """What kind of failure: the kind of record and, for an exception, its type."""
     _, mine, theirs = diff
