@@ -186,6 +186,30 @@ def test_an_operand_viewing_the_written_tensors_base_is_let_through_only_as_the_
     assert _first_difference(apart) is None
 
 
+def test_a_float32_exp_rounding_is_let_through_only_where_float64_agrees():
+    """Seed 11010365: sin(expm1(exp(2.0))) in float32: NumPy's exp(2.0) is 7.3890557, PyTorch's
+    7.3890562 (correctly rounded), expm1 magnifies the ulp to 1617.1774 against 1617.1782, sin
+    shows it in the third decimal; in float64 the program agrees: the known rounding. A result
+    through exp that differs in float64 too (copysign of a NaN, whose sign NumPy sets) is not let
+    through, nor the same program's result where no exp made it."""
+    import numpy as np
+    lines = ['v0 = T.tensor([[2.0, 1.4, -1.0], [-0.4, -1.8, -1.3], [0.8, 0.7, -1.5]], dtype=T.float32, '
+             'requires_grad=True)', 'v1 = T.exp(v0)', 'v5 = T.expm1(v1)', 'with T.enable_grad(): v8 = v5.sin()']
+    diff = _first_difference(lines)
+    assert diff is not None and diff[1][:2] == ('new', 'v8')
+    assert fp._is_float32_exp_rounding_amplified(lines, diff), _report(lines, diff)
+    assert fp.known(lines, diff) is not None
+    real = lines[:2] + ['v9 = T.copysign(v1, T.sqrt(T.tensor([-1.0])))']
+    diff = _first_difference(real)
+    assert diff is not None and diff[1][:2] == ('new', 'v9')
+    assert not fp._is_float32_exp_rounding_amplified(real, diff), _report(real, diff)
+    no_exp = [lines[0], 'v5 = v0 * 800.0', 'with T.enable_grad(): v8 = v5.sin()']
+    record = lambda name: ('new', name, ('tensor', (3, 3), 'float32', True, False, 'SinBackward0',  # noqa: E731
+                                         np.zeros((3, 3))), '')
+    assert not fp._is_float32_exp_rounding_amplified(no_exp, (0, record('v8'), record('v8')))
+    assert lg.get_default_dtype() == lg.float32 and torch.get_default_dtype() == torch.float32
+
+
 def _signature(diff):
     """What kind of failure: the kind of record and, for an exception, its type."""
     _, mine, theirs = diff
