@@ -557,18 +557,28 @@ def _is_clamp_gradient_at_nan_by_lane(lines, diff):
     # passes it everywhere (seed 4011257); that 0 times an infinite derivative further back is
     # NaN where leafgrad's is inf (seed 11011214: hardtanh of x / x.clone() at x = 0, whose 0/0
     # is the NaN and whose derivative 1/0 the inf, at element 0, a vectorized lane)
+    # elu/selu/celu's gradient at NaN likewise: PyTorch's vector lanes take the negative branch
+    # (NaN > 0 is false: grad times a scale times exp(NaN), NaN), its scalar tail the positive
+    # one (NaN <= 0 is false: grad times a scale), as leafgrad does everywhere (seed 12003756:
+    # elu of a 3x3 float64 tensor with a NaN at element 0, a lane of 8)
     _, mine, theirs = diff
     if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('grad', 'hook', 'final')):
         return False
-    if not any(op in line for line in lines for op in ('hardtanh', 'relu6')) or \
-            not any(op in line for line in lines for op in _NAN_SOURCES + (' / ',)):
+    clamp = any(op in line for line in lines for op in ('hardtanh', 'relu6'))
+    elu = any(re.search(r'\b[sc]?elu\(', line) for line in lines)
+    if not (clamp or elu) or not any(op in line for line in lines for op in _NAN_SOURCES + (' / ',)):
         return False
-    a, b = mine[2], theirs[2]
+    a, b = (mine[3], theirs[3]) if mine[0] == 'hook' else (mine[2], theirs[2])  # (what a hook saw)
     if not (a and b and a[0] == b[0] == 'tensor' and a[:6] == b[:6]):
         return False
     bad = ~np.isclose(a[6], b[6], equal_nan=True)
     theirs_bad, mine_bad = b[6][bad], a[6][bad]
-    return bool(bad.any()) and bool(((theirs_bad == 0) | (np.isnan(theirs_bad) & np.isinf(mine_bad))).all())
+    lane = np.zeros(theirs_bad.shape, dtype=bool)
+    if clamp:
+        lane |= (theirs_bad == 0) | (np.isnan(theirs_bad) & np.isinf(mine_bad))
+    if elu:
+        lane |= np.isnan(theirs_bad) & np.isfinite(mine_bad)
+    return bool(bad.any()) and bool(lane.all())
 
 
 def _is_inplace_over_its_own_view(lines, diff):
@@ -695,7 +705,7 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
           _is_float32_exp_rounding_amplified),
          ("PyTorch's index error on a 0-d result of a reduction along a dim says size 1",
           _is_index_of_a_squeezed_reduction),
-         ("hardtanh/relu6's gradient at NaN is 0 in PyTorch's vectorized loop, passed in its scalar tail",
+         ("hardtanh/relu6's gradient at NaN is 0 (elu's NaN) in PyTorch's vectorized loop, passed in its scalar tail",
           _is_clamp_gradient_at_nan_by_lane),
          ("a pole (log1p at -1, log/reciprocal/division at 0) of a matrix product's value that one BLAS gives "
           'exactly and the other one rounding away', _is_pole_of_a_rounded_product)]

@@ -167,6 +167,25 @@ def test_a_pole_of_a_rounded_product_is_let_through_only_there():
     assert not fp._is_pole_of_a_rounded_product(lines[:2] + ['v3 = v0 * v2'] + lines[3:], pole)
 
 
+def test_elus_gradient_at_nan_by_lane_is_known_only_as_nan_against_a_number():
+    """Seed 12003756: elu of a 3x3 float64 tensor with a NaN at element 0: PyTorch's gradient
+    there (a vector lane: the negative branch, NaN > 0 being false) is NaN, leafgrad's the
+    positive branch's 1, as PyTorch's scalar tail's; seen by a hook, then as the leaf's grad.
+    Any other value against PyTorch's is no lane artefact."""
+    import numpy as np
+    lines = ["v0 = T.tensor([[float('nan'), 1.9, 2.0], [0.0, 0.4, -0.9], [1.7, 1.8, 1.6]], dtype=T.float64, "
+             'requires_grad=True)', 'v2 = v0.view(3, 3)', 'v3 = T.nn.functional.elu(v2)',
+             "v0.register_hook(H(1, 'none'))", 'T.autograd.backward([v3.sum()], retain_graph=False)']
+    diff = _first_difference(lines)
+    assert diff is not None and diff[1][0] == 'hook'
+    assert fp._is_clamp_gradient_at_nan_by_lane(lines, diff), _report(lines, diff)
+    assert fp._is_clamp_gradient_at_nan_by_lane(lines[:3] + lines[4:], _first_difference(lines[:3] + lines[4:]))
+    grad = lambda values: ('grad', 'v0', ('tensor', (2,), 'float64', False, True, None, np.array(values)))  # noqa: E731
+    assert not fp._is_clamp_gradient_at_nan_by_lane(lines, (0, grad([1.0, 1.0]), grad([0.5, 1.0])))
+    assert not fp._is_clamp_gradient_at_nan_by_lane(lines[:2] + ['v3 = v2.exp()'] + lines[3:],
+                                                    (0, grad([1.0, 1.0]), grad([np.nan, 1.0])))
+
+
 def test_an_operand_viewing_the_written_tensors_base_is_let_through_only_as_the_read_order():
     """Seed 11003852: a row of x multiplied in place by a column of x (both views of x, sharing
     one element: PyTorch lets the overlap through, the column being no dense tensor) ends, in
