@@ -186,6 +186,24 @@ def test_elus_gradient_at_nan_by_lane_is_known_only_as_nan_against_a_number():
                                                     (0, grad([1.0, 1.0]), grad([np.nan, 1.0])))
 
 
+def test_an_index_among_elements_equal_to_a_products_rounding_is_known_only_there():
+    """Seed 12005903: median along dim 0 of tanh(x) @ tanh(x) in float32, whose column 1 holds
+    0, 0 by PyTorch's BLAS and 0, 1.6e-8 by OpenBLAS: index 1 against 0, elements equal to
+    rounding. An index picking an element far from PyTorch's pick is a difference, and so is
+    one where no product made the values."""
+    import numpy as np
+    lines = ['v0 = T.tensor([[0.3, -1.2, 1.2], [-0.1, 1.0, -0.9], [-0.1, 0.6, 1.8]]).round().long()',
+             'v1 = T.tanh(v0)', 'v2 = v1 @ v1', 'v3, v4 = v2.median(0, keepdim=True)']
+    diff = _first_difference(lines)
+    assert diff is not None and diff[1][:2] == ('new', 'v4')
+    assert fp._is_index_among_rounded_ties(lines, diff), _report(lines, diff)
+    record = lambda index: ('new', 'v4', ('tensor', (1, 3), 'int64', False, True, None,  # noqa: E731
+                                          np.array([index], dtype=float)), '')
+    assert not fp._is_index_among_rounded_ties(lines, (0, record([1, 1, 0]), record([1, 1, 2])))
+    no_product = lines[:2] + ['v2 = v1 * v1'] + lines[3:]
+    assert not fp._is_index_among_rounded_ties(no_product, (0, record([1, 0, 2]), record([1, 1, 2])))
+
+
 def test_an_operand_viewing_the_written_tensors_base_is_let_through_only_as_the_read_order():
     """Seed 11003852: a row of x multiplied in place by a column of x (both views of x, sharing
     one element: PyTorch lets the overlap through, the column being no dense tensor) ends, in
