@@ -1677,3 +1677,36 @@ def test_a_regenerated_views_gradient_under_create_graph_is_pytorchs_as_strided_
         return {'graph': repr(_graph_names_deep(g.grad_fn, depth)), 'g': g, 'requires_grad': g.requires_grad,
                 'stride': g.stride(), 'gw': gw.reshape(1), 'gx': 'None' if gx is None else gx}
     assert_same(program)
+
+
+@pytest.mark.parametrize('then', ['backward through the old graph', 'backward through the new one', 'hook again'])
+@pytest.mark.parametrize('how', ['detach_', 'requires_grad_(False)'])
+def test_a_leafs_hooks_are_dropped_when_an_in_place_op_gives_it_a_history(then, how):
+    """PyTorch resets a tensor's hooks when its grad_fn changes: a leaf that stopped requiring
+    grad (detach_) and was then changed in place by a tensor that requires grad no longer runs
+    the hooks it had as a leaf, where a graph made before reaches its AccumulateGrad (which
+    then refuses the moved leaf) or not (seed 12012471: v1 = v0.contiguous(), which is v0;
+    v1.register_hook; v0.detach_(); v1.div_(v3); the backward of v0.cumsum(1) ran the hook in
+    leafgrad before the error)."""
+    def program(T):
+        seen = []
+        x = T.tensor([[0.2, 0.9], [1.4, -0.4]], requires_grad=True)
+        old = x.cumsum(1)
+        x.register_hook(lambda g: seen.append(g.sum().item()))
+        getattr(x, how.split('(')[0])(*(False,) if '(' in how else ())
+        c = T.tensor([[2.0, 1.0], [0.5, 4.0]], requires_grad=True)
+        x.div_(c)
+        out = {'leaf': x.is_leaf, 'name': _name(x)}
+        try:
+            if then == 'backward through the old graph':
+                old.sum().backward()
+            else:
+                if then == 'hook again':
+                    x.register_hook(lambda g: seen.append(-g.sum().item()))
+                (x * 3).sum().backward()
+                out['c'] = c.grad
+        except RuntimeError as e:
+            out['error'] = str(e)
+        out['seen'] = seen
+        return out
+    assert_same(program)

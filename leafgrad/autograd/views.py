@@ -140,13 +140,17 @@ def detached(t):
 
 
 def set_history(t, node):
-    """``t`` is now output 0 of ``node`` (after an in-place op): its retain_grad moves there,
-    and a base that starts to require grad tells its live views."""
+    """``t`` is now output 0 of ``node`` (after an in-place op): its retain_grad moves there, its
+    hooks as a leaf are dropped, and a base that starts to require grad tells its live views."""
     retained = t._grad_fn is not None and t._meta is not None and t._meta.retains_grad
     if retained:
         t._grad_fn._retained.pop(t._output_nr, None)
     if t._grad_fn is None:
         t._history_since = getattr(node, '_seq', -1)  # (its history begins here: for detach_)
+        if t._meta is not None and t._meta.hooks:
+            # PyTorch resets a tensor's hooks when its grad_fn changes: a leaf's (run by its
+            # AccumulateGrad, which a graph made before may still reach) run no more
+            t._meta.hooks = None
     t._grad_fn = node
     t._output_nr = 0
     if not t._requires_grad:
