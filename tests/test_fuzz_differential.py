@@ -204,6 +204,21 @@ def test_an_index_among_elements_equal_to_a_products_rounding_is_known_only_ther
     assert not fp._is_index_among_rounded_ties(no_product, (0, record([1, 0, 2]), record([1, 1, 2])))
 
 
+def test_an_overlap_told_by_the_strides_of_size_one_dims_is_known_only_there():
+    """Seed 12022409: div_ of a (3, 1) remainder by its own transpose: PyTorch's result has its
+    operand's strides (1, 3), so the transpose's (3, 1) differ and the full overlap is refused as
+    partial; leafgrad's (1, 1) let it through to the shape error. An operand with memory of its
+    own is no such case."""
+    lines = ['v0 = T.tensor([[1.8, -0.1, -0.9]], dtype=T.float32, requires_grad=True)',
+             'v1 = T.tensor(-0.3, dtype=T.float32, requires_grad=True)', 'v2 = v0.t()', 'v3 = T.remainder(v1, v2)',
+             'v6 = v3.transpose(-2, -1)', 'v3.div_(v6)']
+    diff = _first_difference(lines)
+    assert diff is not None and diff[1][0] == 'line'
+    assert fp._is_other_layout(lines, diff), _report(lines, diff)
+    other = lines[:4] + ['v6 = v3.transpose(-2, -1).clone()', 'v3.div_(v6)']
+    assert not fp._is_other_layout(other, diff)
+
+
 def test_an_operand_viewing_the_written_tensors_base_is_let_through_only_as_the_read_order():
     """Seed 11003852: a row of x multiplied in place by a column of x (both views of x, sharing
     one element: PyTorch lets the overlap through, the column being no dense tensor) ends, in
