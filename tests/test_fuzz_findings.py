@@ -1710,3 +1710,35 @@ def test_a_leafs_hooks_are_dropped_when_an_in_place_op_gives_it_a_history(then, 
         out['seen'] = seen
         return out
     assert_same(program)
+
+
+_EXPANDS_WITHOUT_REPEATS = {
+    '(1,) of a 0-d tensor': lambda T: T.tensor(1.5, dtype=T.float64).expand(1),
+    '(1, 1, 3) of (3,)': lambda T: T.tensor([1.5, -2.0, 0.5], dtype=T.float64).expand(1, 1, 3),
+    '(0, 3) of (3,)': lambda T: T.tensor([1.5, -2.0, 0.5], dtype=T.float64).expand(0, 3),
+    "autograd.grad's gradient of a one-element sum": lambda T: _grad_of_one_element_sum(T),
+}
+
+
+def _grad_of_one_element_sum(T):
+    x = T.tensor([-1.8], dtype=T.float64, requires_grad=True)
+    return T.autograd.grad(x.sum(), [x])[0]
+
+
+@pytest.mark.parametrize('case', sorted(_EXPANDS_WITHOUT_REPEATS))
+@pytest.mark.parametrize('op', ['mul_', 'copy_', 'setitem'])
+def test_an_expand_that_repeats_no_element_can_be_written(case, op):
+    """An expand that repeats no element (dims of size 1 added, or nothing to hold) has no
+    internal overlap for PyTorch: an in-place op writes it, and its base (seed 12000479: mul_ of
+    autograd.grad's gradient of the sum of one element, a (1,) view of stride 0)."""
+    def program(T):
+        t = _EXPANDS_WITHOUT_REPEATS[case](T)
+        if op == 'mul_':
+            t.mul_(2.0)
+        elif op == 'copy_':
+            t.copy_(T.full(t.shape, 4.0, dtype=T.float64))
+        else:
+            t[...] = 3.0
+        return {'t': t, 'shape': tuple(t.shape), 'version': t._version,
+                'base': 'None' if t._base is None else t._base}
+    assert_same(program)

@@ -611,6 +611,9 @@ class Expand(Op):
                 data = xp.broadcast_to(input._data, target)
             if 1 in target:  # (NumPy's strides of dims of size 1 are not PyTorch's: 0 when broadcast)
                 data = _restrided(data, _expanded_strides(input._data, target))
+            if 0 in target and not data.flags.writeable and input._data.flags.writeable:
+                # (nothing to hold, so no element repeats: writable, as PyTorch finds no overlap)
+                data = as_strided_array(input._data, target, data.strides, True)
         out, node = make_view(input, data, Expand, lambda t: expand(t, target))
         if node is not None:
             node.self_shape = shape
