@@ -90,7 +90,7 @@ def _reparametrize_module(module, parameters_and_buffers, tie_weights=False, str
 
 
 def _functional_call(module, parameters_and_buffers, args=None, kwargs=None, *, tie_weights=True, strict=False):
-    from ..parallel import DataParallel  # (loaded when first used: nn.parallel loads on first use)
+    from ..parallel.data_parallel import DataParallel  # (loaded when first used: nn.parallel loads on first use)
     if isinstance(module, DataParallel):
         raise RuntimeError("The stateless API can't be used with nn.DataParallel module")
     kwargs = {} if kwargs is None else kwargs
