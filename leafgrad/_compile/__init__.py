@@ -31,6 +31,7 @@ from . import trace as _trace
 from .. import _dynamo
 from ..autograd import _instrument
 from ..amp.policy import state as _autocast
+from ..nn.modules.module import Module
 
 _MODES = ('default', 'lite', 'reduce-overhead', 'max-autotune-no-cudagraphs', 'max-autotune')
 _BACKENDS = ('inductor', 'eager', 'aot_eager', 'aot_eager_decomp_partition', 'cudagraphs', 'tvm', 'openxla',
@@ -42,7 +43,7 @@ _rules = None
 def _rule_table():
     global _rules
     if _rules is None:
-        from .rules import table
+        from .rules import table  # (loaded when first used: the first compile builds the rule table)
         _rules = table()
     return _rules
 
@@ -57,7 +58,6 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     eagerly, or with ``fullgraph=True`` raise ``FailOnRecompileLimitHit``). Each call keeps its
     own entries, which is what ``isolate_recompiles=True`` asks of PyTorch; ``shapes_spec``
     (dynamic shapes) is refused: leafgrad specialises every shape."""
-    from .. import _dynamo
     if backend is None:
         backend = 'inductor'  # PyTorch's default backend
     if shapes_spec is not None:
@@ -207,7 +207,6 @@ class _Compiled:
         return self._trace(key, args, kwargs, inputs)
 
     def _trace(self, key, args, kwargs, inputs):
-        from .. import _dynamo
         if not _trace._lock.acquire(blocking=False):  # another thread is tracing: eager this once
             return self.fn(*args, **kwargs)
         start = time.perf_counter()
@@ -242,7 +241,7 @@ class _Compiled:
         if reason is None and self.backend == 'eager':
             reason = "backend='eager' runs the traced function eagerly"
         if reason is None:
-            from .program import Program
+            from .program import Program  # (loaded when first used)
             program = Program(tracer, out_template, out_slots, _rule_table())
         elif self.fullgraph and self.backend != 'eager':
             raise _dynamo.exc.Unsupported(reason)
@@ -308,7 +307,6 @@ def _key_of(value, parts, inputs):
     if t in (int, float, bool, str, type(None), complex):
         parts.append((t, value))
         return
-    from ..nn.modules.module import Module
     if isinstance(value, Module):
         parts.append((id(value), tuple([m.training for m in value.modules()])))
         return

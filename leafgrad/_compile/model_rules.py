@@ -16,6 +16,10 @@ import numpy
 from .nn_rules import _bind, _float_ref, _Shaped
 from .rules import Spec, _FLOATS, _sum_to, _v
 from .trace import Ref
+from ..autograd import grad_mode
+from ..tensor import Tensor
+from ..nn._functional import basic, norm, pooling
+from ..ops import linalg
 
 
 def _need_of(call, need):
@@ -40,8 +44,6 @@ def _number(value):
 
 def _layer_norm_backward(g, x, w, dims, eps, need):
     """NativeLayerNormBackward0's gradients (input, weight, bias) on arrays, by its own formula."""
-    from ..autograd import grad_mode
-    from ..tensor import Tensor
     wrap = Tensor._wrap
     prev = grad_mode.state.grad_enabled
     grad_mode.state.grad_enabled = False
@@ -123,7 +125,6 @@ def _bmm(call, meta):
 
 
 def _baddbmm_forward(x, b1, b2, beta, alpha):
-    from ..tensor import Tensor
     return _fused_add(b1 @ b2, Tensor._wrap(x), beta, alpha, b1.dtype)
 
 
@@ -282,8 +283,6 @@ def table():
     """{op function: rule} (see ``rules.table``)."""
     global _layer_norm_array, _layer_norm_gradients, _fused_add, _avg_args, _avg_pool_array, _avg_spread_array
     global _adaptive_matrix, _separable_array, _check_embedding_indices, _embedding_grad_array
-    from ..nn._functional import basic, norm, pooling
-    from ..ops import linalg
     _layer_norm_array, _layer_norm_gradients = norm.layer_norm_array, norm.layer_norm_gradients
     _fused_add = linalg._fused_add
     _avg_args, _avg_pool_array, _avg_spread_array = pooling.avg_args, pooling.avg_pool_array, pooling.avg_spread_array

@@ -20,6 +20,13 @@ import numpy
 
 from .rules import Spec, _FLOATS, _relu_derivative, _v
 from .trace import Ref
+from ..tensor import Tensor
+from ..nn._functional.conv import ConvParams, _conv_padding
+from ..nn._functional.common import ntuple
+from ..autograd import grad_mode
+from ..nn._functional.pooling import _pool_args
+from ..nn._functional import basic, conv, loss, pooling, max_windows
+from ..ops import activation
 
 _INT64 = numpy.dtype(numpy.int64)
 
@@ -159,7 +166,6 @@ def _softmax_array(data, d):
 def _dropout_noise_scaled(x, p):
     """F.dropout's multiplier for ``x`` (training, 0 < p < 1): the noise drawn as eager draws it
     (the same generator, the same order), divided by 1 - p as eager divides it."""
-    from ..tensor import Tensor
     noise = _dropout_noise(Tensor._wrap(x), p, False)
     d = noise.dtype
     return (noise.astype(d.type) / d.type(1 - p)).astype(d)
@@ -199,8 +205,6 @@ def _conv2d(call, meta):
     dt = meta[x.slot][1]
     if meta[w.slot][1] != dt or (b is not None and not (_float_ref(meta, b, 1) and meta[b.slot][1] == dt)):
         return None
-    from ..nn._functional.conv import ConvParams, _conv_padding
-    from ..nn._functional.common import ntuple
     try:
         stride, dilation = ntuple(a['stride'], 2), ntuple(a['dilation'], 2)
         lo, hi = _conv_padding(a['padding'], 2, meta[w.slot][0][2:], dilation, stride)
@@ -263,8 +267,6 @@ def _max_pool_forward(x, k, out, args):
     fast = _window_max(x, k, out) if k is not None and x.size else None
     if fast is not None:
         return fast[0], ('win', fast[1])
-    from ..autograd import grad_mode
-    from ..tensor import Tensor
     with grad_mode.no_grad():
         values, indices = _max_poolnd(Tensor._wrap(x), *args, True, 2)
     return values._data, ('flat', indices._data)
@@ -295,7 +297,6 @@ def _max_pool2d(call, meta):
         return None
     x = a['input']
     xshape = meta[x.slot][0]
-    from ..nn._functional.pooling import _pool_args
     args = (a['kernel_size'], a['stride'], a['padding'], a['dilation'], a['ceil_mode'])
     try:
         k, s, p, d, out, hi = _pool_args(_Shaped(xshape), *args, 2, 'max')
@@ -410,8 +411,6 @@ def table():
     """{op function: rule} for nn.functional's ops (see ``rules.table``)."""
     global _log_softmax_array, _nll_arrays, _conv_fwd, _conv_gi, _conv_gw, _window_max, _window_scatter
     global _window_flat, _max_poolnd, _flat_index, _dropout_noise
-    from ..nn._functional import basic, conv, loss, pooling, max_windows
-    from ..ops import activation
     _log_softmax_array, _nll_arrays = activation._log_softmax_array, loss.nll_arrays
     _conv_fwd, _conv_gi, _conv_gw = conv.conv_fwd, conv.conv_gi, conv.conv_gw
     _window_max, _window_scatter, _window_flat = max_windows.window_max, max_windows.window_scatter, \

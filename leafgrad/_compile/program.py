@@ -212,7 +212,7 @@ class Program:
                 rule = rules.get(call.fn._dispatches)
             spec = rule(call, meta) if rule is not None else None
             forward_parts.append((call, spec))
-        from .nn_rules import fuse
+        from .nn_rules import fuse  # (loaded when first used)
         self.fused = fuse(forward_parts, out_slots)
         for k in range(len(forward_parts) - 1, -1, -1):
             call, spec = forward_parts[k]

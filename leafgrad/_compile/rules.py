@@ -16,6 +16,9 @@ import numpy
 
 from ..tensor import Tensor
 from .trace import Ref
+from ..ops.shape import _transposed_buffer
+from ..ops import _op, _util, elementwise as ew, indexing, reduction, shape
+from ..nn import functional as F
 
 _FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
 
@@ -456,7 +459,6 @@ def _view_rule(call, meta):
 
 
 def _t_backward(g):
-    from ..ops.shape import _transposed_buffer
     base = _transposed_buffer(g)
     return base if base is not None else g.T
 
@@ -508,12 +510,9 @@ _relu_consuming = _consuming(lambda x, out: numpy.maximum(x, x.dtype.type(0), ou
 def table():
     """{op function: rule}, the functions as leafgrad's modules define them."""
     global _eager_sigmoid_array, _zero_where
-    from ..ops import _util, elementwise as ew, reduction, indexing, shape
     _eager_sigmoid_array, _zero_where = _util.sigmoid_array, ew.zero_where
-    from ..nn import functional as F
-    from ..tensor import Tensor as T
-    data_getter = T.__dict__['data'].fget
-    from . import nn_rules, model_rules
+    data_getter = Tensor.__dict__['data'].fget
+    from . import nn_rules, model_rules  # (cycle: nn_rules and model_rules import this module)
     # the derivatives as ew._tanh_derivative and ew._sigmoid_derivative compute them
     tanh = _unary(numpy.tanh, '{g} * ({one} - {s} * {s})', 'output', consuming_forward=_tanh_consuming)
     sigmoid = _unary(_sigmoid_array, '{g} * ({s} * ({one} - {s}))', 'output')
@@ -529,7 +528,7 @@ def table():
         indexing.getitem: _getitem,
         shape.reshape: _reshape, shape.view: _reshape,
         shape.transpose: _view_rule, shape.t: _view_rule, shape.permute: _view_rule,
-        T.__dict__['detach']: _alias, data_getter: _alias,
+        Tensor.__dict__['detach']: _alias, data_getter: _alias,
     })
 
 
@@ -537,7 +536,6 @@ def _every_form(rules):
     """``rules`` with each declared op's rule also under its other forms (``ops/_op.py``): its
     forward (the method and operators: ``x.add(y)``, ``x + y``) and its function with out=
     are different functions of one op."""
-    from ..ops import _op
     for declaration in _op.declared:
         forms = [getattr(holder, key) for name, holder, key in declaration.provided if name == declaration.op]
         rule = next((rules[fn] for fn in forms if fn in rules), None)

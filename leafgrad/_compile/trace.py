@@ -20,10 +20,17 @@ tensor, ``float(t)``) is a *graph break*: the wrappers of those methods note it,
 function then runs eagerly for that signature, as torch.compile runs the code around a break
 eagerly (``fullgraph=True`` raises instead).
 """
+import importlib
 import sys
 import threading
+import types
 
 from ..tensor import Tensor
+from ..autograd import _instrument
+from .. import ops
+from ..nn.modules.module import Module
+from ..autograd.grad_mode import state
+from ..amp import policy as autocast
 
 _get_ident = threading.get_ident
 
@@ -122,8 +129,6 @@ class Tracer:
         return value
 
     def record(self, fn, name, args, kwargs, out, versions=None):
-        from ..autograd.grad_mode import state
-        from ..amp import policy as autocast
         if self.unsupported is not None:
             return
         if autocast.state.on:  # casts and its cast cache are not replayed: eager, correct
@@ -259,10 +264,6 @@ _NOT_OPS = {'size', 'dim', 'numel', 'ndimension', 'nelement', 'stride', 'storage
 
 
 def _build():
-    import importlib
-    import types
-    from ..autograd import _instrument
-    from .. import ops
     table = {}
 
     def add(fn):
@@ -315,7 +316,6 @@ _tensor_saved = {}   # name -> original attribute of Tensor
 def install(tracer):
     """Start recording ``tracer`` (the caller holds ``_lock``)."""
     global active, _wrappers
-    from ..autograd import _instrument
     if _wrappers is None:
         _wrappers = _build()
         _originals.update((id(w), fn) for fn, w in _wrappers.values())
@@ -348,7 +348,6 @@ _ABSENT = object()
 
 def uninstall():
     global active
-    from ..autograd import _instrument
     active = None
     for name, original in _tensor_saved.items():
         if original is _ABSENT:
@@ -377,7 +376,6 @@ def known_tensors(fn, extra=(), modules=None):
     a module's parameters, buffers and tensor attributes (``extra``: modules), the tensors in
     the function's closure and globals (directly, or one level down in a dict, list, tuple or
     module)."""
-    from ..nn.modules.module import Module
     found = {}
 
     def add_module(m):
