@@ -40,8 +40,13 @@ import sys as _sys
 import warnings
 
 from . import backend
-from .autograd import _instrument
-from .tensor import Tensor
+from .autograd import _instrument, grad as autograd_grad
+from .tensor import Tensor, Size
+from .ops.rearrange import cat, stack
+from .creation import zeros, zeros_like, ones
+from .ops.shape import squeeze, unsqueeze, expand
+from .ops import _op, linalg as _linalg
+from .ops.elementwise import where
 
 __all__ = ['vmap']
 
@@ -129,7 +134,6 @@ class BatchedTensor(Tensor):
 
 
 def backend_size(shape):
-    from .tensor import Size
     return Size(shape)
 
 
@@ -429,8 +433,6 @@ def _matmul(fn, name, args, kwargs):
     na, nb_ = _logical_ndim(a), _logical_ndim(b)
     n = max(na, nb_, 2)
     with _Plain(tensors):
-        from .ops.linalg import matmul
-        from .ops.shape import squeeze, unsqueeze
         pa, pb = a, b
         if na == 1:
             pa = unsqueeze(pa, -2)
@@ -448,7 +450,7 @@ def _matmul(fn, name, args, kwargs):
                     _saved_levels.pop(id(temp), None)
                 elif levels_of:
                     _saved_levels[id(temp)] = levels_of
-        out = matmul(pa, pb)
+        out = _linalg.matmul(pa, pb)  # (looked up when called, as ops' functions may be replaced)
         if nb_ == 1:
             out = squeeze(out, -1)
         if na == 1:
@@ -593,7 +595,7 @@ _REDUCTIONS = {'mean': 'mean', 'sum': 'sum', 'none': None}
 
 def _loss(fn, name, args, kwargs):
     """The loss per element (unreduced) on the physical batch, reduced per sample."""
-    from .nn import functional as F
+    from .nn import functional as F  # (loaded when first used: vmap does not load nn)
     x, target = args[0], args[1]
     reduction = kwargs.get('reduction', 'mean')
     if name in ('cross_entropy', 'nll_loss'):
@@ -682,7 +684,6 @@ def _restack(results, level):
     if isinstance(first, Tensor):
         inner = _levels_of(first)
         with _Plain(results):
-            from .ops.rearrange import stack
             out = stack(results, len([lv for lv in inner if lv < level]))
         return _batched(out, tuple(sorted(inner + (level,))))
     if isinstance(first, (tuple, list)):
@@ -810,7 +811,6 @@ def _declared_rule(plain):
     module ``V``, the result or None (then the op runs once per sample)."""
     global _declared
     if _declared is None:
-        from .ops import _op
         rules = {}
         for cls in _op.declared:
             rule = cls.vmap
@@ -830,7 +830,6 @@ def _apply_rule(fn, name, args, kwargs):
     if plain == 'masked_fill' and len(args) > 2 and isinstance(args[2], Tensor):
         # a 0-d value tensor (batched: one per sample): where() broadcasts it; masked_fill takes a
         # 0-d value only, which the alignment of the operands would not leave it
-        from .ops.elementwise import where
         x, mask, value = args[:3]
         return where(mask, value.to(x.dtype), x)
     if plain in _ELEMENTWISE or plain in ('truediv', 'and', 'or', 'xor', 'invert', 'mod', 'floordiv', 'abs'):
@@ -922,14 +921,12 @@ def _random(fn, name, args, kwargs):
             return fn(*args, **kwargs)
         if name in ('dropout', 'dropout1d', 'dropout2d', 'dropout3d', 'alpha_dropout', 'feature_alpha_dropout'):
             x = args[0]
-            from .creation import ones
             mask = fn(ones(x.shape, dtype=x.dtype), *args[1:], **kwargs)  # one mask for every sample
             return _vm_call('mul', x, mask)
         return _loop(fn, name, args, kwargs)
     # different: draws for the physical batch
     if not batched:
         out = fn(*args, **kwargs)
-        from .ops.shape import expand, unsqueeze
         sizes = _state.sizes[:_state.depth]
         return _batched(fn(*((tuple(sizes) + tuple(args[0]),) if args and isinstance(args[0], (tuple, list))
                              else tuple(sizes) + tuple(args)), **kwargs), tuple(range(_state.depth))) \
@@ -967,7 +964,7 @@ _instrument.register_layer('vmap', _make_wrapper, _ops)
 # ---- vmap -------------------------------------------------------------------------------------
 
 def _flatten(tree):
-    from .func import _flatten as flatten
+    from .func import _flatten as flatten  # (cycle: leafgrad.func imports this module)
     return flatten(tree)
 
 
@@ -1029,7 +1026,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness='error', *, chunk_size=None):
 
 def _chunked(func, flat_args, dims, spec, kwargs, size, name, chunk_size, out_dims, randomness):
     """``chunk_size`` samples at a time, the chunks' results concatenated along out_dims."""
-    from .func import _flatten as flatten, _unflatten
+    from .func import _flatten as flatten, _unflatten  # (cycle: leafgrad.func imports this module)
     pieces = []
     for start in range(0, size, chunk_size):
         n = min(chunk_size, size - start)
@@ -1038,7 +1035,6 @@ def _chunked(func, flat_args, dims, spec, kwargs, size, name, chunk_size, out_di
     leaves = [flatten(p)[0] for p in pieces]
     out_spec = flatten(pieces[0])[1]
     od = _out_dims_list(out_dims, len(leaves[0]), name)
-    from .ops.rearrange import cat
     return _unflatten([cat([lv[i] for lv in leaves], od[i]) if od[i] is not None else leaves[0][i]
                        for i in range(len(leaves[0]))], out_spec)
 
@@ -1058,7 +1054,7 @@ def _broadcast_in_dims(name, in_dims, args):
     if isinstance(in_dims, int):
         return [in_dims if isinstance(a, Tensor) else None for a in flat_args]
     if len(in_dims) != len(args):
-        from .func import _treespec
+        from .func import _treespec  # (cycle: leafgrad.func imports this module)
         raise ValueError(f'vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): in_dims is not compatible with the '
                          f'structure of `inputs`. in_dims has structure {_treespec(in_dims)} but inputs has '
                          f'structure {_treespec(args)}.')
@@ -1070,7 +1066,7 @@ def _broadcast_in_dims(name, in_dims, args):
         else:
             sub = _flatten(d)[0]
             if len(sub) != len(leaves):
-                from .func import _treespec
+                from .func import _treespec  # (cycle: leafgrad.func imports this module)
                 raise ValueError(f'vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): in_dims is not compatible with '
                                  f'the structure of `inputs`. in_dims has structure {_treespec(in_dims)} but inputs '
                                  f'has structure {_treespec(args)}.')
@@ -1079,7 +1075,7 @@ def _broadcast_in_dims(name, in_dims, args):
 
 
 def _run(func, flat_args, dims, spec, kwargs, size, name, out_dims=0, randomness='error'):
-    from .func import _unflatten
+    from .func import _unflatten  # (cycle: leafgrad.func imports this module)
     level = _state.depth
     if level == 0:
         _install()
@@ -1135,7 +1131,7 @@ def _exit(result, level, name, out_dims=0):
             others = any(x is leaf and e is not None and e != d and (id(x), e) not in done for x, e in zip(leaves, od))
             done[key] = _unbatch(leaf, level, d, alone=not others)
         outs[i] = done[key]
-    from .func import _unflatten
+    from .func import _unflatten  # (cycle: leafgrad.func imports this module)
     return _unflatten(outs, spec)
 
 
@@ -1208,7 +1204,7 @@ def per_sample_leaf(x):
             data = x
         leaf = data.detach().contiguous().requires_grad_(True) if data is x else data.detach().requires_grad_(True)
         if tangent is not None:
-            from .autograd import forward_ad
+            from .autograd import forward_ad  # (loaded when first used)
             leaf = forward_ad.make_dual(leaf, tangent.detach() if tangent._requires_grad else tangent)
     return _batched(leaf, want)
 
@@ -1228,7 +1224,6 @@ def grad_through(outputs, inputs, cotangents, depth, **options):
         missing = [lv for lv in _levels_below(cot, depth) if lv not in _levels_below(out, depth)]
         if missing:  # a cotangent that varies along a level its output does not: per sample
             return _grad_through_each(outputs, inputs, cotangents, depth, missing[-1], options)
-    from .autograd import grad as autograd_grad
     lowered = [_lowered_cotangent(c, o, depth) for c, o in zip(cotangents, outputs)]
     prev = _state.floor
     _state.floor = depth
@@ -1259,7 +1254,6 @@ def _restack_or_none(results, level):
     if not present:
         return None
     if len(present) < len(results):
-        from .creation import zeros_like
         results = [zeros_like(present[0]) if r is None else r for r in results]
     return _restack(results, level)
 
@@ -1329,7 +1323,6 @@ def zeros_with_levels(t, like):
     """Zeros of ``t``'s (logical) shape batched at the levels of ``t`` and of ``like``: the tangent
     made for ``t`` when ``like``, a tangent batched maybe where ``t`` is not, is written into it in
     place (PyTorch's ``_new_zeros_with_same_feature_meta``)."""
-    from .creation import zeros
     levels = _union([t, like])
     return _batched(zeros(tuple(_sizes(levels)) + tuple(t.shape), dtype=t.dtype), levels)
 
@@ -1337,7 +1330,7 @@ def zeros_with_levels(t, like):
 def first_of_innermost(tree):
     """The tensors of ``tree`` at index 0 of the innermost open level (along which they are all
     equal: computed from primals ``spread`` along it)."""
-    from .func import _flatten as flatten, _unflatten
+    from .func import _flatten as flatten, _unflatten  # (cycle: leafgrad.func imports this module)
     level = _state.depth - 1
     leaves, spec = flatten(tree)
     return _unflatten([_select_level(t, level, 0) if isinstance(t, Tensor) and level in _levels_of(t) else t
@@ -1346,7 +1339,7 @@ def first_of_innermost(tree):
 
 def batched_in(tree):
     """Whether a tensor of ``tree`` is batched at an open vmap level."""
-    from .func import _flatten as flatten
+    from .func import _flatten as flatten  # (cycle: leafgrad.func imports this module)
     return active() and any(is_batched(leaf) for leaf in flatten(tree)[0])
 
 

@@ -17,6 +17,9 @@ import sys as _sys
 from .autograd import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad
 from .tensor import Tensor
+from .autograd.graph import AccumulateGrad
+from .creation import eye, ones_like, zeros, zeros_like
+from .ops.rearrange import stack
 
 __all__ = ['grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian', 'linearize', 'functional_call',
            'stack_module_state', 'vmap']
@@ -70,7 +73,7 @@ def _differentiable(leaf, nested):
     if leaf._fw_grad is not None:
         # a dual tensor (inside jacfwd/jvp): the reverse pass runs recorded, so that its ops
         # carry the tangents forward (forward over reverse), and its results keep them
-        from .autograd import forward_ad
+        from .autograd import forward_ad  # (loaded when first used)
         nested[0] = True
         return forward_ad.make_dual(leaf.detach().requires_grad_(True), leaf._fw_grad)
     return leaf.detach().requires_grad_(True)
@@ -82,7 +85,6 @@ def _reaches_outer(outputs, own, nested):
     closed-over parameter), as torch.func composes with autograd. Otherwise they are detached."""
     if nested[0]:
         return True
-    from .autograd.graph import AccumulateGrad
     own_ids = {id(t) for t in own}
     stack = [o._grad_fn for o in outputs if isinstance(o, Tensor) and o._grad_fn is not None]
     seen = set()
@@ -165,7 +167,6 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 grads = _autograd_grad(result, inputs, create_graph=nested[0], allow_unused=True,
                                        materialize_grads=True)
             else:
-                from .creation import zeros_like
                 grads = [zeros_like(leaf) for leaf in inputs]
         if not nested[0]:
             result = result.detach()
@@ -204,7 +205,6 @@ def _grad_and_value_in_vmap(vm, func, argnums, has_aux, args, kwargs):
             raise RuntimeError('grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor '
                                f'with {result.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?')
         inputs = [leaf for leaves in flat_inputs for leaf in leaves]
-        from .creation import ones_like, zeros_like
         dual = any(leaf._fw_grad is not None for leaf in inputs)
         if result._requires_grad:  # (a jvp of this grad: the backward recorded, carrying tangents)
             grads = vm.grad_through([result], inputs, [ones_like(result)], vm.depth(), allow_unused=True,
@@ -269,7 +269,6 @@ def vjp(func, *primals, has_aux=False):
                                'outputs to the function')
         pairs = [(o, c) for o, c in zip(out_leaves, cots) if o._requires_grad]
         if not pairs:
-            from .creation import zeros_like
             grads = [zeros_like(leaf) for leaf in flat]
         else:
             vm = _sys.modules.get('leafgrad._vmap')
@@ -300,7 +299,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         raise ValueError('jacrev: `chunk_size` should be greater than 0.')
 
     def wrapper(*args, **kwargs):
-        from . import _vmap as vm
+        from . import _vmap as vm  # (cycle: _vmap imports this module)
         single, nested = _argnums_tuple(argnums, len(args))[0], [False]
         depth = vm.depth()  # (the vmap levels f's graph is recorded at)
         with enable_grad():
@@ -339,7 +338,6 @@ def _vjp_rows(vm, outputs, inputs, depth, create_graph, chunk_size):
     """For each input, the vector-Jacobian products of the outputs (flattened, concatenated) with
     every row of the identity: a tensor (total output elements, *input.shape), computed by one
     backward vmapped over the rows."""
-    from .creation import zeros, zeros_like
     sizes = [o.numel() for o in outputs]
     total = sum(sizes)
     differentiable = [i for i, o in enumerate(outputs) if o._requires_grad]
@@ -351,8 +349,7 @@ def _vjp_rows(vm, outputs, inputs, depth, create_graph, chunk_size):
         # The gradients are differentiated again (by an outer reverse transform, or forward mode
         # carries tangents through the walk): row by row, since what a batched walk records
         # keeps its batched tensors, whose levels would be read again by later walks
-        from .creation import ones_like
-        from .autograd.functional import _stack
+        from .autograd.functional import _stack  # (loaded when first used)
         dual = forward_ad is not None and forward_ad._state.level is not None
         per_input = [[] for _ in inputs]
         for i, (out, n) in enumerate(zip(outputs, sizes)):
@@ -385,7 +382,6 @@ def _vjp_rows(vm, outputs, inputs, depth, create_graph, chunk_size):
 
 
 def _eye(n, dtype):
-    from .creation import eye
     return eye(n, dtype=dtype)
 
 
@@ -422,7 +418,6 @@ def _jvp_by_double_backward(func, primals, tangents, *, strict=False, has_aux=Fa
                                f'original Tensor, this is not supported. Tensor is of size {list(p.shape)} while '
                                f'the given forward gradient is of size {list(t.shape)}.')
     nested = [False]
-    from .creation import zeros_like
     with enable_grad():
         flat = [_differentiable(leaf, nested) for leaf in flat]
         result = func(*_unflatten(flat, spec))
@@ -485,7 +480,7 @@ def _as_bound(func):
     """``func`` as bound now: the transforms wrap each op where modules hold it, so an op passed
     in itself (``jvp(leafgrad.sin, ...)``, taken before the ops were wrapped) is replaced by its
     wrappers in place (forward AD's, vmap's over it, ``autograd._instrument.bound``)."""
-    from .autograd import _instrument
+    from .autograd import _instrument  # (loaded when first used)
     return _instrument.bound(func)
 
 
@@ -493,7 +488,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``output, jvp_out = jvp(f, primals, tangents)``: f(*primals) and its directional
     derivative along ``tangents`` (same structure as ``primals``), by forward mode: the
     primals made dual tensors, the ops' forward rules carrying the tangents."""
-    from .autograd import forward_ad
+    from .autograd import forward_ad  # (loaded when first used)
     flat, flat_t, spec = _check_jvp_args(primals, tangents)
     if forward_ad._state.level is not None:
         return _jvp_by_double_backward(func, primals, tangents, strict=strict, has_aux=has_aux)
@@ -501,7 +496,6 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         duals = [forward_ad.make_dual(p, t) if p._data.dtype.kind == 'f' else p for p, t in zip(flat, flat_t)]
         result = _as_bound(func)(*_unflatten(duals, spec))
         outs, out_spec, aux = _jvp_outputs(result, has_aux)
-        from .creation import zeros_like
         primal_out, tangent_out = [], []
         for o in outs:
             p, t = forward_ad.unpack_dual(o)
@@ -524,7 +518,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
     if randomness not in ('error', 'different', 'same'):
         raise RuntimeError("Only allowed values for randomness are 'error', 'different', or 'same'. Got "
                            f'{randomness}')
-    from .autograd import forward_ad
+    from .autograd import forward_ad  # (loaded when first used)
 
     def wrapper(*args, **kwargs):
         single, nums = _argnums_tuple(argnums, len(args))
@@ -567,13 +561,11 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
             unpacked = [forward_ad.unpack_dual(o) for o in outs]
             found['outs'] = [u.primal for u in unpacked]
             found['aux'] = vm.first_of_innermost(aux) if under_vmap else aux
-            from .creation import zeros_like
             return tuple(u.tangent if u.tangent is not None else zeros_like(o) for u, o in zip(unpacked, outs))
 
-        from .creation import eye, zeros
         with forward_ad.dual_level():
             if total:
-                from ._vmap import vmap as _vmap
+                from ._vmap import vmap as _vmap  # (cycle: _vmap imports this module)
                 dtype = next((x.dtype for x in inputs if x.is_floating_point()), inputs[0].dtype)
                 identity, basis, pos = eye(total, dtype=dtype), [], 0
                 for x, size in zip(inputs, sizes):
@@ -637,7 +629,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     """``module(*args, **kwargs)`` with the tensors of ``parameter_and_buffer_dicts`` (a dict of
     name -> tensor, or a sequence of such dicts) in place of the module's own parameters and
     buffers, put back afterwards."""
-    from .nn.utils.stateless import _functional_call
+    from .nn.utils.stateless import _functional_call  # (loaded when first used: func does not load nn)
     if isinstance(parameter_and_buffer_dicts, dict):
         parameters_and_buffers = parameter_and_buffer_dicts
     elif isinstance(parameter_and_buffer_dicts, (tuple, list)):
@@ -660,7 +652,6 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 def stack_module_state(models):
     """(params, buffers): each parameter and buffer of ``models`` (modules of one class, in one
     mode) stacked along a new first dimension, as vmap over an ensemble takes them."""
-    from .ops.rearrange import stack
     models = list(models)
     if len(models) == 0:
         raise RuntimeError('stack_module_state: Expected at least one model, got 0.')
@@ -685,5 +676,5 @@ def stack_module_state(models):
 def vmap(func, in_dims=0, out_dims=0, randomness='error', *, chunk_size=None):
     """``vmap(f)(*inputs)``: f over a batch, the batch dimension carried through each op by its
     batching rule (``_vmap.py``)."""
-    from ._vmap import vmap as _vmap
+    from ._vmap import vmap as _vmap  # (cycle: _vmap imports this module)
     return _vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
