@@ -2,13 +2,17 @@
 import builtins
 import contextlib
 import copy
+import importlib
 import inspect
 import keyword
 import re
+import warnings
 
+import leafgrad  # (upward: the namespace generated code calls, leafgrad.cat(...), as PyTorch's calls torch)
 from .node import Node, _format_arg, _qualified_name, _type_repr, map_arg, operator_expression
 from ._wrap import wrap
 from ..backend import device, dtype
+from ..tensor import Tensor
 
 __all__ = ['Graph', 'PythonCode']
 
@@ -164,7 +168,6 @@ class Graph:
         if to_erase.graph is not self:
             raise RuntimeError(f'Attempting to remove {to_erase} from wrong graph!')
         if to_erase._erased:
-            import warnings
             warnings.warn(f'erase_node({to_erase}) on an already erased node')
             return
         to_erase._remove_from_list()
@@ -299,7 +302,7 @@ class Graph:
     def print_tabular(self):
         """The nodes as a table (opcode, name, target, args, kwargs); needs ``tabulate``."""
         try:
-            from tabulate import tabulate
+            from tabulate import tabulate  # (optional: loaded when first used)
         except ImportError:
             print('`print_tabular` relies on the library `tabulate`, which could not be found on this machine. '
                   'Run `pip install tabulate` to install the library.')
@@ -352,7 +355,6 @@ class _CodeGen:
         self.root_module = root_module
         self.namespace = _Namespace()
         self.globals = {'inf': float('inf'), 'nan': float('nan'), 'NoneType': type(None)}
-        import leafgrad  # (upward: the namespace generated code calls, leafgrad.cat(...), as PyTorch's calls torch)
         self.globals['leafgrad'] = leafgrad
         self.wrapped_fns = {}
 
@@ -413,7 +415,6 @@ class _CodeGen:
             return None
         if isinstance(t, type) and t.__module__ == 'builtins':
             return t.__qualname__
-        from ..tensor import Tensor
         if t is Tensor:
             return 'leafgrad.Tensor'
         return self.add_global(_type_repr(t), t)
@@ -481,7 +482,6 @@ def _attr_path(root, target):
 
 def _public_object(qualified):
     """The object 'leafgrad.nn.functional.relu' names, or None."""
-    import importlib
     module_name, _, attr = qualified.rpartition('.')
     try:
         module = importlib.import_module(module_name)

@@ -1,6 +1,7 @@
 """``torch.fx.Node``: one operation of a Graph, and the maps over its arguments."""
 import builtins
 import operator
+import sys
 
 __all__ = ['Node', 'map_arg', 'map_aggregate', 'Argument', 'Target']
 
@@ -60,7 +61,6 @@ def _qualified_name(func, for_code=False):
 def _public_module_of(func):
     """The public namespace ('leafgrad', 'leafgrad.nn.functional' ...) that exports ``func``
     under its name, or None."""
-    import sys
     name = getattr(func, '__name__', None)
     for module_name in _PUBLIC_NAMESPACES:
         module = sys.modules.get(module_name)
