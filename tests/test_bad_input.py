@@ -816,6 +816,31 @@ CASES = [
     ('diff(dim=float)', lambda T: _x(T).diff(dim=0.0)),
     ('norm(2, float dim)', lambda T: _x(T).norm(2, 0.0)),
     ('normalize(dim=float)', lambda T: T.nn.functional.normalize(_x(T), dim=0.0)),
+    # an operand that is neither a tensor nor a number: the operator returns NotImplemented, and
+    # Python's own error follows (or the other operand's answer: test_operators_defer_...)
+    ('tensor + str', lambda T: _x(T) + 'a'),
+    ('str + tensor', lambda T: 'a' + _x(T)),
+    ('tensor - str', lambda T: _x(T) - 'a'),
+    ('str - tensor', lambda T: 'a' - _x(T)),
+    ('tensor * str', lambda T: _x(T) * 'a'),
+    ('str * tensor', lambda T: 'a' * _x(T)),
+    ('tensor * tuple', lambda T: _x(T) * (1, 2)),
+    ('tensor / str', lambda T: _x(T) / 'a'),
+    ('str / tensor', lambda T: 'a' / _x(T)),
+    ('tensor ** str', lambda T: _x(T) ** 'a'),
+    ('str ** tensor', lambda T: 'a' ** _x(T)),
+    ('tensor // str', lambda T: _x(T) // 'a'),
+    ('str // tensor', lambda T: 'a' // _x(T)),
+    ('tensor % str', lambda T: _x(T) % 'a'),
+    ('tensor & str', lambda T: _x(T).long() & 'a'),
+    ('str & tensor', lambda T: 'a' & _x(T).long()),
+    ('tensor | str', lambda T: _x(T).long() | 'a'),
+    ('tensor ^ None', lambda T: _x(T).long() ^ None),
+    ('tensor + None', lambda T: _x(T) + None),
+    ('tensor + list', lambda T: _x(T) + [1., 2., 3.]),
+    ('list + tensor', lambda T: [1., 2., 3.] + _x(T)),
+    ('tensor + dict', lambda T: _x(T) + {}),
+    ('tensor + object', lambda T: _x(T) + object()),
 ]
 
 
@@ -861,6 +886,50 @@ def test_memory_format_is_keyword_only(call):
     for T in (torch, lg):
         with pytest.raises(TypeError, match='positional argument'):
             eval(f'T.ones(2, 2, 2, 2).{call}', {'T': T})
+
+
+class _Reflecting:
+    """An operand that answers the reflected operators itself."""
+    def __radd__(self, other):
+        return 'radd'
+
+    def __rsub__(self, other):
+        return 'rsub'
+
+    def __rmul__(self, other):
+        return 'rmul'
+
+    def __rtruediv__(self, other):
+        return 'rtruediv'
+
+    def __rpow__(self, other):
+        return 'rpow'
+
+    def __rfloordiv__(self, other):
+        return 'rfloordiv'
+
+    def __rmod__(self, other):
+        return 'rmod'
+
+    def __rand__(self, other):
+        return 'rand'
+
+    def __ror__(self, other):
+        return 'ror'
+
+    def __rxor__(self, other):
+        return 'rxor'
+
+
+@pytest.mark.parametrize('op', ['+', '-', '*', '/', '**', '//', '%', '&', '|', '^'])
+def test_operators_defer_to_the_other_operand(op):
+    """PyTorch's operators return NotImplemented for an operand they do not take: Python then
+    asks the other operand's reflected method."""
+    for T in (torch, lg):
+        x = T.ones(2, dtype=T.int64)
+        assert eval(f'x {op} r', {'x': x, 'r': _Reflecting()}) == _Reflecting.__dict__[
+            '__r' + {'+': 'add', '-': 'sub', '*': 'mul', '/': 'truediv', '**': 'pow', '//': 'floordiv', '%': 'mod',
+                     '&': 'and', '|': 'or', '^': 'xor'}[op] + '__'](None, None)
 
 
 def test_the_table_has_no_duplicate_names():

@@ -177,7 +177,8 @@ def test_chrome_trace_is_json(both, tmp_path):
 def test_ops_are_restored_after_profiling():
     originals = (lg.Tensor.__add__, lg.Tensor.__getitem__, lg.mul, lg.nn.functional.linear, lg.randn, shape.t,
                  lg.Tensor.sum)
-    assert originals[:4] == (elementwise.Add.forward, indexing.getitem, elementwise.mul, lg.nn.functional.linear)
+    assert originals[1:4] == (indexing.getitem, elementwise.mul, lg.nn.functional.linear)
+    assert originals[0].__code__.co_code == elementwise.Add.forward.__code__.co_code  # (the forward, named __add__)
     with pytest.raises(ValueError):
         with lgp.profile():
             assert _is_wrapper(lg.mul) and _is_wrapper(elementwise.mul) and _is_wrapper(linalg.addmm)

@@ -38,7 +38,9 @@ What follows from a declaration, when its class statement runs (``Op.__init_subc
   method only; ``def method(self, ...)`` in the body: a method with its own signature, as
   ``Tensor.where(condition, other)``; ``method = property(forward)``: an attribute, as
   ``Tensor.T``);
-* the **operators**: ``operators``, the dunders whose function is the forward (``'__add__'``)
+* the **operators**: ``operators``, the dunders whose function is the forward (``'__add__'``;
+  a binary one is the forward's code under the dunder's name, by which the forward returns
+  NotImplemented for an operand that is no tensor nor number, as PyTorch's operators do)
   or ``{dunder: function}`` for those that are not (``__invert__``, ``__matmul__``);
   ``reflected_operators``, the op with its operands swapped (``'__rsub__'``: ``number - t`` is
   ``ops.sub(number, t)``); ``inplace_operators``, the augmented assignments that are the
@@ -72,7 +74,7 @@ Room for what comes next, each a named slot that is ``None`` until filled:
   it (``elementwise_forward``).
 
 Speed. Nothing here runs per call: the class statement produces the functions once, at import.
-The method and the operators are the forward itself. The function is the forward too, except
+The method and the operators are the forward itself (or its code, renamed). The function is the forward too, except
 where PyTorch gives it ``out=`` and the forward does not take ``out`` itself: then a small
 wrapper adds it (one extra call for ``leafgrad.add(a, b)``, none for ``a + b`` or
 ``a.add(b)``). Forwards made by ``elementwise_forward`` take ``out`` inline, with a separate
@@ -85,6 +87,7 @@ gradient the edge ``(None, 0)``; reading it costs a fraction of a method call).
 import inspect
 import re
 import sys
+import types
 import warnings
 
 from .. import backend, return_types
@@ -92,7 +95,7 @@ from .._arg_parser import SignatureWith, bound_when_refused, parsing
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from ._util import SCALAR_NAMES, NotImplementedNode, float_dtype_for, not_a_tensor, ops, record, unary
+from ._util import SCALAR_NAMES, NotImplementedNode, float_dtype_for, is_operand, not_a_tensor, ops, record, unary
 
 xp = backend.numpy
 
@@ -247,7 +250,7 @@ def _provide(cls, name, namespace):
             setattr(Tensor, dunder, _plain(operators[dunder]))
             provided.append((dunder, Tensor, dunder))
         else:
-            setattr(Tensor, dunder, forward)
+            setattr(Tensor, dunder, _as_operator(forward, dunder) if dunder in _BINARY_OPERATORS else forward)
             provided.append((name, Tensor, dunder))
     for dunder in cls.reflected_operators:
         setattr(Tensor, dunder, _reflected(name, dunder, namespace['__name__']))
@@ -258,11 +261,33 @@ def _provide(cls, name, namespace):
     declared.append(cls)
 
 
+# the binary operators whose forwards refuse an operand that is no tensor nor number with
+# NotImplemented (_util.operator_refusal), as PyTorch's do
+_BINARY_OPERATORS = frozenset(['__add__', '__radd__', '__sub__', '__mul__', '__rmul__', '__truediv__', '__pow__',
+                               '__floordiv__', '__mod__', '__and__', '__or__', '__xor__'])
+
+
+def _as_operator(forward, dunder):
+    """``forward`` bound as the operator ``dunder``: the same code (no call added) under the
+    dunder's name, by which the forward tells, when an operand is refused, that it runs as an
+    operator."""
+    code = forward.__code__.replace(co_name=dunder, co_qualname=dunder)
+    fn = types.FunctionType(code, forward.__globals__, dunder, forward.__defaults__, forward.__closure__)
+    fn.__kwdefaults__, fn.__doc__, fn.__module__ = forward.__kwdefaults__, forward.__doc__, forward.__module__
+    return fn
+
+
 def _reflected(name, dunder, module):
     """``number - t``: the op ``name`` with its operands swapped, looked up in ``ops`` when it
-    runs (so that another layer's wrapper of the op, installed there, is the one called)."""
+    runs (so that another layer's wrapper of the op, installed there, is the one called); an
+    operand that is no tensor nor number: NotImplemented, as PyTorch's."""
     def reflected(self, other):
-        return getattr(ops, name)(other, self)
+        try:
+            return getattr(ops, name)(other, self)
+        except TypeError:
+            if is_operand(other):
+                raise
+            return NotImplemented
     reflected.__name__ = reflected.__qualname__ = dunder
     reflected.__module__ = module
     return reflected

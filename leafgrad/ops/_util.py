@@ -8,6 +8,7 @@ NumPy functions are called through ``xp`` (NumPy). CuPy arrays implement NumPy's
 protocols (``__array_ufunc__``, ``__array_function__``), so the same call runs on the GPU.
 """
 import operator as _operator
+import sys as _sys
 
 from .. import backend
 from ..amp import policy as autocast  # autocast's state (one flag read by the ops it casts) and policies
@@ -275,6 +276,22 @@ def not_a_tensor(name, arg, value, position=None):
     type_name = kind.__name__ if kind.__module__ == 'builtins' else f'{kind.__module__}.{kind.__qualname__}'
     where = f"argument '{arg}'" if position is None else f"argument '{arg}' (position {position})"
     return TypeError(f'{name}(): {where} must be Tensor, not {type_name}')
+
+
+def operator_refusal():
+    """In a binary forward's ``except TypeError`` around its operands (one that is neither a
+    tensor nor a number: a string, a list): NotImplemented where the forward runs as a Python
+    operator (its code under the dunder's name: ``_op`` binds it so), as PyTorch's operators
+    return (Python then asks the other operand, or raises its own 'unsupported operand type(s)
+    for +'); else the error again. Reads the forward's frame, on this failure path only."""
+    if _sys._getframe(1).f_code.co_name.startswith('__'):
+        return NotImplemented
+    raise  # noqa: PLE0704 (the TypeError being handled)
+
+
+def is_operand(value):
+    """Whether a binary op takes ``value`` beside a tensor (``_with_scalar``'s rule)."""
+    return isinstance(value, (_Tensor, int, float, complex)) or hasattr(value, 'dtype') and hasattr(value, 'shape')
 
 
 def _with_scalar(tensor, scalar, check_mixed=None):

@@ -12,8 +12,8 @@ from .. import backend
 from .._arg_parser import Overloads, is_number
 from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
-from ._util import (_one, _unrounded, binary_operands, broadcast_error, divided, float_dtype_for, opmath, ops, record,
-                    refused, saved_output, sigmoid_array, state, sum_to, times, unary, wrap, xp)
+from ._util import (_one, _unrounded, binary_operands, broadcast_error, divided, float_dtype_for, operator_refusal,
+                    opmath, ops, record, refused, saved_output, sigmoid_array, state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor, fitted_scalar
 
@@ -99,7 +99,10 @@ class Add(_BinaryNode):
     __slots__ = ()
 
     def forward(input, other, *, alpha=1):
-        x, y = binary_operands(input, other)
+        try:
+            x, y = binary_operands(input, other)
+        except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            return operator_refusal()
         if type(alpha) is not int or alpha != 1:
             alpha = _alpha('add', x, y, alpha)
         try:
@@ -142,7 +145,10 @@ class Sub(_BinaryNode):
     __slots__ = ()
 
     def forward(input, other, *, alpha=1):
-        x, y = binary_operands(input, other, _refuse_bool_subtraction)
+        try:
+            x, y = binary_operands(input, other, _refuse_bool_subtraction)
+        except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            return operator_refusal()
         if type(alpha) is not int or alpha != 1:
             alpha = _alpha('sub', x, y, alpha)
         try:
@@ -233,7 +239,10 @@ class Mul(_BinaryNode):
     release = _release_mul
 
     def forward(input, other):
-        x, y = binary_operands(input, other)
+        try:
+            x, y = binary_operands(input, other)
+        except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            return operator_refusal()
         if not isinstance(input, Tensor):
             input, other = other, input  # scalar * tensor: the tensor is "self"
         try:
@@ -302,7 +311,10 @@ class Div(_BinaryNode):
             return ops.div_rounded(input, other, rounding_mode)  # a step function: DivBackward2
         if not isinstance(input, Tensor):
             return mul(reciprocal(other), input)
-        x, y = binary_operands(input, other)
+        try:
+            x, y = binary_operands(input, other)
+        except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            return operator_refusal()
         if x.dtype.kind in 'biu' and (not hasattr(y, 'dtype') or y.dtype.kind in 'biu') and not isinstance(y, float):
             # true division of integers gives the default float dtype
             fdt = backend.get_default_dtype().np
@@ -486,7 +498,10 @@ class Pow(Op):
                 node.self_shape, node.other_shape = input._data.shape, exponent._data.shape
                 node.save(input, exponent, saved_output(result))
             return result
-        x, y = binary_operands(input, exponent)
+        try:
+            x, y = binary_operands(input, exponent)
+        except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            return operator_refusal()
         if x.dtype.kind in 'iu' and isinstance(exponent, int) and exponent < 0:
             raise RuntimeError('Integers to negative integer powers are not allowed.')
         # PyTorch's kernel computes these exponents as products, roots and reciprocals (their

@@ -8,7 +8,8 @@ import warnings
 
 from .. import backend
 from ._op import CAST, NO_GRAD_CAST, RESIZE_WARNING, SAME, Op, check_out, fill_out
-from ._util import SCALAR_NAMES, binary_operands, broadcast_error, state, wrap, xp
+from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, operator_refusal, state, wrap,
+                    xp)
 from ..tensor import Tensor
 
 
@@ -60,7 +61,10 @@ class LogicalNot(_NotDifferentiable):
 
 def _bitwise(ufunc, kernel):
     def forward(input, other):
-        x, y = binary_operands(input, other)
+        try:
+            x, y = binary_operands(input, other)
+        except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            return operator_refusal()
         x = xp.asarray(x)
         dt = backend.result_type(input, other).np
         if dt.kind in 'fV':

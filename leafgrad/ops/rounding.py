@@ -8,8 +8,8 @@ divisions and remainders promote (CAST).
 """
 from .. import backend
 from ._op import CAST, NO_GRAD_CAST, SAME, Op
-from ._util import (NotImplementedNode, _unrounded, binary_operands, broadcast_error, ops, record, refused, sum_to, wrap,
-                    xp)
+from ._util import (NotImplementedNode, _unrounded, binary_operands, broadcast_error,
+                    operator_refusal, ops, record, refused, sum_to, wrap, xp)
 from ..autograd.graph import elementwise_jvp
 from ..tensor import Tensor
 
@@ -219,7 +219,10 @@ class FloorDivide(Op):
     __slots__ = ()
 
     def forward(input, other):
-        x, y = _division_operands(input, other)
+        try:
+            x, y = _division_operands(input, other)
+        except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            return operator_refusal()
         try:
             data = xp.asarray(_floor_divide(x, y)).astype(_result_dtype(input, other), copy=False)
         except ValueError:
@@ -327,4 +330,7 @@ class Remainder(Op):
     def forward(input, other):
         if not isinstance(input, Tensor):  # scalar % tensor
             input = ops.tensor(input, dtype=backend.result_type(input, other))
-        return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1, 'remainder_cpu')
+        try:
+            return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1, 'remainder_cpu')
+        except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            return operator_refusal()
