@@ -258,6 +258,17 @@ def _is_index(value):
     return True
 
 
+# the functions whose parser, given no size, lists their overloads
+_SAMPLED = ('(tuple of ints size, *, leafgrad.Generator generator, Tensor out = None, leafgrad.dtype dtype = None, '
+            'leafgrad.layout layout = None, leafgrad.device device = None, bool pin_memory = False, '
+            'bool requires_grad = False)',
+            '(tuple of ints size, *, Tensor out = None, leafgrad.dtype dtype = None, leafgrad.layout layout = None, '
+            'leafgrad.device device = None, bool pin_memory = False, bool requires_grad = False)')
+_LISTED_WITHOUT_SIZE = {
+    'view': Overloads('view', '(Tensor input, leafgrad.dtype dtype)', '(Tensor input, tuple of ints size)'),
+    'rand': Overloads('rand', *_SAMPLED), 'randn': Overloads('randn', *_SAMPLED)}
+
+
 def int_list(args, fname, argument='size', position=1):
     """The ints of an int-list argument given as ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])``,
     with PyTorch's TypeError for anything else (a float, None, a float tensor, a nested list)."""
@@ -271,6 +282,10 @@ def int_list(args, fname, argument='size', position=1):
     elif args and (isinstance(args[0], (bool, tuple, list)) or not _is_index(args[0])):
         # (only an int first makes the parser read the positional arguments as one list)
         raise TypeError(f'{fname}() takes 1 positional argument but {len(args)} were given')
+    elif not args:  # (none given: no size at all, which PyTorch refuses; () is the 0-dim one)
+        if fname in _LISTED_WITHOUT_SIZE:
+            _LISTED_WITHOUT_SIZE[fname].bind((), {}, method=fname == 'view')
+        raise TypeError(missing_message(fname, [argument]))
     else:
         values = args
     for i, value in enumerate(values):

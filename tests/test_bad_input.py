@@ -841,6 +841,21 @@ CASES = [
     ('list + tensor', lambda T: [1., 2., 3.] + _x(T)),
     ('tensor + dict', lambda T: _x(T) + {}),
     ('tensor + object', lambda T: _x(T) + object()),
+    # no size given at all (() is the 0-dim size): refused, not a 0-dim tensor
+    ('zeros()', lambda T: T.zeros()),
+    ('ones()', lambda T: T.ones()),
+    ('empty()', lambda T: T.empty()),
+    ('rand()', lambda T: T.rand()),
+    ('randn()', lambda T: T.randn()),
+    ('new_zeros()', lambda T: _x(T).new_zeros()),
+    ('new_ones()', lambda T: _x(T).new_ones()),
+    ('view()', lambda T: _x(T).view()),
+    ('reshape()', lambda T: _x(T).reshape()),
+    ('function reshape without shape', lambda T: T.reshape(_x(T))),
+    ('permute()', lambda T: _x(T).permute()),
+    ('expand()', lambda T: _x(T).expand()),
+    ('repeat()', lambda T: _x(T).repeat()),
+    ('flip()', lambda T: _x(T).flip()),
 ]
 
 
