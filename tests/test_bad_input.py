@@ -856,6 +856,16 @@ CASES = [
     ('expand()', lambda T: _x(T).expand()),
     ('repeat()', lambda T: _x(T).repeat()),
     ('flip()', lambda T: _x(T).flip()),
+    # a number where the op's first argument, a tensor, belongs
+    ('exp(float)', lambda T: T.exp(1.0)),
+    ('sin(int)', lambda T: T.sin(1)),
+    ('tanh(None)', lambda T: T.tanh(None)),
+    ('sqrt(str)', lambda T: T.sqrt('a')),
+    ('log(NumPy float)', lambda T: T.log(np.float64(1.0))),
+    ('exp(list)', lambda T: T.exp([1.0])),
+    ('abs(int)', lambda T: T.abs(1)),
+    ('neg(int)', lambda T: T.neg(1)),
+    ('floor(float)', lambda T: T.floor(1.5)),
 ]
 
 

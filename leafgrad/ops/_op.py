@@ -336,9 +336,16 @@ _OUT = (('out', None),)
 def _with_out(forward, name, rule, differentiable):
     """``forward`` with PyTorch's ``out=``: the result is computed as without it, then written
     into ``out`` by ``rule``."""
+    first = (_parameters(forward) or ('input',))[0]
+
     def function(*args, out=None, **kwargs):
         if out is None:
-            return forward(*args, **kwargs)
+            try:
+                return forward(*args, **kwargs)
+            except AttributeError:  # (leafgrad.abs(1): PyTorch's parser's TypeError)
+                if args:
+                    _refuse_no_tensor(name, args[0], first)
+                raise
         return rule(name, out, forward(*args, **kwargs), differentiable)
     function.__doc__ = forward.__doc__
     function.__signature__ = SignatureWith.of(forward, _OUT)
@@ -635,6 +642,13 @@ def scalar_name(array):
 
 # ---- elementwise forwards made from their array function -------------------------------------
 
+def _refuse_no_tensor(name, value, param='input'):
+    """PyTorch's TypeError where the first argument of ``name``, whose forward raised an
+    AttributeError reading it, is no tensor."""
+    if not isinstance(value, Tensor):
+        raise not_a_tensor(name, param, value, 1) from None
+
+
 def elementwise_forward(cls):
     """The forward of a one-input elementwise op declared by its ``array_forward`` alone:
     integer and bool input computes in the default float dtype (``float_input``, as PyTorch's
@@ -649,19 +663,35 @@ def elementwise_forward(cls):
 
     if float_input:
         def method(input):
-            return unary(node_cls, input, fn(float_dtype_for(input._data)), save)
+            try:
+                return unary(node_cls, input, fn(float_dtype_for(input._data)), save)
+            except AttributeError:  # (leafgrad.exp(1.0): PyTorch's parser's TypeError)
+                _refuse_no_tensor(name, input)
+                raise
 
         def function(input, *, out=None):
-            result = unary(node_cls, input, fn(float_dtype_for(input._data)), save)
+            try:
+                result = unary(node_cls, input, fn(float_dtype_for(input._data)), save)
+            except AttributeError:
+                _refuse_no_tensor(name, input)
+                raise
             if out is not None:
                 return rule(name, out, result, True)
             return result
     else:
         def method(input):
-            return unary(node_cls, input, fn(input._data), save)
+            try:
+                return unary(node_cls, input, fn(input._data), save)
+            except AttributeError:
+                _refuse_no_tensor(name, input)
+                raise
 
         def function(input, *, out=None):
-            result = unary(node_cls, input, fn(input._data), save)
+            try:
+                result = unary(node_cls, input, fn(input._data), save)
+            except AttributeError:
+                _refuse_no_tensor(name, input)
+                raise
             if out is not None:
                 return rule(name, out, result, True)
             return result
