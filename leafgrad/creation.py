@@ -477,9 +477,8 @@ def _sampled(shape, dtype, device, requires_grad, draw, like=None):
     if _on_meta(device):  # shapes without data: PyTorch draws nothing for them
         return _finish(backend.MetaArray(shape, np_dtype), requires_grad)
     out = _allocate(_np.empty, shape, np_dtype)
-    if (isinstance(like, _np.ndarray) and like.ndim > 1 and not like.flags.c_contiguous
-            and kernels.is_dense(like)):
-        out = _np.empty_like(like, dtype=np_dtype, order='K')
+    if isinstance(like, _np.ndarray) and like.ndim > 1 and (not like.flags.c_contiguous or 1 in like.shape):
+        out = _memory_format.preserved(out, like)  # (laid out as PyTorch's empty_like(like): the fill's order)
     out[...] = kernels.fill_in_memory_order(out, draw(out.size, out.flags.c_contiguous))
     return _finish(_place(out, device), requires_grad)
 

@@ -187,3 +187,32 @@ def test_a_rearranged_copy_is_laid_out_as_torch(layout, op):
         y = REARRANGED[op](M, REARRANGED_INPUTS[layout](M))
         return y.stride(), y.is_contiguous(), y.detach().numpy().tolist()
     assert run(lg) == run(torch)
+
+
+SAMPLED_FROM = {
+    'sliced transpose': lambda M: M.arange(1.0, 25.0).reshape(4, 6).t()[::2],
+    'sliced channels_last': lambda M: M.arange(1.0, 121.0).reshape(2, 3, 4, 5).permute(0, 2, 3, 1)[:, ::2],
+    'unsqueezed transpose': lambda M: M.arange(1.0, 10.0).reshape(3, 3).t().unsqueeze(-1),
+    'expanded': lambda M: M.arange(1.0, 4.0).expand(2, 3),
+}
+
+SAMPLERS = {
+    'rand_like': lambda M, x: M.rand_like(x),
+    'randn_like': lambda M, x: M.randn_like(x),
+    'randint_like': lambda M, x: M.randint_like(x, 7),
+    'dropout': lambda M, x: M.nn.functional.dropout(x, 0.5),
+    'alpha_dropout': lambda M, x: M.nn.functional.alpha_dropout(x, 0.5, True),
+}
+
+
+@pytest.mark.parametrize('sampler', sorted(SAMPLERS))
+@pytest.mark.parametrize('layout', sorted(SAMPLED_FROM))
+def test_draws_like_a_tensor_fill_torchs_layout_in_memory_order(layout, sampler):
+    """PyTorch draws into empty_like(input) in memory order: for an input that is not dense that
+    layout is dense in the order of the input's strides (it was C order here), so the same draws
+    land on other elements."""
+    def run(M):
+        M.manual_seed(0)
+        y = SAMPLERS[sampler](M, SAMPLED_FROM[layout](M))
+        return y.stride() if sampler.endswith('_like') else None, y.numpy().tolist()
+    assert run(lg) == run(torch)

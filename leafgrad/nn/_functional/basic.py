@@ -14,7 +14,7 @@ from ...ops.reduction import sum as _sum, vector_norm as _vector_norm_op
 from ...ops.shape import reshape as _reshape, t as _t, view as _view
 from ...tensor import Tensor, legacy_type_name
 from .common import const, dtype_name, not_tensor as _not_tensor
-from ... import _random_kernels as kernels
+from ... import _memory_format, _random_kernels as kernels
 from ...generator import default_generator
 
 
@@ -35,7 +35,7 @@ def _dropout_noise(input, p, feature):
             raise RuntimeError('Feature dropout requires at least 2 dimensions in the input')
         template = xp.empty(data.shape[:2] + (1,) * (data.ndim - 2), dtype=data.dtype)
     else:
-        template = data if kernels.is_dense(data) else xp.empty(data.shape, dtype=data.dtype)
+        template = data if kernels.is_dense(data) else _memory_format.preserved(xp.empty(data.shape, data.dtype), data)
     keep = kernels.bernoulli_number(default_generator, template.size, 1 - p)
     return xp.asarray(kernels.fill_in_memory_order(template, keep)).astype(data.dtype)
 
