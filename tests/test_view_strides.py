@@ -216,3 +216,33 @@ def test_draws_like_a_tensor_fill_torchs_layout_in_memory_order(layout, sampler)
         y = SAMPLERS[sampler](M, SAMPLED_FROM[layout](M))
         return y.stride() if sampler.endswith('_like') else None, y.numpy().tolist()
     assert run(lg) == run(torch)
+
+
+NONZERO_OF = {
+    'matrix': lambda M: M.tensor([[0.0, 1.0, 2.0], [3.0, 0.0, 5.0]]),
+    'transposed': lambda M: M.tensor([[0.0, 1.0, 2.0], [3.0, 0.0, 5.0]]).t(),
+    'vector': lambda M: M.tensor([0.0, 1.0, 2.0]),
+    'nonzero scalar': lambda M: M.tensor(2.0),
+    'zero scalar': lambda M: M.tensor(0.0),
+    'all zeros': lambda M: M.zeros(2, 3),
+}
+
+
+@pytest.mark.parametrize('how', ['nonzero', 'argwhere', 'as_tuple', 'view(-1)'])
+@pytest.mark.parametrize('of', sorted(NONZERO_OF))
+def test_nonzero_is_laid_out_as_torch(of, how):
+    """PyTorch's nonzero writes the indices of each dim in a row of an (ndim, n) tensor and
+    returns its transpose (view(-1) raises); a 0-d tensor gives one index of no dims (NumPy
+    refuses a 0-d array: its ValueError leaked)."""
+    def run(M):
+        x = NONZERO_OF[of](M)
+        try:
+            if how == 'as_tuple':
+                return [t.tolist() for t in x.nonzero(as_tuple=True)]
+            y = M.argwhere(x) if how == 'argwhere' else x.nonzero()
+            if how == 'view(-1)':
+                y = y.view(-1)
+            return tuple(y.shape), y.stride() if y.numel() else None, y.tolist(), str(y.dtype)[-5:]
+        except RuntimeError as e:
+            return 'RuntimeError', str(e)
+    assert run(lg) == run(torch)

@@ -327,13 +327,14 @@ class Nonzero(Op):
     op = 'nonzero'
 
     def forward(input, *, as_tuple=False):
-        idx = xp.nonzero(input._data)
+        data = input._data
+        if data.ndim == 0:  # (NumPy refuses a 0-d array's nonzero: one index of no dims, or none)
+            n = int(bool(data))
+            return (wrap(xp.arange(n, dtype=xp.int64)),) if as_tuple else wrap(xp.zeros((n, 0), xp.int64))
+        idx = xp.nonzero(data)
         if as_tuple:
-            if input._data.ndim == 0:
-                return (wrap(xp.arange(int(bool(input._data))).astype(xp.int64)),)
             return tuple(wrap(i.astype(xp.int64)) for i in idx)
-        return wrap(xp.stack(idx, axis=1).astype(xp.int64) if idx else
-                    xp.zeros((int(bool(input._data)), 0), xp.int64))
+        return wrap(xp.stack(idx).astype(xp.int64).T)  # (PyTorch's layout: the indices of each dim in a row, transposed)
 
 
 # ---- index_select / gather / take / masked_select (reading) -------------------------------------
