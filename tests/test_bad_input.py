@@ -866,6 +866,15 @@ CASES = [
     ('abs(int)', lambda T: T.abs(1)),
     ('neg(int)', lambda T: T.neg(1)),
     ('floor(float)', lambda T: T.floor(1.5)),
+    # in place: the method's parser error; the augmented assignment, Python's (no NumPy error)
+    ('add_(str)', lambda T: _x(T).add_('a')),
+    ('sub_(list)', lambda T: _x(T).sub_([1., 2., 3.])),
+    ('mul_(None)', lambda T: _x(T).mul_(None)),
+    ('div_(str)', lambda T: _x(T).div_('a')),
+    ('tensor += str', lambda T: exec("x = T.ones(2)\nx += 'a'", {'T': T})),
+    ('tensor -= None', lambda T: exec('x = T.ones(2)\nx -= None', {'T': T})),
+    ('tensor *= str', lambda T: exec("x = T.ones(2)\nx *= 'a'", {'T': T})),
+    ('tensor /= list', lambda T: exec('x = T.ones(2)\nx /= []', {'T': T})),
 ]
 
 

@@ -20,9 +20,11 @@ This module is the machinery every family's in-place variants share (``inplace``
 ``inplace_binary``); the in-place ops that are no other op's variant (fill_, zero_, copy_, the
 samplers, unsqueeze_ ...) are the family ``inplace``.
 """
+import sys as _sys
+
 from .. import backend
 from .._memory_format import dense as _dense
-from ._util import Node, as_strided_array, broadcast_error, needs_grad, ops, state, wrap, xp
+from ._util import Node, as_strided_array, broadcast_error, is_operand, needs_grad, not_a_tensor, ops, state, wrap, xp
 from ..autograd.graph import _FREED, gradient_edge
 from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
     makes_of as _makes_of, regenerate as _regenerate, reroot as _reroot, set_history as _rebase
@@ -238,6 +240,10 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
             _check_writable(self)
             raise _broadcast_error(self, other, y) from None
     else:
+        if not is_operand(other):  # (a string, a list: PyTorch's parser refuses it, NumPy would say why not)
+            if _sys._getframe(1).f_code.co_name.startswith('__'):  # (x += 'a': Python's error follows)
+                return NotImplemented
+            raise not_a_tensor(op.__name__ + '_', 'other', other, 1)
         if check_mixed is not None:
             check_mixed(self, other)
         _check_writable(self)

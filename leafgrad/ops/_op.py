@@ -256,15 +256,17 @@ def _provide(cls, name, namespace):
         setattr(Tensor, dunder, _reflected(name, dunder, namespace['__name__']))
         provided.append((dunder, Tensor, dunder))
     for dunder in cls.inplace_operators:
-        setattr(Tensor, dunder, inplace)
+        setattr(Tensor, dunder, _as_operator(inplace, dunder) if dunder in _BINARY_OPERATORS else inplace)
         provided.append((name + '_', Tensor, dunder))
     declared.append(cls)
 
 
-# the binary operators whose forwards refuse an operand that is no tensor nor number with
-# NotImplemented (_util.operator_refusal), as PyTorch's do
+# the binary operators whose forwards (_util.operator_refusal) or in-place variants
+# (_inplace.inplace_binary) refuse an operand that is no tensor nor number with NotImplemented,
+# as PyTorch's do
 _BINARY_OPERATORS = frozenset(['__add__', '__radd__', '__sub__', '__mul__', '__rmul__', '__truediv__', '__pow__',
-                               '__floordiv__', '__mod__', '__and__', '__or__', '__xor__'])
+                               '__floordiv__', '__mod__', '__and__', '__or__', '__xor__',
+                               '__iadd__', '__isub__', '__imul__', '__itruediv__'])
 
 
 def _as_operator(forward, dunder):
