@@ -1742,3 +1742,31 @@ def test_an_expand_that_repeats_no_element_can_be_written(case, op):
         return {'t': t, 'shape': tuple(t.shape), 'version': t._version,
                 'base': 'None' if t._base is None else t._base}
     assert_same(program)
+
+
+_NO_GRAD_VIEWS_OF_VIEWS = {
+    'squeeze()': lambda t: t.squeeze(), 'squeeze(-1)': lambda t: t.squeeze(-1), 'squeeze((0,))': lambda t: t.squeeze((0,)),
+    'select': lambda t: t[0], 'narrow': lambda t: t.narrow(0, 0, 1),
+}
+
+
+@pytest.mark.parametrize('view', sorted(_NO_GRAD_VIEWS_OF_VIEWS))
+@pytest.mark.parametrize('change', ['its base', 'itself'])
+def test_the_no_grad_view_error_names_the_views_op_as_torch(view, change):
+    """PyTorch's error for a view of a view made under no_grad names the view's op by its node
+    without 'Backward' and without an overload number of 0: Squeeze, Squeeze1, Squeeze2 (seed
+    12029019: squeeze(-1) of an expand made under no_grad, whose base then changed in place:
+    leafgrad said Squeeze)."""
+    def program(T):
+        x = T.ones(3, 3, requires_grad=True)
+        with T.no_grad():
+            e = x.expand(3, 3)
+        v = _NO_GRAD_VIEWS_OF_VIEWS[view](e)
+        if change == 'its base':
+            with T.no_grad():
+                x.mul_(2)
+            v.grad_fn
+        else:
+            v.mul_(T.tensor(2.0, requires_grad=True))
+        return {}
+    assert_same(program)

@@ -413,9 +413,14 @@ def _replayed_nodes(view):
 
 
 def _short_name(node):
+    """The op as PyTorch's view errors name it: the node's name without 'Backward', and without
+    the overload's number where it is 0 (SqueezeBackward0: Squeeze, SqueezeBackward1: Squeeze1)."""
     name = node.name()
     i = name.find('Backward')
-    return name[:i] if i > 0 else name
+    if i <= 0:
+        return name
+    rest = name[i + len('Backward'):]
+    return name[:i] + ('' if rest == '0' else rest)
 
 
 from weakref import ref as _weakref  # noqa: E402
