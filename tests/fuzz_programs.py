@@ -341,13 +341,6 @@ def _unsigned(record):
     return record.replace('-', '') if isinstance(record, str) else record
 
 
-def _is_empty_write_to_expanded(lines, diff):
-    # zero_/fill_ of an expanded tensor (PyTorch writes the one element each place shares), or any
-    # in-place op on an empty slice of one (PyTorch does nothing): leafgrad's expanded arrays are
-    # read-only
-    return 'refers to a single memory location' in repr(diff[1]) and 'refers to' not in repr(diff[2])
-
-
 def _is_other_version_error(lines, diff):
     # both refuse a backward through a tensor changed in place, naming another saved tensor
     text = 'one of the variables needed for gradient computation has been modified by an inplace operation'
@@ -753,8 +746,6 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
           _is_op_error_before_the_no_grad_view_error),
          ("gradients keep the other operand's dtype until accumulated", _is_uncast_gradient),
          ('the sign bit of a NaN from a domain error (copysign shows it)', _is_nan_sign),
-         ('zero_/fill_ of an expanded tensor, or an in-place op on an empty slice of one, is refused',
-          _is_empty_write_to_expanded),
          ('a version error names another of the saved tensors', _is_other_version_error),
          ('a saved tensor changed in place through a view is not noticed', _is_missed_version_error),
          ("autograd.grad captures a non-leaf input's gradient after its hooks (PyTorch: before)",

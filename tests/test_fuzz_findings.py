@@ -1770,3 +1770,39 @@ def test_the_no_grad_view_error_names_the_views_op_as_torch(view, change):
             v.mul_(T.tensor(2.0, requires_grad=True))
         return {}
     assert_same(program)
+
+
+@pytest.mark.parametrize('expr', [
+    'e.fill_(1)', 'e.zero_()', 'e.add_(1)', 'e[0].fill_(2)', 'e[0].zero_()', 'e[0].add_(T.ones(3))', 'e[0].mul_(3)',
+    'e.copy_(T.ones(2, 3))', 'e.normal_()', 'e.masked_fill_(T.tensor([[True, False, True]] * 2), 1)',
+    'e.masked_fill_(T.tensor([True, False, False]), T.tensor(4.0))', 'e[:, :0].add_(1)', 'e.fill_(T.tensor(3.0))',
+    'e[0].copy_(T.arange(3.0))', 'e[0][1] = 7', 'e[0].sub_(1, alpha=2)', 'e[0].add_(T.ones(3, dtype=T.float64))',
+    'e[:, 1].fill_(5)', 'e[1:].add_(2)', 'e.t()[0].add_(1)',
+    'w = T.ones(3, requires_grad=True); y = w * 1; y.expand(2, 3).fill_(2); y.sum().backward(); r = (y, w.grad)',
+    'w = T.ones(3, requires_grad=True); y = w * 1; y.expand(2, 3)[1].mul_(2); y.sum().backward(); r = (y, w.grad)',
+    'w = T.ones(3, requires_grad=True); y = w * 1; y.expand(2, 3).zero_(); y.sum().backward(); r = (y, w.grad)',
+    'e.copy_(e)', 'e[...] = e', 'e[:] = e', 'e.copy_(e[:])', 'e.copy_(e.detach())', 'e.copy_(e + 1)',
+    'w = T.ones(1, requires_grad=True); y = (w * 1).expand(3); y.copy_(y); r = (y._version,); y.sum().backward()'])
+def test_writing_into_an_expanded_tensor_is_refused_only_where_pytorch_refuses_it(expr):
+    """Seed 12000479 and kin: NumPy marks every array derived from a broadcast read-only, so
+    leafgrad refused fill_/zero_ of an expanded tensor (PyTorch writes the shared memory: fill_
+    by a number checks no overlap), masked_fill_ (PyTorch warns that it is deprecated, and
+    writes), and any in-place op on a part of one that repeats no memory (a row, an empty
+    slice): only a dim of size > 1 and stride 0 in what is written is refused. Seeds 12004087,
+    12004403, 12004916: copy_ of a tensor's own memory read the same way (x.copy_(x), x[...] = x)
+    returns at once in PyTorch, whatever the overlap; the version is bumped all the same."""
+    import warnings
+
+    def run(M):
+        t = M.zeros(3)
+        ns = {'T': M, 'e': t.expand(2, 3), 'r': None}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try:
+                exec(expr, ns)
+            except RuntimeError as err:
+                return 'raised', str(err), t.tolist(), ns['e']._version
+        r = ns['r']
+        got = [x.tolist() if isinstance(x, M.Tensor) else x for x in r] if r else None
+        return t.tolist(), got, [str(w.message).split(' (Triggered')[0] for w in caught], ns['e']._version
+    assert run(lg) == run(torch)

@@ -57,10 +57,15 @@ class CopySlices(Node):
         super().__init__(next_functions)
         self.fn, self.makes = fn, _makes_of(view)
         self.geometry = _geometry(view._data, base._data)
+        # (a view that repeats memory, fill_ of an expanded one: PyTorch's backward writes the
+        # view's gradient into its region of the base's, and that copy_ refuses it)
+        self.overlapping = any(n > 1 and st == 0 for n, st in zip(view._data.shape, view._data.strides))
 
     def apply(self, grad):
         if self.fn is None:
             raise RuntimeError(_FREED)
+        if self.overlapping:
+            raise RuntimeError(INTERNAL_OVERLAP_ERROR)
         geometry = self.geometry
         if geometry is not None and not state.grad_enabled:
             shape, strides, offset, base_shape, dtype = geometry
@@ -108,11 +113,31 @@ def _geometry(view, base):
     return view.shape, view.strides, offset, base.shape, base.dtype
 
 
-def _check_writable(self):
+INTERNAL_OVERLAP_ERROR = ('unsupported operation: more than one element of the written-to tensor refers to a single '
+                          'memory location. Please clone() the tensor before performing the operation.')
+
+
+def _check_writable(self, overlapping=False):
+    """Refuse writing into a tensor more than one of whose elements is one memory location, as
+    PyTorch's assert_no_internal_overlap: a dim of size > 1 and stride 0 (an expanded one).
+    NumPy marks every array derived from a broadcast read-only, also those PyTorch writes into:
+    a row of an expanded tensor, an empty slice of one, and with ``overlapping`` (fill_ and
+    zero_ by a number, masked_fill_, which PyTorch does not check) the expanded tensor itself;
+    those get a writable view of the same memory. Returns whether ``self._data`` was replaced."""
     check_not_inference(self)
-    if not self._data.flags.writeable:
-        raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to a single '
-                           'memory location. Please clone() the tensor before performing the operation.')
+    data = self._data
+    if data.flags.writeable:
+        return False
+    if (overlapping or data.size == 0 or not any(n > 1 and st == 0 for n, st in zip(data.shape, data.strides))) \
+            and type(data) is xp.ndarray:
+        owner = data
+        while type(owner.base) is xp.ndarray:
+            owner = owner.base
+        if owner.flags.writeable and owner.flags.c_contiguous:
+            offset = data.__array_interface__['data'][0] - owner.__array_interface__['data'][0]
+            self._data = xp.ndarray(data.shape, data.dtype, owner, offset, data.strides)
+            return True
+    raise RuntimeError(INTERNAL_OVERLAP_ERROR)
 
 
 PARTIAL_OVERLAP_ERROR = ('unsupported operation: some elements of the input tensor and the written-to tensor refer to '
@@ -176,13 +201,13 @@ def _type_name(d):
             'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}[d.name]
 
 
-def inplace(self, op, others=(), overlap=True):
+def inplace(self, op, others=(), overlap=True, overlapping=False):
     """Run ``op`` (an out-of-place function of self) and write its result into ``self``
     (``overlap``: refuse an operand sharing part of self's memory, as TensorIterator does; fill_
-    reads its value first)."""
+    reads its value first; ``overlapping``: self may be expanded, see _check_writable)."""
     self._check_inplace()
     if not needs_grad(self, *others):
-        _check_writable(self)
+        _check_writable(self, overlapping)
         if overlap:
             _check_no_partial_overlap(self, others)
         result = op(self)
@@ -194,7 +219,7 @@ def inplace(self, op, others=(), overlap=True):
     if base is not None:
         _check_view_inplace(self)  # (before the memory check, as PyTorch's check_inplace)
         _fresh(self)
-    _check_writable(self)
+    _check_writable(self, overlapping)
     if overlap:
         _check_no_partial_overlap(self, others)
     snapshot = Tensor._wrap(self._data.copy(), self._requires_grad)
@@ -237,7 +262,8 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
         try:
             ufunc(data, y, data)
         except ValueError:
-            _check_writable(self)
+            if _check_writable(self):  # (NumPy's read-only flag on memory PyTorch writes: again, into it)
+                return inplace_binary(self, other, ufunc, op, alpha, check_mixed)
             raise _broadcast_error(self, other, y) from None
     else:
         if not is_operand(other):  # (a string, a list: PyTorch's parser refuses it, NumPy would say why not)
@@ -246,7 +272,8 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
             raise not_a_tensor(op.__name__ + '_', 'other', other, 1)
         if check_mixed is not None:
             check_mixed(self, other)
-        _check_writable(self)
+        if _check_writable(self):
+            data = self._data
         rt = backend.result_type(self, other)
         if ufunc is xp.true_divide and rt.category < 2:
             rt = backend.get_default_dtype()

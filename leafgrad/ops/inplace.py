@@ -6,13 +6,22 @@ PyTorch's. (The machinery that records in-place ops is ``_inplace``.)
 """
 from .. import _random_kernels as kernels, backend
 from ..generator import generator_of
-from ._inplace import _broadcast_error, _bump, _check_no_partial_overlap, _check_writable, _rebase, _reroot, inplace
+from ._inplace import (_broadcast_error, _bump, _check_no_partial_overlap, _check_writable, _rebase, _reroot,
+                       check_not_inference, inplace)
 from ._op import Op
 from ._util import SCALAR_NAMES, needs_grad, ops, record, sum_to, wrap, xp
 from ..tensor import Tensor, fitted_scalar, no_arguments
 
 
 # ---- overwriting: fill_, zero_, the samplers, copy_ --------------------------------------
+
+def _same_data(a, b):
+    """Whether arrays ``a`` and ``b`` are the same memory read the same way (PyTorch's copy_
+    returns at once for those)."""
+    return a is b or (type(a) is xp.ndarray and type(b) is xp.ndarray and a.dtype == b.dtype and a.shape == b.shape
+                      and a.strides == b.strides
+                      and a.__array_interface__['data'][0] == b.__array_interface__['data'][0])
+
 
 class _Overwritten(Op):
     """The node of an op that overwrites its tensor with values of no input (a constant, samples):
@@ -57,7 +66,7 @@ class Fill(_Overwritten):
         if isinstance(value, Tensor):
             return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,), overlap=False)
         value = fitted_scalar(value, self._data.dtype)
-        return inplace(self, lambda s: _filled(s, value, Fill))
+        return inplace(self, lambda s: _filled(s, value, Fill), overlapping=True)
 
 
 class FillBackward3(Op):
@@ -98,11 +107,11 @@ class Zero(_Overwritten):
     def forward(self):
         self._check_inplace()
         if not needs_grad(self):
-            _check_writable(self)
+            _check_writable(self, overlapping=True)
             self._data[...] = 0
             _bump(self)
             return self
-        return inplace(self, lambda s: _filled(s, 0, Zero))
+        return inplace(self, lambda s: _filled(s, 0, Zero), overlapping=True)
 
     def method(self, *args, **kwargs):  # (PyTorch's words for arguments to a method that takes none)
         if args or kwargs:
@@ -189,15 +198,21 @@ class Copy(Op):
         if isinstance(src, Tensor) and type(src._data) is backend.MetaArray and \
                 type(self._data) is not backend.MetaArray:
             raise NotImplementedError('Cannot copy out of meta tensor; no data!')
+        # (src the same memory read the same way, x.copy_(x): PyTorch returns at once, refusing no
+        # overlap; the version is bumped and the copy recorded all the same)
+        same = isinstance(src, Tensor) and _same_data(self._data, src._data)
         if not needs_grad(self, src):
             self._check_inplace()
-            _check_writable(self)
-            _check_no_partial_overlap(self, (src,))
-            result = _copied(self, src)
-            self._data[...] = result._data
+            if same:
+                check_not_inference(self)
+            else:
+                _check_writable(self)
+                _check_no_partial_overlap(self, (src,))
+                result = _copied(self, src)
+                self._data[...] = result._data
             _bump(self)
             return self
-        return inplace(self, lambda s: _copied(s, src), (src,))
+        return inplace(self, lambda s: _copied(s, src), (src,), overlapping=same)
 
     def name(self):
         return 'leafgrad::autograd::CopyBackwards'

@@ -429,7 +429,12 @@ class MaskedFill(Op):
     saved_state = ('mask',)
 
     def inplace(self, mask, value):
-        return inplace(self, lambda s: masked_fill(s, mask, value), _others(value))
+        data = self._data
+        if any(n > 1 and st == 0 for n, st in zip(data.shape, data.strides)):  # (PyTorch warns, and writes)
+            warnings.warn('Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before '
+                          'performing this operation. This also applies to advanced indexing e.g. tensor[mask] = '
+                          'scalar', UserWarning, stacklevel=3)
+        return inplace(self, lambda s: masked_fill(s, mask, value), _others(value), overlapping=True)
 
     def forward(input, mask, value):
         m = mask._data
