@@ -1781,6 +1781,7 @@ def test_the_no_grad_view_error_names_the_views_op_as_torch(view, change):
     'w = T.ones(3, requires_grad=True); y = w * 1; y.expand(2, 3).fill_(2); y.sum().backward(); r = (y, w.grad)',
     'w = T.ones(3, requires_grad=True); y = w * 1; y.expand(2, 3)[1].mul_(2); y.sum().backward(); r = (y, w.grad)',
     'w = T.ones(3, requires_grad=True); y = w * 1; y.expand(2, 3).zero_(); y.sum().backward(); r = (y, w.grad)',
+    'e[:1].diagonal().sigmoid_()', 'e.t().diagonal().mul_(2)', 'e.diagonal().exp_()',
     'e.copy_(e)', 'e[...] = e', 'e[:] = e', 'e.copy_(e[:])', 'e.copy_(e.detach())', 'e.copy_(e + 1)',
     'w = T.ones(1, requires_grad=True); y = (w * 1).expand(3); y.copy_(y); r = (y._version,); y.sum().backward()'])
 def test_writing_into_an_expanded_tensor_is_refused_only_where_pytorch_refuses_it(expr):
@@ -1790,7 +1791,8 @@ def test_writing_into_an_expanded_tensor_is_refused_only_where_pytorch_refuses_i
     writes), and any in-place op on a part of one that repeats no memory (a row, an empty
     slice): only a dim of size > 1 and stride 0 in what is written is refused. Seeds 12004087,
     12004403, 12004916: copy_ of a tensor's own memory read the same way (x.copy_(x), x[...] = x)
-    returns at once in PyTorch, whatever the overlap; the version is bumped all the same."""
+    returns at once in PyTorch, whatever the overlap; the version is bumped all the same. Seed
+    13000567: sigmoid_ of the diagonal of an expanded tensor (one element: as_strided's view)."""
     import warnings
 
     def run(M):

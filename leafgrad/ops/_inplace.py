@@ -131,8 +131,13 @@ def _check_writable(self, overlapping=False):
     if (overlapping or data.size == 0 or not any(n > 1 and st == 0 for n, st in zip(data.shape, data.strides))) \
             and type(data) is xp.ndarray:
         owner = data
-        while type(owner.base) is xp.ndarray:
-            owner = owner.base
+        while True:
+            base = owner.base
+            if type(base) is not xp.ndarray:
+                base = getattr(base, 'base', None)  # (as_strided's DummyArray holds the array it views)
+                if type(base) is not xp.ndarray:
+                    break
+            owner = base
         if owner.flags.writeable and owner.flags.c_contiguous:
             offset = data.__array_interface__['data'][0] - owner.__array_interface__['data'][0]
             self._data = xp.ndarray(data.shape, data.dtype, owner, offset, data.strides)
