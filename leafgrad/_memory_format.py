@@ -152,7 +152,16 @@ def dim_order(tensor, ambiguity_check):
             return -1
         return 1 if _at_least(sa, sb) else 0
 
-    perm = list(reversed(range(ndim)))  # sorted back to front, then reversed
+    perm = _insertion_sorted(ndim, should_swap)  # sorted back to front, then reversed
+    if ambiguity_check and any(should_swap(a, b) != -1 for a, b in zip(perm, perm[1:])):
+        raise RuntimeError('The tensor does not have unique dim order.')
+    return tuple(reversed(perm))
+
+
+def _insertion_sorted(ndim, should_swap):
+    """The dims, last first, insertion-sorted as PyTorch sorts them by strides (``should_swap(a,
+    b)``: 1 swaps the two, -1 stops the insertion, 0 goes on past b)."""
+    perm = list(reversed(range(ndim)))
     for i in range(1, ndim):
         d1 = i
         for d0 in reversed(range(i)):
@@ -162,9 +171,7 @@ def dim_order(tensor, ambiguity_check):
                 d1 = d0
             elif comparison < 0:
                 break
-    if ambiguity_check and any(should_swap(a, b) != -1 for a, b in zip(perm, perm[1:])):
-        raise RuntimeError('The tensor does not have unique dim order.')
-    return tuple(reversed(perm))
+    return perm
 
 
 def _at_least(a, b):
@@ -261,16 +268,7 @@ def _dense_strides(shape, strides):
             return -1 if sa < sb else 1
         return 1 if shape[a] > shape[b] else 0
 
-    perm = list(reversed(range(ndim)))  # innermost first
-    for i in range(1, ndim):
-        d1 = i
-        for d0 in reversed(range(i)):
-            comparison = should_swap(perm[d0], perm[d1])
-            if comparison > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif comparison < 0:
-                break
+    perm = _insertion_sorted(ndim, should_swap)  # innermost first
     out, step = [0] * ndim, 1
     for d in perm:
         out[d] = step

@@ -291,14 +291,7 @@ def _recorded(node, grad):
         return grad.new_zeros(base_shape)
     storage = grad.new_zeros(base_shape)
     region = storage
-    makes = node.makes
-    if makes is not None:
-        chain = []
-        while makes is not None:
-            chain.append(makes.make)
-            makes = makes.rest
-        for make in reversed(chain):
-            region = make(region)
+    region = apply_makes(node.makes, region)
     for i in range(len(shape) - 1, -1, -1):
         if shape[i] == 1:
             grad, region = grad.squeeze(i), region.select(i, 0)
@@ -378,6 +371,17 @@ class _Makes:
 
     def __init__(self, make, rest):
         self.make, self.rest = make, rest
+
+
+def apply_makes(makes, t):
+    """The view of ``t`` that the view ops ``makes`` (innermost first, ``makes_of``) make."""
+    chain = []
+    while makes is not None:
+        chain.append(makes.make)
+        makes = makes.rest
+    for make in reversed(chain):
+        t = make(t)
+    return t
 
 
 def makes_of(view):
