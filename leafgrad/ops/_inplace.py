@@ -27,7 +27,8 @@ from .._memory_format import dense as _dense
 from ._util import Node, as_strided_array, broadcast_error, is_operand, needs_grad, not_a_tensor, ops, state, wrap, xp
 from ..autograd.graph import _FREED, gradient_edge
 from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
-    apply_makes as _apply_makes, makes_of as _makes_of, regenerate as _regenerate, reroot as _reroot, set_history as _rebase
+    apply_makes as _apply_makes, makes_of as _makes_of, regenerate as _regenerate, reroot as _reroot, \
+    set_history as _rebase
 from ..autograd.grad_mode import INPLACE_ERROR, InferenceCounter, check_not_inference
 from ..tensor import Tensor
 
