@@ -515,6 +515,7 @@ def _is_zero_of_another_sign(lines, diff):
 
 
 _POLES = ('log', 'reciprocal', 'rsqrt', '/', 'div', '**', 'pow')
+_SUMS = ('.sum(', '.mean(', 'T.sum(', 'T.mean(')
 _DOMAIN_EDGES_AT_ZERO = ('sqrt', 'pow', '**')  # (NaN just below 0, about 0 at it: a root)
 
 
@@ -531,11 +532,14 @@ def _is_pole_of_a_rounded_product(lines, diff):
     # a rounding above it (|x| <= 1e-3; seed 6019932: sqrt of a float32 row . column
     # 0.8 * 0.6 + 0.4 * -1.2, 0 by PyTorch's BLAS, a rounding below 0 by OpenBLAS's fused
     # multiply-add)
+    # Or of a sum that cancels to a rounding, whose last bits are the summation order's (PyTorch's
+    # 8-lane vectorized sum, NumPy's pairwise one: seed 12027861, -1.5 over a float32 sum of six
+    # numbers, 1.26e7 against 1.06e7).
     _, mine, theirs = diff
     if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('new', 'final')):
         return False
     made_by = _made_by(lines, mine[1])
-    if not any(op in line for line in lines for op in _PRODUCTS) or \
+    if not any(op in line for line in lines for op in _PRODUCTS + _SUMS) or \
             not any(op in line for line in made_by for op in _POLES + _DOMAIN_EDGES_AT_ZERO):
         return False
     a, b = mine[2], theirs[2]
@@ -555,6 +559,36 @@ def _is_pole_of_a_rounded_product(lines, diff):
         return False
     other = np.where(np.isinf(x), y, x)
     return bool((np.isnan(other) | (np.abs(other) >= 15)).all())
+
+
+def _is_mask_at_a_rounded_zero(lines, diff):
+    # a mask v[m > 0] where an element of m is 0 to within a rounding (a matrix product's or a
+    # sum's: -1.9 + 1.9 by two BLAS, seed 14004053), > 0 in one library and not in the other:
+    # let through only where, computed in both, the masks differ at no element farther from 0
+    # than 1e-5 of m's largest
+    _, mine, theirs = diff
+    if not (mine and theirs and mine[0] == theirs[0] == 'new'):
+        return False
+    line = next((ln for ln in lines if re.match(rf'(?:with [^:]*: )?{mine[1]} = ', ln)), None)
+    m = re.match(r'(?:with [^:]*: )?(v\d+) = (v\d+)\[(v\d+) > 0\]$', line or '')
+    torch, leafgrad = sys.modules.get('torch'), sys.modules.get('leafgrad')
+    if not m or torch is None or leafgrad is None:
+        return False
+    values = []
+    for T in (leafgrad, torch):
+        ns = namespace(T)
+        for j, earlier in enumerate(lines[:lines.index(line)]):
+            run_line(ns, earlier, j)
+        t = ns.get(m.group(3))
+        if not isinstance(t, T.Tensor) or not t.dtype.is_floating_point:
+            return False
+        values.append(t.detach().double().numpy())
+    a, b = values
+    if a.shape != b.shape:
+        return False
+    differ = (a > 0) != (b > 0)
+    scale = 1e-5 * max(1.0, float(np.nanmax(np.abs(b), initial=0)))
+    return bool(differ.any()) and bool((np.abs(a[differ]) <= scale).all() and (np.abs(b[differ]) <= scale).all())
 
 
 def _is_index_of_a_squeezed_reduction(lines, diff):
@@ -582,13 +616,16 @@ def _is_clamp_gradient_at_nan_by_lane(lines, diff):
     # elu/selu/celu's gradient at NaN likewise: PyTorch's vector lanes take the negative branch
     # (NaN > 0 is false: grad times a scale times exp(NaN), NaN), its scalar tail the positive
     # one (NaN <= 0 is false: grad times a scale), as leafgrad does everywhere (seed 12003756:
-    # elu of a 3x3 float64 tensor with a NaN at element 0, a lane of 8)
+    # elu of a 3x3 float64 tensor with a NaN at element 0, a lane of 8), and further back that NaN
+    # times an infinite derivative, where leafgrad's 1 gives an inf (seed 12029536: elu of a
+    # remainder by 0, whose derivative for the divisor, -floor(x / 0), is infinite)
     _, mine, theirs = diff
     if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('grad', 'hook', 'final')):
         return False
     clamp = any(op in line for line in lines for op in ('hardtanh', 'relu6'))
     elu = any(re.search(r'\b[sc]?elu\(', line) for line in lines)
-    if not (clamp or elu) or not any(op in line for line in lines for op in _NAN_SOURCES + (' / ',)):
+    nan_sources = _NAN_SOURCES + (' / ', 'remainder', 'fmod')
+    if not (clamp or elu) or not any(op in line for line in lines for op in nan_sources):
         return False
     a, b = (mine[3], theirs[3]) if mine[0] == 'hook' else (mine[2], theirs[2])  # (what a hook saw)
     if not (a and b and a[0] == b[0] == 'tensor' and a[:6] == b[:6]):
@@ -599,7 +636,7 @@ def _is_clamp_gradient_at_nan_by_lane(lines, diff):
     if clamp:
         lane |= (theirs_bad == 0) | (np.isnan(theirs_bad) & np.isinf(mine_bad))
     if elu:
-        lane |= np.isnan(theirs_bad) & np.isfinite(mine_bad)
+        lane |= np.isnan(theirs_bad) & ~np.isnan(mine_bad)
     return bool(bad.any()) and bool(lane.all())
 
 
@@ -770,7 +807,9 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
          ("hardtanh/relu6's gradient at NaN is 0 (elu's NaN) in PyTorch's vectorized loop, passed in its scalar tail",
           _is_clamp_gradient_at_nan_by_lane),
          ("a pole (log1p at -1, log/reciprocal/division at 0) of a matrix product's value that one BLAS gives "
-          'exactly and the other one rounding away', _is_pole_of_a_rounded_product)]
+          'exactly and the other one rounding away', _is_pole_of_a_rounded_product),
+         ("a mask of values > 0 where one is 0 to within a rounding (a product's, a sum's)",
+          _is_mask_at_a_rounded_zero)]
 
 
 def known(lines, diff):

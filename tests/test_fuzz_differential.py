@@ -19,6 +19,7 @@ import os
 import queue
 import time
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip('torch')
@@ -111,7 +112,17 @@ def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
     (8006911, ['v0 = T.tensor([[0.4, 0.0, 1.7], [0.0, -1.3, 1.3], [-1.1, -0.1, 0.4]], dtype=T.float64, '
                'requires_grad=True)', 'v2 = v0.permute(0, 1)', 'with T.no_grad(): v0.pow_(0.5)',
                'v5 = T.nn.functional.hardtanh(v2)', 'T.autograd.backward([v5.sum()], retain_graph=True)'],
-     '_is_clamp_gradient_at_nan_by_lane')])
+     '_is_clamp_gradient_at_nan_by_lane'),
+    (12027861, ["v0 = T.tensor([[[-1.1, 1.0], [1.7, 0.8], [-0.1, -1.2]], [[-0.6, 0.1], [-0.8, 0.0], [1.8, -1.6]]], "
+                'dtype=T.float32, requires_grad=True)', 'with T.no_grad(): v1 = T.minimum(v0, v0)', 'v3 = v1.sum()',
+                'with T.enable_grad(): v4 = -1.5 / v3'], '_is_pole_of_a_rounded_product'),
+    (12029536, ['v0 = T.tensor([[[0.9, 1.7, 0.0]], [[-1.6, 1.9, -1.4]]], dtype=T.float64, requires_grad=True)',
+                'v1 = v0[v0 > 0]', 'with T.no_grad(): v2 = v0 @ v1', 'v3 = v2 @ v0', 'v4 = T.remainder(v2, v3)',
+                'v5 = T.nn.functional.elu(v4)', 'v5.sum().backward(retain_graph=False)'],
+     '_is_clamp_gradient_at_nan_by_lane'),
+    (14004053, ['v0 = T.tensor([[-0.1, 1.0, -0.7], [-2.0, -1.6, -1.3], [-1.9, -1.9, 1.1]], dtype=T.float32, '
+                'requires_grad=True)', 'v2 = v0 @ v0', 'with T.no_grad(), T.enable_grad(): v3 = v0 + v2',
+                'v5 = v0[v3 > 0]'], '_is_mask_at_a_rounded_zero')])
 def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     """Seed 5003797: add_ of a detached view of the tensor it writes (PyTorch's loop reads what it
     has written; the view reached through detach()); seed 5005847: amax of -0.0, -0.0, 0.0 is
@@ -130,7 +141,11 @@ def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     0 of three equal values (PyTorch's median of an expanded tensor reads garbage); seed 8002331:
     reciprocal of a float64 product a rounding away from 0 by both BLAS (-3.1e15 against
     -1.8e15); seed 8006911: hardtanh's gradient at a NaN that pow_(0.5) made (PyTorch's vector
-    lanes give 0, its scalar tail and leafgrad pass it)."""
+    lanes give 0, its scalar tail and leafgrad pass it); seed 12027861: -1.5 over a float32 sum
+    that cancels to a rounding (the summation order's: 1.26e7 against 1.06e7); seed 12029536:
+    elu's gradient at the NaN of a remainder by 0 (PyTorch's lanes: NaN), times the remainder's
+    infinite derivative for its divisor; seed 14004053: a mask v0 + v0 @ v0 > 0 at an element
+    that is -1.9 + 1.9 to within the BLAS's rounding."""
     diff = _first_difference(lines)
     assert diff is None or getattr(fp, matcher)(lines, diff), _report(lines, diff)
 
@@ -346,3 +361,14 @@ def _write(path, done, seed0, found, crashes, seconds):
                 f'torch crashed on seeds {crashes}\n\n')
         for sig, v in sorted(found.items(), key=lambda kv: kv[0].startswith('known: ')):
             f.write(f'=== {sig}: {len(v) - 1} programs, seeds {v[1:11]}\n{v[0]}\n\n')
+
+
+def test_a_mask_at_a_rounded_zero_is_let_through_only_there():
+    """The mask matcher computes the masked values in both libraries: a difference where they
+    are far from 0 (or equal masks) is not a rounding at zero."""
+    lines = ['v0 = T.tensor([1.0, -2.0, 0.5])', 'v1 = v0[v0 > 0]']
+    record = lambda values: ('new', 'v1', ('tensor', (len(values),), 'float32', False, True, None,  # noqa: E731
+                                           np.array(values)), '')
+    assert not fp._is_mask_at_a_rounded_zero(lines, (0, record([1.0]), record([1.0, 0.5])))
+    assert not fp._is_mask_at_a_rounded_zero(['v0 = T.tensor([1.0, -2.0])', 'v1 = v0[v0 < 0]'],
+                                            (0, record([1.0]), record([1.0, 0.5])))
