@@ -266,12 +266,14 @@ def _is_capture_before_hooks(lines, diff):
     # (seen in its values, or in an in-place op on it: PyTorch's, a sum's gradient, is an
     # expanded ones, refused for its internal overlap first, where leafgrad's is what a hook made
     # of it, g.clone(), seed 6007147)
+    # (or in detach_ of it: PyTorch's is a view of that expanded ones, refused as a view, seed
+    # 14008886)
     record = diff[1]
     if not any('register_hook' in line for line in lines):
         return False
     overlap = 'more than one element of the written-to tensor refers to a single memory location'
-    if record and diff[2] and record[0] == diff[2][0] == 'line' and overlap in repr(diff[2]) and \
-            overlap not in repr(record):
+    if record and diff[2] and record[0] == diff[2][0] == 'line' and overlap not in repr(record) and \
+            (overlap in repr(diff[2]) or "Can't detach views in-place" in repr(diff[2])):
         written = re.match(r'(?:with [^:]*: )?(v\d+)', lines[record[1]])
         return bool(written) and any('autograd.grad(' in line and re.search(rf'\b{written.group(1)}\b',
                                                                               line.split('=', 1)[0])
@@ -280,6 +282,18 @@ def _is_capture_before_hooks(lines, diff):
         return False
     return any('autograd.grad(' in line and re.search(rf'\b{record[1]}\b', line.split('=', 1)[0])
                for line in lines)
+
+
+def _is_torch_zero_tensor(lines, diff):
+    # PyTorch's gradient is a ZeroTensor (a derivative that is 0 everywhere, abs's second
+    # derivative: seed 14018176), whose .numpy() PyTorch refuses; leafgrad's is zeros
+    # (a hook's argument too)
+    _, mine, theirs = diff
+    if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('grad', 'final', 'new', 'hook')):
+        return False
+    value = mine[3] if mine[0] == 'hook' else mine[2]
+    return ('Cannot convert a ZeroTensor to numpy' in repr(theirs) and value[0] == 'tensor'
+            and not np.asarray(value[6]).any())
 
 
 def _is_missed_version_error(lines, diff):
@@ -809,7 +823,8 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
          ("a pole (log1p at -1, log/reciprocal/division at 0) of a matrix product's value that one BLAS gives "
           'exactly and the other one rounding away', _is_pole_of_a_rounded_product),
          ("a mask of values > 0 where one is 0 to within a rounding (a product's, a sum's)",
-          _is_mask_at_a_rounded_zero)]
+          _is_mask_at_a_rounded_zero),
+         ("PyTorch's gradient is a ZeroTensor, which refuses .numpy()", _is_torch_zero_tensor)]
 
 
 def known(lines, diff):

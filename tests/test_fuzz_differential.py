@@ -122,7 +122,14 @@ def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
      '_is_clamp_gradient_at_nan_by_lane'),
     (14004053, ['v0 = T.tensor([[-0.1, 1.0, -0.7], [-2.0, -1.6, -1.3], [-1.9, -1.9, 1.1]], dtype=T.float32, '
                 'requires_grad=True)', 'v2 = v0 @ v0', 'with T.no_grad(), T.enable_grad(): v3 = v0 + v2',
-                'v5 = v0[v3 > 0]'], '_is_mask_at_a_rounded_zero')])
+                'v5 = v0[v3 > 0]'], '_is_mask_at_a_rounded_zero'),
+    (14008886, ["v0 = T.tensor([[-1.8, 1.3, -1.0], [-0.5, -float('inf'), 1.0], [-1.1, 0.9, 0.4]], dtype=T.float64, "
+                'requires_grad=True)', 'v2 = T.remainder(v0, v0)', "v2.register_hook(H(1, 'clone'))",
+                'v4, v5, = T.autograd.grad(v2.sum(), [v0, v2], retain_graph=True, allow_unused=False, '
+                'create_graph=False)', 'v5.detach_()'], '_is_capture_before_hooks'),
+    (14018176, ['v0 = T.tensor([1.0, 1.1, -0.6], dtype=T.float32, requires_grad=True)', 'v3 = T.abs(v0)',
+                'v4, v5, = T.autograd.grad(v3.sum(), [v0, v3], retain_graph=False, allow_unused=False, '
+                'create_graph=True)', 'v4.backward(T.ones_like(v4), retain_graph=True)'], '_is_torch_zero_tensor')])
 def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     """Seed 5003797: add_ of a detached view of the tensor it writes (PyTorch's loop reads what it
     has written; the view reached through detach()); seed 5005847: amax of -0.0, -0.0, 0.0 is
@@ -145,7 +152,9 @@ def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     that cancels to a rounding (the summation order's: 1.26e7 against 1.06e7); seed 12029536:
     elu's gradient at the NaN of a remainder by 0 (PyTorch's lanes: NaN), times the remainder's
     infinite derivative for its divisor; seed 14004053: a mask v0 + v0 @ v0 > 0 at an element
-    that is -1.9 + 1.9 to within the BLAS's rounding."""
+    that is -1.9 + 1.9 to within the BLAS's rounding; seed 14008886: detach_ of autograd.grad's
+    gradient of a hooked non-leaf, captured before the hook in PyTorch (a view: refused); seed
+    14018176: abs's second derivative, a ZeroTensor in PyTorch."""
     diff = _first_difference(lines)
     assert diff is None or getattr(fp, matcher)(lines, diff), _report(lines, diff)
 
