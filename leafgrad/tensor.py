@@ -493,7 +493,8 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._base is not None and not self._hooks_made:
-            _fresh(self)  # (PyTorch reads grad_fn at the first registration only)
+            self._hooks_made = True  # (set first: a first registration that raises counts, as PyTorch's
+            _fresh(self)  # _backward_hooks dict is made before it reads grad_fn, at the first one only)
         self._hooks_made = True
         with _registration_lock:
             if self._grad_fn is None:

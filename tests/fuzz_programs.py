@@ -284,6 +284,14 @@ def _is_capture_before_hooks(lines, diff):
                for line in lines)
 
 
+def _is_torch_internal_assert(lines, diff):
+    # PyTorch fails its own internal assertion, a PyTorch bug ('old_fn INTERNAL ASSERT FAILED ...
+    # please report a bug to PyTorch': detach_ and div_ of a tensor whose grad was retained,
+    # seed 15015480)
+    theirs = diff[2]
+    return bool(theirs and theirs[0] == 'line' and 'INTERNAL ASSERT FAILED' in repr(theirs[2]))
+
+
 def _is_torch_zero_tensor(lines, diff):
     # PyTorch's gradient is a ZeroTensor (a derivative that is 0 everywhere, abs's second
     # derivative: seed 14018176), whose .numpy() PyTorch refuses; leafgrad's is zeros
@@ -824,7 +832,8 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
           'exactly and the other one rounding away', _is_pole_of_a_rounded_product),
          ("a mask of values > 0 where one is 0 to within a rounding (a product's, a sum's)",
           _is_mask_at_a_rounded_zero),
-         ("PyTorch's gradient is a ZeroTensor, which refuses .numpy()", _is_torch_zero_tensor)]
+         ("PyTorch's gradient is a ZeroTensor, which refuses .numpy()", _is_torch_zero_tensor),
+         ('PyTorch fails an internal assertion (a PyTorch bug)', _is_torch_internal_assert)]
 
 
 def known(lines, diff):

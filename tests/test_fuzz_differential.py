@@ -129,7 +129,9 @@ def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
                 'create_graph=False)', 'v5.detach_()'], '_is_capture_before_hooks'),
     (14018176, ['v0 = T.tensor([1.0, 1.1, -0.6], dtype=T.float32, requires_grad=True)', 'v3 = T.abs(v0)',
                 'v4, v5, = T.autograd.grad(v3.sum(), [v0, v3], retain_graph=False, allow_unused=False, '
-                'create_graph=True)', 'v4.backward(T.ones_like(v4), retain_graph=True)'], '_is_torch_zero_tensor')])
+                'create_graph=True)', 'v4.backward(T.ones_like(v4), retain_graph=True)'], '_is_torch_zero_tensor'),
+    (15015480, ['v0 = T.tensor(-0.8, dtype=T.float32, requires_grad=True)', 'v2 = T.floor(v0)', 'v1 = v2',
+                'v2.retain_grad()', 'v4 = v1.var()', 'v1.detach_()', 'v1.div_(v4)'], '_is_torch_internal_assert')])
 def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     """Seed 5003797: add_ of a detached view of the tensor it writes (PyTorch's loop reads what it
     has written; the view reached through detach()); seed 5005847: amax of -0.0, -0.0, 0.0 is
@@ -154,7 +156,8 @@ def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     infinite derivative for its divisor; seed 14004053: a mask v0 + v0 @ v0 > 0 at an element
     that is -1.9 + 1.9 to within the BLAS's rounding; seed 14008886: detach_ of autograd.grad's
     gradient of a hooked non-leaf, captured before the hook in PyTorch (a view: refused); seed
-    14018176: abs's second derivative, a ZeroTensor in PyTorch."""
+    14018176: abs's second derivative, a ZeroTensor in PyTorch; seed 15015480: PyTorch's internal
+    assertion fails (detach_ then div_ of a tensor whose grad is retained)."""
     diff = _first_difference(lines)
     assert diff is None or getattr(fp, matcher)(lines, diff), _report(lines, diff)
 

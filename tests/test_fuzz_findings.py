@@ -1808,3 +1808,24 @@ def test_writing_into_an_expanded_tensor_is_refused_only_where_pytorch_refuses_i
         got = [x.tolist() if isinstance(x, M.Tensor) else x for x in r] if r else None
         return t.tolist(), got, [str(w.message).split(' (Triggered')[0] for w in caught], ns['e']._version
     assert run(lg) == run(torch)
+
+
+def test_only_the_first_hook_registration_reads_a_views_history_even_when_it_raises():
+    """Seed 15021733: PyTorch's register_hook makes its hooks dict before it reads grad_fn, at the
+    first registration only: a view made under no_grad whose base changed in place refuses the
+    first registration (its history is ambiguous) and takes the second; backward still refuses."""
+    def run(M):
+        v0 = M.tensor([[1.5], [1.5], [-0.1]], requires_grad=True)
+        with M.set_grad_enabled(False):
+            v1 = v0.reshape(-1)
+        v1.detach().sub_(v1)
+        out = []
+        for step in (lambda: v1.register_hook(lambda g: g), lambda: v1.register_hook(lambda g: -g),
+                     lambda: v1.sum().backward()):
+            try:
+                step()
+                out.append('ok')
+            except RuntimeError as err:
+                out.append(str(err).split('.')[0])
+        return out
+    assert run(lg) == run(torch)
