@@ -572,6 +572,9 @@ class Tensor:
         if base._grad_fn is None:
             raise RuntimeError('a view of a leaf Variable that requires grad is being used in an '
                                'in-place operation.')
+        if self._grad_fn is None:  # (a view made before its base required grad, its history not yet
+            # regenerated: PyTorch's is_leaf reads the history as it stands, seed 15028846)
+            raise RuntimeError('a leaf Variable that requires grad is being used in an in-place operation.')
 
     def _bump_version(self):
         _bump(self)

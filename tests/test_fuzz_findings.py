@@ -1829,3 +1829,25 @@ def test_only_the_first_hook_registration_reads_a_views_history_even_when_it_rai
                 out.append(str(err).split('.')[0])
         return out
     assert run(lg) == run(torch)
+
+
+@pytest.mark.parametrize('read', ['', 'v2.requires_grad', 'v2.grad_fn', 'v2.is_leaf', 'v2.sum()', 'v2 * 2'])
+def test_a_view_made_before_its_base_required_grad_is_a_leaf_until_its_history_is_read(read):
+    """Seed 15028846: a view made while its base needed no grad, the base then given a history
+    by an in-place op: PyTorch's in-place check asks is_leaf of the history as it stands (none
+    yet: 'a leaf Variable that requires grad ...'), unless something read the view's grad_fn
+    first (regenerated: AsStridedBackward0, the op taken)."""
+    def run(M):
+        v0 = M.tensor([[-1.4, -1.9], [-0.8, 1.4]], requires_grad=True)
+        with M.set_grad_enabled(False):
+            v1 = M.sqrt(v0)
+        v2 = v1.permute(0, 1)
+        v1.add_(v0)
+        if read:
+            eval(read)
+        try:
+            v2.add_(2.0)
+        except RuntimeError as err:
+            return str(err)
+        return type(v2.grad_fn).__name__, str(v2.detach().tolist())
+    assert run(lg) == run(torch)
