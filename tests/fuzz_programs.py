@@ -292,6 +292,20 @@ def _is_torch_internal_assert(lines, diff):
     return bool(theirs and theirs[0] == 'line' and 'INTERNAL ASSERT FAILED' in repr(theirs[2]))
 
 
+def _is_product_gradient_a_view(lines, diff):
+    # a matrix product's gradient is a transposed view in PyTorch where its operands' layout
+    # makes mm's backward compute the transpose (mm_mat2_backward: grad.t().mm(mat1).t()), a new
+    # tensor in leafgrad: detach_ of it, as autograd.grad returned it, is refused there only
+    # (seed 16019072: the gradient of a 1x1 weight of a (3, 1) @ (1, 1) product)
+    _, mine, theirs = diff
+    if not (mine and theirs and mine[0] == theirs[0] == 'line' and mine[2][0] == 'ok'
+            and "Can't detach views in-place" in repr(theirs[2])):
+        return False
+    m = re.match(r'(?:with [^:]*: )?(v\d+)\.detach_\(\)$', lines[theirs[1]])
+    return bool(m) and any(op in line for line in lines for op in _PRODUCTS) and any(
+        'autograd.grad(' in line and re.search(rf'\b{m.group(1)}\b', line.split('=', 1)[0]) for line in lines)
+
+
 def _is_torch_zero_tensor(lines, diff):
     # PyTorch's gradient is a ZeroTensor (a derivative that is 0 everywhere, abs's second
     # derivative: seed 14018176), whose .numpy() PyTorch refuses; leafgrad's is zeros
@@ -497,7 +511,7 @@ def _is_blas_dropping_nan(lines, diff):
 
 _PRODUCTS = ('@', 'matmul', 'mm(', 'bmm', 'dot(', 'mv(')
 _TIES = ('maximum', 'minimum', 'clamp', 'fmax', 'fmin', 'amax', 'amin', '.max(', '.min(', 'median')
-_JUMPS_AT_ZERO = ('/', 'div', 'reciprocal', 'rsqrt', 'atan2', 'copysign', 'sign', 'pow', 'log')
+_JUMPS_AT_ZERO = ('/', 'div', 'reciprocal', 'rsqrt', 'atan2', 'copysign', 'sign', 'pow', '**', 'log')
 
 
 def _made_by(lines, name):
@@ -514,7 +528,8 @@ def _is_zero_of_another_sign(lines, diff):
     # 16 float64), another beyond, and max() of all elements its last (seed 5005847: amax of
     # remainder's -0.0, -0.0, 0.0). Seen only through a function with a jump
     # at zero: a division (inf against -inf, NaN against 1), rsqrt, reciprocal, atan2 (0 against
-    # -pi) (seeds 2002955, 4002925, 4004582, 4004728, 4008327, 4009550)
+    # -pi), a negative power (seed 16009473: maximum of -0.0 and 0.0, then ** -1) (seeds 2002955,
+    # 4002925, 4004582, 4004728, 4008327, 4009550)
     _, mine, theirs = diff
     if not (mine and theirs and mine[0] == theirs[0] and mine[0] in ('new', 'final')):
         return False
@@ -833,7 +848,8 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
          ("a mask of values > 0 where one is 0 to within a rounding (a product's, a sum's)",
           _is_mask_at_a_rounded_zero),
          ("PyTorch's gradient is a ZeroTensor, which refuses .numpy()", _is_torch_zero_tensor),
-         ('PyTorch fails an internal assertion (a PyTorch bug)', _is_torch_internal_assert)]
+         ('PyTorch fails an internal assertion (a PyTorch bug)', _is_torch_internal_assert),
+         ("a matrix product's gradient is a transposed view in PyTorch (detach_ refused)", _is_product_gradient_a_view)]
 
 
 def known(lines, diff):

@@ -131,7 +131,14 @@ def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
                 'v4, v5, = T.autograd.grad(v3.sum(), [v0, v3], retain_graph=False, allow_unused=False, '
                 'create_graph=True)', 'v4.backward(T.ones_like(v4), retain_graph=True)'], '_is_torch_zero_tensor'),
     (15015480, ['v0 = T.tensor(-0.8, dtype=T.float32, requires_grad=True)', 'v2 = T.floor(v0)', 'v1 = v2',
-                'v2.retain_grad()', 'v4 = v1.var()', 'v1.detach_()', 'v1.div_(v4)'], '_is_torch_internal_assert')])
+                'v2.retain_grad()', 'v4 = v1.var()', 'v1.detach_()', 'v1.div_(v4)'], '_is_torch_internal_assert'),
+    (16009473, ['v0 = T.tensor([[0.0], [-0.9], [1.1]], dtype=T.float32, requires_grad=True)', 'v2 = v0.reshape(-1)',
+                'v3 = v0 * v2', 'with T.no_grad(): v4 = v2 * v3', 'v5 = T.maximum(v3, v4)',
+                'with T.no_grad(): v10 = v5 ** -1'], '_is_zero_of_another_sign'),
+    (16019072, ['v0 = T.tensor([[1.2], [0.0], [0.1]], dtype=T.float32, requires_grad=True)',
+                'v2 = T.tensor([[0.4]], dtype=T.float32, requires_grad=True)', 'v3 = v0 @ v2',
+                'v6, v7, = T.autograd.grad(v3.sum(), [v0, v2], retain_graph=False, allow_unused=False, '
+                'create_graph=False)', 'v7.detach_()'], '_is_product_gradient_a_view')])
 def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     """Seed 5003797: add_ of a detached view of the tensor it writes (PyTorch's loop reads what it
     has written; the view reached through detach()); seed 5005847: amax of -0.0, -0.0, 0.0 is
@@ -157,7 +164,10 @@ def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     that is -1.9 + 1.9 to within the BLAS's rounding; seed 14008886: detach_ of autograd.grad's
     gradient of a hooked non-leaf, captured before the hook in PyTorch (a view: refused); seed
     14018176: abs's second derivative, a ZeroTensor in PyTorch; seed 15015480: PyTorch's internal
-    assertion fails (detach_ then div_ of a tensor whose grad is retained)."""
+    assertion fails (detach_ then div_ of a tensor whose grad is retained); seed 16009473: a tie of
+    -0.0 and 0.0 in maximum (the kernel's lane decides), seen through ** -1; seed 16019072: a
+    product's weight gradient, a transposed view in PyTorch (mm's backward by the operands'
+    layout), refused by detach_."""
     diff = _first_difference(lines)
     assert diff is None or getattr(fp, matcher)(lines, diff), _report(lines, diff)
 
