@@ -3,6 +3,8 @@
 ``import leafgrad as torch`` runs PyTorch programs: the same printed output, the same
 gradients, the same errors, on a small engine that anyone can read.
 """
+import importlib as _importlib
+
 from . import backend
 from .backend import (bool_ as bool, complex64, complex128, device, dtype, float16, float32, float64,
                       get_default_dtype, int8, int16, int32, int64, result_type as _result_type,
@@ -101,7 +103,7 @@ def typename(obj, /):
 
 def _tensor_explain(self, params=None):
     """A few plain sentences on this tensor's gradient: see ``leafgrad.explain``."""
-    from .explain import explain
+    from .explain import explain  # (loaded when first used)
     return explain(self, params)
 
 
@@ -109,12 +111,12 @@ Tensor.explain = _tensor_explain  # leafgrad.explain loads only when first used
 
 
 def _tensor_stft(self, *args, **kwargs):
-    from ._spectral import stft
+    from ._spectral import stft  # (loaded when first used)
     return stft(self, *args, **kwargs)
 
 
 def _tensor_istft(self, *args, **kwargs):
-    from ._spectral import istft
+    from ._spectral import istft  # (loaded when first used)
     return istft(self, *args, **kwargs)
 
 
@@ -151,7 +153,7 @@ def install_as_torch():
     >>> F is leafgrad.nn.functional
     True
     """
-    from ._torch_alias import install
+    from ._torch_alias import install  # (loaded when first used: python -m leafgrad's finder)
     install()
 
 
@@ -159,7 +161,7 @@ def __getattr__(name):
     # Any subpackage or module of leafgrad loads on first use (leafgrad.nn, leafgrad.linalg ...),
     # so that `import leafgrad` stays fast and a new one needs no entry here.
     if name == 'compile':
-        from ._compile import compile
+        from ._compile import compile  # (loaded when first used, as every entry below)
         return compile
     if name == 'vmap':  # torch.vmap is torch.func.vmap
         from .func import vmap
@@ -185,9 +187,8 @@ def __getattr__(name):
         from .amp import autocast_mode
         return getattr(autocast_mode, name)
     if not name.startswith('__'):
-        import importlib
         try:
-            return importlib.import_module(f'{__name__}.{name}')
+            return _importlib.import_module(f'{__name__}.{name}')
         except ModuleNotFoundError as e:
             if e.name != f'{__name__}.{name}':
                 raise  # an existing submodule failed to import something: that is its error

@@ -6,8 +6,13 @@ PyTorch itself is never loaded. The program runs as ``python`` would run it: ``s
 ``__name__ == '__main__'``, ``__file__``, ``sys.path[0]``, exit status, and tracebacks that hold
 the program's frames, not this runner's.
 """
+import builtins
+import importlib.machinery
+import os
+import runpy  # (python -m leafgrad runs through it: loaded already)
 import sys
 
+from . import _torch_alias
 from ._torch_alias import install
 
 USAGE = """\
@@ -51,7 +56,6 @@ def _usage_error(message):
 
 def _fresh_main(**attributes):
     """A new ``__main__`` module for the program, as the interpreter makes one."""
-    import builtins
     main = type(sys)('__main__')
     main.__dict__.update(__builtins__=builtins, __annotations__={}, **attributes)
     sys.modules['__main__'] = main
@@ -59,10 +63,8 @@ def _fresh_main(**attributes):
 
 
 def _run_script(path, args):
-    import os
     sys.argv = [path, *args]
     if _is_directory_or_zip(path):  # runs its __main__.py; python puts it first on the path
-        import runpy
         if sys.flags.safe_path:
             sys.path.insert(0, os.path.abspath(path))
         else:
@@ -79,29 +81,25 @@ def _run_script(path, args):
         sys.exit(2)
     if not sys.flags.safe_path:
         sys.path[0] = os.path.dirname(os.path.realpath(file))
-    import importlib.machinery
     main = _fresh_main(__file__=file, __cached__=None,
                        __loader__=importlib.machinery.SourceFileLoader('__main__', file))
     exec(compile(source, file, 'exec', dont_inherit=True), main.__dict__)
 
 
 def _is_directory_or_zip(path):
-    import os
     if os.path.isdir(path):
         return True
-    import zipfile
+    import zipfile  # (loaded when first used: only a path that is no .py file needs it)
     return not path.endswith('.py') and zipfile.is_zipfile(path)
 
 
 def _run_module(name, args):
-    import runpy
     sys.argv = ['-m', *args]  # as python's -m: '-m' while the module is found, then its file
     _fresh_main()
     runpy._run_module_as_main(name)  # what 'python -m' itself calls
 
 
 def _run_command(command, args):
-    import importlib.machinery
     sys.argv = ['-c', *args]
     if not sys.flags.safe_path:
         sys.path[0] = ''
@@ -117,8 +115,6 @@ class _ProgramFramesOnly:
         self.hook = hook
 
     def __call__(self, exc_type, exc, tb):
-        import runpy
-        from . import _torch_alias
         hidden = (globals(), runpy.__dict__, _torch_alias.__dict__)
         seen = set()
         chained = exc

@@ -9,6 +9,7 @@ order, and kept by copies in NumPy's order 'K' (as PyTorch's ``preserve_format``
 strides of a dense tensor). The values never depend on the format, only ``stride()``,
 ``is_contiguous(memory_format=...)`` and the speed of some kernels do.
 """
+import numpy as np
 
 
 class memory_format:
@@ -235,7 +236,6 @@ def preserved(array, like):
     ``like``: with ``like``'s very strides where it is dense (those of dims of size 1 included,
     which NumPy's order 'K' chooses otherwise), else dense in the order of ``like``'s strides
     (``_dense_strides``)."""
-    import numpy as np
     if type(array) is not np.ndarray or type(like) is not np.ndarray or not like.size:
         return array
     strides = [st // like.itemsize for st in like.strides]
@@ -305,5 +305,4 @@ def model_of(like, fmt):
     order = _order_of(like, fmt)
     if order is None:
         return None
-    import numpy as np
     return np.empty(tuple(like.shape[d] for d in order), like.dtype).transpose(_inverse(order))

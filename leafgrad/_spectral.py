@@ -11,7 +11,10 @@ import warnings
 
 import numpy as _np
 
-from . import backend
+from . import backend, fft
+from .creation import _finish, _place, zeros
+from .nn.functional import pad
+from .ops.complex_numbers import view_as_real
 from .tensor import Tensor
 
 _RECTANGULAR = ('A window was not provided. A rectangular window will be applied,which is known to cause spectral '
@@ -53,7 +56,6 @@ def _padded_window(window, win_length, n_fft, like):
 
 
 def _centred(window, n_fft):
-    from .nn.functional import pad
     left = (n_fft - window.shape[0]) // 2
     return pad(window, (left, n_fft - window.shape[0] - left))
 
@@ -61,8 +63,6 @@ def _centred(window, n_fft):
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode='reflect',
          normalized=False, onesided=None, return_complex=None, align_to_window=None):
     """The short-time Fourier transform: ``(n_freq, n_frames)`` per signal, as PyTorch's."""
-    from . import fft
-    from .nn.functional import pad
     if return_complex is None and not input.is_complex() and not (window is not None and window.is_complex()):
         raise RuntimeError('stft requires the return_complex parameter be given for real inputs, and will further '
                            'require that return_complex=True in a future PyTorch release.')
@@ -113,7 +113,6 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 
 
 def _as_real(t):
-    from .ops.complex_numbers import view_as_real
     return view_as_real(t)
 
 
@@ -121,8 +120,6 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
           onesided=None, length=None, return_complex=False):
     """The inverse of ``stft``: overlap-added inverse transforms of the frames, divided by the
     overlap-added squared window."""
-    from . import fft
-    from .creation import zeros
     if not input.is_complex():
         raise RuntimeError('istft requires a complex-valued input tensor matching the output from stft with '
                            'return_complex=True.')
@@ -171,7 +168,6 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         raise RuntimeError(f'istft(...) window overlap add min: {float(envelope.abs().min()):g}')
     signal = signal / envelope
     if length is not None and signal.shape[-1] < length:
-        from .nn.functional import pad
         signal = pad(signal, (0, length - signal.shape[-1]))
     return signal if input.dim() == 3 else signal.squeeze(0)
 
@@ -186,7 +182,6 @@ def _window(name, n, periodic, dtype, device, requires_grad, layout, values):
     dtype = backend.get_default_dtype() if dtype is None else backend.to_dtype(dtype)
     if not dtype.is_floating_point:
         raise RuntimeError(f'{name} expects floating point dtypes, got: {dtype}')
-    from .creation import _finish, _place
     np_dtype = dtype.np if dtype.np.kind == 'f' else _np.dtype(_np.float32)
     if n <= 1:
         data = _np.ones(n, dtype=np_dtype)

@@ -14,6 +14,7 @@ parent, which is already there.
 
 Used by ``python -m leafgrad`` (``leafgrad/__main__.py``) and ``leafgrad.install_as_torch()``.
 """
+import importlib.util
 import sys
 
 ALIAS = 'torch'
@@ -37,7 +38,6 @@ class TorchAliasFinder:
         name = _leafgrad_name(fullname)
         if name is None:
             return None  # every import in the process asks here first: keep this path short
-        import importlib.util
         if name not in sys.modules and not _exists(name):
             # Raised here rather than answered with None, after which the import system would say
             # only "No module named 'torch.X'"; importlib.util.find_spec('torch.X') raises it too.
@@ -51,7 +51,6 @@ class TorchAliasFinder:
 
 def _exists(name):
     """Whether leafgrad has the module ``name`` (found, not run)."""
-    import importlib.util
     try:
         return importlib.util.find_spec(name) is not None
     except ModuleNotFoundError:  # its parent is a module, not a package

@@ -7,6 +7,11 @@ from . import _memory_format, _random_kernels as kernels, _sequence, backend
 from ._arg_parser import Overloads, check_dtype, int_list
 from .autograd.grad_mode import InferenceCounter, state
 from .autograd.origins import note as _note_origin
+from .ops._inplace import _type_name
+from .ops._op import check_out, fill_out
+from .ops._util import SCALAR_NAMES, broadcast_error
+from .ops.complex_numbers import refused
+from .ops.sampling import random_values
 from .tensor import _C_TYPES, Tensor, fitted_scalar
 
 _np = backend.numpy
@@ -157,7 +162,6 @@ def _out_dtype(name, out, dtype):
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if dtype is not None and backend.to_dtype(dtype).np != out._data.dtype:
-        from .ops._util import SCALAR_NAMES
         raise RuntimeError(f'dtype {SCALAR_NAMES[backend.to_dtype(dtype).np.name]} does not match dtype of out '
                            f'parameter ({SCALAR_NAMES[out._data.dtype.name]})')
     return backend.from_np(out._data.dtype)
@@ -362,7 +366,6 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     xp = backend.module_for(device)
     np_dtype = backend.to_dtype(dtype).np
     if np_dtype.kind == 'c':
-        from .ops.complex_numbers import refused
         raise refused('arange_cpu', _np.empty(0, np_dtype))
     # computed in double then cast, as PyTorch computes start + i * step
     data = (start + xp.arange(n, dtype=_np.float64) * step).astype(np_dtype) if np_dtype.kind in 'fV' \
@@ -490,11 +493,6 @@ def _floating(dtype, op):
     return dtype
 
 
-def _type_name(dtype):
-    from .ops._inplace import _type_name
-    return _type_name(dtype)
-
-
 def _sampled_into(out, sample, dtype, op):
     """A random factory's ``out=``: ``sample(dtype)`` (a new tensor of ``out``'s dtype) written
     into ``out``, resized without a warning as PyTorch's factories resize it, and returned."""
@@ -569,7 +567,6 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
         return _sampled_into(out, lambda dt: randint(low, high, size, generator=generator, dtype=dt,
                                                      device=out.device), dtype, 'randint')
     g = _generator_of(generator, 'randint')
-    from .ops.sampling import random_values
     dtype = backend.int64 if dtype is None else backend.to_dtype(dtype)
     draw = random_values(_np.dtype(dtype.np), (int(low), int(high)), g)
     return _sampled(_size((size,), 'randint'), dtype, device, requires_grad, lambda n, contiguous: draw(n))
@@ -619,7 +616,6 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if high is None:
         low, high = 0, low
     g = _generator_of(generator, 'randint_like')
-    from .ops.sampling import random_values
     dtype = backend.to_dtype(dtype or input.dtype)
     draw = random_values(_np.dtype(dtype.np), (int(low), int(high)), g)
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
@@ -639,7 +635,6 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         like = mean if isinstance(mean, Tensor) else std
         if out is not None:  # autograd refused first (mean or std may require grad), as PyTorch
-            from .ops._op import check_out
             needing = [t for t in (mean, std) if isinstance(t, Tensor) and t._requires_grad]
             check_out('normal', out, needing[0] if needing else like)
         m = mean._data if isinstance(mean, Tensor) else mean
@@ -652,7 +647,6 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         try:
             shape = _np.broadcast_shapes(_np.shape(m), _np.shape(s))
         except ValueError:
-            from .ops._util import broadcast_error
             raise broadcast_error(m, s) from None
         d = _np.dtype(like._data.dtype if out is None else out._data.dtype)
         if out is not None and d.kind not in 'fV':
@@ -661,7 +655,6 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         values = z if not isinstance(std, Tensor) else _in_place_op(z, backend.to_numpy(s), _np.multiply)
         values = _in_place_op(values, backend.to_numpy(m) if isinstance(mean, Tensor) else m, _np.add)
         if out is not None:  # (resized with PyTorch's warning where it held elements)
-            from .ops._op import fill_out
             return fill_out(out, _np.asarray(values, dtype=d))
         return _finish(_np.asarray(values, dtype=d), requires_grad)
     if std < 0:

@@ -19,6 +19,7 @@ as the default float dtype; float16 and bfloat16 are refused, as PyTorch refuses
 import numpy as _np
 
 from . import backend
+from .creation import _finish, _place
 from .ops._util import Node, record, state, wrap, xp
 from .ops.complex_numbers import conj, real_part
 from .ops.rearrange import _constant_pad, roll
@@ -363,7 +364,6 @@ def _frequencies(values, n, d, dtype, device, requires_grad, layout, pin_memory)
     data = values.astype(np_dtype)
     if n:
         data = data * np_dtype.type(1.0 / (n * d))  # (PyTorch: arange, then mul_)
-    from .creation import _finish, _place
     return _finish(_place(data.astype(dtype.np, copy=False), device), requires_grad)
 
 

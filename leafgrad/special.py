@@ -1,6 +1,6 @@
 """leafgrad.special: PyTorch's ``torch.special`` names for the elementwise ops that leafgrad has
 (the same functions, recorded under the same nodes as PyTorch records them)."""
-from .ops.activation import log_softmax, softmax
+from .ops.activation import _DTYPE_LABEL, log_softmax, softmax
 from .ops.elementwise import sigmoid as expit
 from .ops.pointwise import exp2, logit, sinc, xlogy
 from .ops.reduction import logsumexp
@@ -21,7 +21,6 @@ def round(input, *, decimals=0):
     """torch.special.round records RoundBackward1 even with decimals=0."""
     data = input._data
     if data.dtype.kind not in 'fV':
-        from .ops.activation import _DTYPE_LABEL
         raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{_DTYPE_LABEL[data.dtype.name]}\'')
     return _record(_xp.round(data, decimals).astype(data.dtype, copy=False), _RoundBackward1, (input,))[0]
 

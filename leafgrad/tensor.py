@@ -13,22 +13,19 @@ import operator as _operator
 import sys
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from . import _memory_format, backend
+from .backend import device as Device, dtype as DType
 from .autograd import grad_mode
 from .autograd import graph as _graph
 _graph._tensor = sys.modules[__name__]  # (the graph below reaches this module late-bound)
-from .autograd.graph import AccumulateGrad, add_hook, gradient_edge, grad_accumulator, registration_lock as _registration_lock
+from .autograd.graph import AccumulateGrad, Node, add_hook, gradient_edge, grad_accumulator, registration_lock as _registration_lock
 from .autograd.engine import backward as _backward
 from .autograd.origins import note as _note_origin
 from .autograd.views import bump as _bump, check_inplace as _check_view_inplace, detached as _detached, \
     fresh as _fresh, views_require_grad as _views_require_grad, views_stop_requiring_grad as _views_stop_requiring_grad
 from ._tensor_str import tensor_repr
-
-if TYPE_CHECKING:
-    from .autograd.graph import Node
-    from .backend import device as Device, dtype as DType
 
 _state = grad_mode.state
 _np = backend.numpy

@@ -31,6 +31,7 @@ reads the graph's own fields (``next_functions``, ``_saved``, ``_retained``,
 Intermediate tensors are not stored in the graph; the ones drawn are those the caller knows:
 the roots, tensors named in ``params`` and tensors kept by ``retain_grad``.
 """
+import os
 import shutil
 import subprocess
 
@@ -149,7 +150,6 @@ class Graph:
     def render(self, filename, format=None):
         """Write the graph to ``filename``; the format comes from the suffix (.dot/.gv is DOT
         text, needing nothing; .svg/.png/.pdf need Graphviz). Returns the filename."""
-        import os
         if format is None:
             format = os.path.splitext(filename)[1].lstrip('.').lower() or 'svg'
         if format in ('dot', 'gv'):

@@ -1,5 +1,7 @@
 """torch._dynamo's public surface for leafgrad.compile: ``explain``, ``reset``, ``config``,
 ``exc``, ``list_backends``, ``disable``, ``is_compiling``."""
+import functools
+
 from . import exc
 
 
@@ -22,7 +24,7 @@ config = _Config()
 
 def reset():
     """Forget every compiled callable's traces."""
-    from .. import _compile
+    from .. import _compile  # (the compiler, loaded when first used; it imports this module)
     _compile.reset()
 
 
@@ -32,18 +34,17 @@ def list_backends(exclude_tags=('debug', 'experimental')):
 
 def is_compiling():
     """True while leafgrad.compile traces a function (replays run no Python)."""
-    from .._compile import trace
+    from .._compile import trace  # (the compiler, loaded when first used; it imports this module)
     return trace.active is not None
 
 
 def disable(fn=None, recursive=True):
     """``fn`` run eagerly even inside a compiled function (its ops are then not traced)."""
-    import functools
 
     def decorate(f):
         @functools.wraps(f)
         def eager(*args, **kwargs):
-            from .._compile import trace
+            from .._compile import trace  # (the compiler, loaded when first used; it imports this module)
             tracer = trace.active
             if tracer is None:
                 return f(*args, **kwargs)
@@ -80,8 +81,8 @@ def explain(f, *extra_args, **extra_kwargs):
     """``explain(fn)(*args)``: trace ``fn`` on these arguments and say what compile does with
     it: graphs, graph breaks and their reasons, op counts, guards."""
     def inner(*args, **kwargs):
-        from .. import _compile
-        from .._compile import trace
+        from .. import _compile  # (the compiler, loaded when first used; it imports this module)
+        from .._compile import trace  # (the compiler, loaded when first used; it imports this module)
         inputs = []
         key = _compile._signature(args, kwargs, inputs, [])
         compiled = _compile._Compiled(f, False, 'inductor', None)

@@ -22,6 +22,7 @@ from collections import defaultdict
 
 from .. import backend
 from ..autograd.grad_mode import no_grad
+from ..creation import full
 from ..tensor import Tensor
 
 __all__ = ['OptState', 'GradScaler']
@@ -40,7 +41,6 @@ def _refresh_per_optimizer_state():
 
 
 def _float32_scalar(value, device):
-    from ..creation import full
     return full((), value, dtype=backend.float32, device=device)
 
 
@@ -89,7 +89,6 @@ class GradScaler:
         return self._scale, self._growth_tracker
 
     def _lazy_init_scale_growth_tracker(self, dev):
-        from ..creation import full
         self._scale = _float32_scalar(self._init_scale, dev)
         self._growth_tracker = full((), self._init_growth_tracker, dtype=backend.int32, device=dev)
 

@@ -28,7 +28,7 @@ def is_anomaly_check_nan_enabled():
 
 def forward_trace():
     """The stack of the op call being recorded, minus leafgrad's own frames."""
-    import traceback  # only anomaly mode needs it: a few ms of every `import leafgrad` otherwise
+    import traceback  # (loaded when first used: only anomaly mode needs it, ~0.6 ms of `import leafgrad` otherwise)
     frames = [f for f in traceback.extract_stack()[:-1] if '/leafgrad/' not in f.filename.replace('\\', '/')]
     return ''.join(traceback.format_list(frames))
 

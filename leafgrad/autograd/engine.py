@@ -48,16 +48,18 @@ import heapq
 import itertools
 import sys as _sys
 import threading
+import warnings
 from typing import Callable, Sequence, Union
 
 from . import grad_mode
-from .anomaly import anomaly_state, check_nan
+from .anomaly import anomaly_state, check_nan, warn_forward_trace
 from . import graph as _graph
 from .graph import AccumulateGrad, Node, gradient_edge, unshared
 # (the walks running in this thread, which this module starts and ends; graph.py keeps them, for
 # register_multi_grad_hook, and answers the two questions about them that PyTorch asks of its engine)
 from .graph import _callbacks, current_graph_task_id, will_engine_execute_node  # noqa: F401
 from . import origins
+from .. import backend
 from ..backend import numpy as _np
 
 # Set by the profiler while it records (autograd/_instrument.py): called as
@@ -287,7 +289,6 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
 
 
 def _to_dtype(grad, np_dtype):
-    from .. import backend
     return grad.to(backend.from_np(np_dtype))
 
 
@@ -415,7 +416,6 @@ def _apply_with_anomaly(node, grads):
         outs = node.apply(*grads)
         check_nan(node, outs)
     except Exception:
-        from .anomaly import warn_forward_trace
         warn_forward_trace(node)
         raise
     return outs
@@ -480,7 +480,6 @@ def _warn_create_graph():
     """PyTorch's warning, once a process, for backward() (not grad()) with create_graph=True."""
     global _warned_create_graph
     _warned_create_graph = True
-    import warnings
     warnings.warn('Using backward() with create_graph=True will create a reference cycle between the parameter and '
                   'its gradient which can cause a memory leak. We recommend using autograd.grad when creating the '
                   'graph to avoid this. If you have to use this function, make sure to reset the .grad fields of your '

@@ -11,6 +11,7 @@ grad mode on and still records nothing): there the flag stays False and grad mod
 ``state.grad_in_inference``.
 """
 import functools
+import sys
 import threading
 
 
@@ -41,7 +42,6 @@ class InferenceCounter(list):
 
     def __init__(self, *args):
         super().__init__(*args)
-        import sys
         sys.modules['leafgrad.autograd.graph'].inference_made = True
 
     def __setitem__(self, i, value):

@@ -18,6 +18,8 @@ import _thread
 import threading
 import weakref
 
+import numpy
+
 from .. import backend
 from . import grad_mode
 from .grad_mode import state
@@ -509,7 +511,6 @@ class Node:
 
 def _wrapped_number(value):
     """A Python scalar operand as PyTorch keeps it: a 0-dim float64/int64/bool tensor."""
-    import numpy
     dtype = numpy.bool_ if isinstance(value, bool) else numpy.int64 if isinstance(value, int) else numpy.float64
     return _tensor.Tensor._wrap(numpy.asarray(value, dtype=dtype))
 

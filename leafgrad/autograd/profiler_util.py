@@ -395,7 +395,7 @@ def _write_chrome_trace(events, path, process_name='python'):
                 'traceName': os.fspath(path)}
     opener = open
     if os.fspath(path).endswith('.gz'):
-        import gzip
+        import gzip  # (loaded when first used: only .gz traces need it)
         opener = gzip.open
     with opener(path, 'wt') as f:
         json.dump(document, f)

@@ -9,6 +9,7 @@
 import operator
 import warnings
 
+from .. import creation
 from .._tensor_types import _arg_name
 from ..tensor import Tensor
 
@@ -36,7 +37,6 @@ class Variable(metaclass=_VariableMeta):
             if requires_grad:
                 raise ValueError("Variable can't be volatile and require_grad at the same time!")
         if data is None:
-            from .. import creation
             data = creation.empty(0)
         elif not isinstance(data, Tensor):
             raise TypeError(f'Variable data has to be a tensor, but got {_arg_name(data)}')

@@ -15,6 +15,8 @@ PyTorch's does on the CPU), and what ``cpu.get_cpu_capability()``, ``mkl.is_avai
 """
 import importlib
 
+from .. import _settings
+
 _SUBMODULES = ('cpu', 'cuda', 'cudnn', 'mha', 'mkl', 'mkldnn', 'mps', 'openmp', 'opt_einsum')
 
 
@@ -42,6 +44,5 @@ def check_bool(setter_name, value):
 
 def numpy_blas_info():
     """threadpoolctl's description of the BLAS that NumPy (so leafgrad) multiplies with, or {}."""
-    from .. import _settings
     pools = _settings._blas()
     return pools[0].info() if pools else {}

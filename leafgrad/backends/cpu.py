@@ -1,4 +1,6 @@
 """``leafgrad.backends.cpu``: the vector instructions the CPU offers NumPy's kernels."""
+from numpy._core._multiarray_umath import __cpu_features__ as _has
+
 __all__ = ['get_cpu_capability']
 
 
@@ -8,9 +10,8 @@ def get_cpu_capability():
     PyTorch's 'AVX512' needs AVX512 F, BW, VL and DQ; 'AVX2' needs AVX2 and FMA3. Other
     processors answer 'DEFAULT'.
     """
-    from numpy._core._multiarray_umath import __cpu_features__ as has
-    if all(has.get(f) for f in ('AVX512F', 'AVX512BW', 'AVX512VL', 'AVX512DQ')):
+    if all(_has.get(f) for f in ('AVX512F', 'AVX512BW', 'AVX512VL', 'AVX512DQ')):
         return 'AVX512'
-    if has.get('AVX2') and has.get('FMA3'):
+    if _has.get('AVX2') and _has.get('FMA3'):
         return 'AVX2'
     return 'DEFAULT'

@@ -1,4 +1,5 @@
 """leafgrad.cpu: the CPU as a device module, as ``torch.cpu`` (and its deprecated ``amp``)."""
+import importlib as _importlib
 
 
 def is_available():
@@ -19,6 +20,5 @@ def synchronize(device=None):
 
 def __getattr__(name):
     if name == 'amp':
-        import importlib
-        return importlib.import_module('.amp', __name__)
+        return _importlib.import_module('.amp', __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,6 +12,7 @@ CuPy's arrays have no bfloat16 and leafgrad never computes in TF32: ``is_bf16_su
 ``torch.cuda.amp``) loads on first use.
 """
 import collections
+import importlib as _importlib
 import warnings
 
 from .. import backend
@@ -231,10 +232,9 @@ def memory_summary(device=None, abbreviated=False):
 
 def __getattr__(name):
     if name == 'amp':  # the deprecated torch.cuda.amp
-        import importlib
-        return importlib.import_module('.amp', __name__)
+        return _importlib.import_module('.amp', __name__)
     # leafgrad.cuda.FloatTensor and kin: the legacy types, loaded on first use
-    from .. import _tensor_types
+    from .. import _tensor_types  # (loaded when first used: the legacy types, ~3 ms)
     if name in _tensor_types.CUDA_TYPES:
         return _tensor_types.CUDA_TYPES[name]
     raise AttributeError(f"module 'leafgrad.cuda' has no attribute '{name}'")

@@ -22,6 +22,7 @@ There is no ``save`` or ``load`` (leafgrad writes no TorchScript archives), nor 
 tensor([2., 4.])
 """
 import collections.abc
+import importlib as _importlib
 import types
 import typing
 import warnings
@@ -162,7 +163,7 @@ class TracerWarning(Warning):
 
 
 def _script_module_base():
-    from ..nn import Module
+    from ..nn import Module  # (loaded when first used: import leafgrad.jit does not load nn)
 
     class ScriptModule(Module):
         """An ``nn.Module``: what subclasses of PyTorch's ``ScriptModule`` are with the JIT off."""
@@ -184,6 +185,5 @@ def __getattr__(name):
         globals()['ScriptModule'] = cls = _script_module_base()
         return cls
     if name == 'annotations':
-        import importlib
-        return importlib.import_module('.annotations', __name__)
+        return _importlib.import_module('.annotations', __name__)
     raise AttributeError(f"module 'leafgrad.jit' has no attribute '{name}'")

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import backend
 from .._shared_memory import _address, _files, _map, _mapping_of
+from ..nn.parameter import Parameter
 from ..tensor import Tensor
 
 
@@ -47,6 +48,5 @@ def reduce_tensor(tensor):
 
 
 def init_reductions():
-    from ..nn.parameter import Parameter
     for cls in (Tensor, Parameter):
         ForkingPickler.register(cls, reduce_tensor)

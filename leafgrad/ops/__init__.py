@@ -25,6 +25,6 @@ for _family in FAMILIES:
 def __getattr__(name):
     # torch.ops.<namespace>: PyTorch's operator namespaces, where programs reach one directly
     if name == 'profiler':
-        from ..autograd.profiler import OPS_NAMESPACE
+        from ..autograd.profiler import OPS_NAMESPACE  # (loaded when first used)
         return OPS_NAMESPACE
     raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

@@ -15,6 +15,7 @@ a profile is told in ``leafgrad/autograd/_instrument.py``.
 """
 import enum
 import os
+import time as _time
 import warnings
 
 from ..autograd import profiler as _autograd_profiler
@@ -94,8 +95,7 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False, use_py
     """An ``on_trace_ready`` that writes each cycle's Chrome trace into ``dir_name`` as
     ``<worker_name>.<time_ns>.pt.trace.json`` (``.gz`` with ``use_gzip``), the files TensorBoard's
     profiler plugin reads."""
-    import socket
-    import time
+    import socket  # (loaded when first used: only this trace handler needs it)
 
     def handler_fn(prof):
         nonlocal worker_name
@@ -106,7 +106,7 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False, use_py
                 raise RuntimeError("Can't create directory: " + dir_name) from e
         if not worker_name:
             worker_name = f'{socket.gethostname()}_{os.getpid()}'
-        file_name = f'{worker_name}.{time.time_ns()}.pt.trace.json' + ('.gz' if use_gzip else '')
+        file_name = f'{worker_name}.{_time.time_ns()}.pt.trace.json' + ('.gz' if use_gzip else '')
         prof.export_chrome_trace(os.path.join(dir_name, file_name))
     return handler_fn
 

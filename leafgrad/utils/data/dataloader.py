@@ -128,7 +128,7 @@ class DataLoader:
         else:
             # (the worker machinery, and multiprocessing with it, loads only for loaders that use it:
             # ~30 ms of importing that a single-process loader does not pay)
-            from ._workers import WorkerPool, iterate_with_workers
+            from ._workers import WorkerPool, iterate_with_workers  # (loaded when first used: see above)
             if not self.persistent_workers:
                 batches = iterate_with_workers(self, self._draw_base_seed())
             else:
