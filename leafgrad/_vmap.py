@@ -47,6 +47,7 @@ from .creation import zeros, zeros_like, ones
 from .ops.shape import squeeze, unsqueeze, expand
 from .ops import _op, linalg as _linalg
 from .ops.elementwise import where
+from ._pytree import _flatten, _treespec, _unflatten
 
 __all__ = ['vmap']
 
@@ -595,7 +596,6 @@ _REDUCTIONS = {'mean': 'mean', 'sum': 'sum', 'none': None}
 
 def _loss(fn, name, args, kwargs):
     """The loss per element (unreduced) on the physical batch, reduced per sample."""
-    from .nn import functional as F  # (loaded when first used: vmap does not load nn)
     x, target = args[0], args[1]
     reduction = kwargs.get('reduction', 'mean')
     if name in ('cross_entropy', 'nll_loss'):
@@ -963,11 +963,6 @@ _instrument.register_layer('vmap', _make_wrapper, _ops)
 
 # ---- vmap -------------------------------------------------------------------------------------
 
-def _flatten(tree):
-    from .func import _flatten as flatten  # (cycle: leafgrad.func imports this module)
-    return flatten(tree)
-
-
 def _fname(func):
     return getattr(func, '__name__', repr(func))
 
@@ -1026,14 +1021,13 @@ def vmap(func, in_dims=0, out_dims=0, randomness='error', *, chunk_size=None):
 
 def _chunked(func, flat_args, dims, spec, kwargs, size, name, chunk_size, out_dims, randomness):
     """``chunk_size`` samples at a time, the chunks' results concatenated along out_dims."""
-    from .func import _flatten as flatten, _unflatten  # (cycle: leafgrad.func imports this module)
     pieces = []
     for start in range(0, size, chunk_size):
         n = min(chunk_size, size - start)
         args = [a.narrow(d, start, n) if d is not None else a for a, d in zip(flat_args, dims)]
         pieces.append(_run(func, args, dims, spec, kwargs, n, name, out_dims, randomness))
-    leaves = [flatten(p)[0] for p in pieces]
-    out_spec = flatten(pieces[0])[1]
+    leaves = [_flatten(p)[0] for p in pieces]
+    out_spec = _flatten(pieces[0])[1]
     od = _out_dims_list(out_dims, len(leaves[0]), name)
     return _unflatten([cat([lv[i] for lv in leaves], od[i]) if od[i] is not None else leaves[0][i]
                        for i in range(len(leaves[0]))], out_spec)
@@ -1054,7 +1048,6 @@ def _broadcast_in_dims(name, in_dims, args):
     if isinstance(in_dims, int):
         return [in_dims if isinstance(a, Tensor) else None for a in flat_args]
     if len(in_dims) != len(args):
-        from .func import _treespec  # (cycle: leafgrad.func imports this module)
         raise ValueError(f'vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): in_dims is not compatible with the '
                          f'structure of `inputs`. in_dims has structure {_treespec(in_dims)} but inputs has '
                          f'structure {_treespec(args)}.')
@@ -1066,7 +1059,6 @@ def _broadcast_in_dims(name, in_dims, args):
         else:
             sub = _flatten(d)[0]
             if len(sub) != len(leaves):
-                from .func import _treespec  # (cycle: leafgrad.func imports this module)
                 raise ValueError(f'vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): in_dims is not compatible with '
                                  f'the structure of `inputs`. in_dims has structure {_treespec(in_dims)} but inputs '
                                  f'has structure {_treespec(args)}.')
@@ -1075,7 +1067,6 @@ def _broadcast_in_dims(name, in_dims, args):
 
 
 def _run(func, flat_args, dims, spec, kwargs, size, name, out_dims=0, randomness='error'):
-    from .func import _unflatten  # (cycle: leafgrad.func imports this module)
     level = _state.depth
     if level == 0:
         _install()
@@ -1131,7 +1122,6 @@ def _exit(result, level, name, out_dims=0):
             others = any(x is leaf and e is not None and e != d and (id(x), e) not in done for x, e in zip(leaves, od))
             done[key] = _unbatch(leaf, level, d, alone=not others)
         outs[i] = done[key]
-    from .func import _unflatten  # (cycle: leafgrad.func imports this module)
     return _unflatten(outs, spec)
 
 
@@ -1330,17 +1320,15 @@ def zeros_with_levels(t, like):
 def first_of_innermost(tree):
     """The tensors of ``tree`` at index 0 of the innermost open level (along which they are all
     equal: computed from primals ``spread`` along it)."""
-    from .func import _flatten as flatten, _unflatten  # (cycle: leafgrad.func imports this module)
     level = _state.depth - 1
-    leaves, spec = flatten(tree)
+    leaves, spec = _flatten(tree)
     return _unflatten([_select_level(t, level, 0) if isinstance(t, Tensor) and level in _levels_of(t) else t
                        for t in leaves], spec)
 
 
 def batched_in(tree):
     """Whether a tensor of ``tree`` is batched at an open vmap level."""
-    from .func import _flatten as flatten  # (cycle: leafgrad.func imports this module)
-    return active() and any(is_batched(leaf) for leaf in flatten(tree)[0])
+    return active() and any(is_batched(leaf) for leaf in _flatten(tree)[0])
 
 
 def apply_node(node, grads, apply):

@@ -33,7 +33,8 @@ LAYERS = [
      'leafgrad.backends.cpu',  # (the CPU's vector instructions, as NumPy reports them: imports nothing)
      'leafgrad.torch_version',  # (the version string and its ordering: imports nothing)
      'leafgrad._storage',  # (the bytes under a tensor, on a device)
-     'leafgrad._shared_memory'),  # (an array's memory moved into a shared mapping)
+     'leafgrad._shared_memory',  # (an array's memory moved into a shared mapping)
+     'leafgrad._pytree'),  # (nested tuples, lists and dicts flattened and built again: imports nothing)
     # the engine: grad modes, the recorded graph, the backward walk, views' bookkeeping
     ('leafgrad.autograd.grad_mode', 'leafgrad.autograd.anomaly', 'leafgrad.autograd.origins',
      'leafgrad.autograd.graph', 'leafgrad.autograd.engine', 'leafgrad.autograd.views',
@@ -47,13 +48,19 @@ LAYERS = [
     # the op families
     ('leafgrad.ops.',),
     # the op library as a whole, and what is built on the ops (the autograd package's own
-    # modules above the engine: Function, gradcheck, forward mode, functional, the profiler)
+    # modules above the engine: Function, gradcheck, forward mode, functional, the profiler;
+    # the function transforms, vmap and its batching rules, which functional and gradcheck use)
     # (the legacy tensor types, constructors built on the factories, with them)
     ('leafgrad.ops', 'leafgrad.creation', 'leafgrad._tensor_types', 'leafgrad.random', 'leafgrad.functional',
-     'leafgrad.linalg', 'leafgrad.special', 'leafgrad.testing', 'leafgrad.autograd', 'leafgrad.autograd.'),
+     'leafgrad.linalg', 'leafgrad.special', 'leafgrad.testing', 'leafgrad.autograd', 'leafgrad.autograd.',
+     'leafgrad._transforms', 'leafgrad._vmap', 'leafgrad._vmap_nn'),
     # everything above: layers, optimizers, data, tools
     ('leafgrad.',),
     ('leafgrad',),
+    # what is built on the public namespace as a whole, which nothing in it imports: the
+    # __torch_function__ protocol (its switch wraps every public function), torch.fx (its
+    # generated code calls leafgrad.cat ...), the benchmark Timer (its statements see torch)
+    ('leafgrad.overrides', 'leafgrad.fx', 'leafgrad.fx.', 'leafgrad.utils.benchmark', 'leafgrad.utils.benchmark.'),
 ]
 
 

@@ -31,8 +31,8 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     """grad(..., is_grads_batched=True): one backward per row of each grad_output, the rows
     carried as a batch by vmap (as PyTorch); an unused input's materialized gradient is
     unbatched zeros, as PyTorch's."""
-    # (upward: vmap, a transform above this package, carries the batch, as PyTorch's is_grads_batched
-    # does with its vmap; here, not at the top: the transforms are not loaded at `import leafgrad`)
+    # (vmap carries the batch, as PyTorch's is_grads_batched does with its vmap; here, not at the
+    # top: vmap is not loaded at `import leafgrad`, and it imports this package)
     from .._vmap import vmap
     from ..creation import zeros_like  # (creation imports this package)
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)

@@ -7,37 +7,19 @@ result stays connected to the caller's graph). Forward-mode products (``jvp``, `
 use the double-backward trick: the vjp ``u -> J^T u`` is linear in ``u``, so differentiating
 it with respect to ``u`` in the direction ``v`` gives ``J v``.
 """
-import leafgrad  # (upward: the namespace, for func.jacfwd above this package and the ops as PyTorch calls them)
+from . import grad as autograd_grad
+from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from .._transforms import jacfwd
+from ..creation import zeros_like
+from ..ops.rearrange import stack
 from ..tensor import Tensor
 
 __all__ = ['vjp', 'jvp', 'jacobian', 'hessian', 'hvp', 'vhp']
 
 
 def _stack(tensors):
-    """Stack along a new first dim; ``leafgrad.stack`` once the op library has it."""
-    stack = getattr(leafgrad, 'stack', None)
-    if stack is not None:
-        return stack(tensors, 0)
-    return _Stack.apply(*tensors)
-
-
-def _stack_class():
-    from .function import Function
-
-    class Stack(Function):
-        @staticmethod
-        def forward(ctx, *tensors):
-            import numpy
-            ctx.n = len(tensors)
-            return Tensor._wrap(numpy.stack([t._data for t in tensors]))
-
-        @staticmethod
-        def backward(ctx, grad):
-            return tuple(grad.select(0, i) for i in range(ctx.n))
-    return Stack
-
-
-_Stack = _stack_class()
+    """Stack along a new first dim."""
+    return stack(tensors, 0)
 
 
 _TENSOR_OR_TUPLE = 'must be either a Tensor or a tuple of Tensors but'
@@ -125,8 +107,8 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
     if not pairs:
         return (None,) * len(inputs)
-    return leafgrad.autograd.grad(tuple(o for o, _ in pairs), inputs, tuple(g for _, g in pairs),
-                                  allow_unused=True, create_graph=create_graph, retain_graph=retain_graph)
+    return autograd_grad(tuple(o for o, _ in pairs), inputs, tuple(g for _, g in pairs),
+                         allow_unused=True, create_graph=create_graph, retain_graph=retain_graph)
 
 
 _STRICT_NONE = {
@@ -147,7 +129,7 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
         if grads_i is None:
             if strict:
                 raise RuntimeError(_STRICT_NONE[stage].format(i=i))
-            grads_i = leafgrad.zeros_like(refs[i])
+            grads_i = zeros_like(refs[i])
         elif strict and create_graph and not grads_i.requires_grad:
             what = 'hessian' if 'double' in stage else 'jacobian'
             raise RuntimeError(f'The {what} of the user-provided function is independent of input {i}. This is not '
@@ -193,7 +175,7 @@ def _pair_result(outputs, is_outputs_tuple, result, is_result_tuple, create_grap
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): the vector-Jacobian product."""
-    with leafgrad.enable_grad():
+    with enable_grad():
         is_inputs_tuple, inputs, _ = _prepare(inputs, None, create_graph, 'vjp', v_like_inputs=False)
         is_outputs_tuple, outputs = _outputs(func, inputs, 'vjp', strict)
         if v is not None:
@@ -203,7 +185,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         elif len(outputs) != 1 or outputs[0].nelement() != 1:
             raise RuntimeError('The vector v can only be None if the user-provided function returns a single Tensor '
                                'with a single element.')
-    with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'back')
     return _pair_result(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
@@ -211,14 +193,14 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v): the Jacobian-vector product, by the double-backward trick."""
-    with leafgrad.enable_grad():
+    with enable_grad():
         is_inputs_tuple, inputs, v = _prepare(inputs, v, create_graph, 'jvp')
         is_outputs_tuple, outputs = _outputs(func, inputs, 'jvp', strict)
         # u -> J^T u is linear in u; its derivative in direction v is J v.
-        grad_outputs = tuple(leafgrad.zeros_like(out, requires_grad=True) for out in outputs)
+        grad_outputs = tuple(zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, 'grad_inputs', strict=strict)
-    with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, outputs, strict, create_graph, 'back_trick')
     return _pair_result(outputs, is_outputs_tuple, result, is_outputs_tuple, create_graph)
@@ -237,7 +219,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                                       '`strategy="forward-mode"` are not supported together (yet). Please either set '
                                       '`create_graph=False` or `strategy="reverse-mode"`.')
         return _jacobian_forward_mode(func, inputs, strict, vectorize)
-    with leafgrad.enable_grad():
+    with enable_grad():
         is_inputs_tuple, inputs, _ = _prepare(inputs, None, create_graph, 'jacobian', v_like_inputs=False)
         is_outputs_tuple, outputs = _outputs(func, inputs, 'jacobian', strict)
         # vectorize=True asks for a batched backward (vmap); leafgrad has none, so both
@@ -253,7 +235,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                         if strict:
                             raise RuntimeError(f'Output {i} of the user-provided function is independent of input '
                                                f'{k}. {_STRICT}')
-                        vj_el = leafgrad.zeros_like(inp)
+                        vj_el = zeros_like(inp)
                     elif strict and create_graph and not vj_el.requires_grad:
                         raise RuntimeError(f'The jacobian of the user-provided function is independent of input {i}. '
                                            'This is not allowed in strict mode when create_graph=True.')
@@ -279,7 +261,7 @@ def _jacobian_forward_mode(func, inputs, strict, vectorize):
         outputs = func(*args)
         outputs_were_tuple[:] = [isinstance(outputs, tuple)]
         return outputs if isinstance(outputs, tuple) else (outputs,)
-    columns = leafgrad.func.jacfwd(outputs_as_tuple, argnums=tuple(range(len(inputs))))(*inputs)
+    columns = jacfwd(outputs_as_tuple, argnums=tuple(range(len(inputs))))(*inputs)
     columns = [list(per_input) for per_input in columns]  # (PyTorch's forward mode nests lists, not tuples)
     return _tuple_postprocess(columns, (outputs_were_tuple[0], is_inputs_tuple))
 
@@ -310,13 +292,13 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H) for a scalar func."""
-    with leafgrad.enable_grad():
+    with enable_grad():
         is_inputs_tuple, inputs, v = _prepare(inputs, v, create_graph, 'vhp')
         is_outputs_tuple, outputs = _outputs(func, inputs, 'vhp', strict)
         _single_scalar(is_outputs_tuple, outputs, 'vhp')
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, 'jacobian', strict=strict)
-    with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'double_back')
     return _pair_result(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
@@ -324,16 +306,16 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), H v) for a scalar func, by the double-backward trick on the gradient."""
-    with leafgrad.enable_grad():
+    with enable_grad():
         is_inputs_tuple, inputs, v = _prepare(inputs, v, create_graph, 'hvp')
         is_outputs_tuple, outputs = _outputs(func, inputs, 'hvp', strict)
         _single_scalar(is_outputs_tuple, outputs, 'hvp')
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, 'jacobian', strict=strict)
-        grad_jac = tuple(leafgrad.zeros_like(inp, requires_grad=True) for inp in inputs)
+        grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, 'hessian', strict=strict)
-    with leafgrad.set_grad_enabled(True if create_graph else leafgrad.is_grad_enabled()):
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, 'double_back_trick')
     return _pair_result(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
