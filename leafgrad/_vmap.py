@@ -40,7 +40,8 @@ import sys as _sys
 import warnings
 
 from . import backend
-from .autograd import _instrument, grad as autograd_grad
+from .autograd import _instrument, forward_ad, grad as autograd_grad
+from .autograd.graph import elementwise_jvp as _elementwise_jvp
 from .tensor import Tensor, Size
 from .ops.rearrange import cat, stack
 from .creation import zeros, zeros_like, ones
@@ -105,8 +106,7 @@ class BatchedTensor(Tensor):
             return Tensor.item(self)
         if self.numel() != 1:  # (a sample of several elements: the error of any tensor's .item())
             raise RuntimeError(f'a Tensor with {self.numel()} elements cannot be converted to Scalar')
-        forward_ad = _sys.modules.get('leafgrad.autograd.forward_ad')
-        if forward_ad is not None and forward_ad._state.level is not None:
+        if forward_ad._state.level is not None:
             # (a dual of a jvp or jacfwd under vmap: PyTorch's message for a wrapped batched tensor)
             raise RuntimeError(
                 "vmap: It looks like you're either (1) calling .item() on a Tensor or (2) attempting to use a Tensor "
@@ -1194,7 +1194,6 @@ def per_sample_leaf(x):
             data = x
         leaf = data.detach().contiguous().requires_grad_(True) if data is x else data.detach().requires_grad_(True)
         if tangent is not None:
-            from .autograd import forward_ad  # (loaded when first used)
             leaf = forward_ad.make_dual(leaf, tangent.detach() if tangent._requires_grad else tangent)
     return _batched(leaf, want)
 
@@ -1339,8 +1338,7 @@ def apply_node(node, grads, apply):
     stacked, as PyTorch falls back to a loop for an op without a batching rule."""
     if not any(is_batched(g) for g in grads):
         return apply(node, grads)
-    forward_ad = _sys.modules.get('leafgrad.autograd.forward_ad')
-    if forward_ad is not None and forward_ad._state.level is not None:
+    if forward_ad._state.level is not None:
         return apply(node, grads)  # (a sample's slice would lose the gradients' tangents)
     if len(grads) == 1 and getattr(type(node), 'jvp', None) is _elementwise_jvp:
         # a diagonal Jacobian: the derivative is elementwise in the gradient, whose physical array
@@ -1367,8 +1365,6 @@ def apply_node(node, grads, apply):
         results.append(apply_node(node, picked, apply))
     return tuple(_restack_or_none([r[k] for r in results], level) for k in range(len(results[0])))
 
-
-from .autograd.graph import elementwise_jvp as _elementwise_jvp  # noqa: E402
 
 # Node classes whose derivative gave an unbatched result or failed on a batch of gradients:
 # later walks run them per sample at once.

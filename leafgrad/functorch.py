@@ -10,8 +10,10 @@ module, as ``import torch`` with leafgrad. Its sub-packages (``functorch.dim``,
 import copy
 import warnings
 
-from . import func as _func
+from . import func as _func, ops
 from .nn.modules.module import Module
+from .nn.parameter import Parameter
+from .nn.utils.stateless import _swap
 
 __all__ = ['vmap', 'grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian', 'make_functional',
            'make_functional_with_buffers', 'combine_state_for_ensemble', 'FunctionalModule',
@@ -72,7 +74,6 @@ def hessian(func, argnums=0):
 def _extract(model, named_members, make):
     """Replace each of model's members (parameters or buffers) by a meta tensor; returns the
     originals, their names (shared members once) and, per name, every name it is bound to."""
-    from .nn.utils.stateless import _swap
     unique = tuple(named_members(remove_duplicate=True))
     names_map, first_name = {}, {}
     for name, t in named_members(remove_duplicate=False):
@@ -117,7 +118,6 @@ class FunctionalModuleWithBuffers(FunctionalModule):
 
 
 def _stateless_copy(model, disable_autograd_tracking, with_buffers):
-    from .nn.parameter import Parameter
     model_copy = copy.deepcopy(model)
     params, param_names, param_map = _extract(model_copy, model_copy.named_parameters, Parameter)
     if disable_autograd_tracking:
@@ -152,7 +152,6 @@ def combine_state_for_ensemble(models):
     """``(func, params, buffers)`` of models of one class: each parameter and buffer stacked
     along a new first dimension, ``func`` that of the first model (for ``vmap``)."""
     _warn_deprecated('combine_state_for_ensemble', 'torch.func.stack_module_state')
-    from . import ops
     if not models:
         raise RuntimeError('combine_state_for_ensemble: Expected at least one model, got 0.')
     if not (all(m.training for m in models) or all(not m.training for m in models)):

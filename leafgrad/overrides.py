@@ -27,6 +27,9 @@ import inspect
 import sys
 from types import ModuleType
 
+import leafgrad  # (the namespace whose public functions enable() wraps: this module sits above it)
+from .tensor import Tensor
+
 __all__ = ['has_torch_function', 'handle_torch_function', 'is_tensor_like', 'enable']
 
 _enabled = False
@@ -49,7 +52,6 @@ def _overriding_type(obj):
 
 
 def _is_tensor_class(cls):
-    from .tensor import Tensor
     return issubclass(cls, Tensor) and cls.__dict__.get('__torch_function__') is None and \
         getattr(cls, '__torch_function__', None) is getattr(Tensor, '__torch_function__', None)
 
@@ -77,7 +79,6 @@ def has_torch_function(relevant_args):
 
 def is_tensor_like(obj):
     """A tensor, or an object that overrides leafgrad's functions."""
-    from .tensor import Tensor
     return isinstance(obj, Tensor) or _overriding_type(obj) is not None
 
 
@@ -141,7 +142,7 @@ def _dispatching(function, key, python_level):
 
 
 def _namespaces():
-    import leafgrad  # (upward: the namespace whose public functions enable() wraps)
+    # (loaded when enable() first runs: the profiler, which imports this module, loads none of them)
     from .nn import functional
     from . import fft, linalg, special
     return ((leafgrad, False), (functional, True), (linalg, False), (special, False), (fft, False))
@@ -153,7 +154,6 @@ def enable():
     if _enabled:
         return
     _enabled = True
-    from .tensor import Tensor
     for namespace, python_level in _namespaces():
         for name, function in list(vars(namespace).items()):
             if name.startswith('_') or not inspect.isfunction(function) or function is Tensor or \

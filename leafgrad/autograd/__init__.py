@@ -4,6 +4,7 @@ detection; and, loaded on first use, the toolkit: ``Function`` (custom ops, func
 hvp, vhp) and ``graph`` (Node, saved_tensors_hooks, save_on_cpu)."""
 from __future__ import annotations  # (annotations stay strings: nothing to evaluate at import or per call)
 
+import importlib
 import sys
 import warnings
 from typing import TYPE_CHECKING
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 def memory_report(*roots):
     """The bytes the graph leading to ``roots`` saved for backward, and what backward() will
     free: see ``leafgrad.autograd.memory`` (loaded on first use)."""
-    from .memory import memory_report as report
+    from .memory import memory_report as report  # (loaded when first used: not at `import leafgrad`)
     return report(*roots)
 
 
@@ -127,7 +128,7 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: _MaybeTensors = None
             continue
         if g is None:
             if materialize_grads:
-                from ..creation import zeros_like
+                from ..creation import zeros_like  # (creation imports this package)
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(f'The differentiated Tensor at index {i} appears to not have been '
@@ -159,7 +160,6 @@ _LAZY = {'Function': 'function', 'FunctionCtx': 'function', 'once_differentiable
 
 def __getattr__(name):
     # The toolkit loads on first use, so that `import leafgrad` stays fast.
-    import importlib
     if name in _LAZY:
         return getattr(importlib.import_module(f'.{_LAZY[name]}', __name__), name)
     if name in ('function', 'functional', 'profiler', 'profiler_util', 'forward_ad'):
@@ -179,7 +179,7 @@ class _AutogradModule(type(grad_mode)):
 
     @property
     def gradcheck(self):
-        from .gradcheck import gradcheck
+        from .gradcheck import gradcheck  # (loaded when first used: not at `import leafgrad`)
         return gradcheck
 
     @gradcheck.setter
@@ -188,5 +188,4 @@ class _AutogradModule(type(grad_mode)):
 
 
 from .. import tensor as _tensor  # noqa: E402  (tensor.py imports this package first)
-import sys as _sys  # noqa: E402
-_sys.modules[__name__].__class__ = _AutogradModule
+sys.modules[__name__].__class__ = _AutogradModule

@@ -29,6 +29,9 @@ import sys
 import weakref
 
 from . import grad_mode, _instrument
+from ..creation import zeros_like
+from ..ops import elementwise
+from ..tensor import Tensor
 from .graph import AccumulateGrad, SavedOutput, _sequence, grad_accumulator, self_recording
 
 __all__ = ['dual_level', 'enter_dual_level', 'exit_dual_level', 'make_dual', 'unpack_dual',
@@ -163,13 +166,7 @@ _OVERWRITING = {'zero_', 'fill_', 'normal_', 'uniform_', 'random_', 'bernoulli_'
                 'geometric_', 'log_normal_', 'cauchy_'}
 
 
-def _tensor_type():
-    from ..tensor import Tensor
-    return Tensor
-
-
 def _duals_in(args, kwargs):
-    Tensor = _tensor_type()
     found = []
     for a in args:
         if isinstance(a, Tensor):
@@ -214,7 +211,6 @@ def _install():
 
 def _ops():
     table = _instrument._build_ops(imported=True)  # (which loads nn.functional: its entries are in self_recording)
-    from ..ops import elementwise
     for fn in (elementwise.tanh_backward, elementwise.sigmoid_backward, elementwise.masked_grad, *self_recording):
         # derivatives that record their own node: forward over reverse carries tangents through them
         table[id(fn)] = (fn, fn.__name__)
@@ -238,7 +234,6 @@ def _edge_key(t):
 
 
 def _outputs(out):
-    Tensor = _tensor_type()
     if isinstance(out, Tensor):
         return [out]
     if isinstance(out, (tuple, list)):
@@ -252,7 +247,6 @@ def _run(fn, name, args, kwargs, duals):
         out = fn(*args, **kwargs)
         _give_tangents(out, name, _state.truly)  # (the rule records only where the outer op truly does)
         return out
-    Tensor = _tensor_type()
     state = grad_mode.state
     prev = state.grad_enabled
     tensors = [a for a in args if isinstance(a, Tensor)] + [a for a in kwargs.values() if isinstance(a, Tensor)]
@@ -382,7 +376,6 @@ def _forget(out, temp, start, truly):
 # ---- in-place ops ----------------------------------------------------------------------------
 
 def _run_inplace(fn, name, args, kwargs):
-    Tensor = _tensor_type()
     self = args[0]
     if name == '__setitem__':
         index, value = args[1], args[2]
@@ -461,5 +454,4 @@ def _zero_tangent(t, like):
     vmap = sys.modules.get('leafgrad._vmap')
     if like is not None and vmap is not None and vmap.is_batched(like):
         return vmap.zeros_with_levels(t, like)
-    from ..creation import zeros_like
     return zeros_like(t)

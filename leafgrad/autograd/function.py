@@ -24,6 +24,9 @@ from typing import Any, Callable
 from . import grad_mode
 from .anomaly import anomaly_state, forward_trace
 from .graph import Node, SavedOutput, gradient_edge
+from .. import backend
+from ..creation import zeros, zeros_like
+from ..ops._util import sum_to
 from ..tensor import Tensor
 
 
@@ -91,7 +94,6 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def apply(self, *grads):
         if self.materialize_grads:
-            from ..creation import zeros
             # a tensor output that received no gradient gets zeros; a non-tensor output None
             grads = tuple(zeros(shape, dtype=dtype) if g is None and dtype is not None else g
                           for g, (shape, dtype) in zip(grads, self.output_meta))
@@ -130,10 +132,8 @@ class BackwardCFunction(Node, FunctionCtx):
                 if not _expandable(shape, g._data.shape):
                     raise RuntimeError(f'Function {self.name()} returned an invalid gradient at index {i} - '
                                        f'got {list(g._data.shape)} but expected shape compatible with {list(shape)}')
-                from ..ops._util import sum_to
                 g = sum_to(g, shape)
             if g._data.dtype != dtype:
-                from .. import backend
                 g = g.to(backend.from_np(dtype))
             out.append(g)
         return tuple(out)
@@ -281,7 +281,6 @@ def _forward_tangents(cls, ctx, args, outputs, forward_ad):
     forward argument: zeros for a tensor without one, or None after set_materialize_grads(False);
     None for a non-tensor) gives the outputs' tangents; ``ctx.saved_tensors`` holds what
     ``save_for_forward`` (else ``save_for_backward``) kept."""
-    from ..creation import zeros_like
     materialize = ctx.materialize_grads  # (set_materialize_grads(False): None for a missing tangent)
     tangents = tuple((a._fw_grad if a._fw_grad is not None else zeros_like(a) if materialize else None)
                      if isinstance(a, Tensor) else None for a in args)
@@ -356,7 +355,6 @@ def _connect_outputs(ctx, outputs, tensor_args, dirty):
 def _dtype(np_dtype):
     if np_dtype is None:
         return None
-    from .. import backend
     return backend.from_np(np_dtype)
 
 

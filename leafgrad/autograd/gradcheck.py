@@ -34,8 +34,13 @@ import warnings
 import numpy as np
 
 from .. import backend
-
+from .._vmap import vmap
+from ..creation import rand, randn_like, zeros, zeros_like
+from ..generator import Generator
+from ..ops import stack
+from ..ops.complex_numbers import complex as join, resolve_conj, view_as_real
 from ..tensor import Tensor
+from . import forward_ad, grad as autograd_grad
 from .graph import Node, gradient_edge
 
 
@@ -80,7 +85,6 @@ def _eval(func, inputs):
 
 def _real_lift(func, inputs):
     """``func`` as a function of real tensors only, and its inputs (see the module's docstring)."""
-    from ..ops.complex_numbers import complex as join, resolve_conj, view_as_real
     lifted, parts = [], []
     for x in inputs:
         if isinstance(x, Tensor) and x._requires_grad and x._data.dtype.kind == 'c':
@@ -124,7 +128,6 @@ def _numerical_jacobians(func, inputs, outputs, eps):
 
 def _analytical_jacobians(outputs, inputs):
     """{(out_i, in_i): array [input numel, output numel]}, one backward per output element."""
-    from . import grad as autograd_grad
     diff = [(i, x) for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
     jac = {}
     for j, out in enumerate(outputs):
@@ -152,7 +155,6 @@ def _analytical_jacobians(outputs, inputs):
 def _forward_jacobians(func, inputs, outputs):
     """{(out_i, in_i): array [input numel, output numel]} by forward mode: one forward pass per
     input element, that input's tangent one-hot, the others' zero."""
-    from . import forward_ad
     diff = [(i, x) for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
     jac = {}
     with forward_ad.dual_level():
@@ -198,10 +200,6 @@ def _batched_forward_failure(func, inputs):
     """PyTorch's batched forward-gradient check: for each input that requires grad, the output
     tangents of two random tangents, computed at once (vmap over the tangents: each forward
     rule runs on the batch) and one by one, must agree. Returns the failure message or None."""
-    from . import forward_ad
-    from ..creation import randn_like, zeros_like
-    from ..ops import stack
-    from .._vmap import vmap  # (upward: check_batched_grad checks vmap's rules, which sit above autograd)
     for i, x in enumerate(inputs):
         if not (isinstance(x, Tensor) and x._requires_grad and x._data.dtype.kind == 'f'):
             continue
@@ -259,10 +257,6 @@ def _test_batched_grad(diff, output, output_idx):
     """PyTorch's batched backward check: the gradients of ``output`` for two random output
     gradients, computed at once (vmap over the backward: each node's derivative runs on the
     batch) and one by one, must agree; raises GradcheckError when they do not."""
-    from . import grad as autograd_grad
-    from ..creation import randn_like, zeros
-    from ..ops import stack
-    from .._vmap import vmap  # (upward: check_batched_grad checks vmap's rules, which sit above autograd)
 
     def vjp(v):
         grads = autograd_grad(output, diff, v, retain_graph=True, allow_unused=True)
@@ -297,7 +291,6 @@ def _undefined_grad(t):
 
 
 def _zero_seeded_grads(outputs, diff):
-    from . import grad as autograd_grad
     seeds = [Tensor._wrap(np.zeros_like(o._data)) for o in outputs]
     return autograd_grad(outputs, diff, seeds, allow_unused=True)
 
@@ -354,7 +347,6 @@ def _test_undefined_backward(func, inputs, diff, n_outputs):
 def _test_undefined_forward(func, inputs):
     """PyTorch's forward-mode counterpart: for each input, its tangent given as zeros and not
     given at all (the other inputs' tangents random) must give the same output tangents."""
-    from . import forward_ad
     rng = np.random.default_rng(0)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
     with forward_ad.dual_level():
@@ -476,7 +468,6 @@ def _slow_gradcheck(func, inputs, outputs, eps, atol, rtol, raise_exception, non
 
     analytical = _analytical_jacobians(outputs, inputs)
     if check_grad_dtypes:
-        from . import grad as autograd_grad
         diff = [x for x in inputs if isinstance(x, Tensor) and x._requires_grad]
         for out in outputs:
             if out._requires_grad:
@@ -507,15 +498,12 @@ def _slow_gradcheck(func, inputs, outputs, eps, atol, rtol, raise_exception, non
 def _unit_vector(numel, generator, dtype):
     """PyTorch's random direction: rand (default float dtype) of the generator, in ``dtype``,
     divided by its norm."""
-    from ..creation import rand
     vec = np.asarray(backend.to_numpy(rand(numel, generator=generator)._data)).astype(dtype)
     norm = np.sqrt((vec * vec).sum())
     return vec / norm if norm else vec
 
 
 def _fast_gradcheck(func, inputs, outputs, eps, atol, rtol, nondet_tol, raise_exception):
-    from . import grad as autograd_grad
-    from ..generator import Generator
     generator = Generator()  # (its own: the user's stream is left alone, as in PyTorch)
     diff = [x for x in inputs if isinstance(x, Tensor) and x._requires_grad]
     us = [_unit_vector(x._data.size, generator, x._data.dtype) for x in diff]
@@ -587,7 +575,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
                   check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
     """Check second derivatives: gradcheck of the map (inputs, grad_outputs) -> vjp, which
     ``create_graph=True`` makes differentiable."""
-    from . import grad as autograd_grad
     if not (check_fwd_over_rev or check_rev_over_rev):
         raise AssertionError('Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True')
     if check_undefined_grad and not check_rev_over_rev:

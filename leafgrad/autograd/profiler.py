@@ -17,8 +17,13 @@ import uuid
 import warnings
 
 from .. import backend
+# (upward, the one arrow out of its layer: the __torch_function__ protocol, for torch.ops.profiler's
+# operators, which hand an object that overrides (an fx Proxy) to its override as PyTorch's do. The
+# protocol sits above the namespace because its switch wraps every public function of it; this
+# package is below because the namespace is built on it.)
+from ..overrides import handle_torch_function, has_torch_function
 from . import _instrument
-from .profiler_util import EventList, FunctionEvent
+from .profiler_util import EventList, FunctionEvent, _write_chrome_trace
 
 __all__ = ['profile', 'record_function', 'emit_itt', 'emit_nvtx', 'EventList', 'FunctionEvent']
 
@@ -176,7 +181,6 @@ class profile:
 
     def export_chrome_trace(self, path, metadata=None, use_python_export=False):
         """Write the events as a Chrome trace (JSON; ``.gz`` paths are gzipped)."""
-        from .profiler_util import _write_chrome_trace
         _write_chrome_trace(self.function_events, path)
 
     def export_stacks(self, path, metric='self_cpu_time_total'):
@@ -248,8 +252,6 @@ class record_function:
 def _record_function_enter(name, args=None):
     """``torch.ops.profiler._record_function_enter``: open a ``record_function`` range and return
     its handle (closed by ``_record_function_exit``), the two halves of ``with record_function``."""
-    # (upward: the __torch_function__ protocol, which wraps the namespace's functions once it is used)
-    from ..overrides import handle_torch_function, has_torch_function
     if has_torch_function((name,)):
         return handle_torch_function(_record_function_enter, (name,), name, args)
     handle = record_function(name, args)
@@ -259,8 +261,6 @@ def _record_function_enter(name, args=None):
 
 def _record_function_exit(handle):
     """``torch.ops.profiler._record_function_exit``: close the range ``handle`` opened."""
-    # (upward: the __torch_function__ protocol, which wraps the namespace's functions once it is used)
-    from ..overrides import handle_torch_function, has_torch_function
     if has_torch_function((handle,)):
         return handle_torch_function(_record_function_exit, (handle,), handle)
     handle.__exit__(None, None, None)

@@ -14,6 +14,7 @@ import numpy as np
 
 import leafgrad  # (the namespace timed statements see as torch, as PyTorch's Timer gives them torch)
 
+from .... import cuda
 from . import common
 
 __all__ = ['Timer', 'timer', 'Language']
@@ -21,7 +22,6 @@ __all__ = ['Timer', 'timer', 'Language']
 
 def timer():
     """The default clock: ``timeit.default_timer``, after waiting for the GPU when there is one."""
-    from .... import cuda  # (loaded when first used: the timer's import does not load leafgrad.cuda)
     if cuda.is_available():
         cuda.synchronize()
     return timeit.default_timer()
