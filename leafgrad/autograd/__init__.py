@@ -149,7 +149,7 @@ def _walked_in_grad_mode():
     ``engine.run_backward``). Otherwise a gradient is returned as the walk made it, as PyTorch
     returns it: a view of what it came from (the gradient of a sum is an expand of the output's),
     or a tensor a hook or ``grad_outputs`` gave, requiring grad as it does."""
-    vmap = sys.modules.get('leafgrad._vmap')
+    vmap = sys.modules.get('leafgrad._vmap')  # (active only once loaded; grad does not load it)
     return vmap is not None and vmap.active()
 
 

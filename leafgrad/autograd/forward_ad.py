@@ -451,7 +451,7 @@ def _tangent_for_update(t, force=True, like=None):
 
 
 def _zero_tangent(t, like):
-    vmap = sys.modules.get('leafgrad._vmap')
+    vmap = sys.modules.get('leafgrad._vmap')  # (batched only once vmap is loaded; forward AD does not load it)
     if like is not None and vmap is not None and vmap.is_batched(like):
         return vmap.zeros_with_levels(t, like)
     return zeros_like(t)
