@@ -8,7 +8,7 @@ import keyword
 import re
 import warnings
 
-import leafgrad  # (upward: the namespace generated code calls, leafgrad.cat(...), as PyTorch's calls torch)
+import leafgrad  # (the namespace generated code calls, leafgrad.cat(...), as PyTorch's calls torch: fx sits above it)
 from .node import Node, _format_arg, _qualified_name, _type_repr, map_arg, operator_expression
 from ._wrap import wrap
 from ..backend import device, dtype
