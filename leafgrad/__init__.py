@@ -164,27 +164,27 @@ def __getattr__(name):
         from ._compile import compile  # (loaded when first used, as every entry below)
         return compile
     if name == 'vmap':  # torch.vmap is torch.func.vmap
-        from .func import vmap
+        from .func import vmap  # (loaded when first used)
         return vmap
     if name in ('save', 'load'):
-        from . import serialization
+        from . import serialization  # (loaded when first used)
         return getattr(serialization, name)
     if name in ('finfo', 'iinfo'):
-        from . import _type_info
+        from . import _type_info  # (loaded when first used)
         return getattr(_type_info, name)
     if name in _SETTINGS:
-        from . import _settings
+        from . import _settings  # (loaded when first used)
         return getattr(_settings, name)
     if name in _SPECTRAL:
-        from . import _spectral
+        from . import _spectral  # (loaded when first used)
         return getattr(_spectral, name)
     if name in _LEGACY_TYPES:
-        from . import _tensor_types
+        from . import _tensor_types  # (loaded when first used)
         return getattr(_tensor_types, name)
     if name == 'bfloat16':  # made on first use: ml_dtypes takes ~0.6 s to import
         return backend._make_bfloat16()
     if name in _AUTOCAST_NAMES:
-        from .amp import autocast_mode
+        from .amp import autocast_mode  # (loaded when first used)
         return getattr(autocast_mode, name)
     if not name.startswith('__'):
         try:

@@ -36,7 +36,7 @@ def _blas():
     """threadpoolctl's handle on NumPy's BLAS (every BLAS loaded, if NumPy's cannot be told apart)."""
     global _blas_pools
     if _blas_pools is None:
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController  # (optional; loaded when first used)
         pools = ThreadpoolController().select(user_api='blas')
         numpy_dir = os.path.dirname(os.path.dirname(backend.numpy.__file__))
         own = [c for c in pools.lib_controllers if os.path.realpath(c.filepath).startswith(numpy_dir)]

@@ -18,10 +18,10 @@ array's memory when the dtypes agree. ``device=`` must name the type's own devic
 import operator
 import warnings
 
-from . import backend
+from . import _settings, backend
 from .ops._util import ops
 from .ops.indexing import alias
-from .tensor import Size, Tensor
+from .tensor import Size, Tensor, legacy_type_name
 
 _np = backend.numpy
 
@@ -236,7 +236,6 @@ def set_default_tensor_type(t, /):
     if t.is_cuda and not backend.cuda_available():
         raise TypeError(f'type {_full_name(t)} not available. Torch not compiled with CUDA enabled.')
     backend.set_default_dtype(t.dtype)
-    from . import _settings
     _settings.set_default_device('cuda' if t.is_cuda else None)
 
 
@@ -258,7 +257,6 @@ def _type_by_name(name, error):
 def tensor_type(input, dtype=None, non_blocking=False, **kwargs):
     """``Tensor.type()``: the legacy type's name; ``Tensor.type(t)``: the tensor as type or dtype ``t``."""
     if dtype is None and 'dtype' not in kwargs:
-        from .tensor import legacy_type_name
         return legacy_type_name(input._data)
     dtype = kwargs.pop('dtype', dtype)
     if isinstance(dtype, str):

@@ -54,7 +54,7 @@ _hook_filter_changes()
 warnings.filterwarnings(*_FP_FILTER[:1], _FP_FILTER[1].pattern, RuntimeWarning, _FP_FILTER[3].pattern)
 
 try:  # CuPy is optional: only needed for device='cuda'.
-    import cupy as _cupy
+    import cupy as _cupy  # (optional)
 except Exception:  # ImportError, or a CuPy without a usable CUDA driver
     _cupy = None
 
@@ -125,7 +125,7 @@ def _make_bfloat16():
     global bfloat16
     d = _BY_NAME.get('bfloat16')
     if d is None:
-        import ml_dtypes
+        import ml_dtypes  # (loaded when first used: ~0.6 s to import)
         d = dtype('bfloat16', ml_dtypes.bfloat16, 2)
         _BY_NP[d.np] = _BY_NAME['bfloat16'] = bfloat16 = d
     return d
@@ -187,7 +187,7 @@ def is_bfloat16(np_dtype):
 def np_finfo(np_dtype):
     """NumPy's finfo of a floating dtype, also of bfloat16 (ml_dtypes' finfo)."""
     if np_dtype.kind == 'V':
-        import ml_dtypes
+        import ml_dtypes  # (loaded when first used: ~0.6 s to import)
         return ml_dtypes.finfo(np_dtype)
     return np.finfo(np_dtype)
 

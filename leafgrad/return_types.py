@@ -25,37 +25,41 @@ def _make(name, fields):
 
 
 _VI = ('values', 'indices')
-max = _make('max', _VI)
-min = _make('min', _VI)
-median = _make('median', _VI)
-nanmedian = _make('nanmedian', _VI)
-mode = _make('mode', _VI)
-kthvalue = _make('kthvalue', _VI)
-sort = _make('sort', _VI)
-topk = _make('topk', _VI)
-cummax = _make('cummax', _VI)
-cummin = _make('cummin', _VI)
-aminmax = _make('aminmax', ('min', 'max'))
-svd = _make('svd', ('U', 'S', 'V'))
-qr = _make('qr', ('Q', 'R'))
-linalg_svd = _make('linalg_svd', ('U', 'S', 'Vh'))
-linalg_qr = _make('linalg_qr', ('Q', 'R'))
-linalg_eigh = _make('linalg_eigh', ('eigenvalues', 'eigenvectors'))
-linalg_eig = _make('linalg_eig', ('eigenvalues', 'eigenvectors'))
-linalg_slogdet = _make('linalg_slogdet', ('sign', 'logabsdet'))
-slogdet = _make('slogdet', ('sign', 'logabsdet'))
-linalg_inv_ex = _make('linalg_inv_ex', ('inverse', 'info'))
-linalg_cholesky_ex = _make('linalg_cholesky_ex', ('L', 'info'))
-histogram = _make('histogram', ('hist', 'bin_edges'))
-linalg_lstsq = _make('linalg_lstsq', ('solution', 'residuals', 'rank', 'singular_values'))
-linalg_lu_factor = _make('linalg_lu_factor', ('LU', 'pivots'))
-linalg_lu_factor_ex = _make('linalg_lu_factor_ex', ('LU', 'pivots', 'info'))
-linalg_lu = _make('linalg_lu', ('P', 'L', 'U'))
-lu_unpack = _make('lu_unpack', ('P', 'L', 'U'))
-linalg_solve_ex = _make('linalg_solve_ex', ('result', 'info'))
-triangular_solve = _make('triangular_solve', ('solution', 'cloned_coefficient'))
-geqrf = _make('geqrf', ('a', 'tau'))
-frexp = _make('frexp', ('mantissa', 'exponent'))
+# {name: fields}: each named tuple's type is made when first read (module __getattr__ below), as
+# making the 62 of them took ~1 ms of `import leafgrad`
+_FIELDS = {
+    'max': _VI,
+    'min': _VI,
+    'median': _VI,
+    'nanmedian': _VI,
+    'mode': _VI,
+    'kthvalue': _VI,
+    'sort': _VI,
+    'topk': _VI,
+    'cummax': _VI,
+    'cummin': _VI,
+    'aminmax': ('min', 'max'),
+    'svd': ('U', 'S', 'V'),
+    'qr': ('Q', 'R'),
+    'linalg_svd': ('U', 'S', 'Vh'),
+    'linalg_qr': ('Q', 'R'),
+    'linalg_eigh': ('eigenvalues', 'eigenvectors'),
+    'linalg_eig': ('eigenvalues', 'eigenvectors'),
+    'linalg_slogdet': ('sign', 'logabsdet'),
+    'slogdet': ('sign', 'logabsdet'),
+    'linalg_inv_ex': ('inverse', 'info'),
+    'linalg_cholesky_ex': ('L', 'info'),
+    'histogram': ('hist', 'bin_edges'),
+    'linalg_lstsq': ('solution', 'residuals', 'rank', 'singular_values'),
+    'linalg_lu_factor': ('LU', 'pivots'),
+    'linalg_lu_factor_ex': ('LU', 'pivots', 'info'),
+    'linalg_lu': ('P', 'L', 'U'),
+    'lu_unpack': ('P', 'L', 'U'),
+    'linalg_solve_ex': ('result', 'info'),
+    'triangular_solve': ('solution', 'cloned_coefficient'),
+    'geqrf': ('a', 'tau'),
+    'frexp': ('mantissa', 'exponent'),
+}
 
 __all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'topk', 'cummax', 'cummin', 'aminmax',
            'svd', 'qr', 'linalg_svd', 'linalg_qr', 'linalg_eigh', 'linalg_eig', 'linalg_slogdet', 'slogdet',
@@ -64,7 +68,16 @@ __all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'top
 
 # What an op returns when it wrote out=(...): the same fields, named <name>_out (as PyTorch's
 # torch.linalg.qr(A, out=(Q, R)) returns a torch.return_types.linalg_qr_out).
-for _name in list(__all__):
-    globals()[_name + '_out'] = _make(_name + '_out', globals()[_name]._fields)
-    __all__.append(_name + '_out')
-del _name
+__all__ += [name + '_out' for name in __all__]
+
+
+def __getattr__(name):
+    fields = _FIELDS.get(name[:-4] if name.endswith('_out') else name)
+    if fields is None or name.startswith('_'):
+        raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+    # (setdefault: two threads that make one at once both get the first made)
+    return globals().setdefault(name, _make(name, fields))
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

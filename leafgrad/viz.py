@@ -199,7 +199,7 @@ _MISSING = ("rendering to {fmt} needs Graphviz's `dot` program, which was not fo
 
 def _run_dot(source, fmt):
     try:
-        import graphviz
+        import graphviz  # (optional; loaded when first used)
     except ImportError:
         graphviz = None
     if graphviz is not None:
