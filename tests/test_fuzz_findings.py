@@ -1851,3 +1851,15 @@ def test_a_view_made_before_its_base_required_grad_is_a_leaf_until_its_history_i
             return str(err)
         return type(v2.grad_fn).__name__, str(v2.detach().tolist())
     assert run(lg) == run(torch)
+
+
+def test_the_transpose_of_an_empty_slice_passes_its_gradient_on():
+    """Seed 18026408: the gradient of a sum reaching t() of an empty slice is a broadcast array,
+    whose NumPy base is no array; t()'s backward asked it for its dims (AttributeError)."""
+    def program(T):
+        x = T.tensor([[[1.1, 0.5], [2.0, 1.7], [1.2, 0.3]], [[1.0, -1.3], [-0.1, 1.3], [1.3, -1.8]]],
+                     requires_grad=True)
+        y = 0.5 + x[-2:2, -1, 1:0].t()
+        T.autograd.backward([y.sum()])
+        return {'grad': x.grad, 'shape': tuple(y.shape)}
+    assert_same(program)

@@ -356,7 +356,8 @@ class T(Op):
 def _transposed_buffer(array):
     """The contiguous buffer whose transpose ``array`` is, or None."""
     base = getattr(array, 'base', None)
-    if (base is None or array.ndim != 2 or base.ndim != 2 or base.base is not None
+    # (a base that is no array, as NumPy's as_strided and broadcast_to leave behind, is none)
+    if (type(base) is not xp.ndarray or array.ndim != 2 or base.ndim != 2 or base.base is not None
             or array.shape[::-1] != base.shape or array.strides[::-1] != base.strides
             or not base.flags.c_contiguous):
         return None
