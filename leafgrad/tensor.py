@@ -657,13 +657,19 @@ class Tensor:
         return (self[i] for i in range(self._data.shape[0]))
 
     def __repr__(self, *, tensor_contents=None):
-        if self._base is not None:
-            _fresh(self)
-        fn = self._grad_fn
+        fn = fn_name = None
+        try:
+            if self._base is not None:
+                _fresh(self)
+            fn = self._grad_fn
+        except RuntimeError:  # (a view made under no_grad whose base changed in place: PyTorch's repr says so)
+            fn_name = 'Invalid'
+        if fn is not None:
+            fn_name = fn.name().rsplit('::', 1)[-1]
         return tensor_repr(self._data if self.is_meta else backend.to_numpy(self._data),
                            device=None if type(self._data) is _ndarray else str(self.device),
-                           requires_grad=self._requires_grad and fn is None,
-                           grad_fn_name=fn.name().rsplit('::', 1)[-1] if fn is not None else None,
+                           requires_grad=self._requires_grad and fn_name is None,
+                           grad_fn_name=fn_name,
                            default_float=backend.get_default_dtype().np,
                            tangent=None if self._fw_grad is None else f'{self._fw_grad}')
 

@@ -1863,3 +1863,22 @@ def test_the_transpose_of_an_empty_slice_passes_its_gradient_on():
         T.autograd.backward([y.sum()])
         return {'grad': x.grad, 'shape': tuple(y.shape)}
     assert_same(program)
+
+
+def test_a_view_whose_history_cannot_be_made_prints_an_invalid_grad_fn():
+    """Seed 18024907: printing a view made under no_grad whose base then changed in place with
+    grad mode on: PyTorch's repr catches the error reading grad_fn raises and prints
+    grad_fn=<Invalid>; leafgrad's repr raised it. Reading grad_fn still raises in both."""
+    def program(T):
+        x = T.tensor([[0.1], [1.1], [1.5]], requires_grad=True)
+        y = x.cos()
+        with T.no_grad():
+            v = y[2:, None]
+        y[..., 1:, :].sqrt_()
+        out = {'repr': repr(v).replace('leafgrad', 'torch'), 'str': str(v.contiguous())}
+        try:
+            v.grad_fn
+        except RuntimeError as e:
+            out['grad_fn'] = str(e)
+        return out
+    assert_same(program)
