@@ -768,10 +768,17 @@ def _is_float32_exp_rounding_amplified(lines, diff):
         torch.set_default_dtype(torch.float32)
 
 
+# float32 ops whose last bit NumPy's kernels round otherwise than PyTorch's (exp's own rounding;
+# Welford's variance against NumPy's two passes; a vectorized sum's order against a pairwise one)
+_ROUNDED_OTHERWISE = ('softmax', 'std', 'var', 'exp', 'sigmoid', 'mean', 'norm', 'logsumexp')
+
+
 def _is_index_among_rounded_ties(lines, diff):
     # the index that max/min/median along a dim gives where two elements agree only to a matrix
     # product's rounding (seed 12005903: median of column 1 of tanh(x) @ tanh(x) in float32,
-    # 0 by PyTorch's BLAS, 1.6e-8 by OpenBLAS, the other element 0 in both: index 1 against 0):
+    # 0 by PyTorch's BLAS, 1.6e-8 by OpenBLAS, the other element 0 in both: index 1 against 0),
+    # or to another op's (seed 18003128: min of two float32 std of a softmax and of one minus it,
+    # equal in leafgrad, 1 ulp apart in PyTorch, whose min picks the other index):
     # let through only where the elements the two indices pick, read in PyTorch's run, are equal
     # to rounding
     _, mine, theirs = diff
@@ -787,7 +794,7 @@ def _is_index_among_rounded_ties(lines, diff):
     else:
         return False
     source, dim = m.group(2), int(m.group(3))
-    if not any(op in line for line in _ancestry(lines, source) for op in _PRODUCTS):
+    if not any(op in line for line in _ancestry(lines, source) for op in _PRODUCTS + _ROUNDED_OTHERWISE):
         return False
     torch = sys.modules.get('torch')
     if torch is None:
@@ -806,6 +813,25 @@ def _is_index_among_rounded_ties(lines, diff):
             index = np.expand_dims(index, dim)
         picked.append(np.take_along_axis(values, index, dim))
     return bool(np.isclose(picked[0], picked[1], rtol=1e-4, atol=1e-4, equal_nan=True).all())
+
+
+def _is_product_zero_sign_in_a_jump(lines, diff):
+    # a matrix product's exact zero is -0.0 by PyTorch's kernel for some shapes (mm of one
+    # column: the product itself; OpenBLAS adds it to +0.0), then divided by or taken the
+    # remainder of: inf against -inf, which meet in a gradient's sum as NaN against -inf (seed
+    # 18019759: remainder(v2, v1 @ v2) with v1 = expm1 of a 0). Confirmed by running both
+    # libraries again with each product's zeros made +0.0 (adding a zero): then they agree.
+    if not any(op in line for line in lines for op in _PRODUCTS) or \
+            not any(op in line for line in lines for op in _JUMPS_AT_ZERO + ('remainder', 'fmod')):
+        return False
+    positive = []
+    for line in lines:
+        positive.append(line)
+        m = re.match(r'((?:with [^:]*: )?)(v\d+) = ', line)
+        if m and any(op in line for op in _PRODUCTS):
+            prefix, name = m.groups()
+            positive.append(f'{prefix}{name} = {name} + (0.0 if {name}.is_floating_point() else 0)')
+    return len(positive) > len(lines) and _agree(positive)
 
 
 def _agree(lines):
@@ -833,11 +859,13 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
          ("a matrix product where a NaN meets the sum gives inf (NumPy's BLAS), PyTorch NaN", _is_blas_dropping_nan),
          ("an exact zero's sign (a matrix product's, a tie in maximum/minimum/clamp or in a reduction) is the "
           "kernel's, seen through a jump at zero", _is_zero_of_another_sign),
+         ("a matrix product's exact zero, -0.0 by PyTorch's kernel, divided by: inf against -inf",
+          _is_product_zero_sign_in_a_jump),
          ('an in-place op reading a view of the tensor it writes: PyTorch reads what it has written',
           _is_inplace_over_its_own_view),
          ("NumPy's float32 exp/expm1 rounds otherwise than PyTorch's, and a later function magnifies it",
           _is_float32_exp_rounding_amplified),
-         ("max/min/median's index among elements equal to a matrix product's rounding",
+         ("max/min/median's index among elements equal to rounding (a matrix product's, exp's, a variance's)",
           _is_index_among_rounded_ties),
          ("PyTorch's index error on a 0-d result of a reduction along a dim says size 1",
           _is_index_of_a_squeezed_reduction),

@@ -1882,3 +1882,22 @@ def test_a_view_whose_history_cannot_be_made_prints_an_invalid_grad_fn():
             out['grad_fn'] = str(e)
         return out
     assert_same(program)
+
+
+@pytest.mark.parametrize('order', ['modified * detached', 'detached * modified'])
+def test_the_first_unusable_saved_tensor_is_named_in_pytorchs_unpack_order(order):
+    """Seed 18018182: mul saved one operand that was then detached in place and another changed
+    in place; PyTorch unpacks other before self and reports the first it finds unusable.
+    leafgrad checked them in the order saved (self first)."""
+    def program(T):
+        a = T.tensor([1., 2., 3.], requires_grad=True)
+        b = T.tensor(0.1, requires_grad=True)
+        detached, modified = b.clone(), a * 1
+        y = modified * detached if order == 'modified * detached' else detached * modified
+        detached.detach_()
+        with T.no_grad():
+            modified[:0].sqrt_()
+        y.sum().backward()
+        return {'grad': a.grad}
+    mine, theirs = _both(program)
+    assert mine['error'][1].split('\n')[0] == theirs['error'][1]

@@ -386,16 +386,31 @@ class Node:
             version = versions[len(out)]
             if type(t) is SavedOutput:
                 if t._version_counter[0] != version:
-                    self._raise_modified(t.data, t._version_counter[0], version, self, t.output_nr, t._version_counter)
+                    self._raise_first_unusable()
                 t = _tensor.Tensor._from_saved_output(t, self)
-            else:
-                if t._detached_from is not None:
-                    _check_not_detached(t, self)
-                if t._version_counter[0] != version:
-                    self._raise_modified(t._data, t._version_counter[0], version, _current_grad_fn(t), t._output_nr,
-                                         t._version_counter)
+            elif t._detached_from is not None or t._version_counter[0] != version:
+                self._raise_first_unusable()
             out.append(t)
         return out
+
+    def _raise_first_unusable(self):
+        """PyTorch's error for the first saved tensor, in the order its derivative unpacks them
+        (``pack_order``: mul's other before self), that was changed in place or detached in place
+        since it was saved; nothing if none was (a tensor detached after this node was made)."""
+        saved, versions = self._saved, self._saved_versions
+        order = self.pack_order if self.pack_order is not None and len(self.pack_order) == len(saved) \
+            else range(len(saved))
+        for i in order:
+            t, version = saved[i], versions[i]
+            if type(t) is SavedOutput:
+                if t._version_counter[0] != version:
+                    self._raise_modified(t.data, t._version_counter[0], version, self, t.output_nr, t._version_counter)
+                continue
+            if t._detached_from is not None:
+                _check_not_detached(t, self)
+            if t._version_counter[0] != version:
+                self._raise_modified(t._data, t._version_counter[0], version, _current_grad_fn(t), t._output_nr,
+                                     t._version_counter)
 
     def saved_arrays(self):
         """The saved tensors' arrays, checked as ``saved_tensors`` checks them, without
