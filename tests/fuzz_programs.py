@@ -512,6 +512,8 @@ def _is_blas_dropping_nan(lines, diff):
 _PRODUCTS = ('@', 'matmul', 'mm(', 'bmm', 'dot(', 'mv(')
 _TIES = ('maximum', 'minimum', 'clamp', 'fmax', 'fmin', 'amax', 'amin', '.max(', '.min(', 'median')
 _JUMPS_AT_ZERO = ('/', 'div', 'reciprocal', 'rsqrt', 'atan2', 'copysign', 'sign', 'pow', '**', 'log')
+# functions whose derivative jumps at zero (abs: -1, 0, 1), or that jump there themselves
+_JUMPS_OF_DERIVATIVES = ('remainder', 'fmod', 'abs', 'sgn', 'relu', 'floor', 'ceil', 'round', 'trunc', '>', '<')
 
 
 def _made_by(lines, name):
@@ -770,7 +772,9 @@ def _is_float32_exp_rounding_amplified(lines, diff):
 
 # float32 ops whose last bit NumPy's kernels round otherwise than PyTorch's (exp's own rounding;
 # Welford's variance against NumPy's two passes; a vectorized sum's order against a pairwise one)
-_ROUNDED_OTHERWISE = ('softmax', 'std', 'var', 'exp', 'sigmoid', 'mean', 'norm', 'logsumexp')
+# (and a transcendental function: in PyTorch's vectorized lanes and its scalar tail, two)
+_ROUNDED_OTHERWISE = ('softmax', 'std', 'var', 'exp', 'sigmoid', 'mean', 'norm', 'logsumexp', 'tanh', 'mish',
+                      'gelu', 'silu', 'softplus', 'elu', 'log', 'sin', 'cos', 'erf', 'pow', '**')
 
 
 def _is_index_among_rounded_ties(lines, diff):
@@ -778,7 +782,8 @@ def _is_index_among_rounded_ties(lines, diff):
     # product's rounding (seed 12005903: median of column 1 of tanh(x) @ tanh(x) in float32,
     # 0 by PyTorch's BLAS, 1.6e-8 by OpenBLAS, the other element 0 in both: index 1 against 0),
     # or to another op's (seed 18003128: min of two float32 std of a softmax and of one minus it,
-    # equal in leafgrad, 1 ulp apart in PyTorch, whose min picks the other index):
+    # equal in leafgrad, 1 ulp apart in PyTorch, whose min picks the other index; seed 19016678:
+    # median of two equal inputs to mish, one in PyTorch's vector lanes, one in its scalar tail):
     # let through only where the elements the two indices pick, read in PyTorch's run, are equal
     # to rounding
     _, mine, theirs = diff
@@ -815,23 +820,29 @@ def _is_index_among_rounded_ties(lines, diff):
     return bool(np.isclose(picked[0], picked[1], rtol=1e-4, atol=1e-4, equal_nan=True).all())
 
 
-def _is_product_zero_sign_in_a_jump(lines, diff):
-    # a matrix product's exact zero is -0.0 by PyTorch's kernel for some shapes (mm of one
-    # column: the product itself; OpenBLAS adds it to +0.0), then divided by or taken the
-    # remainder of: inf against -inf, which meet in a gradient's sum as NaN against -inf (seed
-    # 18019759: remainder(v2, v1 @ v2) with v1 = expm1 of a 0). Confirmed by running both
-    # libraries again with each product's zeros made +0.0 (adding a zero): then they agree.
+def _is_product_at_zero_through_a_jump(lines, diff):
+    # a matrix product's result at zero is the kernel's: its sign (-0.0 by PyTorch's mm of one
+    # column, the product itself; OpenBLAS adds it to +0.0), or a rounding off zero where
+    # PyTorch's sum cancels exactly (-2.2e-18 against 0.0); seen through a function with a jump
+    # at zero: a division or remainder by it (inf against -inf, which meet in a gradient's sum
+    # as NaN against -inf: seed 18019759, remainder(v2, v1 @ v2) with v1 = expm1 of a 0), abs's
+    # or sign's derivative (-1 against 0: seed 19026154, abs of a float64 product -1.1 * -0.4 +
+    # 1.1 * -0.4). Confirmed by running both libraries again with every product's elements
+    # within a few roundings of zero made +0.0: then they agree.
     if not any(op in line for line in lines for op in _PRODUCTS) or \
-            not any(op in line for line in lines for op in _JUMPS_AT_ZERO + ('remainder', 'fmod')):
+            not any(op in line for line in lines for op in _JUMPS_AT_ZERO + _JUMPS_OF_DERIVATIVES):
         return False
-    positive = []
+    zeroed = []
     for line in lines:
-        positive.append(line)
+        zeroed.append(line)
         m = re.match(r'((?:with [^:]*: )?)(v\d+) = ', line)
         if m and any(op in line for op in _PRODUCTS):
-            prefix, name = m.groups()
-            positive.append(f'{prefix}{name} = {name} + (0.0 if {name}.is_floating_point() else 0)')
-    return len(positive) > len(lines) and _agree(positive)
+            prefix, v = m.groups()
+            size = f'({v}.detach().abs().nan_to_num(0.0, 0.0, 0.0).amax() + 1)'  # (NaN and inf aside)
+            near_zero = f'{v}.detach().abs() <= T.finfo({v}.dtype).eps * 64 * {size}'
+            zeroed.append(f'{prefix}{v} = {v}.masked_fill({near_zero}, 0) if {v}.is_floating_point() and '
+                          f'{v}.numel() else {v}')
+    return len(zeroed) > len(lines) and _agree(zeroed)
 
 
 def _agree(lines):
@@ -859,8 +870,8 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
          ("a matrix product where a NaN meets the sum gives inf (NumPy's BLAS), PyTorch NaN", _is_blas_dropping_nan),
          ("an exact zero's sign (a matrix product's, a tie in maximum/minimum/clamp or in a reduction) is the "
           "kernel's, seen through a jump at zero", _is_zero_of_another_sign),
-         ("a matrix product's exact zero, -0.0 by PyTorch's kernel, divided by: inf against -inf",
-          _is_product_zero_sign_in_a_jump),
+         ("a matrix product's result at zero (its sign, or a rounding off zero) is the kernel's, seen through a "
+          "jump at zero", _is_product_at_zero_through_a_jump),
          ('an in-place op reading a view of the tensor it writes: PyTorch reads what it has written',
           _is_inplace_over_its_own_view),
          ("NumPy's float32 exp/expm1 rounds otherwise than PyTorch's, and a later function magnifies it",
