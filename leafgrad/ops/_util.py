@@ -53,6 +53,16 @@ def wrap(data):
     return _wrap(data)
 
 
+def c_order(data):
+    """A reduction's result laid out C-contiguous, as PyTorch allocates it whatever the input's
+    layout (NumPy's reduce keeps the input's order of the kept dims: a permuted input's sum would
+    have permuted strides, and ``.view(-1)`` of it would fail where PyTorch's works). The array
+    itself when it already is, as every reduction of a C-contiguous input is."""
+    if data.flags.c_contiguous:
+        return data
+    return xp.ascontiguousarray(data)
+
+
 _NO_EDGE = (None, 0)
 
 

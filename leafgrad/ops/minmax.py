@@ -15,7 +15,7 @@ from .. import return_types
 from .._arg_parser import Overloads
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._op import CAST, Op, check_out, exact_dtype, out_rule, same_dtype, write_out, write_outs
-from ._util import SCALAR_NAMES, ops, record, record_many, refused, saved_output, wrap, wrap_dim, wrap_dims, xp
+from ._util import SCALAR_NAMES, c_order, ops, record, record_many, refused, saved_output, wrap, wrap_dim, wrap_dims, xp
 from ..tensor import Tensor
 
 
@@ -71,6 +71,7 @@ def _select_along_dim(input, dim, keepdim, name, pick, node_cls, return_type):
         values = xp.take_along_axis(data, idx, axis=d)
         if not keepdim:
             values, idx = xp.squeeze(values, d), xp.squeeze(idx, d)
+        values, idx = c_order(values), c_order(idx)
     (out, indices), node = record_many([values, idx], node_cls, (input,), differentiable=(True, False))
     if node is not None:
         node.dim, node.keepdim, node.shape = d, keepdim, data.shape
@@ -210,7 +211,7 @@ def _amax_dims(input, dim, name):
 def _amax_like(input, dim, keepdim, name, np_fn, node_cls):
     _refuse_complex(input._data, f'{name[1:]}_values_cpu')
     dims = _amax_dims(input, dim, name)
-    result, node = record(xp.asarray(np_fn(input._data, axis=dims, keepdims=keepdim)), node_cls, (input,))
+    result, node = record(c_order(xp.asarray(np_fn(input._data, axis=dims, keepdims=keepdim))), node_cls, (input,))
     if node is not None:
         node.dims, node.keepdim = dims, keepdim
         node.save(input, saved_output(result))
@@ -271,8 +272,8 @@ class Aminmax(Op):
             raise RuntimeError('aminmax(): cannot compute aminmax over an empty dimension as the operation has '
                                'no identity.')
         data = input._data
-        lo = xp.asarray(data.min(axis=dims, keepdims=keepdim))
-        hi = xp.asarray(data.max(axis=dims, keepdims=keepdim))
+        lo = c_order(xp.asarray(data.min(axis=dims, keepdims=keepdim)))
+        hi = c_order(xp.asarray(data.max(axis=dims, keepdims=keepdim)))
         (out_lo, out_hi), node = record_many([lo, hi], Aminmax, (input,))
         if node is not None:
             node.dims, node.keepdim = dims, keepdim

@@ -15,8 +15,8 @@ from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
 from .._arg_parser import Overloads, _is_int, check_dtype, is_number
 from ._op import Op, same_dtype, writes_out
-from ._util import (autocast, histories_first, opmath, ops, record, record_many, saved_output, state, wrap, wrap_dim,
-                    wrap_dims, xp)
+from ._util import (autocast, c_order, histories_first, opmath, ops, record, record_many, saved_output, state, wrap,
+                    wrap_dim, wrap_dims, xp)
 
 
 # dtype names as PyTorch's messages spell them
@@ -87,7 +87,7 @@ class Sum(Op):
         except TypeError:  # (a float dim: PyTorch's listing of sum's overloads, in the method's words; checked
             _SUM_OVERLOADS.bind((dim,), {}, method=True)  # here, not by a wrapper around every call)
             raise
-        result, node = record(out, SumBackward1, (input,))
+        result, node = record(c_order(out), SumBackward1, (input,))
         if node is not None:
             node.self_shape, node.dims, node.keepdim = data.shape, dims, keepdim
         return result
@@ -170,7 +170,7 @@ class Mean(Op):
         except TypeError:  # (a float dim: as sum's)
             _MEAN_OVERLOADS.bind((dim,), {}, method=True)
             raise
-        result, node = record(out, MeanBackward1, (input,))
+        result, node = record(c_order(out), MeanBackward1, (input,))
         if node is not None:
             node.self_shape, node.dims, node.keepdim, node.count = data.shape, dims, keepdim, _count(data.shape, dims)
         return result
@@ -230,7 +230,7 @@ class Var(Op):
         with _quiet(count - correction):
             out = xp.asarray(opmath(data).var(axis=dims, ddof=correction, keepdims=keepdim))
         # (a complex input's variance is real: the mean of |x - mean|^2)
-        result, node = record(out.astype(data.real.dtype, copy=False), Var, (input,))
+        result, node = record(c_order(out.astype(data.real.dtype, copy=False)), Var, (input,))
         if node is not None:
             node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
             node.full = dim is None or data.ndim == 0
@@ -262,7 +262,7 @@ class Std(Op):
         data = input._data
         with _quiet(count - correction):
             out = xp.asarray(opmath(data).std(axis=dims, ddof=correction, keepdims=keepdim))
-        result, node = record(out.astype(data.real.dtype, copy=False), Std, (input,))
+        result, node = record(c_order(out.astype(data.real.dtype, copy=False)), Std, (input,))
         if node is not None:
             node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
             node.full = dim is None or data.ndim == 0
@@ -389,7 +389,7 @@ def _var_mean(input, dim, unbiased, keepdim, correction, is_std):
         v = xp.asarray(work.std(axis=dims, ddof=correction, keepdims=keepdim) if is_std
                        else work.var(axis=dims, ddof=correction, keepdims=keepdim)).astype(data.dtype, copy=False)
         m = xp.asarray(work.mean(axis=dims, keepdims=keepdim)).astype(data.dtype, copy=False)
-    (out_v, out_m), node = record_many([v, m], StdMean if is_std else VarMean, (input,))
+    (out_v, out_m), node = record_many([c_order(v), c_order(m)], StdMean if is_std else VarMean, (input,))
     if node is not None:
         node.dims, node.keepdim, node.correction, node.count, node.is_std = dims, keepdim, correction, count, is_std
         node.save(input, saved_output(out_v))
@@ -439,7 +439,7 @@ class Prod(Op):
         d = wrap_dims(dim, data.ndim)
         axis = d[0] if data.ndim else None
         out = xp.asarray(xp.multiply.reduce(data, axis=axis, keepdims=keepdim and data.ndim > 0, dtype=out_dtype))
-        result, node = record(out, ProdBackward1, (input,))
+        result, node = record(c_order(out), ProdBackward1, (input,))
         if node is not None:
             node.dim, node.keepdim = axis if axis is not None else 0, keepdim
             node.save(input, saved_output(result))
@@ -506,7 +506,7 @@ class Logsumexp(Op):
                 out = xp.log(_sum_exp(data, dims))
         if not keepdim:
             out = out.reshape(tuple(s for i, s in enumerate(data.shape) if i not in dims))
-        result, node = record(out.astype(data.dtype, copy=False), Logsumexp, (input,))
+        result, node = record(c_order(out.astype(data.dtype, copy=False)), Logsumexp, (input,))
         if node is not None:
             node.dims, node.keepdim = dims, keepdim
             node.save(input, saved_output(result))
@@ -603,7 +603,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         else:
             out = (a ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
     # (the norm of complex numbers is real: of their magnitudes)
-    result, node = record(xp.asarray(out).astype(data.real.dtype, copy=False), LinalgVectorNormBackward0, (x,))
+    result, node = record(c_order(xp.asarray(out).astype(data.real.dtype, copy=False)), LinalgVectorNormBackward0, (x,))
     if node is not None:
         node.ord, node.dims, node.keepdim = p, dims, keepdim
         node.save(x, saved_output(result))
@@ -858,7 +858,7 @@ def _logical_reduce(np_fn, input, dim, keepdim):
     data = input._data
     # all(()) and any(()) reduce nothing, unlike sum(())
     dims = None if dim is None else () if isinstance(dim, (tuple, list)) and not dim else wrap_dims(dim, data.ndim)
-    out = xp.asarray(np_fn(data, axis=dims, keepdims=keepdim))
+    out = c_order(xp.asarray(np_fn(data, axis=dims, keepdims=keepdim)))
     # uint8 input gives uint8 output, as PyTorch keeps it for backward compatibility
     return wrap(out.astype(xp.uint8) if data.dtype == xp.uint8 else out)
 
@@ -899,7 +899,7 @@ class CountNonzero(Op):
     def forward(input, dim=None):
         data = input._data
         dims = None if dim is None else wrap_dims(dim, data.ndim)
-        return wrap(xp.asarray(xp.count_nonzero(data, axis=dims)).astype(xp.int64))
+        return wrap(c_order(xp.asarray(xp.count_nonzero(data, axis=dims)).astype(xp.int64)))
 
 
 # ---- nansum, nanmean -------------------------------------------------------------------------
@@ -920,7 +920,7 @@ class Nansum(Op):
                 out = _sum_in_float32(xp.where(xp.isnan(data), 0, data).astype(data.dtype), dims, keepdim)
             else:
                 out = xp.nansum(data, axis=dims, keepdims=keepdim, dtype=out_dtype)
-        out = xp.asarray(out)
+        out = c_order(xp.asarray(out))
         result, node = record(out, Nansum, (input,))
         if node is not None:
             node.dims, node.keepdim = dims, keepdim
