@@ -185,7 +185,9 @@ class Overloads:
         # the overloads are read when first bound, not at import (~1 ms for the ops that have them)
         pieces = [text[1:-1].split(', ') for text in self.signatures]
         self.function = [_Signature(p) for p in pieces]
-        self.method = [_Signature(_without_out(p[1:])) for p in pieces]
+        # (a 'Number self' overload's method form is another's: PyTorch lists it once)
+        methods = dict.fromkeys(tuple(_without_out(p[1:])) for p in pieces)
+        self.method = [_Signature(list(p)) for p in methods]
         return getattr(self, name)
 
     def named(self, name):

@@ -265,7 +265,8 @@ def _provide(cls, name, namespace):
 # (_inplace.inplace_binary) refuse an operand that is no tensor nor number with NotImplemented,
 # as PyTorch's do
 _BINARY_OPERATORS = frozenset(['__add__', '__radd__', '__sub__', '__mul__', '__rmul__', '__truediv__', '__pow__',
-                               '__floordiv__', '__mod__', '__and__', '__or__', '__xor__',
+                               '__floordiv__', '__mod__', '__and__', '__or__', '__xor__', '__lshift__', '__rshift__',
+                               '__iand__', '__ior__', '__ixor__', '__ilshift__', '__irshift__',
                                '__iadd__', '__isub__', '__imul__', '__itruediv__'])
 
 
@@ -275,7 +276,9 @@ def _as_operator(forward, dunder):
     operator."""
     code = forward.__code__.replace(co_name=dunder, co_qualname=dunder)
     fn = types.FunctionType(code, forward.__globals__, dunder, forward.__defaults__, forward.__closure__)
-    fn.__kwdefaults__, fn.__doc__, fn.__module__ = forward.__kwdefaults__, forward.__doc__, forward.__module__
+    fn.__kwdefaults__, fn.__module__ = forward.__kwdefaults__, forward.__module__
+    if forward.__doc__ is not None:  # (an operator takes no out=, as a method)
+        fn.__doc__ = _OUT_PARAMETER.sub(lambda m: ')' if m.group(0).endswith(')') else '', forward.__doc__)
     return fn
 
 

@@ -7,8 +7,10 @@ None of these is differentiable: their results are bool or integer tensors, reco
 import warnings
 
 from .. import backend
-from ._op import CAST, NO_GRAD_CAST, RESIZE_WARNING, SAME, Op, check_out, fill_out
-from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, operator_refusal, state, wrap,
+from .._arg_parser import Overloads
+from ._op import (CAST, NO_GRAD_CAST, RESIZE_WARNING, SAME, Op, _name_function, castable_dtype, check_out, fill_out,
+                  inplace_runner)
+from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, is_operand, operator_refusal, state, wrap,
                     xp)
 from ..tensor import Tensor
 
@@ -87,6 +89,45 @@ def _bitwise_out(name, out, result, differentiable):
     return NO_GRAD_CAST(name, out, result)
 
 
+def _cast_checked(input, other, out):
+    """TensorIterator's check that the result's dtype casts to ``out``'s (an in-place op's self),
+    made before its kernel refuses a float or bool dtype."""
+    if is_operand(other) and (isinstance(input, Tensor) or isinstance(other, Tensor)):
+        castable_dtype(backend.result_type(input, other), backend.from_np(out._data.dtype))
+
+
+def _bitwise_function(forward, name):
+    """The function with out=: the cast to ``out``'s dtype checked before the kernel runs."""
+    def function(input, other, *, out=None):
+        if out is None:
+            return forward(input, other)
+        if isinstance(out, Tensor):
+            _cast_checked(input, other, out)
+        return _bitwise_out(name, out, forward(input, other), False)
+    _name_function(function, name)  # (Python's TypeErrors name it)
+    return function
+
+
+def _bitwise_inplace(forward):
+    """The in-place variant: the cast to self's dtype checked before the kernel runs (an integer
+    tensor with a float operand: PyTorch's cast error, not the kernel's)."""
+    def inplace(self, other):
+        try:
+            if not is_operand(other):
+                raise TypeError(f'unsupported operand type: {type(other).__name__}')
+        except TypeError:  # (x <<= 'a': NotImplemented, then Python's error; else the parser's)
+            return operator_refusal()
+        _cast_checked(self, other, self)
+        return inplace_runner[0](self, lambda s: forward(s, other), (other,) if isinstance(other, Tensor) else ())
+    return inplace
+
+
+def _bitwise_overloads(name):
+    """PyTorch's signatures of a binary bitwise op, which its TypeErrors list."""
+    return Overloads(name, '(Tensor input, Tensor other, *, Tensor out = None)', '(Number self, Tensor other)',
+                     '(Tensor input, Number other, *, Tensor out = None)')
+
+
 class _Bitwise(_NotDifferentiable):
     out = _bitwise_out
 
@@ -95,18 +136,73 @@ class BitwiseAnd(_Bitwise):
     """bitwise_and(input, other, *, out=None) (also ``&``)."""
     op, forward, operators = 'bitwise_and', _bitwise(xp.bitwise_and, 'bitwise_and'), ('__and__',)
     reflected_operators, inplace_operators = ('__rand__',), ('__iand__',)
+    function, inplace, refusals = _bitwise_function(forward, op), _bitwise_inplace(forward), _bitwise_overloads(op)
 
 
 class BitwiseOr(_Bitwise):
     """bitwise_or(input, other, *, out=None) (also ``|``)."""
     op, forward, operators = 'bitwise_or', _bitwise(xp.bitwise_or, 'bitwise_or'), ('__or__',)
     reflected_operators, inplace_operators = ('__ror__',), ('__ior__',)
+    function, inplace, refusals = _bitwise_function(forward, op), _bitwise_inplace(forward), _bitwise_overloads(op)
 
 
 class BitwiseXor(_Bitwise):
     """bitwise_xor(input, other, *, out=None) (also ``^``)."""
     op, forward, operators = 'bitwise_xor', _bitwise(xp.bitwise_xor, 'bitwise_xor'), ('__xor__',)
     reflected_operators, inplace_operators = ('__rxor__',), ('__ixor__',)
+    function, inplace, refusals = _bitwise_function(forward, op), _bitwise_inplace(forward), _bitwise_overloads(op)
+
+
+# ---- shifts ----------------------------------------------------------------------------------
+
+def _shifted(x, y, left):
+    """x shifted by y (arrays of one integer dtype) as PyTorch's CPU kernels shift: a left shift
+    by a negative amount or by the dtype's width or more gives 0; a right shift by one of those
+    gives the sign (-1 or 0) of a signed x, 0 of an unsigned one. A left shift is done on the
+    unsigned bits, as theirs (its overflow wraps)."""
+    bits = x.dtype.itemsize * 8
+    outside = (y < 0) | (y >= bits)
+    amount = xp.where(outside, 0, y)
+    if left:
+        unsigned = xp.dtype(f'u{x.dtype.itemsize}')
+        shifted = xp.left_shift(x.astype(unsigned), amount.astype(unsigned)).astype(x.dtype)
+        return xp.asarray(xp.where(outside, 0, shifted))
+    shifted = xp.right_shift(x, amount)
+    if x.dtype.kind == 'u':
+        return xp.asarray(xp.where(outside, 0, shifted))
+    return xp.asarray(xp.where(outside, xp.right_shift(x, bits - 1), shifted))
+
+
+def _shift(left, kernel):
+    def forward(input, other):
+        try:
+            x, y = binary_operands(input, other)
+        except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            return operator_refusal()
+        dt = backend.result_type(input, other).np
+        if dt.kind in 'fVcb':
+            raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{SCALAR_NAMES[dt.name]}\'')
+        try:
+            x, y = xp.broadcast_arrays(xp.asarray(x).astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False))
+        except ValueError:
+            raise broadcast_error(input, other) from None
+        return wrap(_shifted(x, y, left))
+    return forward
+
+
+class BitwiseLeftShift(_Bitwise):
+    """bitwise_left_shift(input, other, *, out=None) (also ``<<``): integer dtypes only."""
+    op, forward, operators = 'bitwise_left_shift', _shift(True, 'lshift'), ('__lshift__',)
+    reflected_operators, inplace_operators = ('__rlshift__',), ('__ilshift__',)
+    function, inplace, refusals = _bitwise_function(forward, op), _bitwise_inplace(forward), _bitwise_overloads(op)
+
+
+class BitwiseRightShift(_Bitwise):
+    """bitwise_right_shift(input, other, *, out=None) (also ``>>``): integer dtypes only; a
+    signed one shifts in its sign."""
+    op, forward, operators = 'bitwise_right_shift', _shift(False, 'rshift'), ('__rshift__',)
+    reflected_operators, inplace_operators = ('__rrshift__',), ('__irshift__',)
+    function, inplace, refusals = _bitwise_function(forward, op), _bitwise_inplace(forward), _bitwise_overloads(op)
 
 
 def _invert(self):

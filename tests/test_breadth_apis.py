@@ -1,0 +1,132 @@
+"""PyTorch APIs that programs call, compared with torch: bitwise shifts (the function, method,
+in-place variant and operators), and the binary bitwise ops' argument and dtype errors."""
+import pytest
+
+from both import same
+
+
+def _i(M, values, dtype='int32'):
+    return M.tensor(values, dtype=getattr(M, dtype))
+
+
+def _x(M):
+    return _i(M, [1, -2, 3, 100])
+
+
+def _inplace(fn):
+    def program(M):
+        x = _x(M)
+        result = fn(M, x)
+        return x, result is x
+    return program
+
+
+def _augmented(left, value):
+    def program(M):
+        x = _x(M)
+        v = value(M) if callable(value) else value
+        if left:
+            x <<= v
+        else:
+            x >>= v
+        return x
+    return program
+
+
+SHIFTS = {
+    'lshift_number': lambda M: _x(M) << 2,
+    'rshift_number': lambda M: _x(M) >> 1,
+    'lshift_tensor_promotes': lambda M: M.bitwise_left_shift(_x(M), M.tensor([0, 1, 31, 32])),
+    'lshift_outside_width': lambda M: M.bitwise_left_shift(_x(M), M.tensor([33, -1, 40, 64])),
+    'rshift_outside_width': lambda M: M.bitwise_right_shift(_x(M), M.tensor([33, -1, 40, 64])),
+    'rshift_int64_outside': lambda M: M.bitwise_right_shift(M.tensor([-8, 8]), M.tensor([70, -3])),
+    'lshift_int64_top_bit': lambda M: M.bitwise_left_shift(M.tensor([-8, 8, -1, 3]), M.tensor([63, 64, 63, 62])),
+    'uint8_lshift_wraps': lambda M: _i(M, [200, 3], 'uint8') << 1,
+    'uint8_rshift_width': lambda M: _i(M, [200, 3], 'uint8') >> 9,
+    'uint8_lshift_negative': lambda M: _i(M, [200, 3], 'uint8') << -1,
+    'uint8_rshift_negative': lambda M: _i(M, [200, 3], 'uint8') >> -1,
+    'uint8_int8_promotes': lambda M: _i(M, [200, 3], 'uint8') << M.tensor([1, 2], dtype=M.int8),
+    'uint8_zero_dim_keeps': lambda M: _i(M, [200, 3], 'uint8') << M.tensor(3),
+    'int8_number_wraps_first': lambda M: _i(M, [1, 2], 'int8') << 300,
+    'int8_257': lambda M: _i(M, [1], 'int8') << 257,
+    'int8_rshift_minus_255': lambda M: _i(M, [64], 'int8') >> -255,
+    'int8_rshift_sign': lambda M: _i(M, [-1, 5], 'int8') >> 100,
+    'int8_lshift_into_sign': lambda M: _i(M, [-1], 'int8') << 7,
+    'int16_rshift_negative': lambda M: _i(M, [5, -5], 'int16') >> -2,
+    'reflected_lshift': lambda M: 1 << _x(M),
+    'reflected_rshift': lambda M: 1 >> _x(M),
+    'reflected_int8': lambda M: 300 << _i(M, [1], 'int8'),
+    'reflected_float': lambda M: 2.0 << _i(M, [1]),
+    'float_number': lambda M: _i(M, [1]) << 2.0,
+    'float_tensor': lambda M: M.ones(2) << 2,
+    'float_rshift_function': lambda M: M.bitwise_right_shift(M.ones(2), 2),
+    'int_float_tensor': lambda M: M.tensor([1]) << M.tensor([1.5]),
+    'bool_number': lambda M: M.tensor([True, False]) << 1,
+    'bool_bool': lambda M: M.tensor([True, False]) << M.tensor([True, True]),
+    'bool_number_operand': lambda M: _i(M, [1]) << True,
+    'function_number_first': lambda M: M.bitwise_left_shift(2, _i(M, [1, 2])),
+    'function_two_numbers': lambda M: M.bitwise_left_shift(2, 3),
+    'function_string': lambda M: M.bitwise_left_shift(_i(M, [1]), 'a'),
+    'function_one_argument': lambda M: M.bitwise_left_shift(_i(M, [1])),
+    'function_three_arguments': lambda M: M.bitwise_left_shift(_i(M, [1]), 1, 2),
+    'function_keywords': lambda M: M.bitwise_right_shift(input=M.tensor([4]), other=1),
+    'method': lambda M: _i(M, [1, 2]).bitwise_right_shift(1),
+    'method_none': lambda M: _i(M, [1]).bitwise_left_shift(None),
+    'method_out': lambda M: _i(M, [1]).bitwise_left_shift(_i(M, [1]), out=None),
+    'inplace_none': lambda M: _i(M, [1]).bitwise_left_shift_(None),
+    'operator_string': lambda M: _i(M, [1]).__lshift__('x'),
+    'operator_list': lambda M: _i(M, [1]).__rshift__([1]),
+    'reflected_string': lambda M: _i(M, [1]).__rlshift__('a'),
+    'broadcast_error': lambda M: M.tensor([1, 2, 3]) >> M.tensor([1, 2]),
+    'zero_dim': lambda M: M.bitwise_left_shift(M.tensor(2), M.tensor(3)),
+    'empty': lambda M: M.bitwise_left_shift(M.zeros(0, 3, dtype=M.int64), M.tensor([1, 2, 3])),
+    'requires_grad_float': lambda M: M.ones(2, requires_grad=True) << 1,
+    'inplace_number': _inplace(lambda M, x: x.bitwise_left_shift_(1)),
+    'inplace_tensor': _inplace(lambda M, x: x.bitwise_right_shift_(M.tensor([1, 1, 1, 1]))),
+    'inplace_float_number': _inplace(lambda M, x: x.bitwise_left_shift_(2.5)),
+    'inplace_float_zero_dim': _inplace(lambda M, x: x.bitwise_left_shift_(M.tensor(1.))),
+    'inplace_broadcast': _inplace(lambda M, x: x.bitwise_left_shift_(M.tensor([[1], [1]]))),
+    'inplace_float_self': lambda M: M.ones(2).bitwise_left_shift_(2),
+    'inplace_bool_self': lambda M: M.tensor([True]).bitwise_left_shift_(2),
+    'inplace_leaf': lambda M: M.ones(2, requires_grad=True).bitwise_left_shift_(2),
+    'augmented_lshift': _augmented(True, 1),
+    'augmented_rshift': _augmented(False, lambda M: M.tensor([1, 2, 3, 4])),
+    'augmented_uint8': _augmented(True, lambda M: M.tensor([1], dtype=M.uint8)),
+    'augmented_float': _augmented(True, 1.5),
+    'augmented_none': lambda M: _i(M, [1]).__ilshift__(None),
+    'augmented_string': lambda M: _i(M, [1]).__irshift__('a'),
+    'out_wider': lambda M: M.bitwise_left_shift(_i(M, [1, 2]), 1, out=M.empty(2, dtype=M.int64)),
+    'out_float': lambda M: M.bitwise_left_shift(_i(M, [1, 2]), 1, out=M.empty(2)),
+    'out_bool': lambda M: M.bitwise_left_shift(_i(M, [1, 2]), 1, out=M.empty(2, dtype=M.bool)),
+    'out_float_input_int_out': lambda M: M.bitwise_left_shift(M.ones(2), 1, out=M.empty(2, dtype=M.int64)),
+    'out_float_input': lambda M: M.bitwise_left_shift(M.ones(2), 1, out=M.empty(2)),
+    'out_requires_grad': lambda M: M.bitwise_right_shift(_i(M, [1, 2]), 1, out=M.empty(2, requires_grad=True)),
+    'out_resized': lambda M: M.bitwise_right_shift(_i(M, [1, 2]), 1, out=M.empty(3, dtype=M.int64)),
+    'out_resized_other_dtype': lambda M: M.bitwise_right_shift(_i(M, [1, 2]), 1, out=M.empty(3, dtype=M.int16)),
+    'out_not_tensor': lambda M: M.bitwise_right_shift(_i(M, [1, 2]), 1, out=3),
+}
+
+
+@pytest.mark.parametrize('name', SHIFTS)
+def test_shift(name):
+    same(SHIFTS[name])
+
+
+BITWISE = {}
+for _op, _dunder in (('bitwise_and', '__iand__'), ('bitwise_or', '__ior__'), ('bitwise_xor', '__ixor__')):
+    BITWISE.update({
+        f'{_op}_string': lambda M, op=_op: getattr(M, op)(M.tensor([1, 2]), 'a'),
+        f'{_op}_one_argument': lambda M, op=_op: getattr(M, op)(M.tensor([1, 2])),
+        f'{_op}_two_numbers': lambda M, op=_op: getattr(M, op)(2, 3),
+        f'{_op}_method_none': lambda M, op=_op: getattr(M.tensor([1, 2]), op)(None),
+        f'{_op}_inplace_float': lambda M, op=_op: getattr(M.tensor([1, 2]), op + '_')(1.0),
+        f'{_op}_inplace_none': lambda M, op=_op: getattr(M.tensor([1, 2]), op + '_')(None),
+        f'{_op}_augmented_float': lambda M, d=_dunder: getattr(M.tensor([1, 2]), d)(1.5),
+        f'{_op}_augmented_none': lambda M, d=_dunder: getattr(M.tensor([1, 2]), d)(None),
+        f'{_op}_out_float_input': lambda M, op=_op: getattr(M, op)(M.ones(2), 1, out=M.empty(2, dtype=M.long)),
+    })
+
+
+@pytest.mark.parametrize('name', BITWISE)
+def test_bitwise_arguments(name):
+    same(BITWISE[name])
