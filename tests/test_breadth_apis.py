@@ -130,3 +130,68 @@ for _op, _dunder in (('bitwise_and', '__iand__'), ('bitwise_or', '__ior__'), ('b
 @pytest.mark.parametrize('name', BITWISE)
 def test_bitwise_arguments(name):
     same(BITWISE[name])
+
+
+def _after_grad(name, other):
+    """self.<name>(other) on a tensor with history: its node's name, the inputs it leads to,
+    and the gradients that flow back through it."""
+    def program(M):
+        a = M.tensor([1., 2., 3.], requires_grad=True)
+        b = M.tensor([2., 2., 2.], requires_grad=True)
+        y = a * 2
+        z = getattr(y, name)(other(M, b) if callable(other) else other)
+        grads = M.autograd.grad(z.sum(), [a, b] if callable(other) else [a], allow_unused=True)
+        return (z, z.requires_grad, type(z.grad_fn).__name__, len(z.grad_fn.next_functions), y._version,
+                list(grads))
+    return program
+
+
+COMPARISONS_INPLACE = {}
+for _name in ('eq_', 'ne_', 'lt_', 'le_', 'gt_', 'ge_', 'greater_', 'greater_equal_', 'less_', 'less_equal_',
+              'not_equal_'):
+    COMPARISONS_INPLACE.update({
+        f'{_name}_float': lambda M, n=_name: getattr(M.tensor([1., 2., 3.]), n)(2),
+        f'{_name}_int_tensor': lambda M, n=_name: getattr(M.tensor([1, 2, 3]), n)(M.tensor([2, 2, 2])),
+        f'{_name}_int_float_number': lambda M, n=_name: getattr(M.tensor([1, 2, 3]), n)(2.5),
+        f'{_name}_bool': lambda M, n=_name: getattr(M.tensor([True, False]), n)(0.5),
+        f'{_name}_uint8_broadcast': lambda M, n=_name: getattr(M.tensor([1, 2, 3], dtype=M.uint8), n)(M.tensor(2)),
+        f'{_name}_broadcast_error': lambda M, n=_name: getattr(M.tensor([1, 2, 3]), n)(M.tensor([[1], [2]])),
+        f'{_name}_none': lambda M, n=_name: getattr(M.tensor([1, 2, 3]), n)(None),
+        f'{_name}_string': lambda M, n=_name: getattr(M.tensor([1, 2, 3]), n)('a'),
+        f'{_name}_no_argument': lambda M, n=_name: getattr(M.tensor([1, 2, 3]), n)(),
+        f'{_name}_leaf': lambda M, n=_name: getattr(M.ones(2, requires_grad=True), n)(1),
+        f'{_name}_number_grad': _after_grad(_name, 4),
+        f'{_name}_tensor_grad': _after_grad(_name, lambda M, b: b),
+        f'{_name}_tensor_broadcast_grad': _after_grad(_name, lambda M, b: b[:1]),
+        f'{_name}_returns_self': lambda M, n=_name: (lambda x: getattr(x, n)(1) is x)(M.ones(2)),
+        f'{_name}_view': lambda M, n=_name: (lambda b: (getattr(b[1:], n)(2), b)[1])(M.ones(3)),
+        f'{_name}_expanded': lambda M, n=_name: getattr(M.ones(2).expand(3, 2), n)(2),
+    })
+
+
+@pytest.mark.parametrize('name', COMPARISONS_INPLACE)
+def test_comparison_inplace(name):
+    same(COMPARISONS_INPLACE[name])
+
+
+def test_comparison_inplace_under_no_grad():
+    def program(M):
+        a = M.ones(2, requires_grad=True)
+        with M.no_grad():
+            a.lt_(3)
+        return a, a.requires_grad, a.grad_fn is None
+    same(program)
+
+
+COMPARISON_ARGUMENTS = {
+    'eq_string': lambda M: M.eq(M.tensor([1, 2]), 'a'),
+    'lt_method_none': lambda M: M.tensor([1, 2]).lt(None),
+    'less_method_none': lambda M: M.tensor([1, 2]).less(None),
+    'lt_two_numbers': lambda M: M.lt(1, 2),
+    'gt_one_argument': lambda M: M.gt(M.tensor([1])),
+}
+
+
+@pytest.mark.parametrize('name', COMPARISON_ARGUMENTS)
+def test_comparison_arguments(name):
+    same(COMPARISON_ARGUMENTS[name])

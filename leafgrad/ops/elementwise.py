@@ -1012,46 +1012,93 @@ def _compare(ufunc, operator=False, kernel=None):
     return compare
 
 
+class _ComparisonBackward(Op):
+    """The node an in-place comparison records (``x.lt_(y)`` on a tensor with history): its
+    gradients are zeros, as PyTorch's derivatives of lt_ and the others."""
+    __slots__ = ('other_shape', 'other_dtype')
+
+    def apply(self, grad):
+        zeros = wrap(xp.zeros_like(grad._data))
+        if len(self.next_functions) == 1:  # (the Scalar overload's node: self only)
+            return zeros,
+        return zeros, (wrap(xp.zeros(self.other_shape, self.other_dtype))
+                       if self.next_functions[1][0] is not None else None)
+
+
+def _comparison_nodes(name):
+    """The nodes of ``name``_ with a number (...Backward0) and with a tensor (...Backward1)."""
+    return tuple(type(f'{name}Backward{i}', (_ComparisonBackward,),
+                      {'node': f'{name}Backward{i}', '__slots__': (), '__module__': __name__}) for i in (0, 1))
+
+
+def _compare_inplace(compare, nodes):
+    """self.lt_(other): the comparison's 1s and 0s written in self's dtype, recorded as PyTorch
+    records it (a node whose gradients are zeros)."""
+    def inplace(self, other):
+        def run(s):
+            data = compare(s, other)._data.astype(s._data.dtype)
+            if isinstance(other, Tensor):
+                out, node = record(data, nodes[1], (s, other))
+                if node is not None:
+                    node.other_shape, node.other_dtype = other._data.shape, other._data.dtype
+                return out
+            return record(data, nodes[0], (s,))[0]
+        return _run_inplace(self, run, (other,) if isinstance(other, Tensor) else ())
+    return inplace
+
+
 class _Comparison(Op):
-    """A comparison: a bool result, no gradient (an out= that requires grad is no error)."""
+    """A comparison: a bool result, no gradient (an out= that requires grad is no error); its
+    in-place variant writes 1s and 0s in self's dtype."""
     differentiable = False
     out = CAST
+
+
+def _comparison_overloads(name):
+    return Overloads(name, '(Tensor input, Tensor other, *, Tensor out = None)',
+                     '(Tensor input, Number other, *, Tensor out = None)')
 
 
 class Eq(_Comparison):
     """eq(input, other, *, out=None)."""
     op, operators = 'eq', {'__eq__': _compare(xp.equal, operator=True)}
     forward = _compare(xp.equal)
+    inplace, refusals = _compare_inplace(forward, _comparison_nodes('Eq')), _comparison_overloads(op)
 
 
 class Ne(_Comparison):
     """ne(input, other, *, out=None)."""
     op, aliases, operators = 'ne', ('not_equal',), {'__ne__': _compare(xp.not_equal, operator=True)}
     forward = _compare(xp.not_equal)
+    inplace, refusals = _compare_inplace(forward, _comparison_nodes('Ne')), _comparison_overloads(op)
 
 
 class Lt(_Comparison):
     """lt(input, other, *, out=None)."""
     op, aliases, operators = 'lt', ('less',), {'__lt__': _compare(xp.less, True, 'lt_cpu')}
     forward = _compare(xp.less, kernel='lt_cpu')
+    inplace, refusals = _compare_inplace(forward, _comparison_nodes('Lt')), _comparison_overloads(op)
 
 
 class Le(_Comparison):
     """le(input, other, *, out=None)."""
     op, aliases, operators = 'le', ('less_equal',), {'__le__': _compare(xp.less_equal, True, 'le_cpu')}
     forward = _compare(xp.less_equal, kernel='le_cpu')
+    inplace, refusals = _compare_inplace(forward, _comparison_nodes('Le')), _comparison_overloads(op)
 
 
 class Gt(_Comparison):
     """gt(input, other, *, out=None)."""
     op, aliases, operators = 'gt', ('greater',), {'__gt__': _compare(xp.greater, True, 'gt_cpu')}
     forward = _compare(xp.greater, kernel='gt_cpu')
+    inplace, refusals = _compare_inplace(forward, _comparison_nodes('Gt')), _comparison_overloads(op)
 
 
 class Ge(_Comparison):
     """ge(input, other, *, out=None)."""
     op, aliases, operators = 'ge', ('greater_equal',), {'__ge__': _compare(xp.greater_equal, True, 'ge_cpu')}
     forward = _compare(xp.greater_equal, kernel='ge_cpu')
+    inplace, refusals = _compare_inplace(forward, _comparison_nodes('Ge')), _comparison_overloads(op)
 
 
 ops.masked_grad = masked_grad  # (activation's piecewise-linear derivatives reach it here)
