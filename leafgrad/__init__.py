@@ -22,7 +22,7 @@ from .ops._util import not_a_tensor as _not_a_tensor
 from .creation import (Generator, arange, as_tensor, asarray, default_generator, empty, empty_like, eye,
                        from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed,
                        normal, multinomial, ones, ones_like, rand, rand_like, randint, randint_like, randn,
-                       randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like)
+                       randn_like, randperm, scalar_tensor, seed, set_rng_state, tensor, zeros, zeros_like)
 from ._tensor_str import set_printoptions, get_printoptions
 from . import torch_version  # noqa: F401  (torch.torch_version: TorchVersion)
 from math import e, inf, nan, pi
@@ -70,6 +70,39 @@ def is_nonzero(input):
     """Whether the one element of ``input`` is not zero (PyTorch's errors for more or fewer)."""
     _check_argument('is_nonzero', 'input', 1, input, Tensor)
     return not not input  # (Python's bool: this module's `bool` is the dtype)
+
+
+def is_same_size(input, other):
+    """Whether ``input`` and ``other`` have the same shape."""
+    _check_argument('is_same_size', 'input', 1, input, Tensor)
+    _check_argument('is_same_size', 'other', 2, other, Tensor)
+    return input.is_same_size(other)
+
+
+def is_signed(input):
+    _check_argument('is_signed', 'input', 1, input, Tensor)
+    return input.is_signed()
+
+
+def is_inference(input):
+    _check_argument('is_inference', 'input', 1, input, Tensor)
+    return input.is_inference()
+
+
+def detach(input):
+    """``input.detach()``: the same data, cut from the graph."""
+    _check_argument('detach', 'input', 1, input, Tensor)
+    return input.detach()
+
+
+def is_neg(input):
+    _check_argument('is_neg', 'input', 1, input, Tensor)
+    return input.is_neg()
+
+
+def resolve_neg(input):
+    _check_argument('resolve_neg', 'input', 1, input, Tensor)
+    return input.resolve_neg()
 
 
 def promote_types(type1, type2):

@@ -4,7 +4,7 @@ import warnings
 from collections import abc as _abc
 
 from . import _memory_format, _random_kernels as kernels, _sequence, backend
-from ._arg_parser import Overloads, check_dtype, int_list
+from ._arg_parser import Overloads, check_dtype, int_list, missing_message
 from .autograd.grad_mode import InferenceCounter, state
 from .autograd.origins import note as _note_origin
 from .ops._inplace import _type_name
@@ -712,6 +712,49 @@ def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, re
     return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+def new_empty_strided(self, size=None, stride=None, *, dtype=None, layout=None, device=None, requires_grad=False,
+                      pin_memory=False):
+    """An uninitialised tensor of ``size`` whose elements lie ``stride`` elements apart (in a
+    storage of its own, as large as those strides need)."""
+    missing = [name for name, value in (('size', size), ('stride', stride)) if value is None]
+    if missing:
+        raise TypeError(missing_message('new_empty_strided', missing))
+    _options('new_empty_strided', layout, pin_memory, dtype, requires_grad)
+    for position, (name, value) in enumerate((('size', size), ('stride', stride)), 1):
+        if not isinstance(value, (tuple, list)) or not all(
+                isinstance(v, (int, _np.integer)) and not isinstance(v, bool) for v in value):
+            raise TypeError(f"new_empty_strided(): argument '{name}' (position {position}) must be tuple of ints, "
+                            f'not {type(value).__name__}')
+    size, stride = [int(v) for v in size], [int(v) for v in stride]
+    if len(size) != len(stride):
+        raise RuntimeError(f'dimensionality of sizes ({len(size)}) must match dimensionality of strides '
+                           f'({len(stride)})')
+    for n in size:
+        if n < 0:
+            raise RuntimeError(f'Trying to create tensor with negative dimension {n}: {size}')
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f'Storage size calculation overflowed with sizes={size} and strides={stride}')
+    dtype, device = _new_like(self, dtype, device)
+    made = empty(0, dtype=dtype, device=device)
+    array = made._data
+    storage = 0 if 0 in size else 1 + sum((n - 1) * st for n, st in zip(size, stride))
+    data = _np.empty(storage, dtype=array.dtype)
+    made._data = _np.lib.stride_tricks.as_strided(data, size, [st * data.itemsize for st in stride], writeable=True)
+    return made.requires_grad_(requires_grad) if requires_grad else made
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
+    """scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
+    a 0-dim tensor of the number ``s``, in the default float dtype unless ``dtype`` says."""
+    _options('scalar_tensor', layout, pin_memory, dtype, requires_grad)
+    if not isinstance(s, (int, float, complex, _np.number, _np.bool_)) and not (
+            isinstance(s, Tensor) and s._data.ndim == 0 and not s._requires_grad):
+        raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
+    if dtype is None:
+        dtype = backend.get_default_dtype()
+    return full((), s, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     # (no layout= and no pin_memory=, whatever PyTorch's docstring says: its new_tensor refuses both)
     check_dtype('new_tensor', dtype)
@@ -738,7 +781,7 @@ def _legacy_init(self, *args, **kwargs):
     self._data = legacy_new(backend.get_default_dtype(), 'cpu', args, kwargs)._data
 
 
-for _method in (new_zeros, new_ones, new_empty, new_full, new_tensor, new):
+for _method in (new_zeros, new_ones, new_empty, new_empty_strided, new_full, new_tensor, new):
     setattr(Tensor, _method.__name__, _method)
 Tensor.__init__ = _legacy_init
 

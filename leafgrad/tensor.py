@@ -651,6 +651,31 @@ class Tensor:
             return bool((element == self).any().item())
         raise RuntimeError(f'Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.')
 
+    def __reversed__(self):
+        """The tensor flipped along its first dim (a 0-dim tensor: itself), as PyTorch's."""
+        if self._data.ndim == 0:
+            return self
+        return self.flip(0)
+
+    def is_nonzero(self) -> bool:
+        """Whether the one element is not zero (PyTorch's errors for more or fewer)."""
+        return not not self
+
+    def is_same_size(self, other=None) -> bool:
+        if other is None:  # (PyTorch's parser's words)
+            raise TypeError('is_same_size() missing 1 required positional arguments: "other"')
+        if not isinstance(other, Tensor):
+            raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not "
+                            f'{type(other).__name__}')
+        return self._data.shape == other._data.shape
+
+    def is_neg(self) -> bool:
+        """False: leafgrad has no lazy negation bit (PyTorch's is set only by conj of complex views)."""
+        return False
+
+    def resolve_neg(self) -> Tensor:
+        return self
+
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError('iteration over a 0-d tensor')

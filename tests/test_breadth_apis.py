@@ -195,3 +195,175 @@ COMPARISON_ARGUMENTS = {
 @pytest.mark.parametrize('name', COMPARISON_ARGUMENTS)
 def test_comparison_arguments(name):
     same(COMPARISON_ARGUMENTS[name])
+
+
+def _inference(M):
+    with M.inference_mode():
+        return M.ones(2)
+
+
+def _detached(M):
+    a = M.ones(2, requires_grad=True)
+    y = M.detach(a * 2)
+    return y, y.requires_grad, y.is_leaf, y.grad_fn is None
+
+
+def _strided(M, *args, **kwargs):
+    t = M.ones(2, 3).new_empty_strided(*args, **kwargs)
+    return tuple(t.shape), t.stride(), t.dtype, t.requires_grad, t.is_contiguous()
+
+
+SMALL = {
+    'reversed_1d': lambda M: reversed(M.tensor([1, 2, 3])),
+    'reversed_2d': lambda M: reversed(M.tensor([[1, 2], [3, 4]])),
+    'reversed_0d': lambda M: reversed(M.tensor(5)),
+    'reversed_grad': lambda M: (lambda r: (r, type(r.grad_fn).__name__))(reversed(M.ones(3, requires_grad=True) * 2)),
+    'is_nonzero_method': lambda M: (M.tensor([1.]).is_nonzero(), M.tensor([0.]).is_nonzero(),
+                                    M.tensor([[0]]).is_nonzero()),
+    'is_nonzero_method_empty': lambda M: M.tensor([]).is_nonzero(),
+    'is_nonzero_method_many': lambda M: M.ones(2).is_nonzero(),
+    'is_same_size': lambda M: (M.is_same_size(M.ones(2), M.ones(2)), M.ones(2).is_same_size(M.ones(3)),
+                               M.is_same_size(M.ones(2, 1), M.ones(2))),
+    'is_same_size_number': lambda M: M.is_same_size(M.ones(2), 2),
+    'is_same_size_method_number': lambda M: M.ones(2).is_same_size(2),
+    'is_same_size_method_missing': lambda M: M.ones(2).is_same_size(),
+    'is_signed': lambda M: [M.is_signed(M.ones(2, dtype=d)) for d in (M.float32, M.uint8, M.bool, M.int8, M.int64)],
+    'is_signed_number': lambda M: M.is_signed(3),
+    'is_inference': lambda M: (M.is_inference(M.ones(2)), M.is_inference(_inference(M))),
+    'is_inference_number': lambda M: M.is_inference(3),
+    'detach': _detached,
+    'detach_number': lambda M: M.detach(3),
+    'detach_two_arguments': lambda M: M.detach(M.ones(2), 1),
+    'is_neg': lambda M: (M.is_neg(M.ones(2)), M.ones(2).is_neg()),
+    'resolve_neg': lambda M: (lambda x: (M.resolve_neg(x) is x, x.resolve_neg() is x))(M.ones(2)),
+    'is_neg_number': lambda M: M.is_neg(3),
+    'resolve_neg_number': lambda M: M.resolve_neg(3),
+    'scalar_tensor': lambda M: [M.scalar_tensor(3), M.scalar_tensor(3, dtype=M.int64), M.scalar_tensor(True),
+                                M.scalar_tensor(2, dtype=M.bool), M.scalar_tensor(2.5, dtype=M.int32),
+                                M.scalar_tensor(M.tensor(2)), M.scalar_tensor(s=2), M.scalar_tensor(2, device='cpu')],
+    'scalar_tensor_requires_grad': lambda M: M.scalar_tensor(2.5, requires_grad=True).requires_grad,
+    'scalar_tensor_int_requires_grad': lambda M: M.scalar_tensor(2, requires_grad=True, dtype=M.int64),
+    'scalar_tensor_string': lambda M: M.scalar_tensor('a'),
+    'scalar_tensor_list': lambda M: M.scalar_tensor([1]),
+    'scalar_tensor_1d': lambda M: M.scalar_tensor(M.tensor([2.])),
+    'scalar_tensor_two_positional': lambda M: M.scalar_tensor(2, M.int64),
+    'new_empty_strided': lambda M: _strided(M, (2, 2), (2, 1)),
+    'new_empty_strided_columns': lambda M: _strided(M, [2, 3], [1, 2]),
+    'new_empty_strided_options': lambda M: _strided(M, (2, 2), (2, 1), dtype=M.int64, device='cpu'),
+    'new_empty_strided_zero_strides': lambda M: _strided(M, (2, 2), (0, 0)),
+    'new_empty_strided_requires_grad': lambda M: _strided(M, (2, 2), (2, 1), requires_grad=True),
+    'new_empty_strided_negative_size': lambda M: _strided(M, (2, -2), (2, 1)),
+    'new_empty_strided_negative_stride': lambda M: _strided(M, (2, 2), (2, -1)),
+    'new_empty_strided_dims': lambda M: _strided(M, (2, 2), (2,)),
+    'new_empty_strided_int': lambda M: _strided(M, 2, 1),
+    'new_empty_strided_missing': lambda M: _strided(M, (2, 2)),
+}
+
+
+@pytest.mark.parametrize('name', SMALL)
+def test_small_apis(name):
+    same(SMALL[name])
+
+
+def _fill_diagonal(shape, *args, dtype='float32', **kwargs):
+    def program(M):
+        x = M.zeros(*shape, dtype=getattr(M, dtype))
+        result = x.fill_diagonal_(*args, **kwargs)
+        return x, result is x
+    return program
+
+
+def _fill_diagonal_grad(M):
+    a = M.ones(3, 3, requires_grad=True)
+    y = a * 2
+    y.fill_diagonal_(0)
+    y.sum().backward()
+    return y, type(y.grad_fn).__name__, a.grad, y._version
+
+
+def _fill_diagonal_strided(M):
+    x = M.zeros(4, 8)[:, ::2]
+    x.fill_diagonal_(1)
+    y = M.zeros(4, 5).t()
+    y.fill_diagonal_(2, wrap=True)
+    return x, y
+
+
+FILL_DIAGONAL = {
+    'wide': _fill_diagonal((3, 4), 5),
+    'tall': _fill_diagonal((7, 3), 5),
+    'tall_wrap': _fill_diagonal((7, 3), 5, wrap=True),
+    'tall_wrap_partial': _fill_diagonal((9, 3), 5, True),
+    'tall_wrap_just_one_more': _fill_diagonal((4, 3), 5, wrap=True),
+    'wide_wrap': _fill_diagonal((3, 7), 5, True),
+    'cube': _fill_diagonal((3, 3, 3), 5),
+    'four_dims': _fill_diagonal((2, 2, 2, 2), 5),
+    'cube_wrap': _fill_diagonal((3, 3, 3), 5, wrap=True),
+    'unequal_dims': _fill_diagonal((3, 3, 4), 5),
+    'one_dim': _fill_diagonal((3,), 5),
+    'int_truncates': _fill_diagonal((3, 3), 2.7, dtype='int64'),
+    'bool': _fill_diagonal((3, 3), 2, dtype='bool'),
+    'zero_dim_tensor': lambda M: M.zeros(3, 3).fill_diagonal_(M.tensor(2.)),
+    'string': _fill_diagonal((3, 3), 'a'),
+    'wrap_not_bool': _fill_diagonal((3, 3), 1, wrap='x'),
+    'missing_value': _fill_diagonal((3, 3)),
+    'leaf': lambda M: M.zeros(2, 2, requires_grad=True).fill_diagonal_(1),
+    'grad': _fill_diagonal_grad,
+    'strided': _fill_diagonal_strided,
+    'empty': _fill_diagonal((0, 3), 1),
+}
+
+
+@pytest.mark.parametrize('name', FILL_DIAGONAL)
+def test_fill_diagonal(name):
+    same(FILL_DIAGONAL[name])
+
+
+def _unique_consecutive_grad(dim):
+    def program(M):
+        a = M.tensor([1., 1., 2.], requires_grad=True)
+        y = M.unique_consecutive(a, dim=dim)
+        y.sum().backward()
+    return program
+
+
+_RUNS = [1, 1, 2, 2, 3, 1, 1, 2]
+_ROWS = [[1, 1], [1, 1], [2, 3], [1, 1]]
+UNIQUE_CONSECUTIVE = {
+    'plain': lambda M: M.unique_consecutive(M.tensor(_RUNS)),
+    'inverse': lambda M: M.unique_consecutive(M.tensor(_RUNS), return_inverse=True),
+    'counts': lambda M: M.unique_consecutive(M.tensor(_RUNS), return_counts=True),
+    'both_positional': lambda M: M.unique_consecutive(M.tensor(_RUNS), True, True),
+    'method': lambda M: M.tensor(_RUNS).unique_consecutive(True, True),
+    'method_dim': lambda M: M.tensor(_ROWS).unique_consecutive(return_counts=True, dim=0),
+    'matrix_flattened': lambda M: M.unique_consecutive(M.tensor(_ROWS), return_inverse=True),
+    'dim0': lambda M: M.unique_consecutive(M.tensor(_ROWS), return_inverse=True, return_counts=True, dim=0),
+    'dim1': lambda M: M.unique_consecutive(M.tensor(_ROWS), return_inverse=True, return_counts=True, dim=1),
+    'dim_negative': lambda M: M.unique_consecutive(M.tensor(_ROWS), dim=-1),
+    'dim_transposed': lambda M: M.unique_consecutive(M.tensor(_ROWS).t(), True, True, dim=0),
+    'dim_middle': lambda M: M.unique_consecutive(M.tensor([[[1, 2], [1, 2]], [[1, 2], [1, 2]]]), return_counts=True,
+                                                 dim=1),
+    'dim_out_of_range': lambda M: M.unique_consecutive(M.tensor(_ROWS), dim=2),
+    'empty': lambda M: M.unique_consecutive(M.tensor([]), return_counts=True, return_inverse=True),
+    'empty_rows': lambda M: M.unique_consecutive(M.zeros(0, 3), return_counts=True, return_inverse=True, dim=0),
+    'empty_other_dim': lambda M: M.unique_consecutive(M.zeros(0, 3), return_counts=True, return_inverse=True, dim=1),
+    'empty_selected': lambda M: M.unique_consecutive(M.ones(2, 0), return_counts=True, return_inverse=True, dim=1),
+    'zero_dim': lambda M: M.unique_consecutive(M.tensor(5), return_counts=True, return_inverse=True),
+    'zero_dim_dim': lambda M: M.unique_consecutive(M.tensor(5), return_counts=True, dim=0),
+    'nan': lambda M: M.unique_consecutive(M.tensor([1., float('nan'), float('nan'), 2.]), return_counts=True),
+    'bool': lambda M: M.unique_consecutive(M.tensor([True, True, False])),
+    'requires_grad': lambda M: (lambda y: (y, type(y.grad_fn).__name__))(
+        M.unique_consecutive(M.tensor([1., 1., 2.], requires_grad=True))),
+    'counts_no_grad': lambda M: M.unique_consecutive(M.tensor([1., 1., 2.], requires_grad=True),
+                                                     return_counts=True)[1].requires_grad,
+    'backward': _unique_consecutive_grad(None),
+    'backward_dim': _unique_consecutive_grad(0),
+    'list': lambda M: M.unique_consecutive([1, 2]),
+    'dim_float': lambda M: M.unique_consecutive(M.tensor(_RUNS), dim=1.5),
+    'inverse_int': lambda M: M.unique_consecutive(M.tensor(_RUNS), return_inverse=1),
+}
+
+
+@pytest.mark.parametrize('name', UNIQUE_CONSECUTIVE)
+def test_unique_consecutive(name):
+    same(UNIQUE_CONSECUTIVE[name])

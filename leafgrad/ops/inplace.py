@@ -80,6 +80,37 @@ class FillBackward3(Op):
         return gs, gv
 
 
+class FillDiagonal(Op):
+    """Tensor.fill_diagonal_(fill_value, wrap=False): the main diagonal (the elements whose
+    indices are all equal, of a tensor of two dims or of equal ones) set to a number, by
+    ``fill_`` on diagonal views, as PyTorch fills its strided view (CopySlices where self has
+    history); ``wrap``: a tall matrix's diagonal starts again every width + 1 rows."""
+    op, function = 'fill_diagonal_', False
+    parameter_types = {'wrap': 'bool'}
+
+    def forward(self, fill_value, wrap=False):
+        if not (isinstance(fill_value, (int, float, xp.number, xp.bool_)) or isinstance(fill_value, Tensor)
+                and fill_value._data.ndim == 0 and not fill_value._requires_grad):
+            raise TypeError(f"fill_diagonal_(): argument 'fill_value' (position 1) must be Number, not "
+                            f'{type(fill_value).__name__}')
+        if isinstance(fill_value, Tensor):
+            fill_value = fill_value.item()
+        shape = self._data.shape
+        if len(shape) < 2:
+            raise RuntimeError('dimensions must larger than 1')
+        if len(shape) > 2 and any(n != shape[0] for n in shape[1:]):
+            raise RuntimeError('all dimensions of input must be of equal length')
+        diagonal = self.diagonal(0, 0, 1)
+        for _ in range(len(shape) - 2):  # (the diagonal's dim is last: pair it with the next dim)
+            diagonal = diagonal.diagonal(0, 0, -1)
+        diagonal.fill_(fill_value)
+        if wrap and len(shape) == 2:
+            height, width = shape
+            for start in range(width + 1, height, width + 1):
+                self[start:].diagonal().fill_(fill_value)
+        return self
+
+
 class FillOutOfPlace(_Overwritten):
     """fill(input, value): a new tensor of input's shape and dtype, every element ``value`` (a
     number: FillBackward0; a 0-dim tensor: FillBackward1, which passes value the sum of the

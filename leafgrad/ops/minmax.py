@@ -15,7 +15,8 @@ from .. import return_types
 from .._arg_parser import Overloads
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._op import CAST, Op, check_out, exact_dtype, out_rule, same_dtype, write_out, write_outs
-from ._util import SCALAR_NAMES, c_order, ops, record, record_many, refused, saved_output, wrap, wrap_dim, wrap_dims, xp
+from ._util import (SCALAR_NAMES, c_order, not_a_tensor, ops, record, record_many, refused, saved_output, wrap,
+                    wrap_dim, wrap_dims, xp)
 from ..tensor import Tensor
 
 
@@ -791,3 +792,59 @@ class UniqueDimBackward0(Unique):
     op = None
     __slots__ = ()
     op_name = 'unique_dim'
+
+
+class UniqueConsecutive(Op):
+    """unique_consecutive's node (along a dim too): PyTorch gives it no derivative."""
+    op, node = 'unique_consecutive', 'UniqueConsecutiveBackward0'
+    parsed = False  # (Python in PyTorch: no NumPy names)
+    __slots__ = ()
+
+    def forward(input, return_inverse=False, return_counts=False, dim=None):
+        """unique_consecutive(input, return_inverse=False, return_counts=False, dim=None) -> Tensor or tuple
+
+        ``input`` (flattened, or its slices along ``dim``) with each run of equal consecutive
+        elements (slices) kept once; NaNs are all distinct. With ``return_inverse`` each
+        element's (slice's) index in the result, with ``return_counts`` each run's length."""
+        if not isinstance(input, Tensor):
+            raise not_a_tensor('unique_consecutive', 'input', input, 1)
+        for name, value in (('return_inverse', return_inverse), ('return_counts', return_counts)):
+            if not isinstance(value, bool):
+                raise TypeError(f"unique_consecutive(): argument '{name}' must be bool, not {type(value).__name__}")
+        if dim is not None and (not isinstance(dim, (int, xp.integer)) or isinstance(dim, bool)):
+            raise TypeError(f"unique_consecutive(): argument 'dim' must be int, not {type(dim).__name__}")
+        data = input._data
+        if dim is None:
+            rows = data.reshape(-1, 1)
+        else:
+            if data.ndim == 0:
+                raise IndexError(f'Dimension specified as {dim} but tensor has no dimensions')
+            dim = wrap_dim(dim, data.ndim)
+            rest = data.shape[:dim] + data.shape[dim + 1:]
+            if 0 in rest:
+                raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+            rows = xp.moveaxis(data, dim, 0).reshape(data.shape[dim], math.prod(rest))
+        n = rows.shape[0]
+        new = xp.ones(n, dtype=bool)
+        new[1:] = (rows[1:] != rows[:-1]).any(axis=1)  # NaN != NaN: each NaN stands alone
+        if dim is None:
+            values = rows[new, 0]
+        else:
+            values = xp.moveaxis(rows[new].reshape((int(new.sum()),) + rest), 0, dim)
+        result, _ = record(xp.ascontiguousarray(values), UniqueConsecutive, (input,))
+        if not (return_inverse or return_counts):
+            return result
+        out = (result,)
+        if return_inverse:
+            inverse = (xp.cumsum(new) - 1).astype(xp.int64)
+            out += (wrap(inverse.reshape(data.shape) if dim is None else inverse),)
+        if return_counts:
+            out += (wrap(xp.diff(xp.append(xp.flatnonzero(new), n)).astype(xp.int64)),)
+        return out
+
+    def method(self, return_inverse=False, return_counts=False, dim=None):
+        """Tensor.unique_consecutive(return_inverse=False, return_counts=False, dim=None): torch.unique_consecutive."""
+        return ops.unique_consecutive(self, return_inverse, return_counts, dim)
+
+    def apply(self, grad):
+        raise NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
