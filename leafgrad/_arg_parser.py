@@ -324,6 +324,44 @@ def check_dtype(fname, value):
         raise TypeError(f"{fname}(): argument 'dtype' must be leafgrad.dtype, not {type_name(value)}")
 
 
+# parameters that PyTorch's signatures type Tensor (or a list of tensors), by their names: where
+# an op's forward fails reading one that is no tensor, the parser's TypeError is PyTorch's error
+TENSOR_PARAMETERS = frozenset([
+    'input', 'self', 'other', 'tensor', 'tensor1', 'tensor2', 'mat', 'mat1', 'mat2', 'vec', 'vec1', 'vec2',
+    'batch1', 'batch2', 'index', 'src', 'source', 'mask', 'values', 'boundaries', 'sorted_sequence', 'end',
+    'exponent', 'A', 'B', 'LU', 'x', 'y', 'x1', 'x2', 'indices', 'condition', 'elements', 'test_elements',
+    'weight', 'target', 'input2', 'tensors', 'count', 'prob', 'the_template', 'input1', 'input3', 'anchor',
+    'positive', 'negative', 'var', 'log_input', 'running_mean', 'running_var', 'bias', 'L', 'tau'])
+
+
+def refuse_non_tensors(name, params, args, kwargs, method=False):
+    """PyTorch's parser's TypeError, where ``name``'s forward (``params``: its parameters in
+    order; a ``method``'s self first) raised an AttributeError: the first argument of a Tensor
+    parameter that is no tensor (None: an optional one's default) is named; nothing where every
+    such argument is a tensor. Called in an ``except``, so the valid path pays nothing for it."""
+    shift = 0 if method else 1
+    for i, p in enumerate(params):
+        if p not in TENSOR_PARAMETERS and i or method and i == 0:  # (the first: a Tensor in every op here)
+            continue
+        if i < len(args):
+            value, position = (args[i:] if p == 'tensors' else args[i]), i + shift
+        elif p in kwargs:
+            value, position = kwargs[p], None
+        else:
+            continue
+        if p == 'tensors':  # (a list of tensors, or *tensors)
+            if len(value) == 1 and isinstance(value[0], (list, tuple)):
+                value = value[0]
+            for j, v in enumerate(value):
+                if not isinstance(v, Tensor):
+                    raise TypeError(f'expected Tensor as element {j} in argument {i}, but got '
+                                    f'{type(v).__name__}') from None
+            continue
+        if value is not None and not isinstance(value, Tensor):
+            where = f"argument '{p}'" if position is None else f"argument '{p}' (position {position})"
+            raise TypeError(f'{name}(): {where} must be Tensor, not {type_name(value)}') from None
+
+
 def parsing(fn, name, method, overloads=None, refusals=None, types=None, listed=None):
     """``fn`` (a declared op's function or method, ``name`` its name) reading its arguments as
     PyTorch's parser: NumPy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=`` (given as well
@@ -385,7 +423,11 @@ def parsing(fn, name, method, overloads=None, refusals=None, types=None, listed=
                 if kind == 'tuple of ints' and where and isinstance(value, (tuple, list)):
                     int_list((value,), name, param, position + (not method))  # (its words for the element)
                 raise TypeError(f"{name}(): argument '{param}'{where} must be {kind}, not {type_name(value)}")
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError:  # (leafgrad.cumsum(1, 0): PyTorch's parser's TypeError)
+            refuse_non_tensors(name, params, args, kwargs, method)
+            raise
     # (its signature is fn's: inspect.signature follows __wrapped__, and reads it only when asked)
     parsed.__doc__, parsed.__wrapped__ = fn.__doc__, fn
     return parsed

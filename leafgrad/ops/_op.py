@@ -91,7 +91,7 @@ import types
 import warnings
 
 from .. import backend, return_types
-from .._arg_parser import SignatureWith, bound_when_refused, parsing
+from .._arg_parser import SignatureWith, bound_when_refused, parsing, refuse_non_tensors
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
@@ -341,15 +341,13 @@ _OUT = (('out', None),)
 def _with_out(forward, name, rule, differentiable):
     """``forward`` with PyTorch's ``out=``: the result is computed as without it, then written
     into ``out`` by ``rule``."""
-    first = (_parameters(forward) or ('input',))[0]
 
     def function(*args, out=None, **kwargs):
         if out is None:
             try:
                 return forward(*args, **kwargs)
             except AttributeError:  # (leafgrad.abs(1): PyTorch's parser's TypeError)
-                if args:
-                    _refuse_no_tensor(name, args[0], first)
+                refuse_non_tensors(name, _parameters(forward), args, kwargs)
                 raise
         return rule(name, out, forward(*args, **kwargs), differentiable)
     function.__doc__ = forward.__doc__
@@ -388,7 +386,11 @@ def _inplace_variant(forward, name):
     def inplace(self, *args, **kwargs):
         others = tuple([a for a in args if isinstance(a, Tensor)] +
                        [a for a in kwargs.values() if isinstance(a, Tensor)])
-        return inplace_runner[0](self, lambda s: forward(s, *args, **kwargs), others)
+        try:
+            return inplace_runner[0](self, lambda s: forward(s, *args, **kwargs), others)
+        except AttributeError:  # (leafgrad.abs_(1): PyTorch's parser's TypeError)
+            refuse_non_tensors(name, ('input',), (self,), {})
+            raise
     return inplace
 
 
