@@ -262,6 +262,25 @@ def binary_operands(a, b, check_mixed=None):
     raise TypeError('expected at least one tensor operand')
 
 
+def number_operand(name, input, other):
+    """Where neither operand of ``name`` (add, sub, mul, div) is a tensor: ``input`` as the 0-dim
+    tensor PyTorch's parser takes a number for (``torch.add(1, 2)`` is ``tensor(3)``), of the
+    number's own dtype (bool, int64, the default float or complex dtype); or, for an operand that
+    is no number, PyTorch's parser's TypeError naming it."""
+    for param, position, value in (('input', 1, input), ('other', 2, other)):
+        if not isinstance(value, (bool, int, float, complex, xp.number, xp.bool_)):
+            raise not_a_tensor(name, param, value, position)
+    if isinstance(input, (bool, xp.bool_)):
+        dtype = xp.bool_
+    elif isinstance(input, (int, xp.integer)):
+        dtype = xp.int64
+    elif isinstance(input, (float, xp.floating)):
+        dtype = backend.get_default_dtype().np
+    else:
+        dtype = backend.get_default_dtype().to_complex().np
+    return wrap(xp.asarray(input, dtype=dtype))
+
+
 def broadcast_error(*operands):
     """PyTorch's error for operands whose shapes do not broadcast: it broadcasts them left to
     right and names the first size that does not fit the shape so far."""

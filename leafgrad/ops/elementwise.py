@@ -12,7 +12,8 @@ from .. import backend
 from .._arg_parser import Overloads, is_number
 from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
-from ._util import (_one, _unrounded, binary_operands, broadcast_error, divided, float_dtype_for, operator_refusal,
+from ._util import (_one, _unrounded, binary_operands, broadcast_error, divided, float_dtype_for, number_operand,
+                    operator_refusal,
                     opmath, ops, record, refused, saved_output, sigmoid_array, state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor, fitted_scalar
@@ -102,6 +103,8 @@ class Add(_BinaryNode):
         try:
             x, y = binary_operands(input, other)
         except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            if not isinstance(input, Tensor):  # (a number: PyTorch's 0-dim tensor; else its TypeError)
+                return ops.add(number_operand('add', input, other), other, alpha=alpha)
             return operator_refusal()
         if type(alpha) is not int or alpha != 1:
             alpha = _alpha('add', x, y, alpha)
@@ -148,6 +151,8 @@ class Sub(_BinaryNode):
         try:
             x, y = binary_operands(input, other, _refuse_bool_subtraction)
         except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            if not isinstance(input, Tensor):  # (a number: PyTorch's 0-dim tensor; else its TypeError)
+                return ops.sub(number_operand('sub', input, other), other, alpha=alpha)
             return operator_refusal()
         if type(alpha) is not int or alpha != 1:
             alpha = _alpha('sub', x, y, alpha)
@@ -242,6 +247,8 @@ class Mul(_BinaryNode):
         try:
             x, y = binary_operands(input, other)
         except TypeError:  # (a string, a list: as an operator, NotImplemented)
+            if not isinstance(input, Tensor):  # (a number: PyTorch's 0-dim tensor; else its TypeError)
+                return ops.mul(number_operand('mul', input, other), other)
             return operator_refusal()
         if not isinstance(input, Tensor):
             input, other = other, input  # scalar * tensor: the tensor is "self"
@@ -310,6 +317,8 @@ class Div(_BinaryNode):
         if rounding_mode is not None:
             return ops.div_rounded(input, other, rounding_mode)  # a step function: DivBackward2
         if not isinstance(input, Tensor):
+            if not isinstance(other, Tensor):
+                return ops.div(number_operand('div', input, other), other)
             return mul(reciprocal(other), input)
         try:
             x, y = binary_operands(input, other)
