@@ -44,12 +44,13 @@ is lost.
 """
 from __future__ import annotations  # (annotations stay strings: nothing evaluated at import or per call)
 
-import heapq
+import _thread  # (threading's Lock is _thread's: importing threading costs ~0.8 ms)
 import itertools
 import sys as _sys
-import threading
 import warnings
 from typing import Callable, Sequence, Union
+
+from _heapq import heappop, heappush  # (heapq's own: heapq.py itself adds ~0.3 ms to the import)
 
 from . import grad_mode
 from .anomaly import anomaly_state, check_nan, warn_forward_trace
@@ -167,7 +168,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
     ready = []
     for node in buffers:
         if deps.get(node, 0) == 0 and (runnable is None or node in runnable):
-            heapq.heappush(ready, (-node._seq, next(order), node))
+            heappush(ready, (-node._seq, next(order), node))
 
     # Anomaly detection and the profiler take the watched path; read once per walk, so the
     # plain loop pays nothing per node for either.
@@ -197,7 +198,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             if pending is not None:
                 node, pending = pending, None
             elif ready:
-                node = heapq.heappop(ready)[2]
+                node = heappop(ready)[2]
             else:
                 break
             grads = buffers.pop(node, None) or [None] * node.num_outputs  # none arrived: all None
@@ -271,9 +272,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                     pending = nxt
                 else:
                     if pending is not None:
-                        heapq.heappush(ready, (-pending._seq, next(order), pending))
+                        heappush(ready, (-pending._seq, next(order), pending))
                         pending = None
-                    heapq.heappush(ready, (-nxt._seq, next(order), nxt))
+                    heappush(ready, (-nxt._seq, next(order), nxt))
             # Drop this step's references, so that a buffer consumed here can be freed (or
             # taken by AccumulateGrad without a copy) as soon as its last consumer has run.
             grads = outs = grad = old = None
@@ -390,7 +391,7 @@ def add_to_nonleaf_grad(tensor, grad, copy):
             tensor._grad = tensor._grad + grad
 
 
-_nonleaf_grad_lock = threading.Lock()
+_nonleaf_grad_lock = _thread.allocate_lock()
 
 
 def _apply_watched(node, grads, vmap=None):
