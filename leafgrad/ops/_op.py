@@ -85,7 +85,6 @@ somewhere, ``node.next_functions[i][0] is not None`` (the engine gives an input 
 gradient the edge ``(None, 0)``; reading it costs a fraction of a method call).
 """
 import inspect
-import re
 import sys
 import types
 import warnings
@@ -167,9 +166,10 @@ def _provide(cls, name, namespace):
         method = forward
     cls.forward = staticmethod(forward)
     function = forward
+    params = _parameters(forward) if forward is not None else ()
     if callable(cls.function):  # a function with its own signature (out='s rule by the arguments)
         function = _plain(cls.function)
-    elif cls.out is not None and 'out' not in _parameters(forward):
+    elif cls.out is not None and 'out' not in params:
         function = _with_out(forward, cls.out_name or name, cls.out, cls.differentiable)
     if callable(cls.method):  # a method with its own signature
         method = _plain(cls.method)
@@ -177,7 +177,7 @@ def _provide(cls, name, namespace):
         method = None
     elif isinstance(cls.method, property):  # an attribute (Tensor.T)
         method = cls.method
-    elif method is forward and 'out' in _parameters(forward):  # a forward that writes out= itself
+    elif method is forward and 'out' in params:  # a forward that writes out= itself
         method = _refusing_out(forward, name)
     if cls.parsed:
         function = parsing(function, name, False, cls.overloads, cls.refusals, cls.parameter_types, cls.listed)
@@ -198,7 +198,7 @@ def _provide(cls, name, namespace):
             if fn.__doc__ is None and fn is not inplace:  # the declaration's docstring: PyTorch's signature first
                 fn.__doc__ = own.get('__doc__')
     if method is not function and callable(method) and 'out=None' in (method.__doc__ or ''):  # (a method takes no out=)
-        method.__doc__ = _OUT_PARAMETER.sub(lambda m: ')' if m.group(0).endswith(')') else '', method.__doc__)
+        method.__doc__ = _without_out_parameter(method.__doc__)
     exported = namespace.setdefault('__all__', [])
     # where it binds what it provides, by PyTorch's name: read by the profiler and the transforms'
     # wrappers (bound_ops), which find there what is in place now (another layer's wrapper, say)
@@ -209,7 +209,6 @@ def _provide(cls, name, namespace):
     for n in (name,) + tuple(cls.aliases):
         setattr(ops, n, forward)  # (leafgrad's own calls: the forward, unchecked)
         if cls.tensors:  # each name's own check, which names it
-            params = _parameters(forward)
             fn_n = _tensors_only(function, n, params, cls.tensors, False, namespace)
             method_n = method if method is None or isinstance(method, property) else _tensors_only(
                 method, n, _parameters(method) if callable(cls.method) else params, cls.tensors, True, namespace)
@@ -278,7 +277,7 @@ def _as_operator(forward, dunder):
     fn = types.FunctionType(code, forward.__globals__, dunder, forward.__defaults__, forward.__closure__)
     fn.__kwdefaults__, fn.__module__ = forward.__kwdefaults__, forward.__module__
     if forward.__doc__ is not None:  # (an operator takes no out=, as a method)
-        fn.__doc__ = _OUT_PARAMETER.sub(lambda m: ')' if m.group(0).endswith(')') else '', forward.__doc__)
+        fn.__doc__ = _without_out_parameter(forward.__doc__)
     return fn
 
 
@@ -325,8 +324,10 @@ def _name_function(fn, name):
 _renamed = {}  # (code, name) -> the code renamed
 
 
-# out= in a docstring's signature: ``(input, *, out=None)``, ``(input, *, alpha=1, out=None)``
-_OUT_PARAMETER = re.compile(r', \*, out=None\)|, out=None')
+def _without_out_parameter(doc):
+    """``doc`` without out= in its signatures: ``(input, *, out=None)`` -> ``(input)``,
+    ``(input, *, alpha=1, out=None)`` -> ``(input, *, alpha=1)``."""
+    return doc.replace(', *, out=None)', ')').replace(', out=None', '')
 
 
 def _refusing_out(forward, name):
