@@ -382,11 +382,6 @@ def parsing(fn, name, method, overloads=None, refusals=None, types=None, listed=
         fn = _bound_first(fn, overloads, method)
     elif refusals is not None:
         fn = bound_when_refused(fn, refusals, method)
-    elif not types and type(fn) is _FunctionType and getattr(fn, '__signature__', None) is None and \
-            not hasattr(fn, '__wrapped__'):  # (most: a plain function, read off its code as _names reads it)
-        code = fn.__code__
-        if _READ.isdisjoint(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]):
-            return fn
     types, read = _types(types)
     params = _names(fn)
     if read.isdisjoint(params):  # (most functions and methods: fn itself, nothing made)
@@ -455,7 +450,6 @@ def _types(types):
 
 
 _FunctionType = type(_types)
-_READ = _types(None)[1]  # (the names parsing reads of an op without types of its own)
 
 
 class SignatureWith(inspect.Signature):

@@ -314,14 +314,7 @@ def _name_function(fn, name):
     """Name ``fn`` as PyTorch names the op, also in the TypeErrors Python raises for wrong
     arguments (they name the code object)."""
     fn.__name__ = fn.__qualname__ = name
-    key = fn.__code__, name  # (a wrapper's code renamed once for its function and its method)
-    code = _renamed.get(key)
-    if code is None:
-        code = _renamed[key] = fn.__code__.replace(co_name=name, co_qualname=name)
-    fn.__code__ = code
-
-
-_renamed = {}  # (code, name) -> the code renamed
+    fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)
 
 
 def _without_out_parameter(doc):
