@@ -378,6 +378,16 @@ class Tensor:
 
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        if not self._data.size and strides and not any(strides):
+            # NumPy gives an empty array zero strides; PyTorch's empty tensor has the contiguous
+            # strides of its sizes (each taken as at least 1). (A view of an empty tensor, whose NumPy
+            # strides are zeros too, is reported so as well: PyTorch's transpose or unsqueeze of one
+            # has strides of its own, (1, 3) for zeros(0, 3).t().)
+            strides, step = [], 1
+            for n in reversed(self._data.shape):
+                strides.append(step)
+                step *= max(n, 1)
+            strides = tuple(reversed(strides))
         if dim is None:
             return strides
         try:

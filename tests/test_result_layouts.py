@@ -55,3 +55,56 @@ def test_reduction_results_are_contiguous_when_recorded(expr):
 def test_view_of_a_permuted_sum_works():
     c = lg.arange(24.).reshape(2, 3, 4).permute(2, 0, 1)
     assert c.sum(1).view(-1).tolist() == torch.arange(24.).reshape(2, 3, 4).permute(2, 0, 1).sum(1).view(-1).tolist()
+
+
+# group B: sorts lay their values and indices out as the input (PyTorch's empty_like), as do the
+# special functions' elementwise kernels; a non-dense input gives a dense result in its order
+LIKE_INPUT = [
+    'c.sort(1)[0]', 'c.sort(1)[1]', 'c.sort(2, descending=True)[0]', 'c.sort(dim=1, stable=True)[1]', 'c.argsort(1)',
+    'M.argsort(c, dim=0, stable=True)', 'c.msort()', 'c[::2].sort(1)[0]', 'c[::2].argsort(2)', 'b.sort(0)[1]',
+    'c.lgamma()', 'c.digamma()', 'c[::2].lgamma()', 'M.polygamma(1, c)', 'M.special.i0e(c)', 'M.special.entr(c)',
+    'M.special.erfcx(c)', 'b.lgamma()',
+]
+
+
+@pytest.mark.parametrize('expr', LIKE_INPUT)
+def test_results_laid_out_as_the_input(expr):
+    _check(expr)
+
+
+@pytest.mark.parametrize('expr', ['c.sort(1)[0]', 'c.lgamma()', 'c.digamma()'])
+def test_results_laid_out_as_the_input_when_recorded(expr):
+    _check(expr, requires_grad=True)
+
+
+# group C: results PyTorch allocates contiguous whatever the input's layout
+CONTIGUOUS = [
+    'c.renorm(2, 1, 1.0)', 'b.renorm(2, 0, 1.0)', 'M.nn.functional.layer_norm(c, (3,))',
+    'M.nn.functional.layer_norm(b, (4,), M.ones(4), M.zeros(4))', 'c.masked_fill(c > 3, 0)',
+    'c.masked_fill(c > 3, M.tensor(0.))', 'c.masked_fill(M.tensor(True), 1)', '2 ** c', 'M.pow(2, c)', '2 ** b',
+    'M.pow(2, ci)', 'M.pow(2.5, c[::2])',
+]
+
+
+@pytest.mark.parametrize('expr', CONTIGUOUS)
+def test_results_are_contiguous(expr):
+    _check(expr)
+
+
+@pytest.mark.parametrize('expr', ['c.renorm(2, 1, 1.0)', 'M.nn.functional.layer_norm(c, (3,))',
+                                  'c.masked_fill(c > 3, 0)', '2 ** c'])
+def test_results_are_contiguous_when_recorded(expr):
+    _check(expr, requires_grad=True)
+
+
+# group E: an empty tensor's strides are the contiguous strides of its sizes (each at least 1)
+EMPTY = ['M.empty(0, 3)', 'M.zeros(2, 0, 3)', 'M.ones(3, 0)', 'M.randn(0, 4)',
+         'M.empty(0, 3, dtype=M.int64)', 'M.zeros(0, 3) + 1']
+
+
+@pytest.mark.parametrize('expr', EMPTY)
+def test_empty_tensor_strides(expr):
+    got, want = (eval(expr, {'M': M}) for M in (lg, torch))
+    assert got.stride() == want.stride()
+    assert [got.stride(d) for d in range(got.dim())] == [want.stride(d) for d in range(want.dim())]
+    assert got.is_contiguous() == want.is_contiguous()

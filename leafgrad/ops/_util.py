@@ -10,7 +10,7 @@ protocols (``__array_ufunc__``, ``__array_function__``), so the same call runs o
 import operator as _operator
 import sys as _sys
 
-from .. import backend
+from .. import _memory_format, backend
 from ..amp import policy as autocast  # autocast's state (one flag read by the ops it casts) and policies
 from ..autograd.grad_mode import state
 from ..autograd import origins
@@ -61,6 +61,16 @@ def c_order(data):
     if data.flags.c_contiguous:
         return data
     return xp.ascontiguousarray(data)
+
+
+def laid_out_like(data, like):
+    """``data`` (of ``like``'s shape) laid out as PyTorch's empty_like(like) lays out a result
+    (``like``'s strides where it is dense, else dense in their order: ``_memory_format.preserved``),
+    for the ops whose result PyTorch allocates so (sort, the elementwise kernels) where NumPy's
+    answer is C order; ``data`` itself when ``like`` is C-contiguous."""
+    if like.flags.c_contiguous:
+        return data
+    return _memory_format.preserved(data, like)
 
 
 _NO_EDGE = (None, 0)

@@ -12,9 +12,9 @@ from .. import backend
 from .._arg_parser import Overloads, is_number
 from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
-from ._util import (_one, _unrounded, binary_operands, broadcast_error, divided, float_dtype_for, number_operand,
-                    operator_refusal,
-                    opmath, ops, record, refused, saved_output, sigmoid_array, state, sum_to, times, unary, wrap, xp)
+from ._util import (_one, _unrounded, binary_operands, broadcast_error, c_order, divided, float_dtype_for,
+                    number_operand, operator_refusal, opmath, ops, record, refused, saved_output, sigmoid_array, state,
+                    sum_to, times, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor, fitted_scalar
 
@@ -491,7 +491,7 @@ class Pow(Op):
             if y.dtype.kind not in 'fV' and isinstance(input, float):
                 y = float_dtype_for(y)
             data = _int_power(xp.asarray(x), y) if y.dtype.kind in 'iu' else xp.power(x, y)
-            result, node = record(data, PowBackward2, (exponent,))
+            result, node = record(c_order(data), PowBackward2, (exponent,))
             if node is not None:
                 node.base = input
                 node.save(exponent, saved_output(result))

@@ -15,8 +15,8 @@ from .. import return_types
 from .._arg_parser import Overloads
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._op import CAST, Op, check_out, exact_dtype, out_rule, same_dtype, write_out, write_outs
-from ._util import (SCALAR_NAMES, c_order, not_a_tensor, ops, record, record_many, refused, saved_output, wrap,
-                    wrap_dim, wrap_dims, xp)
+from ._util import (SCALAR_NAMES, c_order, laid_out_like, not_a_tensor, ops, record, record_many, refused,
+                    saved_output, wrap, wrap_dim, wrap_dims, xp)
 from ..tensor import Tensor
 
 
@@ -564,6 +564,8 @@ def _sorted(input, dim, descending, k, node_cls, return_type):
             idx = xp.take(idx, xp.arange(k), axis=d)
         idx = idx.astype(xp.int64)
         values = xp.take_along_axis(data, idx, axis=d)
+        if k is None:  # (sort's results are laid out as the input, topk's contiguous, as PyTorch's)
+            values, idx = laid_out_like(values, data), laid_out_like(idx, data)
     (out, indices), node = record_many([values, idx], node_cls, (input,), differentiable=(True, False))
     if node is not None:
         node.dim, node.shape, node.index = d, data.shape, idx
@@ -596,7 +598,7 @@ def _argsort(input, dim, descending):
     if data.ndim == 0:
         wrap_dim(dim, 0)
         return wrap(xp.zeros((), dtype=xp.int64))
-    return wrap(_order(data, wrap_dim(dim, data.ndim), descending).astype(xp.int64))
+    return wrap(laid_out_like(_order(data, wrap_dim(dim, data.ndim), descending).astype(xp.int64), data))
 
 
 class Argsort(Op):

@@ -15,7 +15,7 @@ from .._arg_parser import Overloads
 from ._op import Op, warn_once
 from ._index import (_broadcast_message, _check_index_bounds, _normalize, _to_numpy_index, index_array,
                      scalar_type_name, scatter_coords)
-from ._util import SCALAR_NAMES, Node, autocast, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
+from ._util import SCALAR_NAMES, Node, autocast, c_order, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor, fitted_scalar
 from ._inplace import inplace
 
@@ -451,6 +451,7 @@ class MaskedFill(Op):
         data = xp.where(m, _scalar_array(value, input._data), input._data)
         if data.shape != shape:
             data = xp.broadcast_to(data, shape).copy()
+        data = c_order(data)  # (PyTorch's masked_fill fills a contiguous clone of the input)
         if isinstance(value, Tensor):
             out, node = record(data, MaskedFillBackward1, (input, value))
         else:

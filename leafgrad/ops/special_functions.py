@@ -26,7 +26,8 @@ import sys
 from .. import backend
 from .. import _special_kernels as K
 from ._op import CAST, Op, castable_dtype, copy_out, ops, write_out
-from ._util import SCALAR_NAMES, float_dtype_for, not_a_tensor, record, saved_output, sum_to, unary, wrap, xp
+from ._util import (SCALAR_NAMES, float_dtype_for, laid_out_like, not_a_tensor, record, saved_output, sum_to, unary,
+                    wrap, xp)
 from ..autograd.graph import elementwise_jvp
 from ._inplace import inplace as _run_inplace
 from ..tensor import Tensor
@@ -45,8 +46,9 @@ def _evaluate(kernel, input, half_kernel=None):
     x = float_dtype_for(input._data)
     if half_kernel is not None and x.dtype.name in ('float16', 'bfloat16'):
         raise _not_implemented_for(half_kernel, x)
-    with xp.errstate(all='ignore'):
-        return xp.asarray(kernel(x.astype(xp.float64).reshape(-1))).reshape(x.shape).astype(x.dtype, copy=False)
+    with xp.errstate(all='ignore'):  # (the result laid out as the input, as PyTorch's elementwise kernels)
+        out = xp.asarray(kernel(x.astype(xp.float64).reshape(-1))).reshape(x.shape).astype(x.dtype, copy=False)
+    return laid_out_like(out, input._data)
 
 
 def _not_implemented_for(kernel, dtype):

@@ -9,7 +9,7 @@ the same node and differentiate twice); dist and renorm record nodes of their ow
 from ..autograd.grad_mode import no_grad
 from ._op import Op, castable_dtype, out_rule, same_dtype
 from ..tensor import Tensor
-from ._util import SCALAR_NAMES as _DTYPE_LABEL, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
+from ._util import SCALAR_NAMES as _DTYPE_LABEL, c_order, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
 
 
 def _float_kind(t):
@@ -375,7 +375,7 @@ class Renorm(Op):
         with no_grad():
             norm = ops.vector_norm(input, p, dims, keepdim=True)._data
         factor = xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(a.dtype)
-        out, node = record(a * factor, Renorm, (input,))
+        out, node = record(c_order(a * factor), Renorm, (input,))  # (PyTorch's result is contiguous)
         if node is not None:
             node.p, node.dim, node.maxnorm = float(p), d, maxnorm
             node.save(input)

@@ -4,7 +4,7 @@ Forward on arrays; the derivatives recompute mean and 1/std from the saved input
 ops, so that a second derivative also sees how the statistics depend on the input.
 """
 from ... import backend
-from ...ops._util import Node, opmath, record, wrap, xp
+from ...ops._util import Node, c_order, opmath, record, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.linalg import _sname
@@ -157,7 +157,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     # (bfloat16: computed in float32, rounded once, also with float32 weight and bias)
     y, mu, rstd = layer_norm_array(x, None if weight is None else weight._data, None if bias is None else bias._data,
                                    dims, eps)
-    out, node = record(y, NativeLayerNormBackward0, (input, weight, bias))
+    out, node = record(c_order(y), NativeLayerNormBackward0, (input, weight, bias))  # (contiguous, as PyTorch's)
     if node is not None:
         node.dims, node.eps, node.dtypes = dims, eps, _dtypes(input, weight, bias)
         node.has_w, node.has_b = weight is not None, bias is not None
