@@ -241,7 +241,11 @@ def preserved(array, like):
     strides = [st // like.itemsize for st in like.strides]
     if not dense(like):
         strides = _dense_strides(like.shape, strides)
-    strides = tuple(st * array.itemsize for st in strides)
+    return _with_strides(array, tuple(st * array.itemsize for st in strides))
+
+
+def _with_strides(array, strides):
+    """``array`` itself if it has these (byte) strides, else a copy laid out with them (dense)."""
     if array.strides == strides:
         return array
     order = sorted(range(array.ndim), key=lambda d: -strides[d])  # (outermost first)
@@ -250,6 +254,47 @@ def preserved(array, like):
         out = np.ndarray(array.shape, array.dtype, out.base, 0, strides)
     out[...] = array
     return out
+
+
+def iterated(result, operands):
+    """An elementwise result (a NumPy array of the broadcast shape) laid out as PyTorch's
+    TensorIterator lays out its output: the dims ordered by the operands' strides, innermost
+    first, by an insertion sort in which the first operand whose strides differ for a pair of dims
+    decides (a dim an operand is broadcast along is skipped for it; equal strides put the smaller
+    dim inside), then dense in that order. NumPy orders its output otherwise when the operands
+    disagree (C order wins); the callers come here only when the first operand is not C-contiguous
+    (with a C-contiguous first operand NumPy's order already is PyTorch's). Operands that are
+    numbers or 0-d arrays decide nothing; operands all of one shape and layout keep NumPy's answer
+    (PyTorch's output then takes their strides)."""
+    shape = result.shape
+    ndim = len(shape)
+    if ndim < 2 or not result.size or type(result) is not np.ndarray:
+        return result
+    arrays = [a for a in operands if type(a) is np.ndarray and a.ndim]
+    if not arrays or all(a.shape == shape and a.strides == arrays[0].strides for a in arrays):
+        return result
+    strided = []
+    for a in arrays:
+        lead = ndim - a.ndim
+        strided.append([0] * lead + [0 if n == 1 and shape[lead + i] != 1 else st
+                                     for i, (n, st) in enumerate(zip(a.shape, a.strides))])
+
+    def should_swap(d0, d1):
+        for st in strided:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    strides, step = [0] * ndim, result.itemsize
+    for d in _insertion_sorted(ndim, should_swap):  # innermost first
+        strides[d] = step
+        step *= shape[d]
+    return _with_strides(result, tuple(strides))
 
 
 def _dense_strides(shape, strides):

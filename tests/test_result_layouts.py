@@ -108,3 +108,26 @@ def test_empty_tensor_strides(expr):
     assert got.stride() == want.stride()
     assert [got.stride(d) for d in range(got.dim())] == [want.stride(d) for d in range(want.dim())]
     assert got.is_contiguous() == want.is_contiguous()
+
+
+# group D: an elementwise result of operands laid out differently is ordered as PyTorch's
+# TensorIterator orders it (the first operand whose strides differ for a pair of dims decides)
+ELEMENTWISE = [
+    'b + a', 'b - a', 'b * a', 'b / a', 'b ** a', 'M.where(b > 3, a, b)', 'M.addcmul(b, a, a)', 'M.addcdiv(b, a, a + 1)',
+    'M.maximum(b, a)', 'M.minimum(b, a)', 'M.fmax(b, a)', 'M.atan2(b, a)', 'b > a', 'b == a', 'b.add(a, alpha=2)',
+    'b.sub(a, alpha=2)', 'M.xlogy(b, a)', 'M.logaddexp(b, a)', 'M.hypot(b, a)', 'M.copysign(b, a)',
+    'b.long() & a.long()', 'b + a.long()', 'c + c.transpose(0, 2).contiguous().transpose(0, 2) * 0 + c.contiguous()',
+    'M.nn.functional.normalize(c, dim=1)', 'c / c.sum(1, keepdim=True)',
+]
+
+
+@pytest.mark.parametrize('expr', ELEMENTWISE)
+def test_elementwise_results_ordered_as_torch(expr):
+    _check(expr)
+
+
+@pytest.mark.parametrize('expr', ['b + a', 'b * a', 'M.where(b > 3, a, b)', 'M.addcmul(b, a, a)'])
+def test_elementwise_results_ordered_as_torch_when_recorded(expr):
+    got, want = (eval(expr.replace('b', 'bg'), {'bg': M.arange(12.).reshape(4, 3).t().detach().requires_grad_(),
+                                                  'a': M.arange(12.).reshape(3, 4), 'M': M}) for M in (lg, torch))
+    assert got.stride() == want.stride()

@@ -73,6 +73,16 @@ def laid_out_like(data, like):
     return _memory_format.preserved(data, like)
 
 
+def iterated(data, first, *others):
+    """An elementwise op's result laid out as PyTorch's TensorIterator lays it out from the
+    operands (arrays or numbers, in PyTorch's order: ``first`` is the op's first). NumPy's own
+    order already is PyTorch's when the first operand is a C-contiguous array or a number: then
+    one flag test, and ``data`` itself (``_memory_format.iterated`` for the rest)."""
+    if type(first) is not _ndarray or first.flags.c_contiguous:
+        return data
+    return _memory_format.iterated(data, (first,) + others)
+
+
 _NO_EDGE = (None, 0)
 
 

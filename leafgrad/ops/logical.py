@@ -10,8 +10,8 @@ from .. import backend
 from .._arg_parser import Overloads
 from ._op import (CAST, NO_GRAD_CAST, RESIZE_WARNING, SAME, Op, _name_function, castable_dtype, check_out, fill_out,
                   inplace_runner)
-from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, is_operand, operator_refusal, state, wrap,
-                    xp)
+from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, is_operand, iterated, operator_refusal, state,
+                    wrap, xp)
 from ..tensor import Tensor
 
 
@@ -72,7 +72,8 @@ def _bitwise(ufunc, kernel):
         if dt.kind in 'fV':
             raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{SCALAR_NAMES[dt.name]}\'')
         try:
-            return wrap(ufunc(x.astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False)))
+            x, y = x.astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False)
+            return wrap(iterated(ufunc(x, y), x, y))
         except ValueError:
             raise broadcast_error(input, other) from None
     return forward

@@ -8,8 +8,8 @@ import math
 
 from .. import backend
 from ._op import CAST, SAME, Op, check_out, scalar_name
-from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_for, ops, record, saved_output,
-                    sgn_backward, sum_to, unary, wrap, xp)
+from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_for, iterated, ops, record,
+                    saved_output, sgn_backward, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor
 
@@ -57,7 +57,8 @@ class Addcmul(Op):
         if out.dtype.kind == 'V':
             s, a, b = _in_float32(out.dtype, input, tensor1, tensor2)
             out = (s + xp.float32(value) * a * b).astype(out.dtype)
-        result, node = record(xp.asarray(out), Addcmul, (input, tensor1, tensor2))
+        out = iterated(xp.asarray(out), input._data, tensor1._data, tensor2._data)
+        result, node = record(out, Addcmul, (input, tensor1, tensor2))
         if node is not None:
             node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
             node.save_crosswise(tensor1, tensor2, first=1)  # input's gradient needs neither
@@ -111,7 +112,8 @@ class Addcdiv(Op):
             s, a, b = _in_float32(out.dtype, input, tensor1, tensor2)
             with xp.errstate(divide='ignore', invalid='ignore'):
                 out = (s + xp.float32(value) * a / b).astype(out.dtype)
-        result, node = record(xp.asarray(out), Addcdiv, (input, tensor1, tensor2))
+        out = iterated(xp.asarray(out), input._data, tensor1._data, tensor2._data)
+        result, node = record(out, Addcdiv, (input, tensor1, tensor2))
         if node is not None:
             node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
             node.save(tensor1 if _needs(node, 2) else _Empty, tensor2)  # tensor1: for tensor2's gradient only
@@ -165,7 +167,7 @@ class Xlogy(Op):
                 node.scalar = other
                 node.save(input)
             return result
-        result, node = record(data, Xlogy, (input, other))
+        result, node = record(iterated(data, x, y), Xlogy, (input, other))
         if node is not None:
             node.self_shape, node.other_shape = _shape(input), _shape(other)
             node.save(input, other)
@@ -231,7 +233,7 @@ class Logaddexp(Op):
                 data = xp.logaddexp(x, y)
         except ValueError:
             raise broadcast_error(input, other) from None
-        result, node = record(data, Logaddexp, (input, other))
+        result, node = record(iterated(data, x, y), Logaddexp, (input, other))
         if node is not None:
             node.self_shape, node.other_shape = _shape(input), _shape(other)
             node.save(input, other)
@@ -265,7 +267,7 @@ class Hypot(Op):
         except ValueError:
             raise broadcast_error(input, other) from None
         _float_only('hypot_cpu', input, other)  # (after the shapes, as PyTorch's TensorIterator)
-        result, node = record(data, Hypot, (input, other))
+        result, node = record(iterated(data, x, y), Hypot, (input, other))
         if node is not None:
             node.self_shape, node.other_shape = _shape(input), _shape(other)
             node.save(input if _needs(node, 0) else _Empty, other if _needs(node, 1) else _Empty,
@@ -296,7 +298,7 @@ class Copysign(Op):
             data = xp.copysign(x, y).astype(x.dtype, copy=False)
         except ValueError:
             raise broadcast_error(input, other) from None
-        result, node = record(data, Copysign, (input, other))
+        result, node = record(iterated(data, x, y), Copysign, (input, other))
         if node is not None:
             node.self_shape, node.other_shape = _shape(input), _shape(other)
             node.other_dtype = other._data.dtype if isinstance(other, Tensor) else data.dtype
@@ -363,7 +365,7 @@ def _fextremum(input, other, np_fn, node_cls, sign):
         data = np_fn(x, y)
     except ValueError:
         raise broadcast_error(input, other) from None
-    result, node = record(data, node_cls, (input, other))
+    result, node = record(iterated(data, x, y), node_cls, (input, other))
     if node is not None:
         node.self_shape, node.other_shape, node.sign = _shape(input), _shape(other), sign
         node.save(input, other)

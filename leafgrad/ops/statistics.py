@@ -61,12 +61,13 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     # the ranks as a tensor: PyTorch differentiates the interpolation weight with respect to q
     q_t = ops.reshape(q, (-1,)) if isinstance(q, Tensor) else wrap(qa)
     if ignore_nan:
-        last = (xp.sum(~xp.isnan(s), axis=-1, keepdims=True) - 1).astype(a.dtype)
+        last = c_order((xp.sum(~xp.isnan(s), axis=-1, keepdims=True) - 1).astype(a.dtype))
         ranks_t = q_t * wrap(last)
         ranks_t = ops.where(wrap(ranks_t._data < 0), wrap(xp.zeros((), a.dtype)), ranks_t)
     else:
         ranks_t = q_t * float(n - 1) + wrap(xp.zeros(s.shape[:-1] + (1,), a.dtype))
-        ranks_t = ops.where(wrap(xp.isnan(s[..., -1:])), wrap(xp.asarray(n - 1, a.dtype)), ranks_t)
+        # (the rows holding NaN contiguous, as PyTorch's any(-1, keepdim=True): the ranks' layout is the result's)
+        ranks_t = ops.where(wrap(c_order(xp.isnan(s[..., -1:]))), wrap(xp.asarray(n - 1, a.dtype)), ranks_t)
     ranks = ranks_t._data
     if interpolation == 'lower':
         ranks = xp.floor(ranks)

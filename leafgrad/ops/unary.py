@@ -11,7 +11,8 @@ import math
 from .. import _special_kernels, backend
 from .._arg_parser import Overloads, is_number
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
-from ._util import binary_operands, broadcast_error, float_dtype_for, opmath, ops, record, refused, sum_to, unary, wrap, xp
+from ._util import (binary_operands, broadcast_error, float_dtype_for, iterated, opmath, ops, record, refused, sum_to,
+                    unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor, fitted_scalar
 
@@ -257,7 +258,7 @@ class Atan2(Op):
             data = xp.arctan2(y, xp.asarray(x).astype(y.dtype, copy=False))
         except ValueError:
             raise broadcast_error(input, other) from None
-        result, node = record(data, Atan2, (input, other))
+        result, node = record(iterated(data, y, x), Atan2, (input, other))
         if node is not None:
             node.self_shape, node.other_shape = _shape(input), _shape(other)
             node.save(input, other)
@@ -546,7 +547,7 @@ def _extremum(input, other, np_fn, node_cls, sign):
         data = np_fn(x, y)
     except ValueError:
         raise broadcast_error(input, other) from None
-    result, node = record(data, node_cls, (input, other))
+    result, node = record(iterated(data, x, y), node_cls, (input, other))
     if node is not None:
         node.self_shape, node.other_shape, node.sign = _shape(input), _shape(other), sign
         node.save(input, other)
