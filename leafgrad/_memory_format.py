@@ -264,15 +264,20 @@ def iterated(result, operands):
     dim inside), then dense in that order. NumPy orders its output otherwise when the operands
     disagree (C order wins); the callers come here only when the first operand is not C-contiguous
     (with a C-contiguous first operand NumPy's order already is PyTorch's). Operands that are
-    numbers or 0-d arrays decide nothing; operands all of one shape and layout keep NumPy's answer
-    (PyTorch's output then takes their strides)."""
+    numbers or 0-d arrays decide nothing; operands all of one shape and layout, dense, give the
+    result their very strides (PyTorch's fast setup: those of dims of size 1 included)."""
     shape = result.shape
     ndim = len(shape)
     if ndim < 2 or not result.size or type(result) is not np.ndarray:
         return result
     arrays = [a for a in operands if type(a) is np.ndarray and a.ndim]
-    if not arrays or all(a.shape == shape and a.strides == arrays[0].strides for a in arrays):
+    if not arrays:
         return result
+    first = arrays[0]
+    if all(a.shape == shape and a.strides == first.strides and a.itemsize == first.itemsize for a in arrays):
+        if not dense(first):
+            return result
+        return _with_strides(result, tuple(st // first.itemsize * result.itemsize for st in first.strides))
     strided = []
     for a in arrays:
         lead = ndim - a.ndim

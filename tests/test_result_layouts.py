@@ -117,7 +117,8 @@ ELEMENTWISE = [
     'M.maximum(b, a)', 'M.minimum(b, a)', 'M.fmax(b, a)', 'M.atan2(b, a)', 'b > a', 'b == a', 'b.add(a, alpha=2)',
     'b.sub(a, alpha=2)', 'M.xlogy(b, a)', 'M.logaddexp(b, a)', 'M.hypot(b, a)', 'M.copysign(b, a)',
     'b.long() & a.long()', 'b + a.long()', 'c + c.transpose(0, 2).contiguous().transpose(0, 2) * 0 + c.contiguous()',
-    'M.nn.functional.normalize(c, dim=1)', 'c / c.sum(1, keepdim=True)',
+    'M.nn.functional.normalize(c, dim=1)', 'c / c.sum(1, keepdim=True)', 'c.diff(dim=1)', 'c[:, :1] + c[:, :1]',
+    'c[:, :1] > c[:, :1]',
 ]
 
 
