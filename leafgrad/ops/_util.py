@@ -74,7 +74,8 @@ def laid_out_like(data, like):
 
 
 def iterated(data, first, *others):
-    """An elementwise op's result laid out as PyTorch's TensorIterator lays it out from the
+    """An elementwise op's result (of 2 dims or more: the callers test ``data.ndim > 1`` inline,
+    so that a vector's op pays no call) laid out as PyTorch's TensorIterator lays it out from the
     operands (arrays or numbers, in PyTorch's order: ``first`` is the op's first). NumPy's own
     order already is PyTorch's when the first operand is a C-contiguous array or a number: then
     one flag test, and ``data`` itself (``_memory_format.iterated`` for the rest)."""

@@ -115,7 +115,7 @@ class Add(_BinaryNode):
                 data = x + y if alpha == 1 else x + y * alpha
         except ValueError:
             raise broadcast_error(input, other) from None
-        result, node = record(iterated(data, x, y), Add, (input, other))
+        result, node = record(iterated(data, x, y) if data.ndim > 1 else data, Add, (input, other))
         if node is not None:
             node.self_shape, node.other_shape, node.alpha = _shape(input), _shape(other), alpha
         return result
@@ -171,7 +171,7 @@ class Sub(_BinaryNode):
             if node is not None:
                 node.alpha = alpha
             return result
-        result, node = record(iterated(data, x, y), Sub, (input, other))
+        result, node = record(iterated(data, x, y) if data.ndim > 1 else data, Sub, (input, other))
         if node is not None:
             node.self_shape, node.other_shape, node.alpha = input._data.shape, _shape(other), alpha
         return result
@@ -258,7 +258,7 @@ class Mul(_BinaryNode):
             raise broadcast_error(input, other) from None
         if (type(other) is not Tensor or y is not other._data or x is not input._data) and data.dtype.kind == 'V':
             data = _bf16_by_scalar(xp.multiply, input, other, data)  # (only where a scalar operand was cast)
-        result, node = record(iterated(data, x, y), Mul, (input, other))
+        result, node = record(iterated(data, x, y) if data.ndim > 1 else data, Mul, (input, other))
         if node is not None:
             node.self_shape = input._data.shape
             if isinstance(other, Tensor):
@@ -335,7 +335,7 @@ class Div(_BinaryNode):
             raise broadcast_error(input, other) from None
         if (type(other) is not Tensor or y is not other._data or x is not input._data) and data.dtype.kind == 'V':
             data = _bf16_by_scalar(xp.true_divide, input, other, data)  # (only where a scalar operand was cast)
-        result, node = record(iterated(data, x, y), Div, (input, other))
+        result, node = record(iterated(data, x, y) if data.ndim > 1 else data, Div, (input, other))
         if node is not None:
             node.self_shape = input._data.shape
             if isinstance(other, Tensor):
@@ -502,7 +502,7 @@ class Pow(Op):
                 data = _int_power(x, y) if x.dtype.kind in 'iu' else xp.power(x, y)
             except ValueError:
                 raise broadcast_error(input, exponent) from None
-            result, node = record(iterated(data, x, y), PowBackward1, (input, exponent))
+            result, node = record(iterated(data, x, y) if data.ndim > 1 else data, PowBackward1, (input, exponent))
             if node is not None:
                 node.self_shape, node.other_shape = input._data.shape, exponent._data.shape
                 node.save(input, exponent, saved_output(result))
@@ -981,7 +981,7 @@ class Where(Op):
             t = input if isinstance(input, Tensor) else other
             if data.dtype != t._data.dtype and t._data.dtype.kind in 'fV':
                 data = data.astype(t._data.dtype)
-        result, node = record(iterated(data, cond, x, y), Where, (input, other))
+        result, node = record(iterated(data, cond, x, y) if data.ndim > 1 else data, Where, (input, other))
         if node is not None:
             node.x_shape, node.y_shape = _shape(input), _shape(other)
             node.save(condition if isinstance(condition, Tensor) else wrap(cond))
@@ -1015,7 +1015,8 @@ def _compare(ufunc, operator=False, kernel=None):
         if kernel is not None and type(x) is xp.ndarray and x.dtype.kind == 'c':
             raise refused(kernel, x)
         try:
-            return wrap(iterated(ufunc(x, y), x, y))
+            data = ufunc(x, y)
+            return wrap(iterated(data, x, y) if data.ndim > 1 else data)
         except ValueError:
             raise broadcast_error(input, other) from None
     return compare

@@ -73,7 +73,8 @@ def _bitwise(ufunc, kernel):
             raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{SCALAR_NAMES[dt.name]}\'')
         try:
             x, y = x.astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False)
-            return wrap(iterated(ufunc(x, y), x, y))
+            data = ufunc(x, y)
+            return wrap(iterated(data, x, y) if data.ndim > 1 else data)
         except ValueError:
             raise broadcast_error(input, other) from None
     return forward

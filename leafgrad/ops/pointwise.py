@@ -57,7 +57,9 @@ class Addcmul(Op):
         if out.dtype.kind == 'V':
             s, a, b = _in_float32(out.dtype, input, tensor1, tensor2)
             out = (s + xp.float32(value) * a * b).astype(out.dtype)
-        out = iterated(xp.asarray(out), input._data, tensor1._data, tensor2._data)
+        out = xp.asarray(out)
+        if out.ndim > 1:
+            out = iterated(out, input._data, tensor1._data, tensor2._data)
         result, node = record(out, Addcmul, (input, tensor1, tensor2))
         if node is not None:
             node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
@@ -112,7 +114,9 @@ class Addcdiv(Op):
             s, a, b = _in_float32(out.dtype, input, tensor1, tensor2)
             with xp.errstate(divide='ignore', invalid='ignore'):
                 out = (s + xp.float32(value) * a / b).astype(out.dtype)
-        out = iterated(xp.asarray(out), input._data, tensor1._data, tensor2._data)
+        out = xp.asarray(out)
+        if out.ndim > 1:
+            out = iterated(out, input._data, tensor1._data, tensor2._data)
         result, node = record(out, Addcdiv, (input, tensor1, tensor2))
         if node is not None:
             node.value, node.shapes = value, (_shape(input), _shape(tensor1), _shape(tensor2))
@@ -167,7 +171,7 @@ class Xlogy(Op):
                 node.scalar = other
                 node.save(input)
             return result
-        result, node = record(iterated(data, x, y), Xlogy, (input, other))
+        result, node = record(iterated(data, x, y) if data.ndim > 1 else data, Xlogy, (input, other))
         if node is not None:
             node.self_shape, node.other_shape = _shape(input), _shape(other)
             node.save(input, other)
@@ -233,7 +237,7 @@ class Logaddexp(Op):
                 data = xp.logaddexp(x, y)
         except ValueError:
             raise broadcast_error(input, other) from None
-        result, node = record(iterated(data, x, y), Logaddexp, (input, other))
+        result, node = record(iterated(data, x, y) if data.ndim > 1 else data, Logaddexp, (input, other))
         if node is not None:
             node.self_shape, node.other_shape = _shape(input), _shape(other)
             node.save(input, other)
@@ -267,7 +271,7 @@ class Hypot(Op):
         except ValueError:
             raise broadcast_error(input, other) from None
         _float_only('hypot_cpu', input, other)  # (after the shapes, as PyTorch's TensorIterator)
-        result, node = record(iterated(data, x, y), Hypot, (input, other))
+        result, node = record(iterated(data, x, y) if data.ndim > 1 else data, Hypot, (input, other))
         if node is not None:
             node.self_shape, node.other_shape = _shape(input), _shape(other)
             node.save(input if _needs(node, 0) else _Empty, other if _needs(node, 1) else _Empty,
@@ -298,7 +302,7 @@ class Copysign(Op):
             data = xp.copysign(x, y).astype(x.dtype, copy=False)
         except ValueError:
             raise broadcast_error(input, other) from None
-        result, node = record(iterated(data, x, y), Copysign, (input, other))
+        result, node = record(iterated(data, x, y) if data.ndim > 1 else data, Copysign, (input, other))
         if node is not None:
             node.self_shape, node.other_shape = _shape(input), _shape(other)
             node.other_dtype = other._data.dtype if isinstance(other, Tensor) else data.dtype
@@ -365,7 +369,7 @@ def _fextremum(input, other, np_fn, node_cls, sign):
         data = np_fn(x, y)
     except ValueError:
         raise broadcast_error(input, other) from None
-    result, node = record(iterated(data, x, y), node_cls, (input, other))
+    result, node = record(iterated(data, x, y) if data.ndim > 1 else data, node_cls, (input, other))
     if node is not None:
         node.self_shape, node.other_shape, node.sign = _shape(input), _shape(other), sign
         node.save(input, other)

@@ -258,7 +258,7 @@ class Atan2(Op):
             data = xp.arctan2(y, xp.asarray(x).astype(y.dtype, copy=False))
         except ValueError:
             raise broadcast_error(input, other) from None
-        result, node = record(iterated(data, y, x), Atan2, (input, other))
+        result, node = record(iterated(data, y, x) if data.ndim > 1 else data, Atan2, (input, other))
         if node is not None:
             node.self_shape, node.other_shape = _shape(input), _shape(other)
             node.save(input, other)
@@ -547,7 +547,7 @@ def _extremum(input, other, np_fn, node_cls, sign):
         data = np_fn(x, y)
     except ValueError:
         raise broadcast_error(input, other) from None
-    result, node = record(iterated(data, x, y), node_cls, (input, other))
+    result, node = record(iterated(data, x, y) if data.ndim > 1 else data, node_cls, (input, other))
     if node is not None:
         node.self_shape, node.other_shape, node.sign = _shape(input), _shape(other), sign
         node.save(input, other)
