@@ -171,6 +171,15 @@ _AUTOCAST_NAMES = ('autocast', 'is_autocast_enabled', 'set_autocast_enabled', 'g
                    'clear_autocast_cache', 'autocast_increment_nesting', 'autocast_decrement_nesting',
                    'is_autocast_cpu_enabled', 'get_autocast_cpu_dtype', 'get_autocast_gpu_dtype')
 
+# torch.<name> forms of nn.functional's ops (leafgrad/_nn_forms.py, loaded on first use)
+_NN_FORMS = ('conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'avg_pool1d',
+             'adaptive_avg_pool1d', 'cosine_similarity', 'pairwise_distance', 'pixel_shuffle', 'pixel_unshuffle',
+             'prelu', 'bilinear', 'channel_shuffle', 'dropout', 'alpha_dropout', 'feature_alpha_dropout', 'embedding',
+             'layer_norm', 'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'max_pool1d', 'max_pool2d',
+             'max_pool3d', 'adaptive_max_pool1d', 'constant_pad_nd', 'kl_div', 'binary_cross_entropy_with_logits',
+             'hinge_embedding_loss', 'margin_ranking_loss', 'cosine_embedding_loss', 'triplet_margin_loss',
+             'poisson_nll_loss')
+
 
 def install_as_torch():
     """Make every later ``import torch`` (``torch.nn``, ``torch.utils.data`` ...) in this process
@@ -216,6 +225,9 @@ def __getattr__(name):
         return getattr(_tensor_types, name)
     if name == 'bfloat16':  # made on first use: ml_dtypes takes ~0.6 s to import
         return backend._make_bfloat16()
+    if name in _NN_FORMS:
+        from . import _nn_forms  # (loaded when first used: it loads nn.functional)
+        return getattr(_nn_forms.F, name) if name in _nn_forms.SAME else getattr(_nn_forms, name)
     if name in _AUTOCAST_NAMES:
         from .amp import autocast_mode  # (loaded when first used)
         return getattr(autocast_mode, name)

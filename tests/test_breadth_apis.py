@@ -367,3 +367,101 @@ UNIQUE_CONSECUTIVE = {
 @pytest.mark.parametrize('name', UNIQUE_CONSECUTIVE)
 def test_unique_consecutive(name):
     same(UNIQUE_CONSECUTIVE[name])
+
+
+def _graded(call, *shapes, seed=0, node=True):
+    """call(M, *tensors) on tensors requiring grad (made from fixed values): its result, its
+    node's name (``node``) and the inputs' gradients."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    values = [rng.standard_normal(shape).astype('float32') for shape in shapes]
+
+    def program(M):
+        tensors = [M.tensor(v.tolist(), requires_grad=True) for v in values]
+        out = call(M, *tensors)
+        result = out[0] if isinstance(out, tuple) else out
+        grads = M.autograd.grad(result.sum(), tensors, allow_unused=True)
+        return out, type(result.grad_fn).__name__ if node else None, list(grads)
+    return program
+
+
+NN_FORMS = {
+    'dropout_eval': _graded(lambda M, x: M.dropout(x, 0.5, False), (3, 4)),
+    'dropout_p0': _graded(lambda M, x: M.dropout(x, 0.0, True), (3, 4)),
+    'alpha_dropout_eval': _graded(lambda M, x: M.alpha_dropout(x, 0.5, False), (3, 4)),
+    'feature_alpha_dropout_eval': _graded(lambda M, x: M.feature_alpha_dropout(x, 0.5, False), (2, 3, 4)),
+    'embedding': _graded(lambda M, w: M.embedding(w, M.tensor([[0, 2], [1, 2]])), (4, 3)),
+    'embedding_padding': _graded(lambda M, w: M.embedding(w, M.tensor([0, 2, 1, 2]), 2), (4, 3)),
+    'embedding_scale_grad': _graded(lambda M, w: M.embedding(w, M.tensor([0, 2, 2]), -1, True), (4, 3)),
+    'layer_norm': _graded(lambda M, x, w, b: M.layer_norm(x, (4,), w, b, 1e-5, True), (3, 4), (4,), (4,)),
+    'layer_norm_plain': _graded(lambda M, x: M.layer_norm(x, [3, 4]), (2, 3, 4)),
+    'batch_norm': _graded(lambda M, x, w, b: M.batch_norm(x, w, b, None, None, True, 0.1, 1e-5, True),
+                          (4, 3, 2), (3,), (3,)),
+    'batch_norm_running': _graded(lambda M, x: M.batch_norm(x, None, None, M.zeros(3), M.ones(3), False, 0.1, 1e-5,
+                                                            False), (4, 3)),
+    'group_norm': _graded(lambda M, x, w, b: M.group_norm(x, 2, w, b), (2, 4, 3), (4,), (4,)),
+    'instance_norm': _graded(lambda M, x: M.instance_norm(x, None, None, None, None, True, 0.1, 1e-5, False),
+                             (2, 3, 5)),
+    'rms_norm': _graded(lambda M, x, w: M.rms_norm(x, (4,), w, 1e-6), (3, 4), (4,)),
+    'conv1d': _graded(lambda M, x, w, b: M.conv1d(x, w, b, 1, 1), (2, 3, 6), (4, 3, 3), (4,)),
+    'conv2d': _graded(lambda M, x, w: M.conv2d(x, w, None, 2, 'valid' if False else 0), (1, 2, 5, 5), (3, 2, 2, 2)),
+    'conv3d': _graded(lambda M, x, w: M.conv3d(x, w), (1, 1, 3, 3, 3), (2, 1, 2, 2, 2)),
+    'conv_transpose1d': _graded(lambda M, x, w: M.conv_transpose1d(x, w, None, 2, 1, 1), (1, 2, 4), (2, 3, 3)),
+    'conv_transpose2d': _graded(lambda M, x, w: M.conv_transpose2d(x, w), (1, 2, 3, 3), (2, 1, 2, 2)),
+    'conv_transpose3d': _graded(lambda M, x, w: M.conv_transpose3d(x, w), (1, 1, 2, 2, 2), (1, 1, 2, 2, 2)),
+    'max_pool1d': _graded(lambda M, x: M.max_pool1d(x, 2), (1, 2, 6)),
+    'max_pool2d': _graded(lambda M, x: M.max_pool2d(x, 2, 1, 1, 1, True), (1, 1, 4, 4)),
+    'max_pool3d': _graded(lambda M, x: M.max_pool3d(x, 2), (1, 1, 4, 4, 4)),
+    'avg_pool1d': _graded(lambda M, x: M.avg_pool1d(x, 3, 2, 1), (1, 2, 7)),
+    'adaptive_avg_pool1d': _graded(lambda M, x: M.adaptive_avg_pool1d(x, 3), (1, 2, 7)),
+    'adaptive_max_pool1d': _graded(lambda M, x: M.adaptive_max_pool1d(x, 3), (1, 2, 7)),
+    'cosine_similarity': _graded(lambda M, a, b: M.cosine_similarity(a, b), (3, 4), (3, 4)),
+    'pairwise_distance': lambda M: M.pairwise_distance(M.ones(3, 4), M.zeros(3, 4), 1.5, 1e-6, True),
+    'pixel_shuffle': _graded(lambda M, x: M.pixel_shuffle(x, 2), (1, 8, 2, 2)),
+    'pixel_unshuffle': _graded(lambda M, x: M.pixel_unshuffle(x, 2), (1, 2, 4, 4)),
+    'prelu': _graded(lambda M, x, w: M.prelu(x, w), (2, 3, 4), (3,)),
+    'bilinear': _graded(lambda M, a, b, w, c: M.bilinear(a, b, w, c), (2, 3), (2, 4), (5, 3, 4), (5,)),
+    'channel_shuffle': lambda M: M.channel_shuffle(M.arange(16.).reshape(1, 4, 2, 2), 2),
+    'constant_pad_nd': _graded(lambda M, x: M.constant_pad_nd(x, [1, 2], 3.5), (2, 3)),
+    'constant_pad_nd_default': _graded(lambda M, x: M.constant_pad_nd(x, (1, 1, 0, 1)), (2, 3)),
+    'kl_div': _graded(lambda M, x, t: M.kl_div(x, t.softmax(-1)), (3, 4), (3, 4)),
+    'kl_div_mean': _graded(lambda M, x, t: M.kl_div(x, t.softmax(-1), 1), (3, 4), (3, 4)),
+    'kl_div_sum_log_target': _graded(lambda M, x, t: M.kl_div(x, t, 2, log_target=True), (3, 4), (3, 4)),
+    'kl_div_none': _graded(lambda M, x, t: M.kl_div(x, t.softmax(-1), 0), (3, 4), (3, 4)),
+    'bce_with_logits': _graded(lambda M, x: M.binary_cross_entropy_with_logits(x, M.ones(3, 4) * 0.3), (3, 4)),
+    'bce_with_logits_weight_mean': _graded(lambda M, x: M.binary_cross_entropy_with_logits(
+        x, M.ones(3, 4) * 0.3, M.arange(4.), None, 1), (3, 4)),
+    'bce_with_logits_pos_weight': _graded(lambda M, x: M.binary_cross_entropy_with_logits(
+        x, M.ones(3, 4) * 0.3, None, M.arange(4.), 2), (3, 4)),
+    'hinge_embedding_loss': _graded(lambda M, x: M.hinge_embedding_loss(x, M.tensor([1., -1., 1.]), 0.5), (3,)),
+    'hinge_embedding_loss_mean': _graded(lambda M, x: M.hinge_embedding_loss(x, M.tensor([1., -1., 1.]), 0.5, 1),
+                                         (3,)),
+    # (nn.functional's margin losses record ReluBackward0 where PyTorch's record ClampMinBackward0)
+    'margin_ranking_loss_default': _graded(lambda M, a, b: M.margin_ranking_loss(a, b, M.tensor([1., -1., 1.])),
+                                           (3,), (3,), node=False),
+    'cosine_embedding_loss_default': _graded(lambda M, a, b: M.cosine_embedding_loss(a, b, M.tensor([1., -1., 1.])),
+                                             (3, 4), (3, 4)),
+    'loss_reduction_string': lambda M: M.hinge_embedding_loss(M.ones(3), M.ones(3), 1.0, 'mean'),
+    'margin_ranking_loss': _graded(lambda M, a, b: M.margin_ranking_loss(a, b, M.tensor([1., -1., 1.]), 0.1, 2),
+                                   (3,), (3,)),
+    'cosine_embedding_loss': _graded(lambda M, a, b: M.cosine_embedding_loss(a, b, M.tensor([1., -1., 1.]), 0.2, 0),
+                                     (3, 4), (3, 4)),
+    'triplet_margin_loss': _graded(lambda M, a, p, n: M.triplet_margin_loss(a, p, n, 1.0, 2.0, 1e-6, True),
+                                   (3, 4), (3, 4), (3, 4), node=False),
+    'poisson_nll_loss': _graded(lambda M, x: M.poisson_nll_loss(x, M.ones(3, 4) * 2, True, True, 1e-8, 1), (3, 4)),
+    'poisson_nll_loss_not_log': _graded(lambda M, x: M.poisson_nll_loss(x.abs(), M.ones(3, 4), False, False, 1e-8, 2),
+                                        (3, 4)),
+}
+# (the arguments given: the leading tensors; nn.functional's own functions, which PyTorch's are
+# too, conv2d's and the others', are not among these)
+for _name, _args in {'dropout': 1, 'alpha_dropout': 1, 'feature_alpha_dropout': 0, 'embedding': 1, 'layer_norm': 1,
+                     'batch_norm': 5, 'group_norm': 1, 'instance_norm': 5, 'rms_norm': 1, 'max_pool1d': 1,
+                     'max_pool2d': 0, 'adaptive_max_pool1d': 1, 'kl_div': 1, 'binary_cross_entropy_with_logits': 1,
+                     'constant_pad_nd': 1, 'hinge_embedding_loss': 1, 'margin_ranking_loss': 2,
+                     'cosine_embedding_loss': 1, 'triplet_margin_loss': 2, 'poisson_nll_loss': 2}.items():
+    NN_FORMS[f'{_name}_missing_arguments'] = lambda M, n=_name, k=_args: getattr(M, n)(*[M.ones(2, 3)] * k)
+
+
+@pytest.mark.parametrize('name', NN_FORMS)
+def test_torch_forms_of_functional_ops(name):
+    same(NN_FORMS[name])

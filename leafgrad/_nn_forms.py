@@ -1,0 +1,167 @@
+"""The ``torch.<name>`` forms of ``nn.functional`` ops that programs call directly, with PyTorch's
+own signatures for them (ATen's, not ``F``'s: ``torch.dropout(input, p, train)`` has no defaults,
+``torch.embedding`` takes the weight first, ``torch.batch_norm`` its arguments in ATen's order,
+a loss its reduction as ATen's int: 0 none, 1 mean, 2 sum, and none unless told: PyTorch's parser
+reads ATen's default, at::Reduction::Mean, as 0). Each calls ``nn.functional``, which
+records what PyTorch records. Loaded when one of them is first read (``leafgrad.__getattr__``).
+Where PyTorch's ``F.<name>`` is ``torch.<name>`` itself (conv2d, pixel_shuffle ...), leafgrad's
+is too: those are taken from ``nn.functional`` as they are (``SAME``).
+"""
+import functools
+import inspect
+import warnings
+
+from ._arg_parser import missing_message
+from .nn import functional as F
+
+# the names whose torch form is nn.functional's function itself, as in PyTorch
+SAME = ('conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'avg_pool1d',
+        'adaptive_avg_pool1d', 'cosine_similarity', 'pairwise_distance', 'pixel_shuffle', 'pixel_unshuffle', 'prelu',
+        'bilinear', 'channel_shuffle')
+
+_REDUCTIONS = {0: 'none', 1: 'mean', 2: 'sum'}
+
+
+def _reduction(name, reduction, position):
+    if not isinstance(reduction, int) or isinstance(reduction, bool):
+        raise TypeError(f"{name}(): argument 'reduction' (position {position}) must be int, not "
+                        f'{type(reduction).__name__}')
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f'{reduction} is not a valid value for reduction')
+    return _REDUCTIONS[reduction]
+
+
+def _aten(fn):
+    """``fn`` refusing missing required arguments with PyTorch's parser's words."""
+    parameters = inspect.signature(fn).parameters.values()
+    required = [p.name for p in parameters if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD]
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        if len(args) < len(required):
+            missing = [p for p in required[len(args):] if p not in kwargs]
+            if missing:
+                raise TypeError(missing_message(fn.__name__, missing))
+        return fn(*args, **kwargs)
+    return checked
+
+
+@_aten
+def dropout(input, p, train):
+    return F.dropout(input, p, train)
+
+
+@_aten
+def alpha_dropout(input, p, train):
+    return F.alpha_dropout(input, p, train)
+
+
+@_aten
+def feature_alpha_dropout(input, p, train):
+    return F.feature_alpha_dropout(input, p, train)
+
+
+@_aten
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """ATen's embedding: the weight first; a negative ``padding_idx`` is none."""
+    return F.embedding(indices, weight, padding_idx if padding_idx >= 0 else None,
+                       scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+@_aten
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+@_aten
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+@_aten
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+@_aten
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+@_aten
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    return F.rms_norm(input, normalized_shape, weight, eps)
+
+
+@_aten
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+@_aten
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool2d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+@_aten
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool3d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+@_aten
+def adaptive_max_pool1d(input, output_size):
+    """(values, indices), always, as ATen's."""
+    return F.adaptive_max_pool1d(input, output_size, True)
+
+
+@_aten
+def constant_pad_nd(input, pad, value=0):
+    return F.pad(input, pad, 'constant', value)
+
+
+@_aten
+def kl_div(input, target, reduction=0, *, log_target=False):
+    """ATen's kl_div: its mean (reduction=1) is over every element, without F's warning about it."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', "reduction: 'mean' divides the total loss")
+        return F.kl_div(input, target, reduction=_reduction('kl_div', reduction, 3), log_target=log_target)
+
+
+@_aten
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    return F.binary_cross_entropy_with_logits(input, target, weight,
+                                              reduction=_reduction('binary_cross_entropy_with_logits', reduction, 5),
+                                              pos_weight=pos_weight)
+
+
+@_aten
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction('hinge_embedding_loss', reduction, 4))
+
+
+@_aten
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+    return F.margin_ranking_loss(input1, input2, target, margin,
+                                 reduction=_reduction('margin_ranking_loss', reduction, 5))
+
+
+@_aten
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    return F.cosine_embedding_loss(input1, input2, target, margin,
+                                   reduction=_reduction('cosine_embedding_loss', reduction, 5))
+
+
+@_aten
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=0):
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                 reduction=_reduction('triplet_margin_loss', reduction, 8))
+
+
+@_aten
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
+                              reduction=_reduction('poisson_nll_loss', reduction, 6))
+
+
+NAMES = SAME + tuple(name for name, value in list(globals().items())
+                     if callable(value) and getattr(value, '__wrapped__', None) is not None)
