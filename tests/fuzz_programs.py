@@ -296,13 +296,15 @@ def _is_product_gradient_a_view(lines, diff):
     # a matrix product's gradient is a transposed view in PyTorch where its operands' layout
     # makes mm's backward compute the transpose (mm_mat2_backward: grad.t().mm(mat1).t()), a new
     # tensor in leafgrad: detach_ of it, as autograd.grad returned it, is refused there only
-    # (seed 16019072: the gradient of a 1x1 weight of a (3, 1) @ (1, 1) product)
+    # (seed 16019072: the gradient of a 1x1 weight of a (3, 1) @ (1, 1) product); likewise the
+    # gradient of an input broadcast with leading dims, which PyTorch's sum_to returns as a view
+    # of its keepdim sum (seed 20016913: a (1,) bias added to a (1, 3) tensor)
     _, mine, theirs = diff
     if not (mine and theirs and mine[0] == theirs[0] == 'line' and mine[2][0] == 'ok'
             and "Can't detach views in-place" in repr(theirs[2])):
         return False
     m = re.match(r'(?:with [^:]*: )?(v\d+)\.detach_\(\)$', lines[theirs[1]])
-    return bool(m) and any(op in line for line in lines for op in _PRODUCTS) and any(
+    return bool(m) and any(
         'autograd.grad(' in line and re.search(rf'\b{m.group(1)}\b', line.split('=', 1)[0]) for line in lines)
 
 
@@ -888,7 +890,8 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
           _is_mask_at_a_rounded_zero),
          ("PyTorch's gradient is a ZeroTensor, which refuses .numpy()", _is_torch_zero_tensor),
          ('PyTorch fails an internal assertion (a PyTorch bug)', _is_torch_internal_assert),
-         ("a matrix product's gradient is a transposed view in PyTorch (detach_ refused)", _is_product_gradient_a_view)]
+         ("autograd.grad's gradient is a view in PyTorch (a product's transposed, a broadcast input's sum_to), "
+          "so detach_ of it is refused there", _is_product_gradient_a_view)]
 
 
 def known(lines, diff):

@@ -155,7 +155,11 @@ def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
                 "[-1.4, -1.6]]], dtype=T.float64, requires_grad=True)",
                 'v2 = T.tensor([[-0.4, 0.5, 1.8], [-0.4, -0.9, 1.9]], dtype=T.float64, requires_grad=False)',
                 'v3 = v0 @ v2', 'v5 = v3.abs()', 'v5.backward(T.ones_like(v5), retain_graph=False)'],
-     '_is_product_at_zero_through_a_jump')])
+     '_is_product_at_zero_through_a_jump'),
+    (20016913, ['v0 = T.tensor([[1.3, -0.2, -1.0]], dtype=T.float32, requires_grad=True)',
+                'v1 = T.tensor([-1.9], dtype=T.float32, requires_grad=True)', 'v2 = v0 + v1',
+                'v3, = T.autograd.grad(v2.sum(), [v1], retain_graph=False, allow_unused=True, create_graph=False)',
+                'v3.detach_()'], '_is_product_gradient_a_view')])
 def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     """Seed 5003797: add_ of a detached view of the tensor it writes (PyTorch's loop reads what it
     has written; the view reached through detach()); seed 5005847: amax of -0.0, -0.0, 0.0 is
@@ -189,7 +193,8 @@ def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     product's zeros, -0.0 by PyTorch's mm of one column, +0.0 by OpenBLAS: inf against -inf; seed
     19016678: median of two equal inputs of mish, 1 ulp apart in PyTorch (a vector lane and the
     scalar tail); seed 19026154: abs of a float64 product that cancels to 0 in PyTorch, to
-    -2.2e-18 in OpenBLAS: abs's derivative -1 against 0."""
+    -2.2e-18 in OpenBLAS: abs's derivative -1 against 0; seed 20016913: detach_ of the gradient
+    of a (1,) input broadcast to (1, 3), a view in PyTorch (sum_to's view of its keepdim sum)."""
     diff = _first_difference(lines)
     assert diff is None or getattr(fp, matcher)(lines, diff), _report(lines, diff)
 

@@ -1901,3 +1901,19 @@ def test_the_first_unusable_saved_tensor_is_named_in_pytorchs_unpack_order(order
         return {'grad': a.grad}
     mine, theirs = _both(program)
     assert mine['error'][1].split('\n')[0] == theirs['error'][1]
+
+
+@pytest.mark.parametrize('reduce', ['x.mean()', 'x.mean(0)', 'x.mean((0, 1))', 'x.mean(1, keepdim=True)'])
+def test_means_gradient_under_create_graph_divides_by_a_number_as_pytorch(reduce):
+    """Seed 20024186: mean's gradient, recorded under create_graph, is PyTorch's div by a Scalar
+    (DivBackward1, the count saved as _saved_other, one edge); leafgrad recorded a DivBackward0.
+    Its own gradient divides again (DivBackward1)."""
+    def program(T):
+        x = T.tensor([[1., 2., 5.], [3., 4., 7.]], requires_grad=True)
+        w = T.tensor(2., requires_grad=True)
+        g, = T.autograd.grad((eval(reduce) * w).sum(), [x], create_graph=True)
+        h, = T.autograd.grad((g * g).sum(), [w], create_graph=True)
+        gg, = T.autograd.grad(g.sum(), [x], create_graph=True, allow_unused=True)
+        return {'g': g, 'name': type(g.grad_fn).__name__, 'other': g.grad_fn._saved_other,
+                'edges': len(g.grad_fn.next_functions), 'h': h, 'gg': gg}
+    assert_same(program)

@@ -219,6 +219,34 @@ class Rsub(Op):
 
 # ---- mul, div ----------------------------------------------------------------------------
 
+class DivBackward1(Op):
+    """``tensor / number`` as PyTorch's derivative formulas divide (its div.Scalar: mean's
+    gradient under create_graph): one edge; the number is ``_saved_other``."""
+    node = 'DivBackward1'
+    saved = ('other=other',)
+    __slots__ = ('other',)
+
+    def jvp(self, tangents):
+        return div_by_number(tangents[0], self.other)
+
+    def apply(self, grad):
+        return div_by_number(grad, self.other),
+
+
+def div_by_number(input, number):
+    """``input / number``, recorded as DivBackward1 (a bfloat16 quotient computed in float32 and
+    rounded once, as PyTorch's)."""
+    data = input._data
+    quotient = data / number if data.dtype.kind != 'V' else (data.astype(xp.float32) / number).astype(data.dtype)
+    result, node = record(quotient, DivBackward1, (input,))
+    if node is not None:
+        node.other = number
+    return result
+
+
+ops.div_by_number = div_by_number  # (the reductions' derivatives reach it through ops)
+
+
 def _bf16_by_scalar(ufunc, a, b, data):
     """``ufunc(a, b)`` (multiply or divide) with a bfloat16 result ``data`` as NumPy computed it:
     PyTorch takes a scalar operand (a Python number or a 0-dim tensor of another dtype) unrounded,

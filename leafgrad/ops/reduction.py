@@ -179,7 +179,7 @@ class Mean(Op):
         return sum(tangents[0]) / self.count
 
     def apply(self, grad):  # (expanded, then divided: PyTorch's gradient is no view)
-        return ops.expand(grad, self.self_shape) / self.count,
+        return ops.div_by_number(ops.expand(grad, self.self_shape), self.count),
 
 
 class MeanBackward1(Op):
@@ -191,7 +191,7 @@ class MeanBackward1(Op):
         return sum(tangents[0], self.dims, self.keepdim) / self.count
 
     def apply(self, grad):
-        return _expand_back(grad, self.self_shape, self.dims, self.keepdim) / self.count,
+        return ops.div_by_number(_expand_back(grad, self.self_shape, self.dims, self.keepdim), self.count),
 
 
 def _times_no_dof_factor(grad, x):
