@@ -141,21 +141,29 @@ def grad_and_value(func, argnums=0, has_aux=False):
     return wrapper
 
 
-def _grad_and_value_in_vmap(vm, func, argnums, has_aux, args, kwargs):
-    """Per-sample gradients: the differentiated inputs batched leaves (``vm.per_sample_leaf``),
-    one backward over the physical graph of the whole batch (samples are independent), each
-    gradient batched as its input."""
-    single, nums = _argnums_tuple(argnums, len(args))
-    args = list(args)
+def _tensor_leaves(args, nums):
+    """The leaves of each differentiated argument (``nums``: its argnums) and their tree specs; a
+    leaf that is no tensor is torch.func's ValueError."""
     flat_inputs, specs = [], []
     for n in nums:
         leaves, spec = _flatten(args[n])
         for leaf in leaves:
             if not isinstance(leaf, Tensor):
                 raise ValueError(f'Thing passed to transform API must be Tensor, got {type(leaf)}')
-        leaves = [vm.per_sample_leaf(leaf) for leaf in leaves]
         flat_inputs.append(leaves)
         specs.append(spec)
+    return flat_inputs, specs
+
+
+def _grad_and_value_in_vmap(vm, func, argnums, has_aux, args, kwargs):
+    """Per-sample gradients: the differentiated inputs batched leaves (``vm.per_sample_leaf``),
+    one backward over the physical graph of the whole batch (samples are independent), each
+    gradient batched as its input."""
+    single, nums = _argnums_tuple(argnums, len(args))
+    args = list(args)
+    flat_inputs, specs = _tensor_leaves(args, nums)
+    flat_inputs = [[vm.per_sample_leaf(leaf) for leaf in leaves] for leaves in flat_inputs]
+    for n, leaves, spec in zip(nums, flat_inputs, specs):
         args[n] = _unflatten(leaves, spec)
     with enable_grad():
         result = func(*args, **kwargs)
@@ -469,14 +477,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
         if forward_ad._state.level is not None:  # a jacfwd inside a dual level: by reverse mode
             return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         args = list(args)
-        flat_inputs, specs = [], []
-        for n in nums:
-            leaves, spec = _flatten(args[n])
-            for leaf in leaves:
-                if not isinstance(leaf, Tensor):
-                    raise ValueError(f'Thing passed to transform API must be Tensor, got {type(leaf)}')
-            flat_inputs.append(leaves)
-            specs.append(spec)
+        flat_inputs, specs = _tensor_leaves(args, nums)
         inputs = [leaf for leaves in flat_inputs for leaf in leaves]
         sizes = [x.numel() for x in inputs]
         total = sum(sizes)
