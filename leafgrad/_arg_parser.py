@@ -20,6 +20,7 @@ TypeError: argsort(): argument 'descending' must be bool, not int
 import ast
 import operator
 import inspect
+import sys
 
 from . import backend
 from .backend import type_name
@@ -360,6 +361,40 @@ def refuse_non_tensors(name, params, args, kwargs, method=False):
         if value is not None and not isinstance(value, Tensor):
             where = f"argument '{p}'" if position is None else f"argument '{p}' (position {position})"
             raise TypeError(f'{name}(): {where} must be Tensor, not {type_name(value)}') from None
+
+
+def refuse_arguments(name=None, params=None):
+    """PyTorch's parser's TypeError, in the ``except`` of a function whose body failed (an
+    AttributeError, a TypeError) on an argument that is no tensor: the first Tensor parameter
+    (``TENSOR_PARAMETERS``, and the first parameter, named ``input`` as PyTorch's function forms
+    name ``self``) holding no tensor is named, as ``refuse_non_tensors`` names it; nothing where
+    each holds one. The function and its arguments are read off the failing frame, so the
+    ``try`` around the body is all the valid path has of it, and costs nothing there. ``name``:
+    PyTorch's name, if not the function's; ``params``: PyTorch's Tensor parameters in its order,
+    where they are not the function's, each checked, as ``'name'`` or ``'name=local'``
+    (F.embedding: ``('weight', 'indices=input')``)."""
+    frame = sys._getframe(1)
+    code, values = frame.f_code, frame.f_locals
+    del frame
+    name = name or code.co_name
+    n = code.co_argcount
+    if params is None:
+        params = list(code.co_varnames[:n])
+        args = [values.get(p) for p in params]
+        if code.co_flags & inspect.CO_VARARGS:  # (*tensors)
+            params.append(code.co_varnames[n + code.co_kwonlyargcount])
+            args.extend(values.get(params[-1], ()))
+        kwargs = {p: values.get(p) for p in code.co_varnames[n:n + code.co_kwonlyargcount]}
+    else:  # (each a Tensor parameter, given by position)
+        for i, (shown, _, local) in enumerate(p.partition('=') for p in params):
+            value = values.get(local or shown)
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"{name}(): argument '{shown}' (position {i + 1}) must be Tensor, not "
+                                f'{type_name(value)}') from None
+        return
+    if params and params[0] == 'self':
+        params[0] = 'input'
+    refuse_non_tensors(name, params, args, kwargs)
 
 
 def parsing(fn, name, method, overloads=None, refusals=None, types=None, listed=None):

@@ -118,6 +118,30 @@ def is_tensorish(a, T):
     return isinstance(a, T.Tensor) or isinstance(a, (list, tuple)) and a and isinstance(a[0], T.Tensor)
 
 
+def compare(f_lg, f_t):
+    """(template, argument, kind, torch's outcome, leafgrad's) for each bad argument of the first
+    template both functions take; nothing where none is."""
+    tt, lt = templates(torch), templates(lg)
+    chosen = None
+    for k, args in enumerate(tt):
+        if outcome(f_t, args)[0] == 'returned' and outcome(f_lg, lt[k])[0] == 'returned':
+            chosen = k
+            break
+    if chosen is None:
+        return None
+    t_args, l_args = tt[chosen], lt[chosen]
+    out = []
+    for i, a in enumerate(t_args):
+        if not is_tensorish(a, torch):
+            continue
+        for kind, bad in BAD.items():
+            ot = outcome(f_t, with_bad(t_args, i, bad))
+            ol = outcome(f_lg, with_bad(l_args, i, bad))
+            if ot[0] != 'timeout' and ol[0] != 'timeout':
+                out.append((chosen, i, kind, ot, ol))
+    return out
+
+
 def main(argv):
     verbose = '-v' in argv
     only = [a for a in argv if not a.startswith('-')]
@@ -126,38 +150,22 @@ def main(argv):
     for name, f_lg, f_t in names():
         if only and name not in only:
             continue
-        tt, lt = templates(torch), templates(lg)
-        chosen = None
-        for k, args in enumerate(tt):
-            o = outcome(f_t, args)
-            if o[0] == 'returned':
-                ol = outcome(f_lg, lt[k])
-                if ol[0] == 'returned':
-                    chosen = k
-                    break
-        if chosen is None:
+        results = compare(f_lg, f_t)
+        if results is None:
             no_template += 1
             if verbose:
                 print('no template', name)
             continue
-        t_args, l_args = tt[chosen], lt[chosen]
-        for i, a in enumerate(t_args):
-            if not is_tensorish(a, torch):
-                continue
-            for kind, bad in BAD.items():
-                ot = outcome(f_t, with_bad(t_args, i, bad))
-                ol = outcome(f_lg, with_bad(l_args, i, bad))
-                if ot[0] == 'timeout' or ol[0] == 'timeout':
-                    continue
-                compared += 1
-                if ot[0] != ol[0] or ot[1] != ol[1] or (ot[0] == 'returned' and ot != ol):
-                    leaks += 1
-                    report.append(f'LEAK {name} template {chosen} arg {i} {kind}: torch {ot} | leafgrad {ol}')
-                elif ot != ol:
-                    mismatched_messages += 1
-                    if verbose:
-                        report.append(f'msg  {name} template {chosen} arg {i} {kind}: torch {ot[2][:100]!r} | '
-                                      f'leafgrad {ol[2][:100]!r}')
+        for chosen, i, kind, ot, ol in results:
+            compared += 1
+            if ot[0] != ol[0] or ot[1] != ol[1] or (ot[0] == 'returned' and ot != ol):
+                leaks += 1
+                report.append(f'LEAK {name} template {chosen} arg {i} {kind}: torch {ot} | leafgrad {ol}')
+            elif ot != ol:
+                mismatched_messages += 1
+                if verbose:
+                    report.append(f'msg  {name} template {chosen} arg {i} {kind}: torch {ot[2][:100]!r} | '
+                                  f'leafgrad {ol[2][:100]!r}')
     print('\n'.join(report))
     print(f'compared {compared} calls; leaks (type/result) {leaks}; same type, other message {mismatched_messages}; '
           f'functions without a valid template {no_template}')

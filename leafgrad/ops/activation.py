@@ -21,6 +21,7 @@ from ._op import Op, _name_function
 from ._util import (SCALAR_NAMES, NotImplementedNode, _zero, in_float32, opmath, ops, record, saved_output,
                     sigmoid_array, state, unary, wrap, wrap_dim, xp)
 from ._inplace import inplace as _run_inplace
+from .._arg_parser import refuse_arguments
 
 
 def _mask(cond, like):
@@ -74,12 +75,20 @@ class LeakyRelu(_Activation):
     __slots__ = ('negative_slope',)
 
     def forward(input, negative_slope=0.01, inplace=False):
-        if inplace:
-            return _run_inplace(input, lambda s: _leaky_relu(s, negative_slope, LeakyReluBackward1))
-        return _leaky_relu(input, negative_slope, LeakyRelu)
+        try:
+            if inplace:
+                return _run_inplace(input, lambda s: _leaky_relu(s, negative_slope, LeakyReluBackward1))
+            return _leaky_relu(input, negative_slope, LeakyRelu)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def inplace(input, negative_slope=0.01):
-        return _run_inplace(input, lambda s: _leaky_relu(s, negative_slope, LeakyReluBackward1))
+        try:
+            return _run_inplace(input, lambda s: _leaky_relu(s, negative_slope, LeakyReluBackward1))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -135,10 +144,18 @@ class Elu(_Activation):
     __slots__ = ('alpha', 'scale', 'input_scale')
 
     def forward(input, alpha=1.0, inplace=False):
-        return _elu_like(input, inplace, alpha, 1.0, 1.0, Elu, EluBackward1)
+        try:
+            return _elu_like(input, inplace, alpha, 1.0, 1.0, Elu, EluBackward1)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def inplace(input, alpha=1.0):
-        return _elu_like(input, True, alpha, 1.0, 1.0, Elu, EluBackward1)
+        try:
+            return _elu_like(input, True, alpha, 1.0, 1.0, Elu, EluBackward1)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
@@ -167,10 +184,18 @@ class Selu(_Activation):
     __slots__ = ()
 
     def forward(input, inplace=False):
-        return _elu_like(input, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0, Elu, EluBackward1)
+        try:
+            return _elu_like(input, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0, Elu, EluBackward1)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def inplace(input):
-        return _elu_like(input, True, _SELU_ALPHA, _SELU_SCALE, 1.0, Elu, EluBackward1)
+        try:
+            return _elu_like(input, True, _SELU_ALPHA, _SELU_SCALE, 1.0, Elu, EluBackward1)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 def _celu(input, alpha, inplace):
@@ -188,10 +213,18 @@ class Celu(Elu):
     __slots__ = ()
 
     def forward(input, alpha=1.0, inplace=False):
-        return _celu(input, alpha, inplace)
+        try:
+            return _celu(input, alpha, inplace)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def inplace(input, alpha=1.0):
-        return _celu(input, alpha, True)
+        try:
+            return _celu(input, alpha, True)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class CeluBackward1(Elu):
@@ -223,28 +256,32 @@ class Gelu(_Activation):
     __slots__ = ('approximate',)
 
     def forward(input, approximate='none'):
-        if approximate not in ('none', 'tanh'):
-            raise RuntimeError(f'approximate argument must be either none or tanh.')
-        x = _float(input, 'GeluKernelImpl')
-        if approximate == 'tanh':
-            inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
-            data = x * 0.5 * (1 + xp.tanh(inner))
-        else:
-            data = x * 0.5 * (1 + ops.erf(wrap(x * x.dtype.type(_INV_SQRT_2)))._data)
-            raw = input._data
-            if (raw.dtype == xp.float32 or raw.dtype.kind == 'V') and raw.size > 1 and raw.flags.c_contiguous \
-                    and _avx512():
-                # PyTorch's AVX512 float32/bfloat16 kernel (a contiguous tensor of more than one
-                # element) gives NaN at +inf; its AVX2 kernel and its scalar path, as float64's and
-                # float16's, inf
-                at_inf = x == xp.inf
-                if at_inf.any():
-                    data = xp.where(at_inf, x.dtype.type('nan'), data)
-        result, node = record(data.astype(input._data.dtype, copy=False), Gelu, (input,))
-        if node is not None:
-            node.approximate = approximate
-            node.save(input)
-        return result
+        try:
+            if approximate not in ('none', 'tanh'):
+                raise RuntimeError(f'approximate argument must be either none or tanh.')
+            x = _float(input, 'GeluKernelImpl')
+            if approximate == 'tanh':
+                inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
+                data = x * 0.5 * (1 + xp.tanh(inner))
+            else:
+                data = x * 0.5 * (1 + ops.erf(wrap(x * x.dtype.type(_INV_SQRT_2)))._data)
+                raw = input._data
+                if (raw.dtype == xp.float32 or raw.dtype.kind == 'V') and raw.size > 1 and raw.flags.c_contiguous \
+                        and _avx512():
+                    # PyTorch's AVX512 float32/bfloat16 kernel (a contiguous tensor of more than one
+                    # element) gives NaN at +inf; its AVX2 kernel and its scalar path, as float64's and
+                    # float16's, inf
+                    at_inf = x == xp.inf
+                    if at_inf.any():
+                        data = xp.where(at_inf, x.dtype.type('nan'), data)
+            result, node = record(data.astype(input._data.dtype, copy=False), Gelu, (input,))
+            if node is not None:
+                node.approximate = approximate
+                node.save(input)
+            return result
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
@@ -279,7 +316,11 @@ class Silu(_Activation):
     __slots__ = ()
 
     def forward(input, inplace=False):
-        return _maybe_inplace(_silu, input, inplace)
+        try:
+            return _maybe_inplace(_silu, input, inplace)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
@@ -306,7 +347,11 @@ class Mish(_Activation):
     __slots__ = ()
 
     def forward(input, inplace=False):
-        return _maybe_inplace(_mish, input, inplace)
+        try:
+            return _maybe_inplace(_mish, input, inplace)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
@@ -326,21 +371,25 @@ class Softplus(_Activation):
     __slots__ = ('beta', 'threshold')
 
     def forward(input, beta=1.0, threshold=20.0):
-        if type(beta) is not float or type(threshold) is not float:
-            check_number('softplus', 'beta', 2, beta)
-            check_number('softplus', 'threshold', 3, threshold)
-        x = _float(input, 'softplus_cpu')
-        if beta == 1:  # (the default: x * 1 and y / 1 give x and y bit for bit, two NumPy calls spared)
-            bx, soft = x, _softplus_array(x)
-        else:
-            bx = x * x.dtype.type(beta)
-            soft = _softplus_array(bx) / x.dtype.type(beta)
-        data = xp.where(bx > threshold, x, soft).astype(input._data.dtype, copy=False)
-        result, node = record(data, Softplus, (input,))
-        if node is not None:
-            node.beta, node.threshold = beta, threshold
-            node.save(input)
-        return result
+        try:
+            if type(beta) is not float or type(threshold) is not float:
+                check_number('softplus', 'beta', 2, beta)
+                check_number('softplus', 'threshold', 3, threshold)
+            x = _float(input, 'softplus_cpu')
+            if beta == 1:  # (the default: x * 1 and y / 1 give x and y bit for bit, two NumPy calls spared)
+                bx, soft = x, _softplus_array(x)
+            else:
+                bx = x * x.dtype.type(beta)
+                soft = _softplus_array(bx) / x.dtype.type(beta)
+            data = xp.where(bx > threshold, x, soft).astype(input._data.dtype, copy=False)
+            result, node = record(data, Softplus, (input,))
+            if node is not None:
+                node.beta, node.threshold = beta, threshold
+                node.save(input)
+            return result
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
@@ -356,9 +405,13 @@ class LogSigmoid(_Activation):
     __slots__ = ()
 
     def forward(input):
-        x = _float(input, 'log_sigmoid_cpu')
-        return unary(LogSigmoid, input, _rounded(xp.minimum(x, _zero(x)) - xp.log1p(xp.exp(-xp.abs(x))), input),
-                     save='input')
+        try:
+            x = _float(input, 'log_sigmoid_cpu')
+            return unary(LogSigmoid, input, _rounded(xp.minimum(x, _zero(x)) - xp.log1p(xp.exp(-xp.abs(x))), input),
+                         save='input')
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments('log_sigmoid')
+            raise
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
@@ -395,12 +448,20 @@ class Hardtanh(_Activation):
     __slots__ = ('min_val', 'max_val')
 
     def forward(input, min_val=-1.0, max_val=1.0, inplace=False):
-        if inplace:
-            return _run_inplace(input, lambda s: _hardtanh(s, min_val, max_val, 'hardtanh_'))
-        return _hardtanh(input, min_val, max_val)
+        try:
+            if inplace:
+                return _run_inplace(input, lambda s: _hardtanh(s, min_val, max_val, 'hardtanh_'))
+            return _hardtanh(input, min_val, max_val)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def inplace(input, min_val=-1.0, max_val=1.0):
-        return _run_inplace(input, lambda s: _hardtanh(s, min_val, max_val, 'hardtanh_'))
+        try:
+            return _run_inplace(input, lambda s: _hardtanh(s, min_val, max_val, 'hardtanh_'))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -415,7 +476,11 @@ class Relu6(_Activation):
     __slots__ = ()
 
     def forward(input, inplace=False):
-        return hardtanh(input, 0.0, 6.0, inplace)
+        try:
+            return hardtanh(input, 0.0, 6.0, inplace)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 def _hardswish(input):
@@ -429,7 +494,11 @@ class Hardswish(_Activation):
     __slots__ = ()
 
     def forward(input, inplace=False):
-        return _maybe_inplace(_hardswish, input, inplace)
+        try:
+            return _maybe_inplace(_hardswish, input, inplace)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         return in_float32(self.formula, grad, *self.saved_tensors),
@@ -453,7 +522,11 @@ class Hardsigmoid(_Activation):
     __slots__ = ()
 
     def forward(input, inplace=False):
-        return _maybe_inplace(_hardsigmoid, input, inplace)
+        try:
+            return _maybe_inplace(_hardsigmoid, input, inplace)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -492,12 +565,20 @@ class Threshold(_Activation):
     __slots__ = ('threshold',)
 
     def forward(input, threshold, value, inplace=False):
-        if inplace:
-            return _run_inplace(input, lambda s: _threshold(s, threshold, value, ThresholdBackward1))
-        return _threshold(input, threshold, value, Threshold)
+        try:
+            if inplace:
+                return _run_inplace(input, lambda s: _threshold(s, threshold, value, ThresholdBackward1))
+            return _threshold(input, threshold, value, Threshold)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def inplace(input, threshold, value):
-        return _run_inplace(input, lambda s: _threshold(s, threshold, value, ThresholdBackward1))
+        try:
+            return _run_inplace(input, lambda s: _threshold(s, threshold, value, ThresholdBackward1))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -518,15 +599,19 @@ class Hardshrink(_Activation):
     double_backward_name = 'HardshrinkBackwardBackward0'
 
     def forward(input, lambd=0.5):
-        if type(lambd) is not float:
-            check_number('hardshrink', 'lambd', 2, lambd)
-        x = _float(input, 'hardshrink_cpu')
-        keep = ~((x >= -lambd) & (x <= lambd))  # (NaN stays)
-        result, node = record(_rounded(xp.where(keep, x, x.dtype.type(0)), input), Hardshrink, (input,))
-        if node is not None:
-            node.lambd = lambd
-            node.save(input)
-        return result
+        try:
+            if type(lambd) is not float:
+                check_number('hardshrink', 'lambd', 2, lambd)
+            x = _float(input, 'hardshrink_cpu')
+            keep = ~((x >= -lambd) & (x <= lambd))  # (NaN stays)
+            result, node = record(_rounded(xp.where(keep, x, x.dtype.type(0)), input), Hardshrink, (input,))
+            if node is not None:
+                node.lambd = lambd
+                node.save(input)
+            return result
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -542,20 +627,24 @@ class Softshrink(_Activation):
     apply = Hardshrink.apply
 
     def forward(input, lambd=0.5):
-        if type(lambd) is not float:
-            check_number('softshrink', 'lambd', 2, lambd)
-        x = _float(input, 'softshrink_check')
-        if lambd < 0:
-            dtype = input._data.dtype
-            raise RuntimeError(f'lambda must be in range [0, {float(backend.np_finfo(dtype).max):g}] for input dtype '
-                               f'{_DTYPE_LABEL[dtype.name]}, but found {lambd:g}')
-        # (x * 0 in the middle, as PyTorch's kernel: -0.0 for a negative x, NaN for a NaN)
-        data = xp.where(x > lambd, x - x.dtype.type(lambd), xp.where(x < -lambd, x + x.dtype.type(lambd), x * 0))
-        result, node = record(data.astype(input._data.dtype, copy=False), Softshrink, (input,))
-        if node is not None:
-            node.lambd = lambd
-            node.save(input)
-        return result
+        try:
+            if type(lambd) is not float:
+                check_number('softshrink', 'lambd', 2, lambd)
+            x = _float(input, 'softshrink_check')
+            if lambd < 0:
+                dtype = input._data.dtype
+                raise RuntimeError(f'lambda must be in range [0, {float(backend.np_finfo(dtype).max):g}] for input '
+                                   f'dtype {_DTYPE_LABEL[dtype.name]}, but found {lambd:g}')
+            # (x * 0 in the middle, as PyTorch's kernel: -0.0 for a negative x, NaN for a NaN)
+            data = xp.where(x > lambd, x - x.dtype.type(lambd), xp.where(x < -lambd, x + x.dtype.type(lambd), x * 0))
+            result, node = record(data.astype(input._data.dtype, copy=False), Softshrink, (input,))
+            if node is not None:
+                node.lambd = lambd
+                node.save(input)
+            return result
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Softsign(_Activation):

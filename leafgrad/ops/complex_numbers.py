@@ -24,6 +24,7 @@ from ._op import CAST, Op, inplace_runner, out_rule, same_dtype
 from ._util import (SCALAR_NAMES, complex_convention, ops, real_part, record, refused, saved_output,  # noqa: F401
                     sgn_backward, state, sum_to, unary, where_zero, wrap, xp)  # (the shared ones bound here too)
 from ..tensor import Tensor
+from .._arg_parser import refuse_arguments
 
 
 def _interpret(array, np_dtype, shape, strides):
@@ -116,9 +117,13 @@ class Real(Op):
     op = 'real'
 
     def forward(input):
-        if input._data.dtype.kind != 'c':
-            return input
-        return view_as_real(_resolved(input)).select(-1, 0)
+        try:
+            if input._data.dtype.kind != 'c':
+                return input
+            return view_as_real(_resolved(input)).select(-1, 0)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def _set(self, value):
         real(self).copy_(value)
@@ -161,11 +166,15 @@ class Conj(Op):
     complex_rule = True
 
     def forward(input):
-        if input._data.dtype.kind != 'c':
-            return input
-        out = unary(Conj, input, xp.conj(input._data))
-        out.__dict__['_conj_bit'] = not input.is_conj()
-        return out
+        try:
+            if input._data.dtype.kind != 'c':
+                return input
+            out = unary(Conj, input, xp.conj(input._data))
+            out.__dict__['_conj_bit'] = not input.is_conj()
+            return out
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         return conj(grad),
@@ -188,7 +197,11 @@ class ConjPhysical(Op):
         return unary(ConjPhysical, input, xp.conj(input._data))
 
     def inplace(self):
-        return inplace_runner[0](self, lambda s: unary(ConjPhysicalBackward1, s, xp.conj(s._data)), ())
+        try:
+            return inplace_runner[0](self, lambda s: unary(ConjPhysicalBackward1, s, xp.conj(s._data)), ())
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         return conj_physical(grad),
@@ -214,9 +227,13 @@ class ResolveConj(Op):
     op = 'resolve_conj'
 
     def forward(input):
-        if not is_conj(input):
-            return input
-        return ops.clone(input)
+        try:
+            if not is_conj(input):
+                return input
+            return ops.clone(input)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 # ---- magnitude, angle, polar form --------------------------------------------------------------

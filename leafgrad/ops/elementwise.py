@@ -17,6 +17,7 @@ from ._util import (_one, _unrounded, binary_operands, broadcast_error, c_order,
                     sum_to, times, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor, fitted_scalar
+from .._arg_parser import refuse_arguments
 
 
 def _shape(x):
@@ -861,17 +862,21 @@ class Relu(Op):
     __slots__ = ()
 
     def forward(input):
-        data = input._data
-        if data.dtype.kind in 'bc':
-            if data.dtype.kind == 'c':
-                raise refused('relu', data)
-            raise RuntimeError('Boolean inputs not supported for relu')
-        # (-0.0 stays -0.0, as PyTorch's: NumPy's maximum returns its second argument on a tie,
-        # of float32/float64; others are compared)
-        zero = data.dtype.type(0)
-        out = xp.maximum(zero, data) if data.dtype.kind == 'f' and data.dtype.itemsize >= 4 else \
-            xp.where(data < zero, zero, data)
-        return unary(Relu, input, out, save='output')
+        try:
+            data = input._data
+            if data.dtype.kind in 'bc':
+                if data.dtype.kind == 'c':
+                    raise refused('relu', data)
+                raise RuntimeError('Boolean inputs not supported for relu')
+            # (-0.0 stays -0.0, as PyTorch's: NumPy's maximum returns its second argument on a tie,
+            # of float32/float64; others are compared)
+            zero = data.dtype.type(0)
+            out = xp.maximum(zero, data) if data.dtype.kind == 'f' and data.dtype.itemsize >= 4 else \
+                xp.where(data < zero, zero, data)
+            return unary(Relu, input, out, save='output')
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def jvp(self, tangents):
         (result,) = self.saved_tensors

@@ -11,6 +11,7 @@ from ._inplace import (_broadcast_error, _bump, _check_no_partial_overlap, _chec
 from ._op import Op
 from ._util import SCALAR_NAMES, needs_grad, ops, record, sum_to, wrap, xp
 from ..tensor import Tensor, fitted_scalar, no_arguments
+from .._arg_parser import refuse_arguments
 
 
 # ---- overwriting: fill_, zero_, the samplers, copy_ --------------------------------------
@@ -62,11 +63,15 @@ class Fill(_Overwritten):
     __slots__ = ()
 
     def forward(self, value):
-        _fill_value(value, 'fill_')
-        if isinstance(value, Tensor):
-            return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,), overlap=False)
-        value = fitted_scalar(value, self._data.dtype)
-        return inplace(self, lambda s: _filled(s, value, Fill), overlapping=True)
+        try:
+            _fill_value(value, 'fill_')
+            if isinstance(value, Tensor):
+                return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,), overlap=False)
+            value = fitted_scalar(value, self._data.dtype)
+            return inplace(self, lambda s: _filled(s, value, Fill), overlapping=True)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class FillBackward3(Op):
@@ -119,8 +124,12 @@ class FillOutOfPlace(_Overwritten):
     __slots__ = ()
 
     def forward(input, value):
-        _fill_value(value, 'fill')
-        return _filled(input, value, FillBackward1 if isinstance(value, Tensor) else FillOutOfPlace)
+        try:
+            _fill_value(value, 'fill')
+            return _filled(input, value, FillBackward1 if isinstance(value, Tensor) else FillOutOfPlace)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class FillBackward1(FillBackward3):
@@ -136,13 +145,17 @@ class Zero(_Overwritten):
     __slots__ = ()
 
     def forward(self):
-        self._check_inplace()
-        if not needs_grad(self):
-            _check_writable(self, overlapping=True)
-            self._data[...] = 0
-            _bump(self)
-            return self
-        return inplace(self, lambda s: _filled(s, 0, Zero), overlapping=True)
+        try:
+            self._check_inplace()
+            if not needs_grad(self):
+                _check_writable(self, overlapping=True)
+                self._data[...] = 0
+                _bump(self)
+                return self
+            return inplace(self, lambda s: _filled(s, 0, Zero), overlapping=True)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def method(self, *args, **kwargs):  # (PyTorch's words for arguments to a method that takes none)
         if args or kwargs:

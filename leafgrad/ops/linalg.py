@@ -5,6 +5,7 @@ Each op is declared once (``_op.Op``); ``@`` is matmul's operator."""
 from ._op import Op, copy_out, same_dtype, write_out as _write_out
 from ._util import SCALAR_NAMES, autocast, histories_first, ops, opmath, record, state, sum_to, wrap, xp
 from ..tensor import Tensor
+from .._arg_parser import refuse_arguments
 
 
 _SCALAR = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
@@ -86,16 +87,20 @@ class Mm(Op):
     pack_order = (1, 0)  # mat2 first, as PyTorch
 
     def forward(input, mat2):
-        if autocast.state.on:
-            input, mat2 = autocast.lower_precision(input, mat2)
-        # torch.mm words its rank errors differently from addmm
-        _check_mm(input, mat2, rank_errors=('self must be a matrix', 'mat2 must be a matrix'))
-        a, b = input._data, mat2._data
-        out, node = record(_product(a, b), Mm, (input, mat2))
-        if node is not None:
-            node.mat1_transposed, node.mat2_transposed = is_transposed(input), is_transposed(mat2)
-            node.save_crosswise(input, mat2)
-        return out
+        try:
+            if autocast.state.on:
+                input, mat2 = autocast.lower_precision(input, mat2)
+            # torch.mm words its rank errors differently from addmm
+            _check_mm(input, mat2, rank_errors=('self must be a matrix', 'mat2 must be a matrix'))
+            a, b = input._data, mat2._data
+            out, node = record(_product(a, b), Mm, (input, mat2))
+            if node is not None:
+                node.mat1_transposed, node.mat2_transposed = is_transposed(input), is_transposed(mat2)
+                node.save_crosswise(input, mat2)
+            return out
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def jvp(self, tangents):
         return bilinear_jvp(self, tangents, mm)
@@ -114,21 +119,28 @@ class Mv(Op):
     saved = ('self', 'vec')
 
     def forward(input, vec):
-        a, v = input._data, vec._data
-        if a.ndim != 2 or v.ndim != 1:
-            raise RuntimeError(f'vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}')  # (addmv's, with its 1-D self)
-        if a.shape[1] != v.shape[0]:
-            histories_first(input, vec)  # (PyTorch's no_grad-view error comes first)
-            raise RuntimeError(f'size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})')
-        if a.dtype != v.dtype:
-            raise RuntimeError(f'addmv input tensors must have the same dtype, but got {_sname(vec)}, {_sname(input)}, and '
-                               f'{_sname(vec)}')
-        if a.dtype.kind == 'b' and a.size:  # (an empty product returns before the kernel's dispatch)
-            _refuse_bool('addmv_impl_cpu')
-        out, node = record(_product(a, v), Mv, (input, vec))
-        if node is not None:
-            node.save_crosswise(input, vec)
-        return out
+        try:
+            a, v = input._data, vec._data
+            if a.ndim != 2 or v.ndim != 1:
+                # (addmv's, with its 1-D self)
+                raise RuntimeError(f'vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}')
+            if a.shape[1] != v.shape[0]:
+                histories_first(input, vec)  # (PyTorch's no_grad-view error comes first)
+                raise RuntimeError(f'size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec '
+                                   f'({v.shape[0]})')
+            if a.dtype != v.dtype:
+                raise RuntimeError(f'addmv input tensors must have the same dtype, but got {_sname(vec)}, '
+                                   f'{_sname(input)}, and '
+                                   f'{_sname(vec)}')
+            if a.dtype.kind == 'b' and a.size:  # (an empty product returns before the kernel's dispatch)
+                _refuse_bool('addmv_impl_cpu')
+            out, node = record(_product(a, v), Mv, (input, vec))
+            if node is not None:
+                node.save_crosswise(input, vec)
+            return out
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def jvp(self, tangents):
         return bilinear_jvp(self, tangents, mv)
@@ -249,25 +261,30 @@ class Bmm(Op):
     pack_order = (1, 0)  # mat2 first, as PyTorch
 
     def forward(input, mat2):
-        if autocast.state.on:
-            input, mat2 = autocast.lower_precision(input, mat2)
-        a, b = input._data, mat2._data
-        if a.ndim != 3:
-            raise RuntimeError(f'batch1 must be a 3D tensor')
-        if b.ndim != 3:
-            raise RuntimeError(f'batch2 must be a 3D tensor')
-        if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
-            raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] '
-                               f'but got: [{b.shape[0]}, {b.shape[1]}].')
-        if _bmm_reads_operands(a, b):
-            _check_bmm_dtypes(input, mat2, 'bmm')
-            data = _product(a, b)
-        else:
-            data = _bmm_unread(input, mat2)
-        out, node = record(data, Bmm, (input, mat2))
-        if node is not None:
-            node.save_crosswise(input, mat2)
-        return out
+        try:
+            if autocast.state.on:
+                input, mat2 = autocast.lower_precision(input, mat2)
+            a, b = input._data, mat2._data
+            if a.ndim != 3:
+                raise RuntimeError(f'batch1 must be a 3D tensor')
+            if b.ndim != 3:
+                raise RuntimeError(f'batch2 must be a 3D tensor')
+            if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+                raise RuntimeError(f'Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, '
+                                   f'{a.shape[2]}] '
+                                   f'but got: [{b.shape[0]}, {b.shape[1]}].')
+            if _bmm_reads_operands(a, b):
+                _check_bmm_dtypes(input, mat2, 'bmm')
+                data = _product(a, b)
+            else:
+                data = _bmm_unread(input, mat2)
+            out, node = record(data, Bmm, (input, mat2))
+            if node is not None:
+                node.save_crosswise(input, mat2)
+            return out
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def jvp(self, tangents):
         return bilinear_jvp(self, tangents, bmm)
@@ -550,18 +567,23 @@ class Addmm(_ScaledProductBackward):
 
     def forward(input, mat1, mat2, *, beta=1, alpha=1):
         """beta * input + alpha * (mat1 @ mat2) as one node (nn.Linear records it on 2-D input)."""
-        if autocast.state.on:
-            input, mat1, mat2 = autocast.lower_precision(input, mat1, mat2)
-        if input._data.dtype != mat2._data.dtype:
-            raise RuntimeError(f'self and mat2 must have the same dtype, but got {_sname(input)} and {_sname(mat2)}')
-        if mat1._data.dtype != mat2._data.dtype:
-            raise RuntimeError(f'mat1 and mat2 must have the same dtype, but got {_sname(mat1)} and {_sname(mat2)}')
-        _check_mm(mat1, mat2)
-        data = _fused_add(_wide_product(mat1._data, mat2._data), input, beta, alpha, mat1._data.dtype)
-        out, node = _record_scaled_product(data, Addmm, input, mat1, mat2, beta, alpha)
-        if node is not None:
-            node.mat1_transposed, node.mat2_transposed = is_transposed(mat1), is_transposed(mat2)
-        return out
+        try:
+            if autocast.state.on:
+                input, mat1, mat2 = autocast.lower_precision(input, mat1, mat2)
+            if input._data.dtype != mat2._data.dtype:
+                raise RuntimeError(f'self and mat2 must have the same dtype, but got {_sname(input)} and '
+                                   f'{_sname(mat2)}')
+            if mat1._data.dtype != mat2._data.dtype:
+                raise RuntimeError(f'mat1 and mat2 must have the same dtype, but got {_sname(mat1)} and {_sname(mat2)}')
+            _check_mm(mat1, mat2)
+            data = _fused_add(_wide_product(mat1._data, mat2._data), input, beta, alpha, mat1._data.dtype)
+            out, node = _record_scaled_product(data, Addmm, input, mat1, mat2, beta, alpha)
+            if node is not None:
+                node.mat1_transposed, node.mat2_transposed = is_transposed(mat1), is_transposed(mat2)
+            return out
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def factor_grads(self, grad, mat1, mat2, need_mat1, need_mat2):
         return (_scaled(mat1_grad(grad, mat2, self.mat1_transposed), self.alpha) if need_mat1 else None,
@@ -610,22 +632,27 @@ class Baddbmm(_ScaledProductBackward):
     __slots__ = ()
 
     def forward(input, batch1, batch2, *, beta=1, alpha=1):
-        if autocast.state.on:
-            input, batch1, batch2 = autocast.lower_precision(input, batch1, batch2)
-        _check_bmm(batch1, batch2)
-        if input._data.dtype != batch1._data.dtype:
-            raise RuntimeError(f'Input dtypes must be the same, got: input {_tname(input)}, batch1: {_tname(batch1)}, '
-                               f'batch2: {_tname(batch2)}')
-        a, b = batch1._data, batch2._data
-        if _bmm_reads_operands(a, b):
-            _check_bmm_dtypes(batch1, batch2, 'baddbmm')
-            data = _fused_add(_wide_product(a, b), input, beta, alpha, a.dtype)
-        else:
-            # PyTorch's result (batch2's dtype) starts as input, then is only scaled in place by beta
-            data = _bmm_unread(batch1, batch2)
-            if beta != 0 and data.size:
-                data = wrap(_broadcast_input(input, data.shape).astype(data.dtype)).mul_(beta)._data
-        return _record_scaled_product(data, Baddbmm, input, batch1, batch2, beta, alpha)[0]
+        try:
+            if autocast.state.on:
+                input, batch1, batch2 = autocast.lower_precision(input, batch1, batch2)
+            _check_bmm(batch1, batch2)
+            if input._data.dtype != batch1._data.dtype:
+                raise RuntimeError(f'Input dtypes must be the same, got: input {_tname(input)}, batch1: '
+                                   f'{_tname(batch1)}, '
+                                   f'batch2: {_tname(batch2)}')
+            a, b = batch1._data, batch2._data
+            if _bmm_reads_operands(a, b):
+                _check_bmm_dtypes(batch1, batch2, 'baddbmm')
+                data = _fused_add(_wide_product(a, b), input, beta, alpha, a.dtype)
+            else:
+                # PyTorch's result (batch2's dtype) starts as input, then is only scaled in place by beta
+                data = _bmm_unread(batch1, batch2)
+                if beta != 0 and data.size:
+                    data = wrap(_broadcast_input(input, data.shape).astype(data.dtype)).mul_(beta)._data
+            return _record_scaled_product(data, Baddbmm, input, batch1, batch2, beta, alpha)[0]
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def factor_grads(self, grad, b1, b2, need_b1, need_b2):
         return (_scaled(bmm(grad, ops.transpose(b2, 1, 2)), self.alpha) if need_b1 else None,

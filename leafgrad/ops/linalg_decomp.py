@@ -23,6 +23,7 @@ from ._util import (SCALAR_NAMES, _as_output, autocast, ops, record, record_many
                     wrap_dim, xp)
 from ._matrix import (_MULTI_DOT_OUT, LinAlgError, _check_matrix, _mH, _mT, _sum_to_batch, _tril, _triu,
                       cholesky_backward, pinv_backward, pinv_jvp, refuse_complex)
+from .._arg_parser import refuse_arguments
 
 
 # ---- helpers: checks, transposes, masks -----------------------------------------------------
@@ -163,7 +164,11 @@ class Det(Op):
     op = 'det'
 
     def forward(input):
-        return ops.linalg_det(input)
+        try:
+            return ops.linalg_det(input)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 def _det_backward_svd(grad, A):
@@ -231,10 +236,14 @@ class Logdet(Op):
 
     def forward(input):
         """log det A: NaN for a negative determinant, as PyTorch's logdet."""
-        s, l = ops.linalg_slogdet(input)
-        if s._data.dtype.kind == 'c':  # log |det A| + i arg det A
-            return l + s.log()
-        return ops.where(s < 0, float('nan'), ops.where(s == 0, float('-inf'), l))
+        try:
+            s, l = ops.linalg_slogdet(input)
+            if s._data.dtype.kind == 'c':  # log |det A| + i arg det A
+                return l + s.log()
+            return ops.where(s < 0, float('nan'), ops.where(s == 0, float('-inf'), l))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 # ---- solve ------------------------------------------------------------------------------------
@@ -797,9 +806,13 @@ class Pinverse(Op):
     op = 'pinverse'
 
     def forward(input, rcond=1e-15):
-        if autocast.state.on:
-            input, = autocast.fp32(input)
-        return ops.linalg_pinv(input, rtol=rcond)
+        try:
+            if autocast.state.on:
+                input, = autocast.fp32(input)
+            return ops.linalg_pinv(input, rtol=rcond)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 def _matrix_power_out(rd, od):

@@ -8,6 +8,7 @@ from ..autograd.grad_mode import no_grad
 from ._op import Op, out_rule, safely_castable, user_stacklevel
 from ._util import autocast, ops, record, saved_output, xp
 from ._matrix import _MULTI_DOT_OUT, cholesky_backward
+from .._arg_parser import refuse_arguments
 
 
 class Svd(Op):
@@ -169,19 +170,23 @@ class Pdist(Op):
 
     def forward(input, p=2):
         """The distances between the rows of an (N, M) matrix, pairs i < j in row-major order."""
-        x = input._data
-        if x.ndim != 2:
-            raise RuntimeError(f'pdist only supports 2D tensors, got: {x.ndim}D')
-        if p < 0:
-            raise RuntimeError('pdist only supports non-negative p values')
-        with no_grad():
-            full = ops.cdist(input, input, p)._data
-        rows, cols = xp.triu_indices(x.shape[0], 1)
-        out, node = record(xp.ascontiguousarray(full[rows, cols]), Pdist, (input,))
-        if node is not None:
-            node.p = float(p)  # (kept as PyTorch keeps it: _saved_p a float)
-            node.save(input)
-        return out
+        try:
+            x = input._data
+            if x.ndim != 2:
+                raise RuntimeError(f'pdist only supports 2D tensors, got: {x.ndim}D')
+            if p < 0:
+                raise RuntimeError('pdist only supports non-negative p values')
+            with no_grad():
+                full = ops.cdist(input, input, p)._data
+            rows, cols = xp.triu_indices(x.shape[0], 1)
+            out, node = record(xp.ascontiguousarray(full[rows, cols]), Pdist, (input,))
+            if node is not None:
+                node.p = float(p)  # (kept as PyTorch keeps it: _saved_p a float)
+                node.save(input)
+            return out
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         (x,) = self.saved_tensors

@@ -11,6 +11,7 @@ import itertools
 from .. import backend
 from ._op import CAST, Op, castable_dtype, check_out_type, write_out
 from ._util import ops, record, sum_to, wrap, xp
+from .._arg_parser import refuse_arguments
 
 
 def _needs(node, i):
@@ -27,14 +28,18 @@ class Trace(Op):
 
     def forward(input):
         """The sum of the main diagonal of a matrix (integers sum to int64, as sum does)."""
-        a = input._data
-        if a.ndim != 2:
-            raise RuntimeError(f'trace: expected a matrix, but got tensor with dim {a.ndim}')
-        dt = xp.int64 if a.dtype.kind in 'biu' else a.dtype
-        out, node = record(xp.asarray(xp.trace(a, dtype=dt)).astype(dt, copy=False), Trace, (input,))
-        if node is not None:
-            node.self_shape, node.dtype = a.shape, a.dtype
-        return out
+        try:
+            a = input._data
+            if a.ndim != 2:
+                raise RuntimeError(f'trace: expected a matrix, but got tensor with dim {a.ndim}')
+            dt = xp.int64 if a.dtype.kind in 'biu' else a.dtype
+            out, node = record(xp.asarray(xp.trace(a, dtype=dt)).astype(dt, copy=False), Trace, (input,))
+            if node is not None:
+                node.self_shape, node.dtype = a.shape, a.dtype
+            return out
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         n, m = self.self_shape
@@ -138,24 +143,29 @@ class BlockDiag(Op):
 
     def forward(*tensors):
         """The tensors (0-, 1- or 2-D, a 1-D one a row) along the diagonal of one matrix."""
-        arrays = []
-        for i, t in enumerate(tensors):
-            a = t._data
-            if a.ndim > 2:
-                raise RuntimeError(f'torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has '
-                                   f'{a.ndim} dimensions')
-            arrays.append(a.reshape(1, -1) if a.ndim == 1 else (a.reshape(1, 1) if a.ndim == 0 else a))
-        dt = backend.result_type(*tensors).np if tensors else backend.get_default_dtype().np
-        rows, cols = sum(a.shape[0] for a in arrays), sum(a.shape[1] for a in arrays)
-        data = xp.zeros((rows, cols), dtype=dt)
-        r = c = 0
-        for a in arrays:
-            data[r:r + a.shape[0], c:c + a.shape[1]] = a
-            r, c = r + a.shape[0], c + a.shape[1]
-        out, node = record(data, BlockDiag, tensors)
-        if node is not None:
-            node.shapes = [t._data.shape for t in tensors]
-        return out
+        try:
+            arrays = []
+            for i, t in enumerate(tensors):
+                a = t._data
+                if a.ndim > 2:
+                    raise RuntimeError(f'torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} '
+                                       'has '
+                                       f'{a.ndim} dimensions')
+                arrays.append(a.reshape(1, -1) if a.ndim == 1 else (a.reshape(1, 1) if a.ndim == 0 else a))
+            dt = backend.result_type(*tensors).np if tensors else backend.get_default_dtype().np
+            rows, cols = sum(a.shape[0] for a in arrays), sum(a.shape[1] for a in arrays)
+            data = xp.zeros((rows, cols), dtype=dt)
+            r = c = 0
+            for a in arrays:
+                data[r:r + a.shape[0], c:c + a.shape[1]] = a
+                r, c = r + a.shape[0], c + a.shape[1]
+            out, node = record(data, BlockDiag, tensors)
+            if node is not None:
+                node.shapes = [t._data.shape for t in tensors]
+            return out
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         grads, r, c = [], 0, 0
@@ -196,11 +206,15 @@ class CartesianProd(Op):
     def forward(*tensors):
         """All tuples (a, b, ...) drawn one from each 1-D tensor, as the rows of a matrix (the
         first tensor varying slowest)."""
-        _check_1d(tensors, 'cartesian_prod')
-        if len(tensors) == 1:
-            return tensors[0]
-        grids = ops.meshgrid(*tensors, indexing='ij')
-        return ops.stack([ops.flatten(g) for g in grids], 1)
+        try:
+            _check_1d(tensors, 'cartesian_prod')
+            if len(tensors) == 1:
+                return tensors[0]
+            grids = ops.meshgrid(*tensors, indexing='ij')
+            return ops.stack([ops.flatten(g) for g in grids], 1)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Combinations(Op):
@@ -210,13 +224,17 @@ class Combinations(Op):
 
     def forward(input, r=2, with_replacement=False):
         """The length-``r`` combinations of a 1-D tensor's elements, in itertools' order, as rows."""
-        if input._data.ndim != 1:
-            raise RuntimeError(f'Expect a 1D vector, but got shape {list(input._data.shape)}')
-        if r < 0:
-            raise RuntimeError(f'Expect a non-negative number, but got {r}')
-        if r == 0:
-            return wrap(xp.empty((0,), dtype=input._data.dtype))
-        n = input._data.shape[0]
-        pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-        idx = xp.asarray(list(pick(range(n), r)), dtype=xp.int64).reshape(-1, r)
-        return ops.stack([input[wrap(idx[:, k].copy())] for k in range(r)], 1)
+        try:
+            if input._data.ndim != 1:
+                raise RuntimeError(f'Expect a 1D vector, but got shape {list(input._data.shape)}')
+            if r < 0:
+                raise RuntimeError(f'Expect a non-negative number, but got {r}')
+            if r == 0:
+                return wrap(xp.empty((0,), dtype=input._data.dtype))
+            n = input._data.shape[0]
+            pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+            idx = xp.asarray(list(pick(range(n), r)), dtype=xp.int64).reshape(-1, r)
+            return ops.stack([input[wrap(idx[:, k].copy())] for k in range(r)], 1)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise

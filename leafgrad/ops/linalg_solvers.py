@@ -19,6 +19,7 @@ from ._op import Op, out_rule, safely_castable, user_stacklevel, write_outs
 from ._util import SCALAR_NAMES, autocast, ops, record, record_many, saved_output, wrap, wrap_dim, xp
 from ._matrix import (LinAlgError, _check_matrix, _mT, _sum_to_batch, _tril, _triu, pinv_backward, pinv_jvp,
                       refuse_complex)
+from .._arg_parser import refuse_arguments
 
 
 def _needs(node, i):
@@ -94,7 +95,11 @@ class MatrixExp(Op):
 
     def forward(input):
         """The matrix exponential sum_k A^k / k! of each square matrix."""
-        return ops.linalg_matrix_exp(input)
+        try:
+            return ops.linalg_matrix_exp(input)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 # ---- lstsq ------------------------------------------------------------------------------------------
@@ -847,20 +852,24 @@ class Vander(Op):
 
     def forward(x, N=None, increasing=False):
         """torch.vander: the columns x^(N-1) ... x^0 of a 1-D tensor (increasing: x^0 first)."""
-        a = x._data
-        if a.ndim != 1:
-            raise RuntimeError('x must be a one-dimensional tensor.')
-        n = a.shape[0] if N is None else N
-        if n < 0:
-            raise RuntimeError('N must be non-negative.')
-        if a.dtype.kind in 'biu':
-            x = x.long()
-        if n == 0:
-            return wrap(xp.empty((a.shape[0], 0), dtype=x._data.dtype))
-        ones = wrap(xp.ones((a.shape[0], 1), dtype=x._data.dtype))
-        result = ones if n == 1 else ops.cat([ones, ops.cumprod(ops.unsqueeze(x, 1).expand(a.shape[0], n - 1), 1)],
-                                             1)
-        return result if increasing else ops.flip(result, (1,))
+        try:
+            a = x._data
+            if a.ndim != 1:
+                raise RuntimeError('x must be a one-dimensional tensor.')
+            n = a.shape[0] if N is None else N
+            if n < 0:
+                raise RuntimeError('N must be non-negative.')
+            if a.dtype.kind in 'biu':
+                x = x.long()
+            if n == 0:
+                return wrap(xp.empty((a.shape[0], 0), dtype=x._data.dtype))
+            ones = wrap(xp.ones((a.shape[0], 1), dtype=x._data.dtype))
+            result = ones if n == 1 else ops.cat([ones, ops.cumprod(ops.unsqueeze(x, 1).expand(a.shape[0], n - 1), 1)],
+                                                 1)
+            return result if increasing else ops.flip(result, (1,))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class LinalgTensorinv(Op):
@@ -1123,19 +1132,23 @@ class Lu(Op):
     def forward(A, pivot=True, get_infos=False, out=None):
         """torch.lu: (LU, pivots[, infos]) by linalg.lu_factor_ex. ``out``: as PyTorch's (written in
         Python), each resized to its result without a warning and copied into (of any dtype)."""
-        _deprecated('lu')
-        LU, piv, info = ops.linalg_lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
-        result = (LU, piv, info) if get_infos else (LU, piv)
-        if out is None:
-            return result
-        if len(out) != len(result):
-            raise TypeError(f'expected tuple of {len(result)} elements but got {len(out)}')
-        if is_grad_enabled() and any(o.requires_grad for o in out):
-            raise RuntimeError('cannot resize variables that require grad')
-        for o, r in zip(out, result):
-            o._data = xp.empty(r._data.shape, o._data.dtype) if o._data.shape != r._data.shape else o._data
-            o.copy_(r)
-        return out
+        try:
+            _deprecated('lu')
+            LU, piv, info = ops.linalg_lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+            result = (LU, piv, info) if get_infos else (LU, piv)
+            if out is None:
+                return result
+            if len(out) != len(result):
+                raise TypeError(f'expected tuple of {len(result)} elements but got {len(out)}')
+            if is_grad_enabled() and any(o.requires_grad for o in out):
+                raise RuntimeError('cannot resize variables that require grad')
+            for o, r in zip(out, result):
+                o._data = xp.empty(r._data.shape, o._data.dtype) if o._data.shape != r._data.shape else o._data
+                o.copy_(r)
+            return out
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments('_lu_with_info', ('input=A',))
+            raise
 
     def method(self, pivot=True, get_infos=False):
         return ops.lu(self, pivot, get_infos)

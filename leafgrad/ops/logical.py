@@ -13,6 +13,7 @@ from ._op import (CAST, NO_GRAD_CAST, RESIZE_WARNING, SAME, Op, _name_function, 
 from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, is_operand, iterated, operator_refusal, state,
                     wrap, xp)
 from ..tensor import Tensor
+from .._arg_parser import refuse_arguments
 
 
 def _array(x):
@@ -239,7 +240,11 @@ class Isnan(_Test):
     op = 'isnan'
 
     def forward(input):
-        return wrap(xp.isnan(input._data))
+        try:
+            return wrap(xp.isnan(input._data))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Isinf(_Test):
@@ -247,7 +252,11 @@ class Isinf(_Test):
     op = 'isinf'
 
     def forward(input):
-        return wrap(xp.isinf(input._data))
+        try:
+            return wrap(xp.isinf(input._data))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 def _bool_out(name, out, result, differentiable):
@@ -279,7 +288,11 @@ class Isfinite(_Test):
     op = 'isfinite'
 
     def forward(input):
-        return wrap(xp.isfinite(input._data))
+        try:
+            return wrap(xp.isfinite(input._data))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Isreal(_Test):
@@ -287,7 +300,11 @@ class Isreal(_Test):
     op = 'isreal'
 
     def forward(input):
-        return wrap(xp.ones(input._data.shape, dtype=bool))
+        try:
+            return wrap(xp.ones(input._data.shape, dtype=bool))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 # ---- comparing whole tensors ----------------------------------------------------------------

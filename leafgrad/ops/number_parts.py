@@ -12,6 +12,7 @@ from ._inplace import inplace as _run_inplace
 from ._op import CPP_NAMES, NO_GRAD_CAST, Op, castable_dtype, out_rule, same_dtype
 from ._util import (SCALAR_NAMES, NotImplementedNode, binary_operands, broadcast_error, ops, record, record_many, sum_to,
                     wrap, xp)
+from .._arg_parser import refuse_arguments
 
 
 def _label(dt):
@@ -69,8 +70,12 @@ def _cast_first(check, op):
     it (``check(result dtype, self's dtype)``, as PyTorch's in-place kernels check first), then
     runs ``op`` (a function of self and the other operand) through the in-place machinery."""
     def inplace(self, other):
-        check(backend.result_type(self, other), backend.from_np(self._data.dtype))
-        return _run_inplace(self, lambda s: op(s, other), (other,) if hasattr(other, '_data') else ())
+        try:
+            check(backend.result_type(self, other), backend.from_np(self._data.dtype))
+            return _run_inplace(self, lambda s: op(s, other), (other,) if hasattr(other, '_data') else ())
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
     return inplace
 
 

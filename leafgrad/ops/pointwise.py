@@ -12,6 +12,7 @@ from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_
                     saved_output, sgn_backward, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor
+from .._arg_parser import refuse_arguments
 
 
 def _shape(x):
@@ -498,9 +499,13 @@ class Positive(Op):
     __slots__ = ()
 
     def forward(input):
-        if input._data.dtype.kind == 'b':
-            raise RuntimeError('The `+` operator, on a bool tensor is not supported.')
-        return input
+        try:
+            if input._data.dtype.kind == 'b':
+                raise RuntimeError('The `+` operator, on a bool tensor is not supported.')
+            return input
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Deg2Rad(Op):

@@ -34,6 +34,7 @@ from ..generator import Generator, generator_of
 from .. import _special_kernels as K
 from ._op import Op
 from ._util import SCALAR_NAMES, NotImplementedNode, record, saved_output, wrap, xp
+from .._arg_parser import refuse_arguments
 
 _TINY = 1e-300
 
@@ -489,19 +490,23 @@ class Binomial(Op):
     op, method = 'binomial', False
 
     def forward(count, prob, generator=None):
-        _check_generator(generator, 'binomial')
-        for t, what in ((count, 'count'), (prob, 'prob')):
-            if t._data.dtype.kind != 'f':
-                raise ValueError(f'binomial only supports floating-point dtypes for {what}, got: '
-                                 f'{SCALAR_NAMES[t._data.dtype.name]}')
-        _same_float_dtype(count, prob)
-        n, p = np.broadcast_arrays(count._data.astype(np.float64), prob._data.astype(np.float64))
-        shape = n.shape
-        n, p = n.reshape(-1), p.reshape(-1)
-        flip = p > 0.5  # sample the failures when they are the rarer outcome
-        q = np.where(flip, 1 - p, p)
-        draws = sample_binomial(n, q, generator)
-        out = np.where(flip, n - draws, draws)
-        out = np.where((n <= 0) | (p <= 0), 0.0, np.where(p >= 1, n, out))
-        out = np.where(np.isnan(p), np.nan, out)
-        return _not_implemented(out.reshape(shape).astype(count._data.dtype), 'binomial', (count, prob))
+        try:
+            _check_generator(generator, 'binomial')
+            for t, what in ((count, 'count'), (prob, 'prob')):
+                if t._data.dtype.kind != 'f':
+                    raise ValueError(f'binomial only supports floating-point dtypes for {what}, got: '
+                                     f'{SCALAR_NAMES[t._data.dtype.name]}')
+            _same_float_dtype(count, prob)
+            n, p = np.broadcast_arrays(count._data.astype(np.float64), prob._data.astype(np.float64))
+            shape = n.shape
+            n, p = n.reshape(-1), p.reshape(-1)
+            flip = p > 0.5  # sample the failures when they are the rarer outcome
+            q = np.where(flip, 1 - p, p)
+            draws = sample_binomial(n, q, generator)
+            out = np.where(flip, n - draws, draws)
+            out = np.where((n <= 0) | (p <= 0), 0.0, np.where(p >= 1, n, out))
+            out = np.where(np.isnan(p), np.nan, out)
+            return _not_implemented(out.reshape(shape).astype(count._data.dtype), 'binomial', (count, prob))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise

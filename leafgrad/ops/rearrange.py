@@ -19,6 +19,7 @@ from ._op import Op, write_out
 from ._util import (SCALAR_NAMES, Node, autocast, diagonal_array, histories_first, ops, record, wrap, wrap_dim,
                     xp)
 from ..tensor import Tensor, _index
+from .._arg_parser import refuse_arguments
 
 
 def _tensor_list(tensors, fname):
@@ -187,7 +188,11 @@ class Atleast1d(Op):
     op, method = 'atleast_1d', False
 
     def forward(*tensors):
-        return _atleast(tensors, 1)
+        try:
+            return _atleast(tensors, 1)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Atleast2d(Op):
@@ -195,7 +200,11 @@ class Atleast2d(Op):
     op, method = 'atleast_2d', False
 
     def forward(*tensors):
-        return _atleast(tensors, 2)
+        try:
+            return _atleast(tensors, 2)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Atleast3d(Op):
@@ -203,7 +212,11 @@ class Atleast3d(Op):
     op, method = 'atleast_3d', False
 
     def forward(*tensors):
-        return _atleast(tensors, 3)
+        try:
+            return _atleast(tensors, 3)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 def _atleast(tensors, n):
@@ -318,11 +331,15 @@ class Tile(Op):
     op = 'tile'
 
     def forward(input, dims):
-        dims = int_list((dims,), 'tile', 'dims')
-        nd = input._data.ndim
-        if len(dims) < nd:
-            dims = (1,) * (nd - len(dims)) + dims
-        return repeat(input, dims)
+        try:
+            dims = int_list((dims,), 'tile', 'dims')
+            nd = input._data.ndim
+            if len(dims) < nd:
+                dims = (1,) * (nd - len(dims)) + dims
+            return repeat(input, dims)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 def _check_output_size(counts, output_size):
@@ -412,9 +429,13 @@ class Fliplr(Op):
     op = 'fliplr'
 
     def forward(input):
-        if input._data.ndim < 2:
-            raise RuntimeError('Input must be >= 2-d.')
-        return flip(input, (1,))
+        try:
+            if input._data.ndim < 2:
+                raise RuntimeError('Input must be >= 2-d.')
+            return flip(input, (1,))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Flipud(Op):
@@ -422,9 +443,13 @@ class Flipud(Op):
     op = 'flipud'
 
     def forward(input):
-        if input._data.ndim < 1:
-            raise RuntimeError('Input must be >= 1-d.')
-        return flip(input, (0,))
+        try:
+            if input._data.ndim < 1:
+                raise RuntimeError('Input must be >= 1-d.')
+            return flip(input, (0,))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 _ROLL = Overloads('roll', '(Tensor input, tuple of ints shifts, tuple of ints dims = [])')
@@ -470,25 +495,29 @@ class Roll(Op):
     __slots__ = ('shifts', 'dims')
 
     def forward(input, shifts, dims=None):
-        shifts = (shifts,) if isinstance(shifts, int) else int_list((shifts,), 'roll', 'shifts', 1) \
-            if isinstance(shifts, (tuple, list)) else (_roll_index(shifts, shifts, dims),)
-        if dims is None:
-            if len(shifts) != 1:
-                raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:0')
-            data = xp.roll(input._data.reshape(-1), shifts[0]).reshape(input._data.shape)
-            node_dims = None
-        else:
-            dims = (dims,) if isinstance(dims, int) else int_list((dims,), 'roll', 'dims', 2) \
-                if isinstance(dims, (tuple, list)) else (_roll_index(dims, shifts, dims),)
-            if len(shifts) != len(dims):
-                raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}')
-            dims = tuple(wrap_dim(d, input._data.ndim) for d in dims)
-            data = _rolled(input._data, shifts, dims)
-            node_dims = dims
-        result, node = record(data, Roll, (input,))
-        if node is not None:
-            node.shifts, node.dims = shifts, node_dims
-        return result
+        try:
+            shifts = (shifts,) if isinstance(shifts, int) else int_list((shifts,), 'roll', 'shifts', 1) \
+                if isinstance(shifts, (tuple, list)) else (_roll_index(shifts, shifts, dims),)
+            if dims is None:
+                if len(shifts) != 1:
+                    raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:0')
+                data = xp.roll(input._data.reshape(-1), shifts[0]).reshape(input._data.shape)
+                node_dims = None
+            else:
+                dims = (dims,) if isinstance(dims, int) else int_list((dims,), 'roll', 'dims', 2) \
+                    if isinstance(dims, (tuple, list)) else (_roll_index(dims, shifts, dims),)
+                if len(shifts) != len(dims):
+                    raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}')
+                dims = tuple(wrap_dim(d, input._data.ndim) for d in dims)
+                data = _rolled(input._data, shifts, dims)
+                node_dims = dims
+            result, node = record(data, Roll, (input,))
+            if node is not None:
+                node.shifts, node.dims = shifts, node_dims
+            return result
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def jvp(self, tangents):  # linear: the tangent rolled
         return roll(tangents[0], self.shifts, self.dims)
@@ -684,52 +713,59 @@ class Pad(Op):
         return V.on_batched(folded, x, (), {})
 
     def forward(input, pad, mode='constant', value=None):
-        pad = int_list((pad,), 'pad', 'pad', position=2)
-        if value is not None and not isinstance(value, (numbers.Real, Tensor)):
-            raise TypeError(f"pad(): argument 'value' (position 4) must be float, not {type(value).__name__}")
-        nd = input._data.ndim
-        if len(pad) % 2:
-            raise RuntimeError('Padding length must be divisible by 2')
-        if len(pad) // 2 > nd:
-            raise RuntimeError(f'Padding length should be less than or equal to two times the input dimension but got '
-                               f'padding length {len(pad)} and input of dimension {nd}')
-        if mode == 'constant':
-            return _constant_pad(input, pad, 0 if value is None else value)
-        if mode not in ('reflect', 'replicate', 'circular'):
-            raise NotImplementedError(f'Unrecognised padding mode {mode}')
-        if value is not None and value != 0:
-            raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-        k = len(pad) // 2
-        if k not in (1, 2, 3) or nd not in (k + 1, k + 2):
-            raise NotImplementedError(f'Padding size {len(pad)} is not supported for {nd}D input tensor.\n'
-                                      + _NON_CONSTANT)
-        if autocast.state.on and (mode == 'replicate' or (mode == 'reflect' and k < 3)):  # (reflection_pad3d: not cast)
-            input, = autocast.fp32(input)
-        shape = input._data.shape
-        if mode == 'circular':
-            return _circular_pad(input, pad)
-        indices = []
-        data = input._data
-        for i in range(k):
-            d = nd - 1 - i
-            left, right, size = pad[2 * i], pad[2 * i + 1], shape[d]
-            if mode == 'reflect' and (left >= size or right >= size):
-                raise RuntimeError(f'Argument #4: Padding size should be less than the corresponding input dimension, '
-                                   f'but got: padding ({left}, {right}) at dimension {d} of input {list(shape)}')
-            pos = xp.arange(-left, size + right)
-            if mode == 'reflect':
-                pos = xp.abs(pos)
-                pos = xp.where(pos >= size, 2 * (size - 1) - pos, pos)
-            else:
-                pos = xp.clip(pos, 0, size - 1)
-            indices.append((d, pos))
-            data = xp.take(data, pos, axis=d)
-        result, node = record(data, _IndexPadBackward, (input,))
-        if node is not None:
-            name = 'Reflection' if mode == 'reflect' else 'Replication'
-            node.indices, node.shape, node.node_name = indices, shape, f'{name}Pad{k}DBackward0'
-            node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
-        return result
+        try:
+            pad = int_list((pad,), 'pad', 'pad', position=2)
+            if value is not None and not isinstance(value, (numbers.Real, Tensor)):
+                raise TypeError(f"pad(): argument 'value' (position 4) must be float, not {type(value).__name__}")
+            nd = input._data.ndim
+            if len(pad) % 2:
+                raise RuntimeError('Padding length must be divisible by 2')
+            if len(pad) // 2 > nd:
+                raise RuntimeError(f'Padding length should be less than or equal to two times the input dimension '
+                                   'but got '
+                                   f'padding length {len(pad)} and input of dimension {nd}')
+            if mode == 'constant':
+                return _constant_pad(input, pad, 0 if value is None else value)
+            if mode not in ('reflect', 'replicate', 'circular'):
+                raise NotImplementedError(f'Unrecognised padding mode {mode}')
+            if value is not None and value != 0:
+                raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+            k = len(pad) // 2
+            if k not in (1, 2, 3) or nd not in (k + 1, k + 2):
+                raise NotImplementedError(f'Padding size {len(pad)} is not supported for {nd}D input tensor.\n'
+                                          + _NON_CONSTANT)
+            # (reflection_pad3d: not cast)
+            if autocast.state.on and (mode == 'replicate' or (mode == 'reflect' and k < 3)):
+                input, = autocast.fp32(input)
+            shape = input._data.shape
+            if mode == 'circular':
+                return _circular_pad(input, pad)
+            indices = []
+            data = input._data
+            for i in range(k):
+                d = nd - 1 - i
+                left, right, size = pad[2 * i], pad[2 * i + 1], shape[d]
+                if mode == 'reflect' and (left >= size or right >= size):
+                    raise RuntimeError(f'Argument #4: Padding size should be less than the corresponding input '
+                                       'dimension, '
+                                       f'but got: padding ({left}, {right}) at dimension {d} of input {list(shape)}')
+                pos = xp.arange(-left, size + right)
+                if mode == 'reflect':
+                    pos = xp.abs(pos)
+                    pos = xp.where(pos >= size, 2 * (size - 1) - pos, pos)
+                else:
+                    pos = xp.clip(pos, 0, size - 1)
+                indices.append((d, pos))
+                data = xp.take(data, pos, axis=d)
+            result, node = record(data, _IndexPadBackward, (input,))
+            if node is not None:
+                name = 'Reflection' if mode == 'reflect' else 'Replication'
+                node.indices, node.shape, node.node_name = indices, shape, f'{name}Pad{k}DBackward0'
+                node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
+            return result
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 def _circular_pad(input, pad):
@@ -886,33 +922,37 @@ class Meshgrid(Op):
     op, method = 'meshgrid', False
 
     def forward(*tensors, indexing=None):
-        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-            tensors = tuple(tensors[0])
-        if indexing is None:
-            warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
-            indexing = 'ij'
-        if indexing not in ('ij', 'xy'):
-            raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
-        if not tensors:
-            raise RuntimeError('meshgrid expects a non-empty TensorList')
-        for t in tensors:
-            if t._data.dtype != tensors[0]._data.dtype:
-                raise RuntimeError('meshgrid expects all tensors to have the same dtype')
-            if t._data.ndim > 1:
-                raise RuntimeError(f'torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}')
-        swap = indexing == 'xy' and len(tensors) >= 2
-        ts = list(tensors)
-        if swap:  # 'xy' is 'ij' with the first two inputs (and outputs) swapped, as PyTorch does it
-            ts[0], ts[1] = ts[1], ts[0]
-        shape = tuple(t._data.size for t in ts)
-        grids = []
-        for i, t in enumerate(ts):
-            view_shape = [1] * len(ts)
-            view_shape[i] = -1
-            grids.append(ops.expand(ops.view(t, view_shape), shape))
-        if swap:
-            grids[0], grids[1] = grids[1], grids[0]
-        return tuple(grids)
+        try:
+            if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+                tensors = tuple(tensors[0])
+            if indexing is None:
+                warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+                indexing = 'ij'
+            if indexing not in ('ij', 'xy'):
+                raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+            if not tensors:
+                raise RuntimeError('meshgrid expects a non-empty TensorList')
+            for t in tensors:
+                if t._data.dtype != tensors[0]._data.dtype:
+                    raise RuntimeError('meshgrid expects all tensors to have the same dtype')
+                if t._data.ndim > 1:
+                    raise RuntimeError(f'torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}')
+            swap = indexing == 'xy' and len(tensors) >= 2
+            ts = list(tensors)
+            if swap:  # 'xy' is 'ij' with the first two inputs (and outputs) swapped, as PyTorch does it
+                ts[0], ts[1] = ts[1], ts[0]
+            shape = tuple(t._data.size for t in ts)
+            grids = []
+            for i, t in enumerate(ts):
+                view_shape = [1] * len(ts)
+                view_shape[i] = -1
+                grids.append(ops.expand(ops.view(t, view_shape), shape))
+            if swap:
+                grids[0], grids[1] = grids[1], grids[0]
+            return tuple(grids)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Argwhere(Op):
@@ -920,7 +960,11 @@ class Argwhere(Op):
     op = 'argwhere'
 
     def forward(input):
-        return ops.nonzero(input)
+        try:
+            return ops.nonzero(input)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 def _triangle_indices(name, row, col, offset, lower, dtype, device, layout):

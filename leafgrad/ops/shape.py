@@ -20,6 +20,7 @@ from ._op import Op, warn_once
 from ._util import (SCALAR_NAMES, as_strided_array, broadcast_error, diagonal_array, make_view, make_views, ops, record,
                     state, sum_to, wrap, wrap_dim, xp)
 from ..tensor import Size, Tensor, legacy_type_name
+from .._arg_parser import refuse_arguments
 
 
 def grads_or_zeros(node, grads):
@@ -258,22 +259,26 @@ class Flatten(Op):
     op = 'flatten'
 
     def forward(input, start_dim=0, end_dim=-1):
-        shape = input._data.shape
-        if len(shape) == 0:
-            return reshape(input, (1,))
         try:
-            s, e = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
-        except TypeError:  # (a dim that is no int: PyTorch's parser's error, in the method's words)
-            _FLATTEN.bind((start_dim, end_dim), {}, method=True)
+            shape = input._data.shape
+            if len(shape) == 0:
+                return reshape(input, (1,))
+            try:
+                s, e = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
+            except TypeError:  # (a dim that is no int: PyTorch's parser's error, in the method's words)
+                _FLATTEN.bind((start_dim, end_dim), {}, method=True)
+                raise
+            if s > e:
+                raise RuntimeError('flatten() has invalid args: start_dim cannot come after end_dim')
+            if s == e:
+                return input
+            n = 1
+            for d in shape[s:e + 1]:
+                n *= d
+            return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
             raise
-        if s > e:
-            raise RuntimeError('flatten() has invalid args: start_dim cannot come after end_dim')
-        if s == e:
-            return input
-        n = 1
-        for d in shape[s:e + 1]:
-            n *= d
-        return reshape(input, shape[:s] + (n,) + shape[e + 1:])
 
 
 class Contiguous(Op):
@@ -300,10 +305,14 @@ class Clone(Op):
     __slots__ = ()
 
     def forward(input, *, memory_format=None):
-        if memory_format is not None:
-            _memory_format.check(memory_format, 'clone')
-        return record(_memory_format.copy_in(input._data, memory_format or _memory_format.preserve_format),
-                      Clone, (input,))[0]
+        try:
+            if memory_format is not None:
+                _memory_format.check(memory_format, 'clone')
+            return record(_memory_format.copy_in(input._data, memory_format or _memory_format.preserve_format),
+                          Clone, (input,))[0]
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def jvp(self, tangents):
         return tangents[0].clone()
@@ -337,10 +346,14 @@ class T(Op):
     __slots__ = ()
 
     def forward(input):
-        nd = input._data.ndim
-        if nd > 2:
-            raise RuntimeError(f't() expects a tensor with <= 2 dimensions, but self is {nd}D')
-        return make_view(input, input._data.T, T, t)[0]
+        try:
+            nd = input._data.ndim
+            if nd > 2:
+                raise RuntimeError(f't() expects a tensor with <= 2 dimensions, but self is {nd}D')
+            return make_view(input, input._data.T, T, t)[0]
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
     def apply(self, grad):
         if not state.grad_enabled:
@@ -471,7 +484,11 @@ class Adjoint(Op):
     op = 'adjoint'
 
     def forward(input):
-        return _batch_transposed(input, 'adjoint', True)
+        try:
+            return _batch_transposed(input, 'adjoint', True)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class MatricesTransposed(Op):
@@ -721,7 +738,11 @@ class Ravel(Op):
     op = 'ravel'
 
     def forward(input):
-        return reshape(input, (-1,))
+        try:
+            return reshape(input, (-1,))
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Unflatten(Op):
@@ -752,28 +773,32 @@ class Movedim(Op):
     op, aliases = 'movedim', ('moveaxis',)
 
     def forward(input, source, destination):
-        nd = input._data.ndim
-        src = (source,) if isinstance(source, int) or not isinstance(source, (tuple, list)) else tuple(source)
-        dst = (destination,) if isinstance(destination, int) or not isinstance(destination, (tuple, list)) else \
-            tuple(destination)
-        if len(src) != len(dst):
-            raise RuntimeError(f'movedim: Invalid source or destination dims: source ({list(src)} dims) should '
-                               f'contain the same number of dims as destination ({list(dst)} dims)')
         try:
-            src = tuple(wrap_dim(d, nd) for d in src)
-            dst = tuple(wrap_dim(d, nd) for d in dst)
-        except TypeError:  # (a dim that is no int: PyTorch's listing of the overloads, in the method's words)
-            _MOVEDIM.bind((source, destination), {}, method=True)
+            nd = input._data.ndim
+            src = (source,) if isinstance(source, int) or not isinstance(source, (tuple, list)) else tuple(source)
+            dst = (destination,) if isinstance(destination, int) or not isinstance(destination, (tuple, list)) else \
+                tuple(destination)
+            if len(src) != len(dst):
+                raise RuntimeError(f'movedim: Invalid source or destination dims: source ({list(src)} dims) should '
+                                   f'contain the same number of dims as destination ({list(dst)} dims)')
+            try:
+                src = tuple(wrap_dim(d, nd) for d in src)
+                dst = tuple(wrap_dim(d, nd) for d in dst)
+            except TypeError:  # (a dim that is no int: PyTorch's listing of the overloads, in the method's words)
+                _MOVEDIM.bind((source, destination), {}, method=True)
+                raise
+            for name, ds in (('source', src), ('destination', dst)):
+                if len(set(ds)) != len(ds):
+                    raise RuntimeError(f'movedim: repeated dim in `{name}` ({list(ds)})')
+            order = [None] * nd
+            for s_, d_ in zip(src, dst):
+                order[d_] = s_
+            rest = iter(d for d in range(nd) if d not in src)
+            order = tuple(o if o is not None else next(rest) for o in order)
+            return permute(input, order)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments(params=('input',))  # (source, destination: ints)
             raise
-        for name, ds in (('source', src), ('destination', dst)):
-            if len(set(ds)) != len(ds):
-                raise RuntimeError(f'movedim: repeated dim in `{name}` ({list(ds)})')
-        order = [None] * nd
-        for s_, d_ in zip(src, dst):
-            order[d_] = s_
-        rest = iter(d for d in range(nd) if d not in src)
-        order = tuple(o if o is not None else next(rest) for o in order)
-        return permute(input, order)
 
 
 # ---- diagonal -----------------------------------------------------------------------------
@@ -876,26 +901,31 @@ class Split(Op):
     __slots__ = ('dim', 'num_outputs', 'output_meta')
 
     def forward(tensor, split_size_or_sections, dim=0):
-        shape = tensor._data.shape
         try:
-            d = wrap_dim(dim, len(shape))
-        except TypeError:  # (PyTorch's Tensor.split, Python, passes its arguments on by position)
+            shape = tensor._data.shape
+            try:
+                d = wrap_dim(dim, len(shape))
+            except TypeError:  # (PyTorch's Tensor.split, Python, passes its arguments on by position)
+                if isinstance(split_size_or_sections, int):
+                    _SPLIT.bind((tensor, split_size_or_sections, dim), {})
+                raise
+            size = shape[d]
             if isinstance(split_size_or_sections, int):
-                _SPLIT.bind((tensor, split_size_or_sections, dim), {})
+                n = split_size_or_sections
+                if n < 0:
+                    raise RuntimeError(f'split expects split_size be non-negative, but got split_size={n}')
+                if n == 0 and size != 0:
+                    raise RuntimeError(f'split_size can only be 0 if dimension size is 0, but got dimension size of '
+                                       f'{size}')
+                # Full pieces of n, then the remainder; an empty dim still gives one (empty) piece.
+                sizes = ([n] * (size // n) + ([size % n] if size % n else [])) if n else []
+                sizes = sizes or [0]
+                return _split_views(tensor, d, sizes, Split, 'Split')
+            return split_with_sizes(tensor, split_size_or_sections, d)
+        except (AttributeError, TypeError):  # (torch.split is Python: its error is the argument's own)
+            if not isinstance(tensor, Tensor):
+                return tensor.split(split_size_or_sections, dim)
             raise
-        size = shape[d]
-        if isinstance(split_size_or_sections, int):
-            n = split_size_or_sections
-            if n < 0:
-                raise RuntimeError(f'split expects split_size be non-negative, but got split_size={n}')
-            if n == 0 and size != 0:
-                raise RuntimeError(f'split_size can only be 0 if dimension size is 0, but got dimension size of '
-                                   f'{size}')
-            # Full pieces of n, then the remainder; an empty dim still gives one (empty) piece.
-            sizes = ([n] * (size // n) + ([size % n] if size % n else [])) if n else []
-            sizes = sizes or [0]
-            return _split_views(tensor, d, sizes, Split, 'Split')
-        return split_with_sizes(tensor, split_size_or_sections, d)
 
     def method(self, split_size, dim=0):  # (PyTorch's Tensor.split names its parameter so)
         return Split.forward(self, split_size, dim)
@@ -911,16 +941,20 @@ class SplitWithSizes(Split):
     __slots__ = ()
 
     def forward(input, split_sizes, dim=0):
-        shape = input._data.shape
-        d = wrap_dim(dim, len(shape))
-        if not isinstance(split_sizes, (tuple, list)):  # (one int is no list of sizes here: PyTorch refuses it)
-            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
-                            f'{backend.type_name(split_sizes)}')
-        sizes = list(int_list((split_sizes,), 'split_with_sizes', 'split_sizes', 2))
-        if sum(sizes) != shape[d] or any(n < 0 for n in sizes):
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {shape[d]} (input tensor's "
-                               f'size at dimension {d}), but got split_sizes={sizes}')
-        return _split_views(input, d, sizes, SplitWithSizes, 'SplitWithSizes')
+        try:
+            shape = input._data.shape
+            d = wrap_dim(dim, len(shape))
+            if not isinstance(split_sizes, (tuple, list)):  # (one int is no list of sizes here: PyTorch refuses it)
+                raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                                f'{backend.type_name(split_sizes)}')
+            sizes = list(int_list((split_sizes,), 'split_with_sizes', 'split_sizes', 2))
+            if sum(sizes) != shape[d] or any(n < 0 for n in sizes):
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {shape[d]} (input tensor's "
+                                   f'size at dimension {d}), but got split_sizes={sizes}')
+            return _split_views(input, d, sizes, SplitWithSizes, 'SplitWithSizes')
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Chunk(Op):
@@ -987,7 +1021,11 @@ class Hsplit(Op):
     op = 'hsplit'
 
     def forward(input, indices_or_sections):
-        return _split_along(input, indices_or_sections, 1 if input._data.ndim > 1 else 0, 'hsplit', 1)
+        try:
+            return _split_along(input, indices_or_sections, 1 if input._data.ndim > 1 else 0, 'hsplit', 1)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Vsplit(Op):
@@ -996,7 +1034,11 @@ class Vsplit(Op):
     op = 'vsplit'
 
     def forward(input, indices_or_sections):
-        return _split_along(input, indices_or_sections, 0, 'vsplit', 2)
+        try:
+            return _split_along(input, indices_or_sections, 0, 'vsplit', 2)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Dsplit(Op):
@@ -1005,7 +1047,11 @@ class Dsplit(Op):
     op = 'dsplit'
 
     def forward(input, indices_or_sections):
-        return _split_along(input, indices_or_sections, 2, 'dsplit', 3)
+        try:
+            return _split_along(input, indices_or_sections, 2, 'dsplit', 3)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 # ---- unfold: sliding windows as a view ----------------------------------------------------------

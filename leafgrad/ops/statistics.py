@@ -10,6 +10,7 @@ from ..autograd.grad_mode import no_grad
 from ._op import Op, castable_dtype, out_rule, same_dtype
 from ..tensor import Tensor
 from ._util import SCALAR_NAMES as _DTYPE_LABEL, c_order, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
+from .._arg_parser import refuse_arguments
 
 
 def _float_kind(t):
@@ -145,41 +146,46 @@ class Cov(Op):
 
         The covariance matrix of the rows of ``input`` (variables) over its columns
         (observations), weighted by integer frequencies and/or observation weights."""
-        a = input._data
-        if a.ndim > 2:
-            raise RuntimeError(f'cov(): expected input to have two or fewer dimensions but got an input with {a.ndim} '
-                               'dimensions')
-        x = ops.reshape(input, (1, -1)) if a.ndim < 2 else input
-        n_obs = x._data.shape[1]
-        w = None
-        if fweights is not None:
-            _check_weights(fweights, 'fweights', 'iu', 'integral', n_obs)
-            w = fweights
-        if aweights is not None:
-            _check_weights(aweights, 'aweights', 'fV', 'floating point', n_obs)
-            w = aweights if w is None else w * aweights
-        if w is None:
-            avg = ops.mean(x, 1) if _float_kind(x) else ops.mean(x.double(), 1)
-            w_sum = n_obs
-            norm = n_obs - correction
-        else:
-            w_sum = ops.sum(w)
-            avg = ops.sum(x * w, 1) / w_sum
-            if correction == 0:
-                norm = w_sum
-            elif aweights is None:
-                norm = w_sum - correction
+        try:
+            a = input._data
+            if a.ndim > 2:
+                raise RuntimeError(f'cov(): expected input to have two or fewer dimensions but got an input with '
+                                   f'{a.ndim} '
+                                   'dimensions')
+            x = ops.reshape(input, (1, -1)) if a.ndim < 2 else input
+            n_obs = x._data.shape[1]
+            w = None
+            if fweights is not None:
+                _check_weights(fweights, 'fweights', 'iu', 'integral', n_obs)
+                w = fweights
+            if aweights is not None:
+                _check_weights(aweights, 'aweights', 'fV', 'floating point', n_obs)
+                w = aweights if w is None else w * aweights
+            if w is None:
+                avg = ops.mean(x, 1) if _float_kind(x) else ops.mean(x.double(), 1)
+                w_sum = n_obs
+                norm = n_obs - correction
             else:
-                norm = w_sum - correction * ops.sum(w * aweights) / w_sum
-        if isinstance(norm, (int, float)):
-            norm = max(norm, 0)
-        else:
-            norm = ops.where(norm < 0, wrap(xp.zeros((), dtype=norm._data.dtype)), norm)
-        centred = x - ops.unsqueeze(avg, 1)
-        weighted = centred if w is None else centred * w
-        c = ops.mm(centred, ops.t(weighted))
-        with xp.errstate(divide='ignore', invalid='ignore'):
-            return (c / norm).squeeze()
+                w_sum = ops.sum(w)
+                avg = ops.sum(x * w, 1) / w_sum
+                if correction == 0:
+                    norm = w_sum
+                elif aweights is None:
+                    norm = w_sum - correction
+                else:
+                    norm = w_sum - correction * ops.sum(w * aweights) / w_sum
+            if isinstance(norm, (int, float)):
+                norm = max(norm, 0)
+            else:
+                norm = ops.where(norm < 0, wrap(xp.zeros((), dtype=norm._data.dtype)), norm)
+            centred = x - ops.unsqueeze(avg, 1)
+            weighted = centred if w is None else centred * w
+            c = ops.mm(centred, ops.t(weighted))
+            with xp.errstate(divide='ignore', invalid='ignore'):
+                return (c / norm).squeeze()
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class Corrcoef(Op):
@@ -191,13 +197,17 @@ class Corrcoef(Op):
         """corrcoef(input) -> Tensor
 
         Pearson correlation coefficients of the rows, clipped to [-1, 1]."""
-        c = ops.cov(input)
-        if c._data.ndim == 0:
-            return c / c
-        std = ops.sqrt(ops.diag(c))
-        c = c / ops.unsqueeze(std, 1)
-        c = c / ops.unsqueeze(std, 0)
-        return c.clamp(-1, 1)
+        try:
+            c = ops.cov(input)
+            if c._data.ndim == 0:
+                return c / c
+            std = ops.sqrt(ops.diag(c))
+            c = c / ops.unsqueeze(std, 1)
+            c = c / ops.unsqueeze(std, 0)
+            return c.clamp(-1, 1)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 # ---- diff, trapezoid -----------------------------------------------------------------------------------

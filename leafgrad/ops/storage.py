@@ -16,6 +16,7 @@ from .._arg_parser import int_list
 from ..tensor import Tensor, no_arguments
 from ._op import Op
 from ._util import ops, xp
+from .._arg_parser import refuse_arguments
 
 
 def _owner(array):
@@ -110,7 +111,11 @@ class ResizeAs_(Op):
     op = 'resize_as_'
 
     def forward(self, the_template, *, memory_format=None):
-        return ops.resize_(self, tuple(the_template._data.shape), memory_format=memory_format)
+        try:
+            return ops.resize_(self, tuple(the_template._data.shape), memory_format=memory_format)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class AsSubclass(Op):

@@ -15,6 +15,7 @@ from ._util import (binary_operands, broadcast_error, float_dtype_for, iterated,
                     unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor, fitted_scalar
+from .._arg_parser import refuse_arguments
 
 
 def _shape(x):
@@ -481,8 +482,12 @@ class ClampMin(Op):
         return _clamp(input, min, None, (ClampMinBackward0, ClampMinBackward1))
 
     def function(input, min, *, out=None):
-        result = _clamp(input, min, None, (ClampMinBackward0, ClampMinBackward1))
-        return result if out is None else _out_rule(min)('clamp_min', out, result)
+        try:
+            result = _clamp(input, min, None, (ClampMinBackward0, ClampMinBackward1))
+            return result if out is None else _out_rule(min)('clamp_min', out, result)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 class ClampMax(Op):
@@ -495,8 +500,12 @@ class ClampMax(Op):
         return _clamp(input, None, max, (ClampMaxBackward0, ClampMaxBackward1))
 
     def function(input, max, *, out=None):
-        result = _clamp(input, None, max, (ClampMaxBackward0, ClampMaxBackward1))
-        return result if out is None else _out_rule(max)('clamp_max', out, result)
+        try:
+            result = _clamp(input, None, max, (ClampMaxBackward0, ClampMaxBackward1))
+            return result if out is None else _out_rule(max)('clamp_max', out, result)
+        except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+            refuse_arguments()
+            raise
 
 
 # ---- maximum, minimum ----------------------------------------------------------------------

@@ -16,6 +16,7 @@ from ...tensor import Tensor, legacy_type_name
 from .common import const, dtype_name, not_tensor as _not_tensor
 from ... import _memory_format, _random_kernels as kernels
 from ...generator import default_generator
+from ..._arg_parser import refuse_arguments
 
 
 # ---- dropout ------------------------------------------------------------------------------
@@ -169,21 +170,25 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     try:
-        shape = xp.broadcast_shapes(x1._data.shape, x2._data.shape)
-    except ValueError:
-        x1 + x2  # raises PyTorch's broadcasting message
+        try:
+            shape = xp.broadcast_shapes(x1._data.shape, x2._data.shape)
+        except ValueError:
+            x1 + x2  # raises PyTorch's broadcasting message
+            raise
+        d = wrap_dim(dim, len(shape))
+        if x1._data.shape != shape:
+            x1 = _shape.expand(x1, shape)
+        if x2._data.shape != shape:
+            x2 = _shape.expand(x2, shape)
+        n1 = _vector_norm(x1, 2, d)
+        n2 = _vector_norm(x2, 2, d)
+        # PyTorch clamps the norms in place under no_grad: the value changes, the gradient does not
+        n1 = n1 + const(xp.maximum(n1._data, eps) - n1._data)
+        n2 = n2 + const(xp.maximum(n2._data, eps) - n2._data)
+        return _sum((x1 / n1) * (x2 / n2), d)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
         raise
-    d = wrap_dim(dim, len(shape))
-    if x1._data.shape != shape:
-        x1 = _shape.expand(x1, shape)
-    if x2._data.shape != shape:
-        x2 = _shape.expand(x2, shape)
-    n1 = _vector_norm(x1, 2, d)
-    n2 = _vector_norm(x2, 2, d)
-    # PyTorch clamps the norms in place under no_grad: the value changes, the gradient does not
-    n1 = n1 + const(xp.maximum(n1._data, eps) - n1._data)
-    n2 = n2 + const(xp.maximum(n2._data, eps) - n2._data)
-    return _sum((x1 / n1) * (x2 / n2), d)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
@@ -278,35 +283,40 @@ def _refuse_sparse_gradient(sparse, weight, name):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False, _backward=False):
-    idx = input._data
-    if idx.dtype.kind not in 'iu':
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {legacy_type_name(idx)} instead (while checking arguments for embedding)")
-    n = weight._data.shape[0]
-    if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= n:
-                raise AssertionError('Padding_idx must be within num_embeddings')
-        elif padding_idx < 0:
-            if padding_idx < -n:
-                raise AssertionError('Padding_idx must be within num_embeddings')
-            padding_idx = n + padding_idx
-    check_embedding_indices(idx, n)
-    _refuse_sparse_gradient(sparse, weight, 'embedding')
-    if max_norm is not None:
-        _renorm_rows(weight, idx, max_norm, norm_type)
-    if _backward:  # reading rows of a gradient: the padding row reads as zero
-        data = weight._data[idx]
+    try:
+        idx = input._data
+        if idx.dtype.kind not in 'iu':
+            raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                               f"Long, Int; but got {legacy_type_name(idx)} instead (while checking arguments for "
+                               "embedding)")
+        n = weight._data.shape[0]
         if padding_idx is not None:
-            data = data * (idx != padding_idx)[..., None]
-        out, node = record(data, EmbeddingBackward0, (input, weight))
-    else:
-        out, node = record(weight._data[idx], EmbeddingBackward0, (input, weight))
-    if node is not None:
-        node.num_weights, node.padding_idx = n, padding_idx
-        node.scale_grad_by_freq = scale_grad_by_freq and not _backward
-        node.save(input)
-    return out
+            if padding_idx > 0:
+                if padding_idx >= n:
+                    raise AssertionError('Padding_idx must be within num_embeddings')
+            elif padding_idx < 0:
+                if padding_idx < -n:
+                    raise AssertionError('Padding_idx must be within num_embeddings')
+                padding_idx = n + padding_idx
+        check_embedding_indices(idx, n)
+        _refuse_sparse_gradient(sparse, weight, 'embedding')
+        if max_norm is not None:
+            _renorm_rows(weight, idx, max_norm, norm_type)
+        if _backward:  # reading rows of a gradient: the padding row reads as zero
+            data = weight._data[idx]
+            if padding_idx is not None:
+                data = data * (idx != padding_idx)[..., None]
+            out, node = record(data, EmbeddingBackward0, (input, weight))
+        else:
+            out, node = record(weight._data[idx], EmbeddingBackward0, (input, weight))
+        if node is not None:
+            node.num_weights, node.padding_idx = n, padding_idx
+            node.scale_grad_by_freq = scale_grad_by_freq and not _backward
+            node.save(input)
+        return out
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments('embedding', ('weight', 'indices=input'))
+        raise
 
 
 class EmbeddingBagMaxBackward0(Node):
@@ -362,18 +372,22 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     """softmax((logits + Gumbel noise) / tau); ``hard`` returns one-hot values whose gradient is
     the soft sample's (the straight-through estimator)."""
-    d = logits._data.dtype
-    # -log of Exp(1) samples of logits' dtype (a contiguous tensor's exponential_), as PyTorch draws them
-    e = kernels.cast(kernels.exponential(default_generator, logits._data.size, 1.0), d).reshape(logits._data.shape)
-    g = -xp.log(xp.asarray(e))
-    y = softmax((logits + const(g, logits)) / tau, dim)
-    if not hard:
-        return y
-    d = wrap_dim(dim, y._data.ndim)
-    idx = y._data.argmax(axis=d)
-    onehot = xp.zeros_like(y._data)
-    xp.put_along_axis(onehot, xp.expand_dims(idx, d), 1.0, axis=d)
-    return const(onehot, y) - y.detach() + y
+    try:
+        d = logits._data.dtype
+        # -log of Exp(1) samples of logits' dtype (a contiguous tensor's exponential_), as PyTorch draws them
+        e = kernels.cast(kernels.exponential(default_generator, logits._data.size, 1.0), d).reshape(logits._data.shape)
+        g = -xp.log(xp.asarray(e))
+        y = softmax((logits + const(g, logits)) / tau, dim)
+        if not hard:
+            return y
+        d = wrap_dim(dim, y._data.ndim)
+        idx = y._data.argmax(axis=d)
+        onehot = xp.zeros_like(y._data)
+        xp.put_along_axis(onehot, xp.expand_dims(idx, d), 1.0, axis=d)
+        return const(onehot, y) - y.detach() + y
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments('empty_like', ('input=logits',))
+        raise
 
 
 # ---- embedding_bag ---------------------------------------------------------------------------
@@ -465,26 +479,30 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, recorded as PyTorch records it: one AddmmBackward0 for 2-D input,
     a flattened addmm and a view for other contiguous input with a bias, else matmul (+ add)."""
-    if not isinstance(input, Tensor):
-        raise _not_tensor('linear', input)
-    if autocast.state.on:
-        input, weight, bias = autocast.lower_precision(input, weight, bias)
-    x = input._data
-    if not x.ndim:
-        raise RuntimeError(f'both arguments to linear need to be at least 1D, but they are 0D and '
-                           f'{weight._data.ndim}D')
-    if x.shape[-1:] != weight._data.shape[-1:]:
-        rows = 1
-        for s in x.shape[:-1]:
-            rows *= s
-        raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and '
-                           f'{weight._data.shape[-1]}x{weight._data.shape[0]})')
-    wt = _t(weight)
-    if bias is not None:
-        if x.ndim == 2:
-            return addmm(bias, input, wt)
-        if x.flags.c_contiguous:
-            out = addmm(bias, _reshape(input, (-1, x.shape[-1])), wt)
-            return _view(out, x.shape[:-1] + (weight._data.shape[0],))
-        return _ew.add(matmul(input, wt), bias)
-    return mm(input, wt) if x.ndim == 2 else matmul(input, wt)
+    try:
+        if not isinstance(input, Tensor):
+            raise _not_tensor('linear', input)
+        if autocast.state.on:
+            input, weight, bias = autocast.lower_precision(input, weight, bias)
+        x = input._data
+        if not x.ndim:
+            raise RuntimeError(f'both arguments to linear need to be at least 1D, but they are 0D and '
+                               f'{weight._data.ndim}D')
+        if x.shape[-1:] != weight._data.shape[-1:]:
+            rows = 1
+            for s in x.shape[:-1]:
+                rows *= s
+            raise RuntimeError(f'mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and '
+                               f'{weight._data.shape[-1]}x{weight._data.shape[0]})')
+        wt = _t(weight)
+        if bias is not None:
+            if x.ndim == 2:
+                return addmm(bias, input, wt)
+            if x.flags.c_contiguous:
+                out = addmm(bias, _reshape(input, (-1, x.shape[-1])), wt)
+                return _view(out, x.shape[:-1] + (weight._data.shape[0],))
+            return _ew.add(matmul(input, wt), bias)
+        return mm(input, wt) if x.ndim == 2 else matmul(input, wt)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise

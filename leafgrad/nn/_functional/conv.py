@@ -19,6 +19,7 @@ from ...ops._util import Node, autocast, opmath, record, xp
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
 from .common import ntuple, dtype_name
+from ..._arg_parser import refuse_arguments
 
 as_strided = xp.lib.stride_tricks.as_strided
 
@@ -454,15 +455,27 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nsp):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _convnd(input, weight, bias, stride, padding, dilation, groups, 1)
+    try:
+        return _convnd(input, weight, bias, stride, padding, dilation, groups, 1)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _convnd(input, weight, bias, stride, padding, dilation, groups, 2)
+    try:
+        return _convnd(input, weight, bias, stride, padding, dilation, groups, 2)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3)
+    try:
+        return _convnd(input, weight, bias, stride, padding, dilation, groups, 3)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, nsp):
@@ -503,7 +516,11 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+    try:
+        return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):

@@ -11,6 +11,7 @@ from ...ops.linalg import einsum
 from ...ops.activation import _DTYPE_LABEL
 from ...creation import rand
 from ...ops.indexing import index_put_embed
+from ..._arg_parser import refuse_arguments
 
 
 class PreluKernelBackward0(Node):
@@ -41,52 +42,65 @@ def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
     """Randomized leaky ReLU: in training each non-positive element is multiplied by its own slope
     drawn uniformly from [lower, upper] (one float64 draw of the generator per such element, in
     order, as PyTorch's CPU kernel); in evaluation by the mean slope (lower + upper) / 2."""
-    if type(lower) is not float or type(upper) is not float:
-        check_number('rrelu_' if inplace else 'rrelu', 'lower', 2, lower)
-        check_number('rrelu_' if inplace else 'rrelu', 'upper', 3, upper)
-    if inplace:
-        return _run_inplace(input, lambda s: rrelu(s, lower, upper, training))
-    x = input._data
-    if x.dtype.kind not in 'fV':
-        kernel = 'rrelu_with_noise_out_cpu' if training else 'leaky_relu_cpu'  # (eval mode runs leaky_relu)
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL.get(x.dtype.name)}\'')
-    work = opmath(x)
-    if training:
-        negative = work <= 0
-        draws = rand(int(negative.sum()), dtype=backend.float64)._data
-        noise = xp.ones(work.shape, dtype=xp.float64)
-        noise[negative] = draws * (upper - lower) + lower
-        noise = noise.astype(work.dtype)
-    else:
-        noise = xp.where(work > 0, 1, (lower + upper) / 2).astype(work.dtype)
-    out, node = record((work * noise).astype(x.dtype), RreluWithNoiseBackward0, (input,))
-    if node is not None:
-        node.save(wrap(noise.astype(x.dtype)))
-    return out
+    try:
+        if type(lower) is not float or type(upper) is not float:
+            check_number('rrelu_' if inplace else 'rrelu', 'lower', 2, lower)
+            check_number('rrelu_' if inplace else 'rrelu', 'upper', 3, upper)
+        if inplace:
+            return _run_inplace(input, lambda s: rrelu(s, lower, upper, training))
+        x = input._data
+        if x.dtype.kind not in 'fV':
+            kernel = 'rrelu_with_noise_out_cpu' if training else 'leaky_relu_cpu'  # (eval mode runs leaky_relu)
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL.get(x.dtype.name)}\'')
+        work = opmath(x)
+        if training:
+            negative = work <= 0
+            draws = rand(int(negative.sum()), dtype=backend.float64)._data
+            noise = xp.ones(work.shape, dtype=xp.float64)
+            noise[negative] = draws * (upper - lower) + lower
+            noise = noise.astype(work.dtype)
+        else:
+            noise = xp.where(work > 0, 1, (lower + upper) / 2).astype(work.dtype)
+        out, node = record((work * noise).astype(x.dtype), RreluWithNoiseBackward0, (input,))
+        if node is not None:
+            node.save(wrap(noise.astype(x.dtype)))
+        return out
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def rrelu_(input, lower=1. / 8, upper=1. / 3, training=False):
-    return rrelu(input, lower, upper, training, inplace=True)
+    try:
+        return rrelu(input, lower, upper, training, inplace=True)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 def prelu(input, weight):
-    if autocast.state.on:
-        input, weight = autocast.lower_precision(input, weight)
-    x, w = input._data, weight._data
-    if w.size != 1:
-        if x.ndim < 2:
-            raise RuntimeError('Not allow zero-dim input tensor.' if x.ndim == 0 else
-                               f'Mismatch of parameter numbers and input channel size. Found parameter numbers = '
-                               f'{w.size} and channel size = 1.')
-        if x.shape[1] != w.size:
-            raise RuntimeError(f'Mismatch of parameter numbers and input channel size. Found parameter numbers = '
-                               f'{w.size} and channel size = {x.shape[1]}.')
-    shape = (1, w.size) + (1,) * (x.ndim - 2) if w.size != 1 and x.ndim >= 2 else (1,) * max(x.ndim, 1)
-    wb = w.reshape(shape) if x.ndim else w.reshape(())
-    out, node = record(xp.where(x > 0, x, x * wb).astype(x.dtype, copy=False), PreluKernelBackward0, (input, weight))
-    if node is not None:
-        node.w_shape = shape if x.ndim else ()
-        node.save(input, weight)
-    return out
+    try:
+        if autocast.state.on:
+            input, weight = autocast.lower_precision(input, weight)
+        x, w = input._data, weight._data
+        if w.size != 1:
+            if x.ndim < 2:
+                raise RuntimeError('Not allow zero-dim input tensor.' if x.ndim == 0 else
+                                   f'Mismatch of parameter numbers and input channel size. Found parameter numbers = '
+                                   f'{w.size} and channel size = 1.')
+            if x.shape[1] != w.size:
+                raise RuntimeError(f'Mismatch of parameter numbers and input channel size. Found parameter numbers = '
+                                   f'{w.size} and channel size = {x.shape[1]}.')
+        shape = (1, w.size) + (1,) * (x.ndim - 2) if w.size != 1 and x.ndim >= 2 else (1,) * max(x.ndim, 1)
+        wb = w.reshape(shape) if x.ndim else w.reshape(())
+        out, node = record(xp.where(x > 0, x, x * wb).astype(x.dtype, copy=False), PreluKernelBackward0,
+                           (input, weight))
+        if node is not None:
+            node.w_shape = shape if x.ndim else ()
+            node.save(input, weight)
+        return out
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 class GluBackward0(Node):
@@ -125,18 +139,23 @@ def glu(input, dim=-1):
 
 def bilinear(input1, input2, weight, bias=None):
     """y_k = x1 W_k x2 + b_k, as one einsum (leafgrad ops, so it differentiates)."""
-    if input1._data.shape[:-1] != input2._data.shape[:-1]:
-        raise RuntimeError(f'bilinear(): input batch dimensions do not match: got {list(input1._data.shape[:-1])} and '
-                           f'{list(input2._data.shape[:-1])}')
-    w = weight._data.shape
-    if input1._data.shape[-1] != w[1]:
-        raise RuntimeError(f'bilinear(): input1 size does not match weight size: got {input1._data.shape[-1]} but '
-                           f'expected {w[1]}')
-    if input2._data.shape[-1] != w[2]:
-        raise RuntimeError(f'bilinear(): input2 size does not match weight size: got {input2._data.shape[-1]} but '
-                           f'expected {w[2]}')
-    out = einsum('...i,kij,...j->...k', input1, weight, input2)
-    return out if bias is None else out + bias
+    try:
+        if input1._data.shape[:-1] != input2._data.shape[:-1]:
+            raise RuntimeError(f'bilinear(): input batch dimensions do not match: got '
+                               f'{list(input1._data.shape[:-1])} and '
+                               f'{list(input2._data.shape[:-1])}')
+        w = weight._data.shape
+        if input1._data.shape[-1] != w[1]:
+            raise RuntimeError(f'bilinear(): input1 size does not match weight size: got {input1._data.shape[-1]} but '
+                               f'expected {w[1]}')
+        if input2._data.shape[-1] != w[2]:
+            raise RuntimeError(f'bilinear(): input2 size does not match weight size: got {input2._data.shape[-1]} but '
+                               f'expected {w[2]}')
+        out = einsum('...i,kij,...j->...k', input1, weight, input2)
+        return out if bias is None else out + bias
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 # ---- unfold / fold (im2col / col2im as ops) ---------------------------------------------
@@ -187,12 +206,16 @@ def _fold_op(t, p, k, x_shape):
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    if input._data.ndim != 4:
-        raise NotImplementedError(f'Input Error: Only 4D input Tensors are supported (got {input._data.ndim}D)')
-    k = ntuple(kernel_size, 2)
-    pad = ntuple(padding, 2)
-    p = ConvParams(ntuple(stride, 2), pad, pad, ntuple(dilation, 2), 1)
-    return _unfold_op(input, p, k)
+    try:
+        if input._data.ndim != 4:
+            raise NotImplementedError(f'Input Error: Only 4D input Tensors are supported (got {input._data.ndim}D)')
+        k = ntuple(kernel_size, 2)
+        pad = ntuple(padding, 2)
+        p = ConvParams(ntuple(stride, 2), pad, pad, ntuple(dilation, 2), 1)
+        return _unfold_op(input, p, k)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments('im2col')
+        raise
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):

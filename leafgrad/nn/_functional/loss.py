@@ -13,6 +13,7 @@ from ...ops.activation import nn_log_softmax as log_softmax
 from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str, dtype_name
 from .basic import pairwise_distance
 from ...ops.indexing import getitem
+from ..._arg_parser import refuse_arguments
 
 
 def _reduce_array(a, reduction):
@@ -452,88 +453,97 @@ def nll_arrays(x, t, C, weight, ignore_index, reduction, check_weight=None):
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
-    if autocast.state.on:
-        input, target, weight = autocast.fp32(input, target, weight)
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
-    C, cdim = _class_layout(input, target)
-    x = input._data
-    if x.ndim != 2:  # one row per target, the classes last
-        x = xp.moveaxis(x, cdim, -1).reshape(-1, C)
-    t = target._data.reshape(-1)
+    try:
+        if autocast.state.on:
+            input, target, weight = autocast.fp32(input, target, weight)
+        reduction = legacy_reduction(size_average, reduce, reduction)
+        check_reduction(reduction)
+        C, cdim = _class_layout(input, target)
+        x = input._data
+        if x.ndim != 2:  # one row per target, the classes last
+            x = xp.moveaxis(x, cdim, -1).reshape(-1, C)
+        t = target._data.reshape(-1)
 
-    def check_weight():
-        if weight._data.dtype != input._data.dtype:
-            raise RuntimeError(f'expected scalar type {dtype_name(input)} but found {dtype_name(weight)}')
-        if weight._data.shape != (C,):
-            raise RuntimeError(f'weight tensor should be defined either for all {C} classes or no classes but got '
-                               f'weight tensor of shape: {list(weight._data.shape)}')
-    data, counted, classes, w, total = nll_arrays(x, t, C, None if weight is None else weight._data, ignore_index,
-                                                  reduction, None if weight is None else check_weight)
-    if reduction == 'none':
-        data = data.reshape(target._data.shape)
-    cls = NllLoss2DBackward0 if input._data.ndim >= 3 else NllLossBackward0
-    out, node = record(data, cls, (input, target, weight))
-    if node is not None:
-        node.class_dim, node.reduction, node.input_shape, node.n_rows = cdim, reduction, input._data.shape, t.size
-        node.counted, node.weights, node.total, node.dtype = counted, w, total, x.dtype
-        node.classes = classes
-        # total_weight saved as PyTorch saves it (0 unreduced), so that saved-tensor hooks see its four
-        total_weight = 0 if reduction == 'none' else total if total is not None else (
-            classes.size if w is None else xp.add.reduce(w))
-        node.save(input, target, _Empty if weight is None else weight, wrap(xp.asarray(total_weight, dtype=x.dtype)))
-    return out
+        def check_weight():
+            if weight._data.dtype != input._data.dtype:
+                raise RuntimeError(f'expected scalar type {dtype_name(input)} but found {dtype_name(weight)}')
+            if weight._data.shape != (C,):
+                raise RuntimeError(f'weight tensor should be defined either for all {C} classes or no classes but got '
+                                   f'weight tensor of shape: {list(weight._data.shape)}')
+        data, counted, classes, w, total = nll_arrays(x, t, C, None if weight is None else weight._data, ignore_index,
+                                                      reduction, None if weight is None else check_weight)
+        if reduction == 'none':
+            data = data.reshape(target._data.shape)
+        cls = NllLoss2DBackward0 if input._data.ndim >= 3 else NllLossBackward0
+        out, node = record(data, cls, (input, target, weight))
+        if node is not None:
+            node.class_dim, node.reduction, node.input_shape, node.n_rows = cdim, reduction, input._data.shape, t.size
+            node.counted, node.weights, node.total, node.dtype = counted, w, total, x.dtype
+            node.classes = classes
+            # total_weight saved as PyTorch saves it (0 unreduced), so that saved-tensor hooks see its four
+            total_weight = 0 if reduction == 'none' else total if total is not None else (
+                classes.size if w is None else xp.add.reduce(w))
+            node.save(input, target, _Empty if weight is None else weight,
+                      wrap(xp.asarray(total_weight, dtype=x.dtype)))
+        return out
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments('nll_loss_nd')
+        raise
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean',
                   label_smoothing=0.0):
     """log_softmax then nll_loss (class indices), or -sum(target * log_softmax) (probabilities),
     composed as PyTorch composes them, so the recorded nodes are PyTorch's."""
-    if autocast.state.on:
-        input, target, weight = autocast.fp32(input, target, weight)
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f'label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}')
-    cdim = 0 if input._data.ndim == 1 else 1
-    if input._data.ndim == 0:
-        raise RuntimeError('cross_entropy: input must have at least one dimension')
-    C = input._data.shape[cdim]
-    logp = log_softmax(input, cdim)
-    wshape = (C,) + (1,) * (input._data.ndim - cdim - 1)
-    if input._data.shape == target._data.shape:  # class probabilities
-        if target._data.dtype.kind not in 'fV':
-            raise RuntimeError(f'Expected floating point type for target with class probabilities, got '
-                               f'{dtype_name(target)}')
-        if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / C
-        prod = logp * target
+    try:
+        if autocast.state.on:
+            input, target, weight = autocast.fp32(input, target, weight)
+        reduction = legacy_reduction(size_average, reduce, reduction)
+        check_reduction(reduction)
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise RuntimeError(f'label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}')
+        cdim = 0 if input._data.ndim == 1 else 1
+        if input._data.ndim == 0:
+            raise RuntimeError('cross_entropy: input must have at least one dimension')
+        C = input._data.shape[cdim]
+        logp = log_softmax(input, cdim)
+        wshape = (C,) + (1,) * (input._data.ndim - cdim - 1)
+        if input._data.shape == target._data.shape:  # class probabilities
+            if target._data.dtype.kind not in 'fV':
+                raise RuntimeError(f'Expected floating point type for target with class probabilities, got '
+                                   f'{dtype_name(target)}')
+            if label_smoothing > 0:
+                target = target * (1 - label_smoothing) + label_smoothing / C
+            prod = logp * target
+            if weight is not None:
+                prod = prod * _shape.reshape(weight, wshape)
+            if reduction == 'mean':
+                n = input._data.size // C if C else 0
+                return -_sum(prod) / n
+            if reduction == 'sum':
+                return -_sum(prod)
+            return -_sum(prod, cdim)
+        nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+        if label_smoothing <= 0:
+            return nll
+        keep = const(target._data != ignore_index, logp)
         if weight is not None:
-            prod = prod * _shape.reshape(weight, wshape)
-        if reduction == 'mean':
-            n = input._data.size // C if C else 0
-            return -_sum(prod) / n
-        if reduction == 'sum':
-            return -_sum(prod)
-        return -_sum(prod, cdim)
-    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if label_smoothing <= 0:
-        return nll
-    keep = const(target._data != ignore_index, logp)
-    if weight is not None:
-        smooth = -_sum(logp * _shape.reshape(weight, wshape), cdim)
-    else:
-        smooth = -_sum(logp, cdim)
-    smooth = smooth * keep
-    if reduction == 'mean':
-        if weight is not None:
-            t = target._data[target._data != ignore_index]
-            smooth = _sum(smooth) / float(weight._data[t].sum())
+            smooth = -_sum(logp * _shape.reshape(weight, wshape), cdim)
         else:
-            smooth = _sum(smooth) / float((target._data != ignore_index).sum())
-    elif reduction == 'sum':
-        smooth = _sum(smooth)
-    return nll * (1 - label_smoothing) + smooth * (label_smoothing / C)
+            smooth = -_sum(logp, cdim)
+        smooth = smooth * keep
+        if reduction == 'mean':
+            if weight is not None:
+                t = target._data[target._data != ignore_index]
+                smooth = _sum(smooth) / float(weight._data[t].sum())
+            else:
+                smooth = _sum(smooth) / float((target._data != ignore_index).sum())
+        elif reduction == 'sum':
+            smooth = _sum(smooth)
+        return nll * (1 - label_smoothing) + smooth * (label_smoothing / C)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments('cross_entropy_loss')
+        raise
 
 
 # ---- divergence -------------------------------------------------------------------------
@@ -549,26 +559,30 @@ def _xlogy_self(t):
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):
-    if autocast.state.on:
-        input, target = autocast.fp32(input, target)
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    if reduction == 'mean':
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
-                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                      UserWarning, stacklevel=2)
-    elif reduction not in ('batchmean', 'sum', 'none'):
-        raise ValueError(f'{reduction} is not a valid value for reduction')
-    if input._data.dtype.kind not in 'fV' or target._data.dtype.kind not in 'fV':
-        raise RuntimeError('kl_div: Integral inputs not supported.')
-    if log_target:
-        loss = _ew.exp(target) * (target - input)
-    else:
-        loss = _xlogy_self(target) - target * input
-    if reduction == 'batchmean':
-        total = _sum(loss)
-        return total / input._data.shape[0] if input._data.ndim else total
-    return reduce_loss(loss, reduction)
+    try:
+        if autocast.state.on:
+            input, target = autocast.fp32(input, target)
+        reduction = legacy_reduction(size_average, reduce, reduction)
+        if reduction == 'mean':
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                          UserWarning, stacklevel=2)
+        elif reduction not in ('batchmean', 'sum', 'none'):
+            raise ValueError(f'{reduction} is not a valid value for reduction')
+        if input._data.dtype.kind not in 'fV' or target._data.dtype.kind not in 'fV':
+            raise RuntimeError('kl_div: Integral inputs not supported.')
+        if log_target:
+            loss = _ew.exp(target) * (target - input)
+        else:
+            loss = _xlogy_self(target) - target * input
+        if reduction == 'batchmean':
+            total = _sum(loss)
+            return total / input._data.shape[0] if input._data.ndim else total
+        return reduce_loss(loss, reduction)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 # ---- composite losses (composed of leafgrad ops, as PyTorch composes them) ------------------
@@ -602,24 +616,28 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction='mean'):
-    if isinstance(var, (int, float)):
-        var = const(xp.full(input._data.shape, float(var)), input)
-    if (var._data < 0).any():
-        raise ValueError('var has negative entry/entries')
-    vs, xs = var._data.shape, input._data.shape
-    if vs != xs:
-        if xs[:-1] == vs:
-            var = _shape.unsqueeze(var, -1)
-        elif not (xs[:-1] == vs[:-1] and vs[-1:] == (1,)):
-            raise ValueError('var is of incorrect size')
-    check_reduction(reduction)
-    # clamped without gradient, as PyTorch clamps a clone under no_grad
-    var = var + const(xp.maximum(var._data, eps) - var._data, var)
-    d = input - target
-    loss = (_ew.log(var) + d * d / var) * 0.5
-    if full:
-        loss = loss + 0.5 * float(xp.log(2 * xp.pi))
-    return reduce_loss(loss, reduction)
+    try:
+        if isinstance(var, (int, float)):
+            var = const(xp.full(input._data.shape, float(var)), input)
+        if (var._data < 0).any():
+            raise ValueError('var has negative entry/entries')
+        vs, xs = var._data.shape, input._data.shape
+        if vs != xs:
+            if xs[:-1] == vs:
+                var = _shape.unsqueeze(var, -1)
+            elif not (xs[:-1] == vs[:-1] and vs[-1:] == (1,)):
+                raise ValueError('var is of incorrect size')
+        check_reduction(reduction)
+        # clamped without gradient, as PyTorch clamps a clone under no_grad
+        var = var + const(xp.maximum(var._data, eps) - var._data, var)
+        d = input - target
+        loss = (_ew.log(var) + d * d / var) * 0.5
+        if full:
+            loss = loss + 0.5 * float(xp.log(2 * xp.pi))
+        return reduce_loss(loss, reduction)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction='mean'):
@@ -631,13 +649,17 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'):
-    if autocast.state.on:
-        input, target = autocast.fp32(input, target)
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
-    zeros = input * 0
-    out = _ew.where(target != 1, _relu(margin - input), zeros) + _ew.where(target != -1, input, zeros)
-    return reduce_loss(out, reduction)
+    try:
+        if autocast.state.on:
+            input, target = autocast.fp32(input, target)
+        reduction = legacy_reduction(size_average, reduce, reduction)
+        check_reduction(reduction)
+        zeros = input * 0
+        out = _ew.where(target != 1, _relu(margin - input), zeros) + _ew.where(target != -1, input, zeros)
+        return reduce_loss(out, reduction)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 class SoftMarginLossBackward0(Node):
@@ -653,22 +675,26 @@ class SoftMarginLossBackward0(Node):
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
     """log(1 + exp(-y x)), one node as in PyTorch (which refuses a target that requires grad)."""
-    if autocast.state.on:
-        input, target = autocast.fp32(input, target)
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
-    if target.requires_grad:
-        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
-                           'This input cannot have requires_grad True.')
-    input, target = _broadcast_pair(input, target)
-    x, y = binary_operands(input, target)
-    z = -(y * x)
-    loss = xp.log1p(xp.exp(-xp.abs(z))) + xp.maximum(z, 0)
-    out, node = record(_reduce_array(loss, reduction), SoftMarginLossBackward0, (input, target))
-    if node is not None:
-        node.reduction, node.count = reduction, loss.size
-        node.save(input, target)
-    return out
+    try:
+        if autocast.state.on:
+            input, target = autocast.fp32(input, target)
+        reduction = legacy_reduction(size_average, reduce, reduction)
+        check_reduction(reduction)
+        if target.requires_grad:
+            raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument "
+                               "'target'. This input cannot have requires_grad True.")
+        input, target = _broadcast_pair(input, target)
+        x, y = binary_operands(input, target)
+        z = -(y * x)
+        loss = xp.log1p(xp.exp(-xp.abs(z))) + xp.maximum(z, 0)
+        out, node = record(_reduce_array(loss, reduction), SoftMarginLossBackward0, (input, target))
+        if node is not None:
+            node.reduction, node.count = reduction, loss.size
+            node.save(input, target)
+        return out
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
@@ -714,29 +740,33 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction='mean'):
     """sum over j != y of max(0, margin - x[y] + x[j])^p / C (PyTorch has one fused node)."""
-    if autocast.state.on:
-        input, target, weight = autocast.fp32(input, target, weight)
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
-    if p not in (1, 2):
-        raise ValueError('only p == 1 and p == 2 supported')
-    x = input if input._data.ndim == 2 else _shape.unsqueeze(input, 0)
-    t = target._data.reshape(-1)
-    n, c = x._data.shape
-    if t.shape[0] != n:
-        raise RuntimeError(f'inconsistent target size, expected {n} but got {list(target._data.shape)}')
-    onehot = xp.zeros((n, c), dtype=x._data.dtype)
-    onehot[xp.arange(n), t] = 1
-    x_y = _sum(x * const(onehot, x), 1, keepdim=True)
-    z = _relu(x - x_y + margin) * const(1 - onehot, x)
-    if p == 2:
-        z = z * z
-    if weight is not None:
-        z = z * _shape.unsqueeze(_gather_rows(weight, t), 1)
-    loss = _sum(z, 1) / c
-    if input._data.ndim == 1:
-        loss = _shape.reshape(loss, ())
-    return reduce_loss(loss, reduction)
+    try:
+        if autocast.state.on:
+            input, target, weight = autocast.fp32(input, target, weight)
+        reduction = legacy_reduction(size_average, reduce, reduction)
+        check_reduction(reduction)
+        if p not in (1, 2):
+            raise ValueError('only p == 1 and p == 2 supported')
+        x = input if input._data.ndim == 2 else _shape.unsqueeze(input, 0)
+        t = target._data.reshape(-1)
+        n, c = x._data.shape
+        if t.shape[0] != n:
+            raise RuntimeError(f'inconsistent target size, expected {n} but got {list(target._data.shape)}')
+        onehot = xp.zeros((n, c), dtype=x._data.dtype)
+        onehot[xp.arange(n), t] = 1
+        x_y = _sum(x * const(onehot, x), 1, keepdim=True)
+        z = _relu(x - x_y + margin) * const(1 - onehot, x)
+        if p == 2:
+            z = z * z
+        if weight is not None:
+            z = z * _shape.unsqueeze(_gather_rows(weight, t), 1)
+        loss = _sum(z, 1) / c
+        if input._data.ndim == 1:
+            loss = _shape.reshape(loss, ())
+        return reduce_loss(loss, reduction)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def _gather_rows(weight, t):

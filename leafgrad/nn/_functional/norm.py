@@ -12,6 +12,7 @@ from ...ops.reduction import mean as _mean, mean_array as _mean_array, sum as _s
 from .common import const, size_str
 from ...ops.rearrange import pad
 from .pooling import avg_pool2d, avg_pool3d
+from ..._arg_parser import refuse_arguments
 
 
 def _stats(x, dims, eps):
@@ -140,30 +141,34 @@ def _check_layer_norm_dtypes(input, weight, bias):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    shape = tuple(int(s) for s in normalized_shape)
-    x = input._data
-    k = len(shape)
-    if k == 0 or x.shape[x.ndim - k:] != shape or x.ndim < k:
-        raise RuntimeError(f'Given normalized_shape={list(shape)}, expected input with shape [*, '
-                           f'{", ".join(str(s) for s in shape)}], but got input of size{list(x.shape)}')
-    for name, p in (('weight', weight), ('bias', bias)):
-        if p is not None and p._data.shape != shape:
-            raise RuntimeError(f'Expected {name} to be of same shape as normalized_shape, but got {name} of shape '
-                               f'{list(p._data.shape)} and normalized_shape = {list(shape)}')
-    _check_layer_norm_dtypes(input, weight, bias)
-    dims = tuple(range(x.ndim - k, x.ndim))
-    # (bfloat16: computed in float32, rounded once, also with float32 weight and bias)
-    y, mu, rstd = layer_norm_array(x, None if weight is None else weight._data, None if bias is None else bias._data,
-                                   dims, eps)
-    out, node = record(c_order(y), NativeLayerNormBackward0, (input, weight, bias))  # (contiguous, as PyTorch's)
-    if node is not None:
-        node.dims, node.eps, node.dtypes = dims, eps, _dtypes(input, weight, bias)
-        node.has_w, node.has_b = weight is not None, bias is not None
-        node.save(*([bias] if bias is not None else []), input, *([weight] if weight is not None else []),
-                  wrap(mu), wrap(rstd))
-    return out
+    try:
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        shape = tuple(int(s) for s in normalized_shape)
+        x = input._data
+        k = len(shape)
+        if k == 0 or x.shape[x.ndim - k:] != shape or x.ndim < k:
+            raise RuntimeError(f'Given normalized_shape={list(shape)}, expected input with shape [*, '
+                               f'{", ".join(str(s) for s in shape)}], but got input of size{list(x.shape)}')
+        for name, p in (('weight', weight), ('bias', bias)):
+            if p is not None and p._data.shape != shape:
+                raise RuntimeError(f'Expected {name} to be of same shape as normalized_shape, but got {name} of shape '
+                                   f'{list(p._data.shape)} and normalized_shape = {list(shape)}')
+        _check_layer_norm_dtypes(input, weight, bias)
+        dims = tuple(range(x.ndim - k, x.ndim))
+        # (bfloat16: computed in float32, rounded once, also with float32 weight and bias)
+        y, mu, rstd = layer_norm_array(x, None if weight is None else weight._data,
+                                       None if bias is None else bias._data, dims, eps)
+        out, node = record(c_order(y), NativeLayerNormBackward0, (input, weight, bias))  # (contiguous, as PyTorch's)
+        if node is not None:
+            node.dims, node.eps, node.dtypes = dims, eps, _dtypes(input, weight, bias)
+            node.has_w, node.has_b = weight is not None, bias is not None
+            node.save(*([bias] if bias is not None else []), input, *([weight] if weight is not None else []),
+                      wrap(mu), wrap(rstd))
+        return out
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 # ---- batch_norm ---------------------------------------------------------------------------
@@ -214,45 +219,49 @@ def _verify_batch_size(shape):
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
-    x = input._data
-    if x.ndim < 2:
-        raise ValueError(f'Expected 2D or more input (got {x.ndim}D input)')
-    if training:
-        _verify_batch_size(x.shape)
-    C = x.shape[1]
-    for name, t in (('running_mean', running_mean), ('running_var', running_var), ('weight', weight),
-                    ('bias', bias)):
-        if t is None and not training and name.startswith('running'):  # (evaluation normalizes by them)
-            raise RuntimeError(f'{name} must be defined in evaluation mode')
-        if t is not None and t._data.size != C:
-            raise RuntimeError(f'{name} should contain {C} elements not {t._data.size}')
-    dims = (0,) + tuple(range(2, x.ndim))
-    chan = (1, C) + (1,) * (x.ndim - 2)
-    use_batch = training
-    x, dtype = opmath(x), x.dtype  # bfloat16: computed in float32, rounded once
-    if use_batch:
-        mu, var, rstd = _array_stats(x, dims, eps)
-        if training and running_mean is not None:
-            n = x.size // C
-            with xp.errstate(divide='ignore', invalid='ignore'):
-                unbiased = var.reshape(C) * (n / (n - 1)) if n > 1 else var.reshape(C)
-            _update_running(running_mean, mu.reshape(C), momentum)
-            _update_running(running_var, unbiased, momentum)
-    else:
-        mu = opmath(running_mean._data).reshape(chan)
-        rstd = 1.0 / xp.sqrt(opmath(running_var._data).reshape(chan) + eps)
-    y = (x - mu) * rstd
-    if weight is not None:
-        y = y * opmath(weight._data).reshape(chan)
-    if bias is not None:
-        y = y + opmath(bias._data).reshape(chan)
-    out, node = record(y.astype(dtype, copy=False), NativeBatchNormBackward0, (input, weight, bias))
-    if node is not None:
-        node.dims, node.eps, node.training, node.dtypes = dims, eps, use_batch, _dtypes(input, weight, bias)
-        node.has_w, node.chan_shape = weight is not None, chan
-        extra = [] if use_batch else [const(mu, input), const(rstd, input)]
-        node.save(input, *([weight] if weight is not None else []), *extra)
-    return out
+    try:
+        x = input._data
+        if x.ndim < 2:
+            raise ValueError(f'Expected 2D or more input (got {x.ndim}D input)')
+        if training:
+            _verify_batch_size(x.shape)
+        C = x.shape[1]
+        for name, t in (('running_mean', running_mean), ('running_var', running_var), ('weight', weight),
+                        ('bias', bias)):
+            if t is None and not training and name.startswith('running'):  # (evaluation normalizes by them)
+                raise RuntimeError(f'{name} must be defined in evaluation mode')
+            if t is not None and t._data.size != C:
+                raise RuntimeError(f'{name} should contain {C} elements not {t._data.size}')
+        dims = (0,) + tuple(range(2, x.ndim))
+        chan = (1, C) + (1,) * (x.ndim - 2)
+        use_batch = training
+        x, dtype = opmath(x), x.dtype  # bfloat16: computed in float32, rounded once
+        if use_batch:
+            mu, var, rstd = _array_stats(x, dims, eps)
+            if training and running_mean is not None:
+                n = x.size // C
+                with xp.errstate(divide='ignore', invalid='ignore'):
+                    unbiased = var.reshape(C) * (n / (n - 1)) if n > 1 else var.reshape(C)
+                _update_running(running_mean, mu.reshape(C), momentum)
+                _update_running(running_var, unbiased, momentum)
+        else:
+            mu = opmath(running_mean._data).reshape(chan)
+            rstd = 1.0 / xp.sqrt(opmath(running_var._data).reshape(chan) + eps)
+        y = (x - mu) * rstd
+        if weight is not None:
+            y = y * opmath(weight._data).reshape(chan)
+        if bias is not None:
+            y = y + opmath(bias._data).reshape(chan)
+        out, node = record(y.astype(dtype, copy=False), NativeBatchNormBackward0, (input, weight, bias))
+        if node is not None:
+            node.dims, node.eps, node.training, node.dtypes = dims, eps, use_batch, _dtypes(input, weight, bias)
+            node.has_w, node.chan_shape = weight is not None, chan
+            extra = [] if use_batch else [const(mu, input), const(rstd, input)]
+            node.save(input, *([weight] if weight is not None else []), *extra)
+        return out
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments('batch_norm', ('input', 'weight', 'bias', 'running_mean', 'running_var'))
+        raise
 
 
 def _update_running(t, value, momentum):
@@ -380,17 +389,21 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) * weight over the last dims, composed as PyTorch composes it."""
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    shape = tuple(int(s) for s in normalized_shape)
-    x = input._data
-    k = len(shape)
-    if x.shape[x.ndim - k:] != shape or x.ndim < k:
-        raise RuntimeError(f'Given normalized_shape={list(shape)}, expected input with shape [*, '
-                           f'{", ".join(str(s) for s in shape)}], but got input of size{list(x.shape)}')
-    if eps is None:
-        eps = float(xp.finfo(x.dtype).eps)
-    dims = tuple(range(x.ndim - k, x.ndim))
-    r = _ew.pow(_mean(input * input, dims, keepdim=True) + eps, -0.5)
-    out = input * r
-    return out * weight if weight is not None else out
+    try:
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        shape = tuple(int(s) for s in normalized_shape)
+        x = input._data
+        k = len(shape)
+        if x.shape[x.ndim - k:] != shape or x.ndim < k:
+            raise RuntimeError(f'Given normalized_shape={list(shape)}, expected input with shape [*, '
+                               f'{", ".join(str(s) for s in shape)}], but got input of size{list(x.shape)}')
+        if eps is None:
+            eps = float(xp.finfo(x.dtype).eps)
+        dims = tuple(range(x.ndim - k, x.ndim))
+        r = _ew.pow(_mean(input * input, dims, keepdim=True) + eps, -0.5)
+        out = input * r
+        return out * weight if weight is not None else out
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise

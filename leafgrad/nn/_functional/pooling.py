@@ -17,6 +17,7 @@ from .common import ntuple
 from .conv import MetaArray, _pad, _windows
 from .max_windows import window_flat, window_max, window_scatter
 from ...ops.reduction import mean
+from ..._arg_parser import refuse_arguments
 
 _NAMES = {1: '1D', 2: '2D', 3: '3D'}
 
@@ -248,17 +249,25 @@ def _via_2d(fn, input, *args):
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    if input._data.ndim not in (2, 3):
-        raise RuntimeError(f'max_pool1d() Expected 2D or 3D input tensor, but got {list(input._data.shape)}')
-    k = (1,) + ntuple(kernel_size, 1)
-    s = k if stride is None or stride == [] else (1,) + ntuple(stride, 1)
-    # (through max_pool2d as bound here: forward AD and vmap see the 2-d pooling as an op)
-    return _via_2d(max_pool2d, input, k, s, (0,) + ntuple(padding, 1), (1,) + ntuple(dilation, 1), ceil_mode,
-                   return_indices)
+    try:
+        if input._data.ndim not in (2, 3):
+            raise RuntimeError(f'max_pool1d() Expected 2D or 3D input tensor, but got {list(input._data.shape)}')
+        k = (1,) + ntuple(kernel_size, 1)
+        s = k if stride is None or stride == [] else (1,) + ntuple(stride, 1)
+        # (through max_pool2d as bound here: forward AD and vmap see the 2-d pooling as an op)
+        return _via_2d(max_pool2d, input, k, s, (0,) + ntuple(padding, 1), (1,) + ntuple(dilation, 1), ceil_mode,
+                       return_indices)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+    try:
+        return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -402,16 +411,24 @@ def _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pa
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    if input._data.ndim not in (2, 3):
-        raise RuntimeError(f'avg_pool1d() Expected 2D or 3D input tensor, but got {list(input._data.shape)}')
-    k = (1,) + ntuple(kernel_size, 1)
-    s = k if stride is None or stride == [] else (1,) + ntuple(stride, 1)
-    return _via_2d(avg_pool2d, input, k, s, (0,) + ntuple(padding, 1), ceil_mode, count_include_pad, None)
+    try:
+        if input._data.ndim not in (2, 3):
+            raise RuntimeError(f'avg_pool1d() Expected 2D or 3D input tensor, but got {list(input._data.shape)}')
+        k = (1,) + ntuple(kernel_size, 1)
+        s = k if stride is None or stride == [] else (1,) + ntuple(stride, 1)
+        return _via_2d(avg_pool2d, input, k, s, (0,) + ntuple(padding, 1), ceil_mode, count_include_pad, None)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    return _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
+    try:
+        return _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -516,10 +533,14 @@ def _adaptive_avg_poolnd(input, output_size, nsp):
 
 
 def adaptive_avg_pool1d(input, output_size):
-    if input._data.ndim not in (2, 3):
-        raise RuntimeError(f'adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {list(input._data.shape)}')
-    out = ntuple(output_size, 1)
-    return _via_2d(adaptive_avg_pool2d, input, (1,) + out)
+    try:
+        if input._data.ndim not in (2, 3):
+            raise RuntimeError(f'adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {list(input._data.shape)}')
+        out = ntuple(output_size, 1)
+        return _via_2d(adaptive_avg_pool2d, input, (1,) + out)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -602,19 +623,31 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    if input._data.ndim not in (2, 3):
-        raise RuntimeError(f'adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: {list(input._data.shape)}')
-    return _via_2d(adaptive_max_pool2d, input, (1,) + ntuple(output_size, 1), return_indices)
+    try:
+        if input._data.ndim not in (2, 3):
+            raise RuntimeError(f'adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: {list(input._data.shape)}')
+        return _via_2d(adaptive_max_pool2d, input, (1,) + ntuple(output_size, 1), return_indices)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
-    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    try:
+        return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
-    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    try:
+        return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -627,7 +660,11 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
-    return adaptive_max_pool1d(input, output_size, True)
+    try:
+        return adaptive_max_pool1d(input, output_size, True)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments()
+        raise
 
 
 def _lp_poolnd(input, norm_type, kernel_size, stride, ceil_mode, nsp):
