@@ -239,6 +239,9 @@ class Overloads:
                 value = args[i] if i < len(args) else kwargs[name]
                 matching = type(value).__name__ in _LISTED_TYPES.get(kind, (kind,))
                 text = (f'{name}=' if i >= len(args) else '') + type(value).__name__
+                if isinstance(value, (list, tuple)):  # (PyTorch names the elements: 'list of [int]', 'tuple of (int)')
+                    inner = ', '.join(type(v).__name__ for v in value)
+                    text += f' of [{inner}]' if isinstance(value, list) else f' of ({inner})'
                 shown.append(text if matching else f'!{text}!')
             shown = ', '.join(shown) + ('' if args else ', ')
             message += f"      didn't match because some of the arguments have invalid types: ({shown})\n"
@@ -363,7 +366,7 @@ def refuse_non_tensors(name, params, args, kwargs, method=False):
             raise TypeError(f'{name}(): {where} must be Tensor, not {type_name(value)}') from None
 
 
-def refuse_arguments(name=None, params=None):
+def refuse_arguments(name=None, params=None, overloads=None):
     """PyTorch's parser's TypeError, in the ``except`` of a function whose body failed (an
     AttributeError, a TypeError) on an argument that is no tensor: the first Tensor parameter
     (``TENSOR_PARAMETERS``, and the first parameter, named ``input`` as PyTorch's function forms
@@ -372,7 +375,9 @@ def refuse_arguments(name=None, params=None):
     ``try`` around the body is all the valid path has of it, and costs nothing there. ``name``:
     PyTorch's name, if not the function's; ``params``: PyTorch's Tensor parameters in its order,
     where they are not the function's, each checked, as ``'name'`` or ``'name=local'``
-    (F.embedding: ``('weight', 'indices=input')``)."""
+    (F.embedding: ``('weight', 'indices=input')``); ``overloads``: PyTorch's signatures where it
+    has several, whose listing is then the error where a Tensor parameter holds no tensor (the
+    arguments as ``_given`` reads them off the frame)."""
     frame = sys._getframe(1)
     code, values = frame.f_code, frame.f_locals
     del frame
@@ -394,7 +399,36 @@ def refuse_arguments(name=None, params=None):
         return
     if params and params[0] == 'self':
         params[0] = 'input'
-    refuse_non_tensors(name, params, args, kwargs)
+    if overloads is None or params[-1:] == ['tensors'] and len(args) == len(params) and \
+            isinstance(args[-1], (list, tuple)):  # (one sequence for *tensors: read element-wise)
+        refuse_non_tensors(name, params, args, kwargs)
+        return
+    try:
+        refuse_non_tensors(name, params, args, kwargs)
+    except TypeError:
+        overloads.bind(*_given(overloads, params, args, kwargs))
+        raise
+
+
+def _given(overloads, params, args, kwargs):
+    """The arguments of a call read off its frame, as given: those that equal their default in
+    ``overloads``' first signature taken for not given, and those after the first of them for
+    given by keyword (the frame cannot tell; so a call commonly reads)."""
+    defaults = {p.name: p.default for p in overloads.function[0].params if p.optional}
+
+    def default(param, value):
+        return param in defaults and (value is None if defaults[param] is None else
+                                      type(value) in (int, float, bool, str) and value == defaults[param])
+    positional, keywords, by_keyword = [], {}, False
+    for param, value in zip(params, args):
+        if default(param, value):
+            by_keyword = True
+        elif by_keyword:
+            keywords[param] = value
+        else:
+            positional.append(value)
+    keywords.update((k, v) for k, v in kwargs.items() if not default(k, v))
+    return tuple(positional), keywords
 
 
 def parsing(fn, name, method, overloads=None, refusals=None, types=None, listed=None):

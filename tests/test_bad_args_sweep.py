@@ -20,21 +20,25 @@ FUNCTIONS = {name: (f_lg, f_t) for name, f_lg, f_t in sweep.names()}
 # the functions whose bad arguments match PyTorch's in every call the sweep makes (meshgrid not:
 # the sweep calls it without indexing=, which PyTorch warns of once a process)
 EXACT = [
-    'addmm', 'adjoint', 'argwhere', 'baddbmm', 'binomial', 'bmm', 'cartesian_prod', 'celu',
-    'celu_', 'clone', 'combinations', 'conj', 'conj_physical_', 'corrcoef', 'cov', 'det',
-    'flatten', 'fliplr', 'flipud', 'hardshrink', 'isfinite', 'isinf', 'isnan', 'isreal', 'logdet',
-    'lu', 'matrix_exp', 'mm', 'mv', 'pdist', 'pinverse', 'positive', 'ravel', 'real',
-    'relu', 'resize_as_', 'resolve_conj', 'roll', 'selu', 'selu_', 'split', 'split_with_sizes',
-    't', 'threshold', 'threshold_', 'tile', 'trace', 'vander', 'zero_',
+    'addmm', 'adjoint', 'argwhere', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'baddbmm',
+    'binomial', 'bmm', 'bucketize', 'cartesian_prod', 'celu', 'celu_',
+    'clone', 'combinations', 'conj', 'conj_physical_', 'corrcoef', 'cov', 'det', 'dsplit', 'fill',
+    'fill_', 'flatten', 'fliplr', 'flipud', 'float_power', 'hardshrink', 'hsplit', 'index_select',
+    'isfinite', 'isin', 'isinf', 'isnan', 'isreal', 'logdet', 'lu', 'matrix_exp', 'mm',
+    'mv', 'narrow', 'pdist', 'pinverse', 'positive', 'ravel', 'real', 'relu', 'resize_as_',
+    'resolve_conj', 'roll', 'searchsorted', 'selu', 'selu_', 'split', 'split_with_sizes', 't',
+    'threshold', 'threshold_', 'tile', 'trace', 'vander', 'vsplit', 'zero_',
     'F.adaptive_avg_pool1d', 'F.adaptive_max_pool1d', 'F.avg_pool1d', 'F.avg_pool2d',
-    'F.batch_norm', 'F.bilinear', 'F.celu', 'F.celu_', 'F.conv_transpose1d', 'F.cosine_similarity',
-    'F.cross_entropy', 'F.elu', 'F.elu_', 'F.embedding', 'F.gelu', 'F.gumbel_softmax',
-    'F.hardshrink', 'F.hardsigmoid', 'F.hardswish', 'F.hardtanh', 'F.hardtanh_', 'F.kl_div',
-    'F.layer_norm', 'F.leaky_relu', 'F.leaky_relu_', 'F.linear', 'F.logsigmoid', 'F.max_pool1d',
-    'F.max_pool1d_with_indices', 'F.max_pool2d', 'F.max_pool2d_with_indices', 'F.mish',
-    'F.multi_margin_loss', 'F.nll_loss', 'F.pad', 'F.pdist', 'F.prelu', 'F.relu6', 'F.rms_norm',
-    'F.rrelu', 'F.rrelu_', 'F.scaled_dot_product_attention', 'F.selu', 'F.selu_', 'F.silu',
-    'F.soft_margin_loss', 'F.softplus', 'F.softshrink', 'F.threshold', 'F.threshold_', 'F.unfold',
+    'F.batch_norm', 'F.bilinear', 'F.celu', 'F.celu_', 'F.conv1d', 'F.conv2d', 'F.conv3d',
+    'F.conv_transpose1d', 'F.cosine_similarity', 'F.cross_entropy', 'F.elu', 'F.elu_',
+    'F.embedding', 'F.gelu', 'F.gumbel_softmax', 'F.hardshrink', 'F.hardsigmoid', 'F.hardswish',
+    'F.hardtanh', 'F.hardtanh_', 'F.kl_div', 'F.layer_norm', 'F.leaky_relu', 'F.leaky_relu_',
+    'F.linear', 'F.logsigmoid', 'F.lp_pool1d', 'F.lp_pool2d', 'F.lp_pool3d',
+    'F.margin_ranking_loss', 'F.max_pool1d', 'F.max_pool1d_with_indices', 'F.max_pool2d',
+    'F.max_pool2d_with_indices', 'F.mish', 'F.multi_margin_loss', 'F.nll_loss', 'F.pad', 'F.pdist',
+    'F.prelu', 'F.relu6', 'F.rms_norm', 'F.rrelu', 'F.rrelu_', 'F.scaled_dot_product_attention',
+    'F.selu', 'F.selu_', 'F.sigmoid', 'F.silu', 'F.soft_margin_loss', 'F.softplus', 'F.softshrink',
+    'F.tanh', 'F.tanhshrink', 'F.threshold', 'F.threshold_', 'F.unfold',
 ]
 
 
@@ -47,3 +51,37 @@ def test_bad_arguments_raise_torchs_error(name):
     differing = [(i, kind, torch_outcome, leafgrad_outcome)
                  for _, i, kind, torch_outcome, leafgrad_outcome in results if torch_outcome != leafgrad_outcome]
     assert not differing
+
+
+def _outcome(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e).replace('leafgrad', 'torch')
+    return 'returned',
+
+
+@pytest.mark.parametrize('call', [
+    # PyTorch's Python checks the dimensions first, with the arguments' own .dim()
+    lambda T, F: F.margin_ranking_loss(T.ones(3), T.ones(3), T.ones(1, 3)),
+    lambda T, F: F.margin_ranking_loss(T.ones(3), 1, T.ones(3)),
+    # a number for a tensor: only with 1-D boundaries
+    lambda T, F: T.searchsorted(T.ones(2, 3), 1),
+    lambda T, F: T.searchsorted(T.ones(()), 2.5),
+    # the parser's listing names a sequence's elements
+    lambda T, F: T.hsplit(1, [1]),
+    lambda T, F: T.dsplit(1, (1, 1)),
+    lambda T, F: T.fill([1.0, 2.0], 1),
+    lambda T, F: T.clamp_min('a', T.ones(3)),
+    lambda T, F: T.meshgrid(1, T.ones(2), indexing='ij'),
+    lambda T, F: F.conv2d(T.ones(1, 1, 3, 3), 'a', stride=2),
+    # as a method: positions counted after self
+    lambda T, F: T.ones(3).index_select(0, [1]),
+    lambda T, F: T.index_select(T.ones(3), 0, index=1),
+])
+def test_bad_arguments_as_torch(call):
+    import torch
+    import torch.nn.functional as tF
+    import leafgrad as lg
+    import leafgrad.nn.functional as lF
+    assert _outcome(lambda: call(lg, lF)) == _outcome(lambda: call(torch, tF))

@@ -56,11 +56,21 @@ def relu_(input):
 
 def sigmoid(input):
     """The logistic function 1 / (1 + exp(-input)); as PyTorch's, without ``out=`` (torch.sigmoid has it)."""
-    return _ew.sigmoid(input)
+    try:
+        return _ew.sigmoid(input)
+    except TypeError:  # (PyTorch's is Python, input.sigmoid(): its error for no tensor is the argument's own)
+        if not isinstance(input, _Tensor):
+            input.sigmoid
+        raise
 
 
 def tanh(input):
     """The hyperbolic tangent; as PyTorch's, without ``out=`` (torch.tanh has it)."""
-    return _ew.tanh(input)
+    try:
+        return _ew.tanh(input)
+    except TypeError:  # (PyTorch's is Python, input.tanh(): its error for no tensor is the argument's own)
+        if not isinstance(input, _Tensor):
+            input.tanh
+        raise
 
 

@@ -15,13 +15,13 @@ import math
 import warnings
 
 from .. import backend
-from .._arg_parser import _is_int, check_dtype, check_number
+from .._arg_parser import _is_int, check_dtype, check_number, refuse_arguments
 from ..autograd.graph import elementwise_jvp
 from ._op import Op, _name_function
 from ._util import (SCALAR_NAMES, NotImplementedNode, _zero, in_float32, opmath, ops, record, saved_output,
                     sigmoid_array, state, unary, wrap, wrap_dim, xp)
 from ._inplace import inplace as _run_inplace
-from .._arg_parser import refuse_arguments
+from ..tensor import Tensor
 
 
 def _mask(cond, like):
@@ -662,7 +662,12 @@ class Tanhshrink(_Activation):
     __slots__ = ()
 
     def forward(input):
-        return input - ops.tanh(input)
+        try:
+            return input - ops.tanh(input)
+        except (AttributeError, TypeError):  # (PyTorch's is Python, input - input.tanh(): the argument's own error)
+            if not isinstance(input, Tensor):
+                input.tanh
+            raise
 
 
 # ---- softmax, log_softmax, softmin ---------------------------------------------------------

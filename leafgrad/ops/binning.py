@@ -4,6 +4,7 @@ positions are piecewise constant), so each computes on arrays and wraps the resu
 records PyTorch's NotImplemented node for an input that requires grad, as PyTorch does.
 """
 from .. import backend, return_types
+from .._arg_parser import Overloads, is_number
 from ._op import Op, exact_dtype, out_rule, same_dtype
 from ._util import SCALAR_NAMES, NotImplementedNode, ops, record_many, wrap, xp
 from ..tensor import Tensor
@@ -13,8 +14,31 @@ def _label(arr):
     return SCALAR_NAMES.get(arr.dtype.name, arr.dtype.name) if arr.dtype.kind != 'V' else 'BFloat16'
 
 
-def _array(x):
-    return x._data if isinstance(x, Tensor) else xp.asarray(x)
+def _array(x, overloads=None, args=()):
+    """A tensor's array, or a number's; anything else refused by PyTorch's parser (``overloads``
+    bound to ``args``), checked only where ``x`` is no tensor."""
+    if isinstance(x, Tensor):
+        return x._data
+    if overloads is not None and not is_number(x):
+        overloads.bind(args, {})
+    return xp.asarray(x)
+
+
+# PyTorch's signatures of the ops that take a number for one tensor: anything else is refused with
+# the parser's listing of them
+_SEARCHSORTED = Overloads(
+    'searchsorted', '(Tensor sorted_sequence, Tensor input, *, bool out_int32 = False, bool right = False, '
+    'str side = None, Tensor sorter = None, Tensor out = None)',
+    '(Tensor sorted_sequence, Number self, *, bool out_int32 = False, bool right = False, str side = None, '
+    'Tensor sorter = None, Tensor out = None)')
+_BUCKETIZE = Overloads(
+    'bucketize', '(Tensor input, Tensor boundaries, *, bool out_int32 = False, bool right = False, Tensor out = None)',
+    '(Number self, Tensor boundaries, *, bool out_int32 = False, bool right = False)')
+_ISIN = Overloads(
+    'isin', '(Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, '
+    'Tensor out = None)',
+    '(Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)',
+    '(Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = False, Tensor out = None)')
 
 
 # out='s dtype rules, PyTorch's messages
@@ -181,6 +205,13 @@ def _side(side, right):
     return 'right' if right else 'left'
 
 
+def _refuse_scalar(scalar, seq):
+    """PyTorch's error for a number searched in boundaries of other than 1 dim."""
+    if scalar:
+        raise RuntimeError('torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension '
+                           f"is 1, but we got boundaries tensor dim({seq.ndim}) and input value's dim(0) numel(1)")
+
+
 class Searchsorted(Op):
     """Not differentiable; a function only (PyTorch has no Tensor.searchsorted)."""
     op, method = 'searchsorted', False
@@ -192,14 +223,20 @@ class Searchsorted(Op):
 
         For each value, the index at which it would be inserted into the innermost dimension of
         ``sorted_sequence`` (its leading dimensions matching ``input``'s) keeping it sorted."""
-        seq = sorted_sequence._data
+        try:
+            seq = sorted_sequence._data
+        except AttributeError:  # (a sequence that is no tensor: PyTorch's parser's listing)
+            _SEARCHSORTED.bind((sorted_sequence, input), {})
+            raise
         scalar = not isinstance(input, Tensor)
-        values = xp.asarray(input) if scalar else input._data
+        values = _array(input, _SEARCHSORTED, (sorted_sequence, input)) if scalar else input._data
         how = _side(side, right)
         if seq.ndim == 0:
+            _refuse_scalar(scalar, seq)
             raise RuntimeError('torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 '
                                'dimension')
         if seq.ndim > 1 and (scalar or seq.shape[:-1] != values.shape[:-1]):
+            _refuse_scalar(scalar, seq)
             raise RuntimeError('torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 '
                                'dimensions of boundaries tensor and input value tensor must match, but we got '
                                f'boundaries tensor {list(seq.shape)} and input value tensor {list(values.shape)}')
@@ -232,9 +269,15 @@ class Bucketize(Op):
         """bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor
 
         searchsorted with the boundaries first: the bucket of each value of ``input``."""
-        if boundaries._data.ndim != 1:
-            raise RuntimeError(f'boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})')
-        return ops.searchsorted(boundaries, input, out_int32=out_int32, right=right)
+        try:
+            if boundaries._data.ndim != 1:
+                raise RuntimeError(f'boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})')
+            return ops.searchsorted(boundaries, input, out_int32=out_int32, right=right)
+        except (AttributeError, TypeError):  # (no tensor nor number: PyTorch's parser's listing, in its words)
+            if not isinstance(boundaries, Tensor):
+                _BUCKETIZE.bind((input, boundaries), {})
+            _array(input, _BUCKETIZE, (input, boundaries))
+            raise
 
 
 # ---- isin and unravel_index -----------------------------------------------------------------------
@@ -249,7 +292,8 @@ class Isin(Op):
         """isin(elements, test_elements, *, assume_unique=False, invert=False, out=None) -> Tensor
 
         Whether each element of ``elements`` occurs in ``test_elements`` (either may be a number)."""
-        a, b = _array(elements), _array(test_elements)
+        args = (elements, test_elements)
+        a, b = _array(elements, _ISIN, args), _array(test_elements, _ISIN, args)
         return wrap(xp.asarray(xp.isin(a, b, invert=invert)))
 
 

@@ -347,7 +347,7 @@ class IndexSelect(Op):
     saved_state = ('index',)
 
     def forward(input, dim, index):
-        idx = index._data if isinstance(index, Tensor) else xp.asarray(index)
+        idx = index._data  # (an index that is no tensor: the parser's TypeError, by the AttributeError)
         if idx.dtype.kind not in 'iu':
             raise RuntimeError('index_select(): Expected dtype int32 or int64 for index')
         if idx.ndim > 1:
@@ -368,7 +368,7 @@ class IndexSelect(Op):
         out, node = record(data, IndexSelect, (input,))
         if node is not None:
             node.self_shape, node.dim = shape, d
-            node.index = index if isinstance(index, Tensor) else wrap(idx)
+            node.index = index
         return out
 
     def jvp(self, tangents, output):  # linear: the tangent's slices at the index (dim from the end: batches)

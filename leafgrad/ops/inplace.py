@@ -11,7 +11,7 @@ from ._inplace import (_broadcast_error, _bump, _check_no_partial_overlap, _chec
 from ._op import Op
 from ._util import SCALAR_NAMES, needs_grad, ops, record, sum_to, wrap, xp
 from ..tensor import Tensor, fitted_scalar, no_arguments
-from .._arg_parser import refuse_arguments
+from .._arg_parser import Overloads, refuse_arguments
 
 
 # ---- overwriting: fill_, zero_, the samplers, copy_ --------------------------------------
@@ -55,6 +55,11 @@ def _fill_value(value, name):
                            f'{value._data.ndim} dimensions.')
 
 
+# PyTorch's signatures: an argument that is no tensor is refused with the parser's listing of them
+_FILL = Overloads('fill', '(Tensor input, Tensor value)', '(Tensor input, Number value)')
+_FILL_ = _FILL.named('fill_')
+
+
 class Fill(_Overwritten):
     """fill_(input, value) (Tensor.fill_(value)): every element set to ``value``, a number
     (FillBackward2: no gradient reaches the old value) or a 0-dim tensor (FillBackward3: the
@@ -70,7 +75,7 @@ class Fill(_Overwritten):
             value = fitted_scalar(value, self._data.dtype)
             return inplace(self, lambda s: _filled(s, value, Fill), overlapping=True)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments()
+            refuse_arguments(overloads=_FILL_)
             raise
 
 
@@ -128,7 +133,7 @@ class FillOutOfPlace(_Overwritten):
             _fill_value(value, 'fill')
             return _filled(input, value, FillBackward1 if isinstance(value, Tensor) else FillOutOfPlace)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments()
+            refuse_arguments(overloads=_FILL)
             raise
 
 

@@ -12,7 +12,7 @@ from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_
                     saved_output, sgn_backward, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor
-from .._arg_parser import refuse_arguments
+from .._arg_parser import Overloads, refuse_arguments
 
 
 def _shape(x):
@@ -389,6 +389,11 @@ def _float_power_out(name, out, result, differentiable):
     return CAST('pow', out, result, differentiable)
 
 
+_FLOAT_POWER = Overloads('float_power', '(Tensor input, Tensor exponent, *, Tensor out = None)',
+                         '(Number self, Tensor exponent, *, Tensor out = None)',
+                         '(Tensor input, Number exponent, *, Tensor out = None)')
+
+
 class FloatPower(Op):
     """float_power(input, exponent, *, out=None): pow computed in float64."""
     op, out = 'float_power', _float_power_out
@@ -396,8 +401,12 @@ class FloatPower(Op):
     __slots__ = ()
 
     def forward(input, exponent):
-        base = ops.to(input, backend.float64) if isinstance(input, Tensor) else float(input)
-        exp = ops.to(exponent, backend.float64) if isinstance(exponent, Tensor) else float(exponent)
+        try:
+            base = ops.to(input, backend.float64) if isinstance(input, Tensor) else float(input)
+            exp = ops.to(exponent, backend.float64) if isinstance(exponent, Tensor) else float(exponent)
+        except (TypeError, ValueError):  # (float() of a string, a list: PyTorch's parser's listing)
+            _FLOAT_POWER.bind((input, exponent), {})
+            raise
         return ops.pow(base, exp)
 
 

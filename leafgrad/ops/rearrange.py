@@ -13,13 +13,12 @@ import numbers
 import warnings
 
 from .. import _memory_format as memory_formats, backend
-from .._arg_parser import Overloads, int_list
+from .._arg_parser import Overloads, int_list, refuse_arguments
 from ..autograd.graph import on_samples
 from ._op import Op, write_out
 from ._util import (SCALAR_NAMES, Node, autocast, diagonal_array, histories_first, ops, record, wrap, wrap_dim,
                     xp)
 from ..tensor import Tensor, _index
-from .._arg_parser import refuse_arguments
 
 
 def _tensor_list(tensors, fname):
@@ -183,6 +182,11 @@ class Stack(Op):
                      for i, ((fn, _), dt) in enumerate(zip(self.next_functions, self.dtypes)))
 
 
+# PyTorch's signatures: an argument that is no tensor is refused with the parser's listing of them
+_ATLEAST_1D, _ATLEAST_2D, _ATLEAST_3D = (Overloads(f'atleast_{n}d', '(Tensor input)', '(tuple of Tensors tensors)')
+                                         for n in (1, 2, 3))
+
+
 class Atleast1d(Op):
     """atleast_1d(*tensors): each tensor viewed with at least 1 dims."""
     op, method = 'atleast_1d', False
@@ -191,7 +195,7 @@ class Atleast1d(Op):
         try:
             return _atleast(tensors, 1)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments()
+            refuse_arguments(overloads=_ATLEAST_1D)
             raise
 
 
@@ -203,7 +207,7 @@ class Atleast2d(Op):
         try:
             return _atleast(tensors, 2)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments()
+            refuse_arguments(overloads=_ATLEAST_2D)
             raise
 
 
@@ -215,7 +219,7 @@ class Atleast3d(Op):
         try:
             return _atleast(tensors, 3)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments()
+            refuse_arguments(overloads=_ATLEAST_3D)
             raise
 
 

@@ -15,12 +15,11 @@ own. A derivative reaches a sibling family through ``ops`` (``ops.stack``, ``ops
 import math
 
 from .. import _memory_format, backend
-from .._arg_parser import Overloads, _is_index, int_list, is_dtype
+from .._arg_parser import Overloads, _is_index, int_list, is_dtype, refuse_arguments
 from ._op import Op, warn_once
 from ._util import (SCALAR_NAMES, as_strided_array, broadcast_error, diagonal_array, make_view, make_views, ops, record,
                     state, sum_to, wrap, wrap_dim, xp)
 from ..tensor import Size, Tensor, legacy_type_name
-from .._arg_parser import refuse_arguments
 
 
 def grads_or_zeros(node, grads):
@@ -1015,6 +1014,11 @@ def _split_along(input, sections, dim, name, min_dims):
     return tensor_split(input, sections, dim)
 
 
+# PyTorch's signatures: an argument that is no tensor is refused with the parser's listing of them
+_HSPLIT, _VSPLIT, _DSPLIT = (Overloads(name, '(Tensor input, int sections)', '(Tensor input, tuple of ints indices)')
+                             for name in ('hsplit', 'vsplit', 'dsplit'))
+
+
 class Hsplit(Op):
     """hsplit(input, indices_or_sections): split along the columns, dimension 1 (0 for a 1-D
     tensor)."""
@@ -1024,7 +1028,7 @@ class Hsplit(Op):
         try:
             return _split_along(input, indices_or_sections, 1 if input._data.ndim > 1 else 0, 'hsplit', 1)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments()
+            refuse_arguments(overloads=_HSPLIT)
             raise
 
 
@@ -1037,7 +1041,7 @@ class Vsplit(Op):
         try:
             return _split_along(input, indices_or_sections, 0, 'vsplit', 2)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments()
+            refuse_arguments(overloads=_VSPLIT)
             raise
 
 
@@ -1050,7 +1054,7 @@ class Dsplit(Op):
         try:
             return _split_along(input, indices_or_sections, 2, 'dsplit', 3)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments()
+            refuse_arguments(overloads=_DSPLIT)
             raise
 
 

@@ -9,13 +9,12 @@ Integer and bool inputs to a float function give the default float dtype, as in 
 import math
 
 from .. import _special_kernels, backend
-from .._arg_parser import Overloads, is_number
+from .._arg_parser import Overloads, is_number, refuse_arguments
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
 from ._util import (binary_operands, broadcast_error, float_dtype_for, iterated, opmath, ops, record, refused, sum_to,
                     unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor, fitted_scalar
-from .._arg_parser import refuse_arguments
 
 
 def _shape(x):
@@ -472,6 +471,13 @@ class Clamp(Op):
         return result if out is None else _out_rule(min, max)('clamp', out, result)
 
 
+# PyTorch's signatures: an argument that is no tensor is refused with the parser's listing of them
+_CLAMP_MIN = Overloads('clamp_min', '(Tensor input, Tensor min, *, Tensor out = None)',
+                       '(Tensor input, Number min, *, Tensor out = None)')
+_CLAMP_MAX = Overloads('clamp_max', '(Tensor input, Tensor max, *, Tensor out = None)',
+                       '(Tensor input, Number max, *, Tensor out = None)')
+
+
 class ClampMin(Op):
     """clamp_min(input, min, *, out=None)."""
     op = 'clamp_min'
@@ -486,7 +492,7 @@ class ClampMin(Op):
             result = _clamp(input, min, None, (ClampMinBackward0, ClampMinBackward1))
             return result if out is None else _out_rule(min)('clamp_min', out, result)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments()
+            refuse_arguments(overloads=_CLAMP_MIN)
             raise
 
 
@@ -504,7 +510,7 @@ class ClampMax(Op):
             result = _clamp(input, None, max, (ClampMaxBackward0, ClampMaxBackward1))
             return result if out is None else _out_rule(max)('clamp_max', out, result)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments()
+            refuse_arguments(overloads=_CLAMP_MAX)
             raise
 
 

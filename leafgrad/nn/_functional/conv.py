@@ -19,7 +19,7 @@ from ...ops._util import Node, autocast, opmath, record, xp
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
 from .common import ntuple, dtype_name
-from ..._arg_parser import refuse_arguments
+from ..._arg_parser import Overloads, refuse_arguments
 
 as_strided = xp.lib.stride_tricks.as_strided
 
@@ -454,11 +454,19 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nsp):
     return out
 
 
+# PyTorch's signatures: an argument that is no tensor is refused with the parser's listing of them
+_CONV1D, _CONV2D, _CONV3D = (Overloads(
+    f'conv{n}d', '(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, '
+    'tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)',
+    '(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = "valid", '
+    'tuple of ints dilation = 1, int groups = 1)') for n in (1, 2, 3))
+
+
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     try:
         return _convnd(input, weight, bias, stride, padding, dilation, groups, 1)
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-        refuse_arguments()
+        refuse_arguments(overloads=_CONV1D)
         raise
 
 
@@ -466,7 +474,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     try:
         return _convnd(input, weight, bias, stride, padding, dilation, groups, 2)
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-        refuse_arguments()
+        refuse_arguments(overloads=_CONV2D)
         raise
 
 
@@ -474,7 +482,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     try:
         return _convnd(input, weight, bias, stride, padding, dilation, groups, 3)
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-        refuse_arguments()
+        refuse_arguments(overloads=_CONV3D)
         raise
 
 

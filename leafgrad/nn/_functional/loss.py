@@ -645,6 +645,14 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         input1, input2, target = autocast.fp32(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
+    try:
+        mismatch = input1._data.ndim != input2._data.ndim or input1._data.ndim != target._data.ndim
+    except AttributeError:  # (PyTorch's check is Python: an argument that is no tensor fails it with its own error)
+        mismatch = input1.dim() != input2.dim() or input1.dim() != target.dim()
+    if mismatch:
+        raise RuntimeError('margin_ranking_loss : All input tensors should have same dimension but got sizes: '
+                           f'input1: {size_str(input1.shape)}, input2: {size_str(input2.shape)}, '
+                           f'target: {size_str(target.shape)} ')
     return reduce_loss(_relu(-target * (input1 - input2) + margin), reduction)
 
 

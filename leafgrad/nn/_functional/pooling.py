@@ -672,12 +672,17 @@ def _lp_poolnd(input, norm_type, kernel_size, stride, ceil_mode, nsp):
     minus the max of -|x| for p = -inf)."""
     max_pool = (max_pool1d, max_pool2d, max_pool3d)[nsp - 1]
     avg_pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nsp - 1]
-    if isinstance(norm_type, (int, float)):
-        if norm_type == float('inf'):
-            return max_pool(_ew.abs(input), kernel_size, stride, 0, 1, ceil_mode)
-        if norm_type == -float('inf'):
-            return -max_pool(-_ew.abs(input), kernel_size, stride, 0, 1, ceil_mode)
-    out = avg_pool(_ew.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    try:
+        if isinstance(norm_type, (int, float)):
+            if norm_type == float('inf'):
+                return max_pool(_ew.abs(input), kernel_size, stride, 0, 1, ceil_mode)
+            if norm_type == -float('inf'):
+                return -max_pool(-_ew.abs(input), kernel_size, stride, 0, 1, ceil_mode)
+        out = avg_pool(_ew.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    except (AttributeError, TypeError):  # (PyTorch's is Python: input.abs() or input.pow(), the argument's own error)
+        if not isinstance(input, Tensor):
+            input.abs if isinstance(norm_type, (int, float)) and abs(norm_type) == float('inf') else input.pow
+        raise
     return _ew.pow((_ew.sign(out) * _ew.relu(_ew.abs(out))) * math.prod(ntuple(kernel_size, nsp)), 1.0 / norm_type)
 
 
