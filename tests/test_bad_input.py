@@ -898,6 +898,25 @@ CASES = [
     ('mul of a list and an int', lambda T: T.mul([1.], 2)),
     ('sub of None and a tensor', lambda T: T.sub(None, T.ones(2))),
     ('div of an int by a str', lambda T: T.div(1, 'a')),
+    # index_select's index and the comparisons' input: Tensor only in every overload
+    ('index_select of an int index', lambda T: T.index_select(_x(T), 0, 1)),
+    ('index_select of a list index', lambda T: T.index_select(_x(T), 0, [1])),
+    ('index_select of an int index by keyword', lambda T: T.index_select(_x(T), 0, index=1)),
+    ('index_select method of an int index', lambda T: _x(T).index_select(0, 1)),
+    ('lt of an int and a tensor', lambda T: T.lt(1, _x(T))),
+    ('le of a float and a tensor', lambda T: T.le(1.5, _x(T))),
+    ('gt of a bool and a tensor', lambda T: T.gt(True, _x(T))),
+    ('ge of two ints', lambda T: T.ge(1, 2)),
+    ('eq of an int and a tensor', lambda T: T.eq(1, _x(T))),
+    ('ne of an int and a tensor', lambda T: T.ne(1, _x(T))),
+    ('less of an int and a tensor', lambda T: T.less(1, _x(T))),
+    ('greater_equal of an int and a tensor', lambda T: T.greater_equal(1, _x(T))),
+    ('not_equal of an int and a tensor', lambda T: T.not_equal(1, _x(T))),
+    ('lt of an int and a tensor by keyword', lambda T: T.lt(input=1, other=_x(T))),
+    ('lt of an int and a tensor into out', lambda T: T.lt(1, _x(T), out=T.empty(0, dtype=T.bool))),
+    ('lt of a list and a tensor', lambda T: T.lt([1.], _x(T))),
+    ('lt operator of an int and a tensor', lambda T: 1 < _x(T)),
+    ('eq operator of an int and a tensor', lambda T: 1 == _x(T)),
 ]
 
 

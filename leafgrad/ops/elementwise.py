@@ -1039,6 +1039,8 @@ def _compare(ufunc, operator=False, kernel=None):
     own answer (``t == None`` is False, ``t < None`` a TypeError), as for torch's tensors.
     ``kernel`` names an ordering (lt ...), which complex numbers have none of."""
     def compare(input, other):
+        if not operator and not isinstance(input, Tensor):  # (PyTorch's parser: input is a Tensor in each overload)
+            raise TypeError(f'expected a Tensor, not {type(input).__name__}')
         try:
             x, y = binary_operands(input, other)
         except TypeError:
