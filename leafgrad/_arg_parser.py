@@ -24,6 +24,7 @@ import sys
 
 from . import backend
 from .backend import type_name
+from .generator import Generator
 from .tensor import Tensor
 
 _np = backend.numpy
@@ -72,6 +73,7 @@ _CHECKS = {'Tensor': lambda v: isinstance(v, Tensor), 'int': _is_int,
            'bool': lambda v: isinstance(v, (bool, _np.bool_)), 'tuple of ints': _is_int_list,
            'Number': is_number,
            'leafgrad.dtype': is_dtype,
+           'leafgrad.Generator': lambda v: type(v) is Generator,
            'tuple of Tensors': lambda v: isinstance(v, (tuple, list)) and all(isinstance(t, Tensor) for t in v)}
 
 

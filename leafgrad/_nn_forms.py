@@ -13,11 +13,12 @@ import warnings
 
 from ._arg_parser import missing_message
 from .nn import functional as F
+from .nn._functional.extra import _rrelu as rrelu  # noqa: F401 (torch.rrelu: ATen's, with generator=)
 
 # the names whose torch form is nn.functional's function itself, as in PyTorch
 SAME = ('conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'avg_pool1d',
         'adaptive_avg_pool1d', 'cosine_similarity', 'pairwise_distance', 'pixel_shuffle', 'pixel_unshuffle', 'prelu',
-        'bilinear', 'channel_shuffle')
+        'bilinear', 'channel_shuffle', 'rrelu_')
 
 _REDUCTIONS = {0: 'none', 1: 'mean', 2: 'sum'}
 
@@ -163,5 +164,5 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
                               reduction=_reduction('poisson_nll_loss', reduction, 6))
 
 
-NAMES = SAME + tuple(name for name, value in list(globals().items())
-                     if callable(value) and getattr(value, '__wrapped__', None) is not None)
+NAMES = SAME + ('rrelu',) + tuple(name for name, value in list(globals().items())
+                                  if callable(value) and getattr(value, '__wrapped__', None) is not None)

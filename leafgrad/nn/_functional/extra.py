@@ -1,6 +1,6 @@
 """prelu, rrelu, glu, bilinear, unfold/fold: ops that modules build on."""
 from ... import backend
-from ..._arg_parser import check_number
+from ..._arg_parser import Overloads
 from ...ops._util import Node, autocast, opmath, record, sum_to, wrap_dim, xp, wrap
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
@@ -38,44 +38,65 @@ class RreluWithNoiseBackward0(Node):
         return grad * noise,
 
 
+# torch.rrelu and torch.rrelu_ (F.rrelu_ is torch.rrelu_, as in PyTorch): ATen's signature, read
+# by PyTorch's parser; F.rrelu calls them with its arguments in that order, so its errors are theirs
+_RRELU = '(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, ' \
+         'leafgrad.Generator? generator = None)'
+_RRELU_PARSER = Overloads('rrelu', _RRELU)
+_RRELU_INPLACE_PARSER = Overloads('rrelu_', _RRELU)
+
+
+def _parsed(parser, args, kwargs):
+    # (one signature: PyTorch's parser raises its own error, even for too many arguments)
+    return parser.function[0].parse(parser.name, args, kwargs, True)
+
+
 def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
     """Randomized leaky ReLU: in training each non-positive element is multiplied by its own slope
     drawn uniformly from [lower, upper] (one float64 draw of the generator per such element, in
     order, as PyTorch's CPU kernel); in evaluation by the mean slope (lower + upper) / 2."""
-    try:
-        if type(lower) is not float or type(upper) is not float:
-            check_number('rrelu_' if inplace else 'rrelu', 'lower', 2, lower)
-            check_number('rrelu_' if inplace else 'rrelu', 'upper', 3, upper)
-        if inplace:
-            return _run_inplace(input, lambda s: rrelu(s, lower, upper, training))
-        x = input._data
-        if x.dtype.kind not in 'fV':
-            kernel = 'rrelu_with_noise_out_cpu' if training else 'leaky_relu_cpu'  # (eval mode runs leaky_relu)
-            raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL.get(x.dtype.name)}\'')
-        work = opmath(x)
-        if training:
-            negative = work <= 0
-            draws = rand(int(negative.sum()), dtype=backend.float64)._data
-            noise = xp.ones(work.shape, dtype=xp.float64)
-            noise[negative] = draws * (upper - lower) + lower
-            noise = noise.astype(work.dtype)
-        else:
-            noise = xp.where(work > 0, 1, (lower + upper) / 2).astype(work.dtype)
-        out, node = record((work * noise).astype(x.dtype), RreluWithNoiseBackward0, (input,))
-        if node is not None:
-            node.save(wrap(noise.astype(x.dtype)))
-        return out
-    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-        refuse_arguments()
-        raise
+    return _rrelu_inplace(input, lower, upper, training) if inplace else _rrelu(input, lower, upper, training)
 
 
-def rrelu_(input, lower=1. / 8, upper=1. / 3, training=False):
-    try:
-        return rrelu(input, lower, upper, training, inplace=True)
-    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-        refuse_arguments()
-        raise
+def _rrelu(*args, **kwargs):
+    """torch.rrelu(input, lower=1/8, upper=1/3, training=False, generator=None)."""
+    return _rrelu_with_noise(**_parsed(_RRELU_PARSER, args, kwargs))
+
+
+def _rrelu_inplace(*args, **kwargs):
+    """torch.rrelu_(input, lower=1/8, upper=1/3, training=False, generator=None), also F.rrelu_."""
+    return _rrelu_with_noise(**_parsed(_RRELU_INPLACE_PARSER, args, kwargs), inplace=True)
+
+
+def _rrelu_with_noise(input, lower, upper, training, generator, inplace=False):
+    lower, upper = float(lower), float(upper)
+    if lower > upper:
+        raise RuntimeError('Lower bound should be less than or equal to the upper bound')
+    if inplace:
+        return _run_inplace(input, lambda s: _rrelu_with_noise(s, lower, upper, training, generator))
+    x = input._data
+    if x.dtype.kind not in 'fV':
+        kernel = 'rrelu_with_noise_out_cpu' if training else 'leaky_relu_cpu'  # (eval mode runs leaky_relu)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_DTYPE_LABEL.get(x.dtype.name)}\'')
+    work = opmath(x)
+    if training:
+        negative = work <= 0
+        draws = rand(int(negative.sum()), dtype=backend.float64, generator=generator)._data
+        noise = xp.ones(work.shape, dtype=xp.float64)
+        noise[negative] = draws * (upper - lower) + lower
+    else:
+        noise = xp.where(work > 0, 1, (lower + upper) / 2)
+    noise = noise.astype(work.dtype)
+    out, node = record((work * noise).astype(x.dtype), RreluWithNoiseBackward0, (input,))
+    if node is not None:
+        node.save(wrap(noise.astype(x.dtype)))
+    return out
+
+
+rrelu_ = _rrelu_inplace
+rrelu_.__name__ = rrelu_.__qualname__ = 'rrelu_'
+_rrelu.__name__ = _rrelu.__qualname__ = 'rrelu'
+
 
 def prelu(input, weight):
     try:
