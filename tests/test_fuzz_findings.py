@@ -1917,3 +1917,20 @@ def test_means_gradient_under_create_graph_divides_by_a_number_as_pytorch(reduce
         return {'g': g, 'name': type(g.grad_fn).__name__, 'other': g.grad_fn._saved_other,
                 'edges': len(g.grad_fn.next_functions), 'h': h, 'gg': gg}
     assert_same(program)
+
+
+@pytest.mark.parametrize('shape', [(1,), (1, 1)])
+@pytest.mark.parametrize('index', ['None', '(slice(None), None)', '(None, None)', '(Ellipsis, None)',
+                                   '(None, slice(0, 1, 2))'])
+def test_writing_an_expanded_element_into_its_view_of_zero_strides_is_no_partial_overlap(shape, index):
+    """Seed 22007581: the gradient of a sum over one element is PyTorch's 0-d gradient expanded
+    (strides 0); a view of it at None has strides 0 too, the layout of the expanded value written
+    into it, so PyTorch copies (full overlap) where leafgrad refused a partial overlap. A None
+    put after the last dim has stride 1: refused in both."""
+    def program(T):
+        v0 = T.ones(shape, dtype=T.float64, requires_grad=True)
+        g, = T.autograd.grad(v0.sum(), [v0])
+        with T.no_grad():
+            g[eval(index)] = g
+        return {'g': g, 'stride': list(g.stride())}
+    assert_same(program)

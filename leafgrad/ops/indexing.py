@@ -99,6 +99,28 @@ def _apply_basic(input, index):
     return out, advanced
 
 
+def _zero_strides(input, index):
+    """Whether PyTorch's view of ``input`` at the basic ``index`` (ints, slices, None, ...) has
+    strides 0 only: its unsqueeze gives the new dim the size times stride of the dim it is put
+    before, 1 at the end; a slice multiplies the stride by its step."""
+    sizes, strides = list(input._data.shape), list(input.stride())
+    skipped = len(sizes) - sum(_index_ndim(c) for c in index)
+    dim = 0
+    for c in index:
+        if c is Ellipsis:
+            dim += skipped
+        elif c is None:
+            strides.insert(dim, sizes[dim] * strides[dim] if dim < len(sizes) else 1)
+            sizes.insert(dim, 1)
+            dim += 1
+        elif isinstance(c, slice):
+            strides[dim] *= c.step or 1
+            dim += 1
+        else:  # (an int: only basic components reach here)
+            del sizes[dim], strides[dim]
+    return not any(strides)
+
+
 def _advanced_index(view, advanced):
     """The NumPy index (checked, with PyTorch's errors) applying ``advanced`` to ``view``."""
     parts = []
@@ -293,11 +315,13 @@ def _setitem(input, index, value):
             ones = next((i for i, s in enumerate(vshape) if s != 1), len(vshape))
             ops.expand(wrap(value._data.reshape(vshape[ones:])), view._data.shape)
             if ones == len(vshape) and view._data.ndim and view._data.size == 1 and \
-                    xp.may_share_memory(view._data, value._data):
+                    xp.may_share_memory(view._data, value._data) and not _zero_strides(input, index):
                 # PyTorch expands the 0-d view of a value of ones with strides 0, which the
                 # written view's size-1 dims do not have (theirs come from its base): its one
                 # element shared in another layout (v[None] = v, v[:, -1] = v of one element:
-                # seeds 8000233, 5043888; a 0-d view is written from the 0-d value as it is)
+                # seeds 8000233, 5043888; a 0-d view is written from the 0-d value as it is).
+                # A view of an expanded tensor whose strides are all 0 has the value's layout
+                # (the gradient of a sum over one element, v[None] = v: seed 22007581)
                 refuse_partial_overlap(view, value)
             if ones:
                 value = ops.view(value, vshape[ones:])
