@@ -709,6 +709,18 @@ def _is_inplace_over_its_own_view(lines, diff):
             name = views[name]
         return name
     for i, line in enumerate(lines):
+        m = re.match(r'(?:with [^:]*: )?(v\d+)\[[^\]]*\] = (.*)$', line)
+        if m:
+            # an assignment (a copy_) of a view of the written tensor's base (seed 22002389:
+            # x[0:] = a row of x, broadcast over x: PyTorch copies the row's elements after
+            # writing some of them): let through only where the value cloned first agrees
+            shared = [arg for arg in re.findall(r'v\d+', m.group(2)) if root(arg) == root(m.group(1))]
+            if shared:
+                head, tail = line[:m.start(2)], line[m.start(2):]
+                tail = re.sub(r'\b(' + '|'.join(shared) + r')\b', r'\1.clone()', tail)
+                if _agree(lines[:i] + [head + tail] + lines[i + 1:]):
+                    return True
+            continue
         m = re.match(r'(?:with [^:]*: )?(v\d+)(?:\[[^\]]*\])?\.\w+_\((.*)\)', line)
         if not m:
             continue

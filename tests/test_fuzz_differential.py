@@ -159,7 +159,11 @@ def test_a_name_bound_again_to_an_engine_gradient_is_not_compared_by_version():
     (20016913, ['v0 = T.tensor([[1.3, -0.2, -1.0]], dtype=T.float32, requires_grad=True)',
                 'v1 = T.tensor([-1.9], dtype=T.float32, requires_grad=True)', 'v2 = v0 + v1',
                 'v3, = T.autograd.grad(v2.sum(), [v1], retain_graph=False, allow_unused=True, create_graph=False)',
-                'v3.detach_()'], '_is_product_gradient_a_view')])
+                'v3.detach_()'], '_is_product_gradient_a_view'),
+    (22002389, ['v0 = T.tensor([[-0.1, -2.0, 0.8], [1.8, -0.7, -0.8]], dtype=T.float32, requires_grad=True)',
+                'v2 = v0.sqrt()', 'with T.no_grad(), T.enable_grad(): v3 = T.stack([v0, v2])',
+                'with T.no_grad(): v4 = v3.select(1, 1)', 'with T.set_grad_enabled(False): v3[0:] = v4'],
+     '_is_inplace_over_its_own_view')])
 def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     """Seed 5003797: add_ of a detached view of the tensor it writes (PyTorch's loop reads what it
     has written; the view reached through detach()); seed 5005847: amax of -0.0, -0.0, 0.0 is
@@ -194,7 +198,8 @@ def test_kernel_artefacts_the_long_run_found_are_known(seed, lines, matcher):
     19016678: median of two equal inputs of mish, 1 ulp apart in PyTorch (a vector lane and the
     scalar tail); seed 19026154: abs of a float64 product that cancels to 0 in PyTorch, to
     -2.2e-18 in OpenBLAS: abs's derivative -1 against 0; seed 20016913: detach_ of the gradient
-    of a (1,) input broadcast to (1, 3), a view in PyTorch (sum_to's view of its keepdim sum)."""
+    of a (1,) input broadcast to (1, 3), a view in PyTorch (sum_to's view of its keepdim sum); seed
+    22002389: x[0:] = a row of x broadcast over x (PyTorch's copy reads rows it has written)."""
     diff = _first_difference(lines)
     assert diff is None or getattr(fp, matcher)(lines, diff), _report(lines, diff)
 
@@ -300,6 +305,29 @@ def test_an_operand_viewing_the_written_tensors_base_is_let_through_only_as_the_
     assert diff is not None and not fp._is_inplace_over_its_own_view(other, diff), _report(other, diff)
     apart = lines[:3] + ['with T.no_grad(), T.enable_grad(): v5 = v1.select(1, -3).clone()', 'v3[2:].mul_(v5)']
     assert _first_difference(apart) is None
+
+
+def test_an_assignment_of_a_view_of_the_written_tensor_is_let_through_only_as_the_read_order():
+    """Seed 22002389: x[0:] = x.select(1, 1), broadcast over x, copies in PyTorch rows it has
+    already written; the value cloned first, the two agree, so it is the known read order. A
+    difference of another kind after it, or an assignment of a tensor that is no view of the
+    written one, is not let through."""
+    lines = ['v0 = T.tensor([[-0.1, -2.0, 0.8], [1.8, -0.7, -0.8]], dtype=T.float32, requires_grad=True)',
+             'v2 = v0.sqrt()', 'with T.no_grad(), T.enable_grad(): v3 = T.stack([v0, v2])',
+             'with T.no_grad(): v4 = v3.select(1, 1)', 'with T.set_grad_enabled(False): v3[0:] = v4']
+    diff = _first_difference(lines)
+    assert diff is not None and diff[1][0] == 'final' and diff[1][1] == 'v3'
+    assert fp._is_inplace_over_its_own_view(lines, diff), _report(lines, diff)
+    other = lines + ["v6 = T.copysign(T.ones(1), T.sqrt(T.tensor([-1.0])))"]  # (NumPy's NaN has its sign set)
+    diff = _first_difference(other)
+    assert diff is not None and not fp._is_inplace_over_its_own_view(other, diff), _report(other, diff)
+    apart = lines[:3] + ['with T.no_grad(): v4 = v3.select(1, 1).clone()', 'with T.set_grad_enabled(False): v3[0:] = v4']
+    assert _first_difference(apart) is None
+    unrelated = lines[:3] + ['v5 = T.stack([v2, v0])', 'with T.no_grad(): v4 = v5.select(1, 1)',
+                             "with T.set_grad_enabled(False): v3[0:] = v4",
+                             "v6 = T.copysign(T.ones(1), T.sqrt(T.tensor([-1.0])))"]
+    diff = _first_difference(unrelated)
+    assert diff is not None and not fp._is_inplace_over_its_own_view(unrelated, diff), _report(unrelated, diff)
 
 
 def test_a_float32_exp_rounding_is_let_through_only_where_float64_agrees():
