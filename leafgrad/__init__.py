@@ -178,7 +178,7 @@ _NN_FORMS = ('conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d
              'layer_norm', 'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'max_pool1d', 'max_pool2d',
              'max_pool3d', 'adaptive_max_pool1d', 'constant_pad_nd', 'kl_div', 'binary_cross_entropy_with_logits',
              'hinge_embedding_loss', 'margin_ranking_loss', 'cosine_embedding_loss', 'triplet_margin_loss',
-             'poisson_nll_loss', 'rrelu', 'rrelu_')
+             'poisson_nll_loss', 'rrelu', 'rrelu_', 'native_channel_shuffle')
 
 
 def install_as_torch():

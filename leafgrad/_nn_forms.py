@@ -18,7 +18,7 @@ from .nn._functional.extra import _rrelu as rrelu  # noqa: F401 (torch.rrelu: AT
 # the names whose torch form is nn.functional's function itself, as in PyTorch
 SAME = ('conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'avg_pool1d',
         'adaptive_avg_pool1d', 'cosine_similarity', 'pairwise_distance', 'pixel_shuffle', 'pixel_unshuffle', 'prelu',
-        'bilinear', 'channel_shuffle', 'rrelu_')
+        'bilinear', 'channel_shuffle', 'native_channel_shuffle', 'rrelu_')
 
 _REDUCTIONS = {0: 'none', 1: 'mean', 2: 'sum'}
 

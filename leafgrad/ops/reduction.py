@@ -567,7 +567,18 @@ class LinalgVectorNormBackward0(Op):
         return grad * x * ops.pow(ops.abs(x), p - 2) / ops.pow(safe, p - 1) * keep,
 
 
+class NormBackward1(LinalgVectorNormBackward0):
+    """ATen's norm(input, p, dim, keepdim)'s node, which pairwise_distance records (torch.norm
+    itself runs linalg.vector_norm): the same derivative."""
+    node = 'NormBackward1'
+    __slots__ = ()
+
+
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    return _vector_norm(x, ord, dim, keepdim, dtype, LinalgVectorNormBackward0)
+
+
+def _vector_norm(x, ord, dim, keepdim, dtype, recorded):
     if not is_number(ord):  # (before any other check, as PyTorch's parser)
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(ord).__name__}")
     if x._data.dtype.kind != 'c':
@@ -603,7 +614,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         else:
             out = (a ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
     # (the norm of complex numbers is real: of their magnitudes)
-    result, node = record(c_order(xp.asarray(out).astype(data.real.dtype, copy=False)), LinalgVectorNormBackward0, (x,))
+    result, node = record(c_order(xp.asarray(out).astype(data.real.dtype, copy=False)), recorded, (x,))
     if node is not None:
         node.ord, node.dims, node.keepdim = p, dims, keepdim
         node.save(x, saved_output(result))
@@ -611,6 +622,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 ops.vector_norm = vector_norm  # (linalg.vector_norm: reached by the families through ops)
+
+
+def pairwise_norm(x, p, dim, keepdim):
+    """ATen's norm(x, p, dim, keepdim) as pairwise_distance calls it (NormBackward1)."""
+    return _vector_norm(x, p, dim, keepdim, None, NormBackward1)
 
 
 class Norm(Op):

@@ -10,7 +10,7 @@ from ...ops import shape as _shape
 from ...ops.activation import nn_softmax as softmax
 from ...ops.indexing import index_select, getitem
 from ...ops.linalg import addmm, matmul, mm
-from ...ops.reduction import sum as _sum, vector_norm as _vector_norm_op
+from ...ops.reduction import pairwise_norm as _pairwise_norm, sum as _sum, vector_norm as _vector_norm_op
 from ...ops.shape import reshape as _reshape, t as _t, view as _view
 from ...tensor import Tensor, legacy_type_name
 from .common import const, dtype_name, not_tensor as _not_tensor
@@ -194,8 +194,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     diff = x1 - x2 + eps
     nd = diff._data.ndim
-    out = _vector_norm(diff, p, nd - 1 if nd else ())
-    return out if keepdim else _shape.squeeze(out, -1)
+    # (ATen's norm over the last dim: NormBackward1, as PyTorch records it)
+    return _pairwise_norm(diff, p, nd - 1 if nd else (), keepdim)
 
 
 # ---- one_hot, embedding -------------------------------------------------------------------

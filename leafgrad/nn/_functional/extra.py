@@ -1,7 +1,7 @@
 """prelu, rrelu, glu, bilinear, unfold/fold: ops that modules build on."""
 from ... import backend
 from ..._arg_parser import Overloads
-from ...ops._util import Node, autocast, opmath, record, sum_to, wrap_dim, xp, wrap
+from ...ops._util import Node, NotImplementedNode, autocast, opmath, record, sum_to, wrap_dim, xp, wrap
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from .common import ntuple, dtype_name
@@ -316,7 +316,16 @@ def pixel_unshuffle(input, downscale_factor):
 
 
 def channel_shuffle(input, groups):
-    """(N, g * c, *) -> channel i of group j moved to i * g + j: a reshape, a transpose, a reshape."""
+    """(N, g * c, *) -> channel i of group j moved to i * g + j (ChannelShuffleBackward0)."""
+    return _shuffled(input, _checked_groups(input, groups), ChannelShuffleBackward0)
+
+
+def native_channel_shuffle(input, groups):
+    """channel_shuffle without a derivative, as PyTorch's (its node refuses backward)."""
+    return _shuffled(input, _checked_groups(input, groups), NotImplementedNode)
+
+
+def _checked_groups(input, groups):
     shape = tuple(input._data.shape)
     if len(shape) <= 2:
         raise RuntimeError(f'channel_shuffle expects input with > 2 dims, but got input with sizes {list(shape)}')
@@ -326,8 +335,25 @@ def channel_shuffle(input, groups):
     c = shape[1]
     if c % groups:
         raise RuntimeError(f'Number of channels must be divisible by groups. Got {c} channels and {groups} groups.')
-    x = _shape.reshape(input, (shape[0], groups, c // groups) + shape[2:])
-    return _shape.reshape(_shape.transpose(x, 1, 2).contiguous(), shape)
+    return groups
 
 
-native_channel_shuffle = channel_shuffle
+def _shuffled(input, groups, node_class):
+    """(N, g * c, *) -> channel i of group j moved to i * g + j, recorded as ``node_class``."""
+    shape = input._data.shape
+    data = input._data.reshape((shape[0], groups, shape[1] // groups) + shape[2:]).swapaxes(1, 2).reshape(shape)
+    out, node = record(xp.ascontiguousarray(data), node_class, (input,))
+    if node is not None:
+        if node_class is NotImplementedNode:
+            node.op_name = 'native_channel_shuffle'
+        else:
+            node.groups = groups
+    return out
+
+
+class ChannelShuffleBackward0(Node):
+    """The gradient shuffled back: channel_shuffle by C // groups."""
+    __slots__ = ('groups',)
+
+    def apply(self, grad):
+        return channel_shuffle(grad, grad._data.shape[1] // self.groups),

@@ -5,14 +5,13 @@ twice."""
 import warnings
 
 from ...autograd.graph import _Empty, slice_reduction_jvp
-from ...ops._util import Node, autocast, binary_operands, record, state, wrap, xp
+from ...ops._util import Node, NotImplementedNode, autocast, binary_operands, ops, record, state, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import _sum_in_float32, mean_array, sum as _sum
 from ...ops.activation import nn_log_softmax as log_softmax
 from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str, dtype_name
 from .basic import pairwise_distance
-from ...ops.indexing import getitem
 from ..._arg_parser import refuse_arguments
 
 
@@ -215,6 +214,14 @@ class BinaryCrossEntropyBackward0(Node):
         return gx, gt
 
 
+def _refuse_grad(fname, name, t):
+    """PyTorch's error for an argument its derivatives do not cover (a weight) that requires grad
+    where autograd records."""
+    if t is not None and t.requires_grad and state.grad_enabled:
+        raise RuntimeError(f"The function '{fname}' is not differentiable with respect to argument '{name}'. "
+                           'This input cannot have requires_grad True.')
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
     if autocast.state.on:
         input, target, weight = autocast.fp32(input, target, weight)
@@ -223,6 +230,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if input._data.shape != target._data.shape:
         raise ValueError(f'Using a target size ({size_str(target._data.shape)}) that is different to the input size '
                          f'({size_str(input._data.shape)}) is deprecated. Please ensure they have the same size.')
+    if weight is not None:
+        weight = _shape.expand(weight, tuple(_shape.broadcast_shapes(target.shape, weight.shape)))  # (its error)
+        _refuse_grad('binary_cross_entropy', 'weight', weight)
     x, t = input._data, target._data
     if t.dtype != x.dtype:
         raise RuntimeError(f'Found dtype {dtype_name(target)} but expected {dtype_name(input)}')
@@ -232,7 +242,6 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     with xp.errstate(divide='ignore'):
         loss = -(t * xp.maximum(xp.log(x), -100) + (1 - t) * xp.maximum(xp.log1p(-x), -100))
     if weight is not None:
-        weight = _shape.expand(weight, xp.broadcast_shapes(t.shape, weight._data.shape))
         loss = loss * weight._data
     out, node = record(_reduce_array(loss.astype(x.dtype, copy=False), reduction), BinaryCrossEntropyBackward0,
                        (input, target))
@@ -273,6 +282,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if input._data.shape != target._data.shape:
         raise ValueError(f'Target size ({size_str(target._data.shape)}) must be the same as input size '
                          f'({size_str(input._data.shape)})')
+    _refuse_grad('binary_cross_entropy_with_logits', 'weight', weight)
+    _refuse_grad('binary_cross_entropy_with_logits', 'pos_weight', pos_weight)
     if target._data.dtype.kind not in 'fV':
         raise RuntimeError(f"result type {dtype_name(input)} can't be cast to the desired output type "
                            f'{dtype_name(target)}')
@@ -549,13 +560,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 # ---- divergence -------------------------------------------------------------------------
 
 def _xlogy_self(t):
-    """t * log(t), 0 where t == 0, differentiable in t."""
-    if not t.requires_grad:
-        d = t._data
-        with xp.errstate(divide='ignore', invalid='ignore'):
-            return const(xp.where(d == 0, 0, d * xp.log(xp.where(d == 0, 1, d))), t)
-    pos = t > 0
-    return _ew.where(pos, t * _ew.log(_ew.where(pos, t, 1.0)), 0.0)
+    """xlogy(t, t), as ATen's kl_div: 0 where t == 0, NaN where t < 0 (and its gradients)."""
+    return ops.xlogy(t, t)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):
@@ -653,7 +659,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError('margin_ranking_loss : All input tensors should have same dimension but got sizes: '
                            f'input1: {size_str(input1.shape)}, input2: {size_str(input2.shape)}, '
                            f'target: {size_str(target.shape)} ')
-    return reduce_loss(_relu(-target * (input1 - input2) + margin), reduction)
+    # (clamp_min, as ATen's: its gradient passes at 0, relu's does not)
+    return reduce_loss((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'):
@@ -740,14 +747,63 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        d_swap = pairwise_distance(positive, negative, p, eps)
-        d_neg = _ew.where(d_swap < d_neg, d_swap, d_neg)
-    return reduce_loss(_relu(margin + d_pos - d_neg), reduction)
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))  # (a tie: half to each, as ATen's min)
+    return reduce_loss((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+class _MarginLossBackward(Node):
+    """A fused margin loss's node (PyTorch's multi_margin_loss / multilabel_margin_loss): the
+    gradient is the incoming one, scaled by the reduction, times the per-sample loss's derivative
+    (``derivative``), written in NumPy; PyTorch gives that backward no derivative of its own."""
+    __slots__ = ('reduction', 'one_dim')
+
+    def apply(self, grad):
+        x, = self.saved_tensors
+        d = self.derivative(x._data.reshape(1, -1) if self.one_dim else x._data)
+        g = grad._data
+        if self.reduction == 'mean':
+            g = g / d.shape[0]
+        elif self.reduction == 'none' and not self.one_dim:
+            g = g[:, None]
+        data = (g * d).astype(x._data.dtype).reshape(x._data.shape)
+        out, node = record(data, NotImplementedNode, (grad, x))
+        if node is not None:
+            node.op_name = self.backward_name
+        return out,
+
+
+class MultiMarginLossBackward0(_MarginLossBackward):
+    __slots__ = ('p', 'margin', 'target', 'weight')
+    backward_name = 'multi_margin_loss_backward'
+
+    def derivative(self, x):
+        n, c = x.shape
+        rows, t = xp.arange(n), self.target
+        z = self.margin - x[rows, t][:, None] + x
+        hit = z > 0
+        hit[rows, t] = False
+        d = xp.where(hit, 1 if self.p == 1 else 2 * z, 0).astype(x.dtype)
+        if self.weight is not None:
+            d = d * self.weight[t][:, None]
+        d[rows, t] = -d.sum(1)
+        return d / c
+
+
+def _margin_loss(input, losses, reduction, node_class):
+    """The per-sample ``losses`` (an array) reduced, recorded as one ``node_class``."""
+    one_dim = input._data.ndim < 2
+    loss = losses.reshape(()) if one_dim else losses
+    out, node = record(_reduce_array(loss, reduction).astype(input._data.dtype), node_class, (input,))
+    if node is not None:
+        node.reduction, node.one_dim = reduction, one_dim
+        node.save(input)
+    return out, node
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction='mean'):
-    """sum over j != y of max(0, margin - x[y] + x[j])^p / C (PyTorch has one fused node)."""
+    """sum over j != y of max(0, margin - x[y] + x[j])^p (times weight[y]) / C: one node, as
+    PyTorch's (MultiMarginLossBackward0; a weight that requires grad is refused)."""
     try:
         if autocast.state.on:
             input, target, weight = autocast.fp32(input, target, weight)
@@ -755,54 +811,71 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         check_reduction(reduction)
         if p not in (1, 2):
             raise ValueError('only p == 1 and p == 2 supported')
-        x = input if input._data.ndim == 2 else _shape.unsqueeze(input, 0)
+        x = input._data.reshape(1, -1) if input._data.ndim < 2 else input._data
         t = target._data.reshape(-1)
-        n, c = x._data.shape
+        n, c = x.shape
         if t.shape[0] != n:
             raise RuntimeError(f'inconsistent target size, expected {n} but got {list(target._data.shape)}')
-        onehot = xp.zeros((n, c), dtype=x._data.dtype)
-        onehot[xp.arange(n), t] = 1
-        x_y = _sum(x * const(onehot, x), 1, keepdim=True)
-        z = _relu(x - x_y + margin) * const(1 - onehot, x)
-        if p == 2:
-            z = z * z
-        if weight is not None:
-            z = z * _shape.unsqueeze(_gather_rows(weight, t), 1)
-        loss = _sum(z, 1) / c
-        if input._data.ndim == 1:
-            loss = _shape.reshape(loss, ())
-        return reduce_loss(loss, reduction)
+        _refuse_grad('multi_margin_loss', 'weight', weight)
+        if t.size and (t.min() < 0 or t.max() >= c):
+            raise RuntimeError('target out of range')
+        rows = xp.arange(n)
+        z = margin - x[rows, t][:, None] + x
+        h = xp.where(z > 0, z if p == 1 else z * z, 0)
+        h[rows, t] = 0
+        w = None if weight is None else weight._data.astype(x.dtype)
+        if w is not None:
+            h = h * w[t][:, None]
+        out, node = _margin_loss(input, h.sum(1) / c, reduction, MultiMarginLossBackward0)
+        if node is not None:
+            node.p, node.margin, node.target, node.weight = p, margin, t, w
+        return out
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
         refuse_arguments()
         raise
 
 
-def _gather_rows(weight, t):
-    return getitem(weight, wrap(t))
+class MultilabelMarginLossBackward0(_MarginLossBackward):
+    __slots__ = ('counts', 'is_target')
+    backward_name = 'multilabel_margin_loss_backward'
+
+    def derivative(self, x):
+        _, hit = _label_margins(x, self.is_target)            # [n, target j, other d]
+        d = (self.counts[:, :, None] * hit).sum(1)           # +1 for each (target, other) pair in the margin
+        d = d - self.counts * hit.sum(2)                      # -1 for the target of each
+        return (d / x.shape[1]).astype(x.dtype)
+
+
+def _label_margins(x, is_target):
+    """1 - x[j] + x[d] of each row's pairs, and where it counts: d no target, the margin > 0."""
+    z = 1 - x[:, :, None] + x[:, None, :]
+    return z, ((z > 0) & ~is_target[:, None, :]).astype(x.dtype)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
-    """Targets are class indices padded with -1 after the last one; every (target, non-target)
-    pair contributes max(0, 1 - (x[target] - x[other])) / C."""
+    """Targets are class indices padded with -1 after the last one; each target listed (twice if
+    listed twice, as PyTorch's loop) with each non-target i adds max(0, 1 - (x[target] - x[i])) / C.
+    One node, as PyTorch's (MultilabelMarginLossBackward0)."""
     if autocast.state.on:
         input, target = autocast.fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    x = input if input._data.ndim == 2 else _shape.unsqueeze(input, 0)
-    t = target._data.reshape(x._data.shape)
-    n, c = x._data.shape
-    # the targets of each row: the indices before the first -1
-    valid = xp.cumprod(t >= 0, axis=1).astype(bool)
-    is_target = xp.zeros((n, c), dtype=bool)
-    rows = xp.repeat(xp.arange(n), c).reshape(n, c)
-    is_target[rows[valid], t[valid]] = True
-    # pairs: (row, target j, other i) with j a target and i not
-    pair = (is_target[:, :, None] & ~is_target[:, None, :]).astype(x._data.dtype)
-    margins = _relu(1 - (_shape.unsqueeze(x, 2) - _shape.unsqueeze(x, 1)))    # [n, j, i]
-    loss = _sum(margins * const(pair, x), (1, 2)) / c
-    if input._data.ndim == 1:
-        loss = _shape.reshape(loss, ())
-    return reduce_loss(loss, reduction)
+    x = input._data.reshape(1, -1) if input._data.ndim < 2 else input._data
+    t = target._data.reshape(x.shape)
+    n, c = x.shape
+    if t.size and (t.min() < -1 or t.max() >= max(c, 1)):
+        raise RuntimeError("argument #2 'target' is out of range")
+    # the targets of each row: the indices before the first -1, counted as often as listed
+    listed = xp.cumprod(t >= 0, axis=1).astype(bool)
+    counts = xp.zeros((n, c), dtype=x.dtype)
+    xp.add.at(counts, (xp.nonzero(listed)[0], t[listed]), 1)
+    is_target = counts > 0
+    z, hit = _label_margins(x, is_target)
+    losses = (counts[:, :, None] * z * hit).sum((1, 2)) / c
+    out, node = _margin_loss(input, losses, reduction, MultilabelMarginLossBackward0)
+    if node is not None:
+        node.counts, node.is_target = counts, is_target
+    return out
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
