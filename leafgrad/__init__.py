@@ -17,7 +17,10 @@ from ._memory_format import (_mkldnn, jagged, layout, sparse_bsc, sparse_bsr, sp
 from . import autograd
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                                  no_grad, set_grad_enabled)
-from .ops import *  # noqa: F401,F403  the op library's functions
+from . import ops
+# the op library's functions (``from .ops import *`` without the deferred families', which
+# would import them: __getattr__ below binds those on first use)
+globals().update((_name, getattr(ops, _name)) for _name in ops.__all__ if _name not in ops.deferred_names)
 from .ops._util import not_a_tensor as _not_a_tensor
 from .creation import (Generator, arange, as_tensor, asarray, default_generator, empty, empty_like, eye,
                        from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed,
@@ -202,6 +205,9 @@ def install_as_torch():
 def __getattr__(name):
     # Any subpackage or module of leafgrad loads on first use (leafgrad.nn, leafgrad.linalg ...),
     # so that `import leafgrad` stays fast and a new one needs no entry here.
+    if name in ops.deferred_names:  # a function of an op family imported on first use (ops/__init__.py)
+        ops.load(ops.deferred_names[name])
+        return globals()[name]
     if name == 'compile':
         from ._compile import compile  # (loaded when first used, as every entry below)
         return compile
@@ -228,6 +234,8 @@ def __getattr__(name):
     if name in _NN_FORMS:
         from . import _nn_forms  # (loaded when first used: it loads nn.functional)
         return getattr(_nn_forms.F, name) if name in _nn_forms.SAME else getattr(_nn_forms, name)
+    if name == '__all__':  # (``from leafgrad import *`` reads it first: every op is bound for it to find)
+        ops.load()
     if name in _AUTOCAST_NAMES:
         from .amp import autocast_mode  # (loaded when first used)
         return getattr(autocast_mode, name)
@@ -238,3 +246,7 @@ def __getattr__(name):
             if e.name != f'{__name__}.{name}':
                 raise  # an existing submodule failed to import something: that is its error
     raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(set(globals()) - {'__dir__'} | set(ops.deferred_names))

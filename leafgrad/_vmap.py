@@ -812,7 +812,7 @@ def _declared_rule(plain):
     global _declared
     if _declared is None:
         rules = {}
-        for cls in _op.declared:
+        for cls in _op.every_declaration():
             rule = cls.vmap
             if rule is not None:
                 for n in (cls.op,) + tuple(cls.aliases):

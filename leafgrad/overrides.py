@@ -154,6 +154,7 @@ def enable():
     if _enabled:
         return
     _enabled = True
+    leafgrad.ops.load()  # (the op families imported on first use: their functions bound, to be wrapped)
     for namespace, python_level in _namespaces():
         for name, function in list(vars(namespace).items()):
             if name.startswith('_') or not inspect.isfunction(function) or function is Tensor or \

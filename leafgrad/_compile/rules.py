@@ -536,7 +536,7 @@ def _every_form(rules):
     """``rules`` with each declared op's rule also under its other forms (``ops/_op.py``): its
     forward (the method and operators: ``x.add(y)``, ``x + y``) and its function with out=
     are different functions of one op."""
-    for declaration in _op.declared:
+    for declaration in _op.every_declaration():
         forms = [getattr(holder, key) for name, holder, key in declaration.provided if name == declaration.op]
         rule = next((rules[fn] for fn in forms if fn in rules), None)
         if rule is not None:

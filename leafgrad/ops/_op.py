@@ -94,7 +94,8 @@ from .._arg_parser import SignatureWith, bound_when_refused, parsing, refuse_non
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from ._util import SCALAR_NAMES, NotImplementedNode, float_dtype_for, is_operand, not_a_tensor, ops, record, unary
+from ._util import (SCALAR_NAMES, NotImplementedNode, float_dtype_for, is_operand, load_deferred, not_a_tensor, ops,
+                    record, unary)
 
 xp = backend.numpy
 
@@ -297,10 +298,19 @@ def _reflected(name, dunder, module):
     return reflected
 
 
+def every_declaration():
+    """``declared``, the op families imported on first use (ops/__init__.py) imported first: what
+    reads every declaration (the transforms' wrappers, the profiler, batching and compiling
+    rules) finds every op."""
+    if load_deferred[0] is not None:
+        load_deferred[0]()
+    return declared
+
+
 def bound_ops():
     """(PyTorch's name, function) for every function, method, variant and operator that the
     declarations bound, as bound now (while a transform runs, its wrapper)."""
-    for cls in declared:
+    for cls in every_declaration():
         for name, holder, key in cls.provided:
             yield name, getattr(holder, key)
 

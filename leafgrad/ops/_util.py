@@ -35,8 +35,20 @@ class _Namespace:
     def __repr__(self):
         return f'<leafgrad ops: {len(vars(self))} names>'
 
+    def __getattr__(self, name):  # (Python calls it only for a name not bound yet)
+        family = deferred.get(name)
+        if family is not None:  # an op of a family imported on first use: importing it binds the name
+            load_deferred[0](family)
+            if name in vars(self):
+                return vars(self)[name]
+        raise AttributeError(f"'_Namespace' object has no attribute '{name}'")
+
 
 ops = _Namespace()
+# The op families imported on first use (ops/__init__.py): ``ops.<name>`` of each -> its family,
+# and the function that imports a family (None: every one of them), put here by ops/__init__.py.
+deferred = {}
+load_deferred = [None]
 
 
 # PyTorch's scalar-type names of the dtypes, as its errors print them ('Float')
