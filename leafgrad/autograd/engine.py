@@ -177,6 +177,10 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
     if vmap is not None and not vmap.active():
         vmap = None
     watched = anomaly_state.enabled or profile_node is not None or vmap is not None
+    # Leaves whose gradient is complete run at once, after the node that completed them (a
+    # leaf's AccumulateGrad is first in line: it would be popped next), without the heap and
+    # the checks of a node with hooks, when nothing watches the walk and it ends at the leaves.
+    leaves = [] if targets is None and not watched else None
     # `pending` is a node that became ready while no other was: it would be popped next
     # anyway, so it skips the heap (the common case in a chain of ops).
     pending = None
@@ -268,6 +272,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                 if runnable is not None and nxt not in runnable:
                     buffers.pop(nxt, None)
                     continue
+                if leaves is not None and type(nxt) is AccumulateGrad:
+                    leaves.append(nxt)
+                    continue
                 if pending is None and not ready:
                     pending = nxt
                 else:
@@ -278,6 +285,8 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             # Drop this step's references, so that a buffer consumed here can be freed (or
             # taken by AccumulateGrad without a copy) as soon as its last consumer has run.
             grads = outs = grad = old = None
+            if leaves:
+                pending = _accumulate_leaves(leaves, buffers, ready, order, pending)
     finally:
         walks.pop()
         grad_mode.state.grad_enabled = prev_grad_mode
@@ -287,6 +296,33 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
         for callback in callbacks:
             callback()
     return captured
+
+
+def _accumulate_leaves(leaves, buffers, ready, order, pending):
+    """Run the AccumulateGrad nodes in ``leaves`` (ready, in the order they became ready) as
+    the walk would have run them next; from the first one with a hook (which the walk's general
+    step runs), the rest go onto the heap in that order. Returns the walk's ``pending``."""
+    for i, node in enumerate(leaves):
+        meta = node.variable._meta
+        if (node._tensor_pre_hooks is not None or node._retained is not None or node._pre_hooks is not None
+                or node._post_hooks is not None or node._grad_dtype is not None
+                or (meta is not None and meta.hooks)):
+            if pending is not None:
+                heappush(ready, (-pending._seq, next(order), pending))
+                pending = None
+            for rest in leaves[i:]:
+                heappush(ready, (-rest._seq, next(order), rest))
+            break
+        buf = buffers.pop(node, None)
+        if buf is not None:
+            grad = buf[0]
+            if grad is not None:
+                # (held by buf and grad, and apply's parameter: as the walk's general step holds
+                # it, which AccumulateGrad counts to take the buffer without a copy)
+                node.apply(grad)
+            buf = grad = None
+    leaves.clear()
+    return pending
 
 
 def _to_dtype(grad, np_dtype):
