@@ -612,8 +612,12 @@ class AccumulateGrad(Node):
         return f'<AccumulateGrad object at {hex(id(self))}>'
 
     def __init__(self, variable):
-        super().__init__(())
-        self._seq = float('inf')  # runs as soon as it is ready, as in PyTorch
+        # (Node.__init__'s fields written out, without a sequence number: a leaf's node is made
+        # for every graph that uses the leaf, as the graph's first node)
+        self.next_functions = ()
+        self._seq = _INF  # runs as soon as it is ready, as in PyTorch
+        self._saved = ()
+        self._saved_versions = ()
         self.variable = variable
         self._lock = _RLock()
 
@@ -709,6 +713,7 @@ def grad_accumulator(tensor):
 
 _accumulator_creation = _thread.allocate_lock()
 _RLock = _thread.RLock  # (the C type itself: half the cost of threading.RLock())
+_INF = float('inf')
 
 
 def gradient_edge(tensor):
