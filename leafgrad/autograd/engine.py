@@ -485,7 +485,10 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                 if out._data.dtype.kind not in 'fV':
                     raise RuntimeError('grad can be implicitly created only for real scalar outputs '
                                        f'but got {out.dtype}')
-                g = _graph._tensor.Tensor._wrap(_np.ones_like(out._data))
+                d = out._data
+                # (a 0-d float loss, the common root: the array constructor, a fifth of ones_like's cost)
+                g = _graph._tensor.Tensor._wrap(_np.array(1, d.dtype) if type(d) is _np.ndarray and not d.ndim
+                                                and d.dtype.kind == 'f' else _np.ones_like(d))
             result.append(g)
             continue
         if not isinstance(g, _graph._tensor.Tensor):
