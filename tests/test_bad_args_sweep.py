@@ -20,14 +20,16 @@ FUNCTIONS = {name: (f_lg, f_t) for name, f_lg, f_t in sweep.names()}
 # the functions whose bad arguments match PyTorch's in every call the sweep makes (meshgrid not:
 # the sweep calls it without indexing=, which PyTorch warns of once a process)
 EXACT = [
-    'addmm', 'adjoint', 'argwhere', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'baddbmm',
-    'binomial', 'bmm', 'bucketize', 'cartesian_prod', 'celu', 'celu_',
-    'clone', 'combinations', 'conj', 'conj_physical_', 'corrcoef', 'cov', 'det', 'dsplit', 'fill',
-    'fill_', 'flatten', 'fliplr', 'flipud', 'float_power', 'hardshrink', 'hsplit', 'index_select',
-    'isfinite', 'isin', 'isinf', 'isnan', 'isreal', 'logdet', 'lu', 'matrix_exp', 'mm',
-    'mv', 'narrow', 'pdist', 'pinverse', 'positive', 'ravel', 'real', 'relu', 'resize_as_',
-    'resolve_conj', 'roll', 'searchsorted', 'selu', 'selu_', 'split', 'split_with_sizes', 't',
-    'threshold', 'threshold_', 'tile', 'trace', 'vander', 'vsplit', 'zero_',
+    'absolute', 'addmm', 'adjoint', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin',
+    'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan_', 'arctanh', 'arctanh_', 'argwhere',
+    'atleast_1d', 'atleast_2d', 'atleast_3d', 'baddbmm', 'binomial', 'bmm', 'bucketize',
+    'cartesian_prod', 'celu', 'celu_', 'clone', 'combinations', 'conj', 'conj_physical_',
+    'corrcoef', 'cov', 'det', 'dsplit', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'fliplr',
+    'flipud', 'float_power', 'hardshrink', 'hsplit', 'index_select', 'isfinite', 'isin', 'isinf',
+    'isnan', 'isreal', 'logdet', 'lu', 'matrix_exp', 'mm', 'mv', 'narrow', 'negative', 'negative_',
+    'pdist', 'pinverse', 'positive', 'ravel', 'real', 'relu', 'resize_as_', 'resolve_conj', 'roll',
+    'searchsorted', 'selu', 'selu_', 'split', 'split_with_sizes', 't', 'threshold', 'threshold_',
+    'tile', 'trace', 'vander', 'vsplit', 'zero_',
     'F.adaptive_avg_pool1d', 'F.adaptive_max_pool1d', 'F.avg_pool1d', 'F.avg_pool2d',
     'F.batch_norm', 'F.bilinear', 'F.celu', 'F.celu_', 'F.conv1d', 'F.conv2d', 'F.conv3d',
     'F.conv_transpose1d', 'F.cosine_similarity', 'F.cross_entropy', 'F.elu', 'F.elu_',
@@ -78,6 +80,8 @@ def _outcome(fn):
     # as a method: positions counted after self
     lambda T, F: T.ones(3).index_select(0, [1]),
     lambda T, F: T.index_select(T.ones(3), 0, index=1),
+    # an alias's errors name it
+    lambda T, F: T.arccos(T.ones(3), 1),
 ])
 def test_bad_arguments_as_torch(call):
     import torch

@@ -216,6 +216,8 @@ def _provide(cls, name, namespace):
             inplace_n = inplace and _tensors_only(inplace, n + '_', params, cls.tensors, True, namespace)
         else:
             fn_n, method_n, inplace_n = function, method, inplace
+            if n != name:  # (an alias's own copy, no call added: its errors name it, as PyTorch's)
+                fn_n, inplace_n = _renamed(function, n), inplace and _renamed(inplace, n + '_')
         if cls.refusals is not None:  # (PyTorch's TypeError names the alias, the in-place variant)
             if n != name:
                 fn_n = bound_when_refused(fn_n, cls.refusals.named(n), False)
@@ -327,6 +329,16 @@ def _name_function(fn, name):
     fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)
 
 
+def _renamed(fn, name):
+    """A copy of ``fn`` (the same code, closure and attributes) named ``name``, also in the errors
+    that read the running code's name (an alias's function: PyTorch's errors name the alias)."""
+    code = fn.__code__.replace(co_name=name, co_qualname=name)
+    copy = types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__, copy.__doc__, copy.__module__ = fn.__kwdefaults__, fn.__doc__, fn.__module__
+    copy.__dict__.update(fn.__dict__)
+    return copy
+
+
 def _without_out_parameter(doc):
     """``doc`` without out= in its signatures: ``(input, *, out=None)`` -> ``(input)``,
     ``(input, *, alpha=1, out=None)`` -> ``(input, *, alpha=1)``."""
@@ -358,11 +370,12 @@ def _with_out(forward, name, rule, differentiable):
             try:
                 return forward(*args, **kwargs)
             except AttributeError:  # (leafgrad.abs(1): PyTorch's parser's TypeError)
-                refuse_non_tensors(name, _parameters(forward), args, kwargs)
+                refuse_non_tensors(sys._getframe().f_code.co_name, _parameters(forward), args, kwargs)
                 raise
         return rule(name, out, forward(*args, **kwargs), differentiable)
     function.__doc__ = forward.__doc__
     function.__signature__ = SignatureWith.of(forward, _OUT)
+    _name_function(function, name)  # (its refusal reads its name: an alias's copy, the alias's)
     return function
 
 
@@ -400,8 +413,9 @@ def _inplace_variant(forward, name):
         try:
             return inplace_runner[0](self, lambda s: forward(s, *args, **kwargs), others)
         except AttributeError:  # (leafgrad.abs_(1): PyTorch's parser's TypeError)
-            refuse_non_tensors(name, ('input',), (self,), {})
+            refuse_non_tensors(sys._getframe().f_code.co_name, ('input',), (self,), {})
             raise
+    _name_function(inplace, name)  # (its refusal reads its name: an alias's copy, the alias's)
     return inplace
 
 
@@ -684,14 +698,14 @@ def elementwise_forward(cls):
             try:
                 return unary(node_cls, input, fn(float_dtype_for(input._data)), save)
             except AttributeError:  # (leafgrad.exp(1.0): PyTorch's parser's TypeError)
-                _refuse_no_tensor(name, input)
+                _refuse_no_tensor(sys._getframe().f_code.co_name, input)  # (an alias's copy: its name)
                 raise
 
         def function(input, *, out=None):
             try:
                 result = unary(node_cls, input, fn(float_dtype_for(input._data)), save)
             except AttributeError:
-                _refuse_no_tensor(name, input)
+                _refuse_no_tensor(sys._getframe().f_code.co_name, input)  # (an alias's copy: its name)
                 raise
             if out is not None:
                 return rule(name, out, result, True)
@@ -701,14 +715,14 @@ def elementwise_forward(cls):
             try:
                 return unary(node_cls, input, fn(input._data), save)
             except AttributeError:
-                _refuse_no_tensor(name, input)
+                _refuse_no_tensor(sys._getframe().f_code.co_name, input)  # (an alias's copy: its name)
                 raise
 
         def function(input, *, out=None):
             try:
                 result = unary(node_cls, input, fn(input._data), save)
             except AttributeError:
-                _refuse_no_tensor(name, input)
+                _refuse_no_tensor(sys._getframe().f_code.co_name, input)  # (an alias's copy: its name)
                 raise
             if out is not None:
                 return rule(name, out, result, True)
