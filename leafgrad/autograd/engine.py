@@ -206,11 +206,13 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             else:
                 break
             grads = buffers.pop(node, None) or [None] * node.num_outputs  # none arrived: all None
-            if node._grad_dtype is not None and grads[0] is not None and grads[0]._data.dtype != node._grad_dtype:
-                grads[0] = _to_dtype(grads[0], node._grad_dtype)
+            # (_hooked: also set on a node with a _grad_dtype or _inert, so that the plain
+            # node costs the walk one attribute read for the three)
             hooked = node._hooked
 
             if hooked:
+                if node._grad_dtype is not None and grads[0] is not None and grads[0]._data.dtype != node._grad_dtype:
+                    grads[0] = _to_dtype(grads[0], node._grad_dtype)
                 _run_tensor_hooks_and_retain(node, grads)
 
             if targets is not None and node in targets:
@@ -226,7 +228,7 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                         grads = _checked_all(hook, grads, new)
 
             grad = grads[0] if len(grads) == 1 else _any_grad(grads)
-            if node._inert or grad is None and not node._runs_without_grads:
+            if hooked and node._inert or grad is None and not node._runs_without_grads:
                 # Nothing can leave (Node._inert), or nothing arrived (every consumer's gradient
                 # was None) at a derivative that then gives None: pass None along. PyTorch's
                 # derivative unpacks what it saved before it asks which inputs need a gradient:

@@ -293,7 +293,7 @@ class Node:
     _retained = None          # {output_nr: weakref to a tensor that retains its grad}
     _pre_hooks = None         # {id: hook(grad_outputs)}
     _post_hooks = None        # {id: hook(grad_inputs, grad_outputs)}
-    _hooked = False           # set once any of the four above is: the walk looks at them only then
+    _hooked = False           # set once any of the four above is, or _grad_dtype or _inert: the walk looks at them only then
     _metadata = None
     _anomaly_trace = None
     # A bfloat16 output's dtype: the walk casts the gradient arriving here to it, as PyTorch

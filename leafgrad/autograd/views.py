@@ -54,8 +54,12 @@ class LiveViews:
         refs = self.refs
         refs.append(_weakref(view))
         if len(refs) > self.limit:
-            refs[:] = [r for r in refs if r() is not None]
-            self.limit = max(16, 2 * len(refs))
+            self.compact()
+
+    def compact(self):
+        refs = self.refs
+        refs[:] = [r for r in refs if r() is not None]
+        self.limit = max(16, 2 * len(refs))
 
     def alive(self):
         return [v for v in (r() for r in self.refs) if v is not None]
@@ -78,10 +82,11 @@ def link(input, out, make, multi=None):
     ``multi`` names the op when the view is one of several outputs (unbind, split): such
     views may not be changed in place while recording, nor used after their base was."""
     counter = out._version_counter = input._version_counter
-    if input._base is None:
+    base = input._base
+    if base is None:
         base, inherited = input, None
     else:
-        base, inherited = input._base, input._creation
+        inherited = input._creation
     out._base = base
     out._view_of = (input, make) if multi is None else (input, make, multi)
     out._attr_version = counter[0]
@@ -103,7 +108,10 @@ def link(input, out, make, multi=None):
     views = base._views
     if views is None:
         views = base._views = LiveViews()
-    views.add(out)
+    refs = views.refs  # (LiveViews.add written out: one view op in three is a view's making)
+    refs.append(_weakref(out))
+    if len(refs) > views.limit:
+        views.compact()
 
 
 # ---- an in-place change ---------------------------------------------------------------------

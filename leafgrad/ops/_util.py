@@ -167,7 +167,7 @@ def record(out_data, node_cls, inputs):
         return out, None
     node = node_cls(tuple(edges))
     if inert and all(e[0] is None for e in edges):
-        node._inert = True
+        node._inert = node._hooked = True  # (_hooked: the walk reads _inert only then)
     out._grad_fn = node
     out._requires_grad = True
     if out_data.dtype.kind in 'Vc':
@@ -182,6 +182,7 @@ def _unusual_dtype(node, dtype, inputs):
     node computes PyTorch's complex gradients (complex_convention)."""
     if dtype.kind == 'V':
         node._grad_dtype = dtype
+        node._hooked = True  # (the walk reads _grad_dtype only then)
     else:
         complex_convention(node, inputs)
 
@@ -205,7 +206,7 @@ def unary(node_cls, input, out_data, save=None):
     fn = input._grad_fn
     node = node_cls(((fn, input._output_nr) if fn is not None else (grad_accumulator(input), 0),))
     if fn is None and node.next_functions[0][0] is None:  # (as in record)
-        node._inert = True
+        node._inert = node._hooked = True
     out._grad_fn = node
     out._requires_grad = True
     if out_data.dtype.kind in 'Vc':

@@ -15,7 +15,7 @@ from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
 from ._util import (_one, _unrounded, binary_operands, broadcast_error, c_order, divided, float_dtype_for, iterated,
                     number_operand, operator_refusal, opmath, ops, record, refused, saved_output, sigmoid_array, state,
                     sum_to, times, unary, wrap, xp)
-from ..autograd.graph import _Empty, elementwise_jvp, unshared
+from ..autograd.graph import SavedOutput, _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor, fitted_scalar
 from .._arg_parser import refuse_arguments
 
@@ -610,6 +610,13 @@ class _OutputDerivative(Op):
 
     def apply(self, grad):
         if not state.grad_enabled:
+            # saved_arrays() written out for the one saved tensor, checked as it checks it
+            # (versions None: packed by saved-tensor hooks; saved None: released, and it raises)
+            versions, saved = self._saved_versions, self._saved
+            if versions is not None and saved:
+                r = saved[0]
+                if r._version_counter[0] == versions[0] and r._detached_from is None:
+                    return wrap(self.on_arrays(grad._data, r.data if type(r) is SavedOutput else r._data)),
             (r,) = self.saved_arrays()
             return wrap(self.on_arrays(grad._data, r)),
         (result,) = self.saved_tensors
