@@ -35,14 +35,17 @@ def test_import_leaves_them_unloaded():
     assert loaded == []
 
 
-@pytest.mark.parametrize('family', sorted(DEFERRED))
-@pytest.mark.parametrize('route', ['function', 'class', 'tensor', 'ops'])
+def _names(family, route):
+    public, methods, forwards = DEFERRED[family]
+    return {'function': public, 'class': methods, 'tensor': methods, 'ops': forwards}[route]
+
+
+# (only the routes by which a family binds a name: CI lets nothing skip)
+@pytest.mark.parametrize('family,route', [(f, r) for r in ('function', 'class', 'tensor', 'ops')
+                                          for f in sorted(DEFERRED) if _names(f, r)])
 def test_first_read_binds_the_family_s_own(family, route):
     """Whichever name is read first, every name of the family is the family's own after it."""
-    public, methods, forwards = DEFERRED[family]
-    names = {'function': public, 'class': methods, 'tensor': methods, 'ops': forwards}[route]
-    if not names:
-        pytest.skip(f'{family} binds no {route} name')
+    names = _names(family, route)
     first = {'function': f'leafgrad.{names[0]}', 'class': f'leafgrad.Tensor.{names[0]}',
              'tensor': f'getattr(leafgrad.ones(2, 2), {names[0]!r})',
              'ops': f'leafgrad.ops._util.ops.{names[0]}'}[route]
