@@ -179,3 +179,13 @@ def _w(M):
         'bce_weight_not_broadcastable', 'no_grad_mode_accepts_them'])
 def test_a_weight_that_requires_grad_is_refused_as_torch(program):
     same(program)
+
+
+@pytest.mark.parametrize('loss_fn,kwargs', [
+    (_multi, {}), (_multi, {'reduction': 'none'}), (_multi, {'p': 2, 'margin': 0.5}),
+    (_multilabel, {}), (_multilabel, {'reduction': 'none'}),
+], ids=['multi', 'multi_none', 'multi_p2', 'multilabel', 'multilabel_none'])
+def test_fused_margin_losses_gradcheck(loss_fn, kwargs):
+    # float64, away from the hinges' kinks (A is random normal)
+    x = lg.tensor(A, requires_grad=True)
+    assert lg.autograd.gradcheck(lambda t: loss_fn(lg, t, **kwargs), (x,), atol=1e-6, rtol=1e-5)
