@@ -725,22 +725,9 @@ def new_empty_strided(self, size=None, stride=None, *, dtype=None, layout=None, 
                 isinstance(v, (int, _np.integer)) and not isinstance(v, bool) for v in value):
             raise TypeError(f"new_empty_strided(): argument '{name}' (position {position}) must be tuple of ints, "
                             f'not {type(value).__name__}')
-    size, stride = [int(v) for v in size], [int(v) for v in stride]
-    if len(size) != len(stride):
-        raise RuntimeError(f'dimensionality of sizes ({len(size)}) must match dimensionality of strides '
-                           f'({len(stride)})')
-    for n in size:
-        if n < 0:
-            raise RuntimeError(f'Trying to create tensor with negative dimension {n}: {size}')
-    if any(st < 0 for st in stride):
-        raise RuntimeError(f'Storage size calculation overflowed with sizes={size} and strides={stride}')
     dtype, device = _new_like(self, dtype, device)
-    made = empty(0, dtype=dtype, device=device)
-    array = made._data
-    storage = 0 if 0 in size else 1 + sum((n - 1) * st for n, st in zip(size, stride))
-    data = _np.empty(storage, dtype=array.dtype)
-    made._data = _np.lib.stride_tricks.as_strided(data, size, [st * data.itemsize for st in stride], writeable=True)
-    return made.requires_grad_(requires_grad) if requires_grad else made
+    # (the sizes' checks and the storage are empty_strided's)
+    return _ops.empty_strided(size, stride, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
