@@ -829,13 +829,44 @@ def _parse_einsum(equation, operands):
     return subs, out
 
 
+def _sublist_subscripts(sublist):
+    """One operand's subscripts in einsum's sublist format, as letters of an equation."""
+    letters = []
+    for n in sublist:
+        if n is Ellipsis:
+            letters.append('...')
+        elif 0 <= n < 26:
+            letters.append(chr(ord('A') + n))
+        elif 26 <= n < 52:
+            letters.append(chr(ord('a') + n - 26))
+        else:
+            raise ValueError('einsum(): subscript in subscript list is not within the valid range [0, 52)')
+    return ''.join(letters)
+
+
 class Einsum(Op):
     """einsum(equation, *operands): the Einstein summation ``equation`` of the operands."""
     op, method = 'einsum', False
 
-    def forward(equation, *operands):
+    def forward(*args):
         """Einstein summation, composed of leafgrad ops as PyTorch composes it: diagonals, sums over
-        letters only one operand has, then pairwise contractions as one batched matmul each."""
+        letters only one operand has, then pairwise contractions as one batched matmul each.
+        Takes ``(equation, *operands)`` or the sublist format ``(op1, sublist1, op2, sublist2, ...,
+        [sublist_out])``, whose subscripts are integers in [0, 52) (A-Z, then a-z) and ``...``."""
+        if len(args) < 2:
+            raise ValueError('einsum(): must specify the equation string and at least one operand, '
+                             'or at least one operand and its subscripts list')
+        if isinstance(args[0], Tensor):
+            equation = ','.join(_sublist_subscripts(s) for s in args[1::2])
+            if len(args) % 2:
+                equation += '->' + _sublist_subscripts(args[-1])
+                operands = args[:-1:2]
+            else:
+                operands = args[::2]
+        else:
+            equation, operands = args[0], args[1:]
+            if not isinstance(equation, str):
+                raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not {type(equation).__name__}")
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
             operands = tuple(operands[0])
         subs, out = _parse_einsum(equation, operands)
