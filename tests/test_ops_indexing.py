@@ -23,6 +23,7 @@ def I(m, *values):
 
 
 A, B, C = R(2, 3, 4), R(4, 3), R(6)
+ZEROS_SELF, ZEROS_SRC = np.array([2., 0, 3, 0]), np.array([0., 4, 5, 0, 0, 1.5])  # (one zero, two at 3)
 IDX = [[0, 2, 1], [3, 3, 0]]
 
 
@@ -84,6 +85,20 @@ CASES = [
     ('scatter_reduce_ties', lambda m, x, s: m.scatter_reduce(x, 1, m.tensor([[0, 0], [2, 2]]), s, 'amax'),
      [np.array([[1., 2, 3], [3, 0, 3], [0, 0, 0], [1, 1, 1]]), np.array([[1., 1], [3, 2]])], {'fd': False}),
     ('scatter_reduce_', lambda m, x, s: (x * 1).scatter_reduce_(1, m.tensor([[0, 0]]), s, 'mean'), [B, R(1, 2)]),
+    # products with zero factors: the gradient is the product of the others, not 0/0
+    *[(f'scatter_reduce_prod_zeros_{inc}', lambda m, x, s, inc=inc: x.scatter_reduce(
+        0, m.tensor([0, 1, 1, 2, 3, 3]), s, 'prod', include_self=inc), [ZEROS_SELF, ZEROS_SRC], {'fd': False})
+      for inc in (True, False)],
+    *[(f'index_reduce_{r}_{inc}', lambda m, x, s, r=r, inc=inc: x.index_reduce(
+        0, m.tensor([1, 0, 3, 1]), s, r, include_self=inc), [B, R(4, 3, seed=1)])
+      for r in ('prod', 'mean', 'amax', 'amin') for inc in (True, False)],
+    ('index_reduce_dim', lambda m, x, s: m.index_reduce(x, -1, m.tensor([2, 2]), s, 'mean'), [A, R(2, 3, 2, seed=1)]),
+    *[(f'index_reduce_prod_zeros_{inc}', lambda m, x, s, inc=inc: m.index_reduce(
+        x, 1, m.tensor([0, 1, 1, 2, 3, 3]), s, 'prod', include_self=inc), [ZEROS_SELF[None], ZEROS_SRC[None]],
+       {'fd': False}) for inc in (True, False)],
+    ('index_reduce_ties', lambda m, x, s: x.index_reduce(1, m.tensor([0, 0]), s, 'amax'),
+     [np.array([[1., 2, 3], [3, 0, 3]]), np.array([[1., 1], [3, 2]])], {'fd': False}),
+    ('index_reduce_', lambda m, x, s: (x * 1).index_reduce_(0, m.tensor([3, 3]), s, 'amin'), [B, R(2, 3)]),
     ('index_select', lambda m, x: x.index_select(0, m.tensor([3, 0, 3])), [B]),
     ('index_select_dim', lambda m, x: m.index_select(x, -1, m.tensor([2, 0])), [A]),
     ('index_add', lambda m, x, s: x.index_add(0, m.tensor([1, 1, 3]), s), [B, R(3, 3, seed=1)]),
@@ -161,6 +176,10 @@ FORWARD_ONLY = [
         0, m.tensor([[0, 0, 1]]), m.tensor([[5, 6, 7]]), 'mean'), [B]),
     ('gather_int', lambda m, x: (x > 0).long().gather(0, m.tensor([[1, 0, 0]])), [B]),
     ('scatter_reduce_mul', lambda m, x: x.scatter(0, m.tensor([[1, 1, 0]]), 2., reduce='multiply'), [B]),
+    ('index_reduce_int_mean', lambda m, x: m.arange(12).reshape(4, 3).index_reduce(
+        0, m.tensor([0, 0, 2]), m.tensor([[5, 6, 7], [1, 1, 1], [-3, 4, 0]]), 'mean', include_self=False), [B]),
+    ('index_reduce_nan', lambda m, x: m.tensor([1., 2.]).index_reduce(0, m.tensor([0, 0, 1]), m.tensor([
+        float('nan'), 3., 1.]), 'amax'), [B]),
     ('index_int_tensor', lambda m, x: m.arange(12).reshape(4, 3)[[1, 2], 1:], [B]),
 ]
 
@@ -353,6 +372,15 @@ ERRORS = [
     ('index_put_oob', lambda m, x: x.index_put((m.tensor([9]),), m.ones(3, 2, dtype=m.float64))),
     ('index_fill_oob', lambda m, x: x.index_fill(0, m.tensor([5]), 1.)),
     ('index_fill_value_dims', lambda m, x: x.index_fill(0, m.tensor([1]), m.ones(2))),
+    ('index_reduce_sum', lambda m, x: x.index_reduce(0, m.tensor([0]), x[:1], 'sum')),
+    ('index_reduce_dtype', lambda m, x: x.index_reduce(0, m.tensor([0]), x[:1].float(), 'prod')),
+    ('index_reduce_index_dims', lambda m, x: x.index_reduce(0, m.tensor([[0]]), x[:1], 'prod')),
+    ('index_reduce_index_float', lambda m, x: x.index_reduce(0, m.tensor([0.]), x[:1], 'prod')),
+    ('index_reduce_oob', lambda m, x: x.index_reduce(0, m.tensor([9]), x[:1], 'prod')),
+    ('index_reduce_negative', lambda m, x: x.index_reduce(0, m.tensor([-1]), x[:1], 'mean')),
+    ('index_reduce_count', lambda m, x: x.index_reduce(0, m.tensor([0, 1]), x[:1], 'amax')),
+    ('index_reduce_shape', lambda m, x: x.index_reduce(0, m.tensor([0]), x[:1, :1], 'amin')),
+    ('index_reduce_dim', lambda m, x: x.index_reduce(2, m.tensor([0]), x[:1], 'amin')),
 ]
 
 

@@ -257,30 +257,51 @@ class ScatterReduce(Op):
         return out
 
     def apply(self, grad):
-        d, index, reduce = self.dim, self.index, self.reduce
-        input, src, result = self.saved_tensors
-        if reduce == 'sum':
-            gs, gsrc = grad, ops.gather(grad, d, index)
-        elif reduce == 'prod':
-            gs = grad * result / input
-            gsrc = ops.gather(grad * result, d, index) / src
-        elif reduce == 'mean':
-            base = xp.ones if self.include_self else xp.zeros
-            n = scatter_add(wrap(base(grad._data.shape, dtype=grad._data.dtype)), d, index,
-                            wrap(xp.ones(src._data.shape, dtype=grad._data.dtype)))
-            n = wrap(xp.where(n._data == 0, 1, n._data))
-            gs = grad / n
-            gsrc = ops.gather(gs, d, index)
-        else:  # amax / amin: the gradient is shared evenly by every element equal to the result
-            value = ops.gather(result, d, index)
-            self_is = ops.eq(input, result).to(result.dtype)
-            src_is = ops.eq(src, value).to(result.dtype)
-            share = grad / scatter_add(self_is, d, index, src_is)
-            gs = self_is * share
-            gsrc = src_is * ops.gather(share, d, index)
-        if not self.include_self:
-            gs = scatter(gs, d, index, 0)
-        return (gs if self.needs_input_grad(0) else None), (gsrc if self.needs_input_grad(1) else None)
+        d, index = self.dim, self.index
+        return _reduce_backward(
+            self, grad,
+            again=lambda s, src: scatter_reduce(s, d, index, src, self.reduce, include_self=self.include_self),
+            add_at=lambda t, src: scatter_add(t, d, index, src), take=lambda t: ops.gather(t, d, index),
+            zero_at=lambda t: scatter(t, d, index, 0))
+
+
+def _reduce_backward(node, grad, again, add_at, take, zero_at):
+    """The derivatives of scatter_reduce and index_reduce (PyTorch's formulas), given how the op
+    reaches its positions: ``again(self, src)`` the op itself, ``add_at(t, src)`` src added at
+    the positions of t, ``take(t)`` t's values at them, ``zero_at(t)`` t with zeros there."""
+    input, src, result = node.saved_tensors
+    reduce = node.reduce
+    if reduce == 'sum':
+        gs, gsrc = grad, take(grad)
+    elif reduce == 'prod':
+        # The product of the others, computed with each zero taken out (dividing the product by
+        # a zero factor would give NaN): the input's zeros replaced by ones, and a source's only
+        # zero at its position replaced by one.
+        self_zero = ops.eq(input, 0)
+        masked_self = masked_fill(input, self_zero, 1)
+        gs = grad * again(masked_self, src) / masked_self
+        src_zero = ops.eq(src, 0)
+        zeros = add_at(wrap(xp.zeros(input._data.shape, dtype=input._data.dtype)), src_zero.to(input.dtype))
+        single_zero = ops.logical_and(src_zero, ops.eq(take(zeros), 1))
+        others = again(input, masked_fill(src, single_zero, 1))
+        gsrc = ops.where(single_zero, take(grad * others), take(grad * result) / masked_fill(src, src_zero, 1))
+    elif reduce == 'mean':
+        base = xp.ones if node.include_self else xp.zeros
+        n = add_at(wrap(base(grad._data.shape, dtype=grad._data.dtype)),
+                   wrap(xp.ones(src._data.shape, dtype=grad._data.dtype)))
+        n = wrap(xp.where(n._data == 0, 1, n._data))
+        gs = grad / n
+        gsrc = take(gs)
+    else:  # amax / amin: the gradient is shared evenly by every element equal to the result
+        value = take(result)
+        self_is = ops.eq(input, result).to(result.dtype)
+        src_is = ops.eq(src, value).to(result.dtype)
+        share = grad / add_at(self_is, src_is)
+        gs = self_is * share
+        gsrc = src_is * take(share)
+    if not node.include_self:
+        gs = zero_at(gs)
+    return (gs if node.needs_input_grad(0) else None), (gsrc if node.needs_input_grad(1) else None)
 
 
 # ---- index_add / index_fill ---------------------------------------------------------------------
@@ -342,6 +363,73 @@ class IndexAdd(Op):
             if gsrc._data.shape != self.source_shape:
                 gsrc = ops.reshape(gsrc, self.source_shape)
         return (grad if self.needs_input_grad(0) else None), gsrc
+
+
+class IndexReduce(Op):
+    """index_reduce(input, dim, index, source, reduce, *, include_self=True): ``source``'s
+    slices reduced (prod, mean, amax, amin) into ``input``'s at ``index`` along ``dim``."""
+    op, node = 'index_reduce', 'IndexReduceBackward0'
+    __slots__ = ('dim', 'index', 'reduce', 'include_self')
+    saved_state = ('index',)
+
+    def inplace(self, dim, index, source, reduce, *, include_self=True):
+        return inplace(self, lambda s: index_reduce(s, dim, index, source, reduce, include_self=include_self),
+                       (source,))
+
+    def forward(input, dim, index, source, reduce, *, include_self=True):
+        warn_once('index_reduce() is in beta and the API may change at any time.')
+        if reduce not in ('prod', 'mean', 'amax', 'amin'):
+            raise RuntimeError(f'index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got '
+                               f'{reduce}.')
+        idx = index._data
+        if idx.ndim > 1:
+            raise IndexError(f'index_reduce_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: '
+                             f'{SCALAR_NAMES[idx.dtype.name]} and size: {list(idx.shape)}')
+        if idx.dtype.kind not in 'iu':
+            raise RuntimeError(f'index_reduce_(): Expected dtype int32/int64 for index but got: '
+                               f'{SCALAR_NAMES[idx.dtype.name]}')
+        shape, sshape = input._data.shape, source._data.shape
+        d = wrap_dim(dim, max(len(shape), 1))
+        if source._data.dtype != input._data.dtype:
+            raise RuntimeError(f'index_reduce_(): self ({SCALAR_NAMES[input._data.dtype.name]}) and source '
+                               f'({SCALAR_NAMES[source._data.dtype.name]}) must have the same scalar type')
+        flat = idx.reshape(-1)
+        n_src = sshape[d] if sshape else 1
+        if flat.size != n_src:
+            raise RuntimeError(f'index_reduce_(): Number of indices ({flat.size}) should be equal to '
+                               f'source.size(dim): ({n_src}), for dim: {d}')
+        if len(sshape) != len(shape) or any(a != b for k, (a, b) in enumerate(zip(shape, sshape)) if k != d):
+            raise RuntimeError('source tensor shape must match self tensor shape, excluding the specified '
+                               f'dimension. Got self.shape = {list(shape)} source.shape = {list(sshape)}')
+        size = shape[d] if shape else 1
+        if flat.size and (flat.min() < 0 or flat.max() >= size):  # (no negative indices, as PyTorch)
+            raise IndexError('index out of range in self')
+        data = input._data.copy()
+        target = xp.moveaxis(data, d, 0) if shape else data.reshape(1)
+        values = xp.moveaxis(source._data, d, 0) if sshape else source._data.reshape(1)
+        if not include_self:
+            target[flat] = _REDUCE_INIT[reduce]
+        _REDUCE_UFUNC[reduce].at(target, flat, values)
+        if reduce == 'mean':
+            count = xp.bincount(flat, minlength=size) + (1 if include_self else 0)
+            count = xp.maximum(count, 1).reshape((size,) + (1,) * (target.ndim - 1))
+            if data.dtype.kind in 'fVc':
+                target /= count.astype(data.dtype)
+            else:
+                target //= count.astype(data.dtype)
+        out, node = record(data, IndexReduce, (input, source))
+        if node is not None:
+            node.dim, node.index, node.reduce, node.include_self = d, index, reduce, include_self
+            node.save(input, source, saved_output(out))
+        return out
+
+    def apply(self, grad):
+        d, index = self.dim, self.index
+        return _reduce_backward(
+            self, grad,
+            again=lambda s, src: index_reduce(s, d, index, src, self.reduce, include_self=self.include_self),
+            add_at=lambda t, src: index_add(t, d, index, src), take=lambda t: ops.index_select(t, d, index),
+            zero_at=lambda t: index_fill(t, d, index, 0))
 
 
 class IndexFillBackward1(Op):
