@@ -74,7 +74,8 @@ _CHECKS = {'Tensor': lambda v: isinstance(v, Tensor), 'int': _is_int,
            'Number': is_number,
            'leafgrad.dtype': is_dtype,
            'leafgrad.Generator': lambda v: type(v) is Generator,
-           'tuple of Tensors': lambda v: isinstance(v, (tuple, list)) and all(isinstance(t, Tensor) for t in v)}
+           'tuple of Tensors': lambda v: isinstance(v, (tuple, list)) and all(isinstance(t, Tensor) for t in v),
+           'tuple of Scalars': lambda v: isinstance(v, (tuple, list)) and all(is_number(x) for x in v)}
 
 
 # NumPy's names of parameters, which PyTorch's parser takes for its own (``axis=`` for ``dim=``)
@@ -126,6 +127,12 @@ class _Signature:
                 continue
             if not (value is None and (param.nullable or param.optional and param.default is None)) and \
                     not _CHECKS[param.type](value):
+                if param.type == 'tuple of Tensors' and isinstance(value, (list, tuple)):
+                    # (PyTorch's parser, reaching a tensor list, throws at its first non-tensor, whatever
+                    # overloads remain)
+                    bad = next(k for k, v in enumerate(value) if not isinstance(v, Tensor))
+                    raise TypeError(f'expected Tensor as element {bad} in argument {i}, but got '
+                                    f'{type(value[bad]).__name__}')
                 where = '' if is_keyword else f' (position {i + 1})'
                 return _fail(raise_error, f"{name}(): argument '{param.name}'{where} must be {param.type}, not "
                                           f'{type(value).__name__}')

@@ -132,10 +132,10 @@ DEFERRED = {
     ),
     'statistics': (
         ('quantile', 'nanquantile', 'cov', 'corrcoef', 'diff', 'trapezoid', 'trapz', 'cumulative_trapezoid',
-         'dist', 'renorm'),
+         'gradient', 'dist', 'renorm'),
         ('quantile', 'nanquantile', 'cov', 'corrcoef', 'diff', 'dist', 'renorm', 'renorm_'),
         ('quantile', 'nanquantile', 'cov', 'corrcoef', 'diff', 'trapezoid', 'trapz', 'cumulative_trapezoid',
-         'dist', 'renorm', 'renorm_'),
+         'gradient', 'dist', 'renorm', 'renorm_'),
     ),
     'linalg_solvers': (
         ('matrix_exp', 'lu_unpack', 'geqrf', 'orgqr', 'vander', 'cholesky_solve', 'cholesky_inverse',

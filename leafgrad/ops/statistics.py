@@ -10,7 +10,7 @@ from ..autograd.grad_mode import no_grad
 from ._op import Op, castable_dtype, out_rule, same_dtype
 from ..tensor import Tensor
 from ._util import SCALAR_NAMES as _DTYPE_LABEL, c_order, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
-from .._arg_parser import refuse_arguments
+from .._arg_parser import Overloads, refuse_arguments
 
 
 def _float_kind(t):
@@ -305,6 +305,103 @@ class CumulativeTrapezoid(Op):
             return ops.cumsum(spacing * heights, d) / 2.
         step = x if x is not None else (1 if dx is None else dx)
         return ops.cumsum(heights * (step / 2.), d)
+
+
+# ---- gradient ------------------------------------------------------------------------------------
+
+_GRADIENT_OVERLOADS = (
+    '(Tensor input, *, tuple of ints dim, int edge_order = 1)',
+    '(Tensor input, *, Number spacing, tuple of ints dim, int edge_order = 1)',
+    '(Tensor input, *, Number spacing = None, int dim = None, int edge_order = 1)',
+    '(Tensor input, *, tuple of Scalars spacing, int dim = None, int edge_order = 1)',
+    '(Tensor input, *, tuple of Scalars spacing, tuple of ints dim, int edge_order = 1)',
+    '(Tensor input, *, tuple of Tensors spacing, int dim = None, int edge_order = 1)',
+    '(Tensor input, *, tuple of Tensors spacing, tuple of ints dim, int edge_order = 1)')
+
+
+class Gradient(Op):
+    """Composed of slices, arithmetic and cat, as PyTorch composes it (its results end in
+    CatBackward0); a function only."""
+    op, method = 'gradient', False
+    overloads = Overloads('gradient', *_GRADIENT_OVERLOADS)
+    __slots__ = ()
+
+    def forward(input, *, spacing=None, dim=None, edge_order=1):
+        """gradient(input, *, spacing=1, dim=None, edge_order=1) -> tuple of Tensors
+
+        The derivative of the function sampled by ``input`` along each dim of ``dim`` (all by
+        default), by second-order central differences inside and first- or second-order
+        (``edge_order``) one-sided differences at the ends. ``spacing``: one number for every
+        dim, a number per dim, or per dim a 1-dim tensor of the sample coordinates."""
+        ndim = input._data.ndim
+        dims = list(range(ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+        if isinstance(spacing, (list, tuple)):
+            if dim is None and len(spacing) != ndim:
+                raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+                                   f"equal to 'self.dim() = {ndim}', since dim argument was not given, but got a list "
+                                   f"of length {len(spacing)}")
+            if dim is not None and len(spacing) != len(dims):
+                raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                                   f"arguments to have the same length, but got a spacing argument of length "
+                                   f"{len(spacing)} and a dim argument of length {len(dims)}.")
+            steps = list(spacing)
+        else:
+            step = 1 if spacing is None else spacing.item() if isinstance(spacing, Tensor) else spacing
+            steps = [step] * len(dims)
+        if edge_order not in (1, 2):
+            raise RuntimeError('torch.gradient only supports edge_order=1 and edge_order=2.')
+        dims = [wrap_dim(d, ndim) for d in dims]
+        for d in dims:
+            if dims.count(d) > 1:
+                raise RuntimeError(f'dim {d} appears multiple times in the list of dims')
+        for d in (dims if dim is not None else range(ndim)):
+            if input._data.shape[d] < edge_order + 1:
+                raise RuntimeError('torch.gradient expected each dimension size to be at least edge_order+1')
+        return tuple(_gradient_along(input, d, step, edge_order) for d, step in zip(dims, steps))
+
+
+def _gradient_along(x, d, step, edge_order):
+    """gradient's result along dim ``d``: PyTorch's formulas, for a uniform ``step`` (a number)
+    or the sample coordinates (a 1-dim tensor)."""
+    def part(start, stop=None):
+        n = x._data.shape[d]
+        start = start + n if start < 0 else start
+        stop = n if stop is None else stop + n if stop < 0 else stop
+        return ops.narrow(x, d, start, stop - start)
+
+    if not isinstance(step, Tensor):
+        center = (part(2) - part(0, -2)) / step
+        if edge_order == 1:
+            prepend = (part(1, 2) - part(0, 1)) / step
+            append = (part(-1) - part(-2, -1)) / step
+        else:
+            prepend = (part(0, 1) * -1.5 + part(1, 2) * 2 - part(2, 3) * 0.5) / step
+            append = (part(-3, -2) * 0.5 + part(-2, -1) * -2 + part(-1) * 1.5) / step
+        return ops.cat([prepend, center / 2, append], d)
+    if step._data.ndim != 1:
+        raise RuntimeError('torch.gradient expected each element of spacing to have one dimension, but got an element '
+                           f'with {step._data.ndim} dimensions!')
+    shape = [1] * x._data.ndim
+    shape[d] = -1
+    dx = ops.diff(step, 1, 0)
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = ops.reshape(-dx2 / (dx1 * (dx1 + dx2)), shape)
+    b = ops.reshape((dx2 - dx1) / (dx1 * dx2), shape)
+    c = ops.reshape(dx1 / (dx2 * (dx1 + dx2)), shape)
+    center = a * part(0, -2) + b * part(1, -1) + c * part(2)
+    if edge_order == 1:
+        prepend = (part(1, 2) - part(0, 1)) / dx[0]
+        append = (part(-1) - part(-2, -1)) / dx[-1]
+    else:
+        a = -(2.0 * dx[0] + dx[1]) / (dx[0] * (dx[0] + dx[1]))
+        b = (dx[0] + dx[1]) / (dx[0] * dx[1])
+        c = -dx[0] / (dx[1] * (dx[0] + dx[1]))
+        prepend = a * part(0, 1) + b * part(1, 2) + c * part(2, 3)
+        a = dx[-1] / (dx[-2] * (dx[-1] + dx[-2]))
+        b = -(dx[-1] + dx[-2]) / (dx[-1] * dx[-2])
+        c = (2 * dx[-1] + dx[-2]) / (dx[-1] * (dx[-1] + dx[-2]))
+        append = a * part(-3, -2) + b * part(-2, -1) + c * part(-1)
+    return ops.cat([prepend, center, append], d)
 
 
 # ---- dist, renorm ----------------------------------------------------------------------------------------
