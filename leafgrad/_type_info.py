@@ -68,6 +68,8 @@ class finfo(_Info):
             d = backend.get_default_dtype()
         else:
             d = _dtype_argument('finfo', args, kwargs)
+        if d.is_complex:  # (a complex dtype's limits are its parts': float32's for complex64)
+            d = d.to_real()
         if not d.is_floating_point:
             raise TypeError("leafgrad.finfo() requires a floating point input type. Use leafgrad.iinfo to handle "
                             "'leafgrad.finfo'")
@@ -94,7 +96,7 @@ class iinfo(_Info):
         d = _dtype_argument('iinfo', args, kwargs)
         if d is backend.bool_:
             raise TypeError('leafgrad.bool is not supported by leafgrad.iinfo')
-        if d.is_floating_point:
+        if d.is_floating_point or d.is_complex:
             raise TypeError("leafgrad.iinfo() requires an integer input type. Use leafgrad.finfo to handle "
                             "'leafgrad.iinfo'")
         info = _np.iinfo(d.np)

@@ -1,19 +1,24 @@
-"""``leafgrad.testing.assert_close``: PyTorch's comparison, its default tolerances per dtype and
+"""``leafgrad.testing``: ``assert_close``, PyTorch's comparison, its default tolerances per dtype and
 its mismatch messages, for leafgrad tensors, NumPy arrays, Python numbers and (nested)
 sequences and mappings of them.
 
 Values match when ``|actual - expected| <= atol + rtol * |expected|`` (NaN only with
 ``equal_nan``). Without explicit tolerances the loosest of the two dtypes' defaults is used:
 float16 (1e-3, 1e-5), float32 (1.3e-6, 1e-5), float64 (1e-7, 1e-7), anything else exact.
+``assert_allclose`` (PyTorch's deprecated one) compares with its own defaults, whatever the
+dtypes; ``make_tensor`` draws a test tensor from the global generator as PyTorch's does, so that
+a seeded program gets PyTorch's numbers.
 """
 import collections.abc
+import math
+import warnings
 
 import numpy as np
 
 from . import backend
 from .tensor import Size, Tensor
 
-__all__ = ['assert_close']
+__all__ = ['assert_allclose', 'assert_close', 'make_tensor']
 
 _DTYPE_PRECISIONS = {np.dtype(np.float16): (0.001, 1e-5), np.dtype(np.float32): (1.3e-6, 1e-5),
                      np.dtype(np.float64): (1e-7, 1e-7), np.dtype(np.complex64): (1.3e-6, 1e-5),
@@ -198,3 +203,87 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         if msg is not None:
             message = msg(message) if callable(msg) else msg
         raise f.exc_type(message) from None
+
+
+_ALLCLOSE_PRECISIONS = {np.dtype(np.float16): (1e-3, 1e-3), np.dtype(np.float32): (1e-4, 1e-5),
+                        np.dtype(np.float64): (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=''):
+    """PyTorch's deprecated comparison: ``expected`` in ``actual``'s dtype, looser default
+    tolerances, NaN equal to NaN, dtypes and strides not compared."""
+    from .creation import tensor as _tensor_fn
+    warnings.warn('`leafgrad.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future release. '
+                  'Please use `leafgrad.testing.assert_close()` instead. You can find detailed upgrade instructions in '
+                  'https://github.com/pytorch/pytorch/issues/61844.', FutureWarning, stacklevel=2)
+    if not isinstance(actual, Tensor):
+        actual = _tensor_fn(actual)
+    if not isinstance(expected, Tensor):
+        expected = _tensor_fn(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        rtols, atols = zip(*[_ALLCLOSE_PRECISIONS.get(np.dtype(t._data.dtype), (0.0, 0.0)) for t in (actual, expected)])
+        rtol, atol = max(rtols), max(atols)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True, check_dtype=False,
+                 check_stride=False, msg=msg or None)
+
+
+def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False, noncontiguous=False,
+                exclude_zero=False, memory_format=None):
+    """A tensor of ``shape`` drawn uniformly from ``[low, high)`` (defaults by dtype: bool [0, 2),
+    unsigned [0, 10), signed [-9, 10), floating and complex [-9, 9)), by PyTorch's draws:
+    ``randint`` for bool and integers, ``uniform_`` for the others (each part of a complex)."""
+    from . import creation, ops
+    from ._type_info import finfo, iinfo
+    if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
+        shape = shape[0]
+    shape = tuple(shape)
+    if noncontiguous and memory_format is not None:
+        raise ValueError(f'The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got '
+                         f'noncontiguous={noncontiguous!r} and memory_format={memory_format!r}')
+    kind = 'f' if dtype is backend.bfloat16 else np.dtype(dtype.np).kind
+    exact = kind in 'biu'
+    if requires_grad and exact:
+        raise ValueError(f'`requires_grad=True` is not supported for boolean and integral dtypes, but got '
+                         f'dtype={dtype}')
+    noncontiguous = noncontiguous and math.prod(shape) > 1
+    if noncontiguous:
+        shape = shape[:-1] + (2 * shape[-1],)
+    if dtype is backend.bool_:
+        lowest, highest, default = 0, 2, (0, 2)
+    elif exact:
+        info = iinfo(dtype)
+        lowest, highest, default = info.min, info.max + (dtype is not backend.int64), (-9, 10)
+    else:
+        info = finfo(dtype)
+        lowest, highest, default = info.min, info.max, (-9, 9)
+    low = default[0] if low is None else low
+    high = default[1] if high is None else high
+    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        raise ValueError(f'`low` and `high` cannot be NaN, but got low={low} and high={high}')
+    if low == high and not exact:
+        warnings.warn('Passing `low==high` to `leafgrad.testing.make_tensor` for floating or complex types is deprecated '
+                      'since 2.1 and will be removed in 2.3. Use `leafgrad.full(...)` instead.', FutureWarning, stacklevel=2)
+    elif low >= high:
+        raise ValueError(f'`low` must be less than `high`, but got {low} >= {high}')
+    elif high < lowest or low >= highest:
+        raise ValueError(f'The value interval specified by `low` and `high` is [{low}, {high}), but {dtype} only '
+                         f'supports [{lowest}, {highest})')
+    low, high = min(max(low, lowest), highest), min(max(high, lowest), highest)
+    if exact:
+        result = creation.randint(math.ceil(low), math.ceil(high), shape, device=device, dtype=dtype)
+    else:
+        result = creation.empty(shape, device=device, dtype=dtype)
+        target = ops.view_as_real(result) if kind == 'c' else result
+        if high - low >= info.max:  # (the width would overflow: drawn halved, then doubled)
+            target.uniform_(low / 2, high / 2).mul_(2)
+        else:
+            target.uniform_(low, high)
+    if noncontiguous:
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        result[result == 0] = 1 if exact else info.tiny
+    if not exact:
+        result.requires_grad = requires_grad
+    return result
