@@ -246,9 +246,9 @@ def record_many(out_datas, node_cls, inputs, differentiable=None):
 
 def make_view(input, data, node_cls, make):
     """Record a view op: ``data`` is a NumPy view of ``input._data`` made by ``make``."""
-    out, node = record(data, node_cls, (input,))
+    out = unary(node_cls, input, data)  # (record for its one input)
     _views.link(input, out, make)
-    return out, node
+    return out, out._grad_fn
 
 
 def make_views(input, datas, node_cls, makes, op_name):

@@ -673,13 +673,17 @@ class Select(Op):
         shape = input._data.shape
         if not shape:
             raise IndexError('select() cannot be applied to a 0-dim tensor.')
-        d = wrap_dim(dim, len(shape))
+        d = dim if type(dim) is int and 0 <= dim < len(shape) else wrap_dim(dim, len(shape))  # (t[i]: no call)
         size = shape[d]
         if not -size <= index < size:
             raise IndexError(f'select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}')
         i = index + size if index < 0 else index
-        # The trailing ... keeps a 0-d result a view (a bare int index would copy it to a scalar).
-        data = input._data[i, ...] if d == 0 else input._data[(slice(None),) * d + (i, Ellipsis)]
+        # The trailing ... keeps a 0-d result a view (a bare int index would copy it to a scalar;
+        # of more than one dim it gives the view itself, sooner).
+        if d == 0:
+            data = input._data[i] if len(shape) > 1 else input._data[i, ...]
+        else:
+            data = input._data[(slice(None),) * d + (i, Ellipsis)]
         out, node = make_view(input, data, Select, lambda t: select(t, d, i))
         if node is not None:
             node.self_shape, node.dim, node.index = shape, d, i
