@@ -3,7 +3,8 @@ nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's
 
 Each op is declared once (``_op.Op``); ``@`` is matmul's operator."""
 from ._op import Op, copy_out, same_dtype, write_out as _write_out
-from ._util import SCALAR_NAMES, autocast, histories_first, ops, opmath, record, state, sum_to, wrap, xp
+from ._util import SCALAR_NAMES, _wrap, autocast, histories_first, ops, opmath, record, state, sum_to, wrap, xp
+from ..autograd.graph import _Empty
 from ..tensor import Tensor
 from .._arg_parser import refuse_arguments
 
@@ -79,6 +80,20 @@ def mat2_grad(grad, mat1, transposed):
     return mm(ops.t(mat1), grad)
 
 
+def plain_factor_grads(g, a, b, need_a, need_b, a_transposed, b_transposed):
+    """The gradients of both factors of ``a @ b`` in a plain backward, from the arrays (the
+    output's gradient ``g``, the saved factors): ``mat1_grad`` and ``mat2_grad`` on arrays, laid
+    out as they lay them out, in one call (a matrix product's node runs once per product)."""
+    ga = gb = None
+    if need_a:
+        m = b._data
+        ga = _wrap((m @ g.T).T if a_transposed else g @ m.T)
+    if need_b:
+        m = a._data
+        gb = _wrap((g.T @ m).T if b_transposed else m.T @ g)
+    return ga, gb
+
+
 class Mm(Op):
     """mm(input, mat2): the product of two matrices."""
     op, node = 'mm', 'MmBackward0'
@@ -107,6 +122,10 @@ class Mm(Op):
 
     def apply(self, grad):
         a, b = self.saved_tensors  # (each only where the other factor needs grad)
+        if not state.grad_enabled and grad._data.dtype.kind != 'V':  # (bfloat16: _product's rounding)
+            nf = self.next_functions
+            return plain_factor_grads(grad._data, a, b, nf[0][0] is not None, nf[1][0] is not None,
+                                      self.mat1_transposed, self.mat2_transposed)
         ga = mat1_grad(grad, b, self.mat1_transposed) if self.next_functions[0][0] is not None else None
         gb = mat2_grad(grad, a, self.mat2_transposed) if self.next_functions[1][0] is not None else None
         return ga, gb
@@ -542,6 +561,47 @@ def _check_mm(mat1, mat2, rank_errors=None):
         _refuse_bool('addmm_impl_cpu_')
 
 
+_F32, _F64 = xp.dtype('float32'), xp.dtype('float64')
+
+
+def linear_matrix(input, weight, bias):
+    """``F.linear`` of a matrix ``input``, float32 or float64 throughout: ``addmm(bias, input,
+    weight.t())`` (``mm`` without a bias), recorded and computed as those ops record and compute
+    it, without their checks, which hold here (F.linear has checked the inner sizes; the dtypes
+    are one; the bias has one entry per row of the weight). None for anything else, which the
+    ops themselves check and word."""
+    x, w = input._data, weight._data
+    dt = x.dtype
+    if w.ndim != 2 or w.dtype is not dt or (dt is not _F32 and dt is not _F64):
+        return None
+    if bias is not None and (not isinstance(bias, Tensor) or bias._data.dtype is not dt
+                             or bias._data.shape != w.shape[:1]):
+        return None
+    wt = ops.t(weight)
+    data = x @ wt._data
+    if bias is None:
+        out, node = record(data, Mm, (input, wt))
+        if node is None:
+            return out
+        first = 0
+    else:
+        data += bias._data  # (addmm's sum, made in the product as _fused_add makes it)
+        out, node = record(data, Addmm, (bias, input, wt))
+        if node is None:
+            return out
+        node.self_shape, node.alpha, node.beta = bias._data.shape, 1, 1
+        first = 1
+    # save_crosswise, and the layout of each factor that needs grad (False for the others: their
+    # flag is never read), written out
+    nf = node.next_functions
+    need_x, need_w = nf[first][0] is not None, nf[first + 1][0] is not None
+    node.mat1_transposed = need_x and is_transposed(input)
+    node.mat2_transposed = need_w and is_transposed(wt)
+    if need_x or need_w:
+        node.save(input if need_w else _Empty, wt if need_x else _Empty)
+    return out
+
+
 def _refuse_bool(kernel):
     raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
@@ -584,6 +644,19 @@ class Addmm(_ScaledProductBackward):
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments()
             raise
+
+    def apply(self, grad):
+        if state.grad_enabled or self.alpha != 1 or self.beta != 1 or grad._data.dtype.kind == 'V':
+            return _ScaledProductBackward.apply(self, grad)
+        # a plain backward, unscaled (nn.Linear's): the products of the arrays, as Mm's
+        nf = self.next_functions
+        gs = sum_to(grad, self.self_shape) if nf[0][0] is not None else None
+        need_a, need_b = nf[1][0] is not None, nf[2][0] is not None
+        if not (need_a or need_b):  # (nothing was saved)
+            return gs, None, None
+        a, b = self.saved_tensors
+        return (gs,) + plain_factor_grads(grad._data, a, b, need_a, need_b, self.mat1_transposed,
+                                          self.mat2_transposed)
 
     def factor_grads(self, grad, mat1, mat2, need_mat1, need_mat2):
         return (_scaled(mat1_grad(grad, mat2, self.mat1_transposed), self.alpha) if need_mat1 else None,

@@ -17,8 +17,8 @@ import math
 from .. import _memory_format, backend
 from .._arg_parser import Overloads, _is_index, int_list, is_dtype, refuse_arguments
 from ._op import Op, warn_once
-from ._util import (SCALAR_NAMES, as_strided_array, broadcast_error, diagonal_array, make_view, make_views, ops, record,
-                    state, sum_to, wrap, wrap_dim, xp)
+from ._util import (SCALAR_NAMES, _wrap, as_strided_array, broadcast_error, diagonal_array, make_view, make_views, ops,
+                    record, state, sum_to, wrap, wrap_dim, xp)
 from ..tensor import Size, Tensor, legacy_type_name
 
 
@@ -361,7 +361,7 @@ class T(Op):
                 # t() of a transposed buffer is the buffer itself: handing it on as a plain
                 # array (not a view of a view) lets AccumulateGrad keep a Linear weight's
                 # gradient without copying it. Nothing is recorded in a plain backward.
-                return wrap(base),
+                return _wrap(base),
         return t(grad),
 
 
@@ -369,7 +369,8 @@ def _transposed_buffer(array):
     """The contiguous buffer whose transpose ``array`` is, or None."""
     base = getattr(array, 'base', None)
     # (a base that is no array, as NumPy's as_strided and broadcast_to leave behind, is none)
-    if (type(base) is not xp.ndarray or array.ndim != 2 or base.ndim != 2 or base.base is not None
+    # (array 2-D and base of its shape reversed: base 2-D too)
+    if (type(base) is not xp.ndarray or base.base is not None or array.ndim != 2
             or array.shape[::-1] != base.shape or array.strides[::-1] != base.strides
             or not base.flags.c_contiguous):
         return None
