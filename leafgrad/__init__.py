@@ -15,6 +15,7 @@ from ._memory_format import (channels_last, channels_last_3d, contiguous_format,
 from ._memory_format import (_mkldnn, jagged, layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc,  # noqa: F401
                              sparse_csr, strided)
 from . import autograd
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                                  no_grad, set_grad_enabled)
 from . import ops
@@ -157,6 +158,26 @@ def _tensor_istft(self, *args, **kwargs):
 
 
 Tensor.stft, Tensor.istft = _tensor_stft, _tensor_istft  # (leafgrad._spectral loads when first used)
+
+
+def _tensor_prelu(self, *args, **kwargs):
+    """prelu(weight) -> Tensor: ``nn.functional.prelu(self, weight)``."""
+    from .nn.functional import prelu
+    if len(args) + len(kwargs) != 1 or kwargs and 'weight' not in kwargs:  # (PyTorch's parser's words)
+        from ._arg_parser import missing_message
+        if len(args) > 1:
+            raise TypeError(f'prelu() takes 1 positional argument but {len(args)} were given')
+        if not args and 'weight' not in kwargs:
+            raise TypeError(missing_message('prelu', ['weight']))
+        raise TypeError(f"prelu() got an unexpected keyword argument '{next(k for k in kwargs if k != 'weight')}'")
+    weight = args[0] if args else kwargs['weight']
+    if not isinstance(weight, Tensor):
+        raise _not_a_tensor('prelu', 'weight', weight, 1)
+    return prelu(self, weight)
+
+
+_tensor_prelu.__name__ = _tensor_prelu.__qualname__ = 'prelu'
+Tensor.prelu = _tensor_prelu
 _SPECTRAL = ('stft', 'istft', 'hann_window', 'hamming_window', 'blackman_window', 'bartlett_window')
 
 
@@ -164,7 +185,8 @@ _SETTINGS = ('get_num_threads', 'set_num_threads', 'get_num_interop_threads', 's
              'set_default_device', 'get_default_device', 'set_float32_matmul_precision',
              'get_float32_matmul_precision', 'use_deterministic_algorithms', 'are_deterministic_algorithms_enabled',
              'is_deterministic_algorithms_warn_only_enabled', 'set_deterministic_debug_mode',
-             'get_deterministic_debug_mode', 'set_flush_denormal')  # in _settings.py, loaded on first use
+             'get_deterministic_debug_mode', 'set_flush_denormal', 'set_warn_always',
+             'is_warn_always_enabled')  # in _settings.py, loaded on first use
 _LEGACY_TYPES = ('FloatTensor', 'DoubleTensor', 'HalfTensor', 'LongTensor', 'IntTensor', 'ShortTensor', 'CharTensor',
                  'ByteTensor', 'BoolTensor', 'set_default_tensor_type')  # in _tensor_types.py, likewise
 

@@ -13,6 +13,8 @@
   fills what ``empty`` returns (NaN, or an integer type's largest value) while
   ``leafgrad.utils.deterministic.fill_uninitialized_memory`` is on, and ``max_unpool`` (which
   has no deterministic implementation in PyTorch) raises or, with ``warn_only``, warns.
+- ``set_warn_always``: PyTorch's warnings given once a process (``TORCH_WARN_ONCE``) are given
+  every time while it is on; ``is_warn_always_enabled`` reads it back.
 - ``set_flush_denormal``: NumPy gives no control over the CPU's flush-to-zero mode, so it
   returns False ("not supported"), PyTorch's answer on a CPU that cannot flush denormals.
 """
@@ -26,6 +28,7 @@ _matmul_precision = 'highest'        # also backends.cuda.matmul.allow_tf32 (Tru
 _deterministic = False
 _deterministic_warn_only = False
 _fill_uninitialized_memory = True   # leafgrad.utils.deterministic.fill_uninitialized_memory
+warn_always = False                 # set_warn_always: warnings given once are given every time
 
 # ---- threads -------------------------------------------------------------------------------
 
@@ -195,3 +198,15 @@ def set_flush_denormal(mode, /):
     if type(mode) is not bool:
         raise RuntimeError(f'flush_denormal expects a bool, but got {type(mode).__name__}')
     return False
+
+
+def set_warn_always(b, /):
+    """Give the warnings that PyTorch gives once a process every time (True), or once (False)."""
+    if type(b) is not bool:
+        raise RuntimeError(f'setWarnOnlyOnce expects a bool, but got {type(b).__name__}')
+    global warn_always
+    warn_always = b
+
+
+def is_warn_always_enabled():
+    return warn_always

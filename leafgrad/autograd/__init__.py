@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from . import grad_mode, graph
 from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
+from . import anomaly as anomaly_mode  # (PyTorch's name of the module: importable by it too)
 from .engine import _MaybeTensors, _Tensors, _as_tuple, _make_grads, _root_edges, backward, run_backward
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .graph import Node, gradient_edge
@@ -189,3 +190,4 @@ class _AutogradModule(type(grad_mode)):
 
 from .. import tensor as _tensor  # noqa: E402  (tensor.py imports this package first)
 sys.modules[__name__].__class__ = _AutogradModule
+sys.modules[__name__ + '.anomaly_mode'] = anomaly_mode

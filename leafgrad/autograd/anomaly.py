@@ -26,6 +26,22 @@ def is_anomaly_check_nan_enabled():
     return anomaly_state.check_nan
 
 
+_REQUIRED = type('required', (), {'__repr__': lambda self: '<required>'})()
+
+
+def set_anomaly_enabled(enabled=_REQUIRED, check_nan=True):
+    """Turn anomaly detection on or off for the process (``torch.set_anomaly_enabled``)."""
+    if enabled is _REQUIRED:
+        raise TypeError('set_anomaly_enabled() missing 1 required positional arguments: "enabled"')
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_anomaly_enabled(): argument 'enabled' (position 1) must be bool, not "
+                        f'{type(enabled).__name__}')
+    if not isinstance(check_nan, bool):
+        raise TypeError(f"set_anomaly_enabled(): argument 'check_nan' (position 2) must be bool, not "
+                        f'{type(check_nan).__name__}')
+    anomaly_state.enabled, anomaly_state.check_nan = enabled, check_nan
+
+
 def forward_trace():
     """The stack of the op call being recorded, minus leafgrad's own frames."""
     import traceback  # (loaded when first used: only anomaly mode needs it, ~0.6 ms of `import leafgrad` otherwise)

@@ -8,16 +8,17 @@ in or out by adding or removing its entry and running it.
 
 DEFERRED = {
     'pointwise': (
-        ('addcmul', 'addcdiv', 'xlogy', 'xlogy_', 'logaddexp', 'hypot', 'copysign', 'fmax', 'fmin',
-         'float_power', 'exp2', 'exp2_', 'logit', 'logit_', 'sinc', 'sinc_', 'sgn', 'positive', 'deg2rad',
+        ('addcmul', 'addcdiv', 'xlogy', 'xlogy_', 'logaddexp', 'hypot', 'copysign', 'nextafter', 'fmax',
+         'fmin', 'float_power', 'exp2', 'exp2_', 'logit', 'logit_', 'sinc', 'sinc_', 'sgn', 'positive',
+         'deg2rad', 'deg2rad_', 'rad2deg', 'rad2deg_'),
+        ('addcmul', 'addcmul_', 'addcdiv', 'addcdiv_', 'xlogy', 'xlogy_', 'logaddexp', 'hypot', 'hypot_',
+         'copysign', 'copysign_', 'nextafter', 'nextafter_', 'fmax', 'fmin', 'float_power', 'float_power_',
+         'exp2', 'exp2_', 'logit', 'logit_', 'sinc', 'sinc_', 'sgn', 'sgn_', 'positive', '__pos__',
+         'deg2rad', 'deg2rad_', 'rad2deg', 'rad2deg_'),
+        ('addcmul', 'addcmul_', 'addcdiv', 'addcdiv_', 'xlogy', 'xlogy_', 'logaddexp', 'hypot', 'hypot_',
+         'copysign', 'copysign_', 'nextafter', 'nextafter_', 'fmax', 'fmin', 'float_power', 'float_power_',
+         'exp2', 'exp2_', 'logit', 'logit_', 'sinc', 'sinc_', 'sgn', 'sgn_', 'positive', 'deg2rad',
          'deg2rad_', 'rad2deg', 'rad2deg_'),
-        ('addcmul', 'addcmul_', 'addcdiv', 'addcdiv_', 'xlogy', 'xlogy_', 'logaddexp', 'hypot', 'hypot_',
-         'copysign', 'copysign_', 'fmax', 'fmin', 'float_power', 'float_power_', 'exp2', 'exp2_', 'logit',
-         'logit_', 'sinc', 'sinc_', 'sgn', 'sgn_', 'positive', '__pos__', 'deg2rad', 'deg2rad_', 'rad2deg',
-         'rad2deg_'),
-        ('addcmul', 'addcmul_', 'addcdiv', 'addcdiv_', 'xlogy', 'xlogy_', 'logaddexp', 'hypot', 'hypot_',
-         'copysign', 'copysign_', 'fmax', 'fmin', 'float_power', 'float_power_', 'exp2', 'exp2_', 'logit',
-         'logit_', 'sinc', 'sinc_', 'sgn', 'sgn_', 'positive', 'deg2rad', 'deg2rad_', 'rad2deg', 'rad2deg_'),
     ),
     'rounding': (
         ('floor', 'floor_', 'ceil', 'ceil_', 'trunc', 'trunc_', 'fix', 'fix_', 'round', 'round_', 'frac',

@@ -89,7 +89,7 @@ import sys
 import types
 import warnings
 
-from .. import backend, return_types
+from .. import _settings, backend, return_types
 from .._arg_parser import SignatureWith, bound_when_refused, parsing, refuse_non_tensors
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
@@ -482,7 +482,7 @@ _warned_once = set()
 def warn_once(message, category=UserWarning):
     """PyTorch's TORCH_WARN_ONCE: ``message`` once a process, naming the first caller outside
     leafgrad."""
-    if message not in _warned_once:
+    if message not in _warned_once or _settings.warn_always:
         _warned_once.add(message)
         warnings.warn(message, category, stacklevel=user_stacklevel())
 

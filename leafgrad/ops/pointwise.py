@@ -325,6 +325,35 @@ class Copysign(Op):
         return gx, gy
 
 
+class Nextafter(Op):
+    """nextafter(input, other, *, out=None): the next floating-point number after input towards
+    other. Its derivative is PyTorch's: the gradient to input, zeros to other."""
+    op, node = 'nextafter', 'NextafterBackward0'
+    out = CAST
+    inplace = True
+    tensors = ('input', 'other')
+    __slots__ = ('other_shape', 'other_dtype', 'self_shape')
+
+    def forward(input, other):
+        x, y = binary_operands(input, other)
+        if x.dtype.kind not in 'fV':
+            raise NotImplementedError(f'"nextafter_cpu" not implemented for \'{scalar_name(x)}\'')
+        try:
+            data = xp.nextafter(x, y)
+        except ValueError:
+            raise broadcast_error(input, other) from None
+        result, node = record(data, Nextafter, (input, other))
+        if node is not None:
+            node.self_shape, node.other_shape = _shape(input), _shape(other)
+            node.other_dtype = other._data.dtype
+        return result
+
+    def apply(self, grad):
+        gx = sum_to(grad, self.self_shape) if _needs(self, 0) else None
+        gy = wrap(xp.zeros(self.other_shape, dtype=self.other_dtype)) if _needs(self, 1) else None
+        return gx, gy
+
+
 class Fmax(Op):
     """fmax(input, other, *, out=None): like maximum, but a NaN loses to a number. The gradient
     goes to self where self wins or ties (or other is NaN), else to other."""
