@@ -473,6 +473,19 @@ def float_dtype_for(arr):
     return arr.astype(backend.get_default_dtype().np)
 
 
+def storage_owner(array):
+    """The array that owns ``array``'s memory (itself if it owns it), also through the
+    stand-in that NumPy's ``as_strided`` puts between a strided view and its source."""
+    kind = type(array)
+    while True:
+        base = array.base
+        if not isinstance(base, kind):
+            base = getattr(base, 'base', None)  # (as_strided's DummyArray holds the source)
+            if not isinstance(base, kind):
+                return array
+        array = base
+
+
 def as_strided_array(a, shape, strides, writeable):
     """A strided view of ``a``'s memory; NumPy's can be made read-only (CuPy's cannot)."""
     module = backend.array_module(a)

@@ -18,7 +18,7 @@ from .. import _memory_format, backend
 from .._arg_parser import Overloads, _is_index, int_list, is_dtype, refuse_arguments
 from ._op import Op, warn_once
 from ._util import (SCALAR_NAMES, _wrap, as_strided_array, broadcast_error, diagonal_array, make_view, make_views, ops,
-                    record, state, sum_to, wrap, wrap_dim, xp)
+                    record, state, storage_owner, sum_to, wrap, wrap_dim, xp)
 from ..tensor import Size, Tensor, legacy_type_name
 
 
@@ -1162,3 +1162,84 @@ class BroadcastTensors(Op):
 # diagonal_embed_into (diag's derivative)
 ops.unsafe_view, ops.squeeze_result_ = unsafe_view, squeeze_result_
 ops.slice_dim, ops.diagonal_embed_into = slice_dim, diagonal_embed_into
+
+
+# ---- as_strided ------------------------------------------------------------------------------------
+
+def _geometry_list(value, name, position):
+    """as_strided's size or stride: a tuple or list of ints (one int is refused, as PyTorch's parser does)."""
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"as_strided(): argument '{name}' (position {position}) must be tuple of ints, not "
+                        f'{type(value).__name__}')
+    return int_list((value,), 'as_strided', name, position)
+
+
+def _storage_indices(shape, strides, offset):
+    """The storage index of each element of a strided geometry (an int64 array of ``shape``)."""
+    index = xp.full(shape, offset, dtype=xp.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        index += (xp.arange(n, dtype=xp.int64) * s).reshape((n,) + (1,) * (len(shape) - d - 1))
+    return index
+
+
+def _may_overlap(shape, strides):
+    """Whether two elements of the geometry may share a storage element (dims by stride, each
+    stride past the extent of the smaller ones: no overlap)."""
+    extent = 1
+    for n, s in sorted((pair for pair in zip(shape, strides) if pair[0] > 1), key=lambda pair: pair[1]):
+        if s < extent:
+            return True
+        extent += (n - 1) * s
+    return False
+
+
+class AsStrided(Op):
+    """as_strided(input, size, stride, storage_offset=None): a view of input's storage with the
+    given sizes, strides (in elements) and offset (input's own by default). Its derivative adds
+    the gradient of each output element into the storage element it reads, then hands each of
+    input's elements its storage element's gradient, shared among input's elements that read it."""
+    op, node = 'as_strided', 'AsStridedBackward0'
+    __slots__ = ('self_geometry', 'geometry', 'storage_size')
+
+    def forward(input, size, stride, storage_offset=None):
+        size, stride = _geometry_list(size, 'size', 1), _geometry_list(stride, 'stride', 2)
+        data = input._data
+        if len(size) != len(stride):
+            raise RuntimeError('mismatch in length of strides and shape')
+        if any(s < 0 for s in stride):
+            raise RuntimeError(f'as_strided: Negative strides are not supported at the moment, got strides: '
+                               f'{list(stride)}')
+        if any(n < 0 for n in size):
+            raise RuntimeError(f'Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}')
+        own_offset = ops.storage_offset(input)
+        offset = own_offset if storage_offset is None else int(storage_offset)
+        if offset < 0:
+            raise RuntimeError(f'Tensor: invalid storage offset {offset}')
+        owner = storage_owner(data)
+        needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+        if needed > owner.size:
+            raise RuntimeError(f'setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and '
+                               f'itemsize {data.itemsize} requiring a storage size of {needed * data.itemsize} are '
+                               f'out of bounds for storage of size {owner.nbytes}')
+        flat = owner.ravel(order='K')  # (the storage in memory order: a view of an owner in any order)
+        view = as_strided_array(flat[offset:] if needed else flat, size,
+                                tuple(s * data.itemsize for s in stride),
+                                data.flags.writeable and not _may_overlap(size, stride))
+        out, node = make_view(input, view, AsStrided, lambda t: as_strided(t, size, stride, offset))
+        if node is not None:
+            node.self_geometry = (data.shape, tuple(s // data.itemsize for s in data.strides), own_offset)
+            node.geometry, node.storage_size = (size, stride, offset), owner.size
+        return out
+
+    def apply(self, grad):
+        size, stride, offset = self.geometry
+        shape, strides, own_offset = self.self_geometry
+        dtype = grad._data.dtype
+        storage = wrap(xp.zeros(self.storage_size, dtype=dtype))
+        written = wrap(_storage_indices(size, stride, offset).reshape(-1))
+        storage = ops.index_put(storage, (written,), ops.reshape(grad, (-1,)), accumulate=True)
+        read = _storage_indices(shape, strides, own_offset)
+        counts = xp.bincount(read.reshape(-1), minlength=self.storage_size)
+        if counts.size and counts.max() > 1:  # (input reads a storage element more than once: shared)
+            storage = storage / wrap(xp.maximum(counts, 1).astype(dtype))
+        return ops.take(storage, wrap(read)),

@@ -15,15 +15,11 @@ from .. import _memory_format
 from .._arg_parser import int_list
 from ..tensor import Tensor, no_arguments
 from ._op import Op
-from ._util import ops, xp
+from ._util import ops, storage_owner, xp
 from .._arg_parser import refuse_arguments
 
 
-def _owner(array):
-    """The array that owns ``array``'s memory (itself if it owns it)."""
-    while isinstance(array.base, type(array)):
-        array = array.base
-    return array
+_owner = storage_owner
 
 
 def _address(array):
