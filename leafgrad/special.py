@@ -10,7 +10,19 @@ from .ops.special_functions import (digamma, i0, lgamma as gammaln, mvlgamma as 
                                     special_entr as entr, special_erfcx as erfcx, special_gammainc as gammainc,
                                     special_gammaincc as gammaincc, special_i0e as i0e, special_i1 as i1,
                                     special_i1e as i1e, special_log_ndtr as log_ndtr, special_ndtr as ndtr,
-                                    special_ndtri as ndtri, special_xlog1py as xlog1py, special_zeta as zeta)
+                                    special_ndtri as ndtri, special_xlog1py as xlog1py, special_zeta as zeta,
+                                    special_chebyshev_polynomial_t as chebyshev_polynomial_t,
+                                    special_chebyshev_polynomial_u as chebyshev_polynomial_u,
+                                    special_chebyshev_polynomial_v as chebyshev_polynomial_v,
+                                    special_chebyshev_polynomial_w as chebyshev_polynomial_w,
+                                    special_shifted_chebyshev_polynomial_t as shifted_chebyshev_polynomial_t,
+                                    special_shifted_chebyshev_polynomial_u as shifted_chebyshev_polynomial_u,
+                                    special_shifted_chebyshev_polynomial_v as shifted_chebyshev_polynomial_v,
+                                    special_shifted_chebyshev_polynomial_w as shifted_chebyshev_polynomial_w,
+                                    special_hermite_polynomial_h as hermite_polynomial_h,
+                                    special_hermite_polynomial_he as hermite_polynomial_he,
+                                    special_laguerre_polynomial_l as laguerre_polynomial_l,
+                                    special_legendre_polynomial_p as legendre_polynomial_p)
 # (the helpers under private names: torch.special holds its functions only)
 from .ops._op import same_dtype as _same_dtype, writes_out as _writes_out
 from .ops._util import record as _record, xp as _xp
@@ -30,4 +42,7 @@ psi = digamma
 __all__ = ['expit', 'erf', 'erfc', 'exp2', 'expm1', 'log1p', 'logit', 'logsumexp', 'round', 'sinc', 'xlogy',
            'softmax', 'log_softmax', 'digamma', 'psi', 'gammaln', 'multigammaln', 'polygamma', 'i0', 'i0e', 'i1',
            'i1e', 'erfinv', 'erfcx', 'ndtr', 'log_ndtr', 'ndtri', 'entr', 'xlog1py', 'zeta', 'gammainc',
-           'gammaincc']
+           'gammaincc', 'chebyshev_polynomial_t', 'chebyshev_polynomial_u', 'chebyshev_polynomial_v',
+           'chebyshev_polynomial_w', 'shifted_chebyshev_polynomial_t', 'shifted_chebyshev_polynomial_u',
+           'shifted_chebyshev_polynomial_v', 'shifted_chebyshev_polynomial_w', 'hermite_polynomial_h',
+           'hermite_polynomial_he', 'laguerre_polynomial_l', 'legendre_polynomial_p']

@@ -19,15 +19,20 @@ leafgrad gives one for the argument whose reverse derivative exists (igamma's ``
 zeta's ``q``) and raises PyTorch's NotImplementedError for the other. ndtr is recorded as the
 four ops PyTorch composes it of (two MulBackward1, ErfBackward0, AddBackward1), each giving its
 intermediate its tangent (``_composed``).
+
+Also the ``torch.special`` functions PyTorch gives no derivative (its results never require
+grad, and out= may): the orthogonal polynomials (``special_chebyshev_polynomial_t`` ...,
+``leafgrad/_polynomial_kernels.py``), computed in the input's dtype as PyTorch computes them.
 """
 import math
 import sys
 
 from .. import backend
+from .. import _polynomial_kernels as P
 from .. import _special_kernels as K
 from ._op import CAST, Op, castable_dtype, copy_out, ops, write_out
-from ._util import (SCALAR_NAMES, float_dtype_for, laid_out_like, not_a_tensor, record, saved_output, sum_to, unary,
-                    wrap, xp)
+from ._util import (SCALAR_NAMES, broadcast_error, float_dtype_for, laid_out_like, not_a_tensor, record, saved_output,
+                    sum_to, unary, wrap, xp)
 from ..autograd.graph import elementwise_jvp
 from ._inplace import inplace as _run_inplace
 from ..tensor import Tensor
@@ -678,3 +683,156 @@ class SpecialXlog1PyBackward2(Op):
         if self.scalar > -1:
             return g,
         return ops.where(wrap(x._data == 0), 0.0, g),  # (0, not g * 0: g is NaN there)
+
+
+# ---- the orthogonal polynomials: torch.special's chebyshev_polynomial_t ... legendre_polynomial_p --
+
+_NUMBER_TYPES = (bool, int, float, complex)
+
+
+def _polynomial(name, kernel, x, n):
+    """``kernel`` (``_polynomial_kernels``) on x and the degree n, each a tensor or a number
+    (not both), broadcast, in their common dtype (the default float dtype for integers), as
+    PyTorch's kernel computes it. PyTorch records no node: its result never requires grad."""
+    fn = f'special_{name}'
+    if not (isinstance(x, Tensor) or isinstance(n, Tensor)) or not all(
+            isinstance(v, (Tensor,) + _NUMBER_TYPES) for v in (x, n)):
+        raise TypeError(f'{fn}() received an invalid combination of arguments - got '
+                        f'({type(x).__name__}, {type(n).__name__}), but expected one of:\n'
+                        ' * (Tensor x, Tensor n, *, Tensor out = None)\n'
+                        ' * (Number x, Tensor n, *, Tensor out = None)\n'
+                        ' * (Tensor x, Number n, *, Tensor out = None)\n')
+    dt = backend.result_type(x, n)
+    if not dt.is_floating_point and not dt.is_complex:
+        dt = backend.get_default_dtype()
+    if dt.np not in (xp.float32, xp.float64):
+        raise _not_implemented_for(f'{name}_cpu', dt.np)
+    xd, nd = (v._data if isinstance(v, Tensor) else v for v in (x, n))
+    try:
+        xd, nd = xp.broadcast_arrays(xp.asarray(xd, dtype=dt.np), xp.asarray(nd, dtype=dt.np))
+    except ValueError:
+        raise broadcast_error(x, n) from None
+    with xp.errstate(all='ignore'):
+        out = kernel(xd.reshape(-1), P.degrees(nd.reshape(-1))).reshape(xd.shape)
+    return wrap(out)
+
+
+class _Polynomial(_TorchSpecial):
+    """An orthogonal polynomial of torch.special: no derivative (PyTorch's result has no
+    grad_fn), so out= may require grad."""
+    __slots__ = ()
+    differentiable = False
+
+
+class SpecialChebyshevPolynomialT(_Polynomial):
+    """special_chebyshev_polynomial_t(x, n, *, out=None): the Chebyshev polynomial of the first
+    kind T_n(x) (torch.special.chebyshev_polynomial_t)."""
+    op = 'special_chebyshev_polynomial_t'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('chebyshev_polynomial_t', P.chebyshev_t, x, n)
+
+
+class SpecialChebyshevPolynomialU(_Polynomial):
+    """special_chebyshev_polynomial_u(x, n, *, out=None): the Chebyshev polynomial of the second
+    kind U_n(x)."""
+    op = 'special_chebyshev_polynomial_u'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('chebyshev_polynomial_u', P.chebyshev_u, x, n)
+
+
+class SpecialChebyshevPolynomialV(_Polynomial):
+    """special_chebyshev_polynomial_v(x, n, *, out=None): the Chebyshev polynomial of the third
+    kind V_n(x)."""
+    op = 'special_chebyshev_polynomial_v'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('chebyshev_polynomial_v', P.chebyshev_v, x, n)
+
+
+class SpecialChebyshevPolynomialW(_Polynomial):
+    """special_chebyshev_polynomial_w(x, n, *, out=None): the Chebyshev polynomial of the fourth
+    kind W_n(x)."""
+    op = 'special_chebyshev_polynomial_w'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('chebyshev_polynomial_w', P.chebyshev_w, x, n)
+
+
+class SpecialShiftedChebyshevPolynomialT(_Polynomial):
+    """special_shifted_chebyshev_polynomial_t(x, n, *, out=None): T_n(2x - 1), on [0, 1]."""
+    op = 'special_shifted_chebyshev_polynomial_t'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('shifted_chebyshev_polynomial_t', P.shifted_chebyshev_t, x, n)
+
+
+class SpecialShiftedChebyshevPolynomialU(_Polynomial):
+    """special_shifted_chebyshev_polynomial_u(x, n, *, out=None): U_n(2x - 1)."""
+    op = 'special_shifted_chebyshev_polynomial_u'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('shifted_chebyshev_polynomial_u', P.shifted_chebyshev_u, x, n)
+
+
+class SpecialShiftedChebyshevPolynomialV(_Polynomial):
+    """special_shifted_chebyshev_polynomial_v(x, n, *, out=None): V_n(2x - 1)."""
+    op = 'special_shifted_chebyshev_polynomial_v'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('shifted_chebyshev_polynomial_v', P.shifted_chebyshev_v, x, n)
+
+
+class SpecialShiftedChebyshevPolynomialW(_Polynomial):
+    """special_shifted_chebyshev_polynomial_w(x, n, *, out=None): W_n(2x - 1)."""
+    op = 'special_shifted_chebyshev_polynomial_w'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('shifted_chebyshev_polynomial_w', P.shifted_chebyshev_w, x, n)
+
+
+class SpecialHermitePolynomialH(_Polynomial):
+    """special_hermite_polynomial_h(x, n, *, out=None): the physicists' Hermite polynomial H_n(x)."""
+    op = 'special_hermite_polynomial_h'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('hermite_polynomial_h', P.hermite_h, x, n)
+
+
+class SpecialHermitePolynomialHe(_Polynomial):
+    """special_hermite_polynomial_he(x, n, *, out=None): the probabilists' Hermite polynomial
+    He_n(x)."""
+    op = 'special_hermite_polynomial_he'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('hermite_polynomial_he', P.hermite_he, x, n)
+
+
+class SpecialLaguerrePolynomialL(_Polynomial):
+    """special_laguerre_polynomial_l(x, n, *, out=None): the Laguerre polynomial L_n(x)."""
+    op = 'special_laguerre_polynomial_l'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('laguerre_polynomial_l', P.laguerre_l, x, n)
+
+
+class SpecialLegendrePolynomialP(_Polynomial):
+    """special_legendre_polynomial_p(x, n, *, out=None): the Legendre polynomial P_n(x)."""
+    op = 'special_legendre_polynomial_p'
+    __slots__ = ()
+
+    def forward(x, n):
+        return _polynomial('legendre_polynomial_p', P.legendre_p, x, n)
+
