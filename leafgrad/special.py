@@ -22,7 +22,16 @@ from .ops.special_functions import (digamma, i0, lgamma as gammaln, mvlgamma as 
                                     special_hermite_polynomial_h as hermite_polynomial_h,
                                     special_hermite_polynomial_he as hermite_polynomial_he,
                                     special_laguerre_polynomial_l as laguerre_polynomial_l,
-                                    special_legendre_polynomial_p as legendre_polynomial_p)
+                                    special_legendre_polynomial_p as legendre_polynomial_p,
+                                    special_airy_ai as airy_ai, special_bessel_j0 as bessel_j0,
+                                    special_bessel_j1 as bessel_j1, special_bessel_y0 as bessel_y0,
+                                    special_bessel_y1 as bessel_y1, special_modified_bessel_i0 as modified_bessel_i0,
+                                    special_modified_bessel_i1 as modified_bessel_i1,
+                                    special_modified_bessel_k0 as modified_bessel_k0,
+                                    special_modified_bessel_k1 as modified_bessel_k1,
+                                    special_scaled_modified_bessel_k0 as scaled_modified_bessel_k0,
+                                    special_scaled_modified_bessel_k1 as scaled_modified_bessel_k1,
+                                    special_spherical_bessel_j0 as spherical_bessel_j0)
 # (the helpers under private names: torch.special holds its functions only)
 from .ops._op import same_dtype as _same_dtype, writes_out as _writes_out
 from .ops._util import record as _record, xp as _xp
@@ -45,4 +54,6 @@ __all__ = ['expit', 'erf', 'erfc', 'exp2', 'expm1', 'log1p', 'logit', 'logsumexp
            'gammaincc', 'chebyshev_polynomial_t', 'chebyshev_polynomial_u', 'chebyshev_polynomial_v',
            'chebyshev_polynomial_w', 'shifted_chebyshev_polynomial_t', 'shifted_chebyshev_polynomial_u',
            'shifted_chebyshev_polynomial_v', 'shifted_chebyshev_polynomial_w', 'hermite_polynomial_h',
-           'hermite_polynomial_he', 'laguerre_polynomial_l', 'legendre_polynomial_p']
+           'hermite_polynomial_he', 'laguerre_polynomial_l', 'legendre_polynomial_p', 'airy_ai', 'bessel_j0',
+           'bessel_j1', 'bessel_y0', 'bessel_y1', 'modified_bessel_i0', 'modified_bessel_i1', 'modified_bessel_k0',
+           'modified_bessel_k1', 'scaled_modified_bessel_k0', 'scaled_modified_bessel_k1', 'spherical_bessel_j0']

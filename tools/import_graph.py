@@ -28,7 +28,7 @@ import sys
 LAYERS = [
     # what every part uses: arrays, dtypes and devices, printing, settings of the process
     ('leafgrad.backend', 'leafgrad._kernel_math', 'leafgrad._random_kernels', 'leafgrad._special_kernels',
-     'leafgrad._polynomial_kernels',
+     'leafgrad._polynomial_kernels', 'leafgrad._bessel_kernels',
      'leafgrad._tensor_str', 'leafgrad.version', 'leafgrad._type_info', 'leafgrad._settings',
      'leafgrad.return_types', 'leafgrad._memory_format', 'leafgrad._meta',
      'leafgrad.backends.cpu',  # (the CPU's vector instructions, as NumPy reports them: imports nothing)

@@ -117,7 +117,11 @@ DEFERRED = {
          'special_shifted_chebyshev_polynomial_t', 'special_shifted_chebyshev_polynomial_u',
          'special_shifted_chebyshev_polynomial_v', 'special_shifted_chebyshev_polynomial_w',
          'special_hermite_polynomial_h', 'special_hermite_polynomial_he', 'special_laguerre_polynomial_l',
-         'special_legendre_polynomial_p'),
+         'special_legendre_polynomial_p', 'special_airy_ai', 'special_bessel_j0', 'special_bessel_j1',
+         'special_bessel_y0', 'special_bessel_y1', 'special_modified_bessel_i0',
+         'special_modified_bessel_i1', 'special_modified_bessel_k0', 'special_modified_bessel_k1',
+         'special_scaled_modified_bessel_k0', 'special_scaled_modified_bessel_k1',
+         'special_spherical_bessel_j0'),
     ),
     'random_variates': (
         ('_standard_gamma', '_standard_gamma_grad', '_dirichlet_grad', '_sample_dirichlet', 'poisson',

@@ -22,12 +22,15 @@ intermediate its tangent (``_composed``).
 
 Also the ``torch.special`` functions PyTorch gives no derivative (its results never require
 grad, and out= may): the orthogonal polynomials (``special_chebyshev_polynomial_t`` ...,
-``leafgrad/_polynomial_kernels.py``), computed in the input's dtype as PyTorch computes them.
+``leafgrad/_polynomial_kernels.py``) and the Bessel functions and Airy's Ai
+(``special_bessel_j0`` ..., ``leafgrad/_bessel_kernels.py``), computed in the input's dtype as
+PyTorch computes them.
 """
 import math
 import sys
 
 from .. import backend
+from .. import _bessel_kernels as B
 from .. import _polynomial_kernels as P
 from .. import _special_kernels as K
 from ._op import CAST, Op, castable_dtype, copy_out, ops, write_out
@@ -836,3 +839,140 @@ class SpecialLegendrePolynomialP(_Polynomial):
     def forward(x, n):
         return _polynomial('legendre_polynomial_p', P.legendre_p, x, n)
 
+
+# ---- the Bessel functions of torch.special (bessel_j0 ... spherical_bessel_j0) and airy_ai ------
+
+def _bessel(name, kernel, input, arg='input'):
+    """``kernel`` (``_bessel_kernels``) on the input's values in its float dtype (the default
+    float dtype for integers), as PyTorch's kernel computes it; no half precision, no complex.
+    PyTorch records no node: its result never requires grad. (``arg``: PyTorch's name of the
+    parameter: ``x`` for some.)"""
+    _check_tensor(f'special_{name}', input, arg)
+    x = float_dtype_for(input._data)
+    if x.dtype not in (xp.float32, xp.float64):
+        raise _not_implemented_for(f'{name}_cpu', x)
+    with xp.errstate(all='ignore'):
+        out = kernel(x.reshape(-1)).reshape(x.shape)
+    return wrap(laid_out_like(out, input._data))
+
+
+class _Bessel(_TorchSpecial):
+    """A Bessel function (or Ai) of torch.special: no derivative (PyTorch's result has no
+    grad_fn), so out= may require grad."""
+    __slots__ = ()
+    differentiable = False
+
+
+class SpecialAiryAi(_Bessel):
+    """special_airy_ai(x, *, out=None): the Airy function Ai(x) (torch.special.airy_ai)."""
+    op = 'special_airy_ai'
+    __slots__ = ()
+
+    def forward(x):
+        return _bessel('airy_ai', B.airy_ai, x, 'x')
+
+
+class SpecialBesselJ0(_Bessel):
+    """special_bessel_j0(input, *, out=None): the Bessel function of the first kind of order 0."""
+    op = 'special_bessel_j0'
+    __slots__ = ()
+
+    def forward(input):
+        return _bessel('bessel_j0', B.bessel_j0, input)
+
+
+class SpecialBesselJ1(_Bessel):
+    """special_bessel_j1(input, *, out=None): the Bessel function of the first kind of order 1."""
+    op = 'special_bessel_j1'
+    __slots__ = ()
+
+    def forward(input):
+        return _bessel('bessel_j1', B.bessel_j1, input)
+
+
+class SpecialBesselY0(_Bessel):
+    """special_bessel_y0(input, *, out=None): the Bessel function of the second kind of order 0
+    (-inf at 0, NaN below)."""
+    op = 'special_bessel_y0'
+    __slots__ = ()
+
+    def forward(input):
+        return _bessel('bessel_y0', B.bessel_y0, input)
+
+
+class SpecialBesselY1(_Bessel):
+    """special_bessel_y1(input, *, out=None): the Bessel function of the second kind of order 1
+    (-inf at 0, NaN below)."""
+    op = 'special_bessel_y1'
+    __slots__ = ()
+
+    def forward(input):
+        return _bessel('bessel_y1', B.bessel_y1, input)
+
+
+class SpecialModifiedBesselI0(_Bessel):
+    """special_modified_bessel_i0(input, *, out=None): the modified Bessel function of the first
+    kind of order 0."""
+    op = 'special_modified_bessel_i0'
+    __slots__ = ()
+
+    def forward(input):
+        return _bessel('modified_bessel_i0', B.modified_bessel_i0, input)
+
+
+class SpecialModifiedBesselI1(_Bessel):
+    """special_modified_bessel_i1(input, *, out=None): the modified Bessel function of the first
+    kind of order 1."""
+    op = 'special_modified_bessel_i1'
+    __slots__ = ()
+
+    def forward(input):
+        return _bessel('modified_bessel_i1', B.modified_bessel_i1, input)
+
+
+class SpecialModifiedBesselK0(_Bessel):
+    """special_modified_bessel_k0(input, *, out=None): the modified Bessel function of the second
+    kind of order 0 (inf at 0, NaN below)."""
+    op = 'special_modified_bessel_k0'
+    __slots__ = ()
+
+    def forward(input):
+        return _bessel('modified_bessel_k0', B.modified_bessel_k0, input)
+
+
+class SpecialModifiedBesselK1(_Bessel):
+    """special_modified_bessel_k1(input, *, out=None): the modified Bessel function of the second
+    kind of order 1 (inf at 0, NaN below)."""
+    op = 'special_modified_bessel_k1'
+    __slots__ = ()
+
+    def forward(input):
+        return _bessel('modified_bessel_k1', B.modified_bessel_k1, input)
+
+
+class SpecialScaledModifiedBesselK0(_Bessel):
+    """special_scaled_modified_bessel_k0(x, *, out=None): exp(x) K0(x)."""
+    op = 'special_scaled_modified_bessel_k0'
+    __slots__ = ()
+
+    def forward(x):
+        return _bessel('scaled_modified_bessel_k0', B.scaled_modified_bessel_k0, x, 'x')
+
+
+class SpecialScaledModifiedBesselK1(_Bessel):
+    """special_scaled_modified_bessel_k1(x, *, out=None): exp(x) K1(x)."""
+    op = 'special_scaled_modified_bessel_k1'
+    __slots__ = ()
+
+    def forward(x):
+        return _bessel('scaled_modified_bessel_k1', B.scaled_modified_bessel_k1, x, 'x')
+
+
+class SpecialSphericalBesselJ0(_Bessel):
+    """special_spherical_bessel_j0(x, *, out=None): sin(x) / x (its series below 0.5; 0 at
+    +-inf)."""
+    op = 'special_spherical_bessel_j0'
+    __slots__ = ()
+
+    def forward(x):
+        return _bessel('spherical_bessel_j0', B.spherical_bessel_j0, x, 'x')
