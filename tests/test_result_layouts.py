@@ -82,7 +82,8 @@ CONTIGUOUS = [
     'c.renorm(2, 1, 1.0)', 'b.renorm(2, 0, 1.0)', 'M.nn.functional.layer_norm(c, (3,))',
     'M.nn.functional.layer_norm(b, (4,), M.ones(4), M.zeros(4))', 'c.masked_fill(c > 3, 0)',
     'c.masked_fill(c > 3, M.tensor(0.))', 'c.masked_fill(M.tensor(True), 1)', '2 ** c', 'M.pow(2, c)', '2 ** b',
-    'M.pow(2, ci)', 'M.pow(2.5, c[::2])',
+    'M.pow(2, ci)', 'M.pow(2.5, c[::2])', 'M.nn.functional.logsigmoid(c)', 'M.nn.functional.logsigmoid(b)',
+    'M.nn.functional.rrelu(c)', 'M.nn.functional.rrelu(b, training=True)',
 ]
 
 
@@ -92,7 +93,8 @@ def test_results_are_contiguous(expr):
 
 
 @pytest.mark.parametrize('expr', ['c.renorm(2, 1, 1.0)', 'M.nn.functional.layer_norm(c, (3,))',
-                                  'c.masked_fill(c > 3, 0)', '2 ** c'])
+                                  'c.masked_fill(c > 3, 0)', '2 ** c', 'M.nn.functional.logsigmoid(c)',
+                                  'M.nn.functional.rrelu(b)'])
 def test_results_are_contiguous_when_recorded(expr):
     _check(expr, requires_grad=True)
 

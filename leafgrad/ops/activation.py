@@ -407,8 +407,9 @@ class LogSigmoid(_Activation):
     def forward(input):
         try:
             x = _float(input, 'log_sigmoid_cpu')
-            return unary(LogSigmoid, input, _rounded(xp.minimum(x, _zero(x)) - xp.log1p(xp.exp(-xp.abs(x))), input),
-                         save='input')
+            # (contiguous whatever the input's layout, as PyTorch's log_sigmoid_forward writes it)
+            value = _rounded(xp.minimum(x, _zero(x)) - xp.log1p(xp.exp(-xp.abs(x))), input)
+            return unary(LogSigmoid, input, xp.ascontiguousarray(value), save='input')
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments('log_sigmoid')
             raise
