@@ -66,6 +66,13 @@ TUTORIALS = [
     ('recipes_source/recipes/swap_tensors.py', '23b2e00b6562c9252acc1c05c326f09ac3aedb71'),
     ('recipes_source/recipes/changing_default_device.py', '0a659232c0d83868b55cdd02c4d9363f8a4b862e'),
     ('beginner_source/introyt/tensors_deeper_tutorial.py', 'ef26e61a99db1fc39331898a14e93beba8e3ab93'),
+    ('intermediate_source/parametrizations.py', '3d37bd7d070abfd7fa7b850be4cce22cb7c0315c'),
+    ('intermediate_source/pruning_tutorial.py', '92f11a171bb3f3f6bbd8dfb102c59d67c2385032'),
+    ('intermediate_source/custom_function_double_backward_tutorial.py', '0ece40a1f1c8b0adb2c03fe2cb480762b96c09ee'),
+    ('beginner_source/basics/buildmodel_tutorial.py', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
+    ('advanced_source/numpy_extensions_tutorial.py', '0651409a7265828ba6907f1c42a68f56b4ed7606'),
+    ('beginner_source/blitz/data_parallel_tutorial.py', 'cc541c0ed7ae6569b782ee3ae18016c9fe9ded05'),
+    ('beginner_source/Intro_to_TorchScript_tutorial.py', 'db77dcf6e3637924f43852c014f2af9978b0f891'),
     ('LICENSE', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
 ]
 

@@ -11,6 +11,7 @@ print what PyTorch prints, ``why`` (its first blocker) and the ``issue`` that co
 where no issue does); ``tests/test_corpus.py`` runs every program without a ``why``.
 """
 import os
+import random
 
 EXAMPLES = 'pytorch+examples'
 TUTORIALS = 'pytorch+tutorials'
@@ -60,6 +61,52 @@ def _cartpole_solved_sooner(cwd):
     # is; a sitecustomize on the path lowers the threshold it reads from gymnasium's registry.
     with open(os.path.join(cwd, 'sitecustomize.py'), 'w') as f:
         f.write('import gymnasium\ngymnasium.envs.registration.registry["CartPole-v1"].reward_threshold = 15\n')
+
+
+def _stand_in_module(name, submodules=()):
+    # a module the program imports but does not need for what it prints (a plotting or data
+    # package that is not installed): an empty stand-in in the working folder, which is first on
+    # the path of both runs; the program stays as it is
+    def stand_in(cwd):
+        if submodules:
+            os.makedirs(os.path.join(cwd, name), exist_ok=True)
+            files = [os.path.join(name, module + '.py') for module in ('__init__', *submodules)]
+        else:
+            files = [name + '.py']
+        for path in files:
+            with open(os.path.join(cwd, path), 'w') as f:
+                f.write(STAND_INS.get(name, ''))
+    stand_in.__name__ = f'_stand_in_{name}'
+    return stand_in
+
+
+# what a stand-in module defines: torchviz.make_dot draws a graph the programs never print
+STAND_INS = {'torchviz': 'def make_dot(*args, **kwargs):\n    return None\n'}
+
+
+def _cora_stand_in(cwd):
+    # the GAT example downloads the Cora citation graph unless ./cora holds it: a random graph of
+    # the same form (1,700 papers, 24 binary features, Cora's 7 classes, 3,000 citations) stands in
+    rng = random.Random(0)
+    os.makedirs(os.path.join(cwd, 'cora'), exist_ok=True)
+    ids = rng.sample(range(1, 10 ** 6), 1700)
+    classes = ['Case_Based', 'Genetic_Algorithms', 'Neural_Networks', 'Probabilistic_Methods',
+               'Reinforcement_Learning', 'Rule_Learning', 'Theory']
+    with open(os.path.join(cwd, 'cora', 'cora.content'), 'w') as f:
+        for i in ids:
+            f.write('\t'.join([str(i)] + [str(int(rng.random() < 0.1)) for _ in range(24)] + [rng.choice(classes)])
+                    + '\n')
+    with open(os.path.join(cwd, 'cora', 'cora.cites'), 'w') as f:
+        for _ in range(3000):
+            f.write(f'{rng.choice(ids)}\t{rng.choice(ids)}\n')
+
+
+def _chargpt_text(cwd):
+    # chargpt trains on ./input.txt (tiny Shakespeare, downloaded by hand): minGPT's README and
+    # LICENSE stand in; they hold every character of its sampling prompt "O God, O God!"
+    text = ''.join(open(os.path.join(cwd, name), encoding='utf8').read() for name in ('README.md', 'LICENSE'))
+    with open(os.path.join(cwd, 'input.txt'), 'w', encoding='utf8') as f:
+        f.write(text)
 
 
 def _on_the_cpu(src, dst, timings):
@@ -170,6 +217,22 @@ PROGRAMS = [
               'Tensor.module_load',
               issue='none yet'),
     _tutorial('recipes/changing_default_device', 'recipes_source/recipes/changing_default_device.py', unseeded=True),
+    _tutorial('tutorials/parametrizations', 'intermediate_source/parametrizations.py', unseeded=True),
+    _tutorial('tutorials/pruning', 'intermediate_source/pruning_tutorial.py', unseeded=True),
+    # (gradcheck and gradgradcheck of four custom Functions; it prints nothing, so agreeing means
+    # that every check passed on leafgrad too)
+    _tutorial('tutorials/custom_function_double_backward', 'intermediate_source/custom_function_double_backward_tutorial.py',
+              setup=[_stand_in_module('torchviz')]),
+    _tutorial('tutorials/basics buildmodel', 'beginner_source/basics/buildmodel_tutorial.py',
+              setup=[_stand_in_module('torchvision', ['datasets', 'transforms'])], unseeded=True),
+    _tutorial('tutorials/blitz data_parallel', 'beginner_source/blitz/data_parallel_tutorial.py', unseeded=True),
+    _tutorial('tutorials/Intro_to_TorchScript', 'beginner_source/Intro_to_TorchScript_tutorial.py',
+              why="it prints torch.__version__, which leafgrad gives as PyTorch's with leafgrad's own as the local "
+                  "part (2.13.0+leafgrad.0.1.0); then TorchScript's printed forms: torch.jit.trace returns the module "
+                  "itself, without the .graph and .code of a TracedModule",
+              issue='none yet'),
+    # a legacy Function (non-static forward): both stop at PyTorch's error
+    _tutorial('tutorials/numpy_extensions', 'advanced_source/numpy_extensions_tutorial.py'),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------
     dict(name='examples/fx custom_tracer', dir=f'{EXAMPLES}/fx', run=[['custom_tracer.py']], needs=['tabulate']),
     dict(name='examples/fx inline_function', dir=f'{EXAMPLES}/fx', run=[['inline_function.py']]),
@@ -183,6 +246,12 @@ PROGRAMS = [
          run=[['subgraph_rewriter_basic_use.py']]),
     dict(name='examples/fx wrap_output_dynamically', dir=f'{EXAMPLES}/fx', run=[['wrap_output_dynamically.py']],
          unseeded=True),
+    dict(name='examples/gat', dir=f'{EXAMPLES}/gat', setup=[_cora_stand_in],
+         run=[['main.py', '--epochs', '4', '--val-every', '1', '--hidden-dim', '8', '--num-heads', '2']],
+         mask=TIMINGS,
+         why='sparse COO tensors: its load_cora builds the graph with Tensor.to_sparse, torch.sparse_coo_tensor and '
+             'sparse @ dense, and every leafgrad tensor is dense (a difference the README lists)',
+         issue='none yet'),
     # ---- karpathy/nanoGPT (MIT) -------------------------------------------------------------
     dict(name='nanoGPT train+sample (char, cpu)', dir=NANOGPT, setup=[_shakespeare_stand_in],
          needs=['requests', 'tiktoken'],
@@ -198,5 +267,9 @@ PROGRAMS = [
     dict(name='minGPT adder', dir=MINGPT, pythonpath=['.'],
          run=[['projects/adder/adder.py', '--trainer.max_iters=21', '--trainer.batch_size=16',
                '--trainer.num_workers=0', '--data.ndigit=1']],
+         mask=TIMINGS),
+    dict(name='minGPT chargpt', dir=MINGPT, pythonpath=['.'], setup=[_chargpt_text],
+         run=[['projects/chargpt/chargpt.py', '--data.block_size=32', '--model.model_type=gpt-nano',
+               '--trainer.max_iters=21', '--trainer.batch_size=8', '--trainer.num_workers=0']],
          mask=TIMINGS),
 ]
