@@ -165,6 +165,30 @@ def test_prehook_and_hook_can_replace_gradients():
     assert_same(*res)
 
 
+@pytest.mark.parametrize('make', [
+    lambda M, x: M.relu(x * 1),
+    lambda M, x: M.nn.functional.relu(x * 1),
+    lambda M, x: (x * 1).relu(),
+    lambda M, x: M.nn.ReLU()(x * 1),
+])
+def test_a_node_hook_sees_the_gradients_as_they_arrived(make):
+    """grad_outputs handed to a node's post-hook are what reached the node, even where its
+    derivative (relu's) could have written its result into their buffer."""
+    res = []
+    for M in (lg, torch):
+        seen = []
+        x = M.tensor([-1.0, 2.0, 3.0], requires_grad=True)
+        y = make(M, x)
+        y.grad_fn.register_hook(lambda gi, go: seen.append((gi[0].clone(), go[0].clone())))
+        (y * M.tensor([1.0, 2.0, 3.0])).sum().backward()
+        res.append((seen[0], x.grad))
+    (lgi, lgo), lxg = res[0]
+    (tgi, tgo), txg = res[1]
+    assert_same(lgo, tgo)
+    assert_same(lgi, tgi)
+    assert_same(lxg, txg)
+
+
 def test_hook_handle_remove():
     calls = []
     x = lg.tensor([1.0], requires_grad=True)

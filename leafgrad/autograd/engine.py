@@ -227,6 +227,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                     if new is not None:
                         grads = _checked_all(hook, grads, new)
 
+            # the gradients a post-hook will read, held here so that no derivative takes their
+            # buffers for its result (a derivative reuses a buffer that only the walk holds)
+            seen = tuple(grads) if hooked and node._post_hooks is not None else None
             grad = grads[0] if len(grads) == 1 else _any_grad(grads)
             if hooked and node._inert or grad is None and not node._runs_without_grads:
                 # Nothing can leave (Node._inert), or nothing arrived (every consumer's gradient
@@ -246,9 +249,9 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             if not keep_graph:
                 node.release()
 
-            if hooked and node._post_hooks is not None:
+            if seen is not None:
                 for hook in tuple(node._post_hooks.values()):
-                    new = hook(tuple(outs), tuple(grads))
+                    new = hook(tuple(outs), seen)
                     if new is not None:
                         outs = tuple(_checked_all(hook, outs, new))
 
