@@ -64,6 +64,9 @@ class Module:
         object.__setattr__(self, '_forward_pre_hooks', OrderedDict())
         object.__setattr__(self, '_backward_hooks', OrderedDict())
         object.__setattr__(self, '_backward_pre_hooks', OrderedDict())
+        # which kind the hooks in _backward_hooks are: None before the first, then True (full,
+        # register_full_backward_hook) or False (register_backward_hook's); a module has one kind
+        object.__setattr__(self, '_is_full_backward_hook', None)
         object.__setattr__(self, '_hooks_with_kwargs', set())
         object.__setattr__(self, '_forward_hooks_always_called', set())
 
@@ -91,10 +94,16 @@ class Module:
                     res = hook(self, args)
                     if res is not None:
                         args = res if isinstance(res, tuple) else (res,)
-            if self._backward_hooks or self._backward_pre_hooks:
-                from .hooks import backward_hook_call  # (loaded when first used: only full backward hooks need it)
-                return backward_hook_call(self, args, kwargs, called)
-            return self._run_forward_hooks(args, kwargs, self.forward(*args, **kwargs), called)
+            non_full = bool(self._backward_hooks) and self._is_full_backward_hook is False
+            if (self._backward_hooks and not non_full) or self._backward_pre_hooks:
+                from .hooks import backward_hook_call  # (loaded when first used: only backward hooks need it)
+                out = backward_hook_call(self, args, kwargs, called)
+            else:
+                out = self._run_forward_hooks(args, kwargs, self.forward(*args, **kwargs), called)
+            if non_full:
+                from .hooks import attach_non_full_hooks
+                attach_non_full_hooks(self, args, out)
+            return out
         except Exception:
             if self._forward_hooks_always_called:
                 self._run_always_called_hooks(args, kwargs, called)
@@ -432,7 +441,22 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_backward_hook(self, hook: Callable[..., Any]) -> Any:
+        """The deprecated kind of backward hook: ``hook(module, grad_input, grad_output)`` runs as a
+        hook of the node that made the module's (first) output, with that node's input and output
+        gradients, which are the module's only when its forward is that one node (PyTorch warns
+        otherwise, a FutureWarning at each call)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError('Cannot use both regular backward hooks and full backward hooks on a single Module. '
+                               'Please use only one of them.')
+        object.__setattr__(self, '_is_full_backward_hook', False)
+        return add_hook(self._backward_hooks, hook)
+
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> Any:
+        if self._is_full_backward_hook is False:
+            raise RuntimeError('Cannot use both regular backward hooks and full backward hooks on a single Module. '
+                               'Please use only one of them.')
+        object.__setattr__(self, '_is_full_backward_hook', True)
         handle = add_hook(self._backward_hooks, hook)
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)
