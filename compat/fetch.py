@@ -73,6 +73,8 @@ TUTORIALS = [
     ('advanced_source/numpy_extensions_tutorial.py', '0651409a7265828ba6907f1c42a68f56b4ed7606'),
     ('beginner_source/blitz/data_parallel_tutorial.py', 'cc541c0ed7ae6569b782ee3ae18016c9fe9ded05'),
     ('beginner_source/Intro_to_TorchScript_tutorial.py', 'db77dcf6e3637924f43852c014f2af9978b0f891'),
+    ('beginner_source/examples_autograd/two_layer_net_custom_function.py', '8bcd0ac63dff35599649fc78711b6c155717823f'),
+    ('beginner_source/former_torchies/nnft_tutorial.py', '560afe606d62af26831dcf847c74da134fedb14a'),
     ('LICENSE', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
 ]
 

@@ -221,8 +221,8 @@ PROGRAMS = [
     _tutorial('tutorials/pruning', 'intermediate_source/pruning_tutorial.py', unseeded=True),
     # (gradcheck and gradgradcheck of four custom Functions; it prints nothing, so agreeing means
     # that every check passed on leafgrad too)
-    _tutorial('tutorials/custom_function_double_backward', 'intermediate_source/custom_function_double_backward_tutorial.py',
-              setup=[_stand_in_module('torchviz')]),
+    _tutorial('tutorials/custom_function_double_backward',
+              'intermediate_source/custom_function_double_backward_tutorial.py', setup=[_stand_in_module('torchviz')]),
     _tutorial('tutorials/basics buildmodel', 'beginner_source/basics/buildmodel_tutorial.py',
               setup=[_stand_in_module('torchvision', ['datasets', 'transforms'])], unseeded=True),
     _tutorial('tutorials/blitz data_parallel', 'beginner_source/blitz/data_parallel_tutorial.py', unseeded=True),
@@ -231,6 +231,9 @@ PROGRAMS = [
                   "part (2.13.0+leafgrad.0.1.0); then TorchScript's printed forms: torch.jit.trace returns the module "
                   "itself, without the .graph and .code of a TracedModule",
               issue='none yet'),
+    _tutorial('tutorials/two_layer_net_custom_function',
+              'beginner_source/examples_autograd/two_layer_net_custom_function.py', unseeded=True),
+    _tutorial('tutorials/former_torchies nnft', 'beginner_source/former_torchies/nnft_tutorial.py', unseeded=True),
     # a legacy Function (non-static forward): both stop at PyTorch's error
     _tutorial('tutorials/numpy_extensions', 'advanced_source/numpy_extensions_tutorial.py'),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------
