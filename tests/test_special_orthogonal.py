@@ -118,3 +118,15 @@ def test_errors(name):
         _same_error(lambda: f_ours(*args(lg)), lambda: f_theirs(*args(torch)))
     _same_error(lambda: f_ours(lg.tensor([0.5]), 2, out=lg.zeros(1, dtype=lg.int64)),
                 lambda: f_theirs(torch.tensor([0.5]), 2, out=torch.zeros(1, dtype=torch.int64)))
+
+
+@pytest.mark.parametrize('name', ['chebyshev_polynomial_t', 'legendre_polynomial_p'])
+def test_result_laid_out_as_tensor_iterator(name):
+    """A transposed operand: the result's strides are PyTorch's (TensorIterator's order)."""
+    base = np.array([[0.5, 2.0, -0.3], [3.0, -1.0, 0.9]])
+    for make_n in [lambda lib, t: 3, lambda lib, t: t(lib.tensor([[1, 2, 3], [4, 5, 6]])).t(),
+                   lambda lib, t: lib.tensor([2, 5])]:
+        ours = getattr(lg.special, name)(lg.tensor(base).t(), make_n(lg, lambda v: v))
+        theirs = getattr(torch.special, name)(torch.tensor(base).t(), make_n(torch, lambda v: v))
+        assert ours.stride() == theirs.stride()
+        _close(ours.numpy(), theirs.numpy(), np.float64)

@@ -34,8 +34,8 @@ from .. import _bessel_kernels as B
 from .. import _polynomial_kernels as P
 from .. import _special_kernels as K
 from ._op import CAST, Op, castable_dtype, copy_out, ops, write_out
-from ._util import (SCALAR_NAMES, broadcast_error, float_dtype_for, laid_out_like, not_a_tensor, record, saved_output,
-                    sum_to, unary, wrap, xp)
+from ._util import (SCALAR_NAMES, broadcast_error, float_dtype_for, iterated, laid_out_like, not_a_tensor, record,
+                    saved_output, sum_to, unary, wrap, xp)
 from ..autograd.graph import elementwise_jvp
 from ._inplace import inplace as _run_inplace
 from ..tensor import Tensor
@@ -710,14 +710,14 @@ def _polynomial(name, kernel, x, n):
         dt = backend.get_default_dtype()
     if dt.np not in (xp.float32, xp.float64):
         raise _not_implemented_for(f'{name}_cpu', dt.np)
-    xd, nd = (v._data if isinstance(v, Tensor) else v for v in (x, n))
+    operands = [v._data if isinstance(v, Tensor) else v for v in (x, n)]
     try:
-        xd, nd = xp.broadcast_arrays(xp.asarray(xd, dtype=dt.np), xp.asarray(nd, dtype=dt.np))
+        xd, nd = xp.broadcast_arrays(*(xp.asarray(v, dtype=dt.np) for v in operands))
     except ValueError:
         raise broadcast_error(x, n) from None
     with xp.errstate(all='ignore'):
         out = kernel(xd.reshape(-1), P.degrees(nd.reshape(-1))).reshape(xd.shape)
-    return wrap(out)
+    return wrap(iterated(out, *operands) if out.ndim > 1 else out)  # (laid out as TensorIterator)
 
 
 class _Polynomial(_TorchSpecial):
