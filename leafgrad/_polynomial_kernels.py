@@ -66,25 +66,28 @@ def _cases(x, n, rules, recurrence):
 
 def _recur(x, n, q, step, first, last, stop_at_nan=True):
     """p = 1, q given; r = step(k, x, p, q), p = q, q = r for k = first, first + 1, ... while
-    k <= last(n) (and q is no NaN): the final q."""
+    k <= last(n) (and q is no NaN): the final q. The elements still running are stepped together
+    between the degrees where one of them ends; a NaN q stays NaN through every step, so the
+    stop at NaN only drops elements early (checked every 64 steps)."""
     T = x.dtype.type
-    p = np.ones_like(x)
-    q = q.astype(x.dtype, copy=True)
-    idx = np.arange(x.size)
+    out = q.astype(x.dtype, copy=True)
     end = last(n)
+    idx = np.flatnonzero((end >= first) & ~(stop_at_nan & np.isnan(out)))
+    xa, pa, qa = x[idx], np.ones(idx.size, x.dtype), out[idx]
     k = first
     while idx.size:
+        stop = end[idx].min()
+        while k <= stop:
+            pa, qa = qa, step(T, k, xa, pa, qa)
+            k += 1
+            if stop_at_nan and k % 64 == 0 and np.isnan(qa).any():
+                break
+        out[idx] = qa
         keep = end[idx] >= k
         if stop_at_nan:
-            keep &= ~np.isnan(q[idx])
-        idx = idx[keep]
-        if not idx.size:
-            break
-        qi = q[idx]
-        q[idx] = step(T, k, x[idx], p[idx], qi)
-        p[idx] = qi
-        k += 1
-    return q
+            keep &= ~np.isnan(qa)
+        idx, xa, pa, qa = idx[keep], xa[keep], pa[keep], qa[keep]
+    return out
 
 
 def _t(x):
