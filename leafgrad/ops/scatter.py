@@ -214,6 +214,16 @@ _REDUCE_INIT = {'sum': 0, 'prod': 1, 'mean': 0, 'amax': -xp.inf, 'amin': xp.inf}
 _REDUCE_UFUNC = {'sum': xp.add, 'prod': xp.multiply, 'mean': xp.add, 'amax': xp.maximum, 'amin': xp.minimum}
 
 
+def _divide_by_counts(target, count):
+    """A mean's last step, in place: the sums divided by how many values each has (at least
+    one), in their dtype (integers floored), as PyTorch's scatter_reduce and index_reduce."""
+    count = xp.maximum(count, 1).astype(target.dtype)
+    if target.dtype.kind in 'fVc':
+        target /= count
+    else:
+        target //= count
+
+
 class ScatterReduce(Op):
     """scatter_reduce(input, dim, index, src, reduce, *, include_self=True): ``src``'s elements
     reduced (sum, prod, mean, amax, amin) into ``input`` at ``index`` along ``dim``."""
@@ -245,11 +255,7 @@ class ScatterReduce(Op):
         if reduce == 'mean':
             count = xp.full(target.shape, 1 if include_self else 0, dtype=xp.int64)
             xp.add.at(count, coords, 1)
-            count = xp.maximum(count, 1)
-            if data.dtype.kind in 'fV':
-                target /= count
-            else:
-                target //= count
+            _divide_by_counts(target, count)
         out, node = record(data, ScatterReduce, (input, src))
         if node is not None:
             node.dim, node.index, node.reduce, node.include_self = d, index, reduce, include_self
@@ -412,11 +418,7 @@ class IndexReduce(Op):
         _REDUCE_UFUNC[reduce].at(target, flat, values)
         if reduce == 'mean':
             count = xp.bincount(flat, minlength=size) + (1 if include_self else 0)
-            count = xp.maximum(count, 1).reshape((size,) + (1,) * (target.ndim - 1))
-            if data.dtype.kind in 'fVc':
-                target /= count.astype(data.dtype)
-            else:
-                target //= count.astype(data.dtype)
+            _divide_by_counts(target, count.reshape((size,) + (1,) * (target.ndim - 1)))
         out, node = record(data, IndexReduce, (input, source))
         if node is not None:
             node.dim, node.index, node.reduce, node.include_self = d, index, reduce, include_self
