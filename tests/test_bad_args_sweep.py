@@ -20,27 +20,29 @@ FUNCTIONS = {name: (f_lg, f_t) for name, f_lg, f_t in sweep.names()}
 # the functions whose bad arguments match PyTorch's in every call the sweep makes (meshgrid not:
 # the sweep calls it without indexing=, which PyTorch warns of once a process)
 EXACT = [
-    'absolute', 'addmm', 'adjoint', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin',
-    'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan_', 'arctanh', 'arctanh_', 'argwhere',
-    'atleast_1d', 'atleast_2d', 'atleast_3d', 'baddbmm', 'binomial', 'bmm', 'bucketize',
+    'absolute', 'addmm', 'adjoint', 'all', 'any', 'arccos', 'arccos_', 'arccosh', 'arccosh_',
+    'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan_', 'arctanh', 'arctanh_',
+    'argwhere', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'baddbmm', 'binomial', 'bmm', 'bucketize',
     'cartesian_prod', 'celu', 'celu_', 'clone', 'combinations', 'conj', 'conj_physical_',
-    'corrcoef', 'cov', 'det', 'dsplit', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'fliplr',
-    'flipud', 'float_power', 'hardshrink', 'hsplit', 'index_select', 'isfinite', 'isin', 'isinf',
-    'isnan', 'isreal', 'logdet', 'lu', 'matrix_exp', 'mm', 'mv', 'narrow', 'negative', 'negative_',
-    'pdist', 'pinverse', 'positive', 'ravel', 'real', 'relu', 'resize_as_', 'resolve_conj', 'roll',
-    'searchsorted', 'selu', 'selu_', 'split', 'split_with_sizes', 't', 'threshold', 'threshold_',
-    'tile', 'trace', 'vander', 'vsplit', 'zero_',
+    'copysign', 'corrcoef', 'cov', 'det', 'dsplit', 'fill', 'fill_', 'fix', 'fix_', 'flatten',
+    'fliplr', 'flipud', 'float_power', 'fmod', 'hardshrink', 'hsplit', 'index_select', 'isfinite',
+    'isin', 'isinf', 'isnan', 'isreal', 'logdet', 'lu', 'matrix_exp', 'mm', 'mv', 'narrow',
+    'negative', 'negative_', 'pdist', 'pinverse', 'positive', 'ravel', 'real', 'relu', 'remainder',
+    'resize_as_', 'resolve_conj', 'roll', 'rsub', 'searchsorted', 'selu', 'selu_', 'split',
+    'split_with_sizes', 't', 'threshold', 'threshold_', 'tile', 'trace', 'vander', 'vsplit',
+    'zero_',
     'F.adaptive_avg_pool1d', 'F.adaptive_max_pool1d', 'F.avg_pool1d', 'F.avg_pool2d',
     'F.batch_norm', 'F.bilinear', 'F.celu', 'F.celu_', 'F.conv1d', 'F.conv2d', 'F.conv3d',
     'F.conv_transpose1d', 'F.cosine_similarity', 'F.cross_entropy', 'F.elu', 'F.elu_',
-    'F.embedding', 'F.gelu', 'F.gumbel_softmax', 'F.hardshrink', 'F.hardsigmoid', 'F.hardswish',
-    'F.hardtanh', 'F.hardtanh_', 'F.kl_div', 'F.layer_norm', 'F.leaky_relu', 'F.leaky_relu_',
-    'F.linear', 'F.logsigmoid', 'F.lp_pool1d', 'F.lp_pool2d', 'F.lp_pool3d',
-    'F.margin_ranking_loss', 'F.max_pool1d', 'F.max_pool1d_with_indices', 'F.max_pool2d',
-    'F.max_pool2d_with_indices', 'F.mish', 'F.multi_margin_loss', 'F.nll_loss', 'F.pad', 'F.pdist',
-    'F.prelu', 'F.relu6', 'F.rms_norm', 'F.rrelu', 'F.rrelu_', 'F.scaled_dot_product_attention',
-    'F.selu', 'F.selu_', 'F.sigmoid', 'F.silu', 'F.soft_margin_loss', 'F.softplus', 'F.softshrink',
-    'F.tanh', 'F.tanhshrink', 'F.threshold', 'F.threshold_', 'F.unfold',
+    'F.embedding', 'F.gaussian_nll_loss', 'F.gelu', 'F.gumbel_softmax', 'F.hardshrink',
+    'F.hardsigmoid', 'F.hardswish', 'F.hardtanh', 'F.hardtanh_', 'F.hinge_embedding_loss',
+    'F.kl_div', 'F.layer_norm', 'F.leaky_relu', 'F.leaky_relu_', 'F.linear', 'F.logsigmoid',
+    'F.lp_pool1d', 'F.lp_pool2d', 'F.lp_pool3d', 'F.margin_ranking_loss', 'F.max_pool1d',
+    'F.max_pool1d_with_indices', 'F.max_pool2d', 'F.max_pool2d_with_indices', 'F.mish',
+    'F.multi_margin_loss', 'F.nll_loss', 'F.pad', 'F.pairwise_distance', 'F.pdist', 'F.prelu',
+    'F.relu6', 'F.rms_norm', 'F.rrelu', 'F.rrelu_', 'F.scaled_dot_product_attention', 'F.selu',
+    'F.selu_', 'F.sigmoid', 'F.silu', 'F.soft_margin_loss', 'F.softplus', 'F.softshrink', 'F.tanh',
+    'F.tanhshrink', 'F.threshold', 'F.threshold_', 'F.triplet_margin_loss', 'F.unfold',
 ]
 
 
@@ -82,6 +84,24 @@ def _outcome(fn):
     lambda T, F: T.index_select(T.ones(3), 0, index=1),
     # an alias's errors name it
     lambda T, F: T.arccos(T.ones(3), 1),
+    # no number first where PyTorch has no such overload (remainder has: two numbers it refuses)
+    lambda T, F: T.remainder(1, 2),
+    lambda T, F: T.remainder(2, T.ones(3)),
+    lambda T, F: T.rsub(T.ones(3), 1, alpha='a'),
+    lambda T, F: T.fmod(T.ones(3), 'a', out=T.ones(3)),
+    lambda T, F: T.ones(3).fmod('a'),
+    lambda T, F: T.ones(3).copysign([1.0]),
+    lambda T, F: T.ones(3).remainder_([1.0]),
+    lambda T, F: T.any(False),
+    lambda T, F: T.all([1.0], 0),
+    # gaussian_nll_loss is Python in PyTorch: its steps' errors, in its order
+    lambda T, F: F.gaussian_nll_loss(1, T.ones(3), 0.5),
+    lambda T, F: F.gaussian_nll_loss(T.ones(3), T.ones(3), T.ones(3), reduction='foo'),
+    lambda T, F: F.gaussian_nll_loss(T.ones(3), T.ones(3), 1, reduction='foo'),
+    lambda T, F: F.gaussian_nll_loss(T.ones(4, 3, 5), T.ones(4, 3, 5), T.ones(4, 1, 5)),
+    lambda T, F: F.gaussian_nll_loss(T.ones(4, 3, 5), T.ones(4, 3, 5), T.ones(4, 1, 1)),
+    lambda T, F: F.triplet_margin_loss(T.ones(3), T.ones(3), 'a', margin=2.0),
+    lambda T, F: F.hinge_embedding_loss(1, T.ones(3)),
 ])
 def test_bad_arguments_as_torch(call):
     import torch

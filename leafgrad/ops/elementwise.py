@@ -212,9 +212,13 @@ class Rsub(Op):
     """rsub(input, other, *, alpha=1): ``other - alpha * input`` (a function only)."""
     op = 'rsub'
     method = False
+    refusals = Overloads('rsub', '(Tensor input, Tensor other, *, Number alpha = 1)',
+                         '(Tensor input, Number other, Number alpha = 1)')
     __slots__ = ()
 
     def forward(input, other, *, alpha=1):
+        if not isinstance(input, Tensor):  # (PyTorch's rsub has no number first: refusals lists its overloads)
+            raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         return sub(other, input, alpha=alpha)
 
 

@@ -294,9 +294,13 @@ class Copysign(Op):
     op, node = 'copysign', 'CopysignBackward0'
     out = CAST
     inplace = True
+    refusals = Overloads('copysign', '(Tensor input, Tensor other, *, Tensor out = None)',
+                         '(Tensor input, Number other, *, Tensor out = None)')
     __slots__ = ('self_shape', 'other_shape', 'other_dtype')
 
     def forward(input, other):
+        if not isinstance(input, Tensor):  # (PyTorch's copysign has no number first: refusals lists its overloads)
+            raise TypeError(f"copysign(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         x, y = binary_operands(input, other)
         x = float_dtype_for(xp.asarray(x))
         try:

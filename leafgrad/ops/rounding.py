@@ -7,8 +7,9 @@ once (``_op.Op``); the step functions keep their input's dtype (out= of that dty
 divisions and remainders promote (CAST).
 """
 from .. import backend
+from .._arg_parser import Overloads, is_number
 from ._op import CAST, NO_GRAD_CAST, SAME, Op
-from ._util import (NotImplementedNode, _unrounded, binary_operands, broadcast_error,
+from ._util import (NotImplementedNode, _unrounded, binary_operands, broadcast_error, not_a_tensor,
                     operator_refusal, ops, record, refused, sum_to, wrap, xp)
 from ..autograd.graph import elementwise_jvp
 from ..tensor import Tensor
@@ -314,9 +315,13 @@ class Fmod(Op):
     """fmod(input, other, *, out=None): the remainder of truncated division (C's fmod)."""
     op, out = 'fmod', CAST
     inplace = True
+    refusals = Overloads('fmod', '(Tensor input, Tensor other, *, Tensor out = None)',
+                         '(Tensor input, Number other, *, Tensor out = None)')
     __slots__ = ()
 
     def forward(input, other):
+        if not isinstance(input, Tensor):  # (PyTorch's fmod has no number first: refusals lists its overloads)
+            raise not_a_tensor('fmod', 'input', input, 1)
         return _mod(input, other, xp.fmod, FmodBackward0, FmodBackward1, 'fmod_cpu')
 
 
@@ -325,10 +330,15 @@ class Remainder(Op):
     op, out = 'remainder', CAST
     operators, reflected_operators, inplace_operators = ('__mod__',), ('__rmod__',), ('__imod__',)
     inplace = True
+    refusals = Overloads('remainder', '(Tensor input, Tensor other, *, Tensor out = None)', '(Number self, Tensor other)',
+                         '(Tensor input, Number other, *, Tensor out = None)')
     __slots__ = ()
 
     def forward(input, other):
         if not isinstance(input, Tensor):  # scalar % tensor
+            if not is_number(input) or not isinstance(other, Tensor):  # (a list, two numbers: refusals lists
+                # PyTorch's overloads)
+                raise not_a_tensor('remainder', 'input', input, 1)
             input = ops.tensor(input, dtype=backend.result_type(input, other))
         try:
             return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1, 'remainder_cpu')

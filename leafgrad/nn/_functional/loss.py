@@ -8,11 +8,13 @@ from ...autograd.graph import _Empty, slice_reduction_jvp
 from ...ops._util import Node, NotImplementedNode, autocast, binary_operands, ops, record, state, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
-from ...ops.reduction import _sum_in_float32, mean_array, sum as _sum
+from ...ops.reduction import _sum_in_float32, any as _any, mean_array, sum as _sum
+from ...creation import ones_like
 from ...ops.activation import nn_log_softmax as log_softmax
 from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str, dtype_name
 from .basic import pairwise_distance
 from ..._arg_parser import refuse_arguments
+from ...tensor import Tensor
 
 
 def _reduce_array(a, reduction):
@@ -622,28 +624,33 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction='mean'):
-    try:
-        if isinstance(var, (int, float)):
-            var = const(xp.full(input._data.shape, float(var)), input)
-        if (var._data < 0).any():
+    """PyTorch's function is Python: its steps, in its order, are what raise its errors for an
+    argument that is no tensor (an int ``var``: ``any(False)``'s TypeError; an ``input``: "'int'
+    object has no attribute 'size'"; a ``target``: the operator's)."""
+    if isinstance(var, float):
+        if var < 0:
             raise ValueError('var has negative entry/entries')
-        vs, xs = var._data.shape, input._data.shape
-        if vs != xs:
-            if xs[:-1] == vs:
-                var = _shape.unsqueeze(var, -1)
-            elif not (xs[:-1] == vs[:-1] and vs[-1:] == (1,)):
-                raise ValueError('var is of incorrect size')
-        check_reduction(reduction)
-        # clamped without gradient, as PyTorch clamps a clone under no_grad
-        var = var + const(xp.maximum(var._data, eps) - var._data, var)
-        d = input - target
-        loss = (_ew.log(var) + d * d / var) * 0.5
-        if full:
-            loss = loss + 0.5 * float(xp.log(2 * xp.pi))
-        return reduce_loss(loss, reduction)
-    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-        refuse_arguments()
-        raise
+        var = var * ones_like(input)
+    elif not isinstance(var, Tensor):
+        if _any(var < 0):
+            raise ValueError('var has negative entry/entries')
+    elif (var._data < 0).any():
+        raise ValueError('var has negative entry/entries')
+    vs, xs = var.size(), input.size()
+    if vs != xs:
+        if xs[:-1] == vs:
+            var = _shape.unsqueeze(var, -1)
+        elif not (len(xs) == len(vs) and sum(y for x, y in zip(xs, vs) if x != y) == 1):
+            raise ValueError('var is of incorrect size')
+    if reduction != 'none' and reduction != 'mean' and reduction != 'sum':
+        raise ValueError(reduction + ' is not valid')
+    # clamped without gradient, as PyTorch clamps a clone under no_grad
+    var = var + const(xp.maximum(var._data, eps) - var._data, var)
+    d = input - target
+    loss = (_ew.log(var) + d * d / var) * 0.5
+    if full:
+        loss = loss + 0.5 * float(xp.log(2 * xp.pi))
+    return reduce_loss(loss, reduction)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction='mean'):
@@ -664,6 +671,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'):
+    if not isinstance(input, Tensor) or not isinstance(target, Tensor):  # (a number would compute: PyTorch's
+        refuse_arguments()                                              # parser refuses it)
     try:
         if autocast.state.on:
             input, target = autocast.fp32(input, target)
@@ -740,6 +749,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction='mean'):
+    if not (isinstance(anchor, Tensor) and isinstance(positive, Tensor) and isinstance(negative, Tensor)):
+        refuse_arguments()  # (a number would compute: PyTorch's parser refuses it)
     if autocast.state.on:
         anchor, positive, negative = autocast.fp32(anchor, positive, negative)
     reduction = legacy_reduction(size_average, reduce, reduction)
