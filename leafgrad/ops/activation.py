@@ -654,7 +654,7 @@ class Softsign(_Activation):
     __slots__ = ()
 
     def forward(input):
-        return input / (ops.abs(input) + 1)
+        return input / (input.abs() + 1)  # (PyTorch's Python, whose error for a non-tensor is input.abs's)
 
 
 class Tanhshrink(_Activation):
@@ -817,8 +817,8 @@ class Softmin(_Activation):
     __slots__ = ()
 
     def forward(input, dim=None, _stacklevel=3, dtype=None):
-        if dim is None:
-            dim = _softmax_dim('softmin', input._data.ndim)
+        if dim is None:  # (PyTorch's Python reads input.dim(): its error for a non-tensor)
+            dim = _softmax_dim('softmin', input.dim())
         if dtype is not None:
             check_dtype('softmax', dtype)  # (PyTorch's softmin is (-input).softmax(dim, dtype=dtype))
             input = input.to(backend.to_dtype(dtype))
@@ -830,16 +830,24 @@ class Softmin(_Activation):
 
 def nn_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """nn.functional's softmax: ``dim`` optional (PyTorch's deprecated implicit choice, warned)."""
-    if dim is None:
-        dim = _softmax_dim('softmax', input._data.ndim)
-    return Softmax.forward(input, dim, dtype)
+    if dim is None:  # (PyTorch's Python reads input.dim(), then calls input.softmax(): their errors for a non-tensor)
+        dim = _softmax_dim('softmax', input.dim())
+    try:
+        return Softmax.forward(input, dim, dtype)
+    except AttributeError:
+        input.softmax
+        raise
 
 
 def nn_log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """nn.functional's log_softmax: ``dim`` optional (PyTorch's deprecated implicit choice, warned)."""
-    if dim is None:
-        dim = _softmax_dim('log_softmax', input._data.ndim)
-    return LogSoftmax.forward(input, dim, dtype)
+    if dim is None:  # (PyTorch's Python reads input.dim(), then calls input.log_softmax(): their errors for a non-tensor)
+        dim = _softmax_dim('log_softmax', input.dim())
+    try:
+        return LogSoftmax.forward(input, dim, dtype)
+    except AttributeError:
+        input.log_softmax
+        raise
 
 
 for _fn, _name in ((nn_softmax, 'softmax'), (nn_log_softmax, 'log_softmax')):

@@ -639,6 +639,7 @@ class Norm(Op):
     def forward(input, p='fro', dim=None, keepdim=False, dtype=None):
         # (PyTorch's torch.norm, step for step: 'fro' over at most 2 dims is the vector 2-norm; any
         # other order named by a string is linalg.matrix_norm's, over all dims unless given)
+        input.layout  # (its first step reads it: its error for a non-tensor)
         dims = [dim] if isinstance(dim, int) else dim
         if isinstance(p, str) and not (p == 'fro' and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
             return matrix_norm(input, p, dims if dims is not None else list(range(input._data.ndim)), keepdim,

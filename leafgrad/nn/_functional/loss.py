@@ -34,8 +34,12 @@ def _scale_grad(grad, reduction, count):
 
 def _broadcast_pair(input, target, stacklevel=4):
     """PyTorch warns when a pointwise loss's target has another shape, then broadcasts."""
-    if input._data.shape == target._data.shape:
-        return input, target
+    try:
+        if input._data.shape == target._data.shape:
+            return input, target
+    except AttributeError:  # (PyTorch's Python reads target.size(), then input.size(): its error for a non-tensor)
+        target.size(), input.size()
+        raise
     warnings.warn(f'Using a target size ({size_str(target._data.shape)}) that is different to the input size '
                   f'({size_str(input._data.shape)}). This will likely lead to incorrect results due to '
                   'broadcasting. Please ensure they have the same size.', UserWarning, stacklevel=stacklevel)
@@ -229,7 +233,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         input, target, weight = autocast.fp32(input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    if input._data.shape != target._data.shape:
+    try:
+        mismatch = input._data.shape != target._data.shape
+    except AttributeError:  # (PyTorch's Python reads target.size(), then input.size(): its error for a non-tensor)
+        target.size(), input.size()
+        raise
+    if mismatch:
         raise ValueError(f'Using a target size ({size_str(target._data.shape)}) that is different to the input size '
                          f'({size_str(input._data.shape)}) is deprecated. Please ensure they have the same size.')
     if weight is not None:
@@ -281,7 +290,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         input, target, weight, pos_weight = autocast.fp32(input, target, weight, pos_weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    if input._data.shape != target._data.shape:
+    try:
+        mismatch = input._data.shape != target._data.shape
+    except AttributeError:  # (PyTorch's Python reads target.size(), then input.size(): its error for a non-tensor)
+        target.size(), input.size()
+        raise
+    if mismatch:
         raise ValueError(f'Target size ({size_str(target._data.shape)}) must be the same as input size '
                          f'({size_str(input._data.shape)})')
     _refuse_grad('binary_cross_entropy_with_logits', 'weight', weight)

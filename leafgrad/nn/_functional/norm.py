@@ -367,7 +367,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta, composed as PyTorch
     composes it (pad, average pooling over channels)."""
-    x = input._data
+    try:
+        x = input._data
+    except AttributeError:  # (PyTorch's Python reads input.dim() first: its error for a non-tensor)
+        input.dim()
+        raise
     if x.ndim < 3:
         raise ValueError(f'Expected 3D or higher dimensionality input (got {x.ndim} dimensions)')
     if input.numel() == 0:

@@ -518,7 +518,11 @@ def _adaptive_matrix(size, out):
 
 
 def _adaptive_avg_poolnd(input, output_size, nsp):
-    x = input._data
+    try:
+        x = input._data
+    except AttributeError:  # (PyTorch's Python reads input.size() first: its error for a non-tensor)
+        input.size()
+        raise
     if x.ndim not in (nsp + 1, nsp + 2):
         raise RuntimeError(f'adaptive_avg_pool{nsp}d(): Expected {nsp + 1}D or {nsp + 2}D tensor, but got '
                            f'{list(x.shape)}')
@@ -574,7 +578,11 @@ def _adaptive_index(size, out):
 
 
 def _adaptive_max_poolnd(input, output_size, return_indices, nsp, node_cls):
-    x = input._data
+    try:
+        x = input._data
+    except AttributeError:  # (PyTorch's Python reads input.size() first: its error for a non-tensor)
+        input.size()
+        raise
     if x.ndim not in (nsp + 1, nsp + 2):
         raise RuntimeError(f'adaptive_max_pool{nsp}d(): Expected {nsp + 1}D or {nsp + 2}D tensor, but got: '
                            f'{list(x.shape)}')

@@ -159,7 +159,11 @@ def _linear_matrix(size, out, scale, align_corners):
 
 def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    x = input._data
+    try:
+        x = input._data
+    except AttributeError:  # (PyTorch's Python reads input.dim() first: its error for a non-tensor)
+        input.dim()
+        raise
     nsp = x.ndim - 2
     linear_modes = {'linear': 1, 'bilinear': 2, 'trilinear': 3, 'bicubic': 2}
     if mode in ('nearest', 'nearest-exact', 'area'):
