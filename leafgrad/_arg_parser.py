@@ -71,7 +71,7 @@ def _is_int_list(value):  # ('tuple of ints': one int, or a tuple or list of the
 
 _CHECKS = {'Tensor': lambda v: isinstance(v, Tensor), 'int': _is_int,
            'bool': lambda v: isinstance(v, (bool, _np.bool_)), 'tuple of ints': _is_int_list,
-           'Number': is_number,
+           'Number': is_number, 'str': lambda v: isinstance(v, str),
            'leafgrad.dtype': is_dtype,
            'leafgrad.Generator': lambda v: type(v) is Generator,
            'tuple of Tensors': lambda v: isinstance(v, (tuple, list)) and all(isinstance(t, Tensor) for t in v),
@@ -108,8 +108,9 @@ class _Signature:
         self.max_pos_args = sum(not p.keyword_only for p in self.params)
         self.min_args = sum(not p.optional for p in self.params)
 
-    def parse(self, name, args, kwargs, raise_error):
-        """{name: value} for every parameter, or None (raise_error: PyTorch's error why not)."""
+    def parse(self, name, args, kwargs, raise_error, numbers=False):
+        """{name: value} for every parameter, or None (raise_error: PyTorch's error why not);
+        ``numbers``: a number is taken for a Tensor too."""
         if len(args) > self.max_pos_args:
             return _fail(raise_error, self._extra_args(name, len(args)))
         values, consumed = {}, 0
@@ -126,7 +127,7 @@ class _Signature:
                 values[param.name] = param.default
                 continue
             if not (value is None and (param.nullable or param.optional and param.default is None)) and \
-                    not _CHECKS[param.type](value):
+                    not _CHECKS[param.type](value) and not (numbers and param.type == 'Tensor' and is_number(value)):
                 if param.type == 'tuple of Tensors' and isinstance(value, (list, tuple)):
                     # (PyTorch's parser, reaching a tensor list, throws at its first non-tensor, whatever
                     # overloads remain)
@@ -183,11 +184,12 @@ def _without_out(pieces):
 
 class Overloads:
     """A function's overloads, each written as PyTorch prints it (its function form, with
-    ``Tensor input`` first); the method form drops ``input`` and ``out``."""
-    __slots__ = ('name', 'signatures', 'function', 'method')
+    ``Tensor input`` first); the method form drops ``input`` and ``out``. ``numbers``: a number
+    is taken for a Tensor, as PyTorch's parser takes one for add's, sub's, mul's and div's."""
+    __slots__ = ('name', 'signatures', 'numbers', 'function', 'method')
 
-    def __init__(self, name, *signatures):
-        self.name, self.signatures = name, signatures
+    def __init__(self, name, *signatures, numbers=False):
+        self.name, self.signatures, self.numbers = name, signatures, numbers
 
     def __getattr__(self, name):  # (Python calls it only while a slot is unset)
         if name not in ('function', 'method'):
@@ -206,20 +208,20 @@ class Overloads:
         signatures = self.signatures
         if name.endswith('_'):
             signatures = ['(' + ', '.join(_without_out(text[1:-1].split(', '))) + ')' for text in signatures]
-        return Overloads(name, *signatures)
+        return Overloads(name, *signatures, numbers=self.numbers)
 
     def bind(self, args, kwargs, method=False):
         """The overload's values of the arguments (the method's: without ``self``), as
         {parameter name: value}; PyTorch's TypeError where no overload binds them."""
         signatures = self.method if method else self.function
         for signature in signatures:
-            values = signature.parse(self.name, args, kwargs, False)
+            values = signature.parse(self.name, args, kwargs, False, self.numbers)
             if values is not None:
                 return values
         given = len(args) + len(kwargs)
         plausible = [s for s in signatures if s.min_args <= given <= len(s.params)]
         if len(plausible) == 1:
-            plausible[0].parse(self.name, args, kwargs, True)
+            plausible[0].parse(self.name, args, kwargs, True, self.numbers)
         raise TypeError(self._invalid_combination(signatures, args, kwargs))
 
     def invalid(self, args, kwargs, method=False):

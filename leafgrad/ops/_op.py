@@ -94,8 +94,8 @@ from .._arg_parser import SignatureWith, bound_when_refused, parsing, refuse_non
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from ._util import (SCALAR_NAMES, NotImplementedNode, float_dtype_for, is_operand, load_deferred, not_a_tensor, ops,
-                    record, unary)
+from ._util import (OPERANDS, SCALAR_NAMES, NotImplementedNode, float_dtype_for, is_operand, load_deferred,
+                    not_a_tensor, ops, record, refuse_operands, unary)
 
 xp = backend.numpy
 
@@ -124,6 +124,9 @@ class Op(Node):
     overloads = None          # PyTorch's signatures, where it has several (_arg_parser.Overloads):
                               # each call bound to one, or refused with PyTorch's TypeError
     refusals = None           # the same, bound only when the forward raises (its error PyTorch's)
+    operands = ()             # PyTorch's signatures (Overloads) of the op and of each alias, for a binary op whose
+                              # forward refuses an operand that is no tensor nor number: bound on that failure
+                              # only (_util.refuse_operands), by the method and the function's out= wrapper
     parameter_types = None    # the types PyTorch's parser checks of this op's own parameters ({'dim': 'int'})
     listed = None             # PyTorch's signatures (Overloads), bound only where a typed parameter has the
                               # wrong type: the parser's listing of them is the error
@@ -205,6 +208,8 @@ def _provide(cls, name, namespace):
     # wrappers (bound_ops), which find there what is in place now (another layer's wrapper, say)
     module = sys.modules[namespace['__name__']]
     provided = cls.provided = [(name, ops, name)]
+    for overloads in cls.operands:
+        OPERANDS[overloads.name] = overloads
     if cls.function:
         provided.append((name, module, name))
     for n in (name,) + tuple(cls.aliases):
@@ -218,6 +223,8 @@ def _provide(cls, name, namespace):
             fn_n, method_n, inplace_n = function, method, inplace
             if n != name:  # (an alias's own copy, no call added: its errors name it, as PyTorch's)
                 fn_n, inplace_n = _renamed(function, n), inplace and _renamed(inplace, n + '_')
+                if cls.operands and type(method) is types.FunctionType:  # (operator_refusal reads the name)
+                    method_n = _renamed(method, n)
         if cls.refusals is not None:  # (PyTorch's TypeError names the alias, the in-place variant)
             if n != name:
                 fn_n = bound_when_refused(fn_n, cls.refusals.named(n), False)
@@ -372,7 +379,15 @@ def _with_out(forward, name, rule, differentiable):
             except AttributeError:  # (leafgrad.abs(1): PyTorch's parser's TypeError)
                 refuse_non_tensors(sys._getframe().f_code.co_name, _parameters(forward), args, kwargs)
                 raise
-        return rule(name, out, forward(*args, **kwargs), differentiable)
+            except TypeError:  # (leafgrad.add(x, 'a'): the function's words, where the method's were raised)
+                refuse_operands(sys._getframe().f_code.co_name, args, kwargs, False)
+                raise
+        try:
+            result = forward(*args, **kwargs)
+        except TypeError:
+            refuse_operands(sys._getframe().f_code.co_name, args, dict(kwargs, out=out), False)
+            raise
+        return rule(name, out, result, differentiable)
     function.__doc__ = forward.__doc__
     function.__signature__ = SignatureWith.of(forward, _OUT)
     _name_function(function, name)  # (its refusal reads its name: an alias's copy, the alias's)

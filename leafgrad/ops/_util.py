@@ -346,10 +346,46 @@ def operator_refusal():
     tensor nor a number: a string, a list): NotImplemented where the forward runs as a Python
     operator (its code under the dunder's name: ``_op`` binds it so), as PyTorch's operators
     return (Python then asks the other operand, or raises its own 'unsupported operand type(s)
-    for +'); else the error again. Reads the forward's frame, on this failure path only."""
-    if _sys._getframe(1).f_code.co_name.startswith('__'):
+    for +'); else PyTorch's parser's TypeError for the method (``refuse_operands``: the function's
+    out= wrapper words it again for the function), or the error again. Reads the forward's frame,
+    on this failure path only."""
+    frame = _sys._getframe(1)
+    code = frame.f_code
+    if code.co_name.startswith('__'):
         return NotImplemented
+    overloads = OPERANDS.get(code.co_name)
+    if overloads is not None:  # (self is the first parameter; a keyword that holds None or its default: not given)
+        values = frame.f_locals
+        n = code.co_argcount
+        args = tuple(values[p] for p in code.co_varnames[1:n])
+        defaults = {p.name: p.default for s in overloads.method for p in s.params if p.optional}
+        kwargs = {p: values[p] for p in code.co_varnames[n:n + code.co_kwonlyargcount] if values[p] is not None and
+                  not (type(values[p]) in (int, float, bool) and values[p] == defaults.get(p))}
+        del frame, values
+        refuse_operands(code.co_name, args, kwargs, True)
     raise  # noqa: PLE0704 (the TypeError being handled)
+
+
+# PyTorch's signatures of the binary ops (and their aliases) whose forwards refuse an operand that is
+# no tensor nor number, by name (Op.operands)
+OPERANDS = {}
+
+
+def refuse_operands(name, args, kwargs, method):
+    """PyTorch's parser's TypeError where an argument of a Tensor parameter of ``name``'s
+    signatures (``OPERANDS``) is neither a tensor nor a number (a string, a list): the listing of
+    its overloads (``divide``), or the one plausible overload's error (``add(): argument 'other'
+    (position 2) must be Tensor, not str``); ``method``: ``args`` after self. Nothing otherwise
+    (nor for a name without signatures here). Called in an ``except``: the valid path pays nothing."""
+    overloads = OPERANDS.get(name)
+    if overloads is None:
+        return
+    for i, param in enumerate((overloads.method if method else overloads.function)[0].params):
+        if param.type == 'Tensor':
+            value = args[i] if i < len(args) and not param.keyword_only else kwargs.get(param.name)
+            if value is not None and not is_operand(value):
+                overloads.bind(args, kwargs, method)
+                return
 
 
 def is_operand(value):

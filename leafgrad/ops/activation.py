@@ -830,7 +830,8 @@ class Softmin(_Activation):
 
 def nn_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """nn.functional's softmax: ``dim`` optional (PyTorch's deprecated implicit choice, warned)."""
-    if dim is None:  # (PyTorch's Python reads input.dim(), then calls input.softmax(): their errors for a non-tensor)
+    # (PyTorch's Python reads input.dim(), then calls input.softmax(): their errors for a non-tensor)
+    if dim is None:
         dim = _softmax_dim('softmax', input.dim())
     try:
         return Softmax.forward(input, dim, dtype)
@@ -841,7 +842,8 @@ def nn_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def nn_log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """nn.functional's log_softmax: ``dim`` optional (PyTorch's deprecated implicit choice, warned)."""
-    if dim is None:  # (PyTorch's Python reads input.dim(), then calls input.log_softmax(): their errors for a non-tensor)
+    # (PyTorch's Python reads input.dim(), then calls input.log_softmax(): their errors for a non-tensor)
+    if dim is None:
         dim = _softmax_dim('log_softmax', input.dim())
     try:
         return LogSoftmax.forward(input, dim, dtype)

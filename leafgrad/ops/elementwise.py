@@ -98,6 +98,9 @@ class Add(_BinaryNode):
     operators = ('__add__', '__radd__')  # (addition commutes exactly: number + t is t + number)
     inplace_operators = ('__iadd__',)
     out = CAST
+    # (PyTorch's parser takes a number for add's, sub's, mul's and div's Tensor operands, where it
+    # lists the overloads of their aliases)
+    operands = (Overloads('add', '(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)', numbers=True),)
     __slots__ = ()
 
     def forward(input, other, *, alpha=1):
@@ -146,6 +149,9 @@ class Sub(_BinaryNode):
     aliases = ('subtract',)
     operators, reflected_operators, inplace_operators = ('__sub__',), ('__rsub__',), ('__isub__',)
     out = CAST
+    operands = (Overloads('sub', '(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)', numbers=True),
+                Overloads('subtract', '(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)',
+                          '(Tensor input, Number other, Number alpha = 1)'))
     __slots__ = ()
 
     def forward(input, other, *, alpha=1):
@@ -272,6 +278,9 @@ class Mul(_BinaryNode):
     inplace_operators = ('__imul__',)
     saved = ('self', 'other')
     out = CAST
+    operands = (Overloads('mul', '(Tensor input, Tensor other, *, Tensor out = None)', numbers=True),
+                Overloads('multiply', '(Tensor input, Tensor other, *, Tensor out = None)',
+                          '(Tensor input, Number other)'))
     __slots__ = ()
     pack_order = (1, 0)  # other first, as PyTorch
     release = _release_mul
@@ -342,6 +351,14 @@ class Div(_BinaryNode):
     operators, reflected_operators, inplace_operators = ('__truediv__',), ('__rtruediv__',), ('__itruediv__',)
     saved = ('self', 'other')
     out = CAST
+    operands = (Overloads('div', '(Tensor input, Tensor other, *, Tensor out = None)',
+                          '(Tensor input, Tensor other, *, str? rounding_mode, Tensor out = None)',
+                          '(Tensor input, Number other, *, str? rounding_mode)', numbers=True),
+                Overloads('divide', '(Tensor input, Tensor other, *, Tensor out = None)',
+                          '(Tensor input, Tensor other, *, str? rounding_mode, Tensor out = None)',
+                          '(Tensor input, Number other)', '(Tensor input, Number other, *, str? rounding_mode)'),
+                Overloads('true_divide', '(Tensor input, Tensor other, *, Tensor out = None)',
+                          '(Tensor input, Number other)'))
     __slots__ = ()
     pack_order = (1, 0)  # other first, as PyTorch
     release = _release_even_a_scalar
@@ -516,6 +533,9 @@ class Pow(Op):
     op = 'pow'
     operators, reflected_operators, inplace_operators = ('__pow__',), ('__rpow__',), ('__ipow__',)
     out = CAST
+    operands = (Overloads('pow', '(Tensor input, Tensor exponent, *, Tensor out = None)',
+                          '(Number self, Tensor exponent, *, Tensor out = None)',
+                          '(Tensor input, Number exponent, *, Tensor out = None)'),)
     __slots__ = ()
 
     def forward(input, exponent):

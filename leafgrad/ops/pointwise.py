@@ -8,8 +8,8 @@ import math
 
 from .. import backend
 from ._op import CAST, SAME, Op, check_out, scalar_name
-from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_for, iterated, ops, record,
-                    saved_output, sgn_backward, sum_to, unary, wrap, xp)
+from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_for, iterated, operator_refusal, ops,
+                    record, saved_output, sgn_backward, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor
 from .._arg_parser import Overloads, refuse_arguments
@@ -44,17 +44,21 @@ class Addcmul(Op):
     """addcmul(input, tensor1, tensor2, *, value=1, out=None): ``input + value * tensor1 * tensor2``."""
     op, node = 'addcmul', 'AddcmulBackward0'
     out = CAST
+    operands = (Overloads('addcmul', '(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, '
+                          'Tensor out = None)'),)
     inplace = True
     __slots__ = ('value', 'shapes')
 
     def forward(input, tensor1, tensor2, *, value=1):
-        prod = binary_operands(tensor1, tensor2)
         try:
+            prod = binary_operands(tensor1, tensor2)
             product = prod[0] * prod[1]
             data = binary_operands(input, wrap(xp.asarray(product)))
             out = data[0] + data[1] * value if value != 1 else data[0] + data[1]
         except ValueError:
             raise broadcast_error(input, tensor1, tensor2) from None
+        except TypeError:  # (a string, a list: PyTorch's parser's TypeError)
+            return operator_refusal()
         if out.dtype.kind == 'V':
             s, a, b = _in_float32(out.dtype, input, tensor1, tensor2)
             out = (s + xp.float32(value) * a * b).astype(out.dtype)
@@ -90,11 +94,17 @@ class Addcdiv(Op):
     (floating tensors only, as PyTorch)."""
     op, node = 'addcdiv', 'AddcdivBackward0'
     out = CAST
+    operands = (Overloads('addcdiv', '(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, '
+                          'Tensor out = None)'),)
     inplace = True
     __slots__ = ('value', 'shapes')
 
     def forward(input, tensor1, tensor2, *, value=1):
-        if tensor1._data.dtype.kind not in 'fV' and tensor2._data.dtype.kind not in 'fV':
+        try:
+            integral = tensor1._data.dtype.kind not in 'fV' and tensor2._data.dtype.kind not in 'fV'
+        except AttributeError:  # (a string, a list: PyTorch's parser's TypeError)
+            return operator_refusal()
+        if integral:
             # (PyTorch's words, its double space too)
             raise RuntimeError('Integer division with addcdiv is no longer supported, and in a future  release '
                                'addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv '
@@ -103,14 +113,16 @@ class Addcdiv(Op):
                                'for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The '
                                'future addcdiv behavior is just the latter implementation: (input + value * tensor1 / '
                                'tensor2), for all dtypes.')
-        a, b = binary_operands(tensor1, tensor2)
         try:
+            a, b = binary_operands(tensor1, tensor2)
             with xp.errstate(divide='ignore', invalid='ignore'):
                 quotient = xp.asarray(a / b)
             x, q = binary_operands(input, wrap(quotient))
             out = x + q * value if value != 1 else x + q
         except ValueError:
             raise broadcast_error(input, tensor1, tensor2) from None
+        except TypeError:  # (a string, a list: PyTorch's parser's TypeError)
+            return operator_refusal()
         if out.dtype.kind == 'V':
             s, a, b = _in_float32(out.dtype, input, tensor1, tensor2)
             with xp.errstate(divide='ignore', invalid='ignore'):
@@ -147,13 +159,19 @@ class Xlogy(Op):
     is NaN); a number for either operand (XlogyBackward1/2)."""
     op, node = 'xlogy', 'XlogyBackward0'
     out = CAST
+    operands = (Overloads('xlogy', '(Tensor input, Tensor other, *, Tensor out = None)',
+                          '(Number self, Tensor other, *, Tensor out = None)',
+                          '(Tensor input, Number other, *, Tensor out = None)'),)
     inplace = inplace_function = True
     __slots__ = ('self_shape', 'other_shape')
 
     def forward(input, other):
-        dt = backend.result_type(input, other)
+        try:
+            dt = backend.result_type(input, other)
+            x, y = binary_operands(input, other)
+        except TypeError:  # (a string, a list: PyTorch's parser's TypeError)
+            return operator_refusal()
         dt = dt.np if dt.is_floating_point else backend.get_default_dtype().np
-        x, y = binary_operands(input, other)
         x, y = xp.asarray(x, dtype=dt), xp.asarray(y, dtype=dt)
         try:
             with xp.errstate(divide='ignore', invalid='ignore'):

@@ -217,6 +217,8 @@ class FloorDivide(Op):
     op, out = 'floor_divide', NO_GRAD_CAST  # (PyTorch gives it no derivative)
     operators, reflected_operators, inplace_operators = ('__floordiv__',), ('__rfloordiv__',), ('__ifloordiv__',)
     inplace = True
+    operands = (Overloads('floor_divide', '(Tensor input, Tensor other, *, Tensor out = None)',
+                          '(Tensor input, Number other)'),)
     __slots__ = ()
 
     def forward(input, other):
@@ -330,8 +332,8 @@ class Remainder(Op):
     op, out = 'remainder', CAST
     operators, reflected_operators, inplace_operators = ('__mod__',), ('__rmod__',), ('__imod__',)
     inplace = True
-    refusals = Overloads('remainder', '(Tensor input, Tensor other, *, Tensor out = None)', '(Number self, Tensor other)',
-                         '(Tensor input, Number other, *, Tensor out = None)')
+    refusals = Overloads('remainder', '(Tensor input, Tensor other, *, Tensor out = None)',
+                         '(Number self, Tensor other)', '(Tensor input, Number other, *, Tensor out = None)')
     __slots__ = ()
 
     def forward(input, other):

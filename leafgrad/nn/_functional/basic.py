@@ -192,8 +192,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor):  # (a number would subtract: PyTorch's parser refuses it)
-        refuse_arguments()
+    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor):  # (a number would subtract: PyTorch's parser
+        refuse_arguments()                                          # refuses it)
     diff = x1 - x2 + eps
     nd = diff._data.ndim
     # (ATen's norm over the last dim: NormBackward1, as PyTorch records it)
