@@ -506,9 +506,10 @@ def parsing(fn, name, method, overloads=None, refusals=None, types=None, listed=
         try:
             return fn(*args, **kwargs)
         except AttributeError:  # (leafgrad.cumsum(1, 0): PyTorch's parser's TypeError)
+            called = sys._getframe().f_code.co_name  # (an alias's copy of this function: the alias)
             if listed is not None:  # (no overload takes it: their listing, as PyTorch's parser gives)
-                listed.bind(args[1:] if method else args, kwargs, method)
-            refuse_non_tensors(name, params, args, kwargs, method)
+                (listed if called == name else listed.named(called)).bind(args[1:] if method else args, kwargs, method)
+            refuse_non_tensors(called, params, args, kwargs, method)
             raise
     # (its signature is fn's: inspect.signature follows __wrapped__, and reads it only when asked)
     parsed.__doc__, parsed.__wrapped__ = fn.__doc__, fn

@@ -44,7 +44,7 @@ from ..ops.rearrange import pad
 
 def relu(input, inplace=False):
     if not isinstance(input, _Tensor):
-        raise _not_tensor('relu', input)
+        raise _not_tensor('relu_' if inplace else 'relu', input)
     if inplace:
         return _inplace.inplace(input, _ew.relu)
     return _ew.relu(input)

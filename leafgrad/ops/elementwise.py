@@ -601,7 +601,12 @@ class Square(Op):
     __slots__ = ()
 
     def forward(input):
-        return ops.pow(input, 2)
+        try:
+            return ops.pow(input, 2)
+        except TypeError:  # (no tensor: PyTorch's parser's TypeError)
+            if not isinstance(input, Tensor):
+                raise TypeError(f"square(): argument 'input' (position 1) must be Tensor, not {backend.type_name(input)}")
+            raise
 
 
 # ---- unary functions ---------------------------------------------------------------------

@@ -194,16 +194,16 @@ def _vdot_out(name, out, result, differentiable=True):
 
 
 class Dot(Op):
-    """dot(input, other, *, out=None): the inner product of two vectors."""
+    """dot(input, tensor, *, out=None): the inner product of two vectors."""
     op, node, out = 'dot', 'DotBackward0', _vdot_out
     __slots__ = ()
     saved = ('self', 'tensor')
 
-    def forward(input, other):
-        a, b = _dot_operands(input, other)
-        out, node = record(xp.asarray(_product(a, b)), Dot, (input, other))
+    def forward(input, tensor):  # (PyTorch's names: its keywords, its errors)
+        a, b = _dot_operands(input, tensor)
+        out, node = record(xp.asarray(_product(a, b)), Dot, (input, tensor))
         if node is not None:
-            node.save_crosswise(input, other)
+            node.save_crosswise(input, tensor)
         return out
 
     def jvp(self, tangents):

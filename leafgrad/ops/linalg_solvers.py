@@ -816,12 +816,12 @@ def _householder_product(A, tau):
 
 
 class Orgqr(Op):
-    """orgqr(input, tau, *, out=None): linalg.householder_product's (its node)."""
+    """orgqr(input, input2, *, out=None): linalg.householder_product's (its node; input2 is tau)."""
     op = 'orgqr'
     out = out_rule('linalg_householder_product', safely_castable('torch.linalg.householder_product'), label='orgqr')
 
-    def forward(input, tau):
-        return _householder_product(input, tau)
+    def forward(input, input2):  # (PyTorch's names: its keywords, its errors)
+        return _householder_product(input, input2)
 
 
 # ---- vander, tensorinv, tensorsolve, cond, diagonal ---------------------------------------------------
@@ -948,14 +948,15 @@ class LinalgDiagonal(Op):
 # ---- torch.cholesky_solve, cholesky_inverse, triangular_solve -----------------------------------------------
 
 class CholeskySolve(Op):
-    """cholesky_solve(B, L, upper=False, *, out=None): X with (L L^T) X = B (upper: U^T U), from
-    a Cholesky factor."""
+    """cholesky_solve(input, input2, upper=False, *, out=None): X with (L L^T) X = B (upper:
+    U^T U), B the input, from a Cholesky factor L (input2)."""
     op, node = 'cholesky_solve', 'CholeskySolveBackward0'
     out = out_rule('cholesky_solve', safely_castable('cholesky_solve'))
     __slots__ = ('upper',)
 
-    def forward(B, L, upper=False):
+    def forward(input, input2, upper=False):  # (PyTorch's names: its keywords, its errors)
         """X with (L L^T) X = B (upper: U^T U), from a Cholesky factor."""
+        B, L = input, input2
         a, b = L._data, B._data
         refuse_complex(a, 'cholesky_solve')
         if b.ndim < 2 or a.ndim < 2:
@@ -1003,15 +1004,16 @@ class CholeskySolve(Op):
 
 
 class CholeskyInverse(Op):
-    """cholesky_inverse(L, upper=False, *, out=None): (L L^T)^-1 (upper: (U^T U)^-1) from a
-    Cholesky factor."""
+    """cholesky_inverse(input, upper=False, *, out=None): (L L^T)^-1 (upper: (U^T U)^-1) from a
+    Cholesky factor L (the input)."""
     op, node = 'cholesky_inverse', 'CholeskyInverseBackward0'
     out = out_rule('cholesky_inverse', safely_castable('cholesky_inverse'))
     saved = ('self', 'result', 'upper=upper')
     __slots__ = ('upper',)
 
-    def forward(L, upper=False):
+    def forward(input, upper=False):  # (PyTorch's name: its keyword, its errors)
         """(L L^T)^-1 (upper: (U^T U)^-1) from a Cholesky factor."""
+        L = input
         a = L._data
         refuse_complex(a, 'cholesky_inverse')
         if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
@@ -1044,15 +1046,16 @@ class CholeskyInverse(Op):
 
 
 class TriangularSolve(Op):
-    """triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     (solution, cloned_coefficient), X with op(A) X = b for triangular A (op: transpose);
     deprecated for linalg.solve_triangular, with PyTorch's warning."""
     op, node = 'triangular_solve', 'TriangularSolveBackward0'
     out = out_rule('triangular_solve')
     # (no __slots__: a multi-output node)
 
-    def forward(b, A, upper=True, transpose=False, unitriangular=False):
-        """(solution, cloned_coefficient): X with op(A) X = b for triangular A (op: transpose)."""
+    def forward(input, A, upper=True, transpose=False, unitriangular=False):  # (PyTorch's names)
+        """(solution, cloned_coefficient): X with op(A) X = b (the input) for triangular A (op: transpose)."""
+        b = input
         _deprecated('triangular_solve')
         a = A._data
         if b._data.ndim < 2 or a.ndim < 2:

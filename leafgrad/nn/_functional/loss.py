@@ -10,7 +10,7 @@ from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import _sum_in_float32, any as _any, mean_array, sum as _sum
 from ...creation import ones_like
-from ...ops.activation import nn_log_softmax as log_softmax
+from ...ops.activation import logsigmoid, nn_log_softmax as log_softmax
 from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str, dtype_name
 from .basic import pairwise_distance
 from ..._arg_parser import refuse_arguments
@@ -613,11 +613,6 @@ def _relu(t):
     return _ew.relu(t)
 
 
-def _log_sigmoid(t):
-    # -softplus(-t), stable: -(log(1 + e^-|t|) + max(-t, 0))
-    return -(_ew.log(1 + _ew.exp(-_ew.abs(t))) + _relu(-t))
-
-
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction='mean'):
     if autocast.state.on:
@@ -738,7 +733,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='m
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    loss = -(target * _log_sigmoid(input) + (1 - target) * _log_sigmoid(-input))
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))  # (PyTorch's ops: its nodes, its errors)
     if weight is not None:
         loss = loss * weight
     loss = _sum(loss, input._data.ndim - 1) / input._data.shape[-1]

@@ -670,8 +670,8 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
     try:
         return adaptive_max_pool1d(input, output_size, True)
-    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-        refuse_arguments()
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError, which
+        refuse_arguments('adaptive_max_pool1d')  # names the op it calls)
         raise
 
 
