@@ -71,7 +71,8 @@ def _is_int_list(value):  # ('tuple of ints': one int, or a tuple or list of the
 
 _CHECKS = {'Tensor': lambda v: isinstance(v, Tensor), 'int': _is_int,
            'bool': lambda v: isinstance(v, (bool, _np.bool_)), 'tuple of ints': _is_int_list,
-           'Number': is_number, 'str': lambda v: isinstance(v, str),
+           'Number': is_number, 'str': lambda v: isinstance(v, str), 'float': _is_float,
+           'tuple of floats': lambda v: isinstance(v, (tuple, list)) and all(_is_float(x) for x in v),
            'leafgrad.dtype': is_dtype,
            'leafgrad.Generator': lambda v: type(v) is Generator,
            'tuple of Tensors': lambda v: isinstance(v, (tuple, list)) and all(isinstance(t, Tensor) for t in v),
@@ -417,6 +418,8 @@ def refuse_arguments(name=None, params=None, overloads=None):
     try:
         refuse_non_tensors(name, params, args, kwargs)
     except TypeError:
+        if overloads.name != name:  # (an alias's copy of the function: its name, as PyTorch's listing)
+            overloads = overloads.named(name)
         overloads.bind(*_given(overloads, params, args, kwargs))
         raise
 

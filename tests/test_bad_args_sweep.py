@@ -24,12 +24,13 @@ EXACT = [
     'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan_',
     'arctanh', 'arctanh_', 'argwhere', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'baddbmm',
     'binomial', 'bmm', 'bucketize', 'cartesian_prod', 'celu', 'celu_', 'cholesky_inverse',
-    'cholesky_solve', 'clone', 'combinations', 'conj', 'conj_physical_', 'copysign', 'corrcoef',
-    'cov', 'det', 'div', 'divide', 'dot', 'dsplit', 'fill', 'fill_', 'fix', 'fix_', 'flatten',
-    'fliplr', 'flipud', 'float_power', 'floor_divide', 'fmod', 'hardshrink', 'hsplit',
-    'index_select', 'isfinite', 'isin', 'isinf', 'isnan', 'isreal', 'logdet', 'lu', 'matrix_exp',
-    'mm', 'mul', 'multiply', 'mv', 'narrow', 'negative', 'negative_', 'norm', 'orgqr', 'pdist',
-    'pinverse', 'positive', 'pow', 'ravel', 'real', 'relu', 'remainder', 'resize_as_',
+    'cholesky_solve', 'clamp_max', 'clamp_min', 'clone', 'combinations', 'conj', 'conj_physical_',
+    'copysign', 'corrcoef', 'cov', 'det', 'div', 'divide', 'dot', 'dsplit', 'fill', 'fill_', 'fix',
+    'fix_', 'flatten', 'fliplr', 'flipud', 'float_power', 'floor_divide', 'fmod', 'hardshrink',
+    'histogram', 'hsplit', 'index_select', 'isfinite', 'isin', 'isinf', 'isnan', 'isreal', 'logdet',
+    'lu', 'matrix_exp', 'mm', 'moveaxis', 'movedim', 'mul', 'multiply', 'mv', 'nanquantile',
+    'narrow', 'negative', 'negative_', 'norm', 'orgqr', 'pdist', 'pinverse', 'positive', 'pow',
+    'quantile', 'ravel', 'real', 'relu', 'remainder', 'repeat_interleave', 'resize_as_',
     'resolve_conj', 'roll', 'rsub', 'searchsorted', 'selu', 'selu_', 'split', 'split_with_sizes',
     'square', 'sub', 'subtract', 'swapaxes', 'swapdims', 't', 'threshold', 'threshold_', 'tile',
     'trace', 'trapz', 'triangular_solve', 'true_divide', 'vander', 'vsplit', 'xlogy', 'zero_',
@@ -152,6 +153,14 @@ def _outcome(fn):
     lambda T, F: T.swapdims('a', 0, 1),
     lambda T, F: F.relu(1, inplace=True),
     lambda T, F: T.square_('a'),
+    # the listing of the overloads where the input is no tensor (an alias's names it); a typed
+    # parameter of the wrong type lists them too
+    lambda T, F: T.moveaxis('a', 0, 1),
+    lambda T, F: T.ones(3).movedim('a', 1),
+    lambda T, F: T.quantile(T.ones(3), 0.5, keepdim='a'),
+    lambda T, F: T.nanquantile('a', 0.5, 0),
+    lambda T, F: T.clamp_min(T.ones(3), 'a', out=T.ones(3)),
+    lambda T, F: T.repeat_interleave(T.tensor([1, 2])),
 ])
 def test_bad_arguments_as_torch(call):
     import torch

@@ -174,7 +174,7 @@ def _provide(cls, name, namespace):
     if callable(cls.function):  # a function with its own signature (out='s rule by the arguments)
         function = _plain(cls.function)
     elif cls.out is not None and 'out' not in params:
-        function = _with_out(forward, cls.out_name or name, cls.out, cls.differentiable)
+        function = _with_out(forward, cls.out_name or name, cls.out, cls.differentiable, cls.listed)
     if callable(cls.method):  # a method with its own signature
         method = _plain(cls.method)
     elif not cls.method:
@@ -368,16 +368,19 @@ def _refusing_out(forward, name):
 _OUT = (('out', None),)
 
 
-def _with_out(forward, name, rule, differentiable):
+def _with_out(forward, name, rule, differentiable, listed=None):
     """``forward`` with PyTorch's ``out=``: the result is computed as without it, then written
-    into ``out`` by ``rule``."""
+    into ``out`` by ``rule``; ``listed``: the op's overloads, listed where the input is no tensor."""
 
     def function(*args, out=None, **kwargs):
         if out is None:
             try:
                 return forward(*args, **kwargs)
             except AttributeError:  # (leafgrad.abs(1): PyTorch's parser's TypeError)
-                refuse_non_tensors(sys._getframe().f_code.co_name, _parameters(forward), args, kwargs)
+                called = sys._getframe().f_code.co_name  # (an alias's copy of this function: the alias)
+                if listed is not None and not isinstance(args[0] if args else kwargs.get('input'), Tensor):
+                    (listed if called == listed.name else listed.named(called)).bind(args, kwargs)
+                refuse_non_tensors(called, _parameters(forward), args, kwargs)
                 raise
             except TypeError:  # (leafgrad.add(x, 'a'): the function's words, where the method's were raised)
                 refuse_operands(sys._getframe().f_code.co_name, args, kwargs, False)

@@ -133,6 +133,9 @@ class Histogram(Op):
     """PyTorch gives histogram no derivative: its NotImplemented node, recorded when an input
     requires grad."""
     op, out = 'histogram', out_rule('aten::histogram', (_HIST_OUT, _BIN_EDGES_OUT), label='histogram')
+    listed = Overloads('histogram', '(Tensor input, Tensor bins, *, Tensor weight = None, bool density = False, '
+                       'tuple of Tensors out = None)', '(Tensor input, int bins = 100, *, tuple of floats range = None, '
+                       'Tensor weight = None, bool density = False, tuple of Tensors out = None)')
     __slots__ = ()
 
     def forward(input, bins, *, range=None, weight=None, density=False):

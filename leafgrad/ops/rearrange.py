@@ -351,43 +351,52 @@ def _check_output_size(counts, output_size):
         raise RuntimeError('allocated size does not match required size')
 
 
+_REPEAT_INTERLEAVE = Overloads('repeat_interleave', '(Tensor input, Tensor repeats, int dim = None, *, '
+                               'int output_size = None)', '(Tensor repeats, *, int output_size = None)',
+                               '(Tensor input, int repeats, int dim = None, *, int output_size = None)')
+
+
 class RepeatInterleave(Op):
     """repeat_interleave(input, repeats=None, dim=None, *, output_size=None): each element
     repeated ``repeats`` times along ``dim``."""
     op = 'repeat_interleave'
 
     def forward(input, repeats=None, dim=None, *, output_size=None):
-        if repeats is None:  # repeat_interleave(repeats): the indices, each repeated
-            counts = input._data
-            _check_output_size(counts, output_size)
-            return wrap(xp.repeat(xp.arange(counts.shape[0], dtype=xp.int64), counts))
-        if dim is None:
-            input = ops.flatten(input)
-            dim = 0
-        d = wrap_dim(dim, input._data.ndim)
-        size = input._data.shape[d]
-        if isinstance(repeats, Tensor):  # a tensor of counts (even of one) reads through index_select
-            counts = repeats._data
-            if counts.size == 1:
-                counts = xp.full(size, counts.reshape(()))
-            if counts.ndim != 1 or counts.shape[0] != size:
-                n = counts.shape[0] if counts.ndim else 1
-                raise RuntimeError(f'repeats must have the same size as input along dim, but got '
-                                   f'repeats.size(0) = {n} and input.size({d}) = {size}')
-            if (counts < 0).any():
-                raise RuntimeError('repeats can not be negative')
-            _check_output_size(counts, output_size)
-            return ops.index_select(input, d, wrap(xp.repeat(xp.arange(size, dtype=xp.int64), counts)))
-        n = int(repeats)
-        if n < 0:
-            raise RuntimeError('Repeats must be non-negative')
-        if output_size is not None and output_size != n * size:  # (output_size is PyTorch's hint: checked, not trusted)
-            raise RuntimeError(f'repeat_interleave: Invalid output_size, expected {n * size} but got {output_size}')
-        shape = input._data.shape
-        # Each element followed by its n - 1 copies: a new axis after dim, expanded, then merged.
-        expanded = ops.expand(ops.unsqueeze(input, d + 1), shape[:d + 1] + (n,) + shape[d + 1:])
-        return ops.view(ops.clone(expanded, memory_format=memory_formats.contiguous_format),
-                        shape[:d] + (size * n,) + shape[d + 1:])
+        try:
+            if repeats is None:  # repeat_interleave(repeats): the indices, each repeated
+                counts = input._data
+                _check_output_size(counts, output_size)
+                return wrap(xp.repeat(xp.arange(counts.shape[0], dtype=xp.int64), counts))
+            if dim is None:
+                input = ops.flatten(input)
+                dim = 0
+            d = wrap_dim(dim, input._data.ndim)
+            size = input._data.shape[d]
+            if isinstance(repeats, Tensor):  # a tensor of counts (even of one) reads through index_select
+                counts = repeats._data
+                if counts.size == 1:
+                    counts = xp.full(size, counts.reshape(()))
+                if counts.ndim != 1 or counts.shape[0] != size:
+                    n = counts.shape[0] if counts.ndim else 1
+                    raise RuntimeError(f'repeats must have the same size as input along dim, but got '
+                                       f'repeats.size(0) = {n} and input.size({d}) = {size}')
+                if (counts < 0).any():
+                    raise RuntimeError('repeats can not be negative')
+                _check_output_size(counts, output_size)
+                return ops.index_select(input, d, wrap(xp.repeat(xp.arange(size, dtype=xp.int64), counts)))
+            n = int(repeats)
+            if n < 0:
+                raise RuntimeError('Repeats must be non-negative')
+            if output_size is not None and output_size != n * size:  # (output_size is PyTorch's hint: checked, not trusted)
+                raise RuntimeError(f'repeat_interleave: Invalid output_size, expected {n * size} but got {output_size}')
+            shape = input._data.shape
+            # Each element followed by its n - 1 copies: a new axis after dim, expanded, then merged.
+            expanded = ops.expand(ops.unsqueeze(input, d + 1), shape[:d + 1] + (n,) + shape[d + 1:])
+            return ops.view(ops.clone(expanded, memory_format=memory_formats.contiguous_format),
+                            shape[:d] + (size * n,) + shape[d + 1:])
+        except (AttributeError, TypeError):  # (an input that is no tensor: PyTorch's parser's listing)
+            refuse_arguments(overloads=_REPEAT_INTERLEAVE)
+            raise
 
 
 # ---- flip / roll -------------------------------------------------------------------------------

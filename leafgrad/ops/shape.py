@@ -801,7 +801,8 @@ class Movedim(Op):
             order = tuple(o if o is not None else next(rest) for o in order)
             return permute(input, order)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments(params=('input',))  # (source, destination: ints)
+            if not isinstance(input, Tensor):  # (its listing; source and destination are ints, not Tensors)
+                refuse_arguments(overloads=_MOVEDIM)
             raise
 
 

@@ -93,10 +93,17 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
 _QUANTILE_OUT = same_dtype('quantile() out tensor must be same dtype as the input tensor')
 
 
+def _quantile_overloads(name):
+    return Overloads(name, '(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = '
+                     '"linear", Tensor out = None)', '(Tensor input, float q, int dim = None, bool keepdim = False, '
+                     '*, str interpolation = "linear", Tensor out = None)')
+
+
 class Quantile(Op):
     """Composed of sort, gather and lerp (its graph ends in their nodes, as PyTorch's); out= is
     written by copy_ (as PyTorch's): ``out`` then has grad_fn CopyBackwards."""
     op, out = 'quantile', out_rule('quantile', _QUANTILE_OUT, copy=True)
+    listed = _quantile_overloads('quantile')
     __slots__ = ()
 
     def forward(input, q, dim=None, keepdim=False, *, interpolation='linear'):
@@ -109,6 +116,7 @@ class Quantile(Op):
 class Nanquantile(Op):
     """As quantile."""
     op, out = 'nanquantile', out_rule('nanquantile', _QUANTILE_OUT, copy=True)
+    listed = _quantile_overloads('nanquantile')
     __slots__ = ()
 
     def forward(input, q, dim=None, keepdim=False, *, interpolation='linear'):

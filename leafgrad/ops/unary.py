@@ -493,6 +493,7 @@ class ClampMin(Op):
             return result if out is None else _out_rule(min)('clamp_min', out, result)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments(overloads=_CLAMP_MIN)
+            _CLAMP_MIN.bind((input, min), {} if out is None else {'out': out})  # (a min neither tensor nor number)
             raise
 
 
@@ -511,6 +512,7 @@ class ClampMax(Op):
             return result if out is None else _out_rule(max)('clamp_max', out, result)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments(overloads=_CLAMP_MAX)
+            _CLAMP_MAX.bind((input, max), {} if out is None else {'out': out})  # (a max neither tensor nor number)
             raise
 
 
