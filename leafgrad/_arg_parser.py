@@ -378,6 +378,11 @@ def refuse_non_tensors(name, params, args, kwargs, method=False):
             raise TypeError(f'{name}(): {where} must be Tensor, not {type_name(value)}') from None
 
 
+# the ids of the code of the methods that are a forward's copy (ops/_op.py; each held by its method),
+# whose refuse_arguments counts positions after self
+METHOD_CODES = set()
+
+
 def refuse_arguments(name=None, params=None, overloads=None):
     """PyTorch's parser's TypeError, in the ``except`` of a function whose body failed (an
     AttributeError, a TypeError) on an argument that is no tensor: the first Tensor parameter
@@ -394,6 +399,7 @@ def refuse_arguments(name=None, params=None, overloads=None):
     code, values = frame.f_code, frame.f_locals
     del frame
     name = name or code.co_name
+    method = id(code) in METHOD_CODES
     n = code.co_argcount
     if params is None:
         params = list(code.co_varnames[:n])
@@ -406,20 +412,22 @@ def refuse_arguments(name=None, params=None, overloads=None):
         for i, (shown, _, local) in enumerate(p.partition('=') for p in params):
             value = values.get(local or shown)
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"{name}(): argument '{shown}' (position {i + 1}) must be Tensor, not "
+                raise TypeError(f"{name}(): argument '{shown}' (position {i + 1 - method}) must be Tensor, not "
                                 f'{type_name(value)}') from None
         return
     if params and params[0] == 'self':
         params[0] = 'input'
     if overloads is None or params[-1:] == ['tensors'] and len(args) == len(params) and \
             isinstance(args[-1], (list, tuple)):  # (one sequence for *tensors: read element-wise)
-        refuse_non_tensors(name, params, args, kwargs)
+        refuse_non_tensors(name, params, args, kwargs, method)
         return
     try:
-        refuse_non_tensors(name, params, args, kwargs)
+        refuse_non_tensors(name, params, args, kwargs, method)
     except TypeError:
         if overloads.name != name:  # (an alias's copy of the function: its name, as PyTorch's listing)
             overloads = overloads.named(name)
+        if method:
+            overloads.bind(*_given(overloads, params[1:], args[1:], kwargs), method=True)
         overloads.bind(*_given(overloads, params, args, kwargs))
         raise
 

@@ -67,12 +67,19 @@ def test_bad_arguments_raise_torchs_error(name):
     assert not differing
 
 
+def _assign(g, index_and_value):
+    """``g[index] = value``, both made of ``g``; then g's values."""
+    index, value = index_and_value(g)
+    g[index] = value
+    return g.tolist()
+
+
 def _outcome(fn):
     try:
-        fn()
+        result = fn()
     except Exception as e:  # noqa: BLE001
         return type(e).__name__, str(e).replace('leafgrad', 'torch')
-    return 'returned',
+    return 'returned', result if isinstance(result, list) else None
 
 
 @pytest.mark.parametrize('call', [
@@ -161,6 +168,19 @@ def _outcome(fn):
     lambda T, F: T.nanquantile('a', 0.5, 0),
     lambda T, F: T.clamp_min(T.ones(3), 'a', out=T.ones(3)),
     lambda T, F: T.repeat_interleave(T.tensor([1, 2])),
+    # a method counts positions after self, its function from input
+    lambda T, F: T.ones(3, 3).mm(1),
+    lambda T, F: T.ones(2, 2).mm('a'),
+    lambda T, F: T.mm(1, T.ones(3, 3)),
+    lambda T, F: T.ones(2, 2).addmm(1, T.ones(2, 2)),
+    # an advanced index's value that shares the memory written is refused before its shape is
+    # checked (index_put_'s order), unless one of them is not dense or a mask fills one element
+    lambda T, F: _assign(T.arange(9.0).reshape(3, 3), lambda g: ([0, 1], g)),
+    lambda T, F: _assign(T.arange(9.0).reshape(3, 3), lambda g: ([0, 1], g.t())),
+    lambda T, F: _assign(T.arange(9.0).reshape(3, 3), lambda g: (g > 0, g[:2])),
+    lambda T, F: _assign(T.arange(9.0).reshape(3, 3), lambda g: ((slice(None), [0, 2]), g[0, None])),
+    lambda T, F: _assign(T.arange(9.0).reshape(3, 3), lambda g: ([0, 1], g[:, 0])) and None,  # (values: memory order)
+    lambda T, F: _assign(T.arange(9.0).reshape(3, 3), lambda g: ((0, None), g)),
 ])
 def test_bad_arguments_as_torch(call):
     import torch

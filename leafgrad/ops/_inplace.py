@@ -170,6 +170,20 @@ def _check_no_partial_overlap(self, others):
             raise RuntimeError(PARTIAL_OVERLAP_ERROR)
 
 
+def check_no_overlap(self, other):
+    """PyTorch's assert_no_overlap (index_put_'s check of its value, before the value's shape):
+    a value that shares any of the memory written, all of it or some, is refused, unless either is
+    laid out otherwise than densely (too hard to tell, as for ``_check_no_partial_overlap``)."""
+    a, b = self._data, other._data
+    if type(a) is not xp.ndarray or type(b) is not xp.ndarray or not xp.may_share_memory(a, b):
+        return
+    if a.size == 0 or b.size == 0 or not (_dense(a) and _dense(b)):
+        return
+    a0, b0 = a.__array_interface__['data'][0], b.__array_interface__['data'][0]
+    if a0 < b0 + b.nbytes and b0 < a0 + a.nbytes:
+        raise RuntimeError(PARTIAL_OVERLAP_ERROR)
+
+
 def _same_layout(a, b):
     """PyTorch compares the two strides as they are, not the shapes: operands of other dims differ
     (x[None].add_(x) is refused), those of the same strides do (x.add_(x.t()) of a column is

@@ -90,7 +90,7 @@ import types
 import warnings
 
 from .. import _settings, backend, return_types
-from .._arg_parser import SignatureWith, bound_when_refused, parsing, refuse_non_tensors
+from .._arg_parser import METHOD_CODES, SignatureWith, bound_when_refused, parsing, refuse_non_tensors
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
@@ -183,6 +183,8 @@ def _provide(cls, name, namespace):
         method = cls.method
     elif method is forward and 'out' in params:  # a forward that writes out= itself
         method = _refusing_out(forward, name)
+    elif method is forward and 'refuse_arguments' in forward.__code__.co_names:
+        method = _renamed(forward, forward.__name__)  # (its own code: refuse_arguments counts positions after self)
     if cls.parsed:
         function = parsing(function, name, False, cls.overloads, cls.refusals, cls.parameter_types, cls.listed)
         if cls.parsed is True:
@@ -201,6 +203,9 @@ def _provide(cls, name, namespace):
             fn.__module__ = namespace['__name__']  # (made here or in the class body: the family's)
             if fn.__doc__ is None and fn is not inplace:  # the declaration's docstring: PyTorch's signature first
                 fn.__doc__ = own.get('__doc__')
+    if method is not forward and type(method) is types.FunctionType and method.__code__.co_name == forward.__name__ \
+            and method.__code__.co_code == forward.__code__.co_code:  # (the forward's copy, named: the method's code)
+        METHOD_CODES.add(id(method.__code__))  # (by identity: code objects compare equal by value)
     if method is not function and callable(method) and 'out=None' in (method.__doc__ or ''):  # (a method takes no out=)
         method.__doc__ = _without_out_parameter(method.__doc__)
     exported = namespace.setdefault('__all__', [])

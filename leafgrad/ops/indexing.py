@@ -9,7 +9,7 @@ the operators ``__getitem__`` and ``__setitem__``).
 """
 from .. import backend
 from ..autograd.graph import each_sample, on_samples
-from ._inplace import inplace, refuse_partial_overlap
+from ._inplace import check_no_overlap, inplace, refuse_partial_overlap
 from ._op import Op, write_out
 from ._index import (_broadcast_message, _check_index_bounds, _is_basic, _normalize, _to_numpy_index, index_array,
                      scatter_coords)
@@ -119,6 +119,17 @@ def _zero_strides(input, index):
         else:  # (an int: only basic components reach here)
             del sizes[dim], strides[dim]
     return not any(strides)
+
+
+def _one_mask(advanced):
+    """Whether the advanced index is one boolean (or uint8) mask: PyTorch's index_put_ then fills
+    through it a value of one element (masked_fill), without index_put_'s checks."""
+    if len(advanced) != 1:
+        return False
+    c = advanced[0][1]
+    data = c._data if isinstance(c, Tensor) else c
+    dtype = getattr(data, 'dtype', None)
+    return dtype is not None and (dtype.kind == 'b' or dtype == xp.uint8)
 
 
 def _advanced_index(view, advanced):
@@ -331,6 +342,8 @@ def _setitem(input, index, value):
         ops.copy_(view, value)
         return
     np_index = _advanced_index(view, advanced)
+    if value._data.size != 1 or not _one_mask(advanced):  # (index_put_'s first check, but where it fills a mask)
+        check_no_overlap(view, value)
     target_shape = view._data[np_index].shape
     try:
         xp.broadcast_shapes(value._data.shape, target_shape)
