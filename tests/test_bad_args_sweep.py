@@ -25,15 +25,16 @@ EXACT = [
     'arctanh', 'arctanh_', 'argwhere', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'baddbmm',
     'binomial', 'bmm', 'bucketize', 'cartesian_prod', 'celu', 'celu_', 'cholesky_inverse',
     'cholesky_solve', 'clamp_max', 'clamp_min', 'clone', 'combinations', 'conj', 'conj_physical_',
-    'copysign', 'corrcoef', 'cov', 'det', 'div', 'divide', 'dot', 'dsplit', 'fill', 'fill_', 'fix',
-    'fix_', 'flatten', 'fliplr', 'flipud', 'float_power', 'floor_divide', 'fmod', 'hardshrink',
-    'histogram', 'hsplit', 'index_select', 'isfinite', 'isin', 'isinf', 'isnan', 'isreal', 'logdet',
-    'lu', 'matrix_exp', 'mm', 'moveaxis', 'movedim', 'mul', 'multiply', 'mv', 'nanquantile',
-    'narrow', 'negative', 'negative_', 'norm', 'orgqr', 'pdist', 'pinverse', 'positive', 'pow',
-    'quantile', 'ravel', 'real', 'relu', 'remainder', 'repeat_interleave', 'resize_as_',
-    'resolve_conj', 'roll', 'rsub', 'searchsorted', 'selu', 'selu_', 'split', 'split_with_sizes',
-    'square', 'sub', 'subtract', 'swapaxes', 'swapdims', 't', 'threshold', 'threshold_', 'tile',
-    'trace', 'trapz', 'triangular_solve', 'true_divide', 'vander', 'vsplit', 'xlogy', 'zero_',
+    'copysign', 'corrcoef', 'cov', 'det', 'div', 'divide', 'dot', 'dsplit', 'einsum', 'fill',
+    'fill_', 'fix', 'fix_', 'flatten', 'fliplr', 'flipud', 'float_power', 'floor_divide', 'fmod',
+    'hardshrink', 'histogram', 'hsplit', 'index_select', 'isfinite', 'isin', 'isinf', 'isnan',
+    'isreal', 'logdet', 'lu', 'matrix_exp', 'mm', 'moveaxis', 'movedim', 'mul', 'multiply', 'mv',
+    'nanquantile', 'narrow', 'negative', 'negative_', 'norm', 'orgqr', 'pdist', 'pinverse',
+    'positive', 'pow', 'quantile', 'ravel', 'real', 'relu', 'remainder', 'repeat_interleave',
+    'resize_as_', 'resolve_conj', 'roll', 'rsub', 'searchsorted', 'selu', 'selu_', 'split',
+    'split_with_sizes', 'square', 'sub', 'subtract', 'swapaxes', 'swapdims', 't', 'threshold',
+    'threshold_', 'tile', 'trace', 'trapz', 'triangular_solve', 'true_divide', 'vander', 'vsplit',
+    'xlogy', 'zero_',
     'F.adaptive_avg_pool1d', 'F.adaptive_avg_pool2d', 'F.adaptive_avg_pool3d',
     'F.adaptive_max_pool1d', 'F.adaptive_max_pool1d_with_indices', 'F.adaptive_max_pool2d',
     'F.adaptive_max_pool2d_with_indices', 'F.adaptive_max_pool3d',
@@ -181,6 +182,10 @@ def _outcome(fn):
     lambda T, F: _assign(T.arange(9.0).reshape(3, 3), lambda g: ((slice(None), [0, 2]), g[0, None])),
     lambda T, F: _assign(T.arange(9.0).reshape(3, 3), lambda g: ([0, 1], g[:, 0])) and None,  # (values: memory order)
     lambda T, F: _assign(T.arange(9.0).reshape(3, 3), lambda g: ((0, None), g)),
+    # einsum's operands are one list of tensors to PyTorch's parser
+    lambda T, F: T.einsum('a', (1, 1)),
+    lambda T, F: T.einsum('i,i', T.ones(3), 'a'),
+    lambda T, F: T.einsum('i', [1.0]),
 ])
 def test_bad_arguments_as_torch(call):
     import torch

@@ -942,6 +942,10 @@ class Einsum(Op):
                 raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not {type(equation).__name__}")
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
             operands = tuple(operands[0])
+        if not isinstance(args[0], Tensor):  # (PyTorch's parser reads the operands as one list of tensors)
+            for i, op in enumerate(operands):
+                if not isinstance(op, Tensor):
+                    raise TypeError(f'expected Tensor as element {i} in argument 1, but got {type(op).__name__}')
         subs, out = _parse_einsum(equation, operands)
         for op in operands[1:]:
             if op._data.dtype != operands[0]._data.dtype:
