@@ -37,8 +37,10 @@ fake = types.ModuleType('leafgrad.ops._deferred')
 fake.DEFERRED = {}  # (every family imported with the others)
 sys.modules[fake.__name__] = fake
 errors, seen, before = [], {}, {}
-# the tables a family may add to: the declarations, the parser's cache of parameter types
-KNOWN = {('leafgrad.ops._op', 'declared'), ('leafgrad._arg_parser', '_OP_TYPES')}
+# the tables a family may add to: the declarations, the parser's cache of parameter types, and what
+# only the op's own code reads (its operands' signatures by name, its method's code)
+KNOWN = {('leafgrad.ops._op', 'declared'), ('leafgrad._arg_parser', '_OP_TYPES'), ('leafgrad.ops._util', 'OPERANDS'),
+         ('leafgrad._arg_parser', 'METHOD_CODES')}
 
 def tables():
     sizes = {}

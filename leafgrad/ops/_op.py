@@ -89,12 +89,13 @@ import sys
 import types
 import warnings
 
-from .. import _settings, backend, return_types
-from .._arg_parser import METHOD_CODES, SignatureWith, bound_when_refused, parsing, refuse_non_tensors
+from .. import _arg_parser, _settings, backend, return_types
+from .._arg_parser import SignatureWith, bound_when_refused, parsing, refuse_non_tensors
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from ._util import (OPERANDS, SCALAR_NAMES, NotImplementedNode, float_dtype_for, is_operand, load_deferred,
+from . import _util
+from ._util import (SCALAR_NAMES, NotImplementedNode, float_dtype_for, is_operand, load_deferred,
                     not_a_tensor, ops, record, refuse_operands, unary)
 
 xp = backend.numpy
@@ -205,7 +206,7 @@ def _provide(cls, name, namespace):
                 fn.__doc__ = own.get('__doc__')
     if method is not forward and type(method) is types.FunctionType and method.__code__.co_name == forward.__name__ \
             and method.__code__.co_code == forward.__code__.co_code:  # (the forward's copy, named: the method's code)
-        METHOD_CODES.add(id(method.__code__))  # (by identity: code objects compare equal by value)
+        _arg_parser.METHOD_CODES.add(id(method.__code__))  # (by identity: code objects compare equal by value)
     if method is not function and callable(method) and 'out=None' in (method.__doc__ or ''):  # (a method takes no out=)
         method.__doc__ = _without_out_parameter(method.__doc__)
     exported = namespace.setdefault('__all__', [])
@@ -214,7 +215,7 @@ def _provide(cls, name, namespace):
     module = sys.modules[namespace['__name__']]
     provided = cls.provided = [(name, ops, name)]
     for overloads in cls.operands:
-        OPERANDS[overloads.name] = overloads
+        _util.OPERANDS[overloads.name] = overloads
     if cls.function:
         provided.append((name, module, name))
     for n in (name,) + tuple(cls.aliases):
