@@ -632,3 +632,38 @@ def test_slice_bounds_in_a_tuple_as_pytorch(index):
         except TypeError as e:
             outcomes.append(str(e))
     assert outcomes[0] == outcomes[1]
+
+
+# ---- a value of one element through one mask (PyTorch's masked_fill_ path), a value's leading ones ----
+
+SETITEM_PROGRAMS = [
+    'g[g > 14] = g[0, 1:2]', 'g[:, g[0] > 1] = g[0, 0]', 'g[1, g[0] > 1] = g[1, 0]', 'g[g > 5] = g.view(-1)[6:7]',
+    'g[g > 0] = g[:1, :1]', 'g[M.tensor([True, False, True, False])] = g[0, :1]',
+    'g[M.tensor([True, False, True, False])] = g[0, :4]', 'g[[0, 1]] = g[0, 0]',
+    'g[g > 0] = M.zeros(1, 1)', 'g[g > 13] = M.zeros(1, 2)', 'g[[0, 1]] = M.zeros(1, 1, 4)', 'g[[0, 1]] = M.zeros(1, 3)',
+    'g[M.tensor([True, False, True, False])] = M.zeros(1, 1, 4)',
+]
+
+
+@pytest.mark.parametrize('program', SETITEM_PROGRAMS)
+def test_setitem_programs_as_torch(program):
+    outcomes = []
+    for m in (lg, torch):
+        g = m.arange(16.).reshape(4, 4)
+        try:
+            exec(program, {'g': g, 'M': m})
+            outcomes.append(g.tolist())
+        except Exception as e:  # noqa: BLE001 (the type and message are compared)
+            outcomes.append((type(e).__name__, str(e).replace('leafgrad', 'torch')))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_setitem_value_without_its_leading_ones_records_a_view():
+    graphs = []
+    for m in (lg, torch):
+        w = m.ones(1, 1, 3, requires_grad=True)
+        x = m.zeros(4, 3, requires_grad=True) * 1
+        x[[0, 2]] = w * 2
+        x.sum().backward()
+        graphs.append((w.grad.tolist(), x.grad_fn.name(), [f.name() for f, _ in x.grad_fn.next_functions]))
+    assert graphs[0] == graphs[1]

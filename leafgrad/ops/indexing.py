@@ -342,7 +342,15 @@ def _setitem(input, index, value):
         ops.copy_(view, value)
         return
     np_index = _advanced_index(view, advanced)
-    if value._data.size != 1 or not _one_mask(advanced):  # (index_put_'s first check, but where it fills a mask)
+    ones = 0  # (PyTorch views the value without its leading dims of size 1 first: slicePrefix1sSize)
+    while ones < value._data.ndim and value._data.shape[ones] == 1:
+        ones += 1
+    if ones:
+        value = ops.view(value, value._data.shape[ones:])
+    # (one mask and a value of one element: PyTorch's index_put_ runs masked_fill_ with the value
+    # read first, without index_put_'s checks nor TensorIterator's: x[x > 5] = x[0, 0] is taken)
+    mask_fill = value._data.size == 1 and _one_mask(advanced)
+    if not mask_fill:
         check_no_overlap(view, value)
     target_shape = view._data[np_index].shape
     try:
@@ -352,7 +360,7 @@ def _setitem(input, index, value):
                            f'broadcast to indexing result of shape {list(target_shape)}') from None
     if value._data.dtype != input._data.dtype:
         value = value.to(backend.from_np(input._data.dtype))
-    inplace(view, lambda s: index_write(s, np_index, value), (value,))
+    inplace(view, lambda s: index_write(s, np_index, value), (value,), overlap=not mask_fill)
 
 
 setitem = SetItem.forward
