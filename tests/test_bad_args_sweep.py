@@ -186,6 +186,13 @@ def _outcome(fn):
     lambda T, F: T.einsum('a', (1, 1)),
     lambda T, F: T.einsum('i,i', T.ones(3), 'a'),
     lambda T, F: T.einsum('i', [1.0]),
+    # addcmul/addcdiv's value: a Number (a 0-dim tensor reads as its number)
+    lambda T, F: T.addcmul(T.ones(3), T.ones(3), T.ones(3), value='a'),
+    lambda T, F: T.ones(3).addcmul(T.ones(3), T.ones(3), value=None),
+    lambda T, F: T.addcdiv(T.ones(3), T.ones(3), T.ones(3), value=[1]),
+    lambda T, F: T.addcmul(T.ones(3), T.ones(3), T.ones(3), value=T.tensor(2.)).tolist(),
+    lambda T, F: T.ones(3).addcdiv_(T.ones(3), T.ones(3), value=T.tensor(3)).tolist(),
+    lambda T, F: T.addcmul(T.ones(3), T.ones(3), T.ones(3), value=T.tensor([2.])),
 ])
 def test_bad_arguments_as_torch(call):
     import torch

@@ -12,7 +12,7 @@ from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_
                     record, saved_output, sgn_backward, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor
-from .._arg_parser import Overloads, refuse_arguments
+from .._arg_parser import Overloads, is_number, refuse_arguments, type_name
 
 
 def _shape(x):
@@ -40,6 +40,16 @@ def _tangent_terms(*terms):
     return out
 
 
+def _number_value(name, value):
+    """addcmul's and addcdiv's ``value`` as a number (a 0-dim tensor's, as PyTorch's parser reads
+    it), or PyTorch's parser's TypeError for anything else."""
+    if type(value) is int or type(value) is float:
+        return value
+    if not is_number(value):
+        raise TypeError(f"{name}(): argument 'value' must be Number, not {type_name(value)}")
+    return value.item() if isinstance(value, Tensor) else value
+
+
 class Addcmul(Op):
     """addcmul(input, tensor1, tensor2, *, value=1, out=None): ``input + value * tensor1 * tensor2``."""
     op, node = 'addcmul', 'AddcmulBackward0'
@@ -50,6 +60,7 @@ class Addcmul(Op):
     __slots__ = ('value', 'shapes')
 
     def forward(input, tensor1, tensor2, *, value=1):
+        value = _number_value('addcmul', value)
         try:
             prod = binary_operands(tensor1, tensor2)
             product = prod[0] * prod[1]
@@ -100,6 +111,7 @@ class Addcdiv(Op):
     __slots__ = ('value', 'shapes')
 
     def forward(input, tensor1, tensor2, *, value=1):
+        value = _number_value('addcdiv', value)
         try:
             integral = tensor1._data.dtype.kind not in 'fV' and tensor2._data.dtype.kind not in 'fV'
         except AttributeError:  # (a string, a list: PyTorch's parser's TypeError)
