@@ -60,20 +60,38 @@ def _unnormalize(coord, size, align_corners):
     return ((coord + 1) * size - 1) / 2
 
 
+def _reflected(coord, size, align_corners):
+    """PyTorch's reflect_coordinates: ``coord`` folded back and forth into the image (its
+    pixels' centres with align_corners, else their outer edges), as a tensor whose gradient is
+    the fold's slope, +1 or -1 (reflect_coordinates_set_grad)."""
+    low, high = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+    c = coord._data
+    span = high - low
+    if span <= 0:
+        return coord * 0
+    with xp.errstate(invalid='ignore'):
+        distance = c - low
+        slope = xp.where(distance < 0, -1.0, 1.0)
+        distance = xp.abs(distance)
+        extra = xp.fmod(distance, span)
+        odd = xp.floor(distance / span) % 2 == 1
+    folded = xp.where(odd, span - extra + low, extra + low).astype(c.dtype)
+    slope = xp.where(odd, -slope, slope).astype(c.dtype)
+    return coord * const(slope, coord) + const(folded - slope * c, coord)
+
+
 def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None):
     if autocast.state.on:
         input, grid = autocast.fp32(input, grid)
     x, g = input._data, grid._data
+    if mode == 'bicubic':
+        raise NotImplementedError("grid_sample: mode 'bicubic' is not supported by leafgrad")
     if mode not in ('bilinear', 'nearest'):
-        raise NotImplementedError(f"grid_sample: mode '{mode}' is not supported by leafgrad"
-                                  if mode == 'bicubic' else
-                                  f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
-                                  f"'bicubic', but got: '{mode}'")
-    if padding_mode not in ('zeros', 'border'):
-        raise NotImplementedError(f"grid_sample: padding_mode '{padding_mode}' is not supported by leafgrad"
-                                  if padding_mode == 'reflection' else
-                                  f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
-                                  f"'reflection', but got: '{padding_mode}'")
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ('zeros', 'border', 'reflection'):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
     if x.ndim != 4:
         raise RuntimeError(f'grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got '
                            f'input with sizes {list(x.shape)} and grid with sizes {list(g.shape)}')
@@ -88,7 +106,9 @@ def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corner
     align_corners = bool(align_corners)
     ix = _unnormalize(_shape.select(grid, -1, 0), w, align_corners)     # (N, Ho, Wo), differentiable
     iy = _unnormalize(_shape.select(grid, -1, 1), h, align_corners)
-    if padding_mode == 'border':
+    if padding_mode == 'reflection':
+        ix, iy = _reflected(ix, w, align_corners), _reflected(iy, h, align_corners)
+    if padding_mode != 'zeros':
         # clamped coordinates: no gradient where clamped, as PyTorch's clip_coordinates_set_grad
         ix = _ew.where(wrap((ix._data > 0) & (ix._data < w - 1)), ix, const(xp.clip(ix._data, 0, w - 1), ix))
         iy = _ew.where(wrap((iy._data > 0) & (iy._data < h - 1)), iy, const(xp.clip(iy._data, 0, h - 1), iy))
