@@ -190,6 +190,8 @@ class Optimizer:
             return self._step_differentiable(loss)
         with no_grad():
             for group in self.param_groups:
+                if isinstance(group['lr'], Tensor):  # (a tensor lr, as PyTorch takes: the arrays get its number)
+                    group = dict(group, lr=group['lr'].item())
                 for p in group['params']:
                     if p._grad is None:
                         continue
