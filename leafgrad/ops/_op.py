@@ -89,7 +89,7 @@ import sys
 import types
 import warnings
 
-from .. import _arg_parser, _settings, backend, return_types
+from .. import _arg_parser, backend, return_types
 from .._arg_parser import SignatureWith, bound_when_refused, parsing, refuse_non_tensors
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
@@ -506,6 +506,7 @@ _warned_once = set()
 def warn_once(message, category=UserWarning):
     """PyTorch's TORCH_WARN_ONCE: ``message`` once a process, naming the first caller outside
     leafgrad."""
+    from .. import _settings  # (loaded when first used: `import leafgrad` leaves the settings module out)
     if message not in _warned_once or _settings.warn_always:
         _warned_once.add(message)
         warnings.warn(message, category, stacklevel=user_stacklevel())

@@ -409,7 +409,7 @@ class LogSigmoid(_Activation):
             x = _float(input, 'log_sigmoid_cpu')
             # (contiguous whatever the input's layout, as PyTorch's log_sigmoid_forward writes it)
             value = _rounded(xp.minimum(x, _zero(x)) - xp.log1p(xp.exp(-xp.abs(x))), input)
-            return unary(LogSigmoid, input, xp.ascontiguousarray(value), save='input')
+            return unary(LogSigmoid, input, value if value.flags.c_contiguous else value.copy(), save='input')
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments('log_sigmoid')
             raise

@@ -88,7 +88,7 @@ def _rrelu_with_noise(input, lower, upper, training, generator, inplace=False):
         noise = xp.where(work > 0, 1, (lower + upper) / 2)
     noise = noise.astype(work.dtype)
     # (contiguous whatever the input's layout: PyTorch's kernel writes a new contiguous tensor)
-    out, node = record(xp.ascontiguousarray((work * noise).astype(x.dtype)), RreluWithNoiseBackward0, (input,))
+    out, node = record((work * noise).astype(x.dtype, order='C'), RreluWithNoiseBackward0, (input,))
     if node is not None:
         node.save(wrap(noise.astype(x.dtype)))
     return out
