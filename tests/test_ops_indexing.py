@@ -667,3 +667,33 @@ def test_setitem_value_without_its_leading_ones_records_a_view():
         x.sum().backward()
         graphs.append((w.grad.tolist(), x.grad_fn.name(), [f.name() for f, _ in x.grad_fn.next_functions]))
     assert graphs[0] == graphs[1]
+
+
+# ---- out= of the scatter family (PyTorch's: the result's dtype only) ------------------------------
+
+OUT_CALLS = [
+    lambda m, o: m.scatter(m.zeros(3), 0, m.tensor([0]), m.ones(1), out=o),
+    lambda m, o: m.scatter(m.zeros(3), 0, m.tensor([0]), 2., out=o),
+    lambda m, o: m.scatter_add(m.zeros(3), 0, m.tensor([0]), m.ones(1), out=o),
+    lambda m, o: m.scatter_reduce(m.zeros(3), 0, m.tensor([0]), m.ones(1), 'amax', out=o),
+    lambda m, o: m.index_add(m.zeros(3), 0, m.tensor([0]), m.ones(1), alpha=2, out=o),
+    lambda m, o: m.index_reduce(m.zeros(3), 0, m.tensor([0]), m.ones(1), 'mean', out=o),
+    lambda m, o: m.index_copy(m.zeros(3), 0, m.tensor([0]), m.ones(1), out=o),
+    lambda m, o: m.index_add(m.zeros(3, requires_grad=True), 0, m.tensor([0]), m.ones(1), out=o),
+]
+
+
+@pytest.mark.parametrize('call', OUT_CALLS)
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_scatter_family_out_as_torch(call, dtype):
+    outcomes = []
+    for m in (lg, torch):
+        out = m.empty(3, dtype=getattr(m, dtype))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')  # (index_reduce's beta warning)
+                result = call(m, out)
+            outcomes.append((result is out, result.tolist(), str(result.dtype).replace('leafgrad', 'torch')))
+        except Exception as e:  # noqa: BLE001 (the type and message are compared)
+            outcomes.append((type(e).__name__, str(e).replace('leafgrad', 'torch')))
+    assert outcomes[0] == outcomes[1]

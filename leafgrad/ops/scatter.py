@@ -12,7 +12,7 @@ import warnings
 
 from ..autograd.graph import each_sample
 from .._arg_parser import Overloads
-from ._op import Op, warn_once
+from ._op import EXACT, Op, warn_once
 from ._index import (_broadcast_message, _check_index_bounds, _normalize, _to_numpy_index, index_array,
                      scalar_type_name, scatter_coords)
 from ._util import SCALAR_NAMES, Node, autocast, c_order, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
@@ -126,6 +126,7 @@ class Scatter(Op):
     elements (or a number) written at ``index`` along ``dim``; ``reduce=`` adds or multiplies
     (no derivative)."""
     op, node = 'scatter', 'ScatterBackward0'
+    out = EXACT  # (out= of the result's dtype only, as PyTorch's)
     __slots__ = ('dim', 'index')
     saved_state = ('index',)
 
@@ -177,6 +178,7 @@ class Scatter(Op):
 class ScatterAdd(Op):
     """scatter_add(input, dim, index, src): ``src``'s elements added at ``index`` along ``dim``."""
     op, node = 'scatter_add', 'ScatterAddBackward0'
+    out = EXACT  # (out= of the result's dtype only, as PyTorch's)
     __slots__ = ('dim', 'index')
     saved_state = ('index',)
 
@@ -228,6 +230,7 @@ class ScatterReduce(Op):
     """scatter_reduce(input, dim, index, src, reduce, *, include_self=True): ``src``'s elements
     reduced (sum, prod, mean, amax, amin) into ``input`` at ``index`` along ``dim``."""
     op, node = 'scatter_reduce', 'ScatterReduceBackward0'
+    out = EXACT  # (out= of the result's dtype only, as PyTorch's)
     __slots__ = ('dim', 'index', 'reduce', 'include_self')
 
     def inplace(self, dim, index, src, reduce, *, include_self=True):
@@ -316,6 +319,7 @@ class IndexAdd(Op):
     """index_add(input, dim, index, source, *, alpha=1): ``alpha * source``'s slices added at
     ``index`` along ``dim``."""
     op, node = 'index_add', 'IndexAddBackward0'
+    out = EXACT  # (out= of the result's dtype only, as PyTorch's)
     __slots__ = ('dim', 'index', 'alpha', 'source_shape')
     saved_state = ('index',)
 
@@ -375,6 +379,7 @@ class IndexReduce(Op):
     """index_reduce(input, dim, index, source, reduce, *, include_self=True): ``source``'s
     slices reduced (prod, mean, amax, amin) into ``input``'s at ``index`` along ``dim``."""
     op, node = 'index_reduce', 'IndexReduceBackward0'
+    out = EXACT  # (out= of the result's dtype only, as PyTorch's)
     __slots__ = ('dim', 'index', 'reduce', 'include_self')
     saved_state = ('index',)
 
@@ -612,6 +617,7 @@ class IndexCopy(Op):
     """index_copy(input, dim, index, source): ``source``'s slices written at ``index`` along
     ``dim``."""
     op, node = 'index_copy', 'IndexCopyBackward0'
+    out = EXACT  # (out= of the result's dtype only, as PyTorch's)
     __slots__ = ('dim', 'index', 'source_shape')
     saved_state = ('index',)
 
