@@ -34,16 +34,22 @@ _FREED = ('Trying to backward through the graph a second time (or directly acces
 
 
 class RemovableHandle:
-    """Returned by every register_*hook: ``remove()`` takes the hook out again."""
-    __slots__ = ('_hooks', 'id')
+    """Returned by every register_*hook: ``remove()`` takes the hook out again, from
+    ``hooks_dict`` and from each ``extra_dict`` (a dict or a list of them) that holds its id
+    (``torch.utils.hooks.RemovableHandle``, which code with hook tables of its own makes too)."""
+    __slots__ = ('_hooks', 'id', '_extra')
     _next_id = itertools.count()
 
-    def __init__(self, hooks):
-        self._hooks = hooks
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        self._hooks = hooks_dict
         self.id = next(RemovableHandle._next_id)
+        self._extra = ((extra_dict,) if isinstance(extra_dict, dict)
+                       else tuple(extra_dict) if isinstance(extra_dict, list) else ())
 
     def remove(self):
         self._hooks.pop(self.id, None)
+        for extra in self._extra:
+            extra.pop(self.id, None)
 
     def __enter__(self):
         return self

@@ -125,14 +125,17 @@ class _Encoder:
         return self.object(obj)
 
     def tensor(self, t):
+        from ..nn.parameter import Parameter  # (loaded when first used: serialization does not load nn)
+        parameter = isinstance(t, Parameter)
         key = self.tensors.get(id(t))
         if key is None:
+            if not parameter:
+                _warn_if_has_hooks(t)
             # (at least one dimension: scalars are stored as one-element arrays, their shape is below)
             key = self.tensors[id(t)] = self._add_array('t', np.ascontiguousarray(backend.to_numpy(t._data)))
             self.keep.append(t)
-        from ..nn.parameter import Parameter  # (loaded when first used: serialization does not load nn)
         return {'__tensor__': key, 'shape': list(t._data.shape), 'requires_grad': bool(t._requires_grad),
-                'parameter': isinstance(t, Parameter)}
+                'parameter': parameter}
 
     def object(self, obj):
         if isinstance(obj, type) or isinstance(obj, _BY_NAME):
@@ -599,3 +602,11 @@ def scan(source):
     named = []
     globals_named(_parse_json(meta['structure'], source.name, 'structure'), named)
     return named
+
+
+def _warn_if_has_hooks(t):
+    """torch.save's warning about the hooks of a (plain) tensor it saves, which are not saved
+    with it."""
+    if t._hooks_made:
+        from ..utils.hooks import warn_if_has_hooks  # (loaded when first used)
+        warn_if_has_hooks(t)

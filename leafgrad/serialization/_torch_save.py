@@ -26,6 +26,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import backend
+from ._native import _warn_if_has_hooks
 from ..tensor import Size, Tensor
 from ._names import global_name
 from ._policy import _rebuild_parameter, _rebuild_tensor_v2, default_name, storage_type
@@ -86,6 +87,7 @@ class _Pickler(pickle._Pickler):
                 data = _TensorData(obj)
                 self.keep.append(data)
                 return (_rebuild_parameter, (data, obj.requires_grad, _empty_hooks()))
+            _warn_if_has_hooks(obj)
             return self._tensor(obj, obj.requires_grad)
         if default_name(obj) is not None:
             return 'global'  # (torch.float32, torch.FloatStorage, collections.OrderedDict ...: see save_global)
