@@ -24,7 +24,7 @@ FAMILIES = ['elementwise', 'unary', 'pointwise', 'rounding', 'logical', 'activat
             'shape', 'rearrange', 'indexing', 'scatter', 'linalg', 'linalg_decomp', 'linalg_extra',
             'inplace', 'sampling', 'conversion', 'special_functions', 'random_variates', 'complex_numbers',
             'binning', 'linalg_products', 'statistics', 'linalg_solvers', 'number_parts', 'flat_index',
-            'linalg_eig', 'storage']
+            'linalg_eig', 'storage', 'copies']
 
 __all__ = []
 deferred_names = {}  # leafgrad.<name> of a deferred family -> the family

@@ -209,4 +209,15 @@ DEFERRED = {
          'masked_fill', 'masked_fill_', 'index_put', 'index_put_', 'index_copy', 'index_copy_',
          'masked_scatter', 'masked_scatter_'),
     ),
+    'copies': (
+        ('view_copy', 'permute_copy', 'transpose_copy', 't_copy', 'squeeze_copy', 'unsqueeze_copy',
+         'expand_copy', 'diagonal_copy', 'select_copy', 'slice_copy', 'split_copy', 'split_with_sizes_copy',
+         'unbind_copy', 'unfold_copy', 'alias_copy', 'detach_copy', 'as_strided_copy', 'view_as_real_copy',
+         'view_as_complex_copy', 'narrow_copy', 'unsafe_split', 'unsafe_split_with_sizes', 'unsafe_chunk'),
+        ('narrow_copy', 'unsafe_split', 'unsafe_split_with_sizes', 'unsafe_chunk'),
+        ('view_copy', 'permute_copy', 'transpose_copy', 't_copy', 'squeeze_copy', 'unsqueeze_copy',
+         'expand_copy', 'diagonal_copy', 'select_copy', 'slice_copy', 'split_copy', 'split_with_sizes_copy',
+         'unbind_copy', 'unfold_copy', 'alias_copy', 'detach_copy', 'as_strided_copy', 'view_as_real_copy',
+         'view_as_complex_copy', 'narrow_copy', 'unsafe_split', 'unsafe_split_with_sizes', 'unsafe_chunk'),
+    ),
 }
