@@ -75,6 +75,10 @@ TUTORIALS = [
     ('beginner_source/Intro_to_TorchScript_tutorial.py', 'db77dcf6e3637924f43852c014f2af9978b0f891'),
     ('beginner_source/examples_autograd/two_layer_net_custom_function.py', '8bcd0ac63dff35599649fc78711b6c155717823f'),
     ('beginner_source/former_torchies/nnft_tutorial.py', '560afe606d62af26831dcf847c74da134fedb14a'),
+    ('intermediate_source/neural_tangent_kernels.py', 'da987e54334026bff6bad451b97d422ed029a810'),
+    ('beginner_source/nn_tutorial.py', '764a8d6aed986f155098d91ea55a1f0c95b26dd8'),
+    ('intermediate_source/char_rnn_classification_tutorial.py', '10098032865151e891c6074522207880f0e68fd3'),
+    ('intermediate_source/char_rnn_generation_tutorial.py', '4ce8b871ef249dfacc1b389108842a0c2c0805b7'),
     ('LICENSE', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
 ]
 

@@ -124,6 +124,72 @@ def _on_the_cpu(src, dst, timings):
     return on_the_cpu
 
 
+def _mnist_stand_in(cwd):
+    # nn_tutorial downloads MNIST (data/mnist/mnist.pkl.gz: three (images, labels) pairs of numpy
+    # arrays, images flattened to 784 floats in [0, 1)) unless the file exists: random arrays of
+    # that form stand in, 256 training and 128 validation images, so that its eight 2-epoch
+    # trainings take seconds
+    import gzip
+    import pickle
+    import numpy as np
+    rng = np.random.RandomState(0)
+
+    def split(n):
+        return rng.rand(n, 784).astype(np.float32), rng.randint(0, 10, n).astype(np.int64)
+    os.makedirs(os.path.join(cwd, 'data', 'mnist'), exist_ok=True)
+    with gzip.open(os.path.join(cwd, 'data', 'mnist', 'mnist.pkl.gz'), 'wb') as f:
+        pickle.dump((split(256), split(128), split(128)), f)
+
+
+def _ipython_stand_in(cwd):
+    # nn_tutorial imports IPython's debugger for a commented-out set_trace()
+    os.makedirs(os.path.join(cwd, 'IPython', 'core'), exist_ok=True)
+    for path, text in {('IPython', '__init__.py'): '', ('IPython', 'core', '__init__.py'): '',
+                       ('IPython', 'core', 'debugger.py'): 'def set_trace(*args, **kwargs):\n    pass\n'}.items():
+        with open(os.path.join(cwd, *path), 'w') as f:
+            f.write(text)
+
+
+def _names_stand_in(cwd):
+    # the NLP-from-scratch tutorials read data/names/<Language>.txt (downloaded by hand): a few
+    # names in seven languages stand in, accented ones among them for unicodeToAscii
+    names = {'Italian': ['Abandonato', 'Abatangelo', 'Abatantuono', 'Abate', 'Abategiovanni', 'Àbbadelli'],
+             'English': ['Abbas', 'Abbey', 'Abbott', 'Jackson', 'Jones'],
+             'German': ['Abbing', 'Abel', 'Abeln', 'Schmidt', 'Müller'],
+             'Japanese': ['Abe', 'Abukara', 'Adachi', 'Satoshi', 'Sato'],
+             'Russian': ['Ababko', 'Abaev', 'Rovakov', 'Ustinov', 'Shavakov'],
+             'Spanish': ['Abana', 'Salla', 'Parra', 'Alvarez', 'Peña'],
+             'Chinese': ['Ang', 'Chan', 'Hang', 'Zhou', 'Iun']}
+    os.makedirs(os.path.join(cwd, 'data', 'names'), exist_ok=True)
+    for language, lines in names.items():
+        with open(os.path.join(cwd, 'data', 'names', language + '.txt'), 'w', encoding='utf8') as f:
+            f.write('\n'.join(lines) + '\n')
+
+
+def _shortened(src, dst, replacements, seed=False):
+    # a tutorial whose loops run for minutes, as it runs briefly: a copy with its iteration
+    # counts lowered (``replacements``: old line, new line, each found once) and, with ``seed``,
+    # torch and random seeded right after their imports (it seeds neither, and what it prints
+    # (guessed categories, sampled words) is words that follow the weights)
+    def shortened(cwd):
+        with open(os.path.join(cwd, src), encoding='utf8') as f:
+            text = f.read()
+        for old, new in replacements:
+            assert text.count(old) == 1, old
+            text = text.replace(old, new)
+        if seed:
+            for module in ('torch', 'random'):
+                line = f'import {module}\n'
+                assert line in text, module
+                text = text.replace(line, f'{line}{module}.manual_seed(0)\n' if module == 'torch'
+                                    else f'{line}{module}.seed(0)\n', 1)
+        with open(os.path.join(cwd, dst), 'w', encoding='utf8') as f:
+            f.write(text)
+    shortened.__name__ = f'_shortened_{os.path.splitext(os.path.basename(dst))[0]}_' + '_'.join(
+        new.split('=')[-1].strip() for _, new in replacements)
+    return shortened
+
+
 def _tutorial(name, path, **extra):
     return dict(name=name, dir=os.path.join(TUTORIALS, os.path.dirname(path)),
                 run=[[os.path.basename(path)]], **extra)
@@ -234,6 +300,27 @@ PROGRAMS = [
     _tutorial('tutorials/two_layer_net_custom_function',
               'beginner_source/examples_autograd/two_layer_net_custom_function.py', unseeded=True),
     _tutorial('tutorials/former_torchies nnft', 'beginner_source/former_torchies/nnft_tutorial.py', unseeded=True),
+    _tutorial('tutorials/neural_tangent_kernels', 'intermediate_source/neural_tangent_kernels.py',
+              why="its NTK-vector products (jvp of a vjp's cotangents under two vmaps): the convolution's batching "
+                  "rule folds the batched input and its own tangent into N, not a weight's tangent batched at "
+                  "another level (the vmapped basis), and falling back to a loop over samples restacks dual "
+                  "outputs without their tangents' levels: a size mismatch (32 against 320)",
+              issue='none yet'),
+    _tutorial('tutorials/nn_tutorial', 'beginner_source/nn_tutorial.py', setup=[_mnist_stand_in, _ipython_stand_in],
+              needs=['requests', 'matplotlib'], unseeded=True),
+    dict(name='tutorials/char_rnn_classification', dir=f'{TUTORIALS}/intermediate_source',
+         setup=[_names_stand_in, _shortened('char_rnn_classification_tutorial.py', 'char_rnn_classification_short.py',
+                                            [('n_iters = 100000', 'n_iters = 400'),
+                                             ('print_every = 5000', 'print_every = 100'),
+                                             ('plot_every = 1000', 'plot_every = 100'),
+                                             ('n_confusion = 10000', 'n_confusion = 100')], seed=True)],
+         run=[['char_rnn_classification_short.py']], needs=['matplotlib'], mask=[r'\(\d+m \d+s\)']),
+    dict(name='tutorials/char_rnn_generation', dir=f'{TUTORIALS}/intermediate_source',
+         setup=[_names_stand_in, _shortened('char_rnn_generation_tutorial.py', 'char_rnn_generation_short.py',
+                                            [('n_iters = 100000', 'n_iters = 200'),
+                                             ('print_every = 5000', 'print_every = 50'),
+                                             ('plot_every = 500', 'plot_every = 50')], seed=True)],
+         run=[['char_rnn_generation_short.py']], needs=['matplotlib'], mask=[r'\b\d+m \d+s\b']),
     # a legacy Function (non-static forward): both stop at PyTorch's error
     _tutorial('tutorials/numpy_extensions', 'advanced_source/numpy_extensions_tutorial.py'),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------

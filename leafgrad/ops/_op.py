@@ -503,12 +503,13 @@ def user_stacklevel():
 _warned_once = set()
 
 
-def warn_once(message, category=UserWarning):
+def warn_once(message, category=UserWarning, key=None):
     """PyTorch's TORCH_WARN_ONCE: ``message`` once a process, naming the first caller outside
-    leafgrad."""
+    leafgrad (``key``: once for all the messages of one site of PyTorch's, by that key)."""
     from .. import _settings  # (loaded when first used: `import leafgrad` leaves the settings module out)
-    if message not in _warned_once or _settings.warn_always:
-        _warned_once.add(message)
+    key = message if key is None else key
+    if key not in _warned_once or _settings.warn_always:
+        _warned_once.add(key)
         warnings.warn(message, category, stacklevel=user_stacklevel())
 
 

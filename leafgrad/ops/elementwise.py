@@ -7,17 +7,19 @@ A derivative reaches another op through ``ops`` (late-bound); the ops of this fa
 reaches by their module names.
 """
 import math
+import sys
 
 from .. import backend
 from .._arg_parser import Overloads, is_number
 from ._inplace import inplace as _run_inplace, inplace_binary
-from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
+from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name, warn_once
+from ._op import __file__ as _op_file
 from ._util import (_one, _unrounded, binary_operands, broadcast_error, c_order, divided, float_dtype_for, iterated,
                     number_operand, operator_refusal, opmath, ops, record, refused, saved_output, sigmoid_array, state,
                     sum_to, times, unary, wrap, xp)
 from ..autograd.graph import SavedOutput, _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor, fitted_scalar
-from .._arg_parser import refuse_arguments
+from .._arg_parser import METHOD_CODES, refuse_arguments
 
 
 def _shape(x):
@@ -90,6 +92,31 @@ def _refuse_bool_subtraction(a, b):
                            'to invert a mask, use the `~` or `logical_not()` operator instead.')
 
 
+def _alpha_first(alpha, rest, keyword_alpha, code):
+    """PyTorch's deprecated overload of add and sub, alpha first (``x.add_(-lr, g)``, old
+    optimizers' and tutorials' form): ``(other, alpha)`` with PyTorch's warning, once a process as
+    its parser's; for any other extra positional argument, the TypeError PyTorch's parser raises
+    (positions counted after self for a method)."""
+    name = code.co_name
+    caller = sys._getframe(2).f_code  # (the function is out='s wrapper around the forward; the method, the forward)
+    method = name.endswith('_') or id(code) in METHOD_CODES or caller.co_filename != _op_file
+    if not method:
+        name = caller.co_name  # (an alias's wrapper: the alias, which has no such overload)
+    if name in ('add', 'sub', 'add_', 'sub_') and len(rest) == 1 and keyword_alpha == 1 and is_number(alpha) and \
+            (isinstance(rest[0], Tensor) or is_number(rest[0])):
+        if method:
+            old, new = f'{name}(Number alpha, Tensor other)', f'{name}(Tensor other, *, Number alpha = 1)'
+        else:
+            old = f'{name}(Tensor input, Number alpha, Tensor other, *, Tensor out = None)'
+            new = f'{name}(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)'
+        warn_once(f'This overload of {name} is deprecated:\n\t{old}\nConsider using one of the following '
+                  f'signatures instead:\n\t{new}', key='deprecated overload')
+        return rest[0], alpha
+    taken = 1 if method else 2
+    raise TypeError(f"{name}() takes {taken} positional argument{'s' * (taken > 1)} but {taken + len(rest)} were "
+                    'given')
+
+
 # ---- add, sub ----------------------------------------------------------------------------
 
 class Add(_BinaryNode):
@@ -103,7 +130,9 @@ class Add(_BinaryNode):
     operands = (Overloads('add', '(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)', numbers=True),)
     __slots__ = ()
 
-    def forward(input, other, *, alpha=1):
+    def forward(input, other, *alpha_first, alpha=1):
+        if alpha_first:
+            other, alpha = _alpha_first(other, alpha_first, alpha, sys._getframe().f_code)
         try:
             x, y = binary_operands(input, other)
         except TypeError:  # (a string, a list: as an operator, NotImplemented)
@@ -124,7 +153,9 @@ class Add(_BinaryNode):
             node.self_shape, node.other_shape, node.alpha = _shape(input), _shape(other), alpha
         return result
 
-    def inplace(self, other, *, alpha=1):
+    def inplace(self, other, *alpha_first, alpha=1):
+        if alpha_first:
+            other, alpha = _alpha_first(other, alpha_first, alpha, sys._getframe().f_code)
         if type(alpha) is not float and type(alpha) is not int:  # (an optimizer's float: nothing to check)
             alpha = _alpha('add_', self._data, other._data if isinstance(other, Tensor) else other, alpha)
         return inplace_binary(self, other, xp.add, ops.add, alpha)
@@ -154,7 +185,9 @@ class Sub(_BinaryNode):
                           '(Tensor input, Number other, Number alpha = 1)'))
     __slots__ = ()
 
-    def forward(input, other, *, alpha=1):
+    def forward(input, other, *alpha_first, alpha=1):
+        if alpha_first:
+            other, alpha = _alpha_first(other, alpha_first, alpha, sys._getframe().f_code)
         try:
             x, y = binary_operands(input, other, _refuse_bool_subtraction)
         except TypeError:  # (a string, a list: as an operator, NotImplemented)
@@ -183,7 +216,9 @@ class Sub(_BinaryNode):
             node.self_shape, node.other_shape, node.alpha = input._data.shape, _shape(other), alpha
         return result
 
-    def inplace(self, other, *, alpha=1):
+    def inplace(self, other, *alpha_first, alpha=1):
+        if alpha_first:
+            other, alpha = _alpha_first(other, alpha_first, alpha, sys._getframe().f_code)
         if type(alpha) is not float and type(alpha) is not int:  # (an optimizer's float: nothing to check)
             alpha = _alpha('sub_', self._data, other._data if isinstance(other, Tensor) else other, alpha)
         return inplace_binary(self, other, xp.subtract, ops.sub, alpha, _refuse_bool_subtraction)
