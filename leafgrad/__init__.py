@@ -24,9 +24,10 @@ from . import ops
 globals().update((_name, getattr(ops, _name)) for _name in ops.__all__ if _name not in ops.deferred_names)
 from .ops._util import not_a_tensor as _not_a_tensor
 from .creation import (Generator, arange, as_tensor, asarray, default_generator, empty, empty_like, eye,
-                       from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed,
+                       frombuffer, from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed,
                        normal, multinomial, ones, ones_like, rand, rand_like, randint, randint_like, randn,
                        randn_like, randperm, scalar_tensor, seed, set_rng_state, tensor, zeros, zeros_like)
+from .creation import range_ as range  # (torch.range; this module calls no builtin range)
 from ._tensor_str import set_printoptions, get_printoptions
 from . import torch_version  # noqa: F401  (torch.torch_version: TorchVersion)
 from math import e, inf, nan, pi
@@ -160,6 +161,19 @@ def _tensor_istft(self, *args, **kwargs):
 Tensor.stft, Tensor.istft = _tensor_stft, _tensor_istft  # (leafgrad._spectral loads when first used)
 
 
+def _tensor_dlpack(self, *, stream=-1, max_version=None, dl_device=None, copy=None):
+    from .utils.dlpack import tensor_dlpack  # (loaded when first used)
+    return tensor_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+
+def _tensor_dlpack_device(self):
+    from .utils.dlpack import tensor_dlpack_device  # (loaded when first used)
+    return tensor_dlpack_device(self)
+
+
+Tensor.__dlpack__, Tensor.__dlpack_device__ = _tensor_dlpack, _tensor_dlpack_device
+
+
 def _tensor_prelu(self, *args, **kwargs):
     """prelu(weight) -> Tensor: ``nn.functional.prelu(self, weight)``."""
     from .nn.functional import prelu
@@ -236,6 +250,9 @@ def __getattr__(name):
     if name == 'vmap':  # torch.vmap is torch.func.vmap
         from .func import vmap  # (loaded when first used)
         return vmap
+    if name == 'from_dlpack':
+        from .utils.dlpack import from_dlpack  # (loaded when first used)
+        return from_dlpack
     if name in ('save', 'load'):
         from . import serialization  # (loaded when first used)
         return getattr(serialization, name)

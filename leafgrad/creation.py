@@ -8,7 +8,7 @@ from ._arg_parser import Overloads, check_dtype, int_list, missing_message
 from .autograd.grad_mode import InferenceCounter, state
 from .autograd.origins import note as _note_origin
 from .ops._inplace import _type_name
-from .ops._op import check_out, fill_out
+from .ops._op import check_out, fill_out, warn_once
 from .ops._util import SCALAR_NAMES, broadcast_error
 from .ops.complex_numbers import refused
 from .ops.sampling import random_values
@@ -375,6 +375,86 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
 
 def _scalar(v):
     return v.item() if isinstance(v, Tensor) else v
+
+
+def range_(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+            pin_memory=False):
+    """range(start, end, step=1, ...): ``end`` included, in the default float dtype unless
+    ``dtype`` says otherwise (``leafgrad.range``; deprecated, as PyTorch's, for ``arange``)."""
+    if end is None:
+        raise TypeError(missing_message('range', ['end']))
+    warnings.warn("leafgrad.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use leafgrad.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    _options('range', layout, pin_memory, dtype, requires_grad)
+    for position, (name, value) in enumerate((('start', start), ('end', end), ('step', step)), 1):
+        value = _scalar(value)
+        if isinstance(value, str) or not isinstance(value, (int, float, bool, complex)) and \
+                not hasattr(value, '__float__'):
+            raise TypeError(f"range(): argument '{name}' (position {position}) must be Number, not "
+                            f'{backend.type_name(value)}')
+    if out is not None:
+        result = _inclusive_range(start, end, step, _out_dtype('range', out, dtype), out.device, False)
+        return _made_in(_range_into('range', out, result), requires_grad)
+    return _inclusive_range(start, end, step, dtype, device, requires_grad)
+
+
+def _inclusive_range(start, end, step, dtype, device, requires_grad):
+    start, end, step = (float(_scalar(v)) for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError('step must be nonzero')
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f'unsupported range: {start:g} -> {end:g}')
+    if not (step > 0 and end >= start or step < 0 and end <= start):
+        raise RuntimeError('upper bound and lower bound inconsistent with step sign')
+    n = int((end - start) / step) + 1  # (PyTorch's size: the quotient truncated, in double, plus one)
+    np_dtype = _dtype_np(dtype)
+    if np_dtype.kind == 'c':
+        raise refused('range_cpu', _np.empty(0, np_dtype))
+    data = (start + backend.module_for(device).arange(n, dtype=_np.float64) * step).astype(np_dtype)
+    return _finish(data, requires_grad)
+
+
+range_.__name__ = range_.__qualname__ = 'range'
+range_.__code__ = range_.__code__.replace(co_name='range', co_qualname='range')
+
+
+def frombuffer(buffer, *, dtype=None, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor on the memory of ``buffer`` (an object with Python's buffer protocol): ``count``
+    elements of ``dtype`` (-1: all) from ``offset`` bytes on. A buffer that is not writable is
+    copied (with PyTorch's warning, once), where PyTorch writes into it anyway."""
+    if dtype is None:
+        raise TypeError(missing_message('frombuffer', ['dtype']))
+    _options('frombuffer', None, False, dtype, requires_grad)
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError('object does not implement Python buffer protocol.') from None
+    length, size = view.nbytes, backend.to_dtype(dtype).np.itemsize
+    if length == 0 or count == 0:
+        raise ValueError(f'both buffer length ({length}) and count ({count}) must not be 0')
+    if not 0 <= offset < length:
+        raise ValueError(f'offset ({offset} bytes) must be non-negative and no greater than buffer length ({length} '
+                         'bytes) minus 1')
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f'buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a '
+                             f'multiple of element size ({size})')
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f'requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must not be '
+                         f'greater than actual buffer length ({length} bytes)')
+    data = _np.frombuffer(view.cast('B') if view.ndim != 1 or view.format != 'B' else view,
+                          dtype=backend.to_dtype(dtype).np, count=count, offset=offset)
+    if not data.flags.writeable:
+        warn_once('The given buffer is not writable, and PyTorch does not support non-writable tensors. This means '
+                  'you can write to the underlying (supposedly non-writable) buffer using the tensor. You may want '
+                  'to copy the buffer to protect its data or make it writable before converting it to a tensor. '
+                  'This type of warning will be suppressed for the rest of this program.')
+        data = data.copy()
+    return _finish(data, requires_grad)
+
+
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,

@@ -231,3 +231,93 @@ def test_pinning_device_argument_is_deprecated_not_ignored(method, device):
                 result = str(e)
         return result, [(w.category, str(w.message).split(' (Triggered')[0]) for w in caught]
     assert outcome(lg) == outcome(torch)
+
+
+# ---- torch.range (deprecated: end included) and torch.frombuffer ---------------------------------
+
+def _same_tensor(ours, theirs):
+    assert str(ours.dtype).split('.')[-1] == str(theirs.dtype).split('.')[-1]
+    assert ours.requires_grad == theirs.requires_grad
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+
+
+@pytest.mark.parametrize('args,kwargs', [((1, 4), {}), ((0, 1, 0.25), {}), ((0, 0.3, 0.1), {}), ((0, 1, 0.1), {}),
+                                         ((1, 4), dict(dtype='int64')), ((0, 5, 2), {}), ((-1, -4, -1), {}),
+                                         ((), dict(start=0, end=2, step=1)), ((1, 3), dict(requires_grad=True)),
+                                         ((0, 1, 0.1), dict(dtype='float64')), ((2, 2), {})])
+def test_range_as_torch(args, kwargs):
+    results = []
+    for T in (lg, torch):
+        k = dict(kwargs, dtype=getattr(T, kwargs['dtype'])) if 'dtype' in kwargs else kwargs
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('always')
+            results.append(T.range(*args, **k))
+        assert [x.category for x in w] == [UserWarning] and w[0].filename == __file__
+        message = str(w[0].message)
+    _same_tensor(*results)
+    assert message == str(w[0].message)  # (torch's words, torch's name)
+    assert message.replace('torch', 'leafgrad') == str(_range_warning())
+
+
+def _range_warning():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        lg.range(0, 1)
+    return w[0].message
+
+
+def test_range_out():
+    for T in (lg, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            out = T.empty(0)
+            assert T.range(1, 3, out=out) is out and out.tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize('call', ['T.range(1, 0)', 'T.range(0, 1, 0)', "T.range(0, float('inf'))", 'T.range(0, 1, -1)',
+                                  "T.range(0, 'a')", 'T.range(3)', 'T.range(0, 2, dtype=T.complex64)'])
+def test_range_errors_as_torch(call):
+    errors = []
+    for T in (lg, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            with pytest.raises(Exception) as info:
+                eval(call, {'T': T})
+        errors.append((type(info.value), str(info.value).replace('leafgrad', 'torch')))
+    assert errors[0] == errors[1]
+
+
+def test_frombuffer_shares_the_buffer():
+    import array
+    for T in (lg, torch):
+        b = bytearray(b'\x01\x02\x03\x04\x05\x06\x07\x08')
+        t = T.frombuffer(b, dtype=T.int16)
+        b[0] = 9
+        assert t.tolist() == [521, 1027, 1541, 2055] and t.dtype == T.int16
+        assert T.frombuffer(b, dtype=T.uint8, count=3, offset=2).tolist() == [3, 4, 5]
+        f = T.frombuffer(array.array('f', [1, 2, 3]), dtype=T.float32, requires_grad=True)
+        assert f.requires_grad and f.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_frombuffer_of_bytes_warns_as_torch():
+    messages = []
+    for T in (lg, torch):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('always')
+            assert T.frombuffer(b'abcd', dtype=T.uint8).tolist() == [97, 98, 99, 100]
+        messages += [str(x.message).split(' (Triggered internally')[0] for x in w if x.category is UserWarning]
+    assert len(messages) == 2 and messages[0] == messages[1]
+
+
+@pytest.mark.parametrize('call', ['T.frombuffer(b)', 'T.frombuffer(b, dtype=T.int32, offset=9)',
+                                  'T.frombuffer(b, dtype=T.int32, count=3)', 'T.frombuffer(b, dtype=T.int32, count=0)',
+                                  'T.frombuffer(b, dtype=T.int32, offset=2)', 'T.frombuffer(3, dtype=T.int32)',
+                                  'T.frombuffer(bytearray(), dtype=T.int32)',
+                                  'T.frombuffer(b, dtype=T.int32, offset=-1)'])
+def test_frombuffer_errors_as_torch(call):
+    errors = []
+    for T in (lg, torch):
+        with pytest.raises(Exception) as info:
+            eval(call, {'T': T, 'b': bytearray(8)})
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1]

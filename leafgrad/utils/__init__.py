@@ -2,7 +2,7 @@
 ``leafgrad.utils.data``), so that importing one does not import the others."""
 import importlib
 
-_SUBMODULES = ('benchmark', 'checkpoint', 'data', 'deterministic', 'hooks')
+_SUBMODULES = ('benchmark', 'checkpoint', 'data', 'deterministic', 'dlpack', 'hooks')
 
 
 def __getattr__(name):
