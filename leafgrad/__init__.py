@@ -217,7 +217,8 @@ _NN_FORMS = ('conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d
              'layer_norm', 'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'max_pool1d', 'max_pool2d',
              'max_pool3d', 'adaptive_max_pool1d', 'constant_pad_nd', 'kl_div', 'binary_cross_entropy_with_logits',
              'hinge_embedding_loss', 'margin_ranking_loss', 'cosine_embedding_loss', 'triplet_margin_loss',
-             'poisson_nll_loss', 'rrelu', 'rrelu_', 'native_channel_shuffle')
+             'poisson_nll_loss', 'rrelu', 'rrelu_', 'native_channel_shuffle', 'rnn_tanh_cell', 'rnn_relu_cell',
+             'lstm_cell', 'gru_cell')
 
 
 def install_as_torch():

@@ -164,5 +164,69 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
                               reduction=_reduction('poisson_nll_loss', reduction, 6))
 
 
+
+# ---- ATen's single steps of the recurrent layers (nn.RNNCell, LSTMCell, GRUCell call these) -------
+
+def _cell_checks(name, input, hx, w_ih, w_hh, chunks):
+    """ATen's checks of a cell's arguments, in its order; returns the hidden states."""
+    from .tensor import Tensor
+    hs = tuple(hx) if chunks == 4 and isinstance(hx, (tuple, list)) else hx
+    for position, (arg, value) in enumerate((('input', input), ('hx', hx), ('w_ih', w_ih), ('w_hh', w_hh)), 1):
+        if arg == 'hx' and chunks == 4:
+            if not isinstance(value, (tuple, list)) or not all(isinstance(h, Tensor) for h in value):
+                raise TypeError(f"{name}(): argument 'hx' (position 2) must be tuple of Tensors, not "
+                                f'{type(value).__name__}')
+        elif not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                            f'{type(value).__name__}')
+    if chunks == 4 and len(hs) != 2:
+        raise RuntimeError('lstm_cell expects two hidden states')
+    hidden_size = w_hh.size(1)
+    for label, w in (('weight_ih', w_ih), ('weight_hh', w_hh)):
+        if w.size(0) != chunks * hidden_size:
+            raise RuntimeError(f'{label} first dim must be {chunks} * hidden_size = {chunks * hidden_size}, but got '
+                               f'{w.size(0)}')
+    if input.size(1) != w_ih.size(1):
+        raise RuntimeError(f'input has inconsistent input_size: got {input.size(1)} expected {w_ih.size(1)}')
+    for i, h in enumerate(hs if chunks == 4 else (hs,)):
+        if input.size(0) != h.size(0):
+            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{i} batch size {h.size(0)}")
+        if h.size(1) != hidden_size:
+            raise RuntimeError(f'hidden{i} has inconsistent hidden_size: got {h.size(1)}, expected {hidden_size}')
+    return hs
+
+
+@_aten
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One step of an Elman RNN: tanh(input w_ih^T + b_ih + hx w_hh^T + b_hh)."""
+    from .nn.modules.rnn import _rnn_step
+    hx = _cell_checks('rnn_tanh_cell', input, hx, w_ih, w_hh, 1)
+    return _rnn_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+@_aten
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One step of an Elman RNN: relu(input w_ih^T + b_ih + hx w_hh^T + b_hh)."""
+    from .nn.modules.rnn import _rnn_step
+    hx = _cell_checks('rnn_relu_cell', input, hx, w_ih, w_hh, 1)
+    return _rnn_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh, relu=True)
+
+
+@_aten
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One step of an LSTM: (h', c') from ``hx`` = (h, c), the gates in the order i, f, g, o."""
+    from .nn.modules.rnn import _lstm_step
+    hx = _cell_checks('lstm_cell', input, hx, w_ih, w_hh, 4)
+    return _lstm_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+@_aten
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One step of a GRU, the gates in the order r, z, n."""
+    from .nn.modules.rnn import _gru_step
+    hx = _cell_checks('gru_cell', input, hx, w_ih, w_hh, 3)
+    return _gru_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
 NAMES = SAME + ('rrelu',) + tuple(name for name, value in list(globals().items())
                                   if callable(value) and getattr(value, '__wrapped__', None) is not None)

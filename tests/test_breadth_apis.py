@@ -452,6 +452,36 @@ NN_FORMS = {
     'poisson_nll_loss_not_log': _graded(lambda M, x: M.poisson_nll_loss(x.abs(), M.ones(3, 4), False, False, 1e-8, 2),
                                         (3, 4)),
 }
+NN_FORMS.update({  # ATen's single steps of the recurrent layers
+    'rnn_tanh_cell': _graded(lambda M, x, h, w, u, b, c: M.rnn_tanh_cell(x, h, w, u, b, c),
+                             (3, 4), (3, 5), (5, 4), (5, 5), (5,), (5,)),
+    'rnn_tanh_cell_no_bias': _graded(lambda M, x, h, w, u: M.rnn_tanh_cell(x, h, w, u), (3, 4), (3, 5), (5, 4), (5, 5)),
+    'rnn_relu_cell': _graded(lambda M, x, h, w, u, b: M.rnn_relu_cell(x, h, w, u, b), (3, 4), (3, 5), (5, 4), (5, 5),
+                             (5,)),
+    'lstm_cell': _graded(lambda M, x, h, c, w, u, b, d: M.lstm_cell(x, (h, c), w, u, b, d),
+                         (3, 4), (3, 5), (3, 5), (20, 4), (20, 5), (20,), (20,)),
+    'lstm_cell_list': _graded(lambda M, x, h, c, w, u: M.lstm_cell(x, [h, c], w, u)[1],
+                              (2, 4), (2, 3), (2, 3), (12, 4), (12, 3)),
+    'gru_cell': _graded(lambda M, x, h, w, u, b, d: M.gru_cell(x, h, w, u, b, d),
+                        (3, 4), (3, 5), (15, 4), (15, 5), (15,), (15,)),
+    'gru_cell_no_bias': _graded(lambda M, x, h, w, u: M.gru_cell(x, h, w, u), (3, 4), (3, 5), (15, 4), (15, 5)),
+})
+_CELL_ERRORS = {
+    'rnn_wih_rows': lambda M: M.rnn_tanh_cell(M.ones(3, 4), M.ones(3, 5), M.ones(6, 4), M.ones(5, 5)),
+    'rnn_whh_rows': lambda M: M.rnn_tanh_cell(M.ones(3, 4), M.ones(3, 5), M.ones(5, 4), M.ones(6, 5)),
+    'rnn_input_size': lambda M: M.rnn_tanh_cell(M.ones(3, 4), M.ones(3, 5), M.ones(5, 3), M.ones(5, 5)),
+    'rnn_batch': lambda M: M.rnn_relu_cell(M.ones(3, 4), M.ones(2, 5), M.ones(5, 4), M.ones(5, 5)),
+    'rnn_hidden': lambda M: M.rnn_tanh_cell(M.ones(3, 4), M.ones(3, 6), M.ones(5, 4), M.ones(5, 5)),
+    'rnn_whh_cols': lambda M: M.rnn_tanh_cell(M.ones(3, 4), M.ones(3, 5), M.ones(5, 4), M.ones(5, 6)),
+    'rnn_hx_none': lambda M: M.rnn_tanh_cell(M.ones(3, 4), None, M.ones(5, 4), M.ones(5, 5)),
+    'rnn_input_int': lambda M: M.rnn_tanh_cell(1, M.ones(3, 5), M.ones(5, 4), M.ones(5, 5)),
+    'lstm_c_hidden': lambda M: M.lstm_cell(M.ones(3, 4), (M.ones(3, 5), M.ones(3, 6)), M.ones(20, 4), M.ones(20, 5)),
+    'lstm_one_state': lambda M: M.lstm_cell(M.ones(3, 4), (M.ones(3, 5),), M.ones(20, 4), M.ones(20, 5)),
+    'lstm_tensor_state': lambda M: M.lstm_cell(M.ones(3, 4), M.ones(3, 5), M.ones(20, 4), M.ones(20, 5)),
+    'gru_whh_rows': lambda M: M.gru_cell(M.ones(3, 4), M.ones(3, 5), M.ones(15, 4), M.ones(14, 5)),
+    'gru_missing': lambda M: M.gru_cell(M.ones(3, 4), M.ones(3, 5), M.ones(15, 4)),
+}
+NN_FORMS.update({f'cell_error_{k}': v for k, v in _CELL_ERRORS.items()})
 # (the arguments given: the leading tensors; nn.functional's own functions, which PyTorch's are
 # too, conv2d's and the others', are not among these)
 for _name, _args in {'dropout': 1, 'alpha_dropout': 1, 'feature_alpha_dropout': 0, 'embedding': 1, 'layer_norm': 1,
