@@ -14,6 +14,8 @@ import warnings
 from ._arg_parser import missing_message
 from .nn import functional as F
 from .nn._functional.extra import _rrelu as rrelu  # noqa: F401 (torch.rrelu: ATen's, with generator=)
+from .nn._functional.recurrent import gru_step, lstm_step, rnn_step
+from .tensor import Tensor
 
 # the names whose torch form is nn.functional's function itself, as in PyTorch
 SAME = ('conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'avg_pool1d',
@@ -169,7 +171,6 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
 
 def _cell_checks(name, input, hx, w_ih, w_hh, chunks):
     """ATen's checks of a cell's arguments, in its order; returns the hidden states."""
-    from .tensor import Tensor
     hs = tuple(hx) if chunks == 4 and isinstance(hx, (tuple, list)) else hx
     for position, (arg, value) in enumerate((('input', input), ('hx', hx), ('w_ih', w_ih), ('w_hh', w_hh)), 1):
         if arg == 'hx' and chunks == 4:
@@ -199,33 +200,29 @@ def _cell_checks(name, input, hx, w_ih, w_hh, chunks):
 @_aten
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One step of an Elman RNN: tanh(input w_ih^T + b_ih + hx w_hh^T + b_hh)."""
-    from .nn.modules.rnn import _rnn_step
     hx = _cell_checks('rnn_tanh_cell', input, hx, w_ih, w_hh, 1)
-    return _rnn_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+    return rnn_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
 @_aten
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One step of an Elman RNN: relu(input w_ih^T + b_ih + hx w_hh^T + b_hh)."""
-    from .nn.modules.rnn import _rnn_step
     hx = _cell_checks('rnn_relu_cell', input, hx, w_ih, w_hh, 1)
-    return _rnn_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh, relu=True)
+    return rnn_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh, relu=True)
 
 
 @_aten
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One step of an LSTM: (h', c') from ``hx`` = (h, c), the gates in the order i, f, g, o."""
-    from .nn.modules.rnn import _lstm_step
     hx = _cell_checks('lstm_cell', input, hx, w_ih, w_hh, 4)
-    return _lstm_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+    return lstm_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
 @_aten
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One step of a GRU, the gates in the order r, z, n."""
-    from .nn.modules.rnn import _gru_step
     hx = _cell_checks('gru_cell', input, hx, w_ih, w_hh, 3)
-    return _gru_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+    return gru_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
 NAMES = SAME + ('rrelu',) + tuple(name for name, value in list(globals().items())

@@ -14,9 +14,9 @@ from ..parameter import Parameter
 from .module import Module
 from ... import creation, ops
 from ...backend import float32 as _float32
-from ...ops import elementwise as ew
 from ...ops.inplace import _renamed
 from ..utils.rnn import PackedSequence
+from .._functional.recurrent import gru_step as _gru_step, lstm_step as _lstm_step, rnn_step as _rnn_step
 
 
 def _stack(tensors, dim):
@@ -287,36 +287,6 @@ class RNNBase(Module):
             if not is_lstm and output._grad_fn is not None:  # PyTorch's GRU and RNN transpose in place
                 output._grad_fn.__class__ = _renamed(type(output._grad_fn), 'TransposeBackward1')
         return output, hidden
-
-
-def _rnn_step(x_proj, h, w_hh, b_hh, relu=False):
-    """h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh); x_proj is the input part, already computed."""
-    pre = ew.add(x_proj, F.linear(h, w_hh, b_hh))
-    return ew.relu(pre) if relu else ew.tanh(pre)
-
-
-def _lstm_step(x_proj, state, w_hh, b_hh, w_hr=None):
-    h, c = state
-    H = c.shape[-1]
-    gates = ew.add(x_proj, F.linear(h, w_hh, b_hh))
-    i = ew.sigmoid(gates.narrow(-1, 0, H))
-    f = ew.sigmoid(gates.narrow(-1, H, H))
-    g = ew.tanh(gates.narrow(-1, 2 * H, H))
-    o = ew.sigmoid(gates.narrow(-1, 3 * H, H))
-    c = f * c + i * g
-    h = o * ew.tanh(c)
-    if w_hr is not None:  # LSTM with projections: h is projected to proj_size
-        h = F.linear(h, w_hr)
-    return h, c
-
-
-def _gru_step(x_proj, h, w_hh, b_hh):
-    H = h.shape[-1]
-    hp = F.linear(h, w_hh, b_hh)
-    r = ew.sigmoid(x_proj.narrow(-1, 0, H) + hp.narrow(-1, 0, H))
-    z = ew.sigmoid(x_proj.narrow(-1, H, H) + hp.narrow(-1, H, H))
-    n = ew.tanh(x_proj.narrow(-1, 2 * H, H) + r * hp.narrow(-1, 2 * H, H))
-    return (1 - z) * n + z * h
 
 
 class RNN(RNNBase):
