@@ -79,6 +79,9 @@ TUTORIALS = [
     ('beginner_source/nn_tutorial.py', '764a8d6aed986f155098d91ea55a1f0c95b26dd8'),
     ('intermediate_source/char_rnn_classification_tutorial.py', '10098032865151e891c6074522207880f0e68fd3'),
     ('intermediate_source/char_rnn_generation_tutorial.py', '4ce8b871ef249dfacc1b389108842a0c2c0805b7'),
+    ('beginner_source/examples_autograd/two_layer_net_autograd.py', '15bfd259a60e64010d98cc9ed47c2ba45b12726b'),
+    ('beginner_source/examples_nn/two_layer_net_module.py', '6f53cd7c257a9ace7f6198bc3d22bdd8547414fd'),
+    ('beginner_source/examples_nn/two_layer_net_optim.py', '29c5caad33fdcd34418e62e7cfdddab5c3bd2021'),
     ('LICENSE', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
 ]
 

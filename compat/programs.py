@@ -220,6 +220,9 @@ PROGRAMS = [
          setup=[_cartpole_solved_sooner], pythonpath=['.'], run=[['actor_critic.py', '--log-interval', '1']],
          needs=['gymnasium'],
          mask=TIMINGS),
+    # the DDP series' single-device baseline: its Trainer moves the model to device 0 (CUDA)
+    dict(name='examples/ddp-tutorial-series single_gpu', dir=f'{EXAMPLES}/distributed/ddp-tutorial-series',
+         run=[['single_gpu.py', '2', '1', '--batch_size', '64']]),
     # ---- pytorch/tutorials (BSD-3-Clause), single files -------------------------------------
     _tutorial('tutorials/polynomial_numpy', 'beginner_source/examples_tensor/polynomial_numpy.py', unseeded=True),
     _tutorial('tutorials/polynomial_tensor', 'beginner_source/examples_tensor/polynomial_tensor.py', unseeded=True),
@@ -321,6 +324,12 @@ PROGRAMS = [
                                              ('print_every = 5000', 'print_every = 50'),
                                              ('plot_every = 500', 'plot_every = 50')], seed=True)],
          run=[['char_rnn_generation_short.py']], needs=['matplotlib'], mask=[r'\b\d+m \d+s\b']),
+    _tutorial('tutorials/two_layer_net_autograd', 'beginner_source/examples_autograd/two_layer_net_autograd.py',
+              unseeded=True),
+    # two of the tutorial's first versions (Variable, size_average, loss.data[0] of a 0-dim loss):
+    # both stop at PyTorch's IndexError, after its deprecation warnings
+    _tutorial('tutorials/two_layer_net_module (2017)', 'beginner_source/examples_nn/two_layer_net_module.py'),
+    _tutorial('tutorials/two_layer_net_optim (2017)', 'beginner_source/examples_nn/two_layer_net_optim.py'),
     # a legacy Function (non-static forward): both stop at PyTorch's error
     _tutorial('tutorials/numpy_extensions', 'advanced_source/numpy_extensions_tutorial.py'),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------
@@ -352,6 +361,22 @@ PROGRAMS = [
                '--always_save_checkpoint=True'],
               ['sample.py', '--out_dir=out-shakespeare-char', '--device=cpu', '--compile=False', '--num_samples=1',
                '--max_new_tokens=40']],
+         mask=TIMINGS + [r'mfu -?[\d.]+%']),
+    # training resumed from its checkpoint (the model, AdamW's state, the iteration), then sampled
+    # from a prompt
+    dict(name='nanoGPT train, resume, sample (char, cpu)', dir=NANOGPT, setup=[_shakespeare_stand_in],
+         needs=['requests', 'tiktoken'],
+         run=[['data/shakespeare_char/prepare.py'],
+              ['train.py', 'config/train_shakespeare_char.py', '--device=cpu', '--compile=False', '--eval_iters=2',
+               '--eval_interval=5', '--log_interval=5', '--block_size=16', '--batch_size=4', '--n_layer=1',
+               '--n_head=2', '--n_embd=16', '--max_iters=10', '--lr_decay_iters=20', '--dropout=0.0',
+               '--always_save_checkpoint=True'],
+              ['train.py', 'config/train_shakespeare_char.py', '--device=cpu', '--compile=False', '--eval_iters=2',
+               '--eval_interval=5', '--log_interval=5', '--block_size=16', '--batch_size=4', '--n_layer=1',
+               '--n_head=2', '--n_embd=16', '--max_iters=20', '--lr_decay_iters=20', '--dropout=0.0',
+               '--always_save_checkpoint=True', '--init_from=resume'],
+              ['sample.py', '--out_dir=out-shakespeare-char', '--device=cpu', '--compile=False', '--num_samples=2',
+               '--max_new_tokens=20', '--start=The ', '--temperature=0.5', '--top_k=5']],
          mask=TIMINGS + [r'mfu -?[\d.]+%']),
     # ---- karpathy/minGPT (MIT) --------------------------------------------------------------
     dict(name='minGPT adder', dir=MINGPT, pythonpath=['.'],

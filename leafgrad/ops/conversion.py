@@ -69,6 +69,11 @@ def _parse_to(args, kwargs):
             dtype = a
         elif isinstance(a, (str, backend.device)) and device is None:  # (a second one: refused)
             device = a
+        elif type(a) is int and device is None and dtype is None:
+            device = backend.device(a)  # (an index: the accelerator's device, as PyTorch's parser reads it)
+        elif type(a) in (bool, float, complex) and device is None and dtype is None:
+            # (a number for to(Tensor other): the parser's 0-dim tensor of it, whose dtype is taken)
+            dtype = {bool: backend.bool_, float: backend.float64, complex: backend.complex128}[type(a)]
         elif a is None:
             continue
         else:
@@ -247,8 +252,9 @@ class Cuda(Op):
     op, function = 'cuda', False
 
     def forward(input, device=None, non_blocking=False, memory_format=_memory_format.preserve_format):
-        return to(input, device='cuda' if device is None else (f'cuda:{device}' if isinstance(device, int) else device),
-                  memory_format=memory_format)
+        if type(device) is int:  # (an index: the accelerator's device, as PyTorch's parser reads it)
+            device = backend.device(device)
+        return to(input, device='cuda' if device is None else device, memory_format=memory_format)
 
 
 class Type(Op):
