@@ -205,10 +205,11 @@ class Overloads:
 
     def named(self, name):
         """The same overloads under another name (an alias's), which the errors print; an
-        in-place variant's (``name`` ending in '_') take no ``out``."""
+        in-place variant's (``name`` ending in '_') take no ``out``, nor a number for ``self``."""
         signatures = self.signatures
         if name.endswith('_'):
-            signatures = ['(' + ', '.join(_without_out(text[1:-1].split(', '))) + ')' for text in signatures]
+            signatures = ['(' + ', '.join(_without_out(text[1:-1].split(', '))) + ')' for text in signatures
+                          if not text.startswith('(Number self')]
         return Overloads(name, *signatures, numbers=self.numbers)
 
     def bind(self, args, kwargs, method=False):
@@ -331,7 +332,8 @@ PARAMETER_TYPES = {'keepdim': 'bool', 'descending': 'bool', 'largest': 'bool', '
 _STRICT = {'bool': lambda v: type(v) is bool, 'int': _is_int, 'float': _is_float, 'float?': _is_float,
            'leafgrad.dtype?': is_dtype, 'int?': _is_int,
            'tuple of ints': _is_int_list, 'tuple of ints?': _is_int_list,
-           'Tensor or int': lambda v: isinstance(v, Tensor) or _is_int(v)}  # (max(other) or max(dim))
+           'Tensor or int': lambda v: isinstance(v, Tensor) or _is_int(v),  # (max(other) or max(dim))
+           'Tensor': lambda v: isinstance(v, Tensor)}
 
 
 def check_dtype(fname, value):

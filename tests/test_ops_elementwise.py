@@ -535,3 +535,42 @@ def test_pointwise_nodes_expose_what_they_saved_as_torch(name, args):
             np.testing.assert_allclose(lv.detach().numpy(), tv.detach().numpy(), rtol=1e-6)
         else:
             assert lv == tv, saved
+
+
+@needs_torch
+@pytest.mark.parametrize('call', [
+    lambda T, x: T.float_power(x, 2j),
+    lambda T, x: T.float_power(x, 0.5 + 1j),
+    lambda T, x: T.float_power(1.5j, x),
+    lambda T, x: T.float_power(x.to(T.complex64), 2),
+    lambda T, x: T.float_power(x, x.to(T.complex64)),
+    lambda T, x: x.to(T.complex128).float_power_(x),
+    lambda T, x: x.clone().float_power_(x),
+])
+def test_float_power_of_a_complex_operand_is_complex128(call):
+    """float_power computes in complex128 where either operand is complex (the imaginary part
+    was dropped); values, dtype and the gradient of the real input as PyTorch's."""
+    data = [0.5, 1.0, 2.5]
+    results = []
+    for lib in (lg, torch):
+        x = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+        y = call(lib, x * 1)
+        (y.real if y.is_complex() else y).sum().backward()
+        results.append((str(y.dtype), y.detach().numpy(), x.grad.numpy()))
+    assert results[0][0] == results[1][0].replace('torch', 'leafgrad')
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-12, atol=1e-15)
+
+
+@needs_torch
+@pytest.mark.parametrize('base', [-2.0, -0.5, 1.5j, -1 + 1j, 0.0, 2.0])
+def test_pow_gradient_of_a_number_base(base):
+    """d base**x / dx = base**x log(base): NaN for a negative real base, the complex logarithm for
+    a complex one (Python's math.log raised a ValueError, or a TypeError)."""
+    grads = []
+    for lib in (lg, torch):
+        x = lib.tensor([1.0, 2.0, 0.5], dtype=lib.float64, requires_grad=True)
+        y = lib.pow(base, x)
+        (y.real if y.is_complex() else y).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, equal_nan=True)

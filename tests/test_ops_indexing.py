@@ -697,3 +697,45 @@ def test_scatter_family_out_as_torch(call, dtype):
         except Exception as e:  # noqa: BLE001 (the type and message are compared)
             outcomes.append((type(e).__name__, str(e).replace('leafgrad', 'torch')))
     assert outcomes[0] == outcomes[1]
+
+
+# ---- index_select's out= (PyTorch's out kernel: its checks in its order, its own dtype message) ----
+
+INDEX_SELECT_OUT = [
+    lambda m, x: m.index_select(x, 0, m.tensor([2, 0]), out=m.empty(2, 3)),
+    lambda m, x: m.index_select(x, 1, m.tensor([1]), out=m.empty(0)),
+    lambda m, x: m.index_select(m.tensor(5.0), 0, m.tensor([0]), out=m.empty(0)),
+    lambda m, x: m.index_select(x, 0, m.tensor([2, 0]), out=m.empty(3, 2).t()),
+    lambda m, x: m.index_select(x, 0, m.tensor([0]), out=1),
+    lambda m, x: m.index_select(x, 0, 1, out=m.empty(1, 3)),
+    lambda m, x: m.index_select(x, 0, m.tensor([0]), out=m.empty(1, 3, dtype=m.float64)),
+    lambda m, x: m.index_select(x.int(), 0, m.tensor([0]), out=m.empty(1, 3)),
+    lambda m, x: m.index_select(x, 0, m.tensor([0]), out=m.empty(1, 3, requires_grad=True)),
+    lambda m, x: m.index_select(x.requires_grad_(), 0, m.tensor([0]), out=m.empty(1, 3, dtype=m.int64)),
+    lambda m, x: m.index_select(x, 0, m.tensor([0]), out=x),
+    lambda m, x: m.index_select(x, 0, m.tensor([0]), out=x[2:]),
+    lambda m, x: m.index_select(x, 0, m.tensor([0]), out=m.empty(3).expand(2, 3)),
+    lambda m, x: m.index_select(x, 0, m.tensor([0]), out=m.empty(2, 3, dtype=m.int64).expand(2, 3)),
+    lambda m, x: m.index_select(x, 0, m.tensor([0.5]), out=m.empty(1, 3, dtype=m.int64)),
+    lambda m, x: m.index_select(x, 0, m.tensor([7]), out=m.empty(1, 3, dtype=m.int64)),
+    lambda m, x: m.index_select(x, 0, m.tensor([7]), out=x),
+    lambda m, x: m.index_select(x, 5, m.tensor([0]), out=m.empty(1, 3, dtype=m.int64)),
+    lambda m, x: m.index_select(x, 0, m.tensor([7]), out=m.empty(1, 3)),
+    lambda m, x: x.index_select(0, m.tensor([0]), out=m.empty(1, 3)),
+]
+
+
+@pytest.mark.parametrize('call', INDEX_SELECT_OUT)
+def test_index_select_out_as_torch(call):
+    outcomes = []
+    for m in (lg, torch):
+        x = m.arange(9.0).reshape(3, 3)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')  # (the resize warning)
+                result = call(m, x)
+            outcomes.append((result.tolist(), tuple(result.shape), result.stride(), result._version,
+                             str(result.dtype).replace('leafgrad', 'torch'), x.tolist()))
+        except Exception as e:  # noqa: BLE001 (the type and message are compared)
+            outcomes.append((type(e).__name__, str(e).replace('leafgrad', 'torch'), x.tolist()))
+    assert outcomes[0] == outcomes[1]

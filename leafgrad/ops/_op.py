@@ -225,10 +225,14 @@ def _provide(cls, name, namespace):
             method_n = method if method is None or isinstance(method, property) else _tensors_only(
                 method, n, _parameters(method) if callable(cls.method) else params, cls.tensors, True, namespace)
             inplace_n = inplace and _tensors_only(inplace, n + '_', params, cls.tensors, True, namespace)
+            # (leafgrad.ldexp_(x, 1): the function form counts positions from input, as PyTorch's)
+            inplace_fn_n = inplace and _tensors_only(inplace, n + '_', params, cls.tensors, False, namespace)
         else:
             fn_n, method_n, inplace_n = function, method, inplace
+            inplace_fn_n = inplace_n
             if n != name:  # (an alias's own copy, no call added: its errors name it, as PyTorch's)
                 fn_n, inplace_n = _renamed(function, n), inplace and _renamed(inplace, n + '_')
+                inplace_fn_n = inplace_n
                 if cls.operands and type(method) is types.FunctionType:  # (operator_refusal reads the name)
                     method_n = _renamed(method, n)
         if cls.refusals is not None:  # (PyTorch's TypeError names the alias, the in-place variant)
@@ -239,6 +243,10 @@ def _provide(cls, name, namespace):
             if inplace_n:  # (its method form, and its function form, named alike)
                 inplace_fn_n = bound_when_refused(inplace_n, cls.refusals.named(n + '_'), False)
                 inplace_n = bound_when_refused(inplace_n, cls.refusals.named(n + '_'), True)
+        elif cls.operands and inplace_n:  # (an operand refused: the in-place variant's own signatures)
+            overloads = next((o for o in cls.operands if o.name == n), cls.operands[0]).named(n + '_')
+            inplace_fn_n = bound_when_refused(inplace_n, overloads, False)
+            inplace_n = bound_when_refused(inplace_n, overloads, True)
         if cls.function:
             namespace[n] = fn_n
             if cls.public:
@@ -254,10 +262,10 @@ def _provide(cls, name, namespace):
                 provided.append((name + '_', Tensor, n + '_'))
             setattr(ops, n + '_', inplace)
             if cls.inplace_function is True or n + '_' in (cls.inplace_function or ()):
-                namespace[n + '_'] = inplace_fn_n if cls.refusals is not None else inplace_n
+                namespace[n + '_'] = inplace_fn_n
                 if cls.public:
                     exported.append(n + '_')
-                if method is None or cls.refusals is not None:  # (a function of its own)
+                if method is None or inplace_fn_n is not inplace_n:  # (a function of its own)
                     provided.append((name + '_', module, n + '_'))
     operators = cls.operators  # the dunder names whose function is the forward, or {name: function}
     for dunder in operators:

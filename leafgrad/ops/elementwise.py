@@ -6,6 +6,7 @@ them; under a plain ``backward()`` grad mode is off and those ops take their fas
 A derivative reaches another op through ``ops`` (late-bound); the ops of this family it
 reaches by their module names.
 """
+import cmath
 import math
 import sys
 
@@ -14,9 +15,9 @@ from .._arg_parser import Overloads, is_number
 from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name, warn_once
 from ._op import __file__ as _op_file
-from ._util import (_one, _unrounded, binary_operands, broadcast_error, c_order, divided, float_dtype_for, iterated,
-                    number_operand, operator_refusal, opmath, ops, record, refused, saved_output, sigmoid_array, state,
-                    sum_to, times, unary, wrap, xp)
+from ._util import (_one, _unrounded, binary_operands, broadcast_error, c_order, divided, float_dtype_for,
+                    is_operand, iterated, number_operand, operator_refusal, opmath, ops, record, refused, saved_output,
+                    sigmoid_array, state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import SavedOutput, _Empty, elementwise_jvp, unshared
 from ..tensor import Tensor, fitted_scalar
 from .._arg_parser import METHOD_CODES, refuse_arguments
@@ -400,6 +401,8 @@ class Div(_BinaryNode):
 
     def forward(input, other, *, rounding_mode=None):
         if rounding_mode is not None:
+            if isinstance(input, Tensor) and not is_operand(other):  # (a string, a list: the parser's listing)
+                return operator_refusal()
             return ops.div_rounded(input, other, rounding_mode)  # a step function: DivBackward2
         if not isinstance(input, Tensor):
             if not isinstance(other, Tensor):
@@ -516,7 +519,7 @@ class PowBackward1(Op):
             out = where(exponent == 0, 0.0, ta * exponent * pow(base, exponent - 1))
         if tb is not None:
             d = tb * result * log(base)
-            d = where(base == 0, where(exponent >= 0, 0.0, d), d)
+            d = where(base == 0, where(_real_nonnegative(exponent), 0.0, d), d)
             out = d if out is None else out + d
         return out
 
@@ -529,7 +532,7 @@ class PowBackward1(Op):
             ga = sum_to(where(exponent == 0, 0.0, g), self.self_shape)
         if self.next_functions[1][0] is not None:
             g = grad * result * log(base)
-            gb = sum_to(where(base == 0, where(exponent >= 0, 0.0, g), g), self.other_shape)
+            gb = sum_to(where(base == 0, where(_real_nonnegative(exponent), 0.0, g), g), self.other_shape)
         return ga, gb
 
 
@@ -548,7 +551,18 @@ class PowBackward2(Op):
             e = exponent._data
             finite = ((e.imag == 0) & (e.real >= 0)) if e.dtype.kind == 'c' else (e >= 0)
             return grad * where(wrap(finite), 0.0, result * -math.inf),
-        return grad * result * math.log(self.base),
+        base = self.base
+        if isinstance(base, complex) or exponent._data.dtype.kind == 'c':
+            return grad * result * cmath.log(base),
+        return grad * result * (math.log(base) if base >= 0 else math.nan),  # (a negative base: NaN, as PyTorch's)
+
+
+def _real_nonnegative(exponent):
+    """Where the exponent is a real number >= 0 (pow's gradient is 0 there at base 0)."""
+    if exponent._data.dtype.kind == 'c':
+        e = exponent._data
+        return wrap((e.imag == 0) & (e.real >= 0))
+    return exponent >= 0
 
 
 def _int_power(x, y):

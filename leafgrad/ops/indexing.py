@@ -10,10 +10,10 @@ the operators ``__getitem__`` and ``__setitem__``).
 from .. import backend
 from ..autograd.graph import each_sample, on_samples
 from ._inplace import check_no_overlap, inplace, refuse_partial_overlap
-from ._op import Op, write_out
+from ._op import _GRAD_ERROR, Op, check_out_type, fill_out, write_out
 from ._index import (_broadcast_message, _check_index_bounds, _is_basic, _normalize, _to_numpy_index, index_array,
                      scatter_coords)
-from ._util import SCALAR_NAMES, make_view, ops, record, sum_to, wrap, wrap_dim, xp
+from ._util import SCALAR_NAMES, make_view, ops, record, state, sum_to, wrap, wrap_dim, xp
 from ..tensor import _C_TYPES, Tensor, fitted_scalar, legacy_type_name
 
 
@@ -384,12 +384,39 @@ class Nonzero(Op):
 
 # ---- index_select / gather / take / masked_select (reading) -------------------------------------
 
+def _index_select_out(input, dim, index, out):
+    """index_select(..., out=out): PyTorch's out kernel's checks in its order (autograd first,
+    then the dim and the index, then ``out``: of input's dtype, no element written twice, sharing
+    no memory with input or index), then the values written into ``out``, resized."""
+    check_out_type('index_select', out)
+    if state.grad_enabled and (out._requires_grad or isinstance(input, Tensor) and input._requires_grad):
+        raise RuntimeError(_GRAD_ERROR.format('index_select'))
+    if isinstance(input, Tensor) and isinstance(index, Tensor):
+        wrap_dim(dim, input._data.ndim)
+        idx = index._data
+        if idx.ndim <= 1 and idx.dtype.kind in 'iu':
+            if input._data.dtype != out._data.dtype:
+                raise RuntimeError('index_select(): self and result must have the same scalar type')
+            if not out._data.flags.writeable:
+                raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers '
+                                   'to a single memory location. Please clone() the tensor before performing the '
+                                   'operation.')
+            check_no_overlap(out, input)
+            check_no_overlap(out, index)
+    return fill_out(out, ops.index_select(input, dim, index)._data)
+
+
 class IndexSelect(Op):
     """index_select(input, dim, index): the slices at ``index`` along ``dim``."""
     op, node = 'index_select', 'IndexSelectBackward0'
     parameter_types = {'dim': 'int'}
     __slots__ = ('self_shape', 'dim', 'index')
     saved_state = ('index',)
+
+    def function(input, dim, index, *, out=None):
+        if out is None:
+            return ops.index_select(input, dim, index)
+        return _index_select_out(input, dim, index, out)
 
     def forward(input, dim, index):
         idx = index._data  # (an index that is no tensor: the parser's TypeError, by the AttributeError)
@@ -439,7 +466,8 @@ class Gather(Op):
     """gather(input, dim, index, *, sparse_grad=False, out=None): ``out[i][j] =
     input[i][index[i][j]]`` (for dim 1), out= of the input's dtype."""
     op, node = 'gather', 'GatherBackward0'
-    parameter_types = {'dim': 'int'}
+    # (each refused in PyTorch's parser's order, with its position)
+    parameter_types = {'input': 'Tensor', 'dim': 'int', 'index': 'Tensor', 'sparse_grad': 'bool'}
     __slots__ = ('self_shape', 'dim', 'index')
     saved_state = ('index',)
 

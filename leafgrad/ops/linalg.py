@@ -196,6 +196,7 @@ def _vdot_out(name, out, result, differentiable=True):
 class Dot(Op):
     """dot(input, tensor, *, out=None): the inner product of two vectors."""
     op, node, out = 'dot', 'DotBackward0', _vdot_out
+    tensors = ('input', 'tensor')  # (the method's too)
     __slots__ = ()
     saved = ('self', 'tensor')
 

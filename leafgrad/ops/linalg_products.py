@@ -12,6 +12,7 @@ from .. import backend
 from ._op import CAST, Op, castable_dtype, check_out_type, write_out
 from ._util import ops, record, sum_to, wrap, xp
 from .._arg_parser import refuse_arguments
+from ..tensor import Tensor
 
 
 def _needs(node, i):
@@ -154,7 +155,7 @@ class BlockDiag(Op):
                 arrays.append(a.reshape(1, -1) if a.ndim == 1 else (a.reshape(1, 1) if a.ndim == 0 else a))
             dt = backend.result_type(*tensors).np if tensors else backend.get_default_dtype().np
             rows, cols = sum(a.shape[0] for a in arrays), sum(a.shape[1] for a in arrays)
-            data = xp.zeros((rows, cols), dtype=dt)
+            data = xp.zeros((rows if arrays else 1, cols), dtype=dt)  # (none: PyTorch's 1 x 0)
             r = c = 0
             for a in arrays:
                 data[r:r + a.shape[0], c:c + a.shape[1]] = a
@@ -164,7 +165,10 @@ class BlockDiag(Op):
                 node.shapes = [t._data.shape for t in tensors]
             return out
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
-            refuse_arguments()
+            for i, t in enumerate(tensors):  # (one list is no list of tensors here: PyTorch's element 0)
+                if not isinstance(t, Tensor):
+                    raise TypeError(f'expected Tensor as element {i} in argument 0, but got {type(t).__name__}') \
+                        from None
             raise
 
     def apply(self, grad):

@@ -7,6 +7,7 @@ leafgrad ops (differentiable again); binary ones undo broadcasting with ``sum_to
 import math
 
 from .. import backend
+from ._inplace import inplace as _run_inplace
 from ._op import CAST, SAME, Op, check_out, scalar_name
 from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_for, iterated, operator_refusal, ops,
                     record, saved_output, sgn_backward, sum_to, unary, wrap, xp)
@@ -446,9 +447,9 @@ def _float_power_out(name, out, result, differentiable):
     """float_power's out=: a float64 ``out`` only, then pow's rule (its errors name pow)."""
     if not isinstance(out, Tensor):
         check_out(name, out, result, differentiable)  # (its TypeError)
-    if out._data.dtype != xp.float64:
+    if out._data.dtype != result._data.dtype:  # (float64, or complex128 for a complex operand)
         raise RuntimeError(f'the output given to float_power has dtype {scalar_name(out._data)} but the '
-                           "operation's result requires dtype Double")
+                           f"operation's result requires dtype {scalar_name(result._data)}")
     return CAST('pow', out, result, differentiable)
 
 
@@ -458,19 +459,38 @@ _FLOAT_POWER = Overloads('float_power', '(Tensor input, Tensor exponent, *, Tens
 
 
 class FloatPower(Op):
-    """float_power(input, exponent, *, out=None): pow computed in float64."""
+    """float_power(input, exponent, *, out=None): pow computed in float64 (complex128 where
+    either operand is complex)."""
     op, out = 'float_power', _float_power_out
-    inplace = True
+    refusals = _FLOAT_POWER  # (the method's and the in-place variant's listing: their own signatures)
     __slots__ = ()
 
     def forward(input, exponent):
-        try:
-            base = ops.to(input, backend.float64) if isinstance(input, Tensor) else float(input)
-            exp = ops.to(exponent, backend.float64) if isinstance(exponent, Tensor) else float(exponent)
-        except (TypeError, ValueError):  # (float() of a string, a list: PyTorch's parser's listing)
+        if not (isinstance(input, Tensor) or is_number(input)) or \
+                not (isinstance(exponent, Tensor) or is_number(exponent)):  # (a string, a list)
             _FLOAT_POWER.bind((input, exponent), {})
-            raise
+        dt = _float_power_dtype(input, exponent)
+        base = ops.to(input, dt) if isinstance(input, Tensor) else dt.np.type(input).item()
+        exp = ops.to(exponent, dt) if isinstance(exponent, Tensor) else dt.np.type(exponent).item()
         return ops.pow(base, exp)
+
+    def inplace(self, exponent):
+        """float_power_(exponent): self must already be of the result's dtype (PyTorch checks
+        first, and never casts the result down)."""
+        if not (isinstance(exponent, Tensor) or is_number(exponent)):
+            _FLOAT_POWER.named('float_power_').bind((exponent,), {}, method=True)
+        dt = _float_power_dtype(self, exponent)
+        if self._data.dtype != dt.np:
+            raise RuntimeError(f'the base given to float_power_ has dtype {scalar_name(self._data)} but the '
+                               f"operation's result requires dtype {SCALAR_NAMES.get(dt.name, dt.name)}")
+        return _run_inplace(self, lambda s: FloatPower.forward(s, exponent),
+                            (exponent,) if isinstance(exponent, Tensor) else ())
+
+
+def _float_power_dtype(input, exponent):
+    complex_ = any(isinstance(v, complex) or isinstance(v, Tensor) and v._data.dtype.kind == 'c'
+                   for v in (input, exponent))
+    return backend.complex128 if complex_ else backend.float64
 
 
 class Exp2(Op):

@@ -481,6 +481,7 @@ _CLAMP_MAX = Overloads('clamp_max', '(Tensor input, Tensor max, *, Tensor out = 
 class ClampMin(Op):
     """clamp_min(input, min, *, out=None)."""
     op = 'clamp_min'
+    refusals = _CLAMP_MIN  # (the method's and the in-place variant's errors: the parser's listing)
     inplace = inplace_function = True
     __slots__ = ()
 
@@ -500,6 +501,7 @@ class ClampMin(Op):
 class ClampMax(Op):
     """clamp_max(input, max, *, out=None)."""
     op = 'clamp_max'
+    refusals = _CLAMP_MAX
     inplace = inplace_function = True
     __slots__ = ()
 
