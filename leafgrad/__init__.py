@@ -251,6 +251,9 @@ def __getattr__(name):
     if name == 'vmap':  # torch.vmap is torch.func.vmap
         from .func import vmap  # (loaded when first used)
         return vmap
+    if name in ('svd_lowrank', 'pca_lowrank'):
+        from . import _lowrank  # (loaded when first used)
+        return getattr(_lowrank, name)
     if name == 'from_dlpack':
         from .utils.dlpack import from_dlpack  # (loaded when first used)
         return from_dlpack

@@ -461,3 +461,55 @@ def test_linalg_names_no_helpers():
     permute, check_out_type, check_operands were public attributes of it, which torch.linalg has not)."""
     ours = {n for n in dir(lg.linalg) if not n.startswith('_')}
     assert ours <= set(dir(torch.linalg)), sorted(ours - set(dir(torch.linalg)))
+
+
+# ---- svd_lowrank, pca_lowrank: PyTorch's randomized algorithm, the same random draw --------------
+
+def _lowrank_runs(call):
+    """``call(T)`` after manual_seed(0) in leafgrad and torch: its (U, S, V) and the gradient of a
+    quantity that no column's sign changes (the singular values, and U V^H), by A."""
+    runs = []
+    for T in (lg, torch):
+        T.manual_seed(0)
+        A = T.randn(9, 5, dtype=T.float64) @ T.randn(5, 7, dtype=T.float64) + T.randn(9, 7, dtype=T.float64) * 0.1
+        A.requires_grad_(True)
+        U, S, V = call(T, A)
+        (S.sum() + (U @ V.mH).pow(2).sum() * 0.5).backward()
+        runs.append([x.detach().numpy() for x in (U, S, V, A.grad)])
+    return runs
+
+
+def _same_up_to_column_signs(a, b):
+    signs = np.sign(np.sum(a * b, axis=-2, keepdims=True))
+    np.testing.assert_allclose(a * signs, b, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize('name,call', [
+    ('svd_lowrank', lambda T, A: T.svd_lowrank(A)),
+    ('svd_lowrank_q', lambda T, A: T.svd_lowrank(A, q=3, niter=1)),
+    ('svd_lowrank_wide', lambda T, A: T.svd_lowrank(A.mT, q=4)),
+    ('svd_lowrank_M', lambda T, A: T.svd_lowrank(A, q=4, M=T.ones(1, 7, dtype=T.float64))),
+    ('pca_lowrank', lambda T, A: T.pca_lowrank(A)),
+    ('pca_lowrank_q', lambda T, A: T.pca_lowrank(A, q=2, niter=3)),
+    ('pca_lowrank_uncentred', lambda T, A: T.pca_lowrank(A, 4, center=False)),
+    ('pca_lowrank_batch', lambda T, A: T.pca_lowrank(A.reshape(3, 3, 7), q=2)),
+])
+def test_lowrank_as_torch(name, call):
+    """The same values after the same seed; U's and V's columns up to sign (leafgrad's LAPACK and
+    PyTorch's pick different signs for some singular vectors), the same gradients."""
+    (U, S, V, G), (tU, tS, tV, tG) = _lowrank_runs(call)
+    np.testing.assert_allclose(S, tS, rtol=1e-7, atol=1e-9)
+    _same_up_to_column_signs(U, tU)
+    _same_up_to_column_signs(V, tV)
+    np.testing.assert_allclose(G, tG, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize('call', ['T.pca_lowrank(T.ones(4, 3), q=4)', 'T.pca_lowrank(T.ones(4, 3), q=-1)',
+                                  'T.pca_lowrank(T.ones(4, 3), niter=-1)'])
+def test_lowrank_errors_as_torch(call):
+    errors = []
+    for T in (lg, torch):
+        with pytest.raises(Exception) as info:
+            eval(call, {'T': T})
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1]
