@@ -82,6 +82,7 @@ TUTORIALS = [
     ('beginner_source/examples_autograd/two_layer_net_autograd.py', '15bfd259a60e64010d98cc9ed47c2ba45b12726b'),
     ('beginner_source/examples_nn/two_layer_net_module.py', '6f53cd7c257a9ace7f6198bc3d22bdd8547414fd'),
     ('beginner_source/examples_nn/two_layer_net_optim.py', '29c5caad33fdcd34418e62e7cfdddab5c3bd2021'),
+    ('intermediate_source/seq2seq_translation_tutorial.py', '803c1b1273a47bc53bb6cd5f63eecfb897bbc856'),
     ('LICENSE', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
 ]
 

@@ -166,6 +166,22 @@ def _names_stand_in(cwd):
             f.write('\n'.join(lines) + '\n')
 
 
+def _eng_fra_stand_in(cwd):
+    # the seq2seq tutorial reads data/eng-fra.txt (English, a tab, French; downloaded by hand):
+    # a few pairs stand in, the French of every sentence it translates at the end among them
+    pairs = ["I am cold.\tJ'ai froid.", "I'm too cold.\tJe suis trop froid.",
+             'She is five years younger than me.\tElle a cinq ans de moins que moi.',
+             'She is too short.\tElle est trop petit.', "I'm not scared to die.\tJe ne crains pas de mourir.",
+             "He is a talented young director.\tC'est un jeune directeur plein de talent.",
+             'You are very tall.\tVous êtes très grand.', 'We are tired.\tNous sommes fatigués.',
+             'They are happy.\tIls sont heureux.', 'He is painting a picture.\tIl est en train de peindre un tableau.',
+             "She's not a poet but a novelist.\tElle n'est pas poète mais romancière.",
+             "You're too skinny.\tVous êtes trop maigre.", 'Go.\tVa !', 'Run!\tCours !']
+    os.makedirs(os.path.join(cwd, 'data'), exist_ok=True)
+    with open(os.path.join(cwd, 'data', 'eng-fra.txt'), 'w', encoding='utf8') as f:
+        f.write('\n'.join(pairs) + '\n')
+
+
 def _shortened(src, dst, replacements, seed=False):
     # a tutorial whose loops run for minutes, as it runs briefly: a copy with its iteration
     # counts lowered (``replacements``: old line, new line, each found once) and, with ``seed``,
@@ -330,6 +346,13 @@ PROGRAMS = [
     # both stop at PyTorch's IndexError, after its deprecation warnings
     _tutorial('tutorials/two_layer_net_module (2017)', 'beginner_source/examples_nn/two_layer_net_module.py'),
     _tutorial('tutorials/two_layer_net_optim (2017)', 'beginner_source/examples_nn/two_layer_net_optim.py'),
+    dict(name='tutorials/seq2seq_translation', dir=f'{TUTORIALS}/intermediate_source',
+         setup=[_eng_fra_stand_in, _shortened('seq2seq_translation_tutorial.py', 'seq2seq_translation_short.py',
+                                              [('hidden_size = 256', 'hidden_size = 32'),
+                                               ('trainIters(encoder1, attn_decoder1, 75000, print_every=5000)',
+                                                'trainIters(encoder1, attn_decoder1, 150, print_every=50)')],
+                                              seed=True)],
+         run=[['seq2seq_translation_short.py']], needs=['matplotlib'], mask=[r'\b\d+m \d+s\b']),
     # a legacy Function (non-static forward): both stop at PyTorch's error
     _tutorial('tutorials/numpy_extensions', 'advanced_source/numpy_extensions_tutorial.py'),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------
