@@ -44,10 +44,13 @@ KNOWN = {('leafgrad.ops._op', 'declared'), ('leafgrad._arg_parser', '_OP_TYPES')
 
 def tables():
     sizes = {}
+    # (a known table imported by name into another module is the same table there)
+    known = {id(vars(sys.modules[m]).get(k)) for m, k in KNOWN if m in sys.modules}
     for name, module in list(sys.modules.items()):
         if name.startswith('leafgrad') and isinstance(module, types.ModuleType):
             for key, value in list(vars(module).items()):
-                if isinstance(value, (dict, list, set)) and not key.startswith('__') and (name, key) not in KNOWN:
+                if isinstance(value, (dict, list, set)) and not key.startswith('__') and (name, key) not in KNOWN \
+                        and id(value) not in known:
                     sizes[name, key] = len(value)
     return sizes
 
