@@ -83,6 +83,10 @@ TUTORIALS = [
     ('beginner_source/examples_nn/two_layer_net_module.py', '6f53cd7c257a9ace7f6198bc3d22bdd8547414fd'),
     ('beginner_source/examples_nn/two_layer_net_optim.py', '29c5caad33fdcd34418e62e7cfdddab5c3bd2021'),
     ('intermediate_source/seq2seq_translation_tutorial.py', '803c1b1273a47bc53bb6cd5f63eecfb897bbc856'),
+    ('intermediate_source/forward_ad_tutorial.py', '3102426fde898f63f7c1db3c6099bb161a04ce9c'),
+    ('beginner_source/former_torchies/autograd_tutorial.py', '6d0edbbe17900c8ead4969ecb8c0c0918202a11c'),
+    ('beginner_source/former_torchies/tensor_tutorial.py', '4ba126213d3cfa9e10ecde3faaf3d93e9d9d02c1'),
+    ('beginner_source/examples_tensor/two_layer_net_tensor.py', '0ad33d606682537466f3430fc6d6ac7d47460f1a'),
     ('LICENSE', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
 ]
 

@@ -353,6 +353,15 @@ PROGRAMS = [
                                                 'trainIters(encoder1, attn_decoder1, 150, print_every=50)')],
                                               seed=True)],
          run=[['seq2seq_translation_short.py']], needs=['matplotlib'], mask=[r'\b\d+m \d+s\b']),
+    # (forward AD's first tutorial: it imports torch.nn.utils._stateless, which PyTorch no longer has, and
+    # both stop at that ModuleNotFoundError after the dual tensors' first half)
+    _tutorial('tutorials/forward_ad_tutorial', 'intermediate_source/forward_ad_tutorial.py'),
+    _tutorial('tutorials/former_torchies autograd', 'beginner_source/former_torchies/autograd_tutorial.py',
+              unseeded=True),
+    _tutorial('tutorials/former_torchies tensor', 'beginner_source/former_torchies/tensor_tutorial.py',
+              unseeded=True),
+    _tutorial('tutorials/two_layer_net_tensor', 'beginner_source/examples_tensor/two_layer_net_tensor.py',
+              unseeded=True),
     # a legacy Function (non-static forward): both stop at PyTorch's error
     _tutorial('tutorials/numpy_extensions', 'advanced_source/numpy_extensions_tutorial.py'),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------

@@ -39,10 +39,12 @@ class TorchAliasFinder:
         if name is None:
             return None  # every import in the process asks here first: keep this path short
         if name not in sys.modules and not _exists(name):
-            # Raised here rather than answered with None, after which the import system would say
-            # only "No module named 'torch.X'"; importlib.util.find_spec('torch.X') raises it too.
-            raise ModuleNotFoundError(f"No module named '{fullname}': leafgrad, which stands in for PyTorch "
-                                      f"here, does not have {fullname}", name=fullname)
+            # Raised here rather than answered with None, so that the traceback says why: PyTorch's
+            # message (a module PyTorch lacks too raises PyTorch's error), and a note under it
+            # naming leafgrad; importlib.util.find_spec('torch.X') raises it too.
+            error = ModuleNotFoundError(f"No module named '{fullname}'", name=fullname)
+            error.add_note(f'(leafgrad, which stands in for PyTorch here, does not have {fullname})')
+            raise error
         return importlib.util.spec_from_loader(fullname, _LeafgradLoader(name))
 
     def __repr__(self):
