@@ -666,7 +666,12 @@ def _loop(fn, name, args, kwargs):
             if isinstance(a, (tuple, list)) and not isinstance(a, Tensor):
                 return type(a)(pick(x) for x in a)
             return a
-        results.append(fn(*[pick(a) for a in args], **{k: pick(v) for k, v in kwargs.items()}))
+        picked_args, picked_kwargs = [pick(a) for a in args], {k: pick(v) for k, v in kwargs.items()}
+        if any(is_batched(t) for t in _tensors_in(picked_args, picked_kwargs)):
+            # batched at outer levels too (nested vmap): once per sample of those as well
+            results.append(_loop(fn, name, picked_args, picked_kwargs))
+        else:
+            results.append(fn(*picked_args, **picked_kwargs))
     return _restack(results, level)
 
 
