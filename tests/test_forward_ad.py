@@ -351,6 +351,58 @@ def test_forward_over_reverse_through_resampling(name):
     assert plain(run(lg)) == plain(run(torch))
 
 
+def _second_order(name, M):
+    """hessian (jacfwd of jacrev) and jvp of grad, w.r.t. the first input, of a nonlinear
+    scalar of the program's output (a linear one would hide a dropped tangent)."""
+    fn, xs = OPS[name][0], inputs(name, M)
+    w = M.tensor(np.random.default_rng(2).standard_normal(tuple(fn(M, *xs).shape)))
+
+    def loss(*a):
+        y = fn(M, *a)
+        return ((y.real if y.is_complex() else y).sin() * w).sum()
+    hessian = M.func.hessian(loss)(*xs)
+    t = M.tensor(np.random.default_rng(3).standard_normal(tuple(xs[0].shape)))
+    tangent = M.func.jvp(lambda x: M.func.grad(loss)(x, *xs[1:]), (xs[0],), (t,))[1]
+    return hessian, tangent
+
+
+@pytest.mark.parametrize('name', sorted(set(OPS) - {'to float32', 'huber sum', 'mse'}))  # (torch's own refusals)
+def test_forward_over_reverse_against_torch(name):
+    """The derivative's ops that record their own nodes (the embedding of a slice's, an index's,
+    take's gradient; conv's, pooling's, pad's, embedding's, mean's derivatives) carry the
+    tangent, and index_add and conj have forward rules: they were dropped (a wrong Hessian) or
+    refused."""
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        ours = _second_order(name, lg)
+    assert plain(ours) == plain(_second_order(name, torch))
+
+
+NEW_RULES = {
+    'index_add': lambda M, a, b: M.index_add(a, 1, M.tensor([2, 0]), b, alpha=1.5),
+    'index_add source only': lambda M, a, b: M.index_add(a.detach(), 1, M.tensor([1, 1]), b),
+    'take': lambda M, a, b: a.take(M.tensor([[0, 5], [5, 3]])) * b[0, 0],
+    'masked_select': lambda M, a, b: a.masked_select(M.tensor([True, False, True])) + b.sum(),
+    'conj of a complex intermediate': lambda M, a, b: (lambda z: z.real * z.imag ** 2)((a * 1j + b.sum()).conj()),
+}
+
+
+@pytest.mark.parametrize('name', sorted(NEW_RULES))
+def test_forward_rules_of_indexing_and_conj(name):
+    """jvp and jacfwd through index_add, take, masked_select and conj (they were refused)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 2))
+    ta, tb = rng.standard_normal((2, 3)), rng.standard_normal((2, 2))
+
+    def run(M):
+        f = lambda x, y: NEW_RULES[name](M, x, y)  # noqa: E731
+        out = M.func.jvp(f, (M.tensor(a), M.tensor(b)), (M.tensor(ta), M.tensor(tb)))
+        if 'conj' in name:  # (torch's jacfwd has no batching rule for the imaginary part's view)
+            return out
+        return out, M.func.jacfwd(f, argnums=(0, 1))(M.tensor(a), M.tensor(b))
+    assert plain(run(lg)) == plain(run(torch))
+
+
 @pytest.mark.parametrize('program', ['inverse', 'vander', 'slogdet'])
 def test_tangent_of_an_op_made_of_ops_requires_no_grad(program):
     """An op that calls other ops (torch.inverse calls linalg.inv): its tangent, computed inside

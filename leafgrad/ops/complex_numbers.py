@@ -179,6 +179,9 @@ class Conj(Op):
     def apply(self, grad):
         return conj(grad),
 
+    def jvp(self, tangents):  # linear: the tangent conjugated
+        return conj(tangents[0])
+
 
 class ConjPhysical(Op):
     """conj_physical(input, *, out=None): the complex conjugate, a tensor that does not report
@@ -205,6 +208,9 @@ class ConjPhysical(Op):
 
     def apply(self, grad):
         return conj_physical(grad),
+
+    def jvp(self, tangents):  # linear: the tangent conjugated
+        return conj_physical(tangents[0])
 
 
 class ConjPhysicalBackward1(ConjPhysical):

@@ -18,7 +18,7 @@ from ._op import __file__ as _op_file
 from ._util import (_one, _unrounded, binary_operands, broadcast_error, c_order, divided, float_dtype_for,
                     is_operand, iterated, number_operand, operator_refusal, opmath, ops, record, refused, saved_output,
                     sigmoid_array, state, sum_to, times, unary, wrap, xp)
-from ..autograd.graph import SavedOutput, _Empty, elementwise_jvp, unshared
+from ..autograd.graph import SavedOutput, _Empty, elementwise_jvp, self_recording, unshared
 from ..tensor import Tensor, fitted_scalar
 from .._arg_parser import METHOD_CODES, refuse_arguments
 
@@ -273,8 +273,7 @@ class DivBackward1(Op):
     saved = ('other=other',)
     __slots__ = ('other',)
 
-    def jvp(self, tangents):
-        return div_by_number(tangents[0], self.other)
+    jvp = elementwise_jvp  # (a batched tangent, jacfwd's, divided as its physical array)
 
     def apply(self, grad):
         return div_by_number(grad, self.other),
@@ -292,6 +291,7 @@ def div_by_number(input, number):
 
 
 ops.div_by_number = div_by_number  # (the reductions' derivatives reach it through ops)
+self_recording.append(div_by_number)  # (a derivative's op: forward over reverse carries tangents through it)
 
 
 def _bf16_by_scalar(ufunc, a, b, data):

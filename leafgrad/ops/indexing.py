@@ -8,7 +8,7 @@ Each op is declared once (``_op.Op``), ``t[idx]`` and ``t[idx] = v`` too (the de
 the operators ``__getitem__`` and ``__setitem__``).
 """
 from .. import backend
-from ..autograd.graph import each_sample, on_samples
+from ..autograd.graph import each_sample, on_samples, self_recording
 from ._inplace import check_no_overlap, inplace, refuse_partial_overlap
 from ._op import _GRAD_ERROR, Op, check_out_type, fill_out, write_out
 from ._index import (_broadcast_message, _check_index_bounds, _is_basic, _normalize, _to_numpy_index, index_array,
@@ -203,6 +203,9 @@ class IndexPutImplBackward0(Op):
     def apply(self, grad):
         return None, index_read(grad, self.index)
 
+    def jvp(self, tangents):  # linear in the values: their tangent embedded the same way
+        return each_sample(lambda t: index_put_embed(t, self.shape, self.index, self.of), tangents[-1])
+
 
 class PutBackward0(IndexPutImplBackward0):
     """take's derivative (PyTorch's ``zeros.put_(index, grad, accumulate=True)``)."""
@@ -221,6 +224,8 @@ class SelectBackwardBackward0(Op):
 
     def apply(self, grad):
         return index_read(grad, self.index),
+
+    jvp = IndexPutImplBackward0.jvp
 
 
 class SliceBackwardBackward0(SelectBackwardBackward0):
@@ -252,8 +257,13 @@ def index_put_embed(values, shape, index, of='index'):
     inputs = (values,) if issubclass(node_cls, SelectBackwardBackward0) else (None, values)
     out, node = record(data, node_cls, inputs)
     if node is not None:
-        node.index = index
+        node.index, node.shape, node.of = index, shape, of
     return out
+
+
+# derivatives of the indexing ops, recording their own nodes: forward over reverse (a hessian by
+# jacfwd of jacrev) carries tangents through them
+self_recording.extend((index_read, index_put_embed))
 
 
 # ---- writing: t[idx] = v ---------------------------------------------------------------
@@ -535,6 +545,9 @@ class Take(Op):
             return index_put_embed(grad, shape, xp.unravel_index(self.index, shape), of='take'),
         return ops.reshape(index_put_embed(grad, (1,), (self.index,), of='take'), shape),  # (a 0-d input)
 
+    def jvp(self, tangents):  # linear: the tangent read at the flat indices
+        return each_sample(lambda t: index_read(ops.reshape(t, (-1,)), (self.index,)), tangents[0])
+
 
 class MaskedSelect(Op):
     """masked_select(input, mask): the elements where the (broadcast) mask is True, as a
@@ -561,6 +574,9 @@ class MaskedSelect(Op):
 
     def apply(self, grad):
         return sum_to(index_put_embed(grad, self.shape, self.coords, of='masked_select'), self.self_shape),
+
+    def jvp(self, tangents):  # linear: the (broadcast) tangent read where the mask is True
+        return each_sample(lambda t: index_read(ops.expand(t, self.shape), self.coords), tangents[0])
 
 
 class TakeAlongDim(Op):

@@ -14,7 +14,7 @@ import warnings
 
 from .. import _memory_format as memory_formats, backend
 from .._arg_parser import Overloads, int_list, refuse_arguments
-from ..autograd.graph import on_samples
+from ..autograd.graph import on_samples, self_recording
 from ._op import Op, write_out
 from ._util import (SCALAR_NAMES, Node, autocast, diagonal_array, histories_first, ops, record, wrap, wrap_dim,
                     xp)
@@ -669,6 +669,9 @@ def _constant_pad(input, pad, value):
     if node is not None:
         node.pad = tuple(pad)
     return result
+
+
+self_recording.append(_constant_pad)  # (also a derivative's op: forward over reverse carries tangents through it)
 
 
 class _IndexPadBackward(Node):

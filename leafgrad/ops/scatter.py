@@ -364,6 +364,14 @@ class IndexAdd(Op):
                 node.save(source)
         return out
 
+    def jvp(self, tangents, output):  # linear in both
+        ti, tsrc = tangents
+        if tsrc is None:
+            return ti
+        if ti is None:
+            ti = _zeros_of(output)
+        return each_sample(lambda t, u: index_add(t, self.dim, self.index, u, alpha=self.alpha), ti, tsrc)
+
     def apply(self, grad):
         gsrc = None
         if self.needs_input_grad(1):

@@ -17,6 +17,7 @@ import math
 from .. import _memory_format, backend
 from .._arg_parser import Overloads, _is_index, int_list, is_dtype, refuse_arguments
 from ._op import Op, warn_once
+from ..autograd.graph import each_sample, self_recording
 from ._util import (SCALAR_NAMES, _wrap, as_strided_array, broadcast_error, diagonal_array, make_view, make_views, ops,
                     record, state, storage_owner, sum_to, wrap, wrap_dim, xp)
 from ..tensor import Size, Tensor, legacy_type_name
@@ -831,10 +832,14 @@ class Diagonal(Op):
 class DiagonalBackwardBackward0(Op):
     """diagonal's derivative (``diagonal_embed_into``), whose own derivative is a diagonal."""
     node = 'DiagonalBackwardBackward0'
-    __slots__ = ('offset', 'dim1', 'dim2')
+    __slots__ = ('offset', 'dim1', 'dim2', 'shape')
 
     def apply(self, grad):
         return diagonal(grad, self.offset, self.dim1, self.dim2),
+
+    def jvp(self, tangents):  # linear: the values' tangent embedded the same way
+        return each_sample(lambda t: diagonal_embed_into(t, self.shape, self.offset, self.dim1, self.dim2),
+                           tangents[0])
 
 
 def diagonal_embed_into(values, shape, offset, d1, d2):
@@ -843,8 +848,12 @@ def diagonal_embed_into(values, shape, offset, d1, d2):
     diagonal_array(data, offset, d1, d2)[...] = values._data
     out, node = record(data, DiagonalBackwardBackward0, (values,))
     if node is not None:
-        node.offset, node.dim1, node.dim2 = offset, d1, d2
+        node.offset, node.dim1, node.dim2, node.shape = offset, d1, d2, shape
     return out
+
+
+# derivatives' ops recording their own nodes: forward over reverse carries tangents through them
+self_recording.extend((unsafe_view, diagonal_embed_into))
 
 
 # ---- unbind / split / chunk: several views at once ------------------------------------------

@@ -3,7 +3,7 @@ log_softmax and softmin are ops: ``ops/activation.py``)."""
 import math
 import warnings
 
-from ...autograd.graph import _Empty, on_samples
+from ...autograd.graph import _Empty, each_sample, on_samples, self_recording
 from ...ops._util import Node, autocast, record, state, wrap, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
@@ -241,11 +241,16 @@ class EmbeddingBackward0(Node):
 
 
 class EmbeddingDenseBackwardBackward0(Node):
-    __slots__ = ('padding_idx',)
+    __slots__ = ('padding_idx', 'num_weights')
 
     def apply(self, grad):
         (indices,) = self.saved_tensors
         return embedding(indices, grad, self.padding_idx, _backward=True),
+
+    def jvp(self, tangents):  # linear: the tangent's rows summed the same way
+        (indices,) = self.saved_tensors
+        return each_sample(lambda t: _embedding_backward(t, indices, self.num_weights, self.padding_idx),
+                           tangents[0])
 
 
 def _embedding_backward(grad, indices, num_weights, padding_idx):
@@ -253,9 +258,12 @@ def _embedding_backward(grad, indices, num_weights, padding_idx):
     out = embedding_grad_array(grad._data, indices._data, num_weights, padding_idx)
     result, node = record(out, EmbeddingDenseBackwardBackward0, (grad,))
     if node is not None:
-        node.padding_idx = padding_idx
+        node.padding_idx, node.num_weights = padding_idx, num_weights
         node.save(indices)
     return result
+
+
+self_recording.append(_embedding_backward)  # (a derivative's op: forward over reverse carries tangents through it)
 
 
 def embedding_grad_array(grad, indices, num_weights, padding_idx):

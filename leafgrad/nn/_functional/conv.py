@@ -13,7 +13,7 @@ differentiate any number of times. ``conv_transpose`` is ``gi`` with a bias.
 """
 import math
 
-from ...autograd.graph import each_sample, fold_samples
+from ...autograd.graph import each_sample, fold_samples, self_recording
 from ...backend import MetaArray
 from ...ops._util import Node, autocast, opmath, record, xp
 from ...ops import shape as _shape
@@ -332,6 +332,18 @@ class ConvolutionBackwardBackward0(Node):
                 gb = _conv_op('fwd', a, grad, p, None)
         return ga, gb
 
+    def jvp(self, tangents, output):  # bilinear: op(ta, b) + op(a, tb)
+        ta, tb = tangents
+        a, b = self.saved_tensors
+        p, shape = self.params, tuple(output.shape)
+        out = None
+        if ta is not None:
+            out = each_sample(lambda t: _conv_op(self.kind, t, b, p, shape), ta)
+        if tb is not None:
+            term = each_sample(lambda t: _conv_op(self.kind, a, t, p, shape), tb)
+            out = term if out is None else out + term
+        return out
+
 
 def _in_float32(kernel, a, b, *args):
     """A convolution kernel on two arrays; bfloat16 ones are computed in float32 and the result
@@ -354,6 +366,9 @@ def _conv_op(kind, a, b, p, shape):
         node.params, node.kind = p, kind
         node.save(a, b)
     return out
+
+
+self_recording.append(_conv_op)  # (the derivatives' op: forward over reverse carries tangents through it)
 
 
 # ---- the public convolutions ------------------------------------------------------------

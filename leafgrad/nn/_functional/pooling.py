@@ -108,6 +108,15 @@ class MaxPoolWithIndicesBackwardBackward0(Node):
         gx = wrap(xp.zeros_like(grad._data)) if self.next_functions[1][0] is not None else None
         return _gather_flat(grad, idx, self.nsp), gx
 
+    def jvp(self, tangents, output):  # linear in the gradient: its tangent scattered the same way
+        t = tangents[0]
+        if t is None:  # (the pooled input's tangent contributes nothing)
+            return None
+        (idx,) = self.saved_tensors
+        nsp, spatial = self.nsp, tuple(output.shape)[-self.nsp:]
+        return on_samples(lambda p: _scatter_flat(p, _lead_like(idx, p, nsp), p._data.shape[:-nsp] + spatial, nsp,
+                                                  forward_cls=self.forward_cls), t)
+
     def name(self):
         return self.forward_cls.__name__.replace('Backward0', 'BackwardBackward0')
 
@@ -118,6 +127,16 @@ class GatherFlatBackward(Node):
     def apply(self, grad):
         (idx,) = self.saved_tensors
         return _scatter_flat(grad, idx, self.x_shape, self.nsp),
+
+    def jvp(self, tangents):  # linear: the tangent gathered the same way
+        (idx,) = self.saved_tensors
+        return on_samples(lambda p: _gather_flat(p, _lead_like(idx, p, self.nsp), self.nsp), tangents[0])
+
+
+def _lead_like(idx, t, nsp):
+    """The spatial indices ``idx`` broadcast to the leading dims of ``t`` (a batch of tangents'
+    physical array)."""
+    return wrap(xp.broadcast_to(idx._data, t._data.shape[:-nsp] + idx._data.shape[-nsp:]))
 
     def name(self):
         return 'MaxPool2DWithIndicesBackwardBackward0'
@@ -171,6 +190,10 @@ def _scatter_windows(grad, win, x, forward_cls):
         node.nsp, node.forward_cls = len(win.k), forward_cls
         node.save(indices())
     return out
+
+
+# the derivatives' ops, recording their own nodes: forward over reverse carries tangents through them
+self_recording.extend((_scatter_flat, _gather_flat, _scatter_windows))
 
 
 def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nsp):
@@ -315,6 +338,14 @@ class AvgPoolBackwardBackward0(Node):
         gx = wrap(xp.zeros_like(grad._data)) if self.next_functions[1][0] is not None else None
         return _avg_pool_op(grad, self.args), gx
 
+    def jvp(self, tangents):  # linear in the gradient: its tangent spread the same way
+        a, t = self.args, tangents[0]
+        if t is None:  # (the pooled input's tangent contributes nothing)
+            return None
+        if type(t) is Tensor:
+            return _avg_spread(t, a)
+        return on_samples(lambda p: _on_planes(lambda g: _avg_spread(g, a.batched()), p, a.nsp), t)
+
 
 class _AvgArgs:
     __slots__ = ('k', 's', 'p', 'hi', 'out', 'x_shape', 'divisor', 'nsp', 'unbatched')
@@ -372,7 +403,7 @@ def avg_spread_array(grad, a):
     """Average pooling's derivative on arrays: each output's gradient / divisor added back over
     its window, one slice-add per kernel offset."""
     g = (grad[None] if a.unbatched else grad) / a.divisor
-    n, c = (1,) + a.x_shape[:1] if a.unbatched else a.x_shape[:2]
+    n, c = g.shape[:2]  # (a batch of tangents folded into n: more than x's)
     padded = tuple(a.x_shape[-a.nsp + i] + a.p[i] + a.hi[i] for i in range(a.nsp))
     acc = xp.zeros((n, c) + padded, dtype=grad.dtype)
     for offs in xp.ndindex(*a.k):
@@ -389,6 +420,9 @@ def _avg_spread(grad, a, x=None):
     if node is not None:
         node.args = a
     return out
+
+
+self_recording.append(_avg_spread)  # (a derivative's op: forward over reverse carries tangents through it)
 
 
 def avg_args(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nsp):
