@@ -209,3 +209,19 @@ def test_complex_solve_takes_one_dtype_as_torch():
     msgs = raises_like(lambda: lg.linalg.solve(lg.tensor(SQUARE), lg.tensor(RHS.real)),
                        lambda: torch.linalg.solve(torch.tensor(SQUARE), torch.tensor(RHS.real)))
     assert same_message(*msgs)
+
+
+# ---- lstsq, solve, symeig, matrix_rank: removed in PyTorch 1.9, still bound, raising ------------
+
+@pytest.mark.parametrize('call', ['T.lstsq(T.ones(2, 2), T.ones(2, 2))', 'T.solve(T.ones(2, 2), A=T.ones(2, 2))',
+                                  'T.symeig(T.ones(2, 2), True, upper=False)', 'T.matrix_rank(T.ones(2, 2), 1e-3)',
+                                  'T.ones(2, 2).lstsq(T.ones(2, 2))', 'T.ones(2, 2).symeig(True)',
+                                  'T.ones(2, 2).solve(T.ones(2, 2))', 'T.lstsq(T.ones(2, 2))',
+                                  'T.matrix_rank(T.ones(2, 2), out=T.ones(1))'])
+def test_removed_functions_raise_as_torch(call):
+    errors = []
+    for T in (lg, torch):
+        with pytest.raises(Exception) as info:
+            eval(call, {'T': T})
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1]

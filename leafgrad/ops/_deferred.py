@@ -172,9 +172,9 @@ DEFERRED = {
         ('put', 'put_', 'sum_to_size', 'apply_', 'map_'),
     ),
     'linalg_eig': (
-        ('eig',),
-        ('eig',),
-        ('linalg_eig', 'linalg_eigvals', 'eig'),
+        ('eig', 'lstsq', 'solve', 'symeig', 'matrix_rank'),
+        ('eig', 'lstsq', 'solve', 'symeig'),
+        ('linalg_eig', 'linalg_eigvals', 'eig', 'lstsq', 'solve', 'symeig', 'matrix_rank'),
     ),
     'storage': (
         ('resize_as_', 'empty_strided'),

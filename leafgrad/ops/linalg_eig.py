@@ -172,3 +172,72 @@ class Eig(Op):
     def forward(self, eigenvectors=False):
         """torch.eig and Tensor.eig: removed in PyTorch 1.9; they raise its message."""
         raise RuntimeError(_REMOVED)
+
+
+# the other linear-algebra functions PyTorch removed in 1.9 and still binds, each raising its
+# message (torch._linalg_utils)
+_REMOVED_LSTSQ = (
+    'This function was deprecated since version 1.9 and is now removed. `torch.lstsq` is deprecated in favor of '
+    '`torch.linalg.lstsq`.\n`torch.linalg.lstsq` has reversed arguments and does not return the QR decomposition in '
+    'the returned tuple (although it returns other information about the problem).\n\nTo get the QR decomposition '
+    'consider using `torch.linalg.qr`.\n\nThe returned solution in `torch.lstsq` stored the residuals of the '
+    'solution in the last m - n columns of the returned value whenever m > n. In torch.linalg.lstsq, the residuals '
+    "are in the field 'residuals' of the returned named tuple.\n\nThe unpacking of the solution, as in\n"
+    'X, _ = torch.lstsq(B, A).solution[:A.size(1)]\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution')
+_REMOVED_SOLVE = (
+    'This function was deprecated since version 1.9 and is now removed. `torch.solve` is deprecated in favor of '
+    '`torch.linalg.solve`. `torch.linalg.solve` has its arguments reversed and does not return the LU '
+    'factorization.\n\nTo get the LU factorization see `torch.lu`, which can be used with `torch.lu_solve` or '
+    '`torch.lu_unpack`.\nX = torch.solve(B, A).solution should be replaced with:\nX = torch.linalg.solve(A, B)')
+_REMOVED_SYMEIG = (
+    'This function was deprecated since version 1.9 and is now removed. The default behavior has changed from '
+    'using the upper triangular portion of the matrix by default to using the lower triangular portion.\n\n'
+    "L, _ = torch.symeig(A, upper=upper) should be replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper "
+    "else 'L')\n\nand\n\nL, V = torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = "
+    "torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
+_REMOVED_MATRIX_RANK = (
+    'This function was deprecated since version 1.9 and is now removed.\nPlease use the `torch.linalg.matrix_rank` '
+    "function instead. The parameter 'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.")
+
+
+class Lstsq(Op):
+    """lstsq(input, A, *, out=None): removed in PyTorch 1.9; raises its message (Tensor.lstsq too)."""
+    op, parsed = 'lstsq', False
+
+    def forward(input, A, *, out=None):
+        raise RuntimeError(_REMOVED_LSTSQ)
+
+    def method(self, other):
+        raise RuntimeError(_REMOVED_LSTSQ)
+
+
+class Solve(Op):
+    """solve(input, A, *, out=None): removed in PyTorch 1.9; raises its message (Tensor.solve too)."""
+    op, parsed = 'solve', False
+
+    def forward(input, A, *, out=None):
+        raise RuntimeError(_REMOVED_SOLVE)
+
+    def method(self, other):
+        raise RuntimeError(_REMOVED_SOLVE)
+
+
+class Symeig(Op):
+    """symeig(input, eigenvectors=False, upper=True, *, out=None): removed in PyTorch 1.9; raises
+    its message (Tensor.symeig too)."""
+    op, parsed = 'symeig', False
+
+    def forward(input, eigenvectors=False, upper=True, *, out=None):
+        raise RuntimeError(_REMOVED_SYMEIG)
+
+    def method(self, eigenvectors=False):
+        raise RuntimeError(_REMOVED_SYMEIG)
+
+
+class MatrixRank(Op):
+    """matrix_rank(input, tol=None, symmetric=False, *, out=None): removed in PyTorch 1.9; raises
+    its message."""
+    op, parsed, method = 'matrix_rank', False, False
+
+    def forward(input, tol=None, symmetric=False, *, out=None):
+        raise RuntimeError(_REMOVED_MATRIX_RANK)
