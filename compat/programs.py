@@ -239,6 +239,12 @@ PROGRAMS = [
     # the DDP series' single-device baseline: its Trainer moves the model to device 0 (CUDA)
     dict(name='examples/ddp-tutorial-series single_gpu', dir=f'{EXAMPLES}/distributed/ddp-tutorial-series',
          run=[['single_gpu.py', '2', '1', '--batch_size', '64']]),
+    # the DDP series' one-machine form: torch.multiprocessing spawns one process per CUDA device
+    # (none here, so none), then destroys a process group that was never made
+    dict(name='examples/ddp-tutorial-series multigpu', dir=f'{EXAMPLES}/distributed/ddp-tutorial-series',
+         run=[['multigpu.py', '2', '1']]),
+    # DDP's toy example: without two accelerators it says so and exits
+    dict(name='examples/distributed ddp', dir=f'{EXAMPLES}/distributed/ddp', run=[['example.py']]),
     # ---- pytorch/tutorials (BSD-3-Clause), single files -------------------------------------
     _tutorial('tutorials/polynomial_numpy', 'beginner_source/examples_tensor/polynomial_numpy.py', unseeded=True),
     _tutorial('tutorials/polynomial_tensor', 'beginner_source/examples_tensor/polynomial_tensor.py', unseeded=True),
