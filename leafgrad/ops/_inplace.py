@@ -24,7 +24,7 @@ import sys as _sys
 
 from .. import backend
 from .._memory_format import dense as _dense
-from ._util import Node, as_strided_array, broadcast_error, is_operand, needs_grad, not_a_tensor, ops, state, wrap, xp
+from ._util import Node, as_strided_array, broadcast_error, fused_alpha, is_operand, needs_grad, not_a_tensor, ops, state, wrap, xp
 from ..autograd.graph import _FREED, gradient_edge
 from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
     apply_makes as _apply_makes, makes_of as _makes_of, regenerate as _regenerate, reroot as _reroot, \
@@ -297,7 +297,15 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
             else:
                 if type(y) is int and d.kind in 'iu':  # (a number beyond the dtype wraps, as in PyTorch's
                     y, alpha = xp.asarray(y * alpha).astype(d), 1  # out-of-place op: NumPy would refuse it)
-                ufunc(data, y * alpha if alpha != 1 else y, out=data, casting='unsafe')
+                fused = None
+                if alpha != 1 and (ufunc is xp.add or ufunc is xp.subtract) and type(y) is xp.ndarray:
+                    wide = rt.np  # (as the out-of-place op: in the result's dtype, then cast to self's)
+                    fused = fused_alpha(data.astype(wide, copy=False), y.astype(wide, copy=False), alpha,
+                                        1 if ufunc is xp.add else -1)
+                if fused is not None:
+                    xp.copyto(data, fused, casting='unsafe')
+                else:
+                    ufunc(data, y * alpha if alpha != 1 else y, out=data, casting='unsafe')
         except ValueError:
             raise _broadcast_error(self, other, y) from None
     _bump(self)

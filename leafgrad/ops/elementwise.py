@@ -16,8 +16,8 @@ from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name, warn_once
 from ._op import __file__ as _op_file
 from ._util import (_one, _unrounded, binary_operands, broadcast_error, c_order, divided, float_dtype_for,
-                    is_operand, iterated, number_operand, operator_refusal, opmath, ops, record, refused, saved_output,
-                    sigmoid_array, state, sum_to, times, unary, wrap, xp)
+                    fused_alpha, is_operand, iterated, number_operand, operator_refusal, opmath, ops, record, refused,
+                    saved_output, sigmoid_array, state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import SavedOutput, _Empty, elementwise_jvp, self_recording, unshared
 from ..tensor import Tensor, fitted_scalar
 from .._arg_parser import METHOD_CODES, refuse_arguments
@@ -69,13 +69,6 @@ def _alpha(name, x, y, alpha):
     if isinstance(alpha, complex) and kind != 'c' and xp.asarray(y).dtype.kind != 'c':
         raise RuntimeError('For non-complex input tensors, argument alpha must not be a complex number.')
     return alpha
-
-
-def _bf16_with_alpha(x, y, alpha, sign):
-    """bfloat16 ``x + sign * alpha * y``: PyTorch rounds alpha to bfloat16, computes in float32 and
-    rounds once."""
-    a = float(xp.asarray(alpha, dtype=x.dtype)) * sign
-    return (opmath(x) + opmath(xp.asarray(y, dtype=x.dtype)) * xp.float32(a)).astype(x.dtype)
 
 
 def _is_bool(x):
@@ -143,9 +136,8 @@ class Add(_BinaryNode):
         if type(alpha) is not int or alpha != 1:
             alpha = _alpha('add', x, y, alpha)
         try:
-            if alpha != 1 and type(x) is xp.ndarray and x.dtype.kind == 'V':
-                data = _bf16_with_alpha(x, y, alpha, 1)
-            else:
+            data = fused_alpha(x, y, alpha, 1) if alpha != 1 else None
+            if data is None:
                 data = x + y if alpha == 1 else x + y * alpha
         except ValueError:
             raise broadcast_error(input, other) from None
@@ -198,9 +190,8 @@ class Sub(_BinaryNode):
         if type(alpha) is not int or alpha != 1:
             alpha = _alpha('sub', x, y, alpha)
         try:
-            if alpha != 1 and type(x) is xp.ndarray and x.dtype.kind == 'V':
-                data = _bf16_with_alpha(x, y, alpha, -1)
-            else:
+            data = fused_alpha(x, y, alpha, -1) if alpha != 1 else None
+            if data is None:
                 data = x - y if alpha == 1 else x - y * alpha
         except ValueError:
             raise broadcast_error(input, other) from None

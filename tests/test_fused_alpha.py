@@ -1,0 +1,61 @@
+"""add and sub with ``alpha`` give PyTorch's bits: its CPU kernels compute ``x + alpha * y`` as
+one fused multiply-add (in float32 for the 16-bit floats, whose last elements after the
+vectorized loop round the product first), and an in-place update of a float32 tensor by a
+16-bit one computes in float32 (it rounded ``alpha * y`` to the 16-bit dtype: off by up to
+2e-4)."""
+import numpy as np
+import pytest
+
+from oracle import torch
+import leafgrad as lg
+
+DTYPES = ['float16', 'bfloat16', 'float32', 'float64']
+PAIRS = [(d, d) for d in DTYPES] + [('float32', 'bfloat16'), ('float32', 'float16'), ('float64', 'float32'),
+                                    ('float64', 'bfloat16'), ('float16', 'bfloat16')]
+SHAPES = [(1,), (7,), (31,), (32,), (33,), (100,), (3, 5), (4, 16)]
+
+
+def _results(m, self_dtype, other_dtype, shape, alpha, seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal(shape), rng.standard_normal(shape)
+    a, b = m.tensor(x).to(getattr(m, self_dtype)), m.tensor(y).to(getattr(m, other_dtype))
+    out = [m.add(a, b, alpha=alpha), m.sub(a, b, alpha=alpha), a.add(b, alpha=-alpha)]
+    c = a.clone()
+    c.add_(b, alpha=alpha)
+    d = a.clone()
+    d.sub_(b, alpha=alpha)
+    return [(str(t.dtype).split('.')[-1], t.double().numpy().tolist()) for t in out + [c, d]]
+
+
+@pytest.mark.parametrize('shape', SHAPES, ids=str)
+@pytest.mark.parametrize('dtypes', PAIRS, ids='-'.join)
+def test_add_sub_with_alpha_bit_for_bit(dtypes, shape):
+    for seed, alpha in enumerate((-0.0123, 3.7, 1e-5, 0.999)):
+        assert _results(lg, *dtypes, shape, alpha, seed) == _results(torch, *dtypes, shape, alpha, seed)
+
+
+def test_broadcast_and_special_values():
+    for m_args in [((4, 3), (3,)), ((5, 40), (40,)), ((40, 5), (5,)), ((3, 4), (1, 1)), ((40, 5), (1,))]:
+        got, want = [], []
+        for m, res in ((lg, got), (torch, want)):
+            rng = np.random.default_rng(0)
+            x, y = m.tensor(rng.standard_normal(m_args[0])), m.tensor(rng.standard_normal(m_args[1]))
+            res.append(m.add(x, y, alpha=0.3).numpy().tolist())
+            res.append(m.add(x.float(), y.float(), alpha=0.3).numpy().tolist())
+    assert got == want
+    specials = [float('inf'), -float('inf'), float('nan'), 1e308, -1e308, 1e-300, 0.0, -0.0, 2.5e-16, 1e-200, 3e-170]
+    for dtype in ('float64', 'float32'):
+        res = []
+        for m in (lg, torch):
+            x = m.tensor([s for s in specials for _ in specials], dtype=getattr(m, dtype))
+            y = m.tensor(specials * len(specials), dtype=getattr(m, dtype))
+            res.append([repr(v) for v in m.add(x, y, alpha=1.5).tolist() + m.sub(y, x, alpha=-2.0).tolist()])
+        assert res[0] == res[1]
+
+
+def test_the_gradient_is_unchanged():
+    for m in (lg, torch):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        y = m.tensor([3.0, 4.0], requires_grad=True)
+        m.add(x, y, alpha=0.25).sum().backward()
+        assert x.grad.tolist() == [1.0, 1.0] and y.grad.tolist() == [0.25, 0.25]
