@@ -1,4 +1,4 @@
-"""add and sub with ``alpha`` give PyTorch's bits: its CPU kernels compute ``x + alpha * y`` as
+"""add and sub with ``alpha``, and lerp, give PyTorch's bits: its CPU kernels compute ``x + alpha * y`` as
 one fused multiply-add (in float32 for the 16-bit floats, whose last elements after the
 vectorized loop round the product first), and an in-place update of a float32 tensor by a
 16-bit one computes in float32 (it rounded ``alpha * y`` to the 16-bit dtype: off by up to
@@ -59,3 +59,28 @@ def test_the_gradient_is_unchanged():
         y = m.tensor([3.0, 4.0], requires_grad=True)
         m.add(x, y, alpha=0.25).sum().backward()
         assert x.grad.tolist() == [1.0, 1.0] and y.grad.tolist() == [0.25, 0.25]
+
+
+LERP_DTYPES = ['float16', 'bfloat16', 'float32', 'float64']
+
+
+def _lerps(m, dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    dt = getattr(m, dtype)
+    x, y = m.tensor(rng.standard_normal(shape)).to(dt), m.tensor(rng.standard_normal(shape)).to(dt)
+    w = m.tensor(rng.uniform(-0.3, 1.3, shape)).to(dt)
+    number = float(rng.uniform(-0.3, 1.3))
+    inplace = x.clone()
+    inplace.lerp_(y, number)
+    out = [m.lerp(x, y, number), m.lerp(x, y, w), x.lerp(y, 0.75), inplace]
+    return [t.double().numpy().tolist() for t in out]
+
+
+@pytest.mark.parametrize('shape', [(1,), (7,), (33,), (100,), (4, 16)], ids=str)
+@pytest.mark.parametrize('dtype', LERP_DTYPES)
+def test_lerp_bit_for_bit(dtype, shape):
+    """lerp is one fused multiply-add too: weight * (end - start) + start, or (weight - 1) *
+    (end - start) + end for a weight of 0.5 or more (it rounded the product and the sum apart, and
+    computed float16 in float16)."""
+    for seed in range(6):
+        assert _lerps(lg, dtype, shape, seed) == _lerps(torch, dtype, shape, seed)

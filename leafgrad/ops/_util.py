@@ -524,6 +524,18 @@ def fused_alpha(x, y, alpha, sign):
     return out
 
 
+def fused_multiply_add(a, b, c):
+    """``a * b + c`` of float32 or float64 arrays (or numbers of their dtype) of one dtype,
+    rounded once, as a fused multiply-add of PyTorch's CPU kernels: float32's computed in
+    float64 (where the product is exact), float64's by ``_fma64``; on another backend's arrays
+    (a GPU's) its own product and sum."""
+    if type(c) is not xp.ndarray and not isinstance(c, xp.generic):
+        return a * b + c
+    if c.dtype == xp.float32:
+        return (xp.float64(a) * xp.float64(b) + xp.float64(c)).astype(xp.float32)
+    return _fma64(xp.asarray(b), a, c)
+
+
 def _fma64(a, b, c):
     """``a * b + c`` of float64 arrays (b a number), rounded once: Boldo and Melquiond's
     emulation (2008), the product and the sum split into exact pairs (Veltkamp, Dekker, Knuth)

@@ -11,8 +11,8 @@ import math
 from .. import _special_kernels, backend
 from .._arg_parser import Overloads, is_number, refuse_arguments
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
-from ._util import (binary_operands, broadcast_error, float_dtype_for, iterated, opmath, ops, record, refused, sum_to,
-                    unary, wrap, xp)
+from ._util import (binary_operands, broadcast_error, float_dtype_for, fused_multiply_add, iterated, ops,
+                    record, refused, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor, fitted_scalar
 
@@ -652,13 +652,19 @@ class Lerp(Op):
         w = weight._data if isinstance(weight, Tensor) else weight
         if isinstance(weight, Tensor) and w.dtype != x.dtype:
             raise RuntimeError(f'expected dtype {_short(x)} for `weight` but got dtype {_short(w)}')
-        # PyTorch's formula: exact at both ends (weight 0 gives start, weight 1 gives end); bfloat16
-        # computes in float32 (with a number weight unrounded) and rounds once
-        xo, eo = opmath(x), opmath(e)
-        wo = opmath(w) if isinstance(weight, Tensor) else (xp.float32(w) if xo is not x else w)
+        # PyTorch's formula, exact at both ends (weight 0 gives start, weight 1 gives end): one fused
+        # multiply-add, weight * diff + start for a weight under 0.5 in size, (weight - 1) * diff
+        # + end for the others; the 16-bit floats computed in float32 (with a number weight
+        # rounded to float32, as for float32) and rounded once
+        wide = xp.float32 if x.dtype.itemsize <= 4 else xp.float64
+        xo, eo = x.astype(wide, copy=False), e.astype(wide, copy=False)
+        wo = w.astype(wide, copy=False) if isinstance(weight, Tensor) else wide(w)
         try:
-            diff = eo - xo
-            data = xp.where(xp.abs(wo) < 0.5, xo + wo * diff, eo - diff * (1 - wo)).astype(x.dtype, copy=False)
+            with xp.errstate(all='ignore'):
+                diff = eo - xo
+                small = xp.abs(wo) < 0.5
+                data = fused_multiply_add(xp.where(small, wo, wo - wide(1)), diff, xp.where(small, xo, eo))
+                data = data.astype(x.dtype, copy=False)
         except ValueError:
             raise broadcast_error(input, end, weight) from None
         if isinstance(weight, Tensor):
