@@ -8,6 +8,7 @@ from .rmsprop import Adadelta, Adagrad, RMSprop
 from .rprop import ASGD, Rprop
 from .lbfgs import LBFGS
 from .adafactor import Adafactor
+from .muon import Muon
 from . import lr_scheduler
 
 
