@@ -368,6 +368,11 @@ PROGRAMS = [
               unseeded=True),
     _tutorial('tutorials/two_layer_net_tensor', 'beginner_source/examples_tensor/two_layer_net_tensor.py',
               unseeded=True),
+    # (three gradchecks of custom Functions (a convolution, a batch norm, the two fused), then its
+    # MNIST training, which needs torchvision's datasets: both stop at the empty stand-in's
+    # AttributeError)
+    _tutorial('tutorials/custom_function_conv_bn', 'intermediate_source/custom_function_conv_bn_tutorial.py',
+              setup=[_stand_in_module('torchvision', ['datasets', 'transforms'])]),
     # a legacy Function (non-static forward): both stop at PyTorch's error
     _tutorial('tutorials/numpy_extensions', 'advanced_source/numpy_extensions_tutorial.py'),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------
