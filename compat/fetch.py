@@ -88,6 +88,7 @@ TUTORIALS = [
     ('beginner_source/former_torchies/tensor_tutorial.py', '4ba126213d3cfa9e10ecde3faaf3d93e9d9d02c1'),
     ('beginner_source/examples_tensor/two_layer_net_tensor.py', '0ad33d606682537466f3430fc6d6ac7d47460f1a'),
     ('intermediate_source/custom_function_conv_bn_tutorial.py', '00e250bb5194997fb2c89f073c58d5e8c4cd1d2b'),
+    ('intermediate_source/memory_format_tutorial.py', '2286ae10745d598389338a3555a3090c37572cfe'),
     ('LICENSE', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
 ]
 

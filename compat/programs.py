@@ -373,6 +373,9 @@ PROGRAMS = [
     # AttributeError)
     _tutorial('tutorials/custom_function_conv_bn', 'intermediate_source/custom_function_conv_bn_tutorial.py',
               setup=[_stand_in_module('torchvision', ['datasets', 'transforms'])]),
+    # (its strides in both memory formats; without cuDNN the model of its GPU part is never made,
+    # and both stop at the NameError of the part after it)
+    _tutorial('tutorials/memory_format', 'intermediate_source/memory_format_tutorial.py'),
     # a legacy Function (non-static forward): both stop at PyTorch's error
     _tutorial('tutorials/numpy_extensions', 'advanced_source/numpy_extensions_tutorial.py'),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------
