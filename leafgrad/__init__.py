@@ -23,9 +23,9 @@ from . import ops
 # would import them: __getattr__ below binds those on first use)
 globals().update((_name, getattr(ops, _name)) for _name in ops.__all__ if _name not in ops.deferred_names)
 from .ops._util import not_a_tensor as _not_a_tensor
-from .creation import (Generator, arange, as_tensor, asarray, default_generator, empty, empty_like, eye,
-                       frombuffer, from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed,
-                       normal, multinomial, ones, ones_like, rand, rand_like, randint, randint_like, randn,
+from .creation import (Generator, arange, as_tensor, asarray, default_generator, empty, empty_like, empty_permuted,
+                       eye, frombuffer, from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace,
+                       manual_seed, normal, multinomial, ones, ones_like, rand, rand_like, randint, randint_like, randn,
                        randn_like, randperm, scalar_tensor, seed, set_rng_state, tensor, zeros, zeros_like)
 from .creation import range_ as range  # (torch.range; this module calls no builtin range)
 from ._tensor_str import set_printoptions, get_printoptions
@@ -98,6 +98,18 @@ def detach(input):
     """``input.detach()``: the same data, cut from the graph."""
     _check_argument('detach', 'input', 1, input, Tensor)
     return input.detach()
+
+
+def detach_(input):
+    """``input.detach_()``: ``input`` itself, cut from the graph."""
+    _check_argument('detach_', 'input', 1, input, Tensor)
+    return input.detach_()
+
+
+def get_device(input):
+    """``input.get_device()``: -1, the CPU's index."""
+    _check_argument('get_device', 'input', 1, input, Tensor)
+    return input.get_device()
 
 
 def is_neg(input):
@@ -218,7 +230,8 @@ _NN_FORMS = ('conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d
              'max_pool3d', 'adaptive_max_pool1d', 'constant_pad_nd', 'kl_div', 'binary_cross_entropy_with_logits',
              'hinge_embedding_loss', 'margin_ranking_loss', 'cosine_embedding_loss', 'triplet_margin_loss',
              'poisson_nll_loss', 'rrelu', 'rrelu_', 'native_channel_shuffle', 'rnn_tanh_cell', 'rnn_relu_cell',
-             'lstm_cell', 'gru_cell')
+             'lstm_cell', 'gru_cell', 'dropout_', 'alpha_dropout_', 'feature_dropout', 'feature_dropout_',
+             'feature_alpha_dropout_', 'max_pool1d_with_indices')
 
 
 def install_as_torch():

@@ -13,6 +13,7 @@ import warnings
 
 from ._arg_parser import missing_message
 from .nn import functional as F
+from .nn._functional.basic import _dropout
 from .nn._functional.extra import _rrelu as rrelu  # noqa: F401 (torch.rrelu: ATen's, with generator=)
 from .nn._functional.recurrent import gru_step, lstm_step, rnn_step
 from .tensor import Tensor
@@ -49,19 +50,65 @@ def _aten(fn):
     return checked
 
 
+def _check_probability(p):
+    """ATen's check of a dropout's ``p`` (F's raises ValueError), in training or not."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f'dropout probability has to be between 0 and 1, but got {p}')
+
+
 @_aten
 def dropout(input, p, train):
+    _check_probability(p)
     return F.dropout(input, p, train)
 
 
 @_aten
 def alpha_dropout(input, p, train):
+    _check_probability(p)
     return F.alpha_dropout(input, p, train)
 
 
 @_aten
 def feature_alpha_dropout(input, p, train):
+    _check_probability(p)
     return F.feature_alpha_dropout(input, p, train)
+
+
+@_aten
+def dropout_(input, p, train):
+    _check_probability(p)
+    return F.dropout(input, p, train, inplace=True)
+
+
+@_aten
+def alpha_dropout_(input, p, train):
+    _check_probability(p)
+    return F.alpha_dropout(input, p, train, inplace=True)
+
+
+@_aten
+def feature_dropout(input, p, train):
+    """Dropout of whole features: one draw per (sample, channel), the first two dims."""
+    _check_probability(p)
+    return _dropout(input, p, train, False, feature=True)
+
+
+@_aten
+def feature_dropout_(input, p, train):
+    _check_probability(p)
+    return _dropout(input, p, train, True, feature=True)
+
+
+@_aten
+def feature_alpha_dropout_(input, p, train):
+    _check_probability(p)
+    return F.feature_alpha_dropout(input, p, train, inplace=True)
+
+
+@_aten
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """(values, indices), as ATen's."""
+    return F.max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode, return_indices=True)
 
 
 @_aten

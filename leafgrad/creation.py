@@ -1,4 +1,5 @@
 """Creating tensors: from data, filled, ranges, and random (PyTorch's streams: generator.py)."""
+import builtins
 import math
 import warnings
 from collections import abc as _abc
@@ -245,6 +246,32 @@ def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
         if memory_format is _memory_format.preserve_format:
             raise RuntimeError('unsupported memory format Preserve')
         data = _memory_format.lay_out(data, memory_format)
+    if backend.fill_uninitialized:
+        _fill_as_uninitialized(data)
+    return _finish(data, requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """An uninitialized tensor of ``size`` laid out in memory in the order ``physical_layout``
+    (its dims, outermost first): ``empty_permuted((2, 3, 4), (0, 2, 1))`` has strides (12, 1, 3)."""
+    _options('empty_permuted', layout, pin_memory, dtype, requires_grad)
+    shape = _size((size,), 'empty_permuted')
+    order = tuple(int_list((physical_layout,), 'empty_permuted', 'physical_layout', 2))
+    n = len(shape)
+    if len(order) != n:
+        raise RuntimeError(f'Number of dimensions in size does not match the length of the physical_layout; i.e. '
+                           f'len(size) = {n} is not equal to len(physical_layout) = {len(order)}')
+    seen = set()
+    for i, d in enumerate(order):
+        if not 0 <= d < n:
+            raise RuntimeError(f'Dimension out of range (expected to be between 0 and {n - 1}, but got {d} at index '
+                               f'{i}).  NB: negative dims not currently supported; file an issue if you want it.')
+        if d in seen:
+            raise RuntimeError('Duplicate dim not allowed')
+        seen.add(d)
+    data = _allocate(backend.module_for(device).empty, tuple(shape[d] for d in order), _dtype_np(dtype))
+    data = data.transpose(tuple(order.index(d) for d in builtins.range(n)))
     if backend.fill_uninitialized:
         _fill_as_uninitialized(data)
     return _finish(data, requires_grad)

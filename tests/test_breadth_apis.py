@@ -482,6 +482,37 @@ _CELL_ERRORS = {
     'gru_missing': lambda M: M.gru_cell(M.ones(3, 4), M.ones(3, 5), M.ones(15, 4)),
 }
 NN_FORMS.update({f'cell_error_{k}': v for k, v in _CELL_ERRORS.items()})
+
+
+def _seeded(call):
+    def program(M):
+        M.manual_seed(0)
+        x = M.arange(1.0, 25.0).reshape(2, 3, 4)
+        result = call(M, x)
+        return result, result is x, x
+    return program
+
+
+NN_FORMS.update({  # the in-place and feature forms of the dropouts, max_pool1d_with_indices
+    'dropout_': _seeded(lambda M, x: M.dropout_(x, 0.5, True)),
+    'dropout_eval_': _seeded(lambda M, x: M.dropout_(x, 0.5, False)),
+    'alpha_dropout_': _seeded(lambda M, x: M.alpha_dropout_(x, 0.3, True)),
+    'feature_dropout': _seeded(lambda M, x: M.feature_dropout(x, 0.5, True)),
+    'feature_dropout_2d': _seeded(lambda M, x: M.feature_dropout(x[0], 0.5, True)),
+    'feature_dropout_': _seeded(lambda M, x: M.feature_dropout_(x, 0.5, True)),
+    'feature_dropout_eval': _seeded(lambda M, x: M.feature_dropout(x, 0.5, False)),
+    'feature_alpha_dropout_': _seeded(lambda M, x: M.feature_alpha_dropout_(x, 0.5, True)),
+    'feature_dropout_p': _seeded(lambda M, x: M.feature_dropout(x, 1.5, True)),
+    'dropout__p': _seeded(lambda M, x: M.dropout_(x, -0.5, False)),
+    'dropout_p': _seeded(lambda M, x: M.dropout(x, 1.5, False)),
+    'alpha_dropout_p': _seeded(lambda M, x: M.alpha_dropout(x, 1.5, True)),
+    'feature_alpha_dropout_p': _seeded(lambda M, x: M.feature_alpha_dropout(x, -1, True)),
+    'dropout__missing': lambda M: M.dropout_(M.ones(2), 0.5),
+    'feature_dropout_missing': lambda M: M.feature_dropout(M.ones(2), 0.5),
+    'max_pool1d_with_indices': _graded(lambda M, x: M.max_pool1d_with_indices(x, 2), (1, 2, 7)),
+    'max_pool1d_with_indices_options': _graded(lambda M, x: M.max_pool1d_with_indices(x, 3, 2, 1, 1, True),
+                                               (2, 3, 8)),
+})
 # (the arguments given: the leading tensors; nn.functional's own functions, which PyTorch's are
 # too, conv2d's and the others', are not among these)
 for _name, _args in {'dropout': 1, 'alpha_dropout': 1, 'feature_alpha_dropout': 0, 'embedding': 1, 'layer_norm': 1,
@@ -495,3 +526,50 @@ for _name, _args in {'dropout': 1, 'alpha_dropout': 1, 'feature_alpha_dropout': 
 @pytest.mark.parametrize('name', NN_FORMS)
 def test_torch_forms_of_functional_ops(name):
     same(NN_FORMS[name])
+
+
+# ---- function forms: detach_, index_put_, get_device, empty_permuted, nuclear_norm, frobenius_norm
+
+def _norm_program(call):
+    def program(M):
+        x = M.arange(1.0, 25.0).reshape(2, 3, 4).requires_grad_(True)
+        y = call(M, x)
+        y.sum().backward()
+        return y, type(y.grad_fn).__name__, x.grad
+    return program
+
+
+FUNCTION_FORMS = {
+    'detach_': lambda M: (lambda y: (M.detach_(y), y.requires_grad, y.grad_fn))(M.ones(2, requires_grad=True) * 2),
+    'detach_leaf': lambda M: (lambda x: M.detach_(x) is x)(M.ones(2)),
+    'detach_not_tensor': lambda M: M.detach_(1),
+    'index_put_': lambda M: (lambda y: (M.index_put_(y, (M.tensor([0, 2]),), M.tensor(1.0)) is y, y))(M.zeros(3)),
+    'index_put_accumulate': lambda M: (lambda y: (M.index_put_(y, (M.tensor([0, 0]),), M.tensor([1.0, 2.0]), True),
+                                                  y))(M.zeros(3)),
+    'get_device': lambda M: M.get_device(M.ones(2)),
+    'get_device_not_tensor': lambda M: M.get_device(1),
+    'empty_permuted': lambda M: (lambda t: (t.shape, t.stride(), t.dtype, t.requires_grad, t.is_contiguous()))(
+        M.empty_permuted((2, 3, 4), (2, 0, 1), dtype=M.float64, requires_grad=True)),
+    'empty_permuted_channels_last': lambda M: M.empty_permuted((2, 3, 4, 5), (0, 2, 3, 1)).stride(),
+    'empty_permuted_0d': lambda M: M.empty_permuted((), ()).shape,
+    'empty_permuted_duplicate': lambda M: M.empty_permuted((2, 3, 4), (0, 0, 1)),
+    'empty_permuted_range': lambda M: M.empty_permuted((2, 3, 4), (0, 1, 3)),
+    'empty_permuted_length': lambda M: M.empty_permuted((2, 3), (2, 0, 1)),
+    'empty_permuted_negative': lambda M: M.empty_permuted([2, -1], (0, 1)),
+    'empty_permuted_int_grad': lambda M: M.empty_permuted((2, 3), (1, 0), dtype=M.int64, requires_grad=True),
+    'nuclear_norm': _graded(lambda M, x: M.nuclear_norm(x), (3, 4)),
+    'nuclear_norm_batch': lambda M: M.nuclear_norm(M.arange(24.0).reshape(2, 3, 4)),
+    'nuclear_norm_keepdim': lambda M: M.nuclear_norm(M.arange(12.0).reshape(3, 4), True),
+    'nuclear_norm_dims': lambda M: M.nuclear_norm(M.arange(24.0).reshape(2, 3, 4), (0, 2), True),
+    'nuclear_norm_one_dim': lambda M: M.nuclear_norm(M.ones(3, 4), (0,)),
+    'frobenius_norm': _norm_program(lambda M, x: M.frobenius_norm(x, (0, 1))),
+    'frobenius_norm_keepdim': _norm_program(lambda M, x: M.frobenius_norm(x, (2,), True)),
+    'frobenius_norm_int': lambda M: M.frobenius_norm(M.ones(3, 4, dtype=M.int64), (0,)),
+    'frobenius_norm_three_dims': lambda M: M.frobenius_norm(M.ones(3, 4), (0, 1, 0)),
+    'frobenius_norm_missing_dim': lambda M: M.frobenius_norm(M.ones(3, 4)),
+}
+
+
+@pytest.mark.parametrize('name', FUNCTION_FORMS)
+def test_function_forms_as_torch(name):
+    same(FUNCTION_FORMS[name])

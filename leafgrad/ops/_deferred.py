@@ -199,7 +199,7 @@ DEFERRED = {
     ),
     'scatter': (
         ('scatter', 'scatter_add', 'scatter_reduce', 'index_add', 'index_reduce', 'index_fill',
-         'masked_fill', 'index_put', 'index_copy', 'masked_scatter'),
+         'masked_fill', 'index_put', 'index_put_', 'index_copy', 'masked_scatter'),
         ('scatter', 'scatter_', 'scatter_add', 'scatter_add_', 'scatter_reduce', 'scatter_reduce_',
          'index_add', 'index_add_', 'index_reduce', 'index_reduce_', 'index_fill', 'index_fill_',
          'masked_fill', 'masked_fill_', 'index_put', 'index_put_', 'index_copy', 'index_copy_',

@@ -14,9 +14,9 @@ from .. import backend
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
 from .._arg_parser import Overloads, _is_int, check_dtype, is_number
-from ._op import Op, same_dtype, writes_out
-from ._util import (autocast, c_order, histories_first, opmath, ops, record, record_many, saved_output, state, wrap,
-                    wrap_dim, wrap_dims, xp)
+from ._op import Op, same_dtype, warn_once, writes_out
+from ._util import (SCALAR_NAMES, autocast, c_order, histories_first, opmath, ops, record, record_many, saved_output,
+                    state, wrap, wrap_dim, wrap_dims, xp)
 
 
 # dtype names as PyTorch's messages spell them
@@ -1019,3 +1019,44 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
 
 matrix_norm.__module__ = 'leafgrad.linalg'
 ops.linalg_matrix_norm = matrix_norm  # (for linalg.cond)
+
+
+class NuclearNorm(Op):
+    """nuclear_norm(input, dim=(-2, -1), keepdim=False): deprecated by PyTorch (its warning, once)
+    for ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``, which it is."""
+    op, method = 'nuclear_norm', False
+
+    def forward(input, dim=(-2, -1), keepdim=False):
+        if isinstance(dim, bool):  # (nuclear_norm(input, keepdim): PyTorch's other overload)
+            dim, keepdim = (-2, -1), dim
+        warn_once("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
+                  "future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
+        return ops.linalg_matrix_norm(input, 'nuc', dim, keepdim)
+
+
+class FrobeniusNorm(Op):
+    """frobenius_norm(input, dim, keepdim=False): deprecated by PyTorch (its warning, once) for
+    ``linalg.vector_norm(input, 2, dim, keepdim)``; ``norm(input, 2, dim, keepdim)`` here, as in
+    PyTorch (NormBackward1)."""
+    op, method = 'frobenius_norm', False
+
+    def forward(input, dim, keepdim=False):
+        warn_once('at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in '
+                  'a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead')
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) > 2:
+            raise RuntimeError(f'Expected at most 2 dimensions, but got {len(dims)} dimensions instead.')
+        if input._data.dtype.kind not in 'fVc':
+            raise RuntimeError('norm(): input dtype should be either floating point or complex. Got '
+                               f'{SCALAR_NAMES[backend.from_np(input._data.dtype).name]} instead.')
+        out = vector_norm(input, 2, dims, keepdim)
+        if out._grad_fn is not None:  # (ATen's norm: its node's name, the same derivative)
+            cls = type(out._grad_fn)
+            renamed = _NORM_NODES.get(cls)
+            if renamed is None:
+                renamed = _NORM_NODES[cls] = type('NormBackward1', (cls,), {'__slots__': (), '__module__': __name__})
+            out._grad_fn.__class__ = renamed
+        return out
+
+
+_NORM_NODES = {}  # vector_norm's node class -> its subclass named NormBackward1

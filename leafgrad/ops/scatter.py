@@ -588,6 +588,7 @@ class IndexPut(Op):
     """index_put(input, indices, values, accumulate=False): ``values`` written (or added) at the
     advanced index ``indices`` (IndexPutBackward0, either way)."""
     op = 'index_put'
+    inplace_function = True  # (torch.index_put_ too)
 
     def inplace(self, indices, values, accumulate=False):
         return inplace(self, lambda s: index_put(s, indices, values, accumulate), _others(values))
