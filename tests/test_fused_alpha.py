@@ -1,4 +1,4 @@
-"""add and sub with ``alpha``, and lerp, give PyTorch's bits: its CPU kernels compute ``x + alpha * y`` as
+"""add and sub with ``alpha``, lerp, addcmul and addcdiv give PyTorch's bits: its CPU kernels compute ``x + alpha * y`` as
 one fused multiply-add (in float32 for the 16-bit floats, whose last elements after the
 vectorized loop round the product first), and an in-place update of a float32 tensor by a
 16-bit one computes in float32 (it rounded ``alpha * y`` to the 16-bit dtype: off by up to
@@ -84,3 +84,29 @@ def test_lerp_bit_for_bit(dtype, shape):
     computed float16 in float16)."""
     for seed in range(6):
         assert _lerps(lg, dtype, shape, seed) == _lerps(torch, dtype, shape, seed)
+
+
+def _pointwise(m, name, dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    dt = getattr(m, dtype)
+    s, a, b = (m.tensor(rng.standard_normal(shape)).to(dt) for _ in range(3))
+    out = []
+    for value in (0.37, 1, -2.5):
+        out.append(getattr(m, name)(s, a, b, value=value))
+        inplace = s.clone()
+        getattr(inplace, name + '_')(a, b, value=value)
+        out.append(inplace)
+    wide = m.tensor(rng.standard_normal(shape))  # (float64 with the other two: computed in float64)
+    out.append(getattr(m, name)(wide, a, b, value=0.3))
+    return [t.double().numpy().tolist() for t in out]
+
+
+@pytest.mark.parametrize('shape', [(1,), (7,), (40,), (3, 5)], ids=str)
+@pytest.mark.parametrize('dtype', LERP_DTYPES)
+@pytest.mark.parametrize('name', ['addcmul', 'addcdiv'])
+def test_addcmul_addcdiv_bit_for_bit(name, dtype, shape):
+    """addcmul is ``(value * t1) * t2 + input`` with one rounding for the product and the sum;
+    addcdiv ``input + (value * t1) / t2``; the 16-bit floats both in float32 with the value
+    unrounded (it computed value * (t1 * t2), and the 16-bit floats in float16)."""
+    for seed in range(4):
+        assert _pointwise(lg, name, dtype, shape, seed) == _pointwise(torch, name, dtype, shape, seed)

@@ -9,8 +9,8 @@ import math
 from .. import backend
 from ._inplace import inplace as _run_inplace
 from ._op import CAST, SAME, Op, check_out, scalar_name
-from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_for, iterated, operator_refusal, ops,
-                    record, saved_output, sgn_backward, sum_to, unary, wrap, xp)
+from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_for, fused_multiply_add, iterated,
+                    operator_refusal, ops, record, saved_output, sgn_backward, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor
 from .._arg_parser import Overloads, is_number, refuse_arguments, type_name
@@ -26,10 +26,28 @@ def _needs(node, i):
 
 # ---- addcmul, addcdiv ----------------------------------------------------------------------
 
-def _in_float32(dtype, *tensors):
-    """The operands of an op with a bfloat16 result as PyTorch computes it: each cast to bfloat16,
-    then to float32, for one rounding of the whole expression at the end."""
-    return [t._data.astype(dtype, copy=False).astype(xp.float32) for t in tensors]
+def _as_torch_computes(out, input, tensor1, tensor2, value, formula):
+    """addcmul's or addcdiv's result ``out`` (of NumPy's operations) as PyTorch's CPU kernel
+    computes it where they differ, from the operands cast to the result's dtype: a float32 or
+    float64 result by ``formula``, a 16-bit float one by ``formula`` in float32 (the value not
+    rounded to the 16-bit dtype), rounded once at the end."""
+    dtype = out.dtype
+    if type(out) is not xp.ndarray or dtype.kind not in 'fV' or dtype.itemsize not in (2, 4, 8):
+        return out
+    wide = xp.float32 if dtype.itemsize <= 4 else xp.float64
+    s, a, b = (t._data.astype(dtype, copy=False).astype(wide, copy=False) for t in (input, tensor1, tensor2))
+    with xp.errstate(all='ignore'):
+        return formula(s, a, b, wide(value)).astype(dtype, copy=False)
+
+
+def _fused_product(s, a, b, value):
+    """PyTorch's addcmul: ``(value * a) * b + s`` with one rounding for the product and the sum."""
+    return fused_multiply_add(value * a, b, s)
+
+
+def _quotient_sum(s, a, b, value):
+    """PyTorch's addcdiv: ``s + (value * a) / b``, each operation rounded."""
+    return s + value * a / b
 
 
 def _tangent_terms(*terms):
@@ -71,9 +89,7 @@ class Addcmul(Op):
             raise broadcast_error(input, tensor1, tensor2) from None
         except TypeError:  # (a string, a list: PyTorch's parser's TypeError)
             return operator_refusal()
-        if out.dtype.kind == 'V':
-            s, a, b = _in_float32(out.dtype, input, tensor1, tensor2)
-            out = (s + xp.float32(value) * a * b).astype(out.dtype)
+        out = _as_torch_computes(out, input, tensor1, tensor2, value, _fused_product)
         out = xp.asarray(out)
         if out.ndim > 1:
             out = iterated(out, input._data, tensor1._data, tensor2._data)
@@ -136,10 +152,7 @@ class Addcdiv(Op):
             raise broadcast_error(input, tensor1, tensor2) from None
         except TypeError:  # (a string, a list: PyTorch's parser's TypeError)
             return operator_refusal()
-        if out.dtype.kind == 'V':
-            s, a, b = _in_float32(out.dtype, input, tensor1, tensor2)
-            with xp.errstate(divide='ignore', invalid='ignore'):
-                out = (s + xp.float32(value) * a / b).astype(out.dtype)
+        out = _as_torch_computes(out, input, tensor1, tensor2, value, _quotient_sum)
         out = xp.asarray(out)
         if out.ndim > 1:
             out = iterated(out, input._data, tensor1._data, tensor2._data)
