@@ -231,4 +231,14 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
     return _window('bartlett_window', window_length, periodic, dtype, device, requires_grad, layout, _bartlett)
 
 
-NAMES = ('stft', 'istft', 'hann_window', 'hamming_window', 'blackman_window', 'bartlett_window')
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad=False):
+    """The Kaiser window: I0(beta sqrt(1 - ((k - a) / a) ** 2)) / I0(beta), a = (m - 1) / 2."""
+    def values(k, m, np_dtype):
+        alpha = (m - 1) / 2.0
+        ratio = (k.astype(_np.float64) - alpha) / alpha
+        return _np.i0(beta * _np.sqrt(_np.abs(1 - ratio * ratio))) / _np.i0(beta)
+    return _window('kaiser_window', window_length, periodic, dtype, device, requires_grad, layout, values)
+
+
+NAMES = ('stft', 'istft', 'hann_window', 'hamming_window', 'blackman_window', 'bartlett_window', 'kaiser_window')

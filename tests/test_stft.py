@@ -131,3 +131,22 @@ def test_loaded_on_first_use():
             'leafgrad.hann_window(4); print("leafgrad._spectral" in sys.modules)')
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == 'True', out.stderr
+
+
+@pytest.mark.parametrize('n', [0, 1, 2, 5, 6, 17])
+@pytest.mark.parametrize('periodic', [True, False])
+@pytest.mark.parametrize('beta', [12.0, 5.0, 0.0])
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_kaiser_window_as_torch(n, periodic, beta, dtype):
+    got = lg.kaiser_window(n, periodic, beta, dtype=getattr(lg, dtype))
+    expected = torch.kaiser_window(n, periodic, beta, dtype=getattr(torch, dtype))
+    assert str(got.dtype).split('.')[-1] == str(expected.dtype).split('.')[-1] and got.shape == expected.shape
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12 if dtype == 'float64' else 2e-6, atol=0)
+
+
+def test_kaiser_window_defaults_and_errors():
+    got, expected = lg.kaiser_window(8, requires_grad=True), torch.kaiser_window(8, requires_grad=True)
+    assert got.requires_grad and str(got.dtype) == 'leafgrad.float32'
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=2e-6)
+    msg = raises_like(lambda: lg.kaiser_window(-1), lambda: torch.kaiser_window(-1))
+    assert same_message(*msg)
