@@ -186,6 +186,26 @@ def _tensor_dlpack_device(self):
 Tensor.__dlpack__, Tensor.__dlpack_device__ = _tensor_dlpack, _tensor_dlpack_device
 
 
+def resize(self, *sizes):
+    """A view of ``self``'s elements in the shape ``sizes`` (deprecated by PyTorch, with its warning)."""
+    import warnings
+    from .autograd._functions import Resize  # (loaded when first used)
+    warnings.warn('non-inplace resize is deprecated', stacklevel=2)
+    return Resize.apply(self, sizes)
+
+
+def resize_as(self, tensor):
+    """``self.resize(*tensor.size())`` (deprecated by PyTorch, with its warning)."""
+    import warnings
+    from .autograd._functions import Resize  # (loaded when first used)
+    warnings.warn('non-inplace resize_as is deprecated', stacklevel=2)
+    return Resize.apply(self, tensor.size())
+
+
+Tensor.resize, Tensor.resize_as = resize, resize_as
+del resize, resize_as
+
+
 def _tensor_prelu(self, *args, **kwargs):
     """prelu(weight) -> Tensor: ``nn.functional.prelu(self, weight)``."""
     from .nn.functional import prelu
@@ -204,7 +224,7 @@ def _tensor_prelu(self, *args, **kwargs):
 
 _tensor_prelu.__name__ = _tensor_prelu.__qualname__ = 'prelu'
 Tensor.prelu = _tensor_prelu
-_SPECTRAL = ('stft', 'istft', 'hann_window', 'hamming_window', 'blackman_window', 'bartlett_window')
+_SPECTRAL = ('stft', 'istft', 'hann_window', 'hamming_window', 'blackman_window', 'bartlett_window', 'kaiser_window')
 
 
 _SETTINGS = ('get_num_threads', 'set_num_threads', 'get_num_interop_threads', 'set_num_interop_threads',

@@ -398,6 +398,30 @@ class Tensor:
     def data_ptr(self) -> int:
         return self._data.__array_interface__['data'][0] if type(self._data) is _ndarray else self._data.data.ptr
 
+    def const_data_ptr(self) -> int:
+        """``data_ptr()``, for a reader that will not write through it."""
+        return self.data_ptr()
+
+    def is_set_to(self, tensor) -> bool:
+        """Whether ``self`` and ``tensor`` are the same elements of the same memory: one storage,
+        one first element, one shape and one stride."""
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"is_set_to(): argument 'tensor' (position 1) must be Tensor, not {type(tensor).__name__}")
+        a, b = self._data, tensor._data
+        while getattr(a, 'base', None) is not None:
+            a = a.base
+        while getattr(b, 'base', None) is not None:
+            b = b.base
+        return a is b and self.data_ptr() == tensor.data_ptr() and self._data.shape == tensor._data.shape \
+            and self.stride() == tensor.stride()
+
+    def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
+        """A dense tensor: ``self`` itself (leafgrad's tensors are dense), or ``self.to(dtype)``."""
+        if dtype is not None and not isinstance(dtype, DType):
+            raise TypeError(f"to_dense(): argument 'dtype' (position 1) must be leafgrad.dtype, not "
+                            f'{type(dtype).__name__}')
+        return self if dtype is None else self.to(dtype)
+
     def __len__(self):
         if self._data.ndim == 0:
             raise TypeError('len() of a 0-d tensor')

@@ -573,3 +573,36 @@ FUNCTION_FORMS = {
 @pytest.mark.parametrize('name', FUNCTION_FORMS)
 def test_function_forms_as_torch(name):
     same(FUNCTION_FORMS[name])
+
+
+# ---- Tensor.to_dense, const_data_ptr, is_set_to, resize, resize_as ----------------------------
+
+def _resized(call):
+    def program(M):
+        x = M.arange(6.0).requires_grad_(True)
+        y = call(M, x)
+        (y * M.arange(6.0).reshape(y.shape)).sum().backward()
+        return y, type(y.grad_fn).__name__, x.grad
+    return program
+
+
+TENSOR_METHODS = {
+    'to_dense': lambda M: (lambda x: (x.to_dense() is x, x.to_dense(masked_grad=False) is x))(M.ones(2)),
+    'to_dense_dtype': lambda M: (lambda y: (y, type(y.grad_fn).__name__))(
+        M.ones(2, requires_grad=True).to_dense(M.float64)),
+    'to_dense_bad_dtype': lambda M: M.ones(2).to_dense('a'),
+    'const_data_ptr': lambda M: (lambda x: (type(x.const_data_ptr()), x.const_data_ptr() == x.data_ptr()))(M.ones(2)),
+    'is_set_to': lambda M: (lambda a: (a.is_set_to(a), a.is_set_to(a.view(2, 3)), a.is_set_to(a.clone()),
+                                       a[:].is_set_to(a), a[1:].is_set_to(a)))(M.arange(6.0)),
+    'is_set_to_not_tensor': lambda M: M.ones(2).is_set_to(1),
+    'resize': _resized(lambda M, x: x.resize(2, 3)),
+    'resize_tuple': _resized(lambda M, x: x.resize((3, 2))),
+    'resize_as': _resized(lambda M, x: x.resize_as(M.ones(3, 2))),
+    'resize_numel': lambda M: M.arange(6.0).resize(2, 4),
+    'resize_as_numel': lambda M: M.ones(3, requires_grad=True).resize_as(M.ones(2, 2)),
+}
+
+
+@pytest.mark.parametrize('name', TENSOR_METHODS)
+def test_tensor_methods_as_torch(name):
+    same(TENSOR_METHODS[name])

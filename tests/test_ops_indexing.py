@@ -739,3 +739,23 @@ def test_index_select_out_as_torch(call):
         except Exception as e:  # noqa: BLE001 (the type and message are compared)
             outcomes.append((type(e).__name__, str(e).replace('leafgrad', 'torch'), x.tolist()))
     assert outcomes[0] == outcomes[1]
+
+
+# ---- nonzero_static: nonzero's rows, exactly size of them ---------------------------------------
+
+@pytest.mark.parametrize('call', ['x.nonzero_static(size=3)', 'x.nonzero_static(size=1, fill_value=-5)',
+                                  'T.nonzero_static(x, size=4, fill_value=7)', 'x.nonzero_static(size=0)',
+                                  'T.tensor(3).nonzero_static(size=2)', 'T.ones(0).nonzero_static(size=2)',
+                                  'T.ones(2, 0, 3).nonzero_static(size=1)', 'x.bool().nonzero_static(size=2)',
+                                  'T.nonzero_static(x, size=2, out=T.empty(0, dtype=T.int64))',
+                                  'x.nonzero_static(size=-1)'])
+def test_nonzero_static_as_torch(call):
+    outcomes = []
+    for T in (lg, torch):
+        x = T.tensor([[0, 1], [2, 0]])
+        try:
+            r = eval(call, {'T': T, 'x': x})
+            outcomes.append(('ok', str(r.dtype).split('.')[-1], tuple(r.shape), r.tolist()))
+        except Exception as e:
+            outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] == outcomes[1]

@@ -392,6 +392,24 @@ class Nonzero(Op):
         return wrap(xp.stack(idx).astype(xp.int64).T)  # (PyTorch's layout: the indices of each dim in a row, transposed)
 
 
+class NonzeroStatic(Op):
+    """nonzero_static(input, *, size, fill_value=-1, out=None): ``nonzero``'s rows, exactly
+    ``size`` of them: the first ones, or all and rows of ``fill_value`` after them."""
+    op = 'nonzero_static'
+
+    def forward(input, *, size, fill_value=-1, out=None):
+        if not isinstance(size, int) or size < 0:
+            raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+        data = input._data
+        found = xp.stack(xp.nonzero(data)).T.astype(xp.int64) if data.ndim else xp.zeros((0, 0), xp.int64)
+        result = xp.full((size, data.ndim), fill_value, dtype=xp.int64)
+        n = min(size, found.shape[0])
+        result[:n] = found[:n]
+        if out is not None:
+            return write_out('nonzero_static', out, wrap(result), None, False)
+        return wrap(result)
+
+
 # ---- index_select / gather / take / masked_select (reading) -------------------------------------
 
 def _index_select_out(input, dim, index, out):
