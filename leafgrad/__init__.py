@@ -287,6 +287,9 @@ def __getattr__(name):
     if name in ('svd_lowrank', 'pca_lowrank'):
         from . import _lowrank  # (loaded when first used)
         return getattr(_lowrank, name)
+    if name in ('TypedStorage', 'UntypedStorage'):
+        from . import _storage  # (loaded when first used)
+        return getattr(_storage, name)
     if name == 'from_dlpack':
         from .utils.dlpack import from_dlpack  # (loaded when first used)
         return from_dlpack

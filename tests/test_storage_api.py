@@ -250,3 +250,76 @@ EIG_OUT_ERRORS = {
 def test_eig_out_errors_as_torch(case):
     msgs = raises_like(lambda: EIG_OUT_ERRORS[case](lg), lambda: EIG_OUT_ERRORS[case](torch))
     assert same_message(*msgs), msgs
+
+
+# ---- Tensor.storage(): the deprecated TypedStorage, the whole storage read as the tensor's dtype ----
+
+def _storage_outcome(fn):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')  # (its deprecation warning: compared below)
+            result = fn()
+    except Exception as e:  # noqa: BLE001 (the type and message are compared)
+        return type(e).__name__, str(e).replace('leafgrad', 'torch')
+    return repr(result).replace('leafgrad', 'torch')
+
+
+STORAGES = [
+    lambda T, x: x.storage(),
+    lambda T, x: type(x.storage()),
+    lambda T, x: (x.storage().size(), len(x.storage()), x.storage().nbytes(), x.storage().element_size()),
+    lambda T, x: (x.storage()[3], x.storage()[-1], x.storage().tolist(), list(x.storage())),
+    lambda T, x: (x.storage().dtype, x.storage().device, x.storage().is_cuda, x.storage().is_shared(),
+                  x.storage().is_pinned()),
+    lambda T, x: x.storage().data_ptr() == x.data_ptr(),
+    lambda T, x: (x[1].storage().size(), x[1].storage().data_ptr() == x.data_ptr(),
+                  x[1, 1:].data_ptr() - x[1, 1:].storage().data_ptr()),
+    lambda T, x: (x.storage().untyped().nbytes(), type(x.storage().untyped()),
+                  x.storage()._untyped_storage.data_ptr() == x.data_ptr()),
+    lambda T, x: (x.storage().type(), x.int().storage().type(), x.double().storage().type(),
+                  x.storage().pickle_storage_type()),
+    lambda T, x: (x.bool().storage().tolist(), x.cfloat().storage()[1], x.long().storage()[2]),
+    lambda T, x: T.arange(3, dtype=T.int64).storage(),
+    lambda T, x: (T.arange(3, dtype=T.bfloat16).storage()[2], T.arange(3, dtype=T.float16).storage().tolist()),
+    lambda T, x: T.ones(0).storage(),
+    lambda T, x: (x.untyped_storage(), x.untyped_storage().type(), T.ones(2, dtype=T.int16).untyped_storage()),
+    lambda T, x: (lambda s: (s.__setitem__(0, 7), s.__setitem__(-1, T.tensor(2.)), s.__setitem__(slice(1, 3), 5),
+                             x))(x.storage()),
+    lambda T, x: (lambda s: (s.fill_(3) is s, x))(x.storage()),
+    lambda T, x: (lambda s: (lambda c: (c.__setitem__(0, 100), x[0, 0], c[0], c.data_ptr() == s.data_ptr()))(
+        s.clone()))(x.storage()),
+    lambda T, x: x.storage().cpu().tolist(),
+    lambda T, x: x.storage()[9],
+    lambda T, x: x.storage()[-10],
+    lambda T, x: x.storage()['a'],
+    lambda T, x: x.storage()[1.0],
+    lambda T, x: x.storage()[1:3],
+    lambda T, x: x.storage().__setitem__(1, 'a'),
+    lambda T, x: x.storage().__setitem__(20, 1.),
+    lambda T, x: x.int().storage().__setitem__(1, 'a'),
+    lambda T, x: x.storage().__setitem__(1, x.storage()),
+    lambda T, x: x.storage(1),
+    lambda T, x: (T.TypedStorage, T.UntypedStorage, isinstance(x.storage(), T.TypedStorage),
+                  isinstance(x.untyped_storage(), T.UntypedStorage), T.storage.TypedStorage),
+    lambda T, x: (lambda v: (v.storage()[0], v.storage().size()))(T.arange(12.)[3:].view(3, 3).t()),
+]
+
+
+@pytest.mark.parametrize('call', STORAGES)
+def test_typed_storage_as_torch(call):
+    import leafgrad.storage  # noqa: F401 (torch.storage is a module of torch's: leafgrad.storage of leafgrad's)
+    outcomes = [_storage_outcome(lambda: call(m, m.arange(9.).reshape(3, 3))) for m in (lg, torch)]
+    assert outcomes[0] == outcomes[1]
+
+
+def test_storage_warns_once_as_torch():
+    code = ('import warnings, {m}\nwarnings.simplefilter("always")\n'
+            'with warnings.catch_warnings(record=True) as w:\n'
+            '    warnings.simplefilter("always")\n'
+            '    {m}.ones(2).storage(); {m}.ones(3).storage()\n'
+            'print(len(w), w[0].category.__name__, str(w[0].message).split(" (Triggered")[0], w[0].filename)')
+    import subprocess
+    import sys
+    runs = [subprocess.run([sys.executable, '-c', code.format(m=m)], capture_output=True, text=True).stdout
+            for m in ('leafgrad', 'torch')]
+    assert runs[0] == runs[1] and runs[0].startswith('1 UserWarning TypedStorage is deprecated')

@@ -178,8 +178,9 @@ DEFERRED = {
     ),
     'storage': (
         ('resize_as_', 'empty_strided'),
-        ('storage_offset', 'untyped_storage', 'resize_', 'resize_as_', 'as_subclass'),
-        ('storage_offset', 'untyped_storage', 'resize_', 'resize_as_', 'as_subclass', 'empty_strided'),
+        ('storage_offset', 'untyped_storage', 'storage', 'resize_', 'resize_as_', 'as_subclass'),
+        ('storage_offset', 'untyped_storage', 'storage', 'resize_', 'resize_as_', 'as_subclass',
+         'empty_strided'),
     ),
     'activation': (
         ('selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_', 'hardshrink', 'softmax', 'log_softmax'),

@@ -1,20 +1,21 @@
-"""A tensor's storage: ``Tensor.untyped_storage``, ``storage_offset``, ``resize_``, ``resize_as_``,
-``as_subclass`` and ``leafgrad.empty_strided``.
+"""A tensor's storage: ``Tensor.untyped_storage``, ``storage``, ``storage_offset``, ``resize_``,
+``resize_as_``, ``as_subclass`` and ``leafgrad.empty_strided``.
 
 A tensor's storage here is the NumPy buffer its array is a view of (the array that owns the
 memory, found through ``ndarray.base``): the storage offset is where the tensor's first element
 lies in that buffer, and ``resize_`` reuses the buffer as PyTorch reuses a storage: shrinking
 keeps it whole, so that growing again within it brings the old elements back.
 
-Each op is declared once (``_op.Op``): untyped_storage, storage_offset, resize_ and as_subclass are
-Tensor methods only, resize_as_ also a torch function, empty_strided a function only, as PyTorch's.
+Each op is declared once (``_op.Op``): untyped_storage, storage, storage_offset, resize_ and
+as_subclass are Tensor methods only, resize_as_ also a torch function, empty_strided a function
+only, as PyTorch's.
 """
 import numpy as _np
 
 from .. import _memory_format
 from .._arg_parser import int_list
 from ..tensor import Tensor, no_arguments
-from ._op import Op
+from ._op import Op, warn_once
 from ._util import ops, storage_owner, xp
 from .._arg_parser import refuse_arguments
 
@@ -54,6 +55,28 @@ class UntypedStorageOf(Op):
             owner = self._data if self._data.flags.c_contiguous else owner.copy()
         from .._storage import UntypedStorage  # (loaded when first used: ~0.8 ms of `import leafgrad` otherwise)
         return UntypedStorage(owner.reshape(-1).view(_np.uint8))
+
+
+_STORAGE_WARNING = (
+    'TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only storage '
+    'class. This should only matter to you if you are using storages directly.  To access UntypedStorage '
+    'directly, use tensor.untyped_storage() instead of tensor.storage()')
+
+
+class StorageOf(Op):
+    """Tensor.storage(): the tensor's storage read as elements of its dtype (a TypedStorage,
+    PyTorch's deprecated API: its warning once a process), shared with the tensor."""
+    op, function = 'storage', False
+
+    def forward(self):
+        warn_once(_STORAGE_WARNING)
+        from .._storage import TypedStorage  # (loaded when first used)
+        return TypedStorage(ops.untyped_storage(self), self.dtype, self._data.dtype, Tensor._wrap)
+
+    def method(self, *args, **kwargs):  # (Python's words for arguments to a method that takes none)
+        if args or kwargs:
+            raise TypeError(f'Tensor.storage() takes 1 positional argument but {len(args) + 1} were given')
+        return StorageOf.forward(self)
 
 
 class Resize_(Op):
