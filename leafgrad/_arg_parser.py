@@ -333,7 +333,10 @@ _STRICT = {'bool': lambda v: type(v) is bool, 'int': _is_int, 'float': _is_float
            'leafgrad.dtype?': is_dtype, 'int?': _is_int,
            'tuple of ints': _is_int_list, 'tuple of ints?': _is_int_list,
            'Tensor or int': lambda v: isinstance(v, Tensor) or _is_int(v),  # (max(other) or max(dim))
-           'Tensor': lambda v: isinstance(v, Tensor)}
+           'Tensor': lambda v: isinstance(v, Tensor),
+           # a tuple or list of ints, not one int (as_strided's size and stride: no length to repeat it to)
+           'sizes': lambda v: isinstance(v, (tuple, list)) and all(_is_int(x) for x in v)}
+_KIND_NAMES = {'sizes': 'tuple of ints'}  # (a kind of _STRICT named otherwise in the errors)
 
 
 def check_dtype(fname, value):
@@ -489,7 +492,7 @@ def parsing(fn, name, method, overloads=None, refusals=None, types=None, listed=
             kind = kind.rstrip('!')
             position = i if i < positional else 1 << 30  # (keyword only: never given by position)
             shown = f' (position {i + (not method)})'  # (PyTorch counts a method's arguments after self)
-            typed.append((param, position, _STRICT[kind], kind.rstrip('?'), nullable, shown))
+            typed.append((param, position, _STRICT[kind], _KIND_NAMES.get(kind, kind).rstrip('?'), nullable, shown))
     typed = tuple(typed)
 
     def parsed(*args, **kwargs):

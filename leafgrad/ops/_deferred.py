@@ -55,11 +55,11 @@ DEFERRED = {
          'baddbmm', 'baddbmm_', 'addbmm', 'addbmm_', 'tensordot', 'einsum'),
     ),
     'inplace': (
-        ('fill_', 'fill', 'zero_'),
+        ('fill_', 'fill', 'zero_', 'as_strided_'),
         ('fill_', 'fill_diagonal_', 'zero_', 'normal_', 'uniform_', 'copy_', 'unsqueeze_', 'squeeze_', 't_',
-         'transpose_', 'swapaxes_', 'swapdims_'),
+         'as_strided_', 'transpose_', 'swapaxes_', 'swapdims_'),
         ('fill_', 'fill_diagonal_', 'fill', 'zero_', 'normal_', 'uniform_', 'copy_', 'unsqueeze_',
-         'squeeze_', 't_', 'transpose_', 'swapaxes_', 'swapdims_'),
+         'squeeze_', 't_', 'as_strided_', 'transpose_', 'swapaxes_', 'swapdims_'),
     ),
     'unary': (
         ('rsqrt', 'rsqrt_', 'expm1', 'expm1_', 'log1p', 'log1p_', 'log2', 'log2_', 'log10', 'log10_', 'tan',

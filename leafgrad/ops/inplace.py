@@ -1,8 +1,8 @@
 """The in-place ops that are no other op's variant, each declared once (``_op.Op``): overwriting a
 tensor (fill_, zero_, copy_, normal_, uniform_; and fill, its out-of-place form) and changing its
-shape in place (unsqueeze_, squeeze_, t_, transpose_ with swapaxes_ and swapdims_). All are
-Tensor methods only, but fill_ and zero_ (also torch functions) and fill (a function only), as
-PyTorch's. (The machinery that records in-place ops is ``_inplace``.)
+shape in place (unsqueeze_, squeeze_, t_, transpose_ with swapaxes_ and swapdims_, as_strided_). All
+are Tensor methods only, but fill_, zero_ and as_strided_ (also torch functions) and fill (a function
+only), as PyTorch's. (The machinery that records in-place ops is ``_inplace``.)
 """
 from .. import _random_kernels as kernels, backend
 from ..generator import generator_of
@@ -347,6 +347,19 @@ class T_(Op):
 
     def forward(self):
         return _reshape_inplace(self, ops.t, 'TBackward1', ops.t)
+
+
+class AsStrided_(Op):
+    """as_strided_(input, size, stride, storage_offset=None) (Tensor.as_strided_): the tensor
+    becomes its as_strided view of its own storage (AsStridedBackward1)."""
+    op = 'as_strided_'
+    parameter_types = {'size': 'sizes', 'stride': 'sizes', 'storage_offset': 'int?'}
+
+    def forward(input, size, stride, storage_offset=None):
+        data = input._data
+        shape, strides, offset = data.shape, tuple(s // data.itemsize for s in data.strides), ops.storage_offset(input)
+        return _reshape_inplace(input, lambda t: ops.as_strided(t, size, stride, storage_offset),
+                                'AsStridedBackward1', lambda t: ops.as_strided(t, shape, strides, offset))
 
 
 class Transpose_(Op):

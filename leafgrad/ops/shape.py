@@ -13,6 +13,7 @@ ops PyTorch composes of others (reshape, flatten, narrow, chunk ...) declare no 
 own. A derivative reaches a sibling family through ``ops`` (``ops.stack``, ``ops.index_add``).
 """
 import math
+import operator
 
 from .. import _memory_format, backend
 from .._arg_parser import Overloads, _is_index, int_list, is_dtype, refuse_arguments
@@ -1176,14 +1177,6 @@ ops.slice_dim, ops.diagonal_embed_into = slice_dim, diagonal_embed_into
 
 # ---- as_strided ------------------------------------------------------------------------------------
 
-def _geometry_list(value, name, position):
-    """as_strided's size or stride: a tuple or list of ints (one int is refused, as PyTorch's parser does)."""
-    if not isinstance(value, (tuple, list)):
-        raise TypeError(f"as_strided(): argument '{name}' (position {position}) must be tuple of ints, not "
-                        f'{type(value).__name__}')
-    return int_list((value,), 'as_strided', name, position)
-
-
 def _storage_indices(shape, strides, offset):
     """The storage index of each element of a strided geometry (an int64 array of ``shape``)."""
     index = xp.full(shape, offset, dtype=xp.int64)
@@ -1203,34 +1196,42 @@ def _may_overlap(shape, strides):
     return False
 
 
+def _geometry(size, stride, offset, storage_size, itemsize):
+    """as_strided's size, stride and storage offset (ints) checked against a storage of
+    ``storage_size`` elements, as PyTorch's setStorage checks them; and the elements it needs."""
+    size, stride, offset = tuple(map(operator.index, size)), tuple(map(operator.index, stride)), int(offset)
+    if len(size) != len(stride):
+        raise RuntimeError('mismatch in length of strides and shape')
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f'as_strided: Negative strides are not supported at the moment, got strides: '
+                           f'{list(stride)}')
+    if any(n < 0 for n in size):
+        raise RuntimeError(f'Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}')
+    if offset < 0:
+        raise RuntimeError(f'Tensor: invalid storage offset {offset}')
+    needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if needed > storage_size:
+        raise RuntimeError(f'setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and '
+                           f'itemsize {itemsize} requiring a storage size of {needed * itemsize} are '
+                           f'out of bounds for storage of size {storage_size * itemsize}')
+    return size, stride, offset, needed
+
+
 class AsStrided(Op):
     """as_strided(input, size, stride, storage_offset=None): a view of input's storage with the
     given sizes, strides (in elements) and offset (input's own by default). Its derivative adds
     the gradient of each output element into the storage element it reads, then hands each of
     input's elements its storage element's gradient, shared among input's elements that read it."""
     op, node = 'as_strided', 'AsStridedBackward0'
+    parameter_types = {'size': 'sizes', 'stride': 'sizes', 'storage_offset': 'int?'}
     __slots__ = ('self_geometry', 'geometry', 'storage_size')
 
     def forward(input, size, stride, storage_offset=None):
-        size, stride = _geometry_list(size, 'size', 1), _geometry_list(stride, 'stride', 2)
         data = input._data
-        if len(size) != len(stride):
-            raise RuntimeError('mismatch in length of strides and shape')
-        if any(s < 0 for s in stride):
-            raise RuntimeError(f'as_strided: Negative strides are not supported at the moment, got strides: '
-                               f'{list(stride)}')
-        if any(n < 0 for n in size):
-            raise RuntimeError(f'Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}')
         own_offset = ops.storage_offset(input)
-        offset = own_offset if storage_offset is None else int(storage_offset)
-        if offset < 0:
-            raise RuntimeError(f'Tensor: invalid storage offset {offset}')
         owner = storage_owner(data)
-        needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
-        if needed > owner.size:
-            raise RuntimeError(f'setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and '
-                               f'itemsize {data.itemsize} requiring a storage size of {needed * data.itemsize} are '
-                               f'out of bounds for storage of size {owner.nbytes}')
+        size, stride, offset, needed = _geometry(size, stride, own_offset if storage_offset is None else storage_offset,
+                                                 owner.size, data.itemsize)
         flat = owner.ravel(order='K')  # (the storage in memory order: a view of an owner in any order)
         view = as_strided_array(flat[offset:] if needed else flat, size,
                                 tuple(s * data.itemsize for s in stride),
@@ -1253,3 +1254,72 @@ class AsStrided(Op):
         if counts.size and counts.max() > 1:  # (input reads a storage element more than once: shared)
             storage = storage / wrap(xp.maximum(counts, 1).astype(dtype))
         return ops.take(storage, wrap(read)),
+
+
+_SCATTER_ASSERT = ('!self.requires_grad() || self.is_contiguous() INTERNAL ASSERT FAILED at '
+                   '"/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp":4754, please report a bug to '
+                   'PyTorch. as_strided_scatter is currently only supported for contiguous inputs')
+
+
+class AsStridedScatter(Op):
+    """as_strided_scatter(input, src, size, stride, storage_offset=None): a new tensor of input's
+    strides and storage offset, over a copy of input's storage (a contiguous copy where input
+    reads an element twice, as PyTorch's clone_preserve_strides), with ``src`` written into its
+    as_strided(size, stride, storage_offset) view. Derivatives: input's gradient is the output's
+    where the output reads an element not written, src's the output's gradients of the elements
+    written (PyTorch's formula gives input the complement: see the README's differences)."""
+    op, node = 'as_strided_scatter', 'AsStridedScatterBackward0'
+    tensors = ('input', 'src')
+    parameter_types = {'size': 'sizes', 'stride': 'sizes', 'storage_offset': 'int?'}
+    __slots__ = ('read', 'written', 'storage_size', 'src_dtype')
+
+    def forward(input, src, size, stride, storage_offset=None):
+        data = input._data
+        if input._requires_grad and not input.is_contiguous():
+            raise RuntimeError(_SCATTER_ASSERT)
+        item = data.itemsize
+        if any(n > 1 and s == 0 for n, s in zip(data.shape, data.strides)):  # (an element read twice: a clone)
+            flat = xp.array(data, order='C').reshape(-1)
+            own_strides, own_offset = _contiguous_strides(data.shape), 0
+        else:
+            flat = storage_owner(data).ravel(order='K').copy()  # (the storage, in memory order)
+            own_strides, own_offset = tuple(s // item for s in data.strides), ops.storage_offset(input)
+        size, stride, offset, _ = _geometry(size, stride, own_offset if storage_offset is None else storage_offset,
+                                            flat.size, item)
+        if size != src._data.shape:
+            raise RuntimeError(f'expected src to have a size equal to the slice of self. src size = '
+                               f'{list(src._data.shape)}, slice size = {list(size)}')
+        if any(n > 1 and s == 0 for n, s in zip(size, stride)):  # (copy_ into it: an element written twice)
+            raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to a '
+                               'single memory location. Please clone() the tensor before performing the operation.')
+        written = _storage_indices(size, stride, offset)
+        flat[written] = ops.to(src, backend.from_np(data.dtype))._data if src._data.dtype != data.dtype else src._data
+        out = as_strided_array(flat[own_offset:] if flat.size else flat, data.shape,
+                               tuple(s * item for s in own_strides), True)
+        result, node = record(out, AsStridedScatter, (input, src))
+        if node is not None:
+            node.read, node.written = _storage_indices(data.shape, own_strides, own_offset), written
+            node.storage_size, node.src_dtype = flat.size, src.dtype
+        return result
+
+    def apply(self, grad):
+        gi = gs = None
+        read, written = self.read, self.written
+        if self.next_functions[0][0] is not None:  # (an element not written: input's own)
+            zero = wrap(xp.zeros((), dtype=grad._data.dtype))
+            gi = ops.where(wrap(xp.isin(read, written)), zero, grad)
+        if self.next_functions[1][0] is not None:  # (each element written: the gradients of those reading it)
+            storage = wrap(xp.zeros(self.storage_size, dtype=grad._data.dtype))
+            storage = ops.index_put(storage, (wrap(read.reshape(-1)),), ops.reshape(grad, (-1,)), accumulate=True)
+            gs = ops.take(storage, wrap(written))
+            if gs.dtype != self.src_dtype:
+                gs = ops.to(gs, self.src_dtype)
+        return gi, gs
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
