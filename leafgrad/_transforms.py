@@ -444,7 +444,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if forward_ad._state.level is not None:
         return _jvp_by_double_backward(func, primals, tangents, strict=strict, has_aux=has_aux)
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(p, t) if p._data.dtype.kind == 'f' else p for p, t in zip(flat, flat_t)]
+        duals = [forward_ad.make_dual(p, t) for p, t in zip(flat, flat_t)]  # (PyTorch's errors: an integer, complex)
         result = _as_bound(func)(*_unflatten(duals, spec))
         outs, out_spec, aux = _jvp_outputs(result, has_aux)
         primal_out, tangent_out = [], []
@@ -479,6 +479,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
         args = list(args)
         flat_inputs, specs = _tensor_leaves(args, nums)
         inputs = [leaf for leaves in flat_inputs for leaf in leaves]
+        for i, x in enumerate(inputs):
+            if x._data.dtype.kind == 'c':
+                raise RuntimeError(f'jacfwd: Expected all inputs to be real but received complex tensor at flattened '
+                                   f'input idx: {i}')
         sizes = [x.numel() for x in inputs]
         total = sum(sizes)
         found = {}  # the primal outputs, their structure and aux, seen from inside the vmap
@@ -547,6 +551,9 @@ def hessian(func, argnums=0):
 def linearize(func, *primals):
     """``output, jvp_fn = linearize(f, *primals)``: ``jvp_fn(*tangents)`` is the jvp of f at
     ``primals`` (computed again at each call: leafgrad keeps no traced graph)."""
+    for p in _flatten(primals)[0]:
+        if isinstance(p, Tensor) and p._data.dtype.kind not in 'fcV':
+            raise ValueError(f'Expected primal to be floating point or complex, but got: {p.dtype}')
     output = func(*primals)
     for leaf in _flatten(output)[0]:
         if not isinstance(leaf, Tensor):

@@ -187,6 +187,8 @@ CASES = {
     'linear': lambda T, a, b, r: T.nn.functional.linear(a, b).abs().sum(),
     'square_rsqrt': lambda T, a, b, r: (a.square() + b.reciprocal() + b.rsqrt()).abs().sum(),
     'einsum': lambda T, a, b, r: T.einsum('ij,jk->ik', a, b).abs().sum(),
+    # (off the real line 1 / sqrt(z^2 - 1) is -1 / (sqrt(z - 1) sqrt(z + 1)) in half the plane)
+    'acosh': lambda T, a, b, r: (T.acosh(a) * T.acosh(-b)).abs().sum() + T.acosh(a * 1j).real.sum(),
 }
 
 

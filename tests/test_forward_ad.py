@@ -403,6 +403,51 @@ def test_forward_rules_of_indexing_and_conj(name):
     assert plain(run(lg)) == plain(run(torch))
 
 
+COMPLEX_UNARY = ['exp', 'sin', 'cos', 'tanh', 'sigmoid', 'log', 'sqrt', 'rsqrt', 'reciprocal', 'abs', 'angle', 'sgn',
+                 'square', 'expm1', 'log1p', 'sinh', 'cosh', 'tan', 'asin', 'acos', 'atan', 'asinh', 'acosh', 'atanh',
+                 'log2', 'log10', 'exp2', 'sinc', 'conj', 'conj_physical', 'neg']
+
+
+@pytest.mark.parametrize('name', COMPLEX_UNARY)
+def test_tangent_through_a_complex_intermediate(name):
+    """jvp of a real function through an elementwise op of a complex intermediate: f'(z) t for
+    a holomorphic op (the reverse rule multiplies by conj(f')), the real part for abs and
+    angle, sgn's own rule (the tangent was conj(f') t, complex for abs; angle, conj refused)."""
+    rng = np.random.default_rng(0)
+    a, b, ta, tb = (rng.standard_normal(4) for _ in range(4))
+
+    def run(M):
+        def f(x, y):
+            out = getattr(M, name)(x + y * 1j)
+            return M.view_as_real(out.resolve_conj()) if out.is_complex() else out
+        return M.func.jvp(f, (M.tensor(a), M.tensor(b)), (M.tensor(ta), M.tensor(tb)))
+    assert plain(run(lg)) == plain(run(torch))
+
+
+@pytest.mark.parametrize('transform', ['jvp', 'jacfwd', 'linearize'])
+@pytest.mark.parametrize('dtype', ['int64', 'complex64', 'bfloat16'])
+def test_forward_transforms_of_integer_complex_bfloat16_primals(transform, dtype):
+    """An integer primal is PyTorch's ValueError (its tangent was zero), a complex one an error
+    (jacfwd's as PyTorch's; its tangent was zero), a bfloat16 one carries its tangent (it was
+    zero)."""
+    def run(M):
+        x = M.tensor([1.0, 2.0]).to(getattr(M, dtype))
+        if transform == 'jvp':
+            out = M.func.jvp(lambda a: a * 2, (x,), (x,))
+        elif transform == 'jacfwd':
+            out = (M.func.jacfwd(lambda a: a * 2)(x),)
+        else:
+            out = (M.func.linearize(lambda a: a * 2, x)[1](x),)
+        return [(t.dtype, t.float()) for t in out]  # (NumPy has no bfloat16)
+    if dtype == 'complex64' and transform != 'jacfwd':  # (forward mode takes no complex primal: refused)
+        with pytest.raises(NotImplementedError):
+            run(lg)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        same(run, warnings_too=False)
+
+
 @pytest.mark.parametrize('program', ['inverse', 'vander', 'slogdet'])
 def test_tangent_of_an_op_made_of_ops_requires_no_grad(program):
     """An op that calls other ops (torch.inverse calls linalg.inv): its tangent, computed inside

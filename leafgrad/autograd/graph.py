@@ -219,18 +219,26 @@ def _checking_what_was_saved(apply):
     return checked_apply
 
 
-def elementwise_jvp(node, tangents):
+def elementwise_jvp(node, tangents, output=None):
     """The forward rule of a one-input elementwise op: its Jacobian is diagonal, so J t is what
     the reverse derivative gives for t (``jvp = elementwise_jvp`` beside such an op's apply).
     A batched tangent (jacfwd's basis) is given to the derivative as its physical array: the
-    batch dimensions lead, so the saved operands broadcast against it sample by sample."""
+    batch dimensions lead, so the saved operands broadcast against it sample by sample.
+    A complex input: the reverse derivative of a holomorphic f multiplies by conj(f'), so f' t
+    is conj(derivative(conj t)); for a real-valued f (abs, angle) the real part of that."""
     t = tangents[0]
     if type(t) is not _tensor.Tensor:
         vmap = sys.modules.get('leafgrad._vmap')
         if vmap is not None and vmap.is_batched(t):  # (not at a lowered level: there it is plain)
-            return vmap.on_physical(lambda p: elementwise_jvp(node, (p,)), t)
-    out = node.apply(t)
-    return out[0] if isinstance(out, (tuple, list)) else out
+            return vmap.on_physical(lambda p: elementwise_jvp(node, (p,), output), t)
+    complex_input = t._data.dtype.kind == 'c'
+    out = node.apply(t.conj_physical() if complex_input else t)
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    if complex_input and out is not None:
+        out = out.conj_physical()
+        if output is not None and output._data.dtype.kind != 'c':
+            out = out.real
+    return out
 
 
 # Derivatives that record a node of their own, through no declared op (pooling's _separable): forward

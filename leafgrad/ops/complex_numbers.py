@@ -19,6 +19,7 @@ Each op is declared once (``_op.Op``). What every family shares (the convention 
 the errors PyTorch gives complex input) is in ``_util``; this module binds those names too.
 """
 from .. import backend
+from ..autograd.graph import elementwise_jvp
 from ..autograd.views import link as _link
 from ._op import CAST, Op, inplace_runner, out_rule, same_dtype
 from ._util import (SCALAR_NAMES, complex_convention, ops, real_part, record, refused, saved_output,  # noqa: F401
@@ -262,6 +263,8 @@ class Angle(Op):
             return unary(Angle, input, out, save='input')
         out = xp.where(data < 0, xp.pi, 0).astype(backend.get_default_dtype().np)
         return wrap(out)
+
+    jvp = elementwise_jvp  # (a diagonal Jacobian; of a complex z, the real part of conj(rule(conj t)))
 
     def apply(self, grad):
         (z,) = self.saved_tensors

@@ -11,7 +11,7 @@ from ._inplace import inplace as _run_inplace
 from ._op import CAST, SAME, Op, check_out, scalar_name
 from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_for, fused_multiply_add, iterated,
                     operator_refusal, ops, record, saved_output, sgn_backward, sum_to, unary, wrap, xp)
-from ..autograd.graph import _Empty, elementwise_jvp
+from ..autograd.graph import _Empty, each_sample, elementwise_jvp
 from ..tensor import Tensor
 from .._arg_parser import Overloads, is_number, refuse_arguments, type_name
 
@@ -582,7 +582,13 @@ class Sgn(Op):
     inplace = True
     __slots__ = ()
     complex_rule = True  # (its complex rule, sgn_backward, is written in PyTorch's convention)
-    jvp = elementwise_jvp  # (a diagonal Jacobian)
+
+    def jvp(self, tangents):
+        t = tangents[0]
+        if not self._saved or t._data.dtype.kind != 'c':
+            return elementwise_jvp(self, tangents)  # (zero: a real sign)
+        # of a complex z, the derivative (t - s Re(conj(s) t)) / |z| is self-adjoint: the reverse rule's
+        return each_sample(lambda u: self.apply(u)[0], t)
 
     def forward(input):
         data = input._data

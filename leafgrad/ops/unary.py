@@ -166,6 +166,8 @@ class Acosh(_Unary):
 
     def apply(self, grad):
         (x,) = self.saved_tensors
+        if x._data.dtype.kind == 'c':  # (1 / sqrt(z^2 - 1) takes the other branch off the real line)
+            return grad / (ops.sqrt(x - 1) * ops.sqrt(x + 1)),
         return grad * ops.pow(x * x - 1, -0.5),
 
 
