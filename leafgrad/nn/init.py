@@ -230,21 +230,28 @@ def dirac_(tensor, groups=1):
     return _fill(tensor, sample)
 
 
-def uniform(tensor, a=0.0, b=1.0):
-    return uniform_(tensor, a, b)
+def _deprecated(new):
+    """PyTorch's old name of an initializer (``uniform`` for ``uniform_``): the same function,
+    with its FutureWarning."""
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f'`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.', FutureWarning,
+                      stacklevel=2)
+        return new(*args, **kwargs)
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f'{old}(...): deprecated; ``{new.__name__}`` without the warning.'
+    return deprecated_init
 
 
-def normal(tensor, mean=0.0, std=1.0):
-    return normal_(tensor, mean, std)
-
-
-def constant(tensor, val):
-    return constant_(tensor, val)
-
-
-xavier_uniform = xavier_uniform_
-xavier_normal = xavier_normal_
-kaiming_uniform = kaiming_uniform_
-kaiming_normal = kaiming_normal_
-orthogonal = orthogonal_
-sparse = sparse_
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

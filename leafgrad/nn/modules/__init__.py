@@ -2,7 +2,7 @@
 from .module import Module
 from .linear import Bilinear, Identity, Linear
 from .flatten import Flatten, Unflatten
-from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .container import Container, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .activation import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403

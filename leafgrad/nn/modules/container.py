@@ -1,5 +1,7 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (and the
+deprecated Container)."""
 import operator
+import warnings
 from collections import OrderedDict
 
 from ..parameter import Parameter
@@ -317,4 +319,16 @@ class ParameterDict(Module):
         return '\n'.join(_param_line(k, p, lambda t: legacy_type_name(t._data)) for k, p in self.items())
 
 
-__all__ = ['Sequential', 'ModuleList', 'ModuleDict', 'ParameterList', 'ParameterDict']
+class Container(Module):
+    """The old container: a Module given its submodules as keywords, with PyTorch's
+    FutureWarning."""
+
+    def __init__(self, **kwargs):
+        warnings.warn('`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. '
+                      'Subclass that instead.', FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
+
+
+__all__ = ['Sequential', 'ModuleList', 'ModuleDict', 'ParameterList', 'ParameterDict', 'Container']

@@ -1,4 +1,6 @@
 """Loss modules: the reduction (and class weights) as state, the functional loss as forward."""
+import warnings
+
 from .. import functional as F
 from .module import Module
 from .distance import PairwiseDistance
@@ -57,6 +59,16 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its old name, with PyTorch's FutureWarning."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
+        warnings.warn('`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see '
+                      'https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.', FutureWarning,
+                      stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class BCELoss(_WeightedLoss):
@@ -219,7 +231,8 @@ class CTCLoss(_Loss):
                           self.zero_infinity)
 
 
-__all__ = ['CTCLoss', 'TripletMarginWithDistanceLoss', 'L1Loss', 'MSELoss', 'CrossEntropyLoss', 'NLLLoss', 'BCELoss', 'BCEWithLogitsLoss', 'SmoothL1Loss',
+__all__ = ['CTCLoss', 'TripletMarginWithDistanceLoss', 'L1Loss', 'MSELoss', 'CrossEntropyLoss', 'NLLLoss', 'NLLLoss2d',
+           'BCELoss', 'BCEWithLogitsLoss', 'SmoothL1Loss',
            'HuberLoss', 'KLDivLoss', 'MarginRankingLoss', 'CosineEmbeddingLoss', 'HingeEmbeddingLoss', 'SoftMarginLoss',
            'MultiLabelMarginLoss', 'MultiLabelSoftMarginLoss', 'MultiMarginLoss', 'PoissonNLLLoss', 'GaussianNLLLoss',
            'TripletMarginLoss']
