@@ -50,6 +50,7 @@ _FIELDS = {
     'linalg_inv_ex': ('inverse', 'info'),
     'linalg_cholesky_ex': ('L', 'info'),
     'histogram': ('hist', 'bin_edges'),
+    'histogramdd': ('hist', 'bin_edges'),
     'linalg_lstsq': ('solution', 'residuals', 'rank', 'singular_values'),
     'linalg_lu_factor': ('LU', 'pivots'),
     'linalg_lu_factor_ex': ('LU', 'pivots', 'info'),
@@ -63,7 +64,7 @@ _FIELDS = {
 
 __all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'topk', 'cummax', 'cummin', 'aminmax',
            'svd', 'qr', 'linalg_svd', 'linalg_qr', 'linalg_eigh', 'linalg_eig', 'linalg_slogdet', 'slogdet',
-           'linalg_inv_ex', 'linalg_cholesky_ex', 'histogram', 'linalg_lstsq', 'linalg_lu_factor', 'linalg_lu_factor_ex',
+           'linalg_inv_ex', 'linalg_cholesky_ex', 'histogram', 'histogramdd', 'linalg_lstsq', 'linalg_lu_factor', 'linalg_lu_factor_ex',
            'linalg_lu', 'lu_unpack', 'linalg_solve_ex', 'triangular_solve', 'geqrf', 'frexp']
 
 # What an op returns when it wrote out=(...): the same fields, named <name>_out (as PyTorch's

@@ -301,3 +301,36 @@ def test_renorm_inplace_as_torch(code):
         except Exception as e:
             got.append((type(e).__name__, str(e).replace('leafgrad', 'torch')))
     assert got[0] == got[1]
+
+
+# ---- histogramdd: the histogram of N-dimensional points ------------------------------------------
+
+_POINTS = [[0., 1.], [1., 0.], [2., 0.], [2., 2.], [0.5, 1.5], [3., -1.]]
+
+
+@pytest.mark.parametrize('call', [
+    'T.histogramdd(x, bins=[3, 3], weight=T.tensor([1., 2., 4., 8., 1., 1.]))',
+    'T.histogramdd(x, bins=[2, 2], range=[0., 1., 0., 1.], density=True)',
+    'T.histogramdd(x, bins=2)', 'T.histogramdd(x, (2, 4), density=True)',
+    'T.histogramdd(x, bins=[T.tensor([0., 1, 2]), T.tensor([0., 1.5, 3])])',
+    'T.histogramdd(x.double().reshape(2, 3, 2), bins=[2, 3])',
+    'T.histogramdd(T.cat([x, x[:, :1]], 1), bins=[2, 2, 2])',
+    'T.histogramdd(T.ones(3, 2), bins=2)', 'T.histogramdd(x.long(), 2)', 'T.histogramdd(x, [2])',
+    'T.histogramdd(x, 2, range=[0., 1.])', 'T.histogramdd(T.ones(3), 2)', 'T.histogramdd(x, 0)',
+    'T.histogramdd(x, 2, weight=T.ones(3))', 'T.histogramdd(x, 2, range=[1., 0., 0, 1])',
+])
+def test_histogramdd_as_torch(call):
+    outcomes = []
+    for T in (lg, torch):
+        try:
+            r = eval(call, {'T': T, 'x': T.tensor(_POINTS)})
+            outcomes.append(('ok', type(r).__name__, repr(r).replace('leafgrad', 'torch')))
+        except Exception as e:
+            outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_histogramdd_has_no_derivative():
+    for T in (lg, torch):
+        hist, _ = T.histogramdd(T.tensor(_POINTS, requires_grad=True), 2)
+        assert hist.requires_grad and type(hist.grad_fn).__name__ == 'NotImplemented'

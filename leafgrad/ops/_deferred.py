@@ -131,9 +131,11 @@ DEFERRED = {
          'binomial'),
     ),
     'binning': (
-        ('bincount', 'histc', 'histogram', 'searchsorted', 'bucketize', 'isin', 'unravel_index'),
+        ('bincount', 'histc', 'histogram', 'histogramdd', 'searchsorted', 'bucketize', 'isin',
+         'unravel_index'),
         ('bincount', 'histc', 'histogram'),
-        ('bincount', 'histc', 'histogram', 'searchsorted', 'bucketize', 'isin', 'unravel_index'),
+        ('bincount', 'histc', 'histogram', 'histogramdd', 'searchsorted', 'bucketize', 'isin',
+         'unravel_index'),
     ),
     'linalg_products': (
         ('trace', 'inner', 'addr', 'kron', 'block_diag', 'diagflat', 'cartesian_prod', 'combinations'),

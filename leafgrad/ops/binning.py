@@ -3,6 +3,8 @@ unravel_index, each declared once (``_op.Op``). None of them is differentiable (
 positions are piecewise constant), so each computes on arrays and wraps the result; histogram
 records PyTorch's NotImplemented node for an input that requires grad, as PyTorch does.
 """
+import math
+
 from .. import backend, return_types
 from .._arg_parser import Overloads, is_number
 from ._op import Op, exact_dtype, out_rule, same_dtype
@@ -193,6 +195,77 @@ class Histogram(Op):
         if node is not None:
             node.op_name = 'histogram'
         return return_types.histogram(*outs)
+
+
+class Histogramdd(Op):
+    """histogramdd(input, bins, *, range=None, weight=None, density=False): (hist, bin_edges), the
+    histogram of the points in ``input``'s rows (its innermost dim the N coordinates); ``bins``
+    an int, N ints or N 1-D tensors of edges; ``range`` 2N floats, (min, max) of each dim. No
+    derivative, as in PyTorch."""
+    op, method = 'histogramdd', False
+
+    def forward(input, bins, *, range=None, weight=None, density=False):
+        x = input._data
+        _check_float_input(x, 'histogramdd')
+        if x.ndim < 2:
+            raise RuntimeError('torch.histogramdd: input tensor should have at least 2 dimensions')
+        n = x.shape[-1]
+        bins = [bins] * n if isinstance(bins, int) else list(bins)
+        if len(bins) != n:
+            raise RuntimeError('histogramdd: The size of bins must be equal to the innermost dimension of the input.')
+        if range is not None and len(range) != 2 * n:
+            raise RuntimeError(f'torch.histogramdd: for a {n}-dimensional histogram range should have {2 * n} '
+                               f'elements, but got {len(range)}')
+        points = x.reshape(-1, n)
+        edges = []
+        for d, b in enumerate(bins):
+            if isinstance(b, Tensor):
+                edges.append(b._data.astype(x.dtype, copy=True))
+                continue
+            if b <= 0:
+                raise RuntimeError(f'torch.histogram(): bins must be > 0, but got {b} for dimension {d}')
+            if range is not None:
+                lo, hi = float(range[2 * d]), float(range[2 * d + 1])
+                if lo > hi:
+                    raise RuntimeError(f'torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} '
+                                       f'for dimension {d}')
+            else:
+                column = points[:, d]
+                lo, hi = (float(column.min()), float(column.max())) if column.size else (0.0, 0.0)
+            if lo == hi:
+                lo, hi = lo - 0.5, hi + 0.5
+            edges.append(xp.linspace(lo, hi, b + 1).astype(x.dtype))
+        w = None
+        if weight is not None:
+            w = weight._data
+            if w.shape != x.shape[:-1]:
+                raise RuntimeError('torch.histogramdd: if weight tensor is provided it should have the same shape as '
+                                   'the input tensor excluding its innermost dimension, but got input with shape '
+                                   f'{list(x.shape)} and weight with shape {list(w.shape)}')
+            w = w.reshape(-1).astype(xp.float64)
+        keep = xp.ones(points.shape[0], dtype=bool)
+        positions = []
+        for d, e in enumerate(edges):  # [edge_i, edge_i+1), the last bin closed; a point outside any is dropped
+            column = points[:, d]
+            keep &= (column >= e[0]) & (column <= e[-1])
+            pos = xp.searchsorted(e, column, side='right') - 1
+            positions.append(xp.clip(pos, 0, e.shape[0] - 2))
+        shape = tuple(e.shape[0] - 1 for e in edges)
+        flat = xp.ravel_multi_index(tuple(p[keep] for p in positions), shape) if keep.any() else xp.zeros(0, xp.intp)
+        hist = xp.bincount(flat, weights=None if w is None else w[keep], minlength=math.prod(shape)).astype(xp.float64)
+        hist = hist.reshape(shape)
+        if density:
+            total = hist.sum()
+            widths = xp.ones(shape)
+            for d, e in enumerate(edges):
+                widths = widths * xp.diff(e.astype(xp.float64)).reshape((-1,) + (1,) * (n - d - 1))
+            with xp.errstate(all='ignore'):
+                hist = hist / (total * widths)
+        inputs = tuple(t for t in (input, weight, *bins) if isinstance(t, Tensor))
+        outs, node = record_many([hist.astype(x.dtype)] + edges, NotImplementedNode, inputs)
+        if node is not None:
+            node.op_name = 'histogramdd'
+        return return_types.histogramdd(outs[0], tuple(outs[1:]))
 
 
 # ---- searchsorted and bucketize -----------------------------------------------------------------
