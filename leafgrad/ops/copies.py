@@ -80,6 +80,7 @@ class TransposeCopy(Op):
 class TCopy(Op):
     """t_copy(input, *, out=None): ``t`` as a tensor of its own."""
     op, method, out = 't_copy', False, out_rule('t_copy')
+    tensors = ('input',)  # (refused first, in this op's name)
 
     def forward(input):
         return copied(ops.t(input))
@@ -141,6 +142,7 @@ class SliceCopy(Op):
 class SplitCopy(Op):
     """split_copy(input, split_size, dim=0, *, out=None): ``split`` as tensors of their own."""
     op, method, out = 'split_copy', False, _many_out('split_copy')
+    tensors = ('input',)  # (refused first, in this op's name)
     parameter_types = {'split_size': 'int', 'dim': 'int'}
 
     def forward(input, split_size, dim=0):
@@ -151,6 +153,7 @@ class SplitWithSizesCopy(Op):
     """split_with_sizes_copy(input, split_sizes, dim=0, *, out=None): ``split_with_sizes`` as
     tensors of their own."""
     op, method, out = 'split_with_sizes_copy', False, _many_out('split_with_sizes_copy')
+    tensors = ('input',)  # (refused first, in this op's name)
 
     def forward(input, split_sizes, dim=0):
         return copied(ops.split_with_sizes(input, split_sizes, dim))
@@ -249,6 +252,7 @@ class UnsafeSplit(Op):
     of the input (they share its memory; an in-place change of one is no error, and autograd does
     not see it in the input)."""
     op = 'unsafe_split'
+    tensors = ('input',)  # (refused first, in this op's name)
     parameter_types = {'split_size': 'int', 'dim': 'int'}
 
     def forward(input, split_size, dim=0):
@@ -259,6 +263,7 @@ class UnsafeSplitWithSizes(Op):
     """unsafe_split_with_sizes(input, split_sizes, dim=0): ``split_with_sizes``, its pieces no
     views of the input."""
     op = 'unsafe_split_with_sizes'
+    tensors = ('input',)  # (refused first, in this op's name)
 
     def forward(input, split_sizes, dim=0):
         return copied(ops.split_with_sizes(input, split_sizes, dim), 'UnsafeSplitWithSizesBackward0', False)

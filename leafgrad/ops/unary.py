@@ -652,6 +652,8 @@ class Lerp(Op):
         if e.dtype != x.dtype:
             raise RuntimeError(f'expected dtype {_short(x)} for `end` but got dtype {_short(e)}')
         w = weight._data if isinstance(weight, Tensor) else weight
+        if not isinstance(weight, Tensor) and not is_number(weight):  # (a list: the refusals' listing)
+            raise TypeError(f'lerp(): weight {type(weight).__name__} is no number')
         if isinstance(weight, Tensor) and w.dtype != x.dtype:
             raise RuntimeError(f'expected dtype {_short(x)} for `weight` but got dtype {_short(w)}')
         # PyTorch's formula, exact at both ends (weight 0 gives start, weight 1 gives end): one fused
