@@ -23,7 +23,8 @@ from ._functional.loss import (binary_cross_entropy, binary_cross_entropy_with_l
                                multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
                                triplet_margin_loss, triplet_margin_with_distance_loss)
 from ._functional.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, rms_norm
-from ._functional.fractional import fractional_max_pool2d, fractional_max_pool2d_with_indices  # noqa: F401
+from ._functional.fractional import (fractional_max_pool2d, fractional_max_pool2d_with_indices,  # noqa: F401
+                                     fractional_max_pool3d, fractional_max_pool3d_with_indices)
 from ._functional.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                                   adaptive_max_pool1d_with_indices, adaptive_max_pool2d,
                                   adaptive_max_pool2d_with_indices, adaptive_max_pool3d,

@@ -201,7 +201,34 @@ class FractionalMaxPool2d(Module):
                                        self.return_indices, _random_samples=self._random_samples)
 
 
-__all__ = ['FractionalMaxPool2d', 'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'MaxUnpool1d', 'MaxUnpool2d', 'MaxUnpool3d',
+class FractionalMaxPool3d(Module):
+    """Fractional max pooling over 3-D windows of ``kernel_size`` to ``output_size`` (or
+    ``output_ratio`` of the input's size); ``_random_samples`` (a buffer, when given) fixes the
+    windows' placement, else each call draws it."""
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        if (isinstance(kernel_size, int) and kernel_size <= 0) or (
+                isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size)):
+            raise ValueError(f'kernel_size must be greater than 0, but got {kernel_size}')
+        self.kernel_size = _ntuple(kernel_size, 3)
+        self.return_indices = return_indices
+        self.register_buffer('_random_samples', _random_samples)
+        self.output_size = _ntuple(output_size, 3) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, 3) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError('FractionalMaxPool3d requires specifying either an output size, or a pooling ratio')
+        if output_size is not None and output_ratio is not None:
+            raise ValueError('only one of output_size and output_ratio may be specified')
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f'output_ratio must be between 0 and 1 (got {output_ratio})')
+
+    def forward(self, input):
+        return F.fractional_max_pool3d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                       self.return_indices, _random_samples=self._random_samples)
+
+
+__all__ = ['FractionalMaxPool2d', 'FractionalMaxPool3d', 'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'MaxUnpool1d', 'MaxUnpool2d', 'MaxUnpool3d',
            'LPPool1d', 'LPPool2d', 'LPPool3d',
            'MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveAvgPool1d',
            'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d']
