@@ -29,6 +29,8 @@ _TORCH_NAMES = {
     'leafgrad.optim.rprop.ASGD': 'torch.optim.asgd.ASGD',
     'leafgrad.optim.adafactor.Adafactor': 'torch.optim.Adafactor',
     'leafgrad.ops.linalg_eig.eig': 'torch._linalg_utils.eig',
+    **{f'leafgrad.ops.linalg_eig.{f}': f'torch._linalg_utils.{f}' for f in ('lstsq', 'solve', 'matrix_rank')},
+    'leafgrad.ops.linalg_eig.symeig': 'torch._linalg_utils._symeig',
     'leafgrad.nn.modules.upsampling.Unfold': 'torch.nn.modules.fold.Unfold',
     **{f'leafgrad.optim.adam.{c}': f'torch.optim.{c.lower()}.{c}' for c in ('AdamW', 'Adamax', 'NAdam', 'RAdam')},
     **{f'leafgrad.optim.rmsprop.{c}': f'torch.optim.{c.lower()}.{c}' for c in ('Adadelta', 'Adagrad')},
