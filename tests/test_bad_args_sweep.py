@@ -243,6 +243,22 @@ def _outcome(fn):
     lambda T, F: T.ones(3).div('a', rounding_mode='floor'),
     lambda T, F: T.ones(3).divide([1.0], rounding_mode='trunc'),
     lambda T, F: T.ones(3).div('a', rounding_mode='x'),
+    # the linear-algebra methods refuse a tensor argument that is no tensor, and typed ones, as
+    # PyTorch's parser (an AttributeError on _data, a NumPy error or a value leaked)
+    lambda T, F: T.ones(2, 2).cholesky_solve(1),
+    lambda T, F: T.ones(2, 2).orgqr('a'),
+    lambda T, F: T.ones(2, 2).triangular_solve([1.0]),
+    lambda T, F: T.ones(2, 2).triangular_solve(T.ones(2, 2), upper=1),
+    lambda T, F: T.triangular_solve(T.ones(2, 2), T.ones(2, 2), 'a'),
+    lambda T, F: T.ones(2, 2).addbmm(T.ones(1, 2, 2), 'a'),
+    lambda T, F: T.ones(2).addmv(T.ones(2, 2), 1),
+    lambda T, F: T.ones(2).addmv_(T.ones(2, 2), 'a'),
+    lambda T, F: T.ones(2, 2).lu_solve(T.ones(2, 2), 1),
+    lambda T, F: T.ones(2, 2).cholesky(1),
+    lambda T, F: T.ones(2, 2).cholesky_inverse('a'),
+    lambda T, F: T.ones(2, 2).cholesky_solve(T.ones(2, 2), upper=T.ones(())),
+    lambda T, F: T.ones(2, 2).pinverse('a'),
+    lambda T, F: T.pinverse(T.ones(2, 2), T.ones(2, 2)),
 ])
 def test_bad_arguments_as_torch(call):
     import torch

@@ -669,6 +669,7 @@ class Addmm(_ScaledProductBackward):
 class Addmv(_ScaledProductBackward):
     """addmv(input, mat, vec, *, beta=1, alpha=1): ``beta * input + alpha * (mat @ vec)``."""
     op, node, inplace, inplace_function = 'addmv', 'AddmvBackward0', True, True
+    tensors = ('input', 'mat', 'vec')  # (the method's too: no number for a matrix)
     __slots__ = ()
 
     def forward(input, mat, vec, *, beta=1, alpha=1):
@@ -739,6 +740,7 @@ class Addbmm(_ScaledProductBackward):
     """addbmm(input, batch1, batch2, *, beta=1, alpha=1): ``beta * input + alpha * sum_b
     batch1[b] @ batch2[b]``, one matmul over the folded batch."""
     op, node, inplace = 'addbmm', 'AddbmmBackward0', True
+    tensors = ('input', 'batch1', 'batch2')  # (the method's too: no number for a matrix)
     __slots__ = ('batch',)
 
     def forward(input, batch1, batch2, *, beta=1, alpha=1):

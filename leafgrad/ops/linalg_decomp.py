@@ -804,6 +804,7 @@ class LinalgPinv(Op):
 class Pinverse(Op):
     """pinverse(input, rcond=1e-15): linalg.pinv with rtol=rcond."""
     op = 'pinverse'
+    parameter_types = {'rcond': 'float'}
 
     def forward(input, rcond=1e-15):
         try:

@@ -47,6 +47,7 @@ class Cholesky(Op):
     """cholesky(input, upper=False, *, out=None): torch.cholesky, deprecated for linalg.cholesky,
     with PyTorch's warning; its node is CholeskyBackward0, the derivatives linalg.cholesky's."""
     op, node = 'cholesky', 'CholeskyBackward0'
+    parameter_types = {'upper': 'bool'}
     out = out_rule('cholesky', safely_castable('cholesky'))
     saved = ('result', 'upper=upper')
     __slots__ = ('upper',)

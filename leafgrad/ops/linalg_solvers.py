@@ -818,6 +818,7 @@ def _householder_product(A, tau):
 class Orgqr(Op):
     """orgqr(input, input2, *, out=None): linalg.householder_product's (its node; input2 is tau)."""
     op = 'orgqr'
+    tensors = ('input', 'input2')  # (the method's too)
     out = out_rule('linalg_householder_product', safely_castable('torch.linalg.householder_product'), label='orgqr')
 
     def forward(input, input2):  # (PyTorch's names: its keywords, its errors)
@@ -951,6 +952,8 @@ class CholeskySolve(Op):
     """cholesky_solve(input, input2, upper=False, *, out=None): X with (L L^T) X = B (upper:
     U^T U), B the input, from a Cholesky factor L (input2)."""
     op, node = 'cholesky_solve', 'CholeskySolveBackward0'
+    tensors = ('input', 'input2')  # (the method's too)
+    parameter_types = {'upper': 'bool'}
     out = out_rule('cholesky_solve', safely_castable('cholesky_solve'))
     __slots__ = ('upper',)
 
@@ -1007,6 +1010,7 @@ class CholeskyInverse(Op):
     """cholesky_inverse(input, upper=False, *, out=None): (L L^T)^-1 (upper: (U^T U)^-1) from a
     Cholesky factor L (the input)."""
     op, node = 'cholesky_inverse', 'CholeskyInverseBackward0'
+    parameter_types = {'upper': 'bool'}
     out = out_rule('cholesky_inverse', safely_castable('cholesky_inverse'))
     saved = ('self', 'result', 'upper=upper')
     __slots__ = ('upper',)
@@ -1050,6 +1054,8 @@ class TriangularSolve(Op):
     (solution, cloned_coefficient), X with op(A) X = b for triangular A (op: transpose);
     deprecated for linalg.solve_triangular, with PyTorch's warning."""
     op, node = 'triangular_solve', 'TriangularSolveBackward0'
+    tensors = ('input', 'A')  # (the method's too)
+    parameter_types = {'upper': 'bool', 'transpose': 'bool', 'unitriangular': 'bool'}
     out = out_rule('triangular_solve')
     # (no __slots__: a multi-output node)
 
@@ -1161,6 +1167,7 @@ class LuSolve(Op):
     """lu_solve(b, LU_data, LU_pivots, *, out=None): torch.lu_solve, linalg.lu_solve with b first,
     deprecated with PyTorch's warning."""
     op = 'lu_solve'
+    tensors = ('b', 'LU_data', 'LU_pivots')  # (the method's too)
     out = out_rule('linalg_lu_solve', label='lu_solve')
 
     def forward(b, LU_data, LU_pivots):
