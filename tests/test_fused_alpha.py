@@ -110,3 +110,19 @@ def test_addcmul_addcdiv_bit_for_bit(name, dtype, shape):
     unrounded (it computed value * (t1 * t2), and the 16-bit floats in float16)."""
     for seed in range(4):
         assert _pointwise(lg, name, dtype, shape, seed) == _pointwise(torch, name, dtype, shape, seed)
+
+
+def _half_reductions(m, dtype, n):
+    x = m.tensor(np.random.default_rng(0).standard_normal(n) * 3).to(getattr(m, dtype))
+    plane = x[:4000].reshape(40, 100)
+    out = [x.var(), x.std(), x.norm(), m.linalg.vector_norm(x, 3), m.var_mean(x)[0], m.std_mean(x)[0],
+           m.dist(x, x * 0), m.linalg.norm(plane), plane.var(1), x.norm(p=float('inf'))]
+    return [t.float().numpy().tolist() for t in out]
+
+
+@pytest.mark.parametrize('n', [4000, 100000])
+@pytest.mark.parametrize('dtype', ['float16', 'bfloat16'])
+def test_half_variances_and_norms_accumulate_in_float32(dtype, n):
+    """The 16-bit floats' variances and norms accumulate in float32 as PyTorch's: a float16
+    variance of 1e5 numbers of size 3 is 9, not inf (its sums of squares overflowed)."""
+    assert _half_reductions(lg, dtype, n) == _half_reductions(torch, dtype, n)

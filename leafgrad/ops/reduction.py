@@ -15,7 +15,7 @@ from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
 from .._arg_parser import Overloads, _is_int, check_dtype, is_number
 from ._op import Op, same_dtype, warn_once, writes_out
-from ._util import (SCALAR_NAMES, autocast, c_order, histories_first, opmath, ops, record, record_many, saved_output,
+from ._util import (SCALAR_NAMES, autocast, c_order, histories_first, ops, record, record_many, saved_output,
                     state, wrap, wrap_dim, wrap_dims, xp)
 
 
@@ -228,7 +228,7 @@ class Var(Op):
         dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'var')
         data = input._data
         with _quiet(count - correction):
-            out = xp.asarray(opmath(data).var(axis=dims, ddof=correction, keepdims=keepdim))
+            out = xp.asarray(_accumulated(data).var(axis=dims, ddof=correction, keepdims=keepdim))
         # (a complex input's variance is real: the mean of |x - mean|^2)
         result, node = record(c_order(out.astype(data.real.dtype, copy=False)), Var, (input,))
         if node is not None:
@@ -261,7 +261,7 @@ class Std(Op):
         dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'std')
         data = input._data
         with _quiet(count - correction):
-            out = xp.asarray(opmath(data).std(axis=dims, ddof=correction, keepdims=keepdim))
+            out = xp.asarray(_accumulated(data).std(axis=dims, ddof=correction, keepdims=keepdim))
         result, node = record(c_order(out.astype(data.real.dtype, copy=False)), Std, (input,))
         if node is not None:
             node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
@@ -287,6 +287,13 @@ class Std(Op):
         if not self.keepdim:
             g = _unsqueeze_dims(g, self.dims)
         return g * centered * (_per_dof(1.0, self.count - self.correction)),
+
+
+def _accumulated(data):
+    """``data`` as PyTorch's variances and norms accumulate it: float16 and bfloat16 in float32
+    (the result rounded once: a float16 variance of 1e5 numbers of size 3 would overflow its
+    sums of squares), other dtypes as they are."""
+    return data.astype(xp.float32) if data.dtype.kind == 'V' or data.dtype == xp.float16 else data
 
 
 def _quiet(dof):
@@ -384,7 +391,7 @@ class StdMean(VarMean):
 def _var_mean(input, dim, unbiased, keepdim, correction, is_std):
     dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'std_mean' if is_std else 'var_mean')
     data = input._data
-    work = opmath(data)
+    work = _accumulated(data)
     with _quiet(count - correction):
         v = xp.asarray(work.std(axis=dims, ddof=correction, keepdims=keepdim) if is_std
                        else work.var(axis=dims, ddof=correction, keepdims=keepdim)).astype(data.dtype, copy=False)
@@ -595,7 +602,7 @@ def _vector_norm(x, ord, dim, keepdim, dtype, recorded):
                             f'{type(dim).__name__}')
         dim = (int(dim),)
     dims = wrap_dims(dim, data.ndim) if dim is not None and len(dim) else tuple(range(data.ndim))
-    a = xp.abs(opmath(data))
+    a = xp.abs(_accumulated(data))
     p = float(ord)
     if p in (float('inf'), float('-inf')) and data.size == 0 and builtins.any(data.shape[d] == 0 for d in dims):
         raise RuntimeError(f'linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the '
