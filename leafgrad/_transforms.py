@@ -29,18 +29,26 @@ def _detach_tree(tree):
     return _unflatten([leaf.detach() if isinstance(leaf, Tensor) else leaf for leaf in leaves], spec)
 
 
+# the leaves the reverse transforms make while a forward-mode jvp runs (one list per running
+# jvp): its results that reach no other leaf are detached, as torch.func's
+_made_in_jvp = []
+
+
 def _differentiable(leaf, nested):
     if not isinstance(leaf, Tensor):
         raise ValueError(f'Thing passed to transform API must be Tensor, got {type(leaf)}')
     if leaf._requires_grad:
         nested[0] = True
         return leaf.view_as(leaf)
+    made = leaf.detach().requires_grad_(True)
+    if _made_in_jvp:
+        _made_in_jvp[-1].append(made)
     if leaf._fw_grad is not None:
         # a dual tensor (inside jacfwd/jvp): the reverse pass runs recorded, so that its ops
         # carry the tangents forward (forward over reverse), and its results keep them
         nested[0] = True
-        return forward_ad.make_dual(leaf.detach().requires_grad_(True), leaf._fw_grad)
-    return leaf.detach().requires_grad_(True)
+        return forward_ad.make_dual(made, leaf._fw_grad)
+    return made
 
 
 def _reaches_outer(outputs, own, nested):
@@ -443,17 +451,24 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     flat, flat_t, spec = _check_jvp_args(primals, tangents)
     if forward_ad._state.level is not None:
         return _jvp_by_double_backward(func, primals, tangents, strict=strict, has_aux=has_aux)
-    with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(p, t) for p, t in zip(flat, flat_t)]  # (PyTorch's errors: an integer, complex)
-        result = _as_bound(func)(*_unflatten(duals, spec))
-        outs, out_spec, aux = _jvp_outputs(result, has_aux)
-        primal_out, tangent_out = [], []
-        for o in outs:
-            p, t = forward_ad.unpack_dual(o)
-            primal_out.append(p)
-            tangent_out.append(t if t is not None else zeros_like(o))
-        aux = _unflatten([forward_ad.unpack_dual(a).primal if isinstance(a, Tensor) else a
-                          for a in _flatten(aux)[0]], _flatten(aux)[1]) if has_aux else None
+    _made_in_jvp.append([])
+    try:
+        with forward_ad.dual_level():
+            duals = [forward_ad.make_dual(p, t) for p, t in zip(flat, flat_t)]  # (PyTorch's errors: integer, complex)
+            result = _as_bound(func)(*_unflatten(duals, spec))
+            outs, out_spec, aux = _jvp_outputs(result, has_aux)
+            primal_out, tangent_out = [], []
+            for o in outs:
+                p, t = forward_ad.unpack_dual(o)
+                primal_out.append(p)
+                tangent_out.append(t if t is not None else zeros_like(o))
+            aux = _unflatten([forward_ad.unpack_dual(a).primal if isinstance(a, Tensor) else a
+                              for a in _flatten(aux)[0]], _flatten(aux)[1]) if has_aux else None
+    finally:
+        made = _made_in_jvp.pop()
+    if made:  # (a grad or vjp inside, whose results kept their graph for the tangents: cut where it ends)
+        primal_out = [o if _reaches_outer([o], made, [False]) else o.detach() for o in primal_out]
+        tangent_out = [t if _reaches_outer([t], made, [False]) else t.detach() for t in tangent_out]
     result = (_unflatten(primal_out, out_spec), _unflatten(tangent_out, out_spec))
     return result + (aux,) if has_aux else result
 
@@ -509,37 +524,58 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
             found['aux'] = vm.first_of_innermost(aux) if under_vmap else aux
             return tuple(u.tangent if u.tangent is not None else zeros_like(o) for u, o in zip(unpacked, outs))
 
-        with forward_ad.dual_level():
-            if total:
-                dtype = next((x.dtype for x in inputs if x.is_floating_point()), inputs[0].dtype)
-                identity, basis, pos = eye(total, dtype=dtype), [], 0
-                for x, size in zip(inputs, sizes):
-                    basis.append(identity[:, pos:pos + size].reshape((total,) + tuple(x.shape)).to(x.dtype))
-                    pos += size
-                columns = vm.vmap(push_forward, randomness=randomness)(*basis)  # per output: [total, *out]
-                out_leaves, out_spec, aux = found['outs'], found['spec'], found['aux']
-            else:  # every input empty: evaluate once for the shapes
-                out_leaves, out_spec, aux = call(inputs)
-                columns = [zeros((0,) + tuple(o.shape), dtype=o.dtype) for o in out_leaves]
-        jacobians = []
-        for out, cols in zip(out_leaves, columns):
-            per_input, pos = [], 0
-            for x, size in zip(inputs, sizes):
-                block = cols[pos:pos + size].reshape((size,) + tuple(out.shape))
-                per_input.append(block.movedim(0, -1).reshape(tuple(out.shape) + tuple(x.shape)))
-                pos += size
-            grouped, pos = [], 0
-            for leaves, spec in zip(flat_inputs, specs):
-                grouped.append(_unflatten(per_input[pos:pos + len(leaves)], spec))
-                pos += len(leaves)
-            jacobians.append(grouped[0] if single else tuple(grouped))
-        jac = _unflatten(jacobians, out_spec)
-        if not any(x._requires_grad for x in inputs):
-            jac = _detach_tree(jac)
-        if has_aux:
-            return jac, _detach_tree(aux)
-        return jac
+        _made_in_jvp.append([])
+        try:
+            columns, out_leaves, out_spec, aux = _jacfwd_pass(total, inputs, sizes, push_forward, call, found,
+                                                              randomness)
+        finally:
+            made = _made_in_jvp.pop()
+        return _jacobians(out_leaves, columns, inputs, sizes, flat_inputs, specs, single, out_spec, has_aux, aux,
+                          made)
     return wrapper
+
+
+def _jacfwd_pass(total, inputs, sizes, push_forward, call, found, randomness):
+    """jacfwd's one forward pass (vmapped over the basis of tangents): the columns of every
+    output's Jacobian, the outputs, their structure and aux."""
+    with forward_ad.dual_level():
+        if total:
+            dtype = next((x.dtype for x in inputs if x.is_floating_point()), inputs[0].dtype)
+            identity, basis, pos = eye(total, dtype=dtype), [], 0
+            for x, size in zip(inputs, sizes):
+                basis.append(identity[:, pos:pos + size].reshape((total,) + tuple(x.shape)).to(x.dtype))
+                pos += size
+            columns = vm.vmap(push_forward, randomness=randomness)(*basis)  # per output: [total, *out]
+            out_leaves, out_spec, aux = found['outs'], found['spec'], found['aux']
+        else:  # every input empty: evaluate once for the shapes
+            out_leaves, out_spec, aux = call(inputs)
+            columns = [zeros((0,) + tuple(o.shape), dtype=o.dtype) for o in out_leaves]
+    return columns, out_leaves, out_spec, aux
+
+
+def _jacobians(out_leaves, columns, inputs, sizes, flat_inputs, specs, single, out_spec, has_aux, aux, made):
+    """Each output's columns reshaped to output.shape + input.shape, per input, in the inputs'
+    structure; detached where they reach no tensor that requires grad outside (as torch.func's:
+    an input, or a tensor f closes over)."""
+    jacobians = []
+    for out, cols in zip(out_leaves, columns):
+        per_input, pos = [], 0
+        for x, size in zip(inputs, sizes):
+            block = cols[pos:pos + size].reshape((size,) + tuple(out.shape))
+            per_input.append(block.movedim(0, -1).reshape(tuple(out.shape) + tuple(x.shape)))
+            pos += size
+        grouped, pos = [], 0
+        for leaves, spec in zip(flat_inputs, specs):
+            grouped.append(_unflatten(per_input[pos:pos + len(leaves)], spec))
+            pos += len(leaves)
+        jacobians.append(grouped[0] if single else tuple(grouped))
+    jac = _unflatten(jacobians, out_spec)
+    leaves, spec = _flatten(jac)
+    jac = _unflatten([j if isinstance(j, Tensor) and _reaches_outer([j], made, [False]) else
+                      j.detach() if isinstance(j, Tensor) else j for j in leaves], spec)
+    if has_aux:
+        return jac, _detach_tree(aux)
+    return jac
 
 
 def hessian(func, argnums=0):

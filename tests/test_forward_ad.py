@@ -448,6 +448,43 @@ def test_forward_transforms_of_integer_complex_bfloat16_primals(transform, dtype
         same(run, warnings_too=False)
 
 
+def _closed_over(M):
+    return M.tensor([1.5, -0.5, 2.0], requires_grad=True)
+
+
+CONNECTED = {
+    'jvp of grad': lambda M, x, t, w: M.func.jvp(M.func.grad(lambda a: a.sin().sum()), (x,), (t,)),
+    'jvp of grad with aux': lambda M, x, t, w: M.func.jvp(
+        lambda a: M.func.grad(lambda c: (c.sin().sum(), c.cos()), has_aux=True)(a)[1], (x,), (t,)),
+    'jvp of vjp': lambda M, x, t, w: M.func.jvp(lambda a: M.func.vjp(lambda c: c.sin(), a)[1](t)[0], (x,), (t,)),
+    'jvp of grad closing over': lambda M, x, t, w: M.func.jvp(M.func.grad(lambda a: (a.sin() * w).sum()), (x,), (t,)),
+    'jacfwd closing over': lambda M, x, t, w: M.func.jacfwd(lambda a: a.sin() * w)(x),
+    'hessian closing over': lambda M, x, t, w: M.func.hessian(lambda a: (a.sin() * w).sum())(x),
+    'jacfwd of grad closing over': lambda M, x, t, w: M.func.jacfwd(M.func.grad(lambda a: (a.sin() * w).sum()))(x),
+    'hessian': lambda M, x, t, w: M.func.hessian(lambda a: (a.sin() * a).sum())(x),
+    'jacfwd of an input that requires grad': lambda M, x, t, w: M.func.jacfwd(lambda a: a.sin())(x.requires_grad_()),
+}
+
+
+@pytest.mark.parametrize('name', sorted(CONNECTED))
+def test_forward_transforms_connect_to_autograd_as_torch(name):
+    """Results require grad exactly where torch.func's do: a grad or vjp inside jvp left them
+    recorded (requiring grad, .numpy() refused), jacfwd of a function closing over a tensor
+    that requires grad cut them off."""
+    def run(M):
+        rng = np.random.default_rng(0)
+        x, t = M.tensor(rng.standard_normal((2, 3))), M.tensor(rng.standard_normal((2, 3)))
+        out = CONNECTED[name](M, x, t, _closed_over(M))
+        leaves = out if isinstance(out, tuple) else (out,)
+        return [(o.requires_grad, o.grad_fn is not None) for o in leaves], out
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        ours = run(lg)
+    theirs = run(torch)
+    assert ours[0] == theirs[0]
+    assert plain(ours[1]) == plain(theirs[1])
+
+
 @pytest.mark.parametrize('program', ['inverse', 'vander', 'slogdet'])
 def test_tangent_of_an_op_made_of_ops_requires_no_grad(program):
     """An op that calls other ops (torch.inverse calls linalg.inv): its tangent, computed inside
