@@ -265,7 +265,8 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
     # for, as in an optimizer's b += p.grad; a third less time for that call)
     if type(other) is Tensor and (data.base is not None or y.base is not None or y is data) and data.flags.writeable:
         _check_no_partial_overlap(self, (other,))
-    if d.kind == 'f' and alpha == 1 and (type(y) is float or type(y) is int or getattr(y, 'dtype', None) is d):
+    if d.kind == 'f' and alpha == 1 and (getattr(y, 'dtype', None) is d
+                                         or (type(y) is float or type(y) is int) and d.char != 'e'):
         # The common case: a float tensor with a number or with its own dtype keeps its dtype,
         # nothing to check first (NumPy refuses a read-only output before writing).
         try:
@@ -291,7 +292,8 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
             raise RuntimeError(f"result type {_type_name(rt)} can't be cast to the desired output type "
                                f"{_type_name(sd)}")
         try:
-            if d.kind == 'V':  # bfloat16: the out-of-place op computes and rounds as PyTorch does
+            if d.kind == 'V' or d.char == 'e' and not hasattr(y, 'dtype'):
+                # bfloat16, float16 with a number: the out-of-place op computes and rounds as PyTorch does
                 out = op(Tensor._wrap(data), other) if alpha == 1 else op(Tensor._wrap(data), other, alpha=alpha)
                 xp.copyto(data, out._data, casting='unsafe')
             else:

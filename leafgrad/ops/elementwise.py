@@ -285,10 +285,15 @@ ops.div_by_number = div_by_number  # (the reductions' derivatives reach it throu
 self_recording.append(div_by_number)  # (a derivative's op: forward over reverse carries tangents through it)
 
 
+def _16_BITS(dtype):
+    return dtype.kind == 'V' or dtype.char == 'e'  # (bfloat16, float16)
+
+
 def _bf16_by_scalar(ufunc, a, b, data):
-    """``ufunc(a, b)`` (multiply or divide) with a bfloat16 result ``data`` as NumPy computed it:
-    PyTorch takes a scalar operand (a Python number or a 0-dim tensor of another dtype) unrounded,
-    computes in float32 and rounds once; NumPy rounded the scalar to bfloat16 first."""
+    """``ufunc(a, b)`` (multiply or divide) with a bfloat16 or float16 result ``data`` as NumPy
+    computed it: PyTorch takes a scalar operand (a Python number or a 0-dim tensor of another
+    dtype) unrounded, computes in float32 and rounds once; NumPy rounded the scalar to the 16-bit
+    dtype first."""
     sa, sb = _unrounded(a), _unrounded(b)
     if sa is None and sb is None:
         return data
@@ -325,7 +330,7 @@ class Mul(_BinaryNode):
             data = x * y
         except ValueError:
             raise broadcast_error(input, other) from None
-        if (type(other) is not Tensor or y is not other._data or x is not input._data) and data.dtype.kind == 'V':
+        if (type(other) is not Tensor or y is not other._data or x is not input._data) and _16_BITS(data.dtype):
             data = _bf16_by_scalar(xp.multiply, input, other, data)  # (only where a scalar operand was cast)
         result, node = record(iterated(data, x, y) if data.ndim > 1 else data, Mul, (input, other))
         if node is not None:
@@ -412,7 +417,7 @@ class Div(_BinaryNode):
             data = x / y
         except ValueError:
             raise broadcast_error(input, other) from None
-        if (type(other) is not Tensor or y is not other._data or x is not input._data) and data.dtype.kind == 'V':
+        if (type(other) is not Tensor or y is not other._data or x is not input._data) and _16_BITS(data.dtype):
             data = _bf16_by_scalar(xp.true_divide, input, other, data)  # (only where a scalar operand was cast)
         result, node = record(iterated(data, x, y) if data.ndim > 1 else data, Div, (input, other))
         if node is not None:

@@ -185,7 +185,8 @@ def _floor_divide(x, y):
 def _division_operands(input, other, kernel='div_floor_cpu'):
     x, y = _arrays(input, other)
     _int_operands(x, y, kernel)
-    if x.dtype.kind == 'V':  # bfloat16: in float32, a scalar operand unrounded (as div), rounded once
+    if x.dtype.kind == 'V' or x.dtype.char == 'e':  # bfloat16, float16: in float32, a scalar operand
+        # unrounded (as div), rounded once
         sx, sy = _unrounded(input), _unrounded(other)
         x = x.astype(xp.float32) if sx is None else sx
         y = y.astype(xp.float32) if sy is None else sy
