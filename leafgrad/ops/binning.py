@@ -203,6 +203,12 @@ class Histogramdd(Op):
     an int, N ints or N 1-D tensors of edges; ``range`` 2N floats, (min, max) of each dim. No
     derivative, as in PyTorch."""
     op, method = 'histogramdd', False
+    overloads = Overloads(
+        'histogramdd',
+        '(Tensor input, int bins, tuple of floats range = None, Tensor weight = None, bool density = False)',
+        '(Tensor input, tuple of ints bins, tuple of floats range = None, Tensor weight = None, bool density = False)',
+        '(Tensor input, tuple of Tensors bins, tuple of floats range = None, Tensor weight = None, '
+        'bool density = False)')
 
     def forward(input, bins, *, range=None, weight=None, density=False):
         x = input._data
