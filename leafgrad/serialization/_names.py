@@ -28,6 +28,7 @@ _TORCH_NAMES = {
                     ('InstanceNorm', 'instancenorm')) for d in ('1d', '2d', '3d')},
     'leafgrad.optim.rprop.ASGD': 'torch.optim.asgd.ASGD',
     'leafgrad.optim.adafactor.Adafactor': 'torch.optim.Adafactor',
+    'leafgrad.optim.muon.Muon': 'torch.optim.Muon',
     'leafgrad.ops.linalg_eig.eig': 'torch._linalg_utils.eig',
     **{f'leafgrad.ops.linalg_eig.{f}': f'torch._linalg_utils.{f}' for f in ('lstsq', 'solve', 'matrix_rank')},
     'leafgrad.ops.linalg_eig.symeig': 'torch._linalg_utils._symeig',
@@ -52,7 +53,9 @@ _TORCH_NAMES = {
         ('basic', 'alpha_dropout dropout dropout1d dropout2d dropout3d embedding embedding_bag feature_alpha_dropout '
                   'gumbel_softmax normalize'),
         ('extra', 'fold glu rrelu unfold'), ('grid', 'affine_grid grid_sample'), ('attention', 'multi_head_attention_forward'),
-        ('ctc', 'ctc_loss'), ('fractional', 'fractional_max_pool2d fractional_max_pool2d_with_indices'),
+        ('ctc', 'ctc_loss'),
+        ('fractional', 'fractional_max_pool2d fractional_max_pool2d_with_indices fractional_max_pool3d '
+                       'fractional_max_pool3d_with_indices'),
         ('loss', 'binary_cross_entropy binary_cross_entropy_with_logits cosine_embedding_loss cross_entropy '
                  'gaussian_nll_loss hinge_embedding_loss huber_loss kl_div l1_loss margin_ranking_loss mse_loss '
                  'multi_margin_loss multilabel_margin_loss multilabel_soft_margin_loss nll_loss poisson_nll_loss '
