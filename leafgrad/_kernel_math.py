@@ -86,13 +86,22 @@ def fma64(a, b, c):
         mant, _ = np.frexp(r)
         unsure = ((np.abs(np.abs(e2) - half) <= half * 2.0 ** -40) | (np.abs(mant) == 0.5)
                   | (np.abs(p) < 2.0 ** -900) | (np.abs(p) > 2.0 ** 900) | (np.abs(c) > 2.0 ** 900))
-        unsure &= np.isfinite(p) & np.isfinite(c)
-        r = np.where(np.isfinite(r), r, p + c)
+        finite = np.isfinite(a) & np.isfinite(b)
+        # (a product that overflowed may have a finite sum: decided exactly too)
+        unsure = (unsure & np.isfinite(p) | finite & ~np.isfinite(p)) & np.isfinite(c)
+        # (not finite, or zero: p + c, whose zero has the right sign where the pairs' sums make +0;
+        # an infinite c beside a finite product: c)
+        r = np.where(np.isfinite(r) & (r != 0), r, p + c)
+        r = np.where(finite & np.isinf(c), c, r)
     if unsure.any():
         from fractions import Fraction  # (here: fractions and decimal took ~2 ms of `import leafgrad`)
         r = np.array(r, dtype=f64)
         for i in zip(*np.nonzero(unsure)):
-            r[i] = float(Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i])))
+            exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
+            try:
+                r[i] = float(exact) if exact else float(p[i] + c[i])
+            except OverflowError:  # (beyond the largest double: rounded to infinity)
+                r[i] = math.inf if exact > 0 else -math.inf
     return r
 
 

@@ -10,7 +10,7 @@ protocols (``__array_ufunc__``, ``__array_function__``), so the same call runs o
 import operator as _operator
 import sys as _sys
 
-from .. import _memory_format, backend
+from .. import _kernel_math as _km, _memory_format, backend
 from ..amp import policy as autocast  # autocast's state (one flag read by the ops it casts) and policies
 from ..autograd.grad_mode import state
 from ..autograd import origins
@@ -494,9 +494,7 @@ _HALF_VECTOR_PAIR = 32  # (elements of float16/bfloat16 per step of PyTorch's ve
 def fused_alpha(x, y, alpha, sign):
     """``x + sign * alpha * y`` as PyTorch's CPU add and sub compute it for arrays ``x``, ``y`` of
     one float dtype, or None for other operands: alpha rounded to that dtype, then one fused
-    multiply-add (in float32 for the 16-bit floats, then rounded to the 16-bit dtype). NumPy has
-    no fused multiply-add: float32's is computed in float64, where the product of two float32
-    numbers is exact and only the sum rounds, and float64's by ``_fma64``.
+    multiply-add (in float32 for the 16-bit floats, then rounded to the 16-bit dtype).
 
     The 16-bit floats' vectorized loop goes 32 elements at a time; the elements after the last
     full step are computed one by one, their product rounded to the 16-bit dtype before the sum:
@@ -509,83 +507,29 @@ def fused_alpha(x, y, alpha, sign):
     if y.size > 1 and (y.ndim == 0 or y.shape[-1] == 1) and x.ndim and x.shape[-1] > 1:
         return None  # (y the same along each row: PyTorch's loop then rounds the product on its own, mostly)
     if d.itemsize == 8:
-        return _fma64(y, xp.float64(alpha * sign), x)
+        return _km.fma64(y, xp.float64(alpha * sign), x)
     if d.itemsize not in (2, 4):
         return None
-    a = float(xp.asarray(alpha, dtype=d).astype(xp.float32)) * sign
-    out = (x.astype(xp.float64) + y.astype(xp.float64) * a).astype(xp.float32)
+    a = xp.float32(float(xp.asarray(alpha, dtype=d).astype(xp.float32)) * sign)
     if d.itemsize == 4:
-        return out
-    out = out.astype(d)
+        return _km.fma(*xp.broadcast_arrays(y, a, x))
+    x32, y32 = x.astype(xp.float32), y.astype(xp.float32)
+    out = _km.fma(*xp.broadcast_arrays(y32, a, x32)).astype(d)
     tail = out.size % _HALF_VECTOR_PAIR
     if tail and x.shape == y.shape:
-        xs, ys = x.reshape(-1)[-tail:].astype(xp.float32), y.reshape(-1)[-tail:].astype(xp.float32)
-        out.reshape(-1)[-tail:] = xs + (ys * xp.float32(a)).astype(d).astype(xp.float32)
+        out.reshape(-1)[-tail:] = x32.reshape(-1)[-tail:] + (y32.reshape(-1)[-tail:] * a).astype(d).astype(xp.float32)
     return out
 
 
 def fused_multiply_add(a, b, c):
     """``a * b + c`` of float32 or float64 arrays (or numbers of their dtype) of one dtype,
-    rounded once, as a fused multiply-add of PyTorch's CPU kernels: float32's computed in
-    float64 (where the product is exact), float64's by ``_fma64``; on another backend's arrays
-    (a GPU's) its own product and sum."""
+    rounded once, as a fused multiply-add of PyTorch's CPU kernels (``_kernel_math``'s); on
+    another backend's arrays (a GPU's) its own product and sum."""
     if type(c) is not xp.ndarray and not isinstance(c, xp.generic):
         return a * b + c
     if c.dtype == xp.float32:
-        return (xp.float64(a) * xp.float64(b) + xp.float64(c)).astype(xp.float32)
-    return _fma64(xp.asarray(b), a, c)
-
-
-def _fma64(a, b, c):
-    """``a * b + c`` of float64 arrays (b a number), rounded once: Boldo and Melquiond's
-    emulation (2008), the product and the sum split into exact pairs (Veltkamp, Dekker, Knuth)
-    and the low parts summed with rounding to odd. A product so small that its low part would
-    underflow is computed scaled by 2**600, one that would overflow by 2**-600 (exact, and so is
-    scaling back a result that is not subnormal). Where that gives no finite nonzero number
-    (an infinite or NaN operand or result, a zero, whose sign the pairs' sums lose), the plain
-    ``a * b + c`` stands, or c where only c is infinite."""
-    with xp.errstate(all='ignore'):
-        a0, c0 = a, c
-        product = a * b
-        size = xp.abs(product)
-        tiny, huge = size < 1e-270, ~(size <= 1e290) & xp.isfinite(a)
-        scale = None
-        if tiny.any() or huge.any():  # (beside a c this large a tiny product is below half its last
-            # place: plain is exact; beside a huge one, a c made 0 by the scale is too)
-            scale = xp.where(tiny & (xp.abs(c) < 1e100), 2.0 ** 600, xp.where(huge, 2.0 ** -600, 1.0))
-            a, c = a * scale, c * scale
-            product = a * b
-        a_hi, a_lo = _veltkamp(a)
-        b_hi, b_lo = _veltkamp(xp.float64(b))
-        product_lo = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-        high, low = _two_sum(c, product)
-        low, error = _two_sum(low, product_lo)
-        inexact_even = (error != 0) & (low.view(xp.int64) & 1 == 0) & (low != 0)
-        if inexact_even.any():  # rounded to odd: one step toward the error
-            low = xp.where(inexact_even, xp.nextafter(low, xp.where(error > 0, xp.inf, -xp.inf)), low)
-        out = high + low
-        if scale is not None:
-            out = out / scale
-        fused = xp.isfinite(out) & (out != 0)
-        if fused.all():
-            return out
-        plain = a0 * b + c0
-        plain = xp.where(xp.isinf(c0) & xp.isfinite(a0) & xp.isfinite(b), c0, plain)
-        return xp.where(fused, out, plain)
-
-
-def _veltkamp(a):
-    """``a`` as hi + lo, each with at most 26 significant bits (so that their products are exact)."""
-    c = 134217729.0 * a  # 2**27 + 1
-    hi = c - (c - a)
-    return hi, a - hi
-
-
-def _two_sum(a, b):
-    """(a + b rounded, its rounding error), exactly (Knuth)."""
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
+        return _km.fma(*xp.broadcast_arrays(a, b, c))  # (it sums into the product: of the result's shape)
+    return _km.fma64(a, b, c)
 
 
 def opmath(arr):
