@@ -1,7 +1,7 @@
 """Adafactor: PyTorch's single-tensor update (``torch.optim.Adafactor``)."""
 import numpy as np
 
-from ..autograd.grad_mode import no_grad, enable_grad
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .optimizer import Optimizer, _increment, _lerp_, _step_tensor, _t
 
@@ -34,11 +34,7 @@ class Adafactor(Optimizer):
 
     def _step(self, closure=None):
         # (the base's loop checks that state has the gradient's shape: row_var and col_var do not)
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        self._opt_called = True
+        loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
                 eps1 = group['eps'][0]

@@ -2,7 +2,7 @@
 (``torch.optim.Muon``), for the 2-D parameters of hidden layers."""
 import math
 
-from ..autograd.grad_mode import no_grad, enable_grad
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .optimizer import Optimizer
 
@@ -39,11 +39,7 @@ class Muon(Optimizer):
                                      f'{p.size()}')
 
     def _step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        self._opt_called = True
+        loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
                 lr = group['lr']

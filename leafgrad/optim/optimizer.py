@@ -180,12 +180,18 @@ class Optimizer:
                 hook(self, args, kwargs)
         return out
 
-    def _step(self, closure=None):
+    def _closure_loss(self, closure):
+        """A step's start: the loss ``closure`` returns (evaluated with grad mode on), or None;
+        the optimizer noted as stepped (lr schedulers warn when they step before it)."""
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        self._opt_called = True  # lr schedulers warn when they step before the optimizer
+        self._opt_called = True
+        return loss
+
+    def _step(self, closure=None):
+        loss = self._closure_loss(closure)
         if self.defaults.get('differentiable'):
             return self._step_differentiable(loss)
         with no_grad():
