@@ -177,55 +177,42 @@ class LPPool3d(LPPool2d):
     _fn = 'lp_pool3d'
 
 
-class FractionalMaxPool2d(Module):
-    """Fractional max pooling over 2-D windows of ``kernel_size`` to ``output_size`` (or
+class _FractionalMaxPoolNd(Module):
+    """Fractional max pooling over windows of ``kernel_size`` to ``output_size`` (or
     ``output_ratio`` of the input's size); ``_random_samples`` (a buffer, when given) fixes the
     windows' placement, else each call draws it."""
+    _n = 2
 
     def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
         super().__init__()
-        self.kernel_size = _ntuple(kernel_size, 2)
+        name = type(self).__name__
+        if self._n == 3 and ((isinstance(kernel_size, int) and kernel_size <= 0) or (
+                isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))):
+            raise ValueError(f'kernel_size must be greater than 0, but got {kernel_size}')  # (3-D's check only)
+        self.kernel_size = _ntuple(kernel_size, self._n)
         self.return_indices = return_indices
         self.register_buffer('_random_samples', _random_samples)
-        self.output_size = _ntuple(output_size, 2) if output_size is not None else None
-        self.output_ratio = _ntuple(output_ratio, 2) if output_ratio is not None else None
+        self.output_size = _ntuple(output_size, self._n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, self._n) if output_ratio is not None else None
         if output_size is None and output_ratio is None:
-            raise ValueError('FractionalMaxPool2d requires specifying either an output size, or a pooling ratio')
-        if output_size is not None and output_ratio is not None:
-            raise ValueError('only one of output_size and output_ratio may be specified')
-        if self.output_ratio is not None and not (0 < self.output_ratio[0] < 1 and 0 < self.output_ratio[1] < 1):
-            raise ValueError(f'output_ratio must be between 0 and 1 (got {output_ratio})')
-
-    def forward(self, input):
-        return F.fractional_max_pool2d(input, self.kernel_size, self.output_size, self.output_ratio,
-                                       self.return_indices, _random_samples=self._random_samples)
-
-
-class FractionalMaxPool3d(Module):
-    """Fractional max pooling over 3-D windows of ``kernel_size`` to ``output_size`` (or
-    ``output_ratio`` of the input's size); ``_random_samples`` (a buffer, when given) fixes the
-    windows' placement, else each call draws it."""
-
-    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
-        super().__init__()
-        if (isinstance(kernel_size, int) and kernel_size <= 0) or (
-                isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size)):
-            raise ValueError(f'kernel_size must be greater than 0, but got {kernel_size}')
-        self.kernel_size = _ntuple(kernel_size, 3)
-        self.return_indices = return_indices
-        self.register_buffer('_random_samples', _random_samples)
-        self.output_size = _ntuple(output_size, 3) if output_size is not None else None
-        self.output_ratio = _ntuple(output_ratio, 3) if output_ratio is not None else None
-        if output_size is None and output_ratio is None:
-            raise ValueError('FractionalMaxPool3d requires specifying either an output size, or a pooling ratio')
+            raise ValueError(f'{name} requires specifying either an output size, or a pooling ratio')
         if output_size is not None and output_ratio is not None:
             raise ValueError('only one of output_size and output_ratio may be specified')
         if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
             raise ValueError(f'output_ratio must be between 0 and 1 (got {output_ratio})')
 
     def forward(self, input):
-        return F.fractional_max_pool3d(input, self.kernel_size, self.output_size, self.output_ratio,
-                                       self.return_indices, _random_samples=self._random_samples)
+        pool = F.fractional_max_pool2d if self._n == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                    _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _n = 3
 
 
 __all__ = ['FractionalMaxPool2d', 'FractionalMaxPool3d', 'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d', 'MaxUnpool1d', 'MaxUnpool2d', 'MaxUnpool3d',
