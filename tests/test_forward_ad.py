@@ -383,13 +383,19 @@ NEW_RULES = {
     'index_add source only': lambda M, a, b: M.index_add(a.detach(), 1, M.tensor([1, 1]), b),
     'take': lambda M, a, b: a.take(M.tensor([[0, 5], [5, 3]])) * b[0, 0],
     'masked_select': lambda M, a, b: a.masked_select(M.tensor([True, False, True])) + b.sum(),
+    'index_put': lambda M, a, b: M.index_put(a, (M.tensor([1, 0]),), b[:, :1].expand(2, 3) * 3),
+    'index_put accumulate': lambda M, a, b: M.index_put(a, (M.tensor([1, 1]),), b[0, 0] * 2, accumulate=True),
+    'index_put_ of a number': lambda M, a, b: a.clone().index_put_((M.tensor([0]),), M.tensor(7.0, dtype=a.dtype)),
+    'div floor': lambda M, a, b: M.div(a, b[0, 0] + 3, rounding_mode='floor') + a,
+    'div_ trunc': lambda M, a, b: a.clone().div_(b[:, :1] + 3, rounding_mode='trunc'),
     'conj of a complex intermediate': lambda M, a, b: (lambda z: z.real * z.imag ** 2)((a * 1j + b.sum()).conj()),
 }
 
 
 @pytest.mark.parametrize('name', sorted(NEW_RULES))
 def test_forward_rules_of_indexing_and_conj(name):
-    """jvp and jacfwd through index_add, take, masked_select and conj (they were refused)."""
+    """jvp and jacfwd through index_add, take, masked_select, index_put, div with a rounding mode
+    and conj (they were refused)."""
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 2))
     ta, tb = rng.standard_normal((2, 3)), rng.standard_normal((2, 2))

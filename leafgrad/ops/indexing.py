@@ -283,6 +283,14 @@ class IndexPutBackward0(Op):
             gv = sum_to(index_read(grad, self.index), self.values_shape)
         return gs, gv
 
+    def jvp(self, tangents, output):  # the input's tangent with the values' written at the index
+        ti, tv = tangents
+        if ti is None:
+            ti = wrap(xp.zeros(output._data.shape, dtype=output._data.dtype))
+        if tv is None:
+            return each_sample(lambda t: index_write(t, self.index, 0), ti)
+        return each_sample(lambda t, v: index_write(t, self.index, v), ti, tv)
+
 
 def index_write(input, index, values):
     """Out of place: ``input`` with ``values`` written at an advanced ``index``."""

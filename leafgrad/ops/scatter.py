@@ -580,6 +580,15 @@ class IndexPutBackward0_accumulate(Node):  # noqa: N801
         gv = sum_to(ops.index_read(grad, self.index), self.values_shape) if self.needs_input_grad(1) else None
         return (grad if self.needs_input_grad(0) else None), gv
 
+    def jvp(self, tangents, output):  # linear in both: the values' tangent added at the index
+        ti, tv = tangents
+        if tv is None:
+            return ti
+        shape = output._data.shape
+        target = xp.zeros(shape, dtype=bool)[self.index].shape
+        added = each_sample(lambda v: ops.index_put_embed(ops.expand(v, target), shape, self.index), tv)
+        return added if ti is None else ti + added
+
     def name(self):
         return 'IndexPutBackward0'
 
