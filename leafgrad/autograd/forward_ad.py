@@ -164,6 +164,8 @@ _INPLACE_DUNDERS = {'__iadd__': '__add__', '__isub__': '__sub__', '__imul__': '_
 # in-place ops whose new value does not depend on the old one differentiably
 _OVERWRITING = {'zero_', 'fill_', 'normal_', 'uniform_', 'random_', 'bernoulli_', 'exponential_',
                 'geometric_', 'log_normal_', 'cauchy_'}
+# in-place ops that change only the tensor's shape and strides: the same change made to its tangent
+_RESHAPING = {'t_', 'transpose_', 'swapaxes_', 'swapdims_', 'squeeze_', 'unsqueeze_'}
 
 
 def _duals_in(args, kwargs):
@@ -386,6 +388,13 @@ def _run_inplace(fn, name, args, kwargs):
             if tangent is not None:
                 tangent[index] = 0.0 if vt is None else vt
         return None
+    if name in _RESHAPING and type(self._fw_grad) in (Tensor, type(None)):  # (a batched tangent: not here)
+        with _off():
+            fn(*args, **kwargs)
+            tangent = _tangent_for_update(self, force=False)
+            if tangent is not None:
+                getattr(tangent, name)(*args[1:], **kwargs)
+        return self
     if name in _OVERWRITING:
         with _off():
             fn(*args, **kwargs)
