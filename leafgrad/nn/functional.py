@@ -8,7 +8,7 @@ from ..tensor import Tensor as _Tensor
 from ._functional.common import not_tensor as _not_tensor
 from ..ops import _inplace
 from ..ops.linalg_extra import pdist
-from ._functional.attention import multi_head_attention_forward
+from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._functional.basic import (alpha_dropout, cosine_similarity, dropout, dropout1d, dropout2d, dropout3d, embedding,
                                 embedding_bag, feature_alpha_dropout, gumbel_softmax, linear, normalize, one_hot,
                                 pairwise_distance)
@@ -31,7 +31,7 @@ from ._functional.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adap
                                   adaptive_max_pool3d_with_indices, avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d, lp_pool3d,
                                   lp_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices,
                                   max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d)
-from ._functional.sampling import (interpolate, scaled_dot_product_attention, upsample, upsample_bilinear,
+from ._functional.sampling import (interpolate, upsample, upsample_bilinear,
                                    upsample_nearest)
 
 # The activations and softmaxes live in ops/activation.py (a family of the op library), pad with

@@ -6,16 +6,23 @@ more key position, heads split into the batch, add_zero_attn appending a zero ke
 key-padding mask merged into the attention mask. With ``need_weights`` the scores are
 ``baddbmm(mask, q * sqrt(1/hd), k^T)``, softmax, dropout, ``bmm`` with v; without, the heads go
 through scaled_dot_product_attention. Both end in the out-projection.
+
+scaled_dot_product_attention: softmax(q k^T * scale + mask) v.
 """
 import math
 import warnings
 
 from ... import backend, creation
+from ...ops import elementwise as _ew
 from ...ops import linalg
-from ...ops.rearrange import cat, pad
+from ...ops import shape as _shape
+from ...ops._util import autocast, xp
 from ...ops.activation import nn_softmax as softmax
+from ...ops.linalg import matmul
+from ...ops.rearrange import cat, pad
 from .basic import dropout, linear
-from .sampling import scaled_dot_product_attention
+from .common import const
+from ..._arg_parser import refuse_arguments
 
 
 def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
@@ -237,3 +244,57 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not is_batched:
         out = out.squeeze(1)
     return out, None
+
+
+# ---- scaled_dot_product_attention ---------------------------------------------------------------
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(q k^T * scale + mask) v, composed of leafgrad ops as PyTorch's math path composes it
+    (q and k are each scaled by sqrt(scale), which keeps the products small)."""
+    try:
+        if autocast.state.on:
+            query, key, value, attn_mask = autocast.lower_precision(query, key, value, attn_mask)
+        if query._data.dtype.kind == 'V':  # bfloat16: in float32, rounded once, as PyTorch's CPU kernels
+            if attn_mask is not None and attn_mask._data.dtype.kind == 'V':
+                attn_mask = attn_mask.float()
+            with autocast.suspended():
+                out = scaled_dot_product_attention(query.float(), key.float(), value.float(), attn_mask, dropout_p,
+                                                   is_causal, scale, enable_gqa)
+            return out.to(query.dtype)
+        # the attention kernels switched on (leafgrad's is math or flash)
+        from ...backends import cuda as _kernels  # (loaded when first used)
+        _kernels.check_sdp_kernel()
+        q, k = query._data, key._data
+        L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
+        if is_causal and attn_mask is not None:
+            raise RuntimeError('_scaled_dot_product_attention: Explicit attn_mask should not be set when '
+                               'is_causal=True')
+        if enable_gqa and q.ndim >= 3 and q.shape[-3] != k.shape[-3]:
+            rep = q.shape[-3] // k.shape[-3]
+            key = _repeat_heads(key, rep)
+            value = _repeat_heads(value, rep)
+        factor = math.sqrt(1.0 / math.sqrt(E) if scale is None else scale)
+        attn = matmul(query * factor, _shape.transpose(key, -2, -1) * factor)
+        if is_causal:
+            keep = xp.tril(xp.ones((L, S), dtype=bool))
+            attn = _ew.where(const(keep), attn, const(xp.asarray(-xp.inf, dtype=attn._data.dtype)))
+        elif attn_mask is not None:
+            if attn_mask._data.dtype == xp.bool_:
+                attn = _ew.where(attn_mask, attn, const(xp.asarray(-xp.inf, dtype=attn._data.dtype)))
+            else:
+                attn = attn + attn_mask
+        attn = softmax(attn, -1)
+        if dropout_p > 0.0:
+            attn = dropout(attn, dropout_p, True)
+        return matmul(attn, value)
+    except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
+        refuse_arguments('scaled_dot_product_attention', ('query', 'key', 'value'))
+        raise
+
+
+def _repeat_heads(t, rep):
+    shape = t._data.shape
+    x = _shape.unsqueeze(t, -3)
+    x = _shape.expand(x, shape[:-2] + (rep,) + shape[-2:])
+    return _shape.reshape(x, shape[:-3] + (shape[-3] * rep,) + shape[-2:])
