@@ -9,8 +9,8 @@ leafgrad computes: ``cudnn.benchmark``, ``cudnn.deterministic``, ``cudnn.allow_t
 ``mkldnn.enabled``, ``cuda.matmul.allow_tf32`` (which is
 ``leafgrad.get_float32_matmul_precision() != 'highest'``: leafgrad always multiplies float32 in
 float32) and the reduced-precision reductions. Two do act: ``cuda.enable_math_sdp`` with
-``cuda.enable_flash_sdp`` (``scaled_dot_product_attention`` fails when both are off, as
-PyTorch's does on the CPU), and what ``cpu.get_cpu_capability()``, ``mkl.is_available()`` and
+``cuda.enable_flash_sdp`` (which of its CPU kernels ``scaled_dot_product_attention`` uses, as on
+PyTorch's CPU build), and what ``cpu.get_cpu_capability()``, ``mkl.is_available()`` and
 ``openmp.is_available()`` report, which describes the NumPy leafgrad runs on.
 """
 import importlib

@@ -4,8 +4,8 @@
 sets that precision ('high' or 'highest'), as in PyTorch; leafgrad multiplies float32 in float32
 whatever it says (NumPy and CuPy's default GEMMs). The reduced-precision reduction switches are
 stored and read back. The attention switches choose among PyTorch's kernels for
-``scaled_dot_product_attention``; leafgrad's one kernel computes what PyTorch's math and (CPU)
-flash kernels compute, and raises PyTorch's error when both are switched off.
+``scaled_dot_product_attention``: as on PyTorch's CPU build, its flash kernel where that kernel's
+conditions hold and it is on, else the math path (``nn.attention`` sets them for a block).
 """
 import warnings
 from contextlib import contextmanager
@@ -72,7 +72,10 @@ matmul = cuBLASModule()
 
 # ---- scaled_dot_product_attention's kernels ------------------------------------------------------
 
-sdp_enabled = {'flash': True, 'mem_efficient': True, 'math': True, 'cudnn': True}
+sdp_enabled = {'flash': True, 'mem_efficient': True, 'math': True, 'cudnn': True, 'overrideable': True}
+# the kernels' priority (SDPBackend's values; nn.attention.sdpa_kernel(set_priority=True) sets it):
+# PyTorch's CPU build tries flash, then math, whatever it says
+sdp_priority = [1, 2, 0, 3, 4]
 
 
 def _enable(kind, setter_name, enabled):

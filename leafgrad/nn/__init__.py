@@ -5,6 +5,8 @@ from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedPara
 from .modules import *  # noqa: F401,F403
 from .modules import MultiheadAttention, TransformerEncoderLayer  # noqa: F401
 from . import functional, init, utils
+# the package nn.attention, in place of modules/attention.py, which the star import bound
+attention = importlib.import_module('.attention', __name__)
 
 
 def __getattr__(name):

@@ -185,12 +185,13 @@ DEFERRED = {
          'empty_strided'),
     ),
     'activation': (
-        ('selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_', 'hardshrink', 'softmax', 'log_softmax'),
+        ('selu', 'selu_', 'celu', 'celu_', 'threshold', 'threshold_', 'hardshrink', 'softmax',
+         '_safe_softmax', 'log_softmax'),
         ('hardshrink', 'softmax', 'log_softmax'),
         ('leaky_relu', 'leaky_relu_', 'elu', 'elu_', 'selu', 'selu_', 'celu', 'celu_', 'gelu', 'silu',
          'mish', 'softplus', 'logsigmoid', 'hardtanh', 'hardtanh_', 'relu6', 'hardswish', 'hardsigmoid',
          'threshold', 'threshold_', 'hardshrink', 'softshrink', 'softsign', 'tanhshrink', 'softmax',
-         'log_softmax', 'softmin'),
+         '_safe_softmax', 'log_softmax', 'softmin'),
     ),
     'minmax': (
         ('max', 'min', 'amax', 'amin', 'aminmax', 'argmax', 'argmin', 'median', 'nanmedian', 'kthvalue',

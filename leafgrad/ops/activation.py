@@ -748,6 +748,32 @@ class Softmax(Op):
         return y * (grad - ops.sum(grad * y, self.dim, keepdim=True))
 
 
+class SafeSoftmax(Softmax):
+    """_safe_softmax(input, dim, dtype=None): softmax, with 0 along a slice whose entries are all
+    -inf (where softmax gives NaN): scaled_dot_product_attention's math path normalises with it,
+    so that a query that its mask hides from every key attends to nothing."""
+    op, node = '_safe_softmax', 'SafeSoftmaxBackward0'
+    method = False
+    __slots__ = ()
+
+    def forward(input, dim, dtype=None):
+        input, data, d = _softmax_input(input, dim, dtype, '_safe_softmax')
+        work = data.astype(xp.float32) if _reduced(data.dtype) else data
+        if work.size:
+            top = work.max(axis=d, keepdims=True)
+            hidden = top == -xp.inf  # (every entry -inf: the max is too)
+            e = xp.exp(work - xp.where(hidden, 0, top))
+            out = e / xp.where(hidden, 1, e.sum(axis=d, keepdims=True))  # (0 / 1 where hidden)
+        else:
+            out = work.copy()
+        out = out.astype(data.dtype, copy=False)
+        result, node = record(out.reshape(input._data.shape), SafeSoftmax, (input,))
+        if node is not None:
+            node.dim = d if input._data.ndim else ()
+            node.save(saved_output(result))
+        return result
+
+
 def _log_softmax_array(data, d, round_to=None):
     """log_softmax along ``d``. ``round_to`` (float16/bfloat16 along the last dim): PyTorch's
     last-dim kernel keeps the sum and its log in that dtype, rounding each once."""
