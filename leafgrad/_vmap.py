@@ -1213,7 +1213,13 @@ def grad_through(outputs, inputs, cotangents, depth, **options):
     whole batch. Levels opened since (vmap over the cotangents: ``vmap(vjp_fn)``, ``jacrev``)
     stay batched: each cotangent carries them in front of its output's physical layout, every
     node's derivative runs once on the batch of cotangents through the ops' batching rules
-    (``apply_node``), and each gradient comes back batched as its input and at those levels."""
+    (``apply_node``), and each gradient comes back batched as its input and at those levels.
+
+    Only the levels the graph's ends are batched at are lowered: a level none of them carries
+    (jacfwd's basis of tangents, when f calls vjp on unbatched primals) holds no physical dim
+    in the graph, and the tangents batched at it stay batched through the walk."""
+    carried = [lv for t in list(outputs) + list(inputs) for lv in _levels_below(t, depth)]
+    depth = max(_state.floor, max(carried) + 1) if carried else min(depth, _state.floor)
     for cot, out in zip(cotangents, outputs):
         missing = [lv for lv in _levels_below(cot, depth) if lv not in _levels_below(out, depth)]
         if missing:  # a cotangent that varies along a level its output does not: per sample

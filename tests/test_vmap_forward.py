@@ -54,6 +54,10 @@ PROGRAMS = {
     'jacfwd after vmap(jacfwd)': lambda M: (lambda F, w, b, f, X, T: (
         M.func.vmap(M.func.jacfwd(f, argnums=2), in_dims=(None, None, 0))(w, b, X),
         M.func.jacfwd(f, argnums=2)(w, b, X[0]), M.func.hessian(f, argnums=2)(w, b, X[1])))(*_setup(M)),
+    # a vjp inside jacfwd: its backward walk carries the basis of tangents, batched where the
+    # graph's tensors are not
+    'jacfwd of a vjp': lambda M: (lambda F, w, b, f, X, T: M.func.jacfwd(
+        lambda a: (lambda o, fn: fn(o.cos())[0] * a)(*M.func.vjp(lambda c: f(w, b, c), a)))(X[0]))(*_setup(M)),
 }
 
 # jacfwd under vmap carries the batch (one pass, no loop over the samples), also of a function
