@@ -41,6 +41,7 @@ import warnings
 
 from . import backend
 from .autograd import _instrument, forward_ad, grad as autograd_grad
+from .autograd.grad_mode import enable_grad
 from .autograd.graph import elementwise_jvp as _elementwise_jvp
 from .tensor import Tensor, Size
 from .ops.rearrange import cat, stack
@@ -151,7 +152,12 @@ def _batched(t, levels):
         tangent = t._fw_grad
         if tangent is not None and type(tangent) is Tensor and tangent._data.shape == t._data.shape:
             # the tangent forward AD computed on the physical arrays (a jvp under vmap): batched too
-            t._fw_grad = _batched(Tensor._wrap(tangent._data), levels)
+            if tangent._requires_grad:  # (computed with grad on: an input truly requires grad, as a
+                with enable_grad():   # tensor f closes over; an alias keeps the tangent's history)
+                    alias = tangent.view_as(tangent)
+            else:
+                alias = Tensor._wrap(tangent._data)
+            t._fw_grad = _batched(alias, levels)
     return t
 
 

@@ -473,6 +473,9 @@ CONNECTED = {
     'jacfwd of grad closing over': lambda M, x, t, w: M.func.jacfwd(M.func.grad(lambda a: (a.sin() * w).sum()))(x),
     'hessian': lambda M, x, t, w: M.func.hessian(lambda a: (a.sin() * a).sum())(x),
     'jacfwd of an input that requires grad': lambda M, x, t, w: M.func.jacfwd(lambda a: a.sin())(x.requires_grad_()),
+    'vmap of jacfwd closing over': lambda M, x, t, w: M.func.vmap(M.func.jacfwd(lambda a: (a * w).sin()))(x),
+    'vmap of jvp closing over': lambda M, x, t, w: M.func.vmap(
+        lambda a, b: M.func.jvp(lambda c: (c * w).sin(), (a,), (b,)))(x, t),
 }
 
 
@@ -493,6 +496,19 @@ def test_forward_transforms_connect_to_autograd_as_torch(name):
     theirs = run(torch)
     assert ours[0] == theirs[0]
     assert plain(ours[1]) == plain(theirs[1])
+
+
+@pytest.mark.parametrize('name', ['vmap of jacfwd closing over', 'vmap of jvp closing over'])
+def test_gradient_through_forward_transforms_under_vmap_as_torch(name):
+    """The tangents forward mode computes under vmap keep their history: a backward through
+    them reaches the tensor f closes over, as torch.func's."""
+    def run(M):
+        rng = np.random.default_rng(0)
+        x, t, w = M.tensor(rng.standard_normal((2, 3))), M.tensor(rng.standard_normal((2, 3))), _closed_over(M)
+        out = CONNECTED[name](M, x, t, w)
+        (out if isinstance(out, tuple) else (out,))[-1].pow(2).sum().backward()
+        return w.grad
+    assert plain(run(lg)) == plain(run(torch))
 
 
 @pytest.mark.parametrize('program', ['inverse', 'vander', 'slogdet'])
