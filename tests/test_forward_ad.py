@@ -511,6 +511,31 @@ def test_gradient_through_forward_transforms_under_vmap_as_torch(name):
     assert plain(run(lg)) == plain(run(torch))
 
 
+LAYOUTS = {
+    'contiguous': lambda M: M.ones(2, 3), 'expanded': lambda M: M.tensor([1.0, 2.0, 3.0]).expand(2, 3),
+    'expanded scalar': lambda M: M.tensor(2.0).expand(2, 3), 'transposed': lambda M: M.ones(3, 2).t(),
+    'a slice of a larger storage': lambda M: M.arange(12.0).reshape(4, 3)[1:3],
+}
+
+
+@pytest.mark.parametrize('primal', ['contiguous', 'transposed'])
+@pytest.mark.parametrize('tangent', sorted(LAYOUTS))
+def test_make_dual_lays_the_tangent_out_as_its_primal(primal, tangent):
+    """make_dual keeps the tangent given only where it is laid out as the primal; another one
+    (an expanded tangent of stride 0, a transposed one, a slice) is copied into the primal's
+    strides, as PyTorch's, so that an in-place op on the dual writes its tangent in place."""
+    def run(M):
+        with M.autograd.forward_ad.dual_level():
+            p = M.arange(6.0).reshape(2, 3) if primal == 'contiguous' else M.arange(6.0).reshape(3, 2).t()
+            t = LAYOUTS[tangent](M)
+            dual = M.autograd.forward_ad.make_dual(p, t)
+            kept = M.autograd.forward_ad.unpack_dual(dual).tangent
+            layout = (kept is t, kept.stride())
+            dual.mul_(3).sin_()
+            return layout, M.autograd.forward_ad.unpack_dual(dual).tangent, t
+    assert plain(run(lg)) == plain(run(torch))
+
+
 @pytest.mark.parametrize('program', ['inverse', 'vander', 'slogdet'])
 def test_tangent_of_an_op_made_of_ops_requires_no_grad(program):
     """An op that calls other ops (torch.inverse calls linalg.inv): its tangent, computed inside

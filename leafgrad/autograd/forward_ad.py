@@ -131,8 +131,20 @@ def make_dual(tensor, tangent, *, level=None):
                            f'forward gradient is of size {list(tangent.shape)}.')
     with _off():
         dual = tensor.view(tensor.shape)
+        if type(tangent) is Tensor and type(tensor) is Tensor and not _same_layout(tangent, tensor):
+            # PyTorch keeps the tangent given only where it is laid out as its primal; another one
+            # (expanded, transposed, a slice of a larger storage) is copied into the primal's
+            # strides, so that an in-place op on the dual can write its tangent in place
+            copy = tensor.new_empty_strided(tuple(tensor.shape), tensor.stride(), dtype=tangent.dtype)
+            tangent = copy.copy_(tangent)
     _set(dual, tangent)
     return dual
+
+
+def _same_layout(tangent, tensor):
+    return (tangent.stride() == tensor.stride() and tangent.storage_offset() == tensor.storage_offset()
+            and tangent.untyped_storage().nbytes() // tangent.element_size()
+            == tensor.untyped_storage().nbytes() // tensor.element_size())
 
 
 def unpack_dual(tensor, *, level=None):
