@@ -40,7 +40,12 @@ def _differentiable(leaf, nested):
     if leaf._requires_grad:
         nested[0] = True
         return leaf.view_as(leaf)
-    made = leaf.detach().requires_grad_(True)
+    if leaf._fw_grad is None and vm.active():
+        # under vmap: a leaf of each sample's own (an unbatched input expanded along the open
+        # levels), so that a sample's gradient is not summed over the batch
+        made = vm.per_sample_leaf(leaf)
+    else:
+        made = leaf.detach().requires_grad_(True)
     if _made_in_jvp:
         _made_in_jvp[-1].append(made)
     if leaf._fw_grad is not None:

@@ -217,3 +217,31 @@ def test_grad_only_inputs_false_warns_as_torch():
             M.autograd.grad((x * 2).sum(), x, only_inputs=True)
         seen.append([(w.category, str(w.message)) for w in caught])
     assert seen[0] == seen[1] and len(seen[0]) == 1
+
+
+def _per_sample_setup(M):
+    rng = np.random.default_rng(0)
+    w, b, X = (M.tensor(rng.standard_normal(s)) for s in ((2, 3), (2,), (4, 3)))
+    return M.nn.functional, w, b, X
+
+
+# reverse transforms under vmap w.r.t. an input that is not batched: each sample's Jacobian or
+# vector-Jacobian product is its own, not the sum over the batch
+PER_SAMPLE = {
+    'jacrev of x * b': lambda M, F, w, b, X: M.func.vmap(M.func.jacrev(lambda b, x: x[:2] * b), (None, 0))(b, X),
+    'jacrev of linear w.r.t. its weight': lambda M, F, w, b, X: M.func.vmap(
+        M.func.jacrev(lambda w, x: F.linear(x, w, b).tanh()), (None, 0))(w, X),
+    'jacrev of linear w.r.t. a dict': lambda M, F, w, b, X: M.func.vmap(M.func.jacrev(
+        lambda p, x: F.linear(x, p['w'], p['b']).tanh()), (None, 0))({'w': w, 'b': b}, X),
+    'vjp w.r.t. an unbatched weight': lambda M, F, w, b, X: M.func.vmap(
+        lambda x: M.func.vjp(lambda w: F.linear(x, w, b).sin(), w)[1](x[:2])[0])(X),
+    'vjp closing over a batched input, two levels': lambda M, F, w, b, X: M.func.vmap(M.func.vmap(
+        lambda x, y: M.func.vjp(lambda w: F.linear(x, w, b) * y, w)[1](y.expand(2))[0], (None, 0)), (0, None))(X, b.reshape(2, 1)),
+}
+
+
+@pytest.mark.parametrize('name', sorted(PER_SAMPLE))
+def test_reverse_transforms_under_vmap_are_per_sample(name):
+    def run(M):
+        return PER_SAMPLE[name](M, *_per_sample_setup(M))
+    assert plain(run(lg)) == plain(run(torch))
