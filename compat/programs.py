@@ -325,12 +325,7 @@ PROGRAMS = [
     _tutorial('tutorials/two_layer_net_custom_function',
               'beginner_source/examples_autograd/two_layer_net_custom_function.py', unseeded=True),
     _tutorial('tutorials/former_torchies nnft', 'beginner_source/former_torchies/nnft_tutorial.py', unseeded=True),
-    _tutorial('tutorials/neural_tangent_kernels', 'intermediate_source/neural_tangent_kernels.py',
-              why="its NTK-vector products (jvp of a vjp's cotangents under two vmaps): the convolution's batching "
-                  "rule folds the batched input and its own tangent into N, not a weight's tangent batched at "
-                  "another level (the vmapped basis), and falling back to a loop over samples restacks dual "
-                  "outputs without their tangents' levels: a size mismatch (32 against 320)",
-              issue='none yet'),
+    _tutorial('tutorials/neural_tangent_kernels', 'intermediate_source/neural_tangent_kernels.py'),
     _tutorial('tutorials/nn_tutorial', 'beginner_source/nn_tutorial.py', setup=[_mnist_stand_in, _ipython_stand_in],
               needs=['requests', 'matplotlib'], unseeded=True),
     dict(name='tutorials/char_rnn_classification', dir=f'{TUTORIALS}/intermediate_source',

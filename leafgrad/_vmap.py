@@ -29,7 +29,11 @@ samples independent), its differentiated inputs expanded along the batch first, 
 each sample gets its own gradient. Forward mode under vmap (a jvp inside vmap): vmap's wrappers
 go over forward AD's, as in jacfwd, so that a batched op's rule calls the op on the physical
 arrays through forward AD, whose tangents are then physical too; ``_Plain`` gives a tangent
-the physical shape of its primal, ``_batched`` batches it with its primal. jacfwd under vmap
+the physical shape of its primal, ``_batched`` batches it with its primal. A tangent batched at
+levels its primal is not (a weight's tangent under the vmap over the NTK's basis) stays batched
+at those through the physical call (while a dual level is open the levels stay open inside
+``_Plain``), its sample the primal's physical layout; ``_batched`` adds the primal's levels to
+it (``_levels_added``). jacfwd under vmap
 carries the batch too: its primals are ``spread`` along every open level, the basis level
 included, so that each tangent is batched within its primal's levels and one pass computes
 every sample's Jacobian (also of a function closing over a batched tensor).
@@ -139,6 +143,23 @@ def backend_size(shape):
     return Size(shape)
 
 
+def _levels_added(g, levels):
+    """The batched ``g`` (at levels E) whose leading logical dims are batch dims of ``levels``,
+    batched at E and ``levels`` together; a level in both is the diagonal of its two dims (g
+    computed for every pair of a primal's sample and a tangent's sample along it)."""
+    tags = list(g._levels) + list(levels)
+    with _Plain([g]):
+        p = g
+        for level in set(g._levels) & set(levels):
+            i, j = tags.index(level), len(tags) - 1 - tags[::-1].index(level)
+            p = p.diagonal(0, i, j).movedim(-1, 0)
+            tags = [level] + [tag for k, tag in enumerate(tags) if k not in (i, j)]
+        order = sorted(range(len(tags)), key=tags.__getitem__)
+        if order != list(range(len(tags))):
+            p = p.permute(order + list(range(len(tags), p._data.ndim)))
+    return _batched(p, tuple(sorted(tags)))
+
+
 def _plain_copy(t):
     out = Tensor._wrap(t._data)
     return out
@@ -150,7 +171,11 @@ def _batched(t, levels):
         t.__class__ = BatchedTensor
         t._levels = tuple(levels)
         tangent = t._fw_grad
-        if tangent is not None and type(tangent) is Tensor and tangent._data.shape == t._data.shape:
+        if type(tangent) is BatchedTensor and tuple(tangent.shape) == t._data.shape:
+            # a tangent batched where its primal is not (a weight's tangent under another level),
+            # computed against the physical primal: its leading dims are the primal's levels
+            t._fw_grad = _levels_added(tangent, levels)
+        elif tangent is not None and type(tangent) is Tensor and tangent._data.shape == t._data.shape:
             # the tangent forward AD computed on the physical arrays (a jvp under vmap): batched too
             if tangent._requires_grad:  # (computed with grad on: an input truly requires grad, as a
                 with enable_grad():   # tensor f closes over; an alias keeps the tangent's history)
@@ -231,7 +256,11 @@ class _Plain:
         for t in self.tensors:
             t.__class__ = Tensor
         self.prev = _state.depth
-        _state.depth = 0  # (the wrapped ops inside pass straight through)
+        if forward_ad._state.level is None:
+            _state.depth = 0  # (the wrapped ops inside pass straight through)
+        # (else the levels stay open: a forward rule inside may meet a tangent batched at levels
+        # its primal is not, whose ops go through their batching rules, the physical primals'
+        # batch dims taken as the sample's)
 
     def __exit__(self, *exc):
         _state.depth = self.prev
@@ -244,10 +273,24 @@ class _Plain:
 
 def _physical_like(g, t):
     """The tangent ``g`` (unbatched, or batched at some of ``t``'s levels) as a plain tensor of
-    the batched ``t``'s physical shape: aligned to its levels, expanded along the others."""
+    the batched ``t``'s physical shape: aligned to its levels, expanded along the others. A
+    tangent batched at other levels too stays batched at those, its sample ``t``'s physical
+    shape."""
     have, levels = _levels_of(g), t._levels
-    if any(level not in levels for level in have):
-        return g  # (batched where its primal is not: left as it is)
+    extra = [k for k, level in enumerate(have) if level not in levels]
+    if extra:
+        shared = [k for k in range(len(have)) if k not in extra]
+        with _Plain([g]):  # (by the ops: a tangent that requires grad keeps its history)
+            p = g.permute(extra + shared + list(range(len(have), g._data.ndim)))
+            lead, shape, pos = p._data.shape[:len(extra)], [], len(extra)
+            for level in levels:
+                if pos - len(extra) < len(shared) and have[shared[pos - len(extra)]] == level:
+                    shape.append(p._data.shape[pos])
+                    pos += 1
+                else:
+                    shape.append(1)
+            p = p.reshape(lead + tuple(shape) + p._data.shape[pos:]).expand(lead + t._data.shape)
+        return _batched(p, tuple(have[k] for k in extra))
     data = g._data
     shape, pos = [], 0
     for level in levels:
@@ -908,14 +951,20 @@ def _make_wrapper(fn, name):
 
 def _with_levels_saved(fn, name, args, kwargs):
     tensors = _tensors_in(args, kwargs)
+    # (a call inside another's _Plain, a forward rule's: a tensor the outer call made plain is
+    # plain here, its levels the outer call's again afterwards)
+    outer = {id(t): _saved_levels[id(t)] for t in tensors if id(t) in _saved_levels}
     for t in tensors:
         if type(t) is BatchedTensor and t._levels[-1] >= _state.floor:
             _saved_levels[id(t)] = t._levels
+        else:
+            _saved_levels.pop(id(t), None)
     try:
         return _apply_rule(fn, name, args, kwargs)
     finally:
         for t in tensors:
             _saved_levels.pop(id(t), None)
+        _saved_levels.update(outer)
 
 
 def _random(fn, name, args, kwargs):

@@ -80,23 +80,27 @@ def _conv_batched_weight(fn, name, args, kwargs):
     nsp = _spatial(name)
     x, weight = args[0], _arg(args, kwargs, 1, 'weight')
     bias, groups = _arg(args, kwargs, 2, 'bias'), _arg(args, kwargs, 6, 'groups', 1)
-    if not V.is_batched(weight) or len(weight._levels) != 1 or len(V._levels_of(x)) > 1 \
-            or set(kwargs) - {'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', 'output_padding'} \
-            or V._logical_ndim(weight) != nsp + 2:
+    if not V.is_batched(weight) or set(kwargs) - {'weight', 'bias', 'stride', 'padding', 'dilation', 'groups',
+                                                     'output_padding'} or V._logical_ndim(weight) != nsp + 2:
         return None
-    level = weight._levels[0]
-    if V._levels_of(x) not in ((), (level,)):
+    levels = weight._levels  # (several: a weight's tangent batched at two levels, the NTK's)
+    if any(level not in levels for level in V._levels_of(x)):
         return None
-    b = V._state.sizes[level]
+    lead = tuple(V._sizes(levels))
+    b, nb = math.prod(lead), len(levels)
     one = V._logical_ndim(x) == nsp + 1  # a sample without N
-    x_batched = V.is_batched(x)
+    x_levels = V._levels_of(x)
     with V._Plain([x, weight]):
-        px = x if x_batched else x.unsqueeze(0).expand((b,) + x._data.shape)
+        px = x
+        for i, level in enumerate(levels):  # (x aligned to the weight's levels, expanded along the others)
+            if level not in x_levels:
+                px = px.unsqueeze(i)
+        px = px.expand(lead + px._data.shape[nb:]).reshape((b,) + px._data.shape[nb:])
         if one:
             px = px.unsqueeze(1)
         n = px._data.shape[1]
         px = px.movedim(0, 1).reshape((n, -1) + px._data.shape[3:])       # (N, B*C, *)
-        pw = weight.reshape((-1,) + weight._data.shape[2:])                # (B*O, C/g, *k)
+        pw = weight.reshape((-1,) + weight._data.shape[nb + 1:])           # (B*O, C/g, *k)
         rest = list(args[3:])
         call_kwargs = {k: v for k, v in kwargs.items() if k not in ('weight', 'bias', 'groups')}
         if len(rest) >= 4:
@@ -105,9 +109,10 @@ def _conv_batched_weight(fn, name, args, kwargs):
             call_kwargs['groups'] = groups * b
         out = fn(px, pw, None, *rest, **call_kwargs)
         out = out.reshape((n, b, -1) + out._data.shape[2:]).movedim(1, 0)  # (B, N, O, *)
+        out = out.reshape(lead + out._data.shape[1:])
         if one:
-            out = out.squeeze(1)
-    out = V._batched(out, (level,))
+            out = out.squeeze(nb)
+    out = V._batched(out, levels)
     return _affine(out, None, bias, (-1,) + (1,) * nsp)
 
 

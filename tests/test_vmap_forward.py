@@ -3,6 +3,7 @@ under vmap (batched primals, batched tangents, both), jvp of a vmapped function,
 levels around a jvp, forward over reverse (hvp) under vmap."""
 import warnings
 
+import numpy as np
 import pytest
 
 from both import plain
@@ -111,3 +112,76 @@ def test_jacfwd_under_vmap_carries_the_batch(name, monkeypatch):
 def test_nesting_against_torch(name):
     program = _quiet(PROGRAMS[name])
     assert plain(program(lg)) == plain(program(torch))
+
+
+def _conv_setup(M):
+    rng = np.random.default_rng(0)
+    w, b = M.tensor(rng.standard_normal((4, 3, 3, 3))), M.tensor(rng.standard_normal(4))
+    X, TW, TX = (M.tensor(rng.standard_normal(s)) for s in ((3, 3, 6, 6), (2, 4, 3, 3, 3), (2, 3, 3, 6, 6)))
+    F = M.nn.functional
+
+    def f(x, w):
+        return F.conv2d(x[None], w, b).tanh().sum((0, 2, 3)) * x.mean()
+    return F, w, X, TW, TX, f
+
+
+# jvp under vmap of tangents batched at levels their primals are not (the weight's tangent at
+# another level than the input, as in the NTK-vector products): the forward rules meet the
+# physical primals of one level and the tangents of another
+TANGENTS_AT_OTHER_LEVELS = {
+    "weight's tangent outer, input inner": lambda M, F, w, X, TW, TX, f: M.func.vmap(
+        lambda tw: M.func.vmap(lambda x: M.func.jvp(lambda a: f(x, a), (w,), (tw,))[1])(X))(TW),
+    "weight's tangent inner, input outer": lambda M, F, w, X, TW, TX, f: M.func.vmap(
+        lambda x: M.func.vmap(lambda tw: M.func.jvp(lambda a: f(x, a), (w,), (tw,))[1])(TW))(X),
+    "weight's tangent and input at one level": lambda M, F, w, X, TW, TX, f: M.func.vmap(
+        lambda x, tw: M.func.jvp(lambda a: f(x, a), (w,), (tw,))[1])(X[:2], TW),
+    "weight's tangent at levels 0 and 2, input at 1": lambda M, F, w, X, TW, TX, f: M.func.vmap(
+        lambda t2: M.func.vmap(lambda x: M.func.vmap(lambda tw: M.func.jvp(lambda a: f(x, a), (w,), (tw,))[1])(
+            t2))(X))(TW.unsqueeze(0).expand(2, 2, 4, 3, 3, 3) * M.tensor([1.0, -2.0]).reshape(2, 1, 1, 1, 1, 1)),
+    "input's tangent at its level and another": lambda M, F, w, X, TW, TX, f: M.func.vmap(
+        lambda tx: M.func.vmap(lambda x, t: M.func.jvp(lambda a: f(a, w), (x,), (t,))[1])(X, tx))(TX),
+    "elementwise, the tangent at its primal's level and another": lambda M, F, w, X, TW, TX, f: M.func.vmap(
+        lambda tx: M.func.vmap(lambda x, t: M.func.jvp(lambda a: a.sin() * a.sum(), (x,), (t,))[1])(X, tx))(TX),
+}
+
+
+@pytest.mark.parametrize('name', sorted(TANGENTS_AT_OTHER_LEVELS))
+def test_tangents_batched_at_other_levels_than_their_primals(name):
+    def run(M):
+        return TANGENTS_AT_OTHER_LEVELS[name](M, *_conv_setup(M))
+    assert plain(run(lg)) == plain(run(torch))
+
+
+def _empirical_ntk(M):
+    """PyTorch's tutorial 'Neural Tangent Kernels', small: the kernel by Jacobian contraction
+    and by NTK-vector products (a jvp of a vjp's cotangents under two vmaps)."""
+    rng = np.random.default_rng(0)
+    net = M.nn.Sequential(M.nn.Conv2d(2, 3, 3), M.nn.ReLU(), M.nn.Conv2d(3, 2, 3), M.nn.Flatten(), M.nn.Linear(8, 3))
+    params = {k: M.tensor(rng.standard_normal(tuple(v.shape)) * 0.3) for k, v in net.named_parameters()}
+    x1, x2 = M.tensor(rng.standard_normal((2, 2, 6, 6))), M.tensor(rng.standard_normal((3, 2, 6, 6)))
+    fn = M.func
+
+    def fnet_single(params, x):
+        return fn.functional_call(net, params, (x.unsqueeze(0),)).squeeze(0)
+
+    jac1 = [j.flatten(2) for j in fn.vmap(fn.jacrev(fnet_single), (None, 0))(params, x1).values()]
+    jac2 = [j.flatten(2) for j in fn.vmap(fn.jacrev(fnet_single), (None, 0))(params, x2).values()]
+    by_contraction = M.stack([M.einsum('Naf,Mbf->NMab', a, b) for a, b in zip(jac1, jac2)]).sum(0)
+
+    def get_ntk(x1, x2):
+        output, vjp_fn = fn.vjp(lambda p: fnet_single(p, x1), params)
+
+        def get_ntk_slice(vec):
+            return fn.jvp(lambda p: fnet_single(p, x2), (params,), vjp_fn(vec))[1]
+        return fn.vmap(get_ntk_slice)(M.eye(output.numel(), dtype=output.dtype))
+    by_products = fn.vmap(fn.vmap(get_ntk, (None, 0)), (0, None))(x1, x2)
+    return by_contraction, by_products
+
+
+def test_neural_tangent_kernel_tutorial_against_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # (no op runs once per sample)
+        ours = _empirical_ntk(lg)
+    theirs = _empirical_ntk(torch)
+    assert plain(ours) == plain(theirs)
+    assert plain(ours[0]) == plain(ours[1])
