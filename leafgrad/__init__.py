@@ -29,6 +29,8 @@ from .creation import (Generator, arange, as_tensor, asarray, default_generator,
                        randn_like, randperm, scalar_tensor, seed, set_rng_state, tensor, zeros, zeros_like)
 from .creation import range_ as range  # (torch.range; this module calls no builtin range)
 from ._tensor_str import set_printoptions, get_printoptions
+from . import sparse  # (installs Tensor.to_sparse)
+from .sparse import sparse_coo_tensor, spmm
 from . import torch_version  # noqa: F401  (torch.torch_version: TorchVersion)
 from math import e, inf, nan, pi
 

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-__all__ = ["tensor_repr", "tensor_str", "set_printoptions", "get_printoptions"]
+__all__ = ["tensor_repr", "tensor_str", "sparse_repr", "set_printoptions", "get_printoptions"]
 
 _PREFIX = "tensor("
 # torch prints no dtype suffix for its default dtypes (the default float dtype,
@@ -205,16 +205,18 @@ def _body_str(array, indent):
     return _nested_str(array, indent, summarize, fmt)
 
 
-def _add_suffixes(text, suffixes, indent):
-    """Append ``(suffix, width)`` pairs, wrapping where torch would."""
+def _add_suffixes(text, suffixes, indent, force_newline=False):
+    """Append ``(suffix, width)`` pairs, wrapping where torch would (``force_newline``: the first
+    on a line of its own, as for a sparse tensor)."""
     # torch's measure is two too long when there is no newline (rfind gives
     # -1); kept because it decides where suffixes wrap.
     last_line_len = len(text) - text.rfind("\n") + 1
     parts = [text]
     for suffix, width in suffixes:
-        if last_line_len + width + 2 > _opts["linewidth"]:
+        if force_newline or last_line_len + width + 2 > _opts["linewidth"]:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + width
+            force_newline = False
         else:
             parts.append(", " + suffix)
             last_line_len += width + 2
@@ -252,6 +254,28 @@ def tensor_repr(array, *, device=None, requires_grad=False, grad_fn_name=None, d
         suffix = "tangent=" + tangent
         suffixes.append((suffix, len(suffix.replace("leafgrad.", "torch."))))
     return _add_suffixes(_PREFIX + body, suffixes, indent)
+
+
+def sparse_repr(indices, values, shape, *, requires_grad=False, grad_fn_name=None, default_float=_DEFAULT_FLOAT):
+    """``repr`` of a sparse COO tensor listing ``values`` at ``indices``, as torch prints it."""
+    indent = len(_PREFIX)
+    parts = []
+    for name, array in (("indices", indices), ("values", values)):
+        prefix = name + "=tensor("
+        text = _body_str(array, indent + len(prefix))
+        if array.size == 0:
+            text += f", size={tuple(array.shape)}"
+        parts.append(prefix + text + ")")
+    suffixes = [_plain(f"size={tuple(shape)}"), _plain(f"nnz={indices.shape[1]}")]
+    default_complex = _COMPLEX128 if default_float == _FLOAT64 else _COMPLEX64
+    if values.dtype not in (default_float, default_complex, _INT64, _BOOL):
+        suffixes.append(_dtype_suffix(values.dtype))
+    suffixes.append(("layout=leafgrad.sparse_coo", len("layout=torch.sparse_coo")))
+    if grad_fn_name is not None:
+        suffixes.append(_plain(f"grad_fn=<{grad_fn_name}>"))
+    elif requires_grad:
+        suffixes.append(_plain("requires_grad=True"))
+    return _add_suffixes(_PREFIX + (",\n" + " " * indent).join(parts), suffixes, indent, force_newline=True)
 
 
 def _values_str(array, device, default_float):

@@ -1,0 +1,203 @@
+"""Sparse COO tensors against PyTorch: construction, printing, conversions, the sparse @ dense
+product and its gradients, sums, the arithmetic PyTorch runs on sparse tensors, and its errors
+for the rest."""
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip('torch')
+import leafgrad as lg  # noqa: E402
+
+warnings.filterwarnings('ignore', message='Sparse invariant checks')
+
+
+def form(x):
+    """What is compared: a sparse tensor by its printed form, a dense one by dtype, shape and
+    values, anything else as it is."""
+    if isinstance(x, (lg.Tensor, torch.Tensor)):
+        if x.is_sparse:
+            return repr(x).replace('leafgrad', 'torch')
+        return (str(x.dtype).split('.')[-1], tuple(x.shape), np.round(x.detach().numpy().astype(float), 4).tolist())
+    if isinstance(x, (tuple, list)):
+        return [form(v) for v in x]
+    if isinstance(x, (lg.Size, torch.Size)):
+        return tuple(x)
+    if isinstance(x, (lg.dtype, torch.dtype, lg.layout, torch.layout)):
+        return str(x).replace('leafgrad', 'torch')
+    return x
+
+
+def outcome(program, M):
+    try:
+        return form(program(M))
+    except Exception as e:  # (compared: the type and the message's first sentence)
+        return type(e).__name__, str(e).split(' This could be')[0]
+
+
+def same(program):
+    ours, theirs = outcome(program, lg), outcome(program, torch)
+    assert ours == theirs, f'\nleafgrad: {ours}\ntorch:    {theirs}'
+
+
+def _s(M, dtype=None, coalesced=False, **kw):
+    i = M.tensor([[1, 0, 1, 2], [0, 2, 0, 1]])
+    v = M.tensor([1., 2., 3., -4.], dtype=dtype)
+    s = M.sparse_coo_tensor(i, v, (3, 3), **kw)
+    return s.coalesce() if coalesced else s
+
+
+def _dense(M):
+    return M.tensor([[0., 1.5, 0.], [2., 0., 0.], [0., 0., -3.]])
+
+
+PROGRAMS = {
+    'uncoalesced': lambda M: _s(M),
+    'coalesce': lambda M: _s(M).coalesce(),
+    'flags': lambda M: [(s.is_sparse, s.layout, s.sparse_dim(), s.dense_dim(), s._nnz(), s.is_coalesced(), s.shape,
+                         s.size(), s.size(1), s.dim(), s.numel(), s.dtype, str(s.device), len(s))
+                        for s in (_s(M), _s(M, coalesced=True), _dense(M).to_sparse(1))]
+    + [_dense(M).is_sparse, _dense(M).layout, _dense(M).to_sparse().to_dense().is_sparse],
+    'float64': lambda M: _s(M, dtype=M.float64),
+    'dtype int64': lambda M: _s(M, dtype=M.float32, ).to(M.int64),
+    'dtype argument': lambda M: M.sparse_coo_tensor(np.array([[0, 1, 1], [1, 0, 1]], dtype=np.int32), M.ones(3),
+                                                    (2, 2), dtype=M.int64),
+    'inferred size': lambda M: M.sparse_coo_tensor(M.tensor([[0, 3], [1, 0]]), M.tensor([1., 2.])).shape,
+    'hybrid': lambda M: M.sparse_coo_tensor(M.tensor([[0, 2]]), M.tensor([[1., 2.], [3., 4.]])),
+    'hybrid to_dense': lambda M: M.sparse_coo_tensor(M.tensor([[0, 2, 0]]), M.tensor([[1., 2.], [3., 4.], [5., 6.]]),
+                                                     (3, 2)).to_dense(),
+    'requires_grad': lambda M: _s(M, requires_grad=True),
+    'is_coalesced argument': lambda M: _s(M, coalesced=True).is_coalesced(),
+    'empty': lambda M: M.zeros(2, 3).to_sparse(),
+    'to_sparse': lambda M: _dense(M).to_sparse(),
+    'to_sparse int': lambda M: M.tensor([[0, 7], [1, 0]]).to_sparse(),
+    'to_sparse_coo': lambda M: _dense(M).to_sparse_coo(),
+    'to_sparse(1)': lambda M: _dense(M).to_sparse(1),
+    'to_sparse grad_fn': lambda M: _dense(M).requires_grad_().to_sparse(),
+    'to_dense': lambda M: _s(M).to_dense(),
+    'round trip': lambda M: _dense(M).to_sparse().to_dense(),
+    'indices uncoalesced': lambda M: _s(M).indices(),
+    'values uncoalesced': lambda M: _s(M).values(),
+    'indices values': lambda M: (_s(M).coalesce().indices(), _s(M).coalesce().values()),
+    '_indices _values': lambda M: (_s(M)._indices(), _s(M)._values()),
+    'float()': lambda M: _s(M, dtype=M.float64).float(),
+    'to(float64)': lambda M: _s(M).to(M.float64),
+    'to(cpu)': lambda M: _s(M).to('cpu'),
+    'detach': lambda M: _s(M, requires_grad=True).detach(),
+    # products
+    'mm': lambda M: M.mm(_s(M), _dense(M)),
+    'spmm': lambda M: M.spmm(_s(M), _dense(M)),
+    'matmul': lambda M: M.matmul(_s(M), _dense(M)),
+    '@': lambda M: _s(M) @ _dense(M),
+    'Tensor.mm': lambda M: _s(M).mm(_dense(M)),
+    'sparse.mm': lambda M: M.sparse.mm(_s(M), _dense(M)),
+    'mm rectangular': lambda M: M.mm(_s(M), M.arange(6.).reshape(3, 2)),
+    'mm shape error': lambda M: M.mm(_s(M), M.ones(2, 2)),
+    # arithmetic
+    'add uncoalesced': lambda M: _s(M) + _s(M) * 10,
+    'add coalesced': lambda M: _s(M, coalesced=True) + _s(M, coalesced=True) * 10,
+    'add mixed': lambda M: _s(M, coalesced=True) + _s(M) * 10,
+    'add other pattern': lambda M: _s(M, coalesced=True) + _dense(M).to_sparse(),
+    'dense + sparse': lambda M: M.eye(3) + _s(M),
+    'dense + sparse int': lambda M: M.eye(3) + _s(M, dtype=M.float32).to(M.int64),
+    'sparse + dense': lambda M: _s(M) + M.eye(3),
+    'sub': lambda M: _s(M, coalesced=True) - _dense(M).to_sparse(),
+    'mul scalar': lambda M: _s(M) * 2,
+    'rmul scalar': lambda M: 2.5 * _s(M),
+    'div scalar': lambda M: _s(M) / 2,
+    'neg': lambda M: -_s(M),
+    'sparse.sum': lambda M: M.sparse.sum(_s(M)),
+    'sparse.sum dim 0': lambda M: M.sparse.sum(_s(M), 0),
+    'sparse.sum dim 1': lambda M: M.sparse.sum(_s(M), dim=1),
+    'sparse.sum all dims': lambda M: M.sparse.sum(_s(M), (0, 1)),
+    'Tensor.sum': lambda M: _s(M).sum(),
+    # errors
+    'exp': lambda M: _s(M).exp(),
+    'view': lambda M: _s(M).view(9),
+    'log_softmax': lambda M: M.log_softmax(_s(M), 1),
+    'reshape': lambda M: _s(M).reshape(9),
+    'numpy': lambda M: _s(M).numpy(),
+    'size inconsistent': lambda M: M.sparse_coo_tensor(M.tensor([[0, 5]]), M.tensor([1., 2.]), (3,),
+                                                       check_invariants=True),
+    'negative index': lambda M: M.sparse_coo_tensor(M.tensor([[0, -1]]), M.tensor([1., 2.]), (3,),
+                                                    check_invariants=True),
+    'unchecked': lambda M: M.sparse_coo_tensor(M.tensor([[0, 5]]), M.tensor([1., 2.]), (3,)),
+    'nnz mismatch': lambda M: M.sparse_coo_tensor(M.tensor([[0, 1]]), M.tensor([1., 2., 3.]), (3,)),
+    'indices rank': lambda M: M.sparse_coo_tensor(M.tensor([0, 1]), M.tensor([1., 2.]), (3,)),
+    'indices rank, size agreeing': lambda M: M.sparse_coo_tensor(M.tensor([0, 1]), M.tensor([1., 2.]), (3, 3)),
+    'indices rank, no size': lambda M: M.sparse_coo_tensor(M.tensor([0, 1]), M.tensor([1., 2.])),
+    'float indices': lambda M: M.sparse_coo_tensor(M.tensor([[0., 1.]]), M.tensor([1., 2.]), (3,)),
+    'wrong ndim': lambda M: M.sparse_coo_tensor(M.tensor([[0, 1]]), M.tensor([1., 2.]), (3, 3)),
+    'int requires_grad': lambda M: M.sparse_coo_tensor(M.tensor([[0, 1]]), M.tensor([1, 2]), (3,), requires_grad=True),
+}
+
+
+@pytest.mark.parametrize('name', PROGRAMS)
+def test_sparse_like_torch(name):
+    same(PROGRAMS[name])
+
+
+def _grads(M, product, sparse_leaf=True):
+    """The product's value, its grad_fn's name, and the gradients of both factors."""
+    d = _dense(M).requires_grad_()
+    s = _s(M, requires_grad=True) if sparse_leaf else _s(M)
+    out = product(M, s, d)
+    (out * M.arange(9.).reshape(3, 3)).sum().backward()
+    return out, type(out.grad_fn).__name__, s.grad, d.grad
+
+
+GRADS = {
+    'mm': lambda M, s, d: M.mm(s, d),
+    'spmm': lambda M, s, d: M.spmm(s, d),
+    'matmul': lambda M, s, d: M.matmul(s, d),
+    '@': lambda M, s, d: s @ d,
+    'sparse.mm': lambda M, s, d: M.sparse.mm(s, d),
+    'to_dense': lambda M, s, d: s.to_dense() * d,
+    'dense + sparse': lambda M, s, d: d + s,
+    'sparse add then mm': lambda M, s, d: M.sparse.mm(s + s, d),
+    'scaled': lambda M, s, d: M.mm(s * 3, d),
+    'coalesced': lambda M, s, d: M.sparse.mm(s.coalesce(), d),
+}
+
+
+@pytest.mark.parametrize('name', GRADS)
+def test_gradients_like_torch(name):
+    same(lambda M: _grads(M, GRADS[name]))
+
+
+def test_gradient_of_dense_factor_only():
+    same(lambda M: _grads(M, GRADS['sparse.mm'], sparse_leaf=False))
+
+
+def test_sparse_gradient_accumulates():
+    def program(M):
+        s, d = _s(M, requires_grad=True), _dense(M)
+        M.sparse.mm(s, d).sum().backward()
+        M.sparse.mm(s, d * 2).sum().backward()
+        return s.grad.to_dense()
+    same(program)
+
+
+def test_gradient_through_to_sparse_and_values():
+    def program(M):
+        x = _dense(M).requires_grad_()
+        v = M.tensor([1., 2., 3.], requires_grad=True)
+        y = M.sparse_coo_tensor(M.tensor([[0, 2, 0], [1, 1, 1]]), v, (3, 3))
+        out = M.mm(x.to_sparse(), _dense(M)) + M.sparse.mm(y, _dense(M))
+        (out * M.arange(9.).reshape(3, 3)).sum().backward()
+        return x.grad, v.grad, type(y.grad_fn).__name__
+    same(program)
+
+
+def test_cora_style_normalisation():
+    """examples/gat's load_cora: a diagonal made sparse scales the features; an int64 adjacency
+    built from a NumPy int32 edge list is added to the identity."""
+    def program(M):
+        features = M.tensor([[1., 0., 1.], [0., 0., 0.], [2., 1., 1.]])
+        scale = 1 / M.sum(features, dim=1)
+        scale[scale == float('inf')] = 0
+        features = M.diag(scale).to_sparse() @ features
+        edges = np.array([[0, 1], [1, 2], [0, 1]], dtype=np.int32)
+        adj = M.sparse_coo_tensor(edges.T, M.ones(3), (3, 3), dtype=M.int64)
+        return features, M.eye(3) + adj
+    same(program)
