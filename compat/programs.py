@@ -388,10 +388,7 @@ PROGRAMS = [
          unseeded=True),
     dict(name='examples/gat', dir=f'{EXAMPLES}/gat', setup=[_cora_stand_in],
          run=[['main.py', '--epochs', '4', '--val-every', '1', '--hidden-dim', '8', '--num-heads', '2']],
-         mask=TIMINGS,
-         why='sparse COO tensors: its load_cora builds the graph with Tensor.to_sparse, torch.sparse_coo_tensor and '
-             'sparse @ dense, and every leafgrad tensor is dense (a difference the README lists)',
-         issue='none yet'),
+         mask=TIMINGS),
     # ---- karpathy/nanoGPT (MIT) -------------------------------------------------------------
     dict(name='nanoGPT train+sample (char, cpu)', dir=NANOGPT, setup=[_shakespeare_stand_in],
          needs=['requests', 'tiktoken'],

@@ -1,5 +1,6 @@
 """Creating tensors: from data, filled, ranges, and random (PyTorch's streams: generator.py)."""
 import builtins
+import functools
 import math
 import warnings
 from collections import abc as _abc
@@ -101,6 +102,21 @@ def from_numpy(ndarray):
         raise TypeError(f'expected np.ndarray (got {type(ndarray).__name__})')
     _check_numpy_dtype(ndarray.dtype)
     return _wrap(ndarray)
+
+
+def _size_by_keyword(factory):
+    """``factory(*size, ...)`` that also takes its size by keyword, as PyTorch's do
+    (``torch.empty(size=(2, 3))``)."""
+    name = factory.__name__
+
+    @functools.wraps(factory)
+    def made(*args, **kwargs):
+        if 'size' in kwargs:
+            if args:
+                raise TypeError(f"{name}() got multiple values for argument 'size'")
+            args = (kwargs.pop('size'),)
+        return factory(*args, **kwargs)
+    return made
 
 
 def _size(size, fname):
@@ -218,6 +234,7 @@ def _range_into(name, out, result):
     return _into_out(name, out, (n,), None, result._data)
 
 
+@_size_by_keyword
 def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, out=None):
     _options('zeros', layout, pin_memory, dtype, requires_grad)
     shape = _size(size, 'zeros')
@@ -226,6 +243,7 @@ def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
     return _finish(_allocate(backend.module_for(device).zeros, shape, _dtype_np(dtype)), requires_grad)
 
 
+@_size_by_keyword
 def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, out=None):
     _options('ones', layout, pin_memory, dtype, requires_grad)
     shape = _size(size, 'ones')
@@ -234,6 +252,7 @@ def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_m
     return _finish(_allocate(backend.module_for(device).ones, shape, _dtype_np(dtype)), requires_grad)
 
 
+@_size_by_keyword
 def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None,
           out=None):
     _options('empty', layout, pin_memory, dtype, requires_grad)
@@ -620,6 +639,7 @@ def _sampled_into(out, sample, dtype, op):
     return out
 
 
+@_size_by_keyword
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform samples on [0, 1): PyTorch's for the same generator state."""
     _options('rand', layout, pin_memory, dtype, requires_grad)
@@ -632,6 +652,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
                     _as_complex_pairs(dtype, lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.to_real().np))))
 
 
+@_size_by_keyword
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal samples: PyTorch's for the same generator state."""
     _options('randn', layout, pin_memory, dtype, requires_grad)

@@ -321,3 +321,19 @@ def test_frombuffer_errors_as_torch(call):
             eval(call, {'T': T, 'b': bytearray(8)})
         errors.append((type(info.value), str(info.value)))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize('call', ['T.empty(size=(2, 3)).zero_()', 'T.zeros(size=(2,))', 'T.ones(size=[1, 2], dtype=T.int64)',
+                                  'T.rand(size=(2, 2)).shape', 'T.randn(size=(3,), dtype=T.float64).dtype',
+                                  'T.zeros(2, size=(3,))', 'T.ones((2,), size=(3,))'])
+def test_size_by_keyword(call):
+    """The factories taking ``*size`` take it by keyword too, as PyTorch's (examples/gat's
+    ``torch.empty(size=(in_features, n_hidden))``)."""
+    results = []
+    for T in (lg, torch):
+        try:
+            r = eval(call, {'T': T})
+            results.append(np.asarray(r).tolist() if isinstance(r, T.Tensor) else str(r).replace('leafgrad', 'torch'))
+        except TypeError as e:
+            results.append(str(e))
+    assert results[0] == results[1]
