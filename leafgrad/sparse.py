@@ -28,6 +28,7 @@ from . import _memory_format, backend
 from ._tensor_str import sparse_repr
 from .autograd.graph import Node, gradient_edge
 from .autograd.grad_mode import no_grad, state
+from .ops._util import SCALAR_NAMES
 from .tensor import Tensor
 
 __all__ = ['mm', 'sum', 'addmm']
@@ -248,12 +249,27 @@ class SparseTensor(Tensor):
     div = __truediv__
 
     def mm(self, mat2):
-        return _spmm(self, mat2, MmBackward0)
+        return _mm(self, mat2)
 
     def matmul(self, other):
-        return _spmm(self, other, MmBackward0)
+        if isinstance(other, Tensor) and other.dim() == 1:  # (a matrix times a vector)
+            return _mm(self, other.unsqueeze(1)).squeeze(1)
+        return _mm(self, other)
 
     __matmul__ = smm = matmul
+
+    def __rmatmul__(self, other):  # dense @ sparse (Python asks this subclass first)
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        if other.dim() == 1:
+            return _mm(other.unsqueeze(0), self).squeeze(0)
+        return _mm(other, self)
+
+    def t(self):
+        if self.dense_dim() or self.sparse_dim() > 2:
+            raise RuntimeError(f't() expects a tensor with <= 2 sparse and 0 dense dimensions, but got '
+                               f'{self.sparse_dim()} sparse and {self.dense_dim()} dense dimensions')
+        return _recorded(_transposed(self), TBackward0, (self,)) if self.sparse_dim() == 2 else self
 
     def sum(self, dim=None, keepdim=False, dtype=None):
         return sum(self, dim, dtype)
@@ -369,6 +385,11 @@ class CloneBackward0(CoalesceBackward0):
     pass
 
 
+class TBackward0(Node):
+    def apply(self, grad):
+        return (_transposed(grad) if grad.is_sparse else _wrap(grad._data.T),)
+
+
 class AddBackward0(Node):
     def apply(self, grad):
         return grad, grad
@@ -394,23 +415,41 @@ class SparseSumBackward0(Node):
 
 
 class MmBackward0(Node):
-    """mm(sparse, dense): a dense gradient for the sparse factor, as PyTorch's mm gives."""
+    """mm(a, b) with a sparse factor: dense gradients, as PyTorch's mm gives."""
     def apply(self, grad):
         return self._grads(grad, *self.next_functions)
 
-    def _grads(self, grad, s_edge, d_edge):
-        s, d = self.s, self.d
-        g = grad._data
-        gs = _wrap(g @ d._data.T) if s_edge[0] is not None else None
-        gd = _wrap(_product(s._idx[[1, 0]], s._vals, (s.shape[1], s.shape[0]), g)) if d_edge[0] is not None else None
-        return gs, gd
+    def _grads(self, grad, a_edge, b_edge):
+        a, b, g = self.a, self.b, grad._data
+        ga = _wrap(_times(g, _transposed(b))) if a_edge[0] is not None else None
+        gb = _wrap(_times(_transposed(a), g)) if b_edge[0] is not None else None
+        return ga, gb
 
 
 class SparseAddmmBackward0(MmBackward0):
     """leafgrad.sparse.mm(sparse, dense): the sparse factor's gradient on its own positions."""
     def apply(self, grad):
-        gs, gd = self._grads(grad, *self.next_functions[1:])
-        return None, (None if gs is None else _masked(gs._data, self.s)), gd
+        ga, gb = self._grads(grad, *self.next_functions[1:])
+        return None, (None if ga is None else _masked(ga._data, self.a)), gb
+
+
+def _operand(t):
+    return t if t.is_sparse else t._data
+
+
+def _transposed(x):
+    if isinstance(x, SparseTensor):
+        return SparseTensor._make(x._idx[[1, 0]], x._vals, x.shape[::-1], False)
+    return x.T
+
+
+def _times(x, y):
+    """``x @ y`` for matrices, each an array or a sparse tensor (not both sparse), as an array."""
+    if isinstance(x, SparseTensor):
+        return _product(x._idx, x._vals, x.shape, y)
+    if isinstance(y, SparseTensor):
+        return _product(y._idx[[1, 0]], y._vals, y.shape[::-1], x.T).T
+    return x @ y
 
 
 def _product(idx, vals, shape, dense):
@@ -420,23 +459,43 @@ def _product(idx, vals, shape, dense):
     return out
 
 
-def _spmm(s, d, node_cls):
-    if not isinstance(d, Tensor):
-        raise TypeError(f"mm(): argument 'mat2' (position 2) must be Tensor, not {type(d).__name__}")
-    if d.is_sparse:
-        raise _unsupported('mm')  # (sparse @ sparse is not among leafgrad's sparse ops)
-    if s.sparse_dim() != 2 or s.dense_dim() != 0:
-        raise RuntimeError(f'addmm: matrices expected, got {s.sparse_dim()}D tensor')
-    if d._data.ndim != 2:
-        raise RuntimeError(f'addmm: matrices expected, got {d._data.ndim}D tensor')
-    if s.shape[1] != d._data.shape[0]:
-        raise RuntimeError(f'addmm: Argument #3 (dense): Expected dim 0 size {s.shape[1]}, got {d._data.shape[0]}')
-    if s._vals.dtype != d._data.dtype:
-        raise RuntimeError(f'expected scalar type {backend.from_np(s._vals.dtype)} but found '
-                           f'{backend.from_np(d._data.dtype)}'.replace('leafgrad.', '').title()
-                           .replace('Expected Scalar Type', 'expected scalar type').replace(' But Found ', ' but found '))
-    inputs = (None, s, d) if node_cls is SparseAddmmBackward0 else (s, d)
-    return _recorded(_wrap(_product(s._idx, s._vals, s.shape, d._data)), node_cls, inputs, s=s, d=d)
+def _sparse_product(a, b):
+    """``a @ b`` for two sparse matrices: sparse, coalesced. Each listed element of ``a`` meets
+    the elements that ``b`` lists in the row its column names."""
+    order = np.argsort(b._idx[0], kind='stable')
+    rows_b, cols_b, vals_b = b._idx[0][order], b._idx[1][order], b._vals[order]
+    starts = np.searchsorted(rows_b, np.arange(b.shape[0]))
+    counts = np.bincount(rows_b, minlength=b.shape[0])[a._idx[1]]
+    which = np.repeat(np.arange(a._nnz()), counts)
+    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    j = starts[a._idx[1]][which] + within
+    shape = (a.shape[0], b.shape[1])
+    idx, vals = _coalesced(np.stack([a._idx[0][which], cols_b[j]]), a._vals[which] * vals_b[j], shape)
+    return SparseTensor._make(idx, vals, shape, True)
+
+
+def _mm(a, b, node_cls=MmBackward0):
+    """``a @ b`` for matrices, one of them or both sparse (a sparse one with two sparse dims)."""
+    for position, (param, t) in enumerate((('self', a), ('mat2', b)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"mm(): argument '{param}' (position {position}) must be Tensor, not {type(t).__name__}")
+        if t.is_sparse and (t.sparse_dim() != 2 or t.dense_dim() != 0) or not t.is_sparse and t._data.ndim != 2:
+            raise RuntimeError(f'addmm: matrices expected, got {t.dim()}D tensor')
+    # (PyTorch computes dense @ sparse as (sparse.t() @ dense.t()).t(): its checks name them so)
+    s, d = (a, _operand(b)) if a.is_sparse else (_transposed(b), _transposed(_operand(a)))
+    d_dtype = d._vals.dtype if isinstance(d, SparseTensor) else d.dtype
+    if s.shape[1] != d.shape[0]:
+        raise RuntimeError(f'addmm: Argument #3 (dense): Expected dim 0 size {s.shape[1]}, got {d.shape[0]}')
+    if s._vals.dtype != d_dtype:
+        names = [SCALAR_NAMES[backend.from_np(x).name] for x in (s._vals.dtype, d_dtype)]
+        raise RuntimeError(f'expected scalar type {names[0]} but found {names[1]}')
+    if a.is_sparse and b.is_sparse:
+        if state.grad_enabled and (a._requires_grad or b._requires_grad):
+            raise NotImplementedError('mm of two sparse tensors that require grad: leafgrad has no derivative '
+                                      'for it (make one of them dense, or detach them)')
+        return _sparse_product(a, b)
+    inputs = (None, a, b) if node_cls is SparseAddmmBackward0 else (a, b)
+    return _recorded(_wrap(_times(_operand(a), _operand(b))), node_cls, inputs, a=_operand(a), b=_operand(b))
 
 
 # ---- construction -------------------------------------------------------------------------------
@@ -522,7 +581,7 @@ def mm(mat1, mat2, reduce='sum'):
     _check_tensor('mm', 'mat1', 1, mat1)
     if not mat1.is_sparse:
         return mat1.mm(mat2)
-    return _spmm(mat1, mat2, SparseAddmmBackward0)
+    return _mm(mat1, mat2, SparseAddmmBackward0)
 
 
 def addmm(mat, mat1, mat2, beta=1.0, alpha=1.0):

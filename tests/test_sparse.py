@@ -93,6 +93,20 @@ PROGRAMS = {
     'sparse.mm': lambda M: M.sparse.mm(_s(M), _dense(M)),
     'mm rectangular': lambda M: M.mm(_s(M), M.arange(6.).reshape(3, 2)),
     'mm shape error': lambda M: M.mm(_s(M), M.ones(2, 2)),
+    'mm dtype error': lambda M: M.mm(_s(M), M.ones(3, 2, dtype=M.float64)),
+    'dense @ sparse': lambda M: M.arange(6.).reshape(2, 3) @ _s(M),
+    'mm(dense, sparse)': lambda M: M.mm(M.arange(6.).reshape(2, 3), _s(M)),
+    'matmul(dense, sparse)': lambda M: M.matmul(M.arange(6.).reshape(2, 3), _s(M)),
+    'dense @ sparse shape error': lambda M: M.ones(2, 2) @ _s(M),
+    'dense @ sparse dtype error': lambda M: M.ones(2, 3, dtype=M.float64) @ _s(M),
+    'sparse @ vector': lambda M: _s(M) @ M.tensor([1., 2., 3.]),
+    'vector @ sparse': lambda M: M.tensor([1., 2., 3.]) @ _s(M),
+    'sparse @ sparse': lambda M: _s(M) @ _s(M),
+    'sparse.mm sparse sparse': lambda M: M.sparse.mm(_s(M), _dense(M).to_sparse()),
+    't': lambda M: _s(M).t(),
+    't coalesced': lambda M: _s(M).coalesce().t(),
+    't grad_fn': lambda M: _s(M, requires_grad=True).t(),
+    'sparse @ dense @ sparse': lambda M: _s(M) @ _dense(M) @ _s(M).t(),
     # arithmetic
     'add uncoalesced': lambda M: _s(M) + _s(M) * 10,
     'add coalesced': lambda M: _s(M, coalesced=True) + _s(M, coalesced=True) * 10,
@@ -157,6 +171,9 @@ GRADS = {
     'sparse add then mm': lambda M, s, d: M.sparse.mm(s + s, d),
     'scaled': lambda M, s, d: M.mm(s * 3, d),
     'coalesced': lambda M, s, d: M.sparse.mm(s.coalesce(), d),
+    'dense @ sparse': lambda M, s, d: d @ s,
+    'mm(dense, sparse.t())': lambda M, s, d: M.mm(d, s.t()),
+    'sparse.t() @ dense': lambda M, s, d: s.t() @ d,
 }
 
 
@@ -200,4 +217,21 @@ def test_cora_style_normalisation():
         edges = np.array([[0, 1], [1, 2], [0, 1]], dtype=np.int32)
         adj = M.sparse_coo_tensor(edges.T, M.ones(3), (3, 3), dtype=M.int64)
         return features, M.eye(3) + adj
+    same(program)
+
+
+def test_gcn_style_normalisation():
+    """pytorch/examples gcn's load_cora: D^-1/2 (A + I) D^-1/2 with the diagonals sparse, then
+    the features and the adjacency made sparse, and a layer's product with them."""
+    def program(M):
+        features = M.tensor([[1., 0., 1.], [0., 2., 0.], [2., 1., 1.]])
+        edges = np.array([[0, 1], [1, 2], [2, 0]], dtype=np.int32)
+        adj = M.eye(3) + M.sparse_coo_tensor(edges.T, M.ones(3), (3, 3), dtype=M.int64)
+        degree = M.diag(M.sqrt(1 / M.sum(adj, dim=1))).to_sparse()
+        adj = (degree @ adj @ degree).to_sparse()
+        features = features.to_sparse()
+        kernel = M.arange(6.).reshape(3, 2).requires_grad_()
+        out = M.spmm(adj, M.mm(features, kernel))
+        out.sum().backward()
+        return adj, features, out, kernel.grad
     same(program)

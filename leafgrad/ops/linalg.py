@@ -103,8 +103,8 @@ class Mm(Op):
 
     def forward(input, mat2):
         try:
-            if input.is_sparse:  # (leafgrad.sparse's product: a sparse tensor lists its elements)
-                return input.mm(mat2)
+            if input.is_sparse or mat2.is_sparse:  # (leafgrad/sparse.py's products)
+                return input.mm(mat2) if input.is_sparse else mat2.__rmatmul__(input)
             if autocast.state.on:
                 input, mat2 = autocast.lower_precision(input, mat2)
             # torch.mm words its rank errors differently from addmm
