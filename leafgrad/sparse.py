@@ -31,7 +31,7 @@ from .autograd.grad_mode import no_grad, state
 from .ops._util import SCALAR_NAMES
 from .tensor import Tensor
 
-__all__ = ['mm', 'sum', 'addmm']
+__all__ = ['mm', 'sum', 'addmm', 'softmax', 'log_softmax']
 
 _PACKAGE = os.path.dirname(__file__)
 _wrap = Tensor._wrap
@@ -614,3 +614,77 @@ def _sparse_sum(input, dims):
 
 def _dense_sum(input, dims):
     return input.to_dense().sum(dims)
+
+
+def softmax(input, dim, *, dtype=None):
+    """The softmax over ``dim`` of the listed elements only: an unlisted one counts as minus
+    infinity, not zero (it stays unlisted)."""
+    return _softmax(input, dim, dtype, log=False)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """``log(softmax(input, dim))`` over the listed elements only."""
+    return _softmax(input, dim, dtype, log=True)
+
+
+def _softmax(input, dim, dtype, log):
+    if dtype is not None:
+        input = input.to(dtype)
+    s = input.coalesce()
+    dim = dim % s.dim()
+    group, vals = _softmax_groups(s, dim), s._vals
+    axis = dim - s.sparse_dim() + 1 if dim >= s.sparse_dim() else 0
+    if group is None:  # (over a dense dim: each listed element's own values)
+        shifted = vals - vals.max(axis, keepdims=True)
+        total = np.exp(shifted).sum(axis, keepdims=True)
+    else:
+        top = np.full((group.max() + 1,) + vals.shape[1:], -np.inf, vals.dtype)
+        np.maximum.at(top, group, vals)
+        shifted = vals - top[group]
+        total = np.zeros_like(top)
+        np.add.at(total, group, np.exp(shifted))
+        total = total[group]
+    out = shifted - np.log(total) if log else np.exp(shifted) / total
+    node = SparseLogSoftmaxBackward0 if log else SparseSoftmaxBackward0
+    return _recorded(SparseTensor._make(s._idx, out.astype(vals.dtype), s.shape, True), node, (input,),
+                     pattern=s, result=out, group=group, axis=axis)
+
+
+def _softmax_groups(s, dim):
+    """Which group each listed element's softmax runs over (those alike in every sparse index
+    but ``dim``'s), or None for a dense ``dim``."""
+    if dim >= s.sparse_dim():
+        return None
+    others = [d for d in range(s.sparse_dim()) if d != dim]
+    if not others:
+        return np.zeros(s._nnz(), np.int64)
+    return np.unique(_linear(s._idx[others], tuple(s.shape[d] for d in others)), return_inverse=True)[1].reshape(-1)
+
+
+class SparseSoftmaxBackward0(Node):
+    """softmax's derivative, group by group: ``y * (g - sum(g * y))``."""
+    def apply(self, grad):
+        g = self._listed(grad)
+        y = self.result
+        return (self._sparse(y * (g - self._summed(g * y))),)
+
+    def _listed(self, grad):
+        return grad._vals if grad.is_sparse and grad._coalesced and grad._idx is self.pattern._idx \
+            else _as_dense_array(grad)[tuple(self.pattern._idx)]
+
+    def _summed(self, x):
+        if self.group is None:
+            return x.sum(self.axis, keepdims=True)
+        total = np.zeros((self.group.max() + 1,) + x.shape[1:], x.dtype)
+        np.add.at(total, self.group, x)
+        return total[self.group]
+
+    def _sparse(self, vals):
+        return SparseTensor._make(self.pattern._idx, vals.astype(self.pattern._vals.dtype), self.pattern.shape, True)
+
+
+class SparseLogSoftmaxBackward0(SparseSoftmaxBackward0):
+    """log_softmax's derivative, group by group: ``g - exp(y) * sum(g)``."""
+    def apply(self, grad):
+        g = self._listed(grad)
+        return (self._sparse(g - np.exp(self.result) * self._summed(g)),)

@@ -125,6 +125,18 @@ PROGRAMS = {
     'sparse.sum dim 1': lambda M: M.sparse.sum(_s(M), dim=1),
     'sparse.sum all dims': lambda M: M.sparse.sum(_s(M), (0, 1)),
     'Tensor.sum': lambda M: _s(M).sum(),
+    'sparse.softmax 1': lambda M: M.sparse.softmax(_s(M), 1),
+    'sparse.softmax 0': lambda M: M.sparse.softmax(_dense(M).to_sparse(), 0),
+    'sparse.softmax rows': lambda M: M.sparse.softmax(M.sparse_coo_tensor(M.tensor([[0, 0, 1, 0], [0, 2, 1, 1]]),
+                                                                          M.tensor([1., 2., 3., 0.5]), (2, 3)), 1),
+    'sparse.log_softmax': lambda M: M.sparse.log_softmax(M.sparse_coo_tensor(M.tensor([[0, 0, 1], [0, 2, 1]]),
+                                                                             M.tensor([1., 2., 3.]), (2, 3)), 1),
+    'sparse.softmax hybrid': lambda M: M.sparse.softmax(M.sparse_coo_tensor(M.tensor([[0, 2]]),
+                                                                            M.tensor([[1., 2.], [3., 4.]]), (3, 2)), 0),
+    'sparse.softmax dense dim': lambda M: M.sparse.softmax(M.sparse_coo_tensor(M.tensor([[0, 2]]),
+                                                                               M.tensor([[1., 2.], [3., 4.]]), (3, 2)), 1),
+    'sparse.softmax dtype': lambda M: M.sparse.softmax(_s(M, dtype=M.float64), 1, dtype=M.float32),
+    'sparse.softmax grad_fn': lambda M: M.sparse.softmax(_s(M, requires_grad=True), 1),
     # errors
     'exp': lambda M: _s(M).exp(),
     'view': lambda M: _s(M).view(9),
@@ -234,4 +246,15 @@ def test_gcn_style_normalisation():
         out = M.spmm(adj, M.mm(features, kernel))
         out.sum().backward()
         return adj, features, out, kernel.grad
+    same(program)
+
+
+@pytest.mark.parametrize('fn', ['softmax', 'log_softmax'])
+def test_sparse_softmax_gradient(fn):
+    def program(M):
+        s = M.sparse_coo_tensor(M.tensor([[0, 0, 1, 1, 2], [0, 2, 1, 2, 0]]), M.tensor([1., 2., 3., 0.5, -1.]),
+                                (3, 3), requires_grad=True)
+        out = getattr(M.sparse, fn)(s, 1)
+        (out.to_dense() * M.arange(9.).reshape(3, 3)).sum().backward()
+        return out, s.grad
     same(program)
