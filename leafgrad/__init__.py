@@ -4,6 +4,7 @@
 gradients, the same errors, on a small engine that anyone can read.
 """
 import importlib as _importlib
+import sys as _sys
 
 from . import backend
 from .backend import (bool_ as bool, complex64, complex128, device, dtype, float16, float32, float64,
@@ -244,6 +245,9 @@ _AUTOCAST_NAMES = ('autocast', 'is_autocast_enabled', 'set_autocast_enabled', 'g
                    'clear_autocast_cache', 'autocast_increment_nesting', 'autocast_decrement_nesting',
                    'is_autocast_cpu_enabled', 'get_autocast_cpu_dtype', 'get_autocast_gpu_dtype')
 
+# torch.sym_int, sym_max ... (leafgrad/_symbolic.py, loaded on first use)
+_SYMBOLIC = ('sym_float', 'sym_int', 'sym_max', 'sym_min', 'sym_not', 'sym_ite', 'sym_sum', 'sym_sqrt', 'sym_fresh_size')
+
 # torch.<name> forms of nn.functional's ops (leafgrad/_nn_forms.py, loaded on first use)
 _NN_FORMS = ('conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'avg_pool1d',
              'adaptive_avg_pool1d', 'cosine_similarity', 'pairwise_distance', 'pixel_shuffle', 'pixel_unshuffle',
@@ -254,6 +258,25 @@ _NN_FORMS = ('conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d
              'poisson_nll_loss', 'rrelu', 'rrelu_', 'native_channel_shuffle', 'rnn_tanh_cell', 'rnn_relu_cell',
              'lstm_cell', 'gru_cell', 'dropout_', 'alpha_dropout_', 'feature_dropout', 'feature_dropout_',
              'feature_alpha_dropout_', 'max_pool1d_with_indices')
+
+
+def get_device_module(device=None):
+    """``leafgrad.cpu`` or ``leafgrad.cuda``: the module of ``device`` (a device or its string;
+    None: the current accelerator's, else the CPU's)."""
+    if isinstance(device, backend.device):
+        name = device.type
+    elif isinstance(device, str):
+        name = backend.device(device).type
+    elif device is None:
+        from .accelerator import current_accelerator  # (loaded when first used)
+        accelerator = current_accelerator()
+        name = 'cpu' if accelerator is None else accelerator.type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect leafgrad.device, str, or None")
+    module = getattr(_sys.modules[__name__], name, None)
+    if module is None:
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as 'leafgrad.{name}'.")
+    return module
 
 
 def install_as_torch():
@@ -317,6 +340,15 @@ def __getattr__(name):
         return getattr(_nn_forms.F, name) if name in _nn_forms.SAME else getattr(_nn_forms, name)
     if name == '__all__':  # (``from leafgrad import *`` reads it first: every op is bound for it to find)
         ops.load()
+    if name in _SYMBOLIC:
+        from . import _symbolic  # (loaded when first used)
+        return getattr(_symbolic, name)
+    if name == 'GradScaler':  # torch.GradScaler is torch.amp.GradScaler
+        from .amp import GradScaler  # (loaded when first used)
+        return GradScaler
+    if name == 'is_storage':
+        from ._storage import is_storage  # (loaded when first used)
+        return is_storage
     if name in _AUTOCAST_NAMES:
         from .amp import autocast_mode  # (loaded when first used)
         return getattr(autocast_mode, name)

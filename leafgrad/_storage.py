@@ -214,3 +214,8 @@ UntypedStorage.__module__ = TypedStorage.__module__ = 'leafgrad.storage'
 
 def _as_device(device):
     return device if isinstance(device, backend.device) else backend.device(str(device))
+
+
+def is_storage(obj, /):
+    """Whether ``obj`` is a storage (untyped or typed), not a tensor."""
+    return type(obj) in (UntypedStorage, TypedStorage)

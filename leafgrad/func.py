@@ -1,15 +1,17 @@
 """``leafgrad.func``: function transforms for pure functions (``grad``, ``grad_and_value``,
 ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``, ``linearize``, ``vmap``), and
-``functional_call`` and ``stack_module_state``, which run a module with other tensors, as
-``torch.func`` offers them. The transforms are built on the ops (``_transforms.py``, ``_vmap.py``);
-this namespace adds the two that are built on ``nn``.
+``functional_call`` and ``stack_module_state``, which run a module with other tensors, and
+``replace_all_batch_norm_modules_``, as ``torch.func`` offers them. The transforms are built on
+the ops (``_transforms.py``, ``_vmap.py``); this namespace adds the three that are about ``nn``.
 """
+import sys as _sys
+
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from . import _vmap
 from .ops.rearrange import stack
 
 __all__ = ['grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian', 'linearize', 'functional_call',
-           'stack_module_state', 'vmap']
+           'stack_module_state', 'vmap', 'replace_all_batch_norm_modules_']
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
@@ -64,3 +66,16 @@ def vmap(func, in_dims=0, out_dims=0, randomness='error', *, chunk_size=None):
     """``vmap(f)(*inputs)``: f over a batch, the batch dimension carried through each op by its
     batching rule (``_vmap.py``)."""
     return _vmap.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
+
+
+def replace_all_batch_norm_modules_(root):
+    """Every batch norm in ``root`` (itself included) made to keep no running statistics (its
+    running_mean, running_var and num_batches_tracked None, track_running_stats False): under
+    vmap each sample's statistics are its own. Returns ``root``."""
+    # (no batch norm exists before nn's normalization module is loaded: func does not load nn)
+    normalization = _sys.modules.get('leafgrad.nn.modules.normalization')
+    for module in root.modules():
+        if normalization is not None and isinstance(module, normalization._BatchNorm) and module.track_running_stats:
+            module.running_mean = module.running_var = module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root

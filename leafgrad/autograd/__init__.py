@@ -13,7 +13,7 @@ from . import grad_mode, graph
 from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from . import anomaly as anomaly_mode  # (PyTorch's name of the module: importable by it too)
 from .engine import _MaybeTensors, _Tensors, _as_tuple, _make_grads, _root_edges, backward, run_backward
-from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled, set_multithreading_enabled
 from .graph import Node, gradient_edge
 
 backward.__module__ = __name__  # (written in engine.py; its public home, torch.autograd's, names it in checkpoints)
@@ -168,7 +168,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'leafgrad.autograd' has no attribute '{name}'")
 
 
-__all__ = ['backward', 'grad', 'no_grad', 'enable_grad', 'set_grad_enabled', 'inference_mode', 'grad_mode',
+__all__ = ['backward', 'grad', 'no_grad', 'enable_grad', 'set_grad_enabled', 'set_multithreading_enabled',
+           'inference_mode', 'grad_mode',
            'Node', 'graph', 'Function', 'once_differentiable', 'gradcheck', 'gradgradcheck', 'functional',
            'detect_anomaly', 'set_detect_anomaly', 'is_anomaly_enabled', 'is_anomaly_check_nan_enabled']
 

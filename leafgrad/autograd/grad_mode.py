@@ -20,6 +20,7 @@ class _State(_thread._local):
     grad_enabled = True        # ops record (grad mode, and not in inference mode)
     inference = False
     grad_in_inference = False  # grad mode while in inference mode
+    multithreading = True      # set_multithreading_enabled's flag (leafgrad's backward runs on the calling thread)
 
 
 state = _State()
@@ -189,3 +190,25 @@ def _count_inference_contexts(step):
         inference_contexts += step
         for listener in inference_listeners:
             listener(inference_contexts)
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Whether backward may run on the devices' worker threads (PyTorch's switch: set at once,
+    usable as a function, restored on exit; per thread). leafgrad's backward always runs on the
+    calling thread, as PyTorch's does on the CPU: the switch is kept and read back."""
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_multithreading_enabled(): argument 'enabled' (position 1) must be bool, not "
+                            f'{type(mode).__name__}')
+        self.prev = state.multithreading
+        state.multithreading = self.mode = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        state.multithreading = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)

@@ -39,6 +39,9 @@ _TORCH_NAMES = {
     **{f'leafgrad.generator.{f}': f'torch.random.{f}'
        for f in ('get_rng_state', 'initial_seed', 'manual_seed', 'seed', 'set_rng_state')},
     'leafgrad.backend.set_default_dtype': 'torch.set_default_dtype',
+    **{f'leafgrad._symbolic.{f}': f'torch.{f}' for f in ('sym_float', 'sym_int', 'sym_max', 'sym_min', 'sym_not',
+                                                         'sym_ite', 'sym_sum', 'sym_sqrt', 'sym_fresh_size')},
+    'leafgrad._storage.is_storage': 'torch.is_storage',
     'leafgrad.autograd.anomaly.detect_anomaly': 'torch.autograd.anomaly_mode.detect_anomaly',
     'leafgrad.autograd.anomaly.set_detect_anomaly': 'torch.autograd.anomaly_mode.set_detect_anomaly',
     'leafgrad.nn.utils.clip_grad.clip_grads_with_norm_': 'torch.nn.utils.clip_grad._clip_grads_with_norm_',
