@@ -674,15 +674,28 @@ def _as_complex_pairs(dtype, draw):
     return lambda n, contiguous: draw(2 * n, True).view(dtype.np)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+_NO_LOW = object()  # randint's low not given (randint(high=9, size=...) draws from 0; randint(size=...) is refused)
+
+
+def randint(low=_NO_LOW, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False, pin_memory=False):
     """Integers drawn uniformly from [low, high): ``empty(size).random_(low, high)`` (``out``: of
     any dtype, resized silently)."""
     _options('randint', layout, pin_memory, dtype, requires_grad)
+    if low is _NO_LOW:
+        if high is None:
+            raise _RANDINT_OVERLOADS.invalid((), {k: v for k, v in (('size', size),) if v is not None})
+        low = 0
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
         if not _is_int(high):  # (a float bound is not truncated: PyTorch's parser refuses it)
             raise TypeError(f"randint(): argument 'high' (position 1) must be int, not {backend.type_name(high)}")
+    elif high is None and size is not None:  # randint(high, size=size): PyTorch binds the one bound to high
+        if not _is_int(low):
+            raise TypeError(f"randint(): argument 'high' (position 1) must be int, not {backend.type_name(low)}")
+        if not isinstance(size, (tuple, list)) or not all(_is_int(n) for n in size):
+            raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+        low, high = 0, low
     elif size is None and high is not None:  # (PyTorch's parser binds randint(5, 2) to (high, size))
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(high).__name__}")
     if size is None or not isinstance(size, (tuple, list)) or not (_is_int(low) and _is_int(high)):
