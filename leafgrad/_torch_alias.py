@@ -12,8 +12,13 @@ back, which leafgrad's relative imports and ``importlib.reload`` read. Python's 
 then records the module under its ``torch`` name in ``sys.modules`` and as an attribute of its
 parent, which is already there.
 
+A process that multiprocessing starts afresh (the 'spawn' method) gets the alias too: the finder
+adds to ``multiprocessing.spawn``'s preparation data an object whose unpickling installs it in
+the child before the child imports the program's main module.
+
 Used by ``python -m leafgrad`` (``leafgrad/__main__.py``) and ``leafgrad.install_as_torch()``.
 """
+import importlib.machinery
 import importlib.util
 import sys
 
@@ -37,6 +42,8 @@ class TorchAliasFinder:
     def find_spec(self, fullname, path=None, target=None):
         name = _leafgrad_name(fullname)
         if name is None:
+            if fullname == 'multiprocessing.spawn':  # (loaded when a process is first spawned)
+                return _spawn_spec(fullname, path)
             return None  # every import in the process asks here first: keep this path short
         if name not in sys.modules and not _exists(name):
             # Raised here rather than answered with None, so that the traceback says why: PyTorch's
@@ -49,6 +56,13 @@ class TorchAliasFinder:
 
     def __repr__(self):
         return f'<{type(self).__name__}: {ALIAS} -> {TARGET}>'
+
+
+def _spawn_spec(fullname, path):
+    spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+    if spec is not None and spec.loader is not None:
+        spec.loader = _SpawnLoader(spec.loader)
+    return spec
 
 
 def _exists(name):
@@ -97,3 +111,46 @@ def install():
         if FINDER in sys.meta_path:
             sys.meta_path.remove(FINDER)
         sys.meta_path.insert(0, FINDER)
+    spawn = sys.modules.get('multiprocessing.spawn')
+    if spawn is not None:  # (otherwise the finder patches it when it is first imported)
+        _in_spawned_processes_too(spawn)
+
+
+class _InstallInChild:
+    """Unpickled by a process that multiprocessing starts afresh (the 'spawn' method: a new
+    interpreter), as part of its preparation data, before that process imports the program's main
+    module as ``__mp_main__``: it installs the alias there too, so that the child's ``import torch``
+    means leafgrad as the parent's does (a forked child inherits the finder itself)."""
+
+    def __reduce__(self):
+        return install, ()
+
+
+def _in_spawned_processes_too(spawn):
+    if getattr(spawn.get_preparation_data, 'installs_torch_alias', False):
+        return
+    original = spawn.get_preparation_data
+
+    def get_preparation_data(name):
+        data = original(name)
+        data['leafgrad_torch_alias'] = _InstallInChild()  # (spawn.prepare reads only its own keys)
+        return data
+    get_preparation_data.installs_torch_alias = True
+    spawn.get_preparation_data = get_preparation_data
+
+
+class _SpawnLoader:
+    """multiprocessing.spawn's own loader, and then the patch that passes the alias on."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        _in_spawned_processes_too(module)

@@ -312,3 +312,35 @@ def test_type_prints_as_torch(what):
     theirs = str(type(TYPED[what](torch)))
     ours = str(type(TYPED[what](leafgrad)))
     assert ours.replace('leafgrad', 'torch') == theirs
+
+
+def test_spawned_processes_import_leafgrad_too(tmp_path):
+    """A process started by the 'spawn' method (a new interpreter, as pytorch/examples'
+    mnist_hogwild starts its trainers) imports the program's main module afresh: its ``import
+    torch`` is leafgrad's too, and it takes the parent's tensors (a shared one among them) as its
+    own."""
+    write(tmp_path / 'prog.py', '''
+        import torch.multiprocessing as mp
+        import torch
+
+
+        def child(t, shared, q):
+            q.put([isinstance(t, torch.Tensor), type(t).__name__, (t * 2).tolist()])
+            shared.add_(1)
+
+
+        if __name__ == '__main__':
+            ctx = mp.get_context('spawn')
+            shared = torch.zeros(3).share_memory_()
+            q = ctx.Queue()
+            p = ctx.Process(target=child, args=(torch.tensor([1.5, 2.0]), shared, q))
+            p.start()
+            print(q.get())
+            p.join()
+            print(p.exitcode, shared.tolist())
+        ''')
+    direct = run_python('prog.py', cwd=tmp_path)
+    alias = run_python('-m', 'leafgrad', 'prog.py', cwd=tmp_path)
+    assert direct.returncode == 0, direct.stderr
+    assert (alias.returncode, alias.stdout) == (0, direct.stdout), alias.stderr
+    assert direct.stdout == "[True, 'Tensor', [3.0, 4.0]]\n0 [1.0, 1.0, 1.0]\n"
