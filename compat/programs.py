@@ -84,6 +84,106 @@ def _stand_in_module(name, submodules=()):
 STAND_INS = {'torchviz': 'def make_dot(*args, **kwargs):\n    return None\n'}
 
 
+# torchvision (not installed; leafgrad could not run its compiled operators anyway) as the
+# MNIST examples use it: datasets.MNIST and FakeData serve random images of their datasets' form
+# (uint8 28x28 digits with labels 0-9; 3x64x64 pictures), made by NumPy from a fixed seed, and
+# the transforms they name compute as torchvision's do; utils.save_image writes nothing. The
+# programs stay as they are, and both runs read the same images.
+TORCHVISION = {
+    '__init__.py': 'from . import datasets, transforms, utils\n',
+    'datasets.py': '''import numpy as np
+import torch
+
+
+class MNIST:
+    def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
+        rng = np.random.RandomState(0 if train else 1)
+        n = 256 if train else 128
+        self.data = torch.from_numpy(rng.randint(0, 256, (n, 28, 28)).astype(np.uint8))
+        self.targets = torch.from_numpy(rng.randint(0, 10, n).astype(np.int64))
+        self.transform, self.target_transform = transform, target_transform
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, index):
+        img, target = self.data[index].numpy(), int(self.targets[index])
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+
+class FakeData:
+    def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None,
+                 target_transform=None, random_offset=0):
+        self.size, self.image_size, self.num_classes = size, image_size, num_classes
+        self.transform, self.target_transform, self.random_offset = transform, target_transform, random_offset
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index):
+        rng = np.random.RandomState(index + self.random_offset)
+        c, h, w = self.image_size
+        img = rng.randint(0, 256, (h, w, c)).astype(np.uint8)
+        target = int(rng.randint(0, self.num_classes))
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+''',
+    'transforms.py': '''import numpy as np
+import torch
+
+
+class Compose:
+    def __init__(self, transforms):
+        self.transforms = transforms
+
+    def __call__(self, img):
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+
+class ToTensor:
+    def __call__(self, pic):
+        pic = pic[:, :, None] if pic.ndim == 2 else pic
+        return torch.from_numpy(np.ascontiguousarray(pic.transpose((2, 0, 1)))).to(torch.get_default_dtype()).div(255)
+
+
+class Normalize:
+    def __init__(self, mean, std, inplace=False):
+        self.mean, self.std, self.inplace = mean, std, inplace
+
+    def __call__(self, tensor):
+        tensor = tensor if self.inplace else tensor.clone()
+        mean = torch.as_tensor(self.mean, dtype=tensor.dtype).view(-1, 1, 1)
+        std = torch.as_tensor(self.std, dtype=tensor.dtype).view(-1, 1, 1)
+        return tensor.sub_(mean).div_(std)
+
+
+class Lambda:
+    def __init__(self, lambd):
+        self.lambd = lambd
+
+    def __call__(self, img):
+        return self.lambd(img)
+''',
+    'utils.py': 'def save_image(tensor, fp, format=None, **kwargs):\n    pass\n',
+}
+
+
+def _torchvision_stand_in(cwd):
+    os.makedirs(os.path.join(cwd, 'torchvision'), exist_ok=True)
+    for name, text in TORCHVISION.items():
+        with open(os.path.join(cwd, 'torchvision', name), 'w') as f:
+            f.write(text)
+
+
 def _cora_stand_in(cwd):
     # the GAT example downloads the Cora citation graph unless ./cora holds it: a random graph of
     # the same form (1,700 papers, 24 binary features, Cora's 7 classes, 3,000 citations) stands in
@@ -226,6 +326,28 @@ PROGRAMS = [
          setup=[_short_wikitext],
          run=[['main.py', '--data', 'small', '--epochs', '1', '--model', 'Transformer', '--emsize', '32', '--nhid',
                '32', '--bptt', '20', '--batch_size', '10', '--log-interval', '5', '--lr', '5', '--save', 'model.pt'],
+              ['generate.py', '--data', 'small', '--checkpoint', 'model.pt', '--words', '30', '--log-interval', '10']],
+         mask=TIMINGS),
+    # the same program's other recurrent models: a GRU, and Elman RNNs (tanh; ReLU with the
+    # decoder's weights tied to the encoder's), at a tenth of the default learning rate: at
+    # 20, float32 rounding differences (the first step's outputs and gradients equal to 2e-7,
+    # relative) grow to 1e-3 in the loss within ten steps
+    dict(name='examples/word_language_model GRU', dir=f'{EXAMPLES}/word_language_model', setup=[_short_wikitext],
+         run=[['main.py', '--data', 'small', '--epochs', '1', '--model', 'GRU', '--emsize', '32', '--nhid', '32',
+               '--bptt', '20', '--batch_size', '10', '--log-interval', '5', '--lr', '2', '--save', 'model.pt'],
+              ['generate.py', '--data', 'small', '--checkpoint', 'model.pt', '--words', '30', '--log-interval', '10']],
+         mask=TIMINGS),
+    dict(name='examples/word_language_model RNN_TANH', dir=f'{EXAMPLES}/word_language_model',
+         setup=[_short_wikitext],
+         run=[['main.py', '--data', 'small', '--epochs', '1', '--model', 'RNN_TANH', '--emsize', '32', '--nhid', '32',
+               '--bptt', '20', '--batch_size', '10', '--log-interval', '5', '--lr', '2', '--save', 'model.pt'],
+              ['generate.py', '--data', 'small', '--checkpoint', 'model.pt', '--words', '30', '--log-interval', '10']],
+         mask=TIMINGS),
+    dict(name='examples/word_language_model RNN_RELU tied', dir=f'{EXAMPLES}/word_language_model',
+         setup=[_short_wikitext],
+         run=[['main.py', '--data', 'small', '--epochs', '1', '--model', 'RNN_RELU', '--tied', '--emsize', '32',
+               '--nhid', '32', '--bptt', '20', '--batch_size', '10', '--log-interval', '5', '--lr', '2',
+               '--save', 'model.pt'],
               ['generate.py', '--data', 'small', '--checkpoint', 'model.pt', '--words', '30', '--log-interval', '10']],
          mask=TIMINGS),
     dict(name='examples/reinforcement_learning reinforce', dir=f'{EXAMPLES}/reinforcement_learning',
@@ -389,6 +511,31 @@ PROGRAMS = [
     dict(name='examples/gat', dir=f'{EXAMPLES}/gat', setup=[_cora_stand_in],
          run=[['main.py', '--epochs', '4', '--val-every', '1', '--hidden-dim', '8', '--num-heads', '2']],
          mask=TIMINGS),
+    # ---- pytorch/examples' MNIST examples, on the torchvision stand-in's images ---------------
+    dict(name='examples/mnist', dir=f'{EXAMPLES}/mnist', setup=[_torchvision_stand_in],
+         run=[['main.py', '--epochs', '2', '--test-batch-size', '128', '--log-interval', '1', '--save-model']]),
+    dict(name='examples/mnist_rnn', dir=f'{EXAMPLES}/mnist_rnn', setup=[_torchvision_stand_in],
+         run=[['main.py', '--epochs', '2', '--test-batch-size', '128', '--log-interval', '1']]),
+    # (it never seeds: its argument --seed is unused)
+    dict(name='examples/mnist_forward_forward', dir=f'{EXAMPLES}/mnist_forward_forward',
+         setup=[_torchvision_stand_in],
+         run=[['main.py', '--epochs', '20', '--log-interval', '5', '--save_model']], unseeded=True),
+    # (training in a process started by torch.multiprocessing (spawn) on the shared model; each
+    # line starts with that process's id)
+    dict(name='examples/mnist_hogwild', dir=f'{EXAMPLES}/mnist_hogwild', setup=[_torchvision_stand_in],
+         run=[['main.py', '--epochs', '1', '--num-processes', '1', '--log-interval', '1', '--save_model']],
+         mask=[r'(?m)^\d+(?=\t)']),
+    dict(name='examples/vae', dir=f'{EXAMPLES}/vae', setup=[_torchvision_stand_in],
+         run=[['main.py', '--epochs', '2', '--log-interval', '1']]),
+    dict(name='examples/dcgan', dir=f'{EXAMPLES}/dcgan', setup=[_torchvision_stand_in],
+         run=[['main.py', '--dataset', 'fake', '--workers', '0', '--batchSize', '8', '--ngf', '16', '--ndf', '16',
+               '--nz', '20', '--manualSeed', '1', '--niter', '1', '--dry-run']]),
+    # ---- pytorch/examples' RPC examples (CPU, two processes) ----------------------------------
+    dict(name='examples/distributed rpc rnn', dir=f'{EXAMPLES}/distributed/rpc/rnn', run=[['main.py']],
+         why='torch.distributed.rpc, torch.distributed.autograd and DistributedOptimizer (remote references, '
+             "a backward pass across processes): leafgrad's torch.distributed has process groups and "
+             'collectives, no RPC',
+         issue='none yet'),
     # ---- karpathy/nanoGPT (MIT) -------------------------------------------------------------
     dict(name='nanoGPT train+sample (char, cpu)', dir=NANOGPT, setup=[_shakespeare_stand_in],
          needs=['requests', 'tiktoken'],
