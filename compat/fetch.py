@@ -89,6 +89,9 @@ TUTORIALS = [
     ('beginner_source/examples_tensor/two_layer_net_tensor.py', '0ad33d606682537466f3430fc6d6ac7d47460f1a'),
     ('intermediate_source/custom_function_conv_bn_tutorial.py', '00e250bb5194997fb2c89f073c58d5e8c4cd1d2b'),
     ('intermediate_source/memory_format_tutorial.py', '2286ae10745d598389338a3555a3090c37572cfe'),
+    ('beginner_source/basics/quickstart_tutorial.py', 'afcd669d56554c2ef46f2da92edbfaf8c54043ec'),
+    ('beginner_source/examples_nn/two_layer_net_nn.py', '12645e91811595c58a0de1308639aef9870a2be5'),
+    ('beginner_source/blitz/cifar10_tutorial.py', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
     ('LICENSE', 'c53e7d4efc0e39e455c531d21ec7db28ba220214'),
 ]
 

@@ -85,10 +85,11 @@ STAND_INS = {'torchviz': 'def make_dot(*args, **kwargs):\n    return None\n'}
 
 
 # torchvision (not installed; leafgrad could not run its compiled operators anyway) as the
-# MNIST examples use it: datasets.MNIST and FakeData serve random images of their datasets' form
-# (uint8 28x28 digits with labels 0-9; 3x64x64 pictures), made by NumPy from a fixed seed, and
-# the transforms they name compute as torchvision's do; utils.save_image writes nothing. The
-# programs stay as they are, and both runs read the same images.
+# examples and tutorials here use it: datasets.MNIST, FashionMNIST, CIFAR10 and FakeData serve
+# random images of their datasets' form (uint8 28x28 images, 32x32x3 ones, labels 0-9; 3x64x64
+# pictures), made by NumPy from a fixed seed; the transforms they name compute as torchvision's
+# do, and so does utils.make_grid; utils.save_image writes nothing. The programs stay as they
+# are, and both runs read the same images.
 TORCHVISION = {
     '__init__.py': 'from . import datasets, transforms, utils\n',
     'datasets.py': '''import numpy as np
@@ -108,6 +109,30 @@ class MNIST:
 
     def __getitem__(self, index):
         img, target = self.data[index].numpy(), int(self.targets[index])
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+
+class FashionMNIST(MNIST):
+    pass
+
+
+class CIFAR10:
+    def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
+        rng = np.random.RandomState(2 if train else 3)
+        n = 256 if train else 128
+        self.data = rng.randint(0, 256, (n, 32, 32, 3)).astype(np.uint8)
+        self.targets = [int(t) for t in rng.randint(0, 10, n)]
+        self.transform, self.target_transform = transform, target_transform
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, index):
+        img, target = self.data[index], self.targets[index]
         if self.transform is not None:
             img = self.transform(img)
         if self.target_transform is not None:
@@ -173,7 +198,31 @@ class Lambda:
     def __call__(self, img):
         return self.lambd(img)
 ''',
-    'utils.py': 'def save_image(tensor, fp, format=None, **kwargs):\n    pass\n',
+    'utils.py': '''import torch
+
+
+def make_grid(tensor, nrow=8, padding=2, normalize=False, value_range=None, scale_each=False, pad_value=0.0):
+    if isinstance(tensor, list):
+        tensor = torch.stack(tensor)
+    if tensor.dim() == 3:
+        tensor = tensor.unsqueeze(0)
+    if tensor.size(1) == 1:
+        tensor = torch.cat((tensor, tensor, tensor), 1)
+    nmaps = tensor.size(0)
+    xmaps = min(nrow, nmaps)
+    ymaps = (nmaps + xmaps - 1) // xmaps
+    height, width = tensor.size(2) + padding, tensor.size(3) + padding
+    grid = tensor.new_full((tensor.size(1), height * ymaps + padding, width * xmaps + padding), pad_value)
+    for k in range(nmaps):
+        y, x = divmod(k, xmaps)
+        grid.narrow(1, y * height + padding, height - padding).narrow(2, x * width + padding, width - padding).copy_(
+            tensor[k])
+    return grid
+
+
+def save_image(tensor, fp, format=None, **kwargs):
+    pass
+''',
 }
 
 
@@ -285,8 +334,9 @@ def _eng_fra_stand_in(cwd):
 def _shortened(src, dst, replacements, seed=False):
     # a tutorial whose loops run for minutes, as it runs briefly: a copy with its iteration
     # counts lowered (``replacements``: old line, new line, each found once) and, with ``seed``,
-    # torch and random seeded right after their imports (it seeds neither, and what it prints
-    # (guessed categories, sampled words) is words that follow the weights)
+    # torch and random (where it imports random) seeded right after their imports (it seeds
+    # neither, and what it prints (guessed categories, sampled words) is words that follow the
+    # weights or a shuffled order)
     def shortened(cwd):
         with open(os.path.join(cwd, src), encoding='utf8') as f:
             text = f.read()
@@ -296,6 +346,8 @@ def _shortened(src, dst, replacements, seed=False):
         if seed:
             for module in ('torch', 'random'):
                 line = f'import {module}\n'
+                if module == 'random' and line not in text:
+                    continue
                 assert line in text, module
                 text = text.replace(line, f'{line}{module}.manual_seed(0)\n' if module == 'torch'
                                     else f'{line}{module}.seed(0)\n', 1)
@@ -495,6 +547,17 @@ PROGRAMS = [
     _tutorial('tutorials/memory_format', 'intermediate_source/memory_format_tutorial.py'),
     # a legacy Function (non-static forward): both stop at PyTorch's error
     _tutorial('tutorials/numpy_extensions', 'advanced_source/numpy_extensions_tutorial.py'),
+    # (seeded: it prints the class its model predicts)
+    dict(name='tutorials/basics quickstart', dir=f'{TUTORIALS}/beginner_source/basics',
+         setup=[_torchvision_stand_in, _shortened('quickstart_tutorial.py', 'quickstart_seeded.py', [], seed=True)],
+         run=[['quickstart_seeded.py']]),
+    # (its first nn version: MSELoss(reduction='sum') and a manual gradient step under no_grad)
+    _tutorial('tutorials/two_layer_net_nn', 'beginner_source/examples_nn/two_layer_net_nn.py', unseeded=True),
+    # (seeded: it prints the labels of a shuffled batch, and DataLoader's two worker processes
+    # load the images)
+    dict(name='tutorials/blitz cifar10', dir=f'{TUTORIALS}/beginner_source/blitz',
+         setup=[_torchvision_stand_in, _shortened('cifar10_tutorial.py', 'cifar10_seeded.py', [], seed=True)],
+         run=[['cifar10_seeded.py']], needs=['matplotlib']),
     # ---- pytorch/examples' torch.fx demonstrations (run without data) -----------------------
     dict(name='examples/fx custom_tracer', dir=f'{EXAMPLES}/fx', run=[['custom_tracer.py']], needs=['tabulate']),
     dict(name='examples/fx inline_function', dir=f'{EXAMPLES}/fx', run=[['inline_function.py']]),
