@@ -63,3 +63,21 @@ def same(program, warnings_too=True):
     else:
         assert ours[0] == theirs[0]
     return ours
+
+
+EDGES = [[0., 1., -1., 2.], [float('inf'), 1., 0., -2.], [-float('inf')] * 4, [float('nan'), 0., 1., 2.],
+         [1e30, -1e30, 1e-30, -0.0], [-float('inf'), 0., float('inf'), 3.]]
+
+
+def on_edges(fn, dtype='float64', rows=EDGES):
+    """A program: fn on a tensor of edge values (inf, -inf, nan, ±0, 1e30), its value and the gradient
+    of its sum weighted by distinct weights (None when fn's result has no gradient)."""
+    def program(M):
+        x = M.tensor(rows, dtype=getattr(M, dtype), requires_grad=True)
+        y = fn(M, x)
+        if not y.requires_grad:
+            return [y, None]
+        w = M.tensor(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)), dtype=y.dtype)
+        (y * w).sum().backward()
+        return [y, x.grad]
+    return program

@@ -780,3 +780,16 @@ def test_antialias_and_lanczos_errors_as_torch(shape, kwargs):
             lib.nn.functional.interpolate(lib.zeros(shape), size=3, **kwargs)
         errors.append((type(info.value), str(info.value)))
     assert errors[0] == errors[1]
+
+
+# ---- edge values (inf, -inf, nan, ±0, 1e30): PyTorch's values and gradients ----------------------
+
+from both import on_edges, same  # noqa: E402
+
+
+@needs_torch
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('dim', [0, 1])
+def test_normalize_keeps_nan_norms(dim, dtype):
+    # clamp_min(eps) of a nan norm is nan, not eps
+    same(on_edges(lambda M, x: M.nn.functional.normalize(x, dim=dim), dtype))

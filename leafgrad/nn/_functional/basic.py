@@ -148,8 +148,8 @@ def _vector_norm(x, p, dim):
 
 
 def _clamp_min(t, lo):
-    # the gradient passes where t >= lo, as clamp_min's does
-    return _ew.where(t >= lo, t, const(xp.asarray(lo), t))
+    # clamp_min's: a nan stays nan; the gradient passes where t is not below lo
+    return _ew.where(t < lo, const(xp.asarray(lo), t), t)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
