@@ -192,6 +192,11 @@ class SparseTensor(Tensor):
         self.__dict__.update(_idx=idx, _vals=vals.astype(self._vals.dtype, copy=False), _coalesced=coalesced)
         return self
 
+    def zero_(self):
+        self.__dict__.update(_idx=self._idx[:, :0], _vals=self._vals[:0], _coalesced=True)
+        self._bump_version()
+        return self
+
     def numpy(self, *, force=False):
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
 
@@ -572,6 +577,17 @@ def spmm(input, mat2):
 def _check_tensor(name, param, position, value):
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{param}' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
+def embedding_gradient(grad, indices, num_weights, padding_idx):
+    """``nn.Embedding(sparse=True)``'s weight gradient: each looked-up row's gradient listed at
+    its index (repeats not summed), the padding index's left out."""
+    idx = indices._data.reshape(-1)
+    vals = grad._data.reshape(idx.shape[0], -1)
+    if padding_idx is not None:
+        keep = idx != padding_idx
+        idx, vals = idx[keep], vals[keep]
+    return SparseTensor._make(idx[None].astype(np.int64), vals, (num_weights, vals.shape[1]), idx.shape[0] <= 1)
 
 
 # ---- leafgrad.sparse ----------------------------------------------------------------------------

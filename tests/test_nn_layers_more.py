@@ -175,11 +175,11 @@ def test_adaptive_log_softmax(kw):
     assert same_message(a, b)
 
 
-@pytest.mark.parametrize('make', [lambda: lg.nn.Embedding(5, 3, sparse=True, max_norm=0.5),
-                                  lambda: lg.nn.EmbeddingBag(5, 3, sparse=True, max_norm=0.5, mode='sum')])
+@pytest.mark.parametrize('make', [lambda: lg.nn.EmbeddingBag(5, 3, sparse=True, max_norm=0.5, mode='sum')])
 def test_sparse_gradients_are_refused_not_ignored(make):
-    """sparse=True: leafgrad has no sparse tensors, so a lookup that would record a gradient is
-    refused (before max_norm touches the weight); without one (no_grad, frozen) it runs."""
+    """EmbeddingBag(sparse=True): leafgrad's embedding_bag makes no sparse gradient, so a lookup
+    that would record one is refused (before max_norm touches the weight); without one
+    (no_grad, frozen) it runs. (Embedding's: tests/test_sparse.py.)"""
     m = make()
     before = m.weight.detach().clone()
     idx = lg.tensor([[0, 2, 4]])

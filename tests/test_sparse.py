@@ -258,3 +258,47 @@ def test_sparse_softmax_gradient(fn):
         (out.to_dense() * M.arange(9.).reshape(3, 3)).sum().backward()
         return out, s.grad
     same(program)
+
+
+def _embedding_step(M, optimizer, padding_idx=None, **options):
+    M.manual_seed(0)
+    emb = M.nn.Embedding(5, 3, sparse=True, padding_idx=padding_idx)
+    opt = getattr(M.optim, optimizer)(emb.parameters(), lr=0.1, **options)
+    grads = []
+    for idx in ([[0, 2], [2, 4]], [[1, 2]]):
+        opt.zero_grad()
+        (emb(M.tensor(idx)) * M.arange(3.)).sum().backward()
+        grads.append(emb.weight.grad)
+        opt.step()
+    return grads, emb.weight
+
+
+EMBEDDING = {
+    'SGD': lambda M: _embedding_step(M, 'SGD'),
+    'SGD padding_idx': lambda M: _embedding_step(M, 'SGD', padding_idx=2),
+    'SGD momentum': lambda M: _embedding_step(M, 'SGD', momentum=0.9),
+    'SGD maximize': lambda M: _embedding_step(M, 'SGD', maximize=True),
+    'SGD weight_decay': lambda M: _embedding_step(M, 'SGD', weight_decay=0.1),
+    'Adagrad': lambda M: _embedding_step(M, 'Adagrad'),
+    'Adagrad weight_decay': lambda M: _embedding_step(M, 'Adagrad', weight_decay=0.1),
+    'Adam': lambda M: _embedding_step(M, 'Adam'),
+    'AdamW': lambda M: _embedding_step(M, 'AdamW'),
+    'RMSprop': lambda M: _embedding_step(M, 'RMSprop'),
+    'Rprop': lambda M: _embedding_step(M, 'Rprop'),
+}
+
+
+@pytest.mark.parametrize('name', EMBEDDING)
+def test_embedding_sparse_gradient_and_optimizers(name):
+    """nn.Embedding(sparse=True): a sparse weight gradient (the looked-up rows, listed as looked
+    up), which SGD and Adagrad take and the other optimizers refuse, as PyTorch's."""
+    same(EMBEDDING[name])
+
+
+def test_sparse_grad_zeroed_in_place():
+    def program(M):
+        emb = M.nn.Embedding(4, 2, sparse=True)
+        emb(M.tensor([1, 3, 1])).sum().backward()
+        emb.zero_grad(set_to_none=False)
+        return emb.weight.grad
+    same(program)

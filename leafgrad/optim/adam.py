@@ -102,6 +102,9 @@ class Adam(Optimizer):
                                       differentiable=differentiable, fused=fused,
                                       decoupled_weight_decay=decoupled_weight_decay))
 
+    def _sparse_grad(self, grad, group):
+        raise RuntimeError('Adam does not support sparse gradients, please consider SparseAdam instead')
+
     def _update(self, p, g, state, group):
         lr, (beta1, beta2), eps = group['lr'], group['betas'], group['eps']
         if not state:

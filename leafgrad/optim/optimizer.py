@@ -201,7 +201,8 @@ class Optimizer:
                 for p in group['params']:
                     if p._grad is None:
                         continue
-                    grad = p._grad._data
+                    grad = p._grad
+                    grad = grad._data if type(grad) is Tensor or not grad.is_sparse else self._sparse_grad(grad, group)
                     if group.get('maximize', False):
                         grad = -grad
                     # state is stored only once an update writes some (SGD without momentum keeps none)
@@ -221,6 +222,11 @@ class Optimizer:
     def _update(self, p, grad, state, group):
         """Update p._data in place from its gradient array (maximize already applied)."""
         raise NotImplementedError
+
+    def _sparse_grad(self, grad, group):
+        """The array of a sparse ``.grad`` (``nn.Embedding(sparse=True)``'s) for an optimizer that
+        takes one, where the update is the dense one; PyTorch's refusal for the others."""
+        raise RuntimeError(f'{type(self).__name__} does not support sparse gradients')
 
     def _step_differentiable(self, loss):
         with enable_grad():  # (as PyTorch: grad mode on for the step, whatever it was outside)

@@ -144,6 +144,12 @@ class Adagrad(Optimizer):
             state['step'] = _step_tensor()
             state['sum'] = _t(np.full_like(p._data, group['initial_accumulator_value']))
 
+    def _sparse_grad(self, grad, group):
+        # (the dense update moves only the listed rows, as PyTorch's sparse one does)
+        if group['weight_decay'] != 0:
+            raise RuntimeError('weight_decay option is not compatible with sparse gradients')
+        return grad.to_dense()._data
+
     def _update(self, p, g, state, group):
         lr, lr_decay, eps, wd = group['lr'], group['lr_decay'], group['eps'], group['weight_decay']
         step = _increment(state)

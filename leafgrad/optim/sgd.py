@@ -54,6 +54,11 @@ class SGD(Optimizer):
                                       nesterov=nesterov, maximize=maximize, foreach=foreach,
                                       differentiable=differentiable, fused=fused))
 
+    def _sparse_grad(self, grad, group):
+        if group['weight_decay'] != 0:  # (PyTorch's grad.add(param) of a sparse grad)
+            raise RuntimeError('add(sparse, dense) is not supported. Use add(dense, sparse) instead.')
+        return grad.to_dense()._data
+
     def _update(self, p, g, state, group):
         lr, momentum, dampening, wd = group['lr'], group['momentum'], group['dampening'], group['weight_decay']
         if wd != 0:

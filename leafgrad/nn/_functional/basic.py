@@ -14,7 +14,7 @@ from ...ops.reduction import pairwise_norm as _pairwise_norm, sum as _sum, vecto
 from ...ops.shape import reshape as _reshape, t as _t, view as _view
 from ...tensor import Tensor, legacy_type_name
 from .common import const, dtype_name, not_tensor as _not_tensor
-from ... import _memory_format, _random_kernels as kernels
+from ... import _memory_format, _random_kernels as kernels, sparse as _sparse
 from ...generator import default_generator
 from ..._arg_parser import refuse_arguments
 
@@ -219,7 +219,7 @@ def one_hot(tensor, num_classes=-1):
 
 
 class EmbeddingBackward0(Node):
-    __slots__ = ('num_weights', 'padding_idx', 'scale_grad_by_freq')
+    __slots__ = ('num_weights', 'padding_idx', 'scale_grad_by_freq', 'sparse')
 
     def jvp(self, tangents):  # linear in the weight: its tangent's rows, read at the indices
         (indices,) = self.saved_tensors
@@ -237,6 +237,8 @@ class EmbeddingBackward0(Node):
             idx = indices._data
             counts = xp.bincount(idx.reshape(-1), minlength=self.num_weights)[idx]
             grad = grad / const(counts[..., None], grad)
+        if self.sparse:
+            return None, _sparse.embedding_gradient(grad, indices, self.num_weights, self.padding_idx)
         return None, _embedding_backward(grad, indices, self.num_weights, self.padding_idx)
 
 
@@ -284,11 +286,11 @@ def check_embedding_indices(idx, n):
 
 
 def _refuse_sparse_gradient(sparse, weight, name):
-    """sparse=True asks for a sparse gradient of the weight: leafgrad has no sparse tensors, so
-    it refuses where a gradient would be recorded (a lookup without one runs as usual)."""
+    """sparse=True asks for a sparse gradient of the weight, which leafgrad's embedding_bag does
+    not make: refused where a gradient would be recorded (a lookup without one runs as usual)."""
     if sparse and state.grad_enabled and weight.requires_grad:
-        raise NotImplementedError(f'{name}: sparse=True needs sparse gradients, and leafgrad has no sparse tensors; '
-                                  'sparse=False gives the same rows of gradient as a dense tensor')
+        raise NotImplementedError(f'{name}: sparse=True needs sparse gradients, which leafgrad\'s {name} does not '
+                                  'make; sparse=False gives the same rows of gradient as a dense tensor')
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -309,7 +311,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
                     raise AssertionError('Padding_idx must be within num_embeddings')
                 padding_idx = n + padding_idx
         check_embedding_indices(idx, n)
-        _refuse_sparse_gradient(sparse, weight, 'embedding')
         if max_norm is not None:
             _renorm_rows(weight, idx, max_norm, norm_type)
         if _backward:  # reading rows of a gradient: the padding row reads as zero
@@ -322,6 +323,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         if node is not None:
             node.num_weights, node.padding_idx = n, padding_idx
             node.scale_grad_by_freq = scale_grad_by_freq and not _backward
+            node.sparse = sparse
             node.save(input)
         return out
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
