@@ -32,6 +32,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -52,11 +53,12 @@ from .transforms import __all__ as _transforms_all
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = ['Bernoulli', 'Beta', 'Binomial', 'Categorical', 'Cauchy', 'Chi2', 'ContinuousBernoulli', 'Dirichlet', 'Distribution',
            'Exponential', 'ExponentialFamily', 'FisherSnedecor', 'Gamma', 'GeneralizedPareto', 'Geometric', 'Gumbel', 'HalfCauchy',
-           'HalfNormal', 'Independent', 'InverseGamma', 'Kumaraswamy', 'Laplace', 'LogNormal', 'LogisticNormal',
+           'HalfNormal', 'Independent', 'InverseGamma', 'Kumaraswamy', 'LKJCholesky', 'Laplace', 'LogNormal', 'LogisticNormal',
            'LowRankMultivariateNormal', 'MixtureSameFamily', 'Multinomial', 'MultivariateNormal', 'NegativeBinomial',
            'Normal', 'OneHotCategorical', 'OneHotCategoricalStraightThrough', 'Pareto', 'Poisson', 'RelaxedBernoulli',
-           'RelaxedOneHotCategorical', 'StudentT', 'TransformedDistribution', 'Uniform', 'VonMises', 'Weibull',
+           'RelaxedOneHotCategorical', 'StudentT', 'TransformedDistribution', 'Uniform', 'VonMises', 'Weibull', 'Wishart',
            'biject_to', 'kl_divergence', 'register_kl', 'transform_to'] + list(_transforms_all)

@@ -299,7 +299,11 @@ def index_write(input, index, values):
     data[index] = v
     out, node = record(data, IndexPutBackward0, (input, values))
     if node is not None:
-        node.self_shape, node.index = input._data.shape, index
+        # (a mask is kept as PyTorch keeps it, as the positions it selects now: writing to the
+        # mask afterwards does not move the gradient)
+        node.self_shape = input._data.shape
+        node.index = tuple(c.copy() if getattr(c, 'dtype', None) == bool else c for c in index) \
+            if isinstance(index, tuple) else index
         node.values_shape = values._data.shape if isinstance(values, Tensor) else ()
     return out
 
