@@ -1,5 +1,7 @@
 """leafgrad.utils.checkpoint against torch.utils.checkpoint: same values and gradients,
 recomputation under the saved RNG state, and the memory it saves."""
+import contextlib
+import importlib
 import tracemalloc
 import warnings
 
@@ -251,3 +253,65 @@ def test_input_modified_in_place_before_backward_is_detected():
         y.sum().backward()
     m1, m2 = raises_like(lambda: run(lg, checkpoint), lambda: run(torch, tcp.checkpoint))
     assert same_message(m1, m2), (m1, m2)
+
+
+def _recomputed_steps(mod, early_stop=True, context=None):
+    """What a region's recomputation runs again: the steps after its last saving op are skipped
+    when it stops early."""
+    cp = importlib.import_module(mod.__name__ + '.utils.checkpoint')
+    steps = []
+
+    def region(x):
+        steps.append('start')
+        y = x.sin()
+        steps.append('after sin')
+        z = y.exp()  # (saves its result: the last tensor the region saves)
+        steps.append('after exp')
+        return z * 2
+    x = mod.tensor([0.5, 1.5], dtype=mod.float64, requires_grad=True)
+    with context(cp) if context else contextlib.nullcontext():
+        out = cp.checkpoint(region, x, use_reentrant=False, early_stop=early_stop)
+    out.sum().backward()
+    return steps, to_np(x.grad).tolist()
+
+
+@pytest.mark.parametrize('early_stop', [True, False])
+def test_recomputation_stops_once_everything_is_saved_again(early_stop):
+    assert _recomputed_steps(lg, early_stop) == _recomputed_steps(torch, early_stop)
+
+
+@pytest.mark.parametrize('enable', [True, False])
+def test_set_checkpoint_early_stop_overrides_each_call(enable):
+    for early_stop in (True, False):
+        def context(cp):
+            return cp.set_checkpoint_early_stop(enable)
+        ours = _recomputed_steps(lg, early_stop, context)
+        assert ours == _recomputed_steps(torch, early_stop, context)
+        assert len(ours[0]) == (5 if enable else 6)
+
+
+def test_checkpoint_utilities_as_torch():
+    def program(mod):
+        cp = importlib.import_module(mod.__name__ + '.utils.checkpoint')
+        x = mod.ones(2, requires_grad=True)
+        detached = cp.detach_variable((x, 3, mod.zeros(1)))
+        out = [[type(a).__name__ if not isinstance(a, mod.Tensor) else (a.requires_grad, a.is_leaf)
+                for a in detached], cp.get_device_states(x, [mod.zeros(2)], {'a': 1}),
+               cp.DefaultDeviceType.get_device_type()]
+        cp.DefaultDeviceType.set_device_type('meta')
+        out.append(cp.DefaultDeviceType.get_device_type())
+        cp.DefaultDeviceType.set_device_type('cpu')
+        cp.set_device_states([], [])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            cp.check_backward_validity([mod.zeros(1), 2])
+            cp.check_backward_validity([x])
+        out.append([str(w.message) for w in caught])
+        with cp.set_checkpoint_debug_enabled(True):
+            out.append(cp.checkpoint(lambda t: t * 2, x, use_reentrant=False).sum().item())
+        try:
+            cp.detach_variable([x])
+        except RuntimeError as e:
+            out.append(str(e))
+        return out
+    assert program(lg) == program(torch)

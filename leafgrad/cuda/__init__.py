@@ -156,6 +156,16 @@ def get_rng_state(device='cuda'):
     raise RuntimeError('leafgrad keeps no CUDA generator: random tensors on CUDA are drawn by the CPU generator')
 
 
+def set_rng_state(new_state, device='cuda'):
+    _cupy()
+    raise RuntimeError('leafgrad keeps no CUDA generator: random tensors on CUDA are drawn by the CPU generator')
+
+
+def set_rng_state_all(new_states):
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
 # ---- memory ------------------------------------------------------------------------------------
 
 def _pool():

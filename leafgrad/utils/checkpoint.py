@@ -9,6 +9,10 @@ that collect the tensors its nodes save, in the same order; each handle then ret
 tensor, which is dropped as soon as it has been used. Peak memory is the kept inputs plus one
 region's activations.
 
+With ``early_stop`` (the default; ``set_checkpoint_early_stop`` overrides it for the calls made
+in its block) the recomputation stops as soon as it has saved as many tensors as the first run,
+so code of the region after its last saving op does not run again, as in PyTorch.
+
 ``use_reentrant=True`` (PyTorch's default when the argument is omitted) is a custom Function:
 its forward runs the region without recording, its backward re-runs it with recording and
 backpropagates through it.
@@ -22,12 +26,107 @@ from ..autograd.function import Function
 from ..autograd.graph import Node, saved_tensors_hooks
 from ..tensor import Tensor
 from ..generator import get_rng_state, set_rng_state
+from .._pytree import _flatten
 
-__all__ = ['checkpoint', 'checkpoint_sequential', 'CheckpointFunction', 'CheckpointError']
+__all__ = ['checkpoint', 'checkpoint_sequential', 'CheckpointError', 'CheckpointFunction', 'check_backward_validity',
+           'detach_variable', 'get_device_states', 'set_device_states', 'noop_context_fn', 'set_checkpoint_early_stop',
+           'DefaultDeviceType', 'set_checkpoint_debug_enabled']
 
 
 class CheckpointError(RuntimeError):
     """The recomputation did not save what the first run saved."""
+
+
+class _StopRecomputation(Exception):
+    """The recomputation has saved every tensor the first run saved (early stop)."""
+
+
+_early_stop = None  # set_checkpoint_early_stop's setting: None leaves it to each call's early_stop
+_debug = None       # set_checkpoint_debug_enabled's setting: None leaves it to each call's debug
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable):
+    """Whether the checkpoints made in the block stop their recomputation once it has saved what
+    the first run saved (the default) or run the whole region again."""
+    global _early_stop
+    previous, _early_stop = _early_stop, enable
+    try:
+        yield
+    finally:
+        _early_stop = previous
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled):
+    """PyTorch's switch for the operator traces its non-determinism errors add (None: each call's
+    ``debug``). leafgrad's errors name the tensors that differ and no more: kept and read back."""
+    global _debug
+    previous, _debug = _debug, enabled
+    try:
+        yield
+    finally:
+        _debug = previous
+
+
+class DefaultDeviceType:
+    """The device type whose random state a checkpoint saves when no tensor says which: unless
+    set, the accelerator's ('cuda' with a GPU), else 'cpu'."""
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device='cuda'):
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        if not DefaultDeviceType._default_device_type:
+            from .. import accelerator  # (loaded when first used)
+            found = accelerator.current_accelerator(True)
+            DefaultDeviceType._default_device_type = found.type if found else 'cpu'
+        return DefaultDeviceType._default_device_type
+
+
+def detach_variable(inputs):
+    """The tuple ``inputs`` with each tensor detached, its requires_grad kept."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f'Only tuple of tensors is supported. Got Unsupported input type: {type(inputs).__name__}')
+    out = []
+    for a in inputs:
+        if isinstance(a, Tensor):
+            detached = a.detach()
+            detached.requires_grad = a.requires_grad
+            a = detached
+        out.append(a)
+    return tuple(out)
+
+
+def check_backward_validity(inputs):
+    if not any(a.requires_grad for a in inputs if isinstance(a, Tensor)):
+        warnings.warn('None of the inputs have requires_grad=True. Gradients will be None', stacklevel=2)
+
+
+def get_device_states(*args):
+    """(device indices, random states) of the accelerators the tensors in ``args`` are on: none on the
+    CPU; leafgrad keeps no CUDA generator, so a CUDA tensor's state is refused (leafgrad.cuda's error)."""
+    ids = []
+    for a in _flatten(args)[0]:
+        if isinstance(a, Tensor) and a.device.type not in ('cpu', 'meta') and a.get_device() not in ids:
+            ids.append(a.get_device())
+    if not ids:
+        return [], []
+    from .. import cuda  # (loaded when first used)
+    return ids, [cuda.get_rng_state(i) for i in ids]
+
+
+def set_device_states(devices, states, *, device_type=None):
+    if device_type is None:
+        device_type = DefaultDeviceType.get_device_type()
+    if device_type == 'meta' or not devices:
+        return
+    from .. import cuda  # (loaded when first used)
+    for device, state in zip(devices, states):
+        cuda.set_rng_state(state, device)
 
 
 def _metadata(tensor):
@@ -66,8 +165,9 @@ noop_context_fn = _noop_context_fn
 class _Frame:
     """One checkpointed call: what recomputation needs, and the recomputed tensors."""
 
-    def __init__(self, fn, args, kwargs, rng_state, recompute_context, check_metadata):
+    def __init__(self, fn, args, kwargs, rng_state, recompute_context, check_metadata, early_stop):
         self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.early_stop = early_stop
         # the inputs are kept, as a node keeps what it saves: an in-place change before the
         # backward would make the recomputation wrong, so it is detected the same way
         self.versions = [a._version_counter[0] if isinstance(a, Tensor) else None for a in args]
@@ -94,6 +194,8 @@ class _Frame:
 
         def collect(tensor):
             collected.append(tensor.detach())
+            if self.early_stop and len(collected) == self.num_saved:
+                raise _StopRecomputation
             return None
 
         for a, version in zip(self.args, self.versions):
@@ -101,9 +203,12 @@ class _Frame:
                 Node._raise_modified(a._data, a._version_counter[0], version, a._grad_fn, a._output_nr)
         args = tuple(a.detach().requires_grad_(a._requires_grad) if isinstance(a, Tensor) else a
                      for a in self.args)
-        with _fork_rng(self.rng_state), grad_mode.enable_grad(), self.recompute_context, \
-                saved_tensors_hooks(collect, lambda packed: packed):
-            self.fn(*args, **self.kwargs)
+        try:
+            with _fork_rng(self.rng_state), grad_mode.enable_grad(), self.recompute_context, \
+                    saved_tensors_hooks(collect, lambda packed: packed):
+                self.fn(*args, **self.kwargs)
+        except _StopRecomputation:
+            pass
         if self.metadata is not None:
             self.check(collected)
         self.recomputed = dict(enumerate(collected))
@@ -124,12 +229,13 @@ class _Frame:
                                   f'different metadata than during the forward pass.\n{mismatched}.\n')
 
 
-def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, determinism_check, args, kwargs):
+def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, determinism_check, early_stop, args,
+                                  kwargs):
     if determinism_check not in ('default', 'none'):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
     forward_context, recompute_context = context_fn()
     frame = _Frame(function, args, kwargs, _rng_state(preserve_rng_state), recompute_context,
-                   determinism_check == 'default')
+                   determinism_check == 'default', early_stop if _early_stop is None else _early_stop)
     with forward_context, saved_tensors_hooks(frame.pack, frame.unpack):
         return function(*args, **kwargs)
 
@@ -182,7 +288,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
             warnings.warn('None of the inputs have requires_grad=True. Gradients will be None', UserWarning,
                           stacklevel=2)
         return CheckpointFunction.apply(function, preserve, *args)
-    return _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check, args, kwargs)
+    return _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check, early_stop, args, kwargs)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
