@@ -121,7 +121,7 @@ class SparseTensor(Tensor):
     def values(self):
         if not self._coalesced:
             raise RuntimeError('Cannot get values on an uncoalesced tensor, please call .coalesce() first')
-        return _wrap(self._vals)
+        return _recorded(_wrap(self._vals), ValuesBackward0, (self,), pattern=self)
 
     def __repr__(self, *, tensor_contents=None):
         fn = self._grad_fn
@@ -379,6 +379,13 @@ class SparseCooTensorWithDimsAndTensorsBackward0(Node):
     """sparse_coo_tensor(indices, values): the gradient at each listed position, for its value."""
     def apply(self, grad):
         return (_wrap(_as_dense_array(grad)[tuple(self.idx)]),)
+
+
+class ValuesBackward0(Node):
+    """values(): the gradient of each listed value, at its position."""
+    def apply(self, grad):
+        p = self.pattern
+        return (SparseTensor._make(p._idx, grad._data, p.shape, True),)
 
 
 class CoalesceBackward0(Node):

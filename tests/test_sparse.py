@@ -302,3 +302,14 @@ def test_sparse_grad_zeroed_in_place():
         emb.zero_grad(set_to_none=False)
         return emb.weight.grad
     same(program)
+
+
+def test_gradient_through_values():
+    """values() of a coalesced tensor carries the gradient back to it (sparse, at its positions)."""
+    def program(M):
+        s = _dense(M).to_sparse().requires_grad_()
+        u = _s(M, requires_grad=True)
+        v, w = s.values(), u.coalesce().values()
+        ((v * M.tensor([3., 4., 5.])).sum() + (w * w).sum()).backward()
+        return v, w, type(v.grad_fn).__name__, s.grad, u.grad, s._values()
+    same(program)
