@@ -212,3 +212,21 @@ def test_in_place_into_expanded_or_unbroadcastable_output_raises_like_torch(op, 
              (lambda T: T.zeros(3), lambda T: T.ones(2, 3, dtype=T.float64))]
     for make, operand in cases:
         assert run(lg, make, operand) == run(torch, make, operand)
+
+
+# ---- edge values (inf, -inf, nan, ±0, 1e30): PyTorch's values and gradients ----------------------
+
+from both import on_edges, same  # noqa: E402
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_logit_eps_gradient_is_zero_where_clamped(dtype):
+    # 0 outside [eps, 1 - eps] even where the input is 0, 1 or inf; nan stays nan
+    same(on_edges(lambda M, x: M.logit(M.sigmoid(x), eps=1e-6), dtype))
+    same(on_edges(lambda M, x: M.logit(x, eps=0.25), dtype))
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('op', ['sgn'])
+def test_sign_of_nan_is_zero(op, dtype):
+    same(on_edges(lambda M, x: getattr(M, op)(x).detach(), dtype))

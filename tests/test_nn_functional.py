@@ -793,3 +793,12 @@ from both import on_edges, same  # noqa: E402
 def test_normalize_keeps_nan_norms(dim, dtype):
     # clamp_min(eps) of a nan norm is nan, not eps
     same(on_edges(lambda M, x: M.nn.functional.normalize(x, dim=dim), dtype))
+
+
+@needs_torch
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_hinge_embedding_loss_at_infinite_input(dtype):
+    y = [[1., -1., 1., -1.]] * 6
+    same(on_edges(lambda M, x: M.nn.functional.hinge_embedding_loss(x, M.ones_like(x), reduction='none'), dtype))
+    same(on_edges(lambda M, x: M.nn.functional.hinge_embedding_loss(x, M.tensor(y, dtype=x.dtype),
+                                                                      reduction='none'), dtype))

@@ -548,8 +548,10 @@ class Logit(Op):
         g = grad / (x * (1 - x))
         if self.eps is None:
             return g + wrap(xp.where((d < 0) | (d > 1), xp.nan, 0).astype(d.dtype)),
+        # 0 where the input was clamped (g there can be inf or nan: x at 0 or 1, or infinite), and at
+        # nan, as PyTorch's vector kernel
         inside = (d >= self.eps) & (d <= 1 - self.eps)
-        return ops.where(wrap(inside), g, g * 0),
+        return ops.where(wrap(inside), g, 0.0),
 
 
 class Sinc(Op):
@@ -592,7 +594,11 @@ class Sgn(Op):
 
     def forward(input):
         data = input._data
-        out, node = record(data.copy() if data.dtype.kind == 'b' else xp.sign(data), Sgn, (input,))
+        if data.dtype.kind in 'fV':  # sign's (0 < x) - (x < 0), PyTorch's: 0 at NaN
+            out = (data > 0).astype(data.dtype) - (data < 0).astype(data.dtype)
+        else:
+            out = data.copy() if data.dtype.kind == 'b' else xp.sign(data)
+        out, node = record(out, Sgn, (input,))
         if node is not None and data.dtype.kind == 'c':
             node.save(input)
         return out

@@ -687,8 +687,10 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
             input, target = autocast.fp32(input, target)
         reduction = legacy_reduction(size_average, reduce, reduction)
         check_reduction(reduction)
-        zeros = input * 0
-        out = _ew.where(target != 1, _relu(margin - input), zeros) + _ew.where(target != -1, input, zeros)
+        zeros = const(0, input)  # (PyTorch's zeros_like: not input * 0, nan at an infinite input)
+        m = margin - input
+        # (margin - input).clamp_min(0), PyTorch's: its gradient passes at 0, where relu's does not
+        out = _ew.where(target != 1, _ew.where(m < 0, zeros, m), zeros) + _ew.where(target != -1, input, zeros)
         return reduce_loss(out, reduction)
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
         refuse_arguments()
