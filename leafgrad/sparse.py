@@ -466,8 +466,29 @@ def _times(x, y):
 
 def _product(idx, vals, shape, dense):
     """The (sparse idx, vals of ``shape``) @ ``dense`` product, as an array."""
-    out = np.zeros((shape[0],) + dense.shape[1:], np.result_type(vals.dtype, dense.dtype))
-    np.add.at(out, idx[0], vals.reshape((-1,) + (1,) * (dense.ndim - 1)) * dense[idx[1]])
+    dtype = np.result_type(vals.dtype, dense.dtype)
+    out = np.zeros((shape[0],) + dense.shape[1:], dtype)
+    rows, cols = idx
+    if not len(rows):
+        return out
+    if not (rows[1:] >= rows[:-1]).all():  # (in row order, each row's terms in their listed order)
+        order = np.argsort(rows, kind='stable')
+        rows, cols, vals = rows[order], cols[order], vals[order]
+    # PyTorch's kernel adds each row's terms in order, each with a fused multiply-add (the exact
+    # product added, rounded once): for float32, the float64 product is exact and so is the sum
+    # rounded to float32; the j-th terms of all rows are added at once.
+    exact = np.float64 if dtype == np.float32 else dtype
+    terms = vals.astype(exact).reshape((-1,) + (1,) * (dense.ndim - 1)) * dense[cols].astype(exact)
+    starts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+    counts = np.diff(np.append(starts, len(rows)))
+    if counts.max() > 4096:  # (a very long row: one pass, np.add.at's sums)
+        np.add.at(out, rows, terms.astype(dtype))
+        return out
+    run_rows = rows[starts]
+    for j in range(counts.max()):
+        live = counts > j
+        r = run_rows if live.all() else run_rows[live]
+        out[r] = out[r] + terms[(starts if live.all() else starts[live]) + j]
     return out
 
 
