@@ -404,10 +404,15 @@ def test_compile_and_vmap_of_a_complex_program():
         np.testing.assert_allclose(g, e, rtol=1e-10)
 
 
-def test_forward_ad_refuses_complex_tensors():
-    from leafgrad.autograd import forward_ad
-    with forward_ad.dual_level(), pytest.raises(NotImplementedError, match='complex'):
-        forward_ad.make_dual(lg.tensor([1j]), lg.tensor([1 + 0j]))
+def test_forward_ad_of_complex_tensors():
+    """make_dual takes a complex primal and tangent (tests/test_forward_ad.py compares the
+    tangents with torch's)."""
+    results = []
+    for T in (lg, torch):
+        with T.autograd.forward_ad.dual_level():
+            dual = T.autograd.forward_ad.make_dual(T.tensor([1j]), T.tensor([1 + 0j]))
+            results.append(T.autograd.forward_ad.unpack_dual(dual.exp()).tangent.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
 
 
 @pytest.mark.parametrize('dtype', ['cfloat', 'cdouble'])

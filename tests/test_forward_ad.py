@@ -437,8 +437,8 @@ def test_tangent_through_a_complex_intermediate(name):
 @pytest.mark.parametrize('transform', ['jvp', 'jacfwd', 'linearize'])
 @pytest.mark.parametrize('dtype', ['int64', 'complex64', 'bfloat16'])
 def test_forward_transforms_of_integer_complex_bfloat16_primals(transform, dtype):
-    """An integer primal is PyTorch's ValueError (its tangent was zero), a complex one an error
-    (jacfwd's as PyTorch's; its tangent was zero), a bfloat16 one carries its tangent (it was
+    """An integer primal is PyTorch's ValueError (its tangent was zero), a complex one carries
+    its tangent (jacfwd refuses it, as PyTorch's), a bfloat16 one carries its tangent (it was
     zero)."""
     def run(M):
         x = M.tensor([1.0, 2.0]).to(getattr(M, dtype))
@@ -449,13 +449,66 @@ def test_forward_transforms_of_integer_complex_bfloat16_primals(transform, dtype
         else:
             out = (M.func.linearize(lambda a: a * 2, x)[1](x),)
         return [(t.dtype, t.float()) for t in out]  # (NumPy has no bfloat16)
-    if dtype == 'complex64' and transform != 'jacfwd':  # (forward mode takes no complex primal: refused)
-        with pytest.raises(NotImplementedError):
-            run(lg)
-        return
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         same(run, warnings_too=False)
+
+
+# ops whose forward rules meet a complex primal: elementwise (holomorphic or real-valued),
+# products, reductions through the reverse derivative (prod, norm), the real-valued statistics,
+# and the linear algebra whose rules conjugate-transpose
+COMPLEX_PRIMALS = ['abs', 'addmm', 'cholesky', 'conv2d', 'cumprod', 'det', 'eig vectors', 'eigh values', 'eigvalsh',
+                   'exp', 'gather', 'inv', 'linear', 'logsumexp', 'matrix_exp', 'mean dims', 'norm', 'norm dim',
+                   'pad reflect', 'pow tensor', 'prod', 'prod dim', 'prod with a zero', 'sigmoid', 'slogdet', 'solve',
+                   'sqrt', 'std', 'sum dim', 'tanh', 'torch.slogdet', 'var']
+
+
+@pytest.mark.parametrize('name', COMPLEX_PRIMALS)
+def test_jvp_of_complex_primals_against_torch(name):
+    fn, makers = OPS[name]
+
+    def run(M):
+        rng = np.random.default_rng(0)
+        arrays = [make(rng) for make in makers]
+        rng = np.random.default_rng(5)
+        floats = [i for i, a in enumerate(arrays) if a.dtype.kind == 'f']
+        primals = [M.tensor(a + 0.3j * rng.standard_normal(a.shape)) if i in floats else M.tensor(a)
+                   for i, a in enumerate(arrays)]
+        tangents = tuple(M.tensor(rng.standard_normal(arrays[i].shape) + 1j * rng.standard_normal(arrays[i].shape))
+                         for i in floats)
+
+        def f(*diff):
+            full = list(primals)
+            for i, v in zip(floats, diff):
+                full[i] = v
+            return fn(M, *full)
+        return M.func.jvp(f, tuple(primals[i] for i in floats), tangents)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        assert plain(run(lg)) == plain(run(torch))
+
+
+@pytest.mark.parametrize('name', ['qr Q', 'svd U', 'svdvals'])
+def test_forward_rules_written_for_real_matrices_refuse_complex_ones(name):
+    fn, makers = OPS[name]
+    rng = np.random.default_rng(0)
+    a = lg.tensor(makers[0](rng) + 0.5j)
+    with pytest.raises(NotImplementedError, match='takes real matrices only'):
+        lg.func.jvp(lambda x: fn(lg, x), (a,), (a,))
+
+
+@pytest.mark.parametrize('primal, tangent', [('complex64', 'float32'), ('float32', 'complex64')])
+def test_make_dual_of_complex_and_real_as_torch(primal, tangent):
+    """A real tangent of a complex primal and the reverse are kept as given; an elementwise op's
+    tangent is f'(z) t (a real-valued op's, the real part)."""
+    def run(M):
+        fw = M.autograd.forward_ad
+        with fw.dual_level():
+            p = M.tensor([1 + 1j, 2 - 1j, -0.5 + 2j]).to(getattr(M, primal))
+            t = M.tensor([1.0, -2.0, 0.5]).to(getattr(M, tangent))
+            d = fw.make_dual(p, t)
+            return [fw.unpack_dual(d).tangent] + [fw.unpack_dual(y).tangent for y in (d.sin(), d.abs(), d.exp())]
+    assert plain(run(lg)) == plain(run(torch))
 
 
 def _closed_over(M):

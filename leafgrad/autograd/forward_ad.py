@@ -118,12 +118,9 @@ def make_dual(tensor, tangent, *, level=None):
     if _level_of(level) is None:
         raise RuntimeError('Trying to create a dual Tensor for forward AD but no level exists, make sure to '
                            'enter_dual_level() first.')
-    if tensor._data.dtype.kind == 'c' or tangent._data.dtype.kind == 'c':
-        # (the reverse rules of complex ops follow PyTorch's convention; their forward rules are not written)
-        raise NotImplementedError('leafgrad\'s forward-mode AD takes no complex tensors (reverse mode does)')
-    if tensor._data.dtype.kind not in 'fV':  # ('V': bfloat16)
+    if tensor._data.dtype.kind not in 'fcV':  # ('V': bfloat16)
         raise ValueError(f'Expected primal to be floating point or complex, but got: {tensor.dtype}')
-    if tangent._data.dtype.kind not in 'fV':
+    if tangent._data.dtype.kind not in 'fcV':
         raise ValueError(f'Expected tangent to be floating point or complex, but got: {tangent.dtype}')
     if tangent.shape != tensor.shape:  # (logical shapes: a tangent may be batched, as jacfwd's)
         raise RuntimeError('Trying to set a forward gradient that has a different size than that of the original '

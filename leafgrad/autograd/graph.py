@@ -234,7 +234,7 @@ def elementwise_jvp(node, tangents, output=None):
     complex_input = t._data.dtype.kind == 'c'
     out = node.apply(t.conj_physical() if complex_input else t)
     out = out[0] if isinstance(out, (tuple, list)) else out
-    if complex_input and out is not None:
+    if out is not None and (complex_input or out._data.dtype.kind == 'c'):  # (or a real tangent of a complex input)
         out = out.conj_physical()
         if output is not None and output._data.dtype.kind != 'c':
             out = out.real
@@ -290,8 +290,12 @@ def slice_reduction_jvp(node, tangents, output, dims, keepdim):
     out = None
     for g, t in zip(grads, tangents):
         if g is not None and t is not None:
-            term = g * t
+            # (a complex input: the reverse derivative is conj(df/dz) for a holomorphic f, and
+            # df/dx + i df/dy for a real-valued one, whose tangent is the real part)
+            term = (g.conj() if g.is_complex() else g) * t
             out = term if out is None else out + term
+    if out is not None and out.is_complex() and not output.is_complex():
+        out = out.real
     if out is None or not dims:
         return out
     return out.sum(dims, keepdim)

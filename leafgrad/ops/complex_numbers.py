@@ -163,6 +163,7 @@ class Conj(Op):
     """conj(input): the complex conjugate (a real tensor itself). The result is a new tensor that
     reports ``is_conj()``, as PyTorch's conjugate view."""
     op, node = 'conj', 'ConjBackward0'
+    vmap = 'elementwise'
     __slots__ = ()
     complex_rule = True
 

@@ -205,9 +205,12 @@ class LinalgSlogdet(Op):
             node.save(A, saved_output(s))
         return return_types.linalg_slogdet(s, l)
 
-    def jvp(self, tangents):  # d log|det A| = tr(A^-1 dA); a real matrix's sign has no tangent
-        A, _ = self.saved_tensors
-        return None, ops.sum(ops.diagonal(ops.linalg_solve(A, tangents[0]), 0, -2, -1), -1)
+    def jvp(self, tangents):  # d log|det A| = Re tr(A^-1 dA), d sign = i Im tr(A^-1 dA) sign (a real A's: none)
+        A, sign = self.saved_tensors
+        trace = ops.sum(ops.diagonal(ops.linalg_solve(A, tangents[0]), 0, -2, -1), -1)
+        if not trace.is_complex():
+            return None, trace
+        return sign * ops.imag(trace) * 1j, ops.real(trace)
 
     def apply(self, grad_sign, grad_logabs):
         A, sign = self.saved_tensors
@@ -363,16 +366,23 @@ class LinalgCholesky(Op):
     def jvp(self, tangents):  # dL = L Phi(L^-1 dA L^-T), Phi: the lower triangle, its diagonal halved
         (L,) = self.saved_tensors
         if self.upper:
-            L = _mT(L)
-        m = _mT(ops.linalg_solve(L, _mT(ops.linalg_solve(L, tangents[0]))))
+            L = _mH(L)
+        m = _mH(ops.linalg_solve(L, _mH(ops.linalg_solve(L, tangents[0]))))  # (L^-1 dA L^-H)
         n = L._data.shape[-1]
-        phi = _tril(m, -1) + m * wrap(xp.eye(n, dtype=L._data.dtype) * 0.5)
+        phi = _tril(m, -1) + m * wrap(xp.eye(n, dtype=L._data.real.dtype) * 0.5)
         dL = ops.matmul(L, phi)
-        return _mT(dL) if self.upper else dL
+        return _mH(dL) if self.upper else dL
 
     def apply(self, grad):
         (L,) = self.saved_tensors
         return cholesky_backward(grad, self.upper, L),
+
+
+def _real_rule_only(name, output, tangent):
+    """The forward rules of qr and svd are written for real matrices: a complex one is refused
+    rather than given a wrong tangent."""
+    if output.is_complex() or tangent.is_complex():
+        raise NotImplementedError(f"leafgrad's forward rule of {name} takes real matrices only, not complex ones")
 
 
 # ---- qr ---------------------------------------------------------------------------------------
@@ -418,6 +428,7 @@ class LinalgQr(Op):
         Q, R = self.saved_tensors
         self._check_differentiable(Q, R)
         dA = tangents[0]
+        _real_rule_only('linalg.qr', Q, dA)
         m, n = Q._data.shape[-2], R._data.shape[-1]
         X = R if m >= n else ops.narrow(R, -1, 0, m)
         dX = dA if m >= n else ops.narrow(dA, -1, 0, m)
@@ -508,7 +519,8 @@ class LinalgEigh(Op):
         dP = ops.matmul(_mH(V), ops.matmul(tangents[0], V))
         E = ops.unsqueeze(L, -2) - ops.unsqueeze(L, -1)
         eye = _eye_like(E)
-        return ops.diagonal(dP, 0, -2, -1), ops.matmul(V, dP / (E + eye) * (1 - eye))
+        dL = ops.diagonal(dP, 0, -2, -1)  # (a Hermitian A's eigenvalues are real: so are their tangents)
+        return ops.real(dL) if dL.is_complex() else dL, ops.matmul(V, dP / (E + eye) * (1 - eye))
 
     def apply(self, gL, gV):
         L, V = self.saved_tensors
@@ -576,6 +588,7 @@ class LinalgSvd(Op):
         off the diagonal; the extra columns of full_matrices get zero tangents."""
         U, S, Vh = self.saved_tensors
         dA = tangents[0]
+        _real_rule_only('linalg.svd', U, dA)
         m, n = U._data.shape[-2], Vh._data.shape[-1]
         k = S._data.shape[-1]
         if self.full_matrices and m != n:

@@ -218,6 +218,12 @@ def _variance_overloads(name, out=True):
     return Overloads(name, *signatures)
 
 
+def _real_product(g, t):
+    """Re(conj(g) t): the tangent of a real-valued function of a complex input whose reverse
+    derivative (PyTorch's convention) is ``g``; ``g * t`` for real ones."""
+    return (g.conj() * t).real if g.is_complex() else g * t
+
+
 class Var(Op):
     """var(input, dim=None, unbiased=None, keepdim=False, *, correction=None)."""
     op, node, saved = 'var', 'VarBackward0', ('self',)
@@ -240,7 +246,8 @@ class Var(Op):
     def jvp(self, tangents):
         (x,) = self.saved_tensors
         centered = x - mean(x, self.dims, keepdim=True)
-        return sum(centered * tangents[0], self.dims, self.keepdim) * _per_dof(2.0, self.count - self.correction)
+        return sum(_real_product(centered, tangents[0]), self.dims, self.keepdim) * _per_dof(
+            2.0, self.count - self.correction)
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -272,7 +279,8 @@ class Std(Op):
     def jvp(self, tangents):
         x, result = self.saved_tensors
         centered = x - mean(x, self.dims, keepdim=True)
-        var_t = sum(centered * tangents[0], self.dims, self.keepdim) * _per_dof(1.0, self.count - self.correction)
+        var_t = sum(_real_product(centered, tangents[0]), self.dims, self.keepdim) * _per_dof(
+            1.0, self.count - self.correction)
         zero = result._data == 0
         return var_t / (result + wrap(zero.astype(result._data.dtype))) * wrap(~zero)
 
@@ -547,8 +555,9 @@ class LinalgVectorNormBackward0(Op):
 
     def jvp(self, tangents):
         # the derivative's directional form: <d norm / dx, t> summed over the reduced dims
-        (g,) = self.apply(wrap(xp.ones(self.saved_tensors[1]._data.shape, dtype=tangents[0]._data.dtype)))
-        return sum(g * tangents[0], self.dims, self.keepdim)
+        result = self.saved_tensors[1]
+        (g,) = self.apply(wrap(xp.ones(result._data.shape, dtype=result._data.dtype)))
+        return sum(_real_product(g, tangents[0]), self.dims, self.keepdim)
 
     def apply(self, grad):
         x, result = self.saved_tensors
