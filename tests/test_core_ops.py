@@ -230,3 +230,16 @@ def test_logit_eps_gradient_is_zero_where_clamped(dtype):
 @pytest.mark.parametrize('op', ['sgn'])
 def test_sign_of_nan_is_zero(op, dtype):
     same(on_edges(lambda M, x: getattr(M, op)(x).detach(), dtype))
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('op', ['topk', 'sort', 'argsort'])
+def test_descending_order_puts_nan_before_inf(op, dtype):
+    nan, inf = float('nan'), float('inf')
+    rows = [[0., inf, nan, -inf, nan, 1., inf], [nan, inf, 2., nan, 1., inf, -inf], [inf, 1., nan, 2., inf, 0., 3.]]
+    # (values only: among equal values PyTorch's topk does not promise which index it takes)
+    fns = {'topk': lambda M, x: x.topk(2, 1).values.detach(), 'sort': lambda M, x: x.sort(dim=1, descending=True, stable=True).values,
+           'argsort': lambda M, x: x.argsort(dim=1, descending=True, stable=True)}
+    same(on_edges(fns[op], dtype, rows))
+    if op == 'topk':
+        same(on_edges(lambda M, x: x.topk(2, 0).values.detach(), dtype))

@@ -548,8 +548,16 @@ def _order(data, d, descending):
         data = data.astype(xp.int64)
     if not descending:
         return xp.argsort(data, axis=d, kind='stable')
-    key = -data if data.dtype.kind not in 'fV' else xp.where(xp.isnan(data), -xp.inf, -data)
-    return xp.argsort(key, axis=d, kind='stable')
+    order = xp.argsort(-data, axis=d, kind='stable')
+    if data.dtype.kind in 'fV':
+        # NaN first, before inf: -NaN sorts last, so each line's NaNs move from its end to its front
+        nans = xp.isnan(data)
+        if nans.any():
+            shape = [1] * data.ndim
+            shape[d] = data.shape[d]
+            at = (xp.arange(data.shape[d]).reshape(shape) - nans.sum(axis=d, keepdims=True)) % data.shape[d]
+            order = xp.take_along_axis(order, at, axis=d)
+    return order
 
 
 def _sorted(input, dim, descending, k, node_cls, return_type):
