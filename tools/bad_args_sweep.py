@@ -4,7 +4,13 @@ outcome compared with torch's. A leak: leafgrad raises another exception type th
 internal one: AttributeError, IndexError, ... where torch raises TypeError/RuntimeError), or
 raises where torch returns, or returns another value, dtype or shape.
 
-    PYTHONPATH=$PWD python tools/bad_args_sweep.py [-v] [names...]
+``--methods``: every public Tensor method the two share, ``x.method(...)`` with each argument of
+a small valid call replaced (a Tensor one by an int, a str and a list of floats; a number by a
+str, None and a float where it was an int; a list of ints by a str); a leak is as above, or
+leafgrad changing ``x`` where it raises (PyTorch checks before it writes), or a warning of
+NumPy's (a RuntimeWarning that PyTorch does not give).
+
+    PYTHONPATH=$PWD python tools/bad_args_sweep.py [-v] [--methods] [names...]
 """
 import signal
 import sys
@@ -142,9 +148,139 @@ def compare(f_lg, f_t):
     return out
 
 
+# ---- Tensor methods ----------------------------------------------------------------------------
+
+def method_selves(T):
+    """The tensors a method is called on, each made afresh (an in-place method writes to it)."""
+    return [lambda: data(T), lambda: T.tensor([0, 2, 1]), lambda: T.tensor([1., 2., 3., 4.]),
+            lambda: data(T).reshape(1, 3, 3), lambda: data(T) > 0.5]
+
+
+def method_templates(T):
+    """The arguments after self of a small valid call (tried in order; the first both take)."""
+    x = data(T)
+    i = T.tensor([0, 2, 1])
+    return [
+        (), (x,), (0,), (1,), (2,), (0.5,), (x, x), (1, 0), (0, 1), (0, i), (i,), (x > 0.5,), (x > 0.5, x),
+        (x > 0.5, 1.0), (0, i.reshape(3, 1).expand(3, 3).contiguous()), (0, i, x), (0, i, 1.0), ([3],), ((1, 1),),
+        (T.ones(3),), (1.0, 2.0), (0.5, 0), (x, 0.5), (3, 3), ([9],), ([1, 9],), (i, 0), (2, 0), (T.ones(3), T.ones(3)),
+        (T.float64,), ('sum',), ([1, 2],), ([0.5],), (T.tensor([0.5]),), (x, 1),
+    ]
+
+
+def method_bads(value, T):
+    if is_tensorish(value, T):
+        return BAD
+    if isinstance(value, bool):
+        return {'str': 'a', 'int': 1}
+    if isinstance(value, int):
+        return {'str': 'a', 'None': None, 'float': 1.5}
+    if isinstance(value, float):
+        return {'str': 'a', 'None': None}
+    if isinstance(value, (list, tuple)):
+        return {'str': 'a', 'floats': [1.5]}
+    return {'int': 1}
+
+
+def method_names():
+    out = []
+    for n in sorted(dir(lg.Tensor)):
+        if n.startswith('_') or n in METHOD_SKIP or not hasattr(torch.Tensor, n):
+            continue
+        if not callable(getattr(lg.Tensor, n, None)) or not callable(getattr(torch.Tensor, n)):
+            continue
+        out.append(n)
+    return out
+
+
+# methods whose outcome is not comparable: another library's objects, storage, the device, printing,
+# the process's state
+METHOD_SKIP = frozenset([
+    'backward', 'register_hook', 'register_post_accumulate_grad_hook', 'numpy', 'tolist', 'item', 'cuda', 'cpu',
+    'to', 'pin_memory', 'share_memory_', 'storage', 'untyped_storage', 'data_ptr', 'storage_offset',
+    'element_size', 'new_empty', 'new_empty_strided', 'empty_like', 'set_', 'resize_', 'resize_as_', 'share_memory',
+    'apply_', 'map_', 'map2_', 'record_stream', 'detach_', 'retain_grad', 'requires_grad_', 'dim_order',
+    'module_load', 'get_device', 'type', 'type_as', 'is_shared', 'is_pinned', 'bernoulli', 'bernoulli_',
+    'multinomial', 'dropout', 'exponential_', 'geometric_', 'uniform_', 'nonzero_static', 'as_subclass',
+    'storage_type', 'to_dense', 'to_sparse', 'to_mkldnn', 'coalesce', 'values', 'indices', 'smm', 'sspaddmm',
+])
+
+
+# methods whose values are random draws: their shapes and dtypes compared
+RANDOM = frozenset(['random_', 'normal_', 'cauchy_', 'log_normal_', 'exponential_', 'geometric_', 'uniform_'])
+
+
+def method_outcome(T, n, make_self, args):
+    """``outcome`` of ``make_self().n(*args)``, with 'changed' appended where it raised and left its
+    self changed, and the RuntimeWarnings it gave."""
+    x = make_self()
+    before = summary(x)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        o = outcome(lambda: getattr(x, n)(*args), ())
+    if o[0] == 'raised' and summary(x) != before:
+        o = o + ('changed',)
+    if o[0] == 'returned' and n in RANDOM:  # (the draws differ: leafgrad has its own generator)
+        o = ('returned', summary(x)[:2])
+    return o, sorted({str(w.message)[:60] for w in caught if w.category is RuntimeWarning})
+
+
+def compare_method(n):
+    """(self, template, argument, kind, torch's outcome, leafgrad's) for each bad argument of the
+    first self and template both take; None where there is none."""
+    ts, ls = method_selves(torch), method_selves(lg)
+    tt, lt = method_templates(torch), method_templates(lg)
+    taken = [(s, k) for s in range(len(ts)) for k in range(len(tt))
+             if method_outcome(torch, n, ts[s], tt[k])[0][0] == 'returned' and
+             method_outcome(lg, n, ls[s], lt[k])[0][0] == 'returned']
+    if not taken:
+        return None
+    s, k = min(taken, key=lambda sk: not tt[sk[1]])  # (the first with arguments to replace)
+    out = []
+    for i, a in enumerate(tt[k]):
+        for kind, bad in method_bads(a, torch).items():
+            ot = method_outcome(torch, n, ts[s], with_bad(tt[k], i, bad))
+            ol = method_outcome(lg, n, ls[s], with_bad(lt[k], i, bad))
+            if ot[0][0] != 'timeout' and ol[0][0] != 'timeout':
+                out.append((s, k, i, kind, ot, ol))
+    return out
+
+
+def main_methods(verbose, only):
+    compared = leaks = mismatched_messages = no_template = 0
+    report = []
+    for n in method_names():
+        if only and n not in only:
+            continue
+        results = compare_method(n)
+        if results is None:
+            no_template += 1
+            if verbose:
+                print('no template', n)
+            continue
+        for s, k, i, kind, (ot, wt), (ol, wl) in results:
+            compared += 1
+            where = f'x{s}.{n} template {k} arg {i} {kind}'
+            numpy_warnings = sorted(set(wl) - set(wt))
+            if ot[0] != ol[0] or ot[1] != ol[1] or (ot[0] == 'returned' and ot != ol) or \
+                    ol[-1:] == ('changed',) or numpy_warnings:
+                leaks += 1
+                report.append(f'LEAK {where}: torch {str(ot)[:150]} | leafgrad {str(ol)[:150]}'
+                              + (f' warns {numpy_warnings}' if numpy_warnings else ''))
+            elif ot != ol:
+                mismatched_messages += 1
+                if verbose:
+                    report.append(f'msg  {where}: torch {ot[2][:120]!r} | leafgrad {ol[2][:120]!r}')
+    print('\n'.join(report))
+    print(f'compared {compared} calls; leaks (type/result/changed/warning) {leaks}; same type, other message '
+          f'{mismatched_messages}; methods without a valid template {no_template}')
+
+
 def main(argv):
     verbose = '-v' in argv
     only = [a for a in argv if not a.startswith('-')]
+    if '--methods' in argv:
+        return main_methods(verbose, only)
     compared = leaks = mismatched_messages = no_template = 0
     report = []
     for name, f_lg, f_t in names():
