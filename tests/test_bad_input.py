@@ -1120,6 +1120,49 @@ def test_not_a_tensor_as_torch(call):
     assert _outcome(fn, lg) == _outcome(fn, torch)
 
 
+# Bad arguments to Tensor methods (tools/bad_args_sweep.py --methods finds them): PyTorch's
+# parser's TypeError, which names the argument, and x unchanged; no NumPy ValueError, no Python
+# error from inside the op, nothing accepted that PyTorch refuses.
+BAD_METHOD_ARGUMENTS = [
+    # the samplers' numbers, typed float (random_'s bounds int, listed; bernoulli_'s p listed)
+    "X.random_('a')",
+    "X.random_(0, 'a')",
+    "X.random_(1.5)",
+    "X.random_(None)",
+    "X.random_(2, 5, 6)",
+    "X.random_(0, None).shape",
+    "X.random_(**{'from': 2}).shape",
+    "X.normal_('a')",
+    "X.normal_(0, 'a')",
+    "X.normal_(None)",
+    "X.normal_(T.tensor(1.), 2).shape",
+    "X.cauchy_('a')",
+    "X.cauchy_(0, None)",
+    "X.log_normal_('a')",
+    "X.log_normal_(1, 'a')",
+    "X.uniform_('a')",
+    "X.uniform_(0, [1.0])",
+    "X.uniform_(**{'from': 0, 'to': 2}).shape",
+    "X.exponential_('a')",
+    "X.geometric_('a')",
+    "X.bernoulli_('a')",
+    "X.bernoulli_(None)",
+]
+
+
+@pytest.mark.parametrize('call', BAD_METHOD_ARGUMENTS)
+def test_bad_method_arguments_as_torch(call):
+    def fn(T):
+        X = _x(T) / 10 + 0.1
+        before = X.tolist()
+        try:
+            return eval(call, {'T': T, 'X': X})
+        except Exception:
+            assert X.tolist() == before, 'x changed by a call that raised'
+            raise
+    assert _outcome(fn, lg) == _outcome(fn, torch)
+
+
 @pytest.mark.parametrize('call', ['contiguous(T.contiguous_format)', 'cpu(T.preserve_format)',
                                   'is_contiguous(T.channels_last)'])
 def test_memory_format_is_keyword_only(call):

@@ -188,6 +188,7 @@ class Normal(_Overwritten):
     """Tensor.normal_(mean=0, std=1, *, generator=None): overwritten with samples of
     N(mean, std^2), PyTorch's for the same generator state."""
     op, node, function = 'normal_', 'NormalBackward0', False
+    parameter_types = {'mean': 'float', 'std': 'float'}
     __slots__ = ()
 
     def forward(self, mean=0.0, std=1.0, *, generator=None):
@@ -204,6 +205,7 @@ class Uniform(_Overwritten):
     PyTorch's for the same generator state. ``from`` being a Python keyword, named bounds arrive
     in ``named``."""
     op, node, function = 'uniform_', 'UniformBackward0', False
+    overloads = Overloads('uniform_', '(Tensor input, float from = 0, float to = 1, *, leafgrad.Generator? generator = None)')
     __slots__ = ()
 
     def forward(self, *bounds, generator=None, **named):

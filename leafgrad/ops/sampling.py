@@ -18,6 +18,7 @@ from ._inplace import inplace
 from ._op import Op, check_out
 from ._util import SCALAR_NAMES, ops, record, wrap, xp
 from ..tensor import Tensor
+from .._arg_parser import Overloads
 
 
 class _Overwritten(Op):
@@ -143,6 +144,9 @@ class Random(_Overwritten):
     (RandomBackward2), ``random_(from, None)`` from [from, that largest integer]. ``from``
     being a Python keyword, it may also be passed by name (``**{'from': 2}``)."""
     op, node, function = 'random_', 'RandomBackward2', False
+    overloads = Overloads('random_', '(Tensor input, *, leafgrad.Generator? generator = None)',
+                          '(Tensor input, int from, int? to, *, leafgrad.Generator? generator = None)',
+                          '(Tensor input, int to, *, leafgrad.Generator? generator = None)')
     __slots__ = ()
 
     def forward(self, *bounds, generator=None, **named):
@@ -225,7 +229,13 @@ class Bernoulli(_Overwritten):
         tensor that broadcasts to this one's shape: BernoulliBackward1), else 0: a float64
         uniform < p (a float32 one for float32 or float16 probability tensors), element after
         element in memory order."""
+        if not isinstance(p, (Tensor, int, float)):
+            _BERNOULLI_.bind((p,), {} if generator is None else {'generator': generator}, method=True)
         return _bernoulli_(self, p, generator=generator)
+
+
+_BERNOULLI_ = Overloads('bernoulli_', '(Tensor input, Tensor p, *, leafgrad.Generator? generator = None)',
+                        '(Tensor input, float p = 0.5, *, leafgrad.Generator? generator = None)')
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
@@ -269,6 +279,7 @@ class Exponential(_Overwritten):
     """Tensor.exponential_(lambd=1, *, generator=None): samples of the exponential distribution
     with rate ``lambd``: -log1p(-u) / lambd."""
     op, node, function = 'exponential_', 'ExponentialBackward0', False
+    parameter_types = {'lambd': 'float'}
     __slots__ = ()
 
     def forward(self, lambd=1.0, *, generator=None):
@@ -283,6 +294,7 @@ class Geometric(_Overwritten):
     """Tensor.geometric_(p, *, generator=None): the number of Bernoulli(p) trials up to the first
     success (1, 2, …)."""
     op, node, function = 'geometric_', 'GeometricBackward0', False
+    parameter_types = {'p': 'float'}
     __slots__ = ()
 
     def forward(self, p, *, generator=None):
@@ -298,6 +310,7 @@ class LogNormal(_Overwritten):
     """Tensor.log_normal_(mean=1, std=2, *, generator=None): exp of N(mean, std^2) samples (the
     scalar normal sampler, its cached sample included)."""
     op, node, function = 'log_normal_', 'LogNormalBackward0', False
+    parameter_types = {'mean': 'float', 'std': 'float'}
     __slots__ = ()
 
     def forward(self, mean=1.0, std=2.0, *, generator=None):
@@ -314,6 +327,7 @@ class Cauchy(_Overwritten):
     """Tensor.cauchy_(median=0, sigma=1, *, generator=None): samples of the Cauchy distribution
     centred on ``median`` with scale ``sigma``."""
     op, node, function = 'cauchy_', 'CauchyBackward0', False
+    parameter_types = {'median': 'float', 'sigma': 'float'}
     __slots__ = ()
 
     def forward(self, median=0.0, sigma=1.0, *, generator=None):
