@@ -1147,6 +1147,11 @@ BAD_METHOD_ARGUMENTS = [
     "X.geometric_('a')",
     "X.bernoulli_('a')",
     "X.bernoulli_(None)",
+    # addcmul's and addcdiv's tensors: a number is no tensor there
+    "X.addcmul(X, 2)",
+    "X.addcmul_(2, X)",
+    "X.addcdiv(X, 2)",
+    "X.addcdiv_(2, X)",
 ]
 
 

@@ -19,6 +19,13 @@ CALLS = [
     lambda m, x, y: x.clone().sub_(3, y),
     lambda m, x, y: x.add(2, 3),
     lambda m, x, y: x.add(m.tensor(2.), y),
+    # addcmul and addcdiv with value first
+    lambda m, x, y: x.addcmul(0.5, y, x),
+    lambda m, x, y: m.addcmul(x, 2, y, y),
+    lambda m, x, y: x.addcdiv(-1.5, y, x),
+    lambda m, x, y: m.addcdiv(x, 0.5, x, y + 2),
+    lambda m, x, y: x.clone().addcmul_(3, y, y),
+    lambda m, x, y: x.clone().addcdiv_(0.25, y, x),
 ]
 
 
@@ -41,7 +48,10 @@ def _errors(m):
     out = []
     for call in (lambda: x.add(y, y), lambda: m.add(x, y, y), lambda: x.add_(y, y), lambda: x.sub(y, y),
                  lambda: m.sub(x, y, y), lambda: x.add(2, 'a'), lambda: m.add(x, 2, y, 3),
-                 lambda: longs.add(2.5, longs), lambda: x.add(True, y)):
+                 lambda: longs.add(2.5, longs), lambda: x.add(True, y),
+                 lambda: x.addcmul(y, y, 2), lambda: m.addcmul(x, 'a', y, y), lambda: x.addcmul_(0.5, y, 2),
+                 lambda: m.addcdiv(x, y, y, y), lambda: x.addcdiv(0.5, y, x, value=2), lambda: x.addcmul(y, y, y, value=2),
+                 lambda: m.addcmul(x, 0.5, y, y, value=2)):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore')
@@ -70,7 +80,8 @@ for w in seen:
 '''
 
 
-@pytest.mark.parametrize('call', ['x.clone().add_(-0.5, y)', 'm.add(x, 2, y)', 'x.sub(2, y)'])
+@pytest.mark.parametrize('call', ['x.clone().add_(-0.5, y)', 'm.add(x, 2, y)', 'x.sub(2, y)', 'm.addcmul(x, 0.5, y, y)',
+                                  'x.addcdiv(2, y, x)', 'x.clone().addcmul_(2, y, x)'])
 def test_the_warning_once_a_process(call):
     def warned(m):
         return subprocess.run([sys.executable, '-c', _SCRIPT.format(m=m, call=call)], capture_output=True, text=True,

@@ -5,15 +5,17 @@ Each op is declared once (``_op.Op``), its derivative beside its forward. Deriva
 leafgrad ops (differentiable again); binary ones undo broadcasting with ``sum_to``.
 """
 import math
+import sys
 
 from .. import backend
 from ._inplace import inplace as _run_inplace
-from ._op import CAST, SAME, Op, check_out, scalar_name
+from ._op import CAST, SAME, Op, check_out, scalar_name, warn_once
+from ._op import __file__ as _op_file
 from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_for, fused_multiply_add, iterated,
                     operator_refusal, ops, record, saved_output, sgn_backward, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, each_sample, elementwise_jvp
 from ..tensor import Tensor
-from .._arg_parser import Overloads, is_number, refuse_arguments, type_name
+from .._arg_parser import METHOD_CODES, Overloads, is_number, refuse_arguments, type_name
 
 
 def _shape(x):
@@ -69,6 +71,44 @@ def _number_value(name, value):
     return value.item() if isinstance(value, Tensor) else value
 
 
+def _value_first(tensor1, tensor2, rest, value, code):
+    """(tensor1, tensor2, value) of PyTorch's deprecated overload of addcmul and addcdiv, value
+    first (``addcmul(input, value, tensor1, tensor2)``, ``x.addcmul_(value, tensor1, tensor2)``),
+    with PyTorch's warning, once a process as its parser's (add's alpha first is the same
+    warning); for any other extra positional argument, the TypeError PyTorch's parser raises
+    (positions counted after self for a method). ``code``: the forward's (its name the op's)."""
+    name = code.co_name
+    # (the in-place variant runs the forward through the in-place machinery: its frame is a caller)
+    frame = sys._getframe(2)
+    inplace = False
+    for _ in range(4):
+        if frame is None:
+            break
+        if frame.f_code.co_name == name + '_' and frame.f_code.co_filename == _op_file:
+            inplace = True
+            break
+        frame = frame.f_back
+    del frame
+    method = inplace or id(code) in METHOD_CODES
+    name = name + '_' if inplace else name
+    if len(rest) == 1 and type(value) is int and value == 1 and is_number(tensor1) and \
+            isinstance(tensor2, Tensor) and isinstance(rest[0], Tensor):
+        if method:
+            old = f'{name}(Number value, Tensor tensor1, Tensor tensor2)'
+            new = f'{name}(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+        else:
+            old = f'{name}(Tensor input, Number value, Tensor tensor1, Tensor tensor2, *, Tensor out = None)'
+            new = f'{name}(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)'
+        warn_once(f'This overload of {name} is deprecated:\n\t{old}\nConsider using one of the following '
+                  f'signatures instead:\n\t{new}', key='deprecated overload')
+        return tensor2, rest[0], tensor1
+    if method and not (type(value) is int and value == 1):  # (PyTorch's parser's words for the method)
+        raise TypeError(f'{name}() received an invalid combination of arguments - got unrecognized keyword '
+                        'arguments: value')
+    taken = 2 if method else 3
+    raise TypeError(f'{name}() takes {taken} positional arguments but {taken + len(rest)} were given')
+
+
 class Addcmul(Op):
     """addcmul(input, tensor1, tensor2, *, value=1, out=None): ``input + value * tensor1 * tensor2``."""
     op, node = 'addcmul', 'AddcmulBackward0'
@@ -78,7 +118,11 @@ class Addcmul(Op):
     inplace = True
     __slots__ = ('value', 'shapes')
 
-    def forward(input, tensor1, tensor2, *, value=1):
+    def forward(input, tensor1, tensor2, *value_first, value=1):
+        if value_first:
+            tensor1, tensor2, value = _value_first(tensor1, tensor2, value_first, value, sys._getframe().f_code)
+        if not (isinstance(tensor1, Tensor) and isinstance(tensor2, Tensor) and isinstance(input, Tensor)):
+            refuse_arguments()  # (an int, a str: PyTorch's parser's TypeError, naming the argument)
         value = _number_value('addcmul', value)
         try:
             prod = binary_operands(tensor1, tensor2)
@@ -127,7 +171,11 @@ class Addcdiv(Op):
     inplace = True
     __slots__ = ('value', 'shapes')
 
-    def forward(input, tensor1, tensor2, *, value=1):
+    def forward(input, tensor1, tensor2, *value_first, value=1):
+        if value_first:
+            tensor1, tensor2, value = _value_first(tensor1, tensor2, value_first, value, sys._getframe().f_code)
+        if not (isinstance(tensor1, Tensor) and isinstance(tensor2, Tensor) and isinstance(input, Tensor)):
+            refuse_arguments()  # (an int, a str: PyTorch's parser's TypeError, naming the argument)
         value = _number_value('addcdiv', value)
         try:
             integral = tensor1._data.dtype.kind not in 'fV' and tensor2._data.dtype.kind not in 'fV'
