@@ -655,19 +655,25 @@ class Lerp(Op):
         if not isinstance(weight, Tensor) and not is_number(weight):  # (a list: the refusals' listing)
             raise TypeError(f'lerp(): weight {type(weight).__name__} is no number')
         if isinstance(weight, Tensor) and w.dtype != x.dtype:
-            raise RuntimeError(f'expected dtype {_short(x)} for `weight` but got dtype {_short(w)}')
+            if w.ndim:
+                raise RuntimeError(f'expected dtype {_short(x)} for `weight` but got dtype {_short(w)}')
+            # (a 0-dim weight of another dtype joins the type promotion, as a 0-dim operand does:
+            # a float32 input keeps float32 beside a float64 weight, a complex weight makes it complex)
+            common = backend.result_type(input, end, weight).np
+            x, e, w = x.astype(common, copy=False), e.astype(common, copy=False), w.astype(common, copy=False)
         # PyTorch's formula, exact at both ends (weight 0 gives start, weight 1 gives end): one fused
         # multiply-add, weight * diff + start for a weight under 0.5 in size, (weight - 1) * diff
         # + end for the others; the 16-bit floats computed in float32 (with a number weight
         # rounded to float32, as for float32) and rounded once
-        wide = xp.float32 if x.dtype.itemsize <= 4 else xp.float64
+        wide = x.dtype.type if x.dtype.kind == 'c' else xp.float32 if x.dtype.itemsize <= 4 else xp.float64
         xo, eo = x.astype(wide, copy=False), e.astype(wide, copy=False)
         wo = w.astype(wide, copy=False) if isinstance(weight, Tensor) else wide(w)
         try:
             with xp.errstate(all='ignore'):
                 diff = eo - xo
                 small = xp.abs(wo) < 0.5
-                data = fused_multiply_add(xp.where(small, wo, wo - wide(1)), diff, xp.where(small, xo, eo))
+                factor, base = xp.where(small, wo, wo - wide(1)), xp.where(small, xo, eo)
+                data = fused_multiply_add(factor, diff, base) if wide is not x.dtype.type else factor * diff + base
                 data = data.astype(x.dtype, copy=False)
         except ValueError:
             raise broadcast_error(input, end, weight) from None
