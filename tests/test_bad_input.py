@@ -1165,6 +1165,16 @@ BAD_METHOD_ARGUMENTS = [
     "X.addcmul_(2, X)",
     "X.addcdiv(X, 2)",
     "X.addcdiv_(2, X)",
+    # div's rounding_mode: a str or None, else the listing of the overloads of the name called
+    "T.div(X, X, rounding_mode=1)",
+    "X.div(2, rounding_mode=1)",
+    "X.div(X, rounding_mode=['floor'])",
+    "T.divide(X, 2, rounding_mode=1)",
+    "X.divide(2, rounding_mode=1)",
+    "X.div_(2, rounding_mode=1)",
+    "X.divide_(X, rounding_mode=1)",
+    "T.div(X, 2, rounding_mode=1, out=T.empty(3))",
+    "X.true_divide(2, rounding_mode=1)",
 ]
 
 

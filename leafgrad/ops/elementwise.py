@@ -15,7 +15,7 @@ from .._arg_parser import Overloads, is_number
 from ._inplace import inplace as _run_inplace, inplace_binary
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name, warn_once
 from ._op import __file__ as _op_file
-from ._util import (_one, _unrounded, binary_operands, broadcast_error, c_order, divided, float_dtype_for,
+from ._util import (OPERANDS, _one, _unrounded, binary_operands, broadcast_error, c_order, divided, float_dtype_for,
                     fused_alpha, is_operand, iterated, number_operand, operator_refusal, opmath, ops, record, refused,
                     saved_output, sigmoid_array, state, sum_to, times, unary, wrap, xp)
 from ..autograd.graph import SavedOutput, _Empty, elementwise_jvp, self_recording, unshared
@@ -375,6 +375,26 @@ class Mul(_BinaryNode):
         return ga, gb
 
 
+def _refuse_rounding_mode(input, other, rounding_mode, code):
+    """PyTorch's parser's listing of div's overloads (or an alias's, or the in-place variant's)
+    for a ``rounding_mode`` that is no str (None is none given). ``code``: the forward's or the
+    in-place variant's, whose name is the one called; the function's is its out= wrapper's."""
+    caller = sys._getframe(2).f_code
+    name = code.co_name
+    method = name.endswith('_') or id(code) in METHOD_CODES or caller.co_filename != _op_file
+    if not method:
+        name = caller.co_name  # (an alias's wrapper: the alias)
+    overloads = OPERANDS[name.rstrip('_')]
+    if name.endswith('_'):
+        overloads = overloads.named(name)
+    args, kwargs = ((other,) if method else (input, other)), {'rounding_mode': rounding_mode}
+    out = None if method else sys._getframe(2).f_locals.get('out')  # (the wrapper's out=)
+    if out is not None:
+        kwargs['out'] = out
+    overloads.bind(args, kwargs, method)
+    raise overloads.invalid(args, kwargs, method)
+
+
 class Div(_BinaryNode):
     """div(input, other, *, rounding_mode=None, out=None): true division, or rounded
     (``'trunc'``, ``'floor'``: DivBackward2, in the rounding family)."""
@@ -397,6 +417,8 @@ class Div(_BinaryNode):
 
     def forward(input, other, *, rounding_mode=None):
         if rounding_mode is not None:
+            if not isinstance(rounding_mode, str):
+                _refuse_rounding_mode(input, other, rounding_mode, sys._getframe().f_code)
             if isinstance(input, Tensor) and not is_operand(other):  # (a string, a list: the parser's listing)
                 return operator_refusal()
             return ops.div_rounded(input, other, rounding_mode)  # a step function: DivBackward2
@@ -436,6 +458,8 @@ class Div(_BinaryNode):
 
     def inplace(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
+            if not isinstance(rounding_mode, str):
+                _refuse_rounding_mode(self, other, rounding_mode, sys._getframe().f_code)
             return _run_inplace(self, lambda s: ops.div(s, other, rounding_mode=rounding_mode), (other,))
         return inplace_binary(self, other, xp.true_divide, ops.div)
 
