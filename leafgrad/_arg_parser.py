@@ -129,6 +129,11 @@ class _Signature:
                 continue
             if not (value is None and (param.nullable or param.optional and param.default is None)) and \
                     not _CHECKS[param.type](value) and not (numbers and param.type == 'Tensor' and is_number(value)):
+                if param.type == 'tuple of ints' and isinstance(value, (list, tuple)) and value and \
+                        _is_int(value[0]) and not isinstance(value[0], Tensor):
+                    # (PyTorch's parser takes a sequence for one of ints by its first element, then
+                    # fails unpacking another, whatever overloads remain)
+                    int_list((value,), name, param.name, i + 1)
                 if param.type == 'tuple of Tensors' and isinstance(value, (list, tuple)):
                     # (PyTorch's parser, reaching a tensor list, throws at its first non-tensor, whatever
                     # overloads remain)
@@ -186,11 +191,13 @@ def _without_out(pieces):
 class Overloads:
     """A function's overloads, each written as PyTorch prints it (its function form, with
     ``Tensor input`` first); the method form drops ``input`` and ``out``. ``numbers``: a number
-    is taken for a Tensor, as PyTorch's parser takes one for add's, sub's, mul's and div's."""
-    __slots__ = ('name', 'signatures', 'numbers', 'function', 'method')
+    is taken for a Tensor, as PyTorch's parser takes one for add's, sub's, mul's and div's;
+    ``function_only``: the indices of the signatures that have no method form
+    (``repeat_interleave(Tensor repeats)``)."""
+    __slots__ = ('name', 'signatures', 'numbers', 'function_only', 'function', 'method')
 
-    def __init__(self, name, *signatures, numbers=False):
-        self.name, self.signatures, self.numbers = name, signatures, numbers
+    def __init__(self, name, *signatures, numbers=False, function_only=()):
+        self.name, self.signatures, self.numbers, self.function_only = name, signatures, numbers, function_only
 
     def __getattr__(self, name):  # (Python calls it only while a slot is unset)
         if name not in ('function', 'method'):
@@ -199,18 +206,19 @@ class Overloads:
         pieces = [text[1:-1].split(', ') for text in self.signatures]
         self.function = [_Signature(p) for p in pieces]
         # (a 'Number self' overload's method form is another's: PyTorch lists it once)
-        methods = dict.fromkeys(tuple(_without_out(p[1:])) for p in pieces)
+        methods = dict.fromkeys(tuple(_without_out(p[1:])) for i, p in enumerate(pieces) if i not in self.function_only)
         self.method = [_Signature(list(p)) for p in methods]
         return getattr(self, name)
 
     def named(self, name):
         """The same overloads under another name (an alias's), which the errors print; an
         in-place variant's (``name`` ending in '_') take no ``out``, nor a number for ``self``."""
-        signatures = self.signatures
+        signatures, function_only = self.signatures, self.function_only
         if name.endswith('_'):
-            signatures = ['(' + ', '.join(_without_out(text[1:-1].split(', '))) + ')' for text in signatures
-                          if not text.startswith('(Number self')]
-        return Overloads(name, *signatures, numbers=self.numbers)
+            kept = [i for i, text in enumerate(signatures) if not text.startswith('(Number self')]
+            function_only = tuple(kept.index(i) for i in function_only if i in kept)
+            signatures = ['(' + ', '.join(_without_out(signatures[i][1:-1].split(', '))) + ')' for i in kept]
+        return Overloads(name, *signatures, numbers=self.numbers, function_only=function_only)
 
     def bind(self, args, kwargs, method=False):
         """The overload's values of the arguments (the method's: without ``self``), as
@@ -333,7 +341,12 @@ _STRICT = {'bool': lambda v: type(v) is bool, 'int': _is_int, 'float': _is_float
            'leafgrad.dtype?': is_dtype, 'int?': _is_int,
            'tuple of ints': _is_int_list, 'tuple of ints?': _is_int_list,
            'Tensor or int': lambda v: isinstance(v, Tensor) or _is_int(v),  # (max(other) or max(dim))
-           'Tensor': lambda v: isinstance(v, Tensor),
+           'Tensor or int?': lambda v: isinstance(v, Tensor) or _is_int(v),  # (repeat_interleave's repeats)
+           'Tensor or float': lambda v: isinstance(v, Tensor) or _is_float(v),  # (quantile's q)
+           # (an int of sections or the indices: hsplit's; tensor_split's, or a tensor of either)
+           'Tensor or tuple of ints': lambda v: isinstance(v, Tensor) or _is_int_list(v),
+           'Tensor': lambda v: isinstance(v, Tensor), 'Tensor?': lambda v: isinstance(v, Tensor),
+           'Number': is_number,
            # a tuple or list of ints, not one int (as_strided's size and stride: no length to repeat it to)
            'sizes': lambda v: isinstance(v, (tuple, list)) and all(_is_int(x) for x in v)}
 _KIND_NAMES = {'sizes': 'tuple of ints'}  # (a kind of _STRICT named otherwise in the errors)

@@ -16,6 +16,7 @@ from .creation import _finish, _place, zeros
 from .nn.functional import pad
 from .ops.complex_numbers import view_as_real
 from .tensor import Tensor
+from ._arg_parser import Overloads
 
 _RECTANGULAR = ('A window was not provided. A rectangular window will be applied,which is known to cause spectral '
                 'leakage. Other windows such as leafgrad.hann_window or leafgrad.hamming_window are recommended to '
@@ -60,9 +61,23 @@ def _centred(window, n_fft):
     return pad(window, (left, n_fft - window.shape[0] - left))
 
 
+# PyTorch's stft is Python that pads the centred signal, then calls its parser with every argument
+# but center and pad_mode, by position: its listing of these is the error for a wrong type
+_STFT = Overloads('stft', '(Tensor input, int n_fft, int? hop_length = None, int? win_length = None, '
+                  'Tensor? window = None, bool center = True, str pad_mode = "reflect", bool normalized = False, '
+                  'bool? onesided = None, bool? return_complex = None, bool? align_to_window = None)',
+                  '(Tensor input, int n_fft, int? hop_length = None, int? win_length = None, Tensor? window = None, '
+                  'bool normalized = False, bool? onesided = None, bool? return_complex = None, '
+                  'bool? align_to_window = None)')
+
+
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode='reflect',
          normalized=False, onesided=None, return_complex=None, align_to_window=None):
     """The short-time Fourier transform: ``(n_freq, n_frames)`` per signal, as PyTorch's."""
+    if center:
+        int(n_fft // 2)  # (PyTorch's Python reads it first: its TypeError for a str)
+    _STFT.bind((input, n_fft, hop_length, win_length, window, normalized, onesided, return_complex, align_to_window),
+               {})
     if return_complex is None and not input.is_complex() and not (window is not None and window.is_complex()):
         raise RuntimeError('stft requires the return_complex parameter be given for real inputs, and will further '
                            'require that return_complex=True in a future PyTorch release.')

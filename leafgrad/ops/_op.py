@@ -176,6 +176,7 @@ def _provide(cls, name, namespace):
         function = _plain(cls.function)
     elif cls.out is not None and 'out' not in params:
         function = _with_out(forward, cls.out_name or name, cls.out, cls.differentiable, cls.listed)
+    copied = None  # (the forward's copy that is the method, under parsing's wrapper or not)
     if callable(cls.method):  # a method with its own signature
         method = _plain(cls.method)
     elif not cls.method:
@@ -185,7 +186,7 @@ def _provide(cls, name, namespace):
     elif method is forward and 'out' in params:  # a forward that writes out= itself
         method = _refusing_out(forward, name)
     elif method is forward and 'refuse_arguments' in forward.__code__.co_names:
-        method = _renamed(forward, forward.__name__)  # (its own code: refuse_arguments counts positions after self)
+        method = copied = _renamed(forward, name)  # (its own code: refuse_arguments counts positions after self)
     if cls.parsed:
         function = parsing(function, name, False, cls.overloads, cls.refusals, cls.parameter_types, cls.listed)
         if cls.parsed is True:
@@ -193,8 +194,18 @@ def _provide(cls, name, namespace):
     inplace = cls.inplace
     if inplace is True:
         inplace = _inplace_variant(forward, name + '_')
+        inplace.__wrapped__ = forward  # (the parameters parsing reads)
     else:
         inplace = _plain(inplace)
+    if inplace and cls.parsed is True and type(inplace) is types.FunctionType:
+        # its typed parameters checked as the method's, its errors naming it
+        if inplace.__name__ != name + '_':
+            _name_function(inplace, name + '_')
+        parsed = parsing(inplace, name + '_', True, None, None, cls.parameter_types,
+                         cls.listed and cls.listed.named(name + '_'))
+        if parsed is inplace and cls.inplace is True:
+            del inplace.__wrapped__
+        inplace = parsed
     for fn, fn_name in ((forward, name), (function, name), (method, name), (inplace, name + '_')):
         if isinstance(fn, property):
             continue
@@ -207,6 +218,8 @@ def _provide(cls, name, namespace):
     if method is not forward and type(method) is types.FunctionType and method.__code__.co_name == forward.__name__ \
             and method.__code__.co_code == forward.__code__.co_code:  # (the forward's copy, named: the method's code)
         _arg_parser.METHOD_CODES.add(id(method.__code__))  # (by identity: code objects compare equal by value)
+    if copied is not None:  # (its code now final: an id registered before a renaming could be reused)
+        _arg_parser.METHOD_CODES.add(id(copied.__code__))
     if method is not function and callable(method) and 'out=None' in (method.__doc__ or ''):  # (a method takes no out=)
         method.__doc__ = _without_out_parameter(method.__doc__)
     exported = namespace.setdefault('__all__', [])
@@ -439,13 +452,20 @@ inplace_runner = [None]
 
 
 def _inplace_variant(forward, name):
+    params = _parameters(forward)
+
     def inplace(self, *args, **kwargs):
         others = tuple([a for a in args if isinstance(a, Tensor)] +
                        [a for a in kwargs.values() if isinstance(a, Tensor)])
         try:
             return inplace_runner[0](self, lambda s: forward(s, *args, **kwargs), others)
-        except AttributeError:  # (leafgrad.abs_(1): PyTorch's parser's TypeError)
+        except AttributeError:  # (leafgrad.abs_(1), x.addr_(1, v): PyTorch's parser's TypeError)
             refuse_non_tensors(sys._getframe().f_code.co_name, ('input',), (self,), {})
+            refuse_non_tensors(sys._getframe().f_code.co_name, params, (self,) + args, kwargs, True)
+            raise
+        except TypeError as e:  # (the forward refused an argument: the same words, as the method's, naming this)
+            if str(e).startswith(forward.__name__ + '(): argument '):
+                refuse_non_tensors(sys._getframe().f_code.co_name, params, (self,) + args, kwargs, True)
             raise
     _name_function(inplace, name)  # (its refusal reads its name: an alias's copy, the alias's)
     return inplace

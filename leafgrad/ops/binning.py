@@ -62,6 +62,7 @@ def _SEARCHSORTED_OUT(rd, od):
 class Bincount(Op):
     """Not differentiable; PyTorch's function takes no out=."""
     op = 'bincount'
+    parameter_types = {'weights': 'Tensor?', 'minlength': 'int'}
     __slots__ = ()
 
     def forward(input, weights=None, minlength=0):
@@ -107,6 +108,7 @@ def _data_range(x, lo, hi):
 class Histc(Op):
     """Not differentiable (an ``out`` that requires grad is no error)."""
     op, out = 'histc', out_rule('histc', _HIST_OUT, differentiable=False)
+    parameter_types = {'bins': 'int', 'min': 'Number', 'max': 'Number'}
     __slots__ = ()
 
     def forward(input, bins=100, min=0, max=0):

@@ -4,6 +4,7 @@ each declared once (``_op.Op``)."""
 from ._inplace import inplace
 from ._op import Op
 from ._util import SCALAR_NAMES, ops, record, wrap, xp
+from .._arg_parser import int_list
 
 
 def _needs(node, i):
@@ -80,8 +81,7 @@ class SumToSize(Op):
     op, function = 'sum_to_size', False
 
     def forward(self, *size):
-        if len(size) == 1 and isinstance(size[0], (tuple, list)):
-            size = tuple(size[0])
+        size = int_list(size, 'sum_to_size')
         shape = self._data.shape
         if len(size) > len(shape) or any(s != 1 and s != t for s, t in zip(reversed(size), reversed(shape))):
             raise RuntimeError(f'size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.')

@@ -614,6 +614,7 @@ class TakeAlongDim(Op):
     elsewhere (of the flattened ones without a dim)."""
     op = 'take_along_dim'
     tensors = ('input', 'indices')
+    parameter_types = {'dim': 'int?'}
 
     def forward(input, indices, dim=None):
         if dim is None:

@@ -324,6 +324,7 @@ def _renamed(cls, name):
 class Unsqueeze_(Op):
     """Tensor.unsqueeze_(dim): the tensor becomes its unsqueezed view (UnsqueezeBackward1)."""
     op, function = 'unsqueeze_', False
+    parameter_types = {'dim': 'int'}
 
     def forward(self, dim):
         shape = self._data.shape

@@ -860,6 +860,7 @@ class MatrixPower(Op):
     """matrix_power(input, n, *, out=None): the n-th power of a square matrix (the inverse's for
     n < 0), by binary powering with matmuls as PyTorch computes it (the same nodes)."""
     op, out = 'matrix_power', out_rule('matmul', _matrix_power_out, label='matrix_power')
+    parameter_types = {'n': 'int'}
 
     def forward(input, n):
         return _matrix_power(input, n)

@@ -76,6 +76,8 @@ class Addr(Op):
 
     def forward(input, vec1, vec2, *, beta=1, alpha=1):
         """beta * input + alpha * outer(vec1, vec2); beta = 0 ignores input (NaN included)."""
+        if not (isinstance(vec1, Tensor) and isinstance(vec2, Tensor) and isinstance(input, Tensor)):
+            refuse_arguments()  # (an int, a str: PyTorch's parser's TypeError, naming the argument)
         for name, t in (('vec1', vec1), ('vec2', vec2)):
             if t._data.ndim != 1:
                 raise RuntimeError(f'addr: Expected 1-D argument {name}, but got {t._data.ndim}-D')

@@ -575,6 +575,7 @@ class Logit(Op):
     [eps, 1 - eps] when eps is given."""
     op, node, saved = 'logit', 'LogitBackward0', ('self', 'eps=eps')
     out = CAST
+    parameter_types = {'eps': 'float?'}
     inplace = inplace_function = True
     __slots__ = ('eps',)
     jvp = elementwise_jvp  # (a diagonal Jacobian)

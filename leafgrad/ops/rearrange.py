@@ -10,10 +10,11 @@ index factories are functions only, as in PyTorch.
 """
 import itertools
 import numbers
+import sys
 import warnings
 
 from .. import _memory_format as memory_formats, backend
-from .._arg_parser import Overloads, int_list, refuse_arguments
+from .._arg_parser import METHOD_CODES, Overloads, int_list, refuse_arguments
 from ..autograd.graph import on_samples, self_recording
 from ._op import Op, write_out
 from ._util import (SCALAR_NAMES, Node, autocast, diagonal_array, histories_first, ops, record, wrap, wrap_dim,
@@ -353,17 +354,23 @@ def _check_output_size(counts, output_size):
 
 _REPEAT_INTERLEAVE = Overloads('repeat_interleave', '(Tensor input, Tensor repeats, int dim = None, *, '
                                'int output_size = None)', '(Tensor repeats, *, int output_size = None)',
-                               '(Tensor input, int repeats, int dim = None, *, int output_size = None)')
+                               '(Tensor input, int repeats, int dim = None, *, int output_size = None)',
+                               function_only=(1,))
 
 
 class RepeatInterleave(Op):
     """repeat_interleave(input, repeats=None, dim=None, *, output_size=None): each element
     repeated ``repeats`` times along ``dim``."""
     op = 'repeat_interleave'
+    parameter_types = {'repeats': 'Tensor or int?', 'dim': 'int?', 'output_size': 'int?'}
+    listed = _REPEAT_INTERLEAVE
 
     def forward(input, repeats=None, dim=None, *, output_size=None):
         try:
             if repeats is None:  # repeat_interleave(repeats): the indices, each repeated
+                if id(sys._getframe().f_code) in METHOD_CODES:  # (the function's overload only)
+                    _REPEAT_INTERLEAVE.bind((), {} if output_size is None else {'output_size': output_size},
+                                            method=True)
                 counts = input._data
                 _check_output_size(counts, output_size)
                 return wrap(xp.repeat(xp.arange(counts.shape[0], dtype=xp.int64), counts))

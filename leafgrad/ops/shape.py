@@ -993,7 +993,7 @@ class TensorSplit(Op):
     """tensor_split(input, indices_or_sections, dim=0): slices of nearly equal sizes, or
     between the indices given."""
     op = 'tensor_split'
-    parameter_types = {'dim': 'int'}
+    parameter_types = {'dim': 'int', 'indices_or_sections': 'Tensor or tuple of ints'}
     listed = Overloads('tensor_split', '(Tensor input, tuple of ints indices, int dim = 0)',
                        '(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)',
                        '(Tensor input, int sections, int dim = 0)')
@@ -1039,6 +1039,8 @@ class Hsplit(Op):
     """hsplit(input, indices_or_sections): split along the columns, dimension 1 (0 for a 1-D
     tensor)."""
     op = 'hsplit'
+    parameter_types = {'indices_or_sections': 'Tensor or tuple of ints'}
+    listed = _HSPLIT
 
     def forward(input, indices_or_sections):
         try:
@@ -1052,6 +1054,8 @@ class Vsplit(Op):
     """vsplit(input, indices_or_sections): split along the rows, dimension 0 of a tensor of at
     least 2 dimensions."""
     op = 'vsplit'
+    parameter_types = {'indices_or_sections': 'Tensor or tuple of ints'}
+    listed = _VSPLIT
 
     def forward(input, indices_or_sections):
         try:
@@ -1065,6 +1069,8 @@ class Dsplit(Op):
     """dsplit(input, indices_or_sections): split along the depth, dimension 2 of a tensor of at
     least 3 dimensions."""
     op = 'dsplit'
+    parameter_types = {'indices_or_sections': 'Tensor or tuple of ints'}
+    listed = _DSPLIT
 
     def forward(input, indices_or_sections):
         try:

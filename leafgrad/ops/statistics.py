@@ -104,6 +104,7 @@ class Quantile(Op):
     written by copy_ (as PyTorch's): ``out`` then has grad_fn CopyBackwards."""
     op, out = 'quantile', out_rule('quantile', _QUANTILE_OUT, copy=True)
     listed = _quantile_overloads('quantile')
+    parameter_types = {'q': 'Tensor or float', 'dim': 'int?'}
     __slots__ = ()
 
     def forward(input, q, dim=None, keepdim=False, *, interpolation='linear'):
@@ -117,6 +118,7 @@ class Nanquantile(Op):
     """As quantile."""
     op, out = 'nanquantile', out_rule('nanquantile', _QUANTILE_OUT, copy=True)
     listed = _quantile_overloads('nanquantile')
+    parameter_types = {'q': 'Tensor or float', 'dim': 'int?'}
     __slots__ = ()
 
     def forward(input, q, dim=None, keepdim=False, *, interpolation='linear'):
@@ -223,7 +225,7 @@ class Corrcoef(Op):
 class Diff(Op):
     """Composed of narrow and sub (or logical_xor)."""
     op, out = 'diff', out_rule('sub', castable_dtype, label='diff')  # (PyTorch's out kernel: sub's)
-    parameter_types = {'dim': 'int'}
+    parameter_types = {'dim': 'int', 'n': 'int', 'prepend': 'Tensor?', 'append': 'Tensor?'}
     __slots__ = ()
 
     def forward(input, n=1, dim=-1, prepend=None, append=None):
