@@ -28,6 +28,7 @@ from . import _memory_format, backend
 from ._tensor_str import sparse_repr
 from .autograd.graph import Node, gradient_edge
 from .autograd.grad_mode import no_grad, state
+from .ops._op import warn_once
 from .ops._util import SCALAR_NAMES
 from .tensor import Tensor
 
@@ -732,3 +733,31 @@ class SparseLogSoftmaxBackward0(SparseSoftmaxBackward0):
     def apply(self, grad):
         g = self._listed(grad)
         return (self._sparse(g - np.exp(self.result) * self._summed(g)),)
+
+
+class _LegacyConstructor(type):
+    """The legacy ``torch.sparse.FloatTensor`` ... classes: called, they make a sparse tensor."""
+    def __call__(cls, *args):
+        if len(args) in (2, 3) and isinstance(args[0], Tensor):
+            # (indices, values[, size]): the values' dtype, unconverted, as PyTorch's
+            warn_once('torch.sparse.SparseTensor(indices, values, shape, *, device=) is deprecated.  Please use '
+                      'torch.sparse_coo_tensor(indices, values, shape, dtype=, device=). (Triggered internally at '
+                      '/__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:653.)')
+            return sparse_coo_tensor(*args)
+        warn_once('torch.sparse.SparseTensor(shape, *, device=) is deprecated.  Please use '
+                  'torch.sparse_coo_tensor(shape, dtype=, device=). (Triggered internally at '
+                  '/__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:684.)')
+        shape = tuple(args[0]) if len(args) == 1 and not isinstance(args[0], int) else tuple(args)
+        return SparseTensor._make(np.zeros((len(shape), 0), np.int64), np.zeros((0,), cls._dtype), shape, True)
+
+
+def _legacy(name, dtype):
+    return _LegacyConstructor(name, (), {'_dtype': np.dtype(dtype), '__module__': __name__,
+                                         '__doc__': f'The legacy sparse {name}: sparse_coo_tensor.'})
+
+
+FloatTensor, DoubleTensor, HalfTensor = _legacy('FloatTensor', 'float32'), _legacy('DoubleTensor', 'float64'), \
+    _legacy('HalfTensor', 'float16')
+LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, BoolTensor = (
+    _legacy(n, d) for n, d in (('LongTensor', 'int64'), ('IntTensor', 'int32'), ('ShortTensor', 'int16'),
+                               ('CharTensor', 'int8'), ('ByteTensor', 'uint8'), ('BoolTensor', 'bool')))

@@ -69,6 +69,12 @@ PROGRAMS = {
     'requires_grad': lambda M: _s(M, requires_grad=True),
     'is_coalesced argument': lambda M: _s(M, coalesced=True).is_coalesced(),
     'empty': lambda M: M.zeros(2, 3).to_sparse(),
+    'legacy FloatTensor': lambda M: M.sparse.FloatTensor(M.tensor([[0, 2], [1, 0]]), M.tensor([1., 2.]), M.Size([3, 2])),
+    'legacy FloatTensor keeps float64': lambda M: M.sparse.FloatTensor(M.tensor([[0, 1]]), M.tensor([1., 2.],
+                                                                                                  dtype=M.float64)),
+    'legacy empty': lambda M: M.sparse.FloatTensor(2, 3),
+    'legacy LongTensor empty': lambda M: M.sparse.LongTensor(M.Size([4])),
+    'legacy class name': lambda M: str(M.sparse.DoubleTensor).replace('leafgrad', 'torch'),
     'to_sparse': lambda M: _dense(M).to_sparse(),
     'to_sparse int': lambda M: M.tensor([[0, 7], [1, 0]]).to_sparse(),
     'to_sparse_coo': lambda M: _dense(M).to_sparse_coo(),
@@ -334,3 +340,15 @@ def test_float32_products_are_pytorchs_bits():
         results.append([out.detach().numpy(), x.grad.numpy(), (M.tensor(d.T.copy()) @ s).numpy()])
     for ours, theirs in zip(*results):
         assert np.array_equal(ours, theirs), int((ours != theirs).sum())
+
+
+def test_legacy_constructors_warn_as_pytorchs():
+    messages = []
+    for M in (lg, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            M.sparse.FloatTensor(M.tensor([[0, 1]]), M.tensor([1., 2.]), M.Size([3]))
+            M.sparse.FloatTensor(M.tensor([[0, 1]]), M.tensor([1., 2.]), M.Size([3]))
+            M.sparse.FloatTensor(2, 3)
+        messages.append([str(w.message) for w in caught if 'deprecated' in str(w.message)])
+    assert messages[0] == messages[1]
