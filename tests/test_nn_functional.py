@@ -802,3 +802,11 @@ def test_hinge_embedding_loss_at_infinite_input(dtype):
     same(on_edges(lambda M, x: M.nn.functional.hinge_embedding_loss(x, M.ones_like(x), reduction='none'), dtype))
     same(on_edges(lambda M, x: M.nn.functional.hinge_embedding_loss(x, M.tensor(y, dtype=x.dtype),
                                                                       reduction='none'), dtype))
+
+
+@needs_torch
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('loss', ['smooth_l1_loss', 'huber_loss'])
+def test_smooth_l1_and_huber_gradient_nan_at_nan_difference(loss, dtype):
+    same(on_edges(lambda M, x: getattr(M.nn.functional, loss)(x[:, :2], x[:, 2:]), dtype))
+    same(on_edges(lambda M, x: getattr(M.nn.functional, loss)(x[:, :2], x[:, 2:], reduction='none'), dtype))

@@ -130,7 +130,7 @@ class SmoothL1LossBackward0(Node):
     def apply(self, grad):
         x, y = self.saved_tensors
         d = x - y
-        inner = _ew.abs(d) < self.beta
+        inner = wrap(~(xp.abs(d._data) >= self.beta))  # (a NaN difference inside: its gradient NaN, as PyTorch's)
         g = _ew.where(inner, d / self.beta, _ew.sign(d)) * _scale_grad(grad, self.reduction, self.count)
         return (g if self.next_functions[0][0] is not None else None,
                 -g if self.next_functions[1][0] is not None else None)
@@ -172,7 +172,7 @@ class HuberLossBackward0(Node):
         x, y = self.saved_tensors
         _check_backward_dtypes(x, y)
         d = x - y
-        inner = _ew.abs(d) < self.delta
+        inner = wrap(~(xp.abs(d._data) >= self.delta))  # (a NaN difference inside: its gradient NaN, as PyTorch's)
         g = _ew.where(inner, d, _ew.sign(d) * self.delta) * _scale_grad(grad, self.reduction, self.count)
         return (g if self.next_functions[0][0] is not None else None,
                 -g if self.next_functions[1][0] is not None else None)
