@@ -279,8 +279,8 @@ def _attention_scores(q, k, mask, is_causal, scale):
     been repeated to q's heads."""
     s = q @ xp.swapaxes(k, -1, -2)
     s *= s.dtype.type(scale)
-    if is_causal:
-        s[..., ~xp.tril(xp.ones(s.shape[-2:], dtype=bool))] = -xp.inf
+    if is_causal:  # (-inf above the diagonal, added: cheaper than writing through a boolean index)
+        s += xp.triu(xp.full(s.shape[-2:], -xp.inf, s.dtype), 1)
     elif mask is not None:
         s += mask.astype(s.dtype, copy=False)
     return s
@@ -306,7 +306,8 @@ def _flash_attention_arrays(q, k, v, mask, is_causal, scale):
     top = s.max(-1, keepdims=True) if s.shape[-1] else xp.full(s.shape[:-1] + (1,), -xp.inf, acc)
     hidden = top == -xp.inf
     top[hidden] = 0
-    p = xp.exp(s - top)
+    s -= top
+    p = xp.exp(s, out=s)
     total = p.sum(-1, keepdims=True)
     if acc is not dtype:  # (the half types' kernel multiplies v by the probabilities rounded to their dtype)
         p = p.astype(dtype).astype(acc)
@@ -326,14 +327,16 @@ def _flash_attention_grads(dout, q, k, v, out, lse, mask, is_causal, scale):
     q, k, v, dout, out = (a.astype(acc, copy=False) for a in (q, k, v, dout, out))
     kr, vr = _heads_repeated(k, rep), _heads_repeated(v, rep)
     s = _attention_scores(q, kr, mask, is_causal, scale)
-    finite = xp.isfinite(lse)[..., None]
-    p = xp.exp(s - xp.where(finite, lse[..., None], 0))
-    p *= finite
+    finite = xp.isfinite(lse)
+    s -= xp.where(finite, lse, 0)[..., None]
+    p = xp.exp(s, out=s)
+    if not finite.all():
+        p *= finite[..., None]
     half = xp.dtype(dtypes[0]) != acc  # (the half types' kernel multiplies by p and dS rounded to their dtype)
     dv = xp.swapaxes(p.astype(dtypes[0]).astype(acc) if half else p, -1, -2) @ dout
     dp = dout @ xp.swapaxes(vr, -1, -2)
     dp -= (dout * out).sum(-1, keepdims=True)
-    ds = p * dp
+    ds = xp.multiply(dp, p, out=dp)
     if half:
         ds = ds.astype(dtypes[0]).astype(acc)
     dq = ds @ kr
