@@ -48,7 +48,7 @@ def _unsupported(name):
 
 
 # PyTorch's names for the kernels some leafgrad functions reach
-_ATEN = {'log_softmax': '_log_softmax', 'softmax': '_softmax', 'mean': 'mean.dim'}
+_ATEN = {'log_softmax': '_log_softmax', 'softmax': '_softmax', 'mean': 'mean.dim', 'getitem': 'index.Tensor'}
 
 
 def _entered_op():
@@ -79,6 +79,16 @@ class _Listed:
 
     def __getattr__(self, name):
         raise _unsupported(_entered_op())
+
+    def _refuse(self, *args, **kwargs):
+        raise _unsupported(_entered_op())
+
+    # (Python looks operators up on the type, past __getattr__)
+    __getitem__ = __setitem__ = __iter__ = __len__ = __bool__ = __index__ = __float__ = __int__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __matmul__ = __rmatmul__ = __neg__ = __abs__ = __pow__ = __eq__ = __ne__ = __lt__ = __gt__ = _refuse
+    __le__ = __ge__ = __and__ = __or__ = __xor__ = __invert__ = _refuse
+    __hash__ = None
 
 
 class SparseTensor(Tensor):
@@ -232,6 +242,9 @@ class SparseTensor(Tensor):
         if isinstance(other, SparseTensor):
             return _add(self, other * -1)
         return self.__add__(other)
+
+    def __rsub__(self, other):  # dense - sparse: dense
+        return (self * -1).__radd__(other)
 
     def __neg__(self):
         return self * -1

@@ -122,6 +122,8 @@ PROGRAMS = {
     'dense + sparse int': lambda M: M.eye(3) + _s(M, dtype=M.float32).to(M.int64),
     'sparse + dense': lambda M: _s(M) + M.eye(3),
     'sub': lambda M: _s(M, coalesced=True) - _dense(M).to_sparse(),
+    'dense - sparse': lambda M: M.eye(3) - _s(M),
+    'index refused': lambda M: _s(M)[[0, 1]],
     'mul scalar': lambda M: _s(M) * 2,
     'rmul scalar': lambda M: 2.5 * _s(M),
     'div scalar': lambda M: _s(M) / 2,
