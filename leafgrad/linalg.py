@@ -1,11 +1,14 @@
 """leafgrad.linalg: linear algebra as ``torch.linalg``.
 
-``norm`` is written here; ``vector_norm`` and ``matrix_norm`` in ``ops/reduction.py`` (which torch.norm
+``norm`` is written here, the LDL family (``ldl_factor``, ``ldl_factor_ex``, ``ldl_solve``) in
+``_linalg_ldl.py``; ``vector_norm`` and ``matrix_norm`` in ``ops/reduction.py`` (which torch.norm
 and linalg.cond use), the decompositions and solvers are declared in ``ops/linalg_decomp.py``,
 ``ops/linalg_solvers.py`` and ``ops/linalg_eig.py`` as ``linalg_<name>`` (PyTorch's names), and all are
 bound here as ``linalg.<name>``.
 """
 # (the helpers under private names: torch.linalg holds its functions only)
+from ._linalg_ldl import (linalg_ldl_factor as ldl_factor, linalg_ldl_factor_ex as ldl_factor_ex,  # noqa: F401
+                          linalg_ldl_solve as ldl_solve)
 from .ops._op import check_out_type as _check_out_type, same_dtype as _same_dtype, writes_out as _writes_out
 from .ops.reduction import linalg_vector_norm as vector_norm, matrix_norm  # noqa: F401
 # (torch.linalg's functions, declared as linalg_<name> in their families)
@@ -62,4 +65,4 @@ __all__ = ['vector_norm', 'matrix_norm', 'norm', 'inv', 'det', 'slogdet', 'solve
            'LinAlgError', 'cholesky_ex', 'cross', 'eigvalsh', 'inv_ex', 'matrix_power', 'matrix_rank', 'multi_dot',
            'pinv', 'solve_triangular', 'svdvals', 'vecdot', 'matmul', 'cond', 'diagonal', 'householder_product',
            'lstsq', 'lu', 'lu_factor', 'lu_factor_ex', 'lu_solve', 'matrix_exp', 'solve_ex', 'tensorinv',
-           'tensorsolve', 'vander', 'eig', 'eigvals']
+           'tensorsolve', 'vander', 'eig', 'eigvals', 'ldl_factor', 'ldl_factor_ex', 'ldl_solve']

@@ -55,6 +55,8 @@ _FIELDS = {
     'linalg_lu_factor': ('LU', 'pivots'),
     'linalg_lu_factor_ex': ('LU', 'pivots', 'info'),
     'linalg_lu': ('P', 'L', 'U'),
+    'linalg_ldl_factor': ('LD', 'pivots'),
+    'linalg_ldl_factor_ex': ('LD', 'pivots', 'info'),
     'lu_unpack': ('P', 'L', 'U'),
     'linalg_solve_ex': ('result', 'info'),
     'triangular_solve': ('solution', 'cloned_coefficient'),
@@ -65,7 +67,7 @@ _FIELDS = {
 __all__ = ['max', 'min', 'median', 'nanmedian', 'mode', 'kthvalue', 'sort', 'topk', 'cummax', 'cummin', 'aminmax',
            'svd', 'qr', 'linalg_svd', 'linalg_qr', 'linalg_eigh', 'linalg_eig', 'linalg_slogdet', 'slogdet',
            'linalg_inv_ex', 'linalg_cholesky_ex', 'histogram', 'histogramdd', 'linalg_lstsq', 'linalg_lu_factor', 'linalg_lu_factor_ex',
-           'linalg_lu', 'lu_unpack', 'linalg_solve_ex', 'triangular_solve', 'geqrf', 'frexp']
+           'linalg_lu', 'linalg_ldl_factor', 'linalg_ldl_factor_ex', 'lu_unpack', 'linalg_solve_ex', 'triangular_solve', 'geqrf', 'frexp']
 
 # What an op returns when it wrote out=(...): the same fields, named <name>_out (as PyTorch's
 # torch.linalg.qr(A, out=(Q, R)) returns a torch.return_types.linalg_qr_out).

@@ -28,7 +28,7 @@ import sys
 LAYERS = [
     # what every part uses: arrays, dtypes and devices, printing, settings of the process
     ('leafgrad.backend', 'leafgrad._kernel_math', 'leafgrad._random_kernels', 'leafgrad._special_kernels',
-     'leafgrad._polynomial_kernels', 'leafgrad._bessel_kernels',
+     'leafgrad._polynomial_kernels', 'leafgrad._bessel_kernels', 'leafgrad._ldl_kernels',
      'leafgrad._tensor_str', 'leafgrad.version', 'leafgrad._type_info', 'leafgrad._settings',
      'leafgrad.return_types', 'leafgrad._memory_format', 'leafgrad._meta',
      'leafgrad.backends.cpu',  # (the CPU's vector instructions, as NumPy reports them: imports nothing)
@@ -53,7 +53,8 @@ LAYERS = [
     # the function transforms, vmap and its batching rules, which functional and gradcheck use)
     # (the legacy tensor types, constructors built on the factories, with them)
     ('leafgrad.ops', 'leafgrad.creation', 'leafgrad._tensor_types', 'leafgrad.random', 'leafgrad.functional',
-     'leafgrad.linalg', 'leafgrad.special', 'leafgrad.testing', 'leafgrad.autograd', 'leafgrad.autograd.',
+     'leafgrad.linalg', 'leafgrad._linalg_ldl', 'leafgrad.special', 'leafgrad.testing', 'leafgrad.autograd',
+     'leafgrad.autograd.',
      'leafgrad._transforms', 'leafgrad._vmap', 'leafgrad._vmap_nn'),
     # everything above: layers, optimizers, data, tools
     ('leafgrad.',),

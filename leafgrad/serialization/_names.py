@@ -36,6 +36,7 @@ _TORCH_NAMES = {
     **{f'leafgrad.optim.adam.{c}': f'torch.optim.{c.lower()}.{c}' for c in ('AdamW', 'Adamax', 'NAdam', 'RAdam')},
     **{f'leafgrad.optim.rmsprop.{c}': f'torch.optim.{c.lower()}.{c}' for c in ('Adadelta', 'Adagrad')},
     'leafgrad.generator.Generator': 'torch._C.Generator',
+    **{f'leafgrad._linalg_ldl.linalg_ldl_{f}': f'torch._C._linalg.linalg_ldl_{f}' for f in ('factor', 'factor_ex', 'solve')},
     **{f'leafgrad.generator.{f}': f'torch.random.{f}'
        for f in ('get_rng_state', 'initial_seed', 'manual_seed', 'seed', 'set_rng_state')},
     'leafgrad.backend.set_default_dtype': 'torch.set_default_dtype',
