@@ -639,3 +639,30 @@ def test_lstsq_of_a_vector_carries_tangents_as_torch(driver):
         return M.func.jvp(lambda x, y: tuple(M.linalg.lstsq(x, y, driver=driver))[:2], (M.tensor(a), M.tensor(b)),
                           (M.tensor(ta), M.tensor(tb)))
     assert plain(run(lg)) == plain(run(torch))
+
+
+TANGENTS_THAT_REQUIRE_GRAD = {
+    'sin': lambda M, d: d.sin(),
+    'linear then tanh': lambda M, d: M.nn.functional.linear(d, d, None).tanh(),
+    'softmax': lambda M, d: d.softmax(-1),
+    'matmul then exp': lambda M, d: (d @ d).exp(),
+    'in place': lambda M, d: d.clone().mul_(3).sin_(),
+}
+
+
+@pytest.mark.parametrize('name', sorted(TANGENTS_THAT_REQUIRE_GRAD) + ['func.jvp'])
+def test_tangent_that_requires_grad_gives_a_differentiable_tangent(name):
+    """A tangent that requires grad: the ops' forward rules run recorded, so the output's tangent
+    is differentiable w.r.t. it (its primal stays without history), as PyTorch's."""
+    def run(M):
+        w = M.tensor([[1.0, 2.0], [-0.5, 0.3]], requires_grad=True)
+        p = M.tensor([[0.3, -1.2], [2.0, 0.7]])
+        if name == 'func.jvp':
+            primal, tangent = M.func.jvp(lambda a: (a @ a).sin(), (p,), (w * 2,))
+        else:
+            fw = M.autograd.forward_ad
+            with fw.dual_level():
+                primal, tangent = fw.unpack_dual(TANGENTS_THAT_REQUIRE_GRAD[name](M, fw.make_dual(p, w * 2)))
+        tangent.pow(2).sum().backward()
+        return primal.requires_grad, tangent.requires_grad, w.grad
+    assert plain(run(lg)) == plain(run(torch))

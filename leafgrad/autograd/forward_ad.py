@@ -17,7 +17,7 @@ their own: the ops they call are wrapped too and give each intermediate its tang
 the recording made only for the tangents is forgotten: outputs keep a history only where an
 input truly requires grad (with grad mode on), and edges to the temporarily marked inputs are
 cut. Tangents are computed with propagation off (a rule's ops carry no tangents of their own)
-and, unless an input truly requires grad, with grad mode off.
+and, unless an input or a tangent truly requires grad, with grad mode off.
 
 In-place ops: the out-of-place op computes the new tangent, the in-place op the new value;
 the tangent is written into the tensor's tangent in place, so that the tangent of a view is
@@ -265,13 +265,16 @@ def _run(fn, name, args, kwargs, duals):
         if isinstance(a, (tuple, list)):
             tensors.extend(x for x in a if isinstance(x, Tensor))
     truly = prev and any(t._requires_grad for t in tensors)
+    # a tangent that requires grad (a tangent given as a tensor that requires grad): the rules
+    # run recorded, so that the output's tangent is differentiable w.r.t. it, as PyTorch's
+    recorded = truly or (prev and any(t._fw_grad._requires_grad for t in duals))
     temp = [t for t in duals if not t._requires_grad]
     start = next(_sequence)
     for t in temp:
         t._requires_grad = True
     state.grad_enabled = True
     _state.depth += 1
-    _state.truly = truly
+    _state.truly = recorded
     _state.held = []
     _state.edge_tangents = {_edge_key(t): t._fw_grad for t in duals}
     try:
@@ -282,11 +285,11 @@ def _run(fn, name, args, kwargs, duals):
         for t in temp:
             t._requires_grad = False
     try:
-        _give_tangents(out, name, truly)
+        _give_tangents(out, name, recorded)
     finally:
         _state.edge_tangents = None
         _state.held = None
-        _forget(out, temp, start, truly)
+        _forget(out, temp, start, truly, recorded)
     return out
 
 
@@ -349,9 +352,12 @@ def _save_dual_output(node, o):
         node._saved = replaced
 
 
-def _forget(out, temp, start, truly):
+def _forget(out, temp, start, truly, recorded=False):
     """Drop the recording made only for the tangents (see the design note)."""
     outs = [o for o in _outputs(out) if o._grad_fn is not None and o._grad_fn._seq >= start]
+    if recorded and temp:  # (the tangents' history: no edge to the inputs marked for the call)
+        _cut_edges([o._fw_grad._grad_fn for o in _outputs(out) if o._fw_grad is not None
+                    and o._fw_grad._grad_fn is not None and o._fw_grad._grad_fn._seq >= start], temp, start)
     if not truly:
         for o in outs:
             base = o._base
@@ -368,9 +374,15 @@ def _forget(out, temp, start, truly):
         return
     if not temp:
         return
+    _cut_edges([o._grad_fn for o in outs], temp, start)
+
+
+def _cut_edges(nodes, temp, start):
+    """Cut the edges from the graph above ``nodes`` (those recorded since ``start``) to the
+    accumulators of ``temp``."""
     temp_ids = {id(t) for t in temp}
     seen = set()
-    stack = [o._grad_fn for o in outs]
+    stack = list(nodes)
     while stack:
         node = stack.pop()
         if id(node) in seen:
