@@ -243,3 +243,22 @@ def test_descending_order_puts_nan_before_inf(op, dtype):
     same(on_edges(fns[op], dtype, rows))
     if op == 'topk':
         same(on_edges(lambda M, x: x.topk(2, 0).values.detach(), dtype))
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('p', [float('inf'), -float('inf')])
+@pytest.mark.parametrize('dim', [0, 1])
+def test_inf_norm_gradient_zero_at_nan_norm(dim, p, dtype):
+    # a NaN norm is hit by no element: 0, not 0 / 0
+    same(on_edges(lambda M, x: M.linalg.vector_norm(x, p, dim=dim), dtype))
+
+
+@pytest.mark.parametrize('fn', [lambda M, x: M.linalg.vector_norm(x, 0), lambda M, x: M.linalg.vector_norm(x, 0, dim=1),
+                                lambda M, x: M.dist(x, M.zeros_like(x), 0)])
+def test_zero_norm_has_no_gradient(fn):
+    # PyTorch's derivative of the 0-"norm" is undefined: the input's .grad stays None
+    def program(M):
+        x = M.tensor([[1., 0., -2.], [float('nan'), float('inf'), 3.]], requires_grad=True)
+        fn(M, x).sum().backward()
+        return x.grad
+    same(program)

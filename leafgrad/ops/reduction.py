@@ -566,8 +566,8 @@ class LinalgVectorNormBackward0(Op):
         p = self.ord
         if not self.keepdim:
             grad, result = _unsqueeze_dims(grad, self.dims), _unsqueeze_dims(result, self.dims)
-        if p == 0:  # (zeros, as PyTorch: not grad * 0, which is NaN where the gradient is not finite)
-            return wrap(xp.zeros(x._data.shape, dtype=grad._data.dtype)),
+        if p == 0:  # (no gradient, as PyTorch's undefined one: an input's .grad stays None)
+            return None,
         if p == 1:
             return grad * sign(x),
         zero = result._data == 0
@@ -577,9 +577,10 @@ class LinalgVectorNormBackward0(Op):
         if p == 2:
             return grad * x / safe * keep,
         if p in (float('inf'), float('-inf')):
-            hit = wrap((xp.abs(x._data) == result._data).astype(x._data.dtype))
-            count = sum(hit, self.dims, keepdim=True)
-            return grad * sign(x) * hit / count,
+            hit = (xp.abs(x._data) == result._data).astype(x._data.dtype)
+            # (no element hits a NaN norm: a gradient of 0 there, as PyTorch's, not 0 / 0)
+            count = xp.maximum(hit.sum(axis=self.dims, keepdims=True), 1)
+            return grad * sign(x) * wrap(hit) / wrap(count),
         return grad * x * ops.pow(ops.abs(x), p - 2) / ops.pow(safe, p - 1) * keep,
 
 

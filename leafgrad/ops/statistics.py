@@ -458,6 +458,8 @@ class Dist(Op):
         return out
 
     def apply(self, grad):
+        if self.p == 0:  # (no gradient, as PyTorch's undefined one: an input's .grad stays None)
+            return None, None
         a, b, result = self.saved_tensors
         diff_ = a - b
         g = grad * _norm_derivative(diff_, result, self.p, tuple(range(diff_._data.ndim)))
