@@ -1253,6 +1253,21 @@ BAD_METHOD_ARGUMENTS = [
     "T.addr(1, T.ones(3), T.ones(3))",
     "X.matrix_power(1.5)",
     "T.matrix_power(X, 'a')",
+    # index_add's and index_copy's dim, index, source (and alpha), in every form
+    "X.index_add('a', T.tensor([0]), T.ones(1, 3))",
+    "X.index_add(1.5, T.tensor([0]), T.ones(1, 3))",
+    "X.index_add(0, T.tensor([0]), T.ones(1, 3), alpha='a')",
+    "X.index_add_(None, T.tensor([0]), T.ones(1, 3))",
+    "X.index_add_(0, [0], T.ones(1, 3))",
+    "X.index_add_(0, T.tensor([0]), 1)",
+    "T.index_add(X, 'a', T.tensor([0]), T.ones(1, 3))",
+    "X.index_add_(0, T.tensor([0]), T.ones(1, 3), alpha=2)",
+    "X.index_copy('a', T.tensor([0]), T.ones(1, 3))",
+    "X.index_copy_(1.5, T.tensor([0]), T.ones(1, 3))",
+    "X.index_copy_(0, 1, T.ones(1, 3))",
+    "X.index_copy_(0, T.tensor([0]), [1.])",
+    "T.index_copy(X, 0, T.tensor([0]), 1)",
+    "X.index_copy_(0, T.tensor([0]), T.ones(1, 3))",
 ]
 
 

@@ -320,6 +320,7 @@ class IndexAdd(Op):
     ``index`` along ``dim``."""
     op, node = 'index_add', 'IndexAddBackward0'
     out = EXACT  # (out= of the result's dtype only, as PyTorch's)
+    parameter_types = {'dim': 'int', 'index': 'Tensor', 'source': 'Tensor', 'alpha': 'Number'}
     __slots__ = ('dim', 'index', 'alpha', 'source_shape')
     saved_state = ('index',)
 
@@ -636,6 +637,7 @@ class IndexCopy(Op):
     ``dim``."""
     op, node = 'index_copy', 'IndexCopyBackward0'
     out = EXACT  # (out= of the result's dtype only, as PyTorch's)
+    parameter_types = {'dim': 'int', 'index': 'Tensor', 'source': 'Tensor'}
     __slots__ = ('dim', 'index', 'source_shape')
     saved_state = ('index',)
 
