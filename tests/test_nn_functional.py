@@ -810,3 +810,11 @@ def test_hinge_embedding_loss_at_infinite_input(dtype):
 def test_smooth_l1_and_huber_gradient_nan_at_nan_difference(loss, dtype):
     same(on_edges(lambda M, x: getattr(M.nn.functional, loss)(x[:, :2], x[:, 2:]), dtype))
     same(on_edges(lambda M, x: getattr(M.nn.functional, loss)(x[:, :2], x[:, 2:], reduction='none'), dtype))
+
+
+@needs_torch
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_cosine_similarity_with_an_infinite_norm(dtype):
+    # the norms' clamp_min(eps) leaves an infinite norm infinite (x / inf is 0), not inf - inf
+    same(on_edges(lambda M, x: M.nn.functional.cosine_similarity(x[:, :2], x[:, 2:]), dtype))
+    same(on_edges(lambda M, x: M.nn.functional.cosine_similarity(x[:, :2] * 1e300, x[:, 2:]), dtype))

@@ -183,8 +183,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         n1 = _vector_norm(x1, 2, d)
         n2 = _vector_norm(x2, 2, d)
         # PyTorch clamps the norms in place under no_grad: the value changes, the gradient does not
-        n1 = n1 + const(xp.maximum(n1._data, eps) - n1._data)
-        n2 = n2 + const(xp.maximum(n2._data, eps) - n2._data)
+        # (a shift only below eps: an infinite norm stays infinite, not inf - inf)
+        n1 = n1 + const(xp.where(n1._data < eps, eps - n1._data, 0).astype(n1._data.dtype, copy=False))
+        n2 = n2 + const(xp.where(n2._data < eps, eps - n2._data, 0).astype(n2._data.dtype, copy=False))
         return _sum((x1 / n1) * (x2 / n2), d)
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
         refuse_arguments()
