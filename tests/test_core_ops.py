@@ -262,3 +262,12 @@ def test_zero_norm_has_no_gradient(fn):
         fn(M, x).sum().backward()
         return x.grad
     same(program)
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_two_norm_over_dims_of_size_one_does_not_overflow(dtype):
+    big = [[1e30], [-3e38], [1e-30], [float('inf')]] if dtype == 'float32' else [[1e200], [-1e300], [1e-200], [1.]]
+    same(on_edges(lambda M, x: M.linalg.vector_norm(x, dim=1), dtype, big))
+    same(on_edges(lambda M, x: M.linalg.vector_norm(x, dim=1, keepdim=True), dtype, big))
+    same(on_edges(lambda M, x: M.nn.functional.triplet_margin_loss(x[:, :1], x[:, 1:2], x[:, 2:3], reduction='none'),
+                  dtype))

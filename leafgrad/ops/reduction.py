@@ -627,7 +627,11 @@ def _vector_norm(x, ord, dim, keepdim, dtype, recorded):
         elif p == 1:
             out = a.sum(axis=dims, keepdims=keepdim)
         elif p == 2:
-            out = xp.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
+            if dims and builtins.all(data.shape[d] == 1 for d in dims):
+                # over dims of size 1 PyTorch's is |x|: no square to overflow (1e30 in float32)
+                out = a if keepdim else a.squeeze(dims)
+            else:
+                out = xp.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
         else:
             out = (a ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
     # (the norm of complex numbers is real: of their magnitudes)
