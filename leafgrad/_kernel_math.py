@@ -96,7 +96,7 @@ def fma64(a, b, c):
     if unsure.any():
         from fractions import Fraction  # (here: fractions and decimal took ~2 ms of `import leafgrad`)
         r = np.array(r, dtype=f64)
-        for i in zip(*np.nonzero(unsure)):
+        for i in map(tuple, np.argwhere(unsure)):  # (argwhere: a 0-d array's one element too)
             exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
             try:
                 r[i] = float(exact) if exact else float(p[i] + c[i])

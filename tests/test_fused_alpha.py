@@ -126,3 +126,14 @@ def test_half_variances_and_norms_accumulate_in_float32(dtype, n):
     """The 16-bit floats' variances and norms accumulate in float32 as PyTorch's: a float16
     variance of 1e5 numbers of size 3 is 9, not inf (its sums of squares overflowed)."""
     assert _half_reductions(lg, dtype, n) == _half_reductions(torch, dtype, n)
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_zero_dim_operands(dtype):
+    """0-dim tensors through the fused multiply-add (float64's raised a broadcast error)."""
+    def results(m):
+        dt = getattr(m, dtype)
+        x, y, w = m.tensor(1.0, dtype=dt), m.tensor(0.1, dtype=dt), m.tensor(0.3, dtype=dt)
+        return [t.item() for t in (m.lerp(x, y, w), m.lerp(x, y, 0.7), m.addcmul(x, y, w, value=0.7),
+                                   m.addcdiv(x, y, w, value=0.7), m.add(x, y, alpha=0.3))]
+    assert results(lg) == results(torch)

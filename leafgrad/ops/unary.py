@@ -673,7 +673,8 @@ class Lerp(Op):
                 diff = eo - xo
                 small = xp.abs(wo) < 0.5
                 factor, base = xp.where(small, wo, wo - wide(1)), xp.where(small, xo, eo)
-                data = fused_multiply_add(factor, diff, base) if wide is not x.dtype.type else factor * diff + base
+                # (complex: no fused multiply-add for it in NumPy; PyTorch's complex lerp rounds twice too)
+                data = factor * diff + base if x.dtype.kind == 'c' else fused_multiply_add(factor, diff, base)
                 data = data.astype(x.dtype, copy=False)
         except ValueError:
             raise broadcast_error(input, end, weight) from None
