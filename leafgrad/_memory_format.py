@@ -302,6 +302,16 @@ def iterated(result, operands):
     return _with_strides(result, tuple(strides))
 
 
+def contiguous_strides(shape):
+    """The strides (in elements) of a contiguous tensor of ``shape``, as PyTorch gives them (a
+    dim of size 0 counts as 1)."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
 def _dense_strides(shape, strides):
     """PyTorch's infer_dense_strides: the strides (in elements) of a dense tensor whose dims lie
     in memory in the order of ``strides`` (TensorIterator's insertion sort: a dim of stride 0

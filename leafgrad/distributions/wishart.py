@@ -8,7 +8,7 @@ from ..tensor import Size, Tensor
 from . import constraints
 from .chi2 import Chi2
 from .exp_family import ExponentialFamily
-from .multivariate_normal import _precision_to_scale_tril
+from .multivariate_normal import _scale_tril_of
 from .utils import _is_number, lazy_property
 
 __all__ = ['Wishart']
@@ -87,12 +87,7 @@ class Wishart(ExponentialFamily):
                           'ndim.', stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(scale_tril, covariance_matrix, precision_matrix)
         self._dist_chi2 = _chi2_of(self.df, self._event_shape[-1], self._unbroadcasted_scale_tril, batch_shape)
 
     def expand(self, batch_shape, _instance=None):

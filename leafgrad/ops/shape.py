@@ -1286,7 +1286,7 @@ class AsStridedScatter(Op):
         item = data.itemsize
         if any(n > 1 and s == 0 for n, s in zip(data.shape, data.strides)):  # (an element read twice: a clone)
             flat = xp.array(data, order='C').reshape(-1)
-            own_strides, own_offset = _contiguous_strides(data.shape), 0
+            own_strides, own_offset = _memory_format.contiguous_strides(data.shape), 0
         else:
             flat = storage_owner(data).ravel(order='K').copy()  # (the storage, in memory order)
             own_strides, own_offset = tuple(s // item for s in data.strides), ops.storage_offset(input)
@@ -1322,10 +1322,3 @@ class AsStridedScatter(Op):
                 gs = ops.to(gs, self.src_dtype)
         return gi, gs
 
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))

@@ -25,7 +25,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import backend
+from .. import _memory_format, backend
 from ._native import _warn_if_has_hooks
 from ..tensor import Size, Tensor
 from ._names import global_name
@@ -118,7 +118,7 @@ class _Pickler(pickle._Pickler):
             strides = tuple(s // itemsize for s in array.strides)
         else:  # negative strides, a root in pieces: a storage of its own (a C-ordered copy)
             root, begin = np.ascontiguousarray(array), 0
-            strides = _contiguous_strides(array.shape)
+            strides = _memory_format.contiguous_strides(array.shape)
         key = (id(root), dtype.name)
         storage = self.storages.get(key)
         if storage is None:
@@ -148,14 +148,6 @@ class _Pickler(pickle._Pickler):
 # classes and functions are written by _Pickler.save_global (the base class's table holds its own)
 _Pickler.dispatch = {kind: _Pickler.save_global if saver in (pickle._Pickler.save_global, pickle._Pickler.save_type)
                      else saver for kind, saver in pickle._Pickler.dispatch.items()}
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def _empty_hooks():
