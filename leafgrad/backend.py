@@ -7,6 +7,8 @@ with a Python scalar keeps the tensor's dtype unless the scalar is of a higher c
 """
 import builtins
 import re
+import sys
+import types
 import warnings
 
 import numpy as np
@@ -429,7 +431,103 @@ def module_for(dev):
         if _cupy is None:
             raise AssertionError('Torch not compiled with CUDA enabled')  # PyTorch's error, type and words
         raise RuntimeError('No CUDA GPUs are available')
+    if _dispatch is None or _dispatch._cp is not _cupy:
+        _use_device_dispatch()
     return _cupy
+
+
+def writeable(array):
+    """Can the array be written through? NumPy marks broadcast views read-only; CuPy's and meta
+    arrays have no such flag and are always writable."""
+    return type(array) is not np.ndarray or array.flags.writeable
+
+
+# ---- the array module once a GPU is in use ---------------------------------------------------
+# Ops call NumPy's names through their module's ``xp`` (``xp.add.reduce``, ``xp.asarray``,
+# ``xp.zeros_like``). On the CPU that is NumPy itself: nothing between an op and its kernel.
+# The first CUDA array (``module_for``, ``to_device``) rebinds every leafgrad module's ``xp``
+# to ``DeviceDispatch``, which sends each call to CuPy when an array argument (or ``like=``)
+# is CuPy's, else to NumPy; only programs that use a GPU pay for the look.
+
+def _on_gpu(value):
+    if type(value) is np.ndarray or value is None:
+        return False
+    if isinstance(value, _cupy.ndarray):
+        return True
+    if type(value) in (list, tuple):
+        return any(_on_gpu(v) for v in value)
+    return False
+
+
+class _DispatchUfunc:
+    __slots__ = ('_np', '_cp', '__name__')
+
+    def __init__(self, np_ufunc, cp_ufunc):
+        self._np, self._cp, self.__name__ = np_ufunc, cp_ufunc, np_ufunc.__name__
+
+    def _pick(self, args, kwargs):
+        if self._cp is not None and (any(_on_gpu(a) for a in args) or _on_gpu(kwargs.get('out'))):
+            return self._cp
+        return self._np
+
+    def __call__(self, *args, **kwargs):
+        return self._pick(args, kwargs)(*args, **kwargs)
+
+    def __getattr__(self, name):
+        np_method = getattr(self._np, name)
+        if name not in ('reduce', 'accumulate', 'at', 'outer', 'reduceat'):
+            return np_method
+        return lambda *args, **kwargs: getattr(self._pick(args, kwargs), name)(*args, **kwargs)
+
+
+class DeviceDispatch(types.ModuleType):
+    """NumPy's namespace (and its linalg, fft, lib...), each function and ufunc sent to CuPy
+    when one of its array arguments, its ``out=`` or its ``like=`` lives on a GPU."""
+
+    def __init__(self, np_module, cp_module):
+        super().__init__(np_module.__name__)
+        self._np, self._cp = np_module, cp_module
+
+    def __getattr__(self, name):
+        value = getattr(self._np, name)
+        mine = getattr(self._cp, name, None) if self._cp is not None else None
+        if isinstance(value, np.ufunc):
+            value = _DispatchUfunc(value, mine)
+        elif isinstance(value, types.ModuleType):
+            value = DeviceDispatch(value, mine)
+        elif callable(value) and not isinstance(value, builtins.type):
+            value = _dispatching(value, mine)
+        setattr(self, name, value)
+        return value
+
+
+def _dispatching(np_fn, cp_fn):
+    def call(*args, **kwargs):
+        like = kwargs.pop('like', None)
+        if cp_fn is not None and (_on_gpu(like) or any(_on_gpu(a) for a in args)
+                                  or any(_on_gpu(v) for v in kwargs.values())):
+            return cp_fn(*args, **kwargs)
+        if like is not None:
+            kwargs['like'] = like
+        return np_fn(*args, **kwargs)
+    call.__name__ = np_fn.__name__
+    return call
+
+
+_dispatch = None  # the DeviceDispatch once installed
+
+
+def _use_device_dispatch():
+    """Rebind ``xp`` in every leafgrad module that holds NumPy there (modules imported later
+    take it from ops._util, rebound here too)."""
+    global _dispatch
+    if _dispatch is not None and _dispatch._cp is _cupy:
+        return
+    _dispatch = DeviceDispatch(np, _cupy)
+    for name, module in list(sys.modules.items()):
+        if (name == 'leafgrad' or name.startswith('leafgrad.')) and module is not None \
+                and getattr(module, 'xp', None) is np:
+            module.xp = _dispatch
 
 
 def device_of(array):

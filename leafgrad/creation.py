@@ -492,7 +492,7 @@ def frombuffer(buffer, *, dtype=None, count=-1, offset=0, requires_grad=False):
                          f'greater than actual buffer length ({length} bytes)')
     data = _np.frombuffer(view.cast('B') if view.ndim != 1 or view.format != 'B' else view,
                           dtype=backend.to_dtype(dtype).np, count=count, offset=offset)
-    if not data.flags.writeable:
+    if not backend.writeable(data):
         warn_once('The given buffer is not writable, and PyTorch does not support non-writable tensors. This means '
                   'you can write to the underlying (supposedly non-writable) buffer using the tensor. You may want '
                   'to copy the buffer to protect its data or make it writable before converting it to a tensor. '

@@ -306,7 +306,7 @@ def _recorded(node, grad):
         elif region._data.strides[i] == 0:
             grad, region = grad.sum(i), region.select(i, 0)
     data = region._data
-    if not data.flags.writeable:
+    if not backend.writeable(data):
         # (an expanded view's region, its expanded dims gone: NumPy's broadcast arrays stay
         # read-only, so the region is given a writable alias of the same memory of storage)
         if type(data) is not backend.numpy.ndarray or _maybe_overlapping(data):

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import process_group as pgm
 from .process_group import GroupMember, default_group
+from .. import backend
 from ..tensor import Tensor
 
 _TORCH_TYPE = {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
@@ -164,7 +165,7 @@ def _sizes(shape):
 # ---- buffers ---------------------------------------------------------------------------------
 def _inout(array):
     """A C-contiguous array MPI may write in place of ``array``, and the write-back (or None)."""
-    if array.flags.c_contiguous and array.flags.writeable:
+    if array.flags.c_contiguous and backend.writeable(array):
         return array, None
     copy = np.ascontiguousarray(array)
 

@@ -116,7 +116,7 @@ def _check_writable(self, overlapping=False):
     those get a writable view of the same memory. Returns whether ``self._data`` was replaced."""
     check_not_inference(self)
     data = self._data
-    if data.flags.writeable:
+    if backend.writeable(data):
         return False
     if (overlapping or data.size == 0 or not any(n > 1 and st == 0 for n, st in zip(data.shape, data.strides))) \
             and type(data) is xp.ndarray:
@@ -128,7 +128,7 @@ def _check_writable(self, overlapping=False):
                 if type(base) is not xp.ndarray:
                     break
             owner = base
-        if owner.flags.writeable and owner.flags.c_contiguous:
+        if backend.writeable(owner) and owner.flags.c_contiguous:
             offset = data.__array_interface__['data'][0] - owner.__array_interface__['data'][0]
             self._data = xp.ndarray(data.shape, data.dtype, owner, offset, data.strides)
             return True
@@ -263,7 +263,7 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
     d = data.dtype
     # (two distinct arrays that are nobody's views hold memory of their own: no overlap to look
     # for, as in an optimizer's b += p.grad; a third less time for that call)
-    if type(other) is Tensor and (data.base is not None or y.base is not None or y is data) and data.flags.writeable:
+    if type(other) is Tensor and (data.base is not None or y.base is not None or y is data) and backend.writeable(data):
         _check_no_partial_overlap(self, (other,))
     if d.kind == 'f' and alpha == 1 and (getattr(y, 'dtype', None) is d
                                          or (type(y) is float or type(y) is int) and d.char != 'e'):

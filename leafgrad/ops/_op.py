@@ -505,7 +505,7 @@ def check_out(name, out, result, differentiable=True, label=None):
     the TypeError, if not ``name``), no autograd through it (for a differentiable op), and no
     element of it written twice (an expanded tensor)."""
     check_out_type(label or name, out)
-    if not out._data.flags.writeable:
+    if not backend.writeable(out._data):
         raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to '
                            'a single memory location. Please clone() the tensor before performing the '
                            'operation.')

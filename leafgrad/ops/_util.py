@@ -592,7 +592,7 @@ def diagonal_array(a, offset, d1, d2):
     keep = [i for i in range(a.ndim) if i not in (d1, d2)]
     shape = tuple(a.shape[i] for i in keep) + (n,)
     strides = tuple(sub.strides[i] for i in keep) + (sub.strides[d1] + sub.strides[d2],)
-    return as_strided_array(sub, shape, strides, a.flags.writeable)
+    return as_strided_array(sub, shape, strides, backend.writeable(a))
 
 
 # (elementwise's and activation's sigmoid, silu; elementwise's 1 - x)

@@ -437,7 +437,7 @@ def _index_select_out(input, dim, index, out):
         if idx.ndim <= 1 and idx.dtype.kind in 'iu':
             if input._data.dtype != out._data.dtype:
                 raise RuntimeError('index_select(): self and result must have the same scalar type')
-            if not out._data.flags.writeable:
+            if not backend.writeable(out._data):
                 raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers '
                                    'to a single memory location. Please clone() the tensor before performing the '
                                    'operation.')

@@ -213,7 +213,8 @@ class ScatterAdd(Op):
 # ---- scatter_reduce -------------------------------------------------------------------------------
 
 _REDUCE_INIT = {'sum': 0, 'prod': 1, 'mean': 0, 'amax': -xp.inf, 'amin': xp.inf}
-_REDUCE_UFUNC = {'sum': xp.add, 'prod': xp.multiply, 'mean': xp.add, 'amax': xp.maximum, 'amin': xp.minimum}
+_REDUCE_UFUNC = {'sum': 'add', 'prod': 'multiply', 'mean': 'add', 'amax': 'maximum', 'amin': 'minimum'}  # (xp's, looked up
+# at the call: xp is CuPy's dispatcher once a GPU is in use)
 
 
 def _divide_by_counts(target, count):
@@ -254,7 +255,7 @@ class ScatterReduce(Op):
             values = src._data[tuple(slice(0, n) for n in i.shape)] if src._data.ndim else src._data.reshape(1)
         if not include_self:
             target[coords] = _REDUCE_INIT[reduce]
-        _REDUCE_UFUNC[reduce].at(target, coords, values)
+        getattr(xp, _REDUCE_UFUNC[reduce]).at(target, coords, values)
         if reduce == 'mean':
             count = xp.full(target.shape, 1 if include_self else 0, dtype=xp.int64)
             xp.add.at(count, coords, 1)
@@ -429,7 +430,7 @@ class IndexReduce(Op):
         values = xp.moveaxis(source._data, d, 0) if sshape else source._data.reshape(1)
         if not include_self:
             target[flat] = _REDUCE_INIT[reduce]
-        _REDUCE_UFUNC[reduce].at(target, flat, values)
+        getattr(xp, _REDUCE_UFUNC[reduce]).at(target, flat, values)
         if reduce == 'mean':
             count = xp.bincount(flat, minlength=size) + (1 if include_self else 0)
             _divide_by_counts(target, count.reshape((size,) + (1,) * (target.ndim - 1)))

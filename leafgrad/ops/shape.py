@@ -73,10 +73,10 @@ def _restrided(data, strides):
         if owner.flags.c_contiguous:
             offset = data.__array_interface__['data'][0] - owner.__array_interface__['data'][0]
             out = xp.ndarray(data.shape, data.dtype, owner, offset, strides)
-            if not data.flags.writeable:
+            if not backend.writeable(data):
                 out.flags.writeable = False
             return out
-    return as_strided_array(data, data.shape, strides, data.flags.writeable)
+    return as_strided_array(data, data.shape, strides, backend.writeable(data))
 
 
 def _unsqueezed_strides(a, d):
@@ -631,7 +631,7 @@ class Expand(Op):
                 data = xp.broadcast_to(input._data, target)
             if 1 in target:  # (NumPy's strides of dims of size 1 are not PyTorch's: 0 when broadcast)
                 data = _restrided(data, _expanded_strides(input._data, target))
-            if 0 in target and not data.flags.writeable and input._data.flags.writeable:
+            if 0 in target and not backend.writeable(data) and backend.writeable(input._data):
                 # (nothing to hold, so no element repeats: writable, as PyTorch finds no overlap)
                 data = as_strided_array(input._data, target, data.strides, True)
         out, node = make_view(input, data, Expand, lambda t: expand(t, target))
@@ -1112,7 +1112,7 @@ class Unfold(Op):
             else:
                 new_shape, strides = (size,), (a.itemsize,)
             # Overlapping windows alias one element several times: such a view is read-only.
-            data = as_strided_array(a, new_shape, strides, a.flags.writeable and step >= size)
+            data = as_strided_array(a, new_shape, strides, backend.writeable(a) and step >= size)
         except TypeError:  # (a dim, size or step that is no int: PyTorch's parser's error)
             _UNFOLD.bind((dimension, size, step), {}, method=True)
             raise
@@ -1241,7 +1241,7 @@ class AsStrided(Op):
         flat = owner.ravel(order='K')  # (the storage in memory order: a view of an owner in any order)
         view = as_strided_array(flat[offset:] if needed else flat, size,
                                 tuple(s * data.itemsize for s in stride),
-                                data.flags.writeable and not _may_overlap(size, stride))
+                                backend.writeable(data) and not _may_overlap(size, stride))
         out, node = make_view(input, view, AsStrided, lambda t: as_strided(t, size, stride, offset))
         if node is not None:
             node.self_geometry = (data.shape, tuple(s // data.itemsize for s in data.strides), own_offset)

@@ -12,7 +12,7 @@ only, as PyTorch's.
 """
 import numpy as _np
 
-from .. import _memory_format
+from .. import _memory_format, backend
 from .._arg_parser import int_list
 from ..tensor import Tensor, no_arguments
 from ._op import Op, warn_once
@@ -110,7 +110,7 @@ class Resize_(Op):
                 n *= s
             owner = _owner(data)
             start = ops.storage_offset(self)
-            if owner.flags.c_contiguous and data.flags.writeable and start + n <= owner.size:
+            if owner.flags.c_contiguous and backend.writeable(data) and start + n <= owner.size:
                 flat = owner.reshape(-1)[start:start + n]  # within the storage: its elements, shared
             else:  # the storage grows: the elements it held first, then uninitialised ones (zeros here)
                 flat = xp.zeros(n, dtype=data.dtype)

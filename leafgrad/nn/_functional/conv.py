@@ -15,13 +15,17 @@ import math
 
 from ...autograd.graph import each_sample, fold_samples, self_recording
 from ...backend import MetaArray
-from ...ops._util import Node, autocast, opmath, record, xp
+from ...ops._util import Node, as_strided_array, autocast, opmath, record, xp
 from ...ops import shape as _shape
 from ...ops.reduction import sum as _sum
 from .common import ntuple, dtype_name
 from ..._arg_parser import Overloads, refuse_arguments
 
-as_strided = xp.lib.stride_tricks.as_strided
+
+
+def as_strided(a, shape, strides, writeable=True):
+    """A strided view of ``a`` (read-only where NumPy can say so; CuPy's views are writable)."""
+    return as_strided_array(a, shape, strides, writeable)
 
 
 class ConvParams:

@@ -1,0 +1,135 @@
+"""Every row of the op tables on device='cuda' against the same row on the CPU: outputs (values,
+dtype, shape, node name) and first derivatives. The tables are the CPU suite's own (elementwise,
+reductions, special functions, shapes, indexing, copies, number parts, statistics and products,
+linear algebra, nn.functional); the CPU suite checks them against torch, so agreeing with the CPU
+run is agreeing with torch. Without a GPU they run on the stand-in for CuPy (tests/cuda_standin.py);
+benchmarks/gpu_check.sh runs them on one. The rows that do not run on CUDA yet are listed in
+tests/cuda_known_failures.txt (strict xfails)."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import leafgrad as lg
+
+import cuda_standin
+
+pytestmark = pytest.mark.cuda
+
+REAL_GPU = lg.cuda.is_available()
+if not REAL_GPU and os.environ.get('LEAFGRAD_REQUIRE_CUDA'):
+    raise RuntimeError('LEAFGRAD_REQUIRE_CUDA is set but leafgrad.cuda.is_available() is False')
+
+
+@pytest.fixture(autouse=True)
+def cuda_device():
+    """CuPy on a GPU; elsewhere the stand-in (tests/cuda_standin.py), which refuses, as CuPy does,
+    every hidden round trip through host memory."""
+    if REAL_GPU:
+        yield
+    else:
+        with cuda_standin.installed():
+            yield
+
+import test_linalg  # noqa: E402
+import test_linalg_solvers  # noqa: E402
+import test_nn_functional  # noqa: E402
+import test_ops_copies  # noqa: E402
+import test_ops_elementwise  # noqa: E402
+import test_ops_flat_index  # noqa: E402
+import test_ops_indexing  # noqa: E402
+import test_ops_number_parts  # noqa: E402
+import test_ops_reduction  # noqa: E402
+import test_ops_shape  # noqa: E402
+import test_ops_stats_products  # noqa: E402
+import test_special_functions  # noqa: E402
+from optable import _inputs  # noqa: E402
+
+
+def _rows():
+    """(id, fn(*tensors) with T = leafgrad, float64/integer arrays, which inputs require grad)."""
+    rows = []
+    for module in (test_ops_elementwise, test_ops_reduction, test_special_functions):
+        for case in module.CASES:
+            arrays = _inputs(case, case.shapes[0], np.random.default_rng(0), np.float64)
+            rows.append((f'{module.__name__[5:]}:{case.name}', (lambda fn: lambda *ts: fn(lg, *ts))(case.fn),
+                         arrays, [case.grad and a.dtype.kind == 'f' for a in arrays]))
+    for module, table in ((test_ops_shape, 'CASES'), (test_ops_indexing, 'CASES'), (test_ops_copies, 'CASES')):
+        for case in getattr(module, table):
+            arrays = [np.asarray(a) for a in case[2]]
+            rows.append((f'{module.__name__[5:]}:{case[0]}', (lambda fn: lambda *ts: fn(lg, *ts))(case[1]),
+                         arrays, [a.dtype.kind == 'f' for a in arrays]))
+    for case in test_ops_indexing.FORWARD_ONLY:
+        arrays = [np.asarray(a) for a in case[2]]
+        rows.append((f'ops_indexing:{case[0]}', (lambda fn: lambda *ts: fn(lg, *ts))(case[1]), arrays,
+                     [False] * len(arrays)))
+    for module in (test_ops_flat_index, test_ops_number_parts, test_ops_stats_products, test_linalg_solvers):
+        for i, row in enumerate(module.ROWS):
+            values = row.values if hasattr(row, 'values') else row
+            fn, arrays, grad = values[0], [np.asarray(a) for a in values[1]], values[2]
+            name = getattr(row, 'id', None) or f'{i}'
+            rows.append((f'{module.__name__[5:]}:{name}', (lambda fn: lambda *ts: fn(lg, *ts))(fn), arrays,
+                         [grad and a.dtype.kind == 'f' for a in arrays]))
+    for i, row in enumerate(test_nn_functional.CASES):
+        fn, gens = row.values[0], row.values[1]
+        arrays, mask = test_nn_functional._make(gens)
+        arrays = [np.asarray(a) for a in arrays]
+        rows.append((f'nn_functional:{getattr(row, "id", None) or i}',
+                     (lambda fn: lambda *ts: fn(lg, lg.nn.functional, *ts))(fn), arrays,
+                     [m and a.dtype.kind == 'f' for a, m in zip(arrays, mask)]))
+    for i, row in enumerate(test_linalg.CASES):
+        fn, gens = row.values[0], row.values[1]
+        arrays = [np.asarray(a) for a in test_linalg._make(gens)]
+        rows.append((f'linalg:{getattr(row, "id", None) or i}', (lambda fn: lambda *ts: fn(lg, *ts))(fn), arrays,
+                     [a.dtype.kind == 'f' for a in arrays]))
+    return rows
+
+
+ROWS = _rows()
+with open(os.path.join(os.path.dirname(__file__), 'cuda_known_failures.txt')) as _file:
+    NOT_YET = {line.strip() for line in _file if line.strip() and not line.startswith('#')}
+assert NOT_YET <= {r[0] for r in ROWS}, NOT_YET - {r[0] for r in ROWS}
+
+
+def _run(fn, arrays, grads, device):
+    with lg.device(device), warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        xs = [lg.tensor(a.copy(), device=device, requires_grad=g) for a, g in zip(arrays, grads)]
+        outs = fn(*xs)
+        outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        outs = [o for o in outs if isinstance(o, lg.Tensor)]
+        diff = [o for o in outs if o.requires_grad]
+        wrt = [x for x in xs if x.requires_grad]
+        gs = []
+        if diff and wrt:
+            rng = np.random.default_rng(1)
+            vs = [lg.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, device=device) for o in diff]
+            gs = lg.autograd.grad(diff, wrt, vs, allow_unused=True)
+    return outs, gs
+
+
+def _host(t):
+    return None if t is None else t.detach().cpu().numpy()
+
+
+@pytest.mark.parametrize('fn,arrays,grads', [
+    pytest.param(*r[1:], id=r[0], marks=[pytest.mark.xfail(strict=True, reason='not yet on CUDA')] if r[0] in NOT_YET
+                 else []) for r in ROWS])
+def test_row_on_cuda_gives_the_cpu_row(fn, arrays, grads):
+    cpu_outs, cpu_gs = _run(fn, arrays, grads, 'cpu')
+    gpu_outs, gpu_gs = _run(fn, arrays, grads, 'cuda')
+    assert len(gpu_outs) == len(cpu_outs)
+    for g, c in zip(gpu_outs, cpu_outs):
+        assert g.is_cuda, 'an output left the GPU'
+        assert (tuple(g.shape), g.dtype) == (tuple(c.shape), c.dtype)
+        assert (g.grad_fn and g.grad_fn.name()) == (c.grad_fn and c.grad_fn.name())
+        if g.dtype.is_floating_point or g.dtype.is_complex:
+            np.testing.assert_allclose(_host(g), _host(c), rtol=1e-6, atol=1e-8, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(_host(g), _host(c))
+    for g, c in zip(gpu_gs, cpu_gs):
+        assert (g is None) == (c is None)
+        if g is not None:
+            assert g.is_cuda, 'a gradient left the GPU'
+            np.testing.assert_allclose(_host(g), _host(c), rtol=1e-6, atol=1e-8, equal_nan=True)
