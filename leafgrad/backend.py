@@ -449,6 +449,27 @@ def writeable(array):
 # to ``DeviceDispatch``, which sends each call to CuPy when an array argument (or ``like=``)
 # is CuPy's, else to NumPy; only programs that use a GPU pay for the look.
 
+def on_gpu(array):
+    """Is this array a CuPy one?"""
+    return _cupy is not None and isinstance(array, _cupy.ndarray)
+
+
+def fused_kernel(name, in_params, out_params, operation):
+    """A CuPy elementwise kernel (compiled on first use, cached): one launch where the same
+    expression in CuPy's operators would launch one kernel per operator. None without one
+    (the stand-in for CuPy in the tests): the caller then writes the expression out."""
+    kernel = _fused_kernels.get(name)
+    if kernel is None:
+        make = getattr(_cupy, 'ElementwiseKernel', None)
+        if make is None:
+            return None
+        kernel = _fused_kernels[name] = make(in_params, out_params, operation, 'leafgrad_' + name)
+    return kernel
+
+
+_fused_kernels = {}
+
+
 def _on_gpu(value):
     if type(value) is np.ndarray or value is None:
         return False

@@ -702,7 +702,11 @@ def unshared(grad, holders):
             or grad._grad_fn is not None):
         return False
     arr = grad._data
-    if type(arr) is not _ndarray or arr.base is not None or sys.getrefcount(arr) > 3:
+    if type(arr) is not _ndarray:
+        if not backend.on_gpu(arr) or arr.base is not None or sys.getrefcount(arr) > 3:
+            return False
+        return arr.flags.c_contiguous  # (a CuPy array is always writable)
+    if arr.base is not None or sys.getrefcount(arr) > 3:
         return False
     flags = arr.flags  # (a flags object holds its array: counted above, before it existed)
     return flags.c_contiguous and flags.writeable

@@ -270,6 +270,19 @@ def as_tensor_arg(x, like):
     return wrap(xp.asarray(x, dtype=like._data.dtype))
 
 
+def same_device(a, b):
+    """The arrays of two tensors on different kinds of memory, as PyTorch combines them: a 0-dim
+    CPU tensor beside a GPU one is a number and moves to the GPU; otherwise PyTorch's error."""
+    da, db = a.device, b.device
+    if da == db:
+        return a._data, b._data
+    if da.type == 'cpu' and a._data.ndim == 0 and db.type == 'cuda':
+        return backend.to_device(a._data, db), b._data
+    if db.type == 'cpu' and b._data.ndim == 0 and da.type == 'cuda':
+        return a._data, backend.to_device(b._data, da)
+    raise RuntimeError(f'Expected all tensors to be on the same device, but found at least two devices, {da} and {db}!')
+
+
 def binary_operands(a, b, check_mixed=None):
     """The two operands' arrays, cast to PyTorch's result dtype.
 
@@ -282,6 +295,8 @@ def binary_operands(a, b, check_mixed=None):
     b_t = isinstance(b, _Tensor)
     if a_t and b_t:
         ad, bd = a._data, b._data
+        if type(ad) is not type(bd):
+            ad, bd = same_device(a, b)
         if ad.dtype is bd.dtype or ad.dtype == bd.dtype:
             return ad, bd
         if check_mixed is not None:

@@ -1,4 +1,9 @@
+import numpy as _np
+
+from .. import backend
 from .optimizer import Optimizer, _check, _t
+
+_ndarray = _np.ndarray
 
 
 class SGD(Optimizer):
@@ -72,7 +77,12 @@ class SGD(Optimizer):
                 b *= momentum
                 b += (1 - dampening) * g if dampening else g
             g = g + momentum * buf._data if group['nesterov'] else buf._data
-        p._data -= lr * g
+        data = p._data
+        if type(data) is not _ndarray and (descend := backend.fused_kernel(
+                'sgd_descend', 'T g, T lr', 'T p', 'p = p - lr * g')) is not None:
+            descend(g, data.dtype.type(lr), data)  # (on a GPU: one kernel, where the line below launches two)
+        else:
+            data -= lr * g
 
     def _update_differentiable(self, p, g, state, group):
         lr, momentum, dampening, wd = group['lr'], group['momentum'], group['dampening'], group['weight_decay']
