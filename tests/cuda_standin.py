@@ -4,10 +4,12 @@ so that they behave as CuPy's do where leafgrad could get it wrong.
 What it refuses, as CuPy does (the messages are CuPy's):
 * implicit conversion to NumPy: ``np.asarray(a)``, ``np.array(a)`` and any NumPy function that
   cannot hand the call to the array module raise TypeError (``a.get()`` is the explicit way);
-* a NumPy array mixed into a device computation (``a + np.ones(3)``, ``xp.where(m, a, host)``):
-  TypeError 'Unsupported type <class 'numpy.ndarray'>';
+* a NumPy array (not 0-dim: CuPy reads those as numbers) mixed into a device computation
+  (``a + np.ones(3)``, ``xp.where(m, a, host)``): TypeError 'Unsupported type <class
+  'numpy.ndarray'>'; written into one (``a[i] = host``): ValueError 'non-scalar numpy.ndarray
+  cannot be used for fill';
 * ufunc methods CuPy lacks: ``reduce``/``accumulate`` of any ufunc but add and multiply, ``at``
-  of any but add, subtract, maximum and minimum, and any method reached through NumPy's ufuncs
+  of any but add and subtract (maximum.at and minimum.at gave wrong values on the H200), and any method reached through NumPy's ufuncs
   (``np.add.at(a, ...)``); NumPy ufuncs made from Python functions (``np.vectorize``,
   ``np.frompyfunc``);
 * ``flags.writeable`` (CuPy's flags are c_contiguous, f_contiguous and owndata).
@@ -27,7 +29,9 @@ import numpy as np
 IMPLICIT = ('Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy '
             'array explicitly.')
 _REDUCIBLE = {'add', 'multiply'}
-_SCATTERABLE = {'add', 'subtract', 'maximum', 'minimum'}
+# (CuPy 14 has maximum.at and minimum.at too, but on the H200 they gave NaN where NumPy gives
+# the extremes: the stand-in refuses them, so that leafgrad does not use them)
+_SCATTERABLE = {'add', 'subtract'}
 _TAKES_HOST = {'asarray', 'array', 'asanyarray'}  # CuPy's functions that copy a NumPy array to the GPU
 
 
@@ -35,7 +39,7 @@ def _unwrap(value, name):
     """The NumPy array inside a stand-in array; a NumPy array is refused as CuPy refuses it."""
     if type(value) is ndarray:
         return value._a
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) and value.ndim:  # (a 0-dim one CuPy takes as a number)
         raise TypeError(f"Unsupported type {type(value)}" if name is None else
                         f"Argument '{name}' has incorrect type (expected cupy._core.core._ndarray_base, "
                         f"got numpy.ndarray)")
@@ -169,6 +173,8 @@ class ndarray:
         return _wrap(self._a[index])
 
     def __setitem__(self, index, value):
+        if isinstance(value, np.ndarray) and value.ndim:
+            raise ValueError('non-scalar numpy.ndarray cannot be used for fill')
         self._a[_host_index(index)] = value._a if type(value) is ndarray else value
 
     def __len__(self):
@@ -228,7 +234,7 @@ def _host_index(index):
 
 def _binary(ufunc_name, reflected=False):
     def method(self, other):
-        if isinstance(other, np.ndarray):
+        if isinstance(other, np.ndarray) and other.ndim:
             raise TypeError(f"Unsupported type {type(other)}")
         fn = getattr(_THIS, ufunc_name)
         return fn(other, self) if reflected else fn(self, other)
