@@ -22,6 +22,7 @@ CuPy itself."""
 import contextlib
 import operator
 import sys
+import time
 import types
 
 import numpy as np
@@ -368,6 +369,52 @@ class _MemoryPool:
 
 _POOL = _MemoryPool()
 
+
+class _Event:
+    def __init__(self, block=False, disable_timing=False, interprocess=False):
+        self.time, self.done = None, True
+
+    def record(self, stream=None):
+        self.time = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+
+class _Stream:
+    _current = []
+
+    def __init__(self, null=False, non_blocking=False, ptds=False):
+        self.ptr = 0 if null else id(self)
+        self.done = True
+
+    def synchronize(self):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+    def use(self):
+        _Stream._current[:] = [self]
+
+    def __enter__(self):
+        _Stream._current.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _Stream._current.pop()
+
+
+_Stream.null = _Stream(null=True)
+
+
+class _MemoryHook:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
 cuda = types.SimpleNamespace(
     Device=_Device,
     runtime=types.SimpleNamespace(
@@ -377,8 +424,9 @@ cuda = types.SimpleNamespace(
         memGetInfo=lambda: (1 << 33, 1 << 34)),
     PinnedMemoryPointer=type('PinnedMemoryPointer', (), {}), PinnedMemory=type('PinnedMemory', (), {}),
     alloc_pinned_memory=lambda n: bytearray(n),
-    get_current_stream=lambda: None,
-    Stream=type('Stream', (), {'synchronize': lambda self: None}),
+    get_current_stream=lambda: _Stream._current[-1] if _Stream._current else _Stream.null,
+    Stream=_Stream, Event=_Event, MemoryHook=_MemoryHook,
+    get_elapsed_time=lambda start, end: (end.time - start.time) * 1e3,
 )
 
 

@@ -101,3 +101,45 @@ def test_modules_optimizers_and_checkpoints_move_to_the_gpu(tmp_path):
     assert all(v.device.type == 'cpu' for v in state.values())
     state = lg.load(tmp_path / 'm.pt')
     assert all(v.is_cuda for v in state.values())
+
+
+def test_events_time_gpu_work_and_streams_order_it():
+    start, end = lg.cuda.Event(enable_timing=True), lg.cuda.Event(enable_timing=True)
+    side = lg.cuda.Stream()
+    a = lg.randn(64, 64, device='cuda')
+    start.record()
+    with lg.cuda.stream(side):
+        assert lg.cuda.current_stream() == side
+        b = a @ a
+    assert lg.cuda.current_stream() != side
+    side.synchronize()
+    end.record()
+    end.synchronize()
+    assert end.query() and start.elapsed_time(end) >= 0
+    np.testing.assert_allclose(b.cpu().numpy(), a.cpu().numpy() @ a.cpu().numpy(), rtol=1e-4, atol=1e-4)
+    with pytest.raises(RuntimeError, match='enable_timing=True'):
+        lg.cuda.Event().elapsed_time(end)
+
+
+def test_peak_memory_counts_from_the_reset():
+    lg.cuda.reset_peak_memory_stats()
+    before = lg.cuda.memory_allocated()
+    big = lg.empty(1 << 20, device='cuda')  # 4 MiB
+    assert lg.cuda.max_memory_allocated() >= lg.cuda.memory_allocated() >= (before if not REAL_GPU else before + (4 << 20))
+    del big
+    assert lg.cuda.max_memory_reserved() >= lg.cuda.memory_reserved()
+
+
+def test_dlpack_moves_gpu_tensors_without_a_copy():
+    if not (REAL_GPU and TORCH_CUDA):
+        pytest.skip('no CUDA GPU with CuPy here (or no torch CUDA to exchange with)')
+    import cupy
+    theirs = torch.arange(6.0, device='cuda')
+    ours = lg.from_dlpack(theirs)
+    assert ours.is_cuda and ours.__dlpack_device__() == (2, 0)
+    theirs[0] = 7.0
+    torch.cuda.synchronize()
+    assert ours.cpu().tolist()[0] == 7.0  # the same memory
+    back = torch.from_dlpack(lg.ones(3, device='cuda'))
+    assert back.is_cuda and back.tolist() == [1.0, 1.0, 1.0]
+    assert cupy.from_dlpack(lg.arange(3, device='cuda')).tolist() == [0, 1, 2]

@@ -3,9 +3,10 @@
 Without CuPy, every call answers as a CPU-only PyTorch answers: ``is_available()`` is False,
 ``device_count()`` 0, the memory counters 0 (``memory_stats()`` empty), ``empty_cache`` and
 ``manual_seed`` do nothing, and what needs a device (``current_device``, ``set_device``,
-``get_device_name``, ``synchronize`` …) raises PyTorch's ``AssertionError: Torch not compiled
-with CUDA enabled``. With CuPy and a GPU they ask CuPy; CuPy's memory pool keeps no peaks, so
-``max_memory_allocated`` and kin raise there rather than guess.
+``get_device_name``, ``synchronize``, ``Stream``, ``Event`` …) raises PyTorch's ``AssertionError:
+Torch not compiled with CUDA enabled``. With CuPy and a GPU they ask CuPy: the memory counters
+read CuPy's memory pool (which keeps no peaks: ``max_memory_allocated`` and kin count from their
+first call or ``reset_peak_memory_stats``), streams and events are CuPy's.
 
 CuPy's arrays have no bfloat16 and leafgrad never computes in TF32: ``is_bf16_supported()`` and
 ``is_tf32_supported()`` are False on any GPU. ``leafgrad.cuda.amp`` (the deprecated
@@ -197,19 +198,55 @@ def memory_stats(device=None):
                                     ('reserved_bytes.all.current', pool.total_bytes())])
 
 
-def _no_peaks():
-    if is_available():
-        raise RuntimeError("leafgrad cannot report CUDA memory peaks: CuPy's memory pool does not keep them")
+class _PeakHook:
+    """Keeps the highest ``used_bytes`` and ``total_bytes`` of CuPy's pool, read after each of its
+    allocations (a CuPy MemoryHook, registered for the calling thread). CuPy's pool keeps no peaks,
+    so it is registered by the first ``reset_peak_memory_stats`` or ``max_memory_*`` call: peaks
+    count from then, and programs that never ask pay nothing per allocation."""
+    instance = None
+
+    def __init__(self):
+        cp = backend._cupy
+        self.pool = cp.get_default_memory_pool()
+        self.allocated = self.reserved = 0
+        hook = self
+
+        class Hook(cp.cuda.MemoryHook):
+            name = 'leafgrad_peaks'
+
+            def malloc_postprocess(self, **kwargs):
+                hook.allocated = max(hook.allocated, hook.pool.used_bytes())
+                hook.reserved = max(hook.reserved, hook.pool.total_bytes())
+
+        self.hook = Hook()
+        self.hook.__enter__()
+        self.reset()
+
+    def reset(self):
+        self.allocated, self.reserved = self.pool.used_bytes(), self.pool.total_bytes()
+
+    @classmethod
+    def get(cls):
+        _cupy()
+        if cls.instance is None:
+            cls.instance = cls()
+        return cls.instance
 
 
 def max_memory_allocated(device=None):
-    _no_peaks()
-    return 0
+    """The most memory tensors held at once since the first call of this or
+    ``reset_peak_memory_stats`` (or the last reset); 0 without a GPU."""
+    if not is_available():
+        return 0
+    peaks = _PeakHook.get()
+    return max(peaks.allocated, peaks.pool.used_bytes())
 
 
 def max_memory_reserved(device=None):
-    _no_peaks()
-    return 0
+    if not is_available():
+        return 0
+    peaks = _PeakHook.get()
+    return max(peaks.reserved, peaks.pool.total_bytes())
 
 
 def memory_cached(device=None):
@@ -225,13 +262,127 @@ def max_memory_cached(device=None):
 
 
 def reset_peak_memory_stats(device=None):
-    _cupy()
-    _no_peaks()
+    _PeakHook.get().reset()
 
 
 def reset_accumulated_memory_stats(device=None):
-    _cupy()
-    _no_peaks()
+    _cupy()  # (CuPy's pool counts nothing cumulative: nothing to reset)
+
+
+# ---- streams and events: CuPy's, with PyTorch's names ----------------------------------------
+
+class Event:
+    """``torch.cuda.Event``: a marker in a stream's work; ``elapsed_time`` (ms) between two
+    recorded with ``enable_timing=True``."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        if not is_available():
+            raise RuntimeError('Tried to instantiate dummy base class Event')  # (PyTorch without CUDA)
+        self.enable_timing = enable_timing
+        self._event = _cupy().cuda.Event(block=blocking, disable_timing=not enable_timing, interprocess=interprocess)
+
+    def record(self, stream=None):
+        self._event.record(None if stream is None else stream._stream)
+
+    def wait(self, stream=None):
+        (current_stream() if stream is None else stream)._stream.wait_event(self._event)
+
+    def query(self):
+        return self._event.done
+
+    def synchronize(self):
+        self._event.synchronize()
+
+    def elapsed_time(self, end_event):
+        if not (self.enable_timing and end_event.enable_timing):
+            raise RuntimeError('Both events must be created with argument \'enable_timing=True\'.')
+        return backend._cupy.cuda.get_elapsed_time(self._event, end_event._event)
+
+    def __repr__(self):
+        return f'<leafgrad.cuda.Event {self._event!r}>'
+
+
+class Stream:
+    """``torch.cuda.Stream``: a queue of GPU work (CuPy's stream); ``with stream:`` (or
+    ``leafgrad.cuda.stream(s)``) makes it the current one, where ops queue their kernels."""
+
+    def __init__(self, device=None, priority=0, **kwargs):
+        if not is_available():
+            raise RuntimeError('torch.cuda.Stream requires CUDA support')  # (PyTorch's words without CUDA)
+        self._stream = kwargs.pop('_cupy_stream', None) or _cupy().cuda.Stream(non_blocking=False)
+        self.device = backend.device('cuda', _index(device))
+        self.priority = priority
+
+    @property
+    def cuda_stream(self):
+        return self._stream.ptr
+
+    def query(self):
+        return self._stream.done
+
+    def synchronize(self):
+        self._stream.synchronize()
+
+    def wait_event(self, event):
+        self._stream.wait_event(event._event)
+
+    def wait_stream(self, stream):
+        self.wait_event(stream.record_event())
+
+    def record_event(self, event=None):
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def __enter__(self):
+        self._stream.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        return self._stream.__exit__(*exc_info)
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and self.cuda_stream == other.cuda_stream
+
+    def __hash__(self):
+        return hash(self.cuda_stream)
+
+    def __repr__(self):
+        return f'<leafgrad.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>'
+
+
+def current_stream(device=None):
+    return Stream(device, _cupy_stream=_cupy().cuda.get_current_stream())
+
+
+def default_stream(device=None):
+    return Stream(device, _cupy_stream=_cupy().cuda.Stream.null)
+
+
+def set_stream(stream):
+    if stream is not None:
+        stream._stream.use()
+
+
+class StreamContext:
+    """``leafgrad.cuda.stream(s)``: ``s`` is the current stream inside the block (None: no change)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __enter__(self):
+        if self.stream is not None:
+            self.stream.__enter__()
+        return self.stream
+
+    def __exit__(self, *exc_info):
+        if self.stream is not None:
+            self.stream.__exit__(*exc_info)
+        return False
+
+
+def stream(stream):
+    return StreamContext(stream)
 
 
 def memory_summary(device=None, abbreviated=False):

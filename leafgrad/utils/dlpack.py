@@ -57,6 +57,9 @@ class _Capsule:
         return (DLDeviceType.kDLCPU, 0)
 
 
+_ON_GPU = (2, 13)  # kDLCUDA, kDLCUDAManaged
+
+
 def from_dlpack(ext_tensor, *, device=None, copy=None):
     """A tensor on the memory of ``ext_tensor`` (an object with ``__dlpack__``, or a DLPack
     capsule, which can be read once); ``copy=True``: on a copy of it."""
@@ -67,6 +70,9 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
         if copy:
             data = data.copy()
     elif hasattr(ext_tensor, '__dlpack__'):
+        where = getattr(ext_tensor, '__dlpack_device__', None)
+        if where is not None and where()[0] in _ON_GPU:  # (a CUDA array: CuPy takes it, on the same memory)
+            xp = backend.module_for(backend.device('cuda', where()[1]))
         try:
             data = xp.from_dlpack(ext_tensor, copy=copy)
         except TypeError:  # (a producer that takes no copy=)
@@ -81,7 +87,12 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
         try:
             data = xp.from_dlpack(_Capsule(ext_tensor))
         except (RuntimeError, ValueError, TypeError, BufferError):
-            raise RuntimeError(_INVALID) from None
+            if not backend.cuda_available():
+                raise RuntimeError(_INVALID) from None
+            try:  # (a capsule of GPU memory, which only CuPy reads)
+                data = backend.module_for('cuda').from_dlpack(ext_tensor)
+            except Exception:
+                raise RuntimeError(_INVALID) from None
     out = wrap(data)  # (the tensor on the array itself)
     if device is not None and backend.device(device).type != 'cpu':
         return out.to(device)
@@ -104,9 +115,14 @@ def tensor_dlpack(self, *, stream=-1, max_version=None, dl_device=None, copy=Non
     kwargs = {} if max_version is None else {'max_version': max_version}
     if copy is not None:
         kwargs['copy'] = copy
+    if stream not in (-1, None) and backend.on_gpu(self._data):  # (the consumer's stream, which CuPy orders with its own)
+        kwargs['stream'] = stream
     return self._data.__dlpack__(**kwargs)
 
 
 def tensor_dlpack_device(self):
-    """``Tensor.__dlpack_device__``: (kDLCPU, 0), leafgrad's tensors being on the CPU."""
+    """``Tensor.__dlpack_device__``: (kDLCPU, 0), or (kDLCUDA, index) for a tensor on a GPU."""
+    device = self.device
+    if device.type == 'cuda':
+        return (DLDeviceType.kDLCUDA, device.index or 0)
     return (DLDeviceType.kDLCPU, 0)
