@@ -143,3 +143,18 @@ def test_dlpack_moves_gpu_tensors_without_a_copy():
     back = torch.from_dlpack(lg.ones(3, device='cuda'))
     assert back.is_cuda and back.tolist() == [1.0, 1.0, 1.0]
     assert cupy.from_dlpack(lg.arange(3, device='cuda')).tolist() == [0, 1, 2]
+
+
+def test_grad_buffers_are_taken_only_when_nobody_else_sees_them():
+    x = lg.randn(5, 4, device='cuda')
+    w = lg.randn(3, 4, device='cuda', requires_grad=True)
+    seen = []
+    w.register_hook(lambda g: seen.append(g) or None)  # (a hook that keeps the incoming gradient)
+    lg.nn.functional.linear(x, w).sum().backward()
+    first = seen[0].cpu().numpy().copy()
+    lg.nn.functional.linear(x, w).sum().backward()  # accumulates into .grad, not into what the hook kept
+    np.testing.assert_array_equal(seen[0].cpu().numpy(), first)
+    np.testing.assert_allclose(w.grad.cpu().numpy(), 2 * first, rtol=1e-6)
+    v = lg.randn(3, 4, device='cuda', requires_grad=True)
+    lg.nn.functional.linear(x, v).sum().backward()
+    np.testing.assert_allclose(v.grad.cpu().numpy(), first, rtol=1e-6)

@@ -702,10 +702,14 @@ def unshared(grad, holders):
             or grad._grad_fn is not None):
         return False
     arr = grad._data
-    if type(arr) is not _ndarray:
-        if not backend.on_gpu(arr) or arr.base is not None or sys.getrefcount(arr) > 3:
+    if type(arr) is not _ndarray:  # (a CuPy array: always writable)
+        if not backend.on_gpu(arr) or sys.getrefcount(arr) > 3 or not arr.flags.c_contiguous:
             return False
-        return arr.flags.c_contiguous  # (a CuPy array is always writable)
+        base = arr.base
+        # A view of the whole of an array that nothing else holds is as good as that array: a
+        # weight's gradient arrives so, the transpose of a transposed product. (The base is held
+        # by the view, the local and getrefcount's argument.)
+        return base is None or (base.base is None and base.size == arr.size and sys.getrefcount(base) <= 3)
     if arr.base is not None or sys.getrefcount(arr) > 3:
         return False
     flags = arr.flags  # (a flags object holds its array: counted above, before it existed)
