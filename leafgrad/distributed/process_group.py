@@ -505,7 +505,10 @@ def launcher_environment():
 
 
 def check_cpu(tensor):
-    if type(tensor._data) is not _backend.numpy.ndarray:
+    """A tensor MPI can send: on the CPU, or on a GPU (staged through the host, as gloo stages
+    CUDA tensors: collectives._store); not a meta tensor, which has no data."""
+    data = tensor._data
+    if type(data) is not _backend.numpy.ndarray and not _backend.on_gpu(data):
         raise RuntimeError("CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI support")
 
 

@@ -28,6 +28,7 @@ import weakref
 
 import numpy as np
 
+from .. import backend
 from . import collectives
 from .collectives import RedOpType
 from ..autograd.graph import AccumulateGrad
@@ -63,7 +64,8 @@ class _Bucket:
     def __init__(self, indices, params):
         self.indices = indices
         dtype = params[indices[0]]._data.dtype
-        self.flat = np.empty(sum(params[i]._data.size for i in indices), dtype)
+        first = params[indices[0]]._data  # (the bucket lives where its parameters live: a GPU's is staged by MPI's calls)
+        self.flat = backend.array_module(first).empty(sum(params[i]._data.size for i in indices), dtype)
         self.views = []
         offset = 0
         for i in indices:

@@ -464,6 +464,43 @@ def sync_batchnorm_matches_batchnorm_on_the_whole_batch():
 
 
 @check
+def gpu_tensors_go_through_host_memory():
+    """On 'cuda' (CuPy's stand-in here: tests/cuda_standin.py): collectives and DDP stage the data
+    through the host (the MPI is not CUDA-aware) and leave the results on the GPU."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import cuda_standin
+    with cuda_standin.installed():
+        everyone = [data(r, (3, 4), np.float32, 11) for r in range(N)]
+        t = lg.tensor(everyone[R], device='cuda')
+        dist.all_reduce(t)
+        assert t.is_cuda
+        np.testing.assert_array_equal(t.cpu().numpy(), sum(everyone))
+        view = lg.tensor(everyone[R], device='cuda')[:, ::2]
+        dist.all_reduce(view, op=dist.ReduceOp.AVG)
+        np.testing.assert_allclose(view.cpu().numpy(), sum(everyone)[:, ::2] / N, rtol=1e-6)
+        b = lg.tensor(everyone[R], device='cuda')
+        dist.broadcast(b, src=0)
+        np.testing.assert_array_equal(b.cpu().numpy(), everyone[0])
+        out = lg.empty(N * 3, 4, device='cuda')
+        dist.all_gather_into_tensor(out, lg.tensor(everyone[R], device='cuda'))
+        np.testing.assert_array_equal(out.cpu().numpy(), np.concatenate(everyone))
+        parts = [lg.empty(3, 4, device='cuda') for _ in range(N)]
+        dist.all_gather(parts, lg.tensor(everyone[R], device='cuda'))
+        assert all(p.is_cuda for p in parts)
+        np.testing.assert_array_equal(np.stack([p.cpu().numpy() for p in parts]), np.stack(everyone))
+        model = mlp(seed=R).to('cuda')
+        ddp = nn.parallel.DistributedDataParallel(model)
+        reference = mlp(seed=0)
+        reference.load_state_dict({k: v.cpu() for k, v in model.state_dict().items()})
+        x, y = batch(0)
+        nn.functional.mse_loss(ddp(shard(x).to('cuda')), shard(y).to('cuda')).backward()
+        nn.functional.mse_loss(reference(x), y).backward()
+        for p, q in zip(model.parameters(), reference.parameters()):
+            assert p.grad.is_cuda
+            np.testing.assert_allclose(p.grad.cpu().numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+@check
 def sampler_shards_cover_the_dataset():
     dataset = lg.utils.data.TensorDataset(lg.arange(23))
     sampler = lg.utils.data.DistributedSampler(dataset, shuffle=True, seed=5)

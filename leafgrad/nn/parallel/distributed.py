@@ -226,16 +226,16 @@ def _find_tensors(obj):
 
 def _broadcast_coalesced(group, tensors, src):
     """Broadcast the tensors' data from ``src`` as one byte buffer, written back in place."""
-    from ...distributed.collectives import broadcast_array  # (loaded when first used)
+    from ...distributed.collectives import _bytes, _store, broadcast_array  # (loaded when first used)
     if not tensors:
         return
     arrays = [t._data for t in tensors]
-    flat = np.concatenate([np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in arrays])
+    flat = np.concatenate([_bytes(a) for a in arrays])  # (host bytes: a GPU's tensors are staged)
     broadcast_array(group, flat, src).wait()
     offset = 0
     for a in arrays:
         n = a.nbytes
-        a[...] = flat[offset:offset + n].view(a.dtype).reshape(a.shape)
+        _store(a, flat[offset:offset + n].view(a.dtype).reshape(a.shape))
         offset += n
 
 
