@@ -62,20 +62,20 @@ def _mH(t):
     return t.conj() if t._data.dtype.kind == 'c' else t
 
 
-def _mask(n, m, k, dtype, lower=True):
-    """The constant 0/1 matrix of tril(., k) (or triu) as a tensor."""
-    ones = xp.ones((n, m), dtype=dtype)
+def _mask(n, m, k, dtype, lower, like):
+    """The constant 0/1 matrix of tril(., k) (or triu) as a tensor (on ``like``'s device)."""
+    ones = xp.ones((n, m), dtype=dtype, like=like)
     return wrap(xp.tril(ones, k) if lower else xp.triu(ones, k))
 
 
 def _tril(t, k=0):
     n, m = t._data.shape[-2:]
-    return t * _mask(n, m, k, t._data.dtype, True)
+    return t * _mask(n, m, k, t._data.dtype, True, t._data)
 
 
 def _triu(t, k=0):
     n, m = t._data.shape[-2:]
-    return t * _mask(n, m, k, t._data.dtype, False)
+    return t * _mask(n, m, k, t._data.dtype, False, t._data)
 
 
 def _sum_to_batch(t, shape):

@@ -345,7 +345,7 @@ def _bmm_unread(batch1, batch2):
     a, b = batch1._data, batch2._data
     if b.dtype.kind not in 'fcV' and state.grad_enabled and (batch1._requires_grad or batch2._requires_grad):
         raise RuntimeError(f'Autograd not support dtype: {_sname(batch2)}')
-    return xp.zeros((a.shape[0], a.shape[1], b.shape[2]), b.dtype)
+    return xp.zeros((a.shape[0], a.shape[1], b.shape[2]), b.dtype, like=b)
 
 
 def _matmul_operator(self, other):
@@ -752,7 +752,7 @@ class Addbmm(_ScaledProductBackward):
         _check_bmm(batch1, batch2)
         a, b = batch1._data, batch2._data
         if a.dtype.kind == 'V':  # bfloat16: PyTorch adds one batch's product at a time, rounding each sum
-            data = _fused_add(xp.zeros(a.shape[1:2] + b.shape[2:], xp.float32), input, beta, 1, a.dtype)
+            data = _fused_add(xp.zeros(a.shape[1:2] + b.shape[2:], xp.float32, like=a), input, beta, 1, a.dtype)
             for i in range(a.shape[0]):
                 data = (opmath(data) + _wide_product(a[i], b[i]) * alpha).astype(a.dtype)
         else:

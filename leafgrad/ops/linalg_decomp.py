@@ -47,7 +47,7 @@ def _real_diagonal_embed(t):
 
 def _eye_like(t):
     n = t._data.shape[-1]
-    return wrap(xp.eye(n, dtype=t._data.dtype))
+    return wrap(xp.eye(n, dtype=t._data.dtype, like=t._data))
 
 
 def _diag_embed(v):
@@ -151,7 +151,7 @@ class LinalgDet(Op):
             if state.grad_enabled:  # create_graph: PyTorch takes the cofactors from an SVD
                 return _det_backward_svd(grad, A),
             # a plain backward: PyTorch's det * A^{-T} is 0 for an exactly singular A
-            a = xp.where(singular[..., None, None], xp.eye(A._data.shape[-1], dtype=A._data.dtype), A._data)
+            a = xp.where(singular[..., None, None], xp.eye(A._data.shape[-1], dtype=A._data.dtype, like=A._data), A._data)
             g = (grad._data * det_a._data)[..., None, None]
             return wrap(g * xp.swapaxes(xp.linalg.inv(a), -1, -2)),
         # d det / dA = det * A^{-T} (the cofactor matrix)
@@ -177,7 +177,7 @@ def _det_backward_svd(grad, A):
     U, S, Vh = ops.linalg_svd(A)
     alpha = xp.linalg.det(U._data) * xp.linalg.det(Vh._data)
     n = S._data.shape[-1]
-    eye = xp.eye(n, dtype=S._data.dtype)
+    eye = xp.eye(n, dtype=S._data.dtype, like=S._data)
     # M[..., i, j] = S_j off the diagonal, 1 on it: the product over j excludes S_i
     M = ops.unsqueeze(S, -2) * wrap(1 - eye) + wrap(eye)
     D = ops.select(M, -1, 0)
@@ -369,7 +369,7 @@ class LinalgCholesky(Op):
             L = _mH(L)
         m = _mH(ops.linalg_solve(L, _mH(ops.linalg_solve(L, tangents[0]))))  # (L^-1 dA L^-H)
         n = L._data.shape[-1]
-        phi = _tril(m, -1) + m * wrap(xp.eye(n, dtype=L._data.real.dtype) * 0.5)
+        phi = _tril(m, -1) + m * wrap(xp.eye(n, dtype=L._data.real.dtype, like=L._data) * 0.5)
         dL = ops.matmul(L, phi)
         return _mH(dL) if self.upper else dL
 
@@ -405,7 +405,7 @@ class LinalgQr(Op):
         _check_matrix(A, 'linalg.qr', square=False)
         q, r = xp.linalg.qr(A._data, mode='complete' if mode == 'complete' else 'reduced')
         if mode == 'r':
-            q = xp.zeros((0,), dtype=r.dtype)
+            q = xp.zeros((0,), dtype=r.dtype, like=r)
         (Q, R), node = record_many([q, r], LinalgQr, (A,))
         if node is not None:
             if mode == 'r':
@@ -684,8 +684,8 @@ class LinalgSvdvals(Op):
 # ---- more of torch.linalg: _ex variants, triangular solve, pinv, powers, products ------------
 
 
-def _info(batch_shape, value=0):
-    return wrap(xp.full(batch_shape, value, dtype=xp.int32))
+def _info(batch_shape, like, value=0):
+    return wrap(xp.full(batch_shape, value, dtype=xp.int32, like=like))
 
 
 class LinalgInvEx(Op):
@@ -698,15 +698,15 @@ class LinalgInvEx(Op):
         if autocast.state.on:
             A, = autocast.fp32(A)
         try:
-            return return_types.linalg_inv_ex(ops.linalg_inv(A), _info(A._data.shape[:-2]))
+            return return_types.linalg_inv_ex(ops.linalg_inv(A), _info(A._data.shape[:-2], A._data))
         except LinAlgError:
             if check_errors:
                 raise
             b, k = _singular_index(A._data)
-            info = xp.zeros(A._data.shape[:-2], dtype=xp.int32)
+            info = xp.zeros(A._data.shape[:-2], dtype=xp.int32, like=A._data)
             info.reshape(-1)[b] = k
             with xp.errstate(all='ignore'):
-                return return_types.linalg_inv_ex(wrap(xp.full(A._data.shape, xp.nan, dtype=A._data.dtype)),
+                return return_types.linalg_inv_ex(wrap(xp.full(A._data.shape, xp.nan, dtype=A._data.dtype, like=A._data)),
                                                   wrap(info))
 
 
@@ -720,12 +720,12 @@ class LinalgCholeskyEx(Op):
         if autocast.state.on:
             A, = autocast.fp32(A)
         try:
-            return return_types.linalg_cholesky_ex(ops.linalg_cholesky(A, upper=upper), _info(A._data.shape[:-2]))
+            return return_types.linalg_cholesky_ex(ops.linalg_cholesky(A, upper=upper), _info(A._data.shape[:-2], A._data))
         except LinAlgError as e:
             if check_errors:
                 raise
             order = int(str(e).split('order ')[1].split(' ')[0])
-            return return_types.linalg_cholesky_ex(wrap(xp.zeros_like(A._data)), _info(A._data.shape[:-2], order))
+            return return_types.linalg_cholesky_ex(wrap(xp.zeros_like(A._data)), _info(A._data.shape[:-2], A._data, order))
 
 
 class LinalgSolveTriangular(Op):
@@ -742,7 +742,8 @@ class LinalgSolveTriangular(Op):
         n = a.shape[-1]
         tri = xp.triu(a) if upper else xp.tril(a)
         if unitriangular:
-            tri = tri - tri * xp.eye(n, dtype=a.dtype) + xp.eye(n, dtype=a.dtype)
+            eye = xp.eye(n, dtype=a.dtype, like=a)
+            tri = tri - tri * eye + eye
         b = B._data
         with xp.errstate(all='ignore'):
             if left:
@@ -795,7 +796,7 @@ class LinalgPinv(Op):
         u, sv, vh = xp.linalg.svd(a, full_matrices=False)
         if rtol is None:
             rtol = 0.0 if atol is not None and atol > 0 else xp.finfo(a.dtype).eps * max(a.shape[-2:])
-        smax = sv[..., :1] if sv.shape[-1] else xp.zeros(sv.shape[:-1] + (1,), dtype=a.dtype)
+        smax = sv[..., :1] if sv.shape[-1] else xp.zeros(sv.shape[:-1] + (1,), dtype=a.dtype, like=sv)
         cutoff = xp.maximum(atol or 0.0, rtol * smax)
         with xp.errstate(divide='ignore'):
             sinv = xp.where(sv > cutoff, 1 / sv, 0).astype(a.dtype)
@@ -838,7 +839,7 @@ def _matrix_power(A, n):
     """Binary powering with matmuls, as PyTorch computes it (so the same nodes are recorded)."""
     _check_matrix(A, 'linalg.matrix_power')
     if n == 0:
-        return wrap(xp.broadcast_to(xp.eye(A._data.shape[-1], dtype=A._data.dtype), A._data.shape).copy())
+        return wrap(xp.broadcast_to(xp.eye(A._data.shape[-1], dtype=A._data.dtype, like=A._data), A._data.shape).copy())
     if n < 0:
         A, n = ops.linalg_inv(A), -n
     if n == 1:

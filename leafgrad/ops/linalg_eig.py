@@ -49,12 +49,12 @@ def _eig_arrays(a, vectors=True):
     dtype = _COMPLEX_OF[a.dtype.name]
     n = a.shape[-1]
     if a.size == 0:
-        w, v = xp.zeros(a.shape[:-1], dtype), xp.zeros(a.shape, dtype)
+        w, v = xp.zeros(a.shape[:-1], dtype, like=a), xp.zeros(a.shape, dtype, like=a)
     elif vectors:
         w, v = xp.linalg.eig(a)
     else:  # eigvals (no derivative): PyTorch does not check for NaN and infinity; NaN where they are
         finite = xp.isfinite(a).all(axis=(-2, -1))
-        w = xp.full(a.shape[:-1], xp.nan, dtype=dtype) * (1 + 1j)
+        w = xp.full(a.shape[:-1], xp.nan, dtype=dtype, like=a) * (1 + 1j)
         if finite.any():
             w[finite] = xp.linalg.eigvals(a[finite])
         v = None
@@ -99,7 +99,7 @@ class LinalgEig(Op):
             dA = dA.to(backend.from_np(V._data.dtype))
         dP = _solve(V, ops.matmul(dA, V))
         n = L._data.shape[-1]
-        eye = wrap(xp.eye(n, dtype=L._data.real.dtype))
+        eye = wrap(xp.eye(n, dtype=L._data.real.dtype, like=L._data))
         E = ops.unsqueeze(L, -2) - ops.unsqueeze(L, -1)
         dV = ops.matmul(V, dP / (E + eye) * (1 - eye))
         dV = dV - V * ops.unsqueeze(ops.real(ops.diagonal(ops.matmul(_mH(V), dV), 0, -2, -1)), -2)
@@ -126,7 +126,7 @@ class LinalgEig(Op):
             n = L._data.shape[-1]
             Lc = L.conj()
             E = ops.unsqueeze(Lc, -2) - ops.unsqueeze(Lc, -1)
-            eye = wrap(xp.eye(n, dtype=L._data.real.dtype))
+            eye = wrap(xp.eye(n, dtype=L._data.real.dtype, like=L._data))
             gA = VhgV / (E + eye)  # (the diagonal divided by 1)
             if gL is not None:     # the diagonal is gL
                 gA = gA * (1 - eye) + ops.unsqueeze(gL, -1) * eye

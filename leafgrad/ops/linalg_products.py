@@ -44,7 +44,7 @@ class Trace(Op):
 
     def apply(self, grad):
         n, m = self.self_shape
-        return grad * wrap(xp.eye(n, m, dtype=self.dtype)),
+        return grad * wrap(xp.eye(n, m, dtype=self.dtype, like=grad._data)),
 
 
 # ---- inner, addr ----------------------------------------------------------------------------
@@ -157,7 +157,8 @@ class BlockDiag(Op):
                 arrays.append(a.reshape(1, -1) if a.ndim == 1 else (a.reshape(1, 1) if a.ndim == 0 else a))
             dt = backend.result_type(*tensors).np if tensors else backend.get_default_dtype().np
             rows, cols = sum(a.shape[0] for a in arrays), sum(a.shape[1] for a in arrays)
-            data = xp.zeros((rows if arrays else 1, cols), dtype=dt)  # (none: PyTorch's 1 x 0)
+            data = xp.zeros((rows if arrays else 1, cols), dtype=dt,  # (none: PyTorch's 1 x 0)
+                            like=arrays[0] if arrays else None)
             r = c = 0
             for a in arrays:
                 data[r:r + a.shape[0], c:c + a.shape[1]] = a
@@ -236,10 +237,10 @@ class Combinations(Op):
             if r < 0:
                 raise RuntimeError(f'Expect a non-negative number, but got {r}')
             if r == 0:
-                return wrap(xp.empty((0,), dtype=input._data.dtype))
+                return wrap(xp.empty((0,), dtype=input._data.dtype, like=input._data))
             n = input._data.shape[0]
             pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-            idx = xp.asarray(list(pick(range(n), r)), dtype=xp.int64).reshape(-1, r)
+            idx = xp.asarray(list(pick(range(n), r)), dtype=xp.int64, like=input._data).reshape(-1, r)
             return ops.stack([input[wrap(idx[:, k].copy())] for k in range(r)], 1)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments()

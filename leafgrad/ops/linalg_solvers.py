@@ -35,7 +35,7 @@ def _expm(a):
     flat = work.reshape((-1,) + a.shape[-2:])
     out = xp.empty_like(flat)
     n = a.shape[-1]
-    eye = xp.eye(n)
+    eye = xp.eye(n, like=flat)
     for b in range(flat.shape[0]):
         m = flat[b]
         norm = xp.abs(m).sum(0).max() if n else 0.0
@@ -217,9 +217,9 @@ def _lstsq(A, B, rcond, driver):
     af = xp.broadcast_to(a, batch + a.shape[-2:]).reshape((-1, m, n)).astype(xp.float64)
     bf = xp.broadcast_to(bm, batch + bm.shape[-2:]).reshape((-1, m, bm.shape[-1])).astype(xp.float64)
     k = bm.shape[-1]
-    sol = xp.empty((af.shape[0], n, k))
-    ranks = xp.empty(af.shape[0], dtype=xp.int64)
-    svals = xp.empty((af.shape[0], min(m, n)))
+    sol = xp.empty((af.shape[0], n, k), like=af)
+    ranks = xp.empty(af.shape[0], dtype=xp.int64, like=af)
+    svals = xp.empty((af.shape[0], min(m, n)), like=af)
     for i in range(af.shape[0]):
         sol[i], _, ranks[i], svals[i] = xp.linalg.lstsq(af[i], bf[i], rcond=rcond)
     solution = sol.reshape(batch + (n, k))
@@ -230,9 +230,9 @@ def _lstsq(A, B, rcond, driver):
         resid = ((xp.matmul(af, sol) - bf) ** 2).sum(-2).reshape(batch + (k,))
         residuals = resid  # (a vector B too keeps its column: shape (..., 1), as PyTorch)
     else:
-        residuals = xp.zeros((0,))
-    rank = ranks.reshape(batch) if driver != 'gels' else xp.zeros((0,), dtype=xp.int64)
-    singular = svals.reshape(batch + (min(m, n),)) if driver in ('gelsd', 'gelss') else xp.zeros((0,))
+        residuals = xp.zeros((0,), like=af)
+    rank = ranks.reshape(batch) if driver != 'gels' else xp.zeros((0,), dtype=xp.int64, like=af)
+    singular = svals.reshape(batch + (min(m, n),)) if driver in ('gelsd', 'gelss') else xp.zeros((0,), like=af)
     outs, node = record_many([solution.astype(a.dtype), residuals.astype(a.dtype), rank, singular.astype(a.dtype)],
                              LinalgLstsq, (A, B), differentiable=(True, True, False, False))
     if node is not None:
@@ -251,11 +251,11 @@ def _lu_arrays(a, pivot=True):
     m, n = a.shape[-2:]
     k = min(m, n)
     flat = lu.reshape((-1, m, n))
-    piv = xp.empty((flat.shape[0], k), dtype=xp.int32)
-    info = xp.zeros(flat.shape[0], dtype=xp.int32)
-    rows = xp.arange(flat.shape[0])
+    piv = xp.empty((flat.shape[0], k), dtype=xp.int32, like=flat)
+    info = xp.zeros(flat.shape[0], dtype=xp.int32, like=flat)
+    rows = xp.arange(flat.shape[0], like=flat)
     for j in range(k):
-        p = j + xp.argmax(xp.abs(flat[:, j:, j]), axis=1) if pivot else xp.full(flat.shape[0], j)
+        p = j + xp.argmax(xp.abs(flat[:, j:, j]), axis=1) if pivot else xp.full(flat.shape[0], j, like=flat)
         piv[:, j] = p + 1
         top = flat[rows, j].copy()
         flat[rows, j] = flat[rows, p]
@@ -273,12 +273,14 @@ def _lu_arrays(a, pivot=True):
 def _permutation(piv, m, dtype):
     """The permutation matrices P (A = P L U) of LAPACK's sequential row swaps."""
     flat = piv.reshape((-1, piv.shape[-1]))
-    perms = xp.tile(xp.arange(m), (flat.shape[0], 1))
-    for b in range(flat.shape[0]):
-        for j, p in enumerate(flat[b]):
-            perms[b, [j, p - 1]] = perms[b, [p - 1, j]]
-    P = xp.zeros((flat.shape[0], m, m), dtype=dtype)
-    P[xp.arange(flat.shape[0])[:, None], perms, xp.arange(m)[None, :]] = 1
+    perms = xp.tile(xp.arange(m, like=flat), (flat.shape[0], 1))
+    batch = xp.arange(flat.shape[0], like=flat)
+    for j in range(flat.shape[-1]):  # (swap j with p - 1, every matrix at once)
+        p = flat[:, j].astype(xp.intp) - 1
+        pj, pp = perms[:, j].copy(), perms[batch, p]
+        perms[:, j], perms[batch, p] = pp, pj
+    P = xp.zeros((flat.shape[0], m, m), dtype=dtype, like=flat)
+    P[batch[:, None], perms, xp.arange(m, like=flat)[None, :]] = 1
     return P.reshape(piv.shape[:-1] + (m, m))
 
 
@@ -286,7 +288,7 @@ def _unpack(LU):
     """L (unit lower, m x k) and U (upper, k x n) of a packed LU tensor, as leafgrad ops."""
     m, n = LU._data.shape[-2:]
     k = min(m, n)
-    L = _tril(ops.narrow(LU, -1, 0, k), -1) + wrap(xp.eye(m, k, dtype=LU._data.dtype))
+    L = _tril(ops.narrow(LU, -1, 0, k), -1) + wrap(xp.eye(m, k, dtype=LU._data.dtype, like=LU._data))
     U = _triu(ops.narrow(LU, -2, 0, k))
     return L, U
 
@@ -311,7 +313,7 @@ def _lu_backward(gL, gU, P, L, U):
             gL = extra if gL is None else gL + extra
         inner = _square_solve(_square_phi(gL, gU1, L, U1), L, U1)
         if gA2 is None:
-            gA2 = wrap(xp.zeros(U2._data.shape, dtype=U._data.dtype))
+            gA2 = wrap(xp.zeros(U2._data.shape, dtype=U._data.dtype, like=U._data))
         return ops.matmul(P, cat([inner, gA2], -1))
     # tall: L = [L1; L2], L2 = A2 U^{-1}
     L1, L2 = ops.narrow(L, -2, 0, k), ops.narrow(L, -2, k, m - k)
@@ -324,7 +326,7 @@ def _lu_backward(gL, gU, P, L, U):
         gU = extra if gU is None else gU + extra
     inner = _square_solve(_square_phi(gL1, gU, L1, U), L1, U)
     if gA2 is None:
-        gA2 = wrap(xp.zeros(L2._data.shape, dtype=L._data.dtype))
+        gA2 = wrap(xp.zeros(L2._data.shape, dtype=L._data.dtype, like=L._data))
     return ops.matmul(P, cat([inner, gA2], -2))
 
 
@@ -337,7 +339,7 @@ def _square_phi(gL, gU, L, U):
         phi = up if phi is None else phi + up
     if phi is None:
         n = L._data.shape[-1]
-        phi = wrap(xp.zeros(L._data.shape[:-2] + (n, n), dtype=L._data.dtype))
+        phi = wrap(xp.zeros(L._data.shape[:-2] + (n, n), dtype=L._data.dtype, like=L._data))
     return phi
 
 
@@ -481,7 +483,7 @@ class LinalgLu(Op):
         a = A._data
         m, n = a.shape[-2:]
         k = min(m, n)
-        L = xp.tril(lu_a[..., :, :k], -1) + xp.eye(m, k, dtype=a.dtype)
+        L = xp.tril(lu_a[..., :, :k], -1) + xp.eye(m, k, dtype=a.dtype, like=lu_a)
         U = xp.triu(lu_a[..., :k, :])
         P = _permutation(piv, m, a.dtype)
         outs, node = record_many([P, L, U], LinalgLu, (A,), differentiable=(False, True, True))
@@ -515,8 +517,8 @@ class LuUnpack(Op):
                                'torch.linalg.lu_factor')
         m, n = lu_a.shape[-2:]
         k = min(m, n)
-        empty = xp.zeros((0,), dtype=lu_a.dtype)
-        L = xp.tril(lu_a[..., :, :k], -1) + xp.eye(m, k, dtype=lu_a.dtype) if unpack_data else empty
+        empty = xp.zeros((0,), dtype=lu_a.dtype, like=lu_a)
+        L = xp.tril(lu_a[..., :, :k], -1) + xp.eye(m, k, dtype=lu_a.dtype, like=lu_a) if unpack_data else empty
         U = xp.triu(lu_a[..., :k, :]) if unpack_data else empty
         P = _permutation(piv, m, lu_a.dtype) if unpack_pivots else empty
         outs, node = record_many([P, L, U], LuUnpack, (LU_data, LU_pivots),
@@ -633,16 +635,17 @@ def _pivots_of(P):
     lu_solve takes."""
     perm = xp.argmax(P._data, axis=-2)  # column j of P has its 1 in row perm[j]
     flat = perm.reshape((-1, perm.shape[-1]))
-    piv = xp.empty(flat.shape, dtype=xp.int32)
-    for b in range(flat.shape[0]):
-        rows = list(range(flat.shape[-1]))           # rows[i]: the original row now at position i
-        where = {r: i for i, r in enumerate(rows)}
-        for j in range(flat.shape[-1]):
-            target = int(flat[b, j])
-            i = where[target]
-            piv[b, j] = i + 1
-            rows[i], rows[j] = rows[j], rows[i]
-            where[rows[i]], where[rows[j]] = i, j
+    piv = xp.empty(flat.shape, dtype=xp.int32, like=flat)
+    batch = xp.arange(flat.shape[0], like=flat)
+    rows = xp.tile(xp.arange(flat.shape[-1], like=flat), (flat.shape[0], 1))  # rows[b, i]: the original row at i
+    where = rows.copy()                                                      # where[b, r]: the position of row r
+    for j in range(flat.shape[-1]):  # (every matrix at once)
+        target = flat[:, j]
+        i = where[batch, target]
+        piv[:, j] = i + 1
+        moved = rows[:, j].copy()    # (row j goes to position i, the target row to position j)
+        rows[batch, i], rows[:, j] = moved, target
+        where[batch, moved], where[batch, target] = i, j
     return wrap(piv.reshape(perm.shape))
 
 
@@ -658,7 +661,7 @@ class LinalgSolveEx(Op):
         """(result, info): solve's result; info 0, or where a singular matrix has its zero pivot."""
         try:
             return return_types.linalg_solve_ex(ops.linalg_solve(A, B, left=left),
-                                                wrap(xp.zeros(A._data.shape[:-2], xp.int32)))
+                                                wrap(xp.zeros(A._data.shape[:-2], xp.int32, like=A._data)))
         except LinAlgError:
             if check_errors:
                 raise
@@ -666,7 +669,7 @@ class LinalgSolveEx(Op):
             shape = xp.broadcast_shapes(A._data.shape[:-2], B._data.shape[:-2 if B._data.ndim >= 2 else 0])
             with xp.errstate(all='ignore'):
                 nan = xp.full(shape + B._data.shape[-2:] if B._data.ndim >= 2 else B._data.shape, xp.nan,
-                              dtype=A._data.dtype)
+                              dtype=A._data.dtype, like=A._data)
             return return_types.linalg_solve_ex(wrap(nan), wrap(info))
 
 
@@ -693,7 +696,7 @@ class LinalgHouseholderProduct(Op):
         m, n = A._data.shape[-2:]
         V = _householder_vectors(A)
         dV = _tril(dA, -1) if dA is not None else None
-        Q = wrap(xp.broadcast_to(xp.eye(m, dtype=A._data.dtype), A._data.shape[:-2] + (m, m)).copy())
+        Q = wrap(xp.broadcast_to(xp.eye(m, dtype=A._data.dtype, like=A._data), A._data.shape[:-2] + (m, m)).copy())
         dQ = None
         for i in range(tau._data.shape[-1]):
             v = ops.unsqueeze(ops.select(V, -1, i), -1)
@@ -719,13 +722,13 @@ class LinalgHouseholderProduct(Op):
         m, n = A._data.shape[-2:]
         k = tau._data.shape[-1]
         V = _householder_vectors(A)
-        prefixes = [wrap(xp.broadcast_to(xp.eye(m, dtype=A._data.dtype), A._data.shape[:-2] + (m, m)).copy())]
+        prefixes = [wrap(xp.broadcast_to(xp.eye(m, dtype=A._data.dtype, like=A._data), A._data.shape[:-2] + (m, m)).copy())]
         for i in range(k - 1):
             prefixes.append(_reflect(prefixes[-1], ops.select(V, -1, i), ops.select(tau, -1, i)))
         cat, stack = ops.cat, ops.stack
         G = grad
         if n < m:
-            G = cat([G, wrap(xp.zeros(grad._data.shape[:-1] + (m - n,), dtype=grad._data.dtype))], -1)
+            G = cat([G, wrap(xp.zeros(grad._data.shape[:-1] + (m - n,), dtype=grad._data.dtype, like=grad._data))], -1)
         g_v, g_tau = [None] * k, [None] * k
         for i in range(k - 1, -1, -1):
             v = ops.unsqueeze(ops.select(V, -1, i), -1)          # (m, 1)
@@ -741,7 +744,7 @@ class LinalgHouseholderProduct(Op):
             gV = stack(g_v, -1)                                          # (m, k)
             gA = _tril(gV, -1)
             if k < n:
-                gA = cat([gA, wrap(xp.zeros(A._data.shape[:-1] + (n - k,), dtype=A._data.dtype))], -1)
+                gA = cat([gA, wrap(xp.zeros(A._data.shape[:-1] + (n - k,), dtype=A._data.dtype, like=A._data))], -1)
         if _needs(self, 1):
             gtau = stack(g_tau, -1)
         return gA, gtau
@@ -776,7 +779,7 @@ class Geqrf(Op):
 def _householder_vectors(A):
     """v_i = (0, ..., 0, 1, A[i+1:, i]) as the columns of an m x k matrix."""
     m, n = A._data.shape[-2:]
-    return _tril(A, -1) + wrap(xp.eye(m, n, dtype=A._data.dtype))
+    return _tril(A, -1) + wrap(xp.eye(m, n, dtype=A._data.dtype, like=A._data))
 
 
 def _reflect(Q, v, t):
@@ -804,8 +807,8 @@ def _householder_product(A, tau):
     if a.dtype != t.dtype:
         raise RuntimeError(f'torch.linalg.householder_product: tau dtype {SCALAR_NAMES[t.dtype.name]} does not '
                            f'match input dtype {SCALAR_NAMES[a.dtype.name]}')
-    v = xp.tril(a, -1) + xp.eye(m, n, dtype=a.dtype)
-    Q = xp.broadcast_to(xp.eye(m, dtype=a.dtype), a.shape[:-2] + (m, m)).copy()
+    v = xp.tril(a, -1) + xp.eye(m, n, dtype=a.dtype, like=a)
+    Q = xp.broadcast_to(xp.eye(m, dtype=a.dtype, like=a), a.shape[:-2] + (m, m)).copy()
     for i in range(t.shape[-1]):
         vi = v[..., :, i:i + 1]
         Q = Q - t[..., i, None, None] * ((Q @ vi) @ xp.swapaxes(vi, -1, -2))
@@ -841,7 +844,7 @@ class LinalgVander(Op):
             raise RuntimeError('N must be greater than 1.')
         if a.dtype.kind == 'b':
             x = x.long()
-        ones = wrap(xp.ones(a.shape + (1,), dtype=x._data.dtype))
+        ones = wrap(xp.ones(a.shape + (1,), dtype=x._data.dtype, like=a))
         powers = ops.cumprod(ops.unsqueeze(x, -1).expand(*(a.shape + (n - 1,))), -1)
         return ops.cat([ones, powers], -1)
 
@@ -863,8 +866,8 @@ class Vander(Op):
             if a.dtype.kind in 'biu':
                 x = x.long()
             if n == 0:
-                return wrap(xp.empty((a.shape[0], 0), dtype=x._data.dtype))
-            ones = wrap(xp.ones((a.shape[0], 1), dtype=x._data.dtype))
+                return wrap(xp.empty((a.shape[0], 0), dtype=x._data.dtype, like=a))
+            ones = wrap(xp.ones((a.shape[0], 1), dtype=x._data.dtype, like=a))
             result = ones if n == 1 else ops.cat([ones, ops.cumprod(ops.unsqueeze(x, 1).expand(a.shape[0], n - 1), 1)],
                                                  1)
             return result if increasing else ops.flip(result, (1,))
@@ -1152,7 +1155,7 @@ class Lu(Op):
             if is_grad_enabled() and any(o.requires_grad for o in out):
                 raise RuntimeError('cannot resize variables that require grad')
             for o, r in zip(out, result):
-                o._data = xp.empty(r._data.shape, o._data.dtype) if o._data.shape != r._data.shape else o._data
+                o._data = xp.empty(r._data.shape, o._data.dtype, like=o._data) if o._data.shape != r._data.shape else o._data
                 o.copy_(r)
             return out
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)

@@ -93,7 +93,7 @@ class Cat(Op):
         for t in tensors[1:]:
             dtype = backend.promote_types(backend.from_np(dtype), backend.from_np(t._data.dtype)).np
         if not used:  # (every input a skipped empty 1-D one: each gets its own empty gradient)
-            result, node = record(xp.zeros((0,), dtype=dtype), Cat, tuple(tensors))
+            result, node = record(xp.zeros((0,), dtype=dtype, like=tensors[0]._data), Cat, tuple(tensors))
             if node is not None:
                 node.dim, node.sizes = 0, [None] * len(tensors)
                 node.shapes, node.dtypes = [t._data.shape for t in tensors], [t._data.dtype for t in tensors]
@@ -124,7 +124,7 @@ class Cat(Op):
         return result
 
     def jvp(self, tangents, output):
-        parts = [t if t is not None else wrap(xp.zeros(shape, dtype=output._data.dtype))
+        parts = [t if t is not None else wrap(xp.zeros(shape, dtype=output._data.dtype, like=output._data))
                  for t, shape, size in zip(tangents, self.shapes, self.sizes) if size is not None]
         return cat(parts, self.dim)
 
@@ -133,7 +133,7 @@ class Cat(Op):
         offset = 0
         for shape, size, dtype, (fn, _) in zip(self.shapes, self.sizes, self.dtypes, self.next_functions):
             if size is None:  # a skipped legacy empty 1-D input
-                grads.append(wrap(xp.zeros(shape, dtype=dtype)) if fn is not None else None)
+                grads.append(wrap(xp.zeros(shape, dtype=dtype, like=grad._data)) if fn is not None else None)
                 continue
             g = ops.narrow(grad, self.dim, offset, size) if fn is not None else None
             offset += size
@@ -175,7 +175,8 @@ class Stack(Op):
 
     def jvp(self, tangents, output):
         shape = output._data.shape[:self.dim] + output._data.shape[self.dim + 1:]
-        return stack([t if t is not None else wrap(xp.zeros(shape, dtype=output._data.dtype)) for t in tangents],
+        return stack([t if t is not None else wrap(xp.zeros(shape, dtype=output._data.dtype, like=output._data))
+                      for t in tangents],
                      self.dim)
 
     def apply(self, grad):
@@ -347,6 +348,17 @@ class Tile(Op):
             raise
 
 
+def _repeated_positions(counts):
+    """0 .. len(counts)-1, each position i repeated counts[i] times (int64)."""
+    if type(counts) is not xp.ndarray and backend.device_of(counts).type == 'cuda':
+        # (CuPy's repeat takes no array of counts: output position j comes from the first i whose
+        # running total of counts passes j)
+        ends = xp.cumsum(counts)
+        total = int(ends[-1]) if counts.shape[0] else 0
+        return xp.searchsorted(ends, xp.arange(total, like=counts), side='right').astype(xp.int64)
+    return xp.repeat(xp.arange(counts.shape[0], dtype=xp.int64), counts)
+
+
 def _check_output_size(counts, output_size):
     if output_size is not None and output_size != int(counts.sum()):
         raise RuntimeError('allocated size does not match required size')
@@ -373,7 +385,7 @@ class RepeatInterleave(Op):
                                             method=True)
                 counts = input._data
                 _check_output_size(counts, output_size)
-                return wrap(xp.repeat(xp.arange(counts.shape[0], dtype=xp.int64), counts))
+                return wrap(_repeated_positions(counts))
             if dim is None:
                 input = ops.flatten(input)
                 dim = 0
@@ -382,7 +394,7 @@ class RepeatInterleave(Op):
             if isinstance(repeats, Tensor):  # a tensor of counts (even of one) reads through index_select
                 counts = repeats._data
                 if counts.size == 1:
-                    counts = xp.full(size, counts.reshape(()))
+                    counts = xp.full(size, counts.reshape(()), dtype=counts.dtype)
                 if counts.ndim != 1 or counts.shape[0] != size:
                     n = counts.shape[0] if counts.ndim else 1
                     raise RuntimeError(f'repeats must have the same size as input along dim, but got '
@@ -390,7 +402,7 @@ class RepeatInterleave(Op):
                 if (counts < 0).any():
                     raise RuntimeError('repeats can not be negative')
                 _check_output_size(counts, output_size)
-                return ops.index_select(input, d, wrap(xp.repeat(xp.arange(size, dtype=xp.int64), counts)))
+                return ops.index_select(input, d, wrap(_repeated_positions(counts)))
             n = int(repeats)
             if n < 0:
                 raise RuntimeError('Repeats must be non-negative')
@@ -609,7 +621,7 @@ class DiagEmbed(Op):
         shape = []
         for k in range(nd):
             shape.append(n if k in (d1, d2) else rest.pop(0))
-        data = xp.zeros(shape, dtype=input._data.dtype)
+        data = xp.zeros(shape, dtype=input._data.dtype, like=input._data)
         diagonal_array(data, offset, d1, d2)[...] = input._data
         result, node = record(data, DiagEmbed, (input,))
         if node is not None:
@@ -670,7 +682,7 @@ def _constant_pad(input, pad, value):
         src[d] = slice(max(-left, 0), max(-left, 0) + max(keep, 0))
         dst[d] = slice(max(left, 0), max(left, 0) + max(keep, 0))
         shape[d] = size
-    data = xp.full(shape, value, dtype=input._data.dtype)
+    data = xp.full(shape, value, dtype=input._data.dtype, like=input._data)
     data[tuple(dst)] = input._data[tuple(src)]
     result, node = record(data, ConstantPadNdBackward0, (input,))
     if node is not None:
@@ -700,7 +712,7 @@ class _IndexPadBackward(Node):
         for d, idx in reversed(self.indices):
             shape = list(g._data.shape)
             shape[d] = self.shape[d]
-            g = ops.index_add(wrap(xp.zeros(shape, dtype=g._data.dtype)), d, wrap(idx), g)
+            g = ops.index_add(wrap(xp.zeros(shape, dtype=g._data.dtype, like=g._data)), d, wrap(idx), g)
         return g,
 
     def name(self):
@@ -772,7 +784,7 @@ class Pad(Op):
                     raise RuntimeError(f'Argument #4: Padding size should be less than the corresponding input '
                                        'dimension, '
                                        f'but got: padding ({left}, {right}) at dimension {d} of input {list(shape)}')
-                pos = xp.arange(-left, size + right)
+                pos = xp.arange(-left, size + right, like=data)
                 if mode == 'reflect':
                     pos = xp.abs(pos)
                     pos = xp.where(pos >= size, 2 * (size - 1) - pos, pos)
@@ -868,7 +880,7 @@ class _ViewScatterBackward(Op):
     def apply(self, grad):
         gi = gs = None
         if self.needs_input_grad(0):
-            zeros = wrap(xp.zeros(self.region(grad._data).shape, dtype=grad._data.dtype))
+            zeros = wrap(xp.zeros(self.region(grad._data).shape, dtype=grad._data.dtype, like=grad._data))
             gi = _view_scatter(grad, zeros, self.region, self.view, type(self))
         if self.needs_input_grad(1):
             gs = self.view(grad)

@@ -28,7 +28,9 @@ def grads_or_zeros(node, grads):
     """A multi-output node's gradients, with zeros where an output received none."""
     out = []
     for g, (shape, dtype) in zip(grads, node.output_meta):
-        out.append(g if g is not None else wrap(xp.zeros(shape, dtype=dtype)))
+        if g is None:  # (zeros on the device of the gradients received)
+            g = wrap(xp.zeros(shape, dtype=dtype, like=next((h._data for h in grads if h is not None), None)))
+        out.append(g)
     return out
 
 
@@ -845,7 +847,7 @@ class DiagonalBackwardBackward0(Op):
 
 def diagonal_embed_into(values, shape, offset, d1, d2):
     """Zeros of ``shape`` with ``values`` on the given diagonal (diagonal's derivative)."""
-    data = xp.zeros(shape, dtype=values._data.dtype)
+    data = xp.zeros(shape, dtype=values._data.dtype, like=values._data)
     diagonal_array(data, offset, d1, d2)[...] = values._data
     out, node = record(data, DiagonalBackwardBackward0, (values,))
     if node is not None:
@@ -1124,11 +1126,11 @@ class Unfold(Op):
     def apply(self, grad):
         """Each window element adds back into its source position: one index_add per offset."""
         n = grad._data.shape[self.dim] if self.self_shape else 1
-        out = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
+        out = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype, like=grad._data))
         if not self.self_shape:
             return reshape(select(grad, -1, 0), ()),
         for k in range(self.size):
-            index = wrap(xp.arange(n, dtype=xp.int64) * self.step + k)
+            index = wrap(xp.arange(n, dtype=xp.int64, like=grad._data) * self.step + k)
             out = ops.index_add(out, self.dim, index, select(grad, -1, k))
         return out,
 
@@ -1183,11 +1185,12 @@ ops.slice_dim, ops.diagonal_embed_into = slice_dim, diagonal_embed_into
 
 # ---- as_strided ------------------------------------------------------------------------------------
 
-def _storage_indices(shape, strides, offset):
-    """The storage index of each element of a strided geometry (an int64 array of ``shape``)."""
-    index = xp.full(shape, offset, dtype=xp.int64)
+def _storage_indices(shape, strides, offset, like):
+    """The storage index of each element of a strided geometry (an int64 array of ``shape``, on
+    ``like``'s device)."""
+    index = xp.full(shape, offset, dtype=xp.int64, like=like)
     for d, (n, s) in enumerate(zip(shape, strides)):
-        index += (xp.arange(n, dtype=xp.int64) * s).reshape((n,) + (1,) * (len(shape) - d - 1))
+        index += (xp.arange(n, dtype=xp.int64, like=like) * s).reshape((n,) + (1,) * (len(shape) - d - 1))
     return index
 
 
@@ -1252,10 +1255,10 @@ class AsStrided(Op):
         size, stride, offset = self.geometry
         shape, strides, own_offset = self.self_geometry
         dtype = grad._data.dtype
-        storage = wrap(xp.zeros(self.storage_size, dtype=dtype))
-        written = wrap(_storage_indices(size, stride, offset).reshape(-1))
+        storage = wrap(xp.zeros(self.storage_size, dtype=dtype, like=grad._data))
+        written = wrap(_storage_indices(size, stride, offset, grad._data).reshape(-1))
         storage = ops.index_put(storage, (written,), ops.reshape(grad, (-1,)), accumulate=True)
-        read = _storage_indices(shape, strides, own_offset)
+        read = _storage_indices(shape, strides, own_offset, grad._data)
         counts = xp.bincount(read.reshape(-1), minlength=self.storage_size)
         if counts.size and counts.max() > 1:  # (input reads a storage element more than once: shared)
             storage = storage / wrap(xp.maximum(counts, 1).astype(dtype))
@@ -1298,13 +1301,13 @@ class AsStridedScatter(Op):
         if any(n > 1 and s == 0 for n, s in zip(size, stride)):  # (copy_ into it: an element written twice)
             raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to a '
                                'single memory location. Please clone() the tensor before performing the operation.')
-        written = _storage_indices(size, stride, offset)
+        written = _storage_indices(size, stride, offset, data)
         flat[written] = ops.to(src, backend.from_np(data.dtype))._data if src._data.dtype != data.dtype else src._data
         out = as_strided_array(flat[own_offset:] if flat.size else flat, data.shape,
                                tuple(s * item for s in own_strides), True)
         result, node = record(out, AsStridedScatter, (input, src))
         if node is not None:
-            node.read, node.written = _storage_indices(data.shape, own_strides, own_offset), written
+            node.read, node.written = _storage_indices(data.shape, own_strides, own_offset, data), written
             node.storage_size, node.src_dtype = flat.size, src.dtype
         return result
 
@@ -1312,10 +1315,10 @@ class AsStridedScatter(Op):
         gi = gs = None
         read, written = self.read, self.written
         if self.next_functions[0][0] is not None:  # (an element not written: input's own)
-            zero = wrap(xp.zeros((), dtype=grad._data.dtype))
+            zero = wrap(xp.zeros((), dtype=grad._data.dtype, like=grad._data))
             gi = ops.where(wrap(xp.isin(read, written)), zero, grad)
         if self.next_functions[1][0] is not None:  # (each element written: the gradients of those reading it)
-            storage = wrap(xp.zeros(self.storage_size, dtype=grad._data.dtype))
+            storage = wrap(xp.zeros(self.storage_size, dtype=grad._data.dtype, like=grad._data))
             storage = ops.index_put(storage, (wrap(read.reshape(-1)),), ops.reshape(grad, (-1,)), accumulate=True)
             gs = ops.take(storage, wrap(written))
             if gs.dtype != self.src_dtype:
