@@ -237,10 +237,12 @@ class Combinations(Op):
             if r < 0:
                 raise RuntimeError(f'Expect a non-negative number, but got {r}')
             if r == 0:
-                return wrap(xp.empty((0,), dtype=input._data.dtype, like=input._data))
+                return wrap(xp.empty_like(input._data, shape=(0,)))
             n = input._data.shape[0]
             pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-            idx = xp.asarray(list(pick(range(n), r)), dtype=xp.int64, like=input._data).reshape(-1, r)
+            idx = xp.asarray(list(pick(range(n), r)), dtype=xp.int64).reshape(-1, r)
+            if type(input._data) is not xp.ndarray and backend.device_of(input._data).type == 'cuda':
+                idx = backend.to_device(idx, backend.device_of(input._data))  # (made on the host, as CuPy would)
             return ops.stack([input[wrap(idx[:, k].copy())] for k in range(r)], 1)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments()

@@ -275,10 +275,15 @@ def _permutation(piv, m, dtype):
     flat = piv.reshape((-1, piv.shape[-1]))
     perms = xp.tile(xp.arange(m, like=flat), (flat.shape[0], 1))
     batch = xp.arange(flat.shape[0], like=flat)
-    for j in range(flat.shape[-1]):  # (swap j with p - 1, every matrix at once)
-        p = flat[:, j].astype(xp.intp) - 1
-        pj, pp = perms[:, j].copy(), perms[batch, p]
-        perms[:, j], perms[batch, p] = pp, pj
+    if type(flat) is xp.ndarray:
+        for b in range(flat.shape[0]):
+            for j, p in enumerate(flat[b]):
+                perms[b, [j, p - 1]] = perms[b, [p - 1, j]]
+    else:  # (on a GPU: no element-by-element reads; swap j with p - 1 in every matrix at once)
+        for j in range(flat.shape[-1]):
+            p = flat[:, j].astype(xp.int64) - 1
+            pj, pp = perms[:, j].copy(), perms[batch, p]
+            perms[:, j], perms[batch, p] = pp, pj
     P = xp.zeros((flat.shape[0], m, m), dtype=dtype, like=flat)
     P[batch[:, None], perms, xp.arange(m, like=flat)[None, :]] = 1
     return P.reshape(piv.shape[:-1] + (m, m))
@@ -636,16 +641,27 @@ def _pivots_of(P):
     perm = xp.argmax(P._data, axis=-2)  # column j of P has its 1 in row perm[j]
     flat = perm.reshape((-1, perm.shape[-1]))
     piv = xp.empty(flat.shape, dtype=xp.int32, like=flat)
-    batch = xp.arange(flat.shape[0], like=flat)
-    rows = xp.tile(xp.arange(flat.shape[-1], like=flat), (flat.shape[0], 1))  # rows[b, i]: the original row at i
-    where = rows.copy()                                                      # where[b, r]: the position of row r
-    for j in range(flat.shape[-1]):  # (every matrix at once)
-        target = flat[:, j]
-        i = where[batch, target]
-        piv[:, j] = i + 1
-        moved = rows[:, j].copy()    # (row j goes to position i, the target row to position j)
-        rows[batch, i], rows[:, j] = moved, target
-        where[batch, moved], where[batch, target] = i, j
+    if type(flat) is not xp.ndarray:  # (on a GPU: no element-by-element reads; every matrix at once)
+        batch = xp.arange(flat.shape[0], like=flat)
+        rows = xp.tile(xp.arange(flat.shape[-1], like=flat), (flat.shape[0], 1))  # rows[b, i]: the row at i
+        where = rows.copy()                                                      # where[b, r]: row r's position
+        for j in range(flat.shape[-1]):
+            target = flat[:, j]
+            i = where[batch, target]
+            piv[:, j] = i + 1
+            moved = rows[:, j].copy()  # (row j goes to position i, the target row to position j)
+            rows[batch, i], rows[:, j] = moved, target
+            where[batch, moved], where[batch, target] = i, j
+        return wrap(piv.reshape(perm.shape))
+    for b in range(flat.shape[0]):
+        rows = list(range(flat.shape[-1]))           # rows[i]: the original row now at position i
+        where = {r: i for i, r in enumerate(rows)}
+        for j in range(flat.shape[-1]):
+            target = int(flat[b, j])
+            i = where[target]
+            piv[b, j] = i + 1
+            rows[i], rows[j] = rows[j], rows[i]
+            where[rows[i]], where[rows[j]] = i, j
     return wrap(piv.reshape(perm.shape))
 
 
