@@ -27,6 +27,8 @@ status=0
     --junitxml="$out/gpu_tests.xml" tests/test_cuda_*.py || status=1
   echo "== benchmark"
   timeout 120 $py benchmarks/gpu_mlp.py --device cuda || status=1
+  echo "== the large model's phases, each between two synchronisations"
+  timeout 60 $py benchmarks/gpu_mlp.py --device cuda --phases || status=1
   echo "== where leafgrad's small step spends its time"
   timeout 40 $py benchmarks/gpu_mlp.py --device cuda --profile || status=1
   echo "== exit status $status"

@@ -113,11 +113,50 @@ def timed(step, sync, steps, repeats):
     return statistics.median(per_step) * 1e3
 
 
+def phases(leafgrad, torch, sync, device, repeats=5):
+    """ms of the forward (to the loss), the backward and the SGD step of the large model, each
+    between two synchronisations: leafgrad beside torch."""
+    weights, x, y = initial(*MODELS['large'])
+    print(f"{'phase':<10} {'leafgrad ms':>11} {'torch ms':>9}")
+    rows = {}
+    for name, T in (('leafgrad', leafgrad), ('torch', torch)):
+        F = T.nn.functional
+        params = [T.tensor(w, device=device, requires_grad=True) for w in weights]
+        xs, ys = T.tensor(x, device=device), T.tensor(y, device=device)
+        opt = T.optim.SGD(params, lr=LR)
+        times = {'forward': [], 'backward': [], 'step': []}
+        for i in range(repeats + 2):
+            sync()
+            t0 = time.perf_counter()
+            h = xs
+            for j in range(0, len(params) - 2, 2):
+                h = F.relu(F.linear(h, params[j], params[j + 1]))
+            loss = F.cross_entropy(F.linear(h, params[-2], params[-1]), ys)
+            sync()
+            t1 = time.perf_counter()
+            loss.backward()
+            sync()
+            t2 = time.perf_counter()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            sync()
+            t3 = time.perf_counter()
+            if i >= 2:
+                for k, v in zip(times, (t1 - t0, t2 - t1, t3 - t2)):
+                    times[k].append(v * 1e3)
+        rows[name] = {k: statistics.median(v) for k, v in times.items()}
+    for k in ('forward', 'backward', 'step'):
+        print(f"{k:<10} {rows['leafgrad'][k]:>11.3f} {rows['torch'][k]:>9.3f}")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--device', default='cuda', choices=('cuda', 'cpu'))
     parser.add_argument('--models', default='small,large')
     parser.add_argument('--repeats', type=int, default=7)
+    parser.add_argument('--phases', action='store_true',
+                        help='instead of the table: forward, backward and optimizer step timed apart (large model)')
     parser.add_argument('--profile', action='store_true',
                         help="instead of the table: where leafgrad's small step spends its time (cProfile)")
     args = parser.parse_args(argv)
@@ -144,6 +183,8 @@ def main(argv=None):
         def sync():
             pass
         print(f'CPU, one thread; torch {torch.__version__}, NumPy {np.__version__}')
+    if args.phases:
+        return phases(leafgrad, torch, sync, args.device)
     if args.profile:
         import cProfile
         import pstats
