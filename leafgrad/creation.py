@@ -598,13 +598,40 @@ def _on_meta(device):
     return device is not None and backend.device(device).type == 'meta'
 
 
-def _sampled(shape, dtype, device, requires_grad, draw, like=None):
+def _gpu_of(device, generator):
+    """The GPU a factory's tensor lands on when it is drawn there: by the default generator, on a
+    'cuda' device (given, or the default device). None: drawn on the CPU by leafgrad's generator."""
+    if generator is not None:
+        return None
+    if device is None:
+        device = backend._default_device
+        if device is None:
+            return None
+    device = device if isinstance(device, backend.device) else backend.device(device)
+    return device if device.type == 'cuda' else None
+
+
+def _drawn_on_gpu(device, shape, np_dtype, requires_grad, draw_on_gpu):
+    """A factory's tensor drawn on a GPU by CuPy's generator (seeded by ``manual_seed``): no host
+    round trip. Its numbers are CuPy's, not those of the CPU's stream (PyTorch's CUDA generator
+    gives other numbers than its CPU one too). float16 and bfloat16 are drawn in float32."""
+    cp = backend.module_for(device)
+    wide = np_dtype if np_dtype.kind != 'f' or np_dtype.itemsize >= 4 else _np.dtype(_np.float32)
+    with cp.cuda.Device(device.index or 0):
+        data = draw_on_gpu(cp.random.get_random_state(), tuple(shape), wide)
+    return _finish(data.astype(np_dtype, copy=False), requires_grad)
+
+
+def _sampled(shape, dtype, device, requires_grad, draw, like=None, gpu=None):
     """A new tensor of ``shape`` filled by ``draw(n, contiguous)`` (values in the order PyTorch's
     kernel writes them: memory order). A ``*_like`` result keeps ``like``'s layout when that is
-    dense, as PyTorch's ``empty_like`` does, and is then filled in that memory order."""
+    dense, as PyTorch's ``empty_like`` does, and is then filled in that memory order. ``gpu``:
+    (the GPU, ``draw_on_gpu(random_state, shape, dtype)``) to draw there instead (real dtypes)."""
     np_dtype = _np.dtype(dtype.np)
     if _on_meta(device):  # shapes without data: PyTorch draws nothing for them
         return _finish(backend.MetaArray(shape, np_dtype), requires_grad)
+    if gpu is not None and gpu[0] is not None and not dtype.is_complex:
+        return _drawn_on_gpu(gpu[0], shape, np_dtype, requires_grad, gpu[1])
     out = _allocate(_np.empty, shape, np_dtype)
     if isinstance(like, _np.ndarray) and like.ndim > 1 and (not like.flags.c_contiguous or 1 in like.shape):
         out = _memory_format.preserved(out, like)  # (laid out as PyTorch's empty_like(like): the fill's order)
@@ -649,7 +676,8 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
     g = _generator_of(generator, 'rand')
     dtype = _floating(dtype, 'check_uniform_bounds')
     return _sampled(_size(size, 'rand'), dtype, device, requires_grad,
-                    _as_complex_pairs(dtype, lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.to_real().np))))
+                    _as_complex_pairs(dtype, lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.to_real().np))),
+                    gpu=(_gpu_of(device, generator), _UNIFORM))
 
 
 @_size_by_keyword
@@ -663,7 +691,23 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     dtype = _floating(dtype, 'normal_kernel_cpu')
     std = 0.5 ** 0.5 if dtype.is_complex else 1.0  # (each part of a complex sample: variance 1/2)
     return _sampled(_size(size, 'randn'), dtype, device, requires_grad, _as_complex_pairs(
-        dtype, lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.to_real().np), 0.0, std, contiguous)))
+        dtype, lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.to_real().np), 0.0, std, contiguous)),
+        gpu=(_gpu_of(device, generator), _NORMAL))
+
+
+def _UNIFORM(random_state, shape, dtype):
+    return random_state.random_sample(shape, dtype=dtype)
+
+
+def _NORMAL(random_state, shape, dtype):
+    return random_state.standard_normal(shape, dtype=dtype)
+
+
+def _integers(low, high):
+    def draw(random_state, shape, dtype):
+        drawn = _np.dtype(_np.int64) if dtype.kind not in 'iu' else dtype
+        return random_state.randint(int(low), int(high), shape, dtype=drawn)
+    return draw
 
 
 def _as_complex_pairs(dtype, draw):
@@ -710,7 +754,8 @@ def randint(low=_NO_LOW, high=None, size=None, *, generator=None, out=None, dtyp
     g = _generator_of(generator, 'randint')
     dtype = backend.int64 if dtype is None else backend.to_dtype(dtype)
     draw = random_values(_np.dtype(dtype.np), (int(low), int(high)), g)
-    return _sampled(_size((size,), 'randint'), dtype, device, requires_grad, lambda n, contiguous: draw(n))
+    return _sampled(_size((size,), 'randint'), dtype, device, requires_grad, lambda n, contiguous: draw(n),
+                    gpu=(_gpu_of(device, generator), _integers(low, high)))
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
@@ -727,6 +772,11 @@ def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_g
     dtype = backend.int64 if dtype is None else backend.to_dtype(dtype)
     if dtype.np.kind in 'iu' and n > 0 and n - 1 > _np.iinfo(dtype.np).max:
         raise RuntimeError(f'value cannot be converted to type {dtype.np.name}_t without overflow')
+    gpu = _gpu_of(device, generator)
+    if gpu is not None:  # (CuPy's shuffle, on the GPU)
+        cp = backend.module_for(gpu)
+        with cp.cuda.Device(gpu.index or 0):
+            return _finish(cp.random.get_random_state().permutation(n).astype(dtype.np), requires_grad)
     return _finish(_place(kernels.randperm(g, n).astype(dtype.np), device), requires_grad)
 
 
@@ -737,7 +787,8 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, re
     dtype = _floating(dtype or input.dtype, 'check_uniform_bounds')
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
                     lambda n, contiguous: kernels.uniform(g, n, _np.dtype(dtype.np)),
-                    like=_memory_format.model_of(input._data, _format(memory_format, 'rand_like')))
+                    like=_memory_format.model_of(input._data, _format(memory_format, 'rand_like')),
+                    gpu=(_gpu_of(device or input.device, generator), _UNIFORM))
 
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
@@ -747,7 +798,8 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, r
     dtype = _floating(dtype or input.dtype, 'normal_kernel_cpu')
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
                     lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.np), 0.0, 1.0, contiguous),
-                    like=_memory_format.model_of(input._data, _format(memory_format, 'randn_like')))
+                    like=_memory_format.model_of(input._data, _format(memory_format, 'randn_like')),
+                    gpu=(_gpu_of(device or input.device, generator), _NORMAL))
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
@@ -761,7 +813,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     draw = random_values(_np.dtype(dtype.np), (int(low), int(high)), g)
     return _sampled(input._data.shape, dtype, device or input.device, requires_grad,
                     lambda n, contiguous: draw(n),
-                    like=_memory_format.model_of(input._data, _format(memory_format, 'randint_like')))
+                    like=_memory_format.model_of(input._data, _format(memory_format, 'randint_like')),
+                    gpu=(_gpu_of(device or input.device, generator), _integers(low, high)))
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, requires_grad=False):
@@ -792,6 +845,11 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         d = _np.dtype(like._data.dtype if out is None else out._data.dtype)
         if out is not None and d.kind not in 'fV':
             raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_type_name(out.dtype)}\'')
+        gpu = _gpu_of(like.device, generator) if out is None else None
+        if gpu is not None:  # (drawn on the GPU, scaled and shifted there)
+            z = _drawn_on_gpu(gpu, shape, d, False, _NORMAL)._data
+            values = z * (s if isinstance(std, Tensor) else d.type(std)) + (m if isinstance(mean, Tensor) else d.type(mean))
+            return _finish(values.astype(d, copy=False), requires_grad)
         z = kernels.normal(g, int(_np.prod(shape)), d, 0.0, 1.0 if isinstance(std, Tensor) else std).reshape(shape)
         values = z if not isinstance(std, Tensor) else _in_place_op(z, backend.to_numpy(s), _np.multiply)
         values = _in_place_op(values, backend.to_numpy(m) if isinstance(mean, Tensor) else m, _np.add)
@@ -802,7 +860,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         raise RuntimeError(f'normal expects std >= 0.0, but found std {_g(std)}')
     dtype = _floating(dtype, 'normal_kernel_cpu')
     return _sampled(_size((size,), 'normal'), dtype, None, requires_grad,
-                    lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.np), mean, std, contiguous))
+                    lambda n, contiguous: kernels.normal(g, n, _np.dtype(dtype.np), mean, std, contiguous),
+                    gpu=(_gpu_of(None, generator), lambda rs, shape, dt: rs.normal(mean, std, shape, dtype=dt)))
 
 
 def _in_place_op(out, other, ufunc):

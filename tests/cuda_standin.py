@@ -430,8 +430,34 @@ cuda = types.SimpleNamespace(
 )
 
 
+class _RandomState:
+    """CuPy's RandomState (the methods leafgrad draws with), on NumPy's global one."""
+
+    def __init__(self):
+        self._r = np.random.mtrand._rand
+
+    def random_sample(self, size=None, dtype=float):
+        return ndarray(np.asarray(self._r.random_sample(size), dtype=dtype))
+
+    def standard_normal(self, size=None, dtype=float):
+        return ndarray(np.asarray(self._r.standard_normal(size), dtype=dtype))
+
+    def normal(self, loc=0.0, scale=1.0, size=None, dtype=float):
+        return ndarray(np.asarray(self._r.normal(loc, scale, size), dtype=dtype))
+
+    def randint(self, low, high=None, size=None, dtype=int):
+        return ndarray(np.asarray(self._r.randint(low, high, size, dtype=dtype)))
+
+    def permutation(self, n):
+        return ndarray(np.asarray(self._r.permutation(n)))
+
+
+_RANDOM_STATE = _RandomState()
+
+
 def _make_module():
     module = _Namespace('cupy', np)
+    module.random.get_random_state = lambda: _RANDOM_STATE
     module.ndarray = ndarray
     module.cuda = cuda
     module.get_default_memory_pool = lambda: _POOL

@@ -158,3 +158,23 @@ def test_grad_buffers_are_taken_only_when_nobody_else_sees_them():
     v = lg.randn(3, 4, device='cuda', requires_grad=True)
     lg.nn.functional.linear(x, v).sum().backward()
     np.testing.assert_allclose(v.grad.cpu().numpy(), first, rtol=1e-6)
+
+
+def test_random_factories_draw_on_the_gpu_and_follow_the_seed():
+    def draws():
+        lg.manual_seed(7)
+        return [lg.rand(1000, device='cuda'), lg.randn(1000, device='cuda', dtype=lg.float64),
+                lg.randint(3, 9, (1000,), device='cuda'), lg.randperm(50, device='cuda'),
+                lg.rand_like(lg.zeros(2, 500, device='cuda')), lg.randn_like(lg.zeros(1000, device='cuda')),
+                lg.randint_like(lg.zeros(1000, device='cuda', dtype=lg.int32), 5),
+                lg.normal(lg.zeros(1000, device='cuda'), 2.0), lg.rand(10, device='cuda', dtype=lg.float16)]
+    first, again = draws(), draws()
+    for a, b in zip(first, again):
+        assert a.is_cuda and np.array_equal(a.cpu().numpy(), b.cpu().numpy())
+    u, n, i, p, ul, nl, il, scaled, half = [t.cpu().numpy() for t in first]
+    assert first[0].dtype == lg.float32 and first[1].dtype == lg.float64 and first[2].dtype == lg.int64
+    assert first[6].dtype == lg.int32 and first[8].dtype == lg.float16
+    assert 0 <= u.min() and u.max() < 1 and 0.4 < u.mean() < 0.6 and ul.shape == (2, 500)
+    assert abs(n.mean()) < 0.2 and 0.8 < n.std() < 1.2 and 1.6 < scaled.std() < 2.4
+    assert set(np.unique(i)) <= set(range(3, 9)) and set(np.unique(il)) <= set(range(5))
+    assert sorted(p.tolist()) == list(range(50))

@@ -274,7 +274,7 @@ def same_device(a, b):
     """The arrays of two tensors on different kinds of memory, as PyTorch combines them: a 0-dim
     CPU tensor beside a GPU one is a number and moves to the GPU; otherwise PyTorch's error."""
     da, db = a.device, b.device
-    if da == db:
+    if da == db or da.type == 'meta' or db.type == 'meta':  # (meta beside data: the op's own error, as PyTorch's)
         return a._data, b._data
     if da.type == 'cpu' and a._data.ndim == 0 and db.type == 'cuda':
         return backend.to_device(a._data, db), b._data
