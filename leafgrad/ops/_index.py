@@ -5,6 +5,9 @@ messages about them print.
 """
 import warnings
 
+import numpy as np
+
+from .. import backend
 from ._util import xp
 from ..tensor import _C_NAMES, Tensor
 
@@ -98,6 +101,17 @@ def _to_numpy_index(index, shape):
     return tuple(out)
 
 
+def on_device_of(index, data):
+    """An index tuple whose NumPy arrays (lists made arrays, NumPy indices, positions made on the
+    host) are moved to the GPU holding ``data``: CuPy's scatters (``add.at``) take device arrays
+    only. On the CPU (and the meta device) the index itself."""
+    if type(data) is np.ndarray or backend.device_of(data).type != 'cuda':
+        return index
+    if type(index) is not tuple:
+        return xp.asarray(index, like=data) if type(index) is np.ndarray else index
+    return tuple(xp.asarray(c, like=data) if type(c) is np.ndarray else c for c in index)
+
+
 def index_array(index, fname, what='index'):
     """An index tensor's array, checked to be of an integer dtype."""
     if not isinstance(index, Tensor):
@@ -118,10 +132,12 @@ def _check_index_bounds(idx, size, dim):
 
 
 def scatter_coords(index, dim):
-    """NumPy's fancy-index tuple addressing ``out[i][index[i][j]]...`` (scatter/gather's rule)."""
-    coords = list(xp.indices(index.shape, sparse=True))
-    coords[dim] = index
-    return tuple(coords)
+    """NumPy's fancy-index tuple addressing ``out[i][index[i][j]]...`` (scatter/gather's rule):
+    ``index`` at ``dim``, elsewhere each dim's positions (``xp.indices(..., sparse=True)``'s),
+    made where ``index`` lives (like=: on its GPU)."""
+    nd = index.ndim
+    return tuple(index if k == dim else xp.arange(n, like=index).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))
+                 for k, n in enumerate(index.shape))
 
 
 def scalar_type_name(np_dtype):

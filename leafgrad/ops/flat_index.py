@@ -65,7 +65,7 @@ class Put(Op):
             if self.accumulate:
                 g_self = grad
             else:  # the overwritten places pass nothing back
-                keep = xp.ones(grad._data.size, dtype=grad._data.dtype)
+                keep = xp.ones(grad._data.size, dtype=grad._data.dtype, like=grad._data)
                 keep[index._data.reshape(-1)] = 0
                 g_self = grad * wrap(keep.reshape(grad._data.shape))
         if _needs(self, 2):

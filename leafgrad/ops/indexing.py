@@ -12,7 +12,7 @@ from ..autograd.graph import each_sample, on_samples, self_recording
 from ._inplace import check_no_overlap, inplace, refuse_partial_overlap
 from ._op import _GRAD_ERROR, Op, check_out_type, fill_out, write_out
 from ._index import (_broadcast_message, _check_index_bounds, _is_basic, _normalize, _to_numpy_index, index_array,
-                     scatter_coords)
+                     on_device_of, scatter_coords)
 from ._util import SCALAR_NAMES, make_view, ops, record, state, sum_to, wrap, wrap_dim, xp
 from ..tensor import _C_TYPES, Tensor, fitted_scalar, legacy_type_name
 
@@ -140,7 +140,7 @@ def _advanced_index(view, advanced):
         parts.extend([slice(None)] * (d - dim))
         parts.append(c)
         dim = d + (_index_ndim(c) if hasattr(c, 'dtype') else 1)
-    return _to_numpy_index(tuple(parts), view._data.shape)
+    return on_device_of(_to_numpy_index(tuple(parts), view._data.shape), view._data)
 
 
 def _basic_getitem(input, index):
@@ -248,11 +248,11 @@ def index_read(t, index):
 def index_put_embed(values, shape, index, of='index'):
     """Zeros of ``shape`` with ``values`` added at ``index`` (repeated indices sum): the
     derivative of the op ``of`` (the node recorded is PyTorch's for that op, ``_EMBED_NODES``)."""
-    data = xp.zeros(shape, dtype=values._data.dtype)
+    data = xp.zeros(shape, dtype=values._data.dtype, like=values._data)  # (like=: on the values' device)
     if all(_is_basic(c) for c in index):
         data[index] = values._data
     else:
-        xp.add.at(data, index, values._data)
+        xp.add.at(data, on_device_of(index, data), values._data)
     node_cls = _EMBED_NODES[of]
     inputs = (values,) if issubclass(node_cls, SelectBackwardBackward0) else (None, values)
     out, node = record(data, node_cls, inputs)
@@ -276,7 +276,7 @@ class IndexPutBackward0(Op):
     def apply(self, grad):
         gs = gv = None
         if self.next_functions[0][0] is not None:
-            keep = xp.ones(self.self_shape, dtype=bool)
+            keep = xp.ones(self.self_shape, dtype=bool, like=grad._data)
             keep[self.index] = False
             gs = grad * wrap(keep)
         if self.next_functions[1][0] is not None:
@@ -286,7 +286,7 @@ class IndexPutBackward0(Op):
     def jvp(self, tangents, output):  # the input's tangent with the values' written at the index
         ti, tv = tangents
         if ti is None:
-            ti = wrap(xp.zeros(output._data.shape, dtype=output._data.dtype))
+            ti = wrap(xp.zeros(output._data.shape, dtype=output._data.dtype, like=output._data))
         if tv is None:
             return each_sample(lambda t: index_write(t, self.index, 0), ti)
         return each_sample(lambda t, v: index_write(t, self.index, v), ti, tv)
@@ -333,7 +333,7 @@ def _setitem(input, index, value):
     if not isinstance(value, Tensor):
         if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # (PyTorch reads the number as a long long)
             raise ValueError('Overflow when unpacking long long')
-        value = wrap(xp.asarray(fitted_scalar(value, input._data.dtype)))
+        value = wrap(xp.asarray(fitted_scalar(value, input._data.dtype), like=input._data))
         if not advanced:
             ops.fill_(view, value)
             return
@@ -397,7 +397,9 @@ class Nonzero(Op):
         data = input._data
         if data.ndim == 0:  # (NumPy refuses a 0-d array's nonzero: one index of no dims, or none)
             n = int(bool(data))
-            return (wrap(xp.arange(n, dtype=xp.int64)),) if as_tuple else wrap(xp.zeros((n, 0), xp.int64))
+            if as_tuple:
+                return wrap(xp.arange(n, dtype=xp.int64, like=data)),
+            return wrap(xp.zeros((n, 0), xp.int64, like=data))
         idx = xp.nonzero(data)
         if as_tuple:
             return tuple(wrap(i.astype(xp.int64)) for i in idx)
@@ -413,8 +415,8 @@ class NonzeroStatic(Op):
         if not isinstance(size, int) or size < 0:
             raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
         data = input._data
-        found = xp.stack(xp.nonzero(data)).T.astype(xp.int64) if data.ndim else xp.zeros((0, 0), xp.int64)
-        result = xp.full((size, data.ndim), fill_value, dtype=xp.int64)
+        found = xp.stack(xp.nonzero(data)).T.astype(xp.int64) if data.ndim else xp.zeros((0, 0), xp.int64, like=data)
+        result = xp.full((size, data.ndim), fill_value, dtype=xp.int64, like=data)
         n = min(size, found.shape[0])
         result[:n] = found[:n]
         if out is not None:
@@ -488,7 +490,7 @@ class IndexSelect(Op):
         return on_samples(lambda t: index_select(t, dim, self.index), tangents[0])
 
     def apply(self, grad):
-        zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
+        zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype, like=grad._data))
         return ops.index_add(zeros, self.dim, self.index, grad),
 
 
@@ -533,12 +535,12 @@ class Gather(Op):
         return each_sample(lambda t: gather(t, self.dim, self.index), tangents[0])
 
     def apply(self, grad):
-        zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype))
+        zeros = wrap(xp.zeros(self.self_shape, dtype=grad._data.dtype, like=grad._data))
         return ops.scatter_add(zeros, self.dim, self.index, grad),
 
 
 def _empty_gather(input, idx, d, index):
-    result, node = record(xp.zeros(idx.shape, dtype=input._data.dtype), Gather, (input,))
+    result, node = record(xp.zeros(idx.shape, dtype=input._data.dtype, like=input._data), Gather, (input,))
     if node is not None:
         node.self_shape, node.dim, node.index = input._data.shape, d, index
         node.save(input)

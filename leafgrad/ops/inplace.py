@@ -34,9 +34,19 @@ class _Overwritten(Op):
         return wrap(xp.zeros_like(grad._data)),
 
 
+def _on_device_of(data, target):
+    """``data`` moved to the device of ``target`` when it lives on another (a CPU tensor copied or
+    filled into a CUDA one, or back); on the meta device, and where both agree, ``data`` itself."""
+    if type(data) is not type(target):
+        dev = backend.device_of(target)
+        if dev.type != 'meta' and backend.device_of(data) != dev and type(data) is not backend.MetaArray:
+            return backend.to_device(data, dev)
+    return data
+
+
 def _filled(s, value, cls):
     if isinstance(value, Tensor):
-        data = xp.full_like(s._data, value._data.reshape(()))
+        data = xp.full_like(s._data, _on_device_of(value._data.reshape(()), s._data))
         return record(data, cls, (s, value))[0]
     data = xp.full_like(s._data, value)
     return record(data, cls, (s,))[0]
@@ -180,7 +190,8 @@ def _sample_(self, cls, kernel, sample):
         if type(target) is backend.MetaArray:  # nothing to fill, and PyTorch draws nothing for it
             return record(target.copy(), cls, (s,))[0]
         values = kernels.fill_in_memory_order(target, sample(target.size, target.flags.c_contiguous))
-        return record(xp.asarray(values).astype(d, copy=False), cls, (s,))[0]
+        # (drawn on the host, as the CPU draws them: copied once to the tensor's GPU by like=)
+        return record(xp.asarray(values, like=target).astype(d, copy=False), cls, (s,))[0]
     return inplace(self, op)
 
 
@@ -224,7 +235,7 @@ class Uniform(_Overwritten):
 
 
 def _copied(s, src):
-    data = src._data if isinstance(src, Tensor) else xp.asarray(src)
+    data = _on_device_of(src._data, s._data) if isinstance(src, Tensor) else xp.asarray(src, like=s._data)
     try:
         data = xp.broadcast_to(data, s._data.shape).astype(s._data.dtype, copy=True)
     except ValueError:
@@ -233,6 +244,12 @@ def _copied(s, src):
     if node is not None:
         node.src_shape = src._data.shape if isinstance(src, Tensor) else ()
         node.src_dtype = src._data.dtype if isinstance(src, Tensor) else s._data.dtype
+        node.src_device = None
+        if isinstance(src, Tensor) and type(src._data) is not type(s._data):
+            # (a copy between the CPU and a GPU: src's gradient goes back to src's device, as PyTorch's)
+            devices = backend.device_of(src._data), backend.device_of(s._data)
+            if devices[0] != devices[1] and backend.META not in devices:
+                node.src_device = devices[0]
     return out
 
 
@@ -241,7 +258,7 @@ class Copy(Op):
     a number) written into self, cast to its dtype; the gradient of ``src`` is the gradient
     summed to its shape, in its dtype (CopyBackwards)."""
     op, node, function = 'copy_', 'CopyBackwards', False
-    __slots__ = ('src_shape', 'src_dtype')
+    __slots__ = ('src_shape', 'src_dtype', 'src_device')
 
     def forward(self, src, non_blocking=False):
         if not isinstance(src, (Tensor, int, float, xp.generic)):
@@ -279,6 +296,8 @@ class Copy(Op):
                     gsrc = gsrc.to(backend.from_np(self.src_dtype))
                 else:
                     gsrc = wrap(gsrc._data.astype(self.src_dtype))
+            if self.src_device is not None:
+                gsrc = gsrc.to(self.src_device)
         return gs, gsrc
 
 

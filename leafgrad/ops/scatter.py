@@ -10,11 +10,12 @@ tensor operands that the in-place machinery checks are the written ones only, no
 """
 import warnings
 
+from .. import backend
 from ..autograd.graph import each_sample
 from .._arg_parser import Overloads
 from ._op import EXACT, Op, warn_once
 from ._index import (_broadcast_message, _check_index_bounds, _normalize, _to_numpy_index, index_array,
-                     scalar_type_name, scatter_coords)
+                     on_device_of, scalar_type_name, scatter_coords)
 from ._util import SCALAR_NAMES, Node, autocast, c_order, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
 from ..tensor import Tensor, fitted_scalar
 from ._inplace import inplace
@@ -23,14 +24,15 @@ from ._inplace import inplace
 def _scalar_array(value, like):
     if isinstance(value, Tensor):
         return value._data.astype(like.dtype)
-    return xp.asarray(fitted_scalar(value, like.dtype, half_checked=True))  # (PyTorch's overflow error)
+    # (PyTorch's overflow error; like=: a 0-d array where ``like`` lives, which CuPy's where takes)
+    return xp.asarray(fitted_scalar(value, like.dtype, half_checked=True), like=like)
 
 
 # ---- scatter / scatter_add -------------------------------------------------------------------
 
 def _zeros_of(t):
     """The zero tangent of an input without one (of the output's shape and dtype)."""
-    return wrap(xp.zeros(t._data.shape, dtype=t._data.dtype))
+    return wrap(xp.zeros(t._data.shape, dtype=t._data.dtype, like=t._data))
 
 
 class ScatterBackward1(Op):
@@ -97,7 +99,7 @@ def _scatter_data(input, d, idx, values, reduce):
     elif reduce == 'add':
         xp.add.at(target, coords, values)
     elif reduce == 'multiply':
-        xp.multiply.at(target, coords, values)
+        _ufunc_at('multiply', target, coords, values)
     else:
         raise RuntimeError('reduce argument must be either add or multiply.')
     return data
@@ -217,6 +219,34 @@ _REDUCE_UFUNC = {'sum': 'add', 'prod': 'multiply', 'mean': 'add', 'amax': 'maxim
 # at the call: xp is CuPy's dispatcher once a GPU is in use)
 
 
+def _ufunc_at(name, target, index, values):
+    """``xp.<name>.at(target, index, values)``: the unbuffered in-place update (repeated indices
+    all applied); multiply on a GPU by ``_multiply_at``, CuPy having no ``multiply.at``."""
+    if name == 'multiply' and backend.device_of(target).type == 'cuda':
+        _multiply_at(target, index, values)
+    else:
+        getattr(xp, name).at(target, index, values)
+
+
+def _multiply_at(target, index, values):
+    """``multiply.at`` on a GPU: the written elements' positions sorted stably, so that the
+    k-th factor of each position is multiplied in in the k-th round (one fancy-indexed
+    multiply per round, no position twice in one), in the order NumPy's ``multiply.at``
+    multiplies them (the same rounding). Rounds: the most factors of one position."""
+    ids = xp.arange(target.size, like=target).reshape(target.shape)[index]
+    factors = xp.broadcast_to(values, ids.shape).reshape(-1)
+    ids = ids.reshape(-1)
+    if not ids.size:
+        return
+    order = xp.argsort(ids, kind='stable')
+    ids, factors = ids[order], factors[order]
+    rank = xp.arange(ids.size, like=ids) - xp.searchsorted(ids, ids, side='left')  # (k-th factor of its position)
+    for k in range(int(rank.max()) + 1):
+        this = rank == k
+        at = xp.unravel_index(ids[this], target.shape)
+        target[at] = target[at] * factors[this]
+
+
 def _divide_by_counts(target, count):
     """A mean's last step, in place: the sums divided by how many values each has (at least
     one), in their dtype (integers floored), as PyTorch's scatter_reduce and index_reduce."""
@@ -247,17 +277,17 @@ class ScatterReduce(Op):
         target = data if data.ndim else data.reshape(1)
         i = idx if idx.ndim else idx.reshape(1)
         if idx.size == 0:  # (nothing written, whatever the shapes)
-            i = xp.zeros((0,) * max(target.ndim, 1), dtype=xp.int64)
+            i = xp.zeros((0,) * max(target.ndim, 1), dtype=xp.int64, like=target)
         coords = scatter_coords(i, d)
         if idx.size == 0:
-            values = xp.zeros(i.shape, dtype=target.dtype)
+            values = xp.zeros(i.shape, dtype=target.dtype, like=target)
         else:
             values = src._data[tuple(slice(0, n) for n in i.shape)] if src._data.ndim else src._data.reshape(1)
         if not include_self:
             target[coords] = _REDUCE_INIT[reduce]
-        getattr(xp, _REDUCE_UFUNC[reduce]).at(target, coords, values)
+        _ufunc_at(_REDUCE_UFUNC[reduce], target, coords, values)
         if reduce == 'mean':
-            count = xp.full(target.shape, 1 if include_self else 0, dtype=xp.int64)
+            count = xp.full(target.shape, 1 if include_self else 0, dtype=xp.int64, like=target)
             xp.add.at(count, coords, 1)
             _divide_by_counts(target, count)
         out, node = record(data, ScatterReduce, (input, src))
@@ -291,14 +321,15 @@ def _reduce_backward(node, grad, again, add_at, take, zero_at):
         masked_self = masked_fill(input, self_zero, 1)
         gs = grad * again(masked_self, src) / masked_self
         src_zero = ops.eq(src, 0)
-        zeros = add_at(wrap(xp.zeros(input._data.shape, dtype=input._data.dtype)), src_zero.to(input.dtype))
+        zeros = add_at(wrap(xp.zeros(input._data.shape, dtype=input._data.dtype, like=input._data)),
+                       src_zero.to(input.dtype))
         single_zero = ops.logical_and(src_zero, ops.eq(take(zeros), 1))
         others = again(input, masked_fill(src, single_zero, 1))
         gsrc = ops.where(single_zero, take(grad * others), take(grad * result) / masked_fill(src, src_zero, 1))
     elif reduce == 'mean':
         base = xp.ones if node.include_self else xp.zeros
-        n = add_at(wrap(base(grad._data.shape, dtype=grad._data.dtype)),
-                   wrap(xp.ones(src._data.shape, dtype=grad._data.dtype)))
+        n = add_at(wrap(base(grad._data.shape, dtype=grad._data.dtype, like=grad._data)),
+                   wrap(xp.ones(src._data.shape, dtype=grad._data.dtype, like=grad._data)))
         n = wrap(xp.where(n._data == 0, 1, n._data))
         gs = grad / n
         gsrc = take(gs)
@@ -430,7 +461,7 @@ class IndexReduce(Op):
         values = xp.moveaxis(source._data, d, 0) if sshape else source._data.reshape(1)
         if not include_self:
             target[flat] = _REDUCE_INIT[reduce]
-        getattr(xp, _REDUCE_UFUNC[reduce]).at(target, flat, values)
+        _ufunc_at(_REDUCE_UFUNC[reduce], target, flat, values)
         if reduce == 'mean':
             count = xp.bincount(flat, minlength=size) + (1 if include_self else 0)
             _divide_by_counts(target, count.reshape((size,) + (1,) * (target.ndim - 1)))
@@ -587,7 +618,7 @@ class IndexPutBackward0_accumulate(Node):  # noqa: N801
         if tv is None:
             return ti
         shape = output._data.shape
-        target = xp.zeros(shape, dtype=bool)[self.index].shape
+        target = xp.zeros(shape, dtype=bool, like=output._data)[self.index].shape
         added = each_sample(lambda v: ops.index_put_embed(ops.expand(v, target), shape, self.index), tv)
         return added if ti is None else ti + added
 
@@ -608,9 +639,9 @@ class IndexPut(Op):
         if not isinstance(indices, (tuple, list)):
             raise TypeError(f"index_put(): argument 'indices' (position 1) must be tuple of Tensors, not "
                             f'{type(indices).__name__}')
-        np_index = _to_numpy_index(_normalize(tuple(indices)), input._data.shape)
+        np_index = on_device_of(_to_numpy_index(_normalize(tuple(indices)), input._data.shape), input._data)
         if not isinstance(values, Tensor):
-            values = wrap(xp.asarray(values, dtype=input._data.dtype))
+            values = wrap(xp.asarray(values, dtype=input._data.dtype, like=input._data))
         if values._data.dtype != input._data.dtype:
             raise RuntimeError(f'Index put requires the source and destination dtypes match, got '
                                f'{SCALAR_NAMES[input._data.dtype.name]} for the destination and '

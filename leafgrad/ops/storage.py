@@ -24,7 +24,9 @@ _owner = storage_owner
 
 
 def _address(array):
-    interface = getattr(array, '__array_interface__', None) or array.__cuda_array_interface__
+    interface = getattr(array, '__array_interface__', None)
+    if interface is None:  # a CuPy array: its memory pointer (at its first element)
+        return array.data.ptr
     return interface['data'][0]
 
 
@@ -113,7 +115,7 @@ class Resize_(Op):
             if owner.flags.c_contiguous and backend.writeable(data) and start + n <= owner.size:
                 flat = owner.reshape(-1)[start:start + n]  # within the storage: its elements, shared
             else:  # the storage grows: the elements it held first, then uninitialised ones (zeros here)
-                flat = xp.zeros(n, dtype=data.dtype)
+                flat = xp.zeros(n, dtype=data.dtype, like=data)
                 held = owner.reshape(-1)[start:start + n] if owner.flags.c_contiguous else data.reshape(-1)[:n]
                 flat[:held.size] = held
             if order is None:
