@@ -221,30 +221,32 @@ _REDUCE_UFUNC = {'sum': 'add', 'prod': 'multiply', 'mean': 'add', 'amax': 'maxim
 
 def _ufunc_at(name, target, index, values):
     """``xp.<name>.at(target, index, values)``: the unbuffered in-place update (repeated indices
-    all applied); multiply on a GPU by ``_multiply_at``, CuPy having no ``multiply.at``."""
-    if name == 'multiply' and backend.device_of(target).type == 'cuda':
-        _multiply_at(target, index, values)
+    all applied). On a GPU only add.at is CuPy's: multiply.at it lacks, and its maximum.at and
+    minimum.at gave NaN where NumPy gives the extremes (on the H200), so those run in rounds
+    (``_at_in_rounds``)."""
+    if name != 'add' and backend.device_of(target).type == 'cuda':
+        _at_in_rounds(getattr(xp, name), target, index, values)
     else:
         getattr(xp, name).at(target, index, values)
 
 
-def _multiply_at(target, index, values):
-    """``multiply.at`` on a GPU: the written elements' positions sorted stably, so that the
-    k-th factor of each position is multiplied in in the k-th round (one fancy-indexed
-    multiply per round, no position twice in one), in the order NumPy's ``multiply.at``
-    multiplies them (the same rounding). Rounds: the most factors of one position."""
+def _at_in_rounds(ufunc, target, index, values):
+    """``ufunc.at`` on a GPU: the written elements' positions sorted stably, so that the k-th
+    value of each position is applied in the k-th round (one fancy-indexed ufunc per round, no
+    position twice in one), in the order NumPy's ``ufunc.at`` applies them (the same rounding,
+    the same NaN). Rounds: the most values of one position."""
     ids = xp.arange(target.size, like=target).reshape(target.shape)[index]
-    factors = xp.broadcast_to(values, ids.shape).reshape(-1)
+    operands = xp.broadcast_to(values, ids.shape).reshape(-1)
     ids = ids.reshape(-1)
     if not ids.size:
         return
     order = xp.argsort(ids, kind='stable')
-    ids, factors = ids[order], factors[order]
-    rank = xp.arange(ids.size, like=ids) - xp.searchsorted(ids, ids, side='left')  # (k-th factor of its position)
+    ids, operands = ids[order], operands[order]
+    rank = xp.arange(ids.size, like=ids) - xp.searchsorted(ids, ids, side='left')  # (k-th value of its position)
     for k in range(int(rank.max()) + 1):
         this = rank == k
         at = xp.unravel_index(ids[this], target.shape)
-        target[at] = target[at] * factors[this]
+        target[at] = ufunc(target[at], operands[this])
 
 
 def _divide_by_counts(target, count):
