@@ -47,9 +47,9 @@ class Adafactor(Optimizer):
                     if not state:
                         state['step'] = _step_tensor()
                         if p._grad._data.ndim > 1:
-                            state['row_var'] = _t(np.zeros(p._grad._data.shape[:-1] + (1,), p._grad._data.dtype))
-                            state['col_var'] = _t(np.zeros(p._grad._data.shape[:-2] + (1,) + p._grad._data.shape[-1:],
-                                                           p._grad._data.dtype))
+                            g = p._grad._data  # (the factors live where the gradient lives: like=)
+                            state['row_var'] = _t(np.zeros_like(g, shape=g.shape[:-1] + (1,)))
+                            state['col_var'] = _t(np.zeros_like(g, shape=g.shape[:-2] + (1,) + g.shape[-1:]))
                         else:
                             state['variance'] = _t(np.zeros_like(p._grad._data))
                     if eps1 is None:  # (as PyTorch: the first parameter's dtype decides for the group)

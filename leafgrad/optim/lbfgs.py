@@ -11,6 +11,8 @@ in the parameters' dtype, the loss a Python float), so trajectories agree with P
 """
 import numpy as np
 
+from .. import backend
+
 from .optimizer import Optimizer, _check, _t
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
@@ -117,6 +119,12 @@ def _scalar(t):
     return _t(np.asarray(t)) if isinstance(t, np.generic) else t
 
 
+def _number(value, like):
+    """``value`` (a number, or a 0-dim array of a reduction: on a GPU, CuPy's) as a 0-dim array
+    of ``like``'s dtype, where ``like`` lives."""
+    return backend.array_module(like).asarray(value, like.dtype)
+
+
 def _unscalar(t):
     return t._data[()] if isinstance(t, Tensor) and t._data.ndim == 0 else t
 
@@ -143,8 +151,8 @@ class LBFGS(Optimizer):
         return self._numel_cache
 
     def _gather_flat_grad(self):
-        return np.concatenate([np.zeros(p.numel(), p._data.dtype) if p._grad is None else p._grad._data.reshape(-1)
-                               for p in self._params])
+        return np.concatenate([np.zeros_like(p._data, shape=(p.numel(),)) if p._grad is None
+                               else p._grad._data.reshape(-1) for p in self._params])
 
     def _add_grad(self, step_size, update):
         offset = 0
@@ -152,7 +160,7 @@ class LBFGS(Optimizer):
             n = p.numel()
             x = p._data
             # p.add_(update, alpha=step_size): the step rounded to the parameter's type first
-            x += np.asarray(step_size, dtype=x.dtype) * update[offset:offset + n].reshape(x.shape)
+            x += backend.array_module(x).asarray(step_size, dtype=x.dtype) * update[offset:offset + n].reshape(x.shape)
             p._version_counter[0] += 1
             offset += n
 
@@ -237,11 +245,11 @@ class LBFGS(Optimizer):
                 q = -flat_grad
                 for i in range(num_old - 1, -1, -1):
                     al[i] = old_stps[i].dot(q) * ro[i]
-                    q += np.asarray(-al[i], q.dtype) * old_dirs[i]
-                d = r = q * np.asarray(H_diag, q.dtype)
+                    q += _number(-al[i], q) * old_dirs[i]
+                d = r = q * _number(H_diag, q)
                 for i in range(num_old):
                     be_i = old_dirs[i].dot(r) * ro[i]
-                    r += np.asarray(al[i] - be_i, r.dtype) * old_stps[i]
+                    r += _number(al[i] - be_i, r) * old_stps[i]
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
             if state['n_iter'] == 1:
@@ -273,7 +281,7 @@ class LBFGS(Optimizer):
             state['func_evals'] += ls_func_evals
             if n_iter == max_iter or current_evals >= max_eval or opt_cond:
                 break
-            if np.abs(d * np.asarray(t, d.dtype)).max() <= tolerance_change:
+            if np.abs(d * _number(t, d)).max() <= tolerance_change:
                 break
             if abs(loss - prev_loss) < tolerance_change:
                 break
