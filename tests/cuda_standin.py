@@ -445,6 +445,9 @@ class _RandomState:
     def normal(self, loc=0.0, scale=1.0, size=None, dtype=float):
         return ndarray(np.asarray(self._r.normal(loc, scale, size), dtype=dtype))
 
+    def uniform(self, low=0.0, high=1.0, size=None, dtype=float):
+        return ndarray(np.asarray(self._r.uniform(low, high, size), dtype=dtype))
+
     def randint(self, low, high=None, size=None, dtype=int):
         return ndarray(np.asarray(self._r.randint(low, high, size, dtype=dtype)))
 

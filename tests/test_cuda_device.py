@@ -167,11 +167,13 @@ def test_random_factories_draw_on_the_gpu_and_follow_the_seed():
                 lg.randint(3, 9, (1000,), device='cuda'), lg.randperm(50, device='cuda'),
                 lg.rand_like(lg.zeros(2, 500, device='cuda')), lg.randn_like(lg.zeros(1000, device='cuda')),
                 lg.randint_like(lg.zeros(1000, device='cuda', dtype=lg.int32), 5),
-                lg.normal(lg.zeros(1000, device='cuda'), 2.0), lg.rand(10, device='cuda', dtype=lg.float16)]
+                lg.normal(lg.zeros(1000, device='cuda'), 2.0), lg.rand(10, device='cuda', dtype=lg.float16),
+                lg.empty(1000, device='cuda').normal_(1.0, 0.5), lg.empty(1000, device='cuda').uniform_(-2, 2)]
     first, again = draws(), draws()
     for a, b in zip(first, again):
         assert a.is_cuda and np.array_equal(a.cpu().numpy(), b.cpu().numpy())
-    u, n, i, p, ul, nl, il, scaled, half = [t.cpu().numpy() for t in first]
+    u, n, i, p, ul, nl, il, scaled, half, n_, u_ = [t.cpu().numpy() for t in first]
+    assert 0.9 < n_.mean() < 1.1 and 0.4 < n_.std() < 0.6 and -2 <= u_.min() and u_.max() < 2 and abs(u_.mean()) < 0.2
     assert first[0].dtype == lg.float32 and first[1].dtype == lg.float64 and first[2].dtype == lg.int64
     assert first[6].dtype == lg.int32 and first[8].dtype == lg.float16
     assert 0 <= u.min() and u.max() < 1 and 0.4 < u.mean() < 0.6 and ul.shape == (2, 500)

@@ -178,9 +178,10 @@ class Zero(_Overwritten):
         return Zero.forward(self)
 
 
-def _sample_(self, cls, kernel, sample):
+def _sample_(self, cls, kernel, sample, on_gpu=None):
     """Overwrite a floating tensor with ``sample(n, contiguous)`` (in the order PyTorch's kernel
-    writes them: memory order), recorded as ``cls``."""
+    writes them: memory order), recorded as ``cls``. ``on_gpu(random_state, shape, dtype)``: the
+    draw of a GPU's tensor by CuPy's generator, there (None: drawn on the host, as on the CPU)."""
     target = self._data  # (inplace hands op a contiguous copy when it records: read the layout here)
     d = target.dtype
     if d.kind not in 'fV':
@@ -189,6 +190,12 @@ def _sample_(self, cls, kernel, sample):
     def op(s):
         if type(target) is backend.MetaArray:  # nothing to fill, and PyTorch draws nothing for it
             return record(target.copy(), cls, (s,))[0]
+        if on_gpu is not None and backend.on_gpu(target):  # (no host draw: CuPy's generator, which manual_seed seeds)
+            cp = backend.array_module(target)
+            with target.device:
+                wide = d if d.itemsize >= 4 else xp.dtype(xp.float32)
+                return record(on_gpu(cp.random.get_random_state(), target.shape, wide).astype(d, copy=False),
+                              cls, (s,))[0]
         values = kernels.fill_in_memory_order(target, sample(target.size, target.flags.c_contiguous))
         # (drawn on the host, as the CPU draws them: copied once to the tensor's GPU by like=)
         return record(xp.asarray(values, like=target).astype(d, copy=False), cls, (s,))[0]
@@ -208,7 +215,8 @@ class Normal(_Overwritten):
         g = generator_of(generator, 'normal_')
         d = self._data.dtype
         return _sample_(self, Normal, 'normal_kernel_cpu',
-                        lambda n, contiguous: kernels.normal(g, n, d, mean, std, contiguous))
+                        lambda n, contiguous: kernels.normal(g, n, d, mean, std, contiguous),
+                        None if generator is not None else lambda rs, shape, dt: rs.normal(mean, std, shape, dtype=dt))
 
 
 class Uniform(_Overwritten):
@@ -231,7 +239,8 @@ class Uniform(_Overwritten):
         g = generator_of(generator, 'uniform_')
         d = self._data.dtype
         return _sample_(self, Uniform, 'check_uniform_bounds',
-                        lambda n, contiguous: kernels.uniform(g, n, d, low, high))
+                        lambda n, contiguous: kernels.uniform(g, n, d, low, high),
+                        None if generator is not None else lambda rs, shape, dt: rs.uniform(low, high, shape, dtype=dt))
 
 
 def _copied(s, src):
