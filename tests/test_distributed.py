@@ -266,3 +266,23 @@ def test_ddp_digits_example_on_two_ranks():
     assert 'replicas identical on all ranks: True' in done.stdout
     accuracy = float(done.stdout.split('test accuracy: ')[1].split('%')[0])
     assert accuracy >= 90.0
+
+
+def test_nccl_and_a_gpu_device_id_are_served_by_mpi_where_there_is_a_gpu():
+    """With a GPU ('cuda' on the CuPy stand-in here), a GPU program's init_process_group('nccl',
+    device_id=cuda:0) runs on MPI, its tensors staged through the host; without one, PyTorch's
+    refusal (test_init_refusals_as_torch)."""
+    if not ldist.is_available():
+        _unavailable('mpi4py is not installed (pip install leafgrad[distributed])')
+    program = ("import sys; sys.path.insert(0, 'tests'); import cuda_standin, leafgrad as lg\n"
+               "import leafgrad.distributed as dist\n"
+               "with cuda_standin.installed():\n"
+               "    dist.init_process_group('nccl', device_id=lg.device('cuda', 0))\n"
+               "    t = lg.ones(3, device='cuda') * 2\n"
+               "    dist.all_reduce(t)\n"
+               "    print(dist.get_backend(), t.device, t.cpu().tolist())\n"
+               "    dist.destroy_process_group()\n")
+    done = subprocess.run([sys.executable, '-c', program], capture_output=True, text=True, timeout=300, env=_env(),
+                          cwd=str(TESTS.parent))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ['mpi', 'cuda:0', '[2.0,', '2.0,', '2.0]']

@@ -100,13 +100,17 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                          '(start the program with mpiexec and give no store)')
     if pg_options is not None:
         raise ValueError('pg_options configure a specific backend (e.g. NCCL); the MPI backend takes none')
-    if isinstance(device_id, int):
+    gpu = _pg._backend.cuda_available()  # (with a GPU, its tensors are staged through the host to MPI)
+    if isinstance(device_id, int) and not gpu:
         raise ValueError('device_id is an int, but no accelerator support is found from the current compilation. '
                          'Please use a different compiled version that supports your accelerator.')
-    if device_id is not None and getattr(device_id, 'type', None) != 'cpu':
+    if device_id is not None and not isinstance(device_id, int) and \
+            getattr(device_id, 'type', None) not in (('cpu', 'cuda') if gpu else ('cpu',)):
         raise ValueError(f"device_id {device_id} does not match the current compilation's accelerator support: "
                          'None. Please use a different compiled version that supports your accelerator.')
     name = _cpu_backend(backend)
+    if name == Backend.NCCL and gpu:  # (a GPU program's backend: served by MPI, as gloo is)
+        name = Backend.MPI
     if name == Backend.NCCL:
         if timeout is None:
             _pg.warn('Attempted to get default timeout for nccl backend, but NCCL support is not compiled')
