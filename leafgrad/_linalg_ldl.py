@@ -2,7 +2,7 @@
 on the LAPACK-like kernels of ``_ldl_kernels.py``."""
 import numpy as _np
 
-from . import _ldl_kernels, return_types as _return_types
+from . import _ldl_kernels, backend as _backend, return_types as _return_types
 from .autograd.grad_mode import no_grad as _no_grad
 from .ops._util import NotImplementedNode as _NotImplementedNode, not_a_tensor as _not_a_tensor, record as _record, \
     wrap as _wrap
@@ -64,6 +64,14 @@ def _write_out(out, results):
     return out
 
 
+def _gpu_of(*arrays):
+    """The GPU the first of the arrays on one lives on, or None (NumPy and meta arrays: None)."""
+    for a in arrays:
+        if type(a) is not _np.ndarray and _backend.device_of(a).type == 'cuda':
+            return _backend.device_of(a)
+    return None
+
+
 def _factor_batch(a, hermitian):
     batch = a.shape[:-2]
     n = a.shape[-1]
@@ -96,7 +104,12 @@ def linalg_ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None
     a = A._data
     _check_square(a, fname)
     _check_float(a, fname, 'ldl_factor_kernel_cpu')
+    gpu = _gpu_of(a)
+    if gpu is not None:  # an explicit round trip through the host: the kernels are scalar Python on NumPy arrays
+        a = _backend.to_numpy(a)  # (and CuPy has no Bunch-Kaufman factorization, LAPACK's ?sytrf)
     LD, piv, info = _factor_batch(_np.asarray(a), hermitian)
+    if gpu is not None:
+        LD, piv, info = (_backend.to_device(x, gpu) for x in (LD, piv, info))
     if check_errors and info.any():
         raise RuntimeError(_UNKNOWN.format(fname, int(info[info != 0].reshape(-1)[0])))
     results = (_without_derivative(LD, 'linalg_ldl_factor_ex', (A,)), _wrap(piv), _wrap(info))
@@ -150,6 +163,9 @@ def linalg_ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     if piv.size and (_np.abs(piv) < 1).any():
         raise RuntimeError('Pivots given to ldl_solve must all satisfy |pivot| >= 1. Did you properly pass the '
                            'result of ldl_factor?')
+    gpu = _gpu_of(ld, piv, b)
+    if gpu is not None:  # an explicit round trip through the host, as ldl_factor_ex's (CuPy has no ?sytrs)
+        ld, piv, b = (_backend.to_numpy(x) for x in (ld, piv, b))
     batch = _np.broadcast_shapes(ld.shape[:-2], b.shape[:-2])
     ld_b = _np.broadcast_to(ld, batch + ld.shape[-2:])
     piv_b = _np.broadcast_to(piv, batch + piv.shape[-1:])
@@ -157,6 +173,8 @@ def linalg_ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     with _np.errstate(all='ignore'):
         for idx in _np.ndindex(*batch):
             X[idx] = _ldl_kernels.solve(ld_b[idx], piv_b[idx], X[idx], hermitian)
+    if gpu is not None:
+        X = _backend.to_device(X, gpu)
     result = _without_derivative(X, 'linalg_ldl_solve', (LD, B))
     if out is not None:
         return _write_out((out,), (result,))[0]

@@ -180,3 +180,17 @@ def test_random_factories_draw_on_the_gpu_and_follow_the_seed():
     assert abs(n.mean()) < 0.2 and 0.8 < n.std() < 1.2 and 1.6 < scaled.std() < 2.4
     assert set(np.unique(i)) <= set(range(3, 9)) and set(np.unique(il)) <= set(range(5))
     assert sorted(p.tolist()) == list(range(50))
+
+
+def test_ldl_factor_and_solve_return_to_the_gpu():
+    """ldl_factor(_ex) and ldl_solve (scalar kernels on NumPy, no CuPy ?sytrf) go through the host
+    explicitly and hand back tensors on the GPU, equal to the CPU's."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 4, 4))
+    a = a + np.swapaxes(a, -1, -2)
+    b = rng.standard_normal((2, 4, 3))
+    LD, piv, info = lg.linalg.ldl_factor_ex(lg.tensor(a, device='cuda'))
+    x = lg.linalg.ldl_solve(LD, piv, lg.tensor(b, device='cuda'))
+    cLD, cpiv, cinfo = lg.linalg.ldl_factor_ex(lg.tensor(a))
+    for got, want in ((LD, cLD), (piv, cpiv), (info, cinfo), (x, lg.linalg.ldl_solve(cLD, cpiv, lg.tensor(b)))):
+        assert got.is_cuda and np.array_equal(got.cpu().numpy(), want.numpy())
