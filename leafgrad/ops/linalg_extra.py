@@ -3,7 +3,7 @@ cross, chain_matmul, cdist and pdist, each declared once (``_op.Op``); svd, qr, 
 chain_matmul are linalg's ops (``ops.linalg_<name>``) with torch's older arguments."""
 import warnings
 
-from .. import return_types
+from .. import backend, return_types
 from ..autograd.grad_mode import no_grad
 from ._op import Op, out_rule, safely_castable, user_stacklevel
 from ._util import autocast, ops, record, saved_output, xp
@@ -162,6 +162,14 @@ class Cdist(Op):
         return g1, g2
 
 
+def _pairs(n, like):
+    """(rows, cols): the pairs i < j of n rows, row-major, on ``like``'s device (NumPy's
+    triu_indices takes no like=: on a GPU, CuPy's)."""
+    if type(like) is xp.ndarray or backend.device_of(like).type != 'cuda':
+        return xp.triu_indices(n, 1)
+    return backend.module_for(backend.device_of(like)).triu_indices(n, 1)
+
+
 class Pdist(Op):
     """pdist(input, p=2): the distances between the rows of an (N, M) matrix, pairs i < j in
     row-major order."""
@@ -179,7 +187,7 @@ class Pdist(Op):
                 raise RuntimeError('pdist only supports non-negative p values')
             with no_grad():
                 full = ops.cdist(input, input, p)._data
-            rows, cols = xp.triu_indices(x.shape[0], 1)
+            rows, cols = _pairs(x.shape[0], x)
             out, node = record(xp.ascontiguousarray(full[rows, cols]), Pdist, (input,))
             if node is not None:
                 node.p = float(p)  # (kept as PyTorch keeps it: _saved_p a float)
@@ -192,7 +200,7 @@ class Pdist(Op):
     def apply(self, grad):
         (x,) = self.saved_tensors
         n = x._data.shape[0]
-        rows, cols = xp.triu_indices(n, 1)
+        rows, cols = _pairs(n, x._data)
         full = ops.index_put_embed(grad, (n, n), (rows, cols))      # the pairs' gradients, upper triangle
         dist = ops.cdist(x, x, self.p)
         w = _cdist_weights(x, x, dist, full, self.p)
