@@ -194,3 +194,17 @@ def test_ldl_factor_and_solve_return_to_the_gpu():
     cLD, cpiv, cinfo = lg.linalg.ldl_factor_ex(lg.tensor(a))
     for got, want in ((LD, cLD), (piv, cpiv), (info, cinfo), (x, lg.linalg.ldl_solve(cLD, cpiv, lg.tensor(b)))):
         assert got.is_cuda and np.array_equal(got.cpu().numpy(), want.numpy())
+
+
+def test_bernoulli_and_in_place_draws_stay_on_the_gpu():
+    lg.manual_seed(3)
+    probs = lg.full((4000,), 0.25, device='cuda')
+    for drawn in (lg.bernoulli(probs), lg.bernoulli(probs, 0.25), lg.empty(4000, device='cuda').bernoulli_(0.25),
+                  lg.empty(4000, device='cuda').bernoulli_(probs)):
+        values = drawn.cpu().numpy()
+        assert drawn.is_cuda and set(np.unique(values)) <= {0.0, 1.0} and 0.2 < values.mean() < 0.3
+    for drawn in (lg.empty(100, device='cuda').exponential_(), lg.empty(100, device='cuda').random_(0, 5),
+                  lg.empty(100, device='cuda').geometric_(0.5), lg.empty(100, device='cuda').log_normal_()):
+        assert drawn.is_cuda and drawn.cpu().numpy().min() >= 0
+    with pytest.raises(RuntimeError, match='Expected p_in >= 0'):
+        lg.bernoulli(lg.full((3,), 1.5, device='cuda'))

@@ -35,16 +35,28 @@ def _g(number):
     return f'{number:g}' if isinstance(number, float) else number
 
 
-def _fill_(self, node_cls, sample, others=()):
+def _fill_(self, node_cls, sample, others=(), on_gpu=None):
     """Overwrite ``self`` with ``sample(n)`` (its n elements in the order PyTorch's kernel
-    writes them: memory order), cast to self's dtype, recorded as ``node_cls``."""
+    writes them: memory order), cast to self's dtype, recorded as ``node_cls``. A GPU's tensor:
+    ``on_gpu(random_state, shape)`` draws there with CuPy's generator when given (else the host's
+    draws are copied to it)."""
     target = self._data  # (inplace hands op a contiguous copy when it records: read the layout here)
     d = target.dtype
 
     def op(s):
+        if on_gpu is not None and backend.on_gpu(target):
+            with target.device:
+                values = on_gpu(backend.array_module(target).random.get_random_state(), target.shape)
+            return record(values.astype(d), node_cls, (s,) + others)[0]
         values = kernels.fill_in_memory_order(target, kernels.cast(sample(target.size), d))
-        return record(xp.asarray(values), node_cls, (s,) + others)[0]
+        return record(xp.asarray(values, like=target), node_cls, (s,) + others)[0]
     return inplace(self, op, others)
+
+
+def _gpu_bernoulli(probs):
+    """Draws of 1 with probability ``probs`` (a number, or an array on the GPU) by CuPy's
+    generator: a uniform below ``probs``."""
+    return lambda random_state, shape: random_state.random_sample(shape, dtype=xp.float64) < probs
 
 
 # ---- random_: integers, uniformly ------------------------------------------------------------
@@ -199,15 +211,25 @@ class Bernoulli(_Overwritten):
         if p is not None:
             if not 0 <= p <= 1:
                 raise RuntimeError(f'bernoulli_ expects p to be in [0, 1], but got p={_g(p)}')
+            if generator is None and backend.on_gpu(input._data):
+                with input._data.device:
+                    values = _gpu_bernoulli(p)(backend.array_module(input._data).random.get_random_state(),
+                                               input._data.shape)
+                return record(values.astype(d), Bernoulli, ())[0]
             values = kernels.bernoulli_number(g, input._data.size, p).reshape(input._data.shape)
-            return record(xp.asarray(values).astype(d), Bernoulli, ())[0]
+            return record(xp.asarray(values, like=input._data).astype(d), Bernoulli, ())[0]
         if d.kind not in 'fV':
             raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for '
                                       f'\'{SCALAR_NAMES[d.name]}\'')
+        _check_probabilities(input._data)
+        if generator is None and backend.on_gpu(input._data):
+            with input._data.device:
+                values = _gpu_bernoulli(input._data)(backend.array_module(input._data).random.get_random_state(),
+                                                     input._data.shape)
+            return record(values.astype(d), Bernoulli, (input,))[0]
         probs = backend.to_numpy(input._data)
-        _check_probabilities(probs)
         values = kernels.bernoulli_probabilities(g, probs.reshape(-1)).reshape(probs.shape)  # a contiguous result
-        return record(xp.asarray(values).astype(d), Bernoulli, (input,))[0]
+        return record(xp.asarray(values, like=input._data).astype(d), Bernoulli, (input,))[0]
 
     def function(input, p=None, *, generator=None, out=None):
         if out is None:
@@ -240,14 +262,18 @@ _BERNOULLI_ = Overloads('bernoulli_', '(Tensor input, Tensor p, *, leafgrad.Gene
 
 def _bernoulli_(self, p=0.5, *, generator=None):
     g = generator_of(generator, 'bernoulli_')
+    on_gpu = generator is None and backend.on_gpu(self._data)
     if isinstance(p, Tensor):
-        probs = backend.to_numpy(ops.expand(p, self._data.shape)._data)
+        probs = ops.expand(p, self._data.shape)._data
         _check_probabilities(probs)
-        in_order = kernels.in_memory_order(self._data, probs)
+        if on_gpu:
+            return _fill_(self, BernoulliBackward1, None, (p,), _gpu_bernoulli(probs))
+        in_order = kernels.in_memory_order(self._data, backend.to_numpy(probs))
         return _fill_(self, BernoulliBackward1, lambda n: kernels.bernoulli_probabilities(g, in_order), (p,))
     if not 0 <= p <= 1:
         raise RuntimeError(f'bernoulli_ expects p to be in [0, 1], but got p={_g(p)}')
-    return _fill_(self, BernoulliBackward2, lambda n: kernels.bernoulli_number(g, n, p))
+    return _fill_(self, BernoulliBackward2, lambda n: kernels.bernoulli_number(g, n, p),
+                  on_gpu=_gpu_bernoulli(p) if on_gpu else None)
 
 
 class BernoulliBackward1(Op):
