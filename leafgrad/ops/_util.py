@@ -403,6 +403,29 @@ def refuse_operands(name, args, kwargs, method):
                 return
 
 
+def on_gpu(a):
+    """Whether ``a`` is a GPU's (CuPy's) array: False for NumPy's arrays and scalars, meta arrays."""
+    cupy = backend._cupy
+    return cupy is not None and type(a) is not xp.ndarray and isinstance(a, cupy.ndarray)
+
+
+def accumulate(ufunc, data, axis):
+    """``ufunc.accumulate(data, axis=axis)`` of an associative ufunc (maximum, minimum, logaddexp):
+    NumPy's own on NumPy arrays. CuPy has accumulate for add and multiply only: on a GPU's array
+    a doubling scan (after step k each element combines the 2**k before it, ceil(log2 n)
+    kernels), the same values for maximum and minimum (NaN included), rounded in another order
+    for logaddexp."""
+    if type(data) is xp.ndarray:
+        return ufunc.accumulate(data, axis=axis)
+    out = data.copy()
+    run = xp.moveaxis(out, axis, -1)  # (a view of out)
+    step, n = 1, run.shape[-1]
+    while step < n:
+        run[..., step:] = ufunc(run[..., step:], run[..., :-step])
+        step *= 2
+    return out
+
+
 def is_operand(value):
     """Whether a binary op takes ``value`` beside a tensor (``_with_scalar``'s rule)."""
     return isinstance(value, (_Tensor, int, float, complex)) or hasattr(value, 'dtype') and hasattr(value, 'shape')
@@ -418,11 +441,13 @@ def _with_scalar(tensor, scalar, check_mixed=None):
         check_mixed(tensor, scalar)
     if not isinstance(scalar, (int, float, bool, complex)):
         if hasattr(scalar, 'dtype') and hasattr(scalar, 'shape'):  # a NumPy array or scalar
-            return arr, xp.asarray(scalar)
+            return arr, xp.asarray(scalar, like=arr) if on_gpu(arr) else xp.asarray(scalar)
         raise TypeError(f'unsupported operand type: {type(scalar).__name__}')
     if (kind == 'f' or kind == 'V' or kind == 'c') and type(scalar) is not bool and type(scalar) is not complex:
         return arr, scalar  # NumPy's weak Python scalars already keep the tensor's dtype
     dt = backend.result_type(tensor, scalar).np
+    if type(arr) is not xp.ndarray and on_gpu(arr):  # (the 0-d operand on the tensor's GPU)
+        return arr.astype(dt, copy=False), xp.asarray(scalar, like=arr).astype(dt)
     return arr.astype(dt, copy=False), xp.asarray(scalar).astype(dt)
 
 
@@ -650,7 +675,7 @@ def _lowest(x):
     third of a min reduction."""
     if type(x) is xp.ndarray:
         return x.item(x.argmin())
-    return xp.minimum.reduce(x, axis=None)
+    return x.min()  # (CuPy has no minimum.reduce)
 
 
 def sigmoid_array(x):

@@ -780,7 +780,9 @@ def _log_softmax_array(data, d, round_to=None):
     if not data.size:
         return data.copy()
     # (the ufuncs' own reductions: the ndarray methods wrap them in Python)
-    shifted = data - xp.maximum.reduce(data, axis=d, keepdims=True)
+    # (on a GPU the method: CuPy has no maximum.reduce)
+    top = xp.maximum.reduce(data, axis=d, keepdims=True) if type(data) is xp.ndarray else data.max(d, keepdims=True)
+    shifted = data - top
     sums = xp.add.reduce(xp.exp(shifted), axis=d, keepdims=True)
     if round_to is not None:
         sums = xp.log(sums.astype(round_to).astype(data.dtype)).astype(round_to).astype(data.dtype)

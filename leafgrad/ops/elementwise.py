@@ -518,7 +518,7 @@ class PowBackward0(Op):
         (base,) = self.saved_tensors
         p = self.exponent
         if p == 0:  # zeros_like(self), as PyTorch's pow_backward (not grad * 0: NaN for an infinite grad)
-            return wrap(xp.zeros(base._data.shape, dtype=base._data.dtype)),
+            return wrap(xp.zeros(base._data.shape, dtype=base._data.dtype, like=base._data)),
         if p == 2:
             return grad * (base * 2),
         return grad * (pow(base, p - 1) * p),
@@ -1088,7 +1088,8 @@ class Where(Op):
         (cond,) = self.saved_tensors
         tx, ty = tangents
         shape = xp.broadcast_shapes(cond._data.shape, self.x_shape, self.y_shape)
-        zero = wrap(xp.zeros(shape, dtype=(tx if tx is not None else ty)._data.dtype))
+        t = (tx if tx is not None else ty)._data
+        zero = wrap(xp.zeros(shape, dtype=t.dtype, like=t))
         return where(cond, zero if tx is None else tx, zero if ty is None else ty)
 
     def forward(condition, input=None, other=None):
@@ -1130,7 +1131,7 @@ class Where(Op):
 
     def apply(self, grad):
         (cond,) = self.saved_tensors
-        zero = wrap(xp.zeros((), dtype=grad._data.dtype))  # (PyTorch's 0, not grad * 0: NaN at inf)
+        zero = wrap(xp.zeros((), dtype=grad._data.dtype, like=grad._data))  # (PyTorch's 0, not grad * 0: NaN at inf)
         gx = sum_to(where(cond, grad, zero), self.x_shape) if self.next_functions[0][0] is not None else None
         gy = sum_to(where(cond, zero, grad), self.y_shape) if self.next_functions[1][0] is not None else None
         return gx, gy
@@ -1171,7 +1172,7 @@ class _ComparisonBackward(Op):
         zeros = wrap(xp.zeros_like(grad._data))
         if len(self.next_functions) == 1:  # (the Scalar overload's node: self only)
             return zeros,
-        return zeros, (wrap(xp.zeros(self.other_shape, self.other_dtype))
+        return zeros, (wrap(xp.zeros(self.other_shape, self.other_dtype, like=grad._data))
                        if self.next_functions[1][0] is not None else None)
 
 

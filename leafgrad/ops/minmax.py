@@ -15,7 +15,7 @@ from .. import return_types
 from .._arg_parser import Overloads
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._op import CAST, Op, check_out, exact_dtype, out_rule, same_dtype, write_out, write_outs
-from ._util import (SCALAR_NAMES, c_order, laid_out_like, not_a_tensor, ops, record, record_many, refused,
+from ._util import (SCALAR_NAMES, accumulate, c_order, laid_out_like, not_a_tensor, ops, record, record_many, refused,
                     saved_output, wrap, wrap_dim, wrap_dims, xp)
 from ..tensor import Tensor
 
@@ -26,7 +26,7 @@ def _embed(src, index, dim, shape, unique=True):
     """zeros(shape) with ``src`` written at ``index`` (an array) along ``dim``, as PyTorch's
     derivatives of the selecting ops do it: scatter (ScatterBackward0), or scatter_add where an
     index may repeat within a slice (``unique=False``: cummax, cummin)."""
-    zeros = wrap(xp.zeros(shape, dtype=src._data.dtype))
+    zeros = wrap(xp.zeros(shape, dtype=src._data.dtype, like=src._data))
     if unique:
         return ops.scatter(zeros, dim, wrap(index), src)
     return ops.scatter_add(zeros, dim, wrap(index), src)
@@ -64,7 +64,7 @@ def _select_along_dim(input, dim, keepdim, name, pick, node_cls, return_type):
     data = input._data
     d = wrap_dim(dim, data.ndim)
     if data.ndim == 0:
-        values, idx = data.copy(), xp.zeros((), dtype=xp.int64)
+        values, idx = data.copy(), xp.zeros_like(data, dtype=xp.int64)  # (on data's device)
     else:
         if data.shape[d] == 0:
             raise IndexError(f'{name}(): Expected reduction dim {d} to have non-zero size.')
@@ -305,7 +305,7 @@ def _arg(input, dim, keepdim, name, np_fn):
         return wrap(out.reshape((1,) * data.ndim) if keepdim else out)
     d = wrap_dim(dim, data.ndim)
     if data.ndim == 0:
-        return wrap(xp.zeros((), dtype=xp.int64))
+        return wrap(xp.zeros_like(data, dtype=xp.int64))
     if data.shape[d] == 0:
         raise IndexError(f'{name}(): Expected reduction dim {d} to have non-zero size.')
     out = np_fn(data, axis=d).astype(xp.int64)
@@ -428,7 +428,7 @@ def _lower_nanmedian_index(data, d):
     first NaN)."""
     order = xp.argsort(data, axis=d, kind='stable')            # NaN sorts last
     count = xp.sum(~xp.isnan(data), axis=d, keepdims=True) if data.dtype.kind in 'fV' else \
-        xp.full(data.shape[:d] + (1,) + data.shape[d + 1:], data.shape[d])
+        xp.full(data.shape[:d] + (1,) + data.shape[d + 1:], data.shape[d], like=data)
     k = xp.maximum((count - 1) // 2, 0)
     return xp.squeeze(xp.take_along_axis(order, k, axis=d), d)
 
@@ -488,11 +488,11 @@ def _mode_index(data, d):
     s = xp.take_along_axis(moved, order, axis=-1)
     n = s.shape[-1]
     # run lengths in the sorted slice: count[i] = length of the run that ends at i
-    start = xp.concatenate([xp.ones(s.shape[:-1] + (1,), bool), s[..., 1:] != s[..., :-1]], axis=-1)
-    positions = xp.arange(n)
-    run_start = xp.maximum.accumulate(xp.where(start, positions, 0), axis=-1)
+    start = xp.concatenate([xp.ones(s.shape[:-1] + (1,), bool, like=s), s[..., 1:] != s[..., :-1]], axis=-1)
+    positions = xp.arange(n, like=s)
+    run_start = accumulate(xp.maximum, xp.where(start, positions, 0), -1)
     count = positions - run_start + 1
-    end = xp.concatenate([start[..., 1:], xp.ones(s.shape[:-1] + (1,), bool)], axis=-1)
+    end = xp.concatenate([start[..., 1:], xp.ones(s.shape[:-1] + (1,), bool, like=s)], axis=-1)
     count = xp.where(end, count, 0)
     best = xp.argmax(count, axis=-1)  # the first maximal run: the smallest value
     # last occurrence in the original order: the largest original index within that run
@@ -555,7 +555,7 @@ def _order(data, d, descending):
         if nans.any():
             shape = [1] * data.ndim
             shape[d] = data.shape[d]
-            at = (xp.arange(data.shape[d]).reshape(shape) - nans.sum(axis=d, keepdims=True)) % data.shape[d]
+            at = (xp.arange(data.shape[d], like=data).reshape(shape) - nans.sum(axis=d, keepdims=True)) % data.shape[d]
             order = xp.take_along_axis(order, at, axis=d)
     return order
 
@@ -565,11 +565,11 @@ def _sorted(input, dim, descending, k, node_cls, return_type):
     _refuse_complex(data, 'Sort' if k is None else 'topk')
     d = wrap_dim(dim, data.ndim)
     if data.ndim == 0:
-        values, idx = data.copy(), xp.zeros((), dtype=xp.int64)
+        values, idx = data.copy(), xp.zeros_like(data, dtype=xp.int64)
     else:
         idx = _order(data, d, descending)
         if k is not None:
-            idx = xp.take(idx, xp.arange(k), axis=d)
+            idx = xp.take(idx, xp.arange(k, like=idx), axis=d)
         idx = idx.astype(xp.int64)
         values = xp.take_along_axis(data, idx, axis=d)
         if k is None:  # (sort's results are laid out as the input, topk's contiguous, as PyTorch's)
@@ -605,7 +605,7 @@ def _argsort(input, dim, descending):
     _refuse_complex(data, 'Sort')
     if data.ndim == 0:
         wrap_dim(dim, 0)
-        return wrap(xp.zeros((), dtype=xp.int64))
+        return wrap(xp.zeros_like(data, dtype=xp.int64))
     return wrap(laid_out_like(_order(data, wrap_dim(dim, data.ndim), descending).astype(xp.int64), data))
 
 
@@ -693,19 +693,19 @@ def _cumulative_extremum(input, dim, ufunc, better, node_cls, return_type):
     data = input._data
     d = wrap_dim(dim, data.ndim)
     if data.ndim == 0:
-        values, idx = data.copy(), xp.zeros((), dtype=xp.int64)
+        values, idx = data.copy(), xp.zeros_like(data, dtype=xp.int64)
     else:
         # np.maximum/minimum: NaN propagates, as PyTorch; C-contiguous, as reduction._scan's
-        values = xp.asarray(ufunc.accumulate(data, axis=d), order='C')
+        values = xp.asarray(accumulate(ufunc, data, d), order='C')
         prev = xp.concatenate([xp.take(values, [0], axis=d), xp.delete(values, -1, axis=d)], axis=d) \
             if data.shape[d] else values
         # a new extremum (ties: the latest index), or a NaN (each NaN takes the index, as PyTorch)
         new = better(data, prev) | (xp.isnan(data) if data.dtype.kind in 'fV' else False)
         shape = [1] * data.ndim
         shape[d] = data.shape[d]
-        positions = xp.arange(data.shape[d]).reshape(shape)
-        idx = xp.maximum.accumulate(xp.where(new, positions, 0), axis=d) if data.size else \
-            xp.zeros(data.shape, dtype=xp.int64)
+        positions = xp.arange(data.shape[d], like=data).reshape(shape)
+        idx = accumulate(xp.maximum, xp.where(new, positions, 0), d) if data.size else \
+            xp.zeros(data.shape, dtype=xp.int64, like=data)
     (out, indices), node = record_many([values, idx.astype(xp.int64)], node_cls, (input,),
                                        differentiable=(True, False))
     if node is not None:

@@ -246,7 +246,8 @@ class Xlogy(Op):
         except TypeError:  # (a string, a list: PyTorch's parser's TypeError)
             return operator_refusal()
         dt = dt.np if dt.is_floating_point else backend.get_default_dtype().np
-        x, y = xp.asarray(x, dtype=dt), xp.asarray(y, dtype=dt)
+        like = y if isinstance(other, Tensor) else x  # (a number operand on the tensor's device)
+        x, y = xp.asarray(x, dtype=dt, like=like), xp.asarray(y, dtype=dt, like=like)
         try:
             with xp.errstate(divide='ignore', invalid='ignore'):
                 data = xp.where((x == 0) & ~xp.isnan(y), dt.type(0), x * xp.log(y))
@@ -417,7 +418,7 @@ class Copysign(Op):
             ratio = result / safe * wrap((~zero).astype(x._data.dtype)) if zero.any() else result / x
             gx = sum_to(grad * ratio, self.self_shape)
         if _needs(self, 1):
-            gy = wrap(xp.zeros(self.other_shape, dtype=self.other_dtype))  # zeros_like(other)
+            gy = wrap(xp.zeros(self.other_shape, dtype=self.other_dtype, like=grad._data))  # zeros_like(other)
         return gx, gy
 
 
@@ -446,7 +447,7 @@ class Nextafter(Op):
 
     def apply(self, grad):
         gx = sum_to(grad, self.self_shape) if _needs(self, 0) else None
-        gy = wrap(xp.zeros(self.other_shape, dtype=self.other_dtype)) if _needs(self, 1) else None
+        gy = wrap(xp.zeros(self.other_shape, dtype=self.other_dtype, like=grad._data)) if _needs(self, 1) else None
         return gx, gy
 
 
@@ -621,7 +622,7 @@ class Sinc(Op):
         # (cos(pi x) - sinc(x)) / x, written with a safe x so that x = 0 gives 0
         safe = x + wrap(zero.astype(x._data.dtype))
         d = (ops.cos(safe * math.pi) - sinc(safe)) / safe
-        return ops.where(wrap(zero), wrap(xp.zeros((), dtype=grad._data.dtype)), grad * d),  # (0 there, as PyTorch)
+        return ops.where(wrap(zero), wrap(xp.zeros((), dtype=grad._data.dtype, like=grad._data)), grad * d),  # (0 there, as PyTorch)
 
 
 # ---- sgn, positive, angle conversions ------------------------------------------------------

@@ -15,7 +15,7 @@ from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
 from .._arg_parser import Overloads, _is_int, check_dtype, is_number
 from ._op import Op, same_dtype, warn_once, writes_out
-from ._util import (SCALAR_NAMES, autocast, c_order, histories_first, ops, record, record_many, saved_output,
+from ._util import (SCALAR_NAMES, accumulate, autocast, c_order, histories_first, ops, record, record_many, saved_output,
                     state, wrap, wrap_dim, wrap_dims, xp)
 
 
@@ -423,7 +423,7 @@ def _prod_safe_zeros(grad, x, dim):
     n = shape[dim]
     if n == 1:
         return grad
-    ones = wrap(xp.ones(shape[:dim] + (1,) + shape[dim + 1:], dtype=x._data.dtype))
+    ones = wrap(xp.ones(shape[:dim] + (1,) + shape[dim + 1:], dtype=x._data.dtype, like=x._data))
     before = cumprod(ops.cat([ones, ops.narrow(x, dim, 0, n - 1)], dim), dim)
     after = ops.flip(cumprod(ops.cat([ones, ops.flip(ops.narrow(x, dim, 1, n - 1), [dim])], dim), dim), [dim])
     return ops.mul(grad, ops.mul(before, after))
@@ -556,7 +556,7 @@ class LinalgVectorNormBackward0(Op):
     def jvp(self, tangents):
         # the derivative's directional form: <d norm / dx, t> summed over the reduced dims
         result = self.saved_tensors[1]
-        (g,) = self.apply(wrap(xp.ones(result._data.shape, dtype=result._data.dtype)))
+        (g,) = self.apply(wrap(xp.ones(result._data.shape, dtype=result._data.dtype, like=result._data)))
         return sum(_real_product(g, tangents[0]), self.dims, self.keepdim)
 
     def apply(self, grad):
@@ -775,9 +775,10 @@ class Cumprod(Op):
         # with zeros: d out_j = sum_{i<=j} t_i prod_{k<=j, k!=i} x_k, rows as in apply
         n = x._data.shape[d]
         xm = ops.unsqueeze(ops.transpose(x, d, -1), -2)
-        eye = wrap(xp.eye(n, dtype=bool))
-        rows = cumprod(ops.where(eye, wrap(xp.ones((), dtype=x._data.dtype)), xm), -1)   # (..., i, j)
-        upper = wrap(xp.triu(xp.ones((n, n), dtype=x._data.dtype)))                   # j >= i
+        a = x._data
+        eye = wrap(xp.eye(n, dtype=bool, like=a))
+        rows = cumprod(ops.where(eye, wrap(xp.ones((), dtype=a.dtype, like=a)), xm), -1)   # (..., i, j)
+        upper = wrap(xp.triu(xp.ones((n, n), dtype=a.dtype, like=a)))                   # j >= i
         ti = ops.unsqueeze(ops.transpose(t, d, -1), -1)                                 # (..., i, 1)
         return ops.transpose(sum(rows * upper * ti, -2), d, -1)
 
@@ -804,13 +805,13 @@ def _cumprod_grad_around_zeros(g, x, out, d):
         x, out = xp.conj(x), xp.conj(out)
     zeros_before = xp.cumsum(x == 0, axis=d)
     before = zeros_before == 0
-    grad_input = xp.zeros(x.shape, g.dtype)
+    grad_input = xp.zeros(x.shape, g.dtype, like=g)
     with xp.errstate(all='ignore'):
         w = xp.where(before, out * g, 0)
         grad_input[before] = (xp.flip(xp.cumsum(xp.flip(w, d), axis=d), d) / x)[before]
         first_run = zeros_before == 1
         first = xp.argmax(first_run, axis=d, keepdims=True)
-        positions = xp.arange(x.shape[d]).reshape((-1,) + (1,) * (x.ndim - 1 - d))
+        positions = xp.arange(x.shape[d], like=x).reshape((-1,) + (1,) * (x.ndim - 1 - d))
         at_first = (positions == first) & first_run
         after_first = first_run & ~at_first
         products = xp.cumprod(xp.where(after_first, x, 1), axis=d) * xp.where(first_run, g, 0)
@@ -825,8 +826,8 @@ def _cumprod_grad_by_left_out_products(grad, x, d):
     cumulative products of x[k+1:], written into a slice of zeros (PyTorch's create_graph method)."""
     cat, narrow, expand = ops.cat, ops.narrow, ops.expand
     n = x._data.shape[d]
-    grad_input = wrap(xp.zeros(x._data.shape, grad._data.dtype))
-    ones = expand(wrap(xp.ones(1, grad._data.dtype)), x._data.shape[:d] + (1,) + x._data.shape[d + 1:])
+    grad_input = wrap(xp.zeros(x._data.shape, grad._data.dtype, like=grad._data))
+    ones = expand(wrap(xp.ones(1, grad._data.dtype, like=grad._data)), x._data.shape[:d] + (1,) + x._data.shape[d + 1:])
     for k in range(n):
         if k == 0:
             left_out = cat([ones, cumprod(narrow(x, d, 1, n - 1), d)], d)
@@ -881,7 +882,7 @@ def _logcumsumexp(input, dim, reverse=False):
     else:
         with xp.errstate(invalid='ignore'):
             src = xp.flip(data, d) if reverse else data
-            out = xp.logaddexp.accumulate(src, axis=d)  # log(e^a + e^b) without overflow, step by step
+            out = accumulate(xp.logaddexp, src, d)  # log(e^a + e^b) without overflow, step by step
             out = xp.flip(out, d).copy(order='C') if reverse else xp.asarray(out, order='C')  # (as _scan's)
     result, node = record(out, Logcumsumexp, (input,))
     if node is not None:

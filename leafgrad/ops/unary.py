@@ -306,7 +306,7 @@ class ClampBackward1(Op):
             mask = mask & (x._data <= self.max)
         # (PyTorch's where(mask, grad, 0), not grad * mask: a NaN or inf gradient where a bound was
         # taken gives 0, seed 10004743)
-        return ops.where(wrap(mask), grad, wrap(xp.zeros((), dtype=grad._data.dtype))),
+        return ops.where(wrap(mask), grad, wrap(xp.zeros((), dtype=grad._data.dtype, like=grad._data))),
 
     jvp = elementwise_jvp  # (the input's tangent where it was kept, zero where a bound was taken)
 
@@ -343,7 +343,7 @@ class ClampBackward0(Op):
     def apply(self, grad):
         # an absent bound was saved as the placeholder ``_Empty``
         x, lo, hi = [None if t is _Empty else t for t in self.saved_tensors]
-        zero = wrap(xp.zeros((), dtype=grad._data.dtype))  # (a 0 where the mask is off, not grad * 0: NaN at inf)
+        zero = wrap(xp.zeros((), dtype=grad._data.dtype, like=grad._data))  # (a 0 where the mask is off, not grad * 0: NaN at inf)
         outs = [ops.where(wrap(mask), grad, zero) if mask is not None else None
                 for mask in _clamp_choices(x, lo, hi)]
         outs = [outs[0]] + [g for g in outs[1:] if g is not None]  # (the bounds given, in order)
