@@ -26,6 +26,8 @@ import math
 
 import numpy as np
 
+from . import backend
+
 _EULER = 0.57721566490153286061
 _LOG_SQRT_2PI = 0.91893853320467274178  # log(2 pi) / 2
 _INV_SQRT_PI = 0.56418958354775628695
@@ -43,6 +45,25 @@ def _bernoulli(n):
             row[j - 1] = j * (row[j - 1] - row[j])
         out.append(row[0])
     return out
+
+
+def _module(*values):
+    """The array module of the first GPU array among ``values`` (CuPy's), else NumPy: where a
+    kernel makes an array from a number or a shape, it makes it on its operands' device."""
+    for v in values:
+        if type(v) is not np.ndarray:
+            m = backend.array_module(v)
+            if m is not np:
+                return m
+    return np
+
+
+def gpu_special(name, x):
+    """cupyx.scipy.special's ``name`` (erf, erfc) of a GPU's array: CuPy has no frompyfunc to run
+    math's function elementwise, and its SciPy functions are one kernel each. (Not on the
+    stand-in for CuPy of the tests, which has no cupyx.)"""
+    import cupyx.scipy.special  # (on a GPU only: CuPy's import is not paid by CPU programs)
+    return getattr(cupyx.scipy.special, name)(x)
 
 
 def _polyval(coefs, z):
@@ -187,8 +208,9 @@ def _zeta_constants():
 
 def zeta(s, q):
     """The Hurwitz zeta function sum_{k>=0} (k + q)^-s (s > 1), elementwise, broadcast."""
-    s, q = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(q, dtype=np.float64))
-    out = np.empty(s.shape)
+    m = _module(s, q)  # (a number s or q made on the other's device)
+    s, q = np.broadcast_arrays(m.asarray(s, dtype=np.float64), m.asarray(q, dtype=np.float64))
+    out = m.empty(s.shape)
     with np.errstate(all='ignore'):
         # the direct terms (q + k)^-s, k = 0 .. n: at least nine of them, and until q + n > 9
         decided = ~np.isfinite(q) | ((q <= 0) & ((q == np.floor(q)) | (s != np.floor(s))))  # inf or NaN
@@ -196,23 +218,24 @@ def zeta(s, q):
         # (a sum stops, as PyTorch's does, once a term falls below 2^-53 of it)
         total = np.power(q, -s)
         a = q.copy()
-        b = np.zeros(s.shape)
-        done = np.zeros(s.shape, dtype=bool)
+        b = m.zeros(s.shape)
+        done = m.zeros(s.shape, dtype=bool)
         loop = n <= 64
-        for k in range(1, int(n[loop].max(initial=0)) + 1):
+        looped = n[loop]  # (CuPy's max has no initial=)
+        for k in range(1, int(looped.max()) + 1 if looped.size else 1):
             go = loop & (n >= k) & ~done
             a = np.where(go, q + k, a)
             b = np.where(go, np.power(a, -s), b)
             total = np.where(go, total + b, total)
             done |= go & (np.abs(b) < _MACHEP * total)
         for i in zip(*np.nonzero(~loop)):  # many terms: sum them at once
-            terms = np.power(q[i] + np.arange(1, n[i] + 1), -s[i])
+            terms = np.power(q[i] + m.arange(1, int(n[i]) + 1), -s[i])
             total[i] += terms.sum()
             a[i], b[i] = q[i] + n[i], terms[-1]
         # Euler-Maclaurin tail from w = a: the integral, half the last term, Bernoulli terms
         w = a
         total = np.where(done, total, total + b * w / (s - 1) - 0.5 * b)
-        fac = np.ones(s.shape)
+        fac = m.ones(s.shape)
         k = 0.0
         for denom in _zeta_constants():
             fac = fac * (s + k)
@@ -287,12 +310,13 @@ def _gammaincc_fraction(a, x):
 
 def gammainc(a, x, upper=False):
     """P(a, x) (``upper``: Q(a, x) = 1 - P(a, x)), with PyTorch's values at the edges."""
-    a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
-    out = np.full(a.shape, np.nan)
+    m = _module(a, x)  # (a number a or x made on the other's device)
+    a, x = np.broadcast_arrays(m.asarray(a, dtype=np.float64), m.asarray(x, dtype=np.float64))
+    out = m.full(a.shape, np.nan)
     with np.errstate(all='ignore'):
         inside = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
         ai, xi = a[inside], x[inside]
-        res = np.empty(ai.shape)
+        res = m.empty(ai.shape)
         series = xi < ai + 1
         p = _gammainc_series(ai[series], xi[series])
         res[series] = 1 - p if upper else p
@@ -363,10 +387,14 @@ _ERF = np.frompyfunc(math.erf, 1, 1)
 
 
 def erfc(x):
+    if type(x) is not np.ndarray and _module(x) is not np:
+        return gpu_special('erfc', x)
     return np.asarray(_ERFC(x), dtype=np.float64) if x.size else x.copy()
 
 
 def erf(x):
+    if type(x) is not np.ndarray and _module(x) is not np:
+        return gpu_special('erf', x)
     return np.asarray(_ERF(x), dtype=np.float64) if x.size else x.copy()
 
 
@@ -383,7 +411,7 @@ def erfcx(x):
             total = total + term
         out[big] = total * _INV_SQRT_PI / xb
         xs = x[~big]
-        head = np.float64(np.float32(xs))  # head^2 is exact: exp(x^2) without the rounding of x^2
+        head = xs.astype(np.float32).astype(np.float64)  # head^2 is exact: exp(x^2) without the rounding of x^2
         tail = xs - head
         out[~big] = np.exp(head * head) * np.exp(tail * (head + xs)) * erfc(xs)
         out[x < -27] = np.inf  # exp(x^2) overflows (before the float32 head would)

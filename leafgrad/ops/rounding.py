@@ -9,7 +9,7 @@ divisions and remainders promote (CAST).
 from .. import backend
 from .._arg_parser import Overloads, is_number
 from ._op import CAST, NO_GRAD_CAST, SAME, Op
-from ._util import (NotImplementedNode, _unrounded, binary_operands, broadcast_error, not_a_tensor,
+from ._util import (NotImplementedNode, _unrounded, binary_operands, broadcast_error, not_a_tensor, on_gpu,
                     operator_refusal, ops, record, refused, sum_to, wrap, xp)
 from ..autograd.graph import elementwise_jvp
 from ..tensor import Tensor
@@ -127,7 +127,7 @@ class DivBackward2(Op):
 
     def apply(self, grad):
         # (zeros, as PyTorch: not grad * 0, which is NaN where the gradient is not finite)
-        zeros = lambda shape: wrap(xp.zeros(shape, dtype=grad._data.dtype))  # noqa: E731
+        zeros = lambda shape: wrap(xp.zeros(shape, dtype=grad._data.dtype, like=grad._data))  # noqa: E731
         ga = zeros(self.self_shape) if self.next_functions[0][0] is not None else None
         gb = None
         if len(self.next_functions) > 1 and self.next_functions[1][0] is not None:
@@ -135,7 +135,7 @@ class DivBackward2(Op):
         return ga, gb
 
     def jvp(self, tangents, output):  # a step function: a zero tangent, as PyTorch's
-        return wrap(xp.zeros(output._data.shape, dtype=output._data.dtype))
+        return wrap(xp.zeros(output._data.shape, dtype=output._data.dtype, like=output._data))
 
 
 def _divides_something(x, y):
@@ -166,6 +166,9 @@ def _arrays(input, other):
     """Both operands as arrays of PyTorch's result dtype (so integer division stays integral)."""
     x, y = binary_operands(input, other)
     dt = _result_dtype(input, other)
+    like = (input if isinstance(input, Tensor) else other)._data
+    if type(like) is not xp.ndarray and on_gpu(like):  # (a number operand on the tensor's GPU)
+        return xp.asarray(x, like=like).astype(dt, copy=False), xp.asarray(y, like=like).astype(dt, copy=False)
     return xp.asarray(x).astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False)
 
 

@@ -192,7 +192,7 @@ class Polygamma(_Special):
 
 def _mvlgamma_offsets(x, p):
     """x - (p-1)/2, x - (p-2)/2, ..., x along a new last dimension (PyTorch's order of summation)."""
-    offsets = xp.arange(-p / 2 + 0.5, 0.5, 0.5)[:p].astype(x._data.dtype)
+    offsets = xp.arange(-p / 2 + 0.5, 0.5, 0.5, like=x._data)[:p].astype(x._data.dtype)
     return x.unsqueeze(-1) + wrap(offsets)
 
 
@@ -212,7 +212,7 @@ class Mvlgamma(_Special):
         if p < 1:
             raise RuntimeError('p has to be greater than or equal to 1')
         x = float_dtype_for(input._data)
-        offsets = xp.arange(-p / 2 + 0.5, 0.5, 0.5)[:p]
+        offsets = xp.arange(-p / 2 + 0.5, 0.5, 0.5, like=x)[:p]
         with xp.errstate(all='ignore'):
             args = x.astype(xp.float64)[..., None] + offsets
             values = K.lgamma(args.reshape(-1)).reshape(args.shape)
@@ -232,7 +232,8 @@ class Mvlgamma(_Special):
 
 def _binary(kernel, a, b, dt):
     """``kernel`` (a float64 function of two 1-d arrays) on two operands, broadcast, in dtype ``dt``."""
-    a, b = xp.broadcast_arrays(xp.asarray(a, dtype=xp.float64), xp.asarray(b, dtype=xp.float64))
+    like = b if isinstance(a, (bool, int, float)) else a  # (a number operand on the other's device)
+    a, b = xp.broadcast_arrays(xp.asarray(a, dtype=xp.float64, like=like), xp.asarray(b, dtype=xp.float64, like=like))
     with xp.errstate(all='ignore'):
         return xp.asarray(kernel(a.reshape(-1), b.reshape(-1))).reshape(a.shape).astype(dt.np)
 
@@ -321,7 +322,7 @@ class SpecialGammaincc(_TorchSpecial):
 
 
 def _scalar_tensor(value, like):
-    return wrap(xp.asarray(value, dtype=backend.result_type(like, value).np))
+    return wrap(xp.asarray(value, dtype=backend.result_type(like, value).np, like=like._data))
 
 
 def _two_operands(name, input, other):
@@ -406,7 +407,7 @@ def _not_tiny(x):
     i1e divide by x, and take their limit 1/2 at 0."""
     eps = float(xp.finfo(x._data.dtype).eps)
     mask = wrap(xp.abs(x._data) > eps)
-    return mask, ops.where(mask, x, wrap(xp.asarray(eps, dtype=x._data.dtype)))
+    return mask, ops.where(mask, x, wrap(xp.asarray(eps, dtype=x._data.dtype, like=x._data)))
 
 
 class I0(_Special):
@@ -712,7 +713,8 @@ def _polynomial(name, kernel, x, n):
         raise _not_implemented_for(f'{name}_cpu', dt.np)
     operands = [v._data if isinstance(v, Tensor) else v for v in (x, n)]
     try:
-        xd, nd = xp.broadcast_arrays(*(xp.asarray(v, dtype=dt.np) for v in operands))
+        like = next(v._data for v in (x, n) if isinstance(v, Tensor))  # (a number operand on its device)
+        xd, nd = xp.broadcast_arrays(*(xp.asarray(v, dtype=dt.np, like=like) for v in operands))
     except ValueError:
         raise broadcast_error(x, n) from None
     with xp.errstate(all='ignore'):

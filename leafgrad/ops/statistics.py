@@ -41,7 +41,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
         qf = float(q)
         if not 0 <= qf <= 1:
             raise RuntimeError(f'{name}() q must be in the range [0, 1] but got {qf:g}')
-        q_scalar, qa = True, xp.asarray([qf], dtype=a.dtype)
+        q_scalar, qa = True, xp.asarray([qf], dtype=a.dtype, like=a)
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f'{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but '
                            f'got {interpolation}')
@@ -64,11 +64,11 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     if ignore_nan:
         last = c_order((xp.sum(~xp.isnan(s), axis=-1, keepdims=True) - 1).astype(a.dtype))
         ranks_t = q_t * wrap(last)
-        ranks_t = ops.where(wrap(ranks_t._data < 0), wrap(xp.zeros((), a.dtype)), ranks_t)
+        ranks_t = ops.where(wrap(ranks_t._data < 0), wrap(xp.zeros((), a.dtype, like=a)), ranks_t)
     else:
-        ranks_t = q_t * float(n - 1) + wrap(xp.zeros(s.shape[:-1] + (1,), a.dtype))
+        ranks_t = q_t * float(n - 1) + wrap(xp.zeros(s.shape[:-1] + (1,), a.dtype, like=a))
         # (the rows holding NaN contiguous, as PyTorch's any(-1, keepdim=True): the ranks' layout is the result's)
-        ranks_t = ops.where(wrap(c_order(xp.isnan(s[..., -1:]))), wrap(xp.asarray(n - 1, a.dtype)), ranks_t)
+        ranks_t = ops.where(wrap(c_order(xp.isnan(s[..., -1:]))), wrap(xp.asarray(n - 1, a.dtype, like=a)), ranks_t)
     ranks = ranks_t._data
     if interpolation == 'lower':
         ranks = xp.floor(ranks)
@@ -80,7 +80,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     result = ops.gather(values, -1, wrap(below))
     if interpolation in ('linear', 'midpoint'):
         above = ops.gather(values, -1, wrap(xp.ceil(ranks).astype(xp.int64)))
-        weight = wrap(xp.full(ranks.shape, 0.5, dtype=a.dtype)) if interpolation == 'midpoint' else \
+        weight = wrap(xp.full(ranks.shape, 0.5, dtype=a.dtype, like=a)) if interpolation == 'midpoint' else \
             ranks_t - wrap(below.astype(a.dtype))
         result = ops.lerp(result, above, weight)
     # (..., len(q)) -> (len(q), *out_shape); a scalar q drops its dim by an in-place squeeze, as PyTorch
@@ -187,7 +187,7 @@ class Cov(Op):
             if isinstance(norm, (int, float)):
                 norm = max(norm, 0)
             else:
-                norm = ops.where(norm < 0, wrap(xp.zeros((), dtype=norm._data.dtype)), norm)
+                norm = ops.where(norm < 0, wrap(xp.zeros((), dtype=norm._data.dtype, like=norm._data)), norm)
             centred = x - ops.unsqueeze(avg, 1)
             weighted = centred if w is None else centred * w
             c = ops.mm(centred, ops.t(weighted))

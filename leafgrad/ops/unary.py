@@ -185,6 +185,8 @@ def _erf_array(x):
     # NumPy has no erf; math.erf is exact to the last bit, elementwise (computed in float64).
     if x.dtype.kind == 'c':
         raise refused('erf_vml_cpu', x)
+    if type(x) is not xp.ndarray:  # (a GPU's array: CuPy's erf, in float32 or float64 as PyTorch's CUDA kernel)
+        return _special_kernels.gpu_special('erf', _gpu_float(x)).astype(x.dtype, copy=False)
     out = _ERF(x.astype(xp.float64, copy=False)) if x.size else x.astype(xp.float64)
     return xp.asarray(out, dtype=xp.float64).astype(x.dtype, copy=False)
 
@@ -193,7 +195,14 @@ _ERF = xp.frompyfunc(math.erf, 1, 1)
 _ERFC = xp.frompyfunc(math.erfc, 1, 1)
 
 
+def _gpu_float(x):
+    """A GPU's array as cupyx.scipy.special computes it: float32 or float64 (16-bit floats in float32)."""
+    return x if x.dtype.char in 'fd' else x.astype(xp.float32)
+
+
 def _erfc_array(x):
+    if type(x) is not xp.ndarray:  # (a GPU's array: as _erf_array)
+        return _special_kernels.gpu_special('erfc', _gpu_float(x)).astype(x.dtype, copy=False)
     out = _ERFC(x.astype(xp.float64, copy=False)) if x.size else x.astype(xp.float64)
     return xp.asarray(out, dtype=xp.float64).astype(x.dtype, copy=False)
 
@@ -672,7 +681,11 @@ class Lerp(Op):
             with xp.errstate(all='ignore'):
                 diff = eo - xo
                 small = xp.abs(wo) < 0.5
-                factor, base = xp.where(small, wo, wo - wide(1)), xp.where(small, xo, eo)
+                if type(xo) is xp.ndarray or isinstance(weight, Tensor):
+                    factor = xp.where(small, wo, wo - wide(1))
+                else:  # (a number weight beside a GPU's arrays: a NumPy number, which CuPy takes)
+                    factor = wo if small else wo - wide(1)
+                base = xp.where(small, xo, eo)
                 # (complex: no fused multiply-add for it in NumPy; PyTorch's complex lerp rounds twice too)
                 data = factor * diff + base if x.dtype.kind == 'c' else fused_multiply_add(factor, diff, base)
                 data = data.astype(x.dtype, copy=False)
