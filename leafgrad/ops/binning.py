@@ -8,7 +8,7 @@ import math
 from .. import backend, return_types
 from .._arg_parser import Overloads, is_number
 from ._op import Op, exact_dtype, out_rule, same_dtype
-from ._util import SCALAR_NAMES, NotImplementedNode, ops, record_many, wrap, xp
+from ._util import SCALAR_NAMES, NotImplementedNode, on_gpu, ops, record_many, wrap, xp
 from ..tensor import Tensor
 
 
@@ -23,7 +23,8 @@ def _array(x, overloads=None, args=()):
         return x._data
     if overloads is not None and not is_number(x):
         overloads.bind(args, {})
-    return xp.asarray(x)
+    like = next((a._data for a in args if isinstance(a, Tensor)), None)
+    return xp.asarray(x, like=like) if on_gpu(like) else xp.asarray(x)  # (beside a GPU's tensor: on its device)
 
 
 # PyTorch's signatures of the ops that take a number for one tensor: anything else is refused with
@@ -172,7 +173,7 @@ class Histogram(Op):
                 lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 0.0)
             if lo == hi:
                 lo, hi = lo - 0.5, hi + 0.5
-            edges = xp.linspace(lo, hi, bins + 1).astype(x.dtype)
+            edges = backend.array_module(x).linspace(lo, hi, bins + 1).astype(x.dtype)  # (NumPy's has no like=)
         w = None
         if weight is not None:
             w = weight._data
@@ -242,7 +243,7 @@ class Histogramdd(Op):
                 lo, hi = (float(column.min()), float(column.max())) if column.size else (0.0, 0.0)
             if lo == hi:
                 lo, hi = lo - 0.5, hi + 0.5
-            edges.append(xp.linspace(lo, hi, b + 1).astype(x.dtype))
+            edges.append(backend.array_module(x).linspace(lo, hi, b + 1).astype(x.dtype))  # (NumPy's: no like=)
         w = None
         if weight is not None:
             w = weight._data
@@ -251,7 +252,7 @@ class Histogramdd(Op):
                                    'the input tensor excluding its innermost dimension, but got input with shape '
                                    f'{list(x.shape)} and weight with shape {list(w.shape)}')
             w = w.reshape(-1).astype(xp.float64)
-        keep = xp.ones(points.shape[0], dtype=bool)
+        keep = xp.ones(points.shape[0], dtype=bool, like=points)
         positions = []
         for d, e in enumerate(edges):  # [edge_i, edge_i+1), the last bin closed; a point outside any is dropped
             column = points[:, d]
@@ -259,12 +260,12 @@ class Histogramdd(Op):
             pos = xp.searchsorted(e, column, side='right') - 1
             positions.append(xp.clip(pos, 0, e.shape[0] - 2))
         shape = tuple(e.shape[0] - 1 for e in edges)
-        flat = xp.ravel_multi_index(tuple(p[keep] for p in positions), shape) if keep.any() else xp.zeros(0, xp.intp)
+        flat = xp.ravel_multi_index(tuple(p[keep] for p in positions), shape) if keep.any() else xp.zeros(0, xp.intp, like=points)
         hist = xp.bincount(flat, weights=None if w is None else w[keep], minlength=math.prod(shape)).astype(xp.float64)
         hist = hist.reshape(shape)
         if density:
             total = hist.sum()
-            widths = xp.ones(shape)
+            widths = xp.ones(shape, like=points)
             for d, e in enumerate(edges):
                 widths = widths * xp.diff(e.astype(xp.float64)).reshape((-1,) + (1,) * (n - d - 1))
             with xp.errstate(all='ignore'):
