@@ -819,7 +819,7 @@ def refused(name, data):
 
 def where_zero(z, value):
     """``value`` where ``z`` is nonzero, 0 where it is (a derivative's guard at the origin)."""
-    return ops.where(z == 0, Tensor._wrap(xp.zeros((), dtype=value._data.dtype)), value)
+    return ops.where(z == 0, Tensor._wrap(xp.zeros((), dtype=value._data.dtype, like=value._data)), value)
 
 
 def sgn_backward(z, grad):

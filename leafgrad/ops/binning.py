@@ -260,7 +260,8 @@ class Histogramdd(Op):
             pos = xp.searchsorted(e, column, side='right') - 1
             positions.append(xp.clip(pos, 0, e.shape[0] - 2))
         shape = tuple(e.shape[0] - 1 for e in edges)
-        flat = xp.ravel_multi_index(tuple(p[keep] for p in positions), shape) if keep.any() else xp.zeros(0, xp.intp, like=points)
+        flat = xp.ravel_multi_index(tuple(p[keep] for p in positions), shape) if keep.any() else \
+            xp.zeros(0, xp.intp, like=points)
         hist = xp.bincount(flat, weights=None if w is None else w[keep], minlength=math.prod(shape)).astype(xp.float64)
         hist = hist.reshape(shape)
         if density:
@@ -340,7 +341,7 @@ class Searchsorted(Op):
         flat_seq = seq.reshape(-1, seq.shape[-1])
         flat_val = values.reshape(flat_seq.shape[0], -1)
         res = xp.stack([xp.searchsorted(s, v, side=how) for s, v in zip(flat_seq, flat_val)]) if flat_seq.shape[0] \
-            else xp.zeros(flat_val.shape, dtype=dt)
+            else xp.zeros(flat_val.shape, dtype=dt, like=flat_val)
         return wrap(res.reshape(values.shape).astype(dt))
 
 

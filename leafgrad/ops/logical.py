@@ -10,8 +10,8 @@ from .. import backend
 from .._arg_parser import Overloads
 from ._op import (CAST, NO_GRAD_CAST, RESIZE_WARNING, SAME, Op, _name_function, castable_dtype, check_out, fill_out,
                   inplace_runner)
-from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, is_operand, iterated, operator_refusal, state,
-                    wrap, xp)
+from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, is_operand, iterated, on_gpu, operator_refusal,
+                    state, wrap, xp)
 from ..tensor import Tensor
 from .._arg_parser import refuse_arguments
 
@@ -301,7 +301,8 @@ class Isreal(_Test):
 
     def forward(input):
         try:
-            return wrap(xp.ones(input._data.shape, dtype=bool))
+            d = input._data
+            return wrap(xp.ones(d.shape, dtype=bool, like=d) if on_gpu(d) else xp.ones(d.shape, dtype=bool))
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments()
             raise

@@ -766,9 +766,9 @@ class Unique(Op):
             rest = data.shape[:dim] + data.shape[dim + 1:]
             rows = xp.moveaxis(data, dim, 0).reshape(data.shape[dim], math.prod(rest))
         n = rows.shape[0]
-        order = xp.lexsort(rows.T[::-1]) if rows.shape[1] else xp.arange(n)
+        order = xp.lexsort(rows.T[::-1]) if rows.shape[1] else xp.arange(n, like=rows)
         ordered = rows[order]
-        new = xp.ones(n, dtype=bool)
+        new = xp.ones(n, dtype=bool, like=rows)
         new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)  # NaN != NaN: each NaN stands alone
         starts = xp.flatnonzero(new)
         if dim is None:
@@ -781,7 +781,7 @@ class Unique(Op):
             return result
         out = (result,)
         if return_inverse:
-            inverse = xp.empty(n, dtype=xp.int64)
+            inverse = xp.empty(n, dtype=xp.int64, like=rows)
             inverse[order] = xp.cumsum(new) - 1
             out += (wrap(inverse.reshape(data.shape) if dim is None else inverse),)
         if return_counts:
@@ -835,7 +835,7 @@ class UniqueConsecutive(Op):
                 raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
             rows = xp.moveaxis(data, dim, 0).reshape(data.shape[dim], math.prod(rest))
         n = rows.shape[0]
-        new = xp.ones(n, dtype=bool)
+        new = xp.ones(n, dtype=bool, like=rows)
         new[1:] = (rows[1:] != rows[:-1]).any(axis=1)  # NaN != NaN: each NaN stands alone
         if dim is None:
             values = rows[new, 0]

@@ -12,7 +12,7 @@ from ._inplace import inplace as _run_inplace
 from ._op import CAST, SAME, Op, check_out, scalar_name, warn_once
 from ._op import __file__ as _op_file
 from ._util import (SCALAR_NAMES, binary_operands, broadcast_error, float_dtype_for, fused_multiply_add, iterated,
-                    operator_refusal, ops, record, saved_output, sgn_backward, sum_to, unary, wrap, xp)
+                    on_gpu, operator_refusal, ops, record, saved_output, sgn_backward, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, each_sample, elementwise_jvp
 from ..tensor import Tensor
 from .._arg_parser import METHOD_CODES, Overloads, is_number, refuse_arguments, type_name
@@ -246,8 +246,11 @@ class Xlogy(Op):
         except TypeError:  # (a string, a list: PyTorch's parser's TypeError)
             return operator_refusal()
         dt = dt.np if dt.is_floating_point else backend.get_default_dtype().np
-        like = y if isinstance(other, Tensor) else x  # (a number operand on the tensor's device)
-        x, y = xp.asarray(x, dtype=dt, like=like), xp.asarray(y, dtype=dt, like=like)
+        like = y if isinstance(other, Tensor) else x
+        if on_gpu(like):  # (a number operand on the tensor's GPU)
+            x, y = xp.asarray(x, dtype=dt, like=like), xp.asarray(y, dtype=dt, like=like)
+        else:
+            x, y = xp.asarray(x, dtype=dt), xp.asarray(y, dtype=dt)
         try:
             with xp.errstate(divide='ignore', invalid='ignore'):
                 data = xp.where((x == 0) & ~xp.isnan(y), dt.type(0), x * xp.log(y))
@@ -622,7 +625,8 @@ class Sinc(Op):
         # (cos(pi x) - sinc(x)) / x, written with a safe x so that x = 0 gives 0
         safe = x + wrap(zero.astype(x._data.dtype))
         d = (ops.cos(safe * math.pi) - sinc(safe)) / safe
-        return ops.where(wrap(zero), wrap(xp.zeros((), dtype=grad._data.dtype, like=grad._data)), grad * d),  # (0 there, as PyTorch)
+        zeros = wrap(xp.zeros((), dtype=grad._data.dtype, like=grad._data))
+        return ops.where(wrap(zero), zeros, grad * d),  # (0 there, as PyTorch)
 
 
 # ---- sgn, positive, angle conversions ------------------------------------------------------

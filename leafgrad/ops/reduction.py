@@ -15,8 +15,8 @@ from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
 from .._arg_parser import Overloads, _is_int, check_dtype, is_number
 from ._op import Op, same_dtype, warn_once, writes_out
-from ._util import (SCALAR_NAMES, accumulate, autocast, c_order, histories_first, ops, record, record_many, saved_output,
-                    state, wrap, wrap_dim, wrap_dims, xp)
+from ._util import (SCALAR_NAMES, accumulate, autocast, c_order, histories_first, ops, record, record_many,
+                    saved_output, state, wrap, wrap_dim, wrap_dims, xp)
 
 
 # dtype names as PyTorch's messages spell them

@@ -34,8 +34,8 @@ from .. import _bessel_kernels as B
 from .. import _polynomial_kernels as P
 from .. import _special_kernels as K
 from ._op import CAST, Op, castable_dtype, copy_out, ops, write_out
-from ._util import (SCALAR_NAMES, broadcast_error, float_dtype_for, iterated, laid_out_like, not_a_tensor, record,
-                    saved_output, sum_to, unary, wrap, xp)
+from ._util import (SCALAR_NAMES, broadcast_error, float_dtype_for, iterated, laid_out_like, not_a_tensor, on_gpu,
+                    record, saved_output, sum_to, unary, wrap, xp)
 from ..autograd.graph import elementwise_jvp
 from ._inplace import inplace as _run_inplace
 from ..tensor import Tensor
@@ -232,8 +232,10 @@ class Mvlgamma(_Special):
 
 def _binary(kernel, a, b, dt):
     """``kernel`` (a float64 function of two 1-d arrays) on two operands, broadcast, in dtype ``dt``."""
-    like = b if isinstance(a, (bool, int, float)) else a  # (a number operand on the other's device)
-    a, b = xp.broadcast_arrays(xp.asarray(a, dtype=xp.float64, like=like), xp.asarray(b, dtype=xp.float64, like=like))
+    like = b if isinstance(a, (bool, int, float)) else a
+    if on_gpu(like):  # (a number operand on the other's GPU)
+        a, b = xp.asarray(a, dtype=xp.float64, like=like), xp.asarray(b, dtype=xp.float64, like=like)
+    a, b = xp.broadcast_arrays(xp.asarray(a, dtype=xp.float64), xp.asarray(b, dtype=xp.float64))
     with xp.errstate(all='ignore'):
         return xp.asarray(kernel(a.reshape(-1), b.reshape(-1))).reshape(a.shape).astype(dt.np)
 
@@ -322,7 +324,8 @@ class SpecialGammaincc(_TorchSpecial):
 
 
 def _scalar_tensor(value, like):
-    return wrap(xp.asarray(value, dtype=backend.result_type(like, value).np, like=like._data))
+    dt = backend.result_type(like, value).np
+    return wrap(xp.asarray(value, dtype=dt, like=like._data) if on_gpu(like._data) else xp.asarray(value, dtype=dt))
 
 
 def _two_operands(name, input, other):
@@ -713,8 +716,10 @@ def _polynomial(name, kernel, x, n):
         raise _not_implemented_for(f'{name}_cpu', dt.np)
     operands = [v._data if isinstance(v, Tensor) else v for v in (x, n)]
     try:
-        like = next(v._data for v in (x, n) if isinstance(v, Tensor))  # (a number operand on its device)
-        xd, nd = xp.broadcast_arrays(*(xp.asarray(v, dtype=dt.np, like=like) for v in operands))
+        like = next(v._data for v in (x, n) if isinstance(v, Tensor))
+        if on_gpu(like):  # (a number operand on the tensor's GPU)
+            operands = [xp.asarray(v, dtype=dt.np, like=like) for v in operands]
+        xd, nd = xp.broadcast_arrays(*(xp.asarray(v, dtype=dt.np) for v in operands))
     except ValueError:
         raise broadcast_error(x, n) from None
     with xp.errstate(all='ignore'):

@@ -9,7 +9,7 @@ the same node and differentiate twice); dist and renorm record nodes of their ow
 from ..autograd.grad_mode import no_grad
 from ._op import Op, castable_dtype, out_rule, same_dtype
 from ..tensor import Tensor
-from ._util import SCALAR_NAMES as _DTYPE_LABEL, c_order, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
+from ._util import SCALAR_NAMES as _DTYPE_LABEL, c_order, on_gpu, ops, record, saved_output, sum_to, wrap, wrap_dim, xp
 from .._arg_parser import Overloads, refuse_arguments
 
 
@@ -41,7 +41,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
         qf = float(q)
         if not 0 <= qf <= 1:
             raise RuntimeError(f'{name}() q must be in the range [0, 1] but got {qf:g}')
-        q_scalar, qa = True, xp.asarray([qf], dtype=a.dtype, like=a)
+        q_scalar, qa = True, xp.asarray([qf], dtype=a.dtype, like=a) if on_gpu(a) else xp.asarray([qf], dtype=a.dtype)
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f'{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but '
                            f'got {interpolation}')

@@ -11,7 +11,7 @@ import math
 from .. import _special_kernels, backend
 from .._arg_parser import Overloads, is_number, refuse_arguments
 from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
-from ._util import (binary_operands, broadcast_error, float_dtype_for, fused_multiply_add, iterated, ops,
+from ._util import (binary_operands, broadcast_error, float_dtype_for, fused_multiply_add, iterated, on_gpu, ops,
                     record, refused, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
 from ..tensor import Tensor, fitted_scalar
@@ -185,7 +185,7 @@ def _erf_array(x):
     # NumPy has no erf; math.erf is exact to the last bit, elementwise (computed in float64).
     if x.dtype.kind == 'c':
         raise refused('erf_vml_cpu', x)
-    if type(x) is not xp.ndarray:  # (a GPU's array: CuPy's erf, in float32 or float64 as PyTorch's CUDA kernel)
+    if type(x) is not xp.ndarray and on_gpu(x):  # (CuPy's erf, in float32 or float64 as PyTorch's CUDA kernel)
         return _special_kernels.gpu_special('erf', _gpu_float(x)).astype(x.dtype, copy=False)
     out = _ERF(x.astype(xp.float64, copy=False)) if x.size else x.astype(xp.float64)
     return xp.asarray(out, dtype=xp.float64).astype(x.dtype, copy=False)
@@ -201,7 +201,7 @@ def _gpu_float(x):
 
 
 def _erfc_array(x):
-    if type(x) is not xp.ndarray:  # (a GPU's array: as _erf_array)
+    if type(x) is not xp.ndarray and on_gpu(x):  # (as _erf_array)
         return _special_kernels.gpu_special('erfc', _gpu_float(x)).astype(x.dtype, copy=False)
     out = _ERFC(x.astype(xp.float64, copy=False)) if x.size else x.astype(xp.float64)
     return xp.asarray(out, dtype=xp.float64).astype(x.dtype, copy=False)
@@ -352,7 +352,8 @@ class ClampBackward0(Op):
     def apply(self, grad):
         # an absent bound was saved as the placeholder ``_Empty``
         x, lo, hi = [None if t is _Empty else t for t in self.saved_tensors]
-        zero = wrap(xp.zeros((), dtype=grad._data.dtype, like=grad._data))  # (a 0 where the mask is off, not grad * 0: NaN at inf)
+        # (a 0 where the mask is off, not grad * 0: NaN at inf)
+        zero = wrap(xp.zeros((), dtype=grad._data.dtype, like=grad._data))
         outs = [ops.where(wrap(mask), grad, zero) if mask is not None else None
                 for mask in _clamp_choices(x, lo, hi)]
         outs = [outs[0]] + [g for g in outs[1:] if g is not None]  # (the bounds given, in order)
