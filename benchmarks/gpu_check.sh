@@ -23,7 +23,7 @@ status=0
   $py -c "import sys, numpy, cupy, torch, leafgrad; print('python', sys.version.split()[0], '| numpy', numpy.__version__, '| cupy', cupy.__version__, '| torch', torch.__version__, '| leafgrad.cuda.is_available():', leafgrad.cuda.is_available())" || status=1
   echo "== CUDA tests (every failure listed; the whole report in gpu_tests.xml)"
   workers=$($py -c "import xdist" 2>/dev/null && echo "-n ${GPU_TEST_WORKERS:-8}")
-  timeout ${GPU_TEST_SECONDS:-170} $py -m pytest -q -p no:cacheprovider $workers -m cuda -rfE --tb=line \
+  timeout ${GPU_TEST_SECONDS:-170} $py -m pytest -q -p no:cacheprovider $workers -m cuda -rfE --tb=short \
     --junitxml="$out/gpu_tests.xml" tests/test_cuda_*.py || status=1
   echo "== benchmark"
   timeout 120 $py benchmarks/gpu_mlp.py --device cuda || status=1

@@ -4,10 +4,11 @@ so that they behave as CuPy's do where leafgrad could get it wrong.
 What it refuses, as CuPy does (the messages are CuPy's):
 * implicit conversion to NumPy: ``np.asarray(a)``, ``np.array(a)`` and any NumPy function that
   cannot hand the call to the array module raise TypeError (``a.get()`` is the explicit way);
-* a NumPy array (not 0-dim: CuPy reads those as numbers) mixed into a device computation
-  (``a + np.ones(3)``, ``xp.where(m, a, host)``): TypeError 'Unsupported type <class
-  'numpy.ndarray'>'; written into one (``a[i] = host``): ValueError 'non-scalar numpy.ndarray
-  cannot be used for fill';
+* a NumPy array, 0-dim ones too (NumPy's scalars, ``np.float32(2)``, pass as numbers), mixed
+  into a device computation (``a + np.ones(3)``, ``a * np.asarray(2.0)``, ``xp.where(m, a,
+  host)``): TypeError 'Unsupported type <class 'numpy.ndarray'>' (as CuPy 14 on the H200);
+  written into one (``a[i] = host``): ValueError 'non-scalar numpy.ndarray cannot be used for
+  fill';
 * ufunc methods CuPy lacks: ``reduce``/``accumulate`` of any ufunc but add and multiply, ``at``
   of any but add and subtract (maximum.at and minimum.at gave wrong values on the H200), and any method reached through NumPy's ufuncs
   (``np.add.at(a, ...)``); NumPy ufuncs made from Python functions (``np.vectorize``,
@@ -40,7 +41,7 @@ def _unwrap(value, name):
     """The NumPy array inside a stand-in array; a NumPy array is refused as CuPy refuses it."""
     if type(value) is ndarray:
         return value._a
-    if isinstance(value, np.ndarray) and value.ndim:  # (a 0-dim one CuPy takes as a number)
+    if isinstance(value, np.ndarray):  # (a 0-dim one too: only NumPy's scalars pass as numbers)
         raise TypeError(f"Unsupported type {type(value)}" if name is None else
                         f"Argument '{name}' has incorrect type (expected cupy._core.core._ndarray_base, "
                         f"got numpy.ndarray)")
@@ -235,7 +236,7 @@ def _host_index(index):
 
 def _binary(ufunc_name, reflected=False):
     def method(self, other):
-        if isinstance(other, np.ndarray) and other.ndim:
+        if isinstance(other, np.ndarray):
             raise TypeError(f"Unsupported type {type(other)}")
         fn = getattr(_THIS, ufunc_name)
         return fn(other, self) if reflected else fn(self, other)
