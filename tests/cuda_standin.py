@@ -476,15 +476,35 @@ _THIS = _make_module()
 cupy = _THIS
 
 
+def _special_module():
+    """cupyx.scipy.special's functions leafgrad calls (erf, erfc), on device arrays: CuPy's
+    kernels compute them in the array's dtype, as these do (NumPy has no erf: math's, elementwise)."""
+    import math
+    special = types.ModuleType('cupyx.scipy.special')
+    for name in ('erf', 'erfc'):
+        fn = np.frompyfunc(getattr(math, name), 1, 1)
+        setattr(special, name, (lambda fn: lambda x: ndarray(fn(x._a).astype(x._a.dtype)))(fn))
+    scipy = types.ModuleType('cupyx.scipy')
+    scipy.special = special
+    cupyx = types.ModuleType('cupyx')
+    cupyx.scipy = scipy
+    return {'cupyx': cupyx, 'cupyx.scipy': scipy, 'cupyx.scipy.special': special}
+
+
 @contextlib.contextmanager
 def installed():
-    """Put the stand-in behind device='cuda' for the duration of the block."""
+    """Put the stand-in behind device='cuda' (and cupyx.scipy.special's erf and erfc) for the
+    duration of the block."""
     from leafgrad import backend
     before = backend._cupy
     backend._cupy = _THIS
+    modules = {} if 'cupyx' in sys.modules else _special_module()
+    sys.modules.update(modules)
     try:
         yield _THIS
     finally:
+        for name in modules:
+            sys.modules.pop(name, None)
         backend._cupy = before
         if backend._dispatch is not None:  # every module's xp back to NumPy itself, as before any GPU
             for module in list(sys.modules.values()):
