@@ -774,11 +774,32 @@ class SafeSoftmax(Softmax):
         return result
 
 
+def _gpu_log_softmax(dtype):
+    """CuPy's kernels of log_softmax for float32/float64: the sum of exp(x - max) in one
+    reduction, then x - max - log(sum) in one elementwise kernel. None: no such kernels (not a
+    GPU's CuPy, or another dtype)."""
+    if dtype.kind != 'f' or dtype.itemsize < 4:
+        return None
+    kernel = backend._fused_kernels.get('log_softmax')
+    if kernel is None:
+        make = getattr(backend._cupy, 'ReductionKernel', None)
+        tail = backend.fused_kernel('log_softmax_tail', 'T x, T top, T sums', 'T out', 'out = x - top - log(sums)')
+        if make is None or tail is None:
+            return None
+        kernel = backend._fused_kernels['log_softmax'] = (
+            make('T x, T top', 'T sums', 'exp(x - top)', 'a + b', 'sums = a', '0', 'leafgrad_sum_exp_shifted'), tail)
+    return kernel
+
+
 def _log_softmax_array(data, d, round_to=None):
     """log_softmax along ``d``. ``round_to`` (float16/bfloat16 along the last dim): PyTorch's
     last-dim kernel keeps the sum and its log in that dtype, rounding each once."""
     if not data.size:
         return data.copy()
+    if round_to is None and type(data) is not xp.ndarray and (fused := _gpu_log_softmax(data.dtype)) is not None:
+        top = data.max(d, keepdims=True)  # (on a GPU: three kernels, where the lines below run six)
+        sums = fused[0](data, top, axis=d, keepdims=True)
+        return fused[1](data, top, sums)
     # (the ufuncs' own reductions: the ndarray methods wrap them in Python)
     # (on a GPU the method: CuPy has no maximum.reduce)
     top = xp.maximum.reduce(data, axis=d, keepdims=True) if type(data) is xp.ndarray else data.max(d, keepdims=True)
@@ -832,7 +853,11 @@ class LogSoftmax(Op):
         return self.formula(grad, y),
 
     def on_arrays(self, g, y):
-        return g - xp.exp(y) * xp.add.reduce(g, axis=self.dim, keepdims=True)
+        sums = xp.add.reduce(g, axis=self.dim, keepdims=True)
+        if type(g) is not xp.ndarray and (kernel := backend.fused_kernel(
+                'log_softmax_backward', 'T g, T y, T sums', 'T out', 'out = g - exp(y) * sums')) is not None:
+            return kernel(g, y, sums)  # (on a GPU: one kernel for the three of the line below)
+        return g - xp.exp(y) * sums
 
     def formula(self, grad, y):
         return grad - ops.exp(y) * ops.sum(grad, self.dim, keepdim=True)

@@ -993,6 +993,9 @@ class Relu(Op):
             (result,) = self.saved_tensors
             return masked_grad(grad, ~(result._data <= 0), result, 'ThresholdBackwardBackward0'),
         (r,) = self.saved_arrays()
+        if type(r) is not xp.ndarray and grad._data.dtype == r.dtype and (kernel := backend.fused_kernel(
+                'threshold_backward', 'T g, T r', 'T out', 'out = r <= (T)0 ? (T)0 : g')) is not None:
+            return wrap(kernel(grad._data, r)),  # (on a GPU: one kernel, where the lines below run three)
         dead = r <= 0
         # (no local name for grad's array before unshared has counted the references to it)
         if grad._data.shape == dead.shape and unshared(grad, 3):
