@@ -139,7 +139,7 @@ def _gw_rows(x, gy, p, wshape, kept):
     cols, geo = kept[1:] if kept is not None and kept[0] == 'rows' else _cols_rows(x, wshape[2:], p)
     if geo[:2] != gy.shape[2:]:
         return None
-    rows = xp.zeros((g, o // g, n * geo[3]), dtype=gy.dtype)
+    rows = xp.zeros((g, o // g, n * geo[3]), dtype=gy.dtype, like=gy)
     _row_outputs(rows, n, geo)[...] = xp.moveaxis(gy.reshape((n, g, o // g) + gy.shape[2:]), 0, 2)
     gwt = xp.matmul(cols, xp.swapaxes(rows, 1, 2))               # (G, CgK, Og), as conv_gw
     if gwt.dtype.kind in 'fV' and not xp.isfinite(gwt).all():
@@ -235,7 +235,7 @@ def conv_gi(gy, w, p, xshape):
     dcols = xp.matmul(wk, _gy_rows(gy, g))                       # (G, K*Cg, N*P)
     dcols = dcols.reshape((g,) + tuple(k) + (cg, n) + tuple(out))
     padded = tuple(xshape[2 + i] + p.lo[i] + max(p.hi[i], 0) for i in range(nsp))
-    acc = xp.zeros((g, cg, n) + padded, dtype=gy.dtype)
+    acc = xp.zeros((g, cg, n) + padded, dtype=gy.dtype, like=gy)
     # col2im: one slice-add of a contiguous (G, Cg, N, *out) block per kernel offset
     for offs in xp.ndindex(*k):
         sl = tuple(slice(offs[i] * p.dilation[i], offs[i] * p.dilation[i] + p.stride[i] * (out[i] - 1) + 1,
@@ -260,11 +260,11 @@ def _gi_planes(gy, wk, p, xshape, k):
     cg = c // g
     (oh, ow), (dh, dw) = gy.shape[2:], p.dilation
     hp, wp = (xshape[2 + i] + p.lo[i] + max(p.hi[i], 0) for i in range(2))
-    rows = xp.zeros((g, og, n, oh, wp), dtype=gy.dtype)
+    rows = xp.zeros((g, og, n, oh, wp), dtype=gy.dtype, like=gy)
     rows[..., :ow] = xp.moveaxis(gy.reshape((n, g, og, oh, ow)), 0, 2)
     dcols = xp.matmul(wk, rows.reshape(g, og, -1))               # (G, K*Cg, N*oh*wp)
     dcols = dcols.reshape(g, k[0] * k[1], cg, n, oh * wp)
-    acc = xp.zeros((g, cg, n, hp * wp + wp), dtype=gy.dtype)     # + wp: the last offsets' overhang
+    acc = xp.zeros((g, cg, n, hp * wp + wp), dtype=gy.dtype, like=gy)     # + wp: the last offsets' overhang
     for j, (a, b) in enumerate(xp.ndindex(*k)):
         s = a * dh * wp + b * dw
         acc[..., s:s + oh * wp] += dcols[:, j]

@@ -13,8 +13,9 @@ from ...ops._util import xp
 
 class Windows:
     """Where each window's max is: ``sels[a]`` for kernel axis a (None where k[a] == 1),
-    shaped as the array that axis was reduced in (axes before a not yet reduced)."""
-    __slots__ = ('k', 'out', 'sels', 'x_shape')
+    shaped as the array that axis was reduced in (axes before a not yet reduced); ``like``: the
+    input, whose device the flat indices are made on."""
+    __slots__ = ('k', 'out', 'sels', 'x_shape', 'like')
 
 
 def window_max(x, k, out):
@@ -51,7 +52,7 @@ def window_max(x, k, out):
     if m.dtype.kind in 'fV' and xp.isnan(m).any():
         return None
     win = Windows()
-    win.k, win.out, win.sels, win.x_shape = k, out, sels, x.shape
+    win.k, win.out, win.sels, win.x_shape, win.like = k, out, sels, x.shape, x
     return xp.ascontiguousarray(m), win
 
 
@@ -71,10 +72,10 @@ def window_scatter(g, win):
         if a == last and shape != win.x_shape:
             # the last axis undone straight into the input-shaped zeros (rows/columns past the
             # last window stay 0): no copy of the whole gradient into it afterwards
-            full = xp.zeros(win.x_shape, dtype=g.dtype)
+            full = xp.zeros(win.x_shape, dtype=g.dtype, like=g)
             e = full[tuple(slice(0, s) for s in shape)]
         else:
-            e = xp.empty(shape, dtype=g.dtype)
+            e = xp.empty(shape, dtype=g.dtype, like=g)
         part = [e[(slice(None),) * ax + (slice(j, None, k[a]),)] for j in range(k[a])]
         if sel.dtype == bool:
             xp.multiply(d, sel, out=part[1])
@@ -87,7 +88,7 @@ def window_scatter(g, win):
         return full
     if d.shape == win.x_shape:
         return d
-    full = xp.zeros(win.x_shape, dtype=g.dtype)  # rows/columns past the last window (k == 1 axes only)
+    full = xp.zeros(win.x_shape, dtype=g.dtype, like=g)  # rows/columns past the last window (k == 1 axes only)
     full[tuple(slice(0, s) for s in d.shape)] = d
     return full
 
@@ -95,7 +96,13 @@ def window_scatter(g, win):
 def window_flat(win):
     """PyTorch's flat spatial indices (into each input plane) of the window maxima."""
     k, out, size = win.k, win.out, win.x_shape[2:]
-    grids = list(xp.ogrid[tuple(slice(0, s) for s in win.x_shape[:2] + tuple(out))])
+    shape = win.x_shape[:2] + tuple(out)
+    like = win.like
+    if type(like) is xp.ndarray:  # (xp.ogrid makes NumPy arrays: on a GPU, aranges there)
+        grids = list(xp.ogrid[tuple(slice(0, s) for s in shape)])
+    else:
+        grids = [xp.arange(s, like=like).reshape((1,) * i + (s,) + (1,) * (len(shape) - 1 - i))
+                 for i, s in enumerate(shape)]
     pos = []
     for a in range(len(k)):
         sel = win.sels[a]

@@ -147,7 +147,7 @@ def _flat_index(idx, x_shape, nsp):
     nc = math.prod(x_shape[:-nsp])
     plane = math.prod(x_shape[-nsp:])
     per = math.prod(idx.shape[-nsp:])
-    return (idx.reshape(nc, per) + (xp.arange(nc) * plane)[:, None]).reshape(-1)
+    return (idx.reshape(nc, per) + (xp.arange(nc, like=idx) * plane)[:, None]).reshape(-1)
 
 
 def _scatter_flat(grad, idx, x_shape, nsp, x=None, forward_cls=MaxPool2DWithIndicesBackward0):
@@ -238,7 +238,7 @@ def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return
         sl = tuple(slice(offs[i] * d[i], offs[i] * d[i] + s[i] * (out[i] - 1) + 1, s[i]) for i in range(nsp))
         v = xpad[(slice(None), slice(None)) + sl]
         if values is None:
-            values, arg = v.copy(), xp.zeros(v.shape, dtype=xp.int64)
+            values, arg = v.copy(), xp.zeros(v.shape, dtype=xp.int64, like=v)
             continue
         upd = v > values
         if x.dtype.kind in 'fV':
@@ -247,9 +247,9 @@ def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return
         arg[upd] = j
     # window position -> input position -> flat spatial index
     koff = xp.unravel_index(arg, k)
-    flat = xp.zeros(arg.shape, dtype=xp.int64)
+    flat = xp.zeros(arg.shape, dtype=xp.int64, like=arg)
     for i in range(nsp):
-        o = xp.arange(out[i]).reshape((-1,) + (1,) * (nsp - 1 - i)) * s[i] - p[i]
+        o = xp.arange(out[i], like=arg).reshape((-1,) + (1,) * (nsp - 1 - i)) * s[i] - p[i]
         flat = flat * size[i] + (o + koff[i] * d[i])
     cls = _MAX_POOL_NODES[nsp]
     if unbatched:
@@ -367,12 +367,12 @@ def _on_planes(fn, t, nsp):
     return _shape.reshape(out, lead + out._data.shape[1:])
 
 
-def _divisor(size, k, s, p, out, count_include_pad, divisor_override, dtype):
+def _divisor(size, k, s, p, out, count_include_pad, divisor_override, dtype, like):
     if divisor_override:
         return dtype.type(divisor_override)
     div = None
     for i in range(len(k)):
-        start = xp.arange(out[i]) * s[i] - p[i]
+        start = xp.arange(out[i], like=like) * s[i] - p[i]
         end = xp.minimum(start + k[i], size[i] + p[i])
         count = end - start if count_include_pad else xp.minimum(end, size[i]) - xp.maximum(start, 0)
         count = count.reshape((-1,) + (1,) * (len(k) - 1 - i))
@@ -405,7 +405,7 @@ def avg_spread_array(grad, a):
     g = (grad[None] if a.unbatched else grad) / a.divisor
     n, c = g.shape[:2]  # (a batch of tangents folded into n: more than x's)
     padded = tuple(a.x_shape[-a.nsp + i] + a.p[i] + a.hi[i] for i in range(a.nsp))
-    acc = xp.zeros((n, c) + padded, dtype=grad.dtype)
+    acc = xp.zeros((n, c) + padded, dtype=grad.dtype, like=grad)
     for offs in xp.ndindex(*a.k):
         sl = tuple(slice(offs[i], offs[i] + a.s[i] * (a.out[i] - 1) + 1, a.s[i]) for i in range(a.nsp))
         acc[(slice(None), slice(None)) + sl] += g
@@ -435,7 +435,7 @@ def avg_args(input, kernel_size, stride, padding, ceil_mode, count_include_pad, 
     a.k, a.s, a.p, a.hi, a.out, a.x_shape, a.nsp = k, s, p, hi, out, input._data.shape, nsp
     a.unbatched = input._data.ndim == nsp + 1
     a.divisor = _divisor(input._data.shape[-nsp:], k, s, p, out, count_include_pad, divisor_override,
-                         input._data.dtype)
+                         input._data.dtype, input._data)
     return a
 
 
@@ -541,12 +541,13 @@ class AdaptiveAvgPool3DBackward0(_SeparableBackward):
     __slots__ = ()
 
 
-def _adaptive_matrix(size, out):
-    """Row i averages input[floor(i*size/out) : ceil((i+1)*size/out)], as PyTorch's windows."""
-    i = xp.arange(out)
+def _adaptive_matrix(size, out, like=None):
+    """Row i averages input[floor(i*size/out) : ceil((i+1)*size/out)], as PyTorch's windows
+    (made where ``like`` lives)."""
+    i = xp.arange(out, like=like)
     start = (i * size) // out
     end = -((-(i + 1) * size) // out)
-    j = xp.arange(size)
+    j = xp.arange(size, like=like)
     inside = (j >= start[:, None]) & (j < end[:, None])
     return inside / (end - start)[:, None]
 
@@ -567,7 +568,7 @@ def _adaptive_avg_poolnd(input, output_size, nsp):
     if nsp == 2 and out == (1, 1):  # PyTorch takes the mean for a global pool
         return mean(input, (-2, -1), keepdim=True)
     cls = {1: AdaptiveAvgPool1DBackward0, 2: AdaptiveAvgPool2DBackward0, 3: AdaptiveAvgPool3DBackward0}[nsp]
-    return _separable(input, [_adaptive_matrix(size[i], out[i]).astype(x.dtype) for i in range(nsp)], cls)
+    return _separable(input, [_adaptive_matrix(size[i], out[i], x).astype(x.dtype) for i in range(nsp)], cls)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -601,14 +602,15 @@ class AdaptiveMaxPool3DBackward0(_MaxPoolBackward):
     __slots__ = ()
 
 
-def _adaptive_index(size, out):
+def _adaptive_index(size, out, like=None):
     """Per output cell, the input positions of its window, padded by repeating the last one
-    (a repeat never changes the max nor, coming later, the first argmax)."""
-    i = xp.arange(out)
+    (a repeat never changes the max nor, coming later, the first argmax); made where ``like``
+    lives."""
+    i = xp.arange(out, like=like)
     start = (i * size) // out
     end = -((-(i + 1) * size) // out)
     span = int((end - start).max())
-    return xp.minimum(start[:, None] + xp.arange(span), end[:, None] - 1)
+    return xp.minimum(start[:, None] + xp.arange(span, like=like), end[:, None] - 1)
 
 
 def _adaptive_max_poolnd(input, output_size, return_indices, nsp, node_cls):
@@ -624,7 +626,7 @@ def _adaptive_max_poolnd(input, output_size, return_indices, nsp, node_cls):
     if isinstance(output_size, int) or output_size is None:
         output_size = (output_size,) * nsp
     outs = tuple(sizes[i] if output_size[i] is None else int(output_size[i]) for i in range(nsp))
-    windows = [_adaptive_index(sizes[i], outs[i]) for i in range(nsp)]  # per dim (out, L)
+    windows = [_adaptive_index(sizes[i], outs[i], x) for i in range(nsp)]  # per dim (out, L)
     # index arrays broadcasting to (o1, L1, o2, L2, ...): every window's elements at once
     index = []
     for i, w in enumerate(windows):
@@ -640,9 +642,9 @@ def _adaptive_max_poolnd(input, output_size, return_indices, nsp, node_cls):
     values = xp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
     # window position -> input position along each dim, then the flat spatial index
     local = xp.unravel_index(arg, tuple(w.shape[1] for w in windows))
-    flat = xp.zeros(arg.shape, dtype=xp.int64)
+    flat = xp.zeros(arg.shape, dtype=xp.int64, like=arg)
     for i, w in enumerate(windows):
-        o = xp.arange(outs[i]).reshape((outs[i],) + (1,) * (nsp - 1 - i))
+        o = xp.arange(outs[i], like=arg).reshape((outs[i],) + (1,) * (nsp - 1 - i))
         flat = flat * sizes[i] + w[o, local[i]]
     result, node = record(xp.ascontiguousarray(values), node_cls, (input,))
     indices = wrap(flat)
@@ -798,7 +800,7 @@ def _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, nsp
     if bad.any():
         raise RuntimeError(f'Found an invalid max index: {int(idx[bad].reshape(-1)[0])} (output volumes are of size '
                            f'{"x".join(str(o) for o in out_size)})')
-    data = xp.zeros(lead + (plane,), dtype=x.dtype)
+    data = xp.zeros(lead + (plane,), dtype=x.dtype, like=x)
     nc = math.prod(lead)
     flat = data.reshape(nc, plane)
     xp.put_along_axis(flat, idx.reshape(nc, -1), x.reshape(nc, -1), axis=1)
