@@ -8,6 +8,7 @@ applies them with matmuls (see ``pooling._separable``).
 import math
 import warnings
 
+from ... import backend
 from ...ops._util import xp
 from .pooling import _separable, _SeparableBackward, _adaptive_avg_poolnd
 
@@ -96,11 +97,12 @@ def _antialias_matrix(size, out, scale, mode):
     return m
 
 
-def _cubic_matrix(size, out, scale, align_corners):
+def _cubic_matrix(size, out, scale, align_corners, like=None):
     """PyTorch's bicubic taps: cubic convolution (A = -0.75) over src-1 .. src+2, the indices
-    clamped to the edge; the source index is not clamped at 0 (unlike linear)."""
+    clamped to the edge; the source index is not clamped at 0 (unlike linear). Made where
+    ``like`` lives."""
     A = -0.75
-    dst = xp.arange(out, dtype=xp.float64)
+    dst = xp.arange(out, dtype=xp.float64, like=like)
     if align_corners:
         src = dst * ((size - 1) / (out - 1)) if out > 1 else dst * 0
     else:
@@ -110,17 +112,18 @@ def _cubic_matrix(size, out, scale, align_corners):
     c1 = lambda x: ((A + 2) * x - (A + 3)) * x * x + 1  # noqa: E731
     c2 = lambda x: ((A * x - 5 * A) * x + 8 * A) * x - 4 * A  # noqa: E731
     coeffs = [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
-    m = xp.zeros((out, size))
-    rows = xp.arange(out)
+    m = xp.zeros((out, size), like=like)
+    rows = xp.arange(out, like=like)
     for j, c in enumerate(coeffs):
         xp.add.at(m, (rows, xp.clip(i0 - 1 + j, 0, size - 1)), c)
     return m
 
 
-def _nearest_matrix(size, out, scale_factor, exact):
+def _nearest_matrix(size, out, scale_factor, exact, like=None):
     """PyTorch's nearest_idx: the same size copies, twice the size halves the index (no float
-    error); otherwise floor(dst * scale) in float32, scale = 1/scale_factor (or in/out)."""
-    dst = xp.arange(out)
+    error); otherwise floor(dst * scale) in float32, scale = 1/scale_factor (or in/out). Made
+    where ``like`` lives."""
+    dst = xp.arange(out, like=like)
     if not exact and out == size:
         src = dst
     elif not exact and out == 2 * size:
@@ -129,13 +132,14 @@ def _nearest_matrix(size, out, scale_factor, exact):
         scale = xp.float32(1.0 / scale_factor) if scale_factor else xp.float32(size) / xp.float32(out)
         pos = (dst.astype(xp.float32) + xp.float32(0.5)) * scale if exact else dst.astype(xp.float32) * scale
         src = xp.minimum(xp.floor(pos).astype(xp.int64), size - 1)
-    m = xp.zeros((out, size))
+    m = xp.zeros((out, size), like=like)
     m[dst, src] = 1.0
     return m
 
 
-def _linear_matrix(size, out, scale, align_corners):
-    dst = xp.arange(out, dtype=xp.float64)
+def _linear_matrix(size, out, scale, align_corners, like=None):
+    """PyTorch's linear taps (made where ``like`` lives)."""
+    dst = xp.arange(out, dtype=xp.float64, like=like)
     if align_corners:
         src = dst * ((size - 1) / (out - 1)) if out > 1 else dst * 0
     else:
@@ -143,8 +147,8 @@ def _linear_matrix(size, out, scale, align_corners):
     i0 = xp.minimum(xp.floor(src).astype(xp.int64), size - 1)
     i1 = xp.minimum(i0 + 1, size - 1)
     lam = src - i0
-    m = xp.zeros((out, size))
-    rows = xp.arange(out)
+    m = xp.zeros((out, size), like=like)
+    rows = xp.arange(out, like=like)
     m[rows, i0] += 1 - lam
     m[rows, i1] += lam
     return m
@@ -211,7 +215,7 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
     _check_sizes(in_size, out)
     if mode in ('nearest', 'nearest-exact'):
         exact = mode == 'nearest-exact'
-        mats = [_nearest_matrix(in_size[i], out[i], factors[i], exact) for i in range(nsp)]
+        mats = [_nearest_matrix(in_size[i], out[i], factors[i], exact, x) for i in range(nsp)]
         names = {False: {1: UpsampleNearest1DBackward0, 2: UpsampleNearest2DBackward0, 3: UpsampleNearest3DBackward0},
                  True: {1: UpsampleNearestExact1DBackward0, 2: UpsampleNearestExact2DBackward0,
                         3: UpsampleNearest3DBackward0}}
@@ -220,13 +224,17 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
         if align_corners:  # (the scale then maps the corners' centres onto each other)
             scales = [(in_size[i] - 1) / (out[i] - 1) if out[i] > 1 else 0.0 for i in range(nsp)]
         mats = [_antialias_matrix(in_size[i], out[i], scales[i], mode) for i in range(nsp)]
+        if type(x) is not xp.ndarray and backend.device_of(x).type == 'cuda':
+            # built on the host, a row at a time (a Python loop of small slices, each a kernel
+            # launch and a sync on a GPU), then copied over once: an (out x in) matrix per dim
+            mats = [backend.to_device(m, backend.device_of(x)) for m in mats]
         cls = {'bilinear': UpsampleBilinear2DAaBackward0, 'bicubic': UpsampleBicubic2DAaBackward0,
                'lanczos': UpsampleLanczos2DAaBackward0}[mode]
     elif mode == 'bicubic':
-        mats = [_cubic_matrix(in_size[i], out[i], scales[i], align_corners) for i in range(nsp)]
+        mats = [_cubic_matrix(in_size[i], out[i], scales[i], align_corners, x) for i in range(nsp)]
         cls = UpsampleBicubic2DBackward0
     else:
-        mats = [_linear_matrix(in_size[i], out[i], scales[i], align_corners) for i in range(nsp)]
+        mats = [_linear_matrix(in_size[i], out[i], scales[i], align_corners, x) for i in range(nsp)]
         cls = {1: UpsampleLinear1DBackward0, 2: UpsampleBilinear2DBackward0, 3: UpsampleTrilinear3DBackward0}[nsp]
     return _separable(input, [m.astype(x.dtype) for m in mats], cls)
 
