@@ -13,10 +13,16 @@ from .common import const
 from .pooling import _gather_flat
 
 
-def _base_coords(n, align_corners):
+def _base_coords(n, align_corners, like=None):
+    """The n pixel positions in [-1, 1], made where ``like`` lives."""
     if align_corners:
-        return xp.linspace(-1.0, 1.0, n) if n > 1 else xp.zeros(1)
-    return (xp.arange(n) * 2.0 + 1.0) / n - 1.0
+        if n <= 1:
+            return xp.zeros(1, like=like)
+        # NumPy's linspace (which takes no like=), step for step: i * step + start, the last one stop
+        coords = xp.arange(n, dtype=xp.float64, like=like) * (2.0 / (n - 1)) + -1.0
+        coords[-1] = 1.0
+        return coords
+    return (xp.arange(n, like=like) * 2.0 + 1.0) / n - 1.0
 
 
 class AffineGridGeneratorBackward0(Node):
@@ -44,9 +50,9 @@ def affine_grid(theta, size, align_corners=None):
         raise ValueError(f'Expected theta to have floating point type, but got {theta.dtype}')
     n, _, h, w = size
     align_corners = bool(align_corners)
-    xs, ys = _base_coords(w, align_corners), _base_coords(h, align_corners)
+    xs, ys = _base_coords(w, align_corners, t), _base_coords(h, align_corners, t)
     base = xp.stack([xp.broadcast_to(xs[None, :], (h, w)), xp.broadcast_to(ys[:, None], (h, w)),
-                     xp.ones((h, w))], axis=-1).reshape(h * w, 3).astype(t.dtype)
+                     xp.ones((h, w), like=t)], axis=-1).reshape(h * w, 3).astype(t.dtype)
     data = xp.matmul(base[None], xp.swapaxes(t, 1, 2)).reshape(n, h, w, 2)
     out, node = record(data, AffineGridGeneratorBackward0, (theta,))
     if node is not None:
@@ -125,7 +131,7 @@ def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corner
         v, valid = read(yi, xi)
         out = v * const(valid[:, None], v)
         # keep the grid in the graph with a zero gradient, as PyTorch's node does
-        keep = wrap(xp.ones((n, 1, ho, wo), dtype=bool))
+        keep = wrap(xp.ones((n, 1, ho, wo), dtype=bool, like=x))
         return _ew.where(keep, out, _shape.unsqueeze(ix + iy, 1)) if grid.requires_grad else out
     x0, y0 = xp.floor(ix._data), xp.floor(iy._data)
     tx, ty = ix - const(x0, ix), iy - const(y0, iy)
