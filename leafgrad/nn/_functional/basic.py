@@ -4,6 +4,7 @@ import math
 import warnings
 
 from ...autograd.graph import _Empty, each_sample, on_samples, self_recording
+from ... import backend
 from ...ops._util import Node, autocast, record, state, wrap, wrap_dim, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
@@ -38,7 +39,11 @@ def _dropout_noise(input, p, feature):
     else:
         template = data if kernels.is_dense(data) else _memory_format.preserved(xp.empty(data.shape, data.dtype), data)
     keep = kernels.bernoulli_number(default_generator, template.size, 1 - p)
-    return xp.asarray(kernels.fill_in_memory_order(template, keep)).astype(data.dtype)
+    noise = xp.asarray(kernels.fill_in_memory_order(template, keep)).astype(data.dtype)
+    if type(data) is not xp.ndarray and backend.device_of(data).type == 'cuda':
+        # drawn on the host (the generator's stream, as rand's), then copied over
+        noise = backend.to_device(noise, backend.device_of(data))
+    return noise
 
 
 def _dropout(input, p, training, inplace, feature=False, alpha=False):
@@ -49,7 +54,7 @@ def _dropout(input, p, training, inplace, feature=False, alpha=False):
     if not training or p == 0 or input._data.size == 0:
         return input
     if p == 1:
-        zero = const(xp.zeros((), dtype=input._data.dtype))
+        zero = const(xp.zeros((), dtype=input._data.dtype, like=input._data))
         return Tensor.mul_(input, zero) if inplace else input * zero
     noise = _dropout_noise(input, p, feature)
     d = noise.dtype
@@ -149,7 +154,7 @@ def _vector_norm(x, p, dim):
 
 def _clamp_min(t, lo):
     # clamp_min's: a nan stays nan; the gradient passes where t is not below lo
-    return _ew.where(t < lo, const(xp.asarray(lo), t), t)
+    return _ew.where(t < lo, const(xp.asarray(lo, like=t._data), t), t)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -216,7 +221,7 @@ def one_hot(tensor, num_classes=-1):
             raise RuntimeError('Class values must be non-negative.')
         if data.max() >= num_classes:
             raise RuntimeError('Class values must be smaller than num_classes.')
-    return wrap((data[..., None] == xp.arange(num_classes)).astype(xp.int64))
+    return wrap((data[..., None] == xp.arange(num_classes, like=data)).astype(xp.int64))
 
 
 class EmbeddingBackward0(Node):
@@ -273,7 +278,7 @@ def embedding_grad_array(grad, indices, num_weights, padding_idx):
     """_embedding_backward on arrays."""
     idx = indices.reshape(-1)
     g = grad.reshape(idx.size, -1)
-    out = xp.zeros((num_weights, g.shape[1]), dtype=g.dtype)
+    out = xp.zeros((num_weights, g.shape[1]), dtype=g.dtype, like=g)
     xp.add.at(out, idx, g)
     if padding_idx is not None:
         out[padding_idx] = 0
@@ -339,9 +344,9 @@ class EmbeddingBagMaxBackward0(Node):
     def apply(self, grad):
         g = grad._data
         arg = self.max_indices
-        out = xp.zeros((self.num_weights, g.shape[1]), dtype=g.dtype)
+        out = xp.zeros((self.num_weights, g.shape[1]), dtype=g.dtype, like=g)
         hit = arg >= 0
-        cols = xp.broadcast_to(xp.arange(g.shape[1]), arg.shape)
+        cols = xp.broadcast_to(xp.arange(g.shape[1], like=g), arg.shape)
         xp.add.at(out, (arg[hit], cols[hit]), g[hit])
         return None, wrap(out)
 
@@ -353,16 +358,22 @@ def _embedding_bag_max(flat, weight, bag, num_bags, padding_idx):
     """Per bag and column the largest value of its rows (padding rows left out; an empty bag gives 0)."""
     ids = flat._data
     w = weight._data
-    out = xp.zeros((num_bags, w.shape[1]), dtype=w.dtype)
-    max_indices = xp.full((num_bags, w.shape[1]), -1, dtype=xp.int64)
+    out = xp.zeros((num_bags, w.shape[1]), dtype=w.dtype, like=w)
+    max_indices = xp.full((num_bags, w.shape[1]), -1, dtype=xp.int64, like=w)
     if ids.size:
         rows = w[ids]
         if padding_idx is not None:
             rows = xp.where((ids == padding_idx)[:, None], -xp.inf, rows)
         bags, starts, inverse = xp.unique(bag, return_index=True, return_inverse=True)
-        mx = xp.maximum.reduceat(rows, starts, axis=0)
-        first = xp.minimum.reduceat(xp.where(rows == mx[inverse], xp.arange(ids.size)[:, None], ids.size), starts,
-                                    axis=0)
+        position = xp.arange(ids.size, like=ids)[:, None]
+        if type(rows) is xp.ndarray:
+            mx = xp.maximum.reduceat(rows, starts, axis=0)
+            first = xp.minimum.reduceat(xp.where(rows == mx[inverse], position, ids.size), starts, axis=0)
+        else:  # (CuPy has no reduceat: scatters with maximum.at and minimum.at, per unique bag)
+            mx = xp.full((bags.size, rows.shape[1]), -xp.inf, dtype=rows.dtype, like=rows)
+            xp.maximum.at(mx, inverse, rows)
+            first = xp.full(mx.shape, ids.size, dtype=position.dtype, like=rows)
+            xp.minimum.at(first, inverse, xp.where(rows == mx[inverse], position, ids.size))
         found = xp.isfinite(mx) | (mx == xp.inf)
         out[bags] = xp.where(found, mx, 0)
         max_indices[bags] = xp.where(found, ids[xp.minimum(first, ids.size - 1)], -1)
@@ -389,6 +400,9 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
         d = logits._data.dtype
         # -log of Exp(1) samples of logits' dtype (a contiguous tensor's exponential_), as PyTorch draws them
         e = kernels.cast(kernels.exponential(default_generator, logits._data.size, 1.0), d).reshape(logits._data.shape)
+        if type(logits._data) is not xp.ndarray and backend.device_of(logits._data).type == 'cuda':
+            # drawn on the host (the generator's stream, as rand's), then copied over
+            e = backend.to_device(e, backend.device_of(logits._data))
         g = -xp.log(xp.asarray(e))
         y = softmax((logits + const(g, logits)) / tau, dim)
         if not hard:
@@ -441,7 +455,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError('if input is 2D, then offsets has to be None, as input is treated is a mini-batch of '
                              'fixed length sequences. However, found offsets of type Tensor')
         num_bags, length = idx.shape
-        bag = xp.repeat(xp.arange(num_bags), length)
+        bag = xp.repeat(xp.arange(num_bags, like=idx), length)
         flat = input.reshape(-1)
     elif idx.ndim == 1:
         if offsets is None:
@@ -450,7 +464,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if include_last_offset:
             off = off[:-1]
         num_bags = off.shape[0]
-        bag = xp.searchsorted(off, xp.arange(idx.shape[0]), side='right') - 1
+        bag = xp.searchsorted(off, xp.arange(idx.shape[0], like=idx), side='right') - 1
         flat = input
     else:
         raise ValueError(f'input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}')
@@ -464,7 +478,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         _renorm_rows(weight, ids, max_norm, norm_type)
     if mode == 'max':
         return _embedding_bag_max(flat, weight, bag, num_bags, padding_idx)
-    keep = xp.ones(ids.shape, dtype=weight._data.dtype) if padding_idx is None else \
+    keep = xp.ones(ids.shape, dtype=weight._data.dtype, like=ids) if padding_idx is None else \
         (ids != padding_idx).astype(weight._data.dtype)
     if mode == 'mean':
         counts = xp.bincount(bag, weights=keep, minlength=num_bags)
@@ -474,7 +488,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     rows = weight._data[ids] * scale[:, None]
     if per_sample_weights is not None:
         rows = rows * per_sample_weights._data.reshape(-1)[:, None]
-    out = xp.zeros((num_bags, weight._data.shape[1]), dtype=weight._data.dtype)
+    out = xp.zeros((num_bags, weight._data.shape[1]), dtype=weight._data.dtype, like=ids)
     xp.add.at(out, bag, rows)
     psw = [per_sample_weights.reshape(-1)] if per_sample_weights is not None else []
     result, node = record(out, EmbeddingBagBackward0, (flat, weight, *psw))
