@@ -378,7 +378,7 @@ class NllLossBackward0(Node):
             coefs = -1 if w is None else -w
         else:
             with xp.errstate(divide='ignore', invalid='ignore'):  # no weight at all: -w / 0, as PyTorch
-                coefs = (xp.ones((), self.dtype) if w is None else w) / -total
+                coefs = (xp.ones((), self.dtype, like=self.classes) if w is None else w) / -total
         if self.reduction == 'none' and len(self.input_shape) > 1:
             grad = _shape.unsqueeze(grad, self.class_dim)
         return grad * wrap(self._scattered(coefs)), None, None
@@ -387,7 +387,7 @@ class NllLossBackward0(Node):
         """``values`` at each counted row's target class, 0 elsewhere, in the input's layout."""
         shape, cdim = self.input_shape, self.class_dim
         C = shape[cdim]
-        coef = xp.zeros((self.n_rows, C), dtype=self.dtype)
+        coef = xp.zeros((self.n_rows, C), dtype=self.dtype, like=self.classes)
         coef[self.counted, self.classes] = values
         if len(shape) != 2:  # rows back to the input's layout, the classes along class_dim
             coef = xp.moveaxis(coef.reshape(shape[:cdim] + shape[cdim + 1:] + (C,)), -1, cdim)
@@ -403,7 +403,7 @@ def _every_row_counts(t, C, ignore_index):
     spare the masks that the general case needs."""
     if not t.size:
         return False
-    low, high = xp.minimum.reduce(t), xp.maximum.reduce(t)
+    low, high = t.min(), t.max()  # (CuPy has no minimum.reduce; the same speed on NumPy)
     return 0 <= low and high < C and not low <= ignore_index <= high
 
 
@@ -438,7 +438,7 @@ def nll_arrays(x, t, C, weight, ignore_index, reduction, check_weight=None):
     checked, PyTorch's order of errors). Returns (loss array: the rows' losses for
     'none', else 0-d; counted rows, their classes, their weights (None: all 1) and the total
     weight (None: no mean) for the derivative). Shared by the op and compile's replay."""
-    rows = xp.arange(t.size)
+    rows = xp.arange(t.size, like=t)
     valid = None if _every_row_counts(t, C, ignore_index) else t != ignore_index
     classes = t if valid is None else xp.where(valid, t, 0)  # an ignored row picks class 0, weight 0
     if valid is not None:
@@ -468,12 +468,12 @@ def nll_arrays(x, t, C, weight, ignore_index, reduction, check_weight=None):
             data = x.dtype.type(data / total)
         else:
             total = None
-        data = xp.asarray(data, dtype=x.dtype)
+        data = xp.asarray(data, dtype=x.dtype, like=x)
     else:
         data = xp.add.reduce(losses)
         if reduction == 'mean':
             total = t.size if w is None else xp.add.reduce(w)
-            data = data / total if total else xp.asarray(xp.nan, dtype=x.dtype)  # no weight at all: 0/0
+            data = data / total if total else xp.asarray(xp.nan, dtype=x.dtype, like=x)  # no weight at all: 0/0
     if counted is not rows:  # (w is set: the rows' weights are 0 where they do not count)
         classes, w = classes[valid], w[valid]
     return data, counted, classes, w, total
@@ -511,7 +511,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
             total_weight = 0 if reduction == 'none' else total if total is not None else (
                 classes.size if w is None else xp.add.reduce(w))
             node.save(input, target, _Empty if weight is None else weight,
-                      wrap(xp.asarray(total_weight, dtype=x.dtype)))
+                      wrap(xp.asarray(total_weight, dtype=x.dtype, like=x)))
         return out
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
         refuse_arguments('nll_loss_nd')
@@ -687,7 +687,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
             input, target = autocast.fp32(input, target)
         reduction = legacy_reduction(size_average, reduce, reduction)
         check_reduction(reduction)
-        zeros = const(0, input)  # (PyTorch's zeros_like: not input * 0, nan at an infinite input)
+        zeros = const(xp.zeros((), dtype=input._data.dtype, like=input._data))  # (PyTorch's zeros_like: not input * 0, nan at an infinite input)
         m = margin - input
         # (margin - input).clamp_min(0), PyTorch's: its gradient passes at 0, where relu's does not
         out = _ew.where(target != 1, _ew.where(m < 0, zeros, m), zeros) + _ew.where(target != -1, input, zeros)
@@ -800,7 +800,7 @@ class MultiMarginLossBackward0(_MarginLossBackward):
 
     def derivative(self, x):
         n, c = x.shape
-        rows, t = xp.arange(n), self.target
+        rows, t = xp.arange(n, like=x), self.target
         z = self.margin - x[rows, t][:, None] + x
         hit = z > 0
         hit[rows, t] = False
@@ -841,7 +841,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         _refuse_grad('multi_margin_loss', 'weight', weight)
         if t.size and (t.min() < 0 or t.max() >= c):
             raise RuntimeError('target out of range')
-        rows = xp.arange(n)
+        rows = xp.arange(n, like=x)
         z = margin - x[rows, t][:, None] + x
         h = xp.where(z > 0, z if p == 1 else z * z, 0)
         h[rows, t] = 0
@@ -889,7 +889,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError("argument #2 'target' is out of range")
     # the targets of each row: the indices before the first -1, counted as often as listed
     listed = xp.cumprod(t >= 0, axis=1).astype(bool)
-    counts = xp.zeros((n, c), dtype=x.dtype)
+    counts = xp.zeros((n, c), dtype=x.dtype, like=x)
     xp.add.at(counts, (xp.nonzero(listed)[0], t[listed]), 1)
     is_target = counts > 0
     z, hit = _label_margins(x, is_target)
