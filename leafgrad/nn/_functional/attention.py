@@ -38,8 +38,8 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
         warnings.warn(f'Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both '
                       'instead.', stacklevel=3)
     if not is_float:
-        data = backend.numpy.where(mask._data, -math.inf, 0.0).astype(target_type.np)
-        return creation.tensor(data)
+        data = xp.where(mask._data, -math.inf, 0.0).astype(target_type.np)
+        return creation.tensor(data) if type(data) is xp.ndarray else creation.tensor(data, device=mask.device)
     return mask
 
 
@@ -280,7 +280,7 @@ def _attention_scores(q, k, mask, is_causal, scale):
     s = q @ xp.swapaxes(k, -1, -2)
     s *= s.dtype.type(scale)
     if is_causal:  # (-inf above the diagonal, added: cheaper than writing through a boolean index)
-        s += xp.triu(xp.full(s.shape[-2:], -xp.inf, s.dtype), 1)
+        s += xp.triu(xp.full(s.shape[-2:], -xp.inf, s.dtype, like=s), 1)
     elif mask is not None:
         s += mask.astype(s.dtype, copy=False)
     return s
@@ -303,7 +303,7 @@ def _flash_attention_arrays(q, k, v, mask, is_causal, scale):
     rep = q.shape[-3] // k.shape[-3]
     q, k, v = (a.astype(acc, copy=False) for a in (q, k, v))
     s = _attention_scores(q, _heads_repeated(k, rep), mask, is_causal, scale)
-    top = s.max(-1, keepdims=True) if s.shape[-1] else xp.full(s.shape[:-1] + (1,), -xp.inf, acc)
+    top = s.max(-1, keepdims=True) if s.shape[-1] else xp.full(s.shape[:-1] + (1,), -xp.inf, acc, like=s)
     hidden = top == -xp.inf
     top[hidden] = 0
     s -= top
@@ -417,7 +417,7 @@ def _flash_attention(query, key, value, attn_mask, is_causal, scale):
         scale_value = scale
     mask = attn_mask
     if mask is not None and mask._data.dtype == xp.bool_:  # (as a float mask, PyTorch's conversion)
-        mask = wrap(xp.where(mask._data, xp.zeros((), q.dtype), xp.asarray(-xp.inf, q.dtype)))
+        mask = wrap(xp.where(mask._data, xp.zeros((), q.dtype, like=q), xp.asarray(-xp.inf, q.dtype, like=q)))
     data, lse = _flash_attention_arrays(q, key._data, value._data, None if mask is None else mask._data, is_causal,
                                         scale_value)
     out, node = record(data, ScaledDotProductFlashAttentionForCpuBackward0, (query, key, value))
@@ -504,11 +504,11 @@ def _math_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, e
     factor = math.sqrt(1.0 / math.sqrt(E) if scale is None else scale)
     attn = matmul(_times_number(query, factor), _times_number(_shape.transpose(key, -2, -1), factor))
     if is_causal:
-        attn_mask = const(xp.tril(xp.ones((L, S), dtype=bool)))
+        attn_mask = const(xp.tril(xp.ones((L, S), dtype=bool, like=q)))
     if attn_mask is not None:
         if attn_mask._data.dtype == xp.bool_:
-            attn_mask = const(xp.where(attn_mask._data, xp.zeros((), attn._data.dtype),
-                                       xp.asarray(-xp.inf, attn._data.dtype)))
+            attn_mask = const(xp.where(attn_mask._data, xp.zeros((), attn._data.dtype, like=attn._data),
+                                       xp.asarray(-xp.inf, attn._data.dtype, like=attn._data)))
         attn = attn + attn_mask
     attn = _safe_softmax(attn, -1)
     if dropout_p > 0.0:
