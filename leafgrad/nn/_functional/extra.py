@@ -82,7 +82,9 @@ def _rrelu_with_noise(input, lower, upper, training, generator, inplace=False):
     if training:
         negative = work <= 0
         draws = rand(int(negative.sum()), dtype=backend.float64, generator=generator)._data
-        noise = xp.ones(work.shape, dtype=xp.float64)
+        if type(work) is not xp.ndarray:  # drawn on the host (the generator's stream), then copied over
+            draws = backend.to_device(draws, backend.device_of(work))
+        noise = xp.ones(work.shape, dtype=xp.float64, like=work)
         noise[negative] = draws * (upper - lower) + lower
     else:
         noise = xp.where(work > 0, 1, (lower + upper) / 2)
@@ -214,7 +216,7 @@ def _fold_op(t, p, k, x_shape):
     out = tuple((x_shape[2 + i] + 2 * p.lo[i] - p.dilation[i] * (k[i] - 1) - 1) // p.stride[i] + 1 for i in range(2))
     cols = t._data.reshape((n, c) + tuple(k) + out)
     padded = tuple(x_shape[2 + i] + 2 * p.lo[i] for i in range(2))
-    acc = xp.zeros((n, c) + padded, dtype=t._data.dtype)
+    acc = xp.zeros((n, c) + padded, dtype=t._data.dtype, like=t._data)
     # col2im: one slice-add per kernel offset
     for i, j in xp.ndindex(*k):
         di, dj = i * p.dilation[0], j * p.dilation[1]
