@@ -14,7 +14,7 @@ import numpy as np
 
 from ...ops._util import Node, record, wrap
 from ...tensor import Tensor
-from ... import creation
+from ... import backend, creation
 
 _NEG_INF = -np.inf
 
@@ -39,7 +39,7 @@ class CtcLossBackward0(Node):
 
 def _lengths(value, name):
     if isinstance(value, Tensor):
-        return value._data.astype(np.int64).reshape(-1)
+        return backend.to_numpy(value._data).astype(np.int64).reshape(-1)
     return np.asarray(list(value) if not isinstance(value, int) else [value], dtype=np.int64)
 
 
@@ -110,6 +110,13 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if reduction not in ('none', 'mean', 'sum'):
         raise ValueError(f'{reduction} is not a valid value for reduction')
     x = log_probs._data
+    device = None
+    if type(x) is not np.ndarray and backend.device_of(x).type == 'cuda':
+        # On a GPU the dynamic programme (a step per time step and per extended label, each a few
+        # small array ops) runs on the host, as PyTorch's CPU kernel: the log-probabilities are
+        # copied over once, the losses and their gradient copied back once.
+        device = backend.device_of(x)
+        x = backend.to_numpy(x)
     batched = x.ndim == 3
     lp = x if batched else x[:, None, :]
     T, N, C = lp.shape
@@ -122,7 +129,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if not 0 <= blank < C:
         raise RuntimeError('blank must be in label range')
     where = '(while checking arguments for ctc_loss_allocate_outputs)'
-    tg = targets._data.astype(np.int64)
+    tg = backend.to_numpy(targets._data).astype(np.int64)
     if not batched:
         tg = tg.reshape(1, -1)  # one sequence's (padded) targets
     if tg.ndim == 1:  # concatenated targets
@@ -146,9 +153,12 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                            f'{where}')
     nll, grad = _ctc(lp.astype(np.float64), tg, in_len, tg_len, blank, zero_infinity)
     dtype = x.dtype
-    losses, node = record(nll.astype(dtype), CtcLossBackward0, (log_probs,))
+    nll, grad = nll.astype(dtype), grad.astype(dtype)
+    if device is not None:
+        nll, grad = backend.to_device(nll, device), backend.to_device(grad, device)
+    losses, node = record(nll, CtcLossBackward0, (log_probs,))
     if node is not None:
-        node.grad_lp = grad.astype(dtype)
+        node.grad_lp = grad
         node.batched = batched
     if not batched:
         losses = losses.reshape(())
@@ -157,5 +167,5 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if reduction == 'sum':
         return losses.sum()
     divisor = creation.tensor(np.maximum(tg_len, 1).astype(dtype) if batched else
-                              np.asarray(max(int(tg_len[0]), 1), dtype=dtype))
+                              np.asarray(max(int(tg_len[0]), 1), dtype=dtype), device=device)
     return (losses / divisor).mean()

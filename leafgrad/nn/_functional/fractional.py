@@ -22,10 +22,10 @@ class FractionalMaxPool2DBackward0(_MaxPoolBackward):
 def _starts(sample, size, out, pool):
     """The windows' first positions along one dim, per plane: (planes, out) int64."""
     dtype = sample.dtype
-    starts = xp.empty(sample.shape + (out,), dtype=xp.int64)
+    starts = xp.empty(sample.shape + (out,), dtype=xp.int64, like=sample)
     if out > 1:
         alpha = dtype.type(size - pool) / dtype.type(out - 1)
-        i = xp.arange(out - 1).astype(dtype)
+        i = xp.arange(out - 1, like=sample).astype(dtype)
         starts[..., :-1] = (((i + sample[..., None]) * alpha).astype(xp.int64)
                             - (sample * alpha).astype(xp.int64)[..., None])
     if out > 0:
@@ -110,8 +110,8 @@ def _window_maxima(batch, samples, kernel, outs, sample_of):
     spatial = batch.shape[2:]
     nsp = len(spatial)
     strides = [int(xp.prod(spatial[d + 1:], dtype=xp.int64)) for d in range(nsp)]
-    origin = xp.zeros((N, C) + (1,) * nsp, dtype=xp.int64)   # each window's first element
-    offset = xp.zeros((1,) * nsp, dtype=xp.int64)             # the elements' offsets within a window
+    origin = xp.zeros((N, C) + (1,) * nsp, dtype=xp.int64, like=batch)   # each window's first element
+    offset = xp.zeros((1,) * nsp, dtype=xp.int64, like=batch)             # the elements' offsets within a window
     for d in range(nsp):
         starts = _starts(samples[:, :, sample_of[d]], spatial[d], outs[d], kernel[d])  # (N, C, out)
         shape = [N, C] + [1] * nsp
@@ -119,11 +119,11 @@ def _window_maxima(batch, samples, kernel, outs, sample_of):
         origin = origin + starts.reshape(shape) * strides[d]
         shape = [1] * nsp
         shape[d] = kernel[d]
-        offset = offset + xp.arange(kernel[d]).reshape(shape) * strides[d]
+        offset = offset + xp.arange(kernel[d], like=batch).reshape(shape) * strides[d]
     origin = xp.broadcast_to(origin, (N, C) + tuple(outs))
     size = offset.size
     if size == 0:  # (no element looked at)
-        return xp.full(origin.shape, -xp.inf, dtype=batch.dtype), origin
+        return xp.full(origin.shape, -xp.inf, dtype=batch.dtype, like=batch), origin
     flat = origin[(...,) + (None,)] + offset.reshape(-1)                 # (N, C, *outs, size)
     windows = xp.take_along_axis(batch.reshape(N, C, -1), flat.reshape(N, C, -1), axis=2).reshape(flat.shape)
     first_max = xp.argmax(windows, axis=-1)
