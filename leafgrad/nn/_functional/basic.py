@@ -32,18 +32,19 @@ def _dropout_noise(input, p, feature):
     draw per element of a tensor laid out as the input (``empty_like``), in its memory order; for
     feature dropout one per (sample, channel) of a contiguous (N, C, 1, ...) tensor."""
     data = input._data
+    if feature and data.ndim < 2:
+        raise RuntimeError('Feature dropout requires at least 2 dimensions in the input')
+    if backend.on_gpu(data):  # drawn there by CuPy's generator (which manual_seed seeds), as the random factories
+        shape = data.shape[:2] + (1,) * (data.ndim - 2) if feature else data.shape
+        with data.device:
+            u = backend.array_module(data).random.get_random_state().random_sample(shape, dtype=xp.float32)
+        return (u < xp.float32(1 - p)).astype(data.dtype)
     if feature:
-        if data.ndim < 2:
-            raise RuntimeError('Feature dropout requires at least 2 dimensions in the input')
         template = xp.empty(data.shape[:2] + (1,) * (data.ndim - 2), dtype=data.dtype)
     else:
         template = data if kernels.is_dense(data) else _memory_format.preserved(xp.empty(data.shape, data.dtype), data)
     keep = kernels.bernoulli_number(default_generator, template.size, 1 - p)
-    noise = xp.asarray(kernels.fill_in_memory_order(template, keep)).astype(data.dtype)
-    if type(data) is not xp.ndarray and backend.device_of(data).type == 'cuda':
-        # drawn on the host (the generator's stream, as rand's), then copied over
-        noise = backend.to_device(noise, backend.device_of(data))
-    return noise
+    return xp.asarray(kernels.fill_in_memory_order(template, keep)).astype(data.dtype)
 
 
 def _dropout(input, p, training, inplace, feature=False, alpha=False):
@@ -369,11 +370,16 @@ def _embedding_bag_max(flat, weight, bag, num_bags, padding_idx):
         if type(rows) is xp.ndarray:
             mx = xp.maximum.reduceat(rows, starts, axis=0)
             first = xp.minimum.reduceat(xp.where(rows == mx[inverse], position, ids.size), starts, axis=0)
-        else:  # (CuPy has no reduceat: scatters with maximum.at and minimum.at, per unique bag)
-            mx = xp.full((bags.size, rows.shape[1]), -xp.inf, dtype=rows.dtype, like=rows)
-            xp.maximum.at(mx, inverse, rows)
-            first = xp.full(mx.shape, ids.size, dtype=position.dtype, like=rows)
-            xp.minimum.at(first, inverse, xp.where(rows == mx[inverse], position, ids.size))
+        else:
+            # (CuPy has no reduceat, and its maximum.at/minimum.at are not to be trusted: each bag's
+            # rows, contiguous, laid out in a (bags, longest bag, D) block padded with -inf, reduced)
+            at = position[:, 0] - starts[inverse]  # each row's place in its bag
+            block = xp.full((bags.size, int(at.max()) + 1, rows.shape[1]), -xp.inf, dtype=rows.dtype, like=rows)
+            block[inverse, at] = rows
+            mx = block.max(axis=1)
+            where = xp.full(block.shape, ids.size, dtype=position.dtype, like=rows)
+            where[inverse, at] = xp.where(rows == mx[inverse], position, ids.size)
+            first = where.min(axis=1)
         found = xp.isfinite(mx) | (mx == xp.inf)
         out[bags] = xp.where(found, mx, 0)
         max_indices[bags] = xp.where(found, ids[xp.minimum(first, ids.size - 1)], -1)
@@ -398,11 +404,15 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     the soft sample's (the straight-through estimator)."""
     try:
         d = logits._data.dtype
-        # -log of Exp(1) samples of logits' dtype (a contiguous tensor's exponential_), as PyTorch draws them
-        e = kernels.cast(kernels.exponential(default_generator, logits._data.size, 1.0), d).reshape(logits._data.shape)
-        if type(logits._data) is not xp.ndarray and backend.device_of(logits._data).type == 'cuda':
-            # drawn on the host (the generator's stream, as rand's), then copied over
-            e = backend.to_device(e, backend.device_of(logits._data))
+        if backend.on_gpu(logits._data):  # drawn there by CuPy's generator, as the random factories
+            with logits._data.device:
+                u = backend.array_module(logits._data).random.get_random_state().random_sample(
+                    logits._data.shape, dtype=xp.float64)
+            e = (-xp.log1p(-u)).astype(d)  # Exp(1) samples
+        else:
+            # -log of Exp(1) samples of logits' dtype (a contiguous tensor's exponential_), as PyTorch draws them
+            e = kernels.cast(kernels.exponential(default_generator, logits._data.size, 1.0), d).reshape(
+                logits._data.shape)
         g = -xp.log(xp.asarray(e))
         y = softmax((logits + const(g, logits)) / tau, dim)
         if not hard:

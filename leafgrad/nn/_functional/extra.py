@@ -81,9 +81,9 @@ def _rrelu_with_noise(input, lower, upper, training, generator, inplace=False):
     work = opmath(x)
     if training:
         negative = work <= 0
-        draws = rand(int(negative.sum()), dtype=backend.float64, generator=generator)._data
-        if type(work) is not xp.ndarray:  # drawn on the host (the generator's stream), then copied over
-            draws = backend.to_device(draws, backend.device_of(work))
+        # (on a GPU drawn there by CuPy's generator, or, with a generator=, on the host and copied over)
+        draws = rand(int(negative.sum()), dtype=backend.float64, generator=generator,
+                     device=backend.device_of(work) if backend.on_gpu(work) else None)._data
         noise = xp.ones(work.shape, dtype=xp.float64, like=work)
         noise[negative] = draws * (upper - lower) + lower
     else:
