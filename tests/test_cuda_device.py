@@ -75,7 +75,6 @@ def _mlp_step(T, device, seed=0):
     return [a.detach().cpu().numpy() for a in (loss, w1.grad, w2.grad, conv_w.grad)]
 
 
-@pytest.mark.xfail(strict=True, reason='not yet on CUDA: log_softmax and nll_loss')
 def test_a_training_step_on_the_gpu_gives_the_cpu_step_values():
     on_gpu, on_cpu = _mlp_step(lg, 'cuda'), _mlp_step(lg, 'cpu')
     for g, c in zip(on_gpu, on_cpu):
