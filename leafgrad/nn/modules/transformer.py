@@ -11,6 +11,8 @@ before the final norm) leafgrad does the same.
 import copy
 import warnings
 
+import numpy as np
+
 from .. import functional as F, init
 from .._functional.attention import _canonical_mask
 from .activation import GELU, ReLU
@@ -177,7 +179,9 @@ class TransformerEncoder(Module):
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
         if padded_to_zero:
             pad = src_key_padding_mask._data != 0  # (N, S), -inf where padded
-            output = output.masked_fill(creation.tensor(pad[:, :, None]), 0.0)
+            pad = pad[:, :, None]
+            output = output.masked_fill(creation.tensor(pad) if type(pad) is np.ndarray else
+                                        creation.tensor(pad, device=src.device), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
