@@ -207,3 +207,18 @@ def test_bernoulli_and_in_place_draws_stay_on_the_gpu():
         assert drawn.is_cuda and drawn.cpu().numpy().min() >= 0
     with pytest.raises(RuntimeError, match='Expected p_in >= 0'):
         lg.bernoulli(lg.full((3,), 1.5, device='cuda'))
+
+
+def test_batch_norm_trains_and_in_place_numbers_wrap_on_the_gpu():
+    torch_like = []
+    for device in ('cpu', 'cuda'):
+        lg.manual_seed(0)
+        bn = lg.nn.BatchNorm2d(3).to(device)
+        x = lg.tensor(np.random.default_rng(0).standard_normal((4, 3, 5, 5)).astype(np.float32), device=device)
+        bn(x).square().sum().backward()
+        small = lg.zeros(3, dtype=lg.int8, device=device)
+        small += 300  # (wraps, as PyTorch's int8 add)
+        torch_like.append([bn.running_mean, bn.running_var, bn.num_batches_tracked, bn.weight.grad, small])
+    for g, c in zip(torch_like[1], torch_like[0]):
+        assert g.is_cuda
+        np.testing.assert_allclose(g.cpu().numpy(), c.numpy(), rtol=1e-5, atol=1e-6)

@@ -73,7 +73,7 @@ class CopySlices(Node):
         region = _apply_makes(self.makes, result)
         res = self.fn.apply(region.clone())
         if res[0] is None:
-            res = (wrap(xp.zeros(region._data.shape, dtype=region._data.dtype)),) + tuple(res[1:])
+            res = (wrap(xp.zeros_like(region._data)),) + tuple(res[1:])
         if state.grad_enabled:
             ops.copy_(region, res[0])  # create_graph: the write itself must be recorded
         else:
@@ -298,7 +298,8 @@ def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
                 xp.copyto(data, out._data, casting='unsafe')
             else:
                 if type(y) is int and d.kind in 'iu':  # (a number beyond the dtype wraps, as in PyTorch's
-                    y, alpha = xp.asarray(y * alpha).astype(d), 1  # out-of-place op: NumPy would refuse it)
+                    y, alpha = xp.asarray(y * alpha).astype(d)[()], 1  # out-of-place op: NumPy would refuse it;
+                    # a NumPy number, which a GPU's array takes too)
                 fused = None
                 if alpha != 1 and (ufunc is xp.add or ufunc is xp.subtract) and type(y) is xp.ndarray:
                     wide = rt.np  # (as the out-of-place op: in the result's dtype, then cast to self's)

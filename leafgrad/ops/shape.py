@@ -372,9 +372,10 @@ class T(Op):
 def _transposed_buffer(array):
     """The contiguous buffer whose transpose ``array`` is, or None."""
     base = getattr(array, 'base', None)
-    # (a base that is no array, as NumPy's as_strided and broadcast_to leave behind, is none)
+    # (a base that is no array, as NumPy's as_strided and broadcast_to leave behind, is none;
+    # a GPU's array has a GPU's array as its base)
     # (array 2-D and base of its shape reversed: base 2-D too)
-    if (type(base) is not xp.ndarray or base.base is not None or array.ndim != 2
+    if (type(base) is not type(array) or base.base is not None or array.ndim != 2
             or array.shape[::-1] != base.shape or array.strides[::-1] != base.strides
             or not base.flags.c_contiguous):
         return None
