@@ -4,6 +4,7 @@ kl_div, cross_entropy). Every derivative is written with leafgrad ops, so losses
 twice."""
 import warnings
 
+from ... import backend
 from ...autograd.graph import _Empty, slice_reduction_jvp
 from ...ops._util import Node, NotImplementedNode, autocast, binary_operands, ops, record, state, wrap, xp
 from ...ops import elementwise as _ew
@@ -404,6 +405,9 @@ def _every_row_counts(t, C, ignore_index):
     if not t.size:
         return False
     low, high = t.min(), t.max()  # (CuPy has no minimum.reduce; the same speed on NumPy)
+    if type(t) is not xp.ndarray and type(t) is not backend.MetaArray:
+        # (from a GPU: both in one transfer, where each comparison below would wait for one)
+        low, high = backend.to_numpy(xp.stack([low, high])).tolist()
     return 0 <= low and high < C and not low <= ignore_index <= high
 
 
