@@ -21,12 +21,14 @@ Tests switch it on with ``installed()``; ``leafgrad.cuda.is_available()`` is the
 tensors on 'cuda' hold these arrays. A real GPU (benchmarks/gpu_check.sh) runs the same tests on
 CuPy itself."""
 import contextlib
+import os
 import operator
 import sys
 import time
 import types
 
 import numpy as np
+import pytest
 
 IMPLICIT = ('Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy '
             'array explicitly.')
@@ -511,3 +513,25 @@ def installed():
                 if getattr(module, 'xp', None) is backend._dispatch:
                     module.xp = np
             backend._dispatch = None
+
+
+def _real_gpu():
+    from leafgrad import backend
+    available = backend.cuda_available()
+    if not available and os.environ.get('LEAFGRAD_REQUIRE_CUDA'):
+        raise RuntimeError('LEAFGRAD_REQUIRE_CUDA is set but leafgrad.cuda.is_available() is False')
+    return available
+
+
+REAL_GPU = _real_gpu()  # (CuPy with a GPU: the tests run on it, and the stand-in stays out)
+
+
+@pytest.fixture(autouse=True)
+def cuda_device():
+    """For the tests of device='cuda' (imported into their modules): CuPy on a GPU; elsewhere the
+    stand-in, which refuses, as CuPy does, every hidden round trip through host memory."""
+    if REAL_GPU:
+        yield
+    else:
+        with installed():
+            yield

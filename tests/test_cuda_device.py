@@ -2,31 +2,15 @@
 on the CPU (and against torch CUDA where this python's torch has a GPU). benchmarks/gpu_check.sh runs
 these on a GPU machine; elsewhere they run on the stand-in for CuPy (tests/cuda_standin.py), which refuses
 every hidden host round trip as CuPy does (with LEAFGRAD_REQUIRE_CUDA set, a missing GPU fails)."""
-import os
 
 import numpy as np
 import pytest
 
 import leafgrad as lg
 
-import cuda_standin
+from cuda_standin import REAL_GPU, cuda_device  # noqa: F401  (the autouse fixture: CuPy or its stand-in)
 
 pytestmark = pytest.mark.cuda
-
-REAL_GPU = lg.cuda.is_available()
-if not REAL_GPU and os.environ.get('LEAFGRAD_REQUIRE_CUDA'):
-    raise RuntimeError('LEAFGRAD_REQUIRE_CUDA is set but leafgrad.cuda.is_available() is False')
-
-
-@pytest.fixture(autouse=True)
-def cuda_device():
-    """CuPy on a GPU; elsewhere the stand-in (tests/cuda_standin.py), which refuses, as CuPy does,
-    every hidden round trip through host memory."""
-    if REAL_GPU:
-        yield
-    else:
-        with cuda_standin.installed():
-            yield
 
 try:
     import torch

@@ -13,24 +13,9 @@ import pytest
 
 import leafgrad as lg
 
-import cuda_standin
+from cuda_standin import REAL_GPU, cuda_device  # noqa: F401  (the autouse fixture: CuPy or its stand-in)
 
 pytestmark = pytest.mark.cuda
-
-REAL_GPU = lg.cuda.is_available()
-if not REAL_GPU and os.environ.get('LEAFGRAD_REQUIRE_CUDA'):
-    raise RuntimeError('LEAFGRAD_REQUIRE_CUDA is set but leafgrad.cuda.is_available() is False')
-
-
-@pytest.fixture(autouse=True)
-def cuda_device():
-    """CuPy on a GPU; elsewhere the stand-in (tests/cuda_standin.py), which refuses, as CuPy does,
-    every hidden round trip through host memory."""
-    if REAL_GPU:
-        yield
-    else:
-        with cuda_standin.installed():
-            yield
 
 import test_linalg  # noqa: E402
 import test_linalg_solvers  # noqa: E402
