@@ -20,6 +20,7 @@ TypeError: argsort(): argument 'descending' must be bool, not int
 import ast
 import operator
 import inspect
+import re
 import sys
 
 from . import backend
@@ -401,6 +402,28 @@ def refuse_non_tensors(name, params, args, kwargs, method=False):
 METHOD_CODES = set()
 
 
+_FROM_CUPY = re.compile(r'numpy\.ndarray|Implicit conversion to a NumPy array')
+
+
+def refuse_mixed_devices(values):
+    """PyTorch's RuntimeError where the error being handled is CuPy's refusal of a host array in
+    a GPU's work and ``values`` (arguments; sequences of them) hold tensors on different devices:
+    a CPU tensor given to an op with a GPU one. Nothing otherwise."""
+    error = sys.exc_info()[1]
+    if error is None or not _FROM_CUPY.search(str(error)):
+        return
+    devices = []
+    for value in values:
+        for t in (value if isinstance(value, (list, tuple)) else (value,)):
+            if isinstance(t, Tensor):
+                device = t.device
+                if device.type != 'meta' and device not in devices:
+                    devices.append(device)
+    if len(devices) > 1:
+        raise RuntimeError(f'Expected all tensors to be on the same device, but found at least two devices, '
+                           f'{devices[0]} and {devices[1]}!') from None
+
+
 def refuse_arguments(name=None, params=None, overloads=None):
     """PyTorch's parser's TypeError, in the ``except`` of a function whose body failed (an
     AttributeError, a TypeError) on an argument that is no tensor: the first Tensor parameter
@@ -416,6 +439,7 @@ def refuse_arguments(name=None, params=None, overloads=None):
     frame = sys._getframe(1)
     code, values = frame.f_code, frame.f_locals
     del frame
+    refuse_mixed_devices(values.values())
     name = name or code.co_name
     method = id(code) in METHOD_CODES
     n = code.co_argcount

@@ -480,6 +480,41 @@ def _on_gpu(value):
     return False
 
 
+_HOST_REFUSED = re.compile(r'numpy\.ndarray|Implicit conversion to a NumPy array')
+
+
+def _device_error(args, kwargs, error):
+    """PyTorch's RuntimeError for CuPy's refusal (``error``) of a host array beside a GPU's: the
+    arrays of tensors on different devices. None where ``error`` is another."""
+    if not _HOST_REFUSED.search(str(error)):
+        return None
+    devices = []
+    for value in list(args) + list(kwargs.values()):
+        for array in (value if type(value) in (list, tuple) else (value,)):
+            if type(array) is np.ndarray:
+                name = 'cpu'
+            elif isinstance(array, _cupy.ndarray):
+                name = f'cuda:{array.device.id}'
+            else:
+                continue
+            if name not in devices:
+                devices.append(name)
+    if len(devices) < 2:
+        return None
+    return RuntimeError(f'Expected all tensors to be on the same device, but found at least two devices, '
+                        f'{devices[0]} and {devices[1]}!')
+
+
+def _on_cupy(fn, args, kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except (TypeError, ValueError) as error:
+        mixed = _device_error(args, kwargs, error)
+        if mixed is None:
+            raise
+        raise mixed from None
+
+
 class _DispatchUfunc:
     __slots__ = ('_np', '_cp', '__name__')
 
@@ -492,13 +527,14 @@ class _DispatchUfunc:
         return self._np
 
     def __call__(self, *args, **kwargs):
-        return self._pick(args, kwargs)(*args, **kwargs)
+        chosen = self._pick(args, kwargs)
+        return chosen(*args, **kwargs) if chosen is self._np else _on_cupy(chosen, args, kwargs)
 
     def __getattr__(self, name):
         np_method = getattr(self._np, name)
         if name not in ('reduce', 'accumulate', 'at', 'outer', 'reduceat'):
             return np_method
-        return lambda *args, **kwargs: getattr(self._pick(args, kwargs), name)(*args, **kwargs)
+        return lambda *args, **kwargs: _on_cupy(getattr(self._pick(args, kwargs), name), args, kwargs)
 
 
 class DeviceDispatch(types.ModuleType):
@@ -527,7 +563,7 @@ def _dispatching(np_fn, cp_fn):
         like = kwargs.pop('like', None)
         if cp_fn is not None and (_on_gpu(like) or any(_on_gpu(a) for a in args)
                                   or any(_on_gpu(v) for v in kwargs.values())):
-            return cp_fn(*args, **kwargs)
+            return _on_cupy(cp_fn, args, kwargs)
         if like is not None:
             kwargs['like'] = like
         return np_fn(*args, **kwargs)

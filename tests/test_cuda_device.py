@@ -38,6 +38,14 @@ def test_mixing_devices_is_refused_as_pytorch_refuses_it():
         lg.ones(2, device='cuda') + lg.ones(2)
     with pytest.raises(RuntimeError, match='Expected all tensors to be on the same device'):
         lg.ones(2) * lg.ones(2, device='cuda')
+    gpu, cpu = lg.ones(2, 3, device='cuda'), lg.ones(2, 3)
+    for mixed in (lambda: gpu @ cpu.t(), lambda: lg.nn.Linear(3, 2)(gpu), lambda: lg.cat([gpu, cpu]),
+                  lambda: lg.stack([cpu, gpu]), lambda: gpu.masked_fill(cpu > 0, 1.0), lambda: gpu.add_(cpu),
+                  lambda: lg.where(gpu > 0, cpu, gpu), lambda: lg.einsum('ij,kj->ik', gpu, cpu),
+                  lambda: lg.nn.Conv1d(2, 2, 1)(gpu[None])):
+        with pytest.raises(RuntimeError, match='Expected all tensors to be on the same device, but found at '
+                                               'least two devices, (cuda:0 and cpu|cpu and cuda:0)!'):
+            mixed()
     moved = lg.ones(2, device='cuda') + lg.tensor(2.0)  # a 0-dim CPU tensor is a number, as in PyTorch
     assert moved.is_cuda and moved.cpu().tolist() == [3.0, 3.0]
 
