@@ -214,3 +214,60 @@ def test_batch_norm_trains_and_in_place_numbers_wrap_on_the_gpu():
     for g, c in zip(torch_like[1], torch_like[0]):
         assert g.is_cuda
         np.testing.assert_allclose(g.cpu().numpy(), c.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _gpt_steps(device, steps=2):
+    """A small GPT-style model (embeddings, a pre-norm block with causal attention and a GELU
+    MLP, tied head) trained with AdamW and gradient clipping, as nanoGPT trains one."""
+    lg.manual_seed(0)
+    F, nn = lg.nn.functional, lg.nn
+
+    class Block(nn.Module):
+        def __init__(self, d, heads):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+            self.heads = heads
+
+        def forward(self, x):
+            b, t, d = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+            q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).contiguous().view(b, t, d)
+            x = x + self.proj(y)
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self, vocab=11, d=16, block=8):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(block, d)
+            self.block, self.ln = Block(d, 2), nn.LayerNorm(d)
+            self.head = nn.Linear(d, vocab, bias=False)
+            self.head.weight = self.tok.weight
+
+        def forward(self, idx, targets):
+            x = self.tok(idx) + self.pos(lg.arange(idx.shape[1], device=idx.device))
+            logits = self.head(self.ln(self.block(x)))
+            return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
+
+    model = GPT().to(device)
+    opt = lg.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    rng = np.random.default_rng(0)
+    data = lg.tensor(rng.integers(0, 11, (4, 9)), device=device)
+    losses = []
+    for _ in range(steps):
+        loss = model(data[:, :-1], data[:, 1:])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        lg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().cpu().numpy() for p in model.parameters()]
+
+
+def test_a_gpt_style_training_step_on_the_gpu_gives_the_cpu_values():
+    (gpu_losses, gpu_params), (cpu_losses, cpu_params) = _gpt_steps('cuda'), _gpt_steps('cpu')
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-5)
+    for g, c in zip(gpu_params, cpu_params):
+        np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-5)
