@@ -111,6 +111,44 @@ def libm(function, x):
     return np.fromiter(map(function, x.ravel().tolist()), f64, count=x.size).reshape(x.shape)
 
 
+_C_FLOAT = {}
+
+
+def _c_float_function(name):
+    """The C library's single-precision function ``name`` (``'acosf'``, ``'cosf'``, ...) through
+    ctypes, or None where no C library with it can be loaded."""
+    if name not in _C_FLOAT:
+        function = None
+        try:
+            import ctypes  # (here: not at `import leafgrad`)
+            for library in ('libm.so.6', None):  # (glibc; else the process's own symbols)
+                try:
+                    function = getattr(ctypes.CDLL(library), name)
+                    break
+                except (OSError, AttributeError):
+                    continue
+            if function is not None:
+                function.restype, function.argtypes = ctypes.c_float, [ctypes.c_float]
+        except ImportError:
+            pass
+        _C_FLOAT[name] = function
+    return _C_FLOAT[name]
+
+
+def libmf(name, x):
+    """The C library's float function ``name`` (``'acosf'``, ``'cosf'``, ``'sinf'``: what PyTorch's
+    scalar kernels call for std::acos(float) ...) on each element of a float32 array. glibc's float
+    functions are not correctly rounded: the double function of ``math`` rounded to float32 differs
+    from them in the last place for a few percent of inputs, and is only the fallback where the C
+    library cannot be loaded."""
+    x = np.asarray(x, f32)
+    function = _c_float_function(name)
+    if function is None:
+        double = getattr(math, name[:-1])
+        return np.fromiter(map(double, x.ravel().tolist()), f64, count=x.size).astype(f32).reshape(x.shape)
+    return np.fromiter(map(function, x.ravel().tolist()), f32, count=x.size).reshape(x.shape)
+
+
 # Cephes logf: log(1 + x) on [sqrt(1/2) - 1, sqrt(2) - 1] as x - x^2/2 + x^3 P(x)
 _LOG_P = tuple(f32(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
                                 1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,

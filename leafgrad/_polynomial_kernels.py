@@ -9,10 +9,16 @@ polynomials of high degree inside (-1, 1) by their trigonometric forms; the Herm
 above degree 128 (float32) or 512 (float64) are NaN), then the three-term recurrence, which
 stops at the first NaN. PyTorch's compiled kernels contract ``a * b - c`` into one fused
 multiply-add (the product unrounded), which the recurrences amplify where they cancel; these
-compute those steps as fused too (``fma``). Where PyTorch's own result is undefined (a NaN
-``x`` that reaches the recurrence leaves its result unset) these give NaN. Called under ``errstate(all='ignore')``.
+compute those steps as fused too (``fma``); the trigonometric forms call the C library's acos,
+cos, sin (acosf ... in float32) as PyTorch's scalar kernels do, not NumPy's vectorised ones.
+Where PyTorch's own result is undefined (a NaN ``x`` that reaches the recurrence leaves its result
+unset) these give NaN. Called under ``errstate(all='ignore')``.
 """
+import math
+
 import numpy as np
+
+from . import _kernel_math as km
 
 _INT64_MIN = np.iinfo(np.int64).min
 
@@ -90,6 +96,26 @@ def _recur(x, n, q, step, first, last, stop_at_nan=True):
     return out
 
 
+def _libm(double, single):
+    """PyTorch's scalar kernels call the C library's acos, cos, sin (acosf ... in float32) one
+    element at a time. NumPy's own vectorised arccos, cos, sin (SVML's on AVX-512 machines, its
+    own float32 cos and sin everywhere) differ from them in the last place or two, which the
+    trigonometric forms multiply by the degree: NumPy arrays take the C library's, element by
+    element (device arrays their library's)."""
+    vectorised = getattr(np, double.__name__.replace('acos', 'arccos'))
+
+    def f(x):
+        if type(x) is not np.ndarray:
+            return vectorised(x)
+        if x.dtype == np.float32:
+            return km.libmf(single, x)
+        return km.libm(double, x)
+    return f
+
+
+_acos, _cos, _sin = _libm(math.acos, 'acosf'), _libm(math.cos, 'cosf'), _libm(math.sin, 'sinf')
+
+
 def _t(x):
     return x.dtype.type
 
@@ -138,7 +164,7 @@ def chebyshev_t(x, n):
     return _cases(x, n, [
         (lambda x, n: n < 0, _const(0)),
         (lambda x, n: np.abs(x) == 1, _signed(_x_positive_or_even, _ones_like)),
-        (lambda x, n: (n > 6) & (np.abs(x) < 1), lambda x, n: np.cos(n.astype(x.dtype) * np.arccos(x))),
+        (lambda x, n: (n > 6) & (np.abs(x) < 1), lambda x, n: _cos(n.astype(x.dtype) * _acos(x))),
         (lambda x, n: n == 0, _const(1)),
         (lambda x, n: n == 1, lambda x, n: x),
     ], lambda x, n: _recur(x, n, x, _chebyshev_step, 2, _until_n))
@@ -147,15 +173,15 @@ def chebyshev_t(x, n):
 def _u_trig(a, n, y):
     """U_n from the angle a = acos(y): sin((n+1) a) / sin(a), or its limit where sin(a) is 0."""
     m = (n + 1).astype(a.dtype)
-    s = np.sin(a)
-    return np.where(s != 0, np.sin(m * a) / s, m * np.cos(m * a) / y)
+    s = _sin(a)
+    return np.where(s != 0, _sin(m * a) / s, m * _cos(m * a) / y)
 
 
 def chebyshev_u(x, n):
     return _cases(x, n, [
         (lambda x, n: n < 0, _const(0)),
         (lambda x, n: np.abs(x) == 1, _signed(_x_positive_or_even, _n_plus_1)),
-        (lambda x, n: (n > 8) & (np.abs(x) < 1), lambda x, n: _u_trig(np.arccos(x), n, x)),
+        (lambda x, n: (n > 8) & (np.abs(x) < 1), lambda x, n: _u_trig(_acos(x), n, x)),
         (lambda x, n: n == 0, _const(1)),
         (lambda x, n: n == 1, lambda x, n: x + x),
     ], lambda x, n: _recur(x, n, x + x, _chebyshev_step, 2, _until_n))
@@ -166,7 +192,7 @@ def _v_trig(a, n):
     T = a.dtype.type
     half = a / T(2)
     limit = np.where(n % 2 == 0, 1, -1) * (n + n + 1)
-    return np.where(np.sin(half) != 1, np.cos((n.astype(a.dtype) + T(0.5)) * a) / np.cos(half),
+    return np.where(_sin(half) != 1, _cos((n.astype(a.dtype) + T(0.5)) * a) / _cos(half),
                     limit.astype(a.dtype))
 
 
@@ -179,7 +205,7 @@ def chebyshev_v(x, n):
     return _cases(x, n, [
         (lambda x, n: n < 0, _const(0)),
         (lambda x, n: np.abs(x) == 1, _v_endpoint),
-        (lambda x, n: (n > 8) & (np.abs(x) < 1), lambda x, n: _v_trig(np.arccos(x), n)),
+        (lambda x, n: (n > 8) & (np.abs(x) < 1), lambda x, n: _v_trig(_acos(x), n)),
         (lambda x, n: n == 0, _const(1)),
         (lambda x, n: n == 1, lambda x, n: x + x - _t(x)(1)),
     ], lambda x, n: _recur(x, n, x + x - _t(x)(1), _chebyshev_step, 2, _until_n))
@@ -193,7 +219,7 @@ def _w_limit(positive, n):
 def _w_trig(a, n, positive):
     T = a.dtype.type
     half = a / T(2)
-    return np.where(np.cos(half) != 1, np.sin((n.astype(a.dtype) + T(0.5)) * a) / np.sin(half),
+    return np.where(_cos(half) != 1, _sin((n.astype(a.dtype) + T(0.5)) * a) / _sin(half),
                     _w_limit(positive, n).astype(a.dtype))
 
 
@@ -201,7 +227,7 @@ def chebyshev_w(x, n):
     return _cases(x, n, [
         (lambda x, n: n < 0, _const(0)),
         (lambda x, n: np.abs(x) == 1, lambda x, n: _w_limit(x > 0, n).astype(x.dtype)),
-        (lambda x, n: (n > 8) & (np.abs(x) < 1), lambda x, n: _w_trig(np.arccos(x), n, x > 0)),
+        (lambda x, n: (n > 8) & (np.abs(x) < 1), lambda x, n: _w_trig(_acos(x), n, x > 0)),
         (lambda x, n: n == 0, _const(1)),
         (lambda x, n: n == 1, lambda x, n: x + x + _t(x)(1)),
     ], lambda x, n: _recur(x, n, x + x + _t(x)(1), _chebyshev_step, 2, _until_n))
@@ -227,7 +253,7 @@ def shifted_chebyshev_t(x, n):
         (lambda x, n: n < 0, _const(0)),
         (lambda x, n: x == 1, _const(1)),
         (lambda x, n: x == 0, _signed(_odd_even, _ones_like)),
-        (_inside(6), lambda x, n: np.cos(n.astype(x.dtype) * np.arccos(_y(x)))),
+        (_inside(6), lambda x, n: _cos(n.astype(x.dtype) * _acos(_y(x)))),
         (lambda x, n: n == 0, _const(1)),
         (lambda x, n: n == 1, lambda x, n: _y(x)),
     ], lambda x, n: _recur(x, n, _y(x), _shifted_step, 2, _until_n))
@@ -238,7 +264,7 @@ def shifted_chebyshev_u(x, n):
         (lambda x, n: n < 0, _const(0)),
         (lambda x, n: x == 1, lambda x, n: (n + 1).astype(x.dtype)),
         (lambda x, n: x == 0, _signed(_odd_even, _n_plus_1)),
-        (_inside(6), lambda x, n: _u_trig(np.arccos(_y(x)), n, _y(x))),
+        (_inside(6), lambda x, n: _u_trig(_acos(_y(x)), n, _y(x))),
         (lambda x, n: n == 0, _const(1)),
         (lambda x, n: n == 1, lambda x, n: _y(x) + _y(x)),
     ], lambda x, n: _recur(x, n, _y(x) + _y(x), _shifted_step, 2, _until_n))
@@ -249,7 +275,7 @@ def shifted_chebyshev_v(x, n):
         (lambda x, n: n < 0, _const(0)),
         (lambda x, n: x == 1, _const(1)),
         (lambda x, n: x == 0, _signed(_odd_even, _two_n_plus_1)),
-        (_inside(6), lambda x, n: _v_trig(np.arccos(_y(x)), n)),
+        (_inside(6), lambda x, n: _v_trig(_acos(_y(x)), n)),
         (lambda x, n: n == 0, _const(1)),
         (lambda x, n: n == 1, lambda x, n: _y(x) + _y(x) - _t(x)(1)),
     ], lambda x, n: _recur(x, n, _y(x) + _y(x) - _t(x)(1), _shifted_step, 2, _until_n))
@@ -260,7 +286,7 @@ def shifted_chebyshev_w(x, n):
         (lambda x, n: n < 0, _const(0)),
         (lambda x, n: x == 1, lambda x, n: (n + n + 1).astype(x.dtype)),
         (lambda x, n: x == 0, _signed(_odd_even, _ones_like)),
-        (_inside(4), lambda x, n: _w_trig(np.arccos(_y(x)), n, np.zeros(x.shape, bool))),
+        (_inside(4), lambda x, n: _w_trig(_acos(_y(x)), n, np.zeros(x.shape, bool))),
         (lambda x, n: n == 0, _const(1)),
         (lambda x, n: n == 1, lambda x, n: _y(x) + _y(x) + _t(x)(1)),
     ], lambda x, n: _recur(x, n, _y(x) + _y(x) + _t(x)(1), _shifted_step, 2, _until_n))
