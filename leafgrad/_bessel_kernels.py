@@ -12,24 +12,48 @@ Clenshaw steps, the final combinations), and so do these (``fma``); float32's ex
 and cos are rounded from float64's, as C's expf ... round. Called under
 ``errstate(all='ignore')``.
 """
+import math
+
 import numpy as np
 
+from . import _kernel_math as km
 from ._polynomial_kernels import fma
 
 
-def _elementary(fn, x):
-    """fn(x) in x's dtype: float32's through float64 (rounded once, as C's expf ... are)."""
+def _elementary(fn, x, c_function=None):
+    """fn(x) in x's dtype: float32's through float64 (rounded once, as C's expf ... are); float64's
+    by ``c_function`` (``_c_double``) where given."""
     if x.dtype == np.float32:
         return fn(x.astype(np.float64)).astype(np.float32)
-    return fn(x)
+    return fn(x) if c_function is None else c_function(x)
+
+
+def _c_double(vectorised, function, limit=np.inf):
+    """PyTorch's scalar kernels call the C library's exp and log on doubles. NumPy's vectorised
+    float64 exp and log (AVX-512 machines: its own SIMD code) differ from them in the last place
+    for a few percent of inputs (exp) and some (log), which the Bessel functions carry into their
+    results (K0: 5 units in the last place): a NumPy array's finite results (|x| < limit) are the
+    C library's (``math``'s, element by element); the others (infinities, NaN, overflow, device
+    arrays) stay NumPy's or the device library's."""
+    def f(x):
+        out = vectorised(x)
+        if type(x) is np.ndarray and x.size:
+            here = np.isfinite(out) & (np.abs(x) < limit)
+            out[here] = km.libm(function, x[here])
+        return out
+    return f
+
+
+_exp64 = _c_double(np.exp, math.exp, 708.0)  # (math.exp raises where C's exp overflows)
+_log64 = _c_double(np.log, math.log)
 
 
 def _exp(x):
-    return _elementary(np.exp, x)
+    return _elementary(np.exp, x, _exp64)
 
 
 def _log(x):
-    return _elementary(np.log, x)
+    return _elementary(np.log, x, _log64)
 
 
 def _sin(x):
@@ -278,7 +302,7 @@ def _k0_small(x, scaled):
         return series - _log(_c(x, 0.5) * x) * modified_bessel_i0(x)
     # (PyTorch's log(0.5 * x) is a double's here: the difference is taken in float64)
     x64 = x.astype(np.float64)
-    return fma(-np.log(0.5 * x64), modified_bessel_i0(x).astype(np.float64),
+    return fma(-_log64(0.5 * x64), modified_bessel_i0(x).astype(np.float64),
                series.astype(np.float64)).astype(np.float32)
 
 
