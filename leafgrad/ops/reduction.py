@@ -8,8 +8,12 @@ back over the reduced dims (``_expand_back``); derivatives are written with leaf
 """
 import builtins
 import contextlib
+import math
 import warnings
 
+import numpy as np
+
+from .. import _kernel_math as km
 from .. import backend
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
@@ -633,13 +637,25 @@ def _vector_norm(x, ord, dim, keepdim, dtype, recorded):
             else:
                 out = xp.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
         else:
-            out = (a ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
+            out = _root((a ** p).sum(axis=dims, keepdims=keepdim), 1.0 / p)
     # (the norm of complex numbers is real: of their magnitudes)
     result, node = record(c_order(xp.asarray(out).astype(data.real.dtype, copy=False)), recorded, (x,))
     if node is not None:
         node.ord, node.dims, node.keepdim = p, dims, keepdim
         node.save(x, saved_output(result))
     return result
+
+
+def _root(total, q):
+    """total ** q, the p-norm's last step. PyTorch's CPU kernel takes it with C's pow, one norm at
+    a time; NumPy's vectorised float64 power (SVML's on AVX-512 machines) differs from C's in the
+    last place (35 ** (1/3): 3.2710663101885893 against 3.2710663101885897), so a NumPy array's
+    float64 roots (finite, of positive totals) are C's (``math.pow``), one norm at a time."""
+    out = total ** q
+    if type(out) is np.ndarray and out.dtype == np.float64 and out.size:
+        here = (total > 0) & np.isfinite(total) & np.isfinite(out) & (out != 0) & (np.abs(out) < 1e300)
+        out[here] = km.libm(lambda v: math.pow(v, q), total[here])
+    return out
 
 
 ops.vector_norm = vector_norm  # (linalg.vector_norm: reached by the families through ops)
