@@ -1,5 +1,7 @@
 """The foundation's ops against torch: values, dtypes, gradients, second derivatives, and a
 float64 finite-difference check of every gradient."""
+import math
+
 import numpy as np
 import pytest
 
@@ -216,14 +218,33 @@ def test_in_place_into_expanded_or_unbroadcastable_output_raises_like_torch(op, 
 
 # ---- edge values (inf, -inf, nan, ±0, 1e30): PyTorch's values and gradients ----------------------
 
-from both import on_edges, same  # noqa: E402
+from both import EDGES, on_edges, same  # noqa: E402
 
 
 @pytest.mark.parametrize('dtype', ['float32', 'float64'])
 def test_logit_eps_gradient_is_zero_where_clamped(dtype):
     # 0 outside [eps, 1 - eps] even where the input is 0, 1 or inf; nan stays nan
     same(on_edges(lambda M, x: M.logit(M.sigmoid(x), eps=1e-6), dtype))
-    same(on_edges(lambda M, x: M.logit(x, eps=0.25), dtype))
+    # at a NaN input PyTorch's vector loop gives 0 (leafgrad's, everywhere), its scalar tail NaN: the
+    # edge rows repeated to fill whole vector blocks of this machine, so that every NaN is in a lane
+    size = len(EDGES) * len(EDGES[0])
+    rows = EDGES * (math.lcm(size, _logit_vector_block(dtype)) // size)
+    same(on_edges(lambda M, x: M.logit(x, eps=0.25), dtype, rows))
+
+
+def _logit_vector_block(dtype):
+    """The elements PyTorch's logit backward (eps given) takes at a time in its vector loop on this
+    machine, its remainder going to the scalar tail: two vectors, 16 float32 or 8 float64 with AVX2,
+    32 or 16 with AVX-512. Read from PyTorch: the fewest contiguous elements at which a NaN at
+    element 0 gets the vector loop's 0 gradient rather than the scalar tail's NaN."""
+    for n in range(1, 257):
+        x = torch.full((n,), 0.5, dtype=getattr(torch, dtype))
+        x[0] = float('nan')
+        x.requires_grad_()
+        torch.logit(x, eps=0.25).sum().backward()
+        if x.grad[0] == 0:
+            return n
+    raise AssertionError("PyTorch's logit backward took no NaN in a vector lane")
 
 
 @pytest.mark.parametrize('dtype', ['float32', 'float64'])
