@@ -54,6 +54,14 @@ pytestmark = pytest.mark.skipif(backend._cupy is not None, reason='CuPy is insta
     lambda t: t.zeros(2).to('cuda'),
     lambda t: t.zeros(2, device='cuda'),
     lambda t: t.tensor([1.0], device='cuda:0'),
+    lambda t: t.cuda.Event(enable_timing=True),
+    lambda t: t.cuda.Event(),
+    lambda t: t.cuda.Stream(),
+    lambda t: t.cuda.current_stream(),
+    lambda t: t.cuda.default_stream(),
+    lambda t: t.cuda.set_stream(None),
+    lambda t: t.cuda.stream(None).__class__.__name__,
+    lambda t: t.cuda.StreamContext(None).__enter__(),
 ], ids=lambda c: '')
 def test_cuda_calls_on_a_cpu_machine(call):
     same(call)
