@@ -13,8 +13,7 @@ from ... import backend, creation
 from ...tensor import Tensor
 from ...ops.indexing import index_select
 from ...ops import cat, stack
-
-xp = backend.numpy
+from ...ops._util import xp  # (NumPy, or CuPy's dispatcher once a GPU is in use)
 
 __all__ = ['PackedSequence', 'invert_permutation', 'pack_padded_sequence', 'pad_packed_sequence', 'pad_sequence',
            'unpad_sequence', 'pack_sequence', 'unpack_sequence']
