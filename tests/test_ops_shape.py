@@ -289,6 +289,11 @@ X = np.arange(24.).reshape(4, 3, 2)
 
 
 ERRORS = [
+    ('squeeze_none', lambda m, x: x.squeeze(None)),  # (no overload of PyTorch's takes None for dim)
+    ('squeeze_function_none', lambda m, x: m.squeeze(x, None)),
+    ('squeeze_keyword_none', lambda m, x: x.squeeze(dim=None)),
+    ('squeeze__none', lambda m, x: x.clone().squeeze_(None)),
+    ('squeeze_copy_none', lambda m, x: m.squeeze_copy(x, None)),
     ('movedim_len', lambda m, x: x.movedim((0, 1), (1,))),
     ('movedim_repeat', lambda m, x: x.movedim((0, 0), (1, 2))),
     ('movedim_repeat_dst', lambda m, x: x.movedim((0, 1), (1, 1))),

@@ -9,6 +9,7 @@ either). The derivative is the view op's: the node it recorded, renamed as PyTor
 (``ViewBackward0_copy``, ``UnsafeSplitBackward0``, ``NarrowCopyBackward0``), an instance of a
 subclass of the view's node with nothing added.
 """
+from .._arg_parser import Overloads
 from ._op import Op, exact_dtype, out_rule, write_out
 from ._util import NotImplementedNode, ops, record, state, wrap, wrap_dim, xp
 from ..tensor import Tensor
@@ -89,6 +90,10 @@ class TCopy(Op):
 class SqueezeCopy(Op):
     """squeeze_copy(input, dim=None, *, out=None): ``squeeze`` as a tensor of its own."""
     op, method, out = 'squeeze_copy', False, out_rule('squeeze_copy')
+    parameter_types = {'dim': 'tuple of ints'}  # (no None, as squeeze's)
+    listed = Overloads('squeeze_copy', '(Tensor input, *, Tensor out = None)',
+                       '(Tensor input, int dim, *, Tensor out = None)',
+                       '(Tensor input, tuple of ints dim, *, Tensor out = None)')
 
     def forward(input, dim=None):
         return copied(ops.squeeze(input) if dim is None else ops.squeeze(input, dim))

@@ -364,6 +364,8 @@ class Squeeze_(Op):
     """Tensor.squeeze_(dim=None): the tensor becomes its squeezed view (SqueezeBackward3 for all
     dims, 4 for one, 5 for a tuple)."""
     op, function = 'squeeze_', False
+    parameter_types = {'dim': 'tuple of ints'}  # (no None, as Squeeze's)
+    listed = Overloads('squeeze_', '(Tensor input)', '(Tensor input, int dim)', '(Tensor input, tuple of ints dim)')
 
     def forward(self, dim=None):
         name = 'SqueezeBackward3' if dim is None else 'SqueezeBackward4' if isinstance(dim, int) else \

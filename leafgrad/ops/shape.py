@@ -534,7 +534,7 @@ class Squeeze(Op):
     """squeeze(input, dim=None): the view without dims of size 1 (all of them, the one given,
     or those of the dims given: SqueezeBackward0, 1, 2)."""
     op, node = 'squeeze', 'SqueezeBackward0'
-    parameter_types = {'dim': 'tuple of ints?'}
+    parameter_types = {'dim': 'tuple of ints'}  # (no None: PyTorch's overloads list none that takes it)
     listed = Overloads('squeeze', '(Tensor input)', '(Tensor input, int dim)', '(Tensor input, tuple of ints dim)')
     __slots__ = ('self_shape',)
 
