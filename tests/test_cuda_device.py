@@ -42,7 +42,9 @@ def test_mixing_devices_is_refused_as_pytorch_refuses_it():
     for mixed in (lambda: gpu @ cpu.t(), lambda: lg.nn.Linear(3, 2)(gpu), lambda: lg.cat([gpu, cpu]),
                   lambda: lg.stack([cpu, gpu]), lambda: gpu.masked_fill(cpu > 0, 1.0), lambda: gpu.add_(cpu),
                   lambda: lg.where(gpu > 0, cpu, gpu), lambda: lg.einsum('ij,kj->ik', gpu, cpu),
-                  lambda: lg.nn.Conv1d(2, 2, 1)(gpu[None])):
+                  lambda: lg.nn.Conv1d(2, 2, 1)(gpu[None]),
+                  lambda: lg.nn.functional.cross_entropy(gpu, lg.tensor([0, 1])),
+                  lambda: lg.nn.functional.nll_loss(gpu, lg.tensor([0, 1], device='cuda'), weight=lg.ones(3))):
         with pytest.raises(RuntimeError, match='Expected all tensors to be on the same device, but found at '
                                                'least two devices, (cuda:0 and cpu|cpu and cuda:0)!'):
             mixed()

@@ -494,6 +494,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         if x.ndim != 2:  # one row per target, the classes last
             x = xp.moveaxis(x, cdim, -1).reshape(-1, C)
         t = target._data.reshape(-1)
+        for other in (target, weight):  # (CuPy would index a GPU's input with a CPU target: PyTorch refuses)
+            if other is not None and type(other._data) is not type(input._data) \
+                    and 'meta' not in (other.device.type, input.device.type):
+                raise RuntimeError(f'Expected all tensors to be on the same device, but found at least two devices, '
+                                   f'{input.device} and {other.device}!')
 
         def check_weight():
             if weight._data.dtype != input._data.dtype:
