@@ -465,8 +465,8 @@ def sync_batchnorm_matches_batchnorm_on_the_whole_batch():
 
 @check
 def gpu_tensors_go_through_host_memory():
-    """On 'cuda' (CuPy's stand-in here: tests/cuda_standin.py): collectives and DDP stage the data
-    through the host (the MPI is not CUDA-aware) and leave the results on the GPU."""
+    """On 'cuda' (CuPy's stand-in here: tests/cuda_standin.py): collectives, DDP and SyncBatchNorm
+    stage the data through the host (the MPI is not CUDA-aware) and leave the results on the GPU."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import cuda_standin
     with cuda_standin.installed():
@@ -498,6 +498,21 @@ def gpu_tensors_go_through_host_memory():
         for p, q in zip(model.parameters(), reference.parameters()):
             assert p.grad.is_cuda
             np.testing.assert_allclose(p.grad.cpu().numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-7)
+        lg.manual_seed(0)  # SyncBatchNorm's statistics, gathered through the host
+        net = nn.Sequential(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(64, 3)).double()
+        reference = nn.Sequential(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                                  nn.Linear(64, 3)).double()
+        reference.load_state_dict(net.state_dict())
+        ddp = nn.parallel.DistributedDataParallel(nn.SyncBatchNorm.convert_sync_batchnorm(net).to('cuda'))
+        rng = np.random.default_rng(5)
+        x, y = lg.from_numpy(rng.standard_normal((3 * N, 2, 6, 6))), lg.from_numpy(rng.standard_normal((3 * N, 3)))
+        nn.functional.mse_loss(ddp(x[3 * R:3 * R + 3].to('cuda')), y[3 * R:3 * R + 3].to('cuda')).backward()
+        nn.functional.mse_loss(reference(x), y).backward()
+        for (k, v), w in zip(ddp.module.state_dict().items(), reference.state_dict().values()):
+            assert v.is_cuda
+            np.testing.assert_allclose(v.cpu().double().numpy(), w.double().numpy(), rtol=1e-10, atol=1e-12, err_msg=k)
+        for p, q in zip(net.parameters(), reference.parameters()):
+            np.testing.assert_allclose(p.grad.cpu().numpy(), q.grad.numpy(), rtol=1e-9, atol=1e-12)
 
 
 @check

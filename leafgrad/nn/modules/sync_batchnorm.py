@@ -9,6 +9,7 @@ Elsewhere (eval, one rank, no process group) it is BatchNorm.
 """
 import numpy as np
 
+from ... import backend
 from .normalization import _BatchNorm, _InstanceNorm
 from .. import functional as F
 from ...autograd.function import Function
@@ -92,7 +93,8 @@ class _SyncBatchNormFunction(Function):
         count = x.size // C
         mean = x.mean(axis=dims, dtype=np.float64)
         m2 = ((x - mean.reshape(chan).astype(x.dtype)) ** 2).sum(axis=dims, dtype=np.float64)
-        mine = np.concatenate([[count], mean, m2])
+        # (the statistics, 2C + 1 numbers, go to MPI through host memory when x is a GPU's)
+        mine = np.concatenate([[count], backend.to_numpy(mean), backend.to_numpy(m2)])
         everyone = np.empty(group.size() * mine.size)
         group.run('ALLGATHER', lambda: [group._comm.Iallgather(mine, everyone)])
         stats = everyone.reshape(group.size(), -1)
@@ -106,10 +108,10 @@ class _SyncBatchNormFunction(Function):
         invstd = 1.0 / np.sqrt(var + eps)
         if running_mean is not None:
             F_norm = _norm()
-            F_norm._update_running(running_mean, g_mean, momentum)
-            F_norm._update_running(running_var, var * total / (total - 1), momentum)
-        mu = g_mean.astype(x.dtype).reshape(chan)
-        rs = invstd.astype(x.dtype).reshape(chan)
+            F_norm._update_running(running_mean, _where(g_mean, x), momentum)
+            F_norm._update_running(running_var, _where(var * total / (total - 1), x), momentum)
+        mu = _where(g_mean.astype(x.dtype).reshape(chan), x)
+        rs = _where(invstd.astype(x.dtype).reshape(chan), x)
         y = (x - mu) * rs
         if weight is not None:
             y = y * weight._data.reshape(chan)
@@ -133,14 +135,19 @@ class _SyncBatchNormFunction(Function):
         grad_bias = Tensor._wrap(sum_dy.astype(dtype)) if ctx.needs_input_grad[2] else None
         grad_input = None
         if ctx.needs_input_grad[0]:
-            combined = np.concatenate([sum_dy, sum_dy_xmu])
+            combined = np.concatenate([backend.to_numpy(sum_dy), backend.to_numpy(sum_dy_xmu)])
             group.run('ALLREDUCE', lambda: [group._comm.Iallreduce(_mpi().IN_PLACE, combined, _mpi().SUM)])
             C = sum_dy.size
-            mean_dy = (combined[:C] / total).astype(dtype).reshape(chan)
-            mean_dy_xmu = (combined[C:] / total).astype(dtype).reshape(chan)
+            mean_dy = _where((combined[:C] / total).astype(dtype).reshape(chan), x)
+            mean_dy_xmu = _where((combined[C:] / total).astype(dtype).reshape(chan), x)
             scale = rs if weight is None else rs * weight._data.reshape(chan)
             grad_input = Tensor._wrap(((gy - mean_dy - xmu * (rs * rs) * mean_dy_xmu) * scale).astype(dtype))
         return grad_input, grad_weight, grad_bias, None, None, None, None, None
+
+
+def _where(values, like):
+    """Host ``values`` where ``like`` lives (copied to its GPU; NumPy's as they are)."""
+    return values if type(like) is np.ndarray else backend.to_device(values, backend.device_of(like))
 
 
 def _mpi():
