@@ -371,7 +371,8 @@ class Squeeze_(Op):
         name = 'SqueezeBackward3' if dim is None else 'SqueezeBackward4' if isinstance(dim, int) else \
             'SqueezeBackward5'
         shape = self._data.shape
-        return _reshape_inplace(self, lambda t: ops.squeeze(t, dim), name, lambda t: ops.reshape(t, shape))
+        squeezed = (lambda t: ops.squeeze(t)) if dim is None else (lambda t: ops.squeeze(t, dim))
+        return _reshape_inplace(self, squeezed, name, lambda t: ops.reshape(t, shape))
 
 
 class T_(Op):

@@ -554,7 +554,7 @@ class Squeeze(Op):
             axes = tuple(d for d in (wrap_dim(d, max(len(shape), 1)) for d in dim) if shape and shape[d] == 1)
             cls = SqueezeBackward2
         out, node = make_view(input, xp.squeeze(input._data, axes) if axes else input._data.view(), cls,
-                              lambda t: squeeze(t, dim))
+                              (lambda t: squeeze(t)) if dim is None else (lambda t: squeeze(t, dim)))
         if node is not None:
             node.self_shape = shape
         return out
