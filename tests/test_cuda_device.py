@@ -112,6 +112,10 @@ def test_events_time_gpu_work_and_streams_order_it():
     np.testing.assert_allclose(b.cpu().numpy(), a.cpu().numpy() @ a.cpu().numpy(), rtol=1e-4, atol=1e-4)
     with pytest.raises(RuntimeError, match='enable_timing=True'):
         lg.cuda.Event().elapsed_time(end)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'stream_id'"):
+        lg.cuda.Stream(stream_id=3)  # (nothing accepted and ignored)
+    with pytest.raises(NotImplementedError, match='external'):
+        lg.cuda.Event(external=True)
 
 
 def test_peak_memory_counts_from_the_reset():

@@ -275,9 +275,11 @@ class Event:
     """``torch.cuda.Event``: a marker in a stream's work; ``elapsed_time`` (ms) between two
     recorded with ``enable_timing=True``."""
 
-    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False, external=False):
         if not is_available():
             raise RuntimeError('Tried to instantiate dummy base class Event')  # (PyTorch without CUDA)
+        if external:  # (PyTorch's events recorded into a captured CUDA graph: CuPy has none such)
+            raise NotImplementedError('leafgrad.cuda.Event(external=True): CuPy has no external events')
         self.enable_timing = enable_timing
         self._event = _cupy().cuda.Event(block=blocking, disable_timing=not enable_timing, interprocess=interprocess)
 
@@ -309,8 +311,23 @@ class Stream:
     def __init__(self, device=None, priority=0, **kwargs):
         if not is_available():
             raise RuntimeError('torch.cuda.Stream requires CUDA support')  # (PyTorch's words without CUDA)
-        self._stream = kwargs.pop('_cupy_stream', None) or _cupy().cuda.Stream(non_blocking=False)
-        self.device = backend.device('cuda', _index(device))
+        stream = kwargs.pop('_cupy_stream', None)  # (current_stream's and default_stream's: CuPy's own)
+        if kwargs:  # (PyTorch's stream_id/device_index/device_type name streams made outside Python)
+            raise TypeError(f"Stream() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        index = _index(device)
+        if stream is None:
+            cp = _cupy()
+            with cp.cuda.Device(index):
+                if priority:  # (a CuPy without stream priorities refuses it, rather than ignore it)
+                    try:
+                        stream = cp.cuda.Stream(non_blocking=False, priority=priority)
+                    except TypeError:
+                        raise NotImplementedError('leafgrad.cuda.Stream(priority=...): this CuPy makes '
+                                                  'no streams of another priority') from None
+                else:
+                    stream = cp.cuda.Stream(non_blocking=False)
+        self._stream = stream
+        self.device = backend.device('cuda', index)
         self.priority = priority
 
     @property
@@ -352,7 +369,9 @@ class Stream:
 
 
 def current_stream(device=None):
-    return Stream(device, _cupy_stream=_cupy().cuda.get_current_stream())
+    cp = _cupy()
+    with cp.cuda.Device(_index(device)):  # (the given device's current stream)
+        return Stream(device, _cupy_stream=cp.cuda.get_current_stream())
 
 
 def default_stream(device=None):
