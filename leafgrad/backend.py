@@ -454,16 +454,18 @@ def on_gpu(array):
     return _cupy is not None and isinstance(array, _cupy.ndarray)
 
 
-def fused_kernel(name, in_params, out_params, operation):
-    """A CuPy elementwise kernel (compiled on first use, cached): one launch where the same
-    expression in CuPy's operators would launch one kernel per operator. None without one
-    (the stand-in for CuPy in the tests): the caller then writes the expression out."""
+def fused_kernel(name, in_params, out_params, *operation, kind='ElementwiseKernel'):
+    """A CuPy kernel (compiled on first use, cached): one launch where the same expression in
+    CuPy's operators would launch one kernel per operator. ``operation``: the elementwise
+    expression, or a ReductionKernel's map, reduce, post-map expressions and identity (with
+    ``kind='ReductionKernel'``). None without CuPy's kernels (the stand-in for CuPy in the tests):
+    the caller then writes the expression out."""
     kernel = _fused_kernels.get(name)
     if kernel is None:
-        make = getattr(_cupy, 'ElementwiseKernel', None)
+        make = getattr(_cupy, kind, None)
         if make is None:
             return None
-        kernel = _fused_kernels[name] = make(in_params, out_params, operation, 'leafgrad_' + name)
+        kernel = _fused_kernels[name] = make(in_params, out_params, *operation, 'leafgrad_' + name)
     return kernel
 
 

@@ -703,13 +703,8 @@ def unshared(grad, holders):
         return False
     arr = grad._data
     if type(arr) is not _ndarray:  # (a CuPy array: always writable)
-        if not backend.on_gpu(arr) or sys.getrefcount(arr) > 3 or not arr.flags.c_contiguous:
-            return False
-        base = arr.base
-        # A view of the whole of an array that nothing else holds is as good as that array: a
-        # weight's gradient arrives so, the transpose of a transposed product. (The base is held
-        # by the view, the local and getrefcount's argument.)
-        return base is None or (base.base is None and base.size == arr.size and sys.getrefcount(base) <= 3)
+        return (backend.on_gpu(arr) and arr.base is None and sys.getrefcount(arr) <= 3
+                and arr.flags.c_contiguous)
     if arr.base is not None or sys.getrefcount(arr) > 3:
         return False
     flags = arr.flags  # (a flags object holds its array: counted above, before it existed)

@@ -780,15 +780,10 @@ def _gpu_log_softmax(dtype):
     GPU's CuPy, or another dtype)."""
     if dtype.kind != 'f' or dtype.itemsize < 4:
         return None
-    kernel = backend._fused_kernels.get('log_softmax')
-    if kernel is None:
-        make = getattr(backend._cupy, 'ReductionKernel', None)
-        tail = backend.fused_kernel('log_softmax_tail', 'T x, T top, T sums', 'T out', 'out = x - top - log(sums)')
-        if make is None or tail is None:
-            return None
-        kernel = backend._fused_kernels['log_softmax'] = (
-            make('T x, T top', 'T sums', 'exp(x - top)', 'a + b', 'sums = a', '0', 'leafgrad_sum_exp_shifted'), tail)
-    return kernel
+    sums = backend.fused_kernel('sum_exp_shifted', 'T x, T top', 'T sums', 'exp(x - top)', 'a + b', 'sums = a',
+                                '0', kind='ReductionKernel')
+    tail = backend.fused_kernel('log_softmax_tail', 'T x, T top, T sums', 'T out', 'out = x - top - log(sums)')
+    return None if sums is None or tail is None else (sums, tail)
 
 
 def _log_softmax_array(data, d, round_to=None):
