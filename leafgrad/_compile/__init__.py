@@ -25,7 +25,10 @@ import time
 import warnings
 import weakref
 
+import numpy
+
 from ..autograd.grad_mode import state as _grad_state
+from ..backend import device_of as _device_of
 from ..tensor import Tensor
 from . import trace as _trace
 from .. import _dynamo
@@ -37,6 +40,7 @@ _MODES = ('default', 'lite', 'reduce-overhead', 'max-autotune-no-cudagraphs', 'm
 _BACKENDS = ('inductor', 'eager', 'aot_eager', 'aot_eager_decomp_partition', 'cudagraphs', 'tvm', 'openxla',
              'onnxrt')
 _all_compiled = weakref.WeakSet()
+_ndarray = numpy.ndarray
 _rules = None
 
 
@@ -290,7 +294,8 @@ def _signature(args, kwargs, inputs, modules):
 def _key_of(value, parts, inputs):
     if isinstance(value, Tensor):
         d = value._data
-        parts.append((d.shape, d.dtype, value._requires_grad, type(d)))
+        kind = type(d)  # (the device: NumPy's arrays are the CPU's; other arrays say where they live)
+        parts.append((d.shape, d.dtype, value._requires_grad, kind if kind is _ndarray else (kind, _device_of(d))))
         inputs.append(value)
         return
     t = type(value)
@@ -322,15 +327,16 @@ def _describe_key(key):
 def _describe_guards(key, program):
     n_in = len(program.input_slots)
     s = (f'{n_in} input tensor{"s" if n_in != 1 else ""} (shape, dtype, device, requires_grad), grad mode, '
-         f'{len(program.captured)} captured tensors (shape, dtype, requires_grad)')
+         f'{len(program.captured)} captured tensors (shape, dtype, device, requires_grad)')
     return s
 
 
 def _captured_unchanged(program):
-    for t, (shape, dtype, rg) in zip(program.captured, program.captured_meta):
+    for t, (shape, dtype, rg, kind, gpu) in zip(program.captured, program.captured_meta):
         d = t._data
         # (an array's dtype is mostly the very object traced: `is` spares NumPy's comparison)
-        if d.shape != shape or (d.dtype is not dtype and d.dtype != dtype) or t._requires_grad != rg:
+        if d.shape != shape or (d.dtype is not dtype and d.dtype != dtype) or t._requires_grad != rg \
+                or type(d) is not kind or (gpu is not None and _device_of(d) != gpu):
             return False
     return True
 

@@ -15,6 +15,7 @@ import numpy
 
 from .nn_rules import _bind, _float_ref, _Shaped
 from .rules import Spec, _FLOATS, _sum_to, _v
+from ..ops._util import xp
 from .trace import Ref
 from ..autograd import grad_mode
 from ..tensor import Tensor
@@ -117,9 +118,9 @@ def _bmm(call, meta):
     def bwd(spec, gen, gouts, need):
         n, g, res = _need_of(call, need), gouts[0], []
         if n[a.slot]:
-            res.append((a.slot, f'{g} @ numpy.swapaxes({_v(b.slot)}, 1, 2)', [g, _v(b.slot)]))
+            res.append((a.slot, f'{g} @ xp.swapaxes({_v(b.slot)}, 1, 2)', [g, _v(b.slot)]))
         if n[b.slot]:
-            res.append((b.slot, f'numpy.swapaxes({_v(a.slot)}, 1, 2) @ {g}', [g, _v(a.slot)]))
+            res.append((b.slot, f'xp.swapaxes({_v(a.slot)}, 1, 2) @ {g}', [g, _v(a.slot)]))
         return res
     return Spec(call, meta, fwd, bwd)
 
@@ -166,9 +167,9 @@ def _baddbmm(call, meta):
                 e = f'{gen.const(_sum_to, "sum_to")}({e}, {xs!r})'
             res.append((x.slot, e, [g]))
         if n[b1.slot]:
-            res.append((b1.slot, scaled(f'{g} @ numpy.swapaxes({_v(b2.slot)}, 1, 2)', alpha), [g, _v(b2.slot)]))
+            res.append((b1.slot, scaled(f'{g} @ xp.swapaxes({_v(b2.slot)}, 1, 2)', alpha), [g, _v(b2.slot)]))
         if n[b2.slot]:
-            res.append((b2.slot, scaled(f'numpy.swapaxes({_v(b1.slot)}, 1, 2) @ {g}', alpha), [g, _v(b1.slot)]))
+            res.append((b2.slot, scaled(f'xp.swapaxes({_v(b1.slot)}, 1, 2) @ {g}', alpha), [g, _v(b1.slot)]))
         return res
     return Spec(call, meta, fwd, bwd)
 
@@ -184,19 +185,29 @@ def _avg_pool2d(call, meta):
     shape, dtype = meta[x.slot][0], meta[x.slot][1]
     if len(shape) not in (3, 4) or not all(shape):
         return None
+    options = (a['kernel_size'], a['stride'], a['padding'], a['ceil_mode'], a['count_include_pad'],
+               a['divisor_override'], 2)
     try:
-        args = _avg_args(_Shaped(shape, dtype), a['kernel_size'], a['stride'], a['padding'], a['ceil_mode'],
-                         a['count_include_pad'], a['divisor_override'], 2)
+        args = _avg_args(_Shaped(shape, dtype), *options)
     except (TypeError, ValueError, RuntimeError):
         return None
     o = call.outs[0]
+    on_device = {}
+
+    def args_for(gen):
+        """The pooling's arguments, their divisor array on the program's device."""
+        if gen.device is None:
+            return args
+        if gen.device not in on_device:
+            on_device[gen.device] = _avg_args(_Shaped(shape, dtype, gen.device), *options)
+        return on_device[gen.device]
 
     def fwd(spec, gen):
-        f, pa = gen.const(_avg_pool_array, 'avg_pool2d'), gen.const(args, 'avg_args')
+        f, pa = gen.const(_avg_pool_array, 'avg_pool2d'), gen.const(args_for(gen), 'avg_args')
         gen.emit(f'{_v(o)} = {f}({_v(x.slot)}, {pa})', [_v(x.slot)])
 
     def bwd(spec, gen, gouts, need):
-        f, pa = gen.const(_avg_spread_array, 'avg_pool2d_backward'), gen.const(args, 'avg_args')
+        f, pa = gen.const(_avg_spread_array, 'avg_pool2d_backward'), gen.const(args_for(gen), 'avg_args')
         return [(x.slot, f'{f}({gouts[0]}, {pa})', [gouts[0]])]
     return Spec(call, meta, fwd, bwd)
 
@@ -225,11 +236,11 @@ def _adaptive_avg_pool2d(call, meta):
         count = size[0] * size[1]
 
         def fwd(spec, gen):  # reduction.mean_array
-            gen.emit(f'{_v(o)} = numpy.add.reduce({_v(x.slot)}, axis={dims!r}, keepdims=True) / {count}',
+            gen.emit(f'{_v(o)} = xp.add.reduce({_v(x.slot)}, axis={dims!r}, keepdims=True) / {count}',
                      [_v(x.slot)])
 
         def bwd(spec, gen, gouts, need):  # expand(grad / count, shape): a broadcast view
-            return [(x.slot, f'numpy.broadcast_to({gouts[0]} / {count}, {shape!r})', [gouts[0]])]
+            return [(x.slot, f'xp.broadcast_to({gouts[0]} / {count}, {shape!r})', [gouts[0]])]
         return Spec(call, meta, fwd, bwd)
     mats = [_adaptive_matrix(size[i], out[i]).astype(dtype) for i in range(2)]
     back = [m.T for m in mats]

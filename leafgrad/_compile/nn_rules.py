@@ -19,6 +19,8 @@ import inspect
 import numpy
 
 from .rules import Spec, _FLOATS, _relu_derivative, _v
+from ..ops._util import xp
+from ..backend import to_device
 from .trace import Ref
 from ..tensor import Tensor
 from ..nn._functional.conv import ConvParams, _conv_padding
@@ -65,30 +67,33 @@ def _ce_backward(g, state):
     dtype = logp.dtype
     if g.ndim == 0 and g.dtype == dtype and total != 0:
         scale = -g if total is None else g / -total  # (NllLossBackward0's folded coefficient)
-        if w is None and counted.size == n_rows and scale != 0 and numpy.isfinite(scale):
+        if w is None and counted.size == n_rows and scale != 0 and xp.isfinite(scale):
             # every row holds `scale` at its class and +0 elsewhere, so each row's sum is
             # `scale` exactly: coef - exp(y) * scale without making coef or summing it
-            e = numpy.exp(logp)
+            e = xp.exp(logp)
             e *= scale
             picked = e[counted, classes]
-            numpy.subtract(dtype.type(0), e, out=e)
+            xp.subtract(dtype.type(0), e, out=e)
             e[counted, classes] = scale - picked
             return e
-        coef = _scattered(scale if w is None else w * scale, logp.shape, counted, classes, dtype)
+        coef = _scattered(scale if w is None else w * scale, logp, counted, classes)
     else:
         if total is None:
             coefs = -1 if w is None else -w
         else:
-            with numpy.errstate(divide='ignore', invalid='ignore'):
-                coefs = (numpy.ones((), dtype) if w is None else w) / -total
+            one = numpy.ones((), dtype) if type(logp) is numpy.ndarray else dtype.type(1)  # (a GPU's: a number)
+            with numpy.errstate(divide='ignore', invalid='ignore'):  # (NumPy's warnings; CuPy gives none)
+                coefs = (one if w is None else w) / -total
         if reduction == 'none':
             g = g[:, None]
-        coef = g * _scattered(coefs, logp.shape, counted, classes, dtype)
-    return coef - numpy.exp(logp) * numpy.add.reduce(coef, axis=1, keepdims=True)
+        coef = g * _scattered(coefs, logp, counted, classes)
+    return coef - xp.exp(logp) * xp.add.reduce(coef, axis=1, keepdims=True)
 
 
-def _scattered(values, shape, counted, classes, dtype):
-    coef = numpy.zeros(shape, dtype=dtype)
+def _scattered(values, like, counted, classes):
+    """Zeros of ``like``'s shape and dtype, on its device, holding ``values`` at the rows'
+    classes."""
+    coef = numpy.zeros(like.shape, like.dtype) if type(like) is numpy.ndarray else xp.zeros_like(like)
     coef[counted, classes] = values
     return coef
 
@@ -146,9 +151,9 @@ def _softmax_rule(log):
         def bwd(spec, gen, gouts, need):
             g, y = gouts[0], _v(out)
             if log:  # LogSoftmaxBackward0.on_arrays
-                return [(x.slot, f'{g} - numpy.exp({y}) * numpy.add.reduce({g}, axis={d}, keepdims=True)', [g, y])]
+                return [(x.slot, f'{g} - xp.exp({y}) * xp.add.reduce({g}, axis={d}, keepdims=True)', [g, y])]
             # SoftmaxBackward0: y * (grad - sum(grad * y, dim, keepdim=True)), as leafgrad ops compute it
-            return [(x.slot, f'{y} * ({g} - numpy.asarray(numpy.add.reduce({g} * {y}, axis=({d},), keepdims=True)))',
+            return [(x.slot, f'{y} * ({g} - xp.asarray(xp.add.reduce({g} * {y}, axis=({d},), keepdims=True)))',
                      [g, y])]
         return Spec(call, meta, fwd, bwd)
     return rule
@@ -157,7 +162,7 @@ def _softmax_rule(log):
 def _softmax_array(data, d):
     """F.softmax's forward for a float32/float64 array."""
     shifted = data - data.max(axis=d, keepdims=True) if data.size else data
-    e = numpy.exp(shifted)
+    e = xp.exp(shifted)
     return e / e.sum(axis=d, keepdims=True)
 
 
@@ -252,7 +257,7 @@ def _conv2d(call, meta):
         if gi is not None:  # after the weight's: the kept columns are freed before gi's own buffers are made
             res.append(gi)
         if b is not None and need[2]:
-            res.append((b.slot, f'numpy.asarray(numpy.add.reduce({g}, axis=(0, 2, 3)))', [g]))
+            res.append((b.slot, f'xp.asarray(xp.add.reduce({g}, axis=(0, 2, 3)))', [g]))
         return res
     spec = Spec(call, meta, fwd, bwd)
     spec.keeps_columns = False
@@ -276,7 +281,7 @@ def _max_pool_backward(g, state, x_shape):
     """_MaxPoolBackward's plain backward on arrays."""
     kind, where = state
     if kind == 'win':
-        if g.dtype.kind in 'fV' and not numpy.isfinite(g.sum()):
+        if g.dtype.kind in 'fV' and not xp.isfinite(g.sum()):
             return _scatter_flat_array(g, _window_flat(where), x_shape)
         return _window_scatter(g, where)
     return _scatter_flat_array(g, where, x_shape)
@@ -287,7 +292,7 @@ def _scatter_flat_array(g, idx, x_shape):
     size = 1
     for n in x_shape:
         size *= n
-    return numpy.bincount(flat, weights=g.reshape(-1), minlength=size).astype(g.dtype).reshape(x_shape)
+    return xp.bincount(flat, weights=g.reshape(-1), minlength=size).astype(g.dtype).reshape(x_shape)
 
 
 def _max_pool2d(call, meta):
@@ -383,11 +388,11 @@ def _relu_pool_forward(z, k, out, args):
     NaN, as eager: ReLU, then the general pooling loop."""
     fast = _window_max(z, k, out) if z.size else None
     if fast is None:
-        r = numpy.maximum(z, z.dtype.type(0))
+        r = xp.maximum(z, z.dtype.type(0))
         value, state = _max_pool_forward(r, k, out, args)
         return value, ('unfused', state, r)
     m, win = fast
-    numpy.maximum(m, m.dtype.type(0), out=m)  # (m: a new array, window_max's result)
+    xp.maximum(m, m.dtype.type(0), out=m)  # (m: a new array, window_max's result)
     return m, ('fused', win, m)
 
 
@@ -401,10 +406,14 @@ def _relu_pool_backward(g, state, x_shape):
 
 class _Shaped:
     """What _pool_args reads of a tensor: an array of its shape and dtype (a broadcast zero, no
-    memory)."""
+    memory), on ``device`` (None: the CPU), where what is made like it is made."""
 
-    def __init__(self, shape, dtype=numpy.float32):
-        self._data = numpy.broadcast_to(numpy.zeros((), dtype), shape)
+    def __init__(self, shape, dtype=numpy.float32, device=None):
+        zero = numpy.zeros((), dtype)
+        if device is None:
+            self._data = numpy.broadcast_to(zero, shape)
+        else:
+            self._data = xp.broadcast_to(to_device(zero, device), shape)
 
 
 def table():

@@ -23,11 +23,19 @@ The compiled region appears to autograd as one node, ``CompiledFunctionBackward`
 name), whose edges lead to the inputs and captured tensors that require grad: gradients
 accumulate into the real parameters' ``.grad``, their hooks fire, and ``retain_graph`` keeps
 what the node saved, as for any node.
+
+A program runs on one device, its inputs' and captured tensors' (part of the signature that
+guards it): the generated code calls NumPy's names through ``xp``, which is NumPy itself for a
+CPU program and ``backend.DeviceDispatch`` (CuPy for a GPU's arrays) for a GPU one, and the
+arrays it binds as constants (a 0-d number, the zeros of a missing gradient) are made on that
+device when it is generated.
 """
 import sys
 
 import numpy
 
+from .. import backend
+from ..ops import _util
 from ..autograd import grad_mode
 from ..autograd.engine import run_backward, walk_keeps_graph
 from ..autograd.graph import Node, gradient_edge, grad_accumulator, _FREED
@@ -42,11 +50,13 @@ _getframe = sys._getframe
 
 
 class Gen:
-    """Emits the lines of one generated function; ``names`` binds the constants they use."""
+    """Emits the lines of one generated function; ``names`` binds the constants they use.
+    ``device``: the program's GPU (None: the CPU), where constant arrays are put."""
 
-    def __init__(self, names):
+    def __init__(self, names, device=None):
         self.lines = []      # (text, names read)
         self.names = names
+        self.device = device
         self.reads = {}      # name -> lines emitted so far that read it
         self.fresh = {}      # name -> its reads when it became fresh (see mark_fresh)
 
@@ -55,6 +65,8 @@ class Gen:
             for name, v in self.names.items():
                 if v is value:
                     return name
+        if self.device is not None:
+            value = _on_device(value, self.device)
         name = f'_{hint}{len(self.names)}'
         self.names[name] = value
         return name
@@ -77,6 +89,42 @@ class Gen:
         self.fresh[name] = self.reads.get(name, 0)
 
 
+def _on_device(value, device):
+    """``value`` with the NumPy arrays in it (itself, or the items of a list or tuple) copied to
+    ``device``; NumPy's scalars stay: CuPy takes them as numbers."""
+    if type(value) is numpy.ndarray:
+        return backend.to_device(value, device)
+    if type(value) in (list, tuple) and any(type(v) is numpy.ndarray for v in value):
+        return type(value)(_on_device(v, device) for v in value)
+    return value
+
+
+def _program_device(tracer):
+    """The GPU that the traced call's tensors live on (None: the CPU; the tracer refuses a call
+    whose tensors are on more than one device)."""
+    for t in tracer.keep:
+        if type(t._data) is not numpy.ndarray and backend.on_gpu(t._data):
+            return backend.device_of(t._data)
+    return None
+
+
+def _where(array):
+    """(the array's type, its GPU or None), as ``_captured_unchanged`` compares them."""
+    return (type(array), backend.device_of(array) if backend.on_gpu(array) else None)
+
+
+def _zeros_on(device):
+    """``zeros(shape, dtype)`` on ``device`` (None: the CPU's numpy.zeros)."""
+    if device is None:
+        return numpy.zeros
+    cp = backend.module_for(device)
+
+    def zeros(shape, dtype):
+        with cp.cuda.Device(device.index or 0):
+            return cp.zeros(shape, dtype)
+    return zeros
+
+
 def _v(slot):
     return f'v{slot}'
 
@@ -88,8 +136,9 @@ def _g(slot):
 class Island:
     """A call replayed through the op itself (see the module's design note)."""
 
-    def __init__(self, call, tracer):
+    def __init__(self, call, tracer, zeros):
         self.fn = call.fn
+        self.zeros = zeros  # the program's zeros(shape, dtype), on its device
         self.name = call.name
         self.args, self.kwargs = call.args, call.kwargs
         self.grad_mode = call.grad_mode
@@ -132,14 +181,15 @@ class Island:
             if g is not None and e is not None:
                 edges.append(e)
                 roots.append(_wrap(_as_array(g)))
+        zeros = self.zeros
         if not edges:
-            return [numpy.zeros(shape, dtype) for _, shape, dtype in leaves]
+            return [zeros(shape, dtype) for _, shape, dtype in leaves]
         got = run_backward(edges, roots, True, False, [edge for edge, _, _ in leaves], capture=True)
-        return [c._data if c is not None else numpy.zeros(shape, dtype) for c, (_, shape, dtype) in zip(got, leaves)]
+        return [c._data if c is not None else zeros(shape, dtype) for c, (_, shape, dtype) in zip(got, leaves)]
 
 
 def _as_array(a):
-    return a if type(a) is _ndarray else numpy.asarray(a)
+    return a if type(a) is _ndarray else _util.xp.asarray(a)
 
 
 def _fill(template, it):
@@ -173,7 +223,9 @@ class Program:
         self.input_slots = [s for s, k in enumerate(kinds) if k == 'input']
         self.captured_slots = sorted(tracer.captured)
         self.captured = [tracer.captured[s] for s in self.captured_slots]
-        self.captured_meta = [tracer.meta[s] for s in self.captured_slots]
+        # (shape, dtype, requires_grad, the array's type and a GPU's device: a model moved to
+        # another device after tracing is traced again)
+        self.captured_meta = [tracer.meta[s] + _where(tracer.captured[s]._data) for s in self.captured_slots]
         params = self.input_slots + self.captured_slots
         meta = tracer.meta
         self.grad_slots = [s for s in params if meta[s][2]]
@@ -185,12 +237,17 @@ class Program:
         self.array_ops = 0
         # (__name__: NumPy's floating-point warnings from the generated code are silenced as from
         # any leafgrad module, by backend's filter, which matches the calling module's name)
-        names = {'numpy': numpy, '__name__': 'leafgrad._compile.generated', '_wrap': _wrap, '_state': _state,
-                 '_edge': _edge, '_Node': CompiledFunctionBackward, '_program': self}
+        self.device = device = _program_device(tracer)
+        zeros = _zeros_on(device)
+        # (xp: a GPU program's is the dispatching module, read when it is built: the GPU's use
+        # has installed it by then)
+        names = {'xp': numpy if device is None else _util.xp, '__name__': 'leafgrad._compile.generated',
+                 '_wrap': _wrap, '_state': _state, '_edge': _edge, '_Node': CompiledFunctionBackward,
+                 '_program': self, '_zeros': zeros}
         self.names = names
 
         # ---- backward first: it decides what the forward saves
-        bwd = Gen(names)
+        bwd = Gen(names, device)
         touched = set()
         summed = set()
         for i, s in enumerate(out_slots):
@@ -199,10 +256,10 @@ class Program:
             shape, dtype = meta[s][0], meta[s][1]
             z = bwd.const((shape, dtype), 'meta')
             if s in touched:
-                bwd.emit(f'{_g(s)} = {_g(s)} + (grads[{i}] if grads[{i}] is not None else numpy.zeros(*{z}))',
+                bwd.emit(f'{_g(s)} = {_g(s)} + (grads[{i}] if grads[{i}] is not None else _zeros(*{z}))',
                          [_g(s)])
             else:
-                bwd.emit(f'{_g(s)} = grads[{i}] if grads[{i}] is not None else numpy.zeros(*{z})')
+                bwd.emit(f'{_g(s)} = grads[{i}] if grads[{i}] is not None else _zeros(*{z})')
             touched.add(s)
         forward_parts = []
         saved_states = []
@@ -248,7 +305,7 @@ class Program:
                     bwd.emit(f'{_g(s)} = {expr}', reads, consuming)
                     touched.add(s)
         # the gradients as tensors (a 0-d one from NumPy may be a scalar: an array in a tensor)
-        ret = ', '.join(('_wrap(' + (_g(s) if meta[s][0] else f'numpy.asarray({_g(s)})') + ')') if s in touched
+        ret = ', '.join(('_wrap(' + (_g(s) if meta[s][0] else f'xp.asarray({_g(s)})') + ')') if s in touched
                         else 'None' for s in self.grad_slots)
         bwd_reads = set()
         for _, reads, _ in bwd.lines:
@@ -256,10 +313,10 @@ class Program:
         saved = sorted(r for r in bwd_reads if r.startswith('v')) + [st for st in saved_states if st in bwd_reads]
 
         # ---- forward
-        fwd = Gen(names)
+        fwd = Gen(names, device)
         for k, (call, spec) in enumerate(forward_parts):
             if spec is None:
-                isl = Island(call, tracer)
+                isl = Island(call, tracer, zeros)
                 names[f'_I{k}'] = isl
                 self.islands += 1
                 outs = ''.join(_v(s) + ', ' for s in call.outs)
@@ -271,7 +328,7 @@ class Program:
                 spec.forward(fwd)
                 for s in call.outs:
                     if not meta[s][0]:  # NumPy gives a scalar for a 0-d result; a tensor holds an array
-                        fwd.emit(f'{_v(s)} = numpy.asarray({_v(s)})', [_v(s)])
+                        fwd.emit(f'{_v(s)} = xp.asarray({_v(s)})', [_v(s)])
         self.saved_names = saved
         out_names = [_v(s) for s in out_slots]
         src_grad = _function('forward_grad', [_v(s) for s in params], fwd.lines,

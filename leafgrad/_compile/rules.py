@@ -5,6 +5,11 @@ declines (the call then replays through the op itself: ``program.Island``) or re
 whose ``forward(gen)`` emits the op's NumPy expression and whose ``backward(gen, gouts,
 need)`` returns, per input that needs a gradient, ``(slot, expression, names read)``.
 
+Array calls go through ``xp`` (NumPy itself on the CPU; ``backend.DeviceDispatch`` once a GPU is
+in use), in the helpers here and in the generated source, whose ``xp`` is its program's (see
+``program.py``); arrays the source binds as constants are put on the program's device by
+``Gen.const``.
+
 The expressions are those the eager op and its node compute (the same NumPy calls in the same
 order, often the same helper functions), so compiled values and gradients are bit-identical
 to eager's. A rule declines whatever it does not mirror exactly (mixed dtypes, integer
@@ -14,6 +19,7 @@ import sys
 
 import numpy
 
+from ..ops._util import xp
 from ..tensor import Tensor
 from .trace import Ref
 from ..ops.shape import _transposed_buffer
@@ -30,9 +36,9 @@ def _sum_to(g, shape):
         return g
     lead = len(gshape) - len(shape)
     if gshape[lead:] == shape:
-        return numpy.add.reduce(g, axis=0 if lead == 1 else tuple(range(lead)))
+        return xp.add.reduce(g, axis=0 if lead == 1 else tuple(range(lead)))
     kept = tuple([i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1])
-    summed = numpy.add.reduce(g, axis=tuple(range(lead)) + kept, keepdims=bool(kept))
+    summed = xp.add.reduce(g, axis=tuple(range(lead)) + kept, keepdims=bool(kept))
     return summed.reshape(shape) if kept else summed
 
 
@@ -41,7 +47,10 @@ def _expanded(shape, value):
     expand it: a read-only view with zero strides. (Not a filled array: its layout decides the
     memory order NumPy gives a product with a transposed operand, and so the order in which a
     later reduction sums it; a filled one made such a sum differ from eager's by an ulp.) Made
-    by the ndarray constructor: a third of broadcast_to's Python-level cost."""
+    by the ndarray constructor: a third of broadcast_to's Python-level cost. (A GPU's gradient:
+    broadcast_to's view, the same zero strides.)"""
+    if type(value) is not numpy.ndarray and not isinstance(value, numpy.generic):
+        return xp.broadcast_to(value, shape)
     v = numpy.asarray(value)
     out = numpy.ndarray(shape, v.dtype, v, 0, (0,) * len(shape))
     out.flags.writeable = False
@@ -49,7 +58,7 @@ def _expanded(shape, value):
 
 
 def _select_backward(g, shape, index):
-    out = numpy.zeros(shape, dtype=g.dtype)
+    out = numpy.zeros(shape, dtype=g.dtype) if type(g) is numpy.ndarray else xp.zeros_like(g, shape=shape)
     out[index] = g
     return out
 
@@ -209,7 +218,6 @@ def _unary(forward_fn, derivative, saves, in_place=None, consuming_forward=None)
         out = call.outs[0]
 
         def fwd(spec, gen):
-            f = gen.const(forward_fn, getattr(forward_fn, '__name__', 'f').strip('_'))
             consuming = None
             vx, vo = _v(a.slot), _v(out)
             if consuming_forward is not None:
@@ -219,18 +227,21 @@ def _unary(forward_fn, derivative, saves, in_place=None, consuming_forward=None)
                 if inline is not None:  # x fresh (made and read by this line only): no check at run time
                     consuming.insert(0, (vx, f'{vo} = ' + inline(gen, vx, meta[a.slot][1]), True))
             shape = meta[a.slot][0]
-            if forward_fn is _sigmoid_array and shape and 0 not in shape:
+            if isinstance(forward_fn, numpy.ufunc):  # (the program's xp: NumPy's or the GPU's)
+                gen.emit(f'{vo} = xp.{forward_fn.__name__}({vx})', [vx], consuming)
+            elif forward_fn is _sigmoid_array and shape and 0 not in shape and gen.device is None:
                 # _sigmoid_array written out (no call, its dtype's bound a constant)
                 dt = meta[a.slot][1]
                 one = gen.const(_ONES[dt], 'one')
                 stable = gen.const(_stable_sigmoid, 'sigmoid')
                 gen.emit(f'if {vx}.item({vx}.argmin()) >= {_SIGMOID_FAST_MIN[dt]!r}:\n'
-                         f'        {vo} = numpy.exp(-{vx})\n'
+                         f'        {vo} = xp.exp(-{vx})\n'
                          f'        {vo} += {one}\n'
-                         f'        numpy.reciprocal({vo}, out={vo})\n'
+                         f'        xp.reciprocal({vo}, out={vo})\n'
                          f'    else:\n'
                          f'        {vo} = {stable}({vx})', [vx])
             else:
+                f = gen.const(forward_fn, getattr(forward_fn, '__name__', 'f').strip('_'))
                 gen.emit(f'{vo} = {f}({vx})', [vx], consuming)
             if meta[out][0]:
                 gen.mark_fresh(vo)
@@ -253,7 +264,7 @@ def _unary(forward_fn, derivative, saves, in_place=None, consuming_forward=None)
 
 
 def _relu_array(x):
-    return numpy.maximum(x, x.dtype.type(0))
+    return xp.maximum(x, x.dtype.type(0))
 
 
 def _relu_derivative(g, r):
@@ -262,7 +273,7 @@ def _relu_derivative(g, r):
     dead = r <= 0
     if g.shape == dead.shape:
         return _zero_where(g.copy(), dead)
-    return numpy.where(dead, g.dtype.type(0), g)
+    return xp.where(dead, g.dtype.type(0), g)
 
 
 _COUNTS_PROVE_UNSHARED = sys.implementation.name == 'cpython' and sys.version_info < (3, 14)
@@ -350,10 +361,10 @@ def _sum_or_mean(mean):
         def fwd(spec, gen):
             if mean:
                 # reduction.mean_array for float32/float64 NumPy arrays
-                gen.emit(f'{_v(out)} = numpy.asarray(numpy.add.reduce({_v(a.slot)}, axis=None) / {count})',
+                gen.emit(f'{_v(out)} = xp.asarray(xp.add.reduce({_v(a.slot)}, axis=None) / {count})',
                          [_v(a.slot)])
             else:
-                gen.emit(f'{_v(out)} = numpy.asarray(numpy.add.reduce({_v(a.slot)}, axis=None))', [_v(a.slot)])
+                gen.emit(f'{_v(out)} = xp.asarray(xp.add.reduce({_v(a.slot)}, axis=None))', [_v(a.slot)])
 
         def bwd(spec, gen, gouts, need):
             g = gouts[0]
@@ -448,13 +459,13 @@ def _view_rule(call, meta):
     out = call.outs[0]
 
     def fwd(spec, gen):
-        gen.emit(f'{_v(out)} = numpy.transpose({_v(a.slot)}, {dims!r})', [_v(a.slot)])
+        gen.emit(f'{_v(out)} = xp.transpose({_v(a.slot)}, {dims!r})', [_v(a.slot)])
 
     def bwd(spec, gen, gouts, need):
         if name == 't':  # TBackward0: the contiguous buffer a transposed gradient views, if it is one
             f = gen.const(_t_backward, 't_backward')
             return [(a.slot, f'{f}({gouts[0]})', [gouts[0]])]
-        return [(a.slot, f'numpy.transpose({gouts[0]}, {inverse!r})', [gouts[0]])]
+        return [(a.slot, f'xp.transpose({gouts[0]}, {inverse!r})', [gouts[0]])]
     return Spec(call, meta, fwd, bwd)
 
 
@@ -484,8 +495,9 @@ _ONES = {dt: numpy.ones((), dt) for dt in _FLOATS}
 def _sigmoid_array(x):
     """ops._util.sigmoid_array's numbers for a float32/float64 array, its common case written out:
     1 / (1 + exp(-x)) in one buffer where no element is below exp's overflow bound (NaN
-    included: the comparison fails), the stable form otherwise."""
-    if x.ndim and x.size and x.item(x.argmin()) >= _SIGMOID_FAST_MIN[x.dtype]:
+    included: the comparison fails), the stable form otherwise. (A GPU's array: the eager
+    function's own path.)"""
+    if type(x) is numpy.ndarray and x.ndim and x.size and x.item(x.argmin()) >= _SIGMOID_FAST_MIN[x.dtype]:
         e = numpy.exp(-x)
         e += _ONES[x.dtype]
         return numpy.reciprocal(e, out=e)
@@ -494,17 +506,17 @@ def _sigmoid_array(x):
 
 # A one-input op written into its fresh input's buffer, as _consuming writes it after its check.
 _IN_PLACE = {
-    numpy.tanh: lambda gen, x, dt: f'numpy.tanh({x}, out={x})',
-    numpy.exp: lambda gen, x, dt: f'numpy.exp({x}, out={x})',
-    _relu_array: lambda gen, x, dt: f'numpy.maximum({x}, {gen.const(dt.type(0), "zero")}, out={x})',
+    numpy.tanh: lambda gen, x, dt: f'xp.tanh({x}, out={x})',
+    numpy.exp: lambda gen, x, dt: f'xp.exp({x}, out={x})',
+    _relu_array: lambda gen, x, dt: f'xp.maximum({x}, {gen.const(dt.type(0), "zero")}, out={x})',
 }
 def _stable_sigmoid(x):
     return _eager_sigmoid_array(x)
 
 
-_tanh_consuming = _consuming(lambda x, out: numpy.tanh(x, out=out))
-_exp_consuming = _consuming(lambda x, out: numpy.exp(x, out=out))
-_relu_consuming = _consuming(lambda x, out: numpy.maximum(x, x.dtype.type(0), out=out))
+_tanh_consuming = _consuming(lambda x, out: xp.tanh(x, out=out))
+_exp_consuming = _consuming(lambda x, out: xp.exp(x, out=out))
+_relu_consuming = _consuming(lambda x, out: xp.maximum(x, x.dtype.type(0), out=out))
 
 
 def table():

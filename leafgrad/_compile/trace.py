@@ -85,12 +85,19 @@ class Tracer:
         self.breaks = []         # graph-break reasons, in order
         self.unsupported = None  # why the trace cannot be replayed (first reason)
         self.opaque = {}         # id(tensor) -> name of the untraced op that made it
+        self.array_type = None   # the type of every slot's array (NumPy's, CuPy's...): one device
         for t in inputs:
             self._new_slot(t, 'input')
 
     def _new_slot(self, t, kind):
         s = len(self.meta)
         self.meta.append((t._data.shape, t._data.dtype, t._requires_grad))
+        if type(t._data) is not self.array_type:
+            if self.array_type is None:
+                self.array_type = type(t._data)
+            else:  # (a CPU scalar tensor beside a GPU's, a .cuda() inside: the call runs eagerly)
+                self.fail('the call reads or makes tensors on more than one device, which compile does not '
+                          'replay')
         self.kind.append(kind)
         self.slot_of[id(t)] = s
         self.keep.append(t)
