@@ -380,23 +380,199 @@ def bessel_i(x, order, scaled):
     return out
 
 
-# ---- erfcx, the normal distribution's cdf and its inverse -------------------------------------
+# ---- erf and erfc: the C library's method, on whole arrays ------------------------------------
+#
+# Sun's fdlibm rational approximations (glibc's s_erf.c up to 2.40, whose erf and erfc
+# math.erf and math.erfc call), evaluated in glibc's split order, one region of |x| at a time on
+# the elements that lie there: [0, 0.84375) x + x R(x^2); [0.84375, 1.25) a constant plus a
+# rational function of |x| - 1; beyond, exp(-x^2 - 0.5625 + R(1/x^2)) / |x| with x^2 split at a
+# 21-bit head so that it is exact, on two approximations meeting at 1/0.35. Against the
+# scalar loop it replaces (~70 ns an element), 5-10 times faster; the values are the C
+# library's but where NumPy's exp and glibc's differ in the last bit (about 1 in 10^4 beyond
+# 1.25, then by one unit in the last place).
 
-_ERFC = np.frompyfunc(math.erfc, 1, 1)
-_ERF = np.frompyfunc(math.erf, 1, 1)
+_ERX = 8.45062911510467529297e-01  # erf(1) rounded to 24 bits
+_EFX = 1.28379167095512586316e-01  # 2/sqrt(pi) - 1
+_ERF_PP = (1.28379167095512558561e-01, -3.25042107247001499370e-01, -2.84817495755985104766e-02,
+           -5.77027029648944159157e-03, -2.37630166566501626084e-05)
+_ERF_QQ = (1.0, 3.97917223959155352819e-01, 6.50222499887672944485e-02, 5.08130628187576562776e-03,
+           1.32494738004321644526e-04, -3.96022827877536812320e-06)
+_ERF_PA = (-2.36211856075265944077e-03, 4.14856118683748331666e-01, -3.72207876035701323847e-01,
+           3.18346619901161753674e-01, -1.10894694282396677476e-01, 3.54783043256182359371e-02,
+           -2.16637559486879084300e-03)
+_ERF_QA = (1.0, 1.06420880400844228286e-01, 5.40397917702171048937e-01, 7.18286544141962662868e-02,
+           1.26171219808761642112e-01, 1.36370839120290507362e-02, 1.19844998467991074170e-02)
+_ERFC_RA = (-9.86494403484714822705e-03, -6.93858572707181764372e-01, -1.05586262253232909814e+01,
+            -6.23753324503260060396e+01, -1.62396669462573470355e+02, -1.84605092906711035994e+02,
+            -8.12874355063065934246e+01, -9.81432934416914548592e+00)
+_ERFC_SA = (1.0, 1.96512716674392571292e+01, 1.37657754143519042600e+02, 4.34565877475229228821e+02,
+            6.45387271733267880336e+02, 4.29008140027567833386e+02, 1.08635005541779435134e+02,
+            6.57024977031928170135e+00, -6.04244152148580987438e-02)
+_ERFC_RB = (-9.86494292470009928597e-03, -7.99283237680523006574e-01, -1.77579549177547519889e+01,
+            -1.60636384855821916062e+02, -6.37566443368389627722e+02, -1.02509513161107724954e+03,
+            -4.83519191608651397019e+02)
+_ERFC_SB = (1.0, 3.03380607434824582924e+01, 3.25792512996573918826e+02, 1.53672958608443695994e+03,
+            3.19985821950859553908e+03, 2.55305040643316442583e+03, 4.74528541206955367215e+02,
+            -2.24409524465858183362e+01)
+_ERF_SMALL = 0.84375
+_ERF_MIDDLE = 1.25
+_ERFC_SPLIT_ERF = float.fromhex('0x1.6db6e00000000p+1')   # ~1/0.35, where erf's two tails meet
+_ERFC_SPLIT_ERFC = float.fromhex('0x1.6db6d00000000p+1')  # (erfc's test is one step lower)
 
 
-def erfc(x):
-    if type(x) is not np.ndarray and _module(x) is not np:
-        return gpu_special('erfc', x)
-    return np.asarray(_ERFC(x), dtype=np.float64) if x.size else x.copy()
+def _poly_pairs(t, t2, c, pairs, last=None):
+    """(c0 + t c1) + t2 (c2 + t c3) + t2^2 (c4 + t c5) ..., summed left to right as glibc writes
+    it, with the powers ``pairs`` (t2, t4, t6 ...) given, plus ``last`` (power, coefficient);
+    in place in as few new arrays as the order allows (each new mid-size array costs the
+    allocator more than the arithmetic)."""
+    total = t * c[1]
+    total += c[0]
+    term = np.empty_like(t)
+    for k, power in enumerate(pairs, 1):
+        if 2 * k + 1 < len(c):
+            np.multiply(t, c[2 * k + 1], out=term)
+            term += c[2 * k]
+            term *= power
+        else:
+            np.multiply(power, c[2 * k], out=term)
+        total += term
+    if last is not None:
+        np.multiply(last[0], last[1], out=term)
+        total += term
+    return total
+
+
+def _erf_near_zero(x):
+    """(erf(x) - x) / x for |x| < 0.84375 (elsewhere a number to overwrite)."""
+    z = x * x
+    z2 = z * z
+    z4 = z2 * z2
+    r = _poly_pairs(z, z2, _ERF_PP, (z2, z4))
+    s = _poly_pairs(z, z2, _ERF_QQ, (z2, z4))
+    r /= s
+    return r
+
+
+def _erf_near_one(ax):
+    """erf(|x|) - erf(1)'s 24-bit value, for 0.84375 <= |x| < 1.25."""
+    s = ax - 1.0
+    s2 = s * s
+    s4 = s2 * s2
+    s6 = s4 * s2
+    p = _poly_pairs(s, s2, _ERF_PA, (s2, s4, s6))
+    q = _poly_pairs(s, s2, _ERF_QA, (s2, s4, s6))
+    p /= q
+    return p
+
+
+def _erfc_tail(ax, split):
+    """erfc(|x|) for 1.25 <= |x| (< 28): exp(-x^2 - 0.5625 + R/S) / |x|, R/S in 1/x^2."""
+    s = ax * ax
+    np.divide(1.0, s, out=s)
+    s2 = s * s
+    s4 = s2 * s2
+    s6 = s4 * s2
+    near = ax < split
+    if near.all():  # [1.25, 1/0.35)
+        r = _poly_pairs(s, s2, _ERFC_RA, (s2, s4, s6))
+        r /= _poly_pairs(s, s2, _ERFC_SA, (s2, s4, s6), (s4 * s4, _ERFC_SA[8]))
+    else:
+        far = _poly_pairs(s, s2, _ERFC_RB, (s2, s4, s6))  # [1/0.35, 28)
+        far /= _poly_pairs(s, s2, _ERFC_SB, (s2, s4, s6))
+        r = far
+        if near.any():
+            t, t2, t4, t6 = s[near], s2[near], s4[near], s6[near]
+            nr = _poly_pairs(t, t2, _ERFC_RA, (t2, t4, t6))
+            nr /= _poly_pairs(t, t2, _ERFC_SA, (t2, t4, t6), (t4 * t4, _ERFC_SA[8]))
+            r[near] = nr
+    # x^2 = z^2 - (z - x)(z + x), z: x with its low 32 bits cleared, so that z^2 is exact
+    z = (ax.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
+    d = z - ax
+    d *= z + ax
+    d += r
+    np.exp(d, out=d)
+    e = np.negative(z)
+    e *= z
+    e -= 0.5625
+    np.exp(e, out=e)
+    e *= d
+    e /= ax
+    return e
+
+
+def _beyond_near_zero(x, ax):
+    """The positions of the elements with |x| >= 0.84375 (NaN is not among them: it keeps the
+    first region's NaN), their x and their |x|; for a normal sample, a quarter of them."""
+    rest = np.flatnonzero(ax >= _ERF_SMALL)  # (integer positions: a take and a put cost a third
+    return rest, x.take(rest), ax.take(rest)  # of boolean indexing with an irregular mask)
+
+
+_ERF_BLOCK = 16384  # elements computed together: their dozen float64 temporaries stay in a core's L2
+
+
+def _blockwise(fn, x):
+    """``fn`` of ``x`` (any shape), computed on flat blocks of at most _ERF_BLOCK elements:
+    on a whole (64K-element) array the temporaries outgrow the cache and the allocator returns
+    and maps their memory again on every call (measured: 1.5-2x the time)."""
+    flat = x.reshape(-1)
+    out = np.empty_like(flat)
+    for start in range(0, flat.size, _ERF_BLOCK):
+        out[start:start + _ERF_BLOCK] = fn(flat[start:start + _ERF_BLOCK])
+    return out.reshape(x.shape)
 
 
 def erf(x):
+    """erf of a float64 array (see the note above)."""
     if type(x) is not np.ndarray and _module(x) is not np:
         return gpu_special('erf', x)
-    return np.asarray(_ERF(x), dtype=np.float64) if x.size else x.copy()
+    if x.ndim != 1 or x.size > _ERF_BLOCK:
+        return _blockwise(erf, x)
+    with np.errstate(all='ignore'):
+        out = x * _erf_near_zero(x)  # x + x R(x^2), on every element: polynomials cost less
+        out += x                     # than picking out the three quarters of a sample it fits
+        ax = np.abs(x)
+        tiny = ax < 2.0 ** -28
+        if tiny.any():  # (where R adds nothing, the C library's own form: x + (2/sqrt(pi) - 1) x)
+            xt = x[tiny]
+            out[tiny] = np.where(ax[tiny] < 2.0 ** -1015, 0.0625 * (16.0 * xt + (16.0 * _EFX) * xt),
+                                 xt + _EFX * xt)
+        rest, xr, ar = _beyond_near_zero(x, ax)
+        if rest.size:
+            vals = np.ones_like(ar)  # (|x| >= 6: 1)
+            middle = ar < _ERF_MIDDLE
+            vals[middle] = _ERX + _erf_near_one(ar[middle])
+            tail = ~middle & (ar < 6.0)
+            vals[tail] = 1.0 - _erfc_tail(ar[tail], _ERFC_SPLIT_ERF)
+            out[rest] = np.copysign(vals, xr)
+    return out
 
+
+def erfc(x):
+    """erfc of a float64 array (see the note above)."""
+    if type(x) is not np.ndarray and _module(x) is not np:
+        return gpu_special('erfc', x)
+    if x.ndim != 1 or x.size > _ERF_BLOCK:
+        return _blockwise(erfc, x)
+    with np.errstate(all='ignore'):
+        xy = x * _erf_near_zero(x)
+        # below 1/4: 1 - erf(x); above, 0.5 - ((x - 0.5) + x y), which keeps erfc's digits
+        low = 1.0 - (x + xy)
+        xy += x - 0.5
+        out = np.where(x < 0.25, low, 0.5 - xy)
+        rest, xr, ar = _beyond_near_zero(x, np.abs(x))
+        if rest.size:
+            vals = np.where(xr > 0, 0.0, 2.0)  # (|x| >= 28, and x <= -6)
+            middle = ar < _ERF_MIDDLE
+            pq = _erf_near_one(ar[middle])
+            vals[middle] = np.where(xr[middle] >= 0, (1.0 - _ERX) - pq, 1.0 + (_ERX + pq))
+            tail = ~middle & (ar < 28.0) & (xr > -6.0)
+            r = _erfc_tail(ar[tail], _ERFC_SPLIT_ERFC)
+            vals[tail] = np.where(xr[tail] > 0, r, 2.0 - r)
+            out[rest] = vals
+    return out
+
+
+# ---- erfcx, the normal distribution's cdf and its inverse -------------------------------------
 
 def erfcx(x):
     """exp(x^2) erfc(x)."""
