@@ -3,6 +3,7 @@
     python benchmarks/gpu_mlp.py                 # device 'cuda': leafgrad on CuPy, torch CUDA, CuPy by hand
     python benchmarks/gpu_mlp.py --device cpu    # the same script on the CPU (NumPy by hand), to check it
 
+The compiled column runs the same program with its forward through leafgrad.compile.
 Models (fp32, ReLU, cross-entropy, plain SGD lr 0.01, gradients set to None after each step):
 784-512-512-10 at batch 256, and 4096-4096-4096-1000 at batch 4096. The three start from the same
 weights and data; their first gradients are compared before anything is timed (PyTorch's TF32 is
@@ -37,18 +38,24 @@ def initial(sizes, batch, seed=0):
     return weights, x, y
 
 
-def framework_step(T, weights, x, y, device):
-    """A training step written as a PyTorch program; T is torch or leafgrad."""
+def framework_step(T, weights, x, y, device, compiled=False):
+    """A training step written as a PyTorch program; T is torch or leafgrad (``compiled``: its
+    forward, to the loss, through ``T.compile``)."""
     F = T.nn.functional
     params = [T.tensor(w, device=device, requires_grad=True) for w in weights]
     x, y = T.tensor(x, device=device), T.tensor(y, device=device)
     opt = T.optim.SGD(params, lr=LR)
 
-    def step():
+    def loss_of():
         h = x
         for i in range(0, len(params) - 2, 2):
             h = F.relu(F.linear(h, params[i], params[i + 1]))
-        loss = F.cross_entropy(F.linear(h, params[-2], params[-1]), y)
+        return F.cross_entropy(F.linear(h, params[-2], params[-1]), y)
+
+    loss_fn = T.compile(loss_of) if compiled else loss_of
+
+    def step():
+        loss = loss_fn()
         loss.backward()
         grads = [p.grad for p in params]
         opt.step()
@@ -196,12 +203,14 @@ def main(argv=None):
         profile.runcall(lambda: [step() for _ in range(50)] and sync())
         pstats.Stats(profile).sort_stats('tottime').print_stats(30)
         return 0
-    print(f"{'model':<26} {'leafgrad ms':>11} {'torch ms':>9} {'hand ms':>8} {'lg/torch':>8} {'lg/hand':>8}")
+    print(f"{'model':<26} {'leafgrad ms':>11} {'compiled ms':>11} {'torch ms':>9} {'hand ms':>8} {'lg/torch':>8} "
+          f"{'comp/torch':>10} {'lg/hand':>8}")
     worst = 0.0
     for name in args.models.split(','):
         sizes, batch = MODELS[name]
         weights, x, y = initial(sizes, batch)
         steps = {'lg': framework_step(leafgrad, weights, x, y, args.device),
+                 'lgc': framework_step(leafgrad, weights, x, y, args.device, compiled=True),
                  'torch': framework_step(torch, weights, x, y, args.device),
                  'hand': hand_step(xp, weights, x, y)}
         first = {}
@@ -213,11 +222,11 @@ def main(argv=None):
                 print(f'{name}: the {k} step failed')
                 del steps[k]
                 worst = float('inf')
-        for other in [k for k in ('torch', 'hand') if k in first and 'lg' in first]:
-            for g_lg, g_other in zip(first['lg'], first[other]):
+        for mine, other in [(m, k) for m in ('lg', 'lgc') for k in ('torch', 'hand') if k in first and m in first]:
+            for g_lg, g_other in zip(first[mine], first[other]):
                 scale = float(np.abs(g_other).max()) or 1.0
                 if not np.allclose(g_lg, g_other, rtol=1e-3, atol=1e-4 * scale):
-                    print(f'{name}: leafgrad gradients differ from {other}: max |diff| '
+                    print(f'{name}: {mine} gradients differ from {other}: max |diff| '
                           f'{float(np.abs(g_lg - g_other).max()):.3g} (scale {scale:.3g})')
                     worst = float('inf')
                     break
@@ -226,12 +235,13 @@ def main(argv=None):
             n = max(1, n // 5)
         ms = {k: timed(s, sync, n, args.repeats) for k, s in steps.items()}
         ms.setdefault('lg', float('inf'))
+        ms.setdefault('lgc', float('inf'))
         ms.setdefault('torch', float('nan'))
         ms.setdefault('hand', float('nan'))
         worst = max(worst, ms['lg'] / ms['torch'])
         label = f"{'-'.join(map(str, sizes))} b{batch}"
-        print(f"{label:<26} {ms['lg']:>11.3f} {ms['torch']:>9.3f} {ms['hand']:>8.3f} "
-              f"{ms['lg'] / ms['torch']:>8.2f} {ms['lg'] / ms['hand']:>8.2f}")
+        print(f"{label:<26} {ms['lg']:>11.3f} {ms['lgc']:>11.3f} {ms['torch']:>9.3f} {ms['hand']:>8.3f} "
+              f"{ms['lg'] / ms['torch']:>8.2f} {ms['lgc'] / ms['torch']:>10.2f} {ms['lg'] / ms['hand']:>8.2f}")
     print(f'worst leafgrad/torch: {worst:.2f} (target <= 1.10)')
     return 0 if worst < float('inf') else 1
 
