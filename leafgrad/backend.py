@@ -62,6 +62,39 @@ except Exception:  # ImportError, or a CuPy without a usable CUDA driver
 
 numpy = np
 
+
+# Every op's result is a new NumPy array, and glibc's malloc returns freed memory to the kernel
+# once more than 128 KiB lies free at the top of the heap (the threshold grows only up to twice
+# the largest array freed): a step's mid-size temporaries are then unmapped and faulted in
+# again, page by page, on every call (a chain of four products of 64K-element float64 arrays:
+# 480 page faults a call, 5-10x the arithmetic's time). At import, on glibc, leafgrad keeps up
+# to 128 MiB freed for reuse and serves arrays below 32 MiB from the heap; memory is still
+# returned beyond that. LEAFGRAD_KEEP_FREED_MEMORY=0, or glibc's own MALLOC_* / GLIBC_TUNABLES
+# malloc settings, leave glibc's defaults as they are.
+_MMAP_THRESHOLD, _TRIM_THRESHOLD = 32 << 20, 128 << 20
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # (mallopt's parameters, from glibc's malloc.h)
+
+
+def _keep_freed_memory():
+    """Set glibc malloc's thresholds as described above; True if they were set."""
+    import os
+    env = os.environ
+    if (env.get('LEAFGRAD_KEEP_FREED_MEMORY', '1') == '0' or not sys.platform.startswith('linux')
+            or 'MALLOC_TRIM_THRESHOLD_' in env or 'MALLOC_MMAP_THRESHOLD_' in env
+            or 'glibc.malloc' in env.get('GLIBC_TUNABLES', '')):
+        return False
+    import ctypes  # (NumPy has imported it already)
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version  # (glibc's: another C library's mallopt means something else)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(M_MMAP_THRESHOLD, _MMAP_THRESHOLD)) and bool(mallopt(M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+
+
+keeps_freed_memory = _keep_freed_memory()
+
 from ._meta import META_MODULE, MetaArray  # noqa: E402  (the 'meta' device: shapes without data)
 
 
