@@ -36,6 +36,7 @@ import numpy as np
 WORKLOADS = {
     "W1": "w1_mlp", "W2": "w2_chain", "W3": "w3_cnn", "W4": "w4_memory",
     "W5": "w5_rnn", "W6": "w6_hvp", "W7": "w7_long_chain", "W8": "w8_import", "W9": "w9_views",
+    "W10": "w10_gpt",
 }
 IMPLS = ("leafgrad", "torch", "numpy", "torch.compile")
 DEFAULT_IMPLS = IMPLS[:3]  # torch.compile (compiled variants only) on request: it compiles for minutes
