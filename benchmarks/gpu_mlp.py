@@ -165,7 +165,7 @@ def main(argv=None):
     parser.add_argument('--phases', action='store_true',
                         help='instead of the table: forward, backward and optimizer step timed apart (large model)')
     parser.add_argument('--profile', action='store_true',
-                        help="instead of the table: where leafgrad's small step spends its time (cProfile)")
+                        help="instead of the table: where leafgrad's small step spends its time, eager and compiled (cProfile)")
     args = parser.parse_args(argv)
     if args.device == 'cpu':  # one BLAS thread for everybody, as the CPU benchmarks
         for var in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
@@ -195,13 +195,15 @@ def main(argv=None):
     if args.profile:
         import cProfile
         import pstats
-        step = framework_step(leafgrad, *initial(*MODELS['small']), args.device)
-        for _ in range(5):
-            step()
-        sync()
-        profile = cProfile.Profile()
-        profile.runcall(lambda: [step() for _ in range(50)] and sync())
-        pstats.Stats(profile).sort_stats('tottime').print_stats(30)
+        for compiled in (False, True):
+            print(f"== leafgrad's small step, {'compiled' if compiled else 'eager'}")
+            step = framework_step(leafgrad, *initial(*MODELS['small']), args.device, compiled=compiled)
+            for _ in range(5):
+                step()
+            sync()
+            profile = cProfile.Profile()
+            profile.runcall(lambda: [step() for _ in range(50)] and sync())
+            pstats.Stats(profile).sort_stats('tottime').print_stats(30)
         return 0
     print(f"{'model':<26} {'leafgrad ms':>11} {'compiled ms':>11} {'torch ms':>9} {'hand ms':>8} {'lg/torch':>8} "
           f"{'comp/torch':>10} {'lg/hand':>8}")
