@@ -270,6 +270,8 @@ def _relu_array(x):
 def _relu_derivative(g, r):
     """ReluBackward0 (PyTorch's threshold_backward): zero where the result is <= 0, the
     gradient elsewhere, at a NaN result too."""
+    if type(r) is not numpy.ndarray and (on_gpu := ew.gpu_threshold_backward(g, r)) is not None:
+        return on_gpu
     dead = r <= 0
     if g.shape == dead.shape:
         return _zero_where(g.copy(), dead)

@@ -993,9 +993,8 @@ class Relu(Op):
             (result,) = self.saved_tensors
             return masked_grad(grad, ~(result._data <= 0), result, 'ThresholdBackwardBackward0'),
         (r,) = self.saved_arrays()
-        if type(r) is not xp.ndarray and grad._data.dtype == r.dtype and (kernel := backend.fused_kernel(
-                'threshold_backward', 'T g, T r', 'T out', 'out = r <= (T)0 ? (T)0 : g')) is not None:
-            return wrap(kernel(grad._data, r)),  # (on a GPU: one kernel, where the lines below run three)
+        if type(r) is not xp.ndarray and (on_gpu := gpu_threshold_backward(grad._data, r)) is not None:
+            return wrap(on_gpu),
         dead = r <= 0
         # (no local name for grad's array before unshared has counted the references to it)
         if grad._data.shape == dead.shape and unshared(grad, 3):
@@ -1005,6 +1004,16 @@ class Relu(Op):
         if grad._data.shape == dead.shape:
             return wrap(zero_where(grad._data.copy(), dead)),
         return wrap(xp.where(dead, grad._data.dtype.type(0), grad._data)),
+
+
+def gpu_threshold_backward(g, r):
+    """ReluBackward0's gradient (zero where the result ``r`` is <= 0, ``g`` elsewhere) of a GPU's
+    arrays in one kernel, where the CPU's lines run three; None on the CPU (or where CuPy cannot
+    make the kernel). Shared with compile's replay (_compile/rules.py)."""
+    if type(r) is xp.ndarray or g.dtype != r.dtype:
+        return None
+    kernel = backend.fused_kernel('threshold_backward', 'T g, T r', 'T out', 'out = r <= (T)0 ? (T)0 : g')
+    return None if kernel is None else kernel(g, r)
 
 
 _INT8_ONE = xp.ones((), xp.int8)  # (an array operand: NumPy resolves it faster than the number 1)
