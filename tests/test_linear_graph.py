@@ -5,7 +5,7 @@ own checks (the general path)."""
 import numpy as np
 import pytest
 
-from oracle import assert_same, pair, raises_like, same_message, to_np, torch
+from oracle import assert_same, pair, raises_like, same_message, to_np, torch, torch_part
 import leafgrad as lg
 
 
@@ -118,3 +118,50 @@ def test_bias_broadcast_as_torch(bias_shape):
     ty.sum().backward()
     for l, t in ((lx, tx), (lw, tw), (lb, tb)):
         assert_same(l.grad, t.grad)
+
+
+def test_saved_weight_view_and_its_history_as_torch():
+    """``grad_fn._saved_mat2`` is ``weight.t()`` as PyTorch saves it: a view of the weight (same
+    values, shape, strides, ``_base``) whose grad_fn is the TBackward0 on the graph's edge, the
+    same tensor at each access; after ``w.add_(1)`` under no_grad both the saved view and the
+    backward fail with PyTorch's message (the view's history regenerated: AsStrided), and,
+    changed back with a new version, gradients (retain_graph, create_graph) agree."""
+    def run(mod, bias):
+        r = np.random.default_rng(0)
+        x = mod.tensor(r.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+        w = mod.tensor(r.standard_normal((5, 3)).astype(np.float32), requires_grad=True)
+        b = mod.tensor(r.standard_normal(5).astype(np.float32), requires_grad=True) if bias else None
+        y = mod.nn.functional.linear(x, w, b)
+        fn = y.grad_fn
+        t_node = fn.next_functions[-1][0]
+        saved = fn._saved_mat2
+        facts = dict(names=name_tree(fn), saved=saved.detach().numpy() if mod is torch else to_np(saved),
+                     shape=tuple(saved.shape), strides=saved.stride(), base=saved._base is w,
+                     history=(saved.grad_fn is t_node, saved.grad_fn.name(), saved is fn._saved_mat2,
+                              saved._version, saved.requires_grad, saved.is_leaf),
+                     leaf=t_node.next_functions[0][0].variable is w)
+        with mod.no_grad():
+            w.add_(1)
+        facts['saved_after'] = (saved.grad_fn.name(), saved.grad_fn is t_node, saved._version)
+        for what in (lambda: fn._saved_mat2, lambda: y.sum().backward(retain_graph=True)):
+            try:
+                what()
+            except RuntimeError as e:
+                facts.setdefault('errors', []).append(torch_part(str(e)).replace('leafgrad', 'torch'))
+        x2 = mod.nn.functional.linear(x, w, b)  # (a fresh graph on the changed weight)
+        (x2 * x2).sum().backward(retain_graph=True)
+        (x2 * x2).sum().backward()
+        gx, gw = mod.autograd.grad(mod.nn.functional.linear(x, w, b).pow(2).sum(), (x, w), create_graph=True)
+        (gx.sum() + gw.pow(2).sum()).backward()
+        facts['grads'] = [t.grad.numpy() if mod is torch else to_np(t.grad) for t in (x, w, b) if t is not None]
+        return facts
+    for bias in (True, False):
+        lf, tf = run(lg, bias), run(torch, bias)
+        assert lf.keys() == tf.keys()
+        for key in lf:
+            if key in ('saved', 'grads'):
+                for l, t in zip(lf[key] if key == 'grads' else [lf[key]], tf[key] if key == 'grads' else [tf[key]]):
+                    np.testing.assert_allclose(l, t, rtol=1e-5, atol=1e-5)
+            else:
+                assert lf[key] == tf[key], (key, lf[key], tf[key])
+        assert len(lf['errors']) == 2 and 'output 0 of AsStrided, is at version 1' in lf['errors'][0]

@@ -344,3 +344,38 @@ def test_no_grad_inplace_overlap_checks_views_not_distinct_arrays():
         return 'ok', t.tolist()
     for case in ('shifted views', 'itself', 'its detached self', 'a view of all of it', 'another tensor'):
         assert run(lg, case) == run(torch, case), case
+
+
+VIEW_OPS = [lambda t: t.t(), lambda t: t.transpose(0, 1), lambda t: t.view(-1), lambda t: t[1],
+            lambda t: t.unsqueeze(0), lambda t: t.expand(2, 3, 4), lambda t: t.narrow(1, 1, 2),
+            lambda t: t.T, lambda t: t.diagonal()]
+
+
+@pytest.mark.parametrize('view_op', VIEW_OPS)
+def test_a_leafs_view_is_linked_as_any_view(view_op):
+    """make_view writes out the recording and linking of a view of a leaf that requires grad
+    (``views.link_leaf``): the view and its node are those of the general path (``unary``,
+    then ``views.link``), field for field."""
+    from leafgrad.autograd import views
+    from leafgrad.ops import _util
+    w = lg.tensor(R(3, 4), requires_grad=True)
+    fast = view_op(w)
+    node = fast.grad_fn
+    general = _util.unary(type(node), w, fast._data)
+    views.link(w, general, fast._view_of[1])
+
+    def fields(t):
+        d = dict(vars(t))
+        d.update(_data=t._data, _requires_grad=t._requires_grad, _version_counter=t._version_counter)
+        return d
+    f, g = fields(fast), fields(general)
+    assert f.keys() == g.keys()
+    assert f.pop('_grad_fn', node) is node and f.pop('_view_node') is node
+    assert g.pop('_grad_fn', general.grad_fn) is general.grad_fn and g.pop('_view_node') is general.grad_fn
+    assert type(node) is type(general.grad_fn) and node.next_functions == general.grad_fn.next_functions
+    for key in f:
+        if key == '_view_of':
+            assert f[key][0] is g[key][0] and f[key][1] is g[key][1]
+        else:
+            assert f[key] is g[key] or f[key] == g[key], key
+    assert [r() for r in w._views.refs][-2:] == [fast, general]

@@ -114,6 +114,26 @@ def link(input, out, make, multi=None):
         views.compact()
 
 
+def link_leaf(base, out, node, make):
+    """``link`` of a view made while recording (``node``: its view op's) from ``base``, a tensor
+    that is no view: the common case (a Linear's ``weight.t()``, once per call) written out,
+    without the branches that cannot apply (no inherited creation, no creation of its own, the
+    view requiring grad already). The view's fields are ``link``'s, one for one
+    (tests/test_views_inplace.py compares them)."""
+    counter = out._version_counter = base._version_counter
+    out._base = base
+    out._view_of = (base, make)
+    out._attr_version = counter[0]
+    out._view_node = node
+    views = base._views
+    if views is None:
+        views = base._views = LiveViews()
+    refs = views.refs
+    refs.append(_weakref(out))
+    if len(refs) > views.limit:
+        views.compact()
+
+
 # ---- an in-place change ---------------------------------------------------------------------
 
 def bump(t):
