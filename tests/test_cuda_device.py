@@ -269,11 +269,17 @@ def _gpt_steps(device, steps=2):
         lg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         losses.append(loss.item())
-    return losses, [p.detach().cpu().numpy() for p in model.parameters()]
+    return losses, {name: p.detach().cpu().numpy() for name, p in model.named_parameters()}
 
 
 def test_a_gpt_style_training_step_on_the_gpu_gives_the_cpu_values():
     (gpu_losses, gpu_params), (cpu_losses, cpu_params) = _gpt_steps('cuda'), _gpt_steps('cpu')
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-5)
-    for g, c in zip(gpu_params, cpu_params):
-        np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-5)
+    for name, c in cpu_params.items():
+        g = gpu_params[name]
+        if name == 'block.qkv.bias':
+            # The keys' third of this bias has a gradient of 0 but for rounding (~1e-9: softmax
+            # ignores a shift of a row's scores), and AdamW turns that noise into steps of lr,
+            # whose signs the device's rounding decides: only the queries' and values' thirds compare.
+            g, c = np.delete(g, slice(16, 32)), np.delete(c, slice(16, 32))
+        np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-5, err_msg=name)
