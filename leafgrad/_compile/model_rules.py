@@ -4,9 +4,8 @@ F.avg_pool2d, F.adaptive_avg_pool2d and F.embedding.
 As in ``nn_rules.py``, each forward calls the array functions the eager op calls
 (``layer_norm_array``, ``avg_pool_array``, ``separable_array`` ...) and each derivative those its
 node calls, in the same order, so that compiled values and gradients are eager's bit for bit.
-layer_norm's derivative is the eager node's own formula (``norm.layer_norm_gradients``): leafgrad
-ops on tensors around the arrays, under no_grad as in a plain backward, so tensors but no nodes
-and no engine walk. What an eager op checks in the data (embedding's index range) is checked
+layer_norm's derivative is the eager node's own (``norm.layer_norm_gradient_arrays``), from the
+mean and 1/std its forward keeps. What an eager op checks in the data (embedding's index range) is checked
 again on every call, with eager's error. A rule declines what it does not mirror (other dtypes,
 bfloat16's float32 computation, options it does not know); the call then replays through the
 op itself.
@@ -17,7 +16,6 @@ from .nn_rules import _bind, _float_ref, _Shaped
 from .rules import Spec, _FLOATS, _sum_to, _v
 from ..ops._util import xp
 from .trace import Ref
-from ..autograd import grad_mode
 from ..tensor import Tensor
 from ..nn._functional import basic, norm, pooling
 from ..ops import linalg
@@ -43,16 +41,10 @@ def _number(value):
 
 # ---- layer_norm -----------------------------------------------------------------------------
 
-def _layer_norm_backward(g, x, w, dims, eps, need):
-    """NativeLayerNormBackward0's gradients (input, weight, bias) on arrays, by its own formula."""
-    wrap = Tensor._wrap
-    prev = grad_mode.state.grad_enabled
-    grad_mode.state.grad_enabled = False
-    try:
-        out = _layer_norm_gradients(wrap(g), wrap(x), None if w is None else wrap(w), dims, eps, need)
-    finally:
-        grad_mode.state.grad_enabled = prev
-    return tuple(None if t is None else t._data for t in out)
+def _layer_norm_forward(x, w, b, dims, eps):
+    """layer_norm_array's result, and its mean and 1/std as the state its derivative reads."""
+    y, mu, rstd = _layer_norm_array(x, w, b, dims, eps)
+    return y, (mu, rstd)
 
 
 def _layer_norm(call, meta):
@@ -77,22 +69,23 @@ def _layer_norm(call, meta):
     o = call.outs[0]
 
     def fwd(spec, gen):
-        f = gen.const(_layer_norm_array, 'layer_norm')
+        f = gen.const(_layer_norm_forward, 'layer_norm')
         vw = _v(w.slot) if w is not None else 'None'
         vb = _v(b.slot) if b is not None else 'None'
         reads = [_v(r.slot) for r in refs]
-        gen.emit(f'{_v(o)}, _, _ = {f}({_v(x.slot)}, {vw}, {vb}, {dims!r}, {eps!r})', reads)
+        gen.emit(f'{_v(o)}, {_v(o)}s = {f}({_v(x.slot)}, {vw}, {vb}, {dims!r}, {eps!r})', reads)
 
     def bwd(spec, gen, gouts, need):
         n = _need_of(call, need)
         flags = (n[x.slot], w is not None and n[w.slot], b is not None and n[b.slot])
         if not any(flags):
             return []
-        f = gen.const(_layer_norm_backward, 'layer_norm_backward')
+        f = gen.const(_layer_norm_gradient_arrays, 'layer_norm_backward')
         r = f'rln{o}'  # (an 'r' name: deleted after its last read)
         vw = _v(w.slot) if w is not None else 'None'
-        reads = [gouts[0], _v(x.slot)] + ([vw] if w is not None else [])
-        gen.emit(f'{r} = {f}({gouts[0]}, {_v(x.slot)}, {vw}, {dims!r}, {eps!r}, {flags!r})', reads)
+        st = f'{_v(o)}s'  # (the forward's mean and 1/std)
+        reads = [gouts[0], _v(x.slot), st] + ([vw] if w is not None else [])
+        gen.emit(f'{r} = {f}({gouts[0]}, {_v(x.slot)}, {vw}, {st}[0], {st}[1], {dims!r}, {flags!r})', reads)
         # NativeLayerNormBackward0's order: input, weight, bias
         return [(ref.slot, f'{r}[{i}]', [r]) for i, ref in enumerate((x, w, b)) if flags[i]]
     return Spec(call, meta, fwd, bwd)
@@ -292,9 +285,9 @@ def _embedding(call, meta):
 
 def table():
     """{op function: rule} (see ``rules.table``)."""
-    global _layer_norm_array, _layer_norm_gradients, _fused_add, _avg_args, _avg_pool_array, _avg_spread_array
+    global _layer_norm_array, _layer_norm_gradient_arrays, _fused_add, _avg_args, _avg_pool_array, _avg_spread_array
     global _adaptive_matrix, _separable_array, _check_embedding_indices, _embedding_grad_array
-    _layer_norm_array, _layer_norm_gradients = norm.layer_norm_array, norm.layer_norm_gradients
+    _layer_norm_array, _layer_norm_gradient_arrays = norm.layer_norm_array, norm.layer_norm_gradient_arrays
     _fused_add = linalg._fused_add
     _avg_args, _avg_pool_array, _avg_spread_array = pooling.avg_args, pooling.avg_pool_array, pooling.avg_spread_array
     _adaptive_matrix, _separable_array = pooling._adaptive_matrix, pooling.separable_array

@@ -4,7 +4,7 @@ Forward on arrays; the derivatives recompute mean and 1/std from the saved input
 ops, so that a second derivative also sees how the statistics depend on the input.
 """
 from ... import backend
-from ...ops._util import Node, c_order, opmath, record, wrap, xp
+from ...ops._util import Node, c_order, opmath, record, state, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.linalg import _sname
@@ -38,6 +38,9 @@ def _in_float32(node, grad, saved, gradients):
     out = gradients(grad.float() if grad._data.dtype.kind == 'V' else grad, wide)
     return tuple(g if g is None or g._data.dtype == dt else g.to(backend.from_np(dt))
                  for g, dt in zip(out, node.dtypes))
+
+
+_F32, _F64 = xp.dtype('float32'), xp.dtype('float64')
 
 
 def _dtypes(*tensors):
@@ -81,6 +84,15 @@ class NativeLayerNormBackward0(Node):
         return _affine_jvp(dxhat, tw, tb, xhat, w)
 
     def apply(self, grad):
+        g = grad._data
+        if not state.grad_enabled and (g.dtype == _F32 or g.dtype == _F64):
+            # a plain backward: on the arrays, from the forward's mean and 1/std (as PyTorch's
+            # kernel reads them), not through a dozen recorded-op calls that compute them again
+            saved = Node.saved_tensors.fget(self)  # (bias,) input, (weight,) mean, 1/std
+            x, mu, rstd = saved[1 if self.has_b else 0], saved[-2], saved[-1]
+            w = saved[-3]._data if self.has_w else None
+            return tuple(None if a is None else wrap(a) for a in layer_norm_gradient_arrays(
+                g, x._data, w, mu._data, rstd._data, self.dims, [f[0] is not None for f in self.next_functions]))
         return _in_float32(self, grad, self.saved_tensors, self.gradients)
 
     def gradients(self, grad, saved):
@@ -105,6 +117,26 @@ def layer_norm_gradients(grad, x, w, dims, eps, need):
         gw = _sum(grad * xhat, lead) if lead else grad * xhat
     if need[2]:
         gb = _sum(grad, lead) if lead else grad
+    return gx, gw, gb
+
+
+def layer_norm_gradient_arrays(g, x, w, mu, rstd, dims, need):
+    """layer_norm_gradients on float32/float64 arrays, given the forward's mean ``mu`` and
+    1/std ``rstd`` (kept dims): the same formula, for a backward that records nothing (eager's
+    and compile's replay)."""
+    xhat = x - mu
+    xhat *= rstd
+    lead = tuple(range(x.ndim - len(dims)))
+    gx = gw = gb = None
+    if need[0]:
+        gxhat = g if w is None else g * w
+        gx = gxhat - _mean_array(gxhat, dims, keepdims=True)
+        gx -= xhat * _mean_array(gxhat * xhat, dims, keepdims=True)
+        gx *= rstd
+    if need[1]:
+        gw = xp.add.reduce(g * xhat, axis=lead) if lead else g * xhat
+    if need[2]:
+        gb = xp.add.reduce(g, axis=lead) if lead else g
     return gx, gw, gb
 
 
