@@ -17,58 +17,7 @@ from cuda_standin import REAL_GPU, cuda_device  # noqa: F401  (the autouse fixtu
 
 pytestmark = pytest.mark.cuda
 
-import test_linalg  # noqa: E402
-import test_linalg_solvers  # noqa: E402
-import test_nn_functional  # noqa: E402
-import test_ops_copies  # noqa: E402
-import test_ops_elementwise  # noqa: E402
-import test_ops_flat_index  # noqa: E402
-import test_ops_indexing  # noqa: E402
-import test_ops_number_parts  # noqa: E402
-import test_ops_reduction  # noqa: E402
-import test_ops_shape  # noqa: E402
-import test_ops_stats_products  # noqa: E402
-import test_special_functions  # noqa: E402
-from optable import _inputs  # noqa: E402
-
-
-def _rows():
-    """(id, fn(*tensors) with T = leafgrad, float64/integer arrays, which inputs require grad)."""
-    rows = []
-    for module in (test_ops_elementwise, test_ops_reduction, test_special_functions):
-        for case in module.CASES:
-            arrays = _inputs(case, case.shapes[0], np.random.default_rng(0), np.float64)
-            rows.append((f'{module.__name__[5:]}:{case.name}', (lambda fn: lambda *ts: fn(lg, *ts))(case.fn),
-                         arrays, [case.grad and a.dtype.kind == 'f' for a in arrays]))
-    for module, table in ((test_ops_shape, 'CASES'), (test_ops_indexing, 'CASES'), (test_ops_copies, 'CASES')):
-        for case in getattr(module, table):
-            arrays = [np.asarray(a) for a in case[2]]
-            rows.append((f'{module.__name__[5:]}:{case[0]}', (lambda fn: lambda *ts: fn(lg, *ts))(case[1]),
-                         arrays, [a.dtype.kind == 'f' for a in arrays]))
-    for case in test_ops_indexing.FORWARD_ONLY:
-        arrays = [np.asarray(a) for a in case[2]]
-        rows.append((f'ops_indexing:{case[0]}', (lambda fn: lambda *ts: fn(lg, *ts))(case[1]), arrays,
-                     [False] * len(arrays)))
-    for module in (test_ops_flat_index, test_ops_number_parts, test_ops_stats_products, test_linalg_solvers):
-        for i, row in enumerate(module.ROWS):
-            values = row.values if hasattr(row, 'values') else row
-            fn, arrays, grad = values[0], [np.asarray(a) for a in values[1]], values[2]
-            name = getattr(row, 'id', None) or f'{i}'
-            rows.append((f'{module.__name__[5:]}:{name}', (lambda fn: lambda *ts: fn(lg, *ts))(fn), arrays,
-                         [grad and a.dtype.kind == 'f' for a in arrays]))
-    for i, row in enumerate(test_nn_functional.CASES):
-        fn, gens = row.values[0], row.values[1]
-        arrays, mask = test_nn_functional._make(gens)
-        arrays = [np.asarray(a) for a in arrays]
-        rows.append((f'nn_functional:{getattr(row, "id", None) or i}',
-                     (lambda fn: lambda *ts: fn(lg, lg.nn.functional, *ts))(fn), arrays,
-                     [m and a.dtype.kind == 'f' for a, m in zip(arrays, mask)]))
-    for i, row in enumerate(test_linalg.CASES):
-        fn, gens = row.values[0], row.values[1]
-        arrays = [np.asarray(a) for a in test_linalg._make(gens)]
-        rows.append((f'linalg:{getattr(row, "id", None) or i}', (lambda fn: lambda *ts: fn(lg, *ts))(fn), arrays,
-                     [a.dtype.kind == 'f' for a in arrays]))
-    return rows
+from optable_rows import rows as _rows  # noqa: E402
 
 
 ROWS = _rows()
