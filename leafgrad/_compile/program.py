@@ -277,6 +277,8 @@ class Program:
                 continue
             gouts = [_g(s) if s in touched else None for s in call.outs]
             need = [meta[s][2] and call.grad_mode for s in call.ins]
+            if spec is None and call.reached is not None:  # (an input the op's graph does not reach: no gradient)
+                need = [n and r for n, r in zip(need, call.reached)]
             if not any(need):
                 continue
             if spec is None:

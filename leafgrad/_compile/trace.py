@@ -30,6 +30,7 @@ from ..autograd import _instrument
 from .. import ops
 from ..nn.modules.module import Module
 from ..autograd.grad_mode import state
+from ..autograd.graph import _sequence as _node_sequence
 from ..amp import policy as autocast
 
 _get_ident = threading.get_ident
@@ -58,12 +59,13 @@ class Ref:
 
 class Call:
     """One recorded top-level op call."""
-    __slots__ = ('fn', 'name', 'args', 'kwargs', 'ins', 'outs', 'out_template', 'grad_mode', 'inplace')
+    __slots__ = ('fn', 'name', 'args', 'kwargs', 'ins', 'outs', 'out_template', 'grad_mode', 'inplace', 'reached')
 
-    def __init__(self, fn, name, args, kwargs, ins, outs, out_template, grad_mode, inplace):
+    def __init__(self, fn, name, args, kwargs, ins, outs, out_template, grad_mode, inplace, reached=None):
         self.fn, self.name, self.args, self.kwargs = fn, name, args, kwargs
         self.ins, self.outs, self.out_template = ins, outs, out_template
         self.grad_mode, self.inplace = grad_mode, inplace
+        self.reached = reached  # per input: whether the op's recorded graph leads back to it
 
     def __repr__(self):
         return f'{self.outs} = {self.name}{self.args}'
@@ -135,7 +137,7 @@ class Tracer:
             return {k: self.template(v, name, ins) for k, v in value.items()}
         return value
 
-    def record(self, fn, name, args, kwargs, out, versions=None):
+    def record(self, fn, name, args, kwargs, out, versions=None, first_node=None):
         if self.unsupported is not None:
             return
         if autocast.state.on:  # casts and its cast cache are not replayed: eager, correct
@@ -155,13 +157,19 @@ class Tracer:
             inplace = any(o is t for o in outs_t for t in in_tensors)
             if inplace and state.grad_enabled and any(t._requires_grad for t in in_tensors):
                 raise Unsupported(f'{name} changes a tensor in place under autograd')
+            # (an op that returns nothing, as __setitem__, shows its change by the version counter;
+            # batch norm's running statistics, which need no gradient, replay as they are)
+            if state.grad_enabled and versions is not None and any(
+                    t._version_counter[0] != v and t._requires_grad for t, v in zip(in_tensors, versions)):
+                raise Unsupported(f'{name} changes a tensor in place under autograd')
             if not isinstance(out, (Tensor, tuple, list)) and out is not None:
                 if getattr(fn, '__name__', '') in _DATA_DEPENDENT:
                     self.breaks.append(f'{name}() returned a Python {type(out).__name__} computed from tensor data')
                 return
             outs = []
             tout = self._out_template(out, outs)
-            self.calls.append(Call(fn, name, targs, tkw, ins, outs, tout, state.grad_enabled, inplace))
+            reached = _reached(outs_t, in_tensors, first_node) if state.grad_enabled and first_node is not None else None
+            self.calls.append(Call(fn, name, targs, tkw, ins, outs, tout, state.grad_enabled, inplace, reached))
         except Unsupported as e:
             self.fail(str(e))
 
@@ -184,6 +192,38 @@ class Tracer:
                 self.keep.append(t)
 
 
+def _reached(outs, ins, first_node):
+    """Per input tensor, whether the graph an op recorded for its outputs (its nodes: those
+    numbered from ``first_node`` on) leads back to it: ``x.view_as(y)`` reaches x, not y, and
+    eager's gradient for y is then None, not zeros."""
+    targets = {}
+    for i, t in enumerate(ins):
+        fn = t._grad_fn
+        if fn is None and t._accumulator is not None:
+            fn = t._accumulator()
+        if fn is not None:
+            targets.setdefault(fn, []).append(i)
+    reached = [False] * len(ins)
+    stack = [o._grad_fn for o in outs if o._grad_fn is not None]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        hit = targets.get(node)
+        if hit is not None:
+            for i in hit:
+                reached[i] = True
+            continue
+        if node._seq < first_node:  # (a node older than the op: not the op's own)
+            continue
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                stack.append(nxt)
+    return reached
+
+
 def _tensors(value):
     if isinstance(value, Tensor):
         yield value
@@ -203,12 +243,13 @@ def _make_wrapper(fn, name):
         if tr is None or tr.depth or tr.thread != _get_ident():
             return fn(*args, **kwargs)
         versions = [t._version_counter[0] for t in _tensors((args, kwargs))]
+        first_node = next(_node_sequence)  # (the op's own nodes are numbered after this)
         tr.depth = 1
         try:
             out = fn(*args, **kwargs)
         finally:
             tr.depth = 0
-        tr.record(fn, name, args, kwargs, out, versions)
+        tr.record(fn, name, args, kwargs, out, versions, first_node)
         return out
     _copy_identity(traced, fn)
     return traced
