@@ -152,9 +152,14 @@ class Island:
 
     def forward(self, *arrays):
         tensors = []
-        for i, a in enumerate(arrays):
+        made = {}  # slot -> the tensor made for it: one tensor passed twice is one object, as traced
+        for i, a in enumerate(arrays):  # (MultiheadAttention's self-attention tests `query is key`)
             real = self.real[i]
-            tensors.append(real if real is not None else _wrap(a, self.rg[i]))
+            if real is None:
+                real = made.get(self.ins[i])
+                if real is None:
+                    real = made[self.ins[i]] = _wrap(a, self.rg[i])
+            tensors.append(real)
         it = iter(tensors)
         args = _fill(self.args, it)
         kwargs = _fill(self.kwargs, it)
@@ -171,7 +176,11 @@ class Island:
         # Kept for the backward: the edges only, not the output tensors (eager frees an output
         # that no node saved as soon as its consumers have run)
         out_edges = [(o._grad_fn, o._output_nr) if o._grad_fn is not None else None for o in outs]
-        leaves = [(gradient_edge(t), t._data.shape, t._data.dtype) for t, rg in zip(tensors, self.rg) if rg]
+        leaves, seen = [], set()
+        for t, rg in zip(tensors, self.rg):
+            if rg:  # (a tensor passed again takes its whole gradient at its first place: zeros after)
+                leaves.append((gradient_edge(t), t._data.shape, t._data.dtype, id(t) in seen))
+                seen.add(id(t))
         return arrays_out, (out_edges, leaves)
 
     def backward(self, state, grads):
@@ -183,9 +192,10 @@ class Island:
                 roots.append(_wrap(_as_array(g)))
         zeros = self.zeros
         if not edges:
-            return [zeros(shape, dtype) for _, shape, dtype in leaves]
-        got = run_backward(edges, roots, True, False, [edge for edge, _, _ in leaves], capture=True)
-        return [c._data if c is not None else zeros(shape, dtype) for c, (_, shape, dtype) in zip(got, leaves)]
+            return [zeros(shape, dtype) for _, shape, dtype, _ in leaves]
+        got = run_backward(edges, roots, True, False, [leaf[0] for leaf in leaves], capture=True)
+        return [c._data if c is not None and not again else zeros(shape, dtype)
+                for c, (_, shape, dtype, again) in zip(got, leaves)]
 
 
 def _as_array(a):
