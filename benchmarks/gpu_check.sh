@@ -24,7 +24,7 @@ status=0
   echo "== CUDA tests (every failure listed; the whole report in gpu_tests.xml)"
   workers=$($py -c "import xdist" 2>/dev/null && echo "-n ${GPU_TEST_WORKERS:-8}")
   timeout ${GPU_TEST_SECONDS:-170} $py -m pytest -q -p no:cacheprovider $workers -m cuda -rfE --tb=short \
-    --junitxml="$out/gpu_tests.xml" tests/test_cuda_*.py || status=1
+    --junitxml="$out/gpu_tests.xml" tests/test_cuda_*.py tests/test_compile_cuda.py || status=1
   echo "== benchmark"
   timeout 120 $py benchmarks/gpu_mlp.py --device cuda || status=1
   echo "== the large model's phases, each between two synchronisations"
