@@ -4,6 +4,8 @@ indexing, copies, number parts, statistics and products, linear algebra, nn.func
 by the tests that run every row another way (tests/test_cuda_optable.py on 'cuda',
 tests/test_compile_optable.py through leafgrad.compile) and compare with the row run eagerly on
 the CPU, which the CPU suite checks against torch."""
+import warnings
+
 import numpy as np
 
 import leafgrad as lg
@@ -60,3 +62,24 @@ def rows():
         rows.append((f'linalg:{getattr(row, "id", None) or i}', (lambda fn: lambda *ts: fn(lg, *ts))(fn), arrays,
                      [a.dtype.kind == 'f' for a in arrays]))
     return rows
+
+
+def run_row(fn, arrays, grads, device='cpu'):
+    """A row run once: its tensor outputs, and the gradients of those that require grad (against
+    fixed random cotangents) for the inputs that require grad (None where unused). Seeded, so
+    that rows drawing random numbers draw the same ones each time."""
+    with lg.device(device), warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        lg.manual_seed(0)
+        xs = [lg.tensor(a.copy(), device=device, requires_grad=g) for a, g in zip(arrays, grads)]
+        outs = fn(*xs)
+        outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        outs = [o for o in outs if isinstance(o, lg.Tensor)]
+        diff = [o for o in outs if o.requires_grad]
+        wrt = [x for x in xs if x.requires_grad]
+        gs = []
+        if diff and wrt:
+            rng = np.random.default_rng(1)
+            vs = [lg.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, device=device) for o in diff]
+            gs = lg.autograd.grad(diff, wrt, vs, allow_unused=True)
+    return outs, gs

@@ -4,36 +4,17 @@ where eager's is None) of the second call, which replays what the first traced. 
 the CPU suite's own (tests/optable_rows.py), which it checks against torch. A row whose trace
 cannot be replayed (an in-place change under autograd, a graph break) runs eagerly: the result
 must still be eager's, and most rows must replay (the count is checked)."""
-import warnings
 
 import numpy as np
 import pytest
 
 import leafgrad as lg
 
-from optable_rows import rows
+from optable_rows import rows, run_row as _run
 
 ROWS = rows()
 # (an op whose derivative gives no gradient at run time: compile's replay gives zeros)
 ZEROS_FOR_NONE = {'ops_reduction:vector_norm_0'}
-
-
-def _run(fn, arrays, grads):
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        lg.manual_seed(0)  # (rows that draw random numbers draw the same ones)
-        xs = [lg.tensor(a.copy(), requires_grad=g) for a, g in zip(arrays, grads)]
-        outs = fn(*xs)
-        outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-        outs = [o for o in outs if isinstance(o, lg.Tensor)]
-        diff = [o for o in outs if o.requires_grad]
-        wrt = [x for x in xs if x.requires_grad]
-        gs = []
-        if diff and wrt:
-            rng = np.random.default_rng(1)
-            vs = [lg.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype) for o in diff]
-            gs = lg.autograd.grad(diff, wrt, vs, allow_unused=True)
-    return outs, gs
 
 
 def _same(a, b):

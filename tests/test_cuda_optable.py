@@ -6,41 +6,21 @@ run is agreeing with torch. Without a GPU they run on the stand-in for CuPy (tes
 benchmarks/gpu_check.sh runs them on one. The rows that do not run on CUDA yet are listed in
 tests/cuda_known_failures.txt (strict xfails)."""
 import os
-import warnings
 
 import numpy as np
 import pytest
-
-import leafgrad as lg
 
 from cuda_standin import REAL_GPU, cuda_device  # noqa: F401  (the autouse fixture: CuPy or its stand-in)
 
 pytestmark = pytest.mark.cuda
 
-from optable_rows import rows as _rows  # noqa: E402
+from optable_rows import rows as _rows, run_row as _run  # noqa: E402
 
 
 ROWS = _rows()
 with open(os.path.join(os.path.dirname(__file__), 'cuda_known_failures.txt')) as _file:
     NOT_YET = {line.strip() for line in _file if line.strip() and not line.startswith('#')}
 assert NOT_YET <= {r[0] for r in ROWS}, NOT_YET - {r[0] for r in ROWS}
-
-
-def _run(fn, arrays, grads, device):
-    with lg.device(device), warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        xs = [lg.tensor(a.copy(), device=device, requires_grad=g) for a, g in zip(arrays, grads)]
-        outs = fn(*xs)
-        outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-        outs = [o for o in outs if isinstance(o, lg.Tensor)]
-        diff = [o for o in outs if o.requires_grad]
-        wrt = [x for x in xs if x.requires_grad]
-        gs = []
-        if diff and wrt:
-            rng = np.random.default_rng(1)
-            vs = [lg.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, device=device) for o in diff]
-            gs = lg.autograd.grad(diff, wrt, vs, allow_unused=True)
-    return outs, gs
 
 
 def _host(t):
