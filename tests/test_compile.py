@@ -96,22 +96,31 @@ FUNCTIONS = {
 }
 
 
-@pytest.mark.parametrize('name', sorted(FUNCTIONS))
-def test_function_matches_eager(name):
-    fn = FUNCTIONS[name]
+def function_steps(fn, device='cpu'):
+    """Three calls of ``fn(x, y)`` (x, y: 3x4 float32 that require grad) eagerly and compiled, on
+    the same inputs: the compiled function and, per call, (eager, compiled) pairs of the output
+    and of x's and y's gradients after backward()."""
     rng = np.random.default_rng(1)
     xs, ys = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
     compiled = lg.compile(fn)
+    steps = []
     for step in range(3):
-        x1, y1 = lg.tensor(xs, requires_grad=True), lg.tensor(ys, requires_grad=True)
-        x2, y2 = lg.tensor(xs, requires_grad=True), lg.tensor(ys, requires_grad=True)
+        x1, y1 = (lg.tensor(a, device=device, requires_grad=True) for a in (xs, ys))
+        x2, y2 = (lg.tensor(a, device=device, requires_grad=True) for a in (xs, ys))
         e, c = fn(x1, y1), compiled(x2, y2)
-        _same(e, c)
         e.backward()
         c.backward()
-        _same(x1.grad, x2.grad)
-        _same(y1.grad, y2.grad)
-    assert type(c.grad_fn).__name__ == 'CompiledFunctionBackward'
+        steps.append([(e, c), (x1.grad, x2.grad), (y1.grad, y2.grad)])
+    return compiled, steps
+
+
+@pytest.mark.parametrize('name', sorted(FUNCTIONS))
+def test_function_matches_eager(name):
+    compiled, steps = function_steps(FUNCTIONS[name])
+    for pairs in steps:
+        for e, c in pairs:
+            _same(e, c)
+    assert type(steps[-1][0][1].grad_fn).__name__ == 'CompiledFunctionBackward'
     assert _program(compiled)[0] is not None
 
 

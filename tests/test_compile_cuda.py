@@ -9,7 +9,7 @@ import leafgrad as lg
 from leafgrad import nn
 
 from cuda_standin import REAL_GPU, cuda_device  # noqa: F401  (the autouse fixture: CuPy or its stand-in)
-from test_compile import FUNCTIONS as CPU_FUNCTIONS
+from test_compile import FUNCTIONS as CPU_FUNCTIONS, function_steps
 
 pytestmark = pytest.mark.cuda
 F = nn.functional
@@ -215,23 +215,13 @@ FUNCTIONS = dict(CPU_FUNCTIONS, **{
 @pytest.mark.parametrize('name', sorted(FUNCTIONS))
 def test_function_matches_eager(name):
     """tests/test_compile.py's functions (each op's rule) and more, on 'cuda'."""
-    fn = FUNCTIONS[name]
-    rng = np.random.default_rng(1)
-    xs, ys = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
-    compiled = lg.compile(fn)
-    for step in range(3):
-        x1, y1 = (lg.tensor(a, device='cuda', requires_grad=True) for a in (xs, ys))
-        x2, y2 = (lg.tensor(a, device='cuda', requires_grad=True) for a in (xs, ys))
-        e, c = fn(x1, y1), compiled(x2, y2)
-        assert c.is_cuda
-        _same(e, c)
-        e.backward()
-        c.backward()
-        _same(x1.grad, x2.grad)
-        _same(y1.grad, y2.grad)
-        assert x2.grad.is_cuda and y2.grad.is_cuda
+    compiled, steps = function_steps(FUNCTIONS[name], 'cuda')
+    for pairs in steps:
+        for e, c in pairs:
+            assert c.is_cuda
+            _same(e, c)
     _assert_replayed(compiled, 2)
-    assert type(c.grad_fn).__name__ == 'CompiledFunctionBackward'
+    assert type(steps[-1][0][1].grad_fn).__name__ == 'CompiledFunctionBackward'
 
 
 def test_gradients_of_outputs_left_out_are_zeros_on_the_gpu():
