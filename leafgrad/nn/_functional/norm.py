@@ -7,7 +7,7 @@ from ... import backend
 from ...ops._util import Node, c_order, opmath, record, state, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
-from ...ops.linalg import _sname
+from ...ops.linalg import _F32, _F64, _sname
 from ...ops.reduction import mean as _mean, mean_array as _mean_array, sum as _sum
 from .common import const, size_str
 from ...ops.rearrange import pad
@@ -38,9 +38,6 @@ def _in_float32(node, grad, saved, gradients):
     out = gradients(grad.float() if grad._data.dtype.kind == 'V' else grad, wide)
     return tuple(g if g is None or g._data.dtype == dt else g.to(backend.from_np(dt))
                  for g, dt in zip(out, node.dtypes))
-
-
-_F32, _F64 = xp.dtype('float32'), xp.dtype('float64')
 
 
 def _dtypes(*tensors):
