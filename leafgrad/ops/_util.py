@@ -701,9 +701,10 @@ def sigmoid_array(x):
     # keeps exp(-x) finite, in as few Python steps as it has NumPy calls: on a small array the
     # helper calls, lookups and tests of the general path below cost as much as the kernel.
     if fast is not None and x.ndim and type(x) is xp.ndarray and x.size and x.item(x.argmin()) >= fast[0]:
-        e = xp.exp(-x)  # 1 / (1 + exp(-x)), in place in one fresh buffer
+        e = xp.negative(x)  # 1 / (1 + exp(-x)), in place in one fresh buffer (out= given by
+        xp.exp(e, e)        # position: NumPy parses a keyword's dict, ~0.05 us a call)
         e += fast[1]
-        return xp.reciprocal(e, out=e)
+        return xp.reciprocal(e, e)
     return _sigmoid_array_general(x)
 
 
