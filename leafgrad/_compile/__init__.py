@@ -234,6 +234,7 @@ class _Compiled:
             self.log.append(f'{what}; graph break: {reason}. This signature runs eagerly.')
             return out
         program = None
+        tracer.check_saved(out)
         reason = tracer.unsupported
         out_slots = []
         out_template = None

@@ -149,6 +149,10 @@ class Island:
         # place: batch norm's running statistics); everything else as a tensor around the array
         self.real = [tracer.captured.get(s) if not meta[s][2] else None for s in call.ins]
         self.differentiable = any(meta[s][2] for s in call.outs)
+        # An in-place op under autograd on an intermediate (``nn.ReLU(inplace=True)``): given a
+        # copy (a leaf made here cannot be changed in place under autograd, and the input slot's
+        # array stays as traced), whose gradient is the op's, as eager's
+        self.copied = set(call.mutated) if call.grad_mode else ()
 
     def forward(self, *arrays):
         tensors = []
@@ -160,12 +164,22 @@ class Island:
                 if real is None:
                     real = made[self.ins[i]] = _wrap(a, self.rg[i])
             tensors.append(real)
-        it = iter(tensors)
-        args = _fill(self.args, it)
-        kwargs = _fill(self.kwargs, it)
         prev = _state.grad_enabled
         _state.grad_enabled = self.grad_mode
         try:
+            if self.copied:
+                copies = {}  # (one copy of a tensor passed twice: x.add_(x))
+                passed = list(tensors)
+                for i in self.copied:
+                    t = tensors[i]
+                    if id(t) not in copies:
+                        copies[id(t)] = t.clone()
+                    passed[i] = copies[id(t)]
+            else:
+                passed = tensors
+            it = iter(passed)
+            args = _fill(self.args, it)
+            kwargs = _fill(self.kwargs, it)
             out = self.fn(*args, **kwargs)
         finally:
             _state.grad_enabled = prev

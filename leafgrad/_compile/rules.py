@@ -210,7 +210,9 @@ def _unary(forward_fn, derivative, saves, in_place=None, consuming_forward=None)
     where saved is the input or the output (``saves``), as the eager node computes it."""
     def rule(call, meta):
         if len(call.args) != 1 or call.kwargs:
-            if not (call.kwargs == {'inplace': False} and len(call.args) == 1):
+            # (F.relu(x, inplace=True) on an intermediate: replayed out of place, trace.Call.mutated)
+            if not (len(call.kwargs) == 1 and call.kwargs.get('inplace', 0) in (False, bool(call.mutated))
+                    and len(call.args) == 1):
                 return None
         a = call.args[0]
         if not _float_tensor(meta, a):
@@ -549,14 +551,28 @@ def table():
 def _every_form(rules):
     """``rules`` with each declared op's rule also under its other forms (``ops/_op.py``): its
     forward (the method and operators: ``x.add(y)``, ``x + y``) and its function with out=
-    are different functions of one op."""
+    are different functions of one op; and its in-place forms (``x.add_(y)``, ``x += y``), for
+    the calls that may be replayed out of place."""
     for declaration in _op.every_declaration():
         forms = [getattr(holder, key) for name, holder, key in declaration.provided if name == declaration.op]
         rule = next((rules[fn] for fn in forms if fn in rules), None)
         if rule is not None:
             for fn in forms:
                 rules.setdefault(fn, rule)
+            out_of_place = _out_of_place(rule)
+            for name, holder, key in declaration.provided:
+                if name == declaration.op + '_':
+                    rules.setdefault(getattr(holder, key), out_of_place)
     return rules
+
+
+def _out_of_place(rule):
+    """The rule of an op's in-place form: the op's own, where the tracer found that the changed
+    tensor is an intermediate no other tensor shows (``trace.Call.mutated``): its value after
+    the call is the op's result, computed into the output's slot."""
+    def in_place_rule(call, meta):
+        return rule(call, meta) if call.mutated else None
+    return in_place_rule
 
 
 __all__ = ['table', 'Tensor']

@@ -59,13 +59,18 @@ class Ref:
 
 class Call:
     """One recorded top-level op call."""
-    __slots__ = ('fn', 'name', 'args', 'kwargs', 'ins', 'outs', 'out_template', 'grad_mode', 'inplace', 'reached')
+    __slots__ = ('fn', 'name', 'args', 'kwargs', 'ins', 'outs', 'out_template', 'grad_mode', 'inplace', 'reached',
+                 'mutated')
 
-    def __init__(self, fn, name, args, kwargs, ins, outs, out_template, grad_mode, inplace, reached=None):
+    def __init__(self, fn, name, args, kwargs, ins, outs, out_template, grad_mode, inplace, reached=None, mutated=()):
         self.fn, self.name, self.args, self.kwargs = fn, name, args, kwargs
         self.ins, self.outs, self.out_template = ins, outs, out_template
         self.grad_mode, self.inplace = grad_mode, inplace
         self.reached = reached  # per input: whether the op's recorded graph leads back to it
+        # The positions in ``ins`` of the tensor an in-place op changed, where that tensor is an
+        # intermediate the function made, no view and viewed by none: the replay may compute the
+        # op out of place into the output's slot (the input's slot is then never read again)
+        self.mutated = mutated
 
     def __repr__(self):
         return f'{self.outs} = {self.name}{self.args}'
@@ -88,6 +93,9 @@ class Tracer:
         self.unsupported = None  # why the trace cannot be replayed (first reason)
         self.opaque = {}         # id(tensor) -> name of the untraced op that made it
         self.array_type = None   # the type of every slot's array (NumPy's, CuPy's...): one device
+        self.external = set()    # ids of the input and captured tensors (changed in place, still theirs)
+        self.first_node = next(_node_sequence)  # the call's own autograd nodes are numbered from here
+        self.functionalized = False  # an in-place op under autograd is replayed out of place
         for t in inputs:
             self._new_slot(t, 'input')
 
@@ -105,6 +113,8 @@ class Tracer:
         self.keep.append(t)
         if kind == 'captured':
             self.captured[s] = t
+        if kind != 'op':
+            self.external.add(id(t))
         return s
 
     def fail(self, reason):
@@ -137,7 +147,7 @@ class Tracer:
             return {k: self.template(v, name, ins) for k, v in value.items()}
         return value
 
-    def record(self, fn, name, args, kwargs, out, versions=None, first_node=None):
+    def record(self, fn, name, args, kwargs, out, versions=None, first_node=None, grad_fns=None):
         if self.unsupported is not None:
             return
         if autocast.state.on:  # casts and its cast cache are not replayed: eager, correct
@@ -155,12 +165,19 @@ class Tracer:
                     any(o is t and t._version_counter[0] == v for t, v in zip(in_tensors, versions)) for o in outs_t):
                 return  # the op handed back its input unchanged (contiguous(), float() of a float): no call
             inplace = any(o is t for o in outs_t for t in in_tensors)
-            if inplace and state.grad_enabled and any(t._requires_grad for t in in_tensors):
-                raise Unsupported(f'{name} changes a tensor in place under autograd')
+            mutated = self._functional(in_tensors, outs_t) if inplace else ()
+            if mutated is None:
+                if state.grad_enabled and any(t._requires_grad for t in in_tensors):
+                    raise Unsupported(f'{name} changes in place, under autograd, a tensor that is an input or '
+                                      'captured, a view or viewed')
+                mutated = ()
+            elif mutated and state.grad_enabled:
+                self.functionalized = True
             # (an op that returns nothing, as __setitem__, shows its change by the version counter;
             # batch norm's running statistics, which need no gradient, replay as they are)
             if state.grad_enabled and versions is not None and any(
-                    t._version_counter[0] != v and t._requires_grad for t, v in zip(in_tensors, versions)):
+                    t._version_counter[0] != v and t._requires_grad and i not in mutated
+                    for i, (t, v) in enumerate(zip(in_tensors, versions))):
                 raise Unsupported(f'{name} changes a tensor in place under autograd')
             if not isinstance(out, (Tensor, tuple, list)) and out is not None:
                 if getattr(fn, '__name__', '') in _DATA_DEPENDENT:
@@ -168,10 +185,48 @@ class Tracer:
                 return
             outs = []
             tout = self._out_template(out, outs)
-            reached = _reached(outs_t, in_tensors, first_node) if state.grad_enabled and first_node is not None else None
-            self.calls.append(Call(fn, name, targs, tkw, ins, outs, tout, state.grad_enabled, inplace, reached))
+            reached = (_reached(outs_t, in_tensors, first_node, grad_fns)
+                       if state.grad_enabled and first_node is not None else None)
+            self.calls.append(Call(fn, name, targs, tkw, ins, outs, tout, state.grad_enabled, inplace, reached,
+                                   mutated))
         except Unsupported as e:
             self.fail(str(e))
+
+    def _functional(self, in_tensors, outs):
+        """The positions of the inputs that an in-place op handed back (changed), where each is
+        an intermediate this call made, not a view and viewed by no tensor the trace saw (so no
+        other tensor shows the change); None where one is not."""
+        positions = []
+        for i, t in enumerate(in_tensors):
+            if any(o is t for o in outs):
+                s = self.slot_of.get(id(t))
+                if s is None or id(t) in self.external or t._base is not None or any(k._base is t for k in self.keep):
+                    return None
+                positions.append(i)
+        return tuple(positions)
+
+    def check_saved(self, out):
+        """After the trace: where an in-place op was replayed out of place, fail if it changed a
+        tensor that a node of the call's graph saved. Eager's backward raises there (the saved
+        tensor's version moved on); the out-of-place replay would not, so that call runs eagerly."""
+        if not self.functionalized:
+            return
+        stack = [t._grad_fn for t in _tensors(out) if t._grad_fn is not None]
+        seen = set()
+        while stack:
+            node = stack.pop()
+            if node in seen or node._seq < self.first_node:
+                continue
+            seen.add(node)
+            saved, versions = node._saved, node._saved_versions
+            if saved and versions is not None:
+                for item, v in zip(saved, versions):
+                    counter = getattr(item, '_version_counter', None)
+                    if counter is not None and counter[0] != v:
+                        self.fail('an in-place op changed a tensor that the backward needs (eager\'s backward '
+                                  'raises there)')
+                        return
+            stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
 
     def _out_template(self, value, outs):
         if isinstance(value, Tensor):
@@ -192,13 +247,14 @@ class Tracer:
                 self.keep.append(t)
 
 
-def _reached(outs, ins, first_node):
+def _reached(outs, ins, first_node, grad_fns=None):
     """Per input tensor, whether the graph an op recorded for its outputs (its nodes: those
     numbered from ``first_node`` on) leads back to it: ``x.view_as(y)`` reaches x, not y, and
-    eager's gradient for y is then None, not zeros."""
+    eager's gradient for y is then None, not zeros. ``grad_fns``: the inputs' grad_fn before
+    the call (an in-place op has since made itself its input's)."""
     targets = {}
     for i, t in enumerate(ins):
-        fn = t._grad_fn
+        fn = t._grad_fn if grad_fns is None else grad_fns[i]
         if fn is None and t._accumulator is not None:
             fn = t._accumulator()
         if fn is not None:
@@ -242,14 +298,16 @@ def _make_wrapper(fn, name):
         tr = active
         if tr is None or tr.depth or tr.thread != _get_ident():
             return fn(*args, **kwargs)
-        versions = [t._version_counter[0] for t in _tensors((args, kwargs))]
+        tensors = list(_tensors((args, kwargs)))
+        versions = [t._version_counter[0] for t in tensors]
+        grad_fns = [t._grad_fn for t in tensors]
         first_node = next(_node_sequence)  # (the op's own nodes are numbered after this)
         tr.depth = 1
         try:
             out = fn(*args, **kwargs)
         finally:
             tr.depth = 0
-        tr.record(fn, name, args, kwargs, out, versions, first_node)
+        tr.record(fn, name, args, kwargs, out, versions, first_node, grad_fns)
         return out
     _copy_identity(traced, fn)
     return traced
