@@ -475,6 +475,75 @@ def test_graph_break_runs_eagerly_and_correctly(name, capsys):
     assert words in compiled.report() and 'graph break' in compiled.report()
 
 
+def _masked_by_a_constant(x):
+    n = x.shape[0]
+    mask = lg.triu(lg.full((n, n), float('-inf')), diagonal=1)  # the causal mask, as nn.Transformer makes it
+    causal = bool((mask == lg.triu(lg.full((n, n), float('-inf')), diagonal=1)).all())
+    scale = lg.arange(1.0, n + 1).sum().item() + lg.zeros_like(x).sum().tolist()
+    return (x @ x.t() + mask).softmax(-1) @ x * scale if causal else x
+
+
+def test_reading_a_constant_of_the_signature_is_no_break():
+    """A tensor made from Python numbers by factories (and ops on such tensors only) holds the
+    same values on every call with the signature: reading it into Python (bool, item, tolist)
+    replays, as nn.Transformer's test of its causal mask needs."""
+    compiled = lg.compile(_masked_by_a_constant)
+    for n in (3, 3, 4, 4):
+        x1, x2 = (lg.tensor(np.arange(n * 2, dtype=np.float32).reshape(n, 2) / 7, requires_grad=True)
+                  for _ in range(2))
+        e, c = _masked_by_a_constant(x1), compiled(x2)
+        _same(e, c)
+        e.sum().backward()
+        c.sum().backward()
+        _same(x1.grad, x2.grad)
+    assert all(p is not None for p in _program(compiled)) and 'graph break' not in compiled.report()
+
+
+def _constant_then_random(x):
+    drawn = lg.full((8,), 0.5).bernoulli()  # a draw: not a constant
+    return x * 2 if drawn.sum() > 4 else x * 3
+
+
+def _constant_then_normal(x):
+    drawn = lg.normal(lg.zeros(1), lg.ones(1))  # may take the generator's cached sample only
+    return x * 2 if drawn.item() > 0 else x * 3
+
+
+def _constant_changed_by_data(x):
+    m = lg.zeros(4)
+    m[0] = x[0]  # a constant's tensor changed by the input's data
+    return x * 2 if m.sum() > 0 else x * 3
+
+
+def _constant_added_to(x):
+    m = lg.zeros(4)
+    m.add_(x.detach())
+    return x * 2 if m.sum() > 0 else x * 3
+
+
+def _constant_printed(x):
+    print(lg.ones(2))
+    return x * 2
+
+
+@pytest.mark.parametrize('fn', [_constant_then_random, _constant_then_normal, _constant_changed_by_data,
+                                _constant_added_to, _constant_printed])
+def test_what_is_no_constant_still_breaks(fn, capsys):
+    compiled = lg.compile(fn)
+    lg.manual_seed(0)
+    lg.randn(1)  # (leaves a cached normal sample for _constant_then_normal to take)
+    outs = []
+    for sign in (1, -1, 1, -1):
+        x1, x2 = (lg.tensor(np.float32(sign) * np.arange(1, 5, dtype=np.float32)) for _ in range(2))
+        state = lg.get_rng_state()
+        e = fn(x1)
+        lg.set_rng_state(state)
+        c = compiled(x2)
+        _same(e, c)
+        outs.append(c)
+    assert _program(compiled) == [None] and 'graph break' in compiled.report()
+
+
 def test_fullgraph_raises_torchs_error_type(torch_facts):
     from leafgrad import _dynamo
     with pytest.raises(_dynamo.exc.Unsupported) as mine:

@@ -1,13 +1,16 @@
 """Whole training programs through leafgrad.compile against the same programs run eagerly.
 
-Each program is written here in the manner of a pytorch/examples one (a VAE, a DCGAN, an LSTM and
-a Transformer language model, LSTM cells over a time series with LBFGS, an MNIST convnet with
-Adadelta and StepLR, polynomial regression, a Siamese network): the model is compiled as
-``torch.compile(model)`` and trained a few steps beside an eager copy from the same seed. Losses,
-parameters and buffers agree bit for bit, and every traced signature replays (no eager
-fallback), in-place activations (``nn.ReLU(inplace=True)``) and residual sums (``out += x``)
-included. The rest checks in-place ops under autograd: replayed out of place on an intermediate
-that nothing else shows, eager where a view, an input or a saved tensor is changed."""
+Each program is written here in the manner of a pytorch/examples one: a VAE, a DCGAN, an LSTM
+and a Transformer language model (its causal mask made and compared inside the call), LSTM
+cells over a time series with LBFGS, an MNIST convnet with Adadelta and StepLR, polynomial
+regression, a Siamese network and a small ResNet. The model is compiled as
+``torch.compile(model)`` and trained a few steps beside an eager copy from the same seed.
+Losses, parameters and buffers agree bit for bit (the Transformer's within rounding, see
+_SUMMED_IN_ANOTHER_ORDER), and every traced signature replays (no eager fallback), in-place
+activations (``nn.ReLU(inplace=True)``) and residual sums (``out += x``) included. The rest
+checks in-place ops under autograd: replayed out of place on an intermediate that nothing else
+shows, eager where a view, an input or a saved tensor is changed."""
+import math
 import warnings
 
 import numpy as np
@@ -148,6 +151,55 @@ def word_lstm(compile_):
     with lg.no_grad():
         output, _ = run(data[:5], hidden)
     seen.append(output.sum().item())
+    return run, seen, model
+
+
+# ---- a Transformer language model: the causal mask, made and tested inside the compiled call -------
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model, dropout=0.1, max_len=50):
+        super().__init__()
+        self.dropout = nn.Dropout(p=dropout)
+        position = lg.arange(0, max_len, dtype=lg.float).unsqueeze(1)
+        div_term = lg.exp(lg.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        pe = lg.zeros(max_len, d_model)
+        pe[:, 0::2] = lg.sin(position * div_term)
+        pe[:, 1::2] = lg.cos(position * div_term)
+        self.register_buffer('pe', pe.unsqueeze(0).transpose(0, 1))
+
+    def forward(self, x):
+        return self.dropout(x + self.pe[:x.size(0), :])
+
+
+class TransformerModel(nn.Module):
+    def __init__(self, ntoken=11, ninp=8, nhead=2, nhid=16, nlayers=2, dropout=0.1):
+        super().__init__()
+        self.pos_encoder = PositionalEncoding(ninp, dropout)
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(ninp, nhead, nhid, dropout), nlayers)
+        self.input_emb, self.decoder, self.ninp = nn.Embedding(ntoken, ninp), nn.Linear(ninp, ntoken), ninp
+
+    def forward(self, src):
+        mask = nn.Transformer.generate_square_subsequent_mask(len(src))
+        src = self.pos_encoder(self.input_emb(src) * math.sqrt(self.ninp))
+        return F.log_softmax(self.decoder(self.encoder(src, mask=mask)), dim=-1)
+
+
+def word_transformer(compile_):
+    lg.manual_seed(0)
+    model = TransformerModel()
+    run = _compiled_or_not(model, compile_)
+    data, seen = lg.randint(0, 11, (21, 3)), []
+    for i in range(0, 20, 5):
+        model.zero_grad()
+        loss = F.nll_loss(run(data[i:i + 5]).view(-1, 11), data[i + 1:i + 6].reshape(-1))
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-0.5)
+        seen.append(loss.item())
+    model.eval()
+    with lg.no_grad():
+        seen.append(run(data[:7]).sum().item())
     return run, seen, model
 
 
@@ -329,7 +381,11 @@ def resnet(compile_):
     return run, seen, model
 
 
-PROGRAMS = [vae, dcgan, word_lstm, time_sequence, mnist, regression, siamese, resnet]
+PROGRAMS = [vae, dcgan, word_lstm, word_transformer, time_sequence, mnist, regression, siamese, resnet]
+# Self-attention's mha(x, x, x) is replayed through itself: x's gradients from inside it are
+# summed there, then added to x's others, not always in eager's order (docs/compile.md): the
+# last bit of a parameter may differ, and the losses after it
+_SUMMED_IN_ANOTHER_ORDER = {word_transformer}
 
 
 def _state(model):
@@ -349,9 +405,17 @@ def test_program_compiled_gives_the_eager_training(program):
         warnings.simplefilter('ignore')
         _, want, eager_model = program(False)
         run, got, compiled_model = program(True)
-    assert got == want
+    close = program in _SUMMED_IN_ANOTHER_ORDER
+    if close:
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    else:
+        assert got == want
     for g, w in zip(_state(compiled_model), _state(eager_model)):
-        assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if close:
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+        else:
+            assert np.array_equal(g, w)
     runs = run if isinstance(run, tuple) else (run,)
     assert _replays(run), '\n'.join(r.report() for r in runs)
 

@@ -19,11 +19,19 @@ Data-dependent Python (``.item()``, ``bool(t)``, ``.tolist()``, ``.numpy()``, pr
 tensor, ``float(t)``) is a *graph break*: the wrappers of those methods note it, and the
 function then runs eagerly for that signature, as torch.compile runs the code around a break
 eagerly (``fullgraph=True`` raises instead).
+
+Except where the tensor read is a *constant* of the signature: made on the CPU by factories
+from Python numbers (``full``, ``arange``, ``zeros_like`` ...) and by ops on such tensors only,
+with no random draw, and not changed in place by anything else (``Tracer.constant``). Its
+value is the same on every call with this signature, so reading it (the Transformer's test of
+whether its mask is the causal one) decides nothing that a replay could get wrong.
 """
 import importlib
 import sys
 import threading
 import types
+
+import numpy
 
 from ..tensor import Tensor
 from ..autograd import _instrument
@@ -32,6 +40,7 @@ from ..nn.modules.module import Module
 from ..autograd.grad_mode import state
 from ..autograd.graph import _sequence as _node_sequence
 from ..amp import policy as autocast
+from ..generator import Generator, default_generator
 
 _get_ident = threading.get_ident
 
@@ -96,6 +105,9 @@ class Tracer:
         self.external = set()    # ids of the input and captured tensors (changed in place, still theirs)
         self.first_node = next(_node_sequence)  # the call's own autograd nodes are numbered from here
         self.functionalized = False  # an in-place op under autograd is replayed out of place
+        self.constant = set()    # the slots whose values the signature decides (the module's note);
+        #                          None once a constant tensor was changed by other data
+        self.draws = 0           # random draws from any Generator so far (counted while tracing)
         for t in inputs:
             self._new_slot(t, 'input')
 
@@ -147,7 +159,7 @@ class Tracer:
             return {k: self.template(v, name, ins) for k, v in value.items()}
         return value
 
-    def record(self, fn, name, args, kwargs, out, versions=None, first_node=None, grad_fns=None):
+    def record(self, fn, name, args, kwargs, out, versions=None, first_node=None, grad_fns=None, drew=False):
         if self.unsupported is not None:
             return
         if autocast.state.on:  # casts and its cast cache are not replayed: eager, correct
@@ -179,18 +191,42 @@ class Tracer:
                     t._version_counter[0] != v and t._requires_grad and i not in mutated
                     for i, (t, v) in enumerate(zip(in_tensors, versions))):
                 raise Unsupported(f'{name} changes a tensor in place under autograd')
+            constant = self._is_constant(fn, args, kwargs, ins, drew)
+            if self.constant is not None and not constant and any(
+                    (any(o is t for o in outs_t) or (versions is not None and t._version_counter[0] != v))
+                    and s in self.constant for t, v, s in zip(in_tensors, versions or in_tensors, ins)):
+                self.constant = None  # a constant's tensor changed by other data: no more constants
             if not isinstance(out, (Tensor, tuple, list)) and out is not None:
-                if getattr(fn, '__name__', '') in _DATA_DEPENDENT:
+                if getattr(fn, '__name__', '') in _DATA_DEPENDENT and not constant:
                     self.breaks.append(f'{name}() returned a Python {type(out).__name__} computed from tensor data')
                 return
             outs = []
             tout = self._out_template(out, outs)
+            if constant and self.constant is not None and all(
+                    type(self.keep[s]._data) is numpy.ndarray for s in outs):
+                self.constant.update(outs)
             reached = (_reached(outs_t, in_tensors, first_node, grad_fns)
                        if state.grad_enabled and first_node is not None else None)
             self.calls.append(Call(fn, name, targs, tkw, ins, outs, tout, state.grad_enabled, inplace, reached,
                                    mutated))
         except Unsupported as e:
             self.fail(str(e))
+
+    def _is_constant(self, fn, args, kwargs, ins, drew):
+        """Whether a call's outputs are constants of the signature: no random draw, no
+        Generator or NumPy array among its arguments, and its tensors all constants (or none,
+        for the factories in _CONSTANT_FACTORIES; any, for those in _SHAPE_FACTORIES)."""
+        if self.constant is None or drew or _holds_data((args, kwargs)):
+            return False
+        name = getattr(fn, '__name__', '')
+        if getattr(fn, '__module__', '') == 'leafgrad.creation' and (
+                name in _SHAPE_FACTORIES or name in _CONSTANT_FACTORIES and not ins):
+            return True
+        return bool(ins) and all(s in self.constant for s in ins)
+
+    def is_constant(self, t):
+        """Whether tensor ``t`` holds a constant of the signature (the module's note)."""
+        return self.constant is not None and self.slot_of.get(id(t)) in self.constant
 
     def _functional(self, in_tensors, outs):
         """The positions of the inputs that an in-place op handed back (changed), where each is
@@ -280,6 +316,18 @@ def _reached(outs, ins, first_node, grad_fns=None):
     return reached
 
 
+def _holds_data(value):
+    """Whether ``value`` holds a NumPy array or a Generator (lists, tuples and dicts searched):
+    data a call reads that the trace does not see change."""
+    if isinstance(value, (numpy.ndarray, Generator)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_data(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_data(v) for v in value.values())
+    return False
+
+
 def _tensors(value):
     if isinstance(value, Tensor):
         yield value
@@ -302,23 +350,44 @@ def _make_wrapper(fn, name):
         versions = [t._version_counter[0] for t in tensors]
         grad_fns = [t._grad_fn for t in tensors]
         first_node = next(_node_sequence)  # (the op's own nodes are numbered after this)
+        draws, cached = tr.draws, _cached_normals()
         tr.depth = 1
         try:
             out = fn(*args, **kwargs)
         finally:
             tr.depth = 0
-        tr.record(fn, name, args, kwargs, out, versions, first_node, grad_fns)
+        drew = tr.draws != draws or _cached_normals() != cached
+        tr.record(fn, name, args, kwargs, out, versions, first_node, grad_fns, drew)
         return out
     _copy_identity(traced, fn)
     return traced
 
 
+def _cached_normals():
+    """The default generator's cached second normal samples: a normal draw may take one without
+    drawing (a Generator passed to the op is seen by _holds_data)."""
+    return default_generator._normal_double, default_generator._normal_float
+
+
+def _counting(draw):
+    """A Generator's draw method that counts its calls while a trace runs (Tracer.draws)."""
+    def counted(self, n):
+        tr = active
+        if tr is not None:
+            tr.draws += 1
+        return draw(self, n)
+    _copy_identity(counted, draw)
+    return counted
+
+
 def _make_break_wrapper(fn, name, what):
-    """A Tensor method that turns tensor data into Python data: a graph break at top level."""
+    """A Tensor method that turns tensor data into Python data: a graph break at top level,
+    except where it reads a value that the signature decides (Tracer.constant)."""
     def breaking(self, *args, **kwargs):
         tr = active
         if tr is not None and not tr.depth and tr.thread == _get_ident():
-            tr.breaks.append(what)
+            if not (name in _VALUE_READS and tr.is_constant(self)):
+                tr.breaks.append(what)
             tr.depth = 1
             try:
                 return fn(self, *args, **kwargs)
@@ -360,6 +429,14 @@ _BREAKS = {
     'backward': 'Tensor.backward() inside the compiled region',
 }
 _PROPERTIES = ('data', 'T', 'mT', 'H', 'mH', 'grad')
+# Of those, the ones that only read a value into Python: no break where the value is a constant
+# of the signature (printing one still is: a side effect the replay would not repeat)
+_VALUE_READS = {'item', 'tolist', '__bool__', '__float__', '__int__', '__index__', '__complex__'}
+# Factories whose values depend on their Python arguments only (no tensor, no random draw,
+# not `empty`); and those whose values depend on their tensor argument's shape and dtype only
+_CONSTANT_FACTORIES = {'zeros', 'ones', 'full', 'arange', 'range', 'linspace', 'logspace', 'eye', 'scalar_tensor',
+                       'tril_indices', 'triu_indices'}
+_SHAPE_FACTORIES = {'zeros_like', 'ones_like', 'full_like'}
 
 
 # Tensor methods that read metadata or attach hooks: not ops, never recorded.
@@ -446,10 +523,15 @@ def install(tracer):
                                                                    'compiled region'), prop.fset, prop.fdel))
             else:
                 setattr(Tensor, name, _make_property_wrapper(prop, '.' + name))
+    _generator_saved.update((name, Generator.__dict__[name]) for name in _DRAWS)
+    for name in _DRAWS:
+        setattr(Generator, name, _counting(_generator_saved[name]))
     active = tracer
 
 
 _ABSENT = object()
+_DRAWS = ('_u32', '_u64')  # every random draw of a CPU Generator goes through one of these
+_generator_saved = {}
 
 
 def uninstall():
@@ -461,6 +543,9 @@ def uninstall():
         else:
             setattr(Tensor, name, original)
     _tensor_saved.clear()
+    for name, original in _generator_saved.items():
+        setattr(Generator, name, original)
+    _generator_saved.clear()
     _instrument._replace(_originals, lambda w: _originals[id(w)])
 
 
