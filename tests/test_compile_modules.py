@@ -133,10 +133,6 @@ def _steps(model, call, arrays, train):
     return seen
 
 
-# A tensor passed several times to an op replayed through itself (the encoder layer's
-# self-attention) takes that op's gradients summed inside it, then added to its others: not
-# always eager's order of the sum, so the last bit may differ.
-_SUMMED_IN_ANOTHER_ORDER = {make for name, make, _ in MODULES if name == 'TransformerEncoderLayer'}
 
 
 def _same(a, b):
@@ -157,11 +153,7 @@ def test_module_compiled_gives_the_eager_steps(make, inputs, train):
         got = _steps(compiled_model, compiled, arrays, train)
     assert len(got) == len(want)
     for g, w in zip(got, want):
-        if make in _SUMMED_IN_ANOTHER_ORDER:  # (see docs/compile.md: the last bit)
-            assert g.dtype == w.dtype and g.shape == w.shape
-            np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-15)
-        else:
-            assert _same(g, w)
+        assert _same(g, w)
 
 
 def test_most_modules_replay():

@@ -5,11 +5,11 @@ and a Transformer language model (its causal mask made and compared inside the c
 cells over a time series with LBFGS, an MNIST convnet with Adadelta and StepLR, polynomial
 regression, a Siamese network and a small ResNet. The model is compiled as
 ``torch.compile(model)`` and trained a few steps beside an eager copy from the same seed.
-Losses, parameters and buffers agree bit for bit (the Transformer's within rounding, see
-_SUMMED_IN_ANOTHER_ORDER), and every traced signature replays (no eager fallback), in-place
-activations (``nn.ReLU(inplace=True)``) and residual sums (``out += x``) included. The rest
-checks in-place ops under autograd: replayed out of place on an intermediate that nothing else
-shows, eager where a view, an input or a saved tensor is changed."""
+Losses, parameters and buffers agree bit for bit, and every traced signature replays (no eager
+fallback), in-place activations (``nn.ReLU(inplace=True)``) and residual sums (``out += x``)
+included. The rest checks in-place ops under autograd: replayed out of place on an
+intermediate that nothing else shows, eager where a view, an input or a saved tensor is
+changed."""
 import math
 import warnings
 
@@ -382,10 +382,6 @@ def resnet(compile_):
 
 
 PROGRAMS = [vae, dcgan, word_lstm, word_transformer, time_sequence, mnist, regression, siamese, resnet]
-# Self-attention's mha(x, x, x) is replayed through itself: x's gradients from inside it are
-# summed there, then added to x's others, not always in eager's order (docs/compile.md): the
-# last bit of a parameter may differ, and the losses after it
-_SUMMED_IN_ANOTHER_ORDER = {word_transformer}
 
 
 def _state(model):
@@ -405,17 +401,9 @@ def test_program_compiled_gives_the_eager_training(program):
         warnings.simplefilter('ignore')
         _, want, eager_model = program(False)
         run, got, compiled_model = program(True)
-    close = program in _SUMMED_IN_ANOTHER_ORDER
-    if close:
-        np.testing.assert_allclose(got, want, rtol=1e-5)
-    else:
-        assert got == want
+    assert got == want
     for g, w in zip(_state(compiled_model), _state(eager_model)):
-        assert g.dtype == w.dtype and g.shape == w.shape
-        if close:
-            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
-        else:
-            assert np.array_equal(g, w)
+        assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w)
     runs = run if isinstance(run, tuple) else (run,)
     assert _replays(run), '\n'.join(r.report() for r in runs)
 

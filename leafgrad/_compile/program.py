@@ -197,13 +197,21 @@ class Island:
                 seen.add(id(t))
         return arrays_out, (out_edges, leaves)
 
-    def backward(self, state, grads):
+    def backward(self, state, grads, seeds=None):
+        """The gradients of the op's inputs that require grad, from its outputs' ``grads``.
+        ``seeds``: per such input, None or the gradient its slot already took from later calls,
+        where the walk starts that input's sum (the result then includes it)."""
         out_edges, leaves = state
         edges, roots = [], []
         for e, g in zip(out_edges, grads):
             if g is not None and e is not None:
                 edges.append(e)
                 roots.append(_wrap(_as_array(g)))
+        if seeds is not None:
+            for (edge, _, _, _), seed in zip(leaves, seeds):
+                if seed is not None:
+                    edges.append(edge)
+                    roots.append(_wrap(_as_array(seed)))
         zeros = self.zeros
         if not edges:
             return [zeros(shape, dtype) for _, shape, dtype, _ in leaves]
@@ -310,14 +318,28 @@ class Program:
                 saved_states.append(st)
                 isl = f'_I{k}'
                 res = f'r{k}'
-                bwd.emit(f'{res} = {isl}.backward({st}, [{", ".join(g or "None" for g in gouts)}])',
-                         [st] + [g for g in gouts if g])
-                j = 0
-                exprs = []
+                # The island gives a gradient per input that requires grad (its leaves), the whole
+                # of a tensor's at its first place. A slot that later calls already gave gradient
+                # to seeds the island's walk, which adds the op's own to it as eager's buffer
+                # takes them, one by one (self-attention's query, key and value: one tensor).
+                seeds, taken, exprs = [], set(), []
                 for i, s in enumerate(call.ins):
-                    if need[i]:
-                        exprs.append((s, f'{res}[{j}]', [res]))
-                        j += 1
+                    if not (meta[s][2] and call.grad_mode):
+                        continue
+                    first = need[i] and s not in taken
+                    seeds.append(_g(s) if first and s in touched else None)
+                    if first:
+                        taken.add(s)
+                        exprs.append((s, f'{res}[{len(seeds) - 1}]', [res], seeds[-1] is not None))
+                grads_list = ', '.join(g or 'None' for g in gouts)
+                seeded = ', [' + ', '.join(g or 'None' for g in seeds) + ']' if any(seeds) else ''
+                bwd.emit(f'{res} = {isl}.backward({st}, [{grads_list}]{seeded})',
+                         [st] + [g for g in gouts if g] + [g for g in seeds if g])
+                for s, expr, reads, whole in exprs:
+                    if whole:  # (the island's result is the slot's whole sum, the seed included)
+                        bwd.emit(f'{_g(s)} = {expr}', reads)
+                        summed.discard(s)  # (it may be the seed itself, which another slot may hold)
+                exprs = [e[:3] for e in exprs if not e[3]]
             else:
                 exprs = spec.backward(bwd, gouts, need)
             for s, expr, reads, *alt in exprs:
