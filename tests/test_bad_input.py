@@ -1356,6 +1356,31 @@ def test_relu_gradient_at_nan_passes_as_torchs():
     np.testing.assert_array_equal(*grads)
 
 
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64'])
+def test_relu_gradient_bits_as_torchs(dtype):
+    """Where the result is <= 0 (a negative input, -0.0 or +0.0 alike) the gradient is +0.0,
+    whatever arrived (inf, NaN, a negative number); elsewhere, at a NaN result too, the arriving
+    gradient's own bits (-0.0 included). Eagerly, in the gradient's own buffer and in a copy,
+    and compiled."""
+    data = [NAN, 1., -1., 0., -0., INF, -INF, 2., -NAN]
+    arriving = [INF, -2., NAN, -INF, -3., -0., NAN, -0., 5.]
+    width = {'float16': np.int16, 'float32': np.int32, 'float64': np.int64}[dtype]
+    seen = []
+    for T in (lg, torch):
+        x = T.tensor(data, dtype=getattr(T, dtype), requires_grad=True)
+        T.relu(x).backward(T.tensor(arriving, dtype=getattr(T, dtype)))  # (the caller's gradient: a copy)
+        seen.append(x.grad.numpy().view(width).tolist())
+        x.grad = None
+        (T.relu(x) * T.tensor(arriving, dtype=getattr(T, dtype))).sum().backward()  # (a fresh gradient)
+        seen.append(x.grad.numpy().view(width).tolist())
+    compiled = lg.compile(lambda x, g: (lg.relu(x) * g).sum())
+    for _ in range(2):  # (the trace, then the replay)
+        x = lg.tensor(data, dtype=getattr(lg, dtype), requires_grad=True)
+        compiled(x, lg.tensor(arriving, dtype=getattr(lg, dtype))).backward()
+    seen.append(x.grad.numpy().view(width).tolist())
+    assert seen[0] == seen[2] and seen[1] == seen[3] == seen[4]
+
+
 def test_relu_second_derivative_at_nan_as_torchs():
     grads = []
     for T in (lg, torch):

@@ -274,10 +274,9 @@ def _relu_derivative(g, r):
     gradient elsewhere, at a NaN result too."""
     if type(r) is not numpy.ndarray and (on_gpu := ew.gpu_threshold_backward(g, r)) is not None:
         return on_gpu
-    dead = r <= 0
-    if g.shape == dead.shape:
-        return _zero_where(g.copy(), dead)
-    return xp.where(dead, g.dtype.type(0), g)
+    if g.shape == r.shape:
+        return _relu_gradient_in_place(g.copy(), r)
+    return xp.where(r <= 0, g.dtype.type(0), g)
 
 
 _COUNTS_PROVE_UNSHARED = sys.implementation.name == 'cpython' and sys.version_info < (3, 14)
@@ -290,7 +289,7 @@ def _relu_derivative_consuming(g, r):
     # the caller's local, this parameter and getrefcount's argument
     if (_COUNTS_PROVE_UNSHARED and type(g) is numpy.ndarray and g.base is None and sys.getrefcount(g) <= 3
             and g.shape == r.shape and g.flags.writeable and g.flags.c_contiguous):
-        return _zero_where(g, r <= 0)
+        return _relu_gradient_in_place(g, r)
     return _relu_derivative(g, r)
 
 
@@ -525,8 +524,8 @@ _relu_consuming = _consuming(lambda x, out: xp.maximum(x, x.dtype.type(0), out=o
 
 def table():
     """{op function: rule}, the functions as leafgrad's modules define them."""
-    global _eager_sigmoid_array, _zero_where
-    _eager_sigmoid_array, _zero_where = _util.sigmoid_array, ew.zero_where
+    global _eager_sigmoid_array, _relu_gradient_in_place
+    _eager_sigmoid_array, _relu_gradient_in_place = _util.sigmoid_array, ew.relu_gradient_in_place
     data_getter = Tensor.__dict__['data'].fget
     from . import nn_rules, model_rules  # (cycle: nn_rules and model_rules import this module)
     # the derivatives as ew._tanh_derivative and ew._sigmoid_derivative compute them
