@@ -419,6 +419,68 @@ def test_captured_tensor_change_retraces():
     _same(compiled(x), x @ w)
 
 
+_W_GLOBAL = lg.randn(3, 2)
+
+
+def _reads_a_global(x):
+    return x @ _W_GLOBAL
+
+
+def test_captured_tensor_replaced_by_another_object_retraces():
+    """A parameter, buffer, submodule, global, closure variable or container entry reassigned
+    to another tensor after tracing: the next call traces again and reads the new one (the
+    trace would otherwise keep reading the object it captured)."""
+    global _W_GLOBAL
+    x = lg.randn(4, 3)
+    model = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2), nn.Linear(2, 1)).eval()
+    compiled = lg.compile(model)
+    w = lg.randn(3, 2)
+    table = {'w': lg.randn(3, 2)}
+    weights = [lg.randn(3, 2)]
+
+    def reads_closure(x):
+        return x @ w
+
+    def reads_dict_and_list(x):
+        return x @ table['w'] + x @ weights[0]
+
+    compiled_closure, compiled_containers = lg.compile(reads_closure), lg.compile(reads_dict_and_list)
+    compiled_global = lg.compile(_reads_a_global)
+    replacements = [
+        (compiled, lambda: model.__setitem__(2, nn.Linear(2, 1).eval()), lambda: model(x)),
+        (compiled, lambda: setattr(model[0], 'weight', nn.Parameter(lg.randn(2, 3))), lambda: model(x)),
+        (compiled, lambda: setattr(model[1], 'running_mean', lg.randn(2)), lambda: model(x)),
+        (compiled_closure, lambda: None, lambda: reads_closure(x)),  # (w reassigned below)
+        (compiled_containers, lambda: table.__setitem__('w', lg.randn(3, 2)), lambda: reads_dict_and_list(x)),
+        (compiled_containers, lambda: weights.__setitem__(0, lg.randn(3, 2)), lambda: reads_dict_and_list(x)),
+        (compiled_global, lambda: None, lambda: _reads_a_global(x)),  # (_W_GLOBAL reassigned below)
+    ]
+    for run, replace, eager in replacements:
+        run(x), run(x)
+        replace()
+        if run is compiled_closure:
+            w = lg.randn(3, 2)
+        if run is compiled_global:
+            _W_GLOBAL = lg.randn(3, 2)
+        _same(run(x), eager())
+        assert 'replaced by another object' in run.report()
+
+
+def test_an_unchanged_model_is_not_traced_again():
+    """Training steps, load_state_dict and .data assignments keep the captured objects: one trace."""
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 1))
+    compiled = lg.compile(model)
+    opt = lg.optim.Adam(model.parameters())
+    for step in range(4):
+        opt.zero_grad()
+        compiled(lg.randn(5, 3)).sum().backward()
+        opt.step()
+        if step == 1:
+            model.load_state_dict({k: v * 0.5 for k, v in model.state_dict().items()})
+            model[0].bias.data = lg.zeros(4)
+    assert len(compiled._compiled.cache) == 1 and 'traced again' not in compiled.report()
+
+
 def test_captured_tensor_dtype_change_retraces():
     w = lg.randn(3)
     compiled = lg.compile(lambda x: x + w)

@@ -192,10 +192,15 @@ class _Compiled:
                 entry.calls += 1
                 return self.fn(*args, **kwargs)
             if _captured_unchanged(program):
-                entry.calls += 1
-                return _rebuild(entry.out_template, program.out_slots, program.run(inputs))
-            del self.cache[key]
-            self.log.append('a captured tensor changed its shape, dtype or requires_grad: traced again')
+                if program.captured_in_place is None or program.captured_in_place():
+                    entry.calls += 1
+                    return _rebuild(entry.out_template, program.out_slots, program.run(inputs))
+                del self.cache[key]
+                self.log.append('a captured tensor was replaced by another object (a parameter, buffer, '
+                                'submodule, global or closure variable reassigned): traced again')
+            else:
+                del self.cache[key]
+                self.log.append('a captured tensor changed its shape, dtype or requires_grad: traced again')
         limit = _dynamo.config.recompile_limit if self.recompile_limit is None else self.recompile_limit
         if len(self.cache) >= limit:
             if self.fullgraph:
@@ -216,7 +221,8 @@ class _Compiled:
         start = time.perf_counter()
         try:
             modules = (self.module,) if self.module is not None else ()
-            tracer = _trace.Tracer(inputs, _trace.known_tensors(self.fn, modules))
+            paths = {}
+            tracer = _trace.Tracer(inputs, _trace.known_tensors(self.fn, modules, paths=paths), paths)
             _trace.install(tracer)
             try:
                 out = self.fn(*args, **kwargs)
@@ -328,7 +334,7 @@ def _describe_key(key):
 def _describe_guards(key, program):
     n_in = len(program.input_slots)
     s = (f'{n_in} input tensor{"s" if n_in != 1 else ""} (shape, dtype, device, requires_grad), grad mode, '
-         f'{len(program.captured)} captured tensors (shape, dtype, device, requires_grad)')
+         f'{len(program.captured)} captured tensors (shape, dtype, device, requires_grad, none replaced)')
     return s
 
 

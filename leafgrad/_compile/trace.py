@@ -88,8 +88,9 @@ class Call:
 class Tracer:
     """What one traced call recorded (see the module's design note)."""
 
-    def __init__(self, inputs, known):
+    def __init__(self, inputs, known, paths=None):
         self.thread = _get_ident()
+        self.paths = paths if paths is not None else {}  # id -> how a known tensor was reached
         self.depth = 0
         self.calls = []
         self.slot_of = {}        # id(tensor) -> slot (the tensor's current value)
@@ -562,48 +563,58 @@ def reachable_modules(fn):
     return list(modules.values())
 
 
-def known_tensors(fn, extra=(), modules=None):
+def known_tensors(fn, extra=(), modules=None, paths=None):
     """{id: tensor} of the tensors that exist before the call and that the function can reach:
     a module's parameters, buffers and tensor attributes (``extra``: modules), the tensors in
     the function's closure and globals (directly, or one level down in a dict, list, tuple or
-    module)."""
+    module). ``paths``: filled with {id: the steps by which the tensor was first reached}, from
+    a root (``('obj', module)``, ``('cell', cell)``, ``('global', globals, name)``) through
+    submodules (``'m'``), parameters (``'p'``), buffers (``'b'``), attributes (``'a'``) and
+    items (``'i'``): what ``path_guard`` checks on every call."""
     found = {}
 
-    def add_module(m):
+    def note(t, path):
+        found[id(t)] = t
+        if paths is not None:
+            paths.setdefault(id(t), path)
+
+    def add_module(m, path):
         if modules is not None:
             modules[id(m)] = m
-        for sub in m.modules():
-            for v in vars(sub).values():
-                add(v, 0)
-            for p in sub._parameters.values():
+        for name, sub in m.named_modules():
+            at = path + tuple(('m', part) for part in name.split('.')) if name else path
+            for k, p in sub._parameters.items():
                 if p is not None:
-                    found[id(p)] = p
-            for b in sub._buffers.values():
+                    note(p, at + (('p', k),))
+            for k, b in sub._buffers.items():
                 if b is not None:
-                    found[id(b)] = b
+                    note(b, at + (('b', k),))
+            for k, v in list(vars(sub).items()):
+                if k not in _MODULE_STORES:  # (read above, and submodules by named_modules)
+                    add(v, 0, at + (('a', k),))
 
-    def add(v, depth):
+    def add(v, depth, path):
         if isinstance(v, Tensor):
-            found[id(v)] = v
+            note(v, path)
         elif isinstance(v, Module):
             if depth < 2:
-                add_module(v)
+                add_module(v, path)
         elif depth < 1 and isinstance(v, (dict, list, tuple)):
-            for item in (v.values() if isinstance(v, dict) else v):
-                add(item, depth + 1)
+            for k, item in (list(v.items()) if isinstance(v, dict) else enumerate(v)):
+                add(item, depth + 1, path + (('i', k),))
 
     for m in extra:
-        add_module(m)
+        add_module(m, (('obj', m),))
     seen = set()
     while fn is not None and id(fn) not in seen:
         seen.add(id(fn))
         self = getattr(fn, '__self__', None)
         if self is not None:
-            add(self, 0)
+            add(self, 0, (('obj', self),))
         code_fn = getattr(fn, '__func__', fn)
         for cell in getattr(code_fn, '__closure__', None) or ():
             try:
-                add(cell.cell_contents, 0)
+                add(cell.cell_contents, 0, (('cell', cell),))
             except ValueError:
                 pass
         g = getattr(code_fn, '__globals__', None)
@@ -611,9 +622,80 @@ def known_tensors(fn, extra=(), modules=None):
         if g is not None and code is not None:
             for name in _names_used(code):
                 if name in g:
-                    add(g[name], 0)
+                    add(g[name], 0, (('global', g, name),))
         fn = getattr(fn, '__wrapped__', None)
     return found
+
+
+_MISSING = object()
+_MODULE_STORES = ('_parameters', '_buffers', '_modules')
+_STEPS = {'m': '_modules', 'p': '_parameters', 'b': '_buffers'}  # (a path's steps into a module)
+
+
+def path_guard(tensors, paths):
+    """A function of no arguments that tells whether each of ``tensors`` (captured by a trace)
+    is still where the function reached it (``known_tensors``' paths): no parameter, buffer,
+    submodule, global, closure cell or container entry on the way replaced by another object
+    (``model.fc = nn.Linear(...)``, ``W = new_tensor``). Generated as straight-line ``is``
+    tests, a shared prefix tested once; None where there is nothing to test."""
+    names = {'_MISSING': _MISSING}
+    lines = []
+    held = {}  # path prefix -> the constant holding what it reached at trace time (tested)
+
+    def const(value):
+        name = f'_k{len(names)}'
+        names[name] = value
+        return name
+
+    def holder(prefix):
+        key = (prefix[0][0], id(prefix[0][1])) + prefix[0][2:] + prefix[1:]  # (a root's object by id)
+        name = held.get(key)
+        if name is not None:
+            return name
+        name = held[key] = const(_reach(prefix))
+        if len(prefix) == 1:
+            kind = prefix[0][0]
+            if kind == 'cell':
+                lines.append(f'if {const(prefix[0][1])}.cell_contents is not {name}: return False')
+            elif kind == 'global':
+                lines.append(f'if {const(prefix[0][1])}.get({const(prefix[0][2])}, _MISSING) is not {name}: '
+                             'return False')
+            return name  # (an 'obj' root is the object itself)
+        parent, p = _reach(prefix[:-1]), holder(prefix[:-1])
+        kind, key = prefix[-1]
+        k = const(key)
+        if kind in _STEPS:
+            got = f'{p}.{_STEPS[kind]}.get({k})'
+        elif kind == 'a':
+            got = f'vars({p}).get({k}, _MISSING)'
+        elif isinstance(parent, tuple):
+            return name  # (a tuple's items are never replaced)
+        elif isinstance(parent, dict):
+            got = f'{p}.get({k}, _MISSING)'
+        else:  # a list
+            got = f'({p}[{k}] if len({p}) > {k} else _MISSING)'
+        lines.append(f'if {got} is not {name}: return False')
+        return name
+
+    for t in tensors:
+        path = paths.get(id(t))
+        if path is not None:
+            holder(path)
+    if not lines:
+        return None
+    body = '\n'.join('        ' + line for line in lines)
+    source = f'def unchanged():\n    try:\n{body}\n    except Exception:\n        return False\n    return True\n'
+    exec(compile(source, '<leafgrad.compile guard>', 'exec'), names)
+    return names['unchanged']
+
+
+def _reach(path):
+    """What ``path`` (a known_tensors path) reaches now."""
+    kind = path[0][0]
+    obj = path[0][1] if kind == 'obj' else path[0][1].cell_contents if kind == 'cell' else path[0][1][path[0][2]]
+    for kind, key in path[1:]:
+        obj = getattr(obj, _STEPS[kind])[key] if kind in _STEPS else vars(obj)[key] if kind == 'a' else obj[key]
+    return obj
 
 
 def _names_used(code):
