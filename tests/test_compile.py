@@ -55,6 +55,16 @@ try:
     g.sum().backward()
 except Exception as e:
     facts['double_backward'] = [type(e).__name__, str(e)]
+lin = torch.nn.Linear(3, 2)
+c = torch.compile(lambda x: lin(x).tanh(), backend='aot_eager')
+c(torch.randn(4, 3, requires_grad=True))
+y = c(torch.randn(4, 3, requires_grad=True)).sum()  # (the weight: read for the input's gradient)
+with torch.no_grad():
+    lin.weight.mul_(2)
+try:
+    y.backward()
+except Exception as e:
+    facts['changed_before_backward'] = [type(e).__name__, str(e)]
 print(json.dumps(facts))
 """
 
@@ -624,6 +634,33 @@ def test_explain_reports_breaks_and_ops():
 
 
 # ---- autograd through a compiled region -----------------------------------------------------
+
+def test_a_saved_tensor_changed_before_the_backward_raises_torchs_error(torch_facts):
+    """A parameter the compiled backward reads, changed in place between the forward and the
+    backward (an optimizer step between them): torch.compile's error, naming the parameter.
+    Where the op is replayed through itself, its own nodes find it, as eagerly."""
+    for make in (lambda: nn.Linear(3, 2), lambda: nn.Sequential(nn.Linear(3, 2), nn.LayerNorm(2))):
+        model = make()
+        compiled = lg.compile(lambda x: model(x).tanh())
+        compiled(lg.randn(4, 3, requires_grad=True))
+        y = compiled(lg.randn(4, 3, requires_grad=True)).sum()
+        with lg.no_grad():
+            model.get_submodule('0' if isinstance(model, nn.Sequential) else '').weight.mul_(2)
+        with pytest.raises(RuntimeError) as caught:
+            y.backward()
+        kind, message = torch_facts['changed_before_backward']
+        assert type(caught.value).__name__ == kind
+        # (leafgrad's own words follow PyTorch's: the line that made the change)
+        assert str(caught.value).startswith(message.replace('torch.', 'leafgrad.'))
+    norm = nn.GroupNorm(1, 3)  # (replayed through itself: its weight is checked by its own node)
+    compiled = lg.compile(lambda x: norm(x * 2).sum())
+    compiled(lg.randn(2, 3, requires_grad=True))
+    y = compiled(lg.randn(2, 3, requires_grad=True))
+    with lg.no_grad():
+        norm.weight.add_(1)
+    with pytest.raises(RuntimeError, match='modified by an inplace operation'):
+        y.backward()
+
 
 def test_parameter_hooks_fire_and_optimizer_steps():
     model = nn.Linear(3, 2)

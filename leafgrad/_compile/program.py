@@ -148,6 +148,11 @@ class Island:
         # a captured tensor that needs no gradient is passed itself (an op may update it in
         # place: batch norm's running statistics); everything else as a tensor around the array
         self.real = [tracer.captured.get(s) if not meta[s][2] else None for s in call.ins]
+        # a captured tensor that needs a gradient is passed as a new leaf around its array, which
+        # counts the captured tensor's versions: a node of the op that saved it then finds an
+        # in-place change made before the backward, as eager's does (with eager's error)
+        self.counters = [tracer.captured[s]._version_counter if meta[s][2] and s in tracer.captured else None
+                         for s in call.ins]
         self.differentiable = any(meta[s][2] for s in call.outs)
         # An in-place op under autograd on an intermediate (``nn.ReLU(inplace=True)``): given a
         # copy (a leaf made here cannot be changed in place under autograd, and the input slot's
@@ -163,6 +168,8 @@ class Island:
                 real = made.get(self.ins[i])
                 if real is None:
                     real = made[self.ins[i]] = _wrap(a, self.rg[i])
+                    if self.counters[i] is not None:
+                        real._version_counter = self.counters[i]
             tensors.append(real)
         prev = _state.grad_enabled
         _state.grad_enabled = self.grad_mode
@@ -361,6 +368,9 @@ class Program:
         for _, reads, _ in bwd.lines:
             bwd_reads |= reads
         saved = sorted(r for r in bwd_reads if r.startswith('v')) + [st for st in saved_states if st in bwd_reads]
+        # the inputs and captured tensors whose arrays the generated backward reads: the node
+        # saves them, so that a change in place before the backward raises eager's error
+        self.watched = [i for i, s in enumerate(params) if _v(s) in saved]
 
         # ---- forward
         fwd = Gen(names, device)
@@ -425,6 +435,7 @@ class Program:
                   '    node.program = _program',
                   '    node.state = saved',
                   '    del saved',
+                  *([f'    node.save({"".join(tensors[i] + ", " for i in self.watched)})'] if self.watched else []),
                   f'    node.num_outputs = {n_out}']
         for i, rg in enumerate(self.out_requires_grad):
             lines.append(f'    r{i} = _wrap(o{i})')
@@ -495,6 +506,8 @@ class CompiledFunctionBackward(Node):
         state = self.state
         if state is None:
             raise RuntimeError(_FREED)
+        if self._saved:  # (inputs and captured tensors the backward reads: changed in place since?)
+            self.saved_tensors
         arrays = [g._data if g is not None else None for g in grads]
         if _state.grad_enabled:  # create_graph: the gradients' own backward raises, as PyTorch's
             _state.grad_enabled = False
