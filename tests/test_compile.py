@@ -476,6 +476,62 @@ def test_captured_tensor_replaced_by_another_object_retraces():
         assert 'replaced by another object' in run.report()
 
 
+_SCALE = 2.0
+
+
+def _scaled(x):
+    return x * _SCALE
+
+
+class _Counting(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls, self.lin = 0, nn.Linear(3, 3)
+
+    def forward(self, x):
+        self.calls += 1  # (a Python side effect the replay would not repeat)
+        return self.lin(x) * self.calls
+
+
+def test_a_python_value_the_function_reads_changed_retraces():
+    """A module's attribute (dropout's p), a global number and a closure's number changed after
+    tracing: the next call traces again with the new value. A module attribute the forward
+    changes itself makes each call a traced (eager) run: its side effect happens every call."""
+    global _SCALE
+    x = lg.randn(4, 3)
+    model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5), nn.Linear(3, 1))
+    compiled = lg.compile(model)
+    for _ in range(2):
+        lg.manual_seed(0)
+        compiled(x)
+    model[1].p = 0.0
+    lg.manual_seed(0)
+    _same(compiled(x), model(x))
+    assert 'a Python value the function reads changed' in compiled.report()
+    compiled_global = lg.compile(_scaled)
+    compiled_global(x), compiled_global(x)
+    _SCALE = 3.0
+    _same(compiled_global(x), _scaled(x))
+    shift = 1.0
+
+    def shifted(x):
+        return x + shift
+
+    compiled_closure = lg.compile(shifted)
+    compiled_closure(x), compiled_closure(x)
+    shift = -2.0
+    _same(compiled_closure(x), shifted(x))
+    counting = _Counting()
+    compiled_counting = lg.compile(counting)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')  # (past the recompile limit: eager, with PyTorch's warning)
+        outs = [compiled_counting(x) for _ in range(10)]
+    assert counting.calls == 10
+    lin = counting.lin
+    for k, out in enumerate(outs, 1):
+        _same(out, lin(x) * k)
+
+
 def test_an_unchanged_model_is_not_traced_again():
     """Training steps, load_state_dict and .data assignments keep the captured objects: one trace."""
     model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 1))

@@ -192,12 +192,13 @@ class _Compiled:
                 entry.calls += 1
                 return self.fn(*args, **kwargs)
             if _captured_unchanged(program):
-                if program.captured_in_place is None or program.captured_in_place():
+                if program.reads_unchanged is None or program.reads_unchanged():
                     entry.calls += 1
                     return _rebuild(entry.out_template, program.out_slots, program.run(inputs))
                 del self.cache[key]
                 self.log.append('a captured tensor was replaced by another object (a parameter, buffer, '
-                                'submodule, global or closure variable reassigned): traced again')
+                                'submodule, global or closure variable reassigned), or a Python value the '
+                                'function reads changed: traced again')
             else:
                 del self.cache[key]
                 self.log.append('a captured tensor changed its shape, dtype or requires_grad: traced again')
@@ -221,8 +222,9 @@ class _Compiled:
         start = time.perf_counter()
         try:
             modules = (self.module,) if self.module is not None else ()
-            paths = {}
-            tracer = _trace.Tracer(inputs, _trace.known_tensors(self.fn, modules, paths=paths), paths)
+            paths, values = {}, []
+            tracer = _trace.Tracer(inputs, _trace.known_tensors(self.fn, modules, paths=paths, values=values),
+                                   paths, values)
             _trace.install(tracer)
             try:
                 out = self.fn(*args, **kwargs)
@@ -334,7 +336,8 @@ def _describe_key(key):
 def _describe_guards(key, program):
     n_in = len(program.input_slots)
     s = (f'{n_in} input tensor{"s" if n_in != 1 else ""} (shape, dtype, device, requires_grad), grad mode, '
-         f'{len(program.captured)} captured tensors (shape, dtype, device, requires_grad, none replaced)')
+         f'{len(program.captured)} captured tensors (shape, dtype, device, requires_grad, none replaced), '
+         f'{program.n_values} Python values')
     return s
 
 

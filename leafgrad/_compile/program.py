@@ -40,7 +40,7 @@ from ..autograd import grad_mode
 from ..autograd.engine import run_backward, walk_keeps_graph
 from ..autograd.graph import Node, gradient_edge, grad_accumulator, _FREED
 from ..tensor import Tensor
-from .trace import Ref, path_guard
+from .trace import Ref, reads_guard
 
 _state = grad_mode.state
 _wrap = Tensor._wrap
@@ -265,8 +265,10 @@ class Program:
         # (shape, dtype, requires_grad, the array's type and a GPU's device: a model moved to
         # another device after tracing is traced again)
         self.captured_meta = [tracer.meta[s] + _where(tracer.captured[s]._data) for s in self.captured_slots]
-        # True while every captured tensor is where the function reached it (None: nothing to test)
-        self.captured_in_place = path_guard(self.captured, tracer.paths)
+        # True while every captured tensor is where the function reached it and every Python
+        # value it can read is unchanged (None: nothing to test)
+        self.reads_unchanged = reads_guard(self.captured, tracer.paths, tracer.values)
+        self.n_values = len(tracer.values)
         params = self.input_slots + self.captured_slots
         meta = tracer.meta
         self.grad_slots = [s for s in params if meta[s][2]]

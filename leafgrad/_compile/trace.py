@@ -88,9 +88,10 @@ class Call:
 class Tracer:
     """What one traced call recorded (see the module's design note)."""
 
-    def __init__(self, inputs, known, paths=None):
+    def __init__(self, inputs, known, paths=None, values=()):
         self.thread = _get_ident()
         self.paths = paths if paths is not None else {}  # id -> how a known tensor was reached
+        self.values = values  # (path, value) of the Python values the function can reach
         self.depth = 0
         self.calls = []
         self.slot_of = {}        # id(tensor) -> slot (the tensor's current value)
@@ -563,14 +564,16 @@ def reachable_modules(fn):
     return list(modules.values())
 
 
-def known_tensors(fn, extra=(), modules=None, paths=None):
+def known_tensors(fn, extra=(), modules=None, paths=None, values=None):
     """{id: tensor} of the tensors that exist before the call and that the function can reach:
     a module's parameters, buffers and tensor attributes (``extra``: modules), the tensors in
     the function's closure and globals (directly, or one level down in a dict, list, tuple or
     module). ``paths``: filled with {id: the steps by which the tensor was first reached}, from
     a root (``('obj', module)``, ``('cell', cell)``, ``('global', globals, name)``) through
     submodules (``'m'``), parameters (``'p'``), buffers (``'b'``), attributes (``'a'``) and
-    items (``'i'``): what ``path_guard`` checks on every call."""
+    items (``'i'``). ``values``: filled with (path, value) of the Python numbers, strings and
+    tuples of them found the same way (a module's ``p``, a global constant), which a replay
+    would keep. What ``reads_guard`` checks on every call."""
     found = {}
 
     def note(t, path):
@@ -596,6 +599,10 @@ def known_tensors(fn, extra=(), modules=None, paths=None):
     def add(v, depth, path):
         if isinstance(v, Tensor):
             note(v, path)
+        elif values is not None and _plain(v):
+            # (not a module's training flag, which the signature holds, nor Module's own fields)
+            if path[-1][0] != 'a' or path[-1][1] not in _module_fields():
+                values.append((path, v))
         elif isinstance(v, Module):
             if depth < 2:
                 add_module(v, path)
@@ -627,17 +634,36 @@ def known_tensors(fn, extra=(), modules=None, paths=None):
     return found
 
 
+def _module_fields():
+    """The attributes every Module sets in its __init__ (its training flag and bookkeeping)."""
+    global _MODULE_FIELDS
+    if _MODULE_FIELDS is None:
+        _MODULE_FIELDS = frozenset(vars(Module()))
+    return _MODULE_FIELDS
+
+
+_MODULE_FIELDS = None
+
+
+def _plain(v):
+    """A Python number, string or None, or a tuple of them: a value a replay keeps as traced."""
+    t = type(v)
+    return t in _PLAIN or t is tuple and all(type(x) in _PLAIN for x in v)
+
+
+_PLAIN = {int, float, bool, str, complex, type(None)}
 _MISSING = object()
 _MODULE_STORES = ('_parameters', '_buffers', '_modules')
 _STEPS = {'m': '_modules', 'p': '_parameters', 'b': '_buffers'}  # (a path's steps into a module)
 
 
-def path_guard(tensors, paths):
+def reads_guard(tensors, paths, values=()):
     """A function of no arguments that tells whether each of ``tensors`` (captured by a trace)
-    is still where the function reached it (``known_tensors``' paths): no parameter, buffer,
-    submodule, global, closure cell or container entry on the way replaced by another object
-    (``model.fc = nn.Linear(...)``, ``W = new_tensor``). Generated as straight-line ``is``
-    tests, a shared prefix tested once; None where there is nothing to test."""
+    is still where the function reached it (``known_tensors``' paths: no parameter, buffer,
+    submodule, global, closure cell or container entry on the way replaced by another object,
+    ``model.fc = nn.Linear(...)``, ``W = new_tensor``), and each of ``values`` (path, value)
+    still equal (``model.drop.p = 0.2``). Generated as straight-line tests, a shared prefix
+    tested once; None where there is nothing to test."""
     names = {'_MISSING': _MISSING}
     lines = []
     held = {}  # path prefix -> the constant holding what it reached at trace time (tested)
@@ -647,40 +673,55 @@ def path_guard(tensors, paths):
         names[name] = value
         return name
 
-    def holder(prefix):
-        key = (prefix[0][0], id(prefix[0][1])) + prefix[0][2:] + prefix[1:]  # (a root's object by id)
-        name = held.get(key)
-        if name is not None:
-            return name
-        name = held[key] = const(_reach(prefix))
+    def reach(prefix):
+        """The expression that reaches ``prefix`` now, from its tested parent; None for a root
+        object or a tuple's item (neither can be replaced)."""
         if len(prefix) == 1:
             kind = prefix[0][0]
             if kind == 'cell':
-                lines.append(f'if {const(prefix[0][1])}.cell_contents is not {name}: return False')
-            elif kind == 'global':
-                lines.append(f'if {const(prefix[0][1])}.get({const(prefix[0][2])}, _MISSING) is not {name}: '
-                             'return False')
-            return name  # (an 'obj' root is the object itself)
+                return f'{const(prefix[0][1])}.cell_contents'
+            if kind == 'global':
+                return f'{const(prefix[0][1])}.get({const(prefix[0][2])}, _MISSING)'
+            return None
         parent, p = _reach(prefix[:-1]), holder(prefix[:-1])
         kind, key = prefix[-1]
         k = const(key)
         if kind in _STEPS:
-            got = f'{p}.{_STEPS[kind]}.get({k})'
-        elif kind == 'a':
-            got = f'vars({p}).get({k}, _MISSING)'
-        elif isinstance(parent, tuple):
-            return name  # (a tuple's items are never replaced)
-        elif isinstance(parent, dict):
-            got = f'{p}.get({k}, _MISSING)'
-        else:  # a list
-            got = f'({p}[{k}] if len({p}) > {k} else _MISSING)'
-        lines.append(f'if {got} is not {name}: return False')
+            return f'{p}.{_STEPS[kind]}.get({k})'
+        if kind == 'a':
+            return f'vars({p}).get({k}, _MISSING)'
+        if isinstance(parent, tuple):
+            return None
+        if isinstance(parent, dict):
+            return f'{p}.get({k}, _MISSING)'
+        return f'({p}[{k}] if len({p}) > {k} else _MISSING)'  # a list
+
+    def holder(prefix):
+        key = (prefix[0][0], id(prefix[0][1])) + prefix[0][2:] + prefix[1:]  # (a root's object by id)
+        name = held.get(key)
+        if name is None:
+            name = held[key] = const(_reach(prefix))
+            got = reach(prefix)
+            if got is not None:
+                lines.append(f'if {got} is not {name}: return False')
         return name
 
     for t in tensors:
         path = paths.get(id(t))
         if path is not None:
             holder(path)
+    by_holder = {}  # a module's plain attributes are read together: one tuple compared
+    for path, value in values:
+        kind, key = path[-1][:2]
+        if len(path) > 1 and kind == 'a' and key.isidentifier() and isinstance(_reach(path[:-1]), Module):
+            by_holder.setdefault(holder(path[:-1]), []).append((key, value))
+            continue
+        got = reach(path)
+        if got is not None:
+            lines.append(f'if {got} != {const(value)}: return False')
+    for p, items in by_holder.items():  # (an attribute deleted since: AttributeError, caught below)
+        read = ''.join(f'{p}.{key}, ' for key, _ in items)
+        lines.append(f'if ({read}) != {const(tuple(v for _, v in items))}: return False')
     if not lines:
         return None
     body = '\n'.join('        ' + line for line in lines)
