@@ -964,6 +964,39 @@ def test_peak_memory_not_above_eager():
     assert peaks[1] <= peaks[0] * 1.01, peaks  # (1%: the replay's own few small objects)
 
 
+def test_dimension_marks_as_torchs_and_each_size_traced():
+    """torch._dynamo.mark_dynamic / maybe_mark_dynamic / mark_static record their marks as
+    PyTorch's (on the tensor, with PyTorch's errors); compile says that a marked dimension is
+    traced size by size, and gives eager's values."""
+    from leafgrad import _dynamo
+    x = lg.ones(3, 4)
+    _dynamo.mark_dynamic(x, 0)
+    _dynamo.mark_dynamic(x, [1], min=2, max=8)
+    _dynamo.maybe_mark_dynamic(x, (0, 1))
+    _dynamo.mark_static(x)
+    assert x._dynamo_dynamic_indices == {0, 1} and x._dynamo_weak_dynamic_indices == {0, 1}
+    assert x._dynamo_static_indices == {0, 1} and x._has_dynamo_dim_marking
+    assert {(r.dim, r.min, r.max) for r in x._dynamo_dynamic_range} == {(0, None, None), (1, 2, 8)}
+    with pytest.raises(AssertionError, match="Expected index to be int, list, or tuple, got <class 'str'>"):
+        _dynamo.mark_dynamic(x, 'a')
+    with pytest.raises(TypeError, match=r'issubclass\(\) arg 1 must be a class'):  # (PyTorch's, for no class)
+        _dynamo.mark_static(lg.nn.Linear(2, 2))
+    assert _dynamo.mark_static(lg.nn.Linear) is lg.nn.Linear and lg.nn.Linear._dynamo_marked_static
+    del lg.nn.Linear._dynamo_marked_static
+
+    def inside(t):
+        _dynamo.mark_dynamic(t, 0)
+        return t * 2
+    with pytest.raises(AssertionError, match='Attempt to trace forbidden callable'):
+        lg.compile(inside)(lg.ones(2))
+    compiled = lg.compile(lambda t: (t * 2).sum(1))
+    for n in (3, 5, 3):
+        t = lg.randn(n, 4)
+        _dynamo.mark_dynamic(t, 0)
+        _same(compiled(t), (t * 2).sum(1))
+    assert _signatures(compiled) == 2 and 'dims [0] are marked dynamic' in compiled.report()
+
+
 def test_compile_keywords_of_pytorch_2_13():
     """name labels the report; recompile_limit caps this call's signatures (past it: eager with
     a warning, or with fullgraph=True PyTorch's FailOnRecompileLimitHit); backend=None is

@@ -268,6 +268,11 @@ class _Compiled:
             self.log.append(f'{what}: {len(tracer.calls)} ops, {program.array_ops} replayed on arrays and '
                             f'{program.islands} through their eager op; guards: {_describe_guards(key, program)} '
                             f'({seconds * 1e3:.0f} ms).')
+        for n, t in enumerate(inputs, 1):  # (torch._dynamo.mark_dynamic's marks: said, not followed)
+            dims = set(getattr(t, '_dynamo_dynamic_indices', ())) | set(getattr(t, '_dynamo_weak_dynamic_indices', ()))
+            if dims:
+                self.log.append(f'input tensor {n}: dims {sorted(dims)} are marked dynamic; leafgrad.compile has no '
+                                'symbolic shapes and traces each size as a signature')
         return out
 
     def report(self):

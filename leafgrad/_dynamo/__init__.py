@@ -1,5 +1,7 @@
 """torch._dynamo's public surface for leafgrad.compile: ``explain``, ``reset``, ``config``,
-``exc``, ``list_backends``, ``disable``, ``is_compiling``."""
+``exc``, ``list_backends``, ``disable``, ``is_compiling``, ``mark_dynamic``,
+``maybe_mark_dynamic``, ``mark_static``."""
+import collections
 import functools
 
 from . import exc
@@ -52,6 +54,80 @@ def disable(fn=None, recursive=True):
             return f(*args, **kwargs)
         return eager
     return decorate if fn is None else decorate(fn)
+
+
+# ---- dimension marks ------------------------------------------------------------------------
+# PyTorch records them on the tensor, under these names; leafgrad.compile specialises every
+# shape (each size of a marked dimension is traced as its own signature, the report says so).
+
+_DimRange = collections.namedtuple('_DimRange', 'dim min max')
+
+
+def _refuse_in_trace(fn):
+    from .._compile import trace  # (the compiler, loaded when first used; it imports this module)
+    if trace.active is not None:
+        raise AssertionError(f'Attempt to trace forbidden callable {fn}')
+
+
+def _indices(index, mark):
+    if not isinstance(index, (list, tuple)):
+        raise AssertionError(f'Expected index to be int, list, or tuple, got {type(index)}')
+    for i in index:
+        mark(i)
+
+
+def mark_dynamic(t, index, *, hint_override=None, min=None, max=None, specialize_on=None):
+    """Mark dimension(s) ``index`` of ``t`` dynamic, recorded as PyTorch records them
+    (``t._dynamo_dynamic_indices``). leafgrad.compile has no symbolic shapes: it traces each
+    size of the dimension as a new signature."""
+    _refuse_in_trace(mark_dynamic)
+    if not isinstance(index, int):
+        return _indices(index, lambda i: mark_dynamic(t, i, min=min, max=max, specialize_on=specialize_on))
+    if not hasattr(t, '_dynamo_dynamic_indices'):
+        t._dynamo_dynamic_indices, t._dynamo_dynamic_range, t._dynamo_hint_overrides = set(), set(), {}
+    if not hasattr(t, '_specialize_on'):
+        t._specialize_on = {}
+    if hint_override:
+        t._dynamo_hint_overrides[index] = hint_override
+    t._dynamo_dynamic_indices.add(index)
+    t._dynamo_dynamic_range.add(_DimRange(index, min, max))
+    t._has_dynamo_dim_marking = True
+    t._specialize_on[index] = specialize_on if specialize_on is not None else []
+
+
+def maybe_mark_dynamic(t, index):
+    """Mark dimension(s) ``index`` of ``t`` dynamic where that does not force a specialisation
+    error (``t._dynamo_weak_dynamic_indices``); as mark_dynamic, each size is traced."""
+    _refuse_in_trace(maybe_mark_dynamic)
+    if not isinstance(index, int):
+        return _indices(index, lambda i: maybe_mark_dynamic(t, i))
+    if not hasattr(t, '_dynamo_weak_dynamic_indices'):
+        t._dynamo_weak_dynamic_indices = set()
+    t._dynamo_weak_dynamic_indices.add(index)
+    t._has_dynamo_dim_marking = True
+
+
+def mark_static(t, index=None):
+    """Mark dimension(s) ``index`` of ``t`` (all of them for None) static
+    (``t._dynamo_static_indices``), or an nn.Module class static (returned): what leafgrad.compile
+    does with every shape anyway."""
+    from ..tensor import Tensor
+    from ..nn.modules.module import Module  # (nn imports compile's modules, which import this one)
+    if not isinstance(t, Tensor) and issubclass(t, Module):
+        t._dynamo_marked_static = True
+        return t
+    if not isinstance(t, Tensor):
+        raise TypeError(f'mark_static expects a tensor/nn.Module class but received {type(t)}')
+    if index is None:
+        for i in range(t.dim()):
+            mark_static(t, i)
+    elif isinstance(index, int):
+        if not hasattr(t, '_dynamo_static_indices'):
+            t._dynamo_static_indices = set()
+        t._dynamo_static_indices.add(index)
+        t._has_dynamo_dim_marking = True
+    else:
+        _indices(index, lambda i: mark_static(t, i))
 
 
 class ExplainOutput:
