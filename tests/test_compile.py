@@ -362,17 +362,20 @@ def _signatures(compiled):
     return len(_program(compiled))
 
 
-def test_each_guard_retraces():
-    calls = []
+def _traces(compiled):
+    """How many calls were traced (ran the function's Python)."""
+    state = getattr(compiled, '_leafgrad_compiled', None) or compiled._compiled
+    return sum(line.startswith('traced') for line in state.log)
 
+
+def test_each_guard_retraces():
     def fn(x):
-        calls.append(1)
         return (x * 2).tanh().sum()
 
     compiled = lg.compile(fn)
     x = lg.randn(3, 4)
     compiled(x), compiled(lg.randn(3, 4))
-    assert _signatures(compiled) == 1 and len(calls) == 1  # the second call replayed
+    assert _signatures(compiled) == 1 and _traces(compiled) == 1  # the second call replayed
     compiled(lg.randn(5, 4))                             # shape
     compiled(lg.randn(3, 4, dtype=lg.float64))           # dtype
     xr = lg.randn(3, 4, requires_grad=True)
@@ -384,7 +387,7 @@ def test_each_guard_retraces():
         r = compiled(xr)
         r2 = compiled(xr)
     assert not r2.requires_grad and np.array_equal(r._data, r2._data)
-    assert _signatures(compiled) == 5 and len(calls) == 5
+    assert _signatures(compiled) == 5 and _traces(compiled) == 5
     assert 'traced again' in compiled.report()
 
 
@@ -530,6 +533,48 @@ def test_a_python_value_the_function_reads_changed_retraces():
     lin = counting.lin
     for k, out in enumerate(outs, 1):
         _same(out, lin(x) * k)
+
+
+class _Recording(nn.Module):
+    """Keeps what it computed, as feature extractors and attention visualisers do."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.features = nn.Linear(3, 3), nn.Linear(3, 3), []
+
+    def forward(self, x):
+        h = self.a(x)
+        self.features.append(h)
+        self.last = self.b(h.relu())
+        return self.last
+
+
+class _CachingOnce(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin, self.scale = nn.Linear(3, 3), None
+
+    def forward(self, x):
+        if self.scale is None:  # (filled on the first call only)
+            self.scale = lg.full((3,), 0.5)
+        return self.lin(x) * self.scale
+
+
+def test_python_state_a_call_changes_is_changed_on_every_call():
+    """A forward that appends to a list or rebinds an attribute of its module (Python effects a
+    replay would not repeat) runs them on every call, as eagerly; one that only fills a cache
+    on its first call replays from the second trace on."""
+    recording = _Recording()
+    compiled = lg.compile(recording)
+    outs = [compiled(lg.randn(2, 3)) for _ in range(4)]
+    assert len(recording.features) == 4 and recording.last is outs[-1]
+    assert 'changes an attribute of the module (_Recording) every time' in compiled.report()
+    caching = _CachingOnce()
+    compiled = lg.compile(caching)
+    x = lg.randn(2, 3)
+    for _ in range(4):
+        _same(compiled(x), caching.lin(x) * 0.5)
+    assert _traces(compiled) == 2 and _program(compiled)[0] is not None
 
 
 def test_an_unchanged_model_is_not_traced_again():
@@ -916,7 +961,9 @@ def test_error_in_the_traced_call_propagates_and_leaves_nothing():
     assert _trace.active is None and _signatures(compiled) == 0
     _same(compiled(lg.ones(2)), lg.ones(2) * 2)
     _same(compiled(lg.ones(2)), lg.ones(2) * 2)
-    assert len(calls) == 2
+    # (the function appends to a list it reaches: a Python effect a replay would not repeat, so
+    # every call runs it, as PyTorch's replays its side effects)
+    assert len(calls) == 3 and 'changes a list it reaches every time' in compiled.report()
 
 
 def test_under_python_m_leafgrad_torch_compile_is_leafgrads(tmp_path):

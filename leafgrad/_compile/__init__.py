@@ -167,6 +167,7 @@ class _Compiled:
         # function reaches (a train/eval switch changes what their forward records)
         self.guard_modules = [module] if module is not None else _trace.reachable_modules(fn)
         self.cache = {}
+        self.changed_state = set()  # signatures whose traced call changed Python state once
         self.log = []             # plain sentences, in order
         self.limit_hit = False
         self.compile_seconds = []
@@ -174,6 +175,7 @@ class _Compiled:
 
     def reset(self):
         self.cache.clear()
+        self.changed_state.clear()
         self.log.clear()
         self.limit_hit = False
         self.compile_seconds = []
@@ -222,14 +224,16 @@ class _Compiled:
         start = time.perf_counter()
         try:
             modules = (self.module,) if self.module is not None else ()
-            paths, values = {}, []
-            tracer = _trace.Tracer(inputs, _trace.known_tensors(self.fn, modules, paths=paths, values=values),
-                                   paths, values)
+            paths, values, state = {}, [], []
+            known = _trace.known_tensors(self.fn, modules, paths=paths, values=values, state=state)
+            tracer = _trace.Tracer(inputs, known, paths, values)
+            before = _trace.python_state(state)
             _trace.install(tracer)
             try:
                 out = self.fn(*args, **kwargs)
             finally:
                 _trace.uninstall()
+            changed = _trace.changed_state(state, before)
         finally:
             _trace._lock.release()
         n = len(self.cache)
@@ -243,6 +247,13 @@ class _Compiled:
             return out
         program = None
         tracer.check_saved(out)
+        if changed is not None and tracer.unsupported is None:
+            if key not in self.changed_state:  # (a cache filled on the first call: the next may replay)
+                self.changed_state.add(key)
+                self.log.append(f'{what}; the call changed {changed}, which a replay would not do: '
+                                'traced again on the next call')
+                return out
+            tracer.fail(f'the call changes {changed} every time, which a replay would not do')
         reason = tracer.unsupported
         out_slots = []
         out_template = None

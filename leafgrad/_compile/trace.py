@@ -564,7 +564,7 @@ def reachable_modules(fn):
     return list(modules.values())
 
 
-def known_tensors(fn, extra=(), modules=None, paths=None, values=None):
+def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=None):
     """{id: tensor} of the tensors that exist before the call and that the function can reach:
     a module's parameters, buffers and tensor attributes (``extra``: modules), the tensors in
     the function's closure and globals (directly, or one level down in a dict, list, tuple or
@@ -573,7 +573,9 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None):
     submodules (``'m'``), parameters (``'p'``), buffers (``'b'``), attributes (``'a'``) and
     items (``'i'``). ``values``: filled with (path, value) of the Python numbers, strings and
     tuples of them found the same way (a module's ``p``, a global constant), which a replay
-    would keep. What ``reads_guard`` checks on every call."""
+    would keep. What ``reads_guard`` checks on every call. ``state``: filled with (what, object)
+    for the modules, lists, dicts, closure cells and globals passed on the way, whose
+    ``python_state`` tells whether a call changed them."""
     found = {}
 
     def note(t, path):
@@ -586,6 +588,9 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None):
             modules[id(m)] = m
         for name, sub in m.named_modules():
             at = path + tuple(('m', part) for part in name.split('.')) if name else path
+            if state is not None:
+                state.append((f'an attribute of {f"submodule {name!r}" if name else "the module"} '
+                              f'({type(sub).__name__})', sub))
             for k, p in sub._parameters.items():
                 if p is not None:
                     note(p, at + (('p', k),))
@@ -607,6 +612,8 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None):
             if depth < 2:
                 add_module(v, path)
         elif depth < 1 and isinstance(v, (dict, list, tuple)):
+            if state is not None and not isinstance(v, tuple):
+                state.append((f'a {type(v).__name__} it reaches', v))
             for k, item in (list(v.items()) if isinstance(v, dict) else enumerate(v)):
                 add(item, depth + 1, path + (('i', k),))
 
@@ -620,6 +627,8 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None):
             add(self, 0, (('obj', self),))
         code_fn = getattr(fn, '__func__', fn)
         for cell in getattr(code_fn, '__closure__', None) or ():
+            if state is not None:
+                state.append(('a variable of its closure', cell))
             try:
                 add(cell.cell_contents, 0, (('cell', cell),))
             except ValueError:
@@ -630,8 +639,43 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None):
             for name in _names_used(code):
                 if name in g:
                     add(g[name], 0, (('global', g, name),))
+                    if state is not None:
+                        state.append((f'the global {name!r}', (g, name)))
         fn = getattr(fn, '__wrapped__', None)
     return found
+
+
+def python_state(state):
+    """A fingerprint of each object in ``state`` (known_tensors' list): which objects a module's
+    attributes, parameters, buffers and submodules, a list's or dict's items, a closure cell or
+    a global hold. Compared before and after a traced call: a call that changed them (appended
+    to a list, rebound an attribute) has a Python effect that a replay would not repeat."""
+    return [_fingerprint(obj) for _, obj in state]
+
+
+def changed_state(state, before):
+    """What the first object of ``state`` whose fingerprint differs from ``before`` is, else None."""
+    for (what, obj), fingerprint in zip(state, before):
+        if _fingerprint(obj) != fingerprint:
+            return what
+    return None
+
+
+def _fingerprint(obj):
+    if isinstance(obj, Module):
+        d = vars(obj)
+        return (tuple([(k, id(v)) for k, v in d.items()]),
+                *(tuple([(k, id(v)) for k, v in d[store].items()]) for store in _MODULE_STORES if store in d))
+    if isinstance(obj, dict):
+        return tuple([(k, id(v)) for k, v in obj.items()])
+    if isinstance(obj, list):
+        return tuple(map(id, obj))
+    if isinstance(obj, tuple):  # (globals, name)
+        return id(obj[0].get(obj[1], _MISSING))
+    try:  # a closure cell
+        return id(obj.cell_contents)
+    except ValueError:
+        return None
 
 
 def _module_fields():
