@@ -129,6 +129,15 @@ class RNNModel(nn.Module):
         return F.log_softmax(decoded, dim=1), hidden
 
 
+def _clipped_sgd_step(model, loss, lr):
+    """The word language model's update: backward, the gradients' norm clipped to 0.25, then
+    plain SGD through .data."""
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+    for p in model.parameters():
+        p.data.add_(p.grad, alpha=-lr)
+
+
 def word_lstm(compile_):
     lg.manual_seed(0)
     model = RNNModel()
@@ -142,10 +151,7 @@ def word_lstm(compile_):
         hidden = tuple(h.detach() for h in hidden)
         output, hidden = run(data[i:i + 5], hidden)
         loss = F.nll_loss(output, data[i + 1:i + 6].reshape(-1))
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 0.25)
-        for p in model.parameters():
-            p.data.add_(p.grad, alpha=-2.0)
+        _clipped_sgd_step(model, loss, 2.0)
         seen.append(loss.item())
     model.eval()
     with lg.no_grad():
@@ -192,10 +198,7 @@ def word_transformer(compile_):
     for i in range(0, 20, 5):
         model.zero_grad()
         loss = F.nll_loss(run(data[i:i + 5]).view(-1, 11), data[i + 1:i + 6].reshape(-1))
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 0.25)
-        for p in model.parameters():
-            p.data.add_(p.grad, alpha=-0.5)
+        _clipped_sgd_step(model, loss, 0.5)
         seen.append(loss.item())
     model.eval()
     with lg.no_grad():
