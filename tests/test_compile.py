@@ -1,4 +1,5 @@
 """leafgrad.compile: compiled calls against eager (bit for bit) and the API against torch.compile."""
+import copy
 import warnings
 
 import numpy as np
@@ -575,6 +576,28 @@ def test_python_state_a_call_changes_is_changed_on_every_call():
     for _ in range(4):
         _same(compiled(x), caching.lin(x) * 0.5)
     assert _traces(compiled) == 2 and _program(compiled)[0] is not None
+
+
+def test_a_module_passed_as_an_argument_is_replayed():
+    """``loss_fn(model, x, y)`` compiled: the module's parameters are captured as a compiled
+    module's are (it ran eagerly before: "a tensor made outside the traced ops"); another
+    module is another signature; gradients reach its parameters as eagerly."""
+    def loss_fn(model, x, y):
+        return F.cross_entropy(model(x), y)
+
+    compiled = lg.compile(loss_fn)
+    x, y = lg.randn(5, 4), lg.tensor([0, 1, 2, 0, 1])
+    models = [nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)) for _ in range(2)]
+    twins = [copy.deepcopy(m) for m in models]
+    for _ in range(2):
+        for model, twin in zip(models, twins):
+            got, want = compiled(model, x, y), loss_fn(twin, x, y)
+            _same(got, want)
+            got.backward()
+            want.backward()
+            for p, q in zip(model.parameters(), twin.parameters()):
+                _same(p.grad, q.grad)
+    assert _program(compiled)[0] is not None and _signatures(compiled) == 2
 
 
 def test_an_unchanged_model_is_not_traced_again():

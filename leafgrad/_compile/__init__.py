@@ -223,7 +223,9 @@ class _Compiled:
             return self.fn(*args, **kwargs)
         start = time.perf_counter()
         try:
-            modules = (self.module,) if self.module is not None else ()
+            # the compiled module, and modules passed as arguments (their identity is in the
+            # signature): their parameters and buffers are captured like a compiled module's
+            modules = ((self.module,) if self.module is not None else ()) + tuple(_modules_in((args, kwargs)))
             paths, values, state = {}, [], []
             known = _trace.known_tensors(self.fn, modules, paths=paths, values=values, state=state)
             tracer = _trace.Tracer(inputs, known, paths, values)
@@ -341,6 +343,18 @@ def _key_of(value, parts, inputs):
         parts.append((id(value), tuple([m.training for m in value.modules()])))
         return
     parts.append((t, id(value)))
+
+
+def _modules_in(value):
+    """The nn.Modules among a call's arguments (in lists, tuples and dicts too)."""
+    if isinstance(value, Module):
+        yield value
+    elif type(value) in (list, tuple):
+        for v in value:
+            yield from _modules_in(v)
+    elif type(value) is dict:
+        for v in value.values():
+            yield from _modules_in(v)
 
 
 def _describe_key(key):
