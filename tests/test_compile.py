@@ -600,6 +600,27 @@ def test_a_module_passed_as_an_argument_is_replayed():
     assert _program(compiled)[0] is not None and _signatures(compiled) == 2
 
 
+@pytest.mark.parametrize('make', [lambda ps: lg.optim.Adam(ps, lr=0.1), lambda ps: lg.optim.SGD(ps, lr=0.1, momentum=0.9)],
+                         ids=['Adam', 'SGD'])
+def test_a_change_the_trace_does_not_see_runs_eagerly(make):
+    """``lg.compile(opt.step)``: an optimizer's updates are array code, not recorded ops, and the
+    replay updated nothing (silently). The parameters' versions moved on during the trace
+    without a recorded call changing them, so the signature runs eagerly, as eager."""
+    results = []
+    for compile_ in (False, True):
+        lg.manual_seed(0)
+        model = nn.Linear(3, 2)
+        opt = make(model.parameters())
+        step = lg.compile(opt.step) if compile_ else opt.step
+        for _ in range(3):
+            model.zero_grad()
+            model(lg.ones(4, 3)).sum().backward()
+            step()
+        results.append(model.weight.detach().numpy().copy())
+    assert np.array_equal(*results)
+    assert 'does not see' in step.report()
+
+
 def test_an_unchanged_model_is_not_traced_again():
     """Training steps, load_state_dict and .data assignments keep the captured objects: one trace."""
     model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 1))

@@ -230,12 +230,14 @@ class _Compiled:
             known = _trace.known_tensors(self.fn, modules, paths=paths, values=values, state=state)
             tracer = _trace.Tracer(inputs, known, paths, values)
             before = _trace.python_state(state)
+            versions = {i: t._version_counter[0] for i, t in known.items()}
             _trace.install(tracer)
             try:
                 out = self.fn(*args, **kwargs)
             finally:
                 _trace.uninstall()
             changed = _trace.changed_state(state, before)
+            _trace.changed_unseen(tracer, known, versions)
         finally:
             _trace._lock.release()
         n = len(self.cache)

@@ -37,6 +37,7 @@ from ..tensor import Tensor
 from ..autograd import _instrument
 from .. import ops
 from ..nn.modules.module import Module
+from ..optim.optimizer import Optimizer
 from ..autograd.grad_mode import state
 from ..autograd.graph import _sequence as _node_sequence
 from ..amp import policy as autocast
@@ -110,6 +111,7 @@ class Tracer:
         self.constant = set()    # the slots whose values the signature decides (the module's note);
         #                          None once a constant tensor was changed by other data
         self.draws = 0           # random draws from any Generator so far (counted while tracing)
+        self.changed = set()     # ids of the tensors recorded calls changed in place
         for t in inputs:
             self._new_slot(t, 'input')
 
@@ -179,6 +181,9 @@ class Tracer:
                     any(o is t and t._version_counter[0] == v for t, v in zip(in_tensors, versions)) for o in outs_t):
                 return  # the op handed back its input unchanged (contiguous(), float() of a float): no call
             inplace = any(o is t for o in outs_t for t in in_tensors)
+            for t, v in zip(in_tensors, versions or ()):
+                if t._version_counter[0] != v or inplace and any(o is t for o in outs_t):
+                    self.changed.add(id(t))
             mutated = self._functional(in_tensors, outs_t) if inplace else ()
             if mutated is None:
                 if state.grad_enabled and any(t._requires_grad for t in in_tensors):
@@ -604,6 +609,14 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
     def add(v, depth, path):
         if isinstance(v, Tensor):
             note(v, path)
+        elif isinstance(v, Optimizer):  # (its parameters and state: known, for the check of what changed)
+            for group in v.param_groups:
+                for p in group['params']:
+                    found[id(p)] = p
+            for entries in v.state.values():
+                for t in entries.values():
+                    if isinstance(t, Tensor):
+                        found[id(t)] = t
         elif values is not None and _plain(v):
             # (not a module's training flag, which the signature holds, nor Module's own fields)
             if path[-1][0] != 'a' or path[-1][1] not in _module_fields():
@@ -643,6 +656,17 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
                         state.append((f'the global {name!r}', (g, name)))
         fn = getattr(fn, '__wrapped__', None)
     return found
+
+
+def changed_unseen(tracer, known, versions):
+    """Fail ``tracer`` where a known tensor's version moved on during the traced call
+    (``versions``: before it) without a recorded call changing it: leafgrad's own array code
+    changed it (an optimizer's step), which a replay would not repeat."""
+    for i, t in known.items():
+        if t._version_counter[0] != versions[i] and i not in tracer.changed:
+            tracer.fail('the call changes a tensor in place by code the trace does not see (an optimizer\'s '
+                        'step), which a replay would not repeat')
+            return
 
 
 def python_state(state):
