@@ -37,7 +37,6 @@ from ..tensor import Tensor
 from ..autograd import _instrument
 from .. import ops
 from ..nn.modules.module import Module
-from ..optim.optimizer import Optimizer
 from ..autograd.grad_mode import state
 from ..autograd.graph import _sequence as _node_sequence
 from ..amp import policy as autocast
@@ -581,6 +580,10 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
     would keep. What ``reads_guard`` checks on every call. ``state``: filled with (what, object)
     for the modules, lists, dicts, closure cells and globals passed on the way, whose
     ``python_state`` tells whether a call changed them."""
+    # (read where it is: optim's modules import the package this one is part of, and no
+    # optimizer exists before they are imported)
+    optimizer_module = sys.modules.get('leafgrad.optim.optimizer')
+    Optimizer = optimizer_module.Optimizer if optimizer_module is not None else ()
     found = {}
 
     def note(t, path):
@@ -816,4 +819,3 @@ def _names_used(code):
 
 
 __all__ = ['Tracer', 'Call', 'Ref', 'install', 'uninstall', 'known_tensors', 'Unsupported']
-_ = sys
