@@ -761,6 +761,61 @@ def test_what_is_no_constant_still_breaks(fn, capsys):
     assert _program(compiled) == [None] and 'graph break' in compiled.report()
 
 
+class _BreaksAtTheTop(nn.Module):
+    """A model whose own forward breaks the graph, around submodules that do not, one of them
+    breaking itself around its own children."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8))
+        self.mid = _BreaksItself()
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        h = self.enc(x)
+        if h.sum() > 0:  # (data-dependent: a graph break)
+            h = h * 2
+        return self.head(self.mid(h))
+
+
+class _BreaksItself(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Sequential(nn.Linear(8, 8), nn.Tanh())
+
+    def forward(self, h):
+        return self.inner(h) if h.max().item() > -100 else h
+
+
+def test_submodules_of_a_module_that_breaks_are_compiled_on_their_own():
+    """As PyTorch compiles the code around a graph break: while the model's signature runs
+    eagerly, each child module runs compiled on its own (a child that breaks too does the same
+    with its children), with eager's values and gradients; hooks fire; outside such a call the
+    children are as they were."""
+    model = _BreaksAtTheTop()
+    twin = copy.deepcopy(model)
+    hooked = []
+    model.head.register_forward_hook(lambda module, inputs, output: hooked.append(output.shape))
+    compiled = lg.compile(model)
+    for _ in range(3):
+        x1 = lg.randn(3, 4, requires_grad=True)
+        x2 = lg.tensor(x1.detach().numpy().copy(), requires_grad=True)
+        got, want = compiled(x1), twin(x2)
+        _same(got, want)
+        got.sum().backward()
+        want.sum().backward()
+        _same(x1.grad, x2.grad)
+    for p, q in zip(model.parameters(), twin.parameters()):
+        _same(p.grad, q.grad)
+    assert len(hooked) == 3 and not any('forward' in vars(m) for m in model.modules())
+    report = compiled.report()
+    assert "submodule 'enc', compiled on its own" in report and "submodule 'head'" in report
+    assert "submodule 'inner'" in report  # (mid breaks: its child is compiled on its own)
+    children = dict((name, forward) for name, _, forward in compiled._compiled.children[1])
+    programs = {name: [e.program for e in forward.compiled.cache.values()] for name, forward in children.items()}
+    assert programs['enc'][0] is not None and programs['head'][0] is not None and programs['mid'] == [None]
+
+
 def test_fullgraph_raises_torchs_error_type(torch_facts):
     from leafgrad import _dynamo
     with pytest.raises(_dynamo.exc.Unsupported) as mine:

@@ -167,6 +167,7 @@ class _Compiled:
         # function reaches (a train/eval switch changes what their forward records)
         self.guard_modules = [module] if module is not None else _trace.reachable_modules(fn)
         self.cache = {}
+        self.children = None      # (the child modules, [(name, child, its compiled forward)]): _eager
         self.changed_state = set()  # signatures whose traced call changed Python state once
         self.log = []             # plain sentences, in order
         self.limit_hit = False
@@ -192,7 +193,7 @@ class _Compiled:
             program = entry.program
             if program is None:
                 entry.calls += 1
-                return self.fn(*args, **kwargs)
+                return self._eager(args, kwargs)
             if _captured_unchanged(program):
                 if program.reads_unchanged is None or program.reads_unchanged():
                     entry.calls += 1
@@ -290,6 +291,41 @@ class _Compiled:
                                 'symbolic shapes and traces each size as a signature')
         return out
 
+    def _eager(self, args, kwargs):
+        """Run a signature that runs eagerly (a graph break, a call compile cannot replay). For
+        a compiled module, as PyTorch compiles the code around a break, its child modules run
+        compiled meanwhile, each on its own (its own signatures, guards and report; a child
+        that breaks does the same with its children)."""
+        children = self._compiled_children()
+        if not children:
+            return self.fn(*args, **kwargs)
+        patched = []
+        try:
+            for _, child, forward in children:
+                fields = vars(child)
+                if 'forward' not in fields:  # (an instance's own forward, the user's: left alone)
+                    fields['forward'] = forward
+                    patched.append(fields)
+            return self.fn(*args, **kwargs)
+        finally:
+            for fields in patched:
+                fields.pop('forward', None)
+
+    def _compiled_children(self):
+        if self.module is None or self.backend == 'eager':
+            return ()
+        current = tuple(self.module._modules.items())
+        if self.children is None or self.children[0] != current:
+            made = {id(child): forward for _, child, forward in (self.children[1] if self.children else ())}
+            listed = []
+            for name, child in current:
+                if child is None or type(child).forward is Module.forward:  # (containers: no forward)
+                    continue
+                forward = made.get(id(child)) or _compiled_forward(child, self.backend, name)
+                listed.append((name, child, forward))
+            self.children = (current, listed)
+        return self.children[1]
+
     def report(self):
         """What compile did, in plain sentences: signatures traced, graph breaks, guards."""
         lines = [f'compiled region {self.name!r}'] if self.name else []
@@ -297,7 +333,21 @@ class _Compiled:
         for i, entry in enumerate(self.cache.values()):
             state = 'replayed' if entry.program is not None else 'eager'
             lines.append(f'signature {i + 1}: {state}, called {entry.calls} times after tracing')
+        for name, _, forward in (self.children[1] if self.children else ()):
+            if forward.compiled.log:
+                lines.append(f'submodule {name!r}, compiled on its own while a signature runs eagerly:')
+                lines += ['  ' + line for line in forward.compiled.report().splitlines()]
         return '\n'.join(lines) if self.log or self.cache else '\n'.join(lines + ['not called yet'])
+
+
+def _compiled_forward(child, backend, name):
+    """``child``'s forward compiled on its own (for _Compiled._eager)."""
+    compiled = _Compiled(type(child).forward.__get__(child), False, backend, child, name)
+
+    def forward(*args, **kwargs):
+        return compiled(*args, **kwargs)
+    forward.compiled = compiled
+    return forward
 
 
 def _signature(args, kwargs, inputs, modules):
