@@ -162,7 +162,10 @@ class Tracer:
             return {k: self.template(v, name, ins) for k, v in value.items()}
         return value
 
-    def record(self, fn, name, args, kwargs, out, versions=None, first_node=None, grad_fns=None, drew=False):
+    def record(self, fn, name, args, kwargs, out, versions, first_node, grad_fns, drew):
+        """Record one top-level call. ``versions`` and ``grad_fns``: its tensor arguments'
+        before it ran; ``first_node``: the number its own autograd nodes start from; ``drew``:
+        whether it drew random numbers."""
         if self.unsupported is not None:
             return
         if autocast.state.on:  # casts and its cast cache are not replayed: eager, correct
@@ -176,14 +179,16 @@ class Tracer:
             tkw = self.template(kwargs, name, ins)
             in_tensors = [t for t in _tensors((args, kwargs))]
             outs_t = list(_tensors(out))
-            if outs_t and versions is not None and all(
+            if outs_t and all(
                     any(o is t and t._version_counter[0] == v for t, v in zip(in_tensors, versions)) for o in outs_t):
                 return  # the op handed back its input unchanged (contiguous(), float() of a float): no call
-            inplace = any(o is t for o in outs_t for t in in_tensors)
-            for t, v in zip(in_tensors, versions or ()):
-                if t._version_counter[0] != v or inplace and any(o is t for o in outs_t):
-                    self.changed.add(id(t))
-            mutated = self._functional(in_tensors, outs_t) if inplace else ()
+            # per tensor argument: whether its version moved on, and whether the op handed it back
+            moved = [t._version_counter[0] != v for t, v in zip(in_tensors, versions)]
+            handed_back = [any(o is t for o in outs_t) for t in in_tensors]
+            changed = [m or h for m, h in zip(moved, handed_back)]
+            self.changed.update(id(t) for t, c in zip(in_tensors, changed) if c)
+            inplace = any(handed_back)
+            mutated = self._functional(in_tensors, handed_back) if inplace else ()
             if mutated is None:
                 if state.grad_enabled and any(t._requires_grad for t in in_tensors):
                     raise Unsupported(f'{name} changes in place, under autograd, a tensor that is an input or '
@@ -193,14 +198,12 @@ class Tracer:
                 self.functionalized = True
             # (an op that returns nothing, as __setitem__, shows its change by the version counter;
             # batch norm's running statistics, which need no gradient, replay as they are)
-            if state.grad_enabled and versions is not None and any(
-                    t._version_counter[0] != v and t._requires_grad and i not in mutated
-                    for i, (t, v) in enumerate(zip(in_tensors, versions))):
+            if state.grad_enabled and any(m and t._requires_grad and i not in mutated
+                                          for i, (t, m) in enumerate(zip(in_tensors, moved))):
                 raise Unsupported(f'{name} changes a tensor in place under autograd')
             constant = self._is_constant(fn, args, kwargs, ins, drew)
             if self.constant is not None and not constant and any(
-                    (any(o is t for o in outs_t) or (versions is not None and t._version_counter[0] != v))
-                    and s in self.constant for t, v, s in zip(in_tensors, versions or in_tensors, ins)):
+                    c and s in self.constant for c, s in zip(changed, ins)):
                 self.constant = None  # a constant's tensor changed by other data: no more constants
             if not isinstance(out, (Tensor, tuple, list)) and out is not None:
                 if getattr(fn, '__name__', '') in _DATA_DEPENDENT and not constant:
@@ -211,8 +214,7 @@ class Tracer:
             if constant and self.constant is not None and all(
                     type(self.keep[s]._data) is numpy.ndarray for s in outs):
                 self.constant.update(outs)
-            reached = (_reached(outs_t, in_tensors, first_node, grad_fns)
-                       if state.grad_enabled and first_node is not None else None)
+            reached = _reached(outs_t, in_tensors, first_node, grad_fns) if state.grad_enabled else None
             self.calls.append(Call(fn, name, targs, tkw, ins, outs, tout, state.grad_enabled, inplace, reached,
                                    mutated))
         except Unsupported as e:
@@ -234,13 +236,13 @@ class Tracer:
         """Whether tensor ``t`` holds a constant of the signature (the module's note)."""
         return self.constant is not None and self.slot_of.get(id(t)) in self.constant
 
-    def _functional(self, in_tensors, outs):
+    def _functional(self, in_tensors, handed_back):
         """The positions of the inputs that an in-place op handed back (changed), where each is
         an intermediate this call made, not a view and viewed by no tensor the trace saw (so no
         other tensor shows the change); None where one is not."""
         positions = []
         for i, t in enumerate(in_tensors):
-            if any(o is t for o in outs):
+            if handed_back[i]:
                 s = self.slot_of.get(id(t))
                 if s is None or id(t) in self.external or t._base is not None or any(k._base is t for k in self.keep):
                     return None
@@ -289,14 +291,14 @@ class Tracer:
                 self.keep.append(t)
 
 
-def _reached(outs, ins, first_node, grad_fns=None):
+def _reached(outs, ins, first_node, grad_fns):
     """Per input tensor, whether the graph an op recorded for its outputs (its nodes: those
     numbered from ``first_node`` on) leads back to it: ``x.view_as(y)`` reaches x, not y, and
     eager's gradient for y is then None, not zeros. ``grad_fns``: the inputs' grad_fn before
     the call (an in-place op has since made itself its input's)."""
     targets = {}
     for i, t in enumerate(ins):
-        fn = t._grad_fn if grad_fns is None else grad_fns[i]
+        fn = grad_fns[i]
         if fn is None and t._accumulator is not None:
             fn = t._accumulator()
         if fn is not None:
