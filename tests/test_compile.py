@@ -87,7 +87,7 @@ def _same(a, b):
 
 
 def _program(compiled):
-    state = getattr(compiled, '_leafgrad_compiled', None) or compiled._compiled
+    state = getattr(compiled, '_leafgrad_compiled', None) or getattr(compiled, 'compiled', None) or compiled._compiled
     return [e.program for e in state.cache.values()]
 
 
@@ -814,6 +814,64 @@ def test_submodules_of_a_module_that_breaks_are_compiled_on_their_own():
     children = dict((name, forward) for name, _, forward in compiled._compiled.children[1])
     programs = {name: [e.program for e in forward.compiled.cache.values()] for name, forward in children.items()}
     assert programs['enc'][0] is not None and programs['head'][0] is not None and programs['mid'] == [None]
+
+
+def test_a_function_with_a_graph_break_runs_the_modules_it_reaches_compiled():
+    """A compiled training step that breaks the graph (its backward, an .item() for the log)
+    runs eagerly, and the modules it reaches (a global, a closure variable, an argument, and
+    their submodules, which it may call directly) run compiled on their own meanwhile: eager's values, gradients and
+    parameters, bit for bit; outside the call the modules are as they were."""
+    lg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))
+    head = nn.Linear(3, 3)
+    twin, twin_head = copy.deepcopy(model), copy.deepcopy(head)
+    logged = []
+
+    def make_step(model, optimizer):
+        def step(x, y, head):
+            optimizer.zero_grad()
+            loss = nn.functional.cross_entropy(head(model[2](model[1](model[0](x)))), y)
+            loss.backward()
+            optimizer.step()
+            logged.append(loss.item())
+            return loss
+        return step
+
+    compiled = lg.compile(make_step(model, lg.optim.SGD([*model.parameters(), *head.parameters()], lr=0.1)))
+    eager = make_step(twin, lg.optim.SGD([*twin.parameters(), *twin_head.parameters()], lr=0.1))
+    for _ in range(4):
+        x, y = lg.randn(5, 6), lg.randint(0, 3, (5,))
+        _same(compiled(x, y, head), eager(x, y, twin_head))
+    for p, q in zip([*model.parameters(), *head.parameters()], [*twin.parameters(), *twin_head.parameters()]):
+        _same(p, q)
+    assert logged[0::2] == logged[1::2]
+    report = compiled.report()
+    assert "module 'Sequential.0', compiled on its own" in report and "module 'Linear', compiled" in report
+    children = {name: forward for name, _, forward in compiled._leafgrad_compiled.children[1]}
+    assert list(children) == ['Sequential', 'Sequential.0', 'Sequential.1', 'Sequential.2', 'Linear']
+    assert _program(children['Sequential']) == []  # (never called: the step calls its layers)
+    assert all(_program(children[name]) not in ([], [None]) for name in list(children)[1:])
+    assert not any('forward' in vars(m) for m in [*model.modules(), head])
+
+
+def test_a_function_compiled_before_the_model_exists_guards_its_training_flag():
+    """A step decorated at the top of a program, before the model it reads is made: the
+    model's train/eval switch still makes the call trace again (the modules a function reaches
+    are found at its first call, not when it is decorated)."""
+    namespace = {'lg': lg}
+    exec('@lg.compile\ndef f(x):\n    return model(x) * 2\n', namespace)
+    f = namespace['f']
+    namespace['model'] = model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    x = lg.ones(3, 4)
+    f(x), f(x)
+    model.eval()
+    _same(f(x), model(x) * 2)
+    assert len(f._leafgrad_compiled.cache) == 2
+    namespace['model'] = other = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))  # (another module, training)
+    f(x)
+    other.eval()
+    _same(f(x), other(x) * 2)
+    assert 'the modules the function reaches changed' in f.report()
 
 
 def test_fullgraph_raises_torchs_error_type(torch_facts):

@@ -164,8 +164,10 @@ class _Compiled:
         self.name = name                        # the region's label in the report
         self.recompile_limit = recompile_limit  # None: _dynamo.config.recompile_limit
         # modules whose training flags guard each call: the compiled module, or those the
-        # function reaches (a train/eval switch changes what their forward records)
-        self.guard_modules = [module] if module is not None else _trace.reachable_modules(fn)
+        # function reaches (a train/eval switch changes what their forward records), found at
+        # its first call and again at each trace: a function is often decorated before the
+        # globals it reads (the model) exist
+        self.guard_modules = [module] if module is not None else None
         self.cache = {}
         self.children = None      # (the child modules, [(name, child, its compiled forward)]): _eager
         self.changed_state = set()  # signatures whose traced call changed Python state once
@@ -185,7 +187,10 @@ class _Compiled:
         if _trace.active is not None or _instrument._thread is not None:  # in a trace: inlined there
             return self.fn(*args, **kwargs)  # (under a profiler: eagerly, so that its ops are seen)
         inputs = []
-        key = _signature(args, kwargs, inputs, self.guard_modules)
+        modules = self.guard_modules
+        if modules is None:
+            modules = self.guard_modules = _trace.reachable_modules(self.fn)
+        key = _signature(args, kwargs, inputs, modules)
         if key is None:
             return self.fn(*args, **kwargs)
         entry = self.cache.get(key)
@@ -222,6 +227,16 @@ class _Compiled:
     def _trace(self, key, args, kwargs, inputs):
         if not _trace._lock.acquire(blocking=False):  # another thread is tracing: eager this once
             return self.fn(*args, **kwargs)
+        if self.module is None:
+            reached, known = _trace.reachable_modules(self.fn), self.guard_modules
+            if known is None or [id(m) for m in reached] != [id(m) for m in known]:
+                # (a global or closure variable now holds another module, or one that did not
+                # exist before: the signatures traced hold the old ones' training flags)
+                self.guard_modules = reached
+                if self.cache:
+                    self.cache.clear()
+                    self.log.append('the modules the function reaches changed: its signatures are traced again')
+                key = _signature(args, kwargs, [], reached)
         start = time.perf_counter()
         try:
             # the compiled module, and modules passed as arguments (their identity is in the
@@ -296,7 +311,7 @@ class _Compiled:
         a compiled module, as PyTorch compiles the code around a break, its child modules run
         compiled meanwhile, each on its own (its own signatures, guards and report; a child
         that breaks does the same with its children)."""
-        children = self._compiled_children()
+        children = self._compiled_children(args, kwargs)
         if not children:
             return self.fn(*args, **kwargs)
         patched = []
@@ -311,10 +326,13 @@ class _Compiled:
             for fields in patched:
                 fields.pop('forward', None)
 
-    def _compiled_children(self):
-        if self.module is None or self.backend == 'eager':
+    def _compiled_children(self, args, kwargs):
+        if self.backend == 'eager':
             return ()
-        current = tuple(self.module._modules.items())
+        if self.module is not None:
+            current = tuple(self.module._modules.items())
+        else:  # (a function: the modules it reaches and those passed to it, and theirs)
+            current = _module_trees(self.guard_modules + list(_modules_in((args, kwargs))))
         if self.children is None or self.children[0] != current:
             made = {id(child): forward for _, child, forward in (self.children[1] if self.children else ())}
             listed = []
@@ -333,11 +351,32 @@ class _Compiled:
         for i, entry in enumerate(self.cache.values()):
             state = 'replayed' if entry.program is not None else 'eager'
             lines.append(f'signature {i + 1}: {state}, called {entry.calls} times after tracing')
+        what = 'submodule' if self.module is not None else 'module'
         for name, _, forward in (self.children[1] if self.children else ()):
             if forward.compiled.log:
-                lines.append(f'submodule {name!r}, compiled on its own while a signature runs eagerly:')
+                lines.append(f'{what} {name!r}, compiled on its own while a signature runs eagerly:')
                 lines += ['  ' + line for line in forward.compiled.report().splitlines()]
         return '\n'.join(lines) if self.log or self.cache else '\n'.join(lines + ['not called yet'])
+
+
+def _module_trees(modules):
+    """(label, module) for each module within ``modules`` (each once, they included): a
+    function may call a model or its submodules directly. A label is the class's name of the
+    module it is found in (numbered after the first of a class), then the submodule's name."""
+    kept, seen, counts = [], set(), {}
+    inner = {id(sub) for m in modules for sub in m.modules() if sub is not m}
+    for root in modules:
+        if id(root) in inner or id(root) in seen:
+            continue
+        label = type(root).__name__
+        counts[label] = counts.get(label, 0) + 1
+        if counts[label] > 1:
+            label += f'#{counts[label]}'
+        for name, m in root.named_modules():
+            if id(m) not in seen:
+                seen.add(id(m))
+                kept.append((f'{label}.{name}' if name else label, m))
+    return tuple(kept)
 
 
 def _compiled_forward(child, backend, name):
