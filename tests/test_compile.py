@@ -874,6 +874,96 @@ def test_a_function_compiled_before_the_model_exists_guards_its_training_flag():
     assert 'the modules the function reaches changed' in f.report()
 
 
+_PROGRAM_READING_STATE = """
+import argparse, types
+import leafgrad as lg
+from leafgrad import nn
+
+SCALE = 2.0
+args = argparse.Namespace(shift=1.0, unused=0)
+
+def helper(h):
+    return h * SCALE
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.config = types.SimpleNamespace(gain=3.0)
+
+    def forward(self, x):
+        return helper(self.lin(x)) * self.config.gain + args.shift
+
+class Trainer:
+    def __init__(self):
+        self.model = Net()
+        self.weight = 0.5
+
+    def loss(self, x):
+        return self.model(x).sum() * self.weight
+"""
+
+
+def test_state_read_by_helpers_methods_and_plain_objects_is_guarded():
+    """What the traced code reads beyond the compiled function's own globals: a global read by a
+    helper it calls or by a module's forward, an attribute of a config object (argparse's
+    Namespace, a SimpleNamespace held by the module), the fields of a plain object whose method
+    is compiled. A change traces again, as PyTorch's guards do; a method of a plain object
+    replays (its model captured)."""
+    ns = {}
+    exec(compile(_PROGRAM_READING_STATE, '<user program>', 'exec'), ns)
+    trainer = ns['Trainer']()
+    compiled = lg.compile(trainer.loss)
+    x = lg.randn(4, 3)
+    for change in (None, lambda: ns.update(SCALE=5.0), lambda: setattr(ns['args'], 'shift', -1.0),
+                   lambda: setattr(trainer.model.config, 'gain', 7.0), lambda: setattr(trainer, 'weight', 2.0),
+                   lambda: setattr(trainer, 'model', ns['Net']())):
+        if change is not None:
+            change()
+        for _ in range(2):
+            _same(compiled(x), trainer.loss(x))
+    assert _program(compiled)[0] is not None
+    assert compiled.report().count('traced again') == 5
+
+
+def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
+    """A plain object's compiled method that appends to a list the object holds (a log of
+    losses): a side effect a replay would not repeat, so the signature runs eagerly, and every
+    call appends, as eagerly."""
+    class Trainer:
+        def __init__(self):
+            self.log, self.w = [], lg.ones(3, requires_grad=True)
+
+        def step(self, x):
+            y = (x * self.w).sum()
+            self.log.append(y)
+            return y
+
+    trainer = Trainer()
+    step = lg.compile(trainer.step)
+    for _ in range(4):
+        step(lg.ones(3))
+    assert len(trainer.log) == 4 and 'changes a list it reaches every time' in step.report()
+
+
+def test_a_value_changed_on_every_call_runs_eagerly_past_the_recompile_limit():
+    """A value the function reads that changes on every call (a counter) traces again each
+    time only up to the recompile limit; then that signature runs eagerly, with PyTorch's one
+    warning, its results still right."""
+    from leafgrad import _dynamo
+    ns = {}
+    exec(compile('import leafgrad as lg\nSTEP = 0\n@lg.compile\ndef f(x):\n    return x * STEP\n',
+                 '<user program>', 'exec'), ns)
+    x = lg.ones(3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        for step in range(_dynamo.config.recompile_limit + 4):
+            ns['STEP'] = step
+            _same(ns['f'](x), x * step)
+    assert len([w for w in caught if 'recompile_limit' in str(w.message)]) == 1
+    assert _program(ns['f']) == [None] and 'runs eagerly from now on' in ns['f'].report()
+
+
 def test_fullgraph_raises_torchs_error_type(torch_facts):
     from leafgrad import _dynamo
     with pytest.raises(_dynamo.exc.Unsupported) as mine:

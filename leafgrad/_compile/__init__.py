@@ -171,6 +171,7 @@ class _Compiled:
         self.cache = {}
         self.children = None      # (the child modules, [(name, child, its compiled forward)]): _eager
         self.changed_state = set()  # signatures whose traced call changed Python state once
+        self.retraced = {}        # signature -> times its guards failed (traced again each time)
         self.log = []             # plain sentences, in order
         self.limit_hit = False
         self.compile_seconds = []
@@ -179,6 +180,7 @@ class _Compiled:
     def reset(self):
         self.cache.clear()
         self.changed_state.clear()
+        self.retraced.clear()
         self.log.clear()
         self.limit_hit = False
         self.compile_seconds = []
@@ -203,26 +205,41 @@ class _Compiled:
                 if program.reads_unchanged is None or program.reads_unchanged():
                     entry.calls += 1
                     return _rebuild(entry.out_template, program.out_slots, program.run(inputs))
-                del self.cache[key]
-                self.log.append('a captured tensor was replaced by another object (a parameter, buffer, '
-                                'submodule, global or closure variable reassigned), or a Python value the '
-                                'function reads changed: traced again')
+                why = ('a captured tensor was replaced by another object (a parameter, buffer, submodule, global '
+                       'or closure variable reassigned), or a Python value the function reads changed')
             else:
-                del self.cache[key]
-                self.log.append('a captured tensor changed its shape, dtype or requires_grad: traced again')
-        limit = _dynamo.config.recompile_limit if self.recompile_limit is None else self.recompile_limit
-        if len(self.cache) >= limit:
-            if self.fullgraph:
-                raise _dynamo.exc.FailOnRecompileLimitHit('Hard failure due to fullgraph=True')
-            if not self.limit_hit:
-                self.limit_hit = True
-                name = getattr(self.fn, '__qualname__', repr(self.fn))
-                warnings.warn(f'leafgrad._dynamo hit config.recompile_limit ({limit})\n'
-                              f"   function: '{name}'\n   last reason: {_describe_key(key)}\n"
-                              'New signatures now run eagerly.', UserWarning, stacklevel=2)
-                self.log.append(f'recompile limit ({limit}) reached: new signatures run eagerly')
+                why = 'a captured tensor changed its shape, dtype or requires_grad'
+            del self.cache[key]
+            # (each such retrace counts, as PyTorch counts a recompile: a value changed on every
+            # call, a counter, would trace every call)
+            retraced = self.retraced[key] = self.retraced.get(key, 0) + 1
+            if retraced >= self._limit():
+                self._hit_limit(why)
+                self.cache[key] = _Entry(None, f'{why}, {retraced} times')
+                self.log.append(f'{why}: this signature runs eagerly from now on')
+                return self._eager(args, kwargs)
+            self.log.append(f'{why}: traced again')
+        if len(self.cache) >= self._limit():
+            self._hit_limit(_describe_key(key))
             return self.fn(*args, **kwargs)
         return self._trace(key, args, kwargs, inputs)
+
+    def _limit(self):
+        return _dynamo.config.recompile_limit if self.recompile_limit is None else self.recompile_limit
+
+    def _hit_limit(self, reason):
+        """PyTorch's error under fullgraph, else its warning (once): the recompile limit is
+        reached and what is new runs eagerly."""
+        limit = self._limit()
+        if self.fullgraph:
+            raise _dynamo.exc.FailOnRecompileLimitHit('Hard failure due to fullgraph=True')
+        if not self.limit_hit:
+            self.limit_hit = True
+            name = getattr(self.fn, '__qualname__', repr(self.fn))
+            warnings.warn(f'leafgrad._dynamo hit config.recompile_limit ({limit})\n'
+                          f"   function: '{name}'\n   last reason: {reason}\n"
+                          'New signatures now run eagerly.', UserWarning, stacklevel=3)
+            self.log.append(f'recompile limit ({limit}) reached: new signatures run eagerly')
 
     def _trace(self, key, args, kwargs, inputs):
         if not _trace._lock.acquire(blocking=False):  # another thread is tracing: eager this once

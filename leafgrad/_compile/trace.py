@@ -27,6 +27,7 @@ value is the same on every call with this signature, so reading it (the Transfor
 whether its mask is the causal one) decides nothing that a replay could get wrong.
 """
 import importlib
+import os
 import sys
 import threading
 import types
@@ -587,6 +588,8 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
     optimizer_module = sys.modules.get('leafgrad.optim.optimizer')
     Optimizer = optimizer_module.Optimizer if optimizer_module is not None else ()
     found = {}
+    functions = [fn]     # the functions whose closures and globals are walked (the function,
+    classes_seen = set()  # the helpers they name, the methods of the objects reached)
 
     def note(t, path):
         found[id(t)] = t
@@ -597,6 +600,7 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
         if modules is not None:
             modules[id(m)] = m
         for name, sub in m.named_modules():
+            add_methods(sub)
             at = path + tuple(('m', part) for part in name.split('.')) if name else path
             if state is not None:
                 state.append((f'an attribute of {f"submodule {name!r}" if name else "the module"} '
@@ -629,21 +633,48 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
         elif isinstance(v, Module):
             if depth < 2:
                 add_module(v, path)
-        elif depth < 1 and isinstance(v, (dict, list, tuple)):
+        elif depth < 2 and isinstance(v, (dict, list, tuple)):
             if state is not None and not isinstance(v, tuple):
                 state.append((f'a {type(v).__name__} it reaches', v))
-            for k, item in (list(v.items()) if isinstance(v, dict) else enumerate(v)):
-                add(item, depth + 1, path + (('i', k),))
+            if depth < 1 or len(v) <= _SMALL:  # (one level further, a small one: a config's dict)
+                for k, item in (list(v.items()) if isinstance(v, dict) else enumerate(v)):
+                    add(item, depth + 1, path + (('i', k),))
+        elif isinstance(v, types.FunctionType):  # (a helper it calls: what it reads is read too)
+            functions.append(v)
+        elif depth < 2 and _plain_object(v):  # (a trainer, a config, argparse's Namespace)
+            if state is not None:
+                state.append((f'an attribute of a {type(v).__name__} it reaches', v))
+            add_methods(v)
+            for k, item in list(vars(v).items()):
+                add(item, depth + 1, path + (('a', k),))
+
+    def add_methods(obj):
+        """The functions of ``obj``'s class (its own code, not leafgrad's) join the walk: a
+        forward or a method may read globals."""
+        cls = type(obj)
+        if cls in classes_seen:
+            return
+        classes_seen.add(cls)
+        for klass in cls.__mro__:
+            for item in vars(klass).values():
+                if isinstance(item, types.FunctionType) and not _library_code(item.__code__):
+                    functions.append(item)
 
     for m in extra:
         add_module(m, (('obj', m),))
     seen = set()
-    while fn is not None and id(fn) not in seen:
+    while functions and len(seen) < _MAX_FUNCTIONS:
+        fn = functions.pop()
+        if id(fn) in seen:
+            continue
         seen.add(id(fn))
         self = getattr(fn, '__self__', None)
         if self is not None:
             add(self, 0, (('obj', self),))
         code_fn = getattr(fn, '__func__', fn)
+        code = getattr(code_fn, '__code__', None)
+        if code is None or _library_code(code):
+            continue
         for cell in getattr(code_fn, '__closure__', None) or ():
             if state is not None:
                 state.append(('a variable of its closure', cell))
@@ -652,14 +683,15 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
             except ValueError:
                 pass
         g = getattr(code_fn, '__globals__', None)
-        code = getattr(code_fn, '__code__', None)
-        if g is not None and code is not None:
+        if g is not None:
             for name in _names_used(code):
                 if name in g:
                     add(g[name], 0, (('global', g, name),))
                     if state is not None:
                         state.append((f'the global {name!r}', (g, name)))
-        fn = getattr(fn, '__wrapped__', None)
+        wrapped = getattr(fn, '__wrapped__', None)
+        if wrapped is not None:
+            functions.append(wrapped)
     return found
 
 
@@ -701,6 +733,8 @@ def _fingerprint(obj):
         return tuple(map(id, obj))
     if isinstance(obj, tuple):  # (globals, name)
         return id(obj[0].get(obj[1], _MISSING))
+    if _plain_object(obj):
+        return tuple([(k, id(v)) for k, v in vars(obj).items()])
     try:  # a closure cell
         return id(obj.cell_contents)
     except ValueError:
@@ -810,6 +844,36 @@ def _reach(path):
     for kind, key in path[1:]:
         obj = getattr(obj, _STEPS[kind])[key] if kind in _STEPS else vars(obj)[key] if kind == 'a' else obj[key]
     return obj
+
+
+_MAX_FUNCTIONS = 500  # (the walk's bound, for a trace's time: a model zoo's helpers)
+_SMALL = 64  # (the most items of a container one level down whose items are walked)
+
+
+def _library_code(code):
+    """Code of leafgrad's own, of Python's library or of an installed package: the state a
+    program changes between calls is its own (an installed model's code is not walked)."""
+    name = code.co_filename
+    known = _library_files.get(name)
+    if known is None:
+        path = os.path.abspath(name)
+        known = _library_files[name] = (path.startswith(_PACKAGE_DIR) or path.startswith(_STDLIB_DIR)
+                                        or name.startswith('<frozen') or _INSTALLED in path or _DIST in path)
+    return known
+
+
+_library_files = {}
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+_INSTALLED, _DIST = f'{os.sep}site-packages{os.sep}', f'{os.sep}dist-packages{os.sep}'
+
+
+def _plain_object(v):
+    """An instance of a class of the user's that keeps its attributes in a ``__dict__`` (not a
+    module, a function, a class or leafgrad's own object)."""
+    t = type(v)
+    return (not isinstance(v, (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType))
+            and hasattr(v, '__dict__') and str(t.__module__).partition('.')[0] != 'leafgrad')
 
 
 def _names_used(code):
