@@ -20,6 +20,8 @@ keeps eager's autograd graph too); every other backend name replays (torch's 'in
 'aot_eager' and the others all record one ``CompiledFunctionBackward`` node per call).
 """
 import functools
+import itertools
+import logging
 import threading
 import time
 import warnings
@@ -31,7 +33,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ..backend import device_of as _device_of
 from ..tensor import Tensor
 from . import trace as _trace
-from .. import _dynamo
+from .. import _dynamo, _logging
 from ..autograd import _instrument
 from ..amp.policy import state as _autocast
 from ..nn.modules.module import Module
@@ -40,6 +42,7 @@ _MODES = ('default', 'lite', 'reduce-overhead', 'max-autotune-no-cudagraphs', 'm
 _BACKENDS = ('inductor', 'eager', 'aot_eager', 'aot_eager_decomp_partition', 'cudagraphs', 'tvm', 'openxla',
              'onnxrt')
 _all_compiled = weakref.WeakSet()
+_frame_ids = itertools.count()  # (a compiled callable's number in the logs, as PyTorch's frame id)
 _ndarray = numpy.ndarray
 _rules = None
 
@@ -175,6 +178,8 @@ class _Compiled:
         self.log = []             # plain sentences, in order
         self.limit_hit = False
         self.compile_seconds = []
+        self.frame_id = next(_frame_ids)
+        self.traces = 0           # traces so far (the logs' compile id)
         _all_compiled.add(self)
 
     def reset(self):
@@ -216,13 +221,28 @@ class _Compiled:
             if retraced >= self._limit():
                 self._hit_limit(why)
                 self.cache[key] = _Entry(None, f'{why}, {retraced} times')
-                self.log.append(f'{why}: this signature runs eagerly from now on')
+                self._say(f'{why}: this signature runs eagerly from now on')
                 return self._eager(args, kwargs)
-            self.log.append(f'{why}: traced again')
+            self._say(f'{why}: traced again')
         if len(self.cache) >= self._limit():
             self._hit_limit(_describe_key(key))
             return self.fn(*args, **kwargs)
-        return self._trace(key, args, kwargs, inputs)
+        return self._trace(key, args, kwargs, inputs, why if entry is not None else None)
+
+    def _say(self, sentence):
+        """A sentence of the report, also logged (set_logs(dynamo=logging.INFO))."""
+        self.log.append(sentence)
+        if _logging.dynamo_log.isEnabledFor(logging.INFO):
+            _logging.dynamo_log.info(sentence, extra={'frame': self._frame()}, stacklevel=2)
+
+    def _frame(self):
+        return f'{self.frame_id}/{max(self.traces - 1, 0)}'
+
+    def _where(self):
+        fn = getattr(self.fn, '__func__', self.fn)
+        code = getattr(fn, '__code__', None)
+        name = getattr(fn, '__qualname__', repr(fn))
+        return f'{name} in {code.co_filename}:{code.co_firstlineno}' if code is not None else name
 
     def _limit(self):
         return _dynamo.config.recompile_limit if self.recompile_limit is None else self.recompile_limit
@@ -239,11 +259,19 @@ class _Compiled:
             warnings.warn(f'leafgrad._dynamo hit config.recompile_limit ({limit})\n'
                           f"   function: '{name}'\n   last reason: {reason}\n"
                           'New signatures now run eagerly.', UserWarning, stacklevel=3)
-            self.log.append(f'recompile limit ({limit}) reached: new signatures run eagerly')
+            self._say(f'recompile limit ({limit}) reached: new signatures run eagerly')
 
-    def _trace(self, key, args, kwargs, inputs):
+    def _trace(self, key, args, kwargs, inputs, cause=None):
+        """Trace a call of a new signature (``cause``: why a traced one failed its guards)."""
         if not _trace._lock.acquire(blocking=False):  # another thread is tracing: eager this once
             return self.fn(*args, **kwargs)
+        self.traces += 1
+        if self.traces > 1 and _logging.enabled:
+            _logging.log_artifact('recompiles', f'Recompiling function {self._where()}\n'
+                                  '    triggered by the following guard failure(s):\n'
+                                  f'    - {self.frame_id}/{self.traces - 2}: '
+                                  f'{cause or "a new signature: " + _describe_key(key)}',
+                                  self._frame())
         if self.module is None:
             reached, known = _trace.reachable_modules(self.fn), self.guard_modules
             if known is None or [id(m) for m in reached] != [id(m) for m in known]:
@@ -252,7 +280,7 @@ class _Compiled:
                 self.guard_modules = reached
                 if self.cache:
                     self.cache.clear()
-                    self.log.append('the modules the function reaches changed: its signatures are traced again')
+                    self._say('the modules the function reaches changed: its signatures are traced again')
                 key = _signature(args, kwargs, [], reached)
         start = time.perf_counter()
         try:
@@ -277,17 +305,20 @@ class _Compiled:
         what = 'traced' if n == 0 else f'traced again (signature {n + 1}: {_describe_key(key)})'
         if tracer.breaks:
             reason = tracer.breaks[0]
+            if _logging.enabled:
+                _logging.log_artifact('graph_breaks', f'Graph break in user code at {tracer.break_lines[0]}\n'
+                                      f'Graph Break Reason: {reason}', self._frame())
             if self.fullgraph:
                 raise _dynamo.exc.Unsupported(reason)
             self.cache[key] = _Entry(None, reason)
-            self.log.append(f'{what}; graph break: {reason}. This signature runs eagerly.')
+            self._say(f'{what}; graph break: {reason}. This signature runs eagerly.')
             return out
         program = None
         tracer.check_saved(out)
         if changed is not None and tracer.unsupported is None:
             if key not in self.changed_state:  # (a cache filled on the first call: the next may replay)
                 self.changed_state.add(key)
-                self.log.append(f'{what}; the call changed {changed}, which a replay would not do: '
+                self._say(f'{what}; the call changed {changed}, which a replay would not do: '
                                 'traced again on the next call')
                 return out
             tracer.fail(f'the call changes {changed} every time, which a replay would not do')
@@ -311,15 +342,18 @@ class _Compiled:
         seconds = time.perf_counter() - start
         self.compile_seconds.append(seconds)
         if program is None:
-            self.log.append(f'{what}; not replayed: {reason}. This signature runs eagerly.')
+            self._say(f'{what}; not replayed: {reason}. This signature runs eagerly.')
         else:
-            self.log.append(f'{what}: {len(tracer.calls)} ops, {program.array_ops} replayed on arrays and '
+            if _logging.enabled:
+                _logging.log_artifact('guards', f'GUARDS:\n{_guard_lines(key, program)}', self._frame())
+                _logging.log_artifact('output_code', f'Output code:\n{program.source}', self._frame())
+            self._say(f'{what}: {len(tracer.calls)} ops, {program.array_ops} replayed on arrays and '
                             f'{program.islands} through their eager op; guards: {_describe_guards(key, program)} '
                             f'({seconds * 1e3:.0f} ms).')
         for n, t in enumerate(inputs, 1):  # (torch._dynamo.mark_dynamic's marks: said, not followed)
             dims = set(getattr(t, '_dynamo_dynamic_indices', ())) | set(getattr(t, '_dynamo_weak_dynamic_indices', ()))
             if dims:
-                self.log.append(f'input tensor {n}: dims {sorted(dims)} are marked dynamic; leafgrad.compile has no '
+                self._say(f'input tensor {n}: dims {sorted(dims)} are marked dynamic; leafgrad.compile has no '
                                 'symbolic shapes and traces each size as a signature')
         return out
 
@@ -477,6 +511,19 @@ def _describe_guards(key, program):
          f'{len(program.captured)} captured tensors (shape, dtype, device, requires_grad, none replaced), '
          f'{program.n_values} Python values')
     return s
+
+
+def _guard_lines(key, program):
+    """The guards of a traced signature, one per line (the guards log)."""
+    tensors = [p for p in key if type(p) is tuple and len(p) == 4 and type(p[0]) is tuple]
+    lines = [f'- input tensor {i}: shape {list(shape)}, {dtype}, requires_grad={rg}'
+             for i, (shape, dtype, rg, _) in enumerate(tensors, 1)]
+    lines.append(f'- grad mode: {"enabled" if _grad_state.grad_enabled else "disabled"}')
+    lines += [f'- captured tensor {i}: shape {list(shape)}, {dtype}, requires_grad={rg}, the same object'
+              for i, (shape, dtype, rg, _, _) in enumerate(program.captured_meta, 1)]
+    if program.n_values:
+        lines.append(f'- {program.n_values} Python values it reads, unchanged')
+    return '\n'.join(lines)
 
 
 def _captured_unchanged(program):

@@ -35,7 +35,7 @@ import types
 import numpy
 
 from ..tensor import Tensor
-from ..autograd import _instrument
+from ..autograd import _instrument, origins
 from .. import ops
 from ..nn.modules.module import Module
 from ..autograd.grad_mode import state
@@ -102,6 +102,7 @@ class Tracer:
         self.captured = {}       # slot -> the pre-existing tensor
         self.known = known       # id -> pre-existing tensor that may be captured
         self.breaks = []         # graph-break reasons, in order
+        self.break_lines = []    # the user's line of each (file:line, or None)
         self.unsupported = None  # why the trace cannot be replayed (first reason)
         self.opaque = {}         # id(tensor) -> name of the untraced op that made it
         self.array_type = None   # the type of every slot's array (NumPy's, CuPy's...): one device
@@ -136,6 +137,12 @@ class Tracer:
     def fail(self, reason):
         if self.unsupported is None:
             self.unsupported = reason
+
+    def graph_break(self, reason):
+        """A graph break, and the user's line that made it (for the graph_breaks log)."""
+        self.breaks.append(reason)
+        f = origins.user_frame(sys._getframe(1))
+        self.break_lines.append(f'{f.f_code.co_filename}:{f.f_lineno}' if f is not None else None)
 
     def slot(self, t, name):
         s = self.slot_of.get(id(t))
@@ -208,7 +215,7 @@ class Tracer:
                 self.constant = None  # a constant's tensor changed by other data: no more constants
             if not isinstance(out, (Tensor, tuple, list)) and out is not None:
                 if getattr(fn, '__name__', '') in _DATA_DEPENDENT and not constant:
-                    self.breaks.append(f'{name}() returned a Python {type(out).__name__} computed from tensor data')
+                    self.graph_break(f'{name}() returned a Python {type(out).__name__} computed from tensor data')
                 return
             outs = []
             tout = self._out_template(out, outs)
@@ -396,7 +403,7 @@ def _make_break_wrapper(fn, name, what):
         tr = active
         if tr is not None and not tr.depth and tr.thread == _get_ident():
             if not (name in _VALUE_READS and tr.is_constant(self)):
-                tr.breaks.append(what)
+                tr.graph_break(what)
             tr.depth = 1
             try:
                 return fn(self, *args, **kwargs)

@@ -50,7 +50,7 @@ def disable(fn=None, recursive=True):
             tracer = trace.active
             if tracer is None:
                 return f(*args, **kwargs)
-            tracer.breaks.append(f'{getattr(f, "__qualname__", f)} is marked leafgrad._dynamo.disable')
+            tracer.graph_break(f'{getattr(f, "__qualname__", f)} is marked leafgrad._dynamo.disable')
             return f(*args, **kwargs)
         return eager
     return decorate if fn is None else decorate(fn)
