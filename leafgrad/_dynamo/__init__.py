@@ -4,24 +4,7 @@
 import collections
 import functools
 
-from . import exc
-
-
-
-class _Config:
-    """torch._dynamo.config's settings that leafgrad.compile reads."""
-    recompile_limit = 8
-
-    @property
-    def cache_size_limit(self):
-        return self.recompile_limit
-
-    @cache_size_limit.setter
-    def cache_size_limit(self, value):
-        self.recompile_limit = value
-
-
-config = _Config()
+from . import config, exc  # (config: a module of PyTorch's settings, as torch._dynamo.config)
 
 
 def reset():
