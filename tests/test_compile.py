@@ -926,6 +926,41 @@ def test_state_read_by_helpers_methods_and_plain_objects_is_guarded():
     assert compiled.report().count('traced again') == 5
 
 
+def test_a_callable_object_and_a_partial_are_guarded_as_functions():
+    """A compiled object with a ``__call__`` (not a module) and a compiled functools.partial:
+    what they read (the object's attributes and model, the partial's function's globals and its
+    arguments) is reached and guarded as a function's is; a change traces again."""
+    import functools
+    ns = {}
+    exec(compile(_PROGRAM_READING_STATE + _CALLABLES, '<user program>', 'exec'), ns)
+    scorer = ns['Scorer']()
+    net = ns['Net']()
+    x = lg.randn(4, 3)
+    for compiled, eager, changes in (
+            (lg.compile(scorer), scorer, (lambda: setattr(scorer, 'k', 3.0), lambda: scorer.model.eval())),
+            (lg.compile(functools.partial(ns['scaled'], net=net, k=0.5)),
+             functools.partial(ns['scaled'], net=net, k=0.5), (lambda: ns.update(SCALE=4.0),))):
+        for change in (None,) + changes:
+            if change is not None:
+                change()
+            for _ in range(2):
+                _same(compiled(x), eager(x))
+        assert _program(compiled)[0] is not None
+
+
+_CALLABLES = """
+class Scorer:
+    def __init__(self):
+        self.model, self.k = Net(), 2.0
+
+    def __call__(self, x):
+        return self.model(x) * self.k
+
+def scaled(x, net, k):
+    return net(x) * k * SCALE
+"""
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

@@ -26,6 +26,7 @@ with no random draw, and not changed in place by anything else (``Tracer.constan
 value is the same on every call with this signature, so reading it (the Transformer's test of
 whether its mask is the causal one) decides nothing that a replay could get wrong.
 """
+import functools
 import importlib
 import os
 import sys
@@ -675,6 +676,14 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
         if id(fn) in seen:
             continue
         seen.add(id(fn))
+        if isinstance(fn, functools.partial):  # (its function, and the arguments it holds)
+            functions.append(fn.func)
+            add(fn.args, 0, (('obj', fn.args),))
+            add(fn.keywords, 0, (('obj', fn.keywords),))
+            continue
+        if not isinstance(fn, (types.FunctionType, types.MethodType)) and _plain_object(fn):
+            add(fn, 0, (('obj', fn),))  # (an object with a __call__: its attributes and methods)
+            continue
         self = getattr(fn, '__self__', None)
         if self is not None:
             add(self, 0, (('obj', self),))
