@@ -961,6 +961,22 @@ def scaled(x, net, k):
 """
 
 
+def test_a_call_that_draws_from_pythons_or_numpys_global_generator_runs_eagerly():
+    """random.random() or numpy.random.rand() inside the compiled function: the number drawn
+    would be a constant of every replay; the signature runs eagerly, a new draw each call."""
+    import random
+    for draw in (random.random, lambda: float(np.random.rand())):
+        f = lg.compile(lambda x: x * draw())
+        random.seed(0)
+        np.random.seed(0)
+        got = [float(f(lg.ones(1))) for _ in range(3)]
+        random.seed(0)
+        np.random.seed(0)
+        assert got == [float(lg.ones(1) * draw()) for _ in range(3)] and len(set(got)) == 3
+        report = f.report()
+        assert _program(f) == [None] and ('global random generator' in report or 'random module' in report)
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

@@ -292,6 +292,7 @@ class _Compiled:
             tracer = _trace.Tracer(inputs, known, paths, values)
             before = _trace.python_state(state)
             versions = {i: t._version_counter[0] for i, t in known.items()}
+            drawn = _trace.global_random_states()
             _trace.install(tracer)
             try:
                 out = self.fn(*args, **kwargs)
@@ -299,6 +300,7 @@ class _Compiled:
                 _trace.uninstall()
             changed = _trace.changed_state(state, before)
             _trace.changed_unseen(tracer, known, versions)
+            _trace.drew_global_random(tracer, drawn)
         finally:
             _trace._lock.release()
         n = len(self.cache)

@@ -29,6 +29,7 @@ whether its mask is the causal one) decides nothing that a replay could get wron
 import functools
 import importlib
 import os
+import random
 import sys
 import threading
 import types
@@ -709,6 +710,25 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
         if wrapped is not None:
             functions.append(wrapped)
     return found
+
+
+def global_random_states():
+    """The states of Python's ``random`` module and of NumPy's global generator
+    (``numpy.random.rand``): a traced call that draws from them has a result a replay would not
+    repeat (the number drawn would be a constant)."""
+    return random.getstate(), numpy.random.get_state(legacy=False)
+
+
+def drew_global_random(tracer, before):
+    """Fail ``tracer`` where the traced call drew from Python's or NumPy's global generator."""
+    python, drawn_numpy = before
+    if random.getstate() != python:
+        tracer.fail("the call draws from Python's random module, which a replay would not do")
+        return
+    now = numpy.random.get_state(legacy=False)
+    if (now['state']['pos'] != drawn_numpy['state']['pos'] or now['has_gauss'] != drawn_numpy['has_gauss']
+            or not numpy.array_equal(now['state']['key'], drawn_numpy['state']['key'])):
+        tracer.fail("the call draws from NumPy's global random generator, which a replay would not do")
 
 
 def changed_unseen(tracer, known, versions):
