@@ -977,6 +977,26 @@ def test_a_call_that_draws_from_pythons_or_numpys_global_generator_runs_eagerly(
         assert _program(f) == [None] and ('global random generator' in report or 'random module' in report)
 
 
+def test_seeding_the_generator_inside_the_compiled_function_is_a_graph_break():
+    """manual_seed or set_rng_state inside the compiled function: a graph break, so that every
+    call reseeds and draws eager's numbers (a replay would draw on from where it was)."""
+    state = lg.get_rng_state()
+
+    def seeded(x):
+        lg.manual_seed(0)
+        return x + lg.rand(3)
+
+    def restored(x):
+        lg.set_rng_state(state)
+        return x * lg.randn(3)
+
+    for fn in (seeded, restored):
+        compiled = lg.compile(fn)
+        for _ in range(3):
+            _same(compiled(lg.ones(3)), fn(lg.ones(3)))
+        assert _program(compiled) == [None] and 'seeded or its state set' in compiled.report()
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

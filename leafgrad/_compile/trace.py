@@ -398,6 +398,18 @@ def _counting(draw):
     return counted
 
 
+def _seeding(set_state):
+    """A Generator's method that sets its state: a graph break while a trace runs (a replay
+    would not set it again, and would draw other numbers than eager)."""
+    def seeding(self, *args):
+        tr = active
+        if tr is not None and tr.thread == _get_ident():
+            tr.graph_break('the random generator is seeded or its state set inside the compiled region')
+        return set_state(self, *args)
+    _copy_identity(seeding, set_state)
+    return seeding
+
+
 def _make_break_wrapper(fn, name, what):
     """A Tensor method that turns tensor data into Python data: a graph break at top level,
     except where it reads a value that the signature decides (Tracer.constant)."""
@@ -541,14 +553,17 @@ def install(tracer):
                                                                    'compiled region'), prop.fset, prop.fdel))
             else:
                 setattr(Tensor, name, _make_property_wrapper(prop, '.' + name))
-    _generator_saved.update((name, Generator.__dict__[name]) for name in _DRAWS)
+    _generator_saved.update((name, Generator.__dict__[name]) for name in _DRAWS + _SEEDS)
     for name in _DRAWS:
         setattr(Generator, name, _counting(_generator_saved[name]))
+    for name in _SEEDS:
+        setattr(Generator, name, _seeding(_generator_saved[name]))
     active = tracer
 
 
 _ABSENT = object()
 _DRAWS = ('_u32', '_u64')  # every random draw of a CPU Generator goes through one of these
+_SEEDS = ('manual_seed', 'seed', 'set_state')  # what sets a Generator's state (manual_seed, set_rng_state)
 _generator_saved = {}
 
 
