@@ -997,6 +997,22 @@ def test_seeding_the_generator_inside_the_compiled_function_is_a_graph_break():
         assert _program(compiled) == [None] and 'seeded or its state set' in compiled.report()
 
 
+def test_numpy_numbers_are_guarded_and_a_nan_stays_unchanged():
+    """A NumPy number the function reads (np.float32(2)) is guarded as a Python number is; a
+    NaN, which equals nothing, is unchanged while it is the same object (no trace per call)."""
+    ns = {}
+    exec(compile('import leafgrad as lg, numpy as np\nS = np.float32(2.0)\nN = float("nan")\n'
+                 '@lg.compile\ndef f(x):\n    return x * S\n@lg.compile\ndef g(x):\n    return x + N\n',
+                 '<user program>', 'exec'), ns)
+    x = lg.ones(2)
+    ns['f'](x), ns['f'](x)
+    ns['S'] = np.float32(7.0)
+    _same(ns['f'](x), x * 7.0)
+    for _ in range(12):
+        ns['g'](x)
+    assert _program(ns['g'])[0] is not None and 'traced again' not in ns['g'].report()
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

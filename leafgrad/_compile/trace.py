@@ -804,9 +804,11 @@ _MODULE_FIELDS = None
 
 
 def _plain(v):
-    """A Python number, string or None, or a tuple of them: a value a replay keeps as traced."""
+    """A Python number, string or None, a NumPy number (``np.float32(2)``), or a tuple of them:
+    a value a replay keeps as traced."""
     t = type(v)
-    return t in _PLAIN or t is tuple and all(type(x) in _PLAIN for x in v)
+    return t in _PLAIN or isinstance(v, numpy.generic) or t is tuple and all(
+        type(x) in _PLAIN or isinstance(x, numpy.generic) for x in v)
 
 
 _PLAIN = {int, float, bool, str, complex, type(None)}
@@ -875,8 +877,10 @@ def reads_guard(tensors, paths, values=()):
             by_holder.setdefault(holder(path[:-1]), []).append((key, value))
             continue
         got = reach(path)
-        if got is not None:
-            lines.append(f'if {got} != {const(value)}: return False')
+        if got is not None:  # (`is` first: a NaN the same object as traced is unchanged)
+            k = const(value)
+            lines.append(f'v = {got}')
+            lines.append(f'if v is not {k} and v != {k}: return False')
     for p, items in by_holder.items():  # (an attribute deleted since: AttributeError, caught below)
         read = ''.join(f'{p}.{key}, ' for key, _ in items)
         lines.append(f'if ({read}) != {const(tuple(v for _, v in items))}: return False')
