@@ -434,10 +434,11 @@ cuda = types.SimpleNamespace(
 
 
 class _RandomState:
-    """CuPy's RandomState (the methods leafgrad draws with), on NumPy's global one."""
+    """CuPy's RandomState (the methods leafgrad draws with), on a NumPy RandomState of its own
+    (as CuPy's is its own: not NumPy's global one, which a user's np.random.rand() draws from)."""
 
     def __init__(self):
-        self._r = np.random.mtrand._rand
+        self._r = np.random.RandomState(0)
 
     def random_sample(self, size=None, dtype=float):
         return ndarray(np.asarray(self._r.random_sample(size), dtype=dtype))
@@ -464,6 +465,7 @@ _RANDOM_STATE = _RandomState()
 def _make_module():
     module = _Namespace('cupy', np)
     module.random.get_random_state = lambda: _RANDOM_STATE
+    module.random.seed = lambda seed=None: _RANDOM_STATE._r.seed(seed)
     module.ndarray = ndarray
     module.cuda = cuda
     module.get_default_memory_pool = lambda: _POOL
