@@ -1013,6 +1013,39 @@ def test_numpy_numbers_are_guarded_and_a_nan_stays_unchanged():
     assert _program(ns['g'])[0] is not None and 'traced again' not in ns['g'].report()
 
 
+def test_an_output_that_is_a_view_of_an_input_stays_linked_to_it():
+    """An output that is a view of an input (or of a parameter): as eagerly, its ``_base`` is
+    that tensor and they share a version counter, so that an in-place change through it is
+    seen by a node that saved the input (the signature runs eagerly: a replay's output would be
+    a fresh tensor on the same memory)."""
+    w = lg.randn(3, requires_grad=True)
+    f = lg.compile(lambda x: x.view(3))
+    for _ in range(3):
+        x = lg.randn(1, 3)
+        v = f(x)
+        assert v._base is x and v._version_counter is x._version_counter
+    x = lg.randn(1, 3)
+    y = (x * w).sum()  # (saves x, for w's gradient)
+    f(x).mul_(2)
+    with pytest.raises(RuntimeError, match='modified by an inplace operation'):
+        y.backward()
+
+
+def test_outputs_made_in_inference_mode_are_inference_tensors():
+    """A call in inference mode is a signature of its own (PyTorch guards the mode), and what
+    it returns are inference tensors, as eagerly."""
+    f = lg.compile(lambda x: x * 2)
+    with lg.no_grad():
+        f(lg.ones(2)), f(lg.ones(2))
+    for _ in range(3):
+        with lg.inference_mode():
+            out = f(lg.ones(2))
+        assert out.is_inference()
+        with pytest.raises(RuntimeError, match='Inference tensors cannot be saved for backward'):
+            out * lg.ones(2, requires_grad=True)
+    assert len(f._leafgrad_compiled.cache) == 2 and all(p is not None for p in _program(f))
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

@@ -29,7 +29,7 @@ import weakref
 
 import numpy
 
-from ..autograd.grad_mode import state as _grad_state
+from ..autograd.grad_mode import InferenceCounter, state as _grad_state
 from ..backend import device_of as _device_of
 from ..tensor import Tensor
 from . import trace as _trace
@@ -209,7 +209,12 @@ class _Compiled:
             if _captured_unchanged(program):
                 if program.reads_unchanged is None or program.reads_unchanged():
                     entry.calls += 1
-                    return _rebuild(entry.out_template, program.out_slots, program.run(inputs))
+                    results = program.run(inputs)
+                    if _grad_state.inference:  # (what eager makes in inference mode: inference tensors)
+                        for t in results:
+                            if type(t._version_counter) is list and not any(t is i for i in inputs):
+                                t._version_counter = InferenceCounter((0,))
+                    return _rebuild(entry.out_template, program.out_slots, results)
                 why = ('a captured tensor was replaced by another object (a parameter, buffer, submodule, global '
                        'or closure variable reassigned), or a Python value the function reads changed')
             else:
@@ -317,6 +322,7 @@ class _Compiled:
             return out
         program = None
         tracer.check_saved(out)
+        _check_aliases(tracer, out, inputs, known)
         if changed is not None and tracer.unsupported is None:
             if key not in self.changed_state:  # (a cache filled on the first call: the next may replay)
                 self.changed_state.add(key)
@@ -450,7 +456,7 @@ def _signature(args, kwargs, inputs, modules):
         _key_of(args, parts, inputs)
         if kwargs:
             _key_of(kwargs, parts, inputs)
-        parts.append(_grad_state.grad_enabled)
+        parts.append((_grad_state.grad_enabled, _grad_state.inference))
         if _autocast.on:  # (a region traced under autocast runs eagerly: its own signature)
             parts.append(('autocast', _autocast.cpu, _autocast.cuda, _autocast.cpu_dtype, _autocast.cuda_dtype))
         for module in modules:
@@ -513,6 +519,31 @@ def _describe_guards(key, program):
          f'{len(program.captured)} captured tensors (shape, dtype, device, requires_grad, none replaced), '
          f'{program.n_values} Python values')
     return s
+
+
+def _check_aliases(tracer, out, inputs, known):
+    """Fail ``tracer`` where an output is a view of a tensor that existed before the call (an
+    input, a parameter): eagerly it shares that tensor's version counter and has it as its
+    ``_base`` (an in-place change through it is seen by autograd), which a replay's fresh
+    output would not."""
+    before = {id(t) for t in inputs} | set(known)
+    for t in _tensors_in(out):
+        base = t._base
+        if base is not None and id(base) in before:
+            tracer.fail('an output is a view of an input or captured tensor (eager links it to its base: '
+                        '._base and the version counter)')
+            return
+
+
+def _tensors_in(value):
+    if isinstance(value, Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensors_in(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors_in(v)
 
 
 def _guard_lines(key, program):
