@@ -1046,6 +1046,29 @@ def test_outputs_made_in_inference_mode_are_inference_tensors():
     assert len(f._leafgrad_compiled.cache) == 2 and all(p is not None for p in _program(f))
 
 
+def test_a_module_hook_registered_or_removed_after_tracing_traces_again():
+    """A forward pre-hook or hook registered on a compiled model's submodule after it was
+    traced runs, and changes the result, as eagerly (a replay would skip it); removing it
+    traces again too."""
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    compiled = lg.compile(model)
+    x = lg.randn(2, 3)
+    compiled(x), compiled(x)
+    pre = model[0].register_forward_pre_hook(lambda module, inputs: (inputs[0] * 0,))
+    for _ in range(2):
+        _same(compiled(x), model(x))
+    assert _program(compiled)[0] is not None
+    pre.remove()
+    for _ in range(2):
+        _same(compiled(x), model(x))
+    assert _program(compiled)[0] is not None and 'a module hook was registered or removed' in compiled.report()
+    seen = []
+    model[0].register_forward_hook(lambda module, inputs, out: seen.append(out.shape))
+    for _ in range(3):
+        compiled(x)
+    assert len(seen) == 3
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

@@ -36,6 +36,7 @@ from . import trace as _trace
 from .. import _dynamo, _logging
 from ..autograd import _instrument
 from ..amp.policy import state as _autocast
+from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 
 _MODES = ('default', 'lite', 'reduce-overhead', 'max-autotune-no-cudagraphs', 'max-autotune')
@@ -206,7 +207,9 @@ class _Compiled:
             if program is None:
                 entry.calls += 1
                 return self._eager(args, kwargs)
-            if _captured_unchanged(program):
+            if program.hooks_at != _module.hook_changes[0]:
+                why = 'a module hook was registered or removed'
+            elif _captured_unchanged(program):
                 if program.reads_unchanged is None or program.reads_unchanged():
                     entry.calls += 1
                     results = program.run(inputs)
@@ -298,6 +301,7 @@ class _Compiled:
             before = _trace.python_state(state)
             versions = {i: t._version_counter[0] for i, t in known.items()}
             drawn = _trace.global_random_states()
+            hooks_at = _module.hook_changes[0]
             _trace.install(tracer)
             try:
                 out = self.fn(*args, **kwargs)
@@ -306,6 +310,8 @@ class _Compiled:
             changed = _trace.changed_state(state, before)
             _trace.changed_unseen(tracer, known, versions)
             _trace.drew_global_random(tracer, drawn)
+            if _module.hook_changes[0] != hooks_at:
+                tracer.fail('the call registers or removes a module hook, which a replay would not do')
         finally:
             _trace._lock.release()
         n = len(self.cache)
@@ -343,6 +349,7 @@ class _Compiled:
         if reason is None:
             from .program import Program  # (loaded when first used)
             program = Program(tracer, out_template, out_slots, _rule_table())
+            program.hooks_at = hooks_at  # (the module hooks it was traced with: see _Hooks)
         elif self.fullgraph and self.backend != 'eager':
             raise _dynamo.exc.Unsupported(reason)
         entry = _Entry(program, reason, out_template)

@@ -36,8 +36,10 @@ _FREED = ('Trying to backward through the graph a second time (or directly acces
 class RemovableHandle:
     """Returned by every register_*hook: ``remove()`` takes the hook out again, from
     ``hooks_dict`` and from each ``extra_dict`` (a dict or a list of them) that holds its id
-    (``torch.utils.hooks.RemovableHandle``, which code with hook tables of its own makes too)."""
-    __slots__ = ('_hooks', 'id', '_extra')
+    (``torch.utils.hooks.RemovableHandle``, which code with hook tables of its own makes too).
+    ``_changes``: a one-item list counting the registrations and removals of a kind of hook
+    (a module's: see nn.modules.module.hook_changes), or None."""
+    __slots__ = ('_hooks', 'id', '_extra', '_changes')
     _next_id = itertools.count()
 
     def __init__(self, hooks_dict, *, extra_dict=None):
@@ -45,8 +47,11 @@ class RemovableHandle:
         self.id = next(RemovableHandle._next_id)
         self._extra = ((extra_dict,) if isinstance(extra_dict, dict)
                        else tuple(extra_dict) if isinstance(extra_dict, list) else ())
+        self._changes = None
 
     def remove(self):
+        if self._changes is not None and self.id in self._hooks:
+            self._changes[0] += 1
         self._hooks.pop(self.id, None)
         for extra in self._extra:
             extra.pop(self.id, None)
@@ -63,10 +68,14 @@ class RemovableHandle:
 registration_lock = _thread.RLock()
 
 
-def add_hook(hooks, fn):
-    """Insert fn into an ordered dict of hooks; returns its handle."""
+def add_hook(hooks, fn, changes=None):
+    """Insert fn into an ordered dict of hooks; returns its handle. ``changes``: the counter of
+    that kind of hook's registrations and removals (RemovableHandle._changes)."""
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn
+    if changes is not None:
+        changes[0] += 1
+        handle._changes = changes
     return handle
 
 

@@ -37,6 +37,12 @@ def _addindent(s, n):
     return lines[0] + '\n' + '\n'.join(' ' * n + line for line in lines[1:])
 
 
+# Registrations and removals of module hooks, counted: leafgrad.compile's replays skip the
+# module calls they stand for, so a module hook registered or removed since a trace makes the
+# next call of what was traced trace again.
+hook_changes = [0]
+
+
 class Module:
     """The base class of every layer and model, PyTorch's ``torch.nn.Module``.
 
@@ -420,7 +426,7 @@ class Module:
                                   with_kwargs: bool = False) -> Any:
         """hook(module, args) (or hook(module, args, kwargs) with_kwargs) before forward; it may
         return new args (or (args, kwargs))."""
-        handle = add_hook(self._forward_pre_hooks, hook)
+        handle = add_hook(self._forward_pre_hooks, hook, hook_changes)
         if with_kwargs:
             self._hooks_with_kwargs.add(handle.id)
         if prepend:
@@ -432,7 +438,7 @@ class Module:
         """hook(module, args, output) (or hook(module, args, kwargs, output)) after forward; it may
         return a new output. With ``always_call``, the hook runs (with output None) also when the
         call raises, before the exception propagates."""
-        handle = add_hook(self._forward_hooks, hook)
+        handle = add_hook(self._forward_hooks, hook, hook_changes)
         if with_kwargs:
             self._hooks_with_kwargs.add(handle.id)
         if always_call:
@@ -450,20 +456,20 @@ class Module:
             raise RuntimeError('Cannot use both regular backward hooks and full backward hooks on a single Module. '
                                'Please use only one of them.')
         object.__setattr__(self, '_is_full_backward_hook', False)
-        return add_hook(self._backward_hooks, hook)
+        return add_hook(self._backward_hooks, hook, hook_changes)
 
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> Any:
         if self._is_full_backward_hook is False:
             raise RuntimeError('Cannot use both regular backward hooks and full backward hooks on a single Module. '
                                'Please use only one of them.')
         object.__setattr__(self, '_is_full_backward_hook', True)
-        handle = add_hook(self._backward_hooks, hook)
+        handle = add_hook(self._backward_hooks, hook, hook_changes)
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> Any:
-        handle = add_hook(self._backward_pre_hooks, hook)
+        handle = add_hook(self._backward_pre_hooks, hook, hook_changes)
         if prepend:
             self._backward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
