@@ -1069,6 +1069,32 @@ def test_a_module_hook_registered_or_removed_after_tracing_traces_again():
     assert len(seen) == 3
 
 
+def test_grad_mode_enabled_inside_a_call_made_without_it():
+    """enable_grad inside a function called under no_grad (an input-gradient map at evaluation):
+    its ops record as eagerly (the signature runs eagerly: a replay without grad mode records
+    nothing), and the gradient flows."""
+    w = lg.randn(3, requires_grad=True)
+
+    def saliency(x):
+        with lg.enable_grad():
+            x = x.detach().requires_grad_()
+            (g,) = lg.autograd.grad((x * w).tanh().sum(), x)
+        return g
+
+    def scaled(x):
+        with lg.enable_grad():
+            return x * w
+
+    for eager in (scaled, saliency):
+        compiled = lg.compile(eager)
+        with lg.no_grad():
+            for _ in range(3):
+                x = lg.randn(3)
+                got, want = compiled(x), eager(x)
+                _same(got, want)
+                assert got.requires_grad == want.requires_grad
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

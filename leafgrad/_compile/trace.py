@@ -93,6 +93,7 @@ class Tracer:
 
     def __init__(self, inputs, known, paths=None, values=()):
         self.thread = _get_ident()
+        self.grad_mode = state.grad_enabled  # (the call's: its replay's forward is chosen by it)
         self.paths = paths if paths is not None else {}  # id -> how a known tensor was reached
         self.values = values  # (path, value) of the Python values the function can reach
         self.depth = 0
@@ -180,6 +181,9 @@ class Tracer:
             return
         if autocast.state.on:  # casts and its cast cache are not replayed: eager, correct
             self.fail(f'{name} runs under autocast, which compile does not replay')
+            return
+        if state.grad_enabled and not self.grad_mode:  # (a replay without grad mode records nothing)
+            self.fail(f'{name} runs with grad mode enabled inside a call made without it')
             return
         try:
             if 'out' in kwargs and kwargs['out'] is not None:
