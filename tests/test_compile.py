@@ -1095,6 +1095,30 @@ def test_grad_mode_enabled_inside_a_call_made_without_it():
                 assert got.requires_grad == want.requires_grad
 
 
+def test_a_class_attribute_read_through_the_object_is_guarded():
+    """A value set in the class body (``scale = 2.0``) and read as ``self.scale``: changed on the
+    class, or shadowed by one set on the object, the call traces again."""
+    class Scaled(nn.Module):
+        scale = 2.0
+
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.lin(x) * self.scale
+
+    model = Scaled()
+    compiled = lg.compile(model)
+    x = lg.randn(3, 2)
+    for change in (None, lambda: setattr(Scaled, 'scale', 5.0), lambda: setattr(model, 'scale', 7.0)):
+        if change is not None:
+            change()
+        for _ in range(2):
+            _same(compiled(x), model(x))
+    assert _program(compiled)[0] is not None and compiled.report().count('traced again') == 2
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

@@ -26,6 +26,7 @@ with no random draw, and not changed in place by anything else (``Tracer.constan
 value is the same on every call with this signature, so reading it (the Transformer's test of
 whether its mask is the causal one) decides nothing that a replay could get wrong.
 """
+import builtins
 import functools
 import importlib
 import os
@@ -628,8 +629,8 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
         if modules is not None:
             modules[id(m)] = m
         for name, sub in m.named_modules():
-            add_methods(sub)
             at = path + tuple(('m', part) for part in name.split('.')) if name else path
+            add_methods(sub, at)
             if state is not None:
                 state.append((f'an attribute of {f"submodule {name!r}" if name else "the module"} '
                               f'({type(sub).__name__})', sub))
@@ -672,21 +673,28 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
         elif depth < 2 and _plain_object(v):  # (a trainer, a config, argparse's Namespace)
             if state is not None:
                 state.append((f'an attribute of a {type(v).__name__} it reaches', v))
-            add_methods(v)
+            add_methods(v, path)
             for k, item in list(vars(v).items()):
                 add(item, depth + 1, path + (('a', k),))
 
-    def add_methods(obj):
+    def add_methods(obj, path):
         """The functions of ``obj``'s class (its own code, not leafgrad's) join the walk: a
-        forward or a method may read globals."""
+        forward or a method may read globals; and the class's own plain values are guarded as
+        ``obj`` (at ``path``) reads them (``scale = 2.0`` in the class body, ``self.scale``)."""
         cls = type(obj)
         if cls in classes_seen:
             return
         classes_seen.add(cls)
         for klass in cls.__mro__:
-            for item in vars(klass).values():
-                if isinstance(item, types.FunctionType) and not _library_code(item.__code__):
-                    functions.append(item)
+            if klass is object or str(klass.__module__).partition('.')[0] == 'leafgrad' or (
+                    klass.__module__ == 'builtins' and getattr(builtins, klass.__name__, None) is klass):
+                continue
+            for name, item in vars(klass).items():
+                if isinstance(item, types.FunctionType):
+                    if not _library_code(item.__code__):
+                        functions.append(item)
+                elif values is not None and not name.startswith('__') and _plain(item) and name not in vars(obj):
+                    values.append((path + (('g', name),), item))
 
     for m in extra:
         add_module(m, (('obj', m),))
@@ -854,6 +862,8 @@ def reads_guard(tensors, paths, values=()):
             return f'{p}.{_STEPS[kind]}.get({k})'
         if kind == 'a':
             return f'vars({p}).get({k}, _MISSING)'
+        if kind == 'g':  # (a class's value, read through the object: an attribute of its own shadows it)
+            return f'getattr({p}, {k}, _MISSING)'
         if isinstance(parent, tuple):
             return None
         if isinstance(parent, dict):
@@ -901,7 +911,8 @@ def _reach(path):
     kind = path[0][0]
     obj = path[0][1] if kind == 'obj' else path[0][1].cell_contents if kind == 'cell' else path[0][1][path[0][2]]
     for kind, key in path[1:]:
-        obj = getattr(obj, _STEPS[kind])[key] if kind in _STEPS else vars(obj)[key] if kind == 'a' else obj[key]
+        obj = (getattr(obj, _STEPS[kind])[key] if kind in _STEPS else vars(obj)[key] if kind == 'a'
+               else getattr(obj, key) if kind == 'g' else obj[key])
     return obj
 
 
