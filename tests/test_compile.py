@@ -1119,6 +1119,21 @@ def test_a_class_attribute_read_through_the_object_is_guarded():
     assert _program(compiled)[0] is not None and compiled.report().count('traced again') == 2
 
 
+def test_an_op_whose_output_shape_depends_on_data_is_a_graph_break():
+    """x[x > 0], nonzero, unique, masked_select ...: the output's shape is the data's, and a
+    Python number read from it (``y.shape[0]``, ``len(idx)``) would be a constant of every
+    replay; a graph break, as PyTorch's default, so every call is eager's."""
+    cases = (lambda x: x[x > 0].sum() * x[x > 0].shape[0], lambda x: x.new_zeros(len(lg.nonzero(x > 0))) + 1,
+             lambda x: lg.unique(x) * 2, lambda x: lg.masked_select(x, x > 0).sum() * 1.0,
+             lambda x: x.repeat_interleave(lg.tensor([1, 2, 0])), lambda x: lg.where(x > 0)[0] * 2)
+    for fn in cases:
+        compiled = lg.compile(fn)
+        for data in ([1., -1., 2.], [1., 2., 3.], [-1., -2., 3.]):
+            x = lg.tensor(data)
+            _same(compiled(x), fn(x))
+        assert _program(compiled) == [None] and 'shape depends on tensor data' in compiled.report()
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

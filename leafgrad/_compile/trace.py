@@ -186,6 +186,9 @@ class Tracer:
         if state.grad_enabled and not self.grad_mode:  # (a replay without grad mode records nothing)
             self.fail(f'{name} runs with grad mode enabled inside a call made without it')
             return
+        if _shape_from_data(fn, args, kwargs):  # (PyTorch's default too: a graph break)
+            self.graph_break(f'{name} makes an output whose shape depends on tensor data')
+            return
         try:
             if 'out' in kwargs and kwargs['out'] is not None:
                 raise Unsupported(f'{name}(out=...) is not replayed')
@@ -401,6 +404,28 @@ def _counting(draw):
         return draw(self, n)
     _copy_identity(counted, draw)
     return counted
+
+
+def _shape_from_data(fn, args, kwargs):
+    """Whether the call's output shape depends on tensor values (``x[x > 0]``, ``nonzero``,
+    ``unique``): a replay would keep Python numbers read from the traced shape."""
+    name = getattr(fn, '__name__', '')
+    if name in _SHAPE_FROM_DATA:
+        return True
+    if name in ('__getitem__', 'getitem') and len(args) > 1:
+        index = args[1]
+        return any(isinstance(i, Tensor) and i._data.dtype.kind == 'b'
+                   for i in (index if isinstance(index, (tuple, list)) else (index,)))
+    if name == 'where':  # (where(condition) alone: nonzero's)
+        return len(args) + len(kwargs) == 1
+    if name == 'repeat_interleave':  # (repeats given by a tensor)
+        repeats = args[1] if len(args) > 1 else kwargs.get('repeats', args[0] if args else None)
+        return isinstance(repeats, Tensor) and repeats._data.ndim > 0
+    return False
+
+
+_SHAPE_FROM_DATA = {'nonzero', 'argwhere', 'masked_select', 'unique', 'unique_consecutive',
+                    'bincount', '_unique', '_unique2'}
 
 
 def _seeding(set_state):
