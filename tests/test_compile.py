@@ -1014,10 +1014,10 @@ def test_numpy_numbers_are_guarded_and_a_nan_stays_unchanged():
 
 
 def test_an_output_that_is_a_view_of_an_input_stays_linked_to_it():
-    """An output that is a view of an input (or of a parameter): as eagerly, its ``_base`` is
-    that tensor and they share a version counter, so that an in-place change through it is
-    seen by a node that saved the input (the signature runs eagerly: a replay's output would be
-    a fresh tensor on the same memory)."""
+    """An output that is a view of an input (or of a parameter), the input itself or its
+    detach(): as eagerly, it shares the input's version counter (a view has it as its
+    ``_base``), so that an in-place change through it is seen by a node that saved the input
+    (the signature runs eagerly: a replay's output would be a fresh tensor on the same memory)."""
     w = lg.randn(3, requires_grad=True)
     f = lg.compile(lambda x: x.view(3))
     for _ in range(3):
@@ -1029,6 +1029,13 @@ def test_an_output_that_is_a_view_of_an_input_stays_linked_to_it():
     f(x).mul_(2)
     with pytest.raises(RuntimeError, match='modified by an inplace operation'):
         y.backward()
+    for alias in (lambda x: (x, x * 2), lambda x: x.detach()):  # (the input itself; its detach())
+        g = lg.compile(alias)
+        for _ in range(3):
+            x = lg.randn(3)
+            out = g(x)
+            out = out[0] if isinstance(out, tuple) else out
+            assert out._version_counter is x._version_counter
 
 
 def test_outputs_made_in_inference_mode_are_inference_tensors():

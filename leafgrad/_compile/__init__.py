@@ -529,16 +529,15 @@ def _describe_guards(key, program):
 
 
 def _check_aliases(tracer, out, inputs, known):
-    """Fail ``tracer`` where an output is a view of a tensor that existed before the call (an
-    input, a parameter): eagerly it shares that tensor's version counter and has it as its
-    ``_base`` (an in-place change through it is seen by autograd), which a replay's fresh
-    output would not."""
-    before = {id(t) for t in inputs} | set(known)
+    """Fail ``tracer`` where an output shares its memory's version counter with a tensor that
+    existed before the call (an input or a parameter itself, a view of one, its ``detach()``):
+    eagerly an in-place change through the output is seen by autograd on that tensor (and a
+    view's ``_base`` is it), which a replay's fresh output would hide."""
+    counters = {id(t._version_counter) for t in inputs} | {id(t._version_counter) for t in known.values()}
     for t in _tensors_in(out):
-        base = t._base
-        if base is not None and id(base) in before:
-            tracer.fail('an output is a view of an input or captured tensor (eager links it to its base: '
-                        '._base and the version counter)')
+        if id(t._version_counter) in counters:
+            tracer.fail('an output is an input or captured tensor, a view of one or its detach() (eager '
+                        'shares its version counter, and a view its ._base)')
             return
 
 
