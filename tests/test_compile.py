@@ -1141,6 +1141,18 @@ def test_an_op_whose_output_shape_depends_on_data_is_a_graph_break():
         assert _program(compiled) == [None] and 'shape depends on tensor data' in compiled.report()
 
 
+def test_strides_are_part_of_the_signature():
+    """A branch on x.is_contiguous() (or x.stride()) is decided by the input's strides: a
+    transposed input of the same shape traces again, as PyTorch's guards check strides."""
+    def f(x):
+        return x * 2 if x.is_contiguous() else x * 3
+
+    compiled = lg.compile(f)
+    for x in (lg.ones(2, 3), lg.ones(2, 3), lg.ones(3, 2).t(), lg.ones(3, 2).t(), lg.ones(2, 3)):
+        _same(compiled(x), f(x))
+    assert len(_program(compiled)) == 2
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

@@ -479,7 +479,9 @@ def _key_of(value, parts, inputs):
     if isinstance(value, Tensor):
         d = value._data
         kind = type(d)  # (the device: NumPy's arrays are the CPU's; other arrays say where they live)
-        parts.append((d.shape, d.dtype, value._requires_grad, kind if kind is _ndarray else (kind, _device_of(d))))
+        # (the strides too: a branch on x.is_contiguous() or x.stride() is decided by them)
+        parts.append((d.shape, d.dtype, value._requires_grad, kind if kind is _ndarray else (kind, _device_of(d)),
+                      d.strides))
         inputs.append(value)
         return
     t = type(value)
@@ -515,14 +517,14 @@ def _modules_in(value):
 
 
 def _describe_key(key):
-    tensors = [p for p in key if type(p) is tuple and len(p) == 4 and type(p[0]) is tuple]
-    bits = [f'{list(s)} {dt}{" requires_grad" if rg else ""}' for s, dt, rg, _ in tensors]
+    tensors = [p for p in key if type(p) is tuple and len(p) == 5 and type(p[0]) is tuple]
+    bits = [f'{list(s)} {dt}{" requires_grad" if rg else ""}' for s, dt, rg, _, _ in tensors]
     return 'tensors ' + ', '.join(bits) if bits else 'no tensor arguments'
 
 
 def _describe_guards(key, program):
     n_in = len(program.input_slots)
-    s = (f'{n_in} input tensor{"s" if n_in != 1 else ""} (shape, dtype, device, requires_grad), grad mode, '
+    s = (f'{n_in} input tensor{"s" if n_in != 1 else ""} (shape, strides, dtype, device, requires_grad), grad mode, '
          f'{len(program.captured)} captured tensors (shape, dtype, device, requires_grad, none replaced), '
          f'{program.n_values} Python values')
     return s
@@ -554,9 +556,9 @@ def _tensors_in(value):
 
 def _guard_lines(key, program):
     """The guards of a traced signature, one per line (the guards log)."""
-    tensors = [p for p in key if type(p) is tuple and len(p) == 4 and type(p[0]) is tuple]
+    tensors = [p for p in key if type(p) is tuple and len(p) == 5 and type(p[0]) is tuple]
     lines = [f'- input tensor {i}: shape {list(shape)}, {dtype}, requires_grad={rg}'
-             for i, (shape, dtype, rg, _) in enumerate(tensors, 1)]
+             for i, (shape, dtype, rg, _, _) in enumerate(tensors, 1)]
     lines.append(f'- grad mode: {"enabled" if _grad_state.grad_enabled else "disabled"}')
     lines += [f'- captured tensor {i}: shape {list(shape)}, {dtype}, requires_grad={rg}, the same object'
               for i, (shape, dtype, rg, _, _) in enumerate(program.captured_meta, 1)]
