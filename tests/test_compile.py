@@ -1153,6 +1153,63 @@ def test_strides_are_part_of_the_signature():
     assert len(_program(compiled)) == 2
 
 
+def test_print_warnings_and_logging_inside_the_function_are_graph_breaks(capsys):
+    """print(), warnings.warn() and a logger's record in the compiled function: side effects a
+    replay would not repeat, so graph breaks (as PyTorch's by default), and every call prints,
+    warns and logs as eagerly; a warning's stacklevel still names the user's line."""
+    import logging
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    log = logging.getLogger('a user program')
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+
+    def printing(x):
+        print('step')
+        return x * 2
+
+    def warning(x):
+        warnings.warn('careful', UserWarning, stacklevel=1)
+        return x * 2
+
+    def logged(x):
+        log.info('hello')
+        return x * 2
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            for fn in (printing, warning, logged):
+                compiled = lg.compile(fn)
+                for _ in range(3):
+                    compiled(lg.ones(1))
+                assert _program(compiled) == [None] and 'inside the compiled region' in compiled.report()
+    finally:
+        log.removeHandler(handler)
+    assert capsys.readouterr().out == 'step\n' * 3
+    assert len(caught) == 3 and all(w.filename == __file__ for w in caught)
+    assert [r.getMessage() for r in records] == ['hello'] * 3 and all(r.pathname == __file__ for r in records)
+
+
+def test_compile_logs_nothing_through_a_root_logger_set_to_info(capsys):
+    """A program's logging.basicConfig(level=INFO) does not make leafgrad.compile talk: its
+    loggers stay at WARNING until set_logs says otherwise, as PyTorch's."""
+    import logging
+    root = logging.getLogger()
+    handler = logging.StreamHandler()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        f = lg.compile(lambda x: x * 2)
+        f(lg.ones(1)), f(lg.ones(1))
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+    assert capsys.readouterr().err == ''
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

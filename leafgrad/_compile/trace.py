@@ -29,11 +29,13 @@ whether its mask is the causal one) decides nothing that a replay could get wron
 import builtins
 import functools
 import importlib
+import logging
 import os
 import random
 import sys
 import threading
 import types
+import warnings
 
 import numpy
 
@@ -406,6 +408,36 @@ def _counting(draw):
     return counted
 
 
+def _effect(fn, what):
+    """``print``, ``warnings.warn`` or a logger's record, which a replay would not repeat: a
+    graph break when the user's code calls it during a trace (leafgrad's own warnings are not)."""
+    def effect(*args, **kwargs):
+        tr = active
+        if tr is not None and tr.thread == _get_ident():
+            f = sys._getframe(1)
+            while f is not None and f.f_code.co_filename == logging.__file__:  # (Logger.info -> _log -> handle)
+                f = f.f_back
+            if f is not None and f is origins.user_frame(f):
+                tr.graph_break(what)
+        if fn is _warn:  # (this frame between the caller and warn: one level further up)
+            if len(args) > 2:
+                args = args[:2] + (args[2] + 1,) + args[3:]
+            else:
+                kwargs['stacklevel'] = kwargs.get('stacklevel', 1) + 1
+        return fn(*args, **kwargs)
+    _copy_identity(effect, fn)
+    return effect
+
+
+_warn = warnings.warn
+
+
+_EFFECTS = ((builtins, 'print', 'a value printed (print() inside the compiled region)'),
+            (warnings, 'warn', 'warnings.warn() inside the compiled region'),
+            (logging.Logger, 'handle', 'a logging call inside the compiled region'))
+_effects_saved = []
+
+
 def _shape_from_data(fn, args, kwargs):
     """Whether the call's output shape depends on tensor values (``x[x > 0]``, ``nonzero``,
     ``unique``): a replay would keep Python numbers read from the traced shape."""
@@ -588,6 +620,10 @@ def install(tracer):
         setattr(Generator, name, _counting(_generator_saved[name]))
     for name in _SEEDS:
         setattr(Generator, name, _seeding(_generator_saved[name]))
+    for owner, name, what in _EFFECTS:
+        original = getattr(owner, name)
+        _effects_saved.append((owner, name, original))
+        setattr(owner, name, _effect(original, what))
     active = tracer
 
 
@@ -609,6 +645,9 @@ def uninstall():
     for name, original in _generator_saved.items():
         setattr(Generator, name, original)
     _generator_saved.clear()
+    for owner, name, original in reversed(_effects_saved):
+        setattr(owner, name, original)
+    _effects_saved.clear()
     _instrument._replace(_originals, lambda w: _originals[id(w)])
 
 

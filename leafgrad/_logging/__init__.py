@@ -173,3 +173,5 @@ def _from_environment(spec):
 
 if os.environ.get('TORCH_LOGS'):
     _from_environment(os.environ['TORCH_LOGS'])
+else:  # (as PyTorch's loggers: WARNING, whatever the root logger's level is)
+    _apply({}, set())
