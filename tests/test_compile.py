@@ -1210,6 +1210,30 @@ def test_compile_logs_nothing_through_a_root_logger_set_to_info(capsys):
     assert capsys.readouterr().err == ''
 
 
+def test_an_input_changed_in_place_moves_its_version_on_as_eagerly():
+    """An input (or a captured buffer) changed in place by the compiled function: its version
+    counter moves on in every call as eagerly, so that a graph that saved it before raises at
+    its backward (a replay wrote the array and left the version: a silent wrong gradient)."""
+    w = lg.ones(2, requires_grad=True)
+    buf = lg.zeros(2)
+
+    def step(x):
+        x.add_(1)
+        buf.mul_(0.5).add_(x)
+        return x * 2
+
+    compiled = lg.compile(step)
+    for _ in range(3):
+        x = lg.ones(2)
+        y = (x * w).sum()  # (saves x)
+        before = buf._version
+        _same(compiled(x), lg.full((2,), 4.0))
+        assert x._version == 1 and buf._version == before + 2
+        with pytest.raises(RuntimeError, match='modified by an inplace operation'):
+            y.backward()
+    assert _program(compiled)[0] is not None
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

@@ -33,6 +33,7 @@ from ..autograd.grad_mode import InferenceCounter, state as _grad_state
 from ..backend import device_of as _device_of
 from ..tensor import Tensor
 from . import trace as _trace
+from ..autograd.views import bump as _bump
 from .. import _dynamo, _logging
 from ..autograd import _instrument
 from ..amp.policy import state as _autocast
@@ -212,7 +213,13 @@ class _Compiled:
             elif _captured_unchanged(program):
                 if program.reads_unchanged is None or program.reads_unchanged():
                     entry.calls += 1
+                    changed = program.bumps and [(inputs[w] if type(w) is int else w, n) for w, n in program.bumps]
+                    starts = changed and [t._version_counter[0] for t, _ in changed]
                     results = program.run(inputs)
+                    if changed:  # (the changes a replay's own ops did not count: counted here)
+                        for (t, times), start in zip(changed, starts):
+                            for _ in range(times - (t._version_counter[0] - start)):
+                                _bump(t)
                     if _grad_state.inference:  # (what eager makes in inference mode: inference tensors)
                         for t in results:
                             if type(t._version_counter) is list and not any(t is i for i in inputs):
@@ -300,6 +307,7 @@ class _Compiled:
             tracer = _trace.Tracer(inputs, known, paths, values)
             before = _trace.python_state(state)
             versions = {i: t._version_counter[0] for i, t in known.items()}
+            input_versions = [t._version_counter[0] for t in inputs]
             drawn = _trace.global_random_states()
             hooks_at = _module.hook_changes[0]
             _trace.install(tracer)
@@ -350,6 +358,9 @@ class _Compiled:
             from .program import Program  # (loaded when first used)
             program = Program(tracer, out_template, out_slots, _rule_table())
             program.hooks_at = hooks_at  # (the module hooks it was traced with: see _Hooks)
+            program.bumps = _changed_in_place(program, inputs, input_versions, known, versions)
+            if program.bumps is None:
+                reason, program = 'the call changes in place a tensor that its backward reads', None
         elif self.fullgraph and self.backend != 'eager':
             raise _dynamo.exc.Unsupported(reason)
         entry = _Entry(program, reason, out_template)
@@ -528,6 +539,22 @@ def _describe_guards(key, program):
          f'{len(program.captured)} captured tensors (shape, dtype, device, requires_grad, none replaced), '
          f'{program.n_values} Python values')
     return s
+
+
+def _changed_in_place(program, inputs, input_versions, known, versions):
+    """The inputs (by position) and captured tensors that the traced call changed in place,
+    each with the number of changes: a replay writes their arrays and moves their version
+    counters on as eager did. None where the program's node saves one of them: eager's check at
+    the backward depends on whether the change came before or after the read that saved it."""
+    bumps = [(i, t._version_counter[0] - v) for i, (t, v) in enumerate(zip(inputs, input_versions))
+             if t._version_counter[0] != v]
+    bumps += [(t, t._version_counter[0] - versions[i]) for i, t in known.items()
+              if t._version_counter[0] != versions[i] and all(t is not x for x in inputs)]
+    params = list(inputs) + list(program.captured)
+    saved = [params[i] for i in program.watched]
+    if any(any(s is (inputs[which] if type(which) is int else which) for s in saved) for which, _ in bumps):
+        return None
+    return bumps
 
 
 def _check_aliases(tracer, out, inputs, known):
