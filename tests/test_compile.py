@@ -8,6 +8,7 @@ import pytest
 import leafgrad as lg
 from leafgrad import nn
 from leafgrad._compile import trace as _trace
+from torch_facts import ask_torch
 
 F = nn.functional
 
@@ -72,13 +73,7 @@ print(json.dumps(facts))
 
 @pytest.fixture(scope='module')
 def torch_facts():
-    pytest.importorskip('torch')
-    import json
-    import subprocess
-    import sys
-    out = subprocess.run([sys.executable, '-c', _TORCH_FACTS], capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return ask_torch(_TORCH_FACTS)
 
 
 def _same(a, b):

@@ -1,6 +1,7 @@
 """torch._dynamo.config and torch._inductor.config as leafgrad keeps them: PyTorch's names and
 defaults, its errors for a name it does not have, ``patch``, and a warning (once) for a
 setting leafgrad.compile does not read."""
+import inspect
 import subprocess
 import sys
 import warnings
@@ -11,18 +12,23 @@ import leafgrad as lg
 from leafgrad._dynamo import config as dynamo_config
 from leafgrad._dynamo._torch_configs import Alias
 from leafgrad._inductor import config as inductor_config
+from torch_facts import ask_torch
 
-_TORCH_FACTS = r"""
-import json, torch
-import torch._dynamo.config as dc, torch._inductor.config as ic
+
 def plain(v):
+    """A setting's value as JSON holds it (in torch's process, which runs this source, and here)."""
     if v is None or type(v) in (bool, int, float, str):
         return v
     if type(v) in (list, tuple, set, frozenset):
         return [type(v).__name__, sorted(map(repr, v))]
     if type(v) is dict:
-        return ['dict', sorted((k, repr(x)) for k, x in v.items())]
+        return ['dict', sorted([k, repr(x)] for k, x in v.items())]
     return ['other', type(v).__name__]
+
+
+_TORCH_FACTS = inspect.getsource(plain) + r"""
+import json, torch
+import torch._dynamo.config as dc, torch._inductor.config as ic
 facts = {}
 for name, mod in (('dynamo', dc), ('inductor', ic)):
     facts[name] = {k: plain(getattr(mod, k)) for k in mod._config}
@@ -42,21 +48,9 @@ print(json.dumps(facts))
 
 @pytest.fixture(scope='module')
 def torch_facts():
-    pytest.importorskip('torch')
-    import json
-    out = subprocess.run([sys.executable, '-c', _TORCH_FACTS], capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return ask_torch(_TORCH_FACTS)
 
 
-def _plain(v):
-    if v is None or type(v) in (bool, int, float, str):
-        return v
-    if type(v) in (list, tuple, set, frozenset):
-        return [type(v).__name__, sorted(map(repr, v))]
-    if type(v) is dict:
-        return ['dict', sorted([k, repr(x)] for k, x in v.items())]
-    return ['other', type(v).__name__]
 
 
 def test_the_names_and_defaults_are_torchs(torch_facts):
@@ -66,7 +60,7 @@ def test_the_names_and_defaults_are_torchs(torch_facts):
         for key, value in theirs.items():
             if key == 'compile_threads' or type(value) is str and value.startswith('/'):
                 continue  # (read from the machine: its CPU count, the folder it runs in)
-            assert _plain(mine._get(key)) == value, key
+            assert plain(mine._get(key)) == value, key
 
 
 def test_a_name_torch_does_not_have_raises_its_error(torch_facts):

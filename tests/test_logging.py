@@ -12,6 +12,7 @@ import pytest
 
 import leafgrad as lg
 from leafgrad import _logging
+from torch_facts import ask_torch
 
 # (in a separate process: torch.compile's frame hook stays installed in the process that runs it)
 _TORCH_FACTS = r"""
@@ -33,11 +34,7 @@ print(json.dumps(facts))
 
 @pytest.fixture(scope='module')
 def torch_facts():
-    pytest.importorskip('torch')
-    import json
-    out = subprocess.run([sys.executable, '-c', _TORCH_FACTS], capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return ask_torch(_TORCH_FACTS)
 
 
 @pytest.fixture(autouse=True)

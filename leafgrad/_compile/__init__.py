@@ -563,22 +563,11 @@ def _check_aliases(tracer, out, inputs, known):
     eagerly an in-place change through the output is seen by autograd on that tensor (and a
     view's ``_base`` is it), which a replay's fresh output would hide."""
     counters = {id(t._version_counter) for t in inputs} | {id(t._version_counter) for t in known.values()}
-    for t in _tensors_in(out):
+    for t in _trace._tensors(out):
         if id(t._version_counter) in counters:
             tracer.fail('an output is an input or captured tensor, a view of one or its detach() (eager '
                         'shares its version counter, and a view its ._base)')
             return
-
-
-def _tensors_in(value):
-    if isinstance(value, Tensor):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _tensors_in(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors_in(v)
 
 
 def _guard_lines(key, program):
