@@ -288,8 +288,8 @@ class _Compiled:
                                   f'{cause or "a new signature: " + _describe_key(key)}',
                                   self._frame())
         if self.module is None:
-            reached, known = _trace.reachable_modules(self.fn), self.guard_modules
-            if known is None or [id(m) for m in reached] != [id(m) for m in known]:
+            reached, guarded = _trace.reachable_modules(self.fn), self.guard_modules
+            if guarded is None or [id(m) for m in reached] != [id(m) for m in guarded]:
                 # (a global or closure variable now holds another module, or one that did not
                 # exist before: the signatures traced hold the old ones' training flags)
                 self.guard_modules = reached
@@ -341,7 +341,7 @@ class _Compiled:
             if key not in self.changed_state:  # (a cache filled on the first call: the next may replay)
                 self.changed_state.add(key)
                 self._say(f'{what}; the call changed {changed}, which a replay would not do: '
-                                'traced again on the next call')
+                          'traced again on the next call')
                 return out
             tracer.fail(f'the call changes {changed} every time, which a replay would not do')
         reason = tracer.unsupported
@@ -357,7 +357,7 @@ class _Compiled:
         if reason is None:
             from .program import Program  # (loaded when first used)
             program = Program(tracer, out_template, out_slots, _rule_table())
-            program.hooks_at = hooks_at  # (the module hooks it was traced with: see _Hooks)
+            program.hooks_at = hooks_at  # (module hooks as traced: nn.modules.module.hook_changes)
             program.bumps = _changed_in_place(program, inputs, input_versions, known, versions)
             if program.bumps is None:
                 reason, program = 'the call changes in place a tensor that its backward reads', None
@@ -374,13 +374,13 @@ class _Compiled:
                 _logging.log_artifact('guards', f'GUARDS:\n{_guard_lines(key, program)}', self._frame())
                 _logging.log_artifact('output_code', f'Output code:\n{program.source}', self._frame())
             self._say(f'{what}: {len(tracer.calls)} ops, {program.array_ops} replayed on arrays and '
-                            f'{program.islands} through their eager op; guards: {_describe_guards(key, program)} '
-                            f'({seconds * 1e3:.0f} ms).')
+                      f'{program.islands} through their eager op; guards: {_describe_guards(key, program)} '
+                      f'({seconds * 1e3:.0f} ms).')
         for n, t in enumerate(inputs, 1):  # (torch._dynamo.mark_dynamic's marks: said, not followed)
             dims = set(getattr(t, '_dynamo_dynamic_indices', ())) | set(getattr(t, '_dynamo_weak_dynamic_indices', ()))
             if dims:
                 self._say(f'input tensor {n}: dims {sorted(dims)} are marked dynamic; leafgrad.compile has no '
-                                'symbolic shapes and traces each size as a signature')
+                          'symbolic shapes and traces each size as a signature')
         return out
 
     def _eager(self, args, kwargs):
