@@ -1229,6 +1229,91 @@ def test_an_input_changed_in_place_moves_its_version_on_as_eagerly():
     assert _program(compiled)[0] is not None
 
 
+_TORCH_STANCE_FACTS = r"""
+import json, torch
+facts = {'names': sorted(n for n in ('compile', 'reset', 'disable', 'set_stance', 'list_backends', 'is_compiling',
+                                     'is_dynamo_compiling', 'is_exporting', 'allow_in_graph',
+                                     'assume_constant_result', 'cudagraph_mark_step_begin')
+                         if hasattr(torch.compiler, n))}
+try:
+    torch.compiler.set_stance('force_eager', force_backend='eager')
+except Exception as e:
+    facts['backend_error'] = [type(e).__name__, str(e)]
+f = torch.compile(lambda x: x * 2, backend='eager')
+torch.compiler.set_stance('bogus')
+try:
+    f(torch.ones(2))
+except Exception as e:
+    facts['invalid'] = [type(e).__name__, str(e)]
+torch.compiler.set_stance('default')
+def step(x):
+    return x * 2
+g = torch.compile(step, backend='eager')
+g(torch.ones(2))
+with torch.compiler.set_stance('fail_on_recompile'):
+    g(torch.ones(2))
+    try:
+        g(torch.ones(3))
+    except Exception as e:
+        facts['fail'] = [type(e).__name__, str(e).split('\n')[0]]
+facts['type'] = type(torch.compiler.set_stance('default')).__name__
+print(json.dumps(facts))
+"""
+
+
+def test_set_stance_as_torchs(tmp_path):
+    """torch.compiler.set_stance: its errors and the "fail_on_recompile" message as PyTorch's;
+    "force_eager" runs compiled callables eagerly, "eager_on_recompile" runs eagerly what would
+    trace again while replays go on, "eager_then_compile" runs a callable's first call eagerly;
+    as a context manager and a decorator it holds only there."""
+    facts = ask_torch(_TORCH_STANCE_FACTS)
+    import leafgrad.compiler as compiler
+    assert [n for n in facts['names'] if hasattr(compiler, n)] == facts['names']
+    with pytest.raises(RuntimeError) as caught:
+        compiler.set_stance('force_eager', force_backend='eager')
+    assert [type(caught.value).__name__, str(caught.value)] == facts['backend_error']
+    f = lg.compile(lambda x: x * 2)
+    compiler.set_stance('bogus')
+    try:
+        with pytest.raises(RuntimeError) as caught:
+            f(lg.ones(2))
+    finally:
+        compiler.set_stance('default')
+    assert [type(caught.value).__name__, str(caught.value)] == facts['invalid']
+
+    def step(x):
+        return x * 2
+    g = lg.compile(step)
+    g(lg.ones(2))
+    with compiler.set_stance('fail_on_recompile'):
+        g(lg.ones(2))  # (a replay: allowed)
+        with pytest.raises(RuntimeError) as caught:
+            g(lg.ones(3))
+    kind, first_line = facts['fail']  # (the file and line differ: theirs is a -c program)
+    assert type(caught.value).__name__ == kind
+    assert str(caught.value).split('\n')[0].split(' filename: ')[0] == first_line.split(' filename: ')[0]
+    assert f"function name: 'step', line number: {step.__code__.co_firstlineno}" in str(caught.value)
+    assert type(compiler.set_stance('default')).__name__ == facts['type']
+
+    h = lg.compile(lambda x: x + 1)
+    with compiler.set_stance('force_eager'):
+        h(lg.ones(2))
+    assert _program(h) == []  # (not traced)
+    h(lg.ones(2))
+    with compiler.set_stance('eager_on_recompile'):
+        _same(h(lg.ones(2)), lg.full((2,), 2.0))
+        _same(h(lg.ones(4)), lg.full((4,), 2.0))  # (a new signature: eagerly, not traced)
+    assert len(_program(h)) == 1 and _program(h)[0] is not None
+    k = lg.compile(lambda x: x - 1)
+
+    @compiler.set_stance('eager_then_compile')
+    def run():
+        return [k(lg.ones(2)) for _ in range(3)]
+    assert lg._dynamo.stance.stance == 'default'
+    run()
+    assert _program(k)[0] is not None and k._leafgrad_compiled.cache[next(iter(k._leafgrad_compiled.cache))].calls == 1
+
+
 def test_a_compiled_method_that_appends_to_its_objects_list_keeps_doing_so():
     """A plain object's compiled method that appends to a list the object holds (a log of
     losses): a side effect a replay would not repeat, so the signature runs eagerly, and every

@@ -181,6 +181,7 @@ class _Compiled:
         self.limit_hit = False
         self.compile_seconds = []
         self.frame_id = next(_frame_ids)
+        self.called_eagerly = False  # (its first call under the "eager_then_compile" stance: made)
         self.traces = 0           # traces so far (the logs' compile id)
         _all_compiled.add(self)
 
@@ -195,6 +196,9 @@ class _Compiled:
     def __call__(self, *args, **kwargs):
         if _trace.active is not None or _instrument._thread is not None:  # in a trace: inlined there
             return self.fn(*args, **kwargs)  # (under a profiler: eagerly, so that its ops are seen)
+        stance = _dynamo.stance
+        if (stance.stance != 'default' or stance.backend is not None) and self._eager_by_stance(stance):
+            return self.fn(*args, **kwargs)
         inputs = []
         modules = self.guard_modules
         if modules is None:
@@ -242,7 +246,15 @@ class _Compiled:
         if len(self.cache) >= self._limit():
             self._hit_limit(_describe_key(key))
             return self.fn(*args, **kwargs)
-        return self._trace(key, args, kwargs, inputs, why if entry is not None else None)
+        cause = why if entry is not None else None
+        if self.traces and stance.stance in ('eager_on_recompile', 'fail_on_recompile'):
+            if stance.stance == 'eager_on_recompile':
+                return self.fn(*args, **kwargs)
+            failed = cause or 'a new signature: ' + _describe_key(key)
+            raise RuntimeError(f"Detected recompile when torch.compile stance is 'fail_on_recompile'. "
+                               f"{self._where(words=True)}\n    triggered by the following guard failure(s):\n"
+                               f"    - {self.frame_id}/{self.traces - 1}: {failed}")
+        return self._trace(key, args, kwargs, inputs, cause)
 
     def _say(self, sentence):
         """A sentence of the report, also logged (set_logs(dynamo=logging.INFO))."""
@@ -253,11 +265,28 @@ class _Compiled:
     def _frame(self):
         return f'{self.frame_id}/{max(self.traces - 1, 0)}'
 
-    def _where(self):
+    def _where(self, words=False):
+        """The compiled function and where it is defined (``words``: as the stance's error says it)."""
         fn = getattr(self.fn, '__func__', self.fn)
         code = getattr(fn, '__code__', None)
         name = getattr(fn, '__qualname__', repr(fn))
-        return f'{name} in {code.co_filename}:{code.co_firstlineno}' if code is not None else name
+        if code is None:
+            return name
+        if words:
+            return f"filename: '{code.co_filename}', function name: '{code.co_name}', line number: {code.co_firstlineno}"
+        return f'{name} in {code.co_filename}:{code.co_firstlineno}'
+
+    def _eager_by_stance(self, stance):
+        """Whether the compiler's stance (torch.compiler.set_stance) runs this call eagerly, without
+        a trace: "force_eager"; the first call under "eager_then_compile"; a forced 'eager' backend."""
+        if stance.stance not in _dynamo._STANCES:
+            raise RuntimeError(f"invalid torch.compile stance '{stance}'")
+        if stance.stance == 'force_eager' or stance.backend == 'eager':
+            return True
+        if stance.stance in ('eager_then_compile', 'aot_eager_then_compile') and not self.called_eagerly:
+            self.called_eagerly = True
+            return True
+        return False
 
     def _limit(self):
         return _dynamo.config.recompile_limit if self.recompile_limit is None else self.recompile_limit

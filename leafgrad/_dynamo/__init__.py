@@ -23,8 +23,9 @@ def is_compiling():
     return trace.active is not None
 
 
-def disable(fn=None, recursive=True):
-    """``fn`` run eagerly even inside a compiled function (its ops are then not traced)."""
+def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
+    """``fn`` run eagerly even inside a compiled function (its ops are then not traced);
+    ``reason`` is said in the graph break's reason."""
 
     def decorate(f):
         @functools.wraps(f)
@@ -33,10 +34,62 @@ def disable(fn=None, recursive=True):
             tracer = trace.active
             if tracer is None:
                 return f(*args, **kwargs)
-            tracer.graph_break(f'{getattr(f, "__qualname__", f)} is marked leafgrad._dynamo.disable')
+            tracer.graph_break(f'{getattr(f, "__qualname__", f)} is marked leafgrad._dynamo.disable'
+                               + (f' ({reason})' if reason else ''))
             return f(*args, **kwargs)
         return eager
     return decorate if fn is None else decorate(fn)
+
+
+# ---- the compiler's stance ------------------------------------------------------------------
+
+DynamoStance = collections.namedtuple('DynamoStance', 'stance skip_guard_eval_unsafe backend',
+                                      defaults=('default', False, None))
+_STANCES = ('default', 'force_eager', 'eager_on_recompile', 'fail_on_recompile', 'eager_then_compile',
+            'aot_eager_then_compile')
+stance = DynamoStance()  # (read by every compiled call)
+
+
+class set_stance:
+    """torch.compiler.set_stance: what compiled callables do, from now on, or within a ``with``
+    block, or while a decorated function runs. "force_eager": run every compiled callable
+    eagerly; "eager_on_recompile": run eagerly what would be traced again (replays go on);
+    "fail_on_recompile": raise where a callable would be traced again; "eager_then_compile"
+    (and "aot_eager_then_compile"): each callable's first call runs eagerly, without a trace.
+    ``force_backend`` (with "default"): the backend every compiled callable uses.
+    ``skip_guard_eval_unsafe`` is PyTorch's leave to skip guards; leafgrad evaluates them all,
+    which gives the same results for a program that meets that flag's condition."""
+
+    def __init__(self, stance='default', *, skip_guard_eval_unsafe=False, force_backend=None):
+        if force_backend is not None and stance != 'default':
+            raise RuntimeError('non-default stance cannot have force_backend set')
+        self.previous = _swap(DynamoStance(stance, skip_guard_eval_unsafe, force_backend))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _swap(self.previous)
+        return False
+
+    def __call__(self, fn):
+        chosen = _swap(self.previous)  # (as a decorator: the stance holds while fn runs, not from now on)
+
+        @functools.wraps(fn)
+        def staged(*args, **kwargs):
+            before = _swap(chosen)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _swap(before)
+        return staged
+
+
+def _swap(new):
+    """Make ``new`` the stance; returns the one it replaces."""
+    global stance
+    old, stance = stance, new
+    return old
 
 
 # ---- dimension marks ------------------------------------------------------------------------
