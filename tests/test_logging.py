@@ -120,7 +120,7 @@ def test_nothing_is_logged_unless_asked(capsys):
     f(lg.ones(5))
     _logging.set_logs(graph_breaks=True)
     _logging.set_logs(recompiles=True)  # (each call starts from the defaults: graph_breaks off again)
-    f(lg.ones(6))
+    f(lg.ones(6, dtype=lg.float64))  # (a new dtype: a recompile, where a new size of dim 0, dynamic now, is none)
     err = capsys.readouterr().err
     assert _lines(err, 'graph_breaks') == [] and len(_lines(err, 'recompiles')) == 3
 

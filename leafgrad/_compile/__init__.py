@@ -9,6 +9,14 @@ the call records). Guards check the signature on every call; a new signature tra
 up to ``_dynamo.config.recompile_limit`` signatures, after which the function runs eagerly
 (with one warning), as torch.compile does.
 
+Dynamic shapes, as PyTorch decides them (``dynamic=None``: a tensor dimension or an int or
+float argument that changes between calls becomes dynamic; ``dynamic=True``: all are, from
+the first call; ``mark_dynamic``): a new size of a dynamic dimension counts as no new
+signature toward the limit, as PyTorch's one dynamic graph serves it. leafgrad has no symbolic
+shapes, so each size still has its own trace: a size runs eagerly on its first call and is
+traced on its second (sizes seen once, as in a generation loop, cost no trace), and the
+traces of one dynamic signature are capped (``_SIZES_KEPT``, oldest forgotten first).
+
 The first call of a signature is the traced eager run itself, so its values and graph are
 eager's; replay begins with the second. A graph break (``.item()``, ``if t.sum() > 0``,
 ``.tolist()``, printing a tensor, a NumPy round trip) or a call the trace cannot replay makes
@@ -24,7 +32,6 @@ import itertools
 import logging
 import threading
 import time
-import warnings
 import weakref
 
 import numpy
@@ -47,6 +54,8 @@ _all_compiled = weakref.WeakSet()
 _frame_ids = itertools.count()  # (a compiled callable's number in the logs, as PyTorch's frame id)
 _ndarray = numpy.ndarray
 _rules = None
+_SIZES_KEPT = 32          # traces kept per dynamic signature (one per size)
+_SIZES_REMEMBERED = 4096  # sizes seen once remembered per compiled callable
 
 
 def _rule_table():
@@ -65,12 +74,13 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     ``name`` labels the compiled region in its report; ``recompile_limit`` caps the signatures
     traced for this call (default ``_dynamo.config.recompile_limit``; past it, new signatures run
     eagerly, or with ``fullgraph=True`` raise ``FailOnRecompileLimitHit``). Each call keeps its
-    own entries, which is what ``isolate_recompiles=True`` asks of PyTorch; ``shapes_spec``
-    (dynamic shapes) is refused: leafgrad specialises every shape."""
+    own entries, which is what ``isolate_recompiles=True`` asks of PyTorch; ``dynamic`` decides
+    what is dynamic as PyTorch's (see the design note); ``shapes_spec`` (a specification of
+    symbolic shapes) is refused: leafgrad has none."""
     if backend is None:
         backend = 'inductor'  # PyTorch's default backend
     if shapes_spec is not None:
-        raise NotImplementedError('compile(shapes_spec=...): leafgrad.compile specialises every shape and takes no '
+        raise NotImplementedError('compile(shapes_spec=...): leafgrad.compile has no symbolic shapes and takes no '
                                   'dynamic-shape specification')
     if recompile_limit is not None and (not isinstance(recompile_limit, int) or recompile_limit < 0):
         raise ValueError(f'recompile_limit must be a non-negative int or None, got {recompile_limit!r}')
@@ -103,8 +113,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         if disable:
             return obj
         if isinstance(obj, _Module):
-            return OptimizedModule(obj, _Compiled(obj.__call__, fullgraph, backend, obj, name, recompile_limit))
-        compiled = _Compiled(obj, fullgraph, backend, None, name, recompile_limit)
+            return OptimizedModule(obj, _Compiled(obj.__call__, fullgraph, backend, obj, name, recompile_limit,
+                                                  dynamic))
+        compiled = _Compiled(obj, fullgraph, backend, None, name, recompile_limit, dynamic)
 
         @functools.wraps(obj)
         def compiled_function(*args, **kwargs):
@@ -151,18 +162,20 @@ OptimizedModule.__module__ = 'leafgrad._dynamo.eval_frame'
 
 class _Entry:
     """One traced signature: its program (None: runs eagerly) and the reason."""
-    __slots__ = ('program', 'reason', 'out_template', 'calls', 'captured_meta')
+    __slots__ = ('program', 'reason', 'out_template', 'calls', 'captured_meta', 'group')
 
     def __init__(self, program, reason, out_template=None):
         self.program, self.reason, self.out_template = program, reason, out_template
         self.calls = 0
+        self.group = None  # (the signature with its dynamic sizes left out: _Compiled._group)
 
 
 class _Compiled:
     """The state of one compiled callable: its cache of traced signatures and its log."""
 
-    def __init__(self, fn, fullgraph, backend, module, name=None, recompile_limit=None):
+    def __init__(self, fn, fullgraph, backend, module, name=None, recompile_limit=None, dynamic=None):
         self.fn = fn
+        self.dynamic = dynamic
         self.fullgraph = fullgraph
         self.backend = backend
         self.module = module
@@ -177,6 +190,14 @@ class _Compiled:
         self.children = None      # (the child modules, [(name, child, its compiled forward)]): _eager
         self.changed_state = set()  # signatures whose traced call changed Python state once
         self.retraced = {}        # signature -> times its guards failed (traced again each time)
+        # dynamic shapes: the signatures with their dynamic sizes left out (each counts once
+        # toward the recompile limit), the dims and values made dynamic (a part's index in a
+        # signature -> the tensor's dims, or True for an int or float argument), the last
+        # signature traced of each structure (which a new one is compared with), sizes seen once
+        self.groups = set()
+        self.dynamic_parts = {}
+        self.structures = {}
+        self.sizes_seen = {}
         self.log = []             # plain sentences, in order
         self.limit_hit = False
         self.compile_seconds = []
@@ -189,6 +210,10 @@ class _Compiled:
         self.cache.clear()
         self.changed_state.clear()
         self.retraced.clear()
+        self.groups.clear()
+        self.dynamic_parts.clear()
+        self.structures.clear()
+        self.sizes_seen.clear()
         self.log.clear()
         self.limit_hit = False
         self.compile_seconds = []
@@ -239,13 +264,19 @@ class _Compiled:
             retraced = self.retraced[key] = self.retraced.get(key, 0) + 1
             if retraced >= self._limit():
                 self._hit_limit(why)
-                self.cache[key] = _Entry(None, f'{why}, {retraced} times')
+                self._store(key, _Entry(None, f'{why}, {retraced} times'), entry.group)
                 self._say(f'{why}: this signature runs eagerly from now on')
                 return self._eager(args, kwargs)
             self._say(f'{why}: traced again')
-        if len(self.cache) >= self._limit():
-            self._hit_limit(_describe_key(key))
-            return self.fn(*args, **kwargs)
+            group = entry.group
+        else:
+            self._make_dynamic(key, inputs)
+            group = self._group(key, inputs)
+            if group in self.groups:  # (a new size of dynamic dims: no new signature)
+                return self._new_size(key, group, args, kwargs, inputs)
+            if len(self.groups) >= self._limit():
+                self._hit_limit(_describe_key(key))
+                return self.fn(*args, **kwargs)
         cause = why if entry is not None else None
         if self.traces and stance.stance in ('eager_on_recompile', 'fail_on_recompile'):
             if stance.stance == 'eager_on_recompile':
@@ -254,7 +285,75 @@ class _Compiled:
             raise RuntimeError(f"Detected recompile when torch.compile stance is 'fail_on_recompile'. "
                                f"{self._where(words=True)}\n    triggered by the following guard failure(s):\n"
                                f"    - {self.frame_id}/{self.traces - 1}: {failed}")
-        return self._trace(key, args, kwargs, inputs, cause)
+        return self._trace(key, args, kwargs, inputs, cause, group)
+
+    def _make_dynamic(self, key, inputs):
+        """PyTorch's automatic dynamic shapes (``dynamic=None``): compared with the last signature
+        traced of the same structure, the tensor dims whose size changed and the int and float
+        arguments whose value changed become dynamic."""
+        if self.dynamic is not None or not _dynamo.config.automatic_dynamic_shapes:
+            return
+        structure = _structure(key)
+        before = self.structures.get(structure)
+        if before is None:
+            return
+        n = 0
+        for i, (old, new) in enumerate(zip(before, key)):
+            if _is_tensor_part(new):
+                n += 1
+                dims = {d for d, (a, b) in enumerate(zip(old[0], new[0])) if a != b}
+                made = dims - self.dynamic_parts.get(i, set())
+                if made:
+                    self.dynamic_parts.setdefault(i, set()).update(made)
+                    self._say(f'input tensor {n}: the size of dim{"s" if len(made) > 1 else ""} '
+                              f'{", ".join(map(str, sorted(made)))} changed, which makes '
+                              f'{"them" if len(made) > 1 else "it"} dynamic (as PyTorch): sizes after this '
+                              'one are no new signatures; each size runs eagerly on its first call and is '
+                              'traced on its second')
+            elif old != new and _is_number_part(new) and i not in self.dynamic_parts and _unspecialised(new[0]):
+                self.dynamic_parts[i] = True
+                self._say(f'a {new[0].__name__} argument changed, which makes it dynamic (as PyTorch): its '
+                          'values after this one are no new signatures; each value runs eagerly on its first '
+                          'call and is traced on its second')
+
+    def _group(self, key, inputs):
+        """The signature with its dynamic sizes and numbers left out (sizes 0 and 1 stay, as
+        PyTorch specialises them): the signatures one dynamic graph of PyTorch's would serve
+        share it."""
+        every = self.dynamic is True or (self.dynamic is None and not _dynamo.config.assume_static_by_default)
+        parts = self.dynamic_parts
+        if not parts and not every and not any(getattr(t, '_has_dynamo_dim_marking', False) for t in inputs):
+            return key
+        group = list(key)
+        n = 0
+        for i, part in enumerate(key):
+            if _is_tensor_part(part):
+                t = inputs[n]
+                n += 1
+                shape = part[0]
+                dims = set(range(len(shape))) if every else set(parts.get(i, ()))
+                dims |= getattr(t, '_dynamo_dynamic_indices', set()) | getattr(t, '_dynamo_weak_dynamic_indices', set())
+                dims -= getattr(t, '_dynamo_static_indices', set())
+                if dims:
+                    group[i] = (tuple(None if d in dims and s > 1 else s for d, s in enumerate(shape)),
+                                part[1], part[2], part[3], None)  # (strides follow the sizes)
+            elif _is_number_part(part) and (every or i in parts) and _unspecialised(part[0]):
+                group[i] = (part[0], None)
+        return tuple(group)
+
+    def _new_size(self, key, group, args, kwargs, inputs):
+        """A call whose only news is the size of dynamic dims (or the value of a dynamic number):
+        eager on its first call, traced on its second."""
+        if key not in self.sizes_seen:
+            if len(self.sizes_seen) >= _SIZES_REMEMBERED:
+                self.sizes_seen.clear()
+            self.sizes_seen[key] = True
+            return self.fn(*args, **kwargs)  # (plainly: _eager's submodules would each trace this size)
+        del self.sizes_seen[key]
+        kept = [k for k, e in self.cache.items() if e.group == group]
+        if len(kept) >= _SIZES_KEPT:
+            del self.cache[kept[0]]
+        return self._trace(key, args, kwargs, inputs, None, group, counted=False)
 
     def _say(self, sentence):
         """A sentence of the report, also logged (set_logs(dynamo=logging.INFO))."""
@@ -265,13 +364,17 @@ class _Compiled:
     def _frame(self):
         return f'{self.frame_id}/{max(self.traces - 1, 0)}'
 
-    def _where(self, words=False):
-        """The compiled function and where it is defined (``words``: as the stance's error says it)."""
-        fn = getattr(self.fn, '__func__', self.fn)
+    def _where(self, words=False, short=False):
+        """The compiled function and where it is defined (``words``: as the stance's error says it;
+        ``short``: as the recompile limit's warning does)."""
+        # (a module's: its forward, as PyTorch compiles that)
+        fn = type(self.module).forward if self.module is not None else getattr(self.fn, '__func__', self.fn)
         code = getattr(fn, '__code__', None)
         name = getattr(fn, '__qualname__', repr(fn))
         if code is None:
             return name
+        if short:
+            return f"'{code.co_name}' ({code.co_filename}:{code.co_firstlineno})"
         if words:
             return f"filename: '{code.co_filename}', function name: '{code.co_name}', line number: {code.co_firstlineno}"
         return f'{name} in {code.co_filename}:{code.co_firstlineno}'
@@ -299,18 +402,23 @@ class _Compiled:
             raise _dynamo.exc.FailOnRecompileLimitHit('Hard failure due to fullgraph=True')
         if not self.limit_hit:
             self.limit_hit = True
-            name = getattr(self.fn, '__qualname__', repr(self.fn))
-            warnings.warn(f'leafgrad._dynamo hit config.recompile_limit ({limit})\n'
-                          f"   function: '{name}'\n   last reason: {reason}\n"
-                          'New signatures now run eagerly.', UserWarning, stacklevel=3)
+            # (PyTorch's warning, and as PyTorch a log record, not a Python warning)
+            _logging.dynamo_log.warning(f'leafgrad._dynamo hit config.recompile_limit ({limit})\n'
+                                        f'   function: {self._where(short=True)}\n   last reason: {reason}\n'
+                                        'To log all recompilation reasons, use TORCH_LOGS="recompiles".',
+                                        extra={'frame': f'{self.frame_id}/{self.traces}'})
             self._say(f'recompile limit ({limit}) reached: new signatures run eagerly')
 
-    def _trace(self, key, args, kwargs, inputs, cause=None):
-        """Trace a call of a new signature (``cause``: why a traced one failed its guards)."""
+    def _trace(self, key, args, kwargs, inputs, cause=None, group=None, counted=True):
+        """Trace a call of a new signature (``cause``: why a traced one failed its guards;
+        ``group``: the signature with its dynamic sizes left out; not ``counted``: a new size of
+        a dynamic signature, which PyTorch's dynamic graph would serve without a recompile)."""
         if not _trace._lock.acquire(blocking=False):  # another thread is tracing: eager this once
             return self.fn(*args, **kwargs)
-        self.traces += 1
-        if self.traces > 1 and _logging.enabled:
+        say = self._say if counted else _silent
+        if counted:
+            self.traces += 1
+        if counted and self.traces > 1 and _logging.enabled:
             _logging.log_artifact('recompiles', f'Recompiling function {self._where()}\n'
                                   '    triggered by the following guard failure(s):\n'
                                   f'    - {self.frame_id}/{self.traces - 2}: '
@@ -324,8 +432,11 @@ class _Compiled:
                 self.guard_modules = reached
                 if self.cache:
                     self.cache.clear()
+                    self.groups.clear()
+                    self.structures.clear()
                     self._say('the modules the function reaches changed: its signatures are traced again')
                 key = _signature(args, kwargs, [], reached)
+                group = self._group(key, inputs)
         start = time.perf_counter()
         try:
             # the compiled module, and modules passed as arguments (their identity is in the
@@ -351,7 +462,7 @@ class _Compiled:
                 tracer.fail('the call registers or removes a module hook, which a replay would not do')
         finally:
             _trace._lock.release()
-        n = len(self.cache)
+        n = len(self.groups) - (group in self.groups)  # (the other signatures)
         what = 'traced' if n == 0 else f'traced again (signature {n + 1}: {_describe_key(key)})'
         if tracer.breaks:
             reason = tracer.breaks[0]
@@ -360,8 +471,8 @@ class _Compiled:
                                       f'Graph Break Reason: {reason}', self._frame())
             if self.fullgraph:
                 raise _dynamo.exc.Unsupported(reason)
-            self.cache[key] = _Entry(None, reason)
-            self._say(f'{what}; graph break: {reason}. This signature runs eagerly.')
+            self._store(key, _Entry(None, reason), group)
+            say(f'{what}; graph break: {reason}. This signature runs eagerly.')
             return out
         program = None
         tracer.check_saved(out)
@@ -369,7 +480,7 @@ class _Compiled:
         if changed is not None and tracer.unsupported is None:
             if key not in self.changed_state:  # (a cache filled on the first call: the next may replay)
                 self.changed_state.add(key)
-                self._say(f'{what}; the call changed {changed}, which a replay would not do: '
+                say(f'{what}; the call changed {changed}, which a replay would not do: '
                           'traced again on the next call')
                 return out
             tracer.fail(f'the call changes {changed} every time, which a replay would not do')
@@ -392,25 +503,32 @@ class _Compiled:
                 reason, program = 'the call changes in place a tensor that its backward reads', None
         elif self.fullgraph and self.backend != 'eager':
             raise _dynamo.exc.Unsupported(reason)
-        entry = _Entry(program, reason, out_template)
-        self.cache[key] = entry
+        self._store(key, _Entry(program, reason, out_template), group)
         seconds = time.perf_counter() - start
         self.compile_seconds.append(seconds)
         if program is None:
-            self._say(f'{what}; not replayed: {reason}. This signature runs eagerly.')
+            say(f'{what}; not replayed: {reason}. This signature runs eagerly.')
         else:
             if _logging.enabled:
                 _logging.log_artifact('guards', f'GUARDS:\n{_guard_lines(key, program)}', self._frame())
                 _logging.log_artifact('output_code', f'Output code:\n{program.source}', self._frame())
-            self._say(f'{what}: {len(tracer.calls)} ops, {program.array_ops} replayed on arrays and '
+            say(f'{what}: {len(tracer.calls)} ops, {program.array_ops} replayed on arrays and '
                       f'{program.islands} through their eager op; guards: {_describe_guards(key, program)} '
                       f'({seconds * 1e3:.0f} ms).')
-        for n, t in enumerate(inputs, 1):  # (torch._dynamo.mark_dynamic's marks: said, not followed)
+        for n, t in enumerate(inputs, 1):  # (torch._dynamo.mark_dynamic's marks)
             dims = set(getattr(t, '_dynamo_dynamic_indices', ())) | set(getattr(t, '_dynamo_weak_dynamic_indices', ()))
             if dims:
-                self._say(f'input tensor {n}: dims {sorted(dims)} are marked dynamic; leafgrad.compile has no '
-                          'symbolic shapes and traces each size as a signature')
+                say(f'input tensor {n}: dims {sorted(dims)} are marked dynamic: their sizes are no new '
+                    'signatures; leafgrad has no symbolic shapes, so each size runs eagerly on its first call '
+                    'and is traced on its second')
         return out
+
+    def _store(self, key, entry, group):
+        """Keep a traced signature's entry; its group counts toward the recompile limit."""
+        entry.group = key if group is None else group
+        self.cache[key] = entry
+        self.groups.add(entry.group)
+        self.structures[_structure(key)] = key
 
     def _eager(self, args, kwargs):
         """Run a signature that runs eagerly (a graph break, a call compile cannot replay). For
@@ -493,6 +611,32 @@ def _compiled_forward(child, backend, name):
         return compiled(*args, **kwargs)
     forward.compiled = compiled
     return forward
+
+
+def _silent(sentence):
+    pass
+
+
+def _is_tensor_part(part):
+    """Whether a part of a signature is an input tensor's (shape, dtype, requires_grad, kind, strides)."""
+    return type(part) is tuple and len(part) == 5 and type(part[0]) is tuple
+
+
+def _is_number_part(part):
+    """Whether a part of a signature is an int or float argument's (type, value)."""
+    return type(part) is tuple and len(part) == 2 and (part[0] is int or part[0] is float)
+
+
+def _unspecialised(kind):
+    """Whether int (float) arguments may be dynamic: _dynamo.config.specialize_int (specialize_float)."""
+    return not (_dynamo.config.specialize_int if kind is int else _dynamo.config.specialize_float)
+
+
+def _structure(key):
+    """A signature without its input tensors' sizes and strides and its numbers' values: what
+    two signatures that differ only in what can be dynamic share."""
+    return tuple((len(p[0]), p[1], p[2], p[3]) if _is_tensor_part(p) else p[0] if _is_number_part(p) else p
+                 for p in key)
 
 
 def _signature(args, kwargs, inputs, modules):

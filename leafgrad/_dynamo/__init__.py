@@ -93,8 +93,8 @@ def _swap(new):
 
 
 # ---- dimension marks ------------------------------------------------------------------------
-# PyTorch records them on the tensor, under these names; leafgrad.compile specialises every
-# shape (each size of a marked dimension is traced as its own signature, the report says so).
+# PyTorch records them on the tensor, under these names; leafgrad.compile counts a new size of
+# a marked dimension as no new signature (and traces each size on its second call).
 
 _DimRange = collections.namedtuple('_DimRange', 'dim min max')
 
@@ -114,8 +114,8 @@ def _indices(index, mark):
 
 def mark_dynamic(t, index, *, hint_override=None, min=None, max=None, specialize_on=None):
     """Mark dimension(s) ``index`` of ``t`` dynamic, recorded as PyTorch records them
-    (``t._dynamo_dynamic_indices``). leafgrad.compile has no symbolic shapes: it traces each
-    size of the dimension as a new signature."""
+    (``t._dynamo_dynamic_indices``): a new size of it is no new signature of a compiled call.
+    leafgrad.compile has no symbolic shapes: each size is traced on its second call."""
     _refuse_in_trace(mark_dynamic)
     if not isinstance(index, int):
         return _indices(index, lambda i: mark_dynamic(t, i, min=min, max=max, specialize_on=specialize_on))
@@ -133,7 +133,7 @@ def mark_dynamic(t, index, *, hint_override=None, min=None, max=None, specialize
 
 def maybe_mark_dynamic(t, index):
     """Mark dimension(s) ``index`` of ``t`` dynamic where that does not force a specialisation
-    error (``t._dynamo_weak_dynamic_indices``); as mark_dynamic, each size is traced."""
+    error (``t._dynamo_weak_dynamic_indices``); compile follows it as mark_dynamic."""
     _refuse_in_trace(maybe_mark_dynamic)
     if not isinstance(index, int):
         return _indices(index, lambda i: maybe_mark_dynamic(t, i))
@@ -145,8 +145,9 @@ def maybe_mark_dynamic(t, index):
 
 def mark_static(t, index=None):
     """Mark dimension(s) ``index`` of ``t`` (all of them for None) static
-    (``t._dynamo_static_indices``), or an nn.Module class static (returned): what leafgrad.compile
-    does with every shape anyway."""
+    (``t._dynamo_static_indices``): a compiled call counts each of its sizes as a new
+    signature, even where the dimension would be dynamic; or an nn.Module class static
+    (returned)."""
     from ..tensor import Tensor
     from ..nn.modules.module import Module  # (nn imports compile's modules, which import this one)
     if not isinstance(t, Tensor) and issubclass(t, Module):

@@ -149,8 +149,7 @@ def _apply(levels, artifacts):
     level = levels.get('dynamo', levels.get('all', logging.WARNING))
     dynamo_log.setLevel(level)
     _root.setLevel(logging.DEBUG if artifacts else level)
-    if artifacts or level < logging.WARNING:
-        _install_handler()
+    _install_handler()  # (PyTorch's too, from its import: its warnings in its format)
 
 
 def _from_environment(spec):
