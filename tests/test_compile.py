@@ -1095,6 +1095,57 @@ def test_grad_mode_enabled_inside_a_call_made_without_it():
                 assert got.requires_grad == want.requires_grad
 
 
+_PROGRAM_WITH_DEFAULTS_AND_SECTIONS = """
+import functools, types
+import leafgrad as lg
+
+class Config:
+    def __init__(self):
+        self.scale = 2.0
+
+cfg = Config()
+opts = types.SimpleNamespace(model=types.SimpleNamespace(attn=types.SimpleNamespace(gain=3.0)))
+
+def by_default(x, c=cfg, table={'shift': 1.0}, *, extra=[0.5]):
+    return x * c.scale + table['shift'] + extra[0]
+
+def by_section(x):
+    return x * opts.model.attn.gain
+
+def base(x, k):
+    return x * k
+
+scaled = functools.partial(base, k=2.0)
+
+def by_partial(x):
+    return scaled(x)
+"""
+
+
+def test_default_arguments_nested_config_sections_and_a_global_partial_are_guarded():
+    """State a function reads through its default arguments (an object, a dict, a keyword-only
+    list), a configuration's section three attributes down (``opts.model.attn.gain``) and the
+    arguments a global ``functools.partial`` holds: a change traces again, as PyTorch's guards
+    do, where the replay kept the old value."""
+    ns = {}
+    exec(compile(_PROGRAM_WITH_DEFAULTS_AND_SECTIONS, '<user program>', 'exec'), ns)
+    x = lg.randn(3)
+    changes = {'by_default': (lambda: setattr(ns['cfg'], 'scale', 5.0),
+                              lambda: ns['by_default'].__defaults__[1].update(shift=-2.0),
+                              lambda: ns['by_default'].__kwdefaults__['extra'].__setitem__(0, 4.0)),
+               'by_section': (lambda: setattr(ns['opts'].model.attn, 'gain', 7.0),),
+               'by_partial': (lambda: ns['scaled'].keywords.update(k=8.0),)}
+    for name, steps in changes.items():
+        fn = ns[name]
+        compiled = lg.compile(fn)
+        for change in (None,) + steps:
+            if change is not None:
+                change()
+            for _ in range(2):
+                _same(compiled(x), fn(x))
+        assert _program(compiled)[0] is not None and compiled.report().count('traced again') == len(steps), name
+
+
 def test_a_class_attribute_read_through_the_object_is_guarded():
     """A value set in the class body (``scale = 2.0``) and read as ``self.scale``: changed on the
     class, or shadowed by one set on the object, the call traces again."""

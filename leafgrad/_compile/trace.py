@@ -36,6 +36,7 @@ import sys
 import threading
 import types
 import warnings
+import weakref
 
 import numpy
 
@@ -667,15 +668,15 @@ def reachable_modules(fn):
 def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=None):
     """{id: tensor} of the tensors that exist before the call and that the function can reach:
     a module's parameters, buffers and tensor attributes (``extra``: modules), the tensors in
-    the function's closure and globals (directly, or one level down in a dict, list, tuple or
-    module). ``paths``: filled with {id: the steps by which the tensor was first reached}, from
-    a root (``('obj', module)``, ``('cell', cell)``, ``('global', globals, name)``) through
-    submodules (``'m'``), parameters (``'p'``), buffers (``'b'``), attributes (``'a'``) and
-    items (``'i'``). ``values``: filled with (path, value) of the Python numbers, strings and
-    tuples of them found the same way (a module's ``p``, a global constant), which a replay
-    would keep. What ``reads_guard`` checks on every call. ``state``: filled with (what, object)
-    for the modules, lists, dicts, closure cells and globals passed on the way, whose
-    ``python_state`` tells whether a call changed them."""
+    the function's closure, globals and default arguments (directly, or one level down in a
+    dict, list, tuple or module). ``paths``: filled with {id: the steps by which the tensor was
+    first reached}, from a root (``('obj', module)``, ``('cell', cell)``, ``('global', globals,
+    name)``) through submodules (``'m'``), parameters (``'p'``), buffers (``'b'``), attributes
+    (``'a'``) and items (``'i'``). ``values``: filled with (path, value) of the Python numbers,
+    strings and tuples of them found the same way (a module's ``p``, a global constant), which
+    a replay would keep. What ``reads_guard`` checks on every call. ``state``: filled with
+    (what, object) for the modules, lists, dicts, closure cells and globals passed on the way,
+    whose ``python_state`` tells whether a call changed them."""
     # (read where it is: optim's modules import the package this one is part of, and no
     # optimizer exists before they are imported)
     optimizer_module = sys.modules.get('leafgrad.optim.optimizer')
@@ -732,9 +733,10 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
             if depth < 1 or len(v) <= _SMALL:  # (one level further, a small one: a config's dict)
                 for k, item in (list(v.items()) if isinstance(v, dict) else enumerate(v)):
                     add(item, depth + 1, path + (('i', k),))
-        elif isinstance(v, types.FunctionType):  # (a helper it calls: what it reads is read too)
-            functions.append(v)
-        elif depth < 2 and _plain_object(v):  # (a trainer, a config, argparse's Namespace)
+        elif isinstance(v, (types.FunctionType, types.MethodType, functools.partial)):
+            functions.append(v)  # (a helper it calls: what it reads is read too)
+        elif (depth < 2 or depth < _CONFIG_DEPTH and _config_like(v)) and _plain_object(v):
+            # (a trainer, a config, argparse's Namespace; a config's nested sections deeper)
             if state is not None:
                 state.append((f'an attribute of a {type(v).__name__} it reaches', v))
             add_methods(v, path)
@@ -783,6 +785,13 @@ def known_tensors(fn, extra=(), modules=None, paths=None, values=None, state=Non
         code = getattr(code_fn, '__code__', None)
         if code is None or _library_code(code):
             continue
+        # (default arguments: an object or dict given as one is read as a global is)
+        defaults = getattr(code_fn, '__defaults__', None)
+        if defaults:
+            add(defaults, 0, (('obj', defaults),))
+        defaults = getattr(code_fn, '__kwdefaults__', None)
+        if defaults:
+            add(defaults, 0, (('obj', defaults),))
         for cell in getattr(code_fn, '__closure__', None) or ():
             if state is not None:
                 state.append(('a variable of its closure', cell))
@@ -1000,6 +1009,27 @@ _library_files = {}
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
 _INSTALLED, _DIST = f'{os.sep}site-packages{os.sep}', f'{os.sep}dist-packages{os.sep}'
+
+
+def _config_like(v):
+    """An object of a class of the program's own, a dataclass, or a namespace (``SimpleNamespace``,
+    argparse's): a configuration's nested sections are walked deeper than a library's objects."""
+    cls = type(v)
+    known = _config_classes.get(cls)
+    if known is None:
+        if cls is types.SimpleNamespace or (cls.__module__, cls.__name__) == ('argparse', 'Namespace') or hasattr(
+                cls, '__dataclass_fields__'):
+            known = True
+        else:  # (a class of a module with no file is the program's: a notebook's __main__)
+            path = getattr(sys.modules.get(cls.__module__), '__file__', None)
+            known = path is None or not (os.path.abspath(path).startswith((_PACKAGE_DIR, _STDLIB_DIR))
+                                         or _INSTALLED in path or _DIST in path)
+        _config_classes[cls] = known
+    return known
+
+
+_config_classes = weakref.WeakKeyDictionary()
+_CONFIG_DEPTH = 4  # (the depth of a configuration's nested sections walked: cfg.model.attn.dropout)
 
 
 def _plain_object(v):
