@@ -55,7 +55,8 @@ _get_ident = threading.get_ident
 active = None
 _lock = threading.Lock()
 _wrappers = None     # {id(original): (original, wrapper)}
-_originals = {}      # {id(wrapper): original}
+_originals = {}      # {id(wrapper): (wrapper, original)}
+_sites = None        # where the originals are bound (_instrument.Sites: found once, then each new module)
 
 
 class Unsupported(Exception):
@@ -591,11 +592,12 @@ _tensor_saved = {}   # name -> original attribute of Tensor
 
 def install(tracer):
     """Start recording ``tracer`` (the caller holds ``_lock``)."""
-    global active, _wrappers
+    global active, _wrappers, _sites
     if _wrappers is None:
         _wrappers = _build()
-        _originals.update((id(w), fn) for fn, w in _wrappers.values())
-    _instrument._replace(_wrappers, _wrapper_of)
+        _originals.update((id(w), (w, fn)) for fn, w in _wrappers.values())
+        _sites = _instrument.Sites(set(_wrappers) | set(_originals))
+    _sites.swap(_wrappers)
     for name, what in _BREAKS.items():
         original = Tensor.__dict__.get(name)
         if original is None:
@@ -649,12 +651,7 @@ def uninstall():
     for owner, name, original in reversed(_effects_saved):
         setattr(owner, name, original)
     _effects_saved.clear()
-    _instrument._replace(_originals, lambda w: _originals[id(w)])
-
-
-def _wrapper_of(value):
-    entry = _wrappers.get(id(value))
-    return entry[1] if entry is not None and entry[0] is value else None
+    _sites.swap(_originals)
 
 
 def reachable_modules(fn):

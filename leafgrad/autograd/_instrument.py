@@ -458,33 +458,6 @@ def _switch(layers):
     _on = layers
 
 
-def _replace(by_id, substitute):
-    """Replace every module global and ``Tensor`` attribute whose id is a key of ``by_id`` by
-    ``substitute(value)`` (unless that is None)."""
-    this = sys.modules[__name__]
-    wanted = by_id.__contains__
-    for module in list(sys.modules.values()):
-        if not isinstance(module, ModuleType) or module is this:
-            continue
-        namespace = module.__dict__
-        if not any(map(wanted, map(id, list(namespace.values())))):  # (most modules: one C-level pass)
-            continue
-        for key, value in list(namespace.items()):
-            if wanted(id(value)):
-                new = substitute(value)
-                if new is not None:
-                    namespace[key] = new
-    declared = sys.modules.get('leafgrad.ops._op')  # the late-bound namespace of declared ops
-    for holder in (Tensor, getattr(declared, 'ops', None)):
-        if holder is None:
-            continue
-        for key, value in list(vars(holder).items()):
-            if wanted(id(value)):
-                new = substitute(value)
-                if new is not None:
-                    setattr(holder, key, new)
-
-
 _NOTHING = object()  # (a site whose value no table knows: never ``is`` a value)
 
 
@@ -494,9 +467,11 @@ class Sites:
     imported since (and ``__main__``): a dual level or a vmap call switches in a fraction of a
     millisecond once the first has paid for the scan. A site is anywhere an op or a composition
     of its wrappers (``_known``) is bound, so a module imported while layers are on is found as
-    well as one imported before."""
+    well as one imported before. ``known``: the ids a site may hold, for another table of
+    wrappers than the layers' (compile's tracer)."""
 
-    def __init__(self):
+    def __init__(self, known=None):
+        self.known = _known if known is None else known
         self.scanned = set()      # names of the modules scanned
         self.sites = []           # (namespace dict, key) that held an op
         self.seen = set()         # (id(namespace), key) of those
@@ -505,7 +480,7 @@ class Sites:
 
     def _scan_new(self):
         this = sys.modules[__name__]
-        wanted = _known.__contains__
+        wanted = self.known.__contains__
         for name, module in list(sys.modules.items()):
             if name in self.scanned and name != '__main__':
                 continue
@@ -572,5 +547,5 @@ class Sites:
         entry = self.classes.get(id(holder))
         if entry is None or entry[0] is not holder or entry[1] != len(attributes):
             entry = self.classes[id(holder)] = (
-                holder, len(attributes), [key for key, value in list(attributes.items()) if id(value) in _known])
+                holder, len(attributes), [key for key, value in list(attributes.items()) if id(value) in self.known])
         return entry[2]
