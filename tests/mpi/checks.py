@@ -295,6 +295,20 @@ def ddp_matches_one_process_on_the_whole_batch():
 
 
 @check
+def compiled_ddp_matches_one_process_in_either_order():
+    """lg.compile(DDP(model)) and DDP(lg.compile(model)), as PyTorch's programs write them: the
+    gradients are all-reduced as eagerly (DDP's forward prepares its reducer, Python a replay
+    would skip: its forward runs eagerly, the model it wraps compiled)."""
+    ddp = train_and_compare(lambda model: lg.compile(nn.parallel.DistributedDataParallel(model)),
+                            lambda ps: lg.optim.SGD(ps, lr=0.1, momentum=0.9))
+    assert 'DistributedDataParallel.forward prepares its reducer' in ddp.report()
+    assert "submodule 'module'" in ddp.report() and 'replayed, called 2 times' in ddp.report()
+    ddp = train_and_compare(lambda model: nn.parallel.DistributedDataParallel(lg.compile(model)),
+                            lambda ps: lg.optim.SGD(ps, lr=0.1, momentum=0.9))
+    assert 'replayed, called 3 times' in ddp.module.report()
+
+
+@check
 def ddp_small_buckets_as_views_adam():
     def make(model):
         return nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.0002, gradient_as_bucket_view=True)

@@ -7,6 +7,7 @@ that all replicas start equal; every synchronised backward then averages the gra
 """
 import contextlib
 import dataclasses
+import sys
 import warnings
 
 import numpy as np
@@ -186,6 +187,7 @@ class DistributedDataParallel(Module):
             self.require_backward_grad_sync = old
 
     def forward(self, *inputs, **kwargs):
+        _break_a_trace()
         grad_enabled = state.grad_enabled
         if grad_enabled:
             self.reducer.rebuild_buckets()
@@ -208,6 +210,17 @@ class DistributedDataParallel(Module):
     def train(self, mode=True):
         super().train(mode)
         return self
+
+
+def _break_a_trace():
+    """A graph break where leafgrad.compile traces DDP's forward: the forward prepares the
+    reducer (which buckets the gradients and all-reduces them in the backward), Python a replay
+    would skip. So a compiled DDP runs its forward eagerly and the module it wraps compiled, as
+    PyTorch compiles the wrapped module and keeps DDP's hooks."""
+    trace = sys.modules.get('leafgrad._compile.trace')  # (None until something is compiled)
+    if trace is not None and trace.active is not None:
+        trace.active.graph_break('DistributedDataParallel.forward prepares its reducer for the backward, which a '
+                                 'replay would skip; the module it wraps runs compiled')
 
 
 def _find_tensors(obj):
