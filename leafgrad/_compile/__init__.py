@@ -476,7 +476,7 @@ class _Compiled:
             return out
         program = None
         tracer.check_saved(out)
-        _check_aliases(tracer, out, inputs, known)
+        _check_outputs(tracer, out, inputs, known)
         if changed is not None and tracer.unsupported is None:
             if key not in self.changed_state:  # (a cache filled on the first call: the next may replay)
                 self.changed_state.add(key)
@@ -730,16 +730,22 @@ def _changed_in_place(program, inputs, input_versions, known, versions):
     return bumps
 
 
-def _check_aliases(tracer, out, inputs, known):
-    """Fail ``tracer`` where an output shares its memory's version counter with a tensor that
-    existed before the call (an input or a parameter itself, a view of one, its ``detach()``):
-    eagerly an in-place change through the output is seen by autograd on that tensor (and a
-    view's ``_base`` is it), which a replay's fresh output would hide."""
+def _check_outputs(tracer, out, inputs, known):
+    """Fail ``tracer`` where an output is one a replay would not remake: one that shares its
+    memory's version counter with a tensor that existed before the call (an input or a
+    parameter itself, a view of one, its ``detach()``: eagerly an in-place change through the
+    output is seen by autograd on that tensor, and a view's ``_base`` is it, which a replay's
+    fresh output would hide), or one that requires grad without a history (a view made under
+    no_grad of a tensor that requires grad: a replay would give it the call's node)."""
     counters = {id(t._version_counter) for t in inputs} | {id(t._version_counter) for t in known.values()}
     for t in _trace._tensors(out):
         if id(t._version_counter) in counters:
             tracer.fail('an output is an input or captured tensor, a view of one or its detach() (eager '
                         'shares its version counter, and a view its ._base)')
+            return
+        if t._requires_grad and t._grad_fn is None:
+            tracer.fail('an output requires grad but has no history (a view made under no_grad of a tensor '
+                        'that requires grad), which a replay would give the call\'s node')
             return
 
 

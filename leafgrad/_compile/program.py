@@ -144,7 +144,9 @@ class Island:
         self.grad_mode = call.grad_mode
         self.ins = call.ins
         meta = tracer.meta
-        self.rg = [meta[s][2] and call.grad_mode for s in call.ins]
+        # (requires_grad as traced, under no_grad too: an op may choose its kernel by it, as the
+        # matrix product of a vector and a batch does)
+        self.rg = [meta[s][2] for s in call.ins]
         # a captured tensor that needs no gradient is passed itself (an op may update it in
         # place: batch norm's running statistics); everything else as a tensor around the array
         self.real = [tracer.captured.get(s) if not meta[s][2] else None for s in call.ins]
@@ -363,6 +365,8 @@ class Program:
                     consuming = (alt[0][0], f'{_g(s)} = {alt[0][1]}') if alt else None
                     bwd.emit(f'{_g(s)} = {expr}', reads, consuming)
                     touched.add(s)
+                if not meta[s][0]:  # (NumPy gives a scalar for a 0-d result: the next rule may write into it)
+                    bwd.emit(f'{_g(s)} = xp.asarray({_g(s)})', [_g(s)])
         # the gradients as tensors (a 0-d one from NumPy may be a scalar: an array in a tensor)
         ret = ', '.join(('_wrap(' + (_g(s) if meta[s][0] else f'xp.asarray({_g(s)})') + ')') if s in touched
                         else 'None' for s in self.grad_slots)
@@ -373,6 +377,16 @@ class Program:
         # the inputs and captured tensors whose arrays the generated backward reads: the node
         # saves them, so that a change in place before the backward raises eager's error
         self.watched = [i for i, s in enumerate(params) if _v(s) in saved]
+        # and those an island's eager graph saved: its replay saves a tensor of its own around
+        # the array, whose version counter does not move with the input's
+        position = {s: i for i, s in enumerate(params)}
+        for k, (call, spec) in enumerate(forward_parts):
+            if spec is None and f'st{k}' in saved:
+                for j in call.saves:
+                    i = position.get(call.ins[j])
+                    if i is not None and i not in self.watched:
+                        self.watched.append(i)
+        self.watched.sort()
 
         # ---- forward
         fwd = Gen(names, device)

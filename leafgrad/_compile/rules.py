@@ -225,7 +225,7 @@ def _unary(forward_fn, derivative, saves, in_place=None, consuming_forward=None)
             if consuming_forward is not None:
                 c = gen.const(consuming_forward, 'consuming')
                 consuming = [(vx, f'{vo} = {c}({vx})')]
-                inline = _IN_PLACE.get(forward_fn)
+                inline = _IN_PLACE.get(forward_fn) if meta[a.slot][1] in _FLOATS else None  # (the consuming's dtypes)
                 if inline is not None:  # x fresh (made and read by this line only): no check at run time
                     consuming.insert(0, (vx, f'{vo} = ' + inline(gen, vx, meta[a.slot][1]), True))
             shape = meta[a.slot][0]
@@ -266,7 +266,12 @@ def _unary(forward_fn, derivative, saves, in_place=None, consuming_forward=None)
 
 
 def _relu_array(x):
-    return xp.maximum(x, x.dtype.type(0))
+    """As eager's relu (ew.Relu): -0.0 stays -0.0, as PyTorch's (NumPy's maximum returns its
+    second argument on a tie, of float32 and float64; other dtypes compare)."""
+    zero = x.dtype.type(0)
+    if x.dtype.kind == 'f' and x.dtype.itemsize >= 4:
+        return xp.maximum(zero, x)
+    return xp.where(x < zero, zero, x)
 
 
 def _relu_derivative(g, r):
@@ -511,7 +516,7 @@ def _sigmoid_array(x):
 _IN_PLACE = {
     numpy.tanh: lambda gen, x, dt: f'xp.tanh({x}, out={x})',
     numpy.exp: lambda gen, x, dt: f'xp.exp({x}, out={x})',
-    _relu_array: lambda gen, x, dt: f'xp.maximum({x}, {gen.const(dt.type(0), "zero")}, out={x})',
+    _relu_array: lambda gen, x, dt: f'xp.maximum({gen.const(dt.type(0), "zero")}, {x}, out={x})',  # (_relu_array's order)
 }
 def _stable_sigmoid(x):
     return _eager_sigmoid_array(x)
@@ -519,7 +524,7 @@ def _stable_sigmoid(x):
 
 _tanh_consuming = _consuming(lambda x, out: xp.tanh(x, out=out))
 _exp_consuming = _consuming(lambda x, out: xp.exp(x, out=out))
-_relu_consuming = _consuming(lambda x, out: xp.maximum(x, x.dtype.type(0), out=out))
+_relu_consuming = _consuming(lambda x, out: xp.maximum(x.dtype.type(0), x, out=out))  # (_relu_array's order)
 
 
 def table():

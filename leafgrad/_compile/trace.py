@@ -77,9 +77,10 @@ class Ref:
 class Call:
     """One recorded top-level op call."""
     __slots__ = ('fn', 'name', 'args', 'kwargs', 'ins', 'outs', 'out_template', 'grad_mode', 'inplace', 'reached',
-                 'mutated')
+                 'mutated', 'saves')
 
-    def __init__(self, fn, name, args, kwargs, ins, outs, out_template, grad_mode, inplace, reached=None, mutated=()):
+    def __init__(self, fn, name, args, kwargs, ins, outs, out_template, grad_mode, inplace, reached=None, mutated=(),
+                 saves=()):
         self.fn, self.name, self.args, self.kwargs = fn, name, args, kwargs
         self.ins, self.outs, self.out_template = ins, outs, out_template
         self.grad_mode, self.inplace = grad_mode, inplace
@@ -88,6 +89,9 @@ class Call:
         # intermediate the function made, no view and viewed by none: the replay may compute the
         # op out of place into the output's slot (the input's slot is then never read again)
         self.mutated = mutated
+        # The positions in ``ins`` of the tensors the op's own nodes saved for the backward (or a
+        # view of them): an island's replay saves them too, for eager's check of an in-place change
+        self.saves = saves
 
     def __repr__(self):
         return f'{self.outs} = {self.name}{self.args}'
@@ -116,7 +120,6 @@ class Tracer:
         self.array_type = None   # the type of every slot's array (NumPy's, CuPy's...): one device
         self.external = set()    # ids of the input and captured tensors (changed in place, still theirs)
         self.first_node = next(_node_sequence)  # the call's own autograd nodes are numbered from here
-        self.functionalized = False  # an in-place op under autograd is replayed out of place
         self.constant = set()    # the slots whose values the signature decides (the module's note);
         #                          None once a constant tensor was changed by other data
         self.draws = 0           # random draws from any Generator so far (counted while tracing)
@@ -216,13 +219,16 @@ class Tracer:
                     raise Unsupported(f'{name} changes in place, under autograd, a tensor that is an input or '
                                       'captured, a view or viewed')
                 mutated = ()
-            elif mutated and state.grad_enabled:
-                self.functionalized = True
             # (an op that returns nothing, as __setitem__, shows its change by the version counter;
             # batch norm's running statistics, which need no gradient, replay as they are)
             if state.grad_enabled and any(m and t._requires_grad and i not in mutated
                                           for i, (t, m) in enumerate(zip(in_tensors, moved))):
                 raise Unsupported(f'{name} changes a tensor in place under autograd')
+            if not state.grad_enabled and any(m and t._requires_grad for t, m in zip(in_tensors, moved)):
+                # (eagerly its gradient still flows to where it did: through the ops that made
+                # it, or into the leaf; the replay would follow the value, through an op recorded
+                # without a gradient)
+                raise Unsupported(f'{name} changes in place under no_grad a tensor that requires grad')
             constant = self._is_constant(fn, args, kwargs, ins, drew)
             if self.constant is not None and not constant and any(
                     c and s in self.constant for c, s in zip(changed, ins)):
@@ -236,9 +242,9 @@ class Tracer:
             if constant and self.constant is not None and all(
                     type(self.keep[s]._data) is numpy.ndarray for s in outs):
                 self.constant.update(outs)
-            reached = _reached(outs_t, in_tensors, first_node, grad_fns) if state.grad_enabled else None
+            reached, saves = _reached(outs_t, in_tensors, first_node, grad_fns) if state.grad_enabled else (None, ())
             self.calls.append(Call(fn, name, targs, tkw, ins, outs, tout, state.grad_enabled, inplace, reached,
-                                   mutated))
+                                   mutated, saves))
         except Unsupported as e:
             self.fail(str(e))
 
@@ -272,11 +278,10 @@ class Tracer:
         return tuple(positions)
 
     def check_saved(self, out):
-        """After the trace: where an in-place op was replayed out of place, fail if it changed a
-        tensor that a node of the call's graph saved. Eager's backward raises there (the saved
-        tensor's version moved on); the out-of-place replay would not, so that call runs eagerly."""
-        if not self.functionalized:
-            return
+        """After the trace: fail if an in-place op changed a tensor that a node of the call's
+        graph saved before (an empty slice's change too: it moves the version on). Eager's
+        backward raises there; a replay would not (an in-place op replayed out of place, an
+        intermediate's array, which has no version), so that call runs eagerly."""
         stack = [t._grad_fn for t in _tensors(out) if t._grad_fn is not None]
         seen = set()
         while stack:
@@ -317,7 +322,8 @@ def _reached(outs, ins, first_node, grad_fns):
     """Per input tensor, whether the graph an op recorded for its outputs (its nodes: those
     numbered from ``first_node`` on) leads back to it: ``x.view_as(y)`` reaches x, not y, and
     eager's gradient for y is then None, not zeros. ``grad_fns``: the inputs' grad_fn before
-    the call (an in-place op has since made itself its input's)."""
+    the call (an in-place op has since made itself its input's). Also the positions of the
+    inputs that those nodes saved (a view of one too: it shares its version counter)."""
     targets = {}
     for i, t in enumerate(ins):
         fn = grad_fns[i]
@@ -326,6 +332,7 @@ def _reached(outs, ins, first_node, grad_fns):
         if fn is not None:
             targets.setdefault(fn, []).append(i)
     reached = [False] * len(ins)
+    counters = set()  # (the version counters of what the op's nodes saved)
     stack = [o._grad_fn for o in outs if o._grad_fn is not None]
     seen = set()
     while stack:
@@ -340,10 +347,13 @@ def _reached(outs, ins, first_node, grad_fns):
             continue
         if node._seq < first_node:  # (a node older than the op: not the op's own)
             continue
+        saved = getattr(node, '_saved', None)
+        if type(saved) is tuple:
+            counters.update(id(t._version_counter) for t in saved if isinstance(t, Tensor))
         for nxt, _ in node.next_functions:
             if nxt is not None:
                 stack.append(nxt)
-    return reached
+    return reached, tuple(i for i, t in enumerate(ins) if id(t._version_counter) in counters)
 
 
 def _holds_data(value):

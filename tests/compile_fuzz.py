@@ -1,0 +1,201 @@
+"""Random compiled regions against eager leafgrad (tests/test_compile_fuzz.py).
+
+A region is a random program of tests/fuzz_programs.py without its backward, autograd.grad,
+hooks and flags (ops, views, indexing, in-place ops on inputs, intermediates and views,
+grad-mode switches), cut in two: the lines that make leaves become the inputs of a function,
+the other lines its body, which returns every variable it made. The function runs eagerly and
+compiled, five times each from fresh inputs, three with grad mode on and two off (the first
+call of the compiled one in each mode traces, the others replay); after each call what a user
+can observe must agree: an exception's type and message, each output's shape, dtype,
+requires_grad, is_leaf and values (a zero's sign too), each input's values and version, and,
+after a backward through every output that requires grad, the inputs' gradients. Eager is the
+reference (tests/test_fuzz_differential.py holds it to PyTorch).
+
+Long mode, from the repository's root::
+
+    python tests/compile_fuzz.py 0 2000     # seeds 0..1999; prints each failure, minimized
+"""
+import re
+import sys
+import warnings
+
+import numpy as np
+
+import fuzz_programs as fp
+
+_LEAF = re.compile(r'^(v\d+) = T\.tensor\(')
+_NAMES = re.compile(r'\bv\d+\b')
+
+
+class RegionGenerator(fp.Generator):
+    """The fuzzer's generator without the statements that end a region or act across it."""
+    STATEMENTS = [('leaf', 3), ('unary', 4), ('f_unary', 1), ('binary', 4), ('scalar', 2), ('reduction', 3),
+                  ('matmul', 2), ('shape_op', 5), ('advanced_index', 2), ('inplace', 3)]
+
+
+def generate(chooser, torch, length=10):
+    """(input lines, body lines): a random region's leaves and its statements (those that ran in
+    torch without an exception)."""
+    g = RegionGenerator(chooser, torch, specials=False)
+    g.program(length)
+    failed = {r[1] for r in g.log if r[0] == 'line' and r[2][0] != 'ok'}
+    inputs, body = [], []
+    for i, line in enumerate(g.lines):
+        if i in failed:
+            continue
+        (inputs if _LEAF.match(line) else body).append(line)
+    return inputs, body
+
+
+def region_source(inputs, body):
+    """The function: its parameters are the leaves, it returns a dict of what its body made."""
+    params = [_LEAF.match(line).group(1) for line in inputs]
+    made = []
+    for line in body:
+        for name in _NAMES.findall(line.split('=', 1)[0] if '=' in line and '==' not in line else ''):
+            if name not in params and name not in made:
+                made.append(name)
+    lines = [f'def region({", ".join(params)}):'] + ['    ' + line for line in body]
+    lines.append('    return {' + ', '.join(f'{n!r}: {n}' for n in made) + '}')
+    return '\n'.join(lines), params
+
+
+def _observed(value):
+    if not hasattr(type(value), 'grad_fn'):
+        return ('py', repr(value))
+    try:
+        return (tuple(value.shape), str(value.dtype), bool(value.requires_grad), bool(value.is_leaf),
+                np.array(value.detach().numpy(), dtype=np.float64, copy=True))
+    except Exception as e:  # noqa: BLE001 (reading it raises: the error is what is compared)
+        return ('unreadable', _message(e))
+
+
+def _same(a, b):
+    if len(a) != len(b) or a[:-1] != b[:-1]:
+        return False
+    x, y = a[-1], b[-1]
+    if isinstance(x, np.ndarray):
+        # (a zero's sign too; not a NaN's, which no op is defined to keep)
+        return x.shape == y.shape and np.array_equal(x, y, equal_nan=True) and np.array_equal(
+            np.signbit(x) & ~np.isnan(x), np.signbit(y) & ~np.isnan(y))
+    return x == y
+
+
+def _message(e):
+    return (type(e).__name__, re.split(r'\nIt was (?:last )?modified in place at ', str(e))[0])
+
+
+def run(lg, inputs, body, modes=(True, True, True, False, False), compiled=True):
+    """What a user observes over calls of the region, eagerly or compiled, one per grad mode in
+    ``modes`` (a compiled call traces its first call in each mode and replays the others): a
+    list of records per call."""
+    source, params = region_source(inputs, body)
+    ns = {'T': lg}
+    exec(compile(source, '<region>', 'exec'), ns)
+    fn = lg.compile(ns['region']) if compiled else ns['region']
+    records = []
+    for grad_mode in modes:
+        leaves = {'T': lg}
+        for line in inputs:
+            exec(line, leaves)
+        args = [leaves[p] for p in params]
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            try:
+                with lg.set_grad_enabled(grad_mode):
+                    out = fn(*args)
+            except Exception as e:  # noqa: BLE001 (the exception is what is compared)
+                records.append(('raised', _message(e)))
+                continue
+            record = [('out', k, _observed(v)) for k, v in out.items()]
+            record += [('input', p, _observed(a), a._version) for p, a in zip(params, args)]
+            try:
+                total = None
+                for v in out.values():
+                    if hasattr(type(v), 'grad_fn') and v.requires_grad and v.dtype.is_floating_point:
+                        part = v.double().sum()
+                        total = part if total is None else total + part
+                if total is not None:
+                    total.backward()
+                    record += [('grad', p, None if a.grad is None else _observed(a.grad)) for p, a in zip(params, args)]
+            except Exception as e:  # noqa: BLE001
+                record.append(('backward raised', _message(e)))
+        records.append(record)
+    return records
+
+
+def _close(a, b):
+    x, y = a[-1], b[-1]
+    return a[:-1] == b[:-1] and x.shape == y.shape and np.allclose(x, y, rtol=1e-6, atol=1e-7, equal_nan=True)
+
+
+def difference(eager, compiled, mixed=False):
+    """The first record where the compiled runs differ from the eager ones, or None. ``mixed``:
+    the region mixes float32 and float64, where gradients are compared to within a rounding
+    (eager's engine casts a gradient to its input's dtype when it is accumulated, so a chain of
+    float32 nodes may run in float64 after a float64 one; a replay casts as each op's gradient
+    leaves it, as PyTorch's engine does)."""
+    for call, (a, b) in enumerate(zip(eager, compiled)):
+        if type(a) is tuple or type(b) is tuple:
+            if a != b:
+                return call, a, b
+            continue
+        if len(a) != len(b):
+            return call, a, b
+        for x, y in zip(a, b):
+            if x[:2] != y[:2]:
+                return call, x, y
+            if x[0] == 'grad' and (x[2] is None) != (y[2] is None):
+                return call, x, y
+            if x[0] in ('out', 'input') and not _same(x[2], y[2]) or x[0] == 'input' and x[3] != y[3]:
+                return call, x, y
+            if x[0] == 'grad' and x[2] is not None and not (_close if mixed else _same)(x[2], y[2]):
+                return call, x, y
+            if x[0] == 'backward raised' and x != y:
+                return call, x, y
+    return None
+
+
+def check(lg, inputs, body):
+    """None, or a description of how the compiled region differs from eager."""
+    mixed = 'float64' in ' '.join(inputs) and 'float32' in ' '.join(inputs)
+    diff = difference(run(lg, inputs, body, compiled=False), run(lg, inputs, body), mixed)
+    if diff is None:
+        return None
+    call, eager, compiled = diff
+    return (f'call {call + 1}: eager {eager}\n          compiled {compiled}\n'
+            + region_source(inputs, body)[0] + '\ninputs:\n' + '\n'.join(inputs))
+
+
+def minimized(lg, inputs, body):
+    """``body`` with lines dropped while the difference stays."""
+    def fails(lines):
+        try:
+            return check(lg, inputs, lines) is not None
+        except Exception:  # noqa: BLE001 (a region that no longer runs: not this failure)
+            return False
+    return fp.minimize(body, fails)
+
+
+def main(first, last):
+    import torch
+    import leafgrad as lg
+    failures = 0
+    for seed in range(first, last):
+        inputs, body = generate(fp.RandomChooser(seed), torch, length=12)
+        if not body:
+            continue
+        try:
+            found = check(lg, inputs, body)
+        except Exception as e:  # noqa: BLE001
+            found = f'the fuzzer itself raised {e!r}'
+        if found is not None:
+            failures += 1
+            small = minimized(lg, inputs, body)
+            print(f'--- seed {seed}\n{check(lg, inputs, small) or found}\n', flush=True)
+    print(f'{failures} of {last - first} regions differ')
+
+
+if __name__ == '__main__':
+    sys.path.insert(0, __file__.rsplit('/', 1)[0])
+    main(int(sys.argv[1]), int(sys.argv[2]))
