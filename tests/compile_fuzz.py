@@ -2,13 +2,14 @@
 
 A region is a random program of tests/fuzz_programs.py without its backward, autograd.grad,
 hooks and flags (ops, views, indexing, in-place ops on inputs, intermediates and views,
-grad-mode switches), cut in two: the lines that make leaves become the inputs of a function,
+grad-mode switches), cut in two: the lines that make leaves become the inputs of a function
+(every second leaf is read from its closure instead, made once, as a model's parameters are),
 the other lines its body, which returns every variable it made. The function runs eagerly and
 compiled, five times each from fresh inputs, three with grad mode on and two off (the first
 call of the compiled one in each mode traces, the others replay); after each call what a user
 can observe must agree: an exception's type and message, each output's shape, dtype,
-requires_grad, is_leaf and values (a zero's sign too), each input's values and version, and,
-after a backward through every output that requires grad, the inputs' gradients. Eager is the
+requires_grad, is_leaf and values (a zero's sign too), each leaf's values and version, and,
+after a backward through every output that requires grad, the leaves' gradients. Eager is the
 reference (tests/test_fuzz_differential.py holds it to PyTorch).
 
 Long mode, from the repository's root::
@@ -47,16 +48,23 @@ def generate(chooser, torch, length=10):
     return inputs, body
 
 
-def region_source(inputs, body):
-    """The function: its parameters are the leaves, it returns a dict of what its body made."""
-    params = [_LEAF.match(line).group(1) for line in inputs]
+def region_source(inputs, body, captured=()):
+    """The source of ``make(*captured)``, which returns the function: its parameters are the
+    leaves but ``captured`` (the names of leaves it reads from its closure, as a model's
+    parameters), and it returns a dict of what its body made."""
+    leaves = [_LEAF.match(line).group(1) for line in inputs]
+    params = [n for n in leaves if n not in captured]
     made = []
     for line in body:
         for name in _NAMES.findall(line.split('=', 1)[0] if '=' in line and '==' not in line else ''):
-            if name not in params and name not in made:
+            if name not in leaves and name not in made:
                 made.append(name)
-    lines = [f'def region({", ".join(params)}):'] + ['    ' + line for line in body]
-    lines.append('    return {' + ', '.join(f'{n!r}: {n}' for n in made) + '}')
+    lines = [f'def make({", ".join(captured)}):', f'    def region({", ".join(params)}):']
+    if captured:
+        lines.append(f'        nonlocal {", ".join(captured)}')
+    lines += ['        ' + line for line in body]
+    lines.append('        return {' + ', '.join(f'{n!r}: {n}' for n in made) + '}')
+    lines.append('    return region')
     return '\n'.join(lines), params
 
 
@@ -85,14 +93,24 @@ def _message(e):
     return (type(e).__name__, re.split(r'\nIt was (?:last )?modified in place at ', str(e))[0])
 
 
-def run(lg, inputs, body, modes=(True, True, True, False, False), compiled=True):
+def captured_of(inputs):
+    """The leaves a region reads from its closure: every second one."""
+    return tuple(_LEAF.match(line).group(1) for line in inputs[1::2])
+
+
+def run(lg, inputs, body, modes=(True, True, True, False, False), compiled=True, captured=None):
     """What a user observes over calls of the region, eagerly or compiled, one per grad mode in
     ``modes`` (a compiled call traces its first call in each mode and replays the others): a
-    list of records per call."""
-    source, params = region_source(inputs, body)
+    list of records per call. The captured leaves (default: ``captured_of``) are made once,
+    the others for each call."""
+    captured = captured_of(inputs) if captured is None else captured
+    source, params = region_source(inputs, body, captured)
     ns = {'T': lg}
     exec(compile(source, '<region>', 'exec'), ns)
-    fn = lg.compile(ns['region']) if compiled else ns['region']
+    exec('\n'.join(inputs), ns)
+    kept = [ns[n] for n in captured]
+    region = ns['make'](*kept)
+    fn = lg.compile(region) if compiled else region
     records = []
     for grad_mode in modes:
         leaves = {'T': lg}
@@ -108,7 +126,8 @@ def run(lg, inputs, body, modes=(True, True, True, False, False), compiled=True)
                 records.append(('raised', _message(e)))
                 continue
             record = [('out', k, _observed(v)) for k, v in out.items()]
-            record += [('input', p, _observed(a), a._version) for p, a in zip(params, args)]
+            held = list(zip(params, args)) + list(zip(captured, kept))
+            record += [('input', p, _observed(a), a._version) for p, a in held]
             try:
                 total = None
                 for v in out.values():
@@ -117,7 +136,7 @@ def run(lg, inputs, body, modes=(True, True, True, False, False), compiled=True)
                         total = part if total is None else total + part
                 if total is not None:
                     total.backward()
-                    record += [('grad', p, None if a.grad is None else _observed(a.grad)) for p, a in zip(params, args)]
+                    record += [('grad', p, None if a.grad is None else _observed(a.grad)) for p, a in held]
             except Exception as e:  # noqa: BLE001
                 record.append(('backward raised', _message(e)))
         records.append(record)
