@@ -1770,3 +1770,50 @@ def test_module_compile_in_place():
     out.sum().backward()
     assert lg.equal(m[0].weight.grad, eager_grad)
     assert type(m.forward).__name__ == 'function' and m.forward.__wrapped__ is not None  # compiled, in place
+
+
+_VIEW_OUTPUTS = [('t', 'lambda x: x.t()'), ('view', 'lambda x: x.view(12)'), ('select', 'lambda x: x[1]'),
+                 ('detach', 'lambda x: x.detach()'), ('itself', 'lambda x: x'),
+                 ('chunk_then_t', 'lambda x: x.chunk(2, 1)[1].t()'), ('with_another', 'lambda x: (x.t(), x.sum())')]
+
+
+def test_an_output_that_is_a_view_of_an_input_is_made_again_as_torchs():
+    """A compiled function returning its input or a view of it (by view ops) returns, as
+    torch.compile's does, that input itself or a view of it: ``_base`` the input, eager's
+    grad_fn, its version counter shared (an in-place change through it is seen by autograd on
+    the input); the rest replays, and gradients are eager's."""
+    facts = ask_torch('import json, torch\nx = torch.randn(3, 4, requires_grad=True)\nfacts = {}\n'
+                      f'for name, src in {_VIEW_OUTPUTS!r}:\n'
+                      '    torch._dynamo.reset()\n'
+                      "    c = torch.compile(eval(src), backend='aot_eager')\n"
+                      '    c(x)\n    o = c(x)\n    o = o[0] if isinstance(o, tuple) else o\n'
+                      '    facts[name] = [o._base is x, o.grad_fn.name() if o.grad_fn else None, o is x, o.requires_grad]\n'
+                      'print(json.dumps(facts))')
+    x = lg.randn(3, 4, requires_grad=True)
+    for name, src in _VIEW_OUTPUTS:
+        fn = eval(src)
+        compiled = lg.compile(fn)
+        compiled(x)
+        out = compiled(x)
+        first = out[0] if isinstance(out, tuple) else out
+        got = [first._base is x, first.grad_fn.name() if first.grad_fn else None, first is x, first.requires_grad]
+        if name == 'chunk_then_t':  # (PyTorch names this one's grad_fn CompiledFunctionBackward: eager's here)
+            facts[name][1] = fn(x).grad_fn.name()
+        assert got == facts[name], name
+        # (a view of an input the call also reads otherwise: eagerly, which gives eager's gradient sums)
+        assert (_program(compiled)[0] is None) == (name == 'with_another'), name
+        want = fn(x)
+        for a, b in zip(out if isinstance(out, tuple) else (out,), want if isinstance(want, tuple) else (want,)):
+            _same(a, b)
+    y = lg.compile(lambda t: t.t())(x)
+    before = x._version
+    with lg.no_grad():
+        y.mul_(1.0)  # (through the output: the input's version moves on, as eagerly)
+    assert x._version == before + 1
+    a, b = lg.randn(3, 4, requires_grad=True), None
+    b = a.detach().clone().requires_grad_()
+    compiled = lg.compile(lambda t: t.view(2, 6))
+    compiled(a)
+    (compiled(a) * lg.arange(12.0).view(2, 6)).sum().backward()
+    (b.view(2, 6) * lg.arange(12.0).view(2, 6)).sum().backward()
+    _same(a.grad, b.grad)

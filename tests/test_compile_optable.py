@@ -46,9 +46,10 @@ def test_row_compiled_gives_the_eager_row(fn, arrays, grads):
 
 
 def test_most_rows_replay():
-    """Every fourth row's second call ran replayed code, not an eager fallback, for most rows (194
+    """Every fourth row's second call ran replayed code, not an eager fallback, for most rows (204
     of 242 at present; the rest change an input or a view in place under autograd, return a view
-    of an input, or break the graph: a data-dependent shape among them)."""
+    of an input that they also read otherwise, or break the graph: a data-dependent shape among
+    them)."""
     replayed = 0
     sample = ROWS[::4]
     for _, fn, arrays, grads in sample:

@@ -253,7 +253,7 @@ class _Compiled:
                         for t in results:
                             if type(t._version_counter) is list and not any(t is i for i in inputs):
                                 t._version_counter = InferenceCounter((0,))
-                    return _rebuild(entry.out_template, program.out_slots, results)
+                    return _rebuild(entry.out_template, program.out_slots, results, inputs)
                 why = ('a captured tensor was replaced by another object (a parameter, buffer, submodule, global '
                        'or closure variable reassigned), or a Python value the function reads changed')
             else:
@@ -476,7 +476,7 @@ class _Compiled:
             return out
         program = None
         tracer.check_saved(out)
-        _check_outputs(tracer, out, inputs, known)
+        aliases = _check_outputs(tracer, out, inputs, known)
         if changed is not None and tracer.unsupported is None:
             if key not in self.changed_state:  # (a cache filled on the first call: the next may replay)
                 self.changed_state.add(key)
@@ -489,7 +489,7 @@ class _Compiled:
         out_template = None
         if reason is None:
             try:
-                out_template = _out_template(tracer, out, out_slots)
+                out_template = _out_template(tracer, out, out_slots, aliases)
             except _trace.Unsupported as e:
                 reason = str(e)
         if reason is None and self.backend == 'eager':
@@ -731,22 +731,51 @@ def _changed_in_place(program, inputs, input_versions, known, versions):
 
 
 def _check_outputs(tracer, out, inputs, known):
-    """Fail ``tracer`` where an output is one a replay would not remake: one that shares its
-    memory's version counter with a tensor that existed before the call (an input or a
-    parameter itself, a view of one, its ``detach()``: eagerly an in-place change through the
-    output is seen by autograd on that tensor, and a view's ``_base`` is it, which a replay's
-    fresh output would hide), or one that requires grad without a history (a view made under
-    no_grad of a tensor that requires grad: a replay would give it the call's node)."""
+    """The outputs a replay makes again from a tensor that existed before the call ({id: their
+    _trace.alias_chain}): an input or a parameter itself, or a view of one (its ``detach()``
+    too), which eagerly shares its version counter (an in-place change through it is seen by
+    autograd on that tensor) and has it as ``_base``, as PyTorch's compiled functions return
+    them (the views made again by their ops, eagerly, after the replay). Fails ``tracer``
+    where an output shares that counter otherwise, or requires grad without a history (a view
+    made under no_grad of a tensor that requires grad: a replay would give it the call's node)."""
     counters = {id(t._version_counter) for t in inputs} | {id(t._version_counter) for t in known.values()}
+    aliases = {}
     for t in _trace._tensors(out):
         if id(t._version_counter) in counters:
-            tracer.fail('an output is an input or captured tensor, a view of one or its detach() (eager '
-                        'shares its version counter, and a view its ._base)')
-            return
-        if t._requires_grad and t._grad_fn is None:
+            chain = _trace.alias_chain(tracer, t)
+            if chain is None:
+                tracer.fail('an output is an input or captured tensor changed by an op that is no view, or a '
+                            'view of one made so (eager shares its version counter)')
+                return aliases
+            aliases[id(t)] = chain
+        elif t._requires_grad and t._grad_fn is None:
             tracer.fail('an output requires grad but has no history (a view made under no_grad of a tensor '
                         'that requires grad), which a replay would give the call\'s node')
-            return
+            return aliases
+    if not _separate_gradients(tracer, aliases.values()):
+        tracer.fail('an output is a view of an input that requires grad, which the call also reads otherwise '
+                    '(its gradient would be summed in another order than eager\'s)')
+    return aliases
+
+
+def _separate_gradients(tracer, chains):
+    """Whether the gradients of the outputs made again by view ops reach their inputs apart from
+    the replay's node: an input that requires grad has one such output, and no other call reads
+    it or the views on the way (eager's engine would otherwise sum the gradient the view passes
+    and the ones the other calls pass in its own order, which the node's sum would change)."""
+    seen = set()
+    for root, chain in chains:
+        t = tracer.keep[root] if type(root) is int else root
+        if not t._requires_grad:
+            continue
+        if id(t) in seen:
+            return False
+        seen.add(id(t))
+        own = {id(call) for call, _ in chain}
+        slots = {s for s, kept in enumerate(tracer.keep) if kept is t} | {call.outs[k] for call, k in chain}
+        if any(id(call) not in own and any(s in slots for s in call.ins) for call in tracer.calls):
+            return False
+    return True
 
 
 def _guard_lines(key, program):
@@ -772,33 +801,66 @@ def _captured_unchanged(program):
     return True
 
 
-def _out_template(tracer, value, out_slots):
+class _Alias:
+    """An output made again from an input or captured tensor (``_trace.alias_chain``)."""
+    __slots__ = ('root', 'chain')
+
+    def __init__(self, root, chain):
+        self.root, self.chain = root, chain
+
+    def make(self, inputs):
+        t = inputs[self.root] if type(self.root) is int else self.root
+        for call, k in self.chain:  # (each view op as traced, in its grad mode: a no_grad view too)
+            it = iter((t,))
+            args = _fill(call.args, it)
+            kwargs = _fill(call.kwargs, it)
+            before = _grad_state.grad_enabled
+            _grad_state.grad_enabled = call.grad_mode
+            try:
+                made = call.fn(*args, **kwargs)
+            finally:
+                _grad_state.grad_enabled = before
+            t = made if k == 0 and isinstance(made, Tensor) else list(_trace._tensors(made))[k]
+        return t
+
+
+def _fill(template, it):
+    from .program import _fill as fill  # (loaded when first used)
+    return fill(template, it)
+
+
+def _out_template(tracer, value, out_slots, aliases):
     if isinstance(value, Tensor):
+        alias = aliases.get(id(value))
+        if alias is not None:
+            return _Alias(*alias)
         s = tracer.slot(value, 'the output')
         out_slots.append(s)
         return _trace.Ref(len(out_slots) - 1)
     t = type(value)
     if t is tuple or t is list:
-        return t([_out_template(tracer, v, out_slots) for v in value])
+        return t([_out_template(tracer, v, out_slots, aliases) for v in value])
     if t is dict:
-        return {k: _out_template(tracer, v, out_slots) for k, v in value.items()}
+        return {k: _out_template(tracer, v, out_slots, aliases) for k, v in value.items()}
     if isinstance(value, tuple) and hasattr(value, '_fields'):
-        return ('namedtuple', t, [_out_template(tracer, v, out_slots) for v in value])
+        return ('namedtuple', t, [_out_template(tracer, v, out_slots, aliases) for v in value])
     if value is None or t in (int, float, bool, str):
         return value
     raise _trace.Unsupported(f'the function returns a {t.__name__}, which compile does not replay')
 
 
-def _rebuild(template, out_slots, results):
+def _rebuild(template, out_slots, results, inputs):
     if type(template) is _trace.Ref:
         return results[template.slot]
+    if type(template) is _Alias:
+        return template.make(inputs)
     t = type(template)
     if t is tuple and len(template) == 3 and template[0] == 'namedtuple':
-        return template[1](*[_rebuild(v, out_slots, results) for v in template[2]])
+        return template[1](*[_rebuild(v, out_slots, results, inputs) for v in template[2]])
     if t is tuple or t is list:
-        return t([_rebuild(v, out_slots, results) for v in template])
+        return t([_rebuild(v, out_slots, results, inputs) for v in template])
     if t is dict:
-        return {k: _rebuild(v, out_slots, results) for k, v in template.items()}
+        return {k: _rebuild(v, out_slots, results, inputs) for k, v in template.items()}
     return template
 
 

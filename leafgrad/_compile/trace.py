@@ -77,7 +77,7 @@ class Ref:
 class Call:
     """One recorded top-level op call."""
     __slots__ = ('fn', 'name', 'args', 'kwargs', 'ins', 'outs', 'out_template', 'grad_mode', 'inplace', 'reached',
-                 'mutated', 'saves')
+                 'mutated', 'saves', 'view')
 
     def __init__(self, fn, name, args, kwargs, ins, outs, out_template, grad_mode, inplace, reached=None, mutated=(),
                  saves=()):
@@ -92,6 +92,7 @@ class Call:
         # The positions in ``ins`` of the tensors the op's own nodes saved for the backward (or a
         # view of them): an island's replay saves them too, for eager's check of an in-place change
         self.saves = saves
+        self.view = None  # a view op (one tensor argument, its outputs views of it, nothing changed): 0
 
     def __repr__(self):
         return f'{self.outs} = {self.name}{self.args}'
@@ -243,8 +244,11 @@ class Tracer:
                     type(self.keep[s]._data) is numpy.ndarray for s in outs):
                 self.constant.update(outs)
             reached, saves = _reached(outs_t, in_tensors, first_node, grad_fns) if state.grad_enabled else (None, ())
-            self.calls.append(Call(fn, name, targs, tkw, ins, outs, tout, state.grad_enabled, inplace, reached,
-                                   mutated, saves))
+            call = Call(fn, name, targs, tkw, ins, outs, tout, state.grad_enabled, inplace, reached, mutated, saves)
+            if len(in_tensors) == 1 and outs_t and not any(changed) and all(
+                    o._version_counter is in_tensors[0]._version_counter for o in outs_t):
+                call.view = 0  # (an output that is a view of an input is made again by it: alias_chain)
+            self.calls.append(call)
         except Unsupported as e:
             self.fail(str(e))
 
@@ -366,6 +370,33 @@ def _holds_data(value):
     if isinstance(value, dict):
         return any(_holds_data(v) for v in value.values())
     return False
+
+
+def alias_chain(tracer, t):
+    """How to make the output ``t`` again from a tensor that existed before the call, where it
+    is one (the input itself) or a view of one made by view ops: (the input's position or the
+    captured tensor, [(view call, which of its outputs)] to run on it in order); None where it
+    is neither."""
+    producer = {}
+    for call in tracer.calls:
+        for k, s in enumerate(call.outs):
+            producer[s] = (call, k)
+    s = tracer.slot_of.get(id(t))
+    chain = []
+    while s is not None:
+        obj = tracer.keep[s]
+        if id(obj) in tracer.external:  # (an input or captured tensor, changed in place or not)
+            first = tracer.slot_of.get(id(obj))
+            root = next((i for i, kind in enumerate(tracer.kind) if kind == 'input' and tracer.keep[i] is obj), None)
+            if root is None:
+                root = next((c for c in tracer.captured.values() if c is obj), None)
+            return (root, chain[::-1]) if root is not None and first is not None else None
+        call, k = producer.get(s, (None, None))
+        if call is None or call.view is None:
+            return None
+        chain.append((call, k))
+        s = call.ins[call.view]
+    return None
 
 
 def _tensors(value):
