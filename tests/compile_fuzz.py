@@ -29,9 +29,43 @@ _NAMES = re.compile(r'\bv\d+\b')
 
 
 class RegionGenerator(fp.Generator):
-    """The fuzzer's generator without the statements that end a region or act across it."""
+    """The fuzzer's generator without the statements that end a region or act across it, with
+    the functions of layers (``nn_function``)."""
     STATEMENTS = [('leaf', 3), ('unary', 4), ('f_unary', 1), ('binary', 4), ('scalar', 2), ('reduction', 3),
-                  ('matmul', 2), ('shape_op', 5), ('advanced_index', 2), ('inplace', 3)]
+                  ('matmul', 2), ('shape_op', 5), ('advanced_index', 2), ('inplace', 3), ('nn_function', 3)]
+
+    def nn_function(self):
+        """A layer's function on tensors that exist: dropout (random draws: each call is seeded
+        alike), layer norm, linear, normalize, a loss, softmax with a temperature."""
+        a = self.pick_tensor(lambda t: t.dim() >= 1 and t.dtype.is_floating_point)
+        if a is None:
+            return None
+        t = self.ns[a]
+        k = self.c.int(0, 6)
+        new = self.fresh()
+        F = 'T.nn.functional'
+        if k == 0:
+            p = self.c.pick(['0.0', '0.25', '0.5'])
+            return f'{new} = {F}.dropout({a}, {p}, training={self.c.chance(0.8)})'
+        if k == 1:
+            return f'{new} = {F}.layer_norm({a}, {tuple(t.shape[-1:])})'
+        if k == 2:
+            w = self.pick_tensor(lambda u: u.dim() == 2 and u.shape[1] == t.shape[-1] and u.dtype == t.dtype)
+            if w is None:
+                return None
+            b = self.pick_tensor(lambda u: tuple(u.shape) == (self.ns[w].shape[0],) and u.dtype == t.dtype)
+            return f'{new} = {F}.linear({a}, {w}{", " + b if b and self.c.chance(0.5) else ""})'
+        if k == 3:
+            return f'{new} = {F}.normalize({a}, dim={self.dim(t)})'
+        if k == 4:
+            b = self.pick_tensor(lambda u: tuple(u.shape) == tuple(t.shape) and u.dtype == t.dtype)
+            if b is None:
+                return None
+            loss = self.c.pick(['mse_loss', 'l1_loss', 'smooth_l1_loss', 'huber_loss'])
+            return f'{new} = {F}.{loss}({a}, {b}, reduction={self.c.pick(["mean", "sum", "none"])!r})'
+        if k == 5:
+            return f'{new} = {F}.softmax({a} / {self.c.pick(["0.5", "2.0"])}, dim={self.dim(t)})'
+        return f'{new} = {F}.log_softmax({a}, dim=-1).exp()'
 
 
 def generate(chooser, torch, length=10):
@@ -112,7 +146,8 @@ def run(lg, inputs, body, modes=(True, True, True, False, False), compiled=True,
     region = ns['make'](*kept)
     fn = lg.compile(region) if compiled else region
     records = []
-    for grad_mode in modes:
+    for n, grad_mode in enumerate(modes):
+        lg.manual_seed(n)  # (dropout's draws: the same in the eager and the compiled call)
         leaves = {'T': lg}
         for line in inputs:
             exec(line, leaves)

@@ -76,6 +76,16 @@ REGRESSIONS = {
     # a 0-d gradient: NumPy gives a scalar, which relu's derivative then wrote into (a TypeError)
     'relu_derivative_of_a_0d_gradient': (['v0 = T.tensor([[0.4, -0.4, -1.1]], dtype=T.float32, requires_grad=True)'],
                                          ['v2 = v0.norm()', 'v6 = T.relu(v2)', 'v8 = v6.sigmoid()']),
+    # a rule's gradient that is a difference (log_softmax's g - exp(out) * sum(g)) added to the
+    # gradient a later call gave: summed as (a + g) - e, where eager adds a + (g - e)
+    'a_rules_difference_added_to_a_gradient': (
+        ['v0 = T.tensor([[0.4, 1.3, 0.4], [-0.6, 1.5, 1.8], [0.8, -1.9, 0.0]], dtype=T.float64, requires_grad=True)'],
+        ['v1 = T.nn.functional.log_softmax(v0, dim=-1)', 'v3 = v0 * 2']),
+    # an op given a number instead of a tensor while traced: PyTorch's TypeError (the argument
+    # check read the tracer's wrapper's frame, and an AttributeError came out)
+    'an_op_given_a_number': (['v1 = T.tensor([[0.7, -0.6, 2.0]], dtype=T.float32, requires_grad=True)',
+                              'v2 = T.tensor([1.0], dtype=T.float32, requires_grad=True)'],
+                             ['v4 = T.nn.functional.elu(v2)', 'v2 = 0.5']),
 }
 
 

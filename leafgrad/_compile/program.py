@@ -359,7 +359,9 @@ class Program:
                 if s in summed:  # the sum is this backward's own fresh array: add in place
                     bwd.emit(f'{_g(s)} += {expr}', [_g(s)] + list(reads))
                 elif s in touched:  # (the first gradient may be another's: a new array)
-                    bwd.emit(f'{_g(s)} = {_g(s)} + {expr}', [_g(s)] + list(reads))
+                    # (the parentheses: a rule's expression may be a sum itself, `g - e * s`, which
+                    # eager computes before adding it)
+                    bwd.emit(f'{_g(s)} = {_g(s)} + ({expr})', [_g(s)] + list(reads))
                     summed.add(s)
                 else:
                     consuming = (alt[0][0], f'{_g(s)} = {alt[0][1]}') if alt else None

@@ -615,7 +615,10 @@ _NOT_DUNDERS = {'__init__', '__new__', '__getattr__', '__setattr__', '__delattr_
 # wherever that op itself was not wrapped (a function held in a closure or a default argument),
 # and replay a constant.
 _HELPER_MODULES = {'leafgrad.ops._util', 'leafgrad.autograd.graph', 'leafgrad.autograd.grad_mode',
-                   'leafgrad.nn._functional.common'}
+                   'leafgrad.nn._functional.common', 'leafgrad._arg_parser', 'leafgrad.ops._op', 'leafgrad.ops._inplace',
+                   'leafgrad.ops._index', 'leafgrad.ops._matrix', 'leafgrad.backend', 'leafgrad.generator'}
+# (and the argument checks: refuse_arguments reads the failing op's frame, which a wrapper
+# around it would be, so that an op given a number raised an AttributeError while traced)
 # Functions whose Python result depends on tensor data: a graph break.
 _DATA_DEPENDENT = {'equal', 'allclose', 'is_nonzero', 'isclose_all'}
 
