@@ -86,6 +86,15 @@ REGRESSIONS = {
     'an_op_given_a_number': (['v1 = T.tensor([[0.7, -0.6, 2.0]], dtype=T.float32, requires_grad=True)',
                               'v2 = T.tensor([1.0], dtype=T.float32, requires_grad=True)'],
                              ['v4 = T.nn.functional.elu(v2)', 'v2 = 0.5']),
+    # an in-place change through a detach() of an intermediate (or of a view of one), which
+    # shares its memory and version counter: replayed out of place, it left the intermediate as
+    # it was (a wrong value, silently)
+    'changed_through_a_detach_of_an_intermediate': (
+        ['v0 = T.tensor([[0.3, 0.2, 1.5]], dtype=T.float32, requires_grad=True)'],
+        ['with T.set_grad_enabled(False): v1 = v0 * v0', 'with T.set_grad_enabled(False): v2 = v1.transpose(-1, -2)',
+         'v4 = v2.unsqueeze(1)', 'v6 = v4.detach()', 'v6.add_(0.5)']),
+    'changed_through_a_detach': (['v0 = T.tensor([[0.3, 0.2, 1.5]], dtype=T.float32, requires_grad=True)'],
+                                 ['v1 = v0 * v0', 'v6 = v1.detach()', 'v6.add_(0.5)', 'v7 = v1 * 2']),
 }
 
 

@@ -271,12 +271,15 @@ class Tracer:
     def _functional(self, in_tensors, handed_back):
         """The positions of the inputs that an in-place op handed back (changed), where each is
         an intermediate this call made, not a view and viewed by no tensor the trace saw (so no
-        other tensor shows the change); None where one is not."""
+        other tensor shows the change: a view or a ``detach()`` shares its version counter); None
+        where one is not."""
         positions = []
         for i, t in enumerate(in_tensors):
             if handed_back[i]:
                 s = self.slot_of.get(id(t))
-                if s is None or id(t) in self.external or t._base is not None or any(k._base is t for k in self.keep):
+                counter = t._version_counter
+                if s is None or id(t) in self.external or t._base is not None or any(
+                        k._version_counter is counter and k is not t for k in self.keep):
                     return None
                 positions.append(i)
         return tuple(positions)
