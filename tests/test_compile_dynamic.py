@@ -189,6 +189,23 @@ def test_the_traces_of_one_dynamic_signature_are_capped():
     assert (_SIZES_KEPT + 9,) in _sizes(state) and (4,) not in _sizes(state)  # (the oldest forgotten)
 
 
+def test_a_loop_over_more_sizes_than_are_kept_stops_tracing_new_sizes():
+    """Sizes that come round again after their traces were forgotten (a loop over 100 lengths,
+    repeated) would be traced each time round: once a dynamic signature has forgotten as many
+    traces as it keeps, its new sizes run eagerly (the traces kept still replay), and the
+    report says so."""
+    compiled = lg.compile(double)
+    state = compiled._leafgrad_compiled
+    for _ in range(4):
+        for n in range(2, 2 * _SIZES_KEPT + 20):
+            assert compiled(lg.ones(n)).item() == 2.0 * n
+    traced = len(state.compile_seconds)
+    for n in range(2, 2 * _SIZES_KEPT + 20):
+        compiled(lg.ones(n))
+    assert len(state.compile_seconds) == traced and len(state.cache) <= _SIZES_KEPT + 1
+    assert 'its new sizes run eagerly from now on' in compiled.report()
+
+
 def test_fail_on_recompile_allows_a_new_size_of_a_dynamic_dim():
     """A new size of a dynamic dim is no recompile in PyTorch: the fail_on_recompile stance lets
     it run; a new dtype is one, and raises."""

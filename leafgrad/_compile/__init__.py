@@ -198,6 +198,7 @@ class _Compiled:
         self.dynamic_parts = {}
         self.structures = {}
         self.sizes_seen = {}
+        self.forgotten = {}       # dynamic signature -> traces of its sizes forgotten (to keep _SIZES_KEPT)
         self.log = []             # plain sentences, in order
         self.limit_hit = False
         self.compile_seconds = []
@@ -214,6 +215,7 @@ class _Compiled:
         self.dynamic_parts.clear()
         self.structures.clear()
         self.sizes_seen.clear()
+        self.forgotten.clear()
         self.log.clear()
         self.limit_hit = False
         self.compile_seconds = []
@@ -343,16 +345,25 @@ class _Compiled:
 
     def _new_size(self, key, group, args, kwargs, inputs):
         """A call whose only news is the size of dynamic dims (or the value of a dynamic number):
-        eager on its first call, traced on its second."""
+        eager on its first call, traced on its second; eager from then on where the sizes of that
+        signature have outnumbered the traces it keeps once over (a loop over more sizes than
+        are kept, repeated, would otherwise trace a size each time it comes round again)."""
         if key not in self.sizes_seen:
             if len(self.sizes_seen) >= _SIZES_REMEMBERED:
                 self.sizes_seen.clear()
             self.sizes_seen[key] = True
             return self.fn(*args, **kwargs)  # (plainly: _eager's submodules would each trace this size)
+        forgotten = self.forgotten.get(group, 0)
+        if forgotten >= _SIZES_KEPT:
+            return self.fn(*args, **kwargs)
         del self.sizes_seen[key]
         kept = [k for k, e in self.cache.items() if e.group == group]
         if len(kept) >= _SIZES_KEPT:
             del self.cache[kept[0]]
+            self.forgotten[group] = forgotten + 1
+            if forgotten + 1 == _SIZES_KEPT:
+                self._say(f'more than {2 * _SIZES_KEPT} sizes of a dynamic signature: its new sizes run eagerly '
+                          'from now on (the traces kept still replay)')
         return self._trace(key, args, kwargs, inputs, None, group, counted=False)
 
     def _say(self, sentence):
