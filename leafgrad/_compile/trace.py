@@ -389,11 +389,11 @@ def alias_chain(tracer, t):
     while s is not None:
         obj = tracer.keep[s]
         if id(obj) in tracer.external:  # (an input or captured tensor, changed in place or not)
-            first = tracer.slot_of.get(id(obj))
+            # (the input's position: inputs hold the first slots, in order)
             root = next((i for i, kind in enumerate(tracer.kind) if kind == 'input' and tracer.keep[i] is obj), None)
             if root is None:
                 root = next((c for c in tracer.captured.values() if c is obj), None)
-            return (root, chain[::-1]) if root is not None and first is not None else None
+            return (root, chain[::-1]) if root is not None else None
         call, k = producer.get(s, (None, None))
         if call is None or call.view is None:
             return None
