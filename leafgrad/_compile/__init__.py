@@ -362,8 +362,8 @@ class _Compiled:
             del self.cache[kept[0]]
             self.forgotten[group] = forgotten + 1
             if forgotten + 1 == _SIZES_KEPT:
-                self._say(f'more than {2 * _SIZES_KEPT} sizes of a dynamic signature: its new sizes run eagerly '
-                          'from now on (the traces kept still replay)')
+                self._say(f'{2 * _SIZES_KEPT} sizes of a dynamic signature traced and {_SIZES_KEPT} of them '
+                          'forgotten: its new sizes run eagerly from now on (the traces kept still replay)')
         return self._trace(key, args, kwargs, inputs, None, group, counted=False)
 
     def _say(self, sentence):
