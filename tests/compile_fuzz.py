@@ -5,9 +5,10 @@ hooks and flags (ops, views, indexing, in-place ops on inputs, intermediates and
 grad-mode switches), cut in two: the lines that make leaves become the inputs of a function
 (every second leaf is read from its closure instead, made once, as a model's parameters are),
 the other lines its body, which returns every variable it made. The function runs eagerly and
-compiled, five times each from fresh inputs, three with grad mode on and two off (the first
-call of the compiled one in each mode traces, the others replay); after each call what a user
-can observe must agree: an exception's type and message, each output's shape, dtype,
+compiled, nine times each from fresh arguments (``CALLS``): with grad mode on and off, then
+with the arguments' first dim two and three times as long (dynamic shapes: traced, then eager
+on a size's first call, traced on its second, replayed); after each call what a user can
+observe must agree: an exception's type and message, each output's shape, dtype,
 requires_grad, is_leaf and values (a zero's sign too), each leaf's values and version, and,
 after a backward through every output that requires grad, the leaves' gradients. Eager is the
 reference (tests/test_fuzz_differential.py holds it to PyTorch).
@@ -132,11 +133,24 @@ def captured_of(inputs):
     return tuple(_LEAF.match(line).group(1) for line in inputs[1::2])
 
 
-def run(lg, inputs, body, modes=(True, True, True, False, False), compiled=True, captured=None):
-    """What a user observes over calls of the region, eagerly or compiled, one per grad mode in
-    ``modes`` (a compiled call traces its first call in each mode and replays the others): a
-    list of records per call. The captured leaves (default: ``captured_of``) are made once,
-    the others for each call."""
+# (grad mode, how many times each argument's first dim is repeated), per call: a compiled call
+# traces its first call in each mode and replays the others; then a second size (dim 0 becomes
+# dynamic: traced), a third (eager on its first call, traced on its second, then replayed)
+CALLS = ((True, 1), (True, 1), (True, 1), (False, 1), (False, 1), (True, 2), (True, 3), (True, 3), (True, 3))
+
+
+def _repeated(lg, t, times):
+    """A leaf like ``t`` with its first dim ``times`` as long (``t`` itself for 0-d or once)."""
+    if times == 1 or not t.dim():
+        return t
+    return lg.cat([t.detach()] * times).requires_grad_(t.requires_grad)
+
+
+def run(lg, inputs, body, modes=CALLS, compiled=True, captured=None):
+    """What a user observes over calls of the region, eagerly or compiled, one per entry of
+    ``modes``: a list of records per call. The captured leaves (default: ``captured_of``) are
+    made once, the arguments for each call."""
+    modes = [m if type(m) is tuple else (m, 1) for m in modes]
     captured = captured_of(inputs) if captured is None else captured
     source, params = region_source(inputs, body, captured)
     ns = {'T': lg}
@@ -146,12 +160,12 @@ def run(lg, inputs, body, modes=(True, True, True, False, False), compiled=True,
     region = ns['make'](*kept)
     fn = lg.compile(region) if compiled else region
     records = []
-    for n, grad_mode in enumerate(modes):
+    for n, (grad_mode, times) in enumerate(modes):
         lg.manual_seed(n)  # (dropout's draws: the same in the eager and the compiled call)
         leaves = {'T': lg}
         for line in inputs:
             exec(line, leaves)
-        args = [leaves[p] for p in params]
+        args = [_repeated(lg, leaves[p], times) for p in params]
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
             try:
