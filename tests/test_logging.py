@@ -138,3 +138,34 @@ def test_torch_logs_in_the_environment_decides():
     env['TORCH_LOGS'] = 'graph_breaks,bogus'
     out = subprocess.run([sys.executable, '-c', program], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 1 and 'ValueError: \nInvalid log settings: graph_breaks,bogus, must be' in out.stderr
+
+
+_TUTORIAL_HEADER = """import os
+import {module} as torch
+os.environ["TORCH_LOGS_FORMAT"] = {fmt!r}
+torch._logging._internal.DEFAULT_FORMATTER = torch._logging._internal._default_formatter()
+torch._logging._internal._init_logs()
+torch._logging.set_logs(graph_breaks=True)
+def f(x):
+    y = x * 2
+    if y.sum() > 0:
+        return y + 1
+    return y - 1
+torch.compile(f)(torch.ones(3))
+"""
+
+
+@pytest.mark.parametrize('fmt', ['', 'short', '%(levelname)s| %(message)s'])
+def test_the_log_format_a_program_sets_as_pytorchs_tutorials_do(fmt):
+    """TORCH_LOGS_FORMAT and the formatter torch._logging._internal._default_formatter() makes of
+    it, set as DEFAULT_FORMATTER and applied by _init_logs() (PyTorch's tutorials begin so, to
+    print the messages alone): the first line of the graph break's log as PyTorch writes it."""
+    pytest.importorskip('torch')
+    first = {}
+    for module in ('torch', 'leafgrad'):
+        out = subprocess.run([sys.executable, '-c', _TUTORIAL_HEADER.format(module=module, fmt=fmt)],
+                             capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONWARNINGS='ignore'))
+        assert out.returncode == 0, out.stderr[-2000:]
+        first[module] = out.stderr.splitlines()[0].replace('leafgrad', 'torch')
+    assert first['leafgrad'] == first['torch']
+    assert first['leafgrad'].endswith('Graph break in user code at <string>:9')

@@ -414,10 +414,11 @@ class _Compiled:
         if not self.limit_hit:
             self.limit_hit = True
             # (PyTorch's warning, and as PyTorch a log record, not a Python warning)
-            _logging.dynamo_log.warning(f'leafgrad._dynamo hit config.recompile_limit ({limit})\n'
-                                        f'   function: {self._where(short=True)}\n   last reason: {reason}\n'
-                                        'To log all recompilation reasons, use TORCH_LOGS="recompiles".',
-                                        extra={'frame': f'{self.frame_id}/{self.traces}'})
+            _logging.convert_frame_log.warning(f'leafgrad._dynamo hit config.recompile_limit ({limit})\n'
+                                               f'   function: {self._where(short=True)}\n'
+                                               f'   last reason: {reason}\n'
+                                               'To log all recompilation reasons, use TORCH_LOGS="recompiles".',
+                                               extra={'frame': f'{self.frame_id}/{self.traces}'})
             self._say(f'recompile limit ({limit}) reached: new signatures run eagerly')
 
     def _trace(self, key, args, kwargs, inputs, cause=None, group=None, counted=True):
