@@ -202,9 +202,9 @@ def difference(eager, compiled, mixed=False):
     the region mixes float32 and float64, where gradients are compared to within a rounding
     (eager's engine casts a gradient to its input's dtype when it is accumulated, so a chain of
     float32 nodes may run in float64 after a float64 one; a replay casts as each op's gradient
-    leaves it, as PyTorch's engine does), and not at all once a backward raised part way (a
-    float32 matrix product given a float64 gradient so: what each had accumulated by then
-    depends on the order of its walk)."""
+    leaves it, as PyTorch's engine does), and not at all once a backward raised part way (where
+    a node refuses a gradient of the other dtype: what each had accumulated by then depends on
+    the order of its walk)."""
     raised = False  # (a backward that raised part way: what it had accumulated is its walk's order's)
     for call, (a, b) in enumerate(zip(eager, compiled)):
         if type(a) is tuple or type(b) is tuple:

@@ -168,9 +168,20 @@ class Mv(Op):
 
     def apply(self, grad):
         a, v = self.saved_tensors
+        grad = _of_factors_dtype(grad, a, v)
         ga = outer(grad, v) if self.next_functions[0][0] is not None else None
         gv = mv(ops.t(a), grad) if self.next_functions[1][0] is not None else None
         return ga, gv
+
+
+def _of_factors_dtype(grad, *factors):
+    """The gradient of a product of its factors' dtype (the first saved one's; a factor no
+    derivative needs is not saved): it arrives in another where a later op promoted (a float64
+    operand beside the float32 product), and the products of the derivative (mv, outer, bmm)
+    take one dtype. PyTorch's engine casts each gradient to its input's dtype as it leaves a
+    node; leafgrad's casts when it is accumulated, so these nodes cast it here."""
+    dtype = next(f.dtype for f in factors if isinstance(f, Tensor))
+    return grad if grad.dtype == dtype else grad.to(dtype)
 
 
 def _dot_operands(input, other):
@@ -267,6 +278,7 @@ class OuterBackward(Op):
 
     def apply(self, grad):
         a, b = self.saved_tensors
+        grad = _of_factors_dtype(grad, a, b)
         ga = mv(grad, b) if self.next_functions[0][0] is not None else None
         gb = mv(ops.t(grad), a) if self.next_functions[1][0] is not None else None
         return ga, gb
@@ -685,6 +697,7 @@ class Addmv(_ScaledProductBackward):
         return _record_scaled_product(data, Addmv, input, mat, vec, beta, alpha)[0]
 
     def factor_grads(self, grad, mat, vec, need_mat, need_vec):
+        grad = _of_factors_dtype(grad, mat, vec)
         return (_scaled(outer(grad, vec), self.alpha) if need_mat else None,
                 _scaled(mv(ops.t(mat), grad), self.alpha) if need_vec else None)
 
@@ -732,6 +745,7 @@ class Baddbmm(_ScaledProductBackward):
             raise
 
     def factor_grads(self, grad, b1, b2, need_b1, need_b2):
+        grad = _of_factors_dtype(grad, b1, b2)
         return (_scaled(bmm(grad, ops.transpose(b2, 1, 2)), self.alpha) if need_b1 else None,
                 _scaled(bmm(ops.transpose(b1, 1, 2), grad), self.alpha) if need_b2 else None)
 
