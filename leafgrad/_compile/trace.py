@@ -1043,10 +1043,14 @@ def _library_code(code):
     name = code.co_filename
     known = _library_files.get(name)
     if known is None:
-        path = os.path.abspath(name)
-        known = _library_files[name] = (path.startswith(_PACKAGE_DIR) or path.startswith(_STDLIB_DIR)
-                                        or name.startswith('<frozen') or _INSTALLED in path or _DIST in path)
+        known = _library_files[name] = name.startswith('<frozen') or _library_path(name)
     return known
+
+
+def _library_path(name):
+    """Whether the file ``name`` is leafgrad's, Python's library's or an installed package's."""
+    path = os.path.abspath(name)
+    return path.startswith((_PACKAGE_DIR, _STDLIB_DIR)) or _INSTALLED in path or _DIST in path
 
 
 _library_files = {}
@@ -1066,8 +1070,7 @@ def _config_like(v):
             known = True
         else:  # (a class of a module with no file is the program's: a notebook's __main__)
             path = getattr(sys.modules.get(cls.__module__), '__file__', None)
-            known = path is None or not (os.path.abspath(path).startswith((_PACKAGE_DIR, _STDLIB_DIR))
-                                         or _INSTALLED in path or _DIST in path)
+            known = path is None or not _library_path(path)
         _config_classes[cls] = known
     return known
 
