@@ -30,6 +30,7 @@ keeps eager's autograd graph too); every other backend name replays (torch's 'in
 import functools
 import itertools
 import logging
+import os
 import threading
 import time
 import weakref
@@ -42,6 +43,8 @@ from ..tensor import Tensor
 from . import trace as _trace
 from ..autograd.views import bump as _bump
 from .. import _dynamo, _logging
+from .._dynamo import testing as _testing  # (its counters may be a backend)
+from .._dynamo.utils import counters as _counters
 from ..autograd import _instrument
 from ..amp.policy import state as _autocast
 from ..nn.modules import module as _module
@@ -78,7 +81,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     what is dynamic as PyTorch's (see the design note); ``shapes_spec`` (a specification of
     symbolic shapes) is refused: leafgrad has none."""
     if backend is None:
-        backend = 'inductor'  # PyTorch's default backend
+        backend = _dynamo.default_backend  # ('inductor', PyTorch's, unless compiler.set_default_backend)
     if shapes_spec is not None:
         raise NotImplementedError('compile(shapes_spec=...): leafgrad.compile has no symbolic shapes and takes no '
                                   'dynamic-shape specification')
@@ -93,19 +96,18 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     if options is not None:
         if not isinstance(options, dict):
             raise TypeError(f'options must be a dict, got {type(options).__name__}')
-        for key in options:
+        for key, value in options.items():
+            # guard_filter_fn: PyTorch's leave to drop guards; leafgrad evaluates them all, which
+            # gives the same results for a program that may drop them (compiler's guard filters)
+            if key == 'guard_filter_fn' and (value is None or callable(value)):
+                continue
             raise RuntimeError(f'Unexpected optimization option {key}, known options are []')
-    if isinstance(backend, str):
-        if backend not in _BACKENDS:
-            raise _dynamo.exc.InvalidBackend(
-                f"Invalid backend: '{backend}', see `torch._dynamo.list_backends()` for available backends.")
-    elif callable(backend):
-        raise NotImplementedError('a callable backend receives an FX graph, which leafgrad does not build; use '
-                                  "a backend name ('inductor', 'aot_eager', 'eager')")
-    else:
-        raise _dynamo.exc.InvalidBackend(f'Invalid backend: {backend!r}')
+    check_backend(backend)
     if dynamic not in (None, True, False):
         raise TypeError(f'dynamic must be None, True or False, got {dynamic!r}')
+    # (PyTorch reads TORCHDYNAMO_DISABLE when it compiles: the function or module is returned as
+    # it is; TORCH_COMPILE_DISABLE sets _dynamo.config.disable, read at each call)
+    disable = disable or os.environ.get('TORCHDYNAMO_DISABLE', '') == '1'
 
     def decorate(obj):
         if not callable(obj):
@@ -128,6 +130,23 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     if model is None:
         return decorate
     return decorate(model)
+
+
+def check_backend(backend):
+    """Refuse a backend leafgrad.compile does not have, as PyTorch refuses an unknown name: a
+    name of ``list_backends()`` (or PyTorch's debugging ones) and ``_dynamo.testing``'s
+    counters are had; another callable receives an FX graph, which leafgrad does not build."""
+    if isinstance(backend, str):
+        if backend not in _BACKENDS:
+            raise _dynamo.exc.InvalidBackend(
+                f"Invalid backend: '{backend}', see `torch._dynamo.list_backends()` for available backends.")
+    elif isinstance(backend, _testing.CompileCounter):
+        check_backend(getattr(backend, 'backend', 'inductor'))
+    elif callable(backend):
+        raise NotImplementedError('a callable backend receives an FX graph, which leafgrad does not build; use '
+                                  "a backend name ('inductor', 'aot_eager', 'eager')")
+    else:
+        raise _dynamo.exc.InvalidBackend(f'Invalid backend: {backend!r}')
 
 
 from ..nn.modules.module import Module as _Module  # noqa: E402
@@ -177,7 +196,10 @@ class _Compiled:
         self.fn = fn
         self.dynamic = dynamic
         self.fullgraph = fullgraph
-        self.backend = backend
+        # (a _dynamo.testing counter as the backend: counts the programs made, which replay as
+        # its backend's, the default one unless it names another)
+        self.counter = backend if isinstance(backend, _testing.CompileCounter) else None
+        self.backend = backend if self.counter is None else getattr(backend, 'backend', 'inductor')
         self.module = module
         self.name = name                        # the region's label in the report
         self.recompile_limit = recompile_limit  # None: _dynamo.config.recompile_limit
@@ -205,6 +227,7 @@ class _Compiled:
         self.frame_id = next(_frame_ids)
         self.called_eagerly = False  # (its first call under the "eager_then_compile" stance: made)
         self.traces = 0           # traces so far (the logs' compile id)
+        self.skipped = False      # a call met a new signature while _dynamo.config.disable was set
         _all_compiled.add(self)
 
     def reset(self):
@@ -219,10 +242,13 @@ class _Compiled:
         self.log.clear()
         self.limit_hit = False
         self.compile_seconds = []
+        self.skipped = False
 
     def __call__(self, *args, **kwargs):
-        if _trace.active is not None or _instrument._thread is not None:  # in a trace: inlined there
-            return self.fn(*args, **kwargs)  # (under a profiler: eagerly, so that its ops are seen)
+        # in a trace: inlined there; under a profiler: eagerly, so that its ops are seen; skipped
+        # (see _skip): eagerly
+        if _trace.active is not None or _instrument._thread is not None or self.skipped:
+            return self.fn(*args, **kwargs)
         stance = _dynamo.stance
         if (stance.stance != 'default' or stance.backend is not None) and self._eager_by_stance(stance):
             return self.fn(*args, **kwargs)
@@ -260,6 +286,8 @@ class _Compiled:
                        'or closure variable reassigned), or a Python value the function reads changed')
             else:
                 why = 'a captured tensor changed its shape, dtype or requires_grad'
+            if _dynamo.config.disable:
+                return self._skip(args, kwargs)
             del self.cache[key]
             # (each such retrace counts, as PyTorch counts a recompile: a value changed on every
             # call, a counter, would trace every call)
@@ -272,6 +300,8 @@ class _Compiled:
             self._say(f'{why}: traced again')
             group = entry.group
         else:
+            if _dynamo.config.disable:
+                return self._skip(args, kwargs)
             self._make_dynamic(key, inputs)
             group = self._group(key, inputs)
             if group in self.groups:  # (a new size of dynamic dims: no new signature)
@@ -288,6 +318,15 @@ class _Compiled:
                                f"{self._where(words=True)}\n    triggered by the following guard failure(s):\n"
                                f"    - {self.frame_id}/{self.traces - 1}: {failed}")
         return self._trace(key, args, kwargs, inputs, cause, group)
+
+    def _skip(self, args, kwargs):
+        """A call that would trace while ``_dynamo.config.disable`` is set runs eagerly, and so
+        does every later call, replays included, until ``reset()``: as PyTorch, which then
+        skips the function's code for good (its replays go on while no trace is needed)."""
+        self.skipped = True
+        self._say('a new signature while leafgrad._dynamo.config.disable is set: this callable runs eagerly '
+                  'from now on (until leafgrad.compiler.reset())')
+        return self.fn(*args, **kwargs)
 
     def _make_dynamic(self, key, inputs):
         """PyTorch's automatic dynamic shapes (``dynamic=None``): compared with the last signature
@@ -450,6 +489,7 @@ class _Compiled:
                 key = _signature(args, kwargs, [], reached)
                 group = self._group(key, inputs)
         start = time.perf_counter()
+        _counters['frames']['total'] += 1
         try:
             # the compiled module, and modules passed as arguments (their identity is in the
             # signature): their parameters and buffers are captured like a compiled module's
@@ -474,10 +514,12 @@ class _Compiled:
                 tracer.fail('the call registers or removes a module hook, which a replay would not do')
         finally:
             _trace._lock.release()
+        _counters['frames']['ok'] += 1
         n = len(self.groups) - (group in self.groups)  # (the other signatures)
         what = 'traced' if n == 0 else f'traced again (signature {n + 1}: {_describe_key(key)})'
         if tracer.breaks:
             reason = tracer.breaks[0]
+            _counters['graph_break'][reason] += 1
             if _logging.enabled:
                 _logging.log_artifact('graph_breaks', f'Graph break in user code at {tracer.break_lines[0]}\n'
                                       f'Graph Break Reason: {reason}', self._frame())
@@ -521,6 +563,10 @@ class _Compiled:
         if program is None:
             say(f'{what}; not replayed: {reason}. This signature runs eagerly.')
         else:
+            _counters['stats']['unique_graphs'] += 1
+            _counters['stats']['calls_captured'] += program.n_ops
+            if self.counter is not None:
+                self.counter._counted(program.n_ops)
             if _logging.enabled:
                 _logging.log_artifact('guards', f'GUARDS:\n{_guard_lines(key, program)}', self._frame())
                 _logging.log_artifact('output_code', f'Output code:\n{program.source}', self._frame())

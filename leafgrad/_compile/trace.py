@@ -420,6 +420,8 @@ def _make_wrapper(fn, name):
         tr = active
         if tr is None or tr.depth or tr.thread != _get_ident():
             return fn(*args, **kwargs)
+        if disallowed and id(fn) in disallowed:
+            tr.graph_break(f'{name} is marked leafgrad._dynamo.disallow_in_graph')
         tensors = list(_tensors((args, kwargs)))
         versions = [t._version_counter[0] for t in tensors]
         grad_fns = [t._grad_fn for t in tensors]
@@ -635,15 +637,28 @@ def _name_of(fn):
 
 
 _tensor_saved = {}   # name -> original attribute of Tensor
+disallowed = set()   # ids of the ops marked _dynamo.disallow_in_graph: a graph break where called
 
 
-def install(tracer):
-    """Start recording ``tracer`` (the caller holds ``_lock``)."""
-    global active, _wrappers, _sites
+def is_op(fn):
+    """Whether ``fn`` is one of the ops the trace records (PyTorch's "allowed callables")."""
+    _built()
+    return id(fn) in _wrappers
+
+
+def _built():
+    """The wrappers of the ops, made when first needed, and where their originals are bound."""
+    global _wrappers, _sites
     if _wrappers is None:
         _wrappers = _build()
         _originals.update((id(w), (w, fn)) for fn, w in _wrappers.values())
         _sites = _instrument.Sites(set(_wrappers) | set(_originals))
+
+
+def install(tracer):
+    """Start recording ``tracer`` (the caller holds ``_lock``)."""
+    global active
+    _built()
     _sites.swap(_wrappers)
     for name, what in _BREAKS.items():
         original = Tensor.__dict__.get(name)

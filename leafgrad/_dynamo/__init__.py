@@ -1,16 +1,32 @@
 """torch._dynamo's public surface for leafgrad.compile: ``explain``, ``reset``, ``config``,
-``exc``, ``list_backends``, ``disable``, ``is_compiling``, ``mark_dynamic``,
-``maybe_mark_dynamic``, ``mark_static``."""
+``exc``, ``list_backends``, ``optimize``, ``disable``, ``graph_break``, ``is_compiling``,
+``allow_in_graph``, ``disallow_in_graph``, ``forbid_in_graph``, ``nonstrict_trace``,
+``substitute_in_graph``, ``mark_dynamic``, ``maybe_mark_dynamic``, ``mark_static``,
+``mark_static_address``, ``OptimizedModule`` (also in ``eval_frame``), ``utils.counters`` and
+``testing``'s ``CompileCounter``."""
 import collections
 import functools
+import importlib
+import os
 
-from . import config, exc  # (config: a module of PyTorch's settings, as torch._dynamo.config)
+from . import config, eval_frame, exc, utils  # (config: a module of PyTorch's settings, as torch._dynamo.config)
+
+
+def __getattr__(name):
+    if name == 'OptimizedModule':
+        return eval_frame.OptimizedModule
+    if name == 'testing':  # (as PyTorch's: a submodule, imported when named)
+        return importlib.import_module(__name__ + '.testing')
+    raise AttributeError(f"module 'leafgrad._dynamo' has no attribute '{name}'")
 
 
 def reset():
     """Forget every compiled callable's traces."""
     from .. import _compile  # (the compiler, loaded when first used; it imports this module)
     _compile.reset()
+
+
+default_backend = 'inductor'  # (what compile uses when given no backend: compiler.set_default_backend)
 
 
 def list_backends(exclude_tags=('debug', 'experimental')):
@@ -39,6 +55,146 @@ def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
             return f(*args, **kwargs)
         return eager
     return decorate if fn is None else decorate(fn)
+
+
+def graph_break(msg=''):
+    """A graph break where it is called inside a compiled function (its signature then runs
+    eagerly; with ``fullgraph=True``, Unsupported is raised); nothing outside one."""
+    from .._compile import trace  # (the compiler, loaded when first used; it imports this module)
+    tracer = trace.active
+    if tracer is not None:
+        tracer.graph_break('a call to leafgrad._dynamo.graph_break()' + (f': {msg}' if msg else ''))
+
+
+def allow_in_graph(fn):
+    """``fn`` itself: PyTorch's Dynamo puts it in the graph without tracing into it; leafgrad's
+    trace records the ops it runs, which replay alike."""
+    if isinstance(fn, (list, tuple)):
+        return [allow_in_graph(x) for x in fn]
+    if not callable(fn):
+        raise AssertionError('allow_in_graph expects a callable')
+    return fn
+
+
+def disallow_in_graph(fn):
+    """A graph break wherever a compiled function calls ``fn``, one of leafgrad's ops (which
+    PyTorch's Dynamo puts in its graphs as they are); returns ``fn``."""
+    if isinstance(fn, (list, tuple)):
+        return [disallow_in_graph(x) for x in fn]
+    from .._compile import trace  # (the compiler, loaded when first used; it imports this module)
+    if not trace.is_op(fn):
+        raise RuntimeError('disallow_in_graph is expected to be used on an already allowed callable (like '
+                           'torch.* ops). Allowed callables means callables that TorchDynamo puts as-is in the '
+                           'extracted graph.')
+    trace.disallowed.add(id(fn))
+    return fn
+
+
+def forbid_in_graph(fn):
+    """``fn`` made to raise PyTorch's AssertionError when a compiled function calls it while
+    traced (returned as a new function: decorate with it; PyTorch marks ``fn`` itself, which
+    leafgrad's trace, running the function's Python, cannot see being called)."""
+    if isinstance(fn, (list, tuple)):
+        return [forbid_in_graph(x) for x in fn]
+    if not callable(fn):
+        raise AssertionError('forbid_in_graph applies only to callables')
+
+    @functools.wraps(fn)
+    def forbidden(*args, **kwargs):
+        _refuse_in_trace(fn)
+        return fn(*args, **kwargs)
+    forbidden._dynamo_forbidden = True
+    return forbidden
+
+
+def nonstrict_trace(traceable_fn):
+    """``traceable_fn`` itself: PyTorch's Dynamo traces its ops without its Python; leafgrad's
+    trace records the ops of every function it runs, this one's too."""
+    if not callable(traceable_fn):
+        raise AssertionError('nonstrict_trace expects a callable')
+    return traceable_fn
+
+
+def substitute_in_graph(original_fn, *, can_constant_fold_through=False, skip_signature_check=False,
+                        is_embedded_type=False):
+    """A decorator for a Python ``polyfill`` of ``original_fn`` that PyTorch's Dynamo traces in
+    its place; it returns a function that calls ``original_fn``, as PyTorch's does outside
+    compiled code. leafgrad's trace runs ``original_fn`` itself (its ops are recorded as any)."""
+    if not callable(original_fn):
+        raise TypeError(f'substitute_in_graph expects a callable, got {original_fn!r}')
+
+    def decorate(polyfill):
+        @functools.wraps(original_fn)
+        def wrapped(*args, **kwargs):
+            return original_fn(*args, **kwargs)
+        wrapped.__torch_dynamo_polyfill__ = polyfill
+        return wrapped
+    return decorate
+
+
+def mark_static_address(t, guard=False):
+    """Mark ``t``'s memory as not moving between calls (PyTorch's CUDA graphs read it), recorded
+    as PyTorch records it (``t._dynamo_static_input_type``); leafgrad's replay reads every
+    tensor where it is at each call, so the mark changes nothing else."""
+    from ..tensor import Tensor
+    if not isinstance(t, Tensor):
+        raise TypeError(f'mark_static_address expects a tensor but received {type(t)}')
+    t._dynamo_static_input_type = 'guarded' if guard else 'unguarded'
+
+
+# ---- torch._dynamo.optimize, the decorator torch.compile is made of -----------------------------
+
+class OptimizeContext:
+    """What ``optimize(...)`` returns: a decorator that compiles a function or module with
+    these options (as a context manager it raises, as PyTorch's does)."""
+
+    def __init__(self, backend, nopython, dynamic, disable):
+        self.backend, self.nopython, self.dynamic, self.disable = backend, nopython, dynamic, disable
+
+    def __call__(self, fn):
+        from .._compile import compile as compile_  # (the compiler, loaded when first used)
+        return compile_(fn, backend=self.backend, fullgraph=self.nopython, dynamic=self.dynamic,
+                        disable=self.disable)
+
+    def __enter__(self):
+        raise RuntimeError('torch._dynamo.optimize(...) is used with a context manager. Please refer to '
+                           'https://pytorch.org/tutorials/intermediate/torch_compile_tutorial.html to use '
+                           'torch._dynamo.optimize(...) as an annotation/decorator. ')
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _NullDecorator:
+    """``optimize``'s answer when compiling is disabled: the function itself."""
+
+    def __call__(self, fn):
+        return fn
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def optimize(backend='inductor', *, nopython=False, guard_export_fn=None, guard_fail_fn=None,
+             guard_filter_fn=None, disable=False, dynamic=None, **rest):
+    """torch._dynamo.optimize(backend, nopython=...): the decorator ``compile`` is made of
+    (``nopython`` is ``fullgraph``). ``guard_filter_fn`` is PyTorch's leave to drop guards;
+    leafgrad evaluates them all, which gives the same results for a program that may drop
+    them. The guard callbacks are refused: leafgrad's guards are not PyTorch's objects."""
+    if rest:
+        raise TypeError(f"optimize() got an unexpected keyword argument '{next(iter(rest))}'")
+    if guard_export_fn is not None or guard_fail_fn is not None:
+        raise NotImplementedError('optimize(guard_export_fn=..., guard_fail_fn=...): leafgrad.compile does not '
+                                  "hand out PyTorch's guard objects; its report says which guards failed "
+                                  '(leafgrad._dynamo.explain, TORCH_LOGS="recompiles")')
+    if disable or os.environ.get('TORCHDYNAMO_DISABLE', '') == '1':
+        return _NullDecorator()
+    from .. import _compile  # (the compiler, loaded when first used; it imports this module)
+    _compile.check_backend(backend)
+    return OptimizeContext(backend, nopython, dynamic, disable)
 
 
 # ---- the compiler's stance ------------------------------------------------------------------
