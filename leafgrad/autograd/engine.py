@@ -248,6 +248,8 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
                 outs = node.apply(*grads)
             if not keep_graph:
                 node.release()
+            if hooked and node._input_dtypes is not None:
+                outs = _cast_to_inputs(node, outs)
 
             if seen is not None:
                 for hook in tuple(node._post_hooks.values()):
@@ -328,6 +330,20 @@ def _accumulate_leaves(leaves, buffers, ready, order, pending):
             buf = grad = None
     leaves.clear()
     return pending
+
+
+def _cast_to_inputs(node, outs):
+    """A mixed-dtype node's gradients, each in its input's dtype (Node._input_dtypes), as
+    PyTorch's validate_outputs casts them before the post-hooks see them."""
+    cast = None
+    for i, d in enumerate(node._input_dtypes):
+        g = outs[i] if d is not None else None
+        data = getattr(g, '_data', None)
+        if data is not None and data.dtype != d and data.dtype.kind in 'fV':
+            if cast is None:
+                cast = list(outs)
+            cast[i] = _to_dtype(g, d)
+    return outs if cast is None else tuple(cast)
 
 
 def _to_dtype(grad, np_dtype):

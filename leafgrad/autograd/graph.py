@@ -320,12 +320,16 @@ class Node:
     _retained = None          # {output_nr: weakref to a tensor that retains its grad}
     _pre_hooks = None         # {id: hook(grad_outputs)}
     _post_hooks = None        # {id: hook(grad_inputs, grad_outputs)}
-    _hooked = False           # set once any of the four above is, or _grad_dtype or _inert: the walk looks at them only then
+    _hooked = False           # set once any of the four above is, or _grad_dtype, _input_dtypes or _inert: the walk looks at them only then
     _metadata = None
     _anomaly_trace = None
     # A bfloat16 output's dtype: the walk casts the gradient arriving here to it, as PyTorch
     # casts each gradient to its input's dtype (a float32 op's gradient reaching bfloat16 input)
     _grad_dtype = None
+    # Per input, the dtype the walk casts the gradient it gives that input to (None: as it
+    # comes), set on a node whose float output's dtype differs from a float input's (a mixed-
+    # dtype op); PyTorch's engine casts every gradient to its input's dtype
+    _input_dtypes = None
     # Every input edge is None although an input requires grad (a view made under no_grad has
     # no accumulator): the walk passes None on without running the derivative, as PyTorch's
     # derivatives compute nothing when no input needs it (its hooks still run)

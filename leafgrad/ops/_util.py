@@ -146,7 +146,8 @@ def record(out_data, node_cls, inputs):
             origins.note_no_grad(out, inputs)
         return out, None
     edges = []
-    needed = inert = False
+    needed = inert = mixed = False
+    dtype = out_data.dtype
     for t in inputs:
         if isinstance(t, _Tensor):
             if _views.changed and t._base is not None:  # (one flag test unless views were changed)
@@ -155,6 +156,8 @@ def record(out_data, node_cls, inputs):
             if fn is not None:
                 edges.append((fn, t._output_nr))
                 needed = True
+                if t._data.dtype is not dtype:
+                    mixed = True
                 continue
             if t._requires_grad:
                 acc = grad_accumulator(t)
@@ -171,11 +174,27 @@ def record(out_data, node_cls, inputs):
         node._inert = node._hooked = True  # (_hooked: the walk reads _inert only then)
     out._grad_fn = node
     out._requires_grad = True
-    if out_data.dtype.kind in 'Vc':
-        _unusual_dtype(node, out_data.dtype, inputs)
+    if mixed:
+        _mixed_dtypes(node, dtype, inputs)
+    if dtype.kind in 'Vc':
+        _unusual_dtype(node, dtype, inputs)
     if anomaly_state.enabled:
         node._anomaly_trace = forward_trace()
     return out, node
+
+
+def _mixed_dtypes(node, dtype, inputs):
+    """A node whose output's float dtype differs from a float input's that is not a leaf (a
+    float32 result times a float64 tensor): the walk casts the gradient it gives that input to
+    the input's dtype, as PyTorch's engine casts each gradient to its input's dtype (so that
+    the float32 ops before it differentiate in float32; a leaf's AccumulateGrad casts its own)."""
+    if dtype.kind not in 'fV':
+        return
+    dtypes = tuple([t._data.dtype if isinstance(t, _Tensor) and t._data.dtype.kind in 'fV' and t._data.dtype != dtype
+                    else None for t in inputs])
+    if any(d is not None for d in dtypes):
+        node._input_dtypes = dtypes
+        node._hooked = True  # (the walk reads _input_dtypes only then)
 
 
 def _unusual_dtype(node, dtype, inputs):

@@ -6,7 +6,7 @@ import warnings
 from .. import backend, return_types
 from ..autograd.grad_mode import no_grad
 from ._op import Op, out_rule, safely_castable, user_stacklevel
-from ._util import autocast, ops, record, saved_output, xp
+from ._util import SCALAR_NAMES, autocast, ops, record, saved_output, xp
 from ._matrix import _MULTI_DOT_OUT, cholesky_backward
 from .._arg_parser import refuse_arguments
 
@@ -128,6 +128,9 @@ class Cdist(Op):
         if autocast.state.on:
             x1, x2 = autocast.fp32(x1, x2)
         a, b = x1._data, x2._data
+        for name, d in (('X1', a.dtype), ('X2', b.dtype)):
+            if d.kind not in 'fV':
+                raise RuntimeError(f'cdist only supports floating-point dtypes, {name} got: {SCALAR_NAMES[d.name]}')
         if a.ndim < 2 or b.ndim < 2:
             raise RuntimeError(f'cdist only supports at least 2D tensors, X1 got: {a.ndim}D' if a.ndim < 2 else
                                f'cdist only supports at least 2D tensors, X2 got: {b.ndim}D')
@@ -135,6 +138,10 @@ class Cdist(Op):
             raise RuntimeError(f'X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: {b.shape[-1]}')
         if p < 0:
             raise RuntimeError('cdist only supports non-negative p values')
+        if a.dtype != b.dtype:  # (its kernel reads both as the first's type)
+            raise RuntimeError(f'expected scalar type {SCALAR_NAMES[a.dtype.name]} but found {SCALAR_NAMES[b.dtype.name]}')
+        if a.dtype.kind == 'V' or a.dtype.itemsize == 2:  # (no 16-bit kernel)
+            raise NotImplementedError(f'"cdist" not implemented for \'{SCALAR_NAMES[a.dtype.name]}\'')
         diff = xp.abs(a[..., :, None, :] - b[..., None, :, :])
         if p == 0:
             data = (diff != 0).sum(-1).astype(a.dtype)
