@@ -4,6 +4,7 @@ import numpy as _np
 
 from . import _ldl_kernels, backend as _backend, return_types as _return_types
 from .autograd.grad_mode import no_grad as _no_grad
+from .ops._op import CPP_NAMES as _CPP_NAMES
 from .ops._util import NotImplementedNode as _NotImplementedNode, not_a_tensor as _not_a_tensor, record as _record, \
     wrap as _wrap
 from .tensor import Tensor as _Tensor
@@ -49,15 +50,13 @@ def _without_derivative(data, op_name, inputs):
     return out
 
 
-_C_NAMES = {'float32': 'float', 'float64': 'double', 'int32': 'int', 'int64': 'long int',
-            'complex64': 'c10::complex<float>', 'complex128': 'c10::complex<double>'}
 
 
 def _write_out(out, results):
     for o, r in zip(out, results):
         if o._data.dtype != r._data.dtype:
-            raise RuntimeError(f'Expected out tensor to have dtype {_C_NAMES.get(r._data.dtype.name, r._data.dtype.name)}, '
-                               f'but got {_C_NAMES.get(o._data.dtype.name, o._data.dtype.name)} instead')
+            raise RuntimeError(f'Expected out tensor to have dtype {_CPP_NAMES[r._data.dtype.name]}, '
+                               f'but got {_CPP_NAMES[o._data.dtype.name]} instead')
     with _no_grad():
         for o, r in zip(out, results):
             o.resize_(r.shape).copy_(r)

@@ -3,6 +3,8 @@ PyTorch's: the gradient each op gives its float32 input is cast back to float32 
 that input sees), the leaf's gradient has PyTorch's values, and an op PyTorch refuses for mixed
 dtypes raises the same error. One sweep over a hundred ops and losses (elementwise, reductions,
 linear algebra, nn.functional)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -100,3 +102,94 @@ def test_the_float32_input_gets_a_float32_gradient_as_in_pytorch(name):
     assert mine == theirs
     if g is not None:
         np.testing.assert_allclose(g, tg, rtol=1e-4, atol=1e-5)
+
+
+# ---- in place, leaves, 16-bit and complex operands ------------------------------------------------
+
+_OPERANDS = [('float32', 'float64', (3, 4)), ('float32', 'float64', ()), ('float64', 'float32', ()),
+             ('float32', 'float16', (3, 4)), ('float32', 'bfloat16', (3, 4)), ('bfloat16', 'float32', (3, 4)),
+             ('float16', 'float64', ()), ('float32', 'complex64', (3, 4)), ('complex64', 'float64', (3, 4)),
+             ('float32', 'float64', (1, 4)), ('float32', 'complex128', ())]
+_BINARY = {
+    'mul': lambda T, a, b: a * b, 'add': lambda T, a, b: a + b, 'div': lambda T, a, b: a / (b.abs() + 1),
+    'add_': lambda T, a, b: a.add_(b), 'mul_': lambda T, a, b: a.mul_(b),
+    'sub_ of the other': lambda T, a, b: b.sub_(a) if b.dim() else b.clone().sub_(a),
+    'addcmul_': lambda T, a, b: a.addcmul_(a.detach(), b), 'lerp': lambda T, a, b: T.lerp(a, b, 0.5),
+    'maximum': lambda T, a, b: T.maximum(a, b), 'cat': lambda T, a, b: T.cat([a.reshape(-1), b.reshape(-1)]),
+    'matmul': lambda T, a, b: a @ b.t() if b.dim() == 2 else a * b, 'pow': lambda T, a, b: a.abs() ** b,
+    'atan2': lambda T, a, b: T.atan2(a, b + 2), 'copy_': lambda T, a, b: a.clone().copy_(b) * a,
+}
+
+
+def _binary(T, name, da, db, shape_b, leaf_b):
+    leaf_a = T.tensor(_A, dtype=getattr(T, da), requires_grad=True)
+    other = _B[:shape_b[0], :shape_b[1]] if shape_b else _B[0, 0]
+    leaf_other = T.tensor(other, dtype=getattr(T, db), requires_grad=True)
+    a, b = leaf_a * 1, leaf_other if leaf_b else leaf_other * 1
+    seen = []
+    a.register_hook(lambda g: seen.append(('a', str(g.dtype).split('.')[-1])))
+    b.register_hook(lambda g: seen.append(('b', str(g.dtype).split('.')[-1])))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')  # (copy_ of complex into real warns, once: as PyTorch)
+            y = _BINARY[name](T, a, b)
+            (y.real.sum() if y.is_complex() else y.sum()).backward()
+    except Exception as e:  # (the message's start: its tensor names are leafgrad's, and it says more)
+        return ('raised', type(e).__name__, str(e)[:60]), None
+    return (('ran', sorted(seen), str(leaf_a.grad.dtype).split('.')[-1], str(leaf_other.grad.dtype).split('.')[-1]),
+            [t.grad.detach().to(T.complex128).numpy() for t in (leaf_a, leaf_other)])
+
+
+@pytest.mark.parametrize('leaf_b', [False, True], ids=['intermediate', 'leaf'])
+@pytest.mark.parametrize('operands', _OPERANDS, ids=['-'.join(map(str, o)) for o in _OPERANDS])
+@pytest.mark.parametrize('name', sorted(_BINARY))
+def test_each_input_gets_a_gradient_of_its_own_dtype_as_in_pytorch(name, operands, leaf_b):
+    (mine, g), (theirs, tg) = _binary(lg, name, *operands, leaf_b), _binary(torch, name, *operands, leaf_b)
+    assert mine == theirs
+    if g is not None:
+        wide = any(d in ('float16', 'bfloat16') for d in operands[:2])
+        for x, y in zip(g, tg):
+            np.testing.assert_allclose(x, y, rtol=2e-2 if wide else 1e-5, atol=1e-5)
+
+
+def _complex_signs(T):
+    """The printed gradients of z * 2, z / 2, 3 * z and z * w of a complex z with zero imaginary
+    parts (PyTorch's formulas give +0j)."""
+    said = []
+    for f in (lambda z: z * 2, lambda z: z / 2, lambda z: 3 * z, lambda z: z * T.tensor([2.0, 3.0]),
+              lambda z: z * (1 + 1j), lambda z: 1 / z):
+        z = T.tensor([1.0, 2.0], dtype=T.complex64, requires_grad=True)
+        f(z).real.sum().backward()
+        said.append(repr(z.grad))
+    return said
+
+
+def test_complex_gradients_of_products_and_quotients_print_as_pytorchs():
+    assert _complex_signs(lg) == _complex_signs(torch)
+
+
+def _copy_complex_into_real(T):
+    a = T.zeros(2)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        a.copy_(T.tensor([1 + 2j, 3 - 1j]))
+    return a.tolist(), [(x.category.__name__, str(x.message).split(' (Triggered')[0]) for x in w]
+
+
+def test_copying_complex_values_into_a_real_tensor_warns_as_pytorch():
+    """(NumPy's ComplexWarning had come through.)"""
+    assert _copy_complex_into_real(lg) == _copy_complex_into_real(torch)
+
+
+def _complex_lerp(T):
+    x = T.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    e = T.tensor([-1 + 0.5j, 2j], requires_grad=True)
+    w = T.tensor(0.25 + 0.5j, requires_grad=True)
+    r = T.lerp(x, e, w)
+    r.abs().sum().backward()
+    return [np.round(t.detach().numpy(), 5).tolist() for t in (r, x.grad, e.grad, w.grad)]
+
+
+def test_lerp_of_complex_tensors_as_pytorch():
+    """(It had refused them as lerp_kernel_scalar not implemented for ComplexFloat.)"""
+    assert _complex_lerp(lg) == _complex_lerp(torch)

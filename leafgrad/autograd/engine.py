@@ -339,7 +339,7 @@ def _cast_to_inputs(node, outs):
     for i, d in enumerate(node._input_dtypes):
         g = outs[i] if d is not None else None
         data = getattr(g, '_data', None)
-        if data is not None and data.dtype != d and data.dtype.kind in 'fV':
+        if data is not None and data.dtype != d and (data.dtype.kind != 'c' or d.kind == 'c'):
             if cast is None:
                 cast = list(outs)
             cast[i] = _to_dtype(g, d)

@@ -24,7 +24,7 @@ import sys as _sys
 
 from .. import backend
 from .._memory_format import dense as _dense
-from ._util import Node, as_strided_array, broadcast_error, fused_alpha, is_operand, needs_grad, not_a_tensor, ops, state, wrap, xp
+from ._util import SCALAR_NAMES, Node, as_strided_array, broadcast_error, fused_alpha, is_operand, needs_grad, not_a_tensor, ops, state, wrap, xp
 from ..autograd.graph import _FREED, gradient_edge
 from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
     apply_makes as _apply_makes, makes_of as _makes_of, regenerate as _regenerate, reroot as _reroot, \
@@ -206,8 +206,7 @@ def _check_result(self, result):
 
 
 def _type_name(d):
-    return {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'int64': 'Long', 'int32': 'Int',
-            'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool'}[d.name]
+    return SCALAR_NAMES[d.name]
 
 
 def inplace(self, op, others=(), overlap=True, overlapping=False):

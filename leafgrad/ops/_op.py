@@ -541,6 +541,15 @@ def warn_once(message, category=UserWarning, key=None):
         warnings.warn(message, category, stacklevel=user_stacklevel())
 
 
+def cast_array(data, np_dtype):
+    """``data.astype(np_dtype)``; complex to real keeps the real part with PyTorch's warning (once a
+    process, as its TORCH_WARN_ONCE), where NumPy would warn its own ComplexWarning."""
+    if data.dtype.kind == 'c' and np_dtype.kind != 'c':
+        warn_once('Casting complex values to real discards the imaginary part')
+        data = data.real
+    return data.astype(np_dtype, copy=False)
+
+
 def _resize(out, shape):
     """``out`` of ``shape`` (its array replaced; PyTorch's warning when it held elements)."""
     data = out._data

@@ -165,6 +165,8 @@ def record(out_data, node_cls, inputs):
                 needed = True
                 if acc is None:  # (a view made under no_grad)
                     inert = True
+                if t._data.dtype is not dtype:
+                    mixed = True
                 continue
         edges.append(_NO_EDGE)
     if not needed:
@@ -184,17 +186,16 @@ def record(out_data, node_cls, inputs):
 
 
 def _mixed_dtypes(node, dtype, inputs):
-    """A node whose output's float dtype differs from a float input's that is not a leaf (a
-    float32 result times a float64 tensor): the walk casts the gradient it gives that input to
-    the input's dtype, as PyTorch's engine casts each gradient to its input's dtype (so that
-    the float32 ops before it differentiate in float32; a leaf's AccumulateGrad casts its own)."""
-    if dtype.kind not in 'fV':
+    """A node whose inputs' dtypes differ from its output's (a float32 result times a float64
+    tensor, ``a32 += b64``): the walk casts the gradient it gives each input to that input's
+    dtype, as PyTorch's engine casts every gradient to its input's dtype (so that the float32
+    ops before it differentiate in float32, and a hook on an input sees its own dtype). A real
+    input's complex gradient is left to complex_convention."""
+    if dtype.kind not in 'fVc':
         return
-    dtypes = tuple([t._data.dtype if isinstance(t, _Tensor) and t._data.dtype.kind in 'fV' and t._data.dtype != dtype
-                    else None for t in inputs])
-    if any(d is not None for d in dtypes):
-        node._input_dtypes = dtypes
-        node._hooked = True  # (the walk reads _input_dtypes only then)
+    node._input_dtypes = tuple([t._data.dtype if isinstance(t, _Tensor) and t._data.dtype.kind in 'fVc' else None
+                                for t in inputs])
+    node._hooked = True  # (the walk reads _input_dtypes only then)
 
 
 def _unusual_dtype(node, dtype, inputs):
@@ -817,15 +818,22 @@ def complex_convention(node, inputs):
     """Make ``node`` (the node of an op with a complex output) compute PyTorch's complex
     gradients with its real-number rule: ``conj(rule(conj(grad)))``, and the real part for an
     input that is real. Called by ``record`` only for complex outputs; a node class that sets
-    ``complex_rule`` writes its rule in the convention already."""
+    ``complex_rule`` writes its rule in the convention already; one with a ``complex_apply``
+    has PyTorch's formula written out for complex gradients (the same numbers, with PyTorch's
+    signed zeros, which the conjugates around the real rule can flip: ``(z * 2)``'s gradient
+    ``1+0j``, not ``1-0j``), used for them instead of the real rule."""
     if type(node).__dict__.get('complex_rule') or getattr(type(node), 'complex_rule', False):
         return
     real = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._data.dtype.kind != 'c']
-    rule = node.apply
+    own = getattr(type(node), 'complex_apply', None)  # (PyTorch's formula written out: its signed zeros)
+    rule = node.apply if own is None else own.__get__(node)
 
     def apply(*grads):
-        outs = rule(*[_conj_data(g) for g in grads])
-        outs = [_conj_data(g) for g in outs]
+        if own is None:
+            outs = rule(*[_conj_data(g) for g in grads])
+            outs = [_conj_data(g) for g in outs]
+        else:
+            outs = list(rule(*grads))
         for i in real:
             g = outs[i]
             if g is not None and g._data.dtype.kind == 'c':

@@ -2,28 +2,12 @@
 argument fixed (``float``, ``double`` … ``cpu``, ``cuda``, ``type_as``), and ``Tensor.type``, each
 declared once (``_op.Op``). Every conversion that changes something records ``ToCopyBackward0``
 (a differentiable result only: a cast to an integer dtype has no history)."""
-import warnings
 
 from .. import _memory_format, backend
 from .._arg_parser import is_dtype
-from ._op import Op
+from ._op import Op, cast_array
 from ._util import ops, record
 from ..tensor import Tensor
-
-
-_warned_complex_to_real = False
-
-
-def cast_array(data, np_dtype):
-    """``data.astype(np_dtype)``; complex to real keeps the real part with PyTorch's warning (once a
-    process, as its TORCH_WARN_ONCE), where NumPy would warn its own ComplexWarning."""
-    global _warned_complex_to_real
-    if data.dtype.kind == 'c' and np_dtype.kind != 'c':
-        if not _warned_complex_to_real:
-            _warned_complex_to_real = True
-            warnings.warn('Casting complex values to real discards the imaginary part', UserWarning, stacklevel=4)
-        data = data.real
-    return data.astype(np_dtype, copy=False)
 
 
 _TO_KEYWORDS = ('dtype', 'device', 'copy', 'non_blocking', 'memory_format')

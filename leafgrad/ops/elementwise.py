@@ -374,6 +374,26 @@ class Mul(_BinaryNode):
             gb = sum_to(times(grad, saved[0]), self.other_shape)
         return ga, gb
 
+    def complex_apply(self, grad):
+        """PyTorch's mul_tensor_backward: ``grad * other.conj()`` (a real factor or number is not
+        conjugated)."""
+        saved = self.saved_tensors
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            other = saved[1] if self.other_scalar is None else self.other_scalar
+            ga = sum_to(grad * _conj(other), self.self_shape)
+        if self.next_functions[1][0] is not None:
+            gb = sum_to(grad * _conj(saved[0]), self.other_shape)
+        return ga, gb
+
+
+def _conj(v):
+    """A complex tensor's or number's conjugate; a real one as it is (PyTorch's conj() of a real
+    tensor is itself)."""
+    if isinstance(v, Tensor):
+        return ops.conj(v) if v._data.dtype.kind == 'c' else v
+    return v.conjugate() if isinstance(v, complex) else v
+
 
 def _refuse_rounding_mode(input, other, rounding_mode, code):
     """PyTorch's parser's listing of div's overloads (or an alias's, or the in-place variant's)
@@ -487,6 +507,20 @@ class Div(_BinaryNode):
             gb = sum_to(-grad * (saved[0] / other / other), self.other_shape)  # (PyTorch's formula, op for op)
         return ga, gb
 
+    def complex_apply(self, grad):
+        """PyTorch's div_tensor_self_backward and div_tensor_other_backward: ``grad / other.conj()``,
+        ``-grad * ((self / other) / other).conj()``."""
+        saved = self.saved_tensors
+        if self.other_scalar is not None:
+            return sum_to(grad / _conj(self.other_scalar), self.self_shape), None
+        ga = gb = None
+        other = saved[1]
+        if self.next_functions[0][0] is not None:
+            ga = sum_to(grad / _conj(other), self.self_shape)
+        if self.next_functions[1][0] is not None:
+            gb = sum_to(-grad * _conj(saved[0] / other / other), self.other_shape)
+        return ga, gb
+
 
 class Reciprocal(Op):
     """reciprocal(input, *, out=None): ``1 / input``."""
@@ -503,6 +537,10 @@ class Reciprocal(Op):
     def apply(self, grad):
         (result,) = self.saved_tensors
         return -grad * (result * result),  # (PyTorch's formula, op for op: a MulBackward0 of the negated grad)
+
+    def complex_apply(self, grad):
+        (result,) = self.saved_tensors
+        return -grad * _conj(result * result),
 
 
 # ---- pow ---------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from .. import _random_kernels as kernels, backend
 from ..generator import generator_of
 from ._inplace import (_broadcast_error, _bump, _check_no_partial_overlap, _check_writable, _rebase, _reroot,
                        check_not_inference, inplace)
-from ._op import Op
+from ._op import Op, cast_array
 from ._util import SCALAR_NAMES, needs_grad, ops, record, sum_to, wrap, xp
 from ..tensor import Tensor, fitted_scalar, no_arguments
 from .._arg_parser import Overloads, refuse_arguments
@@ -246,7 +246,9 @@ class Uniform(_Overwritten):
 def _copied(s, src):
     data = _on_device_of(src._data, s._data) if isinstance(src, Tensor) else xp.asarray(src, like=s._data)
     try:
-        data = xp.broadcast_to(data, s._data.shape).astype(s._data.dtype, copy=True)
+        data = cast_array(xp.broadcast_to(data, s._data.shape), s._data.dtype)
+        if not data.flags.owndata:  # (astype made no copy: a copy of its own)
+            data = data.copy()
     except ValueError:
         raise _broadcast_error(s, src, data) from None
     out, node = record(data, Copy, (s, src))

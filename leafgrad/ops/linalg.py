@@ -2,7 +2,7 @@
 nodes (DotBackward0, MvBackward0, MmBackward0, BmmBackward0 …) carry PyTorch's names.
 
 Each op is declared once (``_op.Op``); ``@`` is matmul's operator."""
-from ._op import Op, copy_out, same_dtype, write_out as _write_out
+from ._op import CPP_NAMES, Op, copy_out, same_dtype, write_out as _write_out
 from ._util import SCALAR_NAMES, _wrap, autocast, histories_first, ops, opmath, record, state, sum_to, wrap, xp
 from ..autograd.graph import _Empty
 from ..tensor import Tensor
@@ -35,8 +35,7 @@ def _sname(t):
 
 
 def _tname(t):
-    return {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'int64': 'long int',
-            'int32': 'int'}.get(t._data.dtype.name, t._data.dtype.name)
+    return CPP_NAMES[t._data.dtype.name]
 
 
 def bilinear_jvp(node, tangents, product):

@@ -10,7 +10,7 @@ import math
 
 from .. import _special_kernels, backend
 from .._arg_parser import Overloads, is_number, refuse_arguments
-from ._op import CAST, SAME, Op, check_out, fill_out, scalar_name
+from ._op import CAST, CPP_NAMES, SAME, Op, check_out, fill_out, scalar_name
 from ._util import (binary_operands, broadcast_error, float_dtype_for, fused_multiply_add, iterated, on_gpu, ops,
                     record, refused, sum_to, unary, wrap, xp)
 from ..autograd.graph import _Empty, elementwise_jvp
@@ -651,10 +651,10 @@ class Lerp(Op):
 
     def forward(input, end, weight):
         x, e = input._data, end._data
-        if x.dtype.kind not in 'fV':
-            raise NotImplementedError(f'"lerp_kernel_scalar" not implemented for \'{scalar_name(x)}\'')
         if e.dtype != x.dtype:
             raise RuntimeError(f'expected dtype {_short(x)} for `end` but got dtype {_short(e)}')
+        if x.dtype.kind not in 'fVc':
+            raise NotImplementedError(f'"lerp_kernel_scalar" not implemented for \'{scalar_name(x)}\'')
         w = weight._data if isinstance(weight, Tensor) else weight
         if not isinstance(weight, Tensor) and not is_number(weight):  # (a list: the refusals' listing)
             raise TypeError(f'lerp(): weight {type(weight).__name__} is no number')
@@ -703,7 +703,7 @@ class Lerp(Op):
 
 
 def _short(arr):
-    return {'float32': 'float', 'float64': 'double', 'float16': 'half'}.get(arr.dtype.name, arr.dtype.name)
+    return CPP_NAMES[arr.dtype.name]
 
 
 # ---- nan_to_num ----------------------------------------------------------------------------
