@@ -202,8 +202,9 @@ def _amax_dims(input, dim, name):
                            "reduction dim with the 'dim' argument.")
     dims = wrap_dims(dim, data.ndim) if dim else tuple(range(data.ndim))
     for d, given in zip(dims, dim if dim else dims):
-        if data.ndim and data.shape[d] == 0:  # (PyTorch names the dim as given)
-            raise IndexError(f'{name}(): Expected reduction dim {given} to have non-zero size.')
+        if data.ndim and data.shape[d] == 0:  # (PyTorch names the dim as given; aminmax, itself unbracketed)
+            raise IndexError(f'{name if name == "aminmax" else name + "()"}: Expected reduction dim {given} to have '
+                             'non-zero size.')
     if data.size == 0 and not data.ndim:
         raise IndexError(f'{name}(): Expected reduction dim to be specified for input.numel() == 0.')
     return dims
@@ -395,10 +396,14 @@ def _median(input, dim, keepdim, name, lower_index, whole, along_dim):
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
     if dim is None:
         if data.size == 0:
-            return record(xp.asarray(xp.nan, dtype=data.dtype), whole, (input,))[0]
+            result, node = record(xp.asarray(xp.nan, dtype=data.dtype), whole, (input,))
+            if node is not None:  # (its backward reads them as for any input: an empty gradient)
+                node.save(input, saved_output(result))
+            return result
         flat = data.reshape(-1)
         return _full(input, name, lambda a: flat[lower_index(flat, 0)], whole)
-    return _select_along_dim(input, dim, keepdim, name, lower_index, along_dim, getattr(return_types, name))
+    # (nanmedian's errors are median's: one kernel in PyTorch)
+    return _select_along_dim(input, dim, keepdim, 'median', lower_index, along_dim, getattr(return_types, name))
 
 
 class Median(_EvenlyDistribute):
@@ -473,6 +478,8 @@ class Kthvalue(_SelectAlongDim):
         data = input._data
         d = wrap_dim(dim, data.ndim)
         n = data.shape[d] if data.ndim else 1
+        if n == 0:
+            raise IndexError(f'kthvalue(): Expected reduction dim {d} to have non-zero size.')
         if not 1 <= k <= n:
             raise RuntimeError(f'kthvalue(): selected number k out of range for dimension {d}')
 

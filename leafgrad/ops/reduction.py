@@ -18,7 +18,7 @@ from .. import backend
 from ..autograd.graph import on_samples, slice_reduction_jvp
 from ._inplace import inplace as _run_inplace
 from .._arg_parser import Overloads, _is_int, check_dtype, is_number
-from ._op import Op, same_dtype, warn_once, writes_out
+from ._op import Op, same_dtype, user_stacklevel, warn_once, writes_out
 from ._util import (SCALAR_NAMES, accumulate, autocast, c_order, histories_first, ops, record, record_many,
                     saved_output, state, wrap, wrap_dim, wrap_dims, xp)
 
@@ -347,7 +347,8 @@ def _var_args(input, dim, unbiased, keepdim, correction, name):
     if (count if out_numel else 0) - correction <= 0:
         histories_first(input)  # (PyTorch's no_grad-view error comes before this warning)
         warnings.warn(f'{name}(): degrees of freedom is <= 0. Correction should be strictly less than the '
-                      'reduction factor (input numel divided by output numel).', UserWarning, stacklevel=3)
+                      'reduction factor (input numel divided by output numel).', UserWarning,
+                      stacklevel=user_stacklevel())
     return dims, correction, count
 
 

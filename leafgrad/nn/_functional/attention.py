@@ -212,7 +212,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         dropout_p = 0.0
 
     if need_weights:
-        q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
+        q_scaled = q * (math.sqrt(1.0 / float(q.shape[-1])) if q.shape[-1] else math.inf)  # (PyTorch's form)
         if attn_mask is not None:
             weights = linalg.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
         else:
@@ -408,11 +408,17 @@ def _flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa):
     return ''
 
 
+def _default_scale(embed):
+    """1/sqrt(E), the scores' default scale; infinite for E = 0, as PyTorch's C++ divides (the
+    products are then empty)."""
+    return 1.0 / math.sqrt(embed) if embed else math.inf
+
+
 def _flash_attention(query, key, value, attn_mask, is_causal, scale):
     """PyTorch's CPU flash kernel: one node, which saves the logsumexp for its derivative."""
     q = query._data
     if scale is None:
-        scale_value = 1.0 / math.sqrt(q.shape[-1])
+        scale_value = _default_scale(q.shape[-1])
     else:
         scale_value = scale
     mask = attn_mask
@@ -501,7 +507,7 @@ def _math_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, e
         rep = q.shape[-3] // k.shape[-3]
         key = _repeat_heads(key, rep)
         value = _repeat_heads(value, rep)
-    factor = math.sqrt(1.0 / math.sqrt(E) if scale is None else scale)
+    factor = math.sqrt(_default_scale(E) if scale is None else scale)
     attn = matmul(_times_number(query, factor), _times_number(_shape.transpose(key, -2, -1), factor))
     if is_causal:
         attn_mask = const(xp.tril(xp.ones((L, S), dtype=bool, like=q)))

@@ -203,7 +203,7 @@ def _unfold_op(t, p, k):
     out = tuple((x.shape[2 + i] + 2 * p.lo[i] - p.dilation[i] * (k[i] - 1) - 1) // p.stride[i] + 1
                 for i in range(2))
     cols = _cols(x, k, p, out)  # (1, C*K, N*L)
-    data = xp.ascontiguousarray(xp.swapaxes(cols.reshape(cols.shape[1], x.shape[0], -1), 0, 1))
+    data = xp.ascontiguousarray(xp.swapaxes(cols.reshape(cols.shape[1], x.shape[0], out[0] * out[1]), 0, 1))
     res, node = record(data, Im2ColBackward0, (t,))
     if node is not None:
         node.params, node.k, node.x_shape = p, k, x.shape
@@ -229,6 +229,29 @@ def _fold_op(t, p, k, x_shape):
     return res
 
 
+def _im2col_shape_check(shape, k, p):
+    """PyTorch's im2col_shape_check, in its order: the kernel, dilation, padding and stride, the
+    input (only the batch may be empty), then the number of blocks (at least one each way)."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = k, p.dilation, p.lo, p.stride
+    if kh <= 0 or kw <= 0:
+        raise RuntimeError(f'kernel size should be greater than zero, but got kernel_height: {kh} kernel_width: {kw}')
+    if dh <= 0 or dw <= 0:
+        raise RuntimeError(f'dilation should be greater than zero, but got dilation_height: {dh} dilation_width: {dw}')
+    if ph < 0 or pw < 0:
+        raise RuntimeError(f'padding should be non-negative, but got pad_height: {ph} pad_width: {pw}')
+    if sh <= 0 or sw <= 0:
+        raise RuntimeError(f'stride should be greater than zero, but got stride_height: {sh} stride_width: {sw}')
+    if not all(shape[1:]):
+        raise RuntimeError('Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero '
+                           f'dimensions for input, but got: {list(shape)}')
+    h, w = shape[-2:]
+    oh, ow = (h + 2 * ph - (dh * (kh - 1) + 1)) // sh + 1, (w + 2 * pw - (dw * (kw - 1) + 1)) // sw + 1
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f'Given input with spatial size ({h}, {w}), kernel_size=({kh}, {kw}), dilation=({dh}, {dw}), '
+                           f'padding=({ph}, {pw}), calculated shape of the array of sliding blocks as ({oh}, {ow}), but '
+                           'its components must be at least one.')
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     try:
         if input._data.ndim != 4:
@@ -236,6 +259,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         k = ntuple(kernel_size, 2)
         pad = ntuple(padding, 2)
         p = ConvParams(ntuple(stride, 2), pad, pad, ntuple(dilation, 2), 1)
+        _im2col_shape_check(input._data.shape, k, p)
         return _unfold_op(input, p, k)
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
         refuse_arguments('im2col')

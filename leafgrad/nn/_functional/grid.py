@@ -107,6 +107,10 @@ def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corner
     if g.ndim != 4 or g.shape[0] != x.shape[0]:
         raise RuntimeError(f'grid_sampler(): expected grid and input to have same batch size, but got input with sizes '
                            f'{list(x.shape)} and grid with sizes {list(g.shape)}')
+    for i in (2, 3):
+        if x.shape[i] == 0:
+            raise RuntimeError(f'grid_sampler(): expected input to have non-empty spatial dimensions, but input has '
+                               f'sizes {list(x.shape)} with dimension {i} being empty')
     n, c, h, w = x.shape
     ho, wo = g.shape[1:3]
     align_corners = bool(align_corners)

@@ -3,6 +3,8 @@
 Forward on arrays; the derivatives recompute mean and 1/std from the saved input with leafgrad
 ops, so that a second derivative also sees how the statistics depend on the input.
 """
+import math
+
 from ... import backend
 from ...ops._util import Node, c_order, opmath, record, state, wrap, xp
 from ...ops import elementwise as _ew
@@ -335,7 +337,7 @@ class NativeGroupNormBackward0(Node):
     def jvp(self, tangents):
         saved = self.saved_tensors
         (tx, tw, tb), shape = tangents, saved[0]._data.shape
-        grouped = (shape[0], self.groups, -1)
+        grouped = _grouped(shape, self.groups)
         xhat, rstd = _stats(_shape.reshape(saved[0], grouped), (2,), self.eps)
         dxhat = None
         if tx is not None:
@@ -351,18 +353,25 @@ class NativeGroupNormBackward0(Node):
         shape = x._data.shape
         n, c = shape[:2]
         chan = (1, c) + (1,) * (len(shape) - 2)
-        xg = _shape.reshape(x, (n, self.groups, -1))
+        xg = _shape.reshape(x, _grouped(x.shape, self.groups))
         xhat, rstd = _stats(xg, (2,), self.eps)
         gx = gw = gb = None
         dims = (0,) + tuple(range(2, len(shape)))
         if self.next_functions[0][0] is not None:
             gxhat = grad * _shape.reshape(saved[1], chan) if self.has_w else grad
-            gx = _shape.reshape(_normalized_grad(_shape.reshape(gxhat, (n, self.groups, -1)), xhat, rstd, (2,)), shape)
+            gx = _shape.reshape(_normalized_grad(_shape.reshape(gxhat, _grouped(gxhat.shape, self.groups)), xhat, rstd,
+                                                 (2,)), shape)
         if self.next_functions[1][0] is not None:
             gw = _sum(grad * _shape.reshape(xhat, shape), dims)
         if self.next_functions[2][0] is not None:
             gb = _sum(grad, dims)
         return gx, gw, gb
+
+
+def _grouped(shape, groups):
+    """(N, groups, the rest): group norm's view, its last size given (an empty batch would leave
+    a -1 undecided)."""
+    return (shape[0], groups, math.prod(shape[1:]) // groups)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -378,7 +387,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f'Expected {name} to be a vector of size equal to the number of channels in input, but '
                                f'got {name} of shape {list(t._data.shape)} and input of shape {list(x.shape)}')
     chan = (1, c) + (1,) * (x.ndim - 2)
-    xg = opmath(x).reshape(n, num_groups, -1)  # bfloat16: computed in float32, rounded once
+    xg = opmath(x).reshape(_grouped(x.shape, num_groups))  # bfloat16: computed in float32, rounded once
     mu, var, rstd = _array_stats(xg, (2,), eps)
     y = ((xg - mu) * rstd).reshape(x.shape)
     if weight is not None:

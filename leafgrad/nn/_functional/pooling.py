@@ -31,6 +31,33 @@ def _pool_out(size, k, s, p, d, ceil_mode):
     return out
 
 
+def _refuse_empty_planes(shape, nsp, name):
+    """PyTorch's pooling shape checks: every dimension but a batch one non-empty (a 1-d pooling's
+    as its own, before it pools in 2-d; the 3-d ones' messages name their kernels)."""
+    planes = shape[1:] if len(shape) == nsp + 2 else shape
+    if all(planes):
+        return
+    sizes = list(shape)
+    if nsp == 1:
+        raise RuntimeError(f'{name}_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size '
+                           f'for input, but got:{sizes}')
+    if nsp == 2:
+        raise RuntimeError(f'Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but '
+                           f'got:{sizes}')
+    kernel = 'max_pool3d_with_indices_out_cpu_template' if name == 'max' else f'{name}_pool3d'
+    raise RuntimeError(f"{kernel}(): Expected input's non-batch dimensions to have positive length, but input has "
+                       f'a shape of {sizes} and non-batch dimension 0 has length zero!')  # (sic: always 0)
+
+
+def _refuse_empty_adaptive(shape, dims, name, what='input'):
+    """The adaptive poolings' shape check: the ``dims`` given (PyTorch's max pooling checks every
+    dim but the first, its average pooling the spatial ones) non-empty."""
+    for i in dims:
+        if shape[i] == 0:
+            raise RuntimeError(f'{name}(): Expected {what} to have non-zero size for non-batch dimensions, but {what} '
+                               f'has sizes {list(shape)} with dimension {i} being empty')
+
+
 def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, name):
     x = input._data
     if x.ndim not in (nsp + 1, nsp + 2):
@@ -39,6 +66,7 @@ def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, na
     s = ntuple(stride, nsp) if stride not in (None, ()) and stride != [] else k
     if 0 in s:
         raise RuntimeError('stride should not be zero')
+    _refuse_empty_planes(x.shape, nsp, name)
     p = ntuple(padding, nsp)
     d = ntuple(dilation, nsp)
     for i in range(nsp):
@@ -275,6 +303,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     try:
         if input._data.ndim not in (2, 3):
             raise RuntimeError(f'max_pool1d() Expected 2D or 3D input tensor, but got {list(input._data.shape)}')
+        _refuse_empty_planes(input._data.shape, 1, 'max')
         k = (1,) + ntuple(kernel_size, 1)
         s = k if stride is None or stride == [] else (1,) + ntuple(stride, 1)
         # (through max_pool2d as bound here: forward AD and vmap see the 2-d pooling as an op)
@@ -536,6 +565,11 @@ class AdaptiveAvgPool1DBackward0(_SeparableBackward):
 class AdaptiveAvgPool2DBackward0(_SeparableBackward):
     __slots__ = ()
 
+    def apply(self, grad):  # (PyTorch's backward checks every dim of the gradient but the first)
+        _refuse_empty_adaptive(grad._data.shape, range(1, grad._data.ndim), 'adaptive_avg_pool2d_backward',
+                               'grad_output')
+        return super().apply(grad)
+
 
 class AdaptiveAvgPool3DBackward0(_SeparableBackward):
     __slots__ = ()
@@ -565,8 +599,11 @@ def _adaptive_avg_poolnd(input, output_size, nsp):
     if isinstance(output_size, int) or output_size is None:
         output_size = (output_size,) * nsp
     out = tuple(size[i] if o is None else int(o) for i, o in enumerate(output_size))
-    if nsp == 2 and out == (1, 1):  # PyTorch takes the mean for a global pool
-        return mean(input, (-2, -1), keepdim=True)
+    if nsp > 1 and out == (1,) * nsp:  # PyTorch takes the mean for a global pool (of an empty plane: NaN)
+        return mean(input, tuple(range(-nsp, 0)), keepdim=True)
+    # (PyTorch's 2-d one checks the spatial dims, its 3-d one every dim but the first)
+    _refuse_empty_adaptive(x.shape, range(x.ndim - nsp, x.ndim) if nsp < 3 else range(1, x.ndim),
+                           f'adaptive_avg_pool{nsp}d')
     cls = {1: AdaptiveAvgPool1DBackward0, 2: AdaptiveAvgPool2DBackward0, 3: AdaptiveAvgPool3DBackward0}[nsp]
     return _separable(input, [_adaptive_matrix(size[i], out[i], x).astype(x.dtype) for i in range(nsp)], cls)
 
@@ -622,6 +659,7 @@ def _adaptive_max_poolnd(input, output_size, return_indices, nsp, node_cls):
     if x.ndim not in (nsp + 1, nsp + 2):
         raise RuntimeError(f'adaptive_max_pool{nsp}d(): Expected {nsp + 1}D or {nsp + 2}D tensor, but got: '
                            f'{list(x.shape)}')
+    _refuse_empty_adaptive(x.shape, range(1, x.ndim), f'adaptive_max_pool{nsp}d')
     sizes = x.shape[-nsp:]
     if isinstance(output_size, int) or output_size is None:
         output_size = (output_size,) * nsp
@@ -636,7 +674,8 @@ def _adaptive_max_poolnd(input, output_size, return_indices, nsp, node_cls):
     win = x[(Ellipsis,) + tuple(index)]
     lead = x.ndim - nsp
     order = tuple(range(lead)) + tuple(lead + 2 * i for i in range(nsp)) + tuple(lead + 2 * i + 1 for i in range(nsp))
-    win = win.transpose(order).reshape(x.shape[:-nsp] + outs + (-1,))      # (..., o1, o2, .., L1*L2*..)
+    win = win.transpose(order).reshape(x.shape[:-nsp] + outs + (math.prod(w.shape[1] for w in windows),))
+    # (..., o1, o2, .., L1*L2*..)
     key = xp.where(xp.isnan(win), xp.inf, win) if x.dtype.kind in 'fV' else win
     arg = xp.argmax(key, axis=-1)
     values = xp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
@@ -670,6 +709,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     try:
         if input._data.ndim not in (2, 3):
             raise RuntimeError(f'adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: {list(input._data.shape)}')
+        _refuse_empty_adaptive(input._data.shape, range(1, input._data.ndim), 'adaptive_max_pool1d')
         return _via_2d(adaptive_max_pool2d, input, (1,) + ntuple(output_size, 1), return_indices)
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
         refuse_arguments()

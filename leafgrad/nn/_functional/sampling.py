@@ -10,7 +10,7 @@ import warnings
 
 from ... import backend
 from ...ops._util import xp
-from .pooling import _separable, _SeparableBackward, _adaptive_avg_poolnd
+from .pooling import _separable, _SeparableBackward, _adaptive_avg_poolnd, adaptive_avg_pool1d
 
 
 class UpsampleNearest1DBackward0(_SeparableBackward):
@@ -210,9 +210,11 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
             raise ValueError('Lanczos mode does not support align_corners=True')
         if not antialias:
             raise ValueError('Lanczos mode requires antialias=True')
-    if mode == 'area':
-        return _adaptive_avg_poolnd(input, out, nsp)
+    if mode == 'area':  # (PyTorch's: adaptive average pooling, the 1-d one through the 2-d one)
+        return adaptive_avg_pool1d(input, out) if nsp == 1 else _adaptive_avg_poolnd(input, out, nsp)
     _check_sizes(in_size, out)
+    if x.size == 0 and not math.prod(x.shape[1:]):  # (an empty batch passes; an empty channel dim does not)
+        raise RuntimeError(f'Non-empty {x.ndim}D data tensor expected but got a tensor with sizes {list(x.shape)}')
     if mode in ('nearest', 'nearest-exact'):
         exact = mode == 'nearest-exact'
         mats = [_nearest_matrix(in_size[i], out[i], factors[i], exact, x) for i in range(nsp)]
@@ -243,8 +245,8 @@ def _check_sizes(in_size, out):
     if any(o <= 0 for o in out) or any(i <= 0 for i in in_size):
         names = 'DHW'[3 - len(out):]
         fmt = lambda sizes: ', '.join(f'{n}: {v}' for n, v in zip(names, sizes))  # noqa: E731
-        raise RuntimeError(f'Input and output sizes should be greater than 0, but got input ({fmt(in_size)}) output '
-                           f'({fmt(out)})')
+        raise RuntimeError(f'Input and output sizes should be greater than 0, but got input ({fmt(in_size)})'
+                           f'{" and" if len(out) == 1 else ""} output ({fmt(out)})')  # (sic: 1-d's says "and")
 
 
 def upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None):
