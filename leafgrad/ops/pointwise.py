@@ -617,7 +617,9 @@ class Sinc(Op):
 
     def forward(input):
         x = float_dtype_for(input._data)
-        return unary(Sinc, input, xp.sinc(x).astype(x.dtype, copy=False), save='input')
+        with xp.errstate(invalid='ignore'):  # (sin of an infinity: NaN, silently as PyTorch's)
+            data = xp.sinc(x).astype(x.dtype, copy=False)
+        return unary(Sinc, input, data, save='input')
 
     def apply(self, grad):
         (x,) = self.saved_tensors

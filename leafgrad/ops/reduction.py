@@ -586,7 +586,15 @@ class LinalgVectorNormBackward0(Op):
             # (no element hits a NaN norm: a gradient of 0 there, as PyTorch's, not 0 / 0)
             count = xp.maximum(hit.sum(axis=self.dims, keepdims=True), 1)
             return grad * sign(x) * wrap(hit) / wrap(count),
-        return grad * x * ops.pow(ops.abs(x), p - 2) / ops.pow(safe, p - 1) * keep,
+        # PyTorch's norm_backward, branch for branch (a 0 element's gradient is 0: below p = 1 its
+        # |x|^(p-1) is masked, from 1 to 2 the sign makes it 0, and x * |x|^(p-2) would be 0 * inf)
+        if p < 1:
+            scaled = sign(x) * ops.masked_fill(ops.pow(ops.abs(x), p - 1), wrap(x._data == 0), 0)
+            return scaled * grad * ops.pow(result, 1 - p),
+        scale = ops.masked_fill(grad / ops.pow(result, p - 1), wrap(zero), 0)
+        if p < 2:
+            return sign(x) * ops.pow(ops.abs(x), p - 1) * scale,
+        return x * ops.pow(ops.abs(x), p - 2) * scale,
 
 
 class NormBackward1(LinalgVectorNormBackward0):
