@@ -263,6 +263,7 @@ class Aminmax(Op):
     """Each result's gradient split among its ties, the two summed."""
     op, node, saved = 'aminmax', 'AminmaxBackward0', ('self', 'min', 'max')
     out = out_rule('aminmax')
+    parameter_types = {'dim': 'int?'}
     # no __slots__: a multi-output node (see _SelectAlongDim)
 
     def forward(input, *, dim=None, keepdim=False):
@@ -828,6 +829,8 @@ class UniqueConsecutive(Op):
         for name, value in (('return_inverse', return_inverse), ('return_counts', return_counts)):
             if not isinstance(value, bool):
                 raise TypeError(f"unique_consecutive(): argument '{name}' must be bool, not {type(value).__name__}")
+        if isinstance(dim, Tensor) and dim._data.ndim == 0 and dim._data.dtype.kind in 'iu':
+            dim = int(dim._data)  # (a 0-dim integer tensor is an int to PyTorch's parser)
         if dim is not None and (not isinstance(dim, (int, xp.integer)) or isinstance(dim, bool)):
             raise TypeError(f"unique_consecutive(): argument 'dim' must be int, not {type(dim).__name__}")
         data = input._data

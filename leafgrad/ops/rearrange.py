@@ -530,7 +530,7 @@ class Roll(Op):
         try:
             shifts = (shifts,) if isinstance(shifts, int) else int_list((shifts,), 'roll', 'shifts', 1) \
                 if isinstance(shifts, (tuple, list)) else (_roll_index(shifts, shifts, dims),)
-            if dims is None:
+            if dims is None or isinstance(dims, (tuple, list)) and not dims:  # (no dims: the flattened input)
                 if len(shifts) != 1:
                     raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:0')
                 data = xp.roll(input._data.reshape(-1), shifts[0]).reshape(input._data.shape)

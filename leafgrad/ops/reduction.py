@@ -76,6 +76,8 @@ class Sum(Op):
     def forward(input, dim=None, keepdim=False, *, dtype=None):
         data = input._data
         out_dtype = _sum_dtype(data, dtype)
+        if dim is None and keepdim:  # (every dim, kept: PyTorch's SumBackward1 of dim None)
+            dim = tuple(range(data.ndim))
         if dim is None:
             # ufunc.reduce directly: ndarray.sum adds a Python-level wrapper around the same call
             out = xp.add.reduce(data, axis=None, dtype=out_dtype) if out_dtype is not _InFloat32 \
@@ -89,7 +91,8 @@ class Sum(Op):
             out = xp.add.reduce(data, axis=dims, keepdims=keepdim, dtype=out_dtype) if out_dtype is not _InFloat32 \
                 else _sum_in_float32(data, dims, keepdim)
         except TypeError:  # (a float dim: PyTorch's listing of sum's overloads, in the method's words; checked
-            _SUM_OVERLOADS.bind((dim,), {}, method=True)  # here, not by a wrapper around every call)
+            # here, not by a wrapper around every call; with keepdim only the dims overload is left)
+            _SUM_OVERLOADS.bind((dim,), {'keepdim': keepdim} if keepdim else {}, method=True)
             raise
         result, node = record(c_order(out), SumBackward1, (input,))
         if node is not None:
@@ -163,6 +166,8 @@ class Mean(Op):
         elif data.dtype.kind not in 'fVc':
             raise RuntimeError('mean(): could not infer output dtype. Input dtype must be either a floating '
                                f'point or complex dtype. Got: {_LABELS[data.dtype.name]}')
+        if dim is None and keepdim:  # (every dim, kept: PyTorch's MeanBackward1 of dim None)
+            dim = tuple(range(data.ndim))
         if dim is None:
             result, node = record(mean_array(data), Mean, (input,))
             if node is not None:
@@ -172,7 +177,7 @@ class Mean(Op):
             dims = wrap_dims(dim, data.ndim)
             out = mean_array(data, dims, keepdim)
         except TypeError:  # (a float dim: as sum's)
-            _MEAN_OVERLOADS.bind((dim,), {}, method=True)
+            _MEAN_OVERLOADS.bind((dim,), {'keepdim': keepdim} if keepdim else {}, method=True)
             raise
         result, node = record(c_order(out), MeanBackward1, (input,))
         if node is not None:
@@ -1001,6 +1006,7 @@ class Nanmean(Op):
     """nanmean(input, dim=None, keepdim=False, *, dtype=None): nansum / (number of non-NaN
     elements), recorded as its parts (as PyTorch)."""
     op = 'nanmean'
+    parameter_types = {'dim': 'tuple of ints?'}
     __slots__ = ()
 
     def forward(input, dim=None, keepdim=False, *, dtype=None):

@@ -551,7 +551,11 @@ class Squeeze(Op):
             if axes and shape[axes[0]] != 1:
                 axes = ()
         else:
-            axes = tuple(d for d in (wrap_dim(d, max(len(shape), 1)) for d in dim) if shape and shape[d] == 1)
+            wrapped = [wrap_dim(d, max(len(shape), 1)) for d in dim]
+            for i, d in enumerate(wrapped):  # (PyTorch's dim_list_to_bitset)
+                if d in wrapped[:i]:
+                    raise RuntimeError(f'dim {d} appears multiple times in the list of dims')
+            axes = tuple(d for d in wrapped if shape and shape[d] == 1)
             cls = SqueezeBackward2
         out, node = make_view(input, xp.squeeze(input._data, axes) if axes else input._data.view(), cls,
                               (lambda t: squeeze(t)) if dim is None else (lambda t: squeeze(t, dim)))
@@ -784,6 +788,8 @@ class Movedim(Op):
     def forward(input, source, destination):
         try:
             nd = input._data.ndim
+            if isinstance(source, (tuple, list)) != isinstance(destination, (tuple, list)):  # (no overload mixes them)
+                raise _MOVEDIM.invalid((source, destination), {}, True)
             src = (source,) if isinstance(source, int) or not isinstance(source, (tuple, list)) else tuple(source)
             dst = (destination,) if isinstance(destination, int) or not isinstance(destination, (tuple, list)) else \
                 tuple(destination)

@@ -472,6 +472,7 @@ class Renorm(Op):
     gradient itself."""
     op, node, saved = 'renorm', 'RenormBackward0', ('self',)
     inplace = True  # (Tensor.renorm_)
+    parameter_types = {'dim': 'int'}
     out = out_rule('renorm')
     __slots__ = ('p', 'dim', 'maxnorm')
 
