@@ -35,7 +35,8 @@ LAYERS = [
      'leafgrad.torch_version',  # (the version string and its ordering: imports nothing)
      'leafgrad._storage',  # (the bytes under a tensor, on a device)
      'leafgrad._shared_memory',  # (an array's memory moved into a shared mapping)
-     'leafgrad._pytree'),  # (nested tuples, lists and dicts flattened and built again: imports nothing)
+     'leafgrad._pytree',  # (nested tuples, lists and dicts flattened and built again: imports nothing)
+     'leafgrad._warn'),  # (PyTorch's warnings: the caller's stacklevel, TORCH_WARN_ONCE)
     # the engine: grad modes, the recorded graph, the backward walk, views' bookkeeping
     ('leafgrad.autograd.grad_mode', 'leafgrad.autograd.anomaly', 'leafgrad.autograd.origins',
      'leafgrad.autograd.graph', 'leafgrad.autograd.engine', 'leafgrad.autograd.views',

@@ -90,6 +90,7 @@ import types
 import warnings
 
 from .. import _arg_parser, backend, return_types
+from .._warn import user_stacklevel, warn_once  # noqa: F401  (the ops' warnings, imported from here)
 from .._arg_parser import SignatureWith, bound_when_refused, parsing, refuse_non_tensors
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
@@ -518,27 +519,6 @@ def _needs_grad(name, result, out):
     error and refuses only an ``out`` that requires grad (its inputs may); a differentiable op
     refuses an input that does too (then its result does)."""
     return out._requires_grad or (not name.startswith('aten::') and result._requires_grad)
-
-
-def user_stacklevel():
-    """The stacklevel of a warning that names the first caller outside leafgrad."""
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_globals.get('__name__', '').startswith('leafgrad'):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
-_warned_once = set()
-
-
-def warn_once(message, category=UserWarning, key=None):
-    """PyTorch's TORCH_WARN_ONCE: ``message`` once a process, naming the first caller outside
-    leafgrad (``key``: once for all the messages of one site of PyTorch's, by that key)."""
-    from .. import _settings  # (loaded when first used: `import leafgrad` leaves the settings module out)
-    key = message if key is None else key
-    if key not in _warned_once or _settings.warn_always:
-        _warned_once.add(key)
-        warnings.warn(message, category, stacklevel=user_stacklevel())
 
 
 def cast_array(data, np_dtype):
