@@ -9,6 +9,7 @@ other than PyTorch's, does the element-by-element walk below run to find PyTorch
 import math
 
 from . import backend
+from ._warn import warn_once
 from .tensor import Tensor
 
 _np = backend.numpy
@@ -21,6 +22,8 @@ def shape_of(data):
     tensor is not one: it stands for a scalar)."""
     sizes = []
     while _is_sequence(data):
+        if sizes and type(data) is _np.ndarray:
+            _warn_ndarrays()
         n = len(data)
         sizes.append(n)
         if len(sizes) > _MAX_DIMS:
@@ -28,7 +31,14 @@ def shape_of(data):
         if n == 0:
             break
         data = data[0]
+        if type(data) is _np.ndarray and data.ndim == 0:  # (PyTorch asks a NumPy array its length)
+            raise TypeError('len() of unsized object')
     return tuple(sizes)
+
+
+def _warn_ndarrays():
+    warn_once('Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the '
+              'list to a single numpy.ndarray with numpy.array() before converting to a tensor.')
 
 
 def _is_sequence(x):
@@ -87,6 +97,8 @@ def _unwrap(data, depth, ndim):
     a tensor as a sequence) or by their one element (at it)."""
     if isinstance(data, (list, tuple)):
         return [_unwrap(x, depth + 1, ndim) for x in data]
+    if type(data) is _np.ndarray and depth:  # (an array inside the list: PyTorch reads it slowly)
+        _warn_ndarrays()
     if isinstance(data, Tensor):
         if depth < ndim:
             return backend.to_numpy(data._data)

@@ -18,7 +18,7 @@ array's memory when the dtypes agree. ``device=`` must name the type's own devic
 import operator
 import warnings
 
-from . import _settings, backend
+from . import _sequence, _settings, backend
 from .ops._util import ops
 from .ops.indexing import alias
 from .tensor import Size, Tensor, legacy_type_name
@@ -162,7 +162,7 @@ def _from_data(data, dtype, device):
     return Tensor._wrap(backend.to_device(array, device) if device != 'cpu' else array)
 
 
-_SEQUENCES = (list, tuple, range)
+_SEQUENCES = (list, tuple, range, _np.ndarray)
 
 
 def _sequence_shape(data):
@@ -171,6 +171,8 @@ def _sequence_shape(data):
     while isinstance(data, _SEQUENCES + (str,)):
         if isinstance(data, str):
             raise ValueError("too many dimensions 'str'")
+        if shape and type(data) is _np.ndarray:
+            _sequence._warn_ndarrays()
         shape.append(len(data))
         if not len(data):
             break
@@ -197,6 +199,9 @@ def _read_numbers(data, shape, dim, dtype, out):
             out.append(x.item())
         elif isinstance(x, (bool, int, float, _np.number, _np.bool_)):
             out.append(x)
+        elif type(x) is _np.ndarray and x.ndim == 0:  # (a NumPy number in an array's clothes)
+            _sequence._warn_ndarrays()
+            out.append(x.item())
         elif dtype.is_floating_point:
             raise TypeError(f'must be real number, not {_arg_name(x)}')
         else:

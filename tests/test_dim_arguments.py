@@ -68,3 +68,4 @@ def _kept(T):
 
 def test_sum_and_mean_of_every_dim_kept_as_pytorch():
     assert _kept(lg) == _kept(torch)
+
