@@ -4,6 +4,7 @@ import importlib
 from .optimizer import Optimizer
 from .sgd import SGD
 from .adam import Adam, AdamW, Adamax, NAdam, RAdam
+from .sparse_adam import SparseAdam
 from .rmsprop import Adadelta, Adagrad, RMSprop
 from .rprop import ASGD, Rprop
 from .lbfgs import LBFGS

@@ -4,11 +4,11 @@ import math
 
 import numpy as np
 
-from .optimizer import Optimizer, _check, _increment, _lerp_, _scaled_square, _step_tensor, _t
+from .optimizer import Optimizer, _check, _check_lr, _increment, _lerp_, _scaled_square, _step_tensor, _t
 
 
-def _check_common(lr, eps, betas, weight_decay):
-    _check(0.0 <= lr, f'Invalid learning rate: {lr}')
+def _check_common(lr, eps, betas, weight_decay, foreach=None, capturable=False):
+    _check_lr(lr, foreach, capturable)
     _check(0.0 <= eps, f'Invalid epsilon value: {eps}')
     _check(0.0 <= betas[0] < 1.0, f'Invalid beta parameter at index 0: {betas[0]}')
     _check(0.0 <= betas[1] < 1.0, f'Invalid beta parameter at index 1: {betas[1]}')
@@ -96,7 +96,7 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
-        _check_common(lr, eps, betas, weight_decay)
+        _check_common(lr, eps, betas, weight_decay, foreach, capturable)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize, foreach=foreach, capturable=capturable,
                                       differentiable=differentiable, fused=fused,
@@ -398,3 +398,4 @@ class RAdam(Optimizer):
             p._data -= corrected * lr * adaptive * rect
         else:
             p._data -= corrected * lr
+

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend
 
-from .optimizer import Optimizer, _check, _t
+from .optimizer import Optimizer, _check, _check_lr, _t
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
@@ -132,9 +132,7 @@ def _unscalar(t):
 class LBFGS(Optimizer):
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError('Tensor lr must be 1-element')
-        _check(0.0 <= lr, f'Invalid learning rate: {lr}')
+        _check_lr(lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,

@@ -89,8 +89,6 @@ class Optimizer:
             raise NotImplementedError(f"leafgrad's {type(self).__name__} has no differentiable step "
                                       '(differentiable=True): its update runs on arrays, outside autograd; '
                                       'SGD, Adam and AdamW have one')
-        if defaults.get('differentiable') and defaults.get('fused'):
-            raise RuntimeError('`fused` does not support `differentiable`')
         self.defaults = defaults
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -104,6 +102,11 @@ class Optimizer:
             groups = [{'params': groups}]
         for g in groups:
             self.add_param_group(g)
+        if defaults.get('fused'):  # (after the parameters, as PyTorch's SGD, Adam, AdamW and Adagrad check)
+            if defaults.get('differentiable'):
+                raise RuntimeError('`fused` does not support `differentiable`')
+            if defaults.get('foreach'):
+                raise RuntimeError('`fused` and `foreach` cannot be `True` together.')
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         if not isinstance(param_group, dict):
@@ -358,3 +361,14 @@ def _typename(obj):
 def _check(cond, message):
     if not cond:
         raise ValueError(message)
+
+
+def _check_lr(lr, foreach=None, capturable=False):
+    """PyTorch's checks of a learning rate, first among an optimizer's: a tensor one has one
+    element (and, for Adam's, is refused with foreach unless capturable), then none is negative."""
+    if isinstance(lr, Tensor):
+        if foreach and not capturable:
+            raise ValueError('lr as a Tensor is not supported for capturable=False and foreach=True')
+        if lr.numel() != 1:
+            raise ValueError('Tensor lr must be 1-element')
+    _check(0.0 <= lr, f'Invalid learning rate: {lr}')

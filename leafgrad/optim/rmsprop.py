@@ -1,7 +1,7 @@
 """RMSprop, Adagrad and Adadelta: PyTorch's single-tensor updates."""
 import numpy as np
 
-from .optimizer import Optimizer, _check, _increment, _lerp_, _scaled_square, _step_tensor, _t
+from .optimizer import Optimizer, _check, _check_lr, _increment, _lerp_, _scaled_square, _step_tensor, _t
 
 
 class RMSprop(Optimizer):
@@ -46,7 +46,7 @@ class RMSprop(Optimizer):
     """
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        _check(0.0 <= lr, f'Invalid learning rate: {lr}')
+        _check_lr(lr)
         _check(0.0 <= eps, f'Invalid epsilon value: {eps}')
         _check(0.0 <= momentum, f'Invalid momentum value: {momentum}')
         _check(0.0 <= weight_decay, f'Invalid weight_decay value: {weight_decay}')
@@ -127,7 +127,7 @@ class Adagrad(Optimizer):
     """
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
-        _check(0.0 <= lr, f'Invalid learning rate: {lr}')
+        _check_lr(lr)
         _check(0.0 <= lr_decay, f'Invalid lr_decay value: {lr_decay}')
         _check(0.0 <= weight_decay, f'Invalid weight_decay value: {weight_decay}')
         _check(0.0 <= initial_accumulator_value,
@@ -199,7 +199,7 @@ class Adadelta(Optimizer):
     """
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
-        _check(0.0 <= lr, f'Invalid learning rate: {lr}')
+        _check_lr(lr)
         _check(0.0 <= rho <= 1.0, f'Invalid rho value: {rho}')
         _check(0.0 <= eps, f'Invalid epsilon value: {eps}')
         _check(0.0 <= weight_decay, f'Invalid weight_decay value: {weight_decay}')

@@ -1,7 +1,7 @@
 """Rprop and ASGD: PyTorch's single-tensor updates."""
 import numpy as np
 
-from .optimizer import Optimizer, _check, _increment, _step_tensor, _t
+from .optimizer import Optimizer, _check, _check_lr, _increment, _step_tensor, _t
 
 
 class Rprop(Optimizer):
@@ -11,7 +11,7 @@ class Rprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
                  maximize=False, differentiable=False):
-        _check(0.0 <= lr, f'Invalid learning rate: {lr}')
+        _check_lr(lr)
         _check(0.0 < etas[0] < 1.0 < etas[1], f'Invalid eta values: {etas[0]}, {etas[1]}')
         super().__init__(params, dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
                                       differentiable=differentiable, capturable=capturable))
@@ -41,7 +41,7 @@ class ASGD(Optimizer):
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):
-        _check(0.0 <= lr, f'Invalid learning rate: {lr}')
+        _check_lr(lr)
         _check(0.0 <= weight_decay, f'Invalid weight_decay value: {weight_decay}')
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                                       foreach=foreach, maximize=maximize, differentiable=differentiable,

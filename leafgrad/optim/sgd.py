@@ -1,7 +1,7 @@
 import numpy as _np
 
 from .. import backend
-from .optimizer import Optimizer, _check, _t
+from .optimizer import Optimizer, _check, _check_lr, _t
 
 _ndarray = _np.ndarray
 
@@ -50,7 +50,7 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
-        _check(lr >= 0.0, f'Invalid learning rate: {lr}')
+        _check_lr(lr)
         _check(momentum >= 0.0, f'Invalid momentum value: {momentum}')
         _check(weight_decay >= 0.0, f'Invalid weight_decay value: {weight_decay}')
         if nesterov and (momentum <= 0 or dampening != 0):

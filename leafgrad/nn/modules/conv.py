@@ -34,9 +34,9 @@ class _ConvNd(Module):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {valid}")
             if padding == 'same' and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
-        if padding_mode not in ('zeros', 'reflect', 'replicate', 'circular'):
-            raise ValueError(f"padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], "
-                             f"but got padding_mode='{padding_mode}'")
+        valid_modes = {'zeros', 'reflect', 'replicate', 'circular'}  # (a set, printed as PyTorch prints its own)
+        if padding_mode not in valid_modes:
+            raise ValueError(f"padding_mode must be one of {valid_modes}, but got padding_mode='{padding_mode}'")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size
