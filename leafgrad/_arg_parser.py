@@ -261,9 +261,10 @@ class Overloads:
                 value = args[i] if i < len(args) else kwargs[name]
                 matching = type(value).__name__ in _LISTED_TYPES.get(kind, (kind,))
                 text = (f'{name}=' if i >= len(args) else '') + type(value).__name__
-                if isinstance(value, (list, tuple)):  # (PyTorch names the elements: 'list of [int]', 'tuple of (int)')
+                if isinstance(value, (list, tuple)):  # (PyTorch names the elements: 'list of [int]', 'tuple of (int,)')
                     inner = ', '.join(type(v).__name__ for v in value)
-                    text += f' of [{inner}]' if isinstance(value, list) else f' of ({inner})'
+                    text += f' of [{inner}]' if isinstance(value, list) else \
+                        f' of ({inner}{"," if len(value) == 1 else ""})'
                 shown.append(text if matching else f'!{text}!')
             shown = ', '.join(shown) + ('' if args else ', ')
             message += f"      didn't match because some of the arguments have invalid types: ({shown})\n"

@@ -270,3 +270,27 @@ def test_bad_arguments_as_torch(call):
     import leafgrad as lg
     import leafgrad.nn.functional as lF
     assert _outcome(lambda: call(lg, lF)) == _outcome(lambda: call(torch, tF))
+
+
+def _fill_refusals(T):
+    """fill_, fill and nn.init.constant_ given what is no number: PyTorch's listing, whose detail
+    names a list's or tuple's elements ('list of [int, float]', 'tuple of (int,)')."""
+    import leafgrad as lg
+    x, said = T.ones(2), []
+    for f in (lambda: x.fill_([1]), lambda: x.fill_([1, 2.0, 'a', 1]), lambda: x.fill_((1,)), lambda: x.fill_(((1,),)),
+              lambda: x.fill_([]), lambda: x.fill_([T.ones(1)]), lambda: x.fill_([None]), lambda: T.fill(x, 'a'),
+              lambda: T.fill(x, (1, 2)), lambda: T.nn.init.constant_(T.empty(2), 'a'), lambda: x.fill_('a'),
+              lambda: T.nn.init.constant_(T.empty(2), 2.5).tolist(), lambda: T.nn.init.ones_(T.zeros(2, dtype=T.int64)).tolist()):
+        try:
+            said.append(f())
+        except Exception as e:
+            said.append((type(e).__name__, str(e).replace(lg.__name__, 'torch')))
+    return said
+
+
+def test_fill_values_that_are_no_numbers_as_pytorch():
+    """(fill's listing had been the method's, a list's or tuple's elements had not been named,
+    and nn.init.constant_ had let Python's ValueError out for a string.)"""
+    import leafgrad as lg
+    torch = pytest.importorskip('torch')
+    assert _fill_refusals(lg) == _fill_refusals(torch)

@@ -108,7 +108,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 
 def constant_(tensor, val):
-    return _fill(tensor, lambda s: val)
+    with no_grad():  # (PyTorch's _no_grad_fill_: fill_'s checks and errors)
+        return tensor.fill_(val)
 
 
 def zeros_(tensor):

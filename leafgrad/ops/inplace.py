@@ -52,14 +52,11 @@ def _filled(s, value, cls):
     return record(data, cls, (s,))[0]
 
 
-def _fill_value(value, name):
-    """fill's and fill_'s ``value``: a number or a 0-dim tensor, refused as PyTorch refuses others."""
+def _fill_value(value, input=None):
+    """fill's and fill_'s ``value`` (fill's ``input`` given): a number or a 0-dim tensor, refused as
+    PyTorch refuses others, with its parser's listing of the signatures."""
     if not isinstance(value, (Tensor, int, float, xp.generic)):
-        got = type(value).__name__
-        raise TypeError(f'{name}() received an invalid combination of arguments - got ({got}), but expected one '
-                        'of:\n * (Tensor value)\n      didn\'t match because some of the arguments have invalid '
-                        f'types: (!{got}!)\n * (Number value)\n      didn\'t match because some of the arguments '
-                        f'have invalid types: (!{got}!)\n')
+        raise _FILL_.invalid((value,), {}, True) if input is None else _FILL.invalid((input, value), {})
     if isinstance(value, Tensor) and value._data.ndim != 0:
         raise RuntimeError(f'fill_ only supports 0-dimension value tensor but got tensor with '
                            f'{value._data.ndim} dimensions.')
@@ -79,7 +76,7 @@ class Fill(_Overwritten):
 
     def forward(self, value):
         try:
-            _fill_value(value, 'fill_')
+            _fill_value(value)
             if isinstance(value, Tensor):
                 return inplace(self, lambda s: _filled(s, value, FillBackward3), (value,), overlap=False)
             value = fitted_scalar(value, self._data.dtype)
@@ -140,7 +137,7 @@ class FillOutOfPlace(_Overwritten):
 
     def forward(input, value):
         try:
-            _fill_value(value, 'fill')
+            _fill_value(value, input)
             return _filled(input, value, FillBackward1 if isinstance(value, Tensor) else FillOutOfPlace)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments(overloads=_FILL)
