@@ -14,7 +14,7 @@ from .ops._op import check_out, fill_out, warn_once
 from .ops._util import SCALAR_NAMES, broadcast_error
 from .ops.complex_numbers import refused
 from .ops.sampling import random_values
-from .tensor import _C_TYPES, Tensor, fitted_scalar
+from .tensor import Tensor, fitted_scalar
 
 _np = backend.numpy
 _wrap = Tensor._wrap
@@ -327,9 +327,6 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
         fill_value = fill_value.item()
     if dtype is None:
         dtype = backend.scalar_dtype(fill_value)
-    elif isinstance(fill_value, complex) and not backend.to_dtype(dtype).is_complex:
-        raise RuntimeError(f'value cannot be converted to type {_C_TYPES.get(backend.to_dtype(dtype).name, "float")} '
-                           'without overflow')
     shape = _size((size,), 'full')
     np_dtype = _dtype_np(dtype)
     fill_value = fitted_scalar(fill_value, np_dtype)

@@ -63,6 +63,10 @@ def fitted_scalar(value, np_dtype, half_checked=False):
     kind = np_dtype.kind
     if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 64:  # (PyTorch's Scalar holds 64 bits)
         raise OverflowError('int too big to convert')
+    if isinstance(value, (complex, _np.complexfloating)) and kind not in 'bc':
+        if value.imag != 0:  # (a complex number fits a real dtype only with no imaginary part, as c10's)
+            raise RuntimeError(f'value cannot be converted to type {_C_TYPES[np_dtype.name]} without overflow')
+        value = value.real
     if isinstance(value, (bool, _np.bool_, complex, _np.complexfloating)) or kind in 'bc':
         return _np.array(value).astype(np_dtype)[()]
     if kind in 'iu':

@@ -294,3 +294,46 @@ def test_fill_values_that_are_no_numbers_as_pytorch():
     import leafgrad as lg
     torch = pytest.importorskip('torch')
     assert _fill_refusals(lg) == _fill_refusals(torch)
+
+
+def _complex_numbers_written(T):
+    """fill_, full and item assignment of a complex number into every dtype: a real dtype takes
+    one without an imaginary part (its real part), refuses another with c10's overflow error,
+    bool takes any as True; complex dtypes take it."""
+    said = []
+    for d in (T.bool, T.uint8, T.int64, T.float16, T.bfloat16, T.float32, T.float64, T.complex64):
+        for v in (1j, 2 + 0j, 1.5 + 2j):
+            for write in (lambda: T.ones(2, dtype=d).fill_(v), lambda: T.full((2,), v, dtype=d),
+                          lambda: T.ones(2, dtype=d).__setitem__(0, v)):
+                try:
+                    r = write()
+                    said.append(r.tolist() if r is not None else 'set')
+                except Exception as e:
+                    said.append((type(e).__name__, str(e)))
+    return said
+
+
+def test_complex_numbers_written_into_every_dtype_as_pytorch():
+    """(fill_ had refused a complex number, even into a complex tensor; full and item assignment
+    had refused one with no imaginary part.)"""
+    import leafgrad as lg
+    torch = pytest.importorskip('torch')
+    assert _complex_numbers_written(lg) == _complex_numbers_written(torch)
+
+
+def _bitwise_of_complex(T):
+    a, said = T.ones(2, dtype=T.complex64), []
+    for f in (lambda: a & 2, lambda: a.__iand__(2), lambda: a.__ior__(True), lambda: a.__ixor__(a), lambda: a | a,
+              lambda: a.bitwise_not_(), lambda: a.bitwise_and_(a), lambda: ~a, lambda: T.bitwise_xor(a, 1)):
+        try:
+            said.append(f().tolist())
+        except Exception as e:
+            said.append((type(e).__name__, str(e)))
+    return said
+
+
+def test_bitwise_ops_of_complex_tensors_refused_as_pytorch():
+    """(NumPy's TypeError for the ufunc had come through.)"""
+    import leafgrad as lg
+    torch = pytest.importorskip('torch')
+    assert _bitwise_of_complex(lg) == _bitwise_of_complex(torch)

@@ -323,8 +323,11 @@ class SetItem(Op):
 def _setitem(input, index, value):
     index = _normalize(index)
     if isinstance(value, complex) and input._data.dtype.kind != 'c':
-        raise RuntimeError(f'value cannot be converted to type {_C_TYPES.get(input._data.dtype.name, "float")} '
-                           'without overflow')
+        if value.imag != 0 and input._data.dtype.kind != 'b':  # (no imaginary part: its real part, as c10's;
+            d = input._data.dtype                                 # 16-bit floats are checked as double)
+            raise RuntimeError(f'value cannot be converted to type '
+                               f'{"double" if d.kind == "V" or d.itemsize == 2 else _C_TYPES[d.name]} without overflow')
+        value = bool(value) if input._data.dtype.kind == 'b' else value.real
     if not isinstance(value, (Tensor, int, float, complex, xp.generic)):
         kind = type(value)
         name = kind.__qualname__ if kind.__module__ == 'builtins' else f'{kind.__module__}.{kind.__qualname__}'

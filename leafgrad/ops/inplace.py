@@ -55,7 +55,7 @@ def _filled(s, value, cls):
 def _fill_value(value, input=None):
     """fill's and fill_'s ``value`` (fill's ``input`` given): a number or a 0-dim tensor, refused as
     PyTorch refuses others, with its parser's listing of the signatures."""
-    if not isinstance(value, (Tensor, int, float, xp.generic)):
+    if not isinstance(value, (Tensor, int, float, complex, xp.generic)):
         raise _FILL_.invalid((value,), {}, True) if input is None else _FILL.invalid((input, value), {})
     if isinstance(value, Tensor) and value._data.ndim != 0:
         raise RuntimeError(f'fill_ only supports 0-dimension value tensor but got tensor with '

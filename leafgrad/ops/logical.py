@@ -70,7 +70,7 @@ def _bitwise(ufunc, kernel):
             return operator_refusal()
         x = xp.asarray(x)
         dt = backend.result_type(input, other).np
-        if dt.kind in 'fV':
+        if dt.kind in 'fVc':
             raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{SCALAR_NAMES[dt.name]}\'')
         try:
             x, y = x.astype(dt, copy=False), xp.asarray(y).astype(dt, copy=False)
@@ -210,7 +210,7 @@ class BitwiseRightShift(_Bitwise):
 
 def _invert(self):
     """The ``~`` operator."""
-    if self._data.dtype.kind in 'fV':
+    if self._data.dtype.kind in 'fVc':
         raise TypeError('~ (operator.invert) is only implemented on integer and Boolean-type tensors')
     return wrap(xp.invert(self._data))
 
@@ -222,7 +222,7 @@ class BitwiseNot(_NotDifferentiable):
     operators = {'__invert__': _invert}
 
     def forward(input):
-        if input._data.dtype.kind in 'fV':
+        if input._data.dtype.kind in 'fVc':
             raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{SCALAR_NAMES[input._data.dtype.name]}\'')
         return wrap(xp.invert(input._data))
 
