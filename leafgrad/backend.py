@@ -128,6 +128,8 @@ class dtype:
             return self
         if self.np.kind == 'f' and self.itemsize >= 4:
             return _BY_NP[np.result_type(self.np, np.complex64)]
+        if self.np.kind == 'V':  # (bfloat16: PyTorch's complex dtype for it is complex64, there being no other)
+            return complex64
         raise TypeError(f'leafgrad has no complex dtype of {self.name} parts (PyTorch\'s complex32 is not supported)')
 
 

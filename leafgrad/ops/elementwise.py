@@ -79,7 +79,7 @@ def _refuse_bool_subtraction(a, b):
     """PyTorch's errors for ``-`` with a bool operand (checked only where the dtypes differ:
     NumPy itself refuses two bool arrays)."""
     if _is_bool(a) or _is_bool(b):
-        if isinstance(a, Tensor) and isinstance(b, Tensor) and _is_bool(a) and _is_bool(b):
+        if _is_bool(a) and _is_bool(b):  # (a Python bool beside a bool tensor counts as one)
             raise RuntimeError('Subtraction, the `-` operator, with two bool tensors is not supported. '
                                'Use the `^` or `logical_xor()` operator instead.')
         raise RuntimeError('Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying '
@@ -634,6 +634,12 @@ def _int_power(x, y):
     return xp.where(negative, small, xp.power(x, xp.abs(y)))
 
 
+def _refuse_bool_power(x, y):
+    """PyTorch has no pow kernel for bool (a bool tensor to a bool tensor's power, or True to one)."""
+    if xp.asarray(x).dtype.kind == 'b' and xp.asarray(y).dtype.kind == 'b':
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
+
+
 class Pow(Op):
     """pow(input, exponent, *, out=None): a tensor to a number's or a tensor's power
     (PowBackward0/1), or a number to a tensor's (PowBackward2)."""
@@ -648,6 +654,7 @@ class Pow(Op):
     def forward(input, exponent):
         if not isinstance(input, Tensor):
             x, y = binary_operands(input, exponent)
+            _refuse_bool_power(x, y)
             if y.dtype.kind not in 'fV' and isinstance(input, float):
                 y = float_dtype_for(y)
             data = _int_power(xp.asarray(x), y) if y.dtype.kind in 'iu' else xp.power(x, y)
@@ -658,6 +665,7 @@ class Pow(Op):
             return result
         if isinstance(exponent, Tensor):
             x, y = binary_operands(input, exponent)
+            _refuse_bool_power(x, y)
             try:
                 data = _int_power(x, y) if x.dtype.kind in 'iu' else xp.power(x, y)
             except ValueError:

@@ -124,6 +124,8 @@ class Addcmul(Op):
         if not (isinstance(tensor1, Tensor) and isinstance(tensor2, Tensor) and isinstance(input, Tensor)):
             refuse_arguments()  # (an int, a str: PyTorch's parser's TypeError, naming the argument)
         value = _number_value('addcmul', value)
+        if isinstance(value, float) and backend.result_type(input, tensor1, tensor2).np.kind in 'iu':
+            value = int(value)  # (PyTorch's value is a Scalar of the tensors' dtype: 2.5 is 2 for integers)
         try:
             prod = binary_operands(tensor1, tensor2)
             product = prod[0] * prod[1]

@@ -151,6 +151,8 @@ def _int_operands(x, y, kernel):
     x, y = xp.asarray(x), xp.asarray(y)
     if x.dtype.kind == 'c' or y.dtype.kind == 'c':
         raise refused(kernel, x if x.dtype.kind == 'c' else y)
+    if x.dtype.kind == 'b' and y.dtype.kind == 'b':  # (no kernel of PyTorch's divides bools)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     if x.dtype.kind in 'biu' and y.dtype.kind in 'biu':
         if (y == 0).any() and _divides_something(x, y):
             raise RuntimeError('ZeroDivisionError')

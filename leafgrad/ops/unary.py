@@ -653,18 +653,19 @@ class Lerp(Op):
         x, e = input._data, end._data
         if e.dtype != x.dtype:
             raise RuntimeError(f'expected dtype {_short(x)} for `end` but got dtype {_short(e)}')
-        if x.dtype.kind not in 'fVc':
-            raise NotImplementedError(f'"lerp_kernel_scalar" not implemented for \'{scalar_name(x)}\'')
         w = weight._data if isinstance(weight, Tensor) else weight
         if not isinstance(weight, Tensor) and not is_number(weight):  # (a list: the refusals' listing)
             raise TypeError(f'lerp(): weight {type(weight).__name__} is no number')
+        if isinstance(weight, Tensor) and w.dtype != x.dtype and w.ndim:  # (before the kernel's dtype, as PyTorch)
+            raise RuntimeError(f'expected dtype {_short(x)} for `weight` but got dtype {_short(w)}')
         if isinstance(weight, Tensor) and w.dtype != x.dtype:
-            if w.ndim:
-                raise RuntimeError(f'expected dtype {_short(x)} for `weight` but got dtype {_short(w)}')
             # (a 0-dim weight of another dtype joins the type promotion, as a 0-dim operand does:
             # a float32 input keeps float32 beside a float64 weight, a complex weight makes it complex)
             common = backend.result_type(input, end, weight).np
             x, e, w = x.astype(common, copy=False), e.astype(common, copy=False), w.astype(common, copy=False)
+        if x.dtype.kind not in 'fVc':  # (the kernel's dtype: the promoted one)
+            kernel = 'lerp_kernel_tensor' if isinstance(weight, Tensor) else 'lerp_kernel_scalar'
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(x)}\'')
         # PyTorch's formula, exact at both ends (weight 0 gives start, weight 1 gives end): one fused
         # multiply-add, weight * diff + start for a weight under 0.5 in size, (weight - 1) * diff
         # + end for the others; the 16-bit floats computed in float32 (with a number weight
