@@ -759,3 +759,35 @@ def test_nonzero_static_as_torch(call):
         except Exception as e:
             outcomes.append((type(e).__name__, str(e)))
     assert outcomes[0] == outcomes[1]
+
+
+def _index_outcomes(T):
+    """Index arguments whose PyTorch answer NumPy words otherwise: an empty list (an empty long
+    index), uint8 masks (deprecated, with PyTorch's warning, and refused by masked_fill_ when a
+    single value is written through one), int8/int16 tensors (refused), and index tensors whose
+    shapes do not broadcast (PyTorch's message, not NumPy's)."""
+    x = T.arange(12.0).reshape(3, 4)
+    said = []
+    cases = (lambda: x[[]], lambda: x[[[]]], lambda: x[T.tensor([1, 0, 1], dtype=T.uint8)],
+             lambda: x[np.array([1, 0, 1], dtype=np.uint8)], lambda: x[T.tensor([1], dtype=T.uint8)],
+             lambda: x[[1, 2], T.tensor([True, False, True, True])], lambda: x[[0, 1], [1, 2, 3]],
+             lambda: x[T.tensor([0, 1]), T.tensor([True, True, False, False])], lambda: x[np.array([0, 1], dtype=np.int8)],
+             lambda: x[T.tensor([0, 1], dtype=T.int16)], lambda: x[T.tensor([1], dtype=T.int8)],
+             lambda: x.clone().__setitem__(T.tensor([1, 0, 1], dtype=T.uint8), 5.0),
+             lambda: x.clone().__setitem__((T.tensor([1, 0, 1], dtype=T.uint8), 0), 5.0),
+             lambda: x.clone().__setitem__([[0, 1], [0, 1, 2]], 1.0))
+    for f in cases:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try:
+                r = f()
+                said.append(r.tolist() if r is not None else None)
+            except Exception as e:
+                said.append((type(e).__name__, str(e)))
+        said.append([str(w.message).split(' (Triggered')[0].replace(T.__name__ + '.', 'torch.') for w in caught])
+    return said
+
+
+def test_index_arguments_numpy_would_word_otherwise_as_pytorch():
+    torch = pytest.importorskip('torch')
+    assert _index_outcomes(lg) == _index_outcomes(torch)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import backend
 from ._util import xp
+from .._warn import user_stacklevel
 from ..tensor import _C_NAMES, Tensor
 
 
@@ -37,10 +38,21 @@ def _normalize(index):
                 c = int(c._data)
             else:
                 c = c._data
+                if c.dtype.kind in 'iu' and c.dtype.itemsize < 4 and c.dtype != np.uint8:  # (int8, int16)
+                    raise IndexError('tensors used as indices must be long, int, byte or bool tensors')
         elif not (c is None or c is Ellipsis or isinstance(c, (int, slice, list, tuple, range, xp.ndarray, xp.integer))):
             raise _invalid_index(c)
         out.append(c)
     return tuple(out)
+
+
+def _byte_mask(c):
+    """A uint8 index is a mask to PyTorch (with its deprecation warning)."""
+    if c.dtype == np.uint8 and c.ndim:
+        warnings.warn('indexing with dtype leafgrad.uint8 is now deprecated, please use a dtype leafgrad.bool instead.',
+                      UserWarning, stacklevel=user_stacklevel())
+        return c.astype(bool)
+    return c
 
 
 def _invalid_index(c):
@@ -69,10 +81,11 @@ def _to_numpy_index(index, shape):
             out.append(c)
             continue
         if isinstance(c, (list, tuple)):
-            c = xp.asarray(c)
+            c = xp.asarray(c) if len(c) else xp.zeros(0, xp.int64)  # (an empty list: an empty long index)
             if c.dtype.kind in 'fV':
                 raise IndexError('tensors used as indices must be long, int, byte or bool tensors')
         if hasattr(c, 'dtype'):
+            c = _byte_mask(c)
             if c.dtype.kind == 'b':
                 for j in range(c.ndim):
                     if dim + j < len(shape) and c.shape[j] != shape[dim + j]:
@@ -98,7 +111,23 @@ def _to_numpy_index(index, shape):
         out.append(c)
     if dim > len(shape):
         raise IndexError(f'too many indices for tensor of dimension {len(shape)}')
+    _check_broadcast(out)
     return tuple(out)
+
+
+def _check_broadcast(index):
+    """PyTorch's error for index tensors whose shapes do not broadcast (a mask counts as its
+    nonzero positions, one index tensor per dim), before NumPy would word its own."""
+    shapes = []
+    for c in index:
+        if hasattr(c, 'dtype'):
+            shapes += [(int(c.sum()),)] * c.ndim if c.dtype.kind == 'b' else [c.shape]
+    if len(shapes) > 1:
+        try:
+            xp.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError('shape mismatch: indexing tensors could not be broadcast together with shapes '
+                             + ', '.join(str(list(s)) for s in shapes)) from None
 
 
 def on_device_of(index, data):

@@ -66,7 +66,7 @@ def _apply_basic(input, index):
     consumed = 0
     for c in index:
         if isinstance(c, (list, tuple)):
-            c = xp.asarray(c)
+            c = _list_index(c)
         consumed += _index_ndim(c)
     if consumed > nd:
         raise IndexError(f'too many indices for tensor of dimension {nd}')
@@ -93,7 +93,7 @@ def _apply_basic(input, index):
             dim += 1
         else:
             if isinstance(c, (list, tuple)):
-                c = xp.asarray(c)
+                c = _list_index(c)
             advanced.append((dim, c))
             dim += _index_ndim(c) if hasattr(c, 'dtype') else 1
     return out, advanced
@@ -130,6 +130,16 @@ def _one_mask(advanced):
     data = c._data if isinstance(c, Tensor) else c
     dtype = getattr(data, 'dtype', None)
     return dtype is not None and (dtype.kind == 'b' or dtype == xp.uint8)
+
+
+def _data_of(c):
+    return c._data if isinstance(c, Tensor) else c
+
+
+def _list_index(c):
+    """A list or tuple in an index as the array PyTorch makes of it: an empty one is an empty long
+    index (NumPy would make it float)."""
+    return xp.asarray(c) if len(c) else xp.zeros(0, xp.int64)
 
 
 def _advanced_index(view, advanced):
@@ -366,6 +376,9 @@ def _setitem(input, index, value):
             value = ops.expand(value, view._data.shape)
         ops.copy_(view, value)
         return
+    if value._data.size == 1 and _one_mask(advanced) and getattr(_data_of(advanced[0][1]), 'dtype', None) == xp.uint8:
+        # (PyTorch fills through one mask with masked_fill_, which takes no byte mask)
+        raise RuntimeError('masked_fill_ only supports boolean masks, but got mask with dtype unsigned char')
     np_index = _advanced_index(view, advanced)
     ones = 0  # (PyTorch views the value without its leading dims of size 1 first: slicePrefix1sSize)
     while ones < value._data.ndim and value._data.shape[ones] == 1:
