@@ -73,3 +73,19 @@ def test_gradient_takes_the_dtype_of_its_tensor():
         g, = T.autograd.grad((x * w).sum(), x)
         return [str(t.dtype).split('.')[-1] for t in (x.grad, h.grad, g)]
     assert prog(lg) == prog(torch) == ['float32'] * 3
+
+
+def _complex_to_bool(T):
+    import warnings
+    z = T.tensor([1 + 0j, 0j, 1j, -0.0 - 0.0j, complex('nan')])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        said = [z.bool().tolist(), z.to(T.bool).tolist(), T.zeros(5, dtype=T.bool).copy_(z).tolist(),
+                z.to(T.complex128).bool().tolist()]
+    return said, [str(w.message) for w in caught]
+
+
+def test_complex_to_bool_is_nonzero_as_pytorch():
+    """(A complex number's imaginary part had been dropped first, with the warning for it: 1j was
+    False.)"""
+    assert _complex_to_bool(lg) == _complex_to_bool(torch)

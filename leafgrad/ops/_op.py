@@ -524,6 +524,8 @@ def _needs_grad(name, result, out):
 def cast_array(data, np_dtype):
     """``data.astype(np_dtype)``; complex to real keeps the real part with PyTorch's warning (once a
     process, as its TORCH_WARN_ONCE), where NumPy would warn its own ComplexWarning."""
+    if data.dtype.kind == 'c' and np_dtype.kind == 'b':  # (nonzero, imaginary part included, as PyTorch's)
+        return data != 0
     if data.dtype.kind == 'c' and np_dtype.kind != 'c':
         warn_once('Casting complex values to real discards the imaginary part')
         data = data.real
