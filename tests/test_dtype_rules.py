@@ -5,7 +5,9 @@ had given int8); subtracting a Python bool from a bool tensor gets the 'two bool
 message; addcmul's value is a number of the tensors' dtype (2.5 is 2 for integers: the
 result had been float64); lerp checks a weight's dtype before its kernel's and names the
 kernel of a tensor weight; a bfloat16 tensor with a complex number is complex64 (it had been
-refused: there is no complex bfloat16, and PyTorch's complex dtype for it is complex64)."""
+refused: there is no complex bfloat16, and PyTorch's complex dtype for it is complex64); trace,
+bincount and kthvalue of bools are refused (they had computed), histc of bfloat16 is counted (it
+had been refused)."""
 import pytest
 
 torch = pytest.importorskip('torch')
@@ -30,6 +32,8 @@ def _cases(T):
         lambda: bf * 1j, lambda: bf + (1 + 2j), lambda: bf / 1j, lambda: bf * T.tensor([1j, 2], dtype=T.complex64),
         lambda: bf * T.tensor(1j, dtype=T.complex128), lambda: T.result_type(bf, 1j), lambda: T.promote_types(T.bfloat16, T.complex64),
         lambda: bf.clone().add_(1j),
+        lambda: T.trace(T.ones(2, 2, dtype=T.bool)), lambda: T.histc(b), lambda: T.bincount(b), lambda: b.kthvalue(1),
+        lambda: T.histc(T.tensor([1.0, 2.0, 3.0, 4.0], dtype=T.bfloat16), bins=5), lambda: T.histc(i), lambda: i.kthvalue(1),
     ]
 
 

@@ -72,7 +72,7 @@ class Bincount(Op):
         Occurrences of each value 0..max of a 1-D non-negative integer tensor; with ``weights``,
         their sums (float64 unless the weights are float32, as PyTorch's kernel)."""
         x = input._data
-        if x.dtype.kind not in 'iub':
+        if x.dtype.kind not in 'iu':
             raise NotImplementedError(f'"bincount_cpu" not implemented for \'{_label(x)}\'')
         if minlength < 0:
             raise RuntimeError('minlength should be >= 0')
@@ -118,7 +118,10 @@ class Histc(Op):
         Counts of the elements in ``bins`` equal-width bins over [min, max] (the data's range
         when both are 0); elements outside are ignored, max falls in the last bin."""
         x = input._data
-        _check_float_input(x, 'histogram_cpu')
+        if x.dtype.kind == 'b':  # (PyTorch's bool input fails in its bin edges first)
+            raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
+        if x.dtype.kind != 'V':  # (bfloat16 is counted as the other floats: in float64, the counts rounded)
+            _check_float_input(x, 'histogram_cpu')
         if bins <= 0:
             raise RuntimeError(f'torch.histogram(): bins must be > 0, but got {bins} for dimension 0')
         if min > max:

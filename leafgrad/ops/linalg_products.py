@@ -33,6 +33,8 @@ class Trace(Op):
             a = input._data
             if a.ndim != 2:
                 raise RuntimeError(f'trace: expected a matrix, but got tensor with dim {a.ndim}')
+            if a.dtype.kind == 'b':
+                raise NotImplementedError('"trace" not implemented for \'Bool\'')
             dt = xp.int64 if a.dtype.kind in 'biu' else a.dtype
             out, node = record(xp.asarray(xp.trace(a, dtype=dt)).astype(dt, copy=False), Trace, (input,))
             if node is not None:

@@ -481,6 +481,8 @@ class Kthvalue(_SelectAlongDim):
         n = data.shape[d] if data.ndim else 1
         if n == 0:
             raise IndexError(f'kthvalue(): Expected reduction dim {d} to have non-zero size.')
+        if data.dtype.kind == 'b':
+            raise NotImplementedError('"kthvalue_cpu" not implemented for \'Bool\'')
         if not 1 <= k <= n:
             raise RuntimeError(f'kthvalue(): selected number k out of range for dimension {d}')
 
