@@ -69,3 +69,20 @@ def _kept(T):
 def test_sum_and_mean_of_every_dim_kept_as_pytorch():
     assert _kept(lg) == _kept(torch)
 
+
+
+def _tensor_splits(T):
+    x, said = T.arange(6.0), []
+    for a in (T.tensor(2), T.tensor([1.0]), T.tensor([[1]]), T.tensor(2, dtype=T.int32), T.tensor([1, 3], dtype=T.int32),
+              T.tensor(0), T.tensor([1, 3]), T.tensor([], dtype=T.long)):
+        try:
+            said.append([t.tolist() for t in x.tensor_split(a)])
+        except Exception as e:
+            said.append((type(e).__name__, str(e)))
+    return said
+
+
+def test_tensor_split_by_a_tensor_as_pytorch():
+    """(A 0-d tensor of sections had raised 'iteration over a 0-d tensor'; a float, int32 or 2-d
+    tensor of indices had been taken where PyTorch refuses it.)"""
+    assert _tensor_splits(lg) == _tensor_splits(torch)

@@ -1008,6 +1008,15 @@ class TensorSplit(Op):
                        '(Tensor input, int sections, int dim = 0)')
 
     def forward(input, indices_or_sections, dim=0):
+        if isinstance(indices_or_sections, Tensor):  # (PyTorch's checks: long, at most 1-D; a 0-d one is sections)
+            t = indices_or_sections._data
+            if t.dtype != xp.int64:
+                raise RuntimeError('tensor_split expected tensor_indices_or_sections to have dtype of long, but got '
+                                   f'{SCALAR_NAMES[t.dtype.name]}')
+            if t.ndim > 1:
+                raise RuntimeError('tensor_split expected tensor_indices_or_sections to be a zero-dimensional or '
+                                   f'one-dimensional tensor, but got a tensor with {t.ndim} dims')
+            indices_or_sections = int(t) if t.ndim == 0 else t.tolist()
         d = wrap_dim(dim, input._data.ndim)
         size = input._data.shape[d]
         if isinstance(indices_or_sections, int):
