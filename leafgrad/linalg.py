@@ -47,6 +47,13 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector norm when ``dim`` is an int or ``A`` is 1-D (or ord is None); else a matrix norm."""
     if isinstance(dim, int):
         dim = (dim,)
+    if dim is not None and len(dim) not in (1, 2):
+        raise RuntimeError(f'linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}')
+    if isinstance(ord, str):  # (PyTorch's overload of a string order: always a matrix norm)
+        if dim is None and A.ndim not in (1, 2):
+            raise RuntimeError(f'linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. '
+                               f'Got {A.ndim}D.')
+        return matrix_norm(A, ord, dim if dim is not None else (0, 1), keepdim, dtype=dtype)
     if ord is None:
         if dim is not None and len(dim) == 2 and A.ndim >= 2:
             return matrix_norm(A, 'fro', dim, keepdim, dtype=dtype)
@@ -56,8 +63,6 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if dim is None and A.ndim != 1:
         raise RuntimeError(f'linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. '
                            f'Got {A.ndim}D.')
-    if isinstance(ord, str):
-        raise RuntimeError(f'linalg.vector_norm: Order {ord} not supported.')
     return vector_norm(A, ord, dim, keepdim, dtype=dtype)
 
 

@@ -513,3 +513,31 @@ def test_lowrank_errors_as_torch(call):
             eval(call, {'T': T})
         errors.append((type(info.value), str(info.value)))
     assert errors[0] == errors[1]
+
+
+def _linalg_refusals(T):
+    A, R, B = T.tensor([[1., 2.], [2., 4.]]), T.ones(2, 3), T.eye(2)
+    said = []
+    for f in (lambda: T.linalg.inv(A), lambda: T.linalg.solve(A, B), lambda: T.linalg.cholesky(-B),
+              lambda: T.linalg.tensorinv(A, ind=1), lambda: T.inverse(A),
+              lambda: T.linalg.solve_triangular(B, T.ones(2), upper=True),
+              lambda: T.linalg.solve_triangular(T.ones(2), T.ones(2, 1), upper=True),
+              lambda: T.linalg.norm(R, ord='fro', dim=0), lambda: T.linalg.norm(R, ord='nuc', dim=(1,)),
+              lambda: T.linalg.norm(T.ones(2, 3, 4), ord='fro', dim=(0, 1, 2)), lambda: T.linalg.norm(T.ones(2, 3, 4), dim=()),
+              lambda: T.linalg.norm(T.ones(2, 3, 4), ord='fro'), lambda: T.linalg.norm(R, ord='fro').item(),
+              lambda: T.linalg.norm(T.ones(3), ord='fro')):
+        try:
+            r = f()
+            said.append(r if isinstance(r, float) else r.tolist())
+        except Exception as e:
+            said.append((type(e).__name__, str(e).replace(T.__name__ + '.', 'torch.')))
+    return said
+
+
+def test_linalg_refusals_as_pytorch():
+    """(Its error class had been named LinAlgError where PyTorch's is _LinAlgError; a 1-D B of
+    solve_triangular had raised Python's IndexError; linalg.norm of a string order over one dim
+    or three, and tensorinv's singular matrix, had PyTorch's errors worded otherwise.)"""
+    if torch is None:
+        pytest.skip('needs the torch oracle')
+    assert _linalg_refusals(lg) == _linalg_refusals(torch)

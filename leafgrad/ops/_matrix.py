@@ -9,7 +9,12 @@ from ._util import SCALAR_NAMES, _as_output, ops, sum_to, wrap, xp
 
 
 class LinAlgError(RuntimeError):
-    """Raised for singular or non-positive-definite input (``torch.linalg.LinAlgError``)."""
+    """Raised for singular or non-positive-definite input (``torch.linalg.LinAlgError``, whose class
+    PyTorch names ``_LinAlgError``: the name a traceback and ``type(e).__name__`` print)."""
+
+
+LinAlgError.__name__ = LinAlgError.__qualname__ = '_LinAlgError'
+_LinAlgError = LinAlgError  # (the name pickle looks the class up by)
 
 
 # ---- checks, transposes, masks -------------------------------------------------------------------

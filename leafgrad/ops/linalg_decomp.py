@@ -738,6 +738,8 @@ class LinalgSolveTriangular(Op):
 
     def forward(A, B, *, upper, left=True, unitriangular=False):
         _check_matrix(A, 'linalg.solve_triangular')
+        if B._data.ndim < 2:
+            raise RuntimeError('linalg.solve_triangular: The input tensor B must have at least 2 dimensions.')
         a = A._data
         n = a.shape[-1]
         tri = xp.triu(a) if upper else xp.tril(a)

@@ -907,7 +907,11 @@ class LinalgTensorinv(Op):
         if rows != cols:
             raise RuntimeError(f'Expected self to satisfy the requirement prod(self.shape[ind:]) == '
                                f'prod(self.shape[:ind]), but got {cols} != {rows}')
-        return ops.reshape(ops.linalg_inv(ops.reshape(A, (rows, cols))), shape[ind:] + shape[:ind])
+        try:
+            inverse = ops.linalg_inv(ops.reshape(A, (rows, cols)))
+        except LinAlgError as e:  # (PyTorch's tensorinv calls ATen's inverse, whose errors say 'inv:')
+            raise LinAlgError(str(e).replace('linalg.inv:', 'inv:', 1)) from None
+        return ops.reshape(inverse, shape[ind:] + shape[:ind])
 
 
 class LinalgTensorsolve(Op):
