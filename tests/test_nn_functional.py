@@ -818,3 +818,34 @@ def test_cosine_similarity_with_an_infinite_norm(dtype):
     # the norms' clamp_min(eps) leaves an infinite norm infinite (x / inf is 0), not inf - inf
     same(on_edges(lambda M, x: M.nn.functional.cosine_similarity(x[:, :2], x[:, 2:]), dtype))
     same(on_edges(lambda M, x: M.nn.functional.cosine_similarity(x[:, :2] * 1e300, x[:, 2:]), dtype))
+
+
+def _functional_shapes_and_warnings(T):
+    """unfold and fold of unbatched inputs, their refusals, grid_sample's and affine_grid's
+    warning when align_corners is not given, a loss's broadcast warning named at the caller's
+    line, and cross_entropy's batch sizes compared before the target's dims."""
+    F, said = T.nn.functional, []
+    x = T.arange(48.).reshape(3, 4, 4)
+    for f in (lambda: F.unfold(x, 2).tolist(), lambda: F.unfold(T.ones(4, 4), 2), lambda: F.unfold(T.ones(1, 1, 1, 4, 4), 2),
+              lambda: F.fold(T.ones(12, 4), (3, 3), 2).tolist(), lambda: F.fold(T.ones(4), (3, 3), 2),
+              lambda: F.unfold(T.ones(3, 4, 0), 2), lambda: list(F.grid_sample(T.ones(1, 1, 3, 3), T.zeros(1, 2, 2, 2)).shape),
+              lambda: list(F.affine_grid(T.ones(1, 2, 3), (1, 1, 2, 2)).shape), lambda: F.mse_loss(T.ones(2, 1), T.ones(3)).item(),
+              lambda: F.l1_loss(T.ones(2, 1), T.ones(3)).item(), lambda: F.cross_entropy(T.ones(2, 3), T.tensor([[0, 1]]))):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try:
+                said.append(f())
+            except Exception as e:
+                said.append((type(e).__name__, str(e)))
+        said.append([(str(w.message).split(' (Triggered')[0].replace(T.__name__ + '.', 'torch.'), w.filename == __file__)
+                     for w in caught])
+    return said
+
+
+def test_functional_shapes_and_warnings_as_pytorch():
+    """(unfold and fold had refused unbatched inputs; the align_corners warning had not been
+    given; a loss's broadcast warning had named a line one frame too far out, or none; the
+    cross_entropy refusal had been the target's.)"""
+    if torch is None:
+        pytest.skip('needs the torch oracle')
+    assert _functional_shapes_and_warnings(lg) == _functional_shapes_and_warnings(torch)

@@ -241,7 +241,7 @@ def _im2col_shape_check(shape, k, p):
         raise RuntimeError(f'padding should be non-negative, but got pad_height: {ph} pad_width: {pw}')
     if sh <= 0 or sw <= 0:
         raise RuntimeError(f'stride should be greater than zero, but got stride_height: {sh} stride_width: {sw}')
-    if not all(shape[1:]):
+    if len(shape) not in (3, 4) or not all(shape[1:] if len(shape) == 4 else shape):
         raise RuntimeError('Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero '
                            f'dimensions for input, but got: {list(shape)}')
     h, w = shape[-2:]
@@ -254,12 +254,16 @@ def _im2col_shape_check(shape, k, p):
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     try:
-        if input._data.ndim != 4:
-            raise NotImplementedError(f'Input Error: Only 4D input Tensors are supported (got {input._data.ndim}D)')
+        nd = input._data.ndim
+        if nd < 3:  # (PyTorch reads the input's size at dim 2 first)
+            raise IndexError(f'Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], '
+                             'but got 2)')
         k = ntuple(kernel_size, 2)
         pad = ntuple(padding, 2)
         p = ConvParams(ntuple(stride, 2), pad, pad, ntuple(dilation, 2), 1)
         _im2col_shape_check(input._data.shape, k, p)
+        if nd == 3:  # (an unbatched input: the columns of a batch of one)
+            return _shape.squeeze(_unfold_op(_shape.unsqueeze(input, 0), p, k), 0)
         return _unfold_op(input, p, k)
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
         refuse_arguments('im2col')
@@ -267,9 +271,11 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    if input._data.ndim == 2:  # (an unbatched input: the image of a batch of one)
+        return _shape.squeeze(fold(_shape.unsqueeze(input, 0), output_size, kernel_size, dilation, padding, stride), 0)
     if input._data.ndim != 3:
-        raise NotImplementedError(f'Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported '
-                                  f'(got {input._data.ndim}D)')
+        raise RuntimeError('Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero '
+                           f'dimensions for input, but got: {list(input._data.shape)}')
     k = ntuple(kernel_size, 2)
     pad = ntuple(padding, 2)
     p = ConvParams(ntuple(stride, 2), pad, pad, ntuple(dilation, 2), 1)

@@ -5,6 +5,9 @@ scatters, see ``pooling._gather_flat``) weighted by bilinear weights computed fr
 both gradients (input and grid) and their derivatives come from the parts. PyTorch records one
 GridSampler2DBackward0 node instead.
 """
+import warnings
+
+from ..._warn import user_stacklevel
 from ...ops._util import Node, autocast, record, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
@@ -35,7 +38,14 @@ class AffineGridGeneratorBackward0(Node):
         return matmul(_shape.transpose(g, 1, 2), const(self.base, grad)),
 
 
+_ALIGN_CORNERS_DEFAULT = ('Default grid_sample and affine_grid behavior has changed to align_corners=False since '
+                          '1.3.0. Please specify align_corners=True if the old behavior is desired. See the '
+                          'documentation of grid_sample for details.')
+
+
 def affine_grid(theta, size, align_corners=None):
+    if align_corners is None:  # (PyTorch's warning, naming the caller's line)
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=user_stacklevel())
     size = tuple(int(s) for s in size)
     if len(size) != 4:
         if len(size) == 5:
@@ -87,6 +97,8 @@ def _reflected(coord, size, align_corners):
 
 
 def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None):
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=user_stacklevel())
     if autocast.state.on:
         input, grid = autocast.fp32(input, grid)
     x, g = input._data, grid._data

@@ -33,7 +33,7 @@ def _scale_grad(grad, reduction, count):
     return grad
 
 
-def _broadcast_pair(input, target, stacklevel=4):
+def _broadcast_pair(input, target, stacklevel=3):
     """PyTorch warns when a pointwise loss's target has another shape, then broadcasts."""
     try:
         if input._data.shape == target._data.shape:
@@ -336,10 +336,10 @@ def _class_layout(input, target):
             raise RuntimeError('0D or 1D target tensor expected, multi-target not supported')
         _check_target_dtype(target)
         return x.shape[0], 0
+    if t.shape[:1] != x.shape[:1]:  # (PyTorch's nll_loss_nd compares the batch sizes first)
+        raise ValueError(f'Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0] if t.ndim else 1}).')
     if x.ndim == 2 and t.ndim != 1:
         raise RuntimeError('0D or 1D target tensor expected, multi-target not supported')
-    if t.shape[:1] != x.shape[:1]:
-        raise ValueError(f'Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0] if t.ndim else 1}).')
     if x.ndim > 2 and t.shape[1:] != x.shape[2:]:
         raise RuntimeError(f'Expected target size {list(x.shape[:1] + x.shape[2:])}, got {list(t.shape)}')
     _check_target_dtype(target)
