@@ -472,3 +472,28 @@ def test_relu_masks_a_gradient_only_the_walk_holds_in_place():
     finally:
         elementwise.unshared = original
     assert reused == [True, False] and held.tolist() == [[1., 1.], [1., 1.]]
+
+
+def _grad_and_backward_arguments(T):
+    """autograd.grad and backward with their inputs argument: used, unused, materialized, empty,
+    not requiring grad; what each returns or PyTorch's error."""
+    x, y, z = T.tensor([1., 2.], requires_grad=True), T.tensor([3., 4.], requires_grad=True), T.tensor([1., 1.])
+    said = []
+    for f in (lambda: T.autograd.grad((x * 2).sum(), [x, y]), lambda: T.autograd.grad((x * 2).sum(), [x, y], allow_unused=True),
+              lambda: T.autograd.grad((x * 2).sum(), [x, y], materialize_grads=True), lambda: T.autograd.grad((x * 2).sum(), z),
+              lambda: T.autograd.grad((x * 2).sum(), []), lambda: T.autograd.grad((x * 2).sum(), ()),
+              lambda: (x * 2).sum().backward(inputs=[]), lambda: (x * 2).sum().backward(inputs=[z]),
+              lambda: (x * 2).sum().backward(inputs=[x, z])):
+        try:
+            r = f()
+            said.append([t.tolist() if t is not None else None for t in r] if isinstance(r, tuple) else r)
+        except Exception as e:
+            said.append((type(e).__name__, str(e)))
+    return said
+
+
+def test_grad_and_backward_inputs_as_pytorch():
+    """(An empty inputs had given () where PyTorch refuses it; backward's inputs that do not
+    require grad had another message than PyTorch's.)"""
+    mine, theirs = both(_grad_and_backward_arguments)
+    assert mine == theirs

@@ -588,8 +588,8 @@ def backward(tensors: _Tensors, grad_tensors: _MaybeTensors = None, retain_graph
     if inputs is not None:
         input_edges = []
         for t in inputs:
-            if not t._requires_grad:
-                raise RuntimeError('One of the differentiated Tensors does not require grad')
+            if not t._requires_grad:  # (PyTorch's backward retains the inputs' gradients: that refusal)
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             input_edges.append(gradient_edge(t))
     captured = run_backward(edges, grads, retain_graph, create_graph, input_edges)
     if inputs is not None:
