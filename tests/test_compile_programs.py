@@ -432,7 +432,7 @@ def _leaf(*shape):
 
 
 @pytest.mark.parametrize('name', ['relu_', 'F.relu inplace', 'leaky_relu inplace', '+=', 'mul_ twice',
-                                  'add_ of itself', 'dropout inplace', 'sigmoid_ then tanh_'])
+                                  'add_ of itself', 'dropout inplace', 'mul_ then sigmoid_'])
 def test_in_place_op_on_an_intermediate_replays_as_eager(name):
     w = lg.randn(3, 4, dtype=lg.float64, requires_grad=True)
     ops = {
@@ -443,7 +443,7 @@ def test_in_place_op_on_an_intermediate_replays_as_eager(name):
         'mul_ twice': lambda h, x: h.mul_(x).mul_(2.5),
         'add_ of itself': lambda h, x: h.add_(h),
         'dropout inplace': lambda h, x: F.dropout(h, 0.5, training=True, inplace=True),
-        'sigmoid_ then tanh_': lambda h, x: h.sigmoid_().tanh_(),
+        'mul_ then sigmoid_': lambda h, x: h.mul_(2.5).sigmoid_(),
     }
 
     def fn(x):
@@ -457,8 +457,11 @@ def test_in_place_op_on_an_intermediate_replays_as_eager(name):
     assert _replays(compiled), compiled.report()
 
 
-def test_in_place_change_of_a_tensor_the_backward_needs_raises_as_eager():
+@pytest.mark.parametrize('case', ['exp then relu_', 'sigmoid_ then tanh_'])
+def test_in_place_change_of_a_tensor_the_backward_needs_raises_as_eager(case):
     def fn(x):
+        if case == 'sigmoid_ then tanh_':  # (sigmoid_ saves self, as PyTorch's: tanh_ changes it)
+            return (x * 1).sigmoid_().tanh_()
         y = x.exp()  # saves its result
         y.relu_()
         return y

@@ -173,6 +173,74 @@ def test_saved_output_modified_in_place_message(op, create_graph):
     assert same_message(torch_part(m1), m2)
 
 
+_CHANGED_AFTER_AN_INPLACE_OP = {
+    'exp_ then exp_': lambda T, a: (a * 1).exp_().exp_(),
+    'relu_ then mul_': lambda T, a: (a * 1).relu_().mul_(2),
+    'pow_ by a tensor then add_': lambda T, a: (a * 1).pow_(a).add_(2),
+    'sigmoid_ then tanh_': lambda T, a: (a * 1).sigmoid_().tanh_(),
+    'sqrt_ then add_': lambda T, a: (a * 1).sqrt_().add_(1),
+    'rsqrt_ then add_': lambda T, a: (a * 1).rsqrt_().add_(1),
+    'reciprocal_ then add_': lambda T, a: (a * 1).reciprocal_().add_(1),
+    'relu inplace then add_': lambda T, a: T.nn.functional.relu(a * 1, inplace=True).add_(1),
+    'a slice of the result changed': lambda T, a: (a * 1).exp_()[0:2].add_(1),
+    'changed through .detach()': lambda T, a: _changed(T, a, lambda b: b.detach().add_(1)),
+    'changed under no_grad': lambda T, a: _changed(T, a, lambda b: _under_no_grad(T, b.add_, 1)),
+    'a view changed in place, then its base (the view alive)': lambda T, a: _view_then_base(T, a, keep=True),
+    'a view changed in place, then its base (the view gone)': lambda T, a: _view_then_base(T, a, keep=False),
+}
+
+
+def _changed(T, a, change):
+    b = a * 1
+    b.exp_()
+    change(b)
+    return b
+
+
+def _under_no_grad(T, fn, *args):
+    with T.no_grad():
+        return fn(*args)
+
+
+def _view_then_base(T, a, keep):
+    b = a * 1
+    v = b[1:]
+    v.exp_()
+    if not keep:
+        del v  # (PyTorch's error then names the op's node, its weak reference to the view's history dead)
+    b.add_(1)
+    return b
+
+
+@pytest.mark.parametrize('name', list(_CHANGED_AFTER_AN_INPLACE_OP))
+def test_an_inplace_op_saves_self_as_pytorch_does(name):
+    """An in-place op whose derivative reads its result (exp_, relu_, sigmoid_, pow_) saves self
+    as it is after the op, as PyTorch's does: changing self again before backward is refused with
+    PyTorch's message (the node named as PyTorch's errors name it: PowBackward1 is Pow1; of a view,
+    the view's history while it lives). Before, the op kept its result's own array, and backward
+    went on with the old values."""
+    program = _CHANGED_AFTER_AN_INPLACE_OP[name]
+
+    def run(T):
+        a = T.tensor([1., 2., 3.], requires_grad=True)
+        program(T, a).sum().backward()
+    m1, m2 = raises_like(lambda: run(lg), lambda: run(torch))
+    assert same_message(m1, m2), (m1, m2)
+
+
+def test_an_inplace_op_that_saves_self_keeps_no_second_array():
+    """Gradients as torch's, and the node's saved result is the tensor's own memory, not a
+    copy kept beside it."""
+    def run(T):
+        a = T.tensor([1., 2., 3.], requires_grad=True)
+        b = (a * 1).exp_()
+        shared = T is lg and np.shares_memory(b.grad_fn._saved[0].data, b._data)
+        (b * 2).sum().backward()
+        return a.grad.tolist(), shared
+    (g1, shared), (g2, _) = run(lg), run(torch)
+    assert np.allclose(g1, g2, rtol=1e-6) and shared
+
+
 @pytest.mark.parametrize('op', ['exp', 'tanh', 'sigmoid'])
 def test_saved_output_unpacked_by_hooks_in_plain_backward(op):
     def prog(T):

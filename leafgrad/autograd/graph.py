@@ -81,13 +81,14 @@ def add_hook(hooks, fn, changes=None):
 
 class SavedOutput:
     """An op's own output, saved without keeping the output tensor alive."""
-    __slots__ = ('data', '_version_counter', 'output_nr', 'requires_grad')
+    __slots__ = ('data', '_version_counter', 'output_nr', 'requires_grad', 'view_fn')
 
     def __init__(self, tensor):
         self.data = tensor._data
         self._version_counter = tensor._version_counter  # named as a tensor's: save() reads either
         self.output_nr = tensor._output_nr
         self.requires_grad = tensor._requires_grad
+        self.view_fn = None  # (an in-place op's view, saved as itself: a weak reference to its history)
 
     _detached_from = None  # (read like a tensor's: an output is never detached in place)
 
@@ -434,7 +435,9 @@ class Node:
             t, version = saved[i], versions[i]
             if type(t) is SavedOutput:
                 if t._version_counter[0] != version:
-                    self._raise_modified(t.data, t._version_counter[0], version, self, t.output_nr, t._version_counter)
+                    producer = t.view_fn() if t.view_fn is not None else None
+                    self._raise_modified(t.data, t._version_counter[0], version, producer or self, t.output_nr,
+                                         t._version_counter)
                 continue
             if t._detached_from is not None:
                 _check_not_detached(t, self)
@@ -616,11 +619,15 @@ def _current_grad_fn(t):
 
 
 def _short_name(node):
-    """A node's name without its 'Backward' or 'Backward<n>' ending (PyTorch's: MulBackward0 is
-    Mul, a custom Function's EBackward is E, CopyBackwards stays whole)."""
+    """A node's name as PyTorch's errors give it: without its 'Backward0' or 'Backward' ending,
+    'Backward<n>' for another n becoming n (MulBackward0 is Mul, PowBackward1 is Pow1, a custom
+    Function's EBackward is E, CopyBackwards stays whole)."""
     name = node.name()
     stem = name.rstrip('0123456789')
-    return stem[:-len('Backward')] if stem.endswith('Backward') else name
+    if not stem.endswith('Backward'):
+        return name
+    number = name[len(stem):]
+    return stem[:-len('Backward')] + (number if number != '0' else '')
 
 
 class AccumulateGrad(Node):

@@ -21,11 +21,12 @@ This module is the machinery every family's in-place variants share (``inplace``
 samplers, unsqueeze_ ...) are the family ``inplace``.
 """
 import sys as _sys
+import weakref as _weakref
 
 from .. import backend
 from .._memory_format import dense as _dense
 from ._util import SCALAR_NAMES, Node, as_strided_array, broadcast_error, fused_alpha, is_operand, needs_grad, not_a_tensor, ops, state, wrap, xp
-from ..autograd.graph import _FREED, gradient_edge
+from ..autograd.graph import _FREED, SavedOutput, gradient_edge
 from ..autograd.views import bump as _bump, check_inplace as _check_view_inplace, fresh as _fresh, \
     apply_makes as _apply_makes, makes_of as _makes_of, regenerate as _regenerate, reroot as _reroot, \
     set_history as _rebase
@@ -239,11 +240,34 @@ def inplace(self, op, others=(), overlap=True, overlapping=False):
     _bump(self)
     if base is None:
         _rebase(self, node)
+        _save_self(node, result, self)
         return self
     copy_slices = CopySlices((gradient_edge(base),) + node.next_functions[1:], node, self, base)
     _rebase(base, copy_slices)
     _regenerate(self)
+    _save_self(node, result, self)
     return self
+
+
+def _save_self(node, result, self):
+    """Where the op's derivative reads its result (exp_, relu_, sigmoid_, pow_), PyTorch's
+    in-place op saves ``self`` as it is after the op, not a copy: the saved output becomes
+    self's memory at self's version now, so that changing self again before backward is
+    refused as PyTorch refuses it (and the result's own array is freed). Of a view, the error
+    names the view's history (AsStridedBackward0) while that lives, as PyTorch's weak
+    reference to it does."""
+    saved, versions = node._saved, node._saved_versions
+    if not saved or versions is None:  # (nothing saved, or packed by saved-tensor hooks)
+        return
+    for i, t in enumerate(saved):
+        if type(t) is SavedOutput and t.data is result._data and self._data.dtype == t.data.dtype:
+            mine = SavedOutput(self)
+            mine.output_nr = t.output_nr
+            if self._base is not None:
+                mine.view_fn = _weakref.ref(self._grad_fn)
+            node._saved = saved[:i] + (mine,) + saved[i + 1:]
+            node._saved_versions = versions[:i] + (self._version_counter[0],) + versions[i + 1:]
+            return
 
 
 def inplace_binary(self, other, ufunc, op, alpha=1, check_mixed=None):
