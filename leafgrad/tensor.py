@@ -211,9 +211,10 @@ class Tensor:
     # ---- what a tensor is ------------------------------------------------------------------
     @property
     def data(self) -> Tensor:
-        """A tensor sharing this one's storage but not its history (prefer ``detach()``)."""
+        """A tensor sharing this one's storage but not its history, nor its version counter, as
+        PyTorch's: a change made through it is hidden from autograd (prefer ``detach()``, which
+        shares the counter, so that backward refuses a saved tensor changed that way)."""
         out = Tensor._wrap(self._data)
-        out._version_counter = self._version_counter
         if self._requires_grad:
             _note_origin(out, 'data', self)  # for leafgrad.explain
         return out

@@ -112,6 +112,26 @@ def test_detach_shares_storage_and_version():
     assert x.tolist() == [2., 3.] and x._version == 1
 
 
+def test_data_shares_storage_but_not_the_version():
+    """``.data`` shares the storage and has a version counter of its own, as PyTorch's: a change
+    through it is hidden from autograd (backward uses the changed values without an error, where
+    a change through ``detach()`` is refused). Before, it shared the counter, and backward raised."""
+    def run(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        y = x * x
+        d = x.data
+        seen = [(d._version, x._version, d.requires_grad, d.is_leaf, d._base is None)]
+        d.mul_(2)
+        seen.append((d._version, x._version, x.tolist()))
+        y.sum().backward()
+        w = x[0:1]
+        wd = w.data
+        wd.add_(1)
+        seen.append((wd._version, w._version, x._version, wd._base is None))
+        return seen, x.grad.tolist()
+    assert run(lg) == run(torch)
+
+
 def test_requires_grad_errors():
     m1, m2 = raises_like(lambda: lg.tensor([1], requires_grad=True), lambda: torch.tensor([1], requires_grad=True))
     assert same_message(m1, m2)
