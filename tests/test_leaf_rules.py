@@ -585,3 +585,32 @@ def test_grad_and_backward_inputs_as_pytorch():
     require grad had another message than PyTorch's.)"""
     mine, theirs = both(_grad_and_backward_arguments)
     assert mine == theirs
+
+
+_CAPTURES = {
+    'the input alone': lambda y, x: [y],
+    'the input, then a leaf beyond it': lambda y, x: [y, x],
+    'a leaf, then the input': lambda y, x: [x, y],
+    'the input twice': lambda y, x: [y, y],
+}
+
+
+@pytest.mark.parametrize('inputs', list(_CAPTURES))
+@pytest.mark.parametrize('hook', ['scales', 'observes', 'two hooks'])
+@pytest.mark.parametrize('create_graph', [False, True])
+def test_autograd_grad_captures_a_nonleaf_input_as_pytorch(inputs, hook, create_graph):
+    """autograd.grad's gradient for a non-leaf input is taken after that tensor's hooks where the
+    walk ends at its node, and before them where the walk goes on through it to another input
+    (PyTorch's engine runs the hooks with the node then). Before, it was always taken after."""
+    def run(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        y = x * 2
+        seen = []
+        if hook in ('scales', 'two hooks'):
+            y.register_hook(lambda g: g * 10)
+        if hook in ('observes', 'two hooks'):
+            y.register_hook(lambda g: seen.append(g.tolist()))
+        z = (y * 3).sum() + (y * y).sum()
+        grads = T.autograd.grad(z, _CAPTURES[inputs](y, x), create_graph=create_graph)
+        return [g.tolist() for g in grads], seen
+    assert run(lg) == run(torch)

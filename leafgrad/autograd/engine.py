@@ -209,17 +209,25 @@ def run_backward(root_edges, root_grads, keep_graph, create_graph, input_edges=N
             # (_hooked: also set on a node with a _grad_dtype or _inert, so that the plain
             # node costs the walk one attribute read for the three)
             hooked = node._hooked
-
-            if hooked:
-                if node._grad_dtype is not None and grads[0] is not None and grads[0]._data.dtype != node._grad_dtype:
-                    grads[0] = _to_dtype(grads[0], node._grad_dtype)
-                _run_tensor_hooks_and_retain(node, grads)
+            if hooked and node._grad_dtype is not None and grads[0] is not None \
+                    and grads[0]._data.dtype != node._grad_dtype:
+                grads[0] = _to_dtype(grads[0], node._grad_dtype)
 
             if targets is not None and node in targets:
+                # autograd.grad takes an input's gradient before its tensors' hooks where the walk goes
+                # on through the input's node (they run with it), after them where the walk ends there,
+                # as PyTorch's engine captures
+                ends = capture and not any(nxt in runnable for nxt, _ in node.next_functions if nxt is not None)
+                if hooked and (ends or not capture):
+                    _run_tensor_hooks_and_retain(node, grads)
                 for nr, pos in targets[node]:
                     captured[pos] = grads[nr]
-                if capture and not any(nxt in runnable for nxt, _ in node.next_functions if nxt is not None):
+                if ends:
                     continue
+                if hooked and capture:
+                    _run_tensor_hooks_and_retain(node, grads)
+            elif hooked:
+                _run_tensor_hooks_and_retain(node, grads)
 
             if hooked and node._pre_hooks is not None:
                 for hook in tuple(node._pre_hooks.values()):
