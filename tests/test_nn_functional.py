@@ -849,3 +849,79 @@ def test_functional_shapes_and_warnings_as_pytorch():
     if torch is None:
         pytest.skip('needs the torch oracle')
     assert _functional_shapes_and_warnings(lg) == _functional_shapes_and_warnings(torch)
+
+
+# ---- in-place activations: their nodes save the result, as PyTorch's -------------------------
+
+_INPLACE_ACTIVATIONS = {
+    'elu': lambda F, y: F.elu(y, inplace=True),
+    'elu alpha 0.5': lambda F, y: F.elu(y, alpha=0.5, inplace=True),
+    'elu alpha 0': lambda F, y: F.elu(y, alpha=0., inplace=True),
+    'elu_ alpha -1': lambda F, y: F.elu_(y, alpha=-1.),
+    'selu': lambda F, y: F.selu(y, inplace=True),
+    'celu alpha 0.3': lambda F, y: F.celu(y, alpha=0.3, inplace=True),
+    'celu alpha -1': lambda F, y: F.celu(y, alpha=-1., inplace=True),
+    'leaky_relu': lambda F, y: F.leaky_relu(y, inplace=True),
+    'leaky_relu slope 0': lambda F, y: F.leaky_relu(y, 0., inplace=True),
+    'leaky_relu_ slope -0.5': lambda F, y: F.leaky_relu_(y, -0.5),
+    'rrelu eval': lambda F, y: F.rrelu(y, inplace=True, training=False),
+    'rrelu eval negative slopes': lambda F, y: F.rrelu(y, -0.5, -0.25, inplace=True, training=False),
+    'rrelu_ training': lambda F, y: F.rrelu_(y, 0.1, 0.1, training=True),
+}
+_SAVED = ('_saved_self', '_saved_result', '_saved_alpha', '_saved_scale', '_saved_input_scale',
+          '_saved_negative_slope', '_saved_noise', '_saved_lower', '_saved_upper', '_saved_training')
+
+
+@needs_torch
+@pytest.mark.parametrize('name', list(_INPLACE_ACTIVATIONS))
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_inplace_activation_saves_its_result(name, dtype):
+    """elu_/selu_/celu_/leaky_relu_/rrelu_ record PyTorch's nodes that save the result (the input
+    is overwritten): the same _saved_ attributes, the gradient computed from the result as
+    PyTorch's (elu's as input_scale * (result + alpha * scale); celu's input scale 1 / alpha
+    with alpha rounded to float, as PyTorch's derivative divides), PyTorch's error
+    at backward where the result no longer tells the slope (a negative one), and the version
+    error when the result is changed again. Before, the nodes saved the input's copy."""
+    def run(T, change):
+        x = T.tensor([1.5, -2., 0., -0.25, 3.], dtype=getattr(T, dtype), requires_grad=True)
+        y = _INPLACE_ACTIVATIONS[name](T.nn.functional, x * 1)
+        fn = y.grad_fn
+        saved = {}
+        for attr in _SAVED:
+            if hasattr(fn, attr):
+                value = getattr(fn, attr)
+                # (out of training PyTorch's noise is memory it never wrote: its presence is compared)
+                saved[attr] = tuple(value.shape) if attr == '_saved_noise' and 'training' not in name else \
+                    np.array(value.tolist()) if hasattr(value, 'tolist') else value
+        if change:
+            y.mul_(2)
+        try:
+            (y * T.arange(5.)).sum().backward()
+        except RuntimeError as e:
+            return type(fn).__name__, saved, str(e)
+        return type(fn).__name__, saved, x.grad.tolist()
+    rtol = 1e-6 if dtype == 'float32' else 1e-13  # (a forward's last bit: selu's and celu's kernels)
+    for change in (False, True):
+        mine, theirs = run(lg, change), run(torch, change)
+        assert mine[0] == theirs[0] and mine[1].keys() == theirs[1].keys()
+        for attr, value in theirs[1].items():
+            if isinstance(value, np.ndarray):
+                np.testing.assert_allclose(mine[1][attr], value, rtol=rtol, atol=0)
+            else:
+                assert mine[1][attr] == value and type(mine[1][attr]) is type(value), attr
+        if isinstance(theirs[2], str):
+            assert same_message(mine[2], theirs[2])
+        else:
+            np.testing.assert_allclose(mine[2], theirs[2], rtol=rtol, atol=0)
+
+
+@needs_torch
+def test_inplace_elu_second_derivative():
+    def run(T):
+        x = T.tensor([1.5, -2., -0.25], dtype=T.float64, requires_grad=True)
+        y = T.nn.functional.elu(x * 1, alpha=0.7, inplace=True)
+        (g,) = T.autograd.grad(y.sum(), x, create_graph=True)
+        (h,) = T.autograd.grad(g.sum(), x)
+        return g.tolist(), h.tolist()
+    (g1, h1), (g2, h2) = run(lg), run(torch)
+    assert np.allclose(g1, g2, rtol=1e-13) and np.allclose(h1, h2, rtol=1e-13)

@@ -564,6 +564,13 @@ def _wrapped_number(value):
 
 
 def _install_saved_properties(cls, names):
+    own = {entry.partition('=')[0] for entry in names}
+    for base in cls.__mro__[1:]:  # a parent's saved names that this node does not save (EluBackward1's
+        for name in base.__dict__.get('saved_names') or ():  # result where EluBackward0 saves self): absent
+            name = name.partition('=')[0]
+            if name not in own:
+                setattr(cls, f'_saved_{name}', property(_no_such_saved(cls, f'_saved_{name}')))
+                setattr(cls, f'_raw_saved_{name}', property(_no_such_saved(cls, f'_raw_saved_{name}')))
     position = 0
     for entry in names:
         name, _, attr = entry.partition('=')
@@ -574,6 +581,12 @@ def _install_saved_properties(cls, names):
             setattr(cls, f'_raw_saved_{name}', property(lambda self, i=position: SavedTensor(self, i)))
             position += 1
         setattr(cls, f'_saved_{name}', prop)
+
+
+def _no_such_saved(cls, attr):
+    def absent(self):
+        raise AttributeError(f"'{cls.__name__}' object has no attribute '{attr}'")
+    return absent
 
 
 class SavedTensor:

@@ -64,13 +64,14 @@ def _leaky_relu(input, negative_slope, node_cls):
     result, node = record(_rounded(xp.where(x > 0, x, x * x.dtype.type(negative_slope)), input), node_cls, (input,))
     if node is not None:
         node.negative_slope = negative_slope
-        node.save(input)
+        node.save(saved_output(result) if node_cls is LeakyReluBackward1 else input)
     return result
 
 
 class LeakyRelu(_Activation):
     """leaky_relu(input, negative_slope=0.01, inplace=False), and leaky_relu_."""
     op, node = 'leaky_relu', 'LeakyReluBackward0'
+    saved = ('self', 'negative_slope=negative_slope')
     inplace_function = True
     __slots__ = ('negative_slope',)
 
@@ -92,14 +93,32 @@ class LeakyRelu(_Activation):
 
     def apply(self, grad):
         (x,) = self.saved_tensors
+        return self.derivative(grad, x)
+
+    def derivative(self, grad, x):
         slope = xp.where(x._data > 0, 1.0, self.negative_slope)
         return ops.masked_grad(grad, slope, x, 'LeakyReluBackwardBackward0'),
 
 
 class LeakyReluBackward1(LeakyRelu):
-    """The in-place variant's node (PyTorch names it apart)."""
+    """The in-place variant's node: as PyTorch's, it saves the result (the input is gone), and
+    its derivative reads the result's sign, which is the input's only for a slope >= 0."""
     node = 'LeakyReluBackward1'
+    saved = ('result', 'negative_slope=negative_slope')
     __slots__ = ()
+
+    def apply(self, grad):
+        (result,) = self.saved_tensors  # (unpacked first: a version error comes before this one)
+        if self.negative_slope < 0:
+            raise RuntimeError(LEAKY_RELU_INPLACE_NEGATIVE_SLOPE)
+        return self.derivative(grad, result)
+
+
+LEAKY_RELU_INPLACE_NEGATIVE_SLOPE = (
+    'In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. This is '
+    'caused by calling in-place forward function with a negative slope, please call out-of-place version instead. '
+    'File an issue at https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu backward '
+    'calculation with negative slope')
 
 
 # ---- elu, selu, celu -----------------------------------------------------------------------
@@ -124,7 +143,7 @@ def _elu_forward(input, alpha, scale, input_scale, node_cls):
     result, node = record(data, node_cls, (input,))
     if node is not None:
         node.alpha, node.scale, node.input_scale = alpha, scale, input_scale
-        node.save(input)
+        node.save(saved_output(result) if node_cls.from_result else input)
     return result
 
 
@@ -140,19 +159,21 @@ class Elu(_Activation):
     """elu(input, alpha=1.0, inplace=False), and elu_: scale * (x if x > 0 else alpha *
     (exp(x * input_scale) - 1)), the node of selu too."""
     op, node = 'elu', 'EluBackward0'
+    saved = ('self', 'alpha=alpha', 'scale=scale', 'input_scale=input_scale')
     inplace_function = True
+    from_result = False  # the in-place variants' nodes save the result (EluBackward1)
     __slots__ = ('alpha', 'scale', 'input_scale')
 
     def forward(input, alpha=1.0, inplace=False):
         try:
-            return _elu_like(input, inplace, alpha, 1.0, 1.0, Elu, EluBackward1)
+            return _elu_like(input, inplace, alpha, 1, 1, Elu, EluBackward1)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments()
             raise
 
     def inplace(input, alpha=1.0):
         try:
-            return _elu_like(input, True, alpha, 1.0, 1.0, Elu, EluBackward1)
+            return _elu_like(input, True, alpha, 1, 1, Elu, EluBackward1)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments()
             raise
@@ -163,14 +184,34 @@ class Elu(_Activation):
     def formula(self, grad, x):
         # selected, as PyTorch's kernel (x <= 0 ? negative side : positive side): a NaN or an
         # infinity takes the positive side's slope, never exp(inf) * 0
-        neg = grad * (ops.exp(x * self.input_scale) * (self.alpha * self.input_scale * self.scale))
+        input_scale = self.backward_input_scale()
+        neg = grad * (ops.exp(x * input_scale) * (self.alpha * input_scale * self.scale))
         return ops.where(wrap(x._data <= 0), neg, grad * self.scale)
+
+    def backward_input_scale(self):
+        return self.input_scale
 
 
 class EluBackward1(Elu):
-    """The in-place variants' node (PyTorch names it apart)."""
+    """The in-place variants' node: as PyTorch's, it saves the result (the input is gone) and
+    differentiates from it, input_scale * (result + alpha * scale) where the result is <= 0,
+    which holds only for alpha >= 0 (PyTorch's error otherwise, at backward)."""
     node = 'EluBackward1'
+    saved = ('result', 'alpha=alpha', 'scale=scale', 'input_scale=input_scale')
+    from_result = True
     __slots__ = ()
+
+    def formula(self, grad, result):
+        if self.alpha < 0:
+            raise RuntimeError('In-place elu backward calculation is triggered with a negative slope which is not '
+                               'supported. This is caused by calling in-place forward function with a negative '
+                               'slope, please call out-of-place version instead.')
+        # (alpha * scale in the computing dtype, as PyTorch's kernel multiplies them: float32 of float32 input)
+        kind = result._data.dtype.type
+        shifted = result + float(kind(self.alpha) * kind(self.scale))
+        input_scale = self.backward_input_scale()
+        neg = (grad * input_scale if input_scale != 1 else grad) * shifted
+        return ops.where(wrap(result._data <= 0), neg, grad * self.scale)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -185,14 +226,14 @@ class Selu(_Activation):
 
     def forward(input, inplace=False):
         try:
-            return _elu_like(input, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0, Elu, EluBackward1)
+            return _elu_like(input, inplace, _SELU_ALPHA, _SELU_SCALE, 1, Elu, EluBackward1)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments()
             raise
 
     def inplace(input):
         try:
-            return _elu_like(input, True, _SELU_ALPHA, _SELU_SCALE, 1.0, Elu, EluBackward1)
+            return _elu_like(input, True, _SELU_ALPHA, _SELU_SCALE, 1, Elu, EluBackward1)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments()
             raise
@@ -203,14 +244,20 @@ def _celu(input, alpha, inplace):
         check_number('celu_' if inplace else 'celu', 'alpha', 2, alpha)
     if alpha == 0:
         raise RuntimeError('ZeroDivisionError: alpha cannot be 0 for CELU')
-    return _elu_like(input, inplace, alpha, 1.0, 1.0 / alpha, Celu, CeluBackward1)
+    return _elu_like(input, inplace, alpha, 1, 1.0 / alpha, Celu, CeluBackward1)
 
 
 class Celu(Elu):
     """celu(input, alpha=1.0, inplace=False), and celu_: elu with input_scale 1 / alpha."""
     op, node = 'celu', 'CeluBackward0'
+    saved = ('self', 'alpha=alpha')
     public = inplace_function = True
     __slots__ = ()
+
+    def backward_input_scale(self):
+        # PyTorch's derivative divides by alpha rounded to float (1.0 / alpha.toFloat()), its
+        # forward by alpha itself: a float64 gradient's last bits follow that rounding
+        return 1.0 / float(xp.float32(self.alpha))
 
     def forward(input, alpha=1.0, inplace=False):
         try:
@@ -227,9 +274,12 @@ class Celu(Elu):
             raise
 
 
-class CeluBackward1(Elu):
+class CeluBackward1(EluBackward1):
+    """celu_'s node: EluBackward1's, named apart (PyTorch saves only alpha beside the result)."""
     node = 'CeluBackward1'
+    saved = ('result', 'alpha=alpha')
     __slots__ = ()
+    backward_input_scale = Celu.backward_input_scale
 
 
 # ---- gelu ----------------------------------------------------------------------------------

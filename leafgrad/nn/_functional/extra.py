@@ -1,14 +1,14 @@
 """prelu, rrelu, glu, bilinear, unfold/fold: ops that modules build on."""
 from ... import backend
 from ..._arg_parser import Overloads
-from ...ops._util import Node, NotImplementedNode, autocast, opmath, record, sum_to, wrap_dim, xp, wrap
+from ...ops._util import Node, NotImplementedNode, autocast, opmath, record, saved_output, sum_to, wrap_dim, xp, wrap
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from .common import ntuple, dtype_name
 from .conv import ConvParams, _cols
 from ...ops.inplace import inplace as _run_inplace
 from ...ops.linalg import einsum
-from ...ops.activation import _DTYPE_LABEL
+from ...ops.activation import _DTYPE_LABEL, LEAKY_RELU_INPLACE_NEGATIVE_SLOPE
 from ...creation import rand
 from ...ops.indexing import index_put_embed
 from ..._arg_parser import refuse_arguments
@@ -31,10 +31,24 @@ class PreluKernelBackward0(Node):
 
 class RreluWithNoiseBackward0(Node):
     """grad times the slope each element was given: 1 where the input was positive."""
-    __slots__ = ()
+    __slots__ = ('lower', 'upper', 'training')
+    saved_names = ('self', 'noise', 'lower=lower', 'upper=upper', 'training=training')
 
     def apply(self, grad):
-        (noise,) = self.saved_tensors
+        noise = self.saved_tensors[1]
+        return grad * noise,
+
+
+class RreluWithNoiseBackward1(RreluWithNoiseBackward0):
+    """rrelu_'s node: as PyTorch's, it saves the result (the input is gone); out of training,
+    PyTorch's derivative is leaky_relu's of the result, refused for a negative mean slope."""
+    __slots__ = ()
+    saved_names = ('result', 'noise', 'lower=lower', 'upper=upper', 'training=training')
+
+    def apply(self, grad):
+        noise = self.saved_tensors[1]  # (unpacked first: a version error comes before this one)
+        if not self.training and (self.lower + self.upper) / 2 < 0:
+            raise RuntimeError(LEAKY_RELU_INPLACE_NEGATIVE_SLOPE)
         return grad * noise,
 
 
@@ -68,12 +82,13 @@ def _rrelu_inplace(*args, **kwargs):
     return _rrelu_with_noise(**_parsed(_RRELU_INPLACE_PARSER, args, kwargs), inplace=True)
 
 
-def _rrelu_with_noise(input, lower, upper, training, generator, inplace=False):
+def _rrelu_with_noise(input, lower, upper, training, generator, inplace=False, node_cls=RreluWithNoiseBackward0):
     lower, upper = float(lower), float(upper)
     if lower > upper:
         raise RuntimeError('Lower bound should be less than or equal to the upper bound')
     if inplace:
-        return _run_inplace(input, lambda s: _rrelu_with_noise(s, lower, upper, training, generator))
+        return _run_inplace(input, lambda s: _rrelu_with_noise(s, lower, upper, training, generator,
+                                                               node_cls=RreluWithNoiseBackward1))
     x = input._data
     if x.dtype.kind not in 'fV':
         kernel = 'rrelu_with_noise_out_cpu' if training else 'leaky_relu_cpu'  # (eval mode runs leaky_relu)
@@ -90,9 +105,10 @@ def _rrelu_with_noise(input, lower, upper, training, generator, inplace=False):
         noise = xp.where(work > 0, 1, (lower + upper) / 2)
     noise = noise.astype(work.dtype)
     # (contiguous whatever the input's layout: PyTorch's kernel writes a new contiguous tensor)
-    out, node = record((work * noise).astype(x.dtype, order='C'), RreluWithNoiseBackward0, (input,))
+    out, node = record((work * noise).astype(x.dtype, order='C'), node_cls, (input,))
     if node is not None:
-        node.save(wrap(noise.astype(x.dtype)))
+        node.lower, node.upper, node.training = lower, upper, bool(training)
+        node.save(saved_output(out) if node_cls is RreluWithNoiseBackward1 else input, wrap(noise.astype(x.dtype)))
     return out
 
 
