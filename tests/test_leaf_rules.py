@@ -614,3 +614,47 @@ def test_autograd_grad_captures_a_nonleaf_input_as_pytorch(inputs, hook, create_
         grads = T.autograd.grad(z, _CAPTURES[inputs](y, x), create_graph=create_graph)
         return [g.tolist() for g in grads], seen
     assert run(lg) == run(torch)
+
+
+_UNPACKED = {  # op(x, y) -> (result, {name: tensor}) of the tensors its node saves
+    'hypot': lambda T, x, y: (T.hypot(x, y), {}),
+    'atan2': lambda T, x, y: (T.atan2(x, y), {}),
+    'lerp by a tensor': lambda T, x, y: (T.lerp(x, y, y * 0.5), {}),
+    'maximum': lambda T, x, y: (T.maximum(x, y), {}),
+    'xlogy': lambda T, x, y: (T.xlogy(x, y), {}),
+    'fmod': lambda T, x, y: (T.fmod(x, y), {}),
+    'clamp by tensors': lambda T, x, y: (T.clamp(x, y - 1, y + 1), {}),
+    'dist': lambda T, x, y: (T.dist(x, y), {}),
+    'logaddexp2': lambda T, x, y: (T.logaddexp2(x, y), {}),
+    'vdot': lambda T, x, y: (T.vdot(x, y), {}),
+    'linalg.cross': lambda T, x, y: (T.linalg.cross(x, y), {}),
+    'aminmax': lambda T, x, y: (lambda mn, mx: (mn + mx, {'min': mn, 'max': mx}))(*x.aminmax()),
+}
+
+
+@pytest.mark.parametrize('name', list(_UNPACKED))
+def test_saved_tensors_unpack_in_pytorchs_order(name):
+    """A node unpacks what it saved as PyTorch's generated derivatives do: the inputs by name,
+    then the outputs by name (hypot's other, self, result; clamp's max, min, self): the order in
+    which saved-tensor hooks see them, and which changed tensor a version error names."""
+    def unpacked(T):
+        order = []
+        x = T.tensor([1., 2.5, 3.], requires_grad=True) * 1
+        y = T.tensor([0.5, 2., 1.5], requires_grad=True) * 1
+        with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: order.append(t) or t):
+            result, named = _UNPACKED[name](T, x, y)
+        named = dict(named, self=x, other=y, result=result)
+        result.sum().backward()
+        return [next((k for k, v in named.items() if v.shape == t.shape and T.equal(v, t)), tuple(t.shape))
+                for t in order]
+
+    def changed(T):
+        x = T.tensor([1., 2.5, 3.], requires_grad=True) * 1
+        y = T.tensor([0.5, 2., 1.5], requires_grad=True) * 1
+        result, _ = _UNPACKED[name](T, x, y)
+        x.add_(1)
+        y.mul_(1)
+        result.sum().backward()
+    assert unpacked(lg) == unpacked(torch)
+    m1, m2 = raises_like(lambda: changed(lg), lambda: changed(torch))
+    assert same_message(m1, m2), (m1, m2)

@@ -118,6 +118,10 @@ def _hooks_stack():
     return stack
 
 
+def _is_saved_output(entry):
+    return type(entry) is SavedOutput or (type(entry) is _Packed or type(entry) is _Kept) and entry.is_output
+
+
 class _Packed:
     """What a pack hook returned, with what is needed to reconnect the unpacked tensor."""
     __slots__ = ('packed', 'unpack_hook', 'requires_grad', 'grad_fn', 'output_nr', 'accumulator', 'is_output')
@@ -343,6 +347,7 @@ class Node:
     # differs from the order they are saved in (its generated code saves what the first
     # input's derivative needs first: mul packs other, then self).
     pack_order = None
+    saved_names = ()  # grad_fn._saved_<name>: the saved tensors' names, in the order saved (and 'name=attr')
     # Slots that hold what the derivative needs besides saved tensors (an index, a mask) and
     # that PyTorch saves as tensors: release() frees them with the saved tensors, and a second
     # backward through the node then fails as PyTorch's does.
@@ -403,9 +408,7 @@ class Node:
         if saved is None:
             raise RuntimeError(_FREED)
         if self._saved_versions is None:
-            order = self.pack_order
-            if order is None or len(order) != len(saved):
-                return [p.unpack(self) if type(p) in _UNPACKS else p for p in saved]
+            order = self._unpack_order(saved)
             out = [None] * len(saved)
             for i in order:  # unpacked in PyTorch's order
                 p = saved[i]
@@ -429,9 +432,7 @@ class Node:
         (``pack_order``: mul's other before self), that was changed in place or detached in place
         since it was saved; nothing if none was (a tensor detached after this node was made)."""
         saved, versions = self._saved, self._saved_versions
-        order = self.pack_order if self.pack_order is not None and len(self.pack_order) == len(saved) \
-            else range(len(saved))
-        for i in order:
+        for i in self._unpack_order(saved):
             t, version = saved[i], versions[i]
             if type(t) is SavedOutput:
                 if t._version_counter[0] != version:
@@ -444,6 +445,19 @@ class Node:
             if t._version_counter[0] != version:
                 self._raise_modified(t._data, t._version_counter[0], version, _current_grad_fn(t), t._output_nr,
                                      t._version_counter)
+
+    def _unpack_order(self, saved):
+        """The order in which PyTorch's derivative unpacks what this node saved: ``pack_order``
+        where the node gives it; else, where its saved names are declared, the inputs by name and
+        then the outputs by name, as PyTorch's generated derivatives unpack them (hypot's other,
+        self, result; clamp's max, min, self); else as saved."""
+        order = self.pack_order
+        if order is not None and len(order) == len(saved):
+            return order
+        names = [name for name in type(self).saved_names if '=' not in name]
+        if len(names) != len(saved):
+            return range(len(saved))
+        return sorted(range(len(saved)), key=lambda i: (_is_saved_output(saved[i]), names[i]))
 
     def saved_arrays(self):
         """The saved tensors' arrays, checked as ``saved_tensors`` checks them, without

@@ -234,6 +234,7 @@ class Xlogy(Op):
     """xlogy(input, other, *, out=None): ``input * log(other)``, 0 where input is 0 (unless other
     is NaN); a number for either operand (XlogyBackward1/2)."""
     op, node = 'xlogy', 'XlogyBackward0'
+    saved = ('self', 'other')
     out = CAST
     operands = (Overloads('xlogy', '(Tensor input, Tensor other, *, Tensor out = None)',
                           '(Number self, Tensor other, *, Tensor out = None)',
@@ -358,6 +359,7 @@ def _float_only(kernel, *operands):
 class Hypot(Op):
     """hypot(input, other, *, out=None): ``sqrt(input**2 + other**2)``."""
     op, node = 'hypot', 'HypotBackward0'
+    saved = ('self', 'other', 'result')
     tensors = ('input', 'other')
     out = CAST
     inplace = True
