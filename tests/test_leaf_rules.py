@@ -658,3 +658,36 @@ def test_saved_tensors_unpack_in_pytorchs_order(name):
     assert unpacked(lg) == unpacked(torch)
     m1, m2 = raises_like(lambda: changed(lg), lambda: changed(torch))
     assert same_message(m1, m2), (m1, m2)
+
+
+def _lu(T):
+    m = T.tensor([[2., 1., 0.5], [1., 3., 1.], [0.2, 0.4, 4.]], requires_grad=True) * 1
+    P, L, U = T.linalg.lu(m)
+    return L.sum() + U.sum(), {'P': P, 'L': L, 'U': U, 'self': m}
+
+
+def _sdpa(T):
+    q, k, v = ((T.arange(64.).reshape(1, 2, 4, 8) / d).requires_grad_() * 1 for d in (64, 32, 16))
+    out = T.nn.functional.scaled_dot_product_attention(q, k, v)
+    return out.sum(), {'query': q, 'key': k, 'value': v, 'output': out}
+
+
+def _nll(T):
+    a = T.tensor([[0.3, -1., 2.], [0.5, 1.5, -2.], [1., 2., 3.]], requires_grad=True) * 1
+    w = T.tensor([1., 2., 0.5])
+    t = T.tensor([0, 2, 1])
+    return T.nn.functional.nll_loss(a, t, weight=w, reduction='sum'), {'self': a, 'target': t, 'weight': w}
+
+
+@pytest.mark.parametrize('make', [_lu, _sdpa, _nll], ids=['linalg.lu', 'scaled_dot_product_attention', 'nll_loss'])
+def test_saved_outputs_kept_as_tensors_unpack_last(make):
+    """An op's output that its node keeps as a plain tensor (lu's P, attention's logsumexp,
+    nll_loss's total weight) is unpacked with the outputs, after the inputs, as PyTorch's."""
+    def unpacked(T):
+        order = []
+        with T.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: order.append(t) or t):
+            loss, named = make(T)
+        loss.backward()
+        return [next((k for k, v in named.items() if v.shape == t.shape and v.dtype == t.dtype and T.equal(v, t)),
+                     tuple(t.shape)) for t in order]
+    assert unpacked(lg) == unpacked(torch)

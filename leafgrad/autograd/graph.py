@@ -348,6 +348,7 @@ class Node:
     # input's derivative needs first: mul packs other, then self).
     pack_order = None
     saved_names = ()  # grad_fn._saved_<name>: the saved tensors' names, in the order saved (and 'name=attr')
+    saved_outputs = ()  # those of them that are outputs of the op, though kept as tensors (nll_loss's total_weight)
     # Slots that hold what the derivative needs besides saved tensors (an index, a mask) and
     # that PyTorch saves as tensors: release() frees them with the saved tensors, and a second
     # backward through the node then fails as PyTorch's does.
@@ -457,7 +458,8 @@ class Node:
         names = [name for name in type(self).saved_names if '=' not in name]
         if len(names) != len(saved):
             return range(len(saved))
-        return sorted(range(len(saved)), key=lambda i: (_is_saved_output(saved[i]), names[i]))
+        outputs = self.saved_outputs
+        return sorted(range(len(saved)), key=lambda i: (_is_saved_output(saved[i]) or names[i] in outputs, names[i]))
 
     def saved_arrays(self):
         """The saved tensors' arrays, checked as ``saved_tensors`` checks them, without

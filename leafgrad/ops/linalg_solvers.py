@@ -481,6 +481,7 @@ class LinalgLu(Op):
     op, node, method, public = 'linalg_lu', 'LinalgLuBackward0', False, False
     out = out_rule('linalg_lu', differentiable=(False, True, True))
     saved = ('P', 'L', 'U')
+    saved_outputs = ('P',)  # (an output, kept as a tensor: it carries no gradient)
 
     def forward(A, *, pivot=True):
         """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n), k = min(m, n)."""

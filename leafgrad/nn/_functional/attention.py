@@ -258,6 +258,7 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
     __slots__ = ('dropout_p', 'is_causal', 'scale', 'scale_value')
     saved_names = ('query', 'key', 'value', 'output', 'logsumexp', 'attn_mask', 'dropout_p=dropout_p',
                    'is_causal=is_causal', 'scale=scale')
+    saved_outputs = ('logsumexp',)  # (the kernel's second output, kept as a tensor)
 
     def jvp(self, tangents):
         raise _no_forward_rule('_scaled_dot_product_flash_attention_for_cpu')

@@ -359,6 +359,7 @@ class NllLossBackward0(Node):
     __slots__ = ('class_dim', 'reduction', 'input_shape', 'n_rows', 'counted', 'classes', 'weights', 'total',
                  'dtype')
     saved_names = ('self', 'target', 'weight', 'total_weight')
+    saved_outputs = ('total_weight',)  # (nll_loss_forward's second output, kept as a tensor)
 
     def jvp(self, tangents, output):
         # linear in the input: each output's gradient (seeded with ones) dotted with the tangent
