@@ -175,3 +175,33 @@ def test_unfold_checks_its_arguments_as_pytorch():
     """(A kernel, stride or dilation of 0, a negative padding, a kernel larger than the input had
     raised NumPy's and Python's errors or given a result.)"""
     assert _unfold_refusals(lg) == _unfold_refusals(torch)
+
+
+_WRITTEN = {
+    'an in-place op on a view of it, then backward': lambda T, x: _through_a_view(T, x),
+    'masked_fill_': lambda T, x: x.narrow(0, 0, 0).sin().masked_fill_(T.tensor(True), 1.),
+    'exp_': lambda T, x: x.narrow(0, 0, 0).sin().exp_(),
+    'as_strided_scatter of an empty slice': lambda T, x: T.as_strided_scatter(T.zeros(3), T.zeros(0, 3), (0, 3), (0, 0)),
+}
+
+
+def _through_a_view(T, x):
+    v = x.narrow(0, 0, 0).sin()
+    v[...].sigmoid_()
+    v.sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize('name', list(_WRITTEN))
+def test_writing_an_empty_tensor_as_pytorch(name):
+    """An empty tensor overlaps nothing, whatever strides NumPy gives it ((0, 0) for the result
+    of an op on one): an in-place op on a view of it is differentiated (CopySlices had refused
+    it for internal overlap at backward), masked_fill_ does not warn about an expanded tensor,
+    and as_strided_scatter writes an empty slice of stride 0 (it had been refused)."""
+    def run(T):
+        x = T.tensor([[0.4, 1.7, -0.3]], requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            out = _WRITTEN[name](T, x)
+        return tuple(out.shape), out.tolist(), [str(w.message) for w in caught]
+    assert run(lg) == run(torch)

@@ -49,8 +49,10 @@ class CopySlices(Node):
         self.fn, self.makes = fn, _makes_of(view)
         self.geometry = _geometry(view._data, base._data)
         # (a view that repeats memory, fill_ of an expanded one: PyTorch's backward writes the
-        # view's gradient into its region of the base's, and that copy_ refuses it)
-        self.overlapping = any(n > 1 and st == 0 for n, st in zip(view._data.shape, view._data.strides))
+        # view's gradient into its region of the base's, and that copy_ refuses it; an empty view
+        # repeats nothing, whatever strides NumPy gives it)
+        self.overlapping = view._data.size > 0 and any(n > 1 and st == 0 for n, st in
+                                                       zip(view._data.shape, view._data.strides))
 
     def apply(self, grad):
         if self.fn is None:

@@ -568,7 +568,8 @@ class MaskedFill(Op):
 
     def inplace(self, mask, value):
         data = self._data
-        if any(n > 1 and st == 0 for n, st in zip(data.shape, data.strides)):  # (PyTorch warns, and writes)
+        if data.size and any(n > 1 and st == 0 for n, st in zip(data.shape, data.strides)):  # (PyTorch warns, and
+            # writes; an empty tensor's strides, which NumPy may make 0, expand nothing)
             warnings.warn('Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before '
                           'performing this operation. This also applies to advanced indexing e.g. tensor[mask] = '
                           'scalar', UserWarning, stacklevel=3)

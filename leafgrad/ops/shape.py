@@ -1314,7 +1314,8 @@ class AsStridedScatter(Op):
         if size != src._data.shape:
             raise RuntimeError(f'expected src to have a size equal to the slice of self. src size = '
                                f'{list(src._data.shape)}, slice size = {list(size)}')
-        if any(n > 1 and s == 0 for n, s in zip(size, stride)):  # (copy_ into it: an element written twice)
+        if 0 not in size and any(n > 1 and s == 0 for n, s in zip(size, stride)):  # (copy_ into it: an element
+            # written twice; nothing is, in an empty slice)
             raise RuntimeError('unsupported operation: more than one element of the written-to tensor refers to a '
                                'single memory location. Please clone() the tensor before performing the operation.')
         written = _storage_indices(size, stride, offset, data)
