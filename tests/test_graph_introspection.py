@@ -440,3 +440,39 @@ def test_callbacks_queued_during_backward_run_after_it_as_in_torch():
         return log
     assert run(lg, lg.autograd.engine.queue_callback) == \
         run(torch, torch.autograd.Variable._execution_engine.queue_callback)
+
+
+_SQUEEZES = {
+    'squeeze()': lambda T, x: x.squeeze(), 'squeeze(0)': lambda T, x: x.squeeze(0),
+    'squeeze(-1)': lambda T, x: x.squeeze(-1), 'squeeze((0, -1))': lambda T, x: x.squeeze((0, -1)),
+    'squeeze(1), nothing squeezed': lambda T, x: x.squeeze(1), 'unsqueeze(-1)': lambda T, x: x.unsqueeze(-1),
+    'unsqueeze(0)': lambda T, x: x.unsqueeze(0), 'squeeze_()': lambda T, x: (x * 1).squeeze_(),
+    'squeeze_(-1)': lambda T, x: (x * 1).squeeze_(-1), 'squeeze_((0, 2))': lambda T, x: (x * 1).squeeze_((0, 2)),
+    'unsqueeze_(-1)': lambda T, x: (x * 1).unsqueeze_(-1), '1-D @ 2-D': lambda T, x: x[0, :, 0] @ T.ones(2, 3, dtype=T.float64),
+}
+
+
+def _history(fn, depth):
+    """The names of ``depth`` nodes down the first edges, and the squeeze nodes' saved values."""
+    names = []
+    while fn is not None and len(names) < depth:
+        kept = 'queeze' in type(fn).__name__
+        names.append((type(fn).__name__, {a: getattr(fn, a) for a in ('_saved_dim', '_saved_self_sym_sizes')
+                                          if kept and hasattr(fn, a)}))
+        fn = fn.next_functions[0][0] if fn.next_functions else None
+    return names
+
+
+@pytest.mark.parametrize('name', list(_SQUEEZES))
+def test_squeeze_and_unsqueeze_nodes_as_pytorch(name):
+    """squeeze's and unsqueeze's nodes keep what PyTorch's keep (_saved_dim as given, a negative
+    one read as an unsigned 64-bit number, as PyTorch's; _saved_self_sym_sizes), and a gradient
+    through squeeze made with create_graph is recorded as PyTorch's unsqueeze_to: one unsqueeze a
+    squeezed dim (it had been one reshape, ViewBackward0)."""
+    def run(T):
+        x = T.tensor([[[0.5], [-1.0]]], dtype=T.float64, requires_grad=True)
+        y = _SQUEEZES[name](T, x)
+        (g,) = T.autograd.grad(y.exp().sum(), x, create_graph=True)
+        return _history(y.grad_fn, 1), _history(g.grad_fn, 3), tuple(g.shape), g.tolist()
+    mine, theirs = run(lg), run(torch)
+    assert mine[:3] == theirs[:3] and np.allclose(mine[3], theirs[3], rtol=1e-15)

@@ -512,7 +512,8 @@ class Unsqueeze(Op):
     """unsqueeze(input, dim): the view with a dim of size 1 inserted at ``dim``."""
     op, node = 'unsqueeze', 'UnsqueezeBackward0'
     parameter_types = {'dim': 'int'}
-    __slots__ = ('dim',)
+    saved = ('dim=saved_dim',)
+    __slots__ = ('dim', 'given_dim')
 
     def forward(input, dim):
         nd = input._data.ndim
@@ -523,11 +524,13 @@ class Unsqueeze(Op):
             data = _restrided(data, _unsqueezed_strides(input._data, d))
         out, node = make_view(input, data, Unsqueeze, lambda t: unsqueeze(t, d))
         if node is not None:
-            node.dim = d
+            node.dim, node.given_dim = d, operator.index(dim)
         return out
 
     def apply(self, grad):
-        return squeeze(grad, self.dim),
+        return squeeze(grad, self.given_dim),  # (the dim as given, as PyTorch's grad.squeeze(dim))
+
+    saved_dim = property(lambda self: _saved_int(self.given_dim))
 
 
 class Squeeze(Op):
@@ -536,7 +539,10 @@ class Squeeze(Op):
     op, node = 'squeeze', 'SqueezeBackward0'
     parameter_types = {'dim': 'tuple of ints'}  # (no None: PyTorch's overloads list none that takes it)
     listed = Overloads('squeeze', '(Tensor input)', '(Tensor input, int dim)', '(Tensor input, tuple of ints dim)')
-    __slots__ = ('self_shape',)
+    saved = ('self_sym_sizes=self_shape',)
+    __slots__ = ('self_shape', 'axes', 'given_dim')
+    saved_dim = property(lambda self: _saved_int(self.given_dim) if isinstance(self.given_dim, int)
+                         else tuple(map(_saved_int, self.given_dim)))
 
     def forward(input, dim=None):
         shape = input._data.shape
@@ -560,7 +566,9 @@ class Squeeze(Op):
         out, node = make_view(input, xp.squeeze(input._data, axes) if axes else input._data.view(), cls,
                               (lambda t: squeeze(t)) if dim is None else (lambda t: squeeze(t, dim)))
         if node is not None:
-            node.self_shape = shape
+            node.self_shape, node.axes = shape, axes
+            if dim is not None:
+                node.given_dim = operator.index(dim) if cls is SqueezeBackward1 else tuple(map(operator.index, dim))
         return out
 
     def jvp(self, tangents, output):
@@ -569,22 +577,35 @@ class Squeeze(Op):
     def apply(self, grad):
         if tuple(grad.shape) == self.self_shape:  # (nothing was squeezed: PyTorch's unsqueeze_to passes grad)
             return grad,
+        if state.grad_enabled:  # create_graph: recorded as PyTorch's unsqueeze_to, one unsqueeze a dim
+            for axis in sorted(self.axes):
+                grad = ops.unsqueeze(grad, axis)
+            return grad,
         return reshape(grad, self.self_shape),
 
 
 class SqueezeBackward1(Squeeze):  # squeeze(dim)
     node = 'SqueezeBackward1'
+    saved = ('dim=saved_dim', 'self_sym_sizes=self_shape')
     __slots__ = ()
 
 
 class SqueezeBackward2(Squeeze):  # squeeze(dims)
     node = 'SqueezeBackward2'
+    saved = ('dim=saved_dim', 'self_sym_sizes=self_shape')
     __slots__ = ()
 
 
 class SqueezeBackward4(Squeeze):  # the squeeze inside matmul of a 1-D by a 2-D tensor
     node = 'SqueezeBackward4'
+    saved = ('dim=saved_dim', 'self_sym_sizes=self_shape')
     __slots__ = ()
+
+
+def _saved_int(dim):
+    """A dim as PyTorch's node keeps it: as given (not wrapped), a negative one read back as an
+    unsigned 64-bit number (grad_fn._saved_dim of unsqueeze(-1) is 2**64 - 1)."""
+    return dim if dim >= 0 else dim + (1 << 64)
 
 
 def squeeze_result_(t):
@@ -592,7 +613,7 @@ def squeeze_result_(t):
     tensor, which PyTorch squeezes in place): no view, SqueezeBackward4, at version 1."""
     out, node = record(t._data[0], SqueezeBackward4, (t,))
     if node is not None:
-        node.self_shape = t._data.shape
+        node.self_shape, node.axes, node.given_dim = t._data.shape, (0,), 0
     out._version_counter[0] += 1
     return out
 
