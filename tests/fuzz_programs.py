@@ -263,11 +263,10 @@ def _is_multi_output_view_modified(lines, diff):
 
 def _is_capture_before_hooks(lines, diff):
     # PyTorch's autograd.grad captures a non-leaf input's gradient before that tensor's hooks run
-    # (seen in its values, or in an in-place op on it: PyTorch's, a sum's gradient, is an
-    # expanded ones, refused for its internal overlap first, where leafgrad's is what a hook made
-    # of it, g.clone(), seed 6007147)
-    # (or in detach_ of it: PyTorch's is a view of that expanded ones, refused as a view, seed
-    # 14008886)
+    # where the walk goes on through it (leafgrad too), and that gradient is one of PyTorch's
+    # internal tensors, seen in an in-place op on it: a sum's gradient is an expanded ones,
+    # refused for its internal overlap first, where leafgrad's is a plain array (seed 6007147), or
+    # in detach_ of it: a view of that expanded ones, refused as a view (seed 14008886)
     record = diff[1]
     if not any('register_hook' in line for line in lines):
         return False
@@ -278,10 +277,7 @@ def _is_capture_before_hooks(lines, diff):
         return bool(written) and any('autograd.grad(' in line and re.search(rf'\b{written.group(1)}\b',
                                                                               line.split('=', 1)[0])
                                      for line in lines)
-    if not (record and record[0] == 'new'):
-        return False
-    return any('autograd.grad(' in line and re.search(rf'\b{record[1]}\b', line.split('=', 1)[0])
-               for line in lines)
+    return False
 
 
 def _is_torch_internal_assert(lines, diff):
@@ -318,12 +314,6 @@ def _is_torch_zero_tensor(lines, diff):
     value = mine[3] if mine[0] == 'hook' else mine[2]
     return ('Cannot convert a ZeroTensor to numpy' in repr(theirs) and value[0] == 'tensor'
             and not np.asarray(value[6]).any())
-
-
-def _is_missed_version_error(lines, diff):
-    # PyTorch finds a saved tensor changed in place (through a view) where leafgrad does not
-    text = 'one of the variables needed for gradient computation has been modified by an inplace operation'
-    return text in repr(diff[2]) and text not in repr(diff[1])
 
 
 def _is_no_grad_view_modified(lines, diff):
@@ -872,9 +862,8 @@ KNOWN = [('a split/chunk/unbind view stays readable after its base changes in pl
          ("gradients keep the other operand's dtype until accumulated", _is_uncast_gradient),
          ('the sign bit of a NaN from a domain error (copysign shows it)', _is_nan_sign),
          ('a version error names another of the saved tensors', _is_other_version_error),
-         ('a saved tensor changed in place through a view is not noticed', _is_missed_version_error),
-         ("autograd.grad captures a non-leaf input's gradient after its hooks (PyTorch: before)",
-          _is_capture_before_hooks),
+         ("autograd.grad's gradient of a hooked non-leaf input is one of PyTorch's internal tensors (an "
+          "expanded ones, a view of one)", _is_capture_before_hooks),
          ("PyTorch's median of an expanded tensor reads garbage (a PyTorch bug)", _is_torch_median_of_expanded),
          ("create_graph: a gradient recorded as its parts where PyTorch has one fused node",
           _is_fused_double_backward),
