@@ -476,3 +476,46 @@ def test_squeeze_and_unsqueeze_nodes_as_pytorch(name):
         return _history(y.grad_fn, 1), _history(g.grad_fn, 3), tuple(g.shape), g.tolist()
     mine, theirs = run(lg), run(torch)
     assert mine[:3] == theirs[:3] and np.allclose(mine[3], theirs[3], rtol=1e-15)
+
+
+_SOFTMAXES = {
+    'softmax': lambda T, x: x.softmax(-1), 'log_softmax': lambda T, x: x.log_softmax(1),
+    'softmax along dim 0': lambda T, x: T.nn.functional.softmax(x, 0),
+    'log_softmax along dim 0': lambda T, x: T.nn.functional.log_softmax(x, 0),
+    'cross_entropy': lambda T, x: T.nn.functional.cross_entropy(x, T.tensor([0, 2])),
+}
+
+
+@pytest.mark.parametrize('name', list(_SOFTMAXES))
+def test_softmax_gradients_with_create_graph_are_one_node_as_pytorch(name):
+    """With create_graph, softmax's and log_softmax's gradients are recorded as PyTorch's one node
+    (SoftmaxBackwardDataBackward0, LogSoftmaxBackwardDataBackward0, with _saved_grad_output and
+    _saved_output), not as their parts; second and third derivatives through them are PyTorch's
+    (log_softmax's by the incoming gradient is its map's transpose), and forward mode over them."""
+    def run(T):
+        x = T.tensor([[0.3, -1.2, 2.0], [1.5, 0.1, -0.4]], dtype=T.float64, requires_grad=True)
+        w = T.tensor([[1., 2., 3.], [-1., 0.5, 2.]], dtype=T.float64)
+        y = _SOFTMAXES[name](T, x)
+        (g,) = T.autograd.grad((y * (w if y.dim() == 2 else 1)).sum(), x, create_graph=True)
+        fn = g.grad_fn
+        saved = [getattr(fn, a).tolist() for a in ('_saved_grad_output', '_saved_output')]
+        (h,) = T.autograd.grad((g * g).sum() + g.sum(), x, create_graph=True)
+        (k,) = T.autograd.grad(h.sin().sum(), x)
+        return type(fn).__name__, saved, g.tolist(), h.tolist(), k.tolist()
+    mine, theirs = run(lg), run(torch)
+    assert mine[0] == theirs[0]
+    for a, b in zip(mine[1:], theirs[1:]):
+        np.testing.assert_allclose(np.array(a, dtype=float), np.array(b, dtype=float), rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize('op', ['softmax', 'log_softmax'])
+def test_softmax_gradient_nodes_forward_mode(op):
+    def run(T):
+        x = T.tensor([[0.3, -1.2, 2.0], [1.5, 0.1, -0.4]], dtype=T.float64, requires_grad=True)
+        w = T.tensor([[1., 2., 3.], [-1., 0.5, 2.]], dtype=T.float64)
+
+        def grad_of(x):
+            (g,) = T.autograd.grad((getattr(x, op)(-1) * w).sum(), x, create_graph=True)
+            return g
+        return T.autograd.functional.jvp(grad_of, x, T.ones_like(x))[1].tolist()
+    np.testing.assert_allclose(run(lg), run(torch), rtol=1e-10)

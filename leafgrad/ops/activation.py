@@ -12,6 +12,7 @@ below, which run the declared ops. Derivatives are written with leafgrad ops (re
 the masks below use the same strict or non-strict comparison as PyTorch's kernels.
 """
 import math
+import sys
 import warnings
 
 from .. import backend
@@ -792,10 +793,58 @@ class Softmax(Op):
         grad = grad.contiguous()  # (the gradient is contiguous, as PyTorch's backward kernel makes it)
         if _reduced(grad._data.dtype):
             return _softmax_in_float32(self.formula, grad, y),
-        return self.formula(grad, y),
+        return softmax_backward_data(grad, y, self.dim),
 
     def formula(self, grad, y):
         return y * (grad - ops.sum(grad * y, self.dim, keepdim=True))
+
+
+class SoftmaxBackwardDataBackward0(Op):
+    """softmax's gradient as one op, PyTorch's _softmax_backward_data (recorded under
+    create_graph as PyTorch's one node): of the incoming gradient and of softmax's output."""
+    node = 'SoftmaxBackwardDataBackward0'
+    saved = ('grad_output', 'output')
+    __slots__ = ('dim',)
+
+    def jvp(self, tangents):
+        grad, y = self.saved_tensors
+        t_grad, t_y = tangents
+        out = softmax_backward_data(t_grad, y, self.dim) if t_grad is not None else None
+        if t_y is not None:
+            d = self._of_output(t_y, grad, y)
+            out = d if out is None else out + d
+        return out
+
+    def apply(self, gg):
+        grad, y = self.saved_tensors
+        g_grad = softmax_backward_data(gg, y, self.dim) if self.next_functions[0][0] is not None else None
+        g_y = self._of_output(gg, grad, y) if self.next_functions[1][0] is not None else None
+        return g_grad, g_y
+
+    def _of_output(self, g, grad, y):  # PyTorch's softmax_double_backward, in its order
+        d = self.dim
+        return grad * g - ops.sum(y * grad, d, keepdim=True) * g - grad * ops.sum(y * g, d, keepdim=True)
+
+
+def _composed():
+    """Whether the gradients below must be computed by the ops they are composed of: under vmap
+    (arrays carry its batch dims in front: a reduction along a dim is an op's to batch) and in a
+    forward-mode level (the ops carry the tangents)."""
+    vmap = sys.modules.get('leafgrad._vmap')  # (each active only once loaded)
+    forward_ad = sys.modules.get('leafgrad.autograd.forward_ad')
+    return vmap is not None and vmap.active() or forward_ad is not None and forward_ad._state.level is not None
+
+
+def softmax_backward_data(grad, y, dim):
+    """``y * (grad - sum(grad * y))`` along ``dim`` (y: softmax's output) as one recorded op."""
+    if _composed():
+        return y * (grad - ops.sum(grad * y, dim, keepdim=True))
+    g, r = grad._data, y._data
+    out, node = record(r * (g - xp.sum(g * r, axis=dim, keepdims=True)), SoftmaxBackwardDataBackward0, (grad, y))
+    if node is not None:
+        node.dim = dim
+        node.save(grad, y)
+    return out
 
 
 class SafeSoftmax(Softmax):
@@ -895,7 +944,7 @@ class LogSoftmax(Op):
         (y,) = self.saved_tensors
         if _reduced(grad._data.dtype):
             return _softmax_in_float32(self.formula, grad, y),
-        return self.formula(grad, y),
+        return log_softmax_backward_data(grad, y, self.dim),
 
     def on_arrays(self, g, y):
         sums = xp.add.reduce(g, axis=self.dim, keepdims=True)
@@ -906,6 +955,48 @@ class LogSoftmax(Op):
 
     def formula(self, grad, y):
         return grad - ops.exp(y) * ops.sum(grad, self.dim, keepdim=True)
+
+
+class LogSoftmaxBackwardDataBackward0(Op):
+    """log_softmax's gradient as one op, PyTorch's _log_softmax_backward_data (recorded under
+    create_graph as PyTorch's one node): of the incoming gradient and of log_softmax's output."""
+    node = 'LogSoftmaxBackwardDataBackward0'
+    saved = ('grad_output', 'output')
+    __slots__ = ('dim',)
+
+    def jvp(self, tangents):
+        grad, y = self.saved_tensors
+        t_grad, t_y = tangents
+        out = log_softmax_backward_data(t_grad, y, self.dim) if t_grad is not None else None
+        if t_y is not None:
+            d = self._of_output(t_y, grad, y)
+            out = d if out is None else out + d
+        return out
+
+    def apply(self, gg):
+        grad, y = self.saved_tensors
+        # (the derivative by the incoming gradient is the transpose of log_softmax_backward_data's
+        # map, which is not symmetric: PyTorch's grad - (grad * output.exp()).sum(dim, true))
+        g_grad = gg - ops.sum(gg * ops.exp(y), self.dim, keepdim=True) if self.next_functions[0][0] is not None \
+            else None
+        g_y = self._of_output(gg, grad, y) if self.next_functions[1][0] is not None else None
+        return g_grad, g_y
+
+    def _of_output(self, g, grad, y):  # PyTorch's -grad_output.sum(dim, true) * output.exp() * grad
+        return -ops.sum(grad, self.dim, keepdim=True) * ops.exp(y) * g
+
+
+def log_softmax_backward_data(grad, y, dim):
+    """``grad - exp(y) * sum(grad)`` along ``dim`` (y: log_softmax's output) as one recorded op."""
+    if _composed():
+        return grad - ops.exp(y) * ops.sum(grad, dim, keepdim=True)
+    g, r = grad._data, y._data
+    out, node = record(g - xp.exp(r) * xp.add.reduce(g, axis=dim, keepdims=True), LogSoftmaxBackwardDataBackward0,
+                       (grad, y))
+    if node is not None:
+        node.dim = dim
+        node.save(grad, y)
+    return out
 
 
 class Softmin(_Activation):
