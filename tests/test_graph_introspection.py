@@ -519,3 +519,120 @@ def test_softmax_gradient_nodes_forward_mode(op):
             return g
         return T.autograd.functional.jvp(grad_of, x, T.ones_like(x))[1].tolist()
     np.testing.assert_allclose(run(lg), run(torch), rtol=1e-10)
+
+
+def _target(T):
+    return T.tensor([0.1, 0.2, -0.3, 0.5, 0.0], dtype=T.float64)
+
+
+_GRADIENT_OPS = {
+    'gelu': lambda T, x: T.nn.functional.gelu(x),
+    'gelu tanh': lambda T, x: T.nn.functional.gelu(x, approximate='tanh'),
+    'elu': lambda T, x: T.nn.functional.elu(x, 0.7),
+    'selu': lambda T, x: T.selu(x),
+    'celu': lambda T, x: T.celu(x, 0.3),
+    'elu_': lambda T, x: T.nn.functional.elu(x * 1, inplace=True),
+    'celu_': lambda T, x: T.nn.functional.celu(x * 1, 0.3, inplace=True),
+    'softplus': lambda T, x: T.nn.functional.softplus(x, beta=2.0, threshold=3.0),
+    'logsigmoid': lambda T, x: T.nn.functional.logsigmoid(x),
+    'mse_loss': lambda T, x: T.nn.functional.mse_loss(x, _target(T)),
+    'mse_loss sum': lambda T, x: T.nn.functional.mse_loss(x, _target(T), reduction='sum'),
+    'mse_loss none': lambda T, x: T.nn.functional.mse_loss(x, _target(T), reduction='none'),
+    'mse_loss of the target': lambda T, x: T.nn.functional.mse_loss(_target(T), x),
+    'mse_loss of both': lambda T, x: T.nn.functional.mse_loss(x, x.flip(0) * 0.5),
+    'nll_loss': lambda T, x: T.nn.functional.nll_loss(x.view(1, 5), T.tensor([1])),
+    'nll_loss weighted': lambda T, x: T.nn.functional.nll_loss(
+        x.view(1, 5), T.tensor([1]), weight=T.tensor([1., 2., 3., .5, 1.], dtype=T.float64)),
+    'nll_loss none': lambda T, x: T.nn.functional.nll_loss(
+        x.view(5, 1).expand(5, 2).log_softmax(1), T.tensor([1, 0, 1, -100, 0]), reduction='none'),
+    'cross_entropy 2-d': lambda T, x: T.nn.functional.cross_entropy(
+        x.view(1, 5, 1, 1).expand(2, 5, 1, 2) * 1, T.tensor([[[0, 3]], [[4, 1]]]), reduction='sum'),
+}
+
+
+def _fused_node(fn):
+    """The first node down the first edges whose name says it is a gradient's own node."""
+    while fn is not None and 'BackwardBackward' not in fn.name():
+        fn = next((n for n, _ in fn.next_functions if n is not None), None)
+    return fn
+
+
+def _saved_values(fn):
+    out = {}
+    for a in sorted(dir(fn)):
+        if a.startswith('_saved_') and a not in ('_saved_slot', '_saved_versions'):
+            v = getattr(fn, a)
+            out[a] = v.tolist() if hasattr(v, 'tolist') and not isinstance(v, (int, float, str, bool)) else v
+    return out
+
+
+@pytest.mark.parametrize('name', list(_GRADIENT_OPS))
+def test_gradients_with_create_graph_are_one_node_as_pytorch(name):
+    """With create_graph, the gradients of gelu, elu/selu/celu (and their in-place variants),
+    softplus, logsigmoid, mse_loss and nll_loss are recorded as PyTorch's one node per gradient
+    (GeluBackwardBackward0 ...), with its edges and saved values, not as their parts; second and
+    third derivatives through them are PyTorch's, with the names of their last ops (an nll_loss
+    gradient requires grad, its derivative by the input being zeros, as in PyTorch)."""
+    def run(T):
+        x = T.tensor([-1.5, 0.3, 2.0, 0.0, -0.0], dtype=T.float64, requires_grad=True)
+        w = T.tensor([1., 2., 3., 0.5, -1.0], dtype=T.float64)
+        y = _GRADIENT_OPS[name](T, x)
+        (g,) = T.autograd.grad((y * 1.5).sum(), x, create_graph=True)
+        fused = _fused_node(g.grad_fn)
+        found = [g.grad_fn.name(), fused.name(), name_tree(fused)[1], _saved_values(fused), g.tolist(),
+                 g.requires_grad]
+        (h,) = T.autograd.grad((g * w).sum(), x, create_graph=True, allow_unused=True)
+        found += [h.grad_fn.name() if h.grad_fn is not None else None, h.tolist()]
+        if h.requires_grad:
+            (k,) = T.autograd.grad((h * w).sum() + (h * h).sum(), x, allow_unused=True)
+            found.append(k.tolist())
+        return found
+    mine, theirs = run(lg), run(torch)
+    assert mine[:3] == theirs[:3] and mine[5:7] == theirs[5:7], (mine, theirs)
+    assert mine[3].keys() == theirs[3].keys()
+    for a, b in zip(mine[3].values(), theirs[3].values()):
+        if isinstance(b, list):
+            np.testing.assert_allclose(np.array(a, dtype=float), np.array(b, dtype=float), rtol=1e-6)
+        else:
+            assert a == b and type(a) is type(b), (a, b)
+    for a, b in zip(mine[4:5] + mine[7:], theirs[4:5] + theirs[7:]):
+        np.testing.assert_allclose(np.array(a, dtype=float), np.array(b, dtype=float), rtol=1e-10, atol=1e-14)
+    assert len(mine) == len(theirs)
+
+
+@pytest.mark.parametrize('name', ['gelu', 'gelu tanh', 'elu', 'celu', 'softplus', 'logsigmoid', 'mse_loss of both'])
+def test_gradient_nodes_gradcheck_and_forward_mode(name):
+    """The one-node gradients differentiate as their finite differences (float64 gradcheck of
+    the gradient), and forward mode and vmap over them run the ops they are composed of."""
+    f = _GRADIENT_OPS[name]
+
+    def gradient(T):
+        def grad_of(x):
+            (g,) = T.autograd.grad((f(T, x) * 1.5).sum(), x, create_graph=True)
+            return g
+        return grad_of
+    x = lg.tensor([-1.5, 0.3, 2.0, 0.7, -0.2], dtype=lg.float64, requires_grad=True)
+    assert lg.autograd.gradcheck(gradient(lg), (x,))
+    assert lg.autograd.gradgradcheck(gradient(lg), (x,))
+
+    def jvp(T):
+        x = T.tensor([-1.5, 0.3, 2.0, 0.7, -0.2], dtype=T.float64, requires_grad=True)
+        return T.autograd.functional.jvp(gradient(T), x, T.ones_like(x))[1].tolist()
+    np.testing.assert_allclose(jvp(lg), jvp(torch), rtol=1e-10)
+
+
+@pytest.mark.parametrize('name', list(_GRADIENT_OPS))
+def test_gradient_nodes_by_the_incoming_gradient(name):
+    """A one-node gradient differentiated by the incoming gradient: the op's gradient again
+    (nll_loss's: nll_loss of it; a reduced mse_loss's: a sum), as PyTorch's."""
+    def run(T):
+        x = T.tensor([-1.5, 0.3, 2.0, 0.0, -0.4], dtype=T.float64, requires_grad=True)
+        y = _GRADIENT_OPS[name](T, x)
+        v = T.linspace(0.5, 2.0, y.numel(), dtype=T.float64).view(y.shape).requires_grad_()
+        (g,) = T.autograd.grad(y, x, v, create_graph=True)
+        (dv,) = T.autograd.grad((g * T.tensor([1., 2., 3., 0.5, -1.0], dtype=T.float64)).sum(), v,
+                                create_graph=True)
+        return dv.grad_fn.name() if dv.grad_fn is not None else None, dv.tolist()
+    mine, theirs = run(lg), run(torch)
+    assert mine[0] == theirs[0]
+    np.testing.assert_allclose(np.array(mine[1], dtype=float), np.array(theirs[1], dtype=float), rtol=1e-12)

@@ -56,6 +56,42 @@ class _Activation(Op):
     jvp = elementwise_jvp  # (a diagonal Jacobian)
 
 
+class _GradientOp(Op):
+    """An op's gradient as one recorded op of the incoming gradient and the op's input, as PyTorch
+    records the op's backward function when a gradient is made with create_graph
+    (GeluBackwardBackward0, EluBackwardBackward0 ...): its value is the op's own ``formula``,
+    its derivative by the incoming gradient this same op again (a gradient is linear in the
+    incoming one), by the input ``of_input``, PyTorch's double backward. Subclasses give the
+    parameters they take from the op's node and its input (``take``) and the names of what they save, the
+    incoming gradient and the input."""
+    __slots__ = ()
+
+    def apply(self, gg):
+        grad, x = self.saved_tensors
+        return (gradient_as_one_op(self, gg, x, type(self)) if self.next_functions[0][0] is not None else None,
+                self.of_input(gg, grad, x) if self.next_functions[1][0] is not None else None)
+
+
+def gradient_as_one_op(node, grad, x, cls):
+    """``node.formula(grad, x)``, the gradient of node's op given the incoming ``grad``: where a
+    graph of it is being made, one op of ``cls`` (PyTorch's node for the op's backward function),
+    of ``grad`` and ``x``, which takes node's parameters; otherwise the ops it is composed of run,
+    and so they do for bfloat16 (they compute in float32 and round once, as PyTorch's kernel),
+    under vmap (they batch) and in a forward-mode level (they carry tangents)."""
+    if not state.grad_enabled or grad._data.dtype.kind == 'V' or _composed():
+        return in_float32(node.formula, grad, x)
+    state.grad_enabled = False  # (the value: the composed ops, not recorded)
+    try:
+        value = node.formula(grad, x)
+    finally:
+        state.grad_enabled = True
+    out, fused = record(value._data, cls, (grad, x))
+    if fused is not None:
+        fused.take(node, x)
+        fused.save(grad, x)
+    return out
+
+
 # ---- leaky_relu ----------------------------------------------------------------------------
 
 def _leaky_relu(input, negative_slope, node_cls):
@@ -144,7 +180,7 @@ def _elu_forward(input, alpha, scale, input_scale, node_cls):
     result, node = record(data, node_cls, (input,))
     if node is not None:
         node.alpha, node.scale, node.input_scale = alpha, scale, input_scale
-        node.save(saved_output(result) if node_cls.from_result else input)
+        node.save(saved_output(result) if node_cls.is_result else input)
     return result
 
 
@@ -162,7 +198,7 @@ class Elu(_Activation):
     op, node = 'elu', 'EluBackward0'
     saved = ('self', 'alpha=alpha', 'scale=scale', 'input_scale=input_scale')
     inplace_function = True
-    from_result = False  # the in-place variants' nodes save the result (EluBackward1)
+    is_result = False  # the in-place variants' nodes save the result (EluBackward1)
     __slots__ = ('alpha', 'scale', 'input_scale')
 
     def forward(input, alpha=1.0, inplace=False):
@@ -180,7 +216,7 @@ class Elu(_Activation):
             raise
 
     def apply(self, grad):
-        return in_float32(self.formula, grad, *self.saved_tensors),
+        return gradient_as_one_op(self, grad, *self.saved_tensors, EluBackwardBackward0),
 
     def formula(self, grad, x):
         # selected, as PyTorch's kernel (x <= 0 ? negative side : positive side): a NaN or an
@@ -199,7 +235,7 @@ class EluBackward1(Elu):
     which holds only for alpha >= 0 (PyTorch's error otherwise, at backward)."""
     node = 'EluBackward1'
     saved = ('result', 'alpha=alpha', 'scale=scale', 'input_scale=input_scale')
-    from_result = True
+    is_result = True
     __slots__ = ()
 
     def formula(self, grad, result):
@@ -213,6 +249,34 @@ class EluBackward1(Elu):
         input_scale = self.backward_input_scale()
         neg = (grad * input_scale if input_scale != 1 else grad) * shifted
         return ops.where(wrap(result._data <= 0), neg, grad * self.scale)
+
+
+class EluBackwardBackward0(_GradientOp):
+    """elu's gradient as one op (PyTorch's elu_backward, recorded under create_graph), selu's and
+    celu's too, of the input or (after an in-place variant) of the result."""
+    node = 'EluBackwardBackward0'
+    saved = ('grad_output', 'self_or_result', 'alpha=alpha', 'scale=scale', 'input_scale=input_scale',
+             'is_result=is_result')
+    __slots__ = ('alpha', 'scale', 'input_scale', 'is_result')
+
+    def take(self, node, x):
+        self.alpha, self.scale = node.alpha, node.scale
+        # (celu's: 1 / alpha rounded to float, which PyTorch's derivative is given)
+        self.input_scale = node.backward_input_scale()
+        self.is_result = node.is_result
+
+    def backward_input_scale(self):
+        return self.input_scale
+
+    def formula(self, grad, x):
+        return (EluBackward1.formula if self.is_result else Elu.formula)(self, grad, x)
+
+    def of_input(self, gg, grad, x):  # PyTorch's elu_double_backward: the negative side's slope
+        negative = _mask(x._data < 0, gg)
+        scaled = gg * grad * self.input_scale
+        if self.is_result:
+            return scaled * negative
+        return gradient_as_one_op(self, scaled, x, EluBackwardBackward0) * negative
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -335,7 +399,7 @@ class Gelu(_Activation):
             raise
 
     def apply(self, grad):
-        return in_float32(self.formula, grad, *self.saved_tensors),
+        return gradient_as_one_op(self, grad, *self.saved_tensors, GeluBackwardBackward0),
 
     def formula(self, grad, x):
         if self.approximate == 'tanh':
@@ -346,6 +410,33 @@ class Gelu(_Activation):
         cdf = (ops.erf(x * _INV_SQRT_2) + 1) * 0.5
         pdf = ops.exp(x * x * -0.5) * _INV_SQRT_2PI
         return grad * (cdf + x * pdf)
+
+
+class GeluBackwardBackward0(_GradientOp):
+    """gelu's gradient as one op (PyTorch's gelu_backward, recorded under create_graph)."""
+    node = 'GeluBackwardBackward0'
+    saved = ('grad_output', 'self', 'approximate=approximate')
+    __slots__ = ('approximate',)
+    formula = Gelu.formula
+
+    def take(self, node, x):
+        self.approximate = node.approximate
+
+    def of_input(self, gg, grad, x):  # PyTorch's gelu_double_backward, in its order
+        if self.approximate == 'tanh':
+            inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
+            t = ops.tanh(inner)
+            sech = 1 / ops.cosh(inner)
+            f = x * 0.5
+            g = 1 - t * t
+            h = (x * x * (3 * 0.044715) + 1) * _SQRT_2_OVER_PI
+            f_prime_gh = g * 0.5 * h
+            g_prime_fh = f * h * (sech * 2 * (-sech * t) * h)
+            h_prime_fg = f * g * (x * (6 * 0.044715) * _SQRT_2_OVER_PI)
+            return gg * grad * (f_prime_gh * 2 + g_prime_fh + h_prime_fg)
+        square = x * x
+        pdf = ops.exp(square * -0.5) * _INV_SQRT_2PI
+        return gg * grad * (pdf * 2 - square * pdf)
 
 
 # ---- silu, mish ----------------------------------------------------------------------------
@@ -443,11 +534,27 @@ class Softplus(_Activation):
             raise
 
     def apply(self, grad):
-        return in_float32(self.formula, grad, *self.saved_tensors),
+        return gradient_as_one_op(self, grad, *self.saved_tensors, SoftplusBackwardBackward0),
 
     def formula(self, grad, x):
         linear = _mask(x._data * self.beta > self.threshold, x)
         return grad * (linear + (1 - linear) * ops.sigmoid(x * self.beta))
+
+
+class SoftplusBackwardBackward0(_GradientOp):
+    """softplus's gradient as one op (PyTorch's softplus_backward, recorded under create_graph)."""
+    node = 'SoftplusBackwardBackward0'
+    saved = ('grad_output', 'self', 'beta=beta', 'threshold=threshold')
+    __slots__ = ('beta', 'threshold')
+    formula = Softplus.formula
+
+    def take(self, node, x):
+        self.beta, self.threshold = node.beta, node.threshold
+
+    def of_input(self, gg, grad, x):  # PyTorch's softplus_double_backward (its C++ product by a number)
+        z = x * self.beta
+        return ops.mul_by_number(ops.sigmoid_backward(gg * grad, ops.sigmoid(z)) * _mask(z._data < self.threshold, gg),
+                                 self.beta)
 
 
 class LogSigmoid(_Activation):
@@ -466,11 +573,29 @@ class LogSigmoid(_Activation):
             raise
 
     def apply(self, grad):
-        return in_float32(self.formula, grad, *self.saved_tensors),
+        return gradient_as_one_op(self, grad, *self.saved_tensors, LogSigmoidBackwardBackward0),
 
     @staticmethod
     def formula(grad, x):
         return grad * ops.sigmoid(-x)  # d/dx log(sigmoid(x)) = 1 - sigmoid(x)
+
+
+class LogSigmoidBackwardBackward0(_GradientOp):
+    """logsigmoid's gradient as one op (PyTorch's log_sigmoid_backward, recorded under
+    create_graph)."""
+    node = 'LogSigmoidBackwardBackward0'
+    saved = ('grad_output', 'self', 'buffer=buffer')
+    __slots__ = ('buffer',)
+    formula = staticmethod(LogSigmoid.formula)
+
+    def take(self, node, x):
+        # (PyTorch's log_sigmoid_forward's second output, which its CPU kernel fills with exp(-|x|))
+        self.buffer = wrap(xp.exp(-xp.abs(x._data)))
+
+    @staticmethod
+    def of_input(gg, grad, x):  # PyTorch's log_sigmoid_double_backward
+        z = ops.sigmoid(x)
+        return gg * grad * (z - 1) * z
 
 
 # ---- hardtanh, relu6, hardswish, hardsigmoid -----------------------------------------------

@@ -282,6 +282,29 @@ def div_by_number(input, number):
 
 
 ops.div_by_number = div_by_number  # (the reductions' derivatives reach it through ops)
+
+
+class MulBackward1(Op):
+    """``tensor * number`` as the ops PyTorch composes in C++ multiply (its mul.Scalar): one
+    edge; the number is ``_saved_other``."""
+    node, saved = 'MulBackward1', ('other=other',)
+    __slots__ = ('other',)
+    jvp = elementwise_jvp
+
+    def apply(self, grad):
+        return grad * self.other,
+
+
+def mul_by_number(input, number):
+    """``input * number``, recorded as MulBackward1."""
+    data = input._data
+    result, node = record(data * data.dtype.type(number), MulBackward1, (input,))
+    if node is not None:
+        node.other = number
+    return result
+
+
+ops.mul_by_number = mul_by_number  # (special functions, attention and double backwards reach it through ops)
 self_recording.append(div_by_number)  # (a derivative's op: forward over reverse carries tangents through it)
 
 
@@ -1324,3 +1347,4 @@ class Ge(_Comparison):
 
 
 ops.masked_grad = masked_grad  # (activation's piecewise-linear derivatives reach it here)
+ops.sigmoid_backward = sigmoid_backward  # (and softplus's double backward this)

@@ -503,16 +503,6 @@ class SpecialErfcx(_TorchSpecial):
         return (x * result * 2.0 - 2.0 / math.sqrt(math.pi)) * grad,
 
 
-class MulBackward1(Op):
-    """A tensor times a number, as the ops PyTorch composes in C++ record it."""
-    node, saved = 'MulBackward1', ('other=other',)
-    __slots__ = ('other',)
-    jvp = elementwise_jvp
-
-    def apply(self, grad):
-        return grad * self.other,
-
-
 class AddBackward1(Op):
     """A tensor plus a number (in C++ compositions)."""
     node = 'AddBackward1'
@@ -534,10 +524,7 @@ def _composed(result, name):
 
 
 def _times_number(t, number):
-    result, node = record(t._data * t._data.dtype.type(number), MulBackward1, (t,))
-    if node is not None:
-        node.other = number
-    return _composed(result, 'mul')
+    return _composed(ops.mul_by_number(t, number), 'mul')
 
 
 class SpecialNdtr(_TorchSpecial):

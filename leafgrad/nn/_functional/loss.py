@@ -11,7 +11,7 @@ from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.reduction import _sum_in_float32, any as _any, mean_array, sum as _sum
 from ...creation import ones_like
-from ...ops.activation import logsigmoid, nn_log_softmax as log_softmax
+from ...ops.activation import _composed, logsigmoid, nn_log_softmax as log_softmax
 from .common import check_reduction, const, legacy_reduction, reduce_loss, size_str, dtype_name
 from .basic import pairwise_distance
 from ..._arg_parser import refuse_arguments
@@ -70,9 +70,59 @@ class MseLossBackward0(Node):
 
     def apply(self, grad):
         x, y = self.saved_tensors
+        if state.grad_enabled and not _composed():  # (the graph of a gradient: PyTorch's one node per input)
+            return (mse_loss_backward(grad, x, y, self.reduction, self.count)
+                    if self.next_functions[0][0] is not None else None,
+                    mse_loss_backward(grad, y, x, self.reduction, self.count)
+                    if self.next_functions[1][0] is not None else None)
         g = (x - y) * (_scale_grad(grad, self.reduction, self.count) * 2.0)
         return (g if self.next_functions[0][0] is not None else None,
                 -g if self.next_functions[1][0] is not None else None)
+
+
+_REDUCTION_ENUM = {'none': 0, 'mean': 1, 'sum': 2}  # (PyTorch's at::Reduction, as its nodes save it)
+
+
+class MseLossBackwardBackward0(Node):
+    """mse_loss's gradient as one op, PyTorch's mse_loss_backward (recorded under create_graph):
+    of the incoming gradient, of self and of target (target's gradient: of target and self)."""
+    __slots__ = ('reduction', 'count')
+    saved_names = ('grad_output', 'self', 'target', 'reduction=saved_reduction')
+
+    @property
+    def saved_reduction(self):
+        return _REDUCTION_ENUM[self.reduction]
+
+    def apply(self, gg):
+        grad, x, y = self.saved_tensors
+        needs_grad, needs_x, needs_y = (edge[0] is not None for edge in self.next_functions)
+        g_grad = d = None
+        if needs_grad:  # PyTorch's mse_loss_double_backward_grad_output
+            if self.reduction == 'none':
+                g_grad = mse_loss_backward(gg, x, y, 'none', self.count)
+            else:
+                g_grad = _sum(mse_loss_backward(ones_like(grad), x, y, self.reduction, self.count) * gg)
+        if needs_x or needs_y:  # PyTorch's mse_loss_double_backward: 2 * gg * grad, over the count for a mean
+            d = gg * grad * 2
+            if self.reduction == 'mean':
+                d = d / self.count
+        return g_grad, d if needs_x else None, -d if needs_y else None
+
+
+def mse_loss_backward(grad, x, y, reduction, count):
+    """``2 (x - y) grad`` (over ``count`` for a mean): mse_loss's gradient of ``x``, recorded as
+    PyTorch's one node (the value as the plain backward computes it)."""
+    before = state.grad_enabled
+    state.grad_enabled = False
+    try:
+        value = (x - y) * (_scale_grad(grad, reduction, count) * 2.0)
+    finally:
+        state.grad_enabled = before
+    out, node = record(value._data, MseLossBackwardBackward0, (grad, x, y))
+    if node is not None:
+        node.reduction, node.count = reduction, count
+        node.save(grad, x, y)
+    return out
 
 
 def _weighted(elementwise_loss, input, weight, reduction, mean_over_weights):
@@ -357,7 +407,7 @@ class NllLossBackward0(Node):
     them (so that changing them in place is caught); the forward keeps the rows that count, their
     classes, their weights (None: all 1) and the total weight (None: no mean) for the derivative."""
     __slots__ = ('class_dim', 'reduction', 'input_shape', 'n_rows', 'counted', 'classes', 'weights', 'total',
-                 'dtype')
+                 'dtype', 'ignore_index')
     saved_names = ('self', 'target', 'weight', 'total_weight')
     saved_outputs = ('total_weight',)  # (nll_loss_forward's second output, kept as a tensor)
 
@@ -381,9 +431,27 @@ class NllLossBackward0(Node):
         else:
             with xp.errstate(divide='ignore', invalid='ignore'):  # no weight at all: -w / 0, as PyTorch
                 coefs = (xp.ones((), self.dtype, like=self.classes) if w is None else w) / -total
+        if state.grad_enabled and not _composed():
+            # the graph of a gradient: PyTorch's one node, of the incoming gradient and the input
+            state.grad_enabled = False
+            try:
+                value = self._times_coefficients(grad, coefs)
+            finally:
+                state.grad_enabled = True
+            x, target, weight, _ = self.saved_tensors
+            # (contiguous, as PyTorch's kernel writes it: the next node takes it as it is)
+            out, node = record(xp.ascontiguousarray(value._data), NllLoss2DBackwardBackward0 if type(self) is NllLoss2DBackward0
+                               else NllLossBackwardBackward0, (grad, x))
+            if node is not None:
+                node.reduction, node.ignore_index = self.reduction, self.ignore_index
+                node.save(target, weight)  # (a missing weight: _Empty, as nll_loss's node saved it)
+            return out, None, None
+        return self._times_coefficients(grad, coefs), None, None
+
+    def _times_coefficients(self, grad, coefs):
         if self.reduction == 'none' and len(self.input_shape) > 1:
             grad = _shape.unsqueeze(grad, self.class_dim)
-        return grad * wrap(self._scattered(coefs)), None, None
+        return grad * wrap(self._scattered(coefs))
 
     def _scattered(self, values):
         """``values`` at each counted row's target class, 0 elsewhere, in the input's layout."""
@@ -397,6 +465,33 @@ class NllLossBackward0(Node):
 
 
 class NllLoss2DBackward0(NllLossBackward0):
+    __slots__ = ()
+
+
+class NllLossBackwardBackward0(Node):
+    """nll_loss's gradient as one op, PyTorch's nll_loss_backward (recorded under create_graph):
+    of the incoming gradient, and of the input, by which its derivative is zero (the gradient
+    requires grad as the input does, as in PyTorch)."""
+    __slots__ = ('reduction', 'ignore_index')
+    saved_names = ('target', 'weight', 'reduction=saved_reduction', 'ignore_index=saved_ignore_index')
+
+    @property
+    def saved_reduction(self):
+        return _REDUCTION_ENUM[self.reduction]
+
+    @property
+    def saved_ignore_index(self):
+        return self.ignore_index % 2 ** 64  # (as PyTorch shows the int64 it keeps: unsigned)
+
+    def apply(self, gg):
+        target, weight = self.saved_tensors
+        # by the incoming gradient: nll_loss of gg itself; by the input: zeros
+        g_grad = nll_loss(gg, target, None if weight is _Empty else weight, ignore_index=self.ignore_index, reduction=self.reduction) \
+            if self.next_functions[0][0] is not None else None
+        return g_grad, wrap(xp.zeros_like(gg._data)) if self.next_functions[1][0] is not None else None
+
+
+class NllLoss2DBackwardBackward0(NllLossBackwardBackward0):
     __slots__ = ()
 
 
@@ -516,7 +611,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         if node is not None:
             node.class_dim, node.reduction, node.input_shape, node.n_rows = cdim, reduction, input._data.shape, t.size
             node.counted, node.weights, node.total, node.dtype = counted, w, total, x.dtype
-            node.classes = classes
+            node.classes, node.ignore_index = classes, ignore_index
             # total_weight saved as PyTorch saves it (0 unreduced), so that saved-tensor hooks see its four
             total_weight = 0 if reduction == 'none' else total if total is not None else (
                 classes.size if w is None else xp.add.reduce(w))
