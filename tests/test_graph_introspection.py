@@ -535,6 +535,7 @@ _GRADIENT_OPS = {
     'celu_': lambda T, x: T.nn.functional.celu(x * 1, 0.3, inplace=True),
     'softplus': lambda T, x: T.nn.functional.softplus(x, beta=2.0, threshold=3.0),
     'logsigmoid': lambda T, x: T.nn.functional.logsigmoid(x),
+    'hardswish': lambda T, x: T.nn.functional.hardswish(x * 2),
     'mse_loss': lambda T, x: T.nn.functional.mse_loss(x, _target(T)),
     'mse_loss sum': lambda T, x: T.nn.functional.mse_loss(x, _target(T), reduction='sum'),
     'mse_loss none': lambda T, x: T.nn.functional.mse_loss(x, _target(T), reduction='none'),

@@ -678,7 +678,7 @@ class Hardswish(_Activation):
             raise
 
     def apply(self, grad):
-        return in_float32(self.formula, grad, *self.saved_tensors),
+        return gradient_as_one_op(self, grad, *self.saved_tensors, HardswishBackwardBackward0),
 
     @staticmethod
     def formula(grad, x):
@@ -686,6 +686,22 @@ class Hardswish(_Activation):
         d = x._data
         inside = ops.where(wrap(d < 3), grad * (x / 3 + 0.5), grad)
         return ops.where(wrap(d <= -3), wrap(xp.zeros_like(grad._data)), inside)
+
+
+class HardswishBackwardBackward0(_GradientOp):
+    """hardswish's gradient as one op (PyTorch's hardswish_backward, recorded under create_graph)."""
+    node = 'HardswishBackwardBackward0'
+    saved = ('grad_output', 'self')
+    __slots__ = ()
+    formula = staticmethod(Hardswish.formula)
+
+    def take(self, node, x):
+        pass
+
+    @staticmethod
+    def of_input(gg, grad, x):  # PyTorch's: gg * grad / 3 strictly inside (-3, 3), 0 elsewhere
+        d = x._data
+        return ops.where(wrap((-3.0 < d) & (d < 3.0)), gg * grad / 3.0, wrap(xp.zeros((), gg._data.dtype)))
 
 
 def _hardsigmoid(input):
