@@ -541,6 +541,11 @@ _GRADIENT_OPS = {
     'mse_loss none': lambda T, x: T.nn.functional.mse_loss(x, _target(T), reduction='none'),
     'mse_loss of the target': lambda T, x: T.nn.functional.mse_loss(_target(T), x),
     'mse_loss of both': lambda T, x: T.nn.functional.mse_loss(x, x.flip(0) * 0.5),
+    'smooth_l1_loss': lambda T, x: T.nn.functional.smooth_l1_loss(x, _target(T), beta=0.5),
+    'smooth_l1_loss none': lambda T, x: T.nn.functional.smooth_l1_loss(x, _target(T), reduction='none'),
+    'smooth_l1_loss of both': lambda T, x: T.nn.functional.smooth_l1_loss(x, x.flip(0) * 0.5, reduction='sum'),
+    'huber_loss': lambda T, x: T.nn.functional.huber_loss(x, _target(T), delta=0.5),
+    'huber_loss of both': lambda T, x: T.nn.functional.huber_loss(x, x.flip(0) * 0.5, reduction='sum'),
     'nll_loss': lambda T, x: T.nn.functional.nll_loss(x.view(1, 5), T.tensor([1])),
     'nll_loss weighted': lambda T, x: T.nn.functional.nll_loss(
         x.view(1, 5), T.tensor([1]), weight=T.tensor([1., 2., 3., .5, 1.], dtype=T.float64)),

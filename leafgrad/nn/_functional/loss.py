@@ -62,67 +62,98 @@ def pointwise_loss_jvp(node, tangents, output):
     return slice_reduction_jvp(node, tangents, output, dims, False)
 
 
-class MseLossBackward0(Node):
+class _PointwiseLossBackward(Node):
+    """A pointwise loss's node (mse_loss, smooth_l1_loss, huber_loss): its gradient of self is
+    ``gradient(grad, self, target)``, of target minus that; where a graph of them is being made
+    (create_graph), each is PyTorch's one node of the loss's backward function, the target's of
+    (grad, target, self) (``_LossGradient``). ``params``: the loss's own parameters."""
     __slots__ = ('reduction', 'count')
     saved_names = ('self', 'target')
-
+    params = ()
     jvp = pointwise_loss_jvp
 
     def apply(self, grad):
         x, y = self.saved_tensors
-        if state.grad_enabled and not _composed():  # (the graph of a gradient: PyTorch's one node per input)
-            return (mse_loss_backward(grad, x, y, self.reduction, self.count)
-                    if self.next_functions[0][0] is not None else None,
-                    mse_loss_backward(grad, y, x, self.reduction, self.count)
-                    if self.next_functions[1][0] is not None else None)
-        g = (x - y) * (_scale_grad(grad, self.reduction, self.count) * 2.0)
-        return (g if self.next_functions[0][0] is not None else None,
-                -g if self.next_functions[1][0] is not None else None)
+        self.check(x, y)
+        needs_x, needs_y = self.next_functions[0][0] is not None, self.next_functions[1][0] is not None
+        if state.grad_enabled and not _composed():
+            return (loss_gradient(self, grad, x, y) if needs_x else None,
+                    loss_gradient(self, grad, y, x) if needs_y else None)
+        g = self.gradient(grad, x, y)
+        return g if needs_x else None, -g if needs_y else None
+
+    def check(self, x, y):
+        pass
 
 
 _REDUCTION_ENUM = {'none': 0, 'mean': 1, 'sum': 2}  # (PyTorch's at::Reduction, as its nodes save it)
 
 
-class MseLossBackwardBackward0(Node):
-    """mse_loss's gradient as one op, PyTorch's mse_loss_backward (recorded under create_graph):
-    of the incoming gradient, of self and of target (target's gradient: of target and self)."""
+class _LossGradient(Node):
+    """A pointwise loss's gradient as one op, PyTorch's <loss>_backward (recorded under
+    create_graph), of the incoming gradient, of ``a`` and of ``b`` (self and target, or target
+    and self for target's gradient): its derivative by the incoming gradient is this op again
+    (summed against it for a reduced loss), by ``a`` and ``b`` the loss's ``second`` derivative
+    times both incoming gradients (PyTorch's <loss>_double_backward), over the count for a mean."""
     __slots__ = ('reduction', 'count')
-    saved_names = ('grad_output', 'self', 'target', 'reduction=saved_reduction')
+    params = ()
 
     @property
     def saved_reduction(self):
         return _REDUCTION_ENUM[self.reduction]
 
     def apply(self, gg):
-        grad, x, y = self.saved_tensors
-        needs_grad, needs_x, needs_y = (edge[0] is not None for edge in self.next_functions)
+        grad, a, b = self.saved_tensors
+        needs_grad, needs_a, needs_b = (edge[0] is not None for edge in self.next_functions)
         g_grad = d = None
-        if needs_grad:  # PyTorch's mse_loss_double_backward_grad_output
+        if needs_grad:  # PyTorch's <loss>_double_backward_grad_output
             if self.reduction == 'none':
-                g_grad = mse_loss_backward(gg, x, y, 'none', self.count)
+                g_grad = loss_gradient(self, gg, a, b)
             else:
-                g_grad = _sum(mse_loss_backward(ones_like(grad), x, y, self.reduction, self.count) * gg)
-        if needs_x or needs_y:  # PyTorch's mse_loss_double_backward: 2 * gg * grad, over the count for a mean
-            d = gg * grad * 2
+                g_grad = _sum(loss_gradient(self, ones_like(grad), a, b) * gg)
+        if needs_a or needs_b:
+            d = self.second(gg * grad, a, b)
             if self.reduction == 'mean':
                 d = d / self.count
-        return g_grad, d if needs_x else None, -d if needs_y else None
+        return g_grad, d if needs_a else None, -d if needs_b else None
 
 
-def mse_loss_backward(grad, x, y, reduction, count):
-    """``2 (x - y) grad`` (over ``count`` for a mean): mse_loss's gradient of ``x``, recorded as
-    PyTorch's one node (the value as the plain backward computes it)."""
-    before = state.grad_enabled
-    state.grad_enabled = False
+def loss_gradient(node, grad, a, b):
+    """``node.gradient(grad, a, b)``, a pointwise loss's gradient of ``a``, recorded as PyTorch's
+    one node (the value as the plain backward computes it); ``node``: the loss's node or such a
+    gradient's, whose reduction, count and parameters it takes."""
+    before, state.grad_enabled = state.grad_enabled, False
     try:
-        value = (x - y) * (_scale_grad(grad, reduction, count) * 2.0)
+        value = node.gradient(grad, a, b)
     finally:
         state.grad_enabled = before
-    out, node = record(value._data, MseLossBackwardBackward0, (grad, x, y))
-    if node is not None:
-        node.reduction, node.count = reduction, count
-        node.save(grad, x, y)
+    out, fused = record(value._data, node.gradient_node, (grad, a, b))
+    if fused is not None:
+        fused.reduction, fused.count = node.reduction, node.count
+        for name in node.params:
+            setattr(fused, name, getattr(node, name))
+        fused.save(grad, a, b)
     return out
+
+
+class MseLossBackward0(_PointwiseLossBackward):
+    __slots__ = ()
+
+    def gradient(self, grad, x, y):
+        return (x - y) * (_scale_grad(grad, self.reduction, self.count) * 2.0)
+
+
+class MseLossBackwardBackward0(_LossGradient):
+    __slots__ = ()
+    saved_names = ('grad_output', 'self', 'target', 'reduction=saved_reduction')
+    gradient = MseLossBackward0.gradient
+
+    @staticmethod
+    def second(g, a, b):  # PyTorch's mse_loss_double_backward
+        return g * 2
+
+
+MseLossBackward0.gradient_node = MseLossBackwardBackward0.gradient_node = MseLossBackwardBackward0
 
 
 def _weighted(elementwise_loss, input, weight, reduction, mean_over_weights):
@@ -173,18 +204,27 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', wei
     return reduce_loss(_ew.abs(input - target), reduction)
 
 
-class SmoothL1LossBackward0(Node):
-    __slots__ = ('reduction', 'count', 'beta')
+class SmoothL1LossBackward0(_PointwiseLossBackward):
+    __slots__ = ('beta',)
+    params = ('beta',)
 
-    jvp = pointwise_loss_jvp
-
-    def apply(self, grad):
-        x, y = self.saved_tensors
+    def gradient(self, grad, x, y):
         d = x - y
         inner = wrap(~(xp.abs(d._data) >= self.beta))  # (a NaN difference inside: its gradient NaN, as PyTorch's)
-        g = _ew.where(inner, d / self.beta, _ew.sign(d)) * _scale_grad(grad, self.reduction, self.count)
-        return (g if self.next_functions[0][0] is not None else None,
-                -g if self.next_functions[1][0] is not None else None)
+        return _ew.where(inner, d / self.beta, _ew.sign(d)) * _scale_grad(grad, self.reduction, self.count)
+
+
+class SmoothL1LossBackwardBackward0(_LossGradient):
+    __slots__ = ('beta',)
+    saved_names = ('grad_output', 'self', 'target', 'reduction=saved_reduction', 'beta=beta')
+    params = ('beta',)
+    gradient = SmoothL1LossBackward0.gradient
+
+    def second(self, g, a, b):  # PyTorch's smooth_l1_loss_double_backward: 1 / beta inside
+        return g * const(xp.abs(a._data - b._data) < self.beta, g) / self.beta
+
+
+SmoothL1LossBackward0.gradient_node = SmoothL1LossBackwardBackward0.gradient_node = SmoothL1LossBackwardBackward0
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0):
@@ -214,19 +254,30 @@ def _check_backward_dtypes(x, y):
         raise RuntimeError(f'Found dtype {dtype_name(y)} but expected {dtype_name(x)}')
 
 
-class HuberLossBackward0(Node):
-    __slots__ = ('reduction', 'count', 'delta')
+class HuberLossBackward0(_PointwiseLossBackward):
+    __slots__ = ('delta',)
+    params = ('delta',)
 
-    jvp = pointwise_loss_jvp
-
-    def apply(self, grad):
-        x, y = self.saved_tensors
+    def check(self, x, y):
         _check_backward_dtypes(x, y)
+
+    def gradient(self, grad, x, y):
         d = x - y
         inner = wrap(~(xp.abs(d._data) >= self.delta))  # (a NaN difference inside: its gradient NaN, as PyTorch's)
-        g = _ew.where(inner, d, _ew.sign(d) * self.delta) * _scale_grad(grad, self.reduction, self.count)
-        return (g if self.next_functions[0][0] is not None else None,
-                -g if self.next_functions[1][0] is not None else None)
+        return _ew.where(inner, d, _ew.sign(d) * self.delta) * _scale_grad(grad, self.reduction, self.count)
+
+
+class HuberLossBackwardBackward0(_LossGradient):
+    __slots__ = ('delta',)
+    saved_names = ('grad_output', 'self', 'target', 'reduction=saved_reduction', 'delta=delta')
+    params = ('delta',)
+    gradient = HuberLossBackward0.gradient
+
+    def second(self, g, a, b):  # PyTorch's huber_loss_double_backward: 1 inside
+        return g * const(xp.abs(a._data - b._data) < self.delta, g)
+
+
+HuberLossBackward0.gradient_node = HuberLossBackwardBackward0.gradient_node = HuberLossBackwardBackward0
 
 
 def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
