@@ -642,3 +642,71 @@ def test_gradient_nodes_by_the_incoming_gradient(name):
     mine, theirs = run(lg), run(torch)
     assert mine[0] == theirs[0]
     np.testing.assert_allclose(np.array(mine[1], dtype=float), np.array(theirs[1], dtype=float), rtol=1e-12)
+
+
+_SAVED_VALUES = {
+    'add': lambda T, x: x + x, 'add alpha': lambda T, x: T.add(x, x, alpha=2),
+    'add float alpha': lambda T, x: T.add(x, x, alpha=0.5), 'sub alpha': lambda T, x: T.sub(x, x, alpha=2),
+    'rsub': lambda T, x: 1 - x, 'flip': lambda T, x: x.flip(-1, 0), 'permute': lambda T, x: x.permute(-1, 0, 1),
+    'movedim': lambda T, x: x.movedim(-1, 0),
+    'sum': lambda T, x: x.sum(), 'sum dim': lambda T, x: x.sum(-1), 'sum dims': lambda T, x: x.sum((0, -1), keepdim=True),
+    'mean': lambda T, x: x.mean(), 'mean dims': lambda T, x: x.mean((-1, 0), keepdim=True),
+    'prod dim': lambda T, x: x.prod(-1), 'logsumexp': lambda T, x: x.logsumexp(-1), 'amax': lambda T, x: x.amax(-1),
+    'amin all': lambda T, x: x.amin(), 'cumsum': lambda T, x: x.cumsum(-1), 'cumprod': lambda T, x: x.cumprod(1),
+    'cat': lambda T, x: T.cat([x, x], -2), 'stack': lambda T, x: T.stack([x, x], -1),
+    'roll': lambda T, x: x.roll((1, -1), (0, -1)), 'roll flat': lambda T, x: x.roll(1),
+    'pad': lambda T, x: T.nn.functional.pad(x, (-1, 2)), 'expand': lambda T, x: x.expand(2, 2, 3, 4),
+    'slice': lambda T, x: x[:, 1:3], 'slice open': lambda T, x: x[:, -2:], 'slice step': lambda T, x: x[:, ::2],
+    'slice far': lambda T, x: x[:, -10:2], 'narrow': lambda T, x: x.narrow(-1, -2, 2),
+    'select': lambda T, x: x.select(1, -1), 'index int': lambda T, x: x[-1], 'index mixed': lambda T, x: x[0, 1:, -1],
+    'split': lambda T, x: x.split(2, -1)[1], 'chunk': lambda T, x: x.chunk(2, -1)[1],
+    'split_with_sizes': lambda T, x: x.split([1, 2], 1)[1], 'unbind': lambda T, x: x.unbind(-1)[0],
+    'diagonal': lambda T, x: x.diagonal(-1, -2, 0), 'transpose': lambda T, x: x.transpose(-1, 0),
+    'unfold': lambda T, x: x.unfold(-1, 2, 1), 'as_strided': lambda T, x: x.as_strided((2, 2), (1, 2), 1),
+    'view': lambda T, x: x.view(-1), 'reshape': lambda T, x: x.reshape(4, -1), 'repeat': lambda T, x: x.repeat(2, 1, 1, 1),
+    'tril': lambda T, x: x.tril(-1), 'softmax': lambda T, x: x.softmax(-1), 'log_softmax': lambda T, x: x.log_softmax(1),
+    'max dim': lambda T, x: x.max(-1)[0], 'median dim': lambda T, x: x.median(1, keepdim=True)[0],
+    'kthvalue': lambda T, x: x.kthvalue(2, 1)[0], 'sort': lambda T, x: x.sort()[0], 'topk': lambda T, x: x.topk(2, 1)[0],
+    'gather': lambda T, x: x.gather(-1, T.zeros(2, 3, 1, dtype=T.long)),
+    'index_select': lambda T, x: x.index_select(-1, T.tensor([3, 0])),
+    'masked_fill': lambda T, x: x.masked_fill(x > 1, 0.5),
+    'scatter_add': lambda T, x: T.zeros(2, 3, 4, dtype=T.float64).scatter_add(2, T.zeros(2, 3, 1, dtype=T.long), x[..., :1]),
+    'index_add': lambda T, x: T.zeros(2, 3, 4, dtype=T.float64).index_add(2, T.tensor([1]), x[..., :1], alpha=2),
+    'addcmul': lambda T, x: T.addcmul(x, x, x * 2, value=0.5), 'addcdiv': lambda T, x: T.addcdiv(x, x, x + 1, value=2),
+    'trace': lambda T, x: x[0, :, :3].trace(),
+    'hardtanh': lambda T, x: T.nn.functional.hardtanh(x, -1, 2), 'threshold': lambda T, x: T.nn.functional.threshold(x, 1, 0.5),
+    'softplus': lambda T, x: T.nn.functional.softplus(x, 2), 'softplus default': lambda T, x: T.nn.functional.softplus(x),
+    'gelu': lambda T, x: T.nn.functional.gelu(x, approximate='tanh'),
+    'mse_loss': lambda T, x: T.nn.functional.mse_loss(x, x.detach() * 0, reduction='sum'),
+    'smooth_l1_loss': lambda T, x: T.nn.functional.smooth_l1_loss(x, x.detach() * 0, beta=0.5),
+    'nll_loss': lambda T, x: T.nn.functional.nll_loss(x[0], T.tensor([1, 0, 3]), ignore_index=3),
+    'embedding': lambda T, x: T.nn.functional.embedding(T.tensor([1, 2]), x[0]),
+    'embedding padding': lambda T, x: T.nn.functional.embedding(T.tensor([1, 2]), x[0], padding_idx=-2),
+    'conv2d': lambda T, x: T.nn.functional.conv2d(x[None], x[:, :2, :2].reshape(1, 2, 2, 2).repeat(3, 1, 1, 1),
+                                                  padding=1, stride=2),
+    'conv_transpose1d': lambda T, x: T.nn.functional.conv_transpose1d(
+        x, x[0, :, :2].reshape(3, 1, 2).repeat(1, 2, 1), T.ones(2, dtype=T.float64), stride=2, padding=1,
+        output_padding=1),
+}
+
+
+@pytest.mark.parametrize('name', list(_SAVED_VALUES))
+def test_nodes_show_what_they_saved_as_pytorch(name):
+    """A node's _saved_<name> attributes are PyTorch's: its dims and sizes as given (a negative
+    int64 read back unsigned), its numbers, flags and saved tensors; dir() lists the same names."""
+    def run(T):
+        x = T.arange(24., dtype=T.float64).view(2, 3, 4).div(7).requires_grad_()
+        fn = _SAVED_VALUES[name](T, x).grad_fn
+        names = [a for a in dir(fn) if a.startswith('_saved_')]
+        values, tensors = {}, {}
+        for a in names:
+            v = getattr(fn, a)
+            if isinstance(v, T.Tensor):
+                values[a], tensors[a] = (tuple(v.shape), str(v.dtype).split('.')[-1]), v.detach().numpy()
+            else:
+                values[a] = v
+        return fn.name(), names, values, tensors
+    mine, theirs = run(lg), run(torch)
+    assert mine[:3] == theirs[:3]
+    for a in mine[3]:
+        np.testing.assert_allclose(mine[3][a], theirs[3][a], rtol=1e-12)

@@ -367,6 +367,13 @@ class Node:
             if 'apply' in cls.__dict__:
                 cls.apply = _checking_what_was_saved(cls.__dict__['apply'])
 
+    def __dir__(self):
+        # as PyTorch's node lists itself: the _saved_<name> it has, not a parent's it lacks
+        # (AbsentSaved) nor the bookkeeping of what it saved
+        cls = type(self)
+        return [name for name in super().__dir__()
+                if name not in _BOOKKEEPING and not isinstance(getattr(cls, name, None), AbsentSaved)]
+
     def __init__(self, next_functions):
         self.next_functions = next_functions
         self._seq = next(_sequence)
@@ -585,18 +592,37 @@ def _install_saved_properties(cls, names):
         for name in base.__dict__.get('saved_names') or ():  # result where EluBackward0 saves self): absent
             name = name.partition('=')[0]
             if name not in own:
-                setattr(cls, f'_saved_{name}', property(_no_such_saved(cls, f'_saved_{name}')))
-                setattr(cls, f'_raw_saved_{name}', property(_no_such_saved(cls, f'_raw_saved_{name}')))
+                setattr(cls, f'_saved_{name}', AbsentSaved(_no_such_saved(cls, f'_saved_{name}')))
+                setattr(cls, f'_raw_saved_{name}', AbsentSaved(_no_such_saved(cls, f'_raw_saved_{name}')))
     position = 0
     for entry in names:
         name, _, attr = entry.partition('=')
-        if attr:
+        attr, _, kind = attr.partition(':')
+        if kind == 'int64':  # ('dim=given_dim:int64': an int or ints as PyTorch's node shows its int64s)
+            prop = property(lambda self, attr=attr: shown_int64(getattr(self, attr, None)))
+        elif attr:
             prop = property(lambda self, attr=attr: getattr(self, attr, None))
         else:
             prop = property(lambda self, i=position, name=name: self._saved_slot(i, name))
             setattr(cls, f'_raw_saved_{name}', property(lambda self, i=position: SavedTensor(self, i)))
             position += 1
         setattr(cls, f'_saved_{name}', prop)
+
+
+def shown_int64(value):
+    """An int64 a node keeps (or a sequence of them), as PyTorch shows it: as given, a negative
+    one read back as an unsigned 64-bit number (grad_fn._saved_dim of unsqueeze(-1) is 2**64 - 1)."""
+    if isinstance(value, (tuple, list)):
+        return tuple(shown_int64(v) for v in value)
+    return value + (1 << 64) if isinstance(value, int) and value < 0 else value
+
+
+class AbsentSaved(property):
+    """A parent's ``_saved_<name>`` that a node does not have (EluBackward1 saves the result
+    where EluBackward0 saves self): reading it raises AttributeError, and dir() omits it."""
+
+
+_BOOKKEEPING = frozenset(('_saved', '_saved_versions', '_saved_slot'))
 
 
 def _no_such_saved(cls, attr):

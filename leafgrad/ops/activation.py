@@ -368,6 +368,7 @@ _AVX512 = None
 class Gelu(_Activation):
     """gelu(input, approximate='none')."""
     op, node = 'gelu', 'GeluBackward0'
+    saved = ('self', 'approximate=approximate')
     __slots__ = ('approximate',)
 
     def forward(input, approximate='none'):
@@ -510,9 +511,10 @@ class Softplus(_Activation):
     """softplus(input, beta=1.0, threshold=20.0): log(1 + exp(beta x)) / beta, x itself where
     beta x > threshold."""
     op, node = 'softplus', 'SoftplusBackward0'
+    saved = ('self', 'beta=beta', 'threshold=threshold')
     __slots__ = ('beta', 'threshold')
 
-    def forward(input, beta=1.0, threshold=20.0):
+    def forward(input, beta=1, threshold=20):  # (PyTorch's defaults: ints, as its node shows them)
         try:
             if type(beta) is not float or type(threshold) is not float:
                 check_number('softplus', 'beta', 2, beta)
@@ -621,6 +623,7 @@ class Hardtanh(_Activation):
     """hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False), and hardtanh_. The gradient
     passes strictly inside (min_val, max_val), as PyTorch's kernel."""
     op, node = 'hardtanh', 'HardtanhBackward0'
+    saved = ('self', 'max_val=max_val', 'min_val=min_val')
     inplace_function = True
     __slots__ = ('min_val', 'max_val')
 
@@ -754,6 +757,7 @@ class Threshold(_Activation):
     """threshold(input, threshold, value, inplace=False), and threshold_: value where
     input <= threshold."""
     op, node = 'threshold', 'ThresholdBackward0'
+    saved = ('self', 'threshold=threshold')
     public = inplace_function = True
     __slots__ = ('threshold',)
 
@@ -910,7 +914,8 @@ class Softmax(Op):
     Tensor.softmax; ``nn_softmax`` is nn.functional's)."""
     op, node = 'softmax', 'SoftmaxBackward0'
     parameter_types = {'dim': 'int'}
-    __slots__ = ('dim',)
+    saved = ('result', 'dim=given_dim:int64')
+    __slots__ = ('dim', 'given_dim')
 
     def forward(input, dim, dtype=None):
         input, data, d = _softmax_input(input, dim, dtype, 'softmax')
@@ -920,7 +925,7 @@ class Softmax(Op):
         out = (e / e.sum(axis=d, keepdims=True)).astype(data.dtype, copy=False)
         result, node = record(out.reshape(input._data.shape), Softmax, (input,))
         if node is not None:
-            node.dim = d if input._data.ndim else ()
+            node.dim, node.given_dim = (d if input._data.ndim else ()), dim
             node.save(saved_output(result))
         return result
 
@@ -1009,7 +1014,7 @@ class SafeSoftmax(Softmax):
         out = out.astype(data.dtype, copy=False)
         result, node = record(out.reshape(input._data.shape), SafeSoftmax, (input,))
         if node is not None:
-            node.dim = d if input._data.ndim else ()
+            node.dim, node.given_dim = (d if input._data.ndim else ()), dim
             node.save(saved_output(result))
         return result
 
@@ -1053,7 +1058,8 @@ class LogSoftmax(Op):
     and Tensor.log_softmax; ``nn_log_softmax`` is nn.functional's)."""
     op, node = 'log_softmax', 'LogSoftmaxBackward0'
     parameter_types = {'dim': 'int'}
-    __slots__ = ('dim', 'dtype')
+    saved = ('result', 'dim=given_dim:int64')
+    __slots__ = ('dim', 'dtype', 'given_dim')
 
     def forward(input, dim, dtype=None):
         input, data, d = _softmax_input(input, dim, dtype, 'log_softmax')
@@ -1064,7 +1070,7 @@ class LogSoftmax(Op):
         result, node = record(out.reshape(input._data.shape) if input._data.ndim == 0 else out, LogSoftmax,
                               (input,))
         if node is not None:
-            node.dim, node.dtype = (d if input._data.ndim else ()), out.dtype
+            node.dim, node.dtype, node.given_dim = (d if input._data.ndim else ()), out.dtype, dim
             node.save(saved_output(result))
         return result
 

@@ -37,6 +37,7 @@ def _tangent_sum(ta, tb, a_shape, b_shape):
 class _BinaryNode(Op):
     """Binary ops remember their operands' shapes to undo broadcasting."""
     __slots__ = ('self_shape', 'other_shape', 'other_scalar', 'alpha')
+    saved_alpha = property(lambda self: getattr(self, 'alpha', 1))  # (add's and sub's _saved_alpha)
 
 
 def _release_even_a_scalar(node):
@@ -116,6 +117,7 @@ def _alpha_first(alpha, rest, keyword_alpha, code):
 class Add(_BinaryNode):
     """add(input, other, *, alpha=1, out=None): ``input + alpha * other``."""
     op, node = 'add', 'AddBackward0'
+    saved = ('alpha=saved_alpha',)
     operators = ('__add__', '__radd__')  # (addition commutes exactly: number + t is t + number)
     inplace_operators = ('__iadd__',)
     out = CAST
@@ -170,6 +172,7 @@ class Add(_BinaryNode):
 class Sub(_BinaryNode):
     """sub(input, other, *, alpha=1, out=None): ``input - alpha * other``."""
     op, node = 'sub', 'SubBackward0'
+    saved = ('alpha=saved_alpha',)
     aliases = ('subtract',)
     operators, reflected_operators, inplace_operators = ('__sub__',), ('__rsub__',), ('__isub__',)
     out = CAST
@@ -232,6 +235,7 @@ class Sub(_BinaryNode):
 class RsubBackward1(Op):
     """``scalar - tensor``."""
     node = 'RsubBackward1'
+    saved = ('alpha=alpha',)
     __slots__ = ('alpha',)
 
     def jvp(self, tangents):

@@ -168,6 +168,7 @@ class Index(Op):
     op, node, function, method = 'getitem', 'IndexBackward0', False, False
     operators = ('__getitem__',)
     saved_state = ('index',)
+    saved = ('self_sym_sizes=self_shape',)
 
     def forward(input, index):
         if type(index) is int:  # t[i], the commonest index: one select view
@@ -468,8 +469,9 @@ class IndexSelect(Op):
     """index_select(input, dim, index): the slices at ``index`` along ``dim``."""
     op, node = 'index_select', 'IndexSelectBackward0'
     parameter_types = {'dim': 'int'}
-    __slots__ = ('self_shape', 'dim', 'index')
+    __slots__ = ('self_shape', 'dim', 'index', 'given_dim')
     saved_state = ('index',)
+    saved = ('dim=given_dim:int64', 'index=index', 'self_sym_sizes=self_shape')
 
     def function(input, dim, index, *, out=None):
         if out is None:
@@ -497,7 +499,7 @@ class IndexSelect(Op):
         data = xp.take(input._data, flat, axis=d) if shape else input._data.reshape(-1)[flat].reshape(())
         out, node = record(data, IndexSelect, (input,))
         if node is not None:
-            node.self_shape, node.dim = shape, d
+            node.self_shape, node.dim, node.given_dim = shape, d, dim
             node.index = index
         return out
 
@@ -526,8 +528,9 @@ class Gather(Op):
     op, node = 'gather', 'GatherBackward0'
     # (each refused in PyTorch's parser's order, with its position)
     parameter_types = {'input': 'Tensor', 'dim': 'int', 'index': 'Tensor', 'sparse_grad': 'bool'}
-    __slots__ = ('self_shape', 'dim', 'index')
+    __slots__ = ('self_shape', 'dim', 'index', 'given_dim', 'sparse_grad')
     saved_state = ('index',)
+    saved = ('self', 'dim=given_dim:int64', 'index=index', 'sparse_grad=sparse_grad')
 
     def forward(input, dim, index, *, sparse_grad=False, out=None):
         if out is not None:
@@ -544,6 +547,7 @@ class Gather(Op):
         result, node = record(data, Gather, (input,))
         if node is not None:
             node.self_shape, node.dim, node.index = shape, d, index
+            node.given_dim, node.sparse_grad = dim, sparse_grad
             node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
         return result
 
@@ -558,7 +562,7 @@ class Gather(Op):
 def _empty_gather(input, idx, d, index):
     result, node = record(xp.zeros(idx.shape, dtype=input._data.dtype, like=input._data), Gather, (input,))
     if node is not None:
-        node.self_shape, node.dim, node.index = input._data.shape, d, index
+        node.self_shape, node.dim, node.index, node.given_dim, node.sparse_grad = input._data.shape, d, index, d, False
         node.save(input)
     return result
 

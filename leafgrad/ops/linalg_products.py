@@ -25,6 +25,7 @@ class Trace(Op):
     """trace(input): the sum of the main diagonal of a matrix (integers sum to int64, as sum
     does)."""
     op, node = 'trace', 'TraceBackward0'
+    saved = ('self_sym_sizes=self_shape',)
     __slots__ = ('self_shape', 'dtype')
 
     def forward(input):

@@ -35,7 +35,13 @@ def _embed(src, index, dim, shape, unique=True):
 class _SelectAlongDim(Op):
     """values, indices = op(x, dim): the values' gradient goes to the chosen indices."""
     saved_state = ('index',)
+    saved = ('dim=given_dim:int64', 'indices=saved_indices', 'keepdim=keepdim', 'self_sym_sizes=shape')
     # no __slots__: record_many sets num_outputs and output_meta on multi-output nodes
+
+    @property
+    def saved_indices(self):  # (the indices output, as PyTorch's node keeps it)
+        index = self.index
+        return wrap(index if self.keepdim or not self.shape else xp.squeeze(index, self.dim))
 
     def jvp(self, tangents, output):
         if not self.shape:
@@ -75,7 +81,7 @@ def _select_along_dim(input, dim, keepdim, name, pick, node_cls, return_type):
         values, idx = c_order(values), c_order(idx)
     (out, indices), node = record_many([values, idx], node_cls, (input,), differentiable=(True, False))
     if node is not None:
-        node.dim, node.keepdim, node.shape = d, keepdim, data.shape
+        node.dim, node.keepdim, node.shape, node.given_dim = d, keepdim, data.shape, dim
         node.index = idx if keepdim or data.ndim == 0 else xp.expand_dims(idx, d)
     return return_type(out, indices)
 
@@ -216,6 +222,7 @@ def _amax_like(input, dim, keepdim, name, np_fn, node_cls):
     result, node = record(c_order(xp.asarray(np_fn(input._data, axis=dims, keepdims=keepdim))), node_cls, (input,))
     if node is not None:
         node.dims, node.keepdim = dims, keepdim
+        node.given_dims = None if dim is None else tuple(dim) if isinstance(dim, (tuple, list)) else (int(dim),)
         node.save(input, saved_output(result))
     return result
 
@@ -227,10 +234,10 @@ _AMAX_OUT = same_dtype("Expected the dtype for input and out to match, but got {
 
 class Amax(Op):
     """The gradient split evenly among the elements equal to the result, per reduced slice."""
-    op, node, saved = 'amax', 'AmaxBackward0', ('self', 'result')
+    op, node, saved = 'amax', 'AmaxBackward0', ('self', 'result', 'dim=given_dims:int64', 'keepdim=keepdim')
     out = out_rule('amax', _AMAX_OUT)
     parameter_types = {'dim': 'tuple of ints?'}  # (amin's too)
-    __slots__ = ('dims', 'keepdim')
+    __slots__ = ('dims', 'keepdim', 'given_dims')
 
     def forward(input, dim=(), keepdim=False):
         """amax(input, dim=(), keepdim=False, *, out=None) -> Tensor
@@ -531,6 +538,8 @@ class Mode(_SelectAlongDim):
 class _Sorted(Op):
     """values, indices = sort(x): each value's gradient goes back to where it came from."""
     saved_state = ('index',)
+    saved = ('dim=given_dim:int64', 'indices=saved_indices', 'self_sym_sizes=shape')
+    saved_indices = property(lambda self: wrap(self.index))  # (the indices output, as PyTorch's node keeps it)
     # no __slots__: a multi-output node (see _SelectAlongDim)
 
     def jvp(self, tangents):  # the values' tangent: the input's, read in the sorted order
@@ -586,7 +595,7 @@ def _sorted(input, dim, descending, k, node_cls, return_type):
             values, idx = laid_out_like(values, data), laid_out_like(idx, data)
     (out, indices), node = record_many([values, idx], node_cls, (input,), differentiable=(True, False))
     if node is not None:
-        node.dim, node.shape, node.index = d, data.shape, idx
+        node.dim, node.shape, node.index, node.given_dim = d, data.shape, idx, dim
     return return_type(out, indices)
 
 

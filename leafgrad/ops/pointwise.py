@@ -112,6 +112,7 @@ def _value_first(tensor1, tensor2, rest, value, code):
 class Addcmul(Op):
     """addcmul(input, tensor1, tensor2, *, value=1, out=None): ``input + value * tensor1 * tensor2``."""
     op, node = 'addcmul', 'AddcmulBackward0'
+    saved = ('tensor1', 'tensor2', 'value=value')
     out = CAST
     operands = (Overloads('addcmul', '(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, '
                           'Tensor out = None)'),)
@@ -167,6 +168,7 @@ class Addcdiv(Op):
     """addcdiv(input, tensor1, tensor2, *, value=1, out=None): ``input + value * tensor1 / tensor2``
     (floating tensors only, as PyTorch)."""
     op, node = 'addcdiv', 'AddcdivBackward0'
+    saved = ('tensor1', 'tensor2', 'value=value')
     out = CAST
     operands = (Overloads('addcdiv', '(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, '
                           'Tensor out = None)'),)

@@ -74,7 +74,8 @@ class Cat(Op):
     ``dim`` (of their promoted dtype)."""
     op, node, aliases, method = 'cat', 'CatBackward0', ('concat', 'concatenate'), False
     parameter_types = {'dim': 'int'}
-    __slots__ = ('dim', 'sizes', 'shapes', 'dtypes')
+    saved = ('dim=given_dim:int64',)
+    __slots__ = ('dim', 'sizes', 'shapes', 'dtypes', 'given_dim')
 
     def forward(tensors, dim=0, *, out=None):
         if out is not None:
@@ -117,7 +118,7 @@ class Cat(Op):
             data = memory_formats.lay_out(data, _cat_memory_format(tensors))
         result, node = record(data, Cat, tuple(tensors))
         if node is not None:
-            node.dim = d
+            node.dim, node.given_dim = d, dim
             node.shapes = [t._data.shape for t in tensors]
             node.dtypes = [t._data.dtype for t in tensors]
             node.sizes = [None if (t._data.ndim == 1 and t._data.shape[0] == 0) else t._data.shape[d] for t in tensors]
@@ -145,7 +146,8 @@ class Stack(Op):
     """stack(tensors, dim=0, *, out=None): the tensors joined along a new dim ``dim``."""
     op, node, method = 'stack', 'StackBackward0', False
     parameter_types = {'dim': 'int'}
-    __slots__ = ('dim', 'dtypes')
+    saved = ('dim=given_dim:int64',)
+    __slots__ = ('dim', 'dtypes', 'given_dim')
 
     def forward(tensors, dim=0, *, out=None):
         if out is not None:
@@ -170,7 +172,7 @@ class Stack(Op):
             data = memory_formats.lay_out(data, _stack_memory_format(tensors, d))
         result, node = record(data, Stack, tuple(tensors))
         if node is not None:
-            node.dim, node.dtypes = d, [t._data.dtype for t in tensors]
+            node.dim, node.dtypes, node.given_dim = d, [t._data.dtype for t in tensors], dim
         return result
 
     def jvp(self, tangents, output):
@@ -286,6 +288,7 @@ class Repeat(Op):
     """repeat(input, *sizes): the input tiled ``sizes`` times along each dim (a copy)."""
     op, node = 'repeat', 'RepeatBackward0'
     public = False  # (a method only: PyTorch has no torch.repeat)
+    saved = ('repeats=repeats', 'self_sym_sizes=self_shape')
     __slots__ = ('self_shape', 'repeats')
 
     def vmap(V, fn, args, kwargs):  # the batch dims repeated once, in front of the sample's
@@ -314,7 +317,7 @@ class Repeat(Op):
             data = xp.tile(input._data.reshape(padded), reps)
         result, node = record(data, Repeat, (input,))
         if node is not None:
-            node.self_shape, node.repeats = shape, reps
+            node.self_shape, node.repeats = shape, tuple(reps)
         return result
 
     def jvp(self, tangents):  # linear: the tangent repeated
@@ -433,20 +436,21 @@ def _dims_list(dims, nd, what='dims'):
 class Flip(Op):
     """flip(input, dims): the order of the dims ``dims`` reversed (a copy)."""
     op, node = 'flip', 'FlipBackward0'
-    __slots__ = ('dims',)
+    saved = ('dims=given_dims:int64',)
+    __slots__ = ('dims', 'given_dims')
 
     def forward(input, *args, dims=None):
         if dims is None:
             dims = int_list(args, 'flip', 'dims')
         elif isinstance(dims, int):
             dims = (dims,)
-        dims = _dims_list(dims, input._data.ndim)
+        given, dims = tuple(dims), _dims_list(dims, input._data.ndim)
         data = xp.flip(input._data, dims).copy() if dims else input._data.copy()
         if data.strides != input._data.strides:  # (PyTorch's flip is laid out as empty_like(input))
             data = memory_formats.preserved(data, input._data)
         result, node = record(data, Flip, (input,))
         if node is not None:
-            node.dims = dims
+            node.dims, node.given_dims = dims, given
         return result
 
     def jvp(self, tangents):  # linear: the tangent flipped
@@ -524,7 +528,8 @@ class Roll(Op):
     """roll(input, shifts, dims=None): the elements shifted cyclically along ``dims`` (of the
     flattened input without dims)."""
     op, node = 'roll', 'RollBackward0'
-    __slots__ = ('shifts', 'dims')
+    saved = ('dims=given_dims:int64', 'shifts=shifts:int64')
+    __slots__ = ('shifts', 'dims', 'given_dims')
 
     def forward(input, shifts, dims=None):
         try:
@@ -540,12 +545,13 @@ class Roll(Op):
                     if isinstance(dims, (tuple, list)) else (_roll_index(dims, shifts, dims),)
                 if len(shifts) != len(dims):
                     raise RuntimeError(f'shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}')
-                dims = tuple(wrap_dim(d, input._data.ndim) for d in dims)
+                given, dims = tuple(dims), tuple(wrap_dim(d, input._data.ndim) for d in dims)
                 data = _rolled(input._data, shifts, dims)
                 node_dims = dims
             result, node = record(data, Roll, (input,))
             if node is not None:
-                node.shifts, node.dims = shifts, node_dims
+                node.shifts, node.dims = tuple(shifts), node_dims
+                node.given_dims = () if node_dims is None else given
             return result
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments()
@@ -572,6 +578,7 @@ def _triangle(input, diagonal, fn, node_cls, name):
 class Tril(Op):
     """tril(input, diagonal=0): the lower triangle of each matrix, zeros above."""
     op, node, inplace = 'tril', 'TrilBackward0', True
+    saved = ('diagonal=diagonal:int64',)
     __slots__ = ('diagonal',)
 
     def vmap(V, fn, args, kwargs):  # (of the last two dims: the batch dims lead)
@@ -590,6 +597,7 @@ class Tril(Op):
 class Triu(Op):
     """triu(input, diagonal=0): the upper triangle of each matrix, zeros below."""
     op, node, inplace = 'triu', 'TriuBackward0', True
+    saved = ('diagonal=diagonal:int64',)
     __slots__ = ('diagonal',)
 
     def vmap(V, fn, args, kwargs):  # (of the last two dims: the batch dims lead)
@@ -659,6 +667,7 @@ class Diag(Op):
 class ConstantPadNdBackward0(Op):
     """pad(mode='constant') (``_constant_pad``)."""
     node = 'ConstantPadNdBackward0'
+    saved = ('pad=pad:int64',)
     __slots__ = ('pad',)
 
     def jvp(self, tangents):  # linear: the tangent padded with zeros (the trailing dims: a batch too)

@@ -71,9 +71,11 @@ class Sum(Op):
     """sum(input, dim=None, keepdim=False, *, dtype=None): integers and bool sum to int64."""
     op, node = 'sum', 'SumBackward0'
     listed = _SUM_OVERLOADS
+    saved = ('self_sym_sizes=self_shape',)
     __slots__ = ('self_shape',)
 
     def forward(input, dim=None, keepdim=False, *, dtype=None):
+        given = dim
         data = input._data
         out_dtype = _sum_dtype(data, dtype)
         if dim is None and keepdim:  # (every dim, kept: PyTorch's SumBackward1 of dim None)
@@ -96,7 +98,7 @@ class Sum(Op):
             raise
         result, node = record(c_order(out), SumBackward1, (input,))
         if node is not None:
-            node.self_shape, node.dims, node.keepdim = data.shape, dims, keepdim
+            node.self_shape, node.dims, node.keepdim, node.given_dims = data.shape, dims, keepdim, _as_given(given)
         return result
 
     def jvp(self, tangents):
@@ -109,13 +111,21 @@ class Sum(Op):
 class SumBackward1(Op):
     """sum along dims."""
     node = 'SumBackward1'
-    __slots__ = ('self_shape', 'dims', 'keepdim')
+    saved = ('dim=given_dims:int64', 'keepdim=keepdim', 'self_sym_sizes=self_shape')
+    __slots__ = ('self_shape', 'dims', 'keepdim', 'given_dims')
 
     def jvp(self, tangents):
         return sum(tangents[0], self.dims, self.keepdim)
 
     def apply(self, grad):
         return _expand_back(grad, self.self_shape, self.dims, self.keepdim),
+
+
+def _as_given(dim):
+    """The dims of a reduction as PyTorch's node keeps them: a tuple of the ints given."""
+    if dim is None:
+        return None
+    return tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
 
 
 def _count(shape, dims):
@@ -157,9 +167,11 @@ class Mean(Op):
     """mean(input, dim=None, keepdim=False, *, dtype=None): floating and complex input only."""
     op, node = 'mean', 'MeanBackward0'
     listed = _MEAN_OVERLOADS
+    saved = ('self_sym_numel=count', 'self_sym_sizes=self_shape')
     __slots__ = ('self_shape', 'count')
 
     def forward(input, dim=None, keepdim=False, *, dtype=None):
+        given = dim
         data = input._data
         if dtype is not None:
             data = data.astype(_mean_dtype('mean', dtype))
@@ -182,6 +194,7 @@ class Mean(Op):
         result, node = record(c_order(out), MeanBackward1, (input,))
         if node is not None:
             node.self_shape, node.dims, node.keepdim, node.count = data.shape, dims, keepdim, _count(data.shape, dims)
+            node.given_dims, node.numel = _as_given(given), data.size
         return result
 
     def jvp(self, tangents):
@@ -194,7 +207,8 @@ class Mean(Op):
 class MeanBackward1(Op):
     """mean along dims."""
     node = 'MeanBackward1'
-    __slots__ = ('self_shape', 'dims', 'keepdim', 'count')
+    saved = ('dim=given_dims:int64', 'keepdim=keepdim', 'self_sym_numel=numel', 'self_sym_sizes=self_shape')
+    __slots__ = ('self_shape', 'dims', 'keepdim', 'count', 'given_dims', 'numel')
 
     def jvp(self, tangents):
         return sum(tangents[0], self.dims, self.keepdim) / self.count
@@ -445,6 +459,7 @@ class Prod(Op):
     op, node = 'prod', 'ProdBackward0'
     overloads = Overloads('prod', '(Tensor input, *, leafgrad.dtype dtype = None)',
                           '(Tensor input, int dim, bool keepdim = False, *, leafgrad.dtype dtype = None, Tensor out = None)')
+    saved = ('self', 'result')
     __slots__ = ()
 
     def forward(input, dim=None, keepdim=False, *, dtype=None):
@@ -466,7 +481,7 @@ class Prod(Op):
         out = xp.asarray(xp.multiply.reduce(data, axis=axis, keepdims=keepdim and data.ndim > 0, dtype=out_dtype))
         result, node = record(c_order(out), ProdBackward1, (input,))
         if node is not None:
-            node.dim, node.keepdim = axis if axis is not None else 0, keepdim
+            node.dim, node.keepdim, node.given_dim = axis if axis is not None else 0, keepdim, dim
             node.save(input, saved_output(result))
         return result
 
@@ -488,7 +503,8 @@ class Prod(Op):
 class ProdBackward1(Op):
     """prod along a dim."""
     node = 'ProdBackward1'
-    __slots__ = ('dim', 'keepdim')
+    saved = ('self', 'result', 'dim=given_dim:int64', 'keepdim=keepdim')
+    __slots__ = ('dim', 'keepdim', 'given_dim')
 
     def jvp(self, tangents, output):
         x = self.saved_tensors[0]
@@ -512,7 +528,8 @@ class Logsumexp(Op):
     shifted out); integer input in the default float dtype."""
     op, node = 'logsumexp', 'LogsumexpBackward0'
     parameter_types = {'dim': 'tuple of ints'}
-    __slots__ = ('dims', 'keepdim')
+    saved = ('self', 'result', 'dim=given_dims:int64', 'keepdim=keepdim')
+    __slots__ = ('dims', 'keepdim', 'given_dims')
 
     def forward(input, dim, keepdim=False):
         data = input._data
@@ -533,7 +550,7 @@ class Logsumexp(Op):
             out = out.reshape(tuple(s for i, s in enumerate(data.shape) if i not in dims))
         result, node = record(c_order(out.astype(data.dtype, copy=False)), Logsumexp, (input,))
         if node is not None:
-            node.dims, node.keepdim = dims, keepdim
+            node.dims, node.keepdim, node.given_dims = dims, keepdim, _as_given(dim)
             node.save(input, saved_output(result))
         return result
 
@@ -561,7 +578,8 @@ class LinalgVectorNormBackward0(Op):
     """linalg.vector_norm's node (its function is leafgrad.linalg's: PyTorch has no
     torch.vector_norm nor a method)."""
     node = 'LinalgVectorNormBackward0'
-    __slots__ = ('ord', 'dims', 'keepdim')
+    saved = ('self', 'result', 'dim=given_dims:int64', 'keepdim=keepdim', 'ord=ord')
+    __slots__ = ('ord', 'dims', 'keepdim', 'given_dims')
 
     def jvp(self, tangents):
         # the derivative's directional form: <d norm / dx, t> summed over the reduced dims
@@ -655,7 +673,7 @@ def _vector_norm(x, ord, dim, keepdim, dtype, recorded):
     # (the norm of complex numbers is real: of their magnitudes)
     result, node = record(c_order(xp.asarray(out).astype(data.real.dtype, copy=False)), recorded, (x,))
     if node is not None:
-        node.ord, node.dims, node.keepdim = p, dims, keepdim
+        node.ord, node.dims, node.keepdim, node.given_dims = p, dims, keepdim, None if dim is None else tuple(dim)
         node.save(x, saved_output(result))
     return result
 
@@ -706,8 +724,9 @@ class Cumsum(Op):
     """cumsum(input, dim, *, dtype=None), and Tensor.cumsum_. The gradient of a cumulative sum
     is the reversed cumulative sum of the gradient."""
     op, node = 'cumsum', 'CumsumBackward0'
+    saved = ('dim=given_dim:int64',)
     parameter_types = {'dim': 'int'}
-    __slots__ = ('dim', 'reverse')
+    __slots__ = ('dim', 'reverse', 'given_dim')
 
     def inplace(self, dim, *, dtype=None):
         return _run_inplace(self, lambda s: cumsum(s, dim, dtype=dtype))
@@ -767,15 +786,16 @@ def _cumsum(input, dim, reverse=False, dtype=None):
         out = out.astype(data.dtype)
     result, node = record(out.copy() if reverse else out, Cumsum, (input,))  # flip made a view
     if node is not None:
-        node.dim, node.reverse = d if d is not None else 0, reverse
+        node.dim, node.reverse, node.given_dim = d if d is not None else 0, reverse, 0 if dim is None else dim
     return result
 
 
 class Cumprod(Op):
     """cumprod(input, dim, *, dtype=None), and Tensor.cumprod_."""
     op, node = 'cumprod', 'CumprodBackward0'
+    saved = ('self', 'result', 'dim=given_dim:int64')
     parameter_types = {'dim': 'int'}
-    __slots__ = ('dim',)
+    __slots__ = ('dim', 'given_dim')
 
     def inplace(self, dim, *, dtype=None):
         return _run_inplace(self, lambda s: cumprod(s, dim, dtype=dtype))
@@ -791,7 +811,7 @@ class Cumprod(Op):
             out = out.astype(data.dtype)
         result, node = record(out, Cumprod, (input,))
         if node is not None:
-            node.dim = d if d is not None else 0
+            node.dim, node.given_dim = d if d is not None else 0, dim
             node.save(input, saved_output(result))
         return result
 

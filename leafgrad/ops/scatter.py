@@ -181,8 +181,9 @@ class ScatterAdd(Op):
     """scatter_add(input, dim, index, src): ``src``'s elements added at ``index`` along ``dim``."""
     op, node = 'scatter_add', 'ScatterAddBackward0'
     out = EXACT  # (out= of the result's dtype only, as PyTorch's)
-    __slots__ = ('dim', 'index')
+    __slots__ = ('dim', 'index', 'given_dim')
     saved_state = ('index',)
+    saved = ('dim=given_dim:int64', 'index=index')
 
     def vmap(V, fn, args, kwargs):  # input, index and src expanded to one batch, dim shifted
         return _scatter_vmap(V, fn, args, kwargs)
@@ -198,6 +199,7 @@ class ScatterAdd(Op):
         out, node = record(data, ScatterAdd, (input, src))
         if node is not None:
             node.dim, node.index = d, index if node.needs_input_grad(1) else None  # as index_add
+            node.given_dim = dim
         return out
 
     def jvp(self, tangents, output):  # linear in both
@@ -355,8 +357,10 @@ class IndexAdd(Op):
     op, node = 'index_add', 'IndexAddBackward0'
     out = EXACT  # (out= of the result's dtype only, as PyTorch's)
     parameter_types = {'dim': 'int', 'index': 'Tensor', 'source': 'Tensor', 'alpha': 'Number'}
-    __slots__ = ('dim', 'index', 'alpha', 'source_shape')
+    __slots__ = ('dim', 'index', 'alpha', 'source_shape', 'given_dim')
     saved_state = ('index',)
+    saved = ('source', 'alpha=alpha', 'dim=given_dim:int64', 'index=index', 'source_dim=source_dim')
+    source_dim = property(lambda self: len(self.source_shape))
 
     def inplace(self, dim, index, source, *, alpha=1):
         return inplace(self, lambda s: index_add(s, dim, index, source, alpha=alpha), (source,))
@@ -391,7 +395,7 @@ class IndexAdd(Op):
             data += src.reshape(())
         out, node = record(data, IndexAdd, (input, source))
         if node is not None:
-            node.dim, node.alpha, node.source_shape, node.index = d, alpha, sshape, None
+            node.dim, node.alpha, node.source_shape, node.index, node.given_dim = d, alpha, sshape, None, dim
             # Only source's gradient reads the index and source: PyTorch saves them only then (and
             # so catches an in-place change of source).
             if node.needs_input_grad(1):
@@ -543,6 +547,7 @@ class MaskedFillBackward1(Op):
     node = 'MaskedFillBackward1'
     __slots__ = ('mask', 'self_shape')
     saved_state = ('mask',)
+    saved = ('mask=mask',)
 
     def jvp(self, tangents, output):  # the input's tangent with the value's where it was written
         ts, tv = tangents
@@ -565,6 +570,7 @@ class MaskedFill(Op):
     refusals = Overloads('masked_fill', '(Tensor input, Tensor mask, Tensor value)', '(Tensor input, Tensor mask, Number value)')
     __slots__ = ('mask', 'self_shape')
     saved_state = ('mask',)
+    saved = ('mask=mask',)
 
     def inplace(self, mask, value):
         data = self._data

@@ -131,6 +131,7 @@ class View(Op):
     ``view(dtype)``: the data read as another dtype of the same size."""
     op, node = 'view', 'ViewBackward0'
     public = False  # (a method only: PyTorch has no torch.view)
+    saved = ('self_sym_sizes=self_shape',)
     __slots__ = ('self_shape',)
 
     def forward(input, *shape):
@@ -329,14 +330,15 @@ class Clone(Op):
 class Transpose(Op):
     """transpose(input, dim0, dim1) (also swapaxes, swapdims): the view with two dims swapped."""
     op, node, aliases = 'transpose', 'TransposeBackward0', ('swapaxes', 'swapdims')
-    __slots__ = ('dim0', 'dim1')
+    saved = ('dim0=given_dim0:int64', 'dim1=given_dim1:int64')
+    __slots__ = ('dim0', 'dim1', 'given_dim0', 'given_dim1')
 
     def forward(input, dim0, dim1):
         nd = input._data.ndim
         d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
         out, node = make_view(input, xp.swapaxes(input._data, d0, d1), Transpose, lambda t: transpose(t, d0, d1))
         if node is not None:
-            node.dim0, node.dim1 = d0, d1
+            node.dim0, node.dim1, node.given_dim0, node.given_dim1 = d0, d1, dim0, dim1
         return out
 
     def apply(self, grad):
@@ -386,7 +388,8 @@ def _transposed_buffer(array):
 class Permute(Op):
     """permute(input, *dims): the view with the dims in the given order."""
     op, node = 'permute', 'PermuteBackward0'
-    __slots__ = ('dims',)
+    saved = ('dims=given_dims:int64',)
+    __slots__ = ('dims', 'given_dims')
 
     def forward(input, *dims):
         dims = int_list(dims, 'permute', 'dims')
@@ -395,12 +398,12 @@ class Permute(Op):
             raise RuntimeError(f'permute(sparse_coo): number of dimensions in the tensor input does not match the '
                                f'length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal '
                                f'to len(dims) = {len(dims)}')
-        dims = tuple(wrap_dim(d, nd) for d in dims)
+        given, dims = dims, tuple(wrap_dim(d, nd) for d in dims)
         if len(set(dims)) != nd:
             raise RuntimeError('permute(): duplicate dims are not allowed.')
         out, node = make_view(input, xp.transpose(input._data, dims), Permute, lambda t: permute(t, dims))
         if node is not None:
-            node.dims = dims
+            node.dims, node.given_dims = dims, tuple(given)
         return out
 
     def apply(self, grad):
@@ -512,7 +515,7 @@ class Unsqueeze(Op):
     """unsqueeze(input, dim): the view with a dim of size 1 inserted at ``dim``."""
     op, node = 'unsqueeze', 'UnsqueezeBackward0'
     parameter_types = {'dim': 'int'}
-    saved = ('dim=saved_dim',)
+    saved = ('dim=given_dim:int64',)
     __slots__ = ('dim', 'given_dim')
 
     def forward(input, dim):
@@ -530,7 +533,6 @@ class Unsqueeze(Op):
     def apply(self, grad):
         return squeeze(grad, self.given_dim),  # (the dim as given, as PyTorch's grad.squeeze(dim))
 
-    saved_dim = property(lambda self: _saved_int(self.given_dim))
 
 
 class Squeeze(Op):
@@ -541,8 +543,6 @@ class Squeeze(Op):
     listed = Overloads('squeeze', '(Tensor input)', '(Tensor input, int dim)', '(Tensor input, tuple of ints dim)')
     saved = ('self_sym_sizes=self_shape',)
     __slots__ = ('self_shape', 'axes', 'given_dim')
-    saved_dim = property(lambda self: _saved_int(self.given_dim) if isinstance(self.given_dim, int)
-                         else tuple(map(_saved_int, self.given_dim)))
 
     def forward(input, dim=None):
         shape = input._data.shape
@@ -586,26 +586,20 @@ class Squeeze(Op):
 
 class SqueezeBackward1(Squeeze):  # squeeze(dim)
     node = 'SqueezeBackward1'
-    saved = ('dim=saved_dim', 'self_sym_sizes=self_shape')
+    saved = ('dim=given_dim:int64', 'self_sym_sizes=self_shape')
     __slots__ = ()
 
 
 class SqueezeBackward2(Squeeze):  # squeeze(dims)
     node = 'SqueezeBackward2'
-    saved = ('dim=saved_dim', 'self_sym_sizes=self_shape')
+    saved = ('dim=given_dim:int64', 'self_sym_sizes=self_shape')
     __slots__ = ()
 
 
 class SqueezeBackward4(Squeeze):  # the squeeze inside matmul of a 1-D by a 2-D tensor
     node = 'SqueezeBackward4'
-    saved = ('dim=saved_dim', 'self_sym_sizes=self_shape')
+    saved = ('dim=given_dim:int64', 'self_sym_sizes=self_shape')
     __slots__ = ()
-
-
-def _saved_int(dim):
-    """A dim as PyTorch's node keeps it: as given (not wrapped), a negative one read back as an
-    unsigned 64-bit number (grad_fn._saved_dim of unsqueeze(-1) is 2**64 - 1)."""
-    return dim if dim >= 0 else dim + (1 << 64)
 
 
 def squeeze_result_(t):
@@ -622,6 +616,7 @@ class Expand(Op):
     """expand(input, *sizes): the view broadcast to ``sizes`` (-1 keeps a dim's size)."""
     op, node = 'expand', 'ExpandBackward0'
     public = False  # (a method only: PyTorch has no torch.expand)
+    saved = ('self_sym_sizes=self_shape',)
     __slots__ = ('self_shape',)
 
     def forward(input, *sizes):
@@ -698,7 +693,8 @@ class Select(Op):
     """select(input, dim, index): the view of one index along ``dim``, without that dim."""
     op, node = 'select', 'SelectBackward0'
     parameter_types = {'dim': 'int', 'index': 'int'}
-    __slots__ = ('self_shape', 'dim', 'index')
+    saved = ('dim=given_dim:int64', 'index=given_index:int64', 'self_sym_sizes=self_shape')
+    __slots__ = ('self_shape', 'dim', 'index', 'given_dim', 'given_index')
 
     def forward(input, dim, index):
         shape = input._data.shape
@@ -717,7 +713,7 @@ class Select(Op):
             data = input._data[(slice(None),) * d + (i, Ellipsis)]
         out, node = make_view(input, data, Select, lambda t: select(t, d, i))
         if node is not None:
-            node.self_shape, node.dim, node.index = shape, d, i
+            node.self_shape, node.dim, node.index, node.given_dim, node.given_index = shape, d, i, dim, index
         return out
 
     def apply(self, grad):
@@ -728,7 +724,10 @@ class SliceBackward0(Op):
     """The slice of one dim (basic indexing's ``t[a:b:c]``, narrow, split): ``slice_dim``, a
     function of this module only (PyTorch's is ``aten::slice``, no ``torch.slice``)."""
     node = 'SliceBackward0'
-    __slots__ = ('self_shape', 'dim', 'start', 'end', 'step')
+    # (PyTorch's aten::slice keeps its arguments as given: no start 0, no end the largest int64)
+    saved = ('dim=given_dim:int64', 'end=given_end:int64', 'self_sym_sizes=self_shape', 'start=given_start:int64',
+             'step=step')
+    __slots__ = ('self_shape', 'dim', 'start', 'end', 'step', 'given_dim', 'given_start', 'given_end')
 
     def apply(self, grad):
         index = (slice(None),) * self.dim + (slice(self.start, self.end, self.step),)
@@ -746,7 +745,12 @@ def slice_dim(input, dim, start, end, step):
                           lambda t: slice_dim(t, d, s, e, st))
     if node is not None:
         node.self_shape, node.dim, node.start, node.end, node.step = shape, d, s, e, st
+        node.given_dim, node.given_start = dim, 0 if start is None else start
+        node.given_end = _INT64_MAX if end is None else end
     return out
+
+
+_INT64_MAX = (1 << 63) - 1
 
 
 class Narrow(Op):
@@ -764,7 +768,7 @@ class Narrow(Op):
             start += size
         if not 0 <= start <= size or start + length > size:
             raise RuntimeError(f'start ({start}) + length ({length}) exceeds dimension size ({size}).')
-        return slice_dim(input, d, start, start + length, 1)
+        return slice_dim(input, dim, start, start + length, 1)  # (the dim as given: its node keeps it)
 
 
 class Ravel(Op):
@@ -843,7 +847,8 @@ class Movedim(Op):
 class Diagonal(Op):
     """diagonal(input, offset=0, dim1=0, dim2=1): the view of a diagonal, as the last dim."""
     op, node = 'diagonal', 'DiagonalBackward0'
-    __slots__ = ('self_shape', 'offset', 'dim1', 'dim2')
+    saved = ('dim1=given_dim1:int64', 'dim2=given_dim2:int64', 'offset=offset:int64', 'self_sym_sizes=self_shape')
+    __slots__ = ('self_shape', 'offset', 'dim1', 'dim2', 'given_dim1', 'given_dim2')
 
     def forward(input, offset=0, dim1=0, dim2=1):
         nd = input._data.ndim
@@ -854,6 +859,7 @@ class Diagonal(Op):
                               lambda t: diagonal(t, offset, d1, d2))
         if node is not None:
             node.self_shape, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2
+            node.given_dim1, node.given_dim2 = dim1, dim2
         return out
 
     def apply(self, grad):
@@ -893,7 +899,8 @@ class Unbind(Op):
     """unbind(input, dim=0): the views of each index along ``dim``."""
     op, node = 'unbind', 'UnbindBackward0'
     parameter_types = {'dim': 'int'}
-    __slots__ = ('dim', 'num_outputs', 'output_meta')
+    saved = ('dim=given_dim:int64',)
+    __slots__ = ('dim', 'num_outputs', 'output_meta', 'given_dim')
 
     def forward(input, dim=0):
         shape = input._data.shape
@@ -904,7 +911,7 @@ class Unbind(Op):
         makes = [(lambda t, i=i: select(t, d, i)) for i in range(shape[d])]
         outs, node = make_views(input, datas, Unbind, makes, 'Unbind')
         if node is not None:
-            node.dim = d
+            node.dim, node.given_dim = d, dim
         return tuple(outs)
 
     def apply(self, *grads):
@@ -922,7 +929,7 @@ class Iterate(Op):
         return iter(unbind(input, 0))
 
 
-def _split_views(input, d, sizes, node_cls, op_name):
+def _split_views(input, d, sizes, node_cls, op_name, given_dim, split_size=None):
     datas, makes = [], []
     start = 0
     for n in sizes:
@@ -931,7 +938,8 @@ def _split_views(input, d, sizes, node_cls, op_name):
         start += n
     outs, node = make_views(input, datas, node_cls, makes, op_name)
     if node is not None:
-        node.dim = d
+        node.dim, node.given_dim, node.self_shape = d, given_dim, input._data.shape
+        node.split_size = tuple(sizes) if split_size is None else split_size
     return tuple(outs)
 
 
@@ -943,7 +951,8 @@ class Split(Op):
     ``dim`` (the last one shorter), or of the sizes given (split_with_sizes)."""
     op, node = 'split', 'SplitBackward0'
     parsed = False  # (Python in PyTorch: no NumPy names)
-    __slots__ = ('dim', 'num_outputs', 'output_meta')
+    saved = ('dim=given_dim:int64', 'self_sym_sizes=self_shape', 'split_size=split_size')
+    __slots__ = ('dim', 'num_outputs', 'output_meta', 'given_dim', 'self_shape', 'split_size')
 
     def forward(tensor, split_size_or_sections, dim=0):
         try:
@@ -965,8 +974,8 @@ class Split(Op):
                 # Full pieces of n, then the remainder; an empty dim still gives one (empty) piece.
                 sizes = ([n] * (size // n) + ([size % n] if size % n else [])) if n else []
                 sizes = sizes or [0]
-                return _split_views(tensor, d, sizes, Split, 'Split')
-            return split_with_sizes(tensor, split_size_or_sections, d)
+                return _split_views(tensor, d, sizes, Split, 'Split', dim, n)
+            return split_with_sizes(tensor, split_size_or_sections, dim)
         except (AttributeError, TypeError):  # (torch.split is Python: its error is the argument's own)
             if not isinstance(tensor, Tensor):
                 return tensor.split(split_size_or_sections, dim)
@@ -983,6 +992,7 @@ class SplitWithSizes(Split):
     """split_with_sizes(input, split_sizes, dim=0)."""
     op, node = 'split_with_sizes', 'SplitWithSizesBackward0'
     method = True  # (its own forward, not split's method: x.split_with_sizes(2) is refused)
+    saved = ('dim=given_dim:int64', 'self_sym_sizes=self_shape', 'split_sizes=split_size')
     __slots__ = ()
 
     def forward(input, split_sizes, dim=0):
@@ -996,7 +1006,7 @@ class SplitWithSizes(Split):
             if sum(sizes) != shape[d] or any(n < 0 for n in sizes):
                 raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {shape[d]} (input tensor's "
                                    f'size at dimension {d}), but got split_sizes={sizes}')
-            return _split_views(input, d, sizes, SplitWithSizes, 'SplitWithSizes')
+            return _split_views(input, d, sizes, SplitWithSizes, 'SplitWithSizes', dim)
         except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
             refuse_arguments()
             raise
@@ -1015,8 +1025,8 @@ class Chunk(Op):
         d = wrap_dim(dim, len(shape))
         size = shape[d]
         if size == 0:  # PyTorch gives `chunks` empty pieces
-            return _split_views(input, d, [0] * chunks, SplitWithSizes, 'SplitWithSizes')
-        return split(input, -(-size // chunks), d)
+            return _split_views(input, d, [0] * chunks, SplitWithSizes, 'SplitWithSizes', dim)
+        return split(input, -(-size // chunks), dim)
 
 
 class TensorSplit(Op):
@@ -1130,7 +1140,8 @@ class Unfold(Op):
     ``torch.unfold`` does not exist: nn.functional.unfold is im2col.)"""
     op, node = 'unfold', 'UnfoldBackward0'
     public = False  # (a method only: PyTorch has no torch.unfold)
-    __slots__ = ('self_shape', 'dim', 'size', 'step')
+    saved = ('dimension=given_dim:int64', 'self_sym_sizes=self_shape', 'size=size', 'step=step')
+    __slots__ = ('self_shape', 'dim', 'size', 'step', 'given_dim')
 
     def forward(input, dimension, size, step):
         a = input._data
@@ -1157,7 +1168,7 @@ class Unfold(Op):
             raise
         out, node = make_view(input, data, Unfold, lambda t: unfold(t, d, size, step))
         if node is not None:
-            node.self_shape, node.dim, node.size, node.step = shape, d, size, step
+            node.self_shape, node.dim, node.size, node.step, node.given_dim = shape, d, size, step, dimension
         return out
 
     def apply(self, grad):
@@ -1270,7 +1281,11 @@ class AsStrided(Op):
     input's elements its storage element's gradient, shared among input's elements that read it."""
     op, node = 'as_strided', 'AsStridedBackward0'
     parameter_types = {'size': 'sizes', 'stride': 'sizes', 'storage_offset': 'int?'}
+    saved = ('size=saved_size', 'storage_offset=saved_storage_offset', 'stride=saved_stride')
     __slots__ = ('self_geometry', 'geometry', 'storage_size')
+    saved_size = property(lambda self: tuple(self.geometry[0]))
+    saved_stride = property(lambda self: tuple(self.geometry[1]))
+    saved_storage_offset = property(lambda self: self.geometry[2])
 
     def forward(input, size, stride, storage_offset=None):
         data = input._data

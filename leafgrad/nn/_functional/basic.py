@@ -227,6 +227,9 @@ def one_hot(tensor, num_classes=-1):
 
 class EmbeddingBackward0(Node):
     __slots__ = ('num_weights', 'padding_idx', 'scale_grad_by_freq', 'sparse')
+    saved_names = ('indices', 'padding_idx=saved_padding_idx:int64', 'scale_grad_by_freq=scale_grad_by_freq',
+                   'sparse=sparse', 'weight_sym_argsize_0=num_weights')
+    saved_padding_idx = property(lambda self: -1 if self.padding_idx is None else self.padding_idx)  # (None: -1)
 
     def jvp(self, tangents):  # linear in the weight: its tangent's rows, read at the indices
         (indices,) = self.saved_tensors

@@ -277,7 +277,18 @@ def _gi_planes(gy, wk, p, xshape, k):
 
 class ConvolutionBackward0(Node):
     """fwd(x, w) + b (a convolution), or gi(x, w) + b (a transposed convolution)."""
-    __slots__ = ('params', 'transposed', 'x_shape', 'w_shape')
+    __slots__ = ('params', 'transposed', 'x_shape', 'w_shape', 'bias_sizes')
+    saved_names = ('input', 'weight', 'bias_sym_sizes_opt=bias_sizes', 'dilation=saved_dilation',
+                   'groups=saved_groups', 'output_padding=saved_output_padding', 'padding=saved_padding',
+                   'stride=saved_stride', 'transposed=transposed')
+    # (PyTorch's convolution's arguments: a transposed one's output_padding is what its low and high
+    # paddings differ by)
+    saved_dilation = property(lambda self: tuple(self.params.dilation))
+    saved_groups = property(lambda self: self.params.groups)
+    saved_padding = property(lambda self: tuple(self.params.lo))
+    saved_stride = property(lambda self: tuple(self.params.stride))
+    saved_output_padding = property(lambda self: tuple(lo - hi if self.transposed else 0
+                                                       for lo, hi in zip(self.params.lo, self.params.hi)))
 
     def jvp(self, tangents, output):  # bilinear: conv(tx, w) + conv(x, tw) + tb
         tx, tw, tb = tangents
@@ -362,6 +373,7 @@ def _conv_op(kind, a, b, p, shape):
         out, node = record(_in_float32(conv_fwd, a._data, b._data, p), ConvolutionBackward0, (a, b, None))
         if node is not None:
             node.params, node.transposed, node.x_shape, node.w_shape = p, False, a._data.shape, b._data.shape
+            node.bias_sizes = (0,)
             node.save(a, b)
         return out
     data = _in_float32(conv_gi if kind == 'gi' else conv_gw, a._data, b._data, p, shape)
@@ -469,6 +481,7 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nsp):
     if node is not None:
         node.params, node.transposed = p, False
         node.x_shape, node.w_shape = input._data.shape, weight._data.shape
+        node.bias_sizes = (0,) if bias is None else bias._data.shape
         node.save(input, weight)
     return out
 
@@ -538,6 +551,7 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
     if node is not None:
         node.params, node.transposed = p, True
         node.x_shape, node.w_shape = input._data.shape, weight._data.shape
+        node.bias_sizes = (0,) if bias is None else bias._data.shape
         node.save(input, weight)
     return out_t
 

@@ -68,9 +68,10 @@ class _PointwiseLossBackward(Node):
     (create_graph), each is PyTorch's one node of the loss's backward function, the target's of
     (grad, target, self) (``_LossGradient``). ``params``: the loss's own parameters."""
     __slots__ = ('reduction', 'count')
-    saved_names = ('self', 'target')
+    saved_names = ('self', 'target', 'reduction=saved_reduction')
     params = ()
     jvp = pointwise_loss_jvp
+    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])
 
     def apply(self, grad):
         x, y = self.saved_tensors
@@ -206,6 +207,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', wei
 
 class SmoothL1LossBackward0(_PointwiseLossBackward):
     __slots__ = ('beta',)
+    saved_names = ('self', 'target', 'beta=beta', 'reduction=saved_reduction')
     params = ('beta',)
 
     def gradient(self, grad, x, y):
@@ -256,6 +258,7 @@ def _check_backward_dtypes(x, y):
 
 class HuberLossBackward0(_PointwiseLossBackward):
     __slots__ = ('delta',)
+    saved_names = ('self', 'target', 'delta=delta', 'reduction=saved_reduction')
     params = ('delta',)
 
     def check(self, x, y):
@@ -459,8 +462,10 @@ class NllLossBackward0(Node):
     classes, their weights (None: all 1) and the total weight (None: no mean) for the derivative."""
     __slots__ = ('class_dim', 'reduction', 'input_shape', 'n_rows', 'counted', 'classes', 'weights', 'total',
                  'dtype', 'ignore_index')
-    saved_names = ('self', 'target', 'weight', 'total_weight')
-    saved_outputs = ('total_weight',)  # (nll_loss_forward's second output, kept as a tensor)
+    saved_names = ('self', 'target', 'weight', 'total_weight', 'reduction=saved_reduction',
+                   'ignore_index=ignore_index:int64')
+    saved_outputs = ('total_weight',)
+    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])  # (nll_loss_forward's second output, kept as a tensor)
 
     def jvp(self, tangents, output):
         # linear in the input: each output's gradient (seeded with ones) dotted with the tangent
@@ -524,15 +529,8 @@ class NllLossBackwardBackward0(Node):
     of the incoming gradient, and of the input, by which its derivative is zero (the gradient
     requires grad as the input does, as in PyTorch)."""
     __slots__ = ('reduction', 'ignore_index')
-    saved_names = ('target', 'weight', 'reduction=saved_reduction', 'ignore_index=saved_ignore_index')
-
-    @property
-    def saved_reduction(self):
-        return _REDUCTION_ENUM[self.reduction]
-
-    @property
-    def saved_ignore_index(self):
-        return self.ignore_index % 2 ** 64  # (as PyTorch shows the int64 it keeps: unsigned)
+    saved_names = ('target', 'weight', 'reduction=saved_reduction', 'ignore_index=ignore_index:int64')
+    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])
 
     def apply(self, gg):
         target, weight = self.saved_tensors
