@@ -710,3 +710,17 @@ def test_nodes_show_what_they_saved_as_pytorch(name):
     assert mine[:3] == theirs[:3]
     for a in mine[3]:
         np.testing.assert_allclose(mine[3][a], theirs[3][a], rtol=1e-12)
+
+
+@pytest.mark.parametrize('expr', ['2 % x', 'T.remainder(2.5, x)'])
+def test_a_number_modulo_a_tensor_has_no_derivative_as_in_pytorch(expr):
+    """``number % tensor`` (PyTorch's remainder.Scalar_Tensor) records PyTorch's NotImplemented
+    node, one edge, and its backward raises PyTorch's error (leafgrad had differentiated it)."""
+    def run(T):
+        x = T.tensor([1.5, 2.5, -3.0], requires_grad=True)
+        y = eval(expr, {'T': T, 'x': x})
+        fn = y.grad_fn
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+        return type(fn).__name__, len(fn.next_functions), y.tolist(), str(info.value)
+    assert run(lg) == run(torch)

@@ -289,7 +289,7 @@ class RemainderBackward1(Op):
         return ga, gb
 
 
-def _mod(input, other, np_fn, scalar_node, tensor_node, kernel):
+def _mod(input, other, np_fn, scalar_node, tensor_node, kernel, number_first=False):
     x, y = _arrays(input, other)
     try:  # (PyTorch's order: the shapes, the kernel's dtype, then a zero divisor)
         xp.broadcast_shapes(xp.shape(x), xp.shape(y))
@@ -305,6 +305,11 @@ def _mod(input, other, np_fn, scalar_node, tensor_node, kernel):
         raise broadcast_error(input, other) from None
     if not isinstance(other, Tensor):
         return record(data, scalar_node, (input,))[0]
+    if number_first:  # (number % tensor: PyTorch's remainder.Scalar_Tensor has no derivative)
+        result, node = record(data, NotImplementedNode, (other,))
+        if node is not None:
+            node.op_name = 'remainder'
+        return result
     result, node = record(data, tensor_node, (input, other))
     if node is not None:
         node.self_shape, node.other_shape = _shape(input), _shape(other)
@@ -346,12 +351,14 @@ class Remainder(Op):
     __slots__ = ()
 
     def forward(input, other):
-        if not isinstance(input, Tensor):  # scalar % tensor
+        number_first = not isinstance(input, Tensor)
+        if number_first:  # scalar % tensor
             if not is_number(input) or not isinstance(other, Tensor):  # (a list, two numbers: refusals lists
                 # PyTorch's overloads)
                 raise not_a_tensor('remainder', 'input', input, 1)
             input = ops.tensor(input, dtype=backend.result_type(input, other))
         try:
-            return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1, 'remainder_cpu')
+            return _mod(input, other, _remainder, RemainderBackward0, RemainderBackward1, 'remainder_cpu',
+                        number_first)
         except TypeError:  # (a string, a list: as an operator, NotImplemented)
             return operator_refusal()
