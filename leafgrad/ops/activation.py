@@ -456,6 +456,7 @@ def _silu(input):
 class Silu(_Activation):
     """silu(input, inplace=False): x * sigmoid(x)."""
     op, node = 'silu', 'SiluBackward0'
+    saved = ('self',)
     __slots__ = ()
 
     def forward(input, inplace=False):
@@ -487,6 +488,7 @@ def _mish(input):
 class Mish(_Activation):
     """mish(input, inplace=False): x * tanh(softplus(x))."""
     op, node = 'mish', 'MishBackward0'
+    saved = ('self',)
     __slots__ = ()
 
     def forward(input, inplace=False):
@@ -562,7 +564,10 @@ class SoftplusBackwardBackward0(_GradientOp):
 class LogSigmoid(_Activation):
     """logsigmoid(input): log(sigmoid(x)), computed without overflow."""
     op, node = 'logsigmoid', 'LogSigmoidBackward0'
+    saved = ('self', 'buffer=saved_buffer')
     __slots__ = ()
+    # (log_sigmoid_forward's second output, which PyTorch's CPU kernel fills with exp(-|x|))
+    saved_buffer = property(lambda self: wrap(xp.exp(-xp.abs(self.saved_tensors[0]._data))))
 
     def forward(input):
         try:
@@ -591,8 +596,7 @@ class LogSigmoidBackwardBackward0(_GradientOp):
     formula = staticmethod(LogSigmoid.formula)
 
     def take(self, node, x):
-        # (PyTorch's log_sigmoid_forward's second output, which its CPU kernel fills with exp(-|x|))
-        self.buffer = wrap(xp.exp(-xp.abs(x._data)))
+        self.buffer = LogSigmoid.saved_buffer.fget(node) if type(node) is LogSigmoid else node.buffer
 
     @staticmethod
     def of_input(gg, grad, x):  # PyTorch's log_sigmoid_double_backward
@@ -671,6 +675,7 @@ def _hardswish(input):
 class Hardswish(_Activation):
     """hardswish(input, inplace=False): x * relu6(x + 3) / 6."""
     op, node = 'hardswish', 'HardswishBackward0'
+    saved = ('self',)
     __slots__ = ()
 
     def forward(input, inplace=False):
@@ -715,6 +720,7 @@ def _hardsigmoid(input):
 class Hardsigmoid(_Activation):
     """hardsigmoid(input, inplace=False): relu6(x + 3) / 6."""
     op, node = 'hardsigmoid', 'HardsigmoidBackward0'
+    saved = ('self',)
     __slots__ = ()
 
     def forward(input, inplace=False):
@@ -792,6 +798,7 @@ class Hardshrink(_Activation):
     """hardshrink(input, lambd=0.5): 0 inside [-lambd, lambd] (also Tensor.hardshrink)."""
     op, node = 'hardshrink', 'HardshrinkBackward0'
     public = method = True
+    saved = ('self', 'lambd=lambd')
     __slots__ = ('lambd',)
     double_backward_name = 'HardshrinkBackwardBackward0'
 
@@ -819,6 +826,7 @@ class Hardshrink(_Activation):
 class Softshrink(_Activation):
     """softshrink(input, lambd=0.5): x moved towards 0 by lambd, 0 inside [-lambd, lambd]."""
     op, node = 'softshrink', 'SoftshrinkBackward0'
+    saved = ('self', 'lambd=lambd')
     __slots__ = ('lambd',)
     double_backward_name = 'SoftshrinkBackwardBackward0'
     apply = Hardshrink.apply

@@ -268,7 +268,7 @@ class Amin(Amax):
 
 class Aminmax(Op):
     """Each result's gradient split among its ties, the two summed."""
-    op, node, saved = 'aminmax', 'AminmaxBackward0', ('self', 'min', 'max')
+    op, node, saved = 'aminmax', 'AminmaxBackward0', ('self', 'min', 'max', 'dim=given_dim:int64', 'keepdim=keepdim')
     out = out_rule('aminmax')
     parameter_types = {'dim': 'int?'}
     # no __slots__: a multi-output node (see _SelectAlongDim)
@@ -286,7 +286,7 @@ class Aminmax(Op):
         hi = c_order(xp.asarray(data.max(axis=dims, keepdims=keepdim)))
         (out_lo, out_hi), node = record_many([lo, hi], Aminmax, (input,))
         if node is not None:
-            node.dims, node.keepdim = dims, keepdim
+            node.dims, node.keepdim, node.given_dim = dims, keepdim, dim
             node.save(input, saved_output(out_lo), saved_output(out_hi))
         return return_types.aminmax(out_lo, out_hi)
 
@@ -693,7 +693,8 @@ class Topk(_Sorted):
 class _CumulativeExtremum(Op):
     """Each output's gradient goes to the index it was taken from (summed where repeated)."""
     saved_state = ('index',)
-    saved = ('self',)
+    saved = ('self', 'dim=given_dim:int64', 'indices=saved_indices')
+    saved_indices = property(lambda self: wrap(self.index))  # (the indices output, as PyTorch's node keeps it)
     # no __slots__: a multi-output node (see _SelectAlongDim)
 
     def apply(self, grad, grad_indices=None):
@@ -728,7 +729,7 @@ def _cumulative_extremum(input, dim, ufunc, better, node_cls, return_type):
     (out, indices), node = record_many([values, idx.astype(xp.int64)], node_cls, (input,),
                                        differentiable=(True, False))
     if node is not None:
-        node.dim, node.shape, node.index = d, data.shape, idx.astype(xp.int64)
+        node.dim, node.shape, node.index, node.given_dim = d, data.shape, idx.astype(xp.int64), dim
         node.save(input)  # as PyTorch saves it (so that an in-place change of it is caught)
     return return_type(out, indices)
 

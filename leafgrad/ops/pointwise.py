@@ -300,6 +300,7 @@ class Xlogy(Op):
 class XlogyBackward1(Op):
     """xlogy(number, tensor)."""
     node = 'XlogyBackward1'
+    saved = ('other', 'self=scalar')
     __slots__ = ('scalar',)
     jvp = elementwise_jvp  # (a diagonal Jacobian)
 
@@ -311,6 +312,7 @@ class XlogyBackward1(Op):
 class XlogyBackward2(Op):
     """xlogy(tensor, number)."""
     node = 'XlogyBackward2'
+    saved = ('self', 'other=scalar')
     __slots__ = ('scalar',)
     jvp = elementwise_jvp  # (a diagonal Jacobian)
 
@@ -326,6 +328,7 @@ class XlogyBackward2(Op):
 class Logaddexp(Op):
     """logaddexp(input, other, *, out=None): ``log(exp(input) + exp(other))`` without overflow."""
     op, node = 'logaddexp', 'LogaddexpBackward0'
+    saved = ('self', 'other')
     tensors = ('input', 'other')
     out = CAST
     __slots__ = ('self_shape', 'other_shape')
@@ -394,6 +397,7 @@ class Copysign(Op):
     """copysign(input, other, *, out=None): input's magnitude with other's sign. self's derivative
     is the sign flip (0 where self is 0); other's is zero."""
     op, node = 'copysign', 'CopysignBackward0'
+    saved = ('self', 'result')
     out = CAST
     inplace = True
     refusals = Overloads('copysign', '(Tensor input, Tensor other, *, Tensor out = None)',
@@ -464,6 +468,7 @@ class Fmax(Op):
     """fmax(input, other, *, out=None): like maximum, but a NaN loses to a number. The gradient
     goes to self where self wins or ties (or other is NaN), else to other."""
     op, node = 'fmax', 'FmaxBackward0'
+    saved = ('self', 'other')
     tensors = ('input', 'other')
     out = CAST
     __slots__ = ('self_shape', 'other_shape', 'sign')

@@ -249,11 +249,13 @@ def _real_product(g, t):
 
 class Var(Op):
     """var(input, dim=None, unbiased=None, keepdim=False, *, correction=None)."""
-    op, node, saved = 'var', 'VarBackward0', ('self',)
+    op, node = 'var', 'VarBackward0'
+    saved = ('self', 'correction=given_correction', 'dim=given_dims:int64', 'keepdim=keepdim')
     overloads = _variance_overloads('var')
-    __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
+    __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full', 'given_correction', 'given_dims')
 
     def forward(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        given = _as_given_variance(dim, unbiased, correction)
         dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'var')
         data = input._data
         with _quiet(count - correction):
@@ -262,6 +264,7 @@ class Var(Op):
         result, node = record(c_order(out.astype(data.real.dtype, copy=False)), Var, (input,))
         if node is not None:
             node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
+            node.given_correction, node.given_dims = given
             node.full = dim is None or data.ndim == 0
             node.save(input)
         return result
@@ -283,11 +286,13 @@ class Var(Op):
 
 class Std(Op):
     """std(input, dim=None, unbiased=None, keepdim=False, *, correction=None)."""
-    op, node, saved = 'std', 'StdBackward0', ('self', 'result')
+    op, node = 'std', 'StdBackward0'
+    saved = ('self', 'result', 'correction=given_correction', 'dim=given_dims:int64', 'keepdim=keepdim')
     overloads = _variance_overloads('std')
-    __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full')
+    __slots__ = ('dims', 'keepdim', 'correction', 'count', 'full', 'given_correction', 'given_dims')
 
     def forward(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        given = _as_given_variance(dim, unbiased, correction)
         dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'std')
         data = input._data
         with _quiet(count - correction):
@@ -295,6 +300,7 @@ class Std(Op):
         result, node = record(c_order(out.astype(data.real.dtype, copy=False)), Std, (input,))
         if node is not None:
             node.dims, node.keepdim, node.correction, node.count = dims, keepdim, correction, count
+            node.given_correction, node.given_dims = given
             node.full = dim is None or data.ndim == 0
             node.save(input, saved_output(result))
         return result
@@ -352,6 +358,18 @@ def _unsqueeze_dims(t, dims):
     return t
 
 
+def _as_given_variance(dim, unbiased, correction):
+    """var's and std's correction and dims as PyTorch's node keeps them: no correction where
+    nothing but the input was given (its var.default), the dims as given."""
+    if isinstance(dim, bool):  # var(input, unbiased)
+        return (1 if dim else 0), None
+    if dim is None and unbiased is None and correction is None:
+        return None, None
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return correction, _as_given(dim)
+
+
 def _var_args(input, dim, unbiased, keepdim, correction, name):
     if input._data.dtype.kind not in 'fVc':
         raise RuntimeError('std and var only support floating point and complex dtypes')
@@ -385,6 +403,7 @@ class VarMean(Op):
     """var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None): two outputs,
     the variance and the mean (a function only)."""
     op, node = 'var_mean', 'VarMeanBackward0'
+    saved = ('self', 'correction=given_correction', 'dim=given_dims:int64', 'keepdim=keepdim')
     overloads = _variance_overloads('var_mean', out=False)
     method = False
     # no __slots__: record_many sets num_outputs and output_meta on multi-output nodes
@@ -393,7 +412,7 @@ class VarMean(Op):
         return _var_mean(input, dim, unbiased, keepdim, correction, False)
 
     def apply(self, grad_var, grad_mean):
-        x, result = self.saved_tensors
+        x, result = self.saved_tensors if self.is_std else (self.saved_tensors[0], None)
         g = None
         if grad_var is not None:
             centered = x - mean(x, self.dims, keepdim=True)
@@ -414,6 +433,7 @@ class VarMean(Op):
 class StdMean(VarMean):
     """std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None)."""
     op, node = 'std_mean', 'StdMeanBackward0'
+    saved = ('self', 'result0', 'correction=given_correction', 'dim=given_dims:int64', 'keepdim=keepdim')
     overloads = _variance_overloads('std_mean', out=False)
 
     def forward(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -421,6 +441,7 @@ class StdMean(VarMean):
 
 
 def _var_mean(input, dim, unbiased, keepdim, correction, is_std):
+    given = _as_given_variance(dim, unbiased, correction)
     dims, correction, count = _var_args(input, dim, unbiased, keepdim, correction, 'std_mean' if is_std else 'var_mean')
     data = input._data
     work = _accumulated(data)
@@ -431,7 +452,11 @@ def _var_mean(input, dim, unbiased, keepdim, correction, is_std):
     (out_v, out_m), node = record_many([c_order(v), c_order(m)], StdMean if is_std else VarMean, (input,))
     if node is not None:
         node.dims, node.keepdim, node.correction, node.count, node.is_std = dims, keepdim, correction, count, is_std
-        node.save(input, saved_output(out_v))
+        node.given_correction, node.given_dims = given
+        if is_std:  # (std's derivative reads the result; var's does not, and PyTorch's keeps it only then)
+            node.save(input, saved_output(out_v))
+        else:
+            node.save(input)
     return out_v, out_m
 
 
@@ -898,7 +923,8 @@ class Logcumsumexp(Op):
     that nothing overflows."""
     op, node = 'logcumsumexp', 'LogcumsumexpBackward0'
     parameter_types = {'dim': 'int'}
-    __slots__ = ('dim', 'reverse')
+    saved = ('self', 'result', 'dim=given_dim:int64')
+    __slots__ = ('dim', 'reverse', 'given_dim')
 
     def forward(input, dim):
         if input._data.ndim == 0:
@@ -936,7 +962,7 @@ def _logcumsumexp(input, dim, reverse=False):
             out = xp.flip(out, d).copy(order='C') if reverse else xp.asarray(out, order='C')  # (as _scan's)
     result, node = record(out, Logcumsumexp, (input,))
     if node is not None:
-        node.dim, node.reverse = d if d is not None else 0, reverse
+        node.dim, node.reverse, node.given_dim = d if d is not None else 0, reverse, dim
         node.save(input, saved_output(result))
     return result
 
@@ -998,7 +1024,8 @@ class Nansum(Op):
     reaches the elements that are not NaN."""
     op, node = 'nansum', 'NansumBackward0'
     parameter_types = {'dim': 'tuple of ints?'}
-    __slots__ = ('dims', 'keepdim')
+    saved = ('self', 'dim=given_dims:int64', 'keepdim=keepdim')
+    __slots__ = ('dims', 'keepdim', 'given_dims')
 
     def forward(input, dim=None, keepdim=False, *, dtype=None):
         data = input._data
@@ -1012,7 +1039,7 @@ class Nansum(Op):
         out = c_order(xp.asarray(out))
         result, node = record(out, Nansum, (input,))
         if node is not None:
-            node.dims, node.keepdim = dims, keepdim
+            node.dims, node.keepdim, node.given_dims = dims, keepdim, _as_given(dim)
             node.save(input)
         return result
 

@@ -11,7 +11,7 @@ from .._arg_parser import Overloads, is_number
 from ._op import CAST, NO_GRAD_CAST, SAME, Op
 from ._util import (NotImplementedNode, _unrounded, binary_operands, broadcast_error, not_a_tensor, on_gpu,
                     operator_refusal, ops, record, refused, sum_to, wrap, xp)
-from ..autograd.graph import elementwise_jvp
+from ..autograd.graph import _wrapped_number, elementwise_jvp
 from ..tensor import Tensor
 
 
@@ -122,8 +122,18 @@ class Frac(_Step):
 class DivBackward2(Op):
     """div(rounding_mode='trunc'|'floor'): a step function of both operands."""
     node = 'DivBackward2'
-    __slots__ = ('self_shape', 'other_shape', 'operands')
+    __slots__ = ('self_shape', 'other_shape', 'operands', 'rounding_mode')
     saved_state = ('operands',)  # unused by the zero derivative, but PyTorch saves them
+    saved = ('other=saved_other', 'rounding_mode=rounding_mode', 'self=saved_self')
+
+    @property
+    def saved_other(self):  # (a number divisor: the 0-dim tensor PyTorch wraps it in)
+        other = self.operands[-1]
+        return other if isinstance(other, Tensor) else _wrapped_number(other)
+
+    @property
+    def saved_self(self):  # (not kept beside a number divisor, as PyTorch's)
+        return self.operands[0] if isinstance(self.operands[-1], Tensor) and len(self.operands) > 1 else None
 
     def apply(self, grad):
         # (zeros, as PyTorch: not grad * 0, which is NaN where the gradient is not finite)
@@ -215,6 +225,7 @@ def div_rounded(input, other, rounding_mode):
     result, node = record(data, DivBackward2, inputs)
     if node is not None:
         node.self_shape, node.other_shape, node.operands = _shape(inputs[0]), _shape(inputs[-1]), inputs
+        node.rounding_mode = rounding_mode
     return result
 
 
