@@ -688,7 +688,10 @@ def bound_when_refused(fn, overloads, method):
         try:
             return fn(*args, **kwargs)
         except Exception:
-            overloads.bind(args[1:] if method else args, kwargs, method)
+            try:
+                overloads.bind(args[1:] if method else args, kwargs, method)
+            except TypeError as refused:
+                raise refused from None  # (PyTorch's parser's error alone, not chained to leafgrad's own)
             raise
     refusing.__signature__ = _signature_of(fn)
     # (the name of what it wraps: the transforms know an op by it, an alias by its op's)

@@ -680,6 +680,9 @@ _SAVED_VALUES = {
     'mse_loss': lambda T, x: T.nn.functional.mse_loss(x, x.detach() * 0, reduction='sum'),
     'smooth_l1_loss': lambda T, x: T.nn.functional.smooth_l1_loss(x, x.detach() * 0, beta=0.5),
     'nll_loss': lambda T, x: T.nn.functional.nll_loss(x[0], T.tensor([1, 0, 3]), ignore_index=3),
+    'cross_entropy probabilities': lambda T, x: T.nn.functional.cross_entropy(x[0], x[1].detach().softmax(1)),
+    'cross_entropy probabilities, no rows': lambda T, x: T.nn.functional.cross_entropy(
+        x[0, :0], x[1, :0].detach().softmax(1)),
     'embedding': lambda T, x: T.nn.functional.embedding(T.tensor([1, 2]), x[0]),
     'embedding padding': lambda T, x: T.nn.functional.embedding(T.tensor([1, 2]), x[0], padding_idx=-2),
     'div floor': lambda T, x: T.div(x, x + 1, rounding_mode='floor'),

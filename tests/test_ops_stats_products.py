@@ -250,7 +250,7 @@ def test_functions_say_their_signature(name):
 def test_statistics_functions_say_their_signature(name):
     """Each declared function's docstring opens with PyTorch's signature (out= where it has one)."""
     first = getattr(lg, name).__doc__.splitlines()[0]
-    assert first.startswith(f"{'trapezoid' if name == 'trapz' else name}(") and ('out=None' in first) == (
+    assert first.startswith(f'{name}(') and ('out=None' in first) == (
         name in ('quantile', 'nanquantile', 'nanmedian', 'diff', 'renorm'))
 
 
@@ -334,3 +334,36 @@ def test_histogramdd_has_no_derivative():
     for T in (lg, torch):
         hist, _ = T.histogramdd(T.tensor(_POINTS, requires_grad=True), 2)
         assert hist.requires_grad and type(hist.grad_fn).__name__ == 'NotImplemented'
+
+
+_TRAPEZOIDS = ['T.trapezoid(y)', 'T.trapezoid(y, dx=2)', 'T.trapezoid(y, xs)', 'T.trapezoid(y, dx=0.5, dim=0)',
+               'T.trapz(y, xs)', 'T.trapz(y, dx=3)', 'T.cumulative_trapezoid(y)', 'T.cumulative_trapezoid(y, xs)',
+               'T.cumulative_trapezoid(y, dx=3)', 'T.trapezoid(y[:, :0])', 'T.cumulative_trapezoid(y[:, :0])',
+               'T.trapezoid(y, T.tensor([0.5, 1.0, 3.0], dtype=T.float64) * 1)',
+               'T.trapezoid(y, 0.5)', 'T.trapz(y, 0.5)', 'T.cumulative_trapezoid(y, 0.5)',
+               'T.trapezoid(y, xs, dx=2)', 'T.trapezoid(y, x=0.5)']
+
+
+@needs_torch
+@pytest.mark.parametrize('expr', _TRAPEZOIDS)
+def test_trapezoids_record_and_refuse_as_pytorch(expr):
+    """trapezoid, trapz and cumulative_trapezoid record PyTorch's nodes, with their saved values
+    (its products and quotients by numbers MulBackward1 and DivBackward1, its slices along the
+    dim as given), give nothing to differentiate along an empty dim, and refuse a number for x
+    with PyTorch's listing of their overloads (trapz's in its own order)."""
+    def run(T):
+        y = T.tensor([[1., 2., 4.], [0.5, -1., 3.]], dtype=T.float64, requires_grad=True)
+        xs = T.tensor([0., 1., 3.], dtype=T.float64)
+        try:
+            r = eval(expr, {'T': T, 'y': y, 'xs': xs})
+        except TypeError as e:
+            return str(e)
+        chain, fn = [], r.grad_fn
+        while fn is not None and len(chain) < 7:
+            chain.append((fn.name().replace('torch::', 'leafgrad::'),
+                          {a: getattr(fn, a) for a in dir(fn) if a.startswith('_saved_')
+                           and not isinstance(getattr(fn, a), T.Tensor)}))
+            fn = next((n for n, _ in fn.next_functions if n is not None), None)
+        grad = T.autograd.grad(r.sum(), y)[0].tolist() if r.requires_grad else None
+        return r.tolist(), chain, grad
+    assert run(lg) == run(torch)

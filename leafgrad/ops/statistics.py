@@ -256,9 +256,35 @@ class Diff(Op):
         return x
 
 
+_TRAPEZOID_SIGNATURES = ('(Tensor y, Tensor x, *, int dim = -1)', '(Tensor y, *, Number dx = 1, int dim = -1)')
+
+
+def _trapezoid(y, x, dx, dim):
+    """trapezoid(y, x=None, *, dx=None, dim=-1), as PyTorch's C++ composes it (its products and
+    quotients by numbers MulBackward1 and DivBackward1, its slices and sums along the dim as given)."""
+    if x is not None and (not isinstance(x, Tensor) or dx is not None):
+        raise TypeError('no overload takes these arguments')  # (the op's refusals word it)
+    a = y._data
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    if isinstance(x, Tensor) and x._data.ndim == 1 and x._data.shape[0] != n:
+        raise RuntimeError(f'trapezoid: There must be one `x` value for each sample point')
+    if n == 0:  # (PyTorch's zeros, recording nothing)
+        return ops.zeros(a.shape[:d] + a.shape[d + 1:], dtype=y.dtype)
+    if isinstance(x, Tensor):
+        return ops.div_by_number(ops.sum(_heights(y, d) * _spacing(x, d, a.ndim), d), 2.)
+    step = float(1 if dx is None else dx)
+    ends = ops.mul_by_number(ops.select(y, dim, 0) + ops.select(y, dim, -1), 0.5)
+    return ops.mul_by_number(ops.sum(y, dim) - ends, step)
+
+
+_TRAPEZOID_SIGNATURES = ('(Tensor y, Tensor x, *, int dim = -1)', '(Tensor y, *, Number dx = 1, int dim = -1)')
+
+
 class Trapezoid(Op):
-    """Composed of differentiable ops; a function only."""
-    op, aliases, method = 'trapezoid', ('trapz',), False
+    """Composed of differentiable ops (``_trapezoid``); a function only."""
+    op, method = 'trapezoid', False
+    refusals = Overloads('trapezoid', *_TRAPEZOID_SIGNATURES)  # (x a number, or x with dx: PyTorch's listing)
     __slots__ = ()
 
     def forward(y, x=None, *, dx=None, dim=-1):
@@ -266,55 +292,51 @@ class Trapezoid(Op):
 
         The integral of ``y`` along ``dim`` by the trapezoidal rule, at spacing ``dx`` (default 1)
         or at sample points ``x``."""
-        a = y._data
-        d = wrap_dim(dim, a.ndim)
-        n = a.shape[d]
-        if isinstance(x, Tensor):
-            if dx is not None:
-                raise TypeError('trapezoid() received an invalid combination of arguments')
-            xs = x._data
-            if xs.ndim == 1 and xs.shape[0] != n:
-                raise RuntimeError(f'trapezoid: There must be one `x` value for each sample point')
-            if n == 0:
-                return ops.sum(y, d) * 0
-            spacing = ops.narrow(x, -1 if xs.ndim == 1 else d, 1, xs.shape[-1 if xs.ndim == 1 else d] - 1) - \
-                ops.narrow(x, -1 if xs.ndim == 1 else d, 0, xs.shape[-1 if xs.ndim == 1 else d] - 1)
-            if xs.ndim == 1:
-                spacing = ops.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
-            heights = ops.narrow(y, d, 1, n - 1) + ops.narrow(y, d, 0, n - 1)
-            return ops.sum(spacing * heights, d) / 2.
-        step = 1 if dx is None else dx
-        if x is not None:  # trapezoid(y, 2.0): a number is the spacing
-            step = x
-        if n == 0:
-            return ops.sum(y, d) * step
-        return (ops.sum(y, d) - (ops.select(y, d, 0) + ops.select(y, d, -1)) * 0.5) * step
+        return _trapezoid(y, x, dx, dim)
+
+
+class Trapz(Op):
+    """trapz(y, x=None, *, dx=None, dim=-1): trapezoid's older name, whose overloads PyTorch
+    lists in the other order."""
+    op, method = 'trapz', False
+    refusals = Overloads('trapz', '(Tensor y, *, float dx = 1, int dim = -1)', _TRAPEZOID_SIGNATURES[0])
+    __slots__ = ()
+
+    def forward(y, x=None, *, dx=None, dim=-1):
+        """trapz(y, x=None, *, dim=-1) -> Tensor
+
+        Alias for trapezoid."""
+        return _trapezoid(y, x, dx, dim)
 
 
 class CumulativeTrapezoid(Op):
-    """Composed of differentiable ops; a function only."""
+    """Composed of differentiable ops, as trapezoid; a function only."""
     op, method = 'cumulative_trapezoid', False
+    refusals = Overloads('cumulative_trapezoid', *_TRAPEZOID_SIGNATURES)
     __slots__ = ()
 
     def forward(y, x=None, *, dx=None, dim=-1):
         """cumulative_trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor
 
         The running trapezoidal integral along ``dim`` (one element fewer than ``y``)."""
-        a = y._data
-        d = wrap_dim(dim, a.ndim)
-        n = a.shape[d]
-        if n == 0:
-            return ops.narrow(y, d, 0, 0) * 1
-        heights = ops.narrow(y, d, 1, n - 1) + ops.narrow(y, d, 0, n - 1)
+        if x is not None and (not isinstance(x, Tensor) or dx is not None):
+            raise TypeError('no overload takes these arguments')  # (refusals words it)
         if isinstance(x, Tensor):
-            xs = x._data
-            axis = -1 if xs.ndim == 1 else d
-            spacing = ops.narrow(x, axis, 1, xs.shape[axis] - 1) - ops.narrow(x, axis, 0, xs.shape[axis] - 1)
-            if xs.ndim == 1:
-                spacing = ops.reshape(spacing, (-1,) + (1,) * (a.ndim - 1 - d))
-            return ops.cumsum(spacing * heights, d) / 2.
-        step = x if x is not None else (1 if dx is None else dx)
-        return ops.cumsum(heights * (step / 2.), d)
+            d = wrap_dim(dim, y._data.ndim)
+            return ops.div_by_number(ops.cumsum(_heights(y, d) * _spacing(x, d, y._data.ndim), d), 2.)
+        return ops.cumsum(ops.mul_by_number(_heights(y, dim), float(1 if dx is None else dx) / 2.), dim)
+
+
+def _heights(y, dim):
+    """The sums of neighbouring samples along ``dim``, as PyTorch's trapezoids take them."""
+    return ops.slice_dim(y, dim, 0, -1, 1) + ops.slice_dim(y, dim, 1, None, 1)
+
+
+def _spacing(x, d, ndim):
+    """The differences of neighbouring sample points: along ``d``, or of a 1-D ``x`` laid along it."""
+    axis = -1 if x._data.ndim == 1 else d
+    spacing = ops.slice_dim(x, axis, 1, None, 1) - ops.slice_dim(x, axis, 0, -1, 1)
+    return ops.reshape(spacing, (-1,) + (1,) * (ndim - 1 - d)) if x._data.ndim == 1 else spacing
 
 
 # ---- gradient ------------------------------------------------------------------------------------

@@ -698,9 +698,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             prod = logp * target
             if weight is not None:
                 prod = prod * _shape.reshape(weight, wshape)
-            if reduction == 'mean':
+            if reduction == 'mean':  # (over the rows, an int in PyTorch's C++: DivBackward1)
                 n = input._data.size // C if C else 0
-                return -_sum(prod) / n
+                return ops.div_by_number(-_sum(prod), n) if n else -_sum(prod).fill_(float('nan'))
             if reduction == 'sum':
                 return -_sum(prod)
             return -_sum(prod, cdim)
