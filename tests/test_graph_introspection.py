@@ -680,6 +680,12 @@ _SAVED_VALUES = {
     'mse_loss': lambda T, x: T.nn.functional.mse_loss(x, x.detach() * 0, reduction='sum'),
     'smooth_l1_loss': lambda T, x: T.nn.functional.smooth_l1_loss(x, x.detach() * 0, beta=0.5),
     'nll_loss': lambda T, x: T.nn.functional.nll_loss(x[0], T.tensor([1, 0, 3]), ignore_index=3),
+    'max_pool2d': lambda T, x: T.nn.functional.max_pool2d(x, 2),
+    'max_pool2d overlapping': lambda T, x: T.nn.functional.max_pool2d(x[None], (3, 2), 2, 1, (1, 2), True),
+    'max_pool1d': lambda T, x: T.nn.functional.max_pool1d(x, 3, 1),
+    'MaxPool2d': lambda T, x: T.nn.MaxPool2d(2)(x), 'avg_pool2d': lambda T, x: T.nn.functional.avg_pool2d(x, 2),
+    'avg_pool2d padded': lambda T, x: T.nn.functional.avg_pool2d(x[None], 3, 2, 1, True, False, 2),
+    'avg_pool1d': lambda T, x: T.nn.functional.avg_pool1d(x, 2), 'AvgPool2d': lambda T, x: T.nn.AvgPool2d(3, padding=1)(x),
     'cross_entropy probabilities': lambda T, x: T.nn.functional.cross_entropy(x[0], x[1].detach().softmax(1)),
     'cross_entropy probabilities, no rows': lambda T, x: T.nn.functional.cross_entropy(
         x[0, :0], x[1, :0].detach().softmax(1)),

@@ -89,7 +89,16 @@ def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, na
 class _MaxPoolBackward(Node):
     """Scatters the gradient to each window's max: through the saved flat indices, or, for
     non-overlapping windows, through ``win`` (max_windows.Windows) without index arithmetic."""
-    __slots__ = ('nsp', 'win')
+    __slots__ = ('nsp', 'win', 'given')
+    saved_names = ('self', 'result1=saved_indices')
+
+    @property
+    def saved_indices(self):  # (the indices output; non-overlapping windows keep none until asked)
+        saved = self.saved_tensors
+        if len(saved) > 1:
+            return saved[1]
+        flat = window_flat(self.win)
+        return wrap(flat[0] if saved[0]._data.ndim == self.nsp + 1 else flat)
 
     def jvp(self, tangents):  # each output is one input element: the tangent gathered at the maxima
         saved = self.saved_tensors
@@ -109,15 +118,28 @@ class _MaxPoolBackward(Node):
         return _scatter_flat(grad, saved[1], x._data.shape, self.nsp, x, type(self)),
 
 
-class MaxPool1DWithIndicesBackward0(_MaxPoolBackward):
+class _MaxPoolWithIndicesBackward(_MaxPoolBackward):
+    """max_pool's node: beside the input and the indices, its arguments as PyTorch's node keeps
+    them (sizes for every dim; no stride given: ())."""
+    __slots__ = ()
+    saved_names = ('self', 'result1=saved_indices', 'ceil_mode=saved_ceil_mode', 'dilation=saved_dilation',
+                   'kernel_size=saved_kernel_size', 'padding=saved_padding', 'stride=saved_stride')
+    saved_kernel_size = property(lambda self: self.given[0])
+    saved_stride = property(lambda self: self.given[1])
+    saved_padding = property(lambda self: self.given[2])
+    saved_dilation = property(lambda self: self.given[3])
+    saved_ceil_mode = property(lambda self: self.given[4])
+
+
+class MaxPool1DWithIndicesBackward0(_MaxPoolWithIndicesBackward):
     __slots__ = ()
 
 
-class MaxPool2DWithIndicesBackward0(_MaxPoolBackward):
+class MaxPool2DWithIndicesBackward0(_MaxPoolWithIndicesBackward):
     __slots__ = ()
 
 
-class MaxPool3DWithIndicesBackward0(_MaxPoolBackward):
+class MaxPool3DWithIndicesBackward0(_MaxPoolWithIndicesBackward):
     __slots__ = ()
 
 
@@ -224,15 +246,22 @@ def _scatter_windows(grad, win, x, forward_cls):
 self_recording.extend((_scatter_flat, _gather_flat, _scatter_windows))
 
 
+def _given(kernel_size, stride, padding, dilation, ceil_mode, nsp):
+    """A pooling's arguments as PyTorch's node keeps them."""
+    given_stride = () if stride is None or stride == () or stride == [] else ntuple(stride, nsp)
+    return ntuple(kernel_size, nsp), given_stride, ntuple(padding, nsp), ntuple(dilation, nsp), ceil_mode
+
+
 def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nsp):
     k, s, p, d, out, hi = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nsp, 'max')
+    given = _given(kernel_size, stride, padding, dilation, ceil_mode, nsp)
     unbatched = input._data.ndim == nsp + 1
     if type(input._data) is MetaArray:  # the 'meta' device: the output's shape, no windows to read
         shape = input._data.shape[:-nsp] + tuple(out)
         result, node = record(MetaArray(shape, input._data.dtype), _MAX_POOL_NODES[nsp], (input,))
         indices = wrap(MetaArray(shape, xp.int64))
         if node is not None:
-            node.nsp, node.win = nsp, None
+            node.nsp, node.win, node.given = nsp, None, given
             node.save(input, indices)
         return (result, indices) if return_indices else result
     x = input._data[None] if unbatched else input._data
@@ -251,7 +280,7 @@ def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return
             flat = window_flat(win)
             indices = wrap(flat[0] if unbatched else flat)
         if node is not None:
-            node.nsp, node.win = nsp, win
+            node.nsp, node.win, node.given = nsp, win, given
             if return_indices:  # saved for its version check: PyTorch saves the indices
                 node.save(input, indices)
             else:
@@ -285,7 +314,7 @@ def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return
     result, node = record(xp.ascontiguousarray(values), cls, (input,))
     indices = wrap(flat)
     if node is not None:
-        node.nsp, node.win = nsp, None
+        node.nsp, node.win, node.given = nsp, None, given
         node.save(input, indices)
     return (result, indices) if return_indices else result
 
@@ -334,6 +363,16 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 class _AvgPoolBackward(Node):
     __slots__ = ('args',)
+    saved_names = ('self', 'ceil_mode=saved_ceil_mode', 'count_include_pad=saved_count_include_pad',
+                   'divisor_override=saved_divisor_override', 'kernel_size=saved_kernel_size',
+                   'padding=saved_padding', 'stride=saved_stride')
+    # (the pooling's arguments as PyTorch's node keeps them)
+    saved_kernel_size = property(lambda self: self.args.given[0])
+    saved_stride = property(lambda self: self.args.given[1])
+    saved_padding = property(lambda self: self.args.given[2])
+    saved_ceil_mode = property(lambda self: self.args.given[4])
+    saved_count_include_pad = property(lambda self: self.args.given[5])
+    saved_divisor_override = property(lambda self: self.args.given[6])
 
     def jvp(self, tangents):  # linear: the tangent pooled
         a, t = self.args, tangents[0]
@@ -377,7 +416,7 @@ class AvgPoolBackwardBackward0(Node):
 
 
 class _AvgArgs:
-    __slots__ = ('k', 's', 'p', 'hi', 'out', 'x_shape', 'divisor', 'nsp', 'unbatched')
+    __slots__ = ('k', 's', 'p', 'hi', 'out', 'x_shape', 'divisor', 'nsp', 'unbatched', 'given')
 
     def batched(self):
         """The same pooling of a batch (N, C, *spatial)."""
@@ -462,6 +501,7 @@ def avg_args(input, kernel_size, stride, padding, ceil_mode, count_include_pad, 
         raise RuntimeError('divisor must be not zero')
     a = _AvgArgs()
     a.k, a.s, a.p, a.hi, a.out, a.x_shape, a.nsp = k, s, p, hi, out, input._data.shape, nsp
+    a.given = _given(kernel_size, stride, padding, 1, ceil_mode, nsp) + (count_include_pad, divisor_override)
     a.unbatched = input._data.ndim == nsp + 1
     a.divisor = _divisor(input._data.shape[-nsp:], k, s, p, out, count_include_pad, divisor_override,
                          input._data.dtype, input._data)
