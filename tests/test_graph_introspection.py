@@ -653,6 +653,8 @@ _SAVED_VALUES = {
     'mean': lambda T, x: x.mean(), 'mean dims': lambda T, x: x.mean((-1, 0), keepdim=True),
     'prod dim': lambda T, x: x.prod(-1), 'logsumexp': lambda T, x: x.logsumexp(-1), 'amax': lambda T, x: x.amax(-1),
     'amin all': lambda T, x: x.amin(), 'cumsum': lambda T, x: x.cumsum(-1), 'cumprod': lambda T, x: x.cumprod(1),
+    'norm': lambda T, x: x.norm(dim=1), 'norm 3': lambda T, x: x.norm(3.0),
+    'vector_norm': lambda T, x: T.linalg.vector_norm(x, 1, (0, -1)),
     'cat': lambda T, x: T.cat([x, x], -2), 'stack': lambda T, x: T.stack([x, x], -1),
     'roll': lambda T, x: x.roll((1, -1), (0, -1)), 'roll flat': lambda T, x: x.roll(1),
     'pad': lambda T, x: T.nn.functional.pad(x, (-1, 2)), 'expand': lambda T, x: x.expand(2, 2, 3, 4),

@@ -603,8 +603,8 @@ class LinalgVectorNormBackward0(Op):
     """linalg.vector_norm's node (its function is leafgrad.linalg's: PyTorch has no
     torch.vector_norm nor a method)."""
     node = 'LinalgVectorNormBackward0'
-    saved = ('self', 'result', 'dim=given_dims:int64', 'keepdim=keepdim', 'ord=ord')
-    __slots__ = ('ord', 'dims', 'keepdim', 'given_dims')
+    saved = ('self', 'result', 'dim=given_dims:int64', 'keepdim=keepdim', 'ord=given_ord')
+    __slots__ = ('ord', 'dims', 'keepdim', 'given_dims', 'given_ord')
 
     def jvp(self, tangents):
         # the derivative's directional form: <d norm / dx, t> summed over the reduced dims
@@ -699,6 +699,7 @@ def _vector_norm(x, ord, dim, keepdim, dtype, recorded):
     result, node = record(c_order(xp.asarray(out).astype(data.real.dtype, copy=False)), recorded, (x,))
     if node is not None:
         node.ord, node.dims, node.keepdim, node.given_dims = p, dims, keepdim, None if dim is None else tuple(dim)
+        node.given_ord = ord
         node.save(x, saved_output(result))
     return result
 
