@@ -960,15 +960,6 @@ class SoftmaxBackwardDataBackward0(Op):
     saved = ('grad_output', 'output')
     __slots__ = ('dim',)
 
-    def jvp(self, tangents):
-        grad, y = self.saved_tensors
-        t_grad, t_y = tangents
-        out = softmax_backward_data(t_grad, y, self.dim) if t_grad is not None else None
-        if t_y is not None:
-            d = self._of_output(t_y, grad, y)
-            out = d if out is None else out + d
-        return out
-
     def apply(self, gg):
         grad, y = self.saved_tensors
         g_grad = softmax_backward_data(gg, y, self.dim) if self.next_functions[0][0] is not None else None
@@ -1118,15 +1109,6 @@ class LogSoftmaxBackwardDataBackward0(Op):
     node = 'LogSoftmaxBackwardDataBackward0'
     saved = ('grad_output', 'output')
     __slots__ = ('dim',)
-
-    def jvp(self, tangents):
-        grad, y = self.saved_tensors
-        t_grad, t_y = tangents
-        out = log_softmax_backward_data(t_grad, y, self.dim) if t_grad is not None else None
-        if t_y is not None:
-            d = self._of_output(t_y, grad, y)
-            out = d if out is None else out + d
-        return out
 
     def apply(self, gg):
         grad, y = self.saved_tensors
