@@ -688,6 +688,19 @@ _SAVED_VALUES = {
     'MaxPool2d': lambda T, x: T.nn.MaxPool2d(2)(x), 'avg_pool2d': lambda T, x: T.nn.functional.avg_pool2d(x, 2),
     'avg_pool2d padded': lambda T, x: T.nn.functional.avg_pool2d(x[None], 3, 2, 1, True, False, 2),
     'avg_pool1d': lambda T, x: T.nn.functional.avg_pool1d(x, 2), 'AvgPool2d': lambda T, x: T.nn.AvgPool2d(3, padding=1)(x),
+    'binary_cross_entropy': lambda T, x: T.nn.functional.binary_cross_entropy(x.sigmoid(), x.detach().sigmoid()),
+    'binary_cross_entropy weighted': lambda T, x: T.nn.functional.binary_cross_entropy(
+        x.sigmoid(), x.detach().sigmoid(), weight=x.detach() + 1, reduction='sum'),
+    'binary_cross_entropy_with_logits': lambda T, x: T.nn.functional.binary_cross_entropy_with_logits(
+        x, x.detach().sigmoid(), pos_weight=T.tensor([1., 2., 3., 4.], dtype=T.float64)),
+    'soft_margin_loss': lambda T, x: T.nn.functional.soft_margin_loss(x, x.detach().sign()),
+    'glu': lambda T, x: T.nn.functional.glu(x, -1), 'prelu': lambda T, x: T.nn.functional.prelu(
+        x, T.tensor([0.1, 0.2, 0.3], dtype=T.float64, requires_grad=True)),
+    'prelu one weight': lambda T, x: T.nn.functional.prelu(x[0, 0], T.tensor([0.25], dtype=T.float64)),
+    'pixel_shuffle': lambda T, x: T.nn.functional.pixel_shuffle(x.reshape(1, 4, 3, 2), 2),
+    'pixel_unshuffle': lambda T, x: T.nn.functional.pixel_unshuffle(x.reshape(1, 1, 4, 6), 2),
+    'diag_embed': lambda T, x: T.diag_embed(x, 1, 0, 2), 'diag': lambda T, x: T.diag(x[0, 0], -1),
+    'rot90': lambda T, x: T.rot90(x, 3, (2, 0)),
     'cross_entropy probabilities': lambda T, x: T.nn.functional.cross_entropy(x[0], x[1].detach().softmax(1)),
     'cross_entropy probabilities, no rows': lambda T, x: T.nn.functional.cross_entropy(
         x[0, :0], x[1, :0].detach().softmax(1)),

@@ -617,7 +617,8 @@ class DiagEmbed(Op):
     """diag_embed(input, offset=0, dim1=-2, dim2=-1): matrices with the last dim of ``input`` on a
     diagonal, zeros elsewhere."""
     op, node = 'diag_embed', 'DiagEmbedBackward0'
-    __slots__ = ('offset', 'dim1', 'dim2')
+    saved = ('dim1=given_dim1:int64', 'dim2=given_dim2:int64', 'offset=offset:int64')
+    __slots__ = ('offset', 'dim1', 'dim2', 'given_dim1', 'given_dim2')
 
     def forward(input, offset=0, dim1=-2, dim2=-1):
         nd = input._data.ndim + 1
@@ -634,6 +635,7 @@ class DiagEmbed(Op):
         result, node = record(data, DiagEmbed, (input,))
         if node is not None:
             node.offset, node.dim1, node.dim2 = offset, d1, d2
+            node.given_dim1, node.given_dim2 = dim1, dim2
         return result
 
     def apply(self, grad):
@@ -649,7 +651,7 @@ class Diag(Op):
     def forward(input, diagonal=0):
         nd = input._data.ndim
         if nd == 1:
-            return diag_embed(input, diagonal, 0, 1)
+            return diag_embed(input, diagonal)  # (its dims as PyTorch passes them: -2, -1)
         if nd != 2:
             raise RuntimeError(f'diag(): Supports 1D or 2D tensors. Got {nd}D')
         data = diagonal_array(input._data, diagonal, 0, 1).copy()
@@ -848,7 +850,8 @@ def _circular_pad(input, pad):
 class Rot90(Op):
     """rot90(input, k=1, dims=(0, 1)): the input rotated by k quarter turns in the plane ``dims``."""
     op, node = 'rot90', 'Rot90Backward0'
-    __slots__ = ('k', 'dims')
+    saved = ('dims=given_dims:int64', 'k=k')
+    __slots__ = ('k', 'dims', 'given_dims')
 
     def vmap(V, fn, args, kwargs):  # the plane's dims shifted past the batch dims
         x = args[0]
@@ -869,7 +872,7 @@ class Rot90(Op):
             raise RuntimeError(f'expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}')
         result, node = record(xp.rot90(input._data, k, (d0, d1)).copy(), Rot90, (input,))
         if node is not None:
-            node.k, node.dims = k, (d0, d1)
+            node.k, node.dims, node.given_dims = k, (d0, d1), tuple(dims)
         return result
 
     def jvp(self, tangents):  # linear: the tangent rotated

@@ -15,16 +15,16 @@ from ..._arg_parser import refuse_arguments
 
 
 class PreluKernelBackward0(Node):
-    __slots__ = ('w_shape',)
+    """prelu of the input and of the weight viewed to broadcast along the channels (the view
+    recorded before it, as PyTorch's prelu records its reshape)."""
+    __slots__ = ()
+    saved_names = ('self', 'weight')
 
     def apply(self, grad):
         x, w = self.saved_tensors
         pos = x > 0
-        wb = _shape.reshape(w, self.w_shape)
-        gx = _ew.where(pos, grad, grad * wb) if self.next_functions[0][0] is not None else None
-        gw = None
-        if self.next_functions[1][0] is not None:
-            gw = _shape.reshape(sum_to(_ew.where(pos, 0.0, grad * x), self.w_shape), w._data.shape)
+        gx = _ew.where(pos, grad, grad * w) if self.next_functions[0][0] is not None else None
+        gw = sum_to(_ew.where(pos, 0.0, grad * x), w._data.shape) if self.next_functions[1][0] is not None else None
         return gx, gw
 
 
@@ -131,12 +131,12 @@ def prelu(input, weight):
                 raise RuntimeError(f'Mismatch of parameter numbers and input channel size. Found parameter numbers = '
                                    f'{w.size} and channel size = {x.shape[1]}.')
         shape = (1, w.size) + (1,) * (x.ndim - 2) if w.size != 1 and x.ndim >= 2 else (1,) * max(x.ndim, 1)
-        wb = w.reshape(shape) if x.ndim else w.reshape(())
-        out, node = record(xp.where(x > 0, x, x * wb).astype(x.dtype, copy=False), PreluKernelBackward0,
-                           (input, weight))
+        shape = shape if x.ndim else ()
+        wb = weight if w.shape == shape else _shape.reshape(weight, shape)  # (PyTorch reshapes only then)
+        out, node = record(xp.where(x > 0, x, x * wb._data).astype(x.dtype, copy=False), PreluKernelBackward0,
+                           (input, wb))
         if node is not None:
-            node.w_shape = shape if x.ndim else ()
-            node.save(input, weight)
+            node.save(input, wb)
         return out
     except (AttributeError, TypeError):  # (an argument that is no tensor: PyTorch's parser's TypeError)
         refuse_arguments()
@@ -144,7 +144,8 @@ def prelu(input, weight):
 
 
 class GluBackward0(Node):
-    __slots__ = ('dim',)
+    __slots__ = ('dim', 'given_dim')
+    saved_names = ('self', 'dim=given_dim:int64')
 
     def apply(self, grad):
         (x,) = self.saved_tensors
@@ -172,7 +173,7 @@ def glu(input, dim=-1):
     with xp.errstate(over='ignore'):
         out, node = record((a / (1 + xp.exp(-b))).astype(x.dtype, copy=False), GluBackward0, (input,))
     if node is not None:
-        node.dim = d
+        node.dim, node.given_dim = d, dim
         node.save(input)
     return out
 
@@ -311,6 +312,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 class PixelShuffleBackward0(Node):
     __slots__ = ('r',)
+    saved_names = ('upscale_factor=r',)
 
     def apply(self, grad):
         return pixel_unshuffle(grad, self.r),
@@ -318,6 +320,7 @@ class PixelShuffleBackward0(Node):
 
 class PixelUnshuffleBackward0(Node):
     __slots__ = ('r',)
+    saved_names = ('downscale_factor=r',)
 
     def apply(self, grad):
         return pixel_shuffle(grad, self.r),

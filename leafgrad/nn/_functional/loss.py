@@ -307,15 +307,17 @@ def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
 
 class BinaryCrossEntropyBackward0(Node):
     __slots__ = ('reduction', 'count')
+    saved_names = ('self', 'target', 'weight', 'reduction=saved_reduction')  # (no weight: _Empty, read as None)
+    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])
 
     jvp = pointwise_loss_jvp
 
     def apply(self, grad):
-        x, t, *w = self.saved_tensors
+        x, t, w = self.saved_tensors
         _check_backward_dtypes(x, t)
         g = _scale_grad(grad, self.reduction, self.count)
-        if w:
-            g = g * w[0]
+        if w is not _Empty:
+            g = g * w
         gx = gt = None
         if self.next_functions[0][0] is not None:
             denom = (1 - x) * x
@@ -363,19 +365,20 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                        (input, target))
     if node is not None:
         node.reduction, node.count = reduction, x.size
-        node.save(input, target, *([weight] if weight is not None else []))
+        node.save(input, target, _Empty if weight is None else weight)
     return out
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
-    __slots__ = ('reduction', 'count', 'has_w', 'has_pw')
+    __slots__ = ('reduction', 'count')
+    # (a weight or pos_weight not given: _Empty, read as None)
+    saved_names = ('self', 'target', 'weight', 'pos_weight', 'reduction=saved_reduction')
+    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])
 
     jvp = pointwise_loss_jvp
 
     def apply(self, grad):
-        x, t, *rest = self.saved_tensors
-        w = rest.pop(0) if self.has_w else None
-        pw = rest.pop(0) if self.has_pw else None
+        x, t, w, pw = (None if s is _Empty else s for s in self.saved_tensors)
         g = _scale_grad(grad, self.reduction, self.count)
         if w is not None:
             g = g * w
@@ -422,9 +425,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                        (input, target))
     if node is not None:
         node.reduction, node.count = reduction, loss.size
-        node.has_w, node.has_pw = weight is not None, pos_weight is not None
-        node.save(input, target, *([weight] if weight is not None else []),
-                  *([pos_weight] if pos_weight is not None else []))
+        node.save(input, target, _Empty if weight is None else weight, _Empty if pos_weight is None else pos_weight)
     return out
 
 
@@ -853,6 +854,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 class SoftMarginLossBackward0(Node):
     __slots__ = ('reduction', 'count')
+    saved_names = ('self', 'target', 'reduction=saved_reduction')
+    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])
 
     jvp = pointwise_loss_jvp
 
