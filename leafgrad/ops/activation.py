@@ -18,6 +18,7 @@ import warnings
 from .. import backend
 from .._arg_parser import _is_int, check_dtype, check_number, refuse_arguments
 from ..autograd.graph import elementwise_jvp
+from ..autograd.grad_mode import no_grad
 from ._op import Op, _name_function
 from ._util import (SCALAR_NAMES, NotImplementedNode, _zero, in_float32, opmath, ops, record, saved_output,
                     sigmoid_array, state, unary, wrap, wrap_dim, xp)
@@ -80,11 +81,8 @@ def gradient_as_one_op(node, grad, x, cls):
     under vmap (they batch) and in a forward-mode level (they carry tangents)."""
     if not state.grad_enabled or grad._data.dtype.kind == 'V' or _composed():
         return in_float32(node.formula, grad, x)
-    state.grad_enabled = False  # (the value: the composed ops, not recorded)
-    try:
+    with no_grad():  # (the value: the composed ops, not recorded)
         value = node.formula(grad, x)
-    finally:
-        state.grad_enabled = True
     out, fused = record(value._data, cls, (grad, x))
     if fused is not None:
         fused.take(node, x)

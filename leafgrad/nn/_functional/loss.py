@@ -6,6 +6,7 @@ import warnings
 
 from ... import backend
 from ...autograd.graph import _Empty, slice_reduction_jvp
+from ...autograd.grad_mode import no_grad
 from ...ops._util import Node, NotImplementedNode, autocast, binary_operands, ops, record, state, wrap, xp
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
@@ -62,6 +63,11 @@ def pointwise_loss_jvp(node, tangents, output):
     return slice_reduction_jvp(node, tangents, output, dims, False)
 
 
+_REDUCTION_ENUM = {'none': 0, 'mean': 1, 'sum': 2}  # (PyTorch's at::Reduction, as its nodes save it)
+# grad_fn._saved_reduction of the losses' nodes: the reduction as PyTorch's enum
+_saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])
+
+
 class _PointwiseLossBackward(Node):
     """A pointwise loss's node (mse_loss, smooth_l1_loss, huber_loss): its gradient of self is
     ``gradient(grad, self, target)``, of target minus that; where a graph of them is being made
@@ -71,7 +77,7 @@ class _PointwiseLossBackward(Node):
     saved_names = ('self', 'target', 'reduction=saved_reduction')
     params = ()
     jvp = pointwise_loss_jvp
-    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])
+    saved_reduction = _saved_reduction
 
     def apply(self, grad):
         x, y = self.saved_tensors
@@ -87,9 +93,6 @@ class _PointwiseLossBackward(Node):
         pass
 
 
-_REDUCTION_ENUM = {'none': 0, 'mean': 1, 'sum': 2}  # (PyTorch's at::Reduction, as its nodes save it)
-
-
 class _LossGradient(Node):
     """A pointwise loss's gradient as one op, PyTorch's <loss>_backward (recorded under
     create_graph), of the incoming gradient, of ``a`` and of ``b`` (self and target, or target
@@ -99,9 +102,7 @@ class _LossGradient(Node):
     __slots__ = ('reduction', 'count')
     params = ()
 
-    @property
-    def saved_reduction(self):
-        return _REDUCTION_ENUM[self.reduction]
+    saved_reduction = _saved_reduction
 
     def apply(self, gg):
         grad, a, b = self.saved_tensors
@@ -123,11 +124,8 @@ def loss_gradient(node, grad, a, b):
     """``node.gradient(grad, a, b)``, a pointwise loss's gradient of ``a``, recorded as PyTorch's
     one node (the value as the plain backward computes it); ``node``: the loss's node or such a
     gradient's, whose reduction, count and parameters it takes."""
-    before, state.grad_enabled = state.grad_enabled, False
-    try:
+    with no_grad():
         value = node.gradient(grad, a, b)
-    finally:
-        state.grad_enabled = before
     out, fused = record(value._data, node.gradient_node, (grad, a, b))
     if fused is not None:
         fused.reduction, fused.count = node.reduction, node.count
@@ -308,7 +306,7 @@ def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
 class BinaryCrossEntropyBackward0(Node):
     __slots__ = ('reduction', 'count')
     saved_names = ('self', 'target', 'weight', 'reduction=saved_reduction')  # (no weight: _Empty, read as None)
-    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])
+    saved_reduction = _saved_reduction
 
     jvp = pointwise_loss_jvp
 
@@ -373,7 +371,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
     __slots__ = ('reduction', 'count')
     # (a weight or pos_weight not given: _Empty, read as None)
     saved_names = ('self', 'target', 'weight', 'pos_weight', 'reduction=saved_reduction')
-    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])
+    saved_reduction = _saved_reduction
 
     jvp = pointwise_loss_jvp
 
@@ -465,8 +463,8 @@ class NllLossBackward0(Node):
                  'dtype', 'ignore_index')
     saved_names = ('self', 'target', 'weight', 'total_weight', 'reduction=saved_reduction',
                    'ignore_index=ignore_index:int64')
-    saved_outputs = ('total_weight',)
-    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])  # (nll_loss_forward's second output, kept as a tensor)
+    saved_outputs = ('total_weight',)  # (nll_loss_forward's second output, kept as a tensor)
+    saved_reduction = _saved_reduction
 
     def jvp(self, tangents, output):
         # linear in the input: each output's gradient (seeded with ones) dotted with the tangent
@@ -490,15 +488,12 @@ class NllLossBackward0(Node):
                 coefs = (xp.ones((), self.dtype, like=self.classes) if w is None else w) / -total
         if state.grad_enabled and not _composed():
             # the graph of a gradient: PyTorch's one node, of the incoming gradient and the input
-            state.grad_enabled = False
-            try:
+            with no_grad():
                 value = self._times_coefficients(grad, coefs)
-            finally:
-                state.grad_enabled = True
             x, target, weight, _ = self.saved_tensors
+            fused = NllLoss2DBackwardBackward0 if type(self) is NllLoss2DBackward0 else NllLossBackwardBackward0
             # (contiguous, as PyTorch's kernel writes it: the next node takes it as it is)
-            out, node = record(xp.ascontiguousarray(value._data), NllLoss2DBackwardBackward0 if type(self) is NllLoss2DBackward0
-                               else NllLossBackwardBackward0, (grad, x))
+            out, node = record(xp.ascontiguousarray(value._data), fused, (grad, x))
             if node is not None:
                 node.reduction, node.ignore_index = self.reduction, self.ignore_index
                 node.save(target, weight)  # (a missing weight: _Empty, as nll_loss's node saved it)
@@ -531,13 +526,15 @@ class NllLossBackwardBackward0(Node):
     requires grad as the input does, as in PyTorch)."""
     __slots__ = ('reduction', 'ignore_index')
     saved_names = ('target', 'weight', 'reduction=saved_reduction', 'ignore_index=ignore_index:int64')
-    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])
+    saved_reduction = _saved_reduction
 
     def apply(self, gg):
         target, weight = self.saved_tensors
         # by the incoming gradient: nll_loss of gg itself; by the input: zeros
-        g_grad = nll_loss(gg, target, None if weight is _Empty else weight, ignore_index=self.ignore_index, reduction=self.reduction) \
-            if self.next_functions[0][0] is not None else None
+        g_grad = None
+        if self.next_functions[0][0] is not None:
+            g_grad = nll_loss(gg, target, None if weight is _Empty else weight, ignore_index=self.ignore_index,
+                              reduction=self.reduction)
         return g_grad, wrap(xp.zeros_like(gg._data)) if self.next_functions[1][0] is not None else None
 
 
@@ -855,7 +852,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 class SoftMarginLossBackward0(Node):
     __slots__ = ('reduction', 'count')
     saved_names = ('self', 'target', 'reduction=saved_reduction')
-    saved_reduction = property(lambda self: _REDUCTION_ENUM[self.reduction])
+    saved_reduction = _saved_reduction
 
     jvp = pointwise_loss_jvp
 
